@@ -14,4 +14,5 @@ pub mod sim;
 pub mod time;
 pub mod traffic;
 pub mod truth;
+pub mod units;
 pub mod upstream;

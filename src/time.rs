@@ -131,7 +131,9 @@ impl Dur {
             };
             total += scaled(number, scale).ok_or_else(|| DurError::new(text, "a plain decimal number"))?;
         }
-        u64::try_from(total).map(Dur).map_err(|_| DurError::new(text, "a duration shorter than 500,000 years"))
+        u64::try_from(total)
+            .map(Dur)
+            .map_err(|_| DurError::new(text, "a duration shorter than 500,000 years"))
     }
 }
 

@@ -1,0 +1,81 @@
+//! Validated numbers read from files: a ratio in [0, 1] and a positive rate. Validation happens
+//! while deserializing, so a bad value is reported at its own line and column.
+
+use serde::{Deserialize, Deserializer, Serialize};
+
+/// A fraction in `[0, 1]` (an error rate, a threshold, a duty cycle).
+#[derive(Copy, Clone, Debug, Default, PartialEq, PartialOrd, Serialize)]
+#[serde(transparent)]
+pub struct Ratio(pub f64);
+
+impl Ratio {
+    /// Checks that `v` is a number in `[0, 1]`.
+    pub fn new(v: f64) -> Result<Ratio, String> {
+        if v.is_finite() && (0.0..=1.0).contains(&v) {
+            Ok(Ratio(v))
+        } else {
+            Err(format!("expected a ratio between 0 and 1, found {v}"))
+        }
+    }
+    /// The value.
+    pub fn get(self) -> f64 {
+        self.0
+    }
+}
+
+impl<'de> Deserialize<'de> for Ratio {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Ratio, D::Error> {
+        let v = f64::deserialize(d)?;
+        Ratio::new(v).map_err(serde::de::Error::custom)
+    }
+}
+
+/// A strictly positive, finite number (a request rate per second, a multiplier).
+#[derive(Copy, Clone, Debug, PartialEq, PartialOrd, Serialize)]
+#[serde(transparent)]
+pub struct Positive(pub f64);
+
+impl Positive {
+    /// Checks that `v` is finite and greater than zero.
+    pub fn new(v: f64) -> Result<Positive, String> {
+        if v.is_finite() && v > 0.0 {
+            Ok(Positive(v))
+        } else {
+            Err(format!("expected a number greater than 0, found {v}"))
+        }
+    }
+    /// The value.
+    pub fn get(self) -> f64 {
+        self.0
+    }
+}
+
+impl<'de> Deserialize<'de> for Positive {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Positive, D::Error> {
+        let v = f64::deserialize(d)?;
+        Positive::new(v).map_err(serde::de::Error::custom)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Deserialize)]
+    struct Doc {
+        r: Ratio,
+    }
+
+    #[test]
+    fn ratio_bounds_are_checked_while_parsing() {
+        let ok: Doc = toml::from_str("r = 0.5").unwrap();
+        assert_eq!(ok.r.get(), 0.5);
+        let ok: Doc = toml::from_str("r = 1").unwrap();
+        assert_eq!(ok.r.get(), 1.0);
+        let err = toml::from_str::<Doc>("r = 1.5").err().unwrap().to_string();
+        assert!(err.contains("between 0 and 1"), "{err}");
+        assert!(err.contains("line 1"), "{err}");
+        assert!(Positive::new(0.0).is_err());
+        assert!(Positive::new(f64::NAN).is_err());
+    }
+}
