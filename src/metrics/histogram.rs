@@ -9,7 +9,8 @@
 //!
 //! Percentile definition (nearest rank): the `q`-th percentile of `n` recorded values is the
 //! value of rank `max(1, ceil(q · n))` in ascending order, reported as its bucket's midpoint
-//! clamped to the recorded minimum and maximum (which are kept exactly).
+//! clamped to the recorded minimum and maximum, which are kept exactly (rank 1 is the minimum,
+//! rank `n` the maximum, both exact).
 
 use crate::time::Dur;
 use std::fmt;
@@ -101,6 +102,12 @@ impl LatencyHistogram {
         }
         let permille = u128::from(permille.min(1000));
         let rank = ((u128::from(self.total) * permille).div_ceil(1000)).max(1) as u64;
+        if rank == 1 {
+            return Some(Dur(self.min));
+        }
+        if rank == self.total {
+            return Some(Dur(self.max));
+        }
         let mut seen = 0u64;
         for (i, &c) in self.counts.iter().enumerate() {
             seen += c;
@@ -206,8 +213,10 @@ mod tests {
         // Every single value comes back within 0.79%.
         for v in [64u64, 65, 127, 128, 1_000, 12_345, 999_999, 86_400_000_000, u64::MAX / 3] {
             let mut one = LatencyHistogram::new();
+            // v is rank 2 of 3, so neither the exact minimum nor the exact maximum.
+            one.record(Dur(0));
             one.record(Dur(v));
-            one.record(Dur(v.saturating_mul(2))); // so clamping to min/max does not hide the error
+            one.record(Dur(u64::MAX));
             let got = one.percentile_permille(500).unwrap().micros() as f64;
             assert!((got - v as f64).abs() / v as f64 <= 1.0 / 128.0, "{v}: {got}");
         }

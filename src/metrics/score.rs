@@ -497,3 +497,322 @@ fn nearest_rank(sorted: &[Dur], pct: usize) -> Option<Dur> {
     let rank = (sorted.len() * pct).div_ceil(100).max(1);
     sorted.get(rank - 1).copied()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::{Finish, Recorder, RecorderOptions};
+    use crate::policy::Transition;
+    use crate::truth::IncidentWindow;
+    use State::{Closed, HalfOpen, Open};
+
+    const SEC: u64 = 1_000_000;
+
+    fn w(start_s: u64, end_s: u64, expect: Expect) -> IncidentWindow {
+        IncidentWindow { start: SimTime(start_s * SEC), end: SimTime(end_s * SEC), kind: "outage".into(), expect }
+    }
+
+    /// A record with the given truth and transitions `(instance, at_us, from, to)`, ended at `end_s`.
+    fn run(
+        instances: usize,
+        truth: Vec<IncidentWindow>,
+        trs: &[(usize, u64, State, State)],
+        end_s: u64,
+    ) -> RunRecord {
+        let mut r =
+            Recorder::new(RecorderOptions { horizon: SimTime(end_s * SEC), instances, timeline_bin: None, truth });
+        for &(i, at, from, to) in trs {
+            r.transition(i, &Transition { at: SimTime(at), from, to, reason: "test" });
+        }
+        r.finish(SimTime(end_s * SEC))
+    }
+
+    fn opts() -> ScoringOptions {
+        ScoringOptions::default()
+    }
+
+    #[test]
+    fn false_open_at_a_blip_not_during_an_outage() {
+        // Blip [100, 110) stay_closed; outage [200, 300) open; tolerance 30 s.
+        let rec = run(
+            1,
+            vec![w(100, 110, Expect::StayClosed), w(200, 300, Expect::Open)],
+            &[
+                (0, 105 * SEC, Closed, Open),   // in the blip: a false open
+                (0, 135 * SEC, Open, HalfOpen), //
+                (0, 136 * SEC, HalfOpen, Closed),
+                (0, 210 * SEC, Closed, Open), // detection 210 − 200 = 10 s; 210 − 136 = 74 s < 300 s: flap
+                (0, 240 * SEC, Open, HalfOpen),
+                (0, 241 * SEC, HalfOpen, Open), // probe failure (same episode, not another flap)
+                (0, 300 * SEC, Open, HalfOpen),
+                (0, 305 * SEC, HalfOpen, Closed), // all closed 5 s after the end: recovery lag 5 s
+            ],
+            400,
+        );
+        let m = score(&rec, &opts());
+        assert_eq!((m.false_opens, m.incidents, m.missed_incidents), (1, 1, 0));
+        assert_eq!(m.detection_delay_mean_s, Some(10.0));
+        assert_eq!(m.detection_delay_p95_s, Some(10.0));
+        assert_eq!(m.detection_delay_max_s, Some(10.0));
+        assert_eq!(m.recovery_lag_mean_s, Some(5.0));
+        assert_eq!((m.flaps, m.open_episodes, m.probe_failures), (1, 2, 1));
+        // Open 105..135 (30 s) + 210..240 (30 s) + 241..300 (59 s) = 119 s.
+        assert_eq!(m.time_open_s, 119.0);
+        // Cost with defaults: 1·1 false open + 10/60 delay + 5/120 lag + 0.5·1 flap
+        // = 1 + 0.1666… + 0.041666… + 0.5 = 1.708333…
+        assert!((m.cost - (1.0 + 10.0 / 60.0 + 5.0 / 120.0 + 0.5)).abs() < 1e-12, "{}", m.cost);
+    }
+
+    #[test]
+    fn either_window_excuses_an_open() {
+        let rec = run(1, vec![w(100, 200, Expect::Either)], &[(0, 150 * SEC, Closed, Open)], 300);
+        let m = score(&rec, &opts());
+        assert_eq!((m.false_opens, m.incidents, m.missed_incidents), (0, 0, 0));
+        assert_eq!(m.detection_delay_mean_s, None);
+    }
+
+    #[test]
+    fn tolerance_edge() {
+        // Outage [100 s, 200 s), tolerance 30 s: covered until 230 s exclusive.
+        let truth = || vec![w(100, 200, Expect::Open)];
+        let inside = run(1, truth(), &[(0, 230 * SEC - 1, Closed, Open)], 400);
+        let m = score(&inside, &opts());
+        assert_eq!((m.false_opens, m.missed_incidents), (0, 0));
+        // 230 s − 1 µs − 100 s = 129.999999 s.
+        assert_eq!(m.detection_delay_max_s, Some(129.999_999));
+        let outside = run(1, truth(), &[(0, 230 * SEC, Closed, Open)], 400);
+        let m = score(&outside, &opts());
+        assert_eq!((m.false_opens, m.missed_incidents), (1, 1));
+        assert_eq!(m.detection_delay_max_s, None);
+        assert_eq!(m.recovery_lag_mean_s, None);
+        // A custom tolerance of 0: 200 s itself is outside.
+        let zero = ScoringOptions { tolerance: Dur::ZERO, ..opts() };
+        let edge = run(1, truth(), &[(0, 200 * SEC, Closed, Open)], 400);
+        assert_eq!(score(&edge, &zero).missed_incidents, 1);
+    }
+
+    #[test]
+    fn detection_is_zero_when_already_open() {
+        // Opens at 50 s (no window: a false open), still open at 100 s when the outage starts.
+        // Half-opens at 205 s and closes at 210 s: lag 210 − 200 = 10 s.
+        let rec = run(
+            1,
+            vec![w(100, 200, Expect::Open)],
+            &[(0, 50 * SEC, Closed, Open), (0, 205 * SEC, Open, HalfOpen), (0, 210 * SEC, HalfOpen, Closed)],
+            300,
+        );
+        let m = score(&rec, &opts());
+        assert_eq!((m.false_opens, m.missed_incidents), (1, 0));
+        assert_eq!(m.detection_delay_mean_s, Some(0.0));
+        assert_eq!(m.recovery_lag_mean_s, Some(10.0));
+        // Opening exactly at the start is also a delay of 0, and not a false open.
+        let at_start = run(1, vec![w(100, 200, Expect::Open)], &[(0, 100 * SEC, Closed, Open)], 300);
+        let m = score(&at_start, &opts());
+        assert_eq!((m.false_opens, m.detection_delay_max_s), (0, Some(0.0)));
+        // Never closes: the lag runs to the run's end, 300 − 200 = 100 s.
+        assert_eq!(m.recovery_lag_mean_s, Some(100.0));
+    }
+
+    #[test]
+    fn missed_incident_and_empty_cells() {
+        let rec = run(1, vec![w(100, 200, Expect::Open)], &[], 300);
+        let m = score(&rec, &opts());
+        assert_eq!((m.incidents, m.missed_incidents, m.false_opens), (1, 1, 0));
+        assert_eq!(m.get("detection_delay_mean_s"), None);
+        assert_eq!(m.get("recovery_lag_mean_s"), None);
+        assert_eq!(m.cost, 10.0); // one missed incident × 10, nothing else
+        // No incidents and no requests: every ratio and delay is an empty cell, counts are 0.
+        let m = score(&run(1, vec![], &[], 300), &opts());
+        for column in [
+            "detection_delay_mean_s",
+            "detection_delay_p95_s",
+            "detection_delay_max_s",
+            "recovery_lag_mean_s",
+            "amplification",
+            "availability",
+            "fallback_rate",
+            "latency_p50_ms",
+            "deferred_delay_mean_s",
+        ] {
+            assert_eq!(m.get(column), None, "{column}");
+        }
+        assert_eq!(m.get("incidents"), Some(0.0));
+        assert_eq!(m.get("cost"), Some(0.0));
+        assert_eq!(m.get("no_such_metric"), None);
+        assert!(!Metrics::is_column("no_such_metric"));
+    }
+
+    #[test]
+    fn flaps_at_the_window_edge_summed_over_instances() {
+        // flap_window 300 s. Both instances close at 100 s. Instance 0 re-opens at 400 s − 1 µs
+        // (299.999999 s later: a flap); instance 1 at 400 s (exactly 300 s: not a flap).
+        let rec = run(
+            2,
+            vec![],
+            &[
+                (0, 10 * SEC, Closed, Open),
+                (1, 10 * SEC, Closed, Open),
+                (0, 50 * SEC, Open, HalfOpen),
+                (1, 50 * SEC, Open, HalfOpen),
+                (0, 100 * SEC, HalfOpen, Closed),
+                (1, 100 * SEC, HalfOpen, Closed),
+                (0, 400 * SEC - 1, Closed, Open),
+                (1, 400 * SEC, Closed, Open),
+                (0, 420 * SEC, Open, HalfOpen),
+                (0, 421 * SEC, HalfOpen, Open), // same episode: not a second flap
+            ],
+            600,
+        );
+        let m = score(&rec, &opts());
+        assert_eq!(m.flaps, 1);
+        assert_eq!((m.open_episodes, m.probe_failures, m.false_opens), (4, 1, 4));
+        // A 301 s window makes instance 1's re-open a flap too.
+        let wide = ScoringOptions { flap_window: Dur::from_secs(301), ..opts() };
+        assert_eq!(score(&rec, &wide).flaps, 2);
+    }
+
+    #[test]
+    fn several_instances_detection_first_of_any_recovery_all_closed() {
+        // Incident A [100, 200): instance 0 opens 110, instance 1 opens 120 -> delay 10 s;
+        //   instance 0 closes 205, instance 1 closes 230 -> all closed at 230: lag 30 s.
+        // Incident B [300, 400): instance 0 opens 310 and closes 390, instance 1 stays closed
+        //   -> delay 10 s; all closed at 400: lag 0.
+        // Incident C [500, 600): instance 1 opens exactly at 500 -> delay 0; never
+        //   closes before the end at 700 -> lag 700 − 600 = 100 s.
+        // Delays sorted [0, 10, 10]: mean 20/3 s, p95 rank ceil(2.85) = 3 -> 10 s, max 10 s.
+        // Lags [30, 0, 100]: mean 130/3 s.
+        let truth = vec![w(100, 200, Expect::Open), w(300, 400, Expect::Open), w(500, 600, Expect::Open)];
+        let rec = run(
+            2,
+            truth,
+            &[
+                (0, 110 * SEC, Closed, Open),
+                (1, 120 * SEC, Closed, Open),
+                (0, 204 * SEC, Open, HalfOpen),
+                (0, 205 * SEC, HalfOpen, Closed),
+                (1, 229 * SEC, Open, HalfOpen),
+                (1, 230 * SEC, HalfOpen, Closed),
+                (0, 310 * SEC, Closed, Open),
+                (0, 389 * SEC, Open, HalfOpen),
+                (0, 390 * SEC, HalfOpen, Closed),
+                (1, 500 * SEC, Closed, Open),
+            ],
+            700,
+        );
+        let m = score(&rec, &opts());
+        assert_eq!((m.incidents, m.missed_incidents, m.false_opens, m.open_episodes), (3, 0, 0, 4));
+        assert!((m.detection_delay_mean_s.unwrap() - 20.0 / 3.0).abs() < 1e-12);
+        assert_eq!(m.detection_delay_p95_s, Some(10.0));
+        assert_eq!(m.detection_delay_max_s, Some(10.0));
+        assert!((m.recovery_lag_mean_s.unwrap() - 130.0 / 3.0).abs() < 1e-12);
+        // Flaps: instance 0 closed at 205 and re-opened at 310 (105 s later): 1 flap; instance 1
+        // closed at 230 and re-opened at 500 (270 s later): 1 flap. Summed: 2.
+        assert_eq!(m.flaps, 2);
+        // Open time: inst 0 110..204 (94) + 310..389 (79); inst 1 120..229 (109) + 500..700 (200).
+        assert_eq!(m.time_open_s, 482.0);
+    }
+
+    #[test]
+    fn request_ratios_shed_and_latency() {
+        let mut r = Recorder::new(RecorderOptions {
+            horizon: SimTime(100 * SEC),
+            instances: 1,
+            timeline_bin: None,
+            truth: vec![w(50, 60, Expect::Open)],
+        });
+        use crate::metrics::AttemptKind;
+        use crate::outcome::{OutcomeClass, Verdict};
+        // 4 requests, 6 attempts (4 first tries, 1 retry, 1 probe): amplification 1.5.
+        // Request 1 succeeds after a failed first try and a retry; request 2 is shed at 10 s
+        // (healthy); request 3 is shed at 55 s (during the outage); request 4 succeeds on a probe.
+        for t in [1, 10, 55, 70] {
+            r.request_arrived(SimTime(t * SEC));
+        }
+        for (kind, verdict) in [
+            (AttemptKind::First, Verdict::Failure),
+            (AttemptKind::Retry, Verdict::Success),
+            (AttemptKind::First, Verdict::Failure),
+            (AttemptKind::First, Verdict::Failure),
+            (AttemptKind::First, Verdict::Ignored),
+            (AttemptKind::Probe, Verdict::Success),
+        ] {
+            r.attempt_sent(SimTime(SEC), 0, kind);
+            r.attempt_done(SimTime(SEC), 0, OutcomeClass::Error, verdict, Dur::from_millis(5));
+        }
+        r.request_done(SimTime(SEC), SimTime(SEC + 100_000), Finish::Success, false); // 100 ms
+        r.rejected(SimTime(10 * SEC), 0);
+        r.request_done(SimTime(10 * SEC), SimTime(10 * SEC), Finish::Fallback, true); // 0 ms
+        r.rejected(SimTime(55 * SEC), 0);
+        r.request_done(SimTime(55 * SEC), SimTime(55 * SEC + 1_000), Finish::Fallback, true); // 1 ms
+        r.request_done(SimTime(70 * SEC), SimTime(70 * SEC + 20_000), Finish::Success, false); // 20 ms
+        let m = score(&r.finish(SimTime(100 * SEC)), &opts());
+        assert_eq!((m.requests, m.attempts, m.retries, m.probes), (4, 6, 1, 1));
+        assert_eq!(m.amplification, Some(1.5));
+        assert_eq!(m.wasted_quota, 3);
+        assert_eq!((m.shed, m.shed_healthy, m.rejections), (2, 1, 2));
+        assert_eq!(m.availability, Some(0.5));
+        assert_eq!(m.fallback_rate, Some(0.5));
+        // Latencies {0, 1, 20, 100} ms: p50 rank 2 = 1 ms = 1,000 µs, in the bucket
+        // [1,000, 1,008) (125 · 8), reported as its midpoint 1,004 µs (+0.4%); p95 and p99:
+        // rank 4 = n, the exact maximum 100 ms.
+        assert_eq!(m.latency_p50_ms, Some(1.004));
+        assert_eq!(m.latency_p95_ms, Some(100.0));
+        assert_eq!(m.latency_p99_ms, Some(100.0));
+        // The outage [50, 60) was never detected: missed.
+        assert_eq!(m.missed_incidents, 1);
+        // Cost: 10 (missed) + 0.01 · 1 shed_healthy + 0.001 · 3 wasted = 10.013.
+        assert!((m.cost - 10.013).abs() < 1e-12, "{}", m.cost);
+    }
+
+    #[test]
+    fn latency_percentiles_of_a_known_set() {
+        let mut r = Recorder::new(RecorderOptions {
+            horizon: SimTime(SEC),
+            instances: 1,
+            timeline_bin: None,
+            truth: vec![],
+        });
+        // 200 requests with latencies 5 ms, 10 ms, ..., 1000 ms. Nearest rank:
+        // p50 = rank 100 = 500 ms; p95 = rank 190 = 950 ms; p99 = rank 198 = 990 ms.
+        for k in 1..=200u64 {
+            r.request_arrived(SimTime::ZERO);
+            r.request_done(SimTime::ZERO, SimTime(k * 5_000), Finish::Success, false);
+        }
+        let m = score(&r.finish(SimTime(SEC)), &opts());
+        for (got, want) in [(m.latency_p50_ms, 500.0), (m.latency_p95_ms, 950.0), (m.latency_p99_ms, 990.0)] {
+            let got = got.unwrap();
+            assert!((got - want).abs() / want <= 0.01, "{got} vs {want}");
+        }
+        assert_eq!(m.availability, Some(1.0));
+    }
+
+    #[test]
+    fn cost_weights_validate_names_and_values() {
+        let w = CostWeights::new([("false_opens", 2.0), ("latency_p95_ms", 0.5)]).unwrap();
+        assert_eq!(w.get("false_opens"), 2.0);
+        assert_eq!(w.get("flaps"), 0.0);
+        let err = CostWeights::new([("false_open", 1.0)]).unwrap_err();
+        assert_eq!(err, CostWeightsError::UnknownColumn("false_open".into()));
+        assert!(err.to_string().contains("expected one of false_opens, incidents"));
+        assert_eq!(CostWeights::new([("cost", 1.0)]).unwrap_err(), CostWeightsError::CostItself);
+        assert!(matches!(CostWeights::new([("flaps", f64::NAN)]), Err(CostWeightsError::NotFinite(..))));
+        // Every default weight names a real column.
+        let d = CostWeights::default();
+        assert!(d.iter().all(|(c, _)| Metrics::is_column(c) && c != "cost"));
+        assert_eq!(CostWeights::new(d.iter()).unwrap(), d);
+    }
+
+    #[test]
+    fn cost_weights_deserialize_with_checks() {
+        #[derive(Deserialize)]
+        struct File {
+            weights: CostWeights,
+        }
+        let ok: File = toml::from_str("[weights]\nfalse_opens = 3.0\nflaps = 1.0\n").unwrap();
+        assert_eq!(ok.weights.get("false_opens"), 3.0);
+        let err = toml::from_str::<File>("[weights]\nflapz = 1.0\n").err().unwrap().to_string();
+        assert!(err.contains("unknown metric `flapz`"), "{err}");
+        let text = toml::to_string(&ok.weights).unwrap();
+        assert_eq!(text, "false_opens = 3.0\nflaps = 1.0\n");
+    }
+}
