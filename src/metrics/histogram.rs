@@ -60,7 +60,13 @@ fn bucket_bounds(i: usize) -> (u64, u64) {
 impl LatencyHistogram {
     /// An empty histogram (allocates its bucket array once).
     pub fn new() -> LatencyHistogram {
-        LatencyHistogram { counts: vec![0u64; BUCKETS].into_boxed_slice(), total: 0, min: u64::MAX, max: 0, sum: 0 }
+        LatencyHistogram {
+            counts: vec![0u64; BUCKETS].into_boxed_slice(),
+            total: 0,
+            min: u64::MAX,
+            max: 0,
+            sum: 0,
+        }
     }
 
     /// Adds one value. Allocates nothing.

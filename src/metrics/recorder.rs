@@ -477,7 +477,11 @@ impl Recorder {
 /// Bin `i` of width `b`, all counts zero.
 fn empty_bin(i: u64, b: Dur) -> TimelineBin {
     let start = i.saturating_mul(b.micros());
-    TimelineBin { start: SimTime(start), end: SimTime(start.saturating_add(b.micros())), ..TimelineBin::default() }
+    TimelineBin {
+        start: SimTime(start),
+        end: SimTime(start.saturating_add(b.micros())),
+        ..TimelineBin::default()
+    }
 }
 
 #[cfg(test)]
@@ -509,11 +513,16 @@ mod tests {
             horizon: s(100),
             instances: 1,
             timeline_bin: None,
-            truth: vec![window(50, 60, Expect::StayClosed), window(10, 20, Expect::Open), window(15, 40, Expect::Open)],
+            truth: vec![
+                window(50, 60, Expect::StayClosed),
+                window(10, 20, Expect::Open),
+                window(15, 40, Expect::Open),
+            ],
         });
         // Shed at 5 (healthy), 10 (active), 39 (active via the second window), 40 (healthy: end
         // is exclusive), 55 (blip active), 70 (healthy). Not shed at 80: not counted at all.
-        for (t, shed) in [(5, true), (10, true), (39, true), (40, true), (55, true), (70, true), (80, false)] {
+        for (t, shed) in [(5, true), (10, true), (39, true), (40, true), (55, true), (70, true), (80, false)]
+        {
             r.request_arrived(s(t));
             r.request_done(s(t), s(t), Finish::Fallback, shed);
         }
@@ -609,7 +618,12 @@ mod tests {
 
     #[test]
     fn timeline_grows_past_the_horizon_and_validates() {
-        let opts = RecorderOptions { horizon: s(20), instances: 1, timeline_bin: Some(Dur::from_secs(10)), truth: vec![] };
+        let opts = RecorderOptions {
+            horizon: s(20),
+            instances: 1,
+            timeline_bin: Some(Dur::from_secs(10)),
+            truth: vec![],
+        };
         assert!(opts.validate().is_ok());
         let mut r = Recorder::new(opts);
         r.attempt_done(s(33), 0, OutcomeClass::Ok, Verdict::Success, Dur::from_millis(3));
@@ -617,9 +631,15 @@ mod tests {
         assert_eq!(tl.bins.len(), 4);
         assert_eq!((tl.bins[3].start, tl.bins[3].end), (s(30), s(35)));
         assert_eq!(tl.bins[3].fraction(State::Closed), Some(1.0));
-        let zero = RecorderOptions { horizon: s(20), instances: 1, timeline_bin: Some(Dur::ZERO), truth: vec![] };
+        let zero =
+            RecorderOptions { horizon: s(20), instances: 1, timeline_bin: Some(Dur::ZERO), truth: vec![] };
         assert!(zero.validate().unwrap_err().contains("positive"));
-        let fine = RecorderOptions { horizon: s(86_400 * 7), instances: 1, timeline_bin: Some(Dur(1)), truth: vec![] };
+        let fine = RecorderOptions {
+            horizon: s(86_400 * 7),
+            instances: 1,
+            timeline_bin: Some(Dur(1)),
+            truth: vec![],
+        };
         assert!(fine.validate().unwrap_err().contains("at most 1000000 bins"));
         assert!(Recorder::new(zero).finish(s(20)).timeline.is_none());
     }

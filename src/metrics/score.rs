@@ -509,7 +509,12 @@ mod tests {
     const SEC: u64 = 1_000_000;
 
     fn w(start_s: u64, end_s: u64, expect: Expect) -> IncidentWindow {
-        IncidentWindow { start: SimTime(start_s * SEC), end: SimTime(end_s * SEC), kind: "outage".into(), expect }
+        IncidentWindow {
+            start: SimTime(start_s * SEC),
+            end: SimTime(end_s * SEC),
+            kind: "outage".into(),
+            expect,
+        }
     }
 
     /// A record with the given truth and transitions `(instance, at_us, from, to)`, ended at `end_s`.
@@ -519,8 +524,12 @@ mod tests {
         trs: &[(usize, u64, State, State)],
         end_s: u64,
     ) -> RunRecord {
-        let mut r =
-            Recorder::new(RecorderOptions { horizon: SimTime(end_s * SEC), instances, timeline_bin: None, truth });
+        let mut r = Recorder::new(RecorderOptions {
+            horizon: SimTime(end_s * SEC),
+            instances,
+            timeline_bin: None,
+            truth,
+        });
         for &(i, at, from, to) in trs {
             r.transition(i, &Transition { at: SimTime(at), from, to, reason: "test" });
         }
