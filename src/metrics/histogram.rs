@@ -228,6 +228,26 @@ mod tests {
         }
     }
 
+    proptest::proptest! {
+        /// Against the exact nearest-rank percentile of a sorted copy: within 1/128.
+        #[test]
+        fn percentiles_match_exact_nearest_rank(
+            values in proptest::collection::vec(0u64..10_000_000_000, 1..300),
+            permille in 0u32..=1000,
+        ) {
+            let mut h = LatencyHistogram::new();
+            for v in &values {
+                h.record(Dur(*v));
+            }
+            let mut sorted = values.clone();
+            sorted.sort();
+            let rank = (sorted.len() * permille as usize).div_ceil(1000).max(1);
+            let exact = sorted[rank - 1] as f64;
+            let got = h.percentile_permille(permille).unwrap().micros() as f64;
+            proptest::prop_assert!((got - exact).abs() <= exact / 128.0, "{} vs {}", got, exact);
+        }
+    }
+
     #[test]
     fn clear_and_merge() {
         let mut a = LatencyHistogram::new();

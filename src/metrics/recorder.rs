@@ -12,7 +12,7 @@ use crate::truth::IncidentWindow;
 /// Most timeline bins [`Recorder::new`] will lay out for the horizon; a finer bin is widened to
 /// `ceil(horizon / MAX_TIMELINE_BINS)`. [`RecorderOptions::validate`] reports it as an error
 /// instead, for callers that prefer to refuse such a scenario.
-pub const MAX_TIMELINE_BINS: u64 = 1_000_000;
+pub const MAX_TIMELINE_BINS: u64 = 200_000;
 
 /// What a recorder needs to know before the run starts.
 #[derive(Clone, Debug)]
@@ -640,7 +640,7 @@ mod tests {
             timeline_bin: Some(Dur(1)),
             truth: vec![],
         };
-        assert!(fine.validate().unwrap_err().contains("at most 1000000 bins"));
+        assert!(fine.validate().unwrap_err().contains("at most 200000 bins"));
         assert!(Recorder::new(zero).finish(s(20)).timeline.is_none());
     }
 }
