@@ -100,7 +100,7 @@ pub fn metrics_table(m: &Metrics) -> String {
     let mut s = String::new();
     let width = Metrics::COLUMNS.iter().map(|c| c.len()).max().unwrap_or(0);
     for column in Metrics::COLUMNS {
-        let value = m.get(column).map_or_else(|| "-".to_string(), |v| report::format_number(v));
+        let value = m.get(column).map_or_else(|| "-".to_string(), |v| report::format_float(v));
         let _ = writeln!(s, "  {column:<width$}  {value:>12}");
     }
     s

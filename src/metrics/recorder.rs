@@ -400,18 +400,19 @@ impl Recorder {
         t < self.started_max_end
     }
 
-    /// A request got its final answer at `at`; `shed` = it ended because a breaker rejected it
-    /// (the rejection happened at `at`).
-    pub fn request_done(&mut self, arrival: SimTime, at: SimTime, finish: Finish, shed: bool) {
+    /// A request got its final answer at `at`; `shed` is `Some(t)` when it ended because a
+    /// breaker rejected it at `t` (the fallback may answer a little later, at `at`). Rejection
+    /// times arrive in event order, so the incident cursor only moves forward.
+    pub fn request_done(&mut self, arrival: SimTime, at: SimTime, finish: Finish, shed: Option<SimTime>) {
         self.latency.record(at - arrival);
         match finish {
             Finish::Success => self.counters.answered_ok += 1,
             Finish::Fallback => self.counters.fallbacks += 1,
             Finish::Error => self.counters.errors += 1,
         }
-        if shed {
+        if let Some(rejected_at) = shed {
             self.counters.shed += 1;
-            if !self.incident_active(at) {
+            if !self.incident_active(rejected_at) {
                 self.counters.shed_healthy += 1;
             }
         }
@@ -524,7 +525,7 @@ mod tests {
         for (t, shed) in [(5, true), (10, true), (39, true), (40, true), (55, true), (70, true), (80, false)]
         {
             r.request_arrived(s(t));
-            r.request_done(s(t), s(t), Finish::Fallback, shed);
+            r.request_done(s(t), s(t), Finish::Fallback, shed.then_some(s(t)));
         }
         let rec = r.finish(s(100));
         assert_eq!(rec.counters.shed, 6);
@@ -546,7 +547,7 @@ mod tests {
         r.attempt_done(s(2), 0, OutcomeClass::Timeout, Verdict::Failure, Dur::from_secs(1));
         r.attempt_sent(s(3), 0, AttemptKind::Retry);
         r.attempt_done(s(4), 0, OutcomeClass::ClientError, Verdict::Ignored, Dur::from_millis(5));
-        r.request_done(s(1), s(4), Finish::Error, false);
+        r.request_done(s(1), s(4), Finish::Error, None);
         r.transition(1, &tr(10, State::Closed, State::Open));
         r.transition(1, &tr(40, State::Open, State::HalfOpen));
         r.rejected(s(11), 1);

@@ -748,12 +748,12 @@ mod tests {
             r.attempt_sent(SimTime(SEC), 0, kind);
             r.attempt_done(SimTime(SEC), 0, OutcomeClass::Error, verdict, Dur::from_millis(5));
         }
-        r.request_done(SimTime(SEC), SimTime(SEC + 100_000), Finish::Success, false); // 100 ms
+        r.request_done(SimTime(SEC), SimTime(SEC + 100_000), Finish::Success, None); // 100 ms
         r.rejected(SimTime(10 * SEC), 0);
-        r.request_done(SimTime(10 * SEC), SimTime(10 * SEC), Finish::Fallback, true); // 0 ms
+        r.request_done(SimTime(10 * SEC), SimTime(10 * SEC), Finish::Fallback, Some(SimTime(10 * SEC))); // 0 ms
         r.rejected(SimTime(55 * SEC), 0);
-        r.request_done(SimTime(55 * SEC), SimTime(55 * SEC + 1_000), Finish::Fallback, true); // 1 ms
-        r.request_done(SimTime(70 * SEC), SimTime(70 * SEC + 20_000), Finish::Success, false); // 20 ms
+        r.request_done(SimTime(55 * SEC), SimTime(55 * SEC + 1_000), Finish::Fallback, Some(SimTime(55 * SEC))); // 1 ms
+        r.request_done(SimTime(70 * SEC), SimTime(70 * SEC + 20_000), Finish::Success, None); // 20 ms
         let m = score(&r.finish(SimTime(100 * SEC)), &opts());
         assert_eq!((m.requests, m.attempts, m.retries, m.probes), (4, 6, 1, 1));
         assert_eq!(m.amplification, Some(1.5));
@@ -785,7 +785,7 @@ mod tests {
         // p50 = rank 100 = 500 ms; p95 = rank 190 = 950 ms; p99 = rank 198 = 990 ms.
         for k in 1..=200u64 {
             r.request_arrived(SimTime::ZERO);
-            r.request_done(SimTime::ZERO, SimTime(k * 5_000), Finish::Success, false);
+            r.request_done(SimTime::ZERO, SimTime(k * 5_000), Finish::Success, None);
         }
         let m = score(&r.finish(SimTime(SEC)), &opts());
         for (got, want) in [(m.latency_p50_ms, 500.0), (m.latency_p95_ms, 950.0), (m.latency_p99_ms, 990.0)] {

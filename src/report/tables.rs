@@ -147,11 +147,11 @@ pub const TIMELINE_COLUMNS: &[&str] = &[
     "rejected",
     "successes",
     "failures",
-    "closed",
-    "open",
-    "half_open",
+    "closed_frac",
+    "open_frac",
+    "half_open_frac",
     "upstream_p95_ms",
-    "error_rate",
+    "upstream_error_rate",
 ];
 
 /// timeline.csv: one row per bin ([`TIMELINE_COLUMNS`]): counts of events in the bin; the
@@ -285,7 +285,7 @@ blip,plain,,7,3,,30s,1,2,1,0,12.5,12.5,12.5,,1,3,2,1000,1500,1.5,250,40,4,0.9,0.
         r.request_arrived(SimTime(1_000_000));
         r.attempt_sent(SimTime(1_000_000), 0, AttemptKind::First);
         r.attempt_done(SimTime(2_000_000), 0, OutcomeClass::Ok, Verdict::Success, Dur::from_millis(5));
-        r.request_done(SimTime(1_000_000), SimTime(2_000_000), Finish::Success, false);
+        r.request_done(SimTime(1_000_000), SimTime(2_000_000), Finish::Success, None);
         let at = SimTime(opens_at_s * 1_000_000);
         r.transition(
             0,
@@ -315,8 +315,8 @@ blip,plain,,7,3,,30s,1,2,1,0,12.5,12.5,12.5,,1,3,2,1000,1500,1.5,250,40,4,0.9,0.
         let text = String::from_utf8(timeline_csv(&record(15))).unwrap();
         assert_eq!(
             text,
-            "bin_start_us,bin_end_us,offered,admitted,rejected,successes,failures,closed,open,half_open,\
-upstream_p95_ms,error_rate\n\
+            "bin_start_us,bin_end_us,offered,admitted,rejected,successes,failures,closed_frac,open_frac,half_open_frac,\
+upstream_p95_ms,upstream_error_rate\n\
 0,10000000,1,1,0,1,0,1,0,0,5,0\n\
 10000000,20000000,0,0,0,0,0,0.5,0.5,0,,\n"
         );

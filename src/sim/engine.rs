@@ -209,7 +209,7 @@ impl<'a> Engine<'a> {
             return;
         }
         if call.class == OutcomeClass::Ok {
-            self.rec.request_done(call.arrival, now, Finish::Success, false);
+            self.rec.request_done(call.arrival, now, Finish::Success, None);
         } else if self.client.retry.retries(call.class, call.attempt) {
             let hint = if self.client.retry.honour_retry_after { call.retry_after } else { None };
             self.schedule_retry(now, call, hint);
@@ -228,6 +228,7 @@ impl<'a> Engine<'a> {
 
     /// The request failed for good (or was shed): answer it with the fallback.
     fn give_up(&mut self, now: SimTime, call: Call, shed: bool) {
+        let shed = shed.then_some(now);
         match self.client.fallback {
             FallbackSpec::None => self.rec.request_done(call.arrival, now, Finish::Error, shed),
             FallbackSpec::Cached { latency } | FallbackSpec::Local { latency } => {
