@@ -10,8 +10,6 @@
 //! and the 128-bit state of a [`Rng`] (PCG `pcg64_fast`, `rand_pcg::Pcg64Mcg`, documented as
 //! reproducible across platforms) is built from two such mixed words.
 
-use rand::SeedableRng;
-
 /// The generator used everywhere: PCG's `pcg64_fast` (128-bit MCG, XSL-RR output), portable and
 /// reproducible; small (16 bytes) and cheap to seed, so one can be made per attempt.
 pub type Rng = rand_pcg::Pcg64Mcg;
