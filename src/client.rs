@@ -286,11 +286,14 @@ impl TryFrom<RawFallback> for FallbackSpec {
             FallbackKind::Cached => {
                 Ok(FallbackSpec::Cached { latency: raw.latency.unwrap_or(Dur::from_millis(1)) })
             }
-            FallbackKind::Local => Ok(FallbackSpec::Local { latency: raw.latency.unwrap_or(Dur::from_millis(50)) }),
+            FallbackKind::Local => {
+                Ok(FallbackSpec::Local { latency: raw.latency.unwrap_or(Dur::from_millis(50)) })
+            }
             FallbackKind::RetryQueue => match raw.cycle {
-                Some(cycle) => {
-                    Ok(FallbackSpec::RetryQueue { cycle, latency: raw.latency.unwrap_or(Dur::from_millis(1)) })
-                }
+                Some(cycle) => Ok(FallbackSpec::RetryQueue {
+                    cycle,
+                    latency: raw.latency.unwrap_or(Dur::from_millis(1)),
+                }),
                 None => Err("kind `retry_queue` needs `cycle` (e.g. \"15m\")".into()),
             },
         }
@@ -507,7 +510,10 @@ mod tests {
         assert_eq!(c.retry.base, Dur::from_millis(100));
         assert_eq!(c.retry.jitter, Jitter::Decorrelated);
         assert_eq!(c.retry.retry_on, vec![OutcomeClass::Timeout]);
-        assert_eq!(c.fallback, FallbackSpec::RetryQueue { cycle: Dur::from_secs(900), latency: Dur::from_millis(1) });
+        assert_eq!(
+            c.fallback,
+            FallbackSpec::RetryQueue { cycle: Dur::from_secs(900), latency: Dur::from_millis(1) }
+        );
         let text = toml::to_string(&c).unwrap();
         assert_eq!(parse(&text).unwrap(), c);
         let cached = parse("[fallback]\nkind = \"cached\"").unwrap();

@@ -273,10 +273,7 @@ mod tests {
         let want: Vec<SimTime> = (0..10).map(|k| SimTime(k * 100_000)).collect();
         assert_eq!(a, want);
         let thirds = TrafficSpec::Constant { rate: Positive(3.0) }.arrivals(Dur::from_secs(2), &seed());
-        assert_eq!(
-            thirds,
-            [0, 333_333, 666_667, 1_000_000, 1_333_333, 1_666_667].map(SimTime).to_vec()
-        );
+        assert_eq!(thirds, [0, 333_333, 666_667, 1_000_000, 1_333_333, 1_666_667].map(SimTime).to_vec());
         assert_eq!(spec.mean_rate(), 10.0);
     }
 
@@ -382,7 +379,8 @@ mod tests {
         assert!(parse(&zeros).unwrap_err().contains("all 0"));
         let mut negative = vec!["1"; 24];
         negative[5] = "-1";
-        let err = parse(&format!("kind = \"diurnal\"\nrate = 1\nhourly = [{}]", negative.join(","))).unwrap_err();
+        let err =
+            parse(&format!("kind = \"diurnal\"\nrate = 1\nhourly = [{}]", negative.join(","))).unwrap_err();
         assert!(err.contains("hourly[5]"), "{err}");
         let built = TrafficSpec::Diurnal { rate: Positive(1.0), hourly: vec![1.0; 23] };
         assert!(built.validate().unwrap_err().contains("`hourly`"));
