@@ -489,6 +489,9 @@ mod tests {
         let c = parse("").unwrap();
         assert_eq!(c, ClientSpec::default());
         assert!(c.validate().is_ok());
+        let text = toml::to_string(&c).unwrap();
+        assert!(text.contains("kind = \"none\""), "{text}");
+        assert_eq!(parse(&text).unwrap(), c);
         let c = parse(
             r#"
             timeout = "2s"

@@ -87,7 +87,8 @@ impl IncidentKind {
 pub struct TimeOfDay(Dur);
 
 impl TimeOfDay {
-    /// Parses `HH:MM` or `HH:MM:SS` with hours 00–23, minutes and seconds 00–59.
+    /// Parses `HH:MM` or `HH:MM:SS` with hours 0–23 (one or two digits), minutes and seconds
+    /// 00–59 (two digits).
     pub fn parse(text: &str) -> Result<TimeOfDay, String> {
         let expected = || format!("expected a time of day \"HH:MM\" between 00:00 and 23:59, found {text:?}");
         let parts: Vec<&str> = text.trim().split(':').collect();
@@ -95,8 +96,9 @@ impl TimeOfDay {
             return Err(expected());
         }
         let mut values = [0u64; 3];
-        for (slot, part) in values.iter_mut().zip(&parts) {
-            if part.len() != 2 || !part.bytes().all(|b| b.is_ascii_digit()) {
+        for (i, (slot, part)) in values.iter_mut().zip(&parts).enumerate() {
+            let width_ok = if i == 0 { (1..=2).contains(&part.len()) } else { part.len() == 2 };
+            if !width_ok || !part.bytes().all(|b| b.is_ascii_digit()) {
                 return Err(expected());
             }
             *slot = part.parse().map_err(|_| expected())?;
@@ -445,9 +447,10 @@ mod tests {
         assert_eq!(TimeOfDay::parse("02:00").unwrap().since_midnight(), Dur::from_secs(7_200));
         assert_eq!(TimeOfDay::parse("23:59:30").unwrap().since_midnight(), Dur::from_secs(86_370));
         assert_eq!(TimeOfDay::parse("00:00").unwrap().since_midnight(), Dur::ZERO);
+        assert_eq!(TimeOfDay::parse("2:00").unwrap().to_string(), "02:00");
         assert_eq!(TimeOfDay::parse("07:05").unwrap().to_string(), "07:05");
         assert_eq!(TimeOfDay::parse("07:05:09").unwrap().to_string(), "07:05:09");
-        for bad in ["24:00", "2:00", "02:60", "02", "02:00:00:00", "ab:cd", "", "-1:00"] {
+        for bad in ["24:00", "002:00", "02:6", "02:60", "02", "02:00:00:00", "ab:cd", "", "-1:00", "+2:00"] {
             assert!(TimeOfDay::parse(bad).is_err(), "{bad:?}");
         }
     }
