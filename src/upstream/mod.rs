@@ -638,4 +638,36 @@ mod tests {
         let text = toml::to_string(&spec).unwrap();
         assert_eq!(toml::from_str::<UpstreamSpec>(&text).unwrap(), spec);
     }
+
+    proptest::proptest! {
+        /// The segment lookup finds exactly the occurrences a linear scan finds, in start order.
+        #[test]
+        fn segment_lookup_matches_a_linear_scan(
+            windows in proptest::collection::vec((0u64..1_000, 1u64..300, 0u64..4), 1..8),
+            probes in proptest::collection::vec(0u64..1_400, 50),
+        ) {
+            let incidents: Vec<IncidentSpec> = windows
+                .iter()
+                .map(|&(start, len, every)| {
+                    let mut spec = IncidentSpec::new(IncidentKind::Hang, Dur(start), Dur(len));
+                    if every > 0 {
+                        spec.start = None;
+                        spec.offset = Some(Dur(start));
+                        spec.every = Some(Dur(len + every * 97));
+                    }
+                    spec
+                })
+                .collect();
+            let d = Dependency::new(&steady(), &incidents, SimTime(1_200)).unwrap();
+            for t in probes {
+                let scan: Vec<u32> = (0..d.occurrences.len() as u32)
+                    .filter(|&i| {
+                        let o = d.occurrences[i as usize];
+                        o.start <= SimTime(t) && SimTime(t) < o.end
+                    })
+                    .collect();
+                proptest::prop_assert_eq!(d.active(SimTime(t)), &scan[..], "at {}", t);
+            }
+        }
+    }
 }
