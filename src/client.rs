@@ -42,6 +42,12 @@ impl Default for ClientSpec {
 }
 
 impl ClientSpec {
+    /// The client of a scripted run: exactly the listed calls, no timeout of its own (a preset's
+    /// call timeout still applies), no retries, no fallback.
+    pub fn scripted() -> ClientSpec {
+        ClientSpec { timeout: Dur::MAX, ..ClientSpec::default() }
+    }
+
     /// Cross-field checks (and the field checks, for a spec built in code); the message names
     /// the field.
     pub fn validate(&self) -> Result<(), String> {

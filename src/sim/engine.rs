@@ -172,7 +172,7 @@ impl<'a> Engine<'a> {
             self.rec.rejected(now, b as usize);
             if call.deferred_at.is_some() {
                 self.defer_again(now, call);
-            } else if self.client.retry.retry_on_reject && call.attempt < self.client.retry.max_attempts {
+            } else if self.client.retry.retries_rejection(call.attempt) {
                 self.schedule_retry(now, call, None);
             } else {
                 self.give_up(now, call, true);
@@ -250,12 +250,10 @@ impl<'a> Engine<'a> {
     }
 
     fn schedule_cycle(&mut self, now: SimTime) {
-        let FallbackSpec::RetryQueue { cycle, .. } = self.client.fallback else { return };
-        if self.cycle_scheduled || cycle.is_zero() {
+        if self.cycle_scheduled {
             return;
         }
-        let next = SimTime((now.0 / cycle.0 + 1).saturating_mul(cycle.0));
-        if next < self.workload.horizon {
+        if let Some(next) = self.client.fallback.next_cycle(now).filter(|t| *t < self.workload.horizon) {
             self.cycle_scheduled = true;
             self.queue.push(next, Event::QueueCycle);
         }
