@@ -112,3 +112,93 @@ impl Breaker for NoBreaker {
         State::Closed
     }
 }
+
+pub mod ai_service;
+pub mod connector;
+pub mod gate;
+pub mod generic;
+pub mod node;
+pub mod presets;
+pub mod spec;
+pub mod window;
+
+#[cfg(test)]
+pub(crate) mod testkit;
+
+pub use ai_service::{AiServiceBreaker, AiServiceConfig};
+pub use connector::{ConnectorBreaker, ConnectorConfig};
+pub use gate::{CircuitGate, GateConfig};
+pub use generic::{CloseRule, Comparison, GenericBreaker, GenericConfig, HalfOpenTransition, LateResults};
+pub use node::{NodeBreaker, NodeConfig};
+pub use presets::{ParamDoc, PresetInfo, preset_params, presets};
+pub use spec::{FamilyConfig, PolicyConfig, PolicyError, PolicySpec};
+
+/// Every concrete policy, so the engine drives them with static dispatch (a `match`, no
+/// virtual call, no box) on the hot path. Built by [`PolicyConfig::build`].
+///
+/// Transition reasons used across families (the `reason` of [`Transition`]):
+/// `consecutive_failures`, `failures_in_window`, `count_failure_rate`, `failure_rate`,
+/// `slow_call_rate`, `latency_percentile`, `error_rate`, `p95_latency` (closed → open);
+/// `cooldown_elapsed` (open → half-open); `probe_successes`, `probe_failure_rate_below`
+/// (half-open → closed); `late_success` (open → closed, seed 001 only); `probe_failed`,
+/// `probe_failure_rate`, `half_open_timeout` (half-open → open).
+// One policy lives per client instance for a whole run: the size of the largest variant costs
+// nothing, while a box would add an indirection to every call on the hot path.
+#[allow(clippy::large_enum_variant)]
+#[derive(Clone, Debug)]
+pub enum Policy {
+    /// Never rejects: the baseline.
+    None(NoBreaker),
+    /// The composable family (`consecutive`, `windowed`, and anything built from its blocks).
+    Generic(GenericBreaker),
+    /// Seed 000's windowed error-rate + p95 breaker.
+    Connector(ConnectorBreaker),
+    /// Seed 001's sliding-window gate.
+    Gate(CircuitGate),
+    /// Seed 002's consecutive breaker with a half-open success threshold.
+    AiService(AiServiceBreaker),
+    /// Seed 003's Node.js consecutive breaker.
+    Node(NodeBreaker),
+}
+
+macro_rules! dispatch {
+    ($self:ident, $b:ident => $e:expr) => {
+        match $self {
+            Policy::None($b) => $e,
+            Policy::Generic($b) => $e,
+            Policy::Connector($b) => $e,
+            Policy::Gate($b) => $e,
+            Policy::AiService($b) => $e,
+            Policy::Node($b) => $e,
+        }
+    };
+}
+
+impl Breaker for Policy {
+    #[inline]
+    fn admit(&mut self, now: SimTime, out: &mut Transitions) -> Admission {
+        dispatch!(self, b => b.admit(now, out))
+    }
+    #[inline]
+    fn record(&mut self, now: SimTime, ticket: Ticket, obs: Observation, out: &mut Transitions) {
+        dispatch!(self, b => b.record(now, ticket, obs, out))
+    }
+    #[inline]
+    fn state(&self) -> State {
+        dispatch!(self, b => b.state())
+    }
+    #[inline]
+    fn deadline(&self) -> Option<SimTime> {
+        dispatch!(self, b => b.deadline())
+    }
+    #[inline]
+    fn on_deadline(&mut self, now: SimTime, out: &mut Transitions) {
+        dispatch!(self, b => b.on_deadline(now, out))
+    }
+}
+
+/// Appends a transition to `out` (shared by the families).
+#[inline]
+pub(crate) fn emit(out: &mut Transitions, at: SimTime, from: State, to: State, reason: &'static str) {
+    out.push(Transition { at, from, to, reason });
+}
