@@ -153,6 +153,11 @@ impl ConnectorBreaker {
         self.probes_in_flight = 0;
     }
 
+    /// Samples the window's buffer holds without growing (memory stays flat once warmed up).
+    pub fn buffer_capacity(&self) -> usize {
+        self.samples.capacity()
+    }
+
     /// The seed's two open conditions, error rate first (Python's `or` short-circuits).
     fn exceeded(&self) -> Option<&'static str> {
         let t = self.samples.tally();
@@ -239,7 +244,8 @@ impl Breaker for ConnectorBreaker {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policy::testkit::{C, Ev::*, H, O, burst, drive};
+    use crate::policy::testkit::{C, Ev::*, H, O, burst, cyclic, drive, offer};
+    use proptest::prelude::*;
 
     fn small() -> ConnectorBreaker {
         // window 60 s, 4 samples, 50 %, p95 8 s, cooldown 10 s, 2 successes close.
@@ -431,5 +437,119 @@ mod tests {
         s.push((0, I));
         let r = drive(&mut b, &s);
         assert!(r.tr.is_empty());
+    }
+
+    #[test]
+    fn memory_is_flat_in_steady_state() {
+        let mut b = ConnectorBreaker::new(ConnectorConfig::default());
+        // A 2-hour cycle with a 20-minute outage, a call every 100 ms.
+        let f = cyclic(7_200_000, 1_200_000);
+        let warm = offer(&mut b, 0, 3 * 72_000, 100, &f);
+        assert!(warm >= 6, "the cycle should open and close the breaker: {warm}");
+        let cap = b.buffer_capacity();
+        offer(&mut b, 3 * 7_200_000, 3 * 72_000, 100, &f);
+        assert_eq!(b.buffer_capacity(), cap);
+    }
+
+    /// The seed's code transliterated naively (a list of samples, a sort per p95), as the
+    /// reference the counting implementation must match.
+    struct Reference {
+        cfg: ConnectorConfig,
+        state: State,
+        opened_at: u64,
+        probe_success: u32,
+        samples: Vec<(bool, u64, u64)>, // ok, latency us, ts us
+    }
+
+    impl Reference {
+        fn prune(&mut self, now: u64) {
+            let w = self.cfg.window.micros();
+            self.samples.retain(|&(_, _, ts)| !(now >= w && ts < now - w));
+        }
+        fn allow(&mut self, now: u64, tr: &mut Vec<(u64, State)>) -> bool {
+            self.prune(now);
+            if self.state == State::Open {
+                if now - self.opened_at >= self.cfg.cooldown.micros() {
+                    self.state = State::HalfOpen;
+                    tr.push((now, State::HalfOpen));
+                    self.probe_success = 0;
+                    return true;
+                }
+                return false;
+            }
+            true
+        }
+        fn record(&mut self, ok: bool, lat: u64, now: u64, tr: &mut Vec<(u64, State)>) {
+            self.samples.push((ok, lat, now));
+            self.prune(now);
+            if self.state == State::HalfOpen {
+                if ok {
+                    self.probe_success += 1;
+                    if self.probe_success >= self.cfg.half_open_success {
+                        self.state = State::Closed;
+                        tr.push((now, State::Closed));
+                    }
+                } else {
+                    self.state = State::Open;
+                    tr.push((now, State::Open));
+                    self.opened_at = now;
+                }
+                return;
+            }
+            if self.samples.len() < self.cfg.min_samples as usize {
+                return;
+            }
+            let failed = self.samples.iter().filter(|s| !s.0).count();
+            let rate = failed as f64 / self.samples.len() as f64;
+            let mut values: Vec<u64> = self.samples.iter().map(|s| s.1).collect();
+            values.sort();
+            let idx = ((values.len() as f64 * 0.95) as usize).saturating_sub(1);
+            if rate >= self.cfg.error_rate_open || values[idx] >= self.cfg.p95_open.micros() {
+                if self.state != State::Open {
+                    tr.push((now, State::Open));
+                }
+                self.state = State::Open;
+                self.opened_at = now;
+            }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(200))]
+        /// Random scripts of admits and records: same admissions, same transitions.
+        #[test]
+        fn matches_a_sort_based_transliteration_of_the_seed(
+            ops in proptest::collection::vec((0u64..1_500, any::<bool>(), any::<bool>(), 0u64..1_200), 1..400),
+            min_samples in 0u32..6,
+        ) {
+            let cfg = ConnectorConfig {
+                window: Dur::from_secs(10),
+                min_samples,
+                error_rate_open: 0.5,
+                p95_open: Dur::from_millis(800),
+                cooldown: Dur::from_secs(2),
+                half_open_success: 2,
+                ..ConnectorConfig::default()
+            };
+            let mut fast = ConnectorBreaker::new(cfg.clone());
+            let mut reference = Reference { cfg, state: State::Closed, opened_at: 0, probe_success: 0, samples: Vec::new() };
+            let (mut out, mut tr) = (Transitions::new(), Vec::new());
+            let mut now = 0u64;
+            for (dt_ms, is_admit, ok, lat_ms) in ops {
+                now += dt_ms * 1000;
+                if is_admit {
+                    let a = fast.admit(SimTime(now), &mut out);
+                    prop_assert_eq!(matches!(a, Admission::Allow(_)), reference.allow(now, &mut tr));
+                } else {
+                    let verdict = if ok { Verdict::Success } else { Verdict::Failure };
+                    let obs = Observation { verdict, latency: Dur::from_millis(lat_ms) };
+                    fast.record(SimTime(now), Ticket::default(), obs, &mut out);
+                    reference.record(ok, lat_ms * 1000, now, &mut tr);
+                }
+                prop_assert_eq!(fast.state(), reference.state);
+            }
+            let ours: Vec<(u64, State)> = out.iter().map(|t| (t.at.micros(), t.to)).collect();
+            prop_assert_eq!(ours, tr);
+        }
     }
 }

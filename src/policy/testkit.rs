@@ -107,3 +107,33 @@ pub fn drive<B: Breaker>(b: &mut B, script: &[(u64, Ev)]) -> Run {
 pub fn burst(t: u64, ev: Ev, n: usize) -> Vec<(u64, Ev)> {
     vec![(t, ev); n]
 }
+
+/// Offers `n` calls, one every `step_ms` from `t0_ms`; each admitted call completes at once
+/// with `outcome(t_ms) = (ok, latency_ms)`. Returns the number of transitions.
+pub fn offer<B: Breaker>(
+    b: &mut B,
+    t0_ms: u64,
+    n: u64,
+    step_ms: u64,
+    outcome: impl Fn(u64) -> (bool, u64),
+) -> usize {
+    let mut out = Transitions::new();
+    for i in 0..n {
+        let t = t0_ms + i * step_ms;
+        if let Admission::Allow(tk) = b.admit(ms(t), &mut out) {
+            let (ok, lat) = outcome(t);
+            let verdict = if ok { Verdict::Success } else { Verdict::Failure };
+            b.record(ms(t), tk, Observation { verdict, latency: Dur::from_millis(lat) }, &mut out);
+        }
+    }
+    out.len()
+}
+
+/// A day-like cycle for steady-state checks: an outage for the first `bad_ms` of every
+/// `period_ms`, one failure in ten otherwise.
+pub fn cyclic(period_ms: u64, bad_ms: u64) -> impl Fn(u64) -> (bool, u64) {
+    move |t| {
+        let phase = t % period_ms;
+        if phase < bad_ms { (false, 5_000) } else { ((t / 100) % 10 != 0, 50) }
+    }
+}

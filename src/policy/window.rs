@@ -112,6 +112,10 @@ impl ExactWindow {
         self.samples.clear();
         self.tally = Tally::default();
     }
+    /// Samples the buffer can hold without growing (to check that memory stays flat).
+    pub fn capacity(&self) -> usize {
+        self.samples.capacity()
+    }
 }
 
 #[derive(Copy, Clone, Debug, Default)]
@@ -209,6 +213,10 @@ impl CountWindow {
         self.samples.clear();
         self.tally = Tally::default();
     }
+    /// Calls the buffer can hold without growing.
+    pub fn capacity(&self) -> usize {
+        self.samples.capacity()
+    }
 }
 
 /// Timestamps of recent failures (the "N failures within a sliding window" rule).
@@ -245,6 +253,10 @@ impl FailureTimes {
     /// Forgets every failure.
     pub fn clear(&mut self) {
         self.times.clear();
+    }
+    /// Failures the buffer can hold without growing.
+    pub fn capacity(&self) -> usize {
+        self.times.capacity()
     }
 }
 
