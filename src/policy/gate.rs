@@ -105,6 +105,11 @@ impl CircuitGate {
         self.generation += 1;
     }
 
+    /// Failure times the buffer holds without growing (memory stays flat once warmed up).
+    pub fn buffer_capacity(&self) -> usize {
+        self.failures.capacity()
+    }
+
     /// `_open`: state open, cooloff from now, failures cleared (a no-op transition when open).
     fn open(&mut self, now: SimTime, reason: &'static str, out: &mut Transitions) {
         if self.state != State::Open {
@@ -172,7 +177,7 @@ impl Breaker for CircuitGate {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policy::testkit::{C, Ev::*, H, O, burst, drive};
+    use crate::policy::testkit::{C, Ev::*, H, O, burst, cyclic, drive, offer};
 
     fn gate() -> CircuitGate {
         CircuitGate::new(GateConfig::default())
@@ -344,5 +349,16 @@ mod tests {
                 (33_100, H, O, "probe_failed"),
             ]
         );
+    }
+
+    #[test]
+    fn memory_is_flat_in_steady_state() {
+        let mut b = gate();
+        let f = cyclic(600_000, 120_000);
+        let warm = offer(&mut b, 0, 3 * 60_000, 10, &f);
+        assert!(warm >= 6, "{warm}");
+        let cap = b.buffer_capacity();
+        offer(&mut b, 1_800_000, 3 * 60_000, 10, &f);
+        assert_eq!(b.buffer_capacity(), cap);
     }
 }

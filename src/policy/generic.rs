@@ -449,6 +449,15 @@ impl GenericBreaker {
         self.generation += 1;
     }
 
+    /// Entries the window buffers hold without growing (memory stays flat once warmed up).
+    pub fn buffer_capacity(&self) -> usize {
+        let time = match &self.time {
+            Some(TimeWindow::Exact(w)) => w.capacity(),
+            _ => 0,
+        };
+        self.failure_times.capacity() + self.count.as_ref().map_or(0, CountWindow::capacity) + time
+    }
+
     /// The length of the next open period: grown by the reopen count, capped, jittered.
     fn open_length(&mut self) -> Dur {
         let c = &self.cfg;
@@ -693,7 +702,7 @@ impl Breaker for GenericBreaker {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policy::testkit::{C, Ev::*, H, O, burst, drive};
+    use crate::policy::testkit::{C, Ev::*, H, O, burst, cyclic, drive, offer};
 
     fn with(f: impl FnOnce(&mut GenericConfig)) -> GenericBreaker {
         let mut c = GenericConfig::consecutive();
@@ -992,15 +1001,60 @@ mod tests {
     }
 
     #[test]
-    fn window_stays_bounded_in_steady_state() {
-        let mut b = GenericBreaker::new(GenericConfig::windowed(), 0);
-        let s = pairs(&"sssf".repeat(1_000), 0, 100);
-        drive(&mut b, &s);
-        let cap = match &b.time {
-            Some(TimeWindow::Exact(w)) => w.tally().calls,
-            _ => unreachable!(),
-        };
-        // 60 s / 100 ms: the window holds 600 samples and no more.
-        assert_eq!(cap, 600);
+    fn memory_is_flat_in_steady_state() {
+        let mut b = with(|c| {
+            c.window_failures = 20;
+            c.failure_window = Dur::from_secs(30);
+            c.count_window = 50;
+            c.time_window = Dur::from_secs(60);
+            c.failure_rate = 0.5;
+            c.latency_threshold = Dur::from_secs(2);
+            c.clear_on_close = false;
+        });
+        let f = cyclic(600_000, 120_000);
+        let warm = offer(&mut b, 0, 3 * 60_000, 10, &f);
+        assert!(warm >= 6, "{warm}");
+        let cap = b.buffer_capacity();
+        offer(&mut b, 1_800_000, 3 * 60_000, 10, &f);
+        assert_eq!(b.buffer_capacity(), cap);
+    }
+
+    #[test]
+    fn dropped_late_results_never_reach_the_closed_window() {
+        // Ten calls admitted at 0 (generation 0); five fail: open; probe succeeds: closed (gen 3).
+        let mut s = burst(0, A, 10);
+        s.extend(burst(0, F(1), 5));
+        s.push((30_000, A));
+        s.push((30_001, Done(10, true, 1)));
+        // The five remaining pre-trip calls fail late: dropped, so no new trip.
+        s.extend(burst(30_002, F(30_002), 5));
+        let mut dropped = with(|c| c.late_results = LateResults::Drop);
+        let r = drive(&mut dropped, &s);
+        assert_eq!(r.tr.len(), 3);
+        let mut counted = with(|c| c.late_results = LateResults::Count);
+        let r = drive(&mut counted, &s);
+        assert_eq!(r.tr.last(), Some(&(30_002, C, O, "consecutive_failures")));
+    }
+
+    #[test]
+    fn active_timers_chain_in_order() {
+        // Active open -> half-open at 30 s, nobody calls, max_half_open 5 s reopens at 35 s,
+        // active half-open again at 65 s: one on_deadline call at 69 s replays all three.
+        let mut b = with(|c| {
+            c.half_open_transition = HalfOpenTransition::Active;
+            c.max_half_open = Dur::from_secs(5);
+        });
+        let mut s = pairs("fffff", 0, 0);
+        s.push((69_000, Tick));
+        let r = drive(&mut b, &s);
+        assert_eq!(
+            r.tr[1..],
+            [
+                (30_000, O, H, "cooldown_elapsed"),
+                (35_000, H, O, "half_open_timeout"),
+                (65_000, O, H, "cooldown_elapsed"),
+            ]
+        );
+        assert_eq!(b.deadline(), Some(SimTime(70_000_000)));
     }
 }

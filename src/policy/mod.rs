@@ -202,3 +202,30 @@ impl Breaker for Policy {
 pub(crate) fn emit(out: &mut Transitions, at: SimTime, from: State, to: State, reason: &'static str) {
     out.push(Transition { at, from, to, reason });
 }
+
+#[cfg(test)]
+mod tests {
+    use super::testkit::{C, Ev::*, O, drive};
+    use super::*;
+
+    #[test]
+    fn policy_enum_dispatches_to_its_family() {
+        let mut p = PolicySpec::new("circuit-gate").resolve().unwrap().build(0);
+        let mut s = Vec::new();
+        for i in 0..5 {
+            s.push((i, A));
+            s.push((i, F(1)));
+        }
+        s.push((10, A));
+        let r = drive(&mut p, &s);
+        assert_eq!(r.tr, vec![(4, C, O, "failures_in_window")]);
+        assert_eq!(p.state(), State::Open);
+        assert_eq!(r.admits.last(), Some(&false));
+
+        let mut none = PolicySpec::new("none").resolve().unwrap().build(0);
+        let r = drive(&mut none, &[(0, A), (0, F(1)), (1, A), (1, F(1)), (2, A)]);
+        assert_eq!(r.admit_string(), "111");
+        assert!(r.tr.is_empty());
+        assert_eq!(none.deadline(), None);
+    }
+}
