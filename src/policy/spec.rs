@@ -36,12 +36,14 @@ pub enum PolicyError {
         known: String,
     },
     /// The preset has no such parameter.
-    #[error("unknown parameter `{param}` for preset `{preset}`; its parameters are: {known}")]
+    #[error("unknown parameter `{param}` for preset `{preset}`{hint}; its parameters are: {known}")]
     UnknownParam {
         /// The preset.
         preset: String,
         /// The key given.
         param: String,
+        /// ` (did you mean `x`?)` when a parameter has a close name, else empty.
+        hint: String,
         /// The preset's parameters, comma-separated.
         known: String,
     },
@@ -132,13 +134,47 @@ fn merge<C: FamilyParams>(defaults: &C, overrides: &toml::Table) -> Result<C, Po
     }
 }
 
-/// serde's messages read "invalid type: string \"x\", expected u32"; keep the expectation.
+/// serde's messages read "invalid type: string \"x\", expected u32"; keep the expectation,
+/// in words.
 fn clean_de_message(msg: &str) -> String {
     let msg = msg.trim();
-    match msg.rsplit_once("expected ") {
-        Some((_, rest)) => rest.trim().to_string(),
-        None => msg.to_string(),
+    let rest = match msg.split_once("expected ") {
+        Some((_, rest)) => rest,
+        None => return msg.to_string(),
+    };
+    // toml appends "\nin `field`" and some messages repeat ", found ...": keep the expectation.
+    let rest = rest.lines().next().unwrap_or(rest);
+    let rest = rest.split(", found").next().unwrap_or(rest).trim();
+    match rest {
+        "u32" | "u64" => "a whole number (0 or more)".to_string(),
+        "f64" => "a number".to_string(),
+        other => other.to_string(),
     }
+}
+
+/// Edit distance between two short names (for "did you mean").
+fn distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, &cb) in b.iter().enumerate() {
+            cur[j + 1] = (prev[j] + usize::from(ca != cb)).min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+/// ` (did you mean `x`?)` for the closest known name within 3 edits, else empty.
+fn did_you_mean(given: &str, known: &[&str]) -> String {
+    known
+        .iter()
+        .map(|k| (distance(given, k), *k))
+        .filter(|(d, _)| *d <= 3)
+        .min()
+        .map(|(_, k)| format!(" (did you mean `{k}`?)"))
+        .unwrap_or_default()
 }
 
 /// A TOML value as it would be written in a file (strings quoted).
@@ -166,18 +202,24 @@ pub(crate) fn render_classes(classes: &[OutcomeClass]) -> String {
     format!("[{}]", items.join(", "))
 }
 
+/// A class list: a TOML array of names, or (from the command line) one string of
+/// comma-separated names such as `error,timeout`.
 fn parse_classes(param: &str, v: &toml::Value) -> Result<Vec<OutcomeClass>, PolicyError> {
-    const EXPECTED: &str =
-        "a list of outcome classes among \"ok\", \"error\", \"timeout\", \"rate_limited\", \"client_error\"";
-    let items = v.as_array().ok_or_else(|| invalid(param, EXPECTED, &render_toml(v)))?;
-    items
-        .iter()
-        .map(|item| {
-            item.as_str()
-                .and_then(|s| OutcomeClass::ALL.into_iter().find(|c| c.as_str() == s))
-                .ok_or_else(|| invalid(param, EXPECTED, &render_toml(item)))
-        })
-        .collect()
+    const EXPECTED: &str = "a list of outcome classes among \"ok\", \"error\", \"timeout\", \"rate_limited\", \"client_error\"";
+    let class = |name: &str, shown: String| {
+        OutcomeClass::ALL.into_iter().find(|c| c.as_str() == name.trim()).ok_or_else(|| invalid(param, EXPECTED, &shown))
+    };
+    match v {
+        toml::Value::Array(items) => items
+            .iter()
+            .map(|item| match item.as_str() {
+                Some(name) => class(name, render_toml(item)),
+                None => Err(invalid(param, EXPECTED, &render_toml(item))),
+            })
+            .collect(),
+        toml::Value::String(text) => text.split(',').map(|name| class(name, format!("{:?}", name.trim()))).collect(),
+        other => Err(invalid(param, EXPECTED, &render_toml(other))),
+    }
 }
 
 impl FamilyConfig {
@@ -294,6 +336,7 @@ impl PolicySpec {
                     return Err(PolicyError::UnknownParam {
                         preset: info.name.into(),
                         param: k.clone(),
+                        hint: did_you_mean(k, &known),
                         known: known.join(", "),
                     });
                 }
@@ -437,8 +480,12 @@ mod tests {
                 && e.contains("failure_threshold"),
             "{e}"
         );
+        assert!(e.contains("did you mean `failure_threshold`?"), "{e}");
+        let e = err("node-breaker", &["zzz=3"]);
+        assert!(!e.contains("did you mean"), "{e}");
+        assert!(e.contains("failure_threshold, cooldown, timeout, failure_on, ignore"), "{e}");
         let e = err("circuit-gate", &["max_failures=\"five\""]);
-        assert!(e.contains("`max_failures`") && e.contains("u32") && e.contains("\"five\""), "{e}");
+        assert!(e.contains("`max_failures`") && e.contains("a whole number") && e.contains("\"five\""), "{e}");
         let e = err("windowed", &["failure_rate=1.5"]);
         assert!(e.contains("`failure_rate`") && e.contains("between 0 and 1") && e.contains("1.5"), "{e}");
         let e = err("node-breaker", &["cooldown=-5s"]);
@@ -447,6 +494,7 @@ mod tests {
         assert!(e.contains("`timeout`") && e.contains("greater than 0"), "{e}");
         let e = err("node-breaker", &["cooldown=30"]);
         assert!(e.contains("`cooldown`") && e.contains("with a unit"), "{e}");
+        assert_eq!(e.matches("found").count(), 1, "{e}");
         let e = err("consecutive", &["open_duration=0s"]);
         assert!(e.contains("`open_duration`"), "{e}");
         let e = err("consecutive", &["failure_threshold=-1"]);
@@ -476,6 +524,12 @@ mod tests {
         assert_eq!(c.verdict(OutcomeClass::ClientError), Verdict::Success);
         let c = spec("node-breaker", &["failure_on=[\"timeout\"]"]).resolve().unwrap().classifier();
         assert_eq!(c.failures(), vec![OutcomeClass::Timeout]);
+        let same = spec("node-breaker", &["failure_on=timeout"]).resolve().unwrap().classifier();
+        assert_eq!(same, c);
+        let two = spec("node-breaker", &["failure_on=error, timeout"]).resolve().unwrap().classifier();
+        assert_eq!(two.failures(), vec![OutcomeClass::Error, OutcomeClass::Timeout]);
+        let e = err("node-breaker", &["failure_on=error,oops"]);
+        assert!(e.contains("`failure_on`") && e.contains("\"oops\""), "{e}");
         assert_eq!(c.verdict(OutcomeClass::Error), Verdict::Success);
         assert_eq!(spec("node-breaker", &[]).resolve().unwrap().classifier(), Classifier::EVERY_ERROR);
         assert_eq!(spec("windowed", &[]).resolve().unwrap().classifier(), Classifier::DEFAULT);
