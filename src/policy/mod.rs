@@ -228,4 +228,77 @@ mod tests {
         assert!(r.tr.is_empty());
         assert_eq!(none.deadline(), None);
     }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+        /// Random traffic against every preset (and a few generic variants): no panic, the
+        /// transitions form a chain in time order, the reported state is the last one entered,
+        /// and a closed breaker never rejects.
+        #[test]
+        fn every_policy_keeps_its_invariants(
+            ops in proptest::collection::vec((0u64..3_000, 0u8..6, 0u64..4_000), 1..300),
+            seed in 0u64..1_000,
+        ) {
+            use crate::outcome::Verdict;
+            use crate::time::Dur;
+            let mut specs: Vec<PolicySpec> = presets().iter().map(|p| PolicySpec::new(p.name)).collect();
+            for sets in [
+                &["half_open_transition=active", "max_half_open=2s", "backoff_multiplier=2.0", "jitter=0.3"][..],
+                &["late_results=drop", "probes=3", "close_rule=failure_rate", "time_window=10s", "buckets=5", "failure_rate=0.5", "min_calls=3"][..],
+                &["failure_threshold=0", "time_window=10s", "latency_threshold=1s", "slow_call_rate=0.5", "min_calls=2", "comparison=>"][..],
+            ] {
+                let mut s = PolicySpec::new("consecutive");
+                for a in sets {
+                    let (k, v) = PolicySpec::parse_set(a).unwrap();
+                    s.overrides.insert(k, v);
+                }
+                specs.push(s);
+            }
+            specs.push({
+                let mut s = PolicySpec::new("connector-breaker");
+                for a in ["min_samples=2", "cooldown=3s", "half_open_max_calls=2", "clear_window_on_close=true"] {
+                    let (k, v) = PolicySpec::parse_set(a).unwrap();
+                    s.overrides.insert(k, v);
+                }
+                s
+            });
+            for spec in &specs {
+                let mut p = spec.resolve().unwrap().build(seed);
+                let mut out = Transitions::new();
+                let mut outstanding: Vec<Ticket> = Vec::new();
+                let mut now = SimTime::ZERO;
+                for &(dt_ms, op, lat_ms) in &ops {
+                    now += Dur::from_millis(dt_ms);
+                    if let Some(d) = p.deadline()
+                        && d <= now
+                    {
+                        p.on_deadline(now, &mut out);
+                    }
+                    match op {
+                        0..=2 => match p.admit(now, &mut out) {
+                            Admission::Allow(t) => outstanding.push(t),
+                            Admission::Reject => proptest::prop_assert_ne!(p.state(), State::Closed),
+                        },
+                        _ if outstanding.is_empty() => {}
+                        _ => {
+                            let t = outstanding.remove((lat_ms as usize) % outstanding.len());
+                            let verdict = [Verdict::Success, Verdict::Failure, Verdict::Ignored][usize::from(op - 3)];
+                            p.record(now, t, Observation { verdict, latency: Dur::from_millis(lat_ms) }, &mut out);
+                        }
+                    }
+                    if let Some(last) = out.last() {
+                        proptest::prop_assert_eq!(last.to, p.state(), "{}", spec.preset);
+                        proptest::prop_assert!(last.at <= now);
+                    }
+                }
+                let mut prev = (SimTime::ZERO, State::Closed);
+                for t in &out {
+                    proptest::prop_assert_eq!(t.from, prev.1, "{}: {:?}", spec.preset, out);
+                    proptest::prop_assert!(t.at >= prev.0, "{}: {:?}", spec.preset, out);
+                    proptest::prop_assert_ne!(t.from, t.to);
+                    prev = (t.at, t.to);
+                }
+            }
+        }
+    }
 }

@@ -205,9 +205,13 @@ pub(crate) fn render_classes(classes: &[OutcomeClass]) -> String {
 /// A class list: a TOML array of names, or (from the command line) one string of
 /// comma-separated names such as `error,timeout`.
 fn parse_classes(param: &str, v: &toml::Value) -> Result<Vec<OutcomeClass>, PolicyError> {
-    const EXPECTED: &str = "a list of outcome classes among \"ok\", \"error\", \"timeout\", \"rate_limited\", \"client_error\"";
+    const EXPECTED: &str =
+        "a list of outcome classes among \"ok\", \"error\", \"timeout\", \"rate_limited\", \"client_error\"";
     let class = |name: &str, shown: String| {
-        OutcomeClass::ALL.into_iter().find(|c| c.as_str() == name.trim()).ok_or_else(|| invalid(param, EXPECTED, &shown))
+        OutcomeClass::ALL
+            .into_iter()
+            .find(|c| c.as_str() == name.trim())
+            .ok_or_else(|| invalid(param, EXPECTED, &shown))
     };
     match v {
         toml::Value::Array(items) => items
@@ -217,7 +221,9 @@ fn parse_classes(param: &str, v: &toml::Value) -> Result<Vec<OutcomeClass>, Poli
                 None => Err(invalid(param, EXPECTED, &render_toml(item))),
             })
             .collect(),
-        toml::Value::String(text) => text.split(',').map(|name| class(name, format!("{:?}", name.trim()))).collect(),
+        toml::Value::String(text) => {
+            text.split(',').map(|name| class(name, format!("{:?}", name.trim()))).collect()
+        }
         other => Err(invalid(param, EXPECTED, &render_toml(other))),
     }
 }
@@ -485,7 +491,10 @@ mod tests {
         assert!(!e.contains("did you mean"), "{e}");
         assert!(e.contains("failure_threshold, cooldown, timeout, failure_on, ignore"), "{e}");
         let e = err("circuit-gate", &["max_failures=\"five\""]);
-        assert!(e.contains("`max_failures`") && e.contains("a whole number") && e.contains("\"five\""), "{e}");
+        assert!(
+            e.contains("`max_failures`") && e.contains("a whole number") && e.contains("\"five\""),
+            "{e}"
+        );
         let e = err("windowed", &["failure_rate=1.5"]);
         assert!(e.contains("`failure_rate`") && e.contains("between 0 and 1") && e.contains("1.5"), "{e}");
         let e = err("node-breaker", &["cooldown=-5s"]);
