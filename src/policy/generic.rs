@@ -248,7 +248,7 @@ impl FamilyParams for GenericConfig {
         ParamMeta::new(
             "min_calls",
             "calls",
-            "calls a window must hold before a rate or percentile rule decides",
+            "calls a window must hold before a rate or percentile rule decides (the count window clamps it to its size)",
         ),
         ParamMeta::new(
             "comparison",

@@ -420,6 +420,13 @@ impl PolicyConfig {
         }
     }
 
+    /// True when the preset dictates the client's call timeout (seeds 002 and 003): the engine
+    /// then uses [`PolicyConfig::call_timeout`] as is, where `None` means no timeout at all
+    /// (seed 002's `signal.alarm(0)`), instead of the scenario's client timeout.
+    pub fn imposes_call_timeout(&self) -> bool {
+        matches!(self.family, FamilyConfig::AiService(_) | FamilyConfig::Node(_))
+    }
+
     /// Every parameter with its resolved value in file syntax, in a fixed order (the family's,
     /// then `failure_on`, `ignore`).
     pub fn params(&self) -> Vec<(String, String)> {
@@ -589,6 +596,9 @@ mod tests {
         assert_eq!(t("node-breaker", &[]), Some(Dur::from_secs(5)));
         assert_eq!(t("connector-breaker", &[]), None);
         assert_eq!(t("consecutive", &[]), None);
+        let imposes = |p: &str| spec(p, &[]).resolve().unwrap().imposes_call_timeout();
+        assert!(imposes("ai-service-breaker") && imposes("node-breaker"));
+        assert!(!imposes("connector-breaker") && !imposes("circuit-gate") && !imposes("windowed"));
     }
 
     #[test]
