@@ -56,7 +56,12 @@ enum Event {
 }
 
 /// Simulates one configuration on one workload and returns the raw record.
-pub fn simulate(client: &ClientSpec, workload: &Workload, policy: &PolicyConfig, opts: &RunOptions) -> RunRecord {
+pub fn simulate(
+    client: &ClientSpec,
+    workload: &Workload,
+    policy: &PolicyConfig,
+    opts: &RunOptions,
+) -> RunRecord {
     Engine::new(client, workload, policy, opts).run()
 }
 
@@ -76,12 +81,22 @@ struct Engine<'a> {
 }
 
 impl<'a> Engine<'a> {
-    fn new(client: &'a ClientSpec, workload: &'a Workload, policy: &PolicyConfig, opts: &RunOptions) -> Engine<'a> {
+    fn new(
+        client: &'a ClientSpec,
+        workload: &'a Workload,
+        policy: &PolicyConfig,
+        opts: &RunOptions,
+    ) -> Engine<'a> {
         let instances = u64::from(client.instances.max(1));
         let breaker_count = if client.shared_breaker { 1 } else { instances as usize };
-        let breakers =
-            (0..breaker_count).map(|b| policy.build(workload.seed.seed_for(Stream::Policy, b as u64))).collect();
-        let timeout = policy.call_timeout().unwrap_or(client.timeout);
+        let breakers = (0..breaker_count)
+            .map(|b| policy.build(workload.seed.seed_for(Stream::Policy, b as u64)))
+            .collect();
+        let timeout = if policy.imposes_call_timeout() {
+            policy.call_timeout().unwrap_or(Dur::MAX)
+        } else {
+            client.timeout
+        };
         let rec = Recorder::new(RecorderOptions {
             horizon: workload.horizon,
             instances: breaker_count,
@@ -92,7 +107,7 @@ impl<'a> Engine<'a> {
             client,
             workload,
             classifier: policy.classifier(),
-            timeout: if timeout.is_zero() { Dur::MAX } else { timeout },
+            timeout,
             breakers,
             scheduled: vec![None; breaker_count],
             instances,
@@ -182,8 +197,11 @@ impl<'a> Engine<'a> {
         let kind = if ticket.probe { AttemptKind::Probe } else { kind };
         self.rec.attempt_sent(now, b as usize, kind);
         let answer = self.workload.answer(call.request, call.attempt, now);
-        let (class, latency) =
-            if answer.latency >= self.timeout { (OutcomeClass::Timeout, self.timeout) } else { (answer.class, answer.latency) };
+        let (class, latency) = if answer.latency >= self.timeout {
+            (OutcomeClass::Timeout, self.timeout)
+        } else {
+            (answer.class, answer.latency)
+        };
         call.ticket = ticket;
         call.class = class;
         call.latency = latency;
@@ -278,7 +296,8 @@ impl<'a> Engine<'a> {
 
     /// Keeps one live timer event per breaker: schedules its current deadline if it changed.
     fn reschedule(&mut self, b: u32, now: SimTime) {
-        let wanted = self.breakers[b as usize].deadline().map(|d| d.max(now)).filter(|d| *d < self.workload.horizon);
+        let wanted =
+            self.breakers[b as usize].deadline().map(|d| d.max(now)).filter(|d| *d < self.workload.horizon);
         if wanted != self.scheduled[b as usize] {
             self.scheduled[b as usize] = wanted;
             if let Some(at) = wanted {
