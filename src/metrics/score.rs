@@ -372,10 +372,10 @@ pub fn score(record: &RunRecord, opts: &ScoringOptions) -> Metrics {
         }
         if t.to == State::Open && t.from != State::Open {
             open_entries.push(t.at);
-            if let Some(closed_at) = last_close[i].take() {
-                if t.at - closed_at < opts.flap_window {
-                    flaps += 1;
-                }
+            if let Some(closed_at) = last_close[i].take()
+                && t.at - closed_at < opts.flap_window
+            {
+                flaps += 1;
             }
         }
         if t.from == State::Closed && t.to == State::Open {

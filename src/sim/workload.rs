@@ -82,10 +82,10 @@ impl Workload {
 
     /// The answer to `attempt` (1 = first) of `request`, sent at `at`.
     pub fn answer(&self, request: u64, attempt: u32, at: SimTime) -> Answer {
-        if attempt == 1 {
-            if let Some(a) = self.first_answers.get(request as usize) {
-                return *a;
-            }
+        if attempt == 1
+            && let Some(a) = self.first_answers.get(request as usize)
+        {
+            return *a;
         }
         match &self.answers {
             Answers::Model(dependency) => {
