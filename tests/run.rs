@@ -125,3 +125,17 @@ preset = "consecutive"
         assert!((got - expected).abs() < 1e-6, "{column}: {got} != {expected}");
     }
 }
+
+/// A bare script has no ground truth: scores that need it are empty cells, the rest are there.
+#[test]
+fn a_script_without_ground_truth_leaves_truth_scores_empty() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = scenario("scripted/outage.csv");
+    breakerlab(dir.path()).args(["run", "--policy", "node-breaker", "--script"]).arg(&csv).assert().success();
+    let summary = read(&dir.path().join("output/outage/summary.csv"));
+    for column in ["false_opens", "incidents", "detection_delay_mean_s", "shed_healthy"] {
+        assert_eq!(csv_field(&summary, column), "", "{column}");
+    }
+    assert_eq!(csv_field(&summary, "requests"), "240");
+    assert_eq!(csv_field(&summary, "open_episodes"), "1");
+}

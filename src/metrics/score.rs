@@ -40,11 +40,15 @@ pub struct ScoringOptions {
     pub tolerance: Dur,
     /// An entry into OPEN less than this after an entry into CLOSED is a flap (default 5 min).
     pub flap_window: Dur,
+    /// False when the run has no ground truth at all (a bare script, a replay without labels):
+    /// the metrics that need it (false opens, incidents, detection, recovery, shed_healthy) are
+    /// then empty cells instead of treating every open as false.
+    pub ground_truth: bool,
 }
 
 impl Default for ScoringOptions {
     fn default() -> ScoringOptions {
-        ScoringOptions { tolerance: Dur::from_secs(30), flap_window: Dur::from_secs(300) }
+        ScoringOptions { tolerance: Dur::from_secs(30), flap_window: Dur::from_secs(300), ground_truth: true }
     }
 }
 
@@ -52,6 +56,9 @@ impl Default for ScoringOptions {
 /// (an empty CSV cell).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Metrics {
+    /// Whether the run had ground truth; without it the columns in
+    /// [`Metrics::NEEDS_GROUND_TRUTH`] read as empty.
+    pub ground_truth: bool,
     /// CLOSED→OPEN outside every `open`/`either` window (+tolerance).
     pub false_opens: u64,
     /// Windows expecting `open`.
@@ -118,6 +125,18 @@ pub struct Metrics {
 }
 
 impl Metrics {
+    /// Columns that mean nothing without ground truth.
+    pub const NEEDS_GROUND_TRUTH: &'static [&'static str] = &[
+        "false_opens",
+        "incidents",
+        "missed_incidents",
+        "detection_delay_mean_s",
+        "detection_delay_p95_s",
+        "detection_delay_max_s",
+        "recovery_lag_mean_s",
+        "shed_healthy",
+    ];
+
     /// Column names in summary.csv order: DESIGN's names first, exactly, then the extras.
     pub const COLUMNS: &'static [&'static str] = &[
         "false_opens",
@@ -163,6 +182,9 @@ impl Metrics {
     /// [`Metrics::is_column`] when the difference matters).
     pub fn get(&self, column: &str) -> Option<f64> {
         let count = |n: u64| Some(n as f64);
+        if !self.ground_truth && Self::NEEDS_GROUND_TRUTH.contains(&column) {
+            return None;
+        }
         match column {
             "false_opens" => count(self.false_opens),
             "incidents" => count(self.incidents),
@@ -448,6 +470,7 @@ pub fn score(record: &RunRecord, opts: &ScoringOptions) -> Metrics {
     let per_request = |x: u64| (c.requests > 0).then(|| x as f64 / c.requests as f64);
     let pct_ms = |permille| record.latency.percentile_permille(permille).map(Dur::as_millis_f64);
     let mut m = Metrics {
+        ground_truth: opts.ground_truth,
         false_opens,
         incidents,
         missed_incidents: missed,

@@ -205,6 +205,7 @@ mod tests {
 
     fn metrics() -> Metrics {
         Metrics {
+            ground_truth: true,
             false_opens: 2,
             incidents: 1,
             missed_incidents: 0,

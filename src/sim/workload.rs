@@ -35,6 +35,9 @@ pub struct Workload {
     pub answers: Answers,
     /// Incident windows to score against, sorted by start.
     pub truth: Vec<IncidentWindow>,
+    /// False when there is no ground truth at all (a script without incidents): scores that
+    /// need it are left empty.
+    pub truth_known: bool,
 }
 
 impl Workload {
@@ -57,9 +60,18 @@ impl Workload {
                     .map(|(i, &at)| dependency.answer(at, &mut run_seed.draw(Stream::Upstream, i as u64, 1)))
                     .collect();
                 let answers = Answers::Model(Box::new(dependency));
-                Ok(Workload { seed: run_seed, horizon, arrivals, first_answers, answers, truth })
+                Ok(Workload {
+                    seed: run_seed,
+                    horizon,
+                    arrivals,
+                    first_answers,
+                    answers,
+                    truth,
+                    truth_known: true,
+                })
             }
             Source::Script { rows, incidents } => {
+                let truth_known = !incidents.is_empty();
                 let truth = if incidents.is_empty() {
                     Vec::new()
                 } else {
@@ -75,6 +87,7 @@ impl Workload {
                     first_answers,
                     answers: Answers::Script,
                     truth,
+                    truth_known,
                 })
             }
         }
