@@ -122,6 +122,14 @@ pub struct Metrics {
     pub deferred_delay_mean_s: Option<f64>,
     /// Time spent OPEN, summed over instances, seconds.
     pub time_open_s: f64,
+    /// Retries the client's retry budget refused.
+    pub retries_refused: u64,
+    /// Requests answered from a cache.
+    pub fallback_cached: u64,
+    /// Requests answered by a local fallback.
+    pub fallback_local: u64,
+    /// Time the dependency spent above its capacity, seconds (0 without a capacity model).
+    pub overloaded_s: f64,
 }
 
 impl Metrics {
@@ -170,6 +178,10 @@ impl Metrics {
         "deferred_pending",
         "deferred_delay_mean_s",
         "time_open_s",
+        "retries_refused",
+        "fallback_cached",
+        "fallback_local",
+        "overloaded_s",
     ];
 
     /// True when `column` is one of [`Metrics::COLUMNS`].
@@ -217,6 +229,10 @@ impl Metrics {
             "deferred_pending" => count(self.deferred_pending),
             "deferred_delay_mean_s" => self.deferred_delay_mean_s,
             "time_open_s" => Some(self.time_open_s),
+            "retries_refused" => count(self.retries_refused),
+            "fallback_cached" => count(self.fallback_cached),
+            "fallback_local" => count(self.fallback_local),
+            "overloaded_s" => Some(self.overloaded_s),
             _ => None,
         }
     }
@@ -504,6 +520,10 @@ pub fn score(record: &RunRecord, opts: &ScoringOptions) -> Metrics {
             .then(|| c.deferred_delay_total.as_secs_f64() / c.deferred_completed as f64),
         time_open_s: record.time_in_state.iter().map(|s| s[State::Open.index()].micros()).sum::<u64>() as f64
             / 1e6,
+        retries_refused: c.retries_refused,
+        fallback_cached: c.fallback_cached,
+        fallback_local: c.fallback_local,
+        overloaded_s: c.overloaded.as_secs_f64(),
     };
     m.set_cost(&CostWeights::default());
     m

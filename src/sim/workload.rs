@@ -7,8 +7,8 @@ use crate::rng::{RunSeed, Stream};
 use crate::scenario::{InputError, Scenario, Source};
 use crate::time::{Dur, SimTime};
 use crate::truth::IncidentWindow;
-use crate::upstream::Dependency;
 use crate::upstream::script::ScriptRow;
+use crate::upstream::{CapacitySpec, Dependency};
 
 /// Where answers come from during a run.
 #[derive(Debug, Clone)]
@@ -35,6 +35,8 @@ pub struct Workload {
     pub answers: Answers,
     /// Incident windows to score against, sorted by start.
     pub truth: Vec<IncidentWindow>,
+    /// The dependency's capacity, when it has a limit (overload feedback).
+    pub capacity: Option<CapacitySpec>,
     /// False when there is no ground truth at all (a script without incidents): scores that
     /// need it are left empty.
     pub truth_known: bool,
@@ -67,6 +69,7 @@ impl Workload {
                     first_answers,
                     answers,
                     truth,
+                    capacity: upstream.capacity.clone(),
                     truth_known: true,
                 })
             }
@@ -87,6 +90,7 @@ impl Workload {
                     first_answers,
                     answers: Answers::Script,
                     truth,
+                    capacity: None,
                     truth_known,
                 })
             }
