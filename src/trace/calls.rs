@@ -285,3 +285,143 @@ impl CallTrace {
         &self.report
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+    use rand_pcg::Pcg64Mcg;
+
+    fn parse(data: &str, opts: &TraceOptions) -> Result<CallTrace, TraceError> {
+        CallTrace::from_reader("calls.csv", data.as_bytes(), opts)
+    }
+
+    const LOG: &str = "timestamp,latency_ms,status
+2024-05-01T10:00:00.000Z,12.5,200
+2024-05-01T10:00:00.000Z,30,503
+2024-05-01T10:00:01.250Z,5000,timeout
+2024-05-01T10:00:02Z,1,429
+2024-05-01T10:00:03Z,2,404
+2024-05-01T10:00:04Z,40,OK
+2024-05-01T10:00:05Z,41,error
+";
+
+    #[test]
+    fn first_attempts_and_arrivals_replay_exactly() {
+        let t = parse(LOG, &TraceOptions::default()).unwrap();
+        assert_eq!(t.len(), 7);
+        assert_eq!(t.epoch_offset_us(), 1_714_557_600_000_000);
+        let s = |ms: u64| SimTime(ms * 1_000);
+        assert_eq!(t.arrivals(), vec![s(0), s(0), s(1_250), s(2_000), s(3_000), s(4_000), s(5_000)]);
+        let expect = [
+            (12_500, OutcomeClass::Ok),
+            (30_000, OutcomeClass::Error),
+            (5_000_000, OutcomeClass::Error),
+            (1_000, OutcomeClass::RateLimited),
+            (2_000, OutcomeClass::ClientError),
+            (40_000, OutcomeClass::Ok),
+            (41_000, OutcomeClass::Error),
+        ];
+        for (i, (us, class)) in expect.into_iter().enumerate() {
+            assert_eq!(t.first_answer(i), Answer { latency: Dur(us), class, retry_after: None }, "call {i}");
+        }
+        assert_eq!(t.horizon(), s(5_041));
+        assert_eq!(t.report().columns[1].1, "latency_ms (ms)");
+    }
+
+    #[test]
+    fn generated_log_replays_every_row_exactly() {
+        let mut csv = String::from("ts_ms,duration,code\n");
+        let mut expect = Vec::new();
+        for i in 0..5_000u64 {
+            let t = 1_700_000_000_000 + i * 7 + (i % 3);
+            let lat = (i * 37) % 2_000;
+            let code = [200, 200, 500, 429, 401, 204][(i % 6) as usize];
+            csv.push_str(&format!("{t},{lat}.5,{code}\n"));
+            expect.push((t, lat * 1_000 + 500, code));
+        }
+        let opts = TraceOptions { latency_unit: Some(LatencyUnit::Ms), ..TraceOptions::default() };
+        let t = parse(&csv, &opts).unwrap();
+        let arrivals = t.arrivals();
+        for (i, (ts, lat, code)) in expect.into_iter().enumerate() {
+            assert_eq!(arrivals[i], SimTime((ts - 1_700_000_000_000) * 1_000));
+            let a = t.first_answer(i);
+            assert_eq!(a.latency, Dur(lat));
+            let class = match code {
+                200 | 204 => OutcomeClass::Ok,
+                500 => OutcomeClass::Error,
+                429 => OutcomeClass::RateLimited,
+                _ => OutcomeClass::ClientError,
+            };
+            assert_eq!(a.class, class, "row {i}");
+        }
+    }
+
+    #[test]
+    fn unlogged_attempts_draw_from_the_nearest_calls() {
+        let opts = TraceOptions { near_calls: Some(2), ..TraceOptions::default() };
+        let t = parse(LOG, &opts).unwrap();
+        let mut rng = Pcg64Mcg::seed_from_u64(9);
+        // At 3.9 s the two nearest calls are 4 s (40 ms ok) and 3 s (2 ms client error).
+        let mut seen = [0usize; 2];
+        for _ in 0..1_000 {
+            let a = t.answer_near(SimTime(3_900_000), &mut rng);
+            match a.latency.0 {
+                40_000 => seen[0] += 1,
+                2_000 => seen[1] += 1,
+                other => panic!("drew {other} µs from outside the two nearest calls"),
+            }
+        }
+        assert!(seen[0] > 400 && seen[1] > 400, "{seen:?}");
+        // Past the end and before the start: the nearest calls at that edge.
+        for _ in 0..100 {
+            assert!([40_000, 41_000].contains(&t.answer_near(SimTime(60_000_000), &mut rng).latency.0));
+            assert!([12_500, 30_000].contains(&t.answer_near(SimTime::ZERO, &mut rng).latency.0));
+        }
+        let one = TraceOptions { near_calls: Some(1), ..TraceOptions::default() };
+        let t = parse(LOG, &one).unwrap();
+        // Equidistant (2.5 s between 2 s and 3 s): the earlier call wins the tie.
+        assert_eq!(t.answer_near(SimTime(2_500_000), &mut rng).class, OutcomeClass::RateLimited);
+    }
+
+    #[test]
+    fn flags_words_and_epoch_seconds() {
+        let ok = "t,latency(s),ok\n1700000000.5,0.25,1\n1700000001,0.5,0\n";
+        let t = parse(ok, &TraceOptions::default()).unwrap();
+        assert_eq!(t.first_answer(0).class, OutcomeClass::Ok);
+        assert_eq!(t.first_answer(1).class, OutcomeClass::Error);
+        assert_eq!(t.first_answer(1).latency, Dur::from_millis(500));
+        assert_eq!(t.arrivals()[1], SimTime(500_000));
+        let err = "time,latency_us,is_error\n2024-01-01 00:00:00,100,1\n2024-01-01 00:00:00,100,false\n";
+        let opts = TraceOptions { status: Some("is_error".into()), ..TraceOptions::default() };
+        let t = parse(err, &opts).unwrap();
+        assert_eq!(t.first_answer(0).class, OutcomeClass::Error);
+        assert_eq!(t.first_answer(1).class, OutcomeClass::Ok);
+        assert_eq!(t.first_answer(0).latency, Dur(100));
+        let flipped = TraceOptions { status_kind: StatusKind::OkFlag, ..opts };
+        assert_eq!(parse(err, &flipped).unwrap().first_answer(0).class, OutcomeClass::Ok);
+    }
+
+    #[test]
+    fn bad_rows_and_order() {
+        let data = "timestamp,latency_ms,status\n1000,5,200\n1001,5,teapot\n1002,x,200\n1003,5,200\n";
+        let err = parse(data, &TraceOptions::default()).unwrap_err().to_string();
+        assert!(err.starts_with("calls.csv: line 3, column `status`: expected an HTTP status code"), "{err}");
+        assert!(err.ends_with("found \"teapot\""), "{err}");
+        let skip = TraceOptions { skip_bad_rows: true, ..TraceOptions::default() };
+        let t = parse(data, &skip).unwrap();
+        assert_eq!((t.len(), t.report().bad_rows_skipped), (2, 2));
+        let err = parse("timestamp,latency_ms,status\n1000,5,200\n999,5,200\n", &TraceOptions::default());
+        assert!(
+            err.unwrap_err()
+                .to_string()
+                .contains("line 3: timestamp \"999\" is earlier than \"1000\" on line 2")
+        );
+        let err = parse("timestamp,latency_ms,status\n", &TraceOptions::default()).unwrap_err();
+        assert!(matches!(err, TraceError::HeaderOnly { .. }));
+        let err = parse("timestamp,status\n1,200\n", &TraceOptions::default()).unwrap_err().to_string();
+        assert!(err.contains("no latency column"), "{err}");
+        let err = parse("a,b,c\n1,2,3\n", &TraceOptions::default()).unwrap_err().to_string();
+        assert!(err.contains("no timestamp column"), "{err}");
+    }
+}
