@@ -419,3 +419,144 @@ pub fn load(
     }
     .map(Some)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::{DuplicatePolicy, LatencyUnit};
+    use std::path::PathBuf;
+
+    fn traces() -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/traces")
+    }
+
+    fn secs(s: u64) -> SimTime {
+        SimTime(s * 1_000_000)
+    }
+
+    #[test]
+    fn nezha_fault_list_becomes_32_windows() {
+        let trace_path = traces().join("nezha-2022-08-23/front_service.csv");
+        let trace = IntervalTrace::from_path(&trace_path, &TraceOptions::default()).unwrap();
+        let faults = traces().join("nezha-2022-08-23/2022-08-23-fault_list.json");
+        let w = from_fault_list(&faults, Dur::from_secs(180), &trace.time_base()).unwrap();
+        assert_eq!(w.len(), 32);
+        // First fault: 1661256085 − 1661255968 = 117 s after the first row.
+        assert_eq!((w[0].start, w[0].end, w[0].kind.as_str()), (secs(117), secs(297), "cpu_contention"));
+        assert_eq!((w[1].start, w[1].kind.as_str()), (secs(653), "return"));
+        assert_eq!((w[31].start, w[31].kind.as_str()), (secs(1_661_272_857 - 1_661_255_968), "cpu_consumed"));
+        assert!(w.iter().all(|x| x.expect == Expect::Open && x.end - x.start == Dur::from_secs(180)));
+        assert!(w.windows(2).all(|p| p[0].start < p[1].start));
+        // Through the dispatcher: a .json with fault_duration is a fault list.
+        let opts = TraceOptions {
+            labels: Some(faults),
+            fault_duration: Some(Dur::from_secs(180)),
+            ..TraceOptions::default()
+        };
+        assert_eq!(load(&opts, &trace_path, &trace.time_base(), Some(&trace)).unwrap().unwrap(), w);
+    }
+
+    #[test]
+    fn nab_windows_json() {
+        let trace_path = traces().join("nab-ec2/ec2_request_latency_system_failure.csv");
+        let opts = TraceOptions { duplicates: DuplicatePolicy::KeepFirst, ..TraceOptions::default() };
+        let trace = IntervalTrace::from_path(&trace_path, &opts).unwrap();
+        let labels = traces().join("nab-ec2/ec2_request_latency_system_failure.windows.json");
+        let w = from_nab_windows(&labels, None, None, &trace.time_base()).unwrap();
+        // First row 2014-03-07 03:41:00; windows from NAB's combined_windows.json.
+        let at =
+            |day: u64, h: u64, m: u64| secs((day - 7) * 86_400 + h * 3600 + m * 60 - (3 * 3600 + 41 * 60));
+        assert_eq!(w.len(), 3);
+        assert_eq!((w[0].start, w[0].end), (at(14, 3, 31), at(14, 14, 41)));
+        assert_eq!((w[1].start, w[1].end), (at(18, 17, 6), at(19, 4, 16)));
+        // The last window ends with the trace (its last row 2014-03-21 03:41 + 5 min horizon).
+        assert_eq!((w[2].start, w[2].end), (at(20, 21, 26), at(21, 3, 41)));
+        assert!(w.iter().all(|x| x.expect == Expect::Open && x.kind == "label"));
+        let opts = TraceOptions { labels: Some(labels), ..opts };
+        assert_eq!(load(&opts, &trace_path, &trace.time_base(), None).unwrap().unwrap(), w);
+    }
+
+    #[test]
+    fn label_column_runs_of_ones() {
+        let path = traces().join("ms-outbound-01/outbound-01.csv");
+        let opts = TraceOptions {
+            p50: Some("Value".into()),
+            latency_unit: Some(LatencyUnit::Ms),
+            ..TraceOptions::default()
+        };
+        let trace = IntervalTrace::from_path(&path, &opts).unwrap();
+        let w = from_label_column(&path, &opts, &trace.time_base()).unwrap();
+        // Rows 2018-06-21 04:00..06:00 and 2018-07-01 23:00..07-02 03:00 are labelled 1.
+        let h = |hours: u64| secs(hours * 3600);
+        assert_eq!(w.len(), 2);
+        assert_eq!((w[0].start, w[0].end), (h(4 * 24 + 4), h(4 * 24 + 7)));
+        assert_eq!((w[1].start, w[1].end), (h(14 * 24 + 23), h(15 * 24 + 4)));
+        let opts = TraceOptions { label_column: Some("Label".into()), ..opts };
+        assert_eq!(load(&opts, &path, &trace.time_base(), None).unwrap().unwrap(), w);
+    }
+
+    fn base() -> TimeBase {
+        TimeBase {
+            epoch_us: 1_700_000_000_000_000,
+            horizon: secs(3600),
+            utc_offset_s: 0,
+            step: Dur::from_secs(60),
+        }
+    }
+
+    #[test]
+    fn label_csv_absolute_relative_and_clipped() {
+        let data = "start,end,expectation,kind\n\
+                    10m,13m,open,outage\n\
+                    1700000060,1700000090,stay_closed,\n\
+                    2023-11-14 22:13:20,2023-11-14 22:23:20,either,slowdown\n\
+                    59m,2h,open,late\n\
+                    3h,4h,open,outside\n";
+        let w = label_csv("labels.csv", data.as_bytes(), &base()).unwrap();
+        assert_eq!(w.len(), 4);
+        assert_eq!(
+            (w[0].start, w[0].end, w[0].expect, w[0].kind.as_str()),
+            (secs(0), secs(600), Expect::Either, "slowdown")
+        );
+        assert_eq!(
+            (w[1].start, w[1].end, w[1].expect, w[1].kind.as_str()),
+            (secs(60), secs(90), Expect::StayClosed, "label")
+        );
+        assert_eq!((w[2].start, w[2].end, w[2].expect), (secs(600), secs(780), Expect::Open));
+        assert_eq!((w[3].start, w[3].end), (secs(3540), secs(3600)));
+    }
+
+    #[test]
+    fn label_csv_errors() {
+        let err = label_csv("l.csv", "start,end\n10m,5m\n".as_bytes(), &base()).unwrap_err().to_string();
+        assert!(err.contains("line 2, column `end`: expected an end later than the start"), "{err}");
+        let err = label_csv("l.csv", "start,end,expect\n1m,2m,maybe\n".as_bytes(), &base())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("column `expect`: expected open, stay_closed or either, found \"maybe\""),
+            "{err}"
+        );
+        let err = label_csv("l.csv", "begin,stop\n".as_bytes(), &base()).unwrap_err().to_string();
+        assert!(err.contains("needs `start` and `end`"), "{err}");
+        let err = label_csv("l.csv", "start,end\n2020-01-01,2020-01-02\n".as_bytes(), &base())
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("all 1 windows fall outside the trace"), "{err}");
+        let err = label_csv("l.csv", "start,end\n".as_bytes(), &base()).unwrap_err();
+        assert!(matches!(err, TraceError::HeaderOnly { .. }));
+    }
+
+    #[test]
+    fn text_fault_list() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("faults.csv");
+        std::fs::write(&path, "time,kind\n1700000120,cpu\n2023-11-14T22:13:20Z,\n").unwrap();
+        let w = from_fault_list(&path, Dur::from_secs(90), &base()).unwrap();
+        assert_eq!(w.len(), 2);
+        assert_eq!((w[0].start, w[0].end, w[0].kind.as_str()), (secs(0), secs(90), "fault"));
+        assert_eq!((w[1].start, w[1].end, w[1].kind.as_str()), (secs(120), secs(210), "cpu"));
+        let err = from_fault_list(&path, Dur::ZERO, &base()).unwrap_err().to_string();
+        assert!(err.contains("fault_duration"), "{err}");
+    }
+}
