@@ -227,3 +227,108 @@ impl SloRule {
         Ok(out)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::{GapPolicy, TraceOptions};
+
+    fn secs(s: u64) -> SimTime {
+        SimTime(s * 1_000_000)
+    }
+
+    /// Ten minutes: a 1-minute error blip at 1m, a 3-minute p95 breach at 4m..7m, a 2-minute
+    /// breach at 8m..10m that only the error rate (25 %, above 20 %) and p95 together make.
+    const SERIES: &str = "ts,error_rate,p50_s,p95_s
+0,0.01,0.1,1
+60,0.5,0.1,1
+120,0.0,0.1,1
+180,0.2,0.1,2
+240,0.0,0.1,9
+300,0.0,0.1,8.5
+360,0.0,0.2,12
+420,0.1,0.1,8
+480,0.25,0.1,9
+540,0.3,0.1,1
+";
+
+    fn trace(opts: &TraceOptions) -> IntervalTrace {
+        IntervalTrace::from_reader("slo.csv", SERIES.as_bytes(), opts).unwrap()
+    }
+
+    #[test]
+    fn sustained_breaches_open_short_ones_are_blips() {
+        let t = trace(&TraceOptions::default());
+        let rule = SloRule::parse("error_rate > 0.2 or p95 > 8s for 3m").unwrap();
+        assert_eq!(rule.sustain(), Dur::from_secs(180));
+        let w = rule.windows(&t).unwrap();
+        let got: Vec<(SimTime, SimTime, Expect)> = w.iter().map(|x| (x.start, x.end, x.expect)).collect();
+        assert_eq!(
+            got,
+            vec![
+                (secs(60), secs(120), Expect::StayClosed),
+                (secs(240), secs(420), Expect::Open),
+                (secs(480), secs(600), Expect::StayClosed),
+            ]
+        );
+        assert!(w.iter().all(|x| x.kind == "slo"));
+        // `and` binds tighter than `or`; percentages and >= work.
+        let rule = SloRule::parse("error_rate >= 20% and p95 > 1500ms || p50>=200ms for 1m").unwrap();
+        let w = rule.windows(&t).unwrap();
+        let got: Vec<(SimTime, SimTime, Expect)> = w.iter().map(|x| (x.start, x.end, x.expect)).collect();
+        assert_eq!(
+            got,
+            vec![
+                (secs(180), secs(240), Expect::Open),
+                (secs(360), secs(420), Expect::Open),
+                (secs(480), secs(540), Expect::Open)
+            ]
+        );
+        // Without `for`, every breach is an incident.
+        let rule = SloRule::parse("success_rate < 75%").unwrap();
+        let w = rule.windows(&t).unwrap();
+        assert_eq!(
+            w.iter().map(|x| (x.start, x.expect)).collect::<Vec<_>>(),
+            vec![(secs(60), Expect::Open), (secs(540), Expect::Open)]
+        );
+    }
+
+    #[test]
+    fn missing_data_gaps_split_runs() {
+        let data = "ts,error_rate,p95_s\n0,0.5,1\n60,0.5,1\n300,0.5,1\n360,0.5,1\n";
+        let missing = TraceOptions { gaps: GapPolicy::Missing, ..TraceOptions::default() };
+        let t = IntervalTrace::from_reader("g.csv", data.as_bytes(), &missing).unwrap();
+        let w = SloRule::parse("error_rate > 0.2 for 3m").unwrap().windows(&t).unwrap();
+        let got: Vec<(SimTime, SimTime, Expect)> = w.iter().map(|x| (x.start, x.end, x.expect)).collect();
+        assert_eq!(
+            got,
+            vec![(secs(0), secs(120), Expect::StayClosed), (secs(300), secs(420), Expect::StayClosed)]
+        );
+        // Holding the last value bridges the gap into one sustained incident.
+        let t = IntervalTrace::from_reader("g.csv", data.as_bytes(), &TraceOptions::default()).unwrap();
+        let w = SloRule::parse("error_rate > 0.2 for 3m").unwrap().windows(&t).unwrap();
+        assert_eq!((w.len(), w[0].start, w[0].end, w[0].expect), (1, secs(0), secs(420), Expect::Open));
+    }
+
+    #[test]
+    fn bad_rules_say_what_was_expected() {
+        for (rule, expected) in [
+            ("latency > 8s", "unknown metric `latency`"),
+            ("p95 = 8s", "expected >, >=, < or <="),
+            ("p95 > 8", "a unit after the number"),
+            ("error_rate > 1.5", "between 0 and 1"),
+            ("error_rate > lots", "a fraction such as 0.2"),
+            ("p95 > 8s for", "after `for`"),
+            ("p95 > 8s for 3m please", "unexpected \"please\""),
+            ("p95 > 8s xor p50 > 1s", "expected `and`, `or` or `for`"),
+            ("", "expected a condition"),
+            ("p95 >", "expected a threshold"),
+        ] {
+            let err = SloRule::parse(rule).unwrap_err().to_string();
+            assert!(err.contains(expected), "{rule:?}: {err}");
+        }
+        let t = trace(&TraceOptions::default());
+        let err = SloRule::parse("p99 > 1s").unwrap().windows(&t).unwrap_err().to_string();
+        assert!(err.contains("the trace has no p99 column"), "{err}");
+    }
+}
