@@ -63,7 +63,7 @@ fn finish(
             ),
         ));
     }
-    windows.sort_by(|a, b| (a.start, a.end).cmp(&(b.start, b.end)));
+    windows.sort_by_key(|w| (w.start, w.end));
     Ok(windows)
 }
 

@@ -4,6 +4,21 @@
 //! Time base: a trace's time zero is the timestamp of its first data row; the absolute epoch
 //! time of that row is kept (`epoch_offset_us`) so reports can print real dates and label files
 //! written in absolute time can be moved into the trace's time base ([`TimeBase`]).
+//!
+//! A scenario file names its trace in a `[trace]` table that deserializes into [`TraceOptions`]:
+//!
+//! ```toml
+//! [trace]
+//! file = "scenarios/traces/nezha-2022-08-23/front_service.csv"
+//! time = "TimeStamp"            # optional: auto-detected
+//! gaps = "hold"                 # hold | healthy | missing
+//! labels = "scenarios/traces/nezha-2022-08-23/2022-08-23-fault_list.json"
+//! fault_duration = "3m"
+//! ```
+//!
+//! Engine contract: [`IntervalTrace::answer`] / [`CallTrace::answer_near`] take the attempt's
+//! time and generator and allocate nothing; [`IntervalTrace::arrivals`] and
+//! [`CallTrace::arrivals`] give sorted arrival times; [`labels::load`] gives the ground truth.
 
 pub mod calls;
 pub mod columns;
@@ -387,4 +402,47 @@ impl fmt::Display for ImportReport {
 /// Converts an absolute epoch time to the trace's time base (time zero = first row).
 pub(crate) fn to_sim(abs_us: i64, epoch_us: i64) -> SimTime {
     SimTime(u64::try_from(abs_us.saturating_sub(epoch_us)).unwrap_or(0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Scenario {
+        trace: TraceOptions,
+    }
+
+    #[test]
+    fn trace_table_deserializes_and_refuses_unknown_keys() {
+        let doc = r#"
+            [trace]
+            file = "front_service.csv"
+            format = "interval"
+            time = "TimeStamp"
+            time_format = "epoch_s"
+            p95 = "LatencyP95(s)"
+            latency_unit = "s"
+            gaps = "missing"
+            duplicates = "keep_last"
+            skip_bad_rows = true
+            labels = "faults.json"
+            fault_duration = "3m"
+            tail_sigma = 0.7
+        "#;
+        let s: Scenario = toml::from_str(doc).unwrap();
+        assert_eq!(s.trace.format, Some(TraceFormat::Interval));
+        assert_eq!(s.trace.time_format, TimeFormat::EpochS);
+        assert_eq!(s.trace.gaps, GapPolicy::Missing);
+        assert_eq!(s.trace.duplicates, DuplicatePolicy::KeepLast);
+        assert_eq!(s.trace.fault_duration, Some(Dur::from_secs(180)));
+        assert_eq!(s.trace.tail_sigma(), 0.7);
+        let err = toml::from_str::<Scenario>("[trace]\np96 = \"x\"\n").err().unwrap().to_string();
+        assert!(err.contains("unknown field `p96`") && err.contains("line 2"), "{err}");
+        let err = toml::from_str::<Scenario>("[trace]\ntail_sigma = 0\n").err().unwrap().to_string();
+        assert!(err.contains("greater than 0"), "{err}");
+        let bad = TraceOptions { utc_offset: Some("CET".into()), ..TraceOptions::default() };
+        assert!(bad.offset_seconds().unwrap_err().to_string().contains("utc_offset"));
+    }
 }

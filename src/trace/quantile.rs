@@ -69,6 +69,9 @@ impl Fit {
     pub fn at_score(&self, z: f64) -> f64 {
         let z = z.clamp(-Z_CAP, Z_CAP);
         let n = self.n;
+        if n == 0 {
+            return 1.0;
+        }
         let y = if z <= self.z[0] {
             self.y[0] + (z - self.z[0]) * self.lo_slope
         } else if z >= self.z[n - 1] {
@@ -196,5 +199,6 @@ mod tests {
         assert!((fit.quantile(0.9) - 100.0).abs() < 1e-6);
         let (empty, _) = Fit::new(&[f64::NAN; 4], 0.5);
         assert!(empty.is_empty());
+        assert_eq!(empty.quantile(0.5), 1.0);
     }
 }

@@ -151,7 +151,9 @@ impl SloRule {
                     v
                 }
             };
-            any.last_mut().map(|all| all.push(Cond { metric, op, threshold }));
+            if let Some(all) = any.last_mut() {
+                all.push(Cond { metric, op, threshold });
+            }
             i += 3;
             match toks.get(i).map(|t| t.to_ascii_lowercase()).as_deref() {
                 None => break,
