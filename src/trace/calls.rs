@@ -174,14 +174,15 @@ impl CallTrace {
                 return Err(TraceError::NonMonotonic {
                     file: file.to_string(),
                     line,
-                    value: String::from_utf8_lossy(record.get(time).unwrap_or_default()).into_owned(),
+                    value: String::from_utf8_lossy(record.get(time).unwrap_or_default().trim_ascii())
+                        .into_owned(),
                     previous_line: prev.1,
                     previous: String::from_utf8_lossy(&prev_text).into_owned(),
                 });
             }
             if t != prev.0 {
                 prev_text.clear();
-                prev_text.extend_from_slice(record.get(time).unwrap_or_default());
+                prev_text.extend_from_slice(record.get(time).unwrap_or_default().trim_ascii());
             }
             prev = (t, line);
             let epoch = *epoch.get_or_insert(t);
@@ -400,6 +401,21 @@ mod tests {
         assert_eq!(t.first_answer(0).latency, Dur(100));
         let flipped = TraceOptions { status_kind: StatusKind::OkFlag, ..opts };
         assert_eq!(parse(err, &flipped).unwrap().first_answer(0).class, OutcomeClass::Ok);
+    }
+
+    #[test]
+    fn cells_are_trimmed_without_the_readers_allocating_trim() {
+        let t = parse(
+            "timestamp , latency_ms , status\n 1000 , 5 , ok \n1001,\t6, 500\n",
+            &TraceOptions::default(),
+        )
+        .unwrap();
+        assert_eq!(
+            t.first_answer(0),
+            Answer { latency: Dur(5_000), class: OutcomeClass::Ok, retry_after: None }
+        );
+        assert_eq!(t.first_answer(1).class, OutcomeClass::Error);
+        assert_eq!(t.arrivals(), vec![SimTime(0), SimTime(1_000_000)]);
     }
 
     #[test]

@@ -197,9 +197,15 @@ impl Header {
 }
 
 /// A CSV reader with the settings every importer uses: header line, rows may have fewer or
-/// more fields (reported per row), cells trimmed.
+/// more fields (reported per row). Only headers are trimmed by the reader (its record trimming
+/// allocates a new record per row); cells are trimmed in place by [`Row::cell`].
 pub fn csv_reader<R: Read>(input: R) -> csv::Reader<R> {
-    csv::ReaderBuilder::new().has_headers(true).flexible(true).trim(csv::Trim::All).from_reader(input)
+    csv::ReaderBuilder::new().has_headers(true).flexible(true).trim(csv::Trim::Headers).from_reader(input)
+}
+
+/// `cell` without leading and trailing ASCII whitespace (a sub-slice: no copy).
+pub fn trim_cell(cell: &[u8]) -> &[u8] {
+    cell.trim_ascii()
 }
 
 /// Opens a file for one of the importers, naming it in the error.
@@ -228,7 +234,7 @@ pub struct Row<'a> {
 impl Row<'_> {
     /// The raw bytes of column `idx`, or an error when the row is too short.
     pub fn cell(&self, idx: usize) -> Result<&[u8], TraceError> {
-        self.record.get(idx).ok_or_else(|| TraceError::BadValue {
+        self.record.get(idx).map(trim_cell).ok_or_else(|| TraceError::BadValue {
             file: self.header.file.clone(),
             line: self.line,
             column: self.header.names[idx].clone(),
@@ -247,7 +253,8 @@ impl Row<'_> {
             file: self.header.file.clone(),
             line: self.line,
             column: self.header.names[idx].clone(),
-            value: String::from_utf8_lossy(self.record.get(idx).unwrap_or_default()).into_owned(),
+            value: String::from_utf8_lossy(self.record.get(idx).unwrap_or_default().trim_ascii())
+                .into_owned(),
             expected: expected.to_string(),
         }
     }

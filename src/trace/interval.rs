@@ -340,7 +340,10 @@ impl IntervalTrace {
                 Err(e) => return Err(e),
             };
             if let Some(prev) = rows.last_mut() {
-                let text = || String::from_utf8_lossy(record.get(cols.time).unwrap_or_default()).into_owned();
+                let text = || {
+                    String::from_utf8_lossy(record.get(cols.time).unwrap_or_default().trim_ascii())
+                        .into_owned()
+                };
                 if raw.t < prev.t {
                     return Err(TraceError::NonMonotonic {
                         file: file.to_string(),
@@ -368,7 +371,7 @@ impl IntervalTrace {
                 }
             }
             prev_text.clear();
-            prev_text.extend_from_slice(record.get(cols.time).unwrap_or_default());
+            prev_text.extend_from_slice(record.get(cols.time).unwrap_or_default().trim_ascii());
             rows.push(raw);
         }
         if rows.is_empty() {

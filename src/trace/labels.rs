@@ -135,10 +135,11 @@ pub fn label_csv<R: std::io::Read>(
             None => Expect::Open,
             Some(i) => parse_expect(row.cell(i)?).ok_or_else(|| row.bad(i, "open, stay_closed or either"))?,
         };
-        let kind = match kind_col.and_then(|i| record.get(i)).filter(|k| !k.is_empty()) {
-            Some(k) => String::from_utf8_lossy(k).into_owned(),
-            None => "label".to_string(),
-        };
+        let kind =
+            match kind_col.and_then(|i| record.get(i)).map(<[u8]>::trim_ascii).filter(|k| !k.is_empty()) {
+                Some(k) => String::from_utf8_lossy(k).into_owned(),
+                None => "label".to_string(),
+            };
         total += 1;
         windows.extend(base.window(s, e, &kind, expect));
     }
