@@ -28,6 +28,7 @@ pub struct CallTrace {
     latency_us: Vec<u32>,
     class: Vec<OutcomeClass>,
     near: usize,
+    offset_s: i64,
     report: ImportReport,
 }
 
@@ -130,8 +131,14 @@ impl CallTrace {
             ),
         ];
 
-        let mut trace =
-            CallTrace { times: Vec::new(), latency_us: Vec::new(), class: Vec::new(), near, report };
+        let mut trace = CallTrace {
+            times: Vec::new(),
+            latency_us: Vec::new(),
+            class: Vec::new(),
+            near,
+            offset_s,
+            report,
+        };
         let mut record = csv::ByteRecord::new();
         let mut format = None;
         let mut epoch = None;
@@ -273,13 +280,13 @@ impl CallTrace {
         self.report.epoch_offset_us
     }
     /// What label files need to move absolute times into this trace's time base.
-    pub fn time_base(&self, opts: &TraceOptions) -> Result<super::TimeBase, TraceError> {
-        Ok(super::TimeBase {
+    pub fn time_base(&self) -> super::TimeBase {
+        super::TimeBase {
             epoch_us: self.report.epoch_offset_us,
             horizon: self.horizon(),
-            utc_offset_s: opts.offset_seconds()?,
+            utc_offset_s: self.offset_s,
             step: Dur::ZERO,
-        })
+        }
     }
     /// What the import did.
     pub fn report(&self) -> &ImportReport {

@@ -399,6 +399,86 @@ impl fmt::Display for ImportReport {
     }
 }
 
+/// An imported trace of either kind, for callers that take whatever file the user gives.
+#[derive(Clone, Debug)]
+pub enum Trace {
+    /// Per-interval aggregates.
+    Interval(IntervalTrace),
+    /// Per-call log.
+    Calls(CallTrace),
+}
+
+impl Trace {
+    /// Imports `path` as the format the options name, or as detected from its header: a file with
+    /// latency and status columns and no percentile or `value` column is a per-call log,
+    /// anything else an interval trace.
+    pub fn load(path: &std::path::Path, opts: &TraceOptions) -> Result<Trace, TraceError> {
+        match detect_format(path, opts)? {
+            TraceFormat::Interval => IntervalTrace::from_path(path, opts).map(Trace::Interval),
+            TraceFormat::Calls => CallTrace::from_path(path, opts).map(Trace::Calls),
+        }
+    }
+
+    /// What the import did.
+    pub fn report(&self) -> &ImportReport {
+        match self {
+            Trace::Interval(t) => t.report(),
+            Trace::Calls(t) => t.report(),
+        }
+    }
+
+    /// End of the trace.
+    pub fn horizon(&self) -> SimTime {
+        match self {
+            Trace::Interval(t) => t.horizon(),
+            Trace::Calls(t) => t.horizon(),
+        }
+    }
+
+    /// What label files need to move absolute times into this trace's time base.
+    pub fn time_base(&self) -> TimeBase {
+        match self {
+            Trace::Interval(t) => t.time_base(),
+            Trace::Calls(t) => t.time_base(),
+        }
+    }
+
+    /// The ground truth the options name (see [`labels::load`]), `None` when they name none.
+    pub fn ground_truth(
+        &self,
+        path: &std::path::Path,
+        opts: &TraceOptions,
+    ) -> Result<Option<Vec<crate::truth::IncidentWindow>>, TraceError> {
+        let interval = match self {
+            Trace::Interval(t) => Some(t),
+            Trace::Calls(_) => None,
+        };
+        labels::load(opts, path, &self.time_base(), interval)
+    }
+}
+
+/// The format the options name, or the one `path`'s header suggests (see [`Trace::load`]).
+pub fn detect_format(path: &std::path::Path, opts: &TraceOptions) -> Result<TraceFormat, TraceError> {
+    if let Some(f) = opts.format {
+        return Ok(f);
+    }
+    if opts.latency.is_some() || opts.status.is_some() {
+        return Ok(TraceFormat::Calls);
+    }
+    let file = path.display().to_string();
+    let mut reader = columns::csv_reader(columns::open(path)?);
+    let header = columns::Header::read(&file, &mut reader)?;
+    let has = |role| header.find(role, None, &[]).map(|c| c.is_some());
+    let pct = (0..4).map(|k| has(columns::Role::Percentile(k))).collect::<Result<Vec<_>, _>>()?;
+    if pct.contains(&true) || has(columns::Role::Value)? {
+        return Ok(TraceFormat::Interval);
+    }
+    if has(columns::Role::Latency)? && has(columns::Role::Status)? {
+        return Ok(TraceFormat::Calls);
+    }
+    Ok(TraceFormat::Interval)
+}
+
 /// Converts an absolute epoch time to the trace's time base (time zero = first row).
 pub(crate) fn to_sim(abs_us: i64, epoch_us: i64) -> SimTime {
     SimTime(u64::try_from(abs_us.saturating_sub(epoch_us)).unwrap_or(0))
@@ -444,5 +524,42 @@ mod tests {
         assert!(err.contains("greater than 0"), "{err}");
         let bad = TraceOptions { utc_offset: Some("CET".into()), ..TraceOptions::default() };
         assert!(bad.offset_seconds().unwrap_err().to_string().contains("utc_offset"));
+    }
+
+    #[test]
+    fn formats_are_detected_from_headers() {
+        let dir = tempfile::tempdir().unwrap();
+        let calls = dir.path().join("calls.csv");
+        std::fs::write(&calls, "timestamp,latency_ms,status\n1000,5,200\n1001,6,500\n").unwrap();
+        let t = Trace::load(&calls, &TraceOptions::default()).unwrap();
+        assert!(matches!(&t, Trace::Calls(c) if c.len() == 2));
+        assert_eq!(t.horizon(), SimTime(1_006_000));
+        assert_eq!(t.ground_truth(&calls, &TraceOptions::default()).unwrap(), None);
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/traces");
+        let nezha = root.join("nezha-2022-08-23/front_service.csv");
+        let opts = TraceOptions {
+            slo: Some("success_rate < 80% or p95 > 2s for 3m".into()),
+            ..TraceOptions::default()
+        };
+        let t = Trace::load(&nezha, &opts).unwrap();
+        assert!(matches!(t, Trace::Interval(_)));
+        let truth = t.ground_truth(&nezha, &opts).unwrap().unwrap();
+        assert!(truth.iter().any(|w| w.expect == crate::truth::Expect::Open));
+        assert!(
+            t.report()
+                .to_string()
+                .starts_with(&format!("{}: 721 rows, 721 used; columns: time=TimeStamp", nezha.display()))
+        );
+        let outbound = root.join("ms-outbound-01/outbound-01.csv");
+        assert_eq!(detect_format(&outbound, &TraceOptions::default()).unwrap(), TraceFormat::Interval);
+        let err =
+            Trace::load(&calls, &TraceOptions { slo: Some("p95 > 1s".into()), ..TraceOptions::default() })
+                .unwrap()
+                .ground_truth(
+                    &calls,
+                    &TraceOptions { slo: Some("p95 > 1s".into()), ..TraceOptions::default() },
+                )
+                .unwrap_err();
+        assert!(err.to_string().contains("needs an interval trace"), "{err}");
     }
 }
