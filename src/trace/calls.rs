@@ -14,7 +14,7 @@
 
 use super::columns::{Header, Role, Row, csv_error, csv_reader, open};
 use super::timestamp::Resolved;
-use super::{ImportReport, LatencyUnit, StatusKind, TraceError, TraceOptions, to_sim};
+use super::{ImportReport, IntervalTrace, LatencyUnit, StatusKind, TraceError, TraceOptions, to_sim};
 use crate::outcome::{Answer, OutcomeClass};
 use crate::time::{Dur, SimTime};
 use rand::{Rng, RngExt};
@@ -222,6 +222,58 @@ impl CallTrace {
         Ok(trace)
     }
 
+    /// Per-interval aggregates of the log, for SLO rules and charts: buckets of `step` from the
+    /// first call, each with its call count, error rate (calls answered `error` or
+    /// `rate_limited`) and exact p50/p90/p95/p99 (nearest rank). Buckets without calls are gaps
+    /// treated as missing data.
+    pub fn aggregate(&self, step: Dur) -> Result<IntervalTrace, TraceError> {
+        if step.is_zero() {
+            return Err(TraceError::Option {
+                option: "slo_interval",
+                message: "expected a positive duration".into(),
+            });
+        }
+        let mut rows = Vec::new();
+        let mut lat: Vec<u32> = Vec::new();
+        let mut i = 0;
+        while i < self.times.len() {
+            let bucket = self.times[i].0 / step.0;
+            let start = i;
+            while i < self.times.len() && self.times[i].0 / step.0 == bucket {
+                i += 1;
+            }
+            lat.clear();
+            lat.extend_from_slice(&self.latency_us[start..i]);
+            lat.sort_unstable();
+            let n = lat.len();
+            let errors = self.class[start..i]
+                .iter()
+                .filter(|c| matches!(c, OutcomeClass::Error | OutcomeClass::RateLimited))
+                .count();
+            let mut logged = [0.0; 4];
+            for (k, q) in super::quantile::QUANTILES.iter().enumerate() {
+                let rank = ((q * n as f64).ceil() as usize).clamp(1, n);
+                logged[k] = f64::from(lat[rank - 1]);
+            }
+            let offset = i64::try_from(bucket * step.0).unwrap_or(i64::MAX);
+            rows.push(super::interval::Raw {
+                t: self.report.epoch_offset_us.saturating_add(offset),
+                line: 0,
+                count: Some(n as u64),
+                error_rate: errors as f64 / n as f64,
+                logged,
+            });
+        }
+        let opts =
+            TraceOptions { interval: Some(step), gaps: super::GapPolicy::Missing, ..TraceOptions::default() };
+        let report = ImportReport {
+            file: format!("{} (aggregated per {step})", self.report.file),
+            rows: rows.len() as u64,
+            ..ImportReport::default()
+        };
+        IntervalTrace::build(rows, &opts, self.offset_s, report)
+    }
+
     /// Logged calls.
     pub fn len(&self) -> usize {
         self.times.len()
@@ -423,6 +475,39 @@ mod tests {
         );
         assert_eq!(t.first_answer(1).class, OutcomeClass::Error);
         assert_eq!(t.arrivals(), vec![SimTime(0), SimTime(1_000_000)]);
+    }
+
+    #[test]
+    fn aggregates_into_intervals_for_slo_rules() {
+        let mut csv = String::from("timestamp,latency_ms,status\n");
+        // Minute 0: 100 ok calls at 1..=100 ms; minute 1: none; minute 2: 10 calls, 4 errors.
+        for i in 1..=100u64 {
+            csv.push_str(&format!("{},{i},200\n", 1_000 + i * 500));
+        }
+        for i in 0..10u64 {
+            csv.push_str(&format!("{},7,{}\n", 1_000 + 150_000 + i, if i < 4 { 503 } else { 200 }));
+        }
+        let opts = TraceOptions { time_format: crate::trace::TimeFormat::EpochMs, ..TraceOptions::default() };
+        let t = parse(&csv, &opts).unwrap();
+        let agg = t.aggregate(Dur::from_secs(60)).unwrap();
+        assert_eq!(agg.intervals().len(), 2);
+        let first = &agg.intervals()[0];
+        assert_eq!(first.count(), Some(100));
+        assert_eq!(
+            [0, 1, 2, 3].map(|k| first.percentile_us(k).unwrap()),
+            [50_000.0, 90_000.0, 95_000.0, 99_000.0]
+        );
+        let second = &agg.intervals()[1];
+        assert_eq!(
+            (second.start(), second.count(), second.error_rate()),
+            (SimTime(120_000_000), Some(10), 0.4)
+        );
+        assert_eq!(agg.gaps().len(), 1);
+        assert!(agg.is_missing(SimTime(70_000_000)));
+        assert!(!agg.is_missing(SimTime(120_000_000)));
+        let w = crate::trace::SloRule::parse("error_rate > 0.2").unwrap().windows(&agg).unwrap();
+        assert_eq!(w.len(), 1);
+        assert_eq!((w[0].start, w[0].end), (SimTime(120_000_000), SimTime(180_000_000)));
     }
 
     #[test]

@@ -108,12 +108,13 @@ enum ErrorCol {
     Success(usize, f64),
 }
 
-struct Raw {
-    t: i64,
-    line: u64,
-    count: Option<u64>,
-    error_rate: f64,
-    logged: [f64; 4],
+/// One parsed row (or one bucket of a per-call log): absolute time and logged values.
+pub(super) struct Raw {
+    pub(super) t: i64,
+    pub(super) line: u64,
+    pub(super) count: Option<u64>,
+    pub(super) error_rate: f64,
+    pub(super) logged: [f64; 4],
 }
 
 struct Columns {
@@ -385,7 +386,7 @@ impl IntervalTrace {
         IntervalTrace::build(rows, opts, offset_s, report)
     }
 
-    fn build(
+    pub(super) fn build(
         rows: Vec<Raw>,
         opts: &TraceOptions,
         offset_s: i64,

@@ -208,6 +208,8 @@ pub struct TraceOptions {
     pub label_column: Option<String>,
     /// An SLO rule that defines incidents, e.g. `error_rate > 0.2 or p95 > 8s for 3m`.
     pub slo: Option<String>,
+    /// Bucket length over which an SLO rule reads a per-call log (default 1m).
+    pub slo_interval: Option<Dur>,
 }
 
 impl TraceOptions {
@@ -449,11 +451,22 @@ impl Trace {
         path: &std::path::Path,
         opts: &TraceOptions,
     ) -> Result<Option<Vec<crate::truth::IncidentWindow>>, TraceError> {
-        let interval = match self {
-            Trace::Interval(t) => Some(t),
-            Trace::Calls(_) => None,
-        };
-        labels::load(opts, path, &self.time_base(), interval)
+        match self {
+            Trace::Interval(t) => labels::load(opts, path, &self.time_base(), Some(t)),
+            Trace::Calls(c) if opts.slo.is_some() => {
+                // The last bucket may reach past the log's end: clip to it.
+                let buckets = c.aggregate(opts.slo_interval.unwrap_or(Dur::from_secs(60)))?;
+                let windows = labels::load(opts, path, &self.time_base(), Some(&buckets))?;
+                let horizon = c.horizon();
+                Ok(windows.map(|ws| {
+                    ws.into_iter()
+                        .filter(|w| w.start < horizon)
+                        .map(|w| crate::truth::IncidentWindow { end: w.end.min(horizon), ..w })
+                        .collect()
+                }))
+            }
+            Trace::Calls(_) => labels::load(opts, path, &self.time_base(), None),
+        }
     }
 }
 
@@ -552,14 +565,13 @@ mod tests {
         );
         let outbound = root.join("ms-outbound-01/outbound-01.csv");
         assert_eq!(detect_format(&outbound, &TraceOptions::default()).unwrap(), TraceFormat::Interval);
-        let err =
-            Trace::load(&calls, &TraceOptions { slo: Some("p95 > 1s".into()), ..TraceOptions::default() })
-                .unwrap()
-                .ground_truth(
-                    &calls,
-                    &TraceOptions { slo: Some("p95 > 1s".into()), ..TraceOptions::default() },
-                )
-                .unwrap_err();
-        assert!(err.to_string().contains("needs an interval trace"), "{err}");
+        // An SLO rule over a per-call log reads it per minute: 1 of 2 calls failed at second 1000.
+        let slo = TraceOptions { slo: Some("error_rate >= 50%".into()), ..TraceOptions::default() };
+        let w = Trace::load(&calls, &slo).unwrap().ground_truth(&calls, &slo).unwrap().unwrap();
+        assert_eq!(w.len(), 1);
+        assert_eq!(
+            (w[0].start, w[0].end, w[0].expect),
+            (SimTime::ZERO, SimTime(1_006_000), crate::truth::Expect::Open)
+        );
     }
 }
