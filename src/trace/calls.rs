@@ -29,6 +29,7 @@ pub struct CallTrace {
     class: Vec<OutcomeClass>,
     near: usize,
     offset_s: i64,
+    horizon: SimTime,
     report: ImportReport,
 }
 
@@ -137,6 +138,7 @@ impl CallTrace {
             class: Vec::new(),
             near,
             offset_s,
+            horizon: SimTime::ZERO,
             report,
         };
         let mut record = csv::ByteRecord::new();
@@ -197,8 +199,11 @@ impl CallTrace {
             if lat > f64::from(u32::MAX) {
                 clipped += 1;
             }
-            trace.times.push(to_sim(t, epoch));
-            trace.latency_us.push(lat.min(f64::from(u32::MAX)) as u32);
+            let lat = lat.min(f64::from(u32::MAX)) as u32;
+            let at = to_sim(t, epoch);
+            trace.horizon = trace.horizon.max(at + Dur(u64::from(lat)));
+            trace.times.push(at);
+            trace.latency_us.push(lat);
             trace.class.push(class);
         }
         if trace.times.is_empty() {
@@ -322,10 +327,9 @@ impl CallTrace {
         self.first_answer(chosen)
     }
 
-    /// End of the log: the last call's arrival plus its latency.
+    /// End of the log: the latest completion (arrival plus latency) of any logged call.
     pub fn horizon(&self) -> SimTime {
-        let last = self.times.len() - 1;
-        self.times[last] + Dur(u64::from(self.latency_us[last]))
+        self.horizon
     }
     /// Absolute time of time zero (the first row), microseconds since the Unix epoch.
     pub fn epoch_offset_us(&self) -> i64 {
@@ -385,7 +389,8 @@ mod tests {
         for (i, (us, class)) in expect.into_iter().enumerate() {
             assert_eq!(t.first_answer(i), Answer { latency: Dur(us), class, retry_after: None }, "call {i}");
         }
-        assert_eq!(t.horizon(), s(5_041));
+        // The timeout logged at 1.25 s (5 s) completes last.
+        assert_eq!(t.horizon(), s(6_250));
         assert_eq!(t.report().columns[1].1, "latency_ms (ms)");
     }
 
