@@ -398,7 +398,21 @@ pub fn load(
     let kind = match opts.labels_kind {
         Some(k) => k,
         None if path.extension().is_some_and(|e| e.eq_ignore_ascii_case("json")) => {
-            if opts.fault_duration.is_some() { LabelKind::FaultList } else { LabelKind::NabWindows }
+            if opts.fault_duration.is_some() {
+                LabelKind::FaultList
+            } else {
+                let text = read_json(path)?.to_string();
+                if text.contains("\"inject_timestamp\"") || text.contains("\"inject_time\"") {
+                    return Err(TraceError::Option {
+                        option: "fault_duration",
+                        message: format!(
+                            "{} is a fault list: set fault_duration to how long each fault lasts (e.g. \"3m\")",
+                            path.display()
+                        ),
+                    });
+                }
+                LabelKind::NabWindows
+            }
         }
         None if opts.fault_duration.is_some() => LabelKind::FaultList,
         None => LabelKind::Csv,
@@ -448,7 +462,10 @@ mod tests {
         assert_eq!((w[31].start, w[31].kind.as_str()), (secs(1_661_272_857 - 1_661_255_968), "cpu_consumed"));
         assert!(w.iter().all(|x| x.expect == Expect::Open && x.end - x.start == Dur::from_secs(180)));
         assert!(w.windows(2).all(|p| p[0].start < p[1].start));
-        // Through the dispatcher: a .json with fault_duration is a fault list.
+        // Through the dispatcher: a .json with fault_duration is a fault list; without, an error.
+        let no_duration = TraceOptions { labels: Some(faults.clone()), ..TraceOptions::default() };
+        let err = load(&no_duration, &trace_path, &trace.time_base(), Some(&trace)).unwrap_err().to_string();
+        assert!(err.contains("is a fault list: set fault_duration"), "{err}");
         let opts = TraceOptions {
             labels: Some(faults),
             fault_duration: Some(Dur::from_secs(180)),
