@@ -450,6 +450,17 @@ mod tests {
     }
 
     #[test]
+    fn the_scripted_call_format_reads_as_a_call_log() {
+        let t = parse("t_ms,latency_ms,ok\n0,5,1\n250,900,0\n", &TraceOptions::default()).unwrap();
+        assert_eq!(t.arrivals(), vec![SimTime(0), SimTime(250_000)]);
+        assert_eq!(
+            t.first_answer(1),
+            Answer { latency: Dur(900_000), class: OutcomeClass::Error, retry_after: None }
+        );
+        assert!(t.report().notes.is_empty(), "{:?}", t.report().notes);
+    }
+
+    #[test]
     fn flags_words_and_epoch_seconds() {
         let ok = "t,latency(s),ok\n1700000000.5,0.25,1\n1700000001,0.5,0\n";
         let t = parse(ok, &TraceOptions::default()).unwrap();
