@@ -13,6 +13,7 @@ pub mod rng;
 pub mod scenario;
 pub mod sim;
 pub mod time;
+pub mod trace;
 pub mod traffic;
 pub mod truth;
 pub mod units;
