@@ -179,11 +179,9 @@ impl Budget {
                     (self.tokens - 1.0).max(0.0)
                 };
             }
-            BudgetSpec::RetryQuota { capacity, no_retry_increment, .. } => {
-                if class == OutcomeClass::Ok {
-                    let refund = if retry_cost > 0 { retry_cost } else { *no_retry_increment };
-                    self.quota = (self.quota + refund).min(*capacity);
-                }
+            BudgetSpec::RetryQuota { capacity, no_retry_increment, .. } if class == OutcomeClass::Ok => {
+                let refund = if retry_cost > 0 { retry_cost } else { *no_retry_increment };
+                self.quota = (self.quota + refund).min(*capacity);
             }
             _ => {}
         }
