@@ -141,21 +141,23 @@ fn resolve(header: &Header, opts: &TraceOptions, report: &mut ImportReport) -> R
     }
     let any_explicit = explicit.iter().any(|e| *e);
     let mut errors = ErrorCol::None;
-    if !any_explicit || opts.errors.is_some() {
-        if let Some(i) = header.find(Role::Errors, opts.errors.as_deref(), &taken)? {
-            errors = ErrorCol::Count(i);
-        }
+    if (!any_explicit || opts.errors.is_some())
+        && let Some(i) = header.find(Role::Errors, opts.errors.as_deref(), &taken)?
+    {
+        errors = ErrorCol::Count(i);
     }
-    if matches!(errors, ErrorCol::None) && (!any_explicit || opts.error_rate.is_some()) {
-        if let Some(i) = header.find(Role::ErrorRate, opts.error_rate.as_deref(), &taken)? {
-            errors = ErrorCol::Rate(i, if header.parsed(i).percent { 100.0 } else { 1.0 });
-        }
+    if matches!(errors, ErrorCol::None)
+        && (!any_explicit || opts.error_rate.is_some())
+        && let Some(i) = header.find(Role::ErrorRate, opts.error_rate.as_deref(), &taken)?
+    {
+        errors = ErrorCol::Rate(i, if header.parsed(i).percent { 100.0 } else { 1.0 });
     }
-    if matches!(errors, ErrorCol::None) && (!any_explicit || opts.success_percent.is_some()) {
-        if let Some(i) = header.find(Role::Success, opts.success_percent.as_deref(), &taken)? {
-            let percent = opts.success_percent.is_some() || header.parsed(i).percent;
-            errors = ErrorCol::Success(i, if percent { 100.0 } else { 1.0 });
-        }
+    if matches!(errors, ErrorCol::None)
+        && (!any_explicit || opts.success_percent.is_some())
+        && let Some(i) = header.find(Role::Success, opts.success_percent.as_deref(), &taken)?
+    {
+        let percent = opts.success_percent.is_some() || header.parsed(i).percent;
+        errors = ErrorCol::Success(i, if percent { 100.0 } else { 1.0 });
     }
     match errors {
         ErrorCol::None => report.notes.push("no error column: every answer is ok".into()),
@@ -189,15 +191,15 @@ fn resolve(header: &Header, opts: &TraceOptions, report: &mut ImportReport) -> R
             taken.push(i);
         }
     }
-    if pct.iter().all(Option::is_none) {
-        if let Some(i) = header.find(Role::Value, None, &taken)? {
-            pct[0] = Some(i);
-            report.notes.push(format!(
-                "single-signal trace: column `{}` is read as the p50 latency (set p50/p90/p95/p99 to map it \
+    if pct.iter().all(Option::is_none)
+        && let Some(i) = header.find(Role::Value, None, &taken)?
+    {
+        pct[0] = Some(i);
+        report.notes.push(format!(
+            "single-signal trace: column `{}` is read as the p50 latency (set p50/p90/p95/p99 to map it \
                  elsewhere, latency_unit or latency_scale to convert it)",
-                header.names[i]
-            ));
-        }
+            header.names[i]
+        ));
     }
     if pct.iter().all(Option::is_none) {
         return Err(cols_err(format!(

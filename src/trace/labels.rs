@@ -119,10 +119,10 @@ pub fn label_csv<R: std::io::Read>(
         let time = |idx: usize| -> Result<i64, TraceError> {
             let cell = row.cell(idx)?;
             let text = std::str::from_utf8(cell).unwrap_or("");
-            if text.bytes().last().is_some_and(|b| b.is_ascii_alphabetic()) {
-                if let Ok(d) = Dur::parse(text) {
-                    return Ok(base.epoch_us.saturating_add(i64::try_from(d.0).unwrap_or(i64::MAX)));
-                }
+            if text.bytes().last().is_some_and(|b| b.is_ascii_alphabetic())
+                && let Ok(d) = Dur::parse(text)
+            {
+                return Ok(base.epoch_us.saturating_add(i64::try_from(d.0).unwrap_or(i64::MAX)));
             }
             absolute(cell, base)
                 .map_err(|e| row.bad(idx, &format!("{e}, or a duration from the trace's start such as 15m")))

@@ -192,13 +192,13 @@ impl SloRule {
     /// kind `slo`. A rule on a percentile the trace never logged is an error.
     pub fn windows(&self, trace: &IntervalTrace) -> Result<Vec<IncidentWindow>, TraceError> {
         for cond in self.any.iter().flatten() {
-            if let Metric::Percentile(k) = cond.metric {
-                if trace.intervals().iter().all(|iv| iv.percentile_us(k).is_none()) {
-                    return Err(TraceError::Slo {
-                        rule: self.text.clone(),
-                        message: format!("the trace has no {} column", super::quantile::QUANTILE_NAMES[k]),
-                    });
-                }
+            if let Metric::Percentile(k) = cond.metric
+                && trace.intervals().iter().all(|iv| iv.percentile_us(k).is_none())
+            {
+                return Err(TraceError::Slo {
+                    rule: self.text.clone(),
+                    message: format!("the trace has no {} column", super::quantile::QUANTILE_NAMES[k]),
+                });
             }
         }
         let mut out = Vec::new();
