@@ -127,7 +127,7 @@ impl<'a> Engine<'a> {
             budgets: vec![Budget::new(&client.retry.budget); instances as usize],
             active_requests: vec![0; instances as usize],
             active_retries: vec![0; instances as usize],
-            load: workload.capacity.as_ref().map(Load::new),
+            load: workload.capacity.as_ref().map(|(spec, service)| Load::new(spec, *service)),
             queue: EventQueue::with_capacity(1024, workload.arrivals.len() as u64),
             retry_queue: VecDeque::new(),
             cycle_scheduled: false,
