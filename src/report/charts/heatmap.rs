@@ -79,8 +79,13 @@ impl Heatmap {
         best.map(|b| b.0)
     }
 
+    /// The colour scale's range: over feasible cells (infeasible ones are greyed), or over all
+    /// cells when none is feasible.
     fn range(&self) -> (f64, f64) {
-        let vals: Vec<f64> = self.cells.iter().flatten().flatten().filter_map(|c| c.value).collect();
+        let cells: Vec<&Cell> = self.cells.iter().flatten().flatten().collect();
+        let any_feasible = cells.iter().any(|c| c.feasible && c.value.is_some());
+        let vals: Vec<f64> =
+            cells.iter().filter(|c| c.feasible || !any_feasible).filter_map(|c| c.value).collect();
         let lo = vals.iter().copied().fold(f64::INFINITY, f64::min);
         let hi = vals.iter().copied().fold(f64::NEG_INFINITY, f64::max);
         if !lo.is_finite() {
@@ -261,31 +266,35 @@ pub fn render_heatmap(map: &Heatmap, root: &Area) -> Result<(), ChartError> {
         .margin(16)
         .x_label_area_size(80)
         .y_label_area_size(110)
-        .build_cartesian_2d((0..nx).into_segmented(), (0..ny).into_segmented())
+        .build_cartesian_2d(0.0..nx.max(1) as f64, 0.0..ny.max(1) as f64)
         .map_err(draw_err)?;
-    let xs = map.x_values.clone();
-    let ys = map.y_values.clone();
-    let xfmt = move |v: &SegmentValue<i32>| match v {
-        SegmentValue::CenterOf(i) => xs.get(*i as usize).cloned().unwrap_or_default(),
-        _ => String::new(),
-    };
-    let yfmt = move |v: &SegmentValue<i32>| match v {
-        SegmentValue::CenterOf(i) => ys.get(*i as usize).cloned().unwrap_or_default(),
-        _ => String::new(),
-    };
     chart
         .configure_mesh()
         .disable_mesh()
-        .x_labels(nx as usize + 1)
-        .y_labels(ny as usize + 1)
-        .x_label_formatter(&xfmt)
-        .y_label_formatter(&yfmt)
+        .x_labels(0)
+        .y_labels(0)
         .x_desc(format!("{} (swept parameter)", map.x_param))
         .y_desc(format!("{} (swept parameter)", map.y_param))
-        .label_style(text(TICK_SIZE, OI_BLACK))
         .axis_desc_style(text(LABEL_SIZE, OI_BLACK))
         .draw()
         .map_err(draw_err)?;
+    // Tick labels at cell centres, drawn by hand so every value gets exactly one label.
+    let main_base = main.get_base_pixel();
+    let at = |x: f64, y: f64| {
+        let p = chart.backend_coord(&(x, y));
+        (p.0 - main_base.0, p.1 - main_base.1)
+    };
+    let colw = (at(1.0, 0.0).0 - at(0.0, 0.0).0) - 4;
+    for (i, v) in map.x_values.iter().enumerate() {
+        let (x, y) = at(i as f64 + 0.5, 0.0);
+        let style = text(TICK_SIZE, OI_BLACK).pos(Pos::new(HPos::Center, VPos::Top));
+        main.draw(&Text::new(fit_text(v, TICK_SIZE, colw), (x, y + 8), style)).map_err(draw_err)?;
+    }
+    for (j, v) in map.y_values.iter().enumerate() {
+        let (x, y) = at(0.0, j as f64 + 0.5);
+        let style = text(TICK_SIZE, OI_BLACK).pos(Pos::new(HPos::Right, VPos::Center));
+        main.draw(&Text::new(fit_text(v, TICK_SIZE, 90), (x - 8, y), style)).map_err(draw_err)?;
+    }
     let (lo, hi) = map.range();
     let best = map.best();
     let plot = chart.plotting_area();
@@ -294,8 +303,8 @@ pub fn render_heatmap(map: &Heatmap, root: &Area) -> Result<(), ChartError> {
     let (pw, ph) = px.dim_in_pixel();
     let (cw, chh) = (pw as i32 / nx.max(1), ph as i32 / ny.max(1));
     let cell_px = |x: i32, y: i32| {
-        let a = chart.backend_coord(&(SegmentValue::Exact(x), SegmentValue::Exact(y + 1)));
-        let b = chart.backend_coord(&(SegmentValue::Exact(x + 1), SegmentValue::Exact(y)));
+        let a = chart.backend_coord(&(x as f64, (y + 1) as f64));
+        let b = chart.backend_coord(&((x + 1) as f64, y as f64));
         ((a.0 - base.0, a.1 - base.1), (b.0 - base.0, b.1 - base.1))
     };
     let big = cw >= 56 && chh >= 30;
@@ -361,7 +370,11 @@ fn draw_scale(area: &Area, map: &Heatmap, lo: f64, hi: f64) -> Result<(), ChartE
         .disable_x_axis()
         .y_labels(8)
         .y_label_formatter(&|v| fmt_num(*v))
-        .y_desc(map.metric.clone())
+        .y_desc(format!(
+            "{} ({} is better)",
+            map.metric,
+            if higher_is_better(&map.metric) { "higher" } else { "lower" }
+        ))
         .label_style(text(TICK_SIZE, OI_BLACK))
         .axis_desc_style(text(LABEL_SIZE, OI_BLACK))
         .draw()

@@ -149,10 +149,19 @@ pub fn bold(size: u32, colour: RGBColor) -> TextStyle<'static> {
     (FONT_FAMILY, size as f64, FontStyle::Bold).into_font().color(&colour)
 }
 
-/// Width in pixels `s` takes at `size` px (estimated from the font's advances).
+/// Width in pixels `s` takes at `size` px in the regular face (from the font's advances).
 pub fn text_width(s: &str, size: u32) -> i32 {
-    let font = (FONT_FAMILY, size as f64).into_font();
-    font.box_size(s).map(|(w, _)| w as i32).unwrap_or((s.chars().count() as u32 * size / 2) as i32)
+    measure(s, size, FontStyle::Normal)
+}
+
+/// Width in pixels `s` takes at `size` px in the bold face.
+pub fn bold_width(s: &str, size: u32) -> i32 {
+    measure(s, size, FontStyle::Bold)
+}
+
+fn measure(s: &str, size: u32, style: FontStyle) -> i32 {
+    let font = (FONT_FAMILY, size as f64, style).into_font();
+    font.box_size(s).map(|(w, _)| w as i32).unwrap_or((s.chars().count() as u32 * size * 6 / 10) as i32)
 }
 
 /// Shortens `s` to at most `max_px` pixels at `size` px, ending it with "…" when cut.
@@ -375,13 +384,14 @@ fn trim_zeros(s: &str) -> String {
     if s.contains('.') { s.trim_end_matches('0').trim_end_matches('.').to_string() } else { s.to_string() }
 }
 
-/// Rounds a positive axis maximum up to 1, 2 or 5 × 10^k (0 and negatives give 1).
+/// Rounds a positive axis maximum up to a round number (1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6 or 8
+/// × 10^k), so axes end close to the data (0 and negatives give 1).
 pub fn nice_ceil(v: f64) -> f64 {
     if !(v > 0.0) || !v.is_finite() {
         return 1.0;
     }
     let e = 10f64.powf(v.log10().floor());
-    for m in [1.0, 2.0, 2.5, 5.0, 10.0] {
+    for m in [1.0, 1.2, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0] {
         if v <= m * e * (1.0 + 1e-12) {
             return m * e;
         }
@@ -462,10 +472,11 @@ mod tests {
     #[test]
     fn nice_ceil_rounds_up() {
         assert_eq!(nice_ceil(0.0), 1.0);
-        assert_eq!(nice_ceil(3.2), 5.0);
+        assert_eq!(nice_ceil(3.2), 4.0);
         assert_eq!(nice_ceil(10.0), 10.0);
-        assert_eq!(nice_ceil(11.0), 20.0);
+        assert_eq!(nice_ceil(11.0), 12.0);
         assert_eq!(nice_ceil(230.0), 250.0);
+        assert_eq!(nice_ceil(5.4), 6.0);
     }
 
     #[test]

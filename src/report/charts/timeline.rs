@@ -92,11 +92,51 @@ struct Shown {
     err: Option<f64>,
 }
 
-/// Merges the bins overlapping `[from, to)` in groups of `group`.
-fn merge(bins: &[Bin], from: u64, to: u64, group: usize) -> Vec<Shown> {
+/// Round display-bin widths (µs): merged bins take the smallest that is a multiple of the
+/// recorded bin and leaves at most [`TIMELINE_MAX_BINS`] bins.
+const DISPLAY_WIDTHS: [u64; 22] = [
+    1_000_000,
+    2_000_000,
+    5_000_000,
+    10_000_000,
+    15_000_000,
+    30_000_000,
+    60_000_000,
+    120_000_000,
+    300_000_000,
+    600_000_000,
+    900_000_000,
+    1_200_000_000,
+    1_800_000_000,
+    3_600_000_000,
+    7_200_000_000,
+    10_800_000_000,
+    21_600_000_000,
+    43_200_000_000,
+    86_400_000_000,
+    172_800_000_000,
+    604_800_000_000,
+    2_419_200_000_000,
+];
+
+/// The display-bin width for `count` recorded bins of `recorded` µs.
+fn display_width(recorded: u64, count: usize) -> u64 {
+    let need = count.div_ceil(TIMELINE_MAX_BINS).max(1) as u64;
+    if need == 1 || recorded == 0 {
+        return recorded.max(1);
+    }
+    DISPLAY_WIDTHS
+        .iter()
+        .copied()
+        .find(|w| w % recorded == 0 && w / recorded >= need)
+        .unwrap_or(recorded * need)
+}
+
+/// Merges the bins overlapping `[from, to)` into display bins aligned on multiples of `width`.
+fn merge(bins: &[Bin], from: u64, to: u64, width: u64) -> Vec<Shown> {
     let inside: Vec<&Bin> = bins.iter().filter(|b| b.end_us > from && b.start_us < to).collect();
     inside
-        .chunks(group.max(1))
+        .chunk_by(|a, b| a.start_us / width.max(1) == b.start_us / width.max(1))
         .map(|g| {
             let start = g[0].start_us;
             let end = g[g.len() - 1].end_us;
@@ -180,13 +220,17 @@ fn expect_label(e: Expect) -> &'static str {
     }
 }
 
-/// Splits `(index, value)` points into runs of consecutive present values.
-fn runs(points: impl Iterator<Item = (u64, Option<f64>)>) -> Vec<Vec<(u64, f64)>> {
+/// Splits bins into runs of consecutive present values, each drawn as a step line: the value
+/// holds from the bin's start to its end, so changes line up with incident windows exactly.
+fn runs(points: impl Iterator<Item = (u64, u64, Option<f64>)>) -> Vec<Vec<(u64, f64)>> {
     let mut out: Vec<Vec<(u64, f64)>> = Vec::new();
     let mut cur = Vec::new();
-    for (t, v) in points {
+    for (start, end, v) in points {
         match v {
-            Some(v) => cur.push((t, v)),
+            Some(v) => {
+                cur.push((start, v));
+                cur.push((end, v));
+            }
             None if !cur.is_empty() => out.push(std::mem::take(&mut cur)),
             None => {}
         }
@@ -208,9 +252,9 @@ pub fn render_timeline(data: &TimelineData, range: Option<TimeRange>, root: &Are
         .map(|s| s.bins.iter().filter(|b| b.end_us > from && b.start_us < to).count())
         .max()
         .unwrap_or(0);
-    let group = max_bins.div_ceil(TIMELINE_MAX_BINS).max(1);
-    let merged: Vec<Vec<Shown>> = shown.iter().map(|s| merge(&s.bins, from, to, group)).collect();
     let recorded = shown.iter().find_map(|s| s.bins.first()).map(|b| b.end_us - b.start_us).unwrap_or(0);
+    let width = display_width(recorded, max_bins);
+    let merged: Vec<Vec<Shown>> = shown.iter().map(|s| merge(&s.bins, from, to, width)).collect();
 
     // Title strip.
     let (title_area, rest) = root.split_vertically(TITLE_HEIGHT);
@@ -218,8 +262,8 @@ pub fn render_timeline(data: &TimelineData, range: Option<TimeRange>, root: &Are
     if range.is_some() {
         sub.push_str(" (zoomed)");
     }
-    if group > 1 {
-        sub.push_str(&format!(" · bins of {} merged into {}", Dur(recorded), Dur(recorded * group as u64)));
+    if width > recorded {
+        sub.push_str(&format!(" · bins of {} merged into {} (p95: worst bin)", Dur(recorded), Dur(width)));
     } else if recorded > 0 {
         sub.push_str(&format!(" · bins of {}", Dur(recorded)));
     }
@@ -267,7 +311,7 @@ const HEADING: u32 = 28;
 fn heading(area: &Area, label: &str, legend: &[LegendItem]) -> Result<(), ChartError> {
     let x = 10 + TIMELINE_LEFT_AREA as i32;
     area.draw(&Text::new(label.to_string(), (x, 5), bold(LABEL_SIZE, OI_BLACK))).map_err(draw_err)?;
-    let lx = x + text_width(label, LABEL_SIZE) + 30;
+    let lx = x + bold_width(label, LABEL_SIZE) + 30;
     draw_legend_row(area, legend, lx, 7)?;
     Ok(())
 }
@@ -354,28 +398,19 @@ fn draw_health(area: &Area, axis: &TimeAxis, bins: &[&Shown], incidents: &[Incid
         if let Some(r) = (0..2).find(|r| row_end[*r] < px) {
             row_end[r] = px + w + 8;
             let base = plot.get_base_pixel();
-            let pos = (px - base.0 + 3, py - base.1 + 3 + r as i32 * (LEGEND_SIZE as i32 + 4));
-            plot.strip_coord_spec()
-                .draw(&Text::new(label, pos, text(LEGEND_SIZE, DARK_GREY)))
-                .map_err(draw_err)?;
+            let pos = (px - base.0 + 3, py - base.1 + 3 + r as i32 * (LEGEND_SIZE as i32 + 6));
+            let flat = plot.strip_coord_spec();
+            let bg = [(pos.0 - 2, pos.1 - 1), (pos.0 + w + 2, pos.1 + LEGEND_SIZE as i32 + 3)];
+            flat.draw(&Rectangle::new(bg, WHITE.mix(0.8).filled())).map_err(draw_err)?;
+            flat.draw(&Text::new(label, pos, text(LEGEND_SIZE, OI_BLACK))).map_err(draw_err)?;
         }
     }
 
-    for run in runs(bins.iter().map(|b| ((b.start + b.end) / 2, b.p95.filter(|v| *v > 0.0)))) {
-        if run.len() == 1 {
-            chart.draw_series(std::iter::once(Circle::new(run[0], 3, HEALTH_P95.filled()))).map_err(draw_err)?;
-        } else {
-            chart.draw_series(LineSeries::new(run, HEALTH_P95.stroke_width(2))).map_err(draw_err)?;
-        }
+    for run in runs(bins.iter().map(|b| (b.start, b.end, b.p95.filter(|v| *v > 0.0)))) {
+        chart.draw_series(LineSeries::new(run, HEALTH_P95.stroke_width(2))).map_err(draw_err)?;
     }
-    for run in runs(bins.iter().map(|b| ((b.start + b.end) / 2, b.err))) {
-        if run.len() == 1 {
-            chart
-                .draw_secondary_series(std::iter::once(Circle::new(run[0], 3, HEALTH_ERRORS.filled())))
-                .map_err(draw_err)?;
-        } else {
-            chart.draw_secondary_series(LineSeries::new(run, HEALTH_ERRORS.stroke_width(2))).map_err(draw_err)?;
-        }
+    for run in runs(bins.iter().map(|b| (b.start, b.end, b.err))) {
+        chart.draw_secondary_series(LineSeries::new(run, HEALTH_ERRORS.stroke_width(2))).map_err(draw_err)?;
     }
     if p95s.is_empty() {
         let plot = chart.plotting_area();
@@ -429,10 +464,9 @@ fn draw_bands(
             .map_err(draw_err)?;
         let mut chart = ChartBuilder::on(&strip)
             .margin_left(10)
-            .margin_right(10)
+            .margin_right(10 + TIMELINE_RIGHT_AREA)
             .margin_bottom(6)
             .y_label_area_size(TIMELINE_LEFT_AREA)
-            .right_y_label_area_size(TIMELINE_RIGHT_AREA)
             .x_label_area_size(0)
             .build_cartesian_2d(axis.clone(), 0.0..1.0)
             .map_err(draw_err)?;
@@ -504,10 +538,9 @@ fn draw_traffic(
         heading(&head, &title, &legend)?;
         let mut chart = ChartBuilder::on(&body)
             .margin_left(10)
-            .margin_right(10)
+            .margin_right(10 + TIMELINE_RIGHT_AREA)
             .margin_top(4)
             .y_label_area_size(TIMELINE_LEFT_AREA)
-            .right_y_label_area_size(TIMELINE_RIGHT_AREA)
             .x_label_area_size(if last { TIMELINE_AXIS_HEIGHT } else { 0 })
             .build_cartesian_2d(axis.clone(), 0.0..ymax)
             .map_err(draw_err)?;
@@ -538,9 +571,10 @@ fn draw_traffic(
             }
         }
         for (j, c) in colours.iter().enumerate() {
-            let pts: Vec<(u64, f64)> = bins.iter().map(|b| ((b.start + b.end) / 2, b.rates[j])).collect();
             let width = if j == 0 { 3 } else { 2 };
-            chart.draw_series(LineSeries::new(pts, c.stroke_width(width))).map_err(draw_err)?;
+            for run in runs(bins.iter().map(|b| (b.start, b.end, Some(b.rates[j])))) {
+                chart.draw_series(LineSeries::new(run, c.stroke_width(width))).map_err(draw_err)?;
+            }
         }
     }
     Ok(())
@@ -574,7 +608,7 @@ mod tests {
             bin(1_000_000, 2_000_000, 2.0, Some(900.0), Some(1.0), 0.5),
             bin(2_000_000, 3_000_000, 10.0, None, None, 0.0),
         ];
-        let m = merge(&bins, 0, 3_000_000, 2);
+        let m = merge(&bins, 0, 3_000_000, 2_000_000);
         assert_eq!(m.len(), 2);
         assert_eq!((m[0].start, m[0].end), (0, 2_000_000));
         assert_eq!(m[0].rates[0], 10.0); // 20 offered over 2 s
@@ -590,14 +624,24 @@ mod tests {
     fn zoom_keeps_only_overlapping_bins() {
         let bins: Vec<Bin> =
             (0..10).map(|i| bin(i * 1_000_000, (i + 1) * 1_000_000, 5.0, Some(1.0), None, 0.0)).collect();
-        let m = merge(&bins, 2_500_000, 4_000_000, 1);
+        let m = merge(&bins, 2_500_000, 4_000_000, 1_000_000);
         assert_eq!(m.iter().map(|b| b.start).collect::<Vec<_>>(), vec![2_000_000, 3_000_000]);
     }
 
     #[test]
+    fn display_bins_are_round_multiples_of_the_recorded_bin() {
+        // A week of one-minute bins: 10 080 bins, at least 17 per display bin: 20 minutes.
+        assert_eq!(display_width(60_000_000, 10_080), 1_200_000_000);
+        assert_eq!(display_width(60_000_000, 600), 60_000_000);
+        assert_eq!(display_width(30_000_000, 1_200), 60_000_000);
+        // A recorded width no round width is a multiple of: plain multiple.
+        assert_eq!(display_width(7_000_000, 1_800), 21_000_000);
+    }
+
+    #[test]
     fn runs_break_at_missing_values() {
-        let r = runs([(0, Some(1.0)), (1, None), (2, Some(2.0)), (3, Some(3.0))].into_iter());
-        assert_eq!(r, vec![vec![(0, 1.0)], vec![(2, 2.0), (3, 3.0)]]);
+        let r = runs([(0, 1, Some(1.0)), (1, 2, None), (2, 3, Some(2.0)), (3, 4, Some(3.0))].into_iter());
+        assert_eq!(r, vec![vec![(0, 1.0), (1, 1.0)], vec![(2, 2.0), (3, 2.0), (3, 3.0), (4, 3.0)]]);
     }
 
     #[test]
