@@ -1,2 +1,3 @@
 //! placeholder
 pub mod charts;
+pub mod page;

@@ -79,10 +79,12 @@ impl ComparisonData {
         let mut configs = all.clone();
         if configs.len() > COMPARISON_MAX_CONFIGS {
             let cost = |c: &String| {
-                let v: Vec<f64> = summary.rows.iter().filter(|r| &r.policy == c).filter_map(|r| r.metric("cost")).collect();
+                let v: Vec<f64> =
+                    summary.rows.iter().filter(|r| &r.policy == c).filter_map(|r| r.metric("cost")).collect();
                 if v.is_empty() { f64::INFINITY } else { v.iter().sum::<f64>() / v.len() as f64 }
             };
-            let mut ranked: Vec<(f64, usize)> = configs.iter().enumerate().map(|(i, c)| (cost(c), i)).collect();
+            let mut ranked: Vec<(f64, usize)> =
+                configs.iter().enumerate().map(|(i, c)| (cost(c), i)).collect();
             ranked.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
             let mut keep: Vec<usize> = ranked.iter().take(COMPARISON_MAX_CONFIGS).map(|r| r.1).collect();
             keep.sort_unstable();
@@ -175,13 +177,8 @@ pub fn render_comparison(data: &ComparisonData, root: &Area) -> Result<(), Chart
 }
 
 fn draw_panel(area: &Area, data: &ComparisonData, panel: &MetricPanel) -> Result<(), ChartError> {
-    let top = panel
-        .values
-        .iter()
-        .flatten()
-        .flatten()
-        .map(|v| v.mean + v.ci95.unwrap_or(0.0))
-        .fold(0.0, f64::max);
+    let top =
+        panel.values.iter().flatten().flatten().map(|v| v.mean + v.ci95.unwrap_or(0.0)).fold(0.0, f64::max);
     let ymax = nice_ceil(top * 1.12);
     let ns = data.scenarios.len();
     let k = data.configs.len();
@@ -237,15 +234,18 @@ fn draw_panel(area: &Area, data: &ComparisonData, panel: &MetricPanel) -> Result
                 let cap = bw * 0.25;
                 let style = OI_BLACK.stroke_width(2);
                 plot.draw(&PathElement::new(vec![(xm, lo), (xm, hi)], style)).map_err(draw_err)?;
-                plot.draw(&PathElement::new(vec![(xm - cap, hi), (xm + cap, hi)], style)).map_err(draw_err)?;
-                plot.draw(&PathElement::new(vec![(xm - cap, lo), (xm + cap, lo)], style)).map_err(draw_err)?;
+                plot.draw(&PathElement::new(vec![(xm - cap, hi), (xm + cap, hi)], style))
+                    .map_err(draw_err)?;
+                plot.draw(&PathElement::new(vec![(xm - cap, lo), (xm + cap, lo)], style))
+                    .map_err(draw_err)?;
                 label_y = hi;
             }
             if bar_px >= 34.0 {
                 let (px, py) = chart.backend_coord(&(xm, label_y));
                 let label = if panel.percent { fmt_pct(v.mean) } else { fmt_num(v.mean) };
                 let style = text(TICK_SIZE - 2, OI_BLACK).pos(Pos::new(HPos::Center, VPos::Bottom));
-                flat.draw(&Text::new(label, (px - base.0, (py - base.1 - 3).max(12)), style)).map_err(draw_err)?;
+                flat.draw(&Text::new(label, (px - base.0, (py - base.1 - 3).max(12)), style))
+                    .map_err(draw_err)?;
             }
         }
     }
@@ -257,7 +257,11 @@ fn draw_panel(area: &Area, data: &ComparisonData, panel: &MetricPanel) -> Result
             let style = text(TICK_SIZE, OI_BLACK).pos(Pos::new(HPos::Center, VPos::Top));
             let max = (pw as f64 / ns as f64) as i32 - 6;
             label_area
-                .draw(&Text::new(fit_text(s, TICK_SIZE, max), (px - abs.0, (base.1 - abs.1) + ph as i32 + 6), style))
+                .draw(&Text::new(
+                    fit_text(s, TICK_SIZE, max),
+                    (px - abs.0, (base.1 - abs.1) + ph as i32 + 6),
+                    style,
+                ))
                 .map_err(draw_err)?;
         }
     }

@@ -23,8 +23,8 @@ pub struct Table {
 impl Table {
     /// Reads `path` (header row required).
     pub fn read(path: &Path) -> Result<Table, ChartError> {
-        let file =
-            std::fs::File::open(path).map_err(|source| ChartError::Io { path: path.to_path_buf(), source })?;
+        let file = std::fs::File::open(path)
+            .map_err(|source| ChartError::Io { path: path.to_path_buf(), source })?;
         Table::from_reader(path, file)
     }
 
@@ -35,7 +35,8 @@ impl Table {
             ChartError::Csv { path: path.to_path_buf(), line, message: e.to_string() }
         };
         let mut r = csv::ReaderBuilder::new().flexible(false).from_reader(reader);
-        let headers: Vec<String> = r.headers().map_err(csv_err)?.iter().map(|h| h.trim().to_string()).collect();
+        let headers: Vec<String> =
+            r.headers().map_err(csv_err)?.iter().map(|h| h.trim().to_string()).collect();
         let mut rows = Vec::new();
         let mut lines = Vec::new();
         for rec in r.records() {

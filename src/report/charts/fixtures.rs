@@ -83,11 +83,16 @@ fn write_timeline(
         while t < span {
             let [c, h, o] = share(sched, t, t + bin);
             let day = (t % DAY) as f64 / DAY as f64;
-            let offered = (rate * (bin / SEC) as f64 * (1.0 + 0.3 * (day * std::f64::consts::TAU).sin())).round();
+            let offered =
+                (rate * (bin / SEC) as f64 * (1.0 + 0.3 * (day * std::f64::consts::TAU).sin())).round();
             let admitted = (offered * (c + h * 0.05)).round();
             let (p95, err) = health(t + bin / 2, incidents);
             let failures = (admitted * err).round();
-            let (p95, err) = if admitted > 0.0 { (format!("{p95:.1}"), format!("{err:.4}")) } else { (String::new(), String::new()) };
+            let (p95, err) = if admitted > 0.0 {
+                (format!("{p95:.1}"), format!("{err:.4}"))
+            } else {
+                (String::new(), String::new())
+            };
             writeln!(
                 tl,
                 "{name},{t},{},{offered},{admitted},{},{failures},{},{c:.4},{o:.4},{h:.4},{p95},{err}",
@@ -138,13 +143,24 @@ pub fn compare_dir(dir: &Path) {
         (92 * MIN, "half_open"),
         (96 * MIN, "closed"),
     ];
-    let r4j: Schedule = vec![(0, "closed"), (20 * MIN + 40 * SEC, "open"), (35 * MIN + 40 * SEC, "half_open"), (36 * MIN, "closed")];
+    let r4j: Schedule = vec![
+        (0, "closed"),
+        (20 * MIN + 40 * SEC, "open"),
+        (35 * MIN + 40 * SEC, "half_open"),
+        (36 * MIN, "closed"),
+    ];
     let policies = [("consecutive-5", c5), ("window-50pct-60s", win), ("resilience4j-default", r4j)];
     write_timeline(dir, &policies, &incidents, 2 * HOUR, 30 * SEC, 50.0);
     let mut s = String::from("scenario,policy,preset,seed,replicates,param.failure_threshold,");
-    s.push_str("false_opens,false_opens_sd,false_opens_ci95,incidents,missed_incidents,detection_delay_mean_s,");
-    s.push_str("detection_delay_mean_s_ci95,detection_delay_p95_s,detection_delay_max_s,recovery_lag_mean_s,flaps,");
-    s.push_str("open_episodes,probe_failures,requests,attempts,amplification,wasted_quota,wasted_quota_ci95,shed,");
+    s.push_str(
+        "false_opens,false_opens_sd,false_opens_ci95,incidents,missed_incidents,detection_delay_mean_s,",
+    );
+    s.push_str(
+        "detection_delay_mean_s_ci95,detection_delay_p95_s,detection_delay_max_s,recovery_lag_mean_s,flaps,",
+    );
+    s.push_str(
+        "open_episodes,probe_failures,requests,attempts,amplification,wasted_quota,wasted_quota_ci95,shed,",
+    );
     s.push_str("shed_healthy,availability,availability_ci95,fallback_rate,latency_p50_ms,latency_p95_ms,");
     s.push_str("latency_p99_ms,cost\n");
     for (si, scen) in ["outage-blip-slowdown", "nightly-batch"].iter().enumerate() {
@@ -186,10 +202,12 @@ pub fn compare_dir(dir: &Path) {
     }
     std::fs::write(dir.join("summary.csv"), s).unwrap();
     let mut l = String::from("policy,le_ms,count\n");
-    let edges = [1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0, 200.0, 500.0, 1000.0, 2000.0, 5000.0, 10000.0, 30000.0];
+    let edges =
+        [1.0, 2.0, 5.0, 10.0, 20.0, 50.0, 100.0, 200.0, 500.0, 1000.0, 2000.0, 5000.0, 10000.0, 30000.0];
     for (pi, p) in ["consecutive-5", "window-50pct-60s", "resilience4j-default"].iter().enumerate() {
         for (i, e) in edges.iter().enumerate() {
-            let base = [0, 40, 900, 4000, 26000, 120000, 180000, 20000, 2600, 900, 600, 400, 200, 50][i] as f64;
+            let base =
+                [0, 40, 900, 4000, 26000, 120000, 180000, 20000, 2600, 900, 600, 400, 200, 50][i] as f64;
             let tail = if i >= 8 { [1.0, 4.0, 2.5][pi] } else { 1.0 };
             writeln!(l, "{p},{e},{}", (base * tail).round()).unwrap();
         }
@@ -200,9 +218,14 @@ pub fn compare_dir(dir: &Path) {
 /// A sweep: two families (consecutive: threshold × open duration; window: rate × window ×
 /// min calls) on one scenario, with feasibility, a Pareto front and a recommendation.
 pub fn sweep_dir(dir: &Path) {
-    let mut s = String::from("scenario,policy,preset,seed,replicates,config_id,family,param.failure_threshold,");
-    s.push_str("param.open_for,param.failure_rate,param.window,param.min_calls,false_opens,false_opens_ci95,");
-    s.push_str("missed_incidents,detection_delay_mean_s,detection_delay_mean_s_ci95,wasted_quota,availability,");
+    let mut s =
+        String::from("scenario,policy,preset,seed,replicates,config_id,family,param.failure_threshold,");
+    s.push_str(
+        "param.open_for,param.failure_rate,param.window,param.min_calls,false_opens,false_opens_ci95,",
+    );
+    s.push_str(
+        "missed_incidents,detection_delay_mean_s,detection_delay_mean_s_ci95,wasted_quota,availability,",
+    );
     s.push_str("shed_healthy,latency_p95_ms,cost,feasible\n");
     let mut rows: Vec<(String, f64, f64, f64, f64)> = Vec::new();
     let mut n = 0;
@@ -234,7 +257,13 @@ pub fn sweep_dir(dir: &Path) {
             for mc in [10, 50] {
                 n += 1;
                 let r: f64 = rate.parse().unwrap();
-                let fo = if r < 0.3 { 3.0 } else if r < 0.6 && win == "10s" { 1.0 } else { 0.0 };
+                let fo = if r < 0.3 {
+                    3.0
+                } else if r < 0.6 && win == "10s" {
+                    1.0
+                } else {
+                    0.0
+                };
                 let delay = 5.0 + if win == "60s" { 25.0 } else { 6.0 } * r + mc as f64 * 0.05;
                 let wasted = 300.0 + 900.0 * r + if win == "60s" { 500.0 } else { 0.0 };
                 let av = 0.985 - 0.01 * r;
@@ -262,7 +291,11 @@ pub fn sweep_dir(dir: &Path) {
     for (i, line) in lines.enumerate() {
         let a = &rows[i];
         let dominated = rows.iter().any(|b| {
-            b.1 <= a.1 && b.2 <= a.2 && b.3 <= a.3 && b.4 >= a.4 && (b.1 < a.1 || b.2 < a.2 || b.3 < a.3 || b.4 > a.4)
+            b.1 <= a.1
+                && b.2 <= a.2
+                && b.3 <= a.3
+                && b.4 >= a.4
+                && (b.1 < a.1 || b.2 < a.2 || b.3 < a.3 || b.4 > a.4)
         });
         if !dominated {
             p.push_str(line);
@@ -270,10 +303,10 @@ pub fn sweep_dir(dir: &Path) {
         }
     }
     std::fs::write(dir.join("pareto.csv"), p).unwrap();
-    std::fs::write(dir.join("recommended.txt"), "consecutive(th=5,open=30s)\n").unwrap();
+    std::fs::write(dir.join("recommended.txt"), "window(rate=0.8,win=10s,min=10)\n").unwrap();
     std::fs::write(
         dir.join("recommendation.txt"),
-        "Recommended: consecutive(th=5,open=30s).\nIt meets every constraint (false_opens <= 1, \
+        "Recommended: window(rate=0.8,win=10s,min=10).\nIt meets every constraint (false_opens <= 1, \
          missed_incidents == 0) and has the lowest cost among the configurations that do.\n",
     )
     .unwrap();
@@ -293,13 +326,28 @@ pub fn week_dir(dir: &Path) {
     let mut slow: Schedule = vec![(0, "closed")];
     for d in 0..7u64 {
         let s = d * DAY + 2 * HOUR;
-        fast.extend([(s + 20 * SEC, "open"), (s + 90 * MIN + MIN, "half_open"), (s + 90 * MIN + MIN + SEC, "closed")]);
+        fast.extend([
+            (s + 20 * SEC, "open"),
+            (s + 90 * MIN + MIN, "half_open"),
+            (s + 90 * MIN + MIN + SEC, "closed"),
+        ]);
         if d != 4 {
             slow.extend([(s + 6 * MIN, "open"), (s + 95 * MIN, "half_open"), (s + 97 * MIN, "closed")]);
         }
         if d == 3 {
-            fast.extend([(d * DAY + 14 * HOUR, "open"), (d * DAY + 14 * HOUR + MIN, "half_open"), (d * DAY + 14 * HOUR + MIN + SEC, "closed")]);
+            fast.extend([
+                (d * DAY + 14 * HOUR, "open"),
+                (d * DAY + 14 * HOUR + MIN, "half_open"),
+                (d * DAY + 14 * HOUR + MIN + SEC, "closed"),
+            ]);
         }
     }
-    write_timeline(dir, &[("consecutive-5", fast), ("window-50pct-5m", slow)], &incidents, 7 * DAY, MIN, 20.0);
+    write_timeline(
+        dir,
+        &[("consecutive-5", fast), ("window-50pct-5m", slow)],
+        &incidents,
+        7 * DAY,
+        MIN,
+        20.0,
+    );
 }

@@ -54,7 +54,9 @@ impl Heatmap {
     /// `heatmap_<family>_<p1>_<p2>.png`, with characters unsafe in file names replaced by `-`.
     pub fn file_name(&self) -> String {
         let clean = |s: &str| -> String {
-            s.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '-' }).collect()
+            s.chars()
+                .map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '-' })
+                .collect()
         };
         format!("heatmap_{}_{}_{}.png", clean(&self.family), clean(&self.x_param), clean(&self.y_param))
     }
@@ -134,7 +136,8 @@ pub fn heatmaps(summary: &Summary, metric: &str) -> Vec<Heatmap> {
         let configs: Vec<Config> = ids
             .iter()
             .map(|id| {
-                let rows: Vec<_> = summary.rows.iter().filter(|r| r.family == fam && r.config_id == *id).collect();
+                let rows: Vec<_> =
+                    summary.rows.iter().filter(|r| r.family == fam && r.config_id == *id).collect();
                 let vals: Vec<f64> = rows.iter().filter_map(|r| r.metric(metric)).collect();
                 Config {
                     label: &rows[0].policy,
@@ -177,11 +180,8 @@ fn one(
     scenarios: usize,
 ) -> Heatmap {
     let values = |p: &str| {
-        let mut v: Vec<String> = configs
-            .iter()
-            .filter_map(|c| c.params.get(p).cloned())
-            .filter(|v| !v.is_empty())
-            .collect();
+        let mut v: Vec<String> =
+            configs.iter().filter_map(|c| c.params.get(p).cloned()).filter(|v| !v.is_empty()).collect();
         v.sort_by(|a, b| param_order(a, b));
         v.dedup();
         v
@@ -231,7 +231,11 @@ fn one(
         y_values: ys,
         cells,
         scenarios,
-        others: swept.iter().filter(|p| p.as_str() != xp && p.as_str() != yp).map(|p| p.to_string()).collect(),
+        others: swept
+            .iter()
+            .filter(|p| p.as_str() != xp && p.as_str() != yp)
+            .map(|p| p.to_string())
+            .collect(),
     }
 }
 
@@ -253,7 +257,11 @@ pub fn render_heatmap(map: &Heatmap, root: &Area) -> Result<(), ChartError> {
     if !map.others.is_empty() {
         sub.push(format!("each cell: best over {}", map.others.join(", ")));
     }
-    sub.push(if higher_is_better(&map.metric) { "higher is better".into() } else { "lower is better".into() });
+    sub.push(if higher_is_better(&map.metric) {
+        "higher is better".into()
+    } else {
+        "lower is better".into()
+    });
     draw_title(
         &title_area,
         &format!("{} of {}: {} × {}", map.metric, map.family, map.x_param, map.y_param),
@@ -387,28 +395,37 @@ fn draw_scale(area: &Area, map: &Heatmap, lo: f64, hi: f64) -> Result<(), ChartE
             Rectangle::new([(0.0, a), (1.0, b)], viridis(i as f64 / (steps - 1) as f64).filled())
         }))
         .map_err(draw_err)?;
-    chart.plotting_area().draw(&Rectangle::new([(0.0, lo), (1.0, hi)], DARK_GREY.stroke_width(1))).map_err(draw_err)?;
+    chart
+        .plotting_area()
+        .draw(&Rectangle::new([(0.0, lo), (1.0, hi)], DARK_GREY.stroke_width(1)))
+        .map_err(draw_err)?;
     // Key for the marks.
     let s = LEGEND_SIZE as i32;
     let x = 14;
     key_area
         .draw(&Rectangle::new([(x, 10), (x + 2 * s, 10 + 2 * s)], OI_BLACK.stroke_width(4)))
         .map_err(draw_err)?;
-    key_area.draw(&Text::new("best feasible", (x + 2 * s + 8, 16), text(LEGEND_SIZE, OI_BLACK))).map_err(draw_err)?;
+    key_area
+        .draw(&Text::new("best feasible", (x + 2 * s + 8, 16), text(LEGEND_SIZE, OI_BLACK)))
+        .map_err(draw_err)?;
     key_area
         .draw(&Rectangle::new([(x, 56), (x + 2 * s, 56 + 2 * s)], RGBColor(0xD0, 0xD0, 0xD0).filled()))
         .map_err(draw_err)?;
     hatch(&key_area, (x, 56), (x + 2 * s, 56 + 2 * s), 8, GREY)?;
-    key_area.draw(&Text::new("breaks a", (x + 2 * s + 8, 54), text(LEGEND_SIZE, OI_BLACK))).map_err(draw_err)?;
-    key_area.draw(&Text::new("constraint", (x + 2 * s + 8, 72), text(LEGEND_SIZE, OI_BLACK))).map_err(draw_err)?;
     key_area
-        .draw(&Rectangle::new([(x, 102), (x + 2 * s, 102 + 2 * s)], WHITE.filled()))
+        .draw(&Text::new("breaks a", (x + 2 * s + 8, 54), text(LEGEND_SIZE, OI_BLACK)))
         .map_err(draw_err)?;
+    key_area
+        .draw(&Text::new("constraint", (x + 2 * s + 8, 72), text(LEGEND_SIZE, OI_BLACK)))
+        .map_err(draw_err)?;
+    key_area.draw(&Rectangle::new([(x, 102), (x + 2 * s, 102 + 2 * s)], WHITE.filled())).map_err(draw_err)?;
     hatch(&key_area, (x, 102), (x + 2 * s, 102 + 2 * s), 6, LIGHT_GREY)?;
     key_area
         .draw(&Rectangle::new([(x, 102), (x + 2 * s, 102 + 2 * s)], GREY.stroke_width(1)))
         .map_err(draw_err)?;
-    key_area.draw(&Text::new("not run", (x + 2 * s + 8, 110), text(LEGEND_SIZE, OI_BLACK))).map_err(draw_err)?;
+    key_area
+        .draw(&Text::new("not run", (x + 2 * s + 8, 110), text(LEGEND_SIZE, OI_BLACK)))
+        .map_err(draw_err)?;
     Ok(())
 }
 

@@ -45,10 +45,7 @@ pub fn render_latency_cdf(hists: &[LatencyHist], root: &Area) -> Result<(), Char
         .iter()
         .filter_map(|c| c.1.iter().find(|p| p.1 > 0.0).map(|p| p.0))
         .fold(f64::INFINITY, f64::min);
-    let last = curves
-        .iter()
-        .filter_map(|c| c.1.iter().find(|p| p.1 >= 1.0).map(|p| p.0))
-        .fold(0.0, f64::max);
+    let last = curves.iter().filter_map(|c| c.1.iter().find(|p| p.1 >= 1.0).map(|p| p.0)).fold(0.0, f64::max);
     let lo = 10f64.powf(first.max(1e-3).log10().floor());
     let mut hi = 10f64.powf(last.max(first).log10().ceil());
     if hi <= lo {
@@ -97,9 +94,7 @@ pub fn render_latency_cdf(hists: &[LatencyHist], root: &Area) -> Result<(), Char
         .map_err(draw_err)?;
     for (i, (_, pts)) in curves.iter().enumerate() {
         let pts: Vec<(f64, f64)> = pts.iter().copied().filter(|p| p.0 >= lo && p.0 <= hi).collect();
-        cdf_chart
-            .draw_series(LineSeries::new(pts, series_colour(i).stroke_width(3)))
-            .map_err(draw_err)?;
+        cdf_chart.draw_series(LineSeries::new(pts, series_colour(i).stroke_width(3))).map_err(draw_err)?;
     }
 
     let mut tail = ChartBuilder::on(&right)

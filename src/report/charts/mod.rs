@@ -292,6 +292,13 @@ mod tests {
             std::fs::create_dir_all(&d).unwrap();
             f(&d);
             draw_all(&d).unwrap();
+            let inputs = crate::report::page::ReportInputs {
+                title: format!("{name} sample"),
+                command_line: Some(format!("breakerlab {name} scenarios/sample.toml --seed 7")),
+                seed: Some(7),
+                ..Default::default()
+            };
+            crate::report::page::write_report(&d, &inputs).unwrap();
         }
         let d = root.join("week");
         let data = timeline::TimelineData::load(&d).unwrap();

@@ -66,9 +66,8 @@ impl ParetoData {
                     let v: Vec<f64> = rows.iter().filter_map(|r| r.metric(m)).collect();
                     (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
                 };
-                let on_front = front.is_some_and(|f| {
-                    f.rows.iter().any(|r| r.config_id == *id || r.policy == rows[0].policy)
-                });
+                let on_front = front
+                    .is_some_and(|f| f.rows.iter().any(|r| r.config_id == *id || r.policy == rows[0].policy));
                 Point {
                     label: rows[0].policy.clone(),
                     family: rows[0].family.clone(),
@@ -175,12 +174,8 @@ pub fn render_pareto(data: &ParetoData, root: &Area) -> Result<(), ChartError> {
 }
 
 fn draw_panel(area: &Area, data: &ParetoData, panel: &Panel) -> Result<(), ChartError> {
-    let pts: Vec<(f64, f64, usize)> = data
-        .points
-        .iter()
-        .enumerate()
-        .filter_map(|(i, p)| Some(((panel.x)(p)?, (panel.y)(p)?, i)))
-        .collect();
+    let pts: Vec<(f64, f64, usize)> =
+        data.points.iter().enumerate().filter_map(|(i, p)| Some(((panel.x)(p)?, (panel.y)(p)?, i))).collect();
     let missing = data.points.len() - pts.len();
     let xmax = nice_ceil(pts.iter().map(|p| p.0).fold(0.0, f64::max) * 1.08);
     let (ylo, yhi) = if panel.y_pct {
@@ -231,9 +226,13 @@ fn draw_panel(area: &Area, data: &ParetoData, panel: &Panel) -> Result<(), Chart
     for (x, y, i) in &pts {
         let p = &data.points[*i];
         let c = data.colour(&p.family);
-        chart.draw_series(std::iter::once(Circle::new((*x, *y), 6, c.mix(0.85).filled()))).map_err(draw_err)?;
+        chart
+            .draw_series(std::iter::once(Circle::new((*x, *y), 6, c.mix(0.85).filled())))
+            .map_err(draw_err)?;
         if p.on_front {
-            chart.draw_series(std::iter::once(Circle::new((*x, *y), 9, OI_BLACK.stroke_width(2)))).map_err(draw_err)?;
+            chart
+                .draw_series(std::iter::once(Circle::new((*x, *y), 9, OI_BLACK.stroke_width(2))))
+                .map_err(draw_err)?;
         }
     }
     if let Some(rec) = &data.recommended {
@@ -249,10 +248,16 @@ fn draw_panel(area: &Area, data: &ParetoData, panel: &Panel) -> Result<(), Chart
             // Put the label to the right unless it would leave the panel; above unless at the top.
             let tx = if cx + 22 + tw < pw as i32 { cx + 22 } else { (cx - 22 - tw).max(2) };
             let ty = if cy > 40 { cy - 34 } else { cy + 20 };
-            flat.draw(&PathElement::new(vec![(cx, cy), (tx.min(cx + 14).max(cx - 14), ty + 10)], OI_BLACK.stroke_width(1)))
-                .map_err(draw_err)?;
-            flat.draw(&Rectangle::new([(tx - 4, ty - 3), (tx + tw + 4, ty + LEGEND_SIZE as i32 + 5)], WHITE.mix(0.9).filled()))
-                .map_err(draw_err)?;
+            flat.draw(&PathElement::new(
+                vec![(cx, cy), (tx.min(cx + 14).max(cx - 14), ty + 10)],
+                OI_BLACK.stroke_width(1),
+            ))
+            .map_err(draw_err)?;
+            flat.draw(&Rectangle::new(
+                [(tx - 4, ty - 3), (tx + tw + 4, ty + LEGEND_SIZE as i32 + 5)],
+                WHITE.mix(0.9).filled(),
+            ))
+            .map_err(draw_err)?;
             flat.draw(&Text::new(label, (tx, ty), bold(LEGEND_SIZE, OI_BLACK))).map_err(draw_err)?;
         }
     }

@@ -373,7 +373,7 @@ pub fn fmt_pct(v: f64) -> String {
     let p = v * 100.0;
     if p == p.round() {
         format!("{}%", p as i64)
-    } else if (p - p.round()).abs() < 0.05 || p >= 10.0 && p <= 99.0 {
+    } else if (p - p.round()).abs() < 0.05 || (10.0..=99.0).contains(&p) {
         format!("{}%", trim_zeros(&format!("{p:.1}")))
     } else {
         format!("{}%", trim_zeros(&format!("{p:.2}")))
@@ -387,7 +387,7 @@ fn trim_zeros(s: &str) -> String {
 /// Rounds a positive axis maximum up to a round number (1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6 or 8
 /// × 10^k), so axes end close to the data (0 and negatives give 1).
 pub fn nice_ceil(v: f64) -> f64 {
-    if !(v > 0.0) || !v.is_finite() {
+    if v.is_nan() || v <= 0.0 || !v.is_finite() {
         return 1.0;
     }
     let e = 10f64.powf(v.log10().floor());

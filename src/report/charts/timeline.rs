@@ -47,7 +47,9 @@ impl TimelineData {
         let only_one = self.series.len() == 1;
         self.transitions
             .iter()
-            .filter(move |t| t.to == State::Open && (t.policy == policy || only_one || t.policy == SINGLE_POLICY))
+            .filter(move |t| {
+                t.to == State::Open && (t.policy == policy || only_one || t.policy == SINGLE_POLICY)
+            })
             .map(|t| t.at_us)
     }
 }
@@ -93,7 +95,8 @@ struct Shown {
 }
 
 /// Round display-bin widths (µs): merged bins take the smallest that is a multiple of the
-/// recorded bin and leaves at most [`TIMELINE_MAX_BINS`] bins.
+/// recorded bin, leaves at most [`TIMELINE_MAX_BINS`] bins and merges at most three times
+/// more than needed (else a plain multiple of the recorded bin is used).
 const DISPLAY_WIDTHS: [u64; 22] = [
     1_000_000,
     2_000_000,
@@ -128,7 +131,7 @@ fn display_width(recorded: u64, count: usize) -> u64 {
     DISPLAY_WIDTHS
         .iter()
         .copied()
-        .find(|w| w % recorded == 0 && w / recorded >= need)
+        .find(|w| w % recorded == 0 && w / recorded >= need && w / recorded <= 3 * need)
         .unwrap_or(recorded * need)
 }
 
@@ -166,9 +169,10 @@ fn merge(bins: &[Bin], from: u64, to: u64, width: u64) -> Vec<Shown> {
             }
             let states = (st_w > 0.0).then(|| [st[0] / st_w, st[1] / st_w, st[2] / st_w]);
             // p95: the worst merged bin, so short spikes stay visible.
-            let p95 = g.iter().filter_map(|b| b.upstream_p95_ms).fold(None, |m: Option<f64>, v| {
-                Some(m.map_or(v, |m| m.max(v)))
-            });
+            let p95 = g
+                .iter()
+                .filter_map(|b| b.upstream_p95_ms)
+                .fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.max(v))));
             // Error rate: pooled over calls (weighted by admitted requests, or evenly).
             let rated: Vec<(f64, f64)> =
                 g.iter().filter_map(|b| b.upstream_error_rate.map(|e| (e, b.admitted))).collect();
@@ -191,11 +195,7 @@ fn merge(bins: &[Bin], from: u64, to: u64, width: u64) -> Vec<Shown> {
 fn window(data: &TimelineData, range: Option<TimeRange>) -> Result<(u64, u64), ChartError> {
     if let Some(r) = range {
         if r.to_us <= r.from_us {
-            return Err(ChartError::NoData(format!(
-                "empty time range {}..{}",
-                Dur(r.from_us),
-                Dur(r.to_us)
-            )));
+            return Err(ChartError::NoData(format!("empty time range {}..{}", Dur(r.from_us), Dur(r.to_us))));
         }
         return Ok((r.from_us, r.to_us));
     }
@@ -316,7 +316,12 @@ fn heading(area: &Area, label: &str, legend: &[LegendItem]) -> Result<(), ChartE
     Ok(())
 }
 
-fn draw_health(area: &Area, axis: &TimeAxis, bins: &[&Shown], incidents: &[Incident]) -> Result<(), ChartError> {
+fn draw_health(
+    area: &Area,
+    axis: &TimeAxis,
+    bins: &[&Shown],
+    incidents: &[Incident],
+) -> Result<(), ChartError> {
     let (head, body) = area.split_vertically(HEADING);
     let mut legend = vec![
         LegendItem { label: "p95 latency (left)".into(), colour: HEALTH_P95, swatch: Swatch::Line },
@@ -512,9 +517,8 @@ fn draw_traffic(
     incidents: &[Incident],
 ) -> Result<(), ChartError> {
     let k = shown.len();
-    let ymax = nice_ceil(
-        merged.iter().flatten().flat_map(|b| b.rates.iter().copied()).fold(0.0, f64::max) * 1.05,
-    );
+    let ymax =
+        nice_ceil(merged.iter().flatten().flat_map(|b| b.rates.iter().copied()).fold(0.0, f64::max) * 1.05);
     let names = ["offered", "admitted", "rejected by breaker", "failed"];
     let colours = [TRAFFIC_OFFERED, TRAFFIC_ADMITTED, TRAFFIC_REJECTED, TRAFFIC_FAILED];
     let panel_h = if k == 1 { TIMELINE_TRAFFIC_HEIGHT } else { TIMELINE_TRAFFIC_MULTI_HEIGHT };
@@ -655,7 +659,10 @@ mod tests {
                 + TIMELINE_TRAFFIC_HEIGHT
                 + TIMELINE_AXIS_HEIGHT
         );
-        assert_eq!(timeline_size(3).1 - timeline_size(2).1, TIMELINE_BAND_HEIGHT + TIMELINE_TRAFFIC_MULTI_HEIGHT);
+        assert_eq!(
+            timeline_size(3).1 - timeline_size(2).1,
+            TIMELINE_BAND_HEIGHT + TIMELINE_TRAFFIC_MULTI_HEIGHT
+        );
         assert_eq!(timeline_size(50), timeline_size(TIMELINE_MAX_CONFIGS));
     }
 }
