@@ -163,7 +163,7 @@ pub fn render_comparison(data: &ComparisonData, root: &Area) -> Result<(), Chart
             .map(|(j, c)| LegendItem {
                 label: fit_text(c, LEGEND_SIZE, 330),
                 colour: series_colour(row * 4 + j),
-                swatch: Swatch::Box,
+                swatch: bar_swatch(row * 4 + j),
             })
             .collect();
         draw_legend_row(&legend_area, &items, 30, 4 + row as i32 * 26)?;
@@ -240,14 +240,21 @@ fn draw_panel(area: &Area, data: &ComparisonData, panel: &MetricPanel) -> Result
                     .map_err(draw_err)?;
                 label_y = hi;
             }
-            if bar_px >= 34.0 {
+            if bar_px >= 22.0 {
                 let (px, py) = chart.backend_coord(&(xm, label_y));
                 let label = if panel.percent { fmt_pct(v.mean) } else { fmt_num(v.mean) };
-                let style = text(TICK_SIZE - 2, OI_BLACK).pos(Pos::new(HPos::Center, VPos::Bottom));
+                let size = if bar_px >= 34.0 { TICK_SIZE - 2 } else { TICK_SIZE - 4 };
+                let style = text(size, OI_BLACK).pos(Pos::new(HPos::Center, VPos::Bottom));
                 flat.draw(&Text::new(label, (px - base.0, (py - base.1 - 3).max(12)), style))
                     .map_err(draw_err)?;
             }
         }
+    }
+    let present: Vec<f64> = panel.values.iter().flatten().flatten().map(|v| v.mean).collect();
+    if present.iter().all(|v| *v == 0.0) {
+        let style = text(LABEL_SIZE, DARK_GREY).pos(Pos::new(HPos::Center, VPos::Center));
+        let note = if panel.percent { "0% for every configuration" } else { "0 for every configuration" };
+        flat.draw(&Text::new(note, (pw as i32 / 2, ph as i32 / 2), style)).map_err(draw_err)?;
     }
     if ns > 1 {
         let label_area = area.clone();
@@ -295,5 +302,19 @@ mod tests {
         assert_eq!(d.panels[0].values[1][1], None);
         let av = d.panels[1].values[0][1].unwrap().mean;
         assert!((av - 0.1).abs() < 1e-12);
+    }
+
+    #[test]
+    fn beyond_twelve_configurations_the_cheapest_are_kept_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        crate::report::charts::fixtures::sweep_dir(dir.path());
+        let d = ComparisonData::new(&read_summary(&dir.path().join("summary.csv")).unwrap());
+        assert_eq!(d.total_configs, 28);
+        assert_eq!(d.configs.len(), COMPARISON_MAX_CONFIGS);
+        // The cheapest (cost 20.5) is kept; the dearest (cost 96) is not.
+        assert!(d.configs.iter().any(|c| c == "window(rate=0.8,win=10s,min=10)"));
+        assert!(!d.configs.iter().any(|c| c == "consecutive(th=12,open=5m)"));
+        // Summary order is kept among those shown.
+        assert_eq!(d.configs[0], "consecutive(th=5,open=30s)");
     }
 }

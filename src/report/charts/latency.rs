@@ -6,6 +6,7 @@
 use super::ChartError;
 use super::data::LatencyHist;
 use super::style::*;
+use plotters::coord::ranged1d::Ranged;
 use plotters::prelude::*;
 use std::path::Path;
 
@@ -30,16 +31,37 @@ pub fn draw_latency_cdf(hists: &[LatencyHist], path: &Path) -> Result<(), ChartE
     save_png(path, LATENCY_SIZE, |root| render_latency_cdf(hists, root))
 }
 
+/// Most configurations drawn (beyond the palette, lines are dashed).
+pub const LATENCY_MAX_CONFIGS: usize = 12;
+
+type LogChart<'a, Y> = ChartContext<'a, BitMapBackend<'a>, Cartesian2d<LogCoord<f64>, Y>>;
+
+/// Draws curve `i`: solid in its palette colour, dashed once the palette has been used.
+fn draw_curve<Y: Ranged<ValueType = f64>>(
+    chart: &mut LogChart<'_, Y>,
+    pts: Vec<(f64, f64)>,
+    i: usize,
+) -> Result<(), ChartError> {
+    let style = series_colour(i).stroke_width(3);
+    if i >= SERIES.len() {
+        chart.draw_series(DashedLineSeries::new(pts, 10, 6, style)).map_err(draw_err)?;
+    } else {
+        chart.draw_series(LineSeries::new(pts, style)).map_err(draw_err)?;
+    }
+    Ok(())
+}
+
 /// Lowest share drawn on the tail panel.
 const TAIL_FLOOR: f64 = 1e-4;
 
 /// Draws the chart into `root`.
 pub fn render_latency_cdf(hists: &[LatencyHist], root: &Area) -> Result<(), ChartError> {
-    let curves: Vec<(&str, Vec<(f64, f64)>)> =
+    let all: Vec<(&str, Vec<(f64, f64)>)> =
         hists.iter().map(|h| (h.policy.as_str(), cdf(h))).filter(|c| !c.1.is_empty()).collect();
-    if curves.is_empty() {
+    if all.is_empty() {
         return Err(ChartError::NoData("latency.csv has no requests".into()));
     }
+    let curves = &all[..all.len().min(LATENCY_MAX_CONFIGS)];
     // x range: from the first bucket holding requests to the edge where every curve is at 1.
     let first = curves
         .iter()
@@ -52,11 +74,13 @@ pub fn render_latency_cdf(hists: &[LatencyHist], root: &Area) -> Result<(), Char
         hi = lo * 10.0;
     }
     let (title_area, rest) = root.split_vertically(TITLE_HEIGHT);
-    draw_title(
-        &title_area,
-        "User-perceived latency",
-        "arrival to final answer, retries, backoff and fallbacks included; from histogram bucket edges",
-    )?;
+    let mut sub =
+        "arrival to final answer, retries, backoff and fallbacks included; from histogram bucket edges"
+            .to_string();
+    if all.len() > curves.len() {
+        sub.push_str(&format!(" · first {} of {} configurations", curves.len(), all.len()));
+    }
+    draw_title(&title_area, "User-perceived latency", &sub)?;
     let (legend_area, panels) = rest.split_vertically(12 + (curves.len() as u32).div_ceil(4) * 26);
     for (row, chunk) in curves.chunks(4).enumerate() {
         let items: Vec<LegendItem> = chunk
@@ -65,7 +89,7 @@ pub fn render_latency_cdf(hists: &[LatencyHist], root: &Area) -> Result<(), Char
             .map(|(j, c)| LegendItem {
                 label: fit_text(c.0, LEGEND_SIZE, 330),
                 colour: series_colour(row * 4 + j),
-                swatch: Swatch::Line,
+                swatch: line_swatch(row * 4 + j),
             })
             .collect();
         draw_legend_row(&legend_area, &items, 30, 4 + row as i32 * 26)?;
@@ -132,7 +156,7 @@ pub fn render_latency_cdf(hists: &[LatencyHist], root: &Area) -> Result<(), Char
             .take_while(|p| p.1 >= TAIL_FLOOR)
             .filter(|p| p.0 >= lo && p.0 <= hi)
             .collect();
-        tail.draw_series(LineSeries::new(pts, series_colour(i).stroke_width(3))).map_err(draw_err)?;
+        draw_curve(&mut tail, pts, i)?;
     }
     Ok(())
 }
@@ -147,5 +171,20 @@ mod tests {
         assert_eq!(cdf(&h), vec![(10.0, 0.5), (20.0, 0.75), (40.0, 1.0)]);
         let empty = LatencyHist { policy: "p".into(), buckets: vec![(10.0, 0.0)] };
         assert!(cdf(&empty).is_empty());
+    }
+
+    #[test]
+    fn many_configurations_draw_dashed_lines_and_empty_input_is_an_error() {
+        let hists: Vec<LatencyHist> = (0..14)
+            .map(|i| LatencyHist {
+                policy: format!("config-{i}"),
+                buckets: vec![(5.0, 10.0), (50.0, 80.0 + i as f64), (500.0, 5.0 + i as f64), (5000.0, 1.0)],
+            })
+            .collect();
+        let rgb = render_rgb(LATENCY_SIZE, |root| render_latency_cdf(&hists, root)).unwrap();
+        assert!(rgb.chunks(3).any(|p| p != [255, 255, 255]));
+        let none = vec![LatencyHist { policy: "p".into(), buckets: vec![(10.0, 0.0)] }];
+        let err = render_rgb(LATENCY_SIZE, |root| render_latency_cdf(&none, root)).unwrap_err();
+        assert!(err.to_string().contains("no requests"), "{err}");
     }
 }

@@ -227,6 +227,20 @@ pub enum Swatch {
     Marker,
     /// A circle outline (highlighted points).
     Ring,
+    /// A filled square with white hatching (series beyond the palette's eight colours).
+    Hatched,
+    /// A short dashed line (line series beyond the palette's eight colours).
+    Dashed,
+}
+
+/// The legend swatch of categorical series `i` drawn as bars (hatched past the palette).
+pub fn bar_swatch(i: usize) -> Swatch {
+    if i >= SERIES.len() { Swatch::Hatched } else { Swatch::Box }
+}
+
+/// The legend swatch of categorical series `i` drawn as lines (dashed past the palette).
+pub fn line_swatch(i: usize) -> Swatch {
+    if i >= SERIES.len() { Swatch::Dashed } else { Swatch::Line }
 }
 
 /// Draws legend items left to right starting at `(x, y)` (top-left, pixels); returns the x
@@ -260,6 +274,22 @@ pub fn draw_legend_row(area: &Area, items: &[LegendItem], x: i32, y: i32) -> Res
             Swatch::Dot => {
                 area.draw(&Circle::new((x + s / 2, y + s / 2 + 1), s / 2 - 1, it.colour.filled()))
                     .map_err(draw_err)?;
+            }
+            Swatch::Hatched => {
+                area.draw(&Rectangle::new([(x, y + 1), (x + s, y + s + 1)], it.colour.filled()))
+                    .map_err(draw_err)?;
+                hatch(area, (x, y + 1), (x + s, y + s + 1), 5, WHITE)?;
+            }
+            Swatch::Dashed => {
+                for k in 0..3 {
+                    let x0 = x + k * 9;
+                    area.draw(&PathElement::new(
+                        vec![(x0, y + s / 2 + 1), (x0 + 5, y + s / 2 + 1)],
+                        it.colour.stroke_width(3),
+                    ))
+                    .map_err(draw_err)?;
+                }
+                x += 8;
             }
             Swatch::Ring => {
                 area.draw(&Circle::new((x + s / 2, y + s / 2 + 1), s / 2, it.colour.stroke_width(2)))
