@@ -73,7 +73,8 @@ pub struct TimeAxis {
 impl TimeAxis {
     /// An axis over `[from_us, to_us]` (an empty span is widened to one second).
     pub fn new(from_us: u64, to_us: u64) -> TimeAxis {
-        let to = if to_us > from_us { to_us } else { from_us + SEC };
+        let to = if to_us > from_us { to_us } else { from_us.saturating_add(SEC) };
+        let from_us = from_us.min(to - 1);
         let span = to - from_us;
         let step = STEPS
             .iter()
@@ -173,12 +174,22 @@ impl Ranged for TimeAxis {
         if max == 0 {
             return Vec::new();
         }
+        let span = self.to - self.from;
         let mut step = self.step;
-        while (self.to - self.from) / step + 1 > max as u64 {
-            step *= 2;
+        while step < span && span / step + 1 > max as u64 {
+            step = step.saturating_mul(2);
         }
-        let first = self.from.div_ceil(step) * step;
-        (0..).map(|i| first + i * step).take_while(|t| *t <= self.to).collect()
+        let first = self.from.div_ceil(step).saturating_mul(step);
+        let mut out = Vec::new();
+        let mut t = first;
+        while t <= self.to && out.len() <= MAX_TIME_TICKS {
+            out.push(t);
+            match t.checked_add(step) {
+                Some(n) => t = n,
+                None => break,
+            }
+        }
+        out
     }
 
     fn range(&self) -> Range<u64> {
@@ -228,6 +239,16 @@ mod tests {
         let sub = TimeAxis::new(0, 3 * SEC);
         assert_eq!(sub.step(), 500_000);
         assert_eq!(sub.label(1_500_000), "1.5");
+    }
+
+    #[test]
+    fn extreme_spans_do_not_overflow() {
+        let a = TimeAxis::new(u64::MAX - 5, u64::MAX);
+        assert!(a.key_points(10usize).len() <= MAX_TIME_TICKS + 1);
+        let b = TimeAxis::new(0, u64::MAX);
+        assert!(!b.key_points(10usize).is_empty());
+        let c = TimeAxis::new(u64::MAX, u64::MAX);
+        assert!(c.from_us() < c.to_us());
     }
 
     #[test]

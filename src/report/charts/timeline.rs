@@ -493,7 +493,7 @@ fn draw_bands(
         let (pw, _) = plot.dim_in_pixel();
         let half = axis.us_per_px(pw as i32) * 5;
         for t in &opens {
-            let tri = vec![(t.saturating_sub(half), 1.0), (t + half, 1.0), (*t, 0.5)];
+            let tri = vec![(t.saturating_sub(half), 1.0), (t.saturating_add(half), 1.0), (*t, 0.5)];
             plot.draw(&Polygon::new(tri, OI_BLACK.filled())).map_err(draw_err)?;
         }
         chart
