@@ -82,7 +82,7 @@ impl ReportInputs {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(source) => return Err(ChartError::Io { path, source }),
         };
-        toml::from_str(&text).map(Some).map_err(|e| ChartError::Csv {
+        toml::from_str(&text).map(Some).map_err(|e| ChartError::Toml {
             line: e.span().map(|s| text[..s.start].lines().count().max(1) as u64).unwrap_or(0),
             path,
             message: e.message().to_string(),

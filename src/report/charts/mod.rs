@@ -44,6 +44,16 @@ pub enum ChartError {
         /// What the CSV reader said.
         message: String,
     },
+    /// inputs.toml is malformed.
+    #[error("{path}: line {line}: {message}")]
+    Toml {
+        /// The file.
+        path: PathBuf,
+        /// Line of the problem (1-based, 0 when unknown).
+        line: u64,
+        /// What the TOML parser said.
+        message: String,
+    },
     /// A column the chart needs is missing from the header.
     #[error("{path}: missing column `{column}`")]
     MissingColumn {
@@ -111,7 +121,28 @@ pub fn draw_all(dir: &Path) -> Result<Vec<PathBuf>, ChartError> {
 /// heatmap_<family>_<p1>_<p2>.png for every pair of swept parameters in summary.csv;
 /// pareto.png when pareto.csv exists; comparison.png when summary.csv holds two or more
 /// configurations; latency_cdf.png from latency.csv. Returns the PNGs written, in that order.
+/// Charts of these names left from an earlier drawing that the CSVs no longer allow (e.g. a
+/// heatmap of a parameter no longer swept) are removed, so the folder matches its CSVs.
 pub fn draw_all_with(dir: &Path, opts: &ChartOptions) -> Result<Vec<PathBuf>, ChartError> {
+    let out = draw_charts(dir, opts)?;
+    let io = |source| ChartError::Io { path: dir.to_path_buf(), source };
+    let mut stale = Vec::new();
+    for entry in std::fs::read_dir(dir).map_err(io)? {
+        let name = entry.map_err(io)?.file_name().to_string_lossy().into_owned();
+        let ours = [TIMELINE_PNG, PARETO_PNG, COMPARISON_PNG, LATENCY_PNG].contains(&name.as_str())
+            || (name.starts_with("heatmap_") && name.ends_with(".png"));
+        if ours && !out.iter().any(|p| p.file_name().is_some_and(|n| n.to_string_lossy() == name)) {
+            stale.push(dir.join(name));
+        }
+    }
+    stale.sort();
+    for p in stale {
+        std::fs::remove_file(&p).map_err(|source| ChartError::Io { path: p.clone(), source })?;
+    }
+    Ok(out)
+}
+
+fn draw_charts(dir: &Path, opts: &ChartOptions) -> Result<Vec<PathBuf>, ChartError> {
     let mut out = Vec::new();
     let timeline_csv = dir.join("timeline.csv");
     if timeline_csv.exists() {
@@ -217,6 +248,20 @@ mod tests {
             assert_eq!(png_size(&std::fs::read(p).unwrap()), style::HEATMAP_SIZE);
         }
         assert_eq!(png_size(&std::fs::read(&out[4]).unwrap()), style::PARETO_SIZE);
+    }
+
+    #[test]
+    fn stale_charts_are_removed_and_other_files_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        fixtures::compare_dir(dir.path());
+        for name in ["heatmap_old_a_b.png", "pareto.png", "notes.png", "keep.txt"] {
+            std::fs::write(dir.path().join(name), b"x").unwrap();
+        }
+        draw_all(dir.path()).unwrap();
+        assert!(!dir.path().join("heatmap_old_a_b.png").exists());
+        assert!(!dir.path().join("pareto.png").exists());
+        assert!(dir.path().join("notes.png").exists() && dir.path().join("keep.txt").exists());
+        assert!(dir.path().join("timeline.png").exists());
     }
 
     #[test]
