@@ -115,9 +115,9 @@ impl TimeAxis {
     pub fn description(&self) -> &'static str {
         match self.labels {
             TimeLabels::Seconds => "time since start (s)",
-            TimeLabels::Clock if self.step % MIN != 0 => "time since start (hh:mm:ss)",
+            TimeLabels::Clock if !self.step.is_multiple_of(MIN) => "time since start (hh:mm:ss)",
             TimeLabels::Clock => "time since start (hh:mm)",
-            TimeLabels::Days if self.step % MIN != 0 => {
+            TimeLabels::Days if !self.step.is_multiple_of(MIN) => {
                 "time since start (day dN, hh:mm:ss; d1 = first 24 h)"
             }
             TimeLabels::Days => "time since start (day dN, hh:mm; d1 = first 24 h)",
@@ -126,7 +126,7 @@ impl TimeAxis {
 
     /// The tick label of `t_us`.
     pub fn label(&self, t_us: u64) -> String {
-        let secs = self.step % MIN != 0;
+        let secs = !self.step.is_multiple_of(MIN);
         let clock = |t: u64| {
             let d = t % DAY;
             if secs {
@@ -137,11 +137,11 @@ impl TimeAxis {
         };
         match self.labels {
             TimeLabels::Seconds => {
-                let decimals = if self.step % SEC == 0 {
+                let decimals = if self.step.is_multiple_of(SEC) {
                     0
-                } else if self.step % (SEC / 10) == 0 {
+                } else if self.step.is_multiple_of(SEC / 10) {
                     1
-                } else if self.step % (SEC / 100) == 0 {
+                } else if self.step.is_multiple_of(SEC / 100) {
                     2
                 } else {
                     3

@@ -235,31 +235,31 @@ fn draw_panel(area: &Area, data: &ParetoData, panel: &Panel) -> Result<(), Chart
                 .map_err(draw_err)?;
         }
     }
-    if let Some(rec) = &data.recommended {
-        if let Some((x, y, _)) = pts.iter().find(|(_, _, i)| &data.points[*i].label == rec) {
-            let (px, py) = chart.backend_coord(&(*x, *y));
-            let base = chart.plotting_area().get_base_pixel();
-            let (pw, _) = chart.plotting_area().dim_in_pixel();
-            let flat = chart.plotting_area().strip_coord_spec();
-            let (cx, cy) = (px - base.0, py - base.1);
-            flat.draw(&Circle::new((cx, cy), 14, OI_BLACK.stroke_width(3))).map_err(draw_err)?;
-            let label = format!("recommended: {}", fit_text(rec, LEGEND_SIZE, 320));
-            let tw = text_width(&label, LEGEND_SIZE);
-            // Put the label to the right unless it would leave the panel; above unless at the top.
-            let tx = if cx + 22 + tw < pw as i32 { cx + 22 } else { (cx - 22 - tw).max(2) };
-            let ty = if cy > 40 { cy - 34 } else { cy + 20 };
-            flat.draw(&PathElement::new(
-                vec![(cx, cy), (tx.min(cx + 14).max(cx - 14), ty + 10)],
-                OI_BLACK.stroke_width(1),
-            ))
-            .map_err(draw_err)?;
-            flat.draw(&Rectangle::new(
-                [(tx - 4, ty - 3), (tx + tw + 4, ty + LEGEND_SIZE as i32 + 5)],
-                WHITE.mix(0.9).filled(),
-            ))
-            .map_err(draw_err)?;
-            flat.draw(&Text::new(label, (tx, ty), bold(LEGEND_SIZE, OI_BLACK))).map_err(draw_err)?;
-        }
+    if let Some(rec) = &data.recommended
+        && let Some((x, y, _)) = pts.iter().find(|(_, _, i)| &data.points[*i].label == rec)
+    {
+        let (px, py) = chart.backend_coord(&(*x, *y));
+        let base = chart.plotting_area().get_base_pixel();
+        let (pw, _) = chart.plotting_area().dim_in_pixel();
+        let flat = chart.plotting_area().strip_coord_spec();
+        let (cx, cy) = (px - base.0, py - base.1);
+        flat.draw(&Circle::new((cx, cy), 14, OI_BLACK.stroke_width(3))).map_err(draw_err)?;
+        let label = format!("recommended: {}", fit_text(rec, LEGEND_SIZE, 320));
+        let tw = text_width(&label, LEGEND_SIZE);
+        // Put the label to the right unless it would leave the panel; above unless at the top.
+        let tx = if cx + 22 + tw < pw as i32 { cx + 22 } else { (cx - 22 - tw).max(2) };
+        let ty = if cy > 40 { cy - 34 } else { cy + 20 };
+        flat.draw(&PathElement::new(
+            vec![(cx, cy), (tx.min(cx + 14).max(cx - 14), ty + 10)],
+            OI_BLACK.stroke_width(1),
+        ))
+        .map_err(draw_err)?;
+        flat.draw(&Rectangle::new(
+            [(tx - 4, ty - 3), (tx + tw + 4, ty + LEGEND_SIZE as i32 + 5)],
+            WHITE.mix(0.9).filled(),
+        ))
+        .map_err(draw_err)?;
+        flat.draw(&Text::new(label, (tx, ty), bold(LEGEND_SIZE, OI_BLACK))).map_err(draw_err)?;
     }
     Ok(())
 }

@@ -291,10 +291,10 @@ pub fn render_timeline(data: &TimelineData, range: Option<TimeRange>, root: &Are
         .filter_map(|i| {
             let mut best: Option<&Shown> = None;
             for m in &merged {
-                if let Some(b) = m.get(i) {
-                    if best.is_none_or(|x| b.admitted > x.admitted) {
-                        best = Some(b);
-                    }
+                if let Some(b) = m.get(i)
+                    && best.is_none_or(|x| b.admitted > x.admitted)
+                {
+                    best = Some(b);
                 }
             }
             best
