@@ -28,7 +28,16 @@ pub struct TimelineData {
 impl TimelineData {
     /// Reads timeline.csv, and transitions.csv and incidents.csv when present, from `dir`.
     pub fn load(dir: &Path) -> Result<TimelineData, ChartError> {
-        let series = data::read_timeline(&dir.join("timeline.csv"))?;
+        let mut series = data::read_timeline(&dir.join("timeline.csv"))?;
+        // A single run's timeline.csv has no policy column: name it after summary.csv's one row.
+        let summary = dir.join("summary.csv");
+        if let [only] = series.as_mut_slice()
+            && only.policy == SINGLE_POLICY
+            && summary.exists()
+            && let [row] = data::read_summary(&summary)?.rows.as_slice()
+        {
+            only.policy = row.policy.clone();
+        }
         let tr = dir.join("transitions.csv");
         let transitions = if tr.exists() { data::read_transitions(&tr)? } else { Vec::new() };
         let inc = dir.join("incidents.csv");
