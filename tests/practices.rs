@@ -96,3 +96,19 @@ fn fallbacks_report_their_own_counts() {
     assert!(get(&storm, "fallback_local") > 0.0);
     assert_eq!(get(&storm, "fallback_cached"), 0.0);
 }
+
+/// Seed 001's limitation: twenty process-local gates each send their own probe after every
+/// cooloff; one shared breaker sends one.
+#[test]
+fn a_fleet_of_local_breakers_sends_a_probe_per_instance() {
+    let local = Scenario::load(&scenario("fleet-recovery.toml")).unwrap();
+    let mut shared = local.clone();
+    shared.client.shared_breaker = true;
+    let (l, s) = (scores_of(&local, None), scores_of(&shared, None));
+    assert_eq!(get(&l, "missed_incidents"), 0.0);
+    assert_eq!(get(&s, "missed_incidents"), 0.0);
+    assert!(get(&l, "probes_per_incident") >= 10.0 * get(&s, "probes_per_incident"));
+    assert!(get(&l, "probes_per_incident") >= 200.0, "{}", get(&l, "probes_per_incident"));
+    assert!(get(&l, "recovery_load_rps") > 0.0 && get(&s, "recovery_load_rps") > 0.0);
+    assert!(get(&s, "recovery_lag_mean_s") < get(&l, "recovery_lag_mean_s"));
+}
