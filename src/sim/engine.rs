@@ -546,6 +546,30 @@ mod tests {
     }
 
     #[test]
+    fn a_restart_loses_the_state_unless_it_is_persisted() {
+        // Always down, one call per second: consecutive(5) opens at 4.05 s; the process restarts
+        // every 20 s. The call arriving at 20 s precedes the restart at the same instant, so the
+        // old process sent it and the new one never hears of it; the fresh, closed breaker needs
+        // 5 new failures (21..25 s → 25.05 s).
+        let text = |persist: &str| {
+            always_down(&format!("[client.process]\nevery = \"20s\"\npersist = \"{persist}\""))
+        };
+        let fresh = run(&text("none"), "consecutive", &[("open_duration", "1h".into())]);
+        let changes: Vec<(u64, State, &str)> =
+            fresh.transitions.iter().map(|(_, t)| (t.at.micros(), t.to, t.reason)).take(3).collect();
+        assert_eq!(
+            changes,
+            vec![
+                (4_050_000, State::Open, "consecutive_failures"),
+                (20_000_000, State::Closed, "process_restart"),
+                (25_050_000, State::Open, "consecutive_failures"),
+            ]
+        );
+        let kept = run(&text("state"), "consecutive", &[("open_duration", "1h".into())]);
+        assert_eq!(kept.transitions.len(), 1, "the persisted state stays open");
+    }
+
+    #[test]
     fn an_active_half_open_transition_fires_without_traffic() {
         // One failing call at 0 s with failure_threshold 1: open at 50 ms; active transition
         // after 30 s, at 30.05 s, although no call arrives until the end.
