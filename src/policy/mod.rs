@@ -118,6 +118,7 @@ pub mod connector;
 pub mod gate;
 pub mod generic;
 pub mod node;
+pub mod resilience4j;
 pub mod presets;
 pub mod spec;
 pub mod window;
@@ -130,6 +131,7 @@ pub use connector::{ConnectorBreaker, ConnectorConfig};
 pub use gate::{CircuitGate, GateConfig};
 pub use generic::{CloseRule, Comparison, GenericBreaker, GenericConfig, HalfOpenTransition, LateResults};
 pub use node::{NodeBreaker, NodeConfig};
+pub use resilience4j::{Resilience4jBreaker, Resilience4jConfig};
 pub use presets::{ParamDoc, PresetInfo, preset_params, presets};
 pub use spec::{FamilyConfig, PolicyConfig, PolicyError, PolicySpec};
 
@@ -159,6 +161,8 @@ pub enum Policy {
     AiService(AiServiceBreaker),
     /// Seed 003's Node.js consecutive breaker.
     Node(NodeBreaker),
+    /// Resilience4j's CircuitBreakerStateMachine (count- or time-based).
+    Resilience4j(Resilience4jBreaker),
 }
 
 macro_rules! dispatch {
@@ -170,6 +174,7 @@ macro_rules! dispatch {
             Policy::Gate($b) => $e,
             Policy::AiService($b) => $e,
             Policy::Node($b) => $e,
+            Policy::Resilience4j($b) => $e,
         }
     };
 }

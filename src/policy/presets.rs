@@ -65,7 +65,7 @@ pub(crate) const CLASSIFIER_PARAMS: [ParamMeta; 2] = [
     ),
 ];
 
-static PRESETS: [PresetInfo; 7] = [
+static PRESETS: [PresetInfo; 9] = [
     PresetInfo {
         name: "none",
         family: "none",
@@ -147,6 +147,34 @@ static PRESETS: [PresetInfo; 7] = [
             "a call at or over the timeout fails at t + timeout; the dependency still does the work (Promise.race does not cancel)",
         ],
     },
+    PresetInfo {
+        name: "resilience4j-count",
+        family: "resilience4j",
+        summary: "Resilience4j 2.x defaults: failure rate >= 50 % (or slow-call rate >= 100 %) over the last 100 calls, 100 calls minimum; open 60 s; 10 half-open calls",
+        source: R4J_SOURCE,
+        quirks: R4J_QUIRKS,
+    },
+    PresetInfo {
+        name: "resilience4j-time",
+        family: "resilience4j",
+        summary: "Resilience4j 2.x defaults with a TIME_BASED window: 100 epoch-aligned 1 s buckets, 100 calls minimum (not clamped); open 60 s; 10 half-open calls",
+        source: R4J_SOURCE,
+        quirks: R4J_QUIRKS,
+    },
+    // @@PRESETS@@
+];
+
+const R4J_SOURCE: &str = "resilience4j/resilience4j @ 1a4a71641b064ea1b7eacfb303d865ef6ec5c064, resilience4j-circuitbreaker/src/main/java/io/github/resilience4j/circuitbreaker/internal/CircuitBreakerStateMachine.java and CircuitBreakerMetrics.java; resilience4j-core/.../metrics/SlidingTimeWindowMetrics.java (resilience4j 2.x)";
+const R4J_QUIRKS: &[&str] = &[
+    "evaluated on every recorded result, success or failure; >= for both rates (float percentages)",
+    "count_based clamps minimum_number_of_calls to the window size; time_based does not (a 10 s window with minimum 100 needs 100 calls in it)",
+    "time_based buckets are epoch-aligned whole seconds: the window spans between size - 1 and size seconds",
+    "slow = duration strictly above slow_call_duration_threshold, failures included",
+    "open -> half-open on the first call strictly after the wait (isAfter), or by a timer exactly at it when automatic",
+    "half-open decides as soon as min(minimum_number_of_calls, permitted) results are in, not after all permitted calls (resilience4j#1523)",
+    "late results are not generation-checked: a call admitted while closed that ends in half-open is a probe result",
+    "an ignored result releases a half-open permission even when its call was admitted before half-open",
+    "the wait grows only on half-open -> open (attempts + 1) with an exponential interval function; a fresh window on closing",
 ];
 
 /// Every preset, in a fixed order.

@@ -8,6 +8,7 @@ use super::connector::{ConnectorBreaker, ConnectorConfig};
 use super::gate::{CircuitGate, GateConfig};
 use super::generic::{GenericBreaker, GenericConfig};
 use super::node::{NodeBreaker, NodeConfig};
+use super::resilience4j::{Resilience4jBreaker, Resilience4jConfig};
 use super::presets::{CLASSIFIER_PARAMS, ParamMeta, find, presets};
 use super::{NoBreaker, Policy};
 use crate::outcome::{Classifier, OutcomeClass};
@@ -101,6 +102,8 @@ pub enum FamilyConfig {
     AiService(AiServiceConfig),
     /// Seed 003.
     Node(NodeConfig),
+    /// Resilience4j's CircuitBreakerStateMachine (count- or time-based).
+    Resilience4j(Resilience4jConfig),
 }
 
 fn table_of<C: Serialize>(c: &C) -> toml::Table {
@@ -243,6 +246,13 @@ impl FamilyConfig {
                 (FamilyConfig::AiService(AiServiceConfig::default()), Classifier::EVERY_ERROR)
             }
             "node-breaker" => (FamilyConfig::Node(NodeConfig::default()), Classifier::EVERY_ERROR),
+            "resilience4j-count" => {
+                (FamilyConfig::Resilience4j(Resilience4jConfig::count_based()), Classifier::EVERY_ERROR)
+            }
+            "resilience4j-time" => {
+                (FamilyConfig::Resilience4j(Resilience4jConfig::time_based()), Classifier::EVERY_ERROR)
+            }
+            // @@PRESET_DEFAULTS@@
             _ => return None,
         })
     }
@@ -256,6 +266,7 @@ impl FamilyConfig {
             FamilyConfig::Gate(_) => GateConfig::PARAMS,
             FamilyConfig::AiService(_) => AiServiceConfig::PARAMS,
             FamilyConfig::Node(_) => NodeConfig::PARAMS,
+            FamilyConfig::Resilience4j(_) => Resilience4jConfig::PARAMS,
         }
     }
 
@@ -267,6 +278,7 @@ impl FamilyConfig {
             FamilyConfig::Gate(c) => table_of(c),
             FamilyConfig::AiService(c) => table_of(c),
             FamilyConfig::Node(c) => table_of(c),
+            FamilyConfig::Resilience4j(c) => table_of(c),
         }
     }
 
@@ -287,6 +299,7 @@ impl FamilyConfig {
             FamilyConfig::Gate(c) => FamilyConfig::Gate(merge(c, o)?),
             FamilyConfig::AiService(c) => FamilyConfig::AiService(merge(c, o)?),
             FamilyConfig::Node(c) => FamilyConfig::Node(merge(c, o)?),
+            FamilyConfig::Resilience4j(c) => FamilyConfig::Resilience4j(merge(c, o)?),
         })
     }
 }
@@ -402,6 +415,7 @@ impl PolicyConfig {
             FamilyConfig::Gate(c) => Policy::Gate(CircuitGate::new(c.clone())),
             FamilyConfig::AiService(c) => Policy::AiService(AiServiceBreaker::new(c.clone())),
             FamilyConfig::Node(c) => Policy::Node(NodeBreaker::new(c.clone())),
+            FamilyConfig::Resilience4j(c) => Policy::Resilience4j(Resilience4jBreaker::new(c.clone())),
         }
     }
 
@@ -613,6 +627,7 @@ mod tests {
                 Policy::Gate(_) => "gate",
                 Policy::AiService(_) => "ai_service",
                 Policy::Node(_) => "node",
+                Policy::Resilience4j(_) => "resilience4j",
             };
             assert_eq!(family, p.family);
         }
