@@ -65,7 +65,7 @@ pub(crate) const CLASSIFIER_PARAMS: [ParamMeta; 2] = [
     ),
 ];
 
-static PRESETS: [PresetInfo; 9] = [
+static PRESETS: [PresetInfo; 10] = [
     PresetInfo {
         name: "none",
         family: "none",
@@ -160,6 +160,21 @@ static PRESETS: [PresetInfo; 9] = [
         summary: "Resilience4j 2.x defaults with a TIME_BASED window: 100 epoch-aligned 1 s buckets, 100 calls minimum (not clamped); open 60 s; 10 half-open calls",
         source: R4J_SOURCE,
         quirks: R4J_QUIRKS,
+    },
+    PresetInfo {
+        name: "hystrix",
+        family: "hystrix",
+        summary: "Hystrix 1.5.18 defaults: every 500 ms, opens when >= 20 results in the last 10 s have an error % >= 50; sleep 5 s; one test request; 1 s execution timeout",
+        source: "Netflix/Hystrix @ 001526b797310fa0b5befa767750cb20e82376a1, hystrix-core/src/main/java/com/netflix/hystrix/HystrixCircuitBreaker.java (+ HystrixCommandMetrics.HealthCounts, metric/consumer/HealthCountsStream.java)",
+        quirks: &[
+            "decides only at health snapshots every 500 ms (a burst of failures trips up to 500 ms late), modelled as timer events in simulation time",
+            "error % is (int)((double) errors / total * 100): truncated, so 57 of 100 is 56 %",
+            "the 20-call volume threshold applies to the whole 10 s window",
+            "open -> half-open on the first call strictly after the sleep window; exactly one test request",
+            "in half-open any success closes and any failure reopens, even from a call admitted before the trip",
+            "closing resets the metrics stream: counts discarded and the 500 ms snapshot clock restarts at the close",
+            "execution timeout 1 s is imposed on every call (set execution_timeout=0 to disable)",
+        ],
     },
     // @@PRESETS@@
 ];
