@@ -118,6 +118,7 @@ pub mod connector;
 pub mod gate;
 pub mod generic;
 pub mod node;
+pub mod opossum;
 pub mod hystrix;
 pub mod resilience4j;
 pub mod presets;
@@ -132,6 +133,7 @@ pub use connector::{ConnectorBreaker, ConnectorConfig};
 pub use gate::{CircuitGate, GateConfig};
 pub use generic::{CloseRule, Comparison, GenericBreaker, GenericConfig, HalfOpenTransition, LateResults};
 pub use node::{NodeBreaker, NodeConfig};
+pub use opossum::{OpossumBreaker, OpossumConfig};
 pub use hystrix::{HystrixBreaker, HystrixConfig};
 pub use resilience4j::{Resilience4jBreaker, Resilience4jConfig};
 pub use presets::{ParamDoc, PresetInfo, preset_params, presets};
@@ -163,6 +165,8 @@ pub enum Policy {
     AiService(AiServiceBreaker),
     /// Seed 003's Node.js consecutive breaker.
     Node(NodeBreaker),
+    /// opossum's breaker: fires-based error percentage, active half-open.
+    Opossum(OpossumBreaker),
     /// Hystrix 1.5's breaker over its 500 ms health-count snapshots.
     Hystrix(HystrixBreaker),
     /// Resilience4j's CircuitBreakerStateMachine (count- or time-based).
@@ -178,6 +182,7 @@ macro_rules! dispatch {
             Policy::Gate($b) => $e,
             Policy::AiService($b) => $e,
             Policy::Node($b) => $e,
+            Policy::Opossum($b) => $e,
             Policy::Hystrix($b) => $e,
             Policy::Resilience4j($b) => $e,
         }

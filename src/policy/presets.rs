@@ -65,7 +65,7 @@ pub(crate) const CLASSIFIER_PARAMS: [ParamMeta; 2] = [
     ),
 ];
 
-static PRESETS: [PresetInfo; 10] = [
+static PRESETS: [PresetInfo; 11] = [
     PresetInfo {
         name: "none",
         family: "none",
@@ -174,6 +174,23 @@ static PRESETS: [PresetInfo; 10] = [
             "in half-open any success closes and any failure reopens, even from a call admitted before the trip",
             "closing resets the metrics stream: counts discarded and the 500 ms snapshot clock restarts at the close",
             "execution timeout 1 s is imposed on every call (set execution_timeout=0 to disable)",
+        ],
+    },
+    PresetInfo {
+        name: "opossum",
+        family: "opossum",
+        summary: "opossum 10 defaults: on a failure, opens when failures / fires > 50 % over 10 s (10 buckets); a timer half-opens after 30 s; one probe; 10 s call timeout",
+        source: "nodeshift/opossum 10.x, lib/circuit.js (fire, fail, _startTimer; copy read: index file 741075302) and lib/status.js @ 0045b3717a9bd3fa4bc60e20e3162edcc292e022",
+        quirks: &[
+            "strictly greater: exactly 50 % does not open",
+            "fires counts every fire(): rejected calls and calls still in flight dilute the error rate",
+            "volumeThreshold 0: one failure after idle opens it (opossum#232)",
+            "only a failure can trip; a failure whose fire has rotated out divides by zero (Infinity) and trips",
+            "stats are never reset: after closing, the outage's counts stay in the 10 s window",
+            "half-open is active (a timer after resetTimeout); the first call is the probe, the rest are rejected",
+            "in half-open any success closes and any failure reopens, whichever call it came from",
+            "buckets rotate on a setInterval from the breaker's creation: modelled as buckets aligned on time zero",
+            "timeout 10 s is imposed on every call; the action is not cancelled",
         ],
     },
     // @@PRESETS@@

@@ -8,6 +8,7 @@ use super::connector::{ConnectorBreaker, ConnectorConfig};
 use super::gate::{CircuitGate, GateConfig};
 use super::generic::{GenericBreaker, GenericConfig};
 use super::node::{NodeBreaker, NodeConfig};
+use super::opossum::{OpossumBreaker, OpossumConfig};
 use super::hystrix::{HystrixBreaker, HystrixConfig};
 use super::resilience4j::{Resilience4jBreaker, Resilience4jConfig};
 use super::presets::{CLASSIFIER_PARAMS, ParamMeta, find, presets};
@@ -103,6 +104,8 @@ pub enum FamilyConfig {
     AiService(AiServiceConfig),
     /// Seed 003.
     Node(NodeConfig),
+    /// opossum's breaker: fires-based error percentage, active half-open.
+    Opossum(OpossumConfig),
     /// Hystrix 1.5's breaker over its 500 ms health-count snapshots.
     Hystrix(HystrixConfig),
     /// Resilience4j's CircuitBreakerStateMachine (count- or time-based).
@@ -256,6 +259,7 @@ impl FamilyConfig {
                 (FamilyConfig::Resilience4j(Resilience4jConfig::time_based()), Classifier::EVERY_ERROR)
             }
             "hystrix" => (FamilyConfig::Hystrix(HystrixConfig::default()), Classifier::EVERY_ERROR),
+            "opossum" => (FamilyConfig::Opossum(OpossumConfig::default()), Classifier::EVERY_ERROR),
             // @@PRESET_DEFAULTS@@
             _ => return None,
         })
@@ -270,6 +274,7 @@ impl FamilyConfig {
             FamilyConfig::Gate(_) => GateConfig::PARAMS,
             FamilyConfig::AiService(_) => AiServiceConfig::PARAMS,
             FamilyConfig::Node(_) => NodeConfig::PARAMS,
+            FamilyConfig::Opossum(_) => OpossumConfig::PARAMS,
             FamilyConfig::Hystrix(_) => HystrixConfig::PARAMS,
             FamilyConfig::Resilience4j(_) => Resilience4jConfig::PARAMS,
         }
@@ -283,6 +288,7 @@ impl FamilyConfig {
             FamilyConfig::Gate(c) => table_of(c),
             FamilyConfig::AiService(c) => table_of(c),
             FamilyConfig::Node(c) => table_of(c),
+            FamilyConfig::Opossum(c) => table_of(c),
             FamilyConfig::Hystrix(c) => table_of(c),
             FamilyConfig::Resilience4j(c) => table_of(c),
         }
@@ -305,6 +311,7 @@ impl FamilyConfig {
             FamilyConfig::Gate(c) => FamilyConfig::Gate(merge(c, o)?),
             FamilyConfig::AiService(c) => FamilyConfig::AiService(merge(c, o)?),
             FamilyConfig::Node(c) => FamilyConfig::Node(merge(c, o)?),
+            FamilyConfig::Opossum(c) => FamilyConfig::Opossum(merge(c, o)?),
             FamilyConfig::Hystrix(c) => FamilyConfig::Hystrix(merge(c, o)?),
             FamilyConfig::Resilience4j(c) => FamilyConfig::Resilience4j(merge(c, o)?),
         })
@@ -422,6 +429,7 @@ impl PolicyConfig {
             FamilyConfig::Gate(c) => Policy::Gate(CircuitGate::new(c.clone())),
             FamilyConfig::AiService(c) => Policy::AiService(AiServiceBreaker::new(c.clone())),
             FamilyConfig::Node(c) => Policy::Node(NodeBreaker::new(c.clone())),
+            FamilyConfig::Opossum(c) => Policy::Opossum(OpossumBreaker::new(c.clone())),
             FamilyConfig::Hystrix(c) => Policy::Hystrix(HystrixBreaker::new(c.clone())),
             FamilyConfig::Resilience4j(c) => Policy::Resilience4j(Resilience4jBreaker::new(c.clone())),
         }
@@ -439,6 +447,7 @@ impl PolicyConfig {
             FamilyConfig::AiService(c) => c.effective_call_timeout(),
             FamilyConfig::Node(c) => Some(c.timeout),
             FamilyConfig::Hystrix(c) => (!c.execution_timeout.is_zero()).then_some(c.execution_timeout),
+            FamilyConfig::Opossum(c) => Some(c.timeout),
             _ => None,
         }
     }
@@ -447,7 +456,13 @@ impl PolicyConfig {
     /// then uses [`PolicyConfig::call_timeout`] as is, where `None` means no timeout at all
     /// (seed 002's `signal.alarm(0)`), instead of the scenario's client timeout.
     pub fn imposes_call_timeout(&self) -> bool {
-        matches!(self.family, FamilyConfig::AiService(_) | FamilyConfig::Node(_) | FamilyConfig::Hystrix(_))
+        matches!(
+            self.family,
+            FamilyConfig::AiService(_)
+                | FamilyConfig::Node(_)
+                | FamilyConfig::Hystrix(_)
+                | FamilyConfig::Opossum(_)
+        )
     }
 
     /// Every parameter with its resolved value in file syntax, in a fixed order (the family's,
@@ -636,6 +651,7 @@ mod tests {
                 Policy::Gate(_) => "gate",
                 Policy::AiService(_) => "ai_service",
                 Policy::Node(_) => "node",
+                Policy::Opossum(_) => "opossum",
                 Policy::Hystrix(_) => "hystrix",
                 Policy::Resilience4j(_) => "resilience4j",
             };
