@@ -118,6 +118,7 @@ pub mod connector;
 pub mod gate;
 pub mod generic;
 pub mod node;
+pub mod polly;
 pub mod opossum;
 pub mod hystrix;
 pub mod resilience4j;
@@ -133,6 +134,7 @@ pub use connector::{ConnectorBreaker, ConnectorConfig};
 pub use gate::{CircuitGate, GateConfig};
 pub use generic::{CloseRule, Comparison, GenericBreaker, GenericConfig, HalfOpenTransition, LateResults};
 pub use node::{NodeBreaker, NodeConfig};
+pub use polly::{PollyBreaker, PollyConfig};
 pub use opossum::{OpossumBreaker, OpossumConfig};
 pub use hystrix::{HystrixBreaker, HystrixConfig};
 pub use resilience4j::{Resilience4jBreaker, Resilience4jConfig};
@@ -165,6 +167,8 @@ pub enum Policy {
     AiService(AiServiceBreaker),
     /// Seed 003's Node.js consecutive breaker.
     Node(NodeBreaker),
+    /// Polly v8's advanced circuit breaker.
+    Polly(PollyBreaker),
     /// opossum's breaker: fires-based error percentage, active half-open.
     Opossum(OpossumBreaker),
     /// Hystrix 1.5's breaker over its 500 ms health-count snapshots.
@@ -182,6 +186,7 @@ macro_rules! dispatch {
             Policy::Gate($b) => $e,
             Policy::AiService($b) => $e,
             Policy::Node($b) => $e,
+            Policy::Polly($b) => $e,
             Policy::Opossum($b) => $e,
             Policy::Hystrix($b) => $e,
             Policy::Resilience4j($b) => $e,

@@ -65,7 +65,7 @@ pub(crate) const CLASSIFIER_PARAMS: [ParamMeta; 2] = [
     ),
 ];
 
-static PRESETS: [PresetInfo; 11] = [
+static PRESETS: [PresetInfo; 12] = [
     PresetInfo {
         name: "none",
         family: "none",
@@ -191,6 +191,21 @@ static PRESETS: [PresetInfo; 11] = [
             "in half-open any success closes and any failure reopens, whichever call it came from",
             "buckets rotate on a setInterval from the breaker's creation: modelled as buckets aligned on time zero",
             "timeout 10 s is imposed on every call; the action is not cancelled",
+        ],
+    },
+    PresetInfo {
+        name: "polly",
+        family: "polly",
+        summary: "Polly v8 defaults: on a failure, opens when >= 100 calls in the last 30 s have a failure ratio >= 0.1; break 5 s; one probe",
+        source: "App-vNext/Polly v8, src/Polly.Core/CircuitBreaker/Controller/CircuitStateController.cs @ 008b9524f9db83c76548247492282d08022913ba, Controller/AdvancedCircuitBehavior.cs and Health/RollingHealthMetrics.cs @ 13428cc098f863965c41737265597ab2ba5f16d6, CircuitBreakerConstants.cs @ 07124acf6b127192f687447b75cddf2b8c19b873",
+        quirks: &[
+            "the trip is checked only when a failure is recorded in Closed: a success never trips, even at the ratio",
+            ">= for the ratio: exactly 0.1 opens",
+            "10 sub-windows that start at their first event (not aligned); a sub-window leaves once SamplingDuration old",
+            "metrics reset when the circuit closes, not when it opens",
+            "half-open is passive: the first call after the break is the only probe; a probe that never returns leaves it half-open",
+            "in half-open any success closes and any failure reopens, whichever call it came from (Polly#219)",
+            "results arriving while open are counted but never extend the break",
         ],
     },
     // @@PRESETS@@

@@ -8,6 +8,7 @@ use super::connector::{ConnectorBreaker, ConnectorConfig};
 use super::gate::{CircuitGate, GateConfig};
 use super::generic::{GenericBreaker, GenericConfig};
 use super::node::{NodeBreaker, NodeConfig};
+use super::polly::{PollyBreaker, PollyConfig};
 use super::opossum::{OpossumBreaker, OpossumConfig};
 use super::hystrix::{HystrixBreaker, HystrixConfig};
 use super::resilience4j::{Resilience4jBreaker, Resilience4jConfig};
@@ -104,6 +105,8 @@ pub enum FamilyConfig {
     AiService(AiServiceConfig),
     /// Seed 003.
     Node(NodeConfig),
+    /// Polly v8's advanced circuit breaker.
+    Polly(PollyConfig),
     /// opossum's breaker: fires-based error percentage, active half-open.
     Opossum(OpossumConfig),
     /// Hystrix 1.5's breaker over its 500 ms health-count snapshots.
@@ -260,6 +263,7 @@ impl FamilyConfig {
             }
             "hystrix" => (FamilyConfig::Hystrix(HystrixConfig::default()), Classifier::EVERY_ERROR),
             "opossum" => (FamilyConfig::Opossum(OpossumConfig::default()), Classifier::EVERY_ERROR),
+            "polly" => (FamilyConfig::Polly(PollyConfig::default()), Classifier::EVERY_ERROR),
             // @@PRESET_DEFAULTS@@
             _ => return None,
         })
@@ -274,6 +278,7 @@ impl FamilyConfig {
             FamilyConfig::Gate(_) => GateConfig::PARAMS,
             FamilyConfig::AiService(_) => AiServiceConfig::PARAMS,
             FamilyConfig::Node(_) => NodeConfig::PARAMS,
+            FamilyConfig::Polly(_) => PollyConfig::PARAMS,
             FamilyConfig::Opossum(_) => OpossumConfig::PARAMS,
             FamilyConfig::Hystrix(_) => HystrixConfig::PARAMS,
             FamilyConfig::Resilience4j(_) => Resilience4jConfig::PARAMS,
@@ -288,6 +293,7 @@ impl FamilyConfig {
             FamilyConfig::Gate(c) => table_of(c),
             FamilyConfig::AiService(c) => table_of(c),
             FamilyConfig::Node(c) => table_of(c),
+            FamilyConfig::Polly(c) => table_of(c),
             FamilyConfig::Opossum(c) => table_of(c),
             FamilyConfig::Hystrix(c) => table_of(c),
             FamilyConfig::Resilience4j(c) => table_of(c),
@@ -311,6 +317,7 @@ impl FamilyConfig {
             FamilyConfig::Gate(c) => FamilyConfig::Gate(merge(c, o)?),
             FamilyConfig::AiService(c) => FamilyConfig::AiService(merge(c, o)?),
             FamilyConfig::Node(c) => FamilyConfig::Node(merge(c, o)?),
+            FamilyConfig::Polly(c) => FamilyConfig::Polly(merge(c, o)?),
             FamilyConfig::Opossum(c) => FamilyConfig::Opossum(merge(c, o)?),
             FamilyConfig::Hystrix(c) => FamilyConfig::Hystrix(merge(c, o)?),
             FamilyConfig::Resilience4j(c) => FamilyConfig::Resilience4j(merge(c, o)?),
@@ -429,6 +436,7 @@ impl PolicyConfig {
             FamilyConfig::Gate(c) => Policy::Gate(CircuitGate::new(c.clone())),
             FamilyConfig::AiService(c) => Policy::AiService(AiServiceBreaker::new(c.clone())),
             FamilyConfig::Node(c) => Policy::Node(NodeBreaker::new(c.clone())),
+            FamilyConfig::Polly(c) => Policy::Polly(PollyBreaker::new(c.clone())),
             FamilyConfig::Opossum(c) => Policy::Opossum(OpossumBreaker::new(c.clone())),
             FamilyConfig::Hystrix(c) => Policy::Hystrix(HystrixBreaker::new(c.clone())),
             FamilyConfig::Resilience4j(c) => Policy::Resilience4j(Resilience4jBreaker::new(c.clone())),
@@ -651,6 +659,7 @@ mod tests {
                 Policy::Gate(_) => "gate",
                 Policy::AiService(_) => "ai_service",
                 Policy::Node(_) => "node",
+                Policy::Polly(_) => "polly",
                 Policy::Opossum(_) => "opossum",
                 Policy::Hystrix(_) => "hystrix",
                 Policy::Resilience4j(_) => "resilience4j",
