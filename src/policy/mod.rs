@@ -118,6 +118,7 @@ pub mod connector;
 pub mod gate;
 pub mod generic;
 pub mod node;
+pub mod cockatiel;
 pub mod polly;
 pub mod opossum;
 pub mod hystrix;
@@ -134,6 +135,7 @@ pub use connector::{ConnectorBreaker, ConnectorConfig};
 pub use gate::{CircuitGate, GateConfig};
 pub use generic::{CloseRule, Comparison, GenericBreaker, GenericConfig, HalfOpenTransition, LateResults};
 pub use node::{NodeBreaker, NodeConfig};
+pub use cockatiel::{CockatielBreaker, CockatielConfig};
 pub use polly::{PollyBreaker, PollyConfig};
 pub use opossum::{OpossumBreaker, OpossumConfig};
 pub use hystrix::{HystrixBreaker, HystrixConfig};
@@ -167,6 +169,8 @@ pub enum Policy {
     AiService(AiServiceBreaker),
     /// Seed 003's Node.js consecutive breaker.
     Node(NodeBreaker),
+    /// cockatiel's CircuitBreakerPolicy with a consecutive, count or sampling breaker.
+    Cockatiel(CockatielBreaker),
     /// Polly v8's advanced circuit breaker.
     Polly(PollyBreaker),
     /// opossum's breaker: fires-based error percentage, active half-open.
@@ -186,6 +190,7 @@ macro_rules! dispatch {
             Policy::Gate($b) => $e,
             Policy::AiService($b) => $e,
             Policy::Node($b) => $e,
+            Policy::Cockatiel($b) => $e,
             Policy::Polly($b) => $e,
             Policy::Opossum($b) => $e,
             Policy::Hystrix($b) => $e,

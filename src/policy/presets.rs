@@ -65,7 +65,7 @@ pub(crate) const CLASSIFIER_PARAMS: [ParamMeta; 2] = [
     ),
 ];
 
-static PRESETS: [PresetInfo; 12] = [
+static PRESETS: [PresetInfo; 15] = [
     PresetInfo {
         name: "none",
         family: "none",
@@ -208,6 +208,27 @@ static PRESETS: [PresetInfo; 12] = [
             "results arriving while open are counted but never extend the break",
         ],
     },
+    PresetInfo {
+        name: "cockatiel-consecutive",
+        family: "cockatiel",
+        summary: "cockatiel ConsecutiveBreaker(5): opens at the 5th failure in a row; halfOpenAfter 10 s (README); one test call",
+        source: COCKATIEL_SOURCE,
+        quirks: COCKATIEL_QUIRKS,
+    },
+    PresetInfo {
+        name: "cockatiel-count",
+        family: "cockatiel",
+        summary: "cockatiel CountBreaker({threshold: 0.2, size: 100}): opens when failures > 20 % of the last 100 calls (100 needed); halfOpenAfter 10 s",
+        source: COCKATIEL_SOURCE,
+        quirks: COCKATIEL_QUIRKS,
+    },
+    PresetInfo {
+        name: "cockatiel-sampling",
+        family: "cockatiel",
+        summary: "cockatiel SamplingBreaker({threshold: 0.2, duration: 30 s}): opens when failures > 20 % of >= 750 calls over 30 windows of 1 s; halfOpenAfter 10 s",
+        source: COCKATIEL_SOURCE,
+        quirks: COCKATIEL_QUIRKS,
+    },
     // @@PRESETS@@
 ];
 
@@ -222,6 +243,17 @@ const R4J_QUIRKS: &[&str] = &[
     "late results are not generation-checked: a call admitted while closed that ends in half-open is a probe result",
     "an ignored result releases a half-open permission even when its call was admitted before half-open",
     "the wait grows only on half-open -> open (attempts + 1) with an exponential interval function; a fresh window on closing",
+];
+
+const COCKATIEL_SOURCE: &str = "connor4312/cockatiel 3.x, src/CircuitBreakerPolicy.ts (copy read: index file 27412213853), src/breaker/ConsecutiveBreaker.ts and SamplingBreaker.ts @ 2a0dad2f2f1eabff74ed471dfa858a6a1de7c409, src/breaker/CountBreaker.ts @ 2514ac764aa644855c21bbb69ae60ef6b7d1dfd7";
+const COCKATIEL_QUIRKS: &[&str] = &[
+    "halfOpenAfter has no library default: 10 s as in the README; a backoff factory is not modelled",
+    "a call reports its result with the state it started in: a late failure of a closed-state call can reopen a half-open circuit",
+    "ConsecutiveBreaker's count is not reset on opening (>= threshold); count and sampling use strictly greater than threshold * total",
+    "CountBreaker needs minimumNumberOfCalls (default size) results; a half-open success clears its ring",
+    "SamplingBreaker recycles one window per result: after an idle spell old windows keep their counts until overwritten",
+    "SamplingBreaker's default minimumRps is 5 / threshold: with 0.2 over 30 s it needs 750 calls",
+    "calls arriving during the half-open test wait for it in cockatiel; the engine cannot hold a call, so they are rejected",
 ];
 
 /// Every preset, in a fixed order.

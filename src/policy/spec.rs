@@ -8,6 +8,7 @@ use super::connector::{ConnectorBreaker, ConnectorConfig};
 use super::gate::{CircuitGate, GateConfig};
 use super::generic::{GenericBreaker, GenericConfig};
 use super::node::{NodeBreaker, NodeConfig};
+use super::cockatiel::{CockatielBreaker, CockatielConfig};
 use super::polly::{PollyBreaker, PollyConfig};
 use super::opossum::{OpossumBreaker, OpossumConfig};
 use super::hystrix::{HystrixBreaker, HystrixConfig};
@@ -105,6 +106,8 @@ pub enum FamilyConfig {
     AiService(AiServiceConfig),
     /// Seed 003.
     Node(NodeConfig),
+    /// cockatiel's CircuitBreakerPolicy with a consecutive, count or sampling breaker.
+    Cockatiel(CockatielConfig),
     /// Polly v8's advanced circuit breaker.
     Polly(PollyConfig),
     /// opossum's breaker: fires-based error percentage, active half-open.
@@ -264,6 +267,11 @@ impl FamilyConfig {
             "hystrix" => (FamilyConfig::Hystrix(HystrixConfig::default()), Classifier::EVERY_ERROR),
             "opossum" => (FamilyConfig::Opossum(OpossumConfig::default()), Classifier::EVERY_ERROR),
             "polly" => (FamilyConfig::Polly(PollyConfig::default()), Classifier::EVERY_ERROR),
+            "cockatiel-consecutive" => {
+                (FamilyConfig::Cockatiel(CockatielConfig::consecutive()), Classifier::EVERY_ERROR)
+            }
+            "cockatiel-count" => (FamilyConfig::Cockatiel(CockatielConfig::count()), Classifier::EVERY_ERROR),
+            "cockatiel-sampling" => (FamilyConfig::Cockatiel(CockatielConfig::sampling()), Classifier::EVERY_ERROR),
             // @@PRESET_DEFAULTS@@
             _ => return None,
         })
@@ -278,6 +286,7 @@ impl FamilyConfig {
             FamilyConfig::Gate(_) => GateConfig::PARAMS,
             FamilyConfig::AiService(_) => AiServiceConfig::PARAMS,
             FamilyConfig::Node(_) => NodeConfig::PARAMS,
+            FamilyConfig::Cockatiel(_) => CockatielConfig::PARAMS,
             FamilyConfig::Polly(_) => PollyConfig::PARAMS,
             FamilyConfig::Opossum(_) => OpossumConfig::PARAMS,
             FamilyConfig::Hystrix(_) => HystrixConfig::PARAMS,
@@ -293,6 +302,7 @@ impl FamilyConfig {
             FamilyConfig::Gate(c) => table_of(c),
             FamilyConfig::AiService(c) => table_of(c),
             FamilyConfig::Node(c) => table_of(c),
+            FamilyConfig::Cockatiel(c) => table_of(c),
             FamilyConfig::Polly(c) => table_of(c),
             FamilyConfig::Opossum(c) => table_of(c),
             FamilyConfig::Hystrix(c) => table_of(c),
@@ -317,6 +327,7 @@ impl FamilyConfig {
             FamilyConfig::Gate(c) => FamilyConfig::Gate(merge(c, o)?),
             FamilyConfig::AiService(c) => FamilyConfig::AiService(merge(c, o)?),
             FamilyConfig::Node(c) => FamilyConfig::Node(merge(c, o)?),
+            FamilyConfig::Cockatiel(c) => FamilyConfig::Cockatiel(merge(c, o)?),
             FamilyConfig::Polly(c) => FamilyConfig::Polly(merge(c, o)?),
             FamilyConfig::Opossum(c) => FamilyConfig::Opossum(merge(c, o)?),
             FamilyConfig::Hystrix(c) => FamilyConfig::Hystrix(merge(c, o)?),
@@ -436,6 +447,7 @@ impl PolicyConfig {
             FamilyConfig::Gate(c) => Policy::Gate(CircuitGate::new(c.clone())),
             FamilyConfig::AiService(c) => Policy::AiService(AiServiceBreaker::new(c.clone())),
             FamilyConfig::Node(c) => Policy::Node(NodeBreaker::new(c.clone())),
+            FamilyConfig::Cockatiel(c) => Policy::Cockatiel(CockatielBreaker::new(c.clone())),
             FamilyConfig::Polly(c) => Policy::Polly(PollyBreaker::new(c.clone())),
             FamilyConfig::Opossum(c) => Policy::Opossum(OpossumBreaker::new(c.clone())),
             FamilyConfig::Hystrix(c) => Policy::Hystrix(HystrixBreaker::new(c.clone())),
@@ -659,6 +671,7 @@ mod tests {
                 Policy::Gate(_) => "gate",
                 Policy::AiService(_) => "ai_service",
                 Policy::Node(_) => "node",
+                Policy::Cockatiel(_) => "cockatiel",
                 Policy::Polly(_) => "polly",
                 Policy::Opossum(_) => "opossum",
                 Policy::Hystrix(_) => "hystrix",
