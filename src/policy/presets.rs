@@ -65,7 +65,7 @@ pub(crate) const CLASSIFIER_PARAMS: [ParamMeta; 2] = [
     ),
 ];
 
-static PRESETS: [PresetInfo; 15] = [
+static PRESETS: [PresetInfo; 17] = [
     PresetInfo {
         name: "none",
         family: "none",
@@ -228,6 +228,32 @@ static PRESETS: [PresetInfo; 15] = [
         summary: "cockatiel SamplingBreaker({threshold: 0.2, duration: 30 s}): opens when failures > 20 % of >= 750 calls over 30 windows of 1 s; halfOpenAfter 10 s",
         source: COCKATIEL_SOURCE,
         quirks: COCKATIEL_QUIRKS,
+    },
+    PresetInfo {
+        name: "pybreaker",
+        family: "pybreaker",
+        summary: "pybreaker defaults: 5 failures (reset by any success) open it; reset_timeout 60 s; the next call is the trial; calls serialized by the breaker's lock",
+        source: "danielfm/pybreaker @ 0d45551e3ff23d01817987d8854be92428e47e70, src/pybreaker/__init__.py (CircuitBreaker.call, CircuitBreakerState._handle_error, Circuit*State)",
+        quirks: &[
+            "call() holds the breaker's RLock for the whole call: one call at a time; here a call arriving while one is in flight is rejected (the engine cannot make it wait)",
+            "excluded errors count as successes and reset the failure counter (no 'ignored' outcome)",
+            "opens when the counter reaches fail_max (>=); half-open at now >= opened_at + reset_timeout, on the next call",
+            "the trial's failure reopens; success_threshold trial successes close (1 in the revision read)",
+        ],
+    },
+    PresetInfo {
+        name: "gobreaker",
+        family: "gobreaker",
+        summary: "sony/gobreaker v2 defaults: opens at ConsecutiveFailures > 5 (the 6th); Timeout 60 s; MaxRequests 1 probe; counts never cleared while closed",
+        source: "sony/gobreaker @ 0a18939f35cd354331b2f536acbcc56f734cbea5, v2/gobreaker.go (beforeRequest, afterRequest, currentState, toNewGeneration) and v2/counter.go",
+        quirks: &[
+            "ReadyToTrip default is ConsecutiveFailures > 5: six failures in a row, not five",
+            "every state change (and every Interval end while closed) starts a new generation: results of calls admitted earlier are dropped",
+            "Interval 0: closed-state counts are never cleared (only a success resets the consecutive count)",
+            "half-open after the clock is strictly past opened + Timeout, on the next request",
+            "half-open admits MaxRequests calls in total per episode; finished probes do not free slots; any failure reopens",
+            "the rolling BucketPeriod window is not modelled",
+        ],
     },
     // @@PRESETS@@
 ];

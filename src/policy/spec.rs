@@ -8,6 +8,8 @@ use super::connector::{ConnectorBreaker, ConnectorConfig};
 use super::gate::{CircuitGate, GateConfig};
 use super::generic::{GenericBreaker, GenericConfig};
 use super::node::{NodeBreaker, NodeConfig};
+use super::gobreaker::{GobreakerBreaker, GobreakerConfig};
+use super::pybreaker::{PybreakerBreaker, PybreakerConfig};
 use super::cockatiel::{CockatielBreaker, CockatielConfig};
 use super::polly::{PollyBreaker, PollyConfig};
 use super::opossum::{OpossumBreaker, OpossumConfig};
@@ -106,6 +108,10 @@ pub enum FamilyConfig {
     AiService(AiServiceConfig),
     /// Seed 003.
     Node(NodeConfig),
+    /// sony/gobreaker v2's generation-counting breaker.
+    Gobreaker(GobreakerConfig),
+    /// pybreaker's lock-serialized breaker.
+    Pybreaker(PybreakerConfig),
     /// cockatiel's CircuitBreakerPolicy with a consecutive, count or sampling breaker.
     Cockatiel(CockatielConfig),
     /// Polly v8's advanced circuit breaker.
@@ -272,6 +278,8 @@ impl FamilyConfig {
             }
             "cockatiel-count" => (FamilyConfig::Cockatiel(CockatielConfig::count()), Classifier::EVERY_ERROR),
             "cockatiel-sampling" => (FamilyConfig::Cockatiel(CockatielConfig::sampling()), Classifier::EVERY_ERROR),
+            "pybreaker" => (FamilyConfig::Pybreaker(PybreakerConfig::default()), Classifier::EVERY_ERROR),
+            "gobreaker" => (FamilyConfig::Gobreaker(GobreakerConfig::default()), Classifier::EVERY_ERROR),
             // @@PRESET_DEFAULTS@@
             _ => return None,
         })
@@ -286,6 +294,8 @@ impl FamilyConfig {
             FamilyConfig::Gate(_) => GateConfig::PARAMS,
             FamilyConfig::AiService(_) => AiServiceConfig::PARAMS,
             FamilyConfig::Node(_) => NodeConfig::PARAMS,
+            FamilyConfig::Gobreaker(_) => GobreakerConfig::PARAMS,
+            FamilyConfig::Pybreaker(_) => PybreakerConfig::PARAMS,
             FamilyConfig::Cockatiel(_) => CockatielConfig::PARAMS,
             FamilyConfig::Polly(_) => PollyConfig::PARAMS,
             FamilyConfig::Opossum(_) => OpossumConfig::PARAMS,
@@ -302,6 +312,8 @@ impl FamilyConfig {
             FamilyConfig::Gate(c) => table_of(c),
             FamilyConfig::AiService(c) => table_of(c),
             FamilyConfig::Node(c) => table_of(c),
+            FamilyConfig::Gobreaker(c) => table_of(c),
+            FamilyConfig::Pybreaker(c) => table_of(c),
             FamilyConfig::Cockatiel(c) => table_of(c),
             FamilyConfig::Polly(c) => table_of(c),
             FamilyConfig::Opossum(c) => table_of(c),
@@ -327,6 +339,8 @@ impl FamilyConfig {
             FamilyConfig::Gate(c) => FamilyConfig::Gate(merge(c, o)?),
             FamilyConfig::AiService(c) => FamilyConfig::AiService(merge(c, o)?),
             FamilyConfig::Node(c) => FamilyConfig::Node(merge(c, o)?),
+            FamilyConfig::Gobreaker(c) => FamilyConfig::Gobreaker(merge(c, o)?),
+            FamilyConfig::Pybreaker(c) => FamilyConfig::Pybreaker(merge(c, o)?),
             FamilyConfig::Cockatiel(c) => FamilyConfig::Cockatiel(merge(c, o)?),
             FamilyConfig::Polly(c) => FamilyConfig::Polly(merge(c, o)?),
             FamilyConfig::Opossum(c) => FamilyConfig::Opossum(merge(c, o)?),
@@ -447,6 +461,8 @@ impl PolicyConfig {
             FamilyConfig::Gate(c) => Policy::Gate(CircuitGate::new(c.clone())),
             FamilyConfig::AiService(c) => Policy::AiService(AiServiceBreaker::new(c.clone())),
             FamilyConfig::Node(c) => Policy::Node(NodeBreaker::new(c.clone())),
+            FamilyConfig::Gobreaker(c) => Policy::Gobreaker(GobreakerBreaker::new(c.clone())),
+            FamilyConfig::Pybreaker(c) => Policy::Pybreaker(PybreakerBreaker::new(c.clone())),
             FamilyConfig::Cockatiel(c) => Policy::Cockatiel(CockatielBreaker::new(c.clone())),
             FamilyConfig::Polly(c) => Policy::Polly(PollyBreaker::new(c.clone())),
             FamilyConfig::Opossum(c) => Policy::Opossum(OpossumBreaker::new(c.clone())),
@@ -671,6 +687,8 @@ mod tests {
                 Policy::Gate(_) => "gate",
                 Policy::AiService(_) => "ai_service",
                 Policy::Node(_) => "node",
+                Policy::Gobreaker(_) => "gobreaker",
+                Policy::Pybreaker(_) => "pybreaker",
                 Policy::Cockatiel(_) => "cockatiel",
                 Policy::Polly(_) => "polly",
                 Policy::Opossum(_) => "opossum",
