@@ -118,6 +118,7 @@ pub mod connector;
 pub mod gate;
 pub mod generic;
 pub mod node;
+pub mod failsafe;
 pub mod gobreaker;
 pub mod pybreaker;
 pub mod cockatiel;
@@ -137,6 +138,7 @@ pub use connector::{ConnectorBreaker, ConnectorConfig};
 pub use gate::{CircuitGate, GateConfig};
 pub use generic::{CloseRule, Comparison, GenericBreaker, GenericConfig, HalfOpenTransition, LateResults};
 pub use node::{NodeBreaker, NodeConfig};
+pub use failsafe::{FailsafeBreaker, FailsafeConfig};
 pub use gobreaker::{GobreakerBreaker, GobreakerConfig};
 pub use pybreaker::{PybreakerBreaker, PybreakerConfig};
 pub use cockatiel::{CockatielBreaker, CockatielConfig};
@@ -173,6 +175,8 @@ pub enum Policy {
     AiService(AiServiceBreaker),
     /// Seed 003's Node.js consecutive breaker.
     Node(NodeBreaker),
+    /// failsafe-go's count-based breaker.
+    Failsafe(FailsafeBreaker),
     /// sony/gobreaker v2's generation-counting breaker.
     Gobreaker(GobreakerBreaker),
     /// pybreaker's lock-serialized breaker.
@@ -198,6 +202,7 @@ macro_rules! dispatch {
             Policy::Gate($b) => $e,
             Policy::AiService($b) => $e,
             Policy::Node($b) => $e,
+            Policy::Failsafe($b) => $e,
             Policy::Gobreaker($b) => $e,
             Policy::Pybreaker($b) => $e,
             Policy::Cockatiel($b) => $e,

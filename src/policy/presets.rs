@@ -65,7 +65,7 @@ pub(crate) const CLASSIFIER_PARAMS: [ParamMeta; 2] = [
     ),
 ];
 
-static PRESETS: [PresetInfo; 17] = [
+static PRESETS: [PresetInfo; 18] = [
     PresetInfo {
         name: "none",
         family: "none",
@@ -253,6 +253,20 @@ static PRESETS: [PresetInfo; 17] = [
             "half-open after the clock is strictly past opened + Timeout, on the next request",
             "half-open admits MaxRequests calls in total per episode; finished probes do not free slots; any failure reopens",
             "the rolling BucketPeriod window is not modelled",
+        ],
+    },
+    PresetInfo {
+        name: "failsafe-go",
+        family: "failsafe",
+        summary: "failsafe-go defaults: count-based, opens on 1 failure of the last 1; delay 1 minute; 1 half-open execution, its success closes",
+        source: "failsafe-go/failsafe-go @ 0e452f4ad247f2e5cb4e65bc00ee3c553cb6e6d5, circuitbreaker/circuitstates.go and circuitbreaker/circuitbreakerbuilder.go",
+        quirks: &[
+            "the default opens on the first failure (threshold 1 of 1)",
+            "a ratio n of m has no minimum: n failures in the first n calls open it",
+            "half-open permits capacity executions and frees a permit after each result",
+            "without a success threshold, half-open closes at successes > capacity - failure_threshold",
+            "no generation check: a late result is counted in the current state and frees a half-open permit",
+            "time-based thresholds and delay functions are not modelled",
         ],
     },
     // @@PRESETS@@

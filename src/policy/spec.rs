@@ -8,6 +8,7 @@ use super::connector::{ConnectorBreaker, ConnectorConfig};
 use super::gate::{CircuitGate, GateConfig};
 use super::generic::{GenericBreaker, GenericConfig};
 use super::node::{NodeBreaker, NodeConfig};
+use super::failsafe::{FailsafeBreaker, FailsafeConfig};
 use super::gobreaker::{GobreakerBreaker, GobreakerConfig};
 use super::pybreaker::{PybreakerBreaker, PybreakerConfig};
 use super::cockatiel::{CockatielBreaker, CockatielConfig};
@@ -108,6 +109,8 @@ pub enum FamilyConfig {
     AiService(AiServiceConfig),
     /// Seed 003.
     Node(NodeConfig),
+    /// failsafe-go's count-based breaker.
+    Failsafe(FailsafeConfig),
     /// sony/gobreaker v2's generation-counting breaker.
     Gobreaker(GobreakerConfig),
     /// pybreaker's lock-serialized breaker.
@@ -280,6 +283,7 @@ impl FamilyConfig {
             "cockatiel-sampling" => (FamilyConfig::Cockatiel(CockatielConfig::sampling()), Classifier::EVERY_ERROR),
             "pybreaker" => (FamilyConfig::Pybreaker(PybreakerConfig::default()), Classifier::EVERY_ERROR),
             "gobreaker" => (FamilyConfig::Gobreaker(GobreakerConfig::default()), Classifier::EVERY_ERROR),
+            "failsafe-go" => (FamilyConfig::Failsafe(FailsafeConfig::default()), Classifier::EVERY_ERROR),
             // @@PRESET_DEFAULTS@@
             _ => return None,
         })
@@ -294,6 +298,7 @@ impl FamilyConfig {
             FamilyConfig::Gate(_) => GateConfig::PARAMS,
             FamilyConfig::AiService(_) => AiServiceConfig::PARAMS,
             FamilyConfig::Node(_) => NodeConfig::PARAMS,
+            FamilyConfig::Failsafe(_) => FailsafeConfig::PARAMS,
             FamilyConfig::Gobreaker(_) => GobreakerConfig::PARAMS,
             FamilyConfig::Pybreaker(_) => PybreakerConfig::PARAMS,
             FamilyConfig::Cockatiel(_) => CockatielConfig::PARAMS,
@@ -312,6 +317,7 @@ impl FamilyConfig {
             FamilyConfig::Gate(c) => table_of(c),
             FamilyConfig::AiService(c) => table_of(c),
             FamilyConfig::Node(c) => table_of(c),
+            FamilyConfig::Failsafe(c) => table_of(c),
             FamilyConfig::Gobreaker(c) => table_of(c),
             FamilyConfig::Pybreaker(c) => table_of(c),
             FamilyConfig::Cockatiel(c) => table_of(c),
@@ -339,6 +345,7 @@ impl FamilyConfig {
             FamilyConfig::Gate(c) => FamilyConfig::Gate(merge(c, o)?),
             FamilyConfig::AiService(c) => FamilyConfig::AiService(merge(c, o)?),
             FamilyConfig::Node(c) => FamilyConfig::Node(merge(c, o)?),
+            FamilyConfig::Failsafe(c) => FamilyConfig::Failsafe(merge(c, o)?),
             FamilyConfig::Gobreaker(c) => FamilyConfig::Gobreaker(merge(c, o)?),
             FamilyConfig::Pybreaker(c) => FamilyConfig::Pybreaker(merge(c, o)?),
             FamilyConfig::Cockatiel(c) => FamilyConfig::Cockatiel(merge(c, o)?),
@@ -461,6 +468,7 @@ impl PolicyConfig {
             FamilyConfig::Gate(c) => Policy::Gate(CircuitGate::new(c.clone())),
             FamilyConfig::AiService(c) => Policy::AiService(AiServiceBreaker::new(c.clone())),
             FamilyConfig::Node(c) => Policy::Node(NodeBreaker::new(c.clone())),
+            FamilyConfig::Failsafe(c) => Policy::Failsafe(FailsafeBreaker::new(c.clone())),
             FamilyConfig::Gobreaker(c) => Policy::Gobreaker(GobreakerBreaker::new(c.clone())),
             FamilyConfig::Pybreaker(c) => Policy::Pybreaker(PybreakerBreaker::new(c.clone())),
             FamilyConfig::Cockatiel(c) => Policy::Cockatiel(CockatielBreaker::new(c.clone())),
@@ -687,6 +695,7 @@ mod tests {
                 Policy::Gate(_) => "gate",
                 Policy::AiService(_) => "ai_service",
                 Policy::Node(_) => "node",
+                Policy::Failsafe(_) => "failsafe",
                 Policy::Gobreaker(_) => "gobreaker",
                 Policy::Pybreaker(_) => "pybreaker",
                 Policy::Cockatiel(_) => "cockatiel",
