@@ -118,6 +118,9 @@ pub mod connector;
 pub mod gate;
 pub mod generic;
 pub mod node;
+pub mod throttle;
+pub mod envoy;
+pub mod finagle;
 pub mod failsafe;
 pub mod gobreaker;
 pub mod pybreaker;
@@ -138,6 +141,9 @@ pub use connector::{ConnectorBreaker, ConnectorConfig};
 pub use gate::{CircuitGate, GateConfig};
 pub use generic::{CloseRule, Comparison, GenericBreaker, GenericConfig, HalfOpenTransition, LateResults};
 pub use node::{NodeBreaker, NodeConfig};
+pub use throttle::{SreThrottle, ThrottleConfig};
+pub use envoy::{EnvoyBreaker, EnvoyConfig};
+pub use finagle::{FinagleBreaker, FinagleConfig};
 pub use failsafe::{FailsafeBreaker, FailsafeConfig};
 pub use gobreaker::{GobreakerBreaker, GobreakerConfig};
 pub use pybreaker::{PybreakerBreaker, PybreakerConfig};
@@ -175,6 +181,12 @@ pub enum Policy {
     AiService(AiServiceBreaker),
     /// Seed 003's Node.js consecutive breaker.
     Node(NodeBreaker),
+    /// Google SRE client-side adaptive throttling.
+    Throttle(SreThrottle),
+    /// Envoy outlier detection (consecutive 5xx) for one host.
+    Envoy(EnvoyBreaker),
+    /// Finagle's FailureAccrualFactory with the default policy.
+    Finagle(FinagleBreaker),
     /// failsafe-go's count-based breaker.
     Failsafe(FailsafeBreaker),
     /// sony/gobreaker v2's generation-counting breaker.
@@ -202,6 +214,9 @@ macro_rules! dispatch {
             Policy::Gate($b) => $e,
             Policy::AiService($b) => $e,
             Policy::Node($b) => $e,
+            Policy::Throttle($b) => $e,
+            Policy::Envoy($b) => $e,
+            Policy::Finagle($b) => $e,
             Policy::Failsafe($b) => $e,
             Policy::Gobreaker($b) => $e,
             Policy::Pybreaker($b) => $e,

@@ -65,7 +65,7 @@ pub(crate) const CLASSIFIER_PARAMS: [ParamMeta; 2] = [
     ),
 ];
 
-static PRESETS: [PresetInfo; 18] = [
+static PRESETS: [PresetInfo; 21] = [
     PresetInfo {
         name: "none",
         family: "none",
@@ -269,6 +269,45 @@ static PRESETS: [PresetInfo; 18] = [
             "time-based thresholds and delay functions are not modelled",
         ],
     },
+    PresetInfo {
+        name: "finagle",
+        family: "finagle",
+        summary: "Finagle FailureAccrual default: EMA success rate < 0.8 over 30 s (5 requests min) or 5 consecutive failures mark dead for an equal-jittered 5 s..300 s; one probe",
+        source: "twitter/finagle, finagle-core/src/main/scala/com/twitter/finagle/liveness/FailureAccrualFactory.scala (copy read: index file 3128568080) and FailureAccrualPolicy.scala @ 06ace3be6feaac3013375503a8930fc337021d2f",
+        quirks: &[
+            "the success rate is an exponentially weighted moving average over time, not a window count",
+            "no success-rate decision in the first 30 s after start or after a revival",
+            "the dead time is an equal-jittered backoff (5 s, then 5-10 s, 10-20 s, ... capped at 300 s) drawn from the build seed; it restarts on revival",
+            "dead -> probing by a timer; one probe; a probe failure the policy does not act on returns to probing",
+            "results arriving while dead are ignored, except successes, which always feed the policy",
+            "Finagle fails open (a lone endpoint is still used); modelled as rejection, as the load balancer sees it",
+        ],
+    },
+    PresetInfo {
+        name: "envoy-outlier",
+        family: "envoy",
+        summary: "Envoy outlier detection: 5 consecutive 5xx eject the host for 30 s x consecutive ejections (max 300 s), checked every 10 s; automatic return",
+        source: "envoyproxy/data-plane-api, envoy/config/cluster/v3/outlier_detection.proto; envoyproxy/envoy source/common/upstream/outlier_detection_impl.cc (DetectorImpl::checkHostForUneject; copy read: index file 114077890)",
+        quirks: &[
+            "only 5xx count: 429 and other 4xx reset the consecutive counter (classifier: rate_limited and client_error are successes)",
+            "the host returns at the first 10 s interval tick after its ejection time, not at the exact instant",
+            "ejection time = base x multiplier; the multiplier grows by one per ejection (while under the cap) and drops by one per healthy interval",
+            "no half-open: the host returns to full traffic; no probe limit",
+            "success-rate and failure-percentage ejection compare hosts of a cluster: not modelled for one host",
+        ],
+    },
+    PresetInfo {
+        name: "sre-throttle",
+        family: "throttle",
+        summary: "Google SRE client-side adaptive throttling: reject with probability max(0, (requests - 2 accepts) / (requests + 1)) over 2 minutes",
+        source: "Site Reliability Engineering (O'Reilly 2016), ch. 21 Handling Overload, Client-Side Throttling; ../shared/PRESETS.md",
+        quirks: &[
+            "not a breaker: it rejects a fraction of calls, drawn from the build seed, whenever requests exceed K x accepts",
+            "requests count locally rejected attempts too, so the probability keeps rising while the backend fails",
+            "reported state: open while the probability is above zero, closed otherwise; never half-open",
+            "history in 120 epoch-aligned 1 s buckets",
+        ],
+    },
     // @@PRESETS@@
 ];
 
@@ -338,14 +377,34 @@ mod tests {
                 "connector-breaker",
                 "circuit-gate",
                 "ai-service-breaker",
-                "node-breaker"
+                "node-breaker",
+                "resilience4j-count",
+                "resilience4j-time",
+                "hystrix",
+                "opossum",
+                "polly",
+                "cockatiel-consecutive",
+                "cockatiel-count",
+                "cockatiel-sampling",
+                "pybreaker",
+                "gobreaker",
+                "failsafe-go",
+                "finagle",
+                "envoy-outlier",
+                "sre-throttle",
             ]
         );
         for p in presets() {
             assert!(FamilyConfig::preset_default(p.name).is_some(), "{}", p.name);
-            if p.name.ends_with("breaker") || p.name == "circuit-gate" {
+            if p.name.ends_with("breaker") && p.family != "pybreaker" && p.family != "gobreaker"
+                || p.name == "circuit-gate"
+            {
                 assert!(p.source.contains("../shared/seeds/"), "{}", p.name);
                 assert!(p.quirks.len() >= 5, "{}", p.name);
+            }
+            if names.iter().position(|n| *n == p.name).unwrap() >= 7 {
+                // Library presets name the repository and the file they reproduce.
+                assert!(p.source.contains('/') && p.quirks.len() >= 4, "{}", p.name);
             }
         }
     }

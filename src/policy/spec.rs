@@ -8,6 +8,9 @@ use super::connector::{ConnectorBreaker, ConnectorConfig};
 use super::gate::{CircuitGate, GateConfig};
 use super::generic::{GenericBreaker, GenericConfig};
 use super::node::{NodeBreaker, NodeConfig};
+use super::throttle::{SreThrottle, ThrottleConfig};
+use super::envoy::{EnvoyBreaker, EnvoyConfig};
+use super::finagle::{FinagleBreaker, FinagleConfig};
 use super::failsafe::{FailsafeBreaker, FailsafeConfig};
 use super::gobreaker::{GobreakerBreaker, GobreakerConfig};
 use super::pybreaker::{PybreakerBreaker, PybreakerConfig};
@@ -18,7 +21,7 @@ use super::hystrix::{HystrixBreaker, HystrixConfig};
 use super::resilience4j::{Resilience4jBreaker, Resilience4jConfig};
 use super::presets::{CLASSIFIER_PARAMS, ParamMeta, find, presets};
 use super::{NoBreaker, Policy};
-use crate::outcome::{Classifier, OutcomeClass};
+use crate::outcome::{Classifier, OutcomeClass, Verdict};
 use crate::time::Dur;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -109,6 +112,12 @@ pub enum FamilyConfig {
     AiService(AiServiceConfig),
     /// Seed 003.
     Node(NodeConfig),
+    /// Google SRE client-side adaptive throttling.
+    Throttle(ThrottleConfig),
+    /// Envoy outlier detection (consecutive 5xx) for one host.
+    Envoy(EnvoyConfig),
+    /// Finagle's FailureAccrualFactory with the default policy.
+    Finagle(FinagleConfig),
     /// failsafe-go's count-based breaker.
     Failsafe(FailsafeConfig),
     /// sony/gobreaker v2's generation-counting breaker.
@@ -284,7 +293,14 @@ impl FamilyConfig {
             "pybreaker" => (FamilyConfig::Pybreaker(PybreakerConfig::default()), Classifier::EVERY_ERROR),
             "gobreaker" => (FamilyConfig::Gobreaker(GobreakerConfig::default()), Classifier::EVERY_ERROR),
             "failsafe-go" => (FamilyConfig::Failsafe(FailsafeConfig::default()), Classifier::EVERY_ERROR),
-            // @@PRESET_DEFAULTS@@
+            "finagle" => (FamilyConfig::Finagle(FinagleConfig::default()), Classifier::EVERY_ERROR),
+            "envoy-outlier" => (
+                FamilyConfig::Envoy(EnvoyConfig::default()),
+                Classifier::EVERY_ERROR
+                    .with(OutcomeClass::RateLimited, Verdict::Success)
+                    .with(OutcomeClass::ClientError, Verdict::Success),
+            ),
+            "sre-throttle" => (FamilyConfig::Throttle(ThrottleConfig::default()), Classifier::DEFAULT),
             _ => return None,
         })
     }
@@ -298,6 +314,9 @@ impl FamilyConfig {
             FamilyConfig::Gate(_) => GateConfig::PARAMS,
             FamilyConfig::AiService(_) => AiServiceConfig::PARAMS,
             FamilyConfig::Node(_) => NodeConfig::PARAMS,
+            FamilyConfig::Throttle(_) => ThrottleConfig::PARAMS,
+            FamilyConfig::Envoy(_) => EnvoyConfig::PARAMS,
+            FamilyConfig::Finagle(_) => FinagleConfig::PARAMS,
             FamilyConfig::Failsafe(_) => FailsafeConfig::PARAMS,
             FamilyConfig::Gobreaker(_) => GobreakerConfig::PARAMS,
             FamilyConfig::Pybreaker(_) => PybreakerConfig::PARAMS,
@@ -317,6 +336,9 @@ impl FamilyConfig {
             FamilyConfig::Gate(c) => table_of(c),
             FamilyConfig::AiService(c) => table_of(c),
             FamilyConfig::Node(c) => table_of(c),
+            FamilyConfig::Throttle(c) => table_of(c),
+            FamilyConfig::Envoy(c) => table_of(c),
+            FamilyConfig::Finagle(c) => table_of(c),
             FamilyConfig::Failsafe(c) => table_of(c),
             FamilyConfig::Gobreaker(c) => table_of(c),
             FamilyConfig::Pybreaker(c) => table_of(c),
@@ -345,6 +367,9 @@ impl FamilyConfig {
             FamilyConfig::Gate(c) => FamilyConfig::Gate(merge(c, o)?),
             FamilyConfig::AiService(c) => FamilyConfig::AiService(merge(c, o)?),
             FamilyConfig::Node(c) => FamilyConfig::Node(merge(c, o)?),
+            FamilyConfig::Throttle(c) => FamilyConfig::Throttle(merge(c, o)?),
+            FamilyConfig::Envoy(c) => FamilyConfig::Envoy(merge(c, o)?),
+            FamilyConfig::Finagle(c) => FamilyConfig::Finagle(merge(c, o)?),
             FamilyConfig::Failsafe(c) => FamilyConfig::Failsafe(merge(c, o)?),
             FamilyConfig::Gobreaker(c) => FamilyConfig::Gobreaker(merge(c, o)?),
             FamilyConfig::Pybreaker(c) => FamilyConfig::Pybreaker(merge(c, o)?),
@@ -468,6 +493,9 @@ impl PolicyConfig {
             FamilyConfig::Gate(c) => Policy::Gate(CircuitGate::new(c.clone())),
             FamilyConfig::AiService(c) => Policy::AiService(AiServiceBreaker::new(c.clone())),
             FamilyConfig::Node(c) => Policy::Node(NodeBreaker::new(c.clone())),
+            FamilyConfig::Throttle(c) => Policy::Throttle(SreThrottle::new(c.clone(), seed)),
+            FamilyConfig::Envoy(c) => Policy::Envoy(EnvoyBreaker::new(c.clone())),
+            FamilyConfig::Finagle(c) => Policy::Finagle(FinagleBreaker::new(c.clone(), seed)),
             FamilyConfig::Failsafe(c) => Policy::Failsafe(FailsafeBreaker::new(c.clone())),
             FamilyConfig::Gobreaker(c) => Policy::Gobreaker(GobreakerBreaker::new(c.clone())),
             FamilyConfig::Pybreaker(c) => Policy::Pybreaker(PybreakerBreaker::new(c.clone())),
@@ -695,6 +723,9 @@ mod tests {
                 Policy::Gate(_) => "gate",
                 Policy::AiService(_) => "ai_service",
                 Policy::Node(_) => "node",
+                Policy::Throttle(_) => "throttle",
+                Policy::Envoy(_) => "envoy",
+                Policy::Finagle(_) => "finagle",
                 Policy::Failsafe(_) => "failsafe",
                 Policy::Gobreaker(_) => "gobreaker",
                 Policy::Pybreaker(_) => "pybreaker",
