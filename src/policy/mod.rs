@@ -115,6 +115,7 @@ impl Breaker for NoBreaker {
 
 pub mod ai_service;
 pub mod connector;
+pub mod export;
 pub mod gate;
 pub mod generic;
 pub mod node;
