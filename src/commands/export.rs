@@ -42,7 +42,11 @@ mod tests {
         };
         let out = run(&req).unwrap();
         assert!(out.contains("MaxRequests: 2,") && out.contains("Name:        \"backend\","), "{out}");
-        let bad = ExportRequest { library: "resilience4j".into(), policy: Some("consecutive".into()), ..ExportRequest::default() };
+        let bad = ExportRequest {
+            library: "resilience4j".into(),
+            policy: Some("consecutive".into()),
+            ..ExportRequest::default()
+        };
         let e = run(&bad).unwrap_err();
         assert!(e.is::<crate::policy::export::ExportError>());
         let unknown = ExportRequest { library: "nope".into(), ..ExportRequest::default() };

@@ -107,7 +107,8 @@ impl CockatielConfig {
     /// Minimum calls of the sampling breaker: `duration · minimumRpms` (a float).
     fn sampling_minimum(&self) -> f64 {
         let (count, size) = self.sampling_windows();
-        let rpms = if self.minimum_rps > 0.0 { self.minimum_rps / 1000.0 } else { 5.0 / (self.threshold * 1000.0) };
+        let rpms =
+            if self.minimum_rps > 0.0 { self.minimum_rps / 1000.0 } else { 5.0 / (self.threshold * 1000.0) };
         (size * count as u64) as f64 * rpms
     }
 }
@@ -127,12 +128,12 @@ impl FamilyParams for CockatielConfig {
             "count/sampling threshold in (0, 1): opens when failures > threshold * total",
         ),
         ParamMeta::new("size", "calls", "CountBreaker size: the last N results"),
+        ParamMeta::new("minimum_number_of_calls", "calls", "CountBreaker minimumNumberOfCalls (0 = size)"),
         ParamMeta::new(
-            "minimum_number_of_calls",
-            "calls",
-            "CountBreaker minimumNumberOfCalls (0 = size)",
+            "duration",
+            "duration",
+            "SamplingBreaker duration: max(5, ceil(duration / 1 s)) windows",
         ),
-        ParamMeta::new("duration", "duration", "SamplingBreaker duration: max(5, ceil(duration / 1 s)) windows"),
         ParamMeta::new(
             "minimum_rps",
             "calls/s",
@@ -224,7 +225,15 @@ impl CockatielBreaker {
             },
         };
         let minimum = cfg.sampling_minimum();
-        CockatielBreaker { cfg, state: State::Closed, generation: 0, opened_at: SimTime::ZERO, mem, window_ms, minimum }
+        CockatielBreaker {
+            cfg,
+            state: State::Closed,
+            generation: 0,
+            opened_at: SimTime::ZERO,
+            mem,
+            window_ms,
+            minimum,
+        }
     }
 
     fn set(&mut self, at: SimTime, to: State, reason: &'static str, out: &mut Transitions) {
@@ -307,7 +316,13 @@ impl CockatielBreaker {
     }
 }
 
-fn count_sample(ring: &mut [Option<bool>], at: &mut usize, successes: &mut u64, failures: &mut u64, ok: bool) {
+fn count_sample(
+    ring: &mut [Option<bool>],
+    at: &mut usize,
+    successes: &mut u64,
+    failures: &mut u64,
+    ok: bool,
+) {
     match ring[*at] {
         Some(true) => *successes -= 1,
         Some(false) => *failures -= 1,
@@ -373,7 +388,8 @@ impl Breaker for CockatielBreaker {
             (Verdict::Success, false) => self.success(now, false),
             (Verdict::Failure, false) => {
                 if self.failure(now, true) {
-                    let reason = if self.state == State::HalfOpen { "probe_failed" } else { self.trip_reason() };
+                    let reason =
+                        if self.state == State::HalfOpen { "probe_failed" } else { self.trip_reason() };
                     self.open(now, reason, out);
                 }
             }
@@ -423,7 +439,11 @@ mod tests {
         let r = drive(&mut b, &s);
         assert_eq!(
             r.tr,
-            vec![(8, C, O, "consecutive_failures"), (10_008, O, H, "cooldown_elapsed"), (10_009, H, C, "probe_successes")]
+            vec![
+                (8, C, O, "consecutive_failures"),
+                (10_008, O, H, "cooldown_elapsed"),
+                (10_009, H, C, "probe_successes")
+            ]
         );
         assert_eq!(&r.admit_string()[10..], "010");
     }
@@ -442,7 +462,11 @@ mod tests {
         let r = drive(&mut b, &s);
         assert_eq!(
             r.tr,
-            vec![(1, C, O, "consecutive_failures"), (10_001, O, H, "cooldown_elapsed"), (10_002, H, O, "probe_failed")]
+            vec![
+                (1, C, O, "consecutive_failures"),
+                (10_001, O, H, "cooldown_elapsed"),
+                (10_002, H, O, "probe_failed")
+            ]
         );
         assert_eq!(b.state(), State::Open);
     }

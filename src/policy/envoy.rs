@@ -20,6 +20,7 @@
 //! - the host returns to full traffic: there is no half-open state and no probe limit; the
 //!   states reported are closed (in rotation) and open (ejected);
 //! - responses arriving while ejected update the counter, which is reset on return.
+//!
 //! Success-rate and failure-percentage ejection compare hosts of a cluster: not modelled for
 //! one host.
 
@@ -107,7 +108,15 @@ impl EnvoyBreaker {
     /// A host in rotation; the interval timer's first tick is one interval after time zero.
     pub fn new(cfg: EnvoyConfig) -> EnvoyBreaker {
         let next_tick = SimTime::ZERO + cfg.interval;
-        EnvoyBreaker { cfg, state: State::Closed, generation: 0, consecutive: 0, backoff: 0, ejected_at: SimTime::ZERO, next_tick }
+        EnvoyBreaker {
+            cfg,
+            state: State::Closed,
+            generation: 0,
+            consecutive: 0,
+            backoff: 0,
+            ejected_at: SimTime::ZERO,
+            next_tick,
+        }
     }
 
     /// The current ejection-time multiplier.

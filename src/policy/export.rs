@@ -67,9 +67,11 @@ impl Library {
 
     /// Parses a `--as` value.
     pub fn parse(name: &str) -> Result<Library, ExportError> {
-        Library::ALL.into_iter().find(|l| l.name() == name.trim()).ok_or_else(|| ExportError::UnknownLibrary {
-            name: name.to_string(),
-            known: Library::ALL.iter().map(|l| l.name()).collect::<Vec<_>>().join(", "),
+        Library::ALL.into_iter().find(|l| l.name() == name.trim()).ok_or_else(|| {
+            ExportError::UnknownLibrary {
+                name: name.to_string(),
+                known: Library::ALL.iter().map(|l| l.name()).collect::<Vec<_>>().join(", "),
+            }
         })
     }
 
@@ -113,7 +115,8 @@ pub enum ExportError {
 
 /// Writes `cfg` in `lib`'s syntax; `name` names the breaker instance where the syntax has one.
 pub fn export(cfg: &PolicyConfig, lib: Library, name: &str) -> Result<String, ExportError> {
-    let refuse = |reason: String| ExportError::Unsupported { library: lib.name(), label: cfg.label(), reason };
+    let refuse =
+        |reason: String| ExportError::Unsupported { library: lib.name(), label: cfg.label(), reason };
     let header = header(cfg, lib);
     match (lib, cfg.family_config()) {
         (Library::Resilience4j, FamilyConfig::Resilience4j(c)) => Ok(resilience4j(&header, name, c)),
@@ -179,7 +182,11 @@ fn family_name(f: &FamilyConfig) -> &'static str {
 /// The comment lines every export starts with (without the comment marker).
 fn header(cfg: &PolicyConfig, lib: Library) -> Vec<String> {
     let classes = |v: Vec<OutcomeClass>| {
-        if v.is_empty() { "none".to_string() } else { v.iter().map(|c| c.as_str()).collect::<Vec<_>>().join(", ") }
+        if v.is_empty() {
+            "none".to_string()
+        } else {
+            v.iter().map(|c| c.as_str()).collect::<Vec<_>>().join(", ")
+        }
     };
     let c = cfg.classifier();
     vec![
@@ -206,9 +213,9 @@ fn num(v: f64) -> String {
 /// Spring Boot's single-unit duration: `60s`, `1500ms`, `250us`.
 fn spring_duration(d: Dur) -> String {
     let us = d.micros();
-    if us % 1_000_000 == 0 {
+    if us.is_multiple_of(1_000_000) {
         format!("{}s", us / 1_000_000)
-    } else if us % 1000 == 0 {
+    } else if us.is_multiple_of(1000) {
         format!("{}ms", us / 1000)
     } else {
         format!("{us}us")
@@ -232,11 +239,11 @@ fn go_duration(d: Dur) -> String {
     let us = d.micros();
     if us == 0 {
         "0".into()
-    } else if us % 60_000_000 == 0 {
+    } else if us.is_multiple_of(60_000_000) {
         format!("{} * time.Minute", us / 60_000_000)
-    } else if us % 1_000_000 == 0 {
+    } else if us.is_multiple_of(1_000_000) {
         format!("{} * time.Second", us / 1_000_000)
-    } else if us % 1000 == 0 {
+    } else if us.is_multiple_of(1000) {
         format!("{} * time.Millisecond", us / 1000)
     } else {
         format!("{us} * time.Microsecond")
@@ -246,9 +253,9 @@ fn go_duration(d: Dur) -> String {
 /// A C# TimeSpan expression.
 fn timespan(d: Dur) -> String {
     let us = d.micros();
-    if us % 1_000_000 == 0 {
+    if us.is_multiple_of(1_000_000) {
         format!("TimeSpan.FromSeconds({})", us / 1_000_000)
-    } else if us % 1000 == 0 {
+    } else if us.is_multiple_of(1000) {
         format!("TimeSpan.FromMilliseconds({})", us / 1000)
     } else {
         format!("TimeSpan.FromTicks({})", us * 10)
@@ -258,7 +265,7 @@ fn timespan(d: Dur) -> String {
 /// Whole milliseconds for the JavaScript libraries.
 fn js_ms(d: Dur, field: &str) -> Result<String, String> {
     let us = d.micros();
-    if us % 1000 != 0 {
+    if !us.is_multiple_of(1000) {
         return Err(format!("{field} takes whole milliseconds; {d} is not"));
     }
     Ok((us / 1000).to_string())
@@ -267,7 +274,7 @@ fn js_ms(d: Dur, field: &str) -> Result<String, String> {
 /// Python seconds: `60`, `0.5`.
 fn py_seconds(d: Dur) -> String {
     let us = d.micros();
-    if us % 1_000_000 == 0 { (us / 1_000_000).to_string() } else { num(us as f64 / 1e6) }
+    if us.is_multiple_of(1_000_000) { (us / 1_000_000).to_string() } else { num(us as f64 / 1e6) }
 }
 
 fn resilience4j(header: &[String], name: &str, c: &Resilience4jConfig) -> String {
@@ -313,7 +320,10 @@ fn resilience4j(header: &[String], name: &str, c: &Resilience4jConfig) -> String
 /// The generic family as Resilience4j, when it is exactly Resilience4j.
 fn generic_to_r4j(g: &GenericConfig) -> Result<Resilience4jConfig, String> {
     if !g.latency_threshold.is_zero() {
-        return Err("it has no latency-percentile trip rule (only a slow-call rate over slowCallDurationThreshold)".into());
+        return Err(
+            "it has no latency-percentile trip rule (only a slow-call rate over slowCallDurationThreshold)"
+                .into(),
+        );
     }
     if g.failure_threshold > 0 {
         return Err("it has no consecutive-failure rule (use count_window with count_failure_rate)".into());
@@ -335,10 +345,12 @@ fn generic_to_r4j(g: &GenericConfig) -> Result<Resilience4jConfig, String> {
     }
     let time_rules = g.failure_rate > 0.0 || g.slow_call_rate > 0.0;
     let (kind, size, failure_rate) = match (g.count_window > 0, time_rules) {
-        (true, false) => (super::resilience4j::SlidingWindowType::CountBased, g.count_window, g.count_failure_rate),
+        (true, false) => {
+            (super::resilience4j::SlidingWindowType::CountBased, g.count_window, g.count_failure_rate)
+        }
         (false, true) => {
             let secs = g.time_window.micros() / 1_000_000;
-            if g.time_window.micros() % 1_000_000 != 0 || g.buckets as u64 != secs {
+            if !g.time_window.micros().is_multiple_of(1_000_000) || g.buckets as u64 != secs {
                 return Err(format!(
                     "its time window is whole seconds in one-second epoch buckets: set buckets = {} with a whole-second time_window (exact windows are not expressible)",
                     secs.max(1)
@@ -356,13 +368,18 @@ fn generic_to_r4j(g: &GenericConfig) -> Result<Resilience4jConfig, String> {
         return Err("its passive open -> half-open needs the clock strictly after the wait, the generic family's passive transition happens at it: set half_open_transition = \"active\" (automaticTransitionFromOpenToHalfOpenEnabled)".into());
     }
     if g.slow_call_rate > 0.0 {
-        return Err("its half-open state also applies the slow-call rate, the generic family's half-open does not".into());
+        return Err(
+            "its half-open state also applies the slow-call rate, the generic family's half-open does not"
+                .into(),
+        );
     }
     if g.probes == 0 {
         return Err("half-open always permits a fixed number of calls (probes must be at least 1)".into());
     }
     if g.close_rule != CloseRule::FailureRate {
-        return Err("half-open decides on the failure rate of its calls (close_rule = \"failure_rate\")".into());
+        return Err(
+            "half-open decides on the failure rate of its calls (close_rule = \"failure_rate\")".into()
+        );
     }
     if g.probe_failure_rate != failure_rate {
         return Err("half-open reopens at the same failure rate threshold as closed".into());
@@ -393,7 +410,8 @@ fn generic_to_r4j(g: &GenericConfig) -> Result<Resilience4jConfig, String> {
         wait_duration_in_open_state: g.open_duration,
         exponential_backoff_multiplier: g.backoff_multiplier,
         exponential_max_wait_duration_in_open_state: g.max_open_duration,
-        automatic_transition_from_open_to_half_open_enabled: g.half_open_transition == HalfOpenTransition::Active,
+        automatic_transition_from_open_to_half_open_enabled: g.half_open_transition
+            == HalfOpenTransition::Active,
         max_wait_duration_in_half_open_state: g.max_half_open,
     })
 }
@@ -450,8 +468,11 @@ fn cockatiel(header: &[String], c: &CockatielConfig) -> Result<String, String> {
             )
         }
         CockatielKind::Sampling => {
-            let rps =
-                if c.minimum_rps > 0.0 { format!(", minimumRps: {}", num(c.minimum_rps)) } else { String::new() };
+            let rps = if c.minimum_rps > 0.0 {
+                format!(", minimumRps: {}", num(c.minimum_rps))
+            } else {
+                String::new()
+            };
             (
                 "SamplingBreaker",
                 format!(
@@ -476,10 +497,8 @@ fn pybreaker(header: &[String], name: &str, c: &PybreakerConfig) -> String {
     commented(&mut s, "#", header);
     let _ = writeln!(s, "import pybreaker");
     let _ = writeln!(s);
-    let mut args = vec![
-        format!("fail_max={}", c.fail_max),
-        format!("reset_timeout={}", py_seconds(c.reset_timeout)),
-    ];
+    let mut args =
+        vec![format!("fail_max={}", c.fail_max), format!("reset_timeout={}", py_seconds(c.reset_timeout))];
     if c.success_threshold != 1 {
         let _ = writeln!(s, "# success_threshold needs pybreaker >= 1.4");
         args.push(format!("success_threshold={}", c.success_threshold));
@@ -517,8 +536,11 @@ fn failsafe(header: &[String], c: &FailsafeConfig) -> String {
         let _ = writeln!(s, "\tWithFailureExecutionThreshold({}).", c.failure_execution_threshold);
     }
     if c.success_threshold != 0 {
-        let cap =
-            if c.success_thresholding_capacity == 0 { c.success_threshold } else { c.success_thresholding_capacity };
+        let cap = if c.success_thresholding_capacity == 0 {
+            c.success_threshold
+        } else {
+            c.success_thresholding_capacity
+        };
         let _ = writeln!(s, "\tWithSuccessThresholdRatio({}, {}).", c.success_threshold, cap);
     }
     let _ = writeln!(s, "\tWithDelay({}).", go_duration(c.delay));
@@ -619,7 +641,12 @@ mod tests {
     fn resilience4j_yaml_carries_every_value() {
         let c = cfg(
             "resilience4j-time",
-            &["sliding_window_size=20", "failure_rate_threshold=25.5", "exponential_backoff_multiplier=2", "wait_duration_in_open_state=1500ms"],
+            &[
+                "sliding_window_size=20",
+                "failure_rate_threshold=25.5",
+                "exponential_backoff_multiplier=2",
+                "wait_duration_in_open_state=1500ms",
+            ],
         );
         let out = export(&c, Library::Resilience4j, "payments").unwrap();
         let m = yaml(&out);
@@ -643,13 +670,13 @@ mod tests {
         let ok = cfg(
             "windowed",
             &[
-            "buckets=60",
-            "close_rule=failure_rate",
-            "probes=5",
-            "probe_failure_rate=0.5",
-            "min_calls=10",
-            "half_open_transition=active",
-        ],
+                "buckets=60",
+                "close_rule=failure_rate",
+                "probes=5",
+                "probe_failure_rate=0.5",
+                "min_calls=10",
+                "half_open_transition=active",
+            ],
         );
         let m = yaml(&export(&ok, Library::Resilience4j, "x").unwrap());
         assert_eq!(m["resilience4j.circuitbreaker.instances.x.slidingWindowType"], "TIME_BASED");
@@ -660,7 +687,12 @@ mod tests {
             let e = export(&cfg(preset, sets), lib, "x").unwrap_err().to_string();
             assert!(e.contains(needle), "{e}");
         };
-        refused("windowed", &["latency_threshold=2s"], Library::Resilience4j, "no latency-percentile trip rule");
+        refused(
+            "windowed",
+            &["latency_threshold=2s"],
+            Library::Resilience4j,
+            "no latency-percentile trip rule",
+        );
         refused("windowed", &[], Library::Resilience4j, "one-second epoch buckets");
         refused("windowed", &["buckets=60"], Library::Resilience4j, "strictly after the wait");
         refused("consecutive", &[], Library::Resilience4j, "no consecutive-failure rule");
@@ -673,7 +705,9 @@ mod tests {
 
     #[test]
     fn polly_options_are_csharp_with_values() {
-        let out = export(&cfg("polly", &["failure_ratio=0.25", "break_duration=1500ms"]), Library::Polly, "x").unwrap();
+        let out =
+            export(&cfg("polly", &["failure_ratio=0.25", "break_duration=1500ms"]), Library::Polly, "x")
+                .unwrap();
         assert!(balanced(&out), "{out}");
         for needle in [
             "FailureRatio = 0.25,",
@@ -703,11 +737,16 @@ mod tests {
         }
         let out = export(&cfg("cockatiel-sampling", &["minimum_rps=2"]), Library::Cockatiel, "x").unwrap();
         assert!(balanced(&out), "{out}");
-        assert!(out.contains("new SamplingBreaker({ threshold: 0.2, duration: 30000, minimumRps: 2 })"), "{out}");
+        assert!(
+            out.contains("new SamplingBreaker({ threshold: 0.2, duration: 30000, minimumRps: 2 })"),
+            "{out}"
+        );
         assert!(out.contains("halfOpenAfter: 10000,"));
         let out = export(&cfg("cockatiel-count", &[]), Library::Cockatiel, "x").unwrap();
         assert!(out.contains("new CountBreaker({ threshold: 0.2, size: 100, minimumNumberOfCalls: 100 })"));
-        let out = export(&cfg("cockatiel-consecutive", &["consecutive_threshold=3"]), Library::Cockatiel, "x").unwrap();
+        let out =
+            export(&cfg("cockatiel-consecutive", &["consecutive_threshold=3"]), Library::Cockatiel, "x")
+                .unwrap();
         assert!(out.contains("breaker: new ConsecutiveBreaker(3),") && balanced(&out));
     }
 
@@ -715,20 +754,33 @@ mod tests {
     fn python_and_go_calls_balance_and_carry_values() {
         let out = export(&cfg("pybreaker", &["reset_timeout=500ms"]), Library::Pybreaker, "db").unwrap();
         assert!(balanced(&out));
-        assert!(out.contains("breaker = pybreaker.CircuitBreaker(fail_max=5, reset_timeout=0.5, name=\"db\")"), "{out}");
-        let out = export(&cfg("gobreaker", &["max_requests=3", "interval=1m"]), Library::Gobreaker, "db").unwrap();
+        assert!(
+            out.contains("breaker = pybreaker.CircuitBreaker(fail_max=5, reset_timeout=0.5, name=\"db\")"),
+            "{out}"
+        );
+        let out =
+            export(&cfg("gobreaker", &["max_requests=3", "interval=1m"]), Library::Gobreaker, "db").unwrap();
         assert!(balanced(&out), "{out}");
-        for needle in ["MaxRequests: 3,", "Interval:    1 * time.Minute,", "Timeout:     0,", "ConsecutiveFailures > 5"] {
+        for needle in
+            ["MaxRequests: 3,", "Interval:    1 * time.Minute,", "Timeout:     0,", "ConsecutiveFailures > 5"]
+        {
             assert!(out.contains(needle), "{needle} in {out}");
         }
         let out = export(
-            &cfg("failsafe-go", &["failure_threshold=3", "failure_thresholding_capacity=5", "success_threshold=2"]),
+            &cfg(
+                "failsafe-go",
+                &["failure_threshold=3", "failure_thresholding_capacity=5", "success_threshold=2"],
+            ),
             Library::FailsafeGo,
             "x",
         )
         .unwrap();
         assert!(balanced(&out), "{out}");
-        for needle in ["WithFailureThresholdRatio(3, 5).", "WithSuccessThresholdRatio(2, 2).", "WithDelay(1 * time.Minute)."] {
+        for needle in [
+            "WithFailureThresholdRatio(3, 5).",
+            "WithSuccessThresholdRatio(2, 2).",
+            "WithDelay(1 * time.Minute).",
+        ] {
             assert!(out.contains(needle), "{needle} in {out}");
         }
     }

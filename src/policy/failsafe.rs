@@ -18,6 +18,7 @@
 //!   `successes > capacity − failure_threshold`;
 //! - no generation check: a late result lands in the current state's stats (and, in
 //!   HALF_OPEN, also releases a permit, so more probes can run than permitted).
+//!
 //! Time-based thresholding (`WithFailureThresholdPeriod`, `WithFailureRateThreshold`) and
 //! `WithDelayFn` are not modelled.
 
@@ -79,7 +80,11 @@ impl FailsafeConfig {
 
 impl FamilyParams for FailsafeConfig {
     const PARAMS: &'static [ParamMeta] = &[
-        ParamMeta::new("failure_threshold", "calls", "failures among the last capacity results that open (>=)"),
+        ParamMeta::new(
+            "failure_threshold",
+            "calls",
+            "failures among the last capacity results that open (>=)",
+        ),
         ParamMeta::new("failure_thresholding_capacity", "calls", "the closed-state window: last N results"),
         ParamMeta::new(
             "failure_execution_threshold",
@@ -194,7 +199,8 @@ impl Breaker for FailsafeBreaker {
             State::Closed => {
                 self.closed.push(s);
                 let t = self.closed.tally();
-                if t.calls >= u64::from(c.failure_execution_threshold) && t.failures >= u64::from(c.failure_threshold)
+                if t.calls >= u64::from(c.failure_execution_threshold)
+                    && t.failures >= u64::from(c.failure_threshold)
                 {
                     self.open(now, "failures_in_window", out);
                     self.closed.clear();
@@ -242,7 +248,11 @@ mod tests {
         let r = drive(&mut b, &s);
         assert_eq!(
             r.tr,
-            vec![(1, C, O, "failures_in_window"), (60_001, O, H, "cooldown_elapsed"), (60_002, H, C, "probe_successes")]
+            vec![
+                (1, C, O, "failures_in_window"),
+                (60_001, O, H, "cooldown_elapsed"),
+                (60_002, H, C, "probe_successes")
+            ]
         );
         assert_eq!(r.admit_string(), "11010");
     }
@@ -263,7 +273,11 @@ mod tests {
         let r = drive(&mut b, &s);
         assert_eq!(
             r.tr,
-            vec![(2, C, O, "failures_in_window"), (1_002, O, H, "cooldown_elapsed"), (1_004, H, C, "probe_successes")]
+            vec![
+                (2, C, O, "failures_in_window"),
+                (1_002, O, H, "cooldown_elapsed"),
+                (1_004, H, C, "probe_successes")
+            ]
         );
     }
 
@@ -272,17 +286,21 @@ mod tests {
         let cfg = FailsafeConfig { delay: Dur::from_secs(1), ..FailsafeConfig::default() };
         let mut b = FailsafeBreaker::new(cfg);
         let s = [
-            (0, A),                 // admission 0: slow
+            (0, A), // admission 0: slow
             (1, A),
-            (1, Done(1, false, 1)), // opens
-            (1_001, A),             // the probe (admission 2)
-            (1_001, A),             // rejected: 1 permit
+            (1, Done(1, false, 1)),         // opens
+            (1_001, A),                     // the probe (admission 2)
+            (1_001, A),                     // rejected: 1 permit
             (1_002, Done(0, false, 1_002)), // late failure: counted in half-open, reopens
         ];
         let r = drive(&mut b, &s);
         assert_eq!(
             r.tr,
-            vec![(1, C, O, "failures_in_window"), (1_001, O, H, "cooldown_elapsed"), (1_002, H, O, "probe_failed")]
+            vec![
+                (1, C, O, "failures_in_window"),
+                (1_001, O, H, "cooldown_elapsed"),
+                (1_002, H, O, "probe_failed")
+            ]
         );
         assert_eq!(r.admit_string(), "1110");
     }

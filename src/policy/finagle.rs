@@ -72,8 +72,16 @@ impl Default for FinagleConfig {
 impl FamilyParams for FinagleConfig {
     const PARAMS: &'static [ParamMeta] = &[
         ParamMeta::new("success_rate", "ratio", "required EMA success rate (0 = success-rate policy off)"),
-        ParamMeta::new("success_rate_window", "duration", "EMA time constant and minimum age before deciding"),
-        ParamMeta::new("min_request_threshold", "calls", "requests in the last window before the rate decides"),
+        ParamMeta::new(
+            "success_rate_window",
+            "duration",
+            "EMA time constant and minimum age before deciding",
+        ),
+        ParamMeta::new(
+            "min_request_threshold",
+            "calls",
+            "requests in the last window before the rate decides",
+        ),
         ParamMeta::new("consecutive_failures", "calls", "consecutive failures that mark dead (0 = off)"),
         ParamMeta::new("backoff_start", "duration", "first dead time of Backoff.equalJittered"),
         ParamMeta::new("backoff_max", "duration", "cap of Backoff.equalJittered"),
@@ -85,7 +93,11 @@ impl FamilyParams for FinagleConfig {
             return Err(invalid("success_rate", "a ratio between 0 and 1", &r.to_string()));
         }
         if r > 0.0 && self.success_rate_window < Dur::from_millis(1) {
-            return Err(invalid("success_rate_window", "at least 1ms", &self.success_rate_window.to_string()));
+            return Err(invalid(
+                "success_rate_window",
+                "at least 1ms",
+                &self.success_rate_window.to_string(),
+            ));
         }
         if r == 0.0 && self.consecutive_failures == 0 {
             return Err(impossible("both policies are off: set success_rate or consecutive_failures".into()));

@@ -76,7 +76,11 @@ impl FamilyParams for GobreakerConfig {
             "duration",
             "Interval: closed-state counts cleared (new generation) each interval (0 = never)",
         ),
-        ParamMeta::new("timeout", "duration", "Timeout: open time before half-open, strictly after (0 = 60s)"),
+        ParamMeta::new(
+            "timeout",
+            "duration",
+            "Timeout: open time before half-open, strictly after (0 = 60s)",
+        ),
         ParamMeta::new(
             "ready_to_trip_consecutive_failures",
             "calls",
@@ -191,7 +195,8 @@ impl Breaker for GobreakerBreaker {
                 self.consecutive_successes = 0;
                 match self.state {
                     State::Closed
-                        if self.consecutive_failures > u64::from(self.cfg.ready_to_trip_consecutive_failures) =>
+                        if self.consecutive_failures
+                            > u64::from(self.cfg.ready_to_trip_consecutive_failures) =>
                     {
                         self.set(now, State::Open, "consecutive_failures", out);
                     }
@@ -228,7 +233,11 @@ mod tests {
         let r = drive(&mut b, &s);
         assert_eq!(
             r.tr,
-            vec![(6, C, O, "consecutive_failures"), (60_007, O, H, "cooldown_elapsed"), (60_009, H, C, "probe_successes")]
+            vec![
+                (6, C, O, "consecutive_failures"),
+                (60_007, O, H, "cooldown_elapsed"),
+                (60_009, H, C, "probe_successes")
+            ]
         );
         assert_eq!(&r.admit_string()[7..], "010");
         // Five in a row do not open (> 5).
@@ -272,7 +281,8 @@ mod tests {
 
     #[test]
     fn max_requests_probes_and_any_failure_reopens() {
-        let cfg = GobreakerConfig { max_requests: 2, timeout: Dur::from_secs(5), ..GobreakerConfig::default() };
+        let cfg =
+            GobreakerConfig { max_requests: 2, timeout: Dur::from_secs(5), ..GobreakerConfig::default() };
         let mut b = GobreakerBreaker::new(cfg);
         let mut s = Vec::new();
         for i in 0..6 {
@@ -283,7 +293,11 @@ mod tests {
         let r = drive(&mut b, &s);
         assert_eq!(
             r.tr,
-            vec![(5, C, O, "consecutive_failures"), (5_006, O, H, "cooldown_elapsed"), (5_008, H, O, "probe_failed")]
+            vec![
+                (5, C, O, "consecutive_failures"),
+                (5_006, O, H, "cooldown_elapsed"),
+                (5_008, H, O, "probe_failed")
+            ]
         );
         assert_eq!(&r.admit_string()[6..], "110");
     }

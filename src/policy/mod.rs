@@ -114,47 +114,47 @@ impl Breaker for NoBreaker {
 }
 
 pub mod ai_service;
+pub mod cockatiel;
 pub mod connector;
+pub mod envoy;
 pub mod export;
+pub mod failsafe;
+pub mod finagle;
 pub mod gate;
 pub mod generic;
-pub mod node;
-pub mod throttle;
-pub mod envoy;
-pub mod finagle;
-pub mod failsafe;
 pub mod gobreaker;
-pub mod pybreaker;
-pub mod cockatiel;
-pub mod polly;
-pub mod opossum;
 pub mod hystrix;
-pub mod resilience4j;
+pub mod node;
+pub mod opossum;
+pub mod polly;
 pub mod presets;
+pub mod pybreaker;
+pub mod resilience4j;
 pub mod spec;
+pub mod throttle;
 pub mod window;
 
 #[cfg(test)]
 pub(crate) mod testkit;
 
 pub use ai_service::{AiServiceBreaker, AiServiceConfig};
+pub use cockatiel::{CockatielBreaker, CockatielConfig};
 pub use connector::{ConnectorBreaker, ConnectorConfig};
+pub use envoy::{EnvoyBreaker, EnvoyConfig};
+pub use failsafe::{FailsafeBreaker, FailsafeConfig};
+pub use finagle::{FinagleBreaker, FinagleConfig};
 pub use gate::{CircuitGate, GateConfig};
 pub use generic::{CloseRule, Comparison, GenericBreaker, GenericConfig, HalfOpenTransition, LateResults};
-pub use node::{NodeBreaker, NodeConfig};
-pub use throttle::{SreThrottle, ThrottleConfig};
-pub use envoy::{EnvoyBreaker, EnvoyConfig};
-pub use finagle::{FinagleBreaker, FinagleConfig};
-pub use failsafe::{FailsafeBreaker, FailsafeConfig};
 pub use gobreaker::{GobreakerBreaker, GobreakerConfig};
-pub use pybreaker::{PybreakerBreaker, PybreakerConfig};
-pub use cockatiel::{CockatielBreaker, CockatielConfig};
-pub use polly::{PollyBreaker, PollyConfig};
-pub use opossum::{OpossumBreaker, OpossumConfig};
 pub use hystrix::{HystrixBreaker, HystrixConfig};
-pub use resilience4j::{Resilience4jBreaker, Resilience4jConfig};
+pub use node::{NodeBreaker, NodeConfig};
+pub use opossum::{OpossumBreaker, OpossumConfig};
+pub use polly::{PollyBreaker, PollyConfig};
 pub use presets::{ParamDoc, PresetInfo, preset_params, presets};
+pub use pybreaker::{PybreakerBreaker, PybreakerConfig};
+pub use resilience4j::{Resilience4jBreaker, Resilience4jConfig};
 pub use spec::{FamilyConfig, PolicyConfig, PolicyError, PolicySpec};
+pub use throttle::{SreThrottle, ThrottleConfig};
 
 /// Every concrete policy, so the engine drives them with static dispatch (a `match`, no
 /// virtual call, no box) on the hot path. Built by [`PolicyConfig::build`].

@@ -21,6 +21,7 @@
 //!   leaves it half-open, as the v8 controller does);
 //! - in HalfOpen any success closes and any failure reopens for `BreakDuration`, whichever call
 //!   it came from; results arriving while Open are counted but never extend the break.
+//!
 //! A `BreakDurationGenerator` is a user callback: not modelled (the break is fixed).
 
 use super::presets::ParamMeta;
@@ -304,7 +305,11 @@ mod tests {
         let r = drive(&mut b, &s);
         assert_eq!(
             r.tr,
-            vec![(2, C, O, "failure_rate"), (5_002, O, H, "cooldown_elapsed"), (5_003, H, C, "probe_successes")]
+            vec![
+                (2, C, O, "failure_rate"),
+                (5_002, O, H, "cooldown_elapsed"),
+                (5_003, H, C, "probe_successes")
+            ]
         );
         assert_eq!(r.admit_string(), "1110101");
     }
@@ -317,8 +322,8 @@ mod tests {
             (0, A),
             (1, Done(1, false, 1)),
             (1, A),
-            (1, Done(2, false, 1)), // opens at 1
-            (5_001, A),             // probe
+            (1, Done(2, false, 1)),         // opens at 1
+            (5_001, A),                     // probe
             (6_000, Done(0, false, 6_000)), // the call from t=0 fails: reopens until 11 000
             (10_999, A),
             (11_000, A),

@@ -12,6 +12,8 @@ pub struct PresetInfo {
     /// The family (state machine) it configures: `none`, `generic`, `connector`, `gate`,
     /// `ai_service`, `node`.
     pub family: &'static str,
+    /// The library and version it reproduces (empty for breakerlab's own and the seeds').
+    pub library: &'static str,
     /// One line on what it does.
     pub summary: &'static str,
     /// Where the behaviour comes from (seed file or library source), to check it against.
@@ -69,6 +71,7 @@ static PRESETS: [PresetInfo; 21] = [
     PresetInfo {
         name: "none",
         family: "none",
+        library: "",
         summary: "no breaker: every call is sent (the baseline to compare against)",
         source: "breakerlab (src/policy/mod.rs, NoBreaker)",
         quirks: &[],
@@ -76,6 +79,7 @@ static PRESETS: [PresetInfo; 21] = [
     PresetInfo {
         name: "consecutive",
         family: "generic",
+        library: "",
         summary: "opens after 5 consecutive failures; open 30 s; one probe; one success closes",
         source: "breakerlab generic family (src/policy/generic.rs); the classic consecutive-count breaker (pybreaker, cockatiel ConsecutiveBreaker)",
         quirks: &[],
@@ -83,6 +87,7 @@ static PRESETS: [PresetInfo; 21] = [
     PresetInfo {
         name: "windowed",
         family: "generic",
+        library: "",
         summary: "opens when failures are >= 50 % of at least 10 calls in the last 60 s; open 30 s; one probe",
         source: "breakerlab generic family (src/policy/generic.rs), exact time window",
         quirks: &[],
@@ -90,6 +95,7 @@ static PRESETS: [PresetInfo; 21] = [
     PresetInfo {
         name: "connector-breaker",
         family: "connector",
+        library: "",
         summary: "seed 000: error rate >= 0.5 or p95 >= 8 s over 15 min (8 samples min); cooldown 5 min; 3 successes close",
         source: "seed 000, ../shared/seeds/000_f673d46eee20f6c2.txt (Python ConnectorBreaker: allow, record, _prune, _p95_latency)",
         quirks: &[
@@ -107,6 +113,7 @@ static PRESETS: [PresetInfo; 21] = [
     PresetInfo {
         name: "circuit-gate",
         family: "gate",
+        library: "",
         summary: "seed 001: 5 failures within 60 s open it; cooloff 30 s; exactly one probe",
         source: "seed 001, ../shared/seeds/001_c8f3fdb67a80a5ac.txt (Python circuit_gate.py: CircuitGate.allow, record, _open, _reset)",
         quirks: &[
@@ -122,6 +129,7 @@ static PRESETS: [PresetInfo; 21] = [
     PresetInfo {
         name: "ai-service-breaker",
         family: "ai_service",
+        library: "",
         summary: "seed 002: 5 consecutive failures open it; 30 s; half-open admits up to 3; 2 consecutive successes close",
         source: "seed 002, ../shared/seeds/002_b00b859d389ac923.txt (Python CircuitBreaker: state, _check_state_transition, _record_success, _record_failure, call)",
         quirks: &[
@@ -137,6 +145,7 @@ static PRESETS: [PresetInfo; 21] = [
     PresetInfo {
         name: "node-breaker",
         family: "node",
+        library: "",
         summary: "seed 003: 5 failures (reset by any success) open it; cooldown 30 s; calls time out at 5 s",
         source: "seed 003, ../shared/seeds/003_984450fd97c1e1b4.txt (Node.js breaker.js: call, onSuccess, onFailure)",
         quirks: &[
@@ -150,6 +159,7 @@ static PRESETS: [PresetInfo; 21] = [
     PresetInfo {
         name: "resilience4j-count",
         family: "resilience4j",
+        library: "Resilience4j 2.x (resilience4j-circuitbreaker)",
         summary: "Resilience4j 2.x defaults: failure rate >= 50 % (or slow-call rate >= 100 %) over the last 100 calls, 100 calls minimum; open 60 s; 10 half-open calls",
         source: R4J_SOURCE,
         quirks: R4J_QUIRKS,
@@ -157,6 +167,7 @@ static PRESETS: [PresetInfo; 21] = [
     PresetInfo {
         name: "resilience4j-time",
         family: "resilience4j",
+        library: "Resilience4j 2.x (resilience4j-circuitbreaker)",
         summary: "Resilience4j 2.x defaults with a TIME_BASED window: 100 epoch-aligned 1 s buckets, 100 calls minimum (not clamped); open 60 s; 10 half-open calls",
         source: R4J_SOURCE,
         quirks: R4J_QUIRKS,
@@ -164,6 +175,7 @@ static PRESETS: [PresetInfo; 21] = [
     PresetInfo {
         name: "hystrix",
         family: "hystrix",
+        library: "Hystrix 1.5.18 (hystrix-core)",
         summary: "Hystrix 1.5.18 defaults: every 500 ms, opens when >= 20 results in the last 10 s have an error % >= 50; sleep 5 s; one test request; 1 s execution timeout",
         source: "Netflix/Hystrix @ 001526b797310fa0b5befa767750cb20e82376a1, hystrix-core/src/main/java/com/netflix/hystrix/HystrixCircuitBreaker.java (+ HystrixCommandMetrics.HealthCounts, metric/consumer/HealthCountsStream.java)",
         quirks: &[
@@ -179,6 +191,7 @@ static PRESETS: [PresetInfo; 21] = [
     PresetInfo {
         name: "opossum",
         family: "opossum",
+        library: "opossum 10.x",
         summary: "opossum 10 defaults: on a failure, opens when failures / fires > 50 % over 10 s (10 buckets); a timer half-opens after 30 s; one probe; 10 s call timeout",
         source: "nodeshift/opossum 10.x, lib/circuit.js (fire, fail, _startTimer; copy read: index file 741075302) and lib/status.js @ 0045b3717a9bd3fa4bc60e20e3162edcc292e022",
         quirks: &[
@@ -196,6 +209,7 @@ static PRESETS: [PresetInfo; 21] = [
     PresetInfo {
         name: "polly",
         family: "polly",
+        library: "Polly 8.x (Polly.Core)",
         summary: "Polly v8 defaults: on a failure, opens when >= 100 calls in the last 30 s have a failure ratio >= 0.1; break 5 s; one probe",
         source: "App-vNext/Polly v8, src/Polly.Core/CircuitBreaker/Controller/CircuitStateController.cs @ 008b9524f9db83c76548247492282d08022913ba, Controller/AdvancedCircuitBehavior.cs and Health/RollingHealthMetrics.cs @ 13428cc098f863965c41737265597ab2ba5f16d6, CircuitBreakerConstants.cs @ 07124acf6b127192f687447b75cddf2b8c19b873",
         quirks: &[
@@ -211,6 +225,7 @@ static PRESETS: [PresetInfo; 21] = [
     PresetInfo {
         name: "cockatiel-consecutive",
         family: "cockatiel",
+        library: "cockatiel 3.x",
         summary: "cockatiel ConsecutiveBreaker(5): opens at the 5th failure in a row; halfOpenAfter 10 s (README); one test call",
         source: COCKATIEL_SOURCE,
         quirks: COCKATIEL_QUIRKS,
@@ -218,6 +233,7 @@ static PRESETS: [PresetInfo; 21] = [
     PresetInfo {
         name: "cockatiel-count",
         family: "cockatiel",
+        library: "cockatiel 3.x",
         summary: "cockatiel CountBreaker({threshold: 0.2, size: 100}): opens when failures > 20 % of the last 100 calls (100 needed); halfOpenAfter 10 s",
         source: COCKATIEL_SOURCE,
         quirks: COCKATIEL_QUIRKS,
@@ -225,6 +241,7 @@ static PRESETS: [PresetInfo; 21] = [
     PresetInfo {
         name: "cockatiel-sampling",
         family: "cockatiel",
+        library: "cockatiel 3.x",
         summary: "cockatiel SamplingBreaker({threshold: 0.2, duration: 30 s}): opens when failures > 20 % of >= 750 calls over 30 windows of 1 s; halfOpenAfter 10 s",
         source: COCKATIEL_SOURCE,
         quirks: COCKATIEL_QUIRKS,
@@ -232,6 +249,7 @@ static PRESETS: [PresetInfo; 21] = [
     PresetInfo {
         name: "pybreaker",
         family: "pybreaker",
+        library: "pybreaker 1.x",
         summary: "pybreaker defaults: 5 failures (reset by any success) open it; reset_timeout 60 s; the next call is the trial; calls serialized by the breaker's lock",
         source: "danielfm/pybreaker @ 0d45551e3ff23d01817987d8854be92428e47e70, src/pybreaker/__init__.py (CircuitBreaker.call, CircuitBreakerState._handle_error, Circuit*State)",
         quirks: &[
@@ -244,6 +262,7 @@ static PRESETS: [PresetInfo; 21] = [
     PresetInfo {
         name: "gobreaker",
         family: "gobreaker",
+        library: "gobreaker v2",
         summary: "sony/gobreaker v2 defaults: opens at ConsecutiveFailures > 5 (the 6th); Timeout 60 s; MaxRequests 1 probe; counts never cleared while closed",
         source: "sony/gobreaker @ 0a18939f35cd354331b2f536acbcc56f734cbea5, v2/gobreaker.go (beforeRequest, afterRequest, currentState, toNewGeneration) and v2/counter.go",
         quirks: &[
@@ -258,6 +277,7 @@ static PRESETS: [PresetInfo; 21] = [
     PresetInfo {
         name: "failsafe-go",
         family: "failsafe",
+        library: "failsafe-go (circuitbreaker package)",
         summary: "failsafe-go defaults: count-based, opens on 1 failure of the last 1; delay 1 minute; 1 half-open execution, its success closes",
         source: "failsafe-go/failsafe-go @ 0e452f4ad247f2e5cb4e65bc00ee3c553cb6e6d5, circuitbreaker/circuitstates.go and circuitbreaker/circuitbreakerbuilder.go",
         quirks: &[
@@ -272,6 +292,7 @@ static PRESETS: [PresetInfo; 21] = [
     PresetInfo {
         name: "finagle",
         family: "finagle",
+        library: "Finagle (finagle-core liveness)",
         summary: "Finagle FailureAccrual default: EMA success rate < 0.8 over 30 s (5 requests min) or 5 consecutive failures mark dead for an equal-jittered 5 s..300 s; one probe",
         source: "twitter/finagle, finagle-core/src/main/scala/com/twitter/finagle/liveness/FailureAccrualFactory.scala (copy read: index file 3128568080) and FailureAccrualPolicy.scala @ 06ace3be6feaac3013375503a8930fc337021d2f",
         quirks: &[
@@ -286,6 +307,7 @@ static PRESETS: [PresetInfo; 21] = [
     PresetInfo {
         name: "envoy-outlier",
         family: "envoy",
+        library: "Envoy (config.cluster.v3 API)",
         summary: "Envoy outlier detection: 5 consecutive 5xx eject the host for 30 s x consecutive ejections (max 300 s), checked every 10 s; automatic return",
         source: "envoyproxy/data-plane-api, envoy/config/cluster/v3/outlier_detection.proto; envoyproxy/envoy source/common/upstream/outlier_detection_impl.cc (DetectorImpl::checkHostForUneject; copy read: index file 114077890)",
         quirks: &[
@@ -299,6 +321,7 @@ static PRESETS: [PresetInfo; 21] = [
     PresetInfo {
         name: "sre-throttle",
         family: "throttle",
+        library: "Google SRE book, 2016",
         summary: "Google SRE client-side adaptive throttling: reject with probability max(0, (requests - 2 accepts) / (requests + 1)) over 2 minutes",
         source: "Site Reliability Engineering (O'Reilly 2016), ch. 21 Handling Overload, Client-Side Throttling; ../shared/PRESETS.md",
         quirks: &[

@@ -48,7 +48,11 @@ impl Default for PybreakerConfig {
 impl FamilyParams for PybreakerConfig {
     const PARAMS: &'static [ParamMeta] = &[
         ParamMeta::new("fail_max", "calls", "fail_max: opens when the failure counter reaches it (>=)"),
-        ParamMeta::new("reset_timeout", "duration", "reset_timeout: open time before the next call is a trial"),
+        ParamMeta::new(
+            "reset_timeout",
+            "duration",
+            "reset_timeout: open time before the next call is a trial",
+        ),
         ParamMeta::new("success_threshold", "calls", "success_threshold: trial successes that close"),
     ];
 
@@ -195,7 +199,11 @@ mod tests {
         let r = drive(&mut b, &s);
         assert_eq!(
             r.tr,
-            vec![(0, C, O, "consecutive_failures"), (60_000, O, H, "cooldown_elapsed"), (60_003, H, C, "probe_successes")]
+            vec![
+                (0, C, O, "consecutive_failures"),
+                (60_000, O, H, "cooldown_elapsed"),
+                (60_003, H, C, "probe_successes")
+            ]
         );
         assert!(!b.busy());
     }

@@ -4,22 +4,22 @@
 //! what was expected and what was found.
 
 use super::ai_service::{AiServiceBreaker, AiServiceConfig};
+use super::cockatiel::{CockatielBreaker, CockatielConfig};
 use super::connector::{ConnectorBreaker, ConnectorConfig};
+use super::envoy::{EnvoyBreaker, EnvoyConfig};
+use super::failsafe::{FailsafeBreaker, FailsafeConfig};
+use super::finagle::{FinagleBreaker, FinagleConfig};
 use super::gate::{CircuitGate, GateConfig};
 use super::generic::{GenericBreaker, GenericConfig};
-use super::node::{NodeBreaker, NodeConfig};
-use super::throttle::{SreThrottle, ThrottleConfig};
-use super::envoy::{EnvoyBreaker, EnvoyConfig};
-use super::finagle::{FinagleBreaker, FinagleConfig};
-use super::failsafe::{FailsafeBreaker, FailsafeConfig};
 use super::gobreaker::{GobreakerBreaker, GobreakerConfig};
-use super::pybreaker::{PybreakerBreaker, PybreakerConfig};
-use super::cockatiel::{CockatielBreaker, CockatielConfig};
-use super::polly::{PollyBreaker, PollyConfig};
-use super::opossum::{OpossumBreaker, OpossumConfig};
 use super::hystrix::{HystrixBreaker, HystrixConfig};
-use super::resilience4j::{Resilience4jBreaker, Resilience4jConfig};
+use super::node::{NodeBreaker, NodeConfig};
+use super::opossum::{OpossumBreaker, OpossumConfig};
+use super::polly::{PollyBreaker, PollyConfig};
 use super::presets::{CLASSIFIER_PARAMS, ParamMeta, find, presets};
+use super::pybreaker::{PybreakerBreaker, PybreakerConfig};
+use super::resilience4j::{Resilience4jBreaker, Resilience4jConfig};
+use super::throttle::{SreThrottle, ThrottleConfig};
 use super::{NoBreaker, Policy};
 use crate::outcome::{Classifier, OutcomeClass, Verdict};
 use crate::time::Dur;
@@ -289,7 +289,9 @@ impl FamilyConfig {
                 (FamilyConfig::Cockatiel(CockatielConfig::consecutive()), Classifier::EVERY_ERROR)
             }
             "cockatiel-count" => (FamilyConfig::Cockatiel(CockatielConfig::count()), Classifier::EVERY_ERROR),
-            "cockatiel-sampling" => (FamilyConfig::Cockatiel(CockatielConfig::sampling()), Classifier::EVERY_ERROR),
+            "cockatiel-sampling" => {
+                (FamilyConfig::Cockatiel(CockatielConfig::sampling()), Classifier::EVERY_ERROR)
+            }
             "pybreaker" => (FamilyConfig::Pybreaker(PybreakerConfig::default()), Classifier::EVERY_ERROR),
             "gobreaker" => (FamilyConfig::Gobreaker(GobreakerConfig::default()), Classifier::EVERY_ERROR),
             "failsafe-go" => (FamilyConfig::Failsafe(FailsafeConfig::default()), Classifier::EVERY_ERROR),

@@ -47,7 +47,11 @@ impl Default for ThrottleConfig {
 
 impl FamilyParams for ThrottleConfig {
     const PARAMS: &'static [ParamMeta] = &[
-        ParamMeta::new("k", "factor", "K: rejects once requests exceed K x accepts (lower is more aggressive)"),
+        ParamMeta::new(
+            "k",
+            "factor",
+            "K: rejects once requests exceed K x accepts (lower is more aggressive)",
+        ),
         ParamMeta::new("window", "duration", "history of requests and accepts"),
         ParamMeta::new("buckets", "count", "epoch-aligned buckets of the history"),
     ];
