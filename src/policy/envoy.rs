@@ -15,8 +15,10 @@
 //!   happens at the first tick after the ejection time is up, not at the exact instant — and
 //!   its consecutive counters are reset; a healthy host's backoff multiplier drops by one per
 //!   tick (`ejectTimeBackoff()--`);
-//! - each ejection raises the multiplier by one while `base × (backoff + 1) <= max` (so the
-//!   time grows linearly up to the cap);
+//! - each ejection raises the multiplier by one while `backoff × base < max + base`
+//!   (`DetectorImpl::ejectHost`): the time grows linearly up to the cap, and the multiplier can
+//!   climb one step past it (11 with the defaults), which then takes longer to decay;
+//! - the consecutive-5xx counter is reset right after an ejection and again on return;
 //! - the host returns to full traffic: there is no half-open state and no probe limit; the
 //!   states reported are closed (in rotation) and open (ejected);
 //! - responses arriving while ejected update the counter, which is reset on return.
@@ -175,12 +177,16 @@ impl Breaker for EnvoyBreaker {
             Verdict::Failure => {
                 self.consecutive += 1;
                 if self.state == State::Closed && self.consecutive >= u64::from(self.cfg.consecutive_5xx) {
+                    // DetectorImpl::ejectHost: `if (backoff * base < max + base) backoff++`.
                     let base = self.cfg.base_ejection_time.micros();
-                    if base.saturating_mul(self.backoff + 1) <= self.cfg.max_ejection_time.micros() {
+                    let max = self.cfg.max_ejection_time.micros();
+                    if base.saturating_mul(self.backoff) < max.saturating_add(base) {
                         self.backoff += 1;
                     }
                     self.set(now, State::Open, "consecutive_5xx", out);
                     self.ejected_at = now;
+                    // onConsecutiveErrorWorker resets the counter after ejecting.
+                    self.consecutive = 0;
                 }
             }
         }
@@ -245,15 +251,21 @@ mod tests {
     }
 
     #[test]
-    fn ejection_time_is_capped() {
+    fn ejection_time_is_capped_but_the_multiplier_climbs_one_past_it() {
         let cfg = EnvoyConfig { max_ejection_time: Dur::from_secs(45), ..EnvoyConfig::default() };
         let mut b = EnvoyBreaker::new(cfg);
         let mut s = fails(0, 5);
         s.push((30_000, Tick));
-        s.extend(fails(30_001, 5)); // 2 x 30 s > 45 s: multiplier stays 1, 30 s
-        s.extend([(60_000, Tick), (70_000, Tick)]);
+        s.extend(fails(30_001, 5)); // 1 x 30 < 45 + 30: multiplier 2, time min(60 s, 45 s)
+        s.extend([(70_000, Tick), (80_000, Tick)]);
+        s.extend(fails(80_001, 5)); // 2 x 30 < 75: multiplier 3, still 45 s
+        s.extend([(130_000, Tick)]);
         let r = drive(&mut b, &s);
-        assert_eq!(r.tr.last(), Some(&(70_000, O, C, "ejection_elapsed")));
-        assert_eq!(b.multiplier(), 1);
+        let returns: Vec<u64> = r.tr.iter().filter(|t| t.2 == C).map(|t| t.0).collect();
+        assert_eq!(returns, vec![30_000, 80_000, 130_000]);
+        assert_eq!(b.multiplier(), 3);
+        // 3 x 30 = 90 is not < 75: the next ejection keeps 3.
+        drive(&mut b, &fails(130_001, 5));
+        assert_eq!(b.multiplier(), 3);
     }
 }

@@ -313,7 +313,7 @@ static PRESETS: [PresetInfo; 21] = [
         quirks: &[
             "only 5xx count: 429 and other 4xx reset the consecutive counter (classifier: rate_limited and client_error are successes)",
             "the host returns at the first 10 s interval tick after its ejection time, not at the exact instant",
-            "ejection time = base x multiplier; the multiplier grows by one per ejection (while under the cap) and drops by one per healthy interval",
+            "ejection time = min(base x multiplier, max); the multiplier grows by one per ejection while multiplier x base < max + base (so up to 11 with the defaults) and drops by one per healthy interval",
             "no half-open: the host returns to full traffic; no probe limit",
             "success-rate and failure-percentage ejection compare hosts of a cluster: not modelled for one host",
         ],
