@@ -19,6 +19,8 @@
 //! - no generation check: a late result lands in the current state's stats (and, in
 //!   HALF_OPEN, also releases a permit, so more probes can run than permitted).
 //!
+//! failsafe-go has no ignored outcome: a result or error the policy does not handle is recorded
+//! as a success, so classes in `ignore` count as successes here.
 //! Time-based thresholding (`WithFailureThresholdPeriod`, `WithFailureRateThreshold`) and
 //! `WithDelayFn` are not modelled.
 
@@ -188,11 +190,8 @@ impl Breaker for FailsafeBreaker {
     }
 
     fn record(&mut self, now: SimTime, _ticket: Ticket, obs: Observation, out: &mut Transitions) {
-        let failed = match obs.verdict {
-            Verdict::Ignored => return,
-            Verdict::Success => false,
-            Verdict::Failure => true,
-        };
+        // failsafe-go records an unhandled result or error as a success: no ignored outcome.
+        let failed = obs.verdict == Verdict::Failure;
         let s = Sample { at: now, failed, slow: false, over: false };
         let c = &self.cfg;
         match self.state {
@@ -303,5 +302,13 @@ mod tests {
             ]
         );
         assert_eq!(r.admit_string(), "1110");
+    }
+
+    #[test]
+    fn an_unhandled_outcome_is_a_success() {
+        let cfg = FailsafeConfig { delay: Dur::from_secs(1), ..FailsafeConfig::default() };
+        let mut b = FailsafeBreaker::new(cfg);
+        let r = drive(&mut b, &[(0, A), (0, F(1)), (1_000, A), (1_001, I)]);
+        assert_eq!(r.tr.last(), Some(&(1_001, H, C, "probe_successes")));
     }
 }

@@ -22,6 +22,8 @@
 //! - in HalfOpen any success closes and any failure reopens for `BreakDuration`, whichever call
 //!   it came from; results arriving while Open are counted but never extend the break.
 //!
+//! Polly has no ignored outcome: what `ShouldHandle` does not handle is reported through
+//! `OnActionSuccess`, so classes in `ignore` count as successes here.
 //! A `BreakDurationGenerator` is a user callback: not modelled (the break is fixed).
 
 use super::presets::ParamMeta;
@@ -216,8 +218,8 @@ impl Breaker for PollyBreaker {
 
     fn record(&mut self, now: SimTime, _ticket: Ticket, obs: Observation, out: &mut Transitions) {
         match obs.verdict {
-            Verdict::Ignored => {}
-            Verdict::Success => {
+            // An outcome ShouldHandle does not handle is a success to Polly (OnActionSuccess).
+            Verdict::Ignored | Verdict::Success => {
                 self.increment(now, false);
                 if self.state == State::HalfOpen {
                     self.set(now, State::Closed, "probe_successes", out);
@@ -338,5 +340,17 @@ mod tests {
                 (11_000, O, H, "cooldown_elapsed"),
             ]
         );
+    }
+
+    #[test]
+    fn an_unhandled_outcome_is_a_success() {
+        let mut b = small(2, 0.5);
+        let s = [(0, A), (0, F(1)), (1, A), (1, F(1)), (5_001, A), (5_002, I)];
+        let r = drive(&mut b, &s);
+        assert_eq!(r.tr.last(), Some(&(5_002, H, C, "probe_successes")));
+        // In closed it dilutes the ratio: F, I, F is 2 of 3 at the last failure with min 3.
+        let mut b = small(3, 0.7);
+        let r = drive(&mut b, &[(0, A), (0, F(1)), (1, A), (1, I), (2, A), (2, F(1))]);
+        assert!(r.tr.is_empty(), "2 / 3 < 0.7");
     }
 }

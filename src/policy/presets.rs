@@ -220,6 +220,7 @@ static PRESETS: [PresetInfo; 21] = [
             "half-open is passive: the first call after the break is the only probe; a probe that never returns leaves it half-open",
             "in half-open any success closes and any failure reopens, whichever call it came from (Polly#219)",
             "results arriving while open are counted but never extend the break",
+            "no ignored outcome: what ShouldHandle does not handle is a success (classes in `ignore` count as successes)",
         ],
     },
     PresetInfo {
@@ -286,6 +287,7 @@ static PRESETS: [PresetInfo; 21] = [
             "half-open permits capacity executions and frees a permit after each result",
             "without a success threshold, half-open closes at successes > capacity - failure_threshold",
             "no generation check: a late result is counted in the current state and frees a half-open permit",
+            "no ignored outcome: an unhandled result is recorded as a success (classes in `ignore` count as successes)",
             "time-based thresholds and delay functions are not modelled",
         ],
     },
