@@ -161,10 +161,12 @@ pub use throttle::{SreThrottle, ThrottleConfig};
 ///
 /// Transition reasons used across families (the `reason` of [`Transition`]):
 /// `consecutive_failures`, `failures_in_window`, `count_failure_rate`, `failure_rate`,
-/// `slow_call_rate`, `latency_percentile`, `error_rate`, `p95_latency` (closed → open);
-/// `cooldown_elapsed` (open → half-open); `probe_successes`, `probe_failure_rate_below`
-/// (half-open → closed); `late_success` (open → closed, seed 001 only); `probe_failed`,
-/// `probe_failure_rate`, `half_open_timeout` (half-open → open).
+/// `slow_call_rate`, `latency_percentile`, `error_rate`, `p95_latency`, `error_percentage`
+/// (Hystrix, opossum), `success_rate` (Finagle), `consecutive_5xx` (Envoy), `throttling`
+/// (SRE throttle) (closed → open); `cooldown_elapsed` (open → half-open); `probe_successes`,
+/// `probe_failure_rate_below` (half-open → closed); `late_success` (open → closed, seed 001
+/// only), `ejection_elapsed` (Envoy: open → closed, no half-open), `throttle_released`;
+/// `probe_failed`, `probe_failure_rate`, `half_open_timeout` (half-open → open).
 // One policy lives per client instance for a whole run: the size of the largest variant costs
 // nothing, while a box would add an indirection to every call on the hot path.
 #[allow(clippy::large_enum_variant)]
