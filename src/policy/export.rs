@@ -419,6 +419,9 @@ fn generic_to_r4j(g: &GenericConfig) -> Result<Resilience4jConfig, String> {
 fn polly(header: &[String], c: &PollyConfig) -> String {
     let mut s = String::new();
     commented(&mut s, "//", header);
+    let _ = writeln!(s, "using Polly;");
+    let _ = writeln!(s, "using Polly.CircuitBreaker;");
+    let _ = writeln!(s);
     let _ = writeln!(s, "var options = new CircuitBreakerStrategyOptions");
     let _ = writeln!(s, "{{");
     let _ = writeln!(s, "    FailureRatio = {},", num(c.failure_ratio));
@@ -433,6 +436,8 @@ fn polly(header: &[String], c: &PollyConfig) -> String {
 fn opossum(header: &[String], name: &str, c: &OpossumConfig) -> Result<String, String> {
     let mut s = String::new();
     commented(&mut s, "//", header);
+    let _ = writeln!(s, "const CircuitBreaker = require('opossum');");
+    let _ = writeln!(s);
     let _ = writeln!(s, "const options = {{");
     let _ = writeln!(s, "  name: {name:?},");
     let _ = writeln!(s, "  timeout: {},", js_ms(c.timeout, "timeout")?);
@@ -511,6 +516,7 @@ fn pybreaker(header: &[String], name: &str, c: &PybreakerConfig) -> String {
 fn gobreaker(header: &[String], name: &str, c: &GobreakerConfig) -> String {
     let mut s = String::new();
     commented(&mut s, "//", header);
+    let _ = writeln!(s, "// import \"github.com/sony/gobreaker/v2\"");
     let _ = writeln!(s, "cb := gobreaker.NewCircuitBreaker[any](gobreaker.Settings{{");
     let _ = writeln!(s, "\tName:        {name:?},");
     let _ = writeln!(s, "\tMaxRequests: {},", c.max_requests);
@@ -526,6 +532,7 @@ fn gobreaker(header: &[String], name: &str, c: &GobreakerConfig) -> String {
 fn failsafe(header: &[String], c: &FailsafeConfig) -> String {
     let mut s = String::new();
     commented(&mut s, "//", header);
+    let _ = writeln!(s, "// import \"github.com/failsafe-go/failsafe-go/circuitbreaker\"");
     let _ = writeln!(s, "cb := circuitbreaker.Builder[any]().");
     let _ = writeln!(
         s,
