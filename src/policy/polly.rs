@@ -353,4 +353,16 @@ mod tests {
         let r = drive(&mut b, &[(0, A), (0, F(1)), (1, A), (1, I), (2, A), (2, F(1))]);
         assert!(r.tr.is_empty(), "2 / 3 < 0.7");
     }
+
+    #[test]
+    fn health_windows_stay_bounded_over_a_long_run() {
+        use crate::policy::testkit::{cyclic, offer};
+        let mut b = PollyBreaker::new(PollyConfig::default());
+        let day = 86_400_000;
+        offer(&mut b, 0, 200_000, 400, cyclic(day / 4, 600_000));
+        assert!(b.windows.len() <= 11, "{}", b.windows.len());
+        let cap = b.windows.capacity();
+        offer(&mut b, 80_000_000, 200_000, 400, cyclic(day / 4, 600_000));
+        assert_eq!(b.windows.capacity(), cap, "no growth once warmed up");
+    }
 }
