@@ -29,14 +29,23 @@
 //!   call is the test. Calls arriving during the test wait for it in cockatiel
 //!   (`await state.test`) and then run or fail with the new state; the engine cannot hold a
 //!   call, so they are rejected here (they see the breaker as open);
-//! - the test's success closes, its failure reopens; `halfOpenAfter` is a constant duration
-//!   (a user-supplied backoff factory is not modelled).
+//! - the test's success closes, its failure reopens;
+//! - `halfOpenAfter` is a constant or an `ExponentialBackoff` (src/backoff/ExponentialBackoff.ts
+//!   @ 294c090a2e14e54dcba83374e447e5eaa430ec5f, ExponentialBackoffGenerators.ts @
+//!   74b3c7851fb6db4ff5973245760a6fd773cae652): opening from Closed takes the factory's first
+//!   delay, reopening from HalfOpen advances the episode's backoff; the generators are
+//!   reproduced (decorrelated jitter: `t = attempt + random`, `next = exponent^t ·
+//!   tanh(sqrt(4t))`, delay `min(max(0, next − prev) / 1.4 · initialDelay, maxDelay)`), with
+//!   `Math.random` replaced by the build seed's generator. Other backoff factories are not
+//!   modelled.
 
 use super::presets::ParamMeta;
 use super::spec::{FamilyParams, PolicyError, impossible, invalid};
 use super::{Admission, Breaker, Observation, State, Ticket, Transitions, emit};
 use crate::outcome::Verdict;
 use crate::time::{Dur, SimTime};
+use rand::{Rng, SeedableRng};
+use rand_pcg::Pcg64Mcg;
 use serde::{Deserialize, Serialize};
 
 /// Which `IBreaker` the policy uses.
@@ -49,6 +58,30 @@ pub enum CockatielKind {
     Count,
     /// `SamplingBreaker`.
     Sampling,
+}
+
+/// What `halfOpenAfter` is.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CockatielBackoff {
+    /// A number: `ConstantBackoff(half_open_after)`.
+    Constant,
+    /// `new ExponentialBackoff({ initialDelay, maxDelay, exponent, generator })`.
+    Exponential,
+}
+
+/// `ExponentialBackoff`'s delay generator (src/backoff/ExponentialBackoffGenerators.ts).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CockatielGenerator {
+    /// `decorrelatedJitterGenerator` (the default).
+    Decorrelated,
+    /// `noJitterGenerator`: `min(maxDelay, initialDelay * 2^attempt)`.
+    NoJitter,
+    /// `fullJitterGenerator`: `floor(random * noJitter)`.
+    FullJitter,
+    /// `halfJitterGenerator`: `floor((d + random * d) / 2)`.
+    HalfJitter,
 }
 
 /// The policy's options and its breaker's constructor arguments.
@@ -71,6 +104,16 @@ pub struct CockatielConfig {
     pub duration: Dur,
     /// `SamplingBreaker` `minimumRps`; 0 = the default `5 / threshold`.
     pub minimum_rps: f64,
+    /// `halfOpenAfter` as a constant duration or an `ExponentialBackoff`.
+    pub half_open_backoff: CockatielBackoff,
+    /// `ExponentialBackoff` `initialDelay` (128 ms).
+    pub initial_delay: Dur,
+    /// `ExponentialBackoff` `maxDelay` (30 s).
+    pub max_delay: Dur,
+    /// `ExponentialBackoff` `exponent` (2; only the decorrelated generator uses it).
+    pub exponent: f64,
+    /// `ExponentialBackoff` `generator`.
+    pub generator: CockatielGenerator,
 }
 
 impl CockatielConfig {
@@ -85,6 +128,11 @@ impl CockatielConfig {
             minimum_number_of_calls: 0,
             duration: Dur::from_secs(30),
             minimum_rps: 0.0,
+            half_open_backoff: CockatielBackoff::Constant,
+            initial_delay: Dur::from_millis(128),
+            max_delay: Dur::from_secs(30),
+            exponent: 2.0,
+            generator: CockatielGenerator::Decorrelated,
         }
     }
     /// `CountBreaker({ threshold: 0.2, size: 100 })`.
@@ -139,11 +187,32 @@ impl FamilyParams for CockatielConfig {
             "calls/s",
             "SamplingBreaker minimumRps: at least duration * minimumRps calls to open (0 = 5 / threshold)",
         ),
+        ParamMeta::new(
+            "half_open_backoff",
+            "constant | exponential",
+            "halfOpenAfter: the constant half_open_after, or an ExponentialBackoff advanced on each reopen",
+        ),
+        ParamMeta::new("initial_delay", "duration", "ExponentialBackoff initialDelay"),
+        ParamMeta::new("max_delay", "duration", "ExponentialBackoff maxDelay"),
+        ParamMeta::new("exponent", "factor", "ExponentialBackoff exponent (decorrelated generator only)"),
+        ParamMeta::new(
+            "generator",
+            "decorrelated | no_jitter | full_jitter | half_jitter",
+            "ExponentialBackoff generator; its randomness comes from the build seed",
+        ),
     ];
 
     fn validate(&self) -> Result<(), PolicyError> {
         if self.half_open_after.is_zero() {
             return Err(invalid("half_open_after", "a duration greater than 0", "0s"));
+        }
+        if self.half_open_backoff == CockatielBackoff::Exponential {
+            if self.max_delay.is_zero() {
+                return Err(invalid("max_delay", "a duration greater than 0", "0s"));
+            }
+            if !(self.exponent.is_finite() && self.exponent > 1.0) {
+                return Err(invalid("exponent", "a number greater than 1", &self.exponent.to_string()));
+            }
         }
         match self.breaker {
             CockatielKind::Consecutive => {
@@ -203,14 +272,17 @@ pub struct CockatielBreaker {
     state: State,
     generation: u64,
     opened_at: SimTime,
+    open_for: Dur,
+    backoff: (u32, f64),
+    rng: Pcg64Mcg,
     mem: Memory,
     window_ms: u64,
     minimum: f64,
 }
 
 impl CockatielBreaker {
-    /// A closed policy with a fresh breaker.
-    pub fn new(cfg: CockatielConfig) -> CockatielBreaker {
+    /// A closed policy with a fresh breaker; `seed` drives the backoff generator's randomness.
+    pub fn new(cfg: CockatielConfig, seed: u64) -> CockatielBreaker {
         let (count, window_ms) = cfg.sampling_windows();
         let mem = match cfg.breaker {
             CockatielKind::Consecutive => Memory::Consecutive { count: 0 },
@@ -230,6 +302,9 @@ impl CockatielBreaker {
             state: State::Closed,
             generation: 0,
             opened_at: SimTime::ZERO,
+            open_for: Dur::ZERO,
+            backoff: (0, 0.0),
+            rng: Pcg64Mcg::seed_from_u64(seed),
             mem,
             window_ms,
             minimum,
@@ -302,9 +377,46 @@ impl CockatielBreaker {
 
     fn open(&mut self, now: SimTime, reason: &'static str, out: &mut Transitions) {
         if self.state != State::Open {
+            // From Closed the factory starts afresh; from HalfOpen the episode's backoff advances.
+            if self.state == State::Closed {
+                self.backoff = (0, 0.0);
+            }
+            self.open_for = self.next_delay();
             self.set(now, State::Open, reason, out);
             self.opened_at = now;
         }
+    }
+
+    fn uniform(&mut self) -> f64 {
+        (self.rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    /// The next `halfOpenAfter` duration (the generator's `[delay, state]`), in milliseconds
+    /// turned into the first microsecond at which `now - openedAt < delay` is false.
+    fn next_delay(&mut self) -> Dur {
+        let c = self.cfg.clone();
+        if c.half_open_backoff == CockatielBackoff::Constant {
+            return c.half_open_after;
+        }
+        let (initial, max) = (c.initial_delay.micros() as f64 / 1000.0, c.max_delay.micros() as f64 / 1000.0);
+        let (attempt, prev) = self.backoff;
+        let no_jitter = (initial * 2f64.powi(attempt.min(1023) as i32)).min(max);
+        let ms = match c.generator {
+            CockatielGenerator::NoJitter => no_jitter,
+            CockatielGenerator::FullJitter => (self.uniform() * no_jitter).floor(),
+            CockatielGenerator::HalfJitter => ((no_jitter + self.uniform() * no_jitter) / 2.0).floor(),
+            CockatielGenerator::Decorrelated => {
+                const P_FACTOR: f64 = 4.0;
+                const RP_SCALING: f64 = 1.0 / 1.4;
+                let t = f64::from(attempt) + self.uniform();
+                let next = c.exponent.powf(t) * (P_FACTOR * t).sqrt().tanh();
+                let intrinsic = if next.is_finite() { (next - prev).max(0.0) } else { f64::INFINITY };
+                self.backoff.1 = next;
+                (intrinsic * RP_SCALING * initial).min(max)
+            }
+        };
+        self.backoff.0 = attempt.saturating_add(1);
+        Dur::from_micros((ms * 1000.0).ceil() as u64)
     }
 
     fn trip_reason(&self) -> &'static str {
@@ -368,7 +480,7 @@ impl Breaker for CockatielBreaker {
     fn admit(&mut self, now: SimTime, out: &mut Transitions) -> Admission {
         match self.state {
             State::Closed => Admission::Allow(Ticket { generation: self.generation, probe: false }),
-            State::Open if now.since(self.opened_at) >= self.cfg.half_open_after => {
+            State::Open if now.since(self.opened_at) >= self.open_for => {
                 self.set(now, State::HalfOpen, "cooldown_elapsed", out);
                 Admission::Allow(Ticket { generation: self.generation, probe: true })
             }
@@ -428,7 +540,7 @@ mod tests {
 
     #[test]
     fn consecutive_opens_at_the_threshold_passive_test_call() {
-        let mut b = CockatielBreaker::new(CockatielConfig::consecutive());
+        let mut b = CockatielBreaker::new(CockatielConfig::consecutive(), 0);
         let mut s = calls("ffff", 0, 1);
         s.extend(calls("sf", 4, 0)); // a success zeroes the count
         s.extend(calls("ffff", 5, 1)); // 5 in a row at 8
@@ -450,7 +562,7 @@ mod tests {
 
     #[test]
     fn a_late_closed_state_failure_reopens_half_open() {
-        let mut b = CockatielBreaker::new(CockatielConfig::consecutive());
+        let mut b = CockatielBreaker::new(CockatielConfig::consecutive(), 0);
         let mut s = vec![(0, A)]; // admission 0: still running when the circuit opens
         for i in 0..5 {
             s.push((1, A));
@@ -474,7 +586,7 @@ mod tests {
     #[test]
     fn count_breaker_strictly_above_with_minimum_calls() {
         let cfg = CockatielConfig { size: 4, threshold: 0.5, ..CockatielConfig::count() };
-        let mut b = CockatielBreaker::new(cfg.clone());
+        let mut b = CockatielBreaker::new(cfg.clone(), 0);
         // 2 of 4 failed = 0.5, not > 0.5.
         assert!(drive(&mut b, &calls("fsfs", 0, 1)).tr.is_empty());
         // Ring now f s f s; next f overwrites the oldest f: still 2 of 4. Next f overwrites s: 3 of 4.
@@ -482,7 +594,7 @@ mod tests {
         let r = drive(&mut b, &calls("f", 20, 1));
         assert_eq!(r.tr, vec![(20, C, O, "count_failure_rate")]);
         // Minimum 3 of a size-4 window: 2 failures in 2 calls decide nothing.
-        let mut b = CockatielBreaker::new(CockatielConfig { minimum_number_of_calls: 3, ..cfg });
+        let mut b = CockatielBreaker::new(CockatielConfig { minimum_number_of_calls: 3, ..cfg }, 0);
         assert!(drive(&mut b, &calls("ff", 0, 1)).tr.is_empty());
         assert_eq!(drive(&mut b, &calls("s", 2, 1)).tr, vec![], "a success never opens");
         assert_eq!(drive(&mut b, &calls("f", 3, 1)).tr, vec![(3, C, O, "count_failure_rate")]);
@@ -498,15 +610,64 @@ mod tests {
             ..CockatielConfig::sampling()
         };
         assert_eq!(cfg.sampling_windows(), (5, 1_000));
-        let mut b = CockatielBreaker::new(cfg.clone());
+        let mut b = CockatielBreaker::new(cfg.clone(), 0);
         assert!(drive(&mut b, &calls("ffss", 0, 100)).tr.is_empty(), "4 calls < 5");
         let r = drive(&mut b, &calls("f", 400, 1));
         assert_eq!(r.tr, vec![(400, C, O, "failure_rate")], "3 of 5 > 0.5");
         // Idle 60 s: only one window is recycled per push, the others keep their counts.
-        let mut b = CockatielBreaker::new(cfg);
+        let mut b = CockatielBreaker::new(cfg, 0);
         drive(&mut b, &calls("fff", 0, 1_000)); // three windows, one failure each
         drive(&mut b, &calls("s", 60_000, 1)); // recycles one window only
         let r = drive(&mut b, &calls("f", 60_001, 1));
         assert_eq!(r.tr, vec![(60_001, C, O, "failure_rate")], "3 stale failures + 1 of 5 calls");
+    }
+
+    #[test]
+    fn exponential_half_open_after_advances_per_reopen_and_restarts_after_closing() {
+        let cfg = CockatielConfig {
+            consecutive_threshold: 1,
+            half_open_backoff: CockatielBackoff::Exponential,
+            generator: CockatielGenerator::NoJitter,
+            ..CockatielConfig::consecutive()
+        };
+        let mut b = CockatielBreaker::new(cfg, 0);
+        let s = [
+            (0, A),
+            (0, F(1)),   // open for 128 ms
+            (127, A),    // rejected
+            (128, A),    // the test
+            (130, F(1)), // reopen for 256 ms
+            (385, A),
+            (386, A),
+            (387, S(1)), // closes
+            (400, A),
+            (400, F(1)), // from closed: 128 ms again
+            (527, A),
+            (528, A),
+        ];
+        let r = drive(&mut b, &s);
+        let opens: Vec<u64> = r.tr.iter().filter(|t| t.2 == H).map(|t| t.0).collect();
+        assert_eq!(opens, vec![128, 386, 528]);
+        assert_eq!(r.admit_string(), "10101101");
+    }
+
+    #[test]
+    fn decorrelated_jitter_is_seeded_and_bounded() {
+        let cfg = CockatielConfig {
+            consecutive_threshold: 1,
+            half_open_backoff: CockatielBackoff::Exponential,
+            ..CockatielConfig::consecutive()
+        };
+        let first = |seed| {
+            let mut b = CockatielBreaker::new(cfg.clone(), seed);
+            drive(&mut b, &[(0, A), (0, F(1))]);
+            b.open_for
+        };
+        assert_eq!(first(1), first(1));
+        assert_ne!(first(1), first(2));
+        // t in [0, 1): 2^t tanh(sqrt(4t)) / 1.4 * 128 ms is below 2 tanh(2) / 1.4 * 128 = 176.4 ms.
+        for seed in 0..50 {
+            assert!(first(seed) <= Dur::from_micros(176_400), "{}", first(seed));
+        }
     }
 }

@@ -453,7 +453,7 @@ fn opossum(header: &[String], name: &str, c: &OpossumConfig) -> Result<String, S
 }
 
 fn cockatiel(header: &[String], c: &CockatielConfig) -> Result<String, String> {
-    use super::cockatiel::CockatielKind;
+    use super::cockatiel::{CockatielBackoff, CockatielGenerator, CockatielKind};
     let mut s = String::new();
     commented(&mut s, "//", header);
     let (import, breaker) = match c.breaker {
@@ -488,10 +488,30 @@ fn cockatiel(header: &[String], c: &CockatielConfig) -> Result<String, String> {
             )
         }
     };
-    let _ = writeln!(s, "import {{ circuitBreaker, handleAll, {import} }} from 'cockatiel';");
+    let (half_open_after, extra) = match c.half_open_backoff {
+        CockatielBackoff::Constant => (js_ms(c.half_open_after, "halfOpenAfter")?, String::new()),
+        CockatielBackoff::Exponential => {
+            let generator = match c.generator {
+                CockatielGenerator::Decorrelated => "decorrelatedJitterGenerator",
+                CockatielGenerator::NoJitter => "noJitterGenerator",
+                CockatielGenerator::FullJitter => "fullJitterGenerator",
+                CockatielGenerator::HalfJitter => "halfJitterGenerator",
+            };
+            (
+                format!(
+                    "new ExponentialBackoff({{ initialDelay: {}, maxDelay: {}, exponent: {}, generator: {generator} }})",
+                    js_ms(c.initial_delay, "initialDelay")?,
+                    js_ms(c.max_delay, "maxDelay")?,
+                    num(c.exponent)
+                ),
+                format!(", ExponentialBackoff, {generator}"),
+            )
+        }
+    };
+    let _ = writeln!(s, "import {{ circuitBreaker, handleAll, {import}{extra} }} from 'cockatiel';");
     let _ = writeln!(s);
     let _ = writeln!(s, "export const breaker = circuitBreaker(handleAll, {{");
-    let _ = writeln!(s, "  halfOpenAfter: {},", js_ms(c.half_open_after, "halfOpenAfter")?);
+    let _ = writeln!(s, "  halfOpenAfter: {half_open_after},");
     let _ = writeln!(s, "  breaker: {breaker},");
     let _ = writeln!(s, "}});");
     Ok(s)
@@ -755,6 +775,17 @@ mod tests {
             export(&cfg("cockatiel-consecutive", &["consecutive_threshold=3"]), Library::Cockatiel, "x")
                 .unwrap();
         assert!(out.contains("breaker: new ConsecutiveBreaker(3),") && balanced(&out));
+        let out = export(
+            &cfg("cockatiel-consecutive", &["half_open_backoff=exponential"]),
+            Library::Cockatiel,
+            "x",
+        )
+        .unwrap();
+        assert!(balanced(&out), "{out}");
+        assert!(out.contains(
+            "halfOpenAfter: new ExponentialBackoff({ initialDelay: 128, maxDelay: 30000, exponent: 2, generator: decorrelatedJitterGenerator }),"
+        ));
+        assert!(out.contains("ExponentialBackoff, decorrelatedJitterGenerator } from 'cockatiel';"));
     }
 
     #[test]

@@ -351,7 +351,7 @@ const R4J_QUIRKS: &[&str] = &[
 
 const COCKATIEL_SOURCE: &str = "connor4312/cockatiel 3.x, src/CircuitBreakerPolicy.ts (copy read: index file 27412213853), src/breaker/ConsecutiveBreaker.ts and SamplingBreaker.ts @ 2a0dad2f2f1eabff74ed471dfa858a6a1de7c409, src/breaker/CountBreaker.ts @ 2514ac764aa644855c21bbb69ae60ef6b7d1dfd7";
 const COCKATIEL_QUIRKS: &[&str] = &[
-    "halfOpenAfter has no library default: 10 s as in the README; a backoff factory is not modelled",
+    "halfOpenAfter has no library default: 10 s as in the README; half_open_backoff = exponential reproduces ExponentialBackoff (128 ms, 30 s, exponent 2, decorrelated jitter from the build seed), advanced on each reopen and restarted on closing",
     "a call reports its result with the state it started in: a late failure of a closed-state call can reopen a half-open circuit",
     "ConsecutiveBreaker's count is not reset on opening (>= threshold); count and sampling use strictly greater than threshold * total",
     "CountBreaker needs minimumNumberOfCalls (default size) results; a half-open success clears its ring",

@@ -501,7 +501,7 @@ impl PolicyConfig {
             FamilyConfig::Failsafe(c) => Policy::Failsafe(FailsafeBreaker::new(c.clone())),
             FamilyConfig::Gobreaker(c) => Policy::Gobreaker(GobreakerBreaker::new(c.clone())),
             FamilyConfig::Pybreaker(c) => Policy::Pybreaker(PybreakerBreaker::new(c.clone())),
-            FamilyConfig::Cockatiel(c) => Policy::Cockatiel(CockatielBreaker::new(c.clone())),
+            FamilyConfig::Cockatiel(c) => Policy::Cockatiel(CockatielBreaker::new(c.clone(), seed)),
             FamilyConfig::Polly(c) => Policy::Polly(PollyBreaker::new(c.clone())),
             FamilyConfig::Opossum(c) => Policy::Opossum(OpossumBreaker::new(c.clone())),
             FamilyConfig::Hystrix(c) => Policy::Hystrix(HystrixBreaker::new(c.clone())),
