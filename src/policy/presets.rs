@@ -349,7 +349,7 @@ const R4J_QUIRKS: &[&str] = &[
     "the wait grows only on half-open -> open (attempts + 1) with an exponential interval function; a fresh window on closing",
 ];
 
-const COCKATIEL_SOURCE: &str = "connor4312/cockatiel 3.x, src/CircuitBreakerPolicy.ts (copy read: index file 27412213853), src/breaker/ConsecutiveBreaker.ts and SamplingBreaker.ts @ 2a0dad2f2f1eabff74ed471dfa858a6a1de7c409, src/breaker/CountBreaker.ts @ 2514ac764aa644855c21bbb69ae60ef6b7d1dfd7";
+const COCKATIEL_SOURCE: &str = "connor4312/cockatiel 3.x, src/CircuitBreakerPolicy.ts (copy read: index file 27412213853), src/breaker/ConsecutiveBreaker.ts and SamplingBreaker.ts @ 2a0dad2f2f1eabff74ed471dfa858a6a1de7c409, src/breaker/CountBreaker.ts @ 2514ac764aa644855c21bbb69ae60ef6b7d1dfd7, src/backoff/ExponentialBackoff.ts @ 294c090a2e14e54dcba83374e447e5eaa430ec5f and ExponentialBackoffGenerators.ts @ 74b3c7851fb6db4ff5973245760a6fd773cae652";
 const COCKATIEL_QUIRKS: &[&str] = &[
     "halfOpenAfter has no library default: 10 s as in the README; half_open_backoff = exponential reproduces ExponentialBackoff (128 ms, 30 s, exponent 2, decorrelated jitter from the build seed), advanced on each reopen and restarted on closing",
     "a call reports its result with the state it started in: a late failure of a closed-state call can reopen a half-open circuit",
