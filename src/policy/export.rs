@@ -554,12 +554,28 @@ fn failsafe(header: &[String], c: &FailsafeConfig) -> String {
     commented(&mut s, "//", header);
     let _ = writeln!(s, "// import \"github.com/failsafe-go/failsafe-go/circuitbreaker\"");
     let _ = writeln!(s, "cb := circuitbreaker.Builder[any]().");
-    let _ = writeln!(
-        s,
-        "\tWithFailureThresholdRatio({}, {}).",
-        c.failure_threshold, c.failure_thresholding_capacity
-    );
-    if c.failure_execution_threshold != 0 {
+    let period = c.failure_thresholding_period;
+    if period.is_zero() {
+        let _ = writeln!(
+            s,
+            "\tWithFailureThresholdRatio({}, {}).",
+            c.failure_threshold, c.failure_thresholding_capacity
+        );
+        if c.failure_execution_threshold != 0 {
+            let _ = writeln!(s, "\tWithFailureExecutionThreshold({}).", c.failure_execution_threshold);
+        }
+    } else if c.failure_rate_threshold != 0 {
+        let _ = writeln!(
+            s,
+            "\tWithFailureRateThreshold({}, {}, {}).",
+            c.failure_rate_threshold,
+            c.failure_execution_threshold,
+            go_duration(period)
+        );
+    } else {
+        // WithFailureThresholdPeriod also sets the execution threshold to the failure threshold.
+        let _ =
+            writeln!(s, "\tWithFailureThresholdPeriod({}, {}).", c.failure_threshold, go_duration(period));
         let _ = writeln!(s, "\tWithFailureExecutionThreshold({}).", c.failure_execution_threshold);
     }
     if c.success_threshold != 0 {

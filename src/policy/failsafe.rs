@@ -1,28 +1,37 @@
-//! failsafe-go's count-based `CircuitBreaker` (preset `failsafe-go`).
+//! failsafe-go's `CircuitBreaker` (preset `failsafe-go`): count-based and time-based
+//! thresholding.
 //!
 //! Source: failsafe-go/failsafe-go @ 0e452f4ad247f2e5cb4e65bc00ee3c553cb6e6d5,
 //! circuitbreaker/circuitstates.go (`closedState`, `openState`, `halfOpenState`
 //! `checkThresholdAndReleasePermit`, `tryAcquirePermit`) and circuitbreaker/
-//! circuitbreakerbuilder.go (`Builder`: failure threshold 1 of 1, delay 1 minute).
+//! circuitbreakerbuilder.go (`Builder`: failure threshold 1 of 1, delay 1 minute;
+//! `WithFailureThresholdPeriod`, `WithFailureRateThreshold`); circuitbreaker/circuitstats.go @
+//! 19dfc0d31d1dcbe23ee6d009930206285d2083e7 (`countingStats`, `timedStats`).
 //!
 //! Reproduced:
 //! - CLOSED keeps the last `capacity` results (`failure_execution_threshold` if set, else
-//!   `failure_thresholding_capacity`); after every result it opens when at least
-//!   `failure_execution_threshold` results are held and `failures >= failure_threshold`. There
-//!   is no minimum beyond that: "5 of 10" opens after 5 failures in the first 5 calls;
+//!   `failure_thresholding_capacity`), or, with `failure_thresholding_period`, 10 buckets of a
+//!   tenth of the period on a grid starting when the closed state began (a result after more
+//!   than a whole period of silence restarts the grid at its own time; buckets roll only when
+//!   a result is recorded); after every result it opens when at least
+//!   `failure_execution_threshold` results are held and either the failure rate, as
+//!   `round(failures / executions · 100)`, is `>= failure_rate_threshold` (when set) or
+//!   `failures >= failure_threshold`. There is no minimum beyond that: "5 of 10" opens after 5
+//!   failures in the first 5 calls;
 //! - OPEN → HALF_OPEN on the first call once `now − opened >= delay` (passive);
 //! - HALF_OPEN permits `capacity` executions (`success_thresholding_capacity`, else the closed
 //!   capacity) and releases a permit after every result; with a success threshold it closes at
 //!   `successes >= success_threshold` and reopens at `failures > capacity − success_threshold`;
-//!   without one it reopens at `failures >= failure_threshold` and closes at
-//!   `successes > capacity − failure_threshold`;
+//!   without one, with a rate threshold, both need `failure_execution_threshold` results and it
+//!   reopens at `rate >= threshold` and closes at `success rate > 100 − threshold` (rounded
+//!   percentages); else it reopens at `failures >= failure_threshold` and closes at
+//!   `successes > failure_thresholding_capacity − failure_threshold`;
 //! - no generation check: a late result lands in the current state's stats (and, in
 //!   HALF_OPEN, also releases a permit, so more probes can run than permitted).
 //!
 //! failsafe-go has no ignored outcome: a result or error the policy does not handle is recorded
 //! as a success, so classes in `ignore` count as successes here.
-//! Time-based thresholding (`WithFailureThresholdPeriod`, `WithFailureRateThreshold`) and
-//! `WithDelayFn` are not modelled.
+//! `WithDelayFn` is not modelled.
 
 use super::presets::ParamMeta;
 use super::spec::{FamilyParams, PolicyError, impossible, invalid};
@@ -44,8 +53,14 @@ pub struct FailsafeConfig {
     pub failure_execution_threshold: u32,
     /// `WithSuccessThresholdRatio(successThreshold, _)` (0 = use the failure threshold).
     pub success_threshold: u32,
-    /// `WithSuccessThresholdRatio(_, successThresholdingCapacity)` (0 = the closed capacity).
+    /// `WithSuccessThresholdRatio(_, successThresholdingCapacity)` (0 = `success_threshold`, as
+    /// `WithSuccessThreshold(n)` sets it).
     pub success_thresholding_capacity: u32,
+    /// `failureThresholdingPeriod` of `WithFailureThresholdPeriod` / `WithFailureRateThreshold`
+    /// (0 = count-based).
+    pub failure_thresholding_period: Dur,
+    /// `WithFailureRateThreshold` percentage, 1..=100 (0 = off).
+    pub failure_rate_threshold: u32,
     /// `WithDelay` (1 minute).
     pub delay: Dur,
 }
@@ -58,6 +73,8 @@ impl Default for FailsafeConfig {
             failure_execution_threshold: 0,
             success_threshold: 0,
             success_thresholding_capacity: 0,
+            failure_thresholding_period: Dur::ZERO,
+            failure_rate_threshold: 0,
             delay: Dur::from_secs(60),
         }
     }
@@ -71,12 +88,15 @@ impl FailsafeConfig {
             self.failure_thresholding_capacity
         }
     }
-    fn half_open_capacity(&self) -> u32 {
+    fn success_capacity(&self) -> u32 {
         if self.success_thresholding_capacity != 0 {
             self.success_thresholding_capacity
         } else {
-            self.closed_capacity()
+            self.success_threshold
         }
+    }
+    fn half_open_capacity(&self) -> u32 {
+        if self.success_capacity() != 0 { self.success_capacity() } else { self.closed_capacity() }
     }
 }
 
@@ -101,7 +121,17 @@ impl FamilyParams for FailsafeConfig {
         ParamMeta::new(
             "success_thresholding_capacity",
             "calls",
-            "half-open permits and window (0 = the closed capacity)",
+            "half-open permits and window (0 = success_threshold, or the closed capacity without one)",
+        ),
+        ParamMeta::new(
+            "failure_thresholding_period",
+            "duration",
+            "time-based thresholding over 10 buckets of period / 10 (0 = count-based)",
+        ),
+        ParamMeta::new(
+            "failure_rate_threshold",
+            "percent",
+            "WithFailureRateThreshold: opens at a rounded failure % >= this (0 = use failure_threshold)",
         ),
         ParamMeta::new("delay", "duration", "WithDelay: open time before the next call half-opens (>=)"),
     ];
@@ -110,12 +140,35 @@ impl FamilyParams for FailsafeConfig {
         if self.failure_threshold == 0 {
             return Err(invalid("failure_threshold", "at least 1", "0"));
         }
-        if self.closed_capacity() < self.failure_threshold {
+        if self.failure_rate_threshold > 100 {
+            return Err(invalid(
+                "failure_rate_threshold",
+                "a whole percentage from 0 to 100",
+                &self.failure_rate_threshold.to_string(),
+            ));
+        }
+        let period = self.failure_thresholding_period.micros();
+        if period != 0 && (period < 10 || !period.is_multiple_of(10)) {
+            return Err(invalid(
+                "failure_thresholding_period",
+                "0 or a whole number of microseconds divisible into 10 buckets",
+                &self.failure_thresholding_period.to_string(),
+            ));
+        }
+        if self.failure_rate_threshold != 0 && period == 0 {
+            return Err(impossible(
+                "failure_rate_threshold needs failure_thresholding_period (WithFailureRateThreshold is time-based)".into(),
+            ));
+        }
+        if period == 0 && self.closed_capacity() < self.failure_threshold {
             return Err(impossible(format!(
                 "failure_threshold ({}) exceeds the thresholding capacity ({})",
                 self.failure_threshold,
                 self.closed_capacity()
             )));
+        }
+        if self.closed_capacity() == 0 || self.half_open_capacity() == 0 {
+            return Err(invalid("failure_thresholding_capacity", "at least 1", "0"));
         }
         if self.success_threshold > self.half_open_capacity() {
             return Err(impossible(format!(
@@ -131,13 +184,131 @@ impl FamilyParams for FailsafeConfig {
     }
 }
 
+#[derive(Copy, Clone, Debug, Default)]
+struct TimedBucket {
+    start: Option<u64>,
+    successes: u64,
+    failures: u64,
+}
+
+/// `timedStats`: 10 buckets on a grid, rolled forward only when a result is recorded.
+#[derive(Clone, Debug)]
+struct TimedStats {
+    buckets: Vec<TimedBucket>,
+    bucket: u64,
+    window: u64,
+    current: usize,
+    successes: u64,
+    failures: u64,
+}
+
+impl TimedStats {
+    fn new(period: Dur, now: SimTime) -> TimedStats {
+        // newTimedStats: only the first bucket has a start time (the others are -1).
+        let mut buckets = vec![TimedBucket::default(); 10];
+        buckets[0].start = Some(now.micros());
+        TimedStats {
+            buckets,
+            bucket: (period.micros() / 10).max(1),
+            window: period.micros(),
+            current: 0,
+            successes: 0,
+            failures: 0,
+        }
+    }
+
+    /// `reset()`: the grid restarts at `now`.
+    fn reset(&mut self, now: SimTime) {
+        let mut start = now.micros();
+        for b in &mut self.buckets {
+            *b = TimedBucket { start: Some(start), successes: 0, failures: 0 };
+            start += self.bucket;
+        }
+        self.current = 0;
+        self.successes = 0;
+        self.failures = 0;
+    }
+
+    /// `getCurrentBucket()`.
+    fn current(&mut self, now: SimTime) -> usize {
+        let start = self.buckets[self.current].start.unwrap_or(0);
+        let diff = now.micros().saturating_sub(start);
+        if diff >= self.bucket {
+            let moves = diff / self.bucket;
+            if moves <= self.buckets.len() as u64 {
+                for _ in 0..moves {
+                    let prev_start = self.buckets[self.current].start.unwrap_or(0);
+                    self.current = (self.current + 1) % self.buckets.len();
+                    let b = &mut self.buckets[self.current];
+                    let new_start = match b.start {
+                        None => prev_start + self.bucket,
+                        Some(s) => s + self.window,
+                    };
+                    self.successes -= b.successes;
+                    self.failures -= b.failures;
+                    *b = TimedBucket { start: Some(new_start), successes: 0, failures: 0 };
+                }
+            } else {
+                self.reset(now);
+            }
+        }
+        self.current
+    }
+
+    fn record(&mut self, now: SimTime, failed: bool) {
+        let i = self.current(now);
+        if failed {
+            self.buckets[i].failures += 1;
+            self.failures += 1;
+        } else {
+            self.buckets[i].successes += 1;
+            self.successes += 1;
+        }
+    }
+}
+
+/// The closed state's stats.
+#[derive(Clone, Debug)]
+enum ClosedStats {
+    Counting(CountWindow),
+    Timed(TimedStats),
+}
+
+impl ClosedStats {
+    fn new(cfg: &FailsafeConfig, now: SimTime) -> ClosedStats {
+        if cfg.failure_thresholding_period.is_zero() {
+            ClosedStats::Counting(CountWindow::new(cfg.closed_capacity()))
+        } else {
+            ClosedStats::Timed(TimedStats::new(cfg.failure_thresholding_period, now))
+        }
+    }
+    fn record(&mut self, now: SimTime, failed: bool) {
+        match self {
+            ClosedStats::Counting(w) => w.push(Sample { at: now, failed, slow: false, over: false }),
+            ClosedStats::Timed(t) => t.record(now, failed),
+        }
+    }
+    /// `(executions, failures)`.
+    fn counts(&self) -> (u64, u64) {
+        match self {
+            ClosedStats::Counting(w) => (w.tally().calls, w.tally().failures),
+            ClosedStats::Timed(t) => (t.successes + t.failures, t.failures),
+        }
+    }
+}
+
+/// `math.Round(part / total * 100)` as failsafe-go's stats compute rates (0 when empty).
+fn rounded_rate(part: u64, total: u64) -> u64 {
+    if total == 0 { 0 } else { (part as f64 / total as f64 * 100.0).round() as u64 }
+}
+
 /// failsafe-go's circuit breaker.
 #[derive(Clone, Debug)]
 pub struct FailsafeBreaker {
     cfg: FailsafeConfig,
     state: State,
     generation: u64,
-    closed: CountWindow,
+    closed: ClosedStats,
     half: CountWindow,
     permits: u64,
     opened_at: SimTime,
@@ -147,7 +318,7 @@ impl FailsafeBreaker {
     /// A closed breaker.
     pub fn new(cfg: FailsafeConfig) -> FailsafeBreaker {
         FailsafeBreaker {
-            closed: CountWindow::new(cfg.closed_capacity()),
+            closed: ClosedStats::new(&cfg, SimTime::ZERO),
             half: CountWindow::new(cfg.half_open_capacity()),
             cfg,
             state: State::Closed,
@@ -192,36 +363,44 @@ impl Breaker for FailsafeBreaker {
     fn record(&mut self, now: SimTime, _ticket: Ticket, obs: Observation, out: &mut Transitions) {
         // failsafe-go records an unhandled result or error as a success: no ignored outcome.
         let failed = obs.verdict == Verdict::Failure;
-        let s = Sample { at: now, failed, slow: false, over: false };
         let c = &self.cfg;
+        let (exec_threshold, rate_threshold) =
+            (u64::from(c.failure_execution_threshold), u64::from(c.failure_rate_threshold));
         match self.state {
             State::Closed => {
-                self.closed.push(s);
-                let t = self.closed.tally();
-                if t.calls >= u64::from(c.failure_execution_threshold)
-                    && t.failures >= u64::from(c.failure_threshold)
+                self.closed.record(now, failed);
+                let (executions, failures) = self.closed.counts();
+                if executions >= exec_threshold
+                    && ((rate_threshold != 0 && rounded_rate(failures, executions) >= rate_threshold)
+                        || (rate_threshold == 0 && failures >= u64::from(c.failure_threshold)))
                 {
-                    self.open(now, "failures_in_window", out);
-                    self.closed.clear();
+                    let reason = if rate_threshold != 0 { "failure_rate" } else { "failures_in_window" };
+                    self.open(now, reason, out);
                 }
             }
-            State::Open => self.closed.push(s),
+            State::Open => self.closed.record(now, failed),
             State::HalfOpen => {
-                self.half.push(s);
+                self.half.push(Sample { at: now, failed, slow: false, over: false });
                 let t = self.half.tally();
                 let successes = t.calls - t.failures;
                 let (close, reopen) = if c.success_threshold != 0 {
-                    let cap = u64::from(c.half_open_capacity());
+                    let cap = u64::from(c.success_capacity());
                     let st = u64::from(c.success_threshold);
-                    (successes >= st, t.failures > cap - st)
+                    (successes >= st, t.failures > cap.saturating_sub(st))
+                } else if rate_threshold != 0 {
+                    let enough = t.calls >= exec_threshold;
+                    (
+                        enough && rounded_rate(successes, t.calls) > 100 - rate_threshold,
+                        enough && rounded_rate(t.failures, t.calls) >= rate_threshold,
+                    )
                 } else {
-                    let cap = u64::from(c.closed_capacity());
+                    let cap = u64::from(c.failure_thresholding_capacity);
                     let ft = u64::from(c.failure_threshold);
-                    (successes > cap - ft, t.failures >= ft)
+                    (successes > cap.saturating_sub(ft), t.failures >= ft)
                 };
                 if close {
                     self.set(now, State::Closed, "probe_successes", out);
-                    self.closed.clear();
+                    self.closed = ClosedStats::new(&self.cfg, now);
                 } else if reopen {
                     self.open(now, "probe_failed", out);
                 }
@@ -310,5 +489,35 @@ mod tests {
         let mut b = FailsafeBreaker::new(cfg);
         let r = drive(&mut b, &[(0, A), (0, F(1)), (1_000, A), (1_001, I)]);
         assert_eq!(r.tr.last(), Some(&(1_001, H, C, "probe_successes")));
+    }
+
+    #[test]
+    fn time_based_rate_rounds_and_buckets_roll_on_a_grid() {
+        // WithFailureRateThreshold(50, 4, 10 s): buckets of 1 s from the closed state's start.
+        let cfg = FailsafeConfig {
+            failure_execution_threshold: 4,
+            failure_rate_threshold: 50,
+            failure_thresholding_period: Dur::from_secs(10),
+            ..FailsafeConfig::default()
+        };
+        cfg.validate().unwrap();
+        let mut b = FailsafeBreaker::new(cfg.clone());
+        // 2 of 5 = 40 %, 3 of 7 = 42.86 % (43): stays closed; the 8th, a failure: 4 of 8 = 50 %.
+        let mut s = Vec::new();
+        for (i, ok) in [true, true, false, true, false, true, false].into_iter().enumerate() {
+            s.push((i as u64 * 100, A));
+            s.push((i as u64 * 100, if ok { S(1) } else { F(1) }));
+        }
+        assert!(drive(&mut b, &s).tr.is_empty());
+        let r = drive(&mut b, &[(800, A), (800, F(1))]);
+        assert_eq!(r.tr, vec![(800, C, O, "failure_rate")]);
+        // math.Round: half away from zero.
+        assert_eq!(rounded_rate(5, 11), 45);
+        assert_eq!(rounded_rate(1, 200), 1);
+        assert_eq!(rounded_rate(99, 200), 50, "49.5 % rounds up: 99 of 200 trips a 50 % threshold");
+        // Buckets leave the window a whole bucket at a time: failures at 0 s are gone at 10 s.
+        let mut b = FailsafeBreaker::new(cfg);
+        let s = [(0, A), (0, F(1)), (0, A), (0, F(1)), (0, A), (0, F(1)), (10_000, A), (10_000, S(1))];
+        assert!(drive(&mut b, &s).tr.is_empty(), "1 execution in the window after rolling");
     }
 }

@@ -279,8 +279,8 @@ static PRESETS: [PresetInfo; 21] = [
         name: "failsafe-go",
         family: "failsafe",
         library: "failsafe-go (circuitbreaker package)",
-        summary: "failsafe-go defaults: count-based, opens on 1 failure of the last 1; delay 1 minute; 1 half-open execution, its success closes",
-        source: "failsafe-go/failsafe-go @ 0e452f4ad247f2e5cb4e65bc00ee3c553cb6e6d5, circuitbreaker/circuitstates.go and circuitbreaker/circuitbreakerbuilder.go",
+        summary: "failsafe-go defaults: count-based, opens on 1 failure of the last 1; delay 1 minute; 1 half-open execution, its success closes (time-based rate thresholds available)",
+        source: "failsafe-go/failsafe-go @ 0e452f4ad247f2e5cb4e65bc00ee3c553cb6e6d5, circuitbreaker/circuitstates.go and circuitbreaker/circuitbreakerbuilder.go; circuitbreaker/circuitstats.go @ 19dfc0d31d1dcbe23ee6d009930206285d2083e7",
         quirks: &[
             "the default opens on the first failure (threshold 1 of 1)",
             "a ratio n of m has no minimum: n failures in the first n calls open it",
@@ -288,7 +288,8 @@ static PRESETS: [PresetInfo; 21] = [
             "without a success threshold, half-open closes at successes > capacity - failure_threshold",
             "no generation check: a late result is counted in the current state and frees a half-open permit",
             "no ignored outcome: an unhandled result is recorded as a success (classes in `ignore` count as successes)",
-            "time-based thresholds and delay functions are not modelled",
+            "time-based thresholds: 10 buckets of period / 10 on a grid from the closed state's start, rolled only when a result is recorded; rates are rounded percentages (math.Round), compared with >=",
+            "delay functions (WithDelayFn) are not modelled",
         ],
     },
     PresetInfo {
