@@ -56,6 +56,23 @@ enum Command {
         #[arg(long, value_name = "COLUMN")]
         metric: Option<String>,
     },
+    /// Print a preset (with overrides) in a breaker library's own configuration syntax; a
+    /// configuration the library cannot express is refused with the reason (exit 2).
+    Export {
+        /// The library: resilience4j, polly, opossum, cockatiel, pybreaker, gobreaker,
+        /// failsafe-go, envoy.
+        #[arg(long = "as", value_name = "LIBRARY")]
+        library: String,
+        /// The preset to export (default: the library's own preset).
+        #[arg(long, value_name = "PRESET")]
+        policy: Option<String>,
+        /// Override one of the policy's parameters, e.g. --set sliding_window_size=50.
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        sets: Vec<String>,
+        /// The breaker instance's name in the output (default `backend`).
+        #[arg(long)]
+        name: Option<String>,
+    },
     /// List every preset with its family, source, quirks and parameters.
     Presets {
         /// Show only this preset.
@@ -78,7 +95,11 @@ fn main() -> ExitCode {
 }
 
 fn is_input_error(err: &anyhow::Error) -> bool {
-    err.chain().any(|e| e.is::<InputError>() || e.is::<breakerlab::policy::PolicyError>())
+    err.chain().any(|e| {
+        e.is::<InputError>()
+            || e.is::<breakerlab::policy::PolicyError>()
+            || e.is::<breakerlab::policy::export::ExportError>()
+    })
 }
 
 fn run(cli: Cli) -> anyhow::Result<()> {
@@ -97,6 +118,10 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             };
             let report = commands::run::run(&req)?;
             print!("{}", commands::run::render(&report));
+        }
+        Command::Export { library, policy, sets, name } => {
+            let req = commands::export::ExportRequest { library, policy, sets, name };
+            print!("{}", commands::export::run(&req)?);
         }
         Command::Presets { name } => print!("{}", commands::presets::render(name.as_deref())?),
         Command::Report { dir, from, to, metric } => {

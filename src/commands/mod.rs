@@ -2,6 +2,7 @@
 //! input before anything runs, write output files atomically, and return what to print.
 //! `main.rs` only parses arguments and prints.
 
+pub mod export;
 pub mod presets;
 pub mod report;
 pub mod run;
