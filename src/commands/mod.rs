@@ -3,6 +3,7 @@
 //! `main.rs` only parses arguments and prints.
 
 pub mod presets;
+pub mod replay;
 pub mod run;
 
 use crate::policy::PolicySpec;

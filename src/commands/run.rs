@@ -37,6 +37,8 @@ pub struct RunReport {
     pub seed: u64,
     /// Record and scores.
     pub result: RunResult,
+    /// The ground-truth windows the run was scored against.
+    pub truth: Vec<crate::truth::IncidentWindow>,
     /// Files written.
     pub files: Vec<PathBuf>,
 }
@@ -51,10 +53,24 @@ pub fn run(req: &RunRequest) -> anyhow::Result<RunReport> {
         }
         (None, None) => return Err(InputError::argument("give a scenario file, or --script FILE.csv").into()),
     };
-    let sets = parse_sets(&req.sets)?;
-    let spec = scenario.policy_spec(req.policy.as_deref(), &sets);
+    run_scenario(scenario, req.policy.as_deref(), &req.sets, req.seed, req.out.as_deref())
+}
+
+/// Runs a validated scenario under `policy` (or the scenario's own) with `sets` overrides and
+/// writes summary.csv, transitions.csv, timeline.csv and incidents.csv into `out` (default
+/// `output/<scenario name>`). Shared by `run` and `replay`; a trace scenario's summary also
+/// carries the import counts ([`super::replay::IMPORT_COLUMNS`]).
+pub fn run_scenario(
+    scenario: Scenario,
+    policy: Option<&str>,
+    sets: &[String],
+    seed: Option<u64>,
+    out: Option<&Path>,
+) -> anyhow::Result<RunReport> {
+    let sets = parse_sets(sets)?;
+    let spec = scenario.policy_spec(policy, &sets);
     let policy = scenario.resolve_policy(&spec)?;
-    let seed = req.seed.unwrap_or(scenario.seed);
+    let seed = seed.unwrap_or(scenario.seed);
     let workload = Workload::build(&scenario, seed, 0)?;
     let bin = scenario.scoring.timeline_bin.unwrap_or_else(|| sim::auto_bin(workload.duration()));
     let result = sim::run(&scenario, &workload, &policy, &RunOptions { timeline_bin: Some(bin) });
@@ -69,14 +85,18 @@ pub fn run(req: &RunRequest) -> anyhow::Result<RunReport> {
         params: &params,
         metrics: &result.metrics,
     };
+    let mut summary = report::summary_csv(&[row]);
+    if let Some(import) = scenario.import_report() {
+        summary = super::replay::with_import_columns(&summary, import)?;
+    }
     let files = [
-        ("summary.csv", report::summary_csv(&[row])),
+        ("summary.csv", summary),
         ("transitions.csv", report::transitions_csv(&[(label.as_str(), &result.record)])),
         ("timeline.csv", report::timeline_csv(&result.record)),
         ("incidents.csv", report::incidents_csv(&workload.truth)),
     ];
-    let files = write_files(&out_dir(req.out.as_deref(), &scenario.name), &files)?;
-    Ok(RunReport { scenario, policy, seed, result, files })
+    let files = write_files(&out_dir(out, &scenario.name), &files)?;
+    Ok(RunReport { scenario, policy, seed, result, truth: workload.truth, files })
 }
 
 /// The short table `run` prints.

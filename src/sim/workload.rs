@@ -6,9 +6,11 @@ use crate::outcome::{Answer, OutcomeClass};
 use crate::rng::{RunSeed, Stream};
 use crate::scenario::{InputError, Scenario, Source};
 use crate::time::{Dur, SimTime};
+use crate::trace::{CallTrace, GapPolicy, IntervalTrace, Trace};
 use crate::truth::IncidentWindow;
 use crate::upstream::script::ScriptRow;
 use crate::upstream::{CapacitySpec, Dependency};
+use std::sync::Arc;
 
 /// Where answers come from during a run.
 #[derive(Debug, Clone)]
@@ -17,6 +19,13 @@ pub enum Answers {
     Model(Box<Dependency>),
     /// A script has no answers beyond its rows: it makes no retries.
     Script,
+    /// An interval trace: first answers are precomputed; later attempts draw from the interval
+    /// at their time with the run's (request, attempt) generator.
+    Interval(Arc<IntervalTrace>),
+    /// A per-call log: first attempts replay the logged call exactly (read straight from the log,
+    /// so a long log is not copied into `first_answers`); later attempts take one of the logged
+    /// calls nearest in time.
+    Calls(Arc<CallTrace>),
 }
 
 /// Everything a run needs that does not depend on the breaker configuration.
@@ -94,6 +103,45 @@ impl Workload {
                     truth_known,
                 })
             }
+            Source::Trace { trace, traffic, truth, .. } => {
+                let mut arrivals = match (trace, traffic) {
+                    (_, Some(model)) => model.arrivals(scenario.duration, &run_seed),
+                    (Trace::Interval(t), None) => {
+                        let seed = run_seed.seed_for(Stream::Arrivals, 0);
+                        t.arrivals(seed).ok_or_else(|| {
+                            in_file("the trace has no request counts: add [traffic]".to_string())
+                        })?
+                    }
+                    (Trace::Calls(c), None) => c.arrivals(),
+                };
+                // Sorted: cutting the tail keeps request i = logged call i for a per-call log.
+                arrivals.truncate(arrivals.partition_point(|t| *t < horizon));
+                let (first_answers, answers) = match trace {
+                    Trace::Interval(t) => {
+                        if t.gap_policy() == GapPolicy::Missing {
+                            // Missing data: nothing arrives in a gap, so nothing there is scored.
+                            arrivals.retain(|at| !t.is_missing(*at));
+                        }
+                        let first = arrivals
+                            .iter()
+                            .enumerate()
+                            .map(|(i, &at)| t.answer(at, &mut run_seed.draw(Stream::Upstream, i as u64, 1)))
+                            .collect();
+                        (first, Answers::Interval(Arc::clone(t)))
+                    }
+                    Trace::Calls(c) => (Vec::new(), Answers::Calls(Arc::clone(c))),
+                };
+                Ok(Workload {
+                    seed: run_seed,
+                    horizon,
+                    arrivals,
+                    first_answers,
+                    answers,
+                    truth: truth.clone().unwrap_or_default(),
+                    capacity: None,
+                    truth_known: truth.is_some(),
+                })
+            }
         }
     }
 
@@ -109,6 +157,9 @@ impl Workload {
                 dependency.answer(at, &mut self.seed.draw(Stream::Upstream, request, attempt))
             }
             Answers::Script => self.first_answers[request as usize],
+            Answers::Interval(trace) => trace.answer(at, &mut self.seed.draw(Stream::Upstream, request, attempt)),
+            Answers::Calls(log) if attempt == 1 => log.first_answer(request as usize),
+            Answers::Calls(log) => log.answer_near(at, &mut self.seed.draw(Stream::Upstream, request, attempt)),
         }
     }
 

@@ -39,6 +39,7 @@ use crate::units::Positive;
 use serde::Deserialize;
 use std::fmt;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 /// Which kind of trace a file holds.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Deserialize)]
@@ -401,13 +402,14 @@ impl fmt::Display for ImportReport {
     }
 }
 
-/// An imported trace of either kind, for callers that take whatever file the user gives.
+/// An imported trace of either kind, for callers that take whatever file the user gives. Shared
+/// (`Arc`) so every workload built from one scenario reuses one import, however large.
 #[derive(Clone, Debug)]
 pub enum Trace {
     /// Per-interval aggregates.
-    Interval(IntervalTrace),
+    Interval(Arc<IntervalTrace>),
     /// Per-call log.
-    Calls(CallTrace),
+    Calls(Arc<CallTrace>),
 }
 
 impl Trace {
@@ -416,8 +418,8 @@ impl Trace {
     /// anything else an interval trace.
     pub fn load(path: &std::path::Path, opts: &TraceOptions) -> Result<Trace, TraceError> {
         match detect_format(path, opts)? {
-            TraceFormat::Interval => IntervalTrace::from_path(path, opts).map(Trace::Interval),
-            TraceFormat::Calls => CallTrace::from_path(path, opts).map(Trace::Calls),
+            TraceFormat::Interval => IntervalTrace::from_path(path, opts).map(|t| Trace::Interval(Arc::new(t))),
+            TraceFormat::Calls => CallTrace::from_path(path, opts).map(|t| Trace::Calls(Arc::new(t))),
         }
     }
 
@@ -452,7 +454,7 @@ impl Trace {
         opts: &TraceOptions,
     ) -> Result<Option<Vec<crate::truth::IncidentWindow>>, TraceError> {
         match self {
-            Trace::Interval(t) => labels::load(opts, path, &self.time_base(), Some(t)),
+            Trace::Interval(t) => labels::load(opts, path, &self.time_base(), Some(t.as_ref())),
             Trace::Calls(c) if opts.slo.is_some() => {
                 // The last bucket may reach past the log's end: clip to it.
                 let buckets = c.aggregate(opts.slo_interval.unwrap_or(Dur::from_secs(60)))?;
