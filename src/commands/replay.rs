@@ -114,8 +114,9 @@ pub fn trace_options(req: &ReplayRequest) -> Result<TraceOptions, InputError> {
     }
     for t in &req.trace_sets {
         let flag = format!("--trace {t}");
-        let (key, value) = split_pair(t)
-            .ok_or_else(|| InputError::argument(format!("{flag}: expected KEY=VALUE, e.g. duplicates=keep_first")))?;
+        let (key, value) = split_pair(t).ok_or_else(|| {
+            InputError::argument(format!("{flag}: expected KEY=VALUE, e.g. duplicates=keep_first"))
+        })?;
         if key == "file" {
             return Err(InputError::argument(format!("{flag}: the trace file is the first argument")));
         }
@@ -176,10 +177,8 @@ pub fn render_replay(report: &RunReport) -> String {
         let open = truth.iter().filter(|w| w.expect == crate::truth::Expect::Open).count();
         let _ = writeln!(s, "truth     {} windows ({open} to open on)", truth.len());
     } else {
-        let _ = writeln!(
-            s,
-            "truth     none given (--labels or --slo): scores that need it are left empty (-)"
-        );
+        let _ =
+            writeln!(s, "truth     none given (--labels or --slo): scores that need it are left empty (-)");
     }
     s.push_str(&render(report));
     s
@@ -188,7 +187,8 @@ pub fn render_replay(report: &RunReport) -> String {
 /// `summary` (summary.csv bytes) with [`IMPORT_COLUMNS`] appended to every row.
 pub fn with_import_columns(summary: &[u8], import: &ImportReport) -> anyhow::Result<Vec<u8>> {
     let mut reader = csv::ReaderBuilder::new().has_headers(false).from_reader(summary);
-    let mut writer = csv::WriterBuilder::new().terminator(csv::Terminator::Any(b'\n')).from_writer(Vec::new());
+    let mut writer =
+        csv::WriterBuilder::new().terminator(csv::Terminator::Any(b'\n')).from_writer(Vec::new());
     let values = [import.rows, import.bad_rows_skipped, import.gaps].map(|v| v.to_string());
     for (i, record) in reader.records().enumerate() {
         let mut record = record?;

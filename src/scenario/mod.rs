@@ -190,7 +190,10 @@ impl Scenario {
             }
             let mut opts = table.into_inner();
             let Some(rel) = opts.file.take() else {
-                return Err(at(span.clone(), "[trace] needs `file = \"PATH.csv\"` (relative to this file)".into()));
+                return Err(at(
+                    span.clone(),
+                    "[trace] needs `file = \"PATH.csv\"` (relative to this file)".into(),
+                ));
             };
             let trace_path = relative_to(path, &rel.to_string_lossy());
             opts.labels = opts.labels.map(|l| relative_to(path, &l.to_string_lossy()));
@@ -203,8 +206,8 @@ impl Scenario {
                 }
                 None => None,
             };
-            let (source, horizon) = trace_source(&trace_path, &opts, traffic)
-                .map_err(|m| at(span, format!("[trace]: {m}")))?;
+            let (source, horizon) =
+                trace_source(&trace_path, &opts, traffic).map_err(|m| at(span, format!("[trace]: {m}")))?;
             let duration = match file.duration {
                 Some(d) if d.get_ref().is_zero() => {
                     return Err(at(d.span(), "`duration` must be longer than 0s".into()));
@@ -308,8 +311,7 @@ impl Scenario {
             t.validate().map_err(InputError::argument)?;
         }
         let (source, duration) = trace_source(path, opts, traffic).map_err(InputError::argument)?;
-        let name =
-            path.file_stem().map_or_else(|| "trace".to_string(), |s| s.to_string_lossy().into_owned());
+        let name = path.file_stem().map_or_else(|| "trace".to_string(), |s| s.to_string_lossy().into_owned());
         Ok(Scenario {
             name,
             description: format!("replay of {}", path.display()),
@@ -374,13 +376,13 @@ fn trace_source(
         (Trace::Interval(t), None) if !t.has_counts() => {
             return Err(format!(
                 "{} has no request-count column, so it cannot say when requests arrive: add [traffic] \
-                 (for example kind = \"poisson\", rate = 5.0), or --rate on the command line",
+                 (for example kind = \"poisson\", rate = 5.0; `breakerlab replay` takes --rate)",
                 path.display()
             ));
         }
         (Trace::Calls(_), Some(_)) => {
             return Err(format!(
-                "{} is a per-call log: its calls are the arrivals; remove [traffic] (or --rate)",
+                "{} is a per-call log: its calls are the arrivals; remove [traffic] (`breakerlab replay`: drop --rate)",
                 path.display()
             ));
         }

@@ -157,9 +157,13 @@ impl Workload {
                 dependency.answer(at, &mut self.seed.draw(Stream::Upstream, request, attempt))
             }
             Answers::Script => self.first_answers[request as usize],
-            Answers::Interval(trace) => trace.answer(at, &mut self.seed.draw(Stream::Upstream, request, attempt)),
+            Answers::Interval(trace) => {
+                trace.answer(at, &mut self.seed.draw(Stream::Upstream, request, attempt))
+            }
             Answers::Calls(log) if attempt == 1 => log.first_answer(request as usize),
-            Answers::Calls(log) => log.answer_near(at, &mut self.seed.draw(Stream::Upstream, request, attempt)),
+            Answers::Calls(log) => {
+                log.answer_near(at, &mut self.seed.draw(Stream::Upstream, request, attempt))
+            }
         }
     }
 

@@ -418,7 +418,9 @@ impl Trace {
     /// anything else an interval trace.
     pub fn load(path: &std::path::Path, opts: &TraceOptions) -> Result<Trace, TraceError> {
         match detect_format(path, opts)? {
-            TraceFormat::Interval => IntervalTrace::from_path(path, opts).map(|t| Trace::Interval(Arc::new(t))),
+            TraceFormat::Interval => {
+                IntervalTrace::from_path(path, opts).map(|t| Trace::Interval(Arc::new(t)))
+            }
             TraceFormat::Calls => CallTrace::from_path(path, opts).map(|t| Trace::Calls(Arc::new(t))),
         }
     }
