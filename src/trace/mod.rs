@@ -5,14 +5,15 @@
 //! time of that row is kept (`epoch_offset_us`) so reports can print real dates and label files
 //! written in absolute time can be moved into the trace's time base ([`TimeBase`]).
 //!
-//! A scenario file names its trace in a `[trace]` table that deserializes into [`TraceOptions`]:
+//! A scenario file names its trace in a `[trace]` table that deserializes into [`TraceOptions`]
+//! (paths relative to the scenario file; see `crate::scenario`):
 //!
 //! ```toml
 //! [trace]
-//! file = "scenarios/traces/nezha-2022-08-23/front_service.csv"
+//! file = "traces/nezha-2022-08-23/front_service.csv"
 //! time = "TimeStamp"            # optional: auto-detected
 //! gaps = "hold"                 # hold | healthy | missing
-//! labels = "scenarios/traces/nezha-2022-08-23/2022-08-23-fault_list.json"
+//! labels = "traces/nezha-2022-08-23/2022-08-23-fault_list.json"
 //! fault_duration = "3m"
 //! ```
 //!
