@@ -32,7 +32,7 @@ fn write_calls(path: &Path) {
         let r = next(&mut state);
         t += r % 18; // mean spacing 8.5 ms
         let latency = 5 + (r >> 8) % 400;
-        let status = if (r >> 20) % 50 == 0 { 503 } else { 200 };
+        let status = if (r >> 20).is_multiple_of(50) { 503 } else { 200 };
         writeln!(out, "{t},{latency},{status}").unwrap();
     }
     out.flush().unwrap();

@@ -15,6 +15,7 @@ struct Cli {
 }
 
 #[derive(Subcommand)]
+#[allow(clippy::large_enum_variant)] // parsed once per process: size does not matter
 enum Command {
     /// Simulate one scenario under one breaker configuration, print its scores and write
     /// summary.csv, transitions.csv, timeline.csv and incidents.csv.

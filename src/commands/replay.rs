@@ -199,7 +199,7 @@ pub fn with_import_columns(summary: &[u8], import: &ImportReport) -> anyhow::Res
         }
         writer.write_record(&record)?;
     }
-    Ok(writer.into_inner().map_err(|e| anyhow::anyhow!("{e}"))?)
+    writer.into_inner().map_err(|e| anyhow::anyhow!("{e}"))
 }
 
 #[cfg(test)]

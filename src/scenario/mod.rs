@@ -448,3 +448,61 @@ pub fn relative_to(base: &Path, rel: &str) -> PathBuf {
     let rel = Path::new(rel);
     if rel.is_absolute() { rel.to_path_buf() } else { base.parent().unwrap_or(Path::new(".")).join(rel) }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Writes `calls.csv` (10 calls a second apart, the 4th failing) and returns the folder.
+    fn folder_with_log() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        let mut log = String::from("t_s,latency_ms,status\n");
+        for i in 0..10 {
+            log.push_str(&format!("{},{},{}\n", 1_000 + i, 20 + i, if i == 3 { 503 } else { 200 }));
+        }
+        std::fs::write(dir.path().join("calls.csv"), log).unwrap();
+        dir
+    }
+
+    #[test]
+    fn trace_table_builds_a_trace_source() {
+        let dir = folder_with_log();
+        let path = dir.path().join("s.toml");
+        let s = Scenario::parse(&path, "[trace]\nfile = \"calls.csv\"\nslo = \"error_rate > 0\"\n").unwrap();
+        // Span: the last call ends at 9 s + 29 ms, rounded up to 10 s.
+        assert_eq!(s.duration, Dur::from_secs(10));
+        assert_eq!(s.import_report().unwrap().rows, 10);
+        let Source::Trace { trace, file, traffic, truth } = &s.source else { panic!("not a trace source") };
+        assert!(matches!(trace, Trace::Calls(c) if c.len() == 10));
+        assert_eq!(file, &dir.path().join("calls.csv"));
+        assert!(traffic.is_none());
+        assert_eq!(truth.as_ref().unwrap().len(), 1);
+        let s = Scenario::parse(&path, "duration = \"5s\"\n[trace]\nfile = \"calls.csv\"\n").unwrap();
+        assert_eq!(s.duration, Dur::from_secs(5));
+        assert!(matches!(&s.source, Source::Trace { truth: None, .. }));
+    }
+
+    #[test]
+    fn trace_tables_are_checked_with_their_position() {
+        let dir = folder_with_log();
+        let path = dir.path().join("s.toml");
+        let err = |text: &str| Scenario::parse(&path, text).unwrap_err().to_string();
+        let e = err("name = \"x\"\n[trace]\nformat = \"calls\"\n");
+        assert!(
+            e.ends_with("s.toml:2:1: [trace] needs `file = \"PATH.csv\"` (relative to this file)"),
+            "{e}"
+        );
+        let e = err("[trace]\nfile = \"calls.csv\"\n[traffic]\nkind = \"poisson\"\nrate = 1.0\n");
+        assert!(e.contains("s.toml:1:1: [trace]: ") && e.contains("is a per-call log"), "{e}");
+        let e = err("[trace]\nfile = \"calls.csv\"\n[upstream]\np50 = \"10ms\"\np95 = \"20ms\"\n");
+        assert!(e.contains("remove [upstream] and [[incidents]]"), "{e}");
+        let e = err("[trace]\nfile = \"nowhere.csv\"\n");
+        assert!(e.contains("nowhere.csv"), "{e}");
+        let e = err("[trace]\nfile = \"calls.csv\"\nlatency_unit = \"min\"\n");
+        assert!(e.contains("s.toml:3:16") && e.contains("unknown variant `min`"), "{e}");
+        let e = err("duration = \"0s\"\n[trace]\nfile = \"calls.csv\"\n");
+        assert!(e.contains("s.toml:1:12: `duration` must be longer than 0s"), "{e}");
+        let e = err("script = \"calls.csv\"\n[trace]\nfile = \"calls.csv\"\n");
+        assert!(e.contains("remove [trace]"), "{e}");
+    }
+}
