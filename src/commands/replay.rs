@@ -128,16 +128,24 @@ pub fn trace_options(req: &ReplayRequest) -> Result<TraceOptions, InputError> {
         entries.push((flag, key.to_string(), value));
     }
     let mut table = toml::Table::new();
-    for (flag, key, value) in &entries {
+    for (flag, key, value) in &mut entries {
+        // Check each value alone, so an error names the flag that carries it. A value that read
+        // as a number or boolean but is wanted as text (`--trace time=2022`) is retried as text.
+        let check = |value: &toml::Value| {
+            let mut one = toml::Table::new();
+            one.insert(key.clone(), value.clone());
+            toml::Value::Table(one).try_into::<TraceOptions>()
+        };
+        if let Err(e) = check(value) {
+            let as_text = toml::Value::String(value.to_string());
+            if value.is_str() || check(&as_text).is_err() {
+                return Err(InputError::argument(format!("{flag}: {}", e.message().trim())));
+            }
+            *value = as_text;
+        }
         if table.insert(key.clone(), value.clone()).is_some() {
             return Err(InputError::argument(format!("{flag}: `{key}` is given twice")));
         }
-        // Check each value alone, so an error names the flag that carries it.
-        let mut one = toml::Table::new();
-        one.insert(key.clone(), value.clone());
-        toml::Value::Table(one)
-            .try_into::<TraceOptions>()
-            .map_err(|e| InputError::argument(format!("{flag}: {}", e.message().trim())))?;
     }
     toml::Value::Table(table)
         .try_into::<TraceOptions>()
@@ -225,6 +233,14 @@ mod tests {
         assert_eq!(o.gaps, GapPolicy::Missing);
         assert_eq!(o.tail_sigma(), 0.7);
         assert!(o.skip_bad_rows);
+        let req = ReplayRequest {
+            trace_sets: vec!["time=2022".into(), "near_calls=8".into(), "utc_offset=+02:00".into()],
+            ..ReplayRequest::default()
+        };
+        let o = trace_options(&req).unwrap();
+        assert_eq!(o.time.as_deref(), Some("2022"));
+        assert_eq!(o.near_calls, Some(8));
+        assert_eq!(o.utc_offset.as_deref(), Some("+02:00"));
     }
 
     #[test]
