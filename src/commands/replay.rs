@@ -3,7 +3,7 @@
 //! the same way, so both accept exactly the same values), the trace becomes a scenario, and the
 //! run goes through [`super::run::run_scenario`] like `breakerlab run`.
 
-use super::run::{RunReport, render, run_scenario};
+use super::run::{RunReport, RunRequest, render, run_scenario};
 use crate::scenario::{InputError, Scenario};
 use crate::trace::{ImportReport, TraceOptions};
 use crate::traffic::TrafficSpec;
@@ -66,6 +66,10 @@ pub struct ReplayRequest {
     pub seed: Option<u64>,
     /// Output folder (default `output/<trace file stem>`).
     pub out: Option<PathBuf>,
+    /// Skip the PNG charts and the report page.
+    pub no_charts: bool,
+    /// The command line as typed, for the report page.
+    pub command_line: String,
 }
 
 /// Builds the trace options the flags describe. Every value is checked by the same
@@ -168,7 +172,17 @@ pub fn replay(req: &ReplayRequest) -> anyhow::Result<RunReport> {
         None => None,
     };
     let scenario = Scenario::from_trace(&req.trace, &opts, traffic)?;
-    run_scenario(scenario, req.policy.as_deref(), &req.sets, req.seed, req.out.as_deref())
+    let run = RunRequest {
+        scenario: None,
+        script: None,
+        policy: req.policy.clone(),
+        sets: req.sets.clone(),
+        seed: req.seed,
+        out: req.out.clone(),
+        no_charts: req.no_charts,
+        command_line: req.command_line.clone(),
+    };
+    run_scenario(scenario, &run)
 }
 
 /// What `replay` prints: the import report, the ground truth, then `run`'s table.

@@ -3,7 +3,8 @@
 use super::{out_dir, parse_sets, write_files};
 use crate::metrics::Metrics;
 use crate::policy::PolicyConfig;
-use crate::report::{self, SummaryRow};
+use crate::report::page::{InputFile, ReportInputs};
+use crate::report::{self, SummaryRow, charts, page};
 use crate::scenario::{InputError, Scenario};
 use crate::sim::{self, RunOptions, RunResult, Workload};
 use std::fmt::Write as _;
@@ -24,6 +25,10 @@ pub struct RunRequest {
     pub seed: Option<u64>,
     /// Output folder (default `output/<scenario name>`).
     pub out: Option<PathBuf>,
+    /// Skip the PNG charts and the report page.
+    pub no_charts: bool,
+    /// The command line as typed, for the report page.
+    pub command_line: String,
 }
 
 /// What a run produced.
@@ -53,24 +58,18 @@ pub fn run(req: &RunRequest) -> anyhow::Result<RunReport> {
         }
         (None, None) => return Err(InputError::argument("give a scenario file, or --script FILE.csv").into()),
     };
-    run_scenario(scenario, req.policy.as_deref(), &req.sets, req.seed, req.out.as_deref())
+    run_scenario(scenario, req)
 }
 
-/// Runs a validated scenario under `policy` (or the scenario's own) with `sets` overrides and
-/// writes summary.csv, transitions.csv, timeline.csv and incidents.csv into `out` (default
-/// `output/<scenario name>`). Shared by `run` and `replay`; a trace scenario's summary also
-/// carries the import counts ([`super::replay::IMPORT_COLUMNS`]).
-pub fn run_scenario(
-    scenario: Scenario,
-    policy: Option<&str>,
-    sets: &[String],
-    seed: Option<u64>,
-    out: Option<&Path>,
-) -> anyhow::Result<RunReport> {
-    let sets = parse_sets(sets)?;
-    let spec = scenario.policy_spec(policy, &sets);
+/// Runs a validated scenario as `req` says (its policy, sets, seed, out, no_charts and
+/// command_line; `req.scenario` and `req.script` are not read) and writes the run's files into
+/// `req.out` (default `output/<scenario name>`). Shared by `run` and `replay`; a trace
+/// scenario's summary also carries the import counts ([`super::replay::IMPORT_COLUMNS`]).
+pub fn run_scenario(scenario: Scenario, req: &RunRequest) -> anyhow::Result<RunReport> {
+    let sets = parse_sets(&req.sets)?;
+    let spec = scenario.policy_spec(req.policy.as_deref(), &sets);
     let policy = scenario.resolve_policy(&spec)?;
-    let seed = seed.unwrap_or(scenario.seed);
+    let seed = req.seed.unwrap_or(scenario.seed);
     let workload = Workload::build(&scenario, seed, 0)?;
     let bin = scenario.scoring.timeline_bin.unwrap_or_else(|| sim::auto_bin(workload.duration()));
     let result = sim::run(&scenario, &workload, &policy, &RunOptions { timeline_bin: Some(bin) });
@@ -89,14 +88,49 @@ pub fn run_scenario(
     if let Some(import) = scenario.import_report() {
         summary = super::replay::with_import_columns(&summary, import)?;
     }
+    let runs = [(label.as_str(), &result.record)];
     let files = [
         ("summary.csv", summary),
-        ("transitions.csv", report::transitions_csv(&[(label.as_str(), &result.record)])),
-        ("timeline.csv", report::timeline_csv(&result.record)),
+        ("transitions.csv", report::transitions_csv(&runs)),
+        ("timeline.csv", report::timeline_csv(&runs)),
         ("incidents.csv", report::incidents_csv(&workload.truth)),
+        ("latency.csv", report::latency_csv(&runs)),
     ];
-    let files = write_files(&out_dir(out, &scenario.name), &files)?;
+    let dir = out_dir(req.out.as_deref(), &scenario.name);
+    let mut files = write_files(&dir, &files)?;
+    if !req.no_charts {
+        let inputs = report_inputs(&scenario, seed, &req.command_line);
+        files.extend(draw_charts_and_report(&dir, &inputs)?);
+    }
     Ok(RunReport { scenario, policy, seed, result, truth: workload.truth, files })
+}
+
+/// What the report page shows to reproduce a run: the command, the seed and the input files.
+pub fn report_inputs(scenario: &Scenario, seed: u64, command_line: &str) -> ReportInputs {
+    let files = scenario
+        .path
+        .iter()
+        .filter_map(|p| {
+            std::fs::read_to_string(p).ok().map(|text| InputFile { name: p.display().to_string(), text })
+        })
+        .collect();
+    ReportInputs {
+        title: format!("run: {}", scenario.name),
+        command_line: Some(command_line.to_string()),
+        seed: Some(seed),
+        files,
+        ..ReportInputs::default()
+    }
+}
+
+/// Draws every chart the folder's CSVs allow, saves the inputs and writes report.html and
+/// report.md; returns the files written.
+pub fn draw_charts_and_report(dir: &Path, inputs: &ReportInputs) -> anyhow::Result<Vec<PathBuf>> {
+    let mut files = charts::draw_all(dir)?;
+    files.push(inputs.save(dir)?);
+    let pages = page::write_report(dir, inputs)?;
+    files.extend([pages.html, pages.md]);
+    Ok(files)
 }
 
 /// The short table `run` prints.

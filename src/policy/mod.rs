@@ -119,6 +119,7 @@ pub mod gate;
 pub mod generic;
 pub mod node;
 pub mod presets;
+mod restart;
 pub mod spec;
 pub mod window;
 

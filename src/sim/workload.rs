@@ -44,8 +44,9 @@ pub struct Workload {
     pub answers: Answers,
     /// Incident windows to score against, sorted by start.
     pub truth: Vec<IncidentWindow>,
-    /// The dependency's capacity, when it has a limit (overload feedback).
-    pub capacity: Option<CapacitySpec>,
+    /// The dependency's capacity, when it has a limit (overload feedback), and its healthy
+    /// median latency (the service time of a queued call).
+    pub capacity: Option<(CapacitySpec, Dur)>,
     /// False when there is no ground truth at all (a script without incidents): scores that
     /// need it are left empty.
     pub truth_known: bool,
@@ -78,7 +79,7 @@ impl Workload {
                     first_answers,
                     answers,
                     truth,
-                    capacity: upstream.capacity.clone(),
+                    capacity: upstream.capacity.clone().map(|c| (c, upstream.p50)),
                     truth_known: true,
                 })
             }

@@ -1,6 +1,8 @@
 //! Overload feedback: a dependency that serves `concurrency` calls at its normal speed, queues
-//! up to `queue` more (each then takes longer in proportion to the load), and sheds the rest
-//! with a fast 503. Calls keep their slot until the dependency finishes them, even after the
+//! up to `queue` more, and sheds the rest with a fast 503. A call that arrives with `n` calls
+//! already in flight (`n >= concurrency`) waits `(n + 1 − concurrency) × p50 / concurrency` on
+//! top of its own latency: the queue ahead of it, served `concurrency` at a time at the healthy
+//! median. Calls keep their slot until the dependency finishes them, even after the
 //! client timed out, so retries and probes from many clients can keep it overloaded after the
 //! trigger has passed (seed 001's retry storm).
 //!
@@ -42,15 +44,17 @@ impl CapacitySpec {
 #[derive(Debug, Clone)]
 pub struct Load {
     spec: CapacitySpec,
+    /// Healthy median service time: the queueing delay per call ahead, times `concurrency`.
+    service: Dur,
     in_flight: u32,
     overloaded_since: Option<SimTime>,
     overloaded: Dur,
 }
 
 impl Load {
-    /// An idle dependency.
-    pub fn new(spec: &CapacitySpec) -> Load {
-        Load { spec: spec.clone(), in_flight: 0, overloaded_since: None, overloaded: Dur::ZERO }
+    /// An idle dependency whose healthy median latency is `service`.
+    pub fn new(spec: &CapacitySpec, service: Dur) -> Load {
+        Load { spec: spec.clone(), service, in_flight: 0, overloaded_since: None, overloaded: Dur::ZERO }
     }
 
     /// An attempt arrives at `at` with the dependency's unloaded `answer`. Returns the answer
@@ -64,7 +68,9 @@ impl Load {
             return (shed, false);
         }
         if n > self.spec.concurrency {
-            answer.latency = answer.latency.mul_f64(f64::from(n) / f64::from(self.spec.concurrency));
+            let ahead = u64::from(n - self.spec.concurrency);
+            answer.latency =
+                answer.latency + Dur(self.service.micros() * ahead / u64::from(self.spec.concurrency));
         }
         self.in_flight = n;
         self.track(at);
@@ -108,15 +114,15 @@ mod tests {
 
     #[test]
     fn latency_grows_with_load_then_calls_are_shed() {
-        let mut load =
-            Load::new(&CapacitySpec { concurrency: 2, queue: 2, shed_latency: Dur::from_millis(5) });
+        let spec = CapacitySpec { concurrency: 2, queue: 2, shed_latency: Dur::from_millis(5) };
+        let mut load = Load::new(&spec, Dur::from_millis(100));
         let t = SimTime(0);
         assert_eq!(load.admit(t, OK), (OK, true));
         assert_eq!(load.admit(t, OK), (OK, true));
         let (third, took) = load.admit(t, OK);
         assert!(took);
-        assert_eq!(third.latency, Dur::from_millis(150), "3 in flight on 2 slots: × 1.5");
-        assert_eq!(load.admit(t, OK).0.latency, Dur::from_millis(200));
+        assert_eq!(third.latency, Dur::from_millis(150), "one call ahead in the queue: + 100 ms / 2");
+        assert_eq!(load.admit(t, OK).0.latency, Dur::from_millis(200), "two ahead: + 100 ms");
         let (shed, took) = load.admit(t, OK);
         assert!(!took);
         assert_eq!((shed.class, shed.latency), (OutcomeClass::Error, Dur::from_millis(5)));
@@ -125,7 +131,8 @@ mod tests {
 
     #[test]
     fn overload_time_is_measured_while_above_concurrency() {
-        let mut load = Load::new(&CapacitySpec { concurrency: 1, queue: 5, shed_latency: Dur::ZERO });
+        let mut load =
+            Load::new(&CapacitySpec { concurrency: 1, queue: 5, shed_latency: Dur::ZERO }, Dur::ZERO);
         load.admit(SimTime(0), OK);
         load.admit(SimTime(1_000), OK); // 2 > 1: overloaded from 1 ms
         load.finish(SimTime(4_000)); // back to 1: 3 ms over
