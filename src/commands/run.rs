@@ -111,7 +111,15 @@ pub fn report_inputs(scenario: &Scenario, seed: u64, command_line: &str) -> Repo
         .path
         .iter()
         .filter_map(|p| {
-            std::fs::read_to_string(p).ok().map(|text| InputFile { name: p.display().to_string(), text })
+            let name = p.display().to_string();
+            if let Some(import) = scenario.import_report()
+                && matches!(&scenario.source, crate::scenario::Source::Trace { file, .. } if file == p)
+            {
+                // A replayed trace is data, possibly millions of rows: record what was imported.
+                let text = import.to_string().lines().map(|l| format!("# {l}\n")).collect();
+                return Some(InputFile { name, text });
+            }
+            std::fs::read_to_string(p).ok().map(|text| InputFile { name, text })
         })
         .collect();
     ReportInputs {
