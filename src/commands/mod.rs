@@ -4,6 +4,7 @@
 
 pub mod export;
 pub mod presets;
+pub mod replay;
 pub mod report;
 pub mod run;
 
