@@ -200,30 +200,20 @@ impl Breaker for AiServiceBreaker {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policy::testkit::{C, Ev::*, H, O, burst, drive};
+    use crate::policy::testkit::{C, Ev::*, H, O, alternating, burst, drive, tripped_by_five};
 
     fn b() -> AiServiceBreaker {
         AiServiceBreaker::new(AiServiceConfig::default())
     }
 
-    /// Calls admitted at 0: `extra` of them stay outstanding; five fail at 0 (opens).
     fn tripped(extra: usize) -> Vec<(u64, crate::policy::testkit::Ev)> {
-        let mut s = burst(0, A, 5 + extra);
-        s.extend(burst(0, F(1), 5));
-        s
+        tripped_by_five(extra)
     }
 
     #[test]
     fn fifth_consecutive_failure_opens_success_resets() {
         let mut x = b();
-        let mut s = Vec::new();
-        for (i, ok) in
-            [false, false, false, false, true, false, false, false, false, false].into_iter().enumerate()
-        {
-            let t = i as u64 * 100;
-            s.push((t, A));
-            s.push((t, if ok { S(1) } else { F(1) }));
-        }
+        let s = alternating(&[false, false, false, false, true, false, false, false, false, false], 100);
         let r = drive(&mut x, &s);
         assert_eq!(r.tr, vec![(900, C, O, "consecutive_failures")]);
     }

@@ -134,29 +134,20 @@ impl Breaker for NodeBreaker {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policy::testkit::{C, Ev::*, H, O, burst, drive};
+    use crate::policy::testkit::{C, Ev::*, H, O, alternating, burst, drive, tripped_by_five};
 
     fn b() -> NodeBreaker {
         NodeBreaker::new(NodeConfig::default())
     }
 
     fn tripped(extra: usize) -> Vec<(u64, crate::policy::testkit::Ev)> {
-        let mut s = burst(0, A, 5 + extra);
-        s.extend(burst(0, F(1), 5));
-        s
+        tripped_by_five(extra)
     }
 
     #[test]
     fn threshold_and_success_zeroes() {
         let mut x = b();
-        let mut s = Vec::new();
-        for (i, ok) in
-            [false, false, false, false, true, false, false, false, false, false].into_iter().enumerate()
-        {
-            let t = i as u64 * 10;
-            s.push((t, A));
-            s.push((t, if ok { S(1) } else { F(1) }));
-        }
+        let s = alternating(&[false, false, false, false, true, false, false, false, false, false], 10);
         let r = drive(&mut x, &s);
         assert_eq!(r.tr, vec![(90, C, O, "consecutive_failures")]);
     }

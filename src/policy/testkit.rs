@@ -108,6 +108,25 @@ pub fn burst(t: u64, ev: Ev, n: usize) -> Vec<(u64, Ev)> {
     vec![(t, ev); n]
 }
 
+/// `5 + extra` calls admitted at 0, then five of them failing at 0: trips a breaker that opens
+/// at 5 consecutive failures, leaving `extra` calls outstanding (late results to come).
+pub fn tripped_by_five(extra: usize) -> Vec<(u64, Ev)> {
+    let mut s = burst(0, Ev::A, 5 + extra);
+    s.extend(burst(0, Ev::F(1), 5));
+    s
+}
+
+/// One call every `step_ms` from 0, admitted and completed at once (1 ms) with each outcome.
+pub fn alternating(outcomes: &[bool], step_ms: u64) -> Vec<(u64, Ev)> {
+    let mut s = Vec::with_capacity(outcomes.len() * 2);
+    for (i, ok) in outcomes.iter().enumerate() {
+        let t = i as u64 * step_ms;
+        s.push((t, Ev::A));
+        s.push((t, if *ok { Ev::S(1) } else { Ev::F(1) }));
+    }
+    s
+}
+
 /// Offers `n` calls, one every `step_ms` from `t0_ms`; each admitted call completes at once
 /// with `outcome(t_ms) = (ok, latency_ms)`. Returns the number of transitions.
 pub fn offer<B: Breaker>(
