@@ -10,6 +10,7 @@ pub mod policy;
 pub mod report;
 pub mod rng;
 pub mod scenario;
+pub mod sweep;
 pub mod sim;
 pub mod time;
 pub mod traffic;
