@@ -7,7 +7,45 @@
 //! table only, so they are tested on hand-made tables and can read a finished sweep's runs.csv.
 
 pub mod constraint;
+pub mod file;
 pub mod grid;
 pub mod objective;
 pub mod pareto;
 pub mod stats;
+
+/// An error of a sweep, compare or recommend command: where (file, line, column) and what.
+#[derive(Debug, thiserror::Error)]
+pub enum SweepError {
+    /// A problem at a place in a file.
+    #[error("{file}:{line}:{col}: {message}")]
+    At {
+        /// The file.
+        file: String,
+        /// 1-based line.
+        line: usize,
+        /// 1-based column.
+        col: usize,
+        /// What is wrong and what was expected.
+        message: String,
+    },
+    /// A problem with a file as a whole.
+    #[error("{file}: {message}")]
+    File {
+        /// The file.
+        file: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// A file could not be read or written.
+    #[error("{file}: {source}")]
+    Io {
+        /// The file.
+        file: String,
+        /// The system's error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Invalid input given on the command line or in a request.
+    #[error("{0}")]
+    Invalid(String),
+}
