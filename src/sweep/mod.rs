@@ -11,7 +11,9 @@ pub mod file;
 pub mod grid;
 pub mod objective;
 pub mod pareto;
+pub mod recommend;
 pub mod stats;
+pub mod table;
 
 /// An error of a sweep, compare or recommend command: where (file, line, column) and what.
 #[derive(Debug, thiserror::Error)]
