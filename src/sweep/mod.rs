@@ -10,6 +10,7 @@ pub mod constraint;
 pub mod file;
 pub mod grid;
 pub mod objective;
+pub mod output;
 pub mod pareto;
 pub mod recommend;
 pub mod stats;
