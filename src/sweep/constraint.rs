@@ -121,20 +121,14 @@ impl Constraint {
             ));
         };
         let (lhs, rest) = text.split_at(at);
-        let (op, rhs) = [
-            ("==", Op::Eq),
-            ("!=", Op::Ne),
-            ("<=", Op::Le),
-            (">=", Op::Ge),
-            ("<", Op::Lt),
-            (">", Op::Gt),
-        ]
-        .into_iter()
-        .find_map(|(sym, op)| rest.strip_prefix(sym).map(|r| (op, r)))
-        .ok_or_else(|| {
-            let sym: String = rest.chars().take_while(|c| "=!<>".contains(*c)).collect();
-            fail(format!("unknown operator `{sym}`: expected one of ==, !=, <=, <, >=, >"))
-        })?;
+        let (op, rhs) =
+            [("==", Op::Eq), ("!=", Op::Ne), ("<=", Op::Le), (">=", Op::Ge), ("<", Op::Lt), (">", Op::Gt)]
+                .into_iter()
+                .find_map(|(sym, op)| rest.strip_prefix(sym).map(|r| (op, r)))
+                .ok_or_else(|| {
+                    let sym: String = rest.chars().take_while(|c| "=!<>".contains(*c)).collect();
+                    fail(format!("unknown operator `{sym}`: expected one of ==, !=, <=, <, >=, >"))
+                })?;
         if rhs.starts_with(['=', '<', '>', '!']) {
             let sym: String = rest.chars().take_while(|c| "=!<>".contains(*c)).collect();
             return Err(fail(format!("unknown operator `{sym}`: expected one of ==, !=, <=, <, >=, >")));
@@ -189,15 +183,21 @@ fn parse_value(raw: &str, metric: &str) -> Result<f64, String> {
         };
     }
     if let Ok(v) = unquoted.parse::<f64>() {
-        return if v.is_finite() { Ok(v) } else { Err(format!("expected a finite number, found {unquoted:?}")) };
+        return if v.is_finite() {
+            Ok(v)
+        } else {
+            Err(format!("expected a finite number, found {unquoted:?}"))
+        };
     }
     match (Dur::parse(unquoted), unit_of(metric)) {
         (Ok(d), Unit::Millis) => Ok(d.as_millis_f64()),
         (Ok(d), Unit::Seconds) => Ok(d.as_secs_f64()),
-        (Ok(_), Unit::Plain) => {
-            Err(format!("`{metric}` is not a time metric: expected a number, found the duration {unquoted:?}"))
+        (Ok(_), Unit::Plain) => Err(format!(
+            "`{metric}` is not a time metric: expected a number, found the duration {unquoted:?}"
+        )),
+        (Err(e), _) => {
+            Err(format!("expected a number or a duration such as \"2s\", found {unquoted:?} ({e})"))
         }
-        (Err(e), _) => Err(format!("expected a number or a duration such as \"2s\", found {unquoted:?} ({e})")),
     }
 }
 

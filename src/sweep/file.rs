@@ -168,8 +168,9 @@ fn range_values(mut table: toml::Table) -> Result<Vec<toml::Value>, String> {
     let ends = match (&from, &to) {
         (toml::Value::Integer(a), toml::Value::Integer(b)) => Ends::Int(*a, *b),
         (toml::Value::String(a), toml::Value::String(b)) => Ends::Duration(dur(a, "from")?, dur(b, "to")?),
-        (a, b) if a.as_float().or(a.as_integer().map(|i| i as f64)).is_some()
-            && b.as_float().or(b.as_integer().map(|i| i as f64)).is_some() =>
+        (a, b)
+            if a.as_float().or(a.as_integer().map(|i| i as f64)).is_some()
+                && b.as_float().or(b.as_integer().map(|i| i as f64)).is_some() =>
         {
             let f = |v: &toml::Value| v.as_float().or(v.as_integer().map(|i| i as f64)).unwrap_or(f64::NAN);
             Ends::Float(f(a), f(b))
@@ -228,7 +229,11 @@ pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
 impl SweepFile {
     /// Reads and validates the sweep file at `path`; `columns` are the known metric columns,
     /// `validate` checks each configuration.
-    pub fn load<S: AsRef<str>>(path: &Path, columns: &[S], validate: Validate) -> Result<SweepFile, SweepError> {
+    pub fn load<S: AsRef<str>>(
+        path: &Path,
+        columns: &[S],
+        validate: Validate,
+    ) -> Result<SweepFile, SweepError> {
         let text = std::fs::read_to_string(path)
             .map_err(|source| SweepError::Io { file: path.display().to_string(), source })?;
         SweepFile::parse(&text, path, columns, validate)
@@ -260,7 +265,9 @@ impl SweepFile {
                 }
                 v.to_string()
             }
-            None => path.file_stem().map_or_else(|| "sweep".to_string(), |s| s.to_string_lossy().into_owned()),
+            None => {
+                path.file_stem().map_or_else(|| "sweep".to_string(), |s| s.to_string_lossy().into_owned())
+            }
         };
 
         let replicates = match raw.replicates {
@@ -272,7 +279,10 @@ impl SweepFile {
 
         let base = path.parent().unwrap_or(Path::new("."));
         if raw.scenarios.get_ref().is_empty() {
-            return Err(at(raw.scenarios.span(), "`scenarios` is empty: name at least one scenario file".into()));
+            return Err(at(
+                raw.scenarios.span(),
+                "`scenarios` is empty: name at least one scenario file".into(),
+            ));
         }
         let mut scenarios: Vec<PathBuf> = Vec::new();
         for pattern in raw.scenarios.get_ref() {
@@ -283,7 +293,10 @@ impl SweepFile {
         scenarios.dedup();
 
         if raw.policies.get_ref().is_empty() {
-            return Err(at(raw.policies.span(), "`policies` is empty: add at least one [[policies]] entry".into()));
+            return Err(at(
+                raw.policies.span(),
+                "`policies` is empty: add at least one [[policies]] entry".into(),
+            ));
         }
         let mut grids: Vec<PolicyGrid> = Vec::new();
         let mut grid_spans: Vec<Range<usize>> = Vec::new();
@@ -305,12 +318,16 @@ impl SweepFile {
             grids.push(PolicyGrid { preset: preset.get_ref().clone(), params });
             grid_spans.push(span);
         }
-        let configurations = expand(&grids).map_err(|m| SweepError::File { file: file.clone(), message: m })?;
+        let configurations =
+            expand(&grids).map_err(|m| SweepError::File { file: file.clone(), message: m })?;
         for c in &configurations {
             if let Err(m) = validate(&c.preset, &c.overrides) {
                 let entry = grids
                     .iter()
-                    .position(|g| g.preset == c.preset && g.params.iter().map(|p| &p.name).eq(c.overrides.iter().map(|o| &o.0)))
+                    .position(|g| {
+                        g.preset == c.preset
+                            && g.params.iter().map(|p| &p.name).eq(c.overrides.iter().map(|o| &o.0))
+                    })
                     .unwrap_or(0);
                 return Err(at(grid_spans[entry].clone(), format!("configuration `{}`: {m}", c.label())));
             }
@@ -383,9 +400,7 @@ fn resolve_pattern(base: &Path, pattern: &str) -> Result<Vec<PathBuf>, String> {
         };
     }
     let escaped_base = glob::Pattern::escape(&base.to_string_lossy());
-    let full = if Path::new(pattern).is_absolute() {
-        pattern.to_string()
-    } else if escaped_base.is_empty() {
+    let full = if Path::new(pattern).is_absolute() || escaped_base.is_empty() {
         pattern.to_string()
     } else {
         format!("{escaped_base}/{pattern}")
@@ -529,29 +544,101 @@ constraints = ["missed_incidents == 0"]
     fn bad_files_report_file_line_col_and_what_was_expected() {
         let p = "scenarios = [\"scen/a.toml\"]\n";
         for (text, expected) in [
-            (format!("{p}replicate = 3\n[[policies]]\npreset = \"consecutive\"\n"), "sw.toml:2:1: unknown field `replicate`"),
-            (format!("{p}replicates = 0\n[[policies]]\npreset = \"consecutive\"\n"), "sw.toml:2:14: `replicates` must be at least 1"),
-            (format!("{p}[[policies]]\npreset = \"consecutive\"\nfailure_threshold = []\n"), "sw.toml:4:21: an empty list"),
-            (format!("{p}[[policies]]\npreset = \"consecutive\"\ncooldown = {{ from = \"5m\", to = \"10s\", steps = 3 }}\n"), "sw.toml:4:12: `from` (5m) is greater than `to` (10s)"),
-            (format!("{p}[[policies]]\npreset = \"consecutive\"\ncooldown = {{ from = \"0s\", to = \"10s\", steps = 3, scale = \"log\" }}\n"), "log scale needs `from` > 0"),
-            (format!("{p}[[policies]]\npreset = \"consecutive\"\ncooldown = {{ from = \"1s\", to = \"10s\", step = 3 }}\n"), "sw.toml:4:12: unknown key `step` in a range"),
-            (format!("{p}[[policies]]\npreset = \"consecutive\"\ncooldown = {{ from = \"1s\", to = 10, steps = 3 }}\n"), "both numbers or both durations"),
-            (format!("{p}[[policies]]\npreset = \"consecutive\"\ncooldown = {{ from = \"1s\", to = \"10s\", steps = 3, scale = \"exp\" }}\n"), "`scale` must be \"linear\" or \"log\""),
-            (format!("{p}[[policies]]\npreset = \"consecutve\"\n"), "sw.toml:3:10: unknown preset `consecutve`"),
+            (
+                format!("{p}replicate = 3\n[[policies]]\npreset = \"consecutive\"\n"),
+                "sw.toml:2:1: unknown field `replicate`",
+            ),
+            (
+                format!("{p}replicates = 0\n[[policies]]\npreset = \"consecutive\"\n"),
+                "sw.toml:2:14: `replicates` must be at least 1",
+            ),
+            (
+                format!("{p}[[policies]]\npreset = \"consecutive\"\nfailure_threshold = []\n"),
+                "sw.toml:4:21: an empty list",
+            ),
+            (
+                format!(
+                    "{p}[[policies]]\npreset = \"consecutive\"\ncooldown = {{ from = \"5m\", to = \"10s\", steps = 3 }}\n"
+                ),
+                "sw.toml:4:12: `from` (5m) is greater than `to` (10s)",
+            ),
+            (
+                format!(
+                    "{p}[[policies]]\npreset = \"consecutive\"\ncooldown = {{ from = \"0s\", to = \"10s\", steps = 3, scale = \"log\" }}\n"
+                ),
+                "log scale needs `from` > 0",
+            ),
+            (
+                format!(
+                    "{p}[[policies]]\npreset = \"consecutive\"\ncooldown = {{ from = \"1s\", to = \"10s\", step = 3 }}\n"
+                ),
+                "sw.toml:4:12: unknown key `step` in a range",
+            ),
+            (
+                format!(
+                    "{p}[[policies]]\npreset = \"consecutive\"\ncooldown = {{ from = \"1s\", to = 10, steps = 3 }}\n"
+                ),
+                "both numbers or both durations",
+            ),
+            (
+                format!(
+                    "{p}[[policies]]\npreset = \"consecutive\"\ncooldown = {{ from = \"1s\", to = \"10s\", steps = 3, scale = \"exp\" }}\n"
+                ),
+                "`scale` must be \"linear\" or \"log\"",
+            ),
+            (
+                format!("{p}[[policies]]\npreset = \"consecutve\"\n"),
+                "sw.toml:3:10: unknown preset `consecutve`",
+            ),
             (format!("{p}[[policies]]\nfailure_threshold = 3\n"), "needs `preset"),
-            (format!("{p}[[policies]]\npreset = \"consecutive\"\nfailure_treshold = 3\n"), "sw.toml:4:20: `failure_treshold` = 3: unknown parameter"),
-            (format!("{p}[[policies]]\npreset = \"consecutive\"\nfailure_threshold = [3, 0]\n"), "sw.toml:4:21: `failure_threshold` = 0: expected a positive integer"),
-            (format!("{p}[[policies]]\npreset = \"windowed\"\nwindow = [\"1s\", \"1m\"]\nbucket = \"10s\"\n"), "sw.toml:2:1: configuration `windowed window=1s bucket=10s`: window is shorter"),
-            (format!("{p}constraints = [\"flops <= 1\"]\n[[policies]]\npreset = \"consecutive\"\n"), "sw.toml:2:16: constraint \"flops <= 1\": unknown metric `flops`"),
-            (format!("{p}constraints = [\"false_opens =< 1\"]\n[[policies]]\npreset = \"consecutive\"\n"), "unknown operator `=<`"),
-            (format!("{p}[[policies]]\npreset = \"consecutive\"\n[objective]\nflops = 1\n"), "sw.toml:5:9: objective: unknown metric `flops`"),
-            (format!("{p}[[policies]]\npreset = \"consecutive\"\n[objective]\nflaps = \"x\"\n"), "sw.toml:5:9:"),
-            ("scenarios = [\"nope/*.toml\"]\n[[policies]]\npreset = \"consecutive\"\n".to_string(), "sw.toml:1:14: the glob \"nope/*.toml\" matches no file"),
-            ("scenarios = [\"scen/missing.toml\"]\n[[policies]]\npreset = \"consecutive\"\n".to_string(), "sw.toml:1:14: scenario file \"scen/missing.toml\" not found"),
-            ("scenarios = []\n[[policies]]\npreset = \"consecutive\"\n".to_string(), "sw.toml:1:13: `scenarios` is empty"),
+            (
+                format!("{p}[[policies]]\npreset = \"consecutive\"\nfailure_treshold = 3\n"),
+                "sw.toml:4:20: `failure_treshold` = 3: unknown parameter",
+            ),
+            (
+                format!("{p}[[policies]]\npreset = \"consecutive\"\nfailure_threshold = [3, 0]\n"),
+                "sw.toml:4:21: `failure_threshold` = 0: expected a positive integer",
+            ),
+            (
+                format!(
+                    "{p}[[policies]]\npreset = \"windowed\"\nwindow = [\"1s\", \"1m\"]\nbucket = \"10s\"\n"
+                ),
+                "sw.toml:2:1: configuration `windowed window=1s bucket=10s`: window is shorter",
+            ),
+            (
+                format!("{p}constraints = [\"flops <= 1\"]\n[[policies]]\npreset = \"consecutive\"\n"),
+                "sw.toml:2:16: constraint \"flops <= 1\": unknown metric `flops`",
+            ),
+            (
+                format!("{p}constraints = [\"false_opens =< 1\"]\n[[policies]]\npreset = \"consecutive\"\n"),
+                "unknown operator `=<`",
+            ),
+            (
+                format!("{p}[[policies]]\npreset = \"consecutive\"\n[objective]\nflops = 1\n"),
+                "sw.toml:5:9: objective: unknown metric `flops`",
+            ),
+            (
+                format!("{p}[[policies]]\npreset = \"consecutive\"\n[objective]\nflaps = \"x\"\n"),
+                "sw.toml:5:9:",
+            ),
+            (
+                "scenarios = [\"nope/*.toml\"]\n[[policies]]\npreset = \"consecutive\"\n".to_string(),
+                "sw.toml:1:14: the glob \"nope/*.toml\" matches no file",
+            ),
+            (
+                "scenarios = [\"scen/missing.toml\"]\n[[policies]]\npreset = \"consecutive\"\n".to_string(),
+                "sw.toml:1:14: scenario file \"scen/missing.toml\" not found",
+            ),
+            (
+                "scenarios = []\n[[policies]]\npreset = \"consecutive\"\n".to_string(),
+                "sw.toml:1:13: `scenarios` is empty",
+            ),
             (format!("{p}policies = []\n"), "`policies` is empty"),
             (p.to_string(), "missing field `policies`"),
-            (format!("{p}pareto = [[\"flaps\"]]\n[[policies]]\npreset = \"consecutive\"\n"), "at least two metrics"),
+            (
+                format!("{p}pareto = [[\"flaps\"]]\n[[policies]]\npreset = \"consecutive\"\n"),
+                "at least two metrics",
+            ),
             (format!("{p}name = \"a/b\"\n[[policies]]\npreset = \"consecutive\"\n"), "plain folder name"),
         ] {
             let e = err(&text);

@@ -93,12 +93,13 @@ pub fn expand(grids: &[PolicyGrid]) -> Result<Vec<Configuration>, String> {
     let mut total: usize = 0;
     for (i, g) in grids.iter().enumerate() {
         let n = g.params.iter().try_fold(1usize, |acc, p| acc.checked_mul(p.values.len()));
-        total = n.and_then(|n| total.checked_add(n)).filter(|t| *t <= MAX_CONFIGURATIONS).ok_or_else(|| {
-            format!(
-                "policies[{i}] ({}): the grid has more than {MAX_CONFIGURATIONS} configurations",
-                g.preset
-            )
-        })?;
+        total =
+            n.and_then(|n| total.checked_add(n)).filter(|t| *t <= MAX_CONFIGURATIONS).ok_or_else(|| {
+                format!(
+                    "policies[{i}] ({}): the grid has more than {MAX_CONFIGURATIONS} configurations",
+                    g.preset
+                )
+            })?;
     }
     let mut out: Vec<Configuration> = Vec::with_capacity(total);
     let mut seen: BTreeSet<String> = BTreeSet::new();
@@ -279,7 +280,10 @@ mod tests {
     #[test]
     fn cartesian_product_last_parameter_fastest_over_several_families() {
         let grids = [
-            grid("consecutive", &[("failure_threshold", vec![I(3), I(5)]), ("cooldown", vec![s("10s"), s("1m")])]),
+            grid(
+                "consecutive",
+                &[("failure_threshold", vec![I(3), I(5)]), ("cooldown", vec![s("10s"), s("1m")])],
+            ),
             grid("windowed", &[("window", vec![s("30s")]), ("failure_rate", vec![I(1), I(2), I(3)])]),
             grid("gobreaker", &[]),
         ];
@@ -309,7 +313,10 @@ mod tests {
 
     #[test]
     fn duplicate_configurations_are_dropped_and_ids_stay_dense() {
-        let grids = [grid("consecutive", &[("failure_threshold", vec![I(3)])]), grid("consecutive", &[("failure_threshold", vec![I(3), I(4)])])];
+        let grids = [
+            grid("consecutive", &[("failure_threshold", vec![I(3)])]),
+            grid("consecutive", &[("failure_threshold", vec![I(3), I(4)])]),
+        ];
         let configs = expand(&grids).unwrap();
         assert_eq!(configs.len(), 2);
         assert_eq!((configs[1].id, configs[1].label()), (1, "consecutive failure_threshold=4".to_string()));

@@ -6,6 +6,7 @@
 //! ([`stats`]), Pareto fronts ([`pareto`]) and the recommendation ([`recommend`]) work on that
 //! table only, so they are tested on hand-made tables and can read a finished sweep's runs.csv.
 
+pub mod compare;
 pub mod constraint;
 pub mod file;
 pub mod grid;

@@ -16,7 +16,8 @@ use serde::Deserialize;
 use std::path::Path;
 
 /// The identity columns that open every runs.csv row, in order; metrics follow, then `cost`.
-pub const RUN_KEYS: [&str; 7] = ["scenario", "config_id", "label", "preset", "overrides", "replicate", "seed"];
+pub const RUN_KEYS: [&str; 7] =
+    ["scenario", "config_id", "label", "preset", "overrides", "replicate", "seed"];
 
 /// A number as written to CSV (empty when absent or not finite).
 fn cell(v: Option<f64>) -> String {
@@ -90,8 +91,13 @@ pub fn summary_csv(table: &ResultTable, summary: &Summary) -> Result<Vec<u8>, Sw
     for s in summary.iter() {
         let info = &table.configs[s.config];
         let c = &info.config;
-        let mut row =
-            vec![table.scenarios[s.scenario].clone(), c.id.to_string(), c.label(), c.preset.clone(), c.overrides_inline()];
+        let mut row = vec![
+            table.scenarios[s.scenario].clone(),
+            c.id.to_string(),
+            c.label(),
+            c.preset.clone(),
+            c.overrides_inline(),
+        ];
         for p in &params {
             let resolved = info.params.iter().find(|(k, _)| k == p).map(|(_, v)| v.clone());
             let written = c.overrides.iter().find(|(k, _)| k == p).map(|(_, v)| super::grid::plain(v));
@@ -132,7 +138,8 @@ pub fn pareto_rows(table: &ResultTable, summary: &Summary, fronts: &[Vec<String>
         let dirs: Vec<_> = metrics.iter().map(|m| direction(m)).collect();
         let name = metrics.join(" vs ");
         let n_s = table.scenarios.len();
-        let mut overall: Vec<(Vec<Option<f64>>, f64)> = vec![(vec![Some(0.0); cols.len()], 0.0); table.configs.len()];
+        let mut overall: Vec<(Vec<Option<f64>>, f64)> =
+            vec![(vec![Some(0.0); cols.len()], 0.0); table.configs.len()];
         for s in 0..=n_s {
             let points: Vec<Vec<Option<f64>>> = (0..table.configs.len())
                 .map(|c| {
@@ -140,7 +147,8 @@ pub fn pareto_rows(table: &ResultTable, summary: &Summary, fronts: &[Vec<String>
                         return overall[c].0.iter().map(|v| v.map(|x| x / n_s as f64)).collect();
                     }
                     let cell = summary.get(s, c);
-                    let point: Vec<Option<f64>> = cols.iter().map(|&m| cell.and_then(|x| x.metrics[m].mean)).collect();
+                    let point: Vec<Option<f64>> =
+                        cols.iter().map(|&m| cell.and_then(|x| x.metrics[m].mean)).collect();
                     let acc = &mut overall[c];
                     for (a, v) in acc.0.iter_mut().zip(&point) {
                         *a = a.zip(*v).map(|(a, v)| a + v);
@@ -150,7 +158,11 @@ pub fn pareto_rows(table: &ResultTable, summary: &Summary, fronts: &[Vec<String>
                 })
                 .collect();
             for i in front(&points, &dirs) {
-                let cost = if s == n_s { overall[i].1 } else { summary.get(s, i).and_then(|x| x.cost.mean).unwrap_or(0.0) };
+                let cost = if s == n_s {
+                    overall[i].1
+                } else {
+                    summary.get(s, i).and_then(|x| x.cost.mean).unwrap_or(0.0)
+                };
                 rows.push(ParetoRow {
                     front: name.clone(),
                     scenario: if s == n_s { "all".into() } else { table.scenarios[s].clone() },
@@ -166,17 +178,23 @@ pub fn pareto_rows(table: &ResultTable, summary: &Summary, fronts: &[Vec<String>
 
 /// pareto.csv: `front,scenario,config_id,label,cost,metric_1,value_1,...` (as many metric
 /// pairs as the widest front).
-pub fn pareto_csv(table: &ResultTable, rows: &[ParetoRow], fronts: &[Vec<String>]) -> Result<Vec<u8>, SweepError> {
+pub fn pareto_csv(
+    table: &ResultTable,
+    rows: &[ParetoRow],
+    fronts: &[Vec<String>],
+) -> Result<Vec<u8>, SweepError> {
     let width = fronts.iter().map(Vec::len).max().unwrap_or(2);
     let mut w = csv::Writer::from_writer(Vec::new());
-    let mut header: Vec<String> = ["front", "scenario", "config_id", "label", "cost"].iter().map(|s| s.to_string()).collect();
+    let mut header: Vec<String> =
+        ["front", "scenario", "config_id", "label", "cost"].iter().map(|s| s.to_string()).collect();
     for i in 1..=width {
         header.extend([format!("metric_{i}"), format!("value_{i}")]);
     }
     w.write_record(&header).map_err(csv_err)?;
     for r in rows {
         let c = &table.configs[r.config].config;
-        let mut row = vec![r.front.clone(), r.scenario.clone(), c.id.to_string(), c.label(), cell(Some(r.cost))];
+        let mut row =
+            vec![r.front.clone(), r.scenario.clone(), c.id.to_string(), c.label(), cell(Some(r.cost))];
         let names: Vec<&str> = r.front.split(" vs ").collect();
         for i in 0..width {
             row.push(names.get(i).map(|s| s.to_string()).unwrap_or_default());
@@ -189,8 +207,11 @@ pub fn pareto_csv(table: &ResultTable, rows: &[ParetoRow], fronts: &[Vec<String>
 
 /// objective.toml: the objective and constraints a sweep used, for `recommend DIR`.
 pub fn objective_toml(objective: &Objective, constraints: &[Constraint]) -> String {
-    let mut s = String::from("# Objective and constraints of the sweep that wrote this folder (read by `breakerlab recommend`).\n");
-    let texts: Vec<String> = constraints.iter().map(|c| toml::Value::String(c.text.clone()).to_string()).collect();
+    let mut s = String::from(
+        "# Objective and constraints of the sweep that wrote this folder (read by `breakerlab recommend`).\n",
+    );
+    let texts: Vec<String> =
+        constraints.iter().map(|c| toml::Value::String(c.text.clone()).to_string()).collect();
     s.push_str(&format!("constraints = [{}]\n\n[objective]\n", texts.join(", ")));
     for (m, w) in &objective.weights {
         s.push_str(&format!("{m} = {}\n", toml::Value::Float(*w)));
@@ -220,8 +241,12 @@ pub fn read_objective_toml<S: AsRef<str>>(
         let weight = w.as_float().or(w.as_integer().map(|i| i as f64)).filter(|x| x.is_finite());
         objective.set(&metric, weight.ok_or_else(|| at(format!("objective `{m}`: expected a number")))?);
     }
-    let constraints =
-        raw.constraints.iter().map(|c| Constraint::parse(c, columns)).collect::<Result<Vec<_>, _>>().map_err(at)?;
+    let constraints = raw
+        .constraints
+        .iter()
+        .map(|c| Constraint::parse(c, columns))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(at)?;
     Ok((objective, constraints))
 }
 
@@ -241,7 +266,10 @@ fn parse_overrides(text: &str) -> Result<Vec<(String, toml::Value)>, String> {
                     fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
                         f.write_str("an inline table of overrides")
                     }
-                    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut m: A) -> Result<Self::Value, A::Error> {
+                    fn visit_map<A: serde::de::MapAccess<'de>>(
+                        self,
+                        mut m: A,
+                    ) -> Result<Self::Value, A::Error> {
                         let mut out = Vec::new();
                         while let Some(k) = m.next_key::<String>()? {
                             out.push((k, m.next_value()?));
@@ -268,9 +296,13 @@ pub fn read_runs(text: &str, file: &str) -> Result<ResultTable, SweepError> {
     let header: Vec<String> =
         reader.headers().map_err(|e| at(1, e.to_string()))?.iter().map(str::to_string).collect();
     if header.len() < RUN_KEYS.len() || header[..RUN_KEYS.len()].iter().zip(RUN_KEYS).any(|(a, b)| a != b) {
-        return Err(at(1, format!("not a runs.csv: expected the header to start with {}", RUN_KEYS.join(","))));
+        return Err(at(
+            1,
+            format!("not a runs.csv: expected the header to start with {}", RUN_KEYS.join(",")),
+        ));
     }
-    let metric_end = if header.last().map(String::as_str) == Some("cost") { header.len() - 1 } else { header.len() };
+    let metric_end =
+        if header.last().map(String::as_str) == Some("cost") { header.len() - 1 } else { header.len() };
     let metrics: Vec<String> = header[RUN_KEYS.len()..metric_end].to_vec();
     let mut scenarios: Vec<String> = Vec::new();
     let mut configs: Vec<ConfigInfo> = Vec::new();
@@ -283,18 +315,34 @@ pub fn read_runs(text: &str, file: &str) -> Result<ResultTable, SweepError> {
         }
         let field = |k: usize| record.get(k).unwrap_or("");
         let scenario = field(0).to_string();
-        let id: usize = field(1).parse().map_err(|_| at(line, format!("config_id: expected an integer, found {:?}", field(1))))?;
-        let replicate: u32 =
-            field(5).parse().map_err(|_| at(line, format!("replicate: expected an integer, found {:?}", field(5))))?;
-        let seed: u64 = field(6).parse().map_err(|_| at(line, format!("seed: expected an integer, found {:?}", field(6))))?;
-        let overrides = parse_overrides(field(4)).map_err(|e| at(line, format!("overrides {:?}: {e}", field(4))))?;
+        let id: usize = field(1)
+            .parse()
+            .map_err(|_| at(line, format!("config_id: expected an integer, found {:?}", field(1))))?;
+        let replicate: u32 = field(5)
+            .parse()
+            .map_err(|_| at(line, format!("replicate: expected an integer, found {:?}", field(5))))?;
+        let seed: u64 = field(6)
+            .parse()
+            .map_err(|_| at(line, format!("seed: expected an integer, found {:?}", field(6))))?;
+        let overrides =
+            parse_overrides(field(4)).map_err(|e| at(line, format!("overrides {:?}: {e}", field(4))))?;
         let config = Configuration { id, preset: field(3).to_string(), overrides };
         if config.label() != field(2) {
-            return Err(at(line, format!("label {:?} does not match preset and overrides ({})", field(2), config.label())));
+            return Err(at(
+                line,
+                format!("label {:?} does not match preset and overrides ({})", field(2), config.label()),
+            ));
         }
         match configs.iter().find(|c| c.config.id == id) {
             Some(known) if known.config != config => {
-                return Err(at(line, format!("config_id {id} is {:?} here but {:?} earlier: results of different sweeps?", config.label(), known.config.label())));
+                return Err(at(
+                    line,
+                    format!(
+                        "config_id {id} is {:?} here but {:?} earlier: results of different sweeps?",
+                        config.label(),
+                        known.config.label()
+                    ),
+                ));
             }
             Some(_) => {}
             None => configs.push(ConfigInfo { config, params: Vec::new() }),
@@ -312,7 +360,10 @@ pub fn read_runs(text: &str, file: &str) -> Result<ResultTable, SweepError> {
             values.push(if raw.is_empty() {
                 None
             } else {
-                Some(raw.parse::<f64>().map_err(|_| at(line, format!("{name}: expected a number, found {raw:?}")))?)
+                Some(
+                    raw.parse::<f64>()
+                        .map_err(|_| at(line, format!("{name}: expected a number, found {raw:?}")))?,
+                )
             });
         }
         runs.push((s, id, RunRow { scenario: s, config: 0, replicate, seed, values }));
@@ -328,7 +379,8 @@ pub fn read_runs(text: &str, file: &str) -> Result<ResultTable, SweepError> {
             r
         })
         .collect();
-    ResultTable::new(scenarios, configs, metrics, runs).map_err(|m| SweepError::File { file: file.to_string(), message: m })
+    ResultTable::new(scenarios, configs, metrics, runs)
+        .map_err(|m| SweepError::File { file: file.to_string(), message: m })
 }
 
 /// Writes `bytes` to `path` through a temporary file in the same folder and a rename, so an
@@ -352,12 +404,23 @@ mod tests {
                 config: Configuration {
                     id: 0,
                     preset: "consecutive".into(),
-                    overrides: vec![("failure_threshold".into(), toml::Value::Integer(3)), ("cooldown".into(), toml::Value::String("30s".into()))],
+                    overrides: vec![
+                        ("failure_threshold".into(), toml::Value::Integer(3)),
+                        ("cooldown".into(), toml::Value::String("30s".into())),
+                    ],
                 },
-                params: vec![("failure_threshold".into(), "3".into()), ("cooldown".into(), "30s".into()), ("half_open_probes".into(), "1".into())],
+                params: vec![
+                    ("failure_threshold".into(), "3".into()),
+                    ("cooldown".into(), "30s".into()),
+                    ("half_open_probes".into(), "1".into()),
+                ],
             },
             ConfigInfo {
-                config: Configuration { id: 4, preset: "windowed".into(), overrides: vec![("window".into(), toml::Value::String("1m".into()))] },
+                config: Configuration {
+                    id: 4,
+                    preset: "windowed".into(),
+                    overrides: vec![("window".into(), toml::Value::String("1m".into()))],
+                },
                 params: vec![("window".into(), "1m".into())],
             },
         ];
@@ -371,7 +434,13 @@ mod tests {
             run(1, 1, 0, &[Some(1.0), Some(60.0)]),
             run(1, 1, 1, &[Some(1.0), Some(50.0)]),
         ];
-        ResultTable::new(vec!["outage".into(), "blip, short".into()], configs, vec!["false_opens".into(), "detection_delay_mean_s".into()], runs).unwrap()
+        ResultTable::new(
+            vec!["outage".into(), "blip, short".into()],
+            configs,
+            vec!["false_opens".into(), "detection_delay_mean_s".into()],
+            runs,
+        )
+        .unwrap()
     }
 
     fn objective() -> Objective {
@@ -385,17 +454,26 @@ mod tests {
         let bytes = runs_csv(&t, &o).unwrap();
         let text = String::from_utf8(bytes).unwrap();
         let mut lines = text.lines();
-        assert_eq!(lines.next().unwrap(), "scenario,config_id,label,preset,overrides,replicate,seed,false_opens,detection_delay_mean_s,cost");
+        assert_eq!(
+            lines.next().unwrap(),
+            "scenario,config_id,label,preset,overrides,replicate,seed,false_opens,detection_delay_mean_s,cost"
+        );
         assert_eq!(
             lines.next().unwrap(),
             "outage,0,consecutive failure_threshold=3 cooldown=30s,consecutive,\"{ failure_threshold = 3, cooldown = \"\"30s\"\" }\",0,1,1,12.5,22.5"
         );
-        assert_eq!(lines.next().unwrap(), "outage,0,consecutive failure_threshold=3 cooldown=30s,consecutive,\"{ failure_threshold = 3, cooldown = \"\"30s\"\" }\",1,1,3,,30");
+        assert_eq!(
+            lines.next().unwrap(),
+            "outage,0,consecutive failure_threshold=3 cooldown=30s,consecutive,\"{ failure_threshold = 3, cooldown = \"\"30s\"\" }\",1,1,3,,30"
+        );
         let back = read_runs(&text, "runs.csv").unwrap();
         assert_eq!(back.scenarios, t.scenarios);
         assert_eq!(back.metrics, t.metrics);
         assert_eq!(back.runs, t.runs);
-        assert_eq!(back.configs.iter().map(|c| c.config.clone()).collect::<Vec<_>>(), t.configs.iter().map(|c| c.config.clone()).collect::<Vec<_>>());
+        assert_eq!(
+            back.configs.iter().map(|c| c.config.clone()).collect::<Vec<_>>(),
+            t.configs.iter().map(|c| c.config.clone()).collect::<Vec<_>>()
+        );
         // Shards concatenated with their headers merge into the same table.
         let mut shards = text.lines();
         let head = shards.next().unwrap();
@@ -413,8 +491,14 @@ mod tests {
             ("s,x,consecutive,consecutive,{},0,1,1,10\n", "runs.csv:2:1: config_id: expected an integer"),
             ("s,0,consecutive,consecutive,{},0,1,many,10\n", "runs.csv:2:1: false_opens: expected a number"),
             ("s,0,other,consecutive,{},0,1,1,10\n", "does not match"),
-            ("s,0,consecutive,consecutive,{},0,1,1,10\ns,0,windowed,windowed,{},1,1,1,10\n", "runs.csv:3:1: config_id 0 is"),
-            ("s,0,consecutive,consecutive,{},0,1,1,10\ns,0,consecutive,consecutive,{},0,1,1,10\n", "appears twice"),
+            (
+                "s,0,consecutive,consecutive,{},0,1,1,10\ns,0,windowed,windowed,{},1,1,1,10\n",
+                "runs.csv:3:1: config_id 0 is",
+            ),
+            (
+                "s,0,consecutive,consecutive,{},0,1,1,10\ns,0,consecutive,consecutive,{},0,1,1,10\n",
+                "appears twice",
+            ),
             ("", "no runs"),
         ] {
             let e = read_runs(&format!("{head}{body}"), "runs.csv").unwrap_err().to_string();
@@ -433,10 +517,26 @@ mod tests {
             lines[0],
             "scenario,config_id,label,preset,overrides,failure_threshold,cooldown,half_open_probes,window,replicates,false_opens,false_opens_sd,false_opens_ci95,detection_delay_mean_s,detection_delay_mean_s_sd,detection_delay_mean_s_ci95,cost,cost_sd,cost_ci95"
         );
-        assert!(lines[1].starts_with("outage,0,consecutive failure_threshold=3 cooldown=30s,consecutive,"), "{}", lines[1]);
-        assert!(lines[1].ends_with(",3,30s,1,,2,2,1.4142135623730951,12.706204736,12.5,,,26.25,5.303300858899107,47.64826776"), "{}", lines[1]);
+        assert!(
+            lines[1].starts_with("outage,0,consecutive failure_threshold=3 cooldown=30s,consecutive,"),
+            "{}",
+            lines[1]
+        );
+        assert!(
+            lines[1].ends_with(
+                ",3,30s,1,,2,2,1.4142135623730951,12.706204736,12.5,,,26.25,5.303300858899107,47.64826776"
+            ),
+            "{}",
+            lines[1]
+        );
         assert_eq!(lines.len(), 5);
-        assert!(lines[4].starts_with("\"blip, short\",4,windowed window=1m,windowed,\"{ window = \"\"1m\"\" }\",,,,1m,2,1,0,0,55,"), "{}", lines[4]);
+        assert!(
+            lines[4].starts_with(
+                "\"blip, short\",4,windowed window=1m,windowed,\"{ window = \"\"1m\"\" }\",,,,1m,2,1,0,0,55,"
+            ),
+            "{}",
+            lines[4]
+        );
     }
 
     #[test]
@@ -450,13 +550,26 @@ mod tests {
         // all: (8.75, 2) vs (42.5, 0.5): both.
         assert_eq!(
             brief,
-            vec![("outage".into(), 0), ("outage".into(), 1), ("blip, short".into(), 0), ("blip, short".into(), 1), ("all".into(), 0), ("all".into(), 1)]
+            vec![
+                ("outage".into(), 0),
+                ("outage".into(), 1),
+                ("blip, short".into(), 0),
+                ("blip, short".into(), 1),
+                ("all".into(), 0),
+                ("all".into(), 1)
+            ]
         );
         assert_eq!(rows[4].values, vec![8.75, 2.0]);
         assert_eq!(rows[4].cost, 26.25 + 25.0);
         let text = String::from_utf8(pareto_csv(&t, &rows, &fronts).unwrap()).unwrap();
-        assert_eq!(text.lines().next().unwrap(), "front,scenario,config_id,label,cost,metric_1,value_1,metric_2,value_2");
-        assert_eq!(text.lines().nth(6).unwrap(), "detection_delay_mean_s vs false_opens,all,4,windowed window=1m,95,detection_delay_mean_s,42.5,false_opens,0.5");
+        assert_eq!(
+            text.lines().next().unwrap(),
+            "front,scenario,config_id,label,cost,metric_1,value_1,metric_2,value_2"
+        );
+        assert_eq!(
+            text.lines().nth(6).unwrap(),
+            "detection_delay_mean_s vs false_opens,all,4,windowed window=1m,95,detection_delay_mean_s,42.5,false_opens,0.5"
+        );
     }
 
     #[test]

@@ -99,15 +99,24 @@ impl Recommendation {
 
 /// Ranks every configuration of `table` under `objective` and `constraints` (whose metrics
 /// must be columns of the table).
-pub fn recommend(table: &ResultTable, objective: &Objective, constraints: &[Constraint]) -> Result<Recommendation, String> {
+pub fn recommend(
+    table: &ResultTable,
+    objective: &Objective,
+    constraints: &[Constraint],
+) -> Result<Recommendation, String> {
     let bound = objective.bind(&table.metrics)?;
     let summary = table.summarize(&bound);
     let columns: Vec<usize> = constraints
         .iter()
-        .map(|c| table.column(&c.metric).ok_or_else(|| format!("constraint `{}`: the results have no column `{}`", c.text, c.metric)))
+        .map(|c| {
+            table
+                .column(&c.metric)
+                .ok_or_else(|| format!("constraint `{}`: the results have no column `{}`", c.text, c.metric))
+        })
         .collect::<Result<_, _>>()?;
-    let mut ranking: Vec<Candidate> =
-        (0..table.configs.len()).map(|c| candidate(table, &summary, c, objective, constraints, &columns)).collect();
+    let mut ranking: Vec<Candidate> = (0..table.configs.len())
+        .map(|c| candidate(table, &summary, c, objective, constraints, &columns))
+        .collect();
     ranking.sort_by(|a, b| {
         let key = |c: &Candidate| (!c.eligible(), !c.complete, c.broken_constraints());
         key(a).cmp(&key(b)).then(a.total_cost.total_cmp(&b.total_cost)).then(a.config.id.cmp(&b.config.id))
@@ -170,6 +179,36 @@ fn candidate(
     }
 }
 
+/// Per scenario, the `k` configurations (table indices) with the lowest mean cost among those
+/// meeting every constraint on that scenario, with that cost; ties go to the lower id.
+pub fn best_per_scenario(
+    table: &ResultTable,
+    summary: &Summary,
+    constraints: &[Constraint],
+    k: usize,
+) -> Vec<Vec<(usize, f64)>> {
+    let columns: Vec<Option<usize>> = constraints.iter().map(|c| table.column(&c.metric)).collect();
+    (0..table.scenarios.len())
+        .map(|s| {
+            let mut ok: Vec<(usize, f64)> = (0..table.configs.len())
+                .filter_map(|c| {
+                    let cell = summary.get(s, c)?;
+                    let meets = constraints
+                        .iter()
+                        .zip(&columns)
+                        .all(|(con, col)| col.is_none_or(|m| con.holds(cell.metrics[m].mean)));
+                    meets.then(|| (c, cell.cost.mean.unwrap_or(0.0)))
+                })
+                .collect();
+            ok.sort_by(|a, b| {
+                a.1.total_cmp(&b.1).then(table.configs[a.0].config.id.cmp(&table.configs[b.0].config.id))
+            });
+            ok.truncate(k);
+            ok
+        })
+        .collect()
+}
+
 /// A number for prose: at most 4 significant digits, no trailing zeros.
 pub fn num(x: f64) -> String {
     if !x.is_finite() {
@@ -204,7 +243,11 @@ impl Recommendation {
         match self.runner_up() {
             Some(second) => {
                 let gap = second.total_cost - best.total_cost;
-                let rel = if best.total_cost.abs() > 0.0 { format!(", {}%", num(100.0 * gap / best.total_cost.abs())) } else { String::new() };
+                let rel = if best.total_cost.abs() > 0.0 {
+                    format!(", {}%", num(100.0 * gap / best.total_cost.abs()))
+                } else {
+                    String::new()
+                };
                 let _ = writeln!(
                     out,
                     "Runner-up: {} (configuration {}), cost {}: {} more{rel}.",
@@ -224,7 +267,10 @@ impl Recommendation {
                     .collect();
                 terms.sort_by(|a, b| b.1.abs().total_cmp(&a.1.abs()).then(a.0.cmp(&b.0)));
                 if terms.is_empty() {
-                    let _ = writeln!(out, "  the two cost the same on every weighted metric; the earlier configuration wins the tie.");
+                    let _ = writeln!(
+                        out,
+                        "  the two cost the same on every weighted metric; the earlier configuration wins the tie."
+                    );
                 }
                 for (t, d) in terms.iter().take(4) {
                     let (metric, _) = &self.objective.weights[*t];
@@ -243,7 +289,8 @@ impl Recommendation {
             }
         }
         if eligible < n {
-            let _ = writeln!(out, "{} of {n} configurations were ruled out by the constraints.", n - eligible);
+            let _ =
+                writeln!(out, "{} of {n} configurations were ruled out by the constraints.", n - eligible);
         }
         if self.scenarios.len() > 1 {
             let mut hard: Vec<(usize, f64)> =
@@ -253,7 +300,11 @@ impl Recommendation {
                 .iter()
                 .take(3)
                 .map(|(s, c)| {
-                    let share = if best.total_cost != 0.0 { format!(", {}% of the total", num(100.0 * c / best.total_cost)) } else { String::new() };
+                    let share = if best.total_cost != 0.0 {
+                        format!(", {}% of the total", num(100.0 * c / best.total_cost))
+                    } else {
+                        String::new()
+                    };
                     format!("{} (cost {}{share})", self.scenarios[*s], num(*c))
                 })
                 .collect();
@@ -268,7 +319,10 @@ impl Recommendation {
         let incomplete = self.ranking.iter().filter(|c| !c.complete).count();
         let _ = writeln!(out, "No configuration meets every constraint on every scenario ({n} tried).");
         if incomplete > 0 {
-            let _ = writeln!(out, "{incomplete} configuration(s) lack results on some scenario and were not eligible.");
+            let _ = writeln!(
+                out,
+                "{incomplete} configuration(s) lack results on some scenario and were not eligible."
+            );
         }
         if let Some(top) = self.binding.first().filter(|b| b.eliminated > 0) {
             let _ = writeln!(
@@ -277,14 +331,35 @@ impl Recommendation {
                 self.constraints[top.constraint].text, top.eliminated
             );
             for b in self.binding.iter().skip(1).filter(|b| b.eliminated > 0) {
-                let _ = writeln!(out, "  also `{}` rules out {}.", self.constraints[b.constraint].text, b.eliminated);
+                let _ = writeln!(
+                    out,
+                    "  also `{}` rules out {}.",
+                    self.constraints[b.constraint].text, b.eliminated
+                );
             }
         }
-        if let Some(cheapest) = self.ranking.iter().filter(|c| c.complete).min_by(|a, b| a.total_cost.total_cmp(&b.total_cost).then(a.config.id.cmp(&b.config.id))) {
-            let _ = writeln!(out, "The lowest-cost configuration, {} (cost {}), breaks:", cheapest.label, num(cheapest.total_cost));
+        if let Some(cheapest) = self
+            .ranking
+            .iter()
+            .filter(|c| c.complete)
+            .min_by(|a, b| a.total_cost.total_cmp(&b.total_cost).then(a.config.id.cmp(&b.config.id)))
+        {
+            let _ = writeln!(
+                out,
+                "The lowest-cost configuration, {} (cost {}), breaks:",
+                cheapest.label,
+                num(cheapest.total_cost)
+            );
             for v in cheapest.violations.iter().take(6) {
                 let c = &self.constraints[v.constraint];
-                let _ = writeln!(out, "  `{}` on {} ({} = {})", c.text, self.scenarios[v.scenario], c.metric, num(v.value));
+                let _ = writeln!(
+                    out,
+                    "  `{}` on {} ({} = {})",
+                    c.text,
+                    self.scenarios[v.scenario],
+                    c.metric,
+                    num(v.value)
+                );
             }
         }
         if let Some(closest) = self.ranking.first().filter(|c| c.complete) {
@@ -295,7 +370,13 @@ impl Recommendation {
                 .filter(|(k, _)| closest.violations.iter().any(|v| v.constraint == *k))
                 .map(|(_, c)| c.text.as_str())
                 .collect();
-            let _ = writeln!(out, "Closest: {} breaks {} constraint(s) ({}).", closest.label, broken.len(), broken.join(", "));
+            let _ = writeln!(
+                out,
+                "Closest: {} breaks {} constraint(s) ({}).",
+                closest.label,
+                broken.len(),
+                broken.join(", ")
+            );
         }
         let _ = writeln!(out, "Relax the binding constraint or widen the grid.");
     }
@@ -316,8 +397,11 @@ mod tests {
     /// - t=8: misses an incident on "outage"
     /// - t=6: like t=4 but slower
     fn table() -> ResultTable {
-        let configs: Vec<ConfigInfo> =
-            [2, 4, 8, 6].iter().enumerate().map(|(i, t)| cfg(i, "consecutive", "failure_threshold", *t)).collect();
+        let configs: Vec<ConfigInfo> = [2, 4, 8, 6]
+            .iter()
+            .enumerate()
+            .map(|(i, t)| cfg(i, "consecutive", "failure_threshold", *t))
+            .collect();
         let v = |fo: f64, mi: f64, dd: Option<f64>| vec![Some(fo), Some(mi), dd];
         let mut runs = Vec::new();
         let data: [[Vec<Option<f64>>; 2]; 8] = [
@@ -341,7 +425,13 @@ mod tests {
                 runs.push(run(scenario, config, r as u32, vals));
             }
         }
-        ResultTable::new(vec!["outage".into(), "brownout".into()], configs, METRICS.iter().map(|m| m.to_string()).collect(), runs).unwrap()
+        ResultTable::new(
+            vec!["outage".into(), "brownout".into()],
+            configs,
+            METRICS.iter().map(|m| m.to_string()).collect(),
+            runs,
+        )
+        .unwrap()
     }
 
     fn objective() -> Objective {
@@ -371,9 +461,17 @@ mod tests {
         assert_eq!(r.binding, vec![Binding { constraint: 0, eliminated: 1 }]);
 
         let text = r.render();
-        assert!(text.starts_with("Recommended: consecutive failure_threshold=4 (configuration 1)\n"), "{text}");
+        assert!(
+            text.starts_with("Recommended: consecutive failure_threshold=4 (configuration 1)\n"),
+            "{text}"
+        );
         assert!(text.contains("total cost 58 = sum over 2 scenario(s)"), "{text}");
-        assert!(text.contains("Runner-up: consecutive failure_threshold=6 (configuration 3), cost 75: 17 more, 29.31%."), "{text}");
+        assert!(
+            text.contains(
+                "Runner-up: consecutive failure_threshold=6 (configuration 3), cost 75: 17 more, 29.31%."
+            ),
+            "{text}"
+        );
         assert!(text.contains("  detection_delay_mean_s: 53 vs 70 (better by 17)"), "{text}");
         assert!(text.contains("1 of 4 configurations were ruled out"), "{text}");
         assert!(text.contains("Hardest scenarios for it: brownout (cost 32, 55.17% of the total); outage (cost 26, 44.83% of the total)."), "{text}");
@@ -391,21 +489,49 @@ mod tests {
         // t=2 breaks false_opens on both; t=4 (0.5 on outage) and t=6 (0.5 on outage) break it;
         // t=8 breaks the delay bound on brownout (50): nothing is eligible.
         assert!(r.chosen().is_none());
-        assert_eq!(r.binding, vec![Binding { constraint: 0, eliminated: 3 }, Binding { constraint: 1, eliminated: 1 }]);
+        assert_eq!(
+            r.binding,
+            vec![Binding { constraint: 0, eliminated: 3 }, Binding { constraint: 1, eliminated: 1 }]
+        );
         let text = r.render();
-        assert!(text.starts_with("No configuration meets every constraint on every scenario (4 tried).\n"), "{text}");
-        assert!(text.contains("Binding constraint: `false_opens <= 0.25` rules out 3 of 4 configurations."), "{text}");
+        assert!(
+            text.starts_with("No configuration meets every constraint on every scenario (4 tried).\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("Binding constraint: `false_opens <= 0.25` rules out 3 of 4 configurations."),
+            "{text}"
+        );
         assert!(text.contains("  also `detection_delay_mean_s <= 45` rules out 1."), "{text}");
         assert!(text.contains("The lowest-cost configuration, consecutive failure_threshold=4 (cost 58), breaks:\n  `false_opens <= 0.25` on outage (false_opens = 0.5)"), "{text}");
-        assert!(text.contains("Closest: consecutive failure_threshold=4 breaks 1 constraint(s) (false_opens <= 0.25)."), "{text}");
+        assert!(
+            text.contains(
+                "Closest: consecutive failure_threshold=4 breaks 1 constraint(s) (false_opens <= 0.25)."
+            ),
+            "{text}"
+        );
         assert!(!text.contains("[policy]"), "{text}");
         let order: Vec<usize> = r.ranking.iter().map(|c| c.config.id).collect();
         assert_eq!(order, vec![1, 3, 0, 2]);
     }
 
     #[test]
+    fn best_per_scenario_respects_constraints_per_scenario() {
+        let t = table();
+        let summary = t.summarize(&objective().bind(&t.metrics).unwrap());
+        let constraints = vec![Constraint::parse("missed_incidents == 0", &METRICS).unwrap()];
+        let best = best_per_scenario(&t, &summary, &constraints, 2);
+        // outage: t=4 26, t=6 35, t=2 46 (t=8 misses); brownout: t=2 30, t=4 32, t=6 40, t=8 50.
+        assert_eq!(best, vec![vec![(1, 26.0), (3, 35.0)], vec![(0, 30.0), (1, 32.0)]]);
+    }
+
+    #[test]
     fn incomplete_configurations_are_not_eligible_and_ties_go_to_the_lower_id() {
-        let configs = vec![cfg(0, "consecutive", "failure_threshold", 3), cfg(1, "consecutive", "failure_threshold", 5), cfg(2, "consecutive", "failure_threshold", 1)];
+        let configs = vec![
+            cfg(0, "consecutive", "failure_threshold", 3),
+            cfg(1, "consecutive", "failure_threshold", 5),
+            cfg(2, "consecutive", "failure_threshold", 1),
+        ];
         let runs = vec![
             run(0, 0, 0, &[Some(1.0)]),
             run(1, 0, 0, &[Some(1.0)]),
@@ -413,7 +539,8 @@ mod tests {
             run(1, 1, 0, &[Some(1.0)]),
             run(0, 2, 0, &[Some(0.0)]),
         ];
-        let t = ResultTable::new(vec!["a".into(), "b".into()], configs, vec!["false_opens".into()], runs).unwrap();
+        let t = ResultTable::new(vec!["a".into(), "b".into()], configs, vec!["false_opens".into()], runs)
+            .unwrap();
         let r = recommend(&t, &Objective::new([("false_opens", 1.0)]), &[]).unwrap();
         assert_eq!(r.chosen().unwrap().config.id, 0);
         assert_eq!(r.runner_up().unwrap().config.id, 1);

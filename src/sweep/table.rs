@@ -93,14 +93,19 @@ impl ResultTable {
     ) -> Result<ResultTable, String> {
         for r in &runs {
             if r.scenario >= scenarios.len() || r.config >= configs.len() {
-                return Err(format!("a run refers to scenario {} / configuration {} which do not exist", r.scenario, r.config));
+                return Err(format!(
+                    "a run refers to scenario {} / configuration {} which do not exist",
+                    r.scenario, r.config
+                ));
             }
             if r.values.len() != metrics.len() {
                 return Err(format!("a run has {} values for {} metrics", r.values.len(), metrics.len()));
             }
         }
         runs.sort_by_key(|r| (r.scenario, r.config, r.replicate));
-        if let Some(w) = runs.windows(2).find(|w| (w[0].scenario, w[0].config, w[0].replicate) == (w[1].scenario, w[1].config, w[1].replicate)) {
+        if let Some(w) = runs.windows(2).find(|w| {
+            (w[0].scenario, w[0].config, w[0].replicate) == (w[1].scenario, w[1].config, w[1].replicate)
+        }) {
             return Err(format!(
                 "the cell (scenario {}, configuration {}, replicate {}) appears twice",
                 scenarios[w[0].scenario], configs[w[0].config].config.id, w[0].replicate
@@ -122,9 +127,11 @@ impl ResultTable {
         let mut start = 0;
         while start < self.runs.len() {
             let (s, c) = (self.runs[start].scenario, self.runs[start].config);
-            let end = start + self.runs[start..].iter().take_while(|r| (r.scenario, r.config) == (s, c)).count();
+            let end =
+                start + self.runs[start..].iter().take_while(|r| (r.scenario, r.config) == (s, c)).count();
             let group = &self.runs[start..end];
-            let metrics = (0..self.metrics.len()).map(|m| describe(group.iter().map(|r| r.values[m]))).collect();
+            let metrics =
+                (0..self.metrics.len()).map(|m| describe(group.iter().map(|r| r.values[m]))).collect();
             let cost = describe(group.iter().map(|r| Some(objective.cost(&r.values))));
             let contributions = objective
                 .terms()
@@ -137,8 +144,14 @@ impl ResultTable {
                     w * sum / group.len() as f64
                 })
                 .collect();
-            cells[s * n_configs + c] =
-                Some(SummaryCell { scenario: s, config: c, replicates: group.len(), metrics, cost, contributions });
+            cells[s * n_configs + c] = Some(SummaryCell {
+                scenario: s,
+                config: c,
+                replicates: group.len(),
+                metrics,
+                cost,
+                contributions,
+            });
             start = end;
         }
         Summary { n_configs, cells }
@@ -146,7 +159,13 @@ impl ResultTable {
 
     /// The values of `metric` per replicate for one (scenario, configuration), indexed by
     /// replicate number up to `replicates` (`None` where the run is missing or has no value).
-    pub fn replicate_values(&self, scenario: usize, config: usize, metric: usize, replicates: u32) -> Vec<Option<f64>> {
+    pub fn replicate_values(
+        &self,
+        scenario: usize,
+        config: usize,
+        metric: usize,
+        replicates: u32,
+    ) -> Vec<Option<f64>> {
         let mut out = vec![None; replicates as usize];
         for r in self.runs.iter().filter(|r| r.scenario == scenario && r.config == config) {
             if let Some(slot) = out.get_mut(r.replicate as usize) {
@@ -165,7 +184,11 @@ pub(crate) mod tests {
     /// A configuration of `preset` with one integer override `k = v`.
     pub(crate) fn cfg(id: usize, preset: &str, k: &str, v: i64) -> ConfigInfo {
         ConfigInfo {
-            config: Configuration { id, preset: preset.into(), overrides: vec![(k.into(), toml::Value::Integer(v))] },
+            config: Configuration {
+                id,
+                preset: preset.into(),
+                overrides: vec![(k.into(), toml::Value::Integer(v))],
+            },
             params: vec![(k.into(), v.to_string())],
         }
     }
@@ -178,7 +201,10 @@ pub(crate) mod tests {
     fn summary_aggregates_replicates_and_costs() {
         let t = ResultTable::new(
             vec!["outage".into()],
-            vec![cfg(0, "consecutive", "failure_threshold", 3), cfg(1, "consecutive", "failure_threshold", 5)],
+            vec![
+                cfg(0, "consecutive", "failure_threshold", 3),
+                cfg(1, "consecutive", "failure_threshold", 5),
+            ],
             vec!["false_opens".into(), "detection_delay_mean_s".into()],
             vec![
                 run(0, 1, 1, &[Some(0.0), Some(30.0)]),
@@ -189,7 +215,9 @@ pub(crate) mod tests {
         )
         .unwrap();
         assert_eq!(t.runs[0].config, 0);
-        let o = Objective::new([("false_opens", 10.0), ("detection_delay_mean_s", 1.0)]).bind(&t.metrics).unwrap();
+        let o = Objective::new([("false_opens", 10.0), ("detection_delay_mean_s", 1.0)])
+            .bind(&t.metrics)
+            .unwrap();
         let s = t.summarize(&o);
         let a = s.get(0, 0).unwrap();
         assert_eq!(a.replicates, 2);
@@ -209,7 +237,12 @@ pub(crate) mod tests {
     fn bad_tables_are_refused() {
         let c = vec![cfg(0, "consecutive", "failure_threshold", 3)];
         let m = vec!["false_opens".to_string()];
-        let dup = ResultTable::new(vec!["s".into()], c.clone(), m.clone(), vec![run(0, 0, 0, &[None]), run(0, 0, 0, &[None])]);
+        let dup = ResultTable::new(
+            vec!["s".into()],
+            c.clone(),
+            m.clone(),
+            vec![run(0, 0, 0, &[None]), run(0, 0, 0, &[None])],
+        );
         assert!(dup.unwrap_err().contains("appears twice"));
         let out = ResultTable::new(vec!["s".into()], c.clone(), m.clone(), vec![run(1, 0, 0, &[None])]);
         assert!(out.unwrap_err().contains("do not exist"));
