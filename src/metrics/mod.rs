@@ -1,1 +1,16 @@
-//! placeholder
+//! Metrics: the per-run recorder the engine feeds in event order, and the scoring of a finished
+//! run against its ground truth (DESIGN.md "Metrics (per run): definitions").
+//!
+//! Use: build a [`Recorder`] with [`RecorderOptions`], call it as events happen, [`Recorder::finish`]
+//! into a [`RunRecord`], then [`score`] it into [`Metrics`].
+
+mod histogram;
+mod recorder;
+mod score;
+
+pub use histogram::{BUCKETS as LATENCY_BUCKETS, LatencyHistogram};
+pub use recorder::{
+    AttemptKind, Counters, Finish, MAX_TIMELINE_BINS, Recorder, RecorderOptions, RunRecord, Timeline,
+    TimelineBin,
+};
+pub use score::{CostWeights, CostWeightsError, Metrics, ScoringOptions, score};

@@ -1,1 +1,56 @@
-//! placeholder
+//! The simulation: build the request stream of a (scenario, replicate) once, then run any number
+//! of breaker configurations on it.
+
+mod engine;
+mod queue;
+mod workload;
+
+pub use engine::{RunOptions, simulate};
+pub use queue::EventQueue;
+pub use workload::{Answers, Workload};
+
+use crate::metrics::{Metrics, RunRecord, ScoringOptions, score};
+use crate::policy::PolicyConfig;
+use crate::scenario::{Scenario, ScoringSpec};
+use crate::time::Dur;
+
+/// The raw record and the scores of one run.
+#[derive(Debug)]
+pub struct RunResult {
+    /// Counters, transitions, timeline.
+    pub record: RunRecord,
+    /// The metrics computed from the record.
+    pub metrics: Metrics,
+}
+
+/// Runs one configuration on a prepared workload and scores it.
+pub fn run(scenario: &Scenario, workload: &Workload, policy: &PolicyConfig, opts: &RunOptions) -> RunResult {
+    let record = simulate(&scenario.client, workload, policy, opts);
+    let metrics = score(&record, &scoring_options(&scenario.scoring));
+    RunResult { record, metrics }
+}
+
+/// The scorer's options from a scenario's `[scoring]` table.
+pub fn scoring_options(spec: &ScoringSpec) -> ScoringOptions {
+    ScoringOptions { tolerance: spec.tolerance, flap_window: spec.flap_window }
+}
+
+/// A timeline bin width for a span: the smallest round width giving at most 1,500 bins.
+pub fn auto_bin(span: Dur) -> Dur {
+    const WIDTHS_S: [u64; 14] = [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1_800, 3_600, 21_600];
+    let secs = span.as_secs_f64();
+    let chosen = WIDTHS_S.iter().copied().find(|w| secs / *w as f64 <= 1_500.0).unwrap_or(86_400);
+    Dur::from_secs(chosen)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn auto_bin_keeps_bins_readable() {
+        assert_eq!(auto_bin(Dur::from_secs(600)), Dur::from_secs(1));
+        assert_eq!(auto_bin(Dur::from_secs(2 * 3600)), Dur::from_secs(5));
+        assert_eq!(auto_bin(Dur::from_secs(7 * 86_400)), Dur::from_secs(600));
+    }
+}

@@ -1,0 +1,35 @@
+//! What each CLI command does, as library functions: they take typed requests, validate every
+//! input before anything runs, write output files atomically, and return what to print.
+//! `main.rs` only parses arguments and prints.
+
+pub mod presets;
+pub mod run;
+
+use crate::policy::PolicySpec;
+use crate::scenario::InputError;
+use std::path::{Path, PathBuf};
+
+/// Parses `--set key=value` arguments.
+pub fn parse_sets(sets: &[String]) -> Result<Vec<(String, toml::Value)>, InputError> {
+    sets.iter()
+        .map(|s| PolicySpec::parse_set(s).map_err(|m| InputError::argument(format!("--set {s}: {m}"))))
+        .collect()
+}
+
+/// `--out` if given, else `output/<name>`.
+pub fn out_dir(out: Option<&Path>, name: &str) -> PathBuf {
+    out.map_or_else(|| Path::new("output").join(name), Path::to_path_buf)
+}
+
+/// Creates `dir` and writes each `(file name, bytes)` into it atomically.
+pub fn write_files(dir: &Path, files: &[(&str, Vec<u8>)]) -> anyhow::Result<Vec<PathBuf>> {
+    use anyhow::Context;
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create output folder {}", dir.display()))?;
+    let mut written = Vec::with_capacity(files.len());
+    for (name, bytes) in files {
+        let path = dir.join(name);
+        crate::report::write_atomic(&path, bytes).with_context(|| format!("cannot write {}", path.display()))?;
+        written.push(path);
+    }
+    Ok(written)
+}

@@ -1,0 +1,111 @@
+//! `breakerlab run`: one scenario under one breaker configuration, scored and written out.
+
+use super::{out_dir, parse_sets, write_files};
+use crate::metrics::Metrics;
+use crate::policy::PolicyConfig;
+use crate::report::{self, SummaryRow};
+use crate::scenario::{InputError, Scenario};
+use crate::sim::{self, RunOptions, RunResult, Workload};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+/// What the user asked `run` to do.
+#[derive(Clone, Debug, Default)]
+pub struct RunRequest {
+    /// A scenario file.
+    pub scenario: Option<PathBuf>,
+    /// A scripted CSV (`t_ms,latency_ms,ok`) instead of a scenario.
+    pub script: Option<PathBuf>,
+    /// A preset replacing the scenario's `[policy]`.
+    pub policy: Option<String>,
+    /// `key=value` overrides of the policy's parameters.
+    pub sets: Vec<String>,
+    /// Base seed replacing the scenario's.
+    pub seed: Option<u64>,
+    /// Output folder (default `output/<scenario name>`).
+    pub out: Option<PathBuf>,
+}
+
+/// What a run produced.
+#[derive(Debug)]
+pub struct RunReport {
+    /// The scenario run.
+    pub scenario: Scenario,
+    /// The configuration run.
+    pub policy: PolicyConfig,
+    /// The base seed used.
+    pub seed: u64,
+    /// Record and scores.
+    pub result: RunResult,
+    /// Files written.
+    pub files: Vec<PathBuf>,
+}
+
+/// Loads, validates, simulates, scores and writes. Nothing is written if any input is bad.
+pub fn run(req: &RunRequest) -> anyhow::Result<RunReport> {
+    let scenario = match (&req.scenario, &req.script) {
+        (Some(path), None) => Scenario::load(path)?,
+        (None, Some(path)) => Scenario::from_script(path)?,
+        (Some(_), Some(_)) => return Err(InputError::argument("give a scenario file or --script, not both").into()),
+        (None, None) => return Err(InputError::argument("give a scenario file, or --script FILE.csv").into()),
+    };
+    let sets = parse_sets(&req.sets)?;
+    let spec = scenario.policy_spec(req.policy.as_deref(), &sets);
+    let policy = scenario.resolve_policy(&spec)?;
+    let seed = req.seed.unwrap_or(scenario.seed);
+    let workload = Workload::build(&scenario, seed, 0)?;
+    let bin = scenario.scoring.timeline_bin.unwrap_or_else(|| sim::auto_bin(workload.duration()));
+    let result = sim::run(&scenario, &workload, &policy, &RunOptions { timeline_bin: Some(bin) });
+    let label = policy.label();
+    let params = policy.params();
+    let row = SummaryRow {
+        scenario: &scenario.name,
+        policy: &label,
+        preset: policy.preset(),
+        seed,
+        replicates: 1,
+        params: &params,
+        metrics: &result.metrics,
+    };
+    let files = [
+        ("summary.csv", report::summary_csv(&[row])),
+        ("transitions.csv", report::transitions_csv(&[(label.as_str(), &result.record)])),
+        ("timeline.csv", report::timeline_csv(&result.record)),
+        ("incidents.csv", report::incidents_csv(&workload.truth)),
+    ];
+    let files = write_files(&out_dir(req.out.as_deref(), &scenario.name), &files)?;
+    Ok(RunReport { scenario, policy, seed, result, files })
+}
+
+/// The short table `run` prints.
+pub fn render(report: &RunReport) -> String {
+    let mut s = String::new();
+    let sc = &report.scenario;
+    let _ = writeln!(s, "scenario  {} ({}, seed {})", sc.name, sc.duration, report.seed);
+    if !sc.description.is_empty() {
+        let _ = writeln!(s, "          {}", sc.description);
+    }
+    let _ = writeln!(s, "policy    {}", report.policy.label());
+    let _ = writeln!(s);
+    s.push_str(&metrics_table(&report.result.metrics));
+    if let Some(dir) = report.files.first().and_then(|f| f.parent()) {
+        let names: Vec<_> = report.files.iter().filter_map(|f| f.file_name()).map(|n| n.to_string_lossy()).collect();
+        let _ = writeln!(s, "\nwrote {} to {}", names.join(", "), display_dir(dir));
+    }
+    s
+}
+
+/// Every metric, one per line, empty ones shown as `-`.
+pub fn metrics_table(m: &Metrics) -> String {
+    let mut s = String::new();
+    let width = Metrics::COLUMNS.iter().map(|c| c.len()).max().unwrap_or(0);
+    for column in Metrics::COLUMNS {
+        let value = m.get(column).map_or_else(|| "-".to_string(), |v| report::format_float(v));
+        let _ = writeln!(s, "  {column:<width$}  {value:>12}");
+    }
+    s
+}
+
+fn display_dir(dir: &Path) -> String {
+    format!("{}/", dir.display())
+}

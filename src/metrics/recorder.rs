@@ -1,0 +1,647 @@
+//! The recorder: what the engine tells it during one run (arrivals, rejections, attempts,
+//! results, state changes, final answers), kept as counters, the transition list, a user-latency
+//! histogram and optional timeline bins. Calls come in event order; nothing is allocated per call
+//! (the transition list and the timeline grow amortised).
+
+use super::histogram::LatencyHistogram;
+use crate::outcome::{OutcomeClass, Verdict};
+use crate::policy::{State, Transition};
+use crate::time::{Dur, SimTime};
+use crate::truth::IncidentWindow;
+
+/// Most timeline bins [`Recorder::new`] will lay out for the horizon; a finer bin is widened to
+/// `ceil(horizon / MAX_TIMELINE_BINS)`. [`RecorderOptions::validate`] reports it as an error
+/// instead, for callers that prefer to refuse such a scenario.
+pub const MAX_TIMELINE_BINS: u64 = 200_000;
+
+/// What a recorder needs to know before the run starts.
+#[derive(Clone, Debug)]
+pub struct RecorderOptions {
+    /// The scenario's length (arrivals stop there; calls may complete a little later).
+    pub horizon: SimTime,
+    /// Number of breaker instances (at least one is assumed).
+    pub instances: usize,
+    /// Width of a timeline bin, `None` for no timeline. Zero also means no timeline.
+    pub timeline_bin: Option<Dur>,
+    /// Ground truth (sorted by start here if it was not), used for `shed_healthy` and kept in the
+    /// record for scoring.
+    pub truth: Vec<IncidentWindow>,
+}
+
+impl RecorderOptions {
+    /// Checks the timeline bin: not zero, and at most [`MAX_TIMELINE_BINS`] bins over the horizon.
+    pub fn validate(&self) -> Result<(), String> {
+        if let Some(bin) = self.timeline_bin {
+            if bin.is_zero() {
+                return Err("timeline bin: expected a positive duration such as \"1m\", found 0".into());
+            }
+            let bins = self.horizon.micros().div_ceil(bin.micros());
+            if bins > MAX_TIMELINE_BINS {
+                return Err(format!(
+                    "timeline bin {bin}: expected at most {MAX_TIMELINE_BINS} bins over the horizon, \
+                     found {bins}; use a wider bin"
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Why an attempt went upstream.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum AttemptKind {
+    /// The request's first try.
+    First,
+    /// A retry after a failure.
+    Retry,
+    /// A half-open probe (the policy's ticket said so).
+    Probe,
+    /// Work replayed from a retry queue (a deferred fallback).
+    Deferred,
+}
+
+/// How a request ended.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Finish {
+    /// The dependency answered it successfully.
+    Success,
+    /// The client served a fallback (breaker rejection, or failure with a fallback configured).
+    Fallback,
+    /// The caller got an error.
+    Error,
+}
+
+/// Run-wide counts, one field per thing counted.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct Counters {
+    /// Requests that arrived.
+    pub requests: u64,
+    /// Attempts sent upstream (every kind).
+    pub attempts: u64,
+    /// Attempts that were a request's first try.
+    pub first_attempts: u64,
+    /// Attempts that were retries.
+    pub retries: u64,
+    /// Attempts that were half-open probes.
+    pub probes: u64,
+    /// Attempts replayed from a retry queue.
+    pub deferred_attempts: u64,
+    /// Breaker rejections (each one, first try or retry).
+    pub rejections: u64,
+    /// Attempts whose result the client saw as a timeout.
+    pub timeouts: u64,
+    /// Completed attempts the policy counted as failures (`wasted_quota`).
+    pub attempt_failures: u64,
+    /// Completed attempts the policy counted as successes.
+    pub attempt_successes: u64,
+    /// Completed attempts the policy ignored.
+    pub attempt_ignored: u64,
+    /// Requests answered successfully by the dependency.
+    pub answered_ok: u64,
+    /// Requests that ended with a fallback.
+    pub fallbacks: u64,
+    /// Requests that ended with an error.
+    pub errors: u64,
+    /// Requests that ended because a breaker rejected them.
+    pub shed: u64,
+    /// Shed requests whose rejection happened while no incident window was active.
+    pub shed_healthy: u64,
+    /// Units of work deferred to a retry queue.
+    pub deferred: u64,
+    /// Deferred units that later completed (either way).
+    pub deferred_completed: u64,
+    /// Deferred units that later completed successfully.
+    pub deferred_succeeded: u64,
+    /// Sum of (completion − deferral) over completed deferred units.
+    pub deferred_delay_total: Dur,
+}
+
+/// One timeline bin `[start, end)`. Counts are of events whose time falls in the bin.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TimelineBin {
+    /// First instant of the bin.
+    pub start: SimTime,
+    /// First instant after it (the last bin ends at the later of the horizon and the run's end).
+    pub end: SimTime,
+    /// Requests that arrived.
+    pub offered: u64,
+    /// Attempts sent upstream.
+    pub admitted: u64,
+    /// Breaker rejections.
+    pub rejected: u64,
+    /// Attempts completed with a success verdict.
+    pub successes: u64,
+    /// Attempts completed with a failure verdict.
+    pub failures: u64,
+    /// Attempts completed (any verdict).
+    pub completed: u64,
+    /// Completed attempts whose class was `error`, `timeout` or `rate_limited` (the dependency's
+    /// health, whatever the policy's classifier says).
+    pub upstream_errors: u64,
+    /// p95 of the latency (as the client saw it) of attempts completed in the bin.
+    pub upstream_p95: Option<Dur>,
+    /// Time spent in each state ([`State::index`] order), summed over instances.
+    pub occupancy: [Dur; 3],
+    /// Instance-time observed in the bin: the part of the bin before the run's end, times the
+    /// number of instances. The occupancy fractions divide by it.
+    pub observed: Dur,
+}
+
+impl TimelineBin {
+    /// Fraction of the bin spent in `state`, averaged over instances; `None` when the bin lies
+    /// after the run's end.
+    pub fn fraction(&self, state: State) -> Option<f64> {
+        (!self.observed.is_zero())
+            .then(|| self.occupancy[state.index()].micros() as f64 / self.observed.micros() as f64)
+    }
+
+    /// Upstream error rate of attempts completed in the bin; `None` when none completed.
+    pub fn error_rate(&self) -> Option<f64> {
+        (self.completed > 0).then(|| self.upstream_errors as f64 / self.completed as f64)
+    }
+}
+
+/// Per-bin counts over the run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Timeline {
+    /// Bin width.
+    pub bin: Dur,
+    /// Bins in time order, starting at 0.
+    pub bins: Vec<TimelineBin>,
+}
+
+/// Everything one run recorded, handed to [`super::score`] and the CSV writers.
+#[derive(Clone, Debug)]
+pub struct RunRecord {
+    /// The scenario's horizon.
+    pub horizon: SimTime,
+    /// The time the run ended ([`Recorder::finish`]'s `end`).
+    pub end: SimTime,
+    /// Number of breaker instances.
+    pub instances: usize,
+    /// Ground truth, sorted by start.
+    pub truth: Vec<IncidentWindow>,
+    /// Run-wide counts.
+    pub counters: Counters,
+    /// Every state change in event order, with its instance.
+    pub transitions: Vec<(usize, Transition)>,
+    /// User latency: arrival to final answer, retries and backoff included.
+    pub latency: LatencyHistogram,
+    /// Per-bin counts, when a bin width was given.
+    pub timeline: Option<Timeline>,
+    /// Each instance's state at the end.
+    pub final_states: Vec<State>,
+    /// Time each instance spent in each state ([`State::index`] order).
+    pub time_in_state: Vec<[Dur; 3]>,
+    /// Deferred work not completed by the end.
+    pub deferred_pending: u64,
+}
+
+/// Collects one run's events. See the module documentation.
+#[derive(Debug)]
+pub struct Recorder {
+    horizon: SimTime,
+    truth: Vec<IncidentWindow>,
+    counters: Counters,
+    transitions: Vec<(usize, Transition)>,
+    latency: LatencyHistogram,
+    states: Vec<State>,
+    since: Vec<SimTime>,
+    time_in_state: Vec<[Dur; 3]>,
+    /// Index of the first truth window not yet started, for `shed_healthy`.
+    truth_cursor: usize,
+    /// Latest end among the windows already started.
+    started_max_end: SimTime,
+    bin: Option<Dur>,
+    bins: Vec<TimelineBin>,
+    /// Latencies of attempts completed in bin `scratch_bin`, folded into its p95 when the bin
+    /// changes (times are monotone) and at the end.
+    scratch: LatencyHistogram,
+    scratch_bin: usize,
+}
+
+impl Recorder {
+    /// A recorder for one run. Allocates here: the timeline bins over the horizon, the
+    /// histograms, per-instance state.
+    pub fn new(opts: RecorderOptions) -> Recorder {
+        let instances = opts.instances.max(1);
+        let mut truth = opts.truth;
+        truth.sort_by_key(|w| (w.start, w.end));
+        let bin = opts.timeline_bin.filter(|b| !b.is_zero()).map(|b| {
+            let min_width = opts.horizon.micros().div_ceil(MAX_TIMELINE_BINS);
+            Dur(b.micros().max(min_width))
+        });
+        let mut bins = Vec::new();
+        if let Some(b) = bin {
+            let n = opts.horizon.micros().div_ceil(b.micros()).max(1) as usize;
+            bins.reserve_exact(n);
+            for i in 0..n as u64 {
+                bins.push(empty_bin(i, b));
+            }
+        }
+        Recorder {
+            horizon: opts.horizon,
+            truth,
+            counters: Counters::default(),
+            transitions: Vec::with_capacity(64),
+            latency: LatencyHistogram::new(),
+            states: vec![State::Closed; instances],
+            since: vec![SimTime::ZERO; instances],
+            time_in_state: vec![[Dur::ZERO; 3]; instances],
+            truth_cursor: 0,
+            started_max_end: SimTime::ZERO,
+            bin,
+            bins,
+            scratch: LatencyHistogram::new(),
+            scratch_bin: 0,
+        }
+    }
+
+    /// The timeline bin holding `at`, created if the run went past the horizon.
+    fn bin_mut(&mut self, at: SimTime) -> Option<&mut TimelineBin> {
+        let b = self.bin?;
+        let idx = (at.micros() / b.micros()) as usize;
+        while self.bins.len() <= idx {
+            let i = self.bins.len() as u64;
+            self.bins.push(empty_bin(i, b));
+        }
+        Some(&mut self.bins[idx])
+    }
+
+    /// A request arrived.
+    pub fn request_arrived(&mut self, at: SimTime) {
+        self.counters.requests += 1;
+        if let Some(bin) = self.bin_mut(at) {
+            bin.offered += 1;
+        }
+    }
+
+    /// A breaker rejected an attempt (each rejection, first try or retry).
+    pub fn rejected(&mut self, at: SimTime, _instance: usize) {
+        self.counters.rejections += 1;
+        if let Some(bin) = self.bin_mut(at) {
+            bin.rejected += 1;
+        }
+    }
+
+    /// An attempt went upstream.
+    pub fn attempt_sent(&mut self, at: SimTime, _instance: usize, kind: AttemptKind) {
+        let c = &mut self.counters;
+        c.attempts += 1;
+        match kind {
+            AttemptKind::First => c.first_attempts += 1,
+            AttemptKind::Retry => c.retries += 1,
+            AttemptKind::Probe => c.probes += 1,
+            AttemptKind::Deferred => c.deferred_attempts += 1,
+        }
+        if let Some(bin) = self.bin_mut(at) {
+            bin.admitted += 1;
+        }
+    }
+
+    /// An attempt's result reached the client: class as seen (`Timeout` if it timed out), the
+    /// policy's verdict, latency as the client saw it.
+    pub fn attempt_done(
+        &mut self,
+        at: SimTime,
+        _instance: usize,
+        class: OutcomeClass,
+        verdict: Verdict,
+        latency: Dur,
+    ) {
+        let c = &mut self.counters;
+        if class == OutcomeClass::Timeout {
+            c.timeouts += 1;
+        }
+        match verdict {
+            Verdict::Success => c.attempt_successes += 1,
+            Verdict::Failure => c.attempt_failures += 1,
+            Verdict::Ignored => c.attempt_ignored += 1,
+        }
+        let Some(b) = self.bin else { return };
+        let idx = (at.micros() / b.micros()) as usize;
+        if idx != self.scratch_bin {
+            self.fold_scratch();
+            self.scratch_bin = idx;
+        }
+        self.scratch.record(latency);
+        let upstream_error =
+            matches!(class, OutcomeClass::Error | OutcomeClass::Timeout | OutcomeClass::RateLimited);
+        if let Some(bin) = self.bin_mut(at) {
+            bin.completed += 1;
+            match verdict {
+                Verdict::Success => bin.successes += 1,
+                Verdict::Failure => bin.failures += 1,
+                Verdict::Ignored => {}
+            }
+            if upstream_error {
+                bin.upstream_errors += 1;
+            }
+        }
+    }
+
+    /// Stores the scratch histogram's p95 in its bin and empties it.
+    fn fold_scratch(&mut self) {
+        if self.scratch.count() == 0 {
+            return;
+        }
+        let p95 = self.scratch.percentile_permille(950);
+        let at = SimTime(self.scratch_bin as u64 * self.bin.map_or(0, |b| b.micros()));
+        if let Some(bin) = self.bin_mut(at) {
+            bin.upstream_p95 = p95;
+        }
+        self.scratch.clear();
+    }
+
+    /// A breaker instance changed state.
+    pub fn transition(&mut self, instance: usize, t: &Transition) {
+        if instance >= self.states.len() {
+            // More instances than announced: track them too rather than lose their time.
+            self.states.resize(instance + 1, State::Closed);
+            self.since.resize(instance + 1, SimTime::ZERO);
+            self.time_in_state.resize(instance + 1, [Dur::ZERO; 3]);
+        }
+        self.transitions.push((instance, *t));
+        self.close_occupancy(instance, t.at);
+        self.states[instance] = t.to;
+    }
+
+    /// Adds instance `i`'s time in its current state from `since[i]` to `until`.
+    fn close_occupancy(&mut self, i: usize, until: SimTime) {
+        let from = self.since[i];
+        if until <= from {
+            return;
+        }
+        let s = self.states[i].index();
+        self.time_in_state[i][s] = self.time_in_state[i][s] + (until - from);
+        self.since[i] = until;
+        let Some(b) = self.bin else { return };
+        let mut t = from.micros();
+        while t < until.micros() {
+            let bin_end = (t / b.micros() + 1).saturating_mul(b.micros());
+            let seg_end = bin_end.min(until.micros());
+            if let Some(bin) = self.bin_mut(SimTime(t)) {
+                bin.occupancy[s] = bin.occupancy[s] + Dur(seg_end - t);
+            }
+            t = seg_end;
+        }
+    }
+
+    /// True when some incident window `[start, end)` contains `t` (`t` must not decrease between
+    /// calls: a cursor walks the windows sorted by start, keeping the latest end seen).
+    fn incident_active(&mut self, t: SimTime) -> bool {
+        while let Some(w) = self.truth.get(self.truth_cursor) {
+            if w.start > t {
+                break;
+            }
+            self.started_max_end = self.started_max_end.max(w.end);
+            self.truth_cursor += 1;
+        }
+        t < self.started_max_end
+    }
+
+    /// A request got its final answer at `at`; `shed` is `Some(t)` when it ended because a
+    /// breaker rejected it at `t` (the fallback may answer a little later, at `at`). Rejection
+    /// times arrive in event order, so the incident cursor only moves forward.
+    pub fn request_done(&mut self, arrival: SimTime, at: SimTime, finish: Finish, shed: Option<SimTime>) {
+        self.latency.record(at - arrival);
+        match finish {
+            Finish::Success => self.counters.answered_ok += 1,
+            Finish::Fallback => self.counters.fallbacks += 1,
+            Finish::Error => self.counters.errors += 1,
+        }
+        if let Some(rejected_at) = shed {
+            self.counters.shed += 1;
+            if !self.incident_active(rejected_at) {
+                self.counters.shed_healthy += 1;
+            }
+        }
+    }
+
+    /// Retry-queue fallback: work deferred at `at`.
+    pub fn deferred(&mut self, _at: SimTime) {
+        self.counters.deferred += 1;
+    }
+
+    /// Deferred work (deferred at `deferred_at`) completed at `at`.
+    pub fn deferred_done(&mut self, deferred_at: SimTime, at: SimTime, success: bool) {
+        let c = &mut self.counters;
+        c.deferred_completed += 1;
+        if success {
+            c.deferred_succeeded += 1;
+        }
+        c.deferred_delay_total = c.deferred_delay_total + (at - deferred_at);
+    }
+
+    /// Ends the run at `end`: closes every instance's state occupancy at `end`, folds the last
+    /// timeline bin's p95, and fixes each bin's observed time.
+    pub fn finish(mut self, end: SimTime) -> RunRecord {
+        for i in 0..self.states.len() {
+            self.close_occupancy(i, end);
+        }
+        self.fold_scratch();
+        let instances = self.states.len();
+        let timeline = self.bin.map(|b| {
+            let span_end = end.max(self.horizon);
+            let n = span_end.micros().div_ceil(b.micros()).max(1) as usize;
+            while self.bins.len() < n {
+                let i = self.bins.len() as u64;
+                self.bins.push(empty_bin(i, b));
+            }
+            let last = self.bins.len() - 1;
+            for (i, bin) in self.bins.iter_mut().enumerate() {
+                if i == last {
+                    bin.end = bin.end.min(span_end).max(bin.start);
+                }
+                let seen = bin.end.min(end).micros().saturating_sub(bin.start.micros());
+                bin.observed = Dur(seen.saturating_mul(instances as u64));
+            }
+            Timeline { bin: b, bins: self.bins }
+        });
+        let c = self.counters;
+        RunRecord {
+            horizon: self.horizon,
+            end,
+            instances,
+            truth: self.truth,
+            counters: c,
+            transitions: self.transitions,
+            latency: self.latency,
+            timeline,
+            final_states: self.states,
+            time_in_state: self.time_in_state,
+            deferred_pending: c.deferred.saturating_sub(c.deferred_completed),
+        }
+    }
+}
+
+/// Bin `i` of width `b`, all counts zero.
+fn empty_bin(i: u64, b: Dur) -> TimelineBin {
+    let start = i.saturating_mul(b.micros());
+    TimelineBin {
+        start: SimTime(start),
+        end: SimTime(start.saturating_add(b.micros())),
+        ..TimelineBin::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::truth::Expect;
+
+    fn window(start_s: u64, end_s: u64, expect: Expect) -> IncidentWindow {
+        IncidentWindow {
+            start: SimTime(start_s * 1_000_000),
+            end: SimTime(end_s * 1_000_000),
+            kind: "outage".into(),
+            expect,
+        }
+    }
+
+    fn tr(at_s: u64, from: State, to: State) -> Transition {
+        Transition { at: SimTime(at_s * 1_000_000), from, to, reason: "test" }
+    }
+
+    fn s(secs: u64) -> SimTime {
+        SimTime(secs * 1_000_000)
+    }
+
+    #[test]
+    fn shed_healthy_uses_the_truth_cursor() {
+        // Windows [10 s, 20 s) and [15 s, 40 s) overlap; [50 s, 60 s) is a blip (any window counts).
+        let mut r = Recorder::new(RecorderOptions {
+            horizon: s(100),
+            instances: 1,
+            timeline_bin: None,
+            truth: vec![
+                window(50, 60, Expect::StayClosed),
+                window(10, 20, Expect::Open),
+                window(15, 40, Expect::Open),
+            ],
+        });
+        // Shed at 5 (healthy), 10 (active), 39 (active via the second window), 40 (healthy: end
+        // is exclusive), 55 (blip active), 70 (healthy). Not shed at 80: not counted at all.
+        for (t, shed) in [(5, true), (10, true), (39, true), (40, true), (55, true), (70, true), (80, false)]
+        {
+            r.request_arrived(s(t));
+            r.request_done(s(t), s(t), Finish::Fallback, shed.then_some(s(t)));
+        }
+        let rec = r.finish(s(100));
+        assert_eq!(rec.counters.shed, 6);
+        assert_eq!(rec.counters.shed_healthy, 3);
+        assert_eq!(rec.counters.fallbacks, 7);
+        assert_eq!(rec.truth[0].start, s(10), "truth sorted by start");
+    }
+
+    #[test]
+    fn counters_and_state_time() {
+        let mut r = Recorder::new(RecorderOptions {
+            horizon: s(60),
+            instances: 2,
+            timeline_bin: None,
+            truth: vec![],
+        });
+        r.request_arrived(s(1));
+        r.attempt_sent(s(1), 0, AttemptKind::First);
+        r.attempt_done(s(2), 0, OutcomeClass::Timeout, Verdict::Failure, Dur::from_secs(1));
+        r.attempt_sent(s(3), 0, AttemptKind::Retry);
+        r.attempt_done(s(4), 0, OutcomeClass::ClientError, Verdict::Ignored, Dur::from_millis(5));
+        r.request_done(s(1), s(4), Finish::Error, None);
+        r.transition(1, &tr(10, State::Closed, State::Open));
+        r.transition(1, &tr(40, State::Open, State::HalfOpen));
+        r.rejected(s(11), 1);
+        r.deferred(s(11));
+        r.deferred(s(12));
+        r.deferred_done(s(11), s(50), true);
+        let rec = r.finish(s(60));
+        let c = rec.counters;
+        assert_eq!((c.requests, c.attempts, c.first_attempts, c.retries), (1, 2, 1, 1));
+        assert_eq!((c.timeouts, c.attempt_failures, c.attempt_ignored, c.errors), (1, 1, 1, 1));
+        assert_eq!((c.rejections, c.deferred, c.deferred_completed, rec.deferred_pending), (1, 2, 1, 1));
+        assert_eq!(c.deferred_delay_total, Dur::from_secs(39));
+        assert_eq!(rec.time_in_state[0], [Dur::from_secs(60), Dur::ZERO, Dur::ZERO]);
+        // Instance 1: closed 0..10, open 10..40, half-open 40..60.
+        assert_eq!(rec.time_in_state[1], [Dur::from_secs(10), Dur::from_secs(30), Dur::from_secs(20)]);
+        assert_eq!(rec.final_states, vec![State::Closed, State::HalfOpen]);
+        assert_eq!(rec.latency.percentile_permille(500), Some(Dur::from_secs(3)));
+        assert!(rec.timeline.is_none());
+    }
+
+    #[test]
+    fn timeline_bins_count_split_occupancy_and_p95() {
+        // 2 instances, 10 s bins, horizon 30 s, run ends at 25 s.
+        let mut r = Recorder::new(RecorderOptions {
+            horizon: s(30),
+            instances: 2,
+            timeline_bin: Some(Dur::from_secs(10)),
+            truth: vec![],
+        });
+        r.request_arrived(s(1));
+        r.request_arrived(s(12));
+        r.attempt_sent(s(1), 0, AttemptKind::First);
+        for ms in 1..=20u64 {
+            // 20 attempts completing in bin 0 with latencies 1..20 ms (plus one of 7 ms below).
+            r.attempt_done(s(2), 0, OutcomeClass::Ok, Verdict::Success, Dur::from_millis(ms));
+        }
+        r.attempt_done(s(3), 0, OutcomeClass::Error, Verdict::Failure, Dur::from_millis(7));
+        // Instance 0 opens at 5 s and half-opens at 15 s; instance 1 stays closed.
+        r.transition(0, &tr(5, State::Closed, State::Open));
+        r.attempt_done(s(13), 1, OutcomeClass::RateLimited, Verdict::Ignored, Dur::from_millis(40));
+        r.rejected(s(14), 0);
+        r.transition(0, &tr(15, State::Open, State::HalfOpen));
+        let rec = r.finish(s(25));
+        let tl = rec.timeline.unwrap();
+        assert_eq!(tl.bins.len(), 3);
+        let b0 = &tl.bins[0];
+        assert_eq!((b0.offered, b0.admitted, b0.successes, b0.failures, b0.completed), (1, 1, 20, 1, 21));
+        assert_eq!(b0.upstream_errors, 1);
+        // 21 values: p95 = rank ceil(19.95) = 20 = 19 ms = 19,000 µs, in the bucket
+        // [18,944, 19,200) (74 · 256), reported as its midpoint 19,072 µs (+0.38%).
+        assert_eq!(b0.upstream_p95, Some(Dur(19_072)));
+        // Bin 0: instance 0 closed 5 s + open 5 s, instance 1 closed 10 s, over 20 instance-s.
+        assert_eq!(b0.fraction(State::Closed), Some(0.75));
+        assert_eq!(b0.fraction(State::Open), Some(0.25));
+        let b1 = &tl.bins[1];
+        assert_eq!((b1.offered, b1.rejected, b1.completed, b1.failures), (1, 1, 1, 0));
+        assert_eq!(b1.error_rate(), Some(1.0));
+        assert_eq!(b1.upstream_p95, Some(Dur::from_millis(40)));
+        // Bin 1: instance 0 open 5 s + half-open 5 s; instance 1 closed 10 s.
+        assert_eq!(b1.fraction(State::HalfOpen), Some(0.25));
+        // Bin 2 [20, 30): observed only until 25 s: 2 × 5 s; instance 0 half-open, 1 closed.
+        let b2 = &tl.bins[2];
+        assert_eq!(b2.observed, Dur::from_secs(10));
+        assert_eq!(b2.fraction(State::HalfOpen), Some(0.5));
+        assert_eq!(b2.error_rate(), None);
+        assert_eq!(b2.upstream_p95, None);
+        assert_eq!((b2.start, b2.end), (s(20), s(30)));
+    }
+
+    #[test]
+    fn timeline_grows_past_the_horizon_and_validates() {
+        let opts = RecorderOptions {
+            horizon: s(20),
+            instances: 1,
+            timeline_bin: Some(Dur::from_secs(10)),
+            truth: vec![],
+        };
+        assert!(opts.validate().is_ok());
+        let mut r = Recorder::new(opts);
+        r.attempt_done(s(33), 0, OutcomeClass::Ok, Verdict::Success, Dur::from_millis(3));
+        let tl = r.finish(s(35)).timeline.unwrap();
+        assert_eq!(tl.bins.len(), 4);
+        assert_eq!((tl.bins[3].start, tl.bins[3].end), (s(30), s(35)));
+        assert_eq!(tl.bins[3].fraction(State::Closed), Some(1.0));
+        let zero =
+            RecorderOptions { horizon: s(20), instances: 1, timeline_bin: Some(Dur::ZERO), truth: vec![] };
+        assert!(zero.validate().unwrap_err().contains("positive"));
+        let fine = RecorderOptions {
+            horizon: s(86_400 * 7),
+            instances: 1,
+            timeline_bin: Some(Dur(1)),
+            truth: vec![],
+        };
+        assert!(fine.validate().unwrap_err().contains("at most 200000 bins"));
+        assert!(Recorder::new(zero).finish(s(20)).timeline.is_none());
+    }
+}

@@ -1,0 +1,827 @@
+//! Scoring: turns one run's [`RunRecord`] into [`Metrics`] measured against its ground truth,
+//! following DESIGN.md "Metrics (per run): definitions", and weighs them into a cost.
+//!
+//! Precise definitions where DESIGN leaves a choice (times are integer microseconds; an incident
+//! window is `[start, end)` and "covered" means `[start, end + tolerance)`):
+//! - `false_opens`: transitions CLOSED→OPEN at a time covered by no window whose expectation is
+//!   `open` or `either` (a `stay_closed` window does not excuse an open).
+//! - `detection_delay_*`: per `open` incident, 0 if any instance was OPEN just before `start`
+//!   (its last transition before `start` entered OPEN); otherwise the first entry into OPEN by
+//!   any instance (from CLOSED or HALF_OPEN) at a covered time, minus `start`. None such: the
+//!   incident is missed. p95 is the nearest rank `ceil(0.95·n)` of the sorted delays.
+//! - `recovery_lag_mean_s`: over detected `open` incidents, the time from `end` until every
+//!   instance is CLOSED at once: 0 if all are CLOSED at `end` (after the transitions at `end`);
+//!   else the first later instant at which all are CLOSED; if that never happens, the lag runs to
+//!   the run's end (a lower bound, so a breaker that never recovers is not rewarded).
+//! - `flaps`: per instance, an entry into OPEN less than `flap_window` after that instance's
+//!   latest entry into CLOSED (`open_at − closed_at < flap_window`); at most one flap per entry
+//!   into CLOSED (re-opens from HALF_OPEN in the same episode are not counted again). The initial
+//!   CLOSED state at time 0 is not an entry. Summed over instances.
+//! - `open_episodes`: transitions CLOSED→OPEN (a re-open from HALF_OPEN belongs to the same
+//!   episode); `probe_failures`: transitions HALF_OPEN→OPEN. Both summed over instances.
+//! - `availability` = requests answered successfully / requests; `fallback_rate` = requests that
+//!   ended with a fallback / requests; `amplification` = attempts (every kind) / requests.
+//!   No requests: all three empty.
+//! - `latency_*_ms`: user latency, from the recorder's histogram (nearest rank, ≤ 0.79% error).
+//! - `shed_healthy`: counted by the recorder at the rejection time, against any window
+//!   `[start, end)` (no tolerance, any expectation).
+
+use super::recorder::RunRecord;
+use crate::policy::State;
+use crate::time::{Dur, SimTime};
+use crate::truth::Expect;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Scoring parameters.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct ScoringOptions {
+    /// How long after an incident's end a transition still belongs to it (default 30 s).
+    pub tolerance: Dur,
+    /// An entry into OPEN less than this after an entry into CLOSED is a flap (default 5 min).
+    pub flap_window: Dur,
+}
+
+impl Default for ScoringOptions {
+    fn default() -> ScoringOptions {
+        ScoringOptions { tolerance: Dur::from_secs(30), flap_window: Dur::from_secs(300) }
+    }
+}
+
+/// Every metric of one run. Counts are integers; metrics that can have no value are `Option`
+/// (an empty CSV cell).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Metrics {
+    /// CLOSED→OPEN outside every `open`/`either` window (+tolerance).
+    pub false_opens: u64,
+    /// Windows expecting `open`.
+    pub incidents: u64,
+    /// `open` windows with no open in time.
+    pub missed_incidents: u64,
+    /// Mean detection delay over detected incidents, seconds.
+    pub detection_delay_mean_s: Option<f64>,
+    /// Nearest-rank p95 of detection delays, seconds.
+    pub detection_delay_p95_s: Option<f64>,
+    /// Largest detection delay, seconds.
+    pub detection_delay_max_s: Option<f64>,
+    /// Mean time from a detected incident's end until all instances are closed, seconds.
+    pub recovery_lag_mean_s: Option<f64>,
+    /// Re-opens soon after a close, summed over instances.
+    pub flaps: u64,
+    /// CLOSED→OPEN transitions.
+    pub open_episodes: u64,
+    /// HALF_OPEN→OPEN transitions.
+    pub probe_failures: u64,
+    /// Requests that arrived.
+    pub requests: u64,
+    /// Attempts sent upstream (first tries, retries, probes, deferred replays).
+    pub attempts: u64,
+    /// attempts / requests.
+    pub amplification: Option<f64>,
+    /// Attempts whose verdict was failure.
+    pub wasted_quota: u64,
+    /// Requests that ended because a breaker rejected them.
+    pub shed: u64,
+    /// Shed requests rejected while no incident was active.
+    pub shed_healthy: u64,
+    /// Requests answered successfully / requests.
+    pub availability: Option<f64>,
+    /// Requests ended with a fallback / requests.
+    pub fallback_rate: Option<f64>,
+    /// User latency p50, milliseconds.
+    pub latency_p50_ms: Option<f64>,
+    /// User latency p95, milliseconds.
+    pub latency_p95_ms: Option<f64>,
+    /// User latency p99, milliseconds.
+    pub latency_p99_ms: Option<f64>,
+    /// Σ weight · metric; [`score`] fills it with [`CostWeights::default`], [`Metrics::set_cost`]
+    /// recomputes it with a sweep's own weights.
+    pub cost: f64,
+    /// Attempts sent as half-open probes.
+    pub probes: u64,
+    /// Attempts sent as retries.
+    pub retries: u64,
+    /// Attempts the client saw time out.
+    pub timeouts: u64,
+    /// Breaker rejections (each one, first try or retry).
+    pub rejections: u64,
+    /// Units of work deferred to a retry queue.
+    pub deferred: u64,
+    /// Deferred units completed by the end.
+    pub deferred_completed: u64,
+    /// Deferred units still pending at the end.
+    pub deferred_pending: u64,
+    /// Mean deferral-to-completion time of completed deferred units, seconds.
+    pub deferred_delay_mean_s: Option<f64>,
+    /// Time spent OPEN, summed over instances, seconds.
+    pub time_open_s: f64,
+}
+
+impl Metrics {
+    /// Column names in summary.csv order: DESIGN's names first, exactly, then the extras.
+    pub const COLUMNS: &'static [&'static str] = &[
+        "false_opens",
+        "incidents",
+        "missed_incidents",
+        "detection_delay_mean_s",
+        "detection_delay_p95_s",
+        "detection_delay_max_s",
+        "recovery_lag_mean_s",
+        "flaps",
+        "open_episodes",
+        "probe_failures",
+        "requests",
+        "attempts",
+        "amplification",
+        "wasted_quota",
+        "shed",
+        "shed_healthy",
+        "availability",
+        "fallback_rate",
+        "latency_p50_ms",
+        "latency_p95_ms",
+        "latency_p99_ms",
+        "cost",
+        "probes",
+        "retries",
+        "timeouts",
+        "rejections",
+        "deferred",
+        "deferred_completed",
+        "deferred_pending",
+        "deferred_delay_mean_s",
+        "time_open_s",
+    ];
+
+    /// True when `column` is one of [`Metrics::COLUMNS`].
+    pub fn is_column(column: &str) -> bool {
+        Metrics::COLUMNS.contains(&column)
+    }
+
+    /// The value of one column as a float (counts are exact integers). `None` means an empty cell:
+    /// the metric has no value in this run, or `column` is not a metric name (check with
+    /// [`Metrics::is_column`] when the difference matters).
+    pub fn get(&self, column: &str) -> Option<f64> {
+        let count = |n: u64| Some(n as f64);
+        match column {
+            "false_opens" => count(self.false_opens),
+            "incidents" => count(self.incidents),
+            "missed_incidents" => count(self.missed_incidents),
+            "detection_delay_mean_s" => self.detection_delay_mean_s,
+            "detection_delay_p95_s" => self.detection_delay_p95_s,
+            "detection_delay_max_s" => self.detection_delay_max_s,
+            "recovery_lag_mean_s" => self.recovery_lag_mean_s,
+            "flaps" => count(self.flaps),
+            "open_episodes" => count(self.open_episodes),
+            "probe_failures" => count(self.probe_failures),
+            "requests" => count(self.requests),
+            "attempts" => count(self.attempts),
+            "amplification" => self.amplification,
+            "wasted_quota" => count(self.wasted_quota),
+            "shed" => count(self.shed),
+            "shed_healthy" => count(self.shed_healthy),
+            "availability" => self.availability,
+            "fallback_rate" => self.fallback_rate,
+            "latency_p50_ms" => self.latency_p50_ms,
+            "latency_p95_ms" => self.latency_p95_ms,
+            "latency_p99_ms" => self.latency_p99_ms,
+            "cost" => Some(self.cost),
+            "probes" => count(self.probes),
+            "retries" => count(self.retries),
+            "timeouts" => count(self.timeouts),
+            "rejections" => count(self.rejections),
+            "deferred" => count(self.deferred),
+            "deferred_completed" => count(self.deferred_completed),
+            "deferred_pending" => count(self.deferred_pending),
+            "deferred_delay_mean_s" => self.deferred_delay_mean_s,
+            "time_open_s" => Some(self.time_open_s),
+            _ => None,
+        }
+    }
+
+    /// Σ weightᵢ · metricᵢ over the weighted columns, summed in column-name order (so the float
+    /// result is reproducible). A metric with no value (e.g. no detection delay when there were
+    /// no incidents) contributes 0: a missed incident is priced by `missed_incidents` instead.
+    pub fn cost(&self, weights: &CostWeights) -> f64 {
+        weights.0.iter().map(|(column, w)| w * self.get(column).unwrap_or(0.0)).sum()
+    }
+
+    /// Replaces the stored `cost` with the cost under `weights`.
+    pub fn set_cost(&mut self, weights: &CostWeights) {
+        self.cost = self.cost(weights);
+    }
+}
+
+/// Weights of the cost objective: metric column → weight (any finite number; negative rewards
+/// a metric). Columns must be [`Metrics::COLUMNS`] other than `cost`; unknown names are refused
+/// when built or deserialized, so a typo cannot silently drop a term.
+///
+/// The defaults price everything in "false opens" for a run at a few requests per second:
+/// - `false_opens` 1: the unit. A false open sheds healthy traffic for one open period and pages
+///   someone for nothing.
+/// - `detection_delay_mean_s` 1/60: a minute of late detection costs about one false open (a
+///   minute of failing calls at a few rps is a couple of hundred failed user requests, roughly
+///   what a 30 to 60 s false open sheds).
+/// - `missed_incidents` 10: missing a real incident is ten false opens; it leaves callers
+///   exposed for the whole incident (typically 10 min or more, i.e. more than the 10 min of delay
+///   the detection-delay weight would charge).
+/// - `recovery_lag_mean_s` 1/120: half the detection rate; lingering open after the dependency
+///   recovered sheds traffic, which `shed_healthy` also prices.
+/// - `flaps` 0.5: a quick re-trip is churn on top of an episode already counted.
+/// - `shed_healthy` 0.01: 100 healthy requests shed (what a false open of ~30 s sheds at 3 rps)
+///   ≈ one false open.
+/// - `wasted_quota` 0.001: 1,000 attempts sent into a failing dependency ≈ one false open
+///   (quota and load on a dependency that is already down).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "BTreeMap<String, f64>", into = "BTreeMap<String, f64>")]
+pub struct CostWeights(BTreeMap<String, f64>);
+
+/// Why a set of cost weights was refused.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum CostWeightsError {
+    /// A name that is not a metric column.
+    #[error("unknown metric `{0}` in cost weights: expected one of {list}", list = weighable_list())]
+    UnknownColumn(String),
+    /// `cost` cannot be a term of itself.
+    #[error("`cost` cannot be weighted: expected a metric column other than `cost`")]
+    CostItself,
+    /// A weight that is NaN or infinite.
+    #[error("cost weight for `{0}`: expected a finite number, found {1}")]
+    NotFinite(String, f64),
+}
+
+/// The columns a weight may name, comma separated (for error messages).
+fn weighable_list() -> String {
+    Metrics::COLUMNS.iter().filter(|c| **c != "cost").copied().collect::<Vec<_>>().join(", ")
+}
+
+impl CostWeights {
+    /// Checks every name and weight. A name given twice keeps its last weight.
+    pub fn new<I, S>(pairs: I) -> Result<CostWeights, CostWeightsError>
+    where
+        I: IntoIterator<Item = (S, f64)>,
+        S: Into<String>,
+    {
+        let mut map = BTreeMap::new();
+        for (name, w) in pairs {
+            let name = name.into();
+            if name == "cost" {
+                return Err(CostWeightsError::CostItself);
+            }
+            if !Metrics::is_column(&name) {
+                return Err(CostWeightsError::UnknownColumn(name));
+            }
+            if !w.is_finite() {
+                return Err(CostWeightsError::NotFinite(name, w));
+            }
+            map.insert(name, w);
+        }
+        Ok(CostWeights(map))
+    }
+
+    /// The weight of one column (0 when not weighted).
+    pub fn get(&self, column: &str) -> f64 {
+        self.0.get(column).copied().unwrap_or(0.0)
+    }
+
+    /// The weighted columns and their weights, in name order.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, f64)> {
+        self.0.iter().map(|(k, v)| (k.as_str(), *v))
+    }
+}
+
+impl Default for CostWeights {
+    /// See the type's documentation for the reasoning behind each weight.
+    fn default() -> CostWeights {
+        CostWeights(
+            [
+                ("false_opens", 1.0),
+                ("detection_delay_mean_s", 1.0 / 60.0),
+                ("missed_incidents", 10.0),
+                ("recovery_lag_mean_s", 1.0 / 120.0),
+                ("flaps", 0.5),
+                ("shed_healthy", 0.01),
+                ("wasted_quota", 0.001),
+            ]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect(),
+        )
+    }
+}
+
+impl TryFrom<BTreeMap<String, f64>> for CostWeights {
+    type Error = CostWeightsError;
+    fn try_from(map: BTreeMap<String, f64>) -> Result<CostWeights, CostWeightsError> {
+        CostWeights::new(map)
+    }
+}
+
+impl From<CostWeights> for BTreeMap<String, f64> {
+    fn from(w: CostWeights) -> BTreeMap<String, f64> {
+        w.0
+    }
+}
+
+/// A piecewise-constant yes/no over time: the value after each change, in time order.
+struct Changes {
+    initial: bool,
+    points: Vec<(SimTime, bool)>,
+}
+
+impl Changes {
+    /// The value just before `t` (after every change at a time `< t`).
+    fn before(&self, t: SimTime) -> bool {
+        let i = self.points.partition_point(|p| p.0 < t);
+        if i == 0 { self.initial } else { self.points[i - 1].1 }
+    }
+    /// The value at `t` (after every change at a time `<= t`), and the index of the first later
+    /// change.
+    fn at(&self, t: SimTime) -> (bool, usize) {
+        let i = self.points.partition_point(|p| p.0 <= t);
+        (if i == 0 { self.initial } else { self.points[i - 1].1 }, i)
+    }
+}
+
+/// Scores one run against its ground truth; see the module documentation for each definition.
+/// `cost` is filled with [`CostWeights::default`].
+pub fn score(record: &RunRecord, opts: &ScoringOptions) -> Metrics {
+    let mut transitions: Vec<_> = record.transitions.iter().collect();
+    transitions.sort_by_key(|(_, t)| t.at); // already in event order; stable, so a no-op then
+
+    let n = record.instances.max(1);
+    let mut states = vec![State::Closed; n];
+    let mut last_close: Vec<Option<SimTime>> = vec![None; n];
+    let (mut open_count, mut not_closed) = (0usize, 0usize);
+    let mut any_open = Changes { initial: false, points: Vec::new() };
+    let mut all_closed = Changes { initial: true, points: Vec::new() };
+    let mut open_entries: Vec<SimTime> = Vec::new();
+    let (mut false_opens, mut flaps, mut open_episodes, mut probe_failures) = (0u64, 0u64, 0u64, 0u64);
+    let excuses_open = |at: SimTime| {
+        record
+            .truth
+            .iter()
+            .any(|w| matches!(w.expect, Expect::Open | Expect::Either) && w.covers(at, opts.tolerance))
+    };
+
+    for (i, t) in transitions {
+        let i = *i;
+        if i >= states.len() {
+            states.resize(i + 1, State::Closed);
+            last_close.resize(i + 1, None);
+        }
+        if t.to == State::Open && t.from != State::Open {
+            open_entries.push(t.at);
+            if let Some(closed_at) = last_close[i].take() {
+                if t.at - closed_at < opts.flap_window {
+                    flaps += 1;
+                }
+            }
+        }
+        if t.from == State::Closed && t.to == State::Open {
+            open_episodes += 1;
+            if !excuses_open(t.at) {
+                false_opens += 1;
+            }
+        }
+        if t.from == State::HalfOpen && t.to == State::Open {
+            probe_failures += 1;
+        }
+        if t.to == State::Closed && t.from != State::Closed {
+            last_close[i] = Some(t.at);
+        }
+        // Occupancy counts follow the states actually entered.
+        let prev = states[i];
+        states[i] = t.to;
+        let was_any_open = open_count > 0;
+        let was_all_closed = not_closed == 0;
+        if prev == State::Open {
+            open_count -= 1;
+        }
+        if t.to == State::Open {
+            open_count += 1;
+        }
+        if prev != State::Closed {
+            not_closed -= 1;
+        }
+        if t.to != State::Closed {
+            not_closed += 1;
+        }
+        if was_any_open != (open_count > 0) {
+            any_open.points.push((t.at, open_count > 0));
+        }
+        if was_all_closed != (not_closed == 0) {
+            all_closed.points.push((t.at, not_closed == 0));
+        }
+    }
+
+    let mut delays: Vec<Dur> = Vec::new();
+    let mut lags: Vec<Dur> = Vec::new();
+    let (mut incidents, mut missed) = (0u64, 0u64);
+    for w in record.truth.iter().filter(|w| w.expect == Expect::Open) {
+        incidents += 1;
+        let delay = if any_open.before(w.start) {
+            Some(Dur::ZERO)
+        } else {
+            let k = open_entries.partition_point(|at| *at < w.start);
+            open_entries.get(k).filter(|at| w.covers(**at, opts.tolerance)).map(|at| *at - w.start)
+        };
+        let Some(delay) = delay else {
+            missed += 1;
+            continue;
+        };
+        delays.push(delay);
+        let (closed_at_end, next) = all_closed.at(w.end);
+        let lag = if closed_at_end {
+            Dur::ZERO
+        } else {
+            match all_closed.points[next..].iter().find(|p| p.1) {
+                Some(p) => p.0 - w.end,
+                None => record.end - w.end,
+            }
+        };
+        lags.push(lag);
+    }
+    delays.sort();
+
+    let c = &record.counters;
+    let per_request = |x: u64| (c.requests > 0).then(|| x as f64 / c.requests as f64);
+    let pct_ms = |permille| record.latency.percentile_permille(permille).map(Dur::as_millis_f64);
+    let mut m = Metrics {
+        false_opens,
+        incidents,
+        missed_incidents: missed,
+        detection_delay_mean_s: mean_secs(&delays),
+        detection_delay_p95_s: nearest_rank(&delays, 95).map(Dur::as_secs_f64),
+        detection_delay_max_s: delays.last().map(|d| d.as_secs_f64()),
+        recovery_lag_mean_s: mean_secs(&lags),
+        flaps,
+        open_episodes,
+        probe_failures,
+        requests: c.requests,
+        attempts: c.attempts,
+        amplification: per_request(c.attempts),
+        wasted_quota: c.attempt_failures,
+        shed: c.shed,
+        shed_healthy: c.shed_healthy,
+        availability: per_request(c.answered_ok),
+        fallback_rate: per_request(c.fallbacks),
+        latency_p50_ms: pct_ms(500),
+        latency_p95_ms: pct_ms(950),
+        latency_p99_ms: pct_ms(990),
+        cost: 0.0,
+        probes: c.probes,
+        retries: c.retries,
+        timeouts: c.timeouts,
+        rejections: c.rejections,
+        deferred: c.deferred,
+        deferred_completed: c.deferred_completed,
+        deferred_pending: record.deferred_pending,
+        deferred_delay_mean_s: (c.deferred_completed > 0)
+            .then(|| c.deferred_delay_total.as_secs_f64() / c.deferred_completed as f64),
+        time_open_s: record.time_in_state.iter().map(|s| s[State::Open.index()].micros()).sum::<u64>() as f64
+            / 1e6,
+    };
+    m.set_cost(&CostWeights::default());
+    m
+}
+
+/// Mean in seconds (summed exactly in microseconds), `None` for no values.
+fn mean_secs(values: &[Dur]) -> Option<f64> {
+    let total: u128 = values.iter().map(|d| u128::from(d.micros())).sum();
+    (!values.is_empty()).then(|| total as f64 / values.len() as f64 / 1e6)
+}
+
+/// Nearest-rank percentile of sorted values: rank `ceil(pct · n / 100)`, at least 1.
+fn nearest_rank(sorted: &[Dur], pct: usize) -> Option<Dur> {
+    let rank = (sorted.len() * pct).div_ceil(100).max(1);
+    sorted.get(rank - 1).copied()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::{Finish, Recorder, RecorderOptions};
+    use crate::policy::Transition;
+    use crate::truth::IncidentWindow;
+    use State::{Closed, HalfOpen, Open};
+
+    const SEC: u64 = 1_000_000;
+
+    fn w(start_s: u64, end_s: u64, expect: Expect) -> IncidentWindow {
+        IncidentWindow {
+            start: SimTime(start_s * SEC),
+            end: SimTime(end_s * SEC),
+            kind: "outage".into(),
+            expect,
+        }
+    }
+
+    /// A record with the given truth and transitions `(instance, at_us, from, to)`, ended at `end_s`.
+    fn run(
+        instances: usize,
+        truth: Vec<IncidentWindow>,
+        trs: &[(usize, u64, State, State)],
+        end_s: u64,
+    ) -> RunRecord {
+        let mut r = Recorder::new(RecorderOptions {
+            horizon: SimTime(end_s * SEC),
+            instances,
+            timeline_bin: None,
+            truth,
+        });
+        for &(i, at, from, to) in trs {
+            r.transition(i, &Transition { at: SimTime(at), from, to, reason: "test" });
+        }
+        r.finish(SimTime(end_s * SEC))
+    }
+
+    fn opts() -> ScoringOptions {
+        ScoringOptions::default()
+    }
+
+    #[test]
+    fn false_open_at_a_blip_not_during_an_outage() {
+        // Blip [100, 110) stay_closed; outage [200, 300) open; tolerance 30 s.
+        let rec = run(
+            1,
+            vec![w(100, 110, Expect::StayClosed), w(200, 300, Expect::Open)],
+            &[
+                (0, 105 * SEC, Closed, Open),   // in the blip: a false open
+                (0, 135 * SEC, Open, HalfOpen), //
+                (0, 136 * SEC, HalfOpen, Closed),
+                (0, 210 * SEC, Closed, Open), // detection 210 − 200 = 10 s; 210 − 136 = 74 s < 300 s: flap
+                (0, 240 * SEC, Open, HalfOpen),
+                (0, 241 * SEC, HalfOpen, Open), // probe failure (same episode, not another flap)
+                (0, 300 * SEC, Open, HalfOpen),
+                (0, 305 * SEC, HalfOpen, Closed), // all closed 5 s after the end: recovery lag 5 s
+            ],
+            400,
+        );
+        let m = score(&rec, &opts());
+        assert_eq!((m.false_opens, m.incidents, m.missed_incidents), (1, 1, 0));
+        assert_eq!(m.detection_delay_mean_s, Some(10.0));
+        assert_eq!(m.detection_delay_p95_s, Some(10.0));
+        assert_eq!(m.detection_delay_max_s, Some(10.0));
+        assert_eq!(m.recovery_lag_mean_s, Some(5.0));
+        assert_eq!((m.flaps, m.open_episodes, m.probe_failures), (1, 2, 1));
+        // Open 105..135 (30 s) + 210..240 (30 s) + 241..300 (59 s) = 119 s.
+        assert_eq!(m.time_open_s, 119.0);
+        // Cost with defaults: 1·1 false open + 10/60 delay + 5/120 lag + 0.5·1 flap
+        // = 1 + 0.1666… + 0.041666… + 0.5 = 1.708333…
+        assert!((m.cost - (1.0 + 10.0 / 60.0 + 5.0 / 120.0 + 0.5)).abs() < 1e-12, "{}", m.cost);
+    }
+
+    #[test]
+    fn either_window_excuses_an_open() {
+        let rec = run(1, vec![w(100, 200, Expect::Either)], &[(0, 150 * SEC, Closed, Open)], 300);
+        let m = score(&rec, &opts());
+        assert_eq!((m.false_opens, m.incidents, m.missed_incidents), (0, 0, 0));
+        assert_eq!(m.detection_delay_mean_s, None);
+    }
+
+    #[test]
+    fn tolerance_edge() {
+        // Outage [100 s, 200 s), tolerance 30 s: covered until 230 s exclusive.
+        let truth = || vec![w(100, 200, Expect::Open)];
+        let inside = run(1, truth(), &[(0, 230 * SEC - 1, Closed, Open)], 400);
+        let m = score(&inside, &opts());
+        assert_eq!((m.false_opens, m.missed_incidents), (0, 0));
+        // 230 s − 1 µs − 100 s = 129.999999 s.
+        assert_eq!(m.detection_delay_max_s, Some(129.999_999));
+        let outside = run(1, truth(), &[(0, 230 * SEC, Closed, Open)], 400);
+        let m = score(&outside, &opts());
+        assert_eq!((m.false_opens, m.missed_incidents), (1, 1));
+        assert_eq!(m.detection_delay_max_s, None);
+        assert_eq!(m.recovery_lag_mean_s, None);
+        // A custom tolerance of 0: 200 s itself is outside.
+        let zero = ScoringOptions { tolerance: Dur::ZERO, ..opts() };
+        let edge = run(1, truth(), &[(0, 200 * SEC, Closed, Open)], 400);
+        assert_eq!(score(&edge, &zero).missed_incidents, 1);
+    }
+
+    #[test]
+    fn detection_is_zero_when_already_open() {
+        // Opens at 50 s (no window: a false open), still open at 100 s when the outage starts.
+        // Half-opens at 205 s and closes at 210 s: lag 210 − 200 = 10 s.
+        let rec = run(
+            1,
+            vec![w(100, 200, Expect::Open)],
+            &[(0, 50 * SEC, Closed, Open), (0, 205 * SEC, Open, HalfOpen), (0, 210 * SEC, HalfOpen, Closed)],
+            300,
+        );
+        let m = score(&rec, &opts());
+        assert_eq!((m.false_opens, m.missed_incidents), (1, 0));
+        assert_eq!(m.detection_delay_mean_s, Some(0.0));
+        assert_eq!(m.recovery_lag_mean_s, Some(10.0));
+        // Opening exactly at the start is also a delay of 0, and not a false open.
+        let at_start = run(1, vec![w(100, 200, Expect::Open)], &[(0, 100 * SEC, Closed, Open)], 300);
+        let m = score(&at_start, &opts());
+        assert_eq!((m.false_opens, m.detection_delay_max_s), (0, Some(0.0)));
+        // Never closes: the lag runs to the run's end, 300 − 200 = 100 s.
+        assert_eq!(m.recovery_lag_mean_s, Some(100.0));
+    }
+
+    #[test]
+    fn missed_incident_and_empty_cells() {
+        let rec = run(1, vec![w(100, 200, Expect::Open)], &[], 300);
+        let m = score(&rec, &opts());
+        assert_eq!((m.incidents, m.missed_incidents, m.false_opens), (1, 1, 0));
+        assert_eq!(m.get("detection_delay_mean_s"), None);
+        assert_eq!(m.get("recovery_lag_mean_s"), None);
+        assert_eq!(m.cost, 10.0); // one missed incident × 10, nothing else
+        // No incidents and no requests: every ratio and delay is an empty cell, counts are 0.
+        let m = score(&run(1, vec![], &[], 300), &opts());
+        for column in [
+            "detection_delay_mean_s",
+            "detection_delay_p95_s",
+            "detection_delay_max_s",
+            "recovery_lag_mean_s",
+            "amplification",
+            "availability",
+            "fallback_rate",
+            "latency_p50_ms",
+            "deferred_delay_mean_s",
+        ] {
+            assert_eq!(m.get(column), None, "{column}");
+        }
+        assert_eq!(m.get("incidents"), Some(0.0));
+        assert_eq!(m.get("cost"), Some(0.0));
+        assert_eq!(m.get("no_such_metric"), None);
+        assert!(!Metrics::is_column("no_such_metric"));
+    }
+
+    #[test]
+    fn flaps_at_the_window_edge_summed_over_instances() {
+        // flap_window 300 s. Both instances close at 100 s. Instance 0 re-opens at 400 s − 1 µs
+        // (299.999999 s later: a flap); instance 1 at 400 s (exactly 300 s: not a flap).
+        let rec = run(
+            2,
+            vec![],
+            &[
+                (0, 10 * SEC, Closed, Open),
+                (1, 10 * SEC, Closed, Open),
+                (0, 50 * SEC, Open, HalfOpen),
+                (1, 50 * SEC, Open, HalfOpen),
+                (0, 100 * SEC, HalfOpen, Closed),
+                (1, 100 * SEC, HalfOpen, Closed),
+                (0, 400 * SEC - 1, Closed, Open),
+                (1, 400 * SEC, Closed, Open),
+                (0, 420 * SEC, Open, HalfOpen),
+                (0, 421 * SEC, HalfOpen, Open), // same episode: not a second flap
+            ],
+            600,
+        );
+        let m = score(&rec, &opts());
+        assert_eq!(m.flaps, 1);
+        assert_eq!((m.open_episodes, m.probe_failures, m.false_opens), (4, 1, 4));
+        // A 301 s window makes instance 1's re-open a flap too.
+        let wide = ScoringOptions { flap_window: Dur::from_secs(301), ..opts() };
+        assert_eq!(score(&rec, &wide).flaps, 2);
+    }
+
+    #[test]
+    fn several_instances_detection_first_of_any_recovery_all_closed() {
+        // Incident A [100, 200): instance 0 opens 110, instance 1 opens 120 -> delay 10 s;
+        //   instance 0 closes 205, instance 1 closes 230 -> all closed at 230: lag 30 s.
+        // Incident B [300, 400): instance 0 opens 310 and closes 390, instance 1 stays closed
+        //   -> delay 10 s; all closed at 400: lag 0.
+        // Incident C [500, 600): instance 1 opens exactly at 500 -> delay 0; never
+        //   closes before the end at 700 -> lag 700 − 600 = 100 s.
+        // Delays sorted [0, 10, 10]: mean 20/3 s, p95 rank ceil(2.85) = 3 -> 10 s, max 10 s.
+        // Lags [30, 0, 100]: mean 130/3 s.
+        let truth = vec![w(100, 200, Expect::Open), w(300, 400, Expect::Open), w(500, 600, Expect::Open)];
+        let rec = run(
+            2,
+            truth,
+            &[
+                (0, 110 * SEC, Closed, Open),
+                (1, 120 * SEC, Closed, Open),
+                (0, 204 * SEC, Open, HalfOpen),
+                (0, 205 * SEC, HalfOpen, Closed),
+                (1, 229 * SEC, Open, HalfOpen),
+                (1, 230 * SEC, HalfOpen, Closed),
+                (0, 310 * SEC, Closed, Open),
+                (0, 389 * SEC, Open, HalfOpen),
+                (0, 390 * SEC, HalfOpen, Closed),
+                (1, 500 * SEC, Closed, Open),
+            ],
+            700,
+        );
+        let m = score(&rec, &opts());
+        assert_eq!((m.incidents, m.missed_incidents, m.false_opens, m.open_episodes), (3, 0, 0, 4));
+        assert!((m.detection_delay_mean_s.unwrap() - 20.0 / 3.0).abs() < 1e-12);
+        assert_eq!(m.detection_delay_p95_s, Some(10.0));
+        assert_eq!(m.detection_delay_max_s, Some(10.0));
+        assert!((m.recovery_lag_mean_s.unwrap() - 130.0 / 3.0).abs() < 1e-12);
+        // Flaps: instance 0 closed at 205 and re-opened at 310 (105 s later): 1 flap; instance 1
+        // closed at 230 and re-opened at 500 (270 s later): 1 flap. Summed: 2.
+        assert_eq!(m.flaps, 2);
+        // Open time: inst 0 110..204 (94) + 310..389 (79); inst 1 120..229 (109) + 500..700 (200).
+        assert_eq!(m.time_open_s, 482.0);
+    }
+
+    #[test]
+    fn request_ratios_shed_and_latency() {
+        let mut r = Recorder::new(RecorderOptions {
+            horizon: SimTime(100 * SEC),
+            instances: 1,
+            timeline_bin: None,
+            truth: vec![w(50, 60, Expect::Open)],
+        });
+        use crate::metrics::AttemptKind;
+        use crate::outcome::{OutcomeClass, Verdict};
+        // 4 requests, 6 attempts (4 first tries, 1 retry, 1 probe): amplification 1.5.
+        // Request 1 succeeds after a failed first try and a retry; request 2 is shed at 10 s
+        // (healthy); request 3 is shed at 55 s (during the outage); request 4 succeeds on a probe.
+        for t in [1, 10, 55, 70] {
+            r.request_arrived(SimTime(t * SEC));
+        }
+        for (kind, verdict) in [
+            (AttemptKind::First, Verdict::Failure),
+            (AttemptKind::Retry, Verdict::Success),
+            (AttemptKind::First, Verdict::Failure),
+            (AttemptKind::First, Verdict::Failure),
+            (AttemptKind::First, Verdict::Ignored),
+            (AttemptKind::Probe, Verdict::Success),
+        ] {
+            r.attempt_sent(SimTime(SEC), 0, kind);
+            r.attempt_done(SimTime(SEC), 0, OutcomeClass::Error, verdict, Dur::from_millis(5));
+        }
+        r.request_done(SimTime(SEC), SimTime(SEC + 100_000), Finish::Success, None); // 100 ms
+        r.rejected(SimTime(10 * SEC), 0);
+        r.request_done(SimTime(10 * SEC), SimTime(10 * SEC), Finish::Fallback, Some(SimTime(10 * SEC))); // 0 ms
+        r.rejected(SimTime(55 * SEC), 0);
+        r.request_done(SimTime(55 * SEC), SimTime(55 * SEC + 1_000), Finish::Fallback, Some(SimTime(55 * SEC))); // 1 ms
+        r.request_done(SimTime(70 * SEC), SimTime(70 * SEC + 20_000), Finish::Success, None); // 20 ms
+        let m = score(&r.finish(SimTime(100 * SEC)), &opts());
+        assert_eq!((m.requests, m.attempts, m.retries, m.probes), (4, 6, 1, 1));
+        assert_eq!(m.amplification, Some(1.5));
+        assert_eq!(m.wasted_quota, 3);
+        assert_eq!((m.shed, m.shed_healthy, m.rejections), (2, 1, 2));
+        assert_eq!(m.availability, Some(0.5));
+        assert_eq!(m.fallback_rate, Some(0.5));
+        // Latencies {0, 1, 20, 100} ms: p50 rank 2 = 1 ms = 1,000 µs, in the bucket
+        // [1,000, 1,008) (125 · 8), reported as its midpoint 1,004 µs (+0.4%); p95 and p99:
+        // rank 4 = n, the exact maximum 100 ms.
+        assert_eq!(m.latency_p50_ms, Some(1.004));
+        assert_eq!(m.latency_p95_ms, Some(100.0));
+        assert_eq!(m.latency_p99_ms, Some(100.0));
+        // The outage [50, 60) was never detected: missed.
+        assert_eq!(m.missed_incidents, 1);
+        // Cost: 10 (missed) + 0.01 · 1 shed_healthy + 0.001 · 3 wasted = 10.013.
+        assert!((m.cost - 10.013).abs() < 1e-12, "{}", m.cost);
+    }
+
+    #[test]
+    fn latency_percentiles_of_a_known_set() {
+        let mut r = Recorder::new(RecorderOptions {
+            horizon: SimTime(SEC),
+            instances: 1,
+            timeline_bin: None,
+            truth: vec![],
+        });
+        // 200 requests with latencies 5 ms, 10 ms, ..., 1000 ms. Nearest rank:
+        // p50 = rank 100 = 500 ms; p95 = rank 190 = 950 ms; p99 = rank 198 = 990 ms.
+        for k in 1..=200u64 {
+            r.request_arrived(SimTime::ZERO);
+            r.request_done(SimTime::ZERO, SimTime(k * 5_000), Finish::Success, None);
+        }
+        let m = score(&r.finish(SimTime(SEC)), &opts());
+        for (got, want) in [(m.latency_p50_ms, 500.0), (m.latency_p95_ms, 950.0), (m.latency_p99_ms, 990.0)] {
+            let got = got.unwrap();
+            assert!((got - want).abs() / want <= 0.01, "{got} vs {want}");
+        }
+        assert_eq!(m.availability, Some(1.0));
+    }
+
+    #[test]
+    fn cost_weights_validate_names_and_values() {
+        let w = CostWeights::new([("false_opens", 2.0), ("latency_p95_ms", 0.5)]).unwrap();
+        assert_eq!(w.get("false_opens"), 2.0);
+        assert_eq!(w.get("flaps"), 0.0);
+        let err = CostWeights::new([("false_open", 1.0)]).unwrap_err();
+        assert_eq!(err, CostWeightsError::UnknownColumn("false_open".into()));
+        assert!(err.to_string().contains("expected one of false_opens, incidents"));
+        assert_eq!(CostWeights::new([("cost", 1.0)]).unwrap_err(), CostWeightsError::CostItself);
+        assert!(matches!(CostWeights::new([("flaps", f64::NAN)]), Err(CostWeightsError::NotFinite(..))));
+        // Every default weight names a real column.
+        let d = CostWeights::default();
+        assert!(d.iter().all(|(c, _)| Metrics::is_column(c) && c != "cost"));
+        assert_eq!(CostWeights::new(d.iter()).unwrap(), d);
+    }
+
+    #[test]
+    fn cost_weights_deserialize_with_checks() {
+        #[derive(Deserialize)]
+        struct File {
+            weights: CostWeights,
+        }
+        let ok: File = toml::from_str("[weights]\nfalse_opens = 3.0\nflaps = 1.0\n").unwrap();
+        assert_eq!(ok.weights.get("false_opens"), 3.0);
+        let err = toml::from_str::<File>("[weights]\nflapz = 1.0\n").err().unwrap().to_string();
+        assert!(err.contains("unknown metric `flapz`"), "{err}");
+        let text = toml::to_string(&ok.weights).unwrap();
+        assert_eq!(text, "false_opens = 3.0\nflaps = 1.0\n");
+    }
+}

@@ -1,0 +1,328 @@
+//! Seed 002's `CircuitBreaker` (../shared/seeds/002_b00b859d389ac923.txt), reproduced as its
+//! code behaves: consecutive failures trip it, the `state` property moves open → half-open, and
+//! half-open admits up to `half_open_max_calls` with a success threshold that closes it.
+//!
+//! Quirks reproduced (cited from `_check_state_transition`, `_record_success`, `_record_failure`,
+//! `call`):
+//! - open → half-open happens when the state is read after `timeout_duration` (passive: in
+//!   `call`, before admission); it does not move `_last_state_change`;
+//! - half-open admits while `_half_open_calls < half_open_max_calls`; the counter goes up on
+//!   admission and down only on a success recorded in half-open, so failures never free a slot
+//!   and late successes (calls admitted while closed) can drive it negative, admitting more;
+//! - closing needs `consecutive_successes >= success_threshold`, a counter that is not reset on
+//!   opening or entering half-open: late successes arriving while open count toward closing;
+//! - any failure in half-open reopens; a failure while open only bumps the counters (no
+//!   cooldown restart); every exception is a failure (`except (..., Exception)`), auth errors
+//!   included despite the article's text, so the default classifier is every error;
+//! - the call timeout is `signal.alarm(int(call_timeout))`: truncated to whole seconds, and a
+//!   value under one second becomes `alarm(0)`, which means no timeout at all;
+//!   [`AiServiceConfig::effective_call_timeout`] returns what the alarm enforces. (That
+//!   `SIGALRM` only works in the main thread is a runtime accident, out of scope.)
+//! - `total_calls` counts rejected calls too (a statistic only; no effect on decisions).
+
+use super::presets::ParamMeta;
+use super::spec::{FamilyParams, PolicyError, invalid};
+use super::{Admission, Breaker, Observation, State, Ticket, Transitions, emit};
+use crate::outcome::Verdict;
+use crate::time::{Dur, MICROS_PER_SEC, SimTime};
+use serde::{Deserialize, Serialize};
+
+/// Parameters of seed 002's `CircuitBreakerConfig`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AiServiceConfig {
+    /// Consecutive failures in closed that open it (5).
+    pub failure_threshold: u32,
+    /// Consecutive successes (counted across states) that close half-open (2).
+    pub success_threshold: u32,
+    /// Open time before a state read moves to half-open (30 s).
+    pub timeout_duration: Dur,
+    /// Half-open admission limit on a counter decremented only by successes (3).
+    pub half_open_max_calls: u32,
+    /// The client's call timeout before truncation to whole seconds (10 s).
+    pub call_timeout: Dur,
+}
+
+impl Default for AiServiceConfig {
+    fn default() -> AiServiceConfig {
+        AiServiceConfig {
+            failure_threshold: 5,
+            success_threshold: 2,
+            timeout_duration: Dur::from_secs(30),
+            half_open_max_calls: 3,
+            call_timeout: Dur::from_secs(10),
+        }
+    }
+}
+
+impl AiServiceConfig {
+    /// The timeout `signal.alarm(int(call_timeout))` enforces: whole seconds, `None` under 1 s.
+    pub fn effective_call_timeout(&self) -> Option<Dur> {
+        let secs = self.call_timeout.micros() / MICROS_PER_SEC;
+        (secs > 0).then(|| Dur::from_secs(secs))
+    }
+}
+
+impl FamilyParams for AiServiceConfig {
+    const PARAMS: &'static [ParamMeta] = &[
+        ParamMeta::new("failure_threshold", "calls", "consecutive failures in closed that open (seed: 5)"),
+        ParamMeta::new(
+            "success_threshold",
+            "calls",
+            "consecutive successes that close half-open; the count survives opening, so late successes count (seed: 2)",
+        ),
+        ParamMeta::new(
+            "timeout_duration",
+            "duration",
+            "open time before the next state read moves to half-open (seed: 30 s)",
+        ),
+        ParamMeta::new(
+            "half_open_max_calls",
+            "calls",
+            "half-open admits while a counter (up on admit, down only on success) is below this (seed: 3)",
+        ),
+        ParamMeta::new(
+            "call_timeout",
+            "duration",
+            "client call timeout via signal.alarm(int(seconds)): truncated to whole seconds, under 1 s means none (seed: 10 s)",
+        ),
+    ];
+
+    fn validate(&self) -> Result<(), PolicyError> {
+        for (name, v) in [
+            ("failure_threshold", self.failure_threshold),
+            ("success_threshold", self.success_threshold),
+            ("half_open_max_calls", self.half_open_max_calls),
+        ] {
+            if v == 0 {
+                return Err(invalid(name, "at least 1", "0"));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Seed 002's breaker state machine.
+#[derive(Clone, Debug)]
+pub struct AiServiceBreaker {
+    cfg: AiServiceConfig,
+    state: State,
+    last_state_change: SimTime,
+    half_open_calls: i64,
+    consecutive_failures: u64,
+    consecutive_successes: u64,
+    generation: u64,
+}
+
+impl AiServiceBreaker {
+    /// A closed breaker with zeroed counters.
+    pub fn new(cfg: AiServiceConfig) -> AiServiceBreaker {
+        AiServiceBreaker {
+            cfg,
+            state: State::Closed,
+            last_state_change: SimTime::ZERO,
+            half_open_calls: 0,
+            consecutive_failures: 0,
+            consecutive_successes: 0,
+            generation: 0,
+        }
+    }
+
+    fn set(&mut self, now: SimTime, to: State, reason: &'static str, out: &mut Transitions) {
+        emit(out, now, self.state, to, reason);
+        self.state = to;
+        self.generation += 1;
+    }
+}
+
+impl Breaker for AiServiceBreaker {
+    fn admit(&mut self, now: SimTime, out: &mut Transitions) -> Admission {
+        // `current_state = self.state` runs `_check_state_transition`.
+        if self.state == State::Open && now.since(self.last_state_change) >= self.cfg.timeout_duration {
+            self.set(now, State::HalfOpen, "cooldown_elapsed", out);
+            self.half_open_calls = 0;
+        }
+        match self.state {
+            State::Open => Admission::Reject,
+            State::HalfOpen => {
+                if self.half_open_calls >= i64::from(self.cfg.half_open_max_calls) {
+                    return Admission::Reject;
+                }
+                self.half_open_calls += 1;
+                Admission::Allow(Ticket { generation: self.generation, probe: true })
+            }
+            State::Closed => Admission::Allow(Ticket { generation: self.generation, probe: false }),
+        }
+    }
+
+    fn record(&mut self, now: SimTime, _ticket: Ticket, obs: Observation, out: &mut Transitions) {
+        // `_record_*` read `self._state` directly: no passive transition at record time.
+        match obs.verdict {
+            Verdict::Ignored => {}
+            Verdict::Success => {
+                self.consecutive_successes += 1;
+                self.consecutive_failures = 0;
+                if self.state == State::HalfOpen {
+                    self.half_open_calls -= 1;
+                    if self.consecutive_successes >= u64::from(self.cfg.success_threshold) {
+                        self.set(now, State::Closed, "probe_successes", out);
+                        self.last_state_change = now;
+                        self.consecutive_failures = 0;
+                        self.consecutive_successes = 0;
+                    }
+                }
+            }
+            Verdict::Failure => {
+                self.consecutive_failures += 1;
+                self.consecutive_successes = 0;
+                match self.state {
+                    State::Closed => {
+                        if self.consecutive_failures >= u64::from(self.cfg.failure_threshold) {
+                            self.set(now, State::Open, "consecutive_failures", out);
+                            self.last_state_change = now;
+                        }
+                    }
+                    State::HalfOpen => {
+                        self.set(now, State::Open, "probe_failed", out);
+                        self.last_state_change = now;
+                    }
+                    State::Open => {}
+                }
+            }
+        }
+    }
+
+    fn state(&self) -> State {
+        self.state
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::testkit::{C, Ev::*, H, O, burst, drive};
+
+    fn b() -> AiServiceBreaker {
+        AiServiceBreaker::new(AiServiceConfig::default())
+    }
+
+    /// Calls admitted at 0: `extra` of them stay outstanding; five fail at 0 (opens).
+    fn tripped(extra: usize) -> Vec<(u64, crate::policy::testkit::Ev)> {
+        let mut s = burst(0, A, 5 + extra);
+        s.extend(burst(0, F(1), 5));
+        s
+    }
+
+    #[test]
+    fn fifth_consecutive_failure_opens_success_resets() {
+        let mut x = b();
+        let mut s = Vec::new();
+        for (i, ok) in
+            [false, false, false, false, true, false, false, false, false, false].into_iter().enumerate()
+        {
+            let t = i as u64 * 100;
+            s.push((t, A));
+            s.push((t, if ok { S(1) } else { F(1) }));
+        }
+        let r = drive(&mut x, &s);
+        assert_eq!(r.tr, vec![(900, C, O, "consecutive_failures")]);
+    }
+
+    #[test]
+    fn passive_half_open_limit_and_success_threshold() {
+        let mut x = b();
+        let mut s = tripped(0);
+        s.push((29_999, A));
+        s.extend(burst(30_000, A, 4)); // three admitted, the fourth rejected
+        s.push((30_100, S(100))); // cs = 1, counter 3 -> 2
+        s.push((30_150, A)); // counter 2 < 3: admitted
+        s.push((30_200, S(100))); // cs = 2 -> closes
+        let r = drive(&mut x, &s);
+        assert_eq!(
+            r.tr,
+            vec![
+                (0, C, O, "consecutive_failures"),
+                (30_000, O, H, "cooldown_elapsed"),
+                (30_200, H, C, "probe_successes")
+            ]
+        );
+        assert_eq!(&r.admit_string()[5..], "011101");
+    }
+
+    #[test]
+    fn only_successes_free_half_open_slots() {
+        let mut x =
+            AiServiceBreaker::new(AiServiceConfig { success_threshold: 5, ..AiServiceConfig::default() });
+        let mut s = tripped(0);
+        s.extend(burst(30_000, A, 3));
+        s.push((30_100, S(1)));
+        s.push((30_100, S(1))); // counter 1, cs 2
+        s.push((30_200, A)); // counter 2
+        s.push((30_200, A)); // counter 3
+        s.push((30_300, A)); // rejected
+        let r = drive(&mut x, &s);
+        assert_eq!(&r.admit_string()[5..], "111110");
+    }
+
+    #[test]
+    fn late_success_while_open_counts_toward_closing() {
+        let mut x = b();
+        let mut s = tripped(1); // one call outstanding past the trip
+        s.push((10_000, S(10_000))); // late success while open: cs = 1
+        s.push((30_000, A));
+        s.push((30_050, S(50))); // cs = 2: closes on the first probe
+        let r = drive(&mut x, &s);
+        assert_eq!(
+            r.tr,
+            vec![
+                (0, C, O, "consecutive_failures"),
+                (30_000, O, H, "cooldown_elapsed"),
+                (30_050, H, C, "probe_successes")
+            ]
+        );
+    }
+
+    #[test]
+    fn failure_while_open_does_nothing_and_half_open_failure_reopens() {
+        let mut x = b();
+        let mut s = tripped(1);
+        s.push((20_000, F(20_000))); // late failure while open: no cooldown restart
+        s.push((30_000, A));
+        s.push((30_010, F(10))); // probe fails
+        s.push((59_999, A));
+        s.push((60_010, A));
+        let r = drive(&mut x, &s);
+        assert_eq!(
+            r.tr,
+            vec![
+                (0, C, O, "consecutive_failures"),
+                (30_000, O, H, "cooldown_elapsed"),
+                (30_010, H, O, "probe_failed"),
+                (60_010, O, H, "cooldown_elapsed"),
+            ]
+        );
+    }
+
+    #[test]
+    fn late_successes_in_half_open_drive_the_counter_negative() {
+        let mut x =
+            AiServiceBreaker::new(AiServiceConfig { success_threshold: 10, ..AiServiceConfig::default() });
+        // Eight calls admitted at 0; five fail (opens) and three are outstanding.
+        let mut s = tripped(3);
+        s.push((30_000, A)); // half-open, counter 1
+        s.extend(burst(30_001, S(30_001), 3)); // three late successes: counter 1 - 3 = -2
+        s.extend(burst(30_002, A, 6)); // -2..3 admits five, rejects the sixth
+        let r = drive(&mut x, &s);
+        assert_eq!(&r.admit_string()[8..], "1111110");
+        assert_eq!(x.half_open_calls, 3);
+    }
+
+    #[test]
+    fn call_timeout_truncates_to_whole_seconds() {
+        let c = |d: Dur| AiServiceConfig { call_timeout: d, ..AiServiceConfig::default() };
+        assert_eq!(c(Dur::from_secs(10)).effective_call_timeout(), Some(Dur::from_secs(10)));
+        assert_eq!(c(Dur::from_millis(10_900)).effective_call_timeout(), Some(Dur::from_secs(10)));
+        assert_eq!(c(Dur::from_millis(999)).effective_call_timeout(), None);
+        assert_eq!(c(Dur::ZERO).effective_call_timeout(), None);
+    }
+}

@@ -1,0 +1,555 @@
+//! Seed 000's `ConnectorBreaker` (../shared/seeds/000_f673d46eee20f6c2.txt), reproduced as its
+//! code behaves: an error-rate and p95-latency window of 15 minutes that decides on every
+//! `record`, a passive cooldown, and a half-open state that admits every call.
+//!
+//! Quirks reproduced (each cited from the seed's `allow`/`record`/`_prune`/`_p95_latency`):
+//! - thresholds are checked on every `record` once `min_samples` are held, whatever the outcome:
+//!   it can open on a success; comparisons are `>=` (exactly 50 % errors opens it);
+//! - p95 is the sorted window's element at `max(0, int(n * 0.95) - 1)`: with 8 samples one slow
+//!   call is ignored (index 6 of 0..7);
+//! - `_prune` drops samples with `ts < now - window_sec`: a sample exactly `window` old stays;
+//! - open → half-open happens only in `allow`, when `now - opened_at >= cooldown_sec`;
+//! - half-open admits every call; `half_open_success` consecutive successes close it; any failure
+//!   reopens it; half-open ignores latency (slow successes count as successes);
+//! - the window is never cleared: after closing, the outage's samples are still in it and the
+//!   next `record` re-opens it until they age out (flapping);
+//! - a result recorded while open re-evaluates the thresholds and, when still exceeded, moves
+//!   `opened_at` to now (restarting the cooldown) without any visible transition.
+//!
+//! Two knobs that are not in the seed (their defaults are the seed's behaviour) let a user price
+//! the quirks: `half_open_max_calls` (probes in flight in half-open, 0 = unlimited) and
+//! `clear_window_on_close`.
+
+use super::presets::ParamMeta;
+use super::spec::{FamilyParams, PolicyError, invalid};
+use super::window::{Edge, ExactWindow, Sample, connector_p95_index, percentile_exceeds};
+use super::{Admission, Breaker, Observation, State, Ticket, Transitions, emit};
+use crate::outcome::Verdict;
+use crate::time::{Dur, SimTime};
+use serde::{Deserialize, Serialize};
+
+/// Parameters of seed 000's breaker (names follow the seed's fields, durations as `Dur`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConnectorConfig {
+    /// `window_sec`: the observation window (900 s).
+    pub window: Dur,
+    /// `min_samples`: no decision below this many samples in the window (8).
+    pub min_samples: u32,
+    /// `error_rate_open`: opens when failures / samples >= this (0.5).
+    pub error_rate_open: f64,
+    /// `p95_open_ms`: opens when the window's p95 latency >= this (8 s).
+    pub p95_open: Dur,
+    /// `cooldown_sec`: open time before `allow` moves to half-open (300 s).
+    pub cooldown: Dur,
+    /// `half_open_success`: consecutive successes in half-open that close it (3).
+    pub half_open_success: u32,
+    /// Not in the seed: at most this many probes in flight in half-open; 0 = unlimited (seed).
+    pub half_open_max_calls: u32,
+    /// Not in the seed: forget the window when half-open closes; false (seed) keeps it.
+    pub clear_window_on_close: bool,
+}
+
+impl Default for ConnectorConfig {
+    fn default() -> ConnectorConfig {
+        ConnectorConfig {
+            window: Dur::from_secs(900),
+            min_samples: 8,
+            error_rate_open: 0.5,
+            p95_open: Dur::from_secs(8),
+            cooldown: Dur::from_secs(300),
+            half_open_success: 3,
+            half_open_max_calls: 0,
+            clear_window_on_close: false,
+        }
+    }
+}
+
+impl FamilyParams for ConnectorConfig {
+    const PARAMS: &'static [ParamMeta] = &[
+        ParamMeta::new(
+            "window",
+            "duration",
+            "observation window (seed: window_sec = 900); a sample exactly this old is still in it",
+        ),
+        ParamMeta::new("min_samples", "calls", "no decision while the window holds fewer samples (seed: 8)"),
+        ParamMeta::new(
+            "error_rate_open",
+            "ratio",
+            "opens when failures/samples >= this, checked on every record (seed: 0.5)",
+        ),
+        ParamMeta::new(
+            "p95_open",
+            "duration",
+            "opens when the window's p95 (index max(0, floor(0.95 n) - 1)) >= this (seed: p95_open_ms = 8000)",
+        ),
+        ParamMeta::new(
+            "cooldown",
+            "duration",
+            "time open before the next allow() moves to half-open; a bad record while open restarts it (seed: 300 s)",
+        ),
+        ParamMeta::new("half_open_success", "calls", "consecutive half-open successes that close (seed: 3)"),
+        ParamMeta::new(
+            "half_open_max_calls",
+            "calls",
+            "not in the seed: probes in flight in half-open; 0 = unlimited, as the seed",
+        ),
+        ParamMeta::new(
+            "clear_window_on_close",
+            "bool",
+            "not in the seed: clear the window on closing; false = keep it, as the seed",
+        ),
+    ];
+
+    fn validate(&self) -> Result<(), PolicyError> {
+        if self.window.is_zero() {
+            return Err(invalid("window", "a duration greater than 0", "0s"));
+        }
+        if !(self.error_rate_open.is_finite() && (0.0..=1.0).contains(&self.error_rate_open)) {
+            return Err(invalid(
+                "error_rate_open",
+                "a ratio between 0 and 1",
+                &self.error_rate_open.to_string(),
+            ));
+        }
+        if self.half_open_success == 0 {
+            return Err(invalid("half_open_success", "at least 1", "0"));
+        }
+        Ok(())
+    }
+}
+
+/// Seed 000's breaker state machine.
+#[derive(Clone, Debug)]
+pub struct ConnectorBreaker {
+    cfg: ConnectorConfig,
+    state: State,
+    opened_at: SimTime,
+    probe_success: u32,
+    samples: ExactWindow,
+    generation: u64,
+    probes_in_flight: u32,
+}
+
+impl ConnectorBreaker {
+    /// A closed breaker with an empty window.
+    pub fn new(cfg: ConnectorConfig) -> ConnectorBreaker {
+        let samples = ExactWindow::new(cfg.window, Edge::KeepExact);
+        ConnectorBreaker {
+            cfg,
+            state: State::Closed,
+            opened_at: SimTime::ZERO,
+            probe_success: 0,
+            samples,
+            generation: 0,
+            probes_in_flight: 0,
+        }
+    }
+
+    fn set(&mut self, now: SimTime, to: State, reason: &'static str, out: &mut Transitions) {
+        emit(out, now, self.state, to, reason);
+        self.state = to;
+        self.generation += 1;
+        self.probes_in_flight = 0;
+    }
+
+    /// Samples the window's buffer holds without growing (memory stays flat once warmed up).
+    pub fn buffer_capacity(&self) -> usize {
+        self.samples.capacity()
+    }
+
+    /// The seed's two open conditions, error rate first (Python's `or` short-circuits).
+    fn exceeded(&self) -> Option<&'static str> {
+        let t = self.samples.tally();
+        if t.calls == 0 {
+            return None;
+        }
+        if t.failures as f64 / t.calls as f64 >= self.cfg.error_rate_open {
+            return Some("error_rate");
+        }
+        if percentile_exceeds(t.calls, t.over, connector_p95_index(t.calls)) {
+            return Some("p95_latency");
+        }
+        None
+    }
+}
+
+impl Breaker for ConnectorBreaker {
+    fn admit(&mut self, now: SimTime, out: &mut Transitions) -> Admission {
+        self.samples.prune(now);
+        if self.state == State::Open {
+            if now.since(self.opened_at) < self.cfg.cooldown {
+                return Admission::Reject;
+            }
+            self.set(now, State::HalfOpen, "cooldown_elapsed", out);
+            self.probe_success = 0;
+        }
+        if self.state == State::HalfOpen {
+            if self.cfg.half_open_max_calls > 0 {
+                if self.probes_in_flight >= self.cfg.half_open_max_calls {
+                    return Admission::Reject;
+                }
+                self.probes_in_flight += 1;
+            }
+            return Admission::Allow(Ticket { generation: self.generation, probe: true });
+        }
+        Admission::Allow(Ticket { generation: self.generation, probe: false })
+    }
+
+    fn record(&mut self, now: SimTime, ticket: Ticket, obs: Observation, out: &mut Transitions) {
+        if ticket.probe && ticket.generation == self.generation && self.state == State::HalfOpen {
+            self.probes_in_flight = self.probes_in_flight.saturating_sub(1);
+        }
+        let ok = match obs.verdict {
+            Verdict::Ignored => return,
+            Verdict::Success => true,
+            Verdict::Failure => false,
+        };
+        let over = obs.latency >= self.cfg.p95_open;
+        self.samples.push(Sample { at: now, failed: !ok, slow: false, over });
+
+        if self.state == State::HalfOpen {
+            if ok {
+                self.probe_success += 1;
+                if self.probe_success >= self.cfg.half_open_success {
+                    self.set(now, State::Closed, "probe_successes", out);
+                    if self.cfg.clear_window_on_close {
+                        self.samples.clear();
+                    }
+                }
+            } else {
+                self.set(now, State::Open, "probe_failed", out);
+                self.opened_at = now;
+            }
+            return;
+        }
+
+        if self.samples.tally().calls < u64::from(self.cfg.min_samples) {
+            return;
+        }
+        if let Some(reason) = self.exceeded() {
+            if self.state == State::Closed {
+                self.set(now, State::Open, reason, out);
+            }
+            // Already open: the seed assigns state and opened_at again; only the cooldown moves.
+            self.opened_at = now;
+        }
+    }
+
+    fn state(&self) -> State {
+        self.state
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::testkit::{C, Ev::*, H, O, burst, cyclic, drive, offer};
+    use proptest::prelude::*;
+
+    fn small() -> ConnectorBreaker {
+        // window 60 s, 4 samples, 50 %, p95 8 s, cooldown 10 s, 2 successes close.
+        ConnectorBreaker::new(ConnectorConfig {
+            window: Dur::from_secs(60),
+            min_samples: 4,
+            cooldown: Dur::from_secs(10),
+            half_open_success: 2,
+            ..ConnectorConfig::default()
+        })
+    }
+
+    fn calls(pattern: &str, t0: u64, step: u64) -> Vec<(u64, crate::policy::testkit::Ev)> {
+        // One admit + result per char: 's' success 100 ms, 'f' failure, 'L' slow success (9 s).
+        let mut v = Vec::new();
+        for (i, c) in pattern.chars().enumerate() {
+            let t = t0 + step * i as u64;
+            v.push((t, A));
+            v.push((
+                t,
+                match c {
+                    's' => S(100),
+                    'f' => F(100),
+                    'L' => S(9_000),
+                    _ => unreachable!(),
+                },
+            ));
+        }
+        v
+    }
+
+    #[test]
+    fn exactly_half_errors_opens_at_min_samples() {
+        let mut b = small();
+        // 3 samples: 2 failures (67 %) but under min_samples: no decision.
+        let mut s = calls("ffs", 0, 1000);
+        // 4th sample is a success: 2/4 = 50 % >= 0.5 opens it, on a success.
+        s.extend(calls("s", 3000, 0));
+        let r = drive(&mut b, &s);
+        assert_eq!(r.tr, vec![(3000, C, O, "error_rate")]);
+    }
+
+    #[test]
+    fn below_half_stays_closed() {
+        let mut b = small();
+        let r = drive(&mut b, &calls("fsssfsss", 0, 1000));
+        assert!(r.tr.is_empty(), "{:?}", r.tr);
+    }
+
+    #[test]
+    fn p95_index_rounds_down_and_ignores_one_slow_call_in_eight() {
+        // 8 samples, one slow: index 6 of the sorted window is fast -> stays closed.
+        let mut b = ConnectorBreaker::new(ConnectorConfig { min_samples: 8, ..ConnectorConfig::default() });
+        let r = drive(&mut b, &calls("sssssssL", 0, 1000));
+        assert!(r.tr.is_empty());
+        // Two slow in 8: index 6 is slow -> opens at the 8th record.
+        let mut b = ConnectorBreaker::new(ConnectorConfig { min_samples: 8, ..ConnectorConfig::default() });
+        let r = drive(&mut b, &calls("ssssssLL", 0, 1000));
+        assert_eq!(r.tr, vec![(7000, C, O, "p95_latency")]);
+    }
+
+    #[test]
+    fn latency_exactly_at_threshold_counts() {
+        let mut b = ConnectorBreaker::new(ConnectorConfig { min_samples: 1, ..ConnectorConfig::default() });
+        let r = drive(&mut b, &[(0, A), (5, S(8_000))]);
+        assert_eq!(r.tr, vec![(5, C, O, "p95_latency")]);
+        let mut b = ConnectorBreaker::new(ConnectorConfig { min_samples: 1, ..ConnectorConfig::default() });
+        let r = drive(&mut b, &[(0, A), (5, S(7_999))]);
+        assert!(r.tr.is_empty());
+    }
+
+    #[test]
+    fn sample_exactly_window_old_stays() {
+        let mut b = small();
+        // Failures at 0 and 1 s, successes at 30 and 60 s: at 60 s the 0 s failure is exactly
+        // 60 s old, still in: 2/4 opens.
+        let mut s = calls("ff", 0, 1000);
+        s.extend(calls("s", 30_000, 0));
+        s.extend(calls("s", 60_000, 0));
+        let r = drive(&mut b, &s);
+        assert_eq!(r.tr, vec![(60_000, C, O, "error_rate")]);
+        // One microsecond later the first failure has gone: only 3 samples, no decision.
+        let mut b = small();
+        let mut s = calls("ff", 0, 1000);
+        s.extend(calls("s", 30_000, 0));
+        s.extend(calls("s", 60_001, 0));
+        let r = drive(&mut b, &s);
+        assert!(r.tr.is_empty(), "{:?}", r.tr);
+    }
+
+    #[test]
+    fn passive_half_open_admits_everyone_and_closes_after_k() {
+        let mut b = small();
+        let mut s = calls("ffff", 0, 0); // opens at 0 (the 4th record)
+        s.push((9_999, A)); // still open
+        s.extend(burst(10_000, A, 5)); // cooldown elapsed: half-open admits all five
+        s.push((10_100, S(100)));
+        s.push((10_200, S(100))); // second success closes
+        let r = drive(&mut b, &s);
+        assert_eq!(
+            r.tr,
+            vec![
+                (0, C, O, "error_rate"),
+                (10_000, O, H, "cooldown_elapsed"),
+                (10_200, H, C, "probe_successes")
+            ]
+        );
+        assert_eq!(&r.admit_string()[4..], "011111");
+    }
+
+    #[test]
+    fn closes_then_reopens_from_stale_window() {
+        let mut b = small();
+        let mut s = calls("ffff", 0, 0);
+        s.extend(burst(10_000, A, 3));
+        s.push((10_100, S(100)));
+        s.push((10_200, S(100))); // closes; window: 4 f + 2 s
+        s.push((10_300, S(100))); // the third (late) success: 4/7 failures -> opens again on a success
+        let r = drive(&mut b, &s);
+        assert_eq!(
+            r.tr,
+            vec![
+                (0, C, O, "error_rate"),
+                (10_000, O, H, "cooldown_elapsed"),
+                (10_200, H, C, "probe_successes"),
+                (10_300, C, O, "error_rate"),
+            ]
+        );
+        // With the override the window is cleared on close and the late success keeps it closed.
+        let mut b = ConnectorBreaker::new(ConnectorConfig { clear_window_on_close: true, ..b.cfg.clone() });
+        let r = drive(&mut b, &s);
+        assert_eq!(r.tr.len(), 3);
+    }
+
+    #[test]
+    fn record_while_open_restarts_cooldown_silently() {
+        let mut b = small();
+        let mut s = burst(0, A, 5);
+        s.extend(burst(0, F(100), 4)); // opens at 0 with one call still outstanding
+        s.push((5_000, S(100))); // late success: 4/5 still bad -> opened_at = 5 s, no transition
+        s.push((10_000, A)); // would have been half-open; now rejected
+        s.push((14_999, A));
+        s.push((15_000, A)); // 10 s after the late record
+        let r = drive(&mut b, &s);
+        assert_eq!(r.tr, vec![(0, C, O, "error_rate"), (15_000, O, H, "cooldown_elapsed")]);
+        assert_eq!(&r.admit_string()[5..], "001");
+    }
+
+    #[test]
+    fn half_open_failure_reopens_and_ignores_latency() {
+        let mut b = small();
+        let mut s = calls("ffff", 0, 0);
+        s.push((10_000, A));
+        s.push((10_000, A));
+        s.push((10_500, S(60_000))); // a very slow success still counts as a success
+        s.push((10_600, F(10)));
+        s.push((15_000, A)); // reopened at 10.6 s: rejected until 20.6 s
+        s.push((20_600, A));
+        let r = drive(&mut b, &s);
+        assert_eq!(
+            r.tr,
+            vec![
+                (0, C, O, "error_rate"),
+                (10_000, O, H, "cooldown_elapsed"),
+                (10_600, H, O, "probe_failed"),
+                (20_600, O, H, "cooldown_elapsed"),
+            ]
+        );
+    }
+
+    #[test]
+    fn half_open_max_calls_limits_probes_in_flight() {
+        let mut b = ConnectorBreaker::new(ConnectorConfig { half_open_max_calls: 1, ..small().cfg });
+        let mut s = calls("ffff", 0, 0);
+        s.extend(burst(10_000, A, 3)); // only the first is admitted
+        s.push((10_100, S(100)));
+        s.push((10_200, A)); // the slot is free again
+        s.push((10_300, S(100))); // second success closes
+        let r = drive(&mut b, &s);
+        assert_eq!(&r.admit_string()[4..], "1001");
+        assert_eq!(r.tr.last(), Some(&(10_300, H, C, "probe_successes")));
+    }
+
+    #[test]
+    fn ignored_results_are_not_samples() {
+        let mut b = small();
+        let mut s = calls("fff", 0, 0);
+        s.push((0, A));
+        s.push((0, I));
+        let r = drive(&mut b, &s);
+        assert!(r.tr.is_empty());
+    }
+
+    #[test]
+    fn memory_is_flat_in_steady_state() {
+        let mut b = ConnectorBreaker::new(ConnectorConfig::default());
+        // A 2-hour cycle with a 20-minute outage, a call every 100 ms.
+        let f = cyclic(7_200_000, 1_200_000);
+        let warm = offer(&mut b, 0, 3 * 72_000, 100, &f);
+        assert!(warm >= 6, "the cycle should open and close the breaker: {warm}");
+        let cap = b.buffer_capacity();
+        offer(&mut b, 3 * 7_200_000, 3 * 72_000, 100, &f);
+        assert_eq!(b.buffer_capacity(), cap);
+    }
+
+    /// The seed's code transliterated naively (a list of samples, a sort per p95), as the
+    /// reference the counting implementation must match.
+    struct Reference {
+        cfg: ConnectorConfig,
+        state: State,
+        opened_at: u64,
+        probe_success: u32,
+        samples: Vec<(bool, u64, u64)>, // ok, latency us, ts us
+    }
+
+    impl Reference {
+        fn prune(&mut self, now: u64) {
+            let w = self.cfg.window.micros();
+            self.samples.retain(|&(_, _, ts)| !(now >= w && ts < now - w));
+        }
+        fn allow(&mut self, now: u64, tr: &mut Vec<(u64, State)>) -> bool {
+            self.prune(now);
+            if self.state == State::Open {
+                if now - self.opened_at >= self.cfg.cooldown.micros() {
+                    self.state = State::HalfOpen;
+                    tr.push((now, State::HalfOpen));
+                    self.probe_success = 0;
+                    return true;
+                }
+                return false;
+            }
+            true
+        }
+        fn record(&mut self, ok: bool, lat: u64, now: u64, tr: &mut Vec<(u64, State)>) {
+            self.samples.push((ok, lat, now));
+            self.prune(now);
+            if self.state == State::HalfOpen {
+                if ok {
+                    self.probe_success += 1;
+                    if self.probe_success >= self.cfg.half_open_success {
+                        self.state = State::Closed;
+                        tr.push((now, State::Closed));
+                    }
+                } else {
+                    self.state = State::Open;
+                    tr.push((now, State::Open));
+                    self.opened_at = now;
+                }
+                return;
+            }
+            if self.samples.len() < self.cfg.min_samples as usize {
+                return;
+            }
+            let failed = self.samples.iter().filter(|s| !s.0).count();
+            let rate = failed as f64 / self.samples.len() as f64;
+            let mut values: Vec<u64> = self.samples.iter().map(|s| s.1).collect();
+            values.sort();
+            let idx = ((values.len() as f64 * 0.95) as usize).saturating_sub(1);
+            if rate >= self.cfg.error_rate_open || values[idx] >= self.cfg.p95_open.micros() {
+                if self.state != State::Open {
+                    tr.push((now, State::Open));
+                }
+                self.state = State::Open;
+                self.opened_at = now;
+            }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(200))]
+        /// Random scripts of admits and records: same admissions, same transitions.
+        #[test]
+        fn matches_a_sort_based_transliteration_of_the_seed(
+            ops in proptest::collection::vec((0u64..1_500, any::<bool>(), any::<bool>(), 0u64..1_200), 1..400),
+            min_samples in 0u32..6,
+        ) {
+            let cfg = ConnectorConfig {
+                window: Dur::from_secs(10),
+                min_samples,
+                error_rate_open: 0.5,
+                p95_open: Dur::from_millis(800),
+                cooldown: Dur::from_secs(2),
+                half_open_success: 2,
+                ..ConnectorConfig::default()
+            };
+            let mut fast = ConnectorBreaker::new(cfg.clone());
+            let mut reference = Reference { cfg, state: State::Closed, opened_at: 0, probe_success: 0, samples: Vec::new() };
+            let (mut out, mut tr) = (Transitions::new(), Vec::new());
+            let mut now = 0u64;
+            for (dt_ms, is_admit, ok, lat_ms) in ops {
+                now += dt_ms * 1000;
+                if is_admit {
+                    let a = fast.admit(SimTime(now), &mut out);
+                    prop_assert_eq!(matches!(a, Admission::Allow(_)), reference.allow(now, &mut tr));
+                } else {
+                    let verdict = if ok { Verdict::Success } else { Verdict::Failure };
+                    let obs = Observation { verdict, latency: Dur::from_millis(lat_ms) };
+                    fast.record(SimTime(now), Ticket::default(), obs, &mut out);
+                    reference.record(ok, lat_ms * 1000, now, &mut tr);
+                }
+                prop_assert_eq!(fast.state(), reference.state);
+            }
+            let ours: Vec<(u64, State)> = out.iter().map(|t| (t.at.micros(), t.to)).collect();
+            prop_assert_eq!(ours, tr);
+        }
+    }
+}

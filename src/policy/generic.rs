@@ -1,0 +1,1060 @@
+//! The composable breaker family: every building block of DESIGN "Policies" is a parameter, so
+//! one state machine covers consecutive-count, windowed-rate, slow-call and percentile breakers,
+//! and a sweep can vary any block.
+//!
+//! Trip rules are any-of: each is optional (off at 0) and the breaker opens when any enabled
+//! rule fires, checked on every result recorded while closed, in this order (the first that
+//! fires names the transition): consecutive failures; failures within a sliding time window;
+//! failure rate over the last N calls; over a time window (exact or epoch-aligned buckets):
+//! failure rate, slow-call rate, latency percentile. Windows hold a sample while it is younger
+//! than the window (a sample exactly `window` old is out). Rate and percentile rules wait for
+//! `min_calls` calls in their window (the count window clamps it to its size).
+//!
+//! Half-open admits `probes` calls (0 = unlimited) per episode; an ignored probe gives its slot
+//! back. It closes after `close_successes` consecutive successes (`close_rule = "successes"`,
+//! any failure reopens) or, with `close_rule = "failure_rate"`, once `probes` results are in,
+//! when their failure rate is below `probe_failure_rate` (else it reopens). `max_half_open`
+//! reopens a half-open state that lasted too long (a timer).
+//!
+//! Open lasts `open_duration`, multiplied by `backoff_multiplier` on each consecutive reopen
+//! (half-open → open) up to `max_open_duration`, then scaled by a factor drawn uniformly from
+//! `[1 − jitter, 1 + jitter]` with the build seed (`rand_pcg::Pcg64Mcg`). Open → half-open is
+//! passive (on the next admit) or active (a timer via `deadline()`/`on_deadline()`).
+//!
+//! Every state change starts a new generation. With `late_results = "drop"`, results whose
+//! ticket is from an earlier generation are ignored (gobreaker, cockatiel); with `"count"` they
+//! are recorded in the current state (Resilience4j, seeds). Results recorded while open update
+//! the closed-state windows (when counted) but never trip or extend the open state.
+
+use super::presets::ParamMeta;
+use super::spec::{FamilyParams, PolicyError, impossible, invalid};
+use super::window::{BucketWindow, CountWindow, Edge, ExactWindow, FailureTimes, Sample, Tally};
+use super::window::{nearest_rank_index, percentile_exceeds};
+use super::{Admission, Breaker, Observation, State, Ticket, Transitions, emit};
+use crate::outcome::Verdict;
+use crate::time::{Dur, SimTime};
+use rand::{Rng, SeedableRng};
+use rand_pcg::Pcg64Mcg;
+use serde::{Deserialize, Serialize};
+
+/// How a measured value is compared with its threshold.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Comparison {
+    /// Trips at the threshold (Resilience4j, failsafe-go, the seeds).
+    #[serde(rename = ">=")]
+    AtLeast,
+    /// Trips only above it (opossum, cockatiel, gobreaker's default).
+    #[serde(rename = ">")]
+    Above,
+}
+
+impl Comparison {
+    #[inline]
+    fn int(self, value: u64, threshold: u64) -> bool {
+        match self {
+            Comparison::AtLeast => value >= threshold,
+            Comparison::Above => value > threshold,
+        }
+    }
+    #[inline]
+    fn rate(self, num: u64, den: u64, threshold: f64) -> bool {
+        let r = num as f64 / den as f64;
+        match self {
+            Comparison::AtLeast => r >= threshold,
+            Comparison::Above => r > threshold,
+        }
+    }
+    #[inline]
+    fn dur(self, value: Dur, threshold: Dur) -> bool {
+        self.int(value.micros(), threshold.micros())
+    }
+}
+
+/// When open becomes half-open.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HalfOpenTransition {
+    /// On the first admit after the open duration (the transition is at that admit).
+    Passive,
+    /// By a timer at the end of the open duration.
+    Active,
+}
+
+/// What closes the half-open state.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CloseRule {
+    /// `close_successes` consecutive successes; any failure reopens.
+    Successes,
+    /// Once `probes` results are in: close when their failure rate is below `probe_failure_rate`.
+    FailureRate,
+}
+
+/// What happens to results of calls admitted in an earlier generation.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LateResults {
+    /// Recorded in the current state.
+    Count,
+    /// Ignored.
+    Drop,
+}
+
+/// Parameters of the composable family (see the module docs for the semantics).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GenericConfig {
+    /// Consecutive failures that trip; 0 = rule off.
+    pub failure_threshold: u32,
+    /// Failures within `failure_window` that trip; 0 = rule off.
+    pub window_failures: u32,
+    /// The sliding window of the `window_failures` rule.
+    pub failure_window: Dur,
+    /// Size of the count window (last N calls); 0 = rule off.
+    pub count_window: u32,
+    /// Failure rate over the count window that trips.
+    pub count_failure_rate: f64,
+    /// Length of the time window of the rate and percentile rules; 0 = those rules off.
+    pub time_window: Dur,
+    /// Buckets of the time window (epoch-aligned); 0 = exact, every sample kept.
+    pub buckets: u32,
+    /// Failure rate over the time window that trips; 0 = rule off.
+    pub failure_rate: f64,
+    /// Slow-call rate over the time window that trips; 0 = rule off.
+    pub slow_call_rate: f64,
+    /// A call is slow when its latency is above this.
+    pub slow_call_duration: Dur,
+    /// The percentile of the latency rule, in (0, 1] (nearest rank).
+    pub latency_percentile: f64,
+    /// Latency the percentile must reach to trip; 0 = rule off.
+    pub latency_threshold: Dur,
+    /// Calls the window must hold before a rate or percentile rule decides.
+    pub min_calls: u32,
+    /// `>=` or `>` for every trip rule (and the half-open failure-rate rule).
+    pub comparison: Comparison,
+    /// Time open before half-open (the first open of an episode).
+    pub open_duration: Dur,
+    /// Factor applied to the open duration on each consecutive reopen; 1 = fixed.
+    pub backoff_multiplier: f64,
+    /// Cap of the grown open duration; 0 = no cap.
+    pub max_open_duration: Dur,
+    /// Each open duration is scaled by a uniform factor in `[1 − jitter, 1 + jitter]`.
+    pub jitter: f64,
+    /// Passive or active open → half-open.
+    pub half_open_transition: HalfOpenTransition,
+    /// Calls admitted per half-open episode; 0 = unlimited.
+    pub probes: u32,
+    /// What closes half-open.
+    pub close_rule: CloseRule,
+    /// Consecutive successes that close (close_rule = successes).
+    pub close_successes: u32,
+    /// Failure rate over the probes at or over which half-open reopens (close_rule = failure_rate).
+    pub probe_failure_rate: f64,
+    /// Longest stay in half-open before reopening; 0 = no limit.
+    pub max_half_open: Dur,
+    /// Forget the closed-state windows and counters on closing.
+    pub clear_on_close: bool,
+    /// Count or drop results from an earlier generation.
+    pub late_results: LateResults,
+}
+
+impl GenericConfig {
+    /// The `consecutive` preset: 5 consecutive failures; open 30 s; 1 probe; 1 success closes.
+    pub fn consecutive() -> GenericConfig {
+        GenericConfig {
+            failure_threshold: 5,
+            window_failures: 0,
+            failure_window: Dur::from_secs(60),
+            count_window: 0,
+            count_failure_rate: 0.5,
+            time_window: Dur::ZERO,
+            buckets: 0,
+            failure_rate: 0.0,
+            slow_call_rate: 0.0,
+            slow_call_duration: Dur::from_secs(60),
+            latency_percentile: 0.95,
+            latency_threshold: Dur::ZERO,
+            min_calls: 10,
+            comparison: Comparison::AtLeast,
+            open_duration: Dur::from_secs(30),
+            backoff_multiplier: 1.0,
+            max_open_duration: Dur::ZERO,
+            jitter: 0.0,
+            half_open_transition: HalfOpenTransition::Passive,
+            probes: 1,
+            close_rule: CloseRule::Successes,
+            close_successes: 1,
+            probe_failure_rate: 0.5,
+            max_half_open: Dur::ZERO,
+            clear_on_close: true,
+            late_results: LateResults::Count,
+        }
+    }
+
+    /// The `windowed` preset: failure rate >= 0.5 over an exact 60 s window with at least 10
+    /// calls; open 30 s; 1 probe; 1 success closes.
+    pub fn windowed() -> GenericConfig {
+        GenericConfig {
+            failure_threshold: 0,
+            time_window: Dur::from_secs(60),
+            failure_rate: 0.5,
+            ..GenericConfig::consecutive()
+        }
+    }
+
+    fn time_rules(&self) -> bool {
+        self.failure_rate > 0.0 || self.slow_call_rate > 0.0 || !self.latency_threshold.is_zero()
+    }
+}
+
+fn ratio(name: &str, v: f64) -> Result<(), PolicyError> {
+    if v.is_finite() && (0.0..=1.0).contains(&v) {
+        Ok(())
+    } else {
+        Err(invalid(name, "a ratio between 0 and 1", &v.to_string()))
+    }
+}
+
+impl FamilyParams for GenericConfig {
+    const PARAMS: &'static [ParamMeta] = &[
+        ParamMeta::new("failure_threshold", "calls", "consecutive failures that trip (0 = off)"),
+        ParamMeta::new("window_failures", "calls", "failures within failure_window that trip (0 = off)"),
+        ParamMeta::new("failure_window", "duration", "sliding window of the window_failures rule"),
+        ParamMeta::new("count_window", "calls", "count window: the last N calls (0 = off)"),
+        ParamMeta::new("count_failure_rate", "ratio", "failure rate over the count window that trips"),
+        ParamMeta::new(
+            "time_window",
+            "duration",
+            "time window of the failure_rate, slow_call_rate and latency rules (0 = off)",
+        ),
+        ParamMeta::new("buckets", "count", "epoch-aligned buckets of the time window; 0 = exact samples"),
+        ParamMeta::new("failure_rate", "ratio", "failure rate over the time window that trips (0 = off)"),
+        ParamMeta::new("slow_call_rate", "ratio", "slow-call rate over the time window that trips (0 = off)"),
+        ParamMeta::new(
+            "slow_call_duration",
+            "duration",
+            "a call slower than this (strictly) is slow, success or failure",
+        ),
+        ParamMeta::new(
+            "latency_percentile",
+            "ratio",
+            "percentile of the latency rule, nearest rank, in (0, 1]",
+        ),
+        ParamMeta::new(
+            "latency_threshold",
+            "duration",
+            "trips when the time window's latency percentile reaches this (0 = off)",
+        ),
+        ParamMeta::new(
+            "min_calls",
+            "calls",
+            "calls a window must hold before a rate or percentile rule decides (the count window clamps it to its size)",
+        ),
+        ParamMeta::new(
+            "comparison",
+            "\">=\" | \">\"",
+            "how every trip rule (and the half-open failure rate) compares with its threshold",
+        ),
+        ParamMeta::new("open_duration", "duration", "time open before half-open"),
+        ParamMeta::new(
+            "backoff_multiplier",
+            "factor",
+            "open duration multiplied by this on each consecutive reopen; 1 = fixed",
+        ),
+        ParamMeta::new("max_open_duration", "duration", "cap of the grown open duration (0 = no cap)"),
+        ParamMeta::new(
+            "jitter",
+            "ratio",
+            "open duration scaled by a uniform factor in [1 - jitter, 1 + jitter] (seeded)",
+        ),
+        ParamMeta::new(
+            "half_open_transition",
+            "passive | active",
+            "passive: on the next admit; active: a timer at the end of the open duration",
+        ),
+        ParamMeta::new("probes", "calls", "calls admitted per half-open episode (0 = unlimited)"),
+        ParamMeta::new("close_rule", "successes | failure_rate", "what closes half-open"),
+        ParamMeta::new(
+            "close_successes",
+            "calls",
+            "consecutive successes that close (close_rule = successes)",
+        ),
+        ParamMeta::new(
+            "probe_failure_rate",
+            "ratio",
+            "probe failure rate that reopens, once `probes` results are in (close_rule = failure_rate)",
+        ),
+        ParamMeta::new(
+            "max_half_open",
+            "duration",
+            "longest stay in half-open before reopening (0 = no limit)",
+        ),
+        ParamMeta::new("clear_on_close", "bool", "forget the windows and counters on closing"),
+        ParamMeta::new(
+            "late_results",
+            "count | drop",
+            "results of calls admitted in an earlier generation: count them or drop them",
+        ),
+    ];
+
+    fn validate(&self) -> Result<(), PolicyError> {
+        ratio("count_failure_rate", self.count_failure_rate)?;
+        ratio("failure_rate", self.failure_rate)?;
+        ratio("slow_call_rate", self.slow_call_rate)?;
+        ratio("jitter", self.jitter)?;
+        ratio("probe_failure_rate", self.probe_failure_rate)?;
+        if !(self.latency_percentile.is_finite()
+            && self.latency_percentile > 0.0
+            && self.latency_percentile <= 1.0)
+        {
+            return Err(invalid(
+                "latency_percentile",
+                "a quantile greater than 0 and at most 1 (0.95 for p95)",
+                &self.latency_percentile.to_string(),
+            ));
+        }
+        if self.open_duration.is_zero() {
+            return Err(invalid("open_duration", "a duration greater than 0", "0s"));
+        }
+        if !(self.backoff_multiplier.is_finite() && self.backoff_multiplier >= 1.0) {
+            return Err(invalid(
+                "backoff_multiplier",
+                "a number of at least 1",
+                &self.backoff_multiplier.to_string(),
+            ));
+        }
+        if !self.max_open_duration.is_zero() && self.max_open_duration < self.open_duration {
+            return Err(impossible(format!(
+                "max_open_duration ({}) is shorter than open_duration ({})",
+                self.max_open_duration, self.open_duration
+            )));
+        }
+        if self.window_failures > 0 && self.failure_window.is_zero() {
+            return Err(impossible("window_failures needs failure_window greater than 0".into()));
+        }
+        if self.time_rules() && self.time_window.is_zero() {
+            return Err(impossible(
+                "failure_rate, slow_call_rate or latency_threshold is set but time_window is 0".into(),
+            ));
+        }
+        if self.buckets > 0 && !self.time_window.is_zero() {
+            let w = self.time_window.micros();
+            if w < u64::from(self.buckets) {
+                return Err(impossible(format!(
+                    "time_window ({}) is smaller than one bucket of {} buckets",
+                    self.time_window, self.buckets
+                )));
+            }
+            if w % u64::from(self.buckets) != 0 {
+                return Err(impossible(format!(
+                    "time_window ({}) is not a whole number of microseconds per bucket with {} buckets",
+                    self.time_window, self.buckets
+                )));
+            }
+        }
+        let any_rule = self.failure_threshold > 0
+            || self.window_failures > 0
+            || self.count_window > 0
+            || (self.time_rules() && !self.time_window.is_zero());
+        if !any_rule {
+            return Err(impossible(
+                "no trip rule is enabled (set failure_threshold, window_failures, count_window, or a time-window rule)"
+                    .into(),
+            ));
+        }
+        match self.close_rule {
+            CloseRule::Successes => {
+                if self.close_successes == 0 {
+                    return Err(invalid("close_successes", "at least 1", "0"));
+                }
+                if self.probes > 0 && self.close_successes > self.probes {
+                    return Err(impossible(format!(
+                        "close_successes ({}) exceeds probes ({}): half-open could never close",
+                        self.close_successes, self.probes
+                    )));
+                }
+            }
+            CloseRule::FailureRate => {
+                if self.probes == 0 {
+                    return Err(impossible(
+                        "close_rule = \"failure_rate\" decides after `probes` results: probes must be at least 1".into(),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The time window, exact or bucketed.
+#[derive(Clone, Debug)]
+enum TimeWindow {
+    Exact(ExactWindow),
+    Buckets(BucketWindow),
+}
+
+/// The generic state machine.
+#[derive(Clone, Debug)]
+pub struct GenericBreaker {
+    cfg: GenericConfig,
+    state: State,
+    generation: u64,
+    consecutive: u64,
+    failure_times: FailureTimes,
+    count: Option<CountWindow>,
+    time: Option<TimeWindow>,
+    open_until: SimTime,
+    reopens: u32,
+    half_open_since: SimTime,
+    probes_admitted: u32,
+    probe_results: u32,
+    probe_failures: u32,
+    probe_successes: u32,
+    rng: Pcg64Mcg,
+}
+
+impl GenericBreaker {
+    /// A closed breaker; `seed` drives the open-duration jitter (nothing else is random).
+    pub fn new(cfg: GenericConfig, seed: u64) -> GenericBreaker {
+        let count = (cfg.count_window > 0).then(|| CountWindow::new(cfg.count_window));
+        let time = (cfg.time_rules() && !cfg.time_window.is_zero()).then(|| {
+            if cfg.buckets == 0 {
+                TimeWindow::Exact(ExactWindow::new(cfg.time_window, Edge::DropExact))
+            } else {
+                TimeWindow::Buckets(BucketWindow::new(cfg.time_window, cfg.buckets))
+            }
+        });
+        GenericBreaker {
+            cfg,
+            state: State::Closed,
+            generation: 0,
+            consecutive: 0,
+            failure_times: FailureTimes::default(),
+            count,
+            time,
+            open_until: SimTime::ZERO,
+            reopens: 0,
+            half_open_since: SimTime::ZERO,
+            probes_admitted: 0,
+            probe_results: 0,
+            probe_failures: 0,
+            probe_successes: 0,
+            rng: Pcg64Mcg::seed_from_u64(seed),
+        }
+    }
+
+    fn set(&mut self, at: SimTime, to: State, reason: &'static str, out: &mut Transitions) {
+        emit(out, at, self.state, to, reason);
+        self.state = to;
+        self.generation += 1;
+    }
+
+    /// Entries the window buffers hold without growing (memory stays flat once warmed up).
+    pub fn buffer_capacity(&self) -> usize {
+        let time = match &self.time {
+            Some(TimeWindow::Exact(w)) => w.capacity(),
+            _ => 0,
+        };
+        self.failure_times.capacity() + self.count.as_ref().map_or(0, CountWindow::capacity) + time
+    }
+
+    /// The length of the next open period: grown by the reopen count, capped, jittered.
+    fn open_length(&mut self) -> Dur {
+        let c = &self.cfg;
+        let mut d = c.open_duration;
+        if c.backoff_multiplier > 1.0 && self.reopens > 0 {
+            d = d.mul_f64(c.backoff_multiplier.powi(self.reopens.min(1024) as i32));
+        }
+        if !c.max_open_duration.is_zero() && d > c.max_open_duration {
+            d = c.max_open_duration;
+        }
+        if c.jitter > 0.0 {
+            let u = (self.rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+            d = d.mul_f64(1.0 - c.jitter + 2.0 * c.jitter * u);
+        }
+        d
+    }
+
+    fn open(&mut self, at: SimTime, reason: &'static str, out: &mut Transitions) {
+        if self.state == State::HalfOpen {
+            self.reopens = self.reopens.saturating_add(1);
+        } else {
+            self.reopens = 0;
+        }
+        self.set(at, State::Open, reason, out);
+        let len = self.open_length();
+        self.open_until = at + len;
+    }
+
+    fn half_open(&mut self, at: SimTime, out: &mut Transitions) {
+        self.set(at, State::HalfOpen, "cooldown_elapsed", out);
+        self.half_open_since = at;
+        self.probes_admitted = 0;
+        self.probe_results = 0;
+        self.probe_failures = 0;
+        self.probe_successes = 0;
+    }
+
+    fn close(&mut self, at: SimTime, reason: &'static str, out: &mut Transitions) {
+        self.set(at, State::Closed, reason, out);
+        self.reopens = 0;
+        self.consecutive = 0;
+        if self.cfg.clear_on_close {
+            self.failure_times.clear();
+            if let Some(c) = &mut self.count {
+                c.clear();
+            }
+            match &mut self.time {
+                Some(TimeWindow::Exact(w)) => w.clear(),
+                Some(TimeWindow::Buckets(w)) => w.clear(),
+                None => {}
+            }
+        }
+    }
+
+    /// Applies the timer-driven transitions due by `now`, each at its own instant.
+    fn poll(&mut self, now: SimTime, out: &mut Transitions) {
+        loop {
+            match self.state {
+                State::Open
+                    if self.cfg.half_open_transition == HalfOpenTransition::Active
+                        && now >= self.open_until =>
+                {
+                    let at = self.open_until;
+                    self.half_open(at, out);
+                }
+                State::HalfOpen
+                    if !self.cfg.max_half_open.is_zero()
+                        && now >= self.half_open_since + self.cfg.max_half_open =>
+                {
+                    let at = self.half_open_since + self.cfg.max_half_open;
+                    self.open(at, "half_open_timeout", out);
+                }
+                _ => return,
+            }
+        }
+    }
+
+    /// Adds one counted result to the closed-state windows.
+    fn observe(&mut self, now: SimTime, failed: bool, latency: Dur) {
+        let c = &self.cfg;
+        if failed {
+            self.consecutive += 1;
+        } else {
+            self.consecutive = 0;
+        }
+        let sample = Sample {
+            at: now,
+            failed,
+            slow: latency > c.slow_call_duration,
+            over: !c.latency_threshold.is_zero() && c.comparison.dur(latency, c.latency_threshold),
+        };
+        if c.window_failures > 0 {
+            if failed {
+                self.failure_times.push(now);
+            }
+            self.failure_times.prune(now, c.failure_window, Edge::DropExact);
+        }
+        if let Some(w) = &mut self.count {
+            w.push(sample);
+        }
+        match &mut self.time {
+            Some(TimeWindow::Exact(w)) => w.push(sample),
+            Some(TimeWindow::Buckets(w)) => w.push(sample),
+            None => {}
+        }
+    }
+
+    /// The first enabled trip rule that fires at `now`, if any.
+    fn tripped(&self, now: SimTime) -> Option<&'static str> {
+        let c = &self.cfg;
+        let cmp = c.comparison;
+        if c.failure_threshold > 0 && cmp.int(self.consecutive, u64::from(c.failure_threshold)) {
+            return Some("consecutive_failures");
+        }
+        if c.window_failures > 0 && cmp.int(self.failure_times.len() as u64, u64::from(c.window_failures)) {
+            return Some("failures_in_window");
+        }
+        if let Some(w) = &self.count {
+            let t = w.tally();
+            let min = u64::from(c.min_calls.min(c.count_window).max(1));
+            if t.calls >= min && cmp.rate(t.failures, t.calls, c.count_failure_rate) {
+                return Some("count_failure_rate");
+            }
+        }
+        let t: Tally = match &self.time {
+            Some(TimeWindow::Exact(w)) => w.tally(),
+            Some(TimeWindow::Buckets(w)) => w.tally(now),
+            None => return None,
+        };
+        if t.calls == 0 || t.calls < u64::from(c.min_calls) {
+            return None;
+        }
+        if c.failure_rate > 0.0 && cmp.rate(t.failures, t.calls, c.failure_rate) {
+            return Some("failure_rate");
+        }
+        if c.slow_call_rate > 0.0 && cmp.rate(t.slow, t.calls, c.slow_call_rate) {
+            return Some("slow_call_rate");
+        }
+        if !c.latency_threshold.is_zero()
+            && percentile_exceeds(t.calls, t.over, nearest_rank_index(c.latency_percentile, t.calls))
+        {
+            return Some("latency_percentile");
+        }
+        None
+    }
+}
+
+impl Breaker for GenericBreaker {
+    fn admit(&mut self, now: SimTime, out: &mut Transitions) -> Admission {
+        self.poll(now, out);
+        if self.state == State::Open {
+            if self.cfg.half_open_transition == HalfOpenTransition::Passive && now >= self.open_until {
+                self.half_open(now, out);
+            } else {
+                return Admission::Reject;
+            }
+        }
+        match self.state {
+            State::HalfOpen => {
+                if self.cfg.probes > 0 && self.probes_admitted >= self.cfg.probes {
+                    return Admission::Reject;
+                }
+                self.probes_admitted += 1;
+                Admission::Allow(Ticket { generation: self.generation, probe: true })
+            }
+            _ => Admission::Allow(Ticket { generation: self.generation, probe: false }),
+        }
+    }
+
+    fn record(&mut self, now: SimTime, ticket: Ticket, obs: Observation, out: &mut Transitions) {
+        self.poll(now, out);
+        let current = ticket.generation == self.generation;
+        let failed = match obs.verdict {
+            Verdict::Ignored => {
+                if current && ticket.probe && self.state == State::HalfOpen {
+                    self.probes_admitted = self.probes_admitted.saturating_sub(1);
+                }
+                return;
+            }
+            Verdict::Success => false,
+            Verdict::Failure => true,
+        };
+        if !current && self.cfg.late_results == LateResults::Drop {
+            return;
+        }
+        match self.state {
+            State::Closed => {
+                self.observe(now, failed, obs.latency);
+                if let Some(reason) = self.tripped(now) {
+                    self.open(now, reason, out);
+                }
+            }
+            State::Open => self.observe(now, failed, obs.latency),
+            State::HalfOpen => match self.cfg.close_rule {
+                CloseRule::Successes => {
+                    if failed {
+                        self.open(now, "probe_failed", out);
+                    } else {
+                        self.probe_successes += 1;
+                        if self.probe_successes >= self.cfg.close_successes {
+                            self.close(now, "probe_successes", out);
+                        }
+                    }
+                }
+                CloseRule::FailureRate => {
+                    self.probe_results += 1;
+                    self.probe_failures += u32::from(failed);
+                    if self.probe_results >= self.cfg.probes {
+                        let (f, n) = (u64::from(self.probe_failures), u64::from(self.probe_results));
+                        if self.cfg.comparison.rate(f, n, self.cfg.probe_failure_rate) {
+                            self.open(now, "probe_failure_rate", out);
+                        } else {
+                            self.close(now, "probe_failure_rate_below", out);
+                        }
+                    }
+                }
+            },
+        }
+    }
+
+    fn state(&self) -> State {
+        self.state
+    }
+
+    fn deadline(&self) -> Option<SimTime> {
+        match self.state {
+            State::Open if self.cfg.half_open_transition == HalfOpenTransition::Active => {
+                Some(self.open_until)
+            }
+            State::HalfOpen if !self.cfg.max_half_open.is_zero() => {
+                Some(self.half_open_since + self.cfg.max_half_open)
+            }
+            _ => None,
+        }
+    }
+
+    fn on_deadline(&mut self, now: SimTime, out: &mut Transitions) {
+        self.poll(now, out);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::testkit::{C, Ev::*, H, O, burst, cyclic, drive, offer};
+
+    fn with(f: impl FnOnce(&mut GenericConfig)) -> GenericBreaker {
+        let mut c = GenericConfig::consecutive();
+        f(&mut c);
+        c.validate().expect("test config is valid");
+        GenericBreaker::new(c, 7)
+    }
+
+    fn pairs(pattern: &str, t0: u64, step: u64) -> Vec<(u64, crate::policy::testkit::Ev)> {
+        let mut v = Vec::new();
+        for (i, ch) in pattern.chars().enumerate() {
+            let t = t0 + step * i as u64;
+            v.push((t, A));
+            v.push((
+                t,
+                if ch == 'f' {
+                    F(10)
+                } else if ch == 'L' {
+                    S(2_000)
+                } else {
+                    S(10)
+                },
+            ));
+        }
+        v
+    }
+
+    #[test]
+    fn consecutive_preset_full_cycle() {
+        let mut b = GenericBreaker::new(GenericConfig::consecutive(), 1);
+        let mut s = pairs("ffffsfffff", 0, 100); // success at 400 resets; fifth in a row at 900
+        s.push((30_899, A));
+        s.extend(burst(30_900, A, 2)); // passive: one probe, one rejected
+        s.push((31_000, S(100)));
+        let r = drive(&mut b, &s);
+        assert_eq!(
+            r.tr,
+            vec![
+                (900, C, O, "consecutive_failures"),
+                (30_900, O, H, "cooldown_elapsed"),
+                (31_000, H, C, "probe_successes")
+            ]
+        );
+        assert_eq!(&r.admit_string()[10..], "010");
+    }
+
+    #[test]
+    fn strict_comparison_needs_one_more() {
+        let mut b = with(|c| c.comparison = Comparison::Above);
+        let r = drive(&mut b, &pairs("ffffff", 0, 10));
+        assert_eq!(r.tr, vec![(50, C, O, "consecutive_failures")]);
+    }
+
+    #[test]
+    fn probe_failure_reopens_and_backoff_grows_with_cap() {
+        let mut b = with(|c| {
+            c.backoff_multiplier = 2.0;
+            c.max_open_duration = Dur::from_secs(100);
+        });
+        let mut s = pairs("fffff", 0, 0); // open at 0 for 30 s
+        s.extend(pairs("f", 30_000, 0)); // probe fails: reopen for 60 s
+        s.extend(pairs("f", 90_000, 0)); // reopen for 120 s, capped at 100 s
+        s.push((189_999, A));
+        s.extend(pairs("s", 190_000, 0)); // closes; the next open is 30 s again
+        s.extend(pairs("fffff", 200_000, 0));
+        s.push((229_999, A));
+        s.push((230_000, A));
+        let r = drive(&mut b, &s);
+        assert_eq!(
+            r.tr,
+            vec![
+                (0, C, O, "consecutive_failures"),
+                (30_000, O, H, "cooldown_elapsed"),
+                (30_000, H, O, "probe_failed"),
+                (90_000, O, H, "cooldown_elapsed"),
+                (90_000, H, O, "probe_failed"),
+                (190_000, O, H, "cooldown_elapsed"),
+                (190_000, H, C, "probe_successes"),
+                (200_000, C, O, "consecutive_failures"),
+                (230_000, O, H, "cooldown_elapsed"),
+            ]
+        );
+    }
+
+    #[test]
+    fn jitter_is_seeded_and_bounded() {
+        let cfg = GenericConfig { jitter: 0.5, ..GenericConfig::consecutive() };
+        let open_len = |seed| {
+            let mut b = GenericBreaker::new(cfg.clone(), seed);
+            drive(&mut b, &pairs("fffff", 0, 0));
+            b.open_until.micros()
+        };
+        assert_eq!(open_len(3), open_len(3));
+        let lens: Vec<u64> = (0..20).map(open_len).collect();
+        assert!(lens.iter().all(|&l| (15_000_000..=45_000_000).contains(&l)), "{lens:?}");
+        assert!(lens.iter().any(|&l| l != lens[0]));
+    }
+
+    #[test]
+    fn active_transition_fires_at_deadline() {
+        let mut b = with(|c| c.half_open_transition = HalfOpenTransition::Active);
+        let r = drive(&mut b, &pairs("fffff", 1_000, 0));
+        assert_eq!(r.tr.len(), 1);
+        assert_eq!(b.deadline(), Some(SimTime(31_000_000)));
+        let r = drive(&mut b, &[(31_000, Tick)]);
+        assert_eq!(r.tr, vec![(31_000, O, H, "cooldown_elapsed")]);
+        assert_eq!(b.deadline(), None);
+        // Late engine: an admit after the deadline still sees the transition at the deadline.
+        let mut b = with(|c| c.half_open_transition = HalfOpenTransition::Active);
+        let mut s = pairs("fffff", 1_000, 0);
+        s.push((40_000, A));
+        let r = drive(&mut b, &s);
+        assert_eq!(r.tr[1], (31_000, O, H, "cooldown_elapsed"));
+        assert_eq!(r.admits.last(), Some(&true));
+    }
+
+    #[test]
+    fn max_half_open_reopens_a_stuck_probe() {
+        let mut b = with(|c| c.max_half_open = Dur::from_secs(10));
+        let mut s = pairs("fffff", 0, 0);
+        s.push((30_000, A)); // probe, never answered
+        s.push((35_000, A)); // rejected
+        s.push((40_000, Tick));
+        let r = drive(&mut b, &s);
+        assert_eq!(r.tr[1..], [(30_000, O, H, "cooldown_elapsed"), (40_000, H, O, "half_open_timeout")]);
+        assert_eq!(b.deadline(), None); // passive open: no timer
+    }
+
+    #[test]
+    fn windowed_preset_rate_min_calls_and_edges() {
+        let mut b = GenericBreaker::new(GenericConfig::windowed(), 0);
+        // 9 failures: below min_calls (10): closed. The 10th call (a success) makes 9/10.
+        let mut s = pairs("fffffffff", 0, 1000);
+        let r = drive(&mut b, &s);
+        assert!(r.tr.is_empty());
+        s.extend(pairs("s", 9_000, 0));
+        let mut b = GenericBreaker::new(GenericConfig::windowed(), 0);
+        let r = drive(&mut b, &s);
+        assert_eq!(r.tr, vec![(9_000, C, O, "failure_rate")]);
+
+        // Exactly 50 % opens; a sample exactly 60 s old has left the window.
+        let mut b = GenericBreaker::new(GenericConfig::windowed(), 0);
+        let mut s = pairs("f", 0, 0);
+        s.extend(pairs("ssssfffff", 1_000, 1_000)); // 9..: at 9 s, 6 f of 10 -> opens
+        let r = drive(&mut b, &s);
+        assert_eq!(r.tr, vec![(9_000, C, O, "failure_rate")]);
+        let mut b = GenericBreaker::new(GenericConfig::windowed(), 0);
+        let mut s = pairs("f", 0, 0);
+        s.extend(pairs("sssssffff", 1_000, 1_000)); // 5 f of 10 at 9 s: exactly 0.5 opens
+        let r = drive(&mut b, &s);
+        assert_eq!(r.tr, vec![(9_000, C, O, "failure_rate")]);
+        let mut b = GenericBreaker::new(GenericConfig::windowed(), 0);
+        let mut s = pairs("f", 0, 0);
+        s.extend(pairs("sssssfff", 52_000, 1_000)); // 4 f of 9 by 59 s
+        s.extend(pairs("f", 60_000, 0)); // the 0 s failure is exactly 60 s old: out, 9 calls < 10
+        let r = drive(&mut b, &s);
+        assert!(r.tr.is_empty(), "{:?}", r.tr);
+    }
+
+    #[test]
+    fn bucketed_window_drops_whole_buckets() {
+        // 60 s in 6 buckets of 10 s, min 2 calls, 50 %.
+        let mut b = with(|c| {
+            c.failure_threshold = 0;
+            c.time_window = Dur::from_secs(60);
+            c.buckets = 6;
+            c.failure_rate = 0.5;
+            c.min_calls = 2;
+        });
+        // Failure at 5 s (bucket 0); success at 61 s (bucket 6): bucket 0 is out -> 0/1.
+        // Then a failure at 62 s: 1/2 = 50 % opens.
+        let mut s = pairs("f", 5_000, 0);
+        s.extend(pairs("s", 61_000, 0));
+        let r = drive(&mut b, &s);
+        assert!(r.tr.is_empty());
+        let r = drive(&mut b, &pairs("f", 62_000, 0));
+        assert_eq!(r.tr, vec![(62_000, C, O, "failure_rate")]);
+        // With an exact window the 5 s failure is still in at 61 s: 1/2 opens there.
+        let mut b = with(|c| {
+            c.failure_threshold = 0;
+            c.time_window = Dur::from_secs(60);
+            c.failure_rate = 0.5;
+            c.min_calls = 2;
+        });
+        let r = drive(&mut b, &s);
+        assert_eq!(r.tr, vec![(61_000, C, O, "failure_rate")]);
+    }
+
+    #[test]
+    fn slow_calls_and_percentile_rules() {
+        let slow = |pattern: &str| {
+            let mut b = with(|c| {
+                c.failure_threshold = 0;
+                c.time_window = Dur::from_secs(60);
+                c.slow_call_rate = 0.5;
+                c.slow_call_duration = Dur::from_secs(1);
+                c.min_calls = 4;
+            });
+            drive(&mut b, &pairs(pattern, 0, 10)).tr
+        };
+        assert_eq!(slow("ssLL"), vec![(30, C, O, "slow_call_rate")]);
+        assert!(slow("sssL").is_empty());
+
+        let p95 = |n_fast: usize, n_slow: usize| {
+            let mut b = with(|c| {
+                c.failure_threshold = 0;
+                c.time_window = Dur::from_secs(600);
+                c.latency_threshold = Dur::from_secs(2);
+                c.min_calls = 20;
+            });
+            let pattern = "s".repeat(n_fast) + &"L".repeat(n_slow);
+            drive(&mut b, &pairs(&pattern, 0, 10)).tr
+        };
+        // 20 calls: p95 is rank 19 (index 18); two slow calls reach it, one does not.
+        assert!(p95(19, 1).is_empty());
+        assert_eq!(p95(18, 2), vec![(190, C, O, "latency_percentile")]);
+    }
+
+    #[test]
+    fn count_window_and_failures_in_window() {
+        let mut b = with(|c| {
+            c.failure_threshold = 0;
+            c.count_window = 4;
+            c.count_failure_rate = 0.75;
+            c.min_calls = 100; // clamped to the window size
+        });
+        let r = drive(&mut b, &pairs("fsfsfsff", 0, 10));
+        assert_eq!(r.tr, vec![(70, C, O, "count_failure_rate")]);
+
+        let mut b = with(|c| {
+            c.failure_threshold = 0;
+            c.window_failures = 3;
+            c.failure_window = Dur::from_secs(10);
+        });
+        // Failures at 0, 5, 10 s: the 0 s one is exactly 10 s old at 10 s: out. At 12 s: in 3.
+        let mut s = pairs("ff", 0, 5_000);
+        s.extend(pairs("f", 10_000, 0));
+        let r = drive(&mut b, &s);
+        assert!(r.tr.is_empty());
+        let r = drive(&mut b, &pairs("f", 12_000, 0));
+        assert_eq!(r.tr, vec![(12_000, C, O, "failures_in_window")]);
+    }
+
+    #[test]
+    fn half_open_failure_rate_rule() {
+        let mk = || {
+            with(|c| {
+                c.probes = 4;
+                c.close_rule = CloseRule::FailureRate;
+                c.probe_failure_rate = 0.5;
+            })
+        };
+        let mut s = pairs("fffff", 0, 0);
+        s.extend(burst(30_000, A, 5)); // four probes, the fifth rejected
+        s.extend([(30_100, S(1)), (30_100, F(1)), (30_100, S(1)), (30_200, S(1))]);
+        let mut b = mk();
+        let r = drive(&mut b, &s);
+        assert_eq!(r.tr[2], (30_200, H, C, "probe_failure_rate_below"));
+        assert_eq!(&r.admit_string()[5..], "11110");
+        let mut s2 = pairs("fffff", 0, 0);
+        s2.extend(burst(30_000, A, 4));
+        s2.extend([(30_100, S(1)), (30_100, F(1)), (30_100, S(1)), (30_200, F(1))]);
+        let mut b = mk();
+        let r = drive(&mut b, &s2);
+        assert_eq!(r.tr[2], (30_200, H, O, "probe_failure_rate"));
+    }
+
+    #[test]
+    fn late_results_count_or_drop() {
+        // Six calls admitted at 0; five fail (open); the sixth succeeds late in half-open.
+        let mut s = burst(0, A, 6);
+        s.extend(burst(0, F(1), 5));
+        s.push((30_000, A)); // the probe
+        s.push((30_001, Done(5, true, 30_001))); // late success of the pre-trip call
+        let mut counted = with(|c| c.late_results = LateResults::Count);
+        let r = drive(&mut counted, &s);
+        assert_eq!(r.tr[2], (30_001, H, C, "probe_successes"));
+        let mut dropped = with(|c| c.late_results = LateResults::Drop);
+        let r = drive(&mut dropped, &s);
+        assert_eq!(r.tr.len(), 2);
+        assert_eq!(dropped.state(), State::HalfOpen);
+    }
+
+    #[test]
+    fn ignored_probe_returns_its_slot_and_keep_window_on_close() {
+        let mut b = with(|c| c.clear_on_close = false);
+        let mut s = pairs("fffff", 0, 0);
+        s.push((30_000, A));
+        s.push((30_001, I));
+        s.push((30_002, A)); // the slot is back
+        s.push((30_003, S(1))); // closes; the consecutive count is reset even when kept
+        s.extend(pairs("ffff", 30_010, 0));
+        let r = drive(&mut b, &s);
+        assert_eq!(r.tr.len(), 3);
+        assert_eq!(&r.admit_string()[5..7], "11");
+    }
+
+    #[test]
+    fn memory_is_flat_in_steady_state() {
+        let mut b = with(|c| {
+            c.window_failures = 20;
+            c.failure_window = Dur::from_secs(30);
+            c.count_window = 50;
+            c.time_window = Dur::from_secs(60);
+            c.failure_rate = 0.5;
+            c.latency_threshold = Dur::from_secs(2);
+            c.clear_on_close = false;
+        });
+        let f = cyclic(600_000, 120_000);
+        let warm = offer(&mut b, 0, 3 * 60_000, 10, &f);
+        assert!(warm >= 6, "{warm}");
+        let cap = b.buffer_capacity();
+        offer(&mut b, 1_800_000, 3 * 60_000, 10, &f);
+        assert_eq!(b.buffer_capacity(), cap);
+    }
+
+    #[test]
+    fn dropped_late_results_never_reach_the_closed_window() {
+        // Ten calls admitted at 0 (generation 0); five fail: open; probe succeeds: closed (gen 3).
+        let mut s = burst(0, A, 10);
+        s.extend(burst(0, F(1), 5));
+        s.push((30_000, A));
+        s.push((30_001, Done(10, true, 1)));
+        // The five remaining pre-trip calls fail late: dropped, so no new trip.
+        s.extend(burst(30_002, F(30_002), 5));
+        let mut dropped = with(|c| c.late_results = LateResults::Drop);
+        let r = drive(&mut dropped, &s);
+        assert_eq!(r.tr.len(), 3);
+        let mut counted = with(|c| c.late_results = LateResults::Count);
+        let r = drive(&mut counted, &s);
+        assert_eq!(r.tr.last(), Some(&(30_002, C, O, "consecutive_failures")));
+    }
+
+    #[test]
+    fn active_timers_chain_in_order() {
+        // Active open -> half-open at 30 s, nobody calls, max_half_open 5 s reopens at 35 s,
+        // active half-open again at 65 s: one on_deadline call at 69 s replays all three.
+        let mut b = with(|c| {
+            c.half_open_transition = HalfOpenTransition::Active;
+            c.max_half_open = Dur::from_secs(5);
+        });
+        let mut s = pairs("fffff", 0, 0);
+        s.push((69_000, Tick));
+        let r = drive(&mut b, &s);
+        assert_eq!(
+            r.tr[1..],
+            [
+                (30_000, O, H, "cooldown_elapsed"),
+                (35_000, H, O, "half_open_timeout"),
+                (65_000, O, H, "cooldown_elapsed"),
+            ]
+        );
+        assert_eq!(b.deadline(), Some(SimTime(70_000_000)));
+    }
+}

@@ -1,0 +1,220 @@
+//! Seed 003's Node.js `CircuitBreaker` (../shared/seeds/003_984450fd97c1e1b4.txt, `breaker.js`),
+//! reproduced as its code behaves: a failure counter zeroed by any success, a passive cooldown,
+//! and a `Promise.race` call timeout.
+//!
+//! Quirks reproduced (cited from `call`, `onSuccess`, `onFailure`):
+//! - open → half-open on the first call after `cooldownMs` (passive, in `call`);
+//! - half-open admits every call until a result arrives (the article says "exactly one probe";
+//!   the code has no such limit);
+//! - `onSuccess` zeroes the failure count and closes from half-open; a late success while open
+//!   zeroes the count but stays open;
+//! - `onFailure` increments the count and opens when in half-open or at the threshold; a late
+//!   failure while open sets `openedAt` again, restarting the cooldown (no visible transition);
+//! - a call at or over `timeoutMs` fails at t + `timeoutMs` (the race's timer rejects first);
+//!   the underlying call is not cancelled, so the dependency still does the work:
+//!   [`NodeConfig::timeout`] is the client's call timeout the engine applies.
+
+use super::presets::ParamMeta;
+use super::spec::{FamilyParams, PolicyError, invalid};
+use super::{Admission, Breaker, Observation, State, Ticket, Transitions, emit};
+use crate::outcome::Verdict;
+use crate::time::{Dur, SimTime};
+use serde::{Deserialize, Serialize};
+
+/// Parameters of seed 003's constructor (`failureThreshold`, `cooldownMs`, `timeoutMs`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NodeConfig {
+    /// Failures (zeroed by any success) that open it (5).
+    pub failure_threshold: u32,
+    /// Open time before the next call moves to half-open (30 s).
+    pub cooldown: Dur,
+    /// The call timeout of `Promise.race` (5 s).
+    pub timeout: Dur,
+}
+
+impl Default for NodeConfig {
+    fn default() -> NodeConfig {
+        NodeConfig { failure_threshold: 5, cooldown: Dur::from_secs(30), timeout: Dur::from_secs(5) }
+    }
+}
+
+impl FamilyParams for NodeConfig {
+    const PARAMS: &'static [ParamMeta] = &[
+        ParamMeta::new(
+            "failure_threshold",
+            "calls",
+            "failures, zeroed by any success, that open (seed: failureThreshold = 5)",
+        ),
+        ParamMeta::new(
+            "cooldown",
+            "duration",
+            "open time before the next call moves to half-open; a late failure while open restarts it (seed: cooldownMs = 30000)",
+        ),
+        ParamMeta::new(
+            "timeout",
+            "duration",
+            "call timeout: a call at or over it fails at t + timeout, not cancelled (seed: timeoutMs = 5000)",
+        ),
+    ];
+
+    fn validate(&self) -> Result<(), PolicyError> {
+        if self.failure_threshold == 0 {
+            return Err(invalid("failure_threshold", "at least 1", "0"));
+        }
+        if self.timeout.is_zero() {
+            return Err(invalid("timeout", "a duration greater than 0", "0s"));
+        }
+        Ok(())
+    }
+}
+
+/// Seed 003's breaker state machine.
+#[derive(Clone, Debug)]
+pub struct NodeBreaker {
+    cfg: NodeConfig,
+    state: State,
+    failures: u64,
+    opened_at: SimTime,
+    generation: u64,
+}
+
+impl NodeBreaker {
+    /// A closed breaker with no failures.
+    pub fn new(cfg: NodeConfig) -> NodeBreaker {
+        NodeBreaker { cfg, state: State::Closed, failures: 0, opened_at: SimTime::ZERO, generation: 0 }
+    }
+
+    fn set(&mut self, now: SimTime, to: State, reason: &'static str, out: &mut Transitions) {
+        emit(out, now, self.state, to, reason);
+        self.state = to;
+        self.generation += 1;
+    }
+}
+
+impl Breaker for NodeBreaker {
+    fn admit(&mut self, now: SimTime, out: &mut Transitions) -> Admission {
+        if self.state == State::Open {
+            if now.since(self.opened_at) < self.cfg.cooldown {
+                return Admission::Reject;
+            }
+            self.set(now, State::HalfOpen, "cooldown_elapsed", out);
+        }
+        Admission::Allow(Ticket { generation: self.generation, probe: self.state == State::HalfOpen })
+    }
+
+    fn record(&mut self, now: SimTime, _ticket: Ticket, obs: Observation, out: &mut Transitions) {
+        match obs.verdict {
+            Verdict::Ignored => {}
+            Verdict::Success => {
+                self.failures = 0;
+                if self.state == State::HalfOpen {
+                    self.set(now, State::Closed, "probe_successes", out);
+                }
+            }
+            Verdict::Failure => {
+                self.failures += 1;
+                if self.state == State::HalfOpen || self.failures >= u64::from(self.cfg.failure_threshold) {
+                    match self.state {
+                        State::HalfOpen => self.set(now, State::Open, "probe_failed", out),
+                        State::Closed => self.set(now, State::Open, "consecutive_failures", out),
+                        State::Open => {}
+                    }
+                    self.opened_at = now;
+                }
+            }
+        }
+    }
+
+    fn state(&self) -> State {
+        self.state
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::testkit::{C, Ev::*, H, O, burst, drive};
+
+    fn b() -> NodeBreaker {
+        NodeBreaker::new(NodeConfig::default())
+    }
+
+    fn tripped(extra: usize) -> Vec<(u64, crate::policy::testkit::Ev)> {
+        let mut s = burst(0, A, 5 + extra);
+        s.extend(burst(0, F(1), 5));
+        s
+    }
+
+    #[test]
+    fn threshold_and_success_zeroes() {
+        let mut x = b();
+        let mut s = Vec::new();
+        for (i, ok) in
+            [false, false, false, false, true, false, false, false, false, false].into_iter().enumerate()
+        {
+            let t = i as u64 * 10;
+            s.push((t, A));
+            s.push((t, if ok { S(1) } else { F(1) }));
+        }
+        let r = drive(&mut x, &s);
+        assert_eq!(r.tr, vec![(90, C, O, "consecutive_failures")]);
+    }
+
+    #[test]
+    fn half_open_admits_everyone_first_result_decides() {
+        let mut x = b();
+        let mut s = tripped(0);
+        s.push((29_999, A));
+        s.extend(burst(30_000, A, 4));
+        s.push((30_100, S(100))); // closes
+        s.push((30_200, F(200))); // a probe's failure in closed: count 1
+        let r = drive(&mut x, &s);
+        assert_eq!(
+            r.tr,
+            vec![
+                (0, C, O, "consecutive_failures"),
+                (30_000, O, H, "cooldown_elapsed"),
+                (30_100, H, C, "probe_successes")
+            ]
+        );
+        assert_eq!(&r.admit_string()[5..], "01111");
+        assert_eq!(x.failures, 1);
+    }
+
+    #[test]
+    fn late_failure_while_open_restarts_cooldown() {
+        let mut x = b();
+        let mut s = tripped(1);
+        s.push((20_000, F(5_000)));
+        s.push((30_000, A));
+        s.push((49_999, A));
+        s.push((50_000, A));
+        let r = drive(&mut x, &s);
+        assert_eq!(r.tr, vec![(0, C, O, "consecutive_failures"), (50_000, O, H, "cooldown_elapsed")]);
+        assert_eq!(&r.admit_string()[6..], "001");
+    }
+
+    #[test]
+    fn late_success_while_open_zeroes_but_stays_open() {
+        let mut x = b();
+        let mut s = tripped(1);
+        s.push((1_000, S(1_000)));
+        let r = drive(&mut x, &s);
+        assert_eq!(r.tr.len(), 1);
+        assert_eq!((x.state(), x.failures), (State::Open, 0));
+        // A half-open failure reopens even with the count zeroed.
+        let mut s2 = vec![(30_000, A), (30_001, F(1))];
+        s2.push((60_000, A));
+        s2.push((60_001, A));
+        let r = drive(&mut x, &s2);
+        assert_eq!(
+            r.tr,
+            vec![
+                (30_000, O, H, "cooldown_elapsed"),
+                (30_001, H, O, "probe_failed"),
+                (60_001, O, H, "cooldown_elapsed")
+            ]
+        );
+    }
+}

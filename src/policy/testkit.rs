@@ -1,0 +1,139 @@
+//! Test helper: drives any [`Breaker`] through a scripted sequence of admits and results at
+//! given millisecond times and returns what it did (admissions and transitions).
+
+use super::{Admission, Breaker, Observation, State, Ticket, Transitions};
+use crate::outcome::Verdict;
+use crate::time::{Dur, SimTime};
+
+/// Closed, for short transition tuples.
+pub const C: State = State::Closed;
+/// Open.
+pub const O: State = State::Open;
+/// Half-open.
+pub const H: State = State::HalfOpen;
+
+/// One scripted step.
+#[derive(Copy, Clone, Debug)]
+pub enum Ev {
+    /// A call asks to start.
+    A,
+    /// The oldest outstanding admitted call succeeds with this latency (ms).
+    S(u64),
+    /// The oldest outstanding admitted call fails with this latency (ms).
+    F(u64),
+    /// The oldest outstanding admitted call ends with a result the classifier ignores.
+    I,
+    /// The `n`-th admission of the script (counting every `A`, allowed or not) ends: ok, latency ms.
+    Done(usize, bool, u64),
+    /// The policy's deadline handler runs.
+    Tick,
+}
+
+/// What a script produced.
+#[derive(Debug, Default)]
+pub struct Run {
+    /// `(t_ms, from, to, reason)` for each transition, in order.
+    pub tr: Vec<(u64, State, State, &'static str)>,
+    /// For each `A`, whether it was allowed.
+    pub admits: Vec<bool>,
+    /// For each `A`, the ticket handed out (default when rejected).
+    pub tickets: Vec<Ticket>,
+}
+
+impl Run {
+    /// The allowed flags as a compact string: `1` allowed, `0` rejected.
+    pub fn admit_string(&self) -> String {
+        self.admits.iter().map(|&a| if a { '1' } else { '0' }).collect()
+    }
+}
+
+/// Time in ms to a [`SimTime`].
+pub fn ms(t: u64) -> SimTime {
+    SimTime(t * 1000)
+}
+
+/// Runs `script` against `b`. Panics (test failure) when a result refers to no outstanding call.
+pub fn drive<B: Breaker>(b: &mut B, script: &[(u64, Ev)]) -> Run {
+    let mut run = Run::default();
+    let mut out = Transitions::new();
+    let mut outstanding: Vec<usize> = Vec::new();
+    for &(t, ev) in script {
+        let now = ms(t);
+        let finish = |idx: usize, verdict: Verdict, lat: u64, b: &mut B, run: &Run, out: &mut Transitions| {
+            let obs = Observation { verdict, latency: Dur::from_millis(lat) };
+            b.record(now, run.tickets[idx], obs, out);
+        };
+        match ev {
+            Ev::A => {
+                let a = b.admit(now, &mut out);
+                let idx = run.admits.len();
+                match a {
+                    Admission::Allow(tk) => {
+                        run.admits.push(true);
+                        run.tickets.push(tk);
+                        outstanding.push(idx);
+                    }
+                    Admission::Reject => {
+                        run.admits.push(false);
+                        run.tickets.push(Ticket::default());
+                    }
+                }
+            }
+            Ev::S(lat) | Ev::F(lat) => {
+                assert!(!outstanding.is_empty(), "result at {t} ms with no outstanding call");
+                let idx = outstanding.remove(0);
+                let v = if matches!(ev, Ev::S(_)) { Verdict::Success } else { Verdict::Failure };
+                finish(idx, v, lat, b, &run, &mut out);
+            }
+            Ev::I => {
+                assert!(!outstanding.is_empty(), "result at {t} ms with no outstanding call");
+                let idx = outstanding.remove(0);
+                finish(idx, Verdict::Ignored, 1, b, &run, &mut out);
+            }
+            Ev::Done(n, ok, lat) => {
+                let pos = outstanding.iter().position(|&i| i == n).expect("admission not outstanding");
+                outstanding.remove(pos);
+                let v = if ok { Verdict::Success } else { Verdict::Failure };
+                finish(n, v, lat, b, &run, &mut out);
+            }
+            Ev::Tick => b.on_deadline(now, &mut out),
+        }
+    }
+    run.tr = out.iter().map(|x| (x.at.micros() / 1000, x.from, x.to, x.reason)).collect();
+    run
+}
+
+/// `n` copies of `(t, ev)`: a burst at one instant.
+pub fn burst(t: u64, ev: Ev, n: usize) -> Vec<(u64, Ev)> {
+    vec![(t, ev); n]
+}
+
+/// Offers `n` calls, one every `step_ms` from `t0_ms`; each admitted call completes at once
+/// with `outcome(t_ms) = (ok, latency_ms)`. Returns the number of transitions.
+pub fn offer<B: Breaker>(
+    b: &mut B,
+    t0_ms: u64,
+    n: u64,
+    step_ms: u64,
+    outcome: impl Fn(u64) -> (bool, u64),
+) -> usize {
+    let mut out = Transitions::new();
+    for i in 0..n {
+        let t = t0_ms + i * step_ms;
+        if let Admission::Allow(tk) = b.admit(ms(t), &mut out) {
+            let (ok, lat) = outcome(t);
+            let verdict = if ok { Verdict::Success } else { Verdict::Failure };
+            b.record(ms(t), tk, Observation { verdict, latency: Dur::from_millis(lat) }, &mut out);
+        }
+    }
+    out.len()
+}
+
+/// A day-like cycle for steady-state checks: an outage for the first `bad_ms` of every
+/// `period_ms`, one failure in ten otherwise.
+pub fn cyclic(period_ms: u64, bad_ms: u64) -> impl Fn(u64) -> (bool, u64) {
+    move |t| {
+        let phase = t % period_ms;
+        if phase < bad_ms { (false, 5_000) } else { ((t / 100) % 10 != 0, 50) }
+    }
+}

@@ -1,0 +1,374 @@
+//! Sliding-window structures the breaker families share: an exact time window of samples, an
+//! epoch-aligned bucketed time window, a count window of the last N calls, and the count-based
+//! percentile test. Each keeps running totals so a decision costs O(1) (O(buckets) for the
+//! bucketed window) and allocates nothing once its buffer has grown.
+
+use crate::time::{Dur, SimTime};
+use std::collections::VecDeque;
+
+/// Totals over the samples currently in a window.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct Tally {
+    /// Calls recorded.
+    pub calls: u64,
+    /// Of which failures.
+    pub failures: u64,
+    /// Of which slow (latency above the slow-call duration).
+    pub slow: u64,
+    /// Of which at or over the latency threshold of a percentile rule (see [`percentile_exceeds`]).
+    pub over: u64,
+}
+
+impl Tally {
+    fn add(&mut self, s: Sample) {
+        self.calls += 1;
+        self.failures += u64::from(s.failed);
+        self.slow += u64::from(s.slow);
+        self.over += u64::from(s.over);
+    }
+    fn remove(&mut self, s: Sample) {
+        self.calls -= 1;
+        self.failures -= u64::from(s.failed);
+        self.slow -= u64::from(s.slow);
+        self.over -= u64::from(s.over);
+    }
+}
+
+/// One recorded call, reduced to the flags the rules need (the latency itself is never kept:
+/// the percentile test only needs to know whether it was at or over the threshold).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct Sample {
+    /// When it was recorded.
+    pub at: SimTime,
+    /// Counted as a failure.
+    pub failed: bool,
+    /// Slower than the slow-call duration.
+    pub slow: bool,
+    /// At or over the percentile rule's latency threshold.
+    pub over: bool,
+}
+
+/// Which samples an exact time window still holds at `now`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Edge {
+    /// A sample exactly `window` old is still in (dropped only when strictly older), as seeds
+    /// 000 and 001 do (`ts < now - window` is pruned).
+    KeepExact,
+    /// A sample exactly `window` old is out: the window is the half-open span `(now − window, now]`.
+    DropExact,
+}
+
+impl Edge {
+    /// True when a sample recorded at `at` has left a window of length `window` at `now`.
+    #[inline]
+    pub fn expired(self, at: SimTime, now: SimTime, window: Dur) -> bool {
+        let age = now.since(at);
+        match self {
+            Edge::KeepExact => age > window,
+            Edge::DropExact => age >= window,
+        }
+    }
+}
+
+/// Every sample of the last `window`, oldest first.
+#[derive(Clone, Debug)]
+pub struct ExactWindow {
+    window: Dur,
+    edge: Edge,
+    samples: VecDeque<Sample>,
+    tally: Tally,
+}
+
+impl ExactWindow {
+    /// An empty window of length `window`.
+    pub fn new(window: Dur, edge: Edge) -> ExactWindow {
+        ExactWindow { window, edge, samples: VecDeque::new(), tally: Tally::default() }
+    }
+    /// Drops the samples that have left the window at `now`.
+    #[inline]
+    pub fn prune(&mut self, now: SimTime) {
+        while let Some(front) = self.samples.front().copied() {
+            if !self.edge.expired(front.at, now, self.window) {
+                break;
+            }
+            self.samples.pop_front();
+            self.tally.remove(front);
+        }
+    }
+    /// Appends a sample (its time must not precede the last one) and prunes at its time.
+    #[inline]
+    pub fn push(&mut self, s: Sample) {
+        self.samples.push_back(s);
+        self.tally.add(s);
+        self.prune(s.at);
+    }
+    /// Totals over the samples held (call [`ExactWindow::prune`] first for a given instant).
+    #[inline]
+    pub fn tally(&self) -> Tally {
+        self.tally
+    }
+    /// Forgets every sample (keeps the buffer's capacity).
+    pub fn clear(&mut self) {
+        self.samples.clear();
+        self.tally = Tally::default();
+    }
+    /// Samples the buffer can hold without growing (to check that memory stays flat).
+    pub fn capacity(&self) -> usize {
+        self.samples.capacity()
+    }
+}
+
+#[derive(Copy, Clone, Debug, Default)]
+struct Bucket {
+    /// The epoch index of the bucket (`at / bucket_len`); `u64::MAX` when never used.
+    index: u64,
+    tally: Tally,
+}
+
+/// A time window of `n` buckets of `window / n` each, aligned on multiples of the bucket length
+/// since time zero (epoch-aligned, as Resilience4j's time-based window aligns on whole seconds).
+/// At `now` it holds the current bucket and the `n − 1` before it, so its effective span varies
+/// between `window − bucket` and `window`.
+#[derive(Clone, Debug)]
+pub struct BucketWindow {
+    bucket_len: u64,
+    ring: Vec<Bucket>,
+}
+
+impl BucketWindow {
+    /// `buckets` buckets of `window / buckets` (the caller has checked that it divides exactly
+    /// and is at least a microsecond).
+    pub fn new(window: Dur, buckets: u32) -> BucketWindow {
+        let n = buckets.max(1) as usize;
+        let bucket_len = (window.micros() / n as u64).max(1);
+        BucketWindow { bucket_len, ring: vec![Bucket { index: u64::MAX, tally: Tally::default() }; n] }
+    }
+    /// Records a sample in the bucket of its time.
+    #[inline]
+    pub fn push(&mut self, s: Sample) {
+        let idx = s.at.micros() / self.bucket_len;
+        let slot = (idx % self.ring.len() as u64) as usize;
+        let b = &mut self.ring[slot];
+        if b.index != idx {
+            *b = Bucket { index: idx, tally: Tally::default() };
+        }
+        b.tally.add(s);
+    }
+    /// Totals over the buckets still in the window at `now`.
+    #[inline]
+    pub fn tally(&self, now: SimTime) -> Tally {
+        let cur = now.micros() / self.bucket_len;
+        let n = self.ring.len() as u64;
+        let mut t = Tally::default();
+        for b in &self.ring {
+            if b.index != u64::MAX && b.index <= cur && b.index + n > cur {
+                t.calls += b.tally.calls;
+                t.failures += b.tally.failures;
+                t.slow += b.tally.slow;
+                t.over += b.tally.over;
+            }
+        }
+        t
+    }
+    /// Forgets every bucket.
+    pub fn clear(&mut self) {
+        for b in &mut self.ring {
+            *b = Bucket { index: u64::MAX, tally: Tally::default() };
+        }
+    }
+}
+
+/// The last `size` calls, whatever their age.
+#[derive(Clone, Debug)]
+pub struct CountWindow {
+    size: usize,
+    samples: VecDeque<Sample>,
+    tally: Tally,
+}
+
+impl CountWindow {
+    /// An empty window of `size` calls (at least one).
+    pub fn new(size: u32) -> CountWindow {
+        let size = size.max(1) as usize;
+        CountWindow { size, samples: VecDeque::with_capacity(size), tally: Tally::default() }
+    }
+    /// Records a call, evicting the oldest when full.
+    #[inline]
+    pub fn push(&mut self, s: Sample) {
+        if self.samples.len() == self.size
+            && let Some(old) = self.samples.pop_front()
+        {
+            self.tally.remove(old);
+        }
+        self.samples.push_back(s);
+        self.tally.add(s);
+    }
+    /// Totals over the calls held.
+    #[inline]
+    pub fn tally(&self) -> Tally {
+        self.tally
+    }
+    /// Forgets every call.
+    pub fn clear(&mut self) {
+        self.samples.clear();
+        self.tally = Tally::default();
+    }
+    /// Calls the buffer can hold without growing.
+    pub fn capacity(&self) -> usize {
+        self.samples.capacity()
+    }
+}
+
+/// Timestamps of recent failures (the "N failures within a sliding window" rule).
+#[derive(Clone, Debug, Default)]
+pub struct FailureTimes {
+    times: VecDeque<SimTime>,
+}
+
+impl FailureTimes {
+    /// Appends a failure time.
+    #[inline]
+    pub fn push(&mut self, at: SimTime) {
+        self.times.push_back(at);
+    }
+    /// Drops failures that have left a window of `window` at `now`.
+    #[inline]
+    pub fn prune(&mut self, now: SimTime, window: Dur, edge: Edge) {
+        while let Some(&front) = self.times.front() {
+            if !edge.expired(front, now, window) {
+                break;
+            }
+            self.times.pop_front();
+        }
+    }
+    /// Failures held.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.times.len()
+    }
+    /// True when none are held.
+    pub fn is_empty(&self) -> bool {
+        self.times.is_empty()
+    }
+    /// Forgets every failure.
+    pub fn clear(&mut self) {
+        self.times.clear();
+    }
+    /// Failures the buffer can hold without growing.
+    pub fn capacity(&self) -> usize {
+        self.times.capacity()
+    }
+}
+
+/// The count-based percentile test: is the element at `index` of the ascending-sorted window
+/// at or over the threshold, knowing only that `over` of the `n` samples are at or over it?
+///
+/// The sorted window puts its `n − over` samples under the threshold first, so the element at
+/// `index` is at or over it exactly when `n − over <= index`. No sort, no allocation.
+#[inline]
+pub fn percentile_exceeds(n: u64, over: u64, index: u64) -> bool {
+    n > 0 && n - over <= index
+}
+
+/// Seed 000's p95 index, `max(0, int(len(values) * 0.95) - 1)`, computed with the same IEEE
+/// double product Python uses so every `n` matches.
+#[inline]
+pub fn connector_p95_index(n: u64) -> u64 {
+    ((n as f64 * 0.95) as u64).saturating_sub(1)
+}
+
+/// Nearest-rank index of quantile `q` in (0, 1] over `n` sorted samples: `ceil(q·n) − 1`,
+/// at least 0 and at most `n − 1`.
+#[inline]
+pub fn nearest_rank_index(q: f64, n: u64) -> u64 {
+    let rank = (q * n as f64).ceil() as u64;
+    rank.clamp(1, n.max(1)) - 1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn s(at_ms: u64, failed: bool) -> Sample {
+        Sample { at: SimTime(at_ms * 1000), failed, slow: false, over: false }
+    }
+
+    #[test]
+    fn exact_window_edges() {
+        let mut keep = ExactWindow::new(Dur::from_secs(10), Edge::KeepExact);
+        let mut drop = ExactWindow::new(Dur::from_secs(10), Edge::DropExact);
+        for w in [&mut keep, &mut drop] {
+            w.push(s(0, true));
+            w.push(s(5_000, false));
+            w.prune(SimTime(10_000_000));
+        }
+        assert_eq!(keep.tally(), Tally { calls: 2, failures: 1, slow: 0, over: 0 });
+        assert_eq!(drop.tally(), Tally { calls: 1, failures: 0, slow: 0, over: 0 });
+        keep.prune(SimTime(10_000_001));
+        assert_eq!(keep.tally().calls, 1);
+        keep.clear();
+        assert_eq!(keep.tally(), Tally::default());
+    }
+
+    #[test]
+    fn bucket_window_is_epoch_aligned() {
+        // 4 buckets of 250 ms over 1 s.
+        let mut w = BucketWindow::new(Dur::from_secs(1), 4);
+        w.push(s(0, true));
+        w.push(s(249, true));
+        w.push(s(250, false));
+        w.push(s(999, false));
+        assert_eq!(w.tally(SimTime(999_000)).calls, 4);
+        // At 1000 ms the first bucket [0, 250) has left: its two failures are gone.
+        let t = w.tally(SimTime(1_000_000));
+        assert_eq!((t.calls, t.failures), (2, 0));
+        // A new sample reuses the slot of bucket 0.
+        w.push(s(1_100, true));
+        let t = w.tally(SimTime(1_100_000));
+        assert_eq!((t.calls, t.failures), (3, 1));
+        assert_eq!(w.tally(SimTime(2_100_000)).calls, 0);
+        w.clear();
+        assert_eq!(w.tally(SimTime(1_100_000)).calls, 0);
+    }
+
+    #[test]
+    fn count_window_keeps_last_n() {
+        let mut w = CountWindow::new(3);
+        for (i, f) in [true, true, false, false].into_iter().enumerate() {
+            w.push(s(i as u64, f));
+        }
+        assert_eq!(w.tally(), Tally { calls: 3, failures: 1, slow: 0, over: 0 });
+    }
+
+    #[test]
+    fn connector_index_matches_python() {
+        // int(n * 0.95) - 1, floored at 0, checked by hand for small n.
+        let expected = [(1, 0), (2, 0), (8, 6), (19, 17), (20, 18), (21, 18), (100, 94)];
+        for (n, idx) in expected {
+            assert_eq!(connector_p95_index(n), idx, "n = {n}");
+        }
+        assert_eq!(nearest_rank_index(0.95, 20), 18);
+        assert_eq!(nearest_rank_index(0.95, 21), 19);
+        assert_eq!(nearest_rank_index(1.0, 5), 4);
+        assert_eq!(nearest_rank_index(0.01, 5), 0);
+    }
+
+    proptest! {
+        /// The counting test agrees with sorting the window and reading the element.
+        #[test]
+        fn percentile_count_matches_sort(
+            lat in proptest::collection::vec(0u64..50, 1..200),
+            threshold in 0u64..55,
+            q in 0.01f64..=1.0,
+        ) {
+            let n = lat.len() as u64;
+            let over = lat.iter().filter(|&&l| l >= threshold).count() as u64;
+            let mut sorted = lat.clone();
+            sorted.sort_unstable();
+            for idx in [connector_p95_index(n), nearest_rank_index(q, n)] {
+                prop_assert_eq!(percentile_exceeds(n, over, idx), sorted[idx as usize] >= threshold);
+            }
+        }
+    }
+}

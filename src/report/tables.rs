@@ -1,0 +1,364 @@
+//! The CSV files of a run or sweep, built in memory (written by [`super::write_atomic`]):
+//! summary.csv, transitions.csv, timeline.csv, incidents.csv.
+//!
+//! Conventions, the same in every file: a header row; `\n` line endings; a field is quoted (with
+//! `"` doubled) only when it holds a comma, a quote or a line break; times are integer
+//! microseconds; floats go through [`format_float`] (shortest round-trip decimal); a value that
+//! does not exist is an empty cell.
+
+use crate::metrics::{Metrics, RunRecord};
+use crate::policy::State;
+use crate::truth::IncidentWindow;
+use std::borrow::Cow;
+use std::fmt::Write;
+
+/// Prefix of parameter columns in summary.csv, so a parameter can never collide with a fixed or
+/// metric column (a parameter named `flaps` becomes `param.flaps`).
+pub const PARAM_PREFIX: &str = "param.";
+
+/// One row of summary.csv: a scenario × configuration, aggregated over its replicates.
+#[derive(Clone, Debug)]
+pub struct SummaryRow<'a> {
+    /// Scenario name.
+    pub scenario: &'a str,
+    /// The configuration's label.
+    pub policy: &'a str,
+    /// The preset it derives from (empty when none).
+    pub preset: &'a str,
+    /// Base seed.
+    pub seed: u64,
+    /// Replicates aggregated into this row.
+    pub replicates: u32,
+    /// The configuration's parameters, name → value as written (a name given twice keeps the
+    /// first value).
+    pub params: &'a [(String, String)],
+    /// The metrics.
+    pub metrics: &'a Metrics,
+}
+
+/// The one float format of every CSV: Rust's `{}` for `f64`, the shortest decimal that reads back
+/// as the same number, never in exponent form (`0.1`, `2`, `0.0000015`); deterministic on every
+/// platform. `-0` is written `0`; NaN and infinities, which no metric should produce, are written
+/// as an empty cell rather than a token other tools misread.
+pub fn format_float(x: f64) -> String {
+    if !x.is_finite() {
+        String::new()
+    } else if x == 0.0 {
+        "0".to_string()
+    } else {
+        format!("{x}")
+    }
+}
+
+/// A field, quoted only when it has to be.
+fn field(text: &str) -> Cow<'_, str> {
+    if text.contains([',', '"', '\n', '\r']) {
+        Cow::Owned(format!("\"{}\"", text.replace('"', "\"\"")))
+    } else {
+        Cow::Borrowed(text)
+    }
+}
+
+/// Appends one row: fields separated by commas, then `\n`.
+fn push_row<S: AsRef<str>>(out: &mut String, cells: impl IntoIterator<Item = S>) {
+    for (i, cell) in cells.into_iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str(&field(cell.as_ref()));
+    }
+    out.push('\n');
+}
+
+/// An optional float cell.
+fn opt_float(x: Option<f64>) -> String {
+    x.map(format_float).unwrap_or_default()
+}
+
+/// summary.csv: `scenario,policy,preset,seed,replicates`, then one `param.<name>` column per
+/// parameter name in the order names are first seen across the rows (a row without that
+/// parameter has an empty cell), then [`Metrics::COLUMNS`].
+pub fn summary_csv(rows: &[SummaryRow]) -> Vec<u8> {
+    let mut names: Vec<&str> = Vec::new();
+    for row in rows {
+        for (name, _) in row.params {
+            if !names.contains(&name.as_str()) {
+                names.push(name);
+            }
+        }
+    }
+    let mut out = String::new();
+    let fixed = ["scenario", "policy", "preset", "seed", "replicates"].map(String::from);
+    let params = names.iter().map(|n| format!("{PARAM_PREFIX}{n}"));
+    push_row(&mut out, fixed.into_iter().chain(params).chain(Metrics::COLUMNS.iter().map(|c| c.to_string())));
+    for row in rows {
+        let mut cells = vec![
+            row.scenario.to_string(),
+            row.policy.to_string(),
+            row.preset.to_string(),
+            row.seed.to_string(),
+            row.replicates.to_string(),
+        ];
+        for name in &names {
+            let value = row.params.iter().find(|(n, _)| n == name).map(|(_, v)| v.clone());
+            cells.push(value.unwrap_or_default());
+        }
+        cells.extend(Metrics::COLUMNS.iter().map(|c| opt_float(row.metrics.get(c))));
+        push_row(&mut out, cells);
+    }
+    out.into_bytes()
+}
+
+/// transitions.csv: `at_us,instance,from,to,reason`, every run's transitions in event order,
+/// runs in the given order. With more than one run a leading `policy` column holds each run's
+/// label.
+pub fn transitions_csv(rows: &[(&str, &RunRecord)]) -> Vec<u8> {
+    let labelled = rows.len() > 1;
+    let mut out = String::new();
+    if labelled {
+        out.push_str("policy,");
+    }
+    out.push_str("at_us,instance,from,to,reason\n");
+    for (label, record) in rows {
+        for (instance, t) in &record.transitions {
+            if labelled {
+                out.push_str(&field(label));
+                out.push(',');
+            }
+            let _ = writeln!(
+                out,
+                "{},{instance},{},{},{}",
+                t.at.micros(),
+                t.from.as_str(),
+                t.to.as_str(),
+                field(t.reason)
+            );
+        }
+    }
+    out.into_bytes()
+}
+
+/// Column names of timeline.csv.
+pub const TIMELINE_COLUMNS: &[&str] = &[
+    "bin_start_us",
+    "bin_end_us",
+    "offered",
+    "admitted",
+    "rejected",
+    "successes",
+    "failures",
+    "closed_frac",
+    "open_frac",
+    "half_open_frac",
+    "upstream_p95_ms",
+    "upstream_error_rate",
+];
+
+/// timeline.csv: one row per bin ([`TIMELINE_COLUMNS`]): counts of events in the bin; the
+/// fraction of the bin each state held, averaged over instances; p95 latency (ms) and upstream
+/// error rate of attempts completed in the bin (empty when none). A run recorded without a
+/// timeline gives the header alone.
+pub fn timeline_csv(record: &RunRecord) -> Vec<u8> {
+    let mut out = String::new();
+    push_row(&mut out, TIMELINE_COLUMNS);
+    let Some(timeline) = &record.timeline else { return out.into_bytes() };
+    for b in &timeline.bins {
+        push_row(
+            &mut out,
+            [
+                b.start.micros().to_string(),
+                b.end.micros().to_string(),
+                b.offered.to_string(),
+                b.admitted.to_string(),
+                b.rejected.to_string(),
+                b.successes.to_string(),
+                b.failures.to_string(),
+                opt_float(b.fraction(State::Closed)),
+                opt_float(b.fraction(State::Open)),
+                opt_float(b.fraction(State::HalfOpen)),
+                opt_float(b.upstream_p95.map(|d| d.as_millis_f64())),
+                opt_float(b.error_rate()),
+            ],
+        );
+    }
+    out.into_bytes()
+}
+
+/// incidents.csv: `start_us,end_us,kind,expect`, the ground-truth windows the scoring used.
+pub fn incidents_csv(truth: &[IncidentWindow]) -> Vec<u8> {
+    let mut out = String::from("start_us,end_us,kind,expect\n");
+    for w in truth {
+        let _ =
+            writeln!(out, "{},{},{},{}", w.start.micros(), w.end.micros(), field(&w.kind), w.expect.as_str());
+    }
+    out.into_bytes()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::{AttemptKind, Finish, Recorder, RecorderOptions};
+    use crate::outcome::{OutcomeClass, Verdict};
+    use crate::policy::Transition;
+    use crate::time::{Dur, SimTime};
+    use crate::truth::Expect;
+
+    fn metrics() -> Metrics {
+        Metrics {
+            false_opens: 2,
+            incidents: 1,
+            missed_incidents: 0,
+            detection_delay_mean_s: Some(12.5),
+            detection_delay_p95_s: Some(12.5),
+            detection_delay_max_s: Some(12.5),
+            recovery_lag_mean_s: None,
+            flaps: 1,
+            open_episodes: 3,
+            probe_failures: 2,
+            requests: 1000,
+            attempts: 1500,
+            amplification: Some(1.5),
+            wasted_quota: 250,
+            shed: 40,
+            shed_healthy: 4,
+            availability: Some(0.9),
+            fallback_rate: Some(0.05),
+            latency_p50_ms: Some(20.0),
+            latency_p95_ms: Some(150.5),
+            latency_p99_ms: None,
+            cost: 3.125,
+            probes: 2,
+            retries: 498,
+            timeouts: 10,
+            rejections: 45,
+            deferred: 0,
+            deferred_completed: 0,
+            deferred_pending: 0,
+            deferred_delay_mean_s: None,
+            time_open_s: 90.0,
+        }
+    }
+
+    #[test]
+    fn summary_exact_text() {
+        let m = metrics();
+        let p1 = [("threshold".to_string(), "5".to_string()), ("window".to_string(), "10s".to_string())];
+        let p2 = [("window".to_string(), "30s".to_string()), ("probes".to_string(), "1".to_string())];
+        let rows = [
+            SummaryRow {
+                scenario: "outage",
+                policy: "r4j,count",
+                preset: "resilience4j",
+                seed: 7,
+                replicates: 3,
+                params: &p1,
+                metrics: &m,
+            },
+            SummaryRow {
+                scenario: "blip",
+                policy: "plain",
+                preset: "",
+                seed: 7,
+                replicates: 3,
+                params: &p2,
+                metrics: &m,
+            },
+        ];
+        let expected = "scenario,policy,preset,seed,replicates,param.threshold,param.window,param.probes,\
+false_opens,incidents,missed_incidents,detection_delay_mean_s,detection_delay_p95_s,detection_delay_max_s,\
+recovery_lag_mean_s,flaps,open_episodes,probe_failures,requests,attempts,amplification,wasted_quota,shed,\
+shed_healthy,availability,fallback_rate,latency_p50_ms,latency_p95_ms,latency_p99_ms,cost,probes,retries,\
+timeouts,rejections,deferred,deferred_completed,deferred_pending,deferred_delay_mean_s,time_open_s
+outage,\"r4j,count\",resilience4j,7,3,5,10s,,2,1,0,12.5,12.5,12.5,,1,3,2,1000,1500,1.5,250,40,4,0.9,0.05,20,150.5,,3.125,2,498,10,45,0,0,0,,90
+blip,plain,,7,3,,30s,1,2,1,0,12.5,12.5,12.5,,1,3,2,1000,1500,1.5,250,40,4,0.9,0.05,20,150.5,,3.125,2,498,10,45,0,0,0,,90
+";
+        assert_eq!(String::from_utf8(summary_csv(&rows)).unwrap(), expected);
+    }
+
+    fn record(opens_at_s: u64) -> RunRecord {
+        let mut r = Recorder::new(RecorderOptions {
+            horizon: SimTime(20_000_000),
+            instances: 1,
+            timeline_bin: Some(Dur::from_secs(10)),
+            truth: vec![],
+        });
+        r.request_arrived(SimTime(1_000_000));
+        r.attempt_sent(SimTime(1_000_000), 0, AttemptKind::First);
+        r.attempt_done(SimTime(2_000_000), 0, OutcomeClass::Ok, Verdict::Success, Dur::from_millis(5));
+        r.request_done(SimTime(1_000_000), SimTime(2_000_000), Finish::Success, None);
+        let at = SimTime(opens_at_s * 1_000_000);
+        r.transition(
+            0,
+            &Transition { at, from: State::Closed, to: State::Open, reason: "consecutive_failures" },
+        );
+        r.finish(SimTime(20_000_000))
+    }
+
+    #[test]
+    fn transitions_label_column_only_for_several_runs() {
+        let (a, b) = (record(15), record(12));
+        let one = String::from_utf8(transitions_csv(&[("a", &a)])).unwrap();
+        assert_eq!(one, "at_us,instance,from,to,reason\n15000000,0,closed,open,consecutive_failures\n");
+        let two = String::from_utf8(transitions_csv(&[("a", &a), ("b, tuned", &b)])).unwrap();
+        assert_eq!(
+            two,
+            "policy,at_us,instance,from,to,reason\n\
+             a,15000000,0,closed,open,consecutive_failures\n\
+             \"b, tuned\",12000000,0,closed,open,consecutive_failures\n"
+        );
+    }
+
+    #[test]
+    fn timeline_exact_text() {
+        // Bin 0 [0, 10 s): 1 offered, 1 admitted, 1 success of 5 ms, closed throughout.
+        // Bin 1 [10 s, 20 s): closed 10..15, open 15..20 -> 0.5 / 0.5; nothing completed.
+        let text = String::from_utf8(timeline_csv(&record(15))).unwrap();
+        assert_eq!(
+            text,
+            "bin_start_us,bin_end_us,offered,admitted,rejected,successes,failures,closed_frac,open_frac,half_open_frac,\
+upstream_p95_ms,upstream_error_rate\n\
+0,10000000,1,1,0,1,0,1,0,0,5,0\n\
+10000000,20000000,0,0,0,0,0,0.5,0.5,0,,\n"
+        );
+        let mut without = record(15);
+        without.timeline = None;
+        assert_eq!(timeline_csv(&without), format!("{}\n", TIMELINE_COLUMNS.join(",")).into_bytes());
+    }
+
+    #[test]
+    fn incidents_exact_text() {
+        let truth = [
+            IncidentWindow {
+                start: SimTime(0),
+                end: SimTime(90_000_000),
+                kind: "outage".into(),
+                expect: Expect::Open,
+            },
+            IncidentWindow {
+                start: SimTime(100_000_000),
+                end: SimTime(100_500_000),
+                kind: "slo, \"p95\"".into(),
+                expect: Expect::StayClosed,
+            },
+        ];
+        assert_eq!(
+            String::from_utf8(incidents_csv(&truth)).unwrap(),
+            "start_us,end_us,kind,expect\n0,90000000,outage,open\n100000000,100500000,\"slo, \"\"p95\"\"\",stay_closed\n"
+        );
+    }
+
+    #[test]
+    fn float_format_is_shortest_round_trip() {
+        assert_eq!(format_float(0.1), "0.1");
+        assert_eq!(format_float(2.0), "2");
+        assert_eq!(format_float(-0.0), "0");
+        assert_eq!(format_float(0.1 + 0.2), "0.30000000000000004");
+        assert_eq!(format_float(1.5e-6), "0.0000015");
+        assert_eq!(format_float(-3.25), "-3.25");
+        assert_eq!(format_float(f64::NAN), "");
+        assert_eq!(format_float(f64::INFINITY), "");
+        for x in [1.0 / 3.0, 12.345_678_9, 1e-9, 123_456_789.125] {
+            assert_eq!(format_float(x).parse::<f64>().unwrap(), x);
+        }
+    }
+}

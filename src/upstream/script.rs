@@ -1,0 +1,302 @@
+//! Scripted calls: a CSV with header `t_ms,latency_ms,ok`, one row per call. The client makes
+//! exactly these calls (at `t_ms`, taking `latency_ms`, succeeding when `ok`), with no retries;
+//! tests and comparisons with other implementations use it.
+//!
+//! Times are decimal milliseconds, exact to the microsecond (at most 3 decimals), so a script
+//! round-trips through integer time without rounding.
+
+use crate::time::{Dur, SimTime};
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+/// The header a script must start with, exactly.
+pub const SCRIPT_HEADER: [&str; 3] = ["t_ms", "latency_ms", "ok"];
+
+/// One scripted call.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct ScriptRow {
+    /// When the call is made.
+    pub t: SimTime,
+    /// How long the dependency takes to answer.
+    pub latency: Dur,
+    /// Whether it succeeds (otherwise it is a server error).
+    pub ok: bool,
+}
+
+/// Why a script could not be loaded: the file, and where and what went wrong.
+#[derive(Debug, thiserror::Error)]
+pub enum ScriptError {
+    /// The file could not be opened or read.
+    #[error("cannot read script {}: {error}", path.display())]
+    Read {
+        /// The script's path.
+        path: PathBuf,
+        /// The operating system's reason.
+        error: std::io::Error,
+    },
+    /// The file has nothing in it.
+    #[error("script {} is empty: expected the header `t_ms,latency_ms,ok` and then one row per call", path.display())]
+    Empty {
+        /// The script's path.
+        path: PathBuf,
+    },
+    /// The file has a header but no calls.
+    #[error("script {} has a header but no rows: expected one row per call after `t_ms,latency_ms,ok`", path.display())]
+    NoRows {
+        /// The script's path.
+        path: PathBuf,
+    },
+    /// The first line is not the expected header.
+    #[error("script {}, line {line}: expected the header `t_ms,latency_ms,ok`, found `{found}`", path.display())]
+    Header {
+        /// The script's path.
+        path: PathBuf,
+        /// Line of the header.
+        line: u64,
+        /// The header as written.
+        found: String,
+    },
+    /// A row does not have exactly three fields.
+    #[error("script {}, line {line}: expected 3 fields (t_ms,latency_ms,ok), found {found}", path.display())]
+    FieldCount {
+        /// The script's path.
+        path: PathBuf,
+        /// Line of the row.
+        line: u64,
+        /// Number of fields in the row.
+        found: usize,
+    },
+    /// A field could not be read.
+    #[error("script {}, line {line}, column `{column}`: expected {expected}, found {value:?}", path.display())]
+    Value {
+        /// The script's path.
+        path: PathBuf,
+        /// Line of the row.
+        line: u64,
+        /// The column's name.
+        column: &'static str,
+        /// The field as written.
+        value: String,
+        /// What a valid field looks like.
+        expected: &'static str,
+    },
+    /// `t_ms` went backwards.
+    #[error(
+        "script {}, line {line}, column `t_ms`: expected rows in time order, found {value} after {previous}",
+        path.display()
+    )]
+    Decreasing {
+        /// The script's path.
+        path: PathBuf,
+        /// Line of the row.
+        line: u64,
+        /// This row's `t_ms` as written.
+        value: String,
+        /// The previous row's `t_ms` as written.
+        previous: String,
+    },
+    /// The CSV itself is malformed (for example not UTF-8).
+    #[error("script {}, line {line}: {message}", path.display())]
+    Malformed {
+        /// The script's path.
+        path: PathBuf,
+        /// Line where reading failed.
+        line: u64,
+        /// The CSV reader's description.
+        message: String,
+    },
+}
+
+const MS_EXPECTED: &str = "a non-negative number of milliseconds with at most 3 decimals, such as 12 or 0.25";
+const OK_EXPECTED: &str = "0, 1, true or false";
+
+/// Parses decimal milliseconds into whole microseconds; extra decimals must be zeros.
+fn parse_ms(text: &str) -> Option<u64> {
+    let (int_part, frac_part) = text.split_once('.').unwrap_or((text, ""));
+    if int_part.is_empty() && frac_part.is_empty() {
+        return None;
+    }
+    if !int_part.bytes().all(|b| b.is_ascii_digit()) || !frac_part.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    if frac_part.len() > 3 && !frac_part[3..].bytes().all(|b| b == b'0') {
+        return None;
+    }
+    let int: u64 = if int_part.is_empty() { 0 } else { int_part.parse().ok()? };
+    let mut micros = int.checked_mul(1_000)?;
+    let mut place = 100;
+    for digit in frac_part.bytes().take(3) {
+        micros = micros.checked_add(u64::from(digit - b'0') * place)?;
+        place /= 10;
+    }
+    Some(micros)
+}
+
+fn parse_ok(text: &str) -> Option<bool> {
+    match text {
+        "1" => Some(true),
+        "0" => Some(false),
+        t if t.eq_ignore_ascii_case("true") => Some(true),
+        t if t.eq_ignore_ascii_case("false") => Some(false),
+        _ => None,
+    }
+}
+
+/// Reads a script file. Errors name the file, the row's line, the column, the value and what was
+/// expected.
+pub fn load_script(path: &Path) -> Result<Vec<ScriptRow>, ScriptError> {
+    let owned = || path.to_path_buf();
+    let file = File::open(path).map_err(|error| ScriptError::Read { path: owned(), error })?;
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .trim(csv::Trim::All)
+        .from_reader(std::io::BufReader::new(file));
+    let mut record = csv::StringRecord::new();
+    let malformed = |e: csv::Error| match e.kind() {
+        csv::ErrorKind::Io(_) => match e.into_kind() {
+            csv::ErrorKind::Io(error) => ScriptError::Read { path: owned(), error },
+            _ => unreachable!("kind checked above"),
+        },
+        _ => ScriptError::Malformed {
+            path: owned(),
+            line: e.position().map_or(0, |p| p.line()),
+            message: e.to_string(),
+        },
+    };
+    if !reader.read_record(&mut record).map_err(malformed)? {
+        return Err(ScriptError::Empty { path: owned() });
+    }
+    let header_line = record.position().map_or(1, |p| p.line());
+    let header: Vec<&str> = record
+        .iter()
+        .enumerate()
+        .map(|(i, f)| if i == 0 { f.trim_start_matches('\u{feff}') } else { f })
+        .collect();
+    if header != SCRIPT_HEADER {
+        return Err(ScriptError::Header { path: owned(), line: header_line, found: header.join(",") });
+    }
+    let mut rows = Vec::new();
+    let mut previous: Option<(u64, String)> = None;
+    while reader.read_record(&mut record).map_err(malformed)? {
+        let line = record.position().map_or(0, |p| p.line());
+        if record.len() != 3 {
+            return Err(ScriptError::FieldCount { path: owned(), line, found: record.len() });
+        }
+        let value_error = |column: &'static str, value: &str, expected: &'static str| ScriptError::Value {
+            path: owned(),
+            line,
+            column,
+            value: value.to_string(),
+            expected,
+        };
+        let t = parse_ms(&record[0]).ok_or_else(|| value_error("t_ms", &record[0], MS_EXPECTED))?;
+        let latency =
+            parse_ms(&record[1]).ok_or_else(|| value_error("latency_ms", &record[1], MS_EXPECTED))?;
+        let ok = parse_ok(&record[2]).ok_or_else(|| value_error("ok", &record[2], OK_EXPECTED))?;
+        if let Some((prev, prev_text)) = &previous
+            && t < *prev
+        {
+            return Err(ScriptError::Decreasing {
+                path: owned(),
+                line,
+                value: record[0].to_string(),
+                previous: prev_text.clone(),
+            });
+        }
+        previous = Some((t, record[0].to_string()));
+        rows.push(ScriptRow { t: SimTime(t), latency: Dur(latency), ok });
+    }
+    if rows.is_empty() {
+        return Err(ScriptError::NoRows { path: owned() });
+    }
+    Ok(rows)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    fn write(content: &[u8]) -> tempfile::NamedTempFile {
+        let mut f = tempfile::NamedTempFile::new().unwrap();
+        f.write_all(content).unwrap();
+        f
+    }
+
+    fn load(content: &str) -> Result<Vec<ScriptRow>, String> {
+        let f = write(content.as_bytes());
+        load_script(f.path()).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn reads_rows_exactly_to_the_microsecond() {
+        let rows =
+            load("t_ms,latency_ms,ok\n0,12.5,1\n1000.001, 900 ,true\n1000.001,0.0010,false\n2500,30000,0\n")
+                .unwrap();
+        assert_eq!(
+            rows,
+            [
+                ScriptRow { t: SimTime(0), latency: Dur(12_500), ok: true },
+                ScriptRow { t: SimTime(1_000_001), latency: Dur(900_000), ok: true },
+                ScriptRow { t: SimTime(1_000_001), latency: Dur(1), ok: false },
+                ScriptRow { t: SimTime(2_500_000), latency: Dur(30_000_000), ok: false },
+            ]
+        );
+        // A byte-order mark, CRLF line ends and a trailing blank line are fine.
+        let rows = load("\u{feff}t_ms,latency_ms,ok\r\n5,1,TRUE\r\n\r\n").unwrap();
+        assert_eq!(rows, [ScriptRow { t: SimTime(5_000), latency: Dur(1_000), ok: true }]);
+    }
+
+    #[test]
+    fn bad_values_name_file_line_column_value_and_expectation() {
+        let f = write(b"t_ms,latency_ms,ok\n0,10,1\n5,-3,1\n");
+        let err = load_script(f.path()).unwrap_err();
+        let text = err.to_string();
+        assert!(text.contains(&f.path().display().to_string()), "{text}");
+        assert!(text.contains("line 3, column `latency_ms`: expected a non-negative number"), "{text}");
+        assert!(text.contains("found \"-3\""), "{text}");
+        match err {
+            ScriptError::Value { line, column, value, .. } => {
+                assert_eq!((line, column, value.as_str()), (3, "latency_ms", "-3"));
+            }
+            other => panic!("{other:?}"),
+        }
+        for (content, expected) in [
+            ("t_ms,latency_ms,ok\n1e3,10,1\n", "line 2, column `t_ms`"),
+            ("t_ms,latency_ms,ok\n1.0001,10,1\n", "at most 3 decimals"),
+            ("t_ms,latency_ms,ok\n.,10,1\n", "column `t_ms`"),
+            (
+                "t_ms,latency_ms,ok\n1,10,yes\n",
+                "line 2, column `ok`: expected 0, 1, true or false, found \"yes\"",
+            ),
+            ("t_ms,latency_ms,ok\n1,10\n", "line 2: expected 3 fields (t_ms,latency_ms,ok), found 2"),
+            ("t_ms,latency_ms,ok\n1,10,1,4\n", "found 4"),
+            ("t_ms,latency_ms,ok\n99999999999999999999,10,1\n", "column `t_ms`"),
+        ] {
+            let err = load(content).unwrap_err();
+            assert!(err.contains(expected), "{content:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn file_level_problems_are_explained() {
+        let err = load_script(Path::new("/nonexistent/calls.csv")).unwrap_err().to_string();
+        assert!(err.contains("cannot read script /nonexistent/calls.csv"), "{err}");
+        assert!(load("").unwrap_err().contains("is empty"));
+        assert!(load("t_ms,latency_ms,ok\n").unwrap_err().contains("has a header but no rows"));
+        let err = load("time,latency,ok\n1,2,1\n").unwrap_err();
+        assert!(
+            err.contains("line 1: expected the header `t_ms,latency_ms,ok`, found `time,latency,ok`"),
+            "{err}"
+        );
+        let err = load("t_ms,latency_ms,ok\n10,1,1\n10,1,1\n9.999,1,1\n").unwrap_err();
+        assert!(
+            err.contains("line 4, column `t_ms`: expected rows in time order, found 9.999 after 10"),
+            "{err}"
+        );
+        let f = write(b"t_ms,latency_ms,ok\n1,\xff\xfe,1\n");
+        let err = load_script(f.path()).unwrap_err();
+        assert!(matches!(err, ScriptError::Malformed { line: 2, .. }), "{err:?}");
+    }
+}

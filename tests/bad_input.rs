@@ -1,0 +1,121 @@
+//! Bad input through the CLI: one clear message naming the file, line (or row) and field, exit
+//! code 2, no output written, never a panic.
+
+mod util;
+
+use predicates::prelude::*;
+use util::*;
+
+const GOOD: &str = r#"
+duration = "10m"
+[traffic]
+kind = "poisson"
+rate = 2.0
+[upstream]
+p50 = "100ms"
+p95 = "300ms"
+[[incidents]]
+kind = "outage"
+start = "2m"
+duration = "3m"
+expect = "open"
+"#;
+
+/// Runs `breakerlab run` on a scenario text and checks the failure: exit 2, the expected pieces
+/// in stderr, no panic, and no output folder.
+fn refuses(text: &str, expected: &[&str]) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(dir.path(), "bad.toml", text);
+    let assert = breakerlab(dir.path()).args(["run"]).arg(&path).assert().code(2);
+    let stderr = String::from_utf8_lossy(&assert.get_output().stderr).into_owned();
+    for piece in expected {
+        assert!(stderr.contains(piece), "stderr lacks {piece:?}:\n{stderr}");
+    }
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(files_in(&dir.path().join("output")).is_empty(), "output written despite the error");
+}
+
+#[test]
+fn the_good_scenario_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(dir.path(), "good.toml", GOOD);
+    breakerlab(dir.path()).arg("run").arg(&path).assert().success();
+    assert!(dir.path().join("output/good/summary.csv").exists());
+}
+
+#[test]
+fn unknown_key() {
+    refuses(&GOOD.replace("rate = 2.0", "rate = 2.0\nrat = 3"), &["bad.toml:6:1", "unknown field `rat`"]);
+}
+
+#[test]
+fn wrong_type() {
+    refuses(&GOOD.replace("rate = 2.0", "rate = \"fast\""), &["bad.toml:5:8", "rate"]);
+}
+
+#[test]
+fn negative_duration() {
+    refuses(&GOOD.replace("duration = \"3m\"", "duration = \"-3m\""), &["bad.toml:12:12", "non-negative"]);
+}
+
+#[test]
+fn rate_outside_unit_interval() {
+    refuses(
+        &GOOD.replace("p95 = \"300ms\"", "p95 = \"300ms\"\nerror_rate = 1.5"),
+        &["bad.toml:9:14", "between 0 and 1"],
+    );
+}
+
+#[test]
+fn unknown_policy_parameter_in_file() {
+    refuses(&format!("{GOOD}\n[policy]\npreset = \"consecutive\"\nfailure_treshold = 3\n"), &[
+        "bad.toml:17:1",
+        "failure_treshold",
+    ]);
+}
+
+#[test]
+fn missing_file() {
+    let dir = tempfile::tempdir().unwrap();
+    breakerlab(dir.path())
+        .args(["run", "nowhere.toml"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("nowhere.toml: cannot read: no such file"));
+    assert!(files_in(&dir.path().join("output")).is_empty());
+}
+
+#[test]
+fn malformed_script_row() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = write(dir.path(), "calls.csv", "t_ms,latency_ms,ok\n0,100,1\n1000,fast,1\n");
+    let assert = breakerlab(dir.path()).args(["run", "--script"]).arg(&csv).assert().code(2);
+    let stderr = String::from_utf8_lossy(&assert.get_output().stderr).into_owned();
+    for piece in ["calls.csv", "3", "latency_ms", "fast"] {
+        assert!(stderr.contains(piece), "stderr lacks {piece:?}:\n{stderr}");
+    }
+    assert!(files_in(&dir.path().join("output")).is_empty());
+}
+
+#[test]
+fn bad_set_on_the_command_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(dir.path(), "good.toml", GOOD);
+    let assert = breakerlab(dir.path())
+        .args(["run", "--policy", "consecutive", "--set", "failure_threshold=-2"])
+        .arg(&path)
+        .assert()
+        .code(2);
+    let stderr = String::from_utf8_lossy(&assert.get_output().stderr).into_owned();
+    assert!(stderr.contains("failure_threshold"), "{stderr}");
+    assert!(files_in(&dir.path().join("output")).is_empty());
+}
+
+#[test]
+fn unknown_preset() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(dir.path(), "good.toml", GOOD);
+    let assert = breakerlab(dir.path()).args(["run", "--policy", "resilience5j"]).arg(&path).assert().code(2);
+    let stderr = String::from_utf8_lossy(&assert.get_output().stderr).into_owned();
+    assert!(stderr.contains("resilience5j") && stderr.contains("consecutive"), "{stderr}");
+}

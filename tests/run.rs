@@ -1,0 +1,123 @@
+//! `breakerlab run` end to end: files written, byte-identical reruns, seeds, common random
+//! numbers, and a small scripted case whose scores were computed by hand.
+
+mod util;
+
+use breakerlab::policy::PolicySpec;
+use breakerlab::scenario::Scenario;
+use breakerlab::sim::{self, RunOptions, Workload};
+use util::*;
+
+const OUTPUTS: [&str; 4] = ["incidents.csv", "summary.csv", "timeline.csv", "transitions.csv"];
+
+#[test]
+fn run_writes_every_output_and_reruns_are_byte_identical() {
+    let dir = tempfile::tempdir().unwrap();
+    let sc = scenario("hard-outage.toml");
+    let a = dir.path().join("a");
+    let b = dir.path().join("b");
+    let c = dir.path().join("c");
+    breakerlab(dir.path()).arg("run").arg(&sc).arg("--out").arg(&a).assert().success();
+    breakerlab(dir.path()).arg("run").arg(&sc).arg("--out").arg(&b).assert().success();
+    breakerlab(dir.path()).arg("run").arg(&sc).args(["--seed", "2", "--out"]).arg(&c).assert().success();
+    assert_eq!(files_in(&a), OUTPUTS);
+    for f in OUTPUTS {
+        assert_same_text(&read(&a.join(f)), &read(&b.join(f)), f);
+    }
+    assert_ne!(read(&a.join("summary.csv")), read(&c.join("summary.csv")), "another seed changes the run");
+    assert_eq!(read(&a.join("incidents.csv")), read(&c.join("incidents.csv")), "ground truth does not depend on the seed");
+}
+
+#[test]
+fn default_output_folder_is_output_slash_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = breakerlab(dir.path()).arg("run").arg(scenario("blip.toml")).assert().success();
+    let stdout = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    assert!(stdout.contains("false_opens"), "{stdout}");
+    assert_eq!(files_in(&dir.path().join("output/blip")), OUTPUTS);
+}
+
+/// Two policies on the same scenario and seed see the same arrivals and the same upstream answer
+/// for the same request attempt: a breaker that never trips changes nothing at all.
+#[test]
+fn common_random_numbers_make_a_silent_breaker_identical_to_none() {
+    let sc = Scenario::load(&scenario("brownout.toml")).unwrap();
+    let workload = Workload::build(&sc, 7, 0).unwrap();
+    let again = Workload::build(&sc, 7, 0).unwrap();
+    assert_eq!(workload.arrivals, again.arrivals);
+    assert_eq!(workload.first_answers, again.first_answers);
+    let none = PolicySpec::new("none").resolve().unwrap();
+    let mut silent = PolicySpec::new("consecutive");
+    silent.overrides.insert("failure_threshold".into(), toml::Value::Integer(1_000_000));
+    let silent = silent.resolve().unwrap();
+    let opts = RunOptions { timeline_bin: None };
+    let a = sim::run(&sc, &workload, &none, &opts).metrics;
+    let b = sim::run(&sc, &workload, &silent, &opts).metrics;
+    for column in breakerlab::metrics::Metrics::COLUMNS {
+        assert_eq!(a.get(column), b.get(column), "{column}");
+    }
+    // Retries drew their answers by (request, attempt): the brownout made some.
+    assert!(a.get("attempts").unwrap() > a.get("requests").unwrap());
+}
+
+/// One call per second for a minute; calls at 10 s..19 s fail (100 ms each), the rest succeed
+/// (100 ms). Ground truth: an outage over [10 s, 20 s) that should open the breaker.
+/// `consecutive` (5 failures, open 30 s, one probe, one success closes), worked by hand:
+/// - the 5th failure (call at 14 s) completes at 14.1 s: closed → open at 14,100,000 µs;
+/// - calls at 15..44 s are rejected (30 shed); the call at 45 s finds the 30 s elapsed:
+///   open → half_open at 45,000,000 µs, it is the probe, succeeds: half_open → closed at 45.1 s;
+/// - detection delay 14.1 − 10 = 4.1 s; recovery lag 45.1 − 20 = 25.1 s;
+/// - shed 30, of which 25 (20..44 s) while no incident was active;
+/// - attempts 30 (0..14 s and 45..59 s), wasted quota 5, availability 25/60.
+#[test]
+fn scripted_outage_scores_match_the_hand_computation() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut csv = String::from("t_ms,latency_ms,ok\n");
+    for s in 0..60 {
+        let ok = !(10..20).contains(&s);
+        csv.push_str(&format!("{},100,{}\n", s * 1000, u8::from(ok)));
+    }
+    write(dir.path(), "calls.csv", &csv);
+    let toml = r#"
+script = "calls.csv"
+[[incidents]]
+kind = "outage"
+start = "10s"
+duration = "10s"
+expect = "open"
+[policy]
+preset = "consecutive"
+"#;
+    let path = write(dir.path(), "scripted.toml", toml);
+    breakerlab(dir.path()).arg("run").arg(&path).assert().success();
+    let out = dir.path().join("output/scripted");
+    let transitions = read(&out.join("transitions.csv"));
+    assert_same_text(
+        &transitions,
+        "at_us,instance,from,to,reason\n\
+         14100000,0,closed,open,consecutive_failures\n\
+         45000000,0,open,half_open,open_duration_elapsed\n\
+         45100000,0,half_open,closed,probe_succeeded\n",
+        "transitions.csv",
+    );
+    let summary = read(&out.join("summary.csv"));
+    for (column, expected) in [
+        ("false_opens", 0.0),
+        ("incidents", 1.0),
+        ("missed_incidents", 0.0),
+        ("detection_delay_mean_s", 4.1),
+        ("recovery_lag_mean_s", 25.1),
+        ("open_episodes", 1.0),
+        ("flaps", 0.0),
+        ("probe_failures", 0.0),
+        ("requests", 60.0),
+        ("attempts", 30.0),
+        ("wasted_quota", 5.0),
+        ("shed", 30.0),
+        ("shed_healthy", 25.0),
+        ("availability", 25.0 / 60.0),
+    ] {
+        let got: f64 = csv_field(&summary, column).parse().unwrap_or_else(|_| panic!("{column} is a number"));
+        assert!((got - expected).abs() < 1e-6, "{column}: {got} != {expected}");
+    }
+}
