@@ -74,7 +74,7 @@ impl CompareReport {
             scenarios.push(ScenarioComparison { scenario: name.clone(), rows });
         }
         CompareReport {
-            policies: table.configs.iter().map(|c| c.config.label()).collect(),
+            policies: table.configs.iter().map(|c| c.label.clone()).collect(),
             replicates,
             scenarios,
         }
@@ -165,7 +165,7 @@ mod tests {
         .unwrap();
         let costs = [30.0, 52.0, 30.0, 20.0, 33.0, 50.0];
         let r = CompareReport::from_table(&t, 3, &costs);
-        assert_eq!(r.policies, vec!["gobreaker timeout=60", "consecutive failure_threshold=3"]);
+        assert_eq!(r.policies, vec!["gobreaker[timeout=60]", "consecutive[failure_threshold=3]"]);
         let rows = &r.scenarios[0].rows;
         assert_eq!(rows.len(), 3);
         assert_eq!(rows[0].per_policy[0].mean, Some(3.0));
@@ -179,7 +179,7 @@ mod tests {
         assert_eq!(rows[2].metric, "cost");
         assert_eq!(rows[2].differences[0].mean, Some((-10.0 - 19.0 + 20.0) / 3.0));
         let text = r.render();
-        assert!(text.contains("  A  gobreaker timeout=60\n  B  consecutive failure_threshold=3\n"), "{text}");
+        assert!(text.contains("  A  gobreaker[timeout=60]\n  B  consecutive[failure_threshold=3]\n"), "{text}");
         assert!(
             text.contains(
                 "scenario outage\n  metric                              A              B            B - A\n"

@@ -517,11 +517,11 @@ constraints = ["missed_incidents == 0"]
             s.scenarios.iter().map(|p| p.file_name().unwrap().to_string_lossy().into_owned()).collect();
         assert_eq!(names, vec!["a.toml", "b.toml"]);
         assert_eq!(s.configurations.len(), 3 * 6 + 3);
-        assert_eq!(s.configurations[0].label(), "consecutive failure_threshold=3 cooldown=10s");
-        assert_eq!(s.configurations[1].label(), "consecutive failure_threshold=3 cooldown=19s700ms");
-        assert_eq!(s.configurations[6].label(), "consecutive failure_threshold=5 cooldown=10s");
-        assert_eq!(s.configurations[18].label(), "windowed window=1m failure_rate=0.1");
-        assert_eq!(s.configurations[20].label(), "windowed window=1m failure_rate=0.5");
+        assert_eq!(s.configurations[0].label(), "consecutive[failure_threshold=3,cooldown=10s]");
+        assert_eq!(s.configurations[1].label(), "consecutive[failure_threshold=3,cooldown=19s700ms]");
+        assert_eq!(s.configurations[6].label(), "consecutive[failure_threshold=5,cooldown=10s]");
+        assert_eq!(s.configurations[18].label(), "windowed[window=1m,failure_rate=0.1]");
+        assert_eq!(s.configurations[20].label(), "windowed[window=1m,failure_rate=0.5]");
         assert_eq!(s.configurations[20].id, 20);
         let o = s.objective.unwrap();
         assert_eq!(o.weights, vec![("false_opens".into(), 10.0), ("detection_delay_mean_s".into(), 1.0)]);
@@ -603,7 +603,7 @@ constraints = ["missed_incidents == 0"]
                 format!(
                     "{p}[[policies]]\npreset = \"windowed\"\nwindow = [\"1s\", \"1m\"]\nbucket = \"10s\"\n"
                 ),
-                "sw.toml:2:1: configuration `windowed window=1s bucket=10s`: window is shorter",
+                "sw.toml:2:1: configuration `windowed[window=1s,bucket=10s]`: window is shorter",
             ),
             (
                 format!("{p}constraints = [\"flops <= 1\"]\n[[policies]]\npreset = \"consecutive\"\n"),

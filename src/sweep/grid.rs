@@ -45,12 +45,17 @@ pub struct Configuration {
 }
 
 impl Configuration {
-    /// A short unique label, `preset key=value key=value` (strings unquoted), used in tables.
+    /// A short label, `preset[key=value,key=value]` (strings unquoted; the form `run` prints
+    /// and `compare --policy` reads), or the preset alone without overrides.
     pub fn label(&self) -> String {
-        let mut s = self.preset.clone();
-        for (k, v) in &self.overrides {
-            let _ = write!(s, " {k}={}", plain(v));
+        if self.overrides.is_empty() {
+            return self.preset.clone();
         }
+        let mut s = format!("{}[", self.preset);
+        for (i, (k, v)) in self.overrides.iter().enumerate() {
+            let _ = write!(s, "{}{k}={}", if i == 0 { "" } else { "," }, plain(v));
+        }
+        s.push(']');
         s
     }
 
@@ -292,13 +297,13 @@ mod tests {
         assert_eq!(
             labels,
             vec![
-                "0 consecutive failure_threshold=3 cooldown=10s",
-                "1 consecutive failure_threshold=3 cooldown=1m",
-                "2 consecutive failure_threshold=5 cooldown=10s",
-                "3 consecutive failure_threshold=5 cooldown=1m",
-                "4 windowed window=30s failure_rate=1",
-                "5 windowed window=30s failure_rate=2",
-                "6 windowed window=30s failure_rate=3",
+                "0 consecutive[failure_threshold=3,cooldown=10s]",
+                "1 consecutive[failure_threshold=3,cooldown=1m]",
+                "2 consecutive[failure_threshold=5,cooldown=10s]",
+                "3 consecutive[failure_threshold=5,cooldown=1m]",
+                "4 windowed[window=30s,failure_rate=1]",
+                "5 windowed[window=30s,failure_rate=2]",
+                "6 windowed[window=30s,failure_rate=3]",
                 "7 gobreaker",
             ]
         );
@@ -319,7 +324,7 @@ mod tests {
         ];
         let configs = expand(&grids).unwrap();
         assert_eq!(configs.len(), 2);
-        assert_eq!((configs[1].id, configs[1].label()), (1, "consecutive failure_threshold=4".to_string()));
+        assert_eq!((configs[1].id, configs[1].label()), (1, "consecutive[failure_threshold=4]".to_string()));
     }
 
     #[test]

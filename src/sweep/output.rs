@@ -43,11 +43,12 @@ pub fn runs_csv(table: &ResultTable, objective: &BoundObjective) -> Result<Vec<u
     header.push("cost");
     w.write_record(&header).map_err(csv_err)?;
     for r in &table.runs {
-        let c = &table.configs[r.config].config;
+        let info = &table.configs[r.config];
+        let c = &info.config;
         let mut row = vec![
             table.scenarios[r.scenario].clone(),
             c.id.to_string(),
-            c.label(),
+            info.label.clone(),
             c.preset.clone(),
             c.overrides_inline(),
             r.replicate.to_string(),
@@ -94,7 +95,7 @@ pub fn summary_csv(table: &ResultTable, summary: &Summary) -> Result<Vec<u8>, Sw
         let mut row = vec![
             table.scenarios[s.scenario].clone(),
             c.id.to_string(),
-            c.label(),
+            info.label.clone(),
             c.preset.clone(),
             c.overrides_inline(),
         ];
@@ -192,9 +193,9 @@ pub fn pareto_csv(
     }
     w.write_record(&header).map_err(csv_err)?;
     for r in rows {
-        let c = &table.configs[r.config].config;
+        let info = &table.configs[r.config];
         let mut row =
-            vec![r.front.clone(), r.scenario.clone(), c.id.to_string(), c.label(), cell(Some(r.cost))];
+            vec![r.front.clone(), r.scenario.clone(), info.config.id.to_string(), info.label.clone(), cell(Some(r.cost))];
         let names: Vec<&str> = r.front.split(" vs ").collect();
         for i in 0..width {
             row.push(names.get(i).map(|s| s.to_string()).unwrap_or_default());
@@ -327,25 +328,22 @@ pub fn read_runs(text: &str, file: &str) -> Result<ResultTable, SweepError> {
         let overrides =
             parse_overrides(field(4)).map_err(|e| at(line, format!("overrides {:?}: {e}", field(4))))?;
         let config = Configuration { id, preset: field(3).to_string(), overrides };
-        if config.label() != field(2) {
-            return Err(at(
-                line,
-                format!("label {:?} does not match preset and overrides ({})", field(2), config.label()),
-            ));
+        if config.preset.is_empty() {
+            return Err(at(line, "preset: expected a preset name, found an empty cell".into()));
         }
+        let label = if field(2).is_empty() { config.label() } else { field(2).to_string() };
         match configs.iter().find(|c| c.config.id == id) {
-            Some(known) if known.config != config => {
+            Some(known) if known.config != config || known.label != label => {
                 return Err(at(
                     line,
                     format!(
-                        "config_id {id} is {:?} here but {:?} earlier: results of different sweeps?",
-                        config.label(),
-                        known.config.label()
+                        "config_id {id} is {label:?} here but {:?} earlier: results of different sweeps?",
+                        known.label
                     ),
                 ));
             }
             Some(_) => {}
-            None => configs.push(ConfigInfo { config, params: Vec::new() }),
+            None => configs.push(ConfigInfo { label, ..ConfigInfo::new(config) }),
         }
         let s = match scenarios.iter().position(|x| *x == scenario) {
             Some(s) => s,
@@ -401,6 +399,7 @@ mod tests {
     fn table() -> ResultTable {
         let configs = vec![
             ConfigInfo {
+                label: "consecutive[failure_threshold=3,cooldown=30s]".into(),
                 config: Configuration {
                     id: 0,
                     preset: "consecutive".into(),
@@ -416,6 +415,7 @@ mod tests {
                 ],
             },
             ConfigInfo {
+                label: "windowed[window=1m]".into(),
                 config: Configuration {
                     id: 4,
                     preset: "windowed".into(),
@@ -460,11 +460,11 @@ mod tests {
         );
         assert_eq!(
             lines.next().unwrap(),
-            "outage,0,consecutive failure_threshold=3 cooldown=30s,consecutive,\"{ failure_threshold = 3, cooldown = \"\"30s\"\" }\",0,1,1,12.5,22.5"
+            "outage,0,\"consecutive[failure_threshold=3,cooldown=30s]\",consecutive,\"{ failure_threshold = 3, cooldown = \"\"30s\"\" }\",0,1,1,12.5,22.5"
         );
         assert_eq!(
             lines.next().unwrap(),
-            "outage,0,consecutive failure_threshold=3 cooldown=30s,consecutive,\"{ failure_threshold = 3, cooldown = \"\"30s\"\" }\",1,1,3,,30"
+            "outage,0,\"consecutive[failure_threshold=3,cooldown=30s]\",consecutive,\"{ failure_threshold = 3, cooldown = \"\"30s\"\" }\",1,1,3,,30"
         );
         let back = read_runs(&text, "runs.csv").unwrap();
         assert_eq!(back.scenarios, t.scenarios);
@@ -490,7 +490,8 @@ mod tests {
         for (body, expected) in [
             ("s,x,consecutive,consecutive,{},0,1,1,10\n", "runs.csv:2:1: config_id: expected an integer"),
             ("s,0,consecutive,consecutive,{},0,1,many,10\n", "runs.csv:2:1: false_opens: expected a number"),
-            ("s,0,other,consecutive,{},0,1,1,10\n", "does not match"),
+            ("s,0,x,,{},0,1,1,10\n", "preset: expected a preset name"),
+            ("s,0,x,consecutive,{ a = },0,1,1,10\n", "runs.csv:2:1: overrides"),
             (
                 "s,0,consecutive,consecutive,{},0,1,1,10\ns,0,windowed,windowed,{},1,1,1,10\n",
                 "runs.csv:3:1: config_id 0 is",
@@ -518,7 +519,7 @@ mod tests {
             "scenario,config_id,label,preset,overrides,failure_threshold,cooldown,half_open_probes,window,replicates,false_opens,false_opens_sd,false_opens_ci95,detection_delay_mean_s,detection_delay_mean_s_sd,detection_delay_mean_s_ci95,cost,cost_sd,cost_ci95"
         );
         assert!(
-            lines[1].starts_with("outage,0,consecutive failure_threshold=3 cooldown=30s,consecutive,"),
+            lines[1].starts_with("outage,0,\"consecutive[failure_threshold=3,cooldown=30s]\",consecutive,"),
             "{}",
             lines[1]
         );
@@ -532,7 +533,7 @@ mod tests {
         assert_eq!(lines.len(), 5);
         assert!(
             lines[4].starts_with(
-                "\"blip, short\",4,windowed window=1m,windowed,\"{ window = \"\"1m\"\" }\",,,,1m,2,1,0,0,55,"
+                "\"blip, short\",4,windowed[window=1m],windowed,\"{ window = \"\"1m\"\" }\",,,,1m,2,1,0,0,55,"
             ),
             "{}",
             lines[4]
@@ -568,7 +569,7 @@ mod tests {
         );
         assert_eq!(
             text.lines().nth(6).unwrap(),
-            "detection_delay_mean_s vs false_opens,all,4,windowed window=1m,95,detection_delay_mean_s,42.5,false_opens,0.5"
+            "detection_delay_mean_s vs false_opens,all,4,windowed[window=1m],95,detection_delay_mean_s,42.5,false_opens,0.5"
         );
     }
 

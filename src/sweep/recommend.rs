@@ -170,7 +170,7 @@ fn candidate(
     }
     Candidate {
         config: info.config.clone(),
-        label: info.config.label(),
+        label: info.label.clone(),
         complete: scenario_costs.iter().all(Option::is_some),
         total_cost,
         scenario_costs,
@@ -448,12 +448,12 @@ mod tests {
         //        t=8: outage 50 (missed) + 20 (delay 40 over 2 runs, empty counts 0) = 70, brownout 50 → 120, ineligible
         //        t=6: outage 5+30=35, brownout 40 → 75
         let chosen = r.chosen().unwrap();
-        assert_eq!(chosen.label, "consecutive failure_threshold=4");
+        assert_eq!(chosen.label, "consecutive[failure_threshold=4]");
         assert_eq!(chosen.total_cost, 58.0);
         assert_eq!(chosen.scenario_costs, vec![Some(26.0), Some(32.0)]);
         assert_eq!(chosen.contributions, vec![5.0, 0.0, 53.0]);
         let second = r.runner_up().unwrap();
-        assert_eq!((second.label.as_str(), second.total_cost), ("consecutive failure_threshold=6", 75.0));
+        assert_eq!((second.label.as_str(), second.total_cost), ("consecutive[failure_threshold=6]", 75.0));
         let order: Vec<usize> = r.ranking.iter().map(|c| c.config.id).collect();
         assert_eq!(order, vec![1, 3, 0, 2]);
         let last = &r.ranking[3];
@@ -462,13 +462,13 @@ mod tests {
 
         let text = r.render();
         assert!(
-            text.starts_with("Recommended: consecutive failure_threshold=4 (configuration 1)\n"),
+            text.starts_with("Recommended: consecutive[failure_threshold=4] (configuration 1)\n"),
             "{text}"
         );
         assert!(text.contains("total cost 58 = sum over 2 scenario(s)"), "{text}");
         assert!(
             text.contains(
-                "Runner-up: consecutive failure_threshold=6 (configuration 3), cost 75: 17 more, 29.31%."
+                "Runner-up: consecutive[failure_threshold=6] (configuration 3), cost 75: 17 more, 29.31%."
             ),
             "{text}"
         );
@@ -503,10 +503,10 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("  also `detection_delay_mean_s <= 45` rules out 1."), "{text}");
-        assert!(text.contains("The lowest-cost configuration, consecutive failure_threshold=4 (cost 58), breaks:\n  `false_opens <= 0.25` on outage (false_opens = 0.5)"), "{text}");
+        assert!(text.contains("The lowest-cost configuration, consecutive[failure_threshold=4] (cost 58), breaks:\n  `false_opens <= 0.25` on outage (false_opens = 0.5)"), "{text}");
         assert!(
             text.contains(
-                "Closest: consecutive failure_threshold=4 breaks 1 constraint(s) (false_opens <= 0.25)."
+                "Closest: consecutive[failure_threshold=4] breaks 1 constraint(s) (false_opens <= 0.25)."
             ),
             "{text}"
         );

@@ -12,6 +12,8 @@ use super::stats::{Stat, describe};
 pub struct ConfigInfo {
     /// Identity, preset and overrides (its `id` is the grid position written to the CSVs).
     pub config: Configuration,
+    /// The label shown in tables (the resolved policy's label when run, else the written one).
+    pub label: String,
     /// Every resolved parameter `(name, value)`, for summary.csv (may be empty when read back).
     pub params: Vec<(String, String)>,
 }
@@ -80,6 +82,13 @@ impl Summary {
     /// Every aggregate, scenario-major then configuration.
     pub fn iter(&self) -> impl Iterator<Item = &SummaryCell> {
         self.cells.iter().flatten()
+    }
+}
+
+impl ConfigInfo {
+    /// A configuration labelled from its preset and overrides, with no resolved parameters.
+    pub fn new(config: Configuration) -> ConfigInfo {
+        ConfigInfo { label: config.label(), config, params: Vec::new() }
     }
 }
 
@@ -183,14 +192,9 @@ pub(crate) mod tests {
 
     /// A configuration of `preset` with one integer override `k = v`.
     pub(crate) fn cfg(id: usize, preset: &str, k: &str, v: i64) -> ConfigInfo {
-        ConfigInfo {
-            config: Configuration {
-                id,
-                preset: preset.into(),
-                overrides: vec![(k.into(), toml::Value::Integer(v))],
-            },
-            params: vec![(k.into(), v.to_string())],
-        }
+        let overrides = vec![(k.into(), toml::Value::Integer(v))];
+        let config = Configuration { id, preset: preset.into(), overrides };
+        ConfigInfo { params: vec![(k.into(), v.to_string())], ..ConfigInfo::new(config) }
     }
 
     pub(crate) fn run(scenario: usize, config: usize, replicate: u32, values: &[Option<f64>]) -> RunRow {
