@@ -179,7 +179,10 @@ mod tests {
         assert_eq!(rows[2].metric, "cost");
         assert_eq!(rows[2].differences[0].mean, Some((-10.0 - 19.0 + 20.0) / 3.0));
         let text = r.render();
-        assert!(text.contains("  A  gobreaker[timeout=60]\n  B  consecutive[failure_threshold=3]\n"), "{text}");
+        assert!(
+            text.contains("  A  gobreaker[timeout=60]\n  B  consecutive[failure_threshold=3]\n"),
+            "{text}"
+        );
         assert!(
             text.contains(
                 "scenario outage\n  metric                              A              B            B - A\n"

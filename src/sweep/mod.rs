@@ -6,6 +6,7 @@
 //! ([`stats`]), Pareto fronts ([`pareto`]) and the recommendation ([`recommend`]) work on that
 //! table only, so they are tested on hand-made tables and can read a finished sweep's runs.csv.
 
+pub mod commands;
 pub mod compare;
 pub mod constraint;
 pub mod file;
@@ -14,6 +15,7 @@ pub mod objective;
 pub mod output;
 pub mod pareto;
 pub mod recommend;
+pub mod runner;
 pub mod stats;
 pub mod table;
 
@@ -53,3 +55,22 @@ pub enum SweepError {
     #[error("{0}")]
     Invalid(String),
 }
+
+impl From<SweepError> for crate::scenario::InputError {
+    /// Sweep, results and argument errors are the user's input: the CLI exits with code 2.
+    fn from(e: SweepError) -> crate::scenario::InputError {
+        use crate::scenario::InputError;
+        match e {
+            SweepError::At { file, line, col, message } => {
+                InputError { path: Some(file.into()), position: Some((line, col)), message }
+            }
+            SweepError::File { file, message } => InputError::file(std::path::Path::new(&file), message),
+            SweepError::Io { file, source } => {
+                InputError::file(std::path::Path::new(&file), format!("cannot read: {source}"))
+            }
+            SweepError::Invalid(message) => InputError::argument(message),
+        }
+    }
+}
+
+pub use commands::{SweepReport, compare, parse_policy_arg, recommend, run_sweep};

@@ -1,7 +1,7 @@
-//! The files of a sweep's output folder, as bytes: runs.csv (one row per cell), summary.csv (one
-//! row per scenario × configuration), pareto.csv, and objective.toml (the objective and
-//! constraints, so `recommend` can re-rank a finished sweep). Also reads runs.csv back, so shards
-//! run separately can be concatenated and recommended on.
+//! The files of a sweep's output folder, as bytes (`report::write_atomic` writes them): runs.csv
+//! (one row per cell), summary.csv (one row per scenario × configuration), pareto.csv, and
+//! objective.toml (the objective and constraints, so `recommend` can re-rank a finished sweep).
+//! Also reads runs.csv back, so shards run separately can be concatenated and recommended on.
 //!
 //! Numbers are written in Rust's shortest round-trip form; an empty cell means "no value".
 //! Output depends only on the table, never on thread count or timing.
@@ -13,18 +13,14 @@ use super::objective::{BoundObjective, Objective};
 use super::pareto::{direction, front};
 use super::table::{ConfigInfo, ResultTable, RunRow, Summary};
 use serde::Deserialize;
-use std::path::Path;
 
 /// The identity columns that open every runs.csv row, in order; metrics follow, then `cost`.
 pub const RUN_KEYS: [&str; 7] =
     ["scenario", "config_id", "label", "preset", "overrides", "replicate", "seed"];
 
-/// A number as written to CSV (empty when absent or not finite).
+/// A number as written to CSV, as every breakerlab CSV writes it (empty when absent or not finite).
 fn cell(v: Option<f64>) -> String {
-    match v {
-        Some(x) if x.is_finite() => format!("{x}"),
-        _ => String::new(),
-    }
+    v.map(crate::report::format_float).unwrap_or_default()
 }
 
 fn finish(w: csv::Writer<Vec<u8>>) -> Result<Vec<u8>, SweepError> {
@@ -194,8 +190,13 @@ pub fn pareto_csv(
     w.write_record(&header).map_err(csv_err)?;
     for r in rows {
         let info = &table.configs[r.config];
-        let mut row =
-            vec![r.front.clone(), r.scenario.clone(), info.config.id.to_string(), info.label.clone(), cell(Some(r.cost))];
+        let mut row = vec![
+            r.front.clone(),
+            r.scenario.clone(),
+            info.config.id.to_string(),
+            info.label.clone(),
+            cell(Some(r.cost)),
+        ];
         let names: Vec<&str> = r.front.split(" vs ").collect();
         for i in 0..width {
             row.push(names.get(i).map(|s| s.to_string()).unwrap_or_default());
@@ -379,16 +380,6 @@ pub fn read_runs(text: &str, file: &str) -> Result<ResultTable, SweepError> {
         .collect();
     ResultTable::new(scenarios, configs, metrics, runs)
         .map_err(|m| SweepError::File { file: file.to_string(), message: m })
-}
-
-/// Writes `bytes` to `path` through a temporary file in the same folder and a rename, so an
-/// interrupted run never leaves a half-written file.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), SweepError> {
-    let io = |source| SweepError::Io { file: path.display().to_string(), source };
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".tmp");
-    std::fs::write(&tmp, bytes).map_err(io)?;
-    std::fs::rename(&tmp, path).map_err(io)
 }
 
 #[cfg(test)]
@@ -582,14 +573,5 @@ mod tests {
         assert_eq!(o.weight("false_opens"), 10.0);
         assert_eq!(o.weight("detection_delay_mean_s"), 1.0);
         assert_eq!(back, c);
-    }
-
-    #[test]
-    fn atomic_write_leaves_no_temporary_file() {
-        let d = tempfile::tempdir().unwrap();
-        let p = d.path().join("runs.csv");
-        write_atomic(&p, b"a,b\n").unwrap();
-        assert_eq!(std::fs::read(&p).unwrap(), b"a,b\n");
-        assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 1);
     }
 }
