@@ -224,6 +224,22 @@ pub fn parse_policy_arg(text: &str) -> Result<PolicySpec, InputError> {
     Ok(spec)
 }
 
+/// The policies of `compare` from `--policy` arguments, each `--set key=value` applied to every
+/// one of them (e.g. a shared `failure_on`).
+pub fn policies_from_args(policies: &[String], sets: &[String]) -> Result<Vec<PolicySpec>, InputError> {
+    let mut out = Vec::with_capacity(policies.len());
+    for p in policies {
+        let mut spec = parse_policy_arg(p)?;
+        for s in sets {
+            let (k, v) =
+                PolicySpec::parse_set(s).map_err(|m| InputError::argument(format!("--set {s}: {m}")))?;
+            spec.overrides.insert(k, v);
+        }
+        out.push(spec);
+    }
+    Ok(out)
+}
+
 /// Splits `a=1,b=x,y,c=2` into `a=1`, `b=x,y`, `c=2`.
 fn split_overrides(inner: &str) -> Vec<&str> {
     let mut parts = Vec::new();
@@ -361,6 +377,21 @@ mod tests {
         assert!(parse_policy_arg("consecutive[failure_threshold=3").unwrap_err().to_string().contains("`]`"));
         assert!(parse_policy_arg("[a=1]").unwrap_err().to_string().contains("preset name"));
         assert!(parse_policy_arg("consecutive[3]").unwrap_err().to_string().contains("key=value"));
+        let both = policies_from_args(
+            &["consecutive".into(), "windowed[min_calls=5]".into()],
+            &["open_duration=1m".into()],
+        )
+        .unwrap();
+        assert!(
+            both.iter().all(|p| p.overrides.get("open_duration") == Some(&toml::Value::String("1m".into())))
+        );
+        assert_eq!(both[1].overrides.get("min_calls"), Some(&toml::Value::Integer(5)));
+        assert!(
+            policies_from_args(&["consecutive".into()], &["x".into()])
+                .unwrap_err()
+                .to_string()
+                .contains("--set x")
+        );
     }
 
     fn bundled(name: &str) -> String {

@@ -73,4 +73,4 @@ impl From<SweepError> for crate::scenario::InputError {
     }
 }
 
-pub use commands::{SweepReport, compare, parse_policy_arg, recommend, run_sweep};
+pub use commands::{SweepReport, compare, parse_policy_arg, policies_from_args, recommend, run_sweep};
