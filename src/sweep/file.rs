@@ -13,7 +13,8 @@
 //! preset = "consecutive"
 //! failure_threshold = [3, 5, 8]                                     # a list
 //! cooldown = { from = "10s", to = "5m", steps = 6, scale = "log" }  # a range
-//! half_open_successes = 1                                           # fixed
+//! probes = 1                                                        # fixed
+//! failure_on = [["error", "timeout"]]   # a list-valued parameter: wrap it (or "error,timeout")
 //!
 //! [objective]                         # replaces the default weights when present
 //! false_opens = 10
@@ -124,10 +125,6 @@ impl<'de> Deserialize<'de> for ParamValues {
     }
 }
 
-fn is_scalar(v: &toml::Value) -> bool {
-    !matches!(v, toml::Value::Array(_) | toml::Value::Table(_))
-}
-
 fn param_values(value: toml::Value) -> Result<Vec<toml::Value>, String> {
     match value {
         toml::Value::Array(items) => {
@@ -136,8 +133,10 @@ fn param_values(value: toml::Value) -> Result<Vec<toml::Value>, String> {
             }
             let mut out: Vec<toml::Value> = Vec::with_capacity(items.len());
             for item in items {
-                if !is_scalar(&item) {
-                    return Err(format!("expected a list of numbers, strings or booleans, found {item}"));
+                if item.is_table() {
+                    return Err(format!(
+                        "expected a list of values (numbers, strings, booleans or lists), found the table {item}"
+                    ));
                 }
                 if !out.contains(&item) {
                     out.push(item);
@@ -451,7 +450,7 @@ mod tests {
                         bucket = Some(d);
                     }
                 }
-                "failure_rate" => {}
+                "failure_rate" | "failure_on" => {}
                 other => return Err(format!("unknown parameter `{other}`")),
             }
         }
@@ -538,6 +537,23 @@ constraints = ["missed_incidents == 0"]
         assert_eq!((s.replicates, s.seed, s.objective.is_none()), (DEFAULT_REPLICATES, None, true));
         assert_eq!(s.configurations.len(), 1);
         assert_eq!(s.configurations[0].label(), "consecutive");
+    }
+
+    #[test]
+    fn a_list_valued_parameter_is_fixed_by_wrapping_it() {
+        let d = dir();
+        let text = "scenarios = [\"scen/b.toml\"]\n[[policies]]\npreset = \"consecutive\"\n\
+                    failure_on = [[\"error\", \"timeout\"], [\"error\"]]\nfailure_threshold = 3\n";
+        let s = parse(&d, text).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(s.configurations.len(), 2);
+        assert_eq!(
+            s.configurations[0].overrides_inline(),
+            "{ failure_on = [\"error\", \"timeout\"], failure_threshold = 3 }"
+        );
+        let e = err(
+            "scenarios = [\"scen/b.toml\"]\n[[policies]]\npreset = \"consecutive\"\nfailure_threshold = [{ a = 1 }]\n",
+        );
+        assert!(e.contains("sw.toml:4:21: expected a list of values"), "{e}");
     }
 
     #[test]

@@ -14,6 +14,11 @@ use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 use std::io::IsTerminal;
 
+/// The most worker threads `--threads` accepts.
+pub const MAX_THREADS: usize = 1024;
+/// The most cells one sweep or comparison may run (each keeps its metrics in memory).
+pub const MAX_CELLS: u64 = 50_000_000;
+
 /// The metric columns of sweep results: [`Metrics::COLUMNS`] without `cost` (a sweep's cost
 /// depends on its objective and is computed from these).
 pub fn metric_columns() -> Vec<String> {
@@ -95,8 +100,18 @@ impl Cells<'_> {
         columns: &[String],
         progress: &ProgressBar,
     ) -> anyhow::Result<Vec<RunRow>> {
-        if threads == Some(0) {
-            return Err(InputError::argument("--threads must be at least 1").into());
+        if let Some(n) = threads.filter(|n| !(1..=MAX_THREADS).contains(n)) {
+            return Err(InputError::argument(format!(
+                "--threads must be between 1 and {MAX_THREADS}, found {n}"
+            ))
+            .into());
+        }
+        if self.count() > MAX_CELLS {
+            return Err(InputError::argument(format!(
+                "{} cells (scenarios x configurations x replicates) is more than the {MAX_CELLS} one run may hold",
+                self.count()
+            ))
+            .into());
         }
         let pool = rayon::ThreadPoolBuilder::new().num_threads(threads.unwrap_or(0)).build()?;
         let mut rows = Vec::with_capacity(self.count() as usize);
