@@ -466,6 +466,8 @@ mod tests {
         assert_eq!(input.position, Some((4, 21)));
         assert!(input.message.contains("failure_threshold"), "{input}");
         assert!(!out.exists());
+        let err = run_sweep(Some(&dir.path().join("missing.toml")), Some(1), Some(&out), true).unwrap_err();
+        assert!(err.to_string().ends_with("missing.toml: cannot read: no such file"), "{err}");
         let err = recommend(dir.path(), &["flops=1".into()], &[], None, true).unwrap_err();
         assert!(err.to_string().contains("unknown metric `flops`"), "{err}");
         let err =

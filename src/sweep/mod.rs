@@ -66,7 +66,12 @@ impl From<SweepError> for crate::scenario::InputError {
             }
             SweepError::File { file, message } => InputError::file(std::path::Path::new(&file), message),
             SweepError::Io { file, source } => {
-                InputError::file(std::path::Path::new(&file), format!("cannot read: {source}"))
+                let why = match source.kind() {
+                    std::io::ErrorKind::NotFound => "no such file".to_string(),
+                    std::io::ErrorKind::InvalidData => "not UTF-8 text".to_string(),
+                    _ => source.to_string(),
+                };
+                InputError::file(std::path::Path::new(&file), format!("cannot read: {why}"))
             }
             SweepError::Invalid(message) => InputError::argument(message),
         }
