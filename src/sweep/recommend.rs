@@ -228,16 +228,16 @@ impl Recommendation {
             return out;
         };
         let _ = writeln!(out, "Recommended: {} (configuration {})", best.label, best.config.id);
+        let meets = match self.constraints.len() {
+            0 => "no constraints were given".to_string(),
+            1 => format!("meets the constraint `{}` on every scenario", self.constraints[0].text),
+            k => format!("meets all {k} constraints on every scenario"),
+        };
         let _ = writeln!(
             out,
-            "  total cost {} = sum over {} scenario(s) of the mean cost over replicates; meets {} on every scenario.",
+            "  total cost {} = sum over {} scenario(s) of the mean cost over replicates; {meets}.",
             num(best.total_cost),
             self.scenarios.len(),
-            match self.constraints.len() {
-                0 => "no constraints (none given)".to_string(),
-                1 => format!("the constraint `{}`", self.constraints[0].text),
-                k => format!("all {k} constraints"),
-            }
         );
         let eligible = self.ranking.iter().filter(|c| c.eligible()).count();
         match self.runner_up() {
@@ -545,7 +545,9 @@ mod tests {
         assert_eq!(r.chosen().unwrap().config.id, 0);
         assert_eq!(r.runner_up().unwrap().config.id, 1);
         assert!(!r.ranking[2].complete);
-        assert!(r.render().contains("the two cost the same on every weighted metric"));
+        let text = r.render();
+        assert!(text.contains("the two cost the same on every weighted metric"), "{text}");
+        assert!(text.contains("  total cost 2 = sum over 2 scenario(s) of the mean cost over replicates; no constraints were given.\n"), "{text}");
         assert!(recommend(&t, &Objective::new([("flaps", 1.0)]), &[]).unwrap_err().contains("flaps"));
     }
 }
