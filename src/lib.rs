@@ -4,6 +4,7 @@
 //! recorder → scoring → report. Only `report` writes files; nothing reads the wall clock.
 
 pub mod client;
+pub mod commands;
 pub mod metrics;
 pub mod outcome;
 pub mod policy;

@@ -68,10 +68,10 @@ fn rate_outside_unit_interval() {
 
 #[test]
 fn unknown_policy_parameter_in_file() {
-    refuses(&format!("{GOOD}\n[policy]\npreset = \"consecutive\"\nfailure_treshold = 3\n"), &[
-        "bad.toml:17:1",
-        "failure_treshold",
-    ]);
+    refuses(
+        &format!("{GOOD}\n[policy]\npreset = \"consecutive\"\nfailure_treshold = 3\n"),
+        &["bad.toml:17:1", "failure_treshold"],
+    );
 }
 
 #[test]

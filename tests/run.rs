@@ -25,7 +25,11 @@ fn run_writes_every_output_and_reruns_are_byte_identical() {
         assert_same_text(&read(&a.join(f)), &read(&b.join(f)), f);
     }
     assert_ne!(read(&a.join("summary.csv")), read(&c.join("summary.csv")), "another seed changes the run");
-    assert_eq!(read(&a.join("incidents.csv")), read(&c.join("incidents.csv")), "ground truth does not depend on the seed");
+    assert_eq!(
+        read(&a.join("incidents.csv")),
+        read(&c.join("incidents.csv")),
+        "ground truth does not depend on the seed"
+    );
 }
 
 #[test]
@@ -96,8 +100,8 @@ preset = "consecutive"
         &transitions,
         "at_us,instance,from,to,reason\n\
          14100000,0,closed,open,consecutive_failures\n\
-         45000000,0,open,half_open,open_duration_elapsed\n\
-         45100000,0,half_open,closed,probe_succeeded\n",
+         45000000,0,open,half_open,cooldown_elapsed\n\
+         45100000,0,half_open,closed,probe_successes\n",
         "transitions.csv",
     );
     let summary = read(&out.join("summary.csv"));

@@ -28,7 +28,8 @@ pub fn write_files(dir: &Path, files: &[(&str, Vec<u8>)]) -> anyhow::Result<Vec<
     let mut written = Vec::with_capacity(files.len());
     for (name, bytes) in files {
         let path = dir.join(name);
-        crate::report::write_atomic(&path, bytes).with_context(|| format!("cannot write {}", path.display()))?;
+        crate::report::write_atomic(&path, bytes)
+            .with_context(|| format!("cannot write {}", path.display()))?;
         written.push(path);
     }
     Ok(written)

@@ -30,10 +30,8 @@ pub fn render(name: Option<&str>) -> Result<String, PolicyError> {
         }
         s.push('\n');
     }
-    if !found {
-        if let Some(n) = name {
-            return preset_params(n).map(|_| String::new());
-        }
+    if !found && let Some(n) = name {
+        return preset_params(n).map(|_| String::new());
     }
     Ok(s)
 }

@@ -46,7 +46,9 @@ pub fn run(req: &RunRequest) -> anyhow::Result<RunReport> {
     let scenario = match (&req.scenario, &req.script) {
         (Some(path), None) => Scenario::load(path)?,
         (None, Some(path)) => Scenario::from_script(path)?,
-        (Some(_), Some(_)) => return Err(InputError::argument("give a scenario file or --script, not both").into()),
+        (Some(_), Some(_)) => {
+            return Err(InputError::argument("give a scenario file or --script, not both").into());
+        }
         (None, None) => return Err(InputError::argument("give a scenario file, or --script FILE.csv").into()),
     };
     let sets = parse_sets(&req.sets)?;
@@ -89,7 +91,8 @@ pub fn render(report: &RunReport) -> String {
     let _ = writeln!(s);
     s.push_str(&metrics_table(&report.result.metrics));
     if let Some(dir) = report.files.first().and_then(|f| f.parent()) {
-        let names: Vec<_> = report.files.iter().filter_map(|f| f.file_name()).map(|n| n.to_string_lossy()).collect();
+        let names: Vec<_> =
+            report.files.iter().filter_map(|f| f.file_name()).map(|n| n.to_string_lossy()).collect();
         let _ = writeln!(s, "\nwrote {} to {}", names.join(", "), display_dir(dir));
     }
     s
@@ -100,10 +103,20 @@ pub fn metrics_table(m: &Metrics) -> String {
     let mut s = String::new();
     let width = Metrics::COLUMNS.iter().map(|c| c.len()).max().unwrap_or(0);
     for column in Metrics::COLUMNS {
-        let value = m.get(column).map_or_else(|| "-".to_string(), |v| report::format_float(v));
+        let value = m.get(column).map_or_else(|| "-".to_string(), readable);
         let _ = writeln!(s, "  {column:<width$}  {value:>12}");
     }
     s
+}
+
+/// A number for people: integers as they are, others to four decimals without trailing zeros.
+pub fn readable(v: f64) -> String {
+    if v.fract() == 0.0 && v.abs() < 1e15 {
+        return format!("{v:.0}");
+    }
+    let s = format!("{v:.4}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    if s == "-0" { "0".to_string() } else { s.to_string() }
 }
 
 fn display_dir(dir: &Path) -> String {

@@ -372,10 +372,10 @@ pub fn score(record: &RunRecord, opts: &ScoringOptions) -> Metrics {
         }
         if t.to == State::Open && t.from != State::Open {
             open_entries.push(t.at);
-            if let Some(closed_at) = last_close[i].take() {
-                if t.at - closed_at < opts.flap_window {
-                    flaps += 1;
-                }
+            if let Some(closed_at) = last_close[i].take()
+                && t.at - closed_at < opts.flap_window
+            {
+                flaps += 1;
             }
         }
         if t.from == State::Closed && t.to == State::Open {
@@ -752,7 +752,12 @@ mod tests {
         r.rejected(SimTime(10 * SEC), 0);
         r.request_done(SimTime(10 * SEC), SimTime(10 * SEC), Finish::Fallback, Some(SimTime(10 * SEC))); // 0 ms
         r.rejected(SimTime(55 * SEC), 0);
-        r.request_done(SimTime(55 * SEC), SimTime(55 * SEC + 1_000), Finish::Fallback, Some(SimTime(55 * SEC))); // 1 ms
+        r.request_done(
+            SimTime(55 * SEC),
+            SimTime(55 * SEC + 1_000),
+            Finish::Fallback,
+            Some(SimTime(55 * SEC)),
+        ); // 1 ms
         r.request_done(SimTime(70 * SEC), SimTime(70 * SEC + 20_000), Finish::Success, None); // 20 ms
         let m = score(&r.finish(SimTime(100 * SEC)), &opts());
         assert_eq!((m.requests, m.attempts, m.retries, m.probes), (4, 6, 1, 1));

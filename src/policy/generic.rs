@@ -345,7 +345,7 @@ impl FamilyParams for GenericConfig {
                     self.time_window, self.buckets
                 )));
             }
-            if w % u64::from(self.buckets) != 0 {
+            if !w.is_multiple_of(u64::from(self.buckets)) {
                 return Err(impossible(format!(
                     "time_window ({}) is not a whole number of microseconds per bucket with {} buckets",
                     self.time_window, self.buckets

@@ -24,7 +24,11 @@ impl InputError {
 
     /// An error at a byte offset of a file's text.
     pub fn at_offset(path: &Path, text: &str, offset: usize, message: impl Into<String>) -> InputError {
-        InputError { path: Some(path.to_path_buf()), position: Some(line_col(text, offset)), message: message.into() }
+        InputError {
+            path: Some(path.to_path_buf()),
+            position: Some(line_col(text, offset)),
+            message: message.into(),
+        }
     }
 
     /// An error in a command-line argument.
@@ -33,13 +37,31 @@ impl InputError {
     }
 
     /// Converts a TOML parse or deserialisation error into one with file:line:col.
+    /// When the error points at a value, the message names its key.
     pub fn from_toml(path: &Path, text: &str, err: &toml::de::Error) -> InputError {
         let message = err.message().trim().to_string();
         match err.span() {
-            Some(span) => InputError::at_offset(path, text, span.start, message),
+            Some(span) => {
+                let message = match key_of_value_at(text, span.start) {
+                    Some(key) if !message.contains(&format!("`{key}`")) => format!("`{key}`: {message}"),
+                    _ => message,
+                };
+                InputError::at_offset(path, text, span.start, message)
+            }
             None => InputError::file(path, message),
         }
     }
+}
+
+/// The key of a `key = value` line when `offset` lies in its value.
+fn key_of_value_at(text: &str, offset: usize) -> Option<&str> {
+    let offset = text.floor_char_boundary(offset.min(text.len()));
+    let line_start = text[..offset].rfind('\n').map_or(0, |i| i + 1);
+    let before = &text[line_start..offset];
+    let (key, _) = before.split_once('=')?;
+    let key = key.trim().trim_matches('"');
+    let plain = !key.is_empty() && key.chars().all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c));
+    plain.then_some(key)
 }
 
 /// 1-based line and column (in characters) of a byte offset.
@@ -74,6 +96,20 @@ mod tests {
         assert_eq!(line_col(text, 6), (2, 1));
         assert_eq!(line_col(text, 11), (2, 6));
         assert_eq!(line_col(text, 999), (3, 1));
+    }
+
+    #[test]
+    fn value_errors_name_their_key() {
+        #[derive(serde::Deserialize, Debug)]
+        #[allow(dead_code)]
+        struct Doc {
+            rate: f64,
+        }
+        let text = "rate = \"fast\"\n";
+        let err = toml::from_str::<Doc>(text).unwrap_err();
+        let e = InputError::from_toml(Path::new("x.toml"), text, &err);
+        assert_eq!(e.position, Some((1, 8)));
+        assert!(e.message.starts_with("`rate`: invalid type"), "{e}");
     }
 
     #[test]

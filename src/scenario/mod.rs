@@ -119,7 +119,9 @@ impl Scenario {
         let name = match file.name {
             Some(n) if n.trim().is_empty() => return Err(InputError::file(path, "`name` must not be empty")),
             Some(n) => n,
-            None => path.file_stem().map_or_else(|| "scenario".to_string(), |s| s.to_string_lossy().into_owned()),
+            None => {
+                path.file_stem().map_or_else(|| "scenario".to_string(), |s| s.to_string_lossy().into_owned())
+            }
         };
         let client = match file.client {
             Some(c) => {
@@ -138,7 +140,8 @@ impl Scenario {
             incidents.push(inc);
         }
         let (source, duration) = if let Some(script) = file.script {
-            for (present, key) in [(file.traffic.is_some(), "traffic"), (file.upstream.is_some(), "upstream")] {
+            for (present, key) in [(file.traffic.is_some(), "traffic"), (file.upstream.is_some(), "upstream")]
+            {
                 if present {
                     return Err(at(
                         script.span(),
@@ -167,7 +170,12 @@ impl Scenario {
                     t.validate().map_err(|m| at(span, format!("[traffic]: {m}")))?;
                     t
                 }
-                None => return Err(InputError::file(path, "missing [traffic] (for example kind = \"poisson\", rate = 5.0)")),
+                None => {
+                    return Err(InputError::file(
+                        path,
+                        "missing [traffic] (for example kind = \"poisson\", rate = 5.0)",
+                    ));
+                }
             };
             let upstream = match file.upstream {
                 Some(u) => {
@@ -214,7 +222,8 @@ impl Scenario {
     pub fn from_script(path: &Path) -> Result<Scenario, InputError> {
         let rows = load_script(path).map_err(|e| InputError::argument(e.to_string()))?;
         let end = rows.iter().map(|r| r.t + r.latency).max().map_or(Dur::ZERO, |t| Dur(t.0 + 1));
-        let name = path.file_stem().map_or_else(|| "script".to_string(), |s| s.to_string_lossy().into_owned());
+        let name =
+            path.file_stem().map_or_else(|| "script".to_string(), |s| s.to_string_lossy().into_owned());
         Ok(Scenario {
             name,
             description: format!("scripted calls from {}", path.display()),
@@ -270,13 +279,17 @@ fn policy_from_table(mut table: toml::Table) -> Result<PolicySpec, String> {
     Ok(spec)
 }
 
-/// The offset of the first override key that an error message names in backquotes.
+/// The offset of the first override key that an error message names in backquotes, searched
+/// from the `[policy]` header to the next table header.
 fn key_offset(text: &str, span: Range<usize>, spec: &PolicySpec, message: &str) -> Option<usize> {
     let key = spec.overrides.keys().find(|k| message.contains(&format!("`{k}`")))?;
-    let section = text.get(span.clone())?;
+    let section = text.get(span.start..)?;
     let mut offset = span.start;
-    for line in section.split_inclusive('\n') {
+    for (n, line) in section.split_inclusive('\n').enumerate() {
         let trimmed = line.trim_start();
+        if n > 0 && trimmed.starts_with('[') {
+            break;
+        }
         if trimmed.starts_with(key.as_str()) && trimmed[key.len()..].trim_start().starts_with('=') {
             return Some(offset + (line.len() - trimmed.len()));
         }

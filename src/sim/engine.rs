@@ -56,7 +56,12 @@ enum Event {
 }
 
 /// Simulates one configuration on one workload and returns the raw record.
-pub fn simulate(client: &ClientSpec, workload: &Workload, policy: &PolicyConfig, opts: &RunOptions) -> RunRecord {
+pub fn simulate(
+    client: &ClientSpec,
+    workload: &Workload,
+    policy: &PolicyConfig,
+    opts: &RunOptions,
+) -> RunRecord {
     Engine::new(client, workload, policy, opts).run()
 }
 
@@ -76,12 +81,22 @@ struct Engine<'a> {
 }
 
 impl<'a> Engine<'a> {
-    fn new(client: &'a ClientSpec, workload: &'a Workload, policy: &PolicyConfig, opts: &RunOptions) -> Engine<'a> {
+    fn new(
+        client: &'a ClientSpec,
+        workload: &'a Workload,
+        policy: &PolicyConfig,
+        opts: &RunOptions,
+    ) -> Engine<'a> {
         let instances = u64::from(client.instances.max(1));
         let breaker_count = if client.shared_breaker { 1 } else { instances as usize };
-        let breakers =
-            (0..breaker_count).map(|b| policy.build(workload.seed.seed_for(Stream::Policy, b as u64))).collect();
-        let timeout = policy.call_timeout().unwrap_or(client.timeout);
+        let breakers = (0..breaker_count)
+            .map(|b| policy.build(workload.seed.seed_for(Stream::Policy, b as u64)))
+            .collect();
+        let timeout = if policy.imposes_call_timeout() {
+            policy.call_timeout().unwrap_or(Dur::MAX)
+        } else {
+            client.timeout
+        };
         let rec = Recorder::new(RecorderOptions {
             horizon: workload.horizon,
             instances: breaker_count,
@@ -92,7 +107,7 @@ impl<'a> Engine<'a> {
             client,
             workload,
             classifier: policy.classifier(),
-            timeout: if timeout.is_zero() { Dur::MAX } else { timeout },
+            timeout,
             breakers,
             scheduled: vec![None; breaker_count],
             instances,
@@ -182,8 +197,11 @@ impl<'a> Engine<'a> {
         let kind = if ticket.probe { AttemptKind::Probe } else { kind };
         self.rec.attempt_sent(now, b as usize, kind);
         let answer = self.workload.answer(call.request, call.attempt, now);
-        let (class, latency) =
-            if answer.latency >= self.timeout { (OutcomeClass::Timeout, self.timeout) } else { (answer.class, answer.latency) };
+        let (class, latency) = if answer.latency >= self.timeout {
+            (OutcomeClass::Timeout, self.timeout)
+        } else {
+            (answer.class, answer.latency)
+        };
         call.ticket = ticket;
         call.class = class;
         call.latency = latency;
@@ -278,12 +296,144 @@ impl<'a> Engine<'a> {
 
     /// Keeps one live timer event per breaker: schedules its current deadline if it changed.
     fn reschedule(&mut self, b: u32, now: SimTime) {
-        let wanted = self.breakers[b as usize].deadline().map(|d| d.max(now)).filter(|d| *d < self.workload.horizon);
+        let wanted =
+            self.breakers[b as usize].deadline().map(|d| d.max(now)).filter(|d| *d < self.workload.horizon);
         if wanted != self.scheduled[b as usize] {
             self.scheduled[b as usize] = wanted;
             if let Some(at) = wanted {
                 self.queue.push(at, Event::Deadline(b));
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::metrics::RunRecord;
+    use crate::policy::{PolicySpec, State};
+    use crate::scenario::Scenario;
+    use crate::sim::{RunOptions, Workload, simulate};
+    use crate::time::{Dur, SimTime};
+    use std::path::Path;
+
+    /// Runs `text` (a scenario) under `preset` with `sets` and returns the record.
+    fn run(text: &str, preset: &str, sets: &[(&str, toml::Value)]) -> RunRecord {
+        let scenario = Scenario::parse(Path::new("t.toml"), text).expect("valid test scenario");
+        let mut spec = PolicySpec::new(preset);
+        for (k, v) in sets {
+            spec.overrides.insert((*k).to_string(), v.clone());
+        }
+        let policy = spec.resolve().expect("valid policy");
+        let workload = Workload::build(&scenario, 1, 0).expect("workload");
+        simulate(&scenario.client, &workload, &policy, &RunOptions::default())
+    }
+
+    /// One request per second for a minute against a dependency that fails every call in 50 ms.
+    fn always_down(client: &str) -> String {
+        format!(
+            "duration = \"1m\"\n[traffic]\nkind = \"constant\"\nrate = 1.0\n{client}\n\
+             [upstream]\np50 = \"100ms\"\np95 = \"200ms\"\n\
+             [[incidents]]\nkind = \"outage\"\nstart = \"0s\"\nduration = \"2m\"\nlatency = \"50ms\"\n"
+        )
+    }
+
+    #[test]
+    fn retry_ladder_waits_the_exponential_backoff_between_attempts() {
+        // 3 attempts, 200 ms then 400 ms backoff, no jitter: each request takes
+        // 50 + 200 + 50 + 400 + 50 = 750 ms and makes 3 attempts.
+        let client =
+            "[client.retry]\nmax_attempts = 3\nbase = \"200ms\"\nmultiplier = 2.0\njitter = \"none\"";
+        let r = run(&always_down(client), "none", &[]);
+        assert_eq!(r.counters.requests, 60);
+        assert_eq!(r.counters.attempts, 180);
+        assert_eq!(r.counters.retries, 120);
+        assert_eq!(r.counters.errors, 60);
+        for permille in [10, 500, 990] {
+            let ms = r.latency.percentile_permille(permille).unwrap().as_millis_f64();
+            assert!((ms - 750.0).abs() <= 750.0 * 0.008, "p{permille}: {ms} ms");
+        }
+    }
+
+    #[test]
+    fn a_timed_out_call_fails_at_the_timeout() {
+        // The dependency hangs for the whole run; the client gives up after 1 s, no retries.
+        let text = "duration = \"1m\"\n[traffic]\nkind = \"constant\"\nrate = 1.0\n[client]\ntimeout = \"1s\"\n\
+                    [[incidents]]\nkind = \"hang\"\nstart = \"0s\"\nduration = \"2m\"\n";
+        let r = run(text, "none", &[]);
+        assert_eq!(r.counters.timeouts, 60);
+        assert_eq!(r.counters.errors, 60);
+        let ms = r.latency.percentile_permille(500).unwrap().as_millis_f64();
+        assert!((ms - 1000.0).abs() <= 8.0, "{ms}");
+        assert_eq!(r.end, SimTime(60_000_000), "the last call (at 59 s) times out at 60 s");
+    }
+
+    #[test]
+    fn retry_after_is_a_lower_bound_on_the_backoff() {
+        let text = "duration = \"10s\"\n[traffic]\nkind = \"constant\"\nrate = 1.0\n\
+                    [client.retry]\nmax_attempts = 2\nbase = \"100ms\"\n\
+                    [[incidents]]\nkind = \"rate_limit\"\nstart = \"0s\"\nduration = \"1h\"\nretry_after = \"5s\"\n";
+        let r = run(text, "none", &[]);
+        assert_eq!(r.counters.retries, 10);
+        let min_ms = r.latency.min().unwrap().as_millis_f64();
+        assert!(min_ms >= 5_000.0, "every request waited out the 5 s retry-after: {min_ms}");
+    }
+
+    #[test]
+    fn retry_queue_defers_refused_work_to_the_next_cycle() {
+        // consecutive(5) opens after the 5th failure; refused work is deferred; the outage ends at
+        // 30 s, the queue is worked through every 20 s, and the breaker recovers.
+        let text = "duration = \"3m\"\n[traffic]\nkind = \"constant\"\nrate = 1.0\n\
+                    [client.fallback]\nkind = \"retry_queue\"\ncycle = \"20s\"\n\
+                    [upstream]\np50 = \"100ms\"\np95 = \"200ms\"\n\
+                    [[incidents]]\nkind = \"outage\"\nstart = \"0s\"\nduration = \"30s\"\n";
+        let r = run(text, "consecutive", &[("open_duration", "10s".into())]);
+        assert!(r.counters.deferred >= 25, "{:?}", r.counters);
+        assert_eq!(r.counters.deferred_succeeded, r.counters.deferred, "all deferred work done later");
+        assert_eq!(r.deferred_pending, 0);
+        assert!(r.counters.deferred_delay_total > Dur::ZERO);
+    }
+
+    #[test]
+    fn each_instance_has_its_own_breaker_unless_shared() {
+        let per_instance = always_down("[client]\ninstances = 4");
+        let r = run(&per_instance, "consecutive", &[]);
+        assert_eq!(r.instances, 4);
+        let opened: Vec<usize> =
+            r.transitions.iter().filter(|(_, t)| t.to == State::Open).map(|(i, _)| *i).collect();
+        for i in 0..4 {
+            assert!(opened.contains(&i), "instance {i} opened its own breaker: {opened:?}");
+        }
+        // Instance i sees every 4th request, so its 5th failure comes at request 4·4 + i.
+        let first_open: Vec<u64> = (0..4)
+            .map(|i| {
+                r.transitions.iter().find(|(b, t)| *b == i && t.to == State::Open).unwrap().1.at.micros()
+            })
+            .collect();
+        assert_eq!(first_open, vec![16_050_000, 17_050_000, 18_050_000, 19_050_000]);
+        let shared = run(&always_down("[client]\ninstances = 4\nshared_breaker = true"), "consecutive", &[]);
+        assert_eq!(shared.instances, 1);
+        assert_eq!(shared.transitions[0].1.at, SimTime(4_050_000), "one breaker sees every request");
+    }
+
+    #[test]
+    fn an_active_half_open_transition_fires_without_traffic() {
+        // One failing call at 0 s with failure_threshold 1: open at 50 ms; active transition
+        // after 30 s, at 30.05 s, although no call arrives until the end.
+        let text = "duration = \"1m\"\nscript = \"calls.csv\"\n";
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("calls.csv"), "t_ms,latency_ms,ok\n0,50,0\n59000,10,1\n").unwrap();
+        let path = dir.path().join("t.toml");
+        let scenario = Scenario::parse(&path, text).unwrap();
+        let mut spec = PolicySpec::new("consecutive");
+        spec.overrides.insert("failure_threshold".into(), 1.into());
+        spec.overrides.insert("half_open_transition".into(), "active".into());
+        let policy = spec.resolve().unwrap();
+        let workload = Workload::build(&scenario, 1, 0).unwrap();
+        let r = simulate(&scenario.client, &workload, &policy, &RunOptions::default());
+        let times: Vec<(u64, State)> = r.transitions.iter().map(|(_, t)| (t.at.micros(), t.to)).collect();
+        assert_eq!(
+            times,
+            vec![(50_000, State::Open), (30_050_000, State::HalfOpen), (59_010_000, State::Closed)]
+        );
     }
 }

@@ -14,7 +14,7 @@ use crate::upstream::script::ScriptRow;
 #[derive(Debug, Clone)]
 pub enum Answers {
     /// Drawn from the dependency model (baseline plus incidents).
-    Model(Dependency),
+    Model(Box<Dependency>),
     /// A script has no answers beyond its rows: it makes no retries.
     Script,
 }
@@ -56,7 +56,7 @@ impl Workload {
                     .enumerate()
                     .map(|(i, &at)| dependency.answer(at, &mut run_seed.draw(Stream::Upstream, i as u64, 1)))
                     .collect();
-                let answers = Answers::Model(dependency);
+                let answers = Answers::Model(Box::new(dependency));
                 Ok(Workload { seed: run_seed, horizon, arrivals, first_answers, answers, truth })
             }
             Source::Script { rows, incidents } => {
@@ -68,20 +68,29 @@ impl Workload {
                 };
                 let arrivals = rows.iter().map(|r| r.t).collect();
                 let first_answers = rows.iter().map(script_answer).collect();
-                Ok(Workload { seed: run_seed, horizon, arrivals, first_answers, answers: Answers::Script, truth })
+                Ok(Workload {
+                    seed: run_seed,
+                    horizon,
+                    arrivals,
+                    first_answers,
+                    answers: Answers::Script,
+                    truth,
+                })
             }
         }
     }
 
     /// The answer to `attempt` (1 = first) of `request`, sent at `at`.
     pub fn answer(&self, request: u64, attempt: u32, at: SimTime) -> Answer {
-        if attempt == 1 {
-            if let Some(a) = self.first_answers.get(request as usize) {
-                return *a;
-            }
+        if attempt == 1
+            && let Some(a) = self.first_answers.get(request as usize)
+        {
+            return *a;
         }
         match &self.answers {
-            Answers::Model(dependency) => dependency.answer(at, &mut self.seed.draw(Stream::Upstream, request, attempt)),
+            Answers::Model(dependency) => {
+                dependency.answer(at, &mut self.seed.draw(Stream::Upstream, request, attempt))
+            }
             Answers::Script => self.first_answers[request as usize],
         }
     }

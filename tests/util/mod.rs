@@ -37,10 +37,11 @@ pub fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
 
 /// The value of `column` in the first data row of a CSV text.
 pub fn csv_field(csv: &str, column: &str) -> String {
-    let mut lines = csv.lines();
-    let header: Vec<&str> = lines.next().expect("header").split(',').collect();
-    let row: Vec<&str> = lines.next().expect("a data row").split(',').collect();
-    let i = header.iter().position(|h| *h == column).unwrap_or_else(|| panic!("no column {column} in {header:?}"));
+    let mut reader = csv::Reader::from_reader(csv.as_bytes());
+    let header = reader.headers().expect("header").clone();
+    let row = reader.records().next().expect("a data row").expect("a valid row");
+    let i =
+        header.iter().position(|h| h == column).unwrap_or_else(|| panic!("no column {column} in {header:?}"));
     row[i].to_string()
 }
 
