@@ -55,10 +55,11 @@ impl CompareReport {
                         } else {
                             let mut out = vec![None; replicates as usize];
                             for (r, cost) in table.runs.iter().zip(costs) {
-                                if r.scenario == s && r.config == p {
-                                    if let Some(slot) = out.get_mut(r.replicate as usize) {
-                                        *slot = Some(*cost);
-                                    }
+                                if r.scenario == s
+                                    && r.config == p
+                                    && let Some(slot) = out.get_mut(r.replicate as usize)
+                                {
+                                    *slot = Some(*cost);
                                 }
                             }
                             out
