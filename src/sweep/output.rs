@@ -120,12 +120,13 @@ pub struct ParetoRow {
     pub config: usize,
     /// Mean cost on the scenario (for `all`: the total cost, summed over scenarios).
     pub cost: f64,
-    /// The front's metric values (for `all`: means over scenarios).
+    /// The front's metric values (for `all`: means over the scenarios where each has a value).
     pub values: Vec<f64>,
 }
 
 /// The configurations on each front (metric groups), per scenario and over all scenarios
-/// (`all`: configurations with results on every scenario, metrics averaged over scenarios).
+/// (`all`: configurations with results on every scenario, each metric averaged over the
+/// scenarios where it has a value, e.g. detection delay over the scenarios with incidents).
 pub fn pareto_rows(table: &ResultTable, summary: &Summary, fronts: &[Vec<String>]) -> Vec<ParetoRow> {
     let mut rows = Vec::new();
     for metrics in fronts {
@@ -135,22 +136,32 @@ pub fn pareto_rows(table: &ResultTable, summary: &Summary, fronts: &[Vec<String>
         let dirs: Vec<_> = metrics.iter().map(|m| direction(m)).collect();
         let name = metrics.join(" vs ");
         let n_s = table.scenarios.len();
-        let mut overall: Vec<(Vec<Option<f64>>, f64)> =
-            vec![(vec![Some(0.0); cols.len()], 0.0); table.configs.len()];
+        // Per configuration: (sum, count) per metric over the scenarios where it has a value,
+        // total cost, and whether it has results on every scenario.
+        let mut overall: Vec<(Vec<(f64, usize)>, f64, bool)> =
+            vec![(vec![(0.0, 0); cols.len()], 0.0, true); table.configs.len()];
         for s in 0..=n_s {
             let points: Vec<Vec<Option<f64>>> = (0..table.configs.len())
                 .map(|c| {
+                    let acc = &mut overall[c];
                     if s == n_s {
-                        return overall[c].0.iter().map(|v| v.map(|x| x / n_s as f64)).collect();
+                        return acc
+                            .0
+                            .iter()
+                            .map(|&(sum, n)| (acc.2 && n > 0).then(|| sum / n as f64))
+                            .collect();
                     }
                     let cell = summary.get(s, c);
                     let point: Vec<Option<f64>> =
                         cols.iter().map(|&m| cell.and_then(|x| x.metrics[m].mean)).collect();
-                    let acc = &mut overall[c];
                     for (a, v) in acc.0.iter_mut().zip(&point) {
-                        *a = a.zip(*v).map(|(a, v)| a + v);
+                        if let Some(v) = v {
+                            a.0 += v;
+                            a.1 += 1;
+                        }
                     }
                     acc.1 += cell.and_then(|x| x.cost.mean).unwrap_or(0.0);
+                    acc.2 &= cell.is_some();
                     point
                 })
                 .collect();
@@ -552,6 +563,18 @@ mod tests {
             ]
         );
         assert_eq!(rows[4].values, vec![8.75, 2.0]);
+        // A metric empty on one scenario is averaged over the others.
+        let mut t2 = t.clone();
+        for r in t2.runs.iter_mut().filter(|r| r.scenario == 1) {
+            r.values[1] = None;
+        }
+        let s2 = t2.summarize(&objective().bind(&t2.metrics).unwrap());
+        let all: Vec<(usize, Vec<f64>)> = pareto_rows(&t2, &s2, &fronts)
+            .into_iter()
+            .filter(|r| r.scenario == "all")
+            .map(|r| (r.config, r.values))
+            .collect();
+        assert_eq!(all, vec![(0, vec![12.5, 2.0]), (1, vec![30.0, 0.5])]);
         assert_eq!(rows[4].cost, 26.25 + 25.0);
         let text = String::from_utf8(pareto_csv(&t, &rows, &fronts).unwrap()).unwrap();
         assert_eq!(
