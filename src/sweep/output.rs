@@ -124,6 +124,10 @@ pub struct ParetoRow {
     pub values: Vec<f64>,
 }
 
+/// Running totals of one configuration over scenarios: (sum, count) per metric, total cost, and
+/// whether it has results on every scenario so far.
+type Overall = (Vec<(f64, usize)>, f64, bool);
+
 /// The configurations on each front (metric groups), per scenario and over all scenarios
 /// (`all`: configurations with results on every scenario, each metric averaged over the
 /// scenarios where it has a value, e.g. detection delay over the scenarios with incidents).
@@ -138,8 +142,7 @@ pub fn pareto_rows(table: &ResultTable, summary: &Summary, fronts: &[Vec<String>
         let n_s = table.scenarios.len();
         // Per configuration: (sum, count) per metric over the scenarios where it has a value,
         // total cost, and whether it has results on every scenario.
-        let mut overall: Vec<(Vec<(f64, usize)>, f64, bool)> =
-            vec![(vec![(0.0, 0); cols.len()], 0.0, true); table.configs.len()];
+        let mut overall: Vec<Overall> = vec![(vec![(0.0, 0); cols.len()], 0.0, true); table.configs.len()];
         for s in 0..=n_s {
             let points: Vec<Vec<Option<f64>>> = (0..table.configs.len())
                 .map(|c| {
