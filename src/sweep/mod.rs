@@ -5,6 +5,19 @@
 //! cell (scenario × configuration × replicate) ([`table`]); statistics over replicates
 //! ([`stats`]), Pareto fronts ([`pareto`]) and the recommendation ([`recommend`]) work on that
 //! table only, so they are tested on hand-made tables and can read a finished sweep's runs.csv.
+//! [`runner`] fills the table by simulation; [`commands`] are the CLI's `sweep`, `compare` and
+//! `recommend`; [`output`] formats the files.
+//!
+//! Rules a user relies on:
+//! - Cells run in parallel but are collected in grid order (scenario, configuration,
+//!   replicate) and every reduction is sequential: outputs are byte-identical for any
+//!   `--threads`. Request streams are built once per (scenario, replicate) and shared.
+//! - Cell identity is (scenario name, `config_id`, replicate): runs.csv files of shards run
+//!   separately can be concatenated and given to `recommend`.
+//! - A configuration's total cost is the sum over scenarios of its mean cost over replicates;
+//!   constraints are checked on each scenario's mean; a metric with no value breaks none.
+//! - summary.csv: per (scenario, configuration) every resolved parameter, then for each metric
+//!   `m`: `m` (mean), `m_sd`, `m_ci95` (half-width, Student t, n − 1 df), and the same for cost.
 
 pub mod commands;
 pub mod compare;
