@@ -1,9 +1,9 @@
 //! Sweeps: many breaker configurations on many scenarios at once, and which one to deploy.
 //!
-//! A sweep file ([`file`]) names scenarios, policy grids ([`grid`]), replicates, an objective
+//! A sweep file ([`mod@file`]) names scenarios, policy grids ([`grid`]), replicates, an objective
 //! ([`objective`]) and constraints ([`constraint`]). Results are a table of metric values per
 //! cell (scenario × configuration × replicate) ([`table`]); statistics over replicates
-//! ([`stats`]), Pareto fronts ([`pareto`]) and the recommendation ([`recommend`]) work on that
+//! ([`stats`]), Pareto fronts ([`pareto`]) and the recommendation ([`mod@recommend`]) work on that
 //! table only, so they are tested on hand-made tables and can read a finished sweep's runs.csv.
 //! [`runner`] fills the table by simulation; [`commands`] are the CLI's `sweep`, `compare` and
 //! `recommend`; [`output`] formats the files.
