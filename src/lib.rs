@@ -14,6 +14,7 @@ pub mod scenario;
 pub mod sim;
 pub mod sweep;
 pub mod time;
+pub mod trace;
 pub mod traffic;
 pub mod truth;
 pub mod units;

@@ -37,6 +37,24 @@ enum Command {
         /// Output folder (default output/<scenario name>).
         #[arg(long, value_name = "DIR")]
         out: Option<PathBuf>,
+        /// Skip the PNG charts and the report page.
+        #[arg(long)]
+        no_charts: bool,
+    },
+    /// Redraw every chart from the CSVs in an output folder and write report.html (one
+    /// self-contained page) and report.md.
+    Report {
+        /// An output folder written by run, replay, sweep or compare.
+        dir: PathBuf,
+        /// Zoom the timeline: start, as a duration since the scenario's start ("1h30m").
+        #[arg(long, value_name = "DURATION")]
+        from: Option<String>,
+        /// Zoom the timeline: end, as a duration since the scenario's start.
+        #[arg(long, value_name = "DURATION")]
+        to: Option<String>,
+        /// The summary column the heatmaps colour by (default cost).
+        #[arg(long, value_name = "COLUMN")]
+        metric: Option<String>,
     },
     /// Run a sweep: every scenario x configuration x replicate in parallel; write summary.csv,
     /// runs.csv and pareto.csv; print the best configurations per scenario and overall.
@@ -121,8 +139,18 @@ fn is_input_error(err: &anyhow::Error) -> bool {
 
 fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
-        Command::Run { scenario, script, policy, sets, seed, out } => {
-            let req = commands::run::RunRequest { scenario, script, policy, sets, seed, out };
+        Command::Run { scenario, script, policy, sets, seed, out, no_charts } => {
+            let command_line = commands::command_line();
+            let req = commands::run::RunRequest {
+                scenario,
+                script,
+                policy,
+                sets,
+                seed,
+                out,
+                no_charts,
+                command_line,
+            };
             let report = commands::run::run(&req)?;
             print!("{}", commands::run::render(&report));
         }
@@ -140,6 +168,10 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             print!("{}", r.render());
         }
         Command::Presets { name } => print!("{}", commands::presets::render(name.as_deref())?),
+        Command::Report { dir, from, to, metric } => {
+            let files = commands::report::report(&dir, from.as_deref(), to.as_deref(), metric.as_deref())?;
+            println!("wrote {}", commands::report::list(&files));
+        }
     }
     Ok(())
 }

@@ -8,23 +8,38 @@ use breakerlab::scenario::Scenario;
 use breakerlab::sim::{self, RunOptions, Workload};
 use util::*;
 
-const OUTPUTS: [&str; 4] = ["incidents.csv", "summary.csv", "timeline.csv", "transitions.csv"];
+const OUTPUTS: [&str; 10] = [
+    "incidents.csv",
+    "inputs.toml",
+    "latency.csv",
+    "latency_cdf.png",
+    "report.html",
+    "report.md",
+    "summary.csv",
+    "timeline.csv",
+    "timeline.png",
+    "transitions.csv",
+];
 
 #[test]
 fn run_writes_every_output_and_reruns_are_byte_identical() {
     let dir = tempfile::tempdir().unwrap();
     let sc = scenario("hard-outage.toml");
     let a = dir.path().join("a");
-    let b = dir.path().join("b");
     let c = dir.path().join("c");
     breakerlab(dir.path()).arg("run").arg(&sc).arg("--out").arg(&a).assert().success();
-    breakerlab(dir.path()).arg("run").arg(&sc).arg("--out").arg(&b).assert().success();
-    breakerlab(dir.path()).arg("run").arg(&sc).args(["--seed", "2", "--out"]).arg(&c).assert().success();
     assert_eq!(files_in(&a), OUTPUTS);
-    for f in OUTPUTS {
-        assert_same_text(&read(&a.join(f)), &read(&b.join(f)), f);
+    let first: Vec<Vec<u8>> = OUTPUTS.iter().map(|f| std::fs::read(a.join(f)).unwrap()).collect();
+    breakerlab(dir.path()).arg("run").arg(&sc).arg("--out").arg(&a).assert().success();
+    for (f, bytes) in OUTPUTS.iter().zip(&first) {
+        assert!(std::fs::read(a.join(f)).unwrap() == *bytes, "{f} differs on a rerun");
     }
+    breakerlab(dir.path()).arg("run").arg(&sc).args(["--seed", "2", "--out"]).arg(&c).assert().success();
     assert_ne!(read(&a.join("summary.csv")), read(&c.join("summary.csv")), "another seed changes the run");
+    assert_ne!(
+        std::fs::read(a.join("timeline.png")).unwrap(),
+        std::fs::read(c.join("timeline.png")).unwrap()
+    );
     assert_eq!(
         read(&a.join("incidents.csv")),
         read(&c.join("incidents.csv")),
@@ -35,10 +50,12 @@ fn run_writes_every_output_and_reruns_are_byte_identical() {
 #[test]
 fn default_output_folder_is_output_slash_name() {
     let dir = tempfile::tempdir().unwrap();
-    let out = breakerlab(dir.path()).arg("run").arg(scenario("blip.toml")).assert().success();
+    let out =
+        breakerlab(dir.path()).arg("run").arg(scenario("blip.toml")).arg("--no-charts").assert().success();
     let stdout = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
     assert!(stdout.contains("false_opens"), "{stdout}");
-    assert_eq!(files_in(&dir.path().join("output/blip")), OUTPUTS);
+    let csvs: Vec<&str> = OUTPUTS.iter().copied().filter(|f| f.ends_with(".csv")).collect();
+    assert_eq!(files_in(&dir.path().join("output/blip")), csvs, "--no-charts writes the CSVs only");
 }
 
 /// Two policies on the same scenario and seed see the same arrivals and the same upstream answer
@@ -124,4 +141,18 @@ preset = "consecutive"
         let got: f64 = csv_field(&summary, column).parse().unwrap_or_else(|_| panic!("{column} is a number"));
         assert!((got - expected).abs() < 1e-6, "{column}: {got} != {expected}");
     }
+}
+
+/// A bare script has no ground truth: scores that need it are empty cells, the rest are there.
+#[test]
+fn a_script_without_ground_truth_leaves_truth_scores_empty() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = scenario("scripted/outage.csv");
+    breakerlab(dir.path()).args(["run", "--policy", "node-breaker", "--script"]).arg(&csv).assert().success();
+    let summary = read(&dir.path().join("output/outage/summary.csv"));
+    for column in ["false_opens", "incidents", "detection_delay_mean_s", "shed_healthy"] {
+        assert_eq!(csv_field(&summary, column), "", "{column}");
+    }
+    assert_eq!(csv_field(&summary, "requests"), "240");
+    assert_eq!(csv_field(&summary, "open_episodes"), "1");
 }

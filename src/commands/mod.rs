@@ -3,11 +3,21 @@
 //! `main.rs` only parses arguments and prints.
 
 pub mod presets;
+pub mod report;
 pub mod run;
 
 use crate::policy::PolicySpec;
 use crate::scenario::InputError;
 use std::path::{Path, PathBuf};
+
+/// The command line as typed (program name and arguments), for report pages.
+pub fn command_line() -> String {
+    let mut args: Vec<String> = std::env::args().collect();
+    if let Some(first) = args.first_mut() {
+        *first = "breakerlab".to_string();
+    }
+    args.join(" ")
+}
 
 /// Parses `--set key=value` arguments.
 pub fn parse_sets(sets: &[String]) -> Result<Vec<(String, toml::Value)>, InputError> {

@@ -3,7 +3,8 @@
 use super::{out_dir, parse_sets, write_files};
 use crate::metrics::Metrics;
 use crate::policy::PolicyConfig;
-use crate::report::{self, SummaryRow};
+use crate::report::page::{InputFile, ReportInputs};
+use crate::report::{self, SummaryRow, charts, page};
 use crate::scenario::{InputError, Scenario};
 use crate::sim::{self, RunOptions, RunResult, Workload};
 use std::fmt::Write as _;
@@ -24,6 +25,10 @@ pub struct RunRequest {
     pub seed: Option<u64>,
     /// Output folder (default `output/<scenario name>`).
     pub out: Option<PathBuf>,
+    /// Skip the PNG charts and the report page.
+    pub no_charts: bool,
+    /// The command line as typed, for the report page.
+    pub command_line: String,
 }
 
 /// What a run produced.
@@ -69,14 +74,49 @@ pub fn run(req: &RunRequest) -> anyhow::Result<RunReport> {
         params: &params,
         metrics: &result.metrics,
     };
+    let runs = [(label.as_str(), &result.record)];
     let files = [
         ("summary.csv", report::summary_csv(&[row])),
-        ("transitions.csv", report::transitions_csv(&[(label.as_str(), &result.record)])),
-        ("timeline.csv", report::timeline_csv(&result.record)),
+        ("transitions.csv", report::transitions_csv(&runs)),
+        ("timeline.csv", report::timeline_csv(&runs)),
         ("incidents.csv", report::incidents_csv(&workload.truth)),
+        ("latency.csv", report::latency_csv(&runs)),
     ];
-    let files = write_files(&out_dir(req.out.as_deref(), &scenario.name), &files)?;
+    let dir = out_dir(req.out.as_deref(), &scenario.name);
+    let mut files = write_files(&dir, &files)?;
+    if !req.no_charts {
+        let inputs = report_inputs(&scenario, seed, &req.command_line);
+        files.extend(draw_charts_and_report(&dir, &inputs)?);
+    }
     Ok(RunReport { scenario, policy, seed, result, files })
+}
+
+/// What the report page shows to reproduce a run: the command, the seed and the input files.
+pub fn report_inputs(scenario: &Scenario, seed: u64, command_line: &str) -> ReportInputs {
+    let files = scenario
+        .path
+        .iter()
+        .filter_map(|p| {
+            std::fs::read_to_string(p).ok().map(|text| InputFile { name: p.display().to_string(), text })
+        })
+        .collect();
+    ReportInputs {
+        title: format!("run: {}", scenario.name),
+        command_line: Some(command_line.to_string()),
+        seed: Some(seed),
+        files,
+        ..ReportInputs::default()
+    }
+}
+
+/// Draws every chart the folder's CSVs allow, saves the inputs and writes report.html and
+/// report.md; returns the files written.
+pub fn draw_charts_and_report(dir: &Path, inputs: &ReportInputs) -> anyhow::Result<Vec<PathBuf>> {
+    let mut files = charts::draw_all(dir)?;
+    files.push(inputs.save(dir)?);
+    let pages = page::write_report(dir, inputs)?;
+    files.extend([pages.html, pages.md]);
+    Ok(files)
 }
 
 /// The short table `run` prints.

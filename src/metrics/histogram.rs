@@ -58,6 +58,14 @@ fn bucket_bounds(i: usize) -> (u64, u64) {
 }
 
 impl LatencyHistogram {
+    /// Non-empty buckets in increasing order: (exclusive upper edge, count).
+    pub fn buckets(&self) -> impl Iterator<Item = (Dur, u64)> + '_ {
+        self.counts.iter().enumerate().filter(|(_, c)| **c > 0).map(|(i, c)| {
+            let (low, width) = bucket_bounds(i);
+            (Dur(low.saturating_add(width)), *c)
+        })
+    }
+
     /// An empty histogram (allocates its bucket array once).
     pub fn new() -> LatencyHistogram {
         LatencyHistogram {

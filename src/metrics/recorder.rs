@@ -47,6 +47,15 @@ impl RecorderOptions {
     }
 }
 
+/// A fallback that answers at once (the retry queue defers instead).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum FallbackKind {
+    /// A cached answer.
+    Cached,
+    /// A local substitute (a smaller model, a default).
+    Local,
+}
+
 /// Why an attempt went upstream.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum AttemptKind {
@@ -114,6 +123,14 @@ pub struct Counters {
     pub deferred_succeeded: u64,
     /// Sum of (completion − deferral) over completed deferred units.
     pub deferred_delay_total: Dur,
+    /// Retries the client's retry budget refused.
+    pub retries_refused: u64,
+    /// Requests answered from a cache.
+    pub fallback_cached: u64,
+    /// Requests answered by a local fallback (e.g. a local model).
+    pub fallback_local: u64,
+    /// Time the dependency spent above its capacity (with a capacity model).
+    pub overloaded: Dur,
 }
 
 /// One timeline bin `[start, end)`. Counts are of events whose time falls in the bin.
@@ -282,6 +299,25 @@ impl Recorder {
         if let Some(bin) = self.bin_mut(at) {
             bin.rejected += 1;
         }
+    }
+
+    /// The retry budget refused a retry.
+    pub fn retry_refused(&mut self, _at: SimTime) {
+        self.counters.retries_refused += 1;
+    }
+
+    /// Which fallback answered a request that [`Recorder::request_done`] records as
+    /// [`Finish::Fallback`] (the retry queue is counted by [`Recorder::deferred`]).
+    pub fn fallback_served(&mut self, kind: FallbackKind) {
+        match kind {
+            FallbackKind::Cached => self.counters.fallback_cached += 1,
+            FallbackKind::Local => self.counters.fallback_local += 1,
+        }
+    }
+
+    /// The dependency spent `span` above its capacity.
+    pub fn overloaded_for(&mut self, span: Dur) {
+        self.counters.overloaded = self.counters.overloaded + span;
     }
 
     /// An attempt went upstream.

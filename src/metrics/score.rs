@@ -40,11 +40,15 @@ pub struct ScoringOptions {
     pub tolerance: Dur,
     /// An entry into OPEN less than this after an entry into CLOSED is a flap (default 5 min).
     pub flap_window: Dur,
+    /// False when the run has no ground truth at all (a bare script, a replay without labels):
+    /// the metrics that need it (false opens, incidents, detection, recovery, shed_healthy) are
+    /// then empty cells instead of treating every open as false.
+    pub ground_truth: bool,
 }
 
 impl Default for ScoringOptions {
     fn default() -> ScoringOptions {
-        ScoringOptions { tolerance: Dur::from_secs(30), flap_window: Dur::from_secs(300) }
+        ScoringOptions { tolerance: Dur::from_secs(30), flap_window: Dur::from_secs(300), ground_truth: true }
     }
 }
 
@@ -52,6 +56,9 @@ impl Default for ScoringOptions {
 /// (an empty CSV cell).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Metrics {
+    /// Whether the run had ground truth; without it the columns in
+    /// [`Metrics::NEEDS_GROUND_TRUTH`] read as empty.
+    pub ground_truth: bool,
     /// CLOSED→OPEN outside every `open`/`either` window (+tolerance).
     pub false_opens: u64,
     /// Windows expecting `open`.
@@ -115,9 +122,29 @@ pub struct Metrics {
     pub deferred_delay_mean_s: Option<f64>,
     /// Time spent OPEN, summed over instances, seconds.
     pub time_open_s: f64,
+    /// Retries the client's retry budget refused.
+    pub retries_refused: u64,
+    /// Requests answered from a cache.
+    pub fallback_cached: u64,
+    /// Requests answered by a local fallback.
+    pub fallback_local: u64,
+    /// Time the dependency spent above its capacity, seconds (0 without a capacity model).
+    pub overloaded_s: f64,
 }
 
 impl Metrics {
+    /// Columns that mean nothing without ground truth.
+    pub const NEEDS_GROUND_TRUTH: &'static [&'static str] = &[
+        "false_opens",
+        "incidents",
+        "missed_incidents",
+        "detection_delay_mean_s",
+        "detection_delay_p95_s",
+        "detection_delay_max_s",
+        "recovery_lag_mean_s",
+        "shed_healthy",
+    ];
+
     /// Column names in summary.csv order: DESIGN's names first, exactly, then the extras.
     pub const COLUMNS: &'static [&'static str] = &[
         "false_opens",
@@ -151,6 +178,10 @@ impl Metrics {
         "deferred_pending",
         "deferred_delay_mean_s",
         "time_open_s",
+        "retries_refused",
+        "fallback_cached",
+        "fallback_local",
+        "overloaded_s",
     ];
 
     /// True when `column` is one of [`Metrics::COLUMNS`].
@@ -163,6 +194,9 @@ impl Metrics {
     /// [`Metrics::is_column`] when the difference matters).
     pub fn get(&self, column: &str) -> Option<f64> {
         let count = |n: u64| Some(n as f64);
+        if !self.ground_truth && Self::NEEDS_GROUND_TRUTH.contains(&column) {
+            return None;
+        }
         match column {
             "false_opens" => count(self.false_opens),
             "incidents" => count(self.incidents),
@@ -195,6 +229,10 @@ impl Metrics {
             "deferred_pending" => count(self.deferred_pending),
             "deferred_delay_mean_s" => self.deferred_delay_mean_s,
             "time_open_s" => Some(self.time_open_s),
+            "retries_refused" => count(self.retries_refused),
+            "fallback_cached" => count(self.fallback_cached),
+            "fallback_local" => count(self.fallback_local),
+            "overloaded_s" => Some(self.overloaded_s),
             _ => None,
         }
     }
@@ -448,6 +486,7 @@ pub fn score(record: &RunRecord, opts: &ScoringOptions) -> Metrics {
     let per_request = |x: u64| (c.requests > 0).then(|| x as f64 / c.requests as f64);
     let pct_ms = |permille| record.latency.percentile_permille(permille).map(Dur::as_millis_f64);
     let mut m = Metrics {
+        ground_truth: opts.ground_truth,
         false_opens,
         incidents,
         missed_incidents: missed,
@@ -481,6 +520,10 @@ pub fn score(record: &RunRecord, opts: &ScoringOptions) -> Metrics {
             .then(|| c.deferred_delay_total.as_secs_f64() / c.deferred_completed as f64),
         time_open_s: record.time_in_state.iter().map(|s| s[State::Open.index()].micros()).sum::<u64>() as f64
             / 1e6,
+        retries_refused: c.retries_refused,
+        fallback_cached: c.fallback_cached,
+        fallback_local: c.fallback_local,
+        overloaded_s: c.overloaded.as_secs_f64(),
     };
     m.set_cost(&CostWeights::default());
     m

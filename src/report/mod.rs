@@ -1,11 +1,13 @@
-//! Report: everything that leaves the library as a file. This part: the CSV files and the
-//! atomic write every output goes through.
+//! Report: everything that leaves the library as a file: the CSV files, the atomic write every
+//! output goes through, the PNG charts and the review page.
 
 mod atomic;
+pub mod charts;
+pub mod page;
 mod tables;
 
 pub use atomic::write_atomic;
 pub use tables::{
-    PARAM_PREFIX, SummaryRow, TIMELINE_COLUMNS, format_float, incidents_csv, summary_csv, timeline_csv,
-    transitions_csv,
+    PARAM_PREFIX, SummaryRow, TIMELINE_COLUMNS, format_float, incidents_csv, latency_csv, summary_csv,
+    timeline_csv, transitions_csv,
 };

@@ -138,6 +138,18 @@ pub fn transitions_csv(rows: &[(&str, &RunRecord)]) -> Vec<u8> {
     out.into_bytes()
 }
 
+/// latency.csv: `policy,le_ms,count`, the user-latency histogram of each run (non-empty
+/// buckets only; `le_ms` is the bucket's exclusive upper edge in milliseconds), for the CDF chart.
+pub fn latency_csv(rows: &[(&str, &RunRecord)]) -> Vec<u8> {
+    let mut out = String::from("policy,le_ms,count\n");
+    for (label, record) in rows {
+        for (edge, count) in record.latency.buckets() {
+            push_row(&mut out, [label.to_string(), format_float(edge.as_millis_f64()), count.to_string()]);
+        }
+    }
+    out.into_bytes()
+}
+
 /// Column names of timeline.csv.
 pub const TIMELINE_COLUMNS: &[&str] = &[
     "bin_start_us",
@@ -154,18 +166,20 @@ pub const TIMELINE_COLUMNS: &[&str] = &[
     "upstream_error_rate",
 ];
 
-/// timeline.csv: one row per bin ([`TIMELINE_COLUMNS`]): counts of events in the bin; the
+/// timeline.csv: one row per bin ([`TIMELINE_COLUMNS`], after a leading `policy` column when
+/// several runs are written): counts of events in the bin; the
 /// fraction of the bin each state held, averaged over instances; p95 latency (ms) and upstream
 /// error rate of attempts completed in the bin (empty when none). A run recorded without a
 /// timeline gives the header alone.
-pub fn timeline_csv(record: &RunRecord) -> Vec<u8> {
+pub fn timeline_csv(rows: &[(&str, &RunRecord)]) -> Vec<u8> {
+    let labelled = rows.len() > 1;
     let mut out = String::new();
-    push_row(&mut out, TIMELINE_COLUMNS);
-    let Some(timeline) = &record.timeline else { return out.into_bytes() };
-    for b in &timeline.bins {
-        push_row(
-            &mut out,
-            [
+    let header = labelled.then_some("policy").into_iter().chain(TIMELINE_COLUMNS.iter().copied());
+    push_row(&mut out, header);
+    for (label, record) in rows {
+        let Some(timeline) = &record.timeline else { continue };
+        for b in &timeline.bins {
+            let cells = [
                 b.start.micros().to_string(),
                 b.end.micros().to_string(),
                 b.offered.to_string(),
@@ -178,8 +192,9 @@ pub fn timeline_csv(record: &RunRecord) -> Vec<u8> {
                 opt_float(b.fraction(State::HalfOpen)),
                 opt_float(b.upstream_p95.map(|d| d.as_millis_f64())),
                 opt_float(b.error_rate()),
-            ],
-        );
+            ];
+            push_row(&mut out, labelled.then(|| label.to_string()).into_iter().chain(cells));
+        }
     }
     out.into_bytes()
 }
@@ -205,6 +220,7 @@ mod tests {
 
     fn metrics() -> Metrics {
         Metrics {
+            ground_truth: true,
             false_opens: 2,
             incidents: 1,
             missed_incidents: 0,
@@ -236,6 +252,10 @@ mod tests {
             deferred_pending: 0,
             deferred_delay_mean_s: None,
             time_open_s: 90.0,
+            retries_refused: 4,
+            fallback_cached: 40,
+            fallback_local: 0,
+            overloaded_s: 0.0,
         }
     }
 
@@ -268,9 +288,9 @@ mod tests {
 false_opens,incidents,missed_incidents,detection_delay_mean_s,detection_delay_p95_s,detection_delay_max_s,\
 recovery_lag_mean_s,flaps,open_episodes,probe_failures,requests,attempts,amplification,wasted_quota,shed,\
 shed_healthy,availability,fallback_rate,latency_p50_ms,latency_p95_ms,latency_p99_ms,cost,probes,retries,\
-timeouts,rejections,deferred,deferred_completed,deferred_pending,deferred_delay_mean_s,time_open_s
-outage,\"r4j,count\",resilience4j,7,3,5,10s,,2,1,0,12.5,12.5,12.5,,1,3,2,1000,1500,1.5,250,40,4,0.9,0.05,20,150.5,,3.125,2,498,10,45,0,0,0,,90
-blip,plain,,7,3,,30s,1,2,1,0,12.5,12.5,12.5,,1,3,2,1000,1500,1.5,250,40,4,0.9,0.05,20,150.5,,3.125,2,498,10,45,0,0,0,,90
+timeouts,rejections,deferred,deferred_completed,deferred_pending,deferred_delay_mean_s,time_open_s,retries_refused,fallback_cached,fallback_local,overloaded_s
+outage,\"r4j,count\",resilience4j,7,3,5,10s,,2,1,0,12.5,12.5,12.5,,1,3,2,1000,1500,1.5,250,40,4,0.9,0.05,20,150.5,,3.125,2,498,10,45,0,0,0,,90,4,40,0,0
+blip,plain,,7,3,,30s,1,2,1,0,12.5,12.5,12.5,,1,3,2,1000,1500,1.5,250,40,4,0.9,0.05,20,150.5,,3.125,2,498,10,45,0,0,0,,90,4,40,0,0
 ";
         assert_eq!(String::from_utf8(summary_csv(&rows)).unwrap(), expected);
     }
@@ -312,7 +332,7 @@ blip,plain,,7,3,,30s,1,2,1,0,12.5,12.5,12.5,,1,3,2,1000,1500,1.5,250,40,4,0.9,0.
     fn timeline_exact_text() {
         // Bin 0 [0, 10 s): 1 offered, 1 admitted, 1 success of 5 ms, closed throughout.
         // Bin 1 [10 s, 20 s): closed 10..15, open 15..20 -> 0.5 / 0.5; nothing completed.
-        let text = String::from_utf8(timeline_csv(&record(15))).unwrap();
+        let text = String::from_utf8(timeline_csv(&[("a", &record(15))])).unwrap();
         assert_eq!(
             text,
             "bin_start_us,bin_end_us,offered,admitted,rejected,successes,failures,closed_frac,open_frac,half_open_frac,\
@@ -322,7 +342,10 @@ upstream_p95_ms,upstream_error_rate\n\
         );
         let mut without = record(15);
         without.timeline = None;
-        assert_eq!(timeline_csv(&without), format!("{}\n", TIMELINE_COLUMNS.join(",")).into_bytes());
+        assert_eq!(
+            timeline_csv(&[("a", &without)]),
+            format!("{}\n", TIMELINE_COLUMNS.join(",")).into_bytes()
+        );
     }
 
     #[test]

@@ -151,8 +151,7 @@ impl Scenario {
             }
             let script_path = relative_to(path, script.get_ref());
             let rows = load_script(&script_path).map_err(|e| at(script.span(), e.to_string()))?;
-            let end = rows.iter().map(|r| r.t + r.latency).max().map_or(Dur::ZERO, |t| Dur(t.0 + 1));
-            let duration = file.duration.map_or(end, |d| d.into_inner());
+            let duration = file.duration.map_or_else(|| script_span(&rows), |d| d.into_inner());
             (Source::Script { rows, incidents }, duration)
         } else {
             let Some(duration) = file.duration else {
@@ -221,7 +220,7 @@ impl Scenario {
     /// makes exactly those calls, with no retries and no timeout of its own.
     pub fn from_script(path: &Path) -> Result<Scenario, InputError> {
         let rows = load_script(path).map_err(|e| InputError::argument(e.to_string()))?;
-        let end = rows.iter().map(|r| r.t + r.latency).max().map_or(Dur::ZERO, |t| Dur(t.0 + 1));
+        let end = script_span(&rows);
         let name =
             path.file_stem().map_or_else(|| "script".to_string(), |s| s.to_string_lossy().into_owned());
         Ok(Scenario {
@@ -265,6 +264,12 @@ impl Scenario {
         }
         Ok(())
     }
+}
+
+/// A script's span: past the end of its last call, rounded up to a whole second.
+fn script_span(rows: &[ScriptRow]) -> Dur {
+    let end = rows.iter().map(|r| (r.t + r.latency).0 + 1).max().unwrap_or(1);
+    Dur(end.div_ceil(crate::time::MICROS_PER_SEC) * crate::time::MICROS_PER_SEC)
 }
 
 /// Splits a `[policy]` table into its preset and the overrides.

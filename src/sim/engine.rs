@@ -8,12 +8,13 @@
 
 use super::queue::EventQueue;
 use super::workload::Workload;
-use crate::client::{ClientSpec, FallbackSpec};
-use crate::metrics::{AttemptKind, Finish, Recorder, RecorderOptions, RunRecord};
+use crate::client::{Budget, ClientSpec, FallbackSpec};
+use crate::metrics::{AttemptKind, FallbackKind, Finish, Recorder, RecorderOptions, RunRecord};
 use crate::outcome::{Classifier, OutcomeClass};
 use crate::policy::{Admission, Breaker, Observation, Policy, PolicyConfig, Ticket, Transitions};
 use crate::rng::Stream;
 use crate::time::{Dur, SimTime};
+use crate::upstream::Load;
 use std::collections::VecDeque;
 
 /// Options of one run that do not change the simulation itself.
@@ -30,8 +31,14 @@ struct Call {
     arrival: SimTime,
     /// 1 for the first try; every retry or deferred re-try adds one.
     attempt: u32,
+    /// The client instance that made the request.
+    instance: u32,
     /// Index of the breaker (and recorder instance) this call goes through.
     breaker: u32,
+    /// True while this attempt is a retry in flight (for the concurrency budget).
+    retry_in_flight: bool,
+    /// What the retry quota charged for this attempt (refunded if it succeeds).
+    retry_cost: u32,
     ticket: Ticket,
     /// The class the client saw (Timeout when it gave up).
     class: OutcomeClass,
@@ -53,6 +60,8 @@ enum Event {
     Deadline(u32),
     /// The retry queue is worked through.
     QueueCycle,
+    /// The dependency finished a call (capacity model only).
+    UpstreamDone,
 }
 
 /// Simulates one configuration on one workload and returns the raw record.
@@ -73,6 +82,10 @@ struct Engine<'a> {
     breakers: Vec<Policy>,
     scheduled: Vec<Option<SimTime>>,
     instances: u64,
+    budgets: Vec<Budget>,
+    active_requests: Vec<u64>,
+    active_retries: Vec<u64>,
+    load: Option<Load>,
     queue: EventQueue<Event>,
     retry_queue: VecDeque<Call>,
     cycle_scheduled: bool,
@@ -111,6 +124,10 @@ impl<'a> Engine<'a> {
             breakers,
             scheduled: vec![None; breaker_count],
             instances,
+            budgets: vec![Budget::new(&client.retry.budget); instances as usize],
+            active_requests: vec![0; instances as usize],
+            active_retries: vec![0; instances as usize],
+            load: workload.capacity.as_ref().map(|(spec, service)| Load::new(spec, *service)),
             queue: EventQueue::with_capacity(1024, workload.arrivals.len() as u64),
             retry_queue: VecDeque::new(),
             cycle_scheduled: false,
@@ -154,19 +171,34 @@ impl<'a> Engine<'a> {
                     }
                 }
                 Event::QueueCycle => self.work_retry_queue(now),
+                Event::UpstreamDone => {
+                    if let Some(load) = &mut self.load {
+                        load.finish(now);
+                    }
+                }
             }
         }
-        self.rec.finish(now.max(self.workload.horizon))
+        let end = now.max(self.workload.horizon);
+        if let Some(load) = &self.load {
+            self.rec.overloaded_for(load.overloaded_until(end));
+        }
+        self.rec.finish(end)
     }
 
     fn arrive(&mut self, now: SimTime, request: u64) {
         self.rec.request_arrived(now);
-        let breaker = if self.client.shared_breaker { 0 } else { (request % self.instances) as u32 };
+        let instance = (request % self.instances) as u32;
+        let breaker = if self.client.shared_breaker { 0 } else { instance };
+        self.budgets[instance as usize].on_request(now);
+        self.active_requests[instance as usize] += 1;
         let call = Call {
             request,
             arrival: now,
             attempt: 1,
+            instance,
             breaker,
+            retry_in_flight: false,
+            retry_cost: 0,
             ticket: Ticket::default(),
             class: OutcomeClass::Ok,
             latency: Dur::ZERO,
@@ -188,7 +220,7 @@ impl<'a> Engine<'a> {
             if call.deferred_at.is_some() {
                 self.defer_again(now, call);
             } else if self.client.retry.retries_rejection(call.attempt) {
-                self.schedule_retry(now, call, None);
+                self.retry_within_budget(now, call, OutcomeClass::Error, None);
             } else {
                 self.give_up(now, call, true);
             }
@@ -196,7 +228,18 @@ impl<'a> Engine<'a> {
         };
         let kind = if ticket.probe { AttemptKind::Probe } else { kind };
         self.rec.attempt_sent(now, b as usize, kind);
-        let answer = self.workload.answer(call.request, call.attempt, now);
+        let mut answer = self.workload.answer(call.request, call.attempt, now);
+        if let Some(load) = &mut self.load {
+            let (loaded, took_slot) = load.admit(now, answer);
+            answer = loaded;
+            if took_slot {
+                self.queue.push(now + answer.latency, Event::UpstreamDone);
+            }
+        }
+        if kind == AttemptKind::Retry {
+            call.retry_in_flight = true;
+            self.active_retries[call.instance as usize] += 1;
+        }
         let (class, latency) = if answer.latency >= self.timeout {
             (OutcomeClass::Timeout, self.timeout)
         } else {
@@ -218,6 +261,13 @@ impl<'a> Engine<'a> {
         self.flush(b);
         self.reschedule(b, now);
         self.rec.attempt_done(now, b as usize, call.class, verdict, call.latency);
+        let inst = call.instance as usize;
+        self.budgets[inst].on_result(call.class, call.retry_cost);
+        let mut call = call;
+        if call.retry_in_flight {
+            call.retry_in_flight = false;
+            self.active_retries[inst] -= 1;
+        }
         if let Some(deferred_at) = call.deferred_at {
             if call.class == OutcomeClass::Ok {
                 self.rec.deferred_done(deferred_at, now, true);
@@ -228,11 +278,28 @@ impl<'a> Engine<'a> {
         }
         if call.class == OutcomeClass::Ok {
             self.rec.request_done(call.arrival, now, Finish::Success, None);
+            self.active_requests[inst] -= 1;
         } else if self.client.retry.retries(call.class, call.attempt) {
             let hint = if self.client.retry.honour_retry_after { call.retry_after } else { None };
-            self.schedule_retry(now, call, hint);
+            self.retry_within_budget(now, call, call.class, hint);
         } else {
             self.give_up(now, call, false);
+        }
+    }
+
+    /// Retries if the instance's retry budget allows, else gives up.
+    fn retry_within_budget(&mut self, now: SimTime, mut call: Call, class: OutcomeClass, hint: Option<Dur>) {
+        let inst = call.instance as usize;
+        match self.budgets[inst].try_retry(now, class, self.active_requests[inst], self.active_retries[inst])
+        {
+            Some(cost) => {
+                call.retry_cost = cost;
+                self.schedule_retry(now, call, hint);
+            }
+            None => {
+                self.rec.retry_refused(now);
+                self.give_up(now, call, false);
+            }
         }
     }
 
@@ -247,10 +314,16 @@ impl<'a> Engine<'a> {
     /// The request failed for good (or was shed): answer it with the fallback.
     fn give_up(&mut self, now: SimTime, call: Call, shed: bool) {
         let shed = shed.then_some(now);
+        self.active_requests[call.instance as usize] -= 1;
         match self.client.fallback {
             FallbackSpec::None => self.rec.request_done(call.arrival, now, Finish::Error, shed),
-            FallbackSpec::Cached { latency } | FallbackSpec::Local { latency } => {
-                self.rec.request_done(call.arrival, now + latency, Finish::Fallback, shed)
+            FallbackSpec::Cached { latency } => {
+                self.rec.request_done(call.arrival, now + latency, Finish::Fallback, shed);
+                self.rec.fallback_served(FallbackKind::Cached);
+            }
+            FallbackSpec::Local { latency } => {
+                self.rec.request_done(call.arrival, now + latency, Finish::Fallback, shed);
+                self.rec.fallback_served(FallbackKind::Local);
             }
             FallbackSpec::RetryQueue { latency, .. } => {
                 self.rec.request_done(call.arrival, now + latency, Finish::Fallback, shed);

@@ -26,13 +26,14 @@ pub struct RunResult {
 /// Runs one configuration on a prepared workload and scores it.
 pub fn run(scenario: &Scenario, workload: &Workload, policy: &PolicyConfig, opts: &RunOptions) -> RunResult {
     let record = simulate(&scenario.client, workload, policy, opts);
-    let metrics = score(&record, &scoring_options(&scenario.scoring));
+    let metrics = score(&record, &scoring_options(&scenario.scoring, workload.truth_known));
     RunResult { record, metrics }
 }
 
-/// The scorer's options from a scenario's `[scoring]` table.
-pub fn scoring_options(spec: &ScoringSpec) -> ScoringOptions {
-    ScoringOptions { tolerance: spec.tolerance, flap_window: spec.flap_window }
+/// The scorer's options from a scenario's `[scoring]` table; `ground_truth` says whether the
+/// workload has any (a synthetic scenario always does, even with no incidents).
+pub fn scoring_options(spec: &ScoringSpec, ground_truth: bool) -> ScoringOptions {
+    ScoringOptions { tolerance: spec.tolerance, flap_window: spec.flap_window, ground_truth }
 }
 
 /// A timeline bin width for a span: the smallest round width giving at most 1,500 bins.

@@ -7,8 +7,8 @@ use crate::rng::{RunSeed, Stream};
 use crate::scenario::{InputError, Scenario, Source};
 use crate::time::{Dur, SimTime};
 use crate::truth::IncidentWindow;
-use crate::upstream::Dependency;
 use crate::upstream::script::ScriptRow;
+use crate::upstream::{CapacitySpec, Dependency};
 
 /// Where answers come from during a run.
 #[derive(Debug, Clone)]
@@ -35,6 +35,12 @@ pub struct Workload {
     pub answers: Answers,
     /// Incident windows to score against, sorted by start.
     pub truth: Vec<IncidentWindow>,
+    /// The dependency's capacity, when it has a limit (overload feedback), and its healthy
+    /// median latency (the service time of a queued call).
+    pub capacity: Option<(CapacitySpec, Dur)>,
+    /// False when there is no ground truth at all (a script without incidents): scores that
+    /// need it are left empty.
+    pub truth_known: bool,
 }
 
 impl Workload {
@@ -57,9 +63,19 @@ impl Workload {
                     .map(|(i, &at)| dependency.answer(at, &mut run_seed.draw(Stream::Upstream, i as u64, 1)))
                     .collect();
                 let answers = Answers::Model(Box::new(dependency));
-                Ok(Workload { seed: run_seed, horizon, arrivals, first_answers, answers, truth })
+                Ok(Workload {
+                    seed: run_seed,
+                    horizon,
+                    arrivals,
+                    first_answers,
+                    answers,
+                    truth,
+                    capacity: upstream.capacity.clone().map(|c| (c, upstream.p50)),
+                    truth_known: true,
+                })
             }
             Source::Script { rows, incidents } => {
+                let truth_known = !incidents.is_empty();
                 let truth = if incidents.is_empty() {
                     Vec::new()
                 } else {
@@ -75,6 +91,8 @@ impl Workload {
                     first_answers,
                     answers: Answers::Script,
                     truth,
+                    capacity: None,
+                    truth_known,
                 })
             }
         }

@@ -41,6 +41,11 @@ pub enum IncidentKind {
     /// (default 1), carrying `retry_after` (default: the time left until the window ends, when
     /// the quota resets); latency as the baseline.
     RateLimit,
+    /// Expired or revoked credentials: each attempt is answered 401 (`client_error`) with
+    /// probability `rate` (default 1), fast (`latency`, default 50 ms). The dependency is
+    /// healthy: a breaker that counts client errors as failures opens for nothing, so its usual
+    /// expectation, and the default, is `stay_closed` (seed 002: "auth errors must not trip").
+    AuthFailure,
 }
 
 impl IncidentKind {
@@ -55,6 +60,7 @@ impl IncidentKind {
             IncidentKind::Flapping => "flapping",
             IncidentKind::Ramp => "ramp",
             IncidentKind::RateLimit => "rate_limit",
+            IncidentKind::AuthFailure => "auth_failure",
         }
     }
 
@@ -62,7 +68,7 @@ impl IncidentKind {
     /// should absorb it), `open` for every other kind.
     pub fn default_expect(self) -> Expect {
         match self {
-            IncidentKind::Blip => Expect::StayClosed,
+            IncidentKind::Blip | IncidentKind::AuthFailure => Expect::StayClosed,
             _ => Expect::Open,
         }
     }
@@ -77,6 +83,7 @@ impl IncidentKind {
             IncidentKind::Flapping => &["period", "duty", "latency"],
             IncidentKind::Ramp => &["error_rate", "factor"],
             IncidentKind::RateLimit => &["rate", "retry_after"],
+            IncidentKind::AuthFailure => &["rate", "latency"],
         }
     }
 }

@@ -6,9 +6,11 @@
 //! given (the engine passes `seed.draw(Stream::Upstream, request, attempt)`), so every
 //! configuration of a sweep gets the same answer for the same attempt at the same time.
 
+pub mod capacity;
 pub mod incident;
 pub mod script;
 
+pub use capacity::{CapacitySpec, Load};
 pub use incident::{IncidentKind, IncidentSpec, TimeOfDay};
 pub use script::{ScriptError, ScriptRow, load_script};
 
@@ -44,6 +46,9 @@ pub struct UpstreamSpec {
     /// Retry-after carried by the background 429s.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub retry_after: Option<Dur>,
+    /// Overload feedback (`[upstream.capacity]`); none = unlimited capacity.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub capacity: Option<CapacitySpec>,
 }
 
 impl Default for UpstreamSpec {
@@ -56,6 +61,7 @@ impl Default for UpstreamSpec {
             client_error_rate: Ratio(0.0),
             rate_limited_rate: Ratio(0.0),
             retry_after: None,
+            capacity: None,
         }
     }
 }
@@ -65,6 +71,9 @@ impl UpstreamSpec {
     pub fn validate(&self) -> Result<(), String> {
         if self.p50.is_zero() {
             return Err("`p50` must be longer than 0".into());
+        }
+        if let Some(capacity) = &self.capacity {
+            capacity.validate()?;
         }
         if self.p95 < self.p50 {
             return Err(format!("`p95` ({}) must not be shorter than `p50` ({})", self.p95, self.p50));
@@ -108,6 +117,8 @@ enum Effect {
     Ramp { p: f64, factor: f64 },
     /// 429 with probability `p`, with `retry_after` (or the time left in the window).
     RateLimit { p: f64, retry_after: Option<Dur> },
+    /// 401 (`client_error`) after `latency` with probability `p`.
+    AuthFailure { p: f64, latency: Dur },
 }
 
 impl Effect {
@@ -130,6 +141,9 @@ impl Effect {
             },
             IncidentKind::RateLimit => {
                 Effect::RateLimit { p: spec.rate.map_or(1.0, Ratio::get), retry_after: spec.retry_after }
+            }
+            IncidentKind::AuthFailure => {
+                Effect::AuthFailure { p: spec.rate.map_or(1.0, Ratio::get), latency: fail_latency }
             }
         }
     }
@@ -161,6 +175,13 @@ impl Effect {
                 if rng.random::<f64>() < p {
                     answer.class = OutcomeClass::RateLimited;
                     answer.retry_after = Some(retry_after.unwrap_or(end - at));
+                }
+            }
+            Effect::AuthFailure { p, latency } => {
+                if rng.random::<f64>() < p {
+                    answer.class = OutcomeClass::ClientError;
+                    answer.latency = latency;
+                    answer.retry_after = None;
                 }
             }
         }
@@ -537,6 +558,19 @@ mod tests {
         let mut fixed = window(IncidentKind::RateLimit);
         fixed.retry_after = Some(Dur::from_secs(30));
         assert_eq!(at(&dep(&[fixed]), 150 * S).retry_after, Some(Dur::from_secs(30)));
+    }
+
+    #[test]
+    fn auth_failure_answers_401_fast_and_expects_the_breaker_to_stay_closed() {
+        let d = dep(&[window(IncidentKind::AuthFailure)]);
+        assert_eq!(at(&d, 100 * S - 1), OK_100MS);
+        let a = at(&d, 100 * S);
+        assert_eq!(
+            (a.class, a.latency, a.retry_after),
+            (OutcomeClass::ClientError, Dur::from_millis(50), None)
+        );
+        assert_eq!(at(&d, 200 * S), OK_100MS);
+        assert_eq!(d.ground_truth()[0].expect, Expect::StayClosed);
     }
 
     #[test]

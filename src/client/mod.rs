@@ -10,6 +10,10 @@ use crate::time::{Dur, SimTime};
 use rand::RngExt;
 use serde::{Deserialize, Deserializer, Serialize};
 
+mod budget;
+
+pub use budget::{Budget, BudgetSpec};
+
 /// How the client calls the dependency: timeout, instances, retries, fallback.
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(default, deny_unknown_fields)]
@@ -103,6 +107,8 @@ pub struct RetrySpec {
     pub honour_retry_after: bool,
     /// Retry (through the breaker again, after the backoff) when the breaker refuses an attempt.
     pub retry_on_reject: bool,
+    /// A limit on retries across requests (`[client.retry.budget]`), none by default.
+    pub budget: BudgetSpec,
 }
 
 impl Default for RetrySpec {
@@ -118,6 +124,7 @@ impl Default for RetrySpec {
             retry_on: vec![OutcomeClass::Error, OutcomeClass::Timeout, OutcomeClass::RateLimited],
             honour_retry_after: true,
             retry_on_reject: false,
+            budget: BudgetSpec::None,
         }
     }
 }
@@ -133,7 +140,7 @@ impl RetrySpec {
         if self.base > self.cap {
             return Err(format!("`base` ({}) must not be longer than `cap` ({})", self.base, self.cap));
         }
-        Ok(())
+        self.budget.validate()
     }
 
     /// Whether an attempt that came back as `class` is retried, after `attempts_made` attempts

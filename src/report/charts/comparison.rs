@@ -1,0 +1,320 @@
+//! comparison.png: the compared configurations side by side. One panel per metric; in each,
+//! one group of bars per scenario and one bar per configuration, with the 95% confidence
+//! interval (the `<metric>_ci95` column, when present) as an error bar.
+
+use super::ChartError;
+use super::data::Summary;
+use super::style::*;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+use std::path::Path;
+
+/// Metrics the comparison shows, in order: (column, panel title, axis unit).
+pub const COMPARISON_METRICS: [(&str, &str, &str); 12] = [
+    ("false_opens", "False opens", "opens (count)"),
+    ("missed_incidents", "Missed incidents", "incidents (count)"),
+    ("detection_delay_mean_s", "Detection delay, mean", "seconds"),
+    ("recovery_lag_mean_s", "Recovery lag, mean", "seconds"),
+    ("flaps", "Flaps", "flaps (count)"),
+    ("wasted_quota", "Wasted quota", "failed attempts"),
+    ("amplification", "Amplification", "attempts per request"),
+    ("shed_healthy", "Shed while healthy", "requests"),
+    ("availability", "Unavailability (1 − availability)", "% of requests"),
+    ("latency_p95_ms", "User latency p95", "milliseconds"),
+    ("latency_p99_ms", "User latency p99", "milliseconds"),
+    ("cost", "Cost (sweep objective)", "weighted sum"),
+];
+
+/// One value with its confidence half-width.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub struct Value {
+    /// Mean over replicates.
+    pub mean: f64,
+    /// 95% CI half-width, when known.
+    pub ci95: Option<f64>,
+}
+
+/// One metric panel: `values[scenario][config]`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MetricPanel {
+    /// Column name.
+    pub column: String,
+    /// Panel title.
+    pub title: String,
+    /// Y axis unit.
+    pub unit: String,
+    /// True when values are fractions shown as percentages.
+    pub percent: bool,
+    /// Values per scenario, per configuration.
+    pub values: Vec<Vec<Option<Value>>>,
+}
+
+/// Everything the comparison chart draws.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ComparisonData {
+    /// Scenarios (groups).
+    pub scenarios: Vec<String>,
+    /// Configurations (bars), at most [`COMPARISON_MAX_CONFIGS`].
+    pub configs: Vec<String>,
+    /// Configurations in the summary, before the cap.
+    pub total_configs: usize,
+    /// Panels with at least one value.
+    pub panels: Vec<MetricPanel>,
+}
+
+impl ComparisonData {
+    /// Builds the panels from `summary`; beyond [`COMPARISON_MAX_CONFIGS`] configurations the
+    /// ones with the lowest mean cost are kept (the first ones when there is no cost).
+    pub fn new(summary: &Summary) -> ComparisonData {
+        let mut scenarios: Vec<String> = Vec::new();
+        let mut all: Vec<String> = Vec::new();
+        for r in &summary.rows {
+            if !scenarios.contains(&r.scenario) {
+                scenarios.push(r.scenario.clone());
+            }
+            if !all.contains(&r.policy) {
+                all.push(r.policy.clone());
+            }
+        }
+        let mut configs = all.clone();
+        if configs.len() > COMPARISON_MAX_CONFIGS {
+            let cost = |c: &String| {
+                let v: Vec<f64> =
+                    summary.rows.iter().filter(|r| &r.policy == c).filter_map(|r| r.metric("cost")).collect();
+                if v.is_empty() { f64::INFINITY } else { v.iter().sum::<f64>() / v.len() as f64 }
+            };
+            let mut ranked: Vec<(f64, usize)> =
+                configs.iter().enumerate().map(|(i, c)| (cost(c), i)).collect();
+            ranked.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+            let mut keep: Vec<usize> = ranked.iter().take(COMPARISON_MAX_CONFIGS).map(|r| r.1).collect();
+            keep.sort_unstable();
+            configs = keep.into_iter().map(|i| all[i].clone()).collect();
+        }
+        let panels = COMPARISON_METRICS
+            .iter()
+            .filter(|(col, _, _)| summary.metric_columns.iter().any(|m| m == col))
+            .map(|(col, title, unit)| {
+                let invert = *col == "availability";
+                let values = scenarios
+                    .iter()
+                    .map(|s| {
+                        configs
+                            .iter()
+                            .map(|c| {
+                                let row = summary.rows.iter().find(|r| &r.scenario == s && &r.policy == c)?;
+                                let mean = row.metric(col)?;
+                                let ci95 = row.metric(&format!("{col}_ci95"));
+                                Some(Value { mean: if invert { 1.0 - mean } else { mean }, ci95 })
+                            })
+                            .collect()
+                    })
+                    .collect();
+                MetricPanel {
+                    column: col.to_string(),
+                    title: title.to_string(),
+                    unit: unit.to_string(),
+                    percent: invert,
+                    values,
+                }
+            })
+            .filter(|p| p.values.iter().flatten().any(Option::is_some))
+            .collect();
+        ComparisonData { scenarios, configs, total_configs: all.len(), panels }
+    }
+
+    fn legend_rows(&self) -> u32 {
+        (self.configs.len() as u32).div_ceil(4)
+    }
+}
+
+/// Pixel size of the comparison chart.
+pub fn comparison_size(data: &ComparisonData) -> (u32, u32) {
+    let rows = (data.panels.len().max(1) as u32).div_ceil(COMPARISON_COLUMNS as u32);
+    (COMPARISON_WIDTH, TITLE_HEIGHT + 12 + data.legend_rows() * 26 + rows * COMPARISON_ROW_HEIGHT)
+}
+
+/// Draws the chart to `path`.
+pub fn draw_comparison(data: &ComparisonData, path: &Path) -> Result<(), ChartError> {
+    if data.panels.is_empty() || data.configs.is_empty() {
+        return Err(ChartError::NoData("summary.csv has no metric to compare".into()));
+    }
+    save_png(path, comparison_size(data), |root| render_comparison(data, root))
+}
+
+/// Draws the chart into `root`.
+pub fn render_comparison(data: &ComparisonData, root: &Area) -> Result<(), ChartError> {
+    let (title_area, rest) = root.split_vertically(TITLE_HEIGHT);
+    let mut sub = format!(
+        "{} configuration{} on {} scenario{}; error bars: 95% confidence interval over replicates",
+        data.configs.len(),
+        if data.configs.len() == 1 { "" } else { "s" },
+        data.scenarios.len(),
+        if data.scenarios.len() == 1 { "" } else { "s" }
+    );
+    if data.total_configs > data.configs.len() {
+        sub.push_str(&format!(" · the {} lowest-cost of {}", data.configs.len(), data.total_configs));
+    }
+    draw_title(&title_area, "Configurations compared", &sub)?;
+    let (legend_area, grid) = rest.split_vertically(12 + data.legend_rows() * 26);
+    for (row, chunk) in data.configs.chunks(4).enumerate() {
+        let items: Vec<LegendItem> = chunk
+            .iter()
+            .enumerate()
+            .map(|(j, c)| LegendItem {
+                label: fit_text(c, LEGEND_SIZE, 330),
+                colour: series_colour(row * 4 + j),
+                swatch: bar_swatch(row * 4 + j),
+            })
+            .collect();
+        draw_legend_row(&legend_area, &items, 30, 4 + row as i32 * 26)?;
+    }
+    let rows = data.panels.len().div_ceil(COMPARISON_COLUMNS);
+    let cells = grid.split_evenly((rows, COMPARISON_COLUMNS));
+    for (panel, cell) in data.panels.iter().zip(cells.iter()) {
+        draw_panel(cell, data, panel)?;
+    }
+    Ok(())
+}
+
+fn draw_panel(area: &Area, data: &ComparisonData, panel: &MetricPanel) -> Result<(), ChartError> {
+    let top =
+        panel.values.iter().flatten().flatten().map(|v| v.mean + v.ci95.unwrap_or(0.0)).fold(0.0, f64::max);
+    let ymax = nice_ceil(top * 1.12);
+    let ns = data.scenarios.len();
+    let k = data.configs.len();
+    let mut chart = ChartBuilder::on(area)
+        .margin(12)
+        .caption(&panel.title, bold(LABEL_SIZE, OI_BLACK))
+        .x_label_area_size(if ns > 1 { 30 } else { 8 })
+        .y_label_area_size(80)
+        .build_cartesian_2d(0.0..ns as f64, 0.0..ymax)
+        .map_err(draw_err)?;
+    let yfmt = |v: &f64| if panel.percent { fmt_pct(*v) } else { fmt_num(*v) };
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .x_labels(0)
+        .y_labels(5)
+        .light_line_style(WHITE)
+        .bold_line_style(LIGHT_GREY)
+        .y_desc(&panel.unit)
+        .y_label_formatter(&yfmt)
+        .label_style(text(TICK_SIZE, OI_BLACK))
+        .axis_desc_style(text(TICK_SIZE, OI_BLACK))
+        .draw()
+        .map_err(draw_err)?;
+    let group = 0.8;
+    let bw = group / k as f64;
+    let plot = chart.plotting_area();
+    let base = plot.get_base_pixel();
+    let flat = plot.strip_coord_spec();
+    let (pw, ph) = flat.dim_in_pixel();
+    let bar_px = pw as f64 / ns as f64 * bw;
+    for (si, per_config) in panel.values.iter().enumerate() {
+        for (ci, v) in per_config.iter().enumerate() {
+            let x0 = si as f64 + (1.0 - group) / 2.0 + ci as f64 * bw;
+            let x1 = x0 + bw * 0.9;
+            let xm = (x0 + x1) / 2.0;
+            let Some(v) = v else {
+                let (px, py) = chart.backend_coord(&(xm, 0.0));
+                let style = text(TICK_SIZE - 2, DARK_GREY).pos(Pos::new(HPos::Center, VPos::Bottom));
+                flat.draw(&Text::new("n/a", (px - base.0, py - base.1 - 3), style)).map_err(draw_err)?;
+                continue;
+            };
+            let c = series_colour(ci);
+            plot.draw(&Rectangle::new([(x0, 0.0), (x1, v.mean)], c.filled())).map_err(draw_err)?;
+            if ci >= SERIES.len() {
+                let a = chart.backend_coord(&(x0, v.mean));
+                let b = chart.backend_coord(&(x1, 0.0));
+                hatch(&flat, (a.0 - base.0, a.1 - base.1), (b.0 - base.0, b.1 - base.1), 6, WHITE)?;
+            }
+            let mut label_y = v.mean;
+            if let Some(ci95) = v.ci95.filter(|c| *c > 0.0) {
+                let (lo, hi) = ((v.mean - ci95).max(0.0), v.mean + ci95);
+                let cap = bw * 0.25;
+                let style = OI_BLACK.stroke_width(2);
+                plot.draw(&PathElement::new(vec![(xm, lo), (xm, hi)], style)).map_err(draw_err)?;
+                plot.draw(&PathElement::new(vec![(xm - cap, hi), (xm + cap, hi)], style))
+                    .map_err(draw_err)?;
+                plot.draw(&PathElement::new(vec![(xm - cap, lo), (xm + cap, lo)], style))
+                    .map_err(draw_err)?;
+                label_y = hi;
+            }
+            if bar_px >= 22.0 {
+                let (px, py) = chart.backend_coord(&(xm, label_y));
+                let label = if panel.percent { fmt_pct(v.mean) } else { fmt_num(v.mean) };
+                let size = if bar_px >= 34.0 { TICK_SIZE - 2 } else { TICK_SIZE - 4 };
+                let style = text(size, OI_BLACK).pos(Pos::new(HPos::Center, VPos::Bottom));
+                flat.draw(&Text::new(label, (px - base.0, (py - base.1 - 3).max(12)), style))
+                    .map_err(draw_err)?;
+            }
+        }
+    }
+    let present: Vec<f64> = panel.values.iter().flatten().flatten().map(|v| v.mean).collect();
+    if present.iter().all(|v| *v == 0.0) {
+        let style = text(LABEL_SIZE, DARK_GREY).pos(Pos::new(HPos::Center, VPos::Center));
+        let note = if panel.percent { "0% for every configuration" } else { "0 for every configuration" };
+        flat.draw(&Text::new(note, (pw as i32 / 2, ph as i32 / 2), style)).map_err(draw_err)?;
+    }
+    if ns > 1 {
+        let label_area = area.clone();
+        for (si, s) in data.scenarios.iter().enumerate() {
+            let (px, _) = chart.backend_coord(&(si as f64 + 0.5, 0.0));
+            let abs = area.get_base_pixel();
+            let style = text(TICK_SIZE, OI_BLACK).pos(Pos::new(HPos::Center, VPos::Top));
+            let max = (pw as f64 / ns as f64) as i32 - 6;
+            label_area
+                .draw(&Text::new(
+                    fit_text(s, TICK_SIZE, max),
+                    (px - abs.0, (base.1 - abs.1) + ph as i32 + 6),
+                    style,
+                ))
+                .map_err(draw_err)?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::charts::data::read_summary;
+
+    #[test]
+    fn panels_follow_columns_and_invert_availability() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("summary.csv");
+        std::fs::write(
+            &p,
+            "scenario,policy,false_opens,false_opens_ci95,availability,detection_delay_mean_s\n\
+             a,x,1,0.5,0.99,\n\
+             a,y,3,,0.9,\n\
+             b,x,0,0,1,\n",
+        )
+        .unwrap();
+        let d = ComparisonData::new(&read_summary(&p).unwrap());
+        assert_eq!(d.scenarios, vec!["a", "b"]);
+        assert_eq!(d.configs, vec!["x", "y"]);
+        let cols: Vec<&str> = d.panels.iter().map(|p| p.column.as_str()).collect();
+        // The delay column has no value at all: no panel.
+        assert_eq!(cols, vec!["false_opens", "availability"]);
+        assert_eq!(d.panels[0].values[0][0], Some(Value { mean: 1.0, ci95: Some(0.5) }));
+        assert_eq!(d.panels[0].values[1][1], None);
+        let av = d.panels[1].values[0][1].unwrap().mean;
+        assert!((av - 0.1).abs() < 1e-12);
+    }
+
+    #[test]
+    fn beyond_twelve_configurations_the_cheapest_are_kept_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        crate::report::charts::fixtures::sweep_dir(dir.path());
+        let d = ComparisonData::new(&read_summary(&dir.path().join("summary.csv")).unwrap());
+        assert_eq!(d.total_configs, 28);
+        assert_eq!(d.configs.len(), COMPARISON_MAX_CONFIGS);
+        // The cheapest (cost 20.5) is kept; the dearest (cost 96) is not.
+        assert!(d.configs.iter().any(|c| c == "window(rate=0.8,win=10s,min=10)"));
+        assert!(!d.configs.iter().any(|c| c == "consecutive(th=12,open=5m)"));
+        // Summary order is kept among those shown.
+        assert_eq!(d.configs[0], "consecutive(th=5,open=30s)");
+    }
+}

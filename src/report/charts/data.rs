@@ -1,0 +1,538 @@
+//! Reads an output folder's CSV files back into what the charts draw. Columns are found by
+//! header name and extra columns are ignored, so the charts survive new columns; an empty cell
+//! means "no value". Errors name the file, the line and the column.
+
+use super::ChartError;
+use crate::policy::State;
+use crate::time::Dur;
+use crate::truth::Expect;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// A CSV file held as text cells, with the line number of every row for error messages.
+#[derive(Clone, Debug)]
+pub struct Table {
+    /// The file read.
+    pub path: PathBuf,
+    /// Header names, trimmed.
+    pub headers: Vec<String>,
+    rows: Vec<Vec<String>>,
+    lines: Vec<u64>,
+}
+
+impl Table {
+    /// Reads `path` (header row required).
+    pub fn read(path: &Path) -> Result<Table, ChartError> {
+        let file = std::fs::File::open(path)
+            .map_err(|source| ChartError::Io { path: path.to_path_buf(), source })?;
+        Table::from_reader(path, file)
+    }
+
+    /// Parses CSV text from `reader`; `path` is used in errors only.
+    pub fn from_reader<R: std::io::Read>(path: &Path, reader: R) -> Result<Table, ChartError> {
+        let csv_err = |e: csv::Error| {
+            let line = e.position().map(|p| p.line()).unwrap_or(0);
+            ChartError::Csv { path: path.to_path_buf(), line, message: e.to_string() }
+        };
+        let mut r = csv::ReaderBuilder::new().flexible(false).from_reader(reader);
+        let headers: Vec<String> =
+            r.headers().map_err(csv_err)?.iter().map(|h| h.trim().to_string()).collect();
+        let mut rows = Vec::new();
+        let mut lines = Vec::new();
+        for rec in r.records() {
+            let rec = rec.map_err(csv_err)?;
+            lines.push(rec.position().map(|p| p.line()).unwrap_or(0));
+            rows.push(rec.iter().map(|c| c.trim().to_string()).collect());
+        }
+        Ok(Table { path: path.to_path_buf(), headers, rows, lines })
+    }
+
+    /// Number of data rows.
+    pub fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    /// True when the file has no data rows.
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
+    /// Index of column `name`, if present.
+    pub fn col(&self, name: &str) -> Option<usize> {
+        self.headers.iter().position(|h| h == name)
+    }
+
+    /// Index of column `name`, or an error naming the file and the column.
+    pub fn require(&self, name: &str) -> Result<usize, ChartError> {
+        self.col(name)
+            .ok_or_else(|| ChartError::MissingColumn { path: self.path.clone(), column: name.to_string() })
+    }
+
+    /// The text of a cell (empty when the row is short).
+    pub fn str(&self, row: usize, col: usize) -> &str {
+        self.rows[row].get(col).map(String::as_str).unwrap_or("")
+    }
+
+    /// The text of a cell in the named column, empty when the column is absent.
+    pub fn str_by(&self, row: usize, name: &str) -> &str {
+        self.col(name).map(|c| self.str(row, c)).unwrap_or("")
+    }
+
+    fn bad(&self, row: usize, col: usize, expected: &'static str) -> ChartError {
+        ChartError::BadValue {
+            path: self.path.clone(),
+            line: self.lines[row],
+            column: self.headers.get(col).cloned().unwrap_or_default(),
+            value: self.str(row, col).to_string(),
+            expected,
+        }
+    }
+
+    /// A number cell: `None` when empty, an error when not a finite number.
+    pub fn f64(&self, row: usize, col: usize) -> Result<Option<f64>, ChartError> {
+        let s = self.str(row, col);
+        if s.is_empty() {
+            return Ok(None);
+        }
+        match s.parse::<f64>() {
+            Ok(v) if v.is_finite() => Ok(Some(v)),
+            _ => Err(self.bad(row, col, "a finite number or an empty cell")),
+        }
+    }
+
+    /// A non-negative integer cell: `None` when empty.
+    pub fn u64(&self, row: usize, col: usize) -> Result<Option<u64>, ChartError> {
+        let s = self.str(row, col);
+        if s.is_empty() {
+            return Ok(None);
+        }
+        s.parse::<u64>().map(Some).map_err(|_| self.bad(row, col, "a non-negative integer"))
+    }
+
+    /// A required non-negative integer cell.
+    pub fn u64_req(&self, row: usize, col: usize) -> Result<u64, ChartError> {
+        self.u64(row, col)?.ok_or_else(|| self.bad(row, col, "a non-negative integer"))
+    }
+
+    /// A count cell: empty means 0; fractional counts (means over replicates) are accepted.
+    pub fn count(&self, row: usize, col: usize) -> Result<f64, ChartError> {
+        match self.f64(row, col)? {
+            Some(v) if v >= 0.0 => Ok(v),
+            Some(_) => Err(self.bad(row, col, "a non-negative count")),
+            None => Ok(0.0),
+        }
+    }
+
+    /// A state cell (`closed`, `open`, `half_open`).
+    pub fn state(&self, row: usize, col: usize) -> Result<State, ChartError> {
+        match self.str(row, col) {
+            "closed" => Ok(State::Closed),
+            "open" => Ok(State::Open),
+            "half_open" => Ok(State::HalfOpen),
+            _ => Err(self.bad(row, col, "closed, open or half_open")),
+        }
+    }
+}
+
+/// One time bin of one configuration, as in timeline.csv. Counts are per bin.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Bin {
+    /// Bin start (µs since the scenario's start).
+    pub start_us: u64,
+    /// Bin end (µs, exclusive).
+    pub end_us: u64,
+    /// Requests that arrived.
+    pub offered: f64,
+    /// Requests the breaker let through.
+    pub admitted: f64,
+    /// Requests the breaker rejected.
+    pub rejected: f64,
+    /// Failed attempts.
+    pub failures: f64,
+    /// Successful attempts.
+    pub successes: f64,
+    /// Share of the bin spent closed, when known.
+    pub closed_frac: Option<f64>,
+    /// Share of the bin spent open.
+    pub open_frac: Option<f64>,
+    /// Share of the bin spent half-open.
+    pub half_open_frac: Option<f64>,
+    /// Upstream p95 latency in the bin (ms), when any call completed.
+    pub upstream_p95_ms: Option<f64>,
+    /// Upstream error rate in the bin, when any call completed.
+    pub upstream_error_rate: Option<f64>,
+}
+
+/// The bins of one configuration.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Series {
+    /// The configuration's label (`run` when the file has no `policy` column).
+    pub policy: String,
+    /// Bins in time order.
+    pub bins: Vec<Bin>,
+}
+
+/// Label used when timeline.csv or transitions.csv has no `policy` column.
+pub const SINGLE_POLICY: &str = "run";
+
+/// Reads timeline.csv: one series per configuration, in order of first appearance.
+pub fn read_timeline(path: &Path) -> Result<Vec<Series>, ChartError> {
+    let t = Table::read(path)?;
+    let policy = t.col("policy");
+    let c = |n: &str| t.require(n);
+    let (bs, be) = (c("bin_start_us")?, c("bin_end_us")?);
+    let (off, adm, rej, fail) = (c("offered")?, c("admitted")?, c("rejected")?, c("failures")?);
+    let succ = t.col("successes");
+    let (cf, of, hf) = (t.col("closed_frac"), t.col("open_frac"), t.col("half_open_frac"));
+    let (p95, er) = (t.col("upstream_p95_ms"), t.col("upstream_error_rate"));
+    let opt = |row: usize, col: Option<usize>| match col {
+        Some(col) => t.f64(row, col),
+        None => Ok(None),
+    };
+    let mut out: Vec<Series> = Vec::new();
+    for row in 0..t.len() {
+        let name = policy.map(|p| t.str(row, p)).unwrap_or(SINGLE_POLICY);
+        let bin = Bin {
+            start_us: t.u64_req(row, bs)?,
+            end_us: t.u64_req(row, be)?,
+            offered: t.count(row, off)?,
+            admitted: t.count(row, adm)?,
+            rejected: t.count(row, rej)?,
+            failures: t.count(row, fail)?,
+            successes: match succ {
+                Some(s) => t.count(row, s)?,
+                None => 0.0,
+            },
+            closed_frac: opt(row, cf)?,
+            open_frac: opt(row, of)?,
+            half_open_frac: opt(row, hf)?,
+            upstream_p95_ms: opt(row, p95)?,
+            upstream_error_rate: opt(row, er)?,
+        };
+        if bin.end_us <= bin.start_us {
+            return Err(t.bad(row, be, "bin_end_us greater than bin_start_us"));
+        }
+        match out.iter_mut().find(|s| s.policy == name) {
+            Some(s) => s.bins.push(bin),
+            None => out.push(Series { policy: name.to_string(), bins: vec![bin] }),
+        }
+    }
+    for s in &mut out {
+        s.bins.sort_by_key(|b| b.start_us);
+    }
+    Ok(out)
+}
+
+/// One row of transitions.csv.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TransitionRow {
+    /// The configuration (`run` when the file has no `policy` column).
+    pub policy: String,
+    /// When (µs since start).
+    pub at_us: u64,
+    /// Which client instance's breaker.
+    pub instance: u64,
+    /// State left.
+    pub from: State,
+    /// State entered.
+    pub to: State,
+    /// The rule that caused it.
+    pub reason: String,
+}
+
+/// Reads transitions.csv in file order.
+pub fn read_transitions(path: &Path) -> Result<Vec<TransitionRow>, ChartError> {
+    let t = Table::read(path)?;
+    let policy = t.col("policy");
+    let (at, from, to) = (t.require("at_us")?, t.require("from")?, t.require("to")?);
+    let (inst, reason) = (t.col("instance"), t.col("reason"));
+    let mut out = Vec::with_capacity(t.len());
+    for row in 0..t.len() {
+        out.push(TransitionRow {
+            policy: policy.map(|p| t.str(row, p)).unwrap_or(SINGLE_POLICY).to_string(),
+            at_us: t.u64_req(row, at)?,
+            instance: match inst {
+                Some(i) => t.u64(row, i)?.unwrap_or(0),
+                None => 0,
+            },
+            from: t.state(row, from)?,
+            to: t.state(row, to)?,
+            reason: reason.map(|r| t.str(row, r)).unwrap_or("").to_string(),
+        });
+    }
+    Ok(out)
+}
+
+/// One ground-truth window from incidents.csv.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Incident {
+    /// First instant (µs).
+    pub start_us: u64,
+    /// First instant after it (µs).
+    pub end_us: u64,
+    /// What happened (`outage`, `slowdown`, ...).
+    pub kind: String,
+    /// What the breaker should do.
+    pub expect: Expect,
+}
+
+/// Reads incidents.csv.
+pub fn read_incidents(path: &Path) -> Result<Vec<Incident>, ChartError> {
+    let t = Table::read(path)?;
+    let (s, e, k, x) = (t.require("start_us")?, t.require("end_us")?, t.col("kind"), t.require("expect")?);
+    let mut out = Vec::with_capacity(t.len());
+    for row in 0..t.len() {
+        let expect = match t.str(row, x) {
+            "open" => Expect::Open,
+            "stay_closed" => Expect::StayClosed,
+            "either" => Expect::Either,
+            _ => return Err(t.bad(row, x, "open, stay_closed or either")),
+        };
+        out.push(Incident {
+            start_us: t.u64_req(row, s)?,
+            end_us: t.u64_req(row, e)?,
+            kind: k.map(|k| t.str(row, k)).unwrap_or("").to_string(),
+            expect,
+        });
+    }
+    Ok(out)
+}
+
+/// Columns of summary.csv that are text, never metrics.
+const TEXT_COLUMNS: [&str; 7] = ["scenario", "policy", "preset", "seed", "replicates", "config_id", "family"];
+
+/// One row of summary.csv (or pareto.csv): a configuration on a scenario.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SummaryRow {
+    /// Scenario name.
+    pub scenario: String,
+    /// Configuration label.
+    pub policy: String,
+    /// Policy family (sweeps), else the preset, else the label.
+    pub family: String,
+    /// Stable configuration id (sweeps), else the label.
+    pub config_id: String,
+    /// Parameters without the `param.` prefix, as written.
+    pub params: BTreeMap<String, String>,
+    /// Every numeric column by name (`None` for an empty cell).
+    pub metrics: BTreeMap<String, Option<f64>>,
+    /// Whether the configuration met the sweep's constraints, when the file says.
+    pub feasible: Option<bool>,
+}
+
+impl SummaryRow {
+    /// The value of metric `name`, `None` when absent or empty.
+    pub fn metric(&self, name: &str) -> Option<f64> {
+        self.metrics.get(name).copied().flatten()
+    }
+}
+
+/// The rows of summary.csv with the metric columns in file order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Summary {
+    /// Rows in file order.
+    pub rows: Vec<SummaryRow>,
+    /// Numeric column names in file order (parameters and text columns excluded).
+    pub metric_columns: Vec<String>,
+    /// Parameter names (without `param.`) in file order.
+    pub param_columns: Vec<String>,
+}
+
+/// Reads summary.csv or pareto.csv.
+pub fn read_summary(path: &Path) -> Result<Summary, ChartError> {
+    let t = Table::read(path)?;
+    let policy = t.require("policy")?;
+    let feasible = t.col("feasible");
+    let param_columns: Vec<String> =
+        t.headers.iter().filter_map(|h| h.strip_prefix("param.")).map(str::to_string).collect();
+    let mut metric_columns = Vec::new();
+    let mut rows = Vec::with_capacity(t.len());
+    for row in 0..t.len() {
+        let mut params = BTreeMap::new();
+        let mut metrics = BTreeMap::new();
+        for (c, h) in t.headers.iter().enumerate() {
+            if let Some(p) = h.strip_prefix("param.") {
+                params.insert(p.to_string(), t.str(row, c).to_string());
+            } else if !TEXT_COLUMNS.contains(&h.as_str()) && h != "feasible" {
+                let s = t.str(row, c);
+                if s.is_empty() {
+                    metrics.insert(h.clone(), None);
+                } else if let Ok(v) = s.parse::<f64>() {
+                    metrics.insert(h.clone(), v.is_finite().then_some(v));
+                }
+            }
+        }
+        let label = t.str(row, policy).to_string();
+        let preset = t.str_by(row, "preset");
+        let family = [t.str_by(row, "family"), preset, label.as_str()]
+            .into_iter()
+            .find(|s| !s.is_empty())
+            .unwrap_or("")
+            .to_string();
+        let config_id = match t.str_by(row, "config_id") {
+            "" => label.clone(),
+            id => id.to_string(),
+        };
+        let feasible = match feasible.map(|f| t.str(row, f)) {
+            None | Some("") => None,
+            Some("true" | "1" | "yes") => Some(true),
+            Some("false" | "0" | "no") => Some(false),
+            Some(_) => return Err(t.bad(row, feasible.unwrap_or(0), "true or false")),
+        };
+        rows.push(SummaryRow {
+            scenario: t.str_by(row, "scenario").to_string(),
+            policy: label,
+            family,
+            config_id,
+            params,
+            metrics,
+            feasible,
+        });
+    }
+    for h in &t.headers {
+        if h.starts_with("param.") || TEXT_COLUMNS.contains(&h.as_str()) || h == "feasible" {
+            continue;
+        }
+        if rows.iter().any(|r| r.metrics.contains_key(h)) {
+            metric_columns.push(h.clone());
+        }
+    }
+    Ok(Summary { rows, metric_columns, param_columns })
+}
+
+/// One configuration's latency histogram from latency.csv.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LatencyHist {
+    /// Configuration label.
+    pub policy: String,
+    /// (upper bucket edge in ms, count), sorted by edge.
+    pub buckets: Vec<(f64, f64)>,
+}
+
+/// Reads latency.csv, one histogram per configuration in order of first appearance.
+pub fn read_latency(path: &Path) -> Result<Vec<LatencyHist>, ChartError> {
+    let t = Table::read(path)?;
+    let policy = t.col("policy");
+    let (le, count) = (t.require("le_ms")?, t.require("count")?);
+    let mut out: Vec<LatencyHist> = Vec::new();
+    for row in 0..t.len() {
+        let name = policy.map(|p| t.str(row, p)).unwrap_or(SINGLE_POLICY);
+        let edge = match t.f64(row, le)? {
+            Some(v) if v > 0.0 => v,
+            _ => return Err(t.bad(row, le, "a positive bucket edge in ms")),
+        };
+        let n = t.count(row, count)?;
+        match out.iter_mut().find(|h| h.policy == name) {
+            Some(h) => h.buckets.push((edge, n)),
+            None => out.push(LatencyHist { policy: name.to_string(), buckets: vec![(edge, n)] }),
+        }
+    }
+    for h in &mut out {
+        h.buckets.sort_by(|a, b| a.0.total_cmp(&b.0));
+    }
+    Ok(out)
+}
+
+/// The first non-empty line of a text file such as recommended.txt, if the file exists.
+pub fn read_first_line(path: &Path) -> Result<Option<String>, ChartError> {
+    match std::fs::read_to_string(path) {
+        Ok(s) => Ok(s.lines().map(str::trim).find(|l| !l.is_empty()).map(str::to_string)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(source) => Err(ChartError::Io { path: path.to_path_buf(), source }),
+    }
+}
+
+/// A sort key for parameter values: numbers and durations ("900ms", "5m") by magnitude, then
+/// anything else by text.
+pub fn param_order(a: &str, b: &str) -> std::cmp::Ordering {
+    fn key(s: &str) -> Option<f64> {
+        s.parse::<f64>().ok().filter(|v| v.is_finite()).or_else(|| Dur::parse(s).ok().map(|d| d.0 as f64))
+    }
+    match (key(a), key(b)) {
+        (Some(x), Some(y)) => x.total_cmp(&y).then_with(|| a.cmp(b)),
+        (Some(_), None) => std::cmp::Ordering::Less,
+        (None, Some(_)) => std::cmp::Ordering::Greater,
+        (None, None) => a.cmp(b),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn table(text: &str) -> Table {
+        Table::from_reader(Path::new("t.csv"), text.as_bytes()).unwrap()
+    }
+
+    #[test]
+    fn columns_by_name_and_empty_cells() {
+        let t = table("b,a,extra\n1,,x\n2,3.5,y\n");
+        let a = t.require("a").unwrap();
+        assert_eq!(t.f64(0, a).unwrap(), None);
+        assert_eq!(t.f64(1, a).unwrap(), Some(3.5));
+        assert_eq!(t.u64_req(1, t.col("b").unwrap()).unwrap(), 2);
+        let err = t.require("missing").unwrap_err().to_string();
+        assert!(err.contains("t.csv") && err.contains("missing"), "{err}");
+    }
+
+    #[test]
+    fn bad_cells_name_line_and_column() {
+        let t = table("at_us,from\n5,closed\nx,opn\n");
+        let err = t.u64_req(1, 0).unwrap_err().to_string();
+        assert!(err.contains("line 3") && err.contains("at_us") && err.contains("\"x\""), "{err}");
+        let err = t.state(1, 1).unwrap_err().to_string();
+        assert!(err.contains("closed, open or half_open"), "{err}");
+    }
+
+    #[test]
+    fn summary_splits_params_metrics_and_feasibility() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("summary.csv");
+        std::fs::write(
+            &p,
+            "scenario,policy,preset,seed,replicates,config_id,family,param.threshold,param.open_for,\
+             false_opens,false_opens_ci95,detection_delay_mean_s,feasible,note\n\
+             s1,c1,,1,3,c1,count,5,30s,2,0.5,,true,ok\n\
+             s1,c2,,1,3,c2,count,10,1m,0,0,4.5,false,ok\n",
+        )
+        .unwrap();
+        let s = read_summary(&p).unwrap();
+        assert_eq!(s.param_columns, vec!["threshold", "open_for"]);
+        assert_eq!(s.metric_columns, vec!["false_opens", "false_opens_ci95", "detection_delay_mean_s"]);
+        assert_eq!(s.rows[0].metric("detection_delay_mean_s"), None);
+        assert_eq!(s.rows[1].metric("detection_delay_mean_s"), Some(4.5));
+        assert_eq!(s.rows[1].params["open_for"], "1m");
+        assert_eq!(s.rows[0].feasible, Some(true));
+        assert_eq!(s.rows[1].feasible, Some(false));
+        assert_eq!(s.rows[0].family, "count");
+    }
+
+    #[test]
+    fn timeline_groups_by_policy_in_first_appearance_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("timeline.csv");
+        std::fs::write(
+            &p,
+            "policy,bin_start_us,bin_end_us,offered,admitted,rejected,failures,successes,closed_frac,\
+             open_frac,half_open_frac,upstream_p95_ms,upstream_error_rate\n\
+             zeta,0,10,5,5,0,1,4,1,0,0,12.5,0.2\n\
+             alpha,0,10,5,3,2,0,3,0.5,0.5,0,,\n\
+             zeta,10,20,6,6,0,0,6,1,0,0,10,0\n",
+        )
+        .unwrap();
+        let s = read_timeline(&p).unwrap();
+        assert_eq!(s.len(), 2);
+        assert_eq!(s[0].policy, "zeta");
+        assert_eq!(s[0].bins.len(), 2);
+        assert_eq!(s[1].bins[0].upstream_p95_ms, None);
+        assert_eq!(s[0].bins[0].upstream_p95_ms, Some(12.5));
+        assert_eq!(s[1].bins[0].rejected, 2.0);
+    }
+
+    #[test]
+    fn parameter_values_sort_by_magnitude() {
+        let mut v = vec!["1m", "900ms", "30s", "10", "2", "abc"];
+        v.sort_by(|a, b| param_order(a, b));
+        assert_eq!(v, vec!["2", "10", "900ms", "30s", "1m", "abc"]);
+    }
+}

@@ -1,0 +1,478 @@
+//! heatmap_<family>_<p1>_<p2>.png: for every pair of swept parameters of a policy family, the
+//! cost (or a chosen metric) of each cell on a viridis scale with its legend, the best cell
+//! outlined, cells that break a constraint greyed and hatched. When other parameters vary too,
+//! each cell shows the best configuration with those two values; several scenarios are averaged.
+
+use super::ChartError;
+use super::data::{Summary, param_order};
+use super::style::*;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// One cell of a heatmap.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Cell {
+    /// The metric (mean over scenarios) of the cell's best configuration; `None` when unknown.
+    pub value: Option<f64>,
+    /// Whether that configuration meets the constraints.
+    pub feasible: bool,
+    /// Label of that configuration.
+    pub config: String,
+}
+
+/// A heatmap of one family over two swept parameters.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Heatmap {
+    /// Policy family.
+    pub family: String,
+    /// Parameter across (x).
+    pub x_param: String,
+    /// Parameter up (y).
+    pub y_param: String,
+    /// The metric coloured.
+    pub metric: String,
+    /// Values of the x parameter, sorted by magnitude.
+    pub x_values: Vec<String>,
+    /// Values of the y parameter, sorted by magnitude.
+    pub y_values: Vec<String>,
+    /// Cells, `cells[y][x]`; `None` where no configuration has these two values.
+    pub cells: Vec<Vec<Option<Cell>>>,
+    /// Number of scenarios averaged.
+    pub scenarios: usize,
+    /// Other swept parameters of the family (each cell shows the best over them).
+    pub others: Vec<String>,
+}
+
+/// True for metrics where more is better (the best cell is then the largest).
+pub fn higher_is_better(metric: &str) -> bool {
+    matches!(metric, "availability" | "successes")
+}
+
+impl Heatmap {
+    /// `heatmap_<family>_<p1>_<p2>.png`, with characters unsafe in file names replaced by `-`.
+    pub fn file_name(&self) -> String {
+        let clean = |s: &str| -> String {
+            s.chars()
+                .map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '-' })
+                .collect()
+        };
+        format!("heatmap_{}_{}_{}.png", clean(&self.family), clean(&self.x_param), clean(&self.y_param))
+    }
+
+    /// The (x, y) position of the best cell: lowest (or highest) value among feasible cells.
+    pub fn best(&self) -> Option<(usize, usize)> {
+        let hi = higher_is_better(&self.metric);
+        let mut best: Option<((usize, usize), f64)> = None;
+        for (y, row) in self.cells.iter().enumerate() {
+            for (x, c) in row.iter().enumerate() {
+                if let Some(Cell { value: Some(v), feasible: true, .. }) = c {
+                    let better = match best {
+                        None => true,
+                        Some((_, b)) => (hi && *v > b) || (!hi && *v < b),
+                    };
+                    if better {
+                        best = Some(((x, y), *v));
+                    }
+                }
+            }
+        }
+        best.map(|b| b.0)
+    }
+
+    /// The colour scale's range: over feasible cells (infeasible ones are greyed), or over all
+    /// cells when none is feasible.
+    fn range(&self) -> (f64, f64) {
+        let cells: Vec<&Cell> = self.cells.iter().flatten().flatten().collect();
+        let any_feasible = cells.iter().any(|c| c.feasible && c.value.is_some());
+        let vals: Vec<f64> =
+            cells.iter().filter(|c| c.feasible || !any_feasible).filter_map(|c| c.value).collect();
+        let lo = vals.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = vals.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        if !lo.is_finite() {
+            (0.0, 1.0)
+        } else if hi <= lo {
+            (lo, lo + 1.0)
+        } else {
+            (lo, hi)
+        }
+    }
+}
+
+/// One configuration aggregated over scenarios.
+struct Config<'a> {
+    label: &'a str,
+    params: &'a BTreeMap<String, String>,
+    value: Option<f64>,
+    feasible: bool,
+}
+
+/// Builds every heatmap `summary` allows for `metric` (falling back to nothing when the
+/// column is absent): per family, per pair of parameters with two or more values.
+pub fn heatmaps(summary: &Summary, metric: &str) -> Vec<Heatmap> {
+    if !summary.metric_columns.iter().any(|m| m == metric) {
+        return Vec::new();
+    }
+    let mut families: Vec<&str> = Vec::new();
+    for r in &summary.rows {
+        if !families.contains(&r.family.as_str()) {
+            families.push(&r.family);
+        }
+    }
+    let mut out = Vec::new();
+    for fam in families {
+        // Aggregate each configuration over scenarios, in order of first appearance.
+        let mut ids: Vec<&str> = Vec::new();
+        let mut scenarios: Vec<&str> = Vec::new();
+        for r in summary.rows.iter().filter(|r| r.family == fam) {
+            if !ids.contains(&r.config_id.as_str()) {
+                ids.push(&r.config_id);
+            }
+            if !scenarios.contains(&r.scenario.as_str()) {
+                scenarios.push(&r.scenario);
+            }
+        }
+        let configs: Vec<Config> = ids
+            .iter()
+            .map(|id| {
+                let rows: Vec<_> =
+                    summary.rows.iter().filter(|r| r.family == fam && r.config_id == *id).collect();
+                let vals: Vec<f64> = rows.iter().filter_map(|r| r.metric(metric)).collect();
+                Config {
+                    label: &rows[0].policy,
+                    params: &rows[0].params,
+                    value: (!vals.is_empty()).then(|| vals.iter().sum::<f64>() / vals.len() as f64),
+                    feasible: rows.iter().all(|r| r.feasible != Some(false)),
+                }
+            })
+            .collect();
+        let swept: Vec<&String> = summary
+            .param_columns
+            .iter()
+            .filter(|p| {
+                let mut vals: Vec<&str> = configs
+                    .iter()
+                    .filter_map(|c| c.params.get(*p).map(String::as_str))
+                    .filter(|v| !v.is_empty())
+                    .collect();
+                vals.sort_unstable();
+                vals.dedup();
+                vals.len() >= 2
+            })
+            .collect();
+        for i in 0..swept.len() {
+            for j in i + 1..swept.len() {
+                out.push(one(fam, swept[i], swept[j], metric, &configs, &swept, scenarios.len()));
+            }
+        }
+    }
+    out
+}
+
+fn one(
+    fam: &str,
+    xp: &str,
+    yp: &str,
+    metric: &str,
+    configs: &[Config],
+    swept: &[&String],
+    scenarios: usize,
+) -> Heatmap {
+    let values = |p: &str| {
+        let mut v: Vec<String> =
+            configs.iter().filter_map(|c| c.params.get(p).cloned()).filter(|v| !v.is_empty()).collect();
+        v.sort_by(|a, b| param_order(a, b));
+        v.dedup();
+        v
+    };
+    let (xs, ys) = (values(xp), values(yp));
+    let hi = higher_is_better(metric);
+    let cells = ys
+        .iter()
+        .map(|yv| {
+            xs.iter()
+                .map(|xv| {
+                    let mut best: Option<Cell> = None;
+                    for c in configs {
+                        if c.params.get(xp) != Some(xv) || c.params.get(yp) != Some(yv) {
+                            continue;
+                        }
+                        let cand = Cell { value: c.value, feasible: c.feasible, config: c.label.to_string() };
+                        let better = match &best {
+                            None => true,
+                            Some(b) => {
+                                let rank = |c: &Cell| (c.feasible, c.value.is_some());
+                                if rank(&cand) != rank(b) {
+                                    rank(&cand) > rank(b)
+                                } else {
+                                    match (cand.value, b.value) {
+                                        (Some(v), Some(w)) => (hi && v > w) || (!hi && v < w),
+                                        _ => false,
+                                    }
+                                }
+                            }
+                        };
+                        if better {
+                            best = Some(cand);
+                        }
+                    }
+                    best
+                })
+                .collect()
+        })
+        .collect();
+    Heatmap {
+        family: fam.to_string(),
+        x_param: xp.to_string(),
+        y_param: yp.to_string(),
+        metric: metric.to_string(),
+        x_values: xs,
+        y_values: ys,
+        cells,
+        scenarios,
+        others: swept
+            .iter()
+            .filter(|p| p.as_str() != xp && p.as_str() != yp)
+            .map(|p| p.to_string())
+            .collect(),
+    }
+}
+
+/// Draws `map` to `path` (PNG of [`HEATMAP_SIZE`]).
+pub fn draw_heatmap(map: &Heatmap, path: &Path) -> Result<(), ChartError> {
+    save_png(path, HEATMAP_SIZE, |root| render_heatmap(map, root))
+}
+
+/// Width of the colour scale strip on the right (px).
+const SCALE_WIDTH: u32 = 190;
+
+/// Draws `map` into `root`.
+pub fn render_heatmap(map: &Heatmap, root: &Area) -> Result<(), ChartError> {
+    let (title_area, rest) = root.split_vertically(TITLE_HEIGHT);
+    let mut sub = Vec::new();
+    if map.scenarios > 1 {
+        sub.push(format!("mean over {} scenarios", map.scenarios));
+    }
+    if !map.others.is_empty() {
+        sub.push(format!("each cell: best over {}", map.others.join(", ")));
+    }
+    sub.push(if higher_is_better(&map.metric) {
+        "higher is better".into()
+    } else {
+        "lower is better".into()
+    });
+    draw_title(
+        &title_area,
+        &format!("{} of {}: {} × {}", map.metric, map.family, map.x_param, map.y_param),
+        &sub.join(" · "),
+    )?;
+    let (w, _) = rest.dim_in_pixel();
+    let (main, scale) = rest.split_horizontally(w - SCALE_WIDTH);
+    let (nx, ny) = (map.x_values.len() as i32, map.y_values.len() as i32);
+    let mut chart = ChartBuilder::on(&main)
+        .margin(16)
+        .x_label_area_size(80)
+        .y_label_area_size(110)
+        .build_cartesian_2d(0.0..nx.max(1) as f64, 0.0..ny.max(1) as f64)
+        .map_err(draw_err)?;
+    chart
+        .configure_mesh()
+        .disable_mesh()
+        .x_labels(0)
+        .y_labels(0)
+        .x_desc(format!("{} (swept parameter)", map.x_param))
+        .y_desc(format!("{} (swept parameter)", map.y_param))
+        .axis_desc_style(text(LABEL_SIZE, OI_BLACK))
+        .draw()
+        .map_err(draw_err)?;
+    // Tick labels at cell centres, drawn by hand so every value gets exactly one label.
+    let main_base = main.get_base_pixel();
+    let at = |x: f64, y: f64| {
+        let p = chart.backend_coord(&(x, y));
+        (p.0 - main_base.0, p.1 - main_base.1)
+    };
+    let colw = (at(1.0, 0.0).0 - at(0.0, 0.0).0) - 4;
+    for (i, v) in map.x_values.iter().enumerate() {
+        let (x, y) = at(i as f64 + 0.5, 0.0);
+        let style = text(TICK_SIZE, OI_BLACK).pos(Pos::new(HPos::Center, VPos::Top));
+        main.draw(&Text::new(fit_text(v, TICK_SIZE, colw), (x, y + 8), style)).map_err(draw_err)?;
+    }
+    for (j, v) in map.y_values.iter().enumerate() {
+        let (x, y) = at(0.0, j as f64 + 0.5);
+        let style = text(TICK_SIZE, OI_BLACK).pos(Pos::new(HPos::Right, VPos::Center));
+        main.draw(&Text::new(fit_text(v, TICK_SIZE, 90), (x - 8, y), style)).map_err(draw_err)?;
+    }
+    let (lo, hi) = map.range();
+    let best = map.best();
+    let plot = chart.plotting_area();
+    let base = plot.get_base_pixel();
+    let px = plot.strip_coord_spec();
+    let (pw, ph) = px.dim_in_pixel();
+    let (cw, chh) = (pw as i32 / nx.max(1), ph as i32 / ny.max(1));
+    let cell_px = |x: i32, y: i32| {
+        let a = chart.backend_coord(&(x as f64, (y + 1) as f64));
+        let b = chart.backend_coord(&((x + 1) as f64, y as f64));
+        ((a.0 - base.0, a.1 - base.1), (b.0 - base.0, b.1 - base.1))
+    };
+    let big = cw >= 56 && chh >= 30;
+    for (y, row) in map.cells.iter().enumerate() {
+        for (x, cell) in row.iter().enumerate() {
+            let (a, b) = cell_px(x as i32, y as i32);
+            let centre = ((a.0 + b.0) / 2, (a.1 + b.1) / 2);
+            match cell {
+                None => {
+                    px.draw(&Rectangle::new([a, b], WHITE.filled())).map_err(draw_err)?;
+                    hatch(&px, a, b, 6, LIGHT_GREY)?;
+                }
+                Some(c) => {
+                    let fill = match (c.value, c.feasible) {
+                        (Some(_), false) => RGBColor(0xD0, 0xD0, 0xD0),
+                        (Some(v), true) => viridis((v - lo) / (hi - lo)),
+                        (None, _) => WHITE,
+                    };
+                    px.draw(&Rectangle::new([a, b], fill.filled())).map_err(draw_err)?;
+                    if !c.feasible {
+                        hatch(&px, a, b, 8, GREY)?;
+                    }
+                    if big {
+                        let colour = if is_dark(fill) { WHITE } else { OI_BLACK };
+                        let label = c.value.map(fmt_num).unwrap_or_else(|| "no value".into());
+                        let style = text(TICK_SIZE, colour).pos(Pos::new(HPos::Center, VPos::Center));
+                        px.draw(&Text::new(label, centre, style)).map_err(draw_err)?;
+                    }
+                }
+            }
+            px.draw(&Rectangle::new([a, b], WHITE.stroke_width(1))).map_err(draw_err)?;
+        }
+    }
+    if let Some((x, y)) = best {
+        let (a, b) = cell_px(x as i32, y as i32);
+        px.draw(&Rectangle::new([(a.0 + 2, a.1 + 2), (b.0 - 2, b.1 - 2)], OI_BLACK.stroke_width(4)))
+            .map_err(draw_err)?;
+        px.draw(&Rectangle::new([(a.0 + 5, a.1 + 5), (b.0 - 5, b.1 - 5)], WHITE.stroke_width(2)))
+            .map_err(draw_err)?;
+        if big && chh >= 48 {
+            let fill = map.cells[y][x].as_ref().and_then(|c| c.value).map(|v| viridis((v - lo) / (hi - lo)));
+            let colour = if fill.is_some_and(is_dark) { WHITE } else { OI_BLACK };
+            let style = bold(TICK_SIZE, colour).pos(Pos::new(HPos::Center, VPos::Center));
+            px.draw(&Text::new("best", ((a.0 + b.0) / 2, (a.1 + b.1) / 2 + 18), style)).map_err(draw_err)?;
+        }
+    }
+    draw_scale(&scale, map, lo, hi)
+}
+
+fn draw_scale(area: &Area, map: &Heatmap, lo: f64, hi: f64) -> Result<(), ChartError> {
+    let (_, h) = area.dim_in_pixel();
+    let (bar_area, key_area) = area.split_vertically(h - 170);
+    let mut chart = ChartBuilder::on(&bar_area)
+        .margin_top(16)
+        .margin_bottom(8)
+        .margin_right(10)
+        .right_y_label_area_size(110)
+        .build_cartesian_2d(0.0..1.0, lo..hi)
+        .map_err(draw_err)?;
+    chart
+        .configure_mesh()
+        .disable_mesh()
+        .disable_x_axis()
+        .y_labels(8)
+        .y_label_formatter(&|v| fmt_num(*v))
+        .y_desc(format!(
+            "{} ({} is better)",
+            map.metric,
+            if higher_is_better(&map.metric) { "higher" } else { "lower" }
+        ))
+        .label_style(text(TICK_SIZE, OI_BLACK))
+        .axis_desc_style(text(LABEL_SIZE, OI_BLACK))
+        .draw()
+        .map_err(draw_err)?;
+    let steps = 120;
+    chart
+        .draw_series((0..steps).map(|i| {
+            let a = lo + (hi - lo) * i as f64 / steps as f64;
+            let b = lo + (hi - lo) * (i + 1) as f64 / steps as f64;
+            Rectangle::new([(0.0, a), (1.0, b)], viridis(i as f64 / (steps - 1) as f64).filled())
+        }))
+        .map_err(draw_err)?;
+    chart
+        .plotting_area()
+        .draw(&Rectangle::new([(0.0, lo), (1.0, hi)], DARK_GREY.stroke_width(1)))
+        .map_err(draw_err)?;
+    // Key for the marks.
+    let s = LEGEND_SIZE as i32;
+    let x = 14;
+    key_area
+        .draw(&Rectangle::new([(x, 10), (x + 2 * s, 10 + 2 * s)], OI_BLACK.stroke_width(4)))
+        .map_err(draw_err)?;
+    key_area
+        .draw(&Text::new("best feasible", (x + 2 * s + 8, 16), text(LEGEND_SIZE, OI_BLACK)))
+        .map_err(draw_err)?;
+    key_area
+        .draw(&Rectangle::new([(x, 56), (x + 2 * s, 56 + 2 * s)], RGBColor(0xD0, 0xD0, 0xD0).filled()))
+        .map_err(draw_err)?;
+    hatch(&key_area, (x, 56), (x + 2 * s, 56 + 2 * s), 8, GREY)?;
+    key_area
+        .draw(&Text::new("breaks a", (x + 2 * s + 8, 54), text(LEGEND_SIZE, OI_BLACK)))
+        .map_err(draw_err)?;
+    key_area
+        .draw(&Text::new("constraint", (x + 2 * s + 8, 72), text(LEGEND_SIZE, OI_BLACK)))
+        .map_err(draw_err)?;
+    key_area.draw(&Rectangle::new([(x, 102), (x + 2 * s, 102 + 2 * s)], WHITE.filled())).map_err(draw_err)?;
+    hatch(&key_area, (x, 102), (x + 2 * s, 102 + 2 * s), 6, LIGHT_GREY)?;
+    key_area
+        .draw(&Rectangle::new([(x, 102), (x + 2 * s, 102 + 2 * s)], GREY.stroke_width(1)))
+        .map_err(draw_err)?;
+    key_area
+        .draw(&Text::new("not run", (x + 2 * s + 8, 110), text(LEGEND_SIZE, OI_BLACK)))
+        .map_err(draw_err)?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::charts::data::read_summary;
+
+    fn summary(text: &str) -> Summary {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("summary.csv");
+        std::fs::write(&p, text).unwrap();
+        read_summary(&p).unwrap()
+    }
+
+    const SWEEP: &str = "scenario,policy,config_id,family,param.threshold,param.open_for,param.fixed,cost,feasible\n\
+        s,c1,c1,count,5,30s,x,10,true\n\
+        s,c2,c2,count,10,30s,x,4,true\n\
+        s,c3,c3,count,5,1m,x,2,false\n\
+        s,c4,c4,count,10,1m,x,6,true\n\
+        s,w1,w1,window,0.5,,x,3,true\n";
+
+    #[test]
+    fn one_heatmap_per_pair_of_swept_parameters() {
+        let maps = heatmaps(&summary(SWEEP), "cost");
+        assert_eq!(maps.len(), 1);
+        let m = &maps[0];
+        assert_eq!(m.file_name(), "heatmap_count_threshold_open_for.png");
+        assert_eq!(m.x_values, vec!["5", "10"]);
+        assert_eq!(m.y_values, vec!["30s", "1m"]);
+        assert_eq!(m.cells[1][0].as_ref().unwrap().value, Some(2.0));
+        assert!(!m.cells[1][0].as_ref().unwrap().feasible);
+        // The infeasible 2 does not win; the feasible 4 does.
+        assert_eq!(m.best(), Some((1, 0)));
+        assert!(heatmaps(&summary(SWEEP), "no_such_metric").is_empty());
+    }
+
+    #[test]
+    fn other_parameters_collapse_to_their_best() {
+        let text = "scenario,policy,config_id,family,param.a,param.b,param.c,cost\n\
+            s,k1,k1,f,1,1,x,5\ns,k2,k2,f,1,1,y,3\ns,k3,k3,f,2,2,x,7\ns,k4,k4,f,2,2,y,8\n";
+        let maps = heatmaps(&summary(text), "cost");
+        assert_eq!(maps.len(), 3);
+        let ab = maps.iter().find(|m| m.x_param == "a" && m.y_param == "b").unwrap();
+        assert_eq!(ab.others, vec!["c"]);
+        assert_eq!(ab.cells[0][0].as_ref().unwrap().config, "k2");
+        assert_eq!(ab.cells[1][1].as_ref().unwrap().value, Some(7.0));
+        assert_eq!(ab.cells[0][1], None);
+    }
+}

@@ -1,0 +1,354 @@
+//! PNG charts drawn from the CSV files of an output folder, so `breakerlab report DIR` can redraw
+//! everything from the CSVs alone. One file per chart type; `style` holds the font, sizes and
+//! palette; `data` reads the CSVs. Text uses DejaVu Sans compiled into the binary (plotters'
+//! `ab_glyph`), never the system's fonts. Same CSVs ⇒ identical PNG bytes.
+
+pub mod axis;
+pub mod comparison;
+pub mod data;
+pub mod heatmap;
+pub mod latency;
+pub mod pareto;
+pub mod style;
+pub mod timeline;
+
+use std::path::{Path, PathBuf};
+
+/// File name of the timeline chart.
+pub const TIMELINE_PNG: &str = "timeline.png";
+/// File name of the Pareto chart.
+pub const PARETO_PNG: &str = "pareto.png";
+/// File name of the comparison chart.
+pub const COMPARISON_PNG: &str = "comparison.png";
+/// File name of the latency CDF chart.
+pub const LATENCY_PNG: &str = "latency_cdf.png";
+
+/// Why a chart could not be drawn.
+#[derive(Debug, thiserror::Error)]
+pub enum ChartError {
+    /// Reading or writing a file failed.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// The CSV file is malformed (quoting, row length).
+    #[error("{path}: line {line}: {message}")]
+    Csv {
+        /// The file.
+        path: PathBuf,
+        /// Line of the problem (1-based, 0 when unknown).
+        line: u64,
+        /// What the CSV reader said.
+        message: String,
+    },
+    /// inputs.toml is malformed.
+    #[error("{path}: line {line}: {message}")]
+    Toml {
+        /// The file.
+        path: PathBuf,
+        /// Line of the problem (1-based, 0 when unknown).
+        line: u64,
+        /// What the TOML parser said.
+        message: String,
+    },
+    /// A column the chart needs is missing from the header.
+    #[error("{path}: missing column `{column}`")]
+    MissingColumn {
+        /// The file.
+        path: PathBuf,
+        /// The column expected.
+        column: String,
+    },
+    /// A cell holds something other than what the column should hold.
+    #[error("{path}: line {line}, column `{column}`: found \"{value}\", expected {expected}")]
+    BadValue {
+        /// The file.
+        path: PathBuf,
+        /// Line of the row (1-based).
+        line: u64,
+        /// Column name.
+        column: String,
+        /// The cell's text.
+        value: String,
+        /// What the column should hold.
+        expected: &'static str,
+    },
+    /// There is nothing to draw (e.g. an empty timeline).
+    #[error("nothing to draw: {0}")]
+    NoData(String),
+    /// The embedded font could not be loaded.
+    #[error("the embedded font could not be registered")]
+    Font,
+    /// plotters failed while drawing.
+    #[error("drawing failed: {0}")]
+    Draw(String),
+}
+
+/// A time window to zoom the timeline to, in microseconds since the scenario's start.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct TimeRange {
+    /// First instant shown.
+    pub from_us: u64,
+    /// Last instant shown.
+    pub to_us: u64,
+}
+
+/// Choices for [`draw_all_with`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct ChartOptions {
+    /// Zoom the timeline to this window (whole run when `None`).
+    pub time_range: Option<TimeRange>,
+    /// The summary.csv column the heatmaps colour by (lower is better); `cost` by default.
+    pub heatmap_metric: String,
+}
+
+impl Default for ChartOptions {
+    fn default() -> Self {
+        ChartOptions { time_range: None, heatmap_metric: "cost".to_string() }
+    }
+}
+
+/// Draws every chart the CSVs in `dir` allow, with default options; returns the PNGs written.
+pub fn draw_all(dir: &Path) -> Result<Vec<PathBuf>, ChartError> {
+    draw_all_with(dir, &ChartOptions::default())
+}
+
+/// Draws every chart the CSVs in `dir` allow:
+/// timeline.png from timeline.csv (+ transitions.csv, incidents.csv when present);
+/// heatmap_<family>_<p1>_<p2>.png for every pair of swept parameters in summary.csv;
+/// pareto.png when pareto.csv exists; comparison.png when summary.csv holds two or more
+/// configurations; latency_cdf.png from latency.csv. Returns the PNGs written, in that order.
+/// Charts of these names left from an earlier drawing that the CSVs no longer allow (e.g. a
+/// heatmap of a parameter no longer swept) are removed, so the folder matches its CSVs.
+pub fn draw_all_with(dir: &Path, opts: &ChartOptions) -> Result<Vec<PathBuf>, ChartError> {
+    let out = draw_charts(dir, opts)?;
+    let io = |source| ChartError::Io { path: dir.to_path_buf(), source };
+    let mut stale = Vec::new();
+    for entry in std::fs::read_dir(dir).map_err(io)? {
+        let name = entry.map_err(io)?.file_name().to_string_lossy().into_owned();
+        let ours = [TIMELINE_PNG, PARETO_PNG, COMPARISON_PNG, LATENCY_PNG].contains(&name.as_str())
+            || (name.starts_with("heatmap_") && name.ends_with(".png"));
+        if ours && !out.iter().any(|p| p.file_name().is_some_and(|n| n.to_string_lossy() == name)) {
+            stale.push(dir.join(name));
+        }
+    }
+    stale.sort();
+    for p in stale {
+        std::fs::remove_file(&p).map_err(|source| ChartError::Io { path: p.clone(), source })?;
+    }
+    Ok(out)
+}
+
+fn draw_charts(dir: &Path, opts: &ChartOptions) -> Result<Vec<PathBuf>, ChartError> {
+    let mut out = Vec::new();
+    let timeline_csv = dir.join("timeline.csv");
+    if timeline_csv.exists() {
+        let data = timeline::TimelineData::load(dir)?;
+        let path = dir.join(TIMELINE_PNG);
+        timeline::draw_timeline(&data, opts.time_range, &path)?;
+        out.push(path);
+    }
+    let summary_csv = dir.join("summary.csv");
+    if summary_csv.exists() {
+        let summary = data::read_summary(&summary_csv)?;
+        for map in heatmap::heatmaps(&summary, &opts.heatmap_metric) {
+            let path = dir.join(map.file_name());
+            heatmap::draw_heatmap(&map, &path)?;
+            out.push(path);
+        }
+        let pareto_csv = dir.join("pareto.csv");
+        if pareto_csv.exists() {
+            let front = data::read_summary(&pareto_csv)?;
+            let recommended = data::read_first_line(&dir.join("recommended.txt"))?;
+            let p = pareto::ParetoData::new(&summary, Some(&front), recommended);
+            let path = dir.join(PARETO_PNG);
+            pareto::draw_pareto(&p, &path)?;
+            out.push(path);
+        }
+        let cmp = comparison::ComparisonData::new(&summary);
+        if cmp.configs.len() >= 2 {
+            let path = dir.join(COMPARISON_PNG);
+            comparison::draw_comparison(&cmp, &path)?;
+            out.push(path);
+        }
+    }
+    let latency_csv = dir.join("latency.csv");
+    if latency_csv.exists() {
+        let hists = data::read_latency(&latency_csv)?;
+        if hists.iter().any(|h| h.buckets.iter().any(|b| b.1 > 0.0)) {
+            let path = dir.join(LATENCY_PNG);
+            latency::draw_latency_cdf(&hists, &path)?;
+            out.push(path);
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+pub(crate) mod fixtures;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Width and height from a PNG's IHDR chunk, after checking the signature and the end chunk.
+    pub(crate) fn png_size(bytes: &[u8]) -> (u32, u32) {
+        assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n", "PNG signature");
+        assert_eq!(&bytes[12..16], b"IHDR");
+        assert_eq!(&bytes[bytes.len() - 8..bytes.len() - 4], b"IEND");
+        let be = |b: &[u8]| u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+        (be(&bytes[16..20]), be(&bytes[20..24]))
+    }
+
+    fn names(paths: &[PathBuf]) -> Vec<String> {
+        paths.iter().map(|p| p.file_name().unwrap().to_string_lossy().into_owned()).collect()
+    }
+
+    #[test]
+    fn compare_folder_draws_timeline_comparison_and_latency_at_their_sizes() {
+        let dir = tempfile::tempdir().unwrap();
+        fixtures::compare_dir(dir.path());
+        let out = draw_all(dir.path()).unwrap();
+        assert_eq!(names(&out), vec!["timeline.png", "comparison.png", "latency_cdf.png"]);
+        let size = |n: &str| png_size(&std::fs::read(dir.path().join(n)).unwrap());
+        assert_eq!(size("timeline.png"), timeline::timeline_size(3));
+        let summary = data::read_summary(&dir.path().join("summary.csv")).unwrap();
+        let cmp = comparison::ComparisonData::new(&summary);
+        assert_eq!(size("comparison.png"), comparison::comparison_size(&cmp));
+        assert_eq!(size("latency_cdf.png"), style::LATENCY_SIZE);
+        // No temporary file is left behind.
+        let leftovers: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .filter_map(|e| e.ok())
+            .filter(|e| e.file_name().to_string_lossy().contains(".tmp"))
+            .collect();
+        assert!(leftovers.is_empty());
+    }
+
+    #[test]
+    fn sweep_folder_draws_heatmaps_and_pareto() {
+        let dir = tempfile::tempdir().unwrap();
+        fixtures::sweep_dir(dir.path());
+        let out = draw_all(dir.path()).unwrap();
+        assert_eq!(
+            names(&out),
+            vec![
+                "heatmap_consecutive_failure_threshold_open_for.png",
+                "heatmap_window_failure_rate_window.png",
+                "heatmap_window_failure_rate_min_calls.png",
+                "heatmap_window_window_min_calls.png",
+                "pareto.png",
+                "comparison.png",
+            ]
+        );
+        for p in &out[..4] {
+            assert_eq!(png_size(&std::fs::read(p).unwrap()), style::HEATMAP_SIZE);
+        }
+        assert_eq!(png_size(&std::fs::read(&out[4]).unwrap()), style::PARETO_SIZE);
+    }
+
+    #[test]
+    fn stale_charts_are_removed_and_other_files_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        fixtures::compare_dir(dir.path());
+        for name in ["heatmap_old_a_b.png", "pareto.png", "notes.png", "keep.txt"] {
+            std::fs::write(dir.path().join(name), b"x").unwrap();
+        }
+        draw_all(dir.path()).unwrap();
+        assert!(!dir.path().join("heatmap_old_a_b.png").exists());
+        assert!(!dir.path().join("pareto.png").exists());
+        assert!(dir.path().join("notes.png").exists() && dir.path().join("keep.txt").exists());
+        assert!(dir.path().join("timeline.png").exists());
+    }
+
+    #[test]
+    fn same_csvs_draw_identical_bytes() {
+        let a = tempfile::tempdir().unwrap();
+        let b = tempfile::tempdir().unwrap();
+        for d in [a.path(), b.path()] {
+            fixtures::compare_dir(d);
+        }
+        let run = |d: &Path| {
+            std::fs::create_dir_all(d.join("sweep")).unwrap();
+            fixtures::sweep_dir(&d.join("sweep"));
+            let mut all = draw_all(d).unwrap();
+            all.extend(draw_all(&d.join("sweep")).unwrap());
+            all.iter().map(|p| std::fs::read(p).unwrap()).collect::<Vec<_>>()
+        };
+        let (x, y) = (run(a.path()), run(b.path()));
+        assert_eq!(x.len(), 9);
+        assert!(x == y, "chart bytes differ between two draws of the same CSVs");
+        // And drawing again in place gives the same bytes too.
+        assert!(run(a.path()) == x);
+    }
+
+    #[test]
+    fn embedded_font_draws_text() {
+        let size = (400, 80);
+        let blank = style::render_rgb(size, |_| Ok(())).unwrap();
+        let titled = style::render_rgb(size, |root| style::draw_title(root, "Timeline", "")).unwrap();
+        let dark = titled.chunks(3).filter(|p| p[0] < 100 && p[1] < 100 && p[2] < 100).count();
+        assert!(blank != titled);
+        assert!(dark > 200, "only {dark} dark pixels: the title was not drawn");
+        // In a real chart the title strip holds text only: it must not be blank.
+        let dir = tempfile::tempdir().unwrap();
+        fixtures::compare_dir(dir.path());
+        let data = timeline::TimelineData::load(dir.path()).unwrap();
+        let (w, h) = timeline::timeline_size(data.series.len());
+        let rgb = style::render_rgb((w, h), |root| timeline::render_timeline(&data, None, root)).unwrap();
+        let strip = &rgb[..(w * style::TITLE_HEIGHT * 3) as usize];
+        let inked = strip.chunks(3).filter(|p| p[0] < 128).count();
+        assert!(inked > 500, "title strip has {inked} inked pixels");
+    }
+
+    #[test]
+    fn zoom_and_bad_input_are_reported() {
+        let dir = tempfile::tempdir().unwrap();
+        fixtures::week_dir(dir.path());
+        let data = timeline::TimelineData::load(dir.path()).unwrap();
+        let p = dir.path().join("zoom.png");
+        let day = 86_400_000_000u64;
+        timeline::draw_timeline(&data, Some(TimeRange { from_us: day, to_us: day + 4 * 3_600_000_000 }), &p)
+            .unwrap();
+        assert_eq!(png_size(&std::fs::read(&p).unwrap()), timeline::timeline_size(2));
+        let err = timeline::draw_timeline(&data, Some(TimeRange { from_us: 5, to_us: 5 }), &p).unwrap_err();
+        assert!(err.to_string().contains("empty time range"), "{err}");
+        std::fs::write(dir.path().join("incidents.csv"), "start_us,end_us,kind,expect\n1,2,outage,maybe\n")
+            .unwrap();
+        let err = draw_all(dir.path()).unwrap_err().to_string();
+        assert!(err.contains("incidents.csv") && err.contains("line 2") && err.contains("maybe"), "{err}");
+    }
+
+    /// Writes sample charts under /tmp/breakerlab-charts for looking at them:
+    /// `cargo test --lib report::charts::tests::samples -- --ignored`.
+    #[test]
+    #[ignore]
+    fn samples() {
+        let root = Path::new("/tmp/breakerlab-charts");
+        for (name, f) in [
+            ("compare", fixtures::compare_dir as fn(&Path)),
+            ("sweep", fixtures::sweep_dir),
+            ("week", fixtures::week_dir),
+        ] {
+            let d = root.join(name);
+            std::fs::create_dir_all(&d).unwrap();
+            f(&d);
+            draw_all(&d).unwrap();
+            let inputs = crate::report::page::ReportInputs {
+                title: format!("{name} sample"),
+                command_line: Some(format!("breakerlab {name} scenarios/sample.toml --seed 7")),
+                seed: Some(7),
+                ..Default::default()
+            };
+            crate::report::page::write_report(&d, &inputs).unwrap();
+        }
+        let d = root.join("week");
+        let data = timeline::TimelineData::load(&d).unwrap();
+        let day = 86_400_000_000u64;
+        let zoom = TimeRange { from_us: 3 * day + 3_600_000_000, to_us: 3 * day + 4 * 3_600_000_000 };
+        timeline::draw_timeline(&data, Some(zoom), &d.join("timeline_zoom.png")).unwrap();
+    }
+}

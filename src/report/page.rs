@@ -1,0 +1,674 @@
+//! The review report of an output folder: report.html, one self-contained page (charts embedded
+//! as base64 data URIs, inline CSS, nothing fetched from the network), and report.md with the
+//! same tables for pasting into a pull request. Both are built from the folder's CSVs, PNGs and
+//! text files, plus the inputs needed to reproduce the run ([`ReportInputs`], kept beside them
+//! in inputs.toml so `breakerlab report DIR` can rebuild the page later).
+
+use super::charts::data::{self, Summary, SummaryRow};
+use super::charts::style::{fmt_num, fmt_pct};
+use super::charts::{self, ChartError, ChartOptions};
+use serde::{Deserialize, Serialize};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+/// File name of the HTML report.
+pub const REPORT_HTML: &str = "report.html";
+/// File name of the Markdown report.
+pub const REPORT_MD: &str = "report.md";
+/// File in the output folder that keeps the run's [`ReportInputs`].
+pub const INPUTS_FILE: &str = "inputs.toml";
+/// Most summary rows in report.md (a pull request comment must stay short); the HTML page
+/// shows up to [`HTML_MAX_ROWS`].
+pub const MD_MAX_ROWS: usize = 30;
+/// Most summary rows in report.html.
+pub const HTML_MAX_ROWS: usize = 2000;
+
+/// One input file of the run, by name and full text (scenario, sweep, label file...).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InputFile {
+    /// The name or path as given on the command line.
+    pub name: String,
+    /// The file's text.
+    pub text: String,
+}
+
+/// What a reader needs to reproduce the run: shown in the report and saved in inputs.toml.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReportInputs {
+    /// A heading for the report ("sweep: thresholds.toml"); the folder name when empty.
+    #[serde(default)]
+    pub title: String,
+    /// The command line that produced the folder, as typed.
+    #[serde(default)]
+    pub command_line: Option<String>,
+    /// The base seed.
+    #[serde(default)]
+    pub seed: Option<u64>,
+    /// Version of breakerlab that ran the simulation.
+    pub version: String,
+    /// The scenario, sweep and other input files, in the order given.
+    #[serde(default)]
+    pub files: Vec<InputFile>,
+}
+
+impl Default for ReportInputs {
+    fn default() -> Self {
+        ReportInputs {
+            title: String::new(),
+            command_line: None,
+            seed: None,
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            files: Vec::new(),
+        }
+    }
+}
+
+impl ReportInputs {
+    /// Writes inputs.toml into `dir` (temporary file, then rename).
+    pub fn save(&self, dir: &Path) -> Result<PathBuf, ChartError> {
+        let text = toml::to_string(self).map_err(|e| ChartError::Draw(format!("inputs.toml: {e}")))?;
+        let path = dir.join(INPUTS_FILE);
+        write_atomic(&path, text.as_bytes())?;
+        Ok(path)
+    }
+
+    /// Reads inputs.toml from `dir`; `None` when the folder has none.
+    pub fn load(dir: &Path) -> Result<Option<ReportInputs>, ChartError> {
+        let path = dir.join(INPUTS_FILE);
+        let text = match std::fs::read_to_string(&path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(source) => return Err(ChartError::Io { path, source }),
+        };
+        toml::from_str(&text).map(Some).map_err(|e| ChartError::Toml {
+            line: e.span().map(|s| text[..s.start].lines().count().max(1) as u64).unwrap_or(0),
+            path,
+            message: e.message().to_string(),
+        })
+    }
+}
+
+/// The two pages written.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReportFiles {
+    /// report.html
+    pub html: PathBuf,
+    /// report.md
+    pub md: PathBuf,
+}
+
+/// Redraws every chart from the CSVs in `dir`, then writes the report pages with the inputs
+/// saved in the folder (or `fallback` when it has none). This is `breakerlab report DIR`.
+pub fn report_dir(
+    dir: &Path,
+    opts: &ChartOptions,
+    fallback: &ReportInputs,
+) -> Result<ReportFiles, ChartError> {
+    charts::draw_all_with(dir, opts)?;
+    let inputs = ReportInputs::load(dir)?.unwrap_or_else(|| fallback.clone());
+    write_report(dir, &inputs)
+}
+
+/// Summary columns shown in the tables: (column, heading).
+const TABLE_METRICS: [(&str, &str); 13] = [
+    ("false_opens", "false opens"),
+    ("missed_incidents", "missed incidents"),
+    ("detection_delay_mean_s", "detection delay mean (s)"),
+    ("detection_delay_p95_s", "detection delay p95 (s)"),
+    ("recovery_lag_mean_s", "recovery lag mean (s)"),
+    ("flaps", "flaps"),
+    ("wasted_quota", "wasted quota (attempts)"),
+    ("amplification", "amplification"),
+    ("shed_healthy", "shed while healthy"),
+    ("availability", "availability"),
+    ("latency_p95_ms", "latency p95 (ms)"),
+    ("latency_p99_ms", "latency p99 (ms)"),
+    ("cost", "cost"),
+];
+
+/// A table ready to print: headings and text cells.
+#[derive(Clone, Debug, PartialEq)]
+struct TextTable {
+    headings: Vec<String>,
+    rows: Vec<Vec<String>>,
+    /// Index of the recommended row, when it is in the table.
+    highlight: Option<usize>,
+    /// Rows left out.
+    omitted: usize,
+}
+
+fn cell(row: &SummaryRow, col: &str) -> String {
+    let Some(v) = row.metric(col) else { return "–".to_string() };
+    let main = if col == "availability" { fmt_pct(v) } else { fmt_num(v) };
+    match row.metric(&format!("{col}_ci95")) {
+        Some(ci) if ci > 0.0 => {
+            let ci = if col == "availability" { fmt_pct(ci) } else { fmt_num(ci) };
+            format!("{main} ± {ci}")
+        }
+        _ => main,
+    }
+}
+
+/// The summary as a text table: scenario, configuration, parameters that vary, feasibility,
+/// then the metrics present. With more than `max` rows, the `max` lowest-cost rows are kept
+/// (file order when there is no cost), the recommended row always among them.
+fn summary_table(s: &Summary, recommended: Option<&str>, max: usize) -> TextTable {
+    let metrics: Vec<(&str, &str)> =
+        TABLE_METRICS.iter().copied().filter(|(c, _)| s.metric_columns.iter().any(|m| m == c)).collect();
+    let varying: Vec<&String> = s
+        .param_columns
+        .iter()
+        .filter(|p| {
+            let mut v: Vec<&str> =
+                s.rows.iter().filter_map(|r| r.params.get(*p).map(String::as_str)).collect();
+            v.sort_unstable();
+            v.dedup();
+            v.len() > 1
+        })
+        .collect();
+    let feasible = s.rows.iter().any(|r| r.feasible.is_some());
+    let mut headings = vec!["scenario".to_string(), "configuration".to_string()];
+    headings.extend(varying.iter().map(|p| p.to_string()));
+    if feasible {
+        headings.push("meets constraints".into());
+    }
+    headings.extend(metrics.iter().map(|m| m.1.to_string()));
+    let mut order: Vec<usize> = (0..s.rows.len()).collect();
+    let mut omitted = 0;
+    if order.len() > max {
+        let cost = |i: usize| s.rows[i].metric("cost").unwrap_or(f64::INFINITY);
+        let is_rec = |i: usize| recommended == Some(s.rows[i].policy.as_str());
+        order.sort_by(|a, b| is_rec(*b).cmp(&is_rec(*a)).then(cost(*a).total_cmp(&cost(*b))).then(a.cmp(b)));
+        order.truncate(max);
+        order.sort_by(|a, b| cost(*a).total_cmp(&cost(*b)).then(a.cmp(b)));
+        omitted = s.rows.len() - max;
+    }
+    let mut highlight = None;
+    let rows = order
+        .iter()
+        .enumerate()
+        .map(|(k, &i)| {
+            let r = &s.rows[i];
+            if recommended == Some(r.policy.as_str()) && highlight.is_none() {
+                highlight = Some(k);
+            }
+            let mut row = vec![r.scenario.clone(), r.policy.clone()];
+            row.extend(varying.iter().map(|p| r.params.get(*p).cloned().unwrap_or_default()));
+            if feasible {
+                row.push(match r.feasible {
+                    Some(true) => "yes".into(),
+                    Some(false) => "no".into(),
+                    None => "–".into(),
+                });
+            }
+            row.extend(metrics.iter().map(|(c, _)| cell(r, c)));
+            row
+        })
+        .collect();
+    TextTable { headings, rows, highlight, omitted }
+}
+
+/// Chart files in the order the report shows them.
+fn chart_files(dir: &Path) -> Result<Vec<String>, ChartError> {
+    let mut heatmaps = Vec::new();
+    let rd = std::fs::read_dir(dir).map_err(|source| ChartError::Io { path: dir.to_path_buf(), source })?;
+    for e in rd {
+        let e = e.map_err(|source| ChartError::Io { path: dir.to_path_buf(), source })?;
+        let name = e.file_name().to_string_lossy().into_owned();
+        if name.starts_with("heatmap_") && name.ends_with(".png") {
+            heatmaps.push(name);
+        }
+    }
+    heatmaps.sort();
+    let mut out = Vec::new();
+    for n in [charts::TIMELINE_PNG, charts::COMPARISON_PNG, charts::PARETO_PNG] {
+        if dir.join(n).exists() {
+            out.push(n.to_string());
+        }
+    }
+    out.extend(heatmaps);
+    if dir.join(charts::LATENCY_PNG).exists() {
+        out.push(charts::LATENCY_PNG.to_string());
+    }
+    Ok(out)
+}
+
+fn chart_caption(name: &str) -> String {
+    match name {
+        charts::TIMELINE_PNG => "Timeline: dependency health, breaker states and traffic".into(),
+        charts::COMPARISON_PNG => {
+            "Metrics of the compared configurations, with 95% confidence intervals".into()
+        }
+        charts::PARETO_PNG => "Trade-offs between configurations and the Pareto front".into(),
+        charts::LATENCY_PNG => "User-perceived latency distribution".into(),
+        n => format!("Heatmap {}", n.trim_start_matches("heatmap_").trim_end_matches(".png")),
+    }
+}
+
+/// Standard base64 (RFC 4648, with padding) of `bytes`.
+pub fn base64(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let b = [chunk[0], *chunk.get(1).unwrap_or(&0), *chunk.get(2).unwrap_or(&0)];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(ALPHABET[(n >> (18 - 6 * i) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+/// Escapes text for HTML element content and attribute values.
+fn esc(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Escapes a Markdown table cell (pipes and line breaks).
+fn md_cell(s: &str) -> String {
+    s.replace('|', "\\|").replace('\n', " ")
+}
+
+/// A fence for `text` longer than any backtick run inside it.
+fn fence(text: &str) -> String {
+    let mut longest = 0;
+    let mut run = 0;
+    for c in text.chars() {
+        run = if c == '`' { run + 1 } else { 0 };
+        longest = longest.max(run);
+    }
+    "`".repeat((longest + 1).max(3))
+}
+
+fn lang_of(name: &str) -> &'static str {
+    match Path::new(name).extension().and_then(|e| e.to_str()) {
+        Some("toml") => "toml",
+        Some("csv") => "csv",
+        Some("json") => "json",
+        _ => "",
+    }
+}
+
+/// Everything the pages show, read from the folder.
+struct Contents {
+    title: String,
+    summary: Option<Summary>,
+    pareto: Option<Summary>,
+    recommended: Option<String>,
+    explanation: Option<String>,
+    charts: Vec<String>,
+}
+
+fn gather(dir: &Path, inputs: &ReportInputs) -> Result<Contents, ChartError> {
+    let opt_summary = |name: &str| {
+        let p = dir.join(name);
+        if p.exists() { data::read_summary(&p).map(Some) } else { Ok(None) }
+    };
+    let explanation = match std::fs::read_to_string(dir.join("recommendation.txt")) {
+        Ok(t) => Some(t.trim_end().to_string()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(source) => return Err(ChartError::Io { path: dir.join("recommendation.txt"), source }),
+    };
+    let title = if inputs.title.is_empty() {
+        dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "run".into())
+    } else {
+        inputs.title.clone()
+    };
+    Ok(Contents {
+        title,
+        summary: opt_summary("summary.csv")?,
+        pareto: opt_summary("pareto.csv")?,
+        recommended: data::read_first_line(&dir.join("recommended.txt"))?,
+        explanation,
+        charts: chart_files(dir)?,
+    })
+}
+
+const CSS: &str = "body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,'DejaVu Sans',sans-serif;\
+margin:2em auto;max-width:1680px;padding:0 1.5em;color:#1b1b1b;line-height:1.45}\
+h1{font-size:1.7em;margin-bottom:.2em}h2{margin-top:1.8em;border-bottom:1px solid #ddd;padding-bottom:.2em}\
+.meta{color:#555}.rec{background:#eef6f1;border-left:5px solid #009E73;padding:.8em 1.2em;white-space:pre-wrap}\
+.scroll{overflow-x:auto}table{border-collapse:collapse;font-size:.88em;font-variant-numeric:tabular-nums}\
+th,td{border:1px solid #d0d0d0;padding:.3em .6em;text-align:right;white-space:nowrap}\
+th{background:#f3f3f3;position:sticky;top:0}td:nth-child(-n+2),th:nth-child(-n+2){text-align:left}\
+tr.best td{background:#fff3c4;font-weight:600}figure{margin:1.5em 0}img{max-width:100%;height:auto;\
+border:1px solid #e3e3e3}figcaption{color:#444;font-size:.9em}pre{background:#f6f6f6;padding:.8em;\
+overflow-x:auto}code{font-family:'DejaVu Sans Mono',Menlo,Consolas,monospace}details{margin:.6em 0}\
+nav a{margin-right:1em}";
+
+fn html_table(out: &mut String, t: &TextTable) {
+    out.push_str("<div class=\"scroll\"><table>\n<thead><tr>");
+    for h in &t.headings {
+        let _ = write!(out, "<th>{}</th>", esc(h));
+    }
+    out.push_str("</tr></thead>\n<tbody>\n");
+    for (i, r) in t.rows.iter().enumerate() {
+        out.push_str(if t.highlight == Some(i) { "<tr class=\"best\">" } else { "<tr>" });
+        for c in r {
+            let _ = write!(out, "<td>{}</td>", esc(c));
+        }
+        out.push_str("</tr>\n");
+    }
+    out.push_str("</tbody></table></div>\n");
+    if t.omitted > 0 {
+        let _ = writeln!(
+            out,
+            "<p class=\"meta\">{} more rows in summary.csv (lowest cost shown).</p>",
+            t.omitted
+        );
+    }
+}
+
+fn md_table(out: &mut String, t: &TextTable) {
+    let _ = writeln!(out, "| {} |", t.headings.iter().map(|h| md_cell(h)).collect::<Vec<_>>().join(" | "));
+    let aligns: Vec<&str> = (0..t.headings.len()).map(|i| if i < 2 { ":---" } else { "---:" }).collect();
+    let _ = writeln!(out, "| {} |", aligns.join(" | "));
+    for (i, r) in t.rows.iter().enumerate() {
+        let cells: Vec<String> =
+            r.iter()
+                .enumerate()
+                .map(|(j, c)| {
+                    if t.highlight == Some(i) && j == 1 { format!("**{}**", md_cell(c)) } else { md_cell(c) }
+                })
+                .collect();
+        let _ = writeln!(out, "| {} |", cells.join(" | "));
+    }
+    if t.omitted > 0 {
+        let _ = writeln!(out, "\n_{} more rows in summary.csv (lowest cost shown)._", t.omitted);
+    }
+}
+
+fn render_html(dir: &Path, c: &Contents, inputs: &ReportInputs) -> Result<String, ChartError> {
+    let mut h = String::new();
+    let _ = write!(
+        h,
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <title>breakerlab: {}</title>\n<style>{CSS}</style>\n</head>\n<body>\n",
+        esc(&c.title)
+    );
+    let _ = writeln!(h, "<h1>breakerlab report: {}</h1>", esc(&c.title));
+    let _ = writeln!(
+        h,
+        "<p class=\"meta\">breakerlab {}{} · report drawn by breakerlab {}</p>",
+        esc(&inputs.version),
+        inputs.seed.map(|s| format!(" · seed {s}")).unwrap_or_default(),
+        env!("CARGO_PKG_VERSION")
+    );
+    h.push_str("<nav>");
+    if c.recommended.is_some() || c.explanation.is_some() {
+        h.push_str("<a href=\"#recommendation\">Recommendation</a>");
+    }
+    if c.summary.is_some() {
+        h.push_str("<a href=\"#summary\">Summary</a>");
+    }
+    if c.pareto.is_some() {
+        h.push_str("<a href=\"#pareto\">Pareto front</a>");
+    }
+    if !c.charts.is_empty() {
+        h.push_str("<a href=\"#charts\">Charts</a>");
+    }
+    h.push_str("<a href=\"#reproduce\">Reproduce</a></nav>\n");
+    if c.recommended.is_some() || c.explanation.is_some() {
+        h.push_str("<h2 id=\"recommendation\">Recommendation</h2>\n");
+        if let Some(r) = &c.recommended {
+            let _ = writeln!(h, "<p>Recommended configuration: <strong>{}</strong></p>", esc(r));
+        }
+        if let Some(e) = &c.explanation {
+            let _ = writeln!(h, "<div class=\"rec\">{}</div>", esc(e));
+        }
+    }
+    if let Some(s) = &c.summary {
+        h.push_str("<h2 id=\"summary\">Summary</h2>\n");
+        h.push_str(
+            "<p class=\"meta\">One row per scenario × configuration; values are means over replicates, \
+             ± the 95% confidence half-width where there were several. – means no value (e.g. no \
+             incident to detect). All columns are in summary.csv.</p>\n",
+        );
+        html_table(&mut h, &summary_table(s, c.recommended.as_deref(), HTML_MAX_ROWS));
+    }
+    if let Some(p) = &c.pareto {
+        h.push_str("<h2 id=\"pareto\">Pareto front</h2>\n");
+        h.push_str("<p class=\"meta\">Configurations no other configuration beats on every objective.</p>\n");
+        html_table(&mut h, &summary_table(p, c.recommended.as_deref(), HTML_MAX_ROWS));
+    }
+    if !c.charts.is_empty() {
+        h.push_str("<h2 id=\"charts\">Charts</h2>\n");
+        for name in &c.charts {
+            let path = dir.join(name);
+            let bytes = std::fs::read(&path).map_err(|source| ChartError::Io { path, source })?;
+            let _ = writeln!(
+                h,
+                "<figure id=\"{id}\"><img src=\"data:image/png;base64,{}\" alt=\"{cap}\" title=\"{name}\">\
+                 <figcaption>{cap} ({name})</figcaption></figure>",
+                base64(&bytes),
+                id = esc(name.trim_end_matches(".png")),
+                cap = esc(&chart_caption(name)),
+                name = esc(name),
+            );
+        }
+    }
+    h.push_str("<h2 id=\"reproduce\">Reproduce</h2>\n<ul>\n");
+    let _ = writeln!(h, "<li>breakerlab version: <code>{}</code></li>", esc(&inputs.version));
+    if let Some(seed) = inputs.seed {
+        let _ = writeln!(h, "<li>seed: <code>{seed}</code></li>");
+    }
+    if let Some(cmd) = &inputs.command_line {
+        let _ = writeln!(h, "<li>command: <code>{}</code></li>", esc(cmd));
+    }
+    h.push_str("</ul>\n");
+    for f in &inputs.files {
+        let _ = writeln!(
+            h,
+            "<details open><summary><code>{}</code></summary><pre><code>{}</code></pre></details>",
+            esc(&f.name),
+            esc(&f.text)
+        );
+    }
+    h.push_str("</body>\n</html>\n");
+    Ok(h)
+}
+
+fn render_md(c: &Contents, inputs: &ReportInputs) -> String {
+    let mut m = String::new();
+    let _ = writeln!(m, "# breakerlab report: {}\n", c.title);
+    let _ = writeln!(
+        m,
+        "breakerlab {}{}\n",
+        inputs.version,
+        inputs.seed.map(|s| format!(" · seed {s}")).unwrap_or_default()
+    );
+    if c.recommended.is_some() || c.explanation.is_some() {
+        m.push_str("## Recommendation\n\n");
+        if let Some(r) = &c.recommended {
+            let _ = writeln!(m, "Recommended configuration: **{}**\n", r);
+        }
+        if let Some(e) = &c.explanation {
+            for line in e.lines() {
+                let _ = writeln!(m, "> {line}");
+            }
+            m.push('\n');
+        }
+    }
+    if let Some(s) = &c.summary {
+        m.push_str("## Summary\n\n");
+        md_table(&mut m, &summary_table(s, c.recommended.as_deref(), MD_MAX_ROWS));
+        m.push('\n');
+    }
+    if let Some(p) = &c.pareto {
+        m.push_str("## Pareto front\n\n");
+        md_table(&mut m, &summary_table(p, c.recommended.as_deref(), MD_MAX_ROWS));
+        m.push('\n');
+    }
+    if !c.charts.is_empty() {
+        m.push_str("## Charts\n\n");
+        for name in &c.charts {
+            let _ = writeln!(m, "![{}]({name})\n", chart_caption(name));
+        }
+    }
+    m.push_str("## Reproduce\n\n");
+    let _ = writeln!(m, "- breakerlab version: `{}`", inputs.version);
+    if let Some(seed) = inputs.seed {
+        let _ = writeln!(m, "- seed: `{seed}`");
+    }
+    if let Some(cmd) = &inputs.command_line {
+        let f = fence(cmd);
+        let _ = writeln!(m, "- command:\n\n{f}sh\n{cmd}\n{f}");
+    }
+    for file in &inputs.files {
+        let f = fence(&file.text);
+        let _ =
+            writeln!(m, "\n`{}`:\n\n{f}{}\n{}\n{f}", file.name, lang_of(&file.name), file.text.trim_end());
+    }
+    m
+}
+
+/// Writes report.html and report.md into `dir` from the CSVs, charts and text files there.
+pub fn write_report(dir: &Path, inputs: &ReportInputs) -> Result<ReportFiles, ChartError> {
+    let contents = gather(dir, inputs)?;
+    let html = render_html(dir, &contents, inputs)?;
+    let md = render_md(&contents, inputs);
+    let files = ReportFiles { html: dir.join(REPORT_HTML), md: dir.join(REPORT_MD) };
+    write_atomic(&files.html, html.as_bytes())?;
+    write_atomic(&files.md, md.as_bytes())?;
+    Ok(files)
+}
+
+/// Writes `bytes` to a temporary file beside `path`, then renames it into place.
+fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ChartError> {
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("report");
+    let tmp = path.with_file_name(format!(".{name}.tmp"));
+    std::fs::write(&tmp, bytes).map_err(|source| ChartError::Io { path: tmp.clone(), source })?;
+    std::fs::rename(&tmp, path).map_err(|source| ChartError::Io { path: path.to_path_buf(), source })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::charts::fixtures;
+
+    fn inputs() -> ReportInputs {
+        ReportInputs {
+            title: "compare: outage <blip>".into(),
+            command_line: Some("breakerlab compare scenarios/outage.toml --seed 42".into()),
+            seed: Some(42),
+            files: vec![InputFile {
+                name: "scenarios/outage.toml".into(),
+                text: "name = \"outage\"\n".into(),
+            }],
+            ..ReportInputs::default()
+        }
+    }
+
+    #[test]
+    fn base64_matches_rfc4648_vectors() {
+        let cases = [
+            ("", ""),
+            ("f", "Zg=="),
+            ("fo", "Zm8="),
+            ("foo", "Zm9v"),
+            ("foob", "Zm9vYg=="),
+            ("fooba", "Zm9vYmE="),
+        ];
+        for (i, o) in cases {
+            assert_eq!(base64(i.as_bytes()), o);
+        }
+        assert_eq!(base64(&[0xff, 0xfe, 0xfd]), "//79");
+    }
+
+    #[test]
+    fn html_page_is_self_contained_with_table_and_every_chart() {
+        let dir = tempfile::tempdir().unwrap();
+        fixtures::compare_dir(dir.path());
+        let charts = charts::draw_all(dir.path()).unwrap();
+        let files = write_report(dir.path(), &inputs()).unwrap();
+        let html = std::fs::read_to_string(&files.html).unwrap();
+        assert!(html.starts_with("<!DOCTYPE html>"));
+        assert!(html.contains("<table>") && html.contains("<th>false opens</th>"));
+        assert!(html.contains("<td>resilience4j-default</td>"));
+        assert!(html.contains("<td>1 ± 0.4</td>"), "false opens with their CI");
+        for c in &charts {
+            let name = c.file_name().unwrap().to_str().unwrap();
+            assert!(html.contains(&format!("title=\"{name}\"")), "{name} missing");
+            let b64 = base64(&std::fs::read(c).unwrap());
+            assert!(html.contains(&b64), "{name} not embedded");
+        }
+        assert_eq!(html.matches("data:image/png;base64,").count(), charts.len());
+        // Nothing is fetched: no external URL in any src or href.
+        assert!(!html.contains("src=\"http") && !html.contains("href=\"http") && !html.contains("<link"));
+        // Inputs to reproduce, escaped.
+        assert!(html.contains("compare: outage &lt;blip&gt;"));
+        assert!(html.contains("seed: <code>42</code>"));
+        assert!(html.contains("breakerlab compare scenarios/outage.toml --seed 42"));
+        assert!(html.contains("name = &quot;outage&quot;"));
+        assert!(html.contains(env!("CARGO_PKG_VERSION")));
+    }
+
+    #[test]
+    fn markdown_has_the_same_tables_and_links_every_chart() {
+        let dir = tempfile::tempdir().unwrap();
+        fixtures::sweep_dir(dir.path());
+        let charts = charts::draw_all(dir.path()).unwrap();
+        let files = write_report(dir.path(), &inputs()).unwrap();
+        let md = std::fs::read_to_string(&files.md).unwrap();
+        assert!(md.contains("## Summary") && md.contains("## Pareto front"));
+        assert!(md.contains("| scenario | configuration | failure_threshold | open_for |"), "{md}");
+        assert!(md.contains("**window(rate=0.8,win=10s,min=10)**"), "recommended row is bold");
+        assert!(md.contains("Recommended configuration: **window(rate=0.8,win=10s,min=10)**"));
+        assert!(md.contains("> It meets every constraint"));
+        for c in &charts {
+            let name = c.file_name().unwrap().to_str().unwrap();
+            assert!(md.contains(&format!("]({name})")), "{name} not linked");
+        }
+        // 28 configurations: the Markdown table keeps the 28 (≤ 30), the HTML too.
+        let summary_rows = md.split("## Pareto front").next().unwrap().matches("\n| steady-outage").count();
+        assert_eq!(summary_rows, 28);
+        assert!(md.contains("```toml\nname = \"outage\"\n```"));
+    }
+
+    #[test]
+    fn long_summaries_keep_the_lowest_cost_rows_and_the_recommendation() {
+        let dir = tempfile::tempdir().unwrap();
+        fixtures::sweep_dir(dir.path());
+        let s = data::read_summary(&dir.path().join("summary.csv")).unwrap();
+        let t = summary_table(&s, Some("window(rate=0.2,win=60s,min=50)"), 5);
+        assert_eq!(t.rows.len(), 5);
+        assert_eq!(t.omitted, 23);
+        let labels: Vec<&str> = t.rows.iter().map(|r| r[1].as_str()).collect();
+        assert!(labels.contains(&"window(rate=0.2,win=60s,min=50)"), "{labels:?}");
+        assert!(t.highlight.is_some());
+    }
+
+    #[test]
+    fn inputs_round_trip_and_report_dir_uses_them() {
+        let dir = tempfile::tempdir().unwrap();
+        fixtures::compare_dir(dir.path());
+        assert_eq!(ReportInputs::load(dir.path()).unwrap(), None);
+        inputs().save(dir.path()).unwrap();
+        assert_eq!(ReportInputs::load(dir.path()).unwrap(), Some(inputs()));
+        let files = report_dir(dir.path(), &ChartOptions::default(), &ReportInputs::default()).unwrap();
+        let md = std::fs::read_to_string(files.md).unwrap();
+        assert!(md.contains("seed: `42`"));
+        assert!(dir.path().join(charts::TIMELINE_PNG).exists());
+        std::fs::write(dir.path().join(INPUTS_FILE), "version = \"0.1.0\"\nsede = 3\n").unwrap();
+        let err = ReportInputs::load(dir.path()).unwrap_err().to_string();
+        assert!(err.contains("inputs.toml") && err.contains("sede"), "{err}");
+    }
+}

@@ -1,0 +1,941 @@
+//! Per-interval aggregates ("a week of logged p95/error data") imported into a dependency model.
+//!
+//! Each row becomes an [`Interval`]: latency drawn from a [`Fit`] through every logged percentile,
+//! errors at the logged rate, and (when a count column exists) that many arrivals. Row `i`
+//! covers `[t_i, t_i + step)`; a shorter spacing ends it at the next row. Spacing beyond 1.5 steps
+//! is a [`Gap`], filled as [`GapPolicy`] says; smaller slack holds the interval until the next row.
+//! Time zero is the first row's timestamp.
+
+use super::columns::{Header, Role, Row, csv_error, csv_reader, open};
+use super::quantile::{Fit, QUANTILE_NAMES, open_unit, probit};
+use super::timestamp::Resolved;
+use super::{DuplicatePolicy, GapPolicy, ImportReport, LatencyUnit, TraceError, TraceOptions, to_sim};
+use crate::outcome::{Answer, OutcomeClass};
+use crate::time::{Dur, SimTime};
+use rand::{Rng, RngExt, SeedableRng};
+use rand_distr::{Distribution, Poisson};
+use rand_pcg::Pcg64Mcg;
+use std::io::Read;
+use std::path::Path;
+
+/// One logged interval, ready to answer attempts.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Interval {
+    start: SimTime,
+    logged_end: SimTime,
+    end: SimTime,
+    count: Option<u64>,
+    error_rate: f64,
+    logged: [f64; 4],
+    fit: Fit,
+}
+
+impl Interval {
+    /// First instant of the interval.
+    pub fn start(&self) -> SimTime {
+        self.start
+    }
+    /// End of the time the row describes (`start + step`, or the next row if sooner).
+    pub fn logged_end(&self) -> SimTime {
+        self.logged_end
+    }
+    /// End of the time this interval answers for (later than `logged_end` when it is held).
+    pub fn end(&self) -> SimTime {
+        self.end
+    }
+    /// Logged request count, if the trace has one.
+    pub fn count(&self) -> Option<u64> {
+        self.count
+    }
+    /// Logged error fraction.
+    pub fn error_rate(&self) -> f64 {
+        self.error_rate
+    }
+    /// Logged percentile `k` (0 = p50, 1 = p90, 2 = p95, 3 = p99) in µs, if logged.
+    pub fn percentile_us(&self, k: usize) -> Option<f64> {
+        self.logged.get(k).copied().filter(|v| !v.is_nan())
+    }
+    /// The fitted latency distribution.
+    pub fn fit(&self) -> &Fit {
+        &self.fit
+    }
+
+    fn draw<R: Rng + ?Sized>(&self, rng: &mut R) -> Answer {
+        // Two draws per answer, always in this order, so a given stream position means the same
+        // thing for every configuration (common random numbers).
+        let u_err: f64 = rng.random();
+        let z = probit(open_unit(rng));
+        let micros = self.fit.at_score(z).round().max(1.0);
+        let class = if u_err < self.error_rate { OutcomeClass::Error } else { OutcomeClass::Ok };
+        Answer { latency: Dur(micros as u64), class, retry_after: None }
+    }
+}
+
+/// A stretch with no rows (spacing beyond 1.5 intervals): `[start, end)` in trace time.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Gap {
+    /// End of the last logged interval before the gap.
+    pub start: SimTime,
+    /// Timestamp of the next row.
+    pub end: SimTime,
+    /// Whole intervals missing.
+    pub missing_intervals: u64,
+    /// Line of the row after the gap.
+    pub line: u64,
+}
+
+/// An interval trace: per-interval aggregates as a dependency model.
+#[derive(Clone, Debug)]
+pub struct IntervalTrace {
+    intervals: Vec<Interval>,
+    gaps: Vec<Gap>,
+    gap_policy: GapPolicy,
+    step: Dur,
+    horizon: SimTime,
+    healthy: Interval,
+    healthy_rate_per_us: f64,
+    has_counts: bool,
+    offset_s: i64,
+    report: ImportReport,
+}
+
+/// How the error column is read.
+#[derive(Copy, Clone, Debug)]
+enum ErrorCol {
+    None,
+    Count(usize),
+    Rate(usize, f64),
+    Success(usize, f64),
+}
+
+/// One parsed row (or one bucket of a per-call log): absolute time and logged values.
+pub(super) struct Raw {
+    pub(super) t: i64,
+    pub(super) line: u64,
+    pub(super) count: Option<u64>,
+    pub(super) error_rate: f64,
+    pub(super) logged: [f64; 4],
+}
+
+struct Columns {
+    time: usize,
+    count: Option<usize>,
+    errors: ErrorCol,
+    pct: [Option<(usize, f64)>; 4],
+}
+
+fn resolve(header: &Header, opts: &TraceOptions, report: &mut ImportReport) -> Result<Columns, TraceError> {
+    let cols_err = |message: String| TraceError::Columns { file: header.file.clone(), message };
+    let time = header.find(Role::Time, opts.time.as_deref(), &[])?.ok_or_else(|| {
+        cols_err(format!("no timestamp column found (set `time`); columns: {}", header.list()))
+    })?;
+    let mut taken = vec![time];
+    let count = header.find(Role::Count, opts.count.as_deref(), &taken)?;
+    taken.extend(count);
+    let explicit = [opts.errors.is_some(), opts.error_rate.is_some(), opts.success_percent.is_some()];
+    if explicit.iter().filter(|e| **e).count() > 1 {
+        return Err(TraceError::Option {
+            option: "errors",
+            message: "give only one of `errors`, `error_rate` and `success_percent`".into(),
+        });
+    }
+    let any_explicit = explicit.iter().any(|e| *e);
+    let mut errors = ErrorCol::None;
+    if (!any_explicit || opts.errors.is_some())
+        && let Some(i) = header.find(Role::Errors, opts.errors.as_deref(), &taken)?
+    {
+        errors = ErrorCol::Count(i);
+    }
+    if matches!(errors, ErrorCol::None)
+        && (!any_explicit || opts.error_rate.is_some())
+        && let Some(i) = header.find(Role::ErrorRate, opts.error_rate.as_deref(), &taken)?
+    {
+        errors = ErrorCol::Rate(i, if header.parsed(i).percent { 100.0 } else { 1.0 });
+    }
+    if matches!(errors, ErrorCol::None)
+        && (!any_explicit || opts.success_percent.is_some())
+        && let Some(i) = header.find(Role::Success, opts.success_percent.as_deref(), &taken)?
+    {
+        let percent = opts.success_percent.is_some() || header.parsed(i).percent;
+        errors = ErrorCol::Success(i, if percent { 100.0 } else { 1.0 });
+    }
+    match errors {
+        ErrorCol::None => report.notes.push("no error column: every answer is ok".into()),
+        ErrorCol::Count(i) => {
+            if count.is_none() {
+                return Err(cols_err(format!(
+                    "error counts in `{}` need a request-count column (set `count`); columns: {}",
+                    header.names[i],
+                    header.list()
+                )));
+            }
+            report.columns.push(("errors".into(), header.names[i].clone()));
+            taken.push(i);
+        }
+        ErrorCol::Rate(i, _) => {
+            report.columns.push(("error_rate".into(), header.names[i].clone()));
+            taken.push(i);
+        }
+        ErrorCol::Success(i, scale) => {
+            let role = if scale == 100.0 { "success_percent" } else { "success_fraction" };
+            report.columns.push((role.into(), header.names[i].clone()));
+            taken.push(i);
+        }
+    }
+    let scale = opts.latency_scale.map_or(1.0, |s| s.get());
+    let explicit_pct = [&opts.p50, &opts.p90, &opts.p95, &opts.p99];
+    let mut pct = [None; 4];
+    for k in 0..4 {
+        if let Some(i) = header.find(Role::Percentile(k), explicit_pct[k].as_deref(), &taken)? {
+            pct[k] = Some(i);
+            taken.push(i);
+        }
+    }
+    if pct.iter().all(Option::is_none)
+        && let Some(i) = header.find(Role::Value, None, &taken)?
+    {
+        pct[0] = Some(i);
+        report.notes.push(format!(
+            "single-signal trace: column `{}` is read as the p50 latency (set p50/p90/p95/p99 to map it \
+                 elsewhere, latency_unit or latency_scale to convert it)",
+            header.names[i]
+        ));
+    }
+    if pct.iter().all(Option::is_none) {
+        return Err(cols_err(format!(
+            "no latency percentile column found (set p50, p90, p95 or p99); columns: {}",
+            header.list()
+        )));
+    }
+    let mut out = [None; 4];
+    for k in 0..4 {
+        if let Some(i) = pct[k] {
+            let unit = match (opts.latency_unit, header.parsed(i).unit) {
+                (Some(u), _) | (None, Some(u)) => u,
+                (None, None) => {
+                    report.notes.push(format!(
+                        "column `{}` has no unit in its name: read as milliseconds (set latency_unit)",
+                        header.names[i]
+                    ));
+                    LatencyUnit::Ms
+                }
+            };
+            let label = if scale == 1.0 {
+                header.names[i].clone()
+            } else {
+                format!("{} × {scale}", header.names[i])
+            };
+            report.columns.push((QUANTILE_NAMES[k].into(), format!("{label} ({})", unit.as_str())));
+            out[k] = Some((i, scale * unit.micros()));
+        }
+    }
+    report.columns.insert(0, ("time".into(), header.names[time].clone()));
+    if let Some(c) = count {
+        report.columns.insert(1, ("count".into(), header.names[c].clone()));
+    }
+    Ok(Columns { time, count, errors, pct: out })
+}
+
+fn parse_row(row: &Row, cols: &Columns, format: Resolved, offset_s: i64) -> Result<Raw, TraceError> {
+    let t = format.parse(row.cell(cols.time)?, offset_s).map_err(|e| row.bad(cols.time, e))?;
+    let count = match cols.count {
+        None => None,
+        Some(i) => {
+            let v = row.non_negative(i)?;
+            if v.fract() != 0.0 || v > 1e15 {
+                return Err(row.bad(i, "a whole number of requests"));
+            }
+            Some(v as u64)
+        }
+    };
+    let error_rate = match cols.errors {
+        ErrorCol::None => 0.0,
+        ErrorCol::Count(i) => {
+            let e = row.non_negative(i)?;
+            let n = count.unwrap_or(0) as f64;
+            if e > n {
+                return Err(row.bad(i, "an error count no larger than the request count"));
+            }
+            if n == 0.0 { 0.0 } else { e / n }
+        }
+        ErrorCol::Rate(i, scale) => {
+            let v = row.number(i)?;
+            if !(0.0..=scale).contains(&v) {
+                return Err(row.bad(
+                    i,
+                    if scale == 1.0 {
+                        "an error rate between 0 and 1"
+                    } else {
+                        "a percentage between 0 and 100"
+                    },
+                ));
+            }
+            v / scale
+        }
+        ErrorCol::Success(i, scale) => {
+            let v = row.number(i)?;
+            if !(0.0..=scale).contains(&v) {
+                return Err(row.bad(
+                    i,
+                    if scale == 1.0 {
+                        "a success fraction between 0 and 1 (set success_percent for percentages)"
+                    } else {
+                        "a success percentage between 0 and 100"
+                    },
+                ));
+            }
+            1.0 - v / scale
+        }
+    };
+    let mut logged = [f64::NAN; 4];
+    for (k, col) in cols.pct.iter().enumerate() {
+        if let Some((i, micros)) = col {
+            logged[k] = row.non_negative(*i)? * micros;
+        }
+    }
+    Ok(Raw { t, line: row.line, count, error_rate, logged })
+}
+
+impl IntervalTrace {
+    /// Imports an interval CSV from a file.
+    pub fn from_path(path: &Path, opts: &TraceOptions) -> Result<IntervalTrace, TraceError> {
+        IntervalTrace::from_reader(&path.display().to_string(), open(path)?, opts)
+    }
+
+    /// Imports an interval CSV from any reader; `file` names it in messages.
+    pub fn from_reader<R: Read>(
+        file: &str,
+        input: R,
+        opts: &TraceOptions,
+    ) -> Result<IntervalTrace, TraceError> {
+        let offset_s = opts.offset_seconds()?;
+        let mut report = ImportReport { file: file.to_string(), ..ImportReport::default() };
+        let mut reader = csv_reader(input);
+        let header = Header::read(file, &mut reader)?;
+        let cols = resolve(&header, opts, &mut report)?;
+        let mut record = csv::ByteRecord::new();
+        let mut rows: Vec<Raw> = Vec::new();
+        let mut format = None;
+        let mut prev_text: Vec<u8> = Vec::new();
+        loop {
+            match reader.read_byte_record(&mut record) {
+                Ok(true) => {}
+                Ok(false) => break,
+                Err(e) => return Err(csv_error(file, &e)),
+            }
+            let line = record.position().map_or(0, csv::Position::line);
+            report.rows += 1;
+            let row = Row { record: &record, line, header: &header };
+            let fmt = *format.get_or_insert_with(|| {
+                Resolved::resolve(
+                    opts.time_format,
+                    &header.names[cols.time],
+                    record.get(cols.time).unwrap_or(b""),
+                )
+            });
+            let raw = match parse_row(&row, &cols, fmt, offset_s) {
+                Ok(raw) => raw,
+                Err(e) if opts.skip_bad_rows => {
+                    report.bad_rows_skipped += 1;
+                    report.first_bad_row.get_or_insert_with(|| e.to_string());
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
+            if let Some(prev) = rows.last_mut() {
+                let text = || {
+                    String::from_utf8_lossy(record.get(cols.time).unwrap_or_default().trim_ascii())
+                        .into_owned()
+                };
+                if raw.t < prev.t {
+                    return Err(TraceError::NonMonotonic {
+                        file: file.to_string(),
+                        line,
+                        value: text(),
+                        previous_line: prev.line,
+                        previous: String::from_utf8_lossy(&prev_text).into_owned(),
+                    });
+                }
+                if raw.t == prev.t {
+                    match opts.duplicates {
+                        DuplicatePolicy::Error => {
+                            return Err(TraceError::Duplicate {
+                                file: file.to_string(),
+                                line,
+                                value: text(),
+                                previous_line: prev.line,
+                            });
+                        }
+                        DuplicatePolicy::KeepFirst => {}
+                        DuplicatePolicy::KeepLast => *prev = raw,
+                    }
+                    report.duplicates_dropped += 1;
+                    continue;
+                }
+            }
+            prev_text.clear();
+            prev_text.extend_from_slice(record.get(cols.time).unwrap_or_default().trim_ascii());
+            rows.push(raw);
+        }
+        if rows.is_empty() {
+            return Err(match report.first_bad_row.take() {
+                Some(first) => {
+                    TraceError::NoGoodRows { file: file.into(), skipped: report.bad_rows_skipped, first }
+                }
+                None => TraceError::HeaderOnly { file: file.into() },
+            });
+        }
+        IntervalTrace::build(rows, opts, offset_s, report)
+    }
+
+    pub(super) fn build(
+        rows: Vec<Raw>,
+        opts: &TraceOptions,
+        offset_s: i64,
+        mut report: ImportReport,
+    ) -> Result<IntervalTrace, TraceError> {
+        let epoch = rows[0].t;
+        report.epoch_offset_us = epoch;
+        report.rows_used = rows.len() as u64;
+        let step = match opts.interval {
+            Some(d) if d.is_zero() => {
+                return Err(TraceError::Option {
+                    option: "interval",
+                    message: "expected a positive duration".into(),
+                });
+            }
+            Some(d) => d,
+            None => {
+                let mut diffs: Vec<u64> = rows.windows(2).map(|w| (w[1].t - w[0].t) as u64).collect();
+                if diffs.is_empty() {
+                    return Err(TraceError::Option {
+                        option: "interval",
+                        message: format!(
+                            "{} has a single row: set `interval` to say how long it lasts",
+                            report.file
+                        ),
+                    });
+                }
+                let mid = diffs.len() / 2;
+                let (_, median, _) = diffs.select_nth_unstable(mid);
+                let step = Dur(*median);
+                report.notes.push(format!("interval length detected from row spacing: {step}"));
+                step
+            }
+        };
+        let tail = opts.tail_sigma();
+        let mut intervals = Vec::with_capacity(rows.len());
+        let mut gaps = Vec::new();
+        for (i, raw) in rows.iter().enumerate() {
+            let start = to_sim(raw.t, epoch);
+            let next = rows.get(i + 1).map(|r| (to_sim(r.t, epoch), r.line));
+            let mut logged_end = start + step;
+            let mut end = logged_end;
+            if let Some((next, line)) = next {
+                logged_end = logged_end.min(next);
+                end = next;
+                let spacing = next - start;
+                if spacing.0 > step.0 + step.0 / 2 {
+                    gaps.push(Gap {
+                        start: logged_end,
+                        end: next,
+                        missing_intervals: (spacing.0 + step.0 / 2) / step.0 - 1,
+                        line,
+                    });
+                    if opts.gaps != GapPolicy::Hold {
+                        end = logged_end;
+                    }
+                }
+            }
+            let (fit, repaired) = Fit::new(&raw.logged, tail);
+            report.repaired_intervals += u64::from(repaired);
+            intervals.push(Interval {
+                start,
+                logged_end,
+                end,
+                count: raw.count,
+                error_rate: raw.error_rate,
+                logged: raw.logged,
+                fit,
+            });
+        }
+        report.gaps = gaps.len() as u64;
+        let horizon = intervals.last().map_or(SimTime::ZERO, |iv| iv.logged_end);
+        // The healthy model: no errors, each percentile the median of its logged values.
+        let mut logged = [f64::NAN; 4];
+        for (k, slot) in logged.iter_mut().enumerate() {
+            let mut vals: Vec<f64> = intervals.iter().filter_map(|iv| iv.percentile_us(k)).collect();
+            if !vals.is_empty() {
+                let mid = vals.len() / 2;
+                let (_, m, _) = vals.select_nth_unstable_by(mid, f64::total_cmp);
+                *slot = *m;
+            }
+        }
+        let mut rates: Vec<f64> = intervals
+            .iter()
+            .filter_map(|iv| iv.count.map(|c| c as f64 / (iv.logged_end - iv.start).0.max(1) as f64))
+            .collect();
+        let healthy_rate_per_us = if rates.is_empty() {
+            0.0
+        } else {
+            let mid = rates.len() / 2;
+            *rates.select_nth_unstable_by(mid, f64::total_cmp).1
+        };
+        let healthy = Interval {
+            start: SimTime::ZERO,
+            logged_end: horizon,
+            end: horizon,
+            count: None,
+            error_rate: 0.0,
+            logged,
+            fit: Fit::new(&logged, tail).0,
+        };
+        let has_counts = intervals.iter().all(|iv| iv.count.is_some());
+        Ok(IntervalTrace {
+            intervals,
+            gaps,
+            gap_policy: opts.gaps,
+            step,
+            horizon,
+            healthy,
+            healthy_rate_per_us,
+            has_counts,
+            offset_s,
+            report,
+        })
+    }
+
+    /// The interval answering for time `at` (the last one past the horizon).
+    pub fn interval_at(&self, at: SimTime) -> &Interval {
+        let i = self.intervals.partition_point(|iv| iv.start <= at).saturating_sub(1);
+        let iv = &self.intervals[i];
+        if at >= iv.end && at < self.horizon && self.gap_policy == GapPolicy::Healthy {
+            &self.healthy
+        } else {
+            iv
+        }
+    }
+
+    /// The dependency's answer to an attempt at `at`: latency from the interval's fitted
+    /// distribution, class `Error` with the logged error probability, else `Ok`. Allocation-free.
+    pub fn answer<R: Rng + ?Sized>(&self, at: SimTime, rng: &mut R) -> Answer {
+        self.interval_at(at).draw(rng)
+    }
+
+    /// Arrivals from the logged counts, or `None` when the trace has no count column (use the
+    /// scenario's traffic model then). Each interval gets exactly its logged count, placed
+    /// uniformly at random inside it (a Poisson process conditioned on its count); held slack
+    /// and gaps get Poisson arrivals at the held (or, for `healthy`, the median) rate, `missing`
+    /// gaps none. Each interval draws from its own generator seeded from (`seed`, interval), so
+    /// the stream does not depend on draw order.
+    pub fn arrivals(&self, seed: u64) -> Option<Vec<SimTime>> {
+        if !self.has_counts {
+            return None;
+        }
+        let total: u64 = self.intervals.iter().filter_map(|iv| iv.count).sum();
+        let mut out = Vec::with_capacity(usize::try_from(total).unwrap_or(0));
+        for (i, iv) in self.intervals.iter().enumerate() {
+            let mut rng = Pcg64Mcg::seed_from_u64(mix(seed, i as u64));
+            let first = out.len();
+            let len = (iv.logged_end - iv.start).0.max(1);
+            for _ in 0..iv.count.unwrap_or(0) {
+                out.push(iv.start + Dur(rng.random_range(0..len)));
+            }
+            out[first..].sort_unstable();
+            let next = self.intervals.get(i + 1).map_or(iv.logged_end, |n| n.start);
+            if next > iv.logged_end {
+                let in_gap = self.gaps.binary_search_by_key(&iv.logged_end, |g| g.start).is_ok();
+                let rate = match (in_gap, self.gap_policy) {
+                    (true, GapPolicy::Missing) => 0.0,
+                    (true, GapPolicy::Healthy) => self.healthy_rate_per_us,
+                    _ => iv.count.unwrap_or(0) as f64 / len as f64,
+                };
+                let span = (next - iv.logged_end).0;
+                let lambda = rate * span as f64;
+                if let Ok(poisson) = Poisson::new(lambda) {
+                    let n = poisson.sample(&mut rng) as u64;
+                    let first = out.len();
+                    for _ in 0..n {
+                        out.push(iv.logged_end + Dur(rng.random_range(0..span)));
+                    }
+                    out[first..].sort_unstable();
+                }
+            }
+        }
+        Some(out)
+    }
+
+    /// End of the last logged interval.
+    pub fn horizon(&self) -> SimTime {
+        self.horizon
+    }
+    /// Gaps in the log, in time order.
+    pub fn gaps(&self) -> &[Gap] {
+        &self.gaps
+    }
+    /// True when `at` falls in a gap and gaps are treated as missing data (leave it out of scoring).
+    pub fn is_missing(&self, at: SimTime) -> bool {
+        if self.gap_policy != GapPolicy::Missing {
+            return false;
+        }
+        let i = self.gaps.partition_point(|g| g.start <= at);
+        i > 0 && at < self.gaps[i - 1].end
+    }
+    /// The length of one interval.
+    pub fn step(&self) -> Dur {
+        self.step
+    }
+    /// The imported intervals, in time order.
+    pub fn intervals(&self) -> &[Interval] {
+        &self.intervals
+    }
+    /// True when every row carried a request count.
+    pub fn has_counts(&self) -> bool {
+        self.has_counts
+    }
+    /// The gap policy in force.
+    pub fn gap_policy(&self) -> GapPolicy {
+        self.gap_policy
+    }
+    /// Absolute time of time zero (the first row), microseconds since the Unix epoch.
+    pub fn epoch_offset_us(&self) -> i64 {
+        self.report.epoch_offset_us
+    }
+    /// What label files need to move absolute times into this trace's time base.
+    pub fn time_base(&self) -> super::TimeBase {
+        super::TimeBase {
+            epoch_us: self.report.epoch_offset_us,
+            horizon: self.horizon,
+            utc_offset_s: self.offset_s,
+            step: self.step,
+        }
+    }
+    /// What the import did.
+    pub fn report(&self) -> &ImportReport {
+        &self.report
+    }
+}
+
+/// SplitMix64 of `seed` and `index`: independent-looking seeds for per-interval generators.
+pub(crate) fn mix(seed: u64, index: u64) -> u64 {
+    let mut z = seed ^ index.wrapping_mul(0x9E37_79B9_7F4A_7C15).wrapping_add(0x6A09_E667_F3BC_C909);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::time::MICROS_PER_SEC;
+
+    fn traces() -> std::path::PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/traces")
+    }
+
+    fn nezha() -> IntervalTrace {
+        let path = traces().join("nezha-2022-08-23/front_service.csv");
+        IntervalTrace::from_path(&path, &TraceOptions::default()).unwrap()
+    }
+
+    fn parse(data: &str, opts: &TraceOptions) -> Result<IntervalTrace, TraceError> {
+        IntervalTrace::from_reader("mem.csv", data.as_bytes(), opts)
+    }
+
+    #[test]
+    fn nezha_imports_with_auto_detection() {
+        let t = nezha();
+        assert_eq!(t.intervals().len(), 721);
+        assert_eq!(t.step(), Dur::from_secs(60));
+        assert_eq!(t.epoch_offset_us(), 1_661_255_968 * 1_000_000);
+        assert_eq!(t.horizon(), SimTime(721 * 60 * MICROS_PER_SEC));
+        assert!(t.gaps().is_empty());
+        assert!(!t.has_counts());
+        assert_eq!(t.arrivals(1), None);
+        let cols: Vec<&str> = t.report().columns.iter().map(|(r, _)| r.as_str()).collect();
+        assert_eq!(cols, ["time", "success_percent", "p50", "p90", "p95", "p99"]);
+        assert_eq!(t.report().columns[0].1, "TimeStamp");
+        assert_eq!(t.report().columns[4].1, "LatencyP95(s) (s)");
+        // Line 46: 2022-08-23 12:11:28, success 53.69%, p95 0.2405 s.
+        let iv = t.interval_at(SimTime(720 * MICROS_PER_SEC + 5));
+        assert_eq!(iv.start(), SimTime(720 * MICROS_PER_SEC));
+        assert!((iv.error_rate() - (1.0 - 0.536_912_751_677_852_4)).abs() < 1e-12);
+        assert!((iv.percentile_us(2).unwrap() - 240_543.478_260_869_64).abs() < 1e-6);
+    }
+
+    #[test]
+    fn go_time_column_with_monotonic_suffix() {
+        let path = traces().join("nezha-2022-08-23/front_service.csv");
+        let opts = TraceOptions { time: Some("Time".into()), ..TraceOptions::default() };
+        let t = IntervalTrace::from_path(&path, &opts).unwrap();
+        assert_eq!(t.epoch_offset_us(), 1_661_255_968_111_401);
+        assert_eq!(t.intervals()[1].start(), SimTime(60_000_000 - 111_401 + 82_552));
+        assert_eq!(t.intervals().len(), 721);
+        assert!(t.gaps().is_empty());
+    }
+
+    /// Relative distance between the empirical `q` quantile of `draws` and `x`, computed in O(n):
+    /// the smallest `tol` on a grid of 0.1 % such that fewer than ⌈q·n⌉ draws lie below
+    /// (1 − tol)·x and at least ⌈q·n⌉ lie at or below (1 + tol)·x.
+    fn quantile_error(draws: &[u64], q: f64, x: f64, limit: f64) -> f64 {
+        let rank = (q * draws.len() as f64).ceil() as usize;
+        let fits = |tol: f64| {
+            let below = draws.iter().filter(|d| (**d as f64) < (1.0 - tol) * x).count();
+            let upto = draws.iter().filter(|d| (**d as f64) <= (1.0 + tol) * x).count();
+            below < rank && upto >= rank
+        };
+        if fits(0.02) {
+            return 0.0;
+        }
+        let mut tol = 0.02;
+        while tol < limit && !fits(tol) {
+            tol += 0.001;
+        }
+        tol
+    }
+
+    /// Draws 200,000 answers inside each chosen interval and checks every logged percentile and
+    /// the error rate. The bound is 2 %, widened only where the sampling error of an empirical
+    /// quantile from 200,000 draws itself approaches 2 % (steep p95→p99 segments): there the
+    /// bound is 4 standard errors. Returns (percentiles checked, checks needing the wider bound).
+    fn check_intervals(t: &IntervalTrace, which: impl Iterator<Item = usize>) -> (usize, usize) {
+        const N: usize = 200_000;
+        let mut rng = Pcg64Mcg::seed_from_u64(7);
+        let mut draws = vec![0u64; N];
+        let (mut checked, mut widened) = (0, 0);
+        for i in which {
+            let iv = &t.intervals()[i];
+            let at = iv.start() + (iv.logged_end() - iv.start()).mul_f64(0.5);
+            let mut errors = 0;
+            for d in draws.iter_mut() {
+                let a = t.answer(at, &mut rng);
+                errors += usize::from(a.class == OutcomeClass::Error);
+                *d = a.latency.0;
+            }
+            for (k, q) in crate::trace::quantile::QUANTILES.iter().enumerate() {
+                let Some(x) = iv.percentile_us(k) else { continue };
+                let density = (-0.5 * probit(*q).powi(2)).exp() / (2.0 * std::f64::consts::PI).sqrt();
+                let se = iv.fit().log_slope_at(*q) * (q * (1.0 - q) / N as f64).sqrt() / density;
+                let bound = 0.02f64.max(4.0 * se);
+                let err = quantile_error(&draws, *q, x, bound + 0.01);
+                assert!(err <= bound, "interval {i} p{q}: relative error {err} > bound {bound}");
+                checked += 1;
+                widened += usize::from(err > 0.0);
+            }
+            let rate = errors as f64 / N as f64;
+            let se = (iv.error_rate() * (1.0 - iv.error_rate()) / N as f64).sqrt();
+            assert!(
+                (rate - iv.error_rate()).abs() <= 4.0 * se + 1e-9,
+                "interval {i}: error rate {rate} vs {}",
+                iv.error_rate()
+            );
+        }
+        (checked, widened)
+    }
+
+    #[test]
+    fn fit_reproduces_logged_percentiles_of_sampled_nezha_intervals() {
+        let t = nezha();
+        // Every 12th interval plus every interval with errors (the injected faults).
+        let which = (0..t.intervals().len()).filter(|i| i % 12 == 0 || t.intervals()[*i].error_rate() > 0.0);
+        let (checked, widened) = check_intervals(&t, which);
+        eprintln!("{checked} percentiles checked, {widened} outside 2 % (within 4 standard errors)");
+        assert!(checked >= 4 * 80, "{checked}");
+        assert!(widened * 10 <= checked, "{widened} of {checked} needed the wider bound");
+    }
+
+    /// All 721 intervals (2,884 percentiles): about a minute in a debug build.
+    /// Run with `cargo test --release --lib trace::interval -- --ignored`.
+    #[test]
+    #[ignore]
+    fn fit_reproduces_logged_percentiles_of_every_nezha_interval() {
+        let t = nezha();
+        let (checked, widened) = check_intervals(&t, 0..t.intervals().len());
+        eprintln!("{checked} percentiles checked, {widened} outside 2 % (within 4 standard errors)");
+        assert_eq!(checked, 2_884);
+        assert!(widened * 10 <= checked, "{widened} of {checked} needed the wider bound");
+    }
+
+    const MINUTES: &str = "ts,requests,errors,p50_ms,p95_ms,p99_ms
+1700000000000,100,0,20,80,150
+1700000060000,50,5,25,90,200
+1700000120000,0,0,20,80,150
+1700000300000,10,10,500,900,1000
+";
+
+    #[test]
+    fn hand_made_trace_with_counts_errors_and_a_gap() {
+        let t = parse(MINUTES, &TraceOptions::default()).unwrap();
+        assert_eq!(t.epoch_offset_us(), 1_700_000_000_000_000);
+        assert_eq!(t.step(), Dur::from_secs(60));
+        assert_eq!(t.intervals().len(), 4);
+        assert_eq!(t.intervals()[1].error_rate(), 0.1);
+        assert_eq!(t.intervals()[2].error_rate(), 0.0);
+        assert_eq!(t.intervals()[3].error_rate(), 1.0);
+        assert_eq!(t.intervals()[0].percentile_us(2), Some(80_000.0));
+        assert_eq!(t.intervals()[0].percentile_us(1), None);
+        assert_eq!(
+            t.gaps(),
+            &[Gap { start: SimTime(180_000_000), end: SimTime(300_000_000), missing_intervals: 2, line: 5 }]
+        );
+        assert_eq!(t.horizon(), SimTime(360_000_000));
+        // Hold: the interval before the gap answers until the next row.
+        assert_eq!(t.interval_at(SimTime(250_000_000)).start(), SimTime(120_000_000));
+        assert!(!t.is_missing(SimTime(250_000_000)));
+        let mut rng = Pcg64Mcg::seed_from_u64(1);
+        assert!((0..100).all(|_| t.answer(SimTime(300_000_000), &mut rng).class == OutcomeClass::Error));
+        assert!((0..100).all(|_| t.answer(SimTime(0), &mut rng).class == OutcomeClass::Ok));
+        // Exact logged counts per interval, sorted, reproducible; held gap at the held rate (0).
+        let a = t.arrivals(42).unwrap();
+        assert_eq!(a, t.arrivals(42).unwrap());
+        assert_ne!(a, t.arrivals(43).unwrap());
+        assert!(a.windows(2).all(|w| w[0] <= w[1]));
+        let in_range =
+            |lo: u64, hi: u64| a.iter().filter(|t| t.0 >= lo * 1_000_000 && t.0 < hi * 1_000_000).count();
+        assert_eq!(
+            (in_range(0, 60), in_range(60, 120), in_range(120, 300), in_range(300, 360)),
+            (100, 50, 0, 10)
+        );
+        assert_eq!(a.len(), 160);
+    }
+
+    #[test]
+    fn gap_policies() {
+        let healthy = TraceOptions { gaps: GapPolicy::Healthy, ..TraceOptions::default() };
+        let t = parse(MINUTES, &healthy).unwrap();
+        let h = t.interval_at(SimTime(250_000_000));
+        assert_eq!(h.error_rate(), 0.0);
+        // Medians of the logged percentiles: p50 of {20, 25, 20, 500} ms is the upper middle, 25 ms.
+        assert_eq!(h.percentile_us(0), Some(25_000.0));
+        assert_eq!(t.interval_at(SimTime(150_000_000)).start(), SimTime(120_000_000));
+        // Healthy gap arrivals at the median rate (the upper middle of 0, 10, 50, 100 per
+        // minute: 50/min over the two missing minutes, Poisson with mean 100).
+        let a = t.arrivals(3).unwrap();
+        let gap = a.iter().filter(|x| x.0 >= 180_000_000 && x.0 < 300_000_000).count();
+        assert!((70..=130).contains(&gap), "{gap}");
+
+        let missing = TraceOptions { gaps: GapPolicy::Missing, ..TraceOptions::default() };
+        let t = parse(MINUTES, &missing).unwrap();
+        assert!(t.is_missing(SimTime(180_000_000)));
+        assert!(t.is_missing(SimTime(299_999_999)));
+        assert!(!t.is_missing(SimTime(300_000_000)));
+        assert!(!t.is_missing(SimTime(179_999_999)));
+        assert_eq!(t.interval_at(SimTime(250_000_000)).start(), SimTime(120_000_000));
+        assert_eq!(t.arrivals(3).unwrap().len(), 160);
+    }
+
+    #[test]
+    fn error_columns_in_each_form_and_rfc3339_times() {
+        let rate = "time,error_rate,p50(ms)\n2024-01-01T00:00:00Z,0.25,10\n2024-01-01T00:01:00Z,0,12\n";
+        let t = parse(rate, &TraceOptions::default()).unwrap();
+        assert_eq!(t.intervals()[0].error_rate(), 0.25);
+        assert_eq!(t.epoch_offset_us(), 1_704_067_200_000_000);
+        let pct =
+            "time,success %,p90_s\n2024-01-01 00:00:00+01:00,99.5,0.5\n2024-01-01 00:00:30+01:00,100,0.5\n";
+        let t = parse(pct, &TraceOptions::default()).unwrap();
+        assert!((t.intervals()[0].error_rate() - 0.005).abs() < 1e-12);
+        assert_eq!(t.intervals()[0].percentile_us(1), Some(500_000.0));
+        assert_eq!(t.epoch_offset_us(), 1_704_063_600_000_000);
+        assert_eq!(t.step(), Dur::from_secs(30));
+        let secs = "epoch,value\n1700000000,45.5\n1700000300,47\n";
+        let opts =
+            TraceOptions { latency_scale: Some(crate::units::Positive(2.0)), ..TraceOptions::default() };
+        let t = parse(secs, &opts).unwrap();
+        assert_eq!(t.intervals()[0].percentile_us(0), Some(91_000.0));
+        assert_eq!(t.step(), Dur::from_secs(300));
+        assert!(t.report().notes.iter().any(|n| n.contains("single-signal")), "{:?}", t.report().notes);
+        let err = parse(
+            "time,p50\n1,2\n",
+            &TraceOptions {
+                success_percent: Some("p50".into()),
+                errors: Some("x".into()),
+                ..TraceOptions::default()
+            },
+        );
+        assert!(err.unwrap_err().to_string().contains("only one of"));
+    }
+
+    #[test]
+    fn real_single_signal_traces() {
+        let path = traces().join("ms-outbound-01/outbound-01.csv");
+        let opts = TraceOptions {
+            p50: Some("Value".into()),
+            latency_unit: Some(LatencyUnit::Ms),
+            ..TraceOptions::default()
+        };
+        let t = IntervalTrace::from_path(&path, &opts).unwrap();
+        assert_eq!(t.intervals().len(), 720);
+        assert_eq!(t.step(), Dur::from_secs(3600));
+        assert_eq!(t.epoch_offset_us(), 1_529_193_600_000_000);
+        assert_eq!(t.intervals()[0].percentile_us(0), Some(83_355.740_771_430_7));
+        // The logged zero latency (an outage hour) answers at the 1 µs floor's distribution.
+        assert_eq!(t.intervals()[101].percentile_us(0), Some(0.0));
+
+        let path = traces().join("nab-ec2/ec2_request_latency_system_failure.csv");
+        let err = IntervalTrace::from_path(&path, &TraceOptions::default()).unwrap_err().to_string();
+        assert!(
+            err.contains("line 559") && err.contains("2014-03-09 03:00:00") && err.contains("line 558"),
+            "{err}"
+        );
+        let opts = TraceOptions { duplicates: DuplicatePolicy::KeepFirst, ..TraceOptions::default() };
+        let t = IntervalTrace::from_path(&path, &opts).unwrap();
+        assert_eq!(t.report().rows, 4032);
+        assert_eq!(t.report().duplicates_dropped, 11);
+        assert_eq!(t.intervals().len(), 4021);
+        assert_eq!(t.step(), Dur::from_secs(300));
+        assert_eq!(t.gaps().len(), 2);
+        assert_eq!(t.gaps()[0].missing_intervals, 12);
+        assert_eq!(t.gaps()[1].missing_intervals, 1);
+        let last = TraceOptions { duplicates: DuplicatePolicy::KeepLast, ..TraceOptions::default() };
+        let t2 = IntervalTrace::from_path(&path, &last).unwrap();
+        assert!((t2.intervals()[556].percentile_us(0).unwrap() - 47_090.0).abs() < 1e-6);
+        assert!((t.intervals()[556].percentile_us(0).unwrap() - 44_612.0).abs() < 1e-6);
+    }
+
+    #[test]
+    fn bad_rows_are_named_or_skipped_and_counted() {
+        let data = "ts,requests,errors,p95_ms\n1000,10,1,80\n1060,ten,1,80\n1120,10,11,80\n1180,10,1,80\n";
+        let err = parse(data, &TraceOptions::default()).unwrap_err().to_string();
+        assert_eq!(
+            err,
+            "mem.csv: line 3, column `requests`: expected a number that is 0 or more, found \"ten\""
+        );
+        let skip = TraceOptions { skip_bad_rows: true, ..TraceOptions::default() };
+        let t = parse(data, &skip).unwrap();
+        assert_eq!((t.report().rows, t.report().rows_used, t.report().bad_rows_skipped), (4, 2, 2));
+        assert!(t.report().first_bad_row.as_deref().unwrap().contains("line 3"));
+        assert!(t.report().to_string().contains("2 bad rows skipped"));
+        let err = parse("ts,p95_ms\n1000,80\n1060\n", &TraceOptions::default()).unwrap_err().to_string();
+        assert!(err.contains("line 3, column `p95_ms`") && err.contains("the row has 1 fields"), "{err}");
+        let err = parse("ts,p95_ms\n1000,80\nlater,80\n", &TraceOptions::default()).unwrap_err().to_string();
+        assert!(err.contains("line 3, column `ts`: expected an epoch number"), "{err}");
+        let err = parse("ts,p95_ms\n1000,80\n1060,-1\n", &TraceOptions::default()).unwrap_err().to_string();
+        assert!(err.contains("line 3, column `p95_ms`") && err.contains("\"-1\""), "{err}");
+    }
+
+    #[test]
+    fn structural_problems_get_clear_messages() {
+        let err = parse("ts,p95_ms\n1060,80\n1000,80\n", &TraceOptions::default()).unwrap_err().to_string();
+        assert!(err.contains("line 3: timestamp \"1000\" is earlier than \"1060\" on line 2"), "{err}");
+        let err = parse("ts,p95_ms\n1000,80\n1000,81\n", &TraceOptions::default()).unwrap_err().to_string();
+        assert!(err.contains("line 3: timestamp \"1000\" repeats line 2"), "{err}");
+        assert_eq!(
+            parse("", &TraceOptions::default()).unwrap_err().to_string(),
+            "mem.csv: the file is empty (expected a header line and data rows)"
+        );
+        assert_eq!(
+            parse("ts,p95_ms\n", &TraceOptions::default()).unwrap_err().to_string(),
+            "mem.csv: the file has a header but no data rows"
+        );
+        let err = parse("ts,p95_ms\nx,1\n", &TraceOptions { skip_bad_rows: true, ..TraceOptions::default() })
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("all 1 data rows were bad"), "{err}");
+        let err = parse("ts,colour\n1,2\n", &TraceOptions::default()).unwrap_err().to_string();
+        assert!(err.contains("no latency percentile column") && err.contains("`colour`"), "{err}");
+        let err = parse("ts,p95_ms\n1,2\n", &TraceOptions::default()).unwrap_err().to_string();
+        assert!(err.contains("single row") && err.contains("interval"), "{err}");
+        let one = TraceOptions { interval: Some(Dur::from_secs(60)), ..TraceOptions::default() };
+        assert_eq!(parse("ts,p95_ms\n1,2\n", &one).unwrap().horizon(), SimTime(60_000_000));
+    }
+}

@@ -1,0 +1,577 @@
+//! Importers for logged data: per-interval aggregates ([`IntervalTrace`]), per-call logs
+//! ([`CallTrace`]) and ground truth ([`labels`]), plus the options that map a file's columns.
+//!
+//! Time base: a trace's time zero is the timestamp of its first data row; the absolute epoch
+//! time of that row is kept (`epoch_offset_us`) so reports can print real dates and label files
+//! written in absolute time can be moved into the trace's time base ([`TimeBase`]).
+//!
+//! A scenario file names its trace in a `[trace]` table that deserializes into [`TraceOptions`]:
+//!
+//! ```toml
+//! [trace]
+//! file = "scenarios/traces/nezha-2022-08-23/front_service.csv"
+//! time = "TimeStamp"            # optional: auto-detected
+//! gaps = "hold"                 # hold | healthy | missing
+//! labels = "scenarios/traces/nezha-2022-08-23/2022-08-23-fault_list.json"
+//! fault_duration = "3m"
+//! ```
+//!
+//! Engine contract: [`IntervalTrace::answer`] / [`CallTrace::answer_near`] take the attempt's
+//! time and generator and allocate nothing; [`IntervalTrace::arrivals`] and
+//! [`CallTrace::arrivals`] give sorted arrival times; [`labels::load`] gives the ground truth.
+
+pub mod calls;
+pub mod columns;
+pub mod interval;
+pub mod labels;
+pub mod quantile;
+pub mod slo;
+pub mod timestamp;
+
+pub use calls::CallTrace;
+pub use interval::{Gap, Interval, IntervalTrace};
+pub use labels::TimeBase;
+pub use slo::SloRule;
+pub use timestamp::TimeFormat;
+
+use crate::time::{Dur, SimTime};
+use crate::units::Positive;
+use serde::Deserialize;
+use std::fmt;
+use std::path::PathBuf;
+
+/// Which kind of trace a file holds.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TraceFormat {
+    /// One row per interval: timestamp, optional count, errors, latency percentiles.
+    Interval,
+    /// One row per call: timestamp, latency, status.
+    Calls,
+}
+
+/// Unit of the latency columns.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LatencyUnit {
+    /// Microseconds.
+    Us,
+    /// Milliseconds.
+    Ms,
+    /// Seconds.
+    S,
+}
+
+impl LatencyUnit {
+    /// Microseconds per unit.
+    pub fn micros(self) -> f64 {
+        match self {
+            LatencyUnit::Us => 1.0,
+            LatencyUnit::Ms => 1_000.0,
+            LatencyUnit::S => 1_000_000.0,
+        }
+    }
+    /// The unit's symbol.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LatencyUnit::Us => "us",
+            LatencyUnit::Ms => "ms",
+            LatencyUnit::S => "s",
+        }
+    }
+}
+
+/// What an interval trace does where rows are missing (a gap longer than 1.5 intervals).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GapPolicy {
+    /// The last logged interval continues until the next row (rate of arrivals included).
+    #[default]
+    Hold,
+    /// The gap is healthy: no errors, each percentile the trace's median of that percentile,
+    /// arrivals at the trace's median rate.
+    Healthy,
+    /// Missing data: no arrivals are generated inside the gap, answers hold the last interval,
+    /// and [`IntervalTrace::is_missing`] tells scoring to leave the gap out.
+    Missing,
+}
+
+/// What to do with a row whose timestamp equals the previous row's (interval traces; per-call
+/// logs allow equal timestamps).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DuplicatePolicy {
+    /// Refuse the file, naming both rows.
+    #[default]
+    Error,
+    /// Keep the first row of each timestamp, drop (and count) the others.
+    KeepFirst,
+    /// Keep the last row of each timestamp, drop (and count) the others.
+    KeepLast,
+}
+
+/// How a per-call status column is read.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StatusKind {
+    /// HTTP codes, words (ok, error, timeout, ...) and 0/1 where 1 means ok, unless the column's
+    /// name says it flags errors (`error`, `is_error`, `failed`), then 1 means error.
+    #[default]
+    Auto,
+    /// 1 (or true) means the call succeeded.
+    OkFlag,
+    /// 1 (or true) means the call failed.
+    ErrorFlag,
+}
+
+/// Where the ground truth of a replay comes from, when given by a file.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LabelKind {
+    /// CSV `start,end,expectation[,kind]`.
+    Csv,
+    /// NAB's windows JSON (`{"file.csv": [[start, end], ...]}`).
+    NabWindows,
+    /// A list of fault instants (Nezha's JSON, or a CSV/text list), each lasting `fault_duration`.
+    FaultList,
+}
+
+/// How to read a trace file: column names, formats, units and policies. The CLI fills it from
+/// flags; a scenario file's `[trace]` table deserializes into it (unknown keys are errors).
+/// Every field is optional; unset columns are found by header auto-detection.
+#[derive(Clone, Debug, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TraceOptions {
+    /// The trace file (scenario files only; the CLI passes it as an argument).
+    pub file: Option<PathBuf>,
+    /// Interval aggregates or per-call log; detected from the columns when unset.
+    pub format: Option<TraceFormat>,
+    /// Timestamp column.
+    pub time: Option<String>,
+    /// How timestamps are written.
+    #[serde(default)]
+    pub time_format: TimeFormat,
+    /// Zone assumed for date-times written without one, e.g. "+02:00" (default UTC).
+    pub utc_offset: Option<String>,
+    /// Request-count column (interval traces).
+    pub count: Option<String>,
+    /// Error-count column (interval traces; needs `count`).
+    pub errors: Option<String>,
+    /// Error-rate column, a fraction in [0, 1] (interval traces).
+    pub error_rate: Option<String>,
+    /// Success-percentage column, 0..100 (interval traces).
+    pub success_percent: Option<String>,
+    /// p50 latency column; a single-signal trace maps its value column here.
+    pub p50: Option<String>,
+    /// p90 latency column.
+    pub p90: Option<String>,
+    /// p95 latency column.
+    pub p95: Option<String>,
+    /// p99 latency column.
+    pub p99: Option<String>,
+    /// Latency column (per-call logs).
+    pub latency: Option<String>,
+    /// Status column (per-call logs).
+    pub status: Option<String>,
+    /// How the status column is read.
+    #[serde(default)]
+    pub status_kind: StatusKind,
+    /// Unit of every latency column; overrides units read from headers (default ms otherwise).
+    pub latency_unit: Option<LatencyUnit>,
+    /// Factor applied to latency values before the unit (maps a health signal onto latency).
+    pub latency_scale: Option<Positive>,
+    /// Length of one interval; detected as the median spacing of rows when unset.
+    pub interval: Option<Dur>,
+    /// What gaps in an interval trace mean.
+    #[serde(default)]
+    pub gaps: GapPolicy,
+    /// What to do with repeated timestamps in an interval trace.
+    #[serde(default)]
+    pub duplicates: DuplicatePolicy,
+    /// Skip (and count) rows that cannot be parsed instead of refusing the file.
+    #[serde(default)]
+    pub skip_bad_rows: bool,
+    /// Log-spread used for tails the logged percentiles do not determine (default 0.5).
+    pub tail_sigma: Option<Positive>,
+    /// How many logged calls nearest in time an unlogged attempt draws from (default 16).
+    pub near_calls: Option<usize>,
+    /// Ground-truth file.
+    pub labels: Option<PathBuf>,
+    /// Kind of the ground-truth file; detected from its extension and content when unset.
+    pub labels_kind: Option<LabelKind>,
+    /// Key of the NAB windows JSON to use (default: the only key, or the one ending with the
+    /// trace's file name).
+    pub labels_key: Option<String>,
+    /// How long each fault of a fault list lasts.
+    pub fault_duration: Option<Dur>,
+    /// A 0/1 column of the trace itself whose runs of 1 are incidents (e.g. `Label`).
+    pub label_column: Option<String>,
+    /// An SLO rule that defines incidents, e.g. `error_rate > 0.2 or p95 > 8s for 3m`.
+    pub slo: Option<String>,
+    /// Bucket length over which an SLO rule reads a per-call log (default 1m).
+    pub slo_interval: Option<Dur>,
+}
+
+impl TraceOptions {
+    /// The tail spread in effect.
+    pub fn tail_sigma(&self) -> f64 {
+        self.tail_sigma.map_or(0.5, Positive::get)
+    }
+    /// The zone offset for zone-less date-times, in seconds east of UTC.
+    pub fn offset_seconds(&self) -> Result<i64, TraceError> {
+        match &self.utc_offset {
+            None => Ok(0),
+            Some(text) => timestamp::parse_offset(text)
+                .map_err(|message| TraceError::Option { option: "utc_offset", message }),
+        }
+    }
+}
+
+/// Everything that can go wrong while importing a trace or its ground truth.
+#[derive(Debug, thiserror::Error)]
+pub enum TraceError {
+    /// The file could not be opened or read.
+    #[error("{file}: {source}")]
+    Io {
+        /// The file.
+        file: String,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// The CSV structure is broken (e.g. an unterminated quote).
+    #[error("{file}: line {line}: {message}")]
+    Csv {
+        /// The file.
+        file: String,
+        /// Line number (1 = header).
+        line: u64,
+        /// The CSV reader's message.
+        message: String,
+    },
+    /// A cell that cannot be read.
+    #[error("{file}: line {line}, column `{column}`: expected {expected}, found {value:?}")]
+    BadValue {
+        /// The file.
+        file: String,
+        /// Line number (1 = header).
+        line: u64,
+        /// Column header.
+        column: String,
+        /// The cell as written.
+        value: String,
+        /// What the cell should hold.
+        expected: String,
+    },
+    /// A timestamp earlier than the one before it.
+    #[error(
+        "{file}: line {line}: timestamp {value:?} is earlier than {previous:?} on line {previous_line}; \
+         rows must be sorted by time (e.g. `sort -t, -k1,1`)"
+    )]
+    NonMonotonic {
+        /// The file.
+        file: String,
+        /// Line of the offending row.
+        line: u64,
+        /// Its timestamp as written.
+        value: String,
+        /// Line of the previous row.
+        previous_line: u64,
+        /// The previous row's timestamp as written.
+        previous: String,
+    },
+    /// Two interval rows with one timestamp.
+    #[error(
+        "{file}: line {line}: timestamp {value:?} repeats line {previous_line}; each interval needs its \
+         own timestamp (set duplicates = \"keep_first\" or \"keep_last\" to drop repeats)"
+    )]
+    Duplicate {
+        /// The file.
+        file: String,
+        /// Line of the repeat.
+        line: u64,
+        /// The timestamp as written.
+        value: String,
+        /// Line of the first row with it.
+        previous_line: u64,
+    },
+    /// Nothing in the file.
+    #[error("{file}: the file is empty (expected a header line and data rows)")]
+    Empty {
+        /// The file.
+        file: String,
+    },
+    /// A header but no data rows.
+    #[error("{file}: the file has a header but no data rows")]
+    HeaderOnly {
+        /// The file.
+        file: String,
+    },
+    /// Every row was bad and skipped.
+    #[error("{file}: all {skipped} data rows were bad and skipped; the first: {first}")]
+    NoGoodRows {
+        /// The file.
+        file: String,
+        /// Rows skipped.
+        skipped: u64,
+        /// The first bad row's error.
+        first: String,
+    },
+    /// Columns missing, unknown or ambiguous.
+    #[error("{file}: {message}")]
+    Columns {
+        /// The file.
+        file: String,
+        /// What is wrong, with the headers found.
+        message: String,
+    },
+    /// An option with a bad value.
+    #[error("trace option `{option}`: {message}")]
+    Option {
+        /// The option's name.
+        option: &'static str,
+        /// What is wrong.
+        message: String,
+    },
+    /// A ground-truth file that cannot be used.
+    #[error("{file}: {message}")]
+    Labels {
+        /// The file.
+        file: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// An SLO rule that cannot be parsed or does not fit the trace.
+    #[error("SLO rule {rule:?}: {message}")]
+    Slo {
+        /// The rule as written.
+        rule: String,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+/// What an import did: counts, the column mapping and assumptions, for the run summary.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ImportReport {
+    /// The file's name as given.
+    pub file: String,
+    /// Data rows read (not counting the header).
+    pub rows: u64,
+    /// Rows that became part of the model.
+    pub rows_used: u64,
+    /// Unparseable rows skipped under `skip_bad_rows`.
+    pub bad_rows_skipped: u64,
+    /// The first skipped row's error, if any.
+    pub first_bad_row: Option<String>,
+    /// Rows dropped as repeated timestamps.
+    pub duplicates_dropped: u64,
+    /// Intervals whose logged percentiles decreased with q and were raised to stay monotone.
+    pub repaired_intervals: u64,
+    /// Gaps found (interval traces).
+    pub gaps: u64,
+    /// Absolute time of time zero (the first row), microseconds since the Unix epoch.
+    pub epoch_offset_us: i64,
+    /// The column chosen for each role, e.g. `("p95", "LatencyP95(s)", "s")`.
+    pub columns: Vec<(String, String)>,
+    /// Assumptions made (defaults chosen, auto-detected meanings), one sentence each.
+    pub notes: Vec<String>,
+}
+
+impl fmt::Display for ImportReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {} rows, {} used", self.file, self.rows, self.rows_used)?;
+        if self.bad_rows_skipped > 0 {
+            write!(f, ", {} bad rows skipped", self.bad_rows_skipped)?;
+        }
+        if self.duplicates_dropped > 0 {
+            write!(f, ", {} duplicate timestamps dropped", self.duplicates_dropped)?;
+        }
+        if self.gaps > 0 {
+            write!(f, ", {} gaps", self.gaps)?;
+        }
+        if self.repaired_intervals > 0 {
+            write!(f, ", {} intervals with non-monotone percentiles repaired", self.repaired_intervals)?;
+        }
+        let cols: Vec<String> = self.columns.iter().map(|(role, col)| format!("{role}={col}")).collect();
+        write!(f, "; columns: {}", cols.join(", "))?;
+        for note in &self.notes {
+            write!(f, "\n  note: {note}")?;
+        }
+        Ok(())
+    }
+}
+
+/// An imported trace of either kind, for callers that take whatever file the user gives.
+#[derive(Clone, Debug)]
+pub enum Trace {
+    /// Per-interval aggregates.
+    Interval(IntervalTrace),
+    /// Per-call log.
+    Calls(CallTrace),
+}
+
+impl Trace {
+    /// Imports `path` as the format the options name, or as detected from its header: a file with
+    /// latency and status columns and no percentile or `value` column is a per-call log,
+    /// anything else an interval trace.
+    pub fn load(path: &std::path::Path, opts: &TraceOptions) -> Result<Trace, TraceError> {
+        match detect_format(path, opts)? {
+            TraceFormat::Interval => IntervalTrace::from_path(path, opts).map(Trace::Interval),
+            TraceFormat::Calls => CallTrace::from_path(path, opts).map(Trace::Calls),
+        }
+    }
+
+    /// What the import did.
+    pub fn report(&self) -> &ImportReport {
+        match self {
+            Trace::Interval(t) => t.report(),
+            Trace::Calls(t) => t.report(),
+        }
+    }
+
+    /// End of the trace.
+    pub fn horizon(&self) -> SimTime {
+        match self {
+            Trace::Interval(t) => t.horizon(),
+            Trace::Calls(t) => t.horizon(),
+        }
+    }
+
+    /// What label files need to move absolute times into this trace's time base.
+    pub fn time_base(&self) -> TimeBase {
+        match self {
+            Trace::Interval(t) => t.time_base(),
+            Trace::Calls(t) => t.time_base(),
+        }
+    }
+
+    /// The ground truth the options name (see [`labels::load`]), `None` when they name none.
+    pub fn ground_truth(
+        &self,
+        path: &std::path::Path,
+        opts: &TraceOptions,
+    ) -> Result<Option<Vec<crate::truth::IncidentWindow>>, TraceError> {
+        match self {
+            Trace::Interval(t) => labels::load(opts, path, &self.time_base(), Some(t)),
+            Trace::Calls(c) if opts.slo.is_some() => {
+                // The last bucket may reach past the log's end: clip to it.
+                let buckets = c.aggregate(opts.slo_interval.unwrap_or(Dur::from_secs(60)))?;
+                let windows = labels::load(opts, path, &self.time_base(), Some(&buckets))?;
+                let horizon = c.horizon();
+                Ok(windows.map(|ws| {
+                    ws.into_iter()
+                        .filter(|w| w.start < horizon)
+                        .map(|w| crate::truth::IncidentWindow { end: w.end.min(horizon), ..w })
+                        .collect()
+                }))
+            }
+            Trace::Calls(_) => labels::load(opts, path, &self.time_base(), None),
+        }
+    }
+}
+
+/// The format the options name, or the one `path`'s header suggests (see [`Trace::load`]).
+pub fn detect_format(path: &std::path::Path, opts: &TraceOptions) -> Result<TraceFormat, TraceError> {
+    if let Some(f) = opts.format {
+        return Ok(f);
+    }
+    if opts.latency.is_some() || opts.status.is_some() {
+        return Ok(TraceFormat::Calls);
+    }
+    let file = path.display().to_string();
+    let mut reader = columns::csv_reader(columns::open(path)?);
+    let header = columns::Header::read(&file, &mut reader)?;
+    let has = |role| header.find(role, None, &[]).map(|c| c.is_some());
+    let pct = (0..4).map(|k| has(columns::Role::Percentile(k))).collect::<Result<Vec<_>, _>>()?;
+    if pct.contains(&true) || has(columns::Role::Value)? {
+        return Ok(TraceFormat::Interval);
+    }
+    if has(columns::Role::Latency)? && has(columns::Role::Status)? {
+        return Ok(TraceFormat::Calls);
+    }
+    Ok(TraceFormat::Interval)
+}
+
+/// Converts an absolute epoch time to the trace's time base (time zero = first row).
+pub(crate) fn to_sim(abs_us: i64, epoch_us: i64) -> SimTime {
+    SimTime(u64::try_from(abs_us.saturating_sub(epoch_us)).unwrap_or(0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Scenario {
+        trace: TraceOptions,
+    }
+
+    #[test]
+    fn trace_table_deserializes_and_refuses_unknown_keys() {
+        let doc = r#"
+            [trace]
+            file = "front_service.csv"
+            format = "interval"
+            time = "TimeStamp"
+            time_format = "epoch_s"
+            p95 = "LatencyP95(s)"
+            latency_unit = "s"
+            gaps = "missing"
+            duplicates = "keep_last"
+            skip_bad_rows = true
+            labels = "faults.json"
+            fault_duration = "3m"
+            tail_sigma = 0.7
+        "#;
+        let s: Scenario = toml::from_str(doc).unwrap();
+        assert_eq!(s.trace.format, Some(TraceFormat::Interval));
+        assert_eq!(s.trace.time_format, TimeFormat::EpochS);
+        assert_eq!(s.trace.gaps, GapPolicy::Missing);
+        assert_eq!(s.trace.duplicates, DuplicatePolicy::KeepLast);
+        assert_eq!(s.trace.fault_duration, Some(Dur::from_secs(180)));
+        assert_eq!(s.trace.tail_sigma(), 0.7);
+        let err = toml::from_str::<Scenario>("[trace]\np96 = \"x\"\n").err().unwrap().to_string();
+        assert!(err.contains("unknown field `p96`") && err.contains("line 2"), "{err}");
+        let err = toml::from_str::<Scenario>("[trace]\ntail_sigma = 0\n").err().unwrap().to_string();
+        assert!(err.contains("greater than 0"), "{err}");
+        let bad = TraceOptions { utc_offset: Some("CET".into()), ..TraceOptions::default() };
+        assert!(bad.offset_seconds().unwrap_err().to_string().contains("utc_offset"));
+    }
+
+    #[test]
+    fn formats_are_detected_from_headers() {
+        let dir = tempfile::tempdir().unwrap();
+        let calls = dir.path().join("calls.csv");
+        std::fs::write(&calls, "timestamp,latency_ms,status\n1000,5,200\n1001,6,500\n").unwrap();
+        let t = Trace::load(&calls, &TraceOptions::default()).unwrap();
+        assert!(matches!(&t, Trace::Calls(c) if c.len() == 2));
+        assert_eq!(t.horizon(), SimTime(1_006_000));
+        assert_eq!(t.ground_truth(&calls, &TraceOptions::default()).unwrap(), None);
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/traces");
+        let nezha = root.join("nezha-2022-08-23/front_service.csv");
+        let opts = TraceOptions {
+            slo: Some("success_rate < 80% or p95 > 2s for 3m".into()),
+            ..TraceOptions::default()
+        };
+        let t = Trace::load(&nezha, &opts).unwrap();
+        assert!(matches!(t, Trace::Interval(_)));
+        let truth = t.ground_truth(&nezha, &opts).unwrap().unwrap();
+        assert!(truth.iter().any(|w| w.expect == crate::truth::Expect::Open));
+        assert!(
+            t.report()
+                .to_string()
+                .starts_with(&format!("{}: 721 rows, 721 used; columns: time=TimeStamp", nezha.display()))
+        );
+        let outbound = root.join("ms-outbound-01/outbound-01.csv");
+        assert_eq!(detect_format(&outbound, &TraceOptions::default()).unwrap(), TraceFormat::Interval);
+        // An SLO rule over a per-call log reads it per minute: 1 of 2 calls failed at second 1000.
+        let slo = TraceOptions { slo: Some("error_rate >= 50%".into()), ..TraceOptions::default() };
+        let w = Trace::load(&calls, &slo).unwrap().ground_truth(&calls, &slo).unwrap().unwrap();
+        assert_eq!(w.len(), 1);
+        assert_eq!(
+            (w[0].start, w[0].end, w[0].expect),
+            (SimTime::ZERO, SimTime(1_006_000), crate::truth::Expect::Open)
+        );
+    }
+}

@@ -1,0 +1,397 @@
+//! Timestamp parsing for trace files, written by hand (no chrono): RFC 3339, epoch seconds,
+//! milliseconds or microseconds, and "YYYY-MM-DD HH:MM:SS[.fraction]" with or without a zone,
+//! including Go's `time.Time` print form `2022-08-23 11:59:28.111401482 +0000 UTC m=+0.093837757`
+//! (the monotonic-clock suffix `m=±...` is stripped). Results are absolute microseconds since
+//! 1970-01-01T00:00:00Z as `i64`; fractions finer than a microsecond are truncated.
+
+use serde::Deserialize;
+
+/// How the time column is written.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TimeFormat {
+    /// Decide from the column's name and first value: a plain number is epoch time (unit from a
+    /// `_s`/`_ms`/`_us` header suffix, else from its magnitude), anything else a date-time.
+    #[default]
+    Auto,
+    /// RFC 3339 (`2018-06-17T00:00:00Z`); parsed by the same lenient date-time parser.
+    Rfc3339,
+    /// `YYYY-MM-DD[ T]HH:MM[:SS[.fraction]]` with an optional zone.
+    Datetime,
+    /// Seconds since the Unix epoch (a fraction is allowed).
+    EpochS,
+    /// Milliseconds since the Unix epoch (a fraction is allowed).
+    EpochMs,
+    /// Microseconds since the Unix epoch.
+    EpochUs,
+}
+
+/// A time format with `Auto` resolved: what every row of one file is parsed as.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Resolved {
+    /// Epoch number; the value is the number of microseconds per unit.
+    Epoch(i64),
+    /// A date-time string.
+    Datetime,
+}
+
+impl Resolved {
+    /// Resolves `Auto` from the header's unit suffix and the first value.
+    pub fn resolve(format: TimeFormat, header: &str, first: &[u8]) -> Resolved {
+        match format {
+            TimeFormat::EpochS => Resolved::Epoch(1_000_000),
+            TimeFormat::EpochMs => Resolved::Epoch(1_000),
+            TimeFormat::EpochUs => Resolved::Epoch(1),
+            TimeFormat::Rfc3339 | TimeFormat::Datetime => Resolved::Datetime,
+            TimeFormat::Auto => {
+                let s = trim(first);
+                let numeric = !s.is_empty()
+                    && s.iter().all(|b| b.is_ascii_digit() || *b == b'.' || *b == b'-')
+                    && s.iter().any(u8::is_ascii_digit)
+                    && !(s.len() >= 8 && s[4] == b'-');
+                if !numeric {
+                    return Resolved::Datetime;
+                }
+                let h = header.trim().to_ascii_lowercase();
+                if h.ends_with("_ms") || h.ends_with("(ms)") || h.ends_with("millis") {
+                    return Resolved::Epoch(1_000);
+                }
+                if h.ends_with("_us") || h.ends_with("(us)") || h.ends_with("micros") {
+                    return Resolved::Epoch(1);
+                }
+                if h.ends_with("_s") || h.ends_with("(s)") || h.ends_with("_sec") || h.ends_with("seconds") {
+                    return Resolved::Epoch(1_000_000);
+                }
+                // Magnitude: seconds until the year 5138, then milliseconds, then microseconds.
+                let int_digits = s.iter().take_while(|b| b.is_ascii_digit() || **b == b'-').count();
+                let magnitude = s[..int_digits].iter().filter(|b| b.is_ascii_digit()).count();
+                if magnitude <= 11 {
+                    Resolved::Epoch(1_000_000)
+                } else if magnitude <= 14 {
+                    Resolved::Epoch(1_000)
+                } else {
+                    Resolved::Epoch(1)
+                }
+            }
+        }
+    }
+
+    /// Parses one value; `offset_s` is the zone assumed for date-times written without one.
+    pub fn parse(self, text: &[u8], offset_s: i64) -> Result<i64, &'static str> {
+        match self {
+            Resolved::Epoch(unit) => parse_epoch(text, unit),
+            Resolved::Datetime => parse_datetime(text, offset_s),
+        }
+    }
+
+    /// Words describing the format, for messages.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Resolved::Epoch(1_000_000) => "epoch seconds",
+            Resolved::Epoch(1_000) => "epoch milliseconds",
+            Resolved::Epoch(_) => "epoch microseconds",
+            Resolved::Datetime => "a date-time such as 2022-08-23 11:59:28 or 2018-06-17T00:00:00Z",
+        }
+    }
+}
+
+fn trim(s: &[u8]) -> &[u8] {
+    let start = s.iter().position(|b| !b.is_ascii_whitespace()).unwrap_or(s.len());
+    let end = s.iter().rposition(|b| !b.is_ascii_whitespace()).map_or(start, |e| e + 1);
+    &s[start..end]
+}
+
+/// Parses a decimal epoch number in units of `unit` microseconds, exactly (no float rounding).
+pub fn parse_epoch(text: &[u8], unit: i64) -> Result<i64, &'static str> {
+    const EXPECTED: &str = "an epoch number such as 1661255968 or 1661255968.25";
+    let s = trim(text);
+    let (negative, s) = match s.first() {
+        Some(b'-') => (true, &s[1..]),
+        Some(b'+') => (false, &s[1..]),
+        _ => (false, s),
+    };
+    if s.is_empty() {
+        return Err(EXPECTED);
+    }
+    let mut int: i64 = 0;
+    let mut i = 0;
+    while i < s.len() && s[i].is_ascii_digit() {
+        int = int.checked_mul(10).and_then(|v| v.checked_add(i64::from(s[i] - b'0'))).ok_or(EXPECTED)?;
+        i += 1;
+    }
+    let mut micros = int.checked_mul(unit).ok_or(EXPECTED)?;
+    if i < s.len() {
+        if s[i] != b'.' || i + 1 == s.len() && i == 0 {
+            return Err(EXPECTED);
+        }
+        i += 1;
+        let mut place = unit;
+        while i < s.len() {
+            if !s[i].is_ascii_digit() {
+                return Err(EXPECTED);
+            }
+            place /= 10;
+            micros += i64::from(s[i] - b'0') * place;
+            i += 1;
+        }
+    } else if i == 0 {
+        return Err(EXPECTED);
+    }
+    Ok(if negative { -micros } else { micros })
+}
+
+/// Days from 1970-01-01 to the proleptic Gregorian date `y-m-d` (Howard Hinnant's algorithm).
+pub fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = if y >= 0 { y } else { y - 399 } / 400;
+    let yoe = y - era * 400;
+    let m = i64::from(m);
+    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + i64::from(d) - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+fn days_in_month(y: i64, m: u32) -> u32 {
+    match m {
+        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+        4 | 6 | 9 | 11 => 30,
+        _ if (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 => 29,
+        _ => 28,
+    }
+}
+
+struct Cursor<'a> {
+    s: &'a [u8],
+    i: usize,
+}
+
+impl Cursor<'_> {
+    fn digits(&mut self, n: usize) -> Option<u32> {
+        if self.i + n > self.s.len() {
+            return None;
+        }
+        let mut v = 0u32;
+        for &b in &self.s[self.i..self.i + n] {
+            if !b.is_ascii_digit() {
+                return None;
+            }
+            v = v * 10 + u32::from(b - b'0');
+        }
+        self.i += n;
+        Some(v)
+    }
+    fn eat(&mut self, b: u8) -> bool {
+        if self.s.get(self.i) == Some(&b) {
+            self.i += 1;
+            true
+        } else {
+            false
+        }
+    }
+    fn peek(&self) -> Option<u8> {
+        self.s.get(self.i).copied()
+    }
+    fn skip_spaces(&mut self) {
+        while self.peek() == Some(b' ') {
+            self.i += 1;
+        }
+    }
+    fn rest(&self) -> &[u8] {
+        &self.s[self.i..]
+    }
+}
+
+/// Parses a date-time; `offset_s` (seconds east of UTC) applies when the text carries no zone.
+pub fn parse_datetime(text: &[u8], offset_s: i64) -> Result<i64, &'static str> {
+    const EXPECTED: &str =
+        "a date-time such as 2022-08-23 11:59:28[.fraction][ zone] or 2018-06-17T00:00:00Z";
+    let mut c = Cursor { s: trim(text), i: 0 };
+    let year = c.digits(4).ok_or(EXPECTED)?;
+    let month = if c.eat(b'-') { c.digits(2).ok_or(EXPECTED)? } else { return Err(EXPECTED) };
+    let day = if c.eat(b'-') { c.digits(2).ok_or(EXPECTED)? } else { return Err(EXPECTED) };
+    if !(1..=12).contains(&month) {
+        return Err("a month between 01 and 12");
+    }
+    if day == 0 || day > days_in_month(i64::from(year), month) {
+        return Err("a day that exists in its month");
+    }
+    let (mut hour, mut minute, mut second, mut micros) = (0u32, 0u32, 0u32, 0i64);
+    if matches!(c.peek(), Some(b'T' | b't' | b' ')) && c.s.get(c.i + 1).is_some_and(u8::is_ascii_digit) {
+        c.i += 1;
+        hour = c.digits(2).ok_or(EXPECTED)?;
+        if !c.eat(b':') {
+            return Err(EXPECTED);
+        }
+        minute = c.digits(2).ok_or(EXPECTED)?;
+        if c.eat(b':') {
+            second = c.digits(2).ok_or(EXPECTED)?;
+            if c.eat(b'.') || c.eat(b',') {
+                let mut place = 100_000i64;
+                let start = c.i;
+                while let Some(b) = c.peek().filter(u8::is_ascii_digit) {
+                    micros += i64::from(b - b'0') * place;
+                    place /= 10;
+                    c.i += 1;
+                }
+                if c.i == start {
+                    return Err(EXPECTED);
+                }
+            }
+        }
+        if hour > 23 || minute > 59 || second > 60 {
+            return Err("a time of day between 00:00:00 and 23:59:60");
+        }
+    }
+    // Zone: Z, ±HH:MM, ±HHMM, ±HH, optionally followed by an abbreviation (Go: "+0000 UTC"),
+    // or a bare UTC/GMT; then Go's monotonic suffix "m=±secs", which is ignored.
+    c.skip_spaces();
+    let mut offset = None;
+    match c.peek() {
+        Some(b'Z' | b'z') => {
+            c.i += 1;
+            offset = Some(0);
+        }
+        Some(sign @ (b'+' | b'-')) => {
+            c.i += 1;
+            let h = c.digits(2).ok_or(EXPECTED)?;
+            c.eat(b':');
+            let m =
+                if c.peek().is_some_and(|b| b.is_ascii_digit()) { c.digits(2).ok_or(EXPECTED)? } else { 0 };
+            if h > 23 || m > 59 {
+                return Err("a zone offset between -23:59 and +23:59");
+            }
+            let secs = i64::from(h * 3600 + m * 60);
+            offset = Some(if sign == b'-' { -secs } else { secs });
+        }
+        _ => {}
+    }
+    c.skip_spaces();
+    let word_len = c.rest().iter().take_while(|b| b.is_ascii_alphabetic()).count();
+    if word_len > 0 && !c.rest().starts_with(b"m=") {
+        let word = &c.rest()[..word_len];
+        let utc = word.eq_ignore_ascii_case(b"UTC") || word.eq_ignore_ascii_case(b"GMT");
+        if offset.is_none() {
+            if !utc {
+                return Err("a numeric zone offset (a zone abbreviation alone is ambiguous)");
+            }
+            offset = Some(0);
+        }
+        c.i += word_len;
+        c.skip_spaces();
+    }
+    if c.rest().starts_with(b"m=") {
+        c.i = c.s.len();
+    }
+    if !c.rest().is_empty() {
+        return Err(EXPECTED);
+    }
+    let days = days_from_civil(i64::from(year), month, day);
+    let secs = days * 86_400 + i64::from(hour * 3600 + minute * 60 + second) - offset.unwrap_or(offset_s);
+    Ok(secs * 1_000_000 + micros)
+}
+
+/// Parses a zone offset written `+02:00`, `-0530`, `+01` or `Z`, into seconds east of UTC.
+pub fn parse_offset(text: &str) -> Result<i64, String> {
+    let bad = || format!("expected a zone offset such as \"+02:00\" or \"-05:30\", found {text:?}");
+    let s = text.trim();
+    if s.eq_ignore_ascii_case("z") || s.eq_ignore_ascii_case("utc") {
+        return Ok(0);
+    }
+    let (sign, rest) = match s.as_bytes().first() {
+        Some(b'+') => (1, &s[1..]),
+        Some(b'-') => (-1, &s[1..]),
+        _ => return Err(bad()),
+    };
+    let digits: String = rest.chars().filter(|c| *c != ':').collect();
+    if !digits.bytes().all(|b| b.is_ascii_digit()) || !(digits.len() == 2 || digits.len() == 4) {
+        return Err(bad());
+    }
+    let h: i64 = digits[..2].parse().map_err(|_| bad())?;
+    let m: i64 = if digits.len() == 4 { digits[2..].parse().map_err(|_| bad())? } else { 0 };
+    if h > 23 || m > 59 {
+        return Err(bad());
+    }
+    Ok(sign * (h * 3600 + m * 60))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const S: i64 = 1_000_000;
+
+    #[test]
+    fn civil_days_match_known_dates() {
+        assert_eq!(days_from_civil(1970, 1, 1), 0);
+        assert_eq!(days_from_civil(2000, 3, 1), 11_017);
+        assert_eq!(days_from_civil(1969, 12, 31), -1);
+        assert_eq!(days_from_civil(2022, 8, 23) * 86_400, 1_661_212_800);
+    }
+
+    #[test]
+    fn go_print_form_with_monotonic_suffix() {
+        let t = parse_datetime(b"2022-08-23 11:59:28.111401482 +0000 UTC m=+0.093837757", 0).unwrap();
+        assert_eq!(t, 1_661_255_968 * S + 111_401);
+        let t = parse_datetime(b"2022-08-23 12:00:28.082552268 +0000 UTC m=+60.064988550", 0).unwrap();
+        assert_eq!(t, 1_661_256_028 * S + 82_552);
+        let t = parse_datetime(b"2022-08-23 20:00:28 +0800 CST m=+1.5", 0).unwrap();
+        assert_eq!(t, 1_661_256_028 * S);
+    }
+
+    #[test]
+    fn rfc3339_and_zoneless_forms() {
+        assert_eq!(parse_datetime(b"2018-06-17T00:00:00Z", 0).unwrap(), 1_529_193_600 * S);
+        assert_eq!(parse_datetime(b"2018-06-17T02:00:00+02:00", 0).unwrap(), 1_529_193_600 * S);
+        assert_eq!(parse_datetime(b"2018-06-16T19:00:00-0500", 0).unwrap(), 1_529_193_600 * S);
+        assert_eq!(parse_datetime(b"2018-06-17t00:00:00.5z", 0).unwrap(), 1_529_193_600 * S + 500_000);
+        // NAB: no zone; the assumed offset applies.
+        assert_eq!(parse_datetime(b"2014-03-07 03:41:00", 0).unwrap(), 1_394_163_660 * S);
+        assert_eq!(parse_datetime(b"2014-03-07 04:41:00", 3600).unwrap(), 1_394_163_660 * S);
+        assert_eq!(parse_datetime(b"2014-03-14 03:31:00.000000", 0).unwrap(), 1_394_767_860 * S);
+        assert_eq!(parse_datetime(b"2014-03-07 03:41", 0).unwrap(), 1_394_163_660 * S);
+        assert_eq!(parse_datetime(b"2014-03-07", 0).unwrap(), 1_394_150_400 * S);
+        assert_eq!(parse_datetime(b"2014-03-07 03:41:00 UTC", 7200).unwrap(), 1_394_163_660 * S);
+    }
+
+    #[test]
+    fn bad_datetimes_say_what_was_expected() {
+        assert!(parse_datetime(b"2014-13-07 03:41:00", 0).unwrap_err().contains("month"));
+        assert!(parse_datetime(b"2014-02-30 03:41:00", 0).unwrap_err().contains("day"));
+        assert!(parse_datetime(b"2014-02-28 25:41:00", 0).unwrap_err().contains("time of day"));
+        assert!(parse_datetime(b"2014-02-28 03:41:00 CET", 0).unwrap_err().contains("ambiguous"));
+        assert!(parse_datetime(b"yesterday", 0).is_err());
+        assert!(parse_datetime(b"2014-02-28 03:41:00 junk1", 0).is_err());
+        assert_eq!(parse_datetime(b"2024-02-29 00:00:00", 0).unwrap(), 1_709_164_800 * S);
+    }
+
+    #[test]
+    fn epoch_numbers_are_exact() {
+        assert_eq!(parse_epoch(b"1661255968", S).unwrap(), 1_661_255_968 * S);
+        assert_eq!(parse_epoch(b"1661255968.25", S).unwrap(), 1_661_255_968 * S + 250_000);
+        assert_eq!(parse_epoch(b"1661255968111", 1_000).unwrap(), 1_661_255_968_111_000);
+        assert_eq!(parse_epoch(b"1500.5", 1_000).unwrap(), 1_500_500);
+        assert_eq!(parse_epoch(b"-2", S).unwrap(), -2 * S);
+        assert!(parse_epoch(b"12a", S).is_err());
+        assert!(parse_epoch(b"", S).is_err());
+        assert!(parse_epoch(b"99999999999999999999", S).is_err());
+    }
+
+    #[test]
+    fn auto_resolution_uses_header_then_magnitude() {
+        use TimeFormat::Auto;
+        assert_eq!(Resolved::resolve(Auto, "TimeStamp", b"1661255968"), Resolved::Epoch(S));
+        assert_eq!(Resolved::resolve(Auto, "ts", b"1661255968111"), Resolved::Epoch(1_000));
+        assert_eq!(Resolved::resolve(Auto, "ts", b"1661255968111222"), Resolved::Epoch(1));
+        assert_eq!(Resolved::resolve(Auto, "t_ms", b"1500"), Resolved::Epoch(1_000));
+        assert_eq!(Resolved::resolve(Auto, "Time", b"2022-08-23 11:59:28"), Resolved::Datetime);
+        assert_eq!(Resolved::resolve(TimeFormat::EpochMs, "x", b"5"), Resolved::Epoch(1_000));
+    }
+
+    #[test]
+    fn offsets_parse() {
+        assert_eq!(parse_offset("+02:00").unwrap(), 7200);
+        assert_eq!(parse_offset("-0530").unwrap(), -19_800);
+        assert_eq!(parse_offset("Z").unwrap(), 0);
+        assert!(parse_offset("2h").is_err());
+    }
+}
