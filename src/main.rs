@@ -15,6 +15,7 @@ struct Cli {
 }
 
 #[derive(Subcommand)]
+#[allow(clippy::large_enum_variant)] // parsed once per process: size does not matter
 enum Command {
     /// Simulate one scenario under one breaker configuration, print its scores and write
     /// summary.csv, transitions.csv, timeline.csv and incidents.csv.
@@ -112,6 +113,77 @@ enum Command {
         #[arg(long)]
         quiet: bool,
     },
+    /// Print a preset (with overrides) in a breaker library's own configuration syntax; a
+    /// configuration the library cannot express is refused with the reason (exit 2).
+    Export {
+        /// The library: resilience4j, polly, opossum, cockatiel, pybreaker, gobreaker,
+        /// failsafe-go, envoy.
+        #[arg(long = "as", value_name = "LIBRARY")]
+        library: String,
+        /// The preset to export (default: the library's own preset).
+        #[arg(long, value_name = "PRESET")]
+        policy: Option<String>,
+        /// Override one of the policy's parameters, e.g. --set sliding_window_size=50.
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        sets: Vec<String>,
+        /// The breaker instance's name in the output (default `backend`).
+        #[arg(long)]
+        name: Option<String>,
+    },
+    /// Replay a logged trace (per-interval aggregates or per-call log) through one breaker
+    /// configuration: print the import report and the scores, write the same files as `run`.
+    Replay {
+        /// The trace CSV.
+        trace: PathBuf,
+        /// `interval` or `calls` (detected from the header when absent).
+        #[arg(long)]
+        format: Option<String>,
+        /// Ground truth: a label CSV (start,end,expectation), NAB windows JSON or fault list.
+        #[arg(long, value_name = "FILE", conflicts_with = "slo")]
+        labels: Option<PathBuf>,
+        /// Ground truth from an SLO rule, e.g. "error_rate > 20% or p95 > 8s for 3m".
+        #[arg(long, value_name = "RULE")]
+        slo: Option<String>,
+        /// How long each fault of a fault list lasts, e.g. 3m.
+        #[arg(long, value_name = "DUR")]
+        fault_duration: Option<String>,
+        /// Map a column, e.g. --column p95=LatencyP95(s) --column time=TimeStamp.
+        #[arg(long = "column", value_name = "ROLE=NAME")]
+        columns: Vec<String>,
+        /// auto, rfc3339, datetime, epoch_s, epoch_ms or epoch_us.
+        #[arg(long, value_name = "FORMAT")]
+        time_format: Option<String>,
+        /// Unit of latency columns: us, ms or s.
+        #[arg(long, value_name = "UNIT")]
+        latency_unit: Option<String>,
+        /// What gaps in an interval trace mean: hold, healthy or missing.
+        #[arg(long, value_name = "POLICY")]
+        gaps: Option<String>,
+        /// Skip (and count) rows that cannot be parsed instead of refusing the file.
+        #[arg(long)]
+        skip_bad_rows: bool,
+        /// Any other [trace] key, e.g. --trace duplicates=keep_first --trace utc_offset=+02:00.
+        #[arg(long = "trace", value_name = "KEY=VALUE")]
+        trace_sets: Vec<String>,
+        /// Poisson arrivals at this many requests per second (needed when the trace has no counts).
+        #[arg(long, value_name = "PER_SECOND")]
+        rate: Option<f64>,
+        /// The preset to run (default consecutive); see `breakerlab presets`.
+        #[arg(long, value_name = "PRESET")]
+        policy: Option<String>,
+        /// Override one of the policy's parameters, e.g. --set failure_threshold=3.
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        sets: Vec<String>,
+        /// Base seed.
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Output folder (default output/<trace file name>).
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
+        /// Skip the PNG charts and the report page.
+        #[arg(long)]
+        no_charts: bool,
+    },
     /// List every preset with its family, source, quirks and parameters.
     Presets {
         /// Show only this preset.
@@ -134,7 +206,11 @@ fn main() -> ExitCode {
 }
 
 fn is_input_error(err: &anyhow::Error) -> bool {
-    err.chain().any(|e| e.is::<InputError>() || e.is::<breakerlab::policy::PolicyError>())
+    err.chain().any(|e| {
+        e.is::<InputError>()
+            || e.is::<breakerlab::policy::PolicyError>()
+            || e.is::<breakerlab::policy::export::ExportError>()
+    })
 }
 
 fn run(cli: Cli) -> anyhow::Result<()> {
@@ -166,6 +242,51 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Recommend { path, objective, constraints, threads, quiet } => {
             let r = breakerlab::sweep::recommend(&path, &objective, &constraints, threads, quiet)?;
             print!("{}", r.render());
+        }
+        Command::Export { library, policy, sets, name } => {
+            let req = commands::export::ExportRequest { library, policy, sets, name };
+            print!("{}", commands::export::run(&req)?);
+        }
+        Command::Replay {
+            trace,
+            format,
+            labels,
+            slo,
+            fault_duration,
+            columns,
+            time_format,
+            latency_unit,
+            gaps,
+            skip_bad_rows,
+            trace_sets,
+            rate,
+            policy,
+            sets,
+            seed,
+            out,
+            no_charts,
+        } => {
+            let req = commands::replay::ReplayRequest {
+                trace,
+                format,
+                labels,
+                slo,
+                fault_duration,
+                columns,
+                time_format,
+                latency_unit,
+                gaps,
+                skip_bad_rows,
+                trace_sets,
+                rate,
+                policy,
+                sets,
+                seed,
+                out,
+                no_charts,
+                command_line: commands::command_line(),
+            };
+            print!("{}", commands::replay::render_replay(&commands::replay::replay(&req)?));
         }
         Command::Presets { name } => print!("{}", commands::presets::render(name.as_deref())?),
         Command::Report { dir, from, to, metric } => {

@@ -96,3 +96,38 @@ fn fallbacks_report_their_own_counts() {
     assert!(get(&storm, "fallback_local") > 0.0);
     assert_eq!(get(&storm, "fallback_cached"), 0.0);
 }
+
+/// Seed 001's limitation: twenty process-local gates each send their own probe after every
+/// cooloff; one shared breaker sends one.
+#[test]
+fn a_fleet_of_local_breakers_sends_a_probe_per_instance() {
+    let local = Scenario::load(&scenario("fleet-recovery.toml")).unwrap();
+    let mut shared = local.clone();
+    shared.client.shared_breaker = true;
+    let (l, s) = (scores_of(&local, None), scores_of(&shared, None));
+    assert_eq!(get(&l, "missed_incidents"), 0.0);
+    assert_eq!(get(&s, "missed_incidents"), 0.0);
+    assert!(get(&l, "probes_per_incident") >= 10.0 * get(&s, "probes_per_incident"));
+    assert!(get(&l, "probes_per_incident") >= 200.0, "{}", get(&l, "probes_per_incident"));
+    assert!(get(&l, "recovery_load_rps") > 0.0 && get(&s, "recovery_load_rps") > 0.0);
+    assert!(get(&s, "recovery_lag_mean_s") < get(&l, "recovery_lag_mean_s"));
+}
+
+/// Seed 000: a job restarted every 15 minutes with a handful of calls per run. A fresh process
+/// forgets what the last runs saw and misses slow nights; reloading the samples catches them.
+#[test]
+fn persisting_samples_across_job_restarts_catches_what_fresh_processes_miss() {
+    use breakerlab::client::Persist;
+    let base = Scenario::load(&scenario("nightly-jobs.toml")).unwrap();
+    let with = |persist: Persist| {
+        let mut sc = base.clone();
+        sc.client.process.as_mut().expect("the scenario restarts").persist = persist;
+        scores_of(&sc, None)
+    };
+    let (fresh, samples, state) = (with(Persist::None), with(Persist::Samples), with(Persist::State));
+    assert!(get(&fresh, "missed_incidents") >= 1.0);
+    assert_eq!(get(&samples, "missed_incidents"), 0.0);
+    assert_eq!(get(&state, "missed_incidents"), 0.0);
+    assert!(get(&samples, "time_open_s") > 2.0 * get(&fresh, "time_open_s"));
+    assert_eq!(get(&fresh, "requests"), get(&samples, "requests"), "same arrivals");
+}

@@ -11,8 +11,10 @@ use rand::RngExt;
 use serde::{Deserialize, Deserializer, Serialize};
 
 mod budget;
+mod process;
 
 pub use budget::{Budget, BudgetSpec};
+pub use process::{Persist, ProcessSpec};
 
 /// How the client calls the dependency: timeout, instances, retries, fallback.
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
@@ -30,6 +32,9 @@ pub struct ClientSpec {
     pub retry: RetrySpec,
     /// What the user gets when the call is refused or fails for good.
     pub fallback: FallbackSpec,
+    /// The client as a scheduled job restarting on a schedule (`[client.process]`), if it is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub process: Option<ProcessSpec>,
 }
 
 impl Default for ClientSpec {
@@ -41,6 +46,7 @@ impl Default for ClientSpec {
             shared_breaker: false,
             retry: RetrySpec::default(),
             fallback: FallbackSpec::None,
+            process: None,
         }
     }
 }
@@ -62,6 +68,9 @@ impl ClientSpec {
             return Err("`instances` must be at least 1".into());
         }
         self.retry.validate().map_err(|e| format!("retry: {e}"))?;
+        if let Some(process) = &self.process {
+            process.validate()?;
+        }
         self.fallback.validate().map_err(|e| format!("fallback: {e}"))
     }
 }

@@ -2,7 +2,9 @@
 //! input before anything runs, write output files atomically, and return what to print.
 //! `main.rs` only parses arguments and prints.
 
+pub mod export;
 pub mod presets;
+pub mod replay;
 pub mod report;
 pub mod run;
 

@@ -14,6 +14,9 @@ pub fn render(name: Option<&str>) -> Result<String, PolicyError> {
         found = true;
         let _ = writeln!(s, "{}  (family: {})", p.name, p.family);
         let _ = writeln!(s, "  {}", p.summary);
+        if !p.library.is_empty() {
+            let _ = writeln!(s, "  library: {}", p.library);
+        }
         let _ = writeln!(s, "  source: {}", p.source);
         for q in p.quirks {
             let _ = writeln!(s, "  quirk: {q}");

@@ -42,6 +42,8 @@ pub struct RunReport {
     pub seed: u64,
     /// Record and scores.
     pub result: RunResult,
+    /// The ground-truth windows the run was scored against.
+    pub truth: Vec<crate::truth::IncidentWindow>,
     /// Files written.
     pub files: Vec<PathBuf>,
 }
@@ -56,6 +58,14 @@ pub fn run(req: &RunRequest) -> anyhow::Result<RunReport> {
         }
         (None, None) => return Err(InputError::argument("give a scenario file, or --script FILE.csv").into()),
     };
+    run_scenario(scenario, req)
+}
+
+/// Runs a validated scenario as `req` says (its policy, sets, seed, out, no_charts and
+/// command_line; `req.scenario` and `req.script` are not read) and writes the run's files into
+/// `req.out` (default `output/<scenario name>`). Shared by `run` and `replay`; a trace
+/// scenario's summary also carries the import counts ([`super::replay::IMPORT_COLUMNS`]).
+pub fn run_scenario(scenario: Scenario, req: &RunRequest) -> anyhow::Result<RunReport> {
     let sets = parse_sets(&req.sets)?;
     let spec = scenario.policy_spec(req.policy.as_deref(), &sets);
     let policy = scenario.resolve_policy(&spec)?;
@@ -74,9 +84,13 @@ pub fn run(req: &RunRequest) -> anyhow::Result<RunReport> {
         params: &params,
         metrics: &result.metrics,
     };
+    let mut summary = report::summary_csv(&[row]);
+    if let Some(import) = scenario.import_report() {
+        summary = super::replay::with_import_columns(&summary, import)?;
+    }
     let runs = [(label.as_str(), &result.record)];
     let files = [
-        ("summary.csv", report::summary_csv(&[row])),
+        ("summary.csv", summary),
         ("transitions.csv", report::transitions_csv(&runs)),
         ("timeline.csv", report::timeline_csv(&runs)),
         ("incidents.csv", report::incidents_csv(&workload.truth)),
@@ -88,7 +102,7 @@ pub fn run(req: &RunRequest) -> anyhow::Result<RunReport> {
         let inputs = report_inputs(&scenario, seed, &req.command_line);
         files.extend(draw_charts_and_report(&dir, &inputs)?);
     }
-    Ok(RunReport { scenario, policy, seed, result, files })
+    Ok(RunReport { scenario, policy, seed, result, truth: workload.truth, files })
 }
 
 /// What the report page shows to reproduce a run: the command, the seed and the input files.
@@ -97,7 +111,15 @@ pub fn report_inputs(scenario: &Scenario, seed: u64, command_line: &str) -> Repo
         .path
         .iter()
         .filter_map(|p| {
-            std::fs::read_to_string(p).ok().map(|text| InputFile { name: p.display().to_string(), text })
+            let name = p.display().to_string();
+            if let Some(import) = scenario.import_report()
+                && matches!(&scenario.source, crate::scenario::Source::Trace { file, .. } if file == p)
+            {
+                // A replayed trace is data, possibly millions of rows: record what was imported.
+                let text = import.to_string().lines().map(|l| format!("# {l}\n")).collect();
+                return Some(InputFile { name, text });
+            }
+            std::fs::read_to_string(p).ok().map(|text| InputFile { name, text })
         })
         .collect();
     ReportInputs {

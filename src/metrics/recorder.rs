@@ -7,7 +7,7 @@ use super::histogram::LatencyHistogram;
 use crate::outcome::{OutcomeClass, Verdict};
 use crate::policy::{State, Transition};
 use crate::time::{Dur, SimTime};
-use crate::truth::IncidentWindow;
+use crate::truth::{Expect, IncidentWindow};
 
 /// Most timeline bins [`Recorder::new`] will lay out for the horizon; a finer bin is widened to
 /// `ceil(horizon / MAX_TIMELINE_BINS)`. [`RecorderOptions::validate`] reports it as an error
@@ -131,7 +131,13 @@ pub struct Counters {
     pub fallback_local: u64,
     /// Time the dependency spent above its capacity (with a capacity model).
     pub overloaded: Dur,
+    /// Attempts sent in the [`RECOVERY_WINDOW`] after the end of an incident expecting `open`
+    /// (the load a fleet puts on a recovering dependency).
+    pub recovery_attempts: u64,
 }
+
+/// How long after an incident's end its recovery load is measured.
+pub const RECOVERY_WINDOW: Dur = Dur::from_secs(60);
 
 /// One timeline bin `[start, end)`. Counts are of events whose time falls in the bin.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -227,6 +233,8 @@ pub struct Recorder {
     time_in_state: Vec<[Dur; 3]>,
     /// Index of the first truth window not yet started, for `shed_healthy`.
     truth_cursor: usize,
+    /// First window whose recovery minute may still be ahead (for `recovery_attempts`).
+    recovery_cursor: usize,
     /// Latest end among the windows already started.
     started_max_end: SimTime,
     bin: Option<Dur>,
@@ -267,6 +275,7 @@ impl Recorder {
             time_in_state: vec![[Dur::ZERO; 3]; instances],
             truth_cursor: 0,
             started_max_end: SimTime::ZERO,
+            recovery_cursor: 0,
             bin,
             bins,
             scratch: LatencyHistogram::new(),
@@ -333,6 +342,24 @@ impl Recorder {
         if let Some(bin) = self.bin_mut(at) {
             bin.admitted += 1;
         }
+        if self.in_recovery_window(at) {
+            self.counters.recovery_attempts += 1;
+        }
+    }
+
+    /// True when `at` falls in the minute after an `open` incident's end. Attempts come in time
+    /// order, so windows whose recovery minute has passed are skipped for good.
+    fn in_recovery_window(&mut self, at: SimTime) -> bool {
+        while let Some(w) = self.truth.get(self.recovery_cursor) {
+            if w.end + RECOVERY_WINDOW > at {
+                break;
+            }
+            self.recovery_cursor += 1;
+        }
+        self.truth[self.recovery_cursor.min(self.truth.len())..]
+            .iter()
+            .take_while(|w| w.start <= at)
+            .any(|w| w.expect == Expect::Open && w.end <= at && at < w.end + RECOVERY_WINDOW)
     }
 
     /// An attempt's result reached the client: class as seen (`Timeout` if it timed out), the

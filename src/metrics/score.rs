@@ -130,6 +130,12 @@ pub struct Metrics {
     pub fallback_local: u64,
     /// Time the dependency spent above its capacity, seconds (0 without a capacity model).
     pub overloaded_s: f64,
+    /// Probes sent per incident expecting `open` (a fleet of process-local breakers sends one
+    /// per instance per recovery attempt); empty without such incidents.
+    pub probes_per_incident: Option<f64>,
+    /// Attempts per second sent upstream in the minute after each `open` incident's end,
+    /// averaged over those incidents: the load on a recovering dependency.
+    pub recovery_load_rps: Option<f64>,
 }
 
 impl Metrics {
@@ -143,6 +149,8 @@ impl Metrics {
         "detection_delay_max_s",
         "recovery_lag_mean_s",
         "shed_healthy",
+        "probes_per_incident",
+        "recovery_load_rps",
     ];
 
     /// Column names in summary.csv order: DESIGN's names first, exactly, then the extras.
@@ -182,6 +190,8 @@ impl Metrics {
         "fallback_cached",
         "fallback_local",
         "overloaded_s",
+        "probes_per_incident",
+        "recovery_load_rps",
     ];
 
     /// True when `column` is one of [`Metrics::COLUMNS`].
@@ -233,6 +243,8 @@ impl Metrics {
             "fallback_cached" => count(self.fallback_cached),
             "fallback_local" => count(self.fallback_local),
             "overloaded_s" => Some(self.overloaded_s),
+            "probes_per_incident" => self.probes_per_incident,
+            "recovery_load_rps" => self.recovery_load_rps,
             _ => None,
         }
     }
@@ -524,6 +536,9 @@ pub fn score(record: &RunRecord, opts: &ScoringOptions) -> Metrics {
         fallback_cached: c.fallback_cached,
         fallback_local: c.fallback_local,
         overloaded_s: c.overloaded.as_secs_f64(),
+        probes_per_incident: (incidents > 0).then(|| c.probes as f64 / incidents as f64),
+        recovery_load_rps: (incidents > 0)
+            .then(|| c.recovery_attempts as f64 / (incidents as f64 * super::RECOVERY_WINDOW.as_secs_f64())),
     };
     m.set_cost(&CostWeights::default());
     m

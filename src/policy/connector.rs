@@ -146,6 +146,13 @@ impl ConnectorBreaker {
         }
     }
 
+    /// Seed 000's `load_samples` into this (fresh) breaker: the saved window's samples, pruned at
+    /// `now`; the state is not carried.
+    pub fn load_samples(&mut self, saved: &ConnectorBreaker, now: SimTime) {
+        self.samples = saved.samples.clone();
+        self.samples.prune(now);
+    }
+
     fn set(&mut self, now: SimTime, to: State, reason: &'static str, out: &mut Transitions) {
         emit(out, now, self.state, to, reason);
         self.state = to;

@@ -87,6 +87,12 @@ pub struct CircuitGate {
 }
 
 impl CircuitGate {
+    /// The failure times of `saved` carried into this (fresh) gate; pruned by the next `allow`
+    /// as the gate always does.
+    pub fn load_failures(&mut self, saved: &CircuitGate) {
+        self.failures = saved.failures.clone();
+    }
+
     /// A closed gate with no failures.
     pub fn new(cfg: GateConfig) -> CircuitGate {
         CircuitGate {

@@ -4,13 +4,24 @@
 //! what was expected and what was found.
 
 use super::ai_service::{AiServiceBreaker, AiServiceConfig};
+use super::cockatiel::{CockatielBreaker, CockatielConfig};
 use super::connector::{ConnectorBreaker, ConnectorConfig};
+use super::envoy::{EnvoyBreaker, EnvoyConfig};
+use super::failsafe::{FailsafeBreaker, FailsafeConfig};
+use super::finagle::{FinagleBreaker, FinagleConfig};
 use super::gate::{CircuitGate, GateConfig};
 use super::generic::{GenericBreaker, GenericConfig};
+use super::gobreaker::{GobreakerBreaker, GobreakerConfig};
+use super::hystrix::{HystrixBreaker, HystrixConfig};
 use super::node::{NodeBreaker, NodeConfig};
+use super::opossum::{OpossumBreaker, OpossumConfig};
+use super::polly::{PollyBreaker, PollyConfig};
 use super::presets::{CLASSIFIER_PARAMS, ParamMeta, find, presets};
+use super::pybreaker::{PybreakerBreaker, PybreakerConfig};
+use super::resilience4j::{Resilience4jBreaker, Resilience4jConfig};
+use super::throttle::{SreThrottle, ThrottleConfig};
 use super::{NoBreaker, Policy};
-use crate::outcome::{Classifier, OutcomeClass};
+use crate::outcome::{Classifier, OutcomeClass, Verdict};
 use crate::time::Dur;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -101,6 +112,28 @@ pub enum FamilyConfig {
     AiService(AiServiceConfig),
     /// Seed 003.
     Node(NodeConfig),
+    /// Google SRE client-side adaptive throttling.
+    Throttle(ThrottleConfig),
+    /// Envoy outlier detection (consecutive 5xx) for one host.
+    Envoy(EnvoyConfig),
+    /// Finagle's FailureAccrualFactory with the default policy.
+    Finagle(FinagleConfig),
+    /// failsafe-go's count-based breaker.
+    Failsafe(FailsafeConfig),
+    /// sony/gobreaker v2's generation-counting breaker.
+    Gobreaker(GobreakerConfig),
+    /// pybreaker's lock-serialized breaker.
+    Pybreaker(PybreakerConfig),
+    /// cockatiel's CircuitBreakerPolicy with a consecutive, count or sampling breaker.
+    Cockatiel(CockatielConfig),
+    /// Polly v8's advanced circuit breaker.
+    Polly(PollyConfig),
+    /// opossum's breaker: fires-based error percentage, active half-open.
+    Opossum(OpossumConfig),
+    /// Hystrix 1.5's breaker over its 500 ms health-count snapshots.
+    Hystrix(HystrixConfig),
+    /// Resilience4j's CircuitBreakerStateMachine (count- or time-based).
+    Resilience4j(Resilience4jConfig),
 }
 
 fn table_of<C: Serialize>(c: &C) -> toml::Table {
@@ -243,6 +276,33 @@ impl FamilyConfig {
                 (FamilyConfig::AiService(AiServiceConfig::default()), Classifier::EVERY_ERROR)
             }
             "node-breaker" => (FamilyConfig::Node(NodeConfig::default()), Classifier::EVERY_ERROR),
+            "resilience4j-count" => {
+                (FamilyConfig::Resilience4j(Resilience4jConfig::count_based()), Classifier::EVERY_ERROR)
+            }
+            "resilience4j-time" => {
+                (FamilyConfig::Resilience4j(Resilience4jConfig::time_based()), Classifier::EVERY_ERROR)
+            }
+            "hystrix" => (FamilyConfig::Hystrix(HystrixConfig::default()), Classifier::EVERY_ERROR),
+            "opossum" => (FamilyConfig::Opossum(OpossumConfig::default()), Classifier::EVERY_ERROR),
+            "polly" => (FamilyConfig::Polly(PollyConfig::default()), Classifier::EVERY_ERROR),
+            "cockatiel-consecutive" => {
+                (FamilyConfig::Cockatiel(CockatielConfig::consecutive()), Classifier::EVERY_ERROR)
+            }
+            "cockatiel-count" => (FamilyConfig::Cockatiel(CockatielConfig::count()), Classifier::EVERY_ERROR),
+            "cockatiel-sampling" => {
+                (FamilyConfig::Cockatiel(CockatielConfig::sampling()), Classifier::EVERY_ERROR)
+            }
+            "pybreaker" => (FamilyConfig::Pybreaker(PybreakerConfig::default()), Classifier::EVERY_ERROR),
+            "gobreaker" => (FamilyConfig::Gobreaker(GobreakerConfig::default()), Classifier::EVERY_ERROR),
+            "failsafe-go" => (FamilyConfig::Failsafe(FailsafeConfig::default()), Classifier::EVERY_ERROR),
+            "finagle" => (FamilyConfig::Finagle(FinagleConfig::default()), Classifier::EVERY_ERROR),
+            "envoy-outlier" => (
+                FamilyConfig::Envoy(EnvoyConfig::default()),
+                Classifier::EVERY_ERROR
+                    .with(OutcomeClass::RateLimited, Verdict::Success)
+                    .with(OutcomeClass::ClientError, Verdict::Success),
+            ),
+            "sre-throttle" => (FamilyConfig::Throttle(ThrottleConfig::default()), Classifier::DEFAULT),
             _ => return None,
         })
     }
@@ -256,6 +316,17 @@ impl FamilyConfig {
             FamilyConfig::Gate(_) => GateConfig::PARAMS,
             FamilyConfig::AiService(_) => AiServiceConfig::PARAMS,
             FamilyConfig::Node(_) => NodeConfig::PARAMS,
+            FamilyConfig::Throttle(_) => ThrottleConfig::PARAMS,
+            FamilyConfig::Envoy(_) => EnvoyConfig::PARAMS,
+            FamilyConfig::Finagle(_) => FinagleConfig::PARAMS,
+            FamilyConfig::Failsafe(_) => FailsafeConfig::PARAMS,
+            FamilyConfig::Gobreaker(_) => GobreakerConfig::PARAMS,
+            FamilyConfig::Pybreaker(_) => PybreakerConfig::PARAMS,
+            FamilyConfig::Cockatiel(_) => CockatielConfig::PARAMS,
+            FamilyConfig::Polly(_) => PollyConfig::PARAMS,
+            FamilyConfig::Opossum(_) => OpossumConfig::PARAMS,
+            FamilyConfig::Hystrix(_) => HystrixConfig::PARAMS,
+            FamilyConfig::Resilience4j(_) => Resilience4jConfig::PARAMS,
         }
     }
 
@@ -267,6 +338,17 @@ impl FamilyConfig {
             FamilyConfig::Gate(c) => table_of(c),
             FamilyConfig::AiService(c) => table_of(c),
             FamilyConfig::Node(c) => table_of(c),
+            FamilyConfig::Throttle(c) => table_of(c),
+            FamilyConfig::Envoy(c) => table_of(c),
+            FamilyConfig::Finagle(c) => table_of(c),
+            FamilyConfig::Failsafe(c) => table_of(c),
+            FamilyConfig::Gobreaker(c) => table_of(c),
+            FamilyConfig::Pybreaker(c) => table_of(c),
+            FamilyConfig::Cockatiel(c) => table_of(c),
+            FamilyConfig::Polly(c) => table_of(c),
+            FamilyConfig::Opossum(c) => table_of(c),
+            FamilyConfig::Hystrix(c) => table_of(c),
+            FamilyConfig::Resilience4j(c) => table_of(c),
         }
     }
 
@@ -287,6 +369,17 @@ impl FamilyConfig {
             FamilyConfig::Gate(c) => FamilyConfig::Gate(merge(c, o)?),
             FamilyConfig::AiService(c) => FamilyConfig::AiService(merge(c, o)?),
             FamilyConfig::Node(c) => FamilyConfig::Node(merge(c, o)?),
+            FamilyConfig::Throttle(c) => FamilyConfig::Throttle(merge(c, o)?),
+            FamilyConfig::Envoy(c) => FamilyConfig::Envoy(merge(c, o)?),
+            FamilyConfig::Finagle(c) => FamilyConfig::Finagle(merge(c, o)?),
+            FamilyConfig::Failsafe(c) => FamilyConfig::Failsafe(merge(c, o)?),
+            FamilyConfig::Gobreaker(c) => FamilyConfig::Gobreaker(merge(c, o)?),
+            FamilyConfig::Pybreaker(c) => FamilyConfig::Pybreaker(merge(c, o)?),
+            FamilyConfig::Cockatiel(c) => FamilyConfig::Cockatiel(merge(c, o)?),
+            FamilyConfig::Polly(c) => FamilyConfig::Polly(merge(c, o)?),
+            FamilyConfig::Opossum(c) => FamilyConfig::Opossum(merge(c, o)?),
+            FamilyConfig::Hystrix(c) => FamilyConfig::Hystrix(merge(c, o)?),
+            FamilyConfig::Resilience4j(c) => FamilyConfig::Resilience4j(merge(c, o)?),
         })
     }
 }
@@ -402,6 +495,17 @@ impl PolicyConfig {
             FamilyConfig::Gate(c) => Policy::Gate(CircuitGate::new(c.clone())),
             FamilyConfig::AiService(c) => Policy::AiService(AiServiceBreaker::new(c.clone())),
             FamilyConfig::Node(c) => Policy::Node(NodeBreaker::new(c.clone())),
+            FamilyConfig::Throttle(c) => Policy::Throttle(SreThrottle::new(c.clone(), seed)),
+            FamilyConfig::Envoy(c) => Policy::Envoy(EnvoyBreaker::new(c.clone())),
+            FamilyConfig::Finagle(c) => Policy::Finagle(FinagleBreaker::new(c.clone(), seed)),
+            FamilyConfig::Failsafe(c) => Policy::Failsafe(FailsafeBreaker::new(c.clone())),
+            FamilyConfig::Gobreaker(c) => Policy::Gobreaker(GobreakerBreaker::new(c.clone())),
+            FamilyConfig::Pybreaker(c) => Policy::Pybreaker(PybreakerBreaker::new(c.clone())),
+            FamilyConfig::Cockatiel(c) => Policy::Cockatiel(CockatielBreaker::new(c.clone(), seed)),
+            FamilyConfig::Polly(c) => Policy::Polly(PollyBreaker::new(c.clone())),
+            FamilyConfig::Opossum(c) => Policy::Opossum(OpossumBreaker::new(c.clone())),
+            FamilyConfig::Hystrix(c) => Policy::Hystrix(HystrixBreaker::new(c.clone())),
+            FamilyConfig::Resilience4j(c) => Policy::Resilience4j(Resilience4jBreaker::new(c.clone())),
         }
     }
 
@@ -416,6 +520,8 @@ impl PolicyConfig {
         match &self.family {
             FamilyConfig::AiService(c) => c.effective_call_timeout(),
             FamilyConfig::Node(c) => Some(c.timeout),
+            FamilyConfig::Hystrix(c) => (!c.execution_timeout.is_zero()).then_some(c.execution_timeout),
+            FamilyConfig::Opossum(c) => Some(c.timeout),
             _ => None,
         }
     }
@@ -424,7 +530,13 @@ impl PolicyConfig {
     /// then uses [`PolicyConfig::call_timeout`] as is, where `None` means no timeout at all
     /// (seed 002's `signal.alarm(0)`), instead of the scenario's client timeout.
     pub fn imposes_call_timeout(&self) -> bool {
-        matches!(self.family, FamilyConfig::AiService(_) | FamilyConfig::Node(_))
+        matches!(
+            self.family,
+            FamilyConfig::AiService(_)
+                | FamilyConfig::Node(_)
+                | FamilyConfig::Hystrix(_)
+                | FamilyConfig::Opossum(_)
+        )
     }
 
     /// Every parameter with its resolved value in file syntax, in a fixed order (the family's,
@@ -613,6 +725,17 @@ mod tests {
                 Policy::Gate(_) => "gate",
                 Policy::AiService(_) => "ai_service",
                 Policy::Node(_) => "node",
+                Policy::Throttle(_) => "throttle",
+                Policy::Envoy(_) => "envoy",
+                Policy::Finagle(_) => "finagle",
+                Policy::Failsafe(_) => "failsafe",
+                Policy::Gobreaker(_) => "gobreaker",
+                Policy::Pybreaker(_) => "pybreaker",
+                Policy::Cockatiel(_) => "cockatiel",
+                Policy::Polly(_) => "polly",
+                Policy::Opossum(_) => "opossum",
+                Policy::Hystrix(_) => "hystrix",
+                Policy::Resilience4j(_) => "resilience4j",
             };
             assert_eq!(family, p.family);
         }

@@ -256,6 +256,8 @@ mod tests {
             fallback_cached: 40,
             fallback_local: 0,
             overloaded_s: 0.0,
+            probes_per_incident: Some(2.0),
+            recovery_load_rps: None,
         }
     }
 
@@ -288,9 +290,9 @@ mod tests {
 false_opens,incidents,missed_incidents,detection_delay_mean_s,detection_delay_p95_s,detection_delay_max_s,\
 recovery_lag_mean_s,flaps,open_episodes,probe_failures,requests,attempts,amplification,wasted_quota,shed,\
 shed_healthy,availability,fallback_rate,latency_p50_ms,latency_p95_ms,latency_p99_ms,cost,probes,retries,\
-timeouts,rejections,deferred,deferred_completed,deferred_pending,deferred_delay_mean_s,time_open_s,retries_refused,fallback_cached,fallback_local,overloaded_s
-outage,\"r4j,count\",resilience4j,7,3,5,10s,,2,1,0,12.5,12.5,12.5,,1,3,2,1000,1500,1.5,250,40,4,0.9,0.05,20,150.5,,3.125,2,498,10,45,0,0,0,,90,4,40,0,0
-blip,plain,,7,3,,30s,1,2,1,0,12.5,12.5,12.5,,1,3,2,1000,1500,1.5,250,40,4,0.9,0.05,20,150.5,,3.125,2,498,10,45,0,0,0,,90,4,40,0,0
+timeouts,rejections,deferred,deferred_completed,deferred_pending,deferred_delay_mean_s,time_open_s,retries_refused,fallback_cached,fallback_local,overloaded_s,probes_per_incident,recovery_load_rps
+outage,\"r4j,count\",resilience4j,7,3,5,10s,,2,1,0,12.5,12.5,12.5,,1,3,2,1000,1500,1.5,250,40,4,0.9,0.05,20,150.5,,3.125,2,498,10,45,0,0,0,,90,4,40,0,0,2,
+blip,plain,,7,3,,30s,1,2,1,0,12.5,12.5,12.5,,1,3,2,1000,1500,1.5,250,40,4,0.9,0.05,20,150.5,,3.125,2,498,10,45,0,0,0,,90,4,40,0,0,2,
 ";
         assert_eq!(String::from_utf8(summary_csv(&rows)).unwrap(), expected);
     }

@@ -4,6 +4,11 @@
 //! A scenario names the traffic, the client (timeout, retries, fallback, instances), the
 //! dependency (baseline and incidents, or a scripted CSV of calls), the breaker policy and the
 //! scoring options. See the README for the full format.
+//!
+//! A `[trace]` table replaces `[upstream]` and `[[incidents]]` with logged data (see
+//! [`crate::trace`]): the trace is imported, and its ground truth (labels, label column or SLO
+//! rule) resolved, while the scenario is validated, so a bad row stops the run before it starts.
+//! Paths in `[trace]` are relative to the scenario file.
 
 mod error;
 
@@ -12,7 +17,9 @@ pub use error::{InputError, line_col};
 use crate::client::ClientSpec;
 use crate::policy::{PolicyConfig, PolicySpec};
 use crate::time::Dur;
+use crate::trace::{Trace, TraceError, TraceOptions};
 use crate::traffic::TrafficSpec;
+use crate::truth::IncidentWindow;
 use crate::upstream::script::{ScriptRow, load_script};
 use crate::upstream::{IncidentSpec, UpstreamSpec};
 use serde::Deserialize;
@@ -58,6 +65,7 @@ struct ScenarioFile {
     policy: Option<Spanned<toml::Table>>,
     #[serde(default)]
     scoring: ScoringSpec,
+    trace: Option<Spanned<TraceOptions>>,
 }
 
 /// Where the dependency's answers come from.
@@ -79,6 +87,20 @@ pub enum Source {
         rows: Vec<ScriptRow>,
         /// Ground-truth windows for scoring.
         incidents: Vec<IncidentSpec>,
+    },
+    /// Logged data replayed (`[trace]`): an interval trace answers from its fitted intervals, a
+    /// per-call log replays its calls exactly and answers unlogged attempts from nearby calls.
+    Trace {
+        /// The imported trace (shared, never copied).
+        trace: Trace,
+        /// The trace file, resolved against the scenario file.
+        file: PathBuf,
+        /// An arrival process replacing the trace's own arrivals: required for an interval trace
+        /// without a count column, refused for a per-call log (its calls are the arrivals).
+        traffic: Option<TrafficSpec>,
+        /// Ground truth from labels, a label column or an SLO rule; `None` when none was given
+        /// (the run then reports only what needs no ground truth).
+        truth: Option<Vec<IncidentWindow>>,
     },
 }
 
@@ -140,8 +162,11 @@ impl Scenario {
             incidents.push(inc);
         }
         let (source, duration) = if let Some(script) = file.script {
-            for (present, key) in [(file.traffic.is_some(), "traffic"), (file.upstream.is_some(), "upstream")]
-            {
+            for (present, key) in [
+                (file.traffic.is_some(), "traffic"),
+                (file.upstream.is_some(), "upstream"),
+                (file.trace.is_some(), "trace"),
+            ] {
                 if present {
                     return Err(at(
                         script.span(),
@@ -153,6 +178,44 @@ impl Scenario {
             let rows = load_script(&script_path).map_err(|e| at(script.span(), e.to_string()))?;
             let duration = file.duration.map_or_else(|| script_span(&rows), |d| d.into_inner());
             (Source::Script { rows, incidents }, duration)
+        } else if let Some(table) = file.trace {
+            let span = table.span();
+            if file.upstream.is_some() || !incidents.is_empty() {
+                return Err(at(
+                    span.clone(),
+                    "a trace scenario takes the dependency's behaviour and ground truth from [trace]; \
+                     remove [upstream] and [[incidents]] (give labels, label_column or slo instead)"
+                        .into(),
+                ));
+            }
+            let mut opts = table.into_inner();
+            let Some(rel) = opts.file.take() else {
+                return Err(at(
+                    span.clone(),
+                    "[trace] needs `file = \"PATH.csv\"` (relative to this file)".into(),
+                ));
+            };
+            let trace_path = relative_to(path, &rel.to_string_lossy());
+            opts.labels = opts.labels.map(|l| relative_to(path, &l.to_string_lossy()));
+            let traffic = match file.traffic {
+                Some(t) => {
+                    let span = t.span();
+                    let t = t.into_inner();
+                    t.validate().map_err(|m| at(span, format!("[traffic]: {m}")))?;
+                    Some(t)
+                }
+                None => None,
+            };
+            let (source, horizon) =
+                trace_source(&trace_path, &opts, traffic).map_err(|m| at(span, format!("[trace]: {m}")))?;
+            let duration = match file.duration {
+                Some(d) if d.get_ref().is_zero() => {
+                    return Err(at(d.span(), "`duration` must be longer than 0s".into()));
+                }
+                Some(d) => d.into_inner(),
+                None => horizon,
+            };
+            (source, duration)
         } else {
             let Some(duration) = file.duration else {
                 return Err(InputError::file(path, "missing `duration` (for example duration = \"2h\")"));
@@ -236,6 +299,40 @@ impl Scenario {
         })
     }
 
+    /// A scenario made of a trace alone (`breakerlab replay TRACE.csv`): the default client (10 s
+    /// timeout, no retries), the trace's span, arrivals from the trace or from `traffic`.
+    /// `opts.labels` is taken as given (relative to the working folder).
+    pub fn from_trace(
+        path: &Path,
+        opts: &TraceOptions,
+        traffic: Option<TrafficSpec>,
+    ) -> Result<Scenario, InputError> {
+        if let Some(t) = &traffic {
+            t.validate().map_err(InputError::argument)?;
+        }
+        let (source, duration) = trace_source(path, opts, traffic).map_err(InputError::argument)?;
+        let name = path.file_stem().map_or_else(|| "trace".to_string(), |s| s.to_string_lossy().into_owned());
+        Ok(Scenario {
+            name,
+            description: format!("replay of {}", path.display()),
+            path: Some(path.to_path_buf()),
+            duration,
+            seed: DEFAULT_SEED,
+            client: ClientSpec::default(),
+            source,
+            policy: None,
+            scoring: ScoringSpec::default(),
+        })
+    }
+
+    /// What the trace import did, for a trace scenario.
+    pub fn import_report(&self) -> Option<&crate::trace::ImportReport> {
+        match &self.source {
+            Source::Trace { trace, .. } => Some(trace.report()),
+            _ => None,
+        }
+    }
+
     /// The policy to run: `preset` from the command line if given (replacing the file's), else the
     /// file's `[policy]`, else `consecutive`; `overrides` are applied on top.
     pub fn policy_spec(&self, preset: Option<&str>, overrides: &[(String, toml::Value)]) -> PolicySpec {
@@ -264,6 +361,37 @@ impl Scenario {
         }
         Ok(())
     }
+}
+
+/// Imports the trace at `path` and its ground truth (label paths already resolved) into a
+/// [`Source::Trace`], checking that arrivals have a source; returns it with the trace's span
+/// rounded up to a whole second.
+fn trace_source(
+    path: &Path,
+    opts: &TraceOptions,
+    traffic: Option<TrafficSpec>,
+) -> Result<(Source, Dur), String> {
+    let trace = Trace::load(path, opts).map_err(|e: TraceError| e.to_string())?;
+    match (&trace, &traffic) {
+        (Trace::Interval(t), None) if !t.has_counts() => {
+            return Err(format!(
+                "{} has no request-count column, so it cannot say when requests arrive: add [traffic] \
+                 (for example kind = \"poisson\", rate = 5.0; `breakerlab replay` takes --rate)",
+                path.display()
+            ));
+        }
+        (Trace::Calls(_), Some(_)) => {
+            return Err(format!(
+                "{} is a per-call log: its calls are the arrivals; remove [traffic] (`breakerlab replay`: drop --rate)",
+                path.display()
+            ));
+        }
+        _ => {}
+    }
+    let truth = trace.ground_truth(path, opts).map_err(|e| e.to_string())?;
+    let end = trace.horizon().0.max(1);
+    let span = Dur(end.div_ceil(crate::time::MICROS_PER_SEC) * crate::time::MICROS_PER_SEC);
+    Ok((Source::Trace { trace, file: path.to_path_buf(), traffic, truth }, span))
 }
 
 /// A script's span: past the end of its last call, rounded up to a whole second.
@@ -319,4 +447,62 @@ pub fn read_text(path: &Path) -> Result<String, InputError> {
 pub fn relative_to(base: &Path, rel: &str) -> PathBuf {
     let rel = Path::new(rel);
     if rel.is_absolute() { rel.to_path_buf() } else { base.parent().unwrap_or(Path::new(".")).join(rel) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Writes `calls.csv` (10 calls a second apart, the 4th failing) and returns the folder.
+    fn folder_with_log() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        let mut log = String::from("t_s,latency_ms,status\n");
+        for i in 0..10 {
+            log.push_str(&format!("{},{},{}\n", 1_000 + i, 20 + i, if i == 3 { 503 } else { 200 }));
+        }
+        std::fs::write(dir.path().join("calls.csv"), log).unwrap();
+        dir
+    }
+
+    #[test]
+    fn trace_table_builds_a_trace_source() {
+        let dir = folder_with_log();
+        let path = dir.path().join("s.toml");
+        let s = Scenario::parse(&path, "[trace]\nfile = \"calls.csv\"\nslo = \"error_rate > 0\"\n").unwrap();
+        // Span: the last call ends at 9 s + 29 ms, rounded up to 10 s.
+        assert_eq!(s.duration, Dur::from_secs(10));
+        assert_eq!(s.import_report().unwrap().rows, 10);
+        let Source::Trace { trace, file, traffic, truth } = &s.source else { panic!("not a trace source") };
+        assert!(matches!(trace, Trace::Calls(c) if c.len() == 10));
+        assert_eq!(file, &dir.path().join("calls.csv"));
+        assert!(traffic.is_none());
+        assert_eq!(truth.as_ref().unwrap().len(), 1);
+        let s = Scenario::parse(&path, "duration = \"5s\"\n[trace]\nfile = \"calls.csv\"\n").unwrap();
+        assert_eq!(s.duration, Dur::from_secs(5));
+        assert!(matches!(&s.source, Source::Trace { truth: None, .. }));
+    }
+
+    #[test]
+    fn trace_tables_are_checked_with_their_position() {
+        let dir = folder_with_log();
+        let path = dir.path().join("s.toml");
+        let err = |text: &str| Scenario::parse(&path, text).unwrap_err().to_string();
+        let e = err("name = \"x\"\n[trace]\nformat = \"calls\"\n");
+        assert!(
+            e.ends_with("s.toml:2:1: [trace] needs `file = \"PATH.csv\"` (relative to this file)"),
+            "{e}"
+        );
+        let e = err("[trace]\nfile = \"calls.csv\"\n[traffic]\nkind = \"poisson\"\nrate = 1.0\n");
+        assert!(e.contains("s.toml:1:1: [trace]: ") && e.contains("is a per-call log"), "{e}");
+        let e = err("[trace]\nfile = \"calls.csv\"\n[upstream]\np50 = \"10ms\"\np95 = \"20ms\"\n");
+        assert!(e.contains("remove [upstream] and [[incidents]]"), "{e}");
+        let e = err("[trace]\nfile = \"nowhere.csv\"\n");
+        assert!(e.contains("nowhere.csv"), "{e}");
+        let e = err("[trace]\nfile = \"calls.csv\"\nlatency_unit = \"min\"\n");
+        assert!(e.contains("s.toml:3:16") && e.contains("unknown variant `min`"), "{e}");
+        let e = err("duration = \"0s\"\n[trace]\nfile = \"calls.csv\"\n");
+        assert!(e.contains("s.toml:1:12: `duration` must be longer than 0s"), "{e}");
+        let e = err("script = \"calls.csv\"\n[trace]\nfile = \"calls.csv\"\n");
+        assert!(e.contains("remove [trace]"), "{e}");
+    }
 }

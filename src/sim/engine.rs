@@ -8,10 +8,12 @@
 
 use super::queue::EventQueue;
 use super::workload::Workload;
-use crate::client::{Budget, ClientSpec, FallbackSpec};
+use crate::client::{Budget, ClientSpec, FallbackSpec, Persist};
 use crate::metrics::{AttemptKind, FallbackKind, Finish, Recorder, RecorderOptions, RunRecord};
 use crate::outcome::{Classifier, OutcomeClass};
-use crate::policy::{Admission, Breaker, Observation, Policy, PolicyConfig, Ticket, Transitions};
+use crate::policy::{
+    Admission, Breaker, Observation, Policy, PolicyConfig, State, Ticket, Transition, Transitions,
+};
 use crate::rng::Stream;
 use crate::time::{Dur, SimTime};
 use crate::upstream::Load;
@@ -39,6 +41,8 @@ struct Call {
     retry_in_flight: bool,
     /// What the retry quota charged for this attempt (refunded if it succeeds).
     retry_cost: u32,
+    /// The client process that sent the attempt (a restarted process never hears of it).
+    epoch: u32,
     ticket: Ticket,
     /// The class the client saw (Timeout when it gave up).
     class: OutcomeClass,
@@ -62,6 +66,8 @@ enum Event {
     QueueCycle,
     /// The dependency finished a call (capacity model only).
     UpstreamDone,
+    /// The client process restarts (a scheduled job's next run).
+    Restart,
 }
 
 /// Simulates one configuration on one workload and returns the raw record.
@@ -76,6 +82,9 @@ pub fn simulate(
 
 struct Engine<'a> {
     client: &'a ClientSpec,
+    policy: &'a PolicyConfig,
+    /// Current client process (incremented at every restart).
+    epoch: u32,
     workload: &'a Workload,
     classifier: Classifier,
     timeout: Dur,
@@ -97,7 +106,7 @@ impl<'a> Engine<'a> {
     fn new(
         client: &'a ClientSpec,
         workload: &'a Workload,
-        policy: &PolicyConfig,
+        policy: &'a PolicyConfig,
         opts: &RunOptions,
     ) -> Engine<'a> {
         let instances = u64::from(client.instances.max(1));
@@ -118,6 +127,8 @@ impl<'a> Engine<'a> {
         });
         Engine {
             client,
+            policy,
+            epoch: 0,
             workload,
             classifier: policy.classifier(),
             timeout,
@@ -139,6 +150,11 @@ impl<'a> Engine<'a> {
     fn run(mut self) -> RunRecord {
         for b in 0..self.breakers.len() {
             self.reschedule(b as u32, SimTime::ZERO);
+        }
+        if let Some(process) = &self.client.process
+            && process.first() < self.workload.horizon
+        {
+            self.queue.push(process.first(), Event::Restart);
         }
         let arrivals = &self.workload.arrivals;
         let mut next_arrival = 0usize;
@@ -176,6 +192,7 @@ impl<'a> Engine<'a> {
                         load.finish(now);
                     }
                 }
+                Event::Restart => self.restart(now),
             }
         }
         let end = now.max(self.workload.horizon);
@@ -199,6 +216,7 @@ impl<'a> Engine<'a> {
             breaker,
             retry_in_flight: false,
             retry_cost: 0,
+            epoch: self.epoch,
             ticket: Ticket::default(),
             class: OutcomeClass::Ok,
             latency: Dur::ZERO,
@@ -227,6 +245,7 @@ impl<'a> Engine<'a> {
             return;
         };
         let kind = if ticket.probe { AttemptKind::Probe } else { kind };
+        call.epoch = self.epoch;
         self.rec.attempt_sent(now, b as usize, kind);
         let mut answer = self.workload.answer(call.request, call.attempt, now);
         if let Some(load) = &mut self.load {
@@ -256,10 +275,12 @@ impl<'a> Engine<'a> {
     fn complete(&mut self, now: SimTime, call: Call) {
         let b = call.breaker;
         let verdict = self.classifier.verdict(call.class);
-        let obs = Observation { verdict, latency: call.latency };
-        self.breakers[b as usize].record(now, call.ticket, obs, &mut self.changes);
-        self.flush(b);
-        self.reschedule(b, now);
+        if call.epoch == self.epoch {
+            let obs = Observation { verdict, latency: call.latency };
+            self.breakers[b as usize].record(now, call.ticket, obs, &mut self.changes);
+            self.flush(b);
+            self.reschedule(b, now);
+        }
         self.rec.attempt_done(now, b as usize, call.class, verdict, call.latency);
         let inst = call.instance as usize;
         self.budgets[inst].on_result(call.class, call.retry_cost);
@@ -358,6 +379,42 @@ impl<'a> Engine<'a> {
             let Some(mut call) = self.retry_queue.pop_front() else { break };
             call.attempt += 1;
             self.attempt(now, call, AttemptKind::Deferred);
+        }
+    }
+
+    /// A new client process starts: its breakers are fresh, reloaded from persisted samples, or
+    /// carried over whole; results of calls the old process sent are never recorded.
+    fn restart(&mut self, now: SimTime) {
+        let Some(process) = &self.client.process else { return };
+        self.epoch += 1;
+        if process.persist != Persist::State {
+            for b in 0..self.breakers.len() {
+                let seed =
+                    self.workload.seed.seed_for(Stream::Policy, b as u64 | (u64::from(self.epoch) << 32));
+                let fresh = self.policy.build(seed);
+                let new = match process.persist {
+                    Persist::Samples => self.breakers[b].restarted_with_samples(fresh, now),
+                    _ => fresh,
+                };
+                let old = std::mem::replace(&mut self.breakers[b], new);
+                if old.state() != State::Closed {
+                    let t = Transition {
+                        at: now,
+                        from: old.state(),
+                        to: State::Closed,
+                        reason: "process_restart",
+                    };
+                    self.rec.transition(b, &t);
+                }
+                self.scheduled[b] = None;
+                self.reschedule(b as u32, now);
+            }
+            let fresh = Budget::new(&self.client.retry.budget);
+            self.budgets.iter_mut().for_each(|budget| *budget = fresh.clone());
+        }
+        let next = now + process.every;
+        if next < self.workload.horizon {
+            self.queue.push(next, Event::Restart);
         }
     }
 
@@ -486,6 +543,30 @@ mod tests {
         let shared = run(&always_down("[client]\ninstances = 4\nshared_breaker = true"), "consecutive", &[]);
         assert_eq!(shared.instances, 1);
         assert_eq!(shared.transitions[0].1.at, SimTime(4_050_000), "one breaker sees every request");
+    }
+
+    #[test]
+    fn a_restart_loses_the_state_unless_it_is_persisted() {
+        // Always down, one call per second: consecutive(5) opens at 4.05 s; the process restarts
+        // every 20 s. The call arriving at 20 s precedes the restart at the same instant, so the
+        // old process sent it and the new one never hears of it; the fresh, closed breaker needs
+        // 5 new failures (21..25 s → 25.05 s).
+        let text = |persist: &str| {
+            always_down(&format!("[client.process]\nevery = \"20s\"\npersist = \"{persist}\""))
+        };
+        let fresh = run(&text("none"), "consecutive", &[("open_duration", "1h".into())]);
+        let changes: Vec<(u64, State, &str)> =
+            fresh.transitions.iter().map(|(_, t)| (t.at.micros(), t.to, t.reason)).take(3).collect();
+        assert_eq!(
+            changes,
+            vec![
+                (4_050_000, State::Open, "consecutive_failures"),
+                (20_000_000, State::Closed, "process_restart"),
+                (25_050_000, State::Open, "consecutive_failures"),
+            ]
+        );
+        let kept = run(&text("state"), "consecutive", &[("open_duration", "1h".into())]);
+        assert_eq!(kept.transitions.len(), 1, "the persisted state stays open");
     }
 
     #[test]

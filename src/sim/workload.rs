@@ -6,9 +6,11 @@ use crate::outcome::{Answer, OutcomeClass};
 use crate::rng::{RunSeed, Stream};
 use crate::scenario::{InputError, Scenario, Source};
 use crate::time::{Dur, SimTime};
+use crate::trace::{CallTrace, GapPolicy, IntervalTrace, Trace};
 use crate::truth::IncidentWindow;
 use crate::upstream::script::ScriptRow;
 use crate::upstream::{CapacitySpec, Dependency};
+use std::sync::Arc;
 
 /// Where answers come from during a run.
 #[derive(Debug, Clone)]
@@ -17,6 +19,13 @@ pub enum Answers {
     Model(Box<Dependency>),
     /// A script has no answers beyond its rows: it makes no retries.
     Script,
+    /// An interval trace: first answers are precomputed; later attempts draw from the interval
+    /// at their time with the run's (request, attempt) generator.
+    Interval(Arc<IntervalTrace>),
+    /// A per-call log: first attempts replay the logged call exactly (read straight from the log,
+    /// so a long log is not copied into `first_answers`); later attempts take one of the logged
+    /// calls nearest in time.
+    Calls(Arc<CallTrace>),
 }
 
 /// Everything a run needs that does not depend on the breaker configuration.
@@ -95,6 +104,45 @@ impl Workload {
                     truth_known,
                 })
             }
+            Source::Trace { trace, traffic, truth, .. } => {
+                let mut arrivals = match (trace, traffic) {
+                    (_, Some(model)) => model.arrivals(scenario.duration, &run_seed),
+                    (Trace::Interval(t), None) => {
+                        let seed = run_seed.seed_for(Stream::Arrivals, 0);
+                        t.arrivals(seed).ok_or_else(|| {
+                            in_file("the trace has no request counts: add [traffic]".to_string())
+                        })?
+                    }
+                    (Trace::Calls(c), None) => c.arrivals(),
+                };
+                // Sorted: cutting the tail keeps request i = logged call i for a per-call log.
+                arrivals.truncate(arrivals.partition_point(|t| *t < horizon));
+                let (first_answers, answers) = match trace {
+                    Trace::Interval(t) => {
+                        if t.gap_policy() == GapPolicy::Missing {
+                            // Missing data: nothing arrives in a gap, so nothing there is scored.
+                            arrivals.retain(|at| !t.is_missing(*at));
+                        }
+                        let first = arrivals
+                            .iter()
+                            .enumerate()
+                            .map(|(i, &at)| t.answer(at, &mut run_seed.draw(Stream::Upstream, i as u64, 1)))
+                            .collect();
+                        (first, Answers::Interval(Arc::clone(t)))
+                    }
+                    Trace::Calls(c) => (Vec::new(), Answers::Calls(Arc::clone(c))),
+                };
+                Ok(Workload {
+                    seed: run_seed,
+                    horizon,
+                    arrivals,
+                    first_answers,
+                    answers,
+                    truth: truth.clone().unwrap_or_default(),
+                    capacity: None,
+                    truth_known: truth.is_some(),
+                })
+            }
         }
     }
 
@@ -110,6 +158,13 @@ impl Workload {
                 dependency.answer(at, &mut self.seed.draw(Stream::Upstream, request, attempt))
             }
             Answers::Script => self.first_answers[request as usize],
+            Answers::Interval(trace) => {
+                trace.answer(at, &mut self.seed.draw(Stream::Upstream, request, attempt))
+            }
+            Answers::Calls(log) if attempt == 1 => log.first_answer(request as usize),
+            Answers::Calls(log) => {
+                log.answer_near(at, &mut self.seed.draw(Stream::Upstream, request, attempt))
+            }
         }
     }
 
@@ -123,4 +178,68 @@ impl Workload {
 fn script_answer(row: &ScriptRow) -> Answer {
     let class = if row.ok { OutcomeClass::Ok } else { OutcomeClass::Error };
     Answer { latency: row.latency, class, retry_after: None }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    fn scenario(dir: &Path, file: &str, data: &str, extra: &str) -> Scenario {
+        std::fs::write(dir.join(file), data).unwrap();
+        let text = format!("[trace]\nfile = \"{file}\"\n{extra}");
+        Scenario::parse(&dir.join("s.toml"), &text).unwrap()
+    }
+
+    #[test]
+    fn per_call_logs_replay_arrivals_and_first_answers_exactly() {
+        let dir = tempfile::tempdir().unwrap();
+        let data = "ts_ms,latency_ms,status\n1000,5,200\n1000,7,503\n1250,9,429\n4000,11,200\n";
+        let s = scenario(dir.path(), "calls.csv", data, "");
+        let w = Workload::build(&s, 3, 0).unwrap();
+        assert_eq!(w.arrivals, vec![SimTime(0), SimTime(0), SimTime(250_000), SimTime(3_000_000)]);
+        assert!(w.first_answers.is_empty(), "first answers are read from the log, not copied");
+        let classes = [OutcomeClass::Ok, OutcomeClass::Error, OutcomeClass::RateLimited, OutcomeClass::Ok];
+        for (i, class) in classes.iter().enumerate() {
+            let a = w.answer(i as u64, 1, w.arrivals[i]);
+            assert_eq!((a.latency, a.class), (Dur::from_millis(5 + 2 * i as u64), *class));
+        }
+        // A retry at 3.9 s draws from the calls nearest in time: all four are candidates.
+        let retry = w.answer(2, 2, SimTime(3_900_000));
+        assert!([5_000, 7_000, 9_000, 11_000].contains(&retry.latency.0));
+        assert_eq!(retry, w.answer(2, 2, SimTime(3_900_000)), "same draw for the same attempt");
+        assert!(!w.truth_known);
+        assert_eq!(w.horizon, SimTime(4_000_000));
+    }
+
+    #[test]
+    fn interval_traces_use_counts_or_traffic_and_skip_missing_gaps() {
+        let dir = tempfile::tempdir().unwrap();
+        // Minutes 0, 1, then a gap until minute 5.
+        let data =
+            "ts,requests,error_rate,p50_ms,p95_ms\n0,30,0,100,300\n60,20,1,100,300\n300,10,0,100,300\n";
+        let extra = "gaps = \"missing\"\ninterval = \"1m\"\nslo = \"error_rate > 0.5\"\n";
+        let s = scenario(dir.path(), "agg.csv", data, extra);
+        let w = Workload::build(&s, 1, 0).unwrap();
+        assert_eq!(w.arrivals.len(), 60, "exactly the logged counts, nothing in the gap");
+        assert_eq!(w.arrivals.iter().filter(|t| **t >= SimTime(60_000_000)).count(), 30);
+        assert_eq!(w.first_answers.len(), 60);
+        // Minute 1 logs 100 % errors: every answer there fails, retries included.
+        for (i, at) in w.arrivals.iter().enumerate().filter(|(_, t)| (60..120).contains(&(t.0 / 1_000_000))) {
+            assert_eq!(w.first_answers[i].class, OutcomeClass::Error);
+            assert_eq!(w.answer(i as u64, 2, *at).class, OutcomeClass::Error);
+        }
+        assert!(w.truth_known);
+        assert_eq!((w.truth[0].start, w.truth[0].end), (SimTime(60_000_000), SimTime(120_000_000)));
+        // A traffic model replaces the counts; arrivals in the missing gap are dropped.
+        let s = scenario(
+            dir.path(),
+            "agg.csv",
+            data,
+            "gaps = \"missing\"\ninterval = \"1m\"\n[traffic]\nkind = \"constant\"\nrate = 1.0\n",
+        );
+        let w = Workload::build(&s, 1, 0).unwrap();
+        assert_eq!(w.arrivals.len(), 120 + 60, "0..120 s and 300..360 s, one a second");
+        assert!(!w.truth_known);
+    }
 }

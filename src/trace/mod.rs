@@ -5,14 +5,15 @@
 //! time of that row is kept (`epoch_offset_us`) so reports can print real dates and label files
 //! written in absolute time can be moved into the trace's time base ([`TimeBase`]).
 //!
-//! A scenario file names its trace in a `[trace]` table that deserializes into [`TraceOptions`]:
+//! A scenario file names its trace in a `[trace]` table that deserializes into [`TraceOptions`]
+//! (paths relative to the scenario file; see `crate::scenario`):
 //!
 //! ```toml
 //! [trace]
-//! file = "scenarios/traces/nezha-2022-08-23/front_service.csv"
+//! file = "traces/nezha-2022-08-23/front_service.csv"
 //! time = "TimeStamp"            # optional: auto-detected
 //! gaps = "hold"                 # hold | healthy | missing
-//! labels = "scenarios/traces/nezha-2022-08-23/2022-08-23-fault_list.json"
+//! labels = "traces/nezha-2022-08-23/2022-08-23-fault_list.json"
 //! fault_duration = "3m"
 //! ```
 //!
@@ -39,6 +40,7 @@ use crate::units::Positive;
 use serde::Deserialize;
 use std::fmt;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 /// Which kind of trace a file holds.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Deserialize)]
@@ -401,13 +403,14 @@ impl fmt::Display for ImportReport {
     }
 }
 
-/// An imported trace of either kind, for callers that take whatever file the user gives.
+/// An imported trace of either kind, for callers that take whatever file the user gives. Shared
+/// (`Arc`) so every workload built from one scenario reuses one import, however large.
 #[derive(Clone, Debug)]
 pub enum Trace {
     /// Per-interval aggregates.
-    Interval(IntervalTrace),
+    Interval(Arc<IntervalTrace>),
     /// Per-call log.
-    Calls(CallTrace),
+    Calls(Arc<CallTrace>),
 }
 
 impl Trace {
@@ -416,8 +419,10 @@ impl Trace {
     /// anything else an interval trace.
     pub fn load(path: &std::path::Path, opts: &TraceOptions) -> Result<Trace, TraceError> {
         match detect_format(path, opts)? {
-            TraceFormat::Interval => IntervalTrace::from_path(path, opts).map(Trace::Interval),
-            TraceFormat::Calls => CallTrace::from_path(path, opts).map(Trace::Calls),
+            TraceFormat::Interval => {
+                IntervalTrace::from_path(path, opts).map(|t| Trace::Interval(Arc::new(t)))
+            }
+            TraceFormat::Calls => CallTrace::from_path(path, opts).map(|t| Trace::Calls(Arc::new(t))),
         }
     }
 
@@ -452,7 +457,7 @@ impl Trace {
         opts: &TraceOptions,
     ) -> Result<Option<Vec<crate::truth::IncidentWindow>>, TraceError> {
         match self {
-            Trace::Interval(t) => labels::load(opts, path, &self.time_base(), Some(t)),
+            Trace::Interval(t) => labels::load(opts, path, &self.time_base(), Some(t.as_ref())),
             Trace::Calls(c) if opts.slo.is_some() => {
                 // The last bucket may reach past the log's end: clip to it.
                 let buckets = c.aggregate(opts.slo_interval.unwrap_or(Dur::from_secs(60)))?;

@@ -189,7 +189,7 @@ impl SloRule {
     }
 
     /// The incident windows (`open`) and blips (`stay_closed`) this rule finds in `trace`, sorted;
-    /// kind `slo`. A rule on a percentile the trace never logged is an error.
+    /// kind `slo`. Under `gaps = "healthy"` or `"missing"` a window stops at a gap. A rule on a percentile the trace never logged is an error.
     pub fn windows(&self, trace: &IntervalTrace) -> Result<Vec<IncidentWindow>, TraceError> {
         for cond in self.any.iter().flatten() {
             if let Metric::Percentile(k) = cond.metric
@@ -207,15 +207,20 @@ impl SloRule {
             let expect = if run.1 - run.0 >= self.sustain { Expect::Open } else { Expect::StayClosed };
             out.push(IncidentWindow { start: run.0, end: run.1, kind: "slo".into(), expect });
         };
+        // A breach ends where the data ends when a gap follows and gaps are not held: a gap is
+        // healthy or unknown, never part of the incident.
+        let cut_at_gaps = trace.gap_policy() != super::GapPolicy::Hold;
         for iv in trace.intervals() {
             let bad = self.breached(iv);
+            let gap_follows = trace.gaps().binary_search_by_key(&iv.logged_end(), |g| g.start).is_ok();
+            let end = if cut_at_gaps && gap_follows { iv.logged_end() } else { iv.end() };
             run = match (run, bad) {
-                (Some((s, e)), true) if e == iv.start() => Some((s, iv.end())),
+                (Some((s, e)), true) if e == iv.start() => Some((s, end)),
                 (Some(r), true) => {
                     close(r, &mut out);
-                    Some((iv.start(), iv.end()))
+                    Some((iv.start(), end))
                 }
-                (None, true) => Some((iv.start(), iv.end())),
+                (None, true) => Some((iv.start(), end)),
                 (Some(r), false) => {
                     close(r, &mut out);
                     None

@@ -1,0 +1,55 @@
+//! `breakerlab export`: a preset plus overrides, written in a breaker library's own syntax.
+
+use crate::commands::parse_sets;
+use crate::policy::PolicySpec;
+use crate::policy::export::{Library, export};
+
+/// What `export` was asked for.
+#[derive(Clone, Debug, Default)]
+pub struct ExportRequest {
+    /// `--as`: the target library.
+    pub library: String,
+    /// `--policy`: the preset (default: the library's own preset).
+    pub policy: Option<String>,
+    /// `--set key=value` overrides.
+    pub sets: Vec<String>,
+    /// `--name`: the breaker instance's name where the syntax has one (default `backend`).
+    pub name: Option<String>,
+}
+
+/// The configuration text, or the reason the library cannot express it.
+pub fn run(req: &ExportRequest) -> anyhow::Result<String> {
+    let lib = Library::parse(&req.library)?;
+    let mut spec = PolicySpec::new(req.policy.as_deref().unwrap_or(lib.default_preset()));
+    for (k, v) in parse_sets(&req.sets)? {
+        spec.overrides.insert(k, v);
+    }
+    let cfg = spec.resolve()?;
+    let name = req.name.as_deref().unwrap_or("backend");
+    Ok(export(&cfg, lib, name)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_to_the_library_preset_and_applies_sets() {
+        let req = ExportRequest {
+            library: "gobreaker".into(),
+            sets: vec!["max_requests=2".into()],
+            ..ExportRequest::default()
+        };
+        let out = run(&req).unwrap();
+        assert!(out.contains("MaxRequests: 2,") && out.contains("Name:        \"backend\","), "{out}");
+        let bad = ExportRequest {
+            library: "resilience4j".into(),
+            policy: Some("consecutive".into()),
+            ..ExportRequest::default()
+        };
+        let e = run(&bad).unwrap_err();
+        assert!(e.is::<crate::policy::export::ExportError>());
+        let unknown = ExportRequest { library: "nope".into(), ..ExportRequest::default() };
+        assert!(run(&unknown).unwrap_err().to_string().contains("unknown library"));
+    }
+}

@@ -1,0 +1,290 @@
+//! `breakerlab replay TRACE.csv`: a quick look at logged data under one breaker configuration.
+//! Flags become a [`TraceOptions`] (the same keys as a scenario's `[trace]` table, deserialized
+//! the same way, so both accept exactly the same values), the trace becomes a scenario, and the
+//! run goes through [`super::run::run_scenario`] like `breakerlab run`.
+
+use super::run::{RunReport, RunRequest, render, run_scenario};
+use crate::scenario::{InputError, Scenario};
+use crate::trace::{ImportReport, TraceOptions};
+use crate::traffic::TrafficSpec;
+use crate::units::Positive;
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+/// Roles `--column ROLE=NAME` accepts: the column keys of [`TraceOptions`].
+pub const COLUMN_ROLES: [&str; 13] = [
+    "time",
+    "count",
+    "errors",
+    "error_rate",
+    "success_percent",
+    "p50",
+    "p90",
+    "p95",
+    "p99",
+    "latency",
+    "status",
+    "label_column",
+    "value",
+];
+
+/// Columns a trace run appends to summary.csv: data rows read, bad rows skipped, gaps found.
+pub const IMPORT_COLUMNS: [&str; 3] = ["trace_rows", "bad_rows_skipped", "trace_gaps"];
+
+/// What the user asked `replay` to do.
+#[derive(Clone, Debug, Default)]
+pub struct ReplayRequest {
+    /// The trace file.
+    pub trace: PathBuf,
+    /// `interval` or `calls` (detected when absent).
+    pub format: Option<String>,
+    /// A ground-truth file (label CSV, NAB windows JSON, fault list).
+    pub labels: Option<PathBuf>,
+    /// An SLO rule defining incidents.
+    pub slo: Option<String>,
+    /// How long each fault of a fault list lasts.
+    pub fault_duration: Option<String>,
+    /// `role=name` column mappings.
+    pub columns: Vec<String>,
+    /// How timestamps are written.
+    pub time_format: Option<String>,
+    /// Unit of latency columns (`us`, `ms`, `s`).
+    pub latency_unit: Option<String>,
+    /// What gaps mean (`hold`, `healthy`, `missing`).
+    pub gaps: Option<String>,
+    /// Skip and count unparseable rows instead of refusing the file.
+    pub skip_bad_rows: bool,
+    /// Any other `[trace]` key as `key=value` (e.g. `duplicates=keep_first`).
+    pub trace_sets: Vec<String>,
+    /// Poisson arrival rate (requests per second) for traces without request counts.
+    pub rate: Option<f64>,
+    /// A preset (default `consecutive`).
+    pub policy: Option<String>,
+    /// `key=value` overrides of the policy's parameters.
+    pub sets: Vec<String>,
+    /// Base seed.
+    pub seed: Option<u64>,
+    /// Output folder (default `output/<trace file stem>`).
+    pub out: Option<PathBuf>,
+    /// Skip the PNG charts and the report page.
+    pub no_charts: bool,
+    /// The command line as typed, for the report page.
+    pub command_line: String,
+}
+
+/// Builds the trace options the flags describe. Every value is checked by the same
+/// deserializer as a scenario's `[trace]` table; a bad one names its flag.
+pub fn trace_options(req: &ReplayRequest) -> Result<TraceOptions, InputError> {
+    let mut entries: Vec<(String, String, toml::Value)> = Vec::new();
+    let text = |s: &str| toml::Value::String(s.to_string());
+    let mut push = |flag: &str, key: &str, value: toml::Value| entries.push((flag.into(), key.into(), value));
+    if let Some(f) = &req.format {
+        push("--format", "format", text(f));
+    }
+    if let Some(l) = &req.labels {
+        push("--labels", "labels", text(&l.to_string_lossy()));
+    }
+    if let Some(r) = &req.slo {
+        push("--slo", "slo", text(r));
+    }
+    if let Some(d) = &req.fault_duration {
+        push("--fault-duration", "fault_duration", text(d));
+    }
+    if let Some(t) = &req.time_format {
+        push("--time-format", "time_format", text(t));
+    }
+    if let Some(u) = &req.latency_unit {
+        push("--latency-unit", "latency_unit", text(u));
+    }
+    if let Some(g) = &req.gaps {
+        push("--gaps", "gaps", text(g));
+    }
+    if req.skip_bad_rows {
+        push("--skip-bad-rows", "skip_bad_rows", toml::Value::Boolean(true));
+    }
+    for c in &req.columns {
+        let flag = format!("--column {c}");
+        let (role, name) = split_pair(c).ok_or_else(|| {
+            InputError::argument(format!("{flag}: expected ROLE=COLUMN, e.g. p95=LatencyP95(s)"))
+        })?;
+        let role = if role == "value" { "p50" } else { role };
+        if !COLUMN_ROLES.contains(&role) {
+            return Err(InputError::argument(format!(
+                "{flag}: unknown role `{role}`; expected one of {}",
+                COLUMN_ROLES.join(", ")
+            )));
+        }
+        entries.push((flag, role.to_string(), text(name)));
+    }
+    for t in &req.trace_sets {
+        let flag = format!("--trace {t}");
+        let (key, value) = split_pair(t).ok_or_else(|| {
+            InputError::argument(format!("{flag}: expected KEY=VALUE, e.g. duplicates=keep_first"))
+        })?;
+        if key == "file" {
+            return Err(InputError::argument(format!("{flag}: the trace file is the first argument")));
+        }
+        // A TOML value when it reads as one (numbers, booleans), else the text itself.
+        let value = toml::from_str::<toml::Table>(&format!("v = {value}"))
+            .ok()
+            .and_then(|mut t| t.remove("v"))
+            .unwrap_or_else(|| text(value));
+        entries.push((flag, key.to_string(), value));
+    }
+    let mut table = toml::Table::new();
+    for (flag, key, value) in &mut entries {
+        // Check each value alone, so an error names the flag that carries it. A value that read
+        // as a number or boolean but is wanted as text (`--trace time=2022`) is retried as text.
+        let check = |value: &toml::Value| {
+            let mut one = toml::Table::new();
+            one.insert(key.clone(), value.clone());
+            toml::Value::Table(one).try_into::<TraceOptions>()
+        };
+        if let Err(e) = check(value) {
+            let as_text = toml::Value::String(value.to_string());
+            if value.is_str() || check(&as_text).is_err() {
+                return Err(InputError::argument(format!("{flag}: {}", e.message().trim())));
+            }
+            *value = as_text;
+        }
+        if table.insert(key.clone(), value.clone()).is_some() {
+            return Err(InputError::argument(format!("{flag}: `{key}` is given twice")));
+        }
+    }
+    toml::Value::Table(table)
+        .try_into::<TraceOptions>()
+        .map_err(|e| InputError::argument(format!("trace options: {}", e.message().trim())))
+}
+
+fn split_pair(s: &str) -> Option<(&str, &str)> {
+    let (k, v) = s.split_once('=')?;
+    let (k, v) = (k.trim(), v.trim());
+    (!k.is_empty() && !v.is_empty()).then_some((k, v))
+}
+
+/// Imports the trace, runs it and writes the outputs. Nothing is written on bad input.
+pub fn replay(req: &ReplayRequest) -> anyhow::Result<RunReport> {
+    let opts = trace_options(req)?;
+    let traffic = match req.rate {
+        Some(r) => Some(TrafficSpec::Poisson {
+            rate: Positive::new(r).map_err(|e| InputError::argument(format!("--rate {r}: {e}")))?,
+        }),
+        None => None,
+    };
+    let scenario = Scenario::from_trace(&req.trace, &opts, traffic)?;
+    let run = RunRequest {
+        scenario: None,
+        script: None,
+        policy: req.policy.clone(),
+        sets: req.sets.clone(),
+        seed: req.seed,
+        out: req.out.clone(),
+        no_charts: req.no_charts,
+        command_line: req.command_line.clone(),
+    };
+    run_scenario(scenario, &run)
+}
+
+/// What `replay` prints: the import report, the ground truth, then `run`'s table.
+pub fn render_replay(report: &RunReport) -> String {
+    let mut s = String::new();
+    if let Some(import) = report.scenario.import_report() {
+        let _ = writeln!(s, "import    {import}");
+        if let Some(first) = &import.first_bad_row {
+            let _ = writeln!(s, "  first bad row skipped: {first}");
+        }
+    }
+    let truth = &report.truth;
+    if report.result.metrics.ground_truth {
+        let open = truth.iter().filter(|w| w.expect == crate::truth::Expect::Open).count();
+        let _ = writeln!(s, "truth     {} windows ({open} to open on)", truth.len());
+    } else {
+        let _ =
+            writeln!(s, "truth     none given (--labels or --slo): scores that need it are left empty (-)");
+    }
+    s.push_str(&render(report));
+    s
+}
+
+/// `summary` (summary.csv bytes) with [`IMPORT_COLUMNS`] appended to every row.
+pub fn with_import_columns(summary: &[u8], import: &ImportReport) -> anyhow::Result<Vec<u8>> {
+    let mut reader = csv::ReaderBuilder::new().has_headers(false).from_reader(summary);
+    let mut writer =
+        csv::WriterBuilder::new().terminator(csv::Terminator::Any(b'\n')).from_writer(Vec::new());
+    let values = [import.rows, import.bad_rows_skipped, import.gaps].map(|v| v.to_string());
+    for (i, record) in reader.records().enumerate() {
+        let mut record = record?;
+        if i == 0 {
+            IMPORT_COLUMNS.iter().for_each(|c| record.push_field(c));
+        } else {
+            values.iter().for_each(|v| record.push_field(v));
+        }
+        writer.write_record(&record)?;
+    }
+    writer.into_inner().map_err(|e| anyhow::anyhow!("{e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::{GapPolicy, TimeFormat};
+
+    #[test]
+    fn flags_become_trace_options() {
+        let req = ReplayRequest {
+            trace: "t.csv".into(),
+            time_format: Some("epoch_s".into()),
+            columns: vec!["time=TimeStamp".into(), "p95 = LatencyP95(s)".into()],
+            gaps: Some("missing".into()),
+            trace_sets: vec!["tail_sigma=0.7".into(), "duplicates=keep_first".into()],
+            skip_bad_rows: true,
+            ..ReplayRequest::default()
+        };
+        let o = trace_options(&req).unwrap();
+        assert_eq!(o.time_format, TimeFormat::EpochS);
+        assert_eq!(o.time.as_deref(), Some("TimeStamp"));
+        assert_eq!(o.p95.as_deref(), Some("LatencyP95(s)"));
+        assert_eq!(o.gaps, GapPolicy::Missing);
+        assert_eq!(o.tail_sigma(), 0.7);
+        assert!(o.skip_bad_rows);
+        let req = ReplayRequest {
+            trace_sets: vec!["time=2022".into(), "near_calls=8".into(), "utc_offset=+02:00".into()],
+            ..ReplayRequest::default()
+        };
+        let o = trace_options(&req).unwrap();
+        assert_eq!(o.time.as_deref(), Some("2022"));
+        assert_eq!(o.near_calls, Some(8));
+        assert_eq!(o.utc_offset.as_deref(), Some("+02:00"));
+    }
+
+    #[test]
+    fn bad_flags_name_themselves() {
+        let bad = |req: ReplayRequest| trace_options(&req).unwrap_err().to_string();
+        let e = bad(ReplayRequest { time_format: Some("iso".into()), ..ReplayRequest::default() });
+        assert!(e.starts_with("--time-format: unknown variant `iso`"), "{e}");
+        let e = bad(ReplayRequest { columns: vec!["p96=x".into()], ..ReplayRequest::default() });
+        assert!(e.contains("--column p96=x: unknown role `p96`"), "{e}");
+        let e = bad(ReplayRequest { columns: vec!["p95".into()], ..ReplayRequest::default() });
+        assert!(e.contains("expected ROLE=COLUMN"), "{e}");
+        let e = bad(ReplayRequest { trace_sets: vec!["p97=x".into()], ..ReplayRequest::default() });
+        assert!(e.contains("--trace p97=x: unknown field `p97`"), "{e}");
+        let e = bad(ReplayRequest { fault_duration: Some("3 minutes".into()), ..ReplayRequest::default() });
+        assert!(e.starts_with("--fault-duration:"), "{e}");
+        let e = bad(ReplayRequest {
+            gaps: Some("hold".into()),
+            trace_sets: vec!["gaps=missing".into()],
+            ..ReplayRequest::default()
+        });
+        assert!(e.contains("`gaps` is given twice"), "{e}");
+    }
+
+    #[test]
+    fn import_columns_are_appended() {
+        let import = ImportReport { rows: 10, bad_rows_skipped: 2, gaps: 1, ..ImportReport::default() };
+        let out = with_import_columns(b"scenario,policy\n\"a,b\",c\n", &import).unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "scenario,policy,trace_rows,bad_rows_skipped,trace_gaps\n\"a,b\",c,10,2,1\n"
+        );
+    }
+}

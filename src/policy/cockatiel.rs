@@ -1,0 +1,673 @@
+//! cockatiel's `CircuitBreakerPolicy` with its three breakers (presets `cockatiel-consecutive`,
+//! `cockatiel-count`, `cockatiel-sampling`).
+//!
+//! Source: connor4312/cockatiel, src/CircuitBreakerPolicy.ts (3.x, the version with
+//! `halfOpenAfter: number | IBackoffFactory`; copy read: index file 27412213853),
+//! src/breaker/ConsecutiveBreaker.ts @ 2a0dad2f2f1eabff74ed471dfa858a6a1de7c409,
+//! src/breaker/CountBreaker.ts @ 2514ac764aa644855c21bbb69ae60ef6b7d1dfd7,
+//! src/breaker/SamplingBreaker.ts @ 2a0dad2f2f1eabff74ed471dfa858a6a1de7c409.
+//! Where ../shared/PRESETS.md says half-open results from a stale state object are ignored,
+//! the source read here disagrees and wins: `execute` captures the state when the call starts
+//! and reports the result to the breaker with that state.
+//!
+//! Reproduced:
+//! - a call admitted while Closed reports `breaker.success(Closed)` / `breaker.failure(Closed)`
+//!   whenever it ends; a failure the breaker answers `true` to calls `open()`, which does
+//!   nothing while Open but reopens a HalfOpen circuit (a late failure can end the probe's
+//!   episode);
+//! - `ConsecutiveBreaker(n)`: `++count >= n`; any success zeroes it; the count is not reset on
+//!   opening, so one late failure while half-open reopens at once;
+//! - `CountBreaker{threshold, size, minimumNumberOfCalls = size}`: a ring of the last `size`
+//!   results; trips when `failures > threshold · total` once `total >= minimumNumberOfCalls`;
+//!   a half-open success clears the ring first;
+//! - `SamplingBreaker{threshold, duration, minimumRps}`: `max(5, ceil(duration / 1 s))` windows
+//!   of `round(duration / count)` ms; a push starts a new window when the current one is at
+//!   least that old, and only one window is recycled per push, so after an idle spell older
+//!   windows keep their counts until overwritten; trips when `failures > threshold · total`
+//!   and `total >= duration · minimumRps` (default `minimumRps = 5 / threshold`);
+//! - Open → HalfOpen on the first call once `now − openedAt >= halfOpenAfter` (passive); that
+//!   call is the test. Calls arriving during the test wait for it in cockatiel
+//!   (`await state.test`) and then run or fail with the new state; the engine cannot hold a
+//!   call, so they are rejected here (they see the breaker as open);
+//! - the test's success closes, its failure reopens;
+//! - `halfOpenAfter` is a constant or an `ExponentialBackoff` (src/backoff/ExponentialBackoff.ts
+//!   @ 294c090a2e14e54dcba83374e447e5eaa430ec5f, ExponentialBackoffGenerators.ts @
+//!   74b3c7851fb6db4ff5973245760a6fd773cae652): opening from Closed takes the factory's first
+//!   delay, reopening from HalfOpen advances the episode's backoff; the generators are
+//!   reproduced (decorrelated jitter: `t = attempt + random`, `next = exponent^t ·
+//!   tanh(sqrt(4t))`, delay `min(max(0, next − prev) / 1.4 · initialDelay, maxDelay)`), with
+//!   `Math.random` replaced by the build seed's generator. Other backoff factories are not
+//!   modelled.
+
+use super::presets::ParamMeta;
+use super::spec::{FamilyParams, PolicyError, impossible, invalid};
+use super::{Admission, Breaker, Observation, State, Ticket, Transitions, emit};
+use crate::outcome::Verdict;
+use crate::time::{Dur, SimTime};
+use rand::{Rng, SeedableRng};
+use rand_pcg::Pcg64Mcg;
+use serde::{Deserialize, Serialize};
+
+/// Which `IBreaker` the policy uses.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CockatielKind {
+    /// `ConsecutiveBreaker`.
+    Consecutive,
+    /// `CountBreaker`.
+    Count,
+    /// `SamplingBreaker`.
+    Sampling,
+}
+
+/// What `halfOpenAfter` is.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CockatielBackoff {
+    /// A number: `ConstantBackoff(half_open_after)`.
+    Constant,
+    /// `new ExponentialBackoff({ initialDelay, maxDelay, exponent, generator })`.
+    Exponential,
+}
+
+/// `ExponentialBackoff`'s delay generator (src/backoff/ExponentialBackoffGenerators.ts).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CockatielGenerator {
+    /// `decorrelatedJitterGenerator` (the default).
+    Decorrelated,
+    /// `noJitterGenerator`: `min(maxDelay, initialDelay * 2^attempt)`.
+    NoJitter,
+    /// `fullJitterGenerator`: `floor(random * noJitter)`.
+    FullJitter,
+    /// `halfJitterGenerator`: `floor((d + random * d) / 2)`.
+    HalfJitter,
+}
+
+/// The policy's options and its breaker's constructor arguments.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CockatielConfig {
+    /// Which breaker.
+    pub breaker: CockatielKind,
+    /// `halfOpenAfter` (no library default; 10 s as in the README).
+    pub half_open_after: Dur,
+    /// `ConsecutiveBreaker(threshold)` (5).
+    pub consecutive_threshold: u32,
+    /// `threshold` of the count and sampling breakers, in (0, 1) (0.2).
+    pub threshold: f64,
+    /// `CountBreaker` `size` (100).
+    pub size: u32,
+    /// `CountBreaker` `minimumNumberOfCalls`; 0 = `size`.
+    pub minimum_number_of_calls: u32,
+    /// `SamplingBreaker` `duration` (30 s).
+    pub duration: Dur,
+    /// `SamplingBreaker` `minimumRps`; 0 = the default `5 / threshold`.
+    pub minimum_rps: f64,
+    /// `halfOpenAfter` as a constant duration or an `ExponentialBackoff`.
+    pub half_open_backoff: CockatielBackoff,
+    /// `ExponentialBackoff` `initialDelay` (128 ms).
+    pub initial_delay: Dur,
+    /// `ExponentialBackoff` `maxDelay` (30 s).
+    pub max_delay: Dur,
+    /// `ExponentialBackoff` `exponent` (2; only the decorrelated generator uses it).
+    pub exponent: f64,
+    /// `ExponentialBackoff` `generator`.
+    pub generator: CockatielGenerator,
+}
+
+impl CockatielConfig {
+    /// `ConsecutiveBreaker(5)`, `halfOpenAfter` 10 s.
+    pub fn consecutive() -> CockatielConfig {
+        CockatielConfig {
+            breaker: CockatielKind::Consecutive,
+            half_open_after: Dur::from_secs(10),
+            consecutive_threshold: 5,
+            threshold: 0.2,
+            size: 100,
+            minimum_number_of_calls: 0,
+            duration: Dur::from_secs(30),
+            minimum_rps: 0.0,
+            half_open_backoff: CockatielBackoff::Constant,
+            initial_delay: Dur::from_millis(128),
+            max_delay: Dur::from_secs(30),
+            exponent: 2.0,
+            generator: CockatielGenerator::Decorrelated,
+        }
+    }
+    /// `CountBreaker({ threshold: 0.2, size: 100 })`.
+    pub fn count() -> CockatielConfig {
+        CockatielConfig { breaker: CockatielKind::Count, ..Self::consecutive() }
+    }
+    /// `SamplingBreaker({ threshold: 0.2, duration: 30 s })`.
+    pub fn sampling() -> CockatielConfig {
+        CockatielConfig { breaker: CockatielKind::Sampling, ..Self::consecutive() }
+    }
+
+    /// Sampling windows: `(count, window length in ms)`.
+    fn sampling_windows(&self) -> (usize, u64) {
+        let ms = self.duration.micros() as f64 / 1000.0;
+        let count = ((ms / 1000.0).ceil() as usize).max(5);
+        let size = (ms / count as f64).round() as u64;
+        (count, size)
+    }
+
+    /// Minimum calls of the sampling breaker: `duration · minimumRpms` (a float).
+    fn sampling_minimum(&self) -> f64 {
+        let (count, size) = self.sampling_windows();
+        let rpms =
+            if self.minimum_rps > 0.0 { self.minimum_rps / 1000.0 } else { 5.0 / (self.threshold * 1000.0) };
+        (size * count as u64) as f64 * rpms
+    }
+}
+
+impl FamilyParams for CockatielConfig {
+    const PARAMS: &'static [ParamMeta] = &[
+        ParamMeta::new("breaker", "consecutive | count | sampling", "which IBreaker the policy uses"),
+        ParamMeta::new("half_open_after", "duration", "halfOpenAfter: open time before the next call tests"),
+        ParamMeta::new(
+            "consecutive_threshold",
+            "calls",
+            "ConsecutiveBreaker(threshold): opens at this many failures in a row (>=)",
+        ),
+        ParamMeta::new(
+            "threshold",
+            "ratio",
+            "count/sampling threshold in (0, 1): opens when failures > threshold * total",
+        ),
+        ParamMeta::new("size", "calls", "CountBreaker size: the last N results"),
+        ParamMeta::new("minimum_number_of_calls", "calls", "CountBreaker minimumNumberOfCalls (0 = size)"),
+        ParamMeta::new(
+            "duration",
+            "duration",
+            "SamplingBreaker duration: max(5, ceil(duration / 1 s)) windows",
+        ),
+        ParamMeta::new(
+            "minimum_rps",
+            "calls/s",
+            "SamplingBreaker minimumRps: at least duration * minimumRps calls to open (0 = 5 / threshold)",
+        ),
+        ParamMeta::new(
+            "half_open_backoff",
+            "constant | exponential",
+            "halfOpenAfter: the constant half_open_after, or an ExponentialBackoff advanced on each reopen",
+        ),
+        ParamMeta::new("initial_delay", "duration", "ExponentialBackoff initialDelay"),
+        ParamMeta::new("max_delay", "duration", "ExponentialBackoff maxDelay"),
+        ParamMeta::new("exponent", "factor", "ExponentialBackoff exponent (decorrelated generator only)"),
+        ParamMeta::new(
+            "generator",
+            "decorrelated | no_jitter | full_jitter | half_jitter",
+            "ExponentialBackoff generator; its randomness comes from the build seed",
+        ),
+    ];
+
+    fn validate(&self) -> Result<(), PolicyError> {
+        if self.half_open_after.is_zero() {
+            return Err(invalid("half_open_after", "a duration greater than 0", "0s"));
+        }
+        if self.half_open_backoff == CockatielBackoff::Exponential {
+            if self.max_delay.is_zero() {
+                return Err(invalid("max_delay", "a duration greater than 0", "0s"));
+            }
+            if !(self.exponent.is_finite() && self.exponent > 1.0) {
+                return Err(invalid("exponent", "a number greater than 1", &self.exponent.to_string()));
+            }
+        }
+        match self.breaker {
+            CockatielKind::Consecutive => {
+                if self.consecutive_threshold == 0 {
+                    return Err(invalid("consecutive_threshold", "at least 1", "0"));
+                }
+            }
+            CockatielKind::Count | CockatielKind::Sampling => {
+                let t = self.threshold;
+                if !(t.is_finite() && t > 0.0 && t < 1.0) {
+                    return Err(invalid("threshold", "a ratio strictly between 0 and 1", &t.to_string()));
+                }
+            }
+        }
+        if self.breaker == CockatielKind::Count {
+            if self.size == 0 {
+                return Err(invalid("size", "a positive whole number", "0"));
+            }
+            if self.minimum_number_of_calls > self.size {
+                return Err(impossible(format!(
+                    "minimum_number_of_calls ({}) is larger than size ({})",
+                    self.minimum_number_of_calls, self.size
+                )));
+            }
+        }
+        if self.breaker == CockatielKind::Sampling {
+            if self.duration < Dur::from_millis(5) {
+                return Err(invalid("duration", "at least 5ms", &self.duration.to_string()));
+            }
+            if !(self.minimum_rps.is_finite() && self.minimum_rps >= 0.0) {
+                return Err(invalid("minimum_rps", "a number of 0 or more", &self.minimum_rps.to_string()));
+            }
+        }
+        Ok(())
+    }
+}
+
+#[derive(Copy, Clone, Debug, Default)]
+struct SampleWindow {
+    started: Option<SimTime>,
+    failures: u64,
+    successes: u64,
+}
+
+/// The breaker's memory, by kind.
+#[derive(Clone, Debug)]
+enum Memory {
+    Consecutive { count: u64 },
+    Count { ring: Vec<Option<bool>>, at: usize, successes: u64, failures: u64 },
+    Sampling { windows: Vec<SampleWindow>, current: usize, successes: u64, failures: u64 },
+}
+
+/// cockatiel's policy state machine.
+#[derive(Clone, Debug)]
+pub struct CockatielBreaker {
+    cfg: CockatielConfig,
+    state: State,
+    generation: u64,
+    opened_at: SimTime,
+    open_for: Dur,
+    backoff: (u32, f64),
+    rng: Pcg64Mcg,
+    mem: Memory,
+    window_ms: u64,
+    minimum: f64,
+}
+
+impl CockatielBreaker {
+    /// A closed policy with a fresh breaker; `seed` drives the backoff generator's randomness.
+    pub fn new(cfg: CockatielConfig, seed: u64) -> CockatielBreaker {
+        let (count, window_ms) = cfg.sampling_windows();
+        let mem = match cfg.breaker {
+            CockatielKind::Consecutive => Memory::Consecutive { count: 0 },
+            CockatielKind::Count => {
+                Memory::Count { ring: vec![None; cfg.size.max(1) as usize], at: 0, successes: 0, failures: 0 }
+            }
+            CockatielKind::Sampling => Memory::Sampling {
+                windows: vec![SampleWindow::default(); count],
+                current: 0,
+                successes: 0,
+                failures: 0,
+            },
+        };
+        let minimum = cfg.sampling_minimum();
+        CockatielBreaker {
+            cfg,
+            state: State::Closed,
+            generation: 0,
+            opened_at: SimTime::ZERO,
+            open_for: Dur::ZERO,
+            backoff: (0, 0.0),
+            rng: Pcg64Mcg::seed_from_u64(seed),
+            mem,
+            window_ms,
+            minimum,
+        }
+    }
+
+    fn set(&mut self, at: SimTime, to: State, reason: &'static str, out: &mut Transitions) {
+        emit(out, at, self.state, to, reason);
+        self.state = to;
+        self.generation += 1;
+    }
+
+    /// `IBreaker.success(state)`.
+    fn success(&mut self, now: SimTime, half_open: bool) {
+        let window_ms = self.window_ms;
+        match &mut self.mem {
+            Memory::Consecutive { count } => *count = 0,
+            Memory::Count { ring, at, successes, failures } => {
+                if half_open {
+                    ring.iter_mut().for_each(|s| *s = None);
+                    *successes = 0;
+                    *failures = 0;
+                }
+                count_sample(ring, at, successes, failures, true);
+            }
+            Memory::Sampling { windows, current, successes, failures } => {
+                if half_open {
+                    windows.iter_mut().for_each(|w| *w = SampleWindow::default());
+                    *successes = 0;
+                    *failures = 0;
+                }
+                sampling_push(windows, current, successes, failures, now, window_ms, true);
+            }
+        }
+    }
+
+    /// `IBreaker.failure(state)`: true when the circuit should open.
+    fn failure(&mut self, now: SimTime, closed: bool) -> bool {
+        let (threshold, size_min, minimum, window_ms) =
+            (self.cfg.threshold, self.cfg.minimum_number_of_calls, self.minimum, self.window_ms);
+        let consecutive = u64::from(self.cfg.consecutive_threshold);
+        let size = u64::from(self.cfg.size);
+        match &mut self.mem {
+            Memory::Consecutive { count } => {
+                *count += 1;
+                *count >= consecutive
+            }
+            Memory::Count { ring, at, successes, failures } => {
+                count_sample(ring, at, successes, failures, false);
+                if !closed {
+                    return true;
+                }
+                let total = *successes + *failures;
+                let min = if size_min == 0 { size } else { u64::from(size_min) };
+                total >= min && (*failures as f64) > threshold * total as f64
+            }
+            Memory::Sampling { windows, current, successes, failures } => {
+                sampling_push(windows, current, successes, failures, now, window_ms, false);
+                if !closed {
+                    return true;
+                }
+                let total = *successes + *failures;
+                if (total as f64) < minimum {
+                    return false;
+                }
+                (*failures as f64) > threshold * total as f64
+            }
+        }
+    }
+
+    fn open(&mut self, now: SimTime, reason: &'static str, out: &mut Transitions) {
+        if self.state != State::Open {
+            // From Closed the factory starts afresh; from HalfOpen the episode's backoff advances.
+            if self.state == State::Closed {
+                self.backoff = (0, 0.0);
+            }
+            self.open_for = self.next_delay();
+            self.set(now, State::Open, reason, out);
+            self.opened_at = now;
+        }
+    }
+
+    fn uniform(&mut self) -> f64 {
+        (self.rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    /// The next `halfOpenAfter` duration (the generator's `[delay, state]`), in milliseconds
+    /// turned into the first microsecond at which `now - openedAt < delay` is false.
+    fn next_delay(&mut self) -> Dur {
+        let c = self.cfg.clone();
+        if c.half_open_backoff == CockatielBackoff::Constant {
+            return c.half_open_after;
+        }
+        let (initial, max) = (c.initial_delay.micros() as f64 / 1000.0, c.max_delay.micros() as f64 / 1000.0);
+        let (attempt, prev) = self.backoff;
+        let no_jitter = (initial * 2f64.powi(attempt.min(1023) as i32)).min(max);
+        let ms = match c.generator {
+            CockatielGenerator::NoJitter => no_jitter,
+            CockatielGenerator::FullJitter => (self.uniform() * no_jitter).floor(),
+            CockatielGenerator::HalfJitter => ((no_jitter + self.uniform() * no_jitter) / 2.0).floor(),
+            CockatielGenerator::Decorrelated => {
+                const P_FACTOR: f64 = 4.0;
+                const RP_SCALING: f64 = 1.0 / 1.4;
+                let t = f64::from(attempt) + self.uniform();
+                let next = c.exponent.powf(t) * (P_FACTOR * t).sqrt().tanh();
+                let intrinsic = if next.is_finite() { (next - prev).max(0.0) } else { f64::INFINITY };
+                self.backoff.1 = next;
+                (intrinsic * RP_SCALING * initial).min(max)
+            }
+        };
+        self.backoff.0 = attempt.saturating_add(1);
+        Dur::from_micros((ms * 1000.0).ceil() as u64)
+    }
+
+    fn trip_reason(&self) -> &'static str {
+        match self.cfg.breaker {
+            CockatielKind::Consecutive => "consecutive_failures",
+            CockatielKind::Count => "count_failure_rate",
+            CockatielKind::Sampling => "failure_rate",
+        }
+    }
+}
+
+fn count_sample(
+    ring: &mut [Option<bool>],
+    at: &mut usize,
+    successes: &mut u64,
+    failures: &mut u64,
+    ok: bool,
+) {
+    match ring[*at] {
+        Some(true) => *successes -= 1,
+        Some(false) => *failures -= 1,
+        None => {}
+    }
+    ring[*at] = Some(ok);
+    if ok {
+        *successes += 1;
+    } else {
+        *failures += 1;
+    }
+    *at = (*at + 1) % ring.len();
+}
+
+fn sampling_push(
+    windows: &mut [SampleWindow],
+    current: &mut usize,
+    successes: &mut u64,
+    failures: &mut u64,
+    now: SimTime,
+    window_ms: u64,
+    ok: bool,
+) {
+    let due = windows[*current].started.is_none_or(|s| now.since(s).micros() >= window_ms * 1000);
+    if due {
+        let next = (*current + 1) % windows.len();
+        *failures -= windows[next].failures;
+        *successes -= windows[next].successes;
+        windows[next] = SampleWindow { started: Some(now), failures: 0, successes: 0 };
+        *current = next;
+    }
+    let w = &mut windows[*current];
+    if ok {
+        w.successes += 1;
+        *successes += 1;
+    } else {
+        w.failures += 1;
+        *failures += 1;
+    }
+}
+
+impl Breaker for CockatielBreaker {
+    fn admit(&mut self, now: SimTime, out: &mut Transitions) -> Admission {
+        match self.state {
+            State::Closed => Admission::Allow(Ticket { generation: self.generation, probe: false }),
+            State::Open if now.since(self.opened_at) >= self.open_for => {
+                self.set(now, State::HalfOpen, "cooldown_elapsed", out);
+                Admission::Allow(Ticket { generation: self.generation, probe: true })
+            }
+            _ => Admission::Reject,
+        }
+    }
+
+    fn record(&mut self, now: SimTime, ticket: Ticket, obs: Observation, out: &mut Transitions) {
+        match (obs.verdict, ticket.probe) {
+            (Verdict::Ignored, true) => {
+                // A non-handled error in the test "failed successfully": close().
+                if self.state == State::HalfOpen {
+                    self.set(now, State::Closed, "probe_successes", out);
+                }
+            }
+            (Verdict::Ignored, false) => {}
+            (Verdict::Success, false) => self.success(now, false),
+            (Verdict::Failure, false) => {
+                if self.failure(now, true) {
+                    let reason =
+                        if self.state == State::HalfOpen { "probe_failed" } else { self.trip_reason() };
+                    self.open(now, reason, out);
+                }
+            }
+            (Verdict::Success, true) => {
+                self.success(now, true);
+                if self.state == State::HalfOpen {
+                    self.set(now, State::Closed, "probe_successes", out);
+                }
+            }
+            (Verdict::Failure, true) => {
+                self.failure(now, false);
+                self.open(now, "probe_failed", out);
+            }
+        }
+    }
+
+    fn state(&self) -> State {
+        self.state
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::testkit::{C, Ev, Ev::*, H, O, drive};
+
+    fn calls(pattern: &str, t0: u64, step: u64) -> Vec<(u64, Ev)> {
+        let mut v = Vec::new();
+        for (i, ch) in pattern.chars().enumerate() {
+            let t = t0 + step * i as u64;
+            v.push((t, A));
+            v.push((t, if ch == 'f' { F(1) } else { S(1) }));
+        }
+        v
+    }
+
+    #[test]
+    fn consecutive_opens_at_the_threshold_passive_test_call() {
+        let mut b = CockatielBreaker::new(CockatielConfig::consecutive(), 0);
+        let mut s = calls("ffff", 0, 1);
+        s.extend(calls("sf", 4, 0)); // a success zeroes the count
+        s.extend(calls("ffff", 5, 1)); // 5 in a row at 8
+        s.push((10_007, A)); // 9 999 ms after: still open
+        s.push((10_008, A)); // the test call
+        s.push((10_008, A)); // rejected while the test runs (it would wait in cockatiel)
+        s.push((10_009, S(1)));
+        let r = drive(&mut b, &s);
+        assert_eq!(
+            r.tr,
+            vec![
+                (8, C, O, "consecutive_failures"),
+                (10_008, O, H, "cooldown_elapsed"),
+                (10_009, H, C, "probe_successes")
+            ]
+        );
+        assert_eq!(&r.admit_string()[10..], "010");
+    }
+
+    #[test]
+    fn a_late_closed_state_failure_reopens_half_open() {
+        let mut b = CockatielBreaker::new(CockatielConfig::consecutive(), 0);
+        let mut s = vec![(0, A)]; // admission 0: still running when the circuit opens
+        for i in 0..5 {
+            s.push((1, A));
+            s.push((1, Done(1 + i, false, 1)));
+        }
+        s.push((10_001, A)); // admission 6: the test
+        s.push((10_002, Done(0, false, 10_002))); // failure(Closed): count 6 >= 5, open() from half-open
+        s.push((10_003, Done(6, true, 2))); // the test's success: close() needs half-open, ignored
+        let r = drive(&mut b, &s);
+        assert_eq!(
+            r.tr,
+            vec![
+                (1, C, O, "consecutive_failures"),
+                (10_001, O, H, "cooldown_elapsed"),
+                (10_002, H, O, "probe_failed")
+            ]
+        );
+        assert_eq!(b.state(), State::Open);
+    }
+
+    #[test]
+    fn count_breaker_strictly_above_with_minimum_calls() {
+        let cfg = CockatielConfig { size: 4, threshold: 0.5, ..CockatielConfig::count() };
+        let mut b = CockatielBreaker::new(cfg.clone(), 0);
+        // 2 of 4 failed = 0.5, not > 0.5.
+        assert!(drive(&mut b, &calls("fsfs", 0, 1)).tr.is_empty());
+        // Ring now f s f s; next f overwrites the oldest f: still 2 of 4. Next f overwrites s: 3 of 4.
+        assert!(drive(&mut b, &calls("f", 10, 1)).tr.is_empty());
+        let r = drive(&mut b, &calls("f", 20, 1));
+        assert_eq!(r.tr, vec![(20, C, O, "count_failure_rate")]);
+        // Minimum 3 of a size-4 window: 2 failures in 2 calls decide nothing.
+        let mut b = CockatielBreaker::new(CockatielConfig { minimum_number_of_calls: 3, ..cfg }, 0);
+        assert!(drive(&mut b, &calls("ff", 0, 1)).tr.is_empty());
+        assert_eq!(drive(&mut b, &calls("s", 2, 1)).tr, vec![], "a success never opens");
+        assert_eq!(drive(&mut b, &calls("f", 3, 1)).tr, vec![(3, C, O, "count_failure_rate")]);
+    }
+
+    #[test]
+    fn sampling_windows_minimum_and_stale_windows() {
+        // 5 s, threshold 0.5, minimumRps 1: 5 windows of 1000 ms, at least 5 calls.
+        let cfg = CockatielConfig {
+            duration: Dur::from_secs(5),
+            threshold: 0.5,
+            minimum_rps: 1.0,
+            ..CockatielConfig::sampling()
+        };
+        assert_eq!(cfg.sampling_windows(), (5, 1_000));
+        let mut b = CockatielBreaker::new(cfg.clone(), 0);
+        assert!(drive(&mut b, &calls("ffss", 0, 100)).tr.is_empty(), "4 calls < 5");
+        let r = drive(&mut b, &calls("f", 400, 1));
+        assert_eq!(r.tr, vec![(400, C, O, "failure_rate")], "3 of 5 > 0.5");
+        // Idle 60 s: only one window is recycled per push, the others keep their counts.
+        let mut b = CockatielBreaker::new(cfg, 0);
+        drive(&mut b, &calls("fff", 0, 1_000)); // three windows, one failure each
+        drive(&mut b, &calls("s", 60_000, 1)); // recycles one window only
+        let r = drive(&mut b, &calls("f", 60_001, 1));
+        assert_eq!(r.tr, vec![(60_001, C, O, "failure_rate")], "3 stale failures + 1 of 5 calls");
+    }
+
+    #[test]
+    fn exponential_half_open_after_advances_per_reopen_and_restarts_after_closing() {
+        let cfg = CockatielConfig {
+            consecutive_threshold: 1,
+            half_open_backoff: CockatielBackoff::Exponential,
+            generator: CockatielGenerator::NoJitter,
+            ..CockatielConfig::consecutive()
+        };
+        let mut b = CockatielBreaker::new(cfg, 0);
+        let s = [
+            (0, A),
+            (0, F(1)),   // open for 128 ms
+            (127, A),    // rejected
+            (128, A),    // the test
+            (130, F(1)), // reopen for 256 ms
+            (385, A),
+            (386, A),
+            (387, S(1)), // closes
+            (400, A),
+            (400, F(1)), // from closed: 128 ms again
+            (527, A),
+            (528, A),
+        ];
+        let r = drive(&mut b, &s);
+        let opens: Vec<u64> = r.tr.iter().filter(|t| t.2 == H).map(|t| t.0).collect();
+        assert_eq!(opens, vec![128, 386, 528]);
+        assert_eq!(r.admit_string(), "10101101");
+    }
+
+    #[test]
+    fn decorrelated_jitter_is_seeded_and_bounded() {
+        let cfg = CockatielConfig {
+            consecutive_threshold: 1,
+            half_open_backoff: CockatielBackoff::Exponential,
+            ..CockatielConfig::consecutive()
+        };
+        let first = |seed| {
+            let mut b = CockatielBreaker::new(cfg.clone(), seed);
+            drive(&mut b, &[(0, A), (0, F(1))]);
+            b.open_for
+        };
+        assert_eq!(first(1), first(1));
+        assert_ne!(first(1), first(2));
+        // t in [0, 1): 2^t tanh(sqrt(4t)) / 1.4 * 128 ms is below 2 tanh(2) / 1.4 * 128 = 176.4 ms.
+        for seed in 0..50 {
+            assert!(first(seed) <= Dur::from_micros(176_400), "{}", first(seed));
+        }
+    }
+}

@@ -1,0 +1,523 @@
+//! failsafe-go's `CircuitBreaker` (preset `failsafe-go`): count-based and time-based
+//! thresholding.
+//!
+//! Source: failsafe-go/failsafe-go @ 0e452f4ad247f2e5cb4e65bc00ee3c553cb6e6d5,
+//! circuitbreaker/circuitstates.go (`closedState`, `openState`, `halfOpenState`
+//! `checkThresholdAndReleasePermit`, `tryAcquirePermit`) and circuitbreaker/
+//! circuitbreakerbuilder.go (`Builder`: failure threshold 1 of 1, delay 1 minute;
+//! `WithFailureThresholdPeriod`, `WithFailureRateThreshold`); circuitbreaker/circuitstats.go @
+//! 19dfc0d31d1dcbe23ee6d009930206285d2083e7 (`countingStats`, `timedStats`).
+//!
+//! Reproduced:
+//! - CLOSED keeps the last `capacity` results (`failure_execution_threshold` if set, else
+//!   `failure_thresholding_capacity`), or, with `failure_thresholding_period`, 10 buckets of a
+//!   tenth of the period on a grid starting when the closed state began (a result after more
+//!   than a whole period of silence restarts the grid at its own time; buckets roll only when
+//!   a result is recorded); after every result it opens when at least
+//!   `failure_execution_threshold` results are held and either the failure rate, as
+//!   `round(failures / executions · 100)`, is `>= failure_rate_threshold` (when set) or
+//!   `failures >= failure_threshold`. There is no minimum beyond that: "5 of 10" opens after 5
+//!   failures in the first 5 calls;
+//! - OPEN → HALF_OPEN on the first call once `now − opened >= delay` (passive);
+//! - HALF_OPEN permits `capacity` executions (`success_thresholding_capacity`, else the closed
+//!   capacity) and releases a permit after every result; with a success threshold it closes at
+//!   `successes >= success_threshold` and reopens at `failures > capacity − success_threshold`;
+//!   without one, with a rate threshold, both need `failure_execution_threshold` results and it
+//!   reopens at `rate >= threshold` and closes at `success rate > 100 − threshold` (rounded
+//!   percentages); else it reopens at `failures >= failure_threshold` and closes at
+//!   `successes > failure_thresholding_capacity − failure_threshold`;
+//! - no generation check: a late result lands in the current state's stats (and, in
+//!   HALF_OPEN, also releases a permit, so more probes can run than permitted).
+//!
+//! failsafe-go has no ignored outcome: a result or error the policy does not handle is recorded
+//! as a success, so classes in `ignore` count as successes here.
+//! `WithDelayFn` is not modelled.
+
+use super::presets::ParamMeta;
+use super::spec::{FamilyParams, PolicyError, impossible, invalid};
+use super::window::{CountWindow, Sample};
+use super::{Admission, Breaker, Observation, State, Ticket, Transitions, emit};
+use crate::outcome::Verdict;
+use crate::time::{Dur, SimTime};
+use serde::{Deserialize, Serialize};
+
+/// The builder's count-based settings, in snake_case.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FailsafeConfig {
+    /// `WithFailureThresholdRatio(failureThreshold, _)` (1).
+    pub failure_threshold: u32,
+    /// `WithFailureThresholdRatio(_, failureThresholdingCapacity)` (1).
+    pub failure_thresholding_capacity: u32,
+    /// `WithFailureExecutionThreshold` (0 = none).
+    pub failure_execution_threshold: u32,
+    /// `WithSuccessThresholdRatio(successThreshold, _)` (0 = use the failure threshold).
+    pub success_threshold: u32,
+    /// `WithSuccessThresholdRatio(_, successThresholdingCapacity)` (0 = `success_threshold`, as
+    /// `WithSuccessThreshold(n)` sets it).
+    pub success_thresholding_capacity: u32,
+    /// `failureThresholdingPeriod` of `WithFailureThresholdPeriod` / `WithFailureRateThreshold`
+    /// (0 = count-based).
+    pub failure_thresholding_period: Dur,
+    /// `WithFailureRateThreshold` percentage, 1..=100 (0 = off).
+    pub failure_rate_threshold: u32,
+    /// `WithDelay` (1 minute).
+    pub delay: Dur,
+}
+
+impl Default for FailsafeConfig {
+    fn default() -> FailsafeConfig {
+        FailsafeConfig {
+            failure_threshold: 1,
+            failure_thresholding_capacity: 1,
+            failure_execution_threshold: 0,
+            success_threshold: 0,
+            success_thresholding_capacity: 0,
+            failure_thresholding_period: Dur::ZERO,
+            failure_rate_threshold: 0,
+            delay: Dur::from_secs(60),
+        }
+    }
+}
+
+impl FailsafeConfig {
+    fn closed_capacity(&self) -> u32 {
+        if self.failure_execution_threshold != 0 {
+            self.failure_execution_threshold
+        } else {
+            self.failure_thresholding_capacity
+        }
+    }
+    fn success_capacity(&self) -> u32 {
+        if self.success_thresholding_capacity != 0 {
+            self.success_thresholding_capacity
+        } else {
+            self.success_threshold
+        }
+    }
+    fn half_open_capacity(&self) -> u32 {
+        if self.success_capacity() != 0 { self.success_capacity() } else { self.closed_capacity() }
+    }
+}
+
+impl FamilyParams for FailsafeConfig {
+    const PARAMS: &'static [ParamMeta] = &[
+        ParamMeta::new(
+            "failure_threshold",
+            "calls",
+            "failures among the last capacity results that open (>=)",
+        ),
+        ParamMeta::new("failure_thresholding_capacity", "calls", "the closed-state window: last N results"),
+        ParamMeta::new(
+            "failure_execution_threshold",
+            "calls",
+            "results needed before deciding; also the window size when set (0 = none)",
+        ),
+        ParamMeta::new(
+            "success_threshold",
+            "calls",
+            "half-open successes that close (0 = derive from the failure threshold)",
+        ),
+        ParamMeta::new(
+            "success_thresholding_capacity",
+            "calls",
+            "half-open permits and window (0 = success_threshold, or the closed capacity without one)",
+        ),
+        ParamMeta::new(
+            "failure_thresholding_period",
+            "duration",
+            "time-based thresholding over 10 buckets of period / 10 (0 = count-based)",
+        ),
+        ParamMeta::new(
+            "failure_rate_threshold",
+            "percent",
+            "WithFailureRateThreshold: opens at a rounded failure % >= this (0 = use failure_threshold)",
+        ),
+        ParamMeta::new("delay", "duration", "WithDelay: open time before the next call half-opens (>=)"),
+    ];
+
+    fn validate(&self) -> Result<(), PolicyError> {
+        if self.failure_threshold == 0 {
+            return Err(invalid("failure_threshold", "at least 1", "0"));
+        }
+        if self.failure_rate_threshold > 100 {
+            return Err(invalid(
+                "failure_rate_threshold",
+                "a whole percentage from 0 to 100",
+                &self.failure_rate_threshold.to_string(),
+            ));
+        }
+        let period = self.failure_thresholding_period.micros();
+        if period != 0 && (period < 10 || !period.is_multiple_of(10)) {
+            return Err(invalid(
+                "failure_thresholding_period",
+                "0 or a whole number of microseconds divisible into 10 buckets",
+                &self.failure_thresholding_period.to_string(),
+            ));
+        }
+        if self.failure_rate_threshold != 0 && period == 0 {
+            return Err(impossible(
+                "failure_rate_threshold needs failure_thresholding_period (WithFailureRateThreshold is time-based)".into(),
+            ));
+        }
+        if period == 0 && self.closed_capacity() < self.failure_threshold {
+            return Err(impossible(format!(
+                "failure_threshold ({}) exceeds the thresholding capacity ({})",
+                self.failure_threshold,
+                self.closed_capacity()
+            )));
+        }
+        if self.closed_capacity() == 0 || self.half_open_capacity() == 0 {
+            return Err(invalid("failure_thresholding_capacity", "at least 1", "0"));
+        }
+        if self.success_threshold > self.half_open_capacity() {
+            return Err(impossible(format!(
+                "success_threshold ({}) exceeds the half-open capacity ({})",
+                self.success_threshold,
+                self.half_open_capacity()
+            )));
+        }
+        if self.delay.is_zero() {
+            return Err(invalid("delay", "a duration greater than 0", "0s"));
+        }
+        Ok(())
+    }
+}
+
+#[derive(Copy, Clone, Debug, Default)]
+struct TimedBucket {
+    start: Option<u64>,
+    successes: u64,
+    failures: u64,
+}
+
+/// `timedStats`: 10 buckets on a grid, rolled forward only when a result is recorded.
+#[derive(Clone, Debug)]
+struct TimedStats {
+    buckets: Vec<TimedBucket>,
+    bucket: u64,
+    window: u64,
+    current: usize,
+    successes: u64,
+    failures: u64,
+}
+
+impl TimedStats {
+    fn new(period: Dur, now: SimTime) -> TimedStats {
+        // newTimedStats: only the first bucket has a start time (the others are -1).
+        let mut buckets = vec![TimedBucket::default(); 10];
+        buckets[0].start = Some(now.micros());
+        TimedStats {
+            buckets,
+            bucket: (period.micros() / 10).max(1),
+            window: period.micros(),
+            current: 0,
+            successes: 0,
+            failures: 0,
+        }
+    }
+
+    /// `reset()`: the grid restarts at `now`.
+    fn reset(&mut self, now: SimTime) {
+        let mut start = now.micros();
+        for b in &mut self.buckets {
+            *b = TimedBucket { start: Some(start), successes: 0, failures: 0 };
+            start += self.bucket;
+        }
+        self.current = 0;
+        self.successes = 0;
+        self.failures = 0;
+    }
+
+    /// `getCurrentBucket()`.
+    fn current(&mut self, now: SimTime) -> usize {
+        let start = self.buckets[self.current].start.unwrap_or(0);
+        let diff = now.micros().saturating_sub(start);
+        if diff >= self.bucket {
+            let moves = diff / self.bucket;
+            if moves <= self.buckets.len() as u64 {
+                for _ in 0..moves {
+                    let prev_start = self.buckets[self.current].start.unwrap_or(0);
+                    self.current = (self.current + 1) % self.buckets.len();
+                    let b = &mut self.buckets[self.current];
+                    let new_start = match b.start {
+                        None => prev_start + self.bucket,
+                        Some(s) => s + self.window,
+                    };
+                    self.successes -= b.successes;
+                    self.failures -= b.failures;
+                    *b = TimedBucket { start: Some(new_start), successes: 0, failures: 0 };
+                }
+            } else {
+                self.reset(now);
+            }
+        }
+        self.current
+    }
+
+    fn record(&mut self, now: SimTime, failed: bool) {
+        let i = self.current(now);
+        if failed {
+            self.buckets[i].failures += 1;
+            self.failures += 1;
+        } else {
+            self.buckets[i].successes += 1;
+            self.successes += 1;
+        }
+    }
+}
+
+/// The closed state's stats.
+#[derive(Clone, Debug)]
+enum ClosedStats {
+    Counting(CountWindow),
+    Timed(TimedStats),
+}
+
+impl ClosedStats {
+    fn new(cfg: &FailsafeConfig, now: SimTime) -> ClosedStats {
+        if cfg.failure_thresholding_period.is_zero() {
+            ClosedStats::Counting(CountWindow::new(cfg.closed_capacity()))
+        } else {
+            ClosedStats::Timed(TimedStats::new(cfg.failure_thresholding_period, now))
+        }
+    }
+    fn record(&mut self, now: SimTime, failed: bool) {
+        match self {
+            ClosedStats::Counting(w) => w.push(Sample { at: now, failed, slow: false, over: false }),
+            ClosedStats::Timed(t) => t.record(now, failed),
+        }
+    }
+    /// `(executions, failures)`.
+    fn counts(&self) -> (u64, u64) {
+        match self {
+            ClosedStats::Counting(w) => (w.tally().calls, w.tally().failures),
+            ClosedStats::Timed(t) => (t.successes + t.failures, t.failures),
+        }
+    }
+}
+
+/// `math.Round(part / total * 100)` as failsafe-go's stats compute rates (0 when empty).
+fn rounded_rate(part: u64, total: u64) -> u64 {
+    if total == 0 { 0 } else { (part as f64 / total as f64 * 100.0).round() as u64 }
+}
+
+/// failsafe-go's circuit breaker.
+#[derive(Clone, Debug)]
+pub struct FailsafeBreaker {
+    cfg: FailsafeConfig,
+    state: State,
+    generation: u64,
+    closed: ClosedStats,
+    half: CountWindow,
+    permits: u64,
+    opened_at: SimTime,
+}
+
+impl FailsafeBreaker {
+    /// A closed breaker.
+    pub fn new(cfg: FailsafeConfig) -> FailsafeBreaker {
+        FailsafeBreaker {
+            closed: ClosedStats::new(&cfg, SimTime::ZERO),
+            half: CountWindow::new(cfg.half_open_capacity()),
+            cfg,
+            state: State::Closed,
+            generation: 0,
+            permits: 0,
+            opened_at: SimTime::ZERO,
+        }
+    }
+
+    fn set(&mut self, at: SimTime, to: State, reason: &'static str, out: &mut Transitions) {
+        emit(out, at, self.state, to, reason);
+        self.state = to;
+        self.generation += 1;
+    }
+
+    fn open(&mut self, now: SimTime, reason: &'static str, out: &mut Transitions) {
+        self.set(now, State::Open, reason, out);
+        self.opened_at = now;
+    }
+}
+
+impl Breaker for FailsafeBreaker {
+    fn admit(&mut self, now: SimTime, out: &mut Transitions) -> Admission {
+        if self.state == State::Open {
+            if now.since(self.opened_at) < self.cfg.delay {
+                return Admission::Reject;
+            }
+            self.set(now, State::HalfOpen, "cooldown_elapsed", out);
+            self.half.clear();
+            self.permits = u64::from(self.cfg.half_open_capacity());
+        }
+        if self.state == State::HalfOpen {
+            if self.permits == 0 {
+                return Admission::Reject;
+            }
+            self.permits -= 1;
+            return Admission::Allow(Ticket { generation: self.generation, probe: true });
+        }
+        Admission::Allow(Ticket { generation: self.generation, probe: false })
+    }
+
+    fn record(&mut self, now: SimTime, _ticket: Ticket, obs: Observation, out: &mut Transitions) {
+        // failsafe-go records an unhandled result or error as a success: no ignored outcome.
+        let failed = obs.verdict == Verdict::Failure;
+        let c = &self.cfg;
+        let (exec_threshold, rate_threshold) =
+            (u64::from(c.failure_execution_threshold), u64::from(c.failure_rate_threshold));
+        match self.state {
+            State::Closed => {
+                self.closed.record(now, failed);
+                let (executions, failures) = self.closed.counts();
+                if executions >= exec_threshold
+                    && ((rate_threshold != 0 && rounded_rate(failures, executions) >= rate_threshold)
+                        || (rate_threshold == 0 && failures >= u64::from(c.failure_threshold)))
+                {
+                    let reason = if rate_threshold != 0 { "failure_rate" } else { "failures_in_window" };
+                    self.open(now, reason, out);
+                }
+            }
+            State::Open => self.closed.record(now, failed),
+            State::HalfOpen => {
+                self.half.push(Sample { at: now, failed, slow: false, over: false });
+                let t = self.half.tally();
+                let successes = t.calls - t.failures;
+                let (close, reopen) = if c.success_threshold != 0 {
+                    let cap = u64::from(c.success_capacity());
+                    let st = u64::from(c.success_threshold);
+                    (successes >= st, t.failures > cap.saturating_sub(st))
+                } else if rate_threshold != 0 {
+                    let enough = t.calls >= exec_threshold;
+                    (
+                        enough && rounded_rate(successes, t.calls) > 100 - rate_threshold,
+                        enough && rounded_rate(t.failures, t.calls) >= rate_threshold,
+                    )
+                } else {
+                    let cap = u64::from(c.failure_thresholding_capacity);
+                    let ft = u64::from(c.failure_threshold);
+                    (successes > cap.saturating_sub(ft), t.failures >= ft)
+                };
+                if close {
+                    self.set(now, State::Closed, "probe_successes", out);
+                    self.closed = ClosedStats::new(&self.cfg, now);
+                } else if reopen {
+                    self.open(now, "probe_failed", out);
+                }
+                self.permits += 1;
+            }
+        }
+    }
+
+    fn state(&self) -> State {
+        self.state
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::testkit::{C, Ev::*, H, O, drive};
+
+    #[test]
+    fn default_opens_on_one_failure_and_closes_on_one_success() {
+        let mut b = FailsafeBreaker::new(FailsafeConfig::default());
+        let s = [(0, A), (0, S(1)), (1, A), (1, F(1)), (60_000, A), (60_001, A), (60_001, A), (60_002, S(1))];
+        let r = drive(&mut b, &s);
+        assert_eq!(
+            r.tr,
+            vec![
+                (1, C, O, "failures_in_window"),
+                (60_001, O, H, "cooldown_elapsed"),
+                (60_002, H, C, "probe_successes")
+            ]
+        );
+        assert_eq!(r.admit_string(), "11010");
+    }
+
+    #[test]
+    fn ratio_has_no_minimum_and_half_open_uses_the_ratio() {
+        let cfg = FailsafeConfig {
+            failure_threshold: 3,
+            failure_thresholding_capacity: 5,
+            delay: Dur::from_secs(1),
+            ..FailsafeConfig::default()
+        };
+        let mut b = FailsafeBreaker::new(cfg);
+        // 3 failures in the first 3 calls open it (3 of at most 5).
+        let mut s = vec![(0, A), (0, F(1)), (1, A), (1, F(1)), (2, A), (2, F(1))];
+        // Half-open: 5 permits; closes when successes > 5 - 3, i.e. at the 3rd success.
+        s.extend([(1_002, A), (1_002, S(1)), (1_003, A), (1_003, S(1)), (1_004, A), (1_004, S(1))]);
+        let r = drive(&mut b, &s);
+        assert_eq!(
+            r.tr,
+            vec![
+                (2, C, O, "failures_in_window"),
+                (1_002, O, H, "cooldown_elapsed"),
+                (1_004, H, C, "probe_successes")
+            ]
+        );
+    }
+
+    #[test]
+    fn late_results_count_in_half_open_and_release_permits() {
+        let cfg = FailsafeConfig { delay: Dur::from_secs(1), ..FailsafeConfig::default() };
+        let mut b = FailsafeBreaker::new(cfg);
+        let s = [
+            (0, A), // admission 0: slow
+            (1, A),
+            (1, Done(1, false, 1)),         // opens
+            (1_001, A),                     // the probe (admission 2)
+            (1_001, A),                     // rejected: 1 permit
+            (1_002, Done(0, false, 1_002)), // late failure: counted in half-open, reopens
+        ];
+        let r = drive(&mut b, &s);
+        assert_eq!(
+            r.tr,
+            vec![
+                (1, C, O, "failures_in_window"),
+                (1_001, O, H, "cooldown_elapsed"),
+                (1_002, H, O, "probe_failed")
+            ]
+        );
+        assert_eq!(r.admit_string(), "1110");
+    }
+
+    #[test]
+    fn an_unhandled_outcome_is_a_success() {
+        let cfg = FailsafeConfig { delay: Dur::from_secs(1), ..FailsafeConfig::default() };
+        let mut b = FailsafeBreaker::new(cfg);
+        let r = drive(&mut b, &[(0, A), (0, F(1)), (1_000, A), (1_001, I)]);
+        assert_eq!(r.tr.last(), Some(&(1_001, H, C, "probe_successes")));
+    }
+
+    #[test]
+    fn time_based_rate_rounds_and_buckets_roll_on_a_grid() {
+        // WithFailureRateThreshold(50, 4, 10 s): buckets of 1 s from the closed state's start.
+        let cfg = FailsafeConfig {
+            failure_execution_threshold: 4,
+            failure_rate_threshold: 50,
+            failure_thresholding_period: Dur::from_secs(10),
+            ..FailsafeConfig::default()
+        };
+        cfg.validate().unwrap();
+        let mut b = FailsafeBreaker::new(cfg.clone());
+        // 2 of 5 = 40 %, 3 of 7 = 42.86 % (43): stays closed; the 8th, a failure: 4 of 8 = 50 %.
+        let mut s = Vec::new();
+        for (i, ok) in [true, true, false, true, false, true, false].into_iter().enumerate() {
+            s.push((i as u64 * 100, A));
+            s.push((i as u64 * 100, if ok { S(1) } else { F(1) }));
+        }
+        assert!(drive(&mut b, &s).tr.is_empty());
+        let r = drive(&mut b, &[(800, A), (800, F(1))]);
+        assert_eq!(r.tr, vec![(800, C, O, "failure_rate")]);
+        // math.Round: half away from zero.
+        assert_eq!(rounded_rate(5, 11), 45);
+        assert_eq!(rounded_rate(1, 200), 1);
+        assert_eq!(rounded_rate(99, 200), 50, "49.5 % rounds up: 99 of 200 trips a 50 % threshold");
+        // Buckets leave the window a whole bucket at a time: failures at 0 s are gone at 10 s.
+        let mut b = FailsafeBreaker::new(cfg);
+        let s = [(0, A), (0, F(1)), (0, A), (0, F(1)), (0, A), (0, F(1)), (10_000, A), (10_000, S(1))];
+        assert!(drive(&mut b, &s).tr.is_empty(), "1 execution in the window after rolling");
+    }
+}

@@ -1,0 +1,304 @@
+//! sony/gobreaker v2's `CircuitBreaker` (preset `gobreaker`).
+//!
+//! Source: sony/gobreaker @ 0a18939f35cd354331b2f536acbcc56f734cbea5, v2/gobreaker.go
+//! (`NewCircuitBreaker`, `beforeRequest`, `afterRequest`, `onSuccess`, `onFailure`,
+//! `currentState`, `setState`, `toNewGeneration`, `defaultReadyToTrip`), v2/counter.go
+//! (`Counts`).
+//!
+//! Reproduced:
+//! - `MaxRequests` 0 means 1; `Timeout` 0 means 60 s; the default `ReadyToTrip` is
+//!   `ConsecutiveFailures > 5` (the 6th failure in a row opens), here
+//!   `ready_to_trip_consecutive_failures` (trips when strictly more);
+//! - every state change starts a new generation and clears the counts; `afterRequest` drops a
+//!   result whose generation is not the current one (late results are ignored);
+//! - CLOSED with `Interval > 0`: once the clock is strictly after the expiry, the counts are
+//!   cleared and a new generation starts (in-flight results are then dropped too), the next
+//!   expiry one `Interval` after the previous one; `Interval` 0 never clears them. The
+//!   rolling `BucketPeriod` variant is not modelled (`bucket_period` is not a parameter);
+//! - OPEN → HALF_OPEN when the clock is strictly after `opened + Timeout` (`expiry.Before(now)`),
+//!   checked on the next request (passive);
+//! - HALF_OPEN admits while `Requests < MaxRequests` (a finished or ignored probe does not
+//!   free its slot); `ConsecutiveSuccesses >= MaxRequests` closes; any failure reopens;
+//! - an ignored result (`IsExcluded`) changes no count.
+
+use super::presets::ParamMeta;
+use super::spec::{FamilyParams, PolicyError, invalid};
+use super::{Admission, Breaker, Observation, State, Ticket, Transitions, emit};
+use crate::outcome::Verdict;
+use crate::time::{Dur, SimTime};
+use serde::{Deserialize, Serialize};
+
+/// gobreaker's `Settings`, in snake_case.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GobreakerConfig {
+    /// `MaxRequests` (0 → 1).
+    pub max_requests: u32,
+    /// `Interval` (0 = counts never cleared while closed).
+    pub interval: Dur,
+    /// `Timeout` (0 → 60 s).
+    pub timeout: Dur,
+    /// The default `ReadyToTrip`'s bound: trips when `ConsecutiveFailures` is above it (5).
+    pub ready_to_trip_consecutive_failures: u32,
+}
+
+impl Default for GobreakerConfig {
+    fn default() -> GobreakerConfig {
+        GobreakerConfig {
+            max_requests: 0,
+            interval: Dur::ZERO,
+            timeout: Dur::ZERO,
+            ready_to_trip_consecutive_failures: 5,
+        }
+    }
+}
+
+impl GobreakerConfig {
+    /// `MaxRequests` as the breaker uses it.
+    pub fn effective_max_requests(&self) -> u32 {
+        self.max_requests.max(1)
+    }
+    /// `Timeout` as the breaker uses it.
+    pub fn effective_timeout(&self) -> Dur {
+        if self.timeout.is_zero() { Dur::from_secs(60) } else { self.timeout }
+    }
+}
+
+impl FamilyParams for GobreakerConfig {
+    const PARAMS: &'static [ParamMeta] = &[
+        ParamMeta::new(
+            "max_requests",
+            "calls",
+            "MaxRequests: half-open probes and the successes that close (0 = 1)",
+        ),
+        ParamMeta::new(
+            "interval",
+            "duration",
+            "Interval: closed-state counts cleared (new generation) each interval (0 = never)",
+        ),
+        ParamMeta::new(
+            "timeout",
+            "duration",
+            "Timeout: open time before half-open, strictly after (0 = 60s)",
+        ),
+        ParamMeta::new(
+            "ready_to_trip_consecutive_failures",
+            "calls",
+            "default ReadyToTrip: opens when ConsecutiveFailures > this",
+        ),
+    ];
+
+    fn validate(&self) -> Result<(), PolicyError> {
+        if self.interval > Dur::ZERO && self.interval < Dur::from_millis(1) {
+            return Err(invalid("interval", "0 or at least 1ms", &self.interval.to_string()));
+        }
+        Ok(())
+    }
+}
+
+/// gobreaker's state machine.
+#[derive(Clone, Debug)]
+pub struct GobreakerBreaker {
+    cfg: GobreakerConfig,
+    state: State,
+    generation: u64,
+    requests: u64,
+    consecutive_successes: u64,
+    consecutive_failures: u64,
+    expiry: Option<SimTime>,
+}
+
+impl GobreakerBreaker {
+    /// A closed breaker at generation 0 (its first interval starts at time zero).
+    pub fn new(cfg: GobreakerConfig) -> GobreakerBreaker {
+        let expiry = (!cfg.interval.is_zero()).then(|| SimTime::ZERO + cfg.interval);
+        GobreakerBreaker {
+            cfg,
+            state: State::Closed,
+            generation: 0,
+            requests: 0,
+            consecutive_successes: 0,
+            consecutive_failures: 0,
+            expiry,
+        }
+    }
+
+    fn new_generation(&mut self, now: SimTime) {
+        self.generation += 1;
+        self.requests = 0;
+        self.consecutive_successes = 0;
+        self.consecutive_failures = 0;
+        self.expiry = match self.state {
+            State::Closed => (!self.cfg.interval.is_zero()).then(|| now + self.cfg.interval),
+            State::Open => Some(now + self.cfg.effective_timeout()),
+            State::HalfOpen => None,
+        };
+    }
+
+    fn set(&mut self, now: SimTime, to: State, reason: &'static str, out: &mut Transitions) {
+        if self.state == to {
+            return;
+        }
+        emit(out, now, self.state, to, reason);
+        self.state = to;
+        self.new_generation(now);
+    }
+
+    /// `currentState(now)`.
+    fn current(&mut self, now: SimTime, out: &mut Transitions) {
+        match (self.state, self.expiry) {
+            (State::Closed, Some(e)) if e < now => {
+                // One interval after the previous expiry, catching up over idle intervals.
+                let iv = self.cfg.interval.micros();
+                let behind = now.since(e).micros().div_ceil(iv).max(1);
+                let next = e + Dur::from_micros((behind - 1) * iv);
+                self.new_generation(next);
+            }
+            (State::Open, Some(e)) if e < now => self.set(now, State::HalfOpen, "cooldown_elapsed", out),
+            _ => {}
+        }
+    }
+}
+
+impl Breaker for GobreakerBreaker {
+    fn admit(&mut self, now: SimTime, out: &mut Transitions) -> Admission {
+        self.current(now, out);
+        match self.state {
+            State::Open => return Admission::Reject,
+            State::HalfOpen if self.requests >= u64::from(self.cfg.effective_max_requests()) => {
+                return Admission::Reject;
+            }
+            _ => {}
+        }
+        self.requests += 1;
+        Admission::Allow(Ticket { generation: self.generation, probe: self.state == State::HalfOpen })
+    }
+
+    fn record(&mut self, now: SimTime, ticket: Ticket, obs: Observation, out: &mut Transitions) {
+        self.current(now, out);
+        if ticket.generation != self.generation {
+            return;
+        }
+        match obs.verdict {
+            Verdict::Ignored => {}
+            Verdict::Success => {
+                self.consecutive_successes += 1;
+                self.consecutive_failures = 0;
+                if self.state == State::HalfOpen
+                    && self.consecutive_successes >= u64::from(self.cfg.effective_max_requests())
+                {
+                    self.set(now, State::Closed, "probe_successes", out);
+                }
+            }
+            Verdict::Failure => {
+                self.consecutive_failures += 1;
+                self.consecutive_successes = 0;
+                match self.state {
+                    State::Closed
+                        if self.consecutive_failures
+                            > u64::from(self.cfg.ready_to_trip_consecutive_failures) =>
+                    {
+                        self.set(now, State::Open, "consecutive_failures", out);
+                    }
+                    State::HalfOpen => self.set(now, State::Open, "probe_failed", out),
+                    _ => {}
+                }
+            }
+        }
+    }
+
+    fn state(&self) -> State {
+        self.state
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::testkit::{C, Ev::*, H, O, drive};
+
+    #[test]
+    fn sixth_consecutive_failure_opens_and_late_results_are_dropped() {
+        let mut b = GobreakerBreaker::new(GobreakerConfig::default());
+        let mut s = vec![(0, A)]; // admission 0: a slow call of generation 0
+        for i in 0..6 {
+            s.push((1 + i, A));
+            s.push((1 + i, Done(1 + i as usize, false, 1)));
+        }
+        s.push((60_006, A)); // exactly at expiry: not strictly after
+        s.push((60_007, A)); // half-open: the one probe (admission 8)
+        s.push((60_007, A)); // MaxRequests 1 reached
+        s.push((60_008, Done(0, false, 60_008))); // generation 0: dropped
+        s.push((60_009, Done(8, true, 2))); // 1 success >= MaxRequests: closes
+        let r = drive(&mut b, &s);
+        assert_eq!(
+            r.tr,
+            vec![
+                (6, C, O, "consecutive_failures"),
+                (60_007, O, H, "cooldown_elapsed"),
+                (60_009, H, C, "probe_successes")
+            ]
+        );
+        assert_eq!(&r.admit_string()[7..], "010");
+        // Five in a row do not open (> 5).
+        let mut b = GobreakerBreaker::new(GobreakerConfig::default());
+        let mut s = Vec::new();
+        for i in 0..5 {
+            s.push((i, A));
+            s.push((i, F(1)));
+        }
+        assert!(drive(&mut b, &s).tr.is_empty());
+    }
+
+    #[test]
+    fn interval_clears_counts_and_drops_in_flight_results() {
+        let cfg = GobreakerConfig { interval: Dur::from_secs(10), ..GobreakerConfig::default() };
+        let mut b = GobreakerBreaker::new(cfg);
+        let mut s = Vec::new();
+        for i in 0..5 {
+            s.push((9_000 + i, A));
+            s.push((9_000 + i, F(1)));
+        }
+        s.push((9_999, A)); // admission 5, in flight across the interval end
+        s.push((10_000, A)); // expiry 10 000 is not before 10 000: same generation
+        s.push((10_000, Done(6, false, 1))); // 6th failure in a row: opens
+        let r = drive(&mut b, &s);
+        assert_eq!(r.tr, vec![(10_000, C, O, "consecutive_failures")]);
+        let cfg = GobreakerConfig { interval: Dur::from_secs(10), ..GobreakerConfig::default() };
+        let mut b = GobreakerBreaker::new(cfg);
+        let mut s = Vec::new();
+        for i in 0..5 {
+            s.push((9_000 + i, A));
+            s.push((9_000 + i, F(1)));
+        }
+        s.push((9_999, A)); // admission 5
+        s.push((10_001, Done(5, false, 2))); // after the interval end: new generation, dropped
+        s.push((10_002, A));
+        s.push((10_002, F(1))); // the first failure of the new interval
+        let r = drive(&mut b, &s);
+        assert!(r.tr.is_empty());
+    }
+
+    #[test]
+    fn max_requests_probes_and_any_failure_reopens() {
+        let cfg =
+            GobreakerConfig { max_requests: 2, timeout: Dur::from_secs(5), ..GobreakerConfig::default() };
+        let mut b = GobreakerBreaker::new(cfg);
+        let mut s = Vec::new();
+        for i in 0..6 {
+            s.push((i, A));
+            s.push((i, F(1)));
+        }
+        s.extend([(5_006, A), (5_006, A), (5_006, A), (5_007, S(1)), (5_008, F(1))]);
+        let r = drive(&mut b, &s);
+        assert_eq!(
+            r.tr,
+            vec![
+                (5, C, O, "consecutive_failures"),
+                (5_006, O, H, "cooldown_elapsed"),
+                (5_008, H, O, "probe_failed")
+            ]
+        );
+        assert_eq!(&r.admit_string()[6..], "110");
+    }
+}

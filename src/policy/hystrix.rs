@@ -1,0 +1,376 @@
+//! Hystrix 1.5's `HystrixCircuitBreakerImpl` (preset `hystrix`), with its health-count stream
+//! modelled deterministically in simulation time.
+//!
+//! Source: Netflix/Hystrix @ 001526b797310fa0b5befa767750cb20e82376a1,
+//! hystrix-core/src/main/java/com/netflix/hystrix/HystrixCircuitBreaker.java (OpenState,
+//! HalfOpenState, subscribeToStream, isAfterSleepWindow), HystrixCommandMetrics.java
+//! (HealthCounts: `errorPercentage = (int) ((double) errorCount / totalCount * 100)`),
+//! metric/consumer/HealthCountsStream.java and BucketedRollingCounterStream.java.
+//!
+//! The real breaker never looks at a result when it happens: it subscribes to a health stream
+//! that emits, every `metrics.healthSnapshot.intervalInMilliseconds` (500 ms), the sums of the
+//! last `rollingStats.timeInMilliseconds / interval` buckets of that length. Modelled here as:
+//! - bucket `k` holds the results recorded in `[origin + k·I, origin + (k + 1)·I)`; the snapshot
+//!   at `origin + k·I` (k ≥ 1) sums buckets `k − n .. k − 1` (a result at exactly a snapshot
+//!   instant falls into the next snapshot); `origin` is the breaker's creation (time 0) and is
+//!   moved to the closing instant on every close, because closing calls `metrics.resetStream()`,
+//!   which discards the counts and restarts the bucket timer;
+//! - at a snapshot, while CLOSED: trips when `total >= request_volume_threshold` and the
+//!   truncated integer error percentage `>= error_threshold_percentage` (the double division is
+//!   reproduced: 57 of 100 is 56 %);
+//! - snapshots are driven through [`Breaker::deadline`] / [`Breaker::on_deadline`]; while the
+//!   window cannot reach the volume threshold no timer is asked for (the skipped snapshots
+//!   could not have tripped);
+//! - every result is counted in the buckets, whatever the state (short-circuited calls are not);
+//! - OPEN → HALF_OPEN on the first call strictly after `sleep_window` (`currentTime >
+//!   circuitOpened + sleepWindow`), which is the single test request; others are rejected;
+//! - in HALF_OPEN any success closes (`markSuccess`) and any failure reopens from now
+//!   (`markNonSuccess`), whichever call it came from: a late result decides;
+//! - `execution_timeout` (1 s) is the client's call timeout (0 = timeouts disabled).
+
+use super::presets::ParamMeta;
+use super::spec::{FamilyParams, PolicyError, impossible, invalid};
+use super::{Admission, Breaker, Observation, State, Ticket, Transitions, emit};
+use crate::outcome::Verdict;
+use crate::time::{Dur, SimTime};
+use serde::{Deserialize, Serialize};
+
+/// `HystrixCommandProperties` that drive the breaker, in snake_case.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HystrixConfig {
+    /// `circuitBreaker.requestVolumeThreshold` (20).
+    pub request_volume_threshold: u32,
+    /// `circuitBreaker.errorThresholdPercentage` (50).
+    pub error_threshold_percentage: u32,
+    /// `circuitBreaker.sleepWindowInMilliseconds` (5 s).
+    pub sleep_window: Dur,
+    /// `metrics.rollingStats.timeInMilliseconds` (10 s).
+    pub rolling_window: Dur,
+    /// `metrics.healthSnapshot.intervalInMilliseconds` (500 ms).
+    pub health_snapshot_interval: Dur,
+    /// `execution.isolation.thread.timeoutInMilliseconds` (1 s); 0 = timeout disabled.
+    pub execution_timeout: Dur,
+}
+
+impl Default for HystrixConfig {
+    fn default() -> HystrixConfig {
+        HystrixConfig {
+            request_volume_threshold: 20,
+            error_threshold_percentage: 50,
+            sleep_window: Dur::from_secs(5),
+            rolling_window: Dur::from_secs(10),
+            health_snapshot_interval: Dur::from_millis(500),
+            execution_timeout: Dur::from_secs(1),
+        }
+    }
+}
+
+impl FamilyParams for HystrixConfig {
+    const PARAMS: &'static [ParamMeta] = &[
+        ParamMeta::new(
+            "request_volume_threshold",
+            "calls",
+            "circuitBreaker.requestVolumeThreshold: results a snapshot needs before it can trip",
+        ),
+        ParamMeta::new(
+            "error_threshold_percentage",
+            "percent",
+            "circuitBreaker.errorThresholdPercentage: trips when the truncated error % is >= this",
+        ),
+        ParamMeta::new(
+            "sleep_window",
+            "duration",
+            "circuitBreaker.sleepWindowInMilliseconds: open time before one test request (strictly after)",
+        ),
+        ParamMeta::new("rolling_window", "duration", "metrics.rollingStats.timeInMilliseconds"),
+        ParamMeta::new(
+            "health_snapshot_interval",
+            "duration",
+            "metrics.healthSnapshot.intervalInMilliseconds: the breaker decides only at these instants",
+        ),
+        ParamMeta::new(
+            "execution_timeout",
+            "duration",
+            "execution.isolation.thread.timeoutInMilliseconds: the call timeout (0 = disabled)",
+        ),
+    ];
+
+    fn validate(&self) -> Result<(), PolicyError> {
+        if self.error_threshold_percentage > 100 {
+            return Err(invalid(
+                "error_threshold_percentage",
+                "a whole percentage from 0 to 100",
+                &self.error_threshold_percentage.to_string(),
+            ));
+        }
+        if self.health_snapshot_interval < Dur::from_millis(1) {
+            return Err(invalid(
+                "health_snapshot_interval",
+                "at least 1ms",
+                &self.health_snapshot_interval.to_string(),
+            ));
+        }
+        if self.sleep_window.is_zero() {
+            return Err(invalid("sleep_window", "a duration greater than 0", "0s"));
+        }
+        let (w, i) = (self.rolling_window.micros(), self.health_snapshot_interval.micros());
+        if w < i || !w.is_multiple_of(i) {
+            return Err(impossible(format!(
+                "rolling_window ({}) must be a whole multiple of health_snapshot_interval ({})",
+                self.rolling_window, self.health_snapshot_interval
+            )));
+        }
+        Ok(())
+    }
+}
+
+#[derive(Copy, Clone, Debug, Default)]
+struct Bucket {
+    index: u64,
+    used: bool,
+    total: u64,
+    errors: u64,
+}
+
+/// Hystrix's breaker plus its health-count buckets.
+#[derive(Clone, Debug)]
+pub struct HystrixBreaker {
+    cfg: HystrixConfig,
+    state: State,
+    generation: u64,
+    origin: SimTime,
+    next_snapshot: u64,
+    ring: Vec<Bucket>,
+    opened_at: SimTime,
+}
+
+impl HystrixBreaker {
+    /// A closed breaker whose health stream starts at time zero.
+    pub fn new(cfg: HystrixConfig) -> HystrixBreaker {
+        let n = (cfg.rolling_window.micros() / cfg.health_snapshot_interval.micros().max(1)).max(1) as usize;
+        HystrixBreaker {
+            cfg,
+            state: State::Closed,
+            generation: 0,
+            origin: SimTime::ZERO,
+            next_snapshot: 1,
+            ring: vec![Bucket::default(); n],
+            opened_at: SimTime::ZERO,
+        }
+    }
+
+    fn interval(&self) -> u64 {
+        self.cfg.health_snapshot_interval.micros()
+    }
+
+    fn snapshot_at(&self, k: u64) -> SimTime {
+        self.origin + Dur::from_micros(k * self.interval())
+    }
+
+    /// Sums of the buckets with index in `[lo, hi)`.
+    fn sum(&self, lo: u64, hi: u64) -> (u64, u64) {
+        self.ring
+            .iter()
+            .filter(|b| b.used && b.index >= lo && b.index < hi)
+            .fold((0, 0), |(t, e), b| (t + b.total, e + b.errors))
+    }
+
+    /// Could any snapshot from `next_snapshot` on trip without further results?
+    fn could_trip(&self) -> bool {
+        let n = self.ring.len() as u64;
+        let (total, _) = self.sum(self.next_snapshot.saturating_sub(n), u64::MAX);
+        total >= u64::from(self.cfg.request_volume_threshold) && total > 0
+    }
+
+    fn set(&mut self, at: SimTime, to: State, reason: &'static str, out: &mut Transitions) {
+        emit(out, at, self.state, to, reason);
+        self.state = to;
+        self.generation += 1;
+    }
+
+    /// Runs the health snapshots due by `now` (only CLOSED reacts to them).
+    fn poll(&mut self, now: SimTime, out: &mut Transitions) {
+        let n = self.ring.len() as u64;
+        while self.state == State::Closed && self.snapshot_at(self.next_snapshot) <= now {
+            if !self.could_trip() {
+                self.next_snapshot = now.since(self.origin).micros() / self.interval() + 1;
+                return;
+            }
+            let k = self.next_snapshot;
+            self.next_snapshot += 1;
+            let (total, errors) = self.sum(k.saturating_sub(n), k);
+            if total == 0 || total < u64::from(self.cfg.request_volume_threshold) {
+                continue;
+            }
+            let pct = ((errors as f64 / total as f64) * 100.0) as u32;
+            if pct >= self.cfg.error_threshold_percentage {
+                let at = self.snapshot_at(k);
+                self.set(at, State::Open, "error_percentage", out);
+                self.opened_at = at;
+            }
+        }
+    }
+
+    fn count(&mut self, now: SimTime, failed: bool) {
+        let k = now.since(self.origin).micros() / self.interval();
+        let slot = (k % self.ring.len() as u64) as usize;
+        let b = &mut self.ring[slot];
+        if !b.used || b.index != k {
+            *b = Bucket { index: k, used: true, total: 0, errors: 0 };
+        }
+        b.total += 1;
+        b.errors += u64::from(failed);
+    }
+
+    fn close(&mut self, now: SimTime, out: &mut Transitions) {
+        self.set(now, State::Closed, "probe_successes", out);
+        // metrics.resetStream(): counts discarded, the bucket timer restarts now.
+        self.origin = now;
+        self.next_snapshot = 1;
+        for b in &mut self.ring {
+            *b = Bucket::default();
+        }
+    }
+}
+
+impl Breaker for HystrixBreaker {
+    fn admit(&mut self, now: SimTime, out: &mut Transitions) -> Admission {
+        self.poll(now, out);
+        match self.state {
+            State::Closed => Admission::Allow(Ticket { generation: self.generation, probe: false }),
+            State::Open if now > self.opened_at + self.cfg.sleep_window => {
+                self.set(now, State::HalfOpen, "cooldown_elapsed", out);
+                Admission::Allow(Ticket { generation: self.generation, probe: true })
+            }
+            _ => Admission::Reject,
+        }
+    }
+
+    fn record(&mut self, now: SimTime, _ticket: Ticket, obs: Observation, out: &mut Transitions) {
+        self.poll(now, out);
+        let failed = match obs.verdict {
+            Verdict::Ignored => return,
+            Verdict::Success => false,
+            Verdict::Failure => true,
+        };
+        self.count(now, failed);
+        if self.state == State::HalfOpen {
+            if failed {
+                self.set(now, State::Open, "probe_failed", out);
+                self.opened_at = now;
+            } else {
+                self.close(now, out);
+            }
+        }
+    }
+
+    fn state(&self) -> State {
+        self.state
+    }
+
+    fn deadline(&self) -> Option<SimTime> {
+        (self.state == State::Closed && self.could_trip()).then(|| self.snapshot_at(self.next_snapshot))
+    }
+
+    fn on_deadline(&mut self, now: SimTime, out: &mut Transitions) {
+        self.poll(now, out);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::testkit::{C, Ev, Ev::*, H, O, drive};
+
+    fn mixed(t: u64, fails: usize, oks: usize) -> Vec<(u64, Ev)> {
+        let mut v = Vec::new();
+        for i in 0..fails + oks {
+            v.push((t, A));
+            v.push((t, if i < fails { F(5) } else { S(5) }));
+        }
+        v
+    }
+
+    #[test]
+    fn decides_only_at_snapshot_instants() {
+        let mut b = HystrixBreaker::new(HystrixConfig::default());
+        let r = drive(&mut b, &mixed(100, 10, 10));
+        assert!(r.tr.is_empty(), "nothing happens at the results themselves");
+        assert_eq!(b.deadline(), Some(SimTime(500_000)));
+        let r = drive(&mut b, &[(499, A), (500, Tick), (501, A)]);
+        assert_eq!(r.tr, vec![(500, C, O, "error_percentage")]);
+        assert_eq!(r.admit_string(), "10");
+    }
+
+    #[test]
+    fn volume_threshold_and_result_at_the_snapshot_instant() {
+        // 19 failures: below the volume of 20, no timer at all.
+        let mut b = HystrixBreaker::new(HystrixConfig::default());
+        drive(&mut b, &mixed(100, 19, 0));
+        assert_eq!(b.deadline(), None);
+        // The 20th lands exactly at 500 ms: it belongs to the next bucket, so the 500 ms
+        // snapshot sees 19 and the 1000 ms one sees 20.
+        let r = drive(&mut b, &[(500, A), (500, F(1)), (500, Tick), (999, A), (1_000, Tick)]);
+        assert_eq!(r.tr, vec![(1_000, C, O, "error_percentage")]);
+    }
+
+    #[test]
+    fn error_percentage_is_truncated_double_arithmetic() {
+        // 57 of 100: (double) 57 / 100 * 100 = 56.99999999999999, truncated to 56.
+        let cfg = HystrixConfig { error_threshold_percentage: 57, ..HystrixConfig::default() };
+        let mut b = HystrixBreaker::new(cfg.clone());
+        drive(&mut b, &mixed(0, 57, 43));
+        let r = drive(&mut b, &[(500, Tick)]);
+        assert!(r.tr.is_empty());
+        let mut b = HystrixBreaker::new(HystrixConfig { error_threshold_percentage: 56, ..cfg });
+        drive(&mut b, &mixed(0, 57, 43));
+        let r = drive(&mut b, &[(500, Tick)]);
+        assert_eq!(r.tr.len(), 1);
+    }
+
+    #[test]
+    fn sleep_window_is_strict_one_test_request_and_close_restarts_the_stream() {
+        let mut b = HystrixBreaker::new(HystrixConfig::default());
+        drive(&mut b, &mixed(0, 20, 0));
+        let mut s = vec![(500, Tick), (5_500, A), (5_501, A), (5_501, A), (5_600, S(99))];
+        // After closing at 5600 the counts are gone and snapshots fall at 5600 + k * 500.
+        s.extend(mixed(5_700, 20, 0));
+        s.push((6_000, Tick)); // not a snapshot instant any more
+        s.push((6_100, Tick));
+        let r = drive(&mut b, &s);
+        assert_eq!(
+            r.tr,
+            vec![
+                (500, C, O, "error_percentage"),
+                (5_501, O, H, "cooldown_elapsed"),
+                (5_600, H, C, "probe_successes"),
+                (6_100, C, O, "error_percentage"),
+            ]
+        );
+        assert_eq!(&r.admit_string()[..3], "010");
+    }
+
+    #[test]
+    fn a_late_result_decides_half_open_and_a_failure_reopens_from_now() {
+        let mut b = HystrixBreaker::new(HystrixConfig::default());
+        // mixed() resolves the oldest call first, so its last call (admission 20) is left running.
+        let mut s = vec![(0, A)];
+        s.extend(mixed(1, 20, 0));
+        s.push((500, Tick));
+        s.push((5_501, A)); // the test request
+        s.push((6_000, Done(20, false, 5_999))); // the late failure of a closed-state call reopens
+        s.push((11_000, A)); // 5 s after 6000: not strictly after
+        s.push((11_001, A));
+        let r = drive(&mut b, &s);
+        assert_eq!(
+            r.tr,
+            vec![
+                (500, C, O, "error_percentage"),
+                (5_501, O, H, "cooldown_elapsed"),
+                (6_000, H, O, "probe_failed"),
+                (11_001, O, H, "cooldown_elapsed"),
+            ]
+        );
+    }
+}

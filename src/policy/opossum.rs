@@ -1,0 +1,345 @@
+//! opossum's `CircuitBreaker` (preset `opossum`), with its wall-clock timers modelled in
+//! simulation time.
+//!
+//! Source: nodeshift/opossum (10.x), lib/circuit.js (`fire`, `fail`, `_startTimer`, the
+//! `success` handler) and lib/status.js (`Status`: buckets rotated by `setInterval`). The
+//! index's copy of `fail()` read here: file id 741075302 (`if ((stats.fires <
+//! circuit.volumeThreshold) && !circuit.halfOpen) return; const errorRate = stats.failures /
+//! stats.fires * 100; if (errorRate > errorThresholdPercentage || circuit.halfOpen) open()`);
+//! status.js @ 0045b3717a9bd3fa4bc60e20e3162edcc292e022.
+//!
+//! Reproduced:
+//! - `fires` is counted when `fire()` is called, before the open check: rejected calls and
+//!   calls still in flight are in the denominator; `failures` (timeouts included) when a call
+//!   fails;
+//! - the rolling window is `rolling_count_buckets` buckets of `floor(rolling_count_timeout /
+//!   buckets)`, rotated by a `setInterval` started with the breaker: modelled as buckets aligned
+//!   on multiples of the bucket length from time zero (an event at exactly a rotation instant
+//!   goes into the new bucket);
+//! - only a failure can trip: `failures / fires · 100 > error_threshold_percentage` (strictly
+//!   greater), once `fires >= volume_threshold`; with `fires` rotated out it divides by zero,
+//!   which JavaScript makes `Infinity`: it trips;
+//! - stats are never reset (not on open, not on close): after closing, the outage's failures
+//!   are still in the window;
+//! - OPEN → HALF_OPEN by a timer `reset_timeout` after opening (active, via `deadline()`); the
+//!   first call after it goes through (`pendingClose`), the others are rejected until it ends;
+//! - in HALF_OPEN any success closes and any failure reopens (restarting the timer), whichever
+//!   call it came from (late results decide); a late failure while OPEN changes nothing;
+//! - `allow_warm_up`: no trip during the first `rolling_count_timeout`;
+//! - `timeout` (10 s) is the client's call timeout; the action is not cancelled.
+
+use super::presets::ParamMeta;
+use super::spec::{FamilyParams, PolicyError, invalid};
+use super::{Admission, Breaker, Observation, State, Ticket, Transitions, emit};
+use crate::outcome::Verdict;
+use crate::time::{Dur, SimTime};
+use serde::{Deserialize, Serialize};
+
+/// opossum's options, in snake_case.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OpossumConfig {
+    /// `timeout` (10 s): the call timeout.
+    pub timeout: Dur,
+    /// `resetTimeout` (30 s): open time before half-open.
+    pub reset_timeout: Dur,
+    /// `errorThresholdPercentage` (50): trips above this.
+    pub error_threshold_percentage: f64,
+    /// `rollingCountTimeout` (10 s).
+    pub rolling_count_timeout: Dur,
+    /// `rollingCountBuckets` (10).
+    pub rolling_count_buckets: u32,
+    /// `volumeThreshold` (0): fires needed before a trip.
+    pub volume_threshold: u32,
+    /// `allowWarmUp` (false).
+    pub allow_warm_up: bool,
+}
+
+impl Default for OpossumConfig {
+    fn default() -> OpossumConfig {
+        OpossumConfig {
+            timeout: Dur::from_secs(10),
+            reset_timeout: Dur::from_secs(30),
+            error_threshold_percentage: 50.0,
+            rolling_count_timeout: Dur::from_secs(10),
+            rolling_count_buckets: 10,
+            volume_threshold: 0,
+            allow_warm_up: false,
+        }
+    }
+}
+
+impl FamilyParams for OpossumConfig {
+    const PARAMS: &'static [ParamMeta] = &[
+        ParamMeta::new("timeout", "duration", "timeout: the call timeout; a timeout is a failure"),
+        ParamMeta::new("reset_timeout", "duration", "resetTimeout: a timer from opening to half-open"),
+        ParamMeta::new(
+            "error_threshold_percentage",
+            "percent",
+            "errorThresholdPercentage: trips when failures / fires * 100 is strictly above",
+        ),
+        ParamMeta::new("rolling_count_timeout", "duration", "rollingCountTimeout: the stats window"),
+        ParamMeta::new("rolling_count_buckets", "count", "rollingCountBuckets: buckets of the window"),
+        ParamMeta::new("volume_threshold", "calls", "volumeThreshold: fires needed before it can trip"),
+        ParamMeta::new("allow_warm_up", "bool", "allowWarmUp: no trip during the first window"),
+    ];
+
+    fn validate(&self) -> Result<(), PolicyError> {
+        let p = self.error_threshold_percentage;
+        if !(p.is_finite() && (0.0..=100.0).contains(&p)) {
+            return Err(invalid("error_threshold_percentage", "a percentage from 0 to 100", &p.to_string()));
+        }
+        if self.rolling_count_buckets == 0 {
+            return Err(invalid("rolling_count_buckets", "at least 1", "0"));
+        }
+        let bucket_ms = self.rolling_count_timeout.micros() / 1000 / u64::from(self.rolling_count_buckets);
+        if bucket_ms == 0 {
+            return Err(invalid(
+                "rolling_count_timeout",
+                "at least 1ms per bucket",
+                &self.rolling_count_timeout.to_string(),
+            ));
+        }
+        if self.reset_timeout.is_zero() {
+            return Err(invalid("reset_timeout", "a duration greater than 0", "0s"));
+        }
+        if self.timeout.is_zero() {
+            return Err(invalid("timeout", "a duration greater than 0", "0s"));
+        }
+        Ok(())
+    }
+}
+
+#[derive(Copy, Clone, Debug, Default)]
+struct Bucket {
+    index: u64,
+    used: bool,
+    fires: u64,
+    failures: u64,
+}
+
+/// opossum's state machine and status window.
+#[derive(Clone, Debug)]
+pub struct OpossumBreaker {
+    cfg: OpossumConfig,
+    state: State,
+    generation: u64,
+    ring: Vec<Bucket>,
+    bucket_len: u64,
+    opened_at: SimTime,
+    pending_close: bool,
+}
+
+impl OpossumBreaker {
+    /// A closed breaker; its bucket timer starts at time zero.
+    pub fn new(cfg: OpossumConfig) -> OpossumBreaker {
+        let n = cfg.rolling_count_buckets.max(1);
+        let bucket_len = (cfg.rolling_count_timeout.micros() / 1000 / u64::from(n)).max(1) * 1000;
+        OpossumBreaker {
+            ring: vec![Bucket::default(); n as usize],
+            bucket_len,
+            cfg,
+            state: State::Closed,
+            generation: 0,
+            opened_at: SimTime::ZERO,
+            pending_close: false,
+        }
+    }
+
+    fn bucket(&mut self, now: SimTime) -> &mut Bucket {
+        let k = now.micros() / self.bucket_len;
+        let slot = (k % self.ring.len() as u64) as usize;
+        let b = &mut self.ring[slot];
+        if !b.used || b.index != k {
+            *b = Bucket { index: k, used: true, fires: 0, failures: 0 };
+        }
+        b
+    }
+
+    fn stats(&self, now: SimTime) -> (u64, u64) {
+        let cur = now.micros() / self.bucket_len;
+        let n = self.ring.len() as u64;
+        self.ring
+            .iter()
+            .filter(|b| b.used && b.index <= cur && b.index + n > cur)
+            .fold((0, 0), |(f, x), b| (f + b.fires, x + b.failures))
+    }
+
+    fn set(&mut self, at: SimTime, to: State, reason: &'static str, out: &mut Transitions) {
+        emit(out, at, self.state, to, reason);
+        self.state = to;
+        self.generation += 1;
+    }
+
+    fn open(&mut self, at: SimTime, reason: &'static str, out: &mut Transitions) {
+        self.pending_close = false;
+        if self.state != State::Open {
+            self.set(at, State::Open, reason, out);
+            self.opened_at = at;
+        }
+    }
+
+    fn poll(&mut self, now: SimTime, out: &mut Transitions) {
+        if self.state == State::Open && now >= self.opened_at + self.cfg.reset_timeout {
+            let at = self.opened_at + self.cfg.reset_timeout;
+            self.set(at, State::HalfOpen, "cooldown_elapsed", out);
+            self.pending_close = true;
+        }
+    }
+}
+
+impl Breaker for OpossumBreaker {
+    fn admit(&mut self, now: SimTime, out: &mut Transitions) -> Admission {
+        self.poll(now, out);
+        self.bucket(now).fires += 1;
+        match self.state {
+            State::Closed => Admission::Allow(Ticket { generation: self.generation, probe: false }),
+            State::HalfOpen if self.pending_close => {
+                self.pending_close = false;
+                Admission::Allow(Ticket { generation: self.generation, probe: true })
+            }
+            _ => Admission::Reject,
+        }
+    }
+
+    fn record(&mut self, now: SimTime, _ticket: Ticket, obs: Observation, out: &mut Transitions) {
+        self.poll(now, out);
+        match obs.verdict {
+            Verdict::Ignored => {}
+            Verdict::Success => {
+                if self.state == State::HalfOpen {
+                    self.pending_close = false;
+                    self.set(now, State::Closed, "probe_successes", out);
+                }
+            }
+            Verdict::Failure => {
+                self.bucket(now).failures += 1;
+                if self.cfg.allow_warm_up && now < SimTime::ZERO + self.cfg.rolling_count_timeout {
+                    return;
+                }
+                let half_open = self.state == State::HalfOpen;
+                let (fires, failures) = self.stats(now);
+                if fires < u64::from(self.cfg.volume_threshold) && !half_open {
+                    return;
+                }
+                // failures / 0 is Infinity in JavaScript: above any threshold.
+                let above = fires == 0
+                    || failures as f64 / fires as f64 * 100.0 > self.cfg.error_threshold_percentage;
+                if half_open {
+                    self.open(now, "probe_failed", out);
+                } else if above {
+                    self.open(now, "error_percentage", out);
+                }
+            }
+        }
+    }
+
+    fn state(&self) -> State {
+        self.state
+    }
+
+    fn deadline(&self) -> Option<SimTime> {
+        (self.state == State::Open).then(|| self.opened_at + self.cfg.reset_timeout)
+    }
+
+    fn on_deadline(&mut self, now: SimTime, out: &mut Transitions) {
+        self.poll(now, out);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::testkit::{C, Ev::*, H, O, drive};
+
+    #[test]
+    fn one_failure_after_idle_trips_with_volume_zero() {
+        let mut b = OpossumBreaker::new(OpossumConfig::default());
+        let r = drive(&mut b, &[(0, A), (5, F(5))]);
+        assert_eq!(r.tr, vec![(5, C, O, "error_percentage")]);
+    }
+
+    #[test]
+    fn strictly_greater_and_in_flight_calls_dilute_the_rate() {
+        let mut b = OpossumBreaker::new(OpossumConfig::default());
+        // 4 fires; 1 success, then failures: 1 / 4, then 2 / 4 = 50 % (not > 50), then 3 / 4.
+        let s = [(0, A), (0, A), (0, A), (0, A), (1, S(1)), (2, F(1)), (3, F(1)), (4, F(1))];
+        let r = drive(&mut b, &s);
+        assert_eq!(r.tr, vec![(4, C, O, "error_percentage")]);
+    }
+
+    #[test]
+    fn stats_survive_closing() {
+        let fast = |volume| OpossumConfig {
+            volume_threshold: volume,
+            reset_timeout: Dur::from_secs(2),
+            ..OpossumConfig::default()
+        };
+        // Volume 3: the outage's fires and failures carried past the close let one failure trip.
+        let mut b = OpossumBreaker::new(fast(3));
+        let s = [
+            (0, A),
+            (0, A),
+            (0, A),
+            (0, F(1)), // 1 / 3
+            (0, F(1)), // 2 / 3: opens; the third call is still running
+            (2_000, Tick),
+            (2_001, A),    // the probe
+            (2_002, S(1)), // the call from t=0 succeeds late: closes
+            (2_003, F(1)), // the probe fails in closed: 3 failures / 4 fires
+        ];
+        let r = drive(&mut b, &s);
+        assert_eq!(
+            r.tr,
+            vec![
+                (0, C, O, "error_percentage"),
+                (2_000, O, H, "cooldown_elapsed"),
+                (2_002, H, C, "probe_successes"),
+                (2_003, C, O, "error_percentage"),
+            ]
+        );
+    }
+
+    #[test]
+    fn rejected_calls_count_as_fires() {
+        let cfg = OpossumConfig { reset_timeout: Dur::from_secs(2), ..OpossumConfig::default() };
+        let mut b = OpossumBreaker::new(cfg);
+        let mut s = vec![(0, A), (0, F(1))]; // 1 / 1: opens
+        s.extend([(1, A); 5]); // five rejected fires
+        s.extend([(2_000, Tick), (2_001, A), (2_002, S(1)), (2_003, A), (2_003, F(1))]);
+        let r = drive(&mut b, &s);
+        // 2 failures / 8 fires = 25 %: stays closed (without the rejections it would be 2 / 3).
+        assert_eq!(r.tr.len(), 3);
+        assert_eq!(b.state(), State::Closed);
+        assert_eq!(r.admit_string(), "10000011");
+    }
+
+    #[test]
+    fn half_open_failure_reopens_and_restarts_the_timer() {
+        let mut b = OpossumBreaker::new(OpossumConfig::default());
+        let r = drive(
+            &mut b,
+            &[(0, A), (0, F(1)), (30_000, Tick), (30_001, A), (30_002, F(1)), (60_001, Tick), (60_002, Tick)],
+        );
+        assert_eq!(
+            r.tr,
+            vec![
+                (0, C, O, "error_percentage"),
+                (30_000, O, H, "cooldown_elapsed"),
+                (30_002, H, O, "probe_failed"),
+                (60_002, O, H, "cooldown_elapsed"),
+            ]
+        );
+    }
+
+    #[test]
+    fn rotated_out_fires_divide_by_zero_and_warm_up_suppresses() {
+        let mut b = OpossumBreaker::new(OpossumConfig { volume_threshold: 0, ..OpossumConfig::default() });
+        // Fired at 0, fails at 12 s: its fire has rotated out, failures / 0 = Infinity.
+        let r = drive(&mut b, &[(0, A), (12_000, F(12_000))]);
+        assert_eq!(r.tr, vec![(12_000, C, O, "error_percentage")]);
+        let mut w = OpossumBreaker::new(OpossumConfig { allow_warm_up: true, ..OpossumConfig::default() });
+        let r = drive(&mut w, &[(0, A), (1, F(1)), (10_000, A), (10_000, F(1))]);
+        assert_eq!(r.tr, vec![(10_000, C, O, "error_percentage")]);
+    }
+}

@@ -1,0 +1,596 @@
+//! Resilience4j's `CircuitBreakerStateMachine` (presets `resilience4j-count` and
+//! `resilience4j-time`), as its source behaves.
+//!
+//! Source: resilience4j/resilience4j @ 1a4a71641b064ea1b7eacfb303d865ef6ec5c064,
+//! resilience4j-circuitbreaker/src/main/java/io/github/resilience4j/circuitbreaker/internal/
+//! CircuitBreakerStateMachine.java (ClosedState, OpenState, HalfOpenState, transitionTo*) and
+//! CircuitBreakerMetrics.java (onSuccess, onError, checkIfThresholdsExceeded, forHalfOpen);
+//! resilience4j-core/.../metrics/SlidingTimeWindowMetrics.java (moveWindowToCurrentEpochSecond).
+//!
+//! What is reproduced:
+//! - every recorded result in CLOSED re-evaluates: below `minimum_number_of_calls` in the window
+//!   nothing is decided (COUNT_BASED clamps the minimum to the window size, TIME_BASED does not);
+//!   it opens when `failures·100/calls >= failure_rate_threshold` or
+//!   `slow·100/calls >= slow_call_rate_threshold` (float percentages, `>=`);
+//! - a call is slow when its duration is strictly above `slow_call_duration_threshold`, success
+//!   or failure;
+//! - COUNT_BASED: ring of the last N results; TIME_BASED: N buckets of one epoch-aligned second
+//!   (simulation time zero is the epoch); a fresh window on every entry into CLOSED;
+//! - OPEN lasts `waitIntervalFunctionInOpenState(attempts)`; `attempts` is 1 on CLOSED → OPEN and
+//!   grows by one on each HALF_OPEN → OPEN; the default interval function is constant, the
+//!   exponential one is `wait × multiplier^(attempts − 1)` capped at its maximum;
+//! - OPEN → HALF_OPEN is passive and needs the clock to be strictly after the wait
+//!   (`clock.instant().isAfter(retryAfterWaitDuration)`), or a timer exactly at the wait end
+//!   when `automatic_transition_from_open_to_half_open_enabled`;
+//! - results arriving while OPEN are recorded in the window carried into OPEN, without effect;
+//! - HALF_OPEN permits `permitted_number_of_calls_in_half_open_state` calls and records every
+//!   result (late ones from calls admitted while CLOSED too, no generation check) in a count
+//!   window of that size; it decides as soon as `min(minimum_number_of_calls, permitted)`
+//!   results are in (resilience4j#1523): above a threshold → OPEN, else → CLOSED;
+//! - an ignored result releases a permission in whatever state is current (a late ignored
+//!   result in HALF_OPEN hands out one more probe);
+//! - `max_wait_duration_in_half_open_state` (0 = off) reopens HALF_OPEN by a timer.
+
+use super::presets::ParamMeta;
+use super::spec::{FamilyParams, PolicyError, impossible, invalid};
+use super::window::{BucketWindow, CountWindow, Sample, Tally};
+use super::{Admission, Breaker, Observation, State, Ticket, Transitions, emit};
+use crate::outcome::Verdict;
+use crate::time::{Dur, SimTime};
+use serde::{Deserialize, Serialize};
+
+/// Resilience4j's `SlidingWindowType`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SlidingWindowType {
+    /// The last N results.
+    CountBased,
+    /// N epoch-aligned one-second buckets.
+    TimeBased,
+}
+
+/// `CircuitBreakerConfig`, with Spring Boot property names in snake_case.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Resilience4jConfig {
+    /// `slidingWindowType` (COUNT_BASED).
+    pub sliding_window_type: SlidingWindowType,
+    /// `slidingWindowSize`: calls (count) or seconds (time) (100).
+    pub sliding_window_size: u32,
+    /// `minimumNumberOfCalls` (100).
+    pub minimum_number_of_calls: u32,
+    /// `failureRateThreshold`, percent (50).
+    pub failure_rate_threshold: f64,
+    /// `slowCallRateThreshold`, percent (100).
+    pub slow_call_rate_threshold: f64,
+    /// `slowCallDurationThreshold` (60 s).
+    pub slow_call_duration_threshold: Dur,
+    /// `permittedNumberOfCallsInHalfOpenState` (10).
+    pub permitted_number_of_calls_in_half_open_state: u32,
+    /// `waitDurationInOpenState` (60 s).
+    pub wait_duration_in_open_state: Dur,
+    /// `exponentialBackoffMultiplier` (1 = `enableExponentialBackoff: false`, constant wait).
+    pub exponential_backoff_multiplier: f64,
+    /// `exponentialMaxWaitDurationInOpenState` (0 = no cap).
+    pub exponential_max_wait_duration_in_open_state: Dur,
+    /// `automaticTransitionFromOpenToHalfOpenEnabled` (false).
+    pub automatic_transition_from_open_to_half_open_enabled: bool,
+    /// `maxWaitDurationInHalfOpenState` (0 = wait for the permitted calls).
+    pub max_wait_duration_in_half_open_state: Dur,
+}
+
+impl Resilience4jConfig {
+    /// The library's defaults with a COUNT_BASED window.
+    pub fn count_based() -> Resilience4jConfig {
+        Resilience4jConfig {
+            sliding_window_type: SlidingWindowType::CountBased,
+            sliding_window_size: 100,
+            minimum_number_of_calls: 100,
+            failure_rate_threshold: 50.0,
+            slow_call_rate_threshold: 100.0,
+            slow_call_duration_threshold: Dur::from_secs(60),
+            permitted_number_of_calls_in_half_open_state: 10,
+            wait_duration_in_open_state: Dur::from_secs(60),
+            exponential_backoff_multiplier: 1.0,
+            exponential_max_wait_duration_in_open_state: Dur::ZERO,
+            automatic_transition_from_open_to_half_open_enabled: false,
+            max_wait_duration_in_half_open_state: Dur::ZERO,
+        }
+    }
+
+    /// The library's defaults with a TIME_BASED window (`slidingWindowSize` 100 seconds).
+    pub fn time_based() -> Resilience4jConfig {
+        Resilience4jConfig { sliding_window_type: SlidingWindowType::TimeBased, ..Self::count_based() }
+    }
+
+    /// The open duration for `attempts` (1-based), as `IntervalFunction` computes it.
+    pub fn wait_for(&self, attempts: u32) -> Dur {
+        let mut d = self.wait_duration_in_open_state;
+        if self.exponential_backoff_multiplier > 1.0 && attempts > 1 {
+            d = d.mul_f64(self.exponential_backoff_multiplier.powi((attempts - 1).min(1024) as i32));
+            let cap = self.exponential_max_wait_duration_in_open_state;
+            if !cap.is_zero() && d > cap {
+                d = cap;
+            }
+        }
+        d
+    }
+}
+
+fn percent(name: &str, v: f64) -> Result<(), PolicyError> {
+    if v.is_finite() && v > 0.0 && v <= 100.0 {
+        Ok(())
+    } else {
+        Err(invalid(name, "a percentage greater than 0 and at most 100", &v.to_string()))
+    }
+}
+
+impl FamilyParams for Resilience4jConfig {
+    const PARAMS: &'static [ParamMeta] = &[
+        ParamMeta::new("sliding_window_type", "count_based | time_based", "slidingWindowType"),
+        ParamMeta::new(
+            "sliding_window_size",
+            "calls | seconds",
+            "slidingWindowSize: last N calls (count_based) or N one-second epoch-aligned buckets (time_based)",
+        ),
+        ParamMeta::new(
+            "minimum_number_of_calls",
+            "calls",
+            "minimumNumberOfCalls before any decision (count_based clamps it to the window size)",
+        ),
+        ParamMeta::new("failure_rate_threshold", "percent", "failureRateThreshold: opens at >= this"),
+        ParamMeta::new("slow_call_rate_threshold", "percent", "slowCallRateThreshold: opens at >= this"),
+        ParamMeta::new(
+            "slow_call_duration_threshold",
+            "duration",
+            "slowCallDurationThreshold: a call strictly longer is slow (success or failure)",
+        ),
+        ParamMeta::new(
+            "permitted_number_of_calls_in_half_open_state",
+            "calls",
+            "permittedNumberOfCallsInHalfOpenState: probes and the half-open window size",
+        ),
+        ParamMeta::new("wait_duration_in_open_state", "duration", "waitDurationInOpenState"),
+        ParamMeta::new(
+            "exponential_backoff_multiplier",
+            "factor",
+            "exponentialBackoffMultiplier: wait x multiplier^(attempts - 1); 1 = constant wait",
+        ),
+        ParamMeta::new(
+            "exponential_max_wait_duration_in_open_state",
+            "duration",
+            "exponentialMaxWaitDurationInOpenState: cap of the grown wait (0 = none)",
+        ),
+        ParamMeta::new(
+            "automatic_transition_from_open_to_half_open_enabled",
+            "bool",
+            "automaticTransitionFromOpenToHalfOpenEnabled: a timer instead of the next call",
+        ),
+        ParamMeta::new(
+            "max_wait_duration_in_half_open_state",
+            "duration",
+            "maxWaitDurationInHalfOpenState: reopen half-open after this (0 = off)",
+        ),
+    ];
+
+    fn validate(&self) -> Result<(), PolicyError> {
+        percent("failure_rate_threshold", self.failure_rate_threshold)?;
+        percent("slow_call_rate_threshold", self.slow_call_rate_threshold)?;
+        if self.sliding_window_size == 0 {
+            return Err(invalid("sliding_window_size", "at least 1", "0"));
+        }
+        if self.minimum_number_of_calls == 0 {
+            return Err(invalid("minimum_number_of_calls", "at least 1", "0"));
+        }
+        if self.permitted_number_of_calls_in_half_open_state == 0 {
+            return Err(invalid("permitted_number_of_calls_in_half_open_state", "at least 1", "0"));
+        }
+        if self.wait_duration_in_open_state < Dur::from_millis(1) {
+            return Err(invalid(
+                "wait_duration_in_open_state",
+                "at least 1ms",
+                &self.wait_duration_in_open_state.to_string(),
+            ));
+        }
+        if !(self.exponential_backoff_multiplier.is_finite() && self.exponential_backoff_multiplier >= 1.0) {
+            return Err(invalid(
+                "exponential_backoff_multiplier",
+                "a number of at least 1",
+                &self.exponential_backoff_multiplier.to_string(),
+            ));
+        }
+        let cap = self.exponential_max_wait_duration_in_open_state;
+        if !cap.is_zero() && cap < self.wait_duration_in_open_state {
+            return Err(impossible(format!(
+                "exponential_max_wait_duration_in_open_state ({cap}) is shorter than wait_duration_in_open_state ({})",
+                self.wait_duration_in_open_state
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// The closed-state window.
+#[derive(Clone, Debug)]
+enum Metrics {
+    Count(CountWindow),
+    Time(BucketWindow),
+}
+
+impl Metrics {
+    fn push(&mut self, s: Sample) {
+        match self {
+            Metrics::Count(w) => w.push(s),
+            Metrics::Time(w) => w.push(s),
+        }
+    }
+    fn tally(&self, now: SimTime) -> Tally {
+        match self {
+            Metrics::Count(w) => w.tally(),
+            Metrics::Time(w) => w.tally(now),
+        }
+    }
+    fn clear(&mut self) {
+        match self {
+            Metrics::Count(w) => w.clear(),
+            Metrics::Time(w) => w.clear(),
+        }
+    }
+}
+
+/// `checkIfThresholdsExceeded`'s verdict.
+enum Check {
+    BelowMinimum,
+    Below,
+    Above(&'static str),
+}
+
+/// Resilience4j's state machine.
+#[derive(Clone, Debug)]
+pub struct Resilience4jBreaker {
+    cfg: Resilience4jConfig,
+    state: State,
+    generation: u64,
+    closed: Metrics,
+    half: CountWindow,
+    attempts: u32,
+    retry_after: SimTime,
+    half_open_since: SimTime,
+    permits: u64,
+}
+
+impl Resilience4jBreaker {
+    /// A closed breaker with an empty window.
+    pub fn new(cfg: Resilience4jConfig) -> Resilience4jBreaker {
+        let closed = match cfg.sliding_window_type {
+            SlidingWindowType::CountBased => Metrics::Count(CountWindow::new(cfg.sliding_window_size)),
+            SlidingWindowType::TimeBased => Metrics::Time(BucketWindow::new(
+                Dur::from_secs(u64::from(cfg.sliding_window_size)),
+                cfg.sliding_window_size,
+            )),
+        };
+        let half = CountWindow::new(cfg.permitted_number_of_calls_in_half_open_state);
+        Resilience4jBreaker {
+            cfg,
+            state: State::Closed,
+            generation: 0,
+            closed,
+            half,
+            attempts: 0,
+            retry_after: SimTime::ZERO,
+            half_open_since: SimTime::ZERO,
+            permits: 0,
+        }
+    }
+
+    fn set(&mut self, at: SimTime, to: State, reason: &'static str, out: &mut Transitions) {
+        emit(out, at, self.state, to, reason);
+        self.state = to;
+        self.generation += 1;
+    }
+
+    fn check(&self, t: Tally, min: u64) -> Check {
+        if t.calls == 0 || t.calls < min {
+            return Check::BelowMinimum;
+        }
+        let calls = t.calls as f32;
+        if t.failures as f32 * 100.0 / calls >= self.cfg.failure_rate_threshold as f32 {
+            return Check::Above("failure_rate");
+        }
+        if t.slow as f32 * 100.0 / calls >= self.cfg.slow_call_rate_threshold as f32 {
+            return Check::Above("slow_call_rate");
+        }
+        Check::Below
+    }
+
+    fn open(&mut self, at: SimTime, reason: &'static str, out: &mut Transitions) {
+        self.attempts = self.attempts.saturating_add(1);
+        self.set(at, State::Open, reason, out);
+        self.retry_after = at + self.cfg.wait_for(self.attempts);
+    }
+
+    fn half_open(&mut self, at: SimTime, out: &mut Transitions) {
+        self.set(at, State::HalfOpen, "cooldown_elapsed", out);
+        self.half.clear();
+        self.permits = u64::from(self.cfg.permitted_number_of_calls_in_half_open_state);
+        self.half_open_since = at;
+    }
+
+    fn poll(&mut self, now: SimTime, out: &mut Transitions) {
+        loop {
+            match self.deadline() {
+                Some(d) if d <= now => match self.state {
+                    State::Open => self.half_open(d, out),
+                    State::HalfOpen => self.open(d, "half_open_timeout", out),
+                    State::Closed => return,
+                },
+                _ => return,
+            }
+        }
+    }
+
+    fn sample(&self, now: SimTime, failed: bool, latency: Dur) -> Sample {
+        Sample { at: now, failed, slow: latency > self.cfg.slow_call_duration_threshold, over: false }
+    }
+}
+
+impl Breaker for Resilience4jBreaker {
+    fn admit(&mut self, now: SimTime, out: &mut Transitions) -> Admission {
+        self.poll(now, out);
+        if self.state == State::Open {
+            if now > self.retry_after {
+                self.half_open(now, out);
+            } else {
+                return Admission::Reject;
+            }
+        }
+        match self.state {
+            State::HalfOpen => {
+                if self.permits == 0 {
+                    return Admission::Reject;
+                }
+                self.permits -= 1;
+                Admission::Allow(Ticket { generation: self.generation, probe: true })
+            }
+            _ => Admission::Allow(Ticket { generation: self.generation, probe: false }),
+        }
+    }
+
+    fn record(&mut self, now: SimTime, _ticket: Ticket, obs: Observation, out: &mut Transitions) {
+        self.poll(now, out);
+        let failed = match obs.verdict {
+            Verdict::Ignored => {
+                // releasePermission() of the current state: only HALF_OPEN counts permissions.
+                if self.state == State::HalfOpen {
+                    self.permits += 1;
+                }
+                return;
+            }
+            Verdict::Success => false,
+            Verdict::Failure => true,
+        };
+        let s = self.sample(now, failed, obs.latency);
+        match self.state {
+            State::Closed => {
+                self.closed.push(s);
+                let min = match self.cfg.sliding_window_type {
+                    SlidingWindowType::CountBased => {
+                        self.cfg.minimum_number_of_calls.min(self.cfg.sliding_window_size)
+                    }
+                    SlidingWindowType::TimeBased => self.cfg.minimum_number_of_calls,
+                };
+                if let Check::Above(reason) = self.check(self.closed.tally(now), u64::from(min)) {
+                    self.open(now, reason, out);
+                }
+            }
+            State::Open => self.closed.push(s),
+            State::HalfOpen => {
+                self.half.push(s);
+                let permitted = self.cfg.permitted_number_of_calls_in_half_open_state;
+                let min = u64::from(self.cfg.minimum_number_of_calls.min(permitted));
+                match self.check(self.half.tally(), min) {
+                    Check::BelowMinimum => {}
+                    Check::Above(_) => self.open(now, "probe_failure_rate", out),
+                    Check::Below => {
+                        self.set(now, State::Closed, "probe_failure_rate_below", out);
+                        self.attempts = 0;
+                        self.closed.clear();
+                    }
+                }
+            }
+        }
+    }
+
+    fn state(&self) -> State {
+        self.state
+    }
+
+    fn deadline(&self) -> Option<SimTime> {
+        match self.state {
+            State::Open if self.cfg.automatic_transition_from_open_to_half_open_enabled => {
+                Some(self.retry_after)
+            }
+            State::HalfOpen if self.cfg.max_wait_duration_in_half_open_state >= Dur::from_millis(1) => {
+                Some(self.half_open_since + self.cfg.max_wait_duration_in_half_open_state)
+            }
+            _ => None,
+        }
+    }
+
+    fn on_deadline(&mut self, now: SimTime, out: &mut Transitions) {
+        self.poll(now, out);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::testkit::{C, Ev, Ev::*, H, O, drive};
+
+    fn small(f: impl FnOnce(&mut Resilience4jConfig)) -> Resilience4jBreaker {
+        let mut c = Resilience4jConfig::count_based();
+        c.sliding_window_size = 10;
+        c.minimum_number_of_calls = 4;
+        c.permitted_number_of_calls_in_half_open_state = 3;
+        c.wait_duration_in_open_state = Dur::from_secs(10);
+        f(&mut c);
+        c.validate().unwrap();
+        Resilience4jBreaker::new(c)
+    }
+
+    fn calls(pattern: &str, t0: u64, step: u64) -> Vec<(u64, Ev)> {
+        let mut v = Vec::new();
+        for (i, ch) in pattern.chars().enumerate() {
+            let t = t0 + step * i as u64;
+            v.push((t, A));
+            v.push((t, if ch == 'f' { F(10) } else { S(10) }));
+        }
+        v
+    }
+
+    #[test]
+    fn exactly_the_threshold_opens_once_minimum_calls_are_in() {
+        // 3 results: below the minimum of 4 even at 100 % failures.
+        let mut b = small(|_| {});
+        let r = drive(&mut b, &calls("fff", 0, 100));
+        assert!(r.tr.is_empty());
+        // 2 failures of 4 = 50 % >= 50 %: opens at the 4th result.
+        let mut b = small(|_| {});
+        let r = drive(&mut b, &calls("sfsf", 0, 100));
+        assert_eq!(r.tr, vec![(300, C, O, "failure_rate")]);
+    }
+
+    #[test]
+    fn count_based_clamps_the_minimum_to_the_window_time_based_does_not() {
+        let mut b = small(|c| {
+            c.sliding_window_size = 2;
+            c.minimum_number_of_calls = 100;
+        });
+        let r = drive(&mut b, &calls("sf", 0, 100));
+        assert_eq!(r.tr, vec![(100, C, O, "failure_rate")]);
+        let mut b = small(|c| {
+            c.sliding_window_type = SlidingWindowType::TimeBased;
+            c.sliding_window_size = 2;
+            c.minimum_number_of_calls = 3;
+        });
+        // Epoch-aligned seconds: at 2000 ms the bucket [0 s, 1 s) has left the 2 s window, so
+        // the failures at 0 and 500 no longer count; the third call alone is below the minimum.
+        let r = drive(&mut b, &[(0, A), (0, F(1)), (500, A), (500, F(1)), (2_000, A), (2_000, F(1))]);
+        assert!(r.tr.is_empty());
+        let r = drive(&mut b, &[(2_100, A), (2_100, F(1))]);
+        assert!(r.tr.is_empty(), "2 failures held, minimum 3");
+        let r = drive(&mut b, &[(2_999, A), (2_999, S(1))]);
+        assert_eq!(r.tr, vec![(2_999, C, O, "failure_rate")]);
+    }
+
+    #[test]
+    fn slow_calls_count_strictly_above_the_duration() {
+        let mut b = small(|c| {
+            c.slow_call_duration_threshold = Dur::from_secs(1);
+            c.slow_call_rate_threshold = 50.0;
+        });
+        let s = [(0, A), (0, S(1_000)), (1, A), (1, S(1_000)), (2, A), (2, S(1_001)), (3, A), (3, S(5))];
+        assert!(drive(&mut b, &s).tr.is_empty(), "one slow of four is 25 %");
+        // A slow failure is slow too: 2 of 5 = 40 %, failures 1 of 5.
+        assert!(drive(&mut b, &[(4, A), (4, F(1_001))]).tr.is_empty());
+        // 3 of 6 = 50 % >= 50 %.
+        let r = drive(&mut b, &[(5, A), (5, S(2_000))]);
+        assert_eq!(r.tr, vec![(5, C, O, "slow_call_rate")]);
+    }
+
+    #[test]
+    fn open_is_passive_strictly_after_the_wait_and_half_open_decides_after_min_calls() {
+        let mut b = small(|c| c.minimum_number_of_calls = 2);
+        let mut s = calls("ff", 0, 0);
+        s.push((10_000, A)); // exactly at the wait end: still open (isAfter is strict)
+        s.push((10_001, A)); // half-open, probe 1
+        s.push((10_001, A)); // probe 2
+        s.push((10_001, A)); // probe 3
+        s.push((10_001, A)); // rejected: 3 permitted
+        s.push((10_002, S(5)));
+        s.push((10_003, S(5))); // min(2, 3) = 2 results: 0 % < 50 % closes
+        s.push((10_004, F(5))); // the third probe's failure lands in the fresh closed window
+        let r = drive(&mut b, &s);
+        assert_eq!(
+            r.tr,
+            vec![
+                (0, C, O, "failure_rate"),
+                (10_001, O, H, "cooldown_elapsed"),
+                (10_003, H, C, "probe_failure_rate_below")
+            ]
+        );
+        assert_eq!(&r.admit_string()[2..], "01110");
+        assert_eq!(b.state(), State::Closed);
+    }
+
+    #[test]
+    fn late_results_land_in_half_open_and_wait_grows_per_attempt() {
+        let mut b = small(|c| {
+            c.minimum_number_of_calls = 2;
+            c.exponential_backoff_multiplier = 2.0;
+            c.exponential_max_wait_duration_in_open_state = Dur::from_secs(30);
+        });
+        let s = [
+            (0, A), // a call admitted while closed, still running
+            (1, A),
+            (1, Done(1, false, 1)),
+            (1, A),
+            (1, Done(2, false, 1)), // 2 of 2 failed: open, attempts 1, wait 10 s
+            (10_002, A),            // half-open, probe
+            (10_003, Done(0, false, 10_003)), // the late failure is a half-open result
+            (10_004, Done(3, false, 2)), // 2 of 2 failed: reopen, attempts 2, wait 20 s
+            (30_004, A),            // not strictly after
+            (30_005, A),            // half-open
+            (30_006, A),
+            (30_007, Done(5, false, 2)),
+            (30_007, Done(6, false, 1)), // attempts 3: 40 s capped at 30 s
+            (60_007, A),
+            (60_008, A),
+        ];
+        let r = drive(&mut b, &s);
+        let at = |to| r.tr.iter().filter(|t| t.2 == to).map(|t| t.0).collect::<Vec<u64>>();
+        assert_eq!(at(O), vec![1, 10_004, 30_007]);
+        assert_eq!(at(H), vec![10_002, 30_005, 60_008]);
+        assert_eq!(r.admit_string(), "111101101");
+    }
+
+    #[test]
+    fn automatic_transition_and_half_open_timeout() {
+        let mut b = small(|c| {
+            c.minimum_number_of_calls = 1;
+            c.automatic_transition_from_open_to_half_open_enabled = true;
+            c.max_wait_duration_in_half_open_state = Dur::from_secs(5);
+        });
+        let r = drive(&mut b, &calls("f", 0, 0));
+        assert_eq!(r.tr.len(), 1);
+        assert_eq!(b.deadline(), Some(SimTime(10_000_000)));
+        let r = drive(&mut b, &[(10_000, Tick)]);
+        assert_eq!(r.tr, vec![(10_000, O, H, "cooldown_elapsed")]);
+        assert_eq!(b.deadline(), Some(SimTime(15_000_000)));
+        let r = drive(&mut b, &[(15_000, Tick)]);
+        assert_eq!(r.tr, vec![(15_000, H, O, "half_open_timeout")]);
+        assert_eq!(b.deadline(), Some(SimTime(25_000_000)));
+    }
+
+    #[test]
+    fn ignored_late_result_hands_out_another_probe() {
+        let mut b = small(|c| {
+            c.minimum_number_of_calls = 10;
+            c.permitted_number_of_calls_in_half_open_state = 1;
+            c.sliding_window_size = 1;
+        });
+        let s = [
+            (0, A),
+            (1, A),
+            (1, Done(1, false, 1)), // window of 1, minimum clamped to 1: opens
+            (10_002, A),            // the one probe
+            (10_002, A),            // rejected
+            (10_003, I),            // call 0 ends ignored: releasePermission in half-open
+            (10_004, A),            // a second probe
+            (10_004, A),
+        ];
+        let r = drive(&mut b, &s);
+        assert_eq!(r.admit_string(), "111010");
+        assert_eq!(r.tr.len(), 2);
+    }
+}

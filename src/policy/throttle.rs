@@ -1,0 +1,222 @@
+//! Client-side adaptive throttling from Google's SRE book (preset `sre-throttle`): not a
+//! breaker, a probabilistic local rejection that tracks how often the backend accepts.
+//!
+//! Source: "Handling Overload", Site Reliability Engineering (O'Reilly, 2016), chapter 21,
+//! section "Client-Side Throttling": reject locally with probability
+//! `max(0, (requests − K · accepts) / (requests + 1))`, K = 2, over about two minutes of
+//! history (../shared/PRESETS.md, "Client-side throttles and retry budgets").
+//!
+//! Modelled as:
+//! - `requests` counts every call the application attempts (locally rejected ones included),
+//!   `accepts` every call the backend answered without a failure verdict (ignored classes
+//!   such as client errors were accepted by the backend and count as accepts);
+//! - the history is `window / buckets` epoch-aligned buckets (default 120 of 1 s);
+//! - the probability is computed at each attempt from the history before it; the draw uses a
+//!   `Pcg64Mcg` seeded with the build seed, one draw per attempt while the probability is
+//!   above zero (none otherwise), so runs are reproducible;
+//! - the reported state is `open` while the probability is above zero (throttling active)
+//!   and `closed` otherwise; it never reports half-open. Transitions are emitted when an
+//!   attempt or a result finds the probability crossing zero.
+
+use super::presets::ParamMeta;
+use super::spec::{FamilyParams, PolicyError, impossible, invalid};
+use super::{Admission, Breaker, Observation, State, Ticket, Transitions, emit};
+use crate::outcome::Verdict;
+use crate::time::{Dur, SimTime};
+use rand::{Rng, SeedableRng};
+use rand_pcg::Pcg64Mcg;
+use serde::{Deserialize, Serialize};
+
+/// The throttle's parameters.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ThrottleConfig {
+    /// The multiplier K (2).
+    pub k: f64,
+    /// History length (2 minutes).
+    pub window: Dur,
+    /// Buckets of the history (120).
+    pub buckets: u32,
+}
+
+impl Default for ThrottleConfig {
+    fn default() -> ThrottleConfig {
+        ThrottleConfig { k: 2.0, window: Dur::from_secs(120), buckets: 120 }
+    }
+}
+
+impl FamilyParams for ThrottleConfig {
+    const PARAMS: &'static [ParamMeta] = &[
+        ParamMeta::new(
+            "k",
+            "factor",
+            "K: rejects once requests exceed K x accepts (lower is more aggressive)",
+        ),
+        ParamMeta::new("window", "duration", "history of requests and accepts"),
+        ParamMeta::new("buckets", "count", "epoch-aligned buckets of the history"),
+    ];
+
+    fn validate(&self) -> Result<(), PolicyError> {
+        if !(self.k.is_finite() && self.k >= 1.0) {
+            return Err(invalid("k", "a number of at least 1", &self.k.to_string()));
+        }
+        if self.buckets == 0 {
+            return Err(invalid("buckets", "at least 1", "0"));
+        }
+        let w = self.window.micros();
+        if w < u64::from(self.buckets) || !w.is_multiple_of(u64::from(self.buckets)) {
+            return Err(impossible(format!(
+                "window ({}) is not a whole number of microseconds per bucket with {} buckets",
+                self.window, self.buckets
+            )));
+        }
+        Ok(())
+    }
+}
+
+#[derive(Copy, Clone, Debug, Default)]
+struct Bucket {
+    index: u64,
+    used: bool,
+    requests: u64,
+    accepts: u64,
+}
+
+/// The adaptive throttle.
+#[derive(Clone, Debug)]
+pub struct SreThrottle {
+    cfg: ThrottleConfig,
+    state: State,
+    ring: Vec<Bucket>,
+    bucket_len: u64,
+    rng: Pcg64Mcg,
+}
+
+impl SreThrottle {
+    /// An empty history; `seed` drives the rejection draws.
+    pub fn new(cfg: ThrottleConfig, seed: u64) -> SreThrottle {
+        let n = cfg.buckets.max(1);
+        let bucket_len = (cfg.window.micros() / u64::from(n)).max(1);
+        SreThrottle {
+            ring: vec![Bucket::default(); n as usize],
+            bucket_len,
+            cfg,
+            state: State::Closed,
+            rng: Pcg64Mcg::seed_from_u64(seed),
+        }
+    }
+
+    fn bucket(&mut self, now: SimTime) -> &mut Bucket {
+        let k = now.micros() / self.bucket_len;
+        let slot = (k % self.ring.len() as u64) as usize;
+        let b = &mut self.ring[slot];
+        if !b.used || b.index != k {
+            *b = Bucket { index: k, used: true, requests: 0, accepts: 0 };
+        }
+        b
+    }
+
+    /// The rejection probability at `now`.
+    pub fn probability(&self, now: SimTime) -> f64 {
+        let cur = now.micros() / self.bucket_len;
+        let n = self.ring.len() as u64;
+        let (r, a) = self
+            .ring
+            .iter()
+            .filter(|b| b.used && b.index <= cur && b.index + n > cur)
+            .fold((0u64, 0u64), |(r, a), b| (r + b.requests, a + b.accepts));
+        ((r as f64 - self.cfg.k * a as f64) / (r as f64 + 1.0)).max(0.0)
+    }
+
+    fn update_state(&mut self, now: SimTime, p: f64, out: &mut Transitions) {
+        let want = if p > 0.0 { State::Open } else { State::Closed };
+        if want != self.state {
+            let reason = if want == State::Open { "throttling" } else { "throttle_released" };
+            emit(out, now, self.state, want, reason);
+            self.state = want;
+        }
+    }
+}
+
+impl Breaker for SreThrottle {
+    fn admit(&mut self, now: SimTime, out: &mut Transitions) -> Admission {
+        let p = self.probability(now);
+        self.update_state(now, p, out);
+        self.bucket(now).requests += 1;
+        if p > 0.0 {
+            let u = (self.rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+            if u < p {
+                return Admission::Reject;
+            }
+        }
+        Admission::Allow(Ticket::default())
+    }
+
+    fn record(&mut self, now: SimTime, _ticket: Ticket, obs: Observation, out: &mut Transitions) {
+        if obs.verdict != Verdict::Failure {
+            self.bucket(now).accepts += 1;
+        }
+        let p = self.probability(now);
+        self.update_state(now, p, out);
+    }
+
+    fn state(&self) -> State {
+        self.state
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::testkit::{C, Ev::*, O, drive, ms};
+
+    #[test]
+    fn probability_follows_the_formula_and_history_ages_out() {
+        let mut t = SreThrottle::new(ThrottleConfig::default(), 9);
+        // 2 accepted calls, then 3 failures: until r > 2a nothing is rejected.
+        let mut s = vec![(0, A), (0, S(1)), (0, A), (0, S(1))];
+        for _ in 0..3 {
+            s.push((1, A));
+            s.push((1, F(1)));
+        }
+        s.push((1, A));
+        let r = drive(&mut t, &s);
+        // After the 5th result r = 5, a = 2: p = (5 - 4) / 6 > 0.
+        assert_eq!(r.tr, vec![(1, C, O, "throttling")]);
+        assert_eq!(&r.admit_string()[..5], "11111");
+        assert!((t.probability(ms(1)) - (6.0 - 4.0) / 7.0).abs() < 1e-12);
+        // Two minutes later the history is gone: closed at the next attempt.
+        let r = drive(&mut t, &[(121_000, A)]);
+        assert_eq!(r.tr, vec![(121_000, O, C, "throttle_released")]);
+        assert_eq!(r.admit_string(), "1");
+    }
+
+    #[test]
+    fn rejection_rate_follows_the_probability_and_is_seeded() {
+        let run = |seed| {
+            let mut t = SreThrottle::new(ThrottleConfig::default(), seed);
+            let mut out = Transitions::new();
+            let mut allowed = String::new();
+            for i in 0..300u64 {
+                let now = ms(i);
+                match t.admit(now, &mut out) {
+                    Admission::Allow(tk) => {
+                        allowed.push('1');
+                        let obs = Observation { verdict: Verdict::Failure, latency: Dur::from_millis(1) };
+                        t.record(now, tk, obs, &mut out);
+                    }
+                    Admission::Reject => allowed.push('0'),
+                }
+            }
+            allowed
+        };
+        let a = run(5);
+        assert_eq!(a, run(5));
+        assert_ne!(a, run(6));
+        // No accepts: p = r / (r + 1) at the r-th attempt, so about sum 1 / (r + 1) pass:
+        // ln(301) ~ 5.7 expected; far fewer than the 300 attempts.
+        let passed = a.chars().filter(|&c| c == '1').count();
+        assert!((1..=20).contains(&passed), "{passed}");
+        assert!(a.starts_with('1'), "the first attempt has p = 0");
+    }
+}
