@@ -12,6 +12,7 @@ pub mod report;
 pub mod rng;
 pub mod scenario;
 pub mod sim;
+pub mod sweep;
 pub mod time;
 pub mod trace;
 pub mod traffic;

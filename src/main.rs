@@ -57,6 +57,62 @@ enum Command {
         #[arg(long, value_name = "COLUMN")]
         metric: Option<String>,
     },
+    /// Run a sweep: every scenario x configuration x replicate in parallel; write summary.csv,
+    /// runs.csv and pareto.csv; print the best configurations per scenario and overall.
+    Sweep {
+        /// The sweep file (TOML); without it, the bundled default sweep
+        /// (scenarios/sweeps/default.toml).
+        file: Option<PathBuf>,
+        /// Worker threads (default: all cores). Results are identical for any count.
+        #[arg(long, value_name = "N")]
+        threads: Option<usize>,
+        /// Output folder (default output/<sweep name>).
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
+        /// No progress bar.
+        #[arg(long)]
+        quiet: bool,
+    },
+    /// Compare policies side by side on the same request streams: every metric per scenario,
+    /// with the paired difference against the first policy and its 95% confidence interval.
+    Compare {
+        /// Scenario files (TOML).
+        #[arg(required = true)]
+        scenarios: Vec<PathBuf>,
+        /// A policy: PRESET or PRESET[key=value,...], e.g. consecutive[failure_threshold=3]. Repeat it.
+        #[arg(long = "policy", value_name = "POLICY", required = true)]
+        policies: Vec<String>,
+        /// Override a parameter of every compared policy, e.g. --set open_duration=1m.
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        sets: Vec<String>,
+        /// Replicates per (scenario, policy).
+        #[arg(long, default_value_t = 5, value_name = "N")]
+        replicates: u32,
+        /// Base seed (replaces each scenario's).
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Worker threads (default: all cores).
+        #[arg(long, value_name = "N")]
+        threads: Option<usize>,
+    },
+    /// Recommend the lowest-cost configuration meeting every constraint, explained, from a sweep's
+    /// output folder (or its runs.csv), or by running a sweep file.
+    Recommend {
+        /// A sweep output folder, a runs.csv, or a sweep file.
+        path: PathBuf,
+        /// Set one objective weight, e.g. --objective false_opens=5. Repeat it.
+        #[arg(long = "objective", value_name = "METRIC=WEIGHT")]
+        objective: Vec<String>,
+        /// A constraint, e.g. --constraint "false_opens <= 1"; replaces the sweep's on that metric.
+        #[arg(long = "constraint", value_name = "CONSTRAINT")]
+        constraints: Vec<String>,
+        /// Worker threads when running a sweep file (default: all cores).
+        #[arg(long, value_name = "N")]
+        threads: Option<usize>,
+        /// No progress bar when running a sweep file.
+        #[arg(long)]
+        quiet: bool,
+    },
     /// Print a preset (with overrides) in a breaker library's own configuration syntax; a
     /// configuration the library cannot express is refused with the reason (exit 2).
     Export {
@@ -173,6 +229,19 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             };
             let report = commands::run::run(&req)?;
             print!("{}", commands::run::render(&report));
+        }
+        Command::Sweep { file, threads, out, quiet } => {
+            let report = breakerlab::sweep::run_sweep(file.as_deref(), threads, out.as_deref(), quiet)?;
+            print!("{}", report.render());
+        }
+        Command::Compare { scenarios, policies, sets, replicates, seed, threads } => {
+            let policies = breakerlab::sweep::policies_from_args(&policies, &sets)?;
+            let report = breakerlab::sweep::compare(&scenarios, &policies, replicates, seed, threads)?;
+            print!("{}", report.render());
+        }
+        Command::Recommend { path, objective, constraints, threads, quiet } => {
+            let r = breakerlab::sweep::recommend(&path, &objective, &constraints, threads, quiet)?;
+            print!("{}", r.render());
         }
         Command::Export { library, policy, sets, name } => {
             let req = commands::export::ExportRequest { library, policy, sets, name };

@@ -1,0 +1,294 @@
+//! Constraints of a sweep's objective (`missed_incidents == 0`, `p99_latency <= "2s"`): parsing
+//! against the known metric columns, unit conversion of durations, and evaluation on a value.
+//!
+//! Also the one place that maps the names a user is likely to write (`p99_latency`,
+//! `detection_delay`) onto the metric columns of summary.csv.
+
+use crate::time::Dur;
+use std::fmt;
+
+/// The unit a metric column is expressed in, read from its name's suffix.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Unit {
+    /// `*_ms`: milliseconds.
+    Millis,
+    /// `*_s`: seconds.
+    Seconds,
+    /// A count, ratio or other plain number.
+    Plain,
+}
+
+/// The unit of a metric column: `*_ms` are milliseconds, `*_s` seconds, the rest plain numbers.
+pub fn unit_of(column: &str) -> Unit {
+    if column.ends_with("_ms") {
+        Unit::Millis
+    } else if column.ends_with("_s") {
+        Unit::Seconds
+    } else {
+        Unit::Plain
+    }
+}
+
+/// Maps a metric name as a user may write it onto a column in `columns`.
+///
+/// Accepted, in this order: the column itself; `pNN_latency` / `latency_pNN` (→ `latency_pNN_ms`);
+/// the name plus a unit suffix (`detection_delay_p95` → `detection_delay_p95_s`); the name plus
+/// `_mean_s` (`detection_delay` → `detection_delay_mean_s`, `recovery_lag` → `recovery_lag_mean_s`).
+pub fn resolve_metric<S: AsRef<str>>(name: &str, columns: &[S]) -> Result<String, String> {
+    let name = name.trim();
+    let has = |c: &str| columns.iter().any(|k| k.as_ref() == c);
+    if has(name) {
+        return Ok(name.to_string());
+    }
+    let mut candidates: Vec<String> = Vec::new();
+    if let Some(p) = name.strip_suffix("_latency").filter(|p| is_percentile(p)) {
+        candidates.push(format!("latency_{p}_ms"));
+    }
+    if let Some(p) = name.strip_prefix("latency_").filter(|p| is_percentile(p)) {
+        candidates.push(format!("latency_{p}_ms"));
+    }
+    candidates.push(format!("{name}_ms"));
+    candidates.push(format!("{name}_s"));
+    candidates.push(format!("{name}_mean_s"));
+    if let Some(found) = candidates.into_iter().find(|c| has(c)) {
+        return Ok(found);
+    }
+    let known: Vec<&str> = columns.iter().map(|c| c.as_ref()).collect();
+    Err(format!("unknown metric `{name}` (known metrics: {})", known.join(", ")))
+}
+
+fn is_percentile(p: &str) -> bool {
+    p.len() >= 2 && p.starts_with('p') && p[1..].bytes().all(|b| b.is_ascii_digit())
+}
+
+/// A comparison operator of a constraint.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Op {
+    /// `==`
+    Eq,
+    /// `!=`
+    Ne,
+    /// `<=`
+    Le,
+    /// `<`
+    Lt,
+    /// `>=`
+    Ge,
+    /// `>`
+    Gt,
+}
+
+impl Op {
+    /// The operator as written.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Op::Eq => "==",
+            Op::Ne => "!=",
+            Op::Le => "<=",
+            Op::Lt => "<",
+            Op::Ge => ">=",
+            Op::Gt => ">",
+        }
+    }
+}
+
+/// A validated constraint: `metric op value`, with the value in the metric's own unit.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Constraint {
+    /// The metric column it applies to (after alias resolution).
+    pub metric: String,
+    /// The comparison.
+    pub op: Op,
+    /// The bound, in the metric's unit (ms for `*_ms`, seconds for `*_s`).
+    pub value: f64,
+    /// The constraint as the user wrote it, for messages.
+    pub text: String,
+}
+
+/// Relative tolerance for `==` and `!=` on means of integer counts.
+const EQ_TOLERANCE: f64 = 1e-9;
+
+impl Constraint {
+    /// Parses `<metric> <op> <value>` against the known metric `columns`.
+    ///
+    /// The value is a number (in the metric's unit), a duration such as `2s` or `"900ms"`
+    /// (time metrics only; converted to ms or s), or a percentage such as `99.9%`.
+    pub fn parse<S: AsRef<str>>(text: &str, columns: &[S]) -> Result<Constraint, String> {
+        let fail = |why: String| format!("constraint {text:?}: {why}");
+        let Some(at) = text.find(['=', '!', '<', '>']) else {
+            return Err(fail(
+                "expected `<metric> <op> <value>` with an operator among ==, !=, <=, <, >=, >".into(),
+            ));
+        };
+        let (lhs, rest) = text.split_at(at);
+        let (op, rhs) =
+            [("==", Op::Eq), ("!=", Op::Ne), ("<=", Op::Le), (">=", Op::Ge), ("<", Op::Lt), (">", Op::Gt)]
+                .into_iter()
+                .find_map(|(sym, op)| rest.strip_prefix(sym).map(|r| (op, r)))
+                .ok_or_else(|| {
+                    let sym: String = rest.chars().take_while(|c| "=!<>".contains(*c)).collect();
+                    fail(format!("unknown operator `{sym}`: expected one of ==, !=, <=, <, >=, >"))
+                })?;
+        if rhs.starts_with(['=', '<', '>', '!']) {
+            let sym: String = rest.chars().take_while(|c| "=!<>".contains(*c)).collect();
+            return Err(fail(format!("unknown operator `{sym}`: expected one of ==, !=, <=, <, >=, >")));
+        }
+        let name = lhs.trim();
+        if name.is_empty() || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+            return Err(fail(format!("expected a metric name before `{}`, found {name:?}", op.as_str())));
+        }
+        let metric = resolve_metric(name, columns).map_err(fail)?;
+        let value = parse_value(rhs, &metric).map_err(fail)?;
+        Ok(Constraint { metric, op, value, text: text.trim().to_string() })
+    }
+
+    /// Whether `value` meets the constraint. A metric with no value (no incidents, so no
+    /// detection delay) has nothing to violate: it meets every constraint.
+    pub fn holds(&self, value: Option<f64>) -> bool {
+        let Some(v) = value else { return true };
+        let close = (v - self.value).abs() <= EQ_TOLERANCE * self.value.abs().max(1.0);
+        match self.op {
+            Op::Eq => close,
+            Op::Ne => !close,
+            Op::Le => v <= self.value || close,
+            Op::Lt => v < self.value && !close,
+            Op::Ge => v >= self.value || close,
+            Op::Gt => v > self.value && !close,
+        }
+    }
+}
+
+impl fmt::Display for Constraint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} {} {}", self.metric, self.op.as_str(), self.value)
+    }
+}
+
+/// The bound of a constraint, in the unit of `metric`.
+fn parse_value(raw: &str, metric: &str) -> Result<f64, String> {
+    let trimmed = raw.trim();
+    let unquoted = trimmed
+        .strip_prefix('"')
+        .and_then(|s| s.strip_suffix('"'))
+        .or_else(|| trimmed.strip_prefix('\'').and_then(|s| s.strip_suffix('\'')))
+        .unwrap_or(trimmed)
+        .trim();
+    if unquoted.is_empty() {
+        return Err("expected a value after the operator".into());
+    }
+    if let Some(pct) = unquoted.strip_suffix('%') {
+        return match pct.trim().parse::<f64>() {
+            Ok(v) if v.is_finite() => Ok(v / 100.0),
+            _ => Err(format!("expected a percentage such as 99.9%, found {unquoted:?}")),
+        };
+    }
+    if let Ok(v) = unquoted.parse::<f64>() {
+        return if v.is_finite() {
+            Ok(v)
+        } else {
+            Err(format!("expected a finite number, found {unquoted:?}"))
+        };
+    }
+    match (Dur::parse(unquoted), unit_of(metric)) {
+        (Ok(d), Unit::Millis) => Ok(d.as_millis_f64()),
+        (Ok(d), Unit::Seconds) => Ok(d.as_secs_f64()),
+        (Ok(_), Unit::Plain) => Err(format!(
+            "`{metric}` is not a time metric: expected a number, found the duration {unquoted:?}"
+        )),
+        (Err(e), _) => {
+            Err(format!("expected a number or a duration such as \"2s\", found {unquoted:?} ({e})"))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const COLS: [&str; 7] = [
+        "false_opens",
+        "missed_incidents",
+        "detection_delay_mean_s",
+        "detection_delay_p95_s",
+        "latency_p99_ms",
+        "availability",
+        "wasted_quota",
+    ];
+
+    #[test]
+    fn parses_the_spellings_of_the_design_and_the_brief() {
+        let c = Constraint::parse("missed_incidents == 0", &COLS).unwrap();
+        assert_eq!((c.metric.as_str(), c.op, c.value), ("missed_incidents", Op::Eq, 0.0));
+        let c = Constraint::parse("false_opens<=1", &COLS).unwrap();
+        assert_eq!((c.metric.as_str(), c.op, c.value), ("false_opens", Op::Le, 1.0));
+        let c = Constraint::parse("latency_p99_ms <= 2s", &COLS).unwrap();
+        assert_eq!((c.metric.as_str(), c.op, c.value), ("latency_p99_ms", Op::Le, 2000.0));
+        let c = Constraint::parse("p99_latency <= \"2s\"", &COLS).unwrap();
+        assert_eq!((c.metric.as_str(), c.op, c.value), ("latency_p99_ms", Op::Le, 2000.0));
+        let c = Constraint::parse("detection_delay < '1m30s'", &COLS).unwrap();
+        assert_eq!((c.metric.as_str(), c.op, c.value), ("detection_delay_mean_s", Op::Lt, 90.0));
+        let c = Constraint::parse("detection_delay_p95 > 500ms", &COLS).unwrap();
+        assert_eq!((c.metric.as_str(), c.op, c.value), ("detection_delay_p95_s", Op::Gt, 0.5));
+        let c = Constraint::parse("availability >= 99.5%", &COLS).unwrap();
+        assert_eq!((c.metric.as_str(), c.op, c.value), ("availability", Op::Ge, 0.995));
+        let c = Constraint::parse("wasted_quota != 3", &COLS).unwrap();
+        assert_eq!((c.op, c.value), (Op::Ne, 3.0));
+        let c = Constraint::parse("latency_p99_ms <= 2500", &COLS).unwrap();
+        assert_eq!(c.value, 2500.0);
+    }
+
+    #[test]
+    fn errors_name_the_constraint_and_the_problem() {
+        for (text, expected) in [
+            ("flops <= 1", "unknown metric `flops`"),
+            ("false_opens = 1", "unknown operator `=`"),
+            ("false_opens => 1", "unknown operator `=>`"),
+            ("false_opens <== 1", "unknown operator `<==`"),
+            ("false_opens 1", "expected `<metric> <op> <value>`"),
+            ("false_opens <=", "expected a value"),
+            ("false_opens <= 2s", "not a time metric"),
+            ("latency_p99_ms <= fast", "expected a number or a duration"),
+            ("<= 3", "expected a metric name"),
+        ] {
+            let err = Constraint::parse(text, &COLS).unwrap_err();
+            assert!(err.contains(expected), "{text:?}: {err}");
+            assert!(err.contains(&format!("{text:?}")), "{text:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn evaluation_follows_the_operator_and_skips_missing_values() {
+        let le = Constraint::parse("false_opens <= 1", &COLS).unwrap();
+        assert!(le.holds(Some(1.0)));
+        assert!(le.holds(Some(0.5)));
+        assert!(!le.holds(Some(1.5)));
+        assert!(le.holds(None));
+        let eq = Constraint::parse("missed_incidents == 0", &COLS).unwrap();
+        assert!(eq.holds(Some(0.0)));
+        assert!(!eq.holds(Some(0.25)));
+        let lt = Constraint::parse("false_opens < 1", &COLS).unwrap();
+        assert!(!lt.holds(Some(1.0)));
+        assert!(lt.holds(Some(0.0)));
+        let gt = Constraint::parse("availability > 0.99", &COLS).unwrap();
+        assert!(gt.holds(Some(0.995)));
+        assert!(!gt.holds(Some(0.99)));
+        let ge = Constraint::parse("availability >= 0.99", &COLS).unwrap();
+        assert!(ge.holds(Some(0.99)));
+        // Mean of three replicates of 0.1 + 0.2 is not exactly 0.3, but meets == 0.3.
+        let eq = Constraint::parse("wasted_quota == 0.3", &COLS).unwrap();
+        assert!(eq.holds(Some(0.1 + 0.2)));
+        let ne = Constraint::parse("wasted_quota != 0.3", &COLS).unwrap();
+        assert!(!ne.holds(Some(0.1 + 0.2)));
+    }
+
+    #[test]
+    fn aliases_resolve_to_columns() {
+        assert_eq!(resolve_metric("p99_latency", &COLS).unwrap(), "latency_p99_ms");
+        assert_eq!(resolve_metric("latency_p99", &COLS).unwrap(), "latency_p99_ms");
+        assert_eq!(resolve_metric("detection_delay", &COLS).unwrap(), "detection_delay_mean_s");
+        assert!(resolve_metric("p95_latency", &COLS).is_err());
+        assert_eq!(unit_of("latency_p99_ms"), Unit::Millis);
+        assert_eq!(unit_of("detection_delay_mean_s"), Unit::Seconds);
+        assert_eq!(unit_of("false_opens"), Unit::Plain);
+    }
+}

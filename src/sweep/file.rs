@@ -1,0 +1,671 @@
+//! Sweep files (TOML) → a validated [`SweepFile`]: scenarios (paths or globs), policy grids,
+//! replicates, base seed, objective, constraints and Pareto fronts. Unknown keys and impossible
+//! values are errors with `file:line:col`, and every configuration is validated before anything
+//! runs.
+//!
+//! ```toml
+//! name = "thresholds"                 # default: the file's stem
+//! scenarios = ["../*.toml"]           # relative to this file; sorted, deduplicated
+//! replicates = 5                      # default 3
+//! seed = 42                           # default: each scenario's own seed
+//!
+//! [[policies]]
+//! preset = "consecutive"
+//! failure_threshold = [3, 5, 8]                                     # a list
+//! cooldown = { from = "10s", to = "5m", steps = 6, scale = "log" }  # a range
+//! probes = 1                                                        # fixed
+//! failure_on = [["error", "timeout"]]   # a list-valued parameter: wrap it (or "error,timeout")
+//!
+//! [objective]                         # replaces the default weights when present
+//! false_opens = 10
+//! detection_delay_mean_s = 1
+//!
+//! constraints = ["missed_incidents == 0", "p99_latency <= \"2s\""]  # top level or in [objective]
+//! pareto = [["detection_delay_mean_s", "false_opens"]]               # top level
+//! ```
+
+use super::SweepError;
+use super::constraint::{Constraint, resolve_metric};
+use super::grid::{Configuration, Ends, Param, PolicyGrid, Scale, expand, expand_range};
+use super::objective::{Objective, check_weight};
+use super::pareto::DEFAULT_FRONTS;
+use crate::time::Dur;
+use serde::de::{self, MapAccess, Visitor};
+use serde::{Deserialize, Deserializer};
+use std::fmt;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use toml::Spanned;
+
+/// Replicates per (scenario, configuration) when a sweep file does not say.
+pub const DEFAULT_REPLICATES: u32 = 3;
+
+/// Checks one configuration (preset and overrides) without running it; the error says what is
+/// wrong. The runner passes a check built on the policy module, tests pass their own.
+pub type Validate<'a> = &'a dyn Fn(&str, &[(String, toml::Value)]) -> Result<(), String>;
+
+/// A validated sweep file.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SweepFile {
+    /// Where it was read from.
+    pub path: PathBuf,
+    /// The sweep's name (the output folder's default name).
+    pub name: String,
+    /// Scenario files, sorted and deduplicated.
+    pub scenarios: Vec<PathBuf>,
+    /// Replicates per (scenario, configuration), at least 1.
+    pub replicates: u32,
+    /// Base seed for every scenario, or `None` to use each scenario's own seed.
+    pub seed: Option<u64>,
+    /// One grid per `[[policies]]` entry, in file order.
+    pub grids: Vec<PolicyGrid>,
+    /// Every configuration in grid order (see [`super::grid`]).
+    pub configurations: Vec<Configuration>,
+    /// The objective, or `None` for the documented default weights.
+    pub objective: Option<Objective>,
+    /// Constraints every scenario must meet.
+    pub constraints: Vec<Constraint>,
+    /// Metric groups of pareto.csv, each of at least two metrics.
+    pub pareto: Vec<Vec<String>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSweep {
+    name: Option<Spanned<String>>,
+    scenarios: Spanned<Vec<Spanned<String>>>,
+    replicates: Option<Spanned<i64>>,
+    seed: Option<u64>,
+    policies: Spanned<Vec<Spanned<RawPolicy>>>,
+    objective: Option<RawObjective>,
+    constraints: Option<Vec<Spanned<String>>>,
+    pareto: Option<Vec<Spanned<Vec<Spanned<String>>>>>,
+}
+
+/// A `[[policies]]` entry: `preset` plus parameters in any order (sorted back to file order).
+struct RawPolicy {
+    preset: Option<Spanned<String>>,
+    params: Vec<(String, Spanned<ParamValues>)>,
+}
+
+impl<'de> Deserialize<'de> for RawPolicy {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<RawPolicy, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = RawPolicy;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a policy table with `preset` and parameters")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RawPolicy, A::Error> {
+                let mut preset = None;
+                let mut params: Vec<(String, Spanned<ParamValues>)> = Vec::new();
+                while let Some(key) = map.next_key::<String>()? {
+                    if key == "preset" {
+                        preset = Some(map.next_value()?);
+                    } else {
+                        let value: Spanned<ParamValues> = map.next_value()?;
+                        params.push((key, value));
+                    }
+                }
+                params.sort_by_key(|(_, v)| v.span().start);
+                Ok(RawPolicy { preset, params })
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+/// The values a parameter takes: a scalar, a list or an expanded range.
+struct ParamValues(Vec<toml::Value>);
+
+impl<'de> Deserialize<'de> for ParamValues {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<ParamValues, D::Error> {
+        let value = toml::Value::deserialize(d)?;
+        param_values(value).map(ParamValues).map_err(de::Error::custom)
+    }
+}
+
+fn param_values(value: toml::Value) -> Result<Vec<toml::Value>, String> {
+    match value {
+        toml::Value::Array(items) => {
+            if items.is_empty() {
+                return Err("an empty list: give at least one value".into());
+            }
+            let mut out: Vec<toml::Value> = Vec::with_capacity(items.len());
+            for item in items {
+                if item.is_table() {
+                    return Err(format!(
+                        "expected a list of values (numbers, strings, booleans or lists), found the table {item}"
+                    ));
+                }
+                if !out.contains(&item) {
+                    out.push(item);
+                }
+            }
+            Ok(out)
+        }
+        toml::Value::Table(table) => range_values(table),
+        scalar => Ok(vec![scalar]),
+    }
+}
+
+fn range_values(mut table: toml::Table) -> Result<Vec<toml::Value>, String> {
+    const KEYS: &str = "from, to, steps, scale";
+    if let Some(k) = table.keys().find(|k| !["from", "to", "steps", "scale"].contains(&k.as_str())) {
+        return Err(format!("unknown key `{k}` in a range: expected {KEYS}"));
+    }
+    let mut take = |k: &str| table.remove(k).ok_or_else(|| format!("a range needs `{k}` (keys: {KEYS})"));
+    let (from, to, steps) = (take("from")?, take("to")?, take("steps")?);
+    let steps = steps.as_integer().ok_or_else(|| format!("`steps` must be an integer, found {steps}"))?;
+    let scale = match table.remove("scale") {
+        None => Scale::Linear,
+        Some(toml::Value::String(s)) if s == "linear" => Scale::Linear,
+        Some(toml::Value::String(s)) if s == "log" => Scale::Log,
+        Some(other) => return Err(format!("`scale` must be \"linear\" or \"log\", found {other}")),
+    };
+    let dur = |v: &str, k: &str| Dur::parse(v).map_err(|e| format!("`{k}`: {e}"));
+    let ends = match (&from, &to) {
+        (toml::Value::Integer(a), toml::Value::Integer(b)) => Ends::Int(*a, *b),
+        (toml::Value::String(a), toml::Value::String(b)) => Ends::Duration(dur(a, "from")?, dur(b, "to")?),
+        (a, b)
+            if a.as_float().or(a.as_integer().map(|i| i as f64)).is_some()
+                && b.as_float().or(b.as_integer().map(|i| i as f64)).is_some() =>
+        {
+            let f = |v: &toml::Value| v.as_float().or(v.as_integer().map(|i| i as f64)).unwrap_or(f64::NAN);
+            Ends::Float(f(a), f(b))
+        }
+        (a, b) => {
+            return Err(format!(
+                "`from` and `to` must be both numbers or both durations such as \"10s\", found {a} and {b}"
+            ));
+        }
+    };
+    expand_range(ends, steps, scale)
+}
+
+/// `[objective]`: metric weights, and optionally `constraints`, in any order.
+struct RawObjective {
+    weights: Vec<(String, Spanned<f64>)>,
+    constraints: Option<Vec<Spanned<String>>>,
+}
+
+impl<'de> Deserialize<'de> for RawObjective {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<RawObjective, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = RawObjective;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a table of metric weights")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RawObjective, A::Error> {
+                let mut weights: Vec<(String, Spanned<f64>)> = Vec::new();
+                let mut constraints = None;
+                while let Some(key) = map.next_key::<String>()? {
+                    if key == "constraints" {
+                        constraints = Some(map.next_value()?);
+                    } else {
+                        let w: Spanned<f64> = map.next_value()?;
+                        weights.push((key, w));
+                    }
+                }
+                weights.sort_by_key(|(_, w)| w.span().start);
+                Ok(RawObjective { weights, constraints })
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+/// 1-based line and column of byte `offset` in `text`.
+pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let offset = offset.min(text.len());
+    let before = text.get(..offset).unwrap_or(text);
+    let line = before.matches('\n').count() + 1;
+    let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    (line, col)
+}
+
+impl SweepFile {
+    /// Reads and validates the sweep file at `path`; `columns` are the known metric columns,
+    /// `validate` checks each configuration.
+    pub fn load<S: AsRef<str>>(
+        path: &Path,
+        columns: &[S],
+        validate: Validate,
+    ) -> Result<SweepFile, SweepError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|source| SweepError::Io { file: path.display().to_string(), source })?;
+        SweepFile::parse(&text, path, columns, validate)
+    }
+
+    /// Validates the text of a sweep file read from `path` (globs are resolved relative to
+    /// `path`'s folder, on the file system).
+    pub fn parse<S: AsRef<str>>(
+        text: &str,
+        path: &Path,
+        columns: &[S],
+        validate: Validate,
+    ) -> Result<SweepFile, SweepError> {
+        let file = path.display().to_string();
+        let at = |span: Range<usize>, message: String| {
+            let (line, col) = line_col(text, span.start);
+            SweepError::At { file: file.clone(), line, col, message }
+        };
+        let raw: RawSweep = toml::from_str(text).map_err(|e| match e.span() {
+            Some(span) => at(span, e.message().trim().to_string()),
+            None => SweepError::File { file: file.clone(), message: e.message().trim().to_string() },
+        })?;
+
+        let name = match raw.name {
+            Some(n) => {
+                let v = n.get_ref().trim();
+                if v.is_empty() || v == "." || v == ".." || v.contains(['/', '\\']) {
+                    return Err(at(n.span(), format!("`name` must be a plain folder name, found {v:?}")));
+                }
+                v.to_string()
+            }
+            None => {
+                path.file_stem().map_or_else(|| "sweep".to_string(), |s| s.to_string_lossy().into_owned())
+            }
+        };
+
+        let replicates = match raw.replicates {
+            None => DEFAULT_REPLICATES,
+            Some(r) => u32::try_from(*r.get_ref()).ok().filter(|n| *n >= 1).ok_or_else(|| {
+                at(r.span(), format!("`replicates` must be at least 1, found {}", r.get_ref()))
+            })?,
+        };
+
+        let base = path.parent().unwrap_or(Path::new("."));
+        if raw.scenarios.get_ref().is_empty() {
+            return Err(at(
+                raw.scenarios.span(),
+                "`scenarios` is empty: name at least one scenario file".into(),
+            ));
+        }
+        let mut scenarios: Vec<PathBuf> = Vec::new();
+        for pattern in raw.scenarios.get_ref() {
+            let found = resolve_pattern(base, pattern.get_ref()).map_err(|m| at(pattern.span(), m))?;
+            scenarios.extend(found);
+        }
+        scenarios.sort();
+        scenarios.dedup();
+
+        if raw.policies.get_ref().is_empty() {
+            return Err(at(
+                raw.policies.span(),
+                "`policies` is empty: add at least one [[policies]] entry".into(),
+            ));
+        }
+        let mut grids: Vec<PolicyGrid> = Vec::new();
+        let mut grid_spans: Vec<Range<usize>> = Vec::new();
+        for entry in raw.policies.get_ref() {
+            let span = entry.span();
+            let policy = entry.get_ref();
+            let Some(preset) = &policy.preset else {
+                return Err(at(span, "a [[policies]] entry needs `preset = \"...\"`".into()));
+            };
+            validate(preset.get_ref(), &[]).map_err(|m| at(preset.span(), m))?;
+            let mut params = Vec::with_capacity(policy.params.len());
+            for (name, values) in &policy.params {
+                for v in values.get_ref().0.iter() {
+                    validate(preset.get_ref(), &[(name.clone(), v.clone())])
+                        .map_err(|m| at(values.span(), format!("`{name}` = {v}: {m}")))?;
+                }
+                params.push(Param { name: name.clone(), values: values.get_ref().0.clone() });
+            }
+            grids.push(PolicyGrid { preset: preset.get_ref().clone(), params });
+            grid_spans.push(span);
+        }
+        let configurations =
+            expand(&grids).map_err(|m| SweepError::File { file: file.clone(), message: m })?;
+        for c in &configurations {
+            if let Err(m) = validate(&c.preset, &c.overrides) {
+                let entry = grids
+                    .iter()
+                    .position(|g| {
+                        g.preset == c.preset
+                            && g.params.iter().map(|p| &p.name).eq(c.overrides.iter().map(|o| &o.0))
+                    })
+                    .unwrap_or(0);
+                return Err(at(grid_spans[entry].clone(), format!("configuration `{}`: {m}", c.label())));
+            }
+        }
+
+        let mut constraint_texts = raw.constraints.unwrap_or_default();
+        let objective = match raw.objective {
+            None => None,
+            Some(o) => {
+                constraint_texts.extend(o.constraints.unwrap_or_default());
+                let mut objective = Objective::default();
+                for (metric, weight) in o.weights {
+                    let m = resolve_metric(&metric, columns)
+                        .map_err(|e| at(weight.span(), format!("objective: {e}")))?;
+                    let w = check_weight(Some(*weight.get_ref()), &weight.get_ref().to_string())
+                        .map_err(|e| at(weight.span(), format!("objective `{metric}`: {e}")))?;
+                    objective.set(&m, w);
+                }
+                Some(objective)
+            }
+        };
+        let mut constraints = Vec::with_capacity(constraint_texts.len());
+        for c in &constraint_texts {
+            constraints.push(Constraint::parse(c.get_ref(), columns).map_err(|m| at(c.span(), m))?);
+        }
+
+        let pareto = match raw.pareto {
+            None => DEFAULT_FRONTS.iter().map(|(a, b)| vec![a.to_string(), b.to_string()]).collect(),
+            Some(groups) => {
+                let mut out = Vec::with_capacity(groups.len());
+                for g in groups {
+                    if g.get_ref().len() < 2 {
+                        return Err(at(g.span(), "a Pareto front needs at least two metrics".into()));
+                    }
+                    let mut metrics = Vec::new();
+                    for m in g.get_ref() {
+                        metrics.push(resolve_metric(m.get_ref(), columns).map_err(|e| at(m.span(), e))?);
+                    }
+                    out.push(metrics);
+                }
+                out
+            }
+        };
+
+        Ok(SweepFile {
+            path: path.to_path_buf(),
+            name,
+            scenarios,
+            replicates,
+            seed: raw.seed,
+            grids,
+            configurations,
+            objective,
+            constraints,
+            pareto,
+        })
+    }
+}
+
+/// The files a scenario entry names: a glob (`*`, `?`, `[...]`) or a plain path, relative to
+/// `base`. A glob matching no file, or a missing file, is an error.
+fn resolve_pattern(base: &Path, pattern: &str) -> Result<Vec<PathBuf>, String> {
+    let is_glob = pattern.contains(['*', '?', '[']);
+    let joined = if Path::new(pattern).is_absolute() { PathBuf::from(pattern) } else { base.join(pattern) };
+    if !is_glob {
+        return if joined.is_file() {
+            Ok(vec![joined])
+        } else {
+            Err(format!("scenario file {pattern:?} not found (looked for {})", joined.display()))
+        };
+    }
+    let escaped_base = glob::Pattern::escape(&base.to_string_lossy());
+    let full = if Path::new(pattern).is_absolute() || escaped_base.is_empty() {
+        pattern.to_string()
+    } else {
+        format!("{escaped_base}/{pattern}")
+    };
+    let paths = glob::glob(&full).map_err(|e| format!("bad glob {pattern:?}: {e}"))?;
+    let mut found: Vec<PathBuf> = paths.filter_map(Result::ok).filter(|p| p.is_file()).collect();
+    if found.is_empty() {
+        return Err(format!("the glob {pattern:?} matches no file (looked in {})", base.display()));
+    }
+    found.sort();
+    Ok(found)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs;
+
+    const COLS: [&str; 7] = [
+        "false_opens",
+        "missed_incidents",
+        "detection_delay_mean_s",
+        "wasted_quota",
+        "availability",
+        "latency_p99_ms",
+        "flaps",
+    ];
+
+    /// Knows two presets; `failure_threshold` must be a positive integer, `cooldown` a duration,
+    /// and a `window` shorter than its `bucket` is impossible.
+    fn check(preset: &str, overrides: &[(String, toml::Value)]) -> Result<(), String> {
+        if !["consecutive", "windowed"].contains(&preset) {
+            return Err(format!("unknown preset `{preset}`"));
+        }
+        let mut window = None;
+        let mut bucket = None;
+        for (k, v) in overrides {
+            match k.as_str() {
+                "failure_threshold" => match v.as_integer() {
+                    Some(n) if n >= 1 => {}
+                    _ => return Err(format!("expected a positive integer, found {v}")),
+                },
+                "cooldown" | "window" | "bucket" => {
+                    let d = v.as_str().map(Dur::parse).and_then(Result::ok).ok_or("expected a duration")?;
+                    if k == "window" {
+                        window = Some(d);
+                    } else if k == "bucket" {
+                        bucket = Some(d);
+                    }
+                }
+                "failure_rate" | "failure_on" => {}
+                other => return Err(format!("unknown parameter `{other}`")),
+            }
+        }
+        match (window, bucket) {
+            (Some(w), Some(b)) if w < b => Err("window is shorter than its bucket".into()),
+            _ => Ok(()),
+        }
+    }
+
+    struct Dir(tempfile::TempDir);
+
+    fn dir() -> Dir {
+        let d = tempfile::tempdir().unwrap();
+        fs::create_dir(d.path().join("scen")).unwrap();
+        for n in ["b.toml", "a.toml", "c.txt"] {
+            fs::write(d.path().join("scen").join(n), "").unwrap();
+        }
+        Dir(d)
+    }
+
+    fn parse(d: &Dir, text: &str) -> Result<SweepFile, SweepError> {
+        let path = d.0.path().join("sw.toml");
+        fs::write(&path, text).unwrap();
+        SweepFile::load(&path, &COLS, &check)
+    }
+
+    fn err(text: &str) -> String {
+        let d = dir();
+        let e = parse(&d, text).unwrap_err().to_string();
+        e.replace(&d.0.path().display().to_string(), "DIR")
+    }
+
+    const GOOD: &str = r#"
+scenarios = ["scen/*.toml", "scen/a.toml"]
+replicates = 4
+seed = 7
+
+[[policies]]
+preset = "consecutive"
+failure_threshold = [3, 5, 8]
+cooldown = { from = "10s", to = "5m", steps = 6, scale = "log" }
+
+[[policies]]
+preset = "windowed"
+window = "1m"
+failure_rate = { from = 0.1, to = 0.5, steps = 3 }
+
+[objective]
+false_opens = 10
+detection_delay = 1
+constraints = ["missed_incidents == 0"]
+"#;
+
+    #[test]
+    fn a_good_file_expands_in_documented_order() {
+        let d = dir();
+        let text = format!("constraints = [\"p99_latency <= \\\"2s\\\"\"]\n{GOOD}");
+        let s = parse(&d, &text).unwrap();
+        assert_eq!(s.name, "sw");
+        assert_eq!(s.replicates, 4);
+        assert_eq!(s.seed, Some(7));
+        let names: Vec<String> =
+            s.scenarios.iter().map(|p| p.file_name().unwrap().to_string_lossy().into_owned()).collect();
+        assert_eq!(names, vec!["a.toml", "b.toml"]);
+        assert_eq!(s.configurations.len(), 3 * 6 + 3);
+        assert_eq!(s.configurations[0].label(), "consecutive[failure_threshold=3,cooldown=10s]");
+        assert_eq!(s.configurations[1].label(), "consecutive[failure_threshold=3,cooldown=19s700ms]");
+        assert_eq!(s.configurations[6].label(), "consecutive[failure_threshold=5,cooldown=10s]");
+        assert_eq!(s.configurations[18].label(), "windowed[window=1m,failure_rate=0.1]");
+        assert_eq!(s.configurations[20].label(), "windowed[window=1m,failure_rate=0.5]");
+        assert_eq!(s.configurations[20].id, 20);
+        let o = s.objective.unwrap();
+        assert_eq!(o.weights, vec![("false_opens".into(), 10.0), ("detection_delay_mean_s".into(), 1.0)]);
+        let cs: Vec<&str> = s.constraints.iter().map(|c| c.metric.as_str()).collect();
+        assert_eq!(cs, vec!["latency_p99_ms", "missed_incidents"]);
+        assert_eq!(s.constraints[0].value, 2000.0);
+        assert_eq!(s.pareto.len(), 2);
+    }
+
+    #[test]
+    fn defaults_apply_when_keys_are_absent() {
+        let d = dir();
+        let s = parse(&d, "scenarios = [\"scen/b.toml\"]\n[[policies]]\npreset = \"consecutive\"\n").unwrap();
+        assert_eq!((s.replicates, s.seed, s.objective.is_none()), (DEFAULT_REPLICATES, None, true));
+        assert_eq!(s.configurations.len(), 1);
+        assert_eq!(s.configurations[0].label(), "consecutive");
+    }
+
+    #[test]
+    fn a_list_valued_parameter_is_fixed_by_wrapping_it() {
+        let d = dir();
+        let text = "scenarios = [\"scen/b.toml\"]\n[[policies]]\npreset = \"consecutive\"\n\
+                    failure_on = [[\"error\", \"timeout\"], [\"error\"]]\nfailure_threshold = 3\n";
+        let s = parse(&d, text).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(s.configurations.len(), 2);
+        assert_eq!(
+            s.configurations[0].overrides_inline(),
+            "{ failure_on = [\"error\", \"timeout\"], failure_threshold = 3 }"
+        );
+        let e = err(
+            "scenarios = [\"scen/b.toml\"]\n[[policies]]\npreset = \"consecutive\"\nfailure_threshold = [{ a = 1 }]\n",
+        );
+        assert!(e.contains("sw.toml:4:21: expected a list of values"), "{e}");
+    }
+
+    #[test]
+    fn bad_files_report_file_line_col_and_what_was_expected() {
+        let p = "scenarios = [\"scen/a.toml\"]\n";
+        for (text, expected) in [
+            (
+                format!("{p}replicate = 3\n[[policies]]\npreset = \"consecutive\"\n"),
+                "sw.toml:2:1: unknown field `replicate`",
+            ),
+            (
+                format!("{p}replicates = 0\n[[policies]]\npreset = \"consecutive\"\n"),
+                "sw.toml:2:14: `replicates` must be at least 1",
+            ),
+            (
+                format!("{p}[[policies]]\npreset = \"consecutive\"\nfailure_threshold = []\n"),
+                "sw.toml:4:21: an empty list",
+            ),
+            (
+                format!(
+                    "{p}[[policies]]\npreset = \"consecutive\"\ncooldown = {{ from = \"5m\", to = \"10s\", steps = 3 }}\n"
+                ),
+                "sw.toml:4:12: `from` (5m) is greater than `to` (10s)",
+            ),
+            (
+                format!(
+                    "{p}[[policies]]\npreset = \"consecutive\"\ncooldown = {{ from = \"0s\", to = \"10s\", steps = 3, scale = \"log\" }}\n"
+                ),
+                "log scale needs `from` > 0",
+            ),
+            (
+                format!(
+                    "{p}[[policies]]\npreset = \"consecutive\"\ncooldown = {{ from = \"1s\", to = \"10s\", step = 3 }}\n"
+                ),
+                "sw.toml:4:12: unknown key `step` in a range",
+            ),
+            (
+                format!(
+                    "{p}[[policies]]\npreset = \"consecutive\"\ncooldown = {{ from = \"1s\", to = 10, steps = 3 }}\n"
+                ),
+                "both numbers or both durations",
+            ),
+            (
+                format!(
+                    "{p}[[policies]]\npreset = \"consecutive\"\ncooldown = {{ from = \"1s\", to = \"10s\", steps = 3, scale = \"exp\" }}\n"
+                ),
+                "`scale` must be \"linear\" or \"log\"",
+            ),
+            (
+                format!("{p}[[policies]]\npreset = \"consecutve\"\n"),
+                "sw.toml:3:10: unknown preset `consecutve`",
+            ),
+            (format!("{p}[[policies]]\nfailure_threshold = 3\n"), "needs `preset"),
+            (
+                format!("{p}[[policies]]\npreset = \"consecutive\"\nfailure_treshold = 3\n"),
+                "sw.toml:4:20: `failure_treshold` = 3: unknown parameter",
+            ),
+            (
+                format!("{p}[[policies]]\npreset = \"consecutive\"\nfailure_threshold = [3, 0]\n"),
+                "sw.toml:4:21: `failure_threshold` = 0: expected a positive integer",
+            ),
+            (
+                format!(
+                    "{p}[[policies]]\npreset = \"windowed\"\nwindow = [\"1s\", \"1m\"]\nbucket = \"10s\"\n"
+                ),
+                "sw.toml:2:1: configuration `windowed[window=1s,bucket=10s]`: window is shorter",
+            ),
+            (
+                format!("{p}constraints = [\"flops <= 1\"]\n[[policies]]\npreset = \"consecutive\"\n"),
+                "sw.toml:2:16: constraint \"flops <= 1\": unknown metric `flops`",
+            ),
+            (
+                format!("{p}constraints = [\"false_opens =< 1\"]\n[[policies]]\npreset = \"consecutive\"\n"),
+                "unknown operator `=<`",
+            ),
+            (
+                format!("{p}[[policies]]\npreset = \"consecutive\"\n[objective]\nflops = 1\n"),
+                "sw.toml:5:9: objective: unknown metric `flops`",
+            ),
+            (
+                format!("{p}[[policies]]\npreset = \"consecutive\"\n[objective]\nflaps = \"x\"\n"),
+                "sw.toml:5:9:",
+            ),
+            (
+                "scenarios = [\"nope/*.toml\"]\n[[policies]]\npreset = \"consecutive\"\n".to_string(),
+                "sw.toml:1:14: the glob \"nope/*.toml\" matches no file",
+            ),
+            (
+                "scenarios = [\"scen/missing.toml\"]\n[[policies]]\npreset = \"consecutive\"\n".to_string(),
+                "sw.toml:1:14: scenario file \"scen/missing.toml\" not found",
+            ),
+            (
+                "scenarios = []\n[[policies]]\npreset = \"consecutive\"\n".to_string(),
+                "sw.toml:1:13: `scenarios` is empty",
+            ),
+            (format!("{p}policies = []\n"), "`policies` is empty"),
+            (p.to_string(), "missing field `policies`"),
+            (
+                format!("{p}pareto = [[\"flaps\"]]\n[[policies]]\npreset = \"consecutive\"\n"),
+                "at least two metrics",
+            ),
+            (format!("{p}name = \"a/b\"\n[[policies]]\npreset = \"consecutive\"\n"), "plain folder name"),
+        ] {
+            let e = err(&text);
+            assert!(e.contains(expected), "expected {expected:?} in:\n{e}\nfor:\n{text}");
+        }
+    }
+
+    #[test]
+    fn line_and_column_are_one_based() {
+        assert_eq!(line_col("ab\ncd", 0), (1, 1));
+        assert_eq!(line_col("ab\ncd", 4), (2, 2));
+        assert_eq!(line_col("ab\ncd", 99), (2, 3));
+    }
+}

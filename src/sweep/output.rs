@@ -1,0 +1,603 @@
+//! The files of a sweep's output folder, as bytes (`report::write_atomic` writes them): runs.csv
+//! (one row per cell), summary.csv (one row per scenario × configuration), pareto.csv, and
+//! objective.toml (the objective and constraints, so `recommend` can re-rank a finished sweep).
+//! Also reads runs.csv back, so shards run separately can be concatenated and recommended on.
+//!
+//! Numbers are written in Rust's shortest round-trip form; an empty cell means "no value".
+//! Output depends only on the table, never on thread count or timing.
+
+use super::SweepError;
+use super::constraint::Constraint;
+use super::grid::Configuration;
+use super::objective::{BoundObjective, Objective};
+use super::pareto::{direction, front};
+use super::table::{ConfigInfo, ResultTable, RunRow, Summary};
+use serde::Deserialize;
+
+/// The identity columns that open every runs.csv row, in order; metrics follow, then `cost`.
+pub const RUN_KEYS: [&str; 7] =
+    ["scenario", "config_id", "label", "preset", "overrides", "replicate", "seed"];
+
+/// A number as written to CSV, as every breakerlab CSV writes it (empty when absent or not finite).
+fn cell(v: Option<f64>) -> String {
+    v.map(crate::report::format_float).unwrap_or_default()
+}
+
+fn finish(w: csv::Writer<Vec<u8>>) -> Result<Vec<u8>, SweepError> {
+    w.into_inner().map_err(|e| SweepError::Invalid(format!("could not format CSV: {e}")))
+}
+
+fn csv_err(e: csv::Error) -> SweepError {
+    SweepError::Invalid(format!("could not format CSV: {e}"))
+}
+
+/// runs.csv: [`RUN_KEYS`], every metric, then the run's `cost` under `objective`.
+pub fn runs_csv(table: &ResultTable, objective: &BoundObjective) -> Result<Vec<u8>, SweepError> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    let mut header: Vec<&str> = RUN_KEYS.to_vec();
+    header.extend(table.metrics.iter().map(String::as_str));
+    header.push("cost");
+    w.write_record(&header).map_err(csv_err)?;
+    for r in &table.runs {
+        let info = &table.configs[r.config];
+        let c = &info.config;
+        let mut row = vec![
+            table.scenarios[r.scenario].clone(),
+            c.id.to_string(),
+            info.label.clone(),
+            c.preset.clone(),
+            c.overrides_inline(),
+            r.replicate.to_string(),
+            r.seed.to_string(),
+        ];
+        row.extend(r.values.iter().map(|v| cell(*v)));
+        row.push(cell(Some(objective.cost(&r.values))));
+        w.write_record(&row).map_err(csv_err)?;
+    }
+    finish(w)
+}
+
+/// Parameter column names of summary.csv: every resolved parameter of every configuration, in
+/// order of first appearance.
+pub fn param_columns(configs: &[ConfigInfo]) -> Vec<String> {
+    let mut cols: Vec<String> = Vec::new();
+    for c in configs {
+        let names = c.params.iter().map(|(k, _)| k).chain(c.config.overrides.iter().map(|(k, _)| k));
+        for k in names {
+            if !cols.contains(k) {
+                cols.push(k.clone());
+            }
+        }
+    }
+    cols
+}
+
+/// summary.csv: identity, every parameter, `replicates`, then for each metric `m`: `m`, `m_sd`,
+/// `m_ci95`, and the same for `cost`. One row per (scenario, configuration) that ran.
+pub fn summary_csv(table: &ResultTable, summary: &Summary) -> Result<Vec<u8>, SweepError> {
+    let params = param_columns(&table.configs);
+    let mut w = csv::Writer::from_writer(Vec::new());
+    let mut header: Vec<String> =
+        ["scenario", "config_id", "label", "preset", "overrides"].iter().map(|s| s.to_string()).collect();
+    header.extend(params.iter().cloned());
+    header.push("replicates".into());
+    for m in table.metrics.iter().map(String::as_str).chain(["cost"]) {
+        header.extend([m.to_string(), format!("{m}_sd"), format!("{m}_ci95")]);
+    }
+    w.write_record(&header).map_err(csv_err)?;
+    for s in summary.iter() {
+        let info = &table.configs[s.config];
+        let c = &info.config;
+        let mut row = vec![
+            table.scenarios[s.scenario].clone(),
+            c.id.to_string(),
+            info.label.clone(),
+            c.preset.clone(),
+            c.overrides_inline(),
+        ];
+        for p in &params {
+            let resolved = info.params.iter().find(|(k, _)| k == p).map(|(_, v)| v.clone());
+            let written = c.overrides.iter().find(|(k, _)| k == p).map(|(_, v)| super::grid::plain(v));
+            row.push(resolved.or(written).unwrap_or_default());
+        }
+        row.push(s.replicates.to_string());
+        for st in s.metrics.iter().chain([&s.cost]) {
+            row.extend([cell(st.mean), cell(st.sd), cell(st.ci95)]);
+        }
+        w.write_record(&row).map_err(csv_err)?;
+    }
+    finish(w)
+}
+
+/// One configuration on one Pareto front.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ParetoRow {
+    /// The front's metrics joined by ` vs `.
+    pub front: String,
+    /// A scenario name, or `all` for the means over scenarios.
+    pub scenario: String,
+    /// Index into the table's configs.
+    pub config: usize,
+    /// Mean cost on the scenario (for `all`: the total cost, summed over scenarios).
+    pub cost: f64,
+    /// The front's metric values (for `all`: means over the scenarios where each has a value).
+    pub values: Vec<f64>,
+}
+
+/// Running totals of one configuration over scenarios: (sum, count) per metric, total cost, and
+/// whether it has results on every scenario so far.
+type Overall = (Vec<(f64, usize)>, f64, bool);
+
+/// The configurations on each front (metric groups), per scenario and over all scenarios
+/// (`all`: configurations with results on every scenario, each metric averaged over the
+/// scenarios where it has a value, e.g. detection delay over the scenarios with incidents).
+pub fn pareto_rows(table: &ResultTable, summary: &Summary, fronts: &[Vec<String>]) -> Vec<ParetoRow> {
+    let mut rows = Vec::new();
+    for metrics in fronts {
+        let Some(cols) = metrics.iter().map(|m| table.column(m)).collect::<Option<Vec<usize>>>() else {
+            continue;
+        };
+        let dirs: Vec<_> = metrics.iter().map(|m| direction(m)).collect();
+        let name = metrics.join(" vs ");
+        let n_s = table.scenarios.len();
+        // Per configuration: (sum, count) per metric over the scenarios where it has a value,
+        // total cost, and whether it has results on every scenario.
+        let mut overall: Vec<Overall> = vec![(vec![(0.0, 0); cols.len()], 0.0, true); table.configs.len()];
+        for s in 0..=n_s {
+            let points: Vec<Vec<Option<f64>>> = (0..table.configs.len())
+                .map(|c| {
+                    let acc = &mut overall[c];
+                    if s == n_s {
+                        return acc
+                            .0
+                            .iter()
+                            .map(|&(sum, n)| (acc.2 && n > 0).then(|| sum / n as f64))
+                            .collect();
+                    }
+                    let cell = summary.get(s, c);
+                    let point: Vec<Option<f64>> =
+                        cols.iter().map(|&m| cell.and_then(|x| x.metrics[m].mean)).collect();
+                    for (a, v) in acc.0.iter_mut().zip(&point) {
+                        if let Some(v) = v {
+                            a.0 += v;
+                            a.1 += 1;
+                        }
+                    }
+                    acc.1 += cell.and_then(|x| x.cost.mean).unwrap_or(0.0);
+                    acc.2 &= cell.is_some();
+                    point
+                })
+                .collect();
+            for i in front(&points, &dirs) {
+                let cost = if s == n_s {
+                    overall[i].1
+                } else {
+                    summary.get(s, i).and_then(|x| x.cost.mean).unwrap_or(0.0)
+                };
+                rows.push(ParetoRow {
+                    front: name.clone(),
+                    scenario: if s == n_s { "all".into() } else { table.scenarios[s].clone() },
+                    config: i,
+                    cost,
+                    values: points[i].iter().map(|v| v.unwrap_or(f64::NAN)).collect(),
+                });
+            }
+        }
+    }
+    rows
+}
+
+/// pareto.csv: `front,scenario,config_id,label,cost,metric_1,value_1,...` (as many metric
+/// pairs as the widest front).
+pub fn pareto_csv(
+    table: &ResultTable,
+    rows: &[ParetoRow],
+    fronts: &[Vec<String>],
+) -> Result<Vec<u8>, SweepError> {
+    let width = fronts.iter().map(Vec::len).max().unwrap_or(2);
+    let mut w = csv::Writer::from_writer(Vec::new());
+    let mut header: Vec<String> =
+        ["front", "scenario", "config_id", "label", "cost"].iter().map(|s| s.to_string()).collect();
+    for i in 1..=width {
+        header.extend([format!("metric_{i}"), format!("value_{i}")]);
+    }
+    w.write_record(&header).map_err(csv_err)?;
+    for r in rows {
+        let info = &table.configs[r.config];
+        let mut row = vec![
+            r.front.clone(),
+            r.scenario.clone(),
+            info.config.id.to_string(),
+            info.label.clone(),
+            cell(Some(r.cost)),
+        ];
+        let names: Vec<&str> = r.front.split(" vs ").collect();
+        for i in 0..width {
+            row.push(names.get(i).map(|s| s.to_string()).unwrap_or_default());
+            row.push(cell(r.values.get(i).copied()));
+        }
+        w.write_record(&row).map_err(csv_err)?;
+    }
+    finish(w)
+}
+
+/// objective.toml: the objective and constraints a sweep used, for `recommend DIR`.
+pub fn objective_toml(objective: &Objective, constraints: &[Constraint]) -> String {
+    let mut s = String::from(
+        "# Objective and constraints of the sweep that wrote this folder (read by `breakerlab recommend`).\n",
+    );
+    let texts: Vec<String> =
+        constraints.iter().map(|c| toml::Value::String(c.text.clone()).to_string()).collect();
+    s.push_str(&format!("constraints = [{}]\n\n[objective]\n", texts.join(", ")));
+    for (m, w) in &objective.weights {
+        s.push_str(&format!("{m} = {}\n", toml::Value::Float(*w)));
+    }
+    s
+}
+
+/// Reads objective.toml (see [`objective_toml`]) against the known metric `columns`.
+pub fn read_objective_toml<S: AsRef<str>>(
+    text: &str,
+    file: &str,
+    columns: &[S],
+) -> Result<(Objective, Vec<Constraint>), SweepError> {
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Raw {
+        #[serde(default)]
+        constraints: Vec<String>,
+        #[serde(default)]
+        objective: toml::Table,
+    }
+    let at = |m: String| SweepError::File { file: file.to_string(), message: m };
+    let raw: Raw = toml::from_str(text).map_err(|e| at(e.message().trim().to_string()))?;
+    let mut objective = Objective::default();
+    for (m, w) in &raw.objective {
+        let metric = super::constraint::resolve_metric(m, columns).map_err(at)?;
+        let weight = w.as_float().or(w.as_integer().map(|i| i as f64)).filter(|x| x.is_finite());
+        objective.set(&metric, weight.ok_or_else(|| at(format!("objective `{m}`: expected a number")))?);
+    }
+    let constraints = raw
+        .constraints
+        .iter()
+        .map(|c| Constraint::parse(c, columns))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(at)?;
+    Ok((objective, constraints))
+}
+
+/// Overrides written as a TOML inline table, read back in written order.
+fn parse_overrides(text: &str) -> Result<Vec<(String, toml::Value)>, String> {
+    #[derive(Deserialize)]
+    struct Doc {
+        o: toml::Spanned<Ordered>,
+    }
+    struct Ordered(Vec<(String, toml::Value)>);
+    impl<'de> Deserialize<'de> for Ordered {
+        fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Ordered, D::Error> {
+            let map: Vec<(String, toml::Spanned<toml::Value>)> = {
+                struct V;
+                impl<'de> serde::de::Visitor<'de> for V {
+                    type Value = Vec<(String, toml::Spanned<toml::Value>)>;
+                    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                        f.write_str("an inline table of overrides")
+                    }
+                    fn visit_map<A: serde::de::MapAccess<'de>>(
+                        self,
+                        mut m: A,
+                    ) -> Result<Self::Value, A::Error> {
+                        let mut out = Vec::new();
+                        while let Some(k) = m.next_key::<String>()? {
+                            out.push((k, m.next_value()?));
+                        }
+                        Ok(out)
+                    }
+                }
+                d.deserialize_map(V)?
+            };
+            let mut map = map;
+            map.sort_by_key(|(_, v)| v.span().start);
+            Ok(Ordered(map.into_iter().map(|(k, v)| (k, v.into_inner())).collect()))
+        }
+    }
+    let doc: Doc = toml::from_str(&format!("o = {text}")).map_err(|e| e.message().trim().to_string())?;
+    Ok(doc.o.into_inner().0)
+}
+
+/// Reads a runs.csv (possibly several shards concatenated, headers repeated or not) back into a
+/// table. Errors name the row and column.
+pub fn read_runs(text: &str, file: &str) -> Result<ResultTable, SweepError> {
+    let mut reader = csv::ReaderBuilder::new().has_headers(true).from_reader(text.as_bytes());
+    let at = |row: usize, m: String| SweepError::At { file: file.to_string(), line: row, col: 1, message: m };
+    let header: Vec<String> =
+        reader.headers().map_err(|e| at(1, e.to_string()))?.iter().map(str::to_string).collect();
+    if header.len() < RUN_KEYS.len() || header[..RUN_KEYS.len()].iter().zip(RUN_KEYS).any(|(a, b)| a != b) {
+        return Err(at(
+            1,
+            format!("not a runs.csv: expected the header to start with {}", RUN_KEYS.join(",")),
+        ));
+    }
+    let metric_end =
+        if header.last().map(String::as_str) == Some("cost") { header.len() - 1 } else { header.len() };
+    let metrics: Vec<String> = header[RUN_KEYS.len()..metric_end].to_vec();
+    let mut scenarios: Vec<String> = Vec::new();
+    let mut configs: Vec<ConfigInfo> = Vec::new();
+    let mut runs: Vec<(usize, usize, RunRow)> = Vec::new();
+    for (i, record) in reader.records().enumerate() {
+        let line = i + 2;
+        let record = record.map_err(|e| at(line, e.to_string()))?;
+        if record.iter().eq(header.iter().map(String::as_str)) {
+            continue; // a repeated header from a concatenated shard
+        }
+        let field = |k: usize| record.get(k).unwrap_or("");
+        let scenario = field(0).to_string();
+        let id: usize = field(1)
+            .parse()
+            .map_err(|_| at(line, format!("config_id: expected an integer, found {:?}", field(1))))?;
+        let replicate: u32 = field(5)
+            .parse()
+            .map_err(|_| at(line, format!("replicate: expected an integer, found {:?}", field(5))))?;
+        let seed: u64 = field(6)
+            .parse()
+            .map_err(|_| at(line, format!("seed: expected an integer, found {:?}", field(6))))?;
+        let overrides =
+            parse_overrides(field(4)).map_err(|e| at(line, format!("overrides {:?}: {e}", field(4))))?;
+        let config = Configuration { id, preset: field(3).to_string(), overrides };
+        if config.preset.is_empty() {
+            return Err(at(line, "preset: expected a preset name, found an empty cell".into()));
+        }
+        let label = if field(2).is_empty() { config.label() } else { field(2).to_string() };
+        match configs.iter().find(|c| c.config.id == id) {
+            Some(known) if known.config != config || known.label != label => {
+                return Err(at(
+                    line,
+                    format!(
+                        "config_id {id} is {label:?} here but {:?} earlier: results of different sweeps?",
+                        known.label
+                    ),
+                ));
+            }
+            Some(_) => {}
+            None => configs.push(ConfigInfo { label, ..ConfigInfo::new(config) }),
+        }
+        let s = match scenarios.iter().position(|x| *x == scenario) {
+            Some(s) => s,
+            None => {
+                scenarios.push(scenario);
+                scenarios.len() - 1
+            }
+        };
+        let mut values = Vec::with_capacity(metrics.len());
+        for (k, name) in metrics.iter().enumerate() {
+            let raw = field(RUN_KEYS.len() + k).trim();
+            values.push(if raw.is_empty() {
+                None
+            } else {
+                Some(
+                    raw.parse::<f64>()
+                        .map_err(|_| at(line, format!("{name}: expected a number, found {raw:?}")))?,
+                )
+            });
+        }
+        runs.push((s, id, RunRow { scenario: s, config: 0, replicate, seed, values }));
+    }
+    if runs.is_empty() {
+        return Err(SweepError::File { file: file.to_string(), message: "no runs in the file".into() });
+    }
+    configs.sort_by_key(|c| c.config.id);
+    let runs = runs
+        .into_iter()
+        .map(|(_, id, mut r)| {
+            r.config = configs.iter().position(|c| c.config.id == id).unwrap_or(0);
+            r
+        })
+        .collect();
+    ResultTable::new(scenarios, configs, metrics, runs)
+        .map_err(|m| SweepError::File { file: file.to_string(), message: m })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sweep::table::tests::run;
+
+    fn table() -> ResultTable {
+        let configs = vec![
+            ConfigInfo {
+                label: "consecutive[failure_threshold=3,cooldown=30s]".into(),
+                config: Configuration {
+                    id: 0,
+                    preset: "consecutive".into(),
+                    overrides: vec![
+                        ("failure_threshold".into(), toml::Value::Integer(3)),
+                        ("cooldown".into(), toml::Value::String("30s".into())),
+                    ],
+                },
+                params: vec![
+                    ("failure_threshold".into(), "3".into()),
+                    ("cooldown".into(), "30s".into()),
+                    ("half_open_probes".into(), "1".into()),
+                ],
+            },
+            ConfigInfo {
+                label: "windowed[window=1m]".into(),
+                config: Configuration {
+                    id: 4,
+                    preset: "windowed".into(),
+                    overrides: vec![("window".into(), toml::Value::String("1m".into()))],
+                },
+                params: vec![("window".into(), "1m".into())],
+            },
+        ];
+        let runs = vec![
+            run(0, 0, 0, &[Some(1.0), Some(12.5)]),
+            run(0, 0, 1, &[Some(3.0), None]),
+            run(0, 1, 0, &[Some(0.0), Some(40.0)]),
+            run(0, 1, 1, &[Some(0.0), Some(20.0)]),
+            run(1, 0, 0, &[Some(2.0), Some(5.0)]),
+            run(1, 0, 1, &[Some(2.0), Some(5.0)]),
+            run(1, 1, 0, &[Some(1.0), Some(60.0)]),
+            run(1, 1, 1, &[Some(1.0), Some(50.0)]),
+        ];
+        ResultTable::new(
+            vec!["outage".into(), "blip, short".into()],
+            configs,
+            vec!["false_opens".into(), "detection_delay_mean_s".into()],
+            runs,
+        )
+        .unwrap()
+    }
+
+    fn objective() -> Objective {
+        Objective::new([("false_opens", 10.0), ("detection_delay_mean_s", 1.0)])
+    }
+
+    #[test]
+    fn runs_csv_round_trips_through_read_runs() {
+        let t = table();
+        let o = objective().bind(&t.metrics).unwrap();
+        let bytes = runs_csv(&t, &o).unwrap();
+        let text = String::from_utf8(bytes).unwrap();
+        let mut lines = text.lines();
+        assert_eq!(
+            lines.next().unwrap(),
+            "scenario,config_id,label,preset,overrides,replicate,seed,false_opens,detection_delay_mean_s,cost"
+        );
+        assert_eq!(
+            lines.next().unwrap(),
+            "outage,0,\"consecutive[failure_threshold=3,cooldown=30s]\",consecutive,\"{ failure_threshold = 3, cooldown = \"\"30s\"\" }\",0,1,1,12.5,22.5"
+        );
+        assert_eq!(
+            lines.next().unwrap(),
+            "outage,0,\"consecutive[failure_threshold=3,cooldown=30s]\",consecutive,\"{ failure_threshold = 3, cooldown = \"\"30s\"\" }\",1,1,3,,30"
+        );
+        let back = read_runs(&text, "runs.csv").unwrap();
+        assert_eq!(back.scenarios, t.scenarios);
+        assert_eq!(back.metrics, t.metrics);
+        assert_eq!(back.runs, t.runs);
+        assert_eq!(
+            back.configs.iter().map(|c| c.config.clone()).collect::<Vec<_>>(),
+            t.configs.iter().map(|c| c.config.clone()).collect::<Vec<_>>()
+        );
+        // Shards concatenated with their headers merge into the same table.
+        let mut shards = text.lines();
+        let head = shards.next().unwrap();
+        let body: Vec<&str> = shards.collect();
+        let merged = format!("{head}\n{}\n{head}\n{}\n", body[4..].join("\n"), body[..4].join("\n"));
+        let m = read_runs(&merged, "runs.csv").unwrap();
+        assert_eq!(m.runs.len(), 8);
+        assert_eq!(m.scenarios, vec!["blip, short".to_string(), "outage".to_string()]);
+    }
+
+    #[test]
+    fn read_runs_reports_row_and_field() {
+        let head = "scenario,config_id,label,preset,overrides,replicate,seed,false_opens,cost\n";
+        for (body, expected) in [
+            ("s,x,consecutive,consecutive,{},0,1,1,10\n", "runs.csv:2:1: config_id: expected an integer"),
+            ("s,0,consecutive,consecutive,{},0,1,many,10\n", "runs.csv:2:1: false_opens: expected a number"),
+            ("s,0,x,,{},0,1,1,10\n", "preset: expected a preset name"),
+            ("s,0,x,consecutive,{ a = },0,1,1,10\n", "runs.csv:2:1: overrides"),
+            (
+                "s,0,consecutive,consecutive,{},0,1,1,10\ns,0,windowed,windowed,{},1,1,1,10\n",
+                "runs.csv:3:1: config_id 0 is",
+            ),
+            (
+                "s,0,consecutive,consecutive,{},0,1,1,10\ns,0,consecutive,consecutive,{},0,1,1,10\n",
+                "appears twice",
+            ),
+            ("", "no runs"),
+        ] {
+            let e = read_runs(&format!("{head}{body}"), "runs.csv").unwrap_err().to_string();
+            assert!(e.contains(expected), "{expected:?} in {e}");
+        }
+        assert!(read_runs("a,b\n1,2\n", "runs.csv").unwrap_err().to_string().contains("not a runs.csv"));
+    }
+
+    #[test]
+    fn summary_csv_has_params_and_statistics() {
+        let t = table();
+        let s = t.summarize(&objective().bind(&t.metrics).unwrap());
+        let text = String::from_utf8(summary_csv(&t, &s).unwrap()).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(
+            lines[0],
+            "scenario,config_id,label,preset,overrides,failure_threshold,cooldown,half_open_probes,window,replicates,false_opens,false_opens_sd,false_opens_ci95,detection_delay_mean_s,detection_delay_mean_s_sd,detection_delay_mean_s_ci95,cost,cost_sd,cost_ci95"
+        );
+        assert!(
+            lines[1].starts_with("outage,0,\"consecutive[failure_threshold=3,cooldown=30s]\",consecutive,"),
+            "{}",
+            lines[1]
+        );
+        assert!(
+            lines[1].ends_with(
+                ",3,30s,1,,2,2,1.4142135623730951,12.706204736,12.5,,,26.25,5.303300858899107,47.64826776"
+            ),
+            "{}",
+            lines[1]
+        );
+        assert_eq!(lines.len(), 5);
+        assert!(
+            lines[4].starts_with(
+                "\"blip, short\",4,windowed[window=1m],windowed,\"{ window = \"\"1m\"\" }\",,,,1m,2,1,0,0,55,"
+            ),
+            "{}",
+            lines[4]
+        );
+    }
+
+    #[test]
+    fn pareto_rows_per_scenario_and_overall() {
+        let t = table();
+        let s = t.summarize(&objective().bind(&t.metrics).unwrap());
+        let fronts = vec![vec!["detection_delay_mean_s".to_string(), "false_opens".to_string()]];
+        let rows = pareto_rows(&t, &s, &fronts);
+        let brief: Vec<(String, usize)> = rows.iter().map(|r| (r.scenario.clone(), r.config)).collect();
+        // outage: (12.5, 2) vs (30, 0): both on the front; blip: (5, 2) vs (55, 1): both;
+        // all: (8.75, 2) vs (42.5, 0.5): both.
+        assert_eq!(
+            brief,
+            vec![
+                ("outage".into(), 0),
+                ("outage".into(), 1),
+                ("blip, short".into(), 0),
+                ("blip, short".into(), 1),
+                ("all".into(), 0),
+                ("all".into(), 1)
+            ]
+        );
+        assert_eq!(rows[4].values, vec![8.75, 2.0]);
+        // A metric empty on one scenario is averaged over the others.
+        let mut t2 = t.clone();
+        for r in t2.runs.iter_mut().filter(|r| r.scenario == 1) {
+            r.values[1] = None;
+        }
+        let s2 = t2.summarize(&objective().bind(&t2.metrics).unwrap());
+        let all: Vec<(usize, Vec<f64>)> = pareto_rows(&t2, &s2, &fronts)
+            .into_iter()
+            .filter(|r| r.scenario == "all")
+            .map(|r| (r.config, r.values))
+            .collect();
+        assert_eq!(all, vec![(0, vec![12.5, 2.0]), (1, vec![30.0, 0.5])]);
+        assert_eq!(rows[4].cost, 26.25 + 25.0);
+        let text = String::from_utf8(pareto_csv(&t, &rows, &fronts).unwrap()).unwrap();
+        assert_eq!(
+            text.lines().next().unwrap(),
+            "front,scenario,config_id,label,cost,metric_1,value_1,metric_2,value_2"
+        );
+        assert_eq!(
+            text.lines().nth(6).unwrap(),
+            "detection_delay_mean_s vs false_opens,all,4,windowed[window=1m],95,detection_delay_mean_s,42.5,false_opens,0.5"
+        );
+    }
+
+    #[test]
+    fn objective_file_round_trips() {
+        let cols = ["false_opens", "detection_delay_mean_s", "latency_p99_ms"];
+        let c = vec![Constraint::parse("p99_latency <= \"2s\"", &cols).unwrap()];
+        let text = objective_toml(&objective(), &c);
+        let (o, back) = read_objective_toml(&text, "objective.toml", &cols).unwrap();
+        assert_eq!(o.weight("false_opens"), 10.0);
+        assert_eq!(o.weight("detection_delay_mean_s"), 1.0);
+        assert_eq!(back, c);
+    }
+}

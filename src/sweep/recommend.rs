@@ -1,0 +1,553 @@
+//! The recommendation: the configuration with the lowest total cost among those that meet every
+//! constraint on every scenario, and why, in plain words.
+//!
+//! Rules (documented in the README):
+//! - A configuration's cost on a scenario is the mean over replicates of its per-run cost
+//!   (Σ weight · metric). Its total cost is the sum of those means over the scenarios: every
+//!   scenario counts equally, whatever its length or traffic.
+//! - A constraint is checked against the mean over replicates, on each scenario. A metric with
+//!   no value there (no incident, so no detection delay) cannot break it.
+//! - A configuration without results on some scenario (an unfinished shard) is not eligible.
+//! - Ties in cost go to the lower configuration id (earlier in the sweep file).
+
+use super::constraint::Constraint;
+use super::grid::Configuration;
+use super::objective::Objective;
+use super::table::{ResultTable, Summary};
+use std::fmt::Write as _;
+
+/// A constraint broken by a configuration on a scenario.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Violation {
+    /// Index into [`Recommendation::constraints`].
+    pub constraint: usize,
+    /// Index into [`Recommendation::scenarios`].
+    pub scenario: usize,
+    /// The metric's mean there.
+    pub value: f64,
+}
+
+/// One configuration's standing.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Candidate {
+    /// The configuration.
+    pub config: Configuration,
+    /// Its label.
+    pub label: String,
+    /// Sum over scenarios of the mean cost.
+    pub total_cost: f64,
+    /// Mean cost per scenario (`None`: no results there).
+    pub scenario_costs: Vec<Option<f64>>,
+    /// Per objective term: weight × metric mean, summed over scenarios.
+    pub contributions: Vec<f64>,
+    /// Constraints it breaks, per scenario.
+    pub violations: Vec<Violation>,
+    /// True when it has results on every scenario.
+    pub complete: bool,
+}
+
+impl Candidate {
+    /// Complete and meeting every constraint.
+    pub fn eligible(&self) -> bool {
+        self.complete && self.violations.is_empty()
+    }
+
+    /// How many distinct constraints it breaks (on any scenario).
+    pub fn broken_constraints(&self) -> usize {
+        let mut ks: Vec<usize> = self.violations.iter().map(|v| v.constraint).collect();
+        ks.sort_unstable();
+        ks.dedup();
+        ks.len()
+    }
+}
+
+/// How many configurations one constraint rules out.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Binding {
+    /// Index into [`Recommendation::constraints`].
+    pub constraint: usize,
+    /// Configurations that break it on at least one scenario.
+    pub eliminated: usize,
+}
+
+/// The outcome of `recommend`: a ranking of every configuration and the choice, if any.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Recommendation {
+    /// The objective used.
+    pub objective: Objective,
+    /// The constraints used.
+    pub constraints: Vec<Constraint>,
+    /// Scenario names.
+    pub scenarios: Vec<String>,
+    /// Every configuration: eligible ones first, then by total cost, then by id.
+    pub ranking: Vec<Candidate>,
+    /// Constraints by how many configurations they rule out (most first; ties in file order).
+    pub binding: Vec<Binding>,
+}
+
+impl Recommendation {
+    /// The chosen configuration: the first of the ranking when it is eligible.
+    pub fn chosen(&self) -> Option<&Candidate> {
+        self.ranking.first().filter(|c| c.eligible())
+    }
+
+    /// The next eligible configuration after the chosen one.
+    pub fn runner_up(&self) -> Option<&Candidate> {
+        self.chosen().and_then(|_| self.ranking.get(1)).filter(|c| c.eligible())
+    }
+}
+
+/// Ranks every configuration of `table` under `objective` and `constraints` (whose metrics
+/// must be columns of the table).
+pub fn recommend(
+    table: &ResultTable,
+    objective: &Objective,
+    constraints: &[Constraint],
+) -> Result<Recommendation, String> {
+    let bound = objective.bind(&table.metrics)?;
+    let summary = table.summarize(&bound);
+    let columns: Vec<usize> = constraints
+        .iter()
+        .map(|c| {
+            table
+                .column(&c.metric)
+                .ok_or_else(|| format!("constraint `{}`: the results have no column `{}`", c.text, c.metric))
+        })
+        .collect::<Result<_, _>>()?;
+    let mut ranking: Vec<Candidate> = (0..table.configs.len())
+        .map(|c| candidate(table, &summary, c, objective, constraints, &columns))
+        .collect();
+    ranking.sort_by(|a, b| {
+        let key = |c: &Candidate| (!c.eligible(), !c.complete, c.broken_constraints());
+        key(a).cmp(&key(b)).then(a.total_cost.total_cmp(&b.total_cost)).then(a.config.id.cmp(&b.config.id))
+    });
+    let mut binding: Vec<Binding> = (0..constraints.len())
+        .map(|k| Binding {
+            constraint: k,
+            eliminated: ranking.iter().filter(|c| c.violations.iter().any(|v| v.constraint == k)).count(),
+        })
+        .collect();
+    binding.sort_by(|a, b| b.eliminated.cmp(&a.eliminated).then(a.constraint.cmp(&b.constraint)));
+    Ok(Recommendation {
+        objective: objective.clone(),
+        constraints: constraints.to_vec(),
+        scenarios: table.scenarios.clone(),
+        ranking,
+        binding,
+    })
+}
+
+fn candidate(
+    table: &ResultTable,
+    summary: &Summary,
+    c: usize,
+    objective: &Objective,
+    constraints: &[Constraint],
+    columns: &[usize],
+) -> Candidate {
+    let info = &table.configs[c];
+    let mut total_cost = 0.0;
+    let mut contributions = vec![0.0; objective.weights.len()];
+    let mut scenario_costs = Vec::with_capacity(table.scenarios.len());
+    let mut violations = Vec::new();
+    for s in 0..table.scenarios.len() {
+        let Some(cell) = summary.get(s, c) else {
+            scenario_costs.push(None);
+            continue;
+        };
+        let cost = cell.cost.mean.unwrap_or(0.0);
+        total_cost += cost;
+        scenario_costs.push(Some(cost));
+        for (sum, x) in contributions.iter_mut().zip(&cell.contributions) {
+            *sum += x;
+        }
+        for (k, (constraint, &col)) in constraints.iter().zip(columns).enumerate() {
+            let mean = cell.metrics[col].mean;
+            if !constraint.holds(mean) {
+                violations.push(Violation { constraint: k, scenario: s, value: mean.unwrap_or(f64::NAN) });
+            }
+        }
+    }
+    Candidate {
+        config: info.config.clone(),
+        label: info.label.clone(),
+        complete: scenario_costs.iter().all(Option::is_some),
+        total_cost,
+        scenario_costs,
+        contributions,
+        violations,
+    }
+}
+
+/// Per scenario, the `k` configurations (table indices) with the lowest mean cost among those
+/// meeting every constraint on that scenario, with that cost; ties go to the lower id.
+pub fn best_per_scenario(
+    table: &ResultTable,
+    summary: &Summary,
+    constraints: &[Constraint],
+    k: usize,
+) -> Vec<Vec<(usize, f64)>> {
+    let columns: Vec<Option<usize>> = constraints.iter().map(|c| table.column(&c.metric)).collect();
+    (0..table.scenarios.len())
+        .map(|s| {
+            let mut ok: Vec<(usize, f64)> = (0..table.configs.len())
+                .filter_map(|c| {
+                    let cell = summary.get(s, c)?;
+                    let meets = constraints
+                        .iter()
+                        .zip(&columns)
+                        .all(|(con, col)| col.is_none_or(|m| con.holds(cell.metrics[m].mean)));
+                    meets.then(|| (c, cell.cost.mean.unwrap_or(0.0)))
+                })
+                .collect();
+            ok.sort_by(|a, b| {
+                a.1.total_cmp(&b.1).then(table.configs[a.0].config.id.cmp(&table.configs[b.0].config.id))
+            });
+            ok.truncate(k);
+            ok
+        })
+        .collect()
+}
+
+/// A number for prose: at most 4 significant digits, no trailing zeros.
+pub fn num(x: f64) -> String {
+    if !x.is_finite() {
+        return "n/a".into();
+    }
+    let r = super::grid::round_significant(x, 4);
+    if r.abs() >= 1e15 { format!("{r:e}") } else { format!("{r}") }
+}
+
+impl Recommendation {
+    /// The recommendation in plain words, ending with a `[policy]` snippet when one was chosen.
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        let n = self.ranking.len();
+        let Some(best) = self.chosen() else {
+            self.render_none(&mut out);
+            return out;
+        };
+        let _ = writeln!(out, "Recommended: {} (configuration {})", best.label, best.config.id);
+        let meets = match self.constraints.len() {
+            0 => "no constraints were given".to_string(),
+            1 => format!("meets the constraint `{}` on every scenario", self.constraints[0].text),
+            k => format!("meets all {k} constraints on every scenario"),
+        };
+        let _ = writeln!(
+            out,
+            "  total cost {} = sum over {} scenario(s) of the mean cost over replicates; {meets}.",
+            num(best.total_cost),
+            self.scenarios.len(),
+        );
+        let eligible = self.ranking.iter().filter(|c| c.eligible()).count();
+        match self.runner_up() {
+            Some(second) => {
+                let gap = second.total_cost - best.total_cost;
+                let rel = if best.total_cost.abs() > 0.0 {
+                    format!(", {}%", num(100.0 * gap / best.total_cost.abs()))
+                } else {
+                    String::new()
+                };
+                let _ = writeln!(
+                    out,
+                    "Runner-up: {} (configuration {}), cost {}: {} more{rel}.",
+                    second.label,
+                    second.config.id,
+                    num(second.total_cost),
+                    num(gap)
+                );
+                let _ = writeln!(out, "What decided it (weighted cost, chosen vs runner-up):");
+                let mut terms: Vec<(usize, f64)> = best
+                    .contributions
+                    .iter()
+                    .zip(&second.contributions)
+                    .map(|(a, b)| b - a)
+                    .enumerate()
+                    .filter(|(_, d)| *d != 0.0)
+                    .collect();
+                terms.sort_by(|a, b| b.1.abs().total_cmp(&a.1.abs()).then(a.0.cmp(&b.0)));
+                if terms.is_empty() {
+                    let _ = writeln!(
+                        out,
+                        "  the two cost the same on every weighted metric; the earlier configuration wins the tie."
+                    );
+                }
+                for (t, d) in terms.iter().take(4) {
+                    let (metric, _) = &self.objective.weights[*t];
+                    let _ = writeln!(
+                        out,
+                        "  {metric}: {} vs {} ({} {})",
+                        num(best.contributions[*t]),
+                        num(second.contributions[*t]),
+                        if *d > 0.0 { "better by" } else { "worse by" },
+                        num(d.abs())
+                    );
+                }
+            }
+            None => {
+                let _ = writeln!(out, "It is the only configuration of {n} that meets the constraints.");
+            }
+        }
+        if eligible < n {
+            let _ =
+                writeln!(out, "{} of {n} configurations were ruled out by the constraints.", n - eligible);
+        }
+        if self.scenarios.len() > 1 {
+            let mut hard: Vec<(usize, f64)> =
+                best.scenario_costs.iter().enumerate().filter_map(|(s, c)| c.map(|c| (s, c))).collect();
+            hard.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+            let parts: Vec<String> = hard
+                .iter()
+                .take(3)
+                .map(|(s, c)| {
+                    let share = if best.total_cost != 0.0 {
+                        format!(", {}% of the total", num(100.0 * c / best.total_cost))
+                    } else {
+                        String::new()
+                    };
+                    format!("{} (cost {}{share})", self.scenarios[*s], num(*c))
+                })
+                .collect();
+            let _ = writeln!(out, "Hardest scenarios for it: {}.", parts.join("; "));
+        }
+        let _ = writeln!(out, "\nPaste into a scenario file:\n{}", best.config.policy_snippet());
+        out
+    }
+
+    fn render_none(&self, out: &mut String) {
+        let n = self.ranking.len();
+        let incomplete = self.ranking.iter().filter(|c| !c.complete).count();
+        let _ = writeln!(out, "No configuration meets every constraint on every scenario ({n} tried).");
+        if incomplete > 0 {
+            let _ = writeln!(
+                out,
+                "{incomplete} configuration(s) lack results on some scenario and were not eligible."
+            );
+        }
+        if let Some(top) = self.binding.first().filter(|b| b.eliminated > 0) {
+            let _ = writeln!(
+                out,
+                "Binding constraint: `{}` rules out {} of {n} configurations.",
+                self.constraints[top.constraint].text, top.eliminated
+            );
+            for b in self.binding.iter().skip(1).filter(|b| b.eliminated > 0) {
+                let _ = writeln!(
+                    out,
+                    "  also `{}` rules out {}.",
+                    self.constraints[b.constraint].text, b.eliminated
+                );
+            }
+        }
+        if let Some(cheapest) = self
+            .ranking
+            .iter()
+            .filter(|c| c.complete)
+            .min_by(|a, b| a.total_cost.total_cmp(&b.total_cost).then(a.config.id.cmp(&b.config.id)))
+        {
+            let _ = writeln!(
+                out,
+                "The lowest-cost configuration, {} (cost {}), breaks:",
+                cheapest.label,
+                num(cheapest.total_cost)
+            );
+            for v in cheapest.violations.iter().take(6) {
+                let c = &self.constraints[v.constraint];
+                let _ = writeln!(
+                    out,
+                    "  `{}` on {} ({} = {})",
+                    c.text,
+                    self.scenarios[v.scenario],
+                    c.metric,
+                    num(v.value)
+                );
+            }
+        }
+        if let Some(closest) = self.ranking.first().filter(|c| c.complete) {
+            let broken: Vec<&str> = self
+                .constraints
+                .iter()
+                .enumerate()
+                .filter(|(k, _)| closest.violations.iter().any(|v| v.constraint == *k))
+                .map(|(_, c)| c.text.as_str())
+                .collect();
+            let _ = writeln!(
+                out,
+                "Closest: {} breaks {} constraint(s) ({}).",
+                closest.label,
+                broken.len(),
+                broken.join(", ")
+            );
+        }
+        let _ = writeln!(out, "Relax the binding constraint or widen the grid.");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sweep::table::tests::{cfg, run};
+    use crate::sweep::table::{ConfigInfo, ResultTable};
+
+    const METRICS: [&str; 3] = ["false_opens", "missed_incidents", "detection_delay_mean_s"];
+
+    /// Two scenarios, four consecutive-count thresholds, two replicates each.
+    /// (false_opens, missed_incidents, detection_delay_mean_s) per replicate:
+    /// - t=2: many false opens, fast detection          cost 10·fo + delay
+    /// - t=4: few false opens                           
+    /// - t=8: misses an incident on "outage"
+    /// - t=6: like t=4 but slower
+    fn table() -> ResultTable {
+        let configs: Vec<ConfigInfo> = [2, 4, 8, 6]
+            .iter()
+            .enumerate()
+            .map(|(i, t)| cfg(i, "consecutive", "failure_threshold", *t))
+            .collect();
+        let v = |fo: f64, mi: f64, dd: Option<f64>| vec![Some(fo), Some(mi), dd];
+        let mut runs = Vec::new();
+        let data: [[Vec<Option<f64>>; 2]; 8] = [
+            // config 0, scenario 0 (outage)
+            [v(3.0, 0.0, Some(5.0)), v(5.0, 0.0, Some(7.0))],
+            // config 0, scenario 1 (brownout)
+            [v(2.0, 0.0, Some(10.0)), v(2.0, 0.0, Some(10.0))],
+            // config 1
+            [v(1.0, 0.0, Some(20.0)), v(0.0, 0.0, Some(22.0))],
+            [v(0.0, 0.0, Some(30.0)), v(0.0, 0.0, Some(34.0))],
+            // config 2
+            [v(0.0, 1.0, None), v(0.0, 0.0, Some(40.0))],
+            [v(0.0, 0.0, Some(50.0)), v(0.0, 0.0, Some(50.0))],
+            // config 3
+            [v(0.0, 0.0, Some(30.0)), v(1.0, 0.0, Some(30.0))],
+            [v(0.0, 0.0, Some(40.0)), v(0.0, 0.0, Some(40.0))],
+        ];
+        for (k, reps) in data.iter().enumerate() {
+            let (config, scenario) = (k / 2, k % 2);
+            for (r, vals) in reps.iter().enumerate() {
+                runs.push(run(scenario, config, r as u32, vals));
+            }
+        }
+        ResultTable::new(
+            vec!["outage".into(), "brownout".into()],
+            configs,
+            METRICS.iter().map(|m| m.to_string()).collect(),
+            runs,
+        )
+        .unwrap()
+    }
+
+    fn objective() -> Objective {
+        Objective::new([("false_opens", 10.0), ("missed_incidents", 100.0), ("detection_delay_mean_s", 1.0)])
+    }
+
+    #[test]
+    fn picks_the_cheapest_configuration_meeting_every_constraint() {
+        let t = table();
+        let constraints = vec![Constraint::parse("missed_incidents == 0", &METRICS).unwrap()];
+        let r = recommend(&t, &objective(), &constraints).unwrap();
+        // Costs: t=2: outage 40+6=46, brownout 20+10=30 → 76
+        //        t=4: outage 5+21=26, brownout 0+32=32 → 58
+        //        t=8: outage 50 (missed) + 20 (delay 40 over 2 runs, empty counts 0) = 70, brownout 50 → 120, ineligible
+        //        t=6: outage 5+30=35, brownout 40 → 75
+        let chosen = r.chosen().unwrap();
+        assert_eq!(chosen.label, "consecutive[failure_threshold=4]");
+        assert_eq!(chosen.total_cost, 58.0);
+        assert_eq!(chosen.scenario_costs, vec![Some(26.0), Some(32.0)]);
+        assert_eq!(chosen.contributions, vec![5.0, 0.0, 53.0]);
+        let second = r.runner_up().unwrap();
+        assert_eq!((second.label.as_str(), second.total_cost), ("consecutive[failure_threshold=6]", 75.0));
+        let order: Vec<usize> = r.ranking.iter().map(|c| c.config.id).collect();
+        assert_eq!(order, vec![1, 3, 0, 2]);
+        let last = &r.ranking[3];
+        assert_eq!(last.violations, vec![Violation { constraint: 0, scenario: 0, value: 0.5 }]);
+        assert_eq!(r.binding, vec![Binding { constraint: 0, eliminated: 1 }]);
+
+        let text = r.render();
+        assert!(
+            text.starts_with("Recommended: consecutive[failure_threshold=4] (configuration 1)\n"),
+            "{text}"
+        );
+        assert!(text.contains("total cost 58 = sum over 2 scenario(s)"), "{text}");
+        assert!(
+            text.contains(
+                "Runner-up: consecutive[failure_threshold=6] (configuration 3), cost 75: 17 more, 29.31%."
+            ),
+            "{text}"
+        );
+        assert!(text.contains("  detection_delay_mean_s: 53 vs 70 (better by 17)"), "{text}");
+        assert!(text.contains("1 of 4 configurations were ruled out"), "{text}");
+        assert!(text.contains("Hardest scenarios for it: brownout (cost 32, 55.17% of the total); outage (cost 26, 44.83% of the total)."), "{text}");
+        assert!(text.ends_with("[policy]\npreset = \"consecutive\"\nfailure_threshold = 4\n\n"), "{text}");
+    }
+
+    #[test]
+    fn a_metric_with_no_value_breaks_no_constraint_but_a_tighter_bound_does() {
+        let t = table();
+        let constraints = vec![
+            Constraint::parse("false_opens <= 0.25", &METRICS).unwrap(),
+            Constraint::parse("detection_delay_mean_s <= 45", &METRICS).unwrap(),
+        ];
+        let r = recommend(&t, &objective(), &constraints).unwrap();
+        // t=2 breaks false_opens on both; t=4 (0.5 on outage) and t=6 (0.5 on outage) break it;
+        // t=8 breaks the delay bound on brownout (50): nothing is eligible.
+        assert!(r.chosen().is_none());
+        assert_eq!(
+            r.binding,
+            vec![Binding { constraint: 0, eliminated: 3 }, Binding { constraint: 1, eliminated: 1 }]
+        );
+        let text = r.render();
+        assert!(
+            text.starts_with("No configuration meets every constraint on every scenario (4 tried).\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("Binding constraint: `false_opens <= 0.25` rules out 3 of 4 configurations."),
+            "{text}"
+        );
+        assert!(text.contains("  also `detection_delay_mean_s <= 45` rules out 1."), "{text}");
+        assert!(text.contains("The lowest-cost configuration, consecutive[failure_threshold=4] (cost 58), breaks:\n  `false_opens <= 0.25` on outage (false_opens = 0.5)"), "{text}");
+        assert!(
+            text.contains(
+                "Closest: consecutive[failure_threshold=4] breaks 1 constraint(s) (false_opens <= 0.25)."
+            ),
+            "{text}"
+        );
+        assert!(!text.contains("[policy]"), "{text}");
+        let order: Vec<usize> = r.ranking.iter().map(|c| c.config.id).collect();
+        assert_eq!(order, vec![1, 3, 0, 2]);
+    }
+
+    #[test]
+    fn best_per_scenario_respects_constraints_per_scenario() {
+        let t = table();
+        let summary = t.summarize(&objective().bind(&t.metrics).unwrap());
+        let constraints = vec![Constraint::parse("missed_incidents == 0", &METRICS).unwrap()];
+        let best = best_per_scenario(&t, &summary, &constraints, 2);
+        // outage: t=4 26, t=6 35, t=2 46 (t=8 misses); brownout: t=2 30, t=4 32, t=6 40, t=8 50.
+        assert_eq!(best, vec![vec![(1, 26.0), (3, 35.0)], vec![(0, 30.0), (1, 32.0)]]);
+    }
+
+    #[test]
+    fn incomplete_configurations_are_not_eligible_and_ties_go_to_the_lower_id() {
+        let configs = vec![
+            cfg(0, "consecutive", "failure_threshold", 3),
+            cfg(1, "consecutive", "failure_threshold", 5),
+            cfg(2, "consecutive", "failure_threshold", 1),
+        ];
+        let runs = vec![
+            run(0, 0, 0, &[Some(1.0)]),
+            run(1, 0, 0, &[Some(1.0)]),
+            run(0, 1, 0, &[Some(1.0)]),
+            run(1, 1, 0, &[Some(1.0)]),
+            run(0, 2, 0, &[Some(0.0)]),
+        ];
+        let t = ResultTable::new(vec!["a".into(), "b".into()], configs, vec!["false_opens".into()], runs)
+            .unwrap();
+        let r = recommend(&t, &Objective::new([("false_opens", 1.0)]), &[]).unwrap();
+        assert_eq!(r.chosen().unwrap().config.id, 0);
+        assert_eq!(r.runner_up().unwrap().config.id, 1);
+        assert!(!r.ranking[2].complete);
+        let text = r.render();
+        assert!(text.contains("the two cost the same on every weighted metric"), "{text}");
+        assert!(text.contains("  total cost 2 = sum over 2 scenario(s) of the mean cost over replicates; no constraints were given.\n"), "{text}");
+        assert!(recommend(&t, &Objective::new([("flaps", 1.0)]), &[]).unwrap_err().contains("flaps"));
+    }
+}

@@ -1,0 +1,146 @@
+//! Running the cells of a sweep or comparison: every (scenario, configuration, replicate) on a
+//! rayon pool, request streams built once per (scenario, replicate) and shared by every
+//! configuration (common random numbers), results collected in grid order. Only each cell's
+//! metric values are kept, never per-call data, so memory stays flat as the grid grows.
+
+use super::grid::Configuration;
+use super::objective::Objective;
+use super::table::{ConfigInfo, RunRow};
+use crate::metrics::{CostWeights, Metrics};
+use crate::policy::{PolicyConfig, PolicySpec};
+use crate::scenario::{InputError, Scenario};
+use crate::sim::{self, RunOptions, Workload};
+use indicatif::{ProgressBar, ProgressStyle};
+use rayon::prelude::*;
+use std::io::IsTerminal;
+
+/// The most worker threads `--threads` accepts.
+pub const MAX_THREADS: usize = 1024;
+/// The most cells one sweep or comparison may run (each keeps its metrics in memory).
+pub const MAX_CELLS: u64 = 50_000_000;
+
+/// The metric columns of sweep results: [`Metrics::COLUMNS`] without `cost` (a sweep's cost
+/// depends on its objective and is computed from these).
+pub fn metric_columns() -> Vec<String> {
+    Metrics::COLUMNS.iter().filter(|c| **c != "cost").map(|c| c.to_string()).collect()
+}
+
+/// The documented default objective: [`CostWeights::default`]'s weights.
+pub fn default_objective() -> Objective {
+    Objective::new(CostWeights::default().iter().map(|(m, w)| (m.to_string(), w)))
+}
+
+/// The policy spec of a configuration.
+pub fn spec_of(config: &Configuration) -> PolicySpec {
+    let mut spec = PolicySpec::new(&config.preset);
+    spec.overrides = config.overrides_table();
+    spec
+}
+
+/// Checks a preset and overrides by resolving them (the sweep file's per-value check).
+pub fn validate_policy(preset: &str, overrides: &[(String, toml::Value)]) -> Result<(), String> {
+    let mut spec = PolicySpec::new(preset);
+    for (k, v) in overrides {
+        spec.overrides.insert(k.clone(), v.clone());
+    }
+    spec.resolve().map(|_| ()).map_err(|e| e.to_string())
+}
+
+/// A configuration's table entry: the resolved policy's label and every resolved parameter.
+pub fn config_info(config: &Configuration, resolved: &PolicyConfig) -> ConfigInfo {
+    ConfigInfo { config: config.clone(), label: resolved.label(), params: resolved.params() }
+}
+
+/// The metric values of a run, in [`metric_columns`] order.
+pub fn metric_values(metrics: &Metrics, columns: &[String]) -> Vec<Option<f64>> {
+    columns.iter().map(|c| metrics.get(c)).collect()
+}
+
+/// A progress bar on stderr counting cells, with rate and time left; hidden when `quiet` or
+/// when stderr is not a terminal.
+pub fn progress_bar(cells: u64, quiet: bool) -> ProgressBar {
+    if quiet || !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::new(cells);
+    if let Ok(style) =
+        ProgressStyle::with_template("{bar:30} {pos}/{len} cells  {per_sec}  {elapsed} elapsed, ETA {eta}")
+    {
+        bar.set_style(style);
+    }
+    bar
+}
+
+/// What to run: loaded scenarios, resolved configurations, replicates and the base seed
+/// (`None`: each scenario's own).
+pub struct Cells<'a> {
+    /// Scenarios, in order.
+    pub scenarios: &'a [Scenario],
+    /// Configurations, in grid order.
+    pub configs: &'a [PolicyConfig],
+    /// Replicates per (scenario, configuration).
+    pub replicates: u32,
+    /// Base seed for every scenario, or `None` for each scenario's own.
+    pub seed: Option<u64>,
+}
+
+impl Cells<'_> {
+    /// Number of cells.
+    pub fn count(&self) -> u64 {
+        self.scenarios.len() as u64 * self.configs.len() as u64 * u64::from(self.replicates)
+    }
+
+    /// Runs every cell on a pool of `threads` threads (`None`: all cores) and returns one row
+    /// per cell in grid order: scenario, then configuration, then replicate. The rows are the
+    /// same for any thread count: each cell is a pure function of its inputs and results are
+    /// collected in input order.
+    pub fn run(
+        &self,
+        threads: Option<usize>,
+        columns: &[String],
+        progress: &ProgressBar,
+    ) -> anyhow::Result<Vec<RunRow>> {
+        if let Some(n) = threads.filter(|n| !(1..=MAX_THREADS).contains(n)) {
+            return Err(InputError::argument(format!(
+                "--threads must be between 1 and {MAX_THREADS}, found {n}"
+            ))
+            .into());
+        }
+        if self.count() > MAX_CELLS {
+            return Err(InputError::argument(format!(
+                "{} cells (scenarios x configurations x replicates) is more than the {MAX_CELLS} one run may hold",
+                self.count()
+            ))
+            .into());
+        }
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads.unwrap_or(0)).build()?;
+        let mut rows = Vec::with_capacity(self.count() as usize);
+        pool.install(|| -> Result<(), InputError> {
+            for (s, scenario) in self.scenarios.iter().enumerate() {
+                let seed = self.seed.unwrap_or(scenario.seed);
+                // One request stream per replicate, shared by every configuration.
+                let workloads: Vec<Workload> = (0..self.replicates)
+                    .into_par_iter()
+                    .map(|r| Workload::build(scenario, seed, r))
+                    .collect::<Result<_, _>>()?;
+                let cells: Vec<(usize, u32)> =
+                    (0..self.configs.len()).flat_map(|c| (0..self.replicates).map(move |r| (c, r))).collect();
+                let values: Vec<Vec<Option<f64>>> = cells
+                    .par_iter()
+                    .map(|&(c, r)| {
+                        let opts = RunOptions { timeline_bin: None };
+                        let result = sim::run(scenario, &workloads[r as usize], &self.configs[c], &opts);
+                        progress.inc(1);
+                        metric_values(&result.metrics, columns)
+                    })
+                    .collect();
+                for (&(c, r), values) in cells.iter().zip(values) {
+                    rows.push(RunRow { scenario: s, config: c, replicate: r, seed, values });
+                }
+            }
+            Ok(())
+        })?;
+        progress.finish_and_clear();
+        Ok(rows)
+    }
+}

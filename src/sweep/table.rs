@@ -1,0 +1,256 @@
+//! The results of a sweep as a table of metric values: one row per cell (scenario ×
+//! configuration × replicate), one column per metric. Everything downstream (summary.csv,
+//! Pareto fronts, recommendation, `compare`) reads this table only, so it is the same whether
+//! the cells were just run or read back from a (possibly merged) runs.csv.
+
+use super::grid::Configuration;
+use super::objective::BoundObjective;
+use super::stats::{Stat, describe};
+
+/// A configuration as results carry it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ConfigInfo {
+    /// Identity, preset and overrides (its `id` is the grid position written to the CSVs).
+    pub config: Configuration,
+    /// The label shown in tables (the resolved policy's label when run, else the written one).
+    pub label: String,
+    /// Every resolved parameter `(name, value)`, for summary.csv (may be empty when read back).
+    pub params: Vec<(String, String)>,
+}
+
+/// One cell's metrics.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunRow {
+    /// Index into [`ResultTable::scenarios`].
+    pub scenario: usize,
+    /// Index into [`ResultTable::configs`].
+    pub config: usize,
+    /// Replicate number, from 0.
+    pub replicate: u32,
+    /// The seed the replicate's request stream was built from.
+    pub seed: u64,
+    /// One value per metric column (`None`: the metric has no value in this run).
+    pub values: Vec<Option<f64>>,
+}
+
+/// Metric values of every cell, sorted by (scenario, configuration, replicate).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ResultTable {
+    /// Scenario names, in sweep order.
+    pub scenarios: Vec<String>,
+    /// Configurations, in grid order.
+    pub configs: Vec<ConfigInfo>,
+    /// Metric column names (without `cost`, which depends on the objective).
+    pub metrics: Vec<String>,
+    /// The cells.
+    pub runs: Vec<RunRow>,
+}
+
+/// Aggregates over replicates of one (scenario, configuration).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SummaryCell {
+    /// Index into the table's scenarios.
+    pub scenario: usize,
+    /// Index into the table's configs.
+    pub config: usize,
+    /// How many replicates ran.
+    pub replicates: usize,
+    /// One statistic per metric column.
+    pub metrics: Vec<Stat>,
+    /// Statistic of the per-run cost.
+    pub cost: Stat,
+    /// Per objective term (in objective order): weight × mean over runs of the metric (an empty
+    /// value counts 0), so the terms add up to the mean cost.
+    pub contributions: Vec<f64>,
+}
+
+/// Every (scenario, configuration) that has runs, scenario-major.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Summary {
+    /// Number of configurations in the table (row stride).
+    pub n_configs: usize,
+    /// Cells indexed `scenario * n_configs + config` (`None`: no runs).
+    pub cells: Vec<Option<SummaryCell>>,
+}
+
+impl Summary {
+    /// The aggregate of one (scenario, configuration), if it ran.
+    pub fn get(&self, scenario: usize, config: usize) -> Option<&SummaryCell> {
+        self.cells.get(scenario * self.n_configs + config).and_then(Option::as_ref)
+    }
+
+    /// Every aggregate, scenario-major then configuration.
+    pub fn iter(&self) -> impl Iterator<Item = &SummaryCell> {
+        self.cells.iter().flatten()
+    }
+}
+
+impl ConfigInfo {
+    /// A configuration labelled from its preset and overrides, with no resolved parameters.
+    pub fn new(config: Configuration) -> ConfigInfo {
+        ConfigInfo { label: config.label(), config, params: Vec::new() }
+    }
+}
+
+impl ResultTable {
+    /// Checks and sorts a table: indices in range, one value per metric, no cell twice.
+    pub fn new(
+        scenarios: Vec<String>,
+        configs: Vec<ConfigInfo>,
+        metrics: Vec<String>,
+        mut runs: Vec<RunRow>,
+    ) -> Result<ResultTable, String> {
+        for r in &runs {
+            if r.scenario >= scenarios.len() || r.config >= configs.len() {
+                return Err(format!(
+                    "a run refers to scenario {} / configuration {} which do not exist",
+                    r.scenario, r.config
+                ));
+            }
+            if r.values.len() != metrics.len() {
+                return Err(format!("a run has {} values for {} metrics", r.values.len(), metrics.len()));
+            }
+        }
+        runs.sort_by_key(|r| (r.scenario, r.config, r.replicate));
+        if let Some(w) = runs.windows(2).find(|w| {
+            (w[0].scenario, w[0].config, w[0].replicate) == (w[1].scenario, w[1].config, w[1].replicate)
+        }) {
+            return Err(format!(
+                "the cell (scenario {}, configuration {}, replicate {}) appears twice",
+                scenarios[w[0].scenario], configs[w[0].config].config.id, w[0].replicate
+            ));
+        }
+        Ok(ResultTable { scenarios, configs, metrics, runs })
+    }
+
+    /// Index of a metric column.
+    pub fn column(&self, metric: &str) -> Option<usize> {
+        self.metrics.iter().position(|m| m == metric)
+    }
+
+    /// Mean, sd and CI95 over replicates of every metric and of the cost, per (scenario,
+    /// configuration). Sequential, in table order.
+    pub fn summarize(&self, objective: &BoundObjective) -> Summary {
+        let n_configs = self.configs.len();
+        let mut cells: Vec<Option<SummaryCell>> = vec![None; self.scenarios.len() * n_configs];
+        let mut start = 0;
+        while start < self.runs.len() {
+            let (s, c) = (self.runs[start].scenario, self.runs[start].config);
+            let end =
+                start + self.runs[start..].iter().take_while(|r| (r.scenario, r.config) == (s, c)).count();
+            let group = &self.runs[start..end];
+            let metrics =
+                (0..self.metrics.len()).map(|m| describe(group.iter().map(|r| r.values[m]))).collect();
+            let cost = describe(group.iter().map(|r| Some(objective.cost(&r.values))));
+            let contributions = objective
+                .terms()
+                .iter()
+                .map(|&(m, w)| {
+                    let mut sum = 0.0;
+                    for r in group {
+                        sum += r.values[m].unwrap_or(0.0);
+                    }
+                    w * sum / group.len() as f64
+                })
+                .collect();
+            cells[s * n_configs + c] = Some(SummaryCell {
+                scenario: s,
+                config: c,
+                replicates: group.len(),
+                metrics,
+                cost,
+                contributions,
+            });
+            start = end;
+        }
+        Summary { n_configs, cells }
+    }
+
+    /// The values of `metric` per replicate for one (scenario, configuration), indexed by
+    /// replicate number up to `replicates` (`None` where the run is missing or has no value).
+    pub fn replicate_values(
+        &self,
+        scenario: usize,
+        config: usize,
+        metric: usize,
+        replicates: u32,
+    ) -> Vec<Option<f64>> {
+        let mut out = vec![None; replicates as usize];
+        for r in self.runs.iter().filter(|r| r.scenario == scenario && r.config == config) {
+            if let Some(slot) = out.get_mut(r.replicate as usize) {
+                *slot = r.values[metric];
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::sweep::objective::Objective;
+
+    /// A configuration of `preset` with one integer override `k = v`.
+    pub(crate) fn cfg(id: usize, preset: &str, k: &str, v: i64) -> ConfigInfo {
+        let overrides = vec![(k.into(), toml::Value::Integer(v))];
+        let config = Configuration { id, preset: preset.into(), overrides };
+        ConfigInfo { params: vec![(k.into(), v.to_string())], ..ConfigInfo::new(config) }
+    }
+
+    pub(crate) fn run(scenario: usize, config: usize, replicate: u32, values: &[Option<f64>]) -> RunRow {
+        RunRow { scenario, config, replicate, seed: 1, values: values.to_vec() }
+    }
+
+    #[test]
+    fn summary_aggregates_replicates_and_costs() {
+        let t = ResultTable::new(
+            vec!["outage".into()],
+            vec![
+                cfg(0, "consecutive", "failure_threshold", 3),
+                cfg(1, "consecutive", "failure_threshold", 5),
+            ],
+            vec!["false_opens".into(), "detection_delay_mean_s".into()],
+            vec![
+                run(0, 1, 1, &[Some(0.0), Some(30.0)]),
+                run(0, 0, 0, &[Some(2.0), Some(10.0)]),
+                run(0, 0, 1, &[Some(4.0), None]),
+                run(0, 1, 0, &[Some(0.0), Some(20.0)]),
+            ],
+        )
+        .unwrap();
+        assert_eq!(t.runs[0].config, 0);
+        let o = Objective::new([("false_opens", 10.0), ("detection_delay_mean_s", 1.0)])
+            .bind(&t.metrics)
+            .unwrap();
+        let s = t.summarize(&o);
+        let a = s.get(0, 0).unwrap();
+        assert_eq!(a.replicates, 2);
+        assert_eq!(a.metrics[0].mean, Some(3.0));
+        assert_eq!(a.metrics[1].mean, Some(10.0));
+        assert_eq!(a.metrics[1].n, 1);
+        assert_eq!(a.cost.mean, Some(35.0)); // (30 + 40) / 2
+        assert_eq!(a.contributions, vec![30.0, 5.0]);
+        let b = s.get(0, 1).unwrap();
+        assert_eq!(b.cost.mean, Some(25.0));
+        assert_eq!(b.metrics[0].sd, Some(0.0));
+        assert_eq!(s.iter().count(), 2);
+        assert_eq!(t.replicate_values(0, 1, 1, 3), vec![Some(20.0), Some(30.0), None]);
+    }
+
+    #[test]
+    fn bad_tables_are_refused() {
+        let c = vec![cfg(0, "consecutive", "failure_threshold", 3)];
+        let m = vec!["false_opens".to_string()];
+        let dup = ResultTable::new(
+            vec!["s".into()],
+            c.clone(),
+            m.clone(),
+            vec![run(0, 0, 0, &[None]), run(0, 0, 0, &[None])],
+        );
+        assert!(dup.unwrap_err().contains("appears twice"));
+        let out = ResultTable::new(vec!["s".into()], c.clone(), m.clone(), vec![run(1, 0, 0, &[None])]);
+        assert!(out.unwrap_err().contains("do not exist"));
+        let width = ResultTable::new(vec!["s".into()], c, m, vec![run(0, 0, 0, &[None, None])]);
+        assert!(width.unwrap_err().contains("2 values for 1 metrics"));
+    }
+}
