@@ -72,6 +72,9 @@ enum Command {
         /// No progress bar.
         #[arg(long)]
         quiet: bool,
+        /// Skip the PNG charts and the report page.
+        #[arg(long)]
+        no_charts: bool,
     },
     /// Compare policies side by side on the same request streams: every metric per scenario,
     /// with the paired difference against the first policy and its 95% confidence interval.
@@ -94,6 +97,12 @@ enum Command {
         /// Worker threads (default: all cores).
         #[arg(long, value_name = "N")]
         threads: Option<usize>,
+        /// Output folder (default output/compare-<first scenario name>).
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
+        /// Skip the PNG charts and the report page.
+        #[arg(long)]
+        no_charts: bool,
     },
     /// Recommend the lowest-cost configuration meeting every constraint, explained, from a sweep's
     /// output folder (or its runs.csv), or by running a sweep file.
@@ -230,14 +239,28 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             let report = commands::run::run(&req)?;
             print!("{}", commands::run::render(&report));
         }
-        Command::Sweep { file, threads, out, quiet } => {
-            let report = breakerlab::sweep::run_sweep(file.as_deref(), threads, out.as_deref(), quiet)?;
+        Command::Sweep { file, threads, out, quiet, no_charts } => {
+            let command_line = commands::command_line();
+            let charts = (!no_charts).then_some(command_line.as_str());
+            let report =
+                breakerlab::sweep::run_sweep(file.as_deref(), threads, out.as_deref(), quiet, charts)?;
             print!("{}", report.render());
         }
-        Command::Compare { scenarios, policies, sets, replicates, seed, threads } => {
+        Command::Compare { scenarios, policies, sets, replicates, seed, threads, out, no_charts } => {
             let policies = breakerlab::sweep::policies_from_args(&policies, &sets)?;
-            let report = breakerlab::sweep::compare(&scenarios, &policies, replicates, seed, threads)?;
+            let command_line = commands::command_line();
+            let charts = (!no_charts).then_some(command_line.as_str());
+            let (report, files) = breakerlab::sweep::compare(
+                &scenarios,
+                &policies,
+                replicates,
+                seed,
+                threads,
+                out.as_deref(),
+                charts,
+            )?;
             print!("{}", report.render());
+            println!("\nwrote {}", commands::report::list(&files));
         }
         Command::Recommend { path, objective, constraints, threads, quiet } => {
             let r = breakerlab::sweep::recommend(&path, &objective, &constraints, threads, quiet)?;

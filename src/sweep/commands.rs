@@ -18,7 +18,6 @@ use super::runner::{
 use super::table::{ResultTable, Summary};
 use crate::policy::{PolicyConfig, PolicySpec};
 use crate::scenario::{InputError, Scenario};
-use anyhow::Context;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -81,26 +80,17 @@ fn resolve_all(configs: &[Configuration]) -> anyhow::Result<Vec<PolicyConfig>> {
         .collect()
 }
 
-/// Creates `dir` and writes each file atomically.
-fn write_outputs(dir: &Path, files: Vec<(&str, Vec<u8>)>) -> anyhow::Result<Vec<PathBuf>> {
-    std::fs::create_dir_all(dir).with_context(|| format!("cannot create output folder {}", dir.display()))?;
-    let mut written = Vec::with_capacity(files.len());
-    for (name, bytes) in files {
-        let path = dir.join(name);
-        crate::report::write_atomic(&path, &bytes)?;
-        written.push(path);
-    }
-    Ok(written)
-}
-
 /// `breakerlab sweep [FILE] [--threads N] [--out DIR] [--quiet]`: reads and validates the sweep
 /// file (the bundled default when `None`), runs every cell, writes summary.csv, runs.csv,
-/// pareto.csv and objective.toml to `out` (default `output/<name>`), and recommends.
+/// pareto.csv, objective.toml, recommendation.txt and recommended.txt to `out` (default
+/// `output/<name>`), and recommends. With `charts` (the command line as typed) it also draws the
+/// charts and writes the report page.
 pub fn run_sweep(
     path: Option<&Path>,
     threads: Option<usize>,
     out: Option<&Path>,
     quiet: bool,
+    charts: Option<&str>,
 ) -> anyhow::Result<SweepReport> {
     let path = path.map_or_else(default_sweep_path, Path::to_path_buf);
     let columns = metric_columns();
@@ -121,14 +111,32 @@ pub fn run_sweep(
     let summary = table.summarize(&bound);
     let pareto = pareto_rows(&table, &summary, &file.pareto);
     let files = vec![
-        ("summary.csv", summary_csv(&table, &summary).map_err(InputError::from)?),
+        ("summary.csv", summary_csv(&table, &summary, &file.constraints).map_err(InputError::from)?),
         ("runs.csv", runs_csv(&table, &bound).map_err(InputError::from)?),
         ("pareto.csv", pareto_csv(&table, &pareto, &file.pareto).map_err(InputError::from)?),
         ("objective.toml", objective_toml(&objective, &file.constraints).into_bytes()),
     ];
-    let dir = out.map_or_else(|| Path::new("output").join(&file.name), Path::to_path_buf);
-    let files = write_outputs(&dir, files)?;
     let recommendation = rank(&table, &objective, &file.constraints).map_err(InputError::argument)?;
+    let mut files = files;
+    files.push(("recommendation.txt", recommendation.render().into_bytes()));
+    if let Some(chosen) = recommendation.chosen() {
+        files.push(("recommended.txt", format!("{}\n", chosen.label).into_bytes()));
+    }
+    let dir = out.map_or_else(|| Path::new("output").join(&file.name), Path::to_path_buf);
+    let mut files = crate::commands::write_files(&dir, &files)?;
+    if let Some(command_line) = charts {
+        let mut inputs = crate::report::page::ReportInputs {
+            title: format!("sweep: {}", file.name),
+            command_line: Some(command_line.to_string()),
+            seed: file.seed,
+            ..Default::default()
+        };
+        inputs.files.push(crate::report::page::InputFile {
+            name: path.display().to_string(),
+            text: std::fs::read_to_string(&path).unwrap_or_default(),
+        });
+        files.extend(crate::commands::run::draw_charts_and_report(&dir, &inputs)?);
+    }
     let best = best_per_scenario(&table, &summary, &file.constraints, 3);
     Ok(SweepReport {
         name: file.name,
@@ -269,7 +277,9 @@ pub fn compare(
     replicates: u32,
     seed: Option<u64>,
     threads: Option<usize>,
-) -> anyhow::Result<CompareReport> {
+    out: Option<&Path>,
+    charts: Option<&str>,
+) -> anyhow::Result<(CompareReport, Vec<PathBuf>)> {
     if scenarios.is_empty() {
         return Err(InputError::argument("give at least one scenario file").into());
     }
@@ -301,7 +311,60 @@ pub fn compare(
     let names = loaded.iter().map(|s| s.name.clone()).collect();
     let table = ResultTable::new(names, infos, columns, runs).map_err(InputError::argument)?;
     let costs: Vec<f64> = table.runs.iter().map(|r| objective.cost(&r.values)).collect();
-    Ok(CompareReport::from_table(&table, replicates, &costs))
+    let report = CompareReport::from_table(&table, replicates, &costs);
+    let summary = table.summarize(&objective);
+    let mut files = vec![
+        ("summary.csv", summary_csv(&table, &summary, &[]).map_err(InputError::from)?),
+        ("runs.csv", runs_csv(&table, &objective).map_err(InputError::from)?),
+    ];
+    files.extend(first_scenario_detail(&loaded[0], &configs, seed)?);
+    let dir = out
+        .map_or_else(|| Path::new("output").join(format!("compare-{}", loaded[0].name)), Path::to_path_buf);
+    let mut written = crate::commands::write_files(&dir, &files)?;
+    if let Some(command_line) = charts {
+        let inputs = crate::report::page::ReportInputs {
+            title: format!(
+                "compare: {}",
+                loaded.iter().map(|s| s.name.as_str()).collect::<Vec<_>>().join(", ")
+            ),
+            command_line: Some(command_line.to_string()),
+            seed,
+            files: loaded
+                .iter()
+                .filter_map(|s| s.path.as_ref())
+                .map(|p| crate::report::page::InputFile {
+                    name: p.display().to_string(),
+                    text: std::fs::read_to_string(p).unwrap_or_default(),
+                })
+                .collect(),
+            ..Default::default()
+        };
+        written.extend(crate::commands::run::draw_charts_and_report(&dir, &inputs)?);
+    }
+    Ok((report, written))
+}
+
+/// Timeline, transitions, latency and incidents of every compared policy on the first scenario
+/// (replicate 0, on the same request stream), for the side-by-side charts.
+fn first_scenario_detail(
+    scenario: &Scenario,
+    configs: &[PolicyConfig],
+    seed: Option<u64>,
+) -> anyhow::Result<Vec<(&'static str, Vec<u8>)>> {
+    use crate::sim::{self, RunOptions, Workload};
+    let workload = Workload::build(scenario, seed.unwrap_or(scenario.seed), 0)?;
+    let bin = scenario.scoring.timeline_bin.unwrap_or_else(|| sim::auto_bin(workload.duration()));
+    let opts = RunOptions { timeline_bin: Some(bin) };
+    let runs: Vec<(String, sim::RunResult)> =
+        configs.iter().map(|c| (c.label(), sim::run(scenario, &workload, c, &opts))).collect();
+    let rows: Vec<(&str, &crate::metrics::RunRecord)> =
+        runs.iter().map(|(l, r)| (l.as_str(), &r.record)).collect();
+    Ok(vec![
+        ("timeline.csv", crate::report::timeline_csv(&rows)),
+        ("transitions.csv", crate::report::transitions_csv(&rows)),
+        ("latency.csv", crate::report::latency_csv(&rows)),
+        ("incidents.csv", crate::report::incidents_csv(&workload.truth)),
+    ])
 }
 
 /// `breakerlab recommend PATH [--objective metric=weight]... [--constraint "..."]...`.
@@ -345,7 +408,7 @@ pub fn recommend(
             };
             (table, objective, constraints)
         } else {
-            let report = run_sweep(Some(path), threads, None, quiet)?;
+            let report = run_sweep(Some(path), threads, None, quiet, None)?;
             let r = report.recommendation;
             (report.table, r.objective, r.constraints)
         };
@@ -419,7 +482,7 @@ mod tests {
         let mut outputs = Vec::new();
         for threads in [1, 2, 8] {
             let out = dir.path().join(format!("out{threads}"));
-            let report = run_sweep(Some(&sweep), Some(threads), Some(&out), true).unwrap();
+            let report = run_sweep(Some(&sweep), Some(threads), Some(&out), true, None).unwrap();
             assert_eq!(report.table.runs.len(), 2 * 3 * 2);
             let files: Vec<String> = ["summary.csv", "runs.csv", "pareto.csv", "objective.toml"]
                 .iter()
@@ -438,7 +501,7 @@ mod tests {
         let again = recommend(&dir.path().join("out2"), &[], &[], None, true).unwrap();
         let chosen = again.chosen().map(|c| c.config.id);
         assert_eq!(chosen, {
-            let r = run_sweep(Some(&sweep), Some(2), Some(&dir.path().join("out9")), true).unwrap();
+            let r = run_sweep(Some(&sweep), Some(2), Some(&dir.path().join("out9")), true, None).unwrap();
             r.recommendation.chosen().map(|c| c.config.id)
         });
         let text = outputs[0].1.clone();
@@ -461,18 +524,26 @@ mod tests {
         )
         .unwrap();
         let out = dir.path().join("out");
-        let err = run_sweep(Some(&sweep), Some(1), Some(&out), true).unwrap_err();
+        let err = run_sweep(Some(&sweep), Some(1), Some(&out), true, None).unwrap_err();
         let input = err.downcast_ref::<InputError>().expect("an input error");
         assert_eq!(input.position, Some((4, 21)));
         assert!(input.message.contains("failure_threshold"), "{input}");
         assert!(!out.exists());
-        let err = run_sweep(Some(&dir.path().join("missing.toml")), Some(1), Some(&out), true).unwrap_err();
+        let err =
+            run_sweep(Some(&dir.path().join("missing.toml")), Some(1), Some(&out), true, None).unwrap_err();
         assert!(err.to_string().ends_with("missing.toml: cannot read: no such file"), "{err}");
         let err = recommend(dir.path(), &["flops=1".into()], &[], None, true).unwrap_err();
         assert!(err.to_string().contains("unknown metric `flops`"), "{err}");
-        let err =
-            compare(&[PathBuf::from(bundled("blip.toml"))], &[PolicySpec::new("nope")], 1, None, Some(1))
-                .unwrap_err();
+        let err = compare(
+            &[PathBuf::from(bundled("blip.toml"))],
+            &[PolicySpec::new("nope")],
+            1,
+            None,
+            Some(1),
+            None,
+            None,
+        )
+        .unwrap_err();
         assert!(err.downcast_ref::<InputError>().is_some(), "{err}");
     }
 
@@ -483,7 +554,16 @@ mod tests {
             parse_policy_arg("consecutive").unwrap(),
             parse_policy_arg("consecutive[failure_threshold=20]").unwrap(),
         ];
-        let r = compare(&[PathBuf::from(bundled("blip.toml"))], &policies, 2, None, Some(2)).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("cmp");
+        let (r, files) =
+            compare(&[PathBuf::from(bundled("blip.toml"))], &policies, 2, None, Some(2), Some(&out), None)
+                .unwrap();
+        let names: Vec<_> = files.iter().filter_map(|f| f.file_name()).map(|n| n.to_string_lossy()).collect();
+        assert_eq!(
+            names,
+            ["summary.csv", "runs.csv", "timeline.csv", "transitions.csv", "latency.csv", "incidents.csv"]
+        );
         let rows = &r.scenarios[0].rows;
         let requests = rows.iter().find(|x| x.metric == "requests").unwrap();
         // Same arrivals for every policy: zero difference in offered requests.

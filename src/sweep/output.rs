@@ -16,7 +16,7 @@ use serde::Deserialize;
 
 /// The identity columns that open every runs.csv row, in order; metrics follow, then `cost`.
 pub const RUN_KEYS: [&str; 7] =
-    ["scenario", "config_id", "label", "preset", "overrides", "replicate", "seed"];
+    ["scenario", "config_id", "policy", "preset", "overrides", "replicate", "seed"];
 
 /// A number as written to CSV, as every breakerlab CSV writes it (empty when absent or not finite).
 fn cell(v: Option<f64>) -> String {
@@ -72,18 +72,27 @@ pub fn param_columns(configs: &[ConfigInfo]) -> Vec<String> {
     cols
 }
 
-/// summary.csv: identity, every parameter, `replicates`, then for each metric `m`: `m`, `m_sd`,
-/// `m_ci95`, and the same for `cost`. One row per (scenario, configuration) that ran.
-pub fn summary_csv(table: &ResultTable, summary: &Summary) -> Result<Vec<u8>, SweepError> {
+/// summary.csv: identity (`scenario,config_id,policy,preset,family,overrides`, where `policy` is
+/// the label and `family` the sweep entry's preset), every parameter as `param.<name>`,
+/// `replicates`, then for each metric `m`: `m`, `m_sd`, `m_ci95`, the same for `cost`, and
+/// `feasible` (the means meet every constraint). One row per (scenario, configuration) that ran.
+pub fn summary_csv(
+    table: &ResultTable,
+    summary: &Summary,
+    constraints: &[Constraint],
+) -> Result<Vec<u8>, SweepError> {
     let params = param_columns(&table.configs);
     let mut w = csv::Writer::from_writer(Vec::new());
-    let mut header: Vec<String> =
-        ["scenario", "config_id", "label", "preset", "overrides"].iter().map(|s| s.to_string()).collect();
-    header.extend(params.iter().cloned());
+    let mut header: Vec<String> = ["scenario", "config_id", "policy", "preset", "family", "overrides"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    header.extend(params.iter().map(|p| format!("{}{p}", crate::report::PARAM_PREFIX)));
     header.push("replicates".into());
     for m in table.metrics.iter().map(String::as_str).chain(["cost"]) {
         header.extend([m.to_string(), format!("{m}_sd"), format!("{m}_ci95")]);
     }
+    header.push("feasible".into());
     w.write_record(&header).map_err(csv_err)?;
     for s in summary.iter() {
         let info = &table.configs[s.config];
@@ -92,6 +101,7 @@ pub fn summary_csv(table: &ResultTable, summary: &Summary) -> Result<Vec<u8>, Sw
             table.scenarios[s.scenario].clone(),
             c.id.to_string(),
             info.label.clone(),
+            c.preset.clone(),
             c.preset.clone(),
             c.overrides_inline(),
         ];
@@ -104,6 +114,7 @@ pub fn summary_csv(table: &ResultTable, summary: &Summary) -> Result<Vec<u8>, Sw
         for st in s.metrics.iter().chain([&s.cost]) {
             row.extend([cell(st.mean), cell(st.sd), cell(st.ci95)]);
         }
+        row.push(super::recommend::meets_constraints(table, s, constraints).to_string());
         w.write_record(&row).map_err(csv_err)?;
     }
     finish(w)
@@ -187,7 +198,7 @@ pub fn pareto_rows(table: &ResultTable, summary: &Summary, fronts: &[Vec<String>
     rows
 }
 
-/// pareto.csv: `front,scenario,config_id,label,cost,metric_1,value_1,...` (as many metric
+/// pareto.csv: `front,scenario,config_id,policy,cost,metric_1,value_1,...` (as many metric
 /// pairs as the widest front).
 pub fn pareto_csv(
     table: &ResultTable,
@@ -197,7 +208,7 @@ pub fn pareto_csv(
     let width = fronts.iter().map(Vec::len).max().unwrap_or(2);
     let mut w = csv::Writer::from_writer(Vec::new());
     let mut header: Vec<String> =
-        ["front", "scenario", "config_id", "label", "cost"].iter().map(|s| s.to_string()).collect();
+        ["front", "scenario", "config_id", "policy", "cost"].iter().map(|s| s.to_string()).collect();
     for i in 1..=width {
         header.extend([format!("metric_{i}"), format!("value_{i}")]);
     }
@@ -461,7 +472,7 @@ mod tests {
         let mut lines = text.lines();
         assert_eq!(
             lines.next().unwrap(),
-            "scenario,config_id,label,preset,overrides,replicate,seed,false_opens,detection_delay_mean_s,cost"
+            "scenario,config_id,policy,preset,overrides,replicate,seed,false_opens,detection_delay_mean_s,cost"
         );
         assert_eq!(
             lines.next().unwrap(),
@@ -491,7 +502,7 @@ mod tests {
 
     #[test]
     fn read_runs_reports_row_and_field() {
-        let head = "scenario,config_id,label,preset,overrides,replicate,seed,false_opens,cost\n";
+        let head = "scenario,config_id,policy,preset,overrides,replicate,seed,false_opens,cost\n";
         for (body, expected) in [
             ("s,x,consecutive,consecutive,{},0,1,1,10\n", "runs.csv:2:1: config_id: expected an integer"),
             ("s,0,consecutive,consecutive,{},0,1,many,10\n", "runs.csv:2:1: false_opens: expected a number"),
@@ -517,20 +528,23 @@ mod tests {
     fn summary_csv_has_params_and_statistics() {
         let t = table();
         let s = t.summarize(&objective().bind(&t.metrics).unwrap());
-        let text = String::from_utf8(summary_csv(&t, &s).unwrap()).unwrap();
+        let at_most_one = Constraint::parse("false_opens <= 1", &t.metrics).unwrap();
+        let text = String::from_utf8(summary_csv(&t, &s, &[at_most_one]).unwrap()).unwrap();
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(
             lines[0],
-            "scenario,config_id,label,preset,overrides,failure_threshold,cooldown,half_open_probes,window,replicates,false_opens,false_opens_sd,false_opens_ci95,detection_delay_mean_s,detection_delay_mean_s_sd,detection_delay_mean_s_ci95,cost,cost_sd,cost_ci95"
+            "scenario,config_id,policy,preset,family,overrides,param.failure_threshold,param.cooldown,param.half_open_probes,param.window,replicates,false_opens,false_opens_sd,false_opens_ci95,detection_delay_mean_s,detection_delay_mean_s_sd,detection_delay_mean_s_ci95,cost,cost_sd,cost_ci95,feasible"
         );
         assert!(
-            lines[1].starts_with("outage,0,\"consecutive[failure_threshold=3,cooldown=30s]\",consecutive,"),
+            lines[1].starts_with(
+                "outage,0,\"consecutive[failure_threshold=3,cooldown=30s]\",consecutive,consecutive,"
+            ),
             "{}",
             lines[1]
         );
         assert!(
             lines[1].ends_with(
-                ",3,30s,1,,2,2,1.4142135623730951,12.706204736,12.5,,,26.25,5.303300858899107,47.64826776"
+                ",3,30s,1,,2,2,1.4142135623730951,12.706204736,12.5,,,26.25,5.303300858899107,47.64826776,false"
             ),
             "{}",
             lines[1]
@@ -538,7 +552,7 @@ mod tests {
         assert_eq!(lines.len(), 5);
         assert!(
             lines[4].starts_with(
-                "\"blip, short\",4,windowed[window=1m],windowed,\"{ window = \"\"1m\"\" }\",,,,1m,2,1,0,0,55,"
+                "\"blip, short\",4,windowed[window=1m],windowed,windowed,\"{ window = \"\"1m\"\" }\",,,,1m,2,1,0,0,55,"
             ),
             "{}",
             lines[4]
@@ -582,7 +596,7 @@ mod tests {
         let text = String::from_utf8(pareto_csv(&t, &rows, &fronts).unwrap()).unwrap();
         assert_eq!(
             text.lines().next().unwrap(),
-            "front,scenario,config_id,label,cost,metric_1,value_1,metric_2,value_2"
+            "front,scenario,config_id,policy,cost,metric_1,value_1,metric_2,value_2"
         );
         assert_eq!(
             text.lines().nth(6).unwrap(),

@@ -13,7 +13,7 @@
 use super::constraint::Constraint;
 use super::grid::Configuration;
 use super::objective::Objective;
-use super::table::{ResultTable, Summary};
+use super::table::{ResultTable, Summary, SummaryCell};
 use std::fmt::Write as _;
 
 /// A constraint broken by a configuration on a scenario.
@@ -187,17 +187,12 @@ pub fn best_per_scenario(
     constraints: &[Constraint],
     k: usize,
 ) -> Vec<Vec<(usize, f64)>> {
-    let columns: Vec<Option<usize>> = constraints.iter().map(|c| table.column(&c.metric)).collect();
     (0..table.scenarios.len())
         .map(|s| {
             let mut ok: Vec<(usize, f64)> = (0..table.configs.len())
                 .filter_map(|c| {
                     let cell = summary.get(s, c)?;
-                    let meets = constraints
-                        .iter()
-                        .zip(&columns)
-                        .all(|(con, col)| col.is_none_or(|m| con.holds(cell.metrics[m].mean)));
-                    meets.then(|| (c, cell.cost.mean.unwrap_or(0.0)))
+                    meets_constraints(table, cell, constraints).then(|| (c, cell.cost.mean.unwrap_or(0.0)))
                 })
                 .collect();
             ok.sort_by(|a, b| {
@@ -207,6 +202,11 @@ pub fn best_per_scenario(
             ok
         })
         .collect()
+}
+
+/// True when the cell's means meet every constraint (a metric with no value breaks none).
+pub fn meets_constraints(table: &ResultTable, cell: &SummaryCell, constraints: &[Constraint]) -> bool {
+    constraints.iter().all(|con| table.column(&con.metric).is_none_or(|m| con.holds(cell.metrics[m].mean)))
 }
 
 /// A number for prose: at most 4 significant digits, no trailing zeros.

@@ -318,6 +318,7 @@ pub fn render_heatmap(map: &Heatmap, root: &Area) -> Result<(), ChartError> {
     let big = cw >= 56 && chh >= 30;
     for (y, row) in map.cells.iter().enumerate() {
         for (x, cell) in row.iter().enumerate() {
+            let any_feasible = map.cells.iter().flatten().flatten().any(|c| c.feasible && c.value.is_some());
             let (a, b) = cell_px(x as i32, y as i32);
             let centre = ((a.0 + b.0) / 2, (a.1 + b.1) / 2);
             match cell {
@@ -326,9 +327,11 @@ pub fn render_heatmap(map: &Heatmap, root: &Area) -> Result<(), ChartError> {
                     hatch(&px, a, b, 6, LIGHT_GREY)?;
                 }
                 Some(c) => {
+                    // Infeasible cells are greyed when some cell is feasible; when none is, every
+                    // cell keeps its colour (the hatching still marks the broken constraint).
                     let fill = match (c.value, c.feasible) {
-                        (Some(_), false) => RGBColor(0xD0, 0xD0, 0xD0),
-                        (Some(v), true) => viridis((v - lo) / (hi - lo)),
+                        (Some(_), false) if any_feasible => RGBColor(0xD0, 0xD0, 0xD0),
+                        (Some(v), _) => viridis((v - lo) / (hi - lo)),
                         (None, _) => WHITE,
                     };
                     px.draw(&Rectangle::new([a, b], fill.filled())).map_err(draw_err)?;

@@ -62,7 +62,7 @@ pub const COMPARISON_ROW_HEIGHT: u32 = 300;
 /// Metric panels per row in the comparison chart.
 pub const COMPARISON_COLUMNS: usize = 3;
 /// Most configurations one comparison chart draws.
-pub const COMPARISON_MAX_CONFIGS: usize = 12;
+pub const COMPARISON_MAX_CONFIGS: usize = 6;
 /// Latency CDF size: CDF and tail panels side by side (px).
 pub const LATENCY_SIZE: (u32, u32) = (1600, 760);
 
