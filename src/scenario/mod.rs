@@ -6,8 +6,10 @@
 //! scoring options. See the README for the full format.
 
 mod error;
+mod providers;
 
 pub use error::{InputError, line_col};
+pub use providers::{MAX_PROVIDERS, ProviderSpec, RoutingSpec, Strategy};
 
 use crate::client::ClientSpec;
 use crate::policy::{PolicyConfig, PolicySpec};
@@ -58,6 +60,9 @@ struct ScenarioFile {
     policy: Option<Spanned<toml::Table>>,
     #[serde(default)]
     scoring: ScoringSpec,
+    routing: Option<Spanned<RoutingSpec>>,
+    #[serde(default)]
+    providers: Vec<Spanned<providers::ProviderFile>>,
 }
 
 /// Where the dependency's answers come from.
@@ -79,6 +84,16 @@ pub enum Source {
         rows: Vec<ScriptRow>,
         /// Ground-truth windows for scoring.
         incidents: Vec<IncidentSpec>,
+    },
+    /// Arrivals from the traffic model; each request is routed across several providers, each
+    /// with its own dependency model, incidents, breakers and price (`[[providers]]`).
+    Providers {
+        /// The arrival process.
+        traffic: TrafficSpec,
+        /// How providers are ordered (`[routing]`).
+        routing: RoutingSpec,
+        /// The providers, in file order (the priority order).
+        providers: Vec<ProviderSpec>,
     },
 }
 
@@ -132,6 +147,7 @@ impl Scenario {
             }
             None => ClientSpec::default(),
         };
+        let first_incident = file.incidents.first().map(|i| i.span());
         let mut incidents = Vec::with_capacity(file.incidents.len());
         for (i, inc) in file.incidents.into_iter().enumerate() {
             let span = inc.span();
@@ -140,8 +156,12 @@ impl Scenario {
             incidents.push(inc);
         }
         let (source, duration) = if let Some(script) = file.script {
-            for (present, key) in [(file.traffic.is_some(), "traffic"), (file.upstream.is_some(), "upstream")]
-            {
+            for (present, key) in [
+                (file.traffic.is_some(), "traffic"),
+                (file.upstream.is_some(), "upstream"),
+                (!file.providers.is_empty(), "[providers]"),
+                (file.routing.is_some(), "routing"),
+            ] {
                 if present {
                     return Err(at(
                         script.span(),
@@ -176,16 +196,44 @@ impl Scenario {
                     ));
                 }
             };
-            let upstream = match file.upstream {
-                Some(u) => {
-                    let span = u.span();
-                    let u = u.into_inner();
-                    u.validate().map_err(|m| at(span, format!("[upstream]: {m}")))?;
-                    u
+            if !file.providers.is_empty() {
+                if let Some(u) = &file.upstream {
+                    return Err(at(
+                        u.span(),
+                        "with [[providers]], each provider has its own [providers.upstream]; \
+                         remove the top-level [upstream]"
+                            .into(),
+                    ));
                 }
-                None => UpstreamSpec::default(),
-            };
-            (Source::Model { traffic, upstream, incidents }, duration)
+                if let Some(span) = first_incident {
+                    return Err(at(
+                        span,
+                        "with [[providers]], incidents belong to a provider ([[providers.incidents]]); \
+                         remove the top-level [[incidents]]"
+                            .into(),
+                    ));
+                }
+                let routing = file.routing.map(Spanned::into_inner).unwrap_or_default();
+                let providers = providers::validate(path, text, file.providers)?;
+                (Source::Providers { traffic, routing, providers }, duration)
+            } else {
+                if let Some(r) = &file.routing {
+                    return Err(at(
+                        r.span(),
+                        "[routing] needs [[providers]] to route between (see the README)".into(),
+                    ));
+                }
+                let upstream = match file.upstream {
+                    Some(u) => {
+                        let span = u.span();
+                        let u = u.into_inner();
+                        u.validate().map_err(|m| at(span, format!("[upstream]: {m}")))?;
+                        u
+                    }
+                    None => UpstreamSpec::default(),
+                };
+                (Source::Model { traffic, upstream, incidents }, duration)
+            }
         };
         let policy = match file.policy {
             Some(table) => {

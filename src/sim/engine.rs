@@ -5,6 +5,17 @@
 //! [`EventQueue`]. An arrival precedes any other event at the same instant, as if all arrivals
 //! had been scheduled first. Results are recorded when each call completes, in event order, so a
 //! call that started before a state change completes after it.
+//!
+//! Routing (`[[providers]]`): each client attempt is a routing pass over the providers, in the
+//! order of [`routing::Router`]. The pass tries the first provider whose breaker admits the
+//! call; a failed try fails over at once (no backoff, seed 002) to the next untried provider, a
+//! rejection skips to the next one. When every provider was tried or rejected, the pass ends as
+//! an attempt ends without routing: retried by the client's ladder (a new pass, every provider
+//! untried again) or answered by the fallback. Breakers, health scores and the breaker index in
+//! the record are per (breaker slot, provider): `slot · providers + provider`. A scenario
+//! without providers is the same with one provider.
+
+mod routing;
 
 use super::queue::EventQueue;
 use super::workload::Workload;
@@ -15,8 +26,10 @@ use crate::policy::{
     Admission, Breaker, Observation, Policy, PolicyConfig, State, Ticket, Transition, Transitions,
 };
 use crate::rng::Stream;
+use crate::scenario::Strategy;
 use crate::time::{Dur, SimTime};
 use crate::upstream::Load;
+use routing::Router;
 use std::collections::VecDeque;
 
 /// Options of one run that do not change the simulation itself.
@@ -35,8 +48,15 @@ struct Call {
     attempt: u32,
     /// The client instance that made the request.
     instance: u32,
-    /// Index of the breaker (and recorder instance) this call goes through.
+    /// The breaker slot this call goes through (its instance, or 0 with a shared breaker); the
+    /// breaker itself is `breaker · providers + provider`.
     breaker: u32,
+    /// The provider of the try in flight.
+    provider: u32,
+    /// Providers tried or rejected in this routing pass (bit per provider).
+    tried: u64,
+    /// True once a try of this pass went upstream (a pass with none was shed).
+    sent: bool,
     /// True while this attempt is a retry in flight (for the concurrency budget).
     retry_in_flight: bool,
     /// What the retry quota charged for this attempt (refunded if it succeeds).
@@ -64,8 +84,8 @@ enum Event {
     Deadline(u32),
     /// The retry queue is worked through.
     QueueCycle,
-    /// The dependency finished a call (capacity model only).
-    UpstreamDone,
+    /// A provider's dependency finished a call (capacity model only).
+    UpstreamDone(u32),
     /// The client process restarts (a scheduled job's next run).
     Restart,
 }
@@ -91,10 +111,12 @@ struct Engine<'a> {
     breakers: Vec<Policy>,
     scheduled: Vec<Option<SimTime>>,
     instances: u64,
+    router: Router,
     budgets: Vec<Budget>,
     active_requests: Vec<u64>,
     active_retries: Vec<u64>,
-    load: Option<Load>,
+    /// Each provider's capacity model, when limited.
+    loads: Vec<Option<Load>>,
     queue: EventQueue<Event>,
     retry_queue: VecDeque<Call>,
     cycle_scheduled: bool,
@@ -110,7 +132,14 @@ impl<'a> Engine<'a> {
         opts: &RunOptions,
     ) -> Engine<'a> {
         let instances = u64::from(client.instances.max(1));
-        let breaker_count = if client.shared_breaker { 1 } else { instances as usize };
+        let slots = if client.shared_breaker { 1 } else { instances as usize };
+        let providers = workload.providers();
+        let router = Router::new(
+            providers.map_or(1, |p| p.len() as u32),
+            providers.map_or(Strategy::Priority, |p| p.strategy),
+            slots,
+        );
+        let breaker_count = slots * router.providers() as usize;
         let breakers = (0..breaker_count)
             .map(|b| policy.build(workload.seed.seed_for(Stream::Policy, b as u64)))
             .collect();
@@ -119,12 +148,22 @@ impl<'a> Engine<'a> {
         } else {
             client.timeout
         };
-        let rec = Recorder::new(RecorderOptions {
+        let mut rec = Recorder::new(RecorderOptions {
             horizon: workload.horizon,
             instances: breaker_count,
             timeline_bin: opts.timeline_bin,
             truth: workload.truth.clone(),
         });
+        let loads = match providers {
+            Some(p) => {
+                rec.enable_routing(&p.names, &p.prices, &p.open_windows);
+                p.capacities
+                    .iter()
+                    .map(|c| c.as_ref().map(|(spec, service)| Load::new(spec, *service)))
+                    .collect()
+            }
+            None => vec![workload.capacity.as_ref().map(|(spec, service)| Load::new(spec, *service))],
+        };
         Engine {
             client,
             policy,
@@ -135,10 +174,11 @@ impl<'a> Engine<'a> {
             breakers,
             scheduled: vec![None; breaker_count],
             instances,
+            router,
             budgets: vec![Budget::new(&client.retry.budget); instances as usize],
             active_requests: vec![0; instances as usize],
             active_retries: vec![0; instances as usize],
-            load: workload.capacity.as_ref().map(|(spec, service)| Load::new(spec, *service)),
+            loads,
             queue: EventQueue::with_capacity(1024, workload.arrivals.len() as u64),
             retry_queue: VecDeque::new(),
             cycle_scheduled: false,
@@ -187,8 +227,8 @@ impl<'a> Engine<'a> {
                     }
                 }
                 Event::QueueCycle => self.work_retry_queue(now),
-                Event::UpstreamDone => {
-                    if let Some(load) = &mut self.load {
+                Event::UpstreamDone(p) => {
+                    if let Some(load) = &mut self.loads[p as usize] {
                         load.finish(now);
                     }
                 }
@@ -196,7 +236,7 @@ impl<'a> Engine<'a> {
             }
         }
         let end = now.max(self.workload.horizon);
-        if let Some(load) = &self.load {
+        for load in self.loads.iter().flatten() {
             self.rec.overloaded_for(load.overloaded_until(end));
         }
         self.rec.finish(end)
@@ -214,6 +254,9 @@ impl<'a> Engine<'a> {
             attempt: 1,
             instance,
             breaker,
+            provider: 0,
+            tried: 0,
+            sent: false,
             retry_in_flight: false,
             retry_cost: 0,
             epoch: self.epoch,
@@ -227,35 +270,62 @@ impl<'a> Engine<'a> {
         self.attempt(now, call, AttemptKind::First);
     }
 
-    /// Asks the breaker and, if allowed, sends the attempt upstream.
+    /// Starts a routing pass for one attempt of a request: tries the providers in the router's
+    /// order until a breaker admits the call (see the module documentation).
     fn attempt(&mut self, now: SimTime, mut call: Call, kind: AttemptKind) {
-        let b = call.breaker;
-        let admission = self.breakers[b as usize].admit(now, &mut self.changes);
-        self.flush(b);
-        self.reschedule(b, now);
-        let Admission::Allow(ticket) = admission else {
-            self.rec.rejected(now, b as usize);
-            if call.deferred_at.is_some() {
-                self.defer_again(now, call);
-            } else if self.client.retry.retries_rejection(call.attempt) {
-                self.retry_within_budget(now, call, OutcomeClass::Error, None);
-            } else {
-                self.give_up(now, call, true);
+        call.tried = 0;
+        call.sent = false;
+        self.try_next(now, call, kind);
+    }
+
+    /// Asks the next provider's breaker and, if allowed, sends the try upstream; a rejection
+    /// moves on to the next provider; with none left the pass ends.
+    fn try_next(&mut self, now: SimTime, mut call: Call, kind: AttemptKind) {
+        let providers = self.router.providers();
+        let (p, ticket) = loop {
+            let Some(p) =
+                self.router.next(call.breaker, call.tried, &self.workload.seed, call.request, call.attempt)
+            else {
+                if call.sent {
+                    // A try failed and every other provider refused: the pass failed with it.
+                    self.pass_failed(now, call);
+                } else {
+                    if providers > 1 {
+                        self.rec.routed(now, call.tried);
+                    }
+                    self.pass_rejected(now, call);
+                }
+                return;
+            };
+            call.tried |= 1 << p;
+            let b = call.breaker * providers + p;
+            let admission = self.breakers[b as usize].admit(now, &mut self.changes);
+            self.flush(b);
+            self.reschedule(b, now);
+            match admission {
+                Admission::Allow(ticket) => break (p, ticket),
+                _ => self.rec.rejected(now, b as usize),
             }
-            return;
         };
+        if providers > 1 && !call.sent {
+            let passed = self.router.passed_over(call.breaker, p, call.tried & !(1 << p), call.tried);
+            self.rec.routed(now, passed);
+        }
+        let b = call.breaker * providers + p;
         let kind = if ticket.probe { AttemptKind::Probe } else { kind };
         call.epoch = self.epoch;
+        call.provider = p;
+        call.sent = true;
         self.rec.attempt_sent(now, b as usize, kind);
-        let mut answer = self.workload.answer(call.request, call.attempt, now);
-        if let Some(load) = &mut self.load {
+        let mut answer = self.workload.provider_answer(p, call.request, call.attempt, now);
+        if let Some(load) = &mut self.loads[p as usize] {
             let (loaded, took_slot) = load.admit(now, answer);
             answer = loaded;
             if took_slot {
-                self.queue.push(now + answer.latency, Event::UpstreamDone);
+                self.queue.push(now + answer.latency, Event::UpstreamDone(p));
             }
         }
-        if kind == AttemptKind::Retry {
+        if kind == AttemptKind::Retry && !call.retry_in_flight {
             call.retry_in_flight = true;
             self.active_retries[call.instance as usize] += 1;
         }
@@ -271,19 +341,46 @@ impl<'a> Engine<'a> {
         self.queue.push(now + latency, Event::Complete(call));
     }
 
-    /// An attempt's result reaches the client.
+    /// Every provider refused the attempt: defer it again, retry it, or shed it.
+    fn pass_rejected(&mut self, now: SimTime, call: Call) {
+        if call.deferred_at.is_some() {
+            self.defer_again(now, call);
+        } else if self.client.retry.retries_rejection(call.attempt) {
+            self.retry_within_budget(now, call, OutcomeClass::Error, None);
+        } else {
+            self.give_up(now, call, true);
+        }
+    }
+
+    /// A try's result reaches the client.
     fn complete(&mut self, now: SimTime, call: Call) {
-        let b = call.breaker;
+        let providers = self.router.providers();
+        let b = call.breaker * providers + call.provider;
         let verdict = self.classifier.verdict(call.class);
         if call.epoch == self.epoch {
             let obs = Observation { verdict, latency: call.latency };
             self.breakers[b as usize].record(now, call.ticket, obs, &mut self.changes);
             self.flush(b);
             self.reschedule(b, now);
+            if providers > 1 {
+                self.router.record(call.breaker, call.provider, verdict);
+            }
         }
         self.rec.attempt_done(now, b as usize, call.class, verdict, call.latency);
         let inst = call.instance as usize;
         self.budgets[inst].on_result(call.class, call.retry_cost);
+        if call.class != OutcomeClass::Ok && call.tried != self.router.all() {
+            // Fail over at once to the next untried provider (seed 002: no backoff).
+            self.try_next(now, call, AttemptKind::Failover);
+            return;
+        }
+        self.pass_failed(now, call);
+    }
+
+    /// A routing pass ended with its last try's result (`call.class`): done, retried, deferred
+    /// or answered by the fallback.
+    fn pass_failed(&mut self, now: SimTime, call: Call) {
+        let inst = call.instance as usize;
         let mut call = call;
         if call.retry_in_flight {
             call.retry_in_flight = false;
@@ -411,6 +508,7 @@ impl<'a> Engine<'a> {
             }
             let fresh = Budget::new(&self.client.retry.budget);
             self.budgets.iter_mut().for_each(|budget| *budget = fresh.clone());
+            self.router.reset();
         }
         let next = now + process.every;
         if next < self.workload.horizon {
