@@ -667,6 +667,111 @@ mod tests {
         assert_eq!(kept.transitions.len(), 1, "the persisted state stays open");
     }
 
+    /// One request per second for `secs` seconds, routed (`strategy`) between `primary` and
+    /// `secondary` (extra TOML lines of each provider). Latencies are fixed (p50 = p95).
+    fn two_providers(secs: u64, strategy: &str, primary: &str, secondary: &str) -> String {
+        format!(
+            "duration = \"{secs}s\"\n[traffic]\nkind = \"constant\"\nrate = 1.0\n\
+             [routing]\nstrategy = \"{strategy}\"\n\
+             [[providers]]\nname = \"primary\"\nprice = 0.5\n\
+             [providers.upstream]\np50 = \"100ms\"\np95 = \"100ms\"\n{primary}\n\
+             [[providers]]\nname = \"secondary\"\nprice = 2.0\n\
+             [providers.upstream]\np50 = \"100ms\"\np95 = \"100ms\"\n{secondary}\n"
+        )
+    }
+
+    /// A provider outage over the whole run; each call fails after 50 ms.
+    const DOWN: &str = "[[providers.incidents]]\nkind = \"outage\"\nstart = \"0s\"\nduration = \"2m\"\n";
+
+    fn metrics(r: &RunRecord) -> crate::metrics::Metrics {
+        crate::metrics::score(r, &crate::metrics::ScoringOptions::default())
+    }
+
+    #[test]
+    fn a_failed_try_fails_over_at_once_to_the_next_provider() {
+        // No breaker: each request tries the primary (fails at +50 ms), then the secondary
+        // straight away (answers at +150 ms).
+        let r = run(&two_providers(10, "priority", DOWN, ""), "none", &[]);
+        let m = metrics(&r);
+        assert_eq!((r.counters.requests, r.counters.attempts, r.counters.failover_attempts), (10, 20, 10));
+        assert_eq!((r.counters.answered_ok, r.counters.errors, r.counters.rejections), (10, 0, 0));
+        let p: Vec<(&str, u64, u64)> =
+            r.providers.iter().map(|p| (p.name.as_str(), p.attempts, p.successes)).collect();
+        assert_eq!(p, vec![("primary", 10, 0), ("secondary", 10, 10)]);
+        assert_eq!(m.spend, Some(10.0 * 0.5 + 10.0 * 2.0));
+        assert_eq!(m.failovers, Some(10));
+        assert_eq!(m.get("provider.secondary.successes"), Some(10.0));
+        // The primary was tried first until the window's end: 120 s.
+        assert_eq!(m.failover_delay_mean_s, Some(120.0));
+        assert_eq!(r.latency.min(), r.latency.percentile_permille(1_000));
+        assert!((r.latency.min().unwrap().as_millis_f64() - 150.0).abs() <= 1.2);
+        assert_eq!(r.instances, 2, "one breaker per provider");
+        assert_eq!(r.truth[0].kind, "primary:outage");
+    }
+
+    #[test]
+    fn a_rejecting_breaker_skips_its_provider() {
+        // consecutive(2): the primary's breaker (instance 0) opens when the second failure
+        // completes at 1.05 s; from the request at 2 s on, it rejects and the secondary gets the
+        // first try: failover delay 2 s.
+        let r = run(
+            &two_providers(5, "priority", DOWN, ""),
+            "consecutive",
+            &[("failure_threshold", 2.into()), ("open_duration", "1h".into())],
+        );
+        let opens: Vec<(usize, u64, State)> =
+            r.transitions.iter().map(|(i, t)| (*i, t.at.micros(), t.to)).collect();
+        assert_eq!(opens, vec![(0, 1_050_000, State::Open)]);
+        let p: Vec<(u64, u64)> = r.providers.iter().map(|p| (p.attempts, p.successes)).collect();
+        assert_eq!(p, vec![(2, 0), (5, 5)]);
+        assert_eq!((r.counters.rejections, r.counters.failover_attempts, r.counters.shed), (3, 2, 0));
+        assert_eq!(metrics(&r).failover_delay_mean_s, Some(2.0));
+        assert_eq!(r.counters.answered_ok, 5);
+    }
+
+    #[test]
+    fn a_request_every_provider_refuses_is_shed() {
+        // Both down, consecutive(1): request 0 fails on both (opening both breakers at 50 ms and
+        // 100 ms) and ends as an error; every later request is refused by both: shed.
+        let r = run(
+            &two_providers(4, "priority", DOWN, DOWN),
+            "consecutive",
+            &[("failure_threshold", 1.into()), ("open_duration", "1h".into())],
+        );
+        let opens: Vec<(usize, u64)> = r.transitions.iter().map(|(i, t)| (*i, t.at.micros())).collect();
+        assert_eq!(opens, vec![(0, 50_000), (1, 100_000)]);
+        assert_eq!((r.counters.attempts, r.counters.failover_attempts), (2, 1));
+        assert_eq!((r.counters.rejections, r.counters.shed, r.counters.errors), (6, 3, 4));
+        // The primary's outage: first passed over (refused) by the request at 1 s. The
+        // secondary's: passed over at 0 s already, as it comes after the primary. Mean 0.5 s.
+        assert_eq!(metrics(&r).failover_delay_mean_s, Some(0.5));
+    }
+
+    #[test]
+    fn health_routing_demotes_a_failing_provider_for_good() {
+        // Equal scores: the seeded draw picks the first try. The first request that goes to the
+        // primary fails (score 1.0 → 0.8) and fails over; after that 0.8 × U < 1.0 × U' always,
+        // and the secondary's successes keep it at 1.0: the primary is never tried again.
+        let text = two_providers(8, "health", DOWN, "");
+        let r = run(&text, "none", &[]);
+        let seed = crate::rng::RunSeed::new(1, "t", 0);
+        let router = super::Router::new(2, crate::scenario::Strategy::Health, 1);
+        let k = (0..8).find(|req| router.next(0, 0, &seed, *req, 1) == Some(0)).expect("a draw picks it");
+        let p: Vec<(u64, u64)> = r.providers.iter().map(|p| (p.attempts, p.successes)).collect();
+        assert_eq!(p, vec![(1, 0), (8, 8)]);
+        assert_eq!(r.counters.failover_attempts, 1);
+        // Passes before it lost the primary by the draw alone (equal scores): not a failover.
+        // The pass after its failure (request k + 1, at k + 1 s) passed it over for its score.
+        assert_eq!(metrics(&r).failover_delay_mean_s, Some((k + 1) as f64));
+    }
+
+    #[test]
+    fn providers_refuse_a_top_level_upstream() {
+        let text = format!("{}[upstream]\np50 = \"1s\"\n", two_providers(5, "priority", "", ""));
+        let err = Scenario::parse(Path::new("t.toml"), &text).unwrap_err().to_string();
+        assert!(err.contains("remove the top-level [upstream]"), "{err}");
+    }
+
     #[test]
     fn an_active_half_open_transition_fires_without_traffic() {
         // One failing call at 0 s with failure_threshold 1: open at 50 ms; active transition
