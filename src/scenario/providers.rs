@@ -141,3 +141,78 @@ pub(super) fn validate(
     }
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::scenario::{Scenario, Source, Strategy};
+    use std::path::Path;
+
+    const HEAD: &str = "duration = \"1h\"\n[traffic]\nkind = \"constant\"\nrate = 1.0\n";
+
+    fn parse(tail: &str) -> Result<Scenario, String> {
+        Scenario::parse(Path::new("s.toml"), &format!("{HEAD}{tail}")).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn providers_parse_in_file_order() {
+        let sc = parse(
+            "[routing]\nstrategy = \"health\"\n[[providers]]\nname = \"a\"\nprice = 0.42\n\
+             [[providers.incidents]]\nkind = \"outage\"\nstart = \"1m\"\nduration = \"1m\"\n\
+             [[providers]]\nname = \"b-2\"\n[providers.upstream]\np50 = \"1s\"\np95 = \"2s\"\n",
+        )
+        .unwrap();
+        let Source::Providers { routing, providers, .. } = &sc.source else { panic!("providers") };
+        assert_eq!(routing.strategy, Strategy::Health);
+        assert_eq!(providers.len(), 2);
+        assert_eq!(
+            (providers[0].name.as_str(), providers[0].price, providers[0].incidents.len()),
+            ("a", 0.42, 1)
+        );
+        assert_eq!((providers[1].name.as_str(), providers[1].price), ("b-2", 0.0));
+        assert_eq!(providers[1].upstream.p95, crate::time::Dur::from_secs(2));
+        // [routing] is optional: priority.
+        let sc = parse("[[providers]]\nname = \"a\"\n").unwrap();
+        let Source::Providers { routing, .. } = &sc.source else { panic!("providers") };
+        assert_eq!(routing.strategy, Strategy::Priority);
+    }
+
+    #[test]
+    fn bad_providers_are_refused_at_their_line() {
+        let cases = [
+            ("[[providers]]\nname = \"a\"\n[[providers]]\nname = \"a\"\n", "s.toml:8:8:", "used twice"),
+            ("[[providers]]\nname = \"a b\"\n", "s.toml:6:8:", "letters, digits"),
+            ("[[providers]]\nname = \"a\"\nprice = -1.0\n", "s.toml:7:9:", "finite number ≥ 0"),
+            (
+                "[[providers]]\nname = \"a\"\n[providers.upstream]\np50 = \"2s\"\np95 = \"1s\"\n",
+                "s.toml:",
+                "must not be shorter",
+            ),
+            ("[[providers]]\nname = \"a\"\ncolour = \"red\"\n", "s.toml:7:", "unknown field `colour`"),
+            (
+                "[[providers]]\nname = \"a\"\n[[providers.incidents]]\nkind = \"outage\"\nstart = \"0s\"\nduration = \"1m\"\nfactor = 2.0\n",
+                "s.toml:",
+                "[[providers.incidents]] #1",
+            ),
+            ("[routing]\nstrategy = \"priority\"\n", "s.toml:5:1:", "[routing] needs [[providers]]"),
+            (
+                "[routing]\nstrategy = \"random\"\n[[providers]]\nname = \"a\"\n",
+                "s.toml:6:",
+                "unknown variant `random`",
+            ),
+            (
+                "[[incidents]]\nkind = \"outage\"\nstart = \"0s\"\nduration = \"1m\"\n[[providers]]\nname = \"a\"\n",
+                "s.toml:5:1:",
+                "remove the top-level [[incidents]]",
+            ),
+            (
+                "[upstream]\np50 = \"1s\"\n[[providers]]\nname = \"a\"\n",
+                "s.toml:5:1:",
+                "remove the top-level [upstream]",
+            ),
+        ];
+        for (tail, at, what) in cases {
+            let err = parse(tail).unwrap_err();
+            assert!(err.starts_with(at) && err.contains(what), "{tail:?}: {err}");
+        }
+    }
+}
