@@ -2,8 +2,8 @@
 //! the health scores the `health` strategy orders by.
 //!
 //! Health scores are kept in tenths, as integers (1 to 10, starting at 10), so ordering never
-//! depends on float rounding: a success adds 1 (0.1) up to 10, a failure takes 2 (0.2) down to
-//! 1. The `health` strategy ranks the untried providers by `health × U`, with `U` uniform in
+//! depends on float rounding: a success adds 1 (0.1) up to 10, a failure takes 2 (0.2) down
+//! to 1. The `health` strategy ranks the untried providers by `health × U`, with `U` uniform in
 //! [0.8, 1.0) as the fixed-point integer `(4·2³² + x) / (5·2³²)`, `x` the top 32 bits of one
 //! draw per provider (file order) from `RunSeed::draw(Stream::Routing, request, attempt)`: the
 //! same attempt of the same request gets the same `U`s in every configuration, and every step
