@@ -355,7 +355,7 @@ impl Recorder {
     pub fn routed(&mut self, at: SimTime, passed_over: u64) {
         let Some(routing) = &mut self.routing else { return };
         for (p, record) in routing.providers.iter_mut().enumerate() {
-            if p >= 64 || passed_over & (1 << p) == 0 {
+            if p >= 64 || passed_over & (1u64 << p) == 0 {
                 continue;
             }
             let cursor = &mut routing.cursors[p];
@@ -374,6 +374,7 @@ impl Recorder {
     }
 
     /// The provider of breaker instance `instance`, in a multi-provider run.
+    #[inline]
     fn provider_mut(&mut self, instance: usize) -> Option<&mut ProviderRecord> {
         let routing = self.routing.as_mut()?;
         let n = routing.providers.len().max(1);

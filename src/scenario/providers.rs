@@ -11,8 +11,8 @@ use std::path::Path;
 use toml::Spanned;
 
 /// Most providers a scenario may list (the engine tracks the providers a request has tried in
-/// one 64-bit mask).
-pub const MAX_PROVIDERS: usize = 64;
+/// one 32-bit mask, which keeps a call in flight as small as without routing).
+pub const MAX_PROVIDERS: usize = 32;
 
 /// How the client orders the providers for each attempt of a request.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Deserialize)]

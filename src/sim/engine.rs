@@ -46,15 +46,13 @@ struct Call {
     arrival: SimTime,
     /// 1 for the first try; every retry or deferred re-try adds one.
     attempt: u32,
-    /// The client instance that made the request.
+    /// The client instance that made the request (its breaker slot is [`Engine::slot`]; the
+    /// breaker itself is `slot · providers + provider`).
     instance: u32,
-    /// The breaker slot this call goes through (its instance, or 0 with a shared breaker); the
-    /// breaker itself is `breaker · providers + provider`.
-    breaker: u32,
     /// The provider of the try in flight.
-    provider: u32,
+    provider: u8,
     /// Providers tried or rejected in this routing pass (bit per provider).
-    tried: u64,
+    tried: u32,
     /// True once a try of this pass went upstream (a pass with none was shed).
     sent: bool,
     /// True while this attempt is a retry in flight (for the concurrency budget).
@@ -245,7 +243,6 @@ impl<'a> Engine<'a> {
     fn arrive(&mut self, now: SimTime, request: u64) {
         self.rec.request_arrived(now);
         let instance = (request % self.instances) as u32;
-        let breaker = if self.client.shared_breaker { 0 } else { instance };
         self.budgets[instance as usize].on_request(now);
         self.active_requests[instance as usize] += 1;
         let call = Call {
@@ -253,7 +250,6 @@ impl<'a> Engine<'a> {
             arrival: now,
             attempt: 1,
             instance,
-            breaker,
             provider: 0,
             tried: 0,
             sent: false,
@@ -282,23 +278,23 @@ impl<'a> Engine<'a> {
     /// moves on to the next provider; with none left the pass ends.
     fn try_next(&mut self, now: SimTime, mut call: Call, kind: AttemptKind) {
         let providers = self.router.providers();
+        let slot = self.slot(&call);
         let (p, ticket) = loop {
-            let Some(p) =
-                self.router.next(call.breaker, call.tried, &self.workload.seed, call.request, call.attempt)
+            let Some(p) = self.router.next(slot, call.tried, &self.workload.seed, call.request, call.attempt)
             else {
                 if call.sent {
                     // A try failed and every other provider refused: the pass failed with it.
                     self.pass_failed(now, call);
                 } else {
                     if providers > 1 {
-                        self.rec.routed(now, call.tried);
+                        self.rec.routed(now, u64::from(call.tried));
                     }
                     self.pass_rejected(now, call);
                 }
                 return;
             };
             call.tried |= 1 << p;
-            let b = call.breaker * providers + p;
+            let b = slot * providers + p;
             let admission = self.breakers[b as usize].admit(now, &mut self.changes);
             self.flush(b);
             self.reschedule(b, now);
@@ -308,13 +304,13 @@ impl<'a> Engine<'a> {
             }
         };
         if providers > 1 && !call.sent {
-            let passed = self.router.passed_over(call.breaker, p, call.tried & !(1 << p), call.tried);
-            self.rec.routed(now, passed);
+            let passed = self.router.passed_over(slot, p, call.tried & !(1 << p), call.tried);
+            self.rec.routed(now, u64::from(passed));
         }
-        let b = call.breaker * providers + p;
+        let b = slot * providers + p;
         let kind = if ticket.probe { AttemptKind::Probe } else { kind };
         call.epoch = self.epoch;
-        call.provider = p;
+        call.provider = p as u8;
         call.sent = true;
         self.rec.attempt_sent(now, b as usize, kind);
         let mut answer = self.workload.provider_answer(p, call.request, call.attempt, now);
@@ -355,7 +351,8 @@ impl<'a> Engine<'a> {
     /// A try's result reaches the client.
     fn complete(&mut self, now: SimTime, call: Call) {
         let providers = self.router.providers();
-        let b = call.breaker * providers + call.provider;
+        let slot = self.slot(&call);
+        let b = slot * providers + u32::from(call.provider);
         let verdict = self.classifier.verdict(call.class);
         if call.epoch == self.epoch {
             let obs = Observation { verdict, latency: call.latency };
@@ -363,7 +360,7 @@ impl<'a> Engine<'a> {
             self.flush(b);
             self.reschedule(b, now);
             if providers > 1 {
-                self.router.record(call.breaker, call.provider, verdict);
+                self.router.record(slot, u32::from(call.provider), verdict);
             }
         }
         self.rec.attempt_done(now, b as usize, call.class, verdict, call.latency);
@@ -514,6 +511,11 @@ impl<'a> Engine<'a> {
         if next < self.workload.horizon {
             self.queue.push(next, Event::Restart);
         }
+    }
+
+    /// The breaker slot of a call: its client instance, or 0 when the breaker is shared.
+    fn slot(&self, call: &Call) -> u32 {
+        if self.client.shared_breaker { 0 } else { call.instance }
     }
 
     fn flush(&mut self, b: u32) {
@@ -763,6 +765,32 @@ mod tests {
         // Passes before it lost the primary by the draw alone (equal scores): not a failover.
         // The pass after its failure (request k + 1, at k + 1 s) passed it over for its score.
         assert_eq!(metrics(&r).failover_delay_mean_s, Some((k + 1) as f64));
+    }
+
+    #[test]
+    fn each_provider_answers_from_its_own_draw() {
+        // Same model for both providers: answers differ between providers (their own draws)
+        // but not between calls, and a single-provider workload's answer is unchanged.
+        let same = "[providers.upstream]\np50 = \"100ms\"\np95 = \"400ms\"\n";
+        let text = two_providers(30, "priority", "", "")
+            .replace("[providers.upstream]\np50 = \"100ms\"\np95 = \"100ms\"\n", same);
+        let sc = Scenario::parse(Path::new("t.toml"), &text).unwrap();
+        let w = Workload::build(&sc, 1, 0).unwrap();
+        let at = SimTime(5_000_000);
+        let differ = (0..30u64)
+            .filter(|r| w.provider_answer(0, *r, 1, at).latency != w.provider_answer(1, *r, 1, at).latency)
+            .count();
+        assert_eq!(differ, 30);
+        assert_eq!(w.provider_answer(1, 7, 2, at), w.provider_answer(1, 7, 2, at));
+        assert_eq!(w.provider_answer(0, 7, 2, at), w.answer(7, 2, at));
+        assert!(w.first_answers.is_empty(), "answers depend on when each provider is tried");
+    }
+
+    #[test]
+    fn routing_keeps_a_call_in_flight_small() {
+        // Events move through the heap by value: routing state (a 32-bit mask and a provider
+        // byte in place of the breaker slot) must not make them bigger than without it.
+        assert!(std::mem::size_of::<super::Call>() <= 104, "{}", std::mem::size_of::<super::Call>());
     }
 
     #[test]

@@ -198,6 +198,7 @@ impl Workload {
     /// The answer of provider `provider` (file order) to `attempt` of `request`, sent at `at`:
     /// drawn from `seed.draw(Stream::Upstream, request | provider << 48, attempt)`. Without
     /// `[[providers]]` there is one provider and this is [`Workload::answer`].
+    #[inline]
     pub fn provider_answer(&self, provider: u32, request: u64, attempt: u32, at: SimTime) -> Answer {
         match &self.answers {
             Answers::Providers(p) => {

@@ -33,7 +33,7 @@ pub(super) struct Router {
 }
 
 impl Router {
-    /// A router over `providers` providers (1 to 64) for `slots` breaker slots, every score at
+    /// A router over `providers` providers (1 to 32) for `slots` breaker slots, every score at
     /// its maximum.
     pub(super) fn new(providers: u32, strategy: Strategy, slots: usize) -> Router {
         Router { providers, strategy, health: vec![HEALTH_MAX; slots * providers as usize] }
@@ -45,8 +45,8 @@ impl Router {
     }
 
     /// The mask with one bit per provider.
-    pub(super) fn all(&self) -> u64 {
-        if self.providers >= 64 { u64::MAX } else { (1u64 << self.providers) - 1 }
+    pub(super) fn all(&self) -> u32 {
+        if self.providers >= 32 { u32::MAX } else { (1u32 << self.providers) - 1 }
     }
 
     /// The health score (tenths) of `provider` as seen by breaker slot `slot`.
@@ -56,10 +56,11 @@ impl Router {
 
     /// The provider attempt `attempt` of `request` (through slot `slot`) tries next, among those
     /// not in `tried`; `None` when every provider was tried. Allocates nothing.
+    #[inline]
     pub(super) fn next(
         &self,
         slot: u32,
-        tried: u64,
+        tried: u32,
         seed: &RunSeed,
         request: u64,
         attempt: u32,
@@ -91,13 +92,13 @@ impl Router {
     /// the rejected ones, plus each untried provider that ranks below `first` for a reason other
     /// than the random draw (`priority`: all of them, they come later in the file; `health`:
     /// those with a strictly lower score than `first`'s).
-    pub(super) fn passed_over(&self, slot: u32, first: u32, rejected: u64, tried: u64) -> u64 {
+    pub(super) fn passed_over(&self, slot: u32, first: u32, rejected: u32, tried: u32) -> u32 {
         let untried = !tried & self.all();
         match self.strategy {
             Strategy::Priority => rejected | untried,
             Strategy::Health => {
                 let top = self.health(slot, first);
-                let mut lower = 0u64;
+                let mut lower = 0u32;
                 for p in 0..self.providers {
                     if untried & (1 << p) != 0 && self.health(slot, p) < top {
                         lower |= 1 << p;
