@@ -366,7 +366,7 @@ impl<'a> Engine<'a> {
         self.rec.attempt_done(now, b as usize, call.class, verdict, call.latency);
         let inst = call.instance as usize;
         self.budgets[inst].on_result(call.class, call.retry_cost);
-        if call.class != OutcomeClass::Ok && call.tried != self.router.all() {
+        if providers > 1 && call.class != OutcomeClass::Ok && call.tried != self.router.all() {
             // Fail over at once to the next untried provider (seed 002: no backoff).
             self.try_next(now, call, AttemptKind::Failover);
             return;

@@ -28,6 +28,8 @@ const FAILURE_STEP: u8 = 2;
 #[derive(Clone, Debug)]
 pub(super) struct Router {
     providers: u32,
+    /// One bit per provider.
+    all: u32,
     strategy: Strategy,
     health: Vec<u8>,
 }
@@ -36,7 +38,8 @@ impl Router {
     /// A router over `providers` providers (1 to 32) for `slots` breaker slots, every score at
     /// its maximum.
     pub(super) fn new(providers: u32, strategy: Strategy, slots: usize) -> Router {
-        Router { providers, strategy, health: vec![HEALTH_MAX; slots * providers as usize] }
+        let all = if providers >= 32 { u32::MAX } else { (1u32 << providers) - 1 };
+        Router { providers, all, strategy, health: vec![HEALTH_MAX; slots * providers as usize] }
     }
 
     /// How many providers there are.
@@ -45,8 +48,9 @@ impl Router {
     }
 
     /// The mask with one bit per provider.
+    #[inline]
     pub(super) fn all(&self) -> u32 {
-        if self.providers >= 32 { u32::MAX } else { (1u32 << self.providers) - 1 }
+        self.all
     }
 
     /// The health score (tenths) of `provider` as seen by breaker slot `slot`.
@@ -65,7 +69,7 @@ impl Router {
         request: u64,
         attempt: u32,
     ) -> Option<u32> {
-        let untried = !tried & self.all();
+        let untried = !tried & self.all;
         if untried == 0 {
             return None;
         }
