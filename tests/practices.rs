@@ -131,3 +131,46 @@ fn persisting_samples_across_job_restarts_catches_what_fresh_processes_miss() {
     assert!(get(&samples, "time_open_s") > 2.0 * get(&fresh, "time_open_s"));
     assert_eq!(get(&fresh, "requests"), get(&samples, "requests"), "same arrivals");
 }
+
+/// Seed 002's multi-provider router: a cheap primary with a 20-minute outage (each call fails
+/// after 2 s) and a pricier secondary. Failover keeps availability near 100 % whatever the
+/// routing; a per-provider breaker moves traffic off the primary within seconds instead of
+/// making every request wait out a failure first; health routing ignores the price and spends
+/// several times more.
+#[test]
+fn multi_provider_routing_fails_over_and_shows_the_spend() {
+    use breakerlab::scenario::{Source, Strategy};
+    let priority = Scenario::load(&scenario("multi-provider.toml")).unwrap();
+    let mut health = priority.clone();
+    match &mut health.source {
+        Source::Providers { routing, .. } => routing.strategy = Strategy::Health,
+        _ => panic!("the scenario lists providers"),
+    }
+    let breaker = scores_of(&priority, None);
+    let none = scores_of(&priority, Some("none"));
+    let health_breaker = scores_of(&health, None);
+    let requests = get(&breaker, "requests");
+    for m in [&breaker, &none, &health_breaker] {
+        assert!(get(m, "availability") > 0.995, "failover serves nearly everything");
+        assert_eq!(get(m, "requests"), requests, "same arrivals");
+    }
+    // Without a breaker every request tries the primary first for the whole 20-minute window.
+    assert_eq!(get(&none, "failover_delay_mean_s"), 1_200.0);
+    assert_eq!(get(&none, "provider.primary.attempts"), requests);
+    // With one, 5 failures open it and requests skip the primary within seconds.
+    assert!(get(&breaker, "failover_delay_mean_s") < 10.0, "{}", get(&breaker, "failover_delay_mean_s"));
+    assert!(get(&none, "failovers") > 10.0 * get(&breaker, "failovers"));
+    assert!(get(&none, "latency_p95_ms") > 2_000.0, "requests wait out the primary's 2 s failure");
+    assert!(get(&breaker, "latency_p95_ms") < 1_500.0);
+    // The spend shifts to the secondary during the outage only: about a sixth of the requests
+    // (20 of 120 minutes) go to it, and back to the cheap primary afterwards.
+    let secondary = get(&breaker, "provider.secondary.attempts");
+    assert!((0.9 * requests / 6.0..1.1 * requests / 6.0).contains(&secondary), "{secondary} of {requests}");
+    let spend = 0.42 * get(&breaker, "provider.primary.attempts") + 8.0 * secondary;
+    assert!((get(&breaker, "spend") - spend).abs() < 1e-6 * spend);
+    // Health routing fails over after the first failure, but splits healthy traffic regardless
+    // of price and never returns to a demoted primary while the secondary answers.
+    assert!(get(&health_breaker, "failover_delay_mean_s") < get(&breaker, "failover_delay_mean_s"));
+    assert!(get(&health_breaker, "provider.secondary.attempts") > 0.5 * requests);
+    assert!(get(&health_breaker, "spend") > 3.0 * get(&breaker, "spend"));
+}

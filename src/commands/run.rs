@@ -163,8 +163,10 @@ pub fn render(report: &RunReport) -> String {
 /// Every metric, one per line, empty ones shown as `-`.
 pub fn metrics_table(m: &Metrics) -> String {
     let mut s = String::new();
-    let width = Metrics::COLUMNS.iter().map(|c| c.len()).max().unwrap_or(0);
-    for column in Metrics::COLUMNS {
+    let providers = m.provider_columns();
+    let columns = Metrics::COLUMNS.iter().copied().chain(providers.iter().map(String::as_str));
+    let width = columns.clone().map(str::len).max().unwrap_or(0);
+    for column in columns {
         let value = m.get(column).map_or_else(|| "-".to_string(), readable);
         let _ = writeln!(s, "  {column:<width$}  {value:>12}");
     }

@@ -67,6 +67,9 @@ pub enum AttemptKind {
     Probe,
     /// Work replayed from a retry queue (a deferred fallback).
     Deferred,
+    /// The same attempt sent to the next provider after a provider failed it (multi-provider
+    /// routing fails over at once, without backoff).
+    Failover,
 }
 
 /// How a request ended.
@@ -95,6 +98,8 @@ pub struct Counters {
     pub probes: u64,
     /// Attempts replayed from a retry queue.
     pub deferred_attempts: u64,
+    /// Tries sent to the next provider after a provider failed the attempt.
+    pub failover_attempts: u64,
     /// Breaker rejections (each one, first try or retry).
     pub rejections: u64,
     /// Attempts whose result the client saw as a timeout.
@@ -134,6 +139,32 @@ pub struct Counters {
     /// Attempts sent in the [`RECOVERY_WINDOW`] after the end of an incident expecting `open`
     /// (the load a fleet puts on a recovering dependency).
     pub recovery_attempts: u64,
+}
+
+/// One provider's share of a multi-provider run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ProviderRecord {
+    /// Its name.
+    pub name: String,
+    /// Price per call.
+    pub price: f64,
+    /// Tries sent to it (every kind).
+    pub attempts: u64,
+    /// Tries it answered `ok`.
+    pub successes: u64,
+    /// Its incidents expecting `open`, as `(start, end, failover)`: `failover` is the first
+    /// routing pass at or after `start` and before `end` that passed this provider over (see
+    /// [`Recorder::routed`]), `None` when none did.
+    pub failovers: Vec<(SimTime, SimTime, Option<SimTime>)>,
+}
+
+/// Per-provider state while a multi-provider run is recorded.
+#[derive(Debug)]
+struct Routing {
+    /// One record per provider, in file order.
+    providers: Vec<ProviderRecord>,
+    /// Per provider: index of the first incident whose window may still be ahead.
+    cursors: Vec<usize>,
 }
 
 /// How long after an incident's end its recovery load is measured.
@@ -218,6 +249,8 @@ pub struct RunRecord {
     pub time_in_state: Vec<[Dur; 3]>,
     /// Deferred work not completed by the end.
     pub deferred_pending: u64,
+    /// Per-provider traffic and failovers, in file order (empty without `[[providers]]`).
+    pub providers: Vec<ProviderRecord>,
 }
 
 /// Collects one run's events. See the module documentation.
@@ -243,6 +276,8 @@ pub struct Recorder {
     /// changes (times are monotone) and at the end.
     scratch: LatencyHistogram,
     scratch_bin: usize,
+    /// Multi-provider bookkeeping, when enabled.
+    routing: Option<Routing>,
 }
 
 impl Recorder {
@@ -280,7 +315,70 @@ impl Recorder {
             bins,
             scratch: LatencyHistogram::new(),
             scratch_bin: 0,
+            routing: None,
         }
+    }
+
+    /// Records per-provider traffic for a multi-provider run: `names` and `prices` in file
+    /// order, and each provider's incident windows `[start, end)` expecting `open` (sorted by
+    /// start), whose failover delay is measured. Instance `i` is then provider
+    /// `i % names.len()` (the engine numbers breakers `slot · providers + provider`).
+    pub fn enable_routing(
+        &mut self,
+        names: &[String],
+        prices: &[f64],
+        open_windows: &[Vec<(SimTime, SimTime)>],
+    ) {
+        let providers = names
+            .iter()
+            .enumerate()
+            .map(|(i, name)| ProviderRecord {
+                name: name.clone(),
+                price: prices.get(i).copied().unwrap_or(0.0),
+                attempts: 0,
+                successes: 0,
+                failovers: open_windows
+                    .get(i)
+                    .map(|w| w.iter().map(|&(start, end)| (start, end, None)).collect())
+                    .unwrap_or_default(),
+            })
+            .collect::<Vec<_>>();
+        let cursors = vec![0; providers.len()];
+        self.routing = Some(Routing { providers, cursors });
+    }
+
+    /// A routing pass started at `at` and passed over the providers in the `passed_over` mask
+    /// (bit `p` for provider `p`): their breaker refused the call, or the router ranked them
+    /// below the provider that got the first try for a reason other than the random draw. The
+    /// first such pass inside an incident's window is that incident's failover. Passes come in
+    /// time order, so each provider's cursor only moves forward. Allocates nothing.
+    pub fn routed(&mut self, at: SimTime, passed_over: u64) {
+        let Some(routing) = &mut self.routing else { return };
+        for (p, record) in routing.providers.iter_mut().enumerate() {
+            if p >= 64 || passed_over & (1u64 << p) == 0 {
+                continue;
+            }
+            let cursor = &mut routing.cursors[p];
+            while record.failovers.get(*cursor).is_some_and(|w| w.1 <= at) {
+                *cursor += 1;
+            }
+            for w in record.failovers[*cursor..].iter_mut() {
+                if w.0 > at {
+                    break;
+                }
+                if at < w.1 && w.2.is_none() {
+                    w.2 = Some(at);
+                }
+            }
+        }
+    }
+
+    /// The provider of breaker instance `instance`, in a multi-provider run.
+    #[inline]
+    fn provider_mut(&mut self, instance: usize) -> Option<&mut ProviderRecord> {
+        let routing = self.routing.as_mut()?;
+        let n = routing.providers.len().max(1);
+        routing.providers.get_mut(instance % n)
     }
 
     /// The timeline bin holding `at`, created if the run went past the horizon.
@@ -330,7 +428,7 @@ impl Recorder {
     }
 
     /// An attempt went upstream.
-    pub fn attempt_sent(&mut self, at: SimTime, _instance: usize, kind: AttemptKind) {
+    pub fn attempt_sent(&mut self, at: SimTime, instance: usize, kind: AttemptKind) {
         let c = &mut self.counters;
         c.attempts += 1;
         match kind {
@@ -338,6 +436,10 @@ impl Recorder {
             AttemptKind::Retry => c.retries += 1,
             AttemptKind::Probe => c.probes += 1,
             AttemptKind::Deferred => c.deferred_attempts += 1,
+            AttemptKind::Failover => c.failover_attempts += 1,
+        }
+        if let Some(p) = self.provider_mut(instance) {
+            p.attempts += 1;
         }
         if let Some(bin) = self.bin_mut(at) {
             bin.admitted += 1;
@@ -367,11 +469,16 @@ impl Recorder {
     pub fn attempt_done(
         &mut self,
         at: SimTime,
-        _instance: usize,
+        instance: usize,
         class: OutcomeClass,
         verdict: Verdict,
         latency: Dur,
     ) {
+        if class == OutcomeClass::Ok
+            && let Some(p) = self.provider_mut(instance)
+        {
+            p.successes += 1;
+        }
         let c = &mut self.counters;
         if class == OutcomeClass::Timeout {
             c.timeouts += 1;
@@ -534,6 +641,7 @@ impl Recorder {
             final_states: self.states,
             time_in_state: self.time_in_state,
             deferred_pending: c.deferred.saturating_sub(c.deferred_completed),
+            providers: self.routing.map(|r| r.providers).unwrap_or_default(),
         }
     }
 }

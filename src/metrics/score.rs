@@ -25,8 +25,23 @@
 //! - `latency_*_ms`: user latency, from the recorder's histogram (nearest rank, ≤ 0.79% error).
 //! - `shed_healthy`: counted by the recorder at the rejection time, against any window
 //!   `[start, end)` (no tolerance, any expectation).
+//!
+//! Multi-provider routing (`[[providers]]`; all three empty without it):
+//! - `spend` = Σ over providers of price × tries sent to it (every kind), summed in file order.
+//! - `failovers`: tries sent to the next provider after a provider failed the attempt.
+//! - `failover_delay_mean_s`: for each incident window `[start, end)` expecting `open` on a
+//!   provider, the time from `start` until requests stop trying that provider first: the first
+//!   routing pass (a request attempt's walk over the providers; any client instance) at a time
+//!   `t` in `[start, end)` that *passed the provider over* gives `t − start`. A pass passes a
+//!   provider over when its breaker refused the call, or when the router ranked it below the
+//!   provider that got the first try for a reason other than the random draw (`priority`: it
+//!   comes later in the file; `health`: its score is strictly lower). A provider tried first
+//!   until the end of the window gives `end − start` (requests kept trying it first for the
+//!   whole incident). Mean over all such incidents of all providers.
+//! - `provider.<name>.attempts`, `provider.<name>.successes`: tries sent to each provider and
+//!   those it answered `ok` ([`Metrics::provider_columns`]; not in [`Metrics::COLUMNS`]).
 
-use super::recorder::RunRecord;
+use super::recorder::{ProviderRecord, RunRecord};
 use crate::policy::State;
 use crate::time::{Dur, SimTime};
 use crate::truth::Expect;
@@ -136,6 +151,26 @@ pub struct Metrics {
     /// Attempts per second sent upstream in the minute after each `open` incident's end,
     /// averaged over those incidents: the load on a recovering dependency.
     pub recovery_load_rps: Option<f64>,
+    /// Tries sent to the next provider after a provider failed the attempt (multi-provider).
+    pub failovers: Option<u64>,
+    /// Σ price × tries over providers (multi-provider; empty without `[[providers]]`).
+    pub spend: Option<f64>,
+    /// Mean time from the start of a provider's `open` incident until requests stop trying it
+    /// first, seconds (see the module documentation); empty without such incidents.
+    pub failover_delay_mean_s: Option<f64>,
+    /// Traffic per provider, in file order (empty without `[[providers]]`).
+    pub providers: Vec<ProviderTraffic>,
+}
+
+/// One provider's traffic in a run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProviderTraffic {
+    /// The provider's name.
+    pub name: String,
+    /// Tries sent to it.
+    pub attempts: u64,
+    /// Tries it answered `ok`.
+    pub successes: u64,
 }
 
 impl Metrics {
@@ -192,7 +227,38 @@ impl Metrics {
         "overloaded_s",
         "probes_per_incident",
         "recovery_load_rps",
+        "failovers",
+        "spend",
+        "failover_delay_mean_s",
     ];
+
+    /// Prefix of the per-provider columns (`provider.<name>.attempts`, `provider.<name>.successes`).
+    pub const PROVIDER_PREFIX: &'static str = "provider.";
+
+    /// The per-provider columns of this run, after [`Metrics::COLUMNS`] in summary.csv:
+    /// `provider.<name>.attempts` then `provider.<name>.successes` for each provider in file
+    /// order (none without `[[providers]]`).
+    pub fn provider_columns(&self) -> Vec<String> {
+        let mut columns = Vec::with_capacity(2 * self.providers.len());
+        for p in &self.providers {
+            columns.push(format!("{}{}.attempts", Self::PROVIDER_PREFIX, p.name));
+            columns.push(format!("{}{}.successes", Self::PROVIDER_PREFIX, p.name));
+        }
+        columns
+    }
+
+    /// A per-provider column's value: `None` when `column` is not one, or names a provider this
+    /// run does not have.
+    fn provider_value(&self, column: &str) -> Option<f64> {
+        let rest = column.strip_prefix(Self::PROVIDER_PREFIX)?;
+        let (name, what) = rest.rsplit_once('.')?;
+        let p = self.providers.iter().find(|p| p.name == name)?;
+        match what {
+            "attempts" => Some(p.attempts as f64),
+            "successes" => Some(p.successes as f64),
+            _ => None,
+        }
+    }
 
     /// True when `column` is one of [`Metrics::COLUMNS`].
     pub fn is_column(column: &str) -> bool {
@@ -201,7 +267,8 @@ impl Metrics {
 
     /// The value of one column as a float (counts are exact integers). `None` means an empty cell:
     /// the metric has no value in this run, or `column` is not a metric name (check with
-    /// [`Metrics::is_column`] when the difference matters).
+    /// [`Metrics::is_column`] when the difference matters). Per-provider columns
+    /// ([`Metrics::provider_columns`]) are answered too.
     pub fn get(&self, column: &str) -> Option<f64> {
         let count = |n: u64| Some(n as f64);
         if !self.ground_truth && Self::NEEDS_GROUND_TRUTH.contains(&column) {
@@ -245,7 +312,10 @@ impl Metrics {
             "overloaded_s" => Some(self.overloaded_s),
             "probes_per_incident" => self.probes_per_incident,
             "recovery_load_rps" => self.recovery_load_rps,
-            _ => None,
+            "failovers" => self.failovers.map(|n| n as f64),
+            "spend" => self.spend,
+            "failover_delay_mean_s" => self.failover_delay_mean_s,
+            _ => self.provider_value(column),
         }
     }
 
@@ -539,9 +609,28 @@ pub fn score(record: &RunRecord, opts: &ScoringOptions) -> Metrics {
         probes_per_incident: (incidents > 0).then(|| c.probes as f64 / incidents as f64),
         recovery_load_rps: (incidents > 0)
             .then(|| c.recovery_attempts as f64 / (incidents as f64 * super::RECOVERY_WINDOW.as_secs_f64())),
+        failovers: (!record.providers.is_empty()).then_some(c.failover_attempts),
+        spend: (!record.providers.is_empty())
+            .then(|| record.providers.iter().map(|p| p.price * p.attempts as f64).sum()),
+        failover_delay_mean_s: mean_secs(&failover_delays(&record.providers)),
+        providers: record
+            .providers
+            .iter()
+            .map(|p| ProviderTraffic { name: p.name.clone(), attempts: p.attempts, successes: p.successes })
+            .collect(),
     };
     m.set_cost(&CostWeights::default());
     m
+}
+
+/// Each provider's `open` incidents' failover delays, providers in file order: from the start
+/// until the first pass that passed the provider over, or the whole window when none did.
+fn failover_delays(providers: &[ProviderRecord]) -> Vec<Dur> {
+    providers
+        .iter()
+        .flat_map(|p| p.failovers.iter())
+        .map(|&(start, end, failover)| failover.unwrap_or(end) - start)
+        .collect()
 }
 
 /// Mean in seconds (summed exactly in microseconds), `None` for no values.

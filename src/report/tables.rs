@@ -77,20 +77,29 @@ fn opt_float(x: Option<f64>) -> String {
 
 /// summary.csv: `scenario,policy,preset,seed,replicates`, then one `param.<name>` column per
 /// parameter name in the order names are first seen across the rows (a row without that
-/// parameter has an empty cell), then [`Metrics::COLUMNS`].
+/// parameter has an empty cell), then [`Metrics::COLUMNS`], then the per-provider columns
+/// ([`Metrics::provider_columns`]) of every row, in the order first seen (a row without that
+/// provider has an empty cell; none at all without `[[providers]]`).
 pub fn summary_csv(rows: &[SummaryRow]) -> Vec<u8> {
     let mut names: Vec<&str> = Vec::new();
+    let mut provider_columns: Vec<String> = Vec::new();
     for row in rows {
         for (name, _) in row.params {
             if !names.contains(&name.as_str()) {
                 names.push(name);
             }
         }
+        for column in row.metrics.provider_columns() {
+            if !provider_columns.contains(&column) {
+                provider_columns.push(column);
+            }
+        }
     }
     let mut out = String::new();
     let fixed = ["scenario", "policy", "preset", "seed", "replicates"].map(String::from);
     let params = names.iter().map(|n| format!("{PARAM_PREFIX}{n}"));
-    push_row(&mut out, fixed.into_iter().chain(params).chain(Metrics::COLUMNS.iter().map(|c| c.to_string())));
+    let metrics = Metrics::COLUMNS.iter().map(|c| c.to_string()).chain(provider_columns.iter().cloned());
+    push_row(&mut out, fixed.into_iter().chain(params).chain(metrics));
     for row in rows {
         let mut cells = vec![
             row.scenario.to_string(),
@@ -104,6 +113,7 @@ pub fn summary_csv(rows: &[SummaryRow]) -> Vec<u8> {
             cells.push(value.unwrap_or_default());
         }
         cells.extend(Metrics::COLUMNS.iter().map(|c| opt_float(row.metrics.get(c))));
+        cells.extend(provider_columns.iter().map(|c| opt_float(row.metrics.get(c))));
         push_row(&mut out, cells);
     }
     out.into_bytes()
@@ -212,7 +222,7 @@ pub fn incidents_csv(truth: &[IncidentWindow]) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::metrics::{AttemptKind, Finish, Recorder, RecorderOptions};
+    use crate::metrics::{AttemptKind, Finish, ProviderTraffic, Recorder, RecorderOptions};
     use crate::outcome::{OutcomeClass, Verdict};
     use crate::policy::Transition;
     use crate::time::{Dur, SimTime};
@@ -258,6 +268,10 @@ mod tests {
             overloaded_s: 0.0,
             probes_per_incident: Some(2.0),
             recovery_load_rps: None,
+            failovers: None,
+            spend: None,
+            failover_delay_mean_s: None,
+            providers: Vec::new(),
         }
     }
 
@@ -290,11 +304,58 @@ mod tests {
 false_opens,incidents,missed_incidents,detection_delay_mean_s,detection_delay_p95_s,detection_delay_max_s,\
 recovery_lag_mean_s,flaps,open_episodes,probe_failures,requests,attempts,amplification,wasted_quota,shed,\
 shed_healthy,availability,fallback_rate,latency_p50_ms,latency_p95_ms,latency_p99_ms,cost,probes,retries,\
-timeouts,rejections,deferred,deferred_completed,deferred_pending,deferred_delay_mean_s,time_open_s,retries_refused,fallback_cached,fallback_local,overloaded_s,probes_per_incident,recovery_load_rps
-outage,\"r4j,count\",resilience4j,7,3,5,10s,,2,1,0,12.5,12.5,12.5,,1,3,2,1000,1500,1.5,250,40,4,0.9,0.05,20,150.5,,3.125,2,498,10,45,0,0,0,,90,4,40,0,0,2,
-blip,plain,,7,3,,30s,1,2,1,0,12.5,12.5,12.5,,1,3,2,1000,1500,1.5,250,40,4,0.9,0.05,20,150.5,,3.125,2,498,10,45,0,0,0,,90,4,40,0,0,2,
+timeouts,rejections,deferred,deferred_completed,deferred_pending,deferred_delay_mean_s,time_open_s,retries_refused,fallback_cached,fallback_local,overloaded_s,probes_per_incident,recovery_load_rps,\
+failovers,spend,failover_delay_mean_s
+outage,\"r4j,count\",resilience4j,7,3,5,10s,,2,1,0,12.5,12.5,12.5,,1,3,2,1000,1500,1.5,250,40,4,0.9,0.05,20,150.5,,3.125,2,498,10,45,0,0,0,,90,4,40,0,0,2,,,,
+blip,plain,,7,3,,30s,1,2,1,0,12.5,12.5,12.5,,1,3,2,1000,1500,1.5,250,40,4,0.9,0.05,20,150.5,,3.125,2,498,10,45,0,0,0,,90,4,40,0,0,2,,,,
 ";
         assert_eq!(String::from_utf8(summary_csv(&rows)).unwrap(), expected);
+    }
+
+    #[test]
+    fn provider_columns_are_the_union_across_rows() {
+        let traffic =
+            |name: &str, attempts, successes| ProviderTraffic { name: name.into(), attempts, successes };
+        let routed = Metrics {
+            failovers: Some(3),
+            spend: Some(12.5),
+            failover_delay_mean_s: Some(4.25),
+            providers: vec![traffic("primary", 20, 15), traffic("secondary", 5, 5)],
+            ..metrics()
+        };
+        let other =
+            Metrics { providers: vec![traffic("backup", 1, 0), traffic("primary", 2, 2)], ..metrics() };
+        let plain = metrics();
+        let row = |m| SummaryRow {
+            scenario: "s",
+            policy: "p",
+            preset: "",
+            seed: 1,
+            replicates: 1,
+            params: &[],
+            metrics: m,
+        };
+        let text = String::from_utf8(summary_csv(&[row(&routed), row(&plain), row(&other)])).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        let tail = |line: &str, n: usize| {
+            line.rsplitn(n + 1, ',').collect::<Vec<_>>()[..n]
+                .iter()
+                .rev()
+                .copied()
+                .collect::<Vec<_>>()
+                .join(",")
+        };
+        assert_eq!(
+            tail(lines[0], 9),
+            "failovers,spend,failover_delay_mean_s,provider.primary.attempts,provider.primary.successes,\
+provider.secondary.attempts,provider.secondary.successes,provider.backup.attempts,provider.backup.successes"
+        );
+        assert_eq!(tail(lines[1], 9), "3,12.5,4.25,20,15,5,5,,");
+        assert_eq!(tail(lines[2], 9), ",,,,,,,,");
+        assert_eq!(tail(lines[3], 9), ",,,2,2,,,1,0");
+        assert_eq!(routed.get("provider.secondary.successes"), Some(5.0));
+        assert_eq!(routed.get("provider.secondary.failures"), None);
+        assert_eq!(routed.get("provider.nobody.attempts"), None);
     }
 
     fn record(opens_at_s: u64) -> RunRecord {

@@ -11,8 +11,10 @@
 //! Paths in `[trace]` are relative to the scenario file.
 
 mod error;
+mod providers;
 
 pub use error::{InputError, line_col};
+pub use providers::{MAX_PROVIDERS, ProviderSpec, RoutingSpec, Strategy};
 
 use crate::client::ClientSpec;
 use crate::policy::{PolicyConfig, PolicySpec};
@@ -66,6 +68,9 @@ struct ScenarioFile {
     #[serde(default)]
     scoring: ScoringSpec,
     trace: Option<Spanned<TraceOptions>>,
+    routing: Option<Spanned<RoutingSpec>>,
+    #[serde(default)]
+    providers: Vec<Spanned<providers::ProviderFile>>,
 }
 
 /// Where the dependency's answers come from.
@@ -101,6 +106,16 @@ pub enum Source {
         /// Ground truth from labels, a label column or an SLO rule; `None` when none was given
         /// (the run then reports only what needs no ground truth).
         truth: Option<Vec<IncidentWindow>>,
+    },
+    /// Arrivals from the traffic model; each request is routed across several providers, each
+    /// with its own dependency model, incidents, breakers and price (`[[providers]]`).
+    Providers {
+        /// The arrival process.
+        traffic: TrafficSpec,
+        /// How providers are ordered (`[routing]`).
+        routing: RoutingSpec,
+        /// The providers, in file order (the priority order).
+        providers: Vec<ProviderSpec>,
     },
 }
 
@@ -154,6 +169,7 @@ impl Scenario {
             }
             None => ClientSpec::default(),
         };
+        let first_incident = file.incidents.first().map(|i| i.span());
         let mut incidents = Vec::with_capacity(file.incidents.len());
         for (i, inc) in file.incidents.into_iter().enumerate() {
             let span = inc.span();
@@ -166,6 +182,8 @@ impl Scenario {
                 (file.traffic.is_some(), "traffic"),
                 (file.upstream.is_some(), "upstream"),
                 (file.trace.is_some(), "trace"),
+                (!file.providers.is_empty(), "[providers]"),
+                (file.routing.is_some(), "routing"),
             ] {
                 if present {
                     return Err(at(
@@ -185,6 +203,13 @@ impl Scenario {
                     span.clone(),
                     "a trace scenario takes the dependency's behaviour and ground truth from [trace]; \
                      remove [upstream] and [[incidents]] (give labels, label_column or slo instead)"
+                        .into(),
+                ));
+            }
+            if !file.providers.is_empty() || file.routing.is_some() {
+                return Err(at(
+                    span.clone(),
+                    "a trace scenario replays one logged dependency; remove [[providers]] and [routing]"
                         .into(),
                 ));
             }
@@ -239,16 +264,44 @@ impl Scenario {
                     ));
                 }
             };
-            let upstream = match file.upstream {
-                Some(u) => {
-                    let span = u.span();
-                    let u = u.into_inner();
-                    u.validate().map_err(|m| at(span, format!("[upstream]: {m}")))?;
-                    u
+            if !file.providers.is_empty() {
+                if let Some(u) = &file.upstream {
+                    return Err(at(
+                        u.span(),
+                        "with [[providers]], each provider has its own [providers.upstream]; \
+                         remove the top-level [upstream]"
+                            .into(),
+                    ));
                 }
-                None => UpstreamSpec::default(),
-            };
-            (Source::Model { traffic, upstream, incidents }, duration)
+                if let Some(span) = first_incident {
+                    return Err(at(
+                        span,
+                        "with [[providers]], incidents belong to a provider ([[providers.incidents]]); \
+                         remove the top-level [[incidents]]"
+                            .into(),
+                    ));
+                }
+                let routing = file.routing.map(Spanned::into_inner).unwrap_or_default();
+                let providers = providers::validate(path, text, file.providers)?;
+                (Source::Providers { traffic, routing, providers }, duration)
+            } else {
+                if let Some(r) = &file.routing {
+                    return Err(at(
+                        r.span(),
+                        "[routing] needs [[providers]] to route between (see the README)".into(),
+                    ));
+                }
+                let upstream = match file.upstream {
+                    Some(u) => {
+                        let span = u.span();
+                        let u = u.into_inner();
+                        u.validate().map_err(|m| at(span, format!("[upstream]: {m}")))?;
+                        u
+                    }
+                    None => UpstreamSpec::default(),
+                };
+                (Source::Model { traffic, upstream, incidents }, duration)
+            }
         };
         let policy = match file.policy {
             Some(table) => {

@@ -5,6 +5,17 @@
 //! [`EventQueue`]. An arrival precedes any other event at the same instant, as if all arrivals
 //! had been scheduled first. Results are recorded when each call completes, in event order, so a
 //! call that started before a state change completes after it.
+//!
+//! Routing (`[[providers]]`): each client attempt is a routing pass over the providers, in the
+//! order of [`routing::Router`]. The pass tries the first provider whose breaker admits the
+//! call; a failed try fails over at once (no backoff, seed 002) to the next untried provider, a
+//! rejection skips to the next one. When every provider was tried or rejected, the pass ends as
+//! an attempt ends without routing: retried by the client's ladder (a new pass, every provider
+//! untried again) or answered by the fallback. Breakers, health scores and the breaker index in
+//! the record are per (breaker slot, provider): `slot · providers + provider`. A scenario
+//! without providers is the same with one provider.
+
+mod routing;
 
 use super::queue::EventQueue;
 use super::workload::Workload;
@@ -15,8 +26,10 @@ use crate::policy::{
     Admission, Breaker, Observation, Policy, PolicyConfig, State, Ticket, Transition, Transitions,
 };
 use crate::rng::Stream;
+use crate::scenario::Strategy;
 use crate::time::{Dur, SimTime};
 use crate::upstream::Load;
+use routing::Router;
 use std::collections::VecDeque;
 
 /// Options of one run that do not change the simulation itself.
@@ -33,10 +46,15 @@ struct Call {
     arrival: SimTime,
     /// 1 for the first try; every retry or deferred re-try adds one.
     attempt: u32,
-    /// The client instance that made the request.
+    /// The client instance that made the request (its breaker slot is [`Engine::slot`]; the
+    /// breaker itself is `slot · providers + provider`).
     instance: u32,
-    /// Index of the breaker (and recorder instance) this call goes through.
-    breaker: u32,
+    /// The provider of the try in flight.
+    provider: u8,
+    /// Providers tried or rejected in this routing pass (bit per provider).
+    tried: u32,
+    /// True once a try of this pass went upstream (a pass with none was shed).
+    sent: bool,
     /// True while this attempt is a retry in flight (for the concurrency budget).
     retry_in_flight: bool,
     /// What the retry quota charged for this attempt (refunded if it succeeds).
@@ -64,8 +82,8 @@ enum Event {
     Deadline(u32),
     /// The retry queue is worked through.
     QueueCycle,
-    /// The dependency finished a call (capacity model only).
-    UpstreamDone,
+    /// A provider's dependency finished a call (capacity model only).
+    UpstreamDone(u32),
     /// The client process restarts (a scheduled job's next run).
     Restart,
 }
@@ -91,10 +109,12 @@ struct Engine<'a> {
     breakers: Vec<Policy>,
     scheduled: Vec<Option<SimTime>>,
     instances: u64,
+    router: Router,
     budgets: Vec<Budget>,
     active_requests: Vec<u64>,
     active_retries: Vec<u64>,
-    load: Option<Load>,
+    /// Each provider's capacity model, when limited.
+    loads: Vec<Option<Load>>,
     queue: EventQueue<Event>,
     retry_queue: VecDeque<Call>,
     cycle_scheduled: bool,
@@ -110,7 +130,14 @@ impl<'a> Engine<'a> {
         opts: &RunOptions,
     ) -> Engine<'a> {
         let instances = u64::from(client.instances.max(1));
-        let breaker_count = if client.shared_breaker { 1 } else { instances as usize };
+        let slots = if client.shared_breaker { 1 } else { instances as usize };
+        let providers = workload.providers();
+        let router = Router::new(
+            providers.map_or(1, |p| p.len() as u32),
+            providers.map_or(Strategy::Priority, |p| p.strategy),
+            slots,
+        );
+        let breaker_count = slots * router.providers() as usize;
         let breakers = (0..breaker_count)
             .map(|b| policy.build(workload.seed.seed_for(Stream::Policy, b as u64)))
             .collect();
@@ -119,12 +146,22 @@ impl<'a> Engine<'a> {
         } else {
             client.timeout
         };
-        let rec = Recorder::new(RecorderOptions {
+        let mut rec = Recorder::new(RecorderOptions {
             horizon: workload.horizon,
             instances: breaker_count,
             timeline_bin: opts.timeline_bin,
             truth: workload.truth.clone(),
         });
+        let loads = match providers {
+            Some(p) => {
+                rec.enable_routing(&p.names, &p.prices, &p.open_windows);
+                p.capacities
+                    .iter()
+                    .map(|c| c.as_ref().map(|(spec, service)| Load::new(spec, *service)))
+                    .collect()
+            }
+            None => vec![workload.capacity.as_ref().map(|(spec, service)| Load::new(spec, *service))],
+        };
         Engine {
             client,
             policy,
@@ -135,10 +172,11 @@ impl<'a> Engine<'a> {
             breakers,
             scheduled: vec![None; breaker_count],
             instances,
+            router,
             budgets: vec![Budget::new(&client.retry.budget); instances as usize],
             active_requests: vec![0; instances as usize],
             active_retries: vec![0; instances as usize],
-            load: workload.capacity.as_ref().map(|(spec, service)| Load::new(spec, *service)),
+            loads,
             queue: EventQueue::with_capacity(1024, workload.arrivals.len() as u64),
             retry_queue: VecDeque::new(),
             cycle_scheduled: false,
@@ -187,8 +225,8 @@ impl<'a> Engine<'a> {
                     }
                 }
                 Event::QueueCycle => self.work_retry_queue(now),
-                Event::UpstreamDone => {
-                    if let Some(load) = &mut self.load {
+                Event::UpstreamDone(p) => {
+                    if let Some(load) = &mut self.loads[p as usize] {
                         load.finish(now);
                     }
                 }
@@ -196,7 +234,7 @@ impl<'a> Engine<'a> {
             }
         }
         let end = now.max(self.workload.horizon);
-        if let Some(load) = &self.load {
+        for load in self.loads.iter().flatten() {
             self.rec.overloaded_for(load.overloaded_until(end));
         }
         self.rec.finish(end)
@@ -205,7 +243,6 @@ impl<'a> Engine<'a> {
     fn arrive(&mut self, now: SimTime, request: u64) {
         self.rec.request_arrived(now);
         let instance = (request % self.instances) as u32;
-        let breaker = if self.client.shared_breaker { 0 } else { instance };
         self.budgets[instance as usize].on_request(now);
         self.active_requests[instance as usize] += 1;
         let call = Call {
@@ -213,7 +250,9 @@ impl<'a> Engine<'a> {
             arrival: now,
             attempt: 1,
             instance,
-            breaker,
+            provider: 0,
+            tried: 0,
+            sent: false,
             retry_in_flight: false,
             retry_cost: 0,
             epoch: self.epoch,
@@ -227,35 +266,62 @@ impl<'a> Engine<'a> {
         self.attempt(now, call, AttemptKind::First);
     }
 
-    /// Asks the breaker and, if allowed, sends the attempt upstream.
+    /// Starts a routing pass for one attempt of a request: tries the providers in the router's
+    /// order until a breaker admits the call (see the module documentation).
     fn attempt(&mut self, now: SimTime, mut call: Call, kind: AttemptKind) {
-        let b = call.breaker;
-        let admission = self.breakers[b as usize].admit(now, &mut self.changes);
-        self.flush(b);
-        self.reschedule(b, now);
-        let Admission::Allow(ticket) = admission else {
-            self.rec.rejected(now, b as usize);
-            if call.deferred_at.is_some() {
-                self.defer_again(now, call);
-            } else if self.client.retry.retries_rejection(call.attempt) {
-                self.retry_within_budget(now, call, OutcomeClass::Error, None);
-            } else {
-                self.give_up(now, call, true);
+        call.tried = 0;
+        call.sent = false;
+        self.try_next(now, call, kind);
+    }
+
+    /// Asks the next provider's breaker and, if allowed, sends the try upstream; a rejection
+    /// moves on to the next provider; with none left the pass ends.
+    fn try_next(&mut self, now: SimTime, mut call: Call, kind: AttemptKind) {
+        let providers = self.router.providers();
+        let slot = self.slot(&call);
+        let (p, ticket) = loop {
+            let Some(p) = self.router.next(slot, call.tried, &self.workload.seed, call.request, call.attempt)
+            else {
+                if call.sent {
+                    // A try failed and every other provider refused: the pass failed with it.
+                    self.pass_failed(now, call);
+                } else {
+                    if providers > 1 {
+                        self.rec.routed(now, u64::from(call.tried));
+                    }
+                    self.pass_rejected(now, call);
+                }
+                return;
+            };
+            call.tried |= 1 << p;
+            let b = slot * providers + p;
+            let admission = self.breakers[b as usize].admit(now, &mut self.changes);
+            self.flush(b);
+            self.reschedule(b, now);
+            match admission {
+                Admission::Allow(ticket) => break (p, ticket),
+                _ => self.rec.rejected(now, b as usize),
             }
-            return;
         };
+        if providers > 1 && !call.sent {
+            let passed = self.router.passed_over(slot, p, call.tried & !(1 << p), call.tried);
+            self.rec.routed(now, u64::from(passed));
+        }
+        let b = slot * providers + p;
         let kind = if ticket.probe { AttemptKind::Probe } else { kind };
         call.epoch = self.epoch;
+        call.provider = p as u8;
+        call.sent = true;
         self.rec.attempt_sent(now, b as usize, kind);
-        let mut answer = self.workload.answer(call.request, call.attempt, now);
-        if let Some(load) = &mut self.load {
+        let mut answer = self.workload.provider_answer(p, call.request, call.attempt, now);
+        if let Some(load) = &mut self.loads[p as usize] {
             let (loaded, took_slot) = load.admit(now, answer);
             answer = loaded;
             if took_slot {
-                self.queue.push(now + answer.latency, Event::UpstreamDone);
+                self.queue.push(now + answer.latency, Event::UpstreamDone(p));
             }
         }
-        if kind == AttemptKind::Retry {
+        if kind == AttemptKind::Retry && !call.retry_in_flight {
             call.retry_in_flight = true;
             self.active_retries[call.instance as usize] += 1;
         }
@@ -271,19 +337,47 @@ impl<'a> Engine<'a> {
         self.queue.push(now + latency, Event::Complete(call));
     }
 
-    /// An attempt's result reaches the client.
+    /// Every provider refused the attempt: defer it again, retry it, or shed it.
+    fn pass_rejected(&mut self, now: SimTime, call: Call) {
+        if call.deferred_at.is_some() {
+            self.defer_again(now, call);
+        } else if self.client.retry.retries_rejection(call.attempt) {
+            self.retry_within_budget(now, call, OutcomeClass::Error, None);
+        } else {
+            self.give_up(now, call, true);
+        }
+    }
+
+    /// A try's result reaches the client.
     fn complete(&mut self, now: SimTime, call: Call) {
-        let b = call.breaker;
+        let providers = self.router.providers();
+        let slot = self.slot(&call);
+        let b = slot * providers + u32::from(call.provider);
         let verdict = self.classifier.verdict(call.class);
         if call.epoch == self.epoch {
             let obs = Observation { verdict, latency: call.latency };
             self.breakers[b as usize].record(now, call.ticket, obs, &mut self.changes);
             self.flush(b);
             self.reschedule(b, now);
+            if providers > 1 {
+                self.router.record(slot, u32::from(call.provider), verdict);
+            }
         }
         self.rec.attempt_done(now, b as usize, call.class, verdict, call.latency);
         let inst = call.instance as usize;
         self.budgets[inst].on_result(call.class, call.retry_cost);
+        if providers > 1 && call.class != OutcomeClass::Ok && call.tried != self.router.all() {
+            // Fail over at once to the next untried provider (seed 002: no backoff).
+            self.try_next(now, call, AttemptKind::Failover);
+            return;
+        }
+        self.pass_failed(now, call);
+    }
+
+    /// A routing pass ended with its last try's result (`call.class`): done, retried, deferred
+    /// or answered by the fallback.
+    fn pass_failed(&mut self, now: SimTime, call: Call) {
+        let inst = call.instance as usize;
         let mut call = call;
         if call.retry_in_flight {
             call.retry_in_flight = false;
@@ -411,11 +505,17 @@ impl<'a> Engine<'a> {
             }
             let fresh = Budget::new(&self.client.retry.budget);
             self.budgets.iter_mut().for_each(|budget| *budget = fresh.clone());
+            self.router.reset();
         }
         let next = now + process.every;
         if next < self.workload.horizon {
             self.queue.push(next, Event::Restart);
         }
+    }
+
+    /// The breaker slot of a call: its client instance, or 0 when the breaker is shared.
+    fn slot(&self, call: &Call) -> u32 {
+        if self.client.shared_breaker { 0 } else { call.instance }
     }
 
     fn flush(&mut self, b: u32) {
@@ -567,6 +667,137 @@ mod tests {
         );
         let kept = run(&text("state"), "consecutive", &[("open_duration", "1h".into())]);
         assert_eq!(kept.transitions.len(), 1, "the persisted state stays open");
+    }
+
+    /// One request per second for `secs` seconds, routed (`strategy`) between `primary` and
+    /// `secondary` (extra TOML lines of each provider). Latencies are fixed (p50 = p95).
+    fn two_providers(secs: u64, strategy: &str, primary: &str, secondary: &str) -> String {
+        format!(
+            "duration = \"{secs}s\"\n[traffic]\nkind = \"constant\"\nrate = 1.0\n\
+             [routing]\nstrategy = \"{strategy}\"\n\
+             [[providers]]\nname = \"primary\"\nprice = 0.5\n\
+             [providers.upstream]\np50 = \"100ms\"\np95 = \"100ms\"\n{primary}\n\
+             [[providers]]\nname = \"secondary\"\nprice = 2.0\n\
+             [providers.upstream]\np50 = \"100ms\"\np95 = \"100ms\"\n{secondary}\n"
+        )
+    }
+
+    /// A provider outage over the whole run; each call fails after 50 ms.
+    const DOWN: &str = "[[providers.incidents]]\nkind = \"outage\"\nstart = \"0s\"\nduration = \"2m\"\n";
+
+    fn metrics(r: &RunRecord) -> crate::metrics::Metrics {
+        crate::metrics::score(r, &crate::metrics::ScoringOptions::default())
+    }
+
+    #[test]
+    fn a_failed_try_fails_over_at_once_to_the_next_provider() {
+        // No breaker: each request tries the primary (fails at +50 ms), then the secondary
+        // straight away (answers at +150 ms).
+        let r = run(&two_providers(10, "priority", DOWN, ""), "none", &[]);
+        let m = metrics(&r);
+        assert_eq!((r.counters.requests, r.counters.attempts, r.counters.failover_attempts), (10, 20, 10));
+        assert_eq!((r.counters.answered_ok, r.counters.errors, r.counters.rejections), (10, 0, 0));
+        let p: Vec<(&str, u64, u64)> =
+            r.providers.iter().map(|p| (p.name.as_str(), p.attempts, p.successes)).collect();
+        assert_eq!(p, vec![("primary", 10, 0), ("secondary", 10, 10)]);
+        assert_eq!(m.spend, Some(10.0 * 0.5 + 10.0 * 2.0));
+        assert_eq!(m.failovers, Some(10));
+        assert_eq!(m.get("provider.secondary.successes"), Some(10.0));
+        // The primary was tried first until the window's end: 120 s.
+        assert_eq!(m.failover_delay_mean_s, Some(120.0));
+        assert_eq!(r.latency.min(), r.latency.percentile_permille(1_000));
+        assert!((r.latency.min().unwrap().as_millis_f64() - 150.0).abs() <= 1.2);
+        assert_eq!(r.instances, 2, "one breaker per provider");
+        assert_eq!(r.truth[0].kind, "primary:outage");
+    }
+
+    #[test]
+    fn a_rejecting_breaker_skips_its_provider() {
+        // consecutive(2): the primary's breaker (instance 0) opens when the second failure
+        // completes at 1.05 s; from the request at 2 s on, it rejects and the secondary gets the
+        // first try: failover delay 2 s.
+        let r = run(
+            &two_providers(5, "priority", DOWN, ""),
+            "consecutive",
+            &[("failure_threshold", 2.into()), ("open_duration", "1h".into())],
+        );
+        let opens: Vec<(usize, u64, State)> =
+            r.transitions.iter().map(|(i, t)| (*i, t.at.micros(), t.to)).collect();
+        assert_eq!(opens, vec![(0, 1_050_000, State::Open)]);
+        let p: Vec<(u64, u64)> = r.providers.iter().map(|p| (p.attempts, p.successes)).collect();
+        assert_eq!(p, vec![(2, 0), (5, 5)]);
+        assert_eq!((r.counters.rejections, r.counters.failover_attempts, r.counters.shed), (3, 2, 0));
+        assert_eq!(metrics(&r).failover_delay_mean_s, Some(2.0));
+        assert_eq!(r.counters.answered_ok, 5);
+    }
+
+    #[test]
+    fn a_request_every_provider_refuses_is_shed() {
+        // Both down, consecutive(1): request 0 fails on both (opening both breakers at 50 ms and
+        // 100 ms) and ends as an error; every later request is refused by both: shed.
+        let r = run(
+            &two_providers(4, "priority", DOWN, DOWN),
+            "consecutive",
+            &[("failure_threshold", 1.into()), ("open_duration", "1h".into())],
+        );
+        let opens: Vec<(usize, u64)> = r.transitions.iter().map(|(i, t)| (*i, t.at.micros())).collect();
+        assert_eq!(opens, vec![(0, 50_000), (1, 100_000)]);
+        assert_eq!((r.counters.attempts, r.counters.failover_attempts), (2, 1));
+        assert_eq!((r.counters.rejections, r.counters.shed, r.counters.errors), (6, 3, 4));
+        // The primary's outage: first passed over (refused) by the request at 1 s. The
+        // secondary's: passed over at 0 s already, as it comes after the primary. Mean 0.5 s.
+        assert_eq!(metrics(&r).failover_delay_mean_s, Some(0.5));
+    }
+
+    #[test]
+    fn health_routing_demotes_a_failing_provider_for_good() {
+        // Equal scores: the seeded draw picks the first try. The first request that goes to the
+        // primary fails (score 1.0 → 0.8) and fails over; after that 0.8 × U < 1.0 × U' always,
+        // and the secondary's successes keep it at 1.0: the primary is never tried again.
+        let text = two_providers(8, "health", DOWN, "");
+        let r = run(&text, "none", &[]);
+        let seed = crate::rng::RunSeed::new(1, "t", 0);
+        let router = super::Router::new(2, crate::scenario::Strategy::Health, 1);
+        let k = (0..8).find(|req| router.next(0, 0, &seed, *req, 1) == Some(0)).expect("a draw picks it");
+        let p: Vec<(u64, u64)> = r.providers.iter().map(|p| (p.attempts, p.successes)).collect();
+        assert_eq!(p, vec![(1, 0), (8, 8)]);
+        assert_eq!(r.counters.failover_attempts, 1);
+        // Passes before it lost the primary by the draw alone (equal scores): not a failover.
+        // The pass after its failure (request k + 1, at k + 1 s) passed it over for its score.
+        assert_eq!(metrics(&r).failover_delay_mean_s, Some((k + 1) as f64));
+    }
+
+    #[test]
+    fn each_provider_answers_from_its_own_draw() {
+        // Same model for both providers: answers differ between providers (their own draws)
+        // but not between calls, and a single-provider workload's answer is unchanged.
+        let same = "[providers.upstream]\np50 = \"100ms\"\np95 = \"400ms\"\n";
+        let text = two_providers(30, "priority", "", "")
+            .replace("[providers.upstream]\np50 = \"100ms\"\np95 = \"100ms\"\n", same);
+        let sc = Scenario::parse(Path::new("t.toml"), &text).unwrap();
+        let w = Workload::build(&sc, 1, 0).unwrap();
+        let at = SimTime(5_000_000);
+        let differ = (0..30u64)
+            .filter(|r| w.provider_answer(0, *r, 1, at).latency != w.provider_answer(1, *r, 1, at).latency)
+            .count();
+        assert_eq!(differ, 30);
+        assert_eq!(w.provider_answer(1, 7, 2, at), w.provider_answer(1, 7, 2, at));
+        assert_eq!(w.provider_answer(0, 7, 2, at), w.answer(7, 2, at));
+        assert!(w.first_answers.is_empty(), "answers depend on when each provider is tried");
+    }
+
+    #[test]
+    fn routing_keeps_a_call_in_flight_small() {
+        // Events move through the heap by value: routing state (a 32-bit mask and a provider
+        // byte in place of the breaker slot) must not make them bigger than without it.
+        assert!(std::mem::size_of::<super::Call>() <= 104, "{}", std::mem::size_of::<super::Call>());
+    }
+
+    #[test]
+    fn providers_refuse_a_top_level_upstream() {
+        let text = format!("{}[upstream]\np50 = \"1s\"\n", two_providers(5, "priority", "", ""));
+        let err = Scenario::parse(Path::new("t.toml"), &text).unwrap_err().to_string();
+        assert!(err.contains("remove the top-level [upstream]"), "{err}");
     }
 
     #[test]

@@ -7,7 +7,7 @@ mod workload;
 
 pub use engine::{RunOptions, simulate};
 pub use queue::EventQueue;
-pub use workload::{Answers, Workload};
+pub use workload::{Answers, Providers, Workload};
 
 use crate::metrics::{Metrics, RunRecord, ScoringOptions, score};
 use crate::policy::PolicyConfig;

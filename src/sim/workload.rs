@@ -4,10 +4,10 @@
 
 use crate::outcome::{Answer, OutcomeClass};
 use crate::rng::{RunSeed, Stream};
-use crate::scenario::{InputError, Scenario, Source};
+use crate::scenario::{InputError, Scenario, Source, Strategy};
 use crate::time::{Dur, SimTime};
 use crate::trace::{CallTrace, GapPolicy, IntervalTrace, Trace};
-use crate::truth::IncidentWindow;
+use crate::truth::{Expect, IncidentWindow};
 use crate::upstream::script::ScriptRow;
 use crate::upstream::{CapacitySpec, Dependency};
 use std::sync::Arc;
@@ -26,6 +26,41 @@ pub enum Answers {
     /// so a long log is not copied into `first_answers`); later attempts take one of the logged
     /// calls nearest in time.
     Calls(Arc<CallTrace>),
+    /// Several providers, each with its own dependency model (`[[providers]]`).
+    Providers(Box<Providers>),
+}
+
+/// The providers of a multi-provider scenario, resolved for one horizon. Provider `p` answers
+/// attempt `a` of request `r` from `seed.draw(Stream::Upstream, r | p << 48, a)` (see
+/// [`Workload::provider_answer`]), so every configuration sees the same answer from the same
+/// provider for the same attempt.
+#[derive(Debug, Clone)]
+pub struct Providers {
+    /// How the client orders them.
+    pub strategy: Strategy,
+    /// Names, in file order.
+    pub names: Vec<String>,
+    /// Price per call, in file order.
+    pub prices: Vec<f64>,
+    /// Each provider's dependency model.
+    pub dependencies: Vec<Dependency>,
+    /// Each provider's capacity, when limited, with its healthy median latency.
+    pub capacities: Vec<Option<(CapacitySpec, Dur)>>,
+    /// Each provider's incident windows `[start, end)` expecting `open`, sorted by start: the
+    /// incidents whose failover delay is measured.
+    pub open_windows: Vec<Vec<(SimTime, SimTime)>>,
+}
+
+impl Providers {
+    /// How many providers there are.
+    pub fn len(&self) -> usize {
+        self.names.len()
+    }
+
+    /// True when there are none (a validated scenario always has at least one).
+    pub fn is_empty(&self) -> bool {
+        self.names.is_empty()
+    }
 }
 
 /// Everything a run needs that does not depend on the breaker configuration.
@@ -80,6 +115,52 @@ impl Workload {
                     answers,
                     truth,
                     capacity: upstream.capacity.clone().map(|c| (c, upstream.p50)),
+                    truth_known: true,
+                })
+            }
+            Source::Providers { traffic, routing, providers } => {
+                let mut dependencies = Vec::with_capacity(providers.len());
+                let mut truth = Vec::new();
+                let mut open_windows = Vec::with_capacity(providers.len());
+                for (i, p) in providers.iter().enumerate() {
+                    let dependency = Dependency::new(&p.upstream, &p.incidents, horizon)
+                        .map_err(|m| in_file(format!("[[providers]] #{} (`{}`): {m}", i + 1, p.name)))?;
+                    let windows = dependency.ground_truth();
+                    open_windows.push(
+                        windows
+                            .iter()
+                            .filter(|w| w.expect == Expect::Open)
+                            .map(|w| (w.start, w.end))
+                            .collect(),
+                    );
+                    truth.extend(
+                        windows
+                            .into_iter()
+                            .map(|w| IncidentWindow { kind: format!("{}:{}", p.name, w.kind), ..w }),
+                    );
+                    dependencies.push(dependency);
+                }
+                truth.sort_by_key(|w| w.start); // stable: equal starts keep file order
+                let arrivals = traffic.arrivals(scenario.duration, &run_seed);
+                let model = Providers {
+                    strategy: routing.strategy,
+                    names: providers.iter().map(|p| p.name.clone()).collect(),
+                    prices: providers.iter().map(|p| p.price).collect(),
+                    dependencies,
+                    capacities: providers
+                        .iter()
+                        .map(|p| p.upstream.capacity.clone().map(|c| (c, p.upstream.p50)))
+                        .collect(),
+                    open_windows,
+                };
+                Ok(Workload {
+                    seed: run_seed,
+                    horizon,
+                    arrivals,
+                    first_answers: Vec::new(),
+                    answers: Answers::Providers(Box::new(model)),
+                    truth,
+                    capacity: None,
                     truth_known: true,
                 })
             }
@@ -165,6 +246,30 @@ impl Workload {
             Answers::Calls(log) => {
                 log.answer_near(at, &mut self.seed.draw(Stream::Upstream, request, attempt))
             }
+            Answers::Providers(_) => self.provider_answer(0, request, attempt, at),
+        }
+    }
+
+    /// The answer of provider `provider` (file order) to `attempt` of `request`, sent at `at`:
+    /// drawn from `seed.draw(Stream::Upstream, request | provider << 48, attempt)`. Without
+    /// `[[providers]]` there is one provider and this is [`Workload::answer`].
+    #[inline]
+    pub fn provider_answer(&self, provider: u32, request: u64, attempt: u32, at: SimTime) -> Answer {
+        match &self.answers {
+            Answers::Providers(p) => {
+                let key = request | (u64::from(provider) << 48);
+                p.dependencies[provider as usize]
+                    .answer(at, &mut self.seed.draw(Stream::Upstream, key, attempt))
+            }
+            _ => self.answer(request, attempt, at),
+        }
+    }
+
+    /// The providers, for a multi-provider scenario.
+    pub fn providers(&self) -> Option<&Providers> {
+        match &self.answers {
+            Answers::Providers(p) => Some(p),
+            _ => None,
         }
     }
 
