@@ -121,6 +121,9 @@ enum Command {
         /// No progress bar when running a sweep file.
         #[arg(long)]
         quiet: bool,
+        /// Also print the chosen configuration in this library's own syntax (see `export`).
+        #[arg(long = "as", value_name = "LIBRARY")]
+        library: Option<String>,
     },
     /// Print a preset (with overrides) in a breaker library's own configuration syntax; a
     /// configuration the library cannot express is refused with the reason (exit 2).
@@ -262,9 +265,17 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             print!("{}", report.render());
             println!("\nwrote {}", commands::report::list(&files));
         }
-        Command::Recommend { path, objective, constraints, threads, quiet } => {
+        Command::Recommend { path, objective, constraints, threads, quiet, library } => {
             let r = breakerlab::sweep::recommend(&path, &objective, &constraints, threads, quiet)?;
             print!("{}", r.render());
+            if let (Some(library), Some(chosen)) = (library, r.chosen()) {
+                let req = commands::export::ExportRequest::of(
+                    library,
+                    &chosen.config.preset,
+                    &chosen.config.overrides,
+                );
+                print!("\n{}", commands::export::run(&req)?);
+            }
         }
         Command::Export { library, policy, sets, name } => {
             let req = commands::export::ExportRequest { library, policy, sets, name };

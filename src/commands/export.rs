@@ -17,6 +17,14 @@ pub struct ExportRequest {
     pub name: Option<String>,
 }
 
+impl ExportRequest {
+    /// The request for `preset` with `overrides` (as a sweep's configuration holds them).
+    pub fn of(library: String, preset: &str, overrides: &[(String, toml::Value)]) -> ExportRequest {
+        let sets = overrides.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        ExportRequest { library, policy: Some(preset.to_string()), sets, name: None }
+    }
+}
+
 /// The configuration text, or the reason the library cannot express it.
 pub fn run(req: &ExportRequest) -> anyhow::Result<String> {
     let lib = Library::parse(&req.library)?;

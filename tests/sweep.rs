@@ -1,0 +1,134 @@
+//! `breakerlab sweep`, `compare` and `recommend` end to end through the CLI.
+
+mod util;
+
+use util::*;
+
+/// A small sweep over two bundled scenarios: 6 configurations × 2 replicates (a 2 × 2 grid of
+/// `consecutive`, for a heatmap, and two `windowed`).
+fn small_sweep(dir: &std::path::Path) -> std::path::PathBuf {
+    let text = format!(
+        r#"
+name = "small"
+scenarios = ["{0}/hard-outage.toml", "{0}/blip.toml"]
+replicates = 2
+constraints = ["missed_incidents == 0"]
+
+[[policies]]
+preset = "consecutive"
+failure_threshold = [3, 10]
+open_duration = ["10s", "1m"]
+
+[[policies]]
+preset = "windowed"
+failure_rate = [0.2, 0.5]
+"#,
+        root().join("scenarios").display()
+    );
+    write(dir, "small.toml", &text)
+}
+
+#[test]
+fn sweep_writes_its_files_and_any_thread_count_gives_the_same_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = small_sweep(dir.path());
+    let mut outputs = Vec::new();
+    for threads in ["1", "2", "8"] {
+        let out = dir.path().join(format!("t{threads}"));
+        let assert = breakerlab(dir.path())
+            .args(["sweep", "--quiet", "--no-charts", "--threads", threads, "--out"])
+            .arg(&out)
+            .arg(&file)
+            .assert()
+            .success();
+        let stdout = String::from_utf8_lossy(&assert.get_output().stdout).into_owned();
+        assert!(stdout.contains("Recommended:") && stdout.contains("[policy]"), "{stdout}");
+        outputs.push(out);
+    }
+    for f in ["summary.csv", "runs.csv", "pareto.csv", "recommendation.txt"] {
+        let first = read(&outputs[0].join(f));
+        for other in &outputs[1..] {
+            assert_same_text(&first, &read(&other.join(f)), f);
+        }
+    }
+    let summary = read(&outputs[0].join("summary.csv"));
+    assert_eq!(summary.lines().count(), 1 + 2 * 6, "one row per scenario x configuration");
+    assert!(summary.lines().next().unwrap().contains("param.failure_threshold"));
+    assert_eq!(read(&outputs[0].join("runs.csv")).lines().count(), 1 + 2 * 6 * 2, "one row per cell");
+}
+
+#[test]
+fn sweep_draws_charts_and_the_report_by_default() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = small_sweep(dir.path());
+    breakerlab(dir.path()).args(["sweep", "--quiet"]).arg(&file).assert().success();
+    let names = files_in(&dir.path().join("output/small"));
+    for expected in ["pareto.png", "comparison.png", "report.html", "report.md", "recommended.txt"] {
+        assert!(names.iter().any(|n| n == expected), "{expected} in {names:?}");
+    }
+    assert!(names.iter().any(|n| n.starts_with("heatmap_")), "{names:?}");
+    let html = read(&dir.path().join("output/small/report.html"));
+    assert!(html.contains("data:image/png;base64,") && !html.contains("src=\"http"));
+}
+
+#[test]
+fn a_bad_sweep_file_is_refused_before_anything_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(
+        dir.path(),
+        "bad.toml",
+        &format!(
+            "scenarios = [\"{}/blip.toml\"]\n[[policies]]\npreset = \"consecutive\"\nfailure_treshold = [3, 5]\n",
+            root().join("scenarios").display()
+        ),
+    );
+    let assert = breakerlab(dir.path()).args(["sweep", "--quiet"]).arg(&file).assert().code(2);
+    let stderr = String::from_utf8_lossy(&assert.get_output().stderr).into_owned();
+    assert!(
+        stderr.contains("bad.toml:4:") && stderr.contains("did you mean `failure_threshold`"),
+        "{stderr}"
+    );
+    assert!(files_in(&dir.path().join("output")).is_empty());
+    let glob =
+        write(dir.path(), "glob.toml", "scenarios = [\"nothing/*.toml\"]\n[[policies]]\npreset = \"none\"\n");
+    let assert = breakerlab(dir.path()).args(["sweep", "--quiet"]).arg(&glob).assert().code(2);
+    assert!(String::from_utf8_lossy(&assert.get_output().stderr).contains("nothing/*.toml"));
+}
+
+#[test]
+fn compare_prints_paired_differences_and_writes_side_by_side_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let assert = breakerlab(dir.path())
+        .arg("compare")
+        .arg(scenario("hard-outage.toml"))
+        .args([
+            "--policy",
+            "consecutive",
+            "--policy",
+            "consecutive[failure_threshold=10]",
+            "--replicates",
+            "3",
+        ])
+        .assert()
+        .success();
+    let stdout = String::from_utf8_lossy(&assert.get_output().stdout).into_owned();
+    assert!(stdout.contains("B - A") && stdout.contains("detection_delay_mean_s"), "{stdout}");
+    let out = dir.path().join("output/compare-hard-outage");
+    let timeline = read(&out.join("timeline.csv"));
+    assert!(timeline.starts_with("policy,bin_start_us"), "one timeline per policy");
+    assert!(out.join("timeline.png").exists() && out.join("comparison.png").exists());
+}
+
+#[test]
+fn recommend_reranks_a_sweep_folder_under_new_constraints() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = small_sweep(dir.path());
+    breakerlab(dir.path()).args(["sweep", "--quiet", "--no-charts"]).arg(&file).assert().success();
+    let assert = breakerlab(dir.path())
+        .args(["recommend", "output/small", "--constraint", "false_opens <= -1"])
+        .assert()
+        .success();
+    let stdout = String::from_utf8_lossy(&assert.get_output().stdout).into_owned();
+    assert!(stdout.contains("No configuration meets every constraint"), "{stdout}");
+    assert!(stdout.contains("Binding constraint: `false_opens <= -1`"), "{stdout}");
+}
