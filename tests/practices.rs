@@ -174,3 +174,31 @@ fn multi_provider_routing_fails_over_and_shows_the_spend() {
     assert!(get(&health_breaker, "provider.secondary.attempts") > 0.5 * requests);
     assert!(get(&health_breaker, "spend") > 3.0 * get(&breaker, "spend"));
 }
+
+/// A mixed fleet ([[instances]]): each instance sees the same requests whatever the others run,
+/// so instance i's transitions equal those of instance i in a run where every instance runs
+/// policy i — the presets sit side by side on common random numbers.
+#[test]
+fn a_mixed_fleet_runs_each_instance_on_its_own_preset() {
+    use breakerlab::sim::simulate_fleet;
+    let sc = Scenario::load(&scenario("mixed-fleet.toml")).unwrap();
+    assert_eq!(sc.client.instances, 4, "one instance per [[instances]] table");
+    let policies: Vec<_> = sc.instance_policies.iter().map(|p| p.resolve().unwrap()).collect();
+    let workload = Workload::build(&sc, sc.seed, 0).unwrap();
+    let opts = RunOptions::default();
+    let fleet = simulate_fleet(&sc.client, &workload, &policies, &opts);
+    let of = |record: &breakerlab::metrics::RunRecord, i: usize| -> Vec<_> {
+        record.transitions.iter().filter(|(b, _)| *b == i).map(|(_, t)| *t).collect()
+    };
+    let mut first_opens = Vec::new();
+    for (i, policy) in policies.iter().enumerate() {
+        let alone = simulate_fleet(&sc.client, &workload, std::slice::from_ref(policy), &opts);
+        let mine = of(&fleet, i);
+        assert!(!mine.is_empty(), "instance {i} ({}) opened", policy.preset());
+        assert_eq!(mine, of(&alone, i), "instance {i} runs {}", policy.preset());
+        first_opens.push(mine[0].at);
+    }
+    // Different presets open at different times on the same outage.
+    first_opens.dedup();
+    assert_eq!(first_opens.len(), 4);
+}

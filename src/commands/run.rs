@@ -2,7 +2,7 @@
 
 use super::{out_dir, parse_sets, write_files};
 use crate::metrics::Metrics;
-use crate::policy::PolicyConfig;
+use crate::policy::{PolicyConfig, PolicySpec};
 use crate::report::page::{InputFile, ReportInputs};
 use crate::report::{self, SummaryRow, charts, page};
 use crate::scenario::{InputError, Scenario};
@@ -36,8 +36,8 @@ pub struct RunRequest {
 pub struct RunReport {
     /// The scenario run.
     pub scenario: Scenario,
-    /// The configuration run.
-    pub policy: PolicyConfig,
+    /// The configuration run (its label; a mixed fleet is `fleet[label,...]`).
+    pub label: String,
     /// The base seed used.
     pub seed: u64,
     /// Record and scores.
@@ -67,18 +67,32 @@ pub fn run(req: &RunRequest) -> anyhow::Result<RunReport> {
 /// scenario's summary also carries the import counts ([`super::replay::IMPORT_COLUMNS`]).
 pub fn run_scenario(scenario: Scenario, req: &RunRequest) -> anyhow::Result<RunReport> {
     let sets = parse_sets(&req.sets)?;
-    let spec = scenario.policy_spec(req.policy.as_deref(), &sets);
-    let policy = scenario.resolve_policy(&spec)?;
+    let fleet = req.policy.is_none() && !scenario.instance_policies.is_empty();
+    let policies: Vec<PolicyConfig> = if fleet {
+        let with_sets = |spec: &PolicySpec| {
+            let mut spec = spec.clone();
+            spec.overrides.extend(sets.iter().cloned());
+            scenario.resolve_policy(&spec)
+        };
+        scenario.instance_policies.iter().map(with_sets).collect::<Result<_, _>>()?
+    } else {
+        vec![scenario.resolve_policy(&scenario.policy_spec(req.policy.as_deref(), &sets))?]
+    };
     let seed = req.seed.unwrap_or(scenario.seed);
     let workload = Workload::build(&scenario, seed, 0)?;
     let bin = scenario.scoring.timeline_bin.unwrap_or_else(|| sim::auto_bin(workload.duration()));
-    let result = sim::run(&scenario, &workload, &policy, &RunOptions { timeline_bin: Some(bin) });
-    let label = policy.label();
-    let params = policy.params();
+    let result = sim::run_fleet(&scenario, &workload, &policies, &RunOptions { timeline_bin: Some(bin) });
+    let (label, params, preset) = if fleet {
+        let labels: Vec<String> = policies.iter().map(PolicyConfig::label).collect();
+        let params = labels.iter().enumerate().map(|(i, l)| (format!("instance{i}"), l.clone())).collect();
+        (format!("fleet[{}]", labels.join(",")), params, "fleet")
+    } else {
+        (policies[0].label(), policies[0].params(), policies[0].preset())
+    };
     let row = SummaryRow {
         scenario: &scenario.name,
         policy: &label,
-        preset: policy.preset(),
+        preset,
         seed,
         replicates: 1,
         params: &params,
@@ -102,7 +116,7 @@ pub fn run_scenario(scenario: Scenario, req: &RunRequest) -> anyhow::Result<RunR
         let inputs = report_inputs(&scenario, seed, &req.command_line);
         files.extend(draw_charts_and_report(&dir, &inputs)?);
     }
-    Ok(RunReport { scenario, policy, seed, result, truth: workload.truth, files })
+    Ok(RunReport { scenario, label, seed, result, truth: workload.truth, files })
 }
 
 /// What the report page shows to reproduce a run: the command, the seed and the input files.
@@ -149,7 +163,7 @@ pub fn render(report: &RunReport) -> String {
     if !sc.description.is_empty() {
         let _ = writeln!(s, "          {}", sc.description);
     }
-    let _ = writeln!(s, "policy    {}", report.policy.label());
+    let _ = writeln!(s, "policy    {}", report.label);
     let _ = writeln!(s);
     s.push_str(&metrics_table(&report.result.metrics));
     if let Some(dir) = report.files.first().and_then(|f| f.parent()) {

@@ -66,6 +66,8 @@ struct ScenarioFile {
     incidents: Vec<Spanned<IncidentSpec>>,
     policy: Option<Spanned<toml::Table>>,
     #[serde(default)]
+    instances: Vec<Spanned<toml::Table>>,
+    #[serde(default)]
     scoring: ScoringSpec,
     trace: Option<Spanned<TraceOptions>>,
     routing: Option<Spanned<RoutingSpec>>,
@@ -138,6 +140,9 @@ pub struct Scenario {
     pub source: Source,
     /// The policy named in the file (`[policy]`), if any.
     pub policy: Option<PolicySpec>,
+    /// A mixed fleet (`[[instances]]`): client instance `i` runs policy `i`. Used by `run`
+    /// without `--policy`; a sweep, `compare` or `--policy` runs one configuration everywhere.
+    pub instance_policies: Vec<PolicySpec>,
     /// Scoring options.
     pub scoring: ScoringSpec,
 }
@@ -303,20 +308,44 @@ impl Scenario {
                 (Source::Model { traffic, upstream, incidents }, duration)
             }
         };
-        let policy = match file.policy {
-            Some(table) => {
-                let span = table.span();
-                let table = table.into_inner();
-                let spec = policy_from_table(table).map_err(|m| at(span.clone(), m))?;
-                spec.resolve().map_err(|e| {
-                    let message = e.to_string();
-                    let offset = key_offset(text, span.clone(), &spec, &message).unwrap_or(span.start);
-                    InputError::at_offset(path, text, offset, format!("[policy]: {message}"))
-                })?;
-                Some(spec)
-            }
-            None => None,
+        let policy_at = |table: Spanned<toml::Table>, section: &str| -> Result<PolicySpec, InputError> {
+            let span = table.span();
+            let spec = policy_from_table(table.into_inner()).map_err(|m| at(span.clone(), m))?;
+            spec.resolve().map_err(|e| {
+                let message = e.to_string();
+                let offset = key_offset(text, span.clone(), &spec, &message).unwrap_or(span.start);
+                InputError::at_offset(path, text, offset, format!("{section}: {message}"))
+            })?;
+            Ok(spec)
         };
+        let policy = file.policy.map(|table| policy_at(table, "[policy]")).transpose()?;
+        let mut client = client;
+        let mut instance_policies = Vec::with_capacity(file.instances.len());
+        for (i, table) in file.instances.into_iter().enumerate() {
+            let span = table.span();
+            if client.shared_breaker {
+                return Err(at(
+                    span,
+                    "[[instances]] give each client instance its own policy; remove `shared_breaker = true`"
+                        .into(),
+                ));
+            }
+            instance_policies.push(policy_at(table, &format!("[[instances]] #{}", i + 1))?);
+        }
+        if !instance_policies.is_empty() {
+            let n = instance_policies.len() as u32;
+            if client.instances == 1 {
+                client.instances = n;
+            } else if client.instances != n {
+                return Err(InputError::file(
+                    path,
+                    format!(
+                        "[client] instances = {} but [[instances]] lists {n} policies: give one per instance",
+                        client.instances
+                    ),
+                ));
+            }
+        }
         let scenario = Scenario {
             name,
             description: file.description.unwrap_or_default(),
@@ -326,6 +355,7 @@ impl Scenario {
             client,
             source,
             policy,
+            instance_policies,
             scoring: file.scoring,
         };
         scenario.check_scoring().map_err(|m| InputError::file(path, m))?;
@@ -348,6 +378,7 @@ impl Scenario {
             client: ClientSpec::scripted(),
             source: Source::Script { rows, incidents: Vec::new() },
             policy: None,
+            instance_policies: Vec::new(),
             scoring: ScoringSpec::default(),
         })
     }
@@ -374,6 +405,7 @@ impl Scenario {
             client: ClientSpec::default(),
             source,
             policy: None,
+            instance_policies: Vec::new(),
             scoring: ScoringSpec::default(),
         })
     }

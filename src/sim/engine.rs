@@ -95,17 +95,30 @@ pub fn simulate(
     policy: &PolicyConfig,
     opts: &RunOptions,
 ) -> RunRecord {
-    Engine::new(client, workload, policy, opts).run()
+    simulate_fleet(client, workload, std::slice::from_ref(policy), opts)
+}
+
+/// Simulates a mixed fleet: client instance `i` runs `policies[i % policies.len()]` (with a
+/// shared breaker, `policies[0]`). One policy for every instance is [`simulate`].
+pub fn simulate_fleet(
+    client: &ClientSpec,
+    workload: &Workload,
+    policies: &[PolicyConfig],
+    opts: &RunOptions,
+) -> RunRecord {
+    Engine::new(client, workload, policies, opts).run()
 }
 
 struct Engine<'a> {
     client: &'a ClientSpec,
-    policy: &'a PolicyConfig,
+    /// The policy of each breaker slot (client instance, or the one shared breaker).
+    policies: Vec<&'a PolicyConfig>,
     /// Current client process (incremented at every restart).
     epoch: u32,
     workload: &'a Workload,
-    classifier: Classifier,
-    timeout: Dur,
+    /// Each slot's classifier and call timeout.
+    classifiers: Vec<Classifier>,
+    timeouts: Vec<Dur>,
     breakers: Vec<Policy>,
     scheduled: Vec<Option<SimTime>>,
     instances: u64,
@@ -126,7 +139,7 @@ impl<'a> Engine<'a> {
     fn new(
         client: &'a ClientSpec,
         workload: &'a Workload,
-        policy: &'a PolicyConfig,
+        policies: &'a [PolicyConfig],
         opts: &RunOptions,
     ) -> Engine<'a> {
         let instances = u64::from(client.instances.max(1));
@@ -138,14 +151,23 @@ impl<'a> Engine<'a> {
             slots,
         );
         let breaker_count = slots * router.providers() as usize;
+        let slot_policies: Vec<&PolicyConfig> = (0..slots).map(|s| &policies[s % policies.len()]).collect();
+        let per_slot = router.providers() as usize;
         let breakers = (0..breaker_count)
-            .map(|b| policy.build(workload.seed.seed_for(Stream::Policy, b as u64)))
+            .map(|b| slot_policies[b / per_slot].build(workload.seed.seed_for(Stream::Policy, b as u64)))
             .collect();
-        let timeout = if policy.imposes_call_timeout() {
-            policy.call_timeout().unwrap_or(Dur::MAX)
-        } else {
-            client.timeout
-        };
+        let timeouts =
+            slot_policies
+                .iter()
+                .map(|p| {
+                    if p.imposes_call_timeout() {
+                        p.call_timeout().unwrap_or(Dur::MAX)
+                    } else {
+                        client.timeout
+                    }
+                })
+                .collect();
+        let classifiers = slot_policies.iter().map(|p| p.classifier()).collect();
         let mut rec = Recorder::new(RecorderOptions {
             horizon: workload.horizon,
             instances: breaker_count,
@@ -164,11 +186,11 @@ impl<'a> Engine<'a> {
         };
         Engine {
             client,
-            policy,
+            policies: slot_policies,
             epoch: 0,
             workload,
-            classifier: policy.classifier(),
-            timeout,
+            classifiers,
+            timeouts,
             breakers,
             scheduled: vec![None; breaker_count],
             instances,
@@ -325,8 +347,9 @@ impl<'a> Engine<'a> {
             call.retry_in_flight = true;
             self.active_retries[call.instance as usize] += 1;
         }
-        let (class, latency) = if answer.latency >= self.timeout {
-            (OutcomeClass::Timeout, self.timeout)
+        let timeout = self.timeouts[slot as usize];
+        let (class, latency) = if answer.latency >= timeout {
+            (OutcomeClass::Timeout, timeout)
         } else {
             (answer.class, answer.latency)
         };
@@ -353,7 +376,7 @@ impl<'a> Engine<'a> {
         let providers = self.router.providers();
         let slot = self.slot(&call);
         let b = slot * providers + u32::from(call.provider);
-        let verdict = self.classifier.verdict(call.class);
+        let verdict = self.classifiers[slot as usize].verdict(call.class);
         if call.epoch == self.epoch {
             let obs = Observation { verdict, latency: call.latency };
             self.breakers[b as usize].record(now, call.ticket, obs, &mut self.changes);
@@ -485,7 +508,7 @@ impl<'a> Engine<'a> {
             for b in 0..self.breakers.len() {
                 let seed =
                     self.workload.seed.seed_for(Stream::Policy, b as u64 | (u64::from(self.epoch) << 32));
-                let fresh = self.policy.build(seed);
+                let fresh = self.policies[b / self.router.providers() as usize].build(seed);
                 let new = match process.persist {
                     Persist::Samples => self.breakers[b].restarted_with_samples(fresh, now),
                     _ => fresh,

@@ -5,7 +5,7 @@ mod engine;
 mod queue;
 mod workload;
 
-pub use engine::{RunOptions, simulate};
+pub use engine::{RunOptions, simulate, simulate_fleet};
 pub use queue::EventQueue;
 pub use workload::{Answers, Providers, Workload};
 
@@ -25,7 +25,17 @@ pub struct RunResult {
 
 /// Runs one configuration on a prepared workload and scores it.
 pub fn run(scenario: &Scenario, workload: &Workload, policy: &PolicyConfig, opts: &RunOptions) -> RunResult {
-    let record = simulate(&scenario.client, workload, policy, opts);
+    run_fleet(scenario, workload, std::slice::from_ref(policy), opts)
+}
+
+/// Runs a mixed fleet (client instance `i` runs `policies[i % len]`) and scores it.
+pub fn run_fleet(
+    scenario: &Scenario,
+    workload: &Workload,
+    policies: &[PolicyConfig],
+    opts: &RunOptions,
+) -> RunResult {
+    let record = simulate_fleet(&scenario.client, workload, policies, opts);
     let metrics = score(&record, &scoring_options(&scenario.scoring, workload.truth_known));
     RunResult { record, metrics }
 }
