@@ -313,12 +313,15 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 skip_bad_rows,
                 trace_sets,
                 rate,
-                policy,
-                sets,
-                seed,
-                out,
-                no_charts,
-                command_line: commands::command_line(),
+                run: commands::run::RunRequest {
+                    policy,
+                    sets,
+                    seed,
+                    out,
+                    no_charts,
+                    command_line: commands::command_line(),
+                    ..Default::default()
+                },
             };
             print!("{}", commands::replay::render_replay(&commands::replay::replay(&req)?));
         }

@@ -58,18 +58,9 @@ pub struct ReplayRequest {
     pub trace_sets: Vec<String>,
     /// Poisson arrival rate (requests per second) for traces without request counts.
     pub rate: Option<f64>,
-    /// A preset (default `consecutive`).
-    pub policy: Option<String>,
-    /// `key=value` overrides of the policy's parameters.
-    pub sets: Vec<String>,
-    /// Base seed.
-    pub seed: Option<u64>,
-    /// Output folder (default `output/<trace file stem>`).
-    pub out: Option<PathBuf>,
-    /// Skip the PNG charts and the report page.
-    pub no_charts: bool,
-    /// The command line as typed, for the report page.
-    pub command_line: String,
+    /// What to run on the trace and where to write it, as for `run` (policy, overrides, seed,
+    /// output folder, charts); its scenario and script stay empty.
+    pub run: RunRequest,
 }
 
 /// Builds the trace options the flags describe. Every value is checked by the same
@@ -172,17 +163,7 @@ pub fn replay(req: &ReplayRequest) -> anyhow::Result<RunReport> {
         None => None,
     };
     let scenario = Scenario::from_trace(&req.trace, &opts, traffic)?;
-    let run = RunRequest {
-        scenario: None,
-        script: None,
-        policy: req.policy.clone(),
-        sets: req.sets.clone(),
-        seed: req.seed,
-        out: req.out.clone(),
-        no_charts: req.no_charts,
-        command_line: req.command_line.clone(),
-    };
-    run_scenario(scenario, &run)
+    run_scenario(scenario, &req.run)
 }
 
 /// What `replay` prints: the import report, the ground truth, then `run`'s table.
