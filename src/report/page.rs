@@ -157,15 +157,22 @@ fn cell(row: &SummaryRow, col: &str) -> String {
 fn summary_table(s: &Summary, recommended: Option<&str>, max: usize) -> TextTable {
     let metrics: Vec<(&str, &str)> =
         TABLE_METRICS.iter().copied().filter(|(c, _)| s.metric_columns.iter().any(|m| m == c)).collect();
+    // A parameter varies when it takes several values within one family (a preset without the
+    // parameter, an empty cell, is no variation).
     let varying: Vec<&String> = s
         .param_columns
         .iter()
         .filter(|p| {
-            let mut v: Vec<&str> =
-                s.rows.iter().filter_map(|r| r.params.get(*p).map(String::as_str)).collect();
+            let mut v: Vec<(&str, &str)> = s
+                .rows
+                .iter()
+                .filter_map(|r| {
+                    r.params.get(*p).filter(|x| !x.is_empty()).map(|x| (r.family.as_str(), x.as_str()))
+                })
+                .collect();
             v.sort_unstable();
             v.dedup();
-            v.len() > 1
+            v.windows(2).any(|w| w[0].0 == w[1].0)
         })
         .collect();
     let feasible = s.rows.iter().any(|r| r.feasible.is_some());
