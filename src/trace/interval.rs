@@ -694,33 +694,44 @@ mod tests {
         tol
     }
 
-    /// Draws 200,000 answers inside each chosen interval and checks every logged percentile and
-    /// the error rate. The bound is 2 %, widened only where the sampling error of an empirical
-    /// quantile from 200,000 draws itself approaches 2 % (steep p95→p99 segments): there the
-    /// bound is 4 standard errors. Returns (percentiles checked, checks needing the wider bound).
+    /// `n` answers drawn at `at` from a fixed-seed generator: latencies, and the error count.
+    fn draw_at(t: &IntervalTrace, at: SimTime, n: usize, seed: u64) -> (Vec<u64>, usize) {
+        let mut rng = Pcg64Mcg::seed_from_u64(seed);
+        let mut errors = 0;
+        let draws = (0..n)
+            .map(|_| {
+                let a = t.answer(at, &mut rng);
+                errors += usize::from(a.class == OutcomeClass::Error);
+                a.latency.0
+            })
+            .collect();
+        (draws, errors)
+    }
+
+    /// Draws 200,000 answers inside each chosen interval and checks that every logged percentile
+    /// is reproduced within 2 %, and the error rate within 4 standard errors. Where 200,000 draws
+    /// cannot resolve 2 % (an empirical p99 on a steep p95→p99 segment has a standard error near
+    /// 1.5 %), that interval is drawn again 2,000,000 times and held to the same 2 %. Returns
+    /// (percentiles checked, checks that needed the larger sample).
     fn check_intervals(t: &IntervalTrace, which: impl Iterator<Item = usize>) -> (usize, usize) {
         const N: usize = 200_000;
-        let mut rng = Pcg64Mcg::seed_from_u64(7);
-        let mut draws = vec![0u64; N];
-        let (mut checked, mut widened) = (0, 0);
+        const LARGE: usize = 2_000_000;
+        let (mut checked, mut resampled) = (0, 0);
         for i in which {
             let iv = &t.intervals()[i];
             let at = iv.start() + (iv.logged_end() - iv.start()).mul_f64(0.5);
-            let mut errors = 0;
-            for d in draws.iter_mut() {
-                let a = t.answer(at, &mut rng);
-                errors += usize::from(a.class == OutcomeClass::Error);
-                *d = a.latency.0;
-            }
+            let (draws, errors) = draw_at(t, at, N, 7 + i as u64);
+            let mut large: Option<Vec<u64>> = None;
             for (k, q) in crate::trace::quantile::QUANTILES.iter().enumerate() {
                 let Some(x) = iv.percentile_us(k) else { continue };
-                let density = (-0.5 * probit(*q).powi(2)).exp() / (2.0 * std::f64::consts::PI).sqrt();
-                let se = iv.fit().log_slope_at(*q) * (q * (1.0 - q) / N as f64).sqrt() / density;
-                let bound = 0.02f64.max(4.0 * se);
-                let err = quantile_error(&draws, *q, x, bound + 0.01);
-                assert!(err <= bound, "interval {i} p{q}: relative error {err} > bound {bound}");
+                let mut err = quantile_error(&draws, *q, x, 0.05);
+                if err > 0.0 {
+                    let big = large.get_or_insert_with(|| draw_at(t, at, LARGE, 1_000 + i as u64).0);
+                    err = quantile_error(big, *q, x, 0.05);
+                    resampled += 1;
+                }
+                assert!(err == 0.0, "interval {i} p{q}: relative error above 2 % ({err})");
                 checked += 1;
-                widened += usize::from(err > 0.0);
             }
             let rate = errors as f64 / N as f64;
             let se = (iv.error_rate() * (1.0 - iv.error_rate()) / N as f64).sqrt();
@@ -730,7 +741,7 @@ mod tests {
                 iv.error_rate()
             );
         }
-        (checked, widened)
+        (checked, resampled)
     }
 
     #[test]
@@ -738,10 +749,9 @@ mod tests {
         let t = nezha();
         // Every 12th interval plus every interval with errors (the injected faults).
         let which = (0..t.intervals().len()).filter(|i| i % 12 == 0 || t.intervals()[*i].error_rate() > 0.0);
-        let (checked, widened) = check_intervals(&t, which);
-        eprintln!("{checked} percentiles checked, {widened} outside 2 % (within 4 standard errors)");
+        let (checked, resampled) = check_intervals(&t, which);
         assert!(checked >= 4 * 80, "{checked}");
-        assert!(widened * 10 <= checked, "{widened} of {checked} needed the wider bound");
+        assert!(resampled * 10 <= checked, "{resampled} of {checked} needed the larger sample");
     }
 
     /// All 721 intervals (2,884 percentiles): about a minute in a debug build.
@@ -750,10 +760,9 @@ mod tests {
     #[ignore]
     fn fit_reproduces_logged_percentiles_of_every_nezha_interval() {
         let t = nezha();
-        let (checked, widened) = check_intervals(&t, 0..t.intervals().len());
-        eprintln!("{checked} percentiles checked, {widened} outside 2 % (within 4 standard errors)");
+        let (checked, resampled) = check_intervals(&t, 0..t.intervals().len());
         assert_eq!(checked, 2_884);
-        assert!(widened * 10 <= checked, "{widened} of {checked} needed the wider bound");
+        assert!(resampled * 10 <= checked, "{resampled} of {checked} needed the larger sample");
     }
 
     const MINUTES: &str = "ts,requests,errors,p50_ms,p95_ms,p99_ms
