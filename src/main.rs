@@ -26,21 +26,8 @@ enum Command {
         /// no retries.
         #[arg(long, value_name = "FILE.csv", conflicts_with = "scenario")]
         script: Option<PathBuf>,
-        /// The preset to run (replaces the scenario's [policy]); see `breakerlab presets`.
-        #[arg(long, value_name = "PRESET")]
-        policy: Option<String>,
-        /// Override one of the policy's parameters, e.g. --set failure_threshold=3 --set cooldown=1m.
-        #[arg(long = "set", value_name = "KEY=VALUE")]
-        sets: Vec<String>,
-        /// Base seed (replaces the scenario's).
-        #[arg(long)]
-        seed: Option<u64>,
-        /// Output folder (default output/<scenario name>).
-        #[arg(long, value_name = "DIR")]
-        out: Option<PathBuf>,
-        /// Skip the PNG charts and the report page.
-        #[arg(long)]
-        no_charts: bool,
+        #[command(flatten)]
+        what: RunArgs,
     },
     /// Redraw every chart from the CSVs in an output folder and write report.html (one
     /// self-contained page) and report.md.
@@ -180,27 +167,50 @@ enum Command {
         /// Poisson arrivals at this many requests per second (needed when the trace has no counts).
         #[arg(long, value_name = "PER_SECOND")]
         rate: Option<f64>,
-        /// The preset to run (default consecutive); see `breakerlab presets`.
-        #[arg(long, value_name = "PRESET")]
-        policy: Option<String>,
-        /// Override one of the policy's parameters, e.g. --set failure_threshold=3.
-        #[arg(long = "set", value_name = "KEY=VALUE")]
-        sets: Vec<String>,
-        /// Base seed.
-        #[arg(long)]
-        seed: Option<u64>,
-        /// Output folder (default output/<trace file name>).
-        #[arg(long, value_name = "DIR")]
-        out: Option<PathBuf>,
-        /// Skip the PNG charts and the report page.
-        #[arg(long)]
-        no_charts: bool,
+        #[command(flatten)]
+        what: RunArgs,
     },
     /// List every preset with its family, source, quirks and parameters.
     Presets {
         /// Show only this preset.
         name: Option<String>,
     },
+}
+
+/// What to run and where to write it: shared by `run` and `replay`.
+#[derive(clap::Args)]
+struct RunArgs {
+    /// The preset to run (replaces the scenario's [policy]; default consecutive); see
+    /// `breakerlab presets`.
+    #[arg(long, value_name = "PRESET")]
+    policy: Option<String>,
+    /// Override one of the policy's parameters, e.g. --set failure_threshold=3 --set open_duration=1m.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    sets: Vec<String>,
+    /// Base seed (replaces the scenario's).
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Output folder (default output/<scenario or trace name>).
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// Skip the PNG charts and the report page.
+    #[arg(long)]
+    no_charts: bool,
+}
+
+impl RunArgs {
+    /// The library's run request (no scenario or script: the caller sets those).
+    fn request(self) -> commands::run::RunRequest {
+        commands::run::RunRequest {
+            policy: self.policy,
+            sets: self.sets,
+            seed: self.seed,
+            out: self.out,
+            no_charts: self.no_charts,
+            command_line: commands::command_line(),
+            ..Default::default()
+        }
+    }
 }
 
 fn main() -> ExitCode {
@@ -227,18 +237,8 @@ fn is_input_error(err: &anyhow::Error) -> bool {
 
 fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
-        Command::Run { scenario, script, policy, sets, seed, out, no_charts } => {
-            let command_line = commands::command_line();
-            let req = commands::run::RunRequest {
-                scenario,
-                script,
-                policy,
-                sets,
-                seed,
-                out,
-                no_charts,
-                command_line,
-            };
+        Command::Run { scenario, script, what } => {
+            let req = commands::run::RunRequest { scenario, script, ..what.request() };
             let report = commands::run::run(&req)?;
             print!("{}", commands::run::render(&report));
         }
@@ -294,11 +294,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             skip_bad_rows,
             trace_sets,
             rate,
-            policy,
-            sets,
-            seed,
-            out,
-            no_charts,
+            what,
         } => {
             let req = commands::replay::ReplayRequest {
                 trace,
@@ -313,15 +309,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 skip_bad_rows,
                 trace_sets,
                 rate,
-                run: commands::run::RunRequest {
-                    policy,
-                    sets,
-                    seed,
-                    out,
-                    no_charts,
-                    command_line: commands::command_line(),
-                    ..Default::default()
-                },
+                run: what.request(),
             };
             print!("{}", commands::replay::render_replay(&commands::replay::replay(&req)?));
         }
