@@ -119,3 +119,19 @@ fn unknown_preset() {
     let stderr = String::from_utf8_lossy(&assert.get_output().stderr).into_owned();
     assert!(stderr.contains("resilience5j") && stderr.contains("consecutive"), "{stderr}");
 }
+
+#[test]
+fn traffic_too_large_for_one_run() {
+    refuses(
+        &GOOD.replace("rate = 2.0", "rate = 1e9"),
+        &["bad.toml", "[traffic]", "lower `rate` or `duration`"],
+    );
+}
+
+#[test]
+fn timeline_bin_too_fine() {
+    refuses(
+        &format!("{GOOD}\n[scoring]\ntimeline_bin = \"1us\"\n"),
+        &["bad.toml", "[scoring]", "use a wider bin"],
+    );
+}

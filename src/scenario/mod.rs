@@ -29,6 +29,10 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 use toml::Spanned;
 
+/// Most requests one run may offer: arrival times (8 bytes each) and first answers (32 bytes
+/// each) are held in memory, so this is about 8 GB, a week at about 330 requests per second.
+pub const MAX_REQUESTS: u64 = 200_000_000;
+
 /// The default base seed when neither the file nor the command line gives one.
 pub const DEFAULT_SEED: u64 = 1;
 
@@ -441,8 +445,29 @@ impl Scenario {
         if self.scoring.flap_window.is_zero() {
             return Err("[scoring] flap_window must be longer than 0s".into());
         }
-        if self.scoring.timeline_bin.is_some_and(|b| b.is_zero()) {
-            return Err("[scoring] timeline_bin must be longer than 0s".into());
+        if let Some(bin) = self.scoring.timeline_bin {
+            let options = crate::metrics::RecorderOptions {
+                horizon: crate::time::SimTime(self.duration.micros()),
+                instances: 1,
+                timeline_bin: Some(bin),
+                truth: Vec::new(),
+            };
+            options.validate().map_err(|m| format!("[scoring] {m}"))?;
+        }
+        let traffic = match &self.source {
+            Source::Model { traffic, .. } | Source::Providers { traffic, .. } => Some(traffic),
+            Source::Trace { traffic, .. } => traffic.as_ref(),
+            Source::Script { .. } => None,
+        };
+        if let Some(traffic) = traffic {
+            let expected = traffic.mean_rate() * self.duration.as_secs_f64();
+            if expected > MAX_REQUESTS as f64 {
+                return Err(format!(
+                    "[traffic] would offer about {expected:.3e} requests over {}; at most {MAX_REQUESTS} \
+                     fit in one run: lower `rate` or `duration`",
+                    self.duration
+                ));
+            }
         }
         Ok(())
     }
