@@ -125,15 +125,14 @@ pub fn report_inputs(scenario: &Scenario, seed: u64, command_line: &str) -> Repo
         .path
         .iter()
         .filter_map(|p| {
-            let name = p.display().to_string();
             if let Some(import) = scenario.import_report()
                 && matches!(&scenario.source, crate::scenario::Source::Trace { file, .. } if file == p)
             {
                 // A replayed trace is data, possibly millions of rows: record what was imported.
                 let text = import.to_string().lines().map(|l| format!("# {l}\n")).collect();
-                return Some(InputFile { name, text });
+                return Some(InputFile { name: p.display().to_string(), text });
             }
-            std::fs::read_to_string(p).ok().map(|text| InputFile { name, text })
+            InputFile::read(p)
         })
         .collect();
     ReportInputs {

@@ -33,6 +33,14 @@ pub struct InputFile {
     pub text: String,
 }
 
+impl InputFile {
+    /// The file at `path`, named as written; `None` when it cannot be read (the report then
+    /// simply lists fewer inputs: the run itself already read it).
+    pub fn read(path: &Path) -> Option<InputFile> {
+        std::fs::read_to_string(path).ok().map(|text| InputFile { name: path.display().to_string(), text })
+    }
+}
+
 /// What a reader needs to reproduce the run: shown in the report and saved in inputs.toml.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -131,10 +131,7 @@ pub fn run_sweep(
             seed: file.seed,
             ..Default::default()
         };
-        inputs.files.push(crate::report::page::InputFile {
-            name: path.display().to_string(),
-            text: std::fs::read_to_string(&path).unwrap_or_default(),
-        });
+        inputs.files.extend(crate::report::page::InputFile::read(&path));
         files.extend(crate::commands::run::draw_charts_and_report(&dir, &inputs)?);
     }
     let best = best_per_scenario(&table, &summary, &file.constraints, 3);
@@ -331,11 +328,8 @@ pub fn compare(
             seed,
             files: loaded
                 .iter()
-                .filter_map(|s| s.path.as_ref())
-                .map(|p| crate::report::page::InputFile {
-                    name: p.display().to_string(),
-                    text: std::fs::read_to_string(p).unwrap_or_default(),
-                })
+                .filter_map(|s| s.path.as_deref())
+                .filter_map(crate::report::page::InputFile::read)
                 .collect(),
             ..Default::default()
         };
