@@ -1,9 +1,9 @@
 //! sony/gobreaker v2's `CircuitBreaker` (preset `gobreaker`).
 //!
-//! Source: sony/gobreaker @ 0a18939f35cd354331b2f536acbcc56f734cbea5, v2/gobreaker.go
-//! (`NewCircuitBreaker`, `beforeRequest`, `afterRequest`, `onSuccess`, `onFailure`,
-//! `currentState`, `setState`, `toNewGeneration`, `defaultReadyToTrip`), v2/counter.go
-//! (`Counts`).
+//! Source: sony/gobreaker tag v2.4.0 (commit 0ae90251b774f890e7586c96ea82d61eb74d556d, the latest
+//! release), v2/gobreaker.go (`NewCircuitBreaker`, `beforeRequest`, `afterRequest`, `onSuccess`,
+//! `onFailure`, `onExclusion`, `currentState`, `setState`, `toNewGeneration`,
+//! `defaultReadyToTrip`), v2/counter.go (`Counts`, `validRequests`).
 //!
 //! Reproduced:
 //! - `MaxRequests` 0 means 1; `Timeout` 0 means 60 s; the default `ReadyToTrip` is
@@ -11,15 +11,17 @@
 //!   `ready_to_trip_consecutive_failures` (trips when strictly more);
 //! - every state change starts a new generation and clears the counts; `afterRequest` drops a
 //!   result whose generation is not the current one (late results are ignored);
-//! - CLOSED with `Interval > 0`: once the clock is strictly after the expiry, the counts are
-//!   cleared and a new generation starts (in-flight results are then dropped too), the next
-//!   expiry one `Interval` after the previous one; `Interval` 0 never clears them. The
-//!   rolling `BucketPeriod` variant is not modelled (`bucket_period` is not a parameter);
+//! - CLOSED with `Interval > 0`: once the clock is strictly after the expiry, the next request
+//!   or result (`currentState(now)`) clears the counts and starts a new generation at `now`
+//!   (in-flight results are then dropped too), so the next interval is timed from that call,
+//!   not from a fixed grid; `Interval` 0 never clears them. The rolling `BucketPeriod` variant
+//!   is not modelled (`bucket_period` is not a parameter);
 //! - OPEN → HALF_OPEN when the clock is strictly after `opened + Timeout` (`expiry.Before(now)`),
 //!   checked on the next request (passive);
-//! - HALF_OPEN admits while `Requests < MaxRequests` (a finished or ignored probe does not
-//!   free its slot); `ConsecutiveSuccesses >= MaxRequests` closes; any failure reopens;
-//! - an ignored result (`IsExcluded`) changes no count.
+//! - HALF_OPEN admits while `validRequests() = Requests − TotalExclusions < MaxRequests`: a
+//!   finished probe does not free its slot, an excluded one does; `ConsecutiveSuccesses >=
+//!   MaxRequests` closes; any failure reopens;
+//! - an ignored result (`IsExcluded`) only counts as an exclusion.
 
 use super::presets::ParamMeta;
 use super::spec::{FamilyParams, PolicyError, invalid};
@@ -103,6 +105,7 @@ pub struct GobreakerBreaker {
     state: State,
     generation: u64,
     requests: u64,
+    exclusions: u64,
     consecutive_successes: u64,
     consecutive_failures: u64,
     expiry: Option<SimTime>,
@@ -117,6 +120,7 @@ impl GobreakerBreaker {
             state: State::Closed,
             generation: 0,
             requests: 0,
+            exclusions: 0,
             consecutive_successes: 0,
             consecutive_failures: 0,
             expiry,
@@ -126,6 +130,7 @@ impl GobreakerBreaker {
     fn new_generation(&mut self, now: SimTime) {
         self.generation += 1;
         self.requests = 0;
+        self.exclusions = 0;
         self.consecutive_successes = 0;
         self.consecutive_failures = 0;
         self.expiry = match self.state {
@@ -147,13 +152,7 @@ impl GobreakerBreaker {
     /// `currentState(now)`.
     fn current(&mut self, now: SimTime, out: &mut Transitions) {
         match (self.state, self.expiry) {
-            (State::Closed, Some(e)) if e < now => {
-                // One interval after the previous expiry, catching up over idle intervals.
-                let iv = self.cfg.interval.micros();
-                let behind = now.since(e).micros().div_ceil(iv).max(1);
-                let next = e + Dur::from_micros((behind - 1) * iv);
-                self.new_generation(next);
-            }
+            (State::Closed, Some(e)) if e < now => self.new_generation(now),
             (State::Open, Some(e)) if e < now => self.set(now, State::HalfOpen, "cooldown_elapsed", out),
             _ => {}
         }
@@ -165,7 +164,9 @@ impl Breaker for GobreakerBreaker {
         self.current(now, out);
         match self.state {
             State::Open => return Admission::Reject,
-            State::HalfOpen if self.requests >= u64::from(self.cfg.effective_max_requests()) => {
+            State::HalfOpen
+                if self.requests.saturating_sub(self.exclusions) >= u64::from(self.cfg.effective_max_requests()) =>
+            {
                 return Admission::Reject;
             }
             _ => {}
@@ -180,7 +181,7 @@ impl Breaker for GobreakerBreaker {
             return;
         }
         match obs.verdict {
-            Verdict::Ignored => {}
+            Verdict::Ignored => self.exclusions += 1,
             Verdict::Success => {
                 self.consecutive_successes += 1;
                 self.consecutive_failures = 0;
@@ -277,6 +278,57 @@ mod tests {
         s.push((10_002, F(1))); // the first failure of the new interval
         let r = drive(&mut b, &s);
         assert!(r.tr.is_empty());
+    }
+
+    #[test]
+    fn the_next_interval_starts_at_the_first_call_after_expiry() {
+        // Interval 10 s from 0: the expiry is 10 000. A call at 25 000 finds it expired and starts
+        // a new generation there, expiring at 35 000 (a fixed grid would have restarted at 20 000
+        // and cleared the counts again at 30 000). Its failure and five more at 34 000..34 004
+        // are six in one generation: open at 34 004.
+        let mut b = GobreakerBreaker::new(cfg_interval_10s());
+        let mut s = vec![(25_000, A), (25_000, F(1))];
+        for i in 0..5 {
+            s.push((34_000 + i, A));
+            s.push((34_000 + i, F(1)));
+        }
+        let r = drive(&mut b, &s);
+        assert_eq!(r.tr, vec![(34_004, C, O, "consecutive_failures")]);
+        assert_eq!(b.expiry, Some(SimTime(34_004_000) + Dur::from_secs(60)), "open: expiry = now + Timeout");
+        // The same calls one millisecond past 35 000 fall in the next generation: no open.
+        let mut b = GobreakerBreaker::new(cfg_interval_10s());
+        let mut s = vec![(25_000, A), (25_000, F(1))];
+        for i in 0..5 {
+            s.push((35_001 + i, A));
+            s.push((35_001 + i, F(1)));
+        }
+        assert!(drive(&mut b, &s).tr.is_empty());
+    }
+
+    fn cfg_interval_10s() -> GobreakerConfig {
+        GobreakerConfig { interval: Dur::from_secs(10), ..GobreakerConfig::default() }
+    }
+
+    #[test]
+    fn an_excluded_probe_frees_its_half_open_slot() {
+        let mut b = GobreakerBreaker::new(GobreakerConfig::default());
+        let mut s = Vec::new();
+        for i in 0..6 {
+            s.push((i, A));
+            s.push((i, F(1)));
+        }
+        // Open at 5; half-open strictly after 65 005.
+        s.extend([(65_006, A), (65_006, A), (65_007, I), (65_008, A), (65_009, S(1))]);
+        let r = drive(&mut b, &s);
+        assert_eq!(
+            r.tr,
+            vec![
+                (5, C, O, "consecutive_failures"),
+                (65_006, O, H, "cooldown_elapsed"),
+                (65_009, H, C, "probe_successes")
+            ]
+        );
+        assert_eq!(&r.admit_string()[6..], "101", "the excluded probe's slot is free again at 65 008");
     }
 
     #[test]

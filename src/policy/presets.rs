@@ -264,15 +264,16 @@ static PRESETS: [PresetInfo; 21] = [
     PresetInfo {
         name: "gobreaker",
         family: "gobreaker",
-        library: "gobreaker v2",
+        library: "gobreaker v2.4.0",
         summary: "sony/gobreaker v2 defaults: opens at ConsecutiveFailures > 5 (the 6th); Timeout 60 s; MaxRequests 1 probe; counts never cleared while closed",
-        source: "sony/gobreaker @ 0a18939f35cd354331b2f536acbcc56f734cbea5, v2/gobreaker.go (beforeRequest, afterRequest, currentState, toNewGeneration) and v2/counter.go",
+        source: "sony/gobreaker tag v2.4.0 (0ae90251b774f890e7586c96ea82d61eb74d556d), v2/gobreaker.go (beforeRequest, afterRequest, currentState, toNewGeneration) and v2/counter.go",
         quirks: &[
             "ReadyToTrip default is ConsecutiveFailures > 5: six failures in a row, not five",
-            "every state change (and every Interval end while closed) starts a new generation: results of calls admitted earlier are dropped",
+            "every state change starts a new generation: results of calls admitted earlier are dropped",
+            "Interval > 0: the first request or result after the interval expired clears the counts and starts the next interval at that moment (not on a fixed grid)",
             "Interval 0: closed-state counts are never cleared (only a success resets the consecutive count)",
             "half-open after the clock is strictly past opened + Timeout, on the next request",
-            "half-open admits MaxRequests calls in total per episode; finished probes do not free slots; any failure reopens",
+            "half-open admits MaxRequests calls in total per episode; finished probes do not free slots, excluded ones do; any failure reopens",
             "the rolling BucketPeriod window is not modelled",
         ],
     },
@@ -338,7 +339,7 @@ static PRESETS: [PresetInfo; 21] = [
     // @@PRESETS@@
 ];
 
-const R4J_SOURCE: &str = "resilience4j/resilience4j @ 1a4a71641b064ea1b7eacfb303d865ef6ec5c064, resilience4j-circuitbreaker/src/main/java/io/github/resilience4j/circuitbreaker/internal/CircuitBreakerStateMachine.java and CircuitBreakerMetrics.java; resilience4j-core/.../metrics/SlidingTimeWindowMetrics.java (resilience4j 2.x)";
+const R4J_SOURCE: &str = "resilience4j/resilience4j tag v2.4.0 (f1c3be8e79d09c70d457b2f89c3f89d03f1b5720), resilience4j-circuitbreaker/src/main/java/io/github/resilience4j/circuitbreaker/internal/CircuitBreakerStateMachine.java and CircuitBreakerMetrics.java; resilience4j-core/.../metrics/SlidingTimeWindowMetrics.java";
 const R4J_QUIRKS: &[&str] = &[
     "evaluated on every recorded result, success or failure; >= for both rates (float percentages)",
     "count_based clamps minimum_number_of_calls to the window size; time_based does not (a 10 s window with minimum 100 needs 100 calls in it)",

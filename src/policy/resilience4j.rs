@@ -1,7 +1,10 @@
 //! Resilience4j's `CircuitBreakerStateMachine` (presets `resilience4j-count` and
 //! `resilience4j-time`), as its source behaves.
 //!
-//! Source: resilience4j/resilience4j @ 1a4a71641b064ea1b7eacfb303d865ef6ec5c064,
+//! Source: resilience4j/resilience4j tag v2.4.0 (commit f1c3be8e79d09c70d457b2f89c3f89d03f1b5720,
+//! the latest 2.x release; first read at 1a4a716, a 1.7.1-SNAPSHOT commit: between the two the
+//! metrics only gained lock-free variants of the same windows and the state machine an optional
+//! `transitionToStateAfterWaitDuration`, whose default OPEN is what is modelled),
 //! resilience4j-circuitbreaker/src/main/java/io/github/resilience4j/circuitbreaker/internal/
 //! CircuitBreakerStateMachine.java (ClosedState, OpenState, HalfOpenState, transitionTo*) and
 //! CircuitBreakerMetrics.java (onSuccess, onError, checkIfThresholdsExceeded, forHalfOpen);
