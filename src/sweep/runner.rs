@@ -99,7 +99,7 @@ impl Cells<'_> {
         threads: Option<usize>,
         columns: &[String],
         progress: &ProgressBar,
-    ) -> anyhow::Result<Vec<RunRow>> {
+    ) -> crate::Result<Vec<RunRow>> {
         if let Some(n) = threads.filter(|n| !(1..=MAX_THREADS).contains(n)) {
             return Err(InputError::argument(format!(
                 "--threads must be between 1 and {MAX_THREADS}, found {n}"
@@ -113,7 +113,10 @@ impl Cells<'_> {
             ))
             .into());
         }
-        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads.unwrap_or(0)).build()?;
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads.unwrap_or(0))
+            .build()
+            .map_err(|e| crate::Error::Internal(format!("cannot start the worker threads: {e}")))?;
         let mut rows = Vec::with_capacity(self.count() as usize);
         pool.install(|| -> Result<(), InputError> {
             for (s, scenario) in self.scenarios.iter().enumerate() {
