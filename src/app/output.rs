@@ -12,7 +12,6 @@ use crate::report::charts::{self, ChartOptions};
 use crate::report::page::{self, ReportInputs};
 use crate::scenario::InputError;
 use std::fs::{self, File};
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -190,13 +189,25 @@ impl OutputDir {
 
     /// Writes one file of the set (synced to disk before the set is swapped in).
     pub fn write(&mut self, name: &str, bytes: &[u8]) -> Result<()> {
+        self.write_with(name, |w| w.write_all(bytes))
+    }
+
+    /// Writes one file of the set by streaming into it (for files too large to hold in memory,
+    /// such as a shard's runs.csv): `fill` writes, the file is then synced. Every file of the
+    /// set reaches the disk here.
+    pub fn write_with(
+        &mut self,
+        name: &str,
+        fill: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
+    ) -> Result<()> {
         let path = self.staging.join(name);
         let shown = self.shown.join(name);
         let write = || -> std::io::Result<()> {
             let _ = fs::remove_file(&path); // a carried-over file of the same name
-            let mut file = File::options().write(true).create_new(true).open(&path)?;
-            file.write_all(bytes)?;
-            file.sync_all()
+            let file = File::options().write(true).create_new(true).open(&path)?;
+            let mut buffered = std::io::BufWriter::new(file);
+            fill(&mut buffered)?;
+            buffered.into_inner().map_err(std::io::IntoInnerError::into_error)?.sync_all()
         };
         write().map_err(|e| Error::io(shown, e))?;
         self.written.push(name.to_string());
