@@ -227,6 +227,35 @@ impl CallTrace {
         Ok(trace)
     }
 
+    /// A call trace from calls already read and sorted by time (the span importers):
+    /// `(absolute start µs, latency µs, class)`.
+    pub(super) fn from_calls(
+        mut report: ImportReport,
+        calls: impl Iterator<Item = (i64, f64, OutcomeClass)>,
+        opts: &TraceOptions,
+    ) -> Result<CallTrace, TraceError> {
+        let near = opts.near_calls.unwrap_or(16).max(1);
+        let (mut times, mut latency_us, mut class) = (Vec::new(), Vec::new(), Vec::new());
+        let (mut epoch, mut horizon, mut clipped) = (None, SimTime::ZERO, 0u64);
+        for (t, lat, c) in calls {
+            let epoch = *epoch.get_or_insert(t);
+            let lat = lat.round().max(0.0);
+            clipped += u64::from(lat > f64::from(u32::MAX));
+            let lat = lat.min(f64::from(u32::MAX)) as u32;
+            let at = to_sim(t, epoch);
+            horizon = horizon.max(at + Dur(u64::from(lat)));
+            times.push(at);
+            latency_us.push(lat);
+            class.push(c);
+        }
+        if clipped > 0 {
+            report.notes.push(format!("{clipped} latencies above 71m34s were clipped to 71m34s"));
+        }
+        report.epoch_offset_us = epoch.unwrap_or(0);
+        report.rows_used = times.len() as u64;
+        Ok(CallTrace { times, latency_us, class, near, offset_s: opts.offset_seconds()?, horizon, report })
+    }
+
     /// Per-interval aggregates of the log, for SLO rules and charts: buckets of `step` from the
     /// first call, each with its call count, error rate (calls answered `error` or
     /// `rate_limited`) and exact p50/p90/p95/p99 (nearest rank). Buckets without calls are gaps
@@ -347,6 +376,10 @@ impl CallTrace {
     /// What the import did.
     pub fn report(&self) -> &ImportReport {
         &self.report
+    }
+    /// The import report, for the loader that adds what it knows (format, span).
+    pub(super) fn report_mut(&mut self) -> &mut ImportReport {
+        &mut self.report
     }
 }
 

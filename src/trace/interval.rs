@@ -614,6 +614,10 @@ impl IntervalTrace {
     pub fn report(&self) -> &ImportReport {
         &self.report
     }
+    /// The import report, for the loader that adds what it knows (format, span).
+    pub(super) fn report_mut(&mut self) -> &mut ImportReport {
+        &mut self.report
+    }
 }
 
 /// SplitMix64 of `seed` and `index`: independent-looking seeds for per-interval generators.
