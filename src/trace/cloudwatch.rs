@@ -5,10 +5,10 @@
 //! `TimestampDescending`): they are sorted here. Timestamps are ISO 8601 strings (the CLI) or
 //! epoch seconds (SDK dumps). Selectors name an `Id` or a `Label`.
 
+use super::TraceError;
 use super::json::{NumOrText, bad_value, each_document};
 use super::series::{Locator, Series};
 use super::timestamp::{parse_datetime, parse_epoch};
-use super::TraceError;
 use serde::Deserialize;
 use std::borrow::Cow;
 
@@ -80,7 +80,12 @@ pub fn parse(file: &str, text: &str) -> Result<Vec<Series>, TraceError> {
                 }
                 for (j, (t, v)) in r.timestamps.iter().zip(&r.values).enumerate() {
                     let us = stamp(t).ok_or_else(|| {
-                        bad_value(file, &format!("{at}.Timestamps[{j}]"), &t.show(), "an ISO 8601 time or epoch seconds")
+                        bad_value(
+                            file,
+                            &format!("{at}.Timestamps[{j}]"),
+                            &t.show(),
+                            "an ISO 8601 time or epoch seconds",
+                        )
                     })?;
                     points[k].push((us, *v));
                 }
@@ -91,7 +96,9 @@ pub fn parse(file: &str, text: &str) -> Result<Vec<Series>, TraceError> {
         Ok(())
     };
     if text.trim_start().starts_with('[') {
-        each_document(file, text, SHAPE, |_, pages: Vec<Page>| pages.into_iter().try_for_each(&mut each_page))?;
+        each_document(file, text, SHAPE, |_, pages: Vec<Page>| {
+            pages.into_iter().try_for_each(&mut each_page)
+        })?;
     } else {
         each_document(file, text, SHAPE, |_, page: Page| each_page(page))?;
     }
@@ -111,7 +118,9 @@ pub fn parse(file: &str, text: &str) -> Result<Vec<Series>, TraceError> {
         s.values = p.iter().map(|(_, v)| *v).collect();
         let more = last_token.as_deref().is_some_and(|t| !t.is_empty());
         s.note = match (code, more) {
-            (Some(c), true) => Some(format!("StatusCode {c} and the last page has a NextToken: later pages are missing")),
+            (Some(c), true) => {
+                Some(format!("StatusCode {c} and the last page has a NextToken: later pages are missing"))
+            }
             (Some(c), false) => Some(format!("CloudWatch reported StatusCode {c} for this series")),
             (None, true) => Some("the last page has a NextToken: later pages are missing".into()),
             (None, false) => None,

@@ -50,7 +50,10 @@ pub fn parse(file: &str, text: &str) -> Result<Vec<Series>, TraceError> {
         if r.status.as_deref() == Some("error") || r.error.is_some() {
             return Err(TraceError::Format {
                 file: file.into(),
-                message: format!("Datadog answered with an error: {}", r.error.as_deref().unwrap_or("(no message)")),
+                message: format!(
+                    "Datadog answered with an error: {}",
+                    r.error.as_deref().unwrap_or("(no message)")
+                ),
             });
         }
         for (i, d) in r.series.into_iter().enumerate() {
@@ -85,7 +88,12 @@ pub fn parse(file: &str, text: &str) -> Result<Vec<Series>, TraceError> {
                 let us = (t * 1e3).round();
                 let at = || format!("{path}[{j}][0]");
                 if !(us.is_finite() && us.abs() < 9.0e18) || s.times.last().is_some_and(|l| us as i64 <= *l) {
-                    return Err(bad_value(file, &at(), &t.to_string(), "epoch milliseconds later than the point before"));
+                    return Err(bad_value(
+                        file,
+                        &at(),
+                        &t.to_string(),
+                        "epoch milliseconds later than the point before",
+                    ));
                 }
                 if v.is_none() {
                     s.bad_text.insert(j, "null".into());
@@ -120,13 +128,19 @@ mod tests {
 
     #[test]
     fn bad_responses_are_named() {
-        let e = parse("dd.json", r#"{"status":"error","error":"Rate limit of 300 requests in 3600 seconds reached"}"#).unwrap_err().to_string();
+        let e = parse(
+            "dd.json",
+            r#"{"status":"error","error":"Rate limit of 300 requests in 3600 seconds reached"}"#,
+        )
+        .unwrap_err()
+        .to_string();
         assert!(e.contains("Rate limit"), "{e}");
         let e = parse("dd.json", &DOC[..150]).unwrap_err().to_string();
         assert!(e.contains("ends early"), "{e}");
         let e = parse("dd.json", &DOC.replace("1700000060000.0", "1600000060000.0")).unwrap_err().to_string();
         assert!(e.contains("series[0].pointlist[1][0]"), "{e}");
-        let e = parse("dd.json", r#"{"series":[{"metric":"m","pointlist":[[1,"x"]]}]}"#).unwrap_err().to_string();
+        let e =
+            parse("dd.json", r#"{"series":[{"metric":"m","pointlist":[[1,"x"]]}]}"#).unwrap_err().to_string();
         assert!(e.contains("line 1, column") && e.contains("expected Datadog v1 query JSON"), "{e}");
     }
 }

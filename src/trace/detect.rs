@@ -75,13 +75,22 @@ mod tests {
     #[test]
     fn each_shape_is_recognised() {
         let cases: [(&[u8], Option<TraceFormat>); 10] = [
-            (br#"{"status":"success","data":{"resultType":"matrix","result":[]}}"#, Some(TraceFormat::Prometheus)),
+            (
+                br#"{"status":"success","data":{"resultType":"matrix","result":[]}}"#,
+                Some(TraceFormat::Prometheus),
+            ),
             (b"\xEF\xBB\xBF\"Time\",\"p95\"\n1700000000000,1\n", Some(TraceFormat::Grafana)),
             (br#"{"MetricDataResults":[]}{"MetricDataResults":[]}"#, Some(TraceFormat::Cloudwatch)),
             (br#"{"status":"ok","series":[{"pointlist":[]}]}"#, Some(TraceFormat::Datadog)),
             (br#"  {"resourceSpans":[]}"#, Some(TraceFormat::Otlp)),
-            (br#"{"data":[{"traceID":"a","spans":[{"operationName":"x"}],"processes":{}}]}"#, Some(TraceFormat::Jaeger)),
-            (b"[2016-04-15T20:17:00.310Z] \"POST /api HTTP/2\" 204 - 154 0 226 100\n", Some(TraceFormat::Envoy)),
+            (
+                br#"{"data":[{"traceID":"a","spans":[{"operationName":"x"}],"processes":{}}]}"#,
+                Some(TraceFormat::Jaeger),
+            ),
+            (
+                b"[2016-04-15T20:17:00.310Z] \"POST /api HTTP/2\" 204 - 154 0 226 100\n",
+                Some(TraceFormat::Envoy),
+            ),
             (br#"{"log":{"version":"1.2","entries":[]}}"#, Some(TraceFormat::Har)),
             (b"timestamp,latency_ms,status\n", Some(TraceFormat::Interval)),
             (br#"{"hello":"world"}"#, None),

@@ -12,14 +12,15 @@
 //! `--where` keys: `service` and `authority` (`:authority`), `operation` and `path`, `method`,
 //! `code`, `flags`, `upstream_host`.
 
+use super::TraceError;
 use super::spans::{Collector, Span, http_class};
 use super::timestamp::parse_datetime;
-use super::TraceError;
 use crate::outcome::OutcomeClass;
 use std::borrow::Cow;
 use std::io::BufRead;
 
-const EXPECTED: &str = "[START_TIME] \"METHOD PATH PROTOCOL\" CODE FLAGS BYTES_RECEIVED BYTES_SENT DURATION ...";
+const EXPECTED: &str =
+    "[START_TIME] \"METHOD PATH PROTOCOL\" CODE FLAGS BYTES_RECEIVED BYTES_SENT DURATION ...";
 
 /// The fields of one line that a replay uses.
 #[derive(Debug, PartialEq)]
@@ -72,7 +73,8 @@ fn parse_line(line: &str) -> Result<Line<'_>, String> {
     let bad = |what: &str| format!("{what}; expected {EXPECTED}");
     let rest = line.strip_prefix('[').ok_or_else(|| bad("no [START_TIME] at the start"))?;
     let close = rest.find(']').ok_or_else(|| bad("no ] after START_TIME"))?;
-    let start_us = parse_datetime(rest[..close].as_bytes(), 0).map_err(|e| bad(&format!("START_TIME: expected {e}")))?;
+    let start_us =
+        parse_datetime(&rest.as_bytes()[..close], 0).map_err(|e| bad(&format!("START_TIME: expected {e}")))?;
     let mut t = tokens(&rest[close + 1..]);
     let request = t.next().ok_or_else(|| bad("no request line"))?;
     let mut parts = request.split(' ');
@@ -113,7 +115,8 @@ pub fn read<R: BufRead>(file: &str, mut input: R, out: &mut Collector) -> Result
     let mut n = 0u64;
     loop {
         buf.clear();
-        let read = input.read_line(&mut buf).map_err(|source| TraceError::Io { file: file.into(), source })?;
+        let read =
+            input.read_line(&mut buf).map_err(|source| TraceError::Io { file: file.into(), source })?;
         if read == 0 {
             break;
         }
@@ -160,7 +163,10 @@ mod tests {
 "#;
 
     fn load(text: &str, filters: &[&str]) -> Result<crate::trace::CallTrace, TraceError> {
-        let opts = TraceOptions { filters: filters.iter().map(|s| s.to_string()).collect(), ..TraceOptions::default() };
+        let opts = TraceOptions {
+            filters: filters.iter().map(|s| s.to_string()).collect(),
+            ..TraceOptions::default()
+        };
         let mut c = Collector::new(&opts)?;
         read("access.log", text.as_bytes(), &mut c)?;
         c.finish("access.log", TraceFormat::Envoy, &opts)
@@ -169,7 +175,10 @@ mod tests {
     #[test]
     fn lines_parse_with_quoted_fields() {
         let l = parse_line(LOG.lines().nth(1).unwrap()).unwrap();
-        assert_eq!((l.method, l.path, l.code, l.flags, l.duration_ms, l.authority), ("GET", "/api/v1/users", 503, "UO", 0, "users"));
+        assert_eq!(
+            (l.method, l.path, l.code, l.flags, l.duration_ms, l.authority),
+            ("GET", "/api/v1/users", 503, "UO", 0, "users")
+        );
         assert_eq!(l.start_us, 1_460_751_420_100_000);
     }
 
@@ -192,7 +201,9 @@ mod tests {
     fn bad_lines_are_located() {
         let e = load("[2016-04-15T20:17:00.310Z] \"GET / HTTP/1.1\" 200 - 1\n", &[]).unwrap_err().to_string();
         assert!(e.contains("access.log: line 1: no BYTES_SENT"), "{e}");
-        let e = load(&format!("{LOG}[2016-04-15T20:17:03Z] \"GET / HTTP/1.1\" 200 - 0 0 NaN 1\n"), &[]).unwrap_err().to_string();
+        let e = load(&format!("{LOG}[2016-04-15T20:17:03Z] \"GET / HTTP/1.1\" 200 - 0 0 NaN 1\n"), &[])
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("line 5: DURATION \"NaN\""), "{e}");
         let e = load("GET / 200\n", &[]).unwrap_err().to_string();
         assert!(e.contains("line 1: no [START_TIME]"), "{e}");

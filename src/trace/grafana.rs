@@ -38,7 +38,8 @@ pub fn read<R: Read>(file: &str, input: R, opts: &TraceOptions) -> Result<Vec<Se
         let line = record.position().map_or(0, csv::Position::line);
         let row = super::columns::Row { record: &record, line, header: &header };
         let cell = row.cell(time)?;
-        let fmt = *format.get_or_insert_with(|| Resolved::resolve(opts.time_format, &header.names[time], cell));
+        let fmt =
+            *format.get_or_insert_with(|| Resolved::resolve(opts.time_format, &header.names[time], cell));
         let t = fmt.parse(cell, offset_s).map_err(|e| row.bad(time, e))?;
         if let Some((p, pl)) = prev
             && t <= p
@@ -71,7 +72,10 @@ pub fn read<R: Read>(file: &str, input: R, opts: &TraceOptions) -> Result<Vec<Se
                     f64::NAN
                 }
                 None => {
-                    return Err(row.bad(i, "a number (download with \"Formatted data\" off, so values carry no units)"));
+                    return Err(row.bad(
+                        i,
+                        "a number (download with \"Formatted data\" off, so values carry no units)",
+                    ));
                 }
             };
             s.times.push(t);
@@ -101,7 +105,8 @@ mod tests {
 
     #[test]
     fn columns_become_series_with_their_lines() {
-        let s = read_str("\"Time\",\"p95 (ms)\",\"errors\"\n1700000000000,120,\n1700000060000,NaN,0.5\n").unwrap();
+        let s = read_str("\"Time\",\"p95 (ms)\",\"errors\"\n1700000000000,120,\n1700000060000,NaN,0.5\n")
+            .unwrap();
         assert_eq!(s.len(), 2);
         assert_eq!(s[0].times, vec![1_700_000_000_000_000, 1_700_000_060_000_000]);
         assert!(s[0].values[1].is_nan());
@@ -114,7 +119,10 @@ mod tests {
     #[test]
     fn bad_grafana_files_are_located() {
         let e = read_str("\"Time\",\"p95\"\n1700000060000,1\n1700000000000,2\n").unwrap_err().to_string();
-        assert!(e.contains("line 3: column `Time` goes back in time") && e.contains("sorted by `Time`"), "{e}");
+        assert!(
+            e.contains("line 3: column `Time` goes back in time") && e.contains("sorted by `Time`"),
+            "{e}"
+        );
         let e = read_str("\"Time\",\"p95\"\n1700000000000,12 ms\n").unwrap_err().to_string();
         assert!(e.contains("line 2, column `p95`") && e.contains("Formatted data"), "{e}");
         let e = read_str("\"Time\",\"p95\"\n").unwrap_err();

@@ -6,10 +6,10 @@
 //! `--where` keys: `service` and `host` (the URL's host), `operation` and `path` (the URL's
 //! path), `url`, `method`, `status`.
 
+use super::TraceError;
 use super::json::{bad_value, each_document};
 use super::spans::{Collector, Span, http_class};
 use super::timestamp::parse_datetime;
-use super::TraceError;
 use serde::Deserialize;
 use std::borrow::Cow;
 
@@ -66,7 +66,12 @@ pub fn read(file: &str, text: &str, out: &mut Collector) -> Result<(), TraceErro
             let start = match parse_datetime(e.started_date_time.as_bytes(), 0) {
                 Ok(t) => t,
                 Err(why) => {
-                    out.bad(bad_value(file, &format!("{}.startedDateTime", at()), &format!("{:?}", e.started_date_time), why))?;
+                    out.bad(bad_value(
+                        file,
+                        &format!("{}.startedDateTime", at()),
+                        &format!("{:?}", e.started_date_time),
+                        why,
+                    ))?;
                     continue;
                 }
             };
@@ -79,7 +84,12 @@ pub fn read(file: &str, text: &str, out: &mut Collector) -> Result<(), TraceErro
                 }
             };
             let Some(class) = u32::try_from(e.response.status).ok().and_then(http_class) else {
-                out.bad(bad_value(file, &format!("{}.response.status", at()), &e.response.status.to_string(), "an HTTP status (0 = no response)"))?;
+                out.bad(bad_value(
+                    file,
+                    &format!("{}.response.status", at()),
+                    &e.response.status.to_string(),
+                    "an HTTP status (0 = no response)",
+                ))?;
                 continue;
             };
             let span = Span { t_us: start, latency_us: time * 1_000.0, class: Some(class) };
@@ -109,7 +119,10 @@ mod tests {
       {"startedDateTime":"2024-01-01T10:00:01.500+01:00","time":30,"request":{"method":"GET","url":"https://cdn.example.com/app.js"},"response":{"status":0,"statusText":""},"timings":{}}]}}"#;
 
     fn load(text: &str, filters: &[&str]) -> Result<crate::trace::CallTrace, TraceError> {
-        let opts = TraceOptions { filters: filters.iter().map(|s| s.to_string()).collect(), ..TraceOptions::default() };
+        let opts = TraceOptions {
+            filters: filters.iter().map(|s| s.to_string()).collect(),
+            ..TraceOptions::default()
+        };
         let mut c = Collector::new(&opts)?;
         read("x.har", text, &mut c)?;
         c.finish("x.har", TraceFormat::Har, &opts)

@@ -350,6 +350,7 @@ impl IntervalTrace {
                 if raw.t < prev.t {
                     return Err(TraceError::NonMonotonic {
                         file: file.to_string(),
+                        column: header.names[cols.time].clone(),
                         line,
                         value: text(),
                         previous_line: prev.line,
@@ -929,7 +930,10 @@ mod tests {
     #[test]
     fn structural_problems_get_clear_messages() {
         let err = parse("ts,p95_ms\n1060,80\n1000,80\n", &TraceOptions::default()).unwrap_err().to_string();
-        assert!(err.contains("line 3: timestamp \"1000\" is earlier than \"1060\" on line 2"), "{err}");
+        assert!(
+            err.contains("line 3: column `ts`: timestamp \"1000\" is earlier than \"1060\" on line 2"),
+            "{err}"
+        );
         let err = parse("ts,p95_ms\n1000,80\n1000,81\n", &TraceOptions::default()).unwrap_err().to_string();
         assert!(err.contains("line 3: timestamp \"1000\" repeats line 2"), "{err}");
         assert_eq!(

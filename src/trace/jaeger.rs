@@ -7,9 +7,9 @@
 //! `--where` keys: `service` (the process's `serviceName`), `operation` (`operationName`),
 //! `kind` (the `span.kind` tag), and any span or process tag.
 
+use super::TraceError;
 use super::json::{NumOrText, bad_value, each_document};
 use super::spans::{Collector, Span, grpc_class, http_class};
-use super::TraceError;
 use crate::outcome::OutcomeClass;
 use serde::Deserialize;
 use std::borrow::Cow;
@@ -76,7 +76,9 @@ fn class_of(tags: &[Tag]) -> OutcomeClass {
         return OutcomeClass::Error;
     }
     let http = tag(tags, "http.status_code").or_else(|| tag(tags, "http.response.status_code"));
-    if let Some(c) = http.and_then(NumOrText::integer).and_then(|c| u32::try_from(c).ok()).and_then(http_class) {
+    if let Some(c) =
+        http.and_then(NumOrText::integer).and_then(|c| u32::try_from(c).ok()).and_then(http_class)
+    {
         return c;
     }
     tag(tags, "rpc.grpc.status_code").and_then(NumOrText::integer).map_or(OutcomeClass::Ok, grpc_class)
@@ -90,10 +92,17 @@ pub fn read(file: &str, text: &str, out: &mut Collector) -> Result<(), TraceErro
                 let at = || format!("data[{i}].spans[{j}]");
                 let field = |v: &Option<NumOrText>, name: &str| {
                     v.as_ref().and_then(NumOrText::integer).filter(|n| *n >= 0).ok_or_else(|| {
-                        bad_value(file, &format!("{}.{name}", at()), &v.as_ref().map_or("nothing".into(), NumOrText::show), "whole microseconds")
+                        bad_value(
+                            file,
+                            &format!("{}.{name}", at()),
+                            &v.as_ref().map_or("nothing".into(), NumOrText::show),
+                            "whole microseconds",
+                        )
                     })
                 };
-                let (start, duration) = match field(&sp.start_time, "startTime").and_then(|s| Ok((s, field(&sp.duration, "duration")?))) {
+                let (start, duration) = match field(&sp.start_time, "startTime")
+                    .and_then(|s| Ok((s, field(&sp.duration, "duration")?)))
+                {
                     Ok(v) => v,
                     Err(e) => {
                         out.bad(e)?;
@@ -102,7 +111,12 @@ pub fn read(file: &str, text: &str, out: &mut Collector) -> Result<(), TraceErro
                 };
                 let process = trace.processes.get(&sp.process_id);
                 if process.is_none() && out.filters() {
-                    out.bad(bad_value(file, &format!("{}.processID", at()), &format!("{:?}", sp.process_id), "a key of the trace's `processes`"))?;
+                    out.bad(bad_value(
+                        file,
+                        &format!("{}.processID", at()),
+                        &format!("{:?}", sp.process_id),
+                        "a key of the trace's `processes`",
+                    ))?;
                     continue;
                 }
                 let span = Span { t_us: start, latency_us: duration as f64, class: Some(class_of(&sp.tags)) };
@@ -133,7 +147,10 @@ mod tests {
       "total":0,"limit":0,"offset":0,"errors":null}"#;
 
     fn load(text: &str, filters: &[&str]) -> Result<crate::trace::CallTrace, TraceError> {
-        let opts = TraceOptions { filters: filters.iter().map(|s| s.to_string()).collect(), ..TraceOptions::default() };
+        let opts = TraceOptions {
+            filters: filters.iter().map(|s| s.to_string()).collect(),
+            ..TraceOptions::default()
+        };
         let mut c = Collector::new(&opts)?;
         read("j.json", text, &mut c)?;
         c.finish("j.json", TraceFormat::Jaeger, &opts)

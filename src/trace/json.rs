@@ -9,7 +9,8 @@ use std::path::Path;
 
 /// Reads `path` into memory, naming it in the error.
 pub fn read(path: &Path) -> Result<String, TraceError> {
-    std::fs::read_to_string(path).map_err(|source| TraceError::Io { file: path.display().to_string(), source })
+    std::fs::read_to_string(path)
+        .map_err(|source| TraceError::Io { file: path.display().to_string(), source })
 }
 
 /// A JSON syntax or shape error, located by line and column, with the shape the format needs.
@@ -26,7 +27,10 @@ pub fn shape_error(file: &str, e: &serde_json::Error, shape: &str) -> TraceError
 
 /// A bad value at a JSON path (`data.result[2].values[17]`), with what was expected.
 pub fn bad_value(file: &str, path: &str, found: &str, expected: &str) -> TraceError {
-    TraceError::Format { file: file.to_string(), message: format!("{path}: expected {expected}, found {found}") }
+    TraceError::Format {
+        file: file.to_string(),
+        message: format!("{path}: expected {expected}, found {found}"),
+    }
 }
 
 /// Deserializes every JSON document in `text` (one, or several concatenated: paged exports, or
@@ -139,7 +143,9 @@ mod tests {
 
     #[test]
     fn numbers_and_texts_read_exactly() {
-        let v: Vec<NumOrText> = serde_json::from_str(r#"[1700000000000000001, "1700000000000000001", 1.5, "NaN", "x\"y"]"#).unwrap();
+        let v: Vec<NumOrText> =
+            serde_json::from_str(r#"[1700000000000000001, "1700000000000000001", 1.5, "NaN", "x\"y"]"#)
+                .unwrap();
         assert_eq!(v[0].integer(), Some(1_700_000_000_000_000_001));
         assert_eq!(v[1].integer(), Some(1_700_000_000_000_000_001));
         assert_eq!(v[2].number(), Some(1.5));
@@ -151,10 +157,14 @@ mod tests {
 
     #[test]
     fn truncated_documents_are_located() {
-        let e = each_document::<Vec<i64>>("f.json", "[1, 2", "a list", |_, _| Ok(())).unwrap_err().to_string();
+        let e =
+            each_document::<Vec<i64>>("f.json", "[1, 2", "a list", |_, _| Ok(())).unwrap_err().to_string();
         assert!(e.starts_with("f.json: line 1, column 5: the file ends early"), "{e}");
         let n = each_document::<Vec<i64>>("f.json", "[1]\n[2, 3]\n", "a list", |_, _| Ok(())).unwrap();
         assert_eq!(n, 2);
-        assert!(matches!(each_document::<Vec<i64>>("f.json", " ", "a list", |_, _| Ok(())), Err(TraceError::Empty { .. })));
+        assert!(matches!(
+            each_document::<Vec<i64>>("f.json", " ", "a list", |_, _| Ok(())),
+            Err(TraceError::Empty { .. })
+        ));
     }
 }

@@ -343,12 +343,15 @@ pub enum TraceError {
     },
     /// A timestamp earlier than the one before it.
     #[error(
-        "{file}: line {line}: timestamp {value:?} is earlier than {previous:?} on line {previous_line}; \
-         rows must be sorted by time (e.g. `sort -t, -k1,1`)"
+        "{file}: line {line}: column `{column}`: timestamp {value:?} is earlier than {previous:?} on line \
+         {previous_line}; rows must be sorted by `{column}` (sort the file, e.g. `sort -t, -k1,1`, or \
+         name the column that holds the call's time: --column time=NAME)"
     )]
     NonMonotonic {
         /// The file.
         file: String,
+        /// The time column.
+        column: String,
         /// Line of the offending row.
         line: u64,
         /// Its timestamp as written.
@@ -543,7 +546,12 @@ impl Trace {
             Some(f) => (f, false),
             None => (detect::detect(path)?, true),
         };
-        if !opts.filters.is_empty() && !matches!(format, TraceFormat::Otlp | TraceFormat::Jaeger | TraceFormat::Envoy | TraceFormat::Har) {
+        if !opts.filters.is_empty()
+            && !matches!(
+                format,
+                TraceFormat::Otlp | TraceFormat::Jaeger | TraceFormat::Envoy | TraceFormat::Har
+            )
+        {
             return Err(TraceError::Option {
                 option: "where",
                 message: format!(
@@ -608,8 +616,60 @@ impl Trace {
         }
     }
 
-    /// The ground truth the options name (see [`labels::load`]), `None` when they name none.
+    /// The ground truth the options name (see [`labels::load`]), `None` when they name none. A
+    /// CSV trace with a label column (`Label`) and no other ground truth uses that column. The
+    /// import report notes the column picked and any label windows outside the trace.
     pub fn ground_truth(
+        &mut self,
+        path: &std::path::Path,
+        opts: &TraceOptions,
+    ) -> Result<Option<Vec<crate::truth::IncidentWindow>>, TraceError> {
+        let csv = matches!(self.report().format, Some((TraceFormat::Interval | TraceFormat::Calls, _)));
+        let named = opts.labels.is_some() || opts.label_column.is_some() || opts.slo.is_some();
+        let mut notes = Vec::new();
+        let picked;
+        let opts = match (csv && !named && opts.series.is_empty())
+            .then(|| labels::auto_label_column(path))
+            .transpose()?
+            .flatten()
+        {
+            Some(column) => {
+                notes.push(format!("ground truth from column `{column}` (runs of 1 are incidents; --labels or --slo to use another)"));
+                picked = TraceOptions { label_column: Some(column), ..opts.clone() };
+                &picked
+            }
+            None => opts,
+        };
+        let windows = self.windows(path, opts)?;
+        if let (Some(kept), Some(_)) = (&windows, &opts.labels) {
+            let everywhere =
+                TimeBase { epoch_us: i64::MIN / 4, horizon: SimTime(u64::MAX / 2), ..self.time_base() };
+            let all = labels::load(opts, path, &everywhere, None)?.map_or(0, |w| w.len());
+            if all > kept.len() {
+                let end = self
+                    .report()
+                    .epoch_offset_us
+                    .saturating_add(i64::try_from(self.horizon().0).unwrap_or(0));
+                notes.push(format!(
+                    "warning: {} of {all} label windows fall outside the trace ({} .. {}) and are ignored: check \
+                     the zone (--trace utc_offset=...) and that the labels belong to this trace",
+                    all - kept.len(),
+                    timestamp::format_utc(self.report().epoch_offset_us),
+                    timestamp::format_utc(end)
+                ));
+            }
+        }
+        let report = match self {
+            Trace::Interval(t) => Arc::get_mut(t).map(IntervalTrace::report_mut),
+            Trace::Calls(t) => Arc::get_mut(t).map(CallTrace::report_mut),
+        };
+        if let Some(r) = report {
+            r.notes.extend(notes);
+        }
+        Ok(windows)
+    }
+
+    fn windows(
         &self,
         path: &std::path::Path,
         opts: &TraceOptions,
@@ -707,7 +767,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let calls = dir.path().join("calls.csv");
         std::fs::write(&calls, "timestamp,latency_ms,status\n1000,5,200\n1001,6,500\n").unwrap();
-        let t = Trace::load(&calls, &TraceOptions::default()).unwrap();
+        let mut t = Trace::load(&calls, &TraceOptions::default()).unwrap();
         assert!(matches!(&t, Trace::Calls(c) if c.len() == 2));
         assert_eq!(t.horizon(), SimTime(1_006_000));
         assert_eq!(t.ground_truth(&calls, &TraceOptions::default()).unwrap(), None);
@@ -717,7 +777,7 @@ mod tests {
             slo: Some("success_rate < 80% or p95 > 2s for 3m".into()),
             ..TraceOptions::default()
         };
-        let t = Trace::load(&nezha, &opts).unwrap();
+        let mut t = Trace::load(&nezha, &opts).unwrap();
         assert!(matches!(t, Trace::Interval(_)));
         let truth = t.ground_truth(&nezha, &opts).unwrap().unwrap();
         assert!(truth.iter().any(|w| w.expect == crate::truth::Expect::Open));

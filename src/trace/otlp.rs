@@ -8,9 +8,9 @@
 //! `--where` keys: `service` (resource `service.name`), `operation` (span `name`), `kind`
 //! (`client`, `server`, `internal`, `producer`, `consumer`), and any span or resource attribute.
 
+use super::TraceError;
 use super::json::{NumOrText, bad_value, each_document};
 use super::spans::{Collector, Span, grpc_class, http_class};
-use super::TraceError;
 use crate::outcome::OutcomeClass;
 use serde::Deserialize;
 use std::borrow::Cow;
@@ -97,10 +97,15 @@ impl AnyValue<'_> {
         if let Some(i) = &self.int_value {
             return i.integer().map(|v| Cow::Owned(v.to_string()));
         }
-        self.bool_value.map(|b| Cow::Owned(b.to_string())).or_else(|| self.double_value.map(|d| Cow::Owned(d.to_string())))
+        self.bool_value
+            .map(|b| Cow::Owned(b.to_string()))
+            .or_else(|| self.double_value.map(|d| Cow::Owned(d.to_string())))
     }
     fn integer(&self) -> Option<i64> {
-        self.int_value.as_ref().and_then(NumOrText::integer).or_else(|| self.string_value.as_ref().and_then(|s| s.parse().ok()))
+        self.int_value
+            .as_ref()
+            .and_then(NumOrText::integer)
+            .or_else(|| self.string_value.as_ref().and_then(|s| s.parse().ok()))
     }
 }
 
@@ -117,7 +122,9 @@ fn kind_name(k: Option<&NumOrText>) -> &'static str {
             let s = s.strip_prefix("SPAN_KIND_").unwrap_or(s);
             KINDS.iter().find(|k| k.eq_ignore_ascii_case(s)).copied().unwrap_or("unspecified")
         }
-        Some(n) => n.integer().and_then(|i| KINDS.get(usize::try_from(i).ok()?)).copied().unwrap_or("unspecified"),
+        Some(n) => {
+            n.integer().and_then(|i| KINDS.get(usize::try_from(i).ok()?)).copied().unwrap_or("unspecified")
+        }
     }
 }
 
@@ -130,8 +137,10 @@ fn class_of(span: &OtlpSpan) -> OutcomeClass {
     if error {
         return OutcomeClass::Error;
     }
-    let http = attr(&span.attributes, "http.response.status_code").or_else(|| attr(&span.attributes, "http.status_code"));
-    if let Some(c) = http.and_then(AnyValue::integer).and_then(|c| u32::try_from(c).ok()).and_then(http_class) {
+    let http = attr(&span.attributes, "http.response.status_code")
+        .or_else(|| attr(&span.attributes, "http.status_code"));
+    if let Some(c) = http.and_then(AnyValue::integer).and_then(|c| u32::try_from(c).ok()).and_then(http_class)
+    {
         return c;
     }
     match attr(&span.attributes, "rpc.grpc.status_code").and_then(AnyValue::integer) {
@@ -167,7 +176,12 @@ pub fn read(file: &str, text: &str, out: &mut Collector) -> Result<(), TraceErro
                     let (start, end) = match times {
                         Ok((s, e)) if e >= s => (s, e),
                         Ok((s, e)) => {
-                            out.bad(bad_value(file, &format!("{}.endTimeUnixNano", at()), &e.to_string(), &format!("a time no earlier than startTimeUnixNano {s}")))?;
+                            out.bad(bad_value(
+                                file,
+                                &format!("{}.endTimeUnixNano", at()),
+                                &e.to_string(),
+                                &format!("a time no earlier than startTimeUnixNano {s}"),
+                            ))?;
                             continue;
                         }
                         Err(e) => {
@@ -175,12 +189,19 @@ pub fn read(file: &str, text: &str, out: &mut Collector) -> Result<(), TraceErro
                             continue;
                         }
                     };
-                    let span = Span { t_us: start / 1_000, latency_us: (end - start) as f64 / 1_000.0, class: Some(class_of(sp)) };
+                    let span = Span {
+                        t_us: start / 1_000,
+                        latency_us: (end - start) as f64 / 1_000.0,
+                        class: Some(class_of(sp)),
+                    };
                     out.offer(span, at, |key| match key {
                         "service" => service.clone(),
                         "operation" => Some(Cow::Borrowed(&*sp.name)),
                         "kind" => Some(Cow::Borrowed(kind_name(sp.kind.as_ref()))),
-                        other => attr(&sp.attributes, other).or_else(|| attr(resource, other)).and_then(AnyValue::text).map(|c| Cow::Owned(c.into_owned())),
+                        other => attr(&sp.attributes, other)
+                            .or_else(|| attr(resource, other))
+                            .and_then(AnyValue::text)
+                            .map(|c| Cow::Owned(c.into_owned())),
                     });
                 }
             }
@@ -204,7 +225,10 @@ mod tests {
       {"name":"hipstershop.CurrencyService/Convert","kind":3,"startTimeUnixNano":"1700000000100000000","endTimeUnixNano":"1700000000101000000"}]}]}]}"#;
 
     fn load(text: &str, filters: &[&str]) -> Result<crate::trace::CallTrace, TraceError> {
-        let opts = TraceOptions { filters: filters.iter().map(|s| s.to_string()).collect(), ..TraceOptions::default() };
+        let opts = TraceOptions {
+            filters: filters.iter().map(|s| s.to_string()).collect(),
+            ..TraceOptions::default()
+        };
         let mut c = Collector::new(&opts)?;
         read("t.json", text, &mut c)?;
         c.finish("t.json", TraceFormat::Otlp, &opts)
@@ -225,7 +249,9 @@ mod tests {
 
     #[test]
     fn where_keeps_one_services_client_spans_of_one_operation() {
-        let t = load(DOC, &["service=front*", "operation=hipstershop.CurrencyService/Convert", "kind=client"]).unwrap();
+        let t =
+            load(DOC, &["service=front*", "operation=hipstershop.CurrencyService/Convert", "kind=client"])
+                .unwrap();
         assert_eq!(t.len(), 3);
         let notes = t.report().notes.join("\n");
         assert!(notes.contains("--where left out 2 of 5 spans"), "{notes}");
@@ -238,8 +264,15 @@ mod tests {
         let e = load(&DOC[..300], &[]).unwrap_err().to_string();
         assert!(e.contains("ends early"), "{e}");
         let e = load(&DOC.replace("\"1700000000000000000\"", "null"), &[]).unwrap_err().to_string();
-        assert!(e.contains("resourceSpans[0].scopeSpans[0].spans[1].startTimeUnixNano: expected epoch nanoseconds"), "{e}");
-        let e = load(&DOC.replace("\"1700000000010000000\"", "\"1600000000010000000\""), &[]).unwrap_err().to_string();
+        assert!(
+            e.contains(
+                "resourceSpans[0].scopeSpans[0].spans[1].startTimeUnixNano: expected epoch nanoseconds"
+            ),
+            "{e}"
+        );
+        let e = load(&DOC.replace("\"1700000000010000000\"", "\"1600000000010000000\""), &[])
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("spans[1].endTimeUnixNano") && e.contains("no earlier than"), "{e}");
         let e = load(r#"{"resourceSpans":{}}"#, &[]).unwrap_err().to_string();
         assert!(e.contains("expected OTLP JSON traces"), "{e}");

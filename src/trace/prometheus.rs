@@ -5,15 +5,14 @@
 //! refused or skipped by the merge). A series' unit comes from its metric name (`_seconds`,
 //! `_ms`), which `histogram_quantile` drops, hence `p95:s=...`.
 
+use super::TraceError;
 use super::json::each_document;
 use super::series::{Locator, Series};
-use super::TraceError;
 use serde::Deserialize;
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
-const SHAPE: &str =
-    r#"Prometheus query_range JSON: {"status":"success","data":{"resultType":"matrix","result":[{"metric":{...},"values":[[1700000000,"0.25"],...]}]}}"#;
+const SHAPE: &str = r#"Prometheus query_range JSON: {"status":"success","data":{"resultType":"matrix","result":[{"metric":{...},"values":[[1700000000,"0.25"],...]}]}}"#;
 
 #[derive(Deserialize)]
 struct Response<'a> {
@@ -68,7 +67,11 @@ pub fn parse(file: &str, text: &str) -> Result<Vec<Series>, TraceError> {
             });
         }
         for (i, m) in data.result.into_iter().enumerate() {
-            let path = if doc == 0 { format!("data.result[{i}].values") } else { format!("response {doc}: data.result[{i}].values") };
+            let path = if doc == 0 {
+                format!("data.result[{i}].values")
+            } else {
+                format!("response {doc}: data.result[{i}].values")
+            };
             out.push(series(file, m, path)?);
         }
         Ok(())
@@ -91,7 +94,12 @@ fn series(file: &str, m: Matrix, path: String) -> Result<Series, TraceError> {
     for (i, (t, v)) in m.values.iter().enumerate() {
         let us = (t * 1e6).round();
         if !(us.is_finite() && us.abs() < 9.0e18) {
-            return Err(super::json::bad_value(file, &format!("{path}[{i}][0]"), &t.to_string(), "a time in epoch seconds"));
+            return Err(super::json::bad_value(
+                file,
+                &format!("{path}[{i}][0]"),
+                &t.to_string(),
+                "a time in epoch seconds",
+            ));
         }
         let us = us as i64;
         if s.times.last().is_some_and(|last| us <= *last) {
@@ -108,7 +116,14 @@ fn series(file: &str, m: Matrix, path: String) -> Result<Series, TraceError> {
                 s.bad_text.insert(i, format!("{v:?}"));
                 f64::NAN
             }
-            Err(_) => return Err(super::json::bad_value(file, &format!("{path}[{i}][1]"), &format!("{v:?}"), "a number in a string, e.g. \"0.25\"")),
+            Err(_) => {
+                return Err(super::json::bad_value(
+                    file,
+                    &format!("{path}[{i}][1]"),
+                    &format!("{v:?}"),
+                    "a number in a string, e.g. \"0.25\"",
+                ));
+            }
         };
         s.times.push(us);
         s.values.push(value);
@@ -144,9 +159,13 @@ mod tests {
     fn wrong_shapes_are_named() {
         let e = parse("p.json", &DOC[..200]).unwrap_err().to_string();
         assert!(e.starts_with("p.json: line 2, column") && e.contains("ends early"), "{e}");
-        let e = parse("p.json", r#"{"status":"error","errorType":"bad_data","error":"parse error"}"#).unwrap_err().to_string();
+        let e = parse("p.json", r#"{"status":"error","errorType":"bad_data","error":"parse error"}"#)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("parse error"), "{e}");
-        let e = parse("p.json", r#"{"status":"success","data":{"resultType":"vector","result":[]}}"#).unwrap_err().to_string();
+        let e = parse("p.json", r#"{"status":"success","data":{"resultType":"vector","result":[]}}"#)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("instant query"), "{e}");
         let e = parse("p.json", r#"{"status":"success","data":{"resultType":"matrix","result":[{"metric":{},"values":[[1,"x"]]}]}}"#).unwrap_err().to_string();
         assert!(e.contains("data.result[0].values[0][1]: expected a number in a string"), "{e}");

@@ -73,7 +73,8 @@ impl Series {
 
     /// The median spacing of its samples, if it has two.
     pub fn step(&self) -> Option<u64> {
-        let mut d: Vec<u64> = self.times.windows(2).map(|w| (w[1] - w[0]) as u64).filter(|d| *d > 0).collect();
+        let mut d: Vec<u64> =
+            self.times.windows(2).map(|w| (w[1] - w[0]) as u64).filter(|d| *d > 0).collect();
         if d.is_empty() {
             return None;
         }
@@ -181,7 +182,10 @@ impl SeriesSpec {
                 _ => {
                     return Err(spec_err(
                         text,
-                        format!("role `{}` takes no unit (rates are per second, counts per sample)", role.name()),
+                        format!(
+                            "role `{}` takes no unit (rates are per second, counts per sample)",
+                            role.name()
+                        ),
                     ));
                 }
             }),
@@ -246,7 +250,8 @@ impl Selector {
     pub fn parse(sel: &str, text: &str) -> Result<Selector, TraceError> {
         let s = sel.trim();
         let bad = |m: &str| spec_err(text, format!("selector `{sel}`: {m}"));
-        let name_len = s.bytes().take_while(|b| b.is_ascii_alphanumeric() || *b == b'_' || *b == b':').count();
+        let name_len =
+            s.bytes().take_while(|b| b.is_ascii_alphanumeric() || *b == b'_' || *b == b':').count();
         let (name, body) = if s[name_len..].starts_with('{') {
             let inner = s[name_len + 1..].strip_suffix('}').ok_or_else(|| bad("missing `}`"))?;
             (&s[..name_len], inner)
@@ -257,7 +262,12 @@ impl Selector {
         };
         let mut matchers = Vec::new();
         if !name.is_empty() {
-            matchers.push(Matcher { label: "__name__".into(), negate: false, regex: None, value: name.into() });
+            matchers.push(Matcher {
+                label: "__name__".into(),
+                negate: false,
+                regex: None,
+                value: name.into(),
+            });
         }
         let mut rest = body.trim();
         while !rest.is_empty() {
@@ -361,7 +371,9 @@ pub fn pick<'s>(
                 list(&mut all.iter())
             ),
         }),
-        (0, None) => Err(TraceError::Format { file: file.into(), message: "the file holds no series".into() }),
+        (0, None) => {
+            Err(TraceError::Format { file: file.into(), message: "the file holds no series".into() })
+        }
         (n, Some(sel)) => Err(TraceError::Format {
             file: file.into(),
             message: format!("`{sel}` matches {n} series; narrow it: {}", list(&mut found.into_iter())),
@@ -389,7 +401,8 @@ struct Picked<'a> {
 
 /// Imports the `--series` of `opts` as one interval trace.
 pub fn load(opts: &TraceOptions) -> Result<IntervalTrace, TraceError> {
-    let specs: Vec<SeriesSpec> = opts.series.iter().map(|s| SeriesSpec::parse(s)).collect::<Result<_, _>>()?;
+    let specs: Vec<SeriesSpec> =
+        opts.series.iter().map(|s| SeriesSpec::parse(s)).collect::<Result<_, _>>()?;
     let mut files: BTreeMap<PathBuf, (TraceFormat, Vec<Series>)> = BTreeMap::new();
     for spec in &specs {
         if !files.contains_key(&spec.file) {
@@ -402,7 +415,10 @@ pub fn load(opts: &TraceOptions) -> Result<IntervalTrace, TraceError> {
             files.insert(spec.file.clone(), (format, series));
         }
     }
-    let mut report = ImportReport { file: specs.iter().map(|s| s.text.as_str()).collect::<Vec<_>>().join(" "), ..ImportReport::default() };
+    let mut report = ImportReport {
+        file: specs.iter().map(|s| s.text.as_str()).collect::<Vec<_>>().join(" "),
+        ..ImportReport::default()
+    };
     let mut picked = Vec::new();
     for spec in &specs {
         let (format, all) = &files[&spec.file];
@@ -413,7 +429,9 @@ pub fn load(opts: &TraceOptions) -> Result<IntervalTrace, TraceError> {
         }
         let scale = scale_of(spec, series, &file, &mut report)?;
         report.notes.extend(series.note.iter().map(|n| format!("{}: {n}", spec.role.name())));
-        report.columns.push((spec.role.name().into(), format!("{file} ({}) {}", format.describe(), series.name)));
+        report
+            .columns
+            .push((spec.role.name().into(), format!("{file} ({}) {}", format.describe(), series.name)));
         picked.push(Picked { spec, series, file, scale, step: series.step() });
     }
     merge(&picked, opts, report)
@@ -450,12 +468,22 @@ pub fn load_file(path: &Path, format: TraceFormat, opts: &TraceOptions) -> Resul
 
 /// The factor from a picked series' values to its role's base unit, from `ROLE:UNIT`, else the
 /// unit the export states; a latency without either is refused, never guessed.
-fn scale_of(spec: &SeriesSpec, series: &Series, file: &str, report: &mut ImportReport) -> Result<f64, TraceError> {
+fn scale_of(
+    spec: &SeriesSpec,
+    series: &Series,
+    file: &str,
+    report: &mut ImportReport,
+) -> Result<f64, TraceError> {
     Ok(match (spec.role, spec.unit) {
         (Role::Percentile(_), Some(Unit::Latency(u))) => u.micros(),
         (Role::Percentile(_), _) => match series.unit {
             Some(u) => {
-                report.notes.push(format!("{}: unit {} read from the series ({})", spec.role.name(), u.as_str(), series.name));
+                report.notes.push(format!(
+                    "{}: unit {} read from the series ({})",
+                    spec.role.name(),
+                    u.as_str(),
+                    series.name
+                ));
                 u.micros()
             }
             None => {
@@ -491,10 +519,17 @@ fn scale_of(spec: &SeriesSpec, series: &Series, file: &str, report: &mut ImportR
 /// How many merged intervals one import may make (a decade of minutes).
 const MAX_ROWS: u64 = 6_000_000;
 
-fn merge(picked: &[Picked], opts: &TraceOptions, mut report: ImportReport) -> Result<IntervalTrace, TraceError> {
+fn merge(
+    picked: &[Picked],
+    opts: &TraceOptions,
+    mut report: ImportReport,
+) -> Result<IntervalTrace, TraceError> {
     let has = |f: &dyn Fn(Role) -> bool| picked.iter().any(|p| f(p.spec.role));
     if has(&|r| r == Role::Rate) && has(&|r| r == Role::Requests) {
-        return Err(TraceError::Option { option: "series", message: "give `rate` or `requests`, not both".into() });
+        return Err(TraceError::Option {
+            option: "series",
+            message: "give `rate` or `requests`, not both".into(),
+        });
     }
     let counted = has(&|r| matches!(r, Role::Rate | Role::Requests));
     if has(&|r| r == Role::Errors) && !counted {
@@ -503,7 +538,10 @@ fn merge(picked: &[Picked], opts: &TraceOptions, mut report: ImportReport) -> Re
             message: "`errors` counts need a request volume: add --series rate=... or requests=...".into(),
         });
     }
-    let error_roles = picked.iter().filter(|p| matches!(p.spec.role, Role::Errors | Role::ErrorRate | Role::SuccessRate)).count();
+    let error_roles = picked
+        .iter()
+        .filter(|p| matches!(p.spec.role, Role::Errors | Role::ErrorRate | Role::SuccessRate))
+        .count();
     if error_roles > 1 {
         return Err(TraceError::Option {
             option: "series",
@@ -515,13 +553,17 @@ fn merge(picked: &[Picked], opts: &TraceOptions, mut report: ImportReport) -> Re
         (true, Some(_)) => {
             return Err(TraceError::Option {
                 option: "upstream",
-                message: "the series give latency percentiles; the dependency's behaviour comes from them".into(),
+                message: "the series give latency percentiles; the dependency's behaviour comes from them"
+                    .into(),
             });
         }
         (true, None) => None,
         (false, Some(b)) => {
             if b.p95 < b.p50 || b.p50.is_zero() {
-                return Err(TraceError::Option { option: "upstream", message: "expected 0 < p50 <= p95".into() });
+                return Err(TraceError::Option {
+                    option: "upstream",
+                    message: "expected 0 < p50 <= p95".into(),
+                });
             }
             report.notes.push(format!(
                 "volume only: every interval answers with p50 {}, p95 {}, error rate {}",
@@ -532,9 +574,10 @@ fn merge(picked: &[Picked], opts: &TraceOptions, mut report: ImportReport) -> Re
         (false, None) if counted => {
             return Err(TraceError::Option {
                 option: "series",
-                message: "the series give traffic volume only: say how the dependency behaves (replay: --p50, \
+                message:
+                    "the series give traffic volume only: say how the dependency behaves (replay: --p50, \
                           --p95, --error-rate; a scenario: [trace.upstream] p50, p95, error_rate)"
-                    .into(),
+                        .into(),
             });
         }
         (false, None) => {
@@ -551,8 +594,10 @@ fn merge(picked: &[Picked], opts: &TraceOptions, mut report: ImportReport) -> Re
             message: "every series has a single sample: set `interval` to say how long it lasts".into(),
         })?,
     };
-    let steps: Vec<String> =
-        picked.iter().map(|p| format!("{} every {}", p.spec.role.name(), Dur(p.step.unwrap_or(step)))).collect();
+    let steps: Vec<String> = picked
+        .iter()
+        .map(|p| format!("{} every {}", p.spec.role.name(), Dur(p.step.unwrap_or(step))))
+        .collect();
     report.notes.push(format!("merged on a {} step ({})", Dur(step), steps.join(", ")));
     let t0 = picked.iter().filter_map(|p| p.series.times.first()).min().copied().unwrap_or(0);
     let t_end = picked.iter().filter_map(|p| p.series.times.last()).max().copied().unwrap_or(0);
@@ -560,7 +605,11 @@ fn merge(picked: &[Picked], opts: &TraceOptions, mut report: ImportReport) -> Re
     if n > MAX_ROWS {
         return Err(TraceError::Option {
             option: "series",
-            message: format!("the series span {} at a {} step: {n} intervals, more than {MAX_ROWS}", Dur((t_end - t0) as u64), Dur(step)),
+            message: format!(
+                "the series span {} at a {} step: {n} intervals, more than {MAX_ROWS}",
+                Dur((t_end - t0) as u64),
+                Dur(step)
+            ),
         });
     }
     let mut cursor = vec![0usize; picked.len()];
@@ -658,7 +707,9 @@ fn merge(picked: &[Picked], opts: &TraceOptions, mut report: ImportReport) -> Re
 /// `v` (in the role's base unit) checked against the role's range, naming the sample otherwise.
 fn check(p: &Picked, i: usize, v: f64) -> Result<f64, TraceError> {
     let (ok, expected) = match p.spec.role {
-        Role::ErrorRate | Role::SuccessRate => ((0.0..=1.0).contains(&v), "a rate between 0 and 1 (0 % and 100 %)"),
+        Role::ErrorRate | Role::SuccessRate => {
+            ((0.0..=1.0).contains(&v), "a rate between 0 and 1 (0 % and 100 %)")
+        }
         _ => (v >= 0.0, "a number that is 0 or more"),
     };
     if ok {
@@ -669,7 +720,14 @@ fn check(p: &Picked, i: usize, v: f64) -> Result<f64, TraceError> {
 }
 
 /// One merged interval at `t` (grid index `k`) from the present values.
-fn row(t: i64, k: u64, step: u64, picked: &[Picked], v: &[Option<f64>], behaviour: Option<super::Behaviour>) -> Raw {
+fn row(
+    t: i64,
+    k: u64,
+    step: u64,
+    picked: &[Picked],
+    v: &[Option<f64>],
+    behaviour: Option<super::Behaviour>,
+) -> Raw {
     let secs = step as f64 / 1e6;
     let mut count = None;
     let mut errors_per_s = None;
@@ -716,8 +774,15 @@ mod tests {
     #[test]
     fn specs_parse_roles_units_files_and_selectors() {
         let s = SeriesSpec::parse("p95:s=p95.json@{job=\"api\"}").unwrap();
-        assert_eq!((s.role, s.unit, s.file.to_str(), s.selector.as_deref()),
-            (Role::Percentile(2), Some(Unit::Latency(LatencyUnit::S)), Some("p95.json"), Some("{job=\"api\"}")));
+        assert_eq!(
+            (s.role, s.unit, s.file.to_str(), s.selector.as_deref()),
+            (
+                Role::Percentile(2),
+                Some(Unit::Latency(LatencyUnit::S)),
+                Some("p95.json"),
+                Some("{job=\"api\"}")
+            )
+        );
         let s = SeriesSpec::parse("error_rate:%=g.csv@errors").unwrap();
         assert_eq!((s.role, s.unit), (Role::ErrorRate, Some(Unit::Percent)));
         let e = SeriesSpec::parse("p96=x.json").unwrap_err().to_string();
@@ -774,7 +839,12 @@ mod tests {
         assert_eq!(t.intervals()[3].percentile_us(2), Some(500_000.0));
         assert_eq!(t.step(), Dur(m as u64));
         let notes = t.report().notes.join("\n");
-        assert!(notes.contains("gap: p95 has no sample from 1970-01-01 00:03:00Z to 1970-01-01 00:03:00Z (1 steps"), "{notes}");
+        assert!(
+            notes.contains(
+                "gap: p95 has no sample from 1970-01-01 00:03:00Z to 1970-01-01 00:03:00Z (1 steps"
+            ),
+            "{notes}"
+        );
         assert!(notes.contains("merged on a 1m step (p95 every 1m, rate every 2m)"), "{notes}");
     }
 
@@ -783,7 +853,8 @@ mod tests {
         let mut p95 = series("p95", &[], 0, 1_000_000, &[0.1, f64::NAN, 0.3]);
         p95.bad_text.insert(1, "\"NaN\"".into());
         let s1 = spec("p95:s=a");
-        let picked = [Picked { spec: &s1, series: &p95, file: "a.json".into(), scale: 1e6, step: p95.step() }];
+        let picked =
+            [Picked { spec: &s1, series: &p95, file: "a.json".into(), scale: 1e6, step: p95.step() }];
         let e = merge(&picked, &TraceOptions::default(), ImportReport::default()).unwrap_err().to_string();
         assert!(e.starts_with("a.json: p95.values[1]: expected a number, found \"NaN\""), "{e}");
         let skip = TraceOptions { skip_bad_rows: true, ..TraceOptions::default() };
@@ -800,7 +871,11 @@ mod tests {
         let picked = [Picked { spec: &s1, series: &req, file: "a".into(), scale: 1.0, step: req.step() }];
         let e = merge(&picked, &TraceOptions::default(), ImportReport::default()).unwrap_err().to_string();
         assert!(e.contains("traffic volume only"), "{e}");
-        let b = super::super::Behaviour { p50: Dur::from_millis(20), p95: Dur::from_millis(80), error_rate: crate::units::Ratio(0.01) };
+        let b = super::super::Behaviour {
+            p50: Dur::from_millis(20),
+            p95: Dur::from_millis(80),
+            error_rate: crate::units::Ratio(0.01),
+        };
         let opts = TraceOptions { upstream: Some(b), ..TraceOptions::default() };
         let t = merge(&picked, &opts, ImportReport::default()).unwrap();
         assert_eq!(t.intervals()[1].count(), Some(120));
@@ -810,7 +885,10 @@ mod tests {
 
     #[test]
     fn picking_lists_what_the_file_holds() {
-        let all = vec![series("a{job=\"x\"}", &[("job", "x")], 0, 1, &[1.0]), series("a{job=\"y\"}", &[("job", "y")], 0, 1, &[1.0])];
+        let all = vec![
+            series("a{job=\"x\"}", &[("job", "x")], 0, 1, &[1.0]),
+            series("a{job=\"y\"}", &[("job", "y")], 0, 1, &[1.0]),
+        ];
         let e = pick("f.json", &all, None, "p95=f.json").unwrap_err().to_string();
         assert!(e.contains("holds 2 series") && e.contains("a{job=\"y\"}"), "{e}");
         let e = pick("f.json", &all, Some("job=z"), "p95=f.json@job=z").unwrap_err().to_string();

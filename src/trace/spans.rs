@@ -146,7 +146,12 @@ impl Collector {
     }
 
     /// Offers one span; `at` names it, `field` answers the filter's keys.
-    pub fn offer<'a>(&mut self, span: Span, at: impl Fn() -> String, field: impl Fn(&str) -> Option<Cow<'a, str>>) {
+    pub fn offer<'a>(
+        &mut self,
+        span: Span,
+        at: impl Fn() -> String,
+        field: impl Fn(&str) -> Option<Cow<'a, str>>,
+    ) {
         self.read += 1;
         if !self.filter.is_empty()
             && let Some(why) = self.filter.reject(field)
@@ -171,7 +176,12 @@ impl Collector {
 
     /// Sorts the spans by start, answers calls that never reached the dependency from the
     /// nearest call that did, and builds the call trace.
-    pub fn finish(mut self, file: &str, format: TraceFormat, opts: &TraceOptions) -> Result<CallTrace, TraceError> {
+    pub fn finish(
+        mut self,
+        file: &str,
+        format: TraceFormat,
+        opts: &TraceOptions,
+    ) -> Result<CallTrace, TraceError> {
         let mut report = ImportReport { file: file.to_string(), rows: self.read, ..ImportReport::default() };
         report.bad_rows_skipped = self.bad;
         report.first_bad_row = self.first_bad.take();
@@ -185,7 +195,9 @@ impl Collector {
         }
         if self.spans.is_empty() {
             let message = match self.first_filtered {
-                Some(first) => format!("no span matches --where ({} read; the first left out: {first})", self.read),
+                Some(first) => {
+                    format!("no span matches --where ({} read; the first left out: {first})", self.read)
+                }
                 None if self.bad > 0 => format!("all {} spans were bad and skipped", self.bad),
                 None => format!("no spans found (expected {})", format.describe()),
             };
@@ -193,7 +205,9 @@ impl Collector {
         }
         if !self.spans.is_sorted_by_key(|s| s.t_us) {
             self.spans.sort_by_key(|s| s.t_us);
-            report.notes.push("spans sorted by start time (the file lists them by trace or by completion)".into());
+            report
+                .notes
+                .push("spans sorted by start time (the file lists them by trace or by completion)".into());
         }
         let refused = answer_refused(&mut self.spans);
         if refused > 0 {
@@ -225,7 +239,13 @@ fn answer_refused(spans: &mut [Span]) -> usize {
         let t = spans[i].t_us;
         let right = answered.partition_point(|j| spans[*j].t_us < t);
         let pick = match (right.checked_sub(1).map(|l| answered[l]), answered.get(right)) {
-            (Some(l), Some(&r)) => if t - spans[l].t_us <= spans[r].t_us - t { l } else { r },
+            (Some(l), Some(&r)) => {
+                if t - spans[l].t_us <= spans[r].t_us - t {
+                    l
+                } else {
+                    r
+                }
+            }
             (Some(l), None) => l,
             (None, Some(&r)) => r,
             (None, None) => continue,
@@ -252,7 +272,31 @@ pub fn load(path: &Path, format: TraceFormat, opts: &TraceOptions) -> Result<Cal
             });
         }
     }
-    spans.finish(&file, format, opts)
+    let mut trace = spans.finish(&file, format, opts)?;
+    let (time, latency, status) = match format {
+        TraceFormat::Otlp => (
+            "startTimeUnixNano",
+            "endTimeUnixNano - startTimeUnixNano (ns)",
+            "status.code, else HTTP or gRPC status attribute",
+        ),
+        TraceFormat::Jaeger => (
+            "startTime (us)",
+            "duration (us)",
+            "tag error / otel.status_code, else http.status_code, else rpc.grpc.status_code",
+        ),
+        TraceFormat::Envoy => (
+            "START_TIME",
+            "DURATION (ms)",
+            "RESPONSE_FLAGS (UO refused by Envoy, UF/UH/UT/UC/URX failed), else RESPONSE_CODE",
+        ),
+        _ => ("startedDateTime", "time (ms)", "response.status"),
+    };
+    trace.report_mut().columns = vec![
+        ("time".into(), time.into()),
+        ("latency".into(), latency.into()),
+        ("status".into(), status.into()),
+    ];
+    Ok(trace)
 }
 
 #[cfg(test)]
@@ -273,20 +317,26 @@ mod tests {
     #[test]
     fn filters_name_the_first_mismatch() {
         let f = Filter::parse(&["service=front*".into(), "operation=*Convert".into()]).unwrap();
-        let field = |svc: &'static str, op: &'static str| move |k: &str| match k {
-            "service" => Some(Cow::Borrowed(svc)),
-            "operation" => Some(Cow::Borrowed(op)),
-            _ => None,
+        let field = |svc: &'static str, op: &'static str| {
+            move |k: &str| match k {
+                "service" => Some(Cow::Borrowed(svc)),
+                "operation" => Some(Cow::Borrowed(op)),
+                _ => None,
+            }
         };
         assert_eq!(f.reject(field("frontend", "x.Convert")), None);
-        assert_eq!(f.reject(field("cart", "x.Convert")).unwrap(), "service \"cart\" does not match \"front*\"");
+        assert_eq!(
+            f.reject(field("cart", "x.Convert")).unwrap(),
+            "service \"cart\" does not match \"front*\""
+        );
         assert!(Filter::parse(&["service".into()]).is_err());
     }
 
     #[test]
     fn refused_calls_take_the_nearest_answer() {
         let s = |t: i64, c: Option<OutcomeClass>| Span { t_us: t, latency_us: t as f64, class: c };
-        let mut spans = vec![s(0, Some(OutcomeClass::Ok)), s(4, None), s(10, Some(OutcomeClass::Error)), s(12, None)];
+        let mut spans =
+            vec![s(0, Some(OutcomeClass::Ok)), s(4, None), s(10, Some(OutcomeClass::Error)), s(12, None)];
         assert_eq!(answer_refused(&mut spans), 2);
         assert_eq!((spans[1].class, spans[1].latency_us), (Some(OutcomeClass::Ok), 0.0));
         assert_eq!((spans[3].class, spans[3].latency_us), (Some(OutcomeClass::Error), 10.0));

@@ -438,7 +438,9 @@ mod tests {
         assert_eq!(Resolved::resolve(Auto, "ts", b"1661255968111401482"), Resolved::EpochNs);
         assert_eq!(Resolved::EpochNs.parse(b"1661255968111401482", 0), Ok(1_661_255_968_111_401));
         assert!(Resolved::EpochNs.parse(b"16612559681114014820", 0).is_err());
-        assert!(Resolved::resolve(Auto, "ts", b"16612559681114014820").parse(b"16612559681114014820", 0).is_err());
+        assert!(
+            Resolved::resolve(Auto, "ts", b"16612559681114014820").parse(b"16612559681114014820", 0).is_err()
+        );
         assert_eq!(Resolved::resolve(Auto, "t_ms", b"1500"), Resolved::Epoch(1_000));
         assert_eq!(Resolved::resolve(Auto, "Time", b"2022-08-23 11:59:28"), Resolved::Datetime);
         assert_eq!(Resolved::resolve(TimeFormat::EpochMs, "x", b"5"), Resolved::Epoch(1_000));
