@@ -219,6 +219,9 @@ impl CallTrace {
         if clipped > 0 {
             trace.report.notes.push(format!("{clipped} latencies above 71m34s were clipped to 71m34s"));
         }
+        if let Some(fmt) = format.filter(|f| *f != Resolved::Datetime) {
+            trace.report.notes.push(format!("time column `{}` read as {}", header.names[time], fmt.describe()));
+        }
         trace.report.epoch_offset_us = epoch.unwrap_or(0);
         trace.report.rows_used = trace.times.len() as u64;
         trace.times.shrink_to_fit();
@@ -490,7 +493,7 @@ mod tests {
             t.first_answer(1),
             Answer { latency: Dur(900_000), class: OutcomeClass::Error, retry_after: None }
         );
-        assert!(t.report().notes.is_empty(), "{:?}", t.report().notes);
+        assert_eq!(t.report().notes, vec!["time column `t_ms` read as epoch milliseconds".to_string()]);
     }
 
     #[test]

@@ -386,6 +386,9 @@ impl IntervalTrace {
                 None => TraceError::HeaderOnly { file: file.into() },
             });
         }
+        if let Some(fmt) = format.filter(|f| *f != Resolved::Datetime) {
+            report.notes.push(format!("time column `{}` read as {}", header.names[cols.time], fmt.describe()));
+        }
         IntervalTrace::build(rows, opts, offset_s, report)
     }
 
