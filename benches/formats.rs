@@ -8,7 +8,9 @@
 //! from another day.
 
 use breakerlab::trace::spans::Collector;
-use breakerlab::trace::{Trace, TraceFormat, TraceOptions, cloudwatch, datadog, envoy, grafana, har, jaeger, otlp, prometheus};
+use breakerlab::trace::{
+    Trace, TraceFormat, TraceOptions, cloudwatch, datadog, envoy, grafana, har, jaeger, otlp, prometheus,
+};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use std::fmt::Write as _;
 use std::hint::black_box;
@@ -34,7 +36,9 @@ fn value(state: &mut u64) -> f64 {
 
 fn prometheus_doc(n: usize, seed: u64) -> String {
     let mut st = seed;
-    let mut s = String::from(r#"{"status":"success","data":{"resultType":"matrix","result":[{"metric":{"job":"api"},"values":["#);
+    let mut s = String::from(
+        r#"{"status":"success","data":{"resultType":"matrix","result":[{"metric":{"job":"api"},"values":["#,
+    );
     for i in 0..n {
         let sep = if i == 0 { "" } else { "," };
         let _ = write!(s, "{sep}[{},\"{}\"]", T0 + 60 * i as u64, value(&mut st));
@@ -47,7 +51,14 @@ fn grafana_doc(n: usize) -> String {
     let mut st = 3;
     let mut s = String::from("\"Time\",\"p95\",\"error ratio\",\"requests/s\"\n");
     for i in 0..n {
-        let _ = writeln!(s, "{},{},{},{}", (T0 + 60 * i as u64) * 1000, value(&mut st), value(&mut st) / 10.0, 40.0 + value(&mut st));
+        let _ = writeln!(
+            s,
+            "{},{},{},{}",
+            (T0 + 60 * i as u64) * 1000,
+            value(&mut st),
+            value(&mut st) / 10.0,
+            40.0 + value(&mut st)
+        );
     }
     s
 }
@@ -66,7 +77,13 @@ fn cloudwatch_doc(n: usize) -> String {
         s.push_str(r#"],"Values":["#);
         for i in 0..n {
             let sep = if i == 0 { "" } else { "," };
-            let v = if k == 2 { 3_000.0 } else if k == 1 { 3.0 } else { value(&mut st) };
+            let v = if k == 2 {
+                3_000.0
+            } else if k == 1 {
+                3.0
+            } else {
+                value(&mut st)
+            };
             let _ = write!(s, "{sep}{v}");
         }
         s.push_str(r#"],"StatusCode":"Complete"}"#);
@@ -78,12 +95,21 @@ fn cloudwatch_doc(n: usize) -> String {
 fn datadog_doc(n: usize) -> String {
     let mut st = 9;
     let mut s = String::from(r#"{"status":"ok","series":["#);
-    for (k, m) in ["trace.http.request.duration", "trace.http.request.errors", "trace.http.request.hits"].iter().enumerate() {
+    for (k, m) in ["trace.http.request.duration", "trace.http.request.errors", "trace.http.request.hits"]
+        .iter()
+        .enumerate()
+    {
         let sep = if k == 0 { "" } else { "," };
         let _ = write!(s, r#"{sep}{{"metric":"{m}","scope":"service:web","pointlist":["#);
         for i in 0..n {
             let sep = if i == 0 { "" } else { "," };
-            let v = if k == 2 { 3_000.0 } else if k == 1 { 3.0 } else { value(&mut st) };
+            let v = if k == 2 {
+                3_000.0
+            } else if k == 1 {
+                3.0
+            } else {
+                value(&mut st)
+            };
             let _ = write!(s, "{sep}[{}.0,{v}]", (T0 + 60 * i as u64) * 1000);
         }
         s.push_str(r#"],"interval":60}"#);
@@ -94,7 +120,9 @@ fn datadog_doc(n: usize) -> String {
 
 fn otlp_doc(n: usize) -> String {
     let mut st = 13;
-    let mut s = String::from(r#"{"resourceSpans":[{"resource":{"attributes":[{"key":"service.name","value":{"stringValue":"frontend"}}]},"scopeSpans":[{"scope":{"name":"otelgrpc"},"spans":["#);
+    let mut s = String::from(
+        r#"{"resourceSpans":[{"resource":{"attributes":[{"key":"service.name","value":{"stringValue":"frontend"}}]},"scopeSpans":[{"scope":{"name":"otelgrpc"},"spans":["#,
+    );
     for i in 0..n {
         let sep = if i == 0 { "" } else { "," };
         let start = T0 * 1_000_000_000 + i as u64 * 10_000_000;
@@ -144,7 +172,8 @@ fn envoy_doc(n: usize) -> String {
 
 fn har_doc(n: usize) -> String {
     let mut st = 23;
-    let mut s = String::from(r#"{"log":{"version":"1.2","creator":{"name":"bench","version":"1"},"entries":["#);
+    let mut s =
+        String::from(r#"{"log":{"version":"1.2","creator":{"name":"bench","version":"1"},"entries":["#);
     for i in 0..n {
         let sep = if i == 0 { "" } else { "," };
         let ms = i as u64 * 10;
@@ -188,7 +217,9 @@ fn throughput(c: &mut Criterion) {
     let doc = jaeger_doc(N);
     g.bench_function("jaeger", |b| b.iter(|| spans(|c| jaeger::read("b", black_box(&doc), c).unwrap())));
     let doc = envoy_doc(N);
-    g.bench_function("envoy", |b| b.iter(|| spans(|c| envoy::read("b", black_box(doc.as_bytes()), c).unwrap())));
+    g.bench_function("envoy", |b| {
+        b.iter(|| spans(|c| envoy::read("b", black_box(doc.as_bytes()), c).unwrap()))
+    });
     let doc = har_doc(N);
     g.bench_function("har", |b| b.iter(|| spans(|c| har::read("b", black_box(&doc), c).unwrap())));
     g.finish();
@@ -207,12 +238,20 @@ fn week(c: &mut Criterion) {
     errors = errors.replace("\"0.", "\"0.00");
     let cases: Vec<(&str, Vec<String>)> = vec![
         ("prometheus", {
-            let (p, e, r) = (w("p.json", prometheus_doc(WEEK, 1)), w("e.json", errors), w("r.json", prometheus_doc(WEEK, 3)));
+            let (p, e, r) = (
+                w("p.json", prometheus_doc(WEEK, 1)),
+                w("e.json", errors),
+                w("r.json", prometheus_doc(WEEK, 3)),
+            );
             vec![format!("p95:s={p}"), format!("error_rate={e}"), format!("rate={r}")]
         }),
         ("grafana", {
             let g = w("g.csv", grafana_doc(WEEK));
-            vec![format!("p95:s={g}@p95"), format!("error_rate={g}@error ratio"), format!("rate={g}@requests/s")]
+            vec![
+                format!("p95:s={g}@p95"),
+                format!("error_rate={g}@error ratio"),
+                format!("rate={g}@requests/s"),
+            ]
         }),
         ("cloudwatch", {
             let cw = w("cw.json", cloudwatch_doc(WEEK));

@@ -74,14 +74,16 @@ fn otlp_spans_replay_one_services_client_calls() {
 
 #[test]
 fn jaeger_envoy_and_har_replay_as_exported() {
-    let (out, _d) = replay(&[s(&sample("jaeger.json")), "--where", "service=redis", "--where", "kind=client"]);
+    let (out, _d) =
+        replay(&[s(&sample("jaeger.json")), "--where", "service=redis", "--where", "kind=client"]);
     assert!(out.contains("Jaeger JSON traces (detected"), "{out}");
     assert!(out.contains("200 rows") || out.contains("400 rows"), "{out}");
     assert_eq!(metric(&out, "requests"), 200.0, "{out}");
     let (out, _d) = replay(&[s(&sample("envoy-access.log")), "--where", "service=currencyservice*"]);
     assert!(out.contains("Envoy access log (default format) (detected"), "{out}");
     assert!(out.contains("refused by the proxy's own circuit breaker (UO)"), "{out}");
-    let (out, _d) = replay(&[s(&sample("shop.har")), "--where", "service=api.*", "--slo", "error_rate > 50%"]);
+    let (out, _d) =
+        replay(&[s(&sample("shop.har")), "--where", "service=api.*", "--slo", "error_rate > 50%"]);
     assert!(out.contains("HAR 1.2 (detected"), "{out}");
     assert_eq!(metric(&out, "requests"), 90.0, "{out}");
     assert!(metric(&out, "incidents") >= 1.0, "{out}");
@@ -94,7 +96,11 @@ fn span_formats_refuse_bad_input_with_exit_2() {
     let otlp = read(&sample("otlp.json"));
     write(d, "cut.json", &otlp[..otlp.len() / 2]);
     refuses(d, &["cut.json"], "the file ends early (truncated?)");
-    write(d, "nulls.json", &otlp.replacen("\"startTimeUnixNano\":\"", "\"startTimeUnixNano\":null,\"x\":\"", 1));
+    write(
+        d,
+        "nulls.json",
+        &otlp.replacen("\"startTimeUnixNano\":\"", "\"startTimeUnixNano\":null,\"x\":\"", 1),
+    );
     refuses(d, &["nulls.json"], "spans[0].startTimeUnixNano: expected epoch nanoseconds, found nothing");
     write(d, "shape.json", r#"{"resourceSpans":{"spans":[]}}"#);
     refuses(d, &["shape.json"], "expected OTLP JSON traces");
@@ -118,7 +124,8 @@ fn a_19_digit_epoch_is_nanoseconds_and_the_span_shows_it() {
         csv.push_str(&format!("{},5\n", 1_700_000_000_000_000_000u64 + i * 1_000_000_000));
     }
     write(dir.path(), "ns.csv", &csv);
-    let out = breakerlab(dir.path()).args(["replay", "ns.csv", "--out", "o", "--no-charts"]).assert().success();
+    let out =
+        breakerlab(dir.path()).args(["replay", "ns.csv", "--out", "o", "--no-charts"]).assert().success();
     let out = String::from_utf8(out.get_output().stdout.clone()).unwrap();
     assert!(out.contains("(2m59s005ms)") || out.contains("2m59s5ms"), "{out}");
     assert!(out.contains("no status column: every call is ok"), "{out}");

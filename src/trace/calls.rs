@@ -220,7 +220,11 @@ impl CallTrace {
             trace.report.notes.push(format!("{clipped} latencies above 71m34s were clipped to 71m34s"));
         }
         if let Some(fmt) = format.filter(|f| *f != Resolved::Datetime) {
-            trace.report.notes.push(format!("time column `{}` read as {}", header.names[time], fmt.describe()));
+            trace.report.notes.push(format!(
+                "time column `{}` read as {}",
+                header.names[time],
+                fmt.describe()
+            ));
         }
         trace.report.epoch_offset_us = epoch.unwrap_or(0);
         trace.report.rows_used = trace.times.len() as u64;

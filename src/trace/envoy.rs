@@ -73,8 +73,8 @@ fn parse_line(line: &str) -> Result<Line<'_>, String> {
     let bad = |what: &str| format!("{what}; expected {EXPECTED}");
     let rest = line.strip_prefix('[').ok_or_else(|| bad("no [START_TIME] at the start"))?;
     let close = rest.find(']').ok_or_else(|| bad("no ] after START_TIME"))?;
-    let start_us =
-        parse_datetime(&rest.as_bytes()[..close], 0).map_err(|e| bad(&format!("START_TIME: expected {e}")))?;
+    let start_us = parse_datetime(&rest.as_bytes()[..close], 0)
+        .map_err(|e| bad(&format!("START_TIME: expected {e}")))?;
     let mut t = tokens(&rest[close + 1..]);
     let request = t.next().ok_or_else(|| bad("no request line"))?;
     let mut parts = request.split(' ');

@@ -387,7 +387,11 @@ impl IntervalTrace {
             });
         }
         if let Some(fmt) = format.filter(|f| *f != Resolved::Datetime) {
-            report.notes.push(format!("time column `{}` read as {}", header.names[cols.time], fmt.describe()));
+            report.notes.push(format!(
+                "time column `{}` read as {}",
+                header.names[cols.time],
+                fmt.describe()
+            ));
         }
         IntervalTrace::build(rows, opts, offset_s, report)
     }
