@@ -7,7 +7,7 @@ mod util;
 
 use predicates::prelude::*;
 use std::path::{Path, PathBuf};
-use util::{breakerlab, read, root, write};
+use util::{breakerlab, root, write};
 
 #[allow(dead_code)]
 fn sample(name: &str) -> PathBuf {
