@@ -4,6 +4,7 @@
 //! global allocator.)
 
 mod bad_input;
+mod formats;
 mod output;
 mod practices;
 mod replay;
