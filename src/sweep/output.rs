@@ -1,4 +1,4 @@
-//! The files of a sweep's output folder, as bytes (`report::write_atomic` writes them): runs.csv
+//! The files of a sweep's output folder, as bytes (the output folder, `app::output`, writes them): runs.csv
 //! (one row per cell), summary.csv (one row per scenario × configuration), pareto.csv, and
 //! objective.toml (the objective and constraints, so `recommend` can re-rank a finished sweep).
 //! Also reads runs.csv back, so shards run separately can be concatenated and recommended on.
@@ -405,7 +405,11 @@ impl<R: std::io::Read> RunsReader<R> {
                 RUN_KEYS.join(",")
             )));
         }
-        let metric_end = if header.get(header.len().wrapping_sub(1)) == Some("cost") { header.len() - 1 } else { header.len() };
+        let metric_end = if header.get(header.len().wrapping_sub(1)) == Some("cost") {
+            header.len() - 1
+        } else {
+            header.len()
+        };
         let metrics = header.iter().take(metric_end).skip(RUN_KEYS.len()).map(str::to_string).collect();
         Ok(RunsReader { reader, header, metrics, record: csv::StringRecord::new(), file: file.to_string() })
     }
