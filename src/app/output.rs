@@ -29,6 +29,8 @@ pub const TIMELINE_CSV: &str = "timeline.csv";
 pub const INCIDENTS_CSV: &str = "incidents.csv";
 /// latency.csv: user latency histograms.
 pub const LATENCY_CSV: &str = "latency.csv";
+/// One row per scripted call (scripted runs only).
+pub const CALLS_CSV: &str = "calls.csv";
 /// objective.toml: a sweep's objective and constraints.
 pub const OBJECTIVE_TOML: &str = "objective.toml";
 /// recommendation.txt: the explained recommendation.

@@ -126,6 +126,9 @@ pub fn run_scenario(scenario: Scenario, settings: &RunSettings) -> Result<RunRep
         (output::INCIDENTS_CSV, report::incidents_csv(&workload.truth)),
         (output::LATENCY_CSV, report::latency_csv(&runs)),
     ])?;
+    if !result.record.calls.is_empty() {
+        out.write(output::CALLS_CSV, &report::calls_csv(&result.record.calls))?;
+    }
     let page = settings.charts.then(|| Page {
         inputs: report_inputs(&scenario, seed, &settings.command_line),
         charts: ChartOptions::default(),

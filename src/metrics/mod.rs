@@ -10,7 +10,7 @@ mod score;
 
 pub use histogram::{BUCKETS as LATENCY_BUCKETS, LatencyHistogram};
 pub use recorder::{
-    AttemptKind, Counters, FallbackKind, Finish, MAX_TIMELINE_BINS, ProviderRecord, RECOVERY_WINDOW,
-    Recorder, RecorderOptions, RunRecord, Timeline, TimelineBin,
+    AttemptKind, CallRecord, Counters, FallbackKind, Finish, MAX_TIMELINE_BINS, ProviderRecord,
+    RECOVERY_WINDOW, Recorder, RecorderOptions, RunRecord, Timeline, TimelineBin,
 };
 pub use score::{CostWeights, CostWeightsError, Metrics, ProviderTraffic, ScoringOptions, score};

@@ -251,6 +251,20 @@ pub struct RunRecord {
     pub deferred_pending: u64,
     /// Per-provider traffic and failovers, in file order (empty without `[[providers]]`).
     pub providers: Vec<ProviderRecord>,
+    /// What happened to each scripted call, in script order (empty unless the run was scripted).
+    pub calls: Vec<CallRecord>,
+}
+
+/// One scripted call: when it arrived, when the breaker let it start (later than its arrival
+/// when it waited; `None` when rejected) and when the caller had its answer.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct CallRecord {
+    /// The script row's `t_ms`.
+    pub arrival: SimTime,
+    /// When the call was sent upstream, if it was.
+    pub start: Option<SimTime>,
+    /// When the caller had its answer (the result, or the rejection).
+    pub end: Option<SimTime>,
 }
 
 /// Collects one run's events. See the module documentation.
@@ -642,6 +656,7 @@ impl Recorder {
             time_in_state: self.time_in_state,
             deferred_pending: c.deferred.saturating_sub(c.deferred_completed),
             providers: self.routing.map(|r| r.providers).unwrap_or_default(),
+            calls: Vec::new(),
         }
     }
 }

@@ -165,7 +165,8 @@ impl Breaker for GobreakerBreaker {
         match self.state {
             State::Open => return Admission::Reject,
             State::HalfOpen
-                if self.requests.saturating_sub(self.exclusions) >= u64::from(self.cfg.effective_max_requests()) =>
+                if self.requests.saturating_sub(self.exclusions)
+                    >= u64::from(self.cfg.effective_max_requests()) =>
             {
                 return Admission::Reject;
             }

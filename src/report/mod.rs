@@ -7,6 +7,6 @@ pub mod page;
 mod tables;
 
 pub use tables::{
-    PARAM_PREFIX, SummaryRow, TIMELINE_COLUMNS, format_float, incidents_csv, latency_csv, summary_csv,
-    timeline_csv, transitions_csv,
+    PARAM_PREFIX, SummaryRow, TIMELINE_COLUMNS, calls_csv, format_float, incidents_csv, latency_csv,
+    summary_csv, timeline_csv, transitions_csv,
 };

@@ -132,6 +132,26 @@ pub fn summary_csv(rows: &[SummaryRow]) -> Vec<u8> {
     out.into_bytes()
 }
 
+/// calls.csv (scripted runs): `row,t_us,admitted,start_us,end_us`, one line per script row in
+/// script order: admitted 1/0, when the call started (empty if rejected; later than `t_us` when it
+/// waited) and when the caller had its answer. Lets another implementation be compared call by
+/// call (see conformance/).
+pub fn calls_csv(calls: &[crate::metrics::CallRecord]) -> Vec<u8> {
+    let mut out = String::from("row,t_us,admitted,start_us,end_us\n");
+    let us = |t: Option<crate::time::SimTime>| t.map(|t| t.micros().to_string()).unwrap_or_default();
+    for (row, c) in calls.iter().enumerate() {
+        let _ = writeln!(
+            out,
+            "{row},{},{},{},{}",
+            c.arrival.micros(),
+            u8::from(c.start.is_some()),
+            us(c.start),
+            us(c.end)
+        );
+    }
+    out.into_bytes()
+}
+
 /// transitions.csv: `at_us,instance,from,to,reason`, every run's transitions in event order,
 /// runs in the given order. With more than one run a leading `policy` column holds each run's
 /// label.

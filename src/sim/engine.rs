@@ -20,9 +20,9 @@
 mod routing;
 
 use super::queue::{EventQueue, Phase};
-use super::workload::Workload;
+use super::workload::{Answers, Workload};
 use crate::client::{Budget, ClientSpec, FallbackSpec, Persist};
-use crate::metrics::{AttemptKind, FallbackKind, Finish, Recorder, RecorderOptions, RunRecord};
+use crate::metrics::{AttemptKind, CallRecord, FallbackKind, Finish, Recorder, RecorderOptions, RunRecord};
 use crate::outcome::{Classifier, OutcomeClass};
 use crate::policy::{
     Admission, Breaker, Observation, Policy, PolicyConfig, State, Ticket, Transition, Transitions,
@@ -134,6 +134,8 @@ struct Engine<'a> {
     /// Calls each breaker told to wait ([`Admission::Wait`]), in arrival order.
     parked: Vec<VecDeque<(Call, AttemptKind)>>,
     retry_queue: VecDeque<Call>,
+    /// Each scripted call's fate, kept for calls.csv (empty unless the workload is a script).
+    calls: Vec<CallRecord>,
     cycle_scheduled: bool,
     changes: Transitions,
     rec: Recorder,
@@ -206,6 +208,14 @@ impl<'a> Engine<'a> {
             queue: EventQueue::with_capacity(1024),
             parked: (0..breaker_count).map(|_| VecDeque::with_capacity(16)).collect(),
             retry_queue: VecDeque::new(),
+            calls: match workload.answers {
+                Answers::Script => workload
+                    .arrivals
+                    .iter()
+                    .map(|&arrival| CallRecord { arrival, start: None, end: None })
+                    .collect(),
+                _ => Vec::new(),
+            },
             cycle_scheduled: false,
             changes: Vec::with_capacity(8),
             rec,
@@ -266,7 +276,9 @@ impl<'a> Engine<'a> {
         for load in self.loads.iter().flatten() {
             self.rec.overloaded_for(load.overloaded_until(end));
         }
-        self.rec.finish(end)
+        let mut record = self.rec.finish(end);
+        record.calls = self.calls;
+        record
     }
 
     fn arrive(&mut self, now: SimTime, request: u64) {
@@ -342,6 +354,11 @@ impl<'a> Engine<'a> {
             self.rec.routed(now, u64::from(passed));
         }
         let b = slot * providers + p;
+        if let Some(logged) = self.calls.get_mut(call.request as usize)
+            && logged.start.is_none()
+        {
+            logged.start = Some(now);
+        }
         let kind = if ticket.probe { AttemptKind::Probe } else { kind };
         call.epoch = self.epoch;
         call.provider = p as u8;
@@ -458,6 +475,7 @@ impl<'a> Engine<'a> {
             return;
         }
         if call.class == OutcomeClass::Ok {
+            self.answered(call.request, now);
             self.rec.request_done(call.arrival, now, Finish::Success, None);
             self.active_requests[inst] -= 1;
         } else if self.client.retry.retries(call.class, call.attempt) {
@@ -494,6 +512,7 @@ impl<'a> Engine<'a> {
 
     /// The request failed for good (or was shed): answer it with the fallback.
     fn give_up(&mut self, now: SimTime, call: Call, shed: bool) {
+        self.answered(call.request, now);
         let shed = shed.then_some(now);
         self.active_requests[call.instance as usize] -= 1;
         match self.client.fallback {
@@ -577,6 +596,13 @@ impl<'a> Engine<'a> {
         let next = now + process.every;
         if next < self.workload.horizon {
             self.queue.push(next, Phase::FollowUp, Event::Restart);
+        }
+    }
+
+    /// Notes when a scripted call's caller had its answer.
+    fn answered(&mut self, request: u64, now: SimTime) {
+        if let Some(logged) = self.calls.get_mut(request as usize) {
+            logged.end = Some(now);
         }
     }
 
@@ -910,12 +936,14 @@ mod tests {
         assert_eq!(changes(&r), vec![(45, State::Open), (10_045, State::HalfOpen), (10_145, State::Closed)]);
         assert_eq!((r.counters.attempts, r.counters.rejections), (7, 0));
         assert_eq!(latency_range_ms(&r), (5, 105));
+        assert_eq!(r.calls[6].start, Some(SimTime(10_145_000)), "the waiter ran once the test closed it");
         // The test fails instead: it reopens at 10,145 ms and the waiter is rejected then.
         let rows = rows.replace("10045,100,1", "10045,100,0");
         let r = scripted_run(&rows, "cockatiel-consecutive", &[]);
         assert_eq!(changes(&r), vec![(45, State::Open), (10_045, State::HalfOpen), (10_145, State::Open)]);
         assert_eq!((r.counters.attempts, r.counters.rejections), (6, 1));
         assert_eq!(latency_range_ms(&r), (5, 100), "the waiter was refused after 95 ms");
+        assert_eq!((r.calls[6].start, r.calls[6].end), (None, Some(SimTime(10_145_000))));
     }
 
     #[test]
@@ -926,6 +954,9 @@ mod tests {
         let r = scripted_run(rows, "pybreaker", &[]);
         assert_eq!((r.counters.attempts, r.counters.rejections), (3, 0));
         assert_eq!(latency_range_ms(&r), (100, 150));
+        let starts: Vec<Option<u64>> = r.calls.iter().map(|c| c.start.map(|t| t.micros() / 1000)).collect();
+        assert_eq!(starts, vec![Some(0), Some(100), Some(200)], "each took the lock when it was freed");
+        assert_eq!(r.calls[2].end, Some(SimTime(210_000)));
         // `with breaker.calling():` (serialize = false): the calls overlap.
         let r = scripted_run(rows, "pybreaker", &[("serialize", false.into())]);
         assert_eq!(latency_range_ms(&r), (10, 100));
