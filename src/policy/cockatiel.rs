@@ -27,11 +27,10 @@
 //!   and `total >= duration · minimumRps` (default `minimumRps = 5 / threshold`);
 //! - Open → HalfOpen on the first call once `now − openedAt >= halfOpenAfter` (passive); that
 //!   call is the test. Calls arriving during the test wait for it (`await state.test`, here
-//!   [`Admission::Wait`]) and are offered again when it settles: they run if it closed the
-//!   circuit and are rejected if it reopened it. One difference remains: when a late
-//!   closed-state failure reopens the circuit while the test runs, the waiters are offered
-//!   again (and rejected) at that failure, where cockatiel rejects them when the test settles;
-//!   which calls run is the same unless `halfOpenAfter` elapses before the test ends;
+//!   [`Admission::Wait`], keyed by that test) and `execute` again once that test settled: they
+//!   run if it closed the circuit, are rejected if it reopened it, and the first of them
+//!   becomes the next test when a late closed-state failure reopened the circuit at least
+//!   `halfOpenAfter` earlier;
 //! - the test's success closes, its failure reopens;
 //! - `halfOpenAfter` is a constant or an `ExponentialBackoff` (src/backoff/ExponentialBackoff.ts
 //!   @ 294c090a2e14e54dcba83374e447e5eaa430ec5f, ExponentialBackoffGenerators.ts @
@@ -281,6 +280,8 @@ pub struct CockatielBreaker {
     mem: Memory,
     window_ms: u64,
     minimum: f64,
+    /// Generations of the test calls not yet settled (half-open callers wait for theirs).
+    tests: Vec<u64>,
 }
 
 impl CockatielBreaker {
@@ -311,6 +312,7 @@ impl CockatielBreaker {
             mem,
             window_ms,
             minimum,
+            tests: Vec::with_capacity(4),
         }
     }
 
@@ -485,6 +487,7 @@ impl Breaker for CockatielBreaker {
             State::Closed => Admission::Allow(Ticket { generation: self.generation, probe: false }),
             State::Open if now.since(self.opened_at) >= self.open_for => {
                 self.set(now, State::HalfOpen, "cooldown_elapsed", out);
+                self.tests.push(self.generation);
                 Admission::Allow(Ticket { generation: self.generation, probe: true })
             }
             State::HalfOpen => Admission::Wait,
@@ -493,6 +496,9 @@ impl Breaker for CockatielBreaker {
     }
 
     fn record(&mut self, now: SimTime, ticket: Ticket, obs: Observation, out: &mut Transitions) {
+        if ticket.probe {
+            self.tests.retain(|g| *g != ticket.generation);
+        }
         match (obs.verdict, ticket.probe) {
             (Verdict::Ignored, true) => {
                 // A non-handled error in the test "failed successfully": close().
@@ -524,6 +530,15 @@ impl Breaker for CockatielBreaker {
 
     fn state(&self) -> State {
         self.state
+    }
+
+    /// The test in flight (the current generation, set on entering half-open).
+    fn wait_key(&self) -> u64 {
+        self.generation
+    }
+
+    fn holds(&self, key: u64) -> bool {
+        self.tests.contains(&key)
     }
 }
 

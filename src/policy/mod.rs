@@ -67,9 +67,10 @@ pub enum Admission {
     Allow(Ticket),
     /// Do not send it (the client falls back).
     Reject,
-    /// Hold it: the engine parks the call and offers it again (in arrival order) after the
-    /// breaker next records a result or runs its timer, as a caller blocked on the library's
-    /// lock or on the half-open probe would wake. The wait counts in the caller's latency.
+    /// Hold it: the engine parks the call and offers it again (in arrival order) once the
+    /// breaker, after recording a result or running its timer, no longer
+    /// [holds](Breaker::holds) what it waits for, as a caller blocked on the library's lock or
+    /// on the half-open test would wake. The wait counts in the caller's latency.
     Wait,
 }
 
@@ -101,6 +102,16 @@ pub trait Breaker {
     }
     /// Called by the engine at (or after) the instant [`Breaker::deadline`] returned.
     fn on_deadline(&mut self, _now: SimTime, _out: &mut Transitions) {}
+    /// What a call told to [`Admission::Wait`] now waits for (the policy's own key, e.g. the
+    /// half-open test in flight); the engine keeps it with the parked call.
+    fn wait_key(&self) -> u64 {
+        0
+    }
+    /// True while what a call parked with `key` waits for is still busy (a lock held, its
+    /// half-open test in flight): the engine offers it again only once this is false.
+    fn holds(&self, _key: u64) -> bool {
+        false
+    }
 }
 
 /// A policy that never rejects: the baseline "no breaker" run.
@@ -257,6 +268,14 @@ impl Breaker for Policy {
     #[inline]
     fn on_deadline(&mut self, now: SimTime, out: &mut Transitions) {
         dispatch!(self, b => b.on_deadline(now, out))
+    }
+    #[inline]
+    fn wait_key(&self) -> u64 {
+        dispatch!(self, b => b.wait_key())
+    }
+    #[inline]
+    fn holds(&self, key: u64) -> bool {
+        dispatch!(self, b => b.holds(key))
     }
 }
 

@@ -176,6 +176,10 @@ impl Breaker for PybreakerBreaker {
     fn state(&self) -> State {
         self.state
     }
+
+    fn holds(&self, _key: u64) -> bool {
+        self.busy
+    }
 }
 
 #[cfg(test)]

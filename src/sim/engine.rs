@@ -132,7 +132,7 @@ struct Engine<'a> {
     loads: Vec<Option<Load>>,
     queue: EventQueue<Event>,
     /// Calls each breaker told to wait ([`Admission::Wait`]), in arrival order.
-    parked: Vec<VecDeque<(Call, AttemptKind)>>,
+    parked: Vec<VecDeque<(Call, AttemptKind, u64)>>,
     retry_queue: VecDeque<Call>,
     /// Each scripted call's fate, kept for calls.csv (empty unless the workload is a script).
     calls: Vec<CallRecord>,
@@ -343,7 +343,8 @@ impl<'a> Engine<'a> {
                 Admission::Allow(ticket) => break (p, ticket),
                 Admission::Wait => {
                     call.tried &= !(1 << p);
-                    self.parked[b as usize].push_back((call, kind));
+                    let key = self.breakers[b as usize].wait_key();
+                    self.parked[b as usize].push_back((call, kind, key));
                     return;
                 }
                 Admission::Reject => self.rec.rejected(now, b as usize),
@@ -390,11 +391,15 @@ impl<'a> Engine<'a> {
     }
 
     /// Offers breaker `b`'s waiting calls again, oldest first, after it recorded a result or
-    /// ran its timer. The first call told to wait again keeps its place at the head, and so
+    /// ran its timer, until one whose wait is still held. The first call told to wait again keeps its place at the head, and so
     /// does everything behind it (a lock is taken in arrival order).
     fn reoffer(&mut self, now: SimTime, b: u32) {
         let b = b as usize;
-        while let Some((call, kind)) = self.parked[b].pop_front() {
+        while let Some(&(call, kind, key)) = self.parked[b].front() {
+            if self.breakers[b].holds(key) {
+                return;
+            }
+            self.parked[b].pop_front();
             let waiting = self.parked[b].len();
             self.try_next(now, call, kind);
             if self.parked[b].len() > waiting {
@@ -410,7 +415,7 @@ impl<'a> Engine<'a> {
     fn release_parked(&mut self, now: SimTime) -> bool {
         let mut any = false;
         for b in 0..self.parked.len() {
-            while let Some((call, _)) = self.parked[b].pop_front() {
+            while let Some((call, _, _)) = self.parked[b].pop_front() {
                 any = true;
                 self.rec.rejected(now, b);
                 self.pass_rejected(now, call);

@@ -1,0 +1,153 @@
+#!/usr/bin/env node
+// Replays a trace through a real Node breaker library under @sinonjs/fake-timers.
+//
+//   node drive.mjs opossum|cockatiel-consecutive|cockatiel-sampling TRACE --calls OUT --transitions OUT [options]
+//
+// Events run in breakerlab's order: at one millisecond, the library's own timers due by then
+// fire first (call timeouts, opossum's reset and bucket timers), then results (in the order the
+// calls started), then arrivals in trace order; promise handlers run between events. A call
+// starts when the library invokes it (cockatiel's half-open waiters start when the test
+// settles) and returns `latency_ms` later. Writes `calls` (`t_ms,admitted,start_ms`) and
+// `transitions` (`t_ms,from,to`, from the library's own state events). Packages are loaded from
+// $BREAKERLAB_CONFORMANCE_NODE (an npm prefix outside the repository).
+import { createRequire } from 'node:module';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+
+const require = createRequire(`${process.env.BREAKERLAB_CONFORMANCE_NODE}/package.json`);
+const FakeTimers = require('@sinonjs/fake-timers');
+// A realistic epoch: cockatiel's SamplingBreaker starts its windows at 0 and rotates when
+// `Date.now() - 0 >= windowSize`, which a real clock always satisfies.
+const EPOCH = 1_700_000_000_000;
+const clock = FakeTimers.install({
+  now: EPOCH,
+  toFake: ['Date', 'setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'performance', 'hrtime'],
+});
+const now = () => clock.now - EPOCH;
+
+const { values: o, positionals } = parseArgs({
+  allowPositionals: true,
+  options: {
+    calls: { type: 'string' },
+    transitions: { type: 'string' },
+    timeout: { type: 'string', default: '10000' },
+    'reset-timeout': { type: 'string', default: '30000' },
+    'error-threshold-percentage': { type: 'string', default: '50' },
+    'rolling-count-timeout': { type: 'string', default: '10000' },
+    'rolling-count-buckets': { type: 'string', default: '10' },
+    'volume-threshold': { type: 'string', default: '0' },
+    threshold: { type: 'string' },
+    'half-open-after': { type: 'string', default: '10000' },
+    duration: { type: 'string', default: '30000' },
+    'minimum-rps': { type: 'string', default: '0' },
+  },
+});
+const [impl, tracePath] = positionals;
+const rows = readFileSync(tracePath, 'utf8').trim().split('\n').slice(1).map((l) => {
+  const [t, lat, ok] = l.split(',');
+  return { t: Number(t), lat: Number(lat), ok: ok === '1' };
+});
+
+const calls = rows.map(() => [0, null]);
+const transitions = [];
+let last = 'closed';
+const enter = (state) => {
+  if (state !== last) transitions.push([now(), last, state]);
+  last = state;
+};
+
+// Completions: a min-heap on (time, start order).
+const heap = [];
+let seq = 0;
+const less = (a, b) => a.at < b.at || (a.at === b.at && a.seq < b.seq);
+function push(e) {
+  heap.push(e);
+  for (let i = heap.length - 1; i > 0; ) {
+    const p = (i - 1) >> 1;
+    if (!less(heap[i], heap[p])) break;
+    [heap[i], heap[p]] = [heap[p], heap[i]];
+    i = p;
+  }
+}
+function pop() {
+  const top = heap[0];
+  const end = heap.pop();
+  if (heap.length) {
+    heap[0] = end;
+    for (let i = 0; ; ) {
+      const l = 2 * i + 1, r = l + 1;
+      let m = i;
+      if (l < heap.length && less(heap[l], heap[m])) m = l;
+      if (r < heap.length && less(heap[r], heap[m])) m = r;
+      if (m === i) break;
+      [heap[i], heap[m]] = [heap[m], heap[i]];
+      i = m;
+    }
+  }
+  return top;
+}
+
+// The guarded call of row i: marks it started and schedules its answer (none when the
+// library's own timeout answers first).
+const callTimeout = impl === 'opossum' ? Number(o.timeout) : 0;
+function action(i) {
+  return () => new Promise((resolve, reject) => {
+    calls[i] = [1, now()];
+    const { lat, ok } = rows[i];
+    if (callTimeout > 0 && lat >= callTimeout) return;
+    push({ at: now() + lat, seq: seq++, settle: ok ? resolve : () => reject(new Error('dependency failed')) });
+  });
+}
+
+let fire;
+if (impl === 'opossum') {
+  const CircuitBreaker = require('opossum');
+  const breaker = new CircuitBreaker((fn) => fn(), {
+    timeout: callTimeout > 0 ? callTimeout : false,
+    resetTimeout: Number(o['reset-timeout']),
+    errorThresholdPercentage: Number(o['error-threshold-percentage']),
+    rollingCountTimeout: Number(o['rolling-count-timeout']),
+    rollingCountBuckets: Number(o['rolling-count-buckets']),
+    volumeThreshold: Number(o['volume-threshold']),
+    // Statistics only (latency percentiles, snapshot events): off, they do not change the state.
+    rollingPercentilesEnabled: false,
+    enableSnapshots: false,
+  });
+  breaker.on('open', () => enter('open'));
+  breaker.on('halfOpen', () => enter('half_open'));
+  breaker.on('close', () => enter('closed'));
+  fire = (i) => breaker.fire(action(i)).catch(() => {});
+} else {
+  const c = require('cockatiel');
+  const breaker = impl === 'cockatiel-consecutive'
+    ? new c.ConsecutiveBreaker(Number(o.threshold ?? 5))
+    : new c.SamplingBreaker({
+      threshold: Number(o.threshold ?? 0.2),
+      duration: Number(o.duration),
+      ...(Number(o['minimum-rps']) > 0 ? { minimumRps: Number(o['minimum-rps']) } : {}),
+    });
+  const policy = c.circuitBreaker(c.handleAll, { halfOpenAfter: Number(o['half-open-after']), breaker });
+  const names = { [c.CircuitState.Closed]: 'closed', [c.CircuitState.Open]: 'open', [c.CircuitState.HalfOpen]: 'half_open' };
+  policy.onStateChange((s) => enter(names[s]));
+  fire = (i) => policy.execute(action(i)).catch(() => {});
+}
+
+const flush = () => clock.tickAsync(0);
+let next = 0;
+while (next < rows.length || heap.length) {
+  const arrival = next < rows.length ? rows[next].t : Infinity;
+  const t = heap.length && heap[0].at <= arrival ? heap[0].at : arrival;
+  await clock.tickAsync(t - now());
+  while (heap.length && heap[0].at === t) {
+    pop().settle();
+    await flush();
+  }
+  while (next < rows.length && rows[next].t === t) {
+    fire(next++);
+    await flush();
+  }
+}
+await clock.tickAsync(60_000);
+
+writeFileSync(o.calls, 't_ms,admitted,start_ms\n' + rows.map((r, i) => `${r.t},${calls[i][0]},${calls[i][1] ?? r.t}\n`).join(''));
+writeFileSync(o.transitions, 't_ms,from,to\n' + transitions.map((x) => x.join(',') + '\n').join(''));
