@@ -20,12 +20,14 @@
 //!   successes close it (pybreaker 1.4's parameter; the revision read closes on the first
 //!   success, which is the default 1); closing resets the counter.
 
-use super::presets::ParamMeta;
-use super::spec::{FamilyParams, PolicyError, invalid};
-use super::{Admission, Breaker, Observation, State, Ticket, Transitions, emit};
-use crate::outcome::Verdict;
+use super::family::{Family, Preset};
+use super::library::{ExportInput, Library, commented, py_seconds};
+use super::machine::{Admission, Breaker, Observation, Phase, State, Ticket, Transitions};
+use super::param::{ParamMeta, PolicyError, invalid};
+use crate::outcome::{Classifier, Verdict};
 use crate::time::{Dur, SimTime};
 use serde::{Deserialize, Serialize};
+use std::fmt::Write as _;
 
 /// `CircuitBreaker(fail_max=5, reset_timeout=60, success_threshold=1)`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -45,7 +47,23 @@ impl Default for PybreakerConfig {
     }
 }
 
-impl FamilyParams for PybreakerConfig {
+impl Family for PybreakerConfig {
+    type Breaker = PybreakerBreaker;
+    const NAME: &'static str = "pybreaker";
+    const PRESETS: &'static [Preset<Self>] = &[Preset {
+        name: "pybreaker",
+        library: "pybreaker 1.x",
+        summary: "pybreaker defaults: 5 failures (reset by any success) open it; reset_timeout 60 s; the next call is the trial; calls serialized by the breaker's lock",
+        source: "danielfm/pybreaker @ 0d45551e3ff23d01817987d8854be92428e47e70, src/pybreaker/__init__.py (CircuitBreaker.call, CircuitBreakerState._handle_error, Circuit*State)",
+        quirks: &[
+            "call() holds the breaker's RLock for the whole call: one call at a time; here a call arriving while one is in flight is rejected (the engine cannot make it wait)",
+            "excluded errors count as successes and reset the failure counter (no 'ignored' outcome)",
+            "opens when the counter reaches fail_max (>=); half-open at now >= opened_at + reset_timeout, on the next call",
+            "the trial's failure reopens; success_threshold trial successes close (1 in the revision read)",
+        ],
+        config: PybreakerConfig::default,
+        classifier: Classifier::EVERY_ERROR,
+    }];
     const PARAMS: &'static [ParamMeta] = &[
         ParamMeta::new("fail_max", "calls", "fail_max: opens when the failure counter reaches it (>=)"),
         ParamMeta::new(
@@ -65,14 +83,21 @@ impl FamilyParams for PybreakerConfig {
         }
         Ok(())
     }
+
+    fn build(&self, _seed: u64) -> PybreakerBreaker {
+        PybreakerBreaker::new(self.clone())
+    }
+
+    fn export(&self, lib: Library, input: &ExportInput) -> Option<Result<String, String>> {
+        (lib == Library::Pybreaker).then(|| Ok(pybreaker(input.header, input.name, self)))
+    }
 }
 
 /// pybreaker's state machine behind its lock.
 #[derive(Clone, Debug)]
 pub struct PybreakerBreaker {
     cfg: PybreakerConfig,
-    state: State,
-    generation: u64,
+    phase: Phase,
     counter: u64,
     successes: u64,
     opened_at: SimTime,
@@ -84,19 +109,12 @@ impl PybreakerBreaker {
     pub fn new(cfg: PybreakerConfig) -> PybreakerBreaker {
         PybreakerBreaker {
             cfg,
-            state: State::Closed,
-            generation: 0,
+            phase: Phase::new(),
             counter: 0,
             successes: 0,
             opened_at: SimTime::ZERO,
             busy: false,
         }
-    }
-
-    fn set(&mut self, at: SimTime, to: State, reason: &'static str, out: &mut Transitions) {
-        emit(out, at, self.state, to, reason);
-        self.state = to;
-        self.generation += 1;
     }
 
     /// True while a call holds the lock.
@@ -110,46 +128,63 @@ impl Breaker for PybreakerBreaker {
         if self.busy {
             return Admission::Reject;
         }
-        if self.state == State::Open {
+        if self.phase.state() == State::Open {
             if now < self.opened_at + self.cfg.reset_timeout {
                 return Admission::Reject;
             }
-            self.set(now, State::HalfOpen, "cooldown_elapsed", out);
+            self.phase.enter(now, State::HalfOpen, "cooldown_elapsed", out);
             self.successes = 0;
         }
         self.busy = true;
-        Admission::Allow(Ticket { generation: self.generation, probe: self.state == State::HalfOpen })
+        Admission::Allow(self.phase.ticket(self.phase.state() == State::HalfOpen))
     }
 
     fn record(&mut self, now: SimTime, _ticket: Ticket, obs: Observation, out: &mut Transitions) {
         self.busy = false;
         if obs.verdict == Verdict::Failure {
             self.counter += 1;
-            match self.state {
+            match self.phase.state() {
                 State::Closed if self.counter >= u64::from(self.cfg.fail_max) => {
-                    self.set(now, State::Open, "consecutive_failures", out);
+                    self.phase.enter(now, State::Open, "consecutive_failures", out);
                     self.opened_at = now;
                 }
                 State::HalfOpen => {
-                    self.set(now, State::Open, "probe_failed", out);
+                    self.phase.enter(now, State::Open, "probe_failed", out);
                     self.opened_at = now;
                 }
                 _ => {}
             }
         } else {
             self.counter = 0;
-            if self.state == State::HalfOpen {
+            if self.phase.state() == State::HalfOpen {
                 self.successes += 1;
                 if self.successes >= u64::from(self.cfg.success_threshold) {
-                    self.set(now, State::Closed, "probe_successes", out);
+                    self.phase.enter(now, State::Closed, "probe_successes", out);
                 }
             }
         }
     }
 
     fn state(&self) -> State {
-        self.state
+        self.phase.state()
     }
+}
+
+/// The configuration in Pybreaker's syntax.
+fn pybreaker(header: &[String], name: &str, c: &PybreakerConfig) -> String {
+    let mut s = String::new();
+    commented(&mut s, "#", header);
+    let _ = writeln!(s, "import pybreaker");
+    let _ = writeln!(s);
+    let mut args =
+        vec![format!("fail_max={}", c.fail_max), format!("reset_timeout={}", py_seconds(c.reset_timeout))];
+    if c.success_threshold != 1 {
+        let _ = writeln!(s, "# success_threshold needs pybreaker >= 1.4");
+        args.push(format!("success_threshold={}", c.success_threshold));
+    }
+    args.push(format!("name={name:?}"));
+    let _ = writeln!(s, "breaker = pybreaker.CircuitBreaker({})", args.join(", "));
+    s
 }
 
 #[cfg(test)]
