@@ -2,9 +2,11 @@
 //!
 //! Arrivals come from the pre-generated stream; every other event (a call's result reaching the
 //! client, a retry falling due, a breaker's timer, a retry-queue cycle) goes through the
-//! [`EventQueue`]. An arrival precedes any other event at the same instant, as if all arrivals
-//! had been scheduled first. Results are recorded when each call completes, in event order, so a
-//! call that started before a state change completes after it.
+//! [`EventQueue`]. At one instant, results, call timeouts and breaker timers come first, then the
+//! arrivals in trace order, then retries, retry-queue cycles and restarts ([`Phase`]): a client
+//! that calls again the instant an answer returns has already seen it. Results are recorded when
+//! each call completes, in event order, so a call that started before a state change completes
+//! after it.
 //!
 //! Routing (`[[providers]]`): each client attempt is a routing pass over the providers, in the
 //! order of [`routing::Router`]. The pass tries the first provider whose breaker admits the
@@ -17,7 +19,7 @@
 
 mod routing;
 
-use super::queue::EventQueue;
+use super::queue::{EventQueue, Phase};
 use super::workload::Workload;
 use crate::client::{Budget, ClientSpec, FallbackSpec, Persist};
 use crate::metrics::{AttemptKind, FallbackKind, Finish, Recorder, RecorderOptions, RunRecord};
@@ -199,7 +201,7 @@ impl<'a> Engine<'a> {
             active_requests: vec![0; instances as usize],
             active_retries: vec![0; instances as usize],
             loads,
-            queue: EventQueue::with_capacity(1024, workload.arrivals.len() as u64),
+            queue: EventQueue::with_capacity(1024),
             retry_queue: VecDeque::new(),
             cycle_scheduled: false,
             changes: Vec::with_capacity(8),
@@ -214,14 +216,14 @@ impl<'a> Engine<'a> {
         if let Some(process) = &self.client.process
             && process.first() < self.workload.horizon
         {
-            self.queue.push(process.first(), Event::Restart);
+            self.queue.push(process.first(), Phase::FollowUp, Event::Restart);
         }
         let arrivals = &self.workload.arrivals;
         let mut next_arrival = 0usize;
         let mut now = SimTime::ZERO;
         loop {
-            let arrival_first = match (arrivals.get(next_arrival), self.queue.peek_time()) {
-                (Some(&a), Some(q)) => a <= q,
+            let arrival_first = match (arrivals.get(next_arrival), self.queue.peek()) {
+                (Some(&a), Some(q)) => (a, Phase::Arrive) < q,
                 (Some(_), None) => true,
                 (None, Some(_)) => false,
                 (None, None) => break,
@@ -340,7 +342,7 @@ impl<'a> Engine<'a> {
             let (loaded, took_slot) = load.admit(now, answer);
             answer = loaded;
             if took_slot {
-                self.queue.push(now + answer.latency, Event::UpstreamDone(p));
+                self.queue.push(now + answer.latency, Phase::Settle, Event::UpstreamDone(p));
             }
         }
         if kind == AttemptKind::Retry && !call.retry_in_flight {
@@ -357,7 +359,7 @@ impl<'a> Engine<'a> {
         call.class = class;
         call.latency = latency;
         call.retry_after = answer.retry_after;
-        self.queue.push(now + latency, Event::Complete(call));
+        self.queue.push(now + latency, Phase::Settle, Event::Complete(call));
     }
 
     /// Every provider refused the attempt: defer it again, retry it, or shed it.
@@ -446,7 +448,7 @@ impl<'a> Engine<'a> {
         let delay = self.client.retry.delay(call.attempt, call.last_delay, hint, &mut rng);
         call.attempt += 1;
         call.last_delay = delay;
-        self.queue.push(now + delay, Event::Retry(call));
+        self.queue.push(now + delay, Phase::FollowUp, Event::Retry(call));
     }
 
     /// The request failed for good (or was shed): answer it with the fallback.
@@ -484,7 +486,7 @@ impl<'a> Engine<'a> {
         }
         if let Some(next) = self.client.fallback.next_cycle(now).filter(|t| *t < self.workload.horizon) {
             self.cycle_scheduled = true;
-            self.queue.push(next, Event::QueueCycle);
+            self.queue.push(next, Phase::FollowUp, Event::QueueCycle);
         }
     }
 
@@ -532,7 +534,7 @@ impl<'a> Engine<'a> {
         }
         let next = now + process.every;
         if next < self.workload.horizon {
-            self.queue.push(next, Event::Restart);
+            self.queue.push(next, Phase::FollowUp, Event::Restart);
         }
     }
 
@@ -554,7 +556,7 @@ impl<'a> Engine<'a> {
         if wanted != self.scheduled[b as usize] {
             self.scheduled[b as usize] = wanted;
             if let Some(at) = wanted {
-                self.queue.push(at, Event::Deadline(b));
+                self.queue.push(at, Phase::Settle, Event::Deadline(b));
             }
         }
     }
@@ -821,6 +823,57 @@ mod tests {
         let text = format!("{}[upstream]\np50 = \"1s\"\n", two_providers(5, "priority", "", ""));
         let err = Scenario::parse(Path::new("t.toml"), &text).unwrap_err().to_string();
         assert!(err.contains("remove the top-level [upstream]"), "{err}");
+    }
+
+    /// Runs the scripted calls `rows` (`t_ms,latency_ms,ok` lines) through `preset` and returns
+    /// `(ms, to)` for each transition and the run's counters.
+    fn scripted(rows: &str, preset: &str) -> (Vec<(u64, State)>, crate::metrics::Counters) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("calls.csv");
+        std::fs::write(&path, format!("t_ms,latency_ms,ok\n{rows}")).unwrap();
+        let scenario = Scenario::from_script(&path).unwrap();
+        let policy = PolicySpec::new(preset).resolve().unwrap();
+        let workload = Workload::build(&scenario, 1, 0).unwrap();
+        let r = simulate(&scenario.client, &workload, &policy, &RunOptions::default());
+        (r.transitions.iter().map(|(_, t)| (t.at.micros() / 1000, t.to)).collect(), r.counters)
+    }
+
+    #[test]
+    fn a_result_precedes_an_arrival_at_the_same_instant() {
+        // A sequential log: each row starts when the previous one returned (t_ms = previous
+        // t_ms + latency_ms). node-breaker (seed 003): five failures open it at 50 ms; the probe
+        // at 30,050 ms half-opens it and fails at 30,150 ms, reopening it. The next call starts
+        // at 30,150 ms and sees the reopened breaker: rejected, so the cooldown runs from
+        // 30,150 and the call at 60,150 half-opens it (its success closes at 60,160). Were the
+        // arrival first, it would be admitted as a half-open call, its failure would restart the
+        // cooldown at 30,160, and the call at 60,150 would be rejected.
+        let rows = "0,10,0\n10,10,0\n20,10,0\n30,10,0\n40,10,0\n\
+                    30050,100,0\n30150,10,0\n60150,10,1\n";
+        let (changes, counters) = scripted(rows, "node-breaker");
+        assert_eq!(
+            changes,
+            vec![
+                (50, State::Open),
+                (30_050, State::HalfOpen),
+                (30_150, State::Open),
+                (60_150, State::HalfOpen),
+                (60_160, State::Closed),
+            ]
+        );
+        assert_eq!((counters.attempts, counters.rejections), (7, 1));
+    }
+
+    #[test]
+    fn same_instant_arrivals_keep_trace_order_after_the_result() {
+        // consecutive (5 failures, open 30 s, one probe): the 5th failure returns at 50 ms, where
+        // a call arrives: rejected, it comes after the result. At 30,050 ms two calls arrive
+        // together; the first in the trace is the probe (its success closes at 30,060 ms) and the
+        // second is rejected. In the other order the failing second row would reopen it.
+        let rows = "0,10,0\n10,10,0\n20,10,0\n30,10,0\n40,10,0\n50,10,1\n\
+                    30050,10,1\n30050,20,0\n";
+        let (changes, counters) = scripted(rows, "consecutive");
+        assert_eq!(changes, vec![(50, State::Open), (30_050, State::HalfOpen), (30_060, State::Closed)]);
+        assert_eq!((counters.attempts, counters.rejections), (6, 2));
     }
 
     #[test]
