@@ -192,7 +192,7 @@ fn bad_rows_are_refused_naming_file_row_column_and_value() {
         .success();
     let stdout = String::from_utf8(out.get_output().stdout.clone()).unwrap();
     assert!(stdout.contains("calls.csv: 2000 rows, 1999 used, 1 bad rows skipped"), "{stdout}");
-    assert!(stdout.contains("first bad row skipped: calls.csv: line 7, column `latency_ms`"), "{stdout}");
+    assert!(stdout.contains("first skipped: calls.csv: line 7, column `latency_ms`"), "{stdout}");
     let summary = read(&dir.path().join("o/summary.csv"));
     assert_eq!(csv_field(&summary, "bad_rows_skipped"), "1");
     assert_eq!(csv_field(&summary, "requests"), "1999");
@@ -219,7 +219,7 @@ fn bad_files_and_flags_get_clear_messages() {
     refuses(&["header.csv", "--rate", "1"], "header.csv: the file has a header but no data rows");
     refuses(
         &["back.csv", "--rate", "1"],
-        "back.csv: line 4: timestamp \"1030\" is earlier than \"1060\" on line 3",
+        "back.csv: line 4: column `ts`: timestamp \"1030\" is earlier than \"1060\" on line 3",
     );
     refuses(&["missing.csv", "--rate", "1"], "missing.csv");
     refuses(&["good.csv"], "good.csv has no request-count column");

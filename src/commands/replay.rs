@@ -171,9 +171,6 @@ pub fn render_replay(report: &RunReport) -> String {
     let mut s = String::new();
     if let Some(import) = report.scenario.import_report() {
         let _ = writeln!(s, "import    {import}");
-        if let Some(first) = &import.first_bad_row {
-            let _ = writeln!(s, "  first bad row skipped: {first}");
-        }
     }
     let truth = &report.truth;
     if report.result.metrics.ground_truth {

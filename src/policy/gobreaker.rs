@@ -168,11 +168,9 @@ impl GobreakerBreaker {
     }
 
     fn set(&mut self, now: SimTime, to: State, reason: &'static str, out: &mut Transitions) {
-        if self.phase.state() == to {
-            return;
+        if self.phase.change(now, to, reason, out) {
+            self.clear_counts(now);
         }
-        self.phase.enter(now, to, reason, out);
-        self.clear_counts(now);
     }
 
     /// `currentState(now)`.

@@ -67,6 +67,10 @@ pub enum Admission {
     Allow(Ticket),
     /// Do not send it (the client falls back).
     Reject,
+    /// Hold it: the engine parks the call and offers it again (in arrival order) after the
+    /// breaker next records a result or runs its timer, as a caller blocked on the library's
+    /// lock or on the half-open probe would wake. The wait counts in the caller's latency.
+    Wait,
 }
 
 /// How one admitted call ended, as the breaker is told.
@@ -145,6 +149,23 @@ impl Phase {
         out.push(Transition { at, from: self.state, to, reason });
         self.state = to;
         self.generation += 1;
+    }
+
+    /// As [`Phase::enter`], but only when `to` differs from the current state (libraries whose
+    /// `setState` ignores a move to the state it is in); returns whether it moved.
+    #[inline]
+    pub(crate) fn change(
+        &mut self,
+        at: SimTime,
+        to: State,
+        reason: &'static str,
+        out: &mut Transitions,
+    ) -> bool {
+        let moved = self.state != to;
+        if moved {
+            self.enter(at, to, reason, out);
+        }
+        moved
     }
 
     /// Starts a new generation without a state change (gobreaker's closed-state interval).

@@ -150,10 +150,8 @@ impl SreThrottle {
 
     fn update_state(&mut self, now: SimTime, p: f64, out: &mut Transitions) {
         let want = if p > 0.0 { State::Open } else { State::Closed };
-        if want != self.phase.state() {
-            let reason = if want == State::Open { "throttling" } else { "throttle_released" };
-            self.phase.enter(now, want, reason, out);
-        }
+        let reason = if want == State::Open { "throttling" } else { "throttle_released" };
+        self.phase.change(now, want, reason, out);
     }
 }
 
@@ -224,7 +222,7 @@ mod tests {
                         let obs = Observation { verdict: Verdict::Failure, latency: Dur::from_millis(1) };
                         t.record(now, tk, obs, &mut out);
                     }
-                    Admission::Reject => allowed.push('0'),
+                    Admission::Reject | Admission::Wait => allowed.push('0'),
                 }
             }
             allowed

@@ -511,7 +511,7 @@ fn trace_source(
     opts: &TraceOptions,
     traffic: Option<TrafficSpec>,
 ) -> Result<(Source, Dur), String> {
-    let trace = Trace::load(path, opts).map_err(|e: TraceError| e.to_string())?;
+    let mut trace = Trace::load(path, opts).map_err(|e: TraceError| e.to_string())?;
     match (&trace, &traffic) {
         (Trace::Interval(t), None) if !t.has_counts() => {
             return Err(format!(
