@@ -16,6 +16,7 @@ mod registry;
 pub mod window;
 
 pub mod ai_service;
+pub mod circuitbreaker;
 pub mod cockatiel;
 pub mod connector;
 pub mod envoy;

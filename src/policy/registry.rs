@@ -10,8 +10,8 @@ use super::param::{ParamMeta, PolicyError};
 use super::presets::PresetInfo;
 use super::spec::{merge, table_of};
 use super::{
-    ai_service, cockatiel, connector, envoy, failsafe, finagle, gate, generic, gobreaker, hystrix, node,
-    none, opossum, polly, pybreaker, resilience4j, throttle,
+    ai_service, circuitbreaker, cockatiel, connector, envoy, failsafe, finagle, gate, generic, gobreaker,
+    hystrix, node, none, opossum, polly, pybreaker, resilience4j, throttle,
 };
 use crate::outcome::Classifier;
 use crate::time::{Dur, SimTime};
@@ -30,6 +30,7 @@ families! {
     Polly => polly::PollyConfig,
     Cockatiel => cockatiel::CockatielConfig,
     Pybreaker => pybreaker::PybreakerConfig,
+    Circuitbreaker => circuitbreaker::CircuitbreakerConfig,
     Gobreaker => gobreaker::GobreakerConfig,
     Failsafe => failsafe::FailsafeConfig,
     Finagle => finagle::FinagleConfig,
