@@ -3,11 +3,9 @@
 //! series missing, NaN, nulls, unsorted) are refused with a located message and exit 2, writing
 //! nothing.
 
-mod util;
-
+use crate::util::{breakerlab, root, write};
 use predicates::prelude::*;
 use std::path::{Path, PathBuf};
-use util::{breakerlab, root, write};
 
 #[allow(dead_code)]
 fn sample(name: &str) -> PathBuf {
