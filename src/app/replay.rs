@@ -5,15 +5,15 @@
 //! [`run_scenario`] like `breakerlab run`.
 
 use super::run::{RunReport, RunSettings, run_scenario};
+use crate::client::flags::ClientFlags;
 use crate::error::Result;
 use crate::scenario::{InputError, Scenario};
 use crate::time::Dur;
-use crate::client::flags::ClientFlags;
 use crate::trace::series::SeriesSpec;
 use crate::trace::{Behaviour, GapPolicy, LatencyUnit, TimeFormat, TraceFormat, TraceOptions};
-use crate::units::Ratio;
 use crate::traffic::TrafficSpec;
 use crate::units::Positive;
+use crate::units::Ratio;
 use std::path::PathBuf;
 
 /// Roles `--column ROLE=NAME` accepts: the column keys of [`TraceOptions`].
@@ -213,9 +213,11 @@ pub fn replay(req: &ReplayRequest) -> Result<RunReport> {
         Some(spec) => Some(SeriesSpec::parse(spec).map_err(|e| InputError::argument(e.to_string()))?.file),
         None => None,
     };
-    let path = req.trace.clone().or(first_series).ok_or_else(|| {
-        InputError::argument("give a trace file, or --series ROLE=FILE[@SELECTOR]")
-    })?;
+    let path = req
+        .trace
+        .clone()
+        .or(first_series)
+        .ok_or_else(|| InputError::argument("give a trace file, or --series ROLE=FILE[@SELECTOR]"))?;
     let mut scenario = Scenario::from_trace(&path, &opts, traffic)?;
     req.client.apply(&mut scenario.client).map_err(InputError::argument)?;
     run_scenario(scenario, &req.run)

@@ -112,7 +112,8 @@ pub fn run_scenario(scenario: Scenario, settings: &RunSettings) -> Result<RunRep
     let mut replicates = vec![result.metrics.clone()];
     for r in 1..settings.replicates.max(1) {
         let w = Workload::build(&scenario, seed, r)?;
-        replicates.push(sim::run_fleet(&scenario, &w, &policies, &RunOptions { timeline_bin: Some(bin) }).metrics);
+        replicates
+            .push(sim::run_fleet(&scenario, &w, &policies, &RunOptions { timeline_bin: Some(bin) }).metrics);
     }
     let extra = import_columns(&scenario);
     let row = SummaryRow {

@@ -47,16 +47,13 @@ pub fn parse_backoff(text: &str) -> Result<(Dur, Option<f64>), String> {
         None => (text, None),
     };
     let base = Dur::parse(base.trim()).map_err(|e| e.to_string())?;
-    let mult = match mult {
-        Some(m) => Some(
-            m.trim()
-                .parse::<f64>()
-                .ok()
-                .filter(|m| m.is_finite() && *m >= 1.0)
-                .ok_or_else(|| format!("expected BASE[*MULTIPLIER] with a multiplier >= 1, e.g. 200ms*2, found {text:?}"))?,
-        ),
-        None => None,
-    };
+    let mult =
+        match mult {
+            Some(m) => Some(m.trim().parse::<f64>().ok().filter(|m| m.is_finite() && *m >= 1.0).ok_or_else(
+                || format!("expected BASE[*MULTIPLIER] with a multiplier >= 1, e.g. 200ms*2, found {text:?}"),
+            )?),
+            None => None,
+        };
     Ok((base, mult))
 }
 
@@ -99,7 +96,11 @@ mod tests {
         assert_eq!((c.retry.base, c.retry.multiplier), (Dur::from_millis(200), 3.0));
         assert_eq!(c.fallback, FallbackSpec::Cached { latency: Dur::from_millis(1) });
         let mut c = ClientSpec::default();
-        assert!(ClientFlags { backoff: Some((Dur::from_secs(60), None)), ..ClientFlags::default() }.apply(&mut c).is_ok());
+        assert!(
+            ClientFlags { backoff: Some((Dur::from_secs(60), None)), ..ClientFlags::default() }
+                .apply(&mut c)
+                .is_ok()
+        );
         assert_eq!(c.retry.cap, Dur::from_secs(60));
     }
 
@@ -108,10 +109,14 @@ mod tests {
         assert!(parse_backoff("fast").is_err());
         assert!(parse_backoff("100ms*0.5").unwrap_err().contains("multiplier >= 1"));
         assert!(parse_fallback("cache").unwrap_err().contains("expected none, cached"));
-        assert_eq!(parse_fallback("local:20ms").unwrap(), FallbackSpec::Local { latency: Dur::from_millis(20) });
+        assert_eq!(
+            parse_fallback("local:20ms").unwrap(),
+            FallbackSpec::Local { latency: Dur::from_millis(20) }
+        );
         assert!(parse_fallback("retry_queue").is_err());
         assert!(parse_fallback("retry_queue:0s").map(|f| f.validate()).unwrap().is_err());
-        let e = ClientFlags { timeout: Some(Dur::ZERO), ..ClientFlags::default() }.apply(&mut ClientSpec::default());
+        let e = ClientFlags { timeout: Some(Dur::ZERO), ..ClientFlags::default() }
+            .apply(&mut ClientSpec::default());
         assert!(e.unwrap_err().contains("timeout"), "zero timeout");
     }
 }

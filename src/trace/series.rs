@@ -841,9 +841,8 @@ mod tests {
         assert_eq!(t.step(), Dur(m as u64));
         let notes = t.report().notes.join("\n");
         assert!(
-            notes.contains(
-                "gap: p95 has no sample from 1970-01-01 00:03:00Z to 1970-01-01 00:03:00Z (1 step"
-            ),
+            notes
+                .contains("gap: p95 has no sample from 1970-01-01 00:03:00Z to 1970-01-01 00:03:00Z (1 step"),
             "{notes}"
         );
         assert!(notes.contains("merged on a 1m step (p95 every 1m, rate every 2m)"), "{notes}");

@@ -208,7 +208,11 @@ fn series_bad_input_is_located_and_exits_2() {
     let i = p95.find(",\"0.").unwrap() + 2;
     let j = i + p95[i..].find('"').unwrap();
     write(d, "nan.json", &format!("{}NaN{}", &p95[..i], &p95[j..]));
-    refuses(d, &["--series", "p95:s=nan.json", "--rate", "5"], "data.result[0].values[0]: expected a number, found \"NaN\"");
+    refuses(
+        d,
+        &["--series", "p95:s=nan.json", "--rate", "5"],
+        "data.result[0].values[0]: expected a number, found \"NaN\"",
+    );
     let dd = read(&sample("datadog.json"));
     let i = dd.find(".0, 0.").unwrap() + 4;
     let j = i + dd[i..].find(']').unwrap();
@@ -228,8 +232,15 @@ fn series_bad_input_is_located_and_exits_2() {
         .assert()
         .success();
     let out = String::from_utf8(out.get_output().stdout.clone()).unwrap();
-    assert!(out.contains("1 bad rows skipped") && out.contains("first skipped: nulls.json: series[0]"), "{out}");
-    refuses(d, &["--series", "p95=nulls.json@trace.http.request.hits", "--rate", "5"], "does not say its unit");
+    assert!(
+        out.contains("1 bad rows skipped") && out.contains("first skipped: nulls.json: series[0]"),
+        "{out}"
+    );
+    refuses(
+        d,
+        &["--series", "p95=nulls.json@trace.http.request.hits", "--rate", "5"],
+        "does not say its unit",
+    );
     refuses(d, &["--series", "p97=nulls.json"], "unknown role `p97`");
     refuses(d, &["--series", "requests=nulls.json@trace.http.request.hits"], "traffic volume only");
     write(d, "g.csv", "\"Time\",\"p95\"\n1717243260000,0.2\n1717243200000,0.3\n");
@@ -240,7 +251,10 @@ fn series_bad_input_is_located_and_exits_2() {
 fn volume_only_series_drive_arrivals_with_flagged_behaviour() {
     let cw = format!("requests={}@requests", s(&sample("cloudwatch.json")));
     let (out, _d) = replay(&["--series", &cw, "--p50", "80ms", "--p95", "250ms", "--error-rate", "0.01"]);
-    assert!(out.contains("volume only: every interval answers with p50 80ms, p95 250ms, error rate 0.01"), "{out}");
+    assert!(
+        out.contains("volume only: every interval answers with p50 80ms, p95 250ms, error rate 0.01"),
+        "{out}"
+    );
     let requests = metric(&out, "requests");
     assert!((300_000.0..420_000.0).contains(&requests), "{requests}");
     let availability = metric(&out, "availability");
@@ -251,10 +265,21 @@ fn volume_only_series_drive_arrivals_with_flagged_behaviour() {
 fn client_flags_and_replicates() {
     let f = s(&sample("otlp.json")).to_string();
     let (plain, _d) = replay(&[&f, "--where", "service=frontend"]);
-    let (tight, _d) = replay(&[&f, "--where", "service=frontend", "--timeout", "5ms", "--retries", "2", "--backoff", "10ms*2"]);
+    let (tight, _d) = replay(&[
+        &f,
+        "--where",
+        "service=frontend",
+        "--timeout",
+        "5ms",
+        "--retries",
+        "2",
+        "--backoff",
+        "10ms*2",
+    ]);
     assert!(metric(&tight, "timeouts") > metric(&plain, "timeouts"), "{tight}");
     assert!(metric(&tight, "retries") > 0.0 && metric(&plain, "retries") == 0.0, "{tight}");
-    let (cached, _d) = replay(&[&f, "--where", "service=frontend", "--timeout", "5ms", "--fallback", "cached"]);
+    let (cached, _d) =
+        replay(&[&f, "--where", "service=frontend", "--timeout", "5ms", "--fallback", "cached"]);
     assert!(metric(&cached, "fallback_cached") > 0.0, "{cached}");
     let (rep, _d) = replay(&[&f, "--where", "service=frontend", "--retries", "1", "--replicates", "3"]);
     assert!(rep.contains("over 3 replicates: mean ± 95% confidence interval"), "{rep}");
