@@ -120,6 +120,7 @@ mod tests {
                 "cockatiel-count",
                 "cockatiel-sampling",
                 "pybreaker",
+                "circuitbreaker",
                 "gobreaker",
                 "failsafe-go",
                 "finagle",
@@ -129,9 +130,8 @@ mod tests {
         );
         for p in product {
             assert!(FamilyConfig::preset_default(p.name).is_some(), "{}", p.name);
-            if p.name.ends_with("breaker") && p.family != "pybreaker" && p.family != "gobreaker"
-                || p.name == "circuit-gate"
-            {
+            let library = ["pybreaker", "circuitbreaker", "gobreaker"].contains(&p.family);
+            if p.name.ends_with("breaker") && !library || p.name == "circuit-gate" {
                 assert!(p.source.contains("../shared/seeds/"), "{}", p.name);
                 assert!(p.quirks.len() >= 5, "{}", p.name);
             }
