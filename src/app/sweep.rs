@@ -118,13 +118,13 @@ pub fn sweep(req: &SweepRequest) -> Result<SweepReport> {
         out.write(output::RECOMMENDED_TXT, format!("{}\n", chosen.label).as_bytes())?;
     }
     let page = req.charts.then(|| Page {
-        inputs: ReportInputs {
+        inputs: Some(ReportInputs {
             title: format!("sweep: {}", file.name),
             command_line: Some(req.command_line.clone()),
             seed: file.seed,
             files: InputFile::read(&path).into_iter().collect(),
             ..ReportInputs::default()
-        },
+        }),
         charts: ChartOptions::default(),
     });
     let files = out.finish(page.as_ref())?;
