@@ -3,6 +3,7 @@
 
 use breakerlab::commands;
 use breakerlab::scenario::InputError;
+use breakerlab::sweep::shard::ShardId;
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -59,6 +60,29 @@ enum Command {
         /// No progress bar.
         #[arg(long)]
         quiet: bool,
+        /// Skip the PNG charts and the report page.
+        #[arg(long)]
+        no_charts: bool,
+        /// Run only shard K (0-based) of N, e.g. --shard 0/4: its rows go to
+        /// <out>/shard-K-of-N/runs.csv with a shard.toml (default out: output/<name>-shards);
+        /// `breakerlab merge` joins the shards. Without it, Slurm's SLURM_ARRAY_TASK_ID and
+        /// SLURM_ARRAY_TASK_COUNT are read when set.
+        #[arg(long, value_name = "K/N", conflicts_with = "shards")]
+        shard: Option<String>,
+        /// The number of shards when the scheduler gives only the index: JOB_COMPLETION_INDEX
+        /// (Kubernetes Indexed Job) or AWS_BATCH_JOB_ARRAY_INDEX (AWS Batch array job).
+        #[arg(long, value_name = "N")]
+        shards: Option<u32>,
+    },
+    /// Merge the shards of a sweep (folders written by `sweep --shard`): checks they are one
+    /// sweep's, every cell exactly once, and writes what the unsharded sweep writes, byte for byte.
+    Merge {
+        /// The shards' folders (each holds runs.csv and shard.toml).
+        #[arg(required = true)]
+        dirs: Vec<PathBuf>,
+        /// Output folder (default output/<sweep name>).
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
         /// Skip the PNG charts and the report page.
         #[arg(long)]
         no_charts: bool,
@@ -227,6 +251,22 @@ fn main() -> ExitCode {
     }
 }
 
+/// The command line as typed without `--shard`/`--shards`: the command that runs the whole
+/// sweep at once, which a shard records for the merged review page.
+fn whole_sweep_command_line() -> String {
+    let line = commands::command_line();
+    let mut words = line.split(' ').peekable();
+    let mut kept = Vec::new();
+    while let Some(w) = words.next() {
+        if w == "--shard" || w == "--shards" {
+            words.next();
+        } else if !(w.starts_with("--shard=") || w.starts_with("--shards=")) {
+            kept.push(w);
+        }
+    }
+    kept.join(" ")
+}
+
 fn is_input_error(err: &anyhow::Error) -> bool {
     err.chain().any(|e| {
         e.is::<InputError>()
@@ -242,12 +282,37 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             let report = commands::run::run(&req)?;
             print!("{}", commands::run::render(&report));
         }
-        Command::Sweep { file, threads, out, quiet, no_charts } => {
+        Command::Sweep { file, threads, out, quiet, no_charts, shard, shards } => {
+            let from_scheduler = || ShardId::from_scheduler(shards, &|k| std::env::var(k).ok());
+            let chosen = match shard {
+                Some(text) => {
+                    Some((ShardId::parse(&text).map_err(InputError::argument)?, format!("--shard {text}")))
+                }
+                None => from_scheduler().map_err(InputError::argument)?,
+            };
+            if let Some((shard, source)) = chosen {
+                eprintln!("breakerlab: running shard {shard} (from {source})");
+                let req = commands::shard::ShardRequest {
+                    file,
+                    shard,
+                    source,
+                    threads,
+                    out,
+                    quiet,
+                    command_line: whole_sweep_command_line(),
+                };
+                print!("{}", commands::shard::run_shard(&req)?.render());
+                return Ok(());
+            }
             let command_line = commands::command_line();
             let charts = (!no_charts).then_some(command_line.as_str());
             let report =
                 breakerlab::sweep::run_sweep(file.as_deref(), threads, out.as_deref(), quiet, charts)?;
             print!("{}", report.render());
+        }
+        Command::Merge { dirs, out, no_charts } => {
+            let req = commands::shard::MergeRequest { dirs, out, charts: !no_charts };
+            print!("{}", commands::shard::merge(&req)?.render());
         }
         Command::Compare { scenarios, policies, sets, replicates, seed, threads, out, no_charts } => {
             let policies = breakerlab::sweep::policies_from_args(&policies, &sets)?;

@@ -7,6 +7,7 @@ pub mod presets;
 pub mod replay;
 pub mod report;
 pub mod run;
+pub mod shard;
 
 use crate::policy::PolicySpec;
 use crate::scenario::InputError;
@@ -45,4 +46,27 @@ pub fn write_files(dir: &Path, files: &[(&str, Vec<u8>)]) -> anyhow::Result<Vec<
         written.push(path);
     }
     Ok(written)
+}
+
+/// Writes `path` atomically from a stream: `fill` writes into a buffered temporary file beside
+/// it, which is synced and renamed over `path` only when `fill` succeeds. A large file (a
+/// shard's runs.csv) is never held in memory, and a failed run leaves no half-written file.
+pub fn write_streamed(
+    path: &Path,
+    fill: impl FnOnce(&mut (dyn std::io::Write + Send)) -> anyhow::Result<()>,
+) -> anyhow::Result<()> {
+    let io = |e: std::io::Error| anyhow::Error::new(e).context(format!("cannot write {}", path.display()));
+    let tmp = crate::report::atomic::temp_path(path).map_err(io)?;
+    let result = (|| -> anyhow::Result<()> {
+        let file = std::fs::OpenOptions::new().write(true).create_new(true).open(&tmp).map_err(io)?;
+        let mut w = std::io::BufWriter::new(file);
+        fill(&mut w)?;
+        let file = w.into_inner().map_err(|e| io(e.into_error()))?;
+        file.sync_all().map_err(io)?;
+        std::fs::rename(&tmp, path).map_err(io)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
 }

@@ -21,8 +21,8 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
     result.map_err(|e| io::Error::new(e.kind(), format!("writing {}: {e}", path.display())))
 }
 
-/// The temporary name next to `path`.
-fn temp_path(path: &Path) -> io::Result<PathBuf> {
+/// The temporary name next to `path` (same folder, so renaming it over `path` is atomic).
+pub fn temp_path(path: &Path) -> io::Result<PathBuf> {
     let name = path.file_name().ok_or_else(|| {
         io::Error::new(io::ErrorKind::InvalidInput, format!("{}: expected a file path", path.display()))
     })?;

@@ -1,7 +1,7 @@
 //! Report: everything that leaves the library as a file: the CSV files, the atomic write every
 //! output goes through, the PNG charts and the review page.
 
-mod atomic;
+pub mod atomic;
 pub mod charts;
 pub mod page;
 mod tables;

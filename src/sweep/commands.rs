@@ -10,6 +10,7 @@ use super::grid::Configuration;
 use super::objective::Objective;
 use super::output::{
     objective_toml, pareto_csv, pareto_rows, read_objective_toml, read_runs, runs_csv, summary_csv,
+    write_runs,
 };
 use super::recommend::{Recommendation, best_per_scenario, num, recommend as rank};
 use super::runner::{
@@ -51,7 +52,7 @@ pub struct SweepReport {
 }
 
 /// Loads scenario files, refusing two with the same name (cells are identified by name).
-fn load_scenarios(paths: &[PathBuf]) -> anyhow::Result<Vec<Scenario>> {
+pub(crate) fn load_scenarios(paths: &[PathBuf]) -> anyhow::Result<Vec<Scenario>> {
     let mut out: Vec<Scenario> = Vec::with_capacity(paths.len());
     for p in paths {
         let s = Scenario::load(p)?;
@@ -69,7 +70,7 @@ fn load_scenarios(paths: &[PathBuf]) -> anyhow::Result<Vec<Scenario>> {
 }
 
 /// Resolves every configuration (already checked while reading the sweep file).
-fn resolve_all(configs: &[Configuration]) -> anyhow::Result<Vec<PolicyConfig>> {
+pub(crate) fn resolve_all(configs: &[Configuration]) -> anyhow::Result<Vec<PolicyConfig>> {
     configs
         .iter()
         .map(|c| {
@@ -98,7 +99,7 @@ pub fn run_sweep(
     let scenarios = load_scenarios(&file.scenarios)?;
     let configs = resolve_all(&file.configurations)?;
     let objective = file.objective.clone().unwrap_or_else(default_objective);
-    let bound = objective.bind(&columns).map_err(InputError::argument)?;
+    objective.bind(&columns).map_err(InputError::argument)?;
 
     let cells =
         Cells { scenarios: &scenarios, configs: &configs, replicates: file.replicates, seed: file.seed };
@@ -108,42 +109,63 @@ pub fn run_sweep(
     let infos = file.configurations.iter().zip(&configs).map(|(c, p)| config_info(c, p)).collect();
     let names = scenarios.iter().map(|s| s.name.clone()).collect();
     let table = ResultTable::new(names, infos, columns, runs).map_err(InputError::argument)?;
+    let dir = out.map_or_else(|| Path::new("output").join(&file.name), Path::to_path_buf);
+    let page = charts.map(|command_line| crate::report::page::ReportInputs {
+        title: format!("sweep: {}", file.name),
+        command_line: Some(command_line.to_string()),
+        seed: file.seed,
+        files: crate::report::page::InputFile::read(&path).into_iter().collect(),
+        ..Default::default()
+    });
+    let settings = Ranking { objective, constraints: file.constraints, fronts: file.pareto };
+    finish_sweep(file.name, file.replicates, table, &settings, &dir, page)
+}
+
+/// How a sweep ranks its configurations: objective, constraints and Pareto fronts.
+pub struct Ranking {
+    /// Cost weights.
+    pub objective: Objective,
+    /// Constraints every recommended configuration meets.
+    pub constraints: Vec<Constraint>,
+    /// Metric groups of the Pareto fronts.
+    pub fronts: Vec<Vec<String>>,
+}
+
+/// Everything a sweep writes once its table is complete: summary.csv, runs.csv, pareto.csv,
+/// objective.toml, recommendation.txt, recommended.txt and, with `page`, the charts and the
+/// review page. The unsharded sweep and `merge` both finish here, so their files are the same
+/// bytes.
+pub fn finish_sweep(
+    name: String,
+    replicates: u32,
+    table: ResultTable,
+    ranking: &Ranking,
+    dir: &Path,
+    page: Option<crate::report::page::ReportInputs>,
+) -> anyhow::Result<SweepReport> {
+    let Ranking { objective, constraints, fronts } = ranking;
+    let bound = objective.bind(&table.metrics).map_err(InputError::argument)?;
     let summary = table.summarize(&bound);
-    let pareto = pareto_rows(&table, &summary, &file.pareto);
-    let files = vec![
-        ("summary.csv", summary_csv(&table, &summary, &file.constraints).map_err(InputError::from)?),
-        ("runs.csv", runs_csv(&table, &bound).map_err(InputError::from)?),
-        ("pareto.csv", pareto_csv(&table, &pareto, &file.pareto).map_err(InputError::from)?),
-        ("objective.toml", objective_toml(&objective, &file.constraints).into_bytes()),
+    let pareto = pareto_rows(&table, &summary, fronts);
+    let recommendation = rank(&table, objective, constraints).map_err(InputError::argument)?;
+    let mut files = vec![
+        ("summary.csv", summary_csv(&table, &summary, constraints).map_err(InputError::from)?),
+        ("pareto.csv", pareto_csv(&table, &pareto, fronts).map_err(InputError::from)?),
+        ("objective.toml", objective_toml(objective, constraints).into_bytes()),
+        ("recommendation.txt", recommendation.render().into_bytes()),
     ];
-    let recommendation = rank(&table, &objective, &file.constraints).map_err(InputError::argument)?;
-    let mut files = files;
-    files.push(("recommendation.txt", recommendation.render().into_bytes()));
     if let Some(chosen) = recommendation.chosen() {
         files.push(("recommended.txt", format!("{}\n", chosen.label).into_bytes()));
     }
-    let dir = out.map_or_else(|| Path::new("output").join(&file.name), Path::to_path_buf);
-    let mut files = crate::commands::write_files(&dir, &files)?;
-    if let Some(command_line) = charts {
-        let mut inputs = crate::report::page::ReportInputs {
-            title: format!("sweep: {}", file.name),
-            command_line: Some(command_line.to_string()),
-            seed: file.seed,
-            ..Default::default()
-        };
-        inputs.files.extend(crate::report::page::InputFile::read(&path));
-        files.extend(crate::commands::run::draw_charts_and_report(&dir, &inputs)?);
+    let mut written = crate::commands::write_files(dir, &files)?;
+    let runs = dir.join("runs.csv");
+    crate::commands::write_streamed(&runs, |w| Ok(write_runs(&table, &bound, w).map(|_| ())?))?;
+    written.insert(1, runs);
+    if let Some(inputs) = page {
+        written.extend(crate::commands::run::draw_charts_and_report(dir, &inputs)?);
     }
-    let best = best_per_scenario(&table, &summary, &file.constraints, 3);
-    Ok(SweepReport {
-        name: file.name,
-        replicates: file.replicates,
-        table,
-        summary,
-        best,
-        recommendation,
-        files,
-    })
+    let best = best_per_scenario(&table, &summary, constraints, 3);
+    Ok(SweepReport { name, replicates, table, summary, best, recommendation, files: written })
 }
 
 impl SweepReport {
