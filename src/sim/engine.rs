@@ -131,6 +131,8 @@ struct Engine<'a> {
     /// Each provider's capacity model, when limited.
     loads: Vec<Option<Load>>,
     queue: EventQueue<Event>,
+    /// Calls each breaker told to wait ([`Admission::Wait`]), in arrival order.
+    parked: Vec<VecDeque<(Call, AttemptKind)>>,
     retry_queue: VecDeque<Call>,
     cycle_scheduled: bool,
     changes: Transitions,
@@ -202,6 +204,7 @@ impl<'a> Engine<'a> {
             active_retries: vec![0; instances as usize],
             loads,
             queue: EventQueue::with_capacity(1024),
+            parked: (0..breaker_count).map(|_| VecDeque::with_capacity(16)).collect(),
             retry_queue: VecDeque::new(),
             cycle_scheduled: false,
             changes: Vec::with_capacity(8),
@@ -226,6 +229,7 @@ impl<'a> Engine<'a> {
                 (Some(&a), Some(q)) => (a, Phase::Arrive) < q,
                 (Some(_), None) => true,
                 (None, Some(_)) => false,
+                (None, None) if self.release_parked(now) => continue,
                 (None, None) => break,
             };
             if arrival_first {
@@ -246,6 +250,7 @@ impl<'a> Engine<'a> {
                         self.breakers[b as usize].on_deadline(now, &mut self.changes);
                         self.flush(b);
                         self.reschedule(b, now);
+                        self.reoffer(now, b);
                     }
                 }
                 Event::QueueCycle => self.work_retry_queue(now),
@@ -324,7 +329,12 @@ impl<'a> Engine<'a> {
             self.reschedule(b, now);
             match admission {
                 Admission::Allow(ticket) => break (p, ticket),
-                _ => self.rec.rejected(now, b as usize),
+                Admission::Wait => {
+                    call.tried &= !(1 << p);
+                    self.parked[b as usize].push_back((call, kind));
+                    return;
+                }
+                Admission::Reject => self.rec.rejected(now, b as usize),
             }
         };
         if providers > 1 && !call.sent {
@@ -362,6 +372,36 @@ impl<'a> Engine<'a> {
         self.queue.push(now + latency, Phase::Settle, Event::Complete(call));
     }
 
+    /// Offers breaker `b`'s waiting calls again, oldest first, after it recorded a result or
+    /// ran its timer. The first call told to wait again keeps its place at the head, and so
+    /// does everything behind it (a lock is taken in arrival order).
+    fn reoffer(&mut self, now: SimTime, b: u32) {
+        let b = b as usize;
+        while let Some((call, kind)) = self.parked[b].pop_front() {
+            let waiting = self.parked[b].len();
+            self.try_next(now, call, kind);
+            if self.parked[b].len() > waiting {
+                let again = self.parked[b].pop_back().expect("just parked");
+                self.parked[b].push_front(again);
+                return;
+            }
+        }
+    }
+
+    /// At the end of the run (nothing left to happen), calls still waiting will never be
+    /// woken: each is refused as a rejection. Returns true when there were any.
+    fn release_parked(&mut self, now: SimTime) -> bool {
+        let mut any = false;
+        for b in 0..self.parked.len() {
+            while let Some((call, _)) = self.parked[b].pop_front() {
+                any = true;
+                self.rec.rejected(now, b);
+                self.pass_rejected(now, call);
+            }
+        }
+        any
+    }
+
     /// Every provider refused the attempt: defer it again, retry it, or shed it.
     fn pass_rejected(&mut self, now: SimTime, call: Call) {
         if call.deferred_at.is_some() {
@@ -387,6 +427,7 @@ impl<'a> Engine<'a> {
             if providers > 1 {
                 self.router.record(slot, u32::from(call.provider), verdict);
             }
+            self.reoffer(now, b);
         }
         self.rec.attempt_done(now, b as usize, call.class, verdict, call.latency);
         let inst = call.instance as usize;
@@ -527,6 +568,7 @@ impl<'a> Engine<'a> {
                 }
                 self.scheduled[b] = None;
                 self.reschedule(b as u32, now);
+                self.reoffer(now, b as u32);
             }
             let fresh = Budget::new(&self.client.retry.budget);
             self.budgets.iter_mut().for_each(|budget| *budget = fresh.clone());
@@ -825,17 +867,68 @@ mod tests {
         assert!(err.contains("remove the top-level [upstream]"), "{err}");
     }
 
-    /// Runs the scripted calls `rows` (`t_ms,latency_ms,ok` lines) through `preset` and returns
-    /// `(ms, to)` for each transition and the run's counters.
-    fn scripted(rows: &str, preset: &str) -> (Vec<(u64, State)>, crate::metrics::Counters) {
+    /// Runs the scripted calls `rows` (`t_ms,latency_ms,ok` lines) through `preset` with `sets`.
+    fn scripted_run(rows: &str, preset: &str, sets: &[(&str, toml::Value)]) -> RunRecord {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("calls.csv");
         std::fs::write(&path, format!("t_ms,latency_ms,ok\n{rows}")).unwrap();
         let scenario = Scenario::from_script(&path).unwrap();
-        let policy = PolicySpec::new(preset).resolve().unwrap();
+        let mut spec = PolicySpec::new(preset);
+        for (k, v) in sets {
+            spec.overrides.insert((*k).to_string(), v.clone());
+        }
+        let policy = spec.resolve().unwrap();
         let workload = Workload::build(&scenario, 1, 0).unwrap();
-        let r = simulate(&scenario.client, &workload, &policy, &RunOptions::default());
-        (r.transitions.iter().map(|(_, t)| (t.at.micros() / 1000, t.to)).collect(), r.counters)
+        simulate(&scenario.client, &workload, &policy, &RunOptions::default())
+    }
+
+    /// As [`scripted_run`] with the preset's defaults: `(ms, to)` for each transition, and the
+    /// run's counters.
+    fn scripted(rows: &str, preset: &str) -> (Vec<(u64, State)>, crate::metrics::Counters) {
+        let r = scripted_run(rows, preset, &[]);
+        (changes(&r), r.counters)
+    }
+
+    fn changes(r: &RunRecord) -> Vec<(u64, State)> {
+        r.transitions.iter().map(|(_, t)| (t.at.micros() / 1000, t.to)).collect()
+    }
+
+    /// The shortest and longest user latency of a run, in whole ms (the histogram keeps them
+    /// within 1 %).
+    fn latency_range_ms(r: &RunRecord) -> (u64, u64) {
+        let ms = |d: Option<Dur>| d.unwrap().as_millis_f64().round() as u64;
+        (ms(r.latency.min()), ms(r.latency.percentile_permille(1_000)))
+    }
+
+    #[test]
+    fn cockatiel_half_open_callers_wait_for_the_test_then_run() {
+        // Five failures open it at 45 ms; the test starts at 10,045 ms and succeeds at 10,145 ms.
+        // The call at 10,050 ms waits for it, then runs (10,145 → 10,155 ms): its user latency
+        // is 105 ms, and nothing is rejected.
+        let rows = "0,5,0\n10,5,0\n20,5,0\n30,5,0\n40,5,0\n10045,100,1\n10050,10,1\n";
+        let r = scripted_run(rows, "cockatiel-consecutive", &[]);
+        assert_eq!(changes(&r), vec![(45, State::Open), (10_045, State::HalfOpen), (10_145, State::Closed)]);
+        assert_eq!((r.counters.attempts, r.counters.rejections), (7, 0));
+        assert_eq!(latency_range_ms(&r), (5, 105));
+        // The test fails instead: it reopens at 10,145 ms and the waiter is rejected then.
+        let rows = rows.replace("10045,100,1", "10045,100,0");
+        let r = scripted_run(&rows, "cockatiel-consecutive", &[]);
+        assert_eq!(changes(&r), vec![(45, State::Open), (10_045, State::HalfOpen), (10_145, State::Open)]);
+        assert_eq!((r.counters.attempts, r.counters.rejections), (6, 1));
+        assert_eq!(latency_range_ms(&r), (5, 100), "the waiter was refused after 95 ms");
+    }
+
+    #[test]
+    fn pybreaker_call_serializes_on_its_lock_unless_calling_is_used() {
+        // call() (serialize = true): 0–100 ms, then the call of 50 ms takes the lock at 100 and
+        // runs to 200 (150 ms), then the call of 60 ms runs 200–210 (150 ms).
+        let rows = "0,100,1\n50,100,1\n60,10,0\n";
+        let r = scripted_run(rows, "pybreaker", &[]);
+        assert_eq!((r.counters.attempts, r.counters.rejections), (3, 0));
+        assert_eq!(latency_range_ms(&r), (100, 150));
+        // `with breaker.calling():` (serialize = false): the calls overlap.
+        let r = scripted_run(rows, "pybreaker", &[("serialize", false.into())]);
+        assert_eq!(latency_range_ms(&r), (10, 100));
     }
 
     #[test]

@@ -1,20 +1,19 @@
-//! `breakerlab sweep FILE --shard K/N` (one shard of a sweep: its cells' rows streamed to
-//! runs.csv, and shard.toml) and `breakerlab merge DIR...` (the shards checked together and
-//! finished into the very files the unsharded sweep writes).
+//! `breakerlab sweep FILE --shard K/N`: one shard of a sweep. It checks the whole sweep, runs
+//! its cells of the plan, streams their rows to `<out>/shard-K-of-N/runs.csv` and writes
+//! shard.toml beside it, for `breakerlab merge` ([`super::merge`]).
 
-use crate::report::page::{InputFile, ReportInputs};
+use super::load_scenarios;
+use super::output::{self, Keep, OutputDir};
+use super::sweep::{resolve_all, runs_error, sweep_path};
+use crate::error::Result;
 use crate::scenario::{InputError, Scenario};
-use crate::sweep::commands::{
-    Ranking, SweepReport, default_sweep_path, finish_sweep, load_scenarios, resolve_all,
-};
 use crate::sweep::file::SweepFile;
-use crate::sweep::merge::Merge;
 use crate::sweep::output::RunsWriter;
 use crate::sweep::runner::{
-    Cells, config_info, default_objective, metric_columns, progress_bar, spec_of, validate_policy,
+    Cells, config_info, default_objective, metric_columns, progress_bar, validate_policy,
 };
 use crate::sweep::shard::{
-    InputHash, MANIFEST_FILE, Manifest, ShardId, SweepText, plan, sha256_reader, sweep_hash,
+    InputHash, MANIFEST_FILE, Manifest, ShardId, Slice, SweepText, plan, sha256_reader, sweep_hash,
 };
 use crate::sweep::table::ConfigInfo;
 use std::fmt::Write as _;
@@ -82,7 +81,7 @@ impl ShardReport {
 }
 
 /// The SHA-256 of the file at `path`, read in blocks.
-fn hash_file(path: &Path) -> anyhow::Result<InputHash> {
+fn hash_file(path: &Path) -> Result<InputHash> {
     let file = std::fs::File::open(path).map_err(|e| InputError::file(path, format!("cannot read: {e}")))?;
     let sha256 = sha256_reader(std::io::BufReader::new(file))
         .map_err(|e| InputError::file(path, format!("cannot read: {e}")))?;
@@ -90,7 +89,7 @@ fn hash_file(path: &Path) -> anyhow::Result<InputHash> {
 }
 
 /// Every input a sweep read: the sweep file, then each scenario file and the files it names.
-fn input_hashes(sweep: &Path, scenarios: &[Scenario]) -> anyhow::Result<Vec<InputHash>> {
+fn input_hashes(sweep: &Path, scenarios: &[Scenario]) -> Result<Vec<InputHash>> {
     let mut paths = vec![sweep.to_path_buf()];
     for s in scenarios {
         paths.extend(s.path.iter().cloned());
@@ -102,8 +101,8 @@ fn input_hashes(sweep: &Path, scenarios: &[Scenario]) -> anyhow::Result<Vec<Inpu
 /// `breakerlab sweep FILE --shard K/N`: loads and checks the whole sweep (so a bad file fails
 /// every shard the same way), runs this shard's cells of [`plan`], streams their rows to
 /// `<out>/shard-K-of-N/runs.csv` and writes shard.toml beside it. No charts.
-pub fn run_shard(req: &ShardRequest) -> anyhow::Result<ShardReport> {
-    let path = req.file.clone().unwrap_or_else(default_sweep_path);
+pub fn run_shard(req: &ShardRequest) -> Result<ShardReport> {
+    let path = sweep_path(req.file.as_deref())?;
     let columns = metric_columns();
     let file = SweepFile::load(&path, &columns, &validate_policy).map_err(InputError::from)?;
     let text = crate::scenario::read_text(&path)?;
@@ -117,27 +116,27 @@ pub fn run_shard(req: &ShardRequest) -> anyhow::Result<ShardReport> {
     let shard = req.shard;
     let plans = plan(&costs, configs.len(), file.replicates, shard.count);
     let slices = &plans[shard.index as usize];
-    let cell_calls = |sl: &crate::sweep::shard::Slice| costs[sl.scenario] * sl.configs.len() as u64;
-    let calls = (slices.iter().map(cell_calls).sum(), plans.iter().flatten().map(cell_calls).sum());
+    let calls_of = |sl: &Slice| costs[sl.scenario] * sl.configs.len() as u64;
+    let calls = (slices.iter().map(calls_of).sum(), plans.iter().flatten().map(calls_of).sum());
     let cells =
         Cells { scenarios: &scenarios, configs: &configs, replicates: file.replicates, seed: file.seed };
     let mine: u64 = slices.iter().map(|s| s.configs.len() as u64).sum();
-
     let infos: Vec<ConfigInfo> =
         file.configurations.iter().zip(&configs).map(|(c, p)| config_info(c, p)).collect();
-    let parent = req.out.clone().unwrap_or_else(|| Path::new("output").join(format!("{}-shards", file.name)));
+
+    let parent = output::out_dir(req.out.as_deref(), &format!("{}-shards", file.name));
     let dir = parent.join(format!("shard-{}-of-{}", shard.index, shard.count));
-    std::fs::create_dir_all(&dir)
-        .map_err(|e| InputError::file(&dir, format!("cannot create the shard's folder: {e}")))?;
+    let mut out = OutputDir::create(&dir, Keep::Foreign)?;
+    let runs = dir.join(output::RUNS_CSV);
     let bar = progress_bar(mine, req.quiet);
-    crate::commands::write_streamed(&dir.join("runs.csv"), |w| {
-        let mut out = RunsWriter::new(w, &columns)?;
+    out.write_with(output::RUNS_CSV, |w| {
+        let mut rows = RunsWriter::new(w, &columns).map_err(|e| runs_error(e, &runs))?;
         cells.run_slices(slices, req.threads, &columns, &bar, &mut |row| {
             let cost = bound.cost(&row.values);
-            Ok(out.row(&scenarios[row.scenario].name, &infos[row.config], &row, cost)?)
+            rows.row(&scenarios[row.scenario].name, &infos[row.config], &row, cost)
+                .map_err(|e| runs_error(e, &runs))
         })?;
-        out.finish()?;
-        Ok(())
+        rows.finish().map(drop).map_err(|e| runs_error(e, &runs))
     })?;
     let names: Vec<String> = scenarios.iter().map(|s| s.name.clone()).collect();
     let manifest = Manifest {
@@ -159,10 +158,8 @@ pub fn run_shard(req: &ShardRequest) -> anyhow::Result<ShardReport> {
         ran: Manifest::ran_of(&names, slices),
         scenarios: names,
     };
-    crate::commands::write_files(
-        &dir,
-        &[(MANIFEST_FILE, manifest.to_toml().map_err(InputError::from)?.into_bytes())],
-    )?;
+    out.write(output::SHARD_TOML, manifest.to_toml().map_err(InputError::from)?.as_bytes())?;
+    out.finish(None)?;
     Ok(ShardReport {
         shard,
         source: req.source.clone(),
@@ -172,66 +169,4 @@ pub fn run_shard(req: &ShardRequest) -> anyhow::Result<ShardReport> {
         streams: slices.len(),
         dir,
     })
-}
-
-/// What `breakerlab merge` is asked to do.
-#[derive(Clone, Debug, Default)]
-pub struct MergeRequest {
-    /// The shards' folders.
-    pub dirs: Vec<PathBuf>,
-    /// Output folder (default `output/<sweep name>`).
-    pub out: Option<PathBuf>,
-    /// Draw the charts and write the review page.
-    pub charts: bool,
-}
-
-/// `breakerlab merge DIR... [--out DIR]`: checks the shards' manifests together (one sweep, one
-/// version, every cell exactly once), reads their runs.csv one after another, and writes what
-/// the unsharded sweep writes, byte for byte. Nothing is written when a check fails.
-pub fn merge(req: &MergeRequest) -> anyhow::Result<SweepReport> {
-    let mut shards = Vec::with_capacity(req.dirs.len());
-    for dir in &req.dirs {
-        let path = dir.join(MANIFEST_FILE);
-        if !path.is_file() {
-            return Err(InputError::file(
-                dir,
-                format!("no {MANIFEST_FILE}: not a shard's folder, or its shard did not finish"),
-            )
-            .into());
-        }
-        let text = crate::scenario::read_text(&path)?;
-        let manifest = Manifest::parse(&text, &path.display().to_string()).map_err(InputError::from)?;
-        shards.push((dir.display().to_string(), manifest));
-    }
-    let mut merge = Merge::new(shards, metric_columns()).map_err(InputError::from)?;
-    for (k, dir) in req.dirs.iter().enumerate() {
-        let path = dir.join("runs.csv");
-        let file =
-            std::fs::File::open(&path).map_err(|e| InputError::file(&path, format!("cannot read: {e}")))?;
-        merge.add(k, std::io::BufReader::new(file), &path.display().to_string()).map_err(InputError::from)?;
-    }
-    let merged = merge
-        .finish(&|config, label| {
-            let resolved = spec_of(&config).resolve().map_err(|e| format!("policy `{label}`: {e}"))?;
-            let info = config_info(&config, &resolved);
-            if info.label != label {
-                return Err(format!(
-                    "configuration {} is {label:?} in the shards but {:?} here",
-                    config.id, info.label
-                ));
-            }
-            Ok(info)
-        })
-        .map_err(InputError::from)?;
-    let m = merged.manifest;
-    let dir = req.out.clone().unwrap_or_else(|| Path::new("output").join(&m.sweep));
-    let page = req.charts.then(|| ReportInputs {
-        title: format!("sweep: {}", m.sweep),
-        command_line: Some(m.command.clone()),
-        seed: m.seed,
-        files: vec![InputFile { name: m.sweep_file.name.clone(), text: m.sweep_file.text.clone() }],
-        ..Default::default()
-    });
-    let ranking = Ranking { objective: merged.objective, constraints: merged.constraints, fronts: m.pareto };
-    finish_sweep(m.sweep, m.replicates, merged.table, &ranking, &dir, page)
 }

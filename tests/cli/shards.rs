@@ -3,10 +3,8 @@
 //! them, and the merged folder is byte-identical to the unsharded sweep's for any number of
 //! shards. Bad shard sets are refused with exit code 2, naming the folders and cells.
 
-mod util;
-
+use crate::util::*;
 use std::path::{Path, PathBuf};
-use util::*;
 
 /// Every variable a scheduler may set: cleared so the test's own environment cannot leak in.
 const SCHEDULER_VARIABLES: [&str; 5] = [
