@@ -190,7 +190,7 @@ pub fn metrics_table(m: &Metrics) -> String {
     let columns = Metrics::COLUMNS.iter().copied().chain(providers.iter().map(String::as_str));
     let width = columns.clone().map(str::len).max().unwrap_or(0);
     for column in columns {
-        let value = m.get(column).map_or_else(|| "-".to_string(), readable);
+        let value = m.column(column).map_or_else(|| "-".to_string(), readable);
         let _ = writeln!(s, "  {column:<width$}  {value:>12}");
     }
     s
