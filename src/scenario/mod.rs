@@ -162,39 +162,207 @@ impl Scenario {
     }
 
     /// Validates the text of a scenario file; `path` names it in errors and anchors relative paths.
-    /// Decoding is serde's; each table is then checked on its own, the tables are checked
-    /// against each other while choosing the [`Source`], and the files they name are read.
     pub fn parse(path: &Path, text: &str) -> Result<Scenario, InputError> {
         let file: ScenarioFile = toml::from_str(text).map_err(|e| InputError::from_toml(path, text, &e))?;
-        let cx = FileContext { path, text };
-        let name = cx.name(file.name)?;
+        let at = |span: Range<usize>, message: String| InputError::at_offset(path, text, span.start, message);
+        let name = match file.name {
+            Some(n) if n.trim().is_empty() => return Err(InputError::file(path, "`name` must not be empty")),
+            Some(n) if !is_plain_name(&n) => {
+                return Err(InputError::file(
+                    path,
+                    format!("`name` must be a plain folder name (it names the output folder), found {n:?}"),
+                ));
+            }
+            Some(n) => n,
+            None => {
+                path.file_stem().map_or_else(|| "scenario".to_string(), |s| s.to_string_lossy().into_owned())
+            }
+        };
         let client = match file.client {
-            Some(c) => cx.checked(c, "[client]", ClientSpec::validate)?,
+            Some(c) => {
+                let span = c.span();
+                let c = c.into_inner();
+                c.validate().map_err(|m| at(span, format!("[client]: {m}")))?;
+                c
+            }
             None => ClientSpec::default(),
         };
         let first_incident = file.incidents.first().map(|i| i.span());
         let mut incidents = Vec::with_capacity(file.incidents.len());
         for (i, inc) in file.incidents.into_iter().enumerate() {
-            incidents.push(cx.checked(inc, &format!("[[incidents]] #{}", i + 1), IncidentSpec::validate)?);
+            let span = inc.span();
+            let inc = inc.into_inner();
+            inc.validate().map_err(|m| at(span, format!("[[incidents]] #{}: {m}", i + 1)))?;
+            incidents.push(inc);
         }
-        let tables = Tables {
-            duration: file.duration,
-            traffic: file.traffic,
-            upstream: file.upstream,
-            routing: file.routing,
-            providers: file.providers,
-            incidents,
-            first_incident,
-        };
         let mut inputs = Vec::new();
-        let (source, duration) = match (file.script, file.trace) {
-            (Some(script), trace) => cx.script_source(script, tables, trace.is_some(), &mut inputs)?,
-            (None, Some(trace)) => cx.trace_source(trace, tables, &mut inputs)?,
-            (None, None) => cx.model_source(tables)?,
+        let (source, duration) = if let Some(script) = file.script {
+            for (present, key) in [
+                (file.traffic.is_some(), "traffic"),
+                (file.upstream.is_some(), "upstream"),
+                (file.trace.is_some(), "trace"),
+                (!file.providers.is_empty(), "[providers]"),
+                (file.routing.is_some(), "routing"),
+            ] {
+                if present {
+                    return Err(at(
+                        script.span(),
+                        format!("a scripted scenario takes its calls from `script`; remove [{key}]"),
+                    ));
+                }
+            }
+            let script_path = relative_to(path, script.get_ref());
+            let rows = load_script(&script_path).map_err(|e| at(script.span(), e.to_string()))?;
+            inputs.push(script_path);
+            let duration = file.duration.map_or_else(|| script_span(&rows), |d| d.into_inner());
+            (Source::Script { rows, incidents }, duration)
+        } else if let Some(table) = file.trace {
+            let span = table.span();
+            if file.upstream.is_some() || !incidents.is_empty() {
+                return Err(at(
+                    span.clone(),
+                    "a trace scenario takes the dependency's behaviour and ground truth from [trace]; \
+                     remove [upstream] and [[incidents]] (give labels, label_column or slo instead)"
+                        .into(),
+                ));
+            }
+            if !file.providers.is_empty() || file.routing.is_some() {
+                return Err(at(
+                    span.clone(),
+                    "a trace scenario replays one logged dependency; remove [[providers]] and [routing]"
+                        .into(),
+                ));
+            }
+            let mut opts = table.into_inner();
+            let Some(rel) = opts.file.take() else {
+                return Err(at(
+                    span.clone(),
+                    "[trace] needs `file = \"PATH.csv\"` (relative to this file)".into(),
+                ));
+            };
+            let trace_path = relative_to(path, &rel.to_string_lossy());
+            opts.labels = opts.labels.map(|l| relative_to(path, &l.to_string_lossy()));
+            inputs.push(trace_path.clone());
+            inputs.extend(opts.labels.clone());
+            let traffic = match file.traffic {
+                Some(t) => {
+                    let span = t.span();
+                    let t = t.into_inner();
+                    t.validate().map_err(|m| at(span, format!("[traffic]: {m}")))?;
+                    Some(t)
+                }
+                None => None,
+            };
+            let (source, horizon) =
+                trace_source(&trace_path, &opts, traffic).map_err(|m| at(span, format!("[trace]: {m}")))?;
+            let duration = match file.duration {
+                Some(d) if d.get_ref().is_zero() => {
+                    return Err(at(d.span(), "`duration` must be longer than 0s".into()));
+                }
+                Some(d) => d.into_inner(),
+                None => horizon,
+            };
+            (source, duration)
+        } else {
+            let Some(duration) = file.duration else {
+                return Err(InputError::file(path, "missing `duration` (for example duration = \"2h\")"));
+            };
+            let duration_span = duration.span();
+            let duration = duration.into_inner();
+            if duration.is_zero() {
+                return Err(at(duration_span, "`duration` must be longer than 0s".into()));
+            }
+            let traffic = match file.traffic {
+                Some(t) => {
+                    let span = t.span();
+                    let t = t.into_inner();
+                    t.validate().map_err(|m| at(span, format!("[traffic]: {m}")))?;
+                    t
+                }
+                None => {
+                    return Err(InputError::file(
+                        path,
+                        "missing [traffic] (for example kind = \"poisson\", rate = 5.0)",
+                    ));
+                }
+            };
+            if !file.providers.is_empty() {
+                if let Some(u) = &file.upstream {
+                    return Err(at(
+                        u.span(),
+                        "with [[providers]], each provider has its own [providers.upstream]; \
+                         remove the top-level [upstream]"
+                            .into(),
+                    ));
+                }
+                if let Some(span) = first_incident {
+                    return Err(at(
+                        span,
+                        "with [[providers]], incidents belong to a provider ([[providers.incidents]]); \
+                         remove the top-level [[incidents]]"
+                            .into(),
+                    ));
+                }
+                let routing = file.routing.map(Spanned::into_inner).unwrap_or_default();
+                let providers = providers::validate(path, text, file.providers)?;
+                (Source::Providers { traffic, routing, providers }, duration)
+            } else {
+                if let Some(r) = &file.routing {
+                    return Err(at(
+                        r.span(),
+                        "[routing] needs [[providers]] to route between (see the README)".into(),
+                    ));
+                }
+                let upstream = match file.upstream {
+                    Some(u) => {
+                        let span = u.span();
+                        let u = u.into_inner();
+                        u.validate().map_err(|m| at(span, format!("[upstream]: {m}")))?;
+                        u
+                    }
+                    None => UpstreamSpec::default(),
+                };
+                (Source::Model { traffic, upstream, incidents }, duration)
+            }
         };
-        let policy = file.policy.map(|table| cx.policy(table, "[policy]")).transpose()?;
+        let policy_at = |table: Spanned<toml::Table>, section: &str| -> Result<PolicySpec, InputError> {
+            let span = table.span();
+            let spec = policy_from_table(table.into_inner()).map_err(|m| at(span.clone(), m))?;
+            spec.resolve().map_err(|e| {
+                let message = e.to_string();
+                let offset = key_offset(text, span.clone(), &spec, &message).unwrap_or(span.start);
+                InputError::at_offset(path, text, offset, format!("{section}: {message}"))
+            })?;
+            Ok(spec)
+        };
+        let policy = file.policy.map(|table| policy_at(table, "[policy]")).transpose()?;
         let mut client = client;
-        let instance_policies = cx.instance_policies(file.instances, &mut client)?;
+        let mut instance_policies = Vec::with_capacity(file.instances.len());
+        for (i, table) in file.instances.into_iter().enumerate() {
+            let span = table.span();
+            if client.shared_breaker {
+                return Err(at(
+                    span,
+                    "[[instances]] give each client instance its own policy; remove `shared_breaker = true`"
+                        .into(),
+                ));
+            }
+            instance_policies.push(policy_at(table, &format!("[[instances]] #{}", i + 1))?);
+        }
+        if !instance_policies.is_empty() {
+            let n = instance_policies.len() as u32;
+            if client.instances == 1 {
+                client.instances = n;
+            } else if client.instances != n {
+                return Err(InputError::file(
+                    path,
+                    format!(
+                        "[client] instances = {} but [[instances]] lists {n} policies: give one per instance",
+                        client.instances
+                    ),
+                ));
+            }
+        }
         let scenario = Scenario {
             name,
             description: file.description.unwrap_or_default(),
@@ -344,234 +512,6 @@ impl Scenario {
 /// Imports the trace at `path` and its ground truth (label paths already resolved) into a
 /// [`Source::Trace`], checking that arrivals have a source; returns it with the trace's span
 /// rounded up to a whole second.
-/// The tables that decide where answers come from, checked against each other by
-/// [`FileContext`]'s `*_source` methods.
-struct Tables {
-    duration: Option<Spanned<Dur>>,
-    traffic: Option<Spanned<TrafficSpec>>,
-    upstream: Option<Spanned<UpstreamSpec>>,
-    routing: Option<Spanned<RoutingSpec>>,
-    providers: Vec<Spanned<providers::ProviderFile>>,
-    incidents: Vec<IncidentSpec>,
-    first_incident: Option<Range<usize>>,
-}
-
-/// The scenario file being validated: names it in errors (with line and column) and anchors
-/// the relative paths it gives.
-struct FileContext<'a> {
-    path: &'a Path,
-    text: &'a str,
-}
-
-impl FileContext<'_> {
-    /// An error at a position of the file.
-    fn at(&self, span: Range<usize>, message: String) -> InputError {
-        InputError::at_offset(self.path, self.text, span.start, message)
-    }
-
-    /// A table checked by `validate`, its errors placed at the table and prefixed by `section`.
-    fn checked<T>(
-        &self,
-        table: Spanned<T>,
-        section: &str,
-        validate: impl Fn(&T) -> Result<(), String>,
-    ) -> Result<T, InputError> {
-        let span = table.span();
-        let t = table.into_inner();
-        validate(&t).map_err(|m| self.at(span, format!("{section}: {m}")))?;
-        Ok(t)
-    }
-
-    /// `name`, or the file's stem: a plain folder name (it names the output folder).
-    fn name(&self, name: Option<String>) -> Result<String, InputError> {
-        match name {
-            Some(n) if n.trim().is_empty() => Err(InputError::file(self.path, "`name` must not be empty")),
-            Some(n) if !is_plain_name(&n) => Err(InputError::file(
-                self.path,
-                format!("`name` must be a plain folder name (it names the output folder), found {n:?}"),
-            )),
-            Some(n) => Ok(n),
-            None => Ok(self
-                .path
-                .file_stem()
-                .map_or_else(|| "scenario".to_string(), |s| s.to_string_lossy().into_owned())),
-        }
-    }
-
-    /// A positive `duration`.
-    fn positive(&self, d: Spanned<Dur>) -> Result<Dur, InputError> {
-        if d.get_ref().is_zero() {
-            return Err(self.at(d.span(), "`duration` must be longer than 0s".into()));
-        }
-        Ok(d.into_inner())
-    }
-
-    /// `script = "FILE.csv"`: exactly those calls; no other source of answers may be given.
-    fn script_source(
-        &self,
-        script: Spanned<String>,
-        t: Tables,
-        has_trace: bool,
-        inputs: &mut Vec<PathBuf>,
-    ) -> Result<(Source, Dur), InputError> {
-        for (present, key) in [
-            (t.traffic.is_some(), "traffic"),
-            (t.upstream.is_some(), "upstream"),
-            (has_trace, "trace"),
-            (!t.providers.is_empty(), "[providers]"),
-            (t.routing.is_some(), "routing"),
-        ] {
-            if present {
-                return Err(self.at(
-                    script.span(),
-                    format!("a scripted scenario takes its calls from `script`; remove [{key}]"),
-                ));
-            }
-        }
-        let script_path = relative_to(self.path, script.get_ref());
-        let rows = load_script(&script_path).map_err(|e| self.at(script.span(), e.to_string()))?;
-        inputs.push(script_path);
-        let duration = t.duration.map_or_else(|| script_span(&rows), |d| d.into_inner());
-        Ok((Source::Script { rows, incidents: t.incidents }, duration))
-    }
-
-    /// `[trace]`: a logged dependency replayed; it brings its own ground truth.
-    fn trace_source(
-        &self,
-        table: Spanned<TraceOptions>,
-        t: Tables,
-        inputs: &mut Vec<PathBuf>,
-    ) -> Result<(Source, Dur), InputError> {
-        let span = table.span();
-        if t.upstream.is_some() || !t.incidents.is_empty() {
-            return Err(self.at(
-                span,
-                "a trace scenario takes the dependency's behaviour and ground truth from [trace]; \
-                 remove [upstream] and [[incidents]] (give labels, label_column or slo instead)"
-                    .into(),
-            ));
-        }
-        if !t.providers.is_empty() || t.routing.is_some() {
-            return Err(self.at(
-                span,
-                "a trace scenario replays one logged dependency; remove [[providers]] and [routing]".into(),
-            ));
-        }
-        let mut opts = table.into_inner();
-        let Some(rel) = opts.file.take() else {
-            return Err(self.at(span, "[trace] needs `file = \"PATH.csv\"` (relative to this file)".into()));
-        };
-        let trace_path = relative_to(self.path, &rel.to_string_lossy());
-        opts.labels = opts.labels.map(|l| relative_to(self.path, &l.to_string_lossy()));
-        inputs.push(trace_path.clone());
-        inputs.extend(opts.labels.clone());
-        let traffic = t.traffic.map(|tr| self.checked(tr, "[traffic]", TrafficSpec::validate)).transpose()?;
-        let (source, horizon) =
-            trace_source(&trace_path, &opts, traffic).map_err(|m| self.at(span, format!("[trace]: {m}")))?;
-        let duration = match t.duration {
-            Some(d) => self.positive(d)?,
-            None => horizon,
-        };
-        Ok((source, duration))
-    }
-
-    /// The traffic and upstream models (`[traffic]`, `[upstream]`, `[[incidents]]`), or several
-    /// providers (`[[providers]]`, `[routing]`).
-    fn model_source(&self, t: Tables) -> Result<(Source, Dur), InputError> {
-        let Some(duration) = t.duration else {
-            return Err(InputError::file(self.path, "missing `duration` (for example duration = \"2h\")"));
-        };
-        let duration = self.positive(duration)?;
-        let traffic = match t.traffic {
-            Some(tr) => self.checked(tr, "[traffic]", TrafficSpec::validate)?,
-            None => {
-                return Err(InputError::file(
-                    self.path,
-                    "missing [traffic] (for example kind = \"poisson\", rate = 5.0)",
-                ));
-            }
-        };
-        if !t.providers.is_empty() {
-            if let Some(u) = &t.upstream {
-                return Err(self.at(
-                    u.span(),
-                    "with [[providers]], each provider has its own [providers.upstream]; \
-                     remove the top-level [upstream]"
-                        .into(),
-                ));
-            }
-            if let Some(span) = t.first_incident {
-                return Err(self.at(
-                    span,
-                    "with [[providers]], incidents belong to a provider ([[providers.incidents]]); \
-                     remove the top-level [[incidents]]"
-                        .into(),
-                ));
-            }
-            let routing = t.routing.map(Spanned::into_inner).unwrap_or_default();
-            let providers = providers::validate(self.path, self.text, t.providers)?;
-            return Ok((Source::Providers { traffic, routing, providers }, duration));
-        }
-        if let Some(r) = &t.routing {
-            return Err(
-                self.at(r.span(), "[routing] needs [[providers]] to route between (see the README)".into())
-            );
-        }
-        let upstream = match t.upstream {
-            Some(u) => self.checked(u, "[upstream]", UpstreamSpec::validate)?,
-            None => UpstreamSpec::default(),
-        };
-        Ok((Source::Model { traffic, upstream, incidents: t.incidents }, duration))
-    }
-
-    /// A `[policy]` or `[[instances]]` table, resolved to check it; errors point at the key.
-    fn policy(&self, table: Spanned<toml::Table>, section: &str) -> Result<PolicySpec, InputError> {
-        let span = table.span();
-        let spec = policy_from_table(table.into_inner()).map_err(|m| self.at(span.clone(), m))?;
-        spec.resolve().map_err(|e| {
-            let message = e.to_string();
-            let offset = key_offset(self.text, span.clone(), &spec, &message).unwrap_or(span.start);
-            InputError::at_offset(self.path, self.text, offset, format!("{section}: {message}"))
-        })?;
-        Ok(spec)
-    }
-
-    /// `[[instances]]`: one policy per client instance (which sets `[client] instances` when
-    /// it was left at 1).
-    fn instance_policies(
-        &self,
-        tables: Vec<Spanned<toml::Table>>,
-        client: &mut ClientSpec,
-    ) -> Result<Vec<PolicySpec>, InputError> {
-        let mut policies = Vec::with_capacity(tables.len());
-        for (i, table) in tables.into_iter().enumerate() {
-            if client.shared_breaker {
-                return Err(self.at(
-                    table.span(),
-                    "[[instances]] give each client instance its own policy; remove `shared_breaker = true`"
-                        .into(),
-                ));
-            }
-            policies.push(self.policy(table, &format!("[[instances]] #{}", i + 1))?);
-        }
-        if !policies.is_empty() {
-            let n = policies.len() as u32;
-            if client.instances == 1 {
-                client.instances = n;
-            } else if client.instances != n {
-                return Err(InputError::file(
-                    self.path,
-                    format!(
-                        "[client] instances = {} but [[instances]] lists {n} policies: give one per instance",
-                        client.instances
-                    ),
-                ));
-            }
-        }
-        Ok(policies)
-    }
-}
-
 fn trace_source(
     path: &Path,
     opts: &TraceOptions,
