@@ -217,7 +217,7 @@ pub fn replicates_table(runs: &[Metrics]) -> String {
     let _ = writeln!(s, "\nover {} replicates: mean ± 95% confidence interval", runs.len());
     let width = Metrics::COLUMNS.iter().map(|c| c.len()).max().unwrap_or(0);
     for column in Metrics::COLUMNS {
-        let stat = crate::sweep::stats::describe(runs.iter().map(|m| m.get(column)));
+        let stat = crate::sweep::stats::describe(runs.iter().map(|m| m.column(column)));
         let value = match (stat.mean, stat.ci95) {
             (Some(m), Some(ci)) => format!("{} ± {}", readable(m), readable(ci)),
             (Some(m), None) => readable(m),
