@@ -6,8 +6,9 @@
 //! is a [`Gap`], filled as [`GapPolicy`] says; smaller slack holds the interval until the next row.
 //! Time zero is the first row's timestamp.
 
-use super::columns::{Header, Role, Row, csv_error, csv_reader, open};
+use super::columns::{Header, Role, Row, open};
 use super::quantile::{Fit, QUANTILE_NAMES, open_unit, probit};
+use super::records::Records;
 use super::timestamp::Resolved;
 use super::{DuplicatePolicy, GapPolicy, ImportReport, LatencyUnit, TraceError, TraceOptions, to_sim};
 use crate::outcome::{Answer, OutcomeClass};
@@ -310,20 +311,14 @@ impl IntervalTrace {
     ) -> Result<IntervalTrace, TraceError> {
         let offset_s = opts.offset_seconds()?;
         let mut report = ImportReport { file: file.to_string(), ..ImportReport::default() };
-        let mut reader = csv_reader(input);
-        let header = Header::read(file, &mut reader)?;
+        let (mut reader, header) = Records::open(file, input)?;
         let cols = resolve(&header, opts, &mut report)?;
         let mut record = csv::ByteRecord::new();
         let mut rows: Vec<Raw> = Vec::new();
         let mut format = None;
         let mut prev_text: Vec<u8> = Vec::new();
         loop {
-            match reader.read_byte_record(&mut record) {
-                Ok(true) => {}
-                Ok(false) => break,
-                Err(e) => return Err(csv_error(file, &e)),
-            }
-            let line = record.position().map_or(0, csv::Position::line);
+            let Some(line) = reader.next(&mut record)? else { break };
             report.rows += 1;
             let row = Row { record: &record, line, header: &header };
             let fmt = *format.get_or_insert_with(|| {

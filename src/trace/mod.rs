@@ -26,6 +26,7 @@ pub mod columns;
 pub mod interval;
 pub mod labels;
 pub mod quantile;
+pub mod records;
 pub mod slo;
 pub mod timestamp;
 
