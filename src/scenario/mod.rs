@@ -149,6 +149,9 @@ pub struct Scenario {
     pub instance_policies: Vec<PolicySpec>,
     /// Scoring options.
     pub scoring: ScoringSpec,
+    /// Files read besides [`Scenario::path`] (a script, a trace and its labels), so a
+    /// shard's manifest can hash every input.
+    pub inputs: Vec<PathBuf>,
 }
 
 impl Scenario {
@@ -186,6 +189,7 @@ impl Scenario {
             inc.validate().map_err(|m| at(span, format!("[[incidents]] #{}: {m}", i + 1)))?;
             incidents.push(inc);
         }
+        let mut inputs = Vec::new();
         let (source, duration) = if let Some(script) = file.script {
             for (present, key) in [
                 (file.traffic.is_some(), "traffic"),
@@ -203,6 +207,7 @@ impl Scenario {
             }
             let script_path = relative_to(path, script.get_ref());
             let rows = load_script(&script_path).map_err(|e| at(script.span(), e.to_string()))?;
+            inputs.push(script_path);
             let duration = file.duration.map_or_else(|| script_span(&rows), |d| d.into_inner());
             (Source::Script { rows, incidents }, duration)
         } else if let Some(table) = file.trace {
@@ -231,6 +236,8 @@ impl Scenario {
             };
             let trace_path = relative_to(path, &rel.to_string_lossy());
             opts.labels = opts.labels.map(|l| relative_to(path, &l.to_string_lossy()));
+            inputs.push(trace_path.clone());
+            inputs.extend(opts.labels.clone());
             let traffic = match file.traffic {
                 Some(t) => {
                     let span = t.span();
@@ -361,6 +368,7 @@ impl Scenario {
             policy,
             instance_policies,
             scoring: file.scoring,
+            inputs,
         };
         scenario.check_scoring().map_err(|m| InputError::file(path, m))?;
         Ok(scenario)
@@ -384,6 +392,7 @@ impl Scenario {
             policy: None,
             instance_policies: Vec::new(),
             scoring: ScoringSpec::default(),
+            inputs: Vec::new(),
         })
     }
 
@@ -411,6 +420,7 @@ impl Scenario {
             policy: None,
             instance_policies: Vec::new(),
             scoring: ScoringSpec::default(),
+            inputs: opts.labels.iter().cloned().collect(),
         })
     }
 
@@ -441,6 +451,31 @@ impl Scenario {
         spec.resolve().map_err(|e| InputError::argument(format!("policy `{}`: {e}", spec.preset)))
     }
 
+    /// The arrival process, when arrivals are modelled rather than logged.
+    fn traffic(&self) -> Option<&TrafficSpec> {
+        match &self.source {
+            Source::Model { traffic, .. } | Source::Providers { traffic, .. } => Some(traffic),
+            Source::Trace { traffic, .. } => traffic.as_ref(),
+            Source::Script { .. } => None,
+        }
+    }
+
+    /// About how many requests one run offers: the traffic's mean rate over the duration, or
+    /// the calls a script or trace holds. A sharded sweep balances its shards by it.
+    pub fn expected_requests(&self) -> f64 {
+        if let Some(traffic) = self.traffic() {
+            return traffic.mean_rate() * self.duration.as_secs_f64();
+        }
+        match &self.source {
+            Source::Script { rows, .. } => rows.len() as f64,
+            Source::Trace { trace: Trace::Calls(calls), .. } => calls.len() as f64,
+            Source::Trace { trace: Trace::Interval(t), .. } => {
+                t.intervals().iter().filter_map(|i| i.count()).sum::<u64>() as f64
+            }
+            Source::Model { .. } | Source::Providers { .. } => 0.0,
+        }
+    }
+
     fn check_scoring(&self) -> Result<(), String> {
         if self.scoring.flap_window.is_zero() {
             return Err("[scoring] flap_window must be longer than 0s".into());
@@ -454,13 +489,8 @@ impl Scenario {
             };
             options.validate().map_err(|m| format!("[scoring] {m}"))?;
         }
-        let traffic = match &self.source {
-            Source::Model { traffic, .. } | Source::Providers { traffic, .. } => Some(traffic),
-            Source::Trace { traffic, .. } => traffic.as_ref(),
-            Source::Script { .. } => None,
-        };
-        if let Some(traffic) = traffic {
-            let expected = traffic.mean_rate() * self.duration.as_secs_f64();
+        if self.traffic().is_some() {
+            let expected = self.expected_requests();
             if expected > MAX_REQUESTS as f64 {
                 return Err(format!(
                     "[traffic] would offer about {expected:.3e} requests over {}; at most {MAX_REQUESTS} \
