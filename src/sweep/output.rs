@@ -405,7 +405,11 @@ impl<R: std::io::Read> RunsReader<R> {
                 RUN_KEYS.join(",")
             )));
         }
-        let metric_end = if header.get(header.len().wrapping_sub(1)) == Some("cost") { header.len() - 1 } else { header.len() };
+        let metric_end = if header.get(header.len().wrapping_sub(1)) == Some("cost") {
+            header.len() - 1
+        } else {
+            header.len()
+        };
         let metrics = header.iter().take(metric_end).skip(RUN_KEYS.len()).map(str::to_string).collect();
         Ok(RunsReader { reader, header, metrics, record: csv::StringRecord::new(), file: file.to_string() })
     }

@@ -288,6 +288,11 @@ impl CallTrace {
         self.times.clone()
     }
 
+    /// The arrival time of logged call `i`, if there is one.
+    pub fn arrival(&self, i: usize) -> Option<SimTime> {
+        self.times.get(i).copied()
+    }
+
     /// The logged answer of call `request` (its index in [`CallTrace::arrivals`]): the first
     /// attempt replays exactly. An index past the end answers with the last call.
     pub fn first_answer(&self, request: usize) -> Answer {

@@ -529,35 +529,43 @@ impl IntervalTrace {
         }
         let total: u64 = self.intervals.iter().filter_map(|iv| iv.count).sum();
         let mut out = Vec::with_capacity(usize::try_from(total).unwrap_or(0));
-        for (i, iv) in self.intervals.iter().enumerate() {
-            let mut rng = Pcg64Mcg::seed_from_u64(mix(seed, i as u64));
-            let first = out.len();
-            let len = (iv.logged_end - iv.start).0.max(1);
-            for _ in 0..iv.count.unwrap_or(0) {
-                out.push(iv.start + Dur(rng.random_range(0..len)));
-            }
-            out[first..].sort_unstable();
-            let next = self.intervals.get(i + 1).map_or(iv.logged_end, |n| n.start);
-            if next > iv.logged_end {
-                let in_gap = self.gaps.binary_search_by_key(&iv.logged_end, |g| g.start).is_ok();
-                let rate = match (in_gap, self.gap_policy) {
-                    (true, GapPolicy::Missing) => 0.0,
-                    (true, GapPolicy::Healthy) => self.healthy_rate_per_us,
-                    _ => iv.count.unwrap_or(0) as f64 / len as f64,
-                };
-                let span = (next - iv.logged_end).0;
-                let lambda = rate * span as f64;
-                if let Ok(poisson) = Poisson::new(lambda) {
-                    let n = poisson.sample(&mut rng) as u64;
-                    let first = out.len();
-                    for _ in 0..n {
-                        out.push(iv.logged_end + Dur(rng.random_range(0..span)));
-                    }
-                    out[first..].sort_unstable();
-                }
-            }
+        for i in 0..self.intervals.len() {
+            self.interval_arrivals(seed, i, &mut out);
         }
         Some(out)
+    }
+
+    /// Appends the arrivals of interval `i` (and of the gap after it), sorted: the part of
+    /// [`IntervalTrace::arrivals`] that interval `i` draws, so a run can draw them as its clock
+    /// reaches them.
+    pub fn interval_arrivals(&self, seed: u64, i: usize, out: &mut Vec<SimTime>) {
+        let iv = &self.intervals[i];
+        let mut rng = Pcg64Mcg::seed_from_u64(mix(seed, i as u64));
+        let first = out.len();
+        let len = (iv.logged_end - iv.start).0.max(1);
+        for _ in 0..iv.count.unwrap_or(0) {
+            out.push(iv.start + Dur(rng.random_range(0..len)));
+        }
+        out[first..].sort_unstable();
+        let next = self.intervals.get(i + 1).map_or(iv.logged_end, |n| n.start);
+        if next > iv.logged_end {
+            let in_gap = self.gaps.binary_search_by_key(&iv.logged_end, |g| g.start).is_ok();
+            let rate = match (in_gap, self.gap_policy) {
+                (true, GapPolicy::Missing) => 0.0,
+                (true, GapPolicy::Healthy) => self.healthy_rate_per_us,
+                _ => iv.count.unwrap_or(0) as f64 / len as f64,
+            };
+            let span = (next - iv.logged_end).0;
+            let lambda = rate * span as f64;
+            if let Ok(poisson) = Poisson::new(lambda) {
+                let n = poisson.sample(&mut rng) as u64;
+                let first = out.len();
+                for _ in 0..n {
+                    out.push(iv.logged_end + Dur(rng.random_range(0..span)));
+                }
+                out[first..].sort_unstable();
+            }
+        }
     }
 
     /// End of the last logged interval.
