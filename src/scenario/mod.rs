@@ -167,6 +167,12 @@ impl Scenario {
         let at = |span: Range<usize>, message: String| InputError::at_offset(path, text, span.start, message);
         let name = match file.name {
             Some(n) if n.trim().is_empty() => return Err(InputError::file(path, "`name` must not be empty")),
+            Some(n) if !is_plain_name(&n) => {
+                return Err(InputError::file(
+                    path,
+                    format!("`name` must be a plain folder name (it names the output folder), found {n:?}"),
+                ));
+            }
             Some(n) => n,
             None => {
                 path.file_stem().map_or_else(|| "scenario".to_string(), |s| s.to_string_lossy().into_owned())
@@ -511,7 +517,7 @@ fn trace_source(
     opts: &TraceOptions,
     traffic: Option<TrafficSpec>,
 ) -> Result<(Source, Dur), String> {
-    let trace = Trace::load(path, opts).map_err(|e: TraceError| e.to_string())?;
+    let mut trace = Trace::load(path, opts).map_err(|e: TraceError| e.to_string())?;
     match (&trace, &traffic) {
         (Trace::Interval(t), None) if !t.has_counts() => {
             return Err(format!(
@@ -569,6 +575,13 @@ fn key_offset(text: &str, span: Range<usize>, spec: &PolicySpec, message: &str) 
         offset += line.len();
     }
     None
+}
+
+/// A name that can name a folder inside `output/`: not empty, not `.` or `..`, no path
+/// separator (so it can neither be absolute nor climb out). Scenario and sweep names follow it.
+pub fn is_plain_name(name: &str) -> bool {
+    let name = name.trim();
+    !name.is_empty() && name != "." && name != ".." && !name.contains(['/', '\\'])
 }
 
 /// Reads a whole text file, with a clear message when it is missing or unreadable.
