@@ -129,7 +129,7 @@ pub struct RequestStream<'a> {
 
 /// The generator state behind a [`RequestStream`].
 enum Gen {
-    Traffic(ArrivalIter),
+    Traffic(Box<ArrivalIter>),
     /// Interval `next` is drawn next; `buffer[pos..]` holds the arrivals drawn but not handed out.
     Counts {
         next: usize,
@@ -291,7 +291,9 @@ impl Workload {
     /// The request stream in chunks of `len` requests (at least one).
     pub fn stream_in_chunks_of(&self, len: usize) -> RequestStream<'_> {
         let source = match &self.arrivals {
-            Arrivals::Traffic(spec, duration) => Gen::Traffic(spec.arrival_iter(*duration, &self.seed)),
+            Arrivals::Traffic(spec, duration) => {
+                Gen::Traffic(Box::new(spec.arrival_iter(*duration, &self.seed)))
+            }
             Arrivals::Counts(_) => Gen::Counts { next: 0, buffer: Vec::new(), pos: 0 },
             Arrivals::Logged(_) | Arrivals::Script(_) => Gen::Rows(0),
         };

@@ -143,8 +143,7 @@ impl CallTrace {
         let mut prev = (i64::MIN, 0u64);
         let mut prev_text: Vec<u8> = Vec::new();
         let mut clipped = 0u64;
-        loop {
-            let Some(line) = reader.next(&mut record)? else { break };
+        while let Some(line) = reader.next(&mut record)? {
             trace.report.rows += 1;
             let fmt = *format.get_or_insert_with(|| {
                 Resolved::resolve(opts.time_format, &header.names[time], record.get(time).unwrap_or(b""))

@@ -317,8 +317,7 @@ impl IntervalTrace {
         let mut rows: Vec<Raw> = Vec::new();
         let mut format = None;
         let mut prev_text: Vec<u8> = Vec::new();
-        loop {
-            let Some(line) = reader.next(&mut record)? else { break };
+        while let Some(line) = reader.next(&mut record)? {
             report.rows += 1;
             let row = Row { record: &record, line, header: &header };
             let fmt = *format.get_or_insert_with(|| {

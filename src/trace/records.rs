@@ -176,8 +176,11 @@ impl<R: Read> Records<R> {
 mod tests {
     use super::*;
 
+    /// A header's names, and every row's line number and fields.
+    type Read = (Vec<String>, Vec<(u64, Vec<Vec<u8>>)>);
+
     /// Every row with its line number, read with the plain splitter where it can.
-    fn rows(data: &[u8]) -> (Vec<String>, Vec<(u64, Vec<Vec<u8>>)>) {
+    fn rows(data: &[u8]) -> Read {
         let (mut records, header) = Records::open("t.csv", data).unwrap();
         let mut out = Vec::new();
         let mut record = ByteRecord::new();
@@ -188,7 +191,7 @@ mod tests {
     }
 
     /// The same with the general reader only.
-    fn general_rows(data: &[u8]) -> (Vec<String>, Vec<(u64, Vec<Vec<u8>>)>) {
+    fn general_rows(data: &[u8]) -> Read {
         let mut reader = general(data, true);
         let header = reader.byte_headers().unwrap().clone();
         let names = Header::from_record("t.csv", &header).unwrap().names;
@@ -215,9 +218,7 @@ mod tests {
         ];
         for data in cases {
             let (plain, general) = (rows(data), general_rows(data));
-            let fields = |(h, r): &(Vec<String>, Vec<(u64, Vec<Vec<u8>>)>)| {
-                (h.clone(), r.iter().map(|(_, f)| f.clone()).collect::<Vec<_>>())
-            };
+            let fields = |(h, r): &Read| (h.clone(), r.iter().map(|(_, f)| f.clone()).collect::<Vec<_>>());
             assert_eq!(fields(&plain), fields(&general), "{}", String::from_utf8_lossy(data));
             let lines: Vec<u64> = plain.1.iter().map(|r| r.0).collect();
             if data.windows(2).any(|w| w == b"\r\n" || w == b"\n\n") {
