@@ -20,7 +20,8 @@ use std::io::IsTerminal;
 pub const SIMULATIONS_AT_ONCE: usize = 256;
 
 /// Runs the cells `(workload, configuration)` of `cells` and returns their metric values, in
-/// order. At most [`SIMULATIONS_AT_ONCE`] simulations run together: each request-stream chunk
+/// order. At most [`SIMULATIONS_AT_ONCE`] simulations of [`STREAMS_AT_ONCE`] workloads run
+/// together: each request-stream chunk
 /// is generated once and fed to every simulation of its workload (in parallel), the next chunk
 /// being generated meanwhile. Memory is flat in the run's length and in the number of cells.
 fn run_together(
@@ -32,7 +33,10 @@ fn run_together(
     progress: &ProgressBar,
 ) -> Vec<Vec<Option<f64>>> {
     let mut values = Vec::with_capacity(cells.len());
-    for batch in cells.chunks(SIMULATIONS_AT_ONCE) {
+    let mut start = 0;
+    while start < cells.len() {
+        let batch = &cells[start..batch_end(cells, start)];
+        start += batch.len();
         // The batch's workloads (cells come workload by workload), and each cell's among them.
         let mut used: Vec<usize> = batch.iter().map(|&(w, _)| w).collect();
         used.dedup();
@@ -71,6 +75,28 @@ fn run_together(
         }));
     }
     values
+}
+
+/// The most request streams generated side by side (two chunks of about 2.5 MB each).
+pub const STREAMS_AT_ONCE: usize = 4;
+
+/// The end of the batch of `cells` that starts at `start`: at most [`SIMULATIONS_AT_ONCE`]
+/// cells of at most [`STREAMS_AT_ONCE`] workloads (cells come workload by workload).
+fn batch_end(cells: &[(usize, usize)], start: usize) -> usize {
+    let mut end = start;
+    let mut streams = 0;
+    let mut last = None;
+    while end < cells.len() && end - start < SIMULATIONS_AT_ONCE {
+        if last != Some(cells[end].0) {
+            if streams == STREAMS_AT_ONCE {
+                break;
+            }
+            streams += 1;
+            last = Some(cells[end].0);
+        }
+        end += 1;
+    }
+    end
 }
 
 /// The most worker threads `--threads` accepts.
