@@ -2,8 +2,10 @@
 //! layer, print its report, map its error to an exit code.
 //! Exit codes: 0 success, 2 bad input (file, row, field named), 1 anything else.
 
-use breakerlab::app::{compare, export, presets, recommend, replay, report, run, sweep};
+use breakerlab::Error;
+use breakerlab::app::{compare, export, merge, presets, recommend, replay, report, run, shard, sweep};
 use breakerlab::policy::export::Library;
+use breakerlab::sweep::shard::ShardId;
 use breakerlab::time::Dur;
 use breakerlab::trace::{GapPolicy, LatencyUnit, TimeFormat, TraceFormat};
 use clap::{Parser, Subcommand};
@@ -62,6 +64,29 @@ enum Command {
         /// No progress bar.
         #[arg(long)]
         quiet: bool,
+        /// Skip the PNG charts and the report page.
+        #[arg(long)]
+        no_charts: bool,
+        /// Run only shard K (0-based) of N, e.g. --shard 0/4: its rows go to
+        /// <out>/shard-K-of-N/runs.csv with a shard.toml (default out: output/<name>-shards);
+        /// `breakerlab merge` joins the shards. Without it, Slurm's SLURM_ARRAY_TASK_ID and
+        /// SLURM_ARRAY_TASK_COUNT are read when set.
+        #[arg(long, value_name = "K/N", conflicts_with = "shards")]
+        shard: Option<String>,
+        /// The number of shards when the scheduler gives only the index: JOB_COMPLETION_INDEX
+        /// (Kubernetes Indexed Job) or AWS_BATCH_JOB_ARRAY_INDEX (AWS Batch array job).
+        #[arg(long, value_name = "N")]
+        shards: Option<u32>,
+    },
+    /// Merge the shards of a sweep (folders written by `sweep --shard`): checks they are one
+    /// sweep's, every cell exactly once, and writes what the unsharded sweep writes, byte for byte.
+    Merge {
+        /// The shards' folders (each holds runs.csv and shard.toml), in any order.
+        #[arg(required = true)]
+        dirs: Vec<PathBuf>,
+        /// Output folder (default output/<sweep name>).
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
         /// Skip the PNG charts and the report page.
         #[arg(long)]
         no_charts: bool,
@@ -135,11 +160,34 @@ enum Command {
     /// Replay a logged trace (per-interval aggregates or per-call log) through one breaker
     /// configuration: print the import report and the scores, write the same files as `run`.
     Replay {
-        /// The trace CSV.
-        trace: PathBuf,
-        /// `interval` or `calls` (detected from the header when absent).
+        /// The trace: a CSV, or a tool's export (Prometheus, Grafana, CloudWatch, Datadog, OTLP,
+        /// Jaeger, Envoy, HAR), detected from its content. Not needed with --series.
+        #[arg(required_unless_present = "series")]
+        trace: Option<PathBuf>,
+        /// Force the format: interval, calls, prometheus, grafana, cloudwatch, datadog, otlp,
+        /// jaeger, envoy or har (detected from the content when absent).
         #[arg(long, value_parser = serde_value::<TraceFormat>)]
         format: Option<TraceFormat>,
+        /// A series and the role it plays: ROLE[:UNIT]=FILE[@SELECTOR], e.g. p95:s=p95.json,
+        /// 'rate=rps.json@{job="api"}', errors=cw.json@errors. Roles: rate, requests, p50, p90,
+        /// p95, p99, error_rate, success_rate, errors. Repeat it; series merge on time.
+        #[arg(long = "series", value_name = "ROLE=FILE[@SELECTOR]")]
+        series: Vec<String>,
+        /// Keep only the spans where KEY matches GLOB, e.g. --where service=frontend* --where
+        /// operation=*/Convert (span formats; repeat it: all must match).
+        #[arg(long = "where", value_name = "KEY=GLOB")]
+        filters: Vec<String>,
+        /// For a volume-only trace (--series requests=... alone): the dependency's median latency.
+        #[arg(long, value_name = "DUR", value_parser = Dur::parse, requires = "p95")]
+        p50: Option<Dur>,
+        /// For a volume-only trace: the dependency's 95th-percentile latency.
+        #[arg(long, value_name = "DUR", value_parser = Dur::parse, requires = "p50")]
+        p95: Option<Dur>,
+        /// For a volume-only trace: the fraction of calls that fail (default 0).
+        #[arg(long, value_name = "FRACTION", requires = "p50")]
+        error_rate: Option<f64>,
+        #[command(flatten)]
+        client: ClientArgs,
         /// Ground truth: a label CSV (start,end,expectation), NAB windows JSON or fault list.
         #[arg(long, value_name = "FILE", conflicts_with = "slo")]
         labels: Option<PathBuf>,
@@ -180,9 +228,42 @@ enum Command {
     },
 }
 
+/// The client around the replayed dependency (replaces the default: 10 s timeout, no retries).
+#[derive(clap::Args)]
+struct ClientArgs {
+    /// Per-attempt call timeout, e.g. 250ms.
+    #[arg(long, value_name = "DUR", value_parser = Dur::parse)]
+    timeout: Option<Dur>,
+    /// Retries after the first attempt.
+    #[arg(long, value_name = "N")]
+    retries: Option<u32>,
+    /// Delay before the first retry, optionally growing per retry: 200ms or 200ms*2.
+    #[arg(long, value_name = "BASE[*MULT]", value_parser = breakerlab::client::flags::parse_backoff)]
+    backoff: Option<(Dur, Option<f64>)>,
+    /// What the user gets when a call is refused or fails: none, cached[:LATENCY],
+    /// local[:LATENCY] or retry_queue:CYCLE.
+    #[arg(long, value_name = "KIND", value_parser = breakerlab::client::flags::parse_fallback)]
+    fallback: Option<breakerlab::client::FallbackSpec>,
+}
+
+impl ClientArgs {
+    fn flags(self) -> breakerlab::client::flags::ClientFlags {
+        breakerlab::client::flags::ClientFlags {
+            timeout: self.timeout,
+            retries: self.retries,
+            backoff: self.backoff,
+            fallback: self.fallback,
+        }
+    }
+}
+
 /// What to run and where to write it: shared by `run` and `replay`.
 #[derive(clap::Args)]
 struct RunArgs {
+    /// Run N replicates (different seeds) and print each metric's mean with its 95% confidence
+    /// interval; the files are those of the first replicate.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    replicates: u32,
     /// The preset to run (replaces the scenario's [policy]; default consecutive); see
     /// `breakerlab presets`.
     #[arg(long, value_name = "PRESET")]
@@ -211,6 +292,7 @@ impl RunArgs {
             out: self.out,
             charts: !self.no_charts,
             command_line: command_line(),
+            replicates: self.replicates,
         }
     }
 }
@@ -229,6 +311,22 @@ fn command_line() -> String {
         *first = "breakerlab".to_string();
     }
     args.join(" ")
+}
+
+/// The command line as typed without `--shard`/`--shards`: the command that runs the whole
+/// sweep at once, which a shard records for the merged review page.
+fn whole_sweep_command_line() -> String {
+    let line = command_line();
+    let mut words = line.split(' ');
+    let mut kept = Vec::new();
+    while let Some(w) = words.next() {
+        if w == "--shard" || w == "--shards" {
+            words.next();
+        } else if !(w.starts_with("--shard=") || w.starts_with("--shards=")) {
+            kept.push(w);
+        }
+    }
+    kept.join(" ")
 }
 
 fn main() -> ExitCode {
@@ -261,7 +359,29 @@ fn execute(cli: Cli) -> breakerlab::Result<String> {
             };
             run::render(&run::run(&run::RunRequest { input, settings: what.settings() })?)
         }
-        Command::Sweep { file, threads, out, quiet, no_charts } => {
+        Command::Sweep { file, threads, out, quiet, no_charts, shard, shards } => {
+            // The shard in use: --shard, else the scheduler's variables (read here, at the edge).
+            let chosen = match shard {
+                Some(text) => {
+                    Some((ShardId::parse(&text).map_err(Error::argument)?, format!("--shard {text}")))
+                }
+                None => {
+                    ShardId::from_scheduler(shards, &|k| std::env::var(k).ok()).map_err(Error::argument)?
+                }
+            };
+            if let Some((shard, source)) = chosen {
+                eprintln!("breakerlab: running shard {shard} (from {source})");
+                let req = shard::ShardRequest {
+                    file,
+                    shard,
+                    source,
+                    threads,
+                    out,
+                    quiet,
+                    command_line: whole_sweep_command_line(),
+                };
+                return Ok(shard::run_shard(&req)?.render());
+            }
             let req = sweep::SweepRequest {
                 file,
                 threads,
@@ -271,6 +391,9 @@ fn execute(cli: Cli) -> breakerlab::Result<String> {
                 command_line: command_line(),
             };
             sweep::sweep(&req)?.render()
+        }
+        Command::Merge { dirs, out, no_charts } => {
+            merge::merge(&merge::MergeRequest { dirs, out, charts: !no_charts })?.render()
         }
         Command::Compare { scenarios, policies, sets, replicates, seed, threads, out, no_charts } => {
             let req = compare::CompareRequest {
@@ -296,6 +419,12 @@ fn execute(cli: Cli) -> breakerlab::Result<String> {
         Command::Replay {
             trace,
             format,
+            series,
+            filters,
+            p50,
+            p95,
+            error_rate,
+            client,
             labels,
             slo,
             fault_duration,
@@ -311,6 +440,10 @@ fn execute(cli: Cli) -> breakerlab::Result<String> {
             let req = replay::ReplayRequest {
                 trace,
                 format,
+                series,
+                filters,
+                behaviour: replay::behaviour(p50, p95, error_rate)?,
+                client: client.flags(),
                 labels,
                 slo,
                 fault_duration,
@@ -323,7 +456,7 @@ fn execute(cli: Cli) -> breakerlab::Result<String> {
                 rate,
                 run: what.settings(),
             };
-            replay::render_replay(&replay::replay(&req)?)
+            run::render(&replay::replay(&req)?)
         }
         Command::Presets { name } => presets::render(name.as_deref())?,
         Command::Report { dir, from, to, metric } => {
