@@ -5,6 +5,7 @@
 
 pub mod client;
 pub mod commands;
+pub mod limits;
 pub mod metrics;
 pub mod outcome;
 pub mod policy;

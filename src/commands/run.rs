@@ -5,7 +5,7 @@ use crate::metrics::Metrics;
 use crate::policy::{PolicyConfig, PolicySpec};
 use crate::report::page::{InputFile, ReportInputs};
 use crate::report::{self, SummaryRow, charts, page};
-use crate::scenario::{InputError, Scenario};
+use crate::scenario::{InputError, Scenario, Spot};
 use crate::sim::{self, RunOptions, RunResult, Workload};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -29,6 +29,8 @@ pub struct RunRequest {
     pub no_charts: bool,
     /// The command line as typed, for the report page.
     pub command_line: String,
+    /// Memory and simulated-call limits checked before the run starts.
+    pub limits: crate::limits::Limits,
 }
 
 /// What a run produced.
@@ -67,17 +69,34 @@ pub fn run(req: &RunRequest) -> anyhow::Result<RunReport> {
 /// scenario's summary also carries the import counts ([`super::replay::IMPORT_COLUMNS`]).
 pub fn run_scenario(scenario: Scenario, req: &RunRequest) -> anyhow::Result<RunReport> {
     let sets = parse_sets(&req.sets)?;
+    // A refused parameter that came from `--set` is named as the flag the user typed.
+    let located = |e: InputError| match req
+        .sets
+        .iter()
+        .zip(&sets)
+        .find(|(_, (k, _))| e.message.contains(&format!("`{k}`")))
+    {
+        Some((arg, _)) => InputError::argument(format!("--set {arg}: {}", e.message)),
+        None => e,
+    };
     let fleet = req.policy.is_none() && !scenario.instance_policies.is_empty();
     let policies: Vec<PolicyConfig> = if fleet {
         let with_sets = |spec: &PolicySpec| {
             let mut spec = spec.clone();
             spec.overrides.extend(sets.iter().cloned());
-            scenario.resolve_policy(&spec)
+            scenario.resolve_policy(&spec).map_err(located)
         };
         scenario.instance_policies.iter().map(with_sets).collect::<Result<_, _>>()?
     } else {
-        vec![scenario.resolve_policy(&scenario.policy_spec(req.policy.as_deref(), &sets))?]
+        vec![scenario.resolve_policy(&scenario.policy_spec(req.policy.as_deref(), &sets)).map_err(located)?]
     };
+    let policy_spot = match (&req.policy, req.sets.first()) {
+        (Some(_), _) => Spot::flag("--policy"),
+        (None, Some(_)) => Spot::flag("--set"),
+        (None, None) if fleet => scenario.origins.instances.clone(),
+        (None, None) => scenario.origins.policy.clone(),
+    };
+    crate::limits::estimate_run(&scenario, &policies, &policy_spot).check(&req.limits)?;
     let seed = req.seed.unwrap_or(scenario.seed);
     let workload = Workload::build(&scenario, seed, 0)?;
     let bin = scenario.scoring.timeline_bin.unwrap_or_else(|| sim::auto_bin(workload.duration()));

@@ -114,12 +114,14 @@ impl Breaker for NoBreaker {
 }
 
 pub mod ai_service;
+pub mod bounds;
 pub mod cockatiel;
 pub mod connector;
 pub mod envoy;
 pub mod export;
 pub mod failsafe;
 pub mod finagle;
+mod footprint;
 pub mod gate;
 pub mod generic;
 pub mod gobreaker;

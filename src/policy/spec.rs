@@ -149,6 +149,7 @@ fn merge<C: FamilyParams>(defaults: &C, overrides: &toml::Table) -> Result<C, Po
     for (k, v) in overrides {
         merged.insert(k.clone(), v.clone());
     }
+    super::bounds::check(C::PARAMS, &merged)?;
     match merged.try_into::<C>() {
         Ok(c) => {
             c.validate()?;

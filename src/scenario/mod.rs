@@ -11,9 +11,11 @@
 //! Paths in `[trace]` are relative to the scenario file.
 
 mod error;
+mod origins;
 mod providers;
 
-pub use error::{InputError, line_col};
+pub use error::{InputError, Spot, key_position, line_col};
+pub use origins::Origins;
 pub use providers::{MAX_PROVIDERS, ProviderSpec, RoutingSpec, Strategy};
 
 use crate::client::ClientSpec;
@@ -149,6 +151,8 @@ pub struct Scenario {
     pub instance_policies: Vec<PolicySpec>,
     /// Scoring options.
     pub scoring: ScoringSpec,
+    /// Where the fields that size it were written (for limits checked later).
+    pub origins: Origins,
 }
 
 impl Scenario {
@@ -161,9 +165,12 @@ impl Scenario {
     /// Validates the text of a scenario file; `path` names it in errors and anchors relative paths.
     pub fn parse(path: &Path, text: &str) -> Result<Scenario, InputError> {
         let file: ScenarioFile = toml::from_str(text).map_err(|e| InputError::from_toml(path, text, &e))?;
+        let origins = Origins::read(path, text);
         let at = |span: Range<usize>, message: String| InputError::at_offset(path, text, span.start, message);
         let name = match file.name {
-            Some(n) if n.trim().is_empty() => return Err(InputError::file(path, "`name` must not be empty")),
+            Some(n) if n.trim().is_empty() => {
+                return Err(origins.name.error("must not be empty (it names the output folder)"));
+            }
             Some(n) => n,
             None => {
                 path.file_stem().map_or_else(|| "scenario".to_string(), |s| s.to_string_lossy().into_owned())
@@ -341,13 +348,10 @@ impl Scenario {
             if client.instances == 1 {
                 client.instances = n;
             } else if client.instances != n {
-                return Err(InputError::file(
-                    path,
-                    format!(
-                        "[client] instances = {} but [[instances]] lists {n} policies: give one per instance",
-                        client.instances
-                    ),
-                ));
+                return Err(origins.instances.error(format!(
+                    "{} instances but [[instances]] lists {n} policies: give one per instance",
+                    client.instances
+                )));
             }
         }
         let scenario = Scenario {
@@ -361,8 +365,9 @@ impl Scenario {
             policy,
             instance_policies,
             scoring: file.scoring,
+            origins,
         };
-        scenario.check_scoring().map_err(|m| InputError::file(path, m))?;
+        scenario.check()?;
         Ok(scenario)
     }
 
@@ -373,7 +378,7 @@ impl Scenario {
         let end = script_span(&rows);
         let name =
             path.file_stem().map_or_else(|| "script".to_string(), |s| s.to_string_lossy().into_owned());
-        Ok(Scenario {
+        let scenario = Scenario {
             name,
             description: format!("scripted calls from {}", path.display()),
             path: Some(path.to_path_buf()),
@@ -384,7 +389,10 @@ impl Scenario {
             policy: None,
             instance_policies: Vec::new(),
             scoring: ScoringSpec::default(),
-        })
+            origins: Origins::of_file(path, "the script's rows"),
+        };
+        scenario.check()?;
+        Ok(scenario)
     }
 
     /// A scenario made of a trace alone (`breakerlab replay TRACE.csv`): the default client (10 s
@@ -400,7 +408,7 @@ impl Scenario {
         }
         let (source, duration) = trace_source(path, opts, traffic).map_err(InputError::argument)?;
         let name = path.file_stem().map_or_else(|| "trace".to_string(), |s| s.to_string_lossy().into_owned());
-        Ok(Scenario {
+        let scenario = Scenario {
             name,
             description: format!("replay of {}", path.display()),
             path: Some(path.to_path_buf()),
@@ -411,7 +419,10 @@ impl Scenario {
             policy: None,
             instance_policies: Vec::new(),
             scoring: ScoringSpec::default(),
-        })
+            origins: Origins { rate: Spot::flag("--rate"), ..Origins::of_file(path, "the trace's rows") },
+        };
+        scenario.check()?;
+        Ok(scenario)
     }
 
     /// What the trace import did, for a trace scenario.
@@ -441,9 +452,13 @@ impl Scenario {
         spec.resolve().map_err(|e| InputError::argument(format!("policy `{}`: {e}", spec.preset)))
     }
 
-    fn check_scoring(&self) -> Result<(), String> {
+    /// Checks that need the whole scenario, each error located at the field it is about:
+    /// scoring options, the request cap, incidents that would never happen, and a `[policy]`
+    /// that a fleet would silently ignore.
+    fn check(&self) -> Result<(), InputError> {
+        let o = &self.origins;
         if self.scoring.flap_window.is_zero() {
-            return Err("[scoring] flap_window must be longer than 0s".into());
+            return Err(o.flap_window.error("must be longer than 0s"));
         }
         if let Some(bin) = self.scoring.timeline_bin {
             let options = crate::metrics::RecorderOptions {
@@ -452,24 +467,72 @@ impl Scenario {
                 timeline_bin: Some(bin),
                 truth: Vec::new(),
             };
-            options.validate().map_err(|m| format!("[scoring] {m}"))?;
+            options.validate().map_err(|m| o.timeline_bin.error(m))?;
         }
-        let traffic = match &self.source {
-            Source::Model { traffic, .. } | Source::Providers { traffic, .. } => Some(traffic),
-            Source::Trace { traffic, .. } => traffic.as_ref(),
-            Source::Script { .. } => None,
+        let (requests, spot) = self.expected_requests();
+        if requests > MAX_REQUESTS as f64 {
+            return Err(spot.error(format!(
+                "would offer about {requests:.3e} requests over {}; at most {MAX_REQUESTS} fit in one run: \
+                 lower the rate or the duration",
+                self.duration
+            )));
+        }
+        let horizon = crate::time::SimTime(self.duration.micros());
+        let incidents = match &self.source {
+            Source::Model { incidents, .. } | Source::Script { incidents, .. } => incidents.as_slice(),
+            _ => &[],
         };
-        if let Some(traffic) = traffic {
-            let expected = traffic.mean_rate() * self.duration.as_secs_f64();
-            if expected > MAX_REQUESTS as f64 {
-                return Err(format!(
-                    "[traffic] would offer about {expected:.3e} requests over {}; at most {MAX_REQUESTS} \
-                     fit in one run: lower `rate` or `duration`",
-                    self.duration
-                ));
+        for (i, inc) in incidents.iter().enumerate() {
+            if inc.occurrences(horizon, 1).is_ok_and(|o| o.is_empty()) {
+                let spot = o.incidents.get(i).cloned().unwrap_or_else(|| o.duration.clone());
+                return Err(spot.error(never_happens(inc, self.duration)));
             }
         }
+        if self.policy.is_some() && !self.instance_policies.is_empty() {
+            return Err(o.policy.error(
+                "a fleet's [[instances]] give every client instance its own policy, so this [policy] \
+                 would never run: remove it (or the [[instances]])",
+            ));
+        }
         Ok(())
+    }
+
+    /// The mean number of requests one run offers, and the field that sets it (the traffic rate,
+    /// or the trace's or script's calls).
+    pub fn expected_requests(&self) -> (f64, &Spot) {
+        let o = &self.origins;
+        let secs = self.duration.as_secs_f64();
+        match &self.source {
+            Source::Model { traffic, .. } | Source::Providers { traffic, .. } => {
+                (traffic.mean_rate() * secs, &o.rate)
+            }
+            Source::Trace { traffic: Some(traffic), .. } => (traffic.mean_rate() * secs, &o.rate),
+            Source::Trace { trace: Trace::Interval(t), .. } => {
+                (t.expected_arrivals().unwrap_or(0.0), &o.calls)
+            }
+            Source::Trace { trace: Trace::Calls(c), .. } => (c.len() as f64, &o.calls),
+            Source::Script { rows, .. } => (rows.len() as f64, &o.calls),
+        }
+    }
+}
+
+/// Why an incident has no occurrence inside a run of length `duration`.
+fn never_happens(inc: &IncidentSpec, duration: Dur) -> String {
+    let first = match (inc.start, inc.at, inc.offset) {
+        (Some(start), _, _) => start,
+        (None, Some(at), _) => at.since_midnight(),
+        (None, None, Some(offset)) => offset,
+        (None, None, None) => Dur::ZERO,
+    };
+    match inc.until {
+        Some(until) if until <= first && first < duration => format!(
+            "`until` ({until}) comes before the first occurrence ({first}), so it never happens; \
+             move `until` later or remove it"
+        ),
+        _ => format!(
+            "starts at {first}, at or after the end of the run (duration {duration}), so it never happens; \
+             start it earlier or lengthen `duration`"
+        ),
     }
 }
 
@@ -543,6 +606,12 @@ fn key_offset(text: &str, span: Range<usize>, spec: &PolicySpec, message: &str) 
 
 /// Reads a whole text file, with a clear message when it is missing or unreadable.
 pub fn read_text(path: &Path) -> Result<String, InputError> {
+    if path.is_dir() {
+        return Err(InputError::file(
+            path,
+            "is a folder, not a file: give a scenario file (.toml) inside it",
+        ));
+    }
     std::fs::read_to_string(path).map_err(|e| {
         let why = match e.kind() {
             std::io::ErrorKind::NotFound => "no such file".to_string(),

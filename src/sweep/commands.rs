@@ -16,8 +16,9 @@ use super::runner::{
     Cells, config_info, default_objective, metric_columns, progress_bar, spec_of, validate_policy,
 };
 use super::table::{ResultTable, Summary};
+use crate::limits::{Limits, estimate_cells};
 use crate::policy::{PolicyConfig, PolicySpec};
-use crate::scenario::{InputError, Scenario};
+use crate::scenario::{InputError, Scenario, Spot};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -68,6 +69,20 @@ fn load_scenarios(paths: &[PathBuf]) -> anyhow::Result<Vec<Scenario>> {
     Ok(out)
 }
 
+/// Refuses a grid of cells too large for `limits` before anything runs, at the field that
+/// drives it (see [`crate::limits`]).
+fn check_limits(
+    cells: &Cells,
+    threads: Option<usize>,
+    limits: &Limits,
+    replicates: &Spot,
+    policies: &Spot,
+) -> Result<(), InputError> {
+    let threads = threads.unwrap_or_else(rayon::current_num_threads);
+    estimate_cells(cells.scenarios, cells.configs, cells.replicates, threads, replicates, policies)
+        .check(limits)
+}
+
 /// Resolves every configuration (already checked while reading the sweep file).
 fn resolve_all(configs: &[Configuration]) -> anyhow::Result<Vec<PolicyConfig>> {
     configs
@@ -102,6 +117,8 @@ pub fn run_sweep(
 
     let cells =
         Cells { scenarios: &scenarios, configs: &configs, replicates: file.replicates, seed: file.seed };
+    let policies_spot = Spot::in_file(&file.path, "", None, "[[policies]]");
+    check_limits(&cells, threads, &Limits::default(), &file.replicates_spot, &policies_spot)?;
     let bar = progress_bar(cells.count(), quiet);
     let runs = cells.run(threads, &columns, &bar)?;
 
@@ -303,6 +320,7 @@ pub fn compare(
     let columns = metric_columns();
     let objective = default_objective().bind(&columns).map_err(InputError::argument)?;
     let cells = Cells { scenarios: &loaded, configs: &configs, replicates, seed };
+    check_limits(&cells, threads, &Limits::default(), &Spot::flag("--replicates"), &Spot::flag("--policy"))?;
     let bar = progress_bar(cells.count(), false);
     let runs = cells.run(threads, &columns, &bar)?;
     let names = loaded.iter().map(|s| s.name.clone()).collect();

@@ -29,6 +29,7 @@ use super::constraint::{Constraint, resolve_metric};
 use super::grid::{Configuration, Ends, Param, PolicyGrid, Scale, expand, expand_range};
 use super::objective::{Objective, check_weight};
 use super::pareto::DEFAULT_FRONTS;
+use crate::scenario::Spot;
 use crate::time::Dur;
 use serde::de::{self, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer};
@@ -55,6 +56,8 @@ pub struct SweepFile {
     pub scenarios: Vec<PathBuf>,
     /// Replicates per (scenario, configuration), at least 1.
     pub replicates: u32,
+    /// Where `replicates` is written (the file alone when it is not), for the resource limits.
+    pub replicates_spot: Spot,
     /// Base seed for every scenario, or `None` to use each scenario's own seed.
     pub seed: Option<u64>,
     /// One grid per `[[policies]]` entry, in file order.
@@ -269,6 +272,8 @@ impl SweepFile {
             }
         };
 
+        let replicates_spot =
+            Spot::in_file(path, text, raw.replicates.as_ref().map(|r| r.span().start), "replicates");
         let replicates = match raw.replicates {
             None => DEFAULT_REPLICATES,
             Some(r) => u32::try_from(*r.get_ref()).ok().filter(|n| *n >= 1).ok_or_else(|| {
@@ -286,6 +291,19 @@ impl SweepFile {
         let mut scenarios: Vec<PathBuf> = Vec::new();
         for pattern in raw.scenarios.get_ref() {
             let found = resolve_pattern(base, pattern.get_ref()).map_err(|m| at(pattern.span(), m))?;
+            let itself = |p: &PathBuf| {
+                p == path || matches!((p.canonicalize(), path.canonicalize()), (Ok(a), Ok(b)) if a == b)
+            };
+            if found.iter().any(itself) {
+                return Err(at(
+                    pattern.span(),
+                    format!(
+                        "{:?} matches this sweep file itself: `scenarios` lists scenario files only \
+                         (narrow the pattern, or keep sweeps in another folder)",
+                        pattern.get_ref()
+                    ),
+                ));
+            }
             scenarios.extend(found);
         }
         scenarios.sort();
@@ -376,6 +394,7 @@ impl SweepFile {
             name,
             scenarios,
             replicates,
+            replicates_spot,
             seed: raw.seed,
             grids,
             configurations,

@@ -532,7 +532,7 @@ impl IntervalTrace {
         if !self.has_counts {
             return None;
         }
-        let total: u64 = self.intervals.iter().filter_map(|iv| iv.count).sum();
+        let total = self.intervals.iter().filter_map(|iv| iv.count).fold(0u64, u64::saturating_add);
         let mut out = Vec::with_capacity(usize::try_from(total).unwrap_or(0));
         for (i, iv) in self.intervals.iter().enumerate() {
             let mut rng = Pcg64Mcg::seed_from_u64(mix(seed, i as u64));
@@ -542,27 +542,51 @@ impl IntervalTrace {
                 out.push(iv.start + Dur(rng.random_range(0..len)));
             }
             out[first..].sort_unstable();
-            let next = self.intervals.get(i + 1).map_or(iv.logged_end, |n| n.start);
-            if next > iv.logged_end {
-                let in_gap = self.gaps.binary_search_by_key(&iv.logged_end, |g| g.start).is_ok();
-                let rate = match (in_gap, self.gap_policy) {
-                    (true, GapPolicy::Missing) => 0.0,
-                    (true, GapPolicy::Healthy) => self.healthy_rate_per_us,
-                    _ => iv.count.unwrap_or(0) as f64 / len as f64,
-                };
-                let span = (next - iv.logged_end).0;
-                let lambda = rate * span as f64;
-                if let Ok(poisson) = Poisson::new(lambda) {
-                    let n = poisson.sample(&mut rng) as u64;
-                    let first = out.len();
-                    for _ in 0..n {
-                        out.push(iv.logged_end + Dur(rng.random_range(0..span)));
-                    }
-                    out[first..].sort_unstable();
+            if let Some((span, lambda)) = self.after(i)
+                && let Ok(poisson) = Poisson::new(lambda)
+            {
+                let n = poisson.sample(&mut rng) as u64;
+                let first = out.len();
+                for _ in 0..n {
+                    out.push(iv.logged_end + Dur(rng.random_range(0..span)));
                 }
+                out[first..].sort_unstable();
             }
         }
         Some(out)
+    }
+
+    /// The time between interval `i`'s logged end and the next interval's start, in µs, and
+    /// the mean number of arrivals drawn there (held rate, healthy rate or none, by gap policy);
+    /// `None` when the next interval follows at once.
+    fn after(&self, i: usize) -> Option<(u64, f64)> {
+        let iv = &self.intervals[i];
+        let next = self.intervals.get(i + 1).map_or(iv.logged_end, |n| n.start);
+        if next <= iv.logged_end {
+            return None;
+        }
+        let in_gap = self.gaps.binary_search_by_key(&iv.logged_end, |g| g.start).is_ok();
+        let len = (iv.logged_end - iv.start).0.max(1);
+        let rate = match (in_gap, self.gap_policy) {
+            (true, GapPolicy::Missing) => 0.0,
+            (true, GapPolicy::Healthy) => self.healthy_rate_per_us,
+            _ => iv.count.unwrap_or(0) as f64 / len as f64,
+        };
+        let span = (next - iv.logged_end).0;
+        Some((span, rate * span as f64))
+    }
+
+    /// How many arrivals [`IntervalTrace::arrivals`] draws on average (`None` without counts),
+    /// computed without drawing them, so a run's size is checked before anything is allocated.
+    pub fn expected_arrivals(&self) -> Option<f64> {
+        self.has_counts.then(|| {
+            (0..self.intervals.len())
+                .map(|i| {
+                    let logged = self.intervals[i].count.unwrap_or(0) as f64;
+                    logged + self.after(i).map_or(0.0, |(_, lambda)| lambda)
+                })
+                .sum()
+        })
     }
 
     /// End of the last logged interval.
