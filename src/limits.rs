@@ -134,7 +134,7 @@ struct RunSize {
 
 fn run_size(scenario: &Scenario, policies: &[PolicyConfig], policy_spot: &Spot) -> RunSize {
     let o = &scenario.origins;
-    let (requests, _) = scenario.expected_requests();
+    let requests = scenario.expected_requests();
     let secs = scenario.duration.as_secs_f64().max(1e-6);
     let client = &scenario.client;
     let attempts = match scenario.source {
@@ -230,7 +230,7 @@ fn slowest_of(p50: Dur, p95: Dur, n: f64) -> Dur {
 pub fn estimate_run(scenario: &Scenario, policies: &[PolicyConfig], policy_spot: &Spot) -> Estimate {
     let size = run_size(scenario, policies, policy_spot);
     let mut e = Estimate::default();
-    let (_, requests_spot) = scenario.expected_requests();
+    let requests_spot = scenario.requests_spot();
     e.push(
         size.stream,
         size.calls,

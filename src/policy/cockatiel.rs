@@ -1,14 +1,14 @@
 //! cockatiel's `CircuitBreakerPolicy` with its three breakers (presets `cockatiel-consecutive`,
 //! `cockatiel-count`, `cockatiel-sampling`).
 //!
-//! Source: connor4312/cockatiel, src/CircuitBreakerPolicy.ts (3.x, the version with
-//! `halfOpenAfter: number | IBackoffFactory`; copy read: index file 27412213853),
-//! src/breaker/ConsecutiveBreaker.ts @ 2a0dad2f2f1eabff74ed471dfa858a6a1de7c409,
-//! src/breaker/CountBreaker.ts @ 2514ac764aa644855c21bbb69ae60ef6b7d1dfd7,
-//! src/breaker/SamplingBreaker.ts @ 2a0dad2f2f1eabff74ed471dfa858a6a1de7c409.
-//! Where ../shared/PRESETS.md says half-open results from a stale state object are ignored,
-//! the source read here disagrees and wins: `execute` captures the state when the call starts
-//! and reports the result to the breaker with that state.
+//! Source: connor4312/cockatiel tag v3.2.1 (commit 32a70686ef3470f6c94c1325fbc7982d582b8432, the
+//! newest release that runs on Node 20; the conformance suite runs it): src/CircuitBreakerPolicy.ts
+//! (`execute`, `halfOpen`, `open`, `close`), src/breaker/ConsecutiveBreaker.ts, CountBreaker.ts,
+//! SamplingBreaker.ts (`push`, `rotateWindow`, `resetWindows`), src/backoff/. cockatiel 4.0.0
+//! (f475a69) adds `halfOpenSampling`, whose default (one call) behaves the same; its other
+//! settings are not modelled. Where ../shared/PRESETS.md says half-open results from a stale
+//! state object are ignored, the source disagrees and wins: `execute` captures the state when
+//! the call starts and reports the result to the breaker with that state.
 //!
 //! Reproduced:
 //! - a call admitted while Closed reports `breaker.success(Closed)` / `breaker.failure(Closed)`
@@ -26,9 +26,12 @@
 //!   windows keep their counts until overwritten; trips when `failures > threshold · total`
 //!   and `total >= duration · minimumRps` (default `minimumRps = 5 / threshold`);
 //! - Open → HalfOpen on the first call once `now − openedAt >= halfOpenAfter` (passive); that
-//!   call is the test. Calls arriving during the test wait for it in cockatiel
-//!   (`await state.test`) and then run or fail with the new state; the engine cannot hold a
-//!   call, so they are rejected here (they see the breaker as open);
+//!   call is the test. Calls arriving during the test wait for it (`await state.test`, here
+//!   [`Admission::Wait`]) and are offered again when it settles: they run if it closed the
+//!   circuit and are rejected if it reopened it. One difference remains: when a late
+//!   closed-state failure reopens the circuit while the test runs, the waiters are offered
+//!   again (and rejected) at that failure, where cockatiel rejects them when the test settles;
+//!   which calls run is the same unless `halfOpenAfter` elapses before the test ends;
 //! - the test's success closes, its failure reopens;
 //! - `halfOpenAfter` is a constant or an `ExponentialBackoff` (src/backoff/ExponentialBackoff.ts
 //!   @ 294c090a2e14e54dcba83374e447e5eaa430ec5f, ExponentialBackoffGenerators.ts @
@@ -484,7 +487,8 @@ impl Breaker for CockatielBreaker {
                 self.set(now, State::HalfOpen, "cooldown_elapsed", out);
                 Admission::Allow(Ticket { generation: self.generation, probe: true })
             }
-            _ => Admission::Reject,
+            State::HalfOpen => Admission::Wait,
+            State::Open => Admission::Reject,
         }
     }
 
@@ -546,8 +550,9 @@ mod tests {
         s.extend(calls("ffff", 5, 1)); // 5 in a row at 8
         s.push((10_007, A)); // 9 999 ms after: still open
         s.push((10_008, A)); // the test call
-        s.push((10_008, A)); // rejected while the test runs (it would wait in cockatiel)
+        s.push((10_008, A)); // waits for the test
         s.push((10_009, S(1)));
+        s.push((10_009, A)); // offered again once the test closed it: runs
         let r = drive(&mut b, &s);
         assert_eq!(
             r.tr,
@@ -557,7 +562,38 @@ mod tests {
                 (10_009, H, C, "probe_successes")
             ]
         );
-        assert_eq!(&r.admit_string()[10..], "010");
+        assert_eq!(&r.admit_string()[10..], "0101");
+        assert_eq!(r.waits, vec![12]);
+    }
+
+    #[test]
+    fn half_open_waiters_are_rejected_when_the_test_reopens() {
+        let mut b = CockatielBreaker::new(
+            CockatielConfig { consecutive_threshold: 1, ..CockatielConfig::consecutive() },
+            0,
+        );
+        let s = [
+            (0, A),
+            (0, F(5)),      // opens at 0
+            (10_000, A),    // the test
+            (10_001, A),    // waits
+            (10_400, F(1)), // the test fails: reopens at 10 400
+            (10_400, A),    // the waiter, offered again: rejected
+            (20_399, A),    // rejected: 9 999 ms after reopening
+            (20_400, A),    // the next test
+        ];
+        let r = drive(&mut b, &s);
+        assert_eq!(
+            r.tr,
+            vec![
+                (0, C, O, "consecutive_failures"),
+                (10_000, O, H, "cooldown_elapsed"),
+                (10_400, H, O, "probe_failed"),
+                (20_400, O, H, "cooldown_elapsed"),
+            ]
+        );
+        assert_eq!(r.admit_string(), "110001");
+        assert_eq!(r.waits, vec![2]);
     }
 
     #[test]

@@ -530,6 +530,11 @@ fn pybreaker(header: &[String], name: &str, c: &PybreakerConfig) -> String {
     }
     args.push(format!("name={name:?}"));
     let _ = writeln!(s, "breaker = pybreaker.CircuitBreaker({})", args.join(", "));
+    if c.serialize {
+        let _ = writeln!(s, "# use: breaker.call(func, ...)  (its lock serializes calls)");
+    } else {
+        let _ = writeln!(s, "# use: with breaker.calling(): ...  (no lock: calls overlap)");
+    }
     s
 }
 

@@ -226,7 +226,7 @@ static PRESETS: [PresetInfo; 21] = [
     PresetInfo {
         name: "cockatiel-consecutive",
         family: "cockatiel",
-        library: "cockatiel 3.x",
+        library: "cockatiel 3.2.1",
         summary: "cockatiel ConsecutiveBreaker(5): opens at the 5th failure in a row; halfOpenAfter 10 s (README); one test call",
         source: COCKATIEL_SOURCE,
         quirks: COCKATIEL_QUIRKS,
@@ -234,7 +234,7 @@ static PRESETS: [PresetInfo; 21] = [
     PresetInfo {
         name: "cockatiel-count",
         family: "cockatiel",
-        library: "cockatiel 3.x",
+        library: "cockatiel 3.2.1",
         summary: "cockatiel CountBreaker({threshold: 0.2, size: 100}): opens when failures > 20 % of the last 100 calls (100 needed); halfOpenAfter 10 s",
         source: COCKATIEL_SOURCE,
         quirks: COCKATIEL_QUIRKS,
@@ -242,7 +242,7 @@ static PRESETS: [PresetInfo; 21] = [
     PresetInfo {
         name: "cockatiel-sampling",
         family: "cockatiel",
-        library: "cockatiel 3.x",
+        library: "cockatiel 3.2.1",
         summary: "cockatiel SamplingBreaker({threshold: 0.2, duration: 30 s}): opens when failures > 20 % of >= 750 calls over 30 windows of 1 s; halfOpenAfter 10 s",
         source: COCKATIEL_SOURCE,
         quirks: COCKATIEL_QUIRKS,
@@ -250,11 +250,12 @@ static PRESETS: [PresetInfo; 21] = [
     PresetInfo {
         name: "pybreaker",
         family: "pybreaker",
-        library: "pybreaker 1.x",
+        library: "pybreaker 1.4.1",
         summary: "pybreaker defaults: 5 failures (reset by any success) open it; reset_timeout 60 s; the next call is the trial; calls serialized by the breaker's lock",
-        source: "danielfm/pybreaker @ 0d45551e3ff23d01817987d8854be92428e47e70, src/pybreaker/__init__.py (CircuitBreaker.call, CircuitBreakerState._handle_error, Circuit*State)",
+        source: "danielfm/pybreaker tag v1.4.1 (faf54de652991899768d7075feab6fcc10b72ba7), src/pybreaker/__init__.py (CircuitBreaker.call, calling, open, close, CircuitBreakerState.call, generator_call, _handle_error, Circuit*State)",
         quirks: &[
-            "call() holds the breaker's RLock for the whole call: one call at a time; here a call arriving while one is in flight is rejected (the engine cannot make it wait)",
+            "call() holds the breaker's RLock for the whole call: concurrent calls wait for it in arrival order (the wait is part of their latency); serialize = false is `with breaker.calling():`, which runs the block outside the lock",
+            "a result is handled by the state current when the call was admitted: a half-open admission's failure reopens, its success can close a circuit that reopened meanwhile; a failure while open restarts reset_timeout",
             "excluded errors count as successes and reset the failure counter (no 'ignored' outcome)",
             "opens when the counter reaches fail_max (>=); half-open at now >= opened_at + reset_timeout, on the next call",
             "the trial's failure reopens; success_threshold trial successes close (1 in the revision read)",
@@ -350,7 +351,7 @@ const R4J_QUIRKS: &[&str] = &[
     "the wait grows only on half-open -> open (attempts + 1) with an exponential interval function; a fresh window on closing",
 ];
 
-const COCKATIEL_SOURCE: &str = "connor4312/cockatiel 3.x, src/CircuitBreakerPolicy.ts (copy read: index file 27412213853), src/breaker/ConsecutiveBreaker.ts and SamplingBreaker.ts @ 2a0dad2f2f1eabff74ed471dfa858a6a1de7c409, src/breaker/CountBreaker.ts @ 2514ac764aa644855c21bbb69ae60ef6b7d1dfd7, src/backoff/ExponentialBackoff.ts @ 294c090a2e14e54dcba83374e447e5eaa430ec5f and ExponentialBackoffGenerators.ts @ 74b3c7851fb6db4ff5973245760a6fd773cae652";
+const COCKATIEL_SOURCE: &str = "connor4312/cockatiel tag v3.2.1 (32a70686ef3470f6c94c1325fbc7982d582b8432), src/CircuitBreakerPolicy.ts (execute, halfOpen, open, close), src/breaker/ConsecutiveBreaker.ts, CountBreaker.ts, SamplingBreaker.ts (push, rotateWindow, resetWindows), src/backoff/ExponentialBackoff.ts and ExponentialBackoffGenerators.ts";
 const COCKATIEL_QUIRKS: &[&str] = &[
     "halfOpenAfter has no library default: 10 s as in the README; half_open_backoff = exponential reproduces ExponentialBackoff (128 ms, 30 s, exponent 2, decorrelated jitter from the build seed), advanced on each reopen and restarted on closing",
     "a call reports its result with the state it started in: a late failure of a closed-state call can reopen a half-open circuit",
@@ -358,7 +359,7 @@ const COCKATIEL_QUIRKS: &[&str] = &[
     "CountBreaker needs minimumNumberOfCalls (default size) results; a half-open success clears its ring",
     "SamplingBreaker recycles one window per result: after an idle spell old windows keep their counts until overwritten",
     "SamplingBreaker's default minimumRps is 5 / threshold: with 0.2 over 30 s it needs 750 calls",
-    "calls arriving during the half-open test wait for it in cockatiel; the engine cannot hold a call, so they are rejected",
+    "calls arriving during the half-open test wait for it: they run if it closed the circuit and are rejected if it reopened it (the wait is part of their latency)",
 ];
 
 /// Every preset, in a fixed order.

@@ -1,24 +1,31 @@
-//! pybreaker's `CircuitBreaker` (preset `pybreaker`), with its lock modelled deterministically.
+//! pybreaker's `CircuitBreaker` (preset `pybreaker`), with its lock.
 //!
-//! Source: danielfm/pybreaker @ 0d45551e3ff23d01817987d8854be92428e47e70,
-//! src/pybreaker/__init__.py (`CircuitBreaker.call`, `_handle_error`, `_handle_success`,
+//! Source: danielfm/pybreaker tag v1.4.1 (commit faf54de652991899768d7075feab6fcc10b72ba7),
+//! src/pybreaker/__init__.py (`CircuitBreaker.call`, `calling`, `open`, `half_open`, `close`,
+//! `CircuitBreakerState.call`, `generator_call`, `_handle_error`, `_handle_success`,
 //! `CircuitClosedState.on_failure`, `CircuitOpenState.before_call`,
 //! `CircuitHalfOpenState.on_success` / `on_failure`).
 //!
 //! Reproduced:
-//! - `call()` runs the whole protected call under the breaker's `RLock`: calls are serialized.
-//!   A second call would block until the first returns; the engine cannot hold a call, so it
-//!   is rejected instead (counted as a fallback) while another call is in flight, in any state.
-//!   This is the deterministic choice: a blocked caller's wait is not modelled;
-//! - a failure increments the counter and opens when `counter >= fail_max` (5); any success
-//!   resets it; excluded exceptions count as successes (`_handle_error` calls
-//!   `_handle_success`): here every class the classifier does not count as a failure, ignored
-//!   classes included, is a success;
-//! - OPEN → HALF_OPEN in `before_call` when `now >= opened_at + reset_timeout` (passive; the
-//!   revision compares `now < opened_at + timeout` to stay open); that call is the trial;
-//! - HALF_OPEN: a failure reopens (`opened_at = now`); `success_threshold` consecutive trial
-//!   successes close it (pybreaker 1.4's parameter; the revision read closes on the first
-//!   success, which is the default 1); closing resets the counter.
+//! - `serialize = true` (the default, `breaker.call(func)`): `call()` runs the whole protected
+//!   call under the breaker's `RLock`, so a call arriving while another is in flight waits for
+//!   the lock ([`Admission::Wait`]) and takes it, in arrival order, when that call returns; the
+//!   wait counts in its latency, and the state is checked once it holds the lock.
+//!   `serialize = false` is `with breaker.calling():`: `call()` returns a generator at once,
+//!   so the block runs outside the lock and calls overlap;
+//! - a result is handled by the state object current when the call was admitted
+//!   (`self.state.call` → `generator_call`): a failure of a call admitted closed increments the
+//!   counter and opens when `counter >= fail_max` (5), whatever the state is now; a failure of
+//!   a call admitted half-open opens (again); `open()` always sets `opened_at = now`, so a
+//!   failure while already open restarts the timeout without a visible transition;
+//! - any success resets the counter; excluded exceptions count as successes (`_handle_error`
+//!   calls `_handle_success`): here every class the classifier does not count as a failure,
+//!   ignored classes included, is a success;
+//! - OPEN → HALF_OPEN in `before_call` when `now >= opened_at + reset_timeout` (passive); the
+//!   success counter is reset on entering half-open and on opening;
+//! - a success of a call admitted half-open increments the success counter and closes when it
+//!   reaches `success_threshold` (1), even if the circuit reopened meanwhile; closing resets
+//!   both counters.
 
 use super::presets::ParamMeta;
 use super::spec::{FamilyParams, PolicyError, invalid};
@@ -27,7 +34,7 @@ use crate::outcome::Verdict;
 use crate::time::{Dur, SimTime};
 use serde::{Deserialize, Serialize};
 
-/// `CircuitBreaker(fail_max=5, reset_timeout=60, success_threshold=1)`.
+/// `CircuitBreaker(fail_max=5, reset_timeout=60, success_threshold=1)`, used through `call()`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PybreakerConfig {
@@ -37,11 +44,19 @@ pub struct PybreakerConfig {
     pub reset_timeout: Dur,
     /// `success_threshold` (1): trial successes in a row that close.
     pub success_threshold: u32,
+    /// True: calls go through `call()` and wait for its lock (the default); false: through
+    /// `with breaker.calling():`, no lock.
+    pub serialize: bool,
 }
 
 impl Default for PybreakerConfig {
     fn default() -> PybreakerConfig {
-        PybreakerConfig { fail_max: 5, reset_timeout: Dur::from_secs(60), success_threshold: 1 }
+        PybreakerConfig {
+            fail_max: 5,
+            reset_timeout: Dur::from_secs(60),
+            success_threshold: 1,
+            serialize: true,
+        }
     }
 }
 
@@ -54,6 +69,11 @@ impl FamilyParams for PybreakerConfig {
             "reset_timeout: open time before the next call is a trial",
         ),
         ParamMeta::new("success_threshold", "calls", "success_threshold: trial successes that close"),
+        ParamMeta::new(
+            "serialize",
+            "bool",
+            "true: breaker.call(), whose lock makes concurrent calls wait their turn; false: `with breaker.calling():`, no lock",
+        ),
     ];
 
     fn validate(&self) -> Result<(), PolicyError> {
@@ -72,7 +92,6 @@ impl FamilyParams for PybreakerConfig {
 pub struct PybreakerBreaker {
     cfg: PybreakerConfig,
     state: State,
-    generation: u64,
     counter: u64,
     successes: u64,
     opened_at: SimTime,
@@ -85,7 +104,6 @@ impl PybreakerBreaker {
         PybreakerBreaker {
             cfg,
             state: State::Closed,
-            generation: 0,
             counter: 0,
             successes: 0,
             opened_at: SimTime::ZERO,
@@ -94,9 +112,18 @@ impl PybreakerBreaker {
     }
 
     fn set(&mut self, at: SimTime, to: State, reason: &'static str, out: &mut Transitions) {
-        emit(out, at, self.state, to, reason);
-        self.state = to;
-        self.generation += 1;
+        if self.state != to {
+            emit(out, at, self.state, to, reason);
+            self.state = to;
+        }
+    }
+
+    /// `CircuitBreaker.open()`: `opened_at = now`, a fresh open state (success counter reset),
+    /// even when already open.
+    fn open(&mut self, now: SimTime, reason: &'static str, out: &mut Transitions) {
+        self.opened_at = now;
+        self.successes = 0;
+        self.set(now, State::Open, reason, out);
     }
 
     /// True while a call holds the lock.
@@ -108,7 +135,7 @@ impl PybreakerBreaker {
 impl Breaker for PybreakerBreaker {
     fn admit(&mut self, now: SimTime, out: &mut Transitions) -> Admission {
         if self.busy {
-            return Admission::Reject;
+            return Admission::Wait;
         }
         if self.state == State::Open {
             if now < self.opened_at + self.cfg.reset_timeout {
@@ -117,31 +144,30 @@ impl Breaker for PybreakerBreaker {
             self.set(now, State::HalfOpen, "cooldown_elapsed", out);
             self.successes = 0;
         }
-        self.busy = true;
-        Admission::Allow(Ticket { generation: self.generation, probe: self.state == State::HalfOpen })
+        self.busy = self.cfg.serialize;
+        // The ticket remembers which state object handles the result.
+        Admission::Allow(Ticket { generation: 0, probe: self.state == State::HalfOpen })
     }
 
-    fn record(&mut self, now: SimTime, _ticket: Ticket, obs: Observation, out: &mut Transitions) {
+    fn record(&mut self, now: SimTime, ticket: Ticket, obs: Observation, out: &mut Transitions) {
         self.busy = false;
         if obs.verdict == Verdict::Failure {
             self.counter += 1;
-            match self.state {
-                State::Closed if self.counter >= u64::from(self.cfg.fail_max) => {
-                    self.set(now, State::Open, "consecutive_failures", out);
-                    self.opened_at = now;
-                }
-                State::HalfOpen => {
-                    self.set(now, State::Open, "probe_failed", out);
-                    self.opened_at = now;
-                }
-                _ => {}
+            if ticket.probe {
+                self.open(now, "probe_failed", out);
+            } else if self.counter >= u64::from(self.cfg.fail_max) {
+                let reason =
+                    if self.state == State::HalfOpen { "probe_failed" } else { "consecutive_failures" };
+                self.open(now, reason, out);
             }
         } else {
             self.counter = 0;
-            if self.state == State::HalfOpen {
+            if ticket.probe {
                 self.successes += 1;
                 if self.successes >= u64::from(self.cfg.success_threshold) {
-                    self.set(now, State::Closed, "probe_successes", out);
+                    let reason = if self.state == State::Open { "late_success" } else { "probe_successes" };
+                    self.successes = 0;
+                    self.set(now, State::Closed, reason, out);
                 }
             }
         }
@@ -163,7 +189,7 @@ mod tests {
         let mut s = Vec::new();
         for i in 0..4 {
             s.push((i, A));
-            s.push((i, A)); // blocked by the lock: rejected
+            s.push((i, A)); // blocked by the lock: waits
             s.push((i, F(1)));
         }
         s.extend([(4, A), (4, I)]); // an ignored (excluded) result is a success: counter reset
@@ -173,7 +199,7 @@ mod tests {
         }
         s.push((60_008, A)); // 59 999 ms after opening at 9
         s.push((60_009, A)); // exactly reset_timeout: the trial
-        s.push((60_009, A)); // lock held by the trial
+        s.push((60_009, A)); // lock held by the trial: waits
         s.push((60_010, F(1)));
         s.push((120_010, A));
         s.push((120_011, S(1)));
@@ -189,6 +215,68 @@ mod tests {
             ]
         );
         assert_eq!(r.admit_string(), "101010101111110101");
+        assert_eq!(r.waits, vec![1, 3, 5, 7, 16]);
+    }
+
+    #[test]
+    fn calling_runs_outside_the_lock_and_each_result_uses_its_admission_state() {
+        // serialize = false: calls overlap. fail_max 2, reset_timeout 60 s.
+        let cfg = PybreakerConfig { fail_max: 2, serialize: false, ..PybreakerConfig::default() };
+        let mut b = PybreakerBreaker::new(cfg);
+        let s = [
+            (0, A),                          // 0: admitted closed, still running at the end
+            (1, A),                          // 1
+            (2, A),                          // 2: overlaps, no lock
+            (3, Done(1, false, 2)),          // counter 1
+            (4, Done(2, false, 2)),          // counter 2: opens at 4
+            (60_004, A),                     // 3: the trial (half-open)
+            (60_005, A),                     // 4: also admitted in half-open: no lock
+            (60_006, Done(3, true, 2)),      // the trial succeeds: closes at 60 006
+            (60_007, Done(4, false, 2)),     // a half-open admission's failure reopens a closed circuit
+            (60_008, Done(0, true, 60_008)), // a closed admission's success: counter reset only
+            (120_006, A),                    // 5: 59 999 ms after reopening: rejected
+            (120_007, A),                    // 6: the next trial
+        ];
+        let r = drive(&mut b, &s);
+        assert_eq!(
+            r.tr,
+            vec![
+                (4, C, O, "consecutive_failures"),
+                (60_004, O, H, "cooldown_elapsed"),
+                (60_006, H, C, "probe_successes"),
+                (60_007, C, O, "probe_failed"),
+                (120_007, O, H, "cooldown_elapsed"),
+            ]
+        );
+        assert_eq!(r.admit_string(), "1111101");
+        assert!(r.waits.is_empty());
+    }
+
+    #[test]
+    fn a_late_trial_success_closes_a_reopened_circuit() {
+        // serialize = false, fail_max 1: two trials in half-open; the second fails first and
+        // reopens; the first's success then closes the open circuit (its state object is the
+        // half-open one, whose on_success calls close()).
+        let cfg = PybreakerConfig { fail_max: 1, serialize: false, ..PybreakerConfig::default() };
+        let mut b = PybreakerBreaker::new(cfg);
+        let s = [
+            (0, A),
+            (0, F(1)),
+            (60_000, A),                 // 1: trial
+            (60_001, A),                 // 2: trial too
+            (60_002, Done(2, false, 1)), // reopens at 60 002
+            (60_003, Done(1, true, 3)),  // closes at 60 003
+        ];
+        let r = drive(&mut b, &s);
+        assert_eq!(
+            r.tr,
+            vec![
+                (0, C, O, "consecutive_failures"),
+                (60_000, O, H, "cooldown_elapsed"),
+                (60_002, H, O, "probe_failed"),
+                (60_003, O, C, "late_success"),
+            ]
+        );
     }
 
     #[test]

@@ -38,6 +38,9 @@ pub struct Run {
     pub admits: Vec<bool>,
     /// For each `A`, the ticket handed out (default when rejected).
     pub tickets: Vec<Ticket>,
+    /// The admissions (indices of `A`) answered [`Admission::Wait`] (also `false` in `admits`;
+    /// a script offers a waiting call again with another `A`).
+    pub waits: Vec<usize>,
 }
 
 impl Run {
@@ -74,6 +77,11 @@ pub fn drive<B: Breaker>(b: &mut B, script: &[(u64, Ev)]) -> Run {
                         outstanding.push(idx);
                     }
                     Admission::Reject => {
+                        run.admits.push(false);
+                        run.tickets.push(Ticket::default());
+                    }
+                    Admission::Wait => {
+                        run.waits.push(idx);
                         run.admits.push(false);
                         run.tickets.push(Ticket::default());
                     }

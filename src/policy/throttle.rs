@@ -205,7 +205,7 @@ mod tests {
                         let obs = Observation { verdict: Verdict::Failure, latency: Dur::from_millis(1) };
                         t.record(now, tk, obs, &mut out);
                     }
-                    Admission::Reject => allowed.push('0'),
+                    Admission::Reject | Admission::Wait => allowed.push('0'),
                 }
             }
             allowed

@@ -153,6 +153,9 @@ pub struct Scenario {
     pub scoring: ScoringSpec,
     /// Where the fields that size it were written (for limits checked later).
     pub origins: Origins,
+    /// Files read besides [`Scenario::path`] (a script, a trace and its labels), so a
+    /// shard's manifest can hash every input.
+    pub inputs: Vec<PathBuf>,
 }
 
 impl Scenario {
@@ -193,6 +196,7 @@ impl Scenario {
             inc.validate().map_err(|m| at(span, format!("[[incidents]] #{}: {m}", i + 1)))?;
             incidents.push(inc);
         }
+        let mut inputs = Vec::new();
         let (source, duration) = if let Some(script) = file.script {
             for (present, key) in [
                 (file.traffic.is_some(), "traffic"),
@@ -210,6 +214,7 @@ impl Scenario {
             }
             let script_path = relative_to(path, script.get_ref());
             let rows = load_script(&script_path).map_err(|e| at(script.span(), e.to_string()))?;
+            inputs.push(script_path);
             let duration = file.duration.map_or_else(|| script_span(&rows), |d| d.into_inner());
             (Source::Script { rows, incidents }, duration)
         } else if let Some(table) = file.trace {
@@ -238,6 +243,8 @@ impl Scenario {
             };
             let trace_path = relative_to(path, &rel.to_string_lossy());
             opts.labels = opts.labels.map(|l| relative_to(path, &l.to_string_lossy()));
+            inputs.push(trace_path.clone());
+            inputs.extend(opts.labels.clone());
             let traffic = match file.traffic {
                 Some(t) => {
                     let span = t.span();
@@ -366,6 +373,7 @@ impl Scenario {
             instance_policies,
             scoring: file.scoring,
             origins,
+            inputs,
         };
         scenario.check()?;
         Ok(scenario)
@@ -390,6 +398,7 @@ impl Scenario {
             instance_policies: Vec::new(),
             scoring: ScoringSpec::default(),
             origins: Origins::of_file(path, "the script's rows"),
+            inputs: Vec::new(),
         };
         scenario.check()?;
         Ok(scenario)
@@ -420,6 +429,7 @@ impl Scenario {
             instance_policies: Vec::new(),
             scoring: ScoringSpec::default(),
             origins: Origins { rate: Spot::flag("--rate"), ..Origins::of_file(path, "the trace's rows") },
+            inputs: opts.labels.iter().cloned().collect(),
         };
         scenario.check()?;
         Ok(scenario)
@@ -452,6 +462,29 @@ impl Scenario {
         spec.resolve().map_err(|e| InputError::argument(format!("policy `{}`: {e}", spec.preset)))
     }
 
+    /// The arrival process, when arrivals are modelled rather than logged.
+    fn traffic(&self) -> Option<&TrafficSpec> {
+        match &self.source {
+            Source::Model { traffic, .. } | Source::Providers { traffic, .. } => Some(traffic),
+            Source::Trace { traffic, .. } => traffic.as_ref(),
+            Source::Script { .. } => None,
+        }
+    }
+
+    /// About how many requests one run offers: the traffic's mean rate over the duration, or
+    /// the calls a script or trace holds. A sharded sweep balances its shards by it.
+    pub fn expected_requests(&self) -> f64 {
+        if let Some(traffic) = self.traffic() {
+            return traffic.mean_rate() * self.duration.as_secs_f64();
+        }
+        match &self.source {
+            Source::Script { rows, .. } => rows.len() as f64,
+            Source::Trace { trace: Trace::Calls(calls), .. } => calls.len() as f64,
+            Source::Trace { trace: Trace::Interval(t), .. } => t.expected_arrivals().unwrap_or(0.0),
+            Source::Model { .. } | Source::Providers { .. } => 0.0,
+        }
+    }
+
     /// Checks that need the whole scenario, each error located at the field it is about:
     /// scoring options, the request cap, incidents that would never happen, and a `[policy]`
     /// that a fleet would silently ignore.
@@ -469,9 +502,9 @@ impl Scenario {
             };
             options.validate().map_err(|m| o.timeline_bin.error(m))?;
         }
-        let (requests, spot) = self.expected_requests();
+        let requests = self.expected_requests();
         if requests > MAX_REQUESTS as f64 {
-            return Err(spot.error(format!(
+            return Err(self.requests_spot().error(format!(
                 "would offer about {requests:.3e} requests over {}; at most {MAX_REQUESTS} fit in one run: \
                  lower the rate or the duration",
                 self.duration
@@ -497,22 +530,10 @@ impl Scenario {
         Ok(())
     }
 
-    /// The mean number of requests one run offers, and the field that sets it (the traffic rate,
-    /// or the trace's or script's calls).
-    pub fn expected_requests(&self) -> (f64, &Spot) {
-        let o = &self.origins;
-        let secs = self.duration.as_secs_f64();
-        match &self.source {
-            Source::Model { traffic, .. } | Source::Providers { traffic, .. } => {
-                (traffic.mean_rate() * secs, &o.rate)
-            }
-            Source::Trace { traffic: Some(traffic), .. } => (traffic.mean_rate() * secs, &o.rate),
-            Source::Trace { trace: Trace::Interval(t), .. } => {
-                (t.expected_arrivals().unwrap_or(0.0), &o.calls)
-            }
-            Source::Trace { trace: Trace::Calls(c), .. } => (c.len() as f64, &o.calls),
-            Source::Script { rows, .. } => (rows.len() as f64, &o.calls),
-        }
+    /// The field that sets [`Scenario::expected_requests`]: the traffic rate, or the trace's
+    /// or script's calls.
+    pub fn requests_spot(&self) -> &Spot {
+        if self.traffic().is_some() { &self.origins.rate } else { &self.origins.calls }
     }
 }
 

@@ -2,9 +2,11 @@
 //!
 //! Arrivals come from the pre-generated stream; every other event (a call's result reaching the
 //! client, a retry falling due, a breaker's timer, a retry-queue cycle) goes through the
-//! [`EventQueue`]. An arrival precedes any other event at the same instant, as if all arrivals
-//! had been scheduled first. Results are recorded when each call completes, in event order, so a
-//! call that started before a state change completes after it.
+//! [`EventQueue`]. At one instant, results, call timeouts and breaker timers come first, then the
+//! arrivals in trace order, then retries, retry-queue cycles and restarts ([`Phase`]): a client
+//! that calls again the instant an answer returns has already seen it. Results are recorded when
+//! each call completes, in event order, so a call that started before a state change completes
+//! after it.
 //!
 //! Routing (`[[providers]]`): each client attempt is a routing pass over the providers, in the
 //! order of [`routing::Router`]. The pass tries the first provider whose breaker admits the
@@ -17,7 +19,7 @@
 
 mod routing;
 
-use super::queue::EventQueue;
+use super::queue::{EventQueue, Phase};
 use super::workload::Workload;
 use crate::client::{Budget, ClientSpec, FallbackSpec, Persist};
 use crate::metrics::{AttemptKind, FallbackKind, Finish, Recorder, RecorderOptions, RunRecord};
@@ -129,6 +131,8 @@ struct Engine<'a> {
     /// Each provider's capacity model, when limited.
     loads: Vec<Option<Load>>,
     queue: EventQueue<Event>,
+    /// Calls each breaker told to wait ([`Admission::Wait`]), in arrival order.
+    parked: Vec<VecDeque<(Call, AttemptKind)>>,
     retry_queue: VecDeque<Call>,
     cycle_scheduled: bool,
     changes: Transitions,
@@ -199,7 +203,8 @@ impl<'a> Engine<'a> {
             active_requests: vec![0; instances as usize],
             active_retries: vec![0; instances as usize],
             loads,
-            queue: EventQueue::with_capacity(1024, workload.arrivals.len() as u64),
+            queue: EventQueue::with_capacity(1024),
+            parked: (0..breaker_count).map(|_| VecDeque::with_capacity(16)).collect(),
             retry_queue: VecDeque::new(),
             cycle_scheduled: false,
             changes: Vec::with_capacity(8),
@@ -214,16 +219,17 @@ impl<'a> Engine<'a> {
         if let Some(process) = &self.client.process
             && process.first() < self.workload.horizon
         {
-            self.queue.push(process.first(), Event::Restart);
+            self.queue.push(process.first(), Phase::FollowUp, Event::Restart);
         }
         let arrivals = &self.workload.arrivals;
         let mut next_arrival = 0usize;
         let mut now = SimTime::ZERO;
         loop {
-            let arrival_first = match (arrivals.get(next_arrival), self.queue.peek_time()) {
-                (Some(&a), Some(q)) => a <= q,
+            let arrival_first = match (arrivals.get(next_arrival), self.queue.peek()) {
+                (Some(&a), Some(q)) => (a, Phase::Arrive) < q,
                 (Some(_), None) => true,
                 (None, Some(_)) => false,
+                (None, None) if self.release_parked(now) => continue,
                 (None, None) => break,
             };
             if arrival_first {
@@ -244,6 +250,7 @@ impl<'a> Engine<'a> {
                         self.breakers[b as usize].on_deadline(now, &mut self.changes);
                         self.flush(b);
                         self.reschedule(b, now);
+                        self.reoffer(now, b);
                     }
                 }
                 Event::QueueCycle => self.work_retry_queue(now),
@@ -322,7 +329,12 @@ impl<'a> Engine<'a> {
             self.reschedule(b, now);
             match admission {
                 Admission::Allow(ticket) => break (p, ticket),
-                _ => self.rec.rejected(now, b as usize),
+                Admission::Wait => {
+                    call.tried &= !(1 << p);
+                    self.parked[b as usize].push_back((call, kind));
+                    return;
+                }
+                Admission::Reject => self.rec.rejected(now, b as usize),
             }
         };
         if providers > 1 && !call.sent {
@@ -340,7 +352,7 @@ impl<'a> Engine<'a> {
             let (loaded, took_slot) = load.admit(now, answer);
             answer = loaded;
             if took_slot {
-                self.queue.push(now + answer.latency, Event::UpstreamDone(p));
+                self.queue.push(now + answer.latency, Phase::Settle, Event::UpstreamDone(p));
             }
         }
         if kind == AttemptKind::Retry && !call.retry_in_flight {
@@ -357,7 +369,37 @@ impl<'a> Engine<'a> {
         call.class = class;
         call.latency = latency;
         call.retry_after = answer.retry_after;
-        self.queue.push(now + latency, Event::Complete(call));
+        self.queue.push(now + latency, Phase::Settle, Event::Complete(call));
+    }
+
+    /// Offers breaker `b`'s waiting calls again, oldest first, after it recorded a result or
+    /// ran its timer. The first call told to wait again keeps its place at the head, and so
+    /// does everything behind it (a lock is taken in arrival order).
+    fn reoffer(&mut self, now: SimTime, b: u32) {
+        let b = b as usize;
+        while let Some((call, kind)) = self.parked[b].pop_front() {
+            let waiting = self.parked[b].len();
+            self.try_next(now, call, kind);
+            if self.parked[b].len() > waiting {
+                let again = self.parked[b].pop_back().expect("just parked");
+                self.parked[b].push_front(again);
+                return;
+            }
+        }
+    }
+
+    /// At the end of the run (nothing left to happen), calls still waiting will never be
+    /// woken: each is refused as a rejection. Returns true when there were any.
+    fn release_parked(&mut self, now: SimTime) -> bool {
+        let mut any = false;
+        for b in 0..self.parked.len() {
+            while let Some((call, _)) = self.parked[b].pop_front() {
+                any = true;
+                self.rec.rejected(now, b);
+                self.pass_rejected(now, call);
+            }
+        }
+        any
     }
 
     /// Every provider refused the attempt: defer it again, retry it, or shed it.
@@ -385,6 +427,7 @@ impl<'a> Engine<'a> {
             if providers > 1 {
                 self.router.record(slot, u32::from(call.provider), verdict);
             }
+            self.reoffer(now, b);
         }
         self.rec.attempt_done(now, b as usize, call.class, verdict, call.latency);
         let inst = call.instance as usize;
@@ -446,7 +489,7 @@ impl<'a> Engine<'a> {
         let delay = self.client.retry.delay(call.attempt, call.last_delay, hint, &mut rng);
         call.attempt += 1;
         call.last_delay = delay;
-        self.queue.push(now + delay, Event::Retry(call));
+        self.queue.push(now + delay, Phase::FollowUp, Event::Retry(call));
     }
 
     /// The request failed for good (or was shed): answer it with the fallback.
@@ -484,7 +527,7 @@ impl<'a> Engine<'a> {
         }
         if let Some(next) = self.client.fallback.next_cycle(now).filter(|t| *t < self.workload.horizon) {
             self.cycle_scheduled = true;
-            self.queue.push(next, Event::QueueCycle);
+            self.queue.push(next, Phase::FollowUp, Event::QueueCycle);
         }
     }
 
@@ -525,6 +568,7 @@ impl<'a> Engine<'a> {
                 }
                 self.scheduled[b] = None;
                 self.reschedule(b as u32, now);
+                self.reoffer(now, b as u32);
             }
             let fresh = Budget::new(&self.client.retry.budget);
             self.budgets.iter_mut().for_each(|budget| *budget = fresh.clone());
@@ -532,7 +576,7 @@ impl<'a> Engine<'a> {
         }
         let next = now + process.every;
         if next < self.workload.horizon {
-            self.queue.push(next, Event::Restart);
+            self.queue.push(next, Phase::FollowUp, Event::Restart);
         }
     }
 
@@ -554,7 +598,7 @@ impl<'a> Engine<'a> {
         if wanted != self.scheduled[b as usize] {
             self.scheduled[b as usize] = wanted;
             if let Some(at) = wanted {
-                self.queue.push(at, Event::Deadline(b));
+                self.queue.push(at, Phase::Settle, Event::Deadline(b));
             }
         }
     }
@@ -821,6 +865,108 @@ mod tests {
         let text = format!("{}[upstream]\np50 = \"1s\"\n", two_providers(5, "priority", "", ""));
         let err = Scenario::parse(Path::new("t.toml"), &text).unwrap_err().to_string();
         assert!(err.contains("remove the top-level [upstream]"), "{err}");
+    }
+
+    /// Runs the scripted calls `rows` (`t_ms,latency_ms,ok` lines) through `preset` with `sets`.
+    fn scripted_run(rows: &str, preset: &str, sets: &[(&str, toml::Value)]) -> RunRecord {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("calls.csv");
+        std::fs::write(&path, format!("t_ms,latency_ms,ok\n{rows}")).unwrap();
+        let scenario = Scenario::from_script(&path).unwrap();
+        let mut spec = PolicySpec::new(preset);
+        for (k, v) in sets {
+            spec.overrides.insert((*k).to_string(), v.clone());
+        }
+        let policy = spec.resolve().unwrap();
+        let workload = Workload::build(&scenario, 1, 0).unwrap();
+        simulate(&scenario.client, &workload, &policy, &RunOptions::default())
+    }
+
+    /// As [`scripted_run`] with the preset's defaults: `(ms, to)` for each transition, and the
+    /// run's counters.
+    fn scripted(rows: &str, preset: &str) -> (Vec<(u64, State)>, crate::metrics::Counters) {
+        let r = scripted_run(rows, preset, &[]);
+        (changes(&r), r.counters)
+    }
+
+    fn changes(r: &RunRecord) -> Vec<(u64, State)> {
+        r.transitions.iter().map(|(_, t)| (t.at.micros() / 1000, t.to)).collect()
+    }
+
+    /// The shortest and longest user latency of a run, in whole ms (the histogram keeps them
+    /// within 1 %).
+    fn latency_range_ms(r: &RunRecord) -> (u64, u64) {
+        let ms = |d: Option<Dur>| d.unwrap().as_millis_f64().round() as u64;
+        (ms(r.latency.min()), ms(r.latency.percentile_permille(1_000)))
+    }
+
+    #[test]
+    fn cockatiel_half_open_callers_wait_for_the_test_then_run() {
+        // Five failures open it at 45 ms; the test starts at 10,045 ms and succeeds at 10,145 ms.
+        // The call at 10,050 ms waits for it, then runs (10,145 → 10,155 ms): its user latency
+        // is 105 ms, and nothing is rejected.
+        let rows = "0,5,0\n10,5,0\n20,5,0\n30,5,0\n40,5,0\n10045,100,1\n10050,10,1\n";
+        let r = scripted_run(rows, "cockatiel-consecutive", &[]);
+        assert_eq!(changes(&r), vec![(45, State::Open), (10_045, State::HalfOpen), (10_145, State::Closed)]);
+        assert_eq!((r.counters.attempts, r.counters.rejections), (7, 0));
+        assert_eq!(latency_range_ms(&r), (5, 105));
+        // The test fails instead: it reopens at 10,145 ms and the waiter is rejected then.
+        let rows = rows.replace("10045,100,1", "10045,100,0");
+        let r = scripted_run(&rows, "cockatiel-consecutive", &[]);
+        assert_eq!(changes(&r), vec![(45, State::Open), (10_045, State::HalfOpen), (10_145, State::Open)]);
+        assert_eq!((r.counters.attempts, r.counters.rejections), (6, 1));
+        assert_eq!(latency_range_ms(&r), (5, 100), "the waiter was refused after 95 ms");
+    }
+
+    #[test]
+    fn pybreaker_call_serializes_on_its_lock_unless_calling_is_used() {
+        // call() (serialize = true): 0–100 ms, then the call of 50 ms takes the lock at 100 and
+        // runs to 200 (150 ms), then the call of 60 ms runs 200–210 (150 ms).
+        let rows = "0,100,1\n50,100,1\n60,10,0\n";
+        let r = scripted_run(rows, "pybreaker", &[]);
+        assert_eq!((r.counters.attempts, r.counters.rejections), (3, 0));
+        assert_eq!(latency_range_ms(&r), (100, 150));
+        // `with breaker.calling():` (serialize = false): the calls overlap.
+        let r = scripted_run(rows, "pybreaker", &[("serialize", false.into())]);
+        assert_eq!(latency_range_ms(&r), (10, 100));
+    }
+
+    #[test]
+    fn a_result_precedes_an_arrival_at_the_same_instant() {
+        // A sequential log: each row starts when the previous one returned (t_ms = previous
+        // t_ms + latency_ms). node-breaker (seed 003): five failures open it at 50 ms; the probe
+        // at 30,050 ms half-opens it and fails at 30,150 ms, reopening it. The next call starts
+        // at 30,150 ms and sees the reopened breaker: rejected, so the cooldown runs from
+        // 30,150 and the call at 60,150 half-opens it (its success closes at 60,160). Were the
+        // arrival first, it would be admitted as a half-open call, its failure would restart the
+        // cooldown at 30,160, and the call at 60,150 would be rejected.
+        let rows = "0,10,0\n10,10,0\n20,10,0\n30,10,0\n40,10,0\n\
+                    30050,100,0\n30150,10,0\n60150,10,1\n";
+        let (changes, counters) = scripted(rows, "node-breaker");
+        assert_eq!(
+            changes,
+            vec![
+                (50, State::Open),
+                (30_050, State::HalfOpen),
+                (30_150, State::Open),
+                (60_150, State::HalfOpen),
+                (60_160, State::Closed),
+            ]
+        );
+        assert_eq!((counters.attempts, counters.rejections), (7, 1));
+    }
+
+    #[test]
+    fn same_instant_arrivals_keep_trace_order_after_the_result() {
+        // consecutive (5 failures, open 30 s, one probe): the 5th failure returns at 50 ms, where
+        // a call arrives: rejected, it comes after the result. At 30,050 ms two calls arrive
+        // together; the first in the trace is the probe (its success closes at 30,060 ms) and the
+        // second is rejected. In the other order the failing second row would reopen it.
+        let rows = "0,10,0\n10,10,0\n20,10,0\n30,10,0\n40,10,0\n50,10,1\n\
+                    30050,10,1\n30050,20,0\n";
+        let (changes, counters) = scripted(rows, "consecutive");
+        assert_eq!(changes, vec![(50, State::Open), (30_050, State::HalfOpen), (30_060, State::Closed)]);
+        assert_eq!((counters.attempts, counters.rejections), (6, 2));
     }
 
     #[test]

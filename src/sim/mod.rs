@@ -6,7 +6,7 @@ mod queue;
 mod workload;
 
 pub use engine::{RunOptions, simulate, simulate_fleet};
-pub use queue::EventQueue;
+pub use queue::{EventQueue, Phase};
 pub use workload::{Answers, Providers, Workload};
 
 use crate::metrics::{Metrics, RunRecord, ScoringOptions, score};

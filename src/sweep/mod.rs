@@ -24,11 +24,13 @@ pub mod compare;
 pub mod constraint;
 pub mod file;
 pub mod grid;
+pub mod merge;
 pub mod objective;
 pub mod output;
 pub mod pareto;
 pub mod recommend;
 pub mod runner;
+pub mod shard;
 pub mod stats;
 pub mod table;
 

@@ -31,30 +31,79 @@ fn csv_err(e: csv::Error) -> SweepError {
     SweepError::Invalid(format!("could not format CSV: {e}"))
 }
 
-/// runs.csv: [`RUN_KEYS`], every metric, then the run's `cost` under `objective`.
-pub fn runs_csv(table: &ResultTable, objective: &BoundObjective) -> Result<Vec<u8>, SweepError> {
-    let mut w = csv::Writer::from_writer(Vec::new());
-    let mut header: Vec<&str> = RUN_KEYS.to_vec();
-    header.extend(table.metrics.iter().map(String::as_str));
-    header.push("cost");
-    w.write_record(&header).map_err(csv_err)?;
-    for r in &table.runs {
-        let info = &table.configs[r.config];
+/// Writes runs.csv one row at a time to any writer, so a shard streams its rows to the file as
+/// they are computed and a merge streams the merged table, holding no file in memory.
+pub struct RunsWriter<W: std::io::Write> {
+    w: csv::Writer<W>,
+    row: Vec<String>,
+}
+
+/// A CSV error: an I/O failure names runs.csv, anything else is a formatting failure.
+fn runs_err(e: csv::Error) -> SweepError {
+    match e.into_kind() {
+        csv::ErrorKind::Io(source) => SweepError::Io { file: "runs.csv".into(), source },
+        other => SweepError::Invalid(format!("could not format CSV: {other:?}")),
+    }
+}
+
+impl<W: std::io::Write> RunsWriter<W> {
+    /// Starts runs.csv: [`RUN_KEYS`], every metric, then `cost`.
+    pub fn new(out: W, metrics: &[String]) -> Result<RunsWriter<W>, SweepError> {
+        let mut w = csv::Writer::from_writer(out);
+        let mut header: Vec<&str> = RUN_KEYS.to_vec();
+        header.extend(metrics.iter().map(String::as_str));
+        header.push("cost");
+        w.write_record(&header).map_err(runs_err)?;
+        Ok(RunsWriter { w, row: Vec::new() })
+    }
+
+    /// One cell's row: its scenario's name, configuration, replicate, seed, metric values and
+    /// cost under the sweep's objective.
+    pub fn row(
+        &mut self,
+        scenario: &str,
+        info: &ConfigInfo,
+        run: &RunRow,
+        cost: f64,
+    ) -> Result<(), SweepError> {
         let c = &info.config;
-        let mut row = vec![
-            table.scenarios[r.scenario].clone(),
+        self.row.clear();
+        self.row.extend([
+            scenario.to_string(),
             c.id.to_string(),
             info.label.clone(),
             c.preset.clone(),
             c.overrides_inline(),
-            r.replicate.to_string(),
-            r.seed.to_string(),
-        ];
-        row.extend(r.values.iter().map(|v| cell(*v)));
-        row.push(cell(Some(objective.cost(&r.values))));
-        w.write_record(&row).map_err(csv_err)?;
+            run.replicate.to_string(),
+            run.seed.to_string(),
+        ]);
+        self.row.extend(run.values.iter().map(|v| cell(*v)));
+        self.row.push(cell(Some(cost)));
+        self.w.write_record(&self.row).map_err(runs_err)
     }
-    finish(w)
+
+    /// Flushes and returns the writer.
+    pub fn finish(self) -> Result<W, SweepError> {
+        self.w.into_inner().map_err(|e| SweepError::Io { file: "runs.csv".into(), source: e.into_error() })
+    }
+}
+
+/// runs.csv of a whole table, in table order, streamed to `out`.
+pub fn write_runs<W: std::io::Write>(
+    table: &ResultTable,
+    objective: &BoundObjective,
+    out: W,
+) -> Result<W, SweepError> {
+    let mut w = RunsWriter::new(out, &table.metrics)?;
+    for r in &table.runs {
+        w.row(&table.scenarios[r.scenario], &table.configs[r.config], r, objective.cost(&r.values))?;
+    }
+    w.finish()
+}
+
+/// runs.csv: [`RUN_KEYS`], every metric, then the run's `cost` under `objective`.
+pub fn runs_csv(table: &ResultTable, objective: &BoundObjective) -> Result<Vec<u8>, SweepError> {
+    write_runs(table, objective, Vec::new())
 }
 
 /// Parameter column names of summary.csv: every resolved parameter of every configuration, in
@@ -315,82 +364,154 @@ fn parse_overrides(text: &str) -> Result<Vec<(String, toml::Value)>, String> {
     Ok(doc.o.into_inner().0)
 }
 
-/// Reads a runs.csv (possibly several shards concatenated, headers repeated or not) back into a
-/// table. Errors name the row and column.
-pub fn read_runs(text: &str, file: &str) -> Result<ResultTable, SweepError> {
-    let mut reader = csv::ReaderBuilder::new().has_headers(true).from_reader(text.as_bytes());
-    let at = |row: usize, m: String| SweepError::At { file: file.to_string(), line: row, col: 1, message: m };
-    let header: Vec<String> =
-        reader.headers().map_err(|e| at(1, e.to_string()))?.iter().map(str::to_string).collect();
-    if header.len() < RUN_KEYS.len() || header[..RUN_KEYS.len()].iter().zip(RUN_KEYS).any(|(a, b)| a != b) {
-        return Err(at(
-            1,
-            format!("not a runs.csv: expected the header to start with {}", RUN_KEYS.join(",")),
-        ));
-    }
-    let metric_end =
-        if header.last().map(String::as_str) == Some("cost") { header.len() - 1 } else { header.len() };
-    let metrics: Vec<String> = header[RUN_KEYS.len()..metric_end].to_vec();
-    let mut scenarios: Vec<String> = Vec::new();
-    let mut configs: Vec<ConfigInfo> = Vec::new();
-    let mut runs: Vec<(usize, usize, RunRow)> = Vec::new();
-    for (i, record) in reader.records().enumerate() {
-        let line = i + 2;
-        let record = record.map_err(|e| at(line, e.to_string()))?;
-        if record.iter().eq(header.iter().map(String::as_str)) {
-            continue; // a repeated header from a concatenated shard
+/// One row of a runs.csv as read back.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ParsedRun {
+    /// The row's line in the file (1-based, the header is line 1).
+    pub line: usize,
+    /// Scenario name.
+    pub scenario: String,
+    /// Configuration id, preset and overrides.
+    pub config: Configuration,
+    /// The label written (the configuration's own label when the cell is empty).
+    pub label: String,
+    /// Replicate number.
+    pub replicate: u32,
+    /// The request stream's seed.
+    pub seed: u64,
+    /// One value per metric column.
+    pub values: Vec<Option<f64>>,
+}
+
+/// Reads runs.csv rows one at a time from any reader: a merge reads each shard's file so, never
+/// holding a whole file. Errors name the file, the line and the column.
+pub struct RunsReader<R: std::io::Read> {
+    reader: csv::Reader<R>,
+    header: csv::StringRecord,
+    metrics: Vec<String>,
+    record: csv::StringRecord,
+    file: String,
+}
+
+impl<R: std::io::Read> RunsReader<R> {
+    /// Reads and checks the header.
+    pub fn new(input: R, file: &str) -> Result<RunsReader<R>, SweepError> {
+        let mut reader = csv::ReaderBuilder::new().has_headers(true).from_reader(input);
+        let at = |m: String| SweepError::At { file: file.to_string(), line: 1, col: 1, message: m };
+        let header = reader.headers().map_err(|e| at(e.to_string()))?.clone();
+        if header.len() < RUN_KEYS.len() || header.iter().zip(RUN_KEYS).any(|(a, b)| a != b) {
+            return Err(at(format!(
+                "not a runs.csv: expected the header to start with {}",
+                RUN_KEYS.join(",")
+            )));
         }
+        let metric_end = if header.get(header.len().wrapping_sub(1)) == Some("cost") {
+            header.len() - 1
+        } else {
+            header.len()
+        };
+        let metrics = header.iter().take(metric_end).skip(RUN_KEYS.len()).map(str::to_string).collect();
+        Ok(RunsReader { reader, header, metrics, record: csv::StringRecord::new(), file: file.to_string() })
+    }
+
+    /// The metric columns, in order.
+    pub fn metrics(&self) -> &[String] {
+        &self.metrics
+    }
+
+    /// The next row (`None` at the end); a header repeated by concatenated shards is skipped.
+    pub fn next_run(&mut self) -> Result<Option<ParsedRun>, SweepError> {
+        loop {
+            let more = self.reader.read_record(&mut self.record).map_err(|e| {
+                let line = e.position().map_or(0, |p| p.line() as usize);
+                let message = match e.kind() {
+                    csv::ErrorKind::UnequalLengths { len, expected_len, .. } => {
+                        format!("expected {expected_len} fields, found {len} (a cut or corrupt row?)")
+                    }
+                    _ => e.to_string(),
+                };
+                SweepError::At { file: self.file.clone(), line, col: 1, message }
+            })?;
+            if !more {
+                return Ok(None);
+            }
+            if self.record != self.header {
+                return self.parse().map(Some);
+            }
+        }
+    }
+
+    fn parse(&self) -> Result<ParsedRun, SweepError> {
+        let record = &self.record;
+        let line = record.position().map_or(0, |p| p.line() as usize);
+        let at = |m: String| SweepError::At { file: self.file.clone(), line, col: 1, message: m };
         let field = |k: usize| record.get(k).unwrap_or("");
-        let scenario = field(0).to_string();
-        let id: usize = field(1)
-            .parse()
-            .map_err(|_| at(line, format!("config_id: expected an integer, found {:?}", field(1))))?;
-        let replicate: u32 = field(5)
-            .parse()
-            .map_err(|_| at(line, format!("replicate: expected an integer, found {:?}", field(5))))?;
-        let seed: u64 = field(6)
-            .parse()
-            .map_err(|_| at(line, format!("seed: expected an integer, found {:?}", field(6))))?;
+        let number = |k: usize, name: &str| {
+            field(k)
+                .parse::<u64>()
+                .map_err(|_| at(format!("{name}: expected an integer, found {:?}", field(k))))
+        };
+        let id = number(1, "config_id")? as usize;
+        let replicate = u32::try_from(number(5, "replicate")?)
+            .map_err(|_| at(format!("replicate: expected an integer, found {:?}", field(5))))?;
+        let seed = number(6, "seed")?;
         let overrides =
-            parse_overrides(field(4)).map_err(|e| at(line, format!("overrides {:?}: {e}", field(4))))?;
+            parse_overrides(field(4)).map_err(|e| at(format!("overrides {:?}: {e}", field(4))))?;
         let config = Configuration { id, preset: field(3).to_string(), overrides };
         if config.preset.is_empty() {
-            return Err(at(line, "preset: expected a preset name, found an empty cell".into()));
+            return Err(at("preset: expected a preset name, found an empty cell".into()));
         }
         let label = if field(2).is_empty() { config.label() } else { field(2).to_string() };
-        match configs.iter().find(|c| c.config.id == id) {
-            Some(known) if known.config != config || known.label != label => {
-                return Err(at(
-                    line,
-                    format!(
-                        "config_id {id} is {label:?} here but {:?} earlier: results of different sweeps?",
-                        known.label
-                    ),
-                ));
-            }
-            Some(_) => {}
-            None => configs.push(ConfigInfo { label, ..ConfigInfo::new(config) }),
-        }
-        let s = match scenarios.iter().position(|x| *x == scenario) {
-            Some(s) => s,
-            None => {
-                scenarios.push(scenario);
-                scenarios.len() - 1
-            }
-        };
-        let mut values = Vec::with_capacity(metrics.len());
-        for (k, name) in metrics.iter().enumerate() {
+        let mut values = Vec::with_capacity(self.metrics.len());
+        for (k, name) in self.metrics.iter().enumerate() {
             let raw = field(RUN_KEYS.len() + k).trim();
             values.push(if raw.is_empty() {
                 None
             } else {
                 Some(
                     raw.parse::<f64>()
-                        .map_err(|_| at(line, format!("{name}: expected a number, found {raw:?}")))?,
+                        .map_err(|_| at(format!("{name}: expected a number, found {raw:?}")))?,
                 )
             });
         }
-        runs.push((s, id, RunRow { scenario: s, config: 0, replicate, seed, values }));
+        Ok(ParsedRun { line, scenario: field(0).to_string(), config, label, replicate, seed, values })
+    }
+}
+
+/// Reads a runs.csv (possibly several shards concatenated, headers repeated or not) back into a
+/// table. Errors name the row and column.
+pub fn read_runs(text: &str, file: &str) -> Result<ResultTable, SweepError> {
+    let mut reader = RunsReader::new(text.as_bytes(), file)?;
+    let metrics = reader.metrics().to_vec();
+    let mut scenarios: Vec<String> = Vec::new();
+    let mut configs: Vec<ConfigInfo> = Vec::new();
+    let mut runs: Vec<(usize, usize, RunRow)> = Vec::new();
+    while let Some(p) = reader.next_run()? {
+        let id = p.config.id;
+        match configs.iter().find(|c| c.config.id == id) {
+            Some(known) if known.config != p.config || known.label != p.label => {
+                return Err(SweepError::At {
+                    file: file.to_string(),
+                    line: p.line,
+                    col: 1,
+                    message: format!(
+                        "config_id {id} is {:?} here but {:?} earlier: results of different sweeps?",
+                        p.label, known.label
+                    ),
+                });
+            }
+            Some(_) => {}
+            None => configs.push(ConfigInfo { label: p.label, ..ConfigInfo::new(p.config) }),
+        }
+        let s = match scenarios.iter().position(|x| *x == p.scenario) {
+            Some(s) => s,
+            None => {
+                scenarios.push(p.scenario);
+                scenarios.len() - 1
+            }
+        };
+        let row = RunRow { scenario: s, config: 0, replicate: p.replicate, seed: p.seed, values: p.values };
+        runs.push((s, id, row));
     }
     if runs.is_empty() {
         return Err(SweepError::File { file: file.to_string(), message: "no runs in the file".into() });

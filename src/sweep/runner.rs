@@ -5,6 +5,7 @@
 
 use super::grid::Configuration;
 use super::objective::Objective;
+use super::shard::Slice;
 use super::table::{ConfigInfo, RunRow};
 use crate::metrics::{CostWeights, Metrics};
 use crate::policy::{PolicyConfig, PolicySpec};
@@ -18,6 +19,8 @@ use std::io::IsTerminal;
 pub const MAX_THREADS: usize = 1024;
 /// The most cells one sweep or comparison may run (each keeps its metrics in memory).
 pub const MAX_CELLS: u64 = 50_000_000;
+/// The most cells whose results [`Cells::run_slices`] holds before handing them on.
+pub const CHUNK_CELLS: usize = 4096;
 
 /// The metric columns of sweep results: [`Metrics::COLUMNS`] without `cost` (a sweep's cost
 /// depends on its objective and is computed from these).
@@ -90,6 +93,16 @@ impl Cells<'_> {
         self.scenarios.len() as u64 * self.configs.len() as u64 * u64::from(self.replicates)
     }
 
+    /// Every cell, stream by stream: what [`Cells::run`] runs and one shard's plan when unsharded.
+    pub fn all(&self) -> Vec<Slice> {
+        let configs = self.configs.len();
+        (0..self.scenarios.len())
+            .flat_map(|s| {
+                (0..self.replicates).map(move |r| Slice { scenario: s, replicate: r, configs: 0..configs })
+            })
+            .collect()
+    }
+
     /// Runs every cell on a pool of `threads` threads (`None`: all cores) and returns one row
     /// per cell in grid order: scenario, then configuration, then replicate. The rows are the
     /// same for any thread count: each cell is a pure function of its inputs and results are
@@ -100,6 +113,27 @@ impl Cells<'_> {
         columns: &[String],
         progress: &ProgressBar,
     ) -> anyhow::Result<Vec<RunRow>> {
+        let mut rows = Vec::with_capacity(self.count().min(MAX_CELLS) as usize);
+        self.run_slices(&self.all(), threads, columns, progress, &mut |row| {
+            rows.push(row);
+            Ok(())
+        })?;
+        rows.sort_by_key(|r| (r.scenario, r.config, r.replicate));
+        Ok(rows)
+    }
+
+    /// Runs the cells of `slices` (a shard's plan) and hands each row to `sink` as results come
+    /// in, in slice order, at most [`CHUNK_CELLS`] rows held at a time: a shard streams its
+    /// runs.csv so. The request streams of consecutive slices of one scenario are built
+    /// together (in parallel) and shared by their configurations.
+    pub fn run_slices(
+        &self,
+        slices: &[Slice],
+        threads: Option<usize>,
+        columns: &[String],
+        progress: &ProgressBar,
+        sink: &mut (dyn FnMut(RunRow) -> anyhow::Result<()> + Send),
+    ) -> anyhow::Result<()> {
         if let Some(n) = threads.filter(|n| !(1..=MAX_THREADS).contains(n)) {
             return Err(InputError::argument(format!(
                 "--threads must be between 1 and {MAX_THREADS}, found {n}"
@@ -114,33 +148,39 @@ impl Cells<'_> {
             .into());
         }
         let pool = rayon::ThreadPoolBuilder::new().num_threads(threads.unwrap_or(0)).build()?;
-        let mut rows = Vec::with_capacity(self.count() as usize);
-        pool.install(|| -> Result<(), InputError> {
-            for (s, scenario) in self.scenarios.iter().enumerate() {
+        pool.install(|| -> anyhow::Result<()> {
+            for group in slices.chunk_by(|a, b| a.scenario == b.scenario) {
+                let scenario = &self.scenarios[group[0].scenario];
                 let seed = self.seed.unwrap_or(scenario.seed);
                 // One request stream per replicate, shared by every configuration.
-                let workloads: Vec<Workload> = (0..self.replicates)
-                    .into_par_iter()
-                    .map(|r| Workload::build(scenario, seed, r))
-                    .collect::<Result<_, _>>()?;
-                let cells: Vec<(usize, u32)> =
-                    (0..self.configs.len()).flat_map(|c| (0..self.replicates).map(move |r| (c, r))).collect();
-                let values: Vec<Vec<Option<f64>>> = cells
+                let workloads: Vec<Workload> = group
                     .par_iter()
-                    .map(|&(c, r)| {
-                        let opts = RunOptions { timeline_bin: None };
-                        let result = sim::run(scenario, &workloads[r as usize], &self.configs[c], &opts);
-                        progress.inc(1);
-                        metric_values(&result.metrics, columns)
-                    })
+                    .map(|sl| Workload::build(scenario, seed, sl.replicate))
+                    .collect::<Result<_, _>>()?;
+                let cells: Vec<(usize, usize)> = group
+                    .iter()
+                    .enumerate()
+                    .flat_map(|(w, sl)| sl.configs.clone().map(move |c| (w, c)))
                     .collect();
-                for (&(c, r), values) in cells.iter().zip(values) {
-                    rows.push(RunRow { scenario: s, config: c, replicate: r, seed, values });
+                for chunk in cells.chunks(CHUNK_CELLS) {
+                    let values: Vec<Vec<Option<f64>>> = chunk
+                        .par_iter()
+                        .map(|&(w, c)| {
+                            let opts = RunOptions { timeline_bin: None };
+                            let result = sim::run(scenario, &workloads[w], &self.configs[c], &opts);
+                            progress.inc(1);
+                            metric_values(&result.metrics, columns)
+                        })
+                        .collect();
+                    for (&(w, c), values) in chunk.iter().zip(values) {
+                        let (scenario, replicate) = (group[w].scenario, group[w].replicate);
+                        sink(RunRow { scenario, config: c, replicate, seed, values })?;
+                    }
                 }
             }
             Ok(())
         })?;
         progress.finish_and_clear();
-        Ok(rows)
+        Ok(())
     }
 }
