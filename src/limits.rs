@@ -153,8 +153,11 @@ fn run_size(scenario: &Scenario, policies: &[PolicyConfig], policy_spot: &Spot) 
     let per_instance = instances.saturating_mul(INSTANCE_BYTES).saturating_add(breakers);
     let (bins, drain) = timeline_bins(scenario, requests * f64::from(attempts));
     let bin_bytes = bins.saturating_mul(size_of::<crate::metrics::TimelineBin>() as u64);
-    let in_flight_secs = client.timeout.as_secs_f64().max(1.0);
-    let in_flight = (rate * in_flight_secs * IN_FLIGHT_BYTES as f64) as u64;
+    // Little's law: calls in flight = call rate x time each is in flight (at most the client's
+    // timeout, and never more calls than the run makes).
+    let in_flight_secs = client.timeout.as_secs_f64().clamp(1.0, secs.max(1.0));
+    let in_flight =
+        ((rate * in_flight_secs).min(requests * f64::from(attempts)) * IN_FLIGHT_BYTES as f64) as u64;
     let (engine_spot, engine_what) = if bin_bytes > per_instance && drain > Dur::ZERO {
         (
             o.latency.clone(),

@@ -124,7 +124,7 @@ fn unknown_preset() {
 fn traffic_too_large_for_one_run() {
     refuses(
         &GOOD.replace("rate = 2.0", "rate = 1e9"),
-        &["bad.toml", "[traffic]", "lower `rate` or `duration`"],
+        &["bad.toml:5:1: [traffic] rate: would offer about", "lower the rate or the duration"],
     );
 }
 
@@ -132,6 +132,6 @@ fn traffic_too_large_for_one_run() {
 fn timeline_bin_too_fine() {
     refuses(
         &format!("{GOOD}\n[scoring]\ntimeline_bin = \"1us\"\n"),
-        &["bad.toml", "[scoring]", "use a wider bin"],
+        &["bad.toml:16:1: [scoring] timeline_bin:", "use a wider bin"],
     );
 }
