@@ -2,7 +2,7 @@
 //! (12.1 million simulated calls per sweep), on 1 and on 2 worker threads. Throughput is in
 //! simulated calls per second; the ratio of the two is the parallel speed-up.
 
-use breakerlab::sweep::run_sweep;
+use breakerlab::app::sweep::{SweepRequest, sweep as run_sweep};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use std::path::Path;
 
@@ -14,9 +14,14 @@ fn sweep(c: &mut Criterion) {
     group.throughput(Throughput::Elements(20 * 604_800));
     for threads in [1, 2] {
         group.bench_function(format!("threads_{threads}"), |b| {
-            b.iter(|| {
-                run_sweep(Some(&file), Some(threads), Some(out.path()), true, None).expect("sweep runs")
-            })
+            let req = SweepRequest {
+                file: Some(file.clone()),
+                threads: Some(threads),
+                out: Some(out.path().join("sweep")),
+                quiet: true,
+                ..SweepRequest::default()
+            };
+            b.iter(|| run_sweep(&req).expect("sweep runs"))
         });
     }
     group.finish();

@@ -1,10 +1,12 @@
 //! breakerlab: a deterministic discrete-event workbench for tuning circuit breakers.
 //!
 //! Data flows one way: scenario → request stream → engine (policy, client, upstream) →
-//! recorder → scoring → report. Only `report` writes files; nothing reads the wall clock.
+//! recorder → scoring → report. The application layer ([`app`]) is the one place that writes
+//! files; nothing reads the wall clock, the environment or the command line.
 
+pub mod app;
 pub mod client;
-pub mod commands;
+mod error;
 pub mod limits;
 pub mod metrics;
 pub mod outcome;
@@ -20,3 +22,5 @@ pub mod traffic;
 pub mod truth;
 pub mod units;
 pub mod upstream;
+
+pub use error::{Error, Result};

@@ -13,6 +13,7 @@ use crate::outcome::Answer;
 use crate::policy::PolicyConfig;
 use crate::scenario::{InputError, Scenario, Source, Spot};
 use crate::sim::auto_bin;
+use crate::sweep::runner::Cells;
 use crate::time::{Dur, SimTime};
 use crate::trace::Trace;
 use std::fmt;
@@ -252,17 +253,18 @@ pub fn estimate_run(scenario: &Scenario, policies: &[PolicyConfig], policy_spot:
 }
 
 /// The estimate of a grid of cells (`sweep`, `compare`): every scenario under every
-/// configuration, `replicates` times, `threads` simulations at once. A scenario's request
-/// streams for all replicates are held together while its cells run; `replicates_spot` and
-/// `configs_spot` say where the replicate count and the configurations were given.
+/// configuration, `cells.replicates` times, `threads` simulations at once (`None`: all cores).
+/// A scenario's request streams for all replicates are held together while its cells run;
+/// `replicates_spot` and `configs_spot` say where the replicate count and the configurations
+/// were given.
 pub fn estimate_cells(
-    scenarios: &[Scenario],
-    configs: &[PolicyConfig],
-    replicates: u32,
-    threads: usize,
+    cells: &Cells,
+    threads: Option<usize>,
     replicates_spot: &Spot,
     configs_spot: &Spot,
 ) -> Estimate {
+    let (scenarios, configs, replicates) = (cells.scenarios, cells.configs, cells.replicates);
+    let threads = threads.unwrap_or_else(rayon::current_num_threads);
     let mut e = Estimate::default();
     let reps = u64::from(replicates);
     let n_configs = configs.len() as u64;
@@ -344,6 +346,18 @@ pub fn parse_bytes(text: &str) -> Result<u64, String> {
         return Err(format!("expected a size of at least 1 byte, found {text:?}"));
     }
     Ok(bytes as u64)
+}
+
+/// Parses a call count: a whole number, also in exponent form (`2e10`).
+pub fn parse_calls(text: &str) -> Result<u64, String> {
+    let value: f64 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("expected a number of calls such as 2e10, found {text:?}"))?;
+    if !(1.0..=1.8e19).contains(&value) || value.fract() != 0.0 {
+        return Err(format!("expected a whole number of calls, at least 1, found {text:?}"));
+    }
+    Ok(value as u64)
 }
 
 /// A byte count in binary units, for messages.
@@ -434,11 +448,17 @@ mod tests {
         let s = scenario(&SMALL.replace("1h", "7d").replace("5.0", "100.0"));
         let configs = [policy("consecutive", &[])];
         let spot = Spot { path: Some("sw.toml".into()), position: Some((3, 14)), field: "replicates".into() };
-        let e = estimate_cells(std::slice::from_ref(&s), &configs, 65_535, 2, &spot, &Spot::flag("--policy"));
+        let grid = |replicates| Cells {
+            scenarios: std::slice::from_ref(&s),
+            configs: &configs,
+            replicates,
+            seed: None,
+        };
+        let e = estimate_cells(&grid(65_535), Some(2), &spot, &Spot::flag("--policy"));
         let err = e.check(&Limits::default()).unwrap_err().to_string();
         assert!(err.starts_with("sw.toml:3:14: replicates: this needs about"), "{err}");
         assert!(err.contains("65535 replicates' request streams"), "{err}");
-        let e = estimate_cells(std::slice::from_ref(&s), &configs, 3, 2, &spot, &Spot::flag("--policy"));
+        let e = estimate_cells(&grid(3), Some(2), &spot, &Spot::flag("--policy"));
         assert!(e.check(&Limits::default()).is_ok(), "{:?}", e.check(&Limits::default()));
     }
 
@@ -453,5 +473,8 @@ mod tests {
         assert!(parse_bytes("3 parsecs").unwrap_err().contains("unknown size unit"));
         assert!(parse_bytes("0").is_err());
         assert_eq!(Bytes(3 << 30).to_string(), "3.0 GiB");
+        assert_eq!(parse_calls("2e10"), Ok(20_000_000_000));
+        assert_eq!(parse_calls("1000"), Ok(1000));
+        assert!(parse_calls("-5").is_err() && parse_calls("1.5").is_err() && parse_calls("x").is_err());
     }
 }

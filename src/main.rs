@@ -1,8 +1,11 @@
-//! The `breakerlab` command line: parse arguments, call the library, print, exit.
+//! The `breakerlab` command line: parse arguments into typed requests, call the application
+//! layer, print its report, map its error to an exit code.
 //! Exit codes: 0 success, 2 bad input (file, row, field named), 1 anything else.
 
-use breakerlab::commands;
-use breakerlab::scenario::InputError;
+use breakerlab::app::{compare, export, presets, recommend, replay, report, run, sweep};
+use breakerlab::policy::export::Library;
+use breakerlab::time::Dur;
+use breakerlab::trace::{GapPolicy, LatencyUnit, TimeFormat, TraceFormat};
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -35,11 +38,11 @@ enum Command {
         /// An output folder written by run, replay, sweep or compare.
         dir: PathBuf,
         /// Zoom the timeline: start, as a duration since the scenario's start ("1h30m").
-        #[arg(long, value_name = "DURATION")]
-        from: Option<String>,
+        #[arg(long, value_name = "DURATION", value_parser = Dur::parse)]
+        from: Option<Dur>,
         /// Zoom the timeline: end, as a duration since the scenario's start.
-        #[arg(long, value_name = "DURATION")]
-        to: Option<String>,
+        #[arg(long, value_name = "DURATION", value_parser = Dur::parse)]
+        to: Option<Dur>,
         /// The summary column the heatmaps colour by (default cost).
         #[arg(long, value_name = "COLUMN")]
         metric: Option<String>,
@@ -62,6 +65,8 @@ enum Command {
         /// Skip the PNG charts and the report page.
         #[arg(long)]
         no_charts: bool,
+        #[command(flatten)]
+        limits: LimitArgs,
     },
     /// Compare policies side by side on the same request streams: every metric per scenario,
     /// with the paired difference against the first policy and its 95% confidence interval.
@@ -78,8 +83,8 @@ enum Command {
         /// Replicates per (scenario, policy).
         #[arg(long, default_value_t = 5, value_name = "N")]
         replicates: u32,
-        /// Base seed (replaces each scenario's).
-        #[arg(long)]
+        /// Base seed (replaces each scenario's): a whole number from 0 to 2^64 - 1.
+        #[arg(long, allow_hyphen_values = true, value_parser = breakerlab::scenario::parse_seed)]
         seed: Option<u64>,
         /// Worker threads (default: all cores).
         #[arg(long, value_name = "N")]
@@ -90,6 +95,8 @@ enum Command {
         /// Skip the PNG charts and the report page.
         #[arg(long)]
         no_charts: bool,
+        #[command(flatten)]
+        limits: LimitArgs,
     },
     /// Recommend the lowest-cost configuration meeting every constraint, explained, from a sweep's
     /// output folder (or its runs.csv), or by running a sweep file.
@@ -109,16 +116,16 @@ enum Command {
         #[arg(long)]
         quiet: bool,
         /// Also print the chosen configuration in this library's own syntax (see `export`).
-        #[arg(long = "as", value_name = "LIBRARY")]
-        library: Option<String>,
+        #[arg(long = "as", value_name = "LIBRARY", value_parser = Library::parse)]
+        library: Option<Library>,
     },
     /// Print a preset (with overrides) in a breaker library's own configuration syntax; a
     /// configuration the library cannot express is refused with the reason (exit 2).
     Export {
         /// The library: resilience4j, polly, opossum, cockatiel, pybreaker, gobreaker,
         /// failsafe-go, envoy.
-        #[arg(long = "as", value_name = "LIBRARY")]
-        library: String,
+        #[arg(long = "as", value_name = "LIBRARY", value_parser = Library::parse)]
+        library: Library,
         /// The preset to export (default: the library's own preset).
         #[arg(long, value_name = "PRESET")]
         policy: Option<String>,
@@ -135,8 +142,8 @@ enum Command {
         /// The trace CSV.
         trace: PathBuf,
         /// `interval` or `calls` (detected from the header when absent).
-        #[arg(long)]
-        format: Option<String>,
+        #[arg(long, value_parser = serde_value::<TraceFormat>)]
+        format: Option<TraceFormat>,
         /// Ground truth: a label CSV (start,end,expectation), NAB windows JSON or fault list.
         #[arg(long, value_name = "FILE", conflicts_with = "slo")]
         labels: Option<PathBuf>,
@@ -144,20 +151,20 @@ enum Command {
         #[arg(long, value_name = "RULE")]
         slo: Option<String>,
         /// How long each fault of a fault list lasts, e.g. 3m.
-        #[arg(long, value_name = "DUR")]
-        fault_duration: Option<String>,
+        #[arg(long, value_name = "DUR", value_parser = Dur::parse)]
+        fault_duration: Option<Dur>,
         /// Map a column, e.g. --column p95=LatencyP95(s) --column time=TimeStamp.
         #[arg(long = "column", value_name = "ROLE=NAME")]
         columns: Vec<String>,
         /// auto, rfc3339, datetime, epoch_s, epoch_ms or epoch_us.
-        #[arg(long, value_name = "FORMAT")]
-        time_format: Option<String>,
+        #[arg(long, value_name = "FORMAT", value_parser = serde_value::<TimeFormat>)]
+        time_format: Option<TimeFormat>,
         /// Unit of latency columns: us, ms or s.
-        #[arg(long, value_name = "UNIT")]
-        latency_unit: Option<String>,
+        #[arg(long, value_name = "UNIT", value_parser = serde_value::<LatencyUnit>)]
+        latency_unit: Option<LatencyUnit>,
         /// What gaps in an interval trace mean: hold, healthy or missing.
-        #[arg(long, value_name = "POLICY")]
-        gaps: Option<String>,
+        #[arg(long, value_name = "POLICY", value_parser = serde_value::<GapPolicy>)]
+        gaps: Option<GapPolicy>,
         /// Skip (and count) rows that cannot be parsed instead of refusing the file.
         #[arg(long)]
         skip_bad_rows: bool,
@@ -187,8 +194,8 @@ struct RunArgs {
     /// Override one of the policy's parameters, e.g. --set failure_threshold=3 --set open_duration=1m.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     sets: Vec<String>,
-    /// Base seed (replaces the scenario's).
-    #[arg(long)]
+    /// Base seed (replaces the scenario's): a whole number from 0 to 2^64 - 1.
+    #[arg(long, allow_hyphen_values = true, value_parser = breakerlab::scenario::parse_seed)]
     seed: Option<u64>,
     /// Output folder (default output/<scenario or trace name>).
     #[arg(long, value_name = "DIR")]
@@ -196,90 +203,126 @@ struct RunArgs {
     /// Skip the PNG charts and the report page.
     #[arg(long)]
     no_charts: bool,
+    #[command(flatten)]
+    limits: LimitArgs,
+}
+
+/// Resource limits, checked from the inputs before anything runs (see `breakerlab::limits`).
+#[derive(clap::Args)]
+struct LimitArgs {
+    /// Refuse work estimated to need more memory than this, e.g. 8GiB (default 16GiB).
+    #[arg(long, value_name = "SIZE", value_parser = breakerlab::limits::parse_bytes)]
+    max_memory: Option<u64>,
+    /// Refuse work that would simulate more calls than this, e.g. 1e11 (default 2e10).
+    #[arg(long, value_name = "N", value_parser = breakerlab::limits::parse_calls)]
+    max_calls: Option<u64>,
+}
+
+impl LimitArgs {
+    /// The limits these flags set (defaults for those not given).
+    fn limits(&self) -> breakerlab::limits::Limits {
+        let default = breakerlab::limits::Limits::default();
+        breakerlab::limits::Limits {
+            max_memory: self.max_memory.unwrap_or(default.max_memory),
+            max_calls: self.max_calls.unwrap_or(default.max_calls),
+        }
+    }
 }
 
 impl RunArgs {
-    /// The library's run request (no scenario or script: the caller sets those).
-    fn request(self) -> commands::run::RunRequest {
-        commands::run::RunRequest {
+    /// The run settings these flags describe.
+    fn settings(self) -> run::RunSettings {
+        run::RunSettings {
             policy: self.policy,
             sets: self.sets,
             seed: self.seed,
             out: self.out,
-            no_charts: self.no_charts,
-            command_line: commands::command_line(),
-            ..Default::default()
+            charts: !self.no_charts,
+            command_line: command_line(),
+            limits: self.limits.limits(),
         }
     }
+}
+
+/// A value named as in scenario files (`epoch_s`, `missing`), read by the same deserializer.
+fn serde_value<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, String> {
+    toml::Value::String(text.to_string())
+        .try_into()
+        .map_err(|e: toml::de::Error| e.message().trim().to_string())
+}
+
+/// The command line as typed (program name and arguments), for report pages.
+fn command_line() -> String {
+    let mut args: Vec<String> = std::env::args().collect();
+    if let Some(first) = args.first_mut() {
+        *first = "breakerlab".to_string();
+    }
+    args.join(" ")
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    match run(cli) {
-        Ok(()) => ExitCode::SUCCESS,
+    match execute(cli) {
+        Ok(text) => {
+            print!("{text}");
+            ExitCode::SUCCESS
+        }
         Err(err) => {
             eprintln!("error: {err}");
-            for cause in err.chain().skip(1) {
-                eprintln!("  caused by: {cause}");
+            let mut cause = std::error::Error::source(&err);
+            while let Some(c) = cause {
+                eprintln!("  caused by: {c}");
+                cause = c.source();
             }
-            if is_input_error(&err) { ExitCode::from(2) } else { ExitCode::from(1) }
+            ExitCode::from(err.exit_code())
         }
     }
 }
 
-fn is_input_error(err: &anyhow::Error) -> bool {
-    err.chain().any(|e| {
-        e.is::<InputError>()
-            || e.is::<breakerlab::policy::PolicyError>()
-            || e.is::<breakerlab::policy::export::ExportError>()
-    })
-}
-
-fn run(cli: Cli) -> anyhow::Result<()> {
-    match cli.command {
+/// Runs one command; returns what to print.
+fn execute(cli: Cli) -> breakerlab::Result<String> {
+    Ok(match cli.command {
         Command::Run { scenario, script, what } => {
-            let req = commands::run::RunRequest { scenario, script, ..what.request() };
-            let report = commands::run::run(&req)?;
-            print!("{}", commands::run::render(&report));
+            let input = match (scenario, script) {
+                (Some(path), None) => run::Input::Scenario(path),
+                (None, Some(path)) => run::Input::Script(path),
+                _ => return Err(breakerlab::Error::argument("give a scenario file, or --script FILE.csv")),
+            };
+            run::render(&run::run(&run::RunRequest { input, settings: what.settings() })?)
         }
-        Command::Sweep { file, threads, out, quiet, no_charts } => {
-            let command_line = commands::command_line();
-            let charts = (!no_charts).then_some(command_line.as_str());
-            let report =
-                breakerlab::sweep::run_sweep(file.as_deref(), threads, out.as_deref(), quiet, charts)?;
-            print!("{}", report.render());
+        Command::Sweep { file, threads, out, quiet, no_charts, limits } => {
+            let req = sweep::SweepRequest {
+                file,
+                threads,
+                out,
+                quiet,
+                charts: !no_charts,
+                command_line: command_line(),
+                limits: limits.limits(),
+            };
+            sweep::sweep(&req)?.render()
         }
-        Command::Compare { scenarios, policies, sets, replicates, seed, threads, out, no_charts } => {
-            let policies = breakerlab::sweep::policies_from_args(&policies, &sets)?;
-            let command_line = commands::command_line();
-            let charts = (!no_charts).then_some(command_line.as_str());
-            let (report, files) = breakerlab::sweep::compare(
-                &scenarios,
-                &policies,
+        Command::Compare { scenarios, policies, sets, replicates, seed, threads, out, no_charts, limits } => {
+            let req = compare::CompareRequest {
+                scenarios,
+                policies,
+                sets,
                 replicates,
                 seed,
                 threads,
-                out.as_deref(),
-                charts,
-            )?;
-            print!("{}", report.render());
-            println!("\nwrote {}", commands::report::list(&files));
+                out,
+                charts: !no_charts,
+                command_line: command_line(),
+                limits: limits.limits(),
+            };
+            compare::compare(&req)?.render()
         }
         Command::Recommend { path, objective, constraints, threads, quiet, library } => {
-            let r = breakerlab::sweep::recommend(&path, &objective, &constraints, threads, quiet)?;
-            print!("{}", r.render());
-            if let (Some(library), Some(chosen)) = (library, r.chosen()) {
-                let req = commands::export::ExportRequest::of(
-                    library,
-                    &chosen.config.preset,
-                    &chosen.config.overrides,
-                );
-                print!("\n{}", commands::export::run(&req)?);
-            }
+            let req = recommend::RecommendRequest { path, objective, constraints, threads, quiet, library };
+            recommend::recommend(&req)?.render()
         }
         Command::Export { library, policy, sets, name } => {
-            let req = commands::export::ExportRequest { library, policy, sets, name };
-            print!("{}", commands::export::run(&req)?);
+            export::run(&export::ExportRequest { library, policy, sets, name })?
         }
         Command::Replay {
             trace,
@@ -296,7 +339,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             rate,
             what,
         } => {
-            let req = commands::replay::ReplayRequest {
+            let req = replay::ReplayRequest {
                 trace,
                 format,
                 labels,
@@ -309,15 +352,14 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 skip_bad_rows,
                 trace_sets,
                 rate,
-                run: what.request(),
+                run: what.settings(),
             };
-            print!("{}", commands::replay::render_replay(&commands::replay::replay(&req)?));
+            replay::render_replay(&replay::replay(&req)?)
         }
-        Command::Presets { name } => print!("{}", commands::presets::render(name.as_deref())?),
+        Command::Presets { name } => presets::render(name.as_deref())?,
         Command::Report { dir, from, to, metric } => {
-            let files = commands::report::report(&dir, from.as_deref(), to.as_deref(), metric.as_deref())?;
-            println!("wrote {}", commands::report::list(&files));
+            let files = report::report(&report::ReportRequest { dir, from, to, metric })?;
+            format!("wrote {}\n", breakerlab::app::list(&files))
         }
-    }
-    Ok(())
+    })
 }

@@ -6,10 +6,10 @@
 
 use super::charts::data::{self, Summary, SummaryRow};
 use super::charts::style::{fmt_num, fmt_pct};
-use super::charts::{self, ChartError, ChartOptions};
+use super::charts::{self, ChartError};
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// File name of the HTML report.
 pub const REPORT_HTML: &str = "report.html";
@@ -74,12 +74,9 @@ impl Default for ReportInputs {
 }
 
 impl ReportInputs {
-    /// Writes inputs.toml into `dir` (temporary file, then rename).
-    pub fn save(&self, dir: &Path) -> Result<PathBuf, ChartError> {
-        let text = toml::to_string(self).map_err(|e| ChartError::Draw(format!("inputs.toml: {e}")))?;
-        let path = dir.join(INPUTS_FILE);
-        write_atomic(&path, text.as_bytes())?;
-        Ok(path)
+    /// The text of inputs.toml.
+    pub fn to_toml(&self) -> Result<String, ChartError> {
+        toml::to_string(self).map_err(|e| ChartError::Draw(format!("inputs.toml: {e}")))
     }
 
     /// Reads inputs.toml from `dir`; `None` when the folder has none.
@@ -96,27 +93,6 @@ impl ReportInputs {
             message: e.message().to_string(),
         })
     }
-}
-
-/// The two pages written.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ReportFiles {
-    /// report.html
-    pub html: PathBuf,
-    /// report.md
-    pub md: PathBuf,
-}
-
-/// Redraws every chart from the CSVs in `dir`, then writes the report pages with the inputs
-/// saved in the folder (or `fallback` when it has none). This is `breakerlab report DIR`.
-pub fn report_dir(
-    dir: &Path,
-    opts: &ChartOptions,
-    fallback: &ReportInputs,
-) -> Result<ReportFiles, ChartError> {
-    charts::draw_all_with(dir, opts)?;
-    let inputs = ReportInputs::load(dir)?.unwrap_or_else(|| fallback.clone());
-    write_report(dir, &inputs)
 }
 
 /// Summary columns shown in the tables: (column, heading).
@@ -555,23 +531,12 @@ fn render_md(c: &Contents, inputs: &ReportInputs) -> String {
     m
 }
 
-/// Writes report.html and report.md into `dir` from the CSVs, charts and text files there.
-pub fn write_report(dir: &Path, inputs: &ReportInputs) -> Result<ReportFiles, ChartError> {
+/// report.html and report.md of the folder `dir`, from the CSVs, charts and text files there.
+pub fn render_report(dir: &Path, inputs: &ReportInputs) -> Result<(String, String), ChartError> {
     let contents = gather(dir, inputs)?;
     let html = render_html(dir, &contents, inputs)?;
     let md = render_md(&contents, inputs);
-    let files = ReportFiles { html: dir.join(REPORT_HTML), md: dir.join(REPORT_MD) };
-    write_atomic(&files.html, html.as_bytes())?;
-    write_atomic(&files.md, md.as_bytes())?;
-    Ok(files)
-}
-
-/// Writes `bytes` to a temporary file beside `path`, then renames it into place.
-fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ChartError> {
-    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("report");
-    let tmp = path.with_file_name(format!(".{name}.tmp"));
-    std::fs::write(&tmp, bytes).map_err(|source| ChartError::Io { path: tmp.clone(), source })?;
-    std::fs::rename(&tmp, path).map_err(|source| ChartError::Io { path: path.to_path_buf(), source })
+    Ok((html, md))
 }
 
 #[cfg(test)]
@@ -612,9 +577,8 @@ mod tests {
     fn html_page_is_self_contained_with_table_and_every_chart() {
         let dir = tempfile::tempdir().unwrap();
         fixtures::compare_dir(dir.path());
-        let charts = charts::draw_all(dir.path()).unwrap();
-        let files = write_report(dir.path(), &inputs()).unwrap();
-        let html = std::fs::read_to_string(&files.html).unwrap();
+        let charts = charts::draw_into(dir.path()).unwrap();
+        let (html, _) = render_report(dir.path(), &inputs()).unwrap();
         assert!(html.starts_with("<!DOCTYPE html>"));
         assert!(html.contains("<table>") && html.contains("<th>false opens</th>"));
         assert!(html.contains("<td>resilience4j-default</td>"));
@@ -640,9 +604,8 @@ mod tests {
     fn markdown_has_the_same_tables_and_links_every_chart() {
         let dir = tempfile::tempdir().unwrap();
         fixtures::sweep_dir(dir.path());
-        let charts = charts::draw_all(dir.path()).unwrap();
-        let files = write_report(dir.path(), &inputs()).unwrap();
-        let md = std::fs::read_to_string(&files.md).unwrap();
+        let charts = charts::draw_into(dir.path()).unwrap();
+        let (_, md) = render_report(dir.path(), &inputs()).unwrap();
         assert!(md.contains("## Summary") && md.contains("## Pareto front"));
         assert!(md.contains("| scenario | configuration | failure_threshold | open_for |"), "{md}");
         assert!(md.contains("**window(rate=0.8,win=10s,min=10)**"), "recommended row is bold");
@@ -676,12 +639,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         fixtures::compare_dir(dir.path());
         assert_eq!(ReportInputs::load(dir.path()).unwrap(), None);
-        inputs().save(dir.path()).unwrap();
+        std::fs::write(dir.path().join(INPUTS_FILE), inputs().to_toml().unwrap()).unwrap();
         assert_eq!(ReportInputs::load(dir.path()).unwrap(), Some(inputs()));
-        let files = report_dir(dir.path(), &ChartOptions::default(), &ReportInputs::default()).unwrap();
-        let md = std::fs::read_to_string(files.md).unwrap();
+        let (_, md) = render_report(dir.path(), &ReportInputs::load(dir.path()).unwrap().unwrap()).unwrap();
         assert!(md.contains("seed: `42`"));
-        assert!(dir.path().join(charts::TIMELINE_PNG).exists());
         std::fs::write(dir.path().join(INPUTS_FILE), "version = \"0.1.0\"\nsede = 3\n").unwrap();
         let err = ReportInputs::load(dir.path()).unwrap_err().to_string();
         assert!(err.contains("inputs.toml") && err.contains("sede"), "{err}");

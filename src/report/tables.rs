@@ -1,4 +1,4 @@
-//! The CSV files of a run or sweep, built in memory (written by [`super::write_atomic`]):
+//! The CSV files of a run or sweep, built in memory (written by the output folder, `app::output`):
 //! summary.csv, transitions.csv, timeline.csv, incidents.csv.
 //!
 //! Conventions, the same in every file: a header row; `\n` line endings; a field is quoted (with
@@ -34,6 +34,8 @@ pub struct SummaryRow<'a> {
     pub params: &'a [(String, String)],
     /// The metrics.
     pub metrics: &'a Metrics,
+    /// Further columns after the metrics, name and cell (a replayed trace's import counts).
+    pub extra: &'a [(&'a str, String)],
 }
 
 /// The one float format of every CSV: Rust's `{}` for `f64`, the shortest decimal that reads back
@@ -79,11 +81,18 @@ fn opt_float(x: Option<f64>) -> String {
 /// parameter name in the order names are first seen across the rows (a row without that
 /// parameter has an empty cell), then [`Metrics::COLUMNS`], then the per-provider columns
 /// ([`Metrics::provider_columns`]) of every row, in the order first seen (a row without that
-/// provider has an empty cell; none at all without `[[providers]]`).
+/// provider has an empty cell; none at all without `[[providers]]`), then the rows' `extra`
+/// columns in the order first seen.
 pub fn summary_csv(rows: &[SummaryRow]) -> Vec<u8> {
     let mut names: Vec<&str> = Vec::new();
     let mut provider_columns: Vec<String> = Vec::new();
+    let mut extra: Vec<&str> = Vec::new();
     for row in rows {
+        for (name, _) in row.extra {
+            if !extra.contains(name) {
+                extra.push(name);
+            }
+        }
         for (name, _) in row.params {
             if !names.contains(&name.as_str()) {
                 names.push(name);
@@ -99,7 +108,8 @@ pub fn summary_csv(rows: &[SummaryRow]) -> Vec<u8> {
     let fixed = ["scenario", "policy", "preset", "seed", "replicates"].map(String::from);
     let params = names.iter().map(|n| format!("{PARAM_PREFIX}{n}"));
     let metrics = Metrics::COLUMNS.iter().map(|c| c.to_string()).chain(provider_columns.iter().cloned());
-    push_row(&mut out, fixed.into_iter().chain(params).chain(metrics));
+    let extra_names = extra.iter().map(|n| n.to_string());
+    push_row(&mut out, fixed.into_iter().chain(params).chain(metrics).chain(extra_names));
     for row in rows {
         let mut cells = vec![
             row.scenario.to_string(),
@@ -114,6 +124,9 @@ pub fn summary_csv(rows: &[SummaryRow]) -> Vec<u8> {
         }
         cells.extend(Metrics::COLUMNS.iter().map(|c| opt_float(row.metrics.get(c))));
         cells.extend(provider_columns.iter().map(|c| opt_float(row.metrics.get(c))));
+        for name in &extra {
+            cells.push(row.extra.iter().find(|(n, _)| n == name).map(|(_, v)| v.clone()).unwrap_or_default());
+        }
         push_row(&mut out, cells);
     }
     out.into_bytes()
@@ -289,6 +302,7 @@ mod tests {
                 replicates: 3,
                 params: &p1,
                 metrics: &m,
+                extra: &[],
             },
             SummaryRow {
                 scenario: "blip",
@@ -298,6 +312,7 @@ mod tests {
                 replicates: 3,
                 params: &p2,
                 metrics: &m,
+                extra: &[],
             },
         ];
         let expected = "scenario,policy,preset,seed,replicates,param.threshold,param.window,param.probes,\
@@ -310,6 +325,27 @@ outage,\"r4j,count\",resilience4j,7,3,5,10s,,2,1,0,12.5,12.5,12.5,,1,3,2,1000,15
 blip,plain,,7,3,,30s,1,2,1,0,12.5,12.5,12.5,,1,3,2,1000,1500,1.5,250,40,4,0.9,0.05,20,150.5,,3.125,2,498,10,45,0,0,0,,90,4,40,0,0,2,,,,
 ";
         assert_eq!(String::from_utf8(summary_csv(&rows)).unwrap(), expected);
+    }
+
+    #[test]
+    fn extra_columns_follow_the_metrics() {
+        let m = metrics();
+        let extra = [("trace_rows", "10".to_string()), ("bad_rows_skipped", "2".to_string())];
+        let row = SummaryRow {
+            scenario: "a,b",
+            policy: "c",
+            preset: "",
+            seed: 1,
+            replicates: 1,
+            params: &[],
+            metrics: &m,
+            extra: &extra,
+        };
+        let text = String::from_utf8(summary_csv(&[row])).unwrap();
+        let mut lines = text.lines();
+        assert!(lines.next().unwrap().ends_with(",failover_delay_mean_s,trace_rows,bad_rows_skipped"));
+        let row = lines.next().unwrap();
+        assert!(row.starts_with("\"a,b\",c,,1,1,") && row.ends_with(",,10,2"), "{row}");
     }
 
     #[test]
@@ -334,6 +370,7 @@ blip,plain,,7,3,,30s,1,2,1,0,12.5,12.5,12.5,,1,3,2,1000,1500,1.5,250,40,4,0.9,0.
             replicates: 1,
             params: &[],
             metrics: m,
+            extra: &[],
         };
         let text = String::from_utf8(summary_csv(&[row(&routed), row(&plain), row(&other)])).unwrap();
         let lines: Vec<&str> = text.lines().collect();

@@ -174,6 +174,11 @@ impl Scenario {
             Some(n) if n.trim().is_empty() => {
                 return Err(origins.name.error("must not be empty (it names the output folder)"));
             }
+            Some(n) if !is_plain_name(&n) => {
+                return Err(origins.name.error(format!(
+                    "must be a plain folder name (it names the output folder), found {n:?}"
+                )));
+            }
             Some(n) => n,
             None => {
                 path.file_stem().map_or_else(|| "scenario".to_string(), |s| s.to_string_lossy().into_owned())
@@ -565,7 +570,7 @@ fn trace_source(
     opts: &TraceOptions,
     traffic: Option<TrafficSpec>,
 ) -> Result<(Source, Dur), String> {
-    let trace = Trace::load(path, opts).map_err(|e: TraceError| e.to_string())?;
+    let mut trace = Trace::load(path, opts).map_err(|e: TraceError| e.to_string())?;
     match (&trace, &traffic) {
         (Trace::Interval(t), None) if !t.has_counts() => {
             return Err(format!(
@@ -623,6 +628,23 @@ fn key_offset(text: &str, span: Range<usize>, spec: &PolicySpec, message: &str) 
         offset += line.len();
     }
     None
+}
+
+/// A name that can name a folder inside `output/`: not empty, not `.` or `..`, no path
+/// separator (so it can neither be absolute nor climb out). Scenario and sweep names follow it.
+pub fn is_plain_name(name: &str) -> bool {
+    let name = name.trim();
+    !name.is_empty() && name != "." && name != ".." && !name.contains(['/', '\\'])
+}
+
+/// Parses a seed from the command line: seeds are unsigned 64-bit numbers, and a negative one
+/// (`--seed -1`) is told so rather than taken for a flag.
+pub fn parse_seed(text: &str) -> Result<u64, String> {
+    let text = text.trim();
+    text.parse::<u64>().map_err(|_| {
+        let why = if text.starts_with('-') { "seeds are unsigned: " } else { "" };
+        format!("{why}expected a whole number from 0 to {}, found {text:?}", u64::MAX)
+    })
 }
 
 /// Reads a whole text file, with a clear message when it is missing or unreadable.

@@ -262,7 +262,7 @@ impl SweepFile {
         let name = match raw.name {
             Some(n) => {
                 let v = n.get_ref().trim();
-                if v.is_empty() || v == "." || v == ".." || v.contains(['/', '\\']) {
+                if !crate::scenario::is_plain_name(v) {
                     return Err(at(n.span(), format!("`name` must be a plain folder name, found {v:?}")));
                 }
                 v.to_string()

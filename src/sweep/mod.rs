@@ -5,8 +5,8 @@
 //! cell (scenario × configuration × replicate) ([`table`]); statistics over replicates
 //! ([`stats`]), Pareto fronts ([`pareto`]) and the recommendation ([`mod@recommend`]) work on that
 //! table only, so they are tested on hand-made tables and can read a finished sweep's runs.csv.
-//! [`runner`] fills the table by simulation; [`commands`] are the CLI's `sweep`, `compare` and
-//! `recommend`; [`output`] formats the files.
+//! [`runner`] fills the table by simulation; [`output`] formats the files as bytes. Nothing
+//! here writes a file: the commands `sweep`, `compare` and `recommend` live in `app`.
 //!
 //! Rules a user relies on:
 //! - Cells run in parallel but are collected in grid order (scenario, configuration,
@@ -19,7 +19,6 @@
 //! - summary.csv: per (scenario, configuration) every resolved parameter, then for each metric
 //!   `m`: `m` (mean), `m_sd`, `m_ci95` (half-width, Student t, n − 1 df), and the same for cost.
 
-pub mod commands;
 pub mod compare;
 pub mod constraint;
 pub mod file;
@@ -92,5 +91,3 @@ impl From<SweepError> for crate::scenario::InputError {
         }
     }
 }
-
-pub use commands::{SweepReport, compare, parse_policy_arg, policies_from_args, recommend, run_sweep};

@@ -1,4 +1,4 @@
-//! The files of a sweep's output folder, as bytes (`report::write_atomic` writes them): runs.csv
+//! The files of a sweep's output folder, as bytes (the output folder, `app::output`, writes them): runs.csv
 //! (one row per cell), summary.csv (one row per scenario × configuration), pareto.csv, and
 //! objective.toml (the objective and constraints, so `recommend` can re-rank a finished sweep).
 //! Also reads runs.csv back, so shards run separately can be concatenated and recommended on.

@@ -112,7 +112,7 @@ impl Cells<'_> {
         threads: Option<usize>,
         columns: &[String],
         progress: &ProgressBar,
-    ) -> anyhow::Result<Vec<RunRow>> {
+    ) -> crate::Result<Vec<RunRow>> {
         let mut rows = Vec::with_capacity(self.count().min(MAX_CELLS) as usize);
         self.run_slices(&self.all(), threads, columns, progress, &mut |row| {
             rows.push(row);
@@ -132,8 +132,8 @@ impl Cells<'_> {
         threads: Option<usize>,
         columns: &[String],
         progress: &ProgressBar,
-        sink: &mut (dyn FnMut(RunRow) -> anyhow::Result<()> + Send),
-    ) -> anyhow::Result<()> {
+        sink: &mut (dyn FnMut(RunRow) -> crate::Result<()> + Send),
+    ) -> crate::Result<()> {
         if let Some(n) = threads.filter(|n| !(1..=MAX_THREADS).contains(n)) {
             return Err(InputError::argument(format!(
                 "--threads must be between 1 and {MAX_THREADS}, found {n}"
@@ -147,8 +147,11 @@ impl Cells<'_> {
             ))
             .into());
         }
-        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads.unwrap_or(0)).build()?;
-        pool.install(|| -> anyhow::Result<()> {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads.unwrap_or(0))
+            .build()
+            .map_err(|e| crate::Error::Internal(format!("cannot start the worker threads: {e}")))?;
+        pool.install(|| -> crate::Result<()> {
             for group in slices.chunk_by(|a, b| a.scenario == b.scenario) {
                 let scenario = &self.scenarios[group[0].scenario];
                 let seed = self.seed.unwrap_or(scenario.seed);

@@ -41,14 +41,7 @@ fn parse_status(cell: &[u8], error_flag: bool) -> Option<OutcomeClass> {
     }
     if !cell.is_empty() && cell.len() <= 3 && cell.iter().all(u8::is_ascii_digit) {
         let code = cell.iter().fold(0u32, |v, b| v * 10 + u32::from(b - b'0'));
-        return match code {
-            100..=399 => Some(Ok),
-            429 => Some(RateLimited),
-            408 => Some(Error),
-            400..=499 => Some(ClientError),
-            500..=599 => Some(Error),
-            _ => None,
-        };
+        return (code >= 100).then(|| super::spans::http_class(code)).flatten();
     }
     const WORDS: [(&[u8], OutcomeClass); 22] = [
         (b"ok", Ok),
@@ -100,10 +93,13 @@ impl CallTrace {
         let latency = header.find(Role::Latency, opts.latency.as_deref(), &[time])?.ok_or_else(|| {
             cols_err(format!("no latency column found (set `latency`); columns: {}", header.list()))
         })?;
-        let status =
-            header.find(Role::Status, opts.status.as_deref(), &[time, latency])?.ok_or_else(|| {
-                cols_err(format!("no status column found (set `status`); columns: {}", header.list()))
-            })?;
+        let status = header.find(Role::Status, opts.status.as_deref(), &[time, latency])?;
+        if status.is_none() {
+            report.notes.push(format!(
+                "no status column: every call is ok (name one with --column status=NAME); columns: {}",
+                header.list()
+            ));
+        }
         let unit = match (opts.latency_unit, header.parsed(latency).unit) {
             (Some(u), _) | (None, Some(u)) => u,
             (None, None) => {
@@ -117,20 +113,20 @@ impl CallTrace {
         let error_flag = match opts.status_kind {
             StatusKind::OkFlag => false,
             StatusKind::ErrorFlag => true,
-            StatusKind::Auto => {
-                let base = &header.parsed(status).base;
+            StatusKind::Auto => status.is_some_and(|i| {
+                let base = &header.parsed(i).base;
                 base.contains("error") || base.contains("fail")
-            }
+            }),
         };
         let micros_per_value = opts.latency_scale.map_or(1.0, |s| s.get()) * unit.micros();
         report.columns = vec![
             ("time".into(), header.names[time].clone()),
             ("latency".into(), format!("{} ({})", header.names[latency], unit.as_str())),
-            (
-                "status".into(),
-                format!("{}{}", header.names[status], if error_flag { " (1 = error)" } else { "" }),
-            ),
         ];
+        if let Some(i) = status {
+            let flag = if error_flag { " (1 = error)" } else { "" };
+            report.columns.push(("status".into(), format!("{}{flag}", header.names[i])));
+        }
 
         let mut trace = CallTrace {
             times: Vec::new(),
@@ -162,12 +158,15 @@ impl CallTrace {
             let parsed = (|| {
                 let t = fmt.parse(row.cell(time)?, offset_s).map_err(|e| row.bad(time, e))?;
                 let lat = row.non_negative(latency)? * micros_per_value;
-                let class = parse_status(row.cell(status)?, error_flag).ok_or_else(|| {
-                    row.bad(
-                        status,
-                        "an HTTP status code, 0/1, or a word such as ok, error, timeout, rate_limited",
-                    )
-                })?;
+                let class = match status {
+                    None => OutcomeClass::Ok,
+                    Some(i) => parse_status(row.cell(i)?, error_flag).ok_or_else(|| {
+                        row.bad(
+                            i,
+                            "an HTTP status code, 0/1, or a word such as ok, error, timeout, rate_limited",
+                        )
+                    })?,
+                };
                 Ok::<_, TraceError>((t, lat, class))
             })();
             let (t, lat, class) = match parsed {
@@ -182,6 +181,7 @@ impl CallTrace {
             if t < prev.0 {
                 return Err(TraceError::NonMonotonic {
                     file: file.to_string(),
+                    column: header.names[time].clone(),
                     line,
                     value: String::from_utf8_lossy(record.get(time).unwrap_or_default().trim_ascii())
                         .into_owned(),
@@ -219,12 +219,48 @@ impl CallTrace {
         if clipped > 0 {
             trace.report.notes.push(format!("{clipped} latencies above 71m34s were clipped to 71m34s"));
         }
+        if let Some(fmt) = format.filter(|f| *f != Resolved::Datetime) {
+            trace.report.notes.push(format!(
+                "time column `{}` read as {}",
+                header.names[time],
+                fmt.describe()
+            ));
+        }
         trace.report.epoch_offset_us = epoch.unwrap_or(0);
         trace.report.rows_used = trace.times.len() as u64;
         trace.times.shrink_to_fit();
         trace.latency_us.shrink_to_fit();
         trace.class.shrink_to_fit();
         Ok(trace)
+    }
+
+    /// A call trace from calls already read and sorted by time (the span importers):
+    /// `(absolute start µs, latency µs, class)`.
+    pub(super) fn from_calls(
+        mut report: ImportReport,
+        calls: impl Iterator<Item = (i64, f64, OutcomeClass)>,
+        opts: &TraceOptions,
+    ) -> Result<CallTrace, TraceError> {
+        let near = opts.near_calls.unwrap_or(16).max(1);
+        let (mut times, mut latency_us, mut class) = (Vec::new(), Vec::new(), Vec::new());
+        let (mut epoch, mut horizon, mut clipped) = (None, SimTime::ZERO, 0u64);
+        for (t, lat, c) in calls {
+            let epoch = *epoch.get_or_insert(t);
+            let lat = lat.round().max(0.0);
+            clipped += u64::from(lat > f64::from(u32::MAX));
+            let lat = lat.min(f64::from(u32::MAX)) as u32;
+            let at = to_sim(t, epoch);
+            horizon = horizon.max(at + Dur(u64::from(lat)));
+            times.push(at);
+            latency_us.push(lat);
+            class.push(c);
+        }
+        if clipped > 0 {
+            report.notes.push(format!("{clipped} latencies above 71m34s were clipped to 71m34s"));
+        }
+        report.epoch_offset_us = epoch.unwrap_or(0);
+        report.rows_used = times.len() as u64;
+        Ok(CallTrace { times, latency_us, class, near, offset_s: opts.offset_seconds()?, horizon, report })
     }
 
     /// Per-interval aggregates of the log, for SLO rules and charts: buckets of `step` from the
@@ -348,6 +384,10 @@ impl CallTrace {
     pub fn report(&self) -> &ImportReport {
         &self.report
     }
+    /// The import report, for the loader that adds what it knows (format, span).
+    pub(super) fn report_mut(&mut self) -> &mut ImportReport {
+        &mut self.report
+    }
 }
 
 #[cfg(test)]
@@ -457,7 +497,7 @@ mod tests {
             t.first_answer(1),
             Answer { latency: Dur(900_000), class: OutcomeClass::Error, retry_after: None }
         );
-        assert!(t.report().notes.is_empty(), "{:?}", t.report().notes);
+        assert_eq!(t.report().notes, vec!["time column `t_ms` read as epoch milliseconds".to_string()]);
     }
 
     #[test]
@@ -539,7 +579,7 @@ mod tests {
         assert!(
             err.unwrap_err()
                 .to_string()
-                .contains("line 3: timestamp \"999\" is earlier than \"1000\" on line 2")
+                .contains("line 3: column `timestamp`: timestamp \"999\" is earlier than \"1000\" on line 2")
         );
         let err = parse("timestamp,latency_ms,status\n", &TraceOptions::default()).unwrap_err();
         assert!(matches!(err, TraceError::HeaderOnly { .. }));

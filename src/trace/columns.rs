@@ -51,7 +51,22 @@ impl Role {
 
     fn candidates(self) -> &'static [&'static str] {
         match self {
-            Role::Time => &["timestamp", "time", "ts", "datetime", "date", "epoch", "t", "at", "start"],
+            Role::Time => &[
+                "timestamp",
+                "time",
+                "ts",
+                "datetime",
+                "date",
+                "epoch",
+                "t",
+                "at",
+                "start",
+                "starttime",
+                "starttimeunixnano",
+                "timeunixnano",
+                "startedat",
+                "timestampns",
+            ],
             Role::Count => &["count", "requests", "requestcount", "reqs", "calls", "total", "hits", "n"],
             Role::Errors => &["errors", "errorcount", "failures", "failurecount", "failed", "errs"],
             Role::ErrorRate => &["errorrate", "failurerate", "errrate", "errorratio"],

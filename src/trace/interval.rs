@@ -350,6 +350,7 @@ impl IntervalTrace {
                 if raw.t < prev.t {
                     return Err(TraceError::NonMonotonic {
                         file: file.to_string(),
+                        column: header.names[cols.time].clone(),
                         line,
                         value: text(),
                         previous_line: prev.line,
@@ -384,6 +385,13 @@ impl IntervalTrace {
                 }
                 None => TraceError::HeaderOnly { file: file.into() },
             });
+        }
+        if let Some(fmt) = format.filter(|f| *f != Resolved::Datetime) {
+            report.notes.push(format!(
+                "time column `{}` read as {}",
+                header.names[cols.time],
+                fmt.describe()
+            ));
         }
         IntervalTrace::build(rows, opts, offset_s, report)
     }
@@ -637,6 +645,10 @@ impl IntervalTrace {
     /// What the import did.
     pub fn report(&self) -> &ImportReport {
         &self.report
+    }
+    /// The import report, for the loader that adds what it knows (format, span).
+    pub(super) fn report_mut(&mut self) -> &mut ImportReport {
+        &mut self.report
     }
 }
 
@@ -949,7 +961,10 @@ mod tests {
     #[test]
     fn structural_problems_get_clear_messages() {
         let err = parse("ts,p95_ms\n1060,80\n1000,80\n", &TraceOptions::default()).unwrap_err().to_string();
-        assert!(err.contains("line 3: timestamp \"1000\" is earlier than \"1060\" on line 2"), "{err}");
+        assert!(
+            err.contains("line 3: column `ts`: timestamp \"1000\" is earlier than \"1060\" on line 2"),
+            "{err}"
+        );
         let err = parse("ts,p95_ms\n1000,80\n1000,81\n", &TraceOptions::default()).unwrap_err().to_string();
         assert!(err.contains("line 3: timestamp \"1000\" repeats line 2"), "{err}");
         assert_eq!(

@@ -326,6 +326,15 @@ pub fn from_fault_list(
     finish(&file, windows, total, base)
 }
 
+/// The trace CSV's own label column (a header such as `Label` or `is_anomaly`), used as ground
+/// truth when no other is named.
+pub fn auto_label_column(path: &Path) -> Result<Option<String>, TraceError> {
+    let file = path.display().to_string();
+    let mut reader = csv_reader(open(path)?);
+    let header = Header::read(&file, &mut reader)?;
+    Ok(header.find(Role::Label, None, &[])?.map(|i| header.names[i].clone()))
+}
+
 /// Reads a 0/1 label column of the trace file itself (e.g. ms-outbound's `Label`): each run of
 /// 1s is an `open` incident from its first row to the next row (or, for a run that reaches the
 /// end, one interval past its last row). Column and time options are those of the trace.

@@ -22,11 +22,23 @@
 //! [`CallTrace::arrivals`] give sorted arrival times; [`labels::load`] gives the ground truth.
 
 pub mod calls;
+pub mod cloudwatch;
 pub mod columns;
+pub mod datadog;
+pub mod detect;
+pub mod envoy;
+pub mod grafana;
+pub mod har;
 pub mod interval;
+pub mod jaeger;
+pub mod json;
 pub mod labels;
+pub mod otlp;
+pub mod prometheus;
 pub mod quantile;
+pub mod series;
 pub mod slo;
+pub mod spans;
 pub mod timestamp;
 
 pub use calls::CallTrace;
@@ -42,14 +54,70 @@ use std::fmt;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-/// Which kind of trace a file holds.
+/// Which kind of trace a file holds: the two CSV shapes, or a tool's own export.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TraceFormat {
-    /// One row per interval: timestamp, optional count, errors, latency percentiles.
+    /// CSV, one row per interval: timestamp, optional count, errors, latency percentiles.
     Interval,
-    /// One row per call: timestamp, latency, status.
+    /// CSV, one row per call: timestamp, latency, optional status.
     Calls,
+    /// Prometheus HTTP API `query_range` JSON (a matrix of series).
+    Prometheus,
+    /// Grafana's "Series joined by time" CSV (`"Time"` then one column per series).
+    Grafana,
+    /// CloudWatch `GetMetricData` JSON (pages may be concatenated).
+    Cloudwatch,
+    /// Datadog v1 `query` JSON.
+    Datadog,
+    /// OpenTelemetry OTLP JSON traces (one request, or JSON lines from the collector's file exporter).
+    Otlp,
+    /// Jaeger JSON (the UI's download or `/api/traces`).
+    Jaeger,
+    /// Envoy access log in its default format.
+    Envoy,
+    /// HTTP Archive 1.2 (a browser's "Save all as HAR").
+    Har,
+}
+
+impl TraceFormat {
+    /// How reports name the format.
+    pub fn describe(self) -> &'static str {
+        match self {
+            TraceFormat::Interval => "interval CSV",
+            TraceFormat::Calls => "per-call CSV",
+            TraceFormat::Prometheus => "Prometheus query_range JSON",
+            TraceFormat::Grafana => "Grafana CSV (series joined by time)",
+            TraceFormat::Cloudwatch => "CloudWatch GetMetricData JSON",
+            TraceFormat::Datadog => "Datadog v1 query JSON",
+            TraceFormat::Otlp => "OpenTelemetry OTLP JSON traces",
+            TraceFormat::Jaeger => "Jaeger JSON traces",
+            TraceFormat::Envoy => "Envoy access log (default format)",
+            TraceFormat::Har => "HAR 1.2",
+        }
+    }
+
+    /// Formats that hold aggregate series (picked with `--series`).
+    pub fn is_series(self) -> bool {
+        matches!(
+            self,
+            TraceFormat::Prometheus | TraceFormat::Grafana | TraceFormat::Cloudwatch | TraceFormat::Datadog
+        )
+    }
+}
+
+/// The dependency's behaviour for a volume-only trace (`--series requests=...` alone): every
+/// interval answers with this lognormal latency and error rate; arrivals follow the volume.
+#[derive(Copy, Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Behaviour {
+    /// Median latency.
+    pub p50: Dur,
+    /// 95th-percentile latency (at least `p50`).
+    pub p95: Dur,
+    /// Fraction of calls that fail.
+    #[serde(default)]
+    pub error_rate: crate::units::Ratio,
 }
 
 /// Unit of the latency columns.
@@ -212,6 +280,15 @@ pub struct TraceOptions {
     pub slo: Option<String>,
     /// Bucket length over which an SLO rule reads a per-call log (default 1m).
     pub slo_interval: Option<Dur>,
+    /// Aggregate series and their roles, `ROLE[:UNIT]=FILE[@SELECTOR]` (see [`series`]); when
+    /// given, they are the trace and `file` is not read.
+    #[serde(default)]
+    pub series: Vec<String>,
+    /// Span filters `key=glob` (all must match), e.g. `service=frontend*` (see [`spans`]).
+    #[serde(default, rename = "where")]
+    pub filters: Vec<String>,
+    /// The dependency's behaviour when the series give only traffic volume.
+    pub upstream: Option<Behaviour>,
 }
 
 impl TraceOptions {
@@ -266,12 +343,15 @@ pub enum TraceError {
     },
     /// A timestamp earlier than the one before it.
     #[error(
-        "{file}: line {line}: timestamp {value:?} is earlier than {previous:?} on line {previous_line}; \
-         rows must be sorted by time (e.g. `sort -t, -k1,1`)"
+        "{file}: line {line}: column `{column}`: timestamp {value:?} is earlier than {previous:?} on line \
+         {previous_line}; rows must be sorted by `{column}` (sort the file, e.g. `sort -t, -k1,1`, or \
+         name the column that holds the call's time: --column time=NAME)"
     )]
     NonMonotonic {
         /// The file.
         file: String,
+        /// The time column.
+        column: String,
         /// Line of the offending row.
         line: u64,
         /// Its timestamp as written.
@@ -342,6 +422,15 @@ pub enum TraceError {
         /// What is wrong.
         message: String,
     },
+    /// A file that is not of the shape its format needs (JSON syntax, missing fields, bad values),
+    /// with the place (line and column, or the JSON path) named in the message.
+    #[error("{file}: {message}")]
+    Format {
+        /// The file.
+        file: String,
+        /// What is wrong and where.
+        message: String,
+    },
     /// An SLO rule that cannot be parsed or does not fit the trace.
     #[error("SLO rule {rule:?}: {message}")]
     Slo {
@@ -377,6 +466,12 @@ pub struct ImportReport {
     pub columns: Vec<(String, String)>,
     /// Assumptions made (defaults chosen, auto-detected meanings), one sentence each.
     pub notes: Vec<String>,
+    /// The format read, and whether it was detected (or forced with `--format`).
+    pub format: Option<(TraceFormat, bool)>,
+    /// Length of the trace from time zero to its end.
+    pub span: Dur,
+    /// Interval length (interval traces).
+    pub step: Option<Dur>,
 }
 
 impl fmt::Display for ImportReport {
@@ -396,6 +491,27 @@ impl fmt::Display for ImportReport {
         }
         let cols: Vec<String> = self.columns.iter().map(|(role, col)| format!("{role}={col}")).collect();
         write!(f, "; columns: {}", cols.join(", "))?;
+        if let Some((format, detected)) = self.format {
+            let how = if detected { "detected from the content" } else { "as --format says" };
+            write!(f, "\n  format: {} ({how})", format.describe())?;
+        }
+        if !self.span.is_zero() {
+            let start = self.epoch_offset_us;
+            let end = start.saturating_add(i64::try_from(self.span.0).unwrap_or(i64::MAX));
+            write!(
+                f,
+                "\n  span: {} .. {} ({})",
+                timestamp::format_utc(start),
+                timestamp::format_utc(end),
+                self.span
+            )?;
+        }
+        if let Some(step) = self.step {
+            write!(f, "\n  step: {step}")?;
+        }
+        if let Some(first) = &self.first_bad_row {
+            write!(f, "\n  first skipped: {first}")?;
+        }
         for note in &self.notes {
             write!(f, "\n  note: {note}")?;
         }
@@ -417,13 +533,63 @@ impl Trace {
     /// Imports `path` as the format the options name, or as detected from its header: a file with
     /// latency and status columns and no percentile or `value` column is a per-call log,
     /// anything else an interval trace.
+    /// Every other format is detected from the file's content ([`detect`]) or forced by
+    /// `format`; `opts.series`, when given, replaces the file.
     pub fn load(path: &std::path::Path, opts: &TraceOptions) -> Result<Trace, TraceError> {
-        match detect_format(path, opts)? {
-            TraceFormat::Interval => {
-                IntervalTrace::from_path(path, opts).map(|t| Trace::Interval(Arc::new(t)))
-            }
-            TraceFormat::Calls => CallTrace::from_path(path, opts).map(|t| Trace::Calls(Arc::new(t))),
+        if !opts.series.is_empty() {
+            let mut t = series::load(opts)?;
+            t.report_mut().span = t.horizon() - SimTime::ZERO;
+            t.report_mut().step = Some(t.step());
+            return Ok(Trace::Interval(Arc::new(t)));
         }
+        let (format, detected) = match opts.format {
+            Some(f) => (f, false),
+            None => (detect::detect(path)?, true),
+        };
+        if !opts.filters.is_empty()
+            && !matches!(
+                format,
+                TraceFormat::Otlp | TraceFormat::Jaeger | TraceFormat::Envoy | TraceFormat::Har
+            )
+        {
+            return Err(TraceError::Option {
+                option: "where",
+                message: format!(
+                    "filters apply to span logs (OTLP, Jaeger, Envoy, HAR); {} is {}",
+                    path.display(),
+                    format.describe()
+                ),
+            });
+        }
+        let trace = match format {
+            TraceFormat::Interval | TraceFormat::Calls => {
+                let csv = if opts.format.is_none() { detect_format(path, opts)? } else { format };
+                if csv == TraceFormat::Interval {
+                    let mut t = IntervalTrace::from_path(path, opts)?;
+                    t.report_mut().step = Some(t.step());
+                    Trace::Interval(Arc::new(t))
+                } else {
+                    Trace::Calls(Arc::new(CallTrace::from_path(path, opts)?))
+                }
+            }
+            f if f.is_series() => {
+                let mut t = series::load_file(path, f, opts)?;
+                t.report_mut().step = Some(t.step());
+                Trace::Interval(Arc::new(t))
+            }
+            f => Trace::Calls(Arc::new(spans::load(path, f, opts)?)),
+        };
+        let mut trace = trace;
+        let span = trace.horizon() - SimTime::ZERO;
+        let report = match &mut trace {
+            Trace::Interval(t) => Arc::get_mut(t).map(IntervalTrace::report_mut),
+            Trace::Calls(t) => Arc::get_mut(t).map(CallTrace::report_mut),
+        };
+        if let Some(r) = report {
+            r.format = Some((format, detected));
+            r.span = span;
+        }
+        Ok(trace)
     }
 
     /// What the import did.
@@ -450,8 +616,60 @@ impl Trace {
         }
     }
 
-    /// The ground truth the options name (see [`labels::load`]), `None` when they name none.
+    /// The ground truth the options name (see [`labels::load`]), `None` when they name none. A
+    /// CSV trace with a label column (`Label`) and no other ground truth uses that column. The
+    /// import report notes the column picked and any label windows outside the trace.
     pub fn ground_truth(
+        &mut self,
+        path: &std::path::Path,
+        opts: &TraceOptions,
+    ) -> Result<Option<Vec<crate::truth::IncidentWindow>>, TraceError> {
+        let csv = matches!(self.report().format, Some((TraceFormat::Interval | TraceFormat::Calls, _)));
+        let named = opts.labels.is_some() || opts.label_column.is_some() || opts.slo.is_some();
+        let mut notes = Vec::new();
+        let picked;
+        let opts = match (csv && !named && opts.series.is_empty())
+            .then(|| labels::auto_label_column(path))
+            .transpose()?
+            .flatten()
+        {
+            Some(column) => {
+                notes.push(format!("ground truth from column `{column}` (runs of 1 are incidents; --labels or --slo to use another)"));
+                picked = TraceOptions { label_column: Some(column), ..opts.clone() };
+                &picked
+            }
+            None => opts,
+        };
+        let windows = self.windows(path, opts)?;
+        if let (Some(kept), Some(_)) = (&windows, &opts.labels) {
+            let everywhere =
+                TimeBase { epoch_us: i64::MIN / 4, horizon: SimTime(u64::MAX / 2), ..self.time_base() };
+            let all = labels::load(opts, path, &everywhere, None)?.map_or(0, |w| w.len());
+            if all > kept.len() {
+                let end = self
+                    .report()
+                    .epoch_offset_us
+                    .saturating_add(i64::try_from(self.horizon().0).unwrap_or(0));
+                notes.push(format!(
+                    "warning: {} of {all} label windows fall outside the trace ({} .. {}) and are ignored: check \
+                     the zone (--trace utc_offset=...) and that the labels belong to this trace",
+                    all - kept.len(),
+                    timestamp::format_utc(self.report().epoch_offset_us),
+                    timestamp::format_utc(end)
+                ));
+            }
+        }
+        let report = match self {
+            Trace::Interval(t) => Arc::get_mut(t).map(IntervalTrace::report_mut),
+            Trace::Calls(t) => Arc::get_mut(t).map(CallTrace::report_mut),
+        };
+        if let Some(r) = report {
+            r.notes.extend(notes);
+        }
+        Ok(windows)
+    }
+
+    fn windows(
         &self,
         path: &std::path::Path,
         opts: &TraceOptions,
@@ -491,7 +709,7 @@ pub fn detect_format(path: &std::path::Path, opts: &TraceOptions) -> Result<Trac
     if pct.contains(&true) || has(columns::Role::Value)? {
         return Ok(TraceFormat::Interval);
     }
-    if has(columns::Role::Latency)? && has(columns::Role::Status)? {
+    if has(columns::Role::Latency)? {
         return Ok(TraceFormat::Calls);
     }
     Ok(TraceFormat::Interval)
@@ -549,7 +767,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let calls = dir.path().join("calls.csv");
         std::fs::write(&calls, "timestamp,latency_ms,status\n1000,5,200\n1001,6,500\n").unwrap();
-        let t = Trace::load(&calls, &TraceOptions::default()).unwrap();
+        let mut t = Trace::load(&calls, &TraceOptions::default()).unwrap();
         assert!(matches!(&t, Trace::Calls(c) if c.len() == 2));
         assert_eq!(t.horizon(), SimTime(1_006_000));
         assert_eq!(t.ground_truth(&calls, &TraceOptions::default()).unwrap(), None);
@@ -559,7 +777,7 @@ mod tests {
             slo: Some("success_rate < 80% or p95 > 2s for 3m".into()),
             ..TraceOptions::default()
         };
-        let t = Trace::load(&nezha, &opts).unwrap();
+        let mut t = Trace::load(&nezha, &opts).unwrap();
         assert!(matches!(t, Trace::Interval(_)));
         let truth = t.ground_truth(&nezha, &opts).unwrap().unwrap();
         assert!(truth.iter().any(|w| w.expect == crate::truth::Expect::Open));

@@ -1,5 +1,5 @@
 //! Timestamp parsing for trace files, written by hand (no chrono): RFC 3339, epoch seconds,
-//! milliseconds or microseconds, and "YYYY-MM-DD HH:MM:SS[.fraction]" with or without a zone,
+//! milliseconds, microseconds or nanoseconds, and "YYYY-MM-DD HH:MM:SS[.fraction]" with or without a zone,
 //! including Go's `time.Time` print form `2022-08-23 11:59:28.111401482 +0000 UTC m=+0.093837757`
 //! (the monotonic-clock suffix `m=±...` is stripped). Results are absolute microseconds since
 //! 1970-01-01T00:00:00Z as `i64`; fractions finer than a microsecond are truncated.
@@ -24,6 +24,8 @@ pub enum TimeFormat {
     EpochMs,
     /// Microseconds since the Unix epoch.
     EpochUs,
+    /// Nanoseconds since the Unix epoch (OpenTelemetry's `*UnixNano`); truncated to microseconds.
+    EpochNs,
 }
 
 /// A time format with `Auto` resolved: what every row of one file is parsed as.
@@ -31,6 +33,8 @@ pub enum TimeFormat {
 pub enum Resolved {
     /// Epoch number; the value is the number of microseconds per unit.
     Epoch(i64),
+    /// Epoch nanoseconds.
+    EpochNs,
     /// A date-time string.
     Datetime,
 }
@@ -42,6 +46,7 @@ impl Resolved {
             TimeFormat::EpochS => Resolved::Epoch(1_000_000),
             TimeFormat::EpochMs => Resolved::Epoch(1_000),
             TimeFormat::EpochUs => Resolved::Epoch(1),
+            TimeFormat::EpochNs => Resolved::EpochNs,
             TimeFormat::Rfc3339 | TimeFormat::Datetime => Resolved::Datetime,
             TimeFormat::Auto => {
                 let s = trim(first);
@@ -59,18 +64,25 @@ impl Resolved {
                 if h.ends_with("_us") || h.ends_with("(us)") || h.ends_with("micros") {
                     return Resolved::Epoch(1);
                 }
+                if h.ends_with("_ns") || h.ends_with("(ns)") || h.ends_with("nano") || h.ends_with("nanos") {
+                    return Resolved::EpochNs;
+                }
                 if h.ends_with("_s") || h.ends_with("(s)") || h.ends_with("_sec") || h.ends_with("seconds") {
                     return Resolved::Epoch(1_000_000);
                 }
-                // Magnitude: seconds until the year 5138, then milliseconds, then microseconds.
+                // Magnitude: seconds until the year 5138 (10 digits today), then milliseconds (13),
+                // microseconds (16) and nanoseconds (19). Twenty digits and more overflow and are
+                // refused by `parse` rather than guessed.
                 let int_digits = s.iter().take_while(|b| b.is_ascii_digit() || **b == b'-').count();
                 let magnitude = s[..int_digits].iter().filter(|b| b.is_ascii_digit()).count();
                 if magnitude <= 11 {
                     Resolved::Epoch(1_000_000)
                 } else if magnitude <= 14 {
                     Resolved::Epoch(1_000)
-                } else {
+                } else if magnitude <= 17 {
                     Resolved::Epoch(1)
+                } else {
+                    Resolved::EpochNs
                 }
             }
         }
@@ -80,6 +92,7 @@ impl Resolved {
     pub fn parse(self, text: &[u8], offset_s: i64) -> Result<i64, &'static str> {
         match self {
             Resolved::Epoch(unit) => parse_epoch(text, unit),
+            Resolved::EpochNs => parse_epoch_ns(text),
             Resolved::Datetime => parse_datetime(text, offset_s),
         }
     }
@@ -90,6 +103,7 @@ impl Resolved {
             Resolved::Epoch(1_000_000) => "epoch seconds",
             Resolved::Epoch(1_000) => "epoch milliseconds",
             Resolved::Epoch(_) => "epoch microseconds",
+            Resolved::EpochNs => "epoch nanoseconds",
             Resolved::Datetime => "a date-time such as 2022-08-23 11:59:28 or 2018-06-17T00:00:00Z",
         }
     }
@@ -138,6 +152,43 @@ pub fn parse_epoch(text: &[u8], unit: i64) -> Result<i64, &'static str> {
         return Err(EXPECTED);
     }
     Ok(if negative { -micros } else { micros })
+}
+
+/// Parses whole epoch nanoseconds into microseconds (truncated); more than 19 digits overflow
+/// and are refused.
+pub fn parse_epoch_ns(text: &[u8]) -> Result<i64, &'static str> {
+    const EXPECTED: &str = "epoch nanoseconds such as 1661255968111401482 (at most 19 digits)";
+    let s = trim(text);
+    if s.is_empty() || s.len() > 19 || !s.iter().all(u8::is_ascii_digit) {
+        return Err(EXPECTED);
+    }
+    let ns = s.iter().try_fold(0i64, |v, b| v.checked_mul(10)?.checked_add(i64::from(b - b'0')));
+    ns.map(|ns| ns / 1_000).ok_or(EXPECTED)
+}
+
+/// Absolute microseconds since the epoch written as `YYYY-MM-DD HH:MM:SS[.ffffff]Z`, for reports.
+pub fn format_utc(us: i64) -> String {
+    let secs = us.div_euclid(1_000_000);
+    let frac = us.rem_euclid(1_000_000);
+    let days = secs.div_euclid(86_400);
+    let sod = secs.rem_euclid(86_400);
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm, inverse of below).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    let (h, mi, s) = (sod / 3600, sod % 3600 / 60, sod % 60);
+    if frac == 0 {
+        format!("{y:04}-{m:02}-{d:02} {h:02}:{mi:02}:{s:02}Z")
+    } else {
+        let f = format!("{frac:06}");
+        format!("{y:04}-{m:02}-{d:02} {h:02}:{mi:02}:{s:02}.{}Z", f.trim_end_matches('0'))
+    }
 }
 
 /// Days from 1970-01-01 to the proleptic Gregorian date `y-m-d` (Howard Hinnant's algorithm).
@@ -382,9 +433,25 @@ mod tests {
         assert_eq!(Resolved::resolve(Auto, "TimeStamp", b"1661255968"), Resolved::Epoch(S));
         assert_eq!(Resolved::resolve(Auto, "ts", b"1661255968111"), Resolved::Epoch(1_000));
         assert_eq!(Resolved::resolve(Auto, "ts", b"1661255968111222"), Resolved::Epoch(1));
+        // 19 digits are nanoseconds (OTel's StartTimeUnixNano), never microseconds.
+        assert_eq!(Resolved::resolve(Auto, "StartTimeUnixNano", b"1661255968111401482"), Resolved::EpochNs);
+        assert_eq!(Resolved::resolve(Auto, "ts", b"1661255968111401482"), Resolved::EpochNs);
+        assert_eq!(Resolved::EpochNs.parse(b"1661255968111401482", 0), Ok(1_661_255_968_111_401));
+        assert!(Resolved::EpochNs.parse(b"16612559681114014820", 0).is_err());
+        assert!(
+            Resolved::resolve(Auto, "ts", b"16612559681114014820").parse(b"16612559681114014820", 0).is_err()
+        );
         assert_eq!(Resolved::resolve(Auto, "t_ms", b"1500"), Resolved::Epoch(1_000));
         assert_eq!(Resolved::resolve(Auto, "Time", b"2022-08-23 11:59:28"), Resolved::Datetime);
         assert_eq!(Resolved::resolve(TimeFormat::EpochMs, "x", b"5"), Resolved::Epoch(1_000));
+    }
+
+    #[test]
+    fn utc_times_print_back() {
+        assert_eq!(format_utc(1_661_255_968 * S + 111_401), "2022-08-23 11:59:28.111401Z");
+        assert_eq!(format_utc(0), "1970-01-01 00:00:00Z");
+        assert_eq!(format_utc(1_709_164_800 * S), "2024-02-29 00:00:00Z");
+        assert_eq!(format_utc(-S), "1969-12-31 23:59:59Z");
     }
 
     #[test]

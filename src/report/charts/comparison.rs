@@ -7,7 +7,6 @@ use super::data::Summary;
 use super::style::*;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
-use std::path::Path;
 
 /// Metrics the comparison shows, in order: (column, panel title, axis unit).
 pub const COMPARISON_METRICS: [(&str, &str, &str); 12] = [
@@ -133,12 +132,12 @@ pub fn comparison_size(data: &ComparisonData) -> (u32, u32) {
     (COMPARISON_WIDTH, TITLE_HEIGHT + 12 + data.legend_rows() * 26 + rows * COMPARISON_ROW_HEIGHT)
 }
 
-/// Draws the chart to `path`.
-pub fn draw_comparison(data: &ComparisonData, path: &Path) -> Result<(), ChartError> {
+/// Draws the chart (PNG bytes).
+pub fn draw_comparison(data: &ComparisonData) -> Result<Vec<u8>, ChartError> {
     if data.panels.is_empty() || data.configs.is_empty() {
         return Err(ChartError::NoData("summary.csv has no metric to compare".into()));
     }
-    save_png(path, comparison_size(data), |root| render_comparison(data, root))
+    png(comparison_size(data), |root| render_comparison(data, root))
 }
 
 /// Draws the chart into `root`.

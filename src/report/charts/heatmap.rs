@@ -9,7 +9,6 @@ use super::style::*;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use std::collections::BTreeMap;
-use std::path::Path;
 
 /// One cell of a heatmap.
 #[derive(Clone, Debug, PartialEq)]
@@ -240,8 +239,8 @@ fn one(
 }
 
 /// Draws `map` to `path` (PNG of [`HEATMAP_SIZE`]).
-pub fn draw_heatmap(map: &Heatmap, path: &Path) -> Result<(), ChartError> {
-    save_png(path, HEATMAP_SIZE, |root| render_heatmap(map, root))
+pub fn draw_heatmap(map: &Heatmap) -> Result<Vec<u8>, ChartError> {
+    png(HEATMAP_SIZE, |root| render_heatmap(map, root))
 }
 
 /// Width of the colour scale strip on the right (px).

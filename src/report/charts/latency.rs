@@ -8,7 +8,6 @@ use super::data::LatencyHist;
 use super::style::*;
 use plotters::coord::ranged1d::Ranged;
 use plotters::prelude::*;
-use std::path::Path;
 
 /// The CDF at each bucket's upper edge: (edge ms, share of requests ≤ edge).
 pub fn cdf(h: &LatencyHist) -> Vec<(f64, f64)> {
@@ -26,9 +25,9 @@ pub fn cdf(h: &LatencyHist) -> Vec<(f64, f64)> {
         .collect()
 }
 
-/// Draws the chart to `path` (PNG of [`LATENCY_SIZE`]).
-pub fn draw_latency_cdf(hists: &[LatencyHist], path: &Path) -> Result<(), ChartError> {
-    save_png(path, LATENCY_SIZE, |root| render_latency_cdf(hists, root))
+/// Draws the chart (PNG bytes of [`LATENCY_SIZE`]).
+pub fn draw_latency_cdf(hists: &[LatencyHist]) -> Result<Vec<u8>, ChartError> {
+    png(LATENCY_SIZE, |root| render_latency_cdf(hists, root))
 }
 
 /// Most configurations drawn (beyond the palette, lines are dashed).

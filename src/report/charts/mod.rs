@@ -96,7 +96,7 @@ pub struct TimeRange {
     pub to_us: u64,
 }
 
-/// Choices for [`draw_all_with`].
+/// Choices for [`draw_all`].
 #[derive(Clone, Debug, PartialEq)]
 pub struct ChartOptions {
     /// Zoom the timeline to this window (whole run when `None`).
@@ -111,80 +111,69 @@ impl Default for ChartOptions {
     }
 }
 
-/// Draws every chart the CSVs in `dir` allow, with default options; returns the PNGs written.
-pub fn draw_all(dir: &Path) -> Result<Vec<PathBuf>, ChartError> {
-    draw_all_with(dir, &ChartOptions::default())
+/// One chart: its file name and PNG bytes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Chart {
+    /// File name in the output folder.
+    pub name: String,
+    /// The PNG.
+    pub png: Vec<u8>,
 }
 
 /// Draws every chart the CSVs in `dir` allow:
 /// timeline.png from timeline.csv (+ transitions.csv, incidents.csv when present);
 /// heatmap_<family>_<p1>_<p2>.png for every pair of swept parameters in summary.csv;
 /// pareto.png when pareto.csv exists; comparison.png when summary.csv holds two or more
-/// configurations; latency_cdf.png from latency.csv. Returns the PNGs written, in that order.
-/// Charts of these names left from an earlier drawing that the CSVs no longer allow (e.g. a
-/// heatmap of a parameter no longer swept) are removed, so the folder matches its CSVs.
-pub fn draw_all_with(dir: &Path, opts: &ChartOptions) -> Result<Vec<PathBuf>, ChartError> {
-    let out = draw_charts(dir, opts)?;
-    let io = |source| ChartError::Io { path: dir.to_path_buf(), source };
-    let mut stale = Vec::new();
-    for entry in std::fs::read_dir(dir).map_err(io)? {
-        let name = entry.map_err(io)?.file_name().to_string_lossy().into_owned();
-        let ours = [TIMELINE_PNG, PARETO_PNG, COMPARISON_PNG, LATENCY_PNG].contains(&name.as_str())
-            || (name.starts_with("heatmap_") && name.ends_with(".png"));
-        if ours && !out.iter().any(|p| p.file_name().is_some_and(|n| n.to_string_lossy() == name)) {
-            stale.push(dir.join(name));
-        }
-    }
-    stale.sort();
-    for p in stale {
-        std::fs::remove_file(&p).map_err(|source| ChartError::Io { path: p.clone(), source })?;
-    }
-    Ok(out)
-}
-
-fn draw_charts(dir: &Path, opts: &ChartOptions) -> Result<Vec<PathBuf>, ChartError> {
+/// configurations; latency_cdf.png from latency.csv. Returns them in that order.
+pub fn draw_all(dir: &Path, opts: &ChartOptions) -> Result<Vec<Chart>, ChartError> {
     let mut out = Vec::new();
+    let mut push = |name: &str, png: Vec<u8>| out.push(Chart { name: name.to_string(), png });
     let timeline_csv = dir.join("timeline.csv");
     if timeline_csv.exists() {
         let data = timeline::TimelineData::load(dir)?;
-        let path = dir.join(TIMELINE_PNG);
-        timeline::draw_timeline(&data, opts.time_range, &path)?;
-        out.push(path);
+        push(TIMELINE_PNG, timeline::draw_timeline(&data, opts.time_range)?);
     }
     let summary_csv = dir.join("summary.csv");
     if summary_csv.exists() {
         let summary = data::read_summary(&summary_csv)?;
         for map in heatmap::heatmaps(&summary, &opts.heatmap_metric) {
-            let path = dir.join(map.file_name());
-            heatmap::draw_heatmap(&map, &path)?;
-            out.push(path);
+            push(&map.file_name(), heatmap::draw_heatmap(&map)?);
         }
         let pareto_csv = dir.join("pareto.csv");
         if pareto_csv.exists() {
             let front = data::read_summary(&pareto_csv)?;
             let recommended = data::read_first_line(&dir.join("recommended.txt"))?;
             let p = pareto::ParetoData::new(&summary, Some(&front), recommended);
-            let path = dir.join(PARETO_PNG);
-            pareto::draw_pareto(&p, &path)?;
-            out.push(path);
+            push(PARETO_PNG, pareto::draw_pareto(&p)?);
         }
         let cmp = comparison::ComparisonData::new(&summary);
         if cmp.configs.len() >= 2 {
-            let path = dir.join(COMPARISON_PNG);
-            comparison::draw_comparison(&cmp, &path)?;
-            out.push(path);
+            push(COMPARISON_PNG, comparison::draw_comparison(&cmp)?);
         }
     }
     let latency_csv = dir.join("latency.csv");
     if latency_csv.exists() {
         let hists = data::read_latency(&latency_csv)?;
         if hists.iter().any(|h| h.buckets.iter().any(|b| b.1 > 0.0)) {
-            let path = dir.join(LATENCY_PNG);
-            latency::draw_latency_cdf(&hists, &path)?;
-            out.push(path);
+            push(LATENCY_PNG, latency::draw_latency_cdf(&hists)?);
         }
     }
     Ok(out)
+}
+
+/// Draws every chart of `dir` into `dir` (tests and samples only: commands write through the
+/// output folder).
+#[cfg(test)]
+pub(crate) fn draw_into(dir: &Path) -> Result<Vec<PathBuf>, ChartError> {
+    let charts = draw_all(dir, &ChartOptions::default())?;
+    Ok(charts
+        .into_iter()
+        .map(|c| {
+            let path = dir.join(&c.name);
+            std::fs::write(&path, &c.png).unwrap();
+            path
+        })
+        .collect())
 }
 
 #[cfg(test)]
@@ -211,7 +200,7 @@ mod tests {
     fn compare_folder_draws_timeline_comparison_and_latency_at_their_sizes() {
         let dir = tempfile::tempdir().unwrap();
         fixtures::compare_dir(dir.path());
-        let out = draw_all(dir.path()).unwrap();
+        let out = draw_into(dir.path()).unwrap();
         assert_eq!(names(&out), vec!["timeline.png", "comparison.png", "latency_cdf.png"]);
         let size = |n: &str| png_size(&std::fs::read(dir.path().join(n)).unwrap());
         assert_eq!(size("timeline.png"), timeline::timeline_size(3));
@@ -219,20 +208,13 @@ mod tests {
         let cmp = comparison::ComparisonData::new(&summary);
         assert_eq!(size("comparison.png"), comparison::comparison_size(&cmp));
         assert_eq!(size("latency_cdf.png"), style::LATENCY_SIZE);
-        // No temporary file is left behind.
-        let leftovers: Vec<_> = std::fs::read_dir(dir.path())
-            .unwrap()
-            .filter_map(|e| e.ok())
-            .filter(|e| e.file_name().to_string_lossy().contains(".tmp"))
-            .collect();
-        assert!(leftovers.is_empty());
     }
 
     #[test]
     fn sweep_folder_draws_heatmaps_and_pareto() {
         let dir = tempfile::tempdir().unwrap();
         fixtures::sweep_dir(dir.path());
-        let out = draw_all(dir.path()).unwrap();
+        let out = draw_into(dir.path()).unwrap();
         assert_eq!(
             names(&out),
             vec![
@@ -251,20 +233,6 @@ mod tests {
     }
 
     #[test]
-    fn stale_charts_are_removed_and_other_files_kept() {
-        let dir = tempfile::tempdir().unwrap();
-        fixtures::compare_dir(dir.path());
-        for name in ["heatmap_old_a_b.png", "pareto.png", "notes.png", "keep.txt"] {
-            std::fs::write(dir.path().join(name), b"x").unwrap();
-        }
-        draw_all(dir.path()).unwrap();
-        assert!(!dir.path().join("heatmap_old_a_b.png").exists());
-        assert!(!dir.path().join("pareto.png").exists());
-        assert!(dir.path().join("notes.png").exists() && dir.path().join("keep.txt").exists());
-        assert!(dir.path().join("timeline.png").exists());
-    }
-
-    #[test]
     fn same_csvs_draw_identical_bytes() {
         let a = tempfile::tempdir().unwrap();
         let b = tempfile::tempdir().unwrap();
@@ -274,8 +242,8 @@ mod tests {
         let run = |d: &Path| {
             std::fs::create_dir_all(d.join("sweep")).unwrap();
             fixtures::sweep_dir(&d.join("sweep"));
-            let mut all = draw_all(d).unwrap();
-            all.extend(draw_all(&d.join("sweep")).unwrap());
+            let mut all = draw_into(d).unwrap();
+            all.extend(draw_into(&d.join("sweep")).unwrap());
             all.iter().map(|p| std::fs::read(p).unwrap()).collect::<Vec<_>>()
         };
         let (x, y) = (run(a.path()), run(b.path()));
@@ -309,16 +277,16 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         fixtures::week_dir(dir.path());
         let data = timeline::TimelineData::load(dir.path()).unwrap();
-        let p = dir.path().join("zoom.png");
         let day = 86_400_000_000u64;
-        timeline::draw_timeline(&data, Some(TimeRange { from_us: day, to_us: day + 4 * 3_600_000_000 }), &p)
-            .unwrap();
-        assert_eq!(png_size(&std::fs::read(&p).unwrap()), timeline::timeline_size(2));
-        let err = timeline::draw_timeline(&data, Some(TimeRange { from_us: 5, to_us: 5 }), &p).unwrap_err();
+        let png =
+            timeline::draw_timeline(&data, Some(TimeRange { from_us: day, to_us: day + 4 * 3_600_000_000 }))
+                .unwrap();
+        assert_eq!(png_size(&png), timeline::timeline_size(2));
+        let err = timeline::draw_timeline(&data, Some(TimeRange { from_us: 5, to_us: 5 })).unwrap_err();
         assert!(err.to_string().contains("empty time range"), "{err}");
         std::fs::write(dir.path().join("incidents.csv"), "start_us,end_us,kind,expect\n1,2,outage,maybe\n")
             .unwrap();
-        let err = draw_all(dir.path()).unwrap_err().to_string();
+        let err = draw_into(dir.path()).unwrap_err().to_string();
         assert!(err.contains("incidents.csv") && err.contains("line 2") && err.contains("maybe"), "{err}");
     }
 
@@ -336,19 +304,22 @@ mod tests {
             let d = root.join(name);
             std::fs::create_dir_all(&d).unwrap();
             f(&d);
-            draw_all(&d).unwrap();
+            draw_into(&d).unwrap();
             let inputs = crate::report::page::ReportInputs {
                 title: format!("{name} sample"),
                 command_line: Some(format!("breakerlab {name} scenarios/sample.toml --seed 7")),
                 seed: Some(7),
                 ..Default::default()
             };
-            crate::report::page::write_report(&d, &inputs).unwrap();
+            let (html, md) = crate::report::page::render_report(&d, &inputs).unwrap();
+            std::fs::write(d.join(crate::report::page::REPORT_HTML), html).unwrap();
+            std::fs::write(d.join(crate::report::page::REPORT_MD), md).unwrap();
         }
         let d = root.join("week");
         let data = timeline::TimelineData::load(&d).unwrap();
         let day = 86_400_000_000u64;
         let zoom = TimeRange { from_us: 3 * day + 3_600_000_000, to_us: 3 * day + 4 * 3_600_000_000 };
-        timeline::draw_timeline(&data, Some(zoom), &d.join("timeline_zoom.png")).unwrap();
+        std::fs::write(d.join("timeline_zoom.png"), timeline::draw_timeline(&data, Some(zoom)).unwrap())
+            .unwrap();
     }
 }

@@ -7,7 +7,6 @@ use super::ChartError;
 use super::data::Summary;
 use super::style::*;
 use plotters::prelude::*;
-use std::path::Path;
 
 /// One configuration, its metrics averaged over scenarios.
 #[derive(Clone, Debug, PartialEq)]
@@ -103,8 +102,8 @@ pub fn front_2d(pts: &[(f64, f64, usize)], y_higher: bool) -> Vec<(f64, f64)> {
 }
 
 /// Draws the chart to `path` (PNG of [`PARETO_SIZE`]).
-pub fn draw_pareto(data: &ParetoData, path: &Path) -> Result<(), ChartError> {
-    save_png(path, PARETO_SIZE, |root| render_pareto(data, root))
+pub fn draw_pareto(data: &ParetoData) -> Result<Vec<u8>, ChartError> {
+    png(PARETO_SIZE, |root| render_pareto(data, root))
 }
 
 struct Panel<'a> {

@@ -1,12 +1,11 @@
 //! The look shared by every chart: the embedded font, fixed pixel sizes, the colour-blind-safe
 //! palette (Okabe–Ito), a perceptually uniform colour scale (viridis), number formatting and
-//! the PNG output helper (temporary file then rename, so no half-written chart is left behind).
+//! the PNG encoder (charts are bytes in memory; the output folder writes them).
 
 use super::ChartError;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::FontStyle;
-use std::path::Path;
 use std::sync::OnceLock;
 
 /// Name under which the embedded font is registered with plotters (never a system font name,
@@ -429,29 +428,19 @@ pub fn nice_ceil(v: f64) -> f64 {
     10.0 * e
 }
 
-/// Renders a chart of `size` pixels with `draw` and writes it to `path` as PNG: drawn into a
-/// temporary `.<name>.tmp.png` beside it, then renamed.
-pub fn save_png<F>(path: &Path, size: (u32, u32), draw: F) -> Result<(), ChartError>
+/// Renders a chart of `size` pixels with `draw` and encodes it as PNG (the same encoder and
+/// settings plotters uses when it saves a file).
+pub fn png<F>(size: (u32, u32), draw: F) -> Result<Vec<u8>, ChartError>
 where
     F: FnOnce(&Area) -> Result<(), ChartError>,
 {
-    register_fonts()?;
-    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("chart.png");
-    let tmp = path.with_file_name(format!(".{name}.tmp.png"));
-    let result = (|| {
-        let root = BitMapBackend::new(&tmp, size).into_drawing_area();
-        root.fill(&WHITE).map_err(draw_err)?;
-        draw(&root)?;
-        root.present().map_err(|e| ChartError::Io {
-            path: path.to_path_buf(),
-            source: std::io::Error::other(e.to_string()),
-        })
-    })();
-    if let Err(e) = result {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(e);
-    }
-    std::fs::rename(&tmp, path).map_err(|source| ChartError::Io { path: path.to_path_buf(), source })
+    use image::ImageEncoder as _;
+    let rgb = render_rgb(size, draw)?;
+    let mut bytes = Vec::new();
+    image::codecs::png::PngEncoder::new(&mut bytes)
+        .write_image(&rgb, size.0, size.1, image::ColorType::Rgb8)
+        .map_err(draw_err)?;
+    Ok(bytes)
 }
 
 /// Renders a chart of `size` pixels into an RGB buffer (3 bytes per pixel), without any file;

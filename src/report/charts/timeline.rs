@@ -76,10 +76,10 @@ pub fn timeline_size(configs: usize) -> (u32, u32) {
     (TIMELINE_WIDTH, h)
 }
 
-/// Draws the timeline to `path` (PNG), zoomed to `range` when given.
-pub fn draw_timeline(data: &TimelineData, range: Option<TimeRange>, path: &Path) -> Result<(), ChartError> {
+/// Draws the timeline (PNG bytes), zoomed to `range` when given.
+pub fn draw_timeline(data: &TimelineData, range: Option<TimeRange>) -> Result<Vec<u8>, ChartError> {
     check(data)?;
-    save_png(path, timeline_size(data.series.len()), |root| render_timeline(data, range, root))
+    png(timeline_size(data.series.len()), |root| render_timeline(data, range, root))
 }
 
 fn check(data: &TimelineData) -> Result<(), ChartError> {

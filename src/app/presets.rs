@@ -1,4 +1,5 @@
 //! `breakerlab presets`: every preset with its family, source, quirks and parameters.
+//! Nothing is written: the listing is the report.
 
 use crate::policy::{PolicyError, preset_params, presets};
 use std::fmt::Write as _;

@@ -1,11 +1,9 @@
 //! `breakerlab replay` and trace scenarios end to end: each bundled trace, per-call logs, ground
 //! truth, bad rows (refused with file/line/column/value, or skipped and counted in summary.csv).
 
-mod util;
-
+use crate::util::{breakerlab, csv_field, read, root, scenario, write};
 use predicates::prelude::*;
 use std::path::PathBuf;
-use util::{breakerlab, csv_field, read, root, scenario, write};
 
 fn traces() -> PathBuf {
     root().join("scenarios/traces")
@@ -163,7 +161,7 @@ fn replays_are_deterministic() {
             .success();
     }
     for file in ["summary.csv", "transitions.csv", "timeline.csv", "incidents.csv"] {
-        util::assert_same_text(
+        crate::util::assert_same_text(
             &read(&dir.path().join("a").join(file)),
             &read(&dir.path().join("b").join(file)),
             file,
@@ -192,7 +190,7 @@ fn bad_rows_are_refused_naming_file_row_column_and_value() {
         .success();
     let stdout = String::from_utf8(out.get_output().stdout.clone()).unwrap();
     assert!(stdout.contains("calls.csv: 2000 rows, 1999 used, 1 bad rows skipped"), "{stdout}");
-    assert!(stdout.contains("first bad row skipped: calls.csv: line 7, column `latency_ms`"), "{stdout}");
+    assert!(stdout.contains("first skipped: calls.csv: line 7, column `latency_ms`"), "{stdout}");
     let summary = read(&dir.path().join("o/summary.csv"));
     assert_eq!(csv_field(&summary, "bad_rows_skipped"), "1");
     assert_eq!(csv_field(&summary, "requests"), "1999");
@@ -219,12 +217,19 @@ fn bad_files_and_flags_get_clear_messages() {
     refuses(&["header.csv", "--rate", "1"], "header.csv: the file has a header but no data rows");
     refuses(
         &["back.csv", "--rate", "1"],
-        "back.csv: line 4: timestamp \"1030\" is earlier than \"1060\" on line 3",
+        "back.csv: line 4: column `ts`: timestamp \"1030\" is earlier than \"1060\" on line 3",
     );
     refuses(&["missing.csv", "--rate", "1"], "missing.csv");
     refuses(&["good.csv"], "good.csv has no request-count column");
     refuses(&["good.csv", "--rate=-1"], "--rate -1");
-    refuses(&["good.csv", "--rate", "1", "--time-format", "iso"], "--time-format: unknown variant `iso`");
+    refuses(
+        &["good.csv", "--rate", "1", "--time-format", "iso"],
+        "'--time-format <FORMAT>': unknown variant `iso`",
+    );
+    refuses(
+        &["good.csv", "--rate", "1", "--fault-duration", "3 minutes"],
+        "'--fault-duration <DUR>': invalid duration",
+    );
     refuses(&["good.csv", "--rate", "1", "--column", "p96=x"], "--column p96=x: unknown role `p96`");
     refuses(&["good.csv", "--rate", "1", "--slo", "p95 >> 1s"], "SLO rule \"p95 >> 1s\"");
     refuses(&["good.csv", "--rate", "1", "--policy", "nope"], "nope");

@@ -1,22 +1,31 @@
 //! `breakerlab run`: one scenario under one breaker configuration, scored and written out.
+//! [`run_scenario`] also serves `replay`, whose trace becomes a scenario first.
 
-use super::{out_dir, parse_sets, write_files};
+use super::output::{self, Keep, OutputDir, Page};
+use super::parse_sets;
+use crate::error::Result;
 use crate::metrics::Metrics;
 use crate::policy::{PolicyConfig, PolicySpec};
+use crate::report::charts::ChartOptions;
 use crate::report::page::{InputFile, ReportInputs};
-use crate::report::{self, SummaryRow, charts, page};
-use crate::scenario::{InputError, Scenario, Spot};
+use crate::report::{self, SummaryRow};
+use crate::scenario::{InputError, Scenario, Source, Spot};
 use crate::sim::{self, RunOptions, RunResult, Workload};
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-/// What the user asked `run` to do.
+/// What `run` simulates.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Input {
+    /// A scenario file (TOML).
+    Scenario(PathBuf),
+    /// A scripted CSV (`t_ms,latency_ms,ok`): exactly those calls, no retries.
+    Script(PathBuf),
+}
+
+/// How to run a scenario and where to write it: shared by `run` and `replay`.
 #[derive(Clone, Debug, Default)]
-pub struct RunRequest {
-    /// A scenario file.
-    pub scenario: Option<PathBuf>,
-    /// A scripted CSV (`t_ms,latency_ms,ok`) instead of a scenario.
-    pub script: Option<PathBuf>,
+pub struct RunSettings {
     /// A preset replacing the scenario's `[policy]`.
     pub policy: Option<String>,
     /// `key=value` overrides of the policy's parameters.
@@ -25,13 +34,25 @@ pub struct RunRequest {
     pub seed: Option<u64>,
     /// Output folder (default `output/<scenario name>`).
     pub out: Option<PathBuf>,
-    /// Skip the PNG charts and the report page.
-    pub no_charts: bool,
+    /// Draw the PNG charts and write the report page.
+    pub charts: bool,
     /// The command line as typed, for the report page.
     pub command_line: String,
     /// Memory and simulated-call limits checked before the run starts.
     pub limits: crate::limits::Limits,
 }
+
+/// What the user asked `run` to do.
+#[derive(Clone, Debug)]
+pub struct RunRequest {
+    /// The scenario or script.
+    pub input: Input,
+    /// Policy, overrides, seed and outputs.
+    pub settings: RunSettings,
+}
+
+/// Columns a trace scenario adds to summary.csv: data rows read, bad rows skipped, gaps found.
+pub const IMPORT_COLUMNS: [&str; 3] = ["trace_rows", "bad_rows_skipped", "trace_gaps"];
 
 /// What a run produced.
 #[derive(Debug)]
@@ -51,26 +72,21 @@ pub struct RunReport {
 }
 
 /// Loads, validates, simulates, scores and writes. Nothing is written if any input is bad.
-pub fn run(req: &RunRequest) -> anyhow::Result<RunReport> {
-    let scenario = match (&req.scenario, &req.script) {
-        (Some(path), None) => Scenario::load(path)?,
-        (None, Some(path)) => Scenario::from_script(path)?,
-        (Some(_), Some(_)) => {
-            return Err(InputError::argument("give a scenario file or --script, not both").into());
-        }
-        (None, None) => return Err(InputError::argument("give a scenario file, or --script FILE.csv").into()),
+pub fn run(req: &RunRequest) -> Result<RunReport> {
+    let scenario = match &req.input {
+        Input::Scenario(path) => Scenario::load(path)?,
+        Input::Script(path) => Scenario::from_script(path)?,
     };
-    run_scenario(scenario, req)
+    run_scenario(scenario, &req.settings)
 }
 
-/// Runs a validated scenario as `req` says (its policy, sets, seed, out, no_charts and
-/// command_line; `req.scenario` and `req.script` are not read) and writes the run's files into
-/// `req.out` (default `output/<scenario name>`). Shared by `run` and `replay`; a trace
-/// scenario's summary also carries the import counts ([`super::replay::IMPORT_COLUMNS`]).
-pub fn run_scenario(scenario: Scenario, req: &RunRequest) -> anyhow::Result<RunReport> {
-    let sets = parse_sets(&req.sets)?;
+/// Runs a validated scenario as `settings` say and writes the run's files into `settings.out`
+/// (default `output/<scenario name>`). A trace scenario's summary also carries the import
+/// counts ([`IMPORT_COLUMNS`]).
+pub fn run_scenario(scenario: Scenario, settings: &RunSettings) -> Result<RunReport> {
+    let sets = parse_sets(&settings.sets)?;
     // A refused parameter that came from `--set` is named as the flag the user typed.
-    let located = |e: InputError| match req
+    let located = |e: InputError| match settings
         .sets
         .iter()
         .zip(&sets)
@@ -79,7 +95,7 @@ pub fn run_scenario(scenario: Scenario, req: &RunRequest) -> anyhow::Result<RunR
         Some((arg, _)) => InputError::argument(format!("--set {arg}: {}", e.message)),
         None => e,
     };
-    let fleet = req.policy.is_none() && !scenario.instance_policies.is_empty();
+    let fleet = settings.policy.is_none() && !scenario.instance_policies.is_empty();
     let policies: Vec<PolicyConfig> = if fleet {
         let with_sets = |spec: &PolicySpec| {
             let mut spec = spec.clone();
@@ -88,16 +104,20 @@ pub fn run_scenario(scenario: Scenario, req: &RunRequest) -> anyhow::Result<RunR
         };
         scenario.instance_policies.iter().map(with_sets).collect::<Result<_, _>>()?
     } else {
-        vec![scenario.resolve_policy(&scenario.policy_spec(req.policy.as_deref(), &sets)).map_err(located)?]
+        vec![
+            scenario
+                .resolve_policy(&scenario.policy_spec(settings.policy.as_deref(), &sets))
+                .map_err(located)?,
+        ]
     };
-    let policy_spot = match (&req.policy, req.sets.first()) {
+    let policy_spot = match (&settings.policy, settings.sets.first()) {
         (Some(_), _) => Spot::flag("--policy"),
         (None, Some(_)) => Spot::flag("--set"),
         (None, None) if fleet => scenario.origins.instances.clone(),
         (None, None) => scenario.origins.policy.clone(),
     };
-    crate::limits::estimate_run(&scenario, &policies, &policy_spot).check(&req.limits)?;
-    let seed = req.seed.unwrap_or(scenario.seed);
+    crate::limits::estimate_run(&scenario, &policies, &policy_spot).check(&settings.limits)?;
+    let seed = settings.seed.unwrap_or(scenario.seed);
     let workload = Workload::build(&scenario, seed, 0)?;
     let bin = scenario.scoring.timeline_bin.unwrap_or_else(|| sim::auto_bin(workload.duration()));
     let result = sim::run_fleet(&scenario, &workload, &policies, &RunOptions { timeline_bin: Some(bin) });
@@ -108,6 +128,7 @@ pub fn run_scenario(scenario: Scenario, req: &RunRequest) -> anyhow::Result<RunR
     } else {
         (policies[0].label(), policies[0].params(), policies[0].preset())
     };
+    let extra = import_columns(&scenario);
     let row = SummaryRow {
         scenario: &scenario.name,
         policy: &label,
@@ -116,26 +137,31 @@ pub fn run_scenario(scenario: Scenario, req: &RunRequest) -> anyhow::Result<RunR
         replicates: 1,
         params: &params,
         metrics: &result.metrics,
+        extra: &extra,
     };
-    let mut summary = report::summary_csv(&[row]);
-    if let Some(import) = scenario.import_report() {
-        summary = super::replay::with_import_columns(&summary, import)?;
-    }
     let runs = [(label.as_str(), &result.record)];
-    let files = [
-        ("summary.csv", summary),
-        ("transitions.csv", report::transitions_csv(&runs)),
-        ("timeline.csv", report::timeline_csv(&runs)),
-        ("incidents.csv", report::incidents_csv(&workload.truth)),
-        ("latency.csv", report::latency_csv(&runs)),
-    ];
-    let dir = out_dir(req.out.as_deref(), &scenario.name);
-    let mut files = write_files(&dir, &files)?;
-    if !req.no_charts {
-        let inputs = report_inputs(&scenario, seed, &req.command_line);
-        files.extend(draw_charts_and_report(&dir, &inputs)?);
-    }
+    let mut out =
+        OutputDir::create(&output::out_dir(settings.out.as_deref(), &scenario.name), Keep::Foreign)?;
+    out.write_all(&[
+        (output::SUMMARY_CSV, report::summary_csv(&[row])),
+        (output::TRANSITIONS_CSV, report::transitions_csv(&runs)),
+        (output::TIMELINE_CSV, report::timeline_csv(&runs)),
+        (output::INCIDENTS_CSV, report::incidents_csv(&workload.truth)),
+        (output::LATENCY_CSV, report::latency_csv(&runs)),
+    ])?;
+    let page = settings.charts.then(|| Page {
+        inputs: report_inputs(&scenario, seed, &settings.command_line),
+        charts: ChartOptions::default(),
+    });
+    let files = out.finish(page.as_ref())?;
     Ok(RunReport { scenario, label, seed, result, truth: workload.truth, files })
+}
+
+/// The import counts of a trace scenario, as summary.csv columns (none for other scenarios).
+fn import_columns(scenario: &Scenario) -> Vec<(&'static str, String)> {
+    let Some(import) = scenario.import_report() else { return Vec::new() };
+    let values = [import.rows, import.bad_rows_skipped, import.gaps];
+    IMPORT_COLUMNS.iter().zip(values).map(|(c, v)| (*c, v.to_string())).collect()
 }
 
 /// What the report page shows to reproduce a run: the command, the seed and the input files.
@@ -145,7 +171,7 @@ pub fn report_inputs(scenario: &Scenario, seed: u64, command_line: &str) -> Repo
         .iter()
         .filter_map(|p| {
             if let Some(import) = scenario.import_report()
-                && matches!(&scenario.source, crate::scenario::Source::Trace { file, .. } if file == p)
+                && matches!(&scenario.source, Source::Trace { file, .. } if file == p)
             {
                 // A replayed trace is data, possibly millions of rows: record what was imported.
                 let text = import.to_string().lines().map(|l| format!("# {l}\n")).collect();
@@ -163,16 +189,6 @@ pub fn report_inputs(scenario: &Scenario, seed: u64, command_line: &str) -> Repo
     }
 }
 
-/// Draws every chart the folder's CSVs allow, saves the inputs and writes report.html and
-/// report.md; returns the files written.
-pub fn draw_charts_and_report(dir: &Path, inputs: &ReportInputs) -> anyhow::Result<Vec<PathBuf>> {
-    let mut files = charts::draw_all(dir)?;
-    files.push(inputs.save(dir)?);
-    let pages = page::write_report(dir, inputs)?;
-    files.extend([pages.html, pages.md]);
-    Ok(files)
-}
-
 /// The short table `run` prints.
 pub fn render(report: &RunReport) -> String {
     let mut s = String::new();
@@ -184,10 +200,8 @@ pub fn render(report: &RunReport) -> String {
     let _ = writeln!(s, "policy    {}", report.label);
     let _ = writeln!(s);
     s.push_str(&metrics_table(&report.result.metrics));
-    if let Some(dir) = report.files.first().and_then(|f| f.parent()) {
-        let names: Vec<_> =
-            report.files.iter().filter_map(|f| f.file_name()).map(|n| n.to_string_lossy()).collect();
-        let _ = writeln!(s, "\nwrote {} to {}", names.join(", "), display_dir(dir));
+    if let Some(wrote) = super::wrote(&report.files) {
+        let _ = writeln!(s, "\n{wrote}");
     }
     s
 }
@@ -213,8 +227,4 @@ pub fn readable(v: f64) -> String {
     let s = format!("{v:.4}");
     let s = s.trim_end_matches('0').trim_end_matches('.');
     if s == "-0" { "0".to_string() } else { s.to_string() }
-}
-
-fn display_dir(dir: &Path) -> String {
-    format!("{}/", dir.display())
 }

@@ -1,11 +1,14 @@
 //! `breakerlab replay TRACE.csv`: a quick look at logged data under one breaker configuration.
-//! Flags become a [`TraceOptions`] (the same keys as a scenario's `[trace]` table, deserialized
-//! the same way, so both accept exactly the same values), the trace becomes a scenario, and the
-//! run goes through [`super::run::run_scenario`] like `breakerlab run`.
+//! The flags become a [`TraceOptions`] (free-form `--column` and `--trace` pairs go through the
+//! same deserializer as a scenario's `[trace]` table, so both accept exactly the same values;
+//! the other flags arrive typed), the trace becomes a scenario, and the run goes through
+//! [`run_scenario`] like `breakerlab run`.
 
-use super::run::{RunReport, RunRequest, render, run_scenario};
+use super::run::{RunReport, RunSettings, render, run_scenario};
+use crate::error::Result;
 use crate::scenario::{InputError, Scenario};
-use crate::trace::{ImportReport, TraceOptions};
+use crate::time::Dur;
+use crate::trace::{GapPolicy, LatencyUnit, TimeFormat, TraceFormat, TraceOptions};
 use crate::traffic::TrafficSpec;
 use crate::units::Positive;
 use std::fmt::Write as _;
@@ -28,71 +31,43 @@ pub const COLUMN_ROLES: [&str; 13] = [
     "value",
 ];
 
-/// Columns a trace run appends to summary.csv: data rows read, bad rows skipped, gaps found.
-pub const IMPORT_COLUMNS: [&str; 3] = ["trace_rows", "bad_rows_skipped", "trace_gaps"];
-
 /// What the user asked `replay` to do.
 #[derive(Clone, Debug, Default)]
 pub struct ReplayRequest {
     /// The trace file.
     pub trace: PathBuf,
-    /// `interval` or `calls` (detected when absent).
-    pub format: Option<String>,
+    /// Interval aggregates or per-call log (detected when absent).
+    pub format: Option<TraceFormat>,
     /// A ground-truth file (label CSV, NAB windows JSON, fault list).
     pub labels: Option<PathBuf>,
     /// An SLO rule defining incidents.
     pub slo: Option<String>,
     /// How long each fault of a fault list lasts.
-    pub fault_duration: Option<String>,
+    pub fault_duration: Option<Dur>,
     /// `role=name` column mappings.
     pub columns: Vec<String>,
     /// How timestamps are written.
-    pub time_format: Option<String>,
-    /// Unit of latency columns (`us`, `ms`, `s`).
-    pub latency_unit: Option<String>,
-    /// What gaps mean (`hold`, `healthy`, `missing`).
-    pub gaps: Option<String>,
+    pub time_format: Option<TimeFormat>,
+    /// Unit of latency columns.
+    pub latency_unit: Option<LatencyUnit>,
+    /// What gaps mean.
+    pub gaps: Option<GapPolicy>,
     /// Skip and count unparseable rows instead of refusing the file.
     pub skip_bad_rows: bool,
     /// Any other `[trace]` key as `key=value` (e.g. `duplicates=keep_first`).
     pub trace_sets: Vec<String>,
     /// Poisson arrival rate (requests per second) for traces without request counts.
     pub rate: Option<f64>,
-    /// What to run on the trace and where to write it, as for `run` (policy, overrides, seed,
-    /// output folder, charts); its scenario and script stay empty.
-    pub run: RunRequest,
+    /// What to run on the trace and where to write it, as for `run`.
+    pub run: RunSettings,
 }
 
-/// Builds the trace options the flags describe. Every value is checked by the same
-/// deserializer as a scenario's `[trace]` table; a bad one names its flag.
+/// Builds the trace options the flags describe. Every `--column` and `--trace` value is
+/// checked by the same deserializer as a scenario's `[trace]` table; a bad one names its flag,
+/// and a key given by two flags is refused.
 pub fn trace_options(req: &ReplayRequest) -> Result<TraceOptions, InputError> {
     let mut entries: Vec<(String, String, toml::Value)> = Vec::new();
     let text = |s: &str| toml::Value::String(s.to_string());
-    let mut push = |flag: &str, key: &str, value: toml::Value| entries.push((flag.into(), key.into(), value));
-    if let Some(f) = &req.format {
-        push("--format", "format", text(f));
-    }
-    if let Some(l) = &req.labels {
-        push("--labels", "labels", text(&l.to_string_lossy()));
-    }
-    if let Some(r) = &req.slo {
-        push("--slo", "slo", text(r));
-    }
-    if let Some(d) = &req.fault_duration {
-        push("--fault-duration", "fault_duration", text(d));
-    }
-    if let Some(t) = &req.time_format {
-        push("--time-format", "time_format", text(t));
-    }
-    if let Some(u) = &req.latency_unit {
-        push("--latency-unit", "latency_unit", text(u));
-    }
-    if let Some(g) = &req.gaps {
-        push("--gaps", "gaps", text(g));
-    }
-    if req.skip_bad_rows {
-        push("--skip-bad-rows", "skip_bad_rows", toml::Value::Boolean(true));
-    }
     for c in &req.columns {
         let flag = format!("--column {c}");
         let (role, name) = split_pair(c).ok_or_else(|| {
@@ -142,9 +117,49 @@ pub fn trace_options(req: &ReplayRequest) -> Result<TraceOptions, InputError> {
             return Err(InputError::argument(format!("{flag}: `{key}` is given twice")));
         }
     }
-    toml::Value::Table(table)
+    // The typed flags, each refused when a `--trace` pair gives the same key.
+    let twice = |flag: &str, key: &str| -> Result<(), InputError> {
+        match table.contains_key(key) {
+            true => Err(InputError::argument(format!("{flag}: `{key}` is given twice"))),
+            false => Ok(()),
+        }
+    };
+    let mut opts = toml::Value::Table(table.clone())
         .try_into::<TraceOptions>()
-        .map_err(|e| InputError::argument(format!("trace options: {}", e.message().trim())))
+        .map_err(|e| InputError::argument(format!("trace options: {}", e.message().trim())))?;
+    if let Some(f) = req.format {
+        twice("--format", "format")?;
+        opts.format = Some(f);
+    }
+    if let Some(l) = &req.labels {
+        twice("--labels", "labels")?;
+        opts.labels = Some(l.clone());
+    }
+    if let Some(r) = &req.slo {
+        twice("--slo", "slo")?;
+        opts.slo = Some(r.clone());
+    }
+    if let Some(d) = req.fault_duration {
+        twice("--fault-duration", "fault_duration")?;
+        opts.fault_duration = Some(d);
+    }
+    if let Some(t) = req.time_format {
+        twice("--time-format", "time_format")?;
+        opts.time_format = t;
+    }
+    if let Some(u) = req.latency_unit {
+        twice("--latency-unit", "latency_unit")?;
+        opts.latency_unit = Some(u);
+    }
+    if let Some(g) = req.gaps {
+        twice("--gaps", "gaps")?;
+        opts.gaps = g;
+    }
+    if req.skip_bad_rows {
+        twice("--skip-bad-rows", "skip_bad_rows")?;
+        opts.skip_bad_rows = true;
+    }
+    Ok(opts)
 }
 
 fn split_pair(s: &str) -> Option<(&str, &str)> {
@@ -154,7 +169,7 @@ fn split_pair(s: &str) -> Option<(&str, &str)> {
 }
 
 /// Imports the trace, runs it and writes the outputs. Nothing is written on bad input.
-pub fn replay(req: &ReplayRequest) -> anyhow::Result<RunReport> {
+pub fn replay(req: &ReplayRequest) -> Result<RunReport> {
     let opts = trace_options(req)?;
     let traffic = match req.rate {
         Some(r) => Some(TrafficSpec::Poisson {
@@ -171,9 +186,6 @@ pub fn render_replay(report: &RunReport) -> String {
     let mut s = String::new();
     if let Some(import) = report.scenario.import_report() {
         let _ = writeln!(s, "import    {import}");
-        if let Some(first) = &import.first_bad_row {
-            let _ = writeln!(s, "  first bad row skipped: {first}");
-        }
     }
     let truth = &report.truth;
     if report.result.metrics.ground_truth {
@@ -187,36 +199,17 @@ pub fn render_replay(report: &RunReport) -> String {
     s
 }
 
-/// `summary` (summary.csv bytes) with [`IMPORT_COLUMNS`] appended to every row.
-pub fn with_import_columns(summary: &[u8], import: &ImportReport) -> anyhow::Result<Vec<u8>> {
-    let mut reader = csv::ReaderBuilder::new().has_headers(false).from_reader(summary);
-    let mut writer =
-        csv::WriterBuilder::new().terminator(csv::Terminator::Any(b'\n')).from_writer(Vec::new());
-    let values = [import.rows, import.bad_rows_skipped, import.gaps].map(|v| v.to_string());
-    for (i, record) in reader.records().enumerate() {
-        let mut record = record?;
-        if i == 0 {
-            IMPORT_COLUMNS.iter().for_each(|c| record.push_field(c));
-        } else {
-            values.iter().for_each(|v| record.push_field(v));
-        }
-        writer.write_record(&record)?;
-    }
-    writer.into_inner().map_err(|e| anyhow::anyhow!("{e}"))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trace::{GapPolicy, TimeFormat};
 
     #[test]
     fn flags_become_trace_options() {
         let req = ReplayRequest {
             trace: "t.csv".into(),
-            time_format: Some("epoch_s".into()),
+            time_format: Some(TimeFormat::EpochS),
             columns: vec!["time=TimeStamp".into(), "p95 = LatencyP95(s)".into()],
-            gaps: Some("missing".into()),
+            gaps: Some(GapPolicy::Missing),
             trace_sets: vec!["tail_sigma=0.7".into(), "duplicates=keep_first".into()],
             skip_bad_rows: true,
             ..ReplayRequest::default()
@@ -241,31 +234,17 @@ mod tests {
     #[test]
     fn bad_flags_name_themselves() {
         let bad = |req: ReplayRequest| trace_options(&req).unwrap_err().to_string();
-        let e = bad(ReplayRequest { time_format: Some("iso".into()), ..ReplayRequest::default() });
-        assert!(e.starts_with("--time-format: unknown variant `iso`"), "{e}");
         let e = bad(ReplayRequest { columns: vec!["p96=x".into()], ..ReplayRequest::default() });
         assert!(e.contains("--column p96=x: unknown role `p96`"), "{e}");
         let e = bad(ReplayRequest { columns: vec!["p95".into()], ..ReplayRequest::default() });
         assert!(e.contains("expected ROLE=COLUMN"), "{e}");
         let e = bad(ReplayRequest { trace_sets: vec!["p97=x".into()], ..ReplayRequest::default() });
         assert!(e.contains("--trace p97=x: unknown field `p97`"), "{e}");
-        let e = bad(ReplayRequest { fault_duration: Some("3 minutes".into()), ..ReplayRequest::default() });
-        assert!(e.starts_with("--fault-duration:"), "{e}");
         let e = bad(ReplayRequest {
-            gaps: Some("hold".into()),
+            gaps: Some(GapPolicy::Hold),
             trace_sets: vec!["gaps=missing".into()],
             ..ReplayRequest::default()
         });
         assert!(e.contains("`gaps` is given twice"), "{e}");
-    }
-
-    #[test]
-    fn import_columns_are_appended() {
-        let import = ImportReport { rows: 10, bad_rows_skipped: 2, gaps: 1, ..ImportReport::default() };
-        let out = with_import_columns(b"scenario,policy\n\"a,b\",c\n", &import).unwrap();
-        assert_eq!(
-            String::from_utf8(out).unwrap(),
-            "scenario,policy,trace_rows,bad_rows_skipped,trace_gaps\n\"a,b\",c,10,2,1\n"
-        );
     }
 }

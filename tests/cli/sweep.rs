@@ -1,8 +1,6 @@
 //! `breakerlab sweep`, `compare` and `recommend` end to end through the CLI.
 
-mod util;
-
-use util::*;
+use crate::util::*;
 
 /// A small sweep over two bundled scenarios: 6 configurations × 2 replicates (a 2 × 2 grid of
 /// `consecutive`, for a heatmap, and two `windowed`).

@@ -1,10 +1,8 @@
 //! Bad input through the CLI: one clear message naming the file, line (or row) and field, exit
 //! code 2, no output written, never a panic.
 
-mod util;
-
+use crate::util::*;
 use predicates::prelude::*;
-use util::*;
 
 const GOOD: &str = r#"
 duration = "10m"
@@ -134,4 +132,64 @@ fn timeline_bin_too_fine() {
         &format!("{GOOD}\n[scoring]\ntimeline_bin = \"1us\"\n"),
         &["bad.toml:16:1: [scoring] timeline_bin:", "use a wider bin"],
     );
+}
+
+#[test]
+fn scenario_names_must_stay_inside_the_output_folder() {
+    for name in ["../escape", "/tmp/breakerlab-absolute", "a/b", ".."] {
+        refuses(
+            &format!("name = {name:?}\n{GOOD}"),
+            &["bad.toml", "`name` must be a plain folder name", name],
+        );
+    }
+}
+
+/// Runs the binary in `dir` with `args`; asserts exit 2, `expected` in stderr and no panic.
+fn exits_2(dir: &std::path::Path, args: &[&str], expected: &str) {
+    let assert = breakerlab(dir).args(args).assert().code(2);
+    let stderr = String::from_utf8_lossy(&assert.get_output().stderr).into_owned();
+    assert!(stderr.contains(expected), "stderr lacks {expected:?}:\n{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+#[test]
+fn output_folders_that_cannot_be_used_are_bad_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(dir.path(), "good.toml", GOOD);
+    let good = path.to_str().unwrap();
+    write(dir.path(), "taken", "a file");
+    exits_2(dir.path(), &["run", good, "--out", "taken"], "taken: the output folder is a file");
+    exits_2(dir.path(), &["run", good, "--out", "taken/below"], "cannot create the output folder");
+    assert_eq!(files_in(dir.path()), ["good.toml", "taken"]);
+}
+
+#[test]
+fn report_refuses_bad_folders_and_flags_and_leaves_the_folder_as_it_was() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(dir.path(), "good.toml", GOOD);
+    breakerlab(dir.path()).args(["run", path.to_str().unwrap(), "--out", "o"]).assert().success();
+    let before: Vec<(String, Vec<u8>)> = files_in(&dir.path().join("o"))
+        .into_iter()
+        .map(|n| (n.clone(), std::fs::read(dir.path().join("o").join(&n)).unwrap()))
+        .collect();
+    let same = || {
+        let now: Vec<(String, Vec<u8>)> = files_in(&dir.path().join("o"))
+            .into_iter()
+            .map(|n| (n.clone(), std::fs::read(dir.path().join("o").join(&n)).unwrap()))
+            .collect();
+        assert!(now == before, "the folder changed");
+    };
+    exits_2(dir.path(), &["report", "o", "--from", "1h", "--to", "10m"], "--from 1h is not before --to 10m");
+    exits_2(dir.path(), &["report", "o", "--metric", "bogus"], "--metric bogus: not a summary metric");
+    same();
+    exits_2(dir.path(), &["report", "nowhere"], "nowhere: not an output folder");
+    // A truncated timeline.csv (cut in the middle of a row) and a malformed summary.csv.
+    let timeline = read(&dir.path().join("o/timeline.csv"));
+    let cut = &timeline[..timeline.len() - timeline.lines().last().unwrap().len() / 2 - 1];
+    write(&dir.path().join("o"), "timeline.csv", cut);
+    exits_2(dir.path(), &["report", "o"], "timeline.csv");
+    write(&dir.path().join("o"), "timeline.csv", &timeline);
+    write(&dir.path().join("o"), "summary.csv", "scenario,policy\n\"unterminated,x\n");
+    exits_2(dir.path(), &["report", "o"], "summary.csv");
+    assert!(files_in(dir.path()).iter().all(|n| !n.contains(".tmp.")), "{:?}", files_in(dir.path()));
 }

@@ -1,12 +1,10 @@
 //! `breakerlab run` end to end: files written, byte-identical reruns, seeds, common random
 //! numbers, and a small scripted case whose scores were computed by hand.
 
-mod util;
-
+use crate::util::*;
 use breakerlab::policy::PolicySpec;
 use breakerlab::scenario::Scenario;
 use breakerlab::sim::{self, RunOptions, Workload};
-use util::*;
 
 const OUTPUTS: [&str; 10] = [
     "incidents.csv",

@@ -1,13 +1,11 @@
 //! The practices around the breaker (issue: fleets, restarts, overload, routing, error classes,
 //! budgets), each asserted in numbers on a bundled scenario.
 
-mod util;
-
+use crate::util::scenario;
 use breakerlab::metrics::Metrics;
 use breakerlab::policy::PolicySpec;
 use breakerlab::scenario::Scenario;
 use breakerlab::sim::{self, RunOptions, Workload};
-use util::scenario;
 
 /// Runs a bundled scenario under `preset` (or its own policy) and returns the scores.
 fn scores(file: &str, preset: Option<&str>) -> Metrics {

@@ -1,0 +1,276 @@
+//! `breakerlab compare SCENARIO... --policy P...`: policies side by side on the same request
+//! streams, with paired differences against the first, and the first scenario's timelines.
+
+use super::load_scenarios;
+use super::output::{self, Keep, OutputDir, Page};
+use crate::error::Result;
+use crate::limits::{Limits, estimate_cells};
+use crate::policy::{PolicyConfig, PolicySpec};
+use crate::report::charts::ChartOptions;
+use crate::report::page::{InputFile, ReportInputs};
+use crate::scenario::{InputError, Scenario, Spot};
+use crate::sweep::compare::CompareReport;
+use crate::sweep::grid::Configuration;
+use crate::sweep::output::{runs_csv, summary_csv};
+use crate::sweep::runner::{Cells, config_info, default_objective, metric_columns, progress_bar};
+use crate::sweep::table::ResultTable;
+use std::path::PathBuf;
+
+/// What the user asked `compare` to do.
+#[derive(Clone, Debug, Default)]
+pub struct CompareRequest {
+    /// Scenario files.
+    pub scenarios: Vec<PathBuf>,
+    /// Policies: `PRESET` or `PRESET[key=value,...]`.
+    pub policies: Vec<String>,
+    /// `key=value` overrides applied to every policy.
+    pub sets: Vec<String>,
+    /// Replicates per (scenario, policy).
+    pub replicates: u32,
+    /// Base seed (replaces each scenario's).
+    pub seed: Option<u64>,
+    /// Worker threads (default: all cores).
+    pub threads: Option<usize>,
+    /// Output folder (default `output/compare-<first scenario name>`).
+    pub out: Option<PathBuf>,
+    /// Draw the PNG charts and write the report page.
+    pub charts: bool,
+    /// The command line as typed, for the report page.
+    pub command_line: String,
+    /// Memory and simulated-call limits checked before anything runs.
+    pub limits: Limits,
+}
+
+/// What `compare` did: the side-by-side table and the files written.
+#[derive(Debug)]
+pub struct CompareOutcome {
+    /// Every metric per scenario and policy, with paired differences.
+    pub report: CompareReport,
+    /// Files written.
+    pub files: Vec<PathBuf>,
+}
+
+impl CompareOutcome {
+    /// The table, then the files written.
+    pub fn render(&self) -> String {
+        format!("{}\nwrote {}\n", self.report.render(), super::list(&self.files))
+    }
+}
+
+/// Every policy on every scenario for `replicates` replicates (base seed `seed`, else each
+/// scenario's), side by side, with paired differences against the first policy. Costs use the
+/// default objective.
+pub fn compare(req: &CompareRequest) -> Result<CompareOutcome> {
+    let policies = policies_from_args(&req.policies, &req.sets)?;
+    let (replicates, seed) = (req.replicates, req.seed);
+    if req.scenarios.is_empty() {
+        return Err(InputError::argument("give at least one scenario file").into());
+    }
+    if policies.is_empty() {
+        return Err(InputError::argument("give at least one --policy to compare").into());
+    }
+    if replicates == 0 {
+        return Err(InputError::argument("--replicates must be at least 1").into());
+    }
+    let loaded = load_scenarios(&req.scenarios)?;
+    let mut configs = Vec::with_capacity(policies.len());
+    let mut infos = Vec::with_capacity(policies.len());
+    for (i, p) in policies.iter().enumerate() {
+        let resolved =
+            p.resolve().map_err(|e| InputError::argument(format!("policy `{}`: {e}", p.preset)))?;
+        let config = Configuration {
+            id: i,
+            preset: p.preset.clone(),
+            overrides: p.overrides.clone().into_iter().collect(),
+        };
+        infos.push(config_info(&config, &resolved));
+        configs.push(resolved);
+    }
+    let columns = metric_columns();
+    let objective = default_objective().bind(&columns).map_err(InputError::argument)?;
+    let cells = Cells { scenarios: &loaded, configs: &configs, replicates, seed };
+    estimate_cells(&cells, req.threads, &Spot::flag("--replicates"), &Spot::flag("--policy"))
+        .check(&req.limits)?;
+    let bar = progress_bar(cells.count(), false);
+    let runs = cells.run(req.threads, &columns, &bar)?;
+    let names = loaded.iter().map(|s| s.name.clone()).collect();
+    let table = ResultTable::new(names, infos, columns, runs).map_err(InputError::argument)?;
+    let costs: Vec<f64> = table.runs.iter().map(|r| objective.cost(&r.values)).collect();
+    let report = CompareReport::from_table(&table, replicates, &costs);
+    let summary = table.summarize(&objective);
+    let mut files = vec![
+        (output::SUMMARY_CSV, summary_csv(&table, &summary, &[]).map_err(InputError::from)?),
+        (output::RUNS_CSV, runs_csv(&table, &objective).map_err(InputError::from)?),
+    ];
+    files.extend(first_scenario_detail(&loaded[0], &configs, seed)?);
+    let name = format!("compare-{}", loaded[0].name);
+    let mut out = OutputDir::create(&output::out_dir(req.out.as_deref(), &name), Keep::Foreign)?;
+    out.write_all(&files)?;
+    let page = req.charts.then(|| Page {
+        inputs: ReportInputs {
+            title: format!(
+                "compare: {}",
+                loaded.iter().map(|s| s.name.as_str()).collect::<Vec<_>>().join(", ")
+            ),
+            command_line: Some(req.command_line.clone()),
+            seed,
+            files: loaded.iter().filter_map(|s| s.path.as_deref()).filter_map(InputFile::read).collect(),
+            ..ReportInputs::default()
+        },
+        charts: ChartOptions::default(),
+    });
+    let files = out.finish(page.as_ref())?;
+    Ok(CompareOutcome { report, files })
+}
+
+/// Timeline, transitions, latency and incidents of every compared policy on the first scenario
+/// (replicate 0, on the same request stream), for the side-by-side charts.
+fn first_scenario_detail(
+    scenario: &Scenario,
+    configs: &[PolicyConfig],
+    seed: Option<u64>,
+) -> Result<Vec<(&'static str, Vec<u8>)>> {
+    use crate::sim::{self, RunOptions, Workload};
+    let workload = Workload::build(scenario, seed.unwrap_or(scenario.seed), 0)?;
+    let bin = scenario.scoring.timeline_bin.unwrap_or_else(|| sim::auto_bin(workload.duration()));
+    let opts = RunOptions { timeline_bin: Some(bin) };
+    let runs: Vec<(String, sim::RunResult)> =
+        configs.iter().map(|c| (c.label(), sim::run(scenario, &workload, c, &opts))).collect();
+    let rows: Vec<(&str, &crate::metrics::RunRecord)> =
+        runs.iter().map(|(l, r)| (l.as_str(), &r.record)).collect();
+    Ok(vec![
+        (output::TIMELINE_CSV, crate::report::timeline_csv(&rows)),
+        (output::TRANSITIONS_CSV, crate::report::transitions_csv(&rows)),
+        (output::LATENCY_CSV, crate::report::latency_csv(&rows)),
+        (output::INCIDENTS_CSV, crate::report::incidents_csv(&workload.truth)),
+    ])
+}
+
+/// Parses a `--policy` argument: `PRESET` or `PRESET[key=value,key=value]` (the label form
+/// `run` and `sweep` print). A comma separates overrides only when a `key=` follows it, so
+/// values such as `failure_on=error,timeout` keep their commas.
+pub fn parse_policy_arg(text: &str) -> Result<PolicySpec, InputError> {
+    let bad = |why: &str| InputError::argument(format!("--policy {text}: {why}"));
+    let text_t = text.trim();
+    let (preset, rest) = match text_t.split_once('[') {
+        None => (text_t, None),
+        Some((p, r)) => {
+            let inner = r
+                .strip_suffix(']')
+                .ok_or_else(|| bad("expected `]` at the end, as in consecutive[failure_threshold=3]"))?;
+            (p, Some(inner))
+        }
+    };
+    if preset.is_empty() {
+        return Err(bad("expected a preset name (see `breakerlab presets`)"));
+    }
+    let mut spec = PolicySpec::new(preset.trim());
+    if let Some(inner) = rest {
+        for item in split_overrides(inner) {
+            let (k, v) = PolicySpec::parse_set(item).map_err(|m| bad(&m))?;
+            spec.overrides.insert(k, v);
+        }
+    }
+    Ok(spec)
+}
+
+/// The policies of `compare` from `--policy` arguments, each `--set key=value` applied to every
+/// one of them (e.g. a shared `failure_on`).
+pub fn policies_from_args(policies: &[String], sets: &[String]) -> Result<Vec<PolicySpec>, InputError> {
+    let mut out = Vec::with_capacity(policies.len());
+    for p in policies {
+        let mut spec = parse_policy_arg(p)?;
+        for s in sets {
+            let (k, v) =
+                PolicySpec::parse_set(s).map_err(|m| InputError::argument(format!("--set {s}: {m}")))?;
+            spec.overrides.insert(k, v);
+        }
+        out.push(spec);
+    }
+    Ok(out)
+}
+
+/// Splits `a=1,b=x,y,c=2` into `a=1`, `b=x,y`, `c=2`.
+fn split_overrides(inner: &str) -> Vec<&str> {
+    let mut parts = Vec::new();
+    let mut start = 0;
+    for (i, _) in inner.match_indices(',') {
+        let next = &inner[i + 1..];
+        let key_len =
+            next.trim_start().bytes().take_while(|b| b.is_ascii_alphanumeric() || *b == b'_').count();
+        if key_len > 0 && next.trim_start()[key_len..].trim_start().starts_with('=') {
+            parts.push(inner[start..i].trim());
+            start = i + 1;
+        }
+    }
+    let last = inner[start..].trim();
+    if !last.is_empty() {
+        parts.push(last);
+    }
+    parts
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn policy_arguments_parse_in_label_form() {
+        let p = parse_policy_arg("gobreaker").unwrap();
+        assert_eq!((p.preset.as_str(), p.overrides.len()), ("gobreaker", 0));
+        let p = parse_policy_arg("consecutive[failure_threshold=3,cooldown=30s]").unwrap();
+        assert_eq!(p.preset, "consecutive");
+        assert_eq!(p.overrides.get("failure_threshold"), Some(&toml::Value::Integer(3)));
+        assert_eq!(p.overrides.get("cooldown"), Some(&toml::Value::String("30s".into())));
+        let p = parse_policy_arg("consecutive[failure_on=error,timeout, cooldown=1m]").unwrap();
+        assert_eq!(p.overrides.get("failure_on"), Some(&toml::Value::String("error,timeout".into())));
+        assert_eq!(p.overrides.get("cooldown"), Some(&toml::Value::String("1m".into())));
+        assert!(parse_policy_arg("consecutive[failure_threshold=3").unwrap_err().to_string().contains("`]`"));
+        assert!(parse_policy_arg("[a=1]").unwrap_err().to_string().contains("preset name"));
+        assert!(parse_policy_arg("consecutive[3]").unwrap_err().to_string().contains("key=value"));
+        let both = policies_from_args(
+            &["consecutive".into(), "windowed[min_calls=5]".into()],
+            &["open_duration=1m".into()],
+        )
+        .unwrap();
+        assert!(
+            both.iter().all(|p| p.overrides.get("open_duration") == Some(&toml::Value::String("1m".into())))
+        );
+        assert_eq!(both[1].overrides.get("min_calls"), Some(&toml::Value::Integer(5)));
+        assert!(
+            policies_from_args(&["consecutive".into()], &["x".into()])
+                .unwrap_err()
+                .to_string()
+                .contains("--set x")
+        );
+    }
+
+    #[test]
+    fn compare_pairs_policies_on_the_same_streams() {
+        let policies = ["consecutive", "consecutive", "consecutive[failure_threshold=20]"];
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("cmp");
+        let CompareOutcome { report: r, files } = compare(&CompareRequest {
+            scenarios: vec![super::super::bundled("blip.toml")],
+            policies: policies.map(String::from).to_vec(),
+            replicates: 2,
+            threads: Some(2),
+            out: Some(out),
+            ..CompareRequest::default()
+        })
+        .unwrap();
+        let names: Vec<_> = files.iter().filter_map(|f| f.file_name()).map(|n| n.to_string_lossy()).collect();
+        assert_eq!(
+            names,
+            ["summary.csv", "runs.csv", "timeline.csv", "transitions.csv", "latency.csv", "incidents.csv"]
+        );
+        let rows = &r.scenarios[0].rows;
+        let requests = rows.iter().find(|x| x.metric == "requests").unwrap();
+        // Same arrivals for every policy: zero difference in offered requests.
+        assert_eq!(requests.differences[0].mean, Some(0.0));
+        assert_eq!(requests.differences[1].mean, Some(0.0));
+        // The same policy twice: every paired difference is exactly zero.
+        assert!(rows.iter().all(|x| x.differences[0].mean.is_none_or(|d| d == 0.0)));
+        assert!(r.render().contains("C - A"));
+    }
+}

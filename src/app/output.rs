@@ -1,0 +1,420 @@
+//! One output folder, written all at once. Every command that writes files goes through
+//! [`OutputDir`]: it owns the file names, the one place where bytes reach the disk, and the
+//! finishing step (charts, inputs.toml, report pages). The whole set is written into a fresh
+//! sibling folder (`.<name>.tmp.<pid>.<n>`), each file synced, and swapped in at the end with one
+//! atomic exchange of the two folders, so a reader or an interrupted run only ever sees all of
+//! the old set or all of the new one. A lock file beside the folder (`.<name>.lock`) serializes
+//! writers: a second run into the same folder waits for the first to finish, then swaps in its
+//! own complete set. Temporary folders left by killed runs are removed by the next writer.
+
+use crate::error::{Error, Result};
+use crate::report::charts::{self, ChartOptions};
+use crate::report::page::{self, ReportInputs};
+use crate::scenario::InputError;
+use std::fs::{self, File};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// summary.csv: one row per scenario × configuration.
+pub const SUMMARY_CSV: &str = "summary.csv";
+/// runs.csv: one row per cell of a sweep or comparison.
+pub const RUNS_CSV: &str = "runs.csv";
+/// pareto.csv: the configurations on each Pareto front.
+pub const PARETO_CSV: &str = "pareto.csv";
+/// transitions.csv: every state change.
+pub const TRANSITIONS_CSV: &str = "transitions.csv";
+/// timeline.csv: per time bin traffic, failures and state occupancy.
+pub const TIMELINE_CSV: &str = "timeline.csv";
+/// incidents.csv: the ground-truth windows scoring used.
+pub const INCIDENTS_CSV: &str = "incidents.csv";
+/// latency.csv: user latency histograms.
+pub const LATENCY_CSV: &str = "latency.csv";
+/// objective.toml: a sweep's objective and constraints.
+pub const OBJECTIVE_TOML: &str = "objective.toml";
+/// recommendation.txt: the explained recommendation.
+pub const RECOMMENDATION_TXT: &str = "recommendation.txt";
+/// recommended.txt: the chosen configuration's label.
+pub const RECOMMENDED_TXT: &str = "recommended.txt";
+
+/// Every fixed file name breakerlab writes into an output folder (charts named per family
+/// aside): a file of one of these names not written by the current command is dropped when
+/// its set replaces the folder; any other file is kept.
+const OUR_FILES: [&str; 17] = [
+    SUMMARY_CSV,
+    RUNS_CSV,
+    PARETO_CSV,
+    TRANSITIONS_CSV,
+    TIMELINE_CSV,
+    INCIDENTS_CSV,
+    LATENCY_CSV,
+    OBJECTIVE_TOML,
+    RECOMMENDATION_TXT,
+    RECOMMENDED_TXT,
+    page::INPUTS_FILE,
+    page::REPORT_HTML,
+    page::REPORT_MD,
+    charts::TIMELINE_PNG,
+    charts::PARETO_PNG,
+    charts::COMPARISON_PNG,
+    charts::LATENCY_PNG,
+];
+
+/// Distinguishes temporary folders of one process.
+static NEXT_TEMP: AtomicU64 = AtomicU64::new(0);
+
+/// What the finished folder keeps of the folder it replaces.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Keep {
+    /// Files breakerlab did not write (a note the user left); every output of breakerlab is
+    /// replaced by the new set.
+    Foreign,
+    /// Every file but the charts and pages, which are drawn anew (`breakerlab report DIR`).
+    AllButPages,
+}
+
+/// The review page to finish a folder with: the charts its files allow and the page.
+#[derive(Clone, Debug)]
+pub struct Page {
+    /// What the page shows to reproduce the run; saved as inputs.toml.
+    pub inputs: ReportInputs,
+    /// Zoom and heatmap metric.
+    pub charts: ChartOptions,
+}
+
+/// An output folder being written: files go to a private sibling folder until [`finish`]
+/// swaps it in. Dropped unfinished, it removes its temporary folder and leaves the old one.
+///
+/// [`finish`]: OutputDir::finish
+#[derive(Debug)]
+pub struct OutputDir {
+    /// The folder as the user named it (for printed paths).
+    shown: PathBuf,
+    /// The folder's real location (symbolic links and `..` resolved).
+    target: PathBuf,
+    /// The private folder the set is written into.
+    staging: PathBuf,
+    /// Held until the set is swapped in.
+    _lock: File,
+    /// Names written, in order.
+    written: Vec<String>,
+}
+
+/// The folder a command writes to: `out` if given, else `output/<name>`.
+pub fn out_dir(out: Option<&Path>, name: &str) -> PathBuf {
+    out.map_or_else(|| Path::new("output").join(name), Path::to_path_buf)
+}
+
+impl OutputDir {
+    /// Prepares to write the set of `dir`: takes its lock (waiting for another writer to
+    /// finish), removes temporaries of dead runs, and starts a private sibling folder that holds
+    /// what `keep` keeps of the current one. A `dir` that is a file, or whose parent cannot be
+    /// created, is bad input.
+    pub fn create(dir: &Path, keep: Keep) -> Result<OutputDir> {
+        let refuse = |why: String| Error::Input(InputError::file(dir, why));
+        if dir.exists() && !dir.is_dir() {
+            return Err(refuse("the output folder is a file, not a folder".into()));
+        }
+        let parent = dir.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        fs::create_dir_all(parent)
+            .map_err(|e| refuse(format!("cannot create the output folder: {}", plain(&e))))?;
+        let target = match dir.file_name() {
+            Some(name) if !dir.exists() => real(parent, dir)?.join(name),
+            _ => real(dir, dir)?,
+        };
+        let (Some(parent), Some(name)) = (target.parent(), target.file_name()) else {
+            return Err(refuse("cannot write the output folder's set here: give a folder below it".into()));
+        };
+        let name = name.to_string_lossy().into_owned();
+        let lock_path = parent.join(format!(".{name}.lock"));
+        let lock = File::options()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path)
+            .map_err(|e| refuse(format!("cannot create the output folder's lock: {}", plain(&e))))?;
+        lock.lock().map_err(|e| Error::io(&lock_path, e))?;
+        remove_stale(parent, &name)?;
+        let staging = loop {
+            let n = NEXT_TEMP.fetch_add(1, Ordering::Relaxed);
+            let path = parent.join(format!(".{name}.tmp.{}.{n}", std::process::id()));
+            match fs::create_dir(&path) {
+                Ok(()) => break path,
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(refuse(format!("cannot create the output folder: {}", plain(&e)))),
+            }
+        };
+        let out = OutputDir { shown: dir.to_path_buf(), target, staging, _lock: lock, written: Vec::new() };
+        out.carry_over(keep)?;
+        Ok(out)
+    }
+
+    /// Links (or copies) the files of the current folder that `keep` keeps into the new one.
+    fn carry_over(&self, keep: Keep) -> Result<()> {
+        if !self.target.is_dir() {
+            return Ok(());
+        }
+        let entries = fs::read_dir(&self.target).map_err(|e| Error::io(&self.target, e))?;
+        for entry in entries {
+            let entry = entry.map_err(|e| Error::io(&self.target, e))?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let from = entry.path();
+            if entry.file_type().map_err(|e| Error::io(&from, e))?.is_dir() {
+                return Err(Error::Input(InputError::file(
+                    &self.shown,
+                    format!(
+                        "the output folder holds a folder, `{name}`, that breakerlab did not write; \
+                         give --out an empty folder or one breakerlab wrote"
+                    ),
+                )));
+            }
+            let kept = match keep {
+                Keep::Foreign => !is_ours(&name),
+                Keep::AllButPages => !is_page(&name),
+            };
+            if !kept || is_old_temporary(&name) {
+                continue;
+            }
+            let to = self.staging.join(&name);
+            if fs::hard_link(&from, &to).is_err() {
+                fs::copy(&from, &to).map_err(|e| Error::io(&from, e))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The folder being filled; readers of the finished set (charts, pages) read it here.
+    pub fn staging(&self) -> &Path {
+        &self.staging
+    }
+
+    /// Writes one file of the set (synced to disk before the set is swapped in).
+    pub fn write(&mut self, name: &str, bytes: &[u8]) -> Result<()> {
+        self.write_with(name, |w| w.write_all(bytes))
+    }
+
+    /// Writes one file of the set by streaming into it (for files too large to hold in memory,
+    /// such as a shard's runs.csv): `fill` writes, the file is then synced. Every file of the
+    /// set reaches the disk here.
+    pub fn write_with(
+        &mut self,
+        name: &str,
+        fill: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
+    ) -> Result<()> {
+        let path = self.staging.join(name);
+        let shown = self.shown.join(name);
+        let write = || -> std::io::Result<()> {
+            let _ = fs::remove_file(&path); // a carried-over file of the same name
+            let file = File::options().write(true).create_new(true).open(&path)?;
+            let mut buffered = std::io::BufWriter::new(file);
+            fill(&mut buffered)?;
+            buffered.into_inner().map_err(std::io::IntoInnerError::into_error)?.sync_all()
+        };
+        write().map_err(|e| Error::io(shown, e))?;
+        self.written.push(name.to_string());
+        Ok(())
+    }
+
+    /// Writes each `(name, bytes)` in order.
+    pub fn write_all(&mut self, files: &[(&str, Vec<u8>)]) -> Result<()> {
+        files.iter().try_for_each(|(name, bytes)| self.write(name, bytes))
+    }
+
+    /// Draws every chart the written files allow, writes inputs.toml and the report pages
+    /// (when `page` is given), swaps the set in and returns the paths written, in order.
+    pub fn finish(mut self, page: Option<&Page>) -> Result<Vec<PathBuf>> {
+        if let Some(page) = page {
+            for chart in charts::draw_all(&self.staging, &page.charts)? {
+                self.write(&chart.name, &chart.png)?;
+            }
+            self.write(page::INPUTS_FILE, page.inputs.to_toml()?.as_bytes())?;
+            let (html, md) = page::render_report(&self.staging, &page.inputs)?;
+            self.write(page::REPORT_HTML, html.as_bytes())?;
+            self.write(page::REPORT_MD, md.as_bytes())?;
+        }
+        self.swap()?;
+        Ok(self.written.iter().map(|n| self.shown.join(n)).collect())
+    }
+
+    /// Replaces the folder by the new set in one step and removes the old set.
+    fn swap(&self) -> Result<()> {
+        File::open(&self.staging).and_then(|d| d.sync_all()).map_err(|e| Error::io(&self.staging, e))?;
+        if self.target.is_dir() {
+            exchange(&self.staging, &self.target).map_err(|e| Error::io(&self.shown, e))?;
+        } else {
+            fs::rename(&self.staging, &self.target).map_err(|e| Error::io(&self.shown, e))?;
+        }
+        if let Some(parent) = self.target.parent() {
+            // The rename is durable once the parent folder is synced (best effort: some file
+            // systems refuse to sync a folder).
+            let _ = File::open(parent).and_then(|d| d.sync_all());
+        }
+        Ok(())
+    }
+}
+
+impl Drop for OutputDir {
+    /// Removes the temporary folder: after a swap it holds the old set, before one an
+    /// unfinished new set.
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.staging);
+    }
+}
+
+/// Swaps the folders `a` and `b` atomically (Linux `renameat2(RENAME_EXCHANGE)`).
+#[cfg(target_os = "linux")]
+fn exchange(a: &Path, b: &Path) -> std::io::Result<()> {
+    use std::ffi::CString;
+    use std::os::unix::ffi::OsStrExt;
+    let c = |p: &Path| CString::new(p.as_os_str().as_bytes()).map_err(std::io::Error::other);
+    let (a, b) = (c(a)?, c(b)?);
+    // SAFETY: both paths are valid NUL-terminated strings that live across the call.
+    let rc = unsafe {
+        libc::renameat2(libc::AT_FDCWD, a.as_ptr(), libc::AT_FDCWD, b.as_ptr(), libc::RENAME_EXCHANGE)
+    };
+    if rc == 0 { Ok(()) } else { Err(std::io::Error::last_os_error()) }
+}
+
+/// Swaps the folders `a` and `b`: where the system has no atomic exchange, `b` is moved aside
+/// and `a` renamed into its place (a reader may briefly find no folder, never a mixed one).
+#[cfg(not(target_os = "linux"))]
+fn exchange(a: &Path, b: &Path) -> std::io::Result<()> {
+    let aside = a.with_extension("old");
+    fs::rename(b, &aside)?;
+    fs::rename(a, b)?;
+    fs::rename(&aside, a)
+}
+
+/// `path` with symbolic links and `..` resolved.
+fn real(path: &Path, shown: &Path) -> Result<PathBuf> {
+    fs::canonicalize(path).map_err(|e| {
+        Error::Input(InputError::file(shown, format!("cannot use the output folder: {}", plain(&e))))
+    })
+}
+
+/// Removes `.<name>.tmp.*` folders beside the output folder. The caller holds the folder's lock,
+/// so no live writer owns one: they are what killed runs left behind.
+fn remove_stale(parent: &Path, name: &str) -> Result<()> {
+    let prefix = format!(".{name}.tmp.");
+    let entries = fs::read_dir(parent).map_err(|e| Error::io(parent, e))?;
+    for entry in entries.flatten() {
+        if entry.file_name().to_string_lossy().starts_with(&prefix) {
+            let path = entry.path();
+            let removed = if path.is_dir() { fs::remove_dir_all(&path) } else { fs::remove_file(&path) };
+            removed.map_err(|e| Error::io(&path, e))?;
+        }
+    }
+    Ok(())
+}
+
+/// A file breakerlab writes into output folders.
+fn is_ours(name: &str) -> bool {
+    OUR_FILES.contains(&name) || is_chart(name)
+}
+
+/// A chart or report page, drawn anew by every finishing step.
+fn is_page(name: &str) -> bool {
+    is_chart(name) || [page::REPORT_HTML, page::REPORT_MD].contains(&name)
+}
+
+fn is_chart(name: &str) -> bool {
+    [charts::TIMELINE_PNG, charts::PARETO_PNG, charts::COMPARISON_PNG, charts::LATENCY_PNG].contains(&name)
+        || (name.starts_with("heatmap_") && name.ends_with(".png"))
+}
+
+/// A per-file temporary an earlier breakerlab (which wrote files one by one) left in the folder.
+fn is_old_temporary(name: &str) -> bool {
+    name.starts_with('.') && name.contains(".tmp")
+}
+
+/// An I/O error in words, without the "(os error N)" suffix.
+fn plain(e: &std::io::Error) -> String {
+    match e.kind() {
+        std::io::ErrorKind::NotFound => "no such file or folder".into(),
+        std::io::ErrorKind::PermissionDenied => "permission denied".into(),
+        std::io::ErrorKind::NotADirectory => "a part of the path is a file, not a folder".into(),
+        std::io::ErrorKind::AlreadyExists => "a file of that name exists".into(),
+        _ => e.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(dir: &Path) -> Vec<String> {
+        let mut v: Vec<String> = fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn the_new_set_replaces_ours_and_keeps_foreign_files() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("out");
+        fs::create_dir(&dir).unwrap();
+        for name in ["summary.csv", "heatmap_a_b_c.png", "pareto.csv", "notes.txt", ".summary.csv.tmp.7.0"] {
+            fs::write(dir.join(name), b"old").unwrap();
+        }
+        let mut out = OutputDir::create(&dir, Keep::Foreign).unwrap();
+        out.write(SUMMARY_CSV, b"new").unwrap();
+        // Nothing shows before the swap.
+        assert_eq!(fs::read(dir.join("summary.csv")).unwrap(), b"old");
+        let files = out.finish(None).unwrap();
+        assert_eq!(files, [dir.join("summary.csv")]);
+        assert_eq!(names(&dir), ["notes.txt", "summary.csv"]);
+        assert_eq!(fs::read(dir.join("summary.csv")).unwrap(), b"new");
+        assert_eq!(names(root.path()), [".out.lock", "out"]);
+    }
+
+    #[test]
+    fn unfinished_sets_and_dead_temporaries_leave_no_trace() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("sub").join("out");
+        let mut out = OutputDir::create(&dir, Keep::Foreign).unwrap();
+        out.write(SUMMARY_CSV, b"x").unwrap();
+        drop(out);
+        assert_eq!(names(&root.path().join("sub")), [".out.lock"]);
+        // A killed run's folder is removed by the next writer.
+        let dead = root.path().join("sub").join(".out.tmp.999999.0");
+        fs::create_dir(&dead).unwrap();
+        fs::write(dead.join("summary.csv"), b"half").unwrap();
+        let out = OutputDir::create(&dir, Keep::Foreign).unwrap();
+        assert!(!dead.exists());
+        out.finish(None).unwrap();
+        assert_eq!(names(&root.path().join("sub")), [".out.lock", "out"]);
+        assert!(names(&dir).is_empty());
+    }
+
+    #[test]
+    fn report_keeps_every_file_but_the_pages() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("out");
+        fs::create_dir(&dir).unwrap();
+        for name in ["summary.csv", "timeline.png", "inputs.toml", "report.md"] {
+            fs::write(dir.join(name), b"old").unwrap();
+        }
+        let out = OutputDir::create(&dir, Keep::AllButPages).unwrap();
+        assert_eq!(names(out.staging()), ["inputs.toml", "summary.csv"]);
+    }
+
+    #[test]
+    fn a_file_or_an_uncreatable_folder_is_bad_input() {
+        let root = tempfile::tempdir().unwrap();
+        let file = root.path().join("taken");
+        fs::write(&file, b"x").unwrap();
+        let e = OutputDir::create(&file, Keep::Foreign).unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        assert!(e.to_string().contains("is a file"), "{e}");
+        let e = OutputDir::create(&file.join("below"), Keep::Foreign).unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        assert!(e.to_string().contains("cannot create the output folder"), "{e}");
+        let nested = root.path().join("nested");
+        fs::create_dir_all(nested.join("inner")).unwrap();
+        let e = OutputDir::create(&nested, Keep::Foreign).unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        assert!(e.to_string().contains("`inner`"), "{e}");
+    }
+}

@@ -1,0 +1,112 @@
+//! `breakerlab recommend PATH`: the lowest-cost configuration meeting every constraint,
+//! explained, from a finished sweep's results or by running a sweep file first.
+
+use super::export::{self, ExportRequest};
+use super::sweep::{SweepRequest, sweep};
+use crate::error::Result;
+use crate::policy::export::Library;
+use crate::scenario::{InputError, read_text};
+use crate::sweep::constraint::Constraint;
+use crate::sweep::objective::Objective;
+use crate::sweep::output::{read_objective_toml, read_runs};
+use crate::sweep::recommend::{Recommendation, recommend as rank};
+use crate::sweep::runner::{default_objective, metric_columns};
+use std::path::PathBuf;
+
+/// What the user asked `recommend` to do.
+#[derive(Clone, Debug, Default)]
+pub struct RecommendRequest {
+    /// A sweep's output folder, a runs.csv (shards concatenated are fine), or a sweep file.
+    pub path: PathBuf,
+    /// `metric=weight`: one objective weight each, on top of the sweep's objective.
+    pub objective: Vec<String>,
+    /// Constraints replacing the sweep's on the same metric, or added.
+    pub constraints: Vec<String>,
+    /// Worker threads when running a sweep file.
+    pub threads: Option<usize>,
+    /// No progress bar when running a sweep file.
+    pub quiet: bool,
+    /// Also write the chosen configuration in this library's own syntax.
+    pub library: Option<Library>,
+}
+
+/// The recommendation and, when asked, the chosen configuration in a library's syntax.
+#[derive(Debug)]
+pub struct RecommendReport {
+    /// The explained choice.
+    pub recommendation: Recommendation,
+    /// The chosen configuration exported (`--as`), when there is one.
+    pub export: Option<String>,
+}
+
+impl RecommendReport {
+    /// The explanation, then the export.
+    pub fn render(&self) -> String {
+        let mut s = self.recommendation.render();
+        if let Some(text) = &self.export {
+            s.push('\n');
+            s.push_str(text);
+        }
+        s
+    }
+}
+
+/// Ranks the configurations of `req.path` under its objective and constraints with the
+/// requested changes. A sweep file is run first, its outputs written as by `sweep`.
+pub fn recommend(req: &RecommendRequest) -> Result<RecommendReport> {
+    let columns = metric_columns();
+    // Check the overrides before anything runs.
+    let weights = req
+        .objective
+        .iter()
+        .map(|o| Objective::parse_override(o, &columns).map_err(InputError::argument))
+        .collect::<Result<Vec<_>, _>>()?;
+    let extra = req
+        .constraints
+        .iter()
+        .map(|c| {
+            Constraint::parse(c, &columns).map_err(|m| InputError::argument(format!("--constraint: {m}")))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let path = &req.path;
+    let (table, mut objective, mut constraints) =
+        if path.is_dir() || path.extension().is_some_and(|e| e == "csv") {
+            let runs_path = if path.is_dir() { path.join("runs.csv") } else { path.to_path_buf() };
+            let text = read_text(&runs_path)?;
+            let table = read_runs(&text, &runs_path.display().to_string()).map_err(InputError::from)?;
+            let objective_path = runs_path.with_file_name("objective.toml");
+            let (objective, constraints) = if objective_path.is_file() {
+                let text = read_text(&objective_path)?;
+                read_objective_toml(&text, &objective_path.display().to_string(), &table.metrics)
+                    .map_err(InputError::from)?
+            } else {
+                (default_objective(), Vec::new())
+            };
+            (table, objective, constraints)
+        } else {
+            let req = SweepRequest {
+                file: Some(path.clone()),
+                threads: req.threads,
+                quiet: req.quiet,
+                ..SweepRequest::default()
+            };
+            let report = sweep(&req)?;
+            let r = report.recommendation;
+            (report.table, r.objective, r.constraints)
+        };
+    for (m, w) in weights {
+        objective.set(&m, w);
+    }
+    for c in extra {
+        constraints.retain(|k| k.metric != c.metric);
+        constraints.push(c);
+    }
+    let recommendation = rank(&table, &objective, &constraints).map_err(InputError::argument)?;
+    let export = match (req.library, recommendation.chosen()) {
+        (Some(library), Some(chosen)) => {
+            Some(export::run(&ExportRequest::of(library, &chosen.config.preset, &chosen.config.overrides))?)
+        }
+        _ => None,
+    };
+    Ok(RecommendReport { recommendation, export })
+}

@@ -1,0 +1,317 @@
+//! `breakerlab sweep [FILE]`: every cell of a sweep file, run in parallel, summarized, ranked and
+//! written out with the recommendation.
+
+use super::load_scenarios;
+use super::output::{self, Keep, OutputDir, Page};
+use crate::error::Result;
+use crate::limits::{Limits, estimate_cells};
+use crate::policy::PolicyConfig;
+use crate::report::charts::ChartOptions;
+use crate::report::page::{InputFile, ReportInputs};
+use crate::scenario::{InputError, Spot};
+use crate::sweep::file::SweepFile;
+use crate::sweep::grid::Configuration;
+use crate::sweep::objective::Objective;
+use crate::sweep::output::{objective_toml, pareto_csv, pareto_rows, runs_csv, summary_csv};
+use crate::sweep::recommend::{Recommendation, best_per_scenario, num, recommend as rank};
+use crate::sweep::runner::{
+    Cells, config_info, default_objective, metric_columns, progress_bar, spec_of, validate_policy,
+};
+use crate::sweep::table::{ResultTable, Summary};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+/// The bundled default sweep, looked up under the working folder (the repository's root).
+pub const DEFAULT_SWEEP: &str = "scenarios/sweeps/default.toml";
+
+/// What the user asked `sweep` to do.
+#[derive(Clone, Debug, Default)]
+pub struct SweepRequest {
+    /// The sweep file; the bundled default sweep ([`DEFAULT_SWEEP`]) when `None`.
+    pub file: Option<PathBuf>,
+    /// Worker threads (default: all cores).
+    pub threads: Option<usize>,
+    /// Output folder (default `output/<sweep name>`).
+    pub out: Option<PathBuf>,
+    /// No progress bar.
+    pub quiet: bool,
+    /// Draw the PNG charts and write the report page.
+    pub charts: bool,
+    /// The command line as typed, for the report page.
+    pub command_line: String,
+    /// Memory and simulated-call limits checked before anything runs.
+    pub limits: Limits,
+}
+
+/// What `breakerlab sweep` did.
+#[derive(Debug)]
+pub struct SweepReport {
+    /// The sweep's name.
+    pub name: String,
+    /// Replicates per (scenario, configuration).
+    pub replicates: u32,
+    /// Metric values of every cell.
+    pub table: ResultTable,
+    /// Aggregates over replicates.
+    pub summary: Summary,
+    /// Per scenario, the best configurations (table index, mean cost) meeting the constraints.
+    pub best: Vec<Vec<(usize, f64)>>,
+    /// The overall recommendation.
+    pub recommendation: Recommendation,
+    /// Files written.
+    pub files: Vec<PathBuf>,
+}
+
+/// The sweep file to run: the one given, else the bundled default under the working folder.
+fn sweep_path(file: Option<&Path>) -> Result<PathBuf> {
+    match file {
+        Some(f) => Ok(f.to_path_buf()),
+        None if Path::new(DEFAULT_SWEEP).is_file() => Ok(PathBuf::from(DEFAULT_SWEEP)),
+        None => Err(InputError::argument(format!(
+            "no sweep file given and the bundled default sweep {DEFAULT_SWEEP} is not under the \
+             working folder: run from the repository's root or name a sweep file"
+        ))
+        .into()),
+    }
+}
+
+/// Resolves every configuration (already checked while reading the sweep file).
+fn resolve_all(configs: &[Configuration]) -> Result<Vec<PolicyConfig>> {
+    configs
+        .iter()
+        .map(|c| {
+            spec_of(c)
+                .resolve()
+                .map_err(|e| InputError::argument(format!("policy `{}`: {e}", c.label())).into())
+        })
+        .collect()
+}
+
+/// `breakerlab sweep [FILE] [--threads N] [--out DIR] [--quiet]`: reads and validates the sweep
+/// file, runs every cell, writes summary.csv, runs.csv, pareto.csv, objective.toml,
+/// recommendation.txt and recommended.txt to `out` (default `output/<name>`), and recommends;
+/// with `charts`, also the charts and the report page.
+pub fn sweep(req: &SweepRequest) -> Result<SweepReport> {
+    let path = sweep_path(req.file.as_deref())?;
+    let columns = metric_columns();
+    let file = SweepFile::load(&path, &columns, &validate_policy).map_err(InputError::from)?;
+    let scenarios = load_scenarios(&file.scenarios)?;
+    let configs = resolve_all(&file.configurations)?;
+    let objective = file.objective.clone().unwrap_or_else(default_objective);
+    let bound = objective.bind(&columns).map_err(InputError::argument)?;
+    let cells =
+        Cells { scenarios: &scenarios, configs: &configs, replicates: file.replicates, seed: file.seed };
+    estimate_cells(
+        &cells,
+        req.threads,
+        &file.replicates_spot,
+        &Spot::in_file(&path, "", None, "[[policies]]"),
+    )
+    .check(&req.limits)?;
+    let bar = progress_bar(cells.count(), req.quiet);
+    let runs = cells.run(req.threads, &columns, &bar)?;
+    let infos = file.configurations.iter().zip(&configs).map(|(c, p)| config_info(c, p)).collect();
+    let names = scenarios.iter().map(|s| s.name.clone()).collect();
+    let table = ResultTable::new(names, infos, columns, runs).map_err(InputError::argument)?;
+    let summary = table.summarize(&bound);
+    let recommendation = rank(&table, &objective, &file.constraints).map_err(InputError::argument)?;
+    let pareto = pareto_rows(&table, &summary, &file.pareto);
+    let mut out = OutputDir::create(&output::out_dir(req.out.as_deref(), &file.name), Keep::Foreign)?;
+    out.write_all(&[
+        (output::SUMMARY_CSV, summary_csv(&table, &summary, &file.constraints).map_err(InputError::from)?),
+        (output::RUNS_CSV, runs_csv(&table, &bound).map_err(InputError::from)?),
+        (output::PARETO_CSV, pareto_csv(&table, &pareto, &file.pareto).map_err(InputError::from)?),
+        (output::OBJECTIVE_TOML, objective_toml(&objective, &file.constraints).into_bytes()),
+        (output::RECOMMENDATION_TXT, recommendation.render().into_bytes()),
+    ])?;
+    if let Some(chosen) = recommendation.chosen() {
+        out.write(output::RECOMMENDED_TXT, format!("{}\n", chosen.label).as_bytes())?;
+    }
+    let page = req.charts.then(|| Page {
+        inputs: ReportInputs {
+            title: format!("sweep: {}", file.name),
+            command_line: Some(req.command_line.clone()),
+            seed: file.seed,
+            files: InputFile::read(&path).into_iter().collect(),
+            ..ReportInputs::default()
+        },
+        charts: ChartOptions::default(),
+    });
+    let files = out.finish(page.as_ref())?;
+    let best = best_per_scenario(&table, &summary, &file.constraints, 3);
+    Ok(SweepReport {
+        name: file.name,
+        replicates: file.replicates,
+        table,
+        summary,
+        best,
+        recommendation,
+        files,
+    })
+}
+
+impl SweepReport {
+    /// The sweep's size, the best configurations per scenario, the overall recommendation and
+    /// the files written.
+    pub fn render(&self) -> String {
+        let t = &self.table;
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "sweep {}: {} scenario(s) x {} configuration(s) x {} replicate(s) = {} cells",
+            self.name,
+            t.scenarios.len(),
+            t.configs.len(),
+            self.replicates,
+            t.runs.len()
+        );
+        let _ = writeln!(s, "objective: cost = {}", objective_text(&self.recommendation.objective));
+        if !self.recommendation.constraints.is_empty() {
+            let texts: Vec<&str> = self.recommendation.constraints.iter().map(|c| c.text.as_str()).collect();
+            let _ = writeln!(s, "constraints: {}", texts.join(", "));
+        }
+        let _ =
+            writeln!(s, "\nbest per scenario (mean cost over replicates, meeting the constraints there):");
+        let width = t.scenarios.iter().map(String::len).max().unwrap_or(0);
+        for (sc, best) in t.scenarios.iter().zip(&self.best) {
+            if best.is_empty() {
+                let _ = writeln!(s, "  {sc:<width$}  no configuration meets the constraints");
+            }
+            for (rank, (c, cost)) in best.iter().enumerate() {
+                let name = if rank == 0 { sc.as_str() } else { "" };
+                let _ = writeln!(
+                    s,
+                    "  {name:<width$}  {}. {}  cost {}",
+                    rank + 1,
+                    t.configs[*c].label,
+                    num(*cost)
+                );
+            }
+        }
+        let _ = writeln!(s, "\noverall:");
+        s.push_str(&self.recommendation.render());
+        if let Some(wrote) = super::wrote(&self.files) {
+            let _ = writeln!(s, "{wrote}");
+        }
+        s
+    }
+}
+
+/// `1·false_opens + 0.01667·detection_delay_mean_s + …`
+fn objective_text(o: &Objective) -> String {
+    let terms: Vec<String> = o.weights.iter().map(|(m, w)| format!("{}·{m}", num(*w))).collect();
+    if terms.is_empty() { "0 (no weights)".into() } else { terms.join(" + ") }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::app::compare::{CompareRequest, compare};
+    use crate::app::recommend::{RecommendRequest, recommend};
+    use crate::error::Error;
+
+    fn bundled(name: &str) -> String {
+        super::super::bundled(name).display().to_string()
+    }
+
+    fn request(file: &Path, threads: usize, out: &Path) -> SweepRequest {
+        SweepRequest {
+            file: Some(file.to_path_buf()),
+            threads: Some(threads),
+            out: Some(out.to_path_buf()),
+            quiet: true,
+            ..SweepRequest::default()
+        }
+    }
+
+    /// A small sweep over two bundled scenarios, written to `dir`.
+    fn small_sweep(dir: &Path) -> PathBuf {
+        let text = format!(
+            "name = \"small\"\nscenarios = [{:?}, {:?}]\nreplicates = 2\nconstraints = [\"missed_incidents == 0\"]\n\
+             [[policies]]\npreset = \"consecutive\"\nfailure_threshold = [3, 10]\n\
+             [[policies]]\npreset = \"node-breaker\"\n",
+            bundled("blip.toml"),
+            bundled("hang.toml")
+        );
+        let path = dir.join("small.toml");
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    #[test]
+    fn outputs_are_byte_identical_for_1_2_and_8_threads() {
+        let dir = tempfile::tempdir().unwrap();
+        let sweep = small_sweep(dir.path());
+        let mut outputs = Vec::new();
+        for threads in [1, 2, 8] {
+            let out = dir.path().join(format!("out{threads}"));
+            let report = super::sweep(&request(&sweep, threads, &out)).unwrap();
+            assert_eq!(report.table.runs.len(), 2 * 3 * 2);
+            let files: Vec<String> = ["summary.csv", "runs.csv", "pareto.csv", "objective.toml"]
+                .iter()
+                .map(|f| std::fs::read_to_string(out.join(f)).unwrap())
+                .collect();
+            let text = report.render().replace(&out.display().to_string(), "OUT");
+            outputs.push((files, text));
+        }
+        assert_eq!(outputs[0], outputs[1]);
+        assert_eq!(outputs[0], outputs[2]);
+        let runs = &outputs[0].0[1];
+        let first: Vec<&str> = runs.lines().skip(1).map(|l| l.split(',').next().unwrap()).collect();
+        assert_eq!(first[..6], ["blip"; 6]);
+        assert_eq!(first[6..], ["hang"; 6]);
+        // recommend on the folder agrees with the sweep's own recommendation.
+        let again =
+            recommend(&RecommendRequest { path: dir.path().join("out2"), ..RecommendRequest::default() })
+                .unwrap()
+                .recommendation;
+        let chosen = again.chosen().map(|c| c.config.id);
+        assert_eq!(chosen, {
+            let r = super::sweep(&request(&sweep, 2, &dir.path().join("out9"))).unwrap();
+            r.recommendation.chosen().map(|c| c.config.id)
+        });
+        let text = outputs[0].1.clone();
+        assert!(
+            text.starts_with("sweep small: 2 scenario(s) x 3 configuration(s) x 2 replicate(s) = 12 cells\n"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn bad_inputs_are_input_errors_before_anything_runs() {
+        let dir = tempfile::tempdir().unwrap();
+        let sweep = dir.path().join("bad.toml");
+        std::fs::write(
+            &sweep,
+            format!(
+                "scenarios = [{:?}]\n[[policies]]\npreset = \"consecutive\"\nfailure_threshold = [3, -1]\n",
+                bundled("blip.toml")
+            ),
+        )
+        .unwrap();
+        let out = dir.path().join("out");
+        let err = super::sweep(&request(&sweep, 1, &out)).unwrap_err();
+        let Error::Input(input) = err else { panic!("an input error: {err}") };
+        assert_eq!(input.position, Some((4, 21)));
+        assert!(input.message.contains("failure_threshold"), "{input}");
+        assert!(!out.exists());
+        let err = super::sweep(&request(&dir.path().join("missing.toml"), 1, &out)).unwrap_err();
+        assert!(err.to_string().ends_with("missing.toml: cannot read: no such file"), "{err}");
+        let err = recommend(&RecommendRequest {
+            path: dir.path().to_path_buf(),
+            objective: vec!["flops=1".into()],
+            ..RecommendRequest::default()
+        })
+        .unwrap_err();
+        assert!(err.to_string().contains("unknown metric `flops`"), "{err}");
+        let err = compare(&CompareRequest {
+            scenarios: vec![PathBuf::from(bundled("blip.toml"))],
+            policies: vec!["nope".into()],
+            replicates: 1,
+            threads: Some(1),
+            ..CompareRequest::default()
+        })
+        .unwrap_err();
+        assert!(matches!(err, Error::Input(_)), "{err}");
+    }
+}

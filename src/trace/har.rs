@@ -1,0 +1,154 @@
+//! HTTP Archive 1.2 (a browser's "Save all as HAR", or a proxy's export):
+//! `{"log":{"entries":[{"startedDateTime","time"(ms),"request":{"method","url"},"response":{"status"}}]}}`.
+//! An entry becomes a call at `startedDateTime` lasting `time`; its class comes from the status
+//! (0, a request that got no response, is an error).
+//!
+//! `--where` keys: `service` and `host` (the URL's host), `operation` and `path` (the URL's
+//! path), `url`, `method`, `status`.
+
+use super::TraceError;
+use super::json::{bad_value, each_document};
+use super::spans::{Collector, Span, http_class};
+use super::timestamp::parse_datetime;
+use serde::Deserialize;
+use std::borrow::Cow;
+
+const SHAPE: &str = r#"HAR 1.2: {"log":{"version":"1.2","entries":[{"startedDateTime":"2024-01-01T10:00:00.000Z","time":12.5,"request":{"method":"GET","url":"..."},"response":{"status":200}}]}}"#;
+
+#[derive(Deserialize)]
+struct Har<'a> {
+    #[serde(borrow)]
+    log: Log<'a>,
+}
+
+#[derive(Deserialize)]
+struct Log<'a> {
+    #[serde(borrow)]
+    entries: Vec<Entry<'a>>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Entry<'a> {
+    #[serde(borrow)]
+    started_date_time: Cow<'a, str>,
+    time: Option<f64>,
+    #[serde(borrow)]
+    request: Request<'a>,
+    response: Response,
+}
+
+#[derive(Deserialize)]
+struct Request<'a> {
+    #[serde(default, borrow)]
+    method: Cow<'a, str>,
+    #[serde(default, borrow)]
+    url: Cow<'a, str>,
+}
+
+#[derive(Deserialize)]
+struct Response {
+    status: i64,
+}
+
+/// `(host, path)` of a URL (`https://api.example.com:443/v1/x?y` → `api.example.com:443`, `/v1/x`).
+fn host_path(url: &str) -> (&str, &str) {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let (host, path) = rest.find('/').map_or((rest, "/"), |i| (&rest[..i], &rest[i..]));
+    (host, path.split(['?', '#']).next().unwrap_or(path))
+}
+
+/// Reads every entry into `out`.
+pub fn read(file: &str, text: &str, out: &mut Collector) -> Result<(), TraceError> {
+    each_document(file, text, SHAPE, |_, har: Har| {
+        for (i, e) in har.log.entries.iter().enumerate() {
+            let at = || format!("log.entries[{i}]");
+            let start = match parse_datetime(e.started_date_time.as_bytes(), 0) {
+                Ok(t) => t,
+                Err(why) => {
+                    out.bad(bad_value(
+                        file,
+                        &format!("{}.startedDateTime", at()),
+                        &format!("{:?}", e.started_date_time),
+                        why,
+                    ))?;
+                    continue;
+                }
+            };
+            let time = match e.time.filter(|t| t.is_finite() && *t >= 0.0) {
+                Some(t) => t,
+                None => {
+                    let found = e.time.map_or("nothing".to_string(), |t| t.to_string());
+                    out.bad(bad_value(file, &format!("{}.time", at()), &found, "milliseconds, 0 or more"))?;
+                    continue;
+                }
+            };
+            let Some(class) = u32::try_from(e.response.status).ok().and_then(http_class) else {
+                out.bad(bad_value(
+                    file,
+                    &format!("{}.response.status", at()),
+                    &e.response.status.to_string(),
+                    "an HTTP status (0 = no response)",
+                ))?;
+                continue;
+            };
+            let span = Span { t_us: start, latency_us: time * 1_000.0, class: Some(class) };
+            let (host, path) = host_path(&e.request.url);
+            out.offer(span, at, |key| match key {
+                "service" | "host" => Some(Cow::Owned(host.to_string())),
+                "operation" | "path" => Some(Cow::Owned(path.to_string())),
+                "url" => Some(Cow::Owned(e.request.url.to_string())),
+                "method" => Some(Cow::Owned(e.request.method.to_string())),
+                "status" => Some(Cow::Owned(e.response.status.to_string())),
+                _ => None,
+            });
+        }
+        Ok(())
+    })?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::outcome::OutcomeClass;
+    use crate::trace::{TraceFormat, TraceOptions};
+
+    const DOC: &str = r#"{"log":{"version":"1.2","creator":{"name":"Firefox","version":"120.0"},"pages":[],"entries":[
+      {"startedDateTime":"2024-01-01T10:00:00.000+01:00","time":120.5,"request":{"method":"GET","url":"https://api.example.com/v1/items?page=2","httpVersion":"HTTP/2","headers":[]},"response":{"status":200,"statusText":"OK"},"cache":{},"timings":{"send":0,"wait":120,"receive":0.5}},
+      {"startedDateTime":"2024-01-01T10:00:01.500+01:00","time":30,"request":{"method":"GET","url":"https://cdn.example.com/app.js"},"response":{"status":0,"statusText":""},"timings":{}}]}}"#;
+
+    fn load(text: &str, filters: &[&str]) -> Result<crate::trace::CallTrace, TraceError> {
+        let opts = TraceOptions {
+            filters: filters.iter().map(|s| s.to_string()).collect(),
+            ..TraceOptions::default()
+        };
+        let mut c = Collector::new(&opts)?;
+        read("x.har", text, &mut c)?;
+        c.finish("x.har", TraceFormat::Har, &opts)
+    }
+
+    #[test]
+    fn entries_become_calls() {
+        let t = load(DOC, &[]).unwrap();
+        assert_eq!(t.epoch_offset_us(), 1_704_099_600_000_000);
+        assert_eq!(t.first_answer(0).latency.0, 120_500);
+        assert_eq!(t.first_answer(1).class, OutcomeClass::Error);
+        assert_eq!(t.arrivals()[1].0, 1_500_000);
+        let api = load(DOC, &["service=api.*", "operation=/v1/*"]).unwrap();
+        assert_eq!(api.len(), 1);
+        assert_eq!(host_path("http://h:8080"), ("h:8080", "/"));
+    }
+
+    #[test]
+    fn bad_entries_are_located() {
+        let e = load(&DOC[..100], &[]).unwrap_err().to_string();
+        assert!(e.contains("ends early"), "{e}");
+        let e = load(&DOC.replace("\"time\":30", "\"time\":null"), &[]).unwrap_err().to_string();
+        assert!(e.contains("log.entries[1].time: expected milliseconds"), "{e}");
+        let e = load(&DOC.replace("\"status\":0", "\"status\":-1"), &[]).unwrap_err().to_string();
+        assert!(e.contains("log.entries[1].response.status"), "{e}");
+        let e = load(r#"{"log":{"entries":{}}}"#, &[]).unwrap_err().to_string();
+        assert!(e.contains("expected HAR 1.2"), "{e}");
+    }
+}

@@ -1,0 +1,355 @@
+//! What the span importers (OTLP, Jaeger, Envoy, HAR) share: the call each span becomes,
+//! `--where key=glob` filters, status mapping (HTTP, gRPC) and the step from spans to a
+//! [`CallTrace`].
+//!
+//! Keys mean the same in every format: `service` (OTLP `service.name`, Jaeger `serviceName`,
+//! Envoy `authority`, HAR the URL's host) and `operation` (OTLP span `name`, Jaeger
+//! `operationName`, Envoy and HAR the path); each format adds its own (see its module). Spans are
+//! sorted by start time: a trace export lists them by trace, an access log by completion, so file
+//! order means nothing there (CSV logs, where it does, are refused when unsorted).
+
+use super::{CallTrace, ImportReport, TraceError, TraceFormat, TraceOptions};
+use crate::outcome::OutcomeClass;
+use std::borrow::Cow;
+use std::path::Path;
+
+/// One logged call.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub struct Span {
+    /// Start, absolute microseconds since the epoch.
+    pub t_us: i64,
+    /// Duration in microseconds.
+    pub latency_us: f64,
+    /// What the dependency answered; `None` when the call never reached it (Envoy's `UO`: its
+    /// own circuit breaker refused it), so its answer is taken from the nearest call that did.
+    pub class: Option<OutcomeClass>,
+}
+
+/// `--where key=glob` clauses; a span is kept when every clause matches.
+#[derive(Clone, Debug, Default)]
+pub struct Filter {
+    clauses: Vec<(String, String)>,
+}
+
+impl Filter {
+    /// Parses `key=glob` clauses (`*` any run of characters, `?` any one).
+    pub fn parse(texts: &[String]) -> Result<Filter, TraceError> {
+        let clauses = texts
+            .iter()
+            .map(|t| match t.split_once('=') {
+                Some((k, g)) if !k.trim().is_empty() => Ok((k.trim().to_string(), g.trim().to_string())),
+                _ => Err(TraceError::Option {
+                    option: "where",
+                    message: format!("{t:?}: expected KEY=GLOB, e.g. service=frontend*"),
+                }),
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(Filter { clauses })
+    }
+
+    /// True when there is nothing to check.
+    pub fn is_empty(&self) -> bool {
+        self.clauses.is_empty()
+    }
+
+    /// The first clause `field` fails, as `key "value"` (`None` = kept). A missing field is "".
+    pub fn reject<'a>(&self, field: impl Fn(&str) -> Option<Cow<'a, str>>) -> Option<String> {
+        for (key, glob) in &self.clauses {
+            let value = field(key).unwrap_or(Cow::Borrowed(""));
+            if !glob_match(glob.as_bytes(), value.as_bytes()) {
+                return Some(format!("{key} {value:?} does not match {glob:?}"));
+            }
+        }
+        None
+    }
+}
+
+/// Shell-style glob match over bytes, iteratively (backtracking to the last `*` only).
+pub fn glob_match(glob: &[u8], text: &[u8]) -> bool {
+    let (mut g, mut t) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while t < text.len() {
+        if g < glob.len() && (glob[g] == b'?' || glob[g] == text[t]) {
+            g += 1;
+            t += 1;
+        } else if g < glob.len() && glob[g] == b'*' {
+            star = Some((g, t));
+            g += 1;
+        } else if let Some((sg, st)) = star {
+            g = sg + 1;
+            t = st + 1;
+            star = Some((sg, st + 1));
+        } else {
+            return false;
+        }
+    }
+    glob[g..].iter().all(|b| *b == b'*')
+}
+
+/// An HTTP status code's class: 1xx-3xx ok, 429 rate limited, 408 and 5xx errors, other 4xx the
+/// caller's fault, 0 (no response: a browser's blocked or aborted request) an error.
+pub fn http_class(code: u32) -> Option<OutcomeClass> {
+    match code {
+        0 => Some(OutcomeClass::Error),
+        100..=399 => Some(OutcomeClass::Ok),
+        429 => Some(OutcomeClass::RateLimited),
+        408 => Some(OutcomeClass::Error),
+        400..=499 => Some(OutcomeClass::ClientError),
+        500..=599 => Some(OutcomeClass::Error),
+        _ => None,
+    }
+}
+
+/// A gRPC status code's class (grpc/doc/statuscodes.md): OK ok; RESOURCE_EXHAUSTED rate
+/// limited; the caller's mistakes (INVALID_ARGUMENT, NOT_FOUND, ALREADY_EXISTS,
+/// PERMISSION_DENIED, FAILED_PRECONDITION, OUT_OF_RANGE, UNIMPLEMENTED, UNAUTHENTICATED) client
+/// errors; everything else (DEADLINE_EXCEEDED, UNAVAILABLE, INTERNAL, ...) errors.
+pub fn grpc_class(code: i64) -> OutcomeClass {
+    match code {
+        0 => OutcomeClass::Ok,
+        8 => OutcomeClass::RateLimited,
+        3 | 5 | 6 | 7 | 9 | 11 | 12 | 16 => OutcomeClass::ClientError,
+        _ => OutcomeClass::Error,
+    }
+}
+
+/// Collects spans as an importer reads them: filters, counts, and the first span left out.
+pub struct Collector {
+    filter: Filter,
+    skip_bad: bool,
+    spans: Vec<Span>,
+    read: u64,
+    filtered: u64,
+    first_filtered: Option<String>,
+    bad: u64,
+    first_bad: Option<String>,
+}
+
+impl Collector {
+    /// A collector for `opts`' filters.
+    pub fn new(opts: &TraceOptions) -> Result<Collector, TraceError> {
+        Ok(Collector {
+            filter: Filter::parse(&opts.filters)?,
+            skip_bad: opts.skip_bad_rows,
+            spans: Vec::new(),
+            read: 0,
+            filtered: 0,
+            first_filtered: None,
+            bad: 0,
+            first_bad: None,
+        })
+    }
+
+    /// Whether any filter is set (importers skip field lookups otherwise).
+    pub fn filters(&self) -> bool {
+        !self.filter.is_empty()
+    }
+
+    /// Offers one span; `at` names it, `field` answers the filter's keys.
+    pub fn offer<'a>(
+        &mut self,
+        span: Span,
+        at: impl Fn() -> String,
+        field: impl Fn(&str) -> Option<Cow<'a, str>>,
+    ) {
+        self.read += 1;
+        if !self.filter.is_empty()
+            && let Some(why) = self.filter.reject(field)
+        {
+            self.filtered += 1;
+            self.first_filtered.get_or_insert_with(|| format!("{}: {why}", at()));
+            return;
+        }
+        self.spans.push(span);
+    }
+
+    /// A span that cannot be read: refused, or skipped and counted under `skip_bad_rows`.
+    pub fn bad(&mut self, e: TraceError) -> Result<(), TraceError> {
+        if !self.skip_bad {
+            return Err(e);
+        }
+        self.read += 1;
+        self.bad += 1;
+        self.first_bad.get_or_insert_with(|| e.to_string());
+        Ok(())
+    }
+
+    /// Sorts the spans by start, answers calls that never reached the dependency from the
+    /// nearest call that did, and builds the call trace.
+    pub fn finish(
+        mut self,
+        file: &str,
+        format: TraceFormat,
+        opts: &TraceOptions,
+    ) -> Result<CallTrace, TraceError> {
+        let mut report = ImportReport { file: file.to_string(), rows: self.read, ..ImportReport::default() };
+        report.bad_rows_skipped = self.bad;
+        report.first_bad_row = self.first_bad.take();
+        if self.filtered > 0 {
+            report.notes.push(format!(
+                "--where left out {} of {} spans; the first: {}",
+                self.filtered,
+                self.read,
+                self.first_filtered.as_deref().unwrap_or("")
+            ));
+        }
+        if self.spans.is_empty() {
+            let message = match self.first_filtered {
+                Some(first) => {
+                    format!("no span matches --where ({} read; the first left out: {first})", self.read)
+                }
+                None if self.bad > 0 => format!("all {} spans were bad and skipped", self.bad),
+                None => format!("no spans found (expected {})", format.describe()),
+            };
+            return Err(TraceError::Format { file: file.into(), message });
+        }
+        if !self.spans.is_sorted_by_key(|s| s.t_us) {
+            self.spans.sort_by_key(|s| s.t_us);
+            report
+                .notes
+                .push("spans sorted by start time (the file lists them by trace or by completion)".into());
+        }
+        let refused = answer_refused(&mut self.spans);
+        if refused > 0 {
+            report.notes.push(format!(
+                "{refused} calls were refused by the proxy's own circuit breaker (UO): they arrive as logged and \
+                 are answered like the nearest call that reached the dependency"
+            ));
+        }
+        CallTrace::from_calls(
+            report,
+            self.spans.iter().map(|s| (s.t_us, s.latency_us, s.class.unwrap_or(OutcomeClass::Error))),
+            opts,
+        )
+    }
+}
+
+/// Gives each span without a class the answer of the nearest span with one (earlier on a tie);
+/// returns how many there were. Spans are sorted by start.
+fn answer_refused(spans: &mut [Span]) -> usize {
+    let refused = spans.iter().filter(|s| s.class.is_none()).count();
+    if refused == 0 || refused == spans.len() {
+        return refused;
+    }
+    let answered: Vec<usize> = (0..spans.len()).filter(|i| spans[*i].class.is_some()).collect();
+    for i in 0..spans.len() {
+        if spans[i].class.is_some() {
+            continue;
+        }
+        let t = spans[i].t_us;
+        let right = answered.partition_point(|j| spans[*j].t_us < t);
+        let pick = match (right.checked_sub(1).map(|l| answered[l]), answered.get(right)) {
+            (Some(l), Some(&r)) => {
+                if t - spans[l].t_us <= spans[r].t_us - t {
+                    l
+                } else {
+                    r
+                }
+            }
+            (Some(l), None) => l,
+            (None, Some(&r)) => r,
+            (None, None) => continue,
+        };
+        spans[i].latency_us = spans[pick].latency_us;
+        spans[i].class = spans[pick].class;
+    }
+    refused
+}
+
+/// Imports a span log of `format` from `path`.
+pub fn load(path: &Path, format: TraceFormat, opts: &TraceOptions) -> Result<CallTrace, TraceError> {
+    let file = path.display().to_string();
+    let mut spans = Collector::new(opts)?;
+    match format {
+        TraceFormat::Otlp => super::otlp::read(&file, &super::json::read(path)?, &mut spans)?,
+        TraceFormat::Jaeger => super::jaeger::read(&file, &super::json::read(path)?, &mut spans)?,
+        TraceFormat::Har => super::har::read(&file, &super::json::read(path)?, &mut spans)?,
+        TraceFormat::Envoy => super::envoy::read(&file, super::columns::open(path)?, &mut spans)?,
+        other => {
+            return Err(TraceError::Option {
+                option: "format",
+                message: format!("{} is not a span format", other.describe()),
+            });
+        }
+    }
+    let mut trace = spans.finish(&file, format, opts)?;
+    let (time, latency, status) = match format {
+        TraceFormat::Otlp => (
+            "startTimeUnixNano",
+            "endTimeUnixNano - startTimeUnixNano (ns)",
+            "status.code, else HTTP or gRPC status attribute",
+        ),
+        TraceFormat::Jaeger => (
+            "startTime (us)",
+            "duration (us)",
+            "tag error / otel.status_code, else http.status_code, else rpc.grpc.status_code",
+        ),
+        TraceFormat::Envoy => (
+            "START_TIME",
+            "DURATION (ms)",
+            "RESPONSE_FLAGS (UO refused by Envoy, UF/UH/UT/UC/URX failed), else RESPONSE_CODE",
+        ),
+        _ => ("startedDateTime", "time (ms)", "response.status"),
+    };
+    trace.report_mut().columns = vec![
+        ("time".into(), time.into()),
+        ("latency".into(), latency.into()),
+        ("status".into(), status.into()),
+    ];
+    Ok(trace)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn globs() {
+        assert!(glob_match(b"frontend*", b"frontend-7f9"));
+        assert!(glob_match(b"*Convert", b"hipstershop.CurrencyService/Convert"));
+        assert!(glob_match(b"a?c", b"abc"));
+        assert!(glob_match(b"*", b""));
+        assert!(glob_match(b"a*b*c", b"aXXbYYc"));
+        assert!(!glob_match(b"a*b*c", b"aXXbYY"));
+        assert!(!glob_match(b"frontend", b"frontend2"));
+    }
+
+    #[test]
+    fn filters_name_the_first_mismatch() {
+        let f = Filter::parse(&["service=front*".into(), "operation=*Convert".into()]).unwrap();
+        let field = |svc: &'static str, op: &'static str| {
+            move |k: &str| match k {
+                "service" => Some(Cow::Borrowed(svc)),
+                "operation" => Some(Cow::Borrowed(op)),
+                _ => None,
+            }
+        };
+        assert_eq!(f.reject(field("frontend", "x.Convert")), None);
+        assert_eq!(
+            f.reject(field("cart", "x.Convert")).unwrap(),
+            "service \"cart\" does not match \"front*\""
+        );
+        assert!(Filter::parse(&["service".into()]).is_err());
+    }
+
+    #[test]
+    fn refused_calls_take_the_nearest_answer() {
+        let s = |t: i64, c: Option<OutcomeClass>| Span { t_us: t, latency_us: t as f64, class: c };
+        let mut spans =
+            vec![s(0, Some(OutcomeClass::Ok)), s(4, None), s(10, Some(OutcomeClass::Error)), s(12, None)];
+        assert_eq!(answer_refused(&mut spans), 2);
+        assert_eq!((spans[1].class, spans[1].latency_us), (Some(OutcomeClass::Ok), 0.0));
+        assert_eq!((spans[3].class, spans[3].latency_us), (Some(OutcomeClass::Error), 10.0));
+    }
+
+    #[test]
+    fn status_codes() {
+        assert_eq!(http_class(503), Some(OutcomeClass::Error));
+        assert_eq!(http_class(404), Some(OutcomeClass::ClientError));
+        assert_eq!(http_class(0), Some(OutcomeClass::Error));
+        assert_eq!(http_class(700), None);
+        assert_eq!(grpc_class(14), OutcomeClass::Error);
+        assert_eq!(grpc_class(8), OutcomeClass::RateLimited);
+        assert_eq!(grpc_class(5), OutcomeClass::ClientError);
+    }
+}

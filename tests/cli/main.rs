@@ -1,0 +1,13 @@
+//! The integration tests, one binary (as ripgrep's): the command line end to end, bad input,
+//! traces, sweeps, the practices around a breaker and the output-folder guarantees, sharing the
+//! helpers in `util`. (`tests/allocations.rs` stays a binary of its own: it installs a counting
+//! global allocator.)
+
+mod bad_input;
+mod formats;
+mod output;
+mod practices;
+mod replay;
+mod run;
+mod sweep;
+mod util;
