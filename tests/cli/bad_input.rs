@@ -139,7 +139,7 @@ fn scenario_names_must_stay_inside_the_output_folder() {
     for name in ["../escape", "/tmp/breakerlab-absolute", "a/b", ".."] {
         refuses(
             &format!("name = {name:?}\n{GOOD}"),
-            &["bad.toml", "`name` must be a plain folder name", name],
+            &["bad.toml:1:8: name: must be a plain folder name", name],
         );
     }
 }
