@@ -229,9 +229,16 @@ fn slowest_of(p50: Dur, p95: Dur, n: f64) -> Dur {
     if secs.is_finite() && secs < 1e12 { Dur::from_secs_f64(secs) } else { Dur::from_secs(1_000_000_000_000) }
 }
 
-/// The estimate of one run (`run`, `replay`): `policies` holds one configuration, or one per
-/// client instance of a fleet; `policy_spot` says where the configuration was given.
-pub fn estimate_run(scenario: &Scenario, policies: &[PolicyConfig], policy_spot: &Spot) -> Estimate {
+/// The estimate of one run (`run`, `replay`) of `replicates` replicates, one after the other
+/// (the first's request stream is kept beside the current one): `policies` holds one
+/// configuration, or one per client instance of a fleet; `policy_spot` says where the
+/// configuration was given.
+pub fn estimate_run(
+    scenario: &Scenario,
+    policies: &[PolicyConfig],
+    policy_spot: &Spot,
+    replicates: u32,
+) -> Estimate {
     let size = run_size(scenario, policies, policy_spot);
     let mut e = Estimate::default();
     let requests_spot = scenario.requests_spot();
@@ -248,6 +255,15 @@ pub fn estimate_run(scenario: &Scenario, policies: &[PolicyConfig], policy_spot:
         ),
     );
     e.push(size.engine, 0, &size.engine_spot, size.engine_what);
+    if replicates > 1 {
+        let more = u64::from(replicates - 1);
+        e.push(
+            size.stream.saturating_add(size.engine),
+            size.calls.saturating_mul(more),
+            &Spot::flag("--replicates"),
+            format!("{more} more replicates of about {:.3e} calls each", size.calls as f64),
+        );
+    }
     e.push(size.trace, 0, &scenario.origins.calls, format!("the imported calls ({})", Bytes(size.trace)));
     e
 }
@@ -400,11 +416,11 @@ mod tests {
     #[test]
     fn a_small_run_fits_and_its_estimate_scales_with_traffic() {
         let s = scenario(SMALL);
-        let e = estimate_run(&s, &[policy("consecutive", &[])], &Spot::flag("--policy"));
+        let e = estimate_run(&s, &[policy("consecutive", &[])], &Spot::flag("--policy"), 1);
         assert!(e.check(&Limits::default()).is_ok());
         assert_eq!(e.calls(), 18_000);
         let big = scenario(&SMALL.replace("rate = 5.0", "rate = 50.0"));
-        let e10 = estimate_run(&big, &[policy("consecutive", &[])], &Spot::flag("--policy"));
+        let e10 = estimate_run(&big, &[policy("consecutive", &[])], &Spot::flag("--policy"), 1);
         let stream = |e: &Estimate| e.parts[0].memory;
         assert_eq!(stream(&e10), 10 * stream(&e));
     }
@@ -412,14 +428,15 @@ mod tests {
     #[test]
     fn over_the_limit_names_the_field_that_drives_it() {
         let s = scenario(&format!("{SMALL}[client]\ntimeout = \"1s\"\ninstances = 100000\n"));
-        let e = estimate_run(&s, &[policy("windowed", &["count_window=1000000"])], &Spot::flag("--policy"));
+        let e =
+            estimate_run(&s, &[policy("windowed", &["count_window=1000000"])], &Spot::flag("--policy"), 1);
         let err = e.check(&Limits::default()).unwrap_err().to_string();
         assert!(err.starts_with("s.toml:7:1: [client] instances: this needs about"), "{err}");
         assert!(err.contains("100000 client instances") && err.contains("--max-memory"), "{err}");
         // The same run fits in a larger limit.
         assert!(e.check(&Limits { max_memory: 1 << 50, ..Limits::default() }).is_ok());
         let tight = Limits { max_calls: 1000, ..Limits::default() };
-        let err = estimate_run(&scenario(SMALL), &[policy("consecutive", &[])], &Spot::flag("--policy"))
+        let err = estimate_run(&scenario(SMALL), &[policy("consecutive", &[])], &Spot::flag("--policy"), 1)
             .check(&tight)
             .unwrap_err()
             .to_string();
@@ -435,11 +452,11 @@ mod tests {
             "{}[upstream]\np50 = \"120ms\"\np95 = \"1d\"\n[upstream.capacity]\nconcurrency = 14\n",
             SMALL.replace("1h", "2h")
         );
-        let e = estimate_run(&scenario(&text), &[policy("consecutive", &[])], &Spot::flag("--policy"));
+        let e = estimate_run(&scenario(&text), &[policy("consecutive", &[])], &Spot::flag("--policy"), 1);
         let err = e.check(&Limits::default()).unwrap_err().to_string();
         assert!(err.starts_with("s.toml:7:1: [upstream] p95:") && err.contains("timeline bins"), "{err}");
         let fine = text.replace("p95 = \"1d\"", "p95 = \"2s\"");
-        let e = estimate_run(&scenario(&fine), &[policy("consecutive", &[])], &Spot::flag("--policy"));
+        let e = estimate_run(&scenario(&fine), &[policy("consecutive", &[])], &Spot::flag("--policy"), 1);
         assert!(e.check(&Limits::default()).is_ok());
     }
 

@@ -139,11 +139,34 @@ enum Command {
     /// Replay a logged trace (per-interval aggregates or per-call log) through one breaker
     /// configuration: print the import report and the scores, write the same files as `run`.
     Replay {
-        /// The trace CSV.
-        trace: PathBuf,
-        /// `interval` or `calls` (detected from the header when absent).
+        /// The trace: a CSV, or a tool's export (Prometheus, Grafana, CloudWatch, Datadog, OTLP,
+        /// Jaeger, Envoy, HAR), detected from its content. Not needed with --series.
+        #[arg(required_unless_present = "series")]
+        trace: Option<PathBuf>,
+        /// Force the format: interval, calls, prometheus, grafana, cloudwatch, datadog, otlp,
+        /// jaeger, envoy or har (detected from the content when absent).
         #[arg(long, value_parser = serde_value::<TraceFormat>)]
         format: Option<TraceFormat>,
+        /// A series and the role it plays: ROLE[:UNIT]=FILE[@SELECTOR], e.g. p95:s=p95.json,
+        /// 'rate=rps.json@{job="api"}', errors=cw.json@errors. Roles: rate, requests, p50, p90,
+        /// p95, p99, error_rate, success_rate, errors. Repeat it; series merge on time.
+        #[arg(long = "series", value_name = "ROLE=FILE[@SELECTOR]")]
+        series: Vec<String>,
+        /// Keep only the spans where KEY matches GLOB, e.g. --where service=frontend* --where
+        /// operation=*/Convert (span formats; repeat it: all must match).
+        #[arg(long = "where", value_name = "KEY=GLOB")]
+        filters: Vec<String>,
+        /// For a volume-only trace (--series requests=... alone): the dependency's median latency.
+        #[arg(long, value_name = "DUR", value_parser = Dur::parse, requires = "p95")]
+        p50: Option<Dur>,
+        /// For a volume-only trace: the dependency's 95th-percentile latency.
+        #[arg(long, value_name = "DUR", value_parser = Dur::parse, requires = "p50")]
+        p95: Option<Dur>,
+        /// For a volume-only trace: the fraction of calls that fail (default 0).
+        #[arg(long, value_name = "FRACTION", requires = "p50")]
+        error_rate: Option<f64>,
+        #[command(flatten)]
+        client: ClientArgs,
         /// Ground truth: a label CSV (start,end,expectation), NAB windows JSON or fault list.
         #[arg(long, value_name = "FILE", conflicts_with = "slo")]
         labels: Option<PathBuf>,
@@ -184,9 +207,42 @@ enum Command {
     },
 }
 
+/// The client around the replayed dependency (replaces the default: 10 s timeout, no retries).
+#[derive(clap::Args)]
+struct ClientArgs {
+    /// Per-attempt call timeout, e.g. 250ms.
+    #[arg(long, value_name = "DUR", value_parser = Dur::parse)]
+    timeout: Option<Dur>,
+    /// Retries after the first attempt.
+    #[arg(long, value_name = "N")]
+    retries: Option<u32>,
+    /// Delay before the first retry, optionally growing per retry: 200ms or 200ms*2.
+    #[arg(long, value_name = "BASE[*MULT]", value_parser = breakerlab::client::flags::parse_backoff)]
+    backoff: Option<(Dur, Option<f64>)>,
+    /// What the user gets when a call is refused or fails: none, cached[:LATENCY],
+    /// local[:LATENCY] or retry_queue:CYCLE.
+    #[arg(long, value_name = "KIND", value_parser = breakerlab::client::flags::parse_fallback)]
+    fallback: Option<breakerlab::client::FallbackSpec>,
+}
+
+impl ClientArgs {
+    fn flags(self) -> breakerlab::client::flags::ClientFlags {
+        breakerlab::client::flags::ClientFlags {
+            timeout: self.timeout,
+            retries: self.retries,
+            backoff: self.backoff,
+            fallback: self.fallback,
+        }
+    }
+}
+
 /// What to run and where to write it: shared by `run` and `replay`.
 #[derive(clap::Args)]
 struct RunArgs {
+    /// Run N replicates (different seeds) and print each metric's mean with its 95% confidence
+    /// interval; the files are those of the first replicate.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    replicates: u32,
     /// The preset to run (replaces the scenario's [policy]; default consecutive); see
     /// `breakerlab presets`.
     #[arg(long, value_name = "PRESET")]
@@ -240,6 +296,7 @@ impl RunArgs {
             charts: !self.no_charts,
             command_line: command_line(),
             limits: self.limits.limits(),
+            replicates: self.replicates,
         }
     }
 }
@@ -327,6 +384,12 @@ fn execute(cli: Cli) -> breakerlab::Result<String> {
         Command::Replay {
             trace,
             format,
+            series,
+            filters,
+            p50,
+            p95,
+            error_rate,
+            client,
             labels,
             slo,
             fault_duration,
@@ -342,6 +405,10 @@ fn execute(cli: Cli) -> breakerlab::Result<String> {
             let req = replay::ReplayRequest {
                 trace,
                 format,
+                series,
+                filters,
+                behaviour: replay::behaviour(p50, p95, error_rate)?,
+                client: client.flags(),
                 labels,
                 slo,
                 fault_duration,
@@ -354,7 +421,7 @@ fn execute(cli: Cli) -> breakerlab::Result<String> {
                 rate,
                 run: what.settings(),
             };
-            replay::render_replay(&replay::replay(&req)?)
+            run::render(&replay::replay(&req)?)
         }
         Command::Presets { name } => presets::render(name.as_deref())?,
         Command::Report { dir, from, to, metric } => {

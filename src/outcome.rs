@@ -30,7 +30,7 @@ impl OutcomeClass {
     ];
 
     /// Position in [`OutcomeClass::ALL`].
-    pub fn index(self) -> usize {
+    pub const fn index(self) -> usize {
         self as usize
     }
 
@@ -91,7 +91,7 @@ impl Classifier {
     }
 
     /// The same classifier with one class mapped to `verdict`.
-    pub fn with(mut self, class: OutcomeClass, verdict: Verdict) -> Classifier {
+    pub const fn with(mut self, class: OutcomeClass, verdict: Verdict) -> Classifier {
         self.table[class.index()] = verdict;
         self
     }

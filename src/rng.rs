@@ -9,6 +9,11 @@
 //! pseudorandom number generators", 2014: add the golden gamma, then the variant-13 finaliser),
 //! and the 128-bit state of a [`Rng`] (PCG `pcg64_fast`, `rand_pcg::Pcg64Mcg`, documented as
 //! reproducible across platforms) is built from two such mixed words.
+//!
+//! Every generator in the crate comes from here: [`RunSeed::draw`] for draw sites,
+//! [`rng_from_seed`] for keyed sequential streams, and [`rng_from_u64`] for the generators that
+//! were first written with rand's `seed_from_u64` (a policy's own jitter, a trace interval's
+//! arrivals), whose numbers must not change.
 
 /// The generator used everywhere: PCG's `pcg64_fast` (128-bit MCG, XSL-RR output), portable and
 /// reproducible; small (16 bytes) and cheap to seed, so one can be made per attempt.
@@ -24,10 +29,36 @@ const SEED_FOR_DOMAIN: u64 = 0x5EED_F0F0_0D15_EA5E;
 /// One SplitMix64 step: add the golden gamma and apply the variant-13 finaliser. A bijection on
 /// `u64` whose output bits each depend on every input bit.
 pub fn mix(x: u64) -> u64 {
-    let mut z = x.wrapping_add(GAMMA);
+    finalise(x.wrapping_add(GAMMA))
+}
+
+/// SplitMix64's variant-13 finaliser (Stafford's mix 13).
+fn finalise(mut z: u64) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     z ^ (z >> 31)
+}
+
+/// The `index`-th of a family of independent-looking seeds derived from `seed` (SplitMix64's
+/// finaliser of `seed ^ (index·γ + √2's fraction)`): one generator per trace interval.
+pub fn sub_seed(seed: u64, index: u64) -> u64 {
+    finalise(seed ^ index.wrapping_mul(GAMMA).wrapping_add(0x6A09_E667_F3BC_C909))
+}
+
+/// A generator from a 64-bit seed through rand's `SeedableRng::seed_from_u64` expansion (PCG32
+/// steps, fixed by rand's documentation): the policies' own generators and a trace interval's
+/// arrivals, whose numbers must stay as first published.
+pub fn rng_from_u64(seed: u64) -> Rng {
+    use rand::SeedableRng as _;
+    Rng::seed_from_u64(seed)
+}
+
+/// A uniform draw in `[0, 1)` from the top 53 bits of one `u64` (every double in the range is
+/// equally likely to be hit on its 2⁻⁵³ grid).
+#[inline]
+pub fn unit(rng: &mut Rng) -> f64 {
+    use rand::Rng as _;
+    (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64
 }
 
 /// 64-bit FNV-1a hash of a string (stable across platforms and Rust versions, unlike `Hash`).
@@ -171,6 +202,20 @@ mod tests {
         assert_eq!(seed.key(), GOLDEN_KEY);
         assert_eq!(first(seed.draw(Stream::Upstream, 7, 1), 2), GOLDEN_DRAW);
         assert_eq!(seed.seed_for(Stream::Arrivals, 0), GOLDEN_SEED_FOR);
+    }
+
+    #[test]
+    fn sub_seeds_and_u64_seeding_are_pinned() {
+        // The per-interval seeds of trace arrivals and the policies' generators: published
+        // results depend on these exact numbers.
+        assert_eq!(sub_seed(0, 0), finalise(0x6A09_E667_F3BC_C909));
+        assert_ne!(sub_seed(7, 1), sub_seed(7, 2));
+        let mut a = rng_from_u64(5);
+        let mut b = <Rng as rand::SeedableRng>::seed_from_u64(5);
+        assert_eq!(first(a.clone(), 4), first(b.clone(), 4));
+        let u = unit(&mut a);
+        assert!((0.0..1.0).contains(&u));
+        assert_eq!(u, (b.next_u64() >> 11) as f64 / (1u64 << 53) as f64);
     }
 
     const GOLDEN_KEY: u64 = 0x91F9_F8BE_AD67_9709;

@@ -4,14 +4,16 @@
 //! the other flags arrive typed), the trace becomes a scenario, and the run goes through
 //! [`run_scenario`] like `breakerlab run`.
 
-use super::run::{RunReport, RunSettings, render, run_scenario};
+use super::run::{RunReport, RunSettings, run_scenario};
+use crate::client::flags::ClientFlags;
 use crate::error::Result;
 use crate::scenario::{InputError, Scenario};
 use crate::time::Dur;
-use crate::trace::{GapPolicy, LatencyUnit, TimeFormat, TraceFormat, TraceOptions};
+use crate::trace::series::SeriesSpec;
+use crate::trace::{Behaviour, GapPolicy, LatencyUnit, TimeFormat, TraceFormat, TraceOptions};
 use crate::traffic::TrafficSpec;
 use crate::units::Positive;
-use std::fmt::Write as _;
+use crate::units::Ratio;
 use std::path::PathBuf;
 
 /// Roles `--column ROLE=NAME` accepts: the column keys of [`TraceOptions`].
@@ -34,10 +36,18 @@ pub const COLUMN_ROLES: [&str; 13] = [
 /// What the user asked `replay` to do.
 #[derive(Clone, Debug, Default)]
 pub struct ReplayRequest {
-    /// The trace file.
-    pub trace: PathBuf,
-    /// Interval aggregates or per-call log (detected when absent).
+    /// The trace file (optional with `series`).
+    pub trace: Option<PathBuf>,
+    /// The file's format (detected from its content when absent).
     pub format: Option<TraceFormat>,
+    /// `ROLE[:UNIT]=FILE[@SELECTOR]` series (see [`crate::trace::series`]).
+    pub series: Vec<String>,
+    /// `key=glob` span filters.
+    pub filters: Vec<String>,
+    /// The dependency's behaviour for a volume-only trace.
+    pub behaviour: Option<Behaviour>,
+    /// The client's timeout, retries, backoff and fallback, over the default client.
+    pub client: ClientFlags,
     /// A ground-truth file (label CSV, NAB windows JSON, fault list).
     pub labels: Option<PathBuf>,
     /// An SLO rule defining incidents.
@@ -159,7 +169,28 @@ pub fn trace_options(req: &ReplayRequest) -> Result<TraceOptions, InputError> {
         twice("--skip-bad-rows", "skip_bad_rows")?;
         opts.skip_bad_rows = true;
     }
+    if !req.series.is_empty() {
+        twice("--series", "series")?;
+        opts.series = req.series.clone();
+    }
+    if !req.filters.is_empty() {
+        twice("--where", "where")?;
+        opts.filters = req.filters.clone();
+    }
+    if let Some(b) = req.behaviour {
+        twice("--p50", "upstream")?;
+        opts.upstream = Some(b);
+    }
     Ok(opts)
+}
+
+/// The behaviour `--p50`, `--p95` and `--error-rate` describe (clap makes p50 and p95 come
+/// together).
+pub fn behaviour(p50: Option<Dur>, p95: Option<Dur>, error_rate: Option<f64>) -> Result<Option<Behaviour>> {
+    let (Some(p50), Some(p95)) = (p50, p95) else { return Ok(None) };
+    let error_rate = Ratio::new(error_rate.unwrap_or(0.0))
+        .map_err(|e| InputError::argument(format!("--error-rate: {e}")))?;
+    Ok(Some(Behaviour { p50, p95, error_rate }))
 }
 
 fn split_pair(s: &str) -> Option<(&str, &str)> {
@@ -177,26 +208,19 @@ pub fn replay(req: &ReplayRequest) -> Result<RunReport> {
         }),
         None => None,
     };
-    let scenario = Scenario::from_trace(&req.trace, &opts, traffic)?;
+    // With --series alone, the first series file names the replay.
+    let first_series = match opts.series.first() {
+        Some(spec) => Some(SeriesSpec::parse(spec).map_err(|e| InputError::argument(e.to_string()))?.file),
+        None => None,
+    };
+    let path = req
+        .trace
+        .clone()
+        .or(first_series)
+        .ok_or_else(|| InputError::argument("give a trace file, or --series ROLE=FILE[@SELECTOR]"))?;
+    let mut scenario = Scenario::from_trace(&path, &opts, traffic)?;
+    req.client.apply(&mut scenario.client).map_err(InputError::argument)?;
     run_scenario(scenario, &req.run)
-}
-
-/// What `replay` prints: the import report, the ground truth, then `run`'s table.
-pub fn render_replay(report: &RunReport) -> String {
-    let mut s = String::new();
-    if let Some(import) = report.scenario.import_report() {
-        let _ = writeln!(s, "import    {import}");
-    }
-    let truth = &report.truth;
-    if report.result.metrics.ground_truth {
-        let open = truth.iter().filter(|w| w.expect == crate::truth::Expect::Open).count();
-        let _ = writeln!(s, "truth     {} windows ({open} to open on)", truth.len());
-    } else {
-        let _ =
-            writeln!(s, "truth     none given (--labels or --slo): scores that need it are left empty (-)");
-    }
-    s.push_str(&render(report));
-    s
 }
 
 #[cfg(test)]
@@ -206,7 +230,7 @@ mod tests {
     #[test]
     fn flags_become_trace_options() {
         let req = ReplayRequest {
-            trace: "t.csv".into(),
+            trace: Some("t.csv".into()),
             time_format: Some(TimeFormat::EpochS),
             columns: vec!["time=TimeStamp".into(), "p95 = LatencyP95(s)".into()],
             gaps: Some(GapPolicy::Missing),

@@ -40,6 +40,8 @@ pub struct RunSettings {
     pub command_line: String,
     /// Memory and simulated-call limits checked before the run starts.
     pub limits: crate::limits::Limits,
+    /// Replicates to run (their seeds differ); the files are those of the first.
+    pub replicates: u32,
 }
 
 /// What the user asked `run` to do.
@@ -69,6 +71,8 @@ pub struct RunReport {
     pub truth: Vec<crate::truth::IncidentWindow>,
     /// Files written.
     pub files: Vec<PathBuf>,
+    /// Every replicate's scores (replicate 0 is `result`); one entry without `--replicates`.
+    pub replicates: Vec<Metrics>,
 }
 
 /// Loads, validates, simulates, scores and writes. Nothing is written if any input is bad.
@@ -116,7 +120,8 @@ pub fn run_scenario(scenario: Scenario, settings: &RunSettings) -> Result<RunRep
         (None, None) if fleet => scenario.origins.instances.clone(),
         (None, None) => scenario.origins.policy.clone(),
     };
-    crate::limits::estimate_run(&scenario, &policies, &policy_spot).check(&settings.limits)?;
+    crate::limits::estimate_run(&scenario, &policies, &policy_spot, settings.replicates.max(1))
+        .check(&settings.limits)?;
     let seed = settings.seed.unwrap_or(scenario.seed);
     let workload = Workload::build(&scenario, seed, 0)?;
     let bin = scenario.scoring.timeline_bin.unwrap_or_else(|| sim::auto_bin(workload.duration()));
@@ -128,6 +133,12 @@ pub fn run_scenario(scenario: Scenario, settings: &RunSettings) -> Result<RunRep
     } else {
         (policies[0].label(), policies[0].params(), policies[0].preset())
     };
+    let mut replicates = vec![result.metrics.clone()];
+    for r in 1..settings.replicates.max(1) {
+        let w = Workload::build(&scenario, seed, r)?;
+        replicates
+            .push(sim::run_fleet(&scenario, &w, &policies, &RunOptions { timeline_bin: Some(bin) }).metrics);
+    }
     let extra = import_columns(&scenario);
     let row = SummaryRow {
         scenario: &scenario.name,
@@ -154,7 +165,7 @@ pub fn run_scenario(scenario: Scenario, settings: &RunSettings) -> Result<RunRep
         charts: ChartOptions::default(),
     });
     let files = out.finish(page.as_ref())?;
-    Ok(RunReport { scenario, label, seed, result, truth: workload.truth, files })
+    Ok(RunReport { scenario, label, seed, result, truth: workload.truth, files, replicates })
 }
 
 /// The import counts of a trace scenario, as summary.csv columns (none for other scenarios).
@@ -189,9 +200,23 @@ pub fn report_inputs(scenario: &Scenario, seed: u64, command_line: &str) -> Repo
     }
 }
 
-/// The short table `run` prints.
+/// The short table `run` and `replay` print; a trace scenario's import report and ground truth
+/// come first, replicate statistics last.
 pub fn render(report: &RunReport) -> String {
     let mut s = String::new();
+    if let Some(import) = report.scenario.import_report() {
+        let _ = writeln!(s, "import    {import}");
+        let truth = &report.truth;
+        if report.result.metrics.ground_truth {
+            let open = truth.iter().filter(|w| w.expect == crate::truth::Expect::Open).count();
+            let _ = writeln!(s, "truth     {} windows ({open} to open on)", truth.len());
+        } else {
+            let _ = writeln!(
+                s,
+                "truth     none given (--labels or --slo): scores that need it are left empty (-)"
+            );
+        }
+    }
     let sc = &report.scenario;
     let _ = writeln!(s, "scenario  {} ({}, seed {})", sc.name, sc.duration, report.seed);
     if !sc.description.is_empty() {
@@ -200,8 +225,29 @@ pub fn render(report: &RunReport) -> String {
     let _ = writeln!(s, "policy    {}", report.label);
     let _ = writeln!(s);
     s.push_str(&metrics_table(&report.result.metrics));
+    if report.replicates.len() > 1 {
+        s.push_str(&replicates_table(&report.replicates));
+    }
     if let Some(wrote) = super::wrote(&report.files) {
         let _ = writeln!(s, "\n{wrote}");
+    }
+    s
+}
+
+/// Each metric's mean over the replicates with the half-width of its 95% confidence interval
+/// (Student t, as `compare` reports), `-` where no replicate has a value.
+pub fn replicates_table(runs: &[Metrics]) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "\nover {} replicates: mean ± 95% confidence interval", runs.len());
+    let width = Metrics::COLUMNS.iter().map(|c| c.len()).max().unwrap_or(0);
+    for column in Metrics::COLUMNS {
+        let stat = crate::sweep::stats::describe(runs.iter().map(|m| m.get(column)));
+        let value = match (stat.mean, stat.ci95) {
+            (Some(m), Some(ci)) => format!("{} ± {}", readable(m), readable(ci)),
+            (Some(m), None) => readable(m),
+            _ => "-".to_string(),
+        };
+        let _ = writeln!(s, "  {column:<width$}  {value:>24}");
     }
     s
 }

@@ -11,6 +11,7 @@ use rand::RngExt;
 use serde::{Deserialize, Deserializer, Serialize};
 
 mod budget;
+pub mod flags;
 mod process;
 
 pub use budget::{Budget, BudgetSpec};

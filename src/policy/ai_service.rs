@@ -20,10 +20,10 @@
 //!   `SIGALRM` only works in the main thread is a runtime accident, out of scope.)
 //! - `total_calls` counts rejected calls too (a statistic only; no effect on decisions).
 
-use super::presets::ParamMeta;
-use super::spec::{FamilyParams, PolicyError, invalid};
-use super::{Admission, Breaker, Observation, State, Ticket, Transitions, emit};
-use crate::outcome::Verdict;
+use super::family::{Family, Preset};
+use super::machine::{Admission, Breaker, Observation, Phase, State, Ticket, Transitions};
+use super::param::{ParamMeta, PolicyError, invalid};
+use crate::outcome::{Classifier, Verdict};
 use crate::time::{Dur, MICROS_PER_SEC, SimTime};
 use serde::{Deserialize, Serialize};
 
@@ -63,7 +63,27 @@ impl AiServiceConfig {
     }
 }
 
-impl FamilyParams for AiServiceConfig {
+impl Family for AiServiceConfig {
+    type Breaker = AiServiceBreaker;
+    const NAME: &'static str = "ai_service";
+    const TITLE: &'static str = "ai_service (seed 002)";
+    const PRESETS: &'static [Preset<Self>] = &[Preset {
+        name: "ai-service-breaker",
+        library: "",
+        summary: "seed 002: 5 consecutive failures open it; 30 s; half-open admits up to 3; 2 consecutive successes close",
+        source: "seed 002, ../shared/seeds/002_b00b859d389ac923.txt (Python CircuitBreaker: state, _check_state_transition, _record_success, _record_failure, call)",
+        quirks: &[
+            "open -> half-open when the state is read after timeout_duration (passive, on the next call)",
+            "half-open's call counter is decremented only on success: failures never free a slot, late successes can drive it negative",
+            "consecutive_successes is not reset on opening or entering half-open: late successes while open count toward closing",
+            "any failure in half-open reopens; a failure while open does nothing (no cooldown restart)",
+            "every exception is a failure, auth errors included despite the article's text",
+            "the call timeout is signal.alarm(int(call_timeout)): whole seconds, and under 1 s means no timeout",
+            "SIGALRM works only in the main thread: that runtime accident is out of scope",
+        ],
+        config: AiServiceConfig::default,
+        classifier: Classifier::EVERY_ERROR,
+    }];
     const PARAMS: &'static [ParamMeta] = &[
         ParamMeta::new("failure_threshold", "calls", "consecutive failures in closed that open (seed: 5)"),
         ParamMeta::new(
@@ -100,18 +120,25 @@ impl FamilyParams for AiServiceConfig {
         }
         Ok(())
     }
+
+    fn build(&self, _seed: u64) -> AiServiceBreaker {
+        AiServiceBreaker::new(self.clone())
+    }
+
+    fn imposed_call_timeout(&self) -> Option<Option<Dur>> {
+        Some(self.effective_call_timeout())
+    }
 }
 
 /// Seed 002's breaker state machine.
 #[derive(Clone, Debug)]
 pub struct AiServiceBreaker {
     cfg: AiServiceConfig,
-    state: State,
+    phase: Phase,
     last_state_change: SimTime,
     half_open_calls: i64,
     consecutive_failures: u64,
     consecutive_successes: u64,
-    generation: u64,
 }
 
 impl AiServiceBreaker {
@@ -119,39 +146,33 @@ impl AiServiceBreaker {
     pub fn new(cfg: AiServiceConfig) -> AiServiceBreaker {
         AiServiceBreaker {
             cfg,
-            state: State::Closed,
+            phase: Phase::new(),
             last_state_change: SimTime::ZERO,
             half_open_calls: 0,
             consecutive_failures: 0,
             consecutive_successes: 0,
-            generation: 0,
         }
-    }
-
-    fn set(&mut self, now: SimTime, to: State, reason: &'static str, out: &mut Transitions) {
-        emit(out, now, self.state, to, reason);
-        self.state = to;
-        self.generation += 1;
     }
 }
 
 impl Breaker for AiServiceBreaker {
     fn admit(&mut self, now: SimTime, out: &mut Transitions) -> Admission {
-        // `current_state = self.state` runs `_check_state_transition`.
-        if self.state == State::Open && now.since(self.last_state_change) >= self.cfg.timeout_duration {
-            self.set(now, State::HalfOpen, "cooldown_elapsed", out);
+        // `current_state = self.phase.state()` runs `_check_state_transition`.
+        if self.phase.state() == State::Open && now.since(self.last_state_change) >= self.cfg.timeout_duration
+        {
+            self.phase.enter(now, State::HalfOpen, "cooldown_elapsed", out);
             self.half_open_calls = 0;
         }
-        match self.state {
+        match self.phase.state() {
             State::Open => Admission::Reject,
             State::HalfOpen => {
                 if self.half_open_calls >= i64::from(self.cfg.half_open_max_calls) {
                     return Admission::Reject;
                 }
                 self.half_open_calls += 1;
-                Admission::Allow(Ticket { generation: self.generation, probe: true })
+                Admission::Allow(self.phase.ticket(true))
             }
-            State::Closed => Admission::Allow(Ticket { generation: self.generation, probe: false }),
+            State::Closed => Admission::Allow(self.phase.ticket(false)),
         }
     }
 
@@ -162,10 +183,10 @@ impl Breaker for AiServiceBreaker {
             Verdict::Success => {
                 self.consecutive_successes += 1;
                 self.consecutive_failures = 0;
-                if self.state == State::HalfOpen {
+                if self.phase.state() == State::HalfOpen {
                     self.half_open_calls -= 1;
                     if self.consecutive_successes >= u64::from(self.cfg.success_threshold) {
-                        self.set(now, State::Closed, "probe_successes", out);
+                        self.phase.enter(now, State::Closed, "probe_successes", out);
                         self.last_state_change = now;
                         self.consecutive_failures = 0;
                         self.consecutive_successes = 0;
@@ -175,15 +196,15 @@ impl Breaker for AiServiceBreaker {
             Verdict::Failure => {
                 self.consecutive_failures += 1;
                 self.consecutive_successes = 0;
-                match self.state {
+                match self.phase.state() {
                     State::Closed => {
                         if self.consecutive_failures >= u64::from(self.cfg.failure_threshold) {
-                            self.set(now, State::Open, "consecutive_failures", out);
+                            self.phase.enter(now, State::Open, "consecutive_failures", out);
                             self.last_state_change = now;
                         }
                     }
                     State::HalfOpen => {
-                        self.set(now, State::Open, "probe_failed", out);
+                        self.phase.enter(now, State::Open, "probe_failed", out);
                         self.last_state_change = now;
                     }
                     State::Open => {}
@@ -193,7 +214,7 @@ impl Breaker for AiServiceBreaker {
     }
 
     fn state(&self) -> State {
-        self.state
+        self.phase.state()
     }
 }
 

@@ -2,8 +2,7 @@
 //! window of four billion calls, a rolling window of 10,000 weeks) are typos, and several would
 //! be allocated up front; each bound is stated in the error so the user can see what fits.
 
-use super::presets::ParamMeta;
-use super::spec::{PolicyError, invalid};
+use super::param::{ParamMeta, PolicyError, invalid};
 use crate::time::Dur;
 
 /// Most calls a "calls" parameter may count (window sizes, thresholds, probe limits): a window

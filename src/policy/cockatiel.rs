@@ -42,14 +42,15 @@
 //!   `Math.random` replaced by the build seed's generator. Other backoff factories are not
 //!   modelled.
 
-use super::presets::ParamMeta;
-use super::spec::{FamilyParams, PolicyError, impossible, invalid};
-use super::{Admission, Breaker, Observation, State, Ticket, Transitions, emit};
-use crate::outcome::Verdict;
+use super::family::{Family, Preset};
+use super::library::{ExportInput, Library, commented, js_ms, num};
+use super::machine::{Admission, Breaker, Observation, Phase, State, Ticket, Transitions};
+use super::param::{ParamMeta, PolicyError, impossible, invalid};
+use crate::outcome::{Classifier, Verdict};
+use crate::rng::{Rng, rng_from_u64, unit};
 use crate::time::{Dur, SimTime};
-use rand::{Rng, SeedableRng};
-use rand_pcg::Pcg64Mcg;
 use serde::{Deserialize, Serialize};
+use std::fmt::Write as _;
 
 /// Which `IBreaker` the policy uses.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -164,7 +165,49 @@ impl CockatielConfig {
     }
 }
 
-impl FamilyParams for CockatielConfig {
+const COCKATIEL_SOURCE: &str = "connor4312/cockatiel tag v3.2.1 (32a70686ef3470f6c94c1325fbc7982d582b8432), src/CircuitBreakerPolicy.ts (execute, halfOpen, open, close), src/breaker/ConsecutiveBreaker.ts, CountBreaker.ts, SamplingBreaker.ts (push, rotateWindow, resetWindows), src/backoff/ExponentialBackoff.ts and ExponentialBackoffGenerators.ts";
+const COCKATIEL_QUIRKS: &[&str] = &[
+    "halfOpenAfter has no library default: 10 s as in the README; half_open_backoff = exponential reproduces ExponentialBackoff (128 ms, 30 s, exponent 2, decorrelated jitter from the build seed), advanced on each reopen and restarted on closing",
+    "a call reports its result with the state it started in: a late failure of a closed-state call can reopen a half-open circuit",
+    "ConsecutiveBreaker's count is not reset on opening (>= threshold); count and sampling use strictly greater than threshold * total",
+    "CountBreaker needs minimumNumberOfCalls (default size) results; a half-open success clears its ring",
+    "SamplingBreaker recycles one window per result: after an idle spell old windows keep their counts until overwritten",
+    "SamplingBreaker's default minimumRps is 5 / threshold: with 0.2 over 30 s it needs 750 calls",
+    "calls arriving during the half-open test wait for it: they run if it closed the circuit and are rejected if it reopened it (the wait is part of their latency)",
+];
+
+impl Family for CockatielConfig {
+    type Breaker = CockatielBreaker;
+    const NAME: &'static str = "cockatiel";
+    const PRESETS: &'static [Preset<Self>] = &[
+        Preset {
+            name: "cockatiel-consecutive",
+            library: "cockatiel 3.2.1",
+            summary: "cockatiel ConsecutiveBreaker(5): opens at the 5th failure in a row; halfOpenAfter 10 s (README); one test call",
+            source: COCKATIEL_SOURCE,
+            quirks: COCKATIEL_QUIRKS,
+            config: CockatielConfig::consecutive,
+            classifier: Classifier::EVERY_ERROR,
+        },
+        Preset {
+            name: "cockatiel-count",
+            library: "cockatiel 3.2.1",
+            summary: "cockatiel CountBreaker({threshold: 0.2, size: 100}): opens when failures > 20 % of the last 100 calls (100 needed); halfOpenAfter 10 s",
+            source: COCKATIEL_SOURCE,
+            quirks: COCKATIEL_QUIRKS,
+            config: CockatielConfig::count,
+            classifier: Classifier::EVERY_ERROR,
+        },
+        Preset {
+            name: "cockatiel-sampling",
+            library: "cockatiel 3.2.1",
+            summary: "cockatiel SamplingBreaker({threshold: 0.2, duration: 30 s}): opens when failures > 20 % of >= 750 calls over 30 windows of 1 s; halfOpenAfter 10 s",
+            source: COCKATIEL_SOURCE,
+            quirks: COCKATIEL_QUIRKS,
+            config: CockatielConfig::sampling,
+            classifier: Classifier::EVERY_ERROR,
+        },
+    ];
     const PARAMS: &'static [ParamMeta] = &[
         ParamMeta::new("breaker", "consecutive | count | sampling", "which IBreaker the policy uses"),
         ParamMeta::new("half_open_after", "duration", "halfOpenAfter: open time before the next call tests"),
@@ -251,6 +294,14 @@ impl FamilyParams for CockatielConfig {
         }
         Ok(())
     }
+
+    fn build(&self, seed: u64) -> CockatielBreaker {
+        CockatielBreaker::new(self.clone(), seed)
+    }
+
+    fn export(&self, lib: Library, input: &ExportInput) -> Option<Result<String, String>> {
+        (lib == Library::Cockatiel).then(|| cockatiel(input.header, self))
+    }
 }
 
 #[derive(Copy, Clone, Debug, Default)]
@@ -272,12 +323,11 @@ enum Memory {
 #[derive(Clone, Debug)]
 pub struct CockatielBreaker {
     cfg: CockatielConfig,
-    state: State,
-    generation: u64,
+    phase: Phase,
     opened_at: SimTime,
     open_for: Dur,
     backoff: (u32, f64),
-    rng: Pcg64Mcg,
+    rng: Rng,
     mem: Memory,
     window_ms: u64,
     minimum: f64,
@@ -302,22 +352,15 @@ impl CockatielBreaker {
         let minimum = cfg.sampling_minimum();
         CockatielBreaker {
             cfg,
-            state: State::Closed,
-            generation: 0,
+            phase: Phase::new(),
             opened_at: SimTime::ZERO,
             open_for: Dur::ZERO,
             backoff: (0, 0.0),
-            rng: Pcg64Mcg::seed_from_u64(seed),
+            rng: rng_from_u64(seed),
             mem,
             window_ms,
             minimum,
         }
-    }
-
-    fn set(&mut self, at: SimTime, to: State, reason: &'static str, out: &mut Transitions) {
-        emit(out, at, self.state, to, reason);
-        self.state = to;
-        self.generation += 1;
     }
 
     /// `IBreaker.success(state)`.
@@ -379,19 +422,19 @@ impl CockatielBreaker {
     }
 
     fn open(&mut self, now: SimTime, reason: &'static str, out: &mut Transitions) {
-        if self.state != State::Open {
+        if self.phase.state() != State::Open {
             // From Closed the factory starts afresh; from HalfOpen the episode's backoff advances.
-            if self.state == State::Closed {
+            if self.phase.state() == State::Closed {
                 self.backoff = (0, 0.0);
             }
             self.open_for = self.next_delay();
-            self.set(now, State::Open, reason, out);
+            self.phase.enter(now, State::Open, reason, out);
             self.opened_at = now;
         }
     }
 
     fn uniform(&mut self) -> f64 {
-        (self.rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+        unit(&mut self.rng)
     }
 
     /// The next `halfOpenAfter` duration (the generator's `[delay, state]`), in milliseconds
@@ -481,11 +524,11 @@ fn sampling_push(
 
 impl Breaker for CockatielBreaker {
     fn admit(&mut self, now: SimTime, out: &mut Transitions) -> Admission {
-        match self.state {
-            State::Closed => Admission::Allow(Ticket { generation: self.generation, probe: false }),
+        match self.phase.state() {
+            State::Closed => Admission::Allow(self.phase.ticket(false)),
             State::Open if now.since(self.opened_at) >= self.open_for => {
-                self.set(now, State::HalfOpen, "cooldown_elapsed", out);
-                Admission::Allow(Ticket { generation: self.generation, probe: true })
+                self.phase.enter(now, State::HalfOpen, "cooldown_elapsed", out);
+                Admission::Allow(self.phase.ticket(true))
             }
             State::HalfOpen => Admission::Wait,
             State::Open => Admission::Reject,
@@ -496,23 +539,26 @@ impl Breaker for CockatielBreaker {
         match (obs.verdict, ticket.probe) {
             (Verdict::Ignored, true) => {
                 // A non-handled error in the test "failed successfully": close().
-                if self.state == State::HalfOpen {
-                    self.set(now, State::Closed, "probe_successes", out);
+                if self.phase.state() == State::HalfOpen {
+                    self.phase.enter(now, State::Closed, "probe_successes", out);
                 }
             }
             (Verdict::Ignored, false) => {}
             (Verdict::Success, false) => self.success(now, false),
             (Verdict::Failure, false) => {
                 if self.failure(now, true) {
-                    let reason =
-                        if self.state == State::HalfOpen { "probe_failed" } else { self.trip_reason() };
+                    let reason = if self.phase.state() == State::HalfOpen {
+                        "probe_failed"
+                    } else {
+                        self.trip_reason()
+                    };
                     self.open(now, reason, out);
                 }
             }
             (Verdict::Success, true) => {
                 self.success(now, true);
-                if self.state == State::HalfOpen {
-                    self.set(now, State::Closed, "probe_successes", out);
+                if self.phase.state() == State::HalfOpen {
+                    self.phase.enter(now, State::Closed, "probe_successes", out);
                 }
             }
             (Verdict::Failure, true) => {
@@ -523,8 +569,73 @@ impl Breaker for CockatielBreaker {
     }
 
     fn state(&self) -> State {
-        self.state
+        self.phase.state()
     }
+}
+
+/// The configuration in Cockatiel's syntax.
+fn cockatiel(header: &[String], c: &CockatielConfig) -> Result<String, String> {
+    let mut s = String::new();
+    commented(&mut s, "//", header);
+    let (import, breaker) = match c.breaker {
+        CockatielKind::Consecutive => {
+            ("ConsecutiveBreaker", format!("new ConsecutiveBreaker({})", c.consecutive_threshold))
+        }
+        CockatielKind::Count => {
+            let min = if c.minimum_number_of_calls == 0 { c.size } else { c.minimum_number_of_calls };
+            (
+                "CountBreaker",
+                format!(
+                    "new CountBreaker({{ threshold: {}, size: {}, minimumNumberOfCalls: {} }})",
+                    num(c.threshold),
+                    c.size,
+                    min
+                ),
+            )
+        }
+        CockatielKind::Sampling => {
+            let rps = if c.minimum_rps > 0.0 {
+                format!(", minimumRps: {}", num(c.minimum_rps))
+            } else {
+                String::new()
+            };
+            (
+                "SamplingBreaker",
+                format!(
+                    "new SamplingBreaker({{ threshold: {}, duration: {}{rps} }})",
+                    num(c.threshold),
+                    js_ms(c.duration, "duration")?
+                ),
+            )
+        }
+    };
+    let (half_open_after, extra) = match c.half_open_backoff {
+        CockatielBackoff::Constant => (js_ms(c.half_open_after, "halfOpenAfter")?, String::new()),
+        CockatielBackoff::Exponential => {
+            let generator = match c.generator {
+                CockatielGenerator::Decorrelated => "decorrelatedJitterGenerator",
+                CockatielGenerator::NoJitter => "noJitterGenerator",
+                CockatielGenerator::FullJitter => "fullJitterGenerator",
+                CockatielGenerator::HalfJitter => "halfJitterGenerator",
+            };
+            (
+                format!(
+                    "new ExponentialBackoff({{ initialDelay: {}, maxDelay: {}, exponent: {}, generator: {generator} }})",
+                    js_ms(c.initial_delay, "initialDelay")?,
+                    js_ms(c.max_delay, "maxDelay")?,
+                    num(c.exponent)
+                ),
+                format!(", ExponentialBackoff, {generator}"),
+            )
+        }
+    };
+    let _ = writeln!(s, "import {{ circuitBreaker, handleAll, {import}{extra} }} from 'cockatiel';");
+    let _ = writeln!(s);
+    let _ = writeln!(s, "export const breaker = circuitBreaker(handleAll, {{");
+    let _ = writeln!(s, "  halfOpenAfter: {half_open_after},");
+    let _ = writeln!(s, "  breaker: {breaker},");
+    let _ = writeln!(s, "}});");
+    Ok(s)
 }
 
 #[cfg(test)]

@@ -20,11 +20,11 @@
 //! the quirks: `half_open_max_calls` (probes in flight in half-open, 0 = unlimited) and
 //! `clear_window_on_close`.
 
-use super::presets::ParamMeta;
-use super::spec::{FamilyParams, PolicyError, invalid};
+use super::family::{Family, Preset};
+use super::machine::{Admission, Breaker, Observation, Phase, State, Ticket, Transitions};
+use super::param::{ParamMeta, PolicyError, invalid};
 use super::window::{Edge, ExactWindow, Sample, connector_p95_index, percentile_exceeds};
-use super::{Admission, Breaker, Observation, State, Ticket, Transitions, emit};
-use crate::outcome::Verdict;
+use crate::outcome::{Classifier, Verdict};
 use crate::time::{Dur, SimTime};
 use serde::{Deserialize, Serialize};
 
@@ -65,7 +65,29 @@ impl Default for ConnectorConfig {
     }
 }
 
-impl FamilyParams for ConnectorConfig {
+impl Family for ConnectorConfig {
+    type Breaker = ConnectorBreaker;
+    const NAME: &'static str = "connector";
+    const TITLE: &'static str = "connector (seed 000)";
+    const PRESETS: &'static [Preset<Self>] = &[Preset {
+        name: "connector-breaker",
+        library: "",
+        summary: "seed 000: error rate >= 0.5 or p95 >= 8 s over 15 min (8 samples min); cooldown 5 min; 3 successes close",
+        source: "seed 000, ../shared/seeds/000_f673d46eee20f6c2.txt (Python ConnectorBreaker: allow, record, _prune, _p95_latency)",
+        quirks: &[
+            "thresholds are checked on every record once min_samples are held, whatever the outcome: it can open on a success",
+            "comparisons are >=: exactly 50 % errors opens it",
+            "p95 is the sorted window's element at max(0, floor(0.95 n) - 1): with 8 samples one slow call is ignored",
+            "a sample exactly `window` old is still in the window (pruned only when strictly older)",
+            "open -> half-open only inside allow() (passive), when now - opened_at >= cooldown",
+            "half-open admits every call (no probe limit; override: half_open_max_calls)",
+            "half-open ignores latency: slow successes count as successes",
+            "the window is never cleared: after closing, the outage's failures re-open it until they age out (override: clear_window_on_close)",
+            "a result recorded while open re-evaluates the thresholds and, if still exceeded, moves opened_at (restarts the cooldown, no transition)",
+        ],
+        config: ConnectorConfig::default,
+        classifier: Classifier::EVERY_ERROR,
+    }];
     const PARAMS: &'static [ParamMeta] = &[
         ParamMeta::new(
             "window",
@@ -117,17 +139,24 @@ impl FamilyParams for ConnectorConfig {
         }
         Ok(())
     }
+
+    fn build(&self, _seed: u64) -> ConnectorBreaker {
+        ConnectorBreaker::new(self.clone())
+    }
+
+    fn carry_samples(old: &ConnectorBreaker, fresh: &mut ConnectorBreaker, now: SimTime) {
+        fresh.load_samples(old, now);
+    }
 }
 
 /// Seed 000's breaker state machine.
 #[derive(Clone, Debug)]
 pub struct ConnectorBreaker {
     cfg: ConnectorConfig,
-    state: State,
+    phase: Phase,
     opened_at: SimTime,
     probe_success: u32,
     samples: ExactWindow,
-    generation: u64,
     probes_in_flight: u32,
 }
 
@@ -137,11 +166,10 @@ impl ConnectorBreaker {
         let samples = ExactWindow::new(cfg.window, Edge::KeepExact);
         ConnectorBreaker {
             cfg,
-            state: State::Closed,
+            phase: Phase::new(),
             opened_at: SimTime::ZERO,
             probe_success: 0,
             samples,
-            generation: 0,
             probes_in_flight: 0,
         }
     }
@@ -154,9 +182,7 @@ impl ConnectorBreaker {
     }
 
     fn set(&mut self, now: SimTime, to: State, reason: &'static str, out: &mut Transitions) {
-        emit(out, now, self.state, to, reason);
-        self.state = to;
-        self.generation += 1;
+        self.phase.enter(now, to, reason, out);
         self.probes_in_flight = 0;
     }
 
@@ -184,27 +210,30 @@ impl ConnectorBreaker {
 impl Breaker for ConnectorBreaker {
     fn admit(&mut self, now: SimTime, out: &mut Transitions) -> Admission {
         self.samples.prune(now);
-        if self.state == State::Open {
+        if self.phase.state() == State::Open {
             if now.since(self.opened_at) < self.cfg.cooldown {
                 return Admission::Reject;
             }
             self.set(now, State::HalfOpen, "cooldown_elapsed", out);
             self.probe_success = 0;
         }
-        if self.state == State::HalfOpen {
+        if self.phase.state() == State::HalfOpen {
             if self.cfg.half_open_max_calls > 0 {
                 if self.probes_in_flight >= self.cfg.half_open_max_calls {
                     return Admission::Reject;
                 }
                 self.probes_in_flight += 1;
             }
-            return Admission::Allow(Ticket { generation: self.generation, probe: true });
+            return Admission::Allow(self.phase.ticket(true));
         }
-        Admission::Allow(Ticket { generation: self.generation, probe: false })
+        Admission::Allow(self.phase.ticket(false))
     }
 
     fn record(&mut self, now: SimTime, ticket: Ticket, obs: Observation, out: &mut Transitions) {
-        if ticket.probe && ticket.generation == self.generation && self.state == State::HalfOpen {
+        if ticket.probe
+            && ticket.generation == self.phase.generation()
+            && self.phase.state() == State::HalfOpen
+        {
             self.probes_in_flight = self.probes_in_flight.saturating_sub(1);
         }
         let ok = match obs.verdict {
@@ -215,7 +244,7 @@ impl Breaker for ConnectorBreaker {
         let over = obs.latency >= self.cfg.p95_open;
         self.samples.push(Sample { at: now, failed: !ok, slow: false, over });
 
-        if self.state == State::HalfOpen {
+        if self.phase.state() == State::HalfOpen {
             if ok {
                 self.probe_success += 1;
                 if self.probe_success >= self.cfg.half_open_success {
@@ -235,7 +264,7 @@ impl Breaker for ConnectorBreaker {
             return;
         }
         if let Some(reason) = self.exceeded() {
-            if self.state == State::Closed {
+            if self.phase.state() == State::Closed {
                 self.set(now, State::Open, reason, out);
             }
             // Already open: the seed assigns state and opened_at again; only the cooldown moves.
@@ -244,7 +273,7 @@ impl Breaker for ConnectorBreaker {
     }
 
     fn state(&self) -> State {
-        self.state
+        self.phase.state()
     }
 }
 

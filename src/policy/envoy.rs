@@ -26,12 +26,14 @@
 //! Success-rate and failure-percentage ejection compare hosts of a cluster: not modelled for
 //! one host.
 
-use super::presets::ParamMeta;
-use super::spec::{FamilyParams, PolicyError, impossible, invalid};
-use super::{Admission, Breaker, Observation, State, Ticket, Transitions, emit};
-use crate::outcome::Verdict;
+use super::family::{Family, Preset};
+use super::library::{ExportInput, Library, commented, proto_duration};
+use super::machine::{Admission, Breaker, Observation, Phase, State, Ticket, Transitions};
+use super::param::{ParamMeta, PolicyError, impossible, invalid};
+use crate::outcome::{Classifier, OutcomeClass, Verdict};
 use crate::time::{Dur, SimTime};
 use serde::{Deserialize, Serialize};
+use std::fmt::Write as _;
 
 /// `OutlierDetection` fields used for one host, in the proto's names.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -58,7 +60,26 @@ impl Default for EnvoyConfig {
     }
 }
 
-impl FamilyParams for EnvoyConfig {
+impl Family for EnvoyConfig {
+    type Breaker = EnvoyBreaker;
+    const NAME: &'static str = "envoy";
+    const PRESETS: &'static [Preset<Self>] = &[Preset {
+        name: "envoy-outlier",
+        library: "Envoy (config.cluster.v3 API)",
+        summary: "Envoy outlier detection: 5 consecutive 5xx eject the host for 30 s x consecutive ejections (max 300 s), checked every 10 s; automatic return",
+        source: "envoyproxy/data-plane-api, envoy/config/cluster/v3/outlier_detection.proto; envoyproxy/envoy source/common/upstream/outlier_detection_impl.cc (DetectorImpl::checkHostForUneject; copy read: index file 114077890)",
+        quirks: &[
+            "only 5xx count: 429 and other 4xx reset the consecutive counter (classifier: rate_limited and client_error are successes)",
+            "the host returns at the first 10 s interval tick after its ejection time, not at the exact instant",
+            "ejection time = min(base x multiplier, max); the multiplier grows by one per ejection while multiplier x base < max + base (so up to 11 with the defaults) and drops by one per healthy interval",
+            "no half-open: the host returns to full traffic; no probe limit",
+            "success-rate and failure-percentage ejection compare hosts of a cluster: not modelled for one host",
+        ],
+        config: EnvoyConfig::default,
+        classifier: Classifier::EVERY_ERROR
+            .with(OutcomeClass::RateLimited, Verdict::Success)
+            .with(OutcomeClass::ClientError, Verdict::Success),
+    }];
     const PARAMS: &'static [ParamMeta] = &[
         ParamMeta::new("consecutive_5xx", "calls", "consecutive 5xx responses that eject the host"),
         ParamMeta::new(
@@ -92,14 +113,34 @@ impl FamilyParams for EnvoyConfig {
         }
         Ok(())
     }
+
+    fn build(&self, _seed: u64) -> EnvoyBreaker {
+        EnvoyBreaker::new(self.clone())
+    }
+
+    fn export(&self, lib: Library, input: &ExportInput) -> Option<Result<String, String>> {
+        if lib != Library::Envoy {
+            return None;
+        }
+        let c5xx = [OutcomeClass::Error, OutcomeClass::Timeout];
+        let exact = OutcomeClass::ALL.iter().all(|&k| {
+            let want = if c5xx.contains(&k) { Verdict::Failure } else { Verdict::Success };
+            input.classifier.verdict(k) == want
+        });
+        if !exact {
+            return Some(Err(
+                "consecutive_5xx counts exactly the 5xx responses (errors and gateway timeouts) and every other response resets it; failure_on/ignore must be error,timeout / none".into(),
+            ));
+        }
+        Some(Ok(envoy(input.header, self)))
+    }
 }
 
 /// One host's outlier-detection state.
 #[derive(Clone, Debug)]
 pub struct EnvoyBreaker {
     cfg: EnvoyConfig,
-    state: State,
-    generation: u64,
+    phase: Phase,
     consecutive: u64,
     backoff: u64,
     ejected_at: SimTime,
@@ -112,8 +153,7 @@ impl EnvoyBreaker {
         let next_tick = SimTime::ZERO + cfg.interval;
         EnvoyBreaker {
             cfg,
-            state: State::Closed,
-            generation: 0,
+            phase: Phase::new(),
             consecutive: 0,
             backoff: 0,
             ejected_at: SimTime::ZERO,
@@ -126,12 +166,6 @@ impl EnvoyBreaker {
         self.backoff
     }
 
-    fn set(&mut self, at: SimTime, to: State, reason: &'static str, out: &mut Transitions) {
-        emit(out, at, self.state, to, reason);
-        self.state = to;
-        self.generation += 1;
-    }
-
     fn eject_time(&self) -> Dur {
         let base = self.cfg.base_ejection_time.micros();
         Dur::from_micros(base.saturating_mul(self.backoff).min(self.cfg.max_ejection_time.micros()))
@@ -141,9 +175,9 @@ impl EnvoyBreaker {
     fn poll(&mut self, now: SimTime, out: &mut Transitions) {
         while self.next_tick <= now {
             let tick = self.next_tick;
-            if self.state == State::Open {
+            if self.phase.state() == State::Open {
                 if self.eject_time() <= tick.since(self.ejected_at) {
-                    self.set(tick, State::Closed, "ejection_elapsed", out);
+                    self.phase.enter(tick, State::Closed, "ejection_elapsed", out);
                     self.consecutive = 0;
                 }
             } else if self.backoff > 0 {
@@ -163,10 +197,10 @@ impl EnvoyBreaker {
 impl Breaker for EnvoyBreaker {
     fn admit(&mut self, now: SimTime, out: &mut Transitions) -> Admission {
         self.poll(now, out);
-        if self.state == State::Open {
+        if self.phase.state() == State::Open {
             return Admission::Reject;
         }
-        Admission::Allow(Ticket { generation: self.generation, probe: false })
+        Admission::Allow(self.phase.ticket(false))
     }
 
     fn record(&mut self, now: SimTime, _ticket: Ticket, obs: Observation, out: &mut Transitions) {
@@ -176,14 +210,16 @@ impl Breaker for EnvoyBreaker {
             Verdict::Success => self.consecutive = 0,
             Verdict::Failure => {
                 self.consecutive += 1;
-                if self.state == State::Closed && self.consecutive >= u64::from(self.cfg.consecutive_5xx) {
+                if self.phase.state() == State::Closed
+                    && self.consecutive >= u64::from(self.cfg.consecutive_5xx)
+                {
                     // DetectorImpl::ejectHost: `if (backoff * base < max + base) backoff++`.
                     let base = self.cfg.base_ejection_time.micros();
                     let max = self.cfg.max_ejection_time.micros();
                     if base.saturating_mul(self.backoff) < max.saturating_add(base) {
                         self.backoff += 1;
                     }
-                    self.set(now, State::Open, "consecutive_5xx", out);
+                    self.phase.enter(now, State::Open, "consecutive_5xx", out);
                     self.ejected_at = now;
                     // onConsecutiveErrorWorker resets the counter after ejecting.
                     self.consecutive = 0;
@@ -193,16 +229,29 @@ impl Breaker for EnvoyBreaker {
     }
 
     fn state(&self) -> State {
-        self.state
+        self.phase.state()
     }
 
     fn deadline(&self) -> Option<SimTime> {
-        (self.state == State::Open || self.backoff > 0).then_some(self.next_tick)
+        (self.phase.state() == State::Open || self.backoff > 0).then_some(self.next_tick)
     }
 
     fn on_deadline(&mut self, now: SimTime, out: &mut Transitions) {
         self.poll(now, out);
     }
+}
+
+/// The configuration in Envoy's syntax.
+fn envoy(header: &[String], c: &EnvoyConfig) -> String {
+    let mut s = String::new();
+    commented(&mut s, "#", header);
+    let _ = writeln!(s, "outlier_detection:");
+    let _ = writeln!(s, "  consecutive_5xx: {}", c.consecutive_5xx);
+    let _ = writeln!(s, "  interval: {}", proto_duration(c.interval));
+    let _ = writeln!(s, "  base_ejection_time: {}", proto_duration(c.base_ejection_time));
+    let _ = writeln!(s, "  max_ejection_time: {}", proto_duration(c.max_ejection_time));
+    let _ = writeln!(s, "  enforcing_consecutive_5xx: 100");
+    s
 }
 
 #[cfg(test)]

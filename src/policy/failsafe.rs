@@ -33,13 +33,15 @@
 //! as a success, so classes in `ignore` count as successes here.
 //! `WithDelayFn` is not modelled.
 
-use super::presets::ParamMeta;
-use super::spec::{FamilyParams, PolicyError, impossible, invalid};
+use super::family::{Family, Preset};
+use super::library::{ExportInput, Library, commented, go_duration};
+use super::machine::{Admission, Breaker, Observation, Phase, State, Ticket, Transitions};
+use super::param::{ParamMeta, PolicyError, impossible, invalid};
 use super::window::{CountWindow, Sample};
-use super::{Admission, Breaker, Observation, State, Ticket, Transitions, emit};
-use crate::outcome::Verdict;
+use crate::outcome::{Classifier, Verdict};
 use crate::time::{Dur, SimTime};
 use serde::{Deserialize, Serialize};
+use std::fmt::Write as _;
 
 /// The builder's count-based settings, in snake_case.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -100,7 +102,28 @@ impl FailsafeConfig {
     }
 }
 
-impl FamilyParams for FailsafeConfig {
+impl Family for FailsafeConfig {
+    type Breaker = FailsafeBreaker;
+    const NAME: &'static str = "failsafe";
+    const TITLE: &'static str = "failsafe-go";
+    const PRESETS: &'static [Preset<Self>] = &[Preset {
+        name: "failsafe-go",
+        library: "failsafe-go (circuitbreaker package)",
+        summary: "failsafe-go defaults: count-based, opens on 1 failure of the last 1; delay 1 minute; 1 half-open execution, its success closes (time-based rate thresholds available)",
+        source: "failsafe-go/failsafe-go @ 0e452f4ad247f2e5cb4e65bc00ee3c553cb6e6d5, circuitbreaker/circuitstates.go and circuitbreaker/circuitbreakerbuilder.go; circuitbreaker/circuitstats.go @ 19dfc0d31d1dcbe23ee6d009930206285d2083e7",
+        quirks: &[
+            "the default opens on the first failure (threshold 1 of 1)",
+            "a ratio n of m has no minimum: n failures in the first n calls open it",
+            "half-open permits capacity executions and frees a permit after each result",
+            "without a success threshold, half-open closes at successes > capacity - failure_threshold",
+            "no generation check: a late result is counted in the current state and frees a half-open permit",
+            "no ignored outcome: an unhandled result is recorded as a success (classes in `ignore` count as successes)",
+            "time-based thresholds: 10 buckets of period / 10 on a grid from the closed state's start, rolled only when a result is recorded; rates are rounded percentages (math.Round), compared with >=",
+            "delay functions (WithDelayFn) are not modelled",
+        ],
+        config: FailsafeConfig::default,
+        classifier: Classifier::EVERY_ERROR,
+    }];
     const PARAMS: &'static [ParamMeta] = &[
         ParamMeta::new(
             "failure_threshold",
@@ -181,6 +204,14 @@ impl FamilyParams for FailsafeConfig {
             return Err(invalid("delay", "a duration greater than 0", "0s"));
         }
         Ok(())
+    }
+
+    fn build(&self, _seed: u64) -> FailsafeBreaker {
+        FailsafeBreaker::new(self.clone())
+    }
+
+    fn export(&self, lib: Library, input: &ExportInput) -> Option<Result<String, String>> {
+        (lib == Library::FailsafeGo).then(|| Ok(failsafe(input.header, self)))
     }
 }
 
@@ -306,8 +337,7 @@ fn rounded_rate(part: u64, total: u64) -> u64 {
 #[derive(Clone, Debug)]
 pub struct FailsafeBreaker {
     cfg: FailsafeConfig,
-    state: State,
-    generation: u64,
+    phase: Phase,
     closed: ClosedStats,
     half: CountWindow,
     permits: u64,
@@ -321,43 +351,36 @@ impl FailsafeBreaker {
             closed: ClosedStats::new(&cfg, SimTime::ZERO),
             half: CountWindow::new(cfg.half_open_capacity()),
             cfg,
-            state: State::Closed,
-            generation: 0,
+            phase: Phase::new(),
             permits: 0,
             opened_at: SimTime::ZERO,
         }
     }
 
-    fn set(&mut self, at: SimTime, to: State, reason: &'static str, out: &mut Transitions) {
-        emit(out, at, self.state, to, reason);
-        self.state = to;
-        self.generation += 1;
-    }
-
     fn open(&mut self, now: SimTime, reason: &'static str, out: &mut Transitions) {
-        self.set(now, State::Open, reason, out);
+        self.phase.enter(now, State::Open, reason, out);
         self.opened_at = now;
     }
 }
 
 impl Breaker for FailsafeBreaker {
     fn admit(&mut self, now: SimTime, out: &mut Transitions) -> Admission {
-        if self.state == State::Open {
+        if self.phase.state() == State::Open {
             if now.since(self.opened_at) < self.cfg.delay {
                 return Admission::Reject;
             }
-            self.set(now, State::HalfOpen, "cooldown_elapsed", out);
+            self.phase.enter(now, State::HalfOpen, "cooldown_elapsed", out);
             self.half.clear();
             self.permits = u64::from(self.cfg.half_open_capacity());
         }
-        if self.state == State::HalfOpen {
+        if self.phase.state() == State::HalfOpen {
             if self.permits == 0 {
                 return Admission::Reject;
             }
             self.permits -= 1;
-            return Admission::Allow(Ticket { generation: self.generation, probe: true });
+            return Admission::Allow(self.phase.ticket(true));
         }
-        Admission::Allow(Ticket { generation: self.generation, probe: false })
+        Admission::Allow(self.phase.ticket(false))
     }
 
     fn record(&mut self, now: SimTime, _ticket: Ticket, obs: Observation, out: &mut Transitions) {
@@ -366,7 +389,7 @@ impl Breaker for FailsafeBreaker {
         let c = &self.cfg;
         let (exec_threshold, rate_threshold) =
             (u64::from(c.failure_execution_threshold), u64::from(c.failure_rate_threshold));
-        match self.state {
+        match self.phase.state() {
             State::Closed => {
                 self.closed.record(now, failed);
                 let (executions, failures) = self.closed.counts();
@@ -399,7 +422,7 @@ impl Breaker for FailsafeBreaker {
                     (successes > cap.saturating_sub(ft), t.failures >= ft)
                 };
                 if close {
-                    self.set(now, State::Closed, "probe_successes", out);
+                    self.phase.enter(now, State::Closed, "probe_successes", out);
                     self.closed = ClosedStats::new(&self.cfg, now);
                 } else if reopen {
                     self.open(now, "probe_failed", out);
@@ -410,8 +433,51 @@ impl Breaker for FailsafeBreaker {
     }
 
     fn state(&self) -> State {
-        self.state
+        self.phase.state()
     }
+}
+
+/// The configuration in FailsafeGo's syntax.
+fn failsafe(header: &[String], c: &FailsafeConfig) -> String {
+    let mut s = String::new();
+    commented(&mut s, "//", header);
+    let _ = writeln!(s, "// import \"github.com/failsafe-go/failsafe-go/circuitbreaker\"");
+    let _ = writeln!(s, "cb := circuitbreaker.Builder[any]().");
+    let period = c.failure_thresholding_period;
+    if period.is_zero() {
+        let _ = writeln!(
+            s,
+            "\tWithFailureThresholdRatio({}, {}).",
+            c.failure_threshold, c.failure_thresholding_capacity
+        );
+        if c.failure_execution_threshold != 0 {
+            let _ = writeln!(s, "\tWithFailureExecutionThreshold({}).", c.failure_execution_threshold);
+        }
+    } else if c.failure_rate_threshold != 0 {
+        let _ = writeln!(
+            s,
+            "\tWithFailureRateThreshold({}, {}, {}).",
+            c.failure_rate_threshold,
+            c.failure_execution_threshold,
+            go_duration(period)
+        );
+    } else {
+        // WithFailureThresholdPeriod also sets the execution threshold to the failure threshold.
+        let _ =
+            writeln!(s, "\tWithFailureThresholdPeriod({}, {}).", c.failure_threshold, go_duration(period));
+        let _ = writeln!(s, "\tWithFailureExecutionThreshold({}).", c.failure_execution_threshold);
+    }
+    if c.success_threshold != 0 {
+        let cap = if c.success_thresholding_capacity == 0 {
+            c.success_threshold
+        } else {
+            c.success_thresholding_capacity
+        };
+        let _ = writeln!(s, "\tWithSuccessThresholdRatio({}, {}).", c.success_threshold, cap);
+    }
+    let _ = writeln!(s, "\tWithDelay({}).", go_duration(c.delay));
+    let _ = writeln!(s, "\tBuild()");
+    s
 }
 
 #[cfg(test)]

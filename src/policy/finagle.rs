@@ -28,14 +28,13 @@
 //! - Finagle "fails open" (a lone endpoint still gets requests while Dead, the load balancer
 //!   merely avoids it): modelled as rejection, the load balancer's view of a dead endpoint.
 
-use super::presets::ParamMeta;
-use super::spec::{FamilyParams, PolicyError, impossible, invalid};
+use super::family::{Family, Preset};
+use super::machine::{Admission, Breaker, Observation, Phase, State, Ticket, Transitions};
+use super::param::{ParamMeta, PolicyError, impossible, invalid};
 use super::window::{Edge, FailureTimes};
-use super::{Admission, Breaker, Observation, State, Ticket, Transitions, emit};
-use crate::outcome::Verdict;
+use crate::outcome::{Classifier, Verdict};
+use crate::rng::{Rng, rng_from_u64, unit};
 use crate::time::{Dur, SimTime};
-use rand::{Rng, SeedableRng};
-use rand_pcg::Pcg64Mcg;
 use serde::{Deserialize, Serialize};
 
 /// The default failure-accrual policy's parameters.
@@ -69,7 +68,25 @@ impl Default for FinagleConfig {
     }
 }
 
-impl FamilyParams for FinagleConfig {
+impl Family for FinagleConfig {
+    type Breaker = FinagleBreaker;
+    const NAME: &'static str = "finagle";
+    const PRESETS: &'static [Preset<Self>] = &[Preset {
+        name: "finagle",
+        library: "Finagle (finagle-core liveness)",
+        summary: "Finagle FailureAccrual default: EMA success rate < 0.8 over 30 s (5 requests min) or 5 consecutive failures mark dead for an equal-jittered 5 s..300 s; one probe",
+        source: "twitter/finagle, finagle-core/src/main/scala/com/twitter/finagle/liveness/FailureAccrualFactory.scala (copy read: index file 3128568080) and FailureAccrualPolicy.scala @ 06ace3be6feaac3013375503a8930fc337021d2f",
+        quirks: &[
+            "the success rate is an exponentially weighted moving average over time, not a window count",
+            "no success-rate decision in the first 30 s after start or after a revival",
+            "the dead time is an equal-jittered backoff (5 s, then 5-10 s, 10-20 s, ... capped at 300 s) drawn from the build seed; it restarts on revival",
+            "dead -> probing by a timer; one probe; a probe failure the policy does not act on returns to probing",
+            "results arriving while dead are ignored, except successes, which always feed the policy",
+            "Finagle fails open (a lone endpoint is still used); modelled as rejection, as the load balancer sees it",
+        ],
+        config: FinagleConfig::default,
+        classifier: Classifier::EVERY_ERROR,
+    }];
     const PARAMS: &'static [ParamMeta] = &[
         ParamMeta::new("success_rate", "ratio", "required EMA success rate (0 = success-rate policy off)"),
         ParamMeta::new(
@@ -113,6 +130,10 @@ impl FamilyParams for FinagleConfig {
         }
         Ok(())
     }
+
+    fn build(&self, seed: u64) -> FinagleBreaker {
+        FinagleBreaker::new(self.clone(), seed)
+    }
 }
 
 /// Finagle's `Ema` over millisecond stamps.
@@ -147,9 +168,8 @@ struct Stream {
 #[derive(Clone, Debug)]
 pub struct FinagleBreaker {
     cfg: FinagleConfig,
-    state: State,
+    phase: Phase,
     probing: bool,
-    generation: u64,
     epoch: SimTime,
     ema: Ema,
     requests: FailureTimes,
@@ -157,7 +177,7 @@ pub struct FinagleBreaker {
     sr_stream: Stream,
     cf_stream: Stream,
     dead_until: SimTime,
-    rng: Pcg64Mcg,
+    rng: Rng,
 }
 
 impl FinagleBreaker {
@@ -166,9 +186,8 @@ impl FinagleBreaker {
         let window_ms = cfg.success_rate_window.micros() as f64 / 1000.0;
         FinagleBreaker {
             cfg,
-            state: State::Closed,
+            phase: Phase::new(),
             probing: false,
-            generation: 0,
             epoch: SimTime::ZERO,
             ema: Ema { window_ms, stamp: None, value: 0.0 },
             requests: FailureTimes::default(),
@@ -176,7 +195,7 @@ impl FinagleBreaker {
             sr_stream: Stream::default(),
             cf_stream: Stream::default(),
             dead_until: SimTime::ZERO,
-            rng: Pcg64Mcg::seed_from_u64(seed),
+            rng: rng_from_u64(seed),
         }
     }
 
@@ -194,7 +213,7 @@ impl FinagleBreaker {
         }
         let e = self.cfg.backoff_start.mul_f64(2f64.powi(n.min(62) as i32)).min(self.cfg.backoff_max);
         let half = e.micros() / 2;
-        let u = (self.rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+        let u = unit(&mut self.rng);
         Dur::from_micros(half + (half as f64 * u) as u64)
     }
 
@@ -241,16 +260,10 @@ impl FinagleBreaker {
         self.ema.value = 0.0;
     }
 
-    fn set(&mut self, at: SimTime, to: State, reason: &'static str, out: &mut Transitions) {
-        emit(out, at, self.state, to, reason);
-        self.state = to;
-        self.generation += 1;
-    }
-
     fn poll(&mut self, now: SimTime, out: &mut Transitions) {
-        if self.state == State::Open && now >= self.dead_until {
+        if self.phase.state() == State::Open && now >= self.dead_until {
             let at = self.dead_until;
-            self.set(at, State::HalfOpen, "cooldown_elapsed", out);
+            self.phase.enter(at, State::HalfOpen, "cooldown_elapsed", out);
             self.probing = false;
         }
     }
@@ -259,19 +272,19 @@ impl FinagleBreaker {
 impl Breaker for FinagleBreaker {
     fn admit(&mut self, now: SimTime, out: &mut Transitions) -> Admission {
         self.poll(now, out);
-        match self.state {
+        match self.phase.state() {
             State::Open => Admission::Reject,
             State::HalfOpen if self.probing => Admission::Reject,
             State::HalfOpen => {
                 self.probing = true;
-                Admission::Allow(Ticket { generation: self.generation, probe: true })
+                Admission::Allow(self.phase.ticket(true))
             }
             State::Closed => {
                 if self.cfg.success_rate > 0.0 {
                     self.requests.push(now);
                     self.requests.prune(now, self.cfg.success_rate_window, Edge::DropExact);
                 }
-                Admission::Allow(Ticket { generation: self.generation, probe: false })
+                Admission::Allow(self.phase.ticket(false))
             }
         }
     }
@@ -281,7 +294,7 @@ impl Breaker for FinagleBreaker {
         if self.cfg.success_rate > 0.0 {
             self.requests.prune(now, self.cfg.success_rate_window, Edge::DropExact);
         }
-        let probe_closed = self.state == State::HalfOpen && self.probing;
+        let probe_closed = self.phase.state() == State::HalfOpen && self.probing;
         match obs.verdict {
             Verdict::Ignored => {
                 if probe_closed {
@@ -291,16 +304,16 @@ impl Breaker for FinagleBreaker {
             Verdict::Success => {
                 if probe_closed {
                     self.revived(now);
-                    self.set(now, State::Closed, "probe_successes", out);
+                    self.phase.enter(now, State::Closed, "probe_successes", out);
                 }
                 self.record_success(now);
             }
             Verdict::Failure => {
-                if self.state == State::Closed || probe_closed {
+                if self.phase.state() == State::Closed || probe_closed {
                     match self.mark_dead_on_failure(now) {
                         Some((d, reason)) => {
                             let reason = if probe_closed { "probe_failed" } else { reason };
-                            self.set(now, State::Open, reason, out);
+                            self.phase.enter(now, State::Open, reason, out);
                             self.dead_until = now + d;
                         }
                         None if probe_closed => self.probing = false,
@@ -312,11 +325,11 @@ impl Breaker for FinagleBreaker {
     }
 
     fn state(&self) -> State {
-        self.state
+        self.phase.state()
     }
 
     fn deadline(&self) -> Option<SimTime> {
-        (self.state == State::Open).then_some(self.dead_until)
+        (self.phase.state() == State::Open).then_some(self.dead_until)
     }
 
     fn on_deadline(&mut self, now: SimTime, out: &mut Transitions) {

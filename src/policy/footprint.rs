@@ -5,8 +5,9 @@
 
 use super::Policy;
 use super::cockatiel::CockatielKind;
+use super::registry::FamilyConfig;
 use super::resilience4j::SlidingWindowType;
-use super::spec::{FamilyConfig, PolicyConfig};
+use super::spec::PolicyConfig;
 use super::window::Sample;
 use crate::time::{Dur, SimTime};
 use std::mem::size_of;
@@ -65,13 +66,9 @@ impl PolicyConfig {
             }
             FamilyConfig::Throttle(c) => ring(u64::from(c.buckets.max(1)), BUCKET_BYTES),
             FamilyConfig::Polly(_) => ring(16, BUCKET_BYTES),
-            FamilyConfig::None
-            | FamilyConfig::AiService(_)
-            | FamilyConfig::Node(_)
-            | FamilyConfig::Envoy(_)
-            | FamilyConfig::Finagle(_)
-            | FamilyConfig::Gobreaker(_)
-            | FamilyConfig::Pybreaker(_) => 0,
+            // No breaker, and the families that keep only counters and timers (seeds 002 and
+            // 003, Envoy, Finagle, gobreaker, pybreaker): a fixed size.
+            _ => 0,
         };
         (size_of::<Policy>() as u64).saturating_add(held)
     }

@@ -23,11 +23,11 @@
 //!   an ignored probe leaves the gate stuck, exactly as in the seed.
 //! - `time.monotonic()` is process-local; restarts lose the state (the engine's restart model).
 
-use super::presets::ParamMeta;
-use super::spec::{FamilyParams, PolicyError, invalid};
+use super::family::{Family, Preset};
+use super::machine::{Admission, Breaker, Observation, Phase, State, Ticket, Transitions};
+use super::param::{ParamMeta, PolicyError, invalid};
 use super::window::{Edge, FailureTimes};
-use super::{Admission, Breaker, Observation, State, Ticket, Transitions, emit};
-use crate::outcome::Verdict;
+use crate::outcome::{Classifier, Verdict};
 use crate::time::{Dur, SimTime};
 use serde::{Deserialize, Serialize};
 
@@ -49,7 +49,27 @@ impl Default for GateConfig {
     }
 }
 
-impl FamilyParams for GateConfig {
+impl Family for GateConfig {
+    type Breaker = CircuitGate;
+    const NAME: &'static str = "gate";
+    const TITLE: &'static str = "gate (seed 001)";
+    const PRESETS: &'static [Preset<Self>] = &[Preset {
+        name: "circuit-gate",
+        library: "",
+        summary: "seed 001: 5 failures within 60 s open it; cooloff 30 s; exactly one probe",
+        source: "seed 001, ../shared/seeds/001_c8f3fdb67a80a5ac.txt (Python circuit_gate.py: CircuitGate.allow, record, _open, _reset)",
+        quirks: &[
+            "old failures are pruned only in allow(), and only when strictly older than the window: a failure exactly 60 s old still counts",
+            "the failure list is cleared on open and on close; successes in closed do not reset it",
+            "half-open admits exactly one probe until a result is recorded: a probe never recorded leaves it stuck",
+            "any result recorded while not closed acts as the probe's result: a late success closes at once (open -> closed, skipping half-open)",
+            "a late failure while open restarts the cooloff (no transition)",
+            "allow() in closed returns len(failures) < max_failures after pruning (always true once max_failures >= 1)",
+            "the seed's usage wrapper records only timeouts and successes; model it with failure_on = [\"timeout\"], ignore = [\"error\", \"rate_limited\", \"client_error\"]",
+        ],
+        config: GateConfig::default,
+        classifier: Classifier::EVERY_ERROR,
+    }];
     const PARAMS: &'static [ParamMeta] = &[
         ParamMeta::new(
             "window",
@@ -73,17 +93,24 @@ impl FamilyParams for GateConfig {
         }
         Ok(())
     }
+
+    fn build(&self, _seed: u64) -> CircuitGate {
+        CircuitGate::new(self.clone())
+    }
+
+    fn carry_samples(old: &CircuitGate, fresh: &mut CircuitGate, _now: SimTime) {
+        fresh.load_failures(old);
+    }
 }
 
 /// Seed 001's gate state machine.
 #[derive(Clone, Debug)]
 pub struct CircuitGate {
     cfg: GateConfig,
-    state: State,
+    phase: Phase,
     failures: FailureTimes,
     opened_at: SimTime,
     probe_sent: bool,
-    generation: u64,
 }
 
 impl CircuitGate {
@@ -97,18 +124,11 @@ impl CircuitGate {
     pub fn new(cfg: GateConfig) -> CircuitGate {
         CircuitGate {
             cfg,
-            state: State::Closed,
+            phase: Phase::new(),
             failures: FailureTimes::default(),
             opened_at: SimTime::ZERO,
             probe_sent: false,
-            generation: 0,
         }
-    }
-
-    fn set(&mut self, now: SimTime, to: State, reason: &'static str, out: &mut Transitions) {
-        emit(out, now, self.state, to, reason);
-        self.state = to;
-        self.generation += 1;
     }
 
     /// Failure times the buffer holds without growing (memory stays flat once warmed up).
@@ -118,8 +138,8 @@ impl CircuitGate {
 
     /// `_open`: state open, cooloff from now, failures cleared (a no-op transition when open).
     fn open(&mut self, now: SimTime, reason: &'static str, out: &mut Transitions) {
-        if self.state != State::Open {
-            self.set(now, State::Open, reason, out);
+        if self.phase.state() != State::Open {
+            self.phase.enter(now, State::Open, reason, out);
         }
         self.opened_at = now;
         self.failures.clear();
@@ -128,23 +148,23 @@ impl CircuitGate {
 
 impl Breaker for CircuitGate {
     fn admit(&mut self, now: SimTime, out: &mut Transitions) -> Admission {
-        if self.state == State::Open {
+        if self.phase.state() == State::Open {
             if now.since(self.opened_at) < self.cfg.cooloff {
                 return Admission::Reject;
             }
-            self.set(now, State::HalfOpen, "cooldown_elapsed", out);
+            self.phase.enter(now, State::HalfOpen, "cooldown_elapsed", out);
             self.probe_sent = false;
         }
-        if self.state == State::HalfOpen {
+        if self.phase.state() == State::HalfOpen {
             if !self.probe_sent {
                 self.probe_sent = true;
-                return Admission::Allow(Ticket { generation: self.generation, probe: true });
+                return Admission::Allow(self.phase.ticket(true));
             }
             return Admission::Reject;
         }
         self.failures.prune(now, self.cfg.window, Edge::KeepExact);
         if self.failures.len() < self.cfg.max_failures as usize {
-            Admission::Allow(Ticket { generation: self.generation, probe: false })
+            Admission::Allow(self.phase.ticket(false))
         } else {
             Admission::Reject
         }
@@ -156,7 +176,7 @@ impl Breaker for CircuitGate {
             Verdict::Success => true,
             Verdict::Failure => false,
         };
-        if self.state == State::Closed {
+        if self.phase.state() == State::Closed {
             if !ok {
                 self.failures.push(now);
                 if self.failures.len() >= self.cfg.max_failures as usize {
@@ -167,8 +187,8 @@ impl Breaker for CircuitGate {
         }
         self.probe_sent = false;
         if ok {
-            let reason = if self.state == State::Open { "late_success" } else { "probe_successes" };
-            self.set(now, State::Closed, reason, out);
+            let reason = if self.phase.state() == State::Open { "late_success" } else { "probe_successes" };
+            self.phase.enter(now, State::Closed, reason, out);
             self.failures.clear();
         } else {
             self.open(now, "probe_failed", out);
@@ -176,7 +196,7 @@ impl Breaker for CircuitGate {
     }
 
     fn state(&self) -> State {
-        self.state
+        self.phase.state()
     }
 }
 

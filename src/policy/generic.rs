@@ -26,15 +26,16 @@
 //! are recorded in the current state (Resilience4j, seeds). Results recorded while open update
 //! the closed-state windows (when counted) but never trip or extend the open state.
 
-use super::presets::ParamMeta;
-use super::spec::{FamilyParams, PolicyError, impossible, invalid};
-use super::window::{BucketWindow, CountWindow, Edge, ExactWindow, FailureTimes, Sample, Tally};
+use super::family::{Family, Preset};
+use super::library::{ExportInput, Library};
+use super::machine::{Admission, Breaker, Observation, Phase, State, Ticket, Transitions};
+use super::param::{ParamMeta, PolicyError, impossible, invalid};
+use super::resilience4j::{Resilience4jConfig, SlidingWindowType, spring_yaml};
+use super::window::{BucketWindow, CountWindow, Edge, ExactWindow, FailureTimes, Sample, Tally, Window};
 use super::window::{nearest_rank_index, percentile_exceeds};
-use super::{Admission, Breaker, Observation, State, Ticket, Transitions, emit};
-use crate::outcome::Verdict;
+use crate::outcome::{Classifier, Verdict};
+use crate::rng::{Rng, rng_from_u64, unit};
 use crate::time::{Dur, SimTime};
-use rand::{Rng, SeedableRng};
-use rand_pcg::Pcg64Mcg;
 use serde::{Deserialize, Serialize};
 
 /// How a measured value is compared with its threshold.
@@ -215,7 +216,29 @@ fn ratio(name: &str, v: f64) -> Result<(), PolicyError> {
     }
 }
 
-impl FamilyParams for GenericConfig {
+impl Family for GenericConfig {
+    type Breaker = GenericBreaker;
+    const NAME: &'static str = "generic";
+    const PRESETS: &'static [Preset<Self>] = &[
+        Preset {
+            name: "consecutive",
+            library: "",
+            summary: "opens after 5 consecutive failures; open 30 s; one probe; one success closes",
+            source: "breakerlab generic family (src/policy/generic.rs); the classic consecutive-count breaker (pybreaker, cockatiel ConsecutiveBreaker)",
+            quirks: &[],
+            config: GenericConfig::consecutive,
+            classifier: Classifier::DEFAULT,
+        },
+        Preset {
+            name: "windowed",
+            library: "",
+            summary: "opens when failures are >= 50 % of at least 10 calls in the last 60 s; open 30 s; one probe",
+            source: "breakerlab generic family (src/policy/generic.rs), exact time window",
+            quirks: &[],
+            config: GenericConfig::windowed,
+            classifier: Classifier::DEFAULT,
+        },
+    ];
     const PARAMS: &'static [ParamMeta] = &[
         ParamMeta::new("failure_threshold", "calls", "consecutive failures that trip (0 = off)"),
         ParamMeta::new("window_failures", "calls", "failures within failure_window that trip (0 = off)"),
@@ -384,25 +407,35 @@ impl FamilyParams for GenericConfig {
         }
         Ok(())
     }
-}
 
-/// The time window, exact or bucketed.
-#[derive(Clone, Debug)]
-enum TimeWindow {
-    Exact(ExactWindow),
-    Buckets(BucketWindow),
+    fn build(&self, seed: u64) -> GenericBreaker {
+        GenericBreaker::new(self.clone(), seed)
+    }
+
+    fn export(&self, lib: Library, input: &ExportInput) -> Option<Result<String, String>> {
+        (lib == Library::Resilience4j)
+            .then(|| as_resilience4j(self).map(|c| spring_yaml(input.header, input.name, &c)))
+    }
+
+    fn refusal(lib: Library) -> String {
+        format!(
+            "the generic family does not map exactly onto {} (trip timing, window alignment or late-result handling differ); start from the `{}` preset instead",
+            lib.name(),
+            lib.default_preset()
+        )
+    }
 }
 
 /// The generic state machine.
 #[derive(Clone, Debug)]
 pub struct GenericBreaker {
     cfg: GenericConfig,
-    state: State,
-    generation: u64,
+    phase: Phase,
     consecutive: u64,
     failure_times: FailureTimes,
     count: Option<CountWindow>,
-    time: Option<TimeWindow>,
+    /// The time window of the rate and percentile rules, exact or bucketed.
+    time: Option<Window>,
     open_until: SimTime,
     reopens: u32,
     half_open_since: SimTime,
@@ -410,7 +443,7 @@ pub struct GenericBreaker {
     probe_results: u32,
     probe_failures: u32,
     probe_successes: u32,
-    rng: Pcg64Mcg,
+    rng: Rng,
 }
 
 impl GenericBreaker {
@@ -419,15 +452,14 @@ impl GenericBreaker {
         let count = (cfg.count_window > 0).then(|| CountWindow::new(cfg.count_window));
         let time = (cfg.time_rules() && !cfg.time_window.is_zero()).then(|| {
             if cfg.buckets == 0 {
-                TimeWindow::Exact(ExactWindow::new(cfg.time_window, Edge::DropExact))
+                Window::Exact(ExactWindow::new(cfg.time_window, Edge::DropExact))
             } else {
-                TimeWindow::Buckets(BucketWindow::new(cfg.time_window, cfg.buckets))
+                Window::Buckets(BucketWindow::new(cfg.time_window, cfg.buckets))
             }
         });
         GenericBreaker {
             cfg,
-            state: State::Closed,
-            generation: 0,
+            phase: Phase::new(),
             consecutive: 0,
             failure_times: FailureTimes::default(),
             count,
@@ -439,23 +471,15 @@ impl GenericBreaker {
             probe_results: 0,
             probe_failures: 0,
             probe_successes: 0,
-            rng: Pcg64Mcg::seed_from_u64(seed),
+            rng: rng_from_u64(seed),
         }
-    }
-
-    fn set(&mut self, at: SimTime, to: State, reason: &'static str, out: &mut Transitions) {
-        emit(out, at, self.state, to, reason);
-        self.state = to;
-        self.generation += 1;
     }
 
     /// Entries the window buffers hold without growing (memory stays flat once warmed up).
     pub fn buffer_capacity(&self) -> usize {
-        let time = match &self.time {
-            Some(TimeWindow::Exact(w)) => w.capacity(),
-            _ => 0,
-        };
-        self.failure_times.capacity() + self.count.as_ref().map_or(0, CountWindow::capacity) + time
+        self.failure_times.capacity()
+            + self.count.as_ref().map_or(0, CountWindow::capacity)
+            + self.time.as_ref().map_or(0, Window::capacity)
     }
 
     /// The length of the next open period: grown by the reopen count, capped, jittered.
@@ -469,25 +493,25 @@ impl GenericBreaker {
             d = c.max_open_duration;
         }
         if c.jitter > 0.0 {
-            let u = (self.rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+            let u = unit(&mut self.rng);
             d = d.mul_f64(1.0 - c.jitter + 2.0 * c.jitter * u);
         }
         d
     }
 
     fn open(&mut self, at: SimTime, reason: &'static str, out: &mut Transitions) {
-        if self.state == State::HalfOpen {
+        if self.phase.state() == State::HalfOpen {
             self.reopens = self.reopens.saturating_add(1);
         } else {
             self.reopens = 0;
         }
-        self.set(at, State::Open, reason, out);
+        self.phase.enter(at, State::Open, reason, out);
         let len = self.open_length();
         self.open_until = at + len;
     }
 
     fn half_open(&mut self, at: SimTime, out: &mut Transitions) {
-        self.set(at, State::HalfOpen, "cooldown_elapsed", out);
+        self.phase.enter(at, State::HalfOpen, "cooldown_elapsed", out);
         self.half_open_since = at;
         self.probes_admitted = 0;
         self.probe_results = 0;
@@ -496,7 +520,7 @@ impl GenericBreaker {
     }
 
     fn close(&mut self, at: SimTime, reason: &'static str, out: &mut Transitions) {
-        self.set(at, State::Closed, reason, out);
+        self.phase.enter(at, State::Closed, reason, out);
         self.reopens = 0;
         self.consecutive = 0;
         if self.cfg.clear_on_close {
@@ -504,10 +528,8 @@ impl GenericBreaker {
             if let Some(c) = &mut self.count {
                 c.clear();
             }
-            match &mut self.time {
-                Some(TimeWindow::Exact(w)) => w.clear(),
-                Some(TimeWindow::Buckets(w)) => w.clear(),
-                None => {}
+            if let Some(w) = &mut self.time {
+                w.clear();
             }
         }
     }
@@ -515,7 +537,7 @@ impl GenericBreaker {
     /// Applies the timer-driven transitions due by `now`, each at its own instant.
     fn poll(&mut self, now: SimTime, out: &mut Transitions) {
         loop {
-            match self.state {
+            match self.phase.state() {
                 State::Open
                     if self.cfg.half_open_transition == HalfOpenTransition::Active
                         && now >= self.open_until =>
@@ -558,10 +580,8 @@ impl GenericBreaker {
         if let Some(w) = &mut self.count {
             w.push(sample);
         }
-        match &mut self.time {
-            Some(TimeWindow::Exact(w)) => w.push(sample),
-            Some(TimeWindow::Buckets(w)) => w.push(sample),
-            None => {}
+        if let Some(w) = &mut self.time {
+            w.push(sample);
         }
     }
 
@@ -583,8 +603,7 @@ impl GenericBreaker {
             }
         }
         let t: Tally = match &self.time {
-            Some(TimeWindow::Exact(w)) => w.tally(),
-            Some(TimeWindow::Buckets(w)) => w.tally(now),
+            Some(w) => w.tally(now),
             None => return None,
         };
         if t.calls == 0 || t.calls < u64::from(c.min_calls) {
@@ -608,31 +627,31 @@ impl GenericBreaker {
 impl Breaker for GenericBreaker {
     fn admit(&mut self, now: SimTime, out: &mut Transitions) -> Admission {
         self.poll(now, out);
-        if self.state == State::Open {
+        if self.phase.state() == State::Open {
             if self.cfg.half_open_transition == HalfOpenTransition::Passive && now >= self.open_until {
                 self.half_open(now, out);
             } else {
                 return Admission::Reject;
             }
         }
-        match self.state {
+        match self.phase.state() {
             State::HalfOpen => {
                 if self.cfg.probes > 0 && self.probes_admitted >= self.cfg.probes {
                     return Admission::Reject;
                 }
                 self.probes_admitted += 1;
-                Admission::Allow(Ticket { generation: self.generation, probe: true })
+                Admission::Allow(self.phase.ticket(true))
             }
-            _ => Admission::Allow(Ticket { generation: self.generation, probe: false }),
+            _ => Admission::Allow(self.phase.ticket(false)),
         }
     }
 
     fn record(&mut self, now: SimTime, ticket: Ticket, obs: Observation, out: &mut Transitions) {
         self.poll(now, out);
-        let current = ticket.generation == self.generation;
+        let current = ticket.generation == self.phase.generation();
         let failed = match obs.verdict {
             Verdict::Ignored => {
-                if current && ticket.probe && self.state == State::HalfOpen {
+                if current && ticket.probe && self.phase.state() == State::HalfOpen {
                     self.probes_admitted = self.probes_admitted.saturating_sub(1);
                 }
                 return;
@@ -643,7 +662,7 @@ impl Breaker for GenericBreaker {
         if !current && self.cfg.late_results == LateResults::Drop {
             return;
         }
-        match self.state {
+        match self.phase.state() {
             State::Closed => {
                 self.observe(now, failed, obs.latency);
                 if let Some(reason) = self.tripped(now) {
@@ -679,11 +698,11 @@ impl Breaker for GenericBreaker {
     }
 
     fn state(&self) -> State {
-        self.state
+        self.phase.state()
     }
 
     fn deadline(&self) -> Option<SimTime> {
-        match self.state {
+        match self.phase.state() {
             State::Open if self.cfg.half_open_transition == HalfOpenTransition::Active => {
                 Some(self.open_until)
             }
@@ -697,6 +716,105 @@ impl Breaker for GenericBreaker {
     fn on_deadline(&mut self, now: SimTime, out: &mut Transitions) {
         self.poll(now, out);
     }
+}
+
+/// The generic family as Resilience4j, when it is exactly Resilience4j (rate rules over a
+/// count window or 1 s buckets, `>=`, no consecutive or percentile rule, half-open deciding on
+/// the same thresholds, counted late results); otherwise the first difference.
+fn as_resilience4j(g: &GenericConfig) -> Result<Resilience4jConfig, String> {
+    if !g.latency_threshold.is_zero() {
+        return Err(
+            "it has no latency-percentile trip rule (only a slow-call rate over slowCallDurationThreshold)"
+                .into(),
+        );
+    }
+    if g.failure_threshold > 0 {
+        return Err("it has no consecutive-failure rule (use count_window with count_failure_rate)".into());
+    }
+    if g.window_failures > 0 {
+        return Err("it has no failures-within-a-time-window count rule".into());
+    }
+    if g.comparison != Comparison::AtLeast {
+        return Err("its thresholds compare with >=, not >".into());
+    }
+    if g.jitter > 0.0 {
+        return Err("its wait in open state has no jitter".into());
+    }
+    if g.late_results != LateResults::Count {
+        return Err("it has no generation check: late results are always recorded".into());
+    }
+    if !g.clear_on_close {
+        return Err("it starts a fresh window on every close".into());
+    }
+    let time_rules = g.failure_rate > 0.0 || g.slow_call_rate > 0.0;
+    let (kind, size, failure_rate) = match (g.count_window > 0, time_rules) {
+        (true, false) => (SlidingWindowType::CountBased, g.count_window, g.count_failure_rate),
+        (false, true) => {
+            let secs = g.time_window.micros() / 1_000_000;
+            if !g.time_window.micros().is_multiple_of(1_000_000) || g.buckets as u64 != secs {
+                return Err(format!(
+                    "its time window is whole seconds in one-second epoch buckets: set buckets = {} with a whole-second time_window (exact windows are not expressible)",
+                    secs.max(1)
+                ));
+            }
+            (SlidingWindowType::TimeBased, secs as u32, g.failure_rate)
+        }
+        (true, true) => return Err("it has one window, count- or time-based, not both".into()),
+        (false, false) => return Err("no rate rule is enabled".into()),
+    };
+    if kind == SlidingWindowType::CountBased && g.slow_call_rate > 0.0 {
+        return Err("the slow-call rule must use the same window as the failure rate".into());
+    }
+    if g.half_open_transition != HalfOpenTransition::Active {
+        return Err("its passive open -> half-open needs the clock strictly after the wait, the generic family's passive transition happens at it: set half_open_transition = \"active\" (automaticTransitionFromOpenToHalfOpenEnabled)".into());
+    }
+    if g.slow_call_rate > 0.0 {
+        return Err(
+            "its half-open state also applies the slow-call rate, the generic family's half-open does not"
+                .into(),
+        );
+    }
+    if g.probes == 0 {
+        return Err("half-open always permits a fixed number of calls (probes must be at least 1)".into());
+    }
+    if g.close_rule != CloseRule::FailureRate {
+        return Err(
+            "half-open decides on the failure rate of its calls (close_rule = \"failure_rate\")".into()
+        );
+    }
+    if g.probe_failure_rate != failure_rate {
+        return Err("half-open reopens at the same failure rate threshold as closed".into());
+    }
+    if g.min_calls < g.probes {
+        return Err(format!(
+            "half-open decides after min(minimumNumberOfCalls, permitted) results: min_calls ({}) must be at least probes ({})",
+            g.min_calls, g.probes
+        ));
+    }
+    if failure_rate == 0.0 && kind == SlidingWindowType::CountBased {
+        return Err("a count window needs count_failure_rate above 0".into());
+    }
+    let pct = |r: f64| if r > 0.0 { r * 100.0 } else { 100.0 };
+    Ok(Resilience4jConfig {
+        sliding_window_type: kind,
+        sliding_window_size: size,
+        minimum_number_of_calls: g.min_calls.max(1),
+        failure_rate_threshold: pct(failure_rate),
+        slow_call_rate_threshold: pct(g.slow_call_rate),
+        // A disabled slow-call rule: 100 % of the calls slower than a day never happens.
+        slow_call_duration_threshold: if g.slow_call_rate > 0.0 {
+            g.slow_call_duration
+        } else {
+            Dur::from_secs(86_400)
+        },
+        permitted_number_of_calls_in_half_open_state: g.probes,
+        wait_duration_in_open_state: g.open_duration,
+        exponential_backoff_multiplier: g.backoff_multiplier,
+        exponential_max_wait_duration_in_open_state: g.max_open_duration,
+        automatic_transition_from_open_to_half_open_enabled: g.half_open_transition
+            == HalfOpenTransition::Active,
+        max_wait_duration_in_half_open_state: g.max_half_open,
+    })
 }
 
 #[cfg(test)]

@@ -21,12 +21,14 @@
 //!   free its slot); `ConsecutiveSuccesses >= MaxRequests` closes; any failure reopens;
 //! - an ignored result (`IsExcluded`) changes no count.
 
-use super::presets::ParamMeta;
-use super::spec::{FamilyParams, PolicyError, invalid};
-use super::{Admission, Breaker, Observation, State, Ticket, Transitions, emit};
-use crate::outcome::Verdict;
+use super::family::{Family, Preset};
+use super::library::{ExportInput, Library, commented, go_duration};
+use super::machine::{Admission, Breaker, Observation, Phase, State, Ticket, Transitions};
+use super::param::{ParamMeta, PolicyError, invalid};
+use crate::outcome::{Classifier, Verdict};
 use crate::time::{Dur, SimTime};
 use serde::{Deserialize, Serialize};
+use std::fmt::Write as _;
 
 /// gobreaker's `Settings`, in snake_case.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -64,7 +66,25 @@ impl GobreakerConfig {
     }
 }
 
-impl FamilyParams for GobreakerConfig {
+impl Family for GobreakerConfig {
+    type Breaker = GobreakerBreaker;
+    const NAME: &'static str = "gobreaker";
+    const PRESETS: &'static [Preset<Self>] = &[Preset {
+        name: "gobreaker",
+        library: "gobreaker v2",
+        summary: "sony/gobreaker v2 defaults: opens at ConsecutiveFailures > 5 (the 6th); Timeout 60 s; MaxRequests 1 probe; counts never cleared while closed",
+        source: "sony/gobreaker @ 0a18939f35cd354331b2f536acbcc56f734cbea5, v2/gobreaker.go (beforeRequest, afterRequest, currentState, toNewGeneration) and v2/counter.go",
+        quirks: &[
+            "ReadyToTrip default is ConsecutiveFailures > 5: six failures in a row, not five",
+            "every state change (and every Interval end while closed) starts a new generation: results of calls admitted earlier are dropped",
+            "Interval 0: closed-state counts are never cleared (only a success resets the consecutive count)",
+            "half-open after the clock is strictly past opened + Timeout, on the next request",
+            "half-open admits MaxRequests calls in total per episode; finished probes do not free slots; any failure reopens",
+            "the rolling BucketPeriod window is not modelled",
+        ],
+        config: GobreakerConfig::default,
+        classifier: Classifier::EVERY_ERROR,
+    }];
     const PARAMS: &'static [ParamMeta] = &[
         ParamMeta::new(
             "max_requests",
@@ -94,14 +114,21 @@ impl FamilyParams for GobreakerConfig {
         }
         Ok(())
     }
+
+    fn build(&self, _seed: u64) -> GobreakerBreaker {
+        GobreakerBreaker::new(self.clone())
+    }
+
+    fn export(&self, lib: Library, input: &ExportInput) -> Option<Result<String, String>> {
+        (lib == Library::Gobreaker).then(|| Ok(gobreaker(input.header, input.name, self)))
+    }
 }
 
 /// gobreaker's state machine.
 #[derive(Clone, Debug)]
 pub struct GobreakerBreaker {
     cfg: GobreakerConfig,
-    state: State,
-    generation: u64,
+    phase: Phase,
     requests: u64,
     consecutive_successes: u64,
     consecutive_failures: u64,
@@ -114,8 +141,7 @@ impl GobreakerBreaker {
         let expiry = (!cfg.interval.is_zero()).then(|| SimTime::ZERO + cfg.interval);
         GobreakerBreaker {
             cfg,
-            state: State::Closed,
-            generation: 0,
+            phase: Phase::new(),
             requests: 0,
             consecutive_successes: 0,
             consecutive_failures: 0,
@@ -123,12 +149,18 @@ impl GobreakerBreaker {
         }
     }
 
+    /// `toNewGeneration` without a state change (a closed-state interval ended).
     fn new_generation(&mut self, now: SimTime) {
-        self.generation += 1;
+        self.phase.next_generation();
+        self.clear_counts(now);
+    }
+
+    /// The counts and expiry `toNewGeneration` resets, for the state now current.
+    fn clear_counts(&mut self, now: SimTime) {
         self.requests = 0;
         self.consecutive_successes = 0;
         self.consecutive_failures = 0;
-        self.expiry = match self.state {
+        self.expiry = match self.phase.state() {
             State::Closed => (!self.cfg.interval.is_zero()).then(|| now + self.cfg.interval),
             State::Open => Some(now + self.cfg.effective_timeout()),
             State::HalfOpen => None,
@@ -136,17 +168,14 @@ impl GobreakerBreaker {
     }
 
     fn set(&mut self, now: SimTime, to: State, reason: &'static str, out: &mut Transitions) {
-        if self.state == to {
-            return;
+        if self.phase.change(now, to, reason, out) {
+            self.clear_counts(now);
         }
-        emit(out, now, self.state, to, reason);
-        self.state = to;
-        self.new_generation(now);
     }
 
     /// `currentState(now)`.
     fn current(&mut self, now: SimTime, out: &mut Transitions) {
-        match (self.state, self.expiry) {
+        match (self.phase.state(), self.expiry) {
             (State::Closed, Some(e)) if e < now => {
                 // One interval after the previous expiry, catching up over idle intervals.
                 let iv = self.cfg.interval.micros();
@@ -163,7 +192,7 @@ impl GobreakerBreaker {
 impl Breaker for GobreakerBreaker {
     fn admit(&mut self, now: SimTime, out: &mut Transitions) -> Admission {
         self.current(now, out);
-        match self.state {
+        match self.phase.state() {
             State::Open => return Admission::Reject,
             State::HalfOpen if self.requests >= u64::from(self.cfg.effective_max_requests()) => {
                 return Admission::Reject;
@@ -171,12 +200,12 @@ impl Breaker for GobreakerBreaker {
             _ => {}
         }
         self.requests += 1;
-        Admission::Allow(Ticket { generation: self.generation, probe: self.state == State::HalfOpen })
+        Admission::Allow(self.phase.ticket(self.phase.state() == State::HalfOpen))
     }
 
     fn record(&mut self, now: SimTime, ticket: Ticket, obs: Observation, out: &mut Transitions) {
         self.current(now, out);
-        if ticket.generation != self.generation {
+        if ticket.generation != self.phase.generation() {
             return;
         }
         match obs.verdict {
@@ -184,7 +213,7 @@ impl Breaker for GobreakerBreaker {
             Verdict::Success => {
                 self.consecutive_successes += 1;
                 self.consecutive_failures = 0;
-                if self.state == State::HalfOpen
+                if self.phase.state() == State::HalfOpen
                     && self.consecutive_successes >= u64::from(self.cfg.effective_max_requests())
                 {
                     self.set(now, State::Closed, "probe_successes", out);
@@ -193,7 +222,7 @@ impl Breaker for GobreakerBreaker {
             Verdict::Failure => {
                 self.consecutive_failures += 1;
                 self.consecutive_successes = 0;
-                match self.state {
+                match self.phase.state() {
                     State::Closed
                         if self.consecutive_failures
                             > u64::from(self.cfg.ready_to_trip_consecutive_failures) =>
@@ -208,8 +237,25 @@ impl Breaker for GobreakerBreaker {
     }
 
     fn state(&self) -> State {
-        self.state
+        self.phase.state()
     }
+}
+
+/// The configuration in Gobreaker's syntax.
+fn gobreaker(header: &[String], name: &str, c: &GobreakerConfig) -> String {
+    let mut s = String::new();
+    commented(&mut s, "//", header);
+    let _ = writeln!(s, "// import \"github.com/sony/gobreaker/v2\"");
+    let _ = writeln!(s, "cb := gobreaker.NewCircuitBreaker[any](gobreaker.Settings{{");
+    let _ = writeln!(s, "\tName:        {name:?},");
+    let _ = writeln!(s, "\tMaxRequests: {},", c.max_requests);
+    let _ = writeln!(s, "\tInterval:    {},", go_duration(c.interval));
+    let _ = writeln!(s, "\tTimeout:     {},", go_duration(c.timeout));
+    let _ = writeln!(s, "\tReadyToTrip: func(counts gobreaker.Counts) bool {{");
+    let _ = writeln!(s, "\t\treturn counts.ConsecutiveFailures > {}", c.ready_to_trip_consecutive_failures);
+    let _ = writeln!(s, "\t}},");
+    let _ = writeln!(s, "}})");
+    s
 }
 
 #[cfg(test)]

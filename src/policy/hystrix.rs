@@ -28,10 +28,10 @@
 //!   (`markNonSuccess`), whichever call it came from: a late result decides;
 //! - `execution_timeout` (1 s) is the client's call timeout (0 = timeouts disabled).
 
-use super::presets::ParamMeta;
-use super::spec::{FamilyParams, PolicyError, impossible, invalid};
-use super::{Admission, Breaker, Observation, State, Ticket, Transitions, emit};
-use crate::outcome::Verdict;
+use super::family::{Family, Preset};
+use super::machine::{Admission, Breaker, Observation, Phase, State, Ticket, Transitions};
+use super::param::{ParamMeta, PolicyError, impossible, invalid};
+use crate::outcome::{Classifier, Verdict};
 use crate::time::{Dur, SimTime};
 use serde::{Deserialize, Serialize};
 
@@ -66,7 +66,26 @@ impl Default for HystrixConfig {
     }
 }
 
-impl FamilyParams for HystrixConfig {
+impl Family for HystrixConfig {
+    type Breaker = HystrixBreaker;
+    const NAME: &'static str = "hystrix";
+    const PRESETS: &'static [Preset<Self>] = &[Preset {
+        name: "hystrix",
+        library: "Hystrix 1.5.18 (hystrix-core)",
+        summary: "Hystrix 1.5.18 defaults: every 500 ms, opens when >= 20 results in the last 10 s have an error % >= 50; sleep 5 s; one test request; 1 s execution timeout",
+        source: "Netflix/Hystrix @ 001526b797310fa0b5befa767750cb20e82376a1, hystrix-core/src/main/java/com/netflix/hystrix/HystrixCircuitBreaker.java (+ HystrixCommandMetrics.HealthCounts, metric/consumer/HealthCountsStream.java)",
+        quirks: &[
+            "decides only at health snapshots every 500 ms (a burst of failures trips up to 500 ms late), modelled as timer events in simulation time",
+            "error % is (int)((double) errors / total * 100): truncated, so 57 of 100 is 56 %",
+            "the 20-call volume threshold applies to the whole 10 s window",
+            "open -> half-open on the first call strictly after the sleep window; exactly one test request",
+            "in half-open any success closes and any failure reopens, even from a call admitted before the trip",
+            "closing resets the metrics stream: counts discarded and the 500 ms snapshot clock restarts at the close",
+            "execution timeout 1 s is imposed on every call (set execution_timeout=0 to disable)",
+        ],
+        config: HystrixConfig::default,
+        classifier: Classifier::EVERY_ERROR,
+    }];
     const PARAMS: &'static [ParamMeta] = &[
         ParamMeta::new(
             "request_volume_threshold",
@@ -123,6 +142,14 @@ impl FamilyParams for HystrixConfig {
         }
         Ok(())
     }
+
+    fn build(&self, _seed: u64) -> HystrixBreaker {
+        HystrixBreaker::new(self.clone())
+    }
+
+    fn imposed_call_timeout(&self) -> Option<Option<Dur>> {
+        Some((!self.execution_timeout.is_zero()).then_some(self.execution_timeout))
+    }
 }
 
 #[derive(Copy, Clone, Debug, Default)]
@@ -137,8 +164,7 @@ struct Bucket {
 #[derive(Clone, Debug)]
 pub struct HystrixBreaker {
     cfg: HystrixConfig,
-    state: State,
-    generation: u64,
+    phase: Phase,
     origin: SimTime,
     next_snapshot: u64,
     ring: Vec<Bucket>,
@@ -151,8 +177,7 @@ impl HystrixBreaker {
         let n = (cfg.rolling_window.micros() / cfg.health_snapshot_interval.micros().max(1)).max(1) as usize;
         HystrixBreaker {
             cfg,
-            state: State::Closed,
-            generation: 0,
+            phase: Phase::new(),
             origin: SimTime::ZERO,
             next_snapshot: 1,
             ring: vec![Bucket::default(); n],
@@ -183,16 +208,10 @@ impl HystrixBreaker {
         total >= u64::from(self.cfg.request_volume_threshold) && total > 0
     }
 
-    fn set(&mut self, at: SimTime, to: State, reason: &'static str, out: &mut Transitions) {
-        emit(out, at, self.state, to, reason);
-        self.state = to;
-        self.generation += 1;
-    }
-
     /// Runs the health snapshots due by `now` (only CLOSED reacts to them).
     fn poll(&mut self, now: SimTime, out: &mut Transitions) {
         let n = self.ring.len() as u64;
-        while self.state == State::Closed && self.snapshot_at(self.next_snapshot) <= now {
+        while self.phase.state() == State::Closed && self.snapshot_at(self.next_snapshot) <= now {
             if !self.could_trip() {
                 self.next_snapshot = now.since(self.origin).micros() / self.interval() + 1;
                 return;
@@ -206,7 +225,7 @@ impl HystrixBreaker {
             let pct = ((errors as f64 / total as f64) * 100.0) as u32;
             if pct >= self.cfg.error_threshold_percentage {
                 let at = self.snapshot_at(k);
-                self.set(at, State::Open, "error_percentage", out);
+                self.phase.enter(at, State::Open, "error_percentage", out);
                 self.opened_at = at;
             }
         }
@@ -224,7 +243,7 @@ impl HystrixBreaker {
     }
 
     fn close(&mut self, now: SimTime, out: &mut Transitions) {
-        self.set(now, State::Closed, "probe_successes", out);
+        self.phase.enter(now, State::Closed, "probe_successes", out);
         // metrics.resetStream(): counts discarded, the bucket timer restarts now.
         self.origin = now;
         self.next_snapshot = 1;
@@ -237,11 +256,11 @@ impl HystrixBreaker {
 impl Breaker for HystrixBreaker {
     fn admit(&mut self, now: SimTime, out: &mut Transitions) -> Admission {
         self.poll(now, out);
-        match self.state {
-            State::Closed => Admission::Allow(Ticket { generation: self.generation, probe: false }),
+        match self.phase.state() {
+            State::Closed => Admission::Allow(self.phase.ticket(false)),
             State::Open if now > self.opened_at + self.cfg.sleep_window => {
-                self.set(now, State::HalfOpen, "cooldown_elapsed", out);
-                Admission::Allow(Ticket { generation: self.generation, probe: true })
+                self.phase.enter(now, State::HalfOpen, "cooldown_elapsed", out);
+                Admission::Allow(self.phase.ticket(true))
             }
             _ => Admission::Reject,
         }
@@ -255,9 +274,9 @@ impl Breaker for HystrixBreaker {
             Verdict::Failure => true,
         };
         self.count(now, failed);
-        if self.state == State::HalfOpen {
+        if self.phase.state() == State::HalfOpen {
             if failed {
-                self.set(now, State::Open, "probe_failed", out);
+                self.phase.enter(now, State::Open, "probe_failed", out);
                 self.opened_at = now;
             } else {
                 self.close(now, out);
@@ -266,11 +285,12 @@ impl Breaker for HystrixBreaker {
     }
 
     fn state(&self) -> State {
-        self.state
+        self.phase.state()
     }
 
     fn deadline(&self) -> Option<SimTime> {
-        (self.state == State::Closed && self.could_trip()).then(|| self.snapshot_at(self.next_snapshot))
+        (self.phase.state() == State::Closed && self.could_trip())
+            .then(|| self.snapshot_at(self.next_snapshot))
     }
 
     fn on_deadline(&mut self, now: SimTime, out: &mut Transitions) {

@@ -14,10 +14,10 @@
 //!   the underlying call is not cancelled, so the dependency still does the work:
 //!   [`NodeConfig::timeout`] is the client's call timeout the engine applies.
 
-use super::presets::ParamMeta;
-use super::spec::{FamilyParams, PolicyError, invalid};
-use super::{Admission, Breaker, Observation, State, Ticket, Transitions, emit};
-use crate::outcome::Verdict;
+use super::family::{Family, Preset};
+use super::machine::{Admission, Breaker, Observation, Phase, State, Ticket, Transitions};
+use super::param::{ParamMeta, PolicyError, invalid};
+use crate::outcome::{Classifier, Verdict};
 use crate::time::{Dur, SimTime};
 use serde::{Deserialize, Serialize};
 
@@ -39,7 +39,25 @@ impl Default for NodeConfig {
     }
 }
 
-impl FamilyParams for NodeConfig {
+impl Family for NodeConfig {
+    type Breaker = NodeBreaker;
+    const NAME: &'static str = "node";
+    const TITLE: &'static str = "node (seed 003)";
+    const PRESETS: &'static [Preset<Self>] = &[Preset {
+        name: "node-breaker",
+        library: "",
+        summary: "seed 003: 5 failures (reset by any success) open it; cooldown 30 s; calls time out at 5 s",
+        source: "seed 003, ../shared/seeds/003_984450fd97c1e1b4.txt (Node.js breaker.js: call, onSuccess, onFailure)",
+        quirks: &[
+            "open -> half-open on the first call after the cooldown (passive)",
+            "half-open admits every call until a result arrives (the text says one probe)",
+            "a success zeroes the failure count and closes from half-open; a late success while open zeroes the count but stays open",
+            "a late failure while open restarts the cooldown (openedAt moves, no transition)",
+            "a call at or over the timeout fails at t + timeout; the dependency still does the work (Promise.race does not cancel)",
+        ],
+        config: NodeConfig::default,
+        classifier: Classifier::EVERY_ERROR,
+    }];
     const PARAMS: &'static [ParamMeta] = &[
         ParamMeta::new(
             "failure_threshold",
@@ -67,40 +85,41 @@ impl FamilyParams for NodeConfig {
         }
         Ok(())
     }
+
+    fn build(&self, _seed: u64) -> NodeBreaker {
+        NodeBreaker::new(self.clone())
+    }
+
+    fn imposed_call_timeout(&self) -> Option<Option<Dur>> {
+        Some(Some(self.timeout))
+    }
 }
 
 /// Seed 003's breaker state machine.
 #[derive(Clone, Debug)]
 pub struct NodeBreaker {
     cfg: NodeConfig,
-    state: State,
+    phase: Phase,
     failures: u64,
     opened_at: SimTime,
-    generation: u64,
 }
 
 impl NodeBreaker {
     /// A closed breaker with no failures.
     pub fn new(cfg: NodeConfig) -> NodeBreaker {
-        NodeBreaker { cfg, state: State::Closed, failures: 0, opened_at: SimTime::ZERO, generation: 0 }
-    }
-
-    fn set(&mut self, now: SimTime, to: State, reason: &'static str, out: &mut Transitions) {
-        emit(out, now, self.state, to, reason);
-        self.state = to;
-        self.generation += 1;
+        NodeBreaker { cfg, phase: Phase::new(), failures: 0, opened_at: SimTime::ZERO }
     }
 }
 
 impl Breaker for NodeBreaker {
     fn admit(&mut self, now: SimTime, out: &mut Transitions) -> Admission {
-        if self.state == State::Open {
+        if self.phase.state() == State::Open {
             if now.since(self.opened_at) < self.cfg.cooldown {
                 return Admission::Reject;
             }
-            self.set(now, State::HalfOpen, "cooldown_elapsed", out);
+            self.phase.enter(now, State::HalfOpen, "cooldown_elapsed", out);
         }
-        Admission::Allow(Ticket { generation: self.generation, probe: self.state == State::HalfOpen })
+        Admission::Allow(self.phase.ticket(self.phase.state() == State::HalfOpen))
     }
 
     fn record(&mut self, now: SimTime, _ticket: Ticket, obs: Observation, out: &mut Transitions) {
@@ -108,16 +127,18 @@ impl Breaker for NodeBreaker {
             Verdict::Ignored => {}
             Verdict::Success => {
                 self.failures = 0;
-                if self.state == State::HalfOpen {
-                    self.set(now, State::Closed, "probe_successes", out);
+                if self.phase.state() == State::HalfOpen {
+                    self.phase.enter(now, State::Closed, "probe_successes", out);
                 }
             }
             Verdict::Failure => {
                 self.failures += 1;
-                if self.state == State::HalfOpen || self.failures >= u64::from(self.cfg.failure_threshold) {
-                    match self.state {
-                        State::HalfOpen => self.set(now, State::Open, "probe_failed", out),
-                        State::Closed => self.set(now, State::Open, "consecutive_failures", out),
+                if self.phase.state() == State::HalfOpen
+                    || self.failures >= u64::from(self.cfg.failure_threshold)
+                {
+                    match self.phase.state() {
+                        State::HalfOpen => self.phase.enter(now, State::Open, "probe_failed", out),
+                        State::Closed => self.phase.enter(now, State::Open, "consecutive_failures", out),
                         State::Open => {}
                     }
                     self.opened_at = now;
@@ -127,7 +148,7 @@ impl Breaker for NodeBreaker {
     }
 
     fn state(&self) -> State {
-        self.state
+        self.phase.state()
     }
 }
 

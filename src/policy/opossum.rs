@@ -28,12 +28,14 @@
 //! - `allow_warm_up`: no trip during the first `rolling_count_timeout`;
 //! - `timeout` (10 s) is the client's call timeout; the action is not cancelled.
 
-use super::presets::ParamMeta;
-use super::spec::{FamilyParams, PolicyError, invalid};
-use super::{Admission, Breaker, Observation, State, Ticket, Transitions, emit};
-use crate::outcome::Verdict;
+use super::family::{Family, Preset};
+use super::library::{ExportInput, Library, commented, js_ms, num};
+use super::machine::{Admission, Breaker, Observation, Phase, State, Ticket, Transitions};
+use super::param::{ParamMeta, PolicyError, invalid};
+use crate::outcome::{Classifier, Verdict};
 use crate::time::{Dur, SimTime};
 use serde::{Deserialize, Serialize};
+use std::fmt::Write as _;
 
 /// opossum's options, in snake_case.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -69,7 +71,28 @@ impl Default for OpossumConfig {
     }
 }
 
-impl FamilyParams for OpossumConfig {
+impl Family for OpossumConfig {
+    type Breaker = OpossumBreaker;
+    const NAME: &'static str = "opossum";
+    const PRESETS: &'static [Preset<Self>] = &[Preset {
+        name: "opossum",
+        library: "opossum 10.x",
+        summary: "opossum 10 defaults: on a failure, opens when failures / fires > 50 % over 10 s (10 buckets); a timer half-opens after 30 s; one probe; 10 s call timeout",
+        source: "nodeshift/opossum 10.x, lib/circuit.js (fire, fail, _startTimer; copy read: index file 741075302) and lib/status.js @ 0045b3717a9bd3fa4bc60e20e3162edcc292e022",
+        quirks: &[
+            "strictly greater: exactly 50 % does not open",
+            "fires counts every fire(): rejected calls and calls still in flight dilute the error rate",
+            "volumeThreshold 0: one failure after idle opens it (opossum#232)",
+            "only a failure can trip; a failure whose fire has rotated out divides by zero (Infinity) and trips",
+            "stats are never reset: after closing, the outage's counts stay in the 10 s window",
+            "half-open is active (a timer after resetTimeout); the first call is the probe, the rest are rejected",
+            "in half-open any success closes and any failure reopens, whichever call it came from",
+            "buckets rotate on a setInterval from the breaker's creation: modelled as buckets aligned on time zero",
+            "timeout 10 s is imposed on every call; the action is not cancelled",
+        ],
+        config: OpossumConfig::default,
+        classifier: Classifier::EVERY_ERROR,
+    }];
     const PARAMS: &'static [ParamMeta] = &[
         ParamMeta::new("timeout", "duration", "timeout: the call timeout; a timeout is a failure"),
         ParamMeta::new("reset_timeout", "duration", "resetTimeout: a timer from opening to half-open"),
@@ -108,6 +131,18 @@ impl FamilyParams for OpossumConfig {
         }
         Ok(())
     }
+
+    fn build(&self, _seed: u64) -> OpossumBreaker {
+        OpossumBreaker::new(self.clone())
+    }
+
+    fn imposed_call_timeout(&self) -> Option<Option<Dur>> {
+        Some(Some(self.timeout))
+    }
+
+    fn export(&self, lib: Library, input: &ExportInput) -> Option<Result<String, String>> {
+        (lib == Library::Opossum).then(|| opossum(input.header, input.name, self))
+    }
 }
 
 #[derive(Copy, Clone, Debug, Default)]
@@ -122,8 +157,7 @@ struct Bucket {
 #[derive(Clone, Debug)]
 pub struct OpossumBreaker {
     cfg: OpossumConfig,
-    state: State,
-    generation: u64,
+    phase: Phase,
     ring: Vec<Bucket>,
     bucket_len: u64,
     opened_at: SimTime,
@@ -139,8 +173,7 @@ impl OpossumBreaker {
             ring: vec![Bucket::default(); n as usize],
             bucket_len,
             cfg,
-            state: State::Closed,
-            generation: 0,
+            phase: Phase::new(),
             opened_at: SimTime::ZERO,
             pending_close: false,
         }
@@ -165,24 +198,18 @@ impl OpossumBreaker {
             .fold((0, 0), |(f, x), b| (f + b.fires, x + b.failures))
     }
 
-    fn set(&mut self, at: SimTime, to: State, reason: &'static str, out: &mut Transitions) {
-        emit(out, at, self.state, to, reason);
-        self.state = to;
-        self.generation += 1;
-    }
-
     fn open(&mut self, at: SimTime, reason: &'static str, out: &mut Transitions) {
         self.pending_close = false;
-        if self.state != State::Open {
-            self.set(at, State::Open, reason, out);
+        if self.phase.state() != State::Open {
+            self.phase.enter(at, State::Open, reason, out);
             self.opened_at = at;
         }
     }
 
     fn poll(&mut self, now: SimTime, out: &mut Transitions) {
-        if self.state == State::Open && now >= self.opened_at + self.cfg.reset_timeout {
+        if self.phase.state() == State::Open && now >= self.opened_at + self.cfg.reset_timeout {
             let at = self.opened_at + self.cfg.reset_timeout;
-            self.set(at, State::HalfOpen, "cooldown_elapsed", out);
+            self.phase.enter(at, State::HalfOpen, "cooldown_elapsed", out);
             self.pending_close = true;
         }
     }
@@ -192,11 +219,11 @@ impl Breaker for OpossumBreaker {
     fn admit(&mut self, now: SimTime, out: &mut Transitions) -> Admission {
         self.poll(now, out);
         self.bucket(now).fires += 1;
-        match self.state {
-            State::Closed => Admission::Allow(Ticket { generation: self.generation, probe: false }),
+        match self.phase.state() {
+            State::Closed => Admission::Allow(self.phase.ticket(false)),
             State::HalfOpen if self.pending_close => {
                 self.pending_close = false;
-                Admission::Allow(Ticket { generation: self.generation, probe: true })
+                Admission::Allow(self.phase.ticket(true))
             }
             _ => Admission::Reject,
         }
@@ -207,9 +234,9 @@ impl Breaker for OpossumBreaker {
         match obs.verdict {
             Verdict::Ignored => {}
             Verdict::Success => {
-                if self.state == State::HalfOpen {
+                if self.phase.state() == State::HalfOpen {
                     self.pending_close = false;
-                    self.set(now, State::Closed, "probe_successes", out);
+                    self.phase.enter(now, State::Closed, "probe_successes", out);
                 }
             }
             Verdict::Failure => {
@@ -217,7 +244,7 @@ impl Breaker for OpossumBreaker {
                 if self.cfg.allow_warm_up && now < SimTime::ZERO + self.cfg.rolling_count_timeout {
                     return;
                 }
-                let half_open = self.state == State::HalfOpen;
+                let half_open = self.phase.state() == State::HalfOpen;
                 let (fires, failures) = self.stats(now);
                 if fires < u64::from(self.cfg.volume_threshold) && !half_open {
                     return;
@@ -235,16 +262,36 @@ impl Breaker for OpossumBreaker {
     }
 
     fn state(&self) -> State {
-        self.state
+        self.phase.state()
     }
 
     fn deadline(&self) -> Option<SimTime> {
-        (self.state == State::Open).then(|| self.opened_at + self.cfg.reset_timeout)
+        (self.phase.state() == State::Open).then(|| self.opened_at + self.cfg.reset_timeout)
     }
 
     fn on_deadline(&mut self, now: SimTime, out: &mut Transitions) {
         self.poll(now, out);
     }
+}
+
+/// The configuration in Opossum's syntax.
+fn opossum(header: &[String], name: &str, c: &OpossumConfig) -> Result<String, String> {
+    let mut s = String::new();
+    commented(&mut s, "//", header);
+    let _ = writeln!(s, "const CircuitBreaker = require('opossum');");
+    let _ = writeln!(s);
+    let _ = writeln!(s, "const options = {{");
+    let _ = writeln!(s, "  name: {name:?},");
+    let _ = writeln!(s, "  timeout: {},", js_ms(c.timeout, "timeout")?);
+    let _ = writeln!(s, "  resetTimeout: {},", js_ms(c.reset_timeout, "resetTimeout")?);
+    let _ = writeln!(s, "  errorThresholdPercentage: {},", num(c.error_threshold_percentage));
+    let _ = writeln!(s, "  rollingCountTimeout: {},", js_ms(c.rolling_count_timeout, "rollingCountTimeout")?);
+    let _ = writeln!(s, "  rollingCountBuckets: {},", c.rolling_count_buckets);
+    let _ = writeln!(s, "  volumeThreshold: {},", c.volume_threshold);
+    let _ = writeln!(s, "  allowWarmUp: {},", c.allow_warm_up);
+    let _ = writeln!(s, "}};");
+    let _ = writeln!(s, "const breaker = new CircuitBreaker(action, options);");
+    Ok(s)
 }
 
 #[cfg(test)]

@@ -26,13 +26,15 @@
 //! `OnActionSuccess`, so classes in `ignore` count as successes here.
 //! A `BreakDurationGenerator` is a user callback: not modelled (the break is fixed).
 
-use super::presets::ParamMeta;
-use super::spec::{FamilyParams, PolicyError, invalid};
-use super::{Admission, Breaker, Observation, State, Ticket, Transitions, emit};
-use crate::outcome::Verdict;
+use super::family::{Family, Preset};
+use super::library::{ExportInput, Library, commented, num, timespan};
+use super::machine::{Admission, Breaker, Observation, Phase, State, Ticket, Transitions};
+use super::param::{ParamMeta, PolicyError, invalid};
+use crate::outcome::{Classifier, Verdict};
 use crate::time::{Dur, SimTime};
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
+use std::fmt::Write as _;
 
 /// `CircuitBreakerStrategyOptions`, in snake_case.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -59,7 +61,27 @@ impl Default for PollyConfig {
     }
 }
 
-impl FamilyParams for PollyConfig {
+impl Family for PollyConfig {
+    type Breaker = PollyBreaker;
+    const NAME: &'static str = "polly";
+    const PRESETS: &'static [Preset<Self>] = &[Preset {
+        name: "polly",
+        library: "Polly 8.x (Polly.Core)",
+        summary: "Polly v8 defaults: on a failure, opens when >= 100 calls in the last 30 s have a failure ratio >= 0.1; break 5 s; one probe",
+        source: "App-vNext/Polly v8, src/Polly.Core/CircuitBreaker/Controller/CircuitStateController.cs @ 008b9524f9db83c76548247492282d08022913ba, Controller/AdvancedCircuitBehavior.cs and Health/RollingHealthMetrics.cs @ 13428cc098f863965c41737265597ab2ba5f16d6, CircuitBreakerConstants.cs @ 07124acf6b127192f687447b75cddf2b8c19b873",
+        quirks: &[
+            "the trip is checked only when a failure is recorded in Closed: a success never trips, even at the ratio",
+            ">= for the ratio: exactly 0.1 opens",
+            "10 sub-windows that start at their first event (not aligned); a sub-window leaves once SamplingDuration old",
+            "metrics reset when the circuit closes, not when it opens",
+            "half-open is passive: the first call after the break is the only probe; a probe that never returns leaves it half-open",
+            "in half-open any success closes and any failure reopens, whichever call it came from (Polly#219)",
+            "results arriving while open are counted but never extend the break",
+            "no ignored outcome: what ShouldHandle does not handle is a success (classes in `ignore` count as successes)",
+        ],
+        config: PollyConfig::default,
+        classifier: Classifier::EVERY_ERROR,
+    }];
     const PARAMS: &'static [ParamMeta] = &[
         ParamMeta::new("failure_ratio", "ratio", "FailureRatio: trips at >= this, checked on a failure"),
         ParamMeta::new("minimum_throughput", "calls", "MinimumThroughput in the sampling duration (>= 2)"),
@@ -99,6 +121,14 @@ impl FamilyParams for PollyConfig {
         }
         Ok(())
     }
+
+    fn build(&self, _seed: u64) -> PollyBreaker {
+        PollyBreaker::new(self.clone())
+    }
+
+    fn export(&self, lib: Library, input: &ExportInput) -> Option<Result<String, String>> {
+        (lib == Library::Polly).then(|| Ok(polly(input.header, self)))
+    }
 }
 
 #[derive(Copy, Clone, Debug)]
@@ -112,8 +142,7 @@ struct Window {
 #[derive(Clone, Debug)]
 pub struct PollyBreaker {
     cfg: PollyConfig,
-    state: State,
-    generation: u64,
+    phase: Phase,
     windows: VecDeque<Window>,
     successes: u64,
     failures: u64,
@@ -127,8 +156,7 @@ impl PollyBreaker {
         let rolling = cfg.sampling_duration >= Dur::from_millis(200);
         PollyBreaker {
             cfg,
-            state: State::Closed,
-            generation: 0,
+            phase: Phase::new(),
             windows: VecDeque::with_capacity(11),
             successes: 0,
             failures: 0,
@@ -191,26 +219,20 @@ impl PollyBreaker {
         }
     }
 
-    fn set(&mut self, at: SimTime, to: State, reason: &'static str, out: &mut Transitions) {
-        emit(out, at, self.state, to, reason);
-        self.state = to;
-        self.generation += 1;
-    }
-
     fn open(&mut self, now: SimTime, reason: &'static str, out: &mut Transitions) {
-        self.set(now, State::Open, reason, out);
+        self.phase.enter(now, State::Open, reason, out);
         self.blocked_until = now + self.cfg.break_duration;
     }
 }
 
 impl Breaker for PollyBreaker {
     fn admit(&mut self, now: SimTime, out: &mut Transitions) -> Admission {
-        match self.state {
-            State::Closed => Admission::Allow(Ticket { generation: self.generation, probe: false }),
+        match self.phase.state() {
+            State::Closed => Admission::Allow(self.phase.ticket(false)),
             State::Open if now >= self.blocked_until => {
                 self.blocked_until = now + self.cfg.break_duration;
-                self.set(now, State::HalfOpen, "cooldown_elapsed", out);
-                Admission::Allow(Ticket { generation: self.generation, probe: true })
+                self.phase.enter(now, State::HalfOpen, "cooldown_elapsed", out);
+                Admission::Allow(self.phase.ticket(true))
             }
             _ => Admission::Reject,
         }
@@ -221,12 +243,12 @@ impl Breaker for PollyBreaker {
             // An outcome ShouldHandle does not handle is a success to Polly (OnActionSuccess).
             Verdict::Ignored | Verdict::Success => {
                 self.increment(now, false);
-                if self.state == State::HalfOpen {
-                    self.set(now, State::Closed, "probe_successes", out);
+                if self.phase.state() == State::HalfOpen {
+                    self.phase.enter(now, State::Closed, "probe_successes", out);
                     self.reset(now);
                 }
             }
-            Verdict::Failure => match self.state {
+            Verdict::Failure => match self.phase.state() {
                 State::Closed => {
                     self.increment(now, true);
                     self.update(now);
@@ -244,8 +266,26 @@ impl Breaker for PollyBreaker {
     }
 
     fn state(&self) -> State {
-        self.state
+        self.phase.state()
     }
+}
+
+/// The configuration in Polly's syntax.
+fn polly(header: &[String], c: &PollyConfig) -> String {
+    let mut s = String::new();
+    commented(&mut s, "//", header);
+    let _ = writeln!(s, "using Polly;");
+    let _ = writeln!(s, "using Polly.CircuitBreaker;");
+    let _ = writeln!(s);
+    let _ = writeln!(s, "var options = new CircuitBreakerStrategyOptions");
+    let _ = writeln!(s, "{{");
+    let _ = writeln!(s, "    FailureRatio = {},", num(c.failure_ratio));
+    let _ = writeln!(s, "    MinimumThroughput = {},", c.minimum_throughput);
+    let _ = writeln!(s, "    SamplingDuration = {},", timespan(c.sampling_duration));
+    let _ = writeln!(s, "    BreakDuration = {},", timespan(c.break_duration));
+    let _ = writeln!(s, "}};");
+    let _ = writeln!(s, "var pipeline = new ResiliencePipelineBuilder().AddCircuitBreaker(options).Build();");
+    s
 }
 
 #[cfg(test)]

@@ -14,7 +14,7 @@
 //!   `serialize = false` is `with breaker.calling():`: `call()` returns a generator at once,
 //!   so the block runs outside the lock and calls overlap;
 //! - a result is handled by the state object current when the call was admitted
-//!   (`self.state.call` → `generator_call`): a failure of a call admitted closed increments the
+//!   (`self.phase.state().call` → `generator_call`): a failure of a call admitted closed increments the
 //!   counter and opens when `counter >= fail_max` (5), whatever the state is now; a failure of
 //!   a call admitted half-open opens (again); `open()` always sets `opened_at = now`, so a
 //!   failure while already open restarts the timeout without a visible transition;
@@ -27,12 +27,14 @@
 //!   reaches `success_threshold` (1), even if the circuit reopened meanwhile; closing resets
 //!   both counters.
 
-use super::presets::ParamMeta;
-use super::spec::{FamilyParams, PolicyError, invalid};
-use super::{Admission, Breaker, Observation, State, Ticket, Transitions, emit};
-use crate::outcome::Verdict;
+use super::family::{Family, Preset};
+use super::library::{ExportInput, Library, commented, py_seconds};
+use super::machine::{Admission, Breaker, Observation, Phase, State, Ticket, Transitions};
+use super::param::{ParamMeta, PolicyError, invalid};
+use crate::outcome::{Classifier, Verdict};
 use crate::time::{Dur, SimTime};
 use serde::{Deserialize, Serialize};
+use std::fmt::Write as _;
 
 /// `CircuitBreaker(fail_max=5, reset_timeout=60, success_threshold=1)`, used through `call()`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -60,7 +62,24 @@ impl Default for PybreakerConfig {
     }
 }
 
-impl FamilyParams for PybreakerConfig {
+impl Family for PybreakerConfig {
+    type Breaker = PybreakerBreaker;
+    const NAME: &'static str = "pybreaker";
+    const PRESETS: &'static [Preset<Self>] = &[Preset {
+        name: "pybreaker",
+        library: "pybreaker 1.4.1",
+        summary: "pybreaker defaults: 5 failures (reset by any success) open it; reset_timeout 60 s; the next call is the trial; calls serialized by the breaker's lock",
+        source: "danielfm/pybreaker tag v1.4.1 (faf54de652991899768d7075feab6fcc10b72ba7), src/pybreaker/__init__.py (CircuitBreaker.call, calling, open, close, CircuitBreakerState.call, generator_call, _handle_error, Circuit*State)",
+        quirks: &[
+            "call() holds the breaker's RLock for the whole call: concurrent calls wait for it in arrival order (the wait is part of their latency); serialize = false is `with breaker.calling():`, which runs the block outside the lock",
+            "a result is handled by the state current when the call was admitted: a half-open admission's failure reopens, its success can close a circuit that reopened meanwhile; a failure while open restarts reset_timeout",
+            "excluded errors count as successes and reset the failure counter (no 'ignored' outcome)",
+            "opens when the counter reaches fail_max (>=); half-open at now >= opened_at + reset_timeout, on the next call",
+            "the trial's failure reopens; success_threshold trial successes close (1 in the revision read)",
+        ],
+        config: PybreakerConfig::default,
+        classifier: Classifier::EVERY_ERROR,
+    }];
     const PARAMS: &'static [ParamMeta] = &[
         ParamMeta::new("fail_max", "calls", "fail_max: opens when the failure counter reaches it (>=)"),
         ParamMeta::new(
@@ -85,13 +104,21 @@ impl FamilyParams for PybreakerConfig {
         }
         Ok(())
     }
+
+    fn build(&self, _seed: u64) -> PybreakerBreaker {
+        PybreakerBreaker::new(self.clone())
+    }
+
+    fn export(&self, lib: Library, input: &ExportInput) -> Option<Result<String, String>> {
+        (lib == Library::Pybreaker).then(|| Ok(pybreaker(input.header, input.name, self)))
+    }
 }
 
 /// pybreaker's state machine behind its lock.
 #[derive(Clone, Debug)]
 pub struct PybreakerBreaker {
     cfg: PybreakerConfig,
-    state: State,
+    phase: Phase,
     counter: u64,
     successes: u64,
     opened_at: SimTime,
@@ -103,18 +130,11 @@ impl PybreakerBreaker {
     pub fn new(cfg: PybreakerConfig) -> PybreakerBreaker {
         PybreakerBreaker {
             cfg,
-            state: State::Closed,
+            phase: Phase::new(),
             counter: 0,
             successes: 0,
             opened_at: SimTime::ZERO,
             busy: false,
-        }
-    }
-
-    fn set(&mut self, at: SimTime, to: State, reason: &'static str, out: &mut Transitions) {
-        if self.state != to {
-            emit(out, at, self.state, to, reason);
-            self.state = to;
         }
     }
 
@@ -123,7 +143,7 @@ impl PybreakerBreaker {
     fn open(&mut self, now: SimTime, reason: &'static str, out: &mut Transitions) {
         self.opened_at = now;
         self.successes = 0;
-        self.set(now, State::Open, reason, out);
+        self.phase.change(now, State::Open, reason, out);
     }
 
     /// True while a call holds the lock.
@@ -137,16 +157,16 @@ impl Breaker for PybreakerBreaker {
         if self.busy {
             return Admission::Wait;
         }
-        if self.state == State::Open {
+        if self.phase.state() == State::Open {
             if now < self.opened_at + self.cfg.reset_timeout {
                 return Admission::Reject;
             }
-            self.set(now, State::HalfOpen, "cooldown_elapsed", out);
+            self.phase.change(now, State::HalfOpen, "cooldown_elapsed", out);
             self.successes = 0;
         }
         self.busy = self.cfg.serialize;
         // The ticket remembers which state object handles the result.
-        Admission::Allow(Ticket { generation: 0, probe: self.state == State::HalfOpen })
+        Admission::Allow(Ticket { generation: 0, probe: self.phase.state() == State::HalfOpen })
     }
 
     fn record(&mut self, now: SimTime, ticket: Ticket, obs: Observation, out: &mut Transitions) {
@@ -156,8 +176,11 @@ impl Breaker for PybreakerBreaker {
             if ticket.probe {
                 self.open(now, "probe_failed", out);
             } else if self.counter >= u64::from(self.cfg.fail_max) {
-                let reason =
-                    if self.state == State::HalfOpen { "probe_failed" } else { "consecutive_failures" };
+                let reason = if self.phase.state() == State::HalfOpen {
+                    "probe_failed"
+                } else {
+                    "consecutive_failures"
+                };
                 self.open(now, reason, out);
             }
         } else {
@@ -165,17 +188,40 @@ impl Breaker for PybreakerBreaker {
             if ticket.probe {
                 self.successes += 1;
                 if self.successes >= u64::from(self.cfg.success_threshold) {
-                    let reason = if self.state == State::Open { "late_success" } else { "probe_successes" };
+                    let reason =
+                        if self.phase.state() == State::Open { "late_success" } else { "probe_successes" };
                     self.successes = 0;
-                    self.set(now, State::Closed, reason, out);
+                    self.phase.change(now, State::Closed, reason, out);
                 }
             }
         }
     }
 
     fn state(&self) -> State {
-        self.state
+        self.phase.state()
     }
+}
+
+/// The configuration in Pybreaker's syntax.
+fn pybreaker(header: &[String], name: &str, c: &PybreakerConfig) -> String {
+    let mut s = String::new();
+    commented(&mut s, "#", header);
+    let _ = writeln!(s, "import pybreaker");
+    let _ = writeln!(s);
+    let mut args =
+        vec![format!("fail_max={}", c.fail_max), format!("reset_timeout={}", py_seconds(c.reset_timeout))];
+    if c.success_threshold != 1 {
+        let _ = writeln!(s, "# success_threshold needs pybreaker >= 1.4");
+        args.push(format!("success_threshold={}", c.success_threshold));
+    }
+    args.push(format!("name={name:?}"));
+    let _ = writeln!(s, "breaker = pybreaker.CircuitBreaker({})", args.join(", "));
+    if c.serialize {
+        let _ = writeln!(s, "# use: breaker.call(func, ...)  (its lock serializes calls)");
+    } else {
+        let _ = writeln!(s, "# use: with breaker.calling(): ...  (no lock: calls overlap)");
+    }
+    s
 }
 
 #[cfg(test)]

@@ -31,13 +31,15 @@
 //!   result in HALF_OPEN hands out one more probe);
 //! - `max_wait_duration_in_half_open_state` (0 = off) reopens HALF_OPEN by a timer.
 
-use super::presets::ParamMeta;
-use super::spec::{FamilyParams, PolicyError, impossible, invalid};
-use super::window::{BucketWindow, CountWindow, Sample, Tally};
-use super::{Admission, Breaker, Observation, State, Ticket, Transitions, emit};
-use crate::outcome::Verdict;
+use super::family::{Family, Preset};
+use super::library::{ExportInput, Library, commented, num, spring_duration};
+use super::machine::{Admission, Breaker, Observation, Phase, State, Ticket, Transitions};
+use super::param::{ParamMeta, PolicyError, impossible, invalid};
+use super::window::{BucketWindow, CountWindow, Sample, Tally, Window};
+use crate::outcome::{Classifier, Verdict};
 use crate::time::{Dur, SimTime};
 use serde::{Deserialize, Serialize};
+use std::fmt::Write as _;
 
 /// Resilience4j's `SlidingWindowType`.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -125,7 +127,42 @@ fn percent(name: &str, v: f64) -> Result<(), PolicyError> {
     }
 }
 
-impl FamilyParams for Resilience4jConfig {
+const R4J_SOURCE: &str = "resilience4j/resilience4j @ 1a4a71641b064ea1b7eacfb303d865ef6ec5c064, resilience4j-circuitbreaker/src/main/java/io/github/resilience4j/circuitbreaker/internal/CircuitBreakerStateMachine.java and CircuitBreakerMetrics.java; resilience4j-core/.../metrics/SlidingTimeWindowMetrics.java (resilience4j 2.x)";
+const R4J_QUIRKS: &[&str] = &[
+    "evaluated on every recorded result, success or failure; >= for both rates (float percentages)",
+    "count_based clamps minimum_number_of_calls to the window size; time_based does not (a 10 s window with minimum 100 needs 100 calls in it)",
+    "time_based buckets are epoch-aligned whole seconds: the window spans between size - 1 and size seconds",
+    "slow = duration strictly above slow_call_duration_threshold, failures included",
+    "open -> half-open on the first call strictly after the wait (isAfter), or by a timer exactly at it when automatic",
+    "half-open decides as soon as min(minimum_number_of_calls, permitted) results are in, not after all permitted calls (resilience4j#1523)",
+    "late results are not generation-checked: a call admitted while closed that ends in half-open is a probe result",
+    "an ignored result releases a half-open permission even when its call was admitted before half-open",
+    "the wait grows only on half-open -> open (attempts + 1) with an exponential interval function; a fresh window on closing",
+];
+
+impl Family for Resilience4jConfig {
+    type Breaker = Resilience4jBreaker;
+    const NAME: &'static str = "resilience4j";
+    const PRESETS: &'static [Preset<Self>] = &[
+        Preset {
+            name: "resilience4j-count",
+            library: "Resilience4j 2.x (resilience4j-circuitbreaker)",
+            summary: "Resilience4j 2.x defaults: failure rate >= 50 % (or slow-call rate >= 100 %) over the last 100 calls, 100 calls minimum; open 60 s; 10 half-open calls",
+            source: R4J_SOURCE,
+            quirks: R4J_QUIRKS,
+            config: Resilience4jConfig::count_based,
+            classifier: Classifier::EVERY_ERROR,
+        },
+        Preset {
+            name: "resilience4j-time",
+            library: "Resilience4j 2.x (resilience4j-circuitbreaker)",
+            summary: "Resilience4j 2.x defaults with a TIME_BASED window: 100 epoch-aligned 1 s buckets, 100 calls minimum (not clamped); open 60 s; 10 half-open calls",
+            source: R4J_SOURCE,
+            quirks: R4J_QUIRKS,
+            config: Resilience4jConfig::time_based,
+            classifier: Classifier::EVERY_ERROR,
+        },
+    ];
     const PARAMS: &'static [ParamMeta] = &[
         ParamMeta::new("sliding_window_type", "count_based | time_based", "slidingWindowType"),
         ParamMeta::new(
@@ -208,33 +245,13 @@ impl FamilyParams for Resilience4jConfig {
         }
         Ok(())
     }
-}
 
-/// The closed-state window.
-#[derive(Clone, Debug)]
-enum Metrics {
-    Count(CountWindow),
-    Time(BucketWindow),
-}
+    fn build(&self, _seed: u64) -> Resilience4jBreaker {
+        Resilience4jBreaker::new(self.clone())
+    }
 
-impl Metrics {
-    fn push(&mut self, s: Sample) {
-        match self {
-            Metrics::Count(w) => w.push(s),
-            Metrics::Time(w) => w.push(s),
-        }
-    }
-    fn tally(&self, now: SimTime) -> Tally {
-        match self {
-            Metrics::Count(w) => w.tally(),
-            Metrics::Time(w) => w.tally(now),
-        }
-    }
-    fn clear(&mut self) {
-        match self {
-            Metrics::Count(w) => w.clear(),
-            Metrics::Time(w) => w.clear(),
-        }
+    fn export(&self, lib: Library, input: &ExportInput) -> Option<Result<String, String>> {
+        (lib == Library::Resilience4j).then(|| Ok(spring_yaml(input.header, input.name, self)))
     }
 }
 
@@ -249,9 +266,8 @@ enum Check {
 #[derive(Clone, Debug)]
 pub struct Resilience4jBreaker {
     cfg: Resilience4jConfig,
-    state: State,
-    generation: u64,
-    closed: Metrics,
+    phase: Phase,
+    closed: Window,
     half: CountWindow,
     attempts: u32,
     retry_after: SimTime,
@@ -263,8 +279,8 @@ impl Resilience4jBreaker {
     /// A closed breaker with an empty window.
     pub fn new(cfg: Resilience4jConfig) -> Resilience4jBreaker {
         let closed = match cfg.sliding_window_type {
-            SlidingWindowType::CountBased => Metrics::Count(CountWindow::new(cfg.sliding_window_size)),
-            SlidingWindowType::TimeBased => Metrics::Time(BucketWindow::new(
+            SlidingWindowType::CountBased => Window::Count(CountWindow::new(cfg.sliding_window_size)),
+            SlidingWindowType::TimeBased => Window::Buckets(BucketWindow::new(
                 Dur::from_secs(u64::from(cfg.sliding_window_size)),
                 cfg.sliding_window_size,
             )),
@@ -272,8 +288,7 @@ impl Resilience4jBreaker {
         let half = CountWindow::new(cfg.permitted_number_of_calls_in_half_open_state);
         Resilience4jBreaker {
             cfg,
-            state: State::Closed,
-            generation: 0,
+            phase: Phase::new(),
             closed,
             half,
             attempts: 0,
@@ -281,12 +296,6 @@ impl Resilience4jBreaker {
             half_open_since: SimTime::ZERO,
             permits: 0,
         }
-    }
-
-    fn set(&mut self, at: SimTime, to: State, reason: &'static str, out: &mut Transitions) {
-        emit(out, at, self.state, to, reason);
-        self.state = to;
-        self.generation += 1;
     }
 
     fn check(&self, t: Tally, min: u64) -> Check {
@@ -305,12 +314,12 @@ impl Resilience4jBreaker {
 
     fn open(&mut self, at: SimTime, reason: &'static str, out: &mut Transitions) {
         self.attempts = self.attempts.saturating_add(1);
-        self.set(at, State::Open, reason, out);
+        self.phase.enter(at, State::Open, reason, out);
         self.retry_after = at + self.cfg.wait_for(self.attempts);
     }
 
     fn half_open(&mut self, at: SimTime, out: &mut Transitions) {
-        self.set(at, State::HalfOpen, "cooldown_elapsed", out);
+        self.phase.enter(at, State::HalfOpen, "cooldown_elapsed", out);
         self.half.clear();
         self.permits = u64::from(self.cfg.permitted_number_of_calls_in_half_open_state);
         self.half_open_since = at;
@@ -319,7 +328,7 @@ impl Resilience4jBreaker {
     fn poll(&mut self, now: SimTime, out: &mut Transitions) {
         loop {
             match self.deadline() {
-                Some(d) if d <= now => match self.state {
+                Some(d) if d <= now => match self.phase.state() {
                     State::Open => self.half_open(d, out),
                     State::HalfOpen => self.open(d, "half_open_timeout", out),
                     State::Closed => return,
@@ -337,22 +346,22 @@ impl Resilience4jBreaker {
 impl Breaker for Resilience4jBreaker {
     fn admit(&mut self, now: SimTime, out: &mut Transitions) -> Admission {
         self.poll(now, out);
-        if self.state == State::Open {
+        if self.phase.state() == State::Open {
             if now > self.retry_after {
                 self.half_open(now, out);
             } else {
                 return Admission::Reject;
             }
         }
-        match self.state {
+        match self.phase.state() {
             State::HalfOpen => {
                 if self.permits == 0 {
                     return Admission::Reject;
                 }
                 self.permits -= 1;
-                Admission::Allow(Ticket { generation: self.generation, probe: true })
+                Admission::Allow(self.phase.ticket(true))
             }
-            _ => Admission::Allow(Ticket { generation: self.generation, probe: false }),
+            _ => Admission::Allow(self.phase.ticket(false)),
         }
     }
 
@@ -361,7 +370,7 @@ impl Breaker for Resilience4jBreaker {
         let failed = match obs.verdict {
             Verdict::Ignored => {
                 // releasePermission() of the current state: only HALF_OPEN counts permissions.
-                if self.state == State::HalfOpen {
+                if self.phase.state() == State::HalfOpen {
                     self.permits += 1;
                 }
                 return;
@@ -370,7 +379,7 @@ impl Breaker for Resilience4jBreaker {
             Verdict::Failure => true,
         };
         let s = self.sample(now, failed, obs.latency);
-        match self.state {
+        match self.phase.state() {
             State::Closed => {
                 self.closed.push(s);
                 let min = match self.cfg.sliding_window_type {
@@ -392,7 +401,7 @@ impl Breaker for Resilience4jBreaker {
                     Check::BelowMinimum => {}
                     Check::Above(_) => self.open(now, "probe_failure_rate", out),
                     Check::Below => {
-                        self.set(now, State::Closed, "probe_failure_rate_below", out);
+                        self.phase.enter(now, State::Closed, "probe_failure_rate_below", out);
                         self.attempts = 0;
                         self.closed.clear();
                     }
@@ -402,11 +411,11 @@ impl Breaker for Resilience4jBreaker {
     }
 
     fn state(&self) -> State {
-        self.state
+        self.phase.state()
     }
 
     fn deadline(&self) -> Option<SimTime> {
-        match self.state {
+        match self.phase.state() {
             State::Open if self.cfg.automatic_transition_from_open_to_half_open_enabled => {
                 Some(self.retry_after)
             }
@@ -420,6 +429,48 @@ impl Breaker for Resilience4jBreaker {
     fn on_deadline(&mut self, now: SimTime, out: &mut Transitions) {
         self.poll(now, out);
     }
+}
+
+/// Spring Boot `resilience4j.circuitbreaker.instances.<name>` YAML (also the generic
+/// family's export when its blocks are exactly Resilience4j's).
+pub(crate) fn spring_yaml(header: &[String], name: &str, c: &Resilience4jConfig) -> String {
+    let mut s = String::new();
+    commented(&mut s, "#", header);
+    let kind = match c.sliding_window_type {
+        SlidingWindowType::CountBased => "COUNT_BASED",
+        SlidingWindowType::TimeBased => "TIME_BASED",
+    };
+    let _ = writeln!(s, "resilience4j:");
+    let _ = writeln!(s, "  circuitbreaker:");
+    let _ = writeln!(s, "    instances:");
+    let _ = writeln!(s, "      {name}:");
+    let mut kv = |k: &str, v: String| {
+        let _ = writeln!(s, "        {k}: {v}");
+    };
+    kv("slidingWindowType", kind.into());
+    kv("slidingWindowSize", c.sliding_window_size.to_string());
+    kv("minimumNumberOfCalls", c.minimum_number_of_calls.to_string());
+    kv("failureRateThreshold", num(c.failure_rate_threshold));
+    kv("slowCallRateThreshold", num(c.slow_call_rate_threshold));
+    kv("slowCallDurationThreshold", spring_duration(c.slow_call_duration_threshold));
+    kv("permittedNumberOfCallsInHalfOpenState", c.permitted_number_of_calls_in_half_open_state.to_string());
+    kv("waitDurationInOpenState", spring_duration(c.wait_duration_in_open_state));
+    kv(
+        "automaticTransitionFromOpenToHalfOpenEnabled",
+        c.automatic_transition_from_open_to_half_open_enabled.to_string(),
+    );
+    kv("maxWaitDurationInHalfOpenState", spring_duration(c.max_wait_duration_in_half_open_state));
+    if c.exponential_backoff_multiplier > 1.0 {
+        kv("enableExponentialBackoff", "true".into());
+        kv("exponentialBackoffMultiplier", num(c.exponential_backoff_multiplier));
+        if !c.exponential_max_wait_duration_in_open_state.is_zero() {
+            kv(
+                "exponentialMaxWaitDurationInOpenState",
+                spring_duration(c.exponential_max_wait_duration_in_open_state),
+            );
+        }
+    }
+    s
 }
 
 #[cfg(test)]

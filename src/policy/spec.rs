@@ -3,28 +3,13 @@
 //! family's config (unknown keys refused) and validated. Errors name the preset, the parameter,
 //! what was expected and what was found.
 
-use super::ai_service::{AiServiceBreaker, AiServiceConfig};
-use super::cockatiel::{CockatielBreaker, CockatielConfig};
-use super::connector::{ConnectorBreaker, ConnectorConfig};
-use super::envoy::{EnvoyBreaker, EnvoyConfig};
-use super::failsafe::{FailsafeBreaker, FailsafeConfig};
-use super::finagle::{FinagleBreaker, FinagleConfig};
-use super::gate::{CircuitGate, GateConfig};
-use super::generic::{GenericBreaker, GenericConfig};
-use super::gobreaker::{GobreakerBreaker, GobreakerConfig};
-use super::hystrix::{HystrixBreaker, HystrixConfig};
-use super::node::{NodeBreaker, NodeConfig};
-use super::opossum::{OpossumBreaker, OpossumConfig};
-use super::polly::{PollyBreaker, PollyConfig};
-use super::presets::{CLASSIFIER_PARAMS, ParamMeta, find, presets};
-use super::pybreaker::{PybreakerBreaker, PybreakerConfig};
-use super::resilience4j::{Resilience4jBreaker, Resilience4jConfig};
-use super::throttle::{SreThrottle, ThrottleConfig};
-use super::{NoBreaker, Policy};
-use crate::outcome::{Classifier, OutcomeClass, Verdict};
+use super::family::Family;
+use super::param::{PolicyError, impossible, invalid};
+use super::presets::{CLASSIFIER_PARAMS, find, presets};
+use super::registry::{FamilyConfig, Policy};
+use crate::outcome::{Classifier, OutcomeClass};
 use crate::time::Dur;
 use serde::Serialize;
-use serde::de::DeserializeOwned;
 
 /// A policy as a user names it: a preset and parameter overrides (from a file or `--set`).
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -35,115 +20,21 @@ pub struct PolicySpec {
     pub overrides: toml::Table,
 }
 
-/// Why a policy specification cannot be used.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum PolicyError {
-    /// No preset of that name.
-    #[error("unknown policy preset `{name}`; known presets: {known}")]
-    UnknownPreset {
-        /// The name given.
-        name: String,
-        /// Every preset, comma-separated.
-        known: String,
-    },
-    /// The preset has no such parameter.
-    #[error("unknown parameter `{param}` for preset `{preset}`{hint}; its parameters are: {known}")]
-    UnknownParam {
-        /// The preset.
-        preset: String,
-        /// The key given.
-        param: String,
-        /// ` (did you mean `x`?)` when a parameter has a close name, else empty.
-        hint: String,
-        /// The preset's parameters, comma-separated.
-        known: String,
-    },
-    /// A parameter has the wrong type or an out-of-range value.
-    #[error("invalid value for `{param}`: expected {expected}, found {found}")]
-    InvalidValue {
-        /// The parameter.
-        param: String,
-        /// What it needs.
-        expected: String,
-        /// What was given.
-        found: String,
-    },
-    /// Values that are each fine but cannot work together.
-    #[error("impossible policy configuration: {0}")]
-    Impossible(String),
-}
-
-/// Shorthand for [`PolicyError::InvalidValue`].
-pub(crate) fn invalid(param: &str, expected: &str, found: &str) -> PolicyError {
-    PolicyError::InvalidValue { param: param.into(), expected: expected.into(), found: found.into() }
-}
-
-/// Shorthand for [`PolicyError::Impossible`].
-pub(crate) fn impossible(msg: String) -> PolicyError {
-    PolicyError::Impossible(msg)
-}
-
 /// The error for an unknown preset, listing the known ones.
 pub(crate) fn unknown_preset(name: &str) -> PolicyError {
     let known: Vec<&str> = presets().iter().map(|p| p.name).collect();
     PolicyError::UnknownPreset { name: name.into(), known: known.join(", ") }
 }
 
-/// What a family's config provides to resolution: its parameter table and its validation.
-pub(crate) trait FamilyParams: Serialize + DeserializeOwned + Clone {
-    /// Every parameter, in the order `params()` lists them.
-    const PARAMS: &'static [ParamMeta];
-    /// Checks ranges and combinations that types alone do not.
-    fn validate(&self) -> Result<(), PolicyError>;
-}
-
-/// The family-specific part of a resolved policy.
-#[derive(Clone, Debug, PartialEq)]
-pub enum FamilyConfig {
-    /// No breaker.
-    None,
-    /// The composable family.
-    Generic(GenericConfig),
-    /// Seed 000.
-    Connector(ConnectorConfig),
-    /// Seed 001.
-    Gate(GateConfig),
-    /// Seed 002.
-    AiService(AiServiceConfig),
-    /// Seed 003.
-    Node(NodeConfig),
-    /// Google SRE client-side adaptive throttling.
-    Throttle(ThrottleConfig),
-    /// Envoy outlier detection (consecutive 5xx) for one host.
-    Envoy(EnvoyConfig),
-    /// Finagle's FailureAccrualFactory with the default policy.
-    Finagle(FinagleConfig),
-    /// failsafe-go's count-based breaker.
-    Failsafe(FailsafeConfig),
-    /// sony/gobreaker v2's generation-counting breaker.
-    Gobreaker(GobreakerConfig),
-    /// pybreaker's lock-serialized breaker.
-    Pybreaker(PybreakerConfig),
-    /// cockatiel's CircuitBreakerPolicy with a consecutive, count or sampling breaker.
-    Cockatiel(CockatielConfig),
-    /// Polly v8's advanced circuit breaker.
-    Polly(PollyConfig),
-    /// opossum's breaker: fires-based error percentage, active half-open.
-    Opossum(OpossumConfig),
-    /// Hystrix 1.5's breaker over its 500 ms health-count snapshots.
-    Hystrix(HystrixConfig),
-    /// Resilience4j's CircuitBreakerStateMachine (count- or time-based).
-    Resilience4j(Resilience4jConfig),
-}
-
-fn table_of<C: Serialize>(c: &C) -> toml::Table {
+/// A family's parameters as a TOML table.
+pub(crate) fn table_of<C: Serialize>(c: &C) -> toml::Table {
     // Every family config is a flat struct of numbers, strings and booleans: always a table.
     toml::Table::try_from(c).unwrap_or_default()
 }
 
 /// Merges `overrides` over `defaults`, deserialises and validates; a failure is pinned on the
 /// override that causes it.
-fn merge<C: FamilyParams>(defaults: &C, overrides: &toml::Table) -> Result<C, PolicyError> {
+pub(crate) fn merge<C: Family>(defaults: &C, overrides: &toml::Table) -> Result<C, PolicyError> {
     let base = table_of(defaults);
     let mut merged = base.clone();
     for (k, v) in overrides {
@@ -263,96 +154,6 @@ fn parse_classes(param: &str, v: &toml::Value) -> Result<Vec<OutcomeClass>, Poli
 }
 
 impl FamilyConfig {
-    /// The defaults and default classifier of preset `name`.
-    pub fn preset_default(name: &str) -> Option<(FamilyConfig, Classifier)> {
-        Some(match name {
-            "none" => (FamilyConfig::None, Classifier::DEFAULT),
-            "consecutive" => (FamilyConfig::Generic(GenericConfig::consecutive()), Classifier::DEFAULT),
-            "windowed" => (FamilyConfig::Generic(GenericConfig::windowed()), Classifier::DEFAULT),
-            "connector-breaker" => {
-                (FamilyConfig::Connector(ConnectorConfig::default()), Classifier::EVERY_ERROR)
-            }
-            "circuit-gate" => (FamilyConfig::Gate(GateConfig::default()), Classifier::EVERY_ERROR),
-            "ai-service-breaker" => {
-                (FamilyConfig::AiService(AiServiceConfig::default()), Classifier::EVERY_ERROR)
-            }
-            "node-breaker" => (FamilyConfig::Node(NodeConfig::default()), Classifier::EVERY_ERROR),
-            "resilience4j-count" => {
-                (FamilyConfig::Resilience4j(Resilience4jConfig::count_based()), Classifier::EVERY_ERROR)
-            }
-            "resilience4j-time" => {
-                (FamilyConfig::Resilience4j(Resilience4jConfig::time_based()), Classifier::EVERY_ERROR)
-            }
-            "hystrix" => (FamilyConfig::Hystrix(HystrixConfig::default()), Classifier::EVERY_ERROR),
-            "opossum" => (FamilyConfig::Opossum(OpossumConfig::default()), Classifier::EVERY_ERROR),
-            "polly" => (FamilyConfig::Polly(PollyConfig::default()), Classifier::EVERY_ERROR),
-            "cockatiel-consecutive" => {
-                (FamilyConfig::Cockatiel(CockatielConfig::consecutive()), Classifier::EVERY_ERROR)
-            }
-            "cockatiel-count" => (FamilyConfig::Cockatiel(CockatielConfig::count()), Classifier::EVERY_ERROR),
-            "cockatiel-sampling" => {
-                (FamilyConfig::Cockatiel(CockatielConfig::sampling()), Classifier::EVERY_ERROR)
-            }
-            "pybreaker" => (FamilyConfig::Pybreaker(PybreakerConfig::default()), Classifier::EVERY_ERROR),
-            "gobreaker" => (FamilyConfig::Gobreaker(GobreakerConfig::default()), Classifier::EVERY_ERROR),
-            "failsafe-go" => (FamilyConfig::Failsafe(FailsafeConfig::default()), Classifier::EVERY_ERROR),
-            "finagle" => (FamilyConfig::Finagle(FinagleConfig::default()), Classifier::EVERY_ERROR),
-            "envoy-outlier" => (
-                FamilyConfig::Envoy(EnvoyConfig::default()),
-                Classifier::EVERY_ERROR
-                    .with(OutcomeClass::RateLimited, Verdict::Success)
-                    .with(OutcomeClass::ClientError, Verdict::Success),
-            ),
-            "sre-throttle" => (FamilyConfig::Throttle(ThrottleConfig::default()), Classifier::DEFAULT),
-            _ => return None,
-        })
-    }
-
-    /// The family's parameter descriptions, in order.
-    pub fn meta(&self) -> &'static [ParamMeta] {
-        match self {
-            FamilyConfig::None => &[],
-            FamilyConfig::Generic(_) => GenericConfig::PARAMS,
-            FamilyConfig::Connector(_) => ConnectorConfig::PARAMS,
-            FamilyConfig::Gate(_) => GateConfig::PARAMS,
-            FamilyConfig::AiService(_) => AiServiceConfig::PARAMS,
-            FamilyConfig::Node(_) => NodeConfig::PARAMS,
-            FamilyConfig::Throttle(_) => ThrottleConfig::PARAMS,
-            FamilyConfig::Envoy(_) => EnvoyConfig::PARAMS,
-            FamilyConfig::Finagle(_) => FinagleConfig::PARAMS,
-            FamilyConfig::Failsafe(_) => FailsafeConfig::PARAMS,
-            FamilyConfig::Gobreaker(_) => GobreakerConfig::PARAMS,
-            FamilyConfig::Pybreaker(_) => PybreakerConfig::PARAMS,
-            FamilyConfig::Cockatiel(_) => CockatielConfig::PARAMS,
-            FamilyConfig::Polly(_) => PollyConfig::PARAMS,
-            FamilyConfig::Opossum(_) => OpossumConfig::PARAMS,
-            FamilyConfig::Hystrix(_) => HystrixConfig::PARAMS,
-            FamilyConfig::Resilience4j(_) => Resilience4jConfig::PARAMS,
-        }
-    }
-
-    fn table(&self) -> toml::Table {
-        match self {
-            FamilyConfig::None => toml::Table::new(),
-            FamilyConfig::Generic(c) => table_of(c),
-            FamilyConfig::Connector(c) => table_of(c),
-            FamilyConfig::Gate(c) => table_of(c),
-            FamilyConfig::AiService(c) => table_of(c),
-            FamilyConfig::Node(c) => table_of(c),
-            FamilyConfig::Throttle(c) => table_of(c),
-            FamilyConfig::Envoy(c) => table_of(c),
-            FamilyConfig::Finagle(c) => table_of(c),
-            FamilyConfig::Failsafe(c) => table_of(c),
-            FamilyConfig::Gobreaker(c) => table_of(c),
-            FamilyConfig::Pybreaker(c) => table_of(c),
-            FamilyConfig::Cockatiel(c) => table_of(c),
-            FamilyConfig::Polly(c) => table_of(c),
-            FamilyConfig::Opossum(c) => table_of(c),
-            FamilyConfig::Hystrix(c) => table_of(c),
-            FamilyConfig::Resilience4j(c) => table_of(c),
-        }
-    }
-
     /// Every family parameter with its value in file syntax, in [`FamilyConfig::meta`] order.
     pub fn params(&self) -> Vec<(String, String)> {
         let t = self.table();
@@ -360,28 +161,6 @@ impl FamilyConfig {
             .iter()
             .map(|m| (m.name.to_string(), t.get(m.name).map(render_param).unwrap_or_default()))
             .collect()
-    }
-
-    fn with_overrides(&self, o: &toml::Table) -> Result<FamilyConfig, PolicyError> {
-        Ok(match self {
-            FamilyConfig::None => FamilyConfig::None,
-            FamilyConfig::Generic(c) => FamilyConfig::Generic(merge(c, o)?),
-            FamilyConfig::Connector(c) => FamilyConfig::Connector(merge(c, o)?),
-            FamilyConfig::Gate(c) => FamilyConfig::Gate(merge(c, o)?),
-            FamilyConfig::AiService(c) => FamilyConfig::AiService(merge(c, o)?),
-            FamilyConfig::Node(c) => FamilyConfig::Node(merge(c, o)?),
-            FamilyConfig::Throttle(c) => FamilyConfig::Throttle(merge(c, o)?),
-            FamilyConfig::Envoy(c) => FamilyConfig::Envoy(merge(c, o)?),
-            FamilyConfig::Finagle(c) => FamilyConfig::Finagle(merge(c, o)?),
-            FamilyConfig::Failsafe(c) => FamilyConfig::Failsafe(merge(c, o)?),
-            FamilyConfig::Gobreaker(c) => FamilyConfig::Gobreaker(merge(c, o)?),
-            FamilyConfig::Pybreaker(c) => FamilyConfig::Pybreaker(merge(c, o)?),
-            FamilyConfig::Cockatiel(c) => FamilyConfig::Cockatiel(merge(c, o)?),
-            FamilyConfig::Polly(c) => FamilyConfig::Polly(merge(c, o)?),
-            FamilyConfig::Opossum(c) => FamilyConfig::Opossum(merge(c, o)?),
-            FamilyConfig::Hystrix(c) => FamilyConfig::Hystrix(merge(c, o)?),
-            FamilyConfig::Resilience4j(c) => FamilyConfig::Resilience4j(merge(c, o)?),
-        })
     }
 }
 
@@ -489,25 +268,7 @@ impl PolicyConfig {
 
     /// A fresh state machine; `seed` feeds any jitter it draws (only the generic family draws).
     pub fn build(&self, seed: u64) -> Policy {
-        match &self.family {
-            FamilyConfig::None => Policy::None(NoBreaker),
-            FamilyConfig::Generic(c) => Policy::Generic(GenericBreaker::new(c.clone(), seed)),
-            FamilyConfig::Connector(c) => Policy::Connector(ConnectorBreaker::new(c.clone())),
-            FamilyConfig::Gate(c) => Policy::Gate(CircuitGate::new(c.clone())),
-            FamilyConfig::AiService(c) => Policy::AiService(AiServiceBreaker::new(c.clone())),
-            FamilyConfig::Node(c) => Policy::Node(NodeBreaker::new(c.clone())),
-            FamilyConfig::Throttle(c) => Policy::Throttle(SreThrottle::new(c.clone(), seed)),
-            FamilyConfig::Envoy(c) => Policy::Envoy(EnvoyBreaker::new(c.clone())),
-            FamilyConfig::Finagle(c) => Policy::Finagle(FinagleBreaker::new(c.clone(), seed)),
-            FamilyConfig::Failsafe(c) => Policy::Failsafe(FailsafeBreaker::new(c.clone())),
-            FamilyConfig::Gobreaker(c) => Policy::Gobreaker(GobreakerBreaker::new(c.clone())),
-            FamilyConfig::Pybreaker(c) => Policy::Pybreaker(PybreakerBreaker::new(c.clone())),
-            FamilyConfig::Cockatiel(c) => Policy::Cockatiel(CockatielBreaker::new(c.clone(), seed)),
-            FamilyConfig::Polly(c) => Policy::Polly(PollyBreaker::new(c.clone())),
-            FamilyConfig::Opossum(c) => Policy::Opossum(OpossumBreaker::new(c.clone())),
-            FamilyConfig::Hystrix(c) => Policy::Hystrix(HystrixBreaker::new(c.clone())),
-            FamilyConfig::Resilience4j(c) => Policy::Resilience4j(Resilience4jBreaker::new(c.clone())),
-        }
+        self.family.build(seed)
     }
 
     /// What counts as a failure (the preset's default unless `failure_on`/`ignore` are set).
@@ -518,26 +279,14 @@ impl PolicyConfig {
     /// The client's call timeout when the preset imposes one (seed 002: whole seconds, none
     /// under 1 s; seed 003: `timeout`), else `None` (the scenario's client decides).
     pub fn call_timeout(&self) -> Option<Dur> {
-        match &self.family {
-            FamilyConfig::AiService(c) => c.effective_call_timeout(),
-            FamilyConfig::Node(c) => Some(c.timeout),
-            FamilyConfig::Hystrix(c) => (!c.execution_timeout.is_zero()).then_some(c.execution_timeout),
-            FamilyConfig::Opossum(c) => Some(c.timeout),
-            _ => None,
-        }
+        self.family.imposed_call_timeout().flatten()
     }
 
     /// True when the preset dictates the client's call timeout (seeds 002 and 003): the engine
     /// then uses [`PolicyConfig::call_timeout`] as is, where `None` means no timeout at all
     /// (seed 002's `signal.alarm(0)`), instead of the scenario's client timeout.
     pub fn imposes_call_timeout(&self) -> bool {
-        matches!(
-            self.family,
-            FamilyConfig::AiService(_)
-                | FamilyConfig::Node(_)
-                | FamilyConfig::Hystrix(_)
-                | FamilyConfig::Opossum(_)
-        )
+        self.family.imposed_call_timeout().is_some()
     }
 
     /// Every parameter with its resolved value in file syntax, in a fixed order (the family's,
@@ -719,25 +468,7 @@ mod tests {
         for p in presets() {
             let policy = spec(p.name, &[]).resolve().unwrap().build(1);
             assert_eq!(policy.state(), crate::policy::State::Closed);
-            let family = match policy {
-                Policy::None(_) => "none",
-                Policy::Generic(_) => "generic",
-                Policy::Connector(_) => "connector",
-                Policy::Gate(_) => "gate",
-                Policy::AiService(_) => "ai_service",
-                Policy::Node(_) => "node",
-                Policy::Throttle(_) => "throttle",
-                Policy::Envoy(_) => "envoy",
-                Policy::Finagle(_) => "finagle",
-                Policy::Failsafe(_) => "failsafe",
-                Policy::Gobreaker(_) => "gobreaker",
-                Policy::Pybreaker(_) => "pybreaker",
-                Policy::Cockatiel(_) => "cockatiel",
-                Policy::Polly(_) => "polly",
-                Policy::Opossum(_) => "opossum",
-                Policy::Hystrix(_) => "hystrix",
-                Policy::Resilience4j(_) => "resilience4j",
-            };
+            let family = policy.family();
             assert_eq!(family, p.family);
         }
     }

@@ -18,13 +18,12 @@
 //!   and `closed` otherwise; it never reports half-open. Transitions are emitted when an
 //!   attempt or a result finds the probability crossing zero.
 
-use super::presets::ParamMeta;
-use super::spec::{FamilyParams, PolicyError, impossible, invalid};
-use super::{Admission, Breaker, Observation, State, Ticket, Transitions, emit};
-use crate::outcome::Verdict;
+use super::family::{Family, Preset};
+use super::machine::{Admission, Breaker, Observation, Phase, State, Ticket, Transitions};
+use super::param::{ParamMeta, PolicyError, impossible, invalid};
+use crate::outcome::{Classifier, Verdict};
+use crate::rng::{Rng, rng_from_u64, unit};
 use crate::time::{Dur, SimTime};
-use rand::{Rng, SeedableRng};
-use rand_pcg::Pcg64Mcg;
 use serde::{Deserialize, Serialize};
 
 /// The throttle's parameters.
@@ -45,7 +44,24 @@ impl Default for ThrottleConfig {
     }
 }
 
-impl FamilyParams for ThrottleConfig {
+impl Family for ThrottleConfig {
+    type Breaker = SreThrottle;
+    const NAME: &'static str = "throttle";
+    const TITLE: &'static str = "sre-throttle";
+    const PRESETS: &'static [Preset<Self>] = &[Preset {
+        name: "sre-throttle",
+        library: "Google SRE book, 2016",
+        summary: "Google SRE client-side adaptive throttling: reject with probability max(0, (requests - 2 accepts) / (requests + 1)) over 2 minutes",
+        source: "Site Reliability Engineering (O'Reilly 2016), ch. 21 Handling Overload, Client-Side Throttling; ../shared/PRESETS.md",
+        quirks: &[
+            "not a breaker: it rejects a fraction of calls, drawn from the build seed, whenever requests exceed K x accepts",
+            "requests count locally rejected attempts too, so the probability keeps rising while the backend fails",
+            "reported state: open while the probability is above zero, closed otherwise; never half-open",
+            "history in 120 epoch-aligned 1 s buckets",
+        ],
+        config: ThrottleConfig::default,
+        classifier: Classifier::DEFAULT,
+    }];
     const PARAMS: &'static [ParamMeta] = &[
         ParamMeta::new(
             "k",
@@ -72,6 +88,10 @@ impl FamilyParams for ThrottleConfig {
         }
         Ok(())
     }
+
+    fn build(&self, seed: u64) -> SreThrottle {
+        SreThrottle::new(self.clone(), seed)
+    }
 }
 
 #[derive(Copy, Clone, Debug, Default)]
@@ -86,10 +106,10 @@ struct Bucket {
 #[derive(Clone, Debug)]
 pub struct SreThrottle {
     cfg: ThrottleConfig,
-    state: State,
+    phase: Phase,
     ring: Vec<Bucket>,
     bucket_len: u64,
-    rng: Pcg64Mcg,
+    rng: Rng,
 }
 
 impl SreThrottle {
@@ -101,8 +121,8 @@ impl SreThrottle {
             ring: vec![Bucket::default(); n as usize],
             bucket_len,
             cfg,
-            state: State::Closed,
-            rng: Pcg64Mcg::seed_from_u64(seed),
+            phase: Phase::new(),
+            rng: rng_from_u64(seed),
         }
     }
 
@@ -130,11 +150,8 @@ impl SreThrottle {
 
     fn update_state(&mut self, now: SimTime, p: f64, out: &mut Transitions) {
         let want = if p > 0.0 { State::Open } else { State::Closed };
-        if want != self.state {
-            let reason = if want == State::Open { "throttling" } else { "throttle_released" };
-            emit(out, now, self.state, want, reason);
-            self.state = want;
-        }
+        let reason = if want == State::Open { "throttling" } else { "throttle_released" };
+        self.phase.change(now, want, reason, out);
     }
 }
 
@@ -144,7 +161,7 @@ impl Breaker for SreThrottle {
         self.update_state(now, p, out);
         self.bucket(now).requests += 1;
         if p > 0.0 {
-            let u = (self.rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+            let u = unit(&mut self.rng);
             if u < p {
                 return Admission::Reject;
             }
@@ -161,7 +178,7 @@ impl Breaker for SreThrottle {
     }
 
     fn state(&self) -> State {
-        self.state
+        self.phase.state()
     }
 }
 

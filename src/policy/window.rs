@@ -219,6 +219,55 @@ impl CountWindow {
     }
 }
 
+/// One window of whichever kind a family's parameters choose (count, exact time, bucketed
+/// time), behind one interface, so a family whose window kind is a parameter holds one field.
+#[derive(Clone, Debug)]
+pub enum Window {
+    /// The last N calls.
+    Count(CountWindow),
+    /// Every sample of a time span (pruned as samples arrive).
+    Exact(ExactWindow),
+    /// Epoch-aligned buckets of a time span.
+    Buckets(BucketWindow),
+}
+
+impl Window {
+    /// Records a sample.
+    #[inline]
+    pub fn push(&mut self, s: Sample) {
+        match self {
+            Window::Count(w) => w.push(s),
+            Window::Exact(w) => w.push(s),
+            Window::Buckets(w) => w.push(s),
+        }
+    }
+    /// Totals over what the window holds at `now` (an exact window: as of its last sample).
+    #[inline]
+    pub fn tally(&self, now: SimTime) -> Tally {
+        match self {
+            Window::Count(w) => w.tally(),
+            Window::Exact(w) => w.tally(),
+            Window::Buckets(w) => w.tally(now),
+        }
+    }
+    /// Forgets everything (keeps buffer capacity).
+    pub fn clear(&mut self) {
+        match self {
+            Window::Count(w) => w.clear(),
+            Window::Exact(w) => w.clear(),
+            Window::Buckets(w) => w.clear(),
+        }
+    }
+    /// Samples the buffers hold without growing (buckets: none, their ring is fixed).
+    pub fn capacity(&self) -> usize {
+        match self {
+            Window::Count(w) => w.capacity(),
+            Window::Exact(w) => w.capacity(),
+            Window::Buckets(_) => 0,
+        }
+    }
+}
+
 /// Timestamps of recent failures (the "N failures within a sliding window" rule).
 #[derive(Clone, Debug, Default)]
 pub struct FailureTimes {

@@ -240,13 +240,26 @@ impl Scenario {
                 ));
             }
             let mut opts = table.into_inner();
-            let Some(rel) = opts.file.take() else {
-                return Err(at(
-                    span.clone(),
-                    "[trace] needs `file = \"PATH.csv\"` (relative to this file)".into(),
-                ));
+            // Series files are relative to this file too; the first names the trace.
+            opts.series = opts
+                .series
+                .iter()
+                .map(|spec| crate::trace::series::SeriesSpec::rewrite_file(spec, |f| relative_to(path, f)))
+                .collect::<Result<_, _>>()
+                .map_err(|e| at(span.clone(), format!("[trace]: {e}")))?;
+            let first_series =
+                opts.series.first().and_then(|s| crate::trace::series::SeriesSpec::parse(s).ok());
+            let trace_path = match (opts.file.take(), first_series) {
+                (Some(rel), _) => relative_to(path, &rel.to_string_lossy()),
+                (None, Some(spec)) => spec.file,
+                (None, None) => {
+                    return Err(at(
+                        span.clone(),
+                        "[trace] needs `file = \"PATH.csv\"` or `series = [...]` (relative to this file)"
+                            .into(),
+                    ));
+                }
             };
-            let trace_path = relative_to(path, &rel.to_string_lossy());
             opts.labels = opts.labels.map(|l| relative_to(path, &l.to_string_lossy()));
             inputs.push(trace_path.clone());
             inputs.extend(opts.labels.clone());
@@ -711,7 +724,9 @@ mod tests {
         let err = |text: &str| Scenario::parse(&path, text).unwrap_err().to_string();
         let e = err("name = \"x\"\n[trace]\nformat = \"calls\"\n");
         assert!(
-            e.ends_with("s.toml:2:1: [trace] needs `file = \"PATH.csv\"` (relative to this file)"),
+            e.ends_with(
+                "s.toml:2:1: [trace] needs `file = \"PATH.csv\"` or `series = [...]` (relative to this file)"
+            ),
             "{e}"
         );
         let e = err("[trace]\nfile = \"calls.csv\"\n[traffic]\nkind = \"poisson\"\nrate = 1.0\n");

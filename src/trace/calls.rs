@@ -393,8 +393,6 @@ impl CallTrace {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rand::SeedableRng;
-    use rand_pcg::Pcg64Mcg;
 
     fn parse(data: &str, opts: &TraceOptions) -> Result<CallTrace, TraceError> {
         CallTrace::from_reader("calls.csv", data.as_bytes(), opts)
@@ -466,7 +464,7 @@ mod tests {
     fn unlogged_attempts_draw_from_the_nearest_calls() {
         let opts = TraceOptions { near_calls: Some(2), ..TraceOptions::default() };
         let t = parse(LOG, &opts).unwrap();
-        let mut rng = Pcg64Mcg::seed_from_u64(9);
+        let mut rng = crate::rng::rng_from_u64(9);
         // At 3.9 s the two nearest calls are 4 s (40 ms ok) and 3 s (2 ms client error).
         let mut seen = [0usize; 2];
         for _ in 0..1_000 {

@@ -75,9 +75,8 @@ pub fn parse(file: &str, text: &str) -> Result<Vec<Series>, TraceError> {
                         out.len() - 1
                     }
                 };
-                if let Some(code) = r.status_code.as_deref().filter(|c| *c != "Complete") {
-                    status[k] = Some(code.to_string());
-                }
+                // The last page's status is the series' status (earlier pages say PartialData).
+                status[k] = r.status_code.as_deref().filter(|c| *c != "Complete").map(str::to_string);
                 for (j, (t, v)) in r.timestamps.iter().zip(&r.values).enumerate() {
                     let us = stamp(t).ok_or_else(|| {
                         bad_value(
@@ -152,12 +151,15 @@ mod tests {
         let t0 = 1_704_067_200_000_000;
         assert_eq!(s[0].times, vec![t0, t0 + 60_000_000, t0 + 120_000_000]);
         assert_eq!(s[0].values, vec![0.1, 0.2, 0.3]);
-        assert_eq!(s[0].note.as_deref(), Some("CloudWatch reported StatusCode PartialData for this series"));
+        assert_eq!(s[0].note, None);
         assert_eq!(s[0].at(1), "Id \"p95\" (Label \"Latency p95\") at 2024-01-01 00:01:00Z");
         let arr = parse("cw.json", &format!("[{PAGE1},{PAGE2}]")).unwrap();
         assert_eq!(arr[0].values, s[0].values);
         let only1 = parse("cw.json", PAGE1).unwrap();
-        assert!(only1[0].note.as_deref().unwrap().contains("NextToken"), "{:?}", only1[0].note);
+        assert_eq!(
+            only1[0].note.as_deref(),
+            Some("StatusCode PartialData and the last page has a NextToken: later pages are missing")
+        );
     }
 
     #[test]

@@ -163,13 +163,9 @@ mod tests {
 "#;
 
     fn load(text: &str, filters: &[&str]) -> Result<crate::trace::CallTrace, TraceError> {
-        let opts = TraceOptions {
-            filters: filters.iter().map(|s| s.to_string()).collect(),
-            ..TraceOptions::default()
-        };
-        let mut c = Collector::new(&opts)?;
-        read("access.log", text.as_bytes(), &mut c)?;
-        c.finish("access.log", TraceFormat::Envoy, &opts)
+        crate::trace::spans::read_for_test(TraceFormat::Envoy, filters, |c| {
+            read("access.log", text.as_bytes(), c)
+        })
     }
 
     #[test]

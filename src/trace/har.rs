@@ -112,20 +112,14 @@ pub fn read(file: &str, text: &str, out: &mut Collector) -> Result<(), TraceErro
 mod tests {
     use super::*;
     use crate::outcome::OutcomeClass;
-    use crate::trace::{TraceFormat, TraceOptions};
+    use crate::trace::TraceFormat;
 
     const DOC: &str = r#"{"log":{"version":"1.2","creator":{"name":"Firefox","version":"120.0"},"pages":[],"entries":[
       {"startedDateTime":"2024-01-01T10:00:00.000+01:00","time":120.5,"request":{"method":"GET","url":"https://api.example.com/v1/items?page=2","httpVersion":"HTTP/2","headers":[]},"response":{"status":200,"statusText":"OK"},"cache":{},"timings":{"send":0,"wait":120,"receive":0.5}},
       {"startedDateTime":"2024-01-01T10:00:01.500+01:00","time":30,"request":{"method":"GET","url":"https://cdn.example.com/app.js"},"response":{"status":0,"statusText":""},"timings":{}}]}}"#;
 
     fn load(text: &str, filters: &[&str]) -> Result<crate::trace::CallTrace, TraceError> {
-        let opts = TraceOptions {
-            filters: filters.iter().map(|s| s.to_string()).collect(),
-            ..TraceOptions::default()
-        };
-        let mut c = Collector::new(&opts)?;
-        read("x.har", text, &mut c)?;
-        c.finish("x.har", TraceFormat::Har, &opts)
+        crate::trace::spans::read_for_test(TraceFormat::Har, filters, |c| read("x.har", text, c))
     }
 
     #[test]

@@ -11,10 +11,10 @@ use super::quantile::{Fit, QUANTILE_NAMES, open_unit, probit};
 use super::timestamp::Resolved;
 use super::{DuplicatePolicy, GapPolicy, ImportReport, LatencyUnit, TraceError, TraceOptions, to_sim};
 use crate::outcome::{Answer, OutcomeClass};
+use crate::rng::{rng_from_u64, sub_seed};
 use crate::time::{Dur, SimTime};
-use rand::{Rng, RngExt, SeedableRng};
+use rand::{Rng, RngExt};
 use rand_distr::{Distribution, Poisson};
-use rand_pcg::Pcg64Mcg;
 use std::io::Read;
 use std::path::Path;
 
@@ -543,7 +543,7 @@ impl IntervalTrace {
         let total = self.intervals.iter().filter_map(|iv| iv.count).fold(0u64, u64::saturating_add);
         let mut out = Vec::with_capacity(usize::try_from(total).unwrap_or(0));
         for (i, iv) in self.intervals.iter().enumerate() {
-            let mut rng = Pcg64Mcg::seed_from_u64(mix(seed, i as u64));
+            let mut rng = rng_from_u64(sub_seed(seed, i as u64));
             let first = out.len();
             let len = (iv.logged_end - iv.start).0.max(1);
             for _ in 0..iv.count.unwrap_or(0) {
@@ -652,14 +652,6 @@ impl IntervalTrace {
     }
 }
 
-/// SplitMix64 of `seed` and `index`: independent-looking seeds for per-interval generators.
-pub(crate) fn mix(seed: u64, index: u64) -> u64 {
-    let mut z = seed ^ index.wrapping_mul(0x9E37_79B9_7F4A_7C15).wrapping_add(0x6A09_E667_F3BC_C909);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -732,7 +724,7 @@ mod tests {
 
     /// `n` answers drawn at `at` from a fixed-seed generator: latencies, and the error count.
     fn draw_at(t: &IntervalTrace, at: SimTime, n: usize, seed: u64) -> (Vec<u64>, usize) {
-        let mut rng = Pcg64Mcg::seed_from_u64(seed);
+        let mut rng = rng_from_u64(seed);
         let mut errors = 0;
         let draws = (0..n)
             .map(|_| {
@@ -827,7 +819,7 @@ mod tests {
         // Hold: the interval before the gap answers until the next row.
         assert_eq!(t.interval_at(SimTime(250_000_000)).start(), SimTime(120_000_000));
         assert!(!t.is_missing(SimTime(250_000_000)));
-        let mut rng = Pcg64Mcg::seed_from_u64(1);
+        let mut rng = rng_from_u64(1);
         assert!((0..100).all(|_| t.answer(SimTime(300_000_000), &mut rng).class == OutcomeClass::Error));
         assert!((0..100).all(|_| t.answer(SimTime(0), &mut rng).class == OutcomeClass::Ok));
         // Exact logged counts per interval, sorted, reproducible; held gap at the held rate (0).

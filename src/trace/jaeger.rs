@@ -138,7 +138,7 @@ pub fn read(file: &str, text: &str, out: &mut Collector) -> Result<(), TraceErro
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trace::{TraceFormat, TraceOptions};
+    use crate::trace::TraceFormat;
 
     const DOC: &str = r#"{"data":[{"traceID":"t1","spans":[
       {"traceID":"t1","spanID":"s2","operationName":"/GetDriver","references":[],"startTime":1700000000200000,"duration":5000,"tags":[{"key":"span.kind","type":"string","value":"client"},{"key":"error","type":"bool","value":true}],"logs":[],"processID":"p1","warnings":null},
@@ -147,13 +147,7 @@ mod tests {
       "total":0,"limit":0,"offset":0,"errors":null}"#;
 
     fn load(text: &str, filters: &[&str]) -> Result<crate::trace::CallTrace, TraceError> {
-        let opts = TraceOptions {
-            filters: filters.iter().map(|s| s.to_string()).collect(),
-            ..TraceOptions::default()
-        };
-        let mut c = Collector::new(&opts)?;
-        read("j.json", text, &mut c)?;
-        c.finish("j.json", TraceFormat::Jaeger, &opts)
+        crate::trace::spans::read_for_test(TraceFormat::Jaeger, filters, |c| read("j.json", text, c))
     }
 
     #[test]

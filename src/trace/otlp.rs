@@ -214,7 +214,7 @@ pub fn read(file: &str, text: &str, out: &mut Collector) -> Result<(), TraceErro
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::trace::{TraceFormat, TraceOptions};
+    use crate::trace::TraceFormat;
 
     const DOC: &str = r#"{"resourceSpans":[{"resource":{"attributes":[{"key":"service.name","value":{"stringValue":"frontend"}}]},"scopeSpans":[{"scope":{"name":"grpc"},"spans":[
       {"traceId":"a","spanId":"1","name":"hipstershop.CurrencyService/Convert","kind":3,"startTimeUnixNano":"1700000000500000000","endTimeUnixNano":"1700000000512000000","attributes":[{"key":"rpc.grpc.status_code","value":{"intValue":"14"}}],"status":{}},
@@ -225,13 +225,7 @@ mod tests {
       {"name":"hipstershop.CurrencyService/Convert","kind":3,"startTimeUnixNano":"1700000000100000000","endTimeUnixNano":"1700000000101000000"}]}]}]}"#;
 
     fn load(text: &str, filters: &[&str]) -> Result<crate::trace::CallTrace, TraceError> {
-        let opts = TraceOptions {
-            filters: filters.iter().map(|s| s.to_string()).collect(),
-            ..TraceOptions::default()
-        };
-        let mut c = Collector::new(&opts)?;
-        read("t.json", text, &mut c)?;
-        c.finish("t.json", TraceFormat::Otlp, &opts)
+        crate::trace::spans::read_for_test(TraceFormat::Otlp, filters, |c| read("t.json", text, c))
     }
 
     #[test]

@@ -684,11 +684,12 @@ fn merge(
     gaps.sort_by_key(|g| (g.1, g.0));
     for (j, a, b) in gaps.iter().take(5) {
         report.notes.push(format!(
-            "gap: {} has no sample from {} to {} ({} steps left out)",
+            "gap: {} has no sample from {} to {} ({} {} left out)",
             picked[*j].spec.role.name(),
             format_utc(*a),
             format_utc(*b),
-            (b - a) as u64 / step + 1
+            (b - a) as u64 / step + 1,
+            if a == b { "step" } else { "steps" }
         ));
     }
     if gaps.len() > 5 {
@@ -840,9 +841,8 @@ mod tests {
         assert_eq!(t.step(), Dur(m as u64));
         let notes = t.report().notes.join("\n");
         assert!(
-            notes.contains(
-                "gap: p95 has no sample from 1970-01-01 00:03:00Z to 1970-01-01 00:03:00Z (1 steps"
-            ),
+            notes
+                .contains("gap: p95 has no sample from 1970-01-01 00:03:00Z to 1970-01-01 00:03:00Z (1 step"),
             "{notes}"
         );
         assert!(notes.contains("merged on a 1m step (p95 every 1m, rate every 2m)"), "{notes}");

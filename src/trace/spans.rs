@@ -299,6 +299,21 @@ pub fn load(path: &Path, format: TraceFormat, opts: &TraceOptions) -> Result<Cal
     Ok(trace)
 }
 
+/// Test helper for the span importers: reads `text` with `read` under `filters` and builds the
+/// trace.
+#[cfg(test)]
+pub(crate) fn read_for_test(
+    format: TraceFormat,
+    filters: &[&str],
+    read: impl FnOnce(&mut Collector) -> Result<(), TraceError>,
+) -> Result<CallTrace, TraceError> {
+    let opts =
+        TraceOptions { filters: filters.iter().map(|s| s.to_string()).collect(), ..TraceOptions::default() };
+    let mut c = Collector::new(&opts)?;
+    read(&mut c)?;
+    c.finish("test", format, &opts)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -3,17 +3,15 @@
 //! series missing, NaN, nulls, unsorted) are refused with a located message and exit 2, writing
 //! nothing.
 
-use crate::util::{breakerlab, root, write};
+use crate::util::{breakerlab, read, root, write};
 use predicates::prelude::*;
 use std::path::{Path, PathBuf};
 
-#[allow(dead_code)]
 fn sample(name: &str) -> PathBuf {
     root().join("scenarios/traces/formats").join(name)
 }
 
 /// Runs `replay ARGS --out o` in a fresh folder and returns its stdout and the folder.
-#[allow(dead_code)]
 fn replay(args: &[&str]) -> (String, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let out = breakerlab(dir.path())
@@ -37,7 +35,6 @@ fn refuses(dir: &Path, args: &[&str], message: &str) {
     assert!(!dir.join("o").exists(), "output written for {args:?}");
 }
 
-#[allow(dead_code)]
 fn metric(stdout: &str, name: &str) -> f64 {
     let line = stdout
         .lines()
@@ -46,9 +43,75 @@ fn metric(stdout: &str, name: &str) -> f64 {
     line.split_whitespace().nth(1).unwrap().parse().unwrap_or(f64::NAN)
 }
 
-#[allow(dead_code)]
 fn s(p: &Path) -> &str {
     p.to_str().unwrap()
+}
+
+#[test]
+fn otlp_spans_replay_one_services_client_calls() {
+    let f = sample("otlp.json");
+    let (out, dir) = replay(&[
+        s(&f),
+        "--where",
+        "service=front*",
+        "--where",
+        "operation=hipstershop.CurrencyService/Convert",
+        "--slo",
+        "error_rate > 50% for 20s",
+        "--trace",
+        "slo_interval=10s",
+    ]);
+    assert!(out.contains("format: OpenTelemetry OTLP JSON traces (detected from the content)"), "{out}");
+    assert!(out.contains("--where left out"), "{out}");
+    assert!(out.contains("span: 2024-06-01 12:00:00"), "{out}");
+    assert_eq!(metric(&out, "incidents"), 1.0, "{out}");
+    assert_eq!(metric(&out, "missed_incidents"), 0.0, "{out}");
+    let summary = read(&dir.path().join("o/summary.csv"));
+    assert!(summary.lines().count() == 2, "{summary}");
+}
+
+#[test]
+fn jaeger_envoy_and_har_replay_as_exported() {
+    let (out, _d) =
+        replay(&[s(&sample("jaeger.json")), "--where", "service=redis", "--where", "kind=client"]);
+    assert!(out.contains("Jaeger JSON traces (detected"), "{out}");
+    assert!(out.contains("200 rows") || out.contains("400 rows"), "{out}");
+    assert_eq!(metric(&out, "requests"), 200.0, "{out}");
+    let (out, _d) = replay(&[s(&sample("envoy-access.log")), "--where", "service=currencyservice*"]);
+    assert!(out.contains("Envoy access log (default format) (detected"), "{out}");
+    assert!(out.contains("refused by the proxy's own circuit breaker (UO)"), "{out}");
+    let (out, _d) =
+        replay(&[s(&sample("shop.har")), "--where", "service=api.*", "--slo", "error_rate > 50%"]);
+    assert!(out.contains("HAR 1.2 (detected"), "{out}");
+    assert_eq!(metric(&out, "requests"), 90.0, "{out}");
+    assert!(metric(&out, "incidents") >= 1.0, "{out}");
+}
+
+#[test]
+fn span_formats_refuse_bad_input_with_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let otlp = read(&sample("otlp.json"));
+    write(d, "cut.json", &otlp[..otlp.len() / 2]);
+    refuses(d, &["cut.json"], "the file ends early (truncated?)");
+    write(
+        d,
+        "nulls.json",
+        &otlp.replacen("\"startTimeUnixNano\":\"", "\"startTimeUnixNano\":null,\"x\":\"", 1),
+    );
+    refuses(d, &["nulls.json"], "spans[0].startTimeUnixNano: expected epoch nanoseconds");
+    write(d, "shape.json", r#"{"resourceSpans":{"spans":[]}}"#);
+    refuses(d, &["shape.json"], "expected OTLP JSON traces");
+    refuses(d, &[s(&sample("otlp.json")), "--where", "service=nobody"], "no span matches --where");
+    let har = read(&sample("shop.har"));
+    write(d, "nan.har", &har.replacen("\"time\": ", "\"time\": \"NaN\", \"t\": ", 1));
+    refuses(d, &["nan.har"], "nan.har: line");
+    write(d, "bad.log", "[2024-06-01T12:00:00.000Z] \"GET / HTTP/1.1\" 200 - 0 0 NaN -\n");
+    refuses(d, &["bad.log"], "bad.log: line 1: DURATION \"NaN\" is not whole milliseconds");
+    let jaeger = read(&sample("jaeger.json"));
+    write(d, "j.json", &jaeger.replacen("\"duration\": ", "\"duration\": null, \"d\": ", 1));
+    refuses(d, &["j.json"], "data[0].spans[0].duration: expected whole microseconds");
+    refuses(d, &[s(&sample("grafana.csv")), "--where", "service=x"], "filters apply to span logs");
 }
 
 #[test]
@@ -68,4 +131,175 @@ fn a_19_digit_epoch_is_nanoseconds_and_the_span_shows_it() {
     assert!(out.contains("span: 2023-11-14 22:13:20Z"), "{out}");
     write(dir.path(), "unsorted.csv", "ts,latency_ms\n1700000001,5\n1700000000,5\n");
     refuses(dir.path(), &["unsorted.csv"], "rows must be sorted by `ts`");
+}
+
+const SLO: &str = "p95 > 2s or error_rate > 5% for 3m";
+
+#[test]
+fn each_series_format_replays_its_sample_and_finds_the_incident() {
+    let f = |name: &str, sel: &str| format!("{}{sel}", s(&sample(name)));
+    let cases: [(&str, Vec<String>); 4] = [
+        (
+            "Prometheus",
+            vec![
+                format!("p95:s={}", f("prometheus-p95.json", "")),
+                format!("error_rate={}", f("prometheus-errors.json", "")),
+                format!("rate={}", f("prometheus-rps.json", "@{job=\"api\"}")),
+            ],
+        ),
+        (
+            "Grafana",
+            vec![
+                format!("p95:s={}", f("grafana.csv", "@p95")),
+                format!("error_rate={}", f("grafana.csv", "@error ratio")),
+                format!("rate={}", f("grafana.csv", "@requests/s")),
+            ],
+        ),
+        (
+            "CloudWatch",
+            vec![
+                format!("p95:s={}", f("cloudwatch.json", "@p95")),
+                format!("errors={}", f("cloudwatch.json", "@errors")),
+                format!("requests={}", f("cloudwatch.json", "@RequestCount")),
+            ],
+        ),
+        (
+            "Datadog",
+            vec![
+                format!("p95={}", f("datadog.json", "@trace.http.request.duration")),
+                format!("errors={}", f("datadog.json", "@trace.http.request.errors")),
+                format!("requests={}", f("datadog.json", "@trace.http.request.hits")),
+            ],
+        ),
+    ];
+    for (name, series) in cases {
+        let mut args: Vec<&str> = Vec::new();
+        for sp in &series {
+            args.extend(["--series", sp.as_str()]);
+        }
+        args.extend(["--slo", SLO]);
+        let (out, dir) = replay(&args);
+        assert!(out.contains(name), "{name}: {out}");
+        assert!(out.contains("span: 2024-06-01 12:00:00Z .. 2024-06-01 14:00:00Z (2h)"), "{name}: {out}");
+        assert!(out.contains("step: 1m"), "{name}: {out}");
+        assert!(out.contains("truth     2 windows (1 to open on)"), "{name}: {out}");
+        assert_eq!(metric(&out, "incidents"), 1.0, "{name}: {out}");
+        assert_eq!(metric(&out, "missed_incidents"), 0.0, "{name}: {out}");
+        // About 50 requests/s for two hours.
+        let requests = metric(&out, "requests");
+        assert!((300_000.0..420_000.0).contains(&requests), "{name}: {requests}");
+        assert!(dir.path().join("o/summary.csv").exists());
+    }
+}
+
+#[test]
+fn series_bad_input_is_located_and_exits_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let p95 = read(&sample("prometheus-p95.json"));
+    write(d, "cut.json", &p95[..p95.len() / 2]);
+    refuses(d, &["--series", "p95:s=cut.json"], "cut.json: line 1, column");
+    refuses(d, &["--series", "p95:s=cut.json"], "the file ends early (truncated?)");
+    write(d, "vector.json", r#"{"status":"success","data":{"resultType":"vector","result":[]}}"#);
+    refuses(d, &["--series", "p95:s=vector.json"], "an instant query");
+    let rps = s(&sample("prometheus-rps.json")).to_string();
+    refuses(d, &["--series", &format!("rate={rps}@{{job=\"db\"}}")], "no series matches `{job=\"db\"}`");
+    refuses(d, &["--series", &format!("rate={rps}")], "holds 2 series");
+    let i = p95.find(",\"0.").unwrap() + 2;
+    let j = i + p95[i..].find('"').unwrap();
+    write(d, "nan.json", &format!("{}NaN{}", &p95[..i], &p95[j..]));
+    refuses(
+        d,
+        &["--series", "p95:s=nan.json", "--rate", "5"],
+        "data.result[0].values[0]: expected a number, found \"NaN\"",
+    );
+    let dd = read(&sample("datadog.json"));
+    let i = dd.find(".0, 0.").unwrap() + 4;
+    let j = i + dd[i..].find(']').unwrap();
+    let nulls = format!("{}null{}", &dd[..i], &dd[j..]);
+    assert_ne!(nulls, dd);
+    write(d, "nulls.json", &nulls);
+    refuses(
+        d,
+        &["--series", "p95=nulls.json@trace.http.request.duration", "--rate", "5"],
+        "series[0].pointlist[",
+    );
+    refuses(d, &["--series", "p95=nulls.json@trace.http.request.duration", "--rate", "5"], "found null");
+    // With --skip-bad-rows the null sample is left out and counted.
+    let out = breakerlab(d)
+        .args(["replay", "--series", "p95=nulls.json@trace.http.request.duration", "--rate", "5"])
+        .args(["--skip-bad-rows", "--out", "skip", "--no-charts"])
+        .assert()
+        .success();
+    let out = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    assert!(
+        out.contains("1 bad rows skipped") && out.contains("first skipped: nulls.json: series[0]"),
+        "{out}"
+    );
+    refuses(
+        d,
+        &["--series", "p95=nulls.json@trace.http.request.hits", "--rate", "5"],
+        "does not say its unit",
+    );
+    refuses(d, &["--series", "p97=nulls.json"], "unknown role `p97`");
+    refuses(d, &["--series", "requests=nulls.json@trace.http.request.hits"], "traffic volume only");
+    write(d, "g.csv", "\"Time\",\"p95\"\n1717243260000,0.2\n1717243200000,0.3\n");
+    refuses(d, &["--series", "p95:s=g.csv@p95", "--rate", "1"], "line 3: column `Time` goes back in time");
+}
+
+#[test]
+fn volume_only_series_drive_arrivals_with_flagged_behaviour() {
+    let cw = format!("requests={}@requests", s(&sample("cloudwatch.json")));
+    let (out, _d) = replay(&["--series", &cw, "--p50", "80ms", "--p95", "250ms", "--error-rate", "0.01"]);
+    assert!(
+        out.contains("volume only: every interval answers with p50 80ms, p95 250ms, error rate 0.01"),
+        "{out}"
+    );
+    let requests = metric(&out, "requests");
+    assert!((300_000.0..420_000.0).contains(&requests), "{requests}");
+    let availability = metric(&out, "availability");
+    assert!((0.98..1.0).contains(&availability), "{availability}");
+}
+
+#[test]
+fn client_flags_and_replicates() {
+    let f = s(&sample("otlp.json")).to_string();
+    let (plain, _d) = replay(&[&f, "--where", "service=frontend"]);
+    let (tight, _d) = replay(&[
+        &f,
+        "--where",
+        "service=frontend",
+        "--timeout",
+        "5ms",
+        "--retries",
+        "2",
+        "--backoff",
+        "10ms*2",
+    ]);
+    assert!(metric(&tight, "timeouts") > metric(&plain, "timeouts"), "{tight}");
+    assert!(metric(&tight, "retries") > 0.0 && metric(&plain, "retries") == 0.0, "{tight}");
+    let (cached, _d) =
+        replay(&[&f, "--where", "service=frontend", "--timeout", "5ms", "--fallback", "cached"]);
+    assert!(metric(&cached, "fallback_cached") > 0.0, "{cached}");
+    let (rep, _d) = replay(&[&f, "--where", "service=frontend", "--retries", "1", "--replicates", "3"]);
+    assert!(rep.contains("over 3 replicates: mean ± 95% confidence interval"), "{rep}");
+    let dir = tempfile::tempdir().unwrap();
+    refuses(dir.path(), &[&f, "--fallback", "cache"], "expected none, cached");
+    refuses(dir.path(), &[&f, "--timeout", "0s"], "timeout");
+}
+
+#[test]
+fn run_prints_the_import_report_of_a_trace_scenario() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = breakerlab(dir.path())
+        .arg("run")
+        .arg(root().join("scenarios/trace-prometheus.toml"))
+        .args(["--out", "o", "--no-charts", "--replicates", "2"])
+        .assert()
+        .success();
+    let out = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    assert!(out.starts_with("import    p95:s="), "{out}");
+    assert!(out.contains("format") || out.contains("step: 1m"), "{out}");
+    assert!(out.contains("gap: p95 has no sample from 2024-06-01 13:40:00Z"), "{out}");
+    assert!(out.contains("over 2 replicates"), "{out}");
 }

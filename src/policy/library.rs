@@ -1,0 +1,192 @@
+//! The breaker libraries `export` writes for, what it is given, why it refuses, and the value
+//! syntaxes their configuration files use (durations, numbers). A leaf: each family's exporter
+//! uses it without importing the rest of `policy`.
+
+use crate::outcome::Classifier;
+use crate::time::Dur;
+use std::fmt::Write as _;
+
+/// A library `export` can write for.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Library {
+    /// Spring Boot `resilience4j.circuitbreaker.instances.<name>` YAML.
+    Resilience4j,
+    /// Polly v8 C# `CircuitBreakerStrategyOptions`.
+    Polly,
+    /// opossum options object (JavaScript).
+    Opossum,
+    /// cockatiel TypeScript `circuitBreaker(...)`.
+    Cockatiel,
+    /// pybreaker constructor call (Python).
+    Pybreaker,
+    /// gobreaker v2 `Settings` (Go).
+    Gobreaker,
+    /// failsafe-go circuit breaker builder (Go).
+    FailsafeGo,
+    /// Envoy cluster `outlier_detection` YAML.
+    Envoy,
+}
+
+impl Library {
+    /// Every library, in a fixed order.
+    pub const ALL: [Library; 8] = [
+        Library::Resilience4j,
+        Library::Polly,
+        Library::Opossum,
+        Library::Cockatiel,
+        Library::Pybreaker,
+        Library::Gobreaker,
+        Library::FailsafeGo,
+        Library::Envoy,
+    ];
+
+    /// The name used with `--as`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Library::Resilience4j => "resilience4j",
+            Library::Polly => "polly",
+            Library::Opossum => "opossum",
+            Library::Cockatiel => "cockatiel",
+            Library::Pybreaker => "pybreaker",
+            Library::Gobreaker => "gobreaker",
+            Library::FailsafeGo => "failsafe-go",
+            Library::Envoy => "envoy",
+        }
+    }
+
+    /// Parses a `--as` value.
+    pub fn parse(name: &str) -> Result<Library, ExportError> {
+        Library::ALL.into_iter().find(|l| l.name() == name.trim()).ok_or_else(|| {
+            ExportError::UnknownLibrary {
+                name: name.to_string(),
+                known: Library::ALL.iter().map(|l| l.name()).collect::<Vec<_>>().join(", "),
+            }
+        })
+    }
+
+    /// The preset exported when no `--policy` is given.
+    pub fn default_preset(self) -> &'static str {
+        match self {
+            Library::Resilience4j => "resilience4j-count",
+            Library::Polly => "polly",
+            Library::Opossum => "opossum",
+            Library::Cockatiel => "cockatiel-consecutive",
+            Library::Pybreaker => "pybreaker",
+            Library::Gobreaker => "gobreaker",
+            Library::FailsafeGo => "failsafe-go",
+            Library::Envoy => "envoy-outlier",
+        }
+    }
+}
+
+/// Why a configuration cannot be exported.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ExportError {
+    /// `--as` named no known library.
+    #[error("unknown library `{name}` for --as; known libraries: {known}")]
+    UnknownLibrary {
+        /// The name given.
+        name: String,
+        /// The known names, comma-separated.
+        known: String,
+    },
+    /// The library cannot express the configuration.
+    #[error("{library} cannot express policy `{label}`: {reason}")]
+    Unsupported {
+        /// The target library.
+        library: &'static str,
+        /// The policy's label (preset and overrides).
+        label: String,
+        /// What it lacks.
+        reason: String,
+    },
+}
+
+/// What a family's exporter is given besides its own parameters.
+#[derive(Copy, Clone, Debug)]
+pub struct ExportInput<'a> {
+    /// The comment lines every export starts with (without the comment marker).
+    pub header: &'a [String],
+    /// The breaker instance's name, where the syntax has one.
+    pub name: &'a str,
+    /// What counts as a failure and what is ignored.
+    pub classifier: Classifier,
+}
+
+pub(crate) fn commented(out: &mut String, marker: &str, header: &[String]) {
+    for h in header {
+        let _ = writeln!(out, "{marker} {h}");
+    }
+}
+
+/// A float as configuration files write it: `50`, `12.5`, `0.1`.
+pub(crate) fn num(v: f64) -> String {
+    if v.fract() == 0.0 && v.abs() < 1e15 { format!("{}", v as i64) } else { format!("{v}") }
+}
+
+/// Spring Boot's single-unit duration: `60s`, `1500ms`, `250us`.
+pub(crate) fn spring_duration(d: Dur) -> String {
+    let us = d.micros();
+    if us.is_multiple_of(1_000_000) {
+        format!("{}s", us / 1_000_000)
+    } else if us.is_multiple_of(1000) {
+        format!("{}ms", us / 1000)
+    } else {
+        format!("{us}us")
+    }
+}
+
+/// A protobuf Duration in YAML: `10s`, `0.500s`.
+pub(crate) fn proto_duration(d: Dur) -> String {
+    let us = d.micros();
+    let (s, frac) = (us / 1_000_000, us % 1_000_000);
+    if frac == 0 {
+        format!("{s}s")
+    } else {
+        let f = format!("{frac:06}");
+        format!("{s}.{}s", f.trim_end_matches('0'))
+    }
+}
+
+/// A Go duration expression: `60 * time.Second`, `1500 * time.Millisecond`.
+pub(crate) fn go_duration(d: Dur) -> String {
+    let us = d.micros();
+    if us == 0 {
+        "0".into()
+    } else if us.is_multiple_of(60_000_000) {
+        format!("{} * time.Minute", us / 60_000_000)
+    } else if us.is_multiple_of(1_000_000) {
+        format!("{} * time.Second", us / 1_000_000)
+    } else if us.is_multiple_of(1000) {
+        format!("{} * time.Millisecond", us / 1000)
+    } else {
+        format!("{us} * time.Microsecond")
+    }
+}
+
+/// A C# TimeSpan expression.
+pub(crate) fn timespan(d: Dur) -> String {
+    let us = d.micros();
+    if us.is_multiple_of(1_000_000) {
+        format!("TimeSpan.FromSeconds({})", us / 1_000_000)
+    } else if us.is_multiple_of(1000) {
+        format!("TimeSpan.FromMilliseconds({})", us / 1000)
+    } else {
+        format!("TimeSpan.FromTicks({})", us * 10)
+    }
+}
+
+/// Whole milliseconds for the JavaScript libraries.
+pub(crate) fn js_ms(d: Dur, field: &str) -> Result<String, String> {
+    let us = d.micros();
+    if !us.is_multiple_of(1000) {
+        return Err(format!("{field} takes whole milliseconds; {d} is not"));
+    }
+    Ok((us / 1000).to_string())
+}
+
+/// Python seconds: `60`, `0.5`.
+pub(crate) fn py_seconds(d: Dur) -> String {
+    let us = d.micros();
+    if us.is_multiple_of(1_000_000) { (us / 1_000_000).to_string() } else { num(us as f64 / 1e6) }
+}

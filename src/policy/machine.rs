@@ -1,0 +1,176 @@
+//! The state-machine vocabulary every family speaks: the three states, transitions, tickets,
+//! admissions, observations, the [`Breaker`] trait, and [`Phase`], the one place where a state
+//! changes (as Resilience4j's `CircuitBreakerStateMachine` routes every change through
+//! `stateTransition`). A leaf: it imports nothing else of `policy`.
+
+use crate::outcome::Verdict;
+use crate::time::{Dur, SimTime};
+
+/// The three states every breaker reports.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum State {
+    /// Calls pass.
+    Closed,
+    /// Calls are rejected.
+    Open,
+    /// Some calls pass as probes of recovery.
+    HalfOpen,
+}
+
+impl State {
+    /// Every state, in a fixed order.
+    pub const ALL: [State; 3] = [State::Closed, State::Open, State::HalfOpen];
+
+    /// Position in [`State::ALL`].
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    /// The name used in files: `closed`, `open`, `half_open`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            State::Closed => "closed",
+            State::Open => "open",
+            State::HalfOpen => "half_open",
+        }
+    }
+}
+
+/// One state change, with the rule that caused it.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Transition {
+    /// When it happened.
+    pub at: SimTime,
+    /// The state left.
+    pub from: State,
+    /// The state entered.
+    pub to: State,
+    /// A short snake_case reason, e.g. `consecutive_failures`, `cooldown_elapsed`, `probe_failed`.
+    pub reason: &'static str,
+}
+
+/// Handed out by [`Breaker::admit`] and given back to [`Breaker::record`] with the call's result,
+/// so a policy can tell a probe from an ordinary call and a result of an earlier generation from
+/// a current one. Its meaning belongs to the policy that issued it.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct Ticket {
+    /// The policy's generation (or epoch) when the call was admitted.
+    pub generation: u64,
+    /// True when the call was admitted as a half-open probe.
+    pub probe: bool,
+}
+
+/// The answer to "may this call start now?".
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Admission {
+    /// Send the call; return the ticket with its result.
+    Allow(Ticket),
+    /// Do not send it (the client falls back).
+    Reject,
+    /// Hold it: the engine parks the call and offers it again (in arrival order) after the
+    /// breaker next records a result or runs its timer, as a caller blocked on the library's
+    /// lock or on the half-open probe would wake. The wait counts in the caller's latency.
+    Wait,
+}
+
+/// How one admitted call ended, as the breaker is told.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Observation {
+    /// Success, failure or ignored, from the policy's classifier.
+    pub verdict: Verdict,
+    /// How long the call took as the client saw it (capped at the client's timeout).
+    pub latency: Dur,
+}
+
+/// Where a policy reports its state changes. The engine passes one reusable buffer, so
+/// reporting allocates nothing once the buffer has grown.
+pub type Transitions = Vec<Transition>;
+
+/// A breaker state machine, driven by the engine in event order.
+pub trait Breaker {
+    /// A call wants to start at `now`.
+    fn admit(&mut self, now: SimTime, out: &mut Transitions) -> Admission;
+    /// A call admitted with `ticket` completed at `now`.
+    fn record(&mut self, now: SimTime, ticket: Ticket, obs: Observation, out: &mut Transitions);
+    /// The current state (without side effects).
+    fn state(&self) -> State;
+    /// The next instant at which the policy wants [`Breaker::on_deadline`] called (active
+    /// transitions, periodic evaluation), or `None`.
+    fn deadline(&self) -> Option<SimTime> {
+        None
+    }
+    /// Called by the engine at (or after) the instant [`Breaker::deadline`] returned.
+    fn on_deadline(&mut self, _now: SimTime, _out: &mut Transitions) {}
+}
+
+/// A breaker's current state and generation. Every family changes state only through
+/// [`Phase::enter`], which reports the transition and starts a new generation, so no family can
+/// forget either.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Phase {
+    state: State,
+    generation: u64,
+}
+
+impl Default for Phase {
+    fn default() -> Phase {
+        Phase::new()
+    }
+}
+
+impl Phase {
+    /// Closed, generation 0.
+    pub(crate) const fn new() -> Phase {
+        Phase { state: State::Closed, generation: 0 }
+    }
+
+    /// The current state.
+    #[inline]
+    pub(crate) fn state(&self) -> State {
+        self.state
+    }
+
+    /// The current generation (one more per state change, see [`Phase::next_generation`]).
+    #[inline]
+    pub(crate) fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    /// A ticket of the current generation.
+    #[inline]
+    pub(crate) fn ticket(&self, probe: bool) -> Ticket {
+        Ticket { generation: self.generation, probe }
+    }
+
+    /// Moves to `to` at `at` for `reason`: reports the transition to `out` and starts a new
+    /// generation.
+    #[inline]
+    pub(crate) fn enter(&mut self, at: SimTime, to: State, reason: &'static str, out: &mut Transitions) {
+        out.push(Transition { at, from: self.state, to, reason });
+        self.state = to;
+        self.generation += 1;
+    }
+
+    /// As [`Phase::enter`], but only when `to` differs from the current state (libraries whose
+    /// `setState` ignores a move to the state it is in); returns whether it moved.
+    #[inline]
+    pub(crate) fn change(
+        &mut self,
+        at: SimTime,
+        to: State,
+        reason: &'static str,
+        out: &mut Transitions,
+    ) -> bool {
+        let moved = self.state != to;
+        if moved {
+            self.enter(at, to, reason, out);
+        }
+        moved
+    }
+
+    /// Starts a new generation without a state change (gobreaker's closed-state interval).
+    #[inline]
+    pub(crate) fn next_generation(&mut self) {
+        self.generation += 1;
+    }
+}

@@ -1,0 +1,69 @@
+//! Parameter metadata and parameter errors, shared by every family, the resolver and the
+//! catalogue. A leaf: it imports nothing else of `policy`, so the families and the registry
+//! that lists them do not import each other.
+
+/// Static description of one parameter of a family (name, unit, meaning).
+#[derive(Copy, Clone, Debug)]
+pub struct ParamMeta {
+    /// The key used in files and `--set`.
+    pub name: &'static str,
+    /// Its unit or value set (`duration`, `ratio`, `calls`, ...).
+    pub unit: &'static str,
+    /// What it does.
+    pub doc: &'static str,
+}
+
+impl ParamMeta {
+    /// Builds a description (usable in `const` tables).
+    pub const fn new(name: &'static str, unit: &'static str, doc: &'static str) -> ParamMeta {
+        ParamMeta { name, unit, doc }
+    }
+}
+
+/// Why a policy specification cannot be used.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum PolicyError {
+    /// No preset of that name.
+    #[error("unknown policy preset `{name}`; known presets: {known}")]
+    UnknownPreset {
+        /// The name given.
+        name: String,
+        /// Every preset, comma-separated.
+        known: String,
+    },
+    /// The preset has no such parameter.
+    #[error("unknown parameter `{param}` for preset `{preset}`{hint}; its parameters are: {known}")]
+    UnknownParam {
+        /// The preset.
+        preset: String,
+        /// The key given.
+        param: String,
+        /// ` (did you mean `x`?)` when a parameter has a close name, else empty.
+        hint: String,
+        /// The preset's parameters, comma-separated.
+        known: String,
+    },
+    /// A parameter has the wrong type or an out-of-range value.
+    #[error("invalid value for `{param}`: expected {expected}, found {found}")]
+    InvalidValue {
+        /// The parameter.
+        param: String,
+        /// What it needs.
+        expected: String,
+        /// What was given.
+        found: String,
+    },
+    /// Values that are each fine but cannot work together.
+    #[error("impossible policy configuration: {0}")]
+    Impossible(String),
+}
+
+/// Shorthand for [`PolicyError::InvalidValue`].
+pub(crate) fn invalid(param: &str, expected: &str, found: &str) -> PolicyError {
+    PolicyError::InvalidValue { param: param.into(), expected: expected.into(), found: found.into() }
+}
+
+/// Shorthand for [`PolicyError::Impossible`].
+pub(crate) fn impossible(msg: String) -> PolicyError {
+    PolicyError::Impossible(msg)
+}

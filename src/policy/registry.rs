@@ -1,0 +1,191 @@
+//! The family registry: one line per family. From it [`families!`] generates the [`Policy`]
+//! enum the engine drives (static dispatch: a `match`, no box, no virtual call, nothing
+//! allocated per call), the [`FamilyConfig`] enum resolution works on, and the preset catalogue
+//! in registry order. Adding a family is its file plus one line here.
+
+use super::family::Family;
+use super::library::{ExportInput, Library};
+use super::machine::{Admission, Breaker, Observation, State, Ticket, Transitions};
+use super::param::{ParamMeta, PolicyError};
+use super::presets::PresetInfo;
+use super::spec::{merge, table_of};
+use super::{
+    ai_service, cockatiel, connector, envoy, failsafe, finagle, gate, generic, gobreaker, hystrix, node,
+    none, opossum, polly, pybreaker, resilience4j, throttle,
+};
+use crate::outcome::Classifier;
+use crate::time::{Dur, SimTime};
+use std::sync::OnceLock;
+
+families! {
+    None => none::NoneConfig,
+    Generic => generic::GenericConfig,
+    Connector => connector::ConnectorConfig,
+    Gate => gate::GateConfig,
+    AiService => ai_service::AiServiceConfig,
+    Node => node::NodeConfig,
+    Resilience4j => resilience4j::Resilience4jConfig,
+    Hystrix => hystrix::HystrixConfig,
+    Opossum => opossum::OpossumConfig,
+    Polly => polly::PollyConfig,
+    Cockatiel => cockatiel::CockatielConfig,
+    Pybreaker => pybreaker::PybreakerConfig,
+    Gobreaker => gobreaker::GobreakerConfig,
+    Failsafe => failsafe::FailsafeConfig,
+    Finagle => finagle::FinagleConfig,
+    Envoy => envoy::EnvoyConfig,
+    Throttle => throttle::ThrottleConfig,
+    #[cfg(test)] Toy => super::toy::ToyConfig,
+}
+
+/// Generates [`Policy`], [`FamilyConfig`] and their per-family dispatch from the registry lines
+/// (`Variant => family::Config`, optionally preceded by attributes such as `#[cfg(test)]`).
+macro_rules! families {
+    ($( $(#[$attr:meta])* $variant:ident => $family:ty ),* $(,)?) => {
+        /// Every concrete policy, so the engine drives them with static dispatch (a `match`, no
+        /// virtual call, no box) on the hot path. Built by
+        /// [`PolicyConfig::build`](super::PolicyConfig::build).
+        ///
+        /// Transition reasons used across families (the `reason` of
+        /// [`Transition`](super::Transition)): `consecutive_failures`, `failures_in_window`,
+        /// `count_failure_rate`, `failure_rate`, `slow_call_rate`, `latency_percentile`,
+        /// `error_rate`, `p95_latency`, `error_percentage` (Hystrix, opossum), `success_rate`
+        /// (Finagle), `consecutive_5xx` (Envoy), `throttling` (SRE throttle) (closed → open);
+        /// `cooldown_elapsed` (open → half-open); `probe_successes`, `probe_failure_rate_below`
+        /// (half-open → closed); `late_success` (open → closed, seed 001 only),
+        /// `ejection_elapsed` (Envoy: open → closed, no half-open), `throttle_released`;
+        /// `probe_failed`, `probe_failure_rate`, `half_open_timeout` (half-open → open).
+        // One policy lives per client instance for a whole run: the size of the largest variant
+        // costs nothing, while a box would add an indirection to every call on the hot path.
+        #[allow(clippy::large_enum_variant)]
+        #[derive(Clone, Debug)]
+        pub enum Policy {
+            $(
+                $(#[$attr])*
+                #[doc = concat!("The state machine of `", stringify!($family), "`.")]
+                $variant(<$family as Family>::Breaker),
+            )*
+        }
+
+        impl Breaker for Policy {
+            #[inline]
+            fn admit(&mut self, now: SimTime, out: &mut Transitions) -> Admission {
+                match self { $( $(#[$attr])* Policy::$variant(b) => b.admit(now, out), )* }
+            }
+            #[inline]
+            fn record(&mut self, now: SimTime, ticket: Ticket, obs: Observation, out: &mut Transitions) {
+                match self { $( $(#[$attr])* Policy::$variant(b) => b.record(now, ticket, obs, out), )* }
+            }
+            #[inline]
+            fn state(&self) -> State {
+                match self { $( $(#[$attr])* Policy::$variant(b) => b.state(), )* }
+            }
+            #[inline]
+            fn deadline(&self) -> Option<SimTime> {
+                match self { $( $(#[$attr])* Policy::$variant(b) => b.deadline(), )* }
+            }
+            #[inline]
+            fn on_deadline(&mut self, now: SimTime, out: &mut Transitions) {
+                match self { $( $(#[$attr])* Policy::$variant(b) => b.on_deadline(now, out), )* }
+            }
+        }
+
+        impl Policy {
+            /// The family's name, e.g. `connector`.
+            pub fn family(&self) -> &'static str {
+                match self { $( $(#[$attr])* Policy::$variant(_) => <$family as Family>::NAME, )* }
+            }
+
+            /// `fresh` (a newly built breaker of the same configuration) with this breaker's
+            /// samples reloaded at `now`, as seed 000 does at a job's start ("carry the facts,
+            /// not the state"). The state (open, cooldown) is not carried; families without a
+            /// persisted sample list start fresh.
+            pub fn restarted_with_samples(&self, mut fresh: Policy, now: SimTime) -> Policy {
+                match (self, &mut fresh) {
+                    $(
+                        $(#[$attr])*
+                        (Policy::$variant(old), Policy::$variant(new)) => {
+                            <$family as Family>::carry_samples(old, new, now)
+                        }
+                    )*
+                    _ => {}
+                }
+                fresh
+            }
+        }
+
+        /// The family-specific part of a resolved policy: one family's parameters.
+        #[derive(Clone, Debug, PartialEq)]
+        pub enum FamilyConfig {
+            $(
+                $(#[$attr])*
+                #[doc = concat!("The parameters of `", stringify!($family), "`.")]
+                $variant($family),
+            )*
+        }
+
+        impl FamilyConfig {
+            /// The defaults and default classifier of preset `name`.
+            pub fn preset_default(name: &str) -> Option<(FamilyConfig, Classifier)> {
+                $(
+                    $(#[$attr])*
+                    if let Some(p) = <$family as Family>::PRESETS.iter().find(|p| p.name == name) {
+                        return Some((FamilyConfig::$variant((p.config)()), p.classifier));
+                    }
+                )*
+                None
+            }
+
+            /// The family's parameter descriptions, in order.
+            pub fn meta(&self) -> &'static [ParamMeta] {
+                match self { $( $(#[$attr])* FamilyConfig::$variant(_) => <$family as Family>::PARAMS, )* }
+            }
+
+            /// The parameters as a TOML table.
+            pub(crate) fn table(&self) -> toml::Table {
+                match self { $( $(#[$attr])* FamilyConfig::$variant(c) => table_of(c), )* }
+            }
+
+            /// The same family with `o` merged over these values, validated.
+            pub(crate) fn with_overrides(&self, o: &toml::Table) -> Result<FamilyConfig, PolicyError> {
+                Ok(match self { $( $(#[$attr])* FamilyConfig::$variant(c) => FamilyConfig::$variant(merge(c, o)?), )* })
+            }
+
+            /// A fresh state machine of this configuration.
+            pub(crate) fn build(&self, seed: u64) -> Policy {
+                match self { $( $(#[$attr])* FamilyConfig::$variant(c) => Policy::$variant(c.build(seed)), )* }
+            }
+
+            /// See [`Family::imposed_call_timeout`].
+            pub(crate) fn imposed_call_timeout(&self) -> Option<Option<Dur>> {
+                match self { $( $(#[$attr])* FamilyConfig::$variant(c) => c.imposed_call_timeout(), )* }
+            }
+
+            /// The configuration in `lib`'s syntax, or why it cannot be written.
+            pub(crate) fn export(&self, lib: Library, input: &ExportInput) -> Result<String, String> {
+                match self {
+                    $(
+                        $(#[$attr])*
+                        FamilyConfig::$variant(c) => {
+                            c.export(lib, input).unwrap_or_else(|| Err(<$family as Family>::refusal(lib)))
+                        }
+                    )*
+                }
+            }
+        }
+
+        /// Every preset of every family, in registry order.
+        pub(crate) fn catalogue() -> &'static [PresetInfo] {
+            static CATALOGUE: OnceLock<Vec<PresetInfo>> = OnceLock::new();
+            CATALOGUE.get_or_init(|| {
+                let mut all = Vec::new();
+                $(
+                    $(#[$attr])*
+                    all.extend(<$family as Family>::PRESETS.iter().map(PresetInfo::of::<$family>));
+                )*
+                all
+            })
+        }
+    };
+}
+use families;
