@@ -35,11 +35,13 @@ pub const OBJECTIVE_TOML: &str = "objective.toml";
 pub const RECOMMENDATION_TXT: &str = "recommendation.txt";
 /// recommended.txt: the chosen configuration's label.
 pub const RECOMMENDED_TXT: &str = "recommended.txt";
+/// shard.toml: what one shard of a sweep ran, for `merge`.
+pub const SHARD_TOML: &str = crate::sweep::shard::MANIFEST_FILE;
 
 /// Every fixed file name breakerlab writes into an output folder (charts named per family
 /// aside): a file of one of these names not written by the current command is dropped when
 /// its set replaces the folder; any other file is kept.
-const OUR_FILES: [&str; 17] = [
+const OUR_FILES: [&str; 18] = [
     SUMMARY_CSV,
     RUNS_CSV,
     PARETO_CSV,
@@ -50,6 +52,7 @@ const OUR_FILES: [&str; 17] = [
     OBJECTIVE_TOML,
     RECOMMENDATION_TXT,
     RECOMMENDED_TXT,
+    SHARD_TOML,
     page::INPUTS_FILE,
     page::REPORT_HTML,
     page::REPORT_MD,
@@ -189,27 +192,25 @@ impl OutputDir {
 
     /// Writes one file of the set (synced to disk before the set is swapped in).
     pub fn write(&mut self, name: &str, bytes: &[u8]) -> Result<()> {
-        self.write_with(name, |w| w.write_all(bytes))
+        let shown = self.shown.join(name);
+        self.write_with(name, |w| w.write_all(bytes).map_err(|e| Error::io(&shown, e)))
     }
 
     /// Writes one file of the set by streaming into it (for files too large to hold in memory,
-    /// such as a shard's runs.csv): `fill` writes, the file is then synced. Every file of the
-    /// set reaches the disk here.
+    /// such as a shard's runs.csv, whose rows are written as the simulation produces them):
+    /// `fill` writes, the file is then synced. Every file of the set reaches the disk here.
     pub fn write_with(
         &mut self,
         name: &str,
-        fill: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
+        fill: impl FnOnce(&mut (dyn std::io::Write + Send)) -> Result<()>,
     ) -> Result<()> {
         let path = self.staging.join(name);
-        let shown = self.shown.join(name);
-        let write = || -> std::io::Result<()> {
-            let _ = fs::remove_file(&path); // a carried-over file of the same name
-            let file = File::options().write(true).create_new(true).open(&path)?;
-            let mut buffered = std::io::BufWriter::new(file);
-            fill(&mut buffered)?;
-            buffered.into_inner().map_err(std::io::IntoInnerError::into_error)?.sync_all()
-        };
-        write().map_err(|e| Error::io(shown, e))?;
+        let io = |e| Error::io(self.shown.join(name), e);
+        let _ = fs::remove_file(&path); // a carried-over file of the same name
+        let file = File::options().write(true).create_new(true).open(&path).map_err(io)?;
+        let mut buffered = std::io::BufWriter::new(file);
+        fill(&mut buffered)?;
+        buffered.into_inner().map_err(|e| io(e.into_error()))?.sync_all().map_err(io)?;
         self.written.push(name.to_string());
         Ok(())
     }
