@@ -769,7 +769,7 @@ mod tests {
         assert_eq!(p, vec![("primary", 10, 0), ("secondary", 10, 10)]);
         assert_eq!(m.spend, Some(10.0 * 0.5 + 10.0 * 2.0));
         assert_eq!(m.failovers, Some(10));
-        assert_eq!(m.get("provider.secondary.successes"), Some(10.0));
+        assert_eq!(m.column("provider.secondary.successes"), Some(10.0));
         // The primary was tried first until the window's end: 120 s.
         assert_eq!(m.failover_delay_mean_s, Some(120.0));
         assert_eq!(r.latency.min(), r.latency.percentile_permille(1_000));

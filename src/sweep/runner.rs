@@ -7,7 +7,7 @@ use super::grid::Configuration;
 use super::objective::Objective;
 use super::shard::Slice;
 use super::table::{ConfigInfo, RunRow};
-use crate::metrics::{CostWeights, Metrics};
+use crate::metrics::{Metric, Metrics};
 use crate::policy::{PolicyConfig, PolicySpec};
 use crate::scenario::{InputError, Scenario};
 use crate::sim::{self, RunOptions, Workload};
@@ -22,15 +22,15 @@ pub const MAX_CELLS: u64 = 50_000_000;
 /// The most cells whose results [`Cells::run_slices`] holds before handing them on.
 pub const CHUNK_CELLS: usize = 4096;
 
-/// The metric columns of sweep results: [`Metrics::COLUMNS`] without `cost` (a sweep's cost
+/// The metric columns of sweep results: every [`Metric`] but `cost` (a sweep's cost
 /// depends on its objective and is computed from these).
 pub fn metric_columns() -> Vec<String> {
-    Metrics::COLUMNS.iter().filter(|c| **c != "cost").map(|c| c.to_string()).collect()
+    Metric::ALL.iter().filter(|m| **m != Metric::Cost).map(|m| m.name().to_string()).collect()
 }
 
-/// The documented default objective: [`CostWeights::default`]'s weights.
+/// The documented default objective, the one `run` scores with: [`Objective::standard`].
 pub fn default_objective() -> Objective {
-    Objective::new(CostWeights::default().iter().map(|(m, w)| (m.to_string(), w)))
+    Objective::standard()
 }
 
 /// The policy spec of a configuration.
@@ -56,7 +56,7 @@ pub fn config_info(config: &Configuration, resolved: &PolicyConfig) -> ConfigInf
 
 /// The metric values of a run, in [`metric_columns`] order.
 pub fn metric_values(metrics: &Metrics, columns: &[String]) -> Vec<Option<f64>> {
-    columns.iter().map(|c| metrics.get(c)).collect()
+    columns.iter().map(|c| metrics.column(c)).collect()
 }
 
 /// A progress bar on stderr counting cells, with rate and time left; hidden when `quiet` or
