@@ -150,7 +150,7 @@ pub fn run_shard(req: &ShardRequest) -> Result<ShardReport> {
         configurations: configs.len(),
         replicates: file.replicates,
         seed: file.seed,
-        objective: objective.weights.clone(),
+        objective: objective.weights.iter().map(|(m, w)| (m.name().to_string(), *w)).collect(),
         constraints: file.constraints.iter().map(|c| c.text.clone()).collect(),
         pareto: file.pareto.clone(),
         sweep_file: SweepText { name: path.display().to_string(), text },
