@@ -9,6 +9,7 @@
 
 use crate::error::{Error, Result};
 use crate::report::charts::{self, ChartOptions};
+use crate::report::folder::{self, Contents};
 use crate::report::page::{self, ReportInputs};
 use crate::scenario::InputError;
 use std::fs::{self, File};
@@ -78,8 +79,9 @@ pub enum Keep {
 /// The review page to finish a folder with: the charts its files allow and the page.
 #[derive(Clone, Debug)]
 pub struct Page {
-    /// What the page shows to reproduce the run; saved as inputs.toml.
-    pub inputs: ReportInputs,
+    /// What the page shows to reproduce the run, saved as inputs.toml; `None`: the folder's own
+    /// inputs.toml (`report DIR`), else a page titled after the folder.
+    pub inputs: Option<ReportInputs>,
     /// Zoom and heatmap metric.
     pub charts: ChartOptions,
 }
@@ -100,6 +102,8 @@ pub struct OutputDir {
     _lock: File,
     /// Names written, in order.
     written: Vec<String>,
+    /// The bytes of the files written that the folder's reader reads ([`folder::FILES`]).
+    memory: Vec<(String, Vec<u8>)>,
 }
 
 /// The folder a command writes to: `out` if given, else `output/<name>`.
@@ -146,7 +150,14 @@ impl OutputDir {
                 Err(e) => return Err(refuse(format!("cannot create the output folder: {}", plain(&e)))),
             }
         };
-        let out = OutputDir { shown: dir.to_path_buf(), target, staging, _lock: lock, written: Vec::new() };
+        let out = OutputDir {
+            shown: dir.to_path_buf(),
+            target,
+            staging,
+            _lock: lock,
+            written: Vec::new(),
+            memory: Vec::new(),
+        };
         out.carry_over(keep)?;
         Ok(out)
     }
@@ -185,15 +196,27 @@ impl OutputDir {
         Ok(())
     }
 
-    /// The folder being filled; readers of the finished set (charts, pages) read it here.
-    pub fn staging(&self) -> &Path {
-        &self.staging
-    }
-
     /// Writes one file of the set (synced to disk before the set is swapped in).
     pub fn write(&mut self, name: &str, bytes: &[u8]) -> Result<()> {
         let shown = self.shown.join(name);
-        self.write_with(name, |w| w.write_all(bytes).map_err(|e| Error::io(&shown, e)))
+        self.write_with(name, |w| w.write_all(bytes).map_err(|e| Error::io(&shown, e)))?;
+        if folder::FILES.contains(&name) {
+            self.memory.retain(|(n, _)| n != name);
+            self.memory.push((name.to_string(), bytes.to_vec()));
+        }
+        Ok(())
+    }
+
+    /// A file of the set for the folder's reader: as written, else as kept from the old set.
+    fn file(&self, name: &str) -> std::io::Result<Option<Vec<u8>>> {
+        if let Some((_, bytes)) = self.memory.iter().find(|(n, _)| n == name) {
+            return Ok(Some(bytes.clone()));
+        }
+        match fs::read(self.staging.join(name)) {
+            Ok(bytes) => Ok(Some(bytes)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e),
+        }
     }
 
     /// Writes one file of the set by streaming into it (for files too large to hold in memory,
@@ -220,15 +243,20 @@ impl OutputDir {
         files.iter().try_for_each(|(name, bytes)| self.write(name, bytes))
     }
 
-    /// Draws every chart the written files allow, writes inputs.toml and the report pages
-    /// (when `page` is given), swaps the set in and returns the paths written, in order.
+    /// Draws every chart the set's files allow, writes inputs.toml and the report pages (when
+    /// `page` is given), swaps the set in and returns the paths written, in order.
     pub fn finish(mut self, page: Option<&Page>) -> Result<Vec<PathBuf>> {
         if let Some(page) = page {
-            for chart in charts::draw_all(&self.staging, &page.charts)? {
+            let contents = Contents::read(&self.shown, |name| self.file(name))?;
+            let inputs = page.inputs.clone().or_else(|| contents.inputs.clone()).unwrap_or_else(|| {
+                ReportInputs { title: self.shown.display().to_string(), ..ReportInputs::default() }
+            });
+            let charts = charts::draw_all(&contents, &page.charts)?;
+            for chart in &charts {
                 self.write(&chart.name, &chart.png)?;
             }
-            self.write(page::INPUTS_FILE, page.inputs.to_toml()?.as_bytes())?;
-            let (html, md) = page::render_report(&self.staging, &page.inputs)?;
+            self.write(page::INPUTS_FILE, inputs.to_toml()?.as_bytes())?;
+            let (html, md) = page::render_report(&contents, &charts, &inputs, &self.shown);
             self.write(page::REPORT_HTML, html.as_bytes())?;
             self.write(page::REPORT_MD, md.as_bytes())?;
         }
@@ -398,7 +426,7 @@ mod tests {
             fs::write(dir.join(name), b"old").unwrap();
         }
         let out = OutputDir::create(&dir, Keep::AllButPages).unwrap();
-        assert_eq!(names(out.staging()), ["inputs.toml", "summary.csv"]);
+        assert_eq!(names(&out.staging), ["inputs.toml", "summary.csv"]);
     }
 
     #[test]

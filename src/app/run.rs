@@ -161,7 +161,7 @@ pub fn run_scenario(scenario: Scenario, settings: &RunSettings) -> Result<RunRep
         (output::LATENCY_CSV, report::latency_csv(&runs)),
     ])?;
     let page = settings.charts.then(|| Page {
-        inputs: report_inputs(&scenario, seed, &settings.command_line),
+        inputs: Some(report_inputs(&scenario, seed, &settings.command_line)),
         charts: ChartOptions::default(),
     });
     let files = out.finish(page.as_ref())?;

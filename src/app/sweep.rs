@@ -168,7 +168,7 @@ pub(super) fn finish(
     if let Some(chosen) = recommendation.chosen() {
         out.write(output::RECOMMENDED_TXT, format!("{}\n", chosen.label).as_bytes())?;
     }
-    let page = page.map(|inputs| Page { inputs, charts: ChartOptions::default() });
+    let page = page.map(|inputs| Page { inputs: Some(inputs), charts: ChartOptions::default() });
     let files = out.finish(page.as_ref())?;
     let best = best_per_scenario(&table, &summary, constraints, 3);
     Ok(SweepReport { name, replicates, table, summary, best, recommendation, files })
