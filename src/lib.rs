@@ -12,6 +12,7 @@
 pub mod app;
 pub mod client;
 mod error;
+pub mod limits;
 pub mod metrics;
 pub mod outcome;
 pub mod policy;

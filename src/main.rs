@@ -67,6 +67,8 @@ enum Command {
         /// Skip the PNG charts and the report page.
         #[arg(long)]
         no_charts: bool,
+        #[command(flatten)]
+        limits: LimitArgs,
         /// Run only shard K (0-based) of N, e.g. --shard 0/4: its rows go to
         /// <out>/shard-K-of-N/runs.csv with a shard.toml (default out: output/<name>-shards);
         /// `breakerlab merge` joins the shards. Without it, Slurm's SLURM_ARRAY_TASK_ID and
@@ -106,8 +108,8 @@ enum Command {
         /// Replicates per (scenario, policy).
         #[arg(long, default_value_t = 5, value_name = "N")]
         replicates: u32,
-        /// Base seed (replaces each scenario's).
-        #[arg(long)]
+        /// Base seed (replaces each scenario's): a whole number from 0 to 2^64 - 1.
+        #[arg(long, allow_hyphen_values = true, value_parser = breakerlab::scenario::parse_seed)]
         seed: Option<u64>,
         /// Worker threads (default: all cores).
         #[arg(long, value_name = "N")]
@@ -118,6 +120,8 @@ enum Command {
         /// Skip the PNG charts and the report page.
         #[arg(long)]
         no_charts: bool,
+        #[command(flatten)]
+        limits: LimitArgs,
     },
     /// Recommend the lowest-cost configuration meeting every constraint, explained, from a sweep's
     /// output folder (or its runs.csv), or by running a sweep file.
@@ -271,8 +275,8 @@ struct RunArgs {
     /// Override one of the policy's parameters, e.g. --set failure_threshold=3 --set open_duration=1m.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     sets: Vec<String>,
-    /// Base seed (replaces the scenario's).
-    #[arg(long)]
+    /// Base seed (replaces the scenario's): a whole number from 0 to 2^64 - 1.
+    #[arg(long, allow_hyphen_values = true, value_parser = breakerlab::scenario::parse_seed)]
     seed: Option<u64>,
     /// Output folder (default output/<scenario or trace name>).
     #[arg(long, value_name = "DIR")]
@@ -280,6 +284,30 @@ struct RunArgs {
     /// Skip the PNG charts and the report page.
     #[arg(long)]
     no_charts: bool,
+    #[command(flatten)]
+    limits: LimitArgs,
+}
+
+/// Resource limits, checked from the inputs before anything runs (see `breakerlab::limits`).
+#[derive(clap::Args)]
+struct LimitArgs {
+    /// Refuse work estimated to need more memory than this, e.g. 8GiB (default 16GiB).
+    #[arg(long, value_name = "SIZE", value_parser = breakerlab::limits::parse_bytes)]
+    max_memory: Option<u64>,
+    /// Refuse work that would simulate more calls than this, e.g. 1e11 (default 2e10).
+    #[arg(long, value_name = "N", value_parser = breakerlab::limits::parse_calls)]
+    max_calls: Option<u64>,
+}
+
+impl LimitArgs {
+    /// The limits these flags set (defaults for those not given).
+    fn limits(&self) -> breakerlab::limits::Limits {
+        let default = breakerlab::limits::Limits::default();
+        breakerlab::limits::Limits {
+            max_memory: self.max_memory.unwrap_or(default.max_memory),
+            max_calls: self.max_calls.unwrap_or(default.max_calls),
+        }
+    }
 }
 
 impl RunArgs {
@@ -292,6 +320,7 @@ impl RunArgs {
             out: self.out,
             charts: !self.no_charts,
             command_line: command_line(),
+            limits: self.limits.limits(),
             replicates: self.replicates,
         }
     }
@@ -359,7 +388,7 @@ fn execute(cli: Cli) -> breakerlab::Result<String> {
             };
             run::render(&run::run(&run::RunRequest { input, settings: what.settings() })?)
         }
-        Command::Sweep { file, threads, out, quiet, no_charts, shard, shards } => {
+        Command::Sweep { file, threads, out, quiet, no_charts, limits, shard, shards } => {
             // The shard in use: --shard, else the scheduler's variables (read here, at the edge).
             let chosen = match shard {
                 Some(text) => {
@@ -389,13 +418,14 @@ fn execute(cli: Cli) -> breakerlab::Result<String> {
                 quiet,
                 charts: !no_charts,
                 command_line: command_line(),
+                limits: limits.limits(),
             };
             sweep::sweep(&req)?.render()
         }
         Command::Merge { dirs, out, no_charts } => {
             merge::merge(&merge::MergeRequest { dirs, out, charts: !no_charts })?.render()
         }
-        Command::Compare { scenarios, policies, sets, replicates, seed, threads, out, no_charts } => {
+        Command::Compare { scenarios, policies, sets, replicates, seed, threads, out, no_charts, limits } => {
             let req = compare::CompareRequest {
                 scenarios,
                 policies,
@@ -406,6 +436,7 @@ fn execute(cli: Cli) -> breakerlab::Result<String> {
                 out,
                 charts: !no_charts,
                 command_line: command_line(),
+                limits: limits.limits(),
             };
             compare::compare(&req)?.render()
         }

@@ -4,10 +4,11 @@
 use super::load_scenarios;
 use super::output::{self, Keep, OutputDir, Page};
 use crate::error::Result;
+use crate::limits::{Limits, estimate_cells};
 use crate::policy::{PolicyConfig, PolicySpec};
 use crate::report::charts::ChartOptions;
 use crate::report::page::{InputFile, ReportInputs};
-use crate::scenario::{InputError, Scenario};
+use crate::scenario::{InputError, Scenario, Spot};
 use crate::sweep::compare::CompareReport;
 use crate::sweep::grid::Configuration;
 use crate::sweep::output::{runs_csv, summary_csv};
@@ -36,6 +37,8 @@ pub struct CompareRequest {
     pub charts: bool,
     /// The command line as typed, for the report page.
     pub command_line: String,
+    /// Memory and simulated-call limits checked before anything runs.
+    pub limits: Limits,
 }
 
 /// What `compare` did: the side-by-side table and the files written.
@@ -86,6 +89,8 @@ pub fn compare(req: &CompareRequest) -> Result<CompareOutcome> {
     let columns = metric_columns();
     let objective = default_objective().bind(&columns).map_err(InputError::argument)?;
     let cells = Cells { scenarios: &loaded, configs: &configs, replicates, seed };
+    estimate_cells(&cells, req.threads, &Spot::flag("--replicates"), &Spot::flag("--policy"))
+        .check(&req.limits)?;
     let bar = progress_bar(cells.count(), false);
     let runs = cells.run(req.threads, &columns, &bar)?;
     let names = loaded.iter().map(|s| s.name.clone()).collect();

@@ -9,7 +9,7 @@ use crate::policy::{PolicyConfig, PolicySpec};
 use crate::report::charts::ChartOptions;
 use crate::report::page::{InputFile, ReportInputs};
 use crate::report::{self, SummaryRow};
-use crate::scenario::{Scenario, Source};
+use crate::scenario::{InputError, Scenario, Source, Spot};
 use crate::sim::{self, RunOptions, RunResult, Workload};
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -38,6 +38,8 @@ pub struct RunSettings {
     pub charts: bool,
     /// The command line as typed, for the report page.
     pub command_line: String,
+    /// Memory and simulated-call limits checked before the run starts.
+    pub limits: crate::limits::Limits,
     /// Replicates to run (their seeds differ); the files are those of the first.
     pub replicates: u32,
 }
@@ -87,17 +89,39 @@ pub fn run(req: &RunRequest) -> Result<RunReport> {
 /// counts ([`IMPORT_COLUMNS`]).
 pub fn run_scenario(scenario: Scenario, settings: &RunSettings) -> Result<RunReport> {
     let sets = parse_sets(&settings.sets)?;
+    // A refused parameter that came from `--set` is named as the flag the user typed.
+    let located = |e: InputError| match settings
+        .sets
+        .iter()
+        .zip(&sets)
+        .find(|(_, (k, _))| e.message.contains(&format!("`{k}`")))
+    {
+        Some((arg, _)) => InputError::argument(format!("--set {arg}: {}", e.message)),
+        None => e,
+    };
     let fleet = settings.policy.is_none() && !scenario.instance_policies.is_empty();
     let policies: Vec<PolicyConfig> = if fleet {
         let with_sets = |spec: &PolicySpec| {
             let mut spec = spec.clone();
             spec.overrides.extend(sets.iter().cloned());
-            scenario.resolve_policy(&spec)
+            scenario.resolve_policy(&spec).map_err(located)
         };
         scenario.instance_policies.iter().map(with_sets).collect::<Result<_, _>>()?
     } else {
-        vec![scenario.resolve_policy(&scenario.policy_spec(settings.policy.as_deref(), &sets))?]
+        vec![
+            scenario
+                .resolve_policy(&scenario.policy_spec(settings.policy.as_deref(), &sets))
+                .map_err(located)?,
+        ]
     };
+    let policy_spot = match (&settings.policy, settings.sets.first()) {
+        (Some(_), _) => Spot::flag("--policy"),
+        (None, Some(_)) => Spot::flag("--set"),
+        (None, None) if fleet => scenario.origins.instances.clone(),
+        (None, None) => scenario.origins.policy.clone(),
+    };
+    crate::limits::estimate_run(&scenario, &policies, &policy_spot, settings.replicates.max(1))
+        .check(&settings.limits)?;
     let seed = settings.seed.unwrap_or(scenario.seed);
     let workload = Workload::build(&scenario, seed, 0)?;
     let bin = scenario.scoring.timeline_bin.unwrap_or_else(|| sim::auto_bin(workload.duration()));

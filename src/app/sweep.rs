@@ -4,10 +4,11 @@
 use super::load_scenarios;
 use super::output::{self, Keep, OutputDir, Page};
 use crate::error::{Error, Result};
+use crate::limits::{Limits, estimate_cells};
 use crate::policy::PolicyConfig;
 use crate::report::charts::ChartOptions;
 use crate::report::page::{InputFile, ReportInputs};
-use crate::scenario::InputError;
+use crate::scenario::{InputError, Spot};
 use crate::sweep::SweepError;
 use crate::sweep::constraint::Constraint;
 use crate::sweep::file::SweepFile;
@@ -40,6 +41,8 @@ pub struct SweepRequest {
     pub charts: bool,
     /// The command line as typed, for the report page.
     pub command_line: String,
+    /// Memory and simulated-call limits checked before anything runs.
+    pub limits: Limits,
 }
 
 /// What `breakerlab sweep` did.
@@ -100,6 +103,13 @@ pub fn sweep(req: &SweepRequest) -> Result<SweepReport> {
     objective.bind(&columns).map_err(InputError::argument)?;
     let cells =
         Cells { scenarios: &scenarios, configs: &configs, replicates: file.replicates, seed: file.seed };
+    estimate_cells(
+        &cells,
+        req.threads,
+        &file.replicates_spot,
+        &Spot::in_file(&path, "", None, "[[policies]]"),
+    )
+    .check(&req.limits)?;
     let bar = progress_bar(cells.count(), req.quiet);
     let runs = cells.run(req.threads, &columns, &bar)?;
     let infos = file.configurations.iter().zip(&configs).map(|(c, p)| config_info(c, p)).collect();

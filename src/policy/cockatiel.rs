@@ -148,7 +148,7 @@ impl CockatielConfig {
     }
 
     /// Sampling windows: `(count, window length in ms)`.
-    fn sampling_windows(&self) -> (usize, u64) {
+    pub(crate) fn sampling_windows(&self) -> (usize, u64) {
         let ms = self.duration.micros() as f64 / 1000.0;
         let count = ((ms / 1000.0).ceil() as usize).max(5);
         let size = (ms / count as f64).round() as u64;

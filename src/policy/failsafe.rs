@@ -83,7 +83,7 @@ impl Default for FailsafeConfig {
 }
 
 impl FailsafeConfig {
-    fn closed_capacity(&self) -> u32 {
+    pub(crate) fn closed_capacity(&self) -> u32 {
         if self.failure_execution_threshold != 0 {
             self.failure_execution_threshold
         } else {
@@ -97,7 +97,7 @@ impl FailsafeConfig {
             self.success_threshold
         }
     }
-    fn half_open_capacity(&self) -> u32 {
+    pub(crate) fn half_open_capacity(&self) -> u32 {
         if self.success_capacity() != 0 { self.success_capacity() } else { self.closed_capacity() }
     }
 }

@@ -203,7 +203,7 @@ impl GenericConfig {
         }
     }
 
-    fn time_rules(&self) -> bool {
+    pub(crate) fn time_rules(&self) -> bool {
         self.failure_rate > 0.0 || self.slow_call_rate > 0.0 || !self.latency_threshold.is_zero()
     }
 }

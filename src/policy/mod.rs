@@ -16,12 +16,14 @@ mod registry;
 pub mod window;
 
 pub mod ai_service;
+pub mod bounds;
 pub mod circuitbreaker;
 pub mod cockatiel;
 pub mod connector;
 pub mod envoy;
 pub mod failsafe;
 pub mod finagle;
+mod footprint;
 pub mod gate;
 pub mod generic;
 pub mod gobreaker;

@@ -40,6 +40,7 @@ pub(crate) fn merge<C: Family>(defaults: &C, overrides: &toml::Table) -> Result<
     for (k, v) in overrides {
         merged.insert(k.clone(), v.clone());
     }
+    super::bounds::check(C::PARAMS, &merged)?;
     match merged.try_into::<C>() {
         Ok(c) => {
             c.validate()?;

@@ -53,6 +53,82 @@ impl InputError {
     }
 }
 
+/// Where a value that sizes a run was written (file, 1-based line and column, field), so a
+/// limit checked after parsing ([`crate::limits`]) can point at it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Spot {
+    /// The file, or `None` for a command-line flag.
+    pub path: Option<PathBuf>,
+    /// 1-based line and column, when the value was written (absent: a default).
+    pub position: Option<(usize, usize)>,
+    /// The field or flag, e.g. `[traffic] rate` or `--rate`.
+    pub field: String,
+}
+
+impl Spot {
+    /// A command-line flag.
+    pub fn flag(flag: &str) -> Spot {
+        Spot { path: None, position: None, field: flag.to_string() }
+    }
+
+    /// A field of `path` at byte `offset` of its `text`, or at no line when `offset` is `None`.
+    pub fn in_file(path: &Path, text: &str, offset: Option<usize>, field: &str) -> Spot {
+        Spot {
+            path: Some(path.to_path_buf()),
+            position: offset.map(|o| line_col(text, o)),
+            field: field.into(),
+        }
+    }
+
+    /// An input error at this spot: `FILE:LINE:COL: FIELD: message`.
+    pub fn error(&self, message: impl std::fmt::Display) -> InputError {
+        InputError {
+            path: self.path.clone(),
+            position: self.position,
+            message: format!("{}: {message}", self.field),
+        }
+    }
+}
+
+/// The byte offset of the line `key = ...` inside the table whose header (or inline table)
+/// starts at `table_start`: searched through its sub-tables (`[client.retry]` for `[client]`)
+/// up to the next other table, or within an inline `{ ... }` table.
+pub fn key_position(text: &str, table_start: usize, key: &str) -> Option<usize> {
+    let rest = text.get(table_start..)?;
+    let matches_key =
+        |line: &str| line.strip_prefix(key).is_some_and(|after| after.trim_start().starts_with('='));
+    if rest.starts_with('{') {
+        let inline = &rest[..rest.find('}').unwrap_or(rest.len())];
+        let mut offset = table_start;
+        for part in inline.split_inclusive([',', '{']) {
+            let trimmed = part.trim_start();
+            if matches_key(trimmed) {
+                return Some(offset + (part.len() - trimmed.len()));
+            }
+            offset += part.len();
+        }
+        return None;
+    }
+    let header = rest.lines().next()?.trim();
+    let name = header.trim_start_matches('[').trim_end_matches(']').trim();
+    let mut offset = table_start;
+    for (n, line) in rest.split_inclusive('\n').enumerate() {
+        let trimmed = line.trim_start();
+        if n > 0 && trimmed.starts_with('[') {
+            let other = trimmed.trim_start_matches('[').split(']').next().unwrap_or("").trim();
+            let sub_table = other.starts_with(&format!("{name}.")) && !trimmed.starts_with("[[");
+            if !sub_table {
+                break;
+            }
+        }
+        if n > 0 && matches_key(trimmed) {
+            return Some(offset + (line.len() - trimmed.len()));
+        }
+        offset += line.len();
+    }
+    None
+}
+
 /// The key of a `key = value` line when `offset` lies in its value.
 fn key_of_value_at(text: &str, offset: usize) -> Option<&str> {
     let offset = text.floor_char_boundary(offset.min(text.len()));
@@ -96,6 +172,23 @@ mod tests {
         assert_eq!(line_col(text, 6), (2, 1));
         assert_eq!(line_col(text, 11), (2, 6));
         assert_eq!(line_col(text, 999), (3, 1));
+    }
+
+    #[test]
+    fn keys_are_found_in_their_table_and_sub_tables() {
+        let text = "a = 1\n[client]\ntimeout = \"2s\"\n[client.retry]\nmax_attempts = 3\n[policy]\nmax_attempts = 9\n";
+        let client = text.find("[client]").unwrap();
+        let at = key_position(text, client, "max_attempts").unwrap();
+        assert_eq!(line_col(text, at), (5, 1));
+        assert_eq!(key_position(text, client, "instances"), None);
+        let text = "[[instances]]\npreset = \"a\"\n[[instances]]\npreset = \"b\"\nx = 1\n";
+        assert_eq!(key_position(text, 0, "x"), None, "the next array element is another table");
+        let text = "client = { timeout = \"1s\", instances = 7 }\n";
+        let at = key_position(text, text.find('{').unwrap(), "instances").unwrap();
+        assert_eq!(line_col(text, at), (1, 28));
+        let spot = Spot::in_file(Path::new("s.toml"), text, Some(at), "[client] instances");
+        assert_eq!(spot.error("too many").to_string(), "s.toml:1:28: [client] instances: too many");
+        assert_eq!(Spot::flag("--rate").error("too high").to_string(), "--rate: too high");
     }
 
     #[test]

@@ -11,9 +11,11 @@
 //! Paths in `[trace]` are relative to the scenario file.
 
 mod error;
+mod origins;
 mod providers;
 
-pub use error::{InputError, line_col};
+pub use error::{InputError, Spot, key_position, line_col};
+pub use origins::Origins;
 pub use providers::{MAX_PROVIDERS, ProviderSpec, RoutingSpec, Strategy};
 
 use crate::client::ClientSpec;
@@ -149,6 +151,8 @@ pub struct Scenario {
     pub instance_policies: Vec<PolicySpec>,
     /// Scoring options.
     pub scoring: ScoringSpec,
+    /// Where the fields that size it were written (for limits checked later).
+    pub origins: Origins,
     /// Files read besides [`Scenario::path`] (a script, a trace and its labels), so a
     /// shard's manifest can hash every input.
     pub inputs: Vec<PathBuf>,
@@ -164,14 +168,16 @@ impl Scenario {
     /// Validates the text of a scenario file; `path` names it in errors and anchors relative paths.
     pub fn parse(path: &Path, text: &str) -> Result<Scenario, InputError> {
         let file: ScenarioFile = toml::from_str(text).map_err(|e| InputError::from_toml(path, text, &e))?;
+        let origins = Origins::read(path, text);
         let at = |span: Range<usize>, message: String| InputError::at_offset(path, text, span.start, message);
         let name = match file.name {
-            Some(n) if n.trim().is_empty() => return Err(InputError::file(path, "`name` must not be empty")),
+            Some(n) if n.trim().is_empty() => {
+                return Err(origins.name.error("must not be empty (it names the output folder)"));
+            }
             Some(n) if !is_plain_name(&n) => {
-                return Err(InputError::file(
-                    path,
-                    format!("`name` must be a plain folder name (it names the output folder), found {n:?}"),
-                ));
+                return Err(origins.name.error(format!(
+                    "must be a plain folder name (it names the output folder), found {n:?}"
+                )));
             }
             Some(n) => n,
             None => {
@@ -367,13 +373,10 @@ impl Scenario {
             if client.instances == 1 {
                 client.instances = n;
             } else if client.instances != n {
-                return Err(InputError::file(
-                    path,
-                    format!(
-                        "[client] instances = {} but [[instances]] lists {n} policies: give one per instance",
-                        client.instances
-                    ),
-                ));
+                return Err(origins.instances.error(format!(
+                    "{} instances but [[instances]] lists {n} policies: give one per instance",
+                    client.instances
+                )));
             }
         }
         let scenario = Scenario {
@@ -387,9 +390,10 @@ impl Scenario {
             policy,
             instance_policies,
             scoring: file.scoring,
+            origins,
             inputs,
         };
-        scenario.check_scoring().map_err(|m| InputError::file(path, m))?;
+        scenario.check()?;
         Ok(scenario)
     }
 
@@ -400,7 +404,7 @@ impl Scenario {
         let end = script_span(&rows);
         let name =
             path.file_stem().map_or_else(|| "script".to_string(), |s| s.to_string_lossy().into_owned());
-        Ok(Scenario {
+        let scenario = Scenario {
             name,
             description: format!("scripted calls from {}", path.display()),
             path: Some(path.to_path_buf()),
@@ -411,8 +415,11 @@ impl Scenario {
             policy: None,
             instance_policies: Vec::new(),
             scoring: ScoringSpec::default(),
+            origins: Origins::of_file(path, "the script's rows"),
             inputs: Vec::new(),
-        })
+        };
+        scenario.check()?;
+        Ok(scenario)
     }
 
     /// A scenario made of a trace alone (`breakerlab replay TRACE.csv`): the default client (10 s
@@ -428,7 +435,7 @@ impl Scenario {
         }
         let (source, duration) = trace_source(path, opts, traffic).map_err(InputError::argument)?;
         let name = path.file_stem().map_or_else(|| "trace".to_string(), |s| s.to_string_lossy().into_owned());
-        Ok(Scenario {
+        let scenario = Scenario {
             name,
             description: format!("replay of {}", path.display()),
             path: Some(path.to_path_buf()),
@@ -439,8 +446,11 @@ impl Scenario {
             policy: None,
             instance_policies: Vec::new(),
             scoring: ScoringSpec::default(),
+            origins: Origins { rate: Spot::flag("--rate"), ..Origins::of_file(path, "the trace's rows") },
             inputs: opts.labels.iter().cloned().collect(),
-        })
+        };
+        scenario.check()?;
+        Ok(scenario)
     }
 
     /// What the trace import did, for a trace scenario.
@@ -488,16 +498,18 @@ impl Scenario {
         match &self.source {
             Source::Script { rows, .. } => rows.len() as f64,
             Source::Trace { trace: Trace::Calls(calls), .. } => calls.len() as f64,
-            Source::Trace { trace: Trace::Interval(t), .. } => {
-                t.intervals().iter().filter_map(|i| i.count()).sum::<u64>() as f64
-            }
+            Source::Trace { trace: Trace::Interval(t), .. } => t.expected_arrivals().unwrap_or(0.0),
             Source::Model { .. } | Source::Providers { .. } => 0.0,
         }
     }
 
-    fn check_scoring(&self) -> Result<(), String> {
+    /// Checks that need the whole scenario, each error located at the field it is about:
+    /// scoring options, the request cap, incidents that would never happen, and a `[policy]`
+    /// that a fleet would silently ignore.
+    fn check(&self) -> Result<(), InputError> {
+        let o = &self.origins;
         if self.scoring.flap_window.is_zero() {
-            return Err("[scoring] flap_window must be longer than 0s".into());
+            return Err(o.flap_window.error("must be longer than 0s"));
         }
         if let Some(bin) = self.scoring.timeline_bin {
             let options = crate::metrics::RecorderOptions {
@@ -506,19 +518,60 @@ impl Scenario {
                 timeline_bin: Some(bin),
                 truth: Vec::new(),
             };
-            options.validate().map_err(|m| format!("[scoring] {m}"))?;
+            options.validate().map_err(|m| o.timeline_bin.error(m))?;
         }
-        if self.traffic().is_some() {
-            let expected = self.expected_requests();
-            if expected > MAX_REQUESTS as f64 {
-                return Err(format!(
-                    "[traffic] would offer about {expected:.3e} requests over {}; at most {MAX_REQUESTS} \
-                     fit in one run: lower `rate` or `duration`",
-                    self.duration
-                ));
+        let requests = self.expected_requests();
+        if requests > MAX_REQUESTS as f64 {
+            return Err(self.requests_spot().error(format!(
+                "would offer about {requests:.3e} requests over {}; at most {MAX_REQUESTS} fit in one run: \
+                 lower the rate or the duration",
+                self.duration
+            )));
+        }
+        let horizon = crate::time::SimTime(self.duration.micros());
+        let incidents = match &self.source {
+            Source::Model { incidents, .. } | Source::Script { incidents, .. } => incidents.as_slice(),
+            _ => &[],
+        };
+        for (i, inc) in incidents.iter().enumerate() {
+            if inc.occurrences(horizon, 1).is_ok_and(|o| o.is_empty()) {
+                let spot = o.incidents.get(i).cloned().unwrap_or_else(|| o.duration.clone());
+                return Err(spot.error(never_happens(inc, self.duration)));
             }
         }
+        if self.policy.is_some() && !self.instance_policies.is_empty() {
+            return Err(o.policy.error(
+                "a fleet's [[instances]] give every client instance its own policy, so this [policy] \
+                 would never run: remove it (or the [[instances]])",
+            ));
+        }
         Ok(())
+    }
+
+    /// The field that sets [`Scenario::expected_requests`]: the traffic rate, or the trace's
+    /// or script's calls.
+    pub fn requests_spot(&self) -> &Spot {
+        if self.traffic().is_some() { &self.origins.rate } else { &self.origins.calls }
+    }
+}
+
+/// Why an incident has no occurrence inside a run of length `duration`.
+fn never_happens(inc: &IncidentSpec, duration: Dur) -> String {
+    let first = match (inc.start, inc.at, inc.offset) {
+        (Some(start), _, _) => start,
+        (None, Some(at), _) => at.since_midnight(),
+        (None, None, Some(offset)) => offset,
+        (None, None, None) => Dur::ZERO,
+    };
+    match inc.until {
+        Some(until) if until <= first && first < duration => format!(
+            "`until` ({until}) comes before the first occurrence ({first}), so it never happens; \
+             move `until` later or remove it"
+        ),
+        _ => format!(
+            "starts at {first}, at or after the end of the run (duration {duration}), so it never happens; \
+             start it earlier or lengthen `duration`"
+        ),
     }
 }
 
@@ -597,8 +650,24 @@ pub fn is_plain_name(name: &str) -> bool {
     !name.is_empty() && name != "." && name != ".." && !name.contains(['/', '\\'])
 }
 
+/// Parses a seed from the command line: seeds are unsigned 64-bit numbers, and a negative one
+/// (`--seed -1`) is told so rather than taken for a flag.
+pub fn parse_seed(text: &str) -> Result<u64, String> {
+    let text = text.trim();
+    text.parse::<u64>().map_err(|_| {
+        let why = if text.starts_with('-') { "seeds are unsigned: " } else { "" };
+        format!("{why}expected a whole number from 0 to {}, found {text:?}", u64::MAX)
+    })
+}
+
 /// Reads a whole text file, with a clear message when it is missing or unreadable.
 pub fn read_text(path: &Path) -> Result<String, InputError> {
+    if path.is_dir() {
+        return Err(InputError::file(
+            path,
+            "is a folder, not a file: give a scenario file (.toml) inside it",
+        ));
+    }
     std::fs::read_to_string(path).map_err(|e| {
         let why = match e.kind() {
             std::io::ErrorKind::NotFound => "no such file".to_string(),

@@ -29,6 +29,7 @@ use super::constraint::{Constraint, resolve_metric};
 use super::grid::{Configuration, Ends, Param, PolicyGrid, Scale, expand, expand_range};
 use super::objective::{Objective, check_weight};
 use super::pareto::DEFAULT_FRONTS;
+use crate::scenario::Spot;
 use crate::time::Dur;
 use serde::de::{self, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer};
@@ -55,6 +56,8 @@ pub struct SweepFile {
     pub scenarios: Vec<PathBuf>,
     /// Replicates per (scenario, configuration), at least 1.
     pub replicates: u32,
+    /// Where `replicates` is written (the file alone when it is not), for the resource limits.
+    pub replicates_spot: Spot,
     /// Base seed for every scenario, or `None` to use each scenario's own seed.
     pub seed: Option<u64>,
     /// One grid per `[[policies]]` entry, in file order.
@@ -252,8 +255,26 @@ impl SweepFile {
             None => SweepError::File { file: cx.file.clone(), message: e.message().trim().to_string() },
         })?;
         let name = cx.name(raw.name, path)?;
+        let replicates_spot =
+            Spot::in_file(path, text, raw.replicates.as_ref().map(|r| r.span().start), "replicates");
         let replicates = cx.replicates(raw.replicates)?;
         let scenarios = cx.scenarios(&raw.scenarios, path.parent().unwrap_or(Path::new(".")))?;
+        let itself = |p: &PathBuf| {
+            p == path || matches!((p.canonicalize(), path.canonicalize()), (Ok(a), Ok(b)) if a == b)
+        };
+        if let Some(pattern) = raw.scenarios.get_ref().iter().find(|pat| {
+            resolve_pattern(path.parent().unwrap_or(Path::new(".")), pat.get_ref())
+                .is_ok_and(|found| found.iter().any(itself))
+        }) {
+            return Err(cx.at(
+                pattern.span(),
+                format!(
+                    "{:?} matches this sweep file itself: `scenarios` lists scenario files only \
+                     (narrow the pattern, or keep sweeps in another folder)",
+                    pattern.get_ref()
+                ),
+            ));
+        }
         let (grids, configurations) = cx.grids(&raw.policies, validate)?;
         let mut constraint_texts = raw.constraints.unwrap_or_default();
         let objective = match raw.objective {
@@ -273,6 +294,7 @@ impl SweepFile {
             name,
             scenarios,
             replicates,
+            replicates_spot,
             seed: raw.seed,
             grids,
             configurations,

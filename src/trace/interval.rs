@@ -534,12 +534,38 @@ impl IntervalTrace {
         if !self.has_counts {
             return None;
         }
-        let total: u64 = self.intervals.iter().filter_map(|iv| iv.count).sum();
+        let total = self.intervals.iter().filter_map(|iv| iv.count).fold(0u64, u64::saturating_add);
         let mut out = Vec::with_capacity(usize::try_from(total).unwrap_or(0));
         for i in 0..self.intervals.len() {
             self.interval_arrivals(seed, i, &mut out);
         }
         Some(out)
+    }
+
+    /// How many arrivals [`IntervalTrace::arrivals`] draws on average (`None` without counts):
+    /// each interval's count plus the mean Poisson draw of the gap after it, computed without
+    /// drawing, so a run's size is checked before anything is allocated.
+    pub fn expected_arrivals(&self) -> Option<f64> {
+        self.has_counts.then(|| {
+            (0..self.intervals.len())
+                .map(|i| {
+                    let iv = &self.intervals[i];
+                    let count = iv.count.unwrap_or(0) as f64;
+                    let next = self.intervals.get(i + 1).map_or(iv.logged_end, |n| n.start);
+                    if next <= iv.logged_end {
+                        return count;
+                    }
+                    let in_gap = self.gaps.binary_search_by_key(&iv.logged_end, |g| g.start).is_ok();
+                    let len = (iv.logged_end - iv.start).0.max(1) as f64;
+                    let rate = match (in_gap, self.gap_policy) {
+                        (true, GapPolicy::Missing) => 0.0,
+                        (true, GapPolicy::Healthy) => self.healthy_rate_per_us,
+                        _ => count / len,
+                    };
+                    count + rate * (next - iv.logged_end).0 as f64
+                })
+                .sum()
+        })
     }
 
     /// Appends the arrivals of interval `i` (and of the gap after it), sorted: the part of

@@ -106,7 +106,17 @@ pub fn label_csv<R: std::io::Read>(
     let (Some(start), Some(end)) = (col(&["start", "from", "begin"]), col(&["end", "to", "until"])) else {
         return Err(TraceError::Columns {
             file: file.into(),
-            message: format!("a label file needs `start` and `end` columns; columns: {}", header.list()),
+            message: if header.names.len() == 1 {
+                // One column of instants: a fault list, whose faults need a length.
+                format!(
+                    "a label file needs `start` and `end` columns, but this one has a single column ({}): \
+                     if it lists fault instants, one per line, give fault_duration (`--fault-duration 3m`) \
+                     to say how long each fault lasts",
+                    header.list()
+                )
+            } else {
+                format!("a label file needs `start` and `end` columns; columns: {}", header.list())
+            },
         });
     };
     let expect_col = col(&["expect", "expectation"]);
@@ -176,14 +186,24 @@ pub fn from_nab_windows(
         ));
     };
     let keys: Vec<&String> = map.keys().collect();
-    let chosen = match key {
-        Some(k) => map.get_key_value(k).map(|(k, _)| k),
-        None if map.len() == 1 => keys.first().copied(),
-        None => trace_name.and_then(|name| {
-            let name = Path::new(name).file_name().and_then(|n| n.to_str()).unwrap_or(name);
-            keys.iter().copied().find(|k| k.rsplit('/').next() == Some(name))
-        }),
+    let trace_file =
+        trace_name.map(|name| Path::new(name).file_name().and_then(|n| n.to_str()).unwrap_or(name));
+    let chosen = match (key, trace_file) {
+        (Some(k), _) => map.get_key_value(k).map(|(k, _)| k),
+        (None, Some(name)) => keys.iter().copied().find(|k| k.rsplit('/').next() == Some(name)),
+        (None, None) if map.len() == 1 => keys.first().copied(),
+        (None, None) => None,
     };
+    if let (None, None, Some(name), [only]) = (chosen, key, trace_file, keys.as_slice()) {
+        // Windows keyed for another data file: applying them would score against another trace.
+        return Err(labels_err(
+            &file,
+            format!(
+                "its windows are for {only:?}, not for this trace ({name}): these labels belong to another \
+                 trace; set labels_key = {only:?} (--trace labels_key=...) to use them anyway"
+            ),
+        ));
+    }
     let Some(chosen) = chosen else {
         return Err(labels_err(
             &file,

@@ -122,7 +122,7 @@ fn unknown_preset() {
 fn traffic_too_large_for_one_run() {
     refuses(
         &GOOD.replace("rate = 2.0", "rate = 1e9"),
-        &["bad.toml", "[traffic]", "lower `rate` or `duration`"],
+        &["bad.toml:5:1: [traffic] rate: would offer about", "lower the rate or the duration"],
     );
 }
 
@@ -130,7 +130,7 @@ fn traffic_too_large_for_one_run() {
 fn timeline_bin_too_fine() {
     refuses(
         &format!("{GOOD}\n[scoring]\ntimeline_bin = \"1us\"\n"),
-        &["bad.toml", "[scoring]", "use a wider bin"],
+        &["bad.toml:16:1: [scoring] timeline_bin:", "use a wider bin"],
     );
 }
 
@@ -139,7 +139,7 @@ fn scenario_names_must_stay_inside_the_output_folder() {
     for name in ["../escape", "/tmp/breakerlab-absolute", "a/b", ".."] {
         refuses(
             &format!("name = {name:?}\n{GOOD}"),
-            &["bad.toml", "`name` must be a plain folder name", name],
+            &["bad.toml:1:8: name: must be a plain folder name", name],
         );
     }
 }

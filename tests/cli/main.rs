@@ -5,6 +5,7 @@
 
 mod bad_input;
 mod formats;
+mod hostile;
 mod output;
 mod practices;
 mod replay;

@@ -1,0 +1,497 @@
+//! Resource limits, checked before anything runs. From the inputs alone (validated scenarios,
+//! resolved policies, replicates, threads) it estimates the memory and the simulated calls of a
+//! whole command (run, replay, sweep, compare), and refuses one that passes a limit with the
+//! file, line and field that drive it. The defaults suit a 24 GiB, 2-core machine;
+//! `--max-memory` and `--max-calls` change them.
+//!
+//! The estimate follows what the engine holds: each (scenario, replicate)'s request stream
+//! (arrival and first answer of every request, built once and shared by every configuration;
+//! a sweep holds all replicates of one scenario at once), and per running simulation the
+//! breakers of every client instance, the timeline bins and the calls in flight.
+
+use crate::outcome::Answer;
+use crate::policy::PolicyConfig;
+use crate::scenario::{InputError, Scenario, Source, Spot};
+use crate::sim::auto_bin;
+use crate::sweep::runner::Cells;
+use crate::time::{Dur, SimTime};
+use crate::trace::Trace;
+use std::fmt;
+use std::mem::size_of;
+
+/// Default memory limit: two thirds of a 24 GiB machine, leaving room for the system.
+pub const DEFAULT_MAX_MEMORY: u64 = 16 << 30;
+
+/// Default limit on simulated calls (attempts) for one command: about half an hour on two
+/// cores at the engine's 10 million calls per second per core.
+pub const DEFAULT_MAX_CALLS: u64 = 20_000_000_000;
+
+/// Bytes per request of a request stream: its arrival time and its first attempt's answer.
+const REQUEST_BYTES: u64 = (size_of::<SimTime>() + size_of::<Answer>()) as u64;
+
+/// Per client instance outside its breaker: the recorder's state bookkeeping and the
+/// client's retry state.
+const INSTANCE_BYTES: u64 = 512;
+
+/// Per call in flight: the engine's call record and its queued events.
+const IN_FLIGHT_BYTES: u64 = 256;
+
+/// Latency histograms, counters and buffers of one simulation, whatever its size.
+const RUN_BASE_BYTES: u64 = 1 << 20;
+
+/// Per result row of a sweep or comparison (one per cell): the metric values kept for
+/// aggregation.
+const CELL_BYTES: u64 = 64 * 16;
+
+/// Limits on one command.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Most bytes the command may hold at once.
+    pub max_memory: u64,
+    /// Most calls (attempts) it may simulate in all.
+    pub max_calls: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits { max_memory: DEFAULT_MAX_MEMORY, max_calls: DEFAULT_MAX_CALLS }
+    }
+}
+
+/// One contribution to an estimate, with the field that sets it.
+#[derive(Clone, Debug)]
+struct Part {
+    memory: u64,
+    calls: u64,
+    spot: Spot,
+    what: String,
+}
+
+/// The memory and simulated calls a command needs, as a sum of located parts.
+#[derive(Clone, Debug, Default)]
+pub struct Estimate {
+    parts: Vec<Part>,
+}
+
+impl Estimate {
+    /// Bytes held at most at once.
+    pub fn memory(&self) -> u64 {
+        self.parts.iter().fold(0, |a, p| a.saturating_add(p.memory))
+    }
+
+    /// Calls (attempts) simulated in all.
+    pub fn calls(&self) -> u64 {
+        self.parts.iter().fold(0, |a, p| a.saturating_add(p.calls))
+    }
+
+    fn push(&mut self, memory: u64, calls: u64, spot: &Spot, what: String) {
+        self.parts.push(Part { memory, calls, spot: spot.clone(), what });
+    }
+
+    /// Refuses an estimate over a limit, at the field of its largest part.
+    pub fn check(&self, limits: &Limits) -> Result<(), InputError> {
+        let largest = |key: fn(&Part) -> u64| self.parts.iter().max_by_key(|p| key(p)).cloned();
+        if self.memory() > limits.max_memory
+            && let Some(p) = largest(|p| p.memory)
+        {
+            return Err(p.spot.error(format!(
+                "this needs about {} of memory, more than the limit of {} (--max-memory); the largest part: {}",
+                Bytes(self.memory()),
+                Bytes(limits.max_memory),
+                p.what
+            )));
+        }
+        if self.calls() > limits.max_calls
+            && let Some(p) = largest(|p| p.calls)
+        {
+            return Err(p.spot.error(format!(
+                "this would simulate about {:.3e} calls, more than the limit of {:.3e} (--max-calls); \
+                 the largest part: {}",
+                self.calls() as f64,
+                limits.max_calls as f64,
+                p.what
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// The size of one simulation of a scenario, apart from the request stream it shares.
+struct RunSize {
+    /// Mean requests offered and the field that sets them.
+    requests: f64,
+    /// The request stream's bytes.
+    stream: u64,
+    /// Calls simulated (requests times the most attempts each may make).
+    calls: u64,
+    /// Bytes one simulation holds beside the stream: breakers, timeline, calls in flight.
+    engine: u64,
+    /// The field that drives `engine` most, and how.
+    engine_spot: Spot,
+    engine_what: String,
+    /// Bytes of an imported trace (held for the whole command).
+    trace: u64,
+}
+
+fn run_size(scenario: &Scenario, policies: &[PolicyConfig], policy_spot: &Spot) -> RunSize {
+    let o = &scenario.origins;
+    let requests = scenario.expected_requests();
+    let secs = scenario.duration.as_secs_f64().max(1e-6);
+    let client = &scenario.client;
+    let attempts = match scenario.source {
+        Source::Script { .. } => 1,
+        _ => client.retry.max_attempts.max(1),
+    };
+    let rate = requests / secs * f64::from(attempts);
+    let instances = u64::from(client.instances.max(1));
+    let breakers: u64 = if client.shared_breaker {
+        policies.first().map_or(0, |p| p.footprint(rate))
+    } else if policies.len() > 1 {
+        policies.iter().map(|p| p.footprint(rate / instances as f64)).fold(0, u64::saturating_add)
+    } else {
+        policies.first().map_or(0, |p| p.footprint(rate / instances as f64)).saturating_mul(instances)
+    };
+    let per_instance = instances.saturating_mul(INSTANCE_BYTES).saturating_add(breakers);
+    let (bins, drain) = timeline_bins(scenario, requests * f64::from(attempts));
+    let bin_bytes = bins.saturating_mul(size_of::<crate::metrics::TimelineBin>() as u64);
+    // Little's law: calls in flight = call rate x time each is in flight (at most the client's
+    // timeout, and never more calls than the run makes).
+    let in_flight_secs = client.timeout.as_secs_f64().clamp(1.0, secs.max(1.0));
+    let in_flight =
+        ((rate * in_flight_secs).min(requests * f64::from(attempts)) * IN_FLIGHT_BYTES as f64) as u64;
+    let (engine_spot, engine_what) = if bin_bytes > per_instance && drain > Dur::ZERO {
+        (
+            o.latency.clone(),
+            format!(
+                "calls can take up to about {drain} with [upstream.capacity] holding them, so the run lasts that \
+                 much longer: {bins} timeline bins ({})",
+                Bytes(bin_bytes)
+            ),
+        )
+    } else if bin_bytes > per_instance {
+        (o.timeline_bin.clone(), format!("{bins} timeline bins ({})", Bytes(bin_bytes)))
+    } else if instances > 1 && breakers > 0 {
+        (
+            o.instances.clone(),
+            format!("{instances} client instances, each with its own breaker: {}", Bytes(per_instance)),
+        )
+    } else {
+        let label = policies.first().map_or_else(String::new, PolicyConfig::label);
+        (policy_spot.clone(), format!("the breaker `{label}` holds {}", Bytes(per_instance)))
+    };
+    let trace = match &scenario.source {
+        Source::Trace { trace: Trace::Calls(c), .. } => c.len() as u64 * 16,
+        Source::Trace { trace: Trace::Interval(t), .. } => t.intervals().len() as u64 * 256,
+        Source::Script { rows, .. } => rows.len() as u64 * 32,
+        _ => 0,
+    };
+    RunSize {
+        requests,
+        stream: (requests * REQUEST_BYTES as f64) as u64,
+        calls: (requests * f64::from(attempts)) as u64,
+        engine: RUN_BASE_BYTES
+            .saturating_add(per_instance)
+            .saturating_add(bin_bytes)
+            .saturating_add(in_flight),
+        engine_spot,
+        engine_what,
+        trace,
+    }
+}
+
+/// Timeline bins a run fills, and how long after the horizon it may go on: with a capacity
+/// limit the dependency keeps working on every call until it answers, so the run lasts until
+/// the slowest of `calls` draws of its latency (lognormal through p50 and p95) is done.
+fn timeline_bins(scenario: &Scenario, calls: f64) -> (u64, Dur) {
+    let bin = scenario.scoring.timeline_bin.unwrap_or_else(|| auto_bin(scenario.duration)).micros().max(1);
+    let drain = match &scenario.source {
+        Source::Model { upstream, .. } if upstream.capacity.is_some() => {
+            slowest_of(upstream.p50, upstream.p95, calls)
+        }
+        Source::Providers { providers, .. } => providers
+            .iter()
+            .filter(|p| p.upstream.capacity.is_some())
+            .map(|p| slowest_of(p.upstream.p50, p.upstream.p95, calls))
+            .max()
+            .unwrap_or(Dur::ZERO),
+        _ => Dur::ZERO,
+    };
+    let span = scenario.duration.micros().saturating_add(drain.micros());
+    (span.div_ceil(bin), drain)
+}
+
+/// The expected largest of `n` lognormal draws with median `p50` and 95th percentile `p95`:
+/// `p50 · (p95/p50)^(z/1.645)` with `z = √(2 ln n)`, the normal's typical maximum of `n` draws.
+fn slowest_of(p50: Dur, p95: Dur, n: f64) -> Dur {
+    let (p50, p95) = (p50.as_secs_f64().max(1e-6), p95.as_secs_f64().max(1e-6));
+    let z = (2.0 * n.max(2.0).ln()).sqrt();
+    let secs = p50 * (p95 / p50).powf(z / 1.644_853_6);
+    if secs.is_finite() && secs < 1e12 { Dur::from_secs_f64(secs) } else { Dur::from_secs(1_000_000_000_000) }
+}
+
+/// The estimate of one run (`run`, `replay`) of `replicates` replicates, one after the other
+/// (the first's request stream is kept beside the current one): `policies` holds one
+/// configuration, or one per client instance of a fleet; `policy_spot` says where the
+/// configuration was given.
+pub fn estimate_run(
+    scenario: &Scenario,
+    policies: &[PolicyConfig],
+    policy_spot: &Spot,
+    replicates: u32,
+) -> Estimate {
+    let size = run_size(scenario, policies, policy_spot);
+    let mut e = Estimate::default();
+    let requests_spot = scenario.requests_spot();
+    e.push(
+        size.stream,
+        size.calls,
+        requests_spot,
+        format!(
+            "about {:.3e} requests over {} ({} of request stream, up to {:.3e} calls with retries)",
+            size.requests,
+            scenario.duration,
+            Bytes(size.stream),
+            size.calls as f64
+        ),
+    );
+    e.push(size.engine, 0, &size.engine_spot, size.engine_what);
+    if replicates > 1 {
+        let more = u64::from(replicates - 1);
+        e.push(
+            size.stream.saturating_add(size.engine),
+            size.calls.saturating_mul(more),
+            &Spot::flag("--replicates"),
+            format!("{more} more replicates of about {:.3e} calls each", size.calls as f64),
+        );
+    }
+    e.push(size.trace, 0, &scenario.origins.calls, format!("the imported calls ({})", Bytes(size.trace)));
+    e
+}
+
+/// The estimate of a grid of cells (`sweep`, `compare`): every scenario under every
+/// configuration, `cells.replicates` times, `threads` simulations at once (`None`: all cores).
+/// A scenario's request streams for all replicates are held together while its cells run;
+/// `replicates_spot` and `configs_spot` say where the replicate count and the configurations
+/// were given.
+pub fn estimate_cells(
+    cells: &Cells,
+    threads: Option<usize>,
+    replicates_spot: &Spot,
+    configs_spot: &Spot,
+) -> Estimate {
+    let (scenarios, configs, replicates) = (cells.scenarios, cells.configs, cells.replicates);
+    let threads = threads.unwrap_or_else(rayon::current_num_threads);
+    let mut e = Estimate::default();
+    let reps = u64::from(replicates);
+    let n_configs = configs.len() as u64;
+    let running = (threads.max(1) as u64).min(n_configs.saturating_mul(reps).max(1));
+    let mut peak = (0u64, None::<(Spot, String)>);
+    let mut traces = 0u64;
+    for scenario in scenarios {
+        let sizes: Vec<RunSize> =
+            configs.iter().map(|c| run_size(scenario, std::slice::from_ref(c), configs_spot)).collect();
+        let Some(first) = sizes.first() else { continue };
+        traces = traces.saturating_add(first.trace);
+        let streams = first.stream.saturating_mul(reps);
+        let engines = sizes.iter().map(|s| s.engine).max().unwrap_or(0).saturating_mul(running);
+        let held = streams.saturating_add(engines);
+        let calls = first.calls.saturating_mul(n_configs).saturating_mul(reps);
+        e.push(
+            0,
+            calls,
+            replicates_spot,
+            format!(
+                "`{}`: about {:.3e} calls per run x {n_configs} configurations x {replicates} replicates",
+                scenario.name, first.calls as f64
+            ),
+        );
+        if held > peak.0 {
+            let why = if streams >= engines {
+                (
+                    replicates_spot.clone(),
+                    format!(
+                        "`{}`: {replicates} replicates' request streams held at once, {} each ({:.3e} requests)",
+                        scenario.name,
+                        Bytes(first.stream),
+                        first.requests
+                    ),
+                )
+            } else {
+                let biggest = sizes.iter().max_by_key(|s| s.engine).unwrap_or(first);
+                (
+                    biggest.engine_spot.clone(),
+                    format!("`{}`: {running} runs at once, each: {}", scenario.name, biggest.engine_what),
+                )
+            };
+            peak = (held, Some(why));
+        }
+    }
+    if let Some((spot, what)) = peak.1 {
+        e.push(peak.0, 0, &spot, what);
+    }
+    let cells = (scenarios.len() as u64).saturating_mul(n_configs).saturating_mul(reps);
+    let rows = cells.saturating_mul(CELL_BYTES);
+    e.push(rows, 0, replicates_spot, format!("{cells} result rows ({})", Bytes(rows)));
+    e.push(traces, 0, configs_spot, format!("the imported traces ({})", Bytes(traces)));
+    e
+}
+
+/// Parses a memory size: a number with an optional unit `B`, `K`/`KiB`, `M`/`MiB`, `G`/`GiB`,
+/// `T`/`TiB` (powers of 1024; `KB`, `MB`, `GB`, `TB` are powers of 1000).
+pub fn parse_bytes(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
+    let (number, unit) = t.split_at(split);
+    let value: f64 = number
+        .parse()
+        .map_err(|_| format!("expected a size such as \"8GiB\" or \"512MiB\", found {text:?}"))?;
+    let scale: f64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1.0,
+        "k" | "kib" => 1024.0,
+        "m" | "mib" => 1024.0 * 1024.0,
+        "g" | "gib" => 1024.0 * 1024.0 * 1024.0,
+        "t" | "tib" => 1024.0f64.powi(4),
+        "kb" => 1e3,
+        "mb" => 1e6,
+        "gb" => 1e9,
+        "tb" => 1e12,
+        other => return Err(format!("unknown size unit {other:?} in {text:?}: use B, KiB, MiB, GiB or TiB")),
+    };
+    let bytes = value * scale;
+    if !(1.0..=1.8e19).contains(&bytes) {
+        return Err(format!("expected a size of at least 1 byte, found {text:?}"));
+    }
+    Ok(bytes as u64)
+}
+
+/// Parses a call count: a whole number, also in exponent form (`2e10`).
+pub fn parse_calls(text: &str) -> Result<u64, String> {
+    let value: f64 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("expected a number of calls such as 2e10, found {text:?}"))?;
+    if !(1.0..=1.8e19).contains(&value) || value.fract() != 0.0 {
+        return Err(format!("expected a whole number of calls, at least 1, found {text:?}"));
+    }
+    Ok(value as u64)
+}
+
+/// A byte count in binary units, for messages.
+struct Bytes(u64);
+
+impl fmt::Display for Bytes {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+        let mut v = self.0 as f64;
+        let mut unit = 0;
+        while v >= 1024.0 && unit < UNITS.len() - 1 {
+            v /= 1024.0;
+            unit += 1;
+        }
+        if unit == 0 { write!(f, "{} B", self.0) } else { write!(f, "{v:.1} {}", UNITS[unit]) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::PolicySpec;
+    use std::path::Path;
+
+    fn scenario(text: &str) -> Scenario {
+        Scenario::parse(Path::new("s.toml"), text).unwrap()
+    }
+
+    fn policy(preset: &str, sets: &[&str]) -> PolicyConfig {
+        let mut s = PolicySpec::new(preset);
+        for a in sets {
+            let (k, v) = PolicySpec::parse_set(a).unwrap();
+            s.overrides.insert(k, v);
+        }
+        s.resolve().unwrap()
+    }
+
+    const SMALL: &str = "duration = \"1h\"\n[traffic]\nkind = \"poisson\"\nrate = 5.0\n";
+
+    #[test]
+    fn a_small_run_fits_and_its_estimate_scales_with_traffic() {
+        let s = scenario(SMALL);
+        let e = estimate_run(&s, &[policy("consecutive", &[])], &Spot::flag("--policy"), 1);
+        assert!(e.check(&Limits::default()).is_ok());
+        assert_eq!(e.calls(), 18_000);
+        let big = scenario(&SMALL.replace("rate = 5.0", "rate = 50.0"));
+        let e10 = estimate_run(&big, &[policy("consecutive", &[])], &Spot::flag("--policy"), 1);
+        let stream = |e: &Estimate| e.parts[0].memory;
+        assert_eq!(stream(&e10), 10 * stream(&e));
+    }
+
+    #[test]
+    fn over_the_limit_names_the_field_that_drives_it() {
+        let s = scenario(&format!("{SMALL}[client]\ntimeout = \"1s\"\ninstances = 100000\n"));
+        let e =
+            estimate_run(&s, &[policy("windowed", &["count_window=1000000"])], &Spot::flag("--policy"), 1);
+        let err = e.check(&Limits::default()).unwrap_err().to_string();
+        assert!(err.starts_with("s.toml:7:1: [client] instances: this needs about"), "{err}");
+        assert!(err.contains("100000 client instances") && err.contains("--max-memory"), "{err}");
+        // The same run fits in a larger limit.
+        assert!(e.check(&Limits { max_memory: 1 << 50, ..Limits::default() }).is_ok());
+        let tight = Limits { max_calls: 1000, ..Limits::default() };
+        let err = estimate_run(&scenario(SMALL), &[policy("consecutive", &[])], &Spot::flag("--policy"), 1)
+            .check(&tight)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("s.toml:4:1: [traffic] rate: this would simulate about 1.800e4 calls"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_capacity_limit_with_a_huge_latency_tail_is_refused_at_p95() {
+        let text = format!(
+            "{}[upstream]\np50 = \"120ms\"\np95 = \"1d\"\n[upstream.capacity]\nconcurrency = 14\n",
+            SMALL.replace("1h", "2h")
+        );
+        let e = estimate_run(&scenario(&text), &[policy("consecutive", &[])], &Spot::flag("--policy"), 1);
+        let err = e.check(&Limits::default()).unwrap_err().to_string();
+        assert!(err.starts_with("s.toml:7:1: [upstream] p95:") && err.contains("timeline bins"), "{err}");
+        let fine = text.replace("p95 = \"1d\"", "p95 = \"2s\"");
+        let e = estimate_run(&scenario(&fine), &[policy("consecutive", &[])], &Spot::flag("--policy"), 1);
+        assert!(e.check(&Limits::default()).is_ok());
+    }
+
+    #[test]
+    fn sweeps_hold_every_replicate_of_a_scenario() {
+        let s = scenario(&SMALL.replace("1h", "7d").replace("5.0", "100.0"));
+        let configs = [policy("consecutive", &[])];
+        let spot = Spot { path: Some("sw.toml".into()), position: Some((3, 14)), field: "replicates".into() };
+        let grid = |replicates| Cells {
+            scenarios: std::slice::from_ref(&s),
+            configs: &configs,
+            replicates,
+            seed: None,
+        };
+        let e = estimate_cells(&grid(65_535), Some(2), &spot, &Spot::flag("--policy"));
+        let err = e.check(&Limits::default()).unwrap_err().to_string();
+        assert!(err.starts_with("sw.toml:3:14: replicates: this needs about"), "{err}");
+        assert!(err.contains("65535 replicates' request streams"), "{err}");
+        let e = estimate_cells(&grid(3), Some(2), &spot, &Spot::flag("--policy"));
+        assert!(e.check(&Limits::default()).is_ok(), "{:?}", e.check(&Limits::default()));
+    }
+
+    #[test]
+    fn sizes_parse_in_binary_and_decimal_units() {
+        assert_eq!(parse_bytes("16GiB"), Ok(16 << 30));
+        assert_eq!(parse_bytes("512M"), Ok(512 << 20));
+        assert_eq!(parse_bytes("2GB"), Ok(2_000_000_000));
+        assert_eq!(parse_bytes("1.5 KiB"), Ok(1536));
+        assert_eq!(parse_bytes("4096"), Ok(4096));
+        assert!(parse_bytes("lots").unwrap_err().contains("8GiB"));
+        assert!(parse_bytes("3 parsecs").unwrap_err().contains("unknown size unit"));
+        assert!(parse_bytes("0").is_err());
+        assert_eq!(Bytes(3 << 30).to_string(), "3.0 GiB");
+        assert_eq!(parse_calls("2e10"), Ok(20_000_000_000));
+        assert_eq!(parse_calls("1000"), Ok(1000));
+        assert!(parse_calls("-5").is_err() && parse_calls("1.5").is_err() && parse_calls("x").is_err());
+    }
+}

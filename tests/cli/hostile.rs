@@ -1,0 +1,119 @@
+//! The hostile-input corpus (`tests/hostile/`, minimised reproducers of issue 15): sizes that
+//! once reached the allocator and aborted, runs that ran away, and inputs that were accepted in
+//! silence. Each must exit 0 with its result or exit 2 with a located message (file and line, or
+//! the flag), never abort or panic, and write nothing on exit 2.
+
+use crate::util::*;
+use std::path::{Path, PathBuf};
+
+fn corpus(name: &str) -> PathBuf {
+    root().join("tests/hostile").join(name)
+}
+
+/// Runs `breakerlab ARGS --out DIR/out` in a fresh folder (arguments naming a corpus file are
+/// replaced by its path) and checks the exit code and that stderr holds every piece.
+fn case(args: &[&str], code: i32, pieces: &[&str]) {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let args: Vec<String> = args
+        .iter()
+        .map(|a| if corpus(a).exists() { corpus(a).display().to_string() } else { a.to_string() })
+        .collect();
+    let command = args.join(" ");
+    let output = breakerlab(dir.path()).args(&args).arg("--out").arg(&out).output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert_eq!(output.status.code(), Some(code), "{command}:\n{stderr}");
+    assert!(!stderr.contains("panicked") && !stderr.contains("memory allocation"), "{command}:\n{stderr}");
+    for piece in pieces {
+        assert!(stderr.contains(piece), "{command}: stderr lacks {piece:?}:\n{stderr}");
+    }
+    if code == 2 {
+        assert!(!out.exists() || files_in(&out).is_empty(), "{command}: output written despite exit 2");
+        assert!(!Path::new(&dir.path().join("output")).exists(), "{command}: default output written");
+    }
+}
+
+#[test]
+fn sizes_that_once_aborted_are_refused_at_their_field() {
+    case(&["run", "instances.toml"], 2, &["instances.toml:15:1: [client] instances:", "--max-memory"]);
+    case(&["run", "hystrix.toml"], 2, &["hystrix.toml:7:1:", "`rolling_window`", "at most 30d"]);
+    case(&["run", "cockatiel.toml"], 2, &["cockatiel.toml:7:1:", "`duration`", "at most 30d"]);
+    case(&["run", "capacity.toml"], 2, &["capacity.toml:27:1: [upstream] p95:", "timeline bins"]);
+    case(
+        &["run", "base.toml", "--set", "count_window=4000000000"],
+        2,
+        &["--set count_window=4000000000:", "at most 1000000 calls"],
+    );
+    for (preset, param) in [
+        ("resilience4j-count", "sliding_window_size"),
+        ("resilience4j-count", "permitted_number_of_calls_in_half_open_state"),
+        ("failsafe-go", "failure_thresholding_capacity"),
+        ("failsafe-go", "success_thresholding_capacity"),
+    ] {
+        let set = format!("{param}=4000000000");
+        case(&["run", "base.toml", "--policy", preset, "--set", &set], 2, &[&format!("--set {set}:")]);
+    }
+}
+
+#[test]
+fn traces_too_large_for_one_run_are_refused_before_they_run() {
+    case(&["replay", "count1e12.csv"], 2, &["count1e12.csv: the trace's rows:", "1.000e12 requests"]);
+    case(&["replay", "jump.csv"], 2, &["jump.csv: the trace's rows:", "over 3650d"]);
+    case(&["replay", "eightday.csv", "--rate", "400"], 2, &["--rate: would offer about 2.765e8 requests"]);
+    case(&["replay", "small.csv", "--rate", "1e12"], 2, &["--rate: would offer about"]);
+}
+
+#[test]
+fn sweeps_and_comparisons_too_large_are_refused_at_their_field() {
+    case(
+        &["sweep", "sweep-reps.toml", "--quiet"],
+        2,
+        &["sweep-reps.toml:3:14: replicates:", "65535 replicates"],
+    );
+    case(&["sweep", "sweep-reps4e9.toml", "--quiet"], 2, &["sweep-reps4e9.toml:3:14: replicates:"]);
+    case(
+        &["sweep", "sweep-badset.toml", "--quiet"],
+        2,
+        &["sweep-badset.toml:5:16:", "at most 1000000 calls"],
+    );
+    case(
+        &["compare", "base.toml", "--policy", "consecutive", "--replicates", "4000000000"],
+        2,
+        &["--replicates:", "--max-memory"],
+    );
+    case(&["run", "base.toml", "--no-charts", "--max-memory", "1MiB"], 2, &["--max-memory"]);
+}
+
+#[test]
+fn silent_acceptance_is_refused_with_a_location() {
+    case(&["run", "late-incident.toml"], 2, &["late-incident.toml:5:1: [[incidents]] #1:", "never happens"]);
+    case(&["run", "until-before.toml"], 2, &["until-before.toml:6:1: [[incidents]] #1: `until` (1h)"]);
+    case(&["run", "both.toml"], 2, &["both.toml:5:1: [policy]:", "would never run"]);
+    case(&["run", "fleet-mismatch.toml"], 2, &["fleet-mismatch.toml:7:1: [client] instances:"]);
+    case(&["run", "empty-name.toml"], 2, &["empty-name.toml:1:8: name: must not be empty"]);
+    case(&["run", "bin.toml"], 2, &["bin.toml:6:1: [scoring] timeline_bin:"]);
+    case(&["run", "traffic-size.toml"], 2, &["traffic-size.toml:4:1: [traffic] rate:"]);
+    case(
+        &["replay", "small.csv", "--labels", "other.windows.json"],
+        2,
+        &["other.windows.json:", "belong to another trace"],
+    );
+}
+
+#[test]
+fn wrong_kinds_of_input_say_what_is_wrong() {
+    case(&["run", "a-folder"], 2, &["a-folder: is a folder, not a file"]);
+    case(
+        &["sweep", "sweep-self.toml", "--quiet"],
+        2,
+        &["sweep-self.toml:2:14:", "matches this sweep file itself"],
+    );
+    case(&["replay", "small.csv", "--labels", "faults.txt"], 2, &["faults.txt:", "--fault-duration"]);
+    case(&["run", "base.toml", "--seed", "-1"], 2, &["seeds are unsigned"]);
+}
+
+#[test]
+fn the_good_cases_run() {
+    case(&["replay", "small.csv", "--labels", "faults.txt", "--fault-duration", "1m", "--no-charts"], 0, &[]);
+    case(&["run", "base.toml", "--no-charts"], 0, &[]);
+}
