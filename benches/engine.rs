@@ -1,11 +1,17 @@
 //! Engine throughput: a one-week scenario at 1 request/s (604,800 calls), no retries, under
-//! `consecutive` and under `connector-breaker` (p95 over a 15-minute window). Throughput is
-//! reported in simulated calls per second (criterion's elements/s).
+//! `consecutive`, `connector-breaker` (p95 over a 15-minute window), `windowed` and `none`.
+//! Throughput is reported in simulated calls per second (criterion's elements/s).
+//!
+//! The request stream is generated beforehand (a sweep generates each chunk once for all its
+//! configurations; `stream` measures that generation). `floor` is the limit any engine runs
+//! under: it only streams the same arrivals and sums their first answers' latencies, with no
+//! breaker, no client and no event queue. The README gives each preset as a fraction of it.
 
 use breakerlab::policy::PolicySpec;
 use breakerlab::scenario::Scenario;
-use breakerlab::sim::{self, RunOptions, Workload};
+use breakerlab::sim::{self, Chunk, RunOptions, Simulation, Workload};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use std::hint::black_box;
 use std::path::Path;
 
 const WEEK: &str = r#"
@@ -37,17 +43,49 @@ expect = "open"
 fn engine(c: &mut Criterion) {
     let scenario = Scenario::parse(Path::new("week.toml"), WEEK).expect("bench scenario is valid");
     let workload = Workload::build(&scenario, 1, 0).expect("workload builds");
-    let calls = workload.arrivals.len() as u64;
+    let chunks = workload.stream().collect_chunks();
+    let calls = chunks.iter().map(|c| c.arrivals.len() as u64).sum();
     let mut group = c.benchmark_group("week_1rps");
     group.sample_size(10);
     group.throughput(Throughput::Elements(calls));
+    group.bench_function("floor", |b| b.iter(|| floor(black_box(&chunks))));
     for preset in ["consecutive", "connector-breaker", "windowed", "none"] {
         let policy = PolicySpec::new(preset).resolve().expect("preset resolves");
+        let opts = RunOptions { timeline_bin: None };
         group.bench_function(preset, |b| {
-            b.iter(|| sim::run(&scenario, &workload, &policy, &RunOptions { timeline_bin: None }).metrics)
+            b.iter(|| {
+                let mut run =
+                    Simulation::new(&scenario.client, &workload, std::slice::from_ref(&policy), &opts);
+                for chunk in &chunks {
+                    run.feed(chunk);
+                }
+                sim::scored(&scenario, &workload, run.finish()).metrics
+            })
         });
     }
+    group.bench_function("stream", |b| {
+        b.iter(|| {
+            let mut stream = workload.stream();
+            let mut chunk = Chunk::default();
+            let mut n = 0;
+            while stream.next_chunk(&mut chunk) {
+                n += chunk.arrivals.len();
+            }
+            n
+        })
+    });
     group.finish();
+}
+
+/// The floor: read every arrival and its first answer, sum the latencies. Nothing simulated.
+fn floor(chunks: &[Chunk]) -> u64 {
+    let mut sum = 0u64;
+    for chunk in chunks {
+        for (at, answer) in chunk.arrivals.iter().zip(&chunk.first_answers) {
+            sum = sum.wrapping_add(at.micros()).wrapping_add(answer.latency.micros());
+        }
+    }
+    sum
 }
 
 criterion_group!(benches, engine);

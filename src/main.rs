@@ -2,8 +2,10 @@
 //! layer, print its report, map its error to an exit code.
 //! Exit codes: 0 success, 2 bad input (file, row, field named), 1 anything else.
 
-use breakerlab::app::{compare, export, presets, recommend, replay, report, run, sweep};
+use breakerlab::Error;
+use breakerlab::app::{compare, export, merge, presets, recommend, replay, report, run, shard, sweep};
 use breakerlab::policy::export::Library;
+use breakerlab::sweep::shard::ShardId;
 use breakerlab::time::Dur;
 use breakerlab::trace::{GapPolicy, LatencyUnit, TimeFormat, TraceFormat};
 use clap::{Parser, Subcommand};
@@ -62,6 +64,29 @@ enum Command {
         /// No progress bar.
         #[arg(long)]
         quiet: bool,
+        /// Skip the PNG charts and the report page.
+        #[arg(long)]
+        no_charts: bool,
+        /// Run only shard K (0-based) of N, e.g. --shard 0/4: its rows go to
+        /// <out>/shard-K-of-N/runs.csv with a shard.toml (default out: output/<name>-shards);
+        /// `breakerlab merge` joins the shards. Without it, Slurm's SLURM_ARRAY_TASK_ID and
+        /// SLURM_ARRAY_TASK_COUNT are read when set.
+        #[arg(long, value_name = "K/N", conflicts_with = "shards")]
+        shard: Option<String>,
+        /// The number of shards when the scheduler gives only the index: JOB_COMPLETION_INDEX
+        /// (Kubernetes Indexed Job) or AWS_BATCH_JOB_ARRAY_INDEX (AWS Batch array job).
+        #[arg(long, value_name = "N")]
+        shards: Option<u32>,
+    },
+    /// Merge the shards of a sweep (folders written by `sweep --shard`): checks they are one
+    /// sweep's, every cell exactly once, and writes what the unsharded sweep writes, byte for byte.
+    Merge {
+        /// The shards' folders (each holds runs.csv and shard.toml), in any order.
+        #[arg(required = true)]
+        dirs: Vec<PathBuf>,
+        /// Output folder (default output/<sweep name>).
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
         /// Skip the PNG charts and the report page.
         #[arg(long)]
         no_charts: bool,
@@ -288,6 +313,22 @@ fn command_line() -> String {
     args.join(" ")
 }
 
+/// The command line as typed without `--shard`/`--shards`: the command that runs the whole
+/// sweep at once, which a shard records for the merged review page.
+fn whole_sweep_command_line() -> String {
+    let line = command_line();
+    let mut words = line.split(' ');
+    let mut kept = Vec::new();
+    while let Some(w) = words.next() {
+        if w == "--shard" || w == "--shards" {
+            words.next();
+        } else if !(w.starts_with("--shard=") || w.starts_with("--shards=")) {
+            kept.push(w);
+        }
+    }
+    kept.join(" ")
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match execute(cli) {
@@ -318,7 +359,29 @@ fn execute(cli: Cli) -> breakerlab::Result<String> {
             };
             run::render(&run::run(&run::RunRequest { input, settings: what.settings() })?)
         }
-        Command::Sweep { file, threads, out, quiet, no_charts } => {
+        Command::Sweep { file, threads, out, quiet, no_charts, shard, shards } => {
+            // The shard in use: --shard, else the scheduler's variables (read here, at the edge).
+            let chosen = match shard {
+                Some(text) => {
+                    Some((ShardId::parse(&text).map_err(Error::argument)?, format!("--shard {text}")))
+                }
+                None => {
+                    ShardId::from_scheduler(shards, &|k| std::env::var(k).ok()).map_err(Error::argument)?
+                }
+            };
+            if let Some((shard, source)) = chosen {
+                eprintln!("breakerlab: running shard {shard} (from {source})");
+                let req = shard::ShardRequest {
+                    file,
+                    shard,
+                    source,
+                    threads,
+                    out,
+                    quiet,
+                    command_line: whole_sweep_command_line(),
+                };
+                return Ok(shard::run_shard(&req)?.render());
+            }
             let req = sweep::SweepRequest {
                 file,
                 threads,
@@ -328,6 +391,9 @@ fn execute(cli: Cli) -> breakerlab::Result<String> {
                 command_line: command_line(),
             };
             sweep::sweep(&req)?.render()
+        }
+        Command::Merge { dirs, out, no_charts } => {
+            merge::merge(&merge::MergeRequest { dirs, out, charts: !no_charts })?.render()
         }
         Command::Compare { scenarios, policies, sets, replicates, seed, threads, out, no_charts } => {
             let req = compare::CompareRequest {

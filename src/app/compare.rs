@@ -102,7 +102,7 @@ pub fn compare(req: &CompareRequest) -> Result<CompareOutcome> {
     let mut out = OutputDir::create(&output::out_dir(req.out.as_deref(), &name), Keep::Foreign)?;
     out.write_all(&files)?;
     let page = req.charts.then(|| Page {
-        inputs: ReportInputs {
+        inputs: Some(ReportInputs {
             title: format!(
                 "compare: {}",
                 loaded.iter().map(|s| s.name.as_str()).collect::<Vec<_>>().join(", ")
@@ -111,7 +111,7 @@ pub fn compare(req: &CompareRequest) -> Result<CompareOutcome> {
             seed,
             files: loaded.iter().filter_map(|s| s.path.as_deref()).filter_map(InputFile::read).collect(),
             ..ReportInputs::default()
-        },
+        }),
         charts: ChartOptions::default(),
     });
     let files = out.finish(page.as_ref())?;

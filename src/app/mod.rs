@@ -6,12 +6,14 @@
 
 pub mod compare;
 pub mod export;
+pub mod merge;
 pub mod output;
 pub mod presets;
 pub mod recommend;
 pub mod replay;
 pub mod report;
 pub mod run;
+pub mod shard;
 pub mod sweep;
 
 use crate::error::Result;

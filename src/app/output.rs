@@ -9,6 +9,7 @@
 
 use crate::error::{Error, Result};
 use crate::report::charts::{self, ChartOptions};
+use crate::report::folder::{self, Contents};
 use crate::report::page::{self, ReportInputs};
 use crate::scenario::InputError;
 use std::fs::{self, File};
@@ -35,11 +36,13 @@ pub const OBJECTIVE_TOML: &str = "objective.toml";
 pub const RECOMMENDATION_TXT: &str = "recommendation.txt";
 /// recommended.txt: the chosen configuration's label.
 pub const RECOMMENDED_TXT: &str = "recommended.txt";
+/// shard.toml: what one shard of a sweep ran, for `merge`.
+pub const SHARD_TOML: &str = crate::sweep::shard::MANIFEST_FILE;
 
 /// Every fixed file name breakerlab writes into an output folder (charts named per family
 /// aside): a file of one of these names not written by the current command is dropped when
 /// its set replaces the folder; any other file is kept.
-const OUR_FILES: [&str; 17] = [
+const OUR_FILES: [&str; 18] = [
     SUMMARY_CSV,
     RUNS_CSV,
     PARETO_CSV,
@@ -50,6 +53,7 @@ const OUR_FILES: [&str; 17] = [
     OBJECTIVE_TOML,
     RECOMMENDATION_TXT,
     RECOMMENDED_TXT,
+    SHARD_TOML,
     page::INPUTS_FILE,
     page::REPORT_HTML,
     page::REPORT_MD,
@@ -75,8 +79,9 @@ pub enum Keep {
 /// The review page to finish a folder with: the charts its files allow and the page.
 #[derive(Clone, Debug)]
 pub struct Page {
-    /// What the page shows to reproduce the run; saved as inputs.toml.
-    pub inputs: ReportInputs,
+    /// What the page shows to reproduce the run, saved as inputs.toml; `None`: the folder's own
+    /// inputs.toml (`report DIR`), else a page titled after the folder.
+    pub inputs: Option<ReportInputs>,
     /// Zoom and heatmap metric.
     pub charts: ChartOptions,
 }
@@ -97,6 +102,8 @@ pub struct OutputDir {
     _lock: File,
     /// Names written, in order.
     written: Vec<String>,
+    /// The bytes of the files written that the folder's reader reads ([`folder::FILES`]).
+    memory: Vec<(String, Vec<u8>)>,
 }
 
 /// The folder a command writes to: `out` if given, else `output/<name>`.
@@ -143,7 +150,14 @@ impl OutputDir {
                 Err(e) => return Err(refuse(format!("cannot create the output folder: {}", plain(&e)))),
             }
         };
-        let out = OutputDir { shown: dir.to_path_buf(), target, staging, _lock: lock, written: Vec::new() };
+        let out = OutputDir {
+            shown: dir.to_path_buf(),
+            target,
+            staging,
+            _lock: lock,
+            written: Vec::new(),
+            memory: Vec::new(),
+        };
         out.carry_over(keep)?;
         Ok(out)
     }
@@ -182,34 +196,44 @@ impl OutputDir {
         Ok(())
     }
 
-    /// The folder being filled; readers of the finished set (charts, pages) read it here.
-    pub fn staging(&self) -> &Path {
-        &self.staging
-    }
-
     /// Writes one file of the set (synced to disk before the set is swapped in).
     pub fn write(&mut self, name: &str, bytes: &[u8]) -> Result<()> {
-        self.write_with(name, |w| w.write_all(bytes))
+        let shown = self.shown.join(name);
+        self.write_with(name, |w| w.write_all(bytes).map_err(|e| Error::io(&shown, e)))?;
+        if folder::FILES.contains(&name) {
+            self.memory.retain(|(n, _)| n != name);
+            self.memory.push((name.to_string(), bytes.to_vec()));
+        }
+        Ok(())
+    }
+
+    /// A file of the set for the folder's reader: as written, else as kept from the old set.
+    fn file(&self, name: &str) -> std::io::Result<Option<Vec<u8>>> {
+        if let Some((_, bytes)) = self.memory.iter().find(|(n, _)| n == name) {
+            return Ok(Some(bytes.clone()));
+        }
+        match fs::read(self.staging.join(name)) {
+            Ok(bytes) => Ok(Some(bytes)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e),
+        }
     }
 
     /// Writes one file of the set by streaming into it (for files too large to hold in memory,
-    /// such as a shard's runs.csv): `fill` writes, the file is then synced. Every file of the
-    /// set reaches the disk here.
+    /// such as a shard's runs.csv, whose rows are written as the simulation produces them):
+    /// `fill` writes, the file is then synced. Every file of the set reaches the disk here.
     pub fn write_with(
         &mut self,
         name: &str,
-        fill: impl FnOnce(&mut dyn std::io::Write) -> std::io::Result<()>,
+        fill: impl FnOnce(&mut (dyn std::io::Write + Send)) -> Result<()>,
     ) -> Result<()> {
         let path = self.staging.join(name);
-        let shown = self.shown.join(name);
-        let write = || -> std::io::Result<()> {
-            let _ = fs::remove_file(&path); // a carried-over file of the same name
-            let file = File::options().write(true).create_new(true).open(&path)?;
-            let mut buffered = std::io::BufWriter::new(file);
-            fill(&mut buffered)?;
-            buffered.into_inner().map_err(std::io::IntoInnerError::into_error)?.sync_all()
-        };
-        write().map_err(|e| Error::io(shown, e))?;
+        let io = |e| Error::io(self.shown.join(name), e);
+        let _ = fs::remove_file(&path); // a carried-over file of the same name
+        let file = File::options().write(true).create_new(true).open(&path).map_err(io)?;
+        let mut buffered = std::io::BufWriter::new(file);
+        fill(&mut buffered)?;
+        buffered.into_inner().map_err(|e| io(e.into_error()))?.sync_all().map_err(io)?;
         self.written.push(name.to_string());
         Ok(())
     }
@@ -219,15 +243,20 @@ impl OutputDir {
         files.iter().try_for_each(|(name, bytes)| self.write(name, bytes))
     }
 
-    /// Draws every chart the written files allow, writes inputs.toml and the report pages
-    /// (when `page` is given), swaps the set in and returns the paths written, in order.
+    /// Draws every chart the set's files allow, writes inputs.toml and the report pages (when
+    /// `page` is given), swaps the set in and returns the paths written, in order.
     pub fn finish(mut self, page: Option<&Page>) -> Result<Vec<PathBuf>> {
         if let Some(page) = page {
-            for chart in charts::draw_all(&self.staging, &page.charts)? {
+            let contents = Contents::read(&self.shown, |name| self.file(name))?;
+            let inputs = page.inputs.clone().or_else(|| contents.inputs.clone()).unwrap_or_else(|| {
+                ReportInputs { title: self.shown.display().to_string(), ..ReportInputs::default() }
+            });
+            let charts = charts::draw_all(&contents, &page.charts)?;
+            for chart in &charts {
                 self.write(&chart.name, &chart.png)?;
             }
-            self.write(page::INPUTS_FILE, page.inputs.to_toml()?.as_bytes())?;
-            let (html, md) = page::render_report(&self.staging, &page.inputs)?;
+            self.write(page::INPUTS_FILE, inputs.to_toml()?.as_bytes())?;
+            let (html, md) = page::render_report(&contents, &charts, &inputs, &self.shown);
             self.write(page::REPORT_HTML, html.as_bytes())?;
             self.write(page::REPORT_MD, md.as_bytes())?;
         }
@@ -397,7 +426,7 @@ mod tests {
             fs::write(dir.join(name), b"old").unwrap();
         }
         let out = OutputDir::create(&dir, Keep::AllButPages).unwrap();
-        assert_eq!(names(out.staging()), ["inputs.toml", "summary.csv"]);
+        assert_eq!(names(&out.staging), ["inputs.toml", "summary.csv"]);
     }
 
     #[test]

@@ -95,7 +95,7 @@ pub fn recommend(req: &RecommendRequest) -> Result<RecommendReport> {
             (report.table, r.objective, r.constraints)
         };
     for (m, w) in weights {
-        objective.set(&m, w);
+        objective.set(m, w);
     }
     for c in extra {
         constraints.retain(|k| k.metric != c.metric);

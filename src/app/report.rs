@@ -6,7 +6,6 @@ use super::output::{Keep, OutputDir, Page};
 use crate::error::Result;
 use crate::metrics::Metrics;
 use crate::report::charts::{ChartOptions, TimeRange};
-use crate::report::page::ReportInputs;
 use crate::scenario::InputError;
 use crate::time::Dur;
 use std::path::PathBuf;
@@ -53,10 +52,8 @@ pub fn report(req: &ReportRequest) -> Result<Vec<PathBuf>> {
         }
         charts.heatmap_metric = m.clone();
     }
-    let inputs = ReportInputs::load(dir)?
-        .unwrap_or_else(|| ReportInputs { title: dir.display().to_string(), ..ReportInputs::default() });
     let out = OutputDir::create(dir, Keep::AllButPages)?;
-    let mut files = out.finish(Some(&Page { inputs, charts }))?;
+    let mut files = out.finish(Some(&Page { inputs: None, charts }))?;
     // inputs.toml is kept as it was: list the charts (by name) and the pages.
     files.retain(|f| f.file_name().is_some_and(|n| n != crate::report::page::INPUTS_FILE));
     let pages = files.split_off(files.len().saturating_sub(2));

@@ -137,7 +137,7 @@ pub fn run_scenario(scenario: Scenario, settings: &RunSettings) -> Result<RunRep
         (output::LATENCY_CSV, report::latency_csv(&runs)),
     ])?;
     let page = settings.charts.then(|| Page {
-        inputs: report_inputs(&scenario, seed, &settings.command_line),
+        inputs: Some(report_inputs(&scenario, seed, &settings.command_line)),
         charts: ChartOptions::default(),
     });
     let files = out.finish(page.as_ref())?;
@@ -217,7 +217,7 @@ pub fn replicates_table(runs: &[Metrics]) -> String {
     let _ = writeln!(s, "\nover {} replicates: mean ± 95% confidence interval", runs.len());
     let width = Metrics::COLUMNS.iter().map(|c| c.len()).max().unwrap_or(0);
     for column in Metrics::COLUMNS {
-        let stat = crate::sweep::stats::describe(runs.iter().map(|m| m.get(column)));
+        let stat = crate::sweep::stats::describe(runs.iter().map(|m| m.column(column)));
         let value = match (stat.mean, stat.ci95) {
             (Some(m), Some(ci)) => format!("{} ± {}", readable(m), readable(ci)),
             (Some(m), None) => readable(m),
@@ -235,7 +235,7 @@ pub fn metrics_table(m: &Metrics) -> String {
     let columns = Metrics::COLUMNS.iter().copied().chain(providers.iter().map(String::as_str));
     let width = columns.clone().map(str::len).max().unwrap_or(0);
     for column in columns {
-        let value = m.get(column).map_or_else(|| "-".to_string(), readable);
+        let value = m.column(column).map_or_else(|| "-".to_string(), readable);
         let _ = writeln!(s, "  {column:<width$}  {value:>12}");
     }
     s

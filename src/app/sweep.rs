@@ -3,15 +3,17 @@
 
 use super::load_scenarios;
 use super::output::{self, Keep, OutputDir, Page};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::policy::PolicyConfig;
 use crate::report::charts::ChartOptions;
 use crate::report::page::{InputFile, ReportInputs};
 use crate::scenario::InputError;
+use crate::sweep::SweepError;
+use crate::sweep::constraint::Constraint;
 use crate::sweep::file::SweepFile;
 use crate::sweep::grid::Configuration;
 use crate::sweep::objective::Objective;
-use crate::sweep::output::{objective_toml, pareto_csv, pareto_rows, runs_csv, summary_csv};
+use crate::sweep::output::{objective_toml, pareto_csv, pareto_rows, summary_csv, write_runs};
 use crate::sweep::recommend::{Recommendation, best_per_scenario, num, recommend as rank};
 use crate::sweep::runner::{
     Cells, config_info, default_objective, metric_columns, progress_bar, spec_of, validate_policy,
@@ -60,7 +62,7 @@ pub struct SweepReport {
 }
 
 /// The sweep file to run: the one given, else the bundled default under the working folder.
-fn sweep_path(file: Option<&Path>) -> Result<PathBuf> {
+pub(super) fn sweep_path(file: Option<&Path>) -> Result<PathBuf> {
     match file {
         Some(f) => Ok(f.to_path_buf()),
         None if Path::new(DEFAULT_SWEEP).is_file() => Ok(PathBuf::from(DEFAULT_SWEEP)),
@@ -73,7 +75,7 @@ fn sweep_path(file: Option<&Path>) -> Result<PathBuf> {
 }
 
 /// Resolves every configuration (already checked while reading the sweep file).
-fn resolve_all(configs: &[Configuration]) -> Result<Vec<PolicyConfig>> {
+pub(super) fn resolve_all(configs: &[Configuration]) -> Result<Vec<PolicyConfig>> {
     configs
         .iter()
         .map(|c| {
@@ -95,7 +97,7 @@ pub fn sweep(req: &SweepRequest) -> Result<SweepReport> {
     let scenarios = load_scenarios(&file.scenarios)?;
     let configs = resolve_all(&file.configurations)?;
     let objective = file.objective.clone().unwrap_or_else(default_objective);
-    let bound = objective.bind(&columns).map_err(InputError::argument)?;
+    objective.bind(&columns).map_err(InputError::argument)?;
     let cells =
         Cells { scenarios: &scenarios, configs: &configs, replicates: file.replicates, seed: file.seed };
     let bar = progress_bar(cells.count(), req.quiet);
@@ -103,41 +105,72 @@ pub fn sweep(req: &SweepRequest) -> Result<SweepReport> {
     let infos = file.configurations.iter().zip(&configs).map(|(c, p)| config_info(c, p)).collect();
     let names = scenarios.iter().map(|s| s.name.clone()).collect();
     let table = ResultTable::new(names, infos, columns, runs).map_err(InputError::argument)?;
+    let inputs = ReportInputs {
+        title: format!("sweep: {}", file.name),
+        command_line: Some(req.command_line.clone()),
+        seed: file.seed,
+        files: InputFile::read(&path).into_iter().collect(),
+        ..ReportInputs::default()
+    };
+    let ranking = Ranking { objective, constraints: file.constraints, fronts: file.pareto };
+    let out = output::out_dir(req.out.as_deref(), &file.name);
+    finish(file.name, file.replicates, table, &ranking, &out, req.charts.then_some(inputs))
+}
+
+/// How a sweep ranks its configurations: objective, constraints and Pareto fronts.
+pub struct Ranking {
+    /// Cost weights.
+    pub objective: Objective,
+    /// Constraints a recommended configuration meets.
+    pub constraints: Vec<Constraint>,
+    /// Metric groups of the Pareto fronts.
+    pub fronts: Vec<Vec<String>>,
+}
+
+/// Everything a sweep writes once its table is complete: summary.csv, runs.csv (streamed from
+/// the table), pareto.csv, objective.toml, recommendation.txt, recommended.txt and, with
+/// `page`, the charts and the review page. The unsharded sweep and `merge` both finish here, so
+/// their folders hold the same bytes.
+pub(super) fn finish(
+    name: String,
+    replicates: u32,
+    table: ResultTable,
+    ranking: &Ranking,
+    dir: &Path,
+    page: Option<ReportInputs>,
+) -> Result<SweepReport> {
+    let Ranking { objective, constraints, fronts } = ranking;
+    let bound = objective.bind(&table.metrics).map_err(InputError::argument)?;
     let summary = table.summarize(&bound);
-    let recommendation = rank(&table, &objective, &file.constraints).map_err(InputError::argument)?;
-    let pareto = pareto_rows(&table, &summary, &file.pareto);
-    let mut out = OutputDir::create(&output::out_dir(req.out.as_deref(), &file.name), Keep::Foreign)?;
+    let recommendation = rank(&table, objective, constraints).map_err(InputError::argument)?;
+    let pareto = pareto_rows(&table, &summary, fronts);
+    let mut out = OutputDir::create(dir, Keep::Foreign)?;
+    out.write(output::SUMMARY_CSV, &summary_csv(&table, &summary, constraints).map_err(InputError::from)?)?;
+    let runs = dir.join(output::RUNS_CSV);
+    out.write_with(output::RUNS_CSV, |w| {
+        write_runs(&table, &bound, w).map(drop).map_err(|e| runs_error(e, &runs))
+    })?;
     out.write_all(&[
-        (output::SUMMARY_CSV, summary_csv(&table, &summary, &file.constraints).map_err(InputError::from)?),
-        (output::RUNS_CSV, runs_csv(&table, &bound).map_err(InputError::from)?),
-        (output::PARETO_CSV, pareto_csv(&table, &pareto, &file.pareto).map_err(InputError::from)?),
-        (output::OBJECTIVE_TOML, objective_toml(&objective, &file.constraints).into_bytes()),
+        (output::PARETO_CSV, pareto_csv(&table, &pareto, fronts).map_err(InputError::from)?),
+        (output::OBJECTIVE_TOML, objective_toml(objective, constraints).into_bytes()),
         (output::RECOMMENDATION_TXT, recommendation.render().into_bytes()),
     ])?;
     if let Some(chosen) = recommendation.chosen() {
         out.write(output::RECOMMENDED_TXT, format!("{}\n", chosen.label).as_bytes())?;
     }
-    let page = req.charts.then(|| Page {
-        inputs: ReportInputs {
-            title: format!("sweep: {}", file.name),
-            command_line: Some(req.command_line.clone()),
-            seed: file.seed,
-            files: InputFile::read(&path).into_iter().collect(),
-            ..ReportInputs::default()
-        },
-        charts: ChartOptions::default(),
-    });
+    let page = page.map(|inputs| Page { inputs: Some(inputs), charts: ChartOptions::default() });
     let files = out.finish(page.as_ref())?;
-    let best = best_per_scenario(&table, &summary, &file.constraints, 3);
-    Ok(SweepReport {
-        name: file.name,
-        replicates: file.replicates,
-        table,
-        summary,
-        best,
-        recommendation,
-        files,
-    })
+    let best = best_per_scenario(&table, &summary, constraints, 3);
+    Ok(SweepReport { name, replicates, table, summary, best, recommendation, files })
+}
+
+/// A runs.csv writing error: a failed write names `path` (exit code 1), anything else is what
+/// the sweep module says.
+pub(super) fn runs_error(e: SweepError, path: &Path) -> Error {
+    match e {
+        SweepError::Io { source, .. } => Error::io(path, source),
+        other => other.into(),
+    }
 }
 
 impl SweepReport {

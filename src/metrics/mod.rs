@@ -5,12 +5,16 @@
 //! into a [`RunRecord`], then [`score`] it into [`Metrics`].
 
 mod histogram;
+mod metric;
+mod objective;
 mod recorder;
 mod score;
 
 pub use histogram::{BUCKETS as LATENCY_BUCKETS, LatencyHistogram};
+pub use metric::{Metric, Unit};
+pub use objective::{Objective, check_weight};
 pub use recorder::{
     AttemptKind, Counters, FallbackKind, Finish, MAX_TIMELINE_BINS, ProviderRecord, RECOVERY_WINDOW,
     Recorder, RecorderOptions, RunRecord, Timeline, TimelineBin,
 };
-pub use score::{CostWeights, CostWeightsError, Metrics, ProviderTraffic, ScoringOptions, score};
+pub use score::{Metrics, ProviderTraffic, ScoringOptions, score};

@@ -39,14 +39,14 @@
 //!   until the end of the window gives `end − start` (requests kept trying it first for the
 //!   whole incident). Mean over all such incidents of all providers.
 //! - `provider.<name>.attempts`, `provider.<name>.successes`: tries sent to each provider and
-//!   those it answered `ok` ([`Metrics::provider_columns`]; not in [`Metrics::COLUMNS`]).
+//!   those it answered `ok` ([`Metrics::provider_columns`]; not a [`Metric`]).
 
+use super::metric::Metric;
+use super::objective::Objective;
 use super::recorder::{ProviderRecord, RunRecord};
 use crate::policy::State;
 use crate::time::{Dur, SimTime};
 use crate::truth::Expect;
-use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
 
 /// Scoring parameters.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -71,8 +71,8 @@ impl Default for ScoringOptions {
 /// (an empty CSV cell).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Metrics {
-    /// Whether the run had ground truth; without it the columns in
-    /// [`Metrics::NEEDS_GROUND_TRUTH`] read as empty.
+    /// Whether the run had ground truth; without it the metrics that need it
+    /// ([`Metric::needs_ground_truth`]) read as empty.
     pub ground_truth: bool,
     /// CLOSED→OPEN outside every `open`/`either` window (+tolerance).
     pub false_opens: u64,
@@ -116,8 +116,8 @@ pub struct Metrics {
     pub latency_p95_ms: Option<f64>,
     /// User latency p99, milliseconds.
     pub latency_p99_ms: Option<f64>,
-    /// Σ weight · metric; [`score`] fills it with [`CostWeights::default`], [`Metrics::set_cost`]
-    /// recomputes it with a sweep's own weights.
+    /// Σ weight · metric; [`score`] fills it with [`Objective::standard`], [`Metrics::set_cost`]
+    /// recomputes it with a sweep's own objective.
     pub cost: f64,
     /// Attempts sent as half-open probes.
     pub probes: u64,
@@ -174,63 +174,9 @@ pub struct ProviderTraffic {
 }
 
 impl Metrics {
-    /// Columns that mean nothing without ground truth.
-    pub const NEEDS_GROUND_TRUTH: &'static [&'static str] = &[
-        "false_opens",
-        "incidents",
-        "missed_incidents",
-        "detection_delay_mean_s",
-        "detection_delay_p95_s",
-        "detection_delay_max_s",
-        "recovery_lag_mean_s",
-        "shed_healthy",
-        "probes_per_incident",
-        "recovery_load_rps",
-    ];
-
-    /// Column names in summary.csv order: DESIGN's names first, exactly, then the extras.
-    pub const COLUMNS: &'static [&'static str] = &[
-        "false_opens",
-        "incidents",
-        "missed_incidents",
-        "detection_delay_mean_s",
-        "detection_delay_p95_s",
-        "detection_delay_max_s",
-        "recovery_lag_mean_s",
-        "flaps",
-        "open_episodes",
-        "probe_failures",
-        "requests",
-        "attempts",
-        "amplification",
-        "wasted_quota",
-        "shed",
-        "shed_healthy",
-        "availability",
-        "fallback_rate",
-        "latency_p50_ms",
-        "latency_p95_ms",
-        "latency_p99_ms",
-        "cost",
-        "probes",
-        "retries",
-        "timeouts",
-        "rejections",
-        "deferred",
-        "deferred_completed",
-        "deferred_pending",
-        "deferred_delay_mean_s",
-        "time_open_s",
-        "retries_refused",
-        "fallback_cached",
-        "fallback_local",
-        "overloaded_s",
-        "probes_per_incident",
-        "recovery_load_rps",
-        "failovers",
-        "spend",
-        "failover_delay_mean_s",
-    ];
+    /// Column names in summary.csv order: [`Metric::NAMES`] (DESIGN's names first, exactly, then
+    /// the extras).
+    pub const COLUMNS: &'static [&'static str] = Metric::NAMES;
 
     /// Prefix of the per-provider columns (`provider.<name>.attempts`, `provider.<name>.successes`).
     pub const PROVIDER_PREFIX: &'static str = "provider.";
@@ -260,186 +206,74 @@ impl Metrics {
         }
     }
 
-    /// True when `column` is one of [`Metrics::COLUMNS`].
-    pub fn is_column(column: &str) -> bool {
-        Metrics::COLUMNS.contains(&column)
-    }
-
-    /// The value of one column as a float (counts are exact integers). `None` means an empty cell:
-    /// the metric has no value in this run, or `column` is not a metric name (check with
-    /// [`Metrics::is_column`] when the difference matters). Per-provider columns
-    /// ([`Metrics::provider_columns`]) are answered too.
-    pub fn get(&self, column: &str) -> Option<f64> {
+    /// The value of one metric as a float (counts are exact integers). `None` means an empty
+    /// cell: the metric has no value in this run, or needs the ground truth the run lacks.
+    pub fn get(&self, metric: Metric) -> Option<f64> {
         let count = |n: u64| Some(n as f64);
-        if !self.ground_truth && Self::NEEDS_GROUND_TRUTH.contains(&column) {
+        if !self.ground_truth && metric.needs_ground_truth() {
             return None;
         }
-        match column {
-            "false_opens" => count(self.false_opens),
-            "incidents" => count(self.incidents),
-            "missed_incidents" => count(self.missed_incidents),
-            "detection_delay_mean_s" => self.detection_delay_mean_s,
-            "detection_delay_p95_s" => self.detection_delay_p95_s,
-            "detection_delay_max_s" => self.detection_delay_max_s,
-            "recovery_lag_mean_s" => self.recovery_lag_mean_s,
-            "flaps" => count(self.flaps),
-            "open_episodes" => count(self.open_episodes),
-            "probe_failures" => count(self.probe_failures),
-            "requests" => count(self.requests),
-            "attempts" => count(self.attempts),
-            "amplification" => self.amplification,
-            "wasted_quota" => count(self.wasted_quota),
-            "shed" => count(self.shed),
-            "shed_healthy" => count(self.shed_healthy),
-            "availability" => self.availability,
-            "fallback_rate" => self.fallback_rate,
-            "latency_p50_ms" => self.latency_p50_ms,
-            "latency_p95_ms" => self.latency_p95_ms,
-            "latency_p99_ms" => self.latency_p99_ms,
-            "cost" => Some(self.cost),
-            "probes" => count(self.probes),
-            "retries" => count(self.retries),
-            "timeouts" => count(self.timeouts),
-            "rejections" => count(self.rejections),
-            "deferred" => count(self.deferred),
-            "deferred_completed" => count(self.deferred_completed),
-            "deferred_pending" => count(self.deferred_pending),
-            "deferred_delay_mean_s" => self.deferred_delay_mean_s,
-            "time_open_s" => Some(self.time_open_s),
-            "retries_refused" => count(self.retries_refused),
-            "fallback_cached" => count(self.fallback_cached),
-            "fallback_local" => count(self.fallback_local),
-            "overloaded_s" => Some(self.overloaded_s),
-            "probes_per_incident" => self.probes_per_incident,
-            "recovery_load_rps" => self.recovery_load_rps,
-            "failovers" => self.failovers.map(|n| n as f64),
-            "spend" => self.spend,
-            "failover_delay_mean_s" => self.failover_delay_mean_s,
-            _ => self.provider_value(column),
+        match metric {
+            Metric::FalseOpens => count(self.false_opens),
+            Metric::Incidents => count(self.incidents),
+            Metric::MissedIncidents => count(self.missed_incidents),
+            Metric::DetectionDelayMeanS => self.detection_delay_mean_s,
+            Metric::DetectionDelayP95S => self.detection_delay_p95_s,
+            Metric::DetectionDelayMaxS => self.detection_delay_max_s,
+            Metric::RecoveryLagMeanS => self.recovery_lag_mean_s,
+            Metric::Flaps => count(self.flaps),
+            Metric::OpenEpisodes => count(self.open_episodes),
+            Metric::ProbeFailures => count(self.probe_failures),
+            Metric::Requests => count(self.requests),
+            Metric::Attempts => count(self.attempts),
+            Metric::Amplification => self.amplification,
+            Metric::WastedQuota => count(self.wasted_quota),
+            Metric::Shed => count(self.shed),
+            Metric::ShedHealthy => count(self.shed_healthy),
+            Metric::Availability => self.availability,
+            Metric::FallbackRate => self.fallback_rate,
+            Metric::LatencyP50Ms => self.latency_p50_ms,
+            Metric::LatencyP95Ms => self.latency_p95_ms,
+            Metric::LatencyP99Ms => self.latency_p99_ms,
+            Metric::Cost => Some(self.cost),
+            Metric::Probes => count(self.probes),
+            Metric::Retries => count(self.retries),
+            Metric::Timeouts => count(self.timeouts),
+            Metric::Rejections => count(self.rejections),
+            Metric::Deferred => count(self.deferred),
+            Metric::DeferredCompleted => count(self.deferred_completed),
+            Metric::DeferredPending => count(self.deferred_pending),
+            Metric::DeferredDelayMeanS => self.deferred_delay_mean_s,
+            Metric::TimeOpenS => Some(self.time_open_s),
+            Metric::RetriesRefused => count(self.retries_refused),
+            Metric::FallbackCached => count(self.fallback_cached),
+            Metric::FallbackLocal => count(self.fallback_local),
+            Metric::OverloadedS => Some(self.overloaded_s),
+            Metric::ProbesPerIncident => self.probes_per_incident,
+            Metric::RecoveryLoadRps => self.recovery_load_rps,
+            Metric::Failovers => self.failovers.map(|n| n as f64),
+            Metric::Spend => self.spend,
+            Metric::FailoverDelayMeanS => self.failover_delay_mean_s,
         }
     }
 
-    /// Σ weightᵢ · metricᵢ over the weighted columns, summed in column-name order (so the float
-    /// result is reproducible). A metric with no value (e.g. no detection delay when there were
-    /// no incidents) contributes 0: a missed incident is priced by `missed_incidents` instead.
-    pub fn cost(&self, weights: &CostWeights) -> f64 {
-        weights.0.iter().map(|(column, w)| w * self.get(column).unwrap_or(0.0)).sum()
-    }
-
-    /// Replaces the stored `cost` with the cost under `weights`.
-    pub fn set_cost(&mut self, weights: &CostWeights) {
-        self.cost = self.cost(weights);
-    }
-}
-
-/// Weights of the cost objective: metric column → weight (any finite number; negative rewards
-/// a metric). Columns must be [`Metrics::COLUMNS`] other than `cost`; unknown names are refused
-/// when built or deserialized, so a typo cannot silently drop a term.
-///
-/// The defaults price everything in "false opens" for a run at a few requests per second:
-/// - `false_opens` 1: the unit. A false open sheds healthy traffic for one open period and pages
-///   someone for nothing.
-/// - `detection_delay_mean_s` 1/60: a minute of late detection costs about one false open (a
-///   minute of failing calls at a few rps is a couple of hundred failed user requests, roughly
-///   what a 30 to 60 s false open sheds).
-/// - `missed_incidents` 10: missing a real incident is ten false opens; it leaves callers
-///   exposed for the whole incident (typically 10 min or more, i.e. more than the 10 min of delay
-///   the detection-delay weight would charge).
-/// - `recovery_lag_mean_s` 1/120: half the detection rate; lingering open after the dependency
-///   recovered sheds traffic, which `shed_healthy` also prices.
-/// - `flaps` 0.5: a quick re-trip is churn on top of an episode already counted.
-/// - `shed_healthy` 0.01: 100 healthy requests shed (what a false open of ~30 s sheds at 3 rps)
-///   ≈ one false open.
-/// - `wasted_quota` 0.001: 1,000 attempts sent into a failing dependency ≈ one false open
-///   (quota and load on a dependency that is already down).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(try_from = "BTreeMap<String, f64>", into = "BTreeMap<String, f64>")]
-pub struct CostWeights(BTreeMap<String, f64>);
-
-/// Why a set of cost weights was refused.
-#[derive(Clone, Debug, PartialEq, thiserror::Error)]
-pub enum CostWeightsError {
-    /// A name that is not a metric column.
-    #[error("unknown metric `{0}` in cost weights: expected one of {list}", list = weighable_list())]
-    UnknownColumn(String),
-    /// `cost` cannot be a term of itself.
-    #[error("`cost` cannot be weighted: expected a metric column other than `cost`")]
-    CostItself,
-    /// A weight that is NaN or infinite.
-    #[error("cost weight for `{0}`: expected a finite number, found {1}")]
-    NotFinite(String, f64),
-}
-
-/// The columns a weight may name, comma separated (for error messages).
-fn weighable_list() -> String {
-    Metrics::COLUMNS.iter().filter(|c| **c != "cost").copied().collect::<Vec<_>>().join(", ")
-}
-
-impl CostWeights {
-    /// Checks every name and weight. A name given twice keeps its last weight.
-    pub fn new<I, S>(pairs: I) -> Result<CostWeights, CostWeightsError>
-    where
-        I: IntoIterator<Item = (S, f64)>,
-        S: Into<String>,
-    {
-        let mut map = BTreeMap::new();
-        for (name, w) in pairs {
-            let name = name.into();
-            if name == "cost" {
-                return Err(CostWeightsError::CostItself);
-            }
-            if !Metrics::is_column(&name) {
-                return Err(CostWeightsError::UnknownColumn(name));
-            }
-            if !w.is_finite() {
-                return Err(CostWeightsError::NotFinite(name, w));
-            }
-            map.insert(name, w);
+    /// The value of a summary.csv column by name: a metric ([`Metric::NAMES`]) or a per-provider
+    /// column ([`Metrics::provider_columns`]); `None` for an empty cell or an unknown column.
+    pub fn column(&self, column: &str) -> Option<f64> {
+        match Metric::from_name(column) {
+            Some(m) => self.get(m),
+            None => self.provider_value(column),
         }
-        Ok(CostWeights(map))
     }
 
-    /// The weight of one column (0 when not weighted).
-    pub fn get(&self, column: &str) -> f64 {
-        self.0.get(column).copied().unwrap_or(0.0)
+    /// The cost of this run under `objective` (Σ weightᵢ · metricᵢ, see [`Objective`]).
+    pub fn cost(&self, objective: &Objective) -> f64 {
+        objective.cost(|m| self.get(m))
     }
 
-    /// The weighted columns and their weights, in name order.
-    pub fn iter(&self) -> impl Iterator<Item = (&str, f64)> {
-        self.0.iter().map(|(k, v)| (k.as_str(), *v))
-    }
-}
-
-impl Default for CostWeights {
-    /// See the type's documentation for the reasoning behind each weight.
-    fn default() -> CostWeights {
-        CostWeights(
-            [
-                ("false_opens", 1.0),
-                ("detection_delay_mean_s", 1.0 / 60.0),
-                ("missed_incidents", 10.0),
-                ("recovery_lag_mean_s", 1.0 / 120.0),
-                ("flaps", 0.5),
-                ("shed_healthy", 0.01),
-                ("wasted_quota", 0.001),
-            ]
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), v))
-            .collect(),
-        )
-    }
-}
-
-impl TryFrom<BTreeMap<String, f64>> for CostWeights {
-    type Error = CostWeightsError;
-    fn try_from(map: BTreeMap<String, f64>) -> Result<CostWeights, CostWeightsError> {
-        CostWeights::new(map)
-    }
-}
-
-impl From<CostWeights> for BTreeMap<String, f64> {
-    fn from(w: CostWeights) -> BTreeMap<String, f64> {
-        w.0
+    /// Replaces the stored `cost` with the cost under `objective`.
+    pub fn set_cost(&mut self, objective: &Objective) {
+        self.cost = self.cost(objective);
     }
 }
 
@@ -464,8 +298,88 @@ impl Changes {
 }
 
 /// Scores one run against its ground truth; see the module documentation for each definition.
-/// `cost` is filled with [`CostWeights::default`].
+/// `cost` is filled with [`Objective::standard`].
 pub fn score(record: &RunRecord, opts: &ScoringOptions) -> Metrics {
+    let scan = scan_transitions(record, opts);
+    let detection = detect_incidents(record, opts, &scan);
+    let Detection { incidents, missed, delays, lags } = detection;
+    let TransitionScan { false_opens, flaps, open_episodes, probe_failures, .. } = scan;
+
+    let c = &record.counters;
+    let per_request = |x: u64| (c.requests > 0).then(|| x as f64 / c.requests as f64);
+    let pct_ms = |permille| record.latency.percentile_permille(permille).map(Dur::as_millis_f64);
+    let mut m = Metrics {
+        ground_truth: opts.ground_truth,
+        false_opens,
+        incidents,
+        missed_incidents: missed,
+        detection_delay_mean_s: mean_secs(&delays),
+        detection_delay_p95_s: nearest_rank(&delays, 95).map(Dur::as_secs_f64),
+        detection_delay_max_s: delays.last().map(|d| d.as_secs_f64()),
+        recovery_lag_mean_s: mean_secs(&lags),
+        flaps,
+        open_episodes,
+        probe_failures,
+        requests: c.requests,
+        attempts: c.attempts,
+        amplification: per_request(c.attempts),
+        wasted_quota: c.attempt_failures,
+        shed: c.shed,
+        shed_healthy: c.shed_healthy,
+        availability: per_request(c.answered_ok),
+        fallback_rate: per_request(c.fallbacks),
+        latency_p50_ms: pct_ms(500),
+        latency_p95_ms: pct_ms(950),
+        latency_p99_ms: pct_ms(990),
+        cost: 0.0,
+        probes: c.probes,
+        retries: c.retries,
+        timeouts: c.timeouts,
+        rejections: c.rejections,
+        deferred: c.deferred,
+        deferred_completed: c.deferred_completed,
+        deferred_pending: record.deferred_pending,
+        deferred_delay_mean_s: (c.deferred_completed > 0)
+            .then(|| c.deferred_delay_total.as_secs_f64() / c.deferred_completed as f64),
+        time_open_s: record.time_in_state.iter().map(|s| s[State::Open.index()].micros()).sum::<u64>() as f64
+            / 1e6,
+        retries_refused: c.retries_refused,
+        fallback_cached: c.fallback_cached,
+        fallback_local: c.fallback_local,
+        overloaded_s: c.overloaded.as_secs_f64(),
+        probes_per_incident: (incidents > 0).then(|| c.probes as f64 / incidents as f64),
+        recovery_load_rps: (incidents > 0)
+            .then(|| c.recovery_attempts as f64 / (incidents as f64 * super::RECOVERY_WINDOW.as_secs_f64())),
+        failovers: (!record.providers.is_empty()).then_some(c.failover_attempts),
+        spend: (!record.providers.is_empty())
+            .then(|| record.providers.iter().map(|p| p.price * p.attempts as f64).sum()),
+        failover_delay_mean_s: mean_secs(&failover_delays(&record.providers)),
+        providers: record
+            .providers
+            .iter()
+            .map(|p| ProviderTraffic { name: p.name.clone(), attempts: p.attempts, successes: p.successes })
+            .collect(),
+    };
+    m.set_cost(&Objective::standard());
+    m
+}
+
+/// What the transitions say, read once in time order.
+struct TransitionScan {
+    false_opens: u64,
+    flaps: u64,
+    open_episodes: u64,
+    probe_failures: u64,
+    /// Every entry into OPEN (from CLOSED or HALF_OPEN) by any instance, in time order.
+    open_entries: Vec<SimTime>,
+    /// Whether any instance is OPEN.
+    any_open: Changes,
+    /// Whether every instance is CLOSED.
+    all_closed: Changes,
+}
+
+/// Counts false opens, flaps, episodes and probe failures, and follows the instances' states.
+fn scan_transitions(record: &RunRecord, opts: &ScoringOptions) -> TransitionScan {
     let mut transitions: Vec<_> = record.transitions.iter().collect();
     transitions.sort_by_key(|(_, t)| t.at); // already in event order; stable, so a no-op then
 
@@ -534,7 +448,22 @@ pub fn score(record: &RunRecord, opts: &ScoringOptions) -> Metrics {
             all_closed.points.push((t.at, not_closed == 0));
         }
     }
+    TransitionScan { false_opens, flaps, open_episodes, probe_failures, open_entries, any_open, all_closed }
+}
 
+/// Detection delays and recovery lags of the `open` incidents.
+struct Detection {
+    incidents: u64,
+    missed: u64,
+    /// Sorted.
+    delays: Vec<Dur>,
+    lags: Vec<Dur>,
+}
+
+/// Matches each `open` incident with the first entry into OPEN in its window (+tolerance) and
+/// the first instant every instance is closed again after it.
+fn detect_incidents(record: &RunRecord, opts: &ScoringOptions, scan: &TransitionScan) -> Detection {
+    let TransitionScan { open_entries, any_open, all_closed, .. } = scan;
     let mut delays: Vec<Dur> = Vec::new();
     let mut lags: Vec<Dur> = Vec::new();
     let (mut incidents, mut missed) = (0u64, 0u64);
@@ -563,64 +492,7 @@ pub fn score(record: &RunRecord, opts: &ScoringOptions) -> Metrics {
         lags.push(lag);
     }
     delays.sort();
-
-    let c = &record.counters;
-    let per_request = |x: u64| (c.requests > 0).then(|| x as f64 / c.requests as f64);
-    let pct_ms = |permille| record.latency.percentile_permille(permille).map(Dur::as_millis_f64);
-    let mut m = Metrics {
-        ground_truth: opts.ground_truth,
-        false_opens,
-        incidents,
-        missed_incidents: missed,
-        detection_delay_mean_s: mean_secs(&delays),
-        detection_delay_p95_s: nearest_rank(&delays, 95).map(Dur::as_secs_f64),
-        detection_delay_max_s: delays.last().map(|d| d.as_secs_f64()),
-        recovery_lag_mean_s: mean_secs(&lags),
-        flaps,
-        open_episodes,
-        probe_failures,
-        requests: c.requests,
-        attempts: c.attempts,
-        amplification: per_request(c.attempts),
-        wasted_quota: c.attempt_failures,
-        shed: c.shed,
-        shed_healthy: c.shed_healthy,
-        availability: per_request(c.answered_ok),
-        fallback_rate: per_request(c.fallbacks),
-        latency_p50_ms: pct_ms(500),
-        latency_p95_ms: pct_ms(950),
-        latency_p99_ms: pct_ms(990),
-        cost: 0.0,
-        probes: c.probes,
-        retries: c.retries,
-        timeouts: c.timeouts,
-        rejections: c.rejections,
-        deferred: c.deferred,
-        deferred_completed: c.deferred_completed,
-        deferred_pending: record.deferred_pending,
-        deferred_delay_mean_s: (c.deferred_completed > 0)
-            .then(|| c.deferred_delay_total.as_secs_f64() / c.deferred_completed as f64),
-        time_open_s: record.time_in_state.iter().map(|s| s[State::Open.index()].micros()).sum::<u64>() as f64
-            / 1e6,
-        retries_refused: c.retries_refused,
-        fallback_cached: c.fallback_cached,
-        fallback_local: c.fallback_local,
-        overloaded_s: c.overloaded.as_secs_f64(),
-        probes_per_incident: (incidents > 0).then(|| c.probes as f64 / incidents as f64),
-        recovery_load_rps: (incidents > 0)
-            .then(|| c.recovery_attempts as f64 / (incidents as f64 * super::RECOVERY_WINDOW.as_secs_f64())),
-        failovers: (!record.providers.is_empty()).then_some(c.failover_attempts),
-        spend: (!record.providers.is_empty())
-            .then(|| record.providers.iter().map(|p| p.price * p.attempts as f64).sum()),
-        failover_delay_mean_s: mean_secs(&failover_delays(&record.providers)),
-        providers: record
-            .providers
-            .iter()
-            .map(|p| ProviderTraffic { name: p.name.clone(), attempts: p.attempts, successes: p.successes })
-            .collect(),
-    };
-    m.set_cost(&CostWeights::default());
-    m
+    Detection { incidents, missed, delays, lags }
 }
 
 /// Each provider's `open` incidents' failover delays, providers in file order: from the start
@@ -774,8 +646,8 @@ mod tests {
         let rec = run(1, vec![w(100, 200, Expect::Open)], &[], 300);
         let m = score(&rec, &opts());
         assert_eq!((m.incidents, m.missed_incidents, m.false_opens), (1, 1, 0));
-        assert_eq!(m.get("detection_delay_mean_s"), None);
-        assert_eq!(m.get("recovery_lag_mean_s"), None);
+        assert_eq!(m.get(Metric::DetectionDelayMeanS), None);
+        assert_eq!(m.get(Metric::RecoveryLagMeanS), None);
         assert_eq!(m.cost, 10.0); // one missed incident × 10, nothing else
         // No incidents and no requests: every ratio and delay is an empty cell, counts are 0.
         let m = score(&run(1, vec![], &[], 300), &opts());
@@ -790,12 +662,12 @@ mod tests {
             "latency_p50_ms",
             "deferred_delay_mean_s",
         ] {
-            assert_eq!(m.get(column), None, "{column}");
+            assert_eq!(m.column(column), None, "{column}");
         }
-        assert_eq!(m.get("incidents"), Some(0.0));
-        assert_eq!(m.get("cost"), Some(0.0));
-        assert_eq!(m.get("no_such_metric"), None);
-        assert!(!Metrics::is_column("no_such_metric"));
+        assert_eq!(m.get(Metric::Incidents), Some(0.0));
+        assert_eq!(m.get(Metric::Cost), Some(0.0));
+        assert_eq!(m.column("no_such_metric"), None);
+        assert_eq!(Metric::from_name("no_such_metric"), None);
     }
 
     #[test]
@@ -948,32 +820,13 @@ mod tests {
     }
 
     #[test]
-    fn cost_weights_validate_names_and_values() {
-        let w = CostWeights::new([("false_opens", 2.0), ("latency_p95_ms", 0.5)]).unwrap();
-        assert_eq!(w.get("false_opens"), 2.0);
-        assert_eq!(w.get("flaps"), 0.0);
-        let err = CostWeights::new([("false_open", 1.0)]).unwrap_err();
-        assert_eq!(err, CostWeightsError::UnknownColumn("false_open".into()));
-        assert!(err.to_string().contains("expected one of false_opens, incidents"));
-        assert_eq!(CostWeights::new([("cost", 1.0)]).unwrap_err(), CostWeightsError::CostItself);
-        assert!(matches!(CostWeights::new([("flaps", f64::NAN)]), Err(CostWeightsError::NotFinite(..))));
-        // Every default weight names a real column.
-        let d = CostWeights::default();
-        assert!(d.iter().all(|(c, _)| Metrics::is_column(c) && c != "cost"));
-        assert_eq!(CostWeights::new(d.iter()).unwrap(), d);
-    }
-
-    #[test]
-    fn cost_weights_deserialize_with_checks() {
-        #[derive(Deserialize)]
-        struct File {
-            weights: CostWeights,
-        }
-        let ok: File = toml::from_str("[weights]\nfalse_opens = 3.0\nflaps = 1.0\n").unwrap();
-        assert_eq!(ok.weights.get("false_opens"), 3.0);
-        let err = toml::from_str::<File>("[weights]\nflapz = 1.0\n").err().unwrap().to_string();
-        assert!(err.contains("unknown metric `flapz`"), "{err}");
-        let text = toml::to_string(&ok.weights).unwrap();
-        assert_eq!(text, "false_opens = 3.0\nflaps = 1.0\n");
+    fn cost_follows_the_objective() {
+        let rec = run(1, vec![w(100, 200, Expect::Open)], &[], 300);
+        let mut m = score(&rec, &opts());
+        assert_eq!(m.cost, 10.0);
+        m.set_cost(&Objective::new([(Metric::MissedIncidents, 2.0), (Metric::Incidents, 0.5)]));
+        assert_eq!(m.cost, 2.5);
+        // A metric without a value adds nothing.
+        assert_eq!(m.cost(&Objective::new([(Metric::DetectionDelayMeanS, 100.0)])), 0.0);
     }
 }

@@ -3,10 +3,11 @@
 //! layer's job (`app::output`).
 
 pub mod charts;
+pub mod folder;
 pub mod page;
 mod tables;
 
 pub use tables::{
-    PARAM_PREFIX, SummaryRow, TIMELINE_COLUMNS, format_float, incidents_csv, latency_csv, summary_csv,
-    timeline_csv, transitions_csv,
+    PARAM_PREFIX, SummaryRow, format_float, incidents_csv, latency_csv, summary_csv, timeline_csv,
+    transitions_csv,
 };

@@ -1,12 +1,14 @@
 //! The review report of an output folder: report.html, one self-contained page (charts embedded
 //! as base64 data URIs, inline CSS, nothing fetched from the network), and report.md with the
-//! same tables for pasting into a pull request. Both are built from the folder's CSVs, PNGs and
-//! text files, plus the inputs needed to reproduce the run ([`ReportInputs`], kept beside them
-//! in inputs.toml so `breakerlab report DIR` can rebuild the page later).
+//! same tables for pasting into a pull request. Both are built from the folder's contents (typed,
+//! read by `report::folder`) and its charts, in memory, plus the inputs needed to reproduce the
+//! run ([`ReportInputs`], kept beside them in inputs.toml so `breakerlab report DIR` can rebuild
+//! the page later).
 
-use super::charts::data::{self, Summary, SummaryRow};
+use super::charts::data::{Summary, SummaryRow};
 use super::charts::style::{fmt_num, fmt_pct};
-use super::charts::{self, ChartError};
+use super::charts::{self, Chart, ChartError};
+use super::folder::Contents;
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 use std::path::Path;
@@ -79,17 +81,11 @@ impl ReportInputs {
         toml::to_string(self).map_err(|e| ChartError::Draw(format!("inputs.toml: {e}")))
     }
 
-    /// Reads inputs.toml from `dir`; `None` when the folder has none.
-    pub fn load(dir: &Path) -> Result<Option<ReportInputs>, ChartError> {
-        let path = dir.join(INPUTS_FILE);
-        let text = match std::fs::read_to_string(&path) {
-            Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(source) => return Err(ChartError::Io { path, source }),
-        };
-        toml::from_str(&text).map(Some).map_err(|e| ChartError::Toml {
+    /// Parses the text of inputs.toml; `path` names it in errors.
+    pub fn from_toml(path: &Path, text: &str) -> Result<ReportInputs, ChartError> {
+        toml::from_str(text).map_err(|e| ChartError::Toml {
             line: e.span().map(|s| text[..s.start].lines().count().max(1) as u64).unwrap_or(0),
-            path,
+            path: path.to_path_buf(),
             message: e.message().to_string(),
         })
     }
@@ -201,29 +197,19 @@ fn summary_table(s: &Summary, recommended: Option<&str>, max: usize) -> TextTabl
     TextTable { headings, rows, highlight, omitted }
 }
 
-/// Chart files in the order the report shows them.
-fn chart_files(dir: &Path) -> Result<Vec<String>, ChartError> {
-    let mut heatmaps = Vec::new();
-    let rd = std::fs::read_dir(dir).map_err(|source| ChartError::Io { path: dir.to_path_buf(), source })?;
-    for e in rd {
-        let e = e.map_err(|source| ChartError::Io { path: dir.to_path_buf(), source })?;
-        let name = e.file_name().to_string_lossy().into_owned();
-        if name.starts_with("heatmap_") && name.ends_with(".png") {
-            heatmaps.push(name);
-        }
-    }
-    heatmaps.sort();
-    let mut out = Vec::new();
+/// The charts in the order the report shows them: timeline, comparison, Pareto, heatmaps by
+/// name, latency.
+fn chart_order(charts: &[Chart]) -> Vec<&Chart> {
+    let named = |n: &'static str| charts.iter().filter(move |c| c.name == n);
+    let mut heatmaps: Vec<&Chart> = charts.iter().filter(|c| c.name.starts_with("heatmap_")).collect();
+    heatmaps.sort_by(|a, b| a.name.cmp(&b.name));
+    let mut out: Vec<&Chart> = Vec::new();
     for n in [charts::TIMELINE_PNG, charts::COMPARISON_PNG, charts::PARETO_PNG] {
-        if dir.join(n).exists() {
-            out.push(n.to_string());
-        }
+        out.extend(named(n));
     }
     out.extend(heatmaps);
-    if dir.join(charts::LATENCY_PNG).exists() {
-        out.push(charts::LATENCY_PNG.to_string());
-    }
-    Ok(out)
+    out.extend(named(charts::LATENCY_PNG));
+    out
 }
 
 fn chart_caption(name: &str) -> String {
@@ -297,39 +283,30 @@ fn lang_of(name: &str) -> &'static str {
     }
 }
 
-/// Everything the pages show, read from the folder.
-struct Contents {
+/// Everything the pages show.
+struct View<'a> {
     title: String,
-    summary: Option<Summary>,
-    pareto: Option<Summary>,
-    recommended: Option<String>,
-    explanation: Option<String>,
-    charts: Vec<String>,
+    summary: Option<&'a Summary>,
+    pareto: Option<&'a Summary>,
+    recommended: Option<&'a str>,
+    explanation: Option<&'a str>,
+    charts: Vec<&'a Chart>,
 }
 
-fn gather(dir: &Path, inputs: &ReportInputs) -> Result<Contents, ChartError> {
-    let opt_summary = |name: &str| {
-        let p = dir.join(name);
-        if p.exists() { data::read_summary(&p).map(Some) } else { Ok(None) }
-    };
-    let explanation = match std::fs::read_to_string(dir.join("recommendation.txt")) {
-        Ok(t) => Some(t.trim_end().to_string()),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(source) => return Err(ChartError::Io { path: dir.join("recommendation.txt"), source }),
-    };
+fn view<'a>(c: &'a Contents, charts: &'a [Chart], inputs: &ReportInputs, dir: &Path) -> View<'a> {
     let title = if inputs.title.is_empty() {
         dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "run".into())
     } else {
         inputs.title.clone()
     };
-    Ok(Contents {
+    View {
         title,
-        summary: opt_summary("summary.csv")?,
-        pareto: opt_summary("pareto.csv")?,
-        recommended: data::read_first_line(&dir.join("recommended.txt"))?,
-        explanation,
-        charts: chart_files(dir)?,
-    })
+        summary: c.summary.as_ref(),
+        pareto: c.pareto.as_ref(),
+        recommended: c.recommended.as_deref(),
+        explanation: c.explanation.as_deref(),
+        charts: chart_order(charts),
+    }
 }
 
 const CSS: &str = "body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,'DejaVu Sans',sans-serif;\
@@ -386,7 +363,7 @@ fn md_table(out: &mut String, t: &TextTable) {
     }
 }
 
-fn render_html(dir: &Path, c: &Contents, inputs: &ReportInputs) -> Result<String, ChartError> {
+fn render_html(c: &View, inputs: &ReportInputs) -> String {
     let mut h = String::new();
     let _ = write!(
         h,
@@ -433,23 +410,22 @@ fn render_html(dir: &Path, c: &Contents, inputs: &ReportInputs) -> Result<String
              ± the 95% confidence half-width where there were several. – means no value (e.g. no \
              incident to detect). All columns are in summary.csv.</p>\n",
         );
-        html_table(&mut h, &summary_table(s, c.recommended.as_deref(), HTML_MAX_ROWS));
+        html_table(&mut h, &summary_table(s, c.recommended, HTML_MAX_ROWS));
     }
     if let Some(p) = &c.pareto {
         h.push_str("<h2 id=\"pareto\">Pareto front</h2>\n");
         h.push_str("<p class=\"meta\">Configurations no other configuration beats on every objective.</p>\n");
-        html_table(&mut h, &summary_table(p, c.recommended.as_deref(), HTML_MAX_ROWS));
+        html_table(&mut h, &summary_table(p, c.recommended, HTML_MAX_ROWS));
     }
     if !c.charts.is_empty() {
         h.push_str("<h2 id=\"charts\">Charts</h2>\n");
-        for name in &c.charts {
-            let path = dir.join(name);
-            let bytes = std::fs::read(&path).map_err(|source| ChartError::Io { path, source })?;
+        for chart in &c.charts {
+            let name = &chart.name;
             let _ = writeln!(
                 h,
                 "<figure id=\"{id}\"><img src=\"data:image/png;base64,{}\" alt=\"{cap}\" title=\"{name}\">\
                  <figcaption>{cap} ({name})</figcaption></figure>",
-                base64(&bytes),
+                base64(&chart.png),
                 id = esc(name.trim_end_matches(".png")),
                 cap = esc(&chart_caption(name)),
                 name = esc(name),
@@ -474,10 +450,10 @@ fn render_html(dir: &Path, c: &Contents, inputs: &ReportInputs) -> Result<String
         );
     }
     h.push_str("</body>\n</html>\n");
-    Ok(h)
+    h
 }
 
-fn render_md(c: &Contents, inputs: &ReportInputs) -> String {
+fn render_md(c: &View, inputs: &ReportInputs) -> String {
     let mut m = String::new();
     let _ = writeln!(m, "# breakerlab report: {}\n", c.title);
     let _ = writeln!(
@@ -500,18 +476,18 @@ fn render_md(c: &Contents, inputs: &ReportInputs) -> String {
     }
     if let Some(s) = &c.summary {
         m.push_str("## Summary\n\n");
-        md_table(&mut m, &summary_table(s, c.recommended.as_deref(), MD_MAX_ROWS));
+        md_table(&mut m, &summary_table(s, c.recommended, MD_MAX_ROWS));
         m.push('\n');
     }
     if let Some(p) = &c.pareto {
         m.push_str("## Pareto front\n\n");
-        md_table(&mut m, &summary_table(p, c.recommended.as_deref(), MD_MAX_ROWS));
+        md_table(&mut m, &summary_table(p, c.recommended, MD_MAX_ROWS));
         m.push('\n');
     }
     if !c.charts.is_empty() {
         m.push_str("## Charts\n\n");
-        for name in &c.charts {
-            let _ = writeln!(m, "![{}]({name})\n", chart_caption(name));
+        for chart in &c.charts {
+            let _ = writeln!(m, "![{}]({})\n", chart_caption(&chart.name), chart.name);
         }
     }
     m.push_str("## Reproduce\n\n");
@@ -531,18 +507,24 @@ fn render_md(c: &Contents, inputs: &ReportInputs) -> String {
     m
 }
 
-/// report.html and report.md of the folder `dir`, from the CSVs, charts and text files there.
-pub fn render_report(dir: &Path, inputs: &ReportInputs) -> Result<(String, String), ChartError> {
-    let contents = gather(dir, inputs)?;
-    let html = render_html(dir, &contents, inputs)?;
-    let md = render_md(&contents, inputs);
-    Ok((html, md))
+/// report.html and report.md of the output folder `dir`, from its contents and charts.
+pub fn render_report(c: &Contents, charts: &[Chart], inputs: &ReportInputs, dir: &Path) -> (String, String) {
+    let v = view(c, charts, inputs, dir);
+    (render_html(&v, inputs), render_md(&v, inputs))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::report::charts::fixtures;
+
+    /// The charts and the two pages of the folder `dir`, with [`inputs`].
+    fn page(dir: &Path) -> (Vec<Chart>, String, String) {
+        let contents = Contents::load(dir).unwrap();
+        let charts = charts::draw_all(&contents, &charts::ChartOptions::default()).unwrap();
+        let (html, md) = render_report(&contents, &charts, &inputs(), dir);
+        (charts, html, md)
+    }
 
     fn inputs() -> ReportInputs {
         ReportInputs {
@@ -577,16 +559,15 @@ mod tests {
     fn html_page_is_self_contained_with_table_and_every_chart() {
         let dir = tempfile::tempdir().unwrap();
         fixtures::compare_dir(dir.path());
-        let charts = charts::draw_into(dir.path()).unwrap();
-        let (html, _) = render_report(dir.path(), &inputs()).unwrap();
+        let (charts, html, _) = page(dir.path());
         assert!(html.starts_with("<!DOCTYPE html>"));
         assert!(html.contains("<table>") && html.contains("<th>false opens</th>"));
         assert!(html.contains("<td>resilience4j-default</td>"));
         assert!(html.contains("<td>1 ± 0.4</td>"), "false opens with their CI");
         for c in &charts {
-            let name = c.file_name().unwrap().to_str().unwrap();
+            let name = &c.name;
             assert!(html.contains(&format!("title=\"{name}\"")), "{name} missing");
-            let b64 = base64(&std::fs::read(c).unwrap());
+            let b64 = base64(&c.png);
             assert!(html.contains(&b64), "{name} not embedded");
         }
         assert_eq!(html.matches("data:image/png;base64,").count(), charts.len());
@@ -604,15 +585,14 @@ mod tests {
     fn markdown_has_the_same_tables_and_links_every_chart() {
         let dir = tempfile::tempdir().unwrap();
         fixtures::sweep_dir(dir.path());
-        let charts = charts::draw_into(dir.path()).unwrap();
-        let (_, md) = render_report(dir.path(), &inputs()).unwrap();
+        let (charts, _, md) = page(dir.path());
         assert!(md.contains("## Summary") && md.contains("## Pareto front"));
         assert!(md.contains("| scenario | configuration | failure_threshold | open_for |"), "{md}");
         assert!(md.contains("**window(rate=0.8,win=10s,min=10)**"), "recommended row is bold");
         assert!(md.contains("Recommended configuration: **window(rate=0.8,win=10s,min=10)**"));
         assert!(md.contains("> It meets every constraint"));
         for c in &charts {
-            let name = c.file_name().unwrap().to_str().unwrap();
+            let name = &c.name;
             assert!(md.contains(&format!("]({name})")), "{name} not linked");
         }
         // 28 configurations: the Markdown table keeps the 28 (≤ 30), the HTML too.
@@ -625,7 +605,7 @@ mod tests {
     fn long_summaries_keep_the_lowest_cost_rows_and_the_recommendation() {
         let dir = tempfile::tempdir().unwrap();
         fixtures::sweep_dir(dir.path());
-        let s = data::read_summary(&dir.path().join("summary.csv")).unwrap();
+        let s = crate::report::charts::data::read_summary(&dir.path().join("summary.csv")).unwrap();
         let t = summary_table(&s, Some("window(rate=0.2,win=60s,min=50)"), 5);
         assert_eq!(t.rows.len(), 5);
         assert_eq!(t.omitted, 23);
@@ -638,13 +618,14 @@ mod tests {
     fn inputs_round_trip_and_report_dir_uses_them() {
         let dir = tempfile::tempdir().unwrap();
         fixtures::compare_dir(dir.path());
-        assert_eq!(ReportInputs::load(dir.path()).unwrap(), None);
+        assert_eq!(Contents::load(dir.path()).unwrap().inputs, None);
         std::fs::write(dir.path().join(INPUTS_FILE), inputs().to_toml().unwrap()).unwrap();
-        assert_eq!(ReportInputs::load(dir.path()).unwrap(), Some(inputs()));
-        let (_, md) = render_report(dir.path(), &ReportInputs::load(dir.path()).unwrap().unwrap()).unwrap();
+        let loaded = Contents::load(dir.path()).unwrap().inputs.unwrap();
+        assert_eq!(loaded, inputs());
+        let (_, _, md) = page(dir.path());
         assert!(md.contains("seed: `42`"));
         std::fs::write(dir.path().join(INPUTS_FILE), "version = \"0.1.0\"\nsede = 3\n").unwrap();
-        let err = ReportInputs::load(dir.path()).unwrap_err().to_string();
+        let err = Contents::load(dir.path()).unwrap_err().to_string();
         assert!(err.contains("inputs.toml") && err.contains("sede"), "{err}");
     }
 }

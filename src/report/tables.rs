@@ -6,7 +6,7 @@
 //! microseconds; floats go through [`format_float`] (shortest round-trip decimal); a value that
 //! does not exist is an empty cell.
 
-use crate::metrics::{Metrics, RunRecord};
+use crate::metrics::{Metric, Metrics, RunRecord};
 use crate::policy::State;
 use crate::truth::IncidentWindow;
 use std::borrow::Cow;
@@ -122,8 +122,8 @@ pub fn summary_csv(rows: &[SummaryRow]) -> Vec<u8> {
             let value = row.params.iter().find(|(n, _)| n == name).map(|(_, v)| v.clone());
             cells.push(value.unwrap_or_default());
         }
-        cells.extend(Metrics::COLUMNS.iter().map(|c| opt_float(row.metrics.get(c))));
-        cells.extend(provider_columns.iter().map(|c| opt_float(row.metrics.get(c))));
+        cells.extend(Metric::ALL.iter().map(|m| opt_float(row.metrics.get(*m))));
+        cells.extend(provider_columns.iter().map(|c| opt_float(row.metrics.column(c))));
         for name in &extra {
             cells.push(row.extra.iter().find(|(n, _)| n == name).map(|(_, v)| v.clone()).unwrap_or_default());
         }
@@ -390,9 +390,9 @@ provider.secondary.attempts,provider.secondary.successes,provider.backup.attempt
         assert_eq!(tail(lines[1], 9), "3,12.5,4.25,20,15,5,5,,");
         assert_eq!(tail(lines[2], 9), ",,,,,,,,");
         assert_eq!(tail(lines[3], 9), ",,,2,2,,,1,0");
-        assert_eq!(routed.get("provider.secondary.successes"), Some(5.0));
-        assert_eq!(routed.get("provider.secondary.failures"), None);
-        assert_eq!(routed.get("provider.nobody.attempts"), None);
+        assert_eq!(routed.column("provider.secondary.successes"), Some(5.0));
+        assert_eq!(routed.column("provider.secondary.failures"), None);
+        assert_eq!(routed.column("provider.nobody.attempts"), None);
     }
 
     fn record(opens_at_s: u64) -> RunRecord {

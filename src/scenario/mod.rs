@@ -94,8 +94,8 @@ pub enum Source {
     /// Exactly these calls, no retries (`t_ms,latency_ms,ok`). Incidents, if any, are ground
     /// truth only.
     Script {
-        /// The calls, sorted by time.
-        rows: Vec<ScriptRow>,
+        /// The calls, sorted by time (shared with the workloads that stream them).
+        rows: std::sync::Arc<Vec<ScriptRow>>,
         /// Ground-truth windows for scoring.
         incidents: Vec<IncidentSpec>,
     },
@@ -215,7 +215,7 @@ impl Scenario {
             let rows = load_script(&script_path).map_err(|e| at(script.span(), e.to_string()))?;
             inputs.push(script_path);
             let duration = file.duration.map_or_else(|| script_span(&rows), |d| d.into_inner());
-            (Source::Script { rows, incidents }, duration)
+            (Source::Script { rows: std::sync::Arc::new(rows), incidents }, duration)
         } else if let Some(table) = file.trace {
             let span = table.span();
             if file.upstream.is_some() || !incidents.is_empty() {
@@ -407,7 +407,7 @@ impl Scenario {
             duration: end,
             seed: DEFAULT_SEED,
             client: ClientSpec::scripted(),
-            source: Source::Script { rows, incidents: Vec::new() },
+            source: Source::Script { rows: std::sync::Arc::new(rows), incidents: Vec::new() },
             policy: None,
             instance_policies: Vec::new(),
             scoring: ScoringSpec::default(),

@@ -20,10 +20,10 @@
 mod routing;
 
 use super::queue::{EventQueue, Phase};
-use super::workload::Workload;
+use super::workload::{Chunk, Workload};
 use crate::client::{Budget, ClientSpec, FallbackSpec, Persist};
 use crate::metrics::{AttemptKind, FallbackKind, Finish, Recorder, RecorderOptions, RunRecord};
-use crate::outcome::{Classifier, OutcomeClass};
+use crate::outcome::{Answer, Classifier, OutcomeClass};
 use crate::policy::{
     Admission, Breaker, Observation, Policy, PolicyConfig, State, Ticket, Transition, Transitions,
 };
@@ -108,7 +108,47 @@ pub fn simulate_fleet(
     policies: &[PolicyConfig],
     opts: &RunOptions,
 ) -> RunRecord {
-    Engine::new(client, workload, policies, opts).run()
+    let mut sim = Simulation::new(client, workload, policies, opts);
+    let mut stream = workload.stream();
+    let mut chunk = Chunk::default();
+    while stream.next_chunk(&mut chunk) {
+        sim.feed(&chunk);
+    }
+    sim.finish()
+}
+
+/// One configuration's run, fed the request stream chunk by chunk: a sweep generates each chunk
+/// once and feeds it to every configuration. Chunks must come in order, from the workload the
+/// simulation was made for; the record is the same however the stream is cut into chunks.
+pub struct Simulation<'a> {
+    engine: Engine<'a>,
+}
+
+impl<'a> Simulation<'a> {
+    /// A run of `policies` (client instance `i` runs `policies[i % len]`) on `workload`, before
+    /// its first request.
+    pub fn new(
+        client: &'a ClientSpec,
+        workload: &'a Workload,
+        policies: &'a [PolicyConfig],
+        opts: &RunOptions,
+    ) -> Simulation<'a> {
+        let mut engine = Engine::new(client, workload, policies, opts);
+        engine.start();
+        Simulation { engine }
+    }
+
+    /// Runs the requests of `chunk` (the stream's next one), and everything that happens before
+    /// its last arrival.
+    pub fn feed(&mut self, chunk: &Chunk) {
+        self.engine.advance(chunk, false);
+    }
+
+    /// Runs what is left after the last request and returns the record.
+    pub fn finish(mut self) -> RunRecord {
+        self.engine.advance(&Chunk::default(), true);
+        self.engine.finish()
+    }
 }
 
 struct Engine<'a> {
@@ -131,6 +171,11 @@ struct Engine<'a> {
     /// Each provider's capacity model, when limited.
     loads: Vec<Option<Load>>,
     queue: EventQueue<Event>,
+    /// The clock: the time of the last event.
+    now: SimTime,
+    /// The first answer the current chunk drew for the request that arrived last, until its
+    /// first try is sent.
+    drawn: Option<(u64, Answer)>,
     /// Calls each breaker told to wait ([`Admission::Wait`]), in arrival order.
     parked: Vec<VecDeque<(Call, AttemptKind)>>,
     retry_queue: VecDeque<Call>,
@@ -209,10 +254,13 @@ impl<'a> Engine<'a> {
             cycle_scheduled: false,
             changes: Vec::with_capacity(8),
             rec,
+            now: SimTime::ZERO,
+            drawn: None,
         }
     }
 
-    fn run(mut self) -> RunRecord {
+    /// Schedules what happens before any request: breaker timers and the first restart.
+    fn start(&mut self) {
         for b in 0..self.breakers.len() {
             self.reschedule(b as u32, SimTime::ZERO);
         }
@@ -221,26 +269,33 @@ impl<'a> Engine<'a> {
         {
             self.queue.push(process.first(), Phase::FollowUp, Event::Restart);
         }
-        let arrivals = &self.workload.arrivals;
+    }
+
+    /// Runs the arrivals of `chunk` with every event due before each of them. At the end of
+    /// the stream (`last`), runs every event left; otherwise stops after the chunk's last
+    /// arrival, as the next chunk's first arrival may come before the queue's next event.
+    fn advance(&mut self, chunk: &Chunk, last: bool) {
+        let arrivals = &chunk.arrivals;
         let mut next_arrival = 0usize;
-        let mut now = SimTime::ZERO;
         loop {
             let arrival_first = match (arrivals.get(next_arrival), self.queue.peek()) {
                 (Some(&a), Some(q)) => (a, Phase::Arrive) < q,
                 (Some(_), None) => true,
+                (None, _) if !last => return,
                 (None, Some(_)) => false,
-                (None, None) if self.release_parked(now) => continue,
-                (None, None) => break,
+                (None, None) if self.release_parked(self.now) => continue,
+                (None, None) => return,
             };
             if arrival_first {
                 let i = next_arrival;
                 next_arrival += 1;
-                now = arrivals[i];
-                self.arrive(now, i as u64);
+                self.now = arrivals[i];
+                self.arrive(self.now, chunk.first + i as u64, chunk.first_answers.get(i).copied());
                 continue;
             }
-            let Some((at, event)) = self.queue.pop() else { break };
-            now = at;
+            let Some((at, event)) = self.queue.pop() else { return };
+            self.now = at;
+            let now = at;
             match event {
                 Event::Complete(call) => self.complete(now, call),
                 Event::Retry(call) => self.attempt(now, call, AttemptKind::Retry),
@@ -262,14 +317,21 @@ impl<'a> Engine<'a> {
                 Event::Restart => self.restart(now),
             }
         }
-        let end = now.max(self.workload.horizon);
+    }
+
+    /// The record, once every event has run.
+    fn finish(mut self) -> RunRecord {
+        let end = self.now.max(self.workload.horizon);
         for load in self.loads.iter().flatten() {
             self.rec.overloaded_for(load.overloaded_until(end));
         }
         self.rec.finish(end)
     }
 
-    fn arrive(&mut self, now: SimTime, request: u64) {
+    /// Request `request` arrives; `first_answer` is its first attempt's answer when the chunk
+    /// drew it ahead.
+    fn arrive(&mut self, now: SimTime, request: u64, first_answer: Option<Answer>) {
+        self.drawn = first_answer.map(|a| (request, a));
         self.rec.request_arrived(now);
         let instance = (request % self.instances) as u32;
         self.budgets[instance as usize].on_request(now);
@@ -347,7 +409,10 @@ impl<'a> Engine<'a> {
         call.provider = p as u8;
         call.sent = true;
         self.rec.attempt_sent(now, b as usize, kind);
-        let mut answer = self.workload.provider_answer(p, call.request, call.attempt, now);
+        let mut answer = match self.drawn.take() {
+            Some((request, answer)) if request == call.request && call.attempt == 1 => answer,
+            _ => self.answer(p, &call, now),
+        };
         if let Some(load) = &mut self.loads[p as usize] {
             let (loaded, took_slot) = load.admit(now, answer);
             answer = loaded;
@@ -400,6 +465,18 @@ impl<'a> Engine<'a> {
             }
         }
         any
+    }
+
+    /// The dependency's answer to `call` sent to provider `p` at `now`. Without providers, a
+    /// first attempt's answer is the one drawn at the request's arrival (the same draw the
+    /// chunk made ahead, for a call that waited before it was sent).
+    fn answer(&self, p: u32, call: &Call, now: SimTime) -> Answer {
+        let at = if call.attempt == 1 && self.router.providers() == 1 && self.workload.providers().is_none() {
+            call.arrival
+        } else {
+            now
+        };
+        self.workload.provider_answer(p, call.request, call.attempt, at)
     }
 
     /// Every provider refused the attempt: defer it again, retry it, or shed it.
@@ -652,6 +729,43 @@ mod tests {
     }
 
     #[test]
+    fn a_record_does_not_depend_on_how_the_stream_is_cut_into_chunks() {
+        // Retries, a capacity limit, restarts, a retry queue and waiting calls: every piece of
+        // state that crosses a chunk boundary.
+        let text = "duration = \"20m\"\n[traffic]\nkind = \"poisson\"\nrate = 20.0\n\
+                    [client]\ntimeout = \"2s\"\ninstances = 3\n\
+                    [client.retry]\nmax_attempts = 3\n\
+                    [client.fallback]\nkind = \"retry_queue\"\ncycle = \"1m\"\n\
+                    [client.process]\nevery = \"7m\"\npersist = \"samples\"\n\
+                    [upstream]\np50 = \"200ms\"\np95 = \"1500ms\"\nerror_rate = 0.05\n\
+                    [upstream.capacity]\nconcurrency = 8\n\
+                    [[incidents]]\nkind = \"outage\"\nstart = \"5m\"\nduration = \"3m\"\n";
+        let scenario = Scenario::parse(Path::new("t.toml"), text).expect("valid test scenario");
+        let workload = Workload::build(&scenario, 1, 0).unwrap();
+        for preset in ["connector-breaker", "cockatiel-consecutive", "pybreaker"] {
+            let policy = PolicySpec::new(preset).resolve().unwrap();
+            let opts = RunOptions { timeline_bin: Some(Dur::from_secs(30)) };
+            let whole = simulate(&scenario.client, &workload, &policy, &opts);
+            for len in [1, 7, 1000] {
+                let mut sim =
+                    super::Simulation::new(&scenario.client, &workload, std::slice::from_ref(&policy), &opts);
+                let mut stream = workload.stream_in_chunks_of(len);
+                let mut chunk = super::Chunk::default();
+                while stream.next_chunk(&mut chunk) {
+                    sim.feed(&chunk);
+                }
+                let cut = sim.finish();
+                assert!(
+                    whole.counters.requests > 20_000 && whole.counters.retries > 0,
+                    "{:?}",
+                    whole.counters
+                );
+                assert_eq!(format!("{cut:?}"), format!("{whole:?}"), "{preset}, chunks of {len}");
+            }
+        }
+    }
+
+    #[test]
     fn a_timed_out_call_fails_at_the_timeout() {
         // The dependency hangs for the whole run; the client gives up after 1 s, no retries.
         let text = "duration = \"1m\"\n[traffic]\nkind = \"constant\"\nrate = 1.0\n[client]\ntimeout = \"1s\"\n\
@@ -769,7 +883,7 @@ mod tests {
         assert_eq!(p, vec![("primary", 10, 0), ("secondary", 10, 10)]);
         assert_eq!(m.spend, Some(10.0 * 0.5 + 10.0 * 2.0));
         assert_eq!(m.failovers, Some(10));
-        assert_eq!(m.get("provider.secondary.successes"), Some(10.0));
+        assert_eq!(m.column("provider.secondary.successes"), Some(10.0));
         // The primary was tried first until the window's end: 120 s.
         assert_eq!(m.failover_delay_mean_s, Some(120.0));
         assert_eq!(r.latency.min(), r.latency.percentile_permille(1_000));
@@ -850,7 +964,8 @@ mod tests {
         assert_eq!(differ, 30);
         assert_eq!(w.provider_answer(1, 7, 2, at), w.provider_answer(1, 7, 2, at));
         assert_eq!(w.provider_answer(0, 7, 2, at), w.answer(7, 2, at));
-        assert!(w.first_answers.is_empty(), "answers depend on when each provider is tried");
+        let chunk = w.stream().collect_chunks().remove(0);
+        assert!(chunk.first_answers.is_empty(), "answers depend on when each provider is tried");
     }
 
     #[test]

@@ -5,9 +5,9 @@ mod engine;
 mod queue;
 mod workload;
 
-pub use engine::{RunOptions, simulate, simulate_fleet};
+pub use engine::{RunOptions, Simulation, simulate, simulate_fleet};
 pub use queue::{EventQueue, Phase};
-pub use workload::{Answers, Providers, Workload};
+pub use workload::{Answers, CHUNK_REQUESTS, Chunk, Providers, RequestStream, Workload};
 
 use crate::metrics::{Metrics, RunRecord, ScoringOptions, score};
 use crate::policy::PolicyConfig;
@@ -35,7 +35,11 @@ pub fn run_fleet(
     policies: &[PolicyConfig],
     opts: &RunOptions,
 ) -> RunResult {
-    let record = simulate_fleet(&scenario.client, workload, policies, opts);
+    scored(scenario, workload, simulate_fleet(&scenario.client, workload, policies, opts))
+}
+
+/// Scores the record of a run of `scenario` on `workload` (a [`Simulation`] fed chunk by chunk).
+pub fn scored(scenario: &Scenario, workload: &Workload, record: RunRecord) -> RunResult {
     let metrics = score(&record, &scoring_options(&scenario.scoring, workload.truth_known));
     RunResult { record, metrics }
 }

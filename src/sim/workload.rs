@@ -7,6 +7,7 @@ use crate::rng::{RunSeed, Stream};
 use crate::scenario::{InputError, Scenario, Source, Strategy};
 use crate::time::{Dur, SimTime};
 use crate::trace::{CallTrace, GapPolicy, IntervalTrace, Trace};
+use crate::traffic::{ArrivalIter, TrafficSpec};
 use crate::truth::{Expect, IncidentWindow};
 use crate::upstream::script::ScriptRow;
 use crate::upstream::{CapacitySpec, Dependency};
@@ -63,19 +64,24 @@ impl Providers {
     }
 }
 
-/// Everything a run needs that does not depend on the breaker configuration.
+/// Requests in one chunk of the request stream: big enough that handing a chunk to every
+/// configuration costs nothing next to simulating it, small enough (about 2.5 MB with first
+/// answers) that a run's memory does not depend on its length.
+pub const CHUNK_REQUESTS: usize = 1 << 16;
+
+/// Everything a run needs that does not depend on the breaker configuration. The requests
+/// themselves are not stored: [`Workload::stream`] generates them chunk by chunk as the run's
+/// clock advances (every draw comes from a counter-based seed, so a chunk is the same whoever
+/// generates it and whenever), and a sweep hands each chunk to every configuration.
 #[derive(Debug, Clone)]
 pub struct Workload {
     /// Seeds every random draw of this (scenario, replicate).
     pub seed: RunSeed,
     /// Arrivals happen before this instant; periodic work stops here.
     pub horizon: SimTime,
-    /// Request arrival times, sorted; request `i` arrives at `arrivals[i]`.
-    pub arrivals: Vec<SimTime>,
-    /// The dependency's answer to each request's first attempt, drawn once and shared by every
-    /// configuration (the costliest draws of a run, and exactly common by construction).
-    pub first_answers: Vec<Answer>,
-    /// Answers to later attempts (retries, deferred work).
+    /// Where arrivals come from.
+    arrivals: Arrivals,
+    /// Answers to attempts.
     pub answers: Answers,
     /// Incident windows to score against, sorted by start.
     pub truth: Vec<IncidentWindow>,
@@ -87,6 +93,136 @@ pub struct Workload {
     pub truth_known: bool,
 }
 
+/// Where a workload's arrivals come from.
+#[derive(Debug, Clone)]
+enum Arrivals {
+    /// A traffic model over the scenario's duration.
+    Traffic(TrafficSpec, Dur),
+    /// The request counts of an interval trace, drawn interval by interval.
+    Counts(Arc<IntervalTrace>),
+    /// The logged calls of a per-call trace, exactly.
+    Logged(Arc<CallTrace>),
+    /// The rows of a script, exactly.
+    Script(Arc<Vec<ScriptRow>>),
+}
+
+/// One chunk of the request stream: requests `first ..` arriving at `arrivals`, with the
+/// answers to their first attempts when the workload draws them ahead (empty otherwise).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Chunk {
+    /// The id of the chunk's first request.
+    pub first: u64,
+    /// Arrival times, sorted.
+    pub arrivals: Vec<SimTime>,
+    /// The dependency's answer to each request's first attempt (the costliest draws of a run,
+    /// made once per chunk and shared by every configuration), or empty.
+    pub first_answers: Vec<Answer>,
+}
+
+/// The request stream of one workload, generated chunk by chunk ([`Workload::stream`]).
+pub struct RequestStream<'a> {
+    workload: &'a Workload,
+    source: Gen,
+    next_request: u64,
+    chunk_len: usize,
+}
+
+/// The generator state behind a [`RequestStream`].
+enum Gen {
+    Traffic(Box<ArrivalIter>),
+    /// Interval `next` is drawn next; `buffer[pos..]` holds the arrivals drawn but not handed out.
+    Counts {
+        next: usize,
+        buffer: Vec<SimTime>,
+        pos: usize,
+    },
+    /// Index of the next logged call or script row.
+    Rows(usize),
+}
+
+impl RequestStream<'_> {
+    /// Fills `chunk` with the next requests (at most the stream's chunk length); false when the
+    /// stream has ended (the chunk is then empty). Allocates only while the chunk's buffers grow
+    /// to their working size.
+    pub fn next_chunk(&mut self, chunk: &mut Chunk) -> bool {
+        chunk.first = self.next_request;
+        chunk.arrivals.clear();
+        chunk.first_answers.clear();
+        let w = self.workload;
+        let keep = |at: SimTime| match &w.answers {
+            Answers::Interval(t) => {
+                at < w.horizon && !(t.gap_policy() == GapPolicy::Missing && t.is_missing(at))
+            }
+            Answers::Calls(_) => at < w.horizon,
+            _ => true,
+        };
+        let n = self.chunk_len;
+        match &mut self.source {
+            Gen::Traffic(iter) => {
+                while chunk.arrivals.len() < n {
+                    match iter.next() {
+                        Some(at) if keep(at) => chunk.arrivals.push(at),
+                        Some(_) => {}
+                        None => break,
+                    }
+                }
+            }
+            Gen::Counts { next, buffer, pos } => {
+                let Arrivals::Counts(trace) = &w.arrivals else { unreachable!("counts stream") };
+                while chunk.arrivals.len() < n {
+                    if *pos == buffer.len() {
+                        if *next == trace.intervals().len() {
+                            break;
+                        }
+                        buffer.clear();
+                        *pos = 0;
+                        trace.interval_arrivals(w.seed.seed_for(Stream::Arrivals, 0), *next, buffer);
+                        *next += 1;
+                        continue;
+                    }
+                    let at = buffer[*pos];
+                    *pos += 1;
+                    if keep(at) {
+                        chunk.arrivals.push(at);
+                    }
+                }
+            }
+            Gen::Rows(next) => {
+                let times = |i: usize| match &w.arrivals {
+                    Arrivals::Logged(log) => log.arrival(i),
+                    Arrivals::Script(rows) => rows.get(i).map(|r| r.t),
+                    _ => None,
+                };
+                // Sorted: stopping at the first cut keeps request i = logged call i.
+                while chunk.arrivals.len() < n
+                    && let Some(at) = times(*next).filter(|at| keep(*at))
+                {
+                    chunk.arrivals.push(at);
+                    *next += 1;
+                }
+            }
+        }
+        if w.draws_first_answers() {
+            let first = chunk.first;
+            chunk.first_answers.extend(
+                chunk.arrivals.iter().enumerate().map(|(i, &at)| w.first_answer(first + i as u64, at)),
+            );
+        }
+        self.next_request += chunk.arrivals.len() as u64;
+        !chunk.arrivals.is_empty()
+    }
+
+    /// Every remaining request, chunk by chunk (tests and benches that want the whole stream).
+    pub fn collect_chunks(mut self) -> Vec<Chunk> {
+        let mut out = Vec::new();
+        let mut chunk = Chunk::default();
+        while self.next_chunk(&mut chunk) {
+            out.push(std::mem::take(&mut chunk));
+        }
+        out
+    }
+}
+
 impl Workload {
     /// Builds the stream for `scenario` under base seed `seed`, replicate `replicate`.
     pub fn build(scenario: &Scenario, seed: u64, replicate: u32) -> Result<Workload, InputError> {
@@ -96,149 +232,98 @@ impl Workload {
             Some(p) => InputError::file(p, m),
             None => InputError::argument(m),
         };
+        let mut w = Workload {
+            seed: run_seed,
+            horizon,
+            arrivals: Arrivals::Script(Arc::default()),
+            answers: Answers::Script,
+            truth: Vec::new(),
+            capacity: None,
+            truth_known: true,
+        };
         match &scenario.source {
             Source::Model { traffic, upstream, incidents } => {
                 let dependency = Dependency::new(upstream, incidents, horizon).map_err(in_file)?;
-                let truth = dependency.ground_truth();
-                let arrivals = traffic.arrivals(scenario.duration, &run_seed);
-                let first_answers = arrivals
-                    .iter()
-                    .enumerate()
-                    .map(|(i, &at)| dependency.answer(at, &mut run_seed.draw(Stream::Upstream, i as u64, 1)))
-                    .collect();
-                let answers = Answers::Model(Box::new(dependency));
-                Ok(Workload {
-                    seed: run_seed,
-                    horizon,
-                    arrivals,
-                    first_answers,
-                    answers,
-                    truth,
-                    capacity: upstream.capacity.clone().map(|c| (c, upstream.p50)),
-                    truth_known: true,
-                })
+                w.truth = dependency.ground_truth();
+                w.arrivals = Arrivals::Traffic(traffic.clone(), scenario.duration);
+                w.answers = Answers::Model(Box::new(dependency));
+                w.capacity = upstream.capacity.clone().map(|c| (c, upstream.p50));
             }
             Source::Providers { traffic, routing, providers } => {
-                let mut dependencies = Vec::with_capacity(providers.len());
-                let mut truth = Vec::new();
-                let mut open_windows = Vec::with_capacity(providers.len());
-                for (i, p) in providers.iter().enumerate() {
-                    let dependency = Dependency::new(&p.upstream, &p.incidents, horizon)
-                        .map_err(|m| in_file(format!("[[providers]] #{} (`{}`): {m}", i + 1, p.name)))?;
-                    let windows = dependency.ground_truth();
-                    open_windows.push(
-                        windows
-                            .iter()
-                            .filter(|w| w.expect == Expect::Open)
-                            .map(|w| (w.start, w.end))
-                            .collect(),
-                    );
-                    truth.extend(
-                        windows
-                            .into_iter()
-                            .map(|w| IncidentWindow { kind: format!("{}:{}", p.name, w.kind), ..w }),
-                    );
-                    dependencies.push(dependency);
-                }
-                truth.sort_by_key(|w| w.start); // stable: equal starts keep file order
-                let arrivals = traffic.arrivals(scenario.duration, &run_seed);
-                let model = Providers {
-                    strategy: routing.strategy,
-                    names: providers.iter().map(|p| p.name.clone()).collect(),
-                    prices: providers.iter().map(|p| p.price).collect(),
-                    dependencies,
-                    capacities: providers
-                        .iter()
-                        .map(|p| p.upstream.capacity.clone().map(|c| (c, p.upstream.p50)))
-                        .collect(),
-                    open_windows,
-                };
-                Ok(Workload {
-                    seed: run_seed,
-                    horizon,
-                    arrivals,
-                    first_answers: Vec::new(),
-                    answers: Answers::Providers(Box::new(model)),
-                    truth,
-                    capacity: None,
-                    truth_known: true,
-                })
+                let (model, truth) = Providers::build(routing.strategy, providers, horizon, in_file)?;
+                w.truth = truth;
+                w.arrivals = Arrivals::Traffic(traffic.clone(), scenario.duration);
+                w.answers = Answers::Providers(Box::new(model));
             }
             Source::Script { rows, incidents } => {
-                let truth_known = !incidents.is_empty();
-                let truth = if incidents.is_empty() {
-                    Vec::new()
-                } else {
+                w.truth_known = !incidents.is_empty();
+                if !incidents.is_empty() {
                     let spec = crate::upstream::UpstreamSpec::default();
-                    Dependency::new(&spec, incidents, horizon).map_err(in_file)?.ground_truth()
-                };
-                let arrivals = rows.iter().map(|r| r.t).collect();
-                let first_answers = rows.iter().map(script_answer).collect();
-                Ok(Workload {
-                    seed: run_seed,
-                    horizon,
-                    arrivals,
-                    first_answers,
-                    answers: Answers::Script,
-                    truth,
-                    capacity: None,
-                    truth_known,
-                })
+                    w.truth = Dependency::new(&spec, incidents, horizon).map_err(in_file)?.ground_truth();
+                }
+                w.arrivals = Arrivals::Script(Arc::clone(rows));
             }
             Source::Trace { trace, traffic, truth, .. } => {
-                let mut arrivals = match (trace, traffic) {
-                    (_, Some(model)) => model.arrivals(scenario.duration, &run_seed),
-                    (Trace::Interval(t), None) => {
-                        let seed = run_seed.seed_for(Stream::Arrivals, 0);
-                        t.arrivals(seed).ok_or_else(|| {
-                            in_file("the trace has no request counts: add [traffic]".to_string())
-                        })?
+                w.arrivals = match (trace, traffic) {
+                    (_, Some(model)) => Arrivals::Traffic(model.clone(), scenario.duration),
+                    (Trace::Interval(t), None) if t.has_counts() => Arrivals::Counts(Arc::clone(t)),
+                    (Trace::Interval(_), None) => {
+                        return Err(in_file("the trace has no request counts: add [traffic]".to_string()));
                     }
-                    (Trace::Calls(c), None) => c.arrivals(),
+                    (Trace::Calls(c), None) => Arrivals::Logged(Arc::clone(c)),
                 };
-                // Sorted: cutting the tail keeps request i = logged call i for a per-call log.
-                arrivals.truncate(arrivals.partition_point(|t| *t < horizon));
-                let (first_answers, answers) = match trace {
-                    Trace::Interval(t) => {
-                        if t.gap_policy() == GapPolicy::Missing {
-                            // Missing data: nothing arrives in a gap, so nothing there is scored.
-                            arrivals.retain(|at| !t.is_missing(*at));
-                        }
-                        let first = arrivals
-                            .iter()
-                            .enumerate()
-                            .map(|(i, &at)| t.answer(at, &mut run_seed.draw(Stream::Upstream, i as u64, 1)))
-                            .collect();
-                        (first, Answers::Interval(Arc::clone(t)))
-                    }
-                    Trace::Calls(c) => (Vec::new(), Answers::Calls(Arc::clone(c))),
+                w.answers = match trace {
+                    Trace::Interval(t) => Answers::Interval(Arc::clone(t)),
+                    Trace::Calls(c) => Answers::Calls(Arc::clone(c)),
                 };
-                Ok(Workload {
-                    seed: run_seed,
-                    horizon,
-                    arrivals,
-                    first_answers,
-                    answers,
-                    truth: truth.clone().unwrap_or_default(),
-                    capacity: None,
-                    truth_known: truth.is_some(),
-                })
+                w.truth = truth.clone().unwrap_or_default();
+                w.truth_known = truth.is_some();
             }
         }
+        Ok(w)
     }
 
-    /// The answer to `attempt` (1 = first) of `request`, sent at `at`.
+    /// The request stream, from the first request, in chunks of [`CHUNK_REQUESTS`].
+    pub fn stream(&self) -> RequestStream<'_> {
+        self.stream_in_chunks_of(CHUNK_REQUESTS)
+    }
+
+    /// The request stream in chunks of `len` requests (at least one).
+    pub fn stream_in_chunks_of(&self, len: usize) -> RequestStream<'_> {
+        let source = match &self.arrivals {
+            Arrivals::Traffic(spec, duration) => {
+                Gen::Traffic(Box::new(spec.arrival_iter(*duration, &self.seed)))
+            }
+            Arrivals::Counts(_) => Gen::Counts { next: 0, buffer: Vec::new(), pos: 0 },
+            Arrivals::Logged(_) | Arrivals::Script(_) => Gen::Rows(0),
+        };
+        RequestStream { workload: self, source, next_request: 0, chunk_len: len.max(1) }
+    }
+
+    /// Whether chunks carry first answers: for a model or an interval trace, whose draws are
+    /// the costliest of a run (a log or a script is read directly; providers are drawn when
+    /// each one is tried).
+    fn draws_first_answers(&self) -> bool {
+        matches!(self.answers, Answers::Model(_) | Answers::Interval(_))
+    }
+
+    /// The answer to the first attempt of `request`, which arrived at `arrival`: a pure function
+    /// of the two, so a chunk may draw it ahead and a call that waited draws the same again.
+    pub fn first_answer(&self, request: u64, arrival: SimTime) -> Answer {
+        self.answer(request, 1, arrival)
+    }
+
+    /// The answer to `attempt` (1 = first) of `request`, sent at `at` (a first attempt's
+    /// answer is drawn at the request's arrival: pass it as `at`).
     pub fn answer(&self, request: u64, attempt: u32, at: SimTime) -> Answer {
-        if attempt == 1
-            && let Some(a) = self.first_answers.get(request as usize)
-        {
-            return *a;
-        }
         match &self.answers {
             Answers::Model(dependency) => {
                 dependency.answer(at, &mut self.seed.draw(Stream::Upstream, request, attempt))
             }
-            Answers::Script => self.first_answers[request as usize],
+            Answers::Script => match &self.arrivals {
+                Arrivals::Script(rows) => script_answer(&rows[request as usize]),
+                _ => unreachable!("a script workload streams its rows"),
+            },
             Answers::Interval(trace) => {
                 trace.answer(at, &mut self.seed.draw(Stream::Upstream, request, attempt))
             }
@@ -279,6 +364,46 @@ impl Workload {
     }
 }
 
+impl Providers {
+    /// The providers of a `[[providers]]` scenario over `horizon`, and the ground truth of all
+    /// of them (each window's kind prefixed with its provider's name, sorted by start).
+    fn build(
+        strategy: Strategy,
+        providers: &[crate::scenario::ProviderSpec],
+        horizon: SimTime,
+        in_file: impl Fn(String) -> InputError,
+    ) -> Result<(Providers, Vec<IncidentWindow>), InputError> {
+        let mut dependencies = Vec::with_capacity(providers.len());
+        let mut truth = Vec::new();
+        let mut open_windows = Vec::with_capacity(providers.len());
+        for (i, p) in providers.iter().enumerate() {
+            let dependency = Dependency::new(&p.upstream, &p.incidents, horizon)
+                .map_err(|m| in_file(format!("[[providers]] #{} (`{}`): {m}", i + 1, p.name)))?;
+            let windows = dependency.ground_truth();
+            open_windows.push(
+                windows.iter().filter(|w| w.expect == Expect::Open).map(|w| (w.start, w.end)).collect(),
+            );
+            truth.extend(
+                windows.into_iter().map(|w| IncidentWindow { kind: format!("{}:{}", p.name, w.kind), ..w }),
+            );
+            dependencies.push(dependency);
+        }
+        truth.sort_by_key(|w| w.start); // stable: equal starts keep file order
+        let model = Providers {
+            strategy,
+            names: providers.iter().map(|p| p.name.clone()).collect(),
+            prices: providers.iter().map(|p| p.price).collect(),
+            dependencies,
+            capacities: providers
+                .iter()
+                .map(|p| p.upstream.capacity.clone().map(|c| (c, p.upstream.p50)))
+                .collect(),
+            open_windows,
+        };
+        Ok((model, truth))
+    }
+}
+
 /// A script row as an answer: ok → `ok`, otherwise a server error.
 fn script_answer(row: &ScriptRow) -> Answer {
     let class = if row.ok { OutcomeClass::Ok } else { OutcomeClass::Error };
@@ -289,6 +414,16 @@ fn script_answer(row: &ScriptRow) -> Answer {
 mod tests {
     use super::*;
     use std::path::Path;
+
+    /// The whole stream, read in chunks of 7 requests (so chunk boundaries are crossed).
+    fn whole(w: &Workload) -> (Vec<SimTime>, Vec<Answer>) {
+        let chunks = w.stream_in_chunks_of(7).collect_chunks();
+        for (k, c) in chunks.iter().enumerate() {
+            assert_eq!(c.first, 7 * k as u64);
+        }
+        let arrivals = chunks.iter().flat_map(|c| c.arrivals.iter().copied()).collect();
+        (arrivals, chunks.iter().flat_map(|c| c.first_answers.iter().copied()).collect())
+    }
 
     fn scenario(dir: &Path, file: &str, data: &str, extra: &str) -> Scenario {
         std::fs::write(dir.join(file), data).unwrap();
@@ -302,11 +437,12 @@ mod tests {
         let data = "ts_ms,latency_ms,status\n1000,5,200\n1000,7,503\n1250,9,429\n4000,11,200\n";
         let s = scenario(dir.path(), "calls.csv", data, "");
         let w = Workload::build(&s, 3, 0).unwrap();
-        assert_eq!(w.arrivals, vec![SimTime(0), SimTime(0), SimTime(250_000), SimTime(3_000_000)]);
-        assert!(w.first_answers.is_empty(), "first answers are read from the log, not copied");
+        let (arrivals, first_answers) = whole(&w);
+        assert_eq!(arrivals, vec![SimTime(0), SimTime(0), SimTime(250_000), SimTime(3_000_000)]);
+        assert!(first_answers.is_empty(), "first answers are read from the log, not copied");
         let classes = [OutcomeClass::Ok, OutcomeClass::Error, OutcomeClass::RateLimited, OutcomeClass::Ok];
         for (i, class) in classes.iter().enumerate() {
-            let a = w.answer(i as u64, 1, w.arrivals[i]);
+            let a = w.answer(i as u64, 1, arrivals[i]);
             assert_eq!((a.latency, a.class), (Dur::from_millis(5 + 2 * i as u64), *class));
         }
         // A retry at 3.9 s draws from the calls nearest in time: all four are candidates.
@@ -326,12 +462,14 @@ mod tests {
         let extra = "gaps = \"missing\"\ninterval = \"1m\"\nslo = \"error_rate > 0.5\"\n";
         let s = scenario(dir.path(), "agg.csv", data, extra);
         let w = Workload::build(&s, 1, 0).unwrap();
-        assert_eq!(w.arrivals.len(), 60, "exactly the logged counts, nothing in the gap");
-        assert_eq!(w.arrivals.iter().filter(|t| **t >= SimTime(60_000_000)).count(), 30);
-        assert_eq!(w.first_answers.len(), 60);
+        let (arrivals, first_answers) = whole(&w);
+        assert_eq!(arrivals.len(), 60, "exactly the logged counts, nothing in the gap");
+        assert_eq!(arrivals.iter().filter(|t| **t >= SimTime(60_000_000)).count(), 30);
+        assert_eq!(first_answers.len(), 60);
         // Minute 1 logs 100 % errors: every answer there fails, retries included.
-        for (i, at) in w.arrivals.iter().enumerate().filter(|(_, t)| (60..120).contains(&(t.0 / 1_000_000))) {
-            assert_eq!(w.first_answers[i].class, OutcomeClass::Error);
+        for (i, at) in arrivals.iter().enumerate().filter(|(_, t)| (60..120).contains(&(t.0 / 1_000_000))) {
+            assert_eq!(first_answers[i].class, OutcomeClass::Error);
+            assert_eq!(first_answers[i], w.first_answer(i as u64, *at), "drawn ahead = drawn when sent");
             assert_eq!(w.answer(i as u64, 2, *at).class, OutcomeClass::Error);
         }
         assert!(w.truth_known);
@@ -344,7 +482,7 @@ mod tests {
             "gaps = \"missing\"\ninterval = \"1m\"\n[traffic]\nkind = \"constant\"\nrate = 1.0\n",
         );
         let w = Workload::build(&s, 1, 0).unwrap();
-        assert_eq!(w.arrivals.len(), 120 + 60, "0..120 s and 300..360 s, one a second");
+        assert_eq!(whole(&w).0.len(), 120 + 60, "0..120 s and 300..360 s, one a second");
         assert!(!w.truth_known);
     }
 }

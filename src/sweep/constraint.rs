@@ -1,64 +1,24 @@
 //! Constraints of a sweep's objective (`missed_incidents == 0`, `p99_latency <= "2s"`): parsing
 //! against the known metric columns, unit conversion of durations, and evaluation on a value.
 //!
-//! Also the one place that maps the names a user is likely to write (`p99_latency`,
-//! `detection_delay`) onto the metric columns of summary.csv.
+//! The names a user may write (`p99_latency`, `detection_delay`) are the metrics' aliases
+//! ([`Metric::aliases`]).
 
+use crate::metrics::{Metric, Unit};
 use crate::time::Dur;
 use std::fmt;
 
-/// The unit a metric column is expressed in, read from its name's suffix.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum Unit {
-    /// `*_ms`: milliseconds.
-    Millis,
-    /// `*_s`: seconds.
-    Seconds,
-    /// A count, ratio or other plain number.
-    Plain,
-}
-
-/// The unit of a metric column: `*_ms` are milliseconds, `*_s` seconds, the rest plain numbers.
-pub fn unit_of(column: &str) -> Unit {
-    if column.ends_with("_ms") {
-        Unit::Millis
-    } else if column.ends_with("_s") {
-        Unit::Seconds
-    } else {
-        Unit::Plain
-    }
-}
-
-/// Maps a metric name as a user may write it onto a column in `columns`.
-///
-/// Accepted, in this order: the column itself; `pNN_latency` / `latency_pNN` (→ `latency_pNN_ms`);
-/// the name plus a unit suffix (`detection_delay_p95` → `detection_delay_p95_s`); the name plus
-/// `_mean_s` (`detection_delay` → `detection_delay_mean_s`, `recovery_lag` → `recovery_lag_mean_s`).
-pub fn resolve_metric<S: AsRef<str>>(name: &str, columns: &[S]) -> Result<String, String> {
+/// The metric a user names (its column name or an alias, see [`Metric::aliases`]), when it is
+/// one of the known metric `columns`.
+pub fn resolve_metric<S: AsRef<str>>(name: &str, columns: &[S]) -> Result<Metric, String> {
     let name = name.trim();
-    let has = |c: &str| columns.iter().any(|k| k.as_ref() == c);
-    if has(name) {
-        return Ok(name.to_string());
+    match Metric::parse(name) {
+        Some(m) if columns.iter().any(|c| c.as_ref() == m.name()) => Ok(m),
+        _ => {
+            let known: Vec<&str> = columns.iter().map(|c| c.as_ref()).collect();
+            Err(format!("unknown metric `{name}` (known metrics: {})", known.join(", ")))
+        }
     }
-    let mut candidates: Vec<String> = Vec::new();
-    if let Some(p) = name.strip_suffix("_latency").filter(|p| is_percentile(p)) {
-        candidates.push(format!("latency_{p}_ms"));
-    }
-    if let Some(p) = name.strip_prefix("latency_").filter(|p| is_percentile(p)) {
-        candidates.push(format!("latency_{p}_ms"));
-    }
-    candidates.push(format!("{name}_ms"));
-    candidates.push(format!("{name}_s"));
-    candidates.push(format!("{name}_mean_s"));
-    if let Some(found) = candidates.into_iter().find(|c| has(c)) {
-        return Ok(found);
-    }
-    let known: Vec<&str> = columns.iter().map(|c| c.as_ref()).collect();
-    Err(format!("unknown metric `{name}` (known metrics: {})", known.join(", ")))
-}
-
-fn is_percentile(p: &str) -> bool {
-    p.len() >= 2 && p.starts_with('p') && p[1..].bytes().all(|b| b.is_ascii_digit())
 }
 
 /// A comparison operator of a constraint.
@@ -95,8 +55,8 @@ impl Op {
 /// A validated constraint: `metric op value`, with the value in the metric's own unit.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Constraint {
-    /// The metric column it applies to (after alias resolution).
-    pub metric: String,
+    /// The metric it applies to.
+    pub metric: Metric,
     /// The comparison.
     pub op: Op,
     /// The bound, in the metric's unit (ms for `*_ms`, seconds for `*_s`).
@@ -138,7 +98,7 @@ impl Constraint {
             return Err(fail(format!("expected a metric name before `{}`, found {name:?}", op.as_str())));
         }
         let metric = resolve_metric(name, columns).map_err(fail)?;
-        let value = parse_value(rhs, &metric).map_err(fail)?;
+        let value = parse_value(rhs, metric).map_err(fail)?;
         Ok(Constraint { metric, op, value, text: text.trim().to_string() })
     }
 
@@ -165,7 +125,7 @@ impl fmt::Display for Constraint {
 }
 
 /// The bound of a constraint, in the unit of `metric`.
-fn parse_value(raw: &str, metric: &str) -> Result<f64, String> {
+fn parse_value(raw: &str, metric: Metric) -> Result<f64, String> {
     let trimmed = raw.trim();
     let unquoted = trimmed
         .strip_prefix('"')
@@ -189,7 +149,7 @@ fn parse_value(raw: &str, metric: &str) -> Result<f64, String> {
             Err(format!("expected a finite number, found {unquoted:?}"))
         };
     }
-    match (Dur::parse(unquoted), unit_of(metric)) {
+    match (Dur::parse(unquoted), metric.unit()) {
         (Ok(d), Unit::Millis) => Ok(d.as_millis_f64()),
         (Ok(d), Unit::Seconds) => Ok(d.as_secs_f64()),
         (Ok(_), Unit::Plain) => Err(format!(
@@ -218,19 +178,19 @@ mod tests {
     #[test]
     fn parses_the_spellings_of_the_design_and_the_brief() {
         let c = Constraint::parse("missed_incidents == 0", &COLS).unwrap();
-        assert_eq!((c.metric.as_str(), c.op, c.value), ("missed_incidents", Op::Eq, 0.0));
+        assert_eq!((c.metric.name(), c.op, c.value), ("missed_incidents", Op::Eq, 0.0));
         let c = Constraint::parse("false_opens<=1", &COLS).unwrap();
-        assert_eq!((c.metric.as_str(), c.op, c.value), ("false_opens", Op::Le, 1.0));
+        assert_eq!((c.metric.name(), c.op, c.value), ("false_opens", Op::Le, 1.0));
         let c = Constraint::parse("latency_p99_ms <= 2s", &COLS).unwrap();
-        assert_eq!((c.metric.as_str(), c.op, c.value), ("latency_p99_ms", Op::Le, 2000.0));
+        assert_eq!((c.metric.name(), c.op, c.value), ("latency_p99_ms", Op::Le, 2000.0));
         let c = Constraint::parse("p99_latency <= \"2s\"", &COLS).unwrap();
-        assert_eq!((c.metric.as_str(), c.op, c.value), ("latency_p99_ms", Op::Le, 2000.0));
+        assert_eq!((c.metric.name(), c.op, c.value), ("latency_p99_ms", Op::Le, 2000.0));
         let c = Constraint::parse("detection_delay < '1m30s'", &COLS).unwrap();
-        assert_eq!((c.metric.as_str(), c.op, c.value), ("detection_delay_mean_s", Op::Lt, 90.0));
+        assert_eq!((c.metric.name(), c.op, c.value), ("detection_delay_mean_s", Op::Lt, 90.0));
         let c = Constraint::parse("detection_delay_p95 > 500ms", &COLS).unwrap();
-        assert_eq!((c.metric.as_str(), c.op, c.value), ("detection_delay_p95_s", Op::Gt, 0.5));
+        assert_eq!((c.metric.name(), c.op, c.value), ("detection_delay_p95_s", Op::Gt, 0.5));
         let c = Constraint::parse("availability >= 99.5%", &COLS).unwrap();
-        assert_eq!((c.metric.as_str(), c.op, c.value), ("availability", Op::Ge, 0.995));
+        assert_eq!((c.metric.name(), c.op, c.value), ("availability", Op::Ge, 0.995));
         let c = Constraint::parse("wasted_quota != 3", &COLS).unwrap();
         assert_eq!((c.op, c.value), (Op::Ne, 3.0));
         let c = Constraint::parse("latency_p99_ms <= 2500", &COLS).unwrap();
@@ -283,12 +243,12 @@ mod tests {
 
     #[test]
     fn aliases_resolve_to_columns() {
-        assert_eq!(resolve_metric("p99_latency", &COLS).unwrap(), "latency_p99_ms");
-        assert_eq!(resolve_metric("latency_p99", &COLS).unwrap(), "latency_p99_ms");
-        assert_eq!(resolve_metric("detection_delay", &COLS).unwrap(), "detection_delay_mean_s");
+        assert_eq!(resolve_metric("p99_latency", &COLS).unwrap().name(), "latency_p99_ms");
+        assert_eq!(resolve_metric("latency_p99", &COLS).unwrap().name(), "latency_p99_ms");
+        assert_eq!(resolve_metric("detection_delay", &COLS).unwrap().name(), "detection_delay_mean_s");
         assert!(resolve_metric("p95_latency", &COLS).is_err());
-        assert_eq!(unit_of("latency_p99_ms"), Unit::Millis);
-        assert_eq!(unit_of("detection_delay_mean_s"), Unit::Seconds);
-        assert_eq!(unit_of("false_opens"), Unit::Plain);
+        assert_eq!(Metric::LatencyP99Ms.unit(), Unit::Millis);
+        assert_eq!(Metric::DetectionDelayMeanS.unit(), Unit::Seconds);
+        assert_eq!(Metric::FalseOpens.unit(), Unit::Plain);
     }
 }

@@ -246,131 +246,28 @@ impl SweepFile {
         columns: &[S],
         validate: Validate,
     ) -> Result<SweepFile, SweepError> {
-        let file = path.display().to_string();
-        let at = |span: Range<usize>, message: String| {
-            let (line, col) = line_col(text, span.start);
-            SweepError::At { file: file.clone(), line, col, message }
-        };
+        let cx = SweepText { file: path.display().to_string(), text };
         let raw: RawSweep = toml::from_str(text).map_err(|e| match e.span() {
-            Some(span) => at(span, e.message().trim().to_string()),
-            None => SweepError::File { file: file.clone(), message: e.message().trim().to_string() },
+            Some(span) => cx.at(span, e.message().trim().to_string()),
+            None => SweepError::File { file: cx.file.clone(), message: e.message().trim().to_string() },
         })?;
-
-        let name = match raw.name {
-            Some(n) => {
-                let v = n.get_ref().trim();
-                if !crate::scenario::is_plain_name(v) {
-                    return Err(at(n.span(), format!("`name` must be a plain folder name, found {v:?}")));
-                }
-                v.to_string()
-            }
-            None => {
-                path.file_stem().map_or_else(|| "sweep".to_string(), |s| s.to_string_lossy().into_owned())
-            }
-        };
-
-        let replicates = match raw.replicates {
-            None => DEFAULT_REPLICATES,
-            Some(r) => u32::try_from(*r.get_ref()).ok().filter(|n| *n >= 1).ok_or_else(|| {
-                at(r.span(), format!("`replicates` must be at least 1, found {}", r.get_ref()))
-            })?,
-        };
-
-        let base = path.parent().unwrap_or(Path::new("."));
-        if raw.scenarios.get_ref().is_empty() {
-            return Err(at(
-                raw.scenarios.span(),
-                "`scenarios` is empty: name at least one scenario file".into(),
-            ));
-        }
-        let mut scenarios: Vec<PathBuf> = Vec::new();
-        for pattern in raw.scenarios.get_ref() {
-            let found = resolve_pattern(base, pattern.get_ref()).map_err(|m| at(pattern.span(), m))?;
-            scenarios.extend(found);
-        }
-        scenarios.sort();
-        scenarios.dedup();
-
-        if raw.policies.get_ref().is_empty() {
-            return Err(at(
-                raw.policies.span(),
-                "`policies` is empty: add at least one [[policies]] entry".into(),
-            ));
-        }
-        let mut grids: Vec<PolicyGrid> = Vec::new();
-        let mut grid_spans: Vec<Range<usize>> = Vec::new();
-        for entry in raw.policies.get_ref() {
-            let span = entry.span();
-            let policy = entry.get_ref();
-            let Some(preset) = &policy.preset else {
-                return Err(at(span, "a [[policies]] entry needs `preset = \"...\"`".into()));
-            };
-            validate(preset.get_ref(), &[]).map_err(|m| at(preset.span(), m))?;
-            let mut params = Vec::with_capacity(policy.params.len());
-            for (name, values) in &policy.params {
-                for v in values.get_ref().0.iter() {
-                    validate(preset.get_ref(), &[(name.clone(), v.clone())])
-                        .map_err(|m| at(values.span(), format!("`{name}` = {v}: {m}")))?;
-                }
-                params.push(Param { name: name.clone(), values: values.get_ref().0.clone() });
-            }
-            grids.push(PolicyGrid { preset: preset.get_ref().clone(), params });
-            grid_spans.push(span);
-        }
-        let configurations =
-            expand(&grids).map_err(|m| SweepError::File { file: file.clone(), message: m })?;
-        for c in &configurations {
-            if let Err(m) = validate(&c.preset, &c.overrides) {
-                let entry = grids
-                    .iter()
-                    .position(|g| {
-                        g.preset == c.preset
-                            && g.params.iter().map(|p| &p.name).eq(c.overrides.iter().map(|o| &o.0))
-                    })
-                    .unwrap_or(0);
-                return Err(at(grid_spans[entry].clone(), format!("configuration `{}`: {m}", c.label())));
-            }
-        }
-
+        let name = cx.name(raw.name, path)?;
+        let replicates = cx.replicates(raw.replicates)?;
+        let scenarios = cx.scenarios(&raw.scenarios, path.parent().unwrap_or(Path::new(".")))?;
+        let (grids, configurations) = cx.grids(&raw.policies, validate)?;
         let mut constraint_texts = raw.constraints.unwrap_or_default();
         let objective = match raw.objective {
             None => None,
             Some(o) => {
                 constraint_texts.extend(o.constraints.unwrap_or_default());
-                let mut objective = Objective::default();
-                for (metric, weight) in o.weights {
-                    let m = resolve_metric(&metric, columns)
-                        .map_err(|e| at(weight.span(), format!("objective: {e}")))?;
-                    let w = check_weight(Some(*weight.get_ref()), &weight.get_ref().to_string())
-                        .map_err(|e| at(weight.span(), format!("objective `{metric}`: {e}")))?;
-                    objective.set(&m, w);
-                }
-                Some(objective)
+                Some(cx.objective(o.weights, columns)?)
             }
         };
         let mut constraints = Vec::with_capacity(constraint_texts.len());
         for c in &constraint_texts {
-            constraints.push(Constraint::parse(c.get_ref(), columns).map_err(|m| at(c.span(), m))?);
+            constraints.push(Constraint::parse(c.get_ref(), columns).map_err(|m| cx.at(c.span(), m))?);
         }
-
-        let pareto = match raw.pareto {
-            None => DEFAULT_FRONTS.iter().map(|(a, b)| vec![a.to_string(), b.to_string()]).collect(),
-            Some(groups) => {
-                let mut out = Vec::with_capacity(groups.len());
-                for g in groups {
-                    if g.get_ref().len() < 2 {
-                        return Err(at(g.span(), "a Pareto front needs at least two metrics".into()));
-                    }
-                    let mut metrics = Vec::new();
-                    for m in g.get_ref() {
-                        metrics.push(resolve_metric(m.get_ref(), columns).map_err(|e| at(m.span(), e))?);
-                    }
-                    out.push(metrics);
-                }
-                out
-            }
-        };
-
+        let pareto = cx.pareto(raw.pareto, columns)?;
         Ok(SweepFile {
             path: path.to_path_buf(),
             name,
@@ -383,6 +280,157 @@ impl SweepFile {
             constraints,
             pareto,
         })
+    }
+}
+
+/// The sweep file being validated: names it, with line and column, in errors.
+struct SweepText<'a> {
+    file: String,
+    text: &'a str,
+}
+
+impl SweepText<'_> {
+    /// An error at a position of the file.
+    fn at(&self, span: Range<usize>, message: String) -> SweepError {
+        let (line, col) = line_col(self.text, span.start);
+        SweepError::At { file: self.file.clone(), line, col, message }
+    }
+
+    /// `name`, or the file's stem: a plain folder name.
+    fn name(&self, name: Option<Spanned<String>>, path: &Path) -> Result<String, SweepError> {
+        match name {
+            Some(n) => {
+                let v = n.get_ref().trim();
+                if !crate::scenario::is_plain_name(v) {
+                    return Err(self.at(n.span(), format!("`name` must be a plain folder name, found {v:?}")));
+                }
+                Ok(v.to_string())
+            }
+            None => {
+                Ok(path.file_stem().map_or_else(|| "sweep".to_string(), |s| s.to_string_lossy().into_owned()))
+            }
+        }
+    }
+
+    /// `replicates`: at least 1 (default [`DEFAULT_REPLICATES`]).
+    fn replicates(&self, replicates: Option<Spanned<i64>>) -> Result<u32, SweepError> {
+        match replicates {
+            None => Ok(DEFAULT_REPLICATES),
+            Some(r) => u32::try_from(*r.get_ref()).ok().filter(|n| *n >= 1).ok_or_else(|| {
+                self.at(r.span(), format!("`replicates` must be at least 1, found {}", r.get_ref()))
+            }),
+        }
+    }
+
+    /// `scenarios`: every file its globs and paths name, relative to `base`, sorted, once each.
+    fn scenarios(
+        &self,
+        patterns: &Spanned<Vec<Spanned<String>>>,
+        base: &Path,
+    ) -> Result<Vec<PathBuf>, SweepError> {
+        if patterns.get_ref().is_empty() {
+            return Err(
+                self.at(patterns.span(), "`scenarios` is empty: name at least one scenario file".into())
+            );
+        }
+        let mut scenarios: Vec<PathBuf> = Vec::new();
+        for pattern in patterns.get_ref() {
+            let found = resolve_pattern(base, pattern.get_ref()).map_err(|m| self.at(pattern.span(), m))?;
+            scenarios.extend(found);
+        }
+        scenarios.sort();
+        scenarios.dedup();
+        Ok(scenarios)
+    }
+
+    /// `[[policies]]`: each entry's grid, every value checked on its own, then every
+    /// configuration of the expanded grids checked whole (an error names its entry).
+    fn grids(
+        &self,
+        entries: &Spanned<Vec<Spanned<RawPolicy>>>,
+        validate: Validate,
+    ) -> Result<(Vec<PolicyGrid>, Vec<Configuration>), SweepError> {
+        if entries.get_ref().is_empty() {
+            return Err(
+                self.at(entries.span(), "`policies` is empty: add at least one [[policies]] entry".into())
+            );
+        }
+        let mut grids: Vec<PolicyGrid> = Vec::new();
+        let mut grid_spans: Vec<Range<usize>> = Vec::new();
+        for entry in entries.get_ref() {
+            let span = entry.span();
+            let policy = entry.get_ref();
+            let Some(preset) = &policy.preset else {
+                return Err(self.at(span, "a [[policies]] entry needs `preset = \"...\"`".into()));
+            };
+            validate(preset.get_ref(), &[]).map_err(|m| self.at(preset.span(), m))?;
+            let mut params = Vec::with_capacity(policy.params.len());
+            for (name, values) in &policy.params {
+                for v in values.get_ref().0.iter() {
+                    validate(preset.get_ref(), &[(name.clone(), v.clone())])
+                        .map_err(|m| self.at(values.span(), format!("`{name}` = {v}: {m}")))?;
+                }
+                params.push(Param { name: name.clone(), values: values.get_ref().0.clone() });
+            }
+            grids.push(PolicyGrid { preset: preset.get_ref().clone(), params });
+            grid_spans.push(span);
+        }
+        let configurations =
+            expand(&grids).map_err(|m| SweepError::File { file: self.file.clone(), message: m })?;
+        for c in &configurations {
+            if let Err(m) = validate(&c.preset, &c.overrides) {
+                let entry = grids
+                    .iter()
+                    .position(|g| {
+                        g.preset == c.preset
+                            && g.params.iter().map(|p| &p.name).eq(c.overrides.iter().map(|o| &o.0))
+                    })
+                    .unwrap_or(0);
+                return Err(self.at(grid_spans[entry].clone(), format!("configuration `{}`: {m}", c.label())));
+            }
+        }
+        Ok((grids, configurations))
+    }
+
+    /// `[objective]` weights: metrics among `columns` (aliases accepted), finite weights.
+    fn objective<S: AsRef<str>>(
+        &self,
+        weights: Vec<(String, Spanned<f64>)>,
+        columns: &[S],
+    ) -> Result<Objective, SweepError> {
+        let mut objective = Objective::default();
+        for (metric, weight) in weights {
+            let m = resolve_metric(&metric, columns)
+                .map_err(|e| self.at(weight.span(), format!("objective: {e}")))?;
+            let w = check_weight(Some(*weight.get_ref()), &weight.get_ref().to_string())
+                .map_err(|e| self.at(weight.span(), format!("objective `{metric}`: {e}")))?;
+            objective.set(m, w);
+        }
+        Ok(objective)
+    }
+
+    /// `pareto`: groups of at least two metrics (default [`DEFAULT_FRONTS`]).
+    fn pareto<S: AsRef<str>>(
+        &self,
+        groups: Option<Vec<Spanned<Vec<Spanned<String>>>>>,
+        columns: &[S],
+    ) -> Result<Vec<Vec<String>>, SweepError> {
+        let Some(groups) = groups else {
+            return Ok(DEFAULT_FRONTS.iter().map(|(a, b)| vec![a.to_string(), b.to_string()]).collect());
+        };
+        let mut out = Vec::with_capacity(groups.len());
+        for g in groups {
+            if g.get_ref().len() < 2 {
+                return Err(self.at(g.span(), "a Pareto front needs at least two metrics".into()));
+            }
+            let mut metrics = Vec::new();
+            for m in g.get_ref() {
+                let metric = resolve_metric(m.get_ref(), columns).map_err(|e| self.at(m.span(), e))?;
+                metrics.push(metric.name().to_string());
+            }
+            out.push(metrics);
+        }
+        Ok(out)
     }
 }
 
@@ -416,6 +464,7 @@ fn resolve_pattern(base: &Path, pattern: &str) -> Result<Vec<PathBuf>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::metrics::Metric;
     use std::fs;
 
     const COLS: [&str; 7] = [
@@ -523,8 +572,8 @@ constraints = ["missed_incidents == 0"]
         assert_eq!(s.configurations[20].label(), "windowed[window=1m,failure_rate=0.5]");
         assert_eq!(s.configurations[20].id, 20);
         let o = s.objective.unwrap();
-        assert_eq!(o.weights, vec![("false_opens".into(), 10.0), ("detection_delay_mean_s".into(), 1.0)]);
-        let cs: Vec<&str> = s.constraints.iter().map(|c| c.metric.as_str()).collect();
+        assert_eq!(o.weights, vec![(Metric::FalseOpens, 10.0), (Metric::DetectionDelayMeanS, 1.0)]);
+        let cs: Vec<&str> = s.constraints.iter().map(|c| c.metric.name()).collect();
         assert_eq!(cs, vec!["latency_p99_ms", "missed_incidents"]);
         assert_eq!(s.constraints[0].value, 2000.0);
         assert_eq!(s.pareto.len(), 2);

@@ -11,6 +11,7 @@ use super::objective::Objective;
 use super::output::RunsReader;
 use super::shard::{MANIFEST_FILE, Manifest, Slice, check_shards};
 use super::table::{ConfigInfo, ResultTable, RunRow};
+use crate::metrics::Metric;
 
 /// Shards being merged.
 pub struct Merge {
@@ -149,7 +150,14 @@ impl Merge {
             })?;
             infos.push(info(config, label).map_err(SweepError::Invalid)?);
         }
-        let objective = Objective::new(manifest.objective.iter().cloned());
+        let mut objective = Objective::default();
+        for (name, weight) in &manifest.objective {
+            let metric = Metric::from_name(name).ok_or_else(|| SweepError::File {
+                file: format!("{}/{MANIFEST_FILE}", self.dirs[0]),
+                message: format!("objective: unknown metric `{name}`"),
+            })?;
+            objective.set(metric, *weight);
+        }
         let constraints = manifest
             .constraints
             .iter()
@@ -168,6 +176,7 @@ impl Merge {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::metrics::Metric;
     use crate::sweep::objective::Objective;
     use crate::sweep::output::runs_csv;
     use crate::sweep::shard::tests::manifest;
@@ -203,7 +212,7 @@ mod tests {
                 s.scenario == r.scenario && s.replicate == r.replicate && s.configs.contains(&r.config)
             })
         });
-        let o = Objective::new([("false_opens", 1.0)]).bind(&t.metrics).unwrap();
+        let o = Objective::new([(Metric::FalseOpens, 1.0)]).bind(&t.metrics).unwrap();
         String::from_utf8(runs_csv(&part, &o).unwrap()).unwrap()
     }
 
@@ -230,7 +239,7 @@ mod tests {
         m.add(0, texts[0].as_bytes(), "a/runs.csv").unwrap();
         let merged = m.finish(&info).unwrap();
         assert_eq!(merged.table, t);
-        assert_eq!(merged.objective.weights[0], ("false_opens".to_string(), 1.0));
+        assert_eq!(merged.objective.weights[0], (Metric::FalseOpens, 1.0));
         assert_eq!(merged.constraints.len(), 1);
     }
 

@@ -315,7 +315,7 @@ pub fn read_objective_toml<S: AsRef<str>>(
     for (m, w) in &raw.objective {
         let metric = super::constraint::resolve_metric(m, columns).map_err(at)?;
         let weight = w.as_float().or(w.as_integer().map(|i| i as f64)).filter(|x| x.is_finite());
-        objective.set(&metric, weight.ok_or_else(|| at(format!("objective `{m}`: expected a number")))?);
+        objective.set(metric, weight.ok_or_else(|| at(format!("objective `{m}`: expected a number")))?);
     }
     let constraints = raw
         .constraints
@@ -531,6 +531,7 @@ pub fn read_runs(text: &str, file: &str) -> Result<ResultTable, SweepError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::metrics::Metric;
     use crate::sweep::table::tests::run;
 
     fn table() -> ResultTable {
@@ -581,7 +582,7 @@ mod tests {
     }
 
     fn objective() -> Objective {
-        Objective::new([("false_opens", 10.0), ("detection_delay_mean_s", 1.0)])
+        Objective::new([(Metric::FalseOpens, 10.0), (Metric::DetectionDelayMeanS, 1.0)])
     }
 
     #[test]
@@ -731,8 +732,8 @@ mod tests {
         let c = vec![Constraint::parse("p99_latency <= \"2s\"", &cols).unwrap()];
         let text = objective_toml(&objective(), &c);
         let (o, back) = read_objective_toml(&text, "objective.toml", &cols).unwrap();
-        assert_eq!(o.weight("false_opens"), 10.0);
-        assert_eq!(o.weight("detection_delay_mean_s"), 1.0);
+        assert_eq!(o.weight(Metric::FalseOpens), 10.0);
+        assert_eq!(o.weight(Metric::DetectionDelayMeanS), 1.0);
         assert_eq!(back, c);
     }
 }

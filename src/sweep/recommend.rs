@@ -110,7 +110,7 @@ pub fn recommend(
         .iter()
         .map(|c| {
             table
-                .column(&c.metric)
+                .column(c.metric.name())
                 .ok_or_else(|| format!("constraint `{}`: the results have no column `{}`", c.text, c.metric))
         })
         .collect::<Result<_, _>>()?;
@@ -206,7 +206,9 @@ pub fn best_per_scenario(
 
 /// True when the cell's means meet every constraint (a metric with no value breaks none).
 pub fn meets_constraints(table: &ResultTable, cell: &SummaryCell, constraints: &[Constraint]) -> bool {
-    constraints.iter().all(|con| table.column(&con.metric).is_none_or(|m| con.holds(cell.metrics[m].mean)))
+    constraints
+        .iter()
+        .all(|con| table.column(con.metric.name()).is_none_or(|m| con.holds(cell.metrics[m].mean)))
 }
 
 /// A number for prose: at most 4 significant digits, no trailing zeros.
@@ -385,6 +387,7 @@ impl Recommendation {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::metrics::Metric;
     use crate::sweep::table::tests::{cfg, run};
     use crate::sweep::table::{ConfigInfo, ResultTable};
 
@@ -435,7 +438,11 @@ mod tests {
     }
 
     fn objective() -> Objective {
-        Objective::new([("false_opens", 10.0), ("missed_incidents", 100.0), ("detection_delay_mean_s", 1.0)])
+        Objective::new([
+            (Metric::FalseOpens, 10.0),
+            (Metric::MissedIncidents, 100.0),
+            (Metric::DetectionDelayMeanS, 1.0),
+        ])
     }
 
     #[test]
@@ -541,13 +548,13 @@ mod tests {
         ];
         let t = ResultTable::new(vec!["a".into(), "b".into()], configs, vec!["false_opens".into()], runs)
             .unwrap();
-        let r = recommend(&t, &Objective::new([("false_opens", 1.0)]), &[]).unwrap();
+        let r = recommend(&t, &Objective::new([(Metric::FalseOpens, 1.0)]), &[]).unwrap();
         assert_eq!(r.chosen().unwrap().config.id, 0);
         assert_eq!(r.runner_up().unwrap().config.id, 1);
         assert!(!r.ranking[2].complete);
         let text = r.render();
         assert!(text.contains("the two cost the same on every weighted metric"), "{text}");
         assert!(text.contains("  total cost 2 = sum over 2 scenario(s) of the mean cost over replicates; no constraints were given.\n"), "{text}");
-        assert!(recommend(&t, &Objective::new([("flaps", 1.0)]), &[]).unwrap_err().contains("flaps"));
+        assert!(recommend(&t, &Objective::new([(Metric::Flaps, 1.0)]), &[]).unwrap_err().contains("flaps"));
     }
 }

@@ -7,13 +7,97 @@ use super::grid::Configuration;
 use super::objective::Objective;
 use super::shard::Slice;
 use super::table::{ConfigInfo, RunRow};
-use crate::metrics::{CostWeights, Metrics};
+use crate::metrics::{Metric, Metrics};
 use crate::policy::{PolicyConfig, PolicySpec};
 use crate::scenario::{InputError, Scenario};
-use crate::sim::{self, RunOptions, Workload};
+use crate::sim::{self, Chunk, RequestStream, RunOptions, Simulation, Workload};
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 use std::io::IsTerminal;
+
+/// The most simulations fed one request stream at a time: their state (breakers, recorder,
+/// about 100 kB each) is what a sweep holds, whatever its number of configurations.
+pub const SIMULATIONS_AT_ONCE: usize = 256;
+
+/// Runs the cells `(workload, configuration)` of `cells` and returns their metric values, in
+/// order. At most [`SIMULATIONS_AT_ONCE`] simulations of [`STREAMS_AT_ONCE`] workloads run
+/// together: each request-stream chunk
+/// is generated once and fed to every simulation of its workload (in parallel), the next chunk
+/// being generated meanwhile. Memory is flat in the run's length and in the number of cells.
+fn run_together(
+    scenario: &Scenario,
+    workloads: &[Workload],
+    cells: &[(usize, usize)],
+    configs: &[PolicyConfig],
+    columns: &[String],
+    progress: &ProgressBar,
+) -> Vec<Vec<Option<f64>>> {
+    let mut values = Vec::with_capacity(cells.len());
+    let mut start = 0;
+    while start < cells.len() {
+        let batch = &cells[start..batch_end(cells, start)];
+        start += batch.len();
+        // The batch's workloads (cells come workload by workload), and each cell's among them.
+        let mut used: Vec<usize> = batch.iter().map(|&(w, _)| w).collect();
+        used.dedup();
+        let of_cell: Vec<usize> =
+            batch.iter().map(|&(w, _)| used.iter().position(|u| *u == w).unwrap_or(0)).collect();
+        let opts = RunOptions { timeline_bin: None };
+        let mut sims: Vec<Simulation> = batch
+            .iter()
+            .map(|&(w, c)| {
+                Simulation::new(&scenario.client, &workloads[w], std::slice::from_ref(&configs[c]), &opts)
+            })
+            .collect();
+        let mut streams: Vec<RequestStream> = used.iter().map(|&w| workloads[w].stream()).collect();
+        let mut chunks: Vec<Chunk> = vec![Chunk::default(); used.len()];
+        let mut more: Vec<bool> =
+            streams.par_iter_mut().zip(&mut chunks).map(|(s, c)| s.next_chunk(c)).collect();
+        let mut next: Vec<Chunk> = vec![Chunk::default(); used.len()];
+        while more.iter().any(|m| *m) {
+            let (_, next_more) = rayon::join(
+                || {
+                    sims.par_iter_mut().zip(&of_cell).for_each(|(sim, &k)| {
+                        if more[k] {
+                            sim.feed(&chunks[k]);
+                        }
+                    })
+                },
+                || streams.par_iter_mut().zip(&mut next).map(|(s, c)| s.next_chunk(c)).collect::<Vec<bool>>(),
+            );
+            std::mem::swap(&mut chunks, &mut next);
+            more = next_more;
+        }
+        values.par_extend(sims.into_par_iter().zip(batch).map(|(sim, &(w, _))| {
+            let result = sim::scored(scenario, &workloads[w], sim.finish());
+            progress.inc(1);
+            metric_values(&result.metrics, columns)
+        }));
+    }
+    values
+}
+
+/// The most request streams generated side by side (two chunks of about 2.5 MB each).
+pub const STREAMS_AT_ONCE: usize = 4;
+
+/// The end of the batch of `cells` that starts at `start`: at most [`SIMULATIONS_AT_ONCE`]
+/// cells of at most [`STREAMS_AT_ONCE`] workloads (cells come workload by workload).
+fn batch_end(cells: &[(usize, usize)], start: usize) -> usize {
+    let mut end = start;
+    let mut streams = 0;
+    let mut last = None;
+    while end < cells.len() && end - start < SIMULATIONS_AT_ONCE {
+        if last != Some(cells[end].0) {
+            if streams == STREAMS_AT_ONCE {
+                break;
+            }
+            streams += 1;
+            last = Some(cells[end].0);
+        }
+        end += 1;
+    }
+    end
+}
 
 /// The most worker threads `--threads` accepts.
 pub const MAX_THREADS: usize = 1024;
@@ -22,15 +106,15 @@ pub const MAX_CELLS: u64 = 50_000_000;
 /// The most cells whose results [`Cells::run_slices`] holds before handing them on.
 pub const CHUNK_CELLS: usize = 4096;
 
-/// The metric columns of sweep results: [`Metrics::COLUMNS`] without `cost` (a sweep's cost
+/// The metric columns of sweep results: every [`Metric`] but `cost` (a sweep's cost
 /// depends on its objective and is computed from these).
 pub fn metric_columns() -> Vec<String> {
-    Metrics::COLUMNS.iter().filter(|c| **c != "cost").map(|c| c.to_string()).collect()
+    Metric::ALL.iter().filter(|m| **m != Metric::Cost).map(|m| m.name().to_string()).collect()
 }
 
-/// The documented default objective: [`CostWeights::default`]'s weights.
+/// The documented default objective, the one `run` scores with: [`Objective::standard`].
 pub fn default_objective() -> Objective {
-    Objective::new(CostWeights::default().iter().map(|(m, w)| (m.to_string(), w)))
+    Objective::standard()
 }
 
 /// The policy spec of a configuration.
@@ -56,7 +140,7 @@ pub fn config_info(config: &Configuration, resolved: &PolicyConfig) -> ConfigInf
 
 /// The metric values of a run, in [`metric_columns`] order.
 pub fn metric_values(metrics: &Metrics, columns: &[String]) -> Vec<Option<f64>> {
-    columns.iter().map(|c| metrics.get(c)).collect()
+    columns.iter().map(|c| metrics.column(c)).collect()
 }
 
 /// A progress bar on stderr counting cells, with rate and time left; hidden when `quiet` or
@@ -166,15 +250,7 @@ impl Cells<'_> {
                     .flat_map(|(w, sl)| sl.configs.clone().map(move |c| (w, c)))
                     .collect();
                 for chunk in cells.chunks(CHUNK_CELLS) {
-                    let values: Vec<Vec<Option<f64>>> = chunk
-                        .par_iter()
-                        .map(|&(w, c)| {
-                            let opts = RunOptions { timeline_bin: None };
-                            let result = sim::run(scenario, &workloads[w], &self.configs[c], &opts);
-                            progress.inc(1);
-                            metric_values(&result.metrics, columns)
-                        })
-                        .collect();
+                    let values = run_together(scenario, &workloads, chunk, self.configs, columns, progress);
                     for (&(w, c), values) in chunk.iter().zip(values) {
                         let (scenario, replicate) = (group[w].scenario, group[w].replicate);
                         sink(RunRow { scenario, config: c, replicate, seed, values })?;

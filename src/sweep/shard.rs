@@ -284,6 +284,9 @@ pub struct Manifest {
     pub shard: u32,
     /// Number of shards.
     pub shards: u32,
+    /// The command line that runs the whole sweep at once (the shard's, without `--shard` or
+    /// `--shards`): the merged review page shows it as the way to reproduce the results.
+    pub command: String,
     /// Cells this shard ran (rows of its runs.csv).
     pub cells: u64,
     /// Configurations in the whole sweep.
@@ -649,6 +652,7 @@ pub(crate) mod tests {
             hash: sweep_hash(&[InputHash { path: "small.toml".into(), sha256: sha256_hex(b"x") }]),
             shard,
             shards,
+            command: "breakerlab sweep small.toml".into(),
             cells: 0,
             configurations: 4,
             replicates: 2,

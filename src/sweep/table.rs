@@ -188,6 +188,7 @@ impl ResultTable {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use crate::metrics::Metric;
     use crate::sweep::objective::Objective;
 
     /// A configuration of `preset` with one integer override `k = v`.
@@ -219,7 +220,7 @@ pub(crate) mod tests {
         )
         .unwrap();
         assert_eq!(t.runs[0].config, 0);
-        let o = Objective::new([("false_opens", 10.0), ("detection_delay_mean_s", 1.0)])
+        let o = Objective::new([(Metric::FalseOpens, 10.0), (Metric::DetectionDelayMeanS, 1.0)])
             .bind(&t.metrics)
             .unwrap();
         let s = t.summarize(&o);

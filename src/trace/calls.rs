@@ -12,7 +12,8 @@
 //! logged timeout becomes an `error` answer at the logged latency (the log knows only that the
 //! dependency took at least that long; the replay client's own timeout applies on top).
 
-use super::columns::{Header, Role, Row, csv_error, csv_reader, open};
+use super::columns::{Role, Row, open};
+use super::records::Records;
 use super::timestamp::Resolved;
 use super::{ImportReport, IntervalTrace, LatencyUnit, StatusKind, TraceError, TraceOptions, to_sim};
 use crate::outcome::{Answer, OutcomeClass};
@@ -84,8 +85,7 @@ impl CallTrace {
             return Err(TraceError::Option { option: "near_calls", message: "expected at least 1".into() });
         }
         let mut report = ImportReport { file: file.to_string(), ..ImportReport::default() };
-        let mut reader = csv_reader(input);
-        let header = Header::read(file, &mut reader)?;
+        let (mut reader, header) = Records::open(file, input)?;
         let cols_err = |message: String| TraceError::Columns { file: file.to_string(), message };
         let time = header.find(Role::Time, opts.time.as_deref(), &[])?.ok_or_else(|| {
             cols_err(format!("no timestamp column found (set `time`); columns: {}", header.list()))
@@ -143,13 +143,7 @@ impl CallTrace {
         let mut prev = (i64::MIN, 0u64);
         let mut prev_text: Vec<u8> = Vec::new();
         let mut clipped = 0u64;
-        loop {
-            match reader.read_byte_record(&mut record) {
-                Ok(true) => {}
-                Ok(false) => break,
-                Err(e) => return Err(csv_error(file, &e)),
-            }
-            let line = record.position().map_or(0, csv::Position::line);
+        while let Some(line) = reader.next(&mut record)? {
             trace.report.rows += 1;
             let fmt = *format.get_or_insert_with(|| {
                 Resolved::resolve(opts.time_format, &header.names[time], record.get(time).unwrap_or(b""))
@@ -327,6 +321,11 @@ impl CallTrace {
     /// The arrival times, exactly as logged (sorted; equal times keep file order).
     pub fn arrivals(&self) -> Vec<SimTime> {
         self.times.clone()
+    }
+
+    /// The arrival time of logged call `i`, if there is one.
+    pub fn arrival(&self, i: usize) -> Option<SimTime> {
+        self.times.get(i).copied()
     }
 
     /// The logged answer of call `request` (its index in [`CallTrace::arrivals`]): the first

@@ -6,8 +6,9 @@
 //! is a [`Gap`], filled as [`GapPolicy`] says; smaller slack holds the interval until the next row.
 //! Time zero is the first row's timestamp.
 
-use super::columns::{Header, Role, Row, csv_error, csv_reader, open};
+use super::columns::{Header, Role, Row, open};
 use super::quantile::{Fit, QUANTILE_NAMES, open_unit, probit};
+use super::records::Records;
 use super::timestamp::Resolved;
 use super::{DuplicatePolicy, GapPolicy, ImportReport, LatencyUnit, TraceError, TraceOptions, to_sim};
 use crate::outcome::{Answer, OutcomeClass};
@@ -310,20 +311,13 @@ impl IntervalTrace {
     ) -> Result<IntervalTrace, TraceError> {
         let offset_s = opts.offset_seconds()?;
         let mut report = ImportReport { file: file.to_string(), ..ImportReport::default() };
-        let mut reader = csv_reader(input);
-        let header = Header::read(file, &mut reader)?;
+        let (mut reader, header) = Records::open(file, input)?;
         let cols = resolve(&header, opts, &mut report)?;
         let mut record = csv::ByteRecord::new();
         let mut rows: Vec<Raw> = Vec::new();
         let mut format = None;
         let mut prev_text: Vec<u8> = Vec::new();
-        loop {
-            match reader.read_byte_record(&mut record) {
-                Ok(true) => {}
-                Ok(false) => break,
-                Err(e) => return Err(csv_error(file, &e)),
-            }
-            let line = record.position().map_or(0, csv::Position::line);
+        while let Some(line) = reader.next(&mut record)? {
             report.rows += 1;
             let row = Row { record: &record, line, header: &header };
             let fmt = *format.get_or_insert_with(|| {
@@ -542,35 +536,43 @@ impl IntervalTrace {
         }
         let total: u64 = self.intervals.iter().filter_map(|iv| iv.count).sum();
         let mut out = Vec::with_capacity(usize::try_from(total).unwrap_or(0));
-        for (i, iv) in self.intervals.iter().enumerate() {
-            let mut rng = rng_from_u64(sub_seed(seed, i as u64));
-            let first = out.len();
-            let len = (iv.logged_end - iv.start).0.max(1);
-            for _ in 0..iv.count.unwrap_or(0) {
-                out.push(iv.start + Dur(rng.random_range(0..len)));
-            }
-            out[first..].sort_unstable();
-            let next = self.intervals.get(i + 1).map_or(iv.logged_end, |n| n.start);
-            if next > iv.logged_end {
-                let in_gap = self.gaps.binary_search_by_key(&iv.logged_end, |g| g.start).is_ok();
-                let rate = match (in_gap, self.gap_policy) {
-                    (true, GapPolicy::Missing) => 0.0,
-                    (true, GapPolicy::Healthy) => self.healthy_rate_per_us,
-                    _ => iv.count.unwrap_or(0) as f64 / len as f64,
-                };
-                let span = (next - iv.logged_end).0;
-                let lambda = rate * span as f64;
-                if let Ok(poisson) = Poisson::new(lambda) {
-                    let n = poisson.sample(&mut rng) as u64;
-                    let first = out.len();
-                    for _ in 0..n {
-                        out.push(iv.logged_end + Dur(rng.random_range(0..span)));
-                    }
-                    out[first..].sort_unstable();
-                }
-            }
+        for i in 0..self.intervals.len() {
+            self.interval_arrivals(seed, i, &mut out);
         }
         Some(out)
+    }
+
+    /// Appends the arrivals of interval `i` (and of the gap after it), sorted: the part of
+    /// [`IntervalTrace::arrivals`] that interval `i` draws, so a run can draw them as its clock
+    /// reaches them.
+    pub fn interval_arrivals(&self, seed: u64, i: usize, out: &mut Vec<SimTime>) {
+        let iv = &self.intervals[i];
+        let mut rng = rng_from_u64(sub_seed(seed, i as u64));
+        let first = out.len();
+        let len = (iv.logged_end - iv.start).0.max(1);
+        for _ in 0..iv.count.unwrap_or(0) {
+            out.push(iv.start + Dur(rng.random_range(0..len)));
+        }
+        out[first..].sort_unstable();
+        let next = self.intervals.get(i + 1).map_or(iv.logged_end, |n| n.start);
+        if next > iv.logged_end {
+            let in_gap = self.gaps.binary_search_by_key(&iv.logged_end, |g| g.start).is_ok();
+            let rate = match (in_gap, self.gap_policy) {
+                (true, GapPolicy::Missing) => 0.0,
+                (true, GapPolicy::Healthy) => self.healthy_rate_per_us,
+                _ => iv.count.unwrap_or(0) as f64 / len as f64,
+            };
+            let span = (next - iv.logged_end).0;
+            let lambda = rate * span as f64;
+            if let Ok(poisson) = Poisson::new(lambda) {
+                let n = poisson.sample(&mut rng) as u64;
+                let first = out.len();
+                for _ in 0..n {
+                    out.push(iv.logged_end + Dur(rng.random_range(0..span)));
+                }
+                out[first..].sort_unstable();
+            }
+        }
     }
 
     /// End of the last logged interval.

@@ -36,6 +36,7 @@ pub mod labels;
 pub mod otlp;
 pub mod prometheus;
 pub mod quantile;
+pub mod records;
 pub mod series;
 pub mod slo;
 pub mod spans;

@@ -84,6 +84,7 @@ impl Load {
     }
 
     /// Calls the dependency is working on.
+    #[cfg(test)]
     pub fn in_flight(&self) -> u32 {
         self.in_flight
     }

@@ -10,6 +10,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;
 
 /// Microseconds in one day.
+#[cfg(test)]
 const DAY_US: u64 = 86_400_000_000;
 
 /// What goes wrong during an incident. Parameters are fields of [`IncidentSpec`].
@@ -411,6 +412,7 @@ impl IncidentSpec {
 }
 
 /// The `at` convention in one place: day `n` at `at` is `n × 1d + at` since the scenario's start.
+#[cfg(test)]
 pub fn day_at(day: u64, at: TimeOfDay) -> SimTime {
     SimTime(day * DAY_US + at.since_midnight().micros())
 }

@@ -12,7 +12,6 @@ pub mod script;
 
 pub use capacity::{CapacitySpec, Load};
 pub use incident::{IncidentKind, IncidentSpec, TimeOfDay};
-pub use script::{ScriptError, ScriptRow, load_script};
 
 use crate::outcome::{Answer, OutcomeClass};
 use crate::rng::Rng;

@@ -9,5 +9,6 @@ mod output;
 mod practices;
 mod replay;
 mod run;
+mod shards;
 mod sweep;
 mod util;

@@ -2,7 +2,7 @@
 //! budgets), each asserted in numbers on a bundled scenario.
 
 use crate::util::scenario;
-use breakerlab::metrics::Metrics;
+use breakerlab::metrics::{Metric, Metrics};
 use breakerlab::policy::PolicySpec;
 use breakerlab::scenario::Scenario;
 use breakerlab::sim::{self, RunOptions, Workload};
@@ -18,8 +18,12 @@ fn scores_of(sc: &Scenario, preset: Option<&str>) -> Metrics {
     sim::run(sc, &workload, &policy, &RunOptions::default()).metrics
 }
 
-fn get(m: &Metrics, column: &str) -> f64 {
-    m.get(column).unwrap_or_else(|| panic!("{column} has a value"))
+fn get(m: &Metrics, metric: Metric) -> f64 {
+    m.get(metric).unwrap_or_else(|| panic!("{metric} has a value"))
+}
+
+fn column(m: &Metrics, name: &str) -> f64 {
+    m.column(name).unwrap_or_else(|| panic!("{name} has a value"))
 }
 
 /// Seed 001's storm: without a breaker the retries keep the capacity-limited route overloaded
@@ -28,13 +32,13 @@ fn get(m: &Metrics, column: &str) -> f64 {
 fn retry_storm_keeps_the_dependency_down_without_a_breaker_and_recovers_with_one() {
     let none = scores("retry-storm.toml", Some("none"));
     let gates = scores("retry-storm.toml", None);
-    assert!(get(&none, "overloaded_s") > 3_500.0, "never recovers: {}", get(&none, "overloaded_s"));
-    assert!(get(&none, "amplification") > 2.0);
-    assert!(get(&none, "availability") < 0.6);
-    assert!(get(&gates, "overloaded_s") < 1_200.0, "recovers: {}", get(&gates, "overloaded_s"));
-    assert!(get(&gates, "amplification") < 1.0);
-    assert!(get(&gates, "availability") > 0.9);
-    assert_eq!(get(&gates, "missed_incidents"), 0.0);
+    assert!(get(&none, Metric::OverloadedS) > 3_500.0, "never recovers: {}", get(&none, Metric::OverloadedS));
+    assert!(get(&none, Metric::Amplification) > 2.0);
+    assert!(get(&none, Metric::Availability) < 0.6);
+    assert!(get(&gates, Metric::OverloadedS) < 1_200.0, "recovers: {}", get(&gates, Metric::OverloadedS));
+    assert!(get(&gates, Metric::Amplification) < 1.0);
+    assert!(get(&gates, Metric::Availability) > 0.9);
+    assert_eq!(get(&gates, Metric::MissedIncidents), 0.0);
 }
 
 /// Seed 002: 401s from an expired key trip a breaker that counts every error, not one that
@@ -43,10 +47,10 @@ fn retry_storm_keeps_the_dependency_down_without_a_breaker_and_recovers_with_one
 fn an_expired_key_trips_only_a_breaker_that_counts_client_errors() {
     let every_error = scores("expired-key.toml", None);
     let ignores_401 = scores("expired-key.toml", Some("consecutive"));
-    assert!(get(&every_error, "false_opens") >= 1.0);
-    assert!(get(&every_error, "shed") > 1_000.0);
-    assert_eq!(get(&ignores_401, "false_opens"), 0.0);
-    assert_eq!(get(&ignores_401, "shed"), 0.0);
+    assert!(get(&every_error, Metric::FalseOpens) >= 1.0);
+    assert!(get(&every_error, Metric::Shed) > 1_000.0);
+    assert_eq!(get(&ignores_401, Metric::FalseOpens), 0.0);
+    assert_eq!(get(&ignores_401, Metric::Shed), 0.0);
     let counted = PolicySpec::new("ai-service-breaker").resolve().unwrap().classifier();
     assert_eq!(
         counted.verdict(breakerlab::outcome::OutcomeClass::ClientError),
@@ -70,16 +74,16 @@ fn retry_budgets_limit_amplification() {
     let quota = with_budget(toml::from_str("kind = \"retry_quota\"").unwrap());
     let ratio = with_budget(toml::from_str("kind = \"ratio\"").unwrap());
     let concurrency = with_budget(toml::from_str("kind = \"concurrency\"").unwrap());
-    let amp = |m: &Metrics| get(m, "amplification");
+    let amp = |m: &Metrics| get(m, Metric::Amplification);
     assert!(amp(&none) > 1.9, "{}", amp(&none));
     assert!(amp(&bucket) < 1.1 && amp(&quota) < 1.1, "{} {}", amp(&bucket), amp(&quota));
     assert!(amp(&ratio) < amp(&none) - 0.2);
     assert!(amp(&concurrency) < amp(&none));
     for m in [&bucket, &quota, &ratio, &concurrency] {
-        assert!(get(m, "retries_refused") > 0.0);
-        assert!(get(m, "wasted_quota") < get(&none, "wasted_quota"));
+        assert!(get(m, Metric::RetriesRefused) > 0.0);
+        assert!(get(m, Metric::WastedQuota) < get(&none, Metric::WastedQuota));
     }
-    assert_eq!(get(&none, "retries_refused"), 0.0);
+    assert_eq!(get(&none, Metric::RetriesRefused), 0.0);
 }
 
 /// The fallbacks report their own counts: a cached answer for every request the breaker shed
@@ -87,12 +91,12 @@ fn retry_budgets_limit_amplification() {
 #[test]
 fn fallbacks_report_their_own_counts() {
     let m = scores("hard-outage.toml", None);
-    let fallbacks = get(&m, "fallback_rate") * get(&m, "requests");
-    assert!((get(&m, "fallback_cached") - fallbacks).abs() < 0.5);
-    assert_eq!(get(&m, "fallback_local"), 0.0);
+    let fallbacks = get(&m, Metric::FallbackRate) * get(&m, Metric::Requests);
+    assert!((get(&m, Metric::FallbackCached) - fallbacks).abs() < 0.5);
+    assert_eq!(get(&m, Metric::FallbackLocal), 0.0);
     let storm = scores("retry-storm.toml", None);
-    assert!(get(&storm, "fallback_local") > 0.0);
-    assert_eq!(get(&storm, "fallback_cached"), 0.0);
+    assert!(get(&storm, Metric::FallbackLocal) > 0.0);
+    assert_eq!(get(&storm, Metric::FallbackCached), 0.0);
 }
 
 /// Seed 001's limitation: twenty process-local gates each send their own probe after every
@@ -103,12 +107,12 @@ fn a_fleet_of_local_breakers_sends_a_probe_per_instance() {
     let mut shared = local.clone();
     shared.client.shared_breaker = true;
     let (l, s) = (scores_of(&local, None), scores_of(&shared, None));
-    assert_eq!(get(&l, "missed_incidents"), 0.0);
-    assert_eq!(get(&s, "missed_incidents"), 0.0);
-    assert!(get(&l, "probes_per_incident") >= 10.0 * get(&s, "probes_per_incident"));
-    assert!(get(&l, "probes_per_incident") >= 200.0, "{}", get(&l, "probes_per_incident"));
-    assert!(get(&l, "recovery_load_rps") > 0.0 && get(&s, "recovery_load_rps") > 0.0);
-    assert!(get(&s, "recovery_lag_mean_s") < get(&l, "recovery_lag_mean_s"));
+    assert_eq!(get(&l, Metric::MissedIncidents), 0.0);
+    assert_eq!(get(&s, Metric::MissedIncidents), 0.0);
+    assert!(get(&l, Metric::ProbesPerIncident) >= 10.0 * get(&s, Metric::ProbesPerIncident));
+    assert!(get(&l, Metric::ProbesPerIncident) >= 200.0, "{}", get(&l, Metric::ProbesPerIncident));
+    assert!(get(&l, Metric::RecoveryLoadRps) > 0.0 && get(&s, Metric::RecoveryLoadRps) > 0.0);
+    assert!(get(&s, Metric::RecoveryLagMeanS) < get(&l, Metric::RecoveryLagMeanS));
 }
 
 /// Seed 000: a job restarted every 15 minutes with a handful of calls per run. A fresh process
@@ -123,11 +127,11 @@ fn persisting_samples_across_job_restarts_catches_what_fresh_processes_miss() {
         scores_of(&sc, None)
     };
     let (fresh, samples, state) = (with(Persist::None), with(Persist::Samples), with(Persist::State));
-    assert!(get(&fresh, "missed_incidents") >= 1.0);
-    assert_eq!(get(&samples, "missed_incidents"), 0.0);
-    assert_eq!(get(&state, "missed_incidents"), 0.0);
-    assert!(get(&samples, "time_open_s") > 2.0 * get(&fresh, "time_open_s"));
-    assert_eq!(get(&fresh, "requests"), get(&samples, "requests"), "same arrivals");
+    assert!(get(&fresh, Metric::MissedIncidents) >= 1.0);
+    assert_eq!(get(&samples, Metric::MissedIncidents), 0.0);
+    assert_eq!(get(&state, Metric::MissedIncidents), 0.0);
+    assert!(get(&samples, Metric::TimeOpenS) > 2.0 * get(&fresh, Metric::TimeOpenS));
+    assert_eq!(get(&fresh, Metric::Requests), get(&samples, Metric::Requests), "same arrivals");
 }
 
 /// Seed 002's multi-provider router: a cheap primary with a 20-minute outage (each call fails
@@ -147,30 +151,34 @@ fn multi_provider_routing_fails_over_and_shows_the_spend() {
     let breaker = scores_of(&priority, None);
     let none = scores_of(&priority, Some("none"));
     let health_breaker = scores_of(&health, None);
-    let requests = get(&breaker, "requests");
+    let requests = get(&breaker, Metric::Requests);
     for m in [&breaker, &none, &health_breaker] {
-        assert!(get(m, "availability") > 0.995, "failover serves nearly everything");
-        assert_eq!(get(m, "requests"), requests, "same arrivals");
+        assert!(get(m, Metric::Availability) > 0.995, "failover serves nearly everything");
+        assert_eq!(get(m, Metric::Requests), requests, "same arrivals");
     }
     // Without a breaker every request tries the primary first for the whole 20-minute window.
-    assert_eq!(get(&none, "failover_delay_mean_s"), 1_200.0);
-    assert_eq!(get(&none, "provider.primary.attempts"), requests);
+    assert_eq!(get(&none, Metric::FailoverDelayMeanS), 1_200.0);
+    assert_eq!(column(&none, "provider.primary.attempts"), requests);
     // With one, 5 failures open it and requests skip the primary within seconds.
-    assert!(get(&breaker, "failover_delay_mean_s") < 10.0, "{}", get(&breaker, "failover_delay_mean_s"));
-    assert!(get(&none, "failovers") > 10.0 * get(&breaker, "failovers"));
-    assert!(get(&none, "latency_p95_ms") > 2_000.0, "requests wait out the primary's 2 s failure");
-    assert!(get(&breaker, "latency_p95_ms") < 1_500.0);
+    assert!(
+        get(&breaker, Metric::FailoverDelayMeanS) < 10.0,
+        "{}",
+        get(&breaker, Metric::FailoverDelayMeanS)
+    );
+    assert!(get(&none, Metric::Failovers) > 10.0 * get(&breaker, Metric::Failovers));
+    assert!(get(&none, Metric::LatencyP95Ms) > 2_000.0, "requests wait out the primary's 2 s failure");
+    assert!(get(&breaker, Metric::LatencyP95Ms) < 1_500.0);
     // The spend shifts to the secondary during the outage only: about a sixth of the requests
     // (20 of 120 minutes) go to it, and back to the cheap primary afterwards.
-    let secondary = get(&breaker, "provider.secondary.attempts");
+    let secondary = column(&breaker, "provider.secondary.attempts");
     assert!((0.9 * requests / 6.0..1.1 * requests / 6.0).contains(&secondary), "{secondary} of {requests}");
-    let spend = 0.42 * get(&breaker, "provider.primary.attempts") + 8.0 * secondary;
-    assert!((get(&breaker, "spend") - spend).abs() < 1e-6 * spend);
+    let spend = 0.42 * column(&breaker, "provider.primary.attempts") + 8.0 * secondary;
+    assert!((get(&breaker, Metric::Spend) - spend).abs() < 1e-6 * spend);
     // Health routing fails over after the first failure, but splits healthy traffic regardless
     // of price and never returns to a demoted primary while the secondary answers.
-    assert!(get(&health_breaker, "failover_delay_mean_s") < get(&breaker, "failover_delay_mean_s"));
-    assert!(get(&health_breaker, "provider.secondary.attempts") > 0.5 * requests);
-    assert!(get(&health_breaker, "spend") > 3.0 * get(&breaker, "spend"));
+    assert!(get(&health_breaker, Metric::FailoverDelayMeanS) < get(&breaker, Metric::FailoverDelayMeanS));
+    assert!(column(&health_breaker, "provider.secondary.attempts") > 0.5 * requests);
+    assert!(get(&health_breaker, Metric::Spend) > 3.0 * get(&breaker, Metric::Spend));
 }
 
 /// A mixed fleet ([[instances]]): each instance sees the same requests whatever the others run,

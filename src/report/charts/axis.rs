@@ -92,17 +92,19 @@ impl TimeAxis {
     }
 
     /// The tick step (µs).
+    #[cfg(test)]
     pub fn step(&self) -> u64 {
         self.step
     }
 
     /// The label style chosen from the span.
+    #[cfg(test)]
     pub fn labels(&self) -> TimeLabels {
         self.labels
     }
 
     /// Start of the axis (µs).
-    pub fn from_us(&self) -> u64 {
+    pub fn start_us(&self) -> u64 {
         self.from
     }
 
@@ -248,7 +250,7 @@ mod tests {
         let b = TimeAxis::new(0, u64::MAX);
         assert!(!b.key_points(10usize).is_empty());
         let c = TimeAxis::new(u64::MAX, u64::MAX);
-        assert!(c.from_us() < c.to_us());
+        assert!(c.start_us() < c.to_us());
     }
 
     #[test]

@@ -1,6 +1,7 @@
-//! Reads an output folder's CSV files back into what the charts draw. Columns are found by
-//! header name and extra columns are ignored, so the charts survive new columns; an empty cell
-//! means "no value". Errors name the file, the line and the column.
+//! Parses an output folder's CSV files into what the charts and the page show (the folder's one
+//! reader, `report::folder`, hands them over). Columns are found by header name and extra
+//! columns are ignored, so the charts survive new columns; an empty cell means "no value".
+//! Errors name the file, the line and the column.
 
 use super::ChartError;
 use crate::policy::State;
@@ -21,7 +22,8 @@ pub struct Table {
 }
 
 impl Table {
-    /// Reads `path` (header row required).
+    /// Reads `path` (header row required): tests only, commands read through the folder reader.
+    #[cfg(test)]
     pub fn read(path: &Path) -> Result<Table, ChartError> {
         let file = std::fs::File::open(path)
             .map_err(|source| ChartError::Io { path: path.to_path_buf(), source })?;
@@ -50,11 +52,6 @@ impl Table {
     /// Number of data rows.
     pub fn len(&self) -> usize {
         self.rows.len()
-    }
-
-    /// True when the file has no data rows.
-    pub fn is_empty(&self) -> bool {
-        self.rows.is_empty()
     }
 
     /// Index of column `name`, if present.
@@ -175,9 +172,8 @@ pub struct Series {
 /// Label used when timeline.csv or transitions.csv has no `policy` column.
 pub const SINGLE_POLICY: &str = "run";
 
-/// Reads timeline.csv: one series per configuration, in order of first appearance.
-pub fn read_timeline(path: &Path) -> Result<Vec<Series>, ChartError> {
-    let t = Table::read(path)?;
+/// Parses timeline.csv: one series per configuration, in order of first appearance.
+pub fn timeline(t: &Table) -> Result<Vec<Series>, ChartError> {
     let policy = t.col("policy");
     let c = |n: &str| t.require(n);
     let (bs, be) = (c("bin_start_us")?, c("bin_end_us")?);
@@ -240,9 +236,8 @@ pub struct TransitionRow {
     pub reason: String,
 }
 
-/// Reads transitions.csv in file order.
-pub fn read_transitions(path: &Path) -> Result<Vec<TransitionRow>, ChartError> {
-    let t = Table::read(path)?;
+/// Parses transitions.csv in file order.
+pub fn transitions(t: &Table) -> Result<Vec<TransitionRow>, ChartError> {
     let policy = t.col("policy");
     let (at, from, to) = (t.require("at_us")?, t.require("from")?, t.require("to")?);
     let (inst, reason) = (t.col("instance"), t.col("reason"));
@@ -276,9 +271,8 @@ pub struct Incident {
     pub expect: Expect,
 }
 
-/// Reads incidents.csv.
-pub fn read_incidents(path: &Path) -> Result<Vec<Incident>, ChartError> {
-    let t = Table::read(path)?;
+/// Parses incidents.csv.
+pub fn incidents(t: &Table) -> Result<Vec<Incident>, ChartError> {
     let (s, e, k, x) = (t.require("start_us")?, t.require("end_us")?, t.col("kind"), t.require("expect")?);
     let mut out = Vec::with_capacity(t.len());
     for row in 0..t.len() {
@@ -339,8 +333,13 @@ pub struct Summary {
 }
 
 /// Reads summary.csv or pareto.csv.
+#[cfg(test)]
 pub fn read_summary(path: &Path) -> Result<Summary, ChartError> {
-    let t = Table::read(path)?;
+    summary(&Table::read(path)?)
+}
+
+/// Parses summary.csv or pareto.csv.
+pub fn summary(t: &Table) -> Result<Summary, ChartError> {
     let policy = t.require("policy")?;
     let feasible = t.col("feasible");
     let param_columns: Vec<String> =
@@ -409,9 +408,8 @@ pub struct LatencyHist {
     pub buckets: Vec<(f64, f64)>,
 }
 
-/// Reads latency.csv, one histogram per configuration in order of first appearance.
-pub fn read_latency(path: &Path) -> Result<Vec<LatencyHist>, ChartError> {
-    let t = Table::read(path)?;
+/// Parses latency.csv, one histogram per configuration in order of first appearance.
+pub fn latency(t: &Table) -> Result<Vec<LatencyHist>, ChartError> {
     let policy = t.col("policy");
     let (le, count) = (t.require("le_ms")?, t.require("count")?);
     let mut out: Vec<LatencyHist> = Vec::new();
@@ -433,13 +431,9 @@ pub fn read_latency(path: &Path) -> Result<Vec<LatencyHist>, ChartError> {
     Ok(out)
 }
 
-/// The first non-empty line of a text file such as recommended.txt, if the file exists.
-pub fn read_first_line(path: &Path) -> Result<Option<String>, ChartError> {
-    match std::fs::read_to_string(path) {
-        Ok(s) => Ok(s.lines().map(str::trim).find(|l| !l.is_empty()).map(str::to_string)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(source) => Err(ChartError::Io { path: path.to_path_buf(), source }),
-    }
+/// The first non-empty line of a text such as recommended.txt.
+pub fn first_line(text: &str) -> Option<String> {
+    text.lines().map(str::trim).find(|l| !l.is_empty()).map(str::to_string)
 }
 
 /// A sort key for parameter values: numbers and durations ("900ms", "5m") by magnitude, then
@@ -496,7 +490,7 @@ mod tests {
              s1,c2,,1,3,c2,count,10,1m,0,0,4.5,false,ok\n",
         )
         .unwrap();
-        let s = read_summary(&p).unwrap();
+        let s = summary(&Table::read(&p).unwrap()).unwrap();
         assert_eq!(s.param_columns, vec!["threshold", "open_for"]);
         assert_eq!(s.metric_columns, vec!["false_opens", "false_opens_ci95", "detection_delay_mean_s"]);
         assert_eq!(s.rows[0].metric("detection_delay_mean_s"), None);
@@ -520,7 +514,7 @@ mod tests {
              zeta,10,20,6,6,0,0,6,1,0,0,10,0\n",
         )
         .unwrap();
-        let s = read_timeline(&p).unwrap();
+        let s = timeline(&Table::read(&p).unwrap()).unwrap();
         assert_eq!(s.len(), 2);
         assert_eq!(s[0].policy, "zeta");
         assert_eq!(s[0].bins.len(), 2);

@@ -1,6 +1,6 @@
-//! PNG charts drawn from the CSV files of an output folder, so `breakerlab report DIR` can redraw
-//! everything from the CSVs alone. One file per chart type; `style` holds the font, sizes and
-//! palette; `data` reads the CSVs. Text uses DejaVu Sans compiled into the binary (plotters'
+//! PNG charts drawn from an output folder's contents (typed, read by `report::folder`), so
+//! `breakerlab report DIR` can redraw everything from the CSVs alone. One file per chart type;
+//! `style` holds the font, sizes and palette; `data` parses the CSVs. Text uses DejaVu Sans compiled into the binary (plotters'
 //! `ab_glyph`), never the system's fonts. Same CSVs ⇒ identical PNG bytes.
 
 pub mod axis;
@@ -12,7 +12,8 @@ pub mod pareto;
 pub mod style;
 pub mod timeline;
 
-use std::path::{Path, PathBuf};
+use super::folder::Contents;
+use std::path::PathBuf;
 
 /// File name of the timeline chart.
 pub const TIMELINE_PNG: &str = "timeline.png";
@@ -120,43 +121,34 @@ pub struct Chart {
     pub png: Vec<u8>,
 }
 
-/// Draws every chart the CSVs in `dir` allow:
-/// timeline.png from timeline.csv (+ transitions.csv, incidents.csv when present);
+/// Draws every chart the folder's contents allow:
+/// timeline.png from timeline.csv (with transitions.csv and incidents.csv);
 /// heatmap_<family>_<p1>_<p2>.png for every pair of swept parameters in summary.csv;
-/// pareto.png when pareto.csv exists; comparison.png when summary.csv holds two or more
+/// pareto.png with pareto.csv; comparison.png when summary.csv holds two or more
 /// configurations; latency_cdf.png from latency.csv. Returns them in that order.
-pub fn draw_all(dir: &Path, opts: &ChartOptions) -> Result<Vec<Chart>, ChartError> {
+pub fn draw_all(c: &Contents, opts: &ChartOptions) -> Result<Vec<Chart>, ChartError> {
     let mut out = Vec::new();
     let mut push = |name: &str, png: Vec<u8>| out.push(Chart { name: name.to_string(), png });
-    let timeline_csv = dir.join("timeline.csv");
-    if timeline_csv.exists() {
-        let data = timeline::TimelineData::load(dir)?;
-        push(TIMELINE_PNG, timeline::draw_timeline(&data, opts.time_range)?);
+    if let Some(data) = &c.timeline {
+        push(TIMELINE_PNG, timeline::draw_timeline(data, opts.time_range)?);
     }
-    let summary_csv = dir.join("summary.csv");
-    if summary_csv.exists() {
-        let summary = data::read_summary(&summary_csv)?;
-        for map in heatmap::heatmaps(&summary, &opts.heatmap_metric) {
+    if let Some(summary) = &c.summary {
+        for map in heatmap::heatmaps(summary, &opts.heatmap_metric) {
             push(&map.file_name(), heatmap::draw_heatmap(&map)?);
         }
-        let pareto_csv = dir.join("pareto.csv");
-        if pareto_csv.exists() {
-            let front = data::read_summary(&pareto_csv)?;
-            let recommended = data::read_first_line(&dir.join("recommended.txt"))?;
-            let p = pareto::ParetoData::new(&summary, Some(&front), recommended);
+        if let Some(front) = &c.pareto {
+            let p = pareto::ParetoData::new(summary, Some(front), c.recommended.clone());
             push(PARETO_PNG, pareto::draw_pareto(&p)?);
         }
-        let cmp = comparison::ComparisonData::new(&summary);
+        let cmp = comparison::ComparisonData::new(summary);
         if cmp.configs.len() >= 2 {
             push(COMPARISON_PNG, comparison::draw_comparison(&cmp)?);
         }
     }
-    let latency_csv = dir.join("latency.csv");
-    if latency_csv.exists() {
-        let hists = data::read_latency(&latency_csv)?;
-        if hists.iter().any(|h| h.buckets.iter().any(|b| b.1 > 0.0)) {
-            push(LATENCY_PNG, latency::draw_latency_cdf(&hists)?);
-        }
+    if let Some(hists) = &c.latency
+        && hists.iter().any(|h| h.buckets.iter().any(|b| b.1 > 0.0))
+    {
+        push(LATENCY_PNG, latency::draw_latency_cdf(hists)?);
     }
     Ok(out)
 }
@@ -164,8 +156,8 @@ pub fn draw_all(dir: &Path, opts: &ChartOptions) -> Result<Vec<Chart>, ChartErro
 /// Draws every chart of `dir` into `dir` (tests and samples only: commands write through the
 /// output folder).
 #[cfg(test)]
-pub(crate) fn draw_into(dir: &Path) -> Result<Vec<PathBuf>, ChartError> {
-    let charts = draw_all(dir, &ChartOptions::default())?;
+pub(crate) fn draw_into(dir: &std::path::Path) -> Result<Vec<PathBuf>, ChartError> {
+    let charts = draw_all(&Contents::load(dir)?, &ChartOptions::default())?;
     Ok(charts
         .into_iter()
         .map(|c| {
@@ -182,6 +174,7 @@ pub(crate) mod fixtures;
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::Path;
 
     /// Width and height from a PNG's IHDR chunk, after checking the signature and the end chunk.
     pub(crate) fn png_size(bytes: &[u8]) -> (u32, u32) {
@@ -264,7 +257,7 @@ mod tests {
         // In a real chart the title strip holds text only: it must not be blank.
         let dir = tempfile::tempdir().unwrap();
         fixtures::compare_dir(dir.path());
-        let data = timeline::TimelineData::load(dir.path()).unwrap();
+        let data = Contents::load(dir.path()).unwrap().timeline.unwrap();
         let (w, h) = timeline::timeline_size(data.series.len());
         let rgb = style::render_rgb((w, h), |root| timeline::render_timeline(&data, None, root)).unwrap();
         let strip = &rgb[..(w * style::TITLE_HEIGHT * 3) as usize];
@@ -276,7 +269,7 @@ mod tests {
     fn zoom_and_bad_input_are_reported() {
         let dir = tempfile::tempdir().unwrap();
         fixtures::week_dir(dir.path());
-        let data = timeline::TimelineData::load(dir.path()).unwrap();
+        let data = Contents::load(dir.path()).unwrap().timeline.unwrap();
         let day = 86_400_000_000u64;
         let png =
             timeline::draw_timeline(&data, Some(TimeRange { from_us: day, to_us: day + 4 * 3_600_000_000 }))
@@ -311,12 +304,14 @@ mod tests {
                 seed: Some(7),
                 ..Default::default()
             };
-            let (html, md) = crate::report::page::render_report(&d, &inputs).unwrap();
+            let contents = Contents::load(&d).unwrap();
+            let charts = draw_all(&contents, &ChartOptions::default()).unwrap();
+            let (html, md) = crate::report::page::render_report(&contents, &charts, &inputs, &d);
             std::fs::write(d.join(crate::report::page::REPORT_HTML), html).unwrap();
             std::fs::write(d.join(crate::report::page::REPORT_MD), md).unwrap();
         }
         let d = root.join("week");
-        let data = timeline::TimelineData::load(&d).unwrap();
+        let data = Contents::load(&d).unwrap().timeline.unwrap();
         let day = 86_400_000_000u64;
         let zoom = TimeRange { from_us: 3 * day + 3_600_000_000, to_us: 3 * day + 4 * 3_600_000_000 };
         std::fs::write(d.join("timeline_zoom.png"), timeline::draw_timeline(&data, Some(zoom)).unwrap())

@@ -5,16 +5,15 @@
 //! bins are merged so a week stays readable; a [`TimeRange`] zooms in.
 
 use super::axis::TimeAxis;
-use super::data::{self, Bin, Incident, SINGLE_POLICY, Series, TransitionRow};
+use super::data::{Bin, Incident, SINGLE_POLICY, Series, TransitionRow};
 use super::style::*;
 use super::{ChartError, TimeRange};
 use crate::policy::State;
 use crate::time::Dur;
 use crate::truth::Expect;
 use plotters::prelude::*;
-use std::path::Path;
 
-/// Everything the timeline draws, as read from an output folder.
+/// Everything the timeline draws (filled by the output folder's reader, `report::folder`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct TimelineData {
     /// Per-configuration bins (timeline.csv).
@@ -26,25 +25,6 @@ pub struct TimelineData {
 }
 
 impl TimelineData {
-    /// Reads timeline.csv, and transitions.csv and incidents.csv when present, from `dir`.
-    pub fn load(dir: &Path) -> Result<TimelineData, ChartError> {
-        let mut series = data::read_timeline(&dir.join("timeline.csv"))?;
-        // A single run's timeline.csv has no policy column: name it after summary.csv's one row.
-        let summary = dir.join("summary.csv");
-        if let [only] = series.as_mut_slice()
-            && only.policy == SINGLE_POLICY
-            && summary.exists()
-            && let [row] = data::read_summary(&summary)?.rows.as_slice()
-        {
-            only.policy = row.policy.clone();
-        }
-        let tr = dir.join("transitions.csv");
-        let transitions = if tr.exists() { data::read_transitions(&tr)? } else { Vec::new() };
-        let inc = dir.join("incidents.csv");
-        let incidents = if inc.exists() { data::read_incidents(&inc)? } else { Vec::new() };
-        Ok(TimelineData { series, transitions, incidents })
-    }
-
     /// The configurations drawn (at most [`TIMELINE_MAX_CONFIGS`]).
     fn shown(&self) -> &[Series] {
         &self.series[..self.series.len().min(TIMELINE_MAX_CONFIGS)]
@@ -395,7 +375,7 @@ fn draw_health(
     let plot = chart.plotting_area();
     let mut row_end = [i32::MIN, i32::MIN];
     for inc in incidents {
-        let s = inc.start_us.max(axis.from_us());
+        let s = inc.start_us.max(axis.start_us());
         let e = inc.end_us.min(axis.to_us());
         if e <= s {
             continue;
@@ -461,7 +441,7 @@ fn draw_bands(
         rest = next;
         let (label_row, strip) = band.split_vertically(22);
         let opens: Vec<u64> =
-            data.opens(&s.policy).filter(|t| *t >= axis.from_us() && *t <= axis.to_us()).collect();
+            data.opens(&s.policy).filter(|t| *t >= axis.start_us() && *t <= axis.to_us()).collect();
         let label = format!(
             "{} · {} entr{} into open",
             s.policy,
@@ -487,7 +467,7 @@ fn draw_bands(
         let plot = chart.plotting_area();
         plot.fill(&LIGHT_GREY).map_err(draw_err)?;
         for b in bins {
-            let (s0, e0) = (b.start.max(axis.from_us()), b.end.min(axis.to_us()));
+            let (s0, e0) = (b.start.max(axis.start_us()), b.end.min(axis.to_us()));
             if let Some([c, h, o]) = b.states {
                 let mut y = 0.0;
                 for (share, colour) in [(c, STATE_CLOSED), (h, STATE_HALF_OPEN), (o, STATE_OPEN)] {
@@ -572,7 +552,7 @@ fn draw_traffic(
         }
         mesh.draw().map_err(draw_err)?;
         for inc in incidents {
-            let (s0, e0) = (inc.start_us.max(axis.from_us()), inc.end_us.min(axis.to_us()));
+            let (s0, e0) = (inc.start_us.max(axis.start_us()), inc.end_us.min(axis.to_us()));
             if e0 > s0 {
                 chart
                     .plotting_area()

@@ -1,0 +1,79 @@
+//! `breakerlab merge DIR... [--out DIR]`: the shards of a sweep (folders written by
+//! `sweep --shard`) checked together and finished into the very files the unsharded sweep
+//! writes. Each shard's runs.csv is read as a stream, one file after another.
+
+use super::output;
+use super::sweep::{Ranking, SweepReport, finish};
+use crate::error::{Error, Result};
+use crate::report::page::{InputFile, ReportInputs};
+use crate::scenario::InputError;
+use crate::sweep::merge::Merge;
+use crate::sweep::runner::{config_info, metric_columns, spec_of};
+use crate::sweep::shard::{MANIFEST_FILE, Manifest};
+use std::path::PathBuf;
+
+/// What `breakerlab merge` is asked to do.
+#[derive(Clone, Debug, Default)]
+pub struct MergeRequest {
+    /// The shards' folders.
+    pub dirs: Vec<PathBuf>,
+    /// Output folder (default `output/<sweep name>`).
+    pub out: Option<PathBuf>,
+    /// Draw the charts and write the review page.
+    pub charts: bool,
+}
+
+/// `breakerlab merge DIR... [--out DIR]`: checks the shards' manifests together (one sweep, one
+/// version, every cell exactly once), reads their runs.csv one after another, and writes what
+/// the unsharded sweep writes, byte for byte. Nothing is written when a check fails.
+pub fn merge(req: &MergeRequest) -> Result<SweepReport> {
+    let mut shards = Vec::with_capacity(req.dirs.len());
+    for dir in &req.dirs {
+        let path = dir.join(MANIFEST_FILE);
+        if !path.is_file() {
+            return Err(InputError::file(
+                dir,
+                format!("no {MANIFEST_FILE}: not a shard's folder, or its shard did not finish"),
+            )
+            .into());
+        }
+        let text = crate::scenario::read_text(&path)?;
+        let manifest = Manifest::parse(&text, &path.display().to_string()).map_err(InputError::from)?;
+        shards.push((dir.display().to_string(), manifest));
+    }
+    let mut merge = Merge::new(shards, metric_columns()).map_err(InputError::from)?;
+    for (k, dir) in req.dirs.iter().enumerate() {
+        let path = dir.join(output::RUNS_CSV);
+        let file = std::fs::File::open(&path).map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => {
+                Error::Input(InputError::file(&path, "no such file: the shard is incomplete"))
+            }
+            _ => Error::io(&path, e),
+        })?;
+        merge.add(k, std::io::BufReader::new(file), &path.display().to_string()).map_err(InputError::from)?;
+    }
+    let merged = merge
+        .finish(&|config, label| {
+            let resolved = spec_of(&config).resolve().map_err(|e| format!("policy `{label}`: {e}"))?;
+            let info = config_info(&config, &resolved);
+            if info.label != label {
+                return Err(format!(
+                    "configuration {} is {label:?} in the shards but {:?} here",
+                    config.id, info.label
+                ));
+            }
+            Ok(info)
+        })
+        .map_err(InputError::from)?;
+    let m = merged.manifest;
+    let dir = output::out_dir(req.out.as_deref(), &m.sweep);
+    let page = req.charts.then(|| ReportInputs {
+        title: format!("sweep: {}", m.sweep),
+        command_line: Some(m.command.clone()),
+        seed: m.seed,
+        files: vec![InputFile { name: m.sweep_file.name.clone(), text: m.sweep_file.text.clone() }],
+        ..Default::default()
+    });
+    let ranking = Ranking { objective: merged.objective, constraints: merged.constraints, fronts: m.pareto };
+    finish(m.sweep, m.replicates, merged.table, &ranking, &dir, page)
+}

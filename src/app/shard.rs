@@ -1,0 +1,172 @@
+//! `breakerlab sweep FILE --shard K/N`: one shard of a sweep. It checks the whole sweep, runs
+//! its cells of the plan, streams their rows to `<out>/shard-K-of-N/runs.csv` and writes
+//! shard.toml beside it, for `breakerlab merge` ([`super::merge`]).
+
+use super::load_scenarios;
+use super::output::{self, Keep, OutputDir};
+use super::sweep::{resolve_all, runs_error, sweep_path};
+use crate::error::Result;
+use crate::scenario::{InputError, Scenario};
+use crate::sweep::file::SweepFile;
+use crate::sweep::output::RunsWriter;
+use crate::sweep::runner::{
+    Cells, config_info, default_objective, metric_columns, progress_bar, validate_policy,
+};
+use crate::sweep::shard::{
+    InputHash, MANIFEST_FILE, Manifest, ShardId, Slice, SweepText, plan, sha256_reader, sweep_hash,
+};
+use crate::sweep::table::ConfigInfo;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+/// What one shard of a sweep is asked to do.
+#[derive(Clone, Debug)]
+pub struct ShardRequest {
+    /// The sweep file (the bundled default when `None`).
+    pub file: Option<PathBuf>,
+    /// Which shard.
+    pub shard: ShardId,
+    /// Where the shard's identity came from (`--shard 1/4`, `SLURM_ARRAY_TASK_ID=1, ...`).
+    pub source: String,
+    /// Worker threads (default: all cores).
+    pub threads: Option<usize>,
+    /// The folder that holds every shard's folder (default `output/<name>-shards`).
+    pub out: Option<PathBuf>,
+    /// No progress bar.
+    pub quiet: bool,
+    /// The command line that runs the whole sweep at once, for the merged review page.
+    pub command_line: String,
+}
+
+/// What one shard did.
+#[derive(Debug)]
+pub struct ShardReport {
+    /// The request's shard and where it came from.
+    pub shard: ShardId,
+    /// See [`ShardRequest::source`].
+    pub source: String,
+    /// The sweep's name.
+    pub name: String,
+    /// Cells this shard ran, and in the whole sweep.
+    pub cells: (u64, u64),
+    /// Expected calls simulated by this shard, and by the whole sweep.
+    pub calls: (u64, u64),
+    /// Request streams this shard generated.
+    pub streams: usize,
+    /// The shard's folder.
+    pub dir: PathBuf,
+}
+
+impl ShardReport {
+    /// Which shard ran, how much of the sweep it was, and where it wrote.
+    pub fn render(&self) -> String {
+        let mut s = String::new();
+        let share = |a: u64, b: u64| if b == 0 { 0.0 } else { 100.0 * a as f64 / b as f64 };
+        let _ = writeln!(s, "shard {} of sweep {} (from {})", self.shard, self.name, self.source);
+        let _ = writeln!(
+            s,
+            "ran {} of {} cells ({:.1} % of the expected calls), {} request stream(s)",
+            self.cells.0,
+            self.cells.1,
+            share(self.calls.0, self.calls.1),
+            self.streams
+        );
+        let _ = writeln!(
+            s,
+            "wrote runs.csv, {MANIFEST_FILE} to {}/ (merge every shard with `breakerlab merge`)",
+            self.dir.display()
+        );
+        s
+    }
+}
+
+/// The SHA-256 of the file at `path`, read in blocks.
+fn hash_file(path: &Path) -> Result<InputHash> {
+    let file = std::fs::File::open(path).map_err(|e| InputError::file(path, format!("cannot read: {e}")))?;
+    let sha256 = sha256_reader(std::io::BufReader::new(file))
+        .map_err(|e| InputError::file(path, format!("cannot read: {e}")))?;
+    Ok(InputHash { path: path.display().to_string(), sha256 })
+}
+
+/// Every input a sweep read: the sweep file, then each scenario file and the files it names.
+fn input_hashes(sweep: &Path, scenarios: &[Scenario]) -> Result<Vec<InputHash>> {
+    let mut paths = vec![sweep.to_path_buf()];
+    for s in scenarios {
+        paths.extend(s.path.iter().cloned());
+        paths.extend(s.inputs.iter().cloned());
+    }
+    paths.iter().map(|p| hash_file(p)).collect()
+}
+
+/// `breakerlab sweep FILE --shard K/N`: loads and checks the whole sweep (so a bad file fails
+/// every shard the same way), runs this shard's cells of [`plan`], streams their rows to
+/// `<out>/shard-K-of-N/runs.csv` and writes shard.toml beside it. No charts.
+pub fn run_shard(req: &ShardRequest) -> Result<ShardReport> {
+    let path = sweep_path(req.file.as_deref())?;
+    let columns = metric_columns();
+    let file = SweepFile::load(&path, &columns, &validate_policy).map_err(InputError::from)?;
+    let text = crate::scenario::read_text(&path)?;
+    let scenarios = load_scenarios(&file.scenarios)?;
+    let configs = resolve_all(&file.configurations)?;
+    let objective = file.objective.clone().unwrap_or_else(default_objective);
+    let bound = objective.bind(&columns).map_err(InputError::argument)?;
+    let inputs = input_hashes(&path, &scenarios)?;
+
+    let costs: Vec<u64> = scenarios.iter().map(|s| s.expected_requests().round() as u64).collect();
+    let shard = req.shard;
+    let plans = plan(&costs, configs.len(), file.replicates, shard.count);
+    let slices = &plans[shard.index as usize];
+    let calls_of = |sl: &Slice| costs[sl.scenario] * sl.configs.len() as u64;
+    let calls = (slices.iter().map(calls_of).sum(), plans.iter().flatten().map(calls_of).sum());
+    let cells =
+        Cells { scenarios: &scenarios, configs: &configs, replicates: file.replicates, seed: file.seed };
+    let mine: u64 = slices.iter().map(|s| s.configs.len() as u64).sum();
+    let infos: Vec<ConfigInfo> =
+        file.configurations.iter().zip(&configs).map(|(c, p)| config_info(c, p)).collect();
+
+    let parent = output::out_dir(req.out.as_deref(), &format!("{}-shards", file.name));
+    let dir = parent.join(format!("shard-{}-of-{}", shard.index, shard.count));
+    let mut out = OutputDir::create(&dir, Keep::Foreign)?;
+    let runs = dir.join(output::RUNS_CSV);
+    let bar = progress_bar(mine, req.quiet);
+    out.write_with(output::RUNS_CSV, |w| {
+        let mut rows = RunsWriter::new(w, &columns).map_err(|e| runs_error(e, &runs))?;
+        cells.run_slices(slices, req.threads, &columns, &bar, &mut |row| {
+            let cost = bound.cost(&row.values);
+            rows.row(&scenarios[row.scenario].name, &infos[row.config], &row, cost)
+                .map_err(|e| runs_error(e, &runs))
+        })?;
+        rows.finish().map(drop).map_err(|e| runs_error(e, &runs))
+    })?;
+    let names: Vec<String> = scenarios.iter().map(|s| s.name.clone()).collect();
+    let manifest = Manifest {
+        sweep: file.name.clone(),
+        version: env!("CARGO_PKG_VERSION").to_string(),
+        hash: sweep_hash(&inputs),
+        shard: shard.index,
+        shards: shard.count,
+        command: req.command_line.clone(),
+        cells: mine,
+        configurations: configs.len(),
+        replicates: file.replicates,
+        seed: file.seed,
+        objective: objective.weights.iter().map(|(m, w)| (m.name().to_string(), *w)).collect(),
+        constraints: file.constraints.iter().map(|c| c.text.clone()).collect(),
+        pareto: file.pareto.clone(),
+        sweep_file: SweepText { name: path.display().to_string(), text },
+        inputs,
+        ran: Manifest::ran_of(&names, slices),
+        scenarios: names,
+    };
+    out.write(output::SHARD_TOML, manifest.to_toml().map_err(InputError::from)?.as_bytes())?;
+    out.finish(None)?;
+    Ok(ShardReport {
+        shard,
+        source: req.source.clone(),
+        name: file.name,
+        cells: (mine, cells.count()),
+        calls,
+        streams: slices.len(),
+        dir,
+    })
+}

@@ -1,0 +1,182 @@
+//! The metrics of a run, as one enum: each with its column name in summary.csv, its unit,
+//! whether it needs ground truth, and the other names a user may write for it. Scoring, the
+//! summary columns, objectives and constraints all address metrics through [`Metric`].
+
+/// The unit a metric is expressed in.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Unit {
+    /// Milliseconds (`*_ms`).
+    Millis,
+    /// Seconds (`*_s`).
+    Seconds,
+    /// A count, ratio or other plain number.
+    Plain,
+}
+
+macro_rules! metrics {
+    ($( $(#[$doc:meta])* $variant:ident = $name:literal, $unit:ident, truth: $truth:literal, aliases: [$($alias:literal),*]; )*) => {
+        /// One metric of a run, in summary.csv column order (DESIGN's names first, then extras).
+        #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum Metric {
+            $( $(#[$doc])* $variant, )*
+        }
+
+        impl Metric {
+            /// Every metric, in summary.csv column order.
+            pub const ALL: &'static [Metric] = &[$(Metric::$variant),*];
+
+            /// Every metric's column name, in summary.csv column order.
+            pub const NAMES: &'static [&'static str] = &[$($name),*];
+
+            /// The column name in summary.csv, e.g. `detection_delay_mean_s`.
+            pub const fn name(self) -> &'static str {
+                match self { $( Metric::$variant => $name, )* }
+            }
+
+            /// The unit its values are in.
+            pub const fn unit(self) -> Unit {
+                match self { $( Metric::$variant => Unit::$unit, )* }
+            }
+
+            /// True when the metric means nothing without ground truth (incident windows): it is
+            /// then an empty cell.
+            pub const fn needs_ground_truth(self) -> bool {
+                match self { $( Metric::$variant => $truth, )* }
+            }
+
+            /// Other names accepted for it in objectives and constraints (`p99_latency`,
+            /// `detection_delay`).
+            pub const fn aliases(self) -> &'static [&'static str] {
+                match self { $( Metric::$variant => &[$($alias),*], )* }
+            }
+        }
+    };
+}
+
+metrics! {
+    /// CLOSED→OPEN outside every `open`/`either` window (+tolerance).
+    FalseOpens = "false_opens", Plain, truth: true, aliases: [];
+    /// Windows expecting `open`.
+    Incidents = "incidents", Plain, truth: true, aliases: [];
+    /// `open` windows with no open in time.
+    MissedIncidents = "missed_incidents", Plain, truth: true, aliases: [];
+    /// Mean detection delay over detected incidents.
+    DetectionDelayMeanS = "detection_delay_mean_s", Seconds, truth: true, aliases: ["detection_delay_mean", "detection_delay"];
+    /// Nearest-rank p95 of detection delays.
+    DetectionDelayP95S = "detection_delay_p95_s", Seconds, truth: true, aliases: ["detection_delay_p95"];
+    /// Largest detection delay.
+    DetectionDelayMaxS = "detection_delay_max_s", Seconds, truth: true, aliases: ["detection_delay_max"];
+    /// Mean time from a detected incident's end until all instances are closed.
+    RecoveryLagMeanS = "recovery_lag_mean_s", Seconds, truth: true, aliases: ["recovery_lag_mean", "recovery_lag"];
+    /// Re-opens soon after a close, summed over instances.
+    Flaps = "flaps", Plain, truth: false, aliases: [];
+    /// CLOSED→OPEN transitions.
+    OpenEpisodes = "open_episodes", Plain, truth: false, aliases: [];
+    /// HALF_OPEN→OPEN transitions.
+    ProbeFailures = "probe_failures", Plain, truth: false, aliases: [];
+    /// Requests that arrived.
+    Requests = "requests", Plain, truth: false, aliases: [];
+    /// Attempts sent upstream.
+    Attempts = "attempts", Plain, truth: false, aliases: [];
+    /// attempts / requests.
+    Amplification = "amplification", Plain, truth: false, aliases: [];
+    /// Attempts whose verdict was failure.
+    WastedQuota = "wasted_quota", Plain, truth: false, aliases: [];
+    /// Requests that ended because a breaker rejected them.
+    Shed = "shed", Plain, truth: false, aliases: [];
+    /// Shed requests rejected while no incident was active.
+    ShedHealthy = "shed_healthy", Plain, truth: true, aliases: [];
+    /// Requests answered successfully / requests.
+    Availability = "availability", Plain, truth: false, aliases: [];
+    /// Requests ended with a fallback / requests.
+    FallbackRate = "fallback_rate", Plain, truth: false, aliases: [];
+    /// User latency p50.
+    LatencyP50Ms = "latency_p50_ms", Millis, truth: false, aliases: ["latency_p50", "p50_latency"];
+    /// User latency p95.
+    LatencyP95Ms = "latency_p95_ms", Millis, truth: false, aliases: ["latency_p95", "p95_latency"];
+    /// User latency p99.
+    LatencyP99Ms = "latency_p99_ms", Millis, truth: false, aliases: ["latency_p99", "p99_latency"];
+    /// Σ weight · metric under the objective.
+    Cost = "cost", Plain, truth: false, aliases: [];
+    /// Attempts sent as half-open probes.
+    Probes = "probes", Plain, truth: false, aliases: [];
+    /// Attempts sent as retries.
+    Retries = "retries", Plain, truth: false, aliases: [];
+    /// Attempts the client saw time out.
+    Timeouts = "timeouts", Plain, truth: false, aliases: [];
+    /// Breaker rejections.
+    Rejections = "rejections", Plain, truth: false, aliases: [];
+    /// Units of work deferred to a retry queue.
+    Deferred = "deferred", Plain, truth: false, aliases: [];
+    /// Deferred units completed by the end.
+    DeferredCompleted = "deferred_completed", Plain, truth: false, aliases: [];
+    /// Deferred units still pending at the end.
+    DeferredPending = "deferred_pending", Plain, truth: false, aliases: [];
+    /// Mean deferral-to-completion time of completed deferred units.
+    DeferredDelayMeanS = "deferred_delay_mean_s", Seconds, truth: false, aliases: ["deferred_delay_mean", "deferred_delay"];
+    /// Time spent OPEN, summed over instances.
+    TimeOpenS = "time_open_s", Seconds, truth: false, aliases: ["time_open"];
+    /// Retries the client's retry budget refused.
+    RetriesRefused = "retries_refused", Plain, truth: false, aliases: [];
+    /// Requests answered from a cache.
+    FallbackCached = "fallback_cached", Plain, truth: false, aliases: [];
+    /// Requests answered by a local fallback.
+    FallbackLocal = "fallback_local", Plain, truth: false, aliases: [];
+    /// Time the dependency spent above its capacity.
+    OverloadedS = "overloaded_s", Seconds, truth: false, aliases: ["overloaded"];
+    /// Probes sent per incident expecting `open`.
+    ProbesPerIncident = "probes_per_incident", Plain, truth: true, aliases: [];
+    /// Attempts per second upstream in the minute after each `open` incident.
+    RecoveryLoadRps = "recovery_load_rps", Plain, truth: true, aliases: [];
+    /// Tries sent to the next provider after a provider failed the attempt.
+    Failovers = "failovers", Plain, truth: false, aliases: [];
+    /// Σ price × tries over providers.
+    Spend = "spend", Plain, truth: false, aliases: [];
+    /// Mean time from a provider's `open` incident start until requests stop trying it first.
+    FailoverDelayMeanS = "failover_delay_mean_s", Seconds, truth: false, aliases: ["failover_delay_mean", "failover_delay"];
+}
+
+impl Metric {
+    /// The metric whose column name is exactly `name`.
+    pub fn from_name(name: &str) -> Option<Metric> {
+        Metric::ALL.iter().copied().find(|m| m.name() == name)
+    }
+
+    /// The metric named `name` as a user may write it: its column name or one of its aliases.
+    pub fn parse(name: &str) -> Option<Metric> {
+        let name = name.trim();
+        Metric::ALL.iter().copied().find(|m| m.name() == name || m.aliases().contains(&name))
+    }
+}
+
+impl std::fmt::Display for Metric {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_and_aliases_resolve() {
+        for (i, m) in Metric::ALL.iter().enumerate() {
+            assert_eq!(Metric::ALL.iter().position(|x| x.name() == m.name()), Some(i));
+            assert_eq!(Metric::parse(m.name()), Some(*m));
+            for a in m.aliases() {
+                assert_eq!(Metric::parse(a), Some(*m), "{a}");
+            }
+            let unit = match m.name() {
+                n if n.ends_with("_ms") => Unit::Millis,
+                n if n.ends_with("_s") => Unit::Seconds,
+                _ => Unit::Plain,
+            };
+            assert_eq!(m.unit(), unit, "{m}");
+        }
+        assert_eq!(Metric::parse("p99_latency"), Some(Metric::LatencyP99Ms));
+        assert_eq!(Metric::parse("nope"), None);
+        assert_eq!(Metric::from_name("p99_latency"), None);
+        assert_eq!(Metric::NAMES.len(), Metric::ALL.len());
+    }
+}

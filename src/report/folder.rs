@@ -1,0 +1,163 @@
+//! The one reader of an output folder: everything the charts and the review page show, typed.
+//! A fresh run fills [`Contents`] from the files it has just made, in memory; `breakerlab report
+//! DIR` fills it from the folder's files; either way through [`Contents::read`], so the charts
+//! and the page never look at the file system themselves.
+
+use super::charts::ChartError;
+use super::charts::data::{self, LatencyHist, SINGLE_POLICY, Summary, Table};
+use super::charts::timeline::TimelineData;
+use super::page::{INPUTS_FILE, ReportInputs};
+use std::path::Path;
+
+/// The files [`Contents::read`] asks for.
+pub const FILES: [&str; 9] = [
+    INPUTS_FILE,
+    "summary.csv",
+    "pareto.csv",
+    "timeline.csv",
+    "transitions.csv",
+    "incidents.csv",
+    "latency.csv",
+    "recommended.txt",
+    "recommendation.txt",
+];
+
+/// What an output folder holds for its charts and page.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Contents {
+    /// timeline.csv with transitions.csv and incidents.csv.
+    pub timeline: Option<TimelineData>,
+    /// summary.csv.
+    pub summary: Option<Summary>,
+    /// pareto.csv.
+    pub pareto: Option<Summary>,
+    /// latency.csv.
+    pub latency: Option<Vec<LatencyHist>>,
+    /// The recommended configuration's label (recommended.txt).
+    pub recommended: Option<String>,
+    /// The explained recommendation (recommendation.txt).
+    pub explanation: Option<String>,
+    /// What reproduces the run (inputs.toml).
+    pub inputs: Option<ReportInputs>,
+}
+
+impl Contents {
+    /// Parses the files `file` returns by name (`None`: the folder has no such file); `dir`
+    /// names them in errors.
+    pub fn read(
+        dir: &Path,
+        file: impl Fn(&str) -> std::io::Result<Option<Vec<u8>>>,
+    ) -> Result<Contents, ChartError> {
+        let get = |name: &str| file(name).map_err(|source| ChartError::Io { path: dir.join(name), source });
+        let table = |name: &str| -> Result<Option<Table>, ChartError> {
+            get(name)?.map(|bytes| Table::from_reader(&dir.join(name), bytes.as_slice())).transpose()
+        };
+        let text = |name: &str| -> Result<Option<String>, ChartError> {
+            get(name)?
+                .map(|bytes| {
+                    String::from_utf8(bytes).map_err(|e| ChartError::Io {
+                        path: dir.join(name),
+                        source: std::io::Error::new(std::io::ErrorKind::InvalidData, e),
+                    })
+                })
+                .transpose()
+        };
+        let inputs =
+            text(INPUTS_FILE)?.map(|t| ReportInputs::from_toml(&dir.join(INPUTS_FILE), &t)).transpose()?;
+        let summary = table("summary.csv")?.map(|t| data::summary(&t)).transpose()?;
+        let timeline = match table("timeline.csv")? {
+            None => None,
+            Some(t) => {
+                let mut series = data::timeline(&t)?;
+                // A single run's timeline.csv has no policy column: its one series is the
+                // configuration of summary.csv's one row.
+                if let [only] = series.as_mut_slice()
+                    && only.policy == SINGLE_POLICY
+                    && let Some([row]) = summary.as_ref().map(|s| s.rows.as_slice())
+                {
+                    only.policy = row.policy.clone();
+                }
+                let transitions = table("transitions.csv")?.map(|t| data::transitions(&t)).transpose()?;
+                let incidents = table("incidents.csv")?.map(|t| data::incidents(&t)).transpose()?;
+                Some(TimelineData {
+                    series,
+                    transitions: transitions.unwrap_or_default(),
+                    incidents: incidents.unwrap_or_default(),
+                })
+            }
+        };
+        Ok(Contents {
+            timeline,
+            summary,
+            pareto: table("pareto.csv")?.map(|t| data::summary(&t)).transpose()?,
+            latency: table("latency.csv")?.map(|t| data::latency(&t)).transpose()?,
+            recommended: text("recommended.txt")?.and_then(|t| data::first_line(&t)),
+            explanation: text("recommendation.txt")?.map(|t| t.trim_end().to_string()),
+            inputs,
+        })
+    }
+
+    /// Reads the output folder `dir` from disk (tests; commands read through `app::output`).
+    #[cfg(test)]
+    pub fn load(dir: &Path) -> Result<Contents, ChartError> {
+        Contents::read(dir, |name| match std::fs::read(dir.join(name)) {
+            Ok(bytes) => Ok(Some(bytes)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::charts::fixtures;
+
+    #[test]
+    fn a_compare_folder_reads_into_every_part() {
+        let dir = tempfile::tempdir().unwrap();
+        fixtures::compare_dir(dir.path());
+        let c = Contents::load(dir.path()).unwrap();
+        let t = c.timeline.as_ref().unwrap();
+        assert_eq!(t.series.len(), 3);
+        assert!(!t.transitions.is_empty() && !t.incidents.is_empty());
+        assert!(c.summary.as_ref().unwrap().rows.len() >= 2);
+        assert!(c.pareto.is_none() && c.recommended.is_none() && c.explanation.is_none());
+        assert!(c.inputs.is_none());
+        assert!(c.latency.is_some());
+        // The same bytes handed over in memory give the same contents.
+        let files: Vec<(String, Vec<u8>)> = FILES
+            .iter()
+            .filter_map(|n| std::fs::read(dir.path().join(n)).ok().map(|b| (n.to_string(), b)))
+            .collect();
+        let again = Contents::read(dir.path(), |name| {
+            Ok(files.iter().find(|(n, _)| n == name).map(|(_, b)| b.clone()))
+        })
+        .unwrap();
+        assert_eq!(again, c);
+    }
+
+    #[test]
+    fn a_single_run_names_its_series_after_its_summary_row() {
+        let dir = tempfile::tempdir().unwrap();
+        let timeline = "bin_start_us,bin_end_us,offered,admitted,rejected,failures\n0,10,1,1,0,0\n";
+        std::fs::write(dir.path().join("timeline.csv"), timeline).unwrap();
+        let c = Contents::load(dir.path()).unwrap();
+        assert_eq!(c.timeline.unwrap().series[0].policy, SINGLE_POLICY);
+        std::fs::write(dir.path().join("summary.csv"), "scenario,policy\ns,consecutive\n").unwrap();
+        let c = Contents::load(dir.path()).unwrap();
+        assert_eq!(c.timeline.unwrap().series[0].policy, "consecutive");
+    }
+
+    #[test]
+    fn a_truncated_file_is_refused_with_its_line() {
+        let dir = tempfile::tempdir().unwrap();
+        fixtures::compare_dir(dir.path());
+        let text = std::fs::read_to_string(dir.path().join("timeline.csv")).unwrap();
+        let last = text.trim_end().lines().last().unwrap();
+        let cut = &text[..text.trim_end().len() - last.len() / 2];
+        std::fs::write(dir.path().join("timeline.csv"), cut).unwrap();
+        let e = Contents::load(dir.path()).unwrap_err().to_string();
+        assert!(e.contains("timeline.csv") && e.contains("line"), "{e}");
+    }
+}
