@@ -4,7 +4,7 @@
 //! shards. Bad shard sets are refused with exit code 2, naming the folders and cells.
 
 use crate::util::*;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Every variable a scheduler may set: cleared so the test's own environment cannot leak in.
 const SCHEDULER_VARIABLES: [&str; 5] = [
@@ -14,30 +14,6 @@ const SCHEDULER_VARIABLES: [&str; 5] = [
     "JOB_COMPLETION_INDEX",
     "AWS_BATCH_JOB_ARRAY_INDEX",
 ];
-
-/// 2 scenarios × 6 configurations (a 2 × 2 `consecutive` grid for a heatmap, two `windowed`) × 2
-/// replicates = 24 cells.
-fn small_sweep(dir: &Path) -> PathBuf {
-    let text = format!(
-        r#"
-name = "small"
-scenarios = ["{0}/hard-outage.toml", "{0}/blip.toml"]
-replicates = 2
-constraints = ["missed_incidents == 0"]
-
-[[policies]]
-preset = "consecutive"
-failure_threshold = [3, 10]
-open_duration = ["10s", "1m"]
-
-[[policies]]
-preset = "windowed"
-failure_rate = [0.2, 0.5]
-"#,
-        root().join("scenarios").display()
-    );
-    write(dir, "small.toml", &text)
-}
 
 /// `breakerlab ARGS` in `dir` with exactly the scheduler variables `env`.
 fn run(dir: &Path, args: &[&str], env: &[(&str, String)]) -> assert_cmd::assert::Assert {

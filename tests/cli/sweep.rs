@@ -2,30 +2,6 @@
 
 use crate::util::*;
 
-/// A small sweep over two bundled scenarios: 6 configurations × 2 replicates (a 2 × 2 grid of
-/// `consecutive`, for a heatmap, and two `windowed`).
-fn small_sweep(dir: &std::path::Path) -> std::path::PathBuf {
-    let text = format!(
-        r#"
-name = "small"
-scenarios = ["{0}/hard-outage.toml", "{0}/blip.toml"]
-replicates = 2
-constraints = ["missed_incidents == 0"]
-
-[[policies]]
-preset = "consecutive"
-failure_threshold = [3, 10]
-open_duration = ["10s", "1m"]
-
-[[policies]]
-preset = "windowed"
-failure_rate = [0.2, 0.5]
-"#,
-        root().join("scenarios").display()
-    );
-    write(dir, "small.toml", &text)
-}
-
 #[test]
 fn sweep_writes_its_files_and_any_thread_count_gives_the_same_bytes() {
     let dir = tempfile::tempdir().unwrap();

@@ -67,3 +67,27 @@ pub fn files_in(dir: &Path) -> Vec<String> {
     names.sort();
     names
 }
+
+/// 2 scenarios × 6 configurations (a 2 × 2 `consecutive` grid for a heatmap, two `windowed`) × 2
+/// replicates = 24 cells.
+pub fn small_sweep(dir: &Path) -> PathBuf {
+    let text = format!(
+        r#"
+name = "small"
+scenarios = ["{0}/hard-outage.toml", "{0}/blip.toml"]
+replicates = 2
+constraints = ["missed_incidents == 0"]
+
+[[policies]]
+preset = "consecutive"
+failure_threshold = [3, 10]
+open_duration = ["10s", "1m"]
+
+[[policies]]
+preset = "windowed"
+failure_rate = [0.2, 0.5]
+"#,
+        root().join("scenarios").display()
+    );
+    write(dir, "small.toml", &text)
+}
