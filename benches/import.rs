@@ -9,8 +9,11 @@ use std::io::{BufWriter, Write};
 use std::path::Path;
 use std::time::Duration;
 
-/// Rows of the per-call file.
-const CALL_ROWS: u64 = 10_000_000;
+/// Rows of the per-call file under `cargo bench`; `cargo test` runs each benchmark once as a
+/// check, on a file small enough for any disk.
+fn call_rows() -> u64 {
+    if std::env::args().any(|a| a == "--bench") { 10_000_000 } else { 10_000 }
+}
 /// Rows of the per-minute file: one week.
 const WEEK_MINUTES: u64 = 7 * 24 * 60;
 
@@ -23,12 +26,12 @@ fn next(state: &mut u64) -> u64 {
     z ^ (z >> 31)
 }
 
-fn write_calls(path: &Path) {
+fn write_calls(path: &Path, rows: u64) {
     let mut out = BufWriter::with_capacity(1 << 20, std::fs::File::create(path).expect("create calls file"));
     writeln!(out, "timestamp_ms,latency_ms,status").unwrap();
     let mut state = 7;
     let mut t: u64 = 1_700_000_000_000;
-    for _ in 0..CALL_ROWS {
+    for _ in 0..rows {
         let r = next(&mut state);
         t += r % 18; // mean spacing 8.5 ms
         let latency = 5 + (r >> 8) % 400;
@@ -65,16 +68,17 @@ fn write_week(path: &Path) {
 fn import(c: &mut Criterion) {
     let dir = tempfile::tempdir().expect("temporary folder");
     let calls = dir.path().join("calls.csv");
-    write_calls(&calls);
+    let rows = call_rows();
+    write_calls(&calls, rows);
     let opts = TraceOptions::default();
 
     let mut group = c.benchmark_group("import");
     group.sample_size(10).measurement_time(Duration::from_secs(60));
-    group.throughput(Throughput::Elements(CALL_ROWS));
+    group.throughput(Throughput::Elements(rows));
     group.bench_function("calls_10M_rows", |b| {
         b.iter(|| {
             let t = CallTrace::from_path(&calls, &opts).expect("generated file imports");
-            assert_eq!(t.len() as u64, CALL_ROWS);
+            assert_eq!(t.len() as u64, rows);
             t
         })
     });
