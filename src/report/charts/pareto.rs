@@ -72,7 +72,8 @@ impl ParetoData {
                     label: rows[0].policy.clone(),
                     family: rows[0].family.clone(),
                     false_opens: mean("false_opens"),
-                    delay_s: mean("detection_delay_with_misses_mean_s").or_else(|| mean("detection_delay_mean_s")),
+                    delay_s: mean("detection_delay_with_misses_mean_s")
+                        .or_else(|| mean("detection_delay_mean_s")),
                     wasted: mean("wasted_quota"),
                     availability: mean("availability"),
                     on_front,
