@@ -103,7 +103,13 @@ mod tests {
 
     #[test]
     fn command_lines_are_quoted_for_the_shell() {
-        let args = ["target/debug/breakerlab", "replay", "calls.csv", "--slo", "success_rate < 80% or p95 > 8s for 2m"];
+        let args = [
+            "target/debug/breakerlab",
+            "replay",
+            "calls.csv",
+            "--slo",
+            "success_rate < 80% or p95 > 8s for 2m",
+        ];
         assert_eq!(
             command_line(&args),
             "breakerlab replay calls.csv --slo 'success_rate < 80% or p95 > 8s for 2m'"

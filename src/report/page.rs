@@ -539,12 +539,16 @@ fn render_html(c: &View, inputs: &ReportInputs) -> String {
     }
     h.push_str("</ul>\n");
     if let Some(cmd) = &inputs.command_line {
-        let _ = writeln!(h, "<p>Command (paste into a shell, from the same folder):</p><pre><code>{}</code></pre>", esc(cmd));
+        let _ = writeln!(
+            h,
+            "<p>Command (paste into a shell, from the same folder):</p><pre><code>{}</code></pre>",
+            esc(cmd)
+        );
     }
     for f in &inputs.files {
         let _ = write!(h, "<details><summary><code>{}</code> ({} bytes)</summary>", esc(&f.name), f.bytes);
         if let Some(note) = &f.note {
-            let _ = write!(h, "<p class=\"meta\">{}</p>", esc(note));
+            let _ = write!(h, "<pre class=\"meta\">{}</pre>", esc(note));
         }
         match &f.text {
             Some(text) => {
@@ -601,7 +605,8 @@ fn render_md(c: &View, inputs: &ReportInputs) -> String {
         m.push_str("\n</details>\n\n");
     }
     if let Some(p) = &c.pareto {
-        let _ = writeln!(m, "<details><summary>Pareto fronts ({} rows)</summary>\n\n{PARETO_NOTE}\n", p.len());
+        let _ =
+            writeln!(m, "<details><summary>Pareto fronts ({} rows)</summary>\n\n{PARETO_NOTE}\n", p.len());
         md_table(&mut m, &pareto_table(p, c.recommended));
         m.push_str("\n</details>\n\n");
     }
@@ -617,7 +622,8 @@ fn render_md(c: &View, inputs: &ReportInputs) -> String {
     for file in &inputs.files {
         let _ = writeln!(m, "\n`{}` ({} bytes):\n", file.name, file.bytes);
         if let Some(note) = &file.note {
-            let _ = writeln!(m, "{note}\n");
+            let f = fence(note);
+            let _ = writeln!(m, "{f}\n{note}\n{f}\n");
         }
         match &file.text {
             Some(text) => {
@@ -720,8 +726,13 @@ mod tests {
         assert!(md.contains("<summary>Pareto fronts (1 rows)"), "{md}");
         // The long tables come after the charts, folded.
         assert!(md.find("## Charts").unwrap() < md.find("<summary>Summary").unwrap());
-        assert!(md.contains("| front | scenario | policy | cost | metric_1 | value_1 | metric_2 | value_2 |\n\
-             | :--- | :--- | :--- | ---: |"), "{md}");
+        assert!(
+            md.contains(
+                "| front | scenario | policy | cost | metric_1 | value_1 | metric_2 | value_2 |\n\
+             | :--- | :--- | :--- | ---: |"
+            ),
+            "{md}"
+        );
         assert!(md.contains("| detection_delay_mean_s vs false_opens | steady-outage | **window(rate=0.8,win=10s,min=10)** | 4.25 | detection_delay_mean_s | 3.5 |"), "{md}");
         assert!(md.contains("| scenario | configuration | failure_threshold | open_for |"), "{md}");
         assert!(md.contains("**window(rate=0.8,win=10s,min=10)**"), "recommended row is bold");
@@ -732,7 +743,8 @@ mod tests {
             assert!(md.contains(&format!("]({name})]({name})")), "{name} not linked");
         }
         // 28 configurations: the Markdown table keeps the 28 (≤ 30), the HTML too.
-        let summary_rows = md.split("<summary>Pareto fronts").next().unwrap().matches("\n| steady-outage").count();
+        let summary_rows =
+            md.split("<summary>Pareto fronts").next().unwrap().matches("\n| steady-outage").count();
         assert_eq!(summary_rows, 28);
         assert!(md.contains("```toml\nname = \"outage\"\n```"));
     }
@@ -803,7 +815,11 @@ mod tests {
         for page in [&html, &md] {
             assert_eq!(page.matches(&under_text[..40]).count(), 1);
             assert!(!page.contains(&over_text[over_text.len() - 40..]));
-            assert!(page.contains(&format!("not embedded (larger than 256 KiB): {} bytes, SHA-256 {}", limit + 1, large.sha256)));
+            assert!(page.contains(&format!(
+                "not embedded (larger than 256 KiB): {} bytes, SHA-256 {}",
+                limit + 1,
+                large.sha256
+            )));
         }
         assert_eq!(ReportInputs::from_toml(Path::new("inputs.toml"), &toml).unwrap(), inputs);
     }

@@ -40,7 +40,10 @@ fn the_recorded_command_re_runs_as_pasted_with_the_same_bytes() {
     );
     // The pages show it as recorded (HTML-escaped in report.html).
     assert!(read(&out.join("report.md")).contains(&format!("```sh\n{command}\n```")));
-    assert!(read(&out.join("report.html")).contains("--slo &#39;success_rate &lt; 80% or p95 &gt; 8s for 2s&#39;"));
+    assert!(
+        read(&out.join("report.html"))
+            .contains("--slo &#39;success_rate &lt; 80% or p95 &gt; 8s for 2s&#39;")
+    );
     // Pasted into a shell, with `breakerlab` on the PATH, it writes the same bytes again.
     std::fs::remove_dir_all(&out).unwrap();
     let bin = assert_cmd::cargo::cargo_bin("breakerlab");
@@ -54,7 +57,10 @@ fn the_recorded_command_re_runs_as_pasted_with_the_same_bytes() {
         .unwrap();
     assert!(status.success());
     let again = contents(&out);
-    assert_eq!(first.iter().map(|f| &f.0).collect::<Vec<_>>(), again.iter().map(|f| &f.0).collect::<Vec<_>>());
+    assert_eq!(
+        first.iter().map(|f| &f.0).collect::<Vec<_>>(),
+        again.iter().map(|f| &f.0).collect::<Vec<_>>()
+    );
     for ((name, a), (_, b)) in first.iter().zip(&again) {
         assert!(a == b, "{name} differs after re-running the recorded command");
     }

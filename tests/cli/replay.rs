@@ -131,7 +131,7 @@ fn per_call_logs_replay_first_attempts_exactly() {
     // The report page records the import beside the log (small enough to embed: see the size
     // rule's own test).
     let inputs = read(&dir.path().join("none/inputs.toml"));
-    assert!(inputs.contains("note = \"calls.csv: 2000 rows, 2000 used"), "{inputs}");
+    assert!(inputs.contains("note = \"\"\"\ncalls.csv: 2000 rows, 2000 used"), "{inputs}");
     assert!(inputs.contains(&format!("bytes = {}", call_log().len())), "{inputs}");
     // With an SLO rule the outage is the one incident; a consecutive breaker catches it.
     breakerlab(dir.path())
