@@ -8,7 +8,7 @@
 // calls started), then arrivals in trace order; promise handlers run between events. A call
 // starts when the library invokes it (cockatiel's half-open waiters start when the test
 // settles) and returns `latency_ms` later. Writes `calls` (`t_ms,admitted,at_ms`: when the call
-started, or when the library refused it, e.g. a half-open waiter once its test failed) and
+// started, or when the library refused it, e.g. a half-open waiter once its test failed) and
 // `transitions` (`t_ms,from,to`, from the library's own state events). Packages are loaded from
 // $BREAKERLAB_CONFORMANCE_NODE (an npm prefix outside the repository).
 import { createRequire } from 'node:module';
