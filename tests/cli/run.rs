@@ -7,7 +7,8 @@ use breakerlab::policy::PolicySpec;
 use breakerlab::scenario::Scenario;
 use breakerlab::sim::{self, RunOptions, Workload};
 
-const OUTPUTS: [&str; 10] = [
+const OUTPUTS: [&str; 11] = [
+    "explain.csv",
     "incidents.csv",
     "inputs.toml",
     "latency.csv",
