@@ -114,7 +114,7 @@ pub fn compare(req: &CompareRequest) -> Result<CompareOutcome> {
             ),
             command_line: Some(req.command_line.clone()),
             seed,
-            files: loaded.iter().filter_map(|s| s.path.as_deref()).filter_map(InputFile::read).collect(),
+            files: super::input_paths(None, &loaded).iter().filter_map(|p| InputFile::read(p)).collect(),
             ..ReportInputs::default()
         }),
         charts: ChartOptions::default(),

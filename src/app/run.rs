@@ -181,20 +181,19 @@ fn import_columns(scenario: &Scenario) -> Vec<(&'static str, String)> {
     IMPORT_COLUMNS.iter().zip(values).map(|(c, v)| (*c, v.to_string())).collect()
 }
 
-/// What the report page shows to reproduce a run: the command, the seed and the input files.
+/// What the report page shows to reproduce a run: the command, the seed and the input files
+/// (a replayed trace with what was imported of it).
 pub fn report_inputs(scenario: &Scenario, seed: u64, command_line: &str) -> ReportInputs {
-    let files = scenario
-        .path
+    let files = super::input_paths(None, std::slice::from_ref(scenario))
         .iter()
         .filter_map(|p| {
+            let mut file = InputFile::read(p)?;
             if let Some(import) = scenario.import_report()
                 && matches!(&scenario.source, Source::Trace { file, .. } if file == p)
             {
-                // A replayed trace is data, possibly millions of rows: record what was imported.
-                let text = import.to_string().lines().map(|l| format!("# {l}\n")).collect();
-                return Some(InputFile { name: p.display().to_string(), text });
+                file.note = Some(import.to_string());
             }
-            InputFile::read(p)
+            Some(file)
         })
         .collect();
     ReportInputs {
