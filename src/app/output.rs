@@ -48,7 +48,7 @@ pub const SHARD_TOML: &str = crate::sweep::shard::MANIFEST_FILE;
 /// Every fixed file name breakerlab writes into an output folder (charts named per family
 /// aside): a file of one of these names not written by the current command is dropped when
 /// its set replaces the folder; any other file is kept.
-const OUR_FILES: [&str; 19] = [
+const OUR_FILES: [&str; 20] = [
     SUMMARY_CSV,
     RUNS_CSV,
     PARETO_CSV,

@@ -17,11 +17,11 @@ use crate::sweep::objective::Objective;
 use crate::sweep::output::{objective_toml, pareto_csv, pareto_rows, summary_csv, write_runs};
 use crate::sweep::recommend::{Recommendation, best_per_scenario, num, recommend as rank};
 use crate::sweep::review::{self, BaselineReview, Review};
-use crate::time::Dur;
 use crate::sweep::runner::{
     Cells, config_info, default_objective, metric_columns, progress_bar, spec_of, validate_policy,
 };
 use crate::sweep::table::{ResultTable, Summary};
+use crate::time::Dur;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -192,7 +192,16 @@ pub(super) fn finish(
     let page = page.map(|inputs| Page { inputs: Some(inputs), charts: ChartOptions::default() });
     let files = out.finish(page.as_ref())?;
     let best = best_per_scenario(&table, &summary, constraints, 3);
-    Ok(SweepReport { name, replicates, table, summary, best, recommendation, baseline: review.baseline, files })
+    Ok(SweepReport {
+        name,
+        replicates,
+        table,
+        summary,
+        best,
+        recommendation,
+        baseline: review.baseline,
+        files,
+    })
 }
 
 /// A runs.csv writing error: a failed write names `path` (exit code 1), anything else is what
@@ -247,7 +256,14 @@ impl SweepReport {
         if let Some(b) = &self.baseline {
             let _ = writeln!(s, "Baseline (in use today): {}: {}.", b.label, b.verdict);
             for (i, alt) in b.alternatives.iter().enumerate() {
-                let _ = writeln!(s, "  {}. {} (cost {}): changes {}", i + 1, alt.label, num(alt.total_cost), alt.changes.join(", "));
+                let _ = writeln!(
+                    s,
+                    "  {}. {} (cost {}): changes {}",
+                    i + 1,
+                    alt.label,
+                    num(alt.total_cost),
+                    alt.changes.join(", ")
+                );
             }
             s.push('\n');
         }

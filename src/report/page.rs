@@ -505,14 +505,20 @@ fn decision_table(r: &Review) -> TextTable {
 fn differences_table(b: &BaselineReview) -> TextTable {
     let mut headings = vec!["metric".to_string()];
     headings.extend((1..=b.alternatives.len()).map(|i| format!("#{i} − baseline")));
-    let metrics: Vec<&str> =
-        b.alternatives.first().map(|a| a.differences.iter().map(|d| d.metric.as_str()).collect()).unwrap_or_default();
+    let metrics: Vec<&str> = b
+        .alternatives
+        .first()
+        .map(|a| a.differences.iter().map(|d| d.metric.as_str()).collect())
+        .unwrap_or_default();
     let rows = metrics
         .iter()
         .map(|m| {
             let mut row = vec![m.to_string()];
             row.extend(b.alternatives.iter().map(|a| {
-                a.differences.iter().find(|d| d.metric == *m).map_or_else(|| "–".to_string(), Difference::text)
+                a.differences
+                    .iter()
+                    .find(|d| d.metric == *m)
+                    .map_or_else(|| "–".to_string(), Difference::text)
             }));
             row
         })
@@ -543,7 +549,8 @@ fn html_review(h: &mut String, r: &Review, explanation: Option<&str>) {
             h.push_str("</ul>\n");
         }
         if !b.alternatives.is_empty() {
-            let _ = writeln!(h, "<h3>The {} best alternatives</h3>\n<ol class=\"alts\">", b.alternatives.len());
+            let _ =
+                writeln!(h, "<h3>The {} best alternatives</h3>\n<ol class=\"alts\">", b.alternatives.len());
             for a in &b.alternatives {
                 let _ = writeln!(
                     h,
@@ -576,8 +583,12 @@ fn html_review(h: &mut String, r: &Review, explanation: Option<&str>) {
          better); missed incidents, false opens and flaps are summed the same way.</p>\n",
     );
     if let Some(e) = explanation {
-        let _ = writeln!(h, "<details><summary>Why this one: the recommendation explained (recommendation.txt)</summary>\
-             <div class=\"rec\">{}</div></details>", esc(e));
+        let _ = writeln!(
+            h,
+            "<details><summary>Why this one: the recommendation explained (recommendation.txt)</summary>\
+             <div class=\"rec\">{}</div></details>",
+            esc(e)
+        );
     }
 }
 
@@ -622,7 +633,9 @@ fn md_review(m: &mut String, r: &Review, explanation: Option<&str>) {
     md_table(m, &decision_table(r));
     m.push('\n');
     if let Some(e) = explanation {
-        m.push_str("<details><summary>Why this one: the recommendation explained (recommendation.txt)</summary>\n\n");
+        m.push_str(
+            "<details><summary>Why this one: the recommendation explained (recommendation.txt)</summary>\n\n",
+        );
         for line in e.lines() {
             let _ = writeln!(m, "> {line}");
         }
@@ -1077,7 +1090,12 @@ ci95 = 1.25
         std::fs::write(dir.path().join("review.toml"), REVIEW).unwrap();
         let (_, html, md) = page(dir.path());
         for (page, verdict, decision, charts) in [
-            (&html, "<strong>Verdict:</strong> opens on noise: 6 false opens a week</p>", "<h2 id=\"decision\">", "<h2 id=\"charts\">"),
+            (
+                &html,
+                "<strong>Verdict:</strong> opens on noise: 6 false opens a week</p>",
+                "<h2 id=\"decision\">",
+                "<h2 id=\"charts\">",
+            ),
             (&md, "**Verdict:** opens on noise: 6 false opens a week\n", "## Decision\n", "## Charts\n"),
         ] {
             let at = |what: &str| page.find(what).unwrap_or_else(|| panic!("{what} missing:\n{page}"));
@@ -1086,7 +1104,10 @@ ci95 = 1.25
             assert!(at(verdict) < at(decision));
             assert!(at(decision) < at(charts) && at(charts) < at("Summary: every scenario"));
             assert!(page.contains("The 1 best alternatives"));
-            assert!(page.contains("changes:</span> preset consecutive → window; rate = 0.8") || page.contains("changes: preset consecutive → window; rate = 0.8"));
+            assert!(
+                page.contains("changes:</span> preset consecutive → window; rate = 0.8")
+                    || page.contains("changes: preset consecutive → window; rate = 0.8")
+            );
             assert!(page.contains("-5.5 ± 1.25 *"), "the paired difference as compare prints it");
             assert!(page.contains("A bound decided:"));
             assert!(page.contains("min_calls = 10 is the highest value swept (5, 10)"));

@@ -460,7 +460,8 @@ impl SweepText<'_> {
                 .map_err(|m| self.at(values.span(), format!("baseline: `{name}` = {value}: {m}")))?;
             overrides.push((name.clone(), value.clone()));
         }
-        validate(preset.get_ref(), &overrides).map_err(|m| self.at(entry.span(), format!("baseline: {m}")))?;
+        validate(preset.get_ref(), &overrides)
+            .map_err(|m| self.at(entry.span(), format!("baseline: {m}")))?;
         let same = |c: &Configuration| {
             c.preset == *preset.get_ref()
                 && c.overrides.len() == overrides.len()
@@ -805,15 +806,32 @@ constraints = ["missed_incidents == 0"]
         let d = dir();
         let head = "scenarios = [\"scen/a.toml\"]\n[[policies]]\npreset = \"consecutive\"\nfailure_threshold = [3, 5]\ncooldown = \"1m\"\n";
         // The same preset and overrides, in another order: the grid's configuration 1.
-        let s = parse(&d, &format!("baseline = {{ preset = \"consecutive\", cooldown = \"1m\", failure_threshold = 5 }}\n{head}")).unwrap();
+        let s = parse(
+            &d,
+            &format!(
+                "baseline = {{ preset = \"consecutive\", cooldown = \"1m\", failure_threshold = 5 }}\n{head}"
+            ),
+        )
+        .unwrap();
         assert_eq!((s.baseline, s.configurations.len()), (Some(1), 2));
         // Another configuration: added after the grid's, with the next id.
-        let s = parse(&d, &format!("baseline = {{ preset = \"windowed\", window = \"30s\" }}\n{head}")).unwrap();
+        let s =
+            parse(&d, &format!("baseline = {{ preset = \"windowed\", window = \"30s\" }}\n{head}")).unwrap();
         assert_eq!((s.baseline, s.configurations.len()), (Some(2), 3));
-        assert_eq!((s.configurations[2].id, s.configurations[2].label()), (2, "windowed[window=30s]".to_string()));
+        assert_eq!(
+            (s.configurations[2].id, s.configurations[2].label()),
+            (2, "windowed[window=30s]".to_string())
+        );
         // A list-valued parameter, wrapped as in a policy entry.
-        let s = parse(&d, &format!("baseline = {{ preset = \"consecutive\", failure_on = [[\"error\"]] }}\n{head}")).unwrap();
-        assert_eq!(s.configurations[2].overrides[0].1, toml::Value::Array(vec![toml::Value::String("error".into())]));
+        let s = parse(
+            &d,
+            &format!("baseline = {{ preset = \"consecutive\", failure_on = [[\"error\"]] }}\n{head}"),
+        )
+        .unwrap();
+        assert_eq!(
+            s.configurations[2].overrides[0].1,
+            toml::Value::Array(vec![toml::Value::String("error".into())])
+        );
         assert_eq!(parse(&d, head).unwrap().baseline, None);
     }
 
@@ -823,11 +841,26 @@ constraints = ["missed_incidents == 0"]
         for (baseline, expected) in [
             ("baseline = { failure_threshold = 5 }", "sw.toml:1:12: `baseline` needs `preset"),
             ("baseline = { preset = \"consecutve\" }", "sw.toml:1:23: baseline: unknown preset `consecutve`"),
-            ("baseline = { preset = \"consecutive\", failure_threshold = [3, 5] }", "sw.toml:1:58: baseline: `failure_threshold` has 2 values"),
-            ("baseline = { preset = \"consecutive\", failure_threshold = 0 }", "sw.toml:1:58: baseline: `failure_threshold` = 0: expected a positive integer"),
-            ("baseline = { preset = \"consecutive\", failure_treshold = 3 }", "sw.toml:1:57: baseline: `failure_treshold` = 3: unknown parameter"),
-            ("baseline = { preset = \"windowed\", window = \"1s\", bucket = \"10s\" }", "sw.toml:1:12: baseline: window is shorter than its bucket"),
-            ("baseline = \"consecutive\"", "sw.toml:1:12: invalid type: string \"consecutive\", expected a policy table"),
+            (
+                "baseline = { preset = \"consecutive\", failure_threshold = [3, 5] }",
+                "sw.toml:1:58: baseline: `failure_threshold` has 2 values",
+            ),
+            (
+                "baseline = { preset = \"consecutive\", failure_threshold = 0 }",
+                "sw.toml:1:58: baseline: `failure_threshold` = 0: expected a positive integer",
+            ),
+            (
+                "baseline = { preset = \"consecutive\", failure_treshold = 3 }",
+                "sw.toml:1:57: baseline: `failure_treshold` = 3: unknown parameter",
+            ),
+            (
+                "baseline = { preset = \"windowed\", window = \"1s\", bucket = \"10s\" }",
+                "sw.toml:1:12: baseline: window is shorter than its bucket",
+            ),
+            (
+                "baseline = \"consecutive\"",
+                "sw.toml:1:12: invalid type: string \"consecutive\", expected a policy table",
+            ),
         ] {
             let e = err(&format!("{baseline}\n{tail}"));
             assert!(e.contains(expected), "expected {expected:?} in:\n{e}");

@@ -210,7 +210,8 @@ fn value_like(like: &toml::Value, x: f64) -> Option<toml::Value> {
     match like {
         toml::Value::Integer(_) => Some(toml::Value::Integer(x.round() as i64)),
         toml::Value::Float(_) => Some(toml::Value::Float(round_significant(x, 6))),
-        _ => (x >= 1.0).then(|| toml::Value::String(Dur::from_micros(round_significant(x, 3) as u64).to_string())),
+        _ => (x >= 1.0)
+            .then(|| toml::Value::String(Dur::from_micros(round_significant(x, 3) as u64).to_string())),
     }
 }
 
@@ -709,7 +710,9 @@ mod tests {
         let text = r.render();
         assert!(text.contains("the two cost the same on every weighted metric"), "{text}");
         assert!(text.contains("  total cost 2 = sum over 2 scenario(s) of the mean cost over replicates; no constraints were given.\n"), "{text}");
-        assert!(recommend(&t, &Objective::new([(Metric::Flaps, 1.0)]), &[], &any).unwrap_err().contains("flaps"));
+        assert!(
+            recommend(&t, &Objective::new([(Metric::Flaps, 1.0)]), &[], &any).unwrap_err().contains("flaps")
+        );
     }
 
     #[test]
@@ -733,7 +736,11 @@ mod tests {
         };
         let mut configs = grid("consecutive", &[3, 5, 10], &["10s", "34s600ms", "2m"]);
         // Another entry of the same preset with other parameters is another range.
-        configs.push(Configuration { id: 9, preset: "consecutive".into(), overrides: vec![("failure_threshold".into(), I(1))] });
+        configs.push(Configuration {
+            id: 9,
+            preset: "consecutive".into(),
+            overrides: vec![("failure_threshold".into(), I(1))],
+        });
         let positive = |_: &str, o: &[(String, toml::Value)]| -> Result<(), String> {
             match o.iter().find(|(k, _)| k == "failure_threshold").and_then(|(_, v)| v.as_integer()) {
                 Some(n) if n < 1 => Err("failure_threshold must be at least 1".into()),

@@ -163,8 +163,18 @@ const COMPARED: [(&str, &str, Over, bool); 9] = [
     ("cost", "cost (sum over scenarios)", Over::Sum, false),
     ("missed_incidents", "missed incidents (sum)", Over::Sum, false),
     ("false_opens", "false opens (sum)", Over::Sum, false),
-    ("detection_delay_with_misses_mean_s", "detection delay, misses counted (s, mean over scenarios)", Over::Mean, false),
-    ("detection_delay_mean_s", "detection delay of caught incidents (s, mean over scenarios)", Over::Mean, false),
+    (
+        "detection_delay_with_misses_mean_s",
+        "detection delay, misses counted (s, mean over scenarios)",
+        Over::Mean,
+        false,
+    ),
+    (
+        "detection_delay_mean_s",
+        "detection delay of caught incidents (s, mean over scenarios)",
+        Over::Mean,
+        false,
+    ),
     ("flaps", "flaps (sum)", Over::Sum, false),
     ("wasted_quota", "wasted quota (attempts, sum)", Over::Sum, false),
     ("shed_healthy", "requests refused while healthy (sum)", Over::Sum, false),
@@ -314,7 +324,10 @@ fn differences(x: &Inputs, a: usize, b: usize) -> Vec<Difference> {
                 }
                 v
             } else {
-                t.column(column).map_or_else(|| vec![None; replicates as usize], |m| t.replicate_values(s, c, m, replicates))
+                t.column(column).map_or_else(
+                    || vec![None; replicates as usize],
+                    |m| t.replicate_values(s, c, m, replicates),
+                )
             }
         };
         if column != "cost" && t.column(column).is_none() {
@@ -360,14 +373,15 @@ fn changes(x: &Inputs, a: usize, b: usize) -> Vec<String> {
         out.extend(cb.config.overrides.iter().map(|(k, v)| format!("{k} = {}", super::grid::plain(v))));
         return out;
     }
-    let (pa, pb): (Vec<(String, String)>, Vec<(String, String)>) = if !ca.params.is_empty() && !cb.params.is_empty() {
-        (ca.params.clone(), cb.params.clone())
-    } else {
-        let plain = |c: &super::table::ConfigInfo| {
+    let resolved = !ca.params.is_empty() && !cb.params.is_empty();
+    let params = |c: &super::table::ConfigInfo| -> Vec<(String, String)> {
+        if resolved {
+            c.params.clone()
+        } else {
             c.config.overrides.iter().map(|(k, v)| (k.clone(), super::grid::plain(v))).collect()
-        };
-        (plain(ca), plain(cb))
+        }
     };
+    let (pa, pb) = (params(ca), params(cb));
     let mut out = Vec::new();
     for (k, vb) in &pb {
         match pa.iter().find(|(n, _)| n == k) {
@@ -391,7 +405,8 @@ fn count(n: f64, one: &str, many: &str) -> String {
 fn worst(x: &Inputs, values: &[(usize, f64)]) -> String {
     let mut v: Vec<&(usize, f64)> = values.iter().filter(|(_, m)| *m > 0.0).collect();
     v.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-    let mut parts: Vec<String> = v.iter().take(3).map(|(s, m)| format!("{} {}", x.table.scenarios[*s], num(*m))).collect();
+    let mut parts: Vec<String> =
+        v.iter().take(3).map(|(s, m)| format!("{} {}", x.table.scenarios[*s], num(*m))).collect();
     if v.len() > 3 {
         parts.push(format!("{} more", v.len() - 3));
     }
@@ -410,9 +425,10 @@ fn mean_delay(x: &Inputs, config: usize) -> Option<f64> {
 fn baseline_review(x: &Inputs, b: usize) -> Result<BaselineReview, SweepError> {
     let rec = x.recommendation;
     let info = &x.table.configs[b];
-    let cand = rec.ranking.iter().find(|c| c.config.id == info.config.id).ok_or_else(|| {
-        SweepError::Invalid(format!("the baseline `{}` is not in the ranking", info.label))
-    })?;
+    let cand =
+        rec.ranking.iter().find(|c| c.config.id == info.config.id).ok_or_else(|| {
+            SweepError::Invalid(format!("the baseline `{}` is not in the ranking", info.label))
+        })?;
     let chosen = rec.chosen();
     let is_chosen = chosen.is_some_and(|c| c.config.id == cand.config.id);
     // Problems, most serious first; each one sentence.
@@ -460,9 +476,12 @@ fn baseline_review(x: &Inputs, b: usize) -> Result<BaselineReview, SweepError> {
             worst(x, &flaps)
         ));
     }
-    if let (Some(mine), Some(best)) = (mean_delay(x, b), chosen.and_then(|c| {
-        x.table.configs.iter().position(|i| i.config.id == c.config.id).and_then(|c| mean_delay(x, c))
-    })) && !is_chosen
+    if let (Some(mine), Some(best)) = (
+        mean_delay(x, b),
+        chosen.and_then(|c| {
+            x.table.configs.iter().position(|i| i.config.id == c.config.id).and_then(|c| mean_delay(x, c))
+        }),
+    ) && !is_chosen
         && mine > 1.5 * best
         && mine > best + 10.0
     {
@@ -501,7 +520,10 @@ fn baseline_review(x: &Inputs, b: usize) -> Result<BaselineReview, SweepError> {
     let verdict = if fine && is_chosen {
         "fine: it is the recommended configuration".to_string()
     } else if fine {
-        format!("fine: it breaks nothing and costs within {}% of the recommendation", num(100.0 * (FINE_RATIO - 1.0)))
+        format!(
+            "fine: it breaks nothing and costs within {}% of the recommendation",
+            num(100.0 * (FINE_RATIO - 1.0))
+        )
     } else if problems > 0 {
         findings[0].split(" (").next().unwrap_or(&findings[0]).to_string()
     } else if let Some(r) = ratio {
@@ -531,7 +553,13 @@ fn baseline_review(x: &Inputs, b: usize) -> Result<BaselineReview, SweepError> {
             } else {
                 risks
             };
-            Alternative { label: alt.label.clone(), total_cost: alt.total_cost, changes: changes(x, b, a), risks, differences }
+            Alternative {
+                label: alt.label.clone(),
+                total_cost: alt.total_cost,
+                changes: changes(x, b, a),
+                risks,
+                differences,
+            }
         })
         .collect();
     Ok(BaselineReview { label: info.label.clone(), fine, verdict, findings, alternatives })
@@ -546,7 +574,8 @@ mod tests {
     use crate::sweep::recommend::recommend;
     use crate::sweep::table::tests::{cfg, run};
 
-    const METRICS: [&str; 5] = ["false_opens", "missed_incidents", "incidents", "flaps", "detection_delay_mean_s"];
+    const METRICS: [&str; 5] =
+        ["false_opens", "missed_incidents", "incidents", "flaps", "detection_delay_mean_s"];
 
     /// Two scenarios of one hour, two replicates, four configurations; per replicate
     /// (false_opens, missed, incidents, flaps, delay):
@@ -561,12 +590,25 @@ mod tests {
             cfg(2, "consecutive", "failure_threshold", 8),
             cfg(3, "windowed", "x", 1),
         ];
-        let v = |fo: f64, mi: f64, fl: f64, dd: Option<f64>| vec![Some(fo), Some(mi), Some(1.0), Some(fl), dd];
+        let v =
+            |fo: f64, mi: f64, fl: f64, dd: Option<f64>| vec![Some(fo), Some(mi), Some(1.0), Some(fl), dd];
         let data: [[[Vec<Option<f64>>; 2]; 2]; 4] = [
-            [[v(3.0, 0.0, 1.0, Some(5.0)), v(3.0, 0.0, 1.0, Some(5.0))], [v(2.0, 0.0, 0.0, Some(5.0)), v(4.0, 0.0, 0.0, Some(5.0))]],
-            [[v(0.0, 0.0, 0.0, Some(20.0)), v(0.0, 0.0, 0.0, Some(20.0))], [v(0.0, 0.0, 0.0, Some(30.0)), v(0.0, 0.0, 0.0, Some(34.0))]],
-            [[v(0.0, 1.0, 0.0, None), v(0.0, 1.0, 0.0, None)], [v(0.0, 0.0, 0.0, Some(50.0)), v(0.0, 0.0, 0.0, Some(50.0))]],
-            [[v(0.0, 0.0, 0.0, Some(30.0)), v(0.0, 0.0, 0.0, Some(30.0))], [v(0.0, 0.0, 0.0, Some(30.0)), v(0.0, 0.0, 0.0, Some(30.0))]],
+            [
+                [v(3.0, 0.0, 1.0, Some(5.0)), v(3.0, 0.0, 1.0, Some(5.0))],
+                [v(2.0, 0.0, 0.0, Some(5.0)), v(4.0, 0.0, 0.0, Some(5.0))],
+            ],
+            [
+                [v(0.0, 0.0, 0.0, Some(20.0)), v(0.0, 0.0, 0.0, Some(20.0))],
+                [v(0.0, 0.0, 0.0, Some(30.0)), v(0.0, 0.0, 0.0, Some(34.0))],
+            ],
+            [
+                [v(0.0, 1.0, 0.0, None), v(0.0, 1.0, 0.0, None)],
+                [v(0.0, 0.0, 0.0, Some(50.0)), v(0.0, 0.0, 0.0, Some(50.0))],
+            ],
+            [
+                [v(0.0, 0.0, 0.0, Some(30.0)), v(0.0, 0.0, 0.0, Some(30.0))],
+                [v(0.0, 0.0, 0.0, Some(30.0)), v(0.0, 0.0, 0.0, Some(30.0))],
+            ],
         ];
         let mut runs = Vec::new();
         for (c, per_scenario) in data.iter().enumerate() {
@@ -576,13 +618,17 @@ mod tests {
                 }
             }
         }
-        ResultTable::new(vec!["s0".into(), "s1".into()], configs, METRICS.map(String::from).to_vec(), runs).unwrap()
+        ResultTable::new(vec!["s0".into(), "s1".into()], configs, METRICS.map(String::from).to_vec(), runs)
+            .unwrap()
     }
 
     fn review(baseline: Option<usize>) -> Review {
         let t = table();
-        let objective =
-            Objective::new([(Metric::FalseOpens, 10.0), (Metric::MissedIncidents, 100.0), (Metric::DetectionDelayMeanS, 1.0)]);
+        let objective = Objective::new([
+            (Metric::FalseOpens, 10.0),
+            (Metric::MissedIncidents, 100.0),
+            (Metric::DetectionDelayMeanS, 1.0),
+        ]);
         let bound = objective.bind(&t.metrics).unwrap();
         let summary = t.summarize(&bound);
         let constraints = vec![Constraint::parse("missed_incidents == 0", &METRICS).unwrap()];
@@ -602,15 +648,30 @@ mod tests {
     #[test]
     fn the_decision_table_has_the_recommendation_runner_up_best_of_each_family_and_baseline() {
         let r = review(Some(0));
-        let rows: Vec<(&str, Vec<&str>, f64, Option<f64>, bool)> = r
+        type Row<'a> = (&'a str, Vec<&'a str>, f64, Option<f64>, bool);
+        let rows: Vec<Row> = r
             .decision
             .iter()
-            .map(|d| (d.label.as_str(), d.roles.iter().map(String::as_str).collect(), d.total_cost, d.ratio, d.qualifies))
+            .map(|d| {
+                (
+                    d.label.as_str(),
+                    d.roles.iter().map(String::as_str).collect(),
+                    d.total_cost,
+                    d.ratio,
+                    d.qualifies,
+                )
+            })
             .collect();
         assert_eq!(
             rows,
             vec![
-                ("consecutive[failure_threshold=4]", vec!["recommended", "best consecutive"], 52.0, Some(1.0), true),
+                (
+                    "consecutive[failure_threshold=4]",
+                    vec!["recommended", "best consecutive"],
+                    52.0,
+                    Some(1.0),
+                    true
+                ),
                 ("windowed[x=1]", vec!["runner-up", "best windowed"], 60.0, Some(60.0 / 52.0), true),
                 ("consecutive[failure_threshold=2]", vec!["baseline"], 70.0, Some(70.0 / 52.0), true),
             ]
@@ -631,7 +692,12 @@ mod tests {
         // review.toml round-trips.
         let r = review(Some(0));
         assert_eq!(Review::parse(&r.to_toml().unwrap(), "review.toml").unwrap(), r);
-        assert!(Review::parse("decision = 3\n", "review.toml").unwrap_err().to_string().starts_with("review.toml:1:12:"));
+        assert!(
+            Review::parse("decision = 3\n", "review.toml")
+                .unwrap_err()
+                .to_string()
+                .starts_with("review.toml:1:12:")
+        );
     }
 
     #[test]
@@ -655,7 +721,9 @@ mod tests {
         // Paired by replicate: cost −10 and −26 → −18; false opens −5 and −7 → −6; the delay
         // (mean over scenarios) +20 and +22 → +21, the one risk; flaps −1 twice, an interval of
         // zero width that excludes zero.
-        let d = |name: &str| b.alternatives[0].differences.iter().find(|d| d.metric.starts_with(name)).unwrap().clone();
+        let d = |name: &str| {
+            b.alternatives[0].differences.iter().find(|d| d.metric.starts_with(name)).unwrap().clone()
+        };
         assert_eq!((d("cost").mean, d("cost").n), (Some(-18.0), 2));
         assert_eq!(d("false opens").mean, Some(-6.0));
         assert_eq!(d("detection delay").mean, Some(21.0));
