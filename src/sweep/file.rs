@@ -228,6 +228,18 @@ impl<'de> Deserialize<'de> for RawObjective {
     }
 }
 
+/// Parses a TOML file written by breakerlab (a shard's manifest, review.toml) into `T`; errors
+/// name `file` with the line and column.
+pub fn from_toml<T: serde::de::DeserializeOwned>(text: &str, file: &str) -> Result<T, SweepError> {
+    toml::from_str(text).map_err(|e| match e.span() {
+        Some(span) => {
+            let (line, col) = line_col(text, span.start);
+            SweepError::At { file: file.into(), line, col, message: e.message().trim().to_string() }
+        }
+        None => SweepError::File { file: file.into(), message: e.message().trim().to_string() },
+    })
+}
+
 /// 1-based line and column of byte `offset` in `text`.
 pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
     let offset = offset.min(text.len());

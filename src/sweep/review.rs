@@ -251,13 +251,7 @@ impl Review {
 
     /// Reads review.toml; errors name `file` and the line.
     pub fn parse(text: &str, file: &str) -> Result<Review, SweepError> {
-        toml::from_str(text).map_err(|e| match e.span() {
-            Some(span) => {
-                let (line, col) = super::file::line_col(text, span.start);
-                SweepError::At { file: file.into(), line, col, message: e.message().trim().to_string() }
-            }
-            None => SweepError::File { file: file.into(), message: e.message().trim().to_string() },
-        })
+        super::file::from_toml(text, file)
     }
 }
 
