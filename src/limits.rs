@@ -159,7 +159,24 @@ fn run_size(scenario: &Scenario, policies: &[PolicyConfig], policy_spot: &Spot) 
     let in_flight_secs = client.timeout.as_secs_f64().clamp(1.0, secs.max(1.0));
     let in_flight =
         ((rate * in_flight_secs).min(requests * f64::from(attempts)) * IN_FLIGHT_BYTES as f64) as u64;
-    let (engine_spot, engine_what) = if bin_bytes > per_instance && drain > Dur::ZERO {
+    // A breaker that lets one call through at a time may leave every later request waiting.
+    let queued = if policies.iter().any(PolicyConfig::queues_calls) {
+        (requests * IN_FLIGHT_BYTES as f64) as u64
+    } else {
+        0
+    };
+    let (engine_spot, engine_what) = if queued > per_instance.max(bin_bytes) {
+        let label = policies.iter().find(|p| p.queues_calls()).map_or_else(String::new, PolicyConfig::label);
+        (
+            policy_spot.clone(),
+            format!(
+                "the breaker `{label}` lets one call through at a time (`serialize = true`, pybreaker's \
+                 call() lock): up to {requests:.3e} requests may wait in line ({}); set serialize = false \
+                 (calling()) or offer fewer requests",
+                Bytes(queued)
+            ),
+        )
+    } else if bin_bytes > per_instance && drain > Dur::ZERO {
         (
             o.latency.clone(),
             format!(
@@ -192,7 +209,8 @@ fn run_size(scenario: &Scenario, policies: &[PolicyConfig], policy_spot: &Spot) 
         engine: RUN_BASE_BYTES
             .saturating_add(per_instance)
             .saturating_add(bin_bytes)
-            .saturating_add(in_flight),
+            .saturating_add(in_flight)
+            .saturating_add(queued),
         engine_spot,
         engine_what,
         trace,
@@ -443,6 +461,28 @@ mod tests {
         assert!(
             err.starts_with("s.toml:4:1: [traffic] rate: this would simulate about 1.800e4 calls"),
             "{err}"
+        );
+    }
+
+    #[test]
+    fn a_breaker_that_serializes_calls_counts_every_request_as_possibly_waiting() {
+        // A week at 300 requests/s: 181 million requests, each of which may wait on pybreaker's
+        // lock (256 bytes each, 43 GiB); with calling() (serialize = false) nothing waits.
+        let week = scenario(&SMALL.replace("1h", "7d").replace("rate = 5.0", "rate = 300.0"));
+        let spot = Spot::flag("--policy");
+        let err = estimate_run(&week, &[policy("pybreaker", &[])], &spot, 1)
+            .check(&Limits::default())
+            .unwrap_err()
+            .to_string();
+        assert!(err.starts_with("--policy: this needs about"), "{err}");
+        assert!(err.contains("up to 1.814e8 requests may wait in line (43.3 GiB)"), "{err}");
+        let calling = estimate_run(&week, &[policy("pybreaker", &["serialize=false"])], &spot, 1);
+        assert!(calling.check(&Limits::default()).is_ok());
+        // An hour at 5 requests/s waits in line in a few MB.
+        assert!(
+            estimate_run(&scenario(SMALL), &[policy("pybreaker", &[])], &spot, 1)
+                .check(&Limits::default())
+                .is_ok()
         );
     }
 

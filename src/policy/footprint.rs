@@ -20,6 +20,13 @@ pub const BUCKET_BYTES: u64 = 64;
 const GROWTH: f64 = 2.0;
 
 impl PolicyConfig {
+    /// True when the breaker can make calls wait in a line of its own with no bound (pybreaker's
+    /// `call()` holds a lock for the whole call): if calls arrive faster than one call's
+    /// latency lets them through, every later request may end up waiting.
+    pub fn queues_calls(&self) -> bool {
+        matches!(self.family_config(), FamilyConfig::Pybreaker(c) if c.serialize)
+    }
+
     /// Bytes one breaker holds at most when it records `calls_per_sec` results a second.
     pub fn footprint(&self, calls_per_sec: f64) -> u64 {
         let sample = size_of::<Sample>() as u64;

@@ -11,6 +11,7 @@
 //! Paths in `[trace]` are relative to the scenario file.
 
 mod error;
+mod file;
 mod origins;
 mod providers;
 
@@ -27,9 +28,7 @@ use crate::truth::IncidentWindow;
 use crate::upstream::script::{ScriptRow, load_script};
 use crate::upstream::{IncidentSpec, UpstreamSpec};
 use serde::Deserialize;
-use std::ops::Range;
 use std::path::{Path, PathBuf};
-use toml::Spanned;
 
 /// Most requests one run may offer: arrival times (8 bytes each) and first answers (32 bytes
 /// each) are held in memory, so this is about 8 GB, a week at about 330 requests per second.
@@ -54,31 +53,6 @@ impl Default for ScoringSpec {
     fn default() -> ScoringSpec {
         ScoringSpec { tolerance: Dur::from_secs(30), flap_window: Dur::from_secs(300), timeline_bin: None }
     }
-}
-
-/// A scenario as written in the file (before validation).
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ScenarioFile {
-    name: Option<String>,
-    description: Option<String>,
-    duration: Option<Spanned<Dur>>,
-    seed: Option<u64>,
-    script: Option<Spanned<String>>,
-    traffic: Option<Spanned<TrafficSpec>>,
-    client: Option<Spanned<ClientSpec>>,
-    upstream: Option<Spanned<UpstreamSpec>>,
-    #[serde(default)]
-    incidents: Vec<Spanned<IncidentSpec>>,
-    policy: Option<Spanned<toml::Table>>,
-    #[serde(default)]
-    instances: Vec<Spanned<toml::Table>>,
-    #[serde(default)]
-    scoring: ScoringSpec,
-    trace: Option<Spanned<TraceOptions>>,
-    routing: Option<Spanned<RoutingSpec>>,
-    #[serde(default)]
-    providers: Vec<Spanned<providers::ProviderFile>>,
 }
 
 /// Where the dependency's answers come from.
@@ -167,234 +141,7 @@ impl Scenario {
 
     /// Validates the text of a scenario file; `path` names it in errors and anchors relative paths.
     pub fn parse(path: &Path, text: &str) -> Result<Scenario, InputError> {
-        let file: ScenarioFile = toml::from_str(text).map_err(|e| InputError::from_toml(path, text, &e))?;
-        let origins = Origins::read(path, text);
-        let at = |span: Range<usize>, message: String| InputError::at_offset(path, text, span.start, message);
-        let name = match file.name {
-            Some(n) if n.trim().is_empty() => {
-                return Err(origins.name.error("must not be empty (it names the output folder)"));
-            }
-            Some(n) if !is_plain_name(&n) => {
-                return Err(origins.name.error(format!(
-                    "must be a plain folder name (it names the output folder), found {n:?}"
-                )));
-            }
-            Some(n) => n,
-            None => {
-                path.file_stem().map_or_else(|| "scenario".to_string(), |s| s.to_string_lossy().into_owned())
-            }
-        };
-        let client = match file.client {
-            Some(c) => {
-                let span = c.span();
-                let c = c.into_inner();
-                c.validate().map_err(|m| at(span, format!("[client]: {m}")))?;
-                c
-            }
-            None => ClientSpec::default(),
-        };
-        let first_incident = file.incidents.first().map(|i| i.span());
-        let mut incidents = Vec::with_capacity(file.incidents.len());
-        for (i, inc) in file.incidents.into_iter().enumerate() {
-            let span = inc.span();
-            let inc = inc.into_inner();
-            inc.validate().map_err(|m| at(span, format!("[[incidents]] #{}: {m}", i + 1)))?;
-            incidents.push(inc);
-        }
-        let mut inputs = Vec::new();
-        let (source, duration) = if let Some(script) = file.script {
-            for (present, key) in [
-                (file.traffic.is_some(), "traffic"),
-                (file.upstream.is_some(), "upstream"),
-                (file.trace.is_some(), "trace"),
-                (!file.providers.is_empty(), "[providers]"),
-                (file.routing.is_some(), "routing"),
-            ] {
-                if present {
-                    return Err(at(
-                        script.span(),
-                        format!("a scripted scenario takes its calls from `script`; remove [{key}]"),
-                    ));
-                }
-            }
-            let script_path = relative_to(path, script.get_ref());
-            let rows = load_script(&script_path).map_err(|e| at(script.span(), e.to_string()))?;
-            inputs.push(script_path);
-            let duration = file.duration.map_or_else(|| script_span(&rows), |d| d.into_inner());
-            (Source::Script { rows: std::sync::Arc::new(rows), incidents }, duration)
-        } else if let Some(table) = file.trace {
-            let span = table.span();
-            if file.upstream.is_some() || !incidents.is_empty() {
-                return Err(at(
-                    span.clone(),
-                    "a trace scenario takes the dependency's behaviour and ground truth from [trace]; \
-                     remove [upstream] and [[incidents]] (give labels, label_column or slo instead)"
-                        .into(),
-                ));
-            }
-            if !file.providers.is_empty() || file.routing.is_some() {
-                return Err(at(
-                    span.clone(),
-                    "a trace scenario replays one logged dependency; remove [[providers]] and [routing]"
-                        .into(),
-                ));
-            }
-            let mut opts = table.into_inner();
-            // Series files are relative to this file too; the first names the trace.
-            opts.series = opts
-                .series
-                .iter()
-                .map(|spec| crate::trace::series::SeriesSpec::rewrite_file(spec, |f| relative_to(path, f)))
-                .collect::<Result<_, _>>()
-                .map_err(|e| at(span.clone(), format!("[trace]: {e}")))?;
-            let first_series =
-                opts.series.first().and_then(|s| crate::trace::series::SeriesSpec::parse(s).ok());
-            let trace_path = match (opts.file.take(), first_series) {
-                (Some(rel), _) => relative_to(path, &rel.to_string_lossy()),
-                (None, Some(spec)) => spec.file,
-                (None, None) => {
-                    return Err(at(
-                        span.clone(),
-                        "[trace] needs `file = \"PATH.csv\"` or `series = [...]` (relative to this file)"
-                            .into(),
-                    ));
-                }
-            };
-            opts.labels = opts.labels.map(|l| relative_to(path, &l.to_string_lossy()));
-            inputs.push(trace_path.clone());
-            inputs.extend(opts.labels.clone());
-            let traffic = match file.traffic {
-                Some(t) => {
-                    let span = t.span();
-                    let t = t.into_inner();
-                    t.validate().map_err(|m| at(span, format!("[traffic]: {m}")))?;
-                    Some(t)
-                }
-                None => None,
-            };
-            let (source, horizon) =
-                trace_source(&trace_path, &opts, traffic).map_err(|m| at(span, format!("[trace]: {m}")))?;
-            let duration = match file.duration {
-                Some(d) if d.get_ref().is_zero() => {
-                    return Err(at(d.span(), "`duration` must be longer than 0s".into()));
-                }
-                Some(d) => d.into_inner(),
-                None => horizon,
-            };
-            (source, duration)
-        } else {
-            let Some(duration) = file.duration else {
-                return Err(InputError::file(path, "missing `duration` (for example duration = \"2h\")"));
-            };
-            let duration_span = duration.span();
-            let duration = duration.into_inner();
-            if duration.is_zero() {
-                return Err(at(duration_span, "`duration` must be longer than 0s".into()));
-            }
-            let traffic = match file.traffic {
-                Some(t) => {
-                    let span = t.span();
-                    let t = t.into_inner();
-                    t.validate().map_err(|m| at(span, format!("[traffic]: {m}")))?;
-                    t
-                }
-                None => {
-                    return Err(InputError::file(
-                        path,
-                        "missing [traffic] (for example kind = \"poisson\", rate = 5.0)",
-                    ));
-                }
-            };
-            if !file.providers.is_empty() {
-                if let Some(u) = &file.upstream {
-                    return Err(at(
-                        u.span(),
-                        "with [[providers]], each provider has its own [providers.upstream]; \
-                         remove the top-level [upstream]"
-                            .into(),
-                    ));
-                }
-                if let Some(span) = first_incident {
-                    return Err(at(
-                        span,
-                        "with [[providers]], incidents belong to a provider ([[providers.incidents]]); \
-                         remove the top-level [[incidents]]"
-                            .into(),
-                    ));
-                }
-                let routing = file.routing.map(Spanned::into_inner).unwrap_or_default();
-                let providers = providers::validate(path, text, file.providers)?;
-                (Source::Providers { traffic, routing, providers }, duration)
-            } else {
-                if let Some(r) = &file.routing {
-                    return Err(at(
-                        r.span(),
-                        "[routing] needs [[providers]] to route between (see the README)".into(),
-                    ));
-                }
-                let upstream = match file.upstream {
-                    Some(u) => {
-                        let span = u.span();
-                        let u = u.into_inner();
-                        u.validate().map_err(|m| at(span, format!("[upstream]: {m}")))?;
-                        u
-                    }
-                    None => UpstreamSpec::default(),
-                };
-                (Source::Model { traffic, upstream, incidents }, duration)
-            }
-        };
-        let policy_at = |table: Spanned<toml::Table>, section: &str| -> Result<PolicySpec, InputError> {
-            let span = table.span();
-            let spec = policy_from_table(table.into_inner()).map_err(|m| at(span.clone(), m))?;
-            spec.resolve().map_err(|e| {
-                let message = e.to_string();
-                let offset = key_offset(text, span.clone(), &spec, &message).unwrap_or(span.start);
-                InputError::at_offset(path, text, offset, format!("{section}: {message}"))
-            })?;
-            Ok(spec)
-        };
-        let policy = file.policy.map(|table| policy_at(table, "[policy]")).transpose()?;
-        let mut client = client;
-        let mut instance_policies = Vec::with_capacity(file.instances.len());
-        for (i, table) in file.instances.into_iter().enumerate() {
-            let span = table.span();
-            if client.shared_breaker {
-                return Err(at(
-                    span,
-                    "[[instances]] give each client instance its own policy; remove `shared_breaker = true`"
-                        .into(),
-                ));
-            }
-            instance_policies.push(policy_at(table, &format!("[[instances]] #{}", i + 1))?);
-        }
-        if !instance_policies.is_empty() {
-            let n = instance_policies.len() as u32;
-            if client.instances == 1 {
-                client.instances = n;
-            } else if client.instances != n {
-                return Err(origins.instances.error(format!(
-                    "{} instances but [[instances]] lists {n} policies: give one per instance",
-                    client.instances
-                )));
-            }
-        }
-        let scenario = Scenario {
-            name,
-            description: file.description.unwrap_or_default(),
-            path: Some(path.to_path_buf()),
-            duration,
-            seed: file.seed.unwrap_or(DEFAULT_SEED),
-            client,
-            source,
-            policy,
-            instance_policies,
-            scoring: file.scoring,
-            origins,
-            inputs,
-        };
-        scenario.check()?;
-        Ok(scenario)
+        file::parse(path, text)
     }
 
     /// A scenario made of a scripted CSV alone (`breakerlab run --script FILE`): the client
@@ -578,7 +325,7 @@ fn never_happens(inc: &IncidentSpec, duration: Dur) -> String {
 /// Imports the trace at `path` and its ground truth (label paths already resolved) into a
 /// [`Source::Trace`], checking that arrivals have a source; returns it with the trace's span
 /// rounded up to a whole second.
-fn trace_source(
+pub(super) fn trace_source(
     path: &Path,
     opts: &TraceOptions,
     traffic: Option<TrafficSpec>,
@@ -607,40 +354,9 @@ fn trace_source(
 }
 
 /// A script's span: past the end of its last call, rounded up to a whole second.
-fn script_span(rows: &[ScriptRow]) -> Dur {
+pub(super) fn script_span(rows: &[ScriptRow]) -> Dur {
     let end = rows.iter().map(|r| (r.t + r.latency).0 + 1).max().unwrap_or(1);
     Dur(end.div_ceil(crate::time::MICROS_PER_SEC) * crate::time::MICROS_PER_SEC)
-}
-
-/// Splits a `[policy]` table into its preset and the overrides.
-fn policy_from_table(mut table: toml::Table) -> Result<PolicySpec, String> {
-    let preset = match table.remove("preset") {
-        Some(toml::Value::String(s)) => s,
-        Some(other) => return Err(format!("`preset` must be a string naming a preset, found {other}")),
-        None => return Err("[policy] needs `preset = \"NAME\"` (see `breakerlab presets`)".into()),
-    };
-    let mut spec = PolicySpec::new(&preset);
-    spec.overrides = table;
-    Ok(spec)
-}
-
-/// The offset of the first override key that an error message names in backquotes, searched
-/// from the `[policy]` header to the next table header.
-fn key_offset(text: &str, span: Range<usize>, spec: &PolicySpec, message: &str) -> Option<usize> {
-    let key = spec.overrides.keys().find(|k| message.contains(&format!("`{k}`")))?;
-    let section = text.get(span.start..)?;
-    let mut offset = span.start;
-    for (n, line) in section.split_inclusive('\n').enumerate() {
-        let trimmed = line.trim_start();
-        if n > 0 && trimmed.starts_with('[') {
-            break;
-        }
-        if trimmed.starts_with(key.as_str()) && trimmed[key.len()..].trim_start().starts_with('=') {
-            return Some(offset + (line.len() - trimmed.len()));
-        }
-        offset += line.len();
-    }
-    None
 }
 
 /// A name that can name a folder inside `output/`: not empty, not `.` or `..`, no path
