@@ -53,6 +53,11 @@ fn sizes_that_once_aborted_are_refused_at_their_field() {
         let set = format!("{param}=4000000000");
         case(&["run", "base.toml", "--policy", preset, "--set", &set], 2, &[&format!("--set {set}:")]);
     }
+    case(
+        &["run", "pybreaker-week.toml", "--policy", "pybreaker"],
+        2,
+        &["--policy: this needs about", "up to 1.814e8 requests may wait in line"],
+    );
 }
 
 #[test]
