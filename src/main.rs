@@ -333,29 +333,25 @@ fn serde_value<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, String> 
         .map_err(|e: toml::de::Error| e.message().trim().to_string())
 }
 
-/// The command line as typed (program name and arguments), for report pages.
+/// The command line as typed, shell-quoted so it re-runs as pasted (for report pages).
 fn command_line() -> String {
-    let mut args: Vec<String> = std::env::args().collect();
-    if let Some(first) = args.first_mut() {
-        *first = "breakerlab".to_string();
-    }
-    args.join(" ")
+    let args: Vec<String> = std::env::args_os().map(|a| a.to_string_lossy().into_owned()).collect();
+    breakerlab::app::command_line(&args)
 }
 
 /// The command line as typed without `--shard`/`--shards`: the command that runs the whole
 /// sweep at once, which a shard records for the merged review page.
 fn whole_sweep_command_line() -> String {
-    let line = command_line();
-    let mut words = line.split(' ');
+    let mut args = std::env::args_os().map(|a| a.to_string_lossy().into_owned());
     let mut kept = Vec::new();
-    while let Some(w) = words.next() {
+    while let Some(w) = args.next() {
         if w == "--shard" || w == "--shards" {
-            words.next();
+            args.next();
         } else if !(w.starts_with("--shard=") || w.starts_with("--shards=")) {
             kept.push(w);
         }
     }
-    kept.join(" ")
+    breakerlab::app::command_line(&kept)
 }
 
 fn main() -> ExitCode {

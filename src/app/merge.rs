@@ -71,7 +71,7 @@ pub fn merge(req: &MergeRequest) -> Result<SweepReport> {
         title: format!("sweep: {}", m.sweep),
         command_line: Some(m.command.clone()),
         seed: m.seed,
-        files: vec![InputFile { name: m.sweep_file.name.clone(), text: m.sweep_file.text.clone() }],
+        files: vec![InputFile::of_text(m.sweep_file.name.clone(), &m.sweep_file.text)],
         ..Default::default()
     });
     let ranking = Ranking { objective: merged.objective, constraints: merged.constraints, fronts: m.pareto };

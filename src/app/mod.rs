@@ -57,8 +57,67 @@ pub fn list(files: &[PathBuf]) -> String {
     files.iter().filter_map(|f| f.file_name()).map(|n| n.to_string_lossy()).collect::<Vec<_>>().join(", ")
 }
 
+/// The command line that reproduces a run when pasted into a POSIX shell: the program name
+/// `breakerlab`, then each argument of `args` (the program's own name first, dropped) quoted
+/// by [`shell_word`].
+pub fn command_line<S: AsRef<str>>(args: &[S]) -> String {
+    let mut words = vec!["breakerlab".to_string()];
+    words.extend(args.iter().skip(1).map(|a| shell_word(a.as_ref()).into_owned()));
+    words.join(" ")
+}
+
+/// One word for a POSIX shell: as is when it holds only characters no shell treats specially
+/// (letters, digits and `_ @ % + = : , . / -`), else in single quotes, each `'` written `'\''`.
+pub fn shell_word(word: &str) -> std::borrow::Cow<'_, str> {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "_@%+=:,./-".contains(c);
+    if !word.is_empty() && word.chars().all(plain) {
+        std::borrow::Cow::Borrowed(word)
+    } else {
+        std::borrow::Cow::Owned(format!("'{}'", word.replace('\'', "'\\''")))
+    }
+}
+
+/// Every input file of a run, in order and once each: `first` (a sweep file, when given),
+/// then each scenario's file and the files it reads (script, trace, labels).
+fn input_paths(first: Option<&std::path::Path>, scenarios: &[Scenario]) -> Vec<PathBuf> {
+    let mut paths: Vec<PathBuf> = first.map(std::path::Path::to_path_buf).into_iter().collect();
+    for s in scenarios {
+        for p in s.path.iter().chain(&s.inputs) {
+            if !paths.contains(p) {
+                paths.push(p.clone());
+            }
+        }
+    }
+    paths
+}
+
 /// The bundled scenarios folder, for tests.
 #[cfg(test)]
 fn bundled(name: &str) -> PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios").join(name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn command_lines_are_quoted_for_the_shell() {
+        let args = [
+            "target/debug/breakerlab",
+            "replay",
+            "calls.csv",
+            "--slo",
+            "success_rate < 80% or p95 > 8s for 2m",
+        ];
+        assert_eq!(
+            command_line(&args),
+            "breakerlab replay calls.csv --slo 'success_rate < 80% or p95 > 8s for 2m'"
+        );
+        assert_eq!(shell_word("consecutive[failure_threshold=3]"), "'consecutive[failure_threshold=3]'");
+        assert_eq!(shell_word("it's"), "'it'\\''s'");
+        assert_eq!(shell_word(""), "''");
+        assert_eq!(shell_word("--out=output/a-b_c"), "--out=output/a-b_c");
+        assert_eq!(shell_word("$HOME"), "'$HOME'");
+    }
 }

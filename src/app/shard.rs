@@ -90,12 +90,7 @@ fn hash_file(path: &Path) -> Result<InputHash> {
 
 /// Every input a sweep read: the sweep file, then each scenario file and the files it names.
 fn input_hashes(sweep: &Path, scenarios: &[Scenario]) -> Result<Vec<InputHash>> {
-    let mut paths = vec![sweep.to_path_buf()];
-    for s in scenarios {
-        paths.extend(s.path.iter().cloned());
-        paths.extend(s.inputs.iter().cloned());
-    }
-    paths.iter().map(|p| hash_file(p)).collect()
+    super::input_paths(Some(sweep), scenarios).iter().map(|p| hash_file(p)).collect()
 }
 
 /// `breakerlab sweep FILE --shard K/N`: loads and checks the whole sweep (so a bad file fails

@@ -230,7 +230,7 @@ impl SweepReport {
     }
 }
 
-/// `1·false_opens + 0.01667·detection_delay_mean_s + …`
+/// `1·false_opens + 0.01667·detection_delay_with_misses_mean_s + …`
 fn objective_text(o: &Objective) -> String {
     let terms: Vec<String> = o.weights.iter().map(|(m, w)| format!("{}·{m}", num(*w))).collect();
     if terms.is_empty() { "0 (no weights)".into() } else { terms.join(" + ") }

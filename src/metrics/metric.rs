@@ -98,6 +98,9 @@ metrics! {
     LatencyP99Ms = "latency_p99_ms", Millis, truth: false, aliases: ["latency_p99", "p99_latency"];
     /// Σ weight · metric under the objective.
     Cost = "cost", Plain, truth: false, aliases: [];
+    /// Mean detection delay over every `open` incident, a missed one counting as its whole
+    /// duration plus the tolerance (so a miss never looks faster than a late detection).
+    DetectionDelayWithMissesMeanS = "detection_delay_with_misses_mean_s", Seconds, truth: true, aliases: ["detection_delay_with_misses_mean", "detection_delay_with_misses"];
     /// Attempts sent as half-open probes.
     Probes = "probes", Plain, truth: false, aliases: [];
     /// Attempts sent as retries.

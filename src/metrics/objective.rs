@@ -5,19 +5,19 @@ use super::metric::Metric;
 
 /// Weights over metrics, in the order written: `cost = Σ weight · metric`, summed in that order
 /// (so the float result is reproducible), where a metric with no value in a run (no incidents,
-/// so no detection delay) contributes nothing: a missed incident is priced by
-/// `missed_incidents` instead.
+/// so no detection delay) contributes nothing.
 ///
 /// [`Objective::standard`] prices everything in "false opens" for a run at a few requests per
 /// second:
 /// - `false_opens` 1: the unit. A false open sheds healthy traffic for one open period and pages
 ///   someone for nothing.
-/// - `detection_delay_mean_s` 1/60: a minute of late detection costs about one false open (a
-///   minute of failing calls at a few rps is a couple of hundred failed user requests, roughly
-///   what a 30 to 60 s false open sheds).
-/// - `missed_incidents` 10: missing a real incident is ten false opens; it leaves callers
-///   exposed for the whole incident (typically 10 min or more, i.e. more than the 10 min of delay
-///   the detection-delay weight would charge).
+/// - `detection_delay_with_misses_mean_s` 1/60: a minute of late detection costs about one false
+///   open (a minute of failing calls at a few rps is a couple of hundred failed user requests,
+///   roughly what a 30 to 60 s false open sheds). A missed incident counts in this mean as its
+///   whole duration plus the tolerance, so a configuration cannot look fast by missing the
+///   hard incidents (the plain `detection_delay_mean_s` averages only the caught ones).
+/// - `missed_incidents` 10: missing a real incident is ten false opens on top of its exposure
+///   time: someone has to notice it by other means.
 /// - `recovery_lag_mean_s` 1/120: half the detection rate; lingering open after the dependency
 ///   recovered sheds traffic, which `shed_healthy` also prices.
 /// - `flaps` 0.5: a quick re-trip is churn on top of an episode already counted.
@@ -44,7 +44,7 @@ impl Objective {
     /// The documented default weights (see the type's documentation), in metric-name order.
     pub fn standard() -> Objective {
         Objective::new([
-            (Metric::DetectionDelayMeanS, 1.0 / 60.0),
+            (Metric::DetectionDelayWithMissesMeanS, 1.0 / 60.0),
             (Metric::FalseOpens, 1.0),
             (Metric::Flaps, 0.5),
             (Metric::MissedIncidents, 10.0),

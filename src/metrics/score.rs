@@ -9,6 +9,9 @@
 //!   (its last transition before `start` entered OPEN); otherwise the first entry into OPEN by
 //!   any instance (from CLOSED or HALF_OPEN) at a covered time, minus `start`. None such: the
 //!   incident is missed. p95 is the nearest rank `ceil(0.95·n)` of the sorted delays.
+//! - `detection_delay_with_misses_mean_s`: the mean over every `open` incident of its delay, a
+//!   missed incident counting as `end − start + tolerance` (longer than any delay that still
+//!   counts as a detection), so missing an incident never reads as faster than catching it late.
 //! - `recovery_lag_mean_s`: over detected `open` incidents, the time from `end` until every
 //!   instance is CLOSED at once: 0 if all are CLOSED at `end` (after the transitions at `end`);
 //!   else the first later instant at which all are CLOSED; if that never happens, the lag runs to
@@ -82,6 +85,9 @@ pub struct Metrics {
     pub missed_incidents: u64,
     /// Mean detection delay over detected incidents, seconds.
     pub detection_delay_mean_s: Option<f64>,
+    /// Mean detection delay over every `open` incident, a miss counting as its duration plus the
+    /// tolerance, seconds.
+    pub detection_delay_with_misses_mean_s: Option<f64>,
     /// Nearest-rank p95 of detection delays, seconds.
     pub detection_delay_p95_s: Option<f64>,
     /// Largest detection delay, seconds.
@@ -218,6 +224,7 @@ impl Metrics {
             Metric::Incidents => count(self.incidents),
             Metric::MissedIncidents => count(self.missed_incidents),
             Metric::DetectionDelayMeanS => self.detection_delay_mean_s,
+            Metric::DetectionDelayWithMissesMeanS => self.detection_delay_with_misses_mean_s,
             Metric::DetectionDelayP95S => self.detection_delay_p95_s,
             Metric::DetectionDelayMaxS => self.detection_delay_max_s,
             Metric::RecoveryLagMeanS => self.recovery_lag_mean_s,
@@ -302,7 +309,7 @@ impl Changes {
 pub fn score(record: &RunRecord, opts: &ScoringOptions) -> Metrics {
     let scan = scan_transitions(record, opts);
     let detection = detect_incidents(record, opts, &scan);
-    let Detection { incidents, missed, delays, lags } = detection;
+    let Detection { incidents, missed, delays, with_misses, lags } = detection;
     let TransitionScan { false_opens, flaps, open_episodes, probe_failures, .. } = scan;
 
     let c = &record.counters;
@@ -314,6 +321,7 @@ pub fn score(record: &RunRecord, opts: &ScoringOptions) -> Metrics {
         incidents,
         missed_incidents: missed,
         detection_delay_mean_s: mean_secs(&delays),
+        detection_delay_with_misses_mean_s: mean_secs(&with_misses),
         detection_delay_p95_s: nearest_rank(&delays, 95).map(Dur::as_secs_f64),
         detection_delay_max_s: delays.last().map(|d| d.as_secs_f64()),
         recovery_lag_mean_s: mean_secs(&lags),
@@ -455,8 +463,10 @@ fn scan_transitions(record: &RunRecord, opts: &ScoringOptions) -> TransitionScan
 struct Detection {
     incidents: u64,
     missed: u64,
-    /// Sorted.
+    /// Delays of the detected incidents, sorted.
     delays: Vec<Dur>,
+    /// Every incident's delay, a miss counting as its duration plus the tolerance.
+    with_misses: Vec<Dur>,
     lags: Vec<Dur>,
 }
 
@@ -466,6 +476,7 @@ fn detect_incidents(record: &RunRecord, opts: &ScoringOptions, scan: &Transition
     let TransitionScan { open_entries, any_open, all_closed, .. } = scan;
     let mut delays: Vec<Dur> = Vec::new();
     let mut lags: Vec<Dur> = Vec::new();
+    let mut with_misses: Vec<Dur> = Vec::new();
     let (mut incidents, mut missed) = (0u64, 0u64);
     for w in record.truth.iter().filter(|w| w.expect == Expect::Open) {
         incidents += 1;
@@ -477,9 +488,11 @@ fn detect_incidents(record: &RunRecord, opts: &ScoringOptions, scan: &Transition
         };
         let Some(delay) = delay else {
             missed += 1;
+            with_misses.push((w.end - w.start) + opts.tolerance);
             continue;
         };
         delays.push(delay);
+        with_misses.push(delay);
         let (closed_at_end, next) = all_closed.at(w.end);
         let lag = if closed_at_end {
             Dur::ZERO
@@ -492,7 +505,7 @@ fn detect_incidents(record: &RunRecord, opts: &ScoringOptions, scan: &Transition
         lags.push(lag);
     }
     delays.sort();
-    Detection { incidents, missed, delays, lags }
+    Detection { incidents, missed, delays, with_misses, lags }
 }
 
 /// Each provider's `open` incidents' failover delays, providers in file order: from the start
@@ -550,7 +563,16 @@ mod tests {
             truth,
         });
         for &(i, at, from, to) in trs {
-            r.transition(i, &Transition { at: SimTime(at), from, to, reason: "test" });
+            r.transition(
+                i,
+                &Transition {
+                    at: SimTime(at),
+                    from,
+                    to,
+                    reason: "test",
+                    evidence: crate::policy::Evidence::EMPTY,
+                },
+            );
         }
         r.finish(SimTime(end_s * SEC))
     }
@@ -589,6 +611,35 @@ mod tests {
         // Cost with defaults: 1·1 false open + 10/60 delay + 5/120 lag + 0.5·1 flap
         // = 1 + 0.1666… + 0.041666… + 0.5 = 1.708333…
         assert!((m.cost - (1.0 + 10.0 / 60.0 + 5.0 / 120.0 + 0.5)).abs() < 1e-12, "{}", m.cost);
+    }
+
+    #[test]
+    fn a_miss_counts_as_its_duration_plus_the_tolerance() {
+        // Outage A [100, 200) is caught 10 s in; outage B [400, 460) is never caught.
+        // Plain mean: 10 s (over the one caught). With misses: (10 + (60 + 30)) / 2 = 50 s.
+        // With a 5 s tolerance the miss counts 65 s: (10 + 65) / 2 = 37.5 s.
+        let rec = run(
+            1,
+            vec![w(100, 200, Expect::Open), w(400, 460, Expect::Open)],
+            &[(0, 110 * SEC, Closed, Open), (0, 150 * SEC, Open, HalfOpen), (0, 151 * SEC, HalfOpen, Closed)],
+            600,
+        );
+        let m = score(&rec, &opts());
+        assert_eq!((m.incidents, m.missed_incidents), (2, 1));
+        assert_eq!(m.detection_delay_mean_s, Some(10.0));
+        assert_eq!(m.detection_delay_with_misses_mean_s, Some(50.0));
+        assert_eq!(m.column("detection_delay_with_misses_mean_s"), Some(50.0));
+        let short = ScoringOptions { tolerance: Dur::from_secs(5), ..opts() };
+        assert_eq!(score(&rec, &short).detection_delay_with_misses_mean_s, Some(37.5));
+        // A miss always weighs more than the latest detection that still counts (229.999999 s).
+        let late = run(1, vec![w(100, 200, Expect::Open)], &[(0, 230 * SEC - 1, Closed, Open)], 400);
+        let missed = run(1, vec![w(100, 200, Expect::Open)], &[], 400);
+        let (late, missed) = (score(&late, &opts()), score(&missed, &opts()));
+        assert!(late.detection_delay_with_misses_mean_s < missed.detection_delay_with_misses_mean_s);
+        assert!(late.cost < missed.cost);
+        // Without ground truth the column is empty.
+        let blind = ScoringOptions { ground_truth: false, ..opts() };
+        assert_eq!(score(&rec, &blind).get(Metric::DetectionDelayWithMissesMeanS), None);
     }
 
     #[test]
@@ -647,12 +698,16 @@ mod tests {
         let m = score(&rec, &opts());
         assert_eq!((m.incidents, m.missed_incidents, m.false_opens), (1, 1, 0));
         assert_eq!(m.get(Metric::DetectionDelayMeanS), None);
+        // The miss counts as its 100 s plus the 30 s tolerance.
+        assert_eq!(m.get(Metric::DetectionDelayWithMissesMeanS), Some(130.0));
         assert_eq!(m.get(Metric::RecoveryLagMeanS), None);
-        assert_eq!(m.cost, 10.0); // one missed incident × 10, nothing else
+        // One missed incident × 10, plus its 130 s of exposure at 1/60 per second.
+        assert!((m.cost - (10.0 + 130.0 / 60.0)).abs() < 1e-12, "{}", m.cost);
         // No incidents and no requests: every ratio and delay is an empty cell, counts are 0.
         let m = score(&run(1, vec![], &[], 300), &opts());
         for column in [
             "detection_delay_mean_s",
+            "detection_delay_with_misses_mean_s",
             "detection_delay_p95_s",
             "detection_delay_max_s",
             "recovery_lag_mean_s",
@@ -793,8 +848,9 @@ mod tests {
         assert_eq!(m.latency_p99_ms, Some(100.0));
         // The outage [50, 60) was never detected: missed.
         assert_eq!(m.missed_incidents, 1);
-        // Cost: 10 (missed) + 0.01 · 1 shed_healthy + 0.001 · 3 wasted = 10.013.
-        assert!((m.cost - 10.013).abs() < 1e-12, "{}", m.cost);
+        // Cost: 10 (missed) + (10 s + 30 s tolerance)/60 for the miss's exposure
+        // + 0.01 · 1 shed_healthy + 0.001 · 3 wasted.
+        assert!((m.cost - (10.013 + 40.0 / 60.0)).abs() < 1e-12, "{}", m.cost);
     }
 
     #[test]
@@ -823,7 +879,7 @@ mod tests {
     fn cost_follows_the_objective() {
         let rec = run(1, vec![w(100, 200, Expect::Open)], &[], 300);
         let mut m = score(&rec, &opts());
-        assert_eq!(m.cost, 10.0);
+        assert!((m.cost - (10.0 + 130.0 / 60.0)).abs() < 1e-12, "{}", m.cost);
         m.set_cost(&Objective::new([(Metric::MissedIncidents, 2.0), (Metric::Incidents, 0.5)]));
         assert_eq!(m.cost, 2.5);
         // A metric without a value adds nothing.

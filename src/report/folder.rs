@@ -31,6 +31,8 @@ pub struct Contents {
     pub summary: Option<Summary>,
     /// pareto.csv.
     pub pareto: Option<Summary>,
+    /// pareto.csv as written (its `front` and metric columns, for the page's folded table).
+    pub pareto_table: Option<Table>,
     /// latency.csv.
     pub latency: Option<Vec<LatencyHist>>,
     /// The recommended configuration's label (recommended.txt).
@@ -86,10 +88,12 @@ impl Contents {
                 })
             }
         };
+        let pareto_table = table("pareto.csv")?;
         Ok(Contents {
             timeline,
             summary,
-            pareto: table("pareto.csv")?.map(|t| data::summary(&t)).transpose()?,
+            pareto: pareto_table.as_ref().map(data::summary).transpose()?,
+            pareto_table,
             latency: table("latency.csv")?.map(|t| data::latency(&t)).transpose()?,
             recommended: text("recommended.txt")?.and_then(|t| data::first_line(&t)),
             explanation: text("recommendation.txt")?.map(|t| t.trim_end().to_string()),

@@ -5,7 +5,7 @@
 //! run ([`ReportInputs`], kept beside them in inputs.toml so `breakerlab report DIR` can rebuild
 //! the page later).
 
-use super::charts::data::{Summary, SummaryRow};
+use super::charts::data::{Summary, SummaryRow, Table};
 use super::charts::style::{fmt_num, fmt_pct};
 use super::charts::{self, Chart, ChartError};
 use super::folder::Contents;
@@ -25,21 +25,69 @@ pub const MD_MAX_ROWS: usize = 30;
 /// Most summary rows in report.html.
 pub const HTML_MAX_ROWS: usize = 2000;
 
-/// One input file of the run, by name and full text (scenario, sweep, label file...).
+/// Inputs up to this many bytes are embedded (in inputs.toml and both pages); a larger one, a
+/// week-long trace or script, is recorded by path, size and SHA-256 only, so it is not copied
+/// three times into the folder.
+pub const EMBED_LIMIT: u64 = 256 * 1024;
+
+/// One input file of the run: its name, size and SHA-256, and its text when it is UTF-8 text of
+/// at most [`EMBED_LIMIT`] bytes. [`InputFile::read`] and [`InputFile::of_text`] are the one
+/// place that rule is applied.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct InputFile {
     /// The name or path as given on the command line.
     pub name: String,
-    /// The file's text.
-    pub text: String,
+    /// Its size in bytes.
+    #[serde(default)]
+    pub bytes: u64,
+    /// SHA-256 of its bytes, hex (what `sha256sum` prints).
+    #[serde(default)]
+    pub sha256: String,
+    /// The file's text, when embedded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    /// What the run made of it (a replayed trace's import counts), shown beside it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 impl InputFile {
     /// The file at `path`, named as written; `None` when it cannot be read (the report then
-    /// simply lists fewer inputs: the run itself already read it).
+    /// simply lists fewer inputs: the run itself already read it). A large file is hashed in
+    /// blocks, never held in memory.
     pub fn read(path: &Path) -> Option<InputFile> {
-        std::fs::read_to_string(path).ok().map(|text| InputFile { name: path.display().to_string(), text })
+        let name = path.display().to_string();
+        let bytes = std::fs::metadata(path).ok()?.len();
+        if bytes <= EMBED_LIMIT {
+            return std::fs::read(path).ok().map(|b| InputFile::of_bytes(name, &b));
+        }
+        let file = std::fs::File::open(path).ok()?;
+        let sha256 = crate::sweep::shard::sha256_reader(std::io::BufReader::new(file)).ok()?;
+        Some(InputFile { name, bytes, sha256, text: None, note: None })
+    }
+
+    /// A file known by its text (a sweep file kept in a shard's manifest), under the same rule.
+    pub fn of_text(name: String, text: &str) -> InputFile {
+        InputFile::of_bytes(name, text.as_bytes())
+    }
+
+    fn of_bytes(name: String, bytes: &[u8]) -> InputFile {
+        let text = (bytes.len() as u64 <= EMBED_LIMIT)
+            .then(|| std::str::from_utf8(bytes).ok().map(str::to_string))
+            .flatten();
+        let sha256 = crate::sweep::shard::sha256_hex(bytes);
+        InputFile { name, bytes: bytes.len() as u64, sha256, text, note: None }
+    }
+
+    /// Why the text is not shown, and how to check one has the same file.
+    fn not_embedded(&self) -> String {
+        let why = if self.bytes > EMBED_LIMIT {
+            format!("larger than {} KiB", EMBED_LIMIT / 1024)
+        } else {
+            "not UTF-8 text".to_string()
+        };
+        format!("not embedded ({why}): {} bytes, SHA-256 {}", self.bytes, self.sha256)
     }
 }
 
@@ -287,7 +335,7 @@ fn lang_of(name: &str) -> &'static str {
 struct View<'a> {
     title: String,
     summary: Option<&'a Summary>,
-    pareto: Option<&'a Summary>,
+    pareto: Option<&'a Table>,
     recommended: Option<&'a str>,
     explanation: Option<&'a str>,
     charts: Vec<&'a Chart>,
@@ -302,35 +350,66 @@ fn view<'a>(c: &'a Contents, charts: &'a [Chart], inputs: &ReportInputs, dir: &P
     View {
         title,
         summary: c.summary.as_ref(),
-        pareto: c.pareto.as_ref(),
+        pareto: c.pareto_table.as_ref(),
         recommended: c.recommended.as_deref(),
         explanation: c.explanation.as_deref(),
         charts: chart_order(charts),
     }
 }
 
+/// pareto.csv as a text table (every column but the configuration id), the recommended
+/// configuration's rows highlighted (the first of them).
+fn pareto_table(t: &Table, recommended: Option<&str>) -> TextTable {
+    let cols: Vec<usize> = (0..t.headers.len()).filter(|&c| t.headers[c] != "config_id").collect();
+    let policy = t.col("policy");
+    let mut highlight = None;
+    let rows = (0..t.len())
+        .map(|r| {
+            if highlight.is_none() && recommended.is_some() && policy.map(|p| t.str(r, p)) == recommended {
+                highlight = Some(r);
+            }
+            cols.iter()
+                .map(|&c| match t.str(r, c).parse::<f64>() {
+                    Ok(v) if t.headers[c] == "cost" || t.headers[c].starts_with("value_") => fmt_num(v),
+                    _ => t.str(r, c).to_string(),
+                })
+                .collect()
+        })
+        .collect();
+    TextTable { headings: cols.iter().map(|&c| t.headers[c].clone()).collect(), rows, highlight, omitted: 0 }
+}
+
+/// Text columns of a table (left-aligned): the first `n`.
+fn text_columns(t: &TextTable) -> usize {
+    if t.headings.first().is_some_and(|h| h == "front") { 3 } else { 2 }
+}
+
+/// The page's style. Narrow screens (420 px) work: tables scroll sideways in their own box,
+/// charts shrink to the width (each links to its full-size PNG), long commands scroll in theirs.
 const CSS: &str = "body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,'DejaVu Sans',sans-serif;\
-margin:2em auto;max-width:1680px;padding:0 1.5em;color:#1b1b1b;line-height:1.45}\
-h1{font-size:1.7em;margin-bottom:.2em}h2{margin-top:1.8em;border-bottom:1px solid #ddd;padding-bottom:.2em}\
-.meta{color:#555}.rec{background:#eef6f1;border-left:5px solid #009E73;padding:.8em 1.2em;white-space:pre-wrap}\
-.scroll{overflow-x:auto}table{border-collapse:collapse;font-size:.88em;font-variant-numeric:tabular-nums}\
-th,td{border:1px solid #d0d0d0;padding:.3em .6em;text-align:right;white-space:nowrap}\
-th{background:#f3f3f3;position:sticky;top:0}td:nth-child(-n+2),th:nth-child(-n+2){text-align:left}\
-tr.best td{background:#fff3c4;font-weight:600}figure{margin:1.5em 0}img{max-width:100%;height:auto;\
-border:1px solid #e3e3e3}figcaption{color:#444;font-size:.9em}pre{background:#f6f6f6;padding:.8em;\
-overflow-x:auto}code{font-family:'DejaVu Sans Mono',Menlo,Consolas,monospace}details{margin:.6em 0}\
-nav a{margin-right:1em}";
+margin:1.5em auto;max-width:1680px;padding:0 1em;color:#1b1b1b;line-height:1.45;overflow-wrap:break-word}\
+h1{font-size:1.6em;margin-bottom:.2em}h2{margin-top:1.8em;border-bottom:1px solid #ddd;padding-bottom:.2em}\
+.meta{color:#555}.rec{background:#eef6f1;border-left:5px solid #009E73;padding:.8em 1.2em;white-space:pre-wrap;\
+overflow-x:auto}.scroll{overflow-x:auto;max-width:100%}table{border-collapse:collapse;font-size:.88em;\
+font-variant-numeric:tabular-nums}th,td{border:1px solid #d0d0d0;padding:.3em .6em;text-align:right;\
+white-space:nowrap}th{background:#f3f3f3}td.t,th.t{text-align:left}tr.best td{background:#fff3c4;\
+font-weight:600}figure{margin:1.5em 0}img{max-width:100%;height:auto;border:1px solid #e3e3e3}\
+figcaption{color:#444;font-size:.9em}pre{background:#f6f6f6;padding:.8em;overflow-x:auto;max-width:100%}\
+code{font-family:'DejaVu Sans Mono',Menlo,Consolas,monospace}details{margin:.6em 0}summary{cursor:pointer}\
+nav a{margin-right:1em;display:inline-block}";
 
 fn html_table(out: &mut String, t: &TextTable) {
+    let text = text_columns(t);
+    let class = |i: usize| if i < text { " class=\"t\"" } else { "" };
     out.push_str("<div class=\"scroll\"><table>\n<thead><tr>");
-    for h in &t.headings {
-        let _ = write!(out, "<th>{}</th>", esc(h));
+    for (i, h) in t.headings.iter().enumerate() {
+        let _ = write!(out, "<th{}>{}</th>", class(i), esc(h));
     }
     out.push_str("</tr></thead>\n<tbody>\n");
     for (i, r) in t.rows.iter().enumerate() {
         out.push_str(if t.highlight == Some(i) { "<tr class=\"best\">" } else { "<tr>" });
-        for c in r {
-            let _ = write!(out, "<td>{}</td>", esc(c));
+        for (j, c) in r.iter().enumerate() {
+            let _ = write!(out, "<td{}>{}</td>", class(j), esc(c));
         }
         out.push_str("</tr>\n");
     }
@@ -345,23 +424,45 @@ fn html_table(out: &mut String, t: &TextTable) {
 }
 
 fn md_table(out: &mut String, t: &TextTable) {
+    let text = text_columns(t);
     let _ = writeln!(out, "| {} |", t.headings.iter().map(|h| md_cell(h)).collect::<Vec<_>>().join(" | "));
-    let aligns: Vec<&str> = (0..t.headings.len()).map(|i| if i < 2 { ":---" } else { "---:" }).collect();
+    let aligns: Vec<&str> = (0..t.headings.len()).map(|i| if i < text { ":---" } else { "---:" }).collect();
     let _ = writeln!(out, "| {} |", aligns.join(" | "));
+    let label = text - 1;
     for (i, r) in t.rows.iter().enumerate() {
-        let cells: Vec<String> =
-            r.iter()
-                .enumerate()
-                .map(|(j, c)| {
-                    if t.highlight == Some(i) && j == 1 { format!("**{}**", md_cell(c)) } else { md_cell(c) }
-                })
-                .collect();
+        let cells: Vec<String> = r
+            .iter()
+            .enumerate()
+            .map(|(j, c)| {
+                if t.highlight == Some(i) && j == label { format!("**{}**", md_cell(c)) } else { md_cell(c) }
+            })
+            .collect();
         let _ = writeln!(out, "| {} |", cells.join(" | "));
     }
     if t.omitted > 0 {
         let _ = writeln!(out, "\n_{} more rows in summary.csv (lowest cost shown)._", t.omitted);
     }
 }
+
+/// One chart: shrinks to the page's width and links to its full-size PNG beside the page.
+fn html_figure(h: &mut String, chart: &Chart) {
+    let name = &chart.name;
+    let _ = writeln!(
+        h,
+        "<figure id=\"{id}\"><a href=\"{name}\"><img src=\"data:image/png;base64,{}\" alt=\"{cap}\" \
+         title=\"{name}\"></a><figcaption>{cap} (<a href=\"{name}\">{name}</a>, full size)</figcaption></figure>",
+        base64(&chart.png),
+        id = esc(name.trim_end_matches(".png")),
+        cap = esc(&chart_caption(name)),
+        name = esc(name),
+    );
+}
+
+const SUMMARY_NOTE: &str = "One row per scenario × configuration; values are means over replicates, ± the 95% \
+confidence half-width where there were several. – means no value (e.g. no incident to detect). All columns \
+are in summary.csv.";
+const PARETO_NOTE: &str = "Per front (a pair of metrics) and scenario, the configurations no other \
+configuration beats on both metrics at once.";
 
 fn render_html(c: &View, inputs: &ReportInputs) -> String {
     let mut h = String::new();
@@ -380,21 +481,20 @@ fn render_html(c: &View, inputs: &ReportInputs) -> String {
         inputs.seed.map(|s| format!(" · seed {s}")).unwrap_or_default(),
         env!("CARGO_PKG_VERSION")
     );
+    let decided = c.recommended.is_some() || c.explanation.is_some();
+    let tables = c.summary.is_some() || c.pareto.is_some();
     h.push_str("<nav>");
-    if c.recommended.is_some() || c.explanation.is_some() {
+    if decided {
         h.push_str("<a href=\"#recommendation\">Recommendation</a>");
-    }
-    if c.summary.is_some() {
-        h.push_str("<a href=\"#summary\">Summary</a>");
-    }
-    if c.pareto.is_some() {
-        h.push_str("<a href=\"#pareto\">Pareto front</a>");
     }
     if !c.charts.is_empty() {
         h.push_str("<a href=\"#charts\">Charts</a>");
     }
+    if tables {
+        h.push_str("<a href=\"#results\">All results</a>");
+    }
     h.push_str("<a href=\"#reproduce\">Reproduce</a></nav>\n");
-    if c.recommended.is_some() || c.explanation.is_some() {
+    if decided {
         h.push_str("<h2 id=\"recommendation\">Recommendation</h2>\n");
         if let Some(r) = &c.recommended {
             let _ = writeln!(h, "<p>Recommended configuration: <strong>{}</strong></p>", esc(r));
@@ -403,51 +503,62 @@ fn render_html(c: &View, inputs: &ReportInputs) -> String {
             let _ = writeln!(h, "<div class=\"rec\">{}</div>", esc(e));
         }
     }
-    if let Some(s) = &c.summary {
-        h.push_str("<h2 id=\"summary\">Summary</h2>\n");
-        h.push_str(
-            "<p class=\"meta\">One row per scenario × configuration; values are means over replicates, \
-             ± the 95% confidence half-width where there were several. – means no value (e.g. no \
-             incident to detect). All columns are in summary.csv.</p>\n",
-        );
-        html_table(&mut h, &summary_table(s, c.recommended, HTML_MAX_ROWS));
-    }
-    if let Some(p) = &c.pareto {
-        h.push_str("<h2 id=\"pareto\">Pareto front</h2>\n");
-        h.push_str("<p class=\"meta\">Configurations no other configuration beats on every objective.</p>\n");
-        html_table(&mut h, &summary_table(p, c.recommended, HTML_MAX_ROWS));
-    }
     if !c.charts.is_empty() {
         h.push_str("<h2 id=\"charts\">Charts</h2>\n");
         for chart in &c.charts {
-            let name = &chart.name;
-            let _ = writeln!(
-                h,
-                "<figure id=\"{id}\"><img src=\"data:image/png;base64,{}\" alt=\"{cap}\" title=\"{name}\">\
-                 <figcaption>{cap} ({name})</figcaption></figure>",
-                base64(&chart.png),
-                id = esc(name.trim_end_matches(".png")),
-                cap = esc(&chart_caption(name)),
-                name = esc(name),
-            );
+            html_figure(&mut h, chart);
         }
+    }
+    if tables {
+        h.push_str("<h2 id=\"results\">All results</h2>\n");
+    }
+    if let Some(s) = &c.summary {
+        let t = summary_table(s, c.recommended, HTML_MAX_ROWS);
+        let _ = writeln!(
+            h,
+            "<details id=\"summary\"><summary>Summary: every scenario × configuration ({} rows)</summary>\n\
+             <p class=\"meta\">{SUMMARY_NOTE}</p>",
+            t.rows.len() + t.omitted
+        );
+        html_table(&mut h, &t);
+        h.push_str("</details>\n");
+    }
+    if let Some(p) = &c.pareto {
+        let _ = writeln!(
+            h,
+            "<details id=\"pareto\"><summary>Pareto fronts ({} rows)</summary>\n<p class=\"meta\">{PARETO_NOTE}</p>",
+            p.len()
+        );
+        html_table(&mut h, &pareto_table(p, c.recommended));
+        h.push_str("</details>\n");
     }
     h.push_str("<h2 id=\"reproduce\">Reproduce</h2>\n<ul>\n");
     let _ = writeln!(h, "<li>breakerlab version: <code>{}</code></li>", esc(&inputs.version));
     if let Some(seed) = inputs.seed {
         let _ = writeln!(h, "<li>seed: <code>{seed}</code></li>");
     }
-    if let Some(cmd) = &inputs.command_line {
-        let _ = writeln!(h, "<li>command: <code>{}</code></li>", esc(cmd));
-    }
     h.push_str("</ul>\n");
-    for f in &inputs.files {
+    if let Some(cmd) = &inputs.command_line {
         let _ = writeln!(
             h,
-            "<details open><summary><code>{}</code></summary><pre><code>{}</code></pre></details>",
-            esc(&f.name),
-            esc(&f.text)
+            "<p>Command (paste into a shell, from the same folder):</p><pre><code>{}</code></pre>",
+            esc(cmd)
         );
+    }
+    for f in &inputs.files {
+        let _ = write!(h, "<details><summary><code>{}</code> ({} bytes)</summary>", esc(&f.name), f.bytes);
+        if let Some(note) = &f.note {
+            let _ = write!(h, "<pre class=\"meta\">{}</pre>", esc(note));
+        }
+        match &f.text {
+            Some(text) => {
+                let _ = write!(h, "<pre><code>{}</code></pre>", esc(text));
+            }
+            None => {
+                let _ = write!(h, "<p>{}</p>", esc(&f.not_embedded()));
+            }
+        }
+        h.push_str("</details>\n");
     }
     h.push_str("</body>\n</html>\n");
     h
@@ -474,21 +585,30 @@ fn render_md(c: &View, inputs: &ReportInputs) -> String {
             m.push('\n');
         }
     }
-    if let Some(s) = &c.summary {
-        m.push_str("## Summary\n\n");
-        md_table(&mut m, &summary_table(s, c.recommended, MD_MAX_ROWS));
-        m.push('\n');
-    }
-    if let Some(p) = &c.pareto {
-        m.push_str("## Pareto front\n\n");
-        md_table(&mut m, &summary_table(p, c.recommended, MD_MAX_ROWS));
-        m.push('\n');
-    }
     if !c.charts.is_empty() {
         m.push_str("## Charts\n\n");
         for chart in &c.charts {
-            let _ = writeln!(m, "![{}]({})\n", chart_caption(&chart.name), chart.name);
+            let _ = writeln!(m, "[![{}]({name})]({name})\n", chart_caption(&chart.name), name = chart.name);
         }
+    }
+    if c.summary.is_some() || c.pareto.is_some() {
+        m.push_str("## All results\n\n");
+    }
+    if let Some(s) = &c.summary {
+        let t = summary_table(s, c.recommended, MD_MAX_ROWS);
+        let _ = writeln!(
+            m,
+            "<details><summary>Summary: every scenario × configuration ({} rows)</summary>\n\n{SUMMARY_NOTE}\n",
+            t.rows.len() + t.omitted
+        );
+        md_table(&mut m, &t);
+        m.push_str("\n</details>\n\n");
+    }
+    if let Some(p) = &c.pareto {
+        let _ =
+            writeln!(m, "<details><summary>Pareto fronts ({} rows)</summary>\n\n{PARETO_NOTE}\n", p.len());
+        md_table(&mut m, &pareto_table(p, c.recommended));
+        m.push_str("\n</details>\n\n");
     }
     m.push_str("## Reproduce\n\n");
     let _ = writeln!(m, "- breakerlab version: `{}`", inputs.version);
@@ -497,12 +617,23 @@ fn render_md(c: &View, inputs: &ReportInputs) -> String {
     }
     if let Some(cmd) = &inputs.command_line {
         let f = fence(cmd);
-        let _ = writeln!(m, "- command:\n\n{f}sh\n{cmd}\n{f}");
+        let _ = writeln!(m, "- command (paste into a shell, from the same folder):\n\n{f}sh\n{cmd}\n{f}");
     }
     for file in &inputs.files {
-        let f = fence(&file.text);
-        let _ =
-            writeln!(m, "\n`{}`:\n\n{f}{}\n{}\n{f}", file.name, lang_of(&file.name), file.text.trim_end());
+        let _ = writeln!(m, "\n`{}` ({} bytes):\n", file.name, file.bytes);
+        if let Some(note) = &file.note {
+            let f = fence(note);
+            let _ = writeln!(m, "{f}\n{note}\n{f}\n");
+        }
+        match &file.text {
+            Some(text) => {
+                let f = fence(text);
+                let _ = writeln!(m, "{f}{}\n{}\n{f}", lang_of(&file.name), text.trim_end());
+            }
+            None => {
+                let _ = writeln!(m, "{}", file.not_embedded());
+            }
+        }
     }
     m
 }
@@ -531,10 +662,7 @@ mod tests {
             title: "compare: outage <blip>".into(),
             command_line: Some("breakerlab compare scenarios/outage.toml --seed 42".into()),
             seed: Some(42),
-            files: vec![InputFile {
-                name: "scenarios/outage.toml".into(),
-                text: "name = \"outage\"\n".into(),
-            }],
+            files: vec![InputFile::of_text("scenarios/outage.toml".into(), "name = \"outage\"\n")],
             ..ReportInputs::default()
         }
     }
@@ -562,11 +690,12 @@ mod tests {
         let (charts, html, _) = page(dir.path());
         assert!(html.starts_with("<!DOCTYPE html>"));
         assert!(html.contains("<table>") && html.contains("<th>false opens</th>"));
-        assert!(html.contains("<td>resilience4j-default</td>"));
+        assert!(html.contains("<td class=\"t\">resilience4j-default</td>"));
         assert!(html.contains("<td>1 ± 0.4</td>"), "false opens with their CI");
         for c in &charts {
             let name = &c.name;
             assert!(html.contains(&format!("title=\"{name}\"")), "{name} missing");
+            assert!(html.contains(&format!("<a href=\"{name}\"><img ")), "{name} links to its PNG");
             let b64 = base64(&c.png);
             assert!(html.contains(&b64), "{name} not embedded");
         }
@@ -585,18 +714,37 @@ mod tests {
     fn markdown_has_the_same_tables_and_links_every_chart() {
         let dir = tempfile::tempdir().unwrap();
         fixtures::sweep_dir(dir.path());
+        std::fs::write(
+            dir.path().join("pareto.csv"),
+            "front,scenario,config_id,policy,cost,metric_1,value_1,metric_2,value_2\n\
+             detection_delay_mean_s vs false_opens,steady-outage,3,\"window(rate=0.8,win=10s,min=10)\",\
+             4.25,detection_delay_mean_s,3.5,false_opens,0\n",
+        )
+        .unwrap();
         let (charts, _, md) = page(dir.path());
-        assert!(md.contains("## Summary") && md.contains("## Pareto front"));
+        assert!(md.contains("<summary>Summary: every scenario × configuration (28 rows)</summary>"), "{md}");
+        assert!(md.contains("<summary>Pareto fronts (1 rows)"), "{md}");
+        // The long tables come after the charts, folded.
+        assert!(md.find("## Charts").unwrap() < md.find("<summary>Summary").unwrap());
+        assert!(
+            md.contains(
+                "| front | scenario | policy | cost | metric_1 | value_1 | metric_2 | value_2 |\n\
+             | :--- | :--- | :--- | ---: |"
+            ),
+            "{md}"
+        );
+        assert!(md.contains("| detection_delay_mean_s vs false_opens | steady-outage | **window(rate=0.8,win=10s,min=10)** | 4.25 | detection_delay_mean_s | 3.5 |"), "{md}");
         assert!(md.contains("| scenario | configuration | failure_threshold | open_for |"), "{md}");
         assert!(md.contains("**window(rate=0.8,win=10s,min=10)**"), "recommended row is bold");
         assert!(md.contains("Recommended configuration: **window(rate=0.8,win=10s,min=10)**"));
         assert!(md.contains("> It meets every constraint"));
         for c in &charts {
             let name = &c.name;
-            assert!(md.contains(&format!("]({name})")), "{name} not linked");
+            assert!(md.contains(&format!("]({name})]({name})")), "{name} not linked");
         }
         // 28 configurations: the Markdown table keeps the 28 (≤ 30), the HTML too.
-        let summary_rows = md.split("## Pareto front").next().unwrap().matches("\n| steady-outage").count();
+        let summary_rows =
+            md.split("<summary>Pareto fronts").next().unwrap().matches("\n| steady-outage").count();
         assert_eq!(summary_rows, 28);
         assert!(md.contains("```toml\nname = \"outage\"\n```"));
     }
@@ -627,5 +775,52 @@ mod tests {
         std::fs::write(dir.path().join(INPUTS_FILE), "version = \"0.1.0\"\nsede = 3\n").unwrap();
         let err = Contents::load(dir.path()).unwrap_err().to_string();
         assert!(err.contains("inputs.toml") && err.contains("sede"), "{err}");
+    }
+
+    #[test]
+    fn inputs_up_to_256_kib_are_embedded_larger_ones_recorded_by_size_and_hash() {
+        let dir = tempfile::tempdir().unwrap();
+        let row = "0,10,1\n";
+        let make = |name: &str, len: usize| {
+            let path = dir.path().join(name);
+            let mut text = String::from("t_ms,latency_ms,ok\n");
+            while text.len() + row.len() <= len {
+                text.push_str(row);
+            }
+            text.push_str(&"#".repeat(len - text.len()));
+            assert_eq!(text.len(), len);
+            std::fs::write(&path, &text).unwrap();
+            (path, text)
+        };
+        let limit = EMBED_LIMIT as usize;
+        let (under, under_text) = make("under.csv", limit);
+        let (over, over_text) = make("over.csv", limit + 1);
+        let small = InputFile::read(&under).unwrap();
+        assert_eq!(small.text.as_deref(), Some(under_text.as_str()));
+        assert_eq!(small.bytes, EMBED_LIMIT);
+        let large = InputFile::read(&over).unwrap();
+        assert_eq!(large.text, None);
+        assert_eq!(large.bytes, EMBED_LIMIT + 1);
+        assert_eq!(large.sha256, crate::sweep::shard::sha256_hex(over_text.as_bytes()));
+        // The same rule for a file known by its text.
+        assert_eq!(InputFile::of_text(over.display().to_string(), &over_text), large);
+        // Nothing of the large file reaches inputs.toml or the pages but its size and hash.
+        let inputs = ReportInputs { files: vec![small, large.clone()], ..inputs() };
+        let toml = inputs.to_toml().unwrap();
+        assert!(toml.len() < limit + 2_000 && toml.contains(&large.sha256), "{}", toml.len());
+        let out = tempfile::tempdir().unwrap();
+        fixtures::compare_dir(out.path());
+        let contents = Contents::load(out.path()).unwrap();
+        let (html, md) = render_report(&contents, &[], &inputs, out.path());
+        for page in [&html, &md] {
+            assert_eq!(page.matches(&under_text[..40]).count(), 1);
+            assert!(!page.contains(&over_text[over_text.len() - 40..]));
+            assert!(page.contains(&format!(
+                "not embedded (larger than 256 KiB): {} bytes, SHA-256 {}",
+                limit + 1,
+                large.sha256
+            )));
+        }
+        assert_eq!(ReportInputs::from_toml(Path::new("inputs.toml"), &toml).unwrap(), inputs);
     }
 }

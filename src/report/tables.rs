@@ -268,6 +268,7 @@ mod tests {
             incidents: 1,
             missed_incidents: 0,
             detection_delay_mean_s: Some(12.5),
+            detection_delay_with_misses_mean_s: Some(12.5),
             detection_delay_p95_s: Some(12.5),
             detection_delay_max_s: Some(12.5),
             recovery_lag_mean_s: None,
@@ -338,11 +339,11 @@ mod tests {
         let expected = "scenario,policy,preset,seed,replicates,param.threshold,param.window,param.probes,\
 false_opens,incidents,missed_incidents,detection_delay_mean_s,detection_delay_p95_s,detection_delay_max_s,\
 recovery_lag_mean_s,flaps,open_episodes,probe_failures,requests,attempts,amplification,wasted_quota,shed,\
-shed_healthy,availability,fallback_rate,latency_p50_ms,latency_p95_ms,latency_p99_ms,cost,probes,retries,\
-timeouts,rejections,deferred,deferred_completed,deferred_pending,deferred_delay_mean_s,time_open_s,retries_refused,fallback_cached,fallback_local,overloaded_s,probes_per_incident,recovery_load_rps,\
+shed_healthy,availability,fallback_rate,latency_p50_ms,latency_p95_ms,latency_p99_ms,cost,\
+detection_delay_with_misses_mean_s,probes,retries,timeouts,rejections,deferred,deferred_completed,deferred_pending,deferred_delay_mean_s,time_open_s,retries_refused,fallback_cached,fallback_local,overloaded_s,probes_per_incident,recovery_load_rps,\
 failovers,spend,failover_delay_mean_s
-outage,\"r4j,count\",resilience4j,7,3,5,10s,,2,1,0,12.5,12.5,12.5,,1,3,2,1000,1500,1.5,250,40,4,0.9,0.05,20,150.5,,3.125,2,498,10,45,0,0,0,,90,4,40,0,0,2,,,,
-blip,plain,,7,3,,30s,1,2,1,0,12.5,12.5,12.5,,1,3,2,1000,1500,1.5,250,40,4,0.9,0.05,20,150.5,,3.125,2,498,10,45,0,0,0,,90,4,40,0,0,2,,,,
+outage,\"r4j,count\",resilience4j,7,3,5,10s,,2,1,0,12.5,12.5,12.5,,1,3,2,1000,1500,1.5,250,40,4,0.9,0.05,20,150.5,,3.125,12.5,2,498,10,45,0,0,0,,90,4,40,0,0,2,,,,
+blip,plain,,7,3,,30s,1,2,1,0,12.5,12.5,12.5,,1,3,2,1000,1500,1.5,250,40,4,0.9,0.05,20,150.5,,3.125,12.5,2,498,10,45,0,0,0,,90,4,40,0,0,2,,,,
 ";
         assert_eq!(String::from_utf8(summary_csv(&rows)).unwrap(), expected);
     }
@@ -429,7 +430,13 @@ provider.secondary.attempts,provider.secondary.successes,provider.backup.attempt
         let at = SimTime(opens_at_s * 1_000_000);
         r.transition(
             0,
-            &Transition { at, from: State::Closed, to: State::Open, reason: "consecutive_failures" },
+            &Transition {
+                at,
+                from: State::Closed,
+                to: State::Open,
+                reason: "consecutive_failures",
+                evidence: crate::policy::Evidence::EMPTY,
+            },
         );
         r.finish(SimTime(20_000_000))
     }

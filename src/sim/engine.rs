@@ -26,7 +26,9 @@ mod routing;
 use super::queue::{EventQueue, Key, Phase};
 use super::workload::{Answers, Chunk, Workload};
 use crate::client::{Budget, ClientSpec, FallbackSpec, Persist};
-use crate::metrics::{AttemptKind, CallRecord, FallbackKind, Finish, Recorder, RecorderOptions, RunRecord};
+use crate::metrics::{
+    AttemptKind, CallRecord, FallbackKind, Finish, Recorder, RecorderOptions, RunRecord, Snapshots,
+};
 use crate::outcome::{Answer, Classifier, OutcomeClass};
 use crate::policy::{
     Admission, Breaker, Observation, Policy, PolicyConfig, State, Ticket, Transition, Transitions,
@@ -43,6 +45,8 @@ use std::collections::VecDeque;
 pub struct RunOptions {
     /// Width of timeline bins, or `None` to skip the timeline (sweeps).
     pub timeline_bin: Option<Dur>,
+    /// Keep each breaker's evidence at the incidents' moments (explain.csv); sweeps do not.
+    pub explain: bool,
 }
 
 /// One attempt of one request.
@@ -251,6 +255,8 @@ struct Engine<'a> {
     cycle_scheduled: bool,
     changes: Transitions,
     rec: Recorder,
+    /// The incidents' evidence snapshots, when the run explains.
+    snapshots: Option<Snapshots>,
 }
 
 impl<'a> Engine<'a> {
@@ -322,6 +328,7 @@ impl<'a> Engine<'a> {
             log_calls: matches!(workload.answers, Answers::Script),
             cycle_scheduled: false,
             changes: Vec::with_capacity(8),
+            snapshots: opts.explain.then(|| Snapshots::new(&workload.truth, breaker_count)),
             rec,
             now: SimTime::ZERO,
             drawn: None,
@@ -403,6 +410,7 @@ impl<'a> Engine<'a> {
         }
         let mut record = self.rec.finish(end);
         record.calls = self.calls;
+        record.snapshots = self.snapshots.map(Snapshots::finish).unwrap_or_default();
         record
     }
 
@@ -596,6 +604,9 @@ impl<'a> Engine<'a> {
             let obs = Observation { verdict, latency: call.latency };
             self.guards[b as usize].breaker.record(now, call.ticket, obs, &mut self.changes);
             self.flush(b);
+            if let Some(s) = &mut self.snapshots {
+                s.observe(now, b as usize, &self.breakers[b as usize]);
+            }
             self.reschedule(b, now);
             if providers > 1 {
                 self.router.record(slot, u32::from(call.provider), verdict);
@@ -740,6 +751,7 @@ impl<'a> Engine<'a> {
                         from: old.state(),
                         to: State::Closed,
                         reason: "process_restart",
+                        evidence: old.evidence_at(now),
                     };
                     self.rec.transition(b, &t);
                 }
@@ -858,7 +870,7 @@ mod tests {
         let workload = Workload::build(&scenario, 1, 0).unwrap();
         for preset in ["connector-breaker", "cockatiel-consecutive", "pybreaker"] {
             let policy = PolicySpec::new(preset).resolve().unwrap();
-            let opts = RunOptions { timeline_bin: Some(Dur::from_secs(30)) };
+            let opts = RunOptions { timeline_bin: Some(Dur::from_secs(30)), explain: false };
             let whole = simulate(&scenario.client, &workload, &policy, &opts);
             for len in [1, 7, 1000] {
                 let mut sim =

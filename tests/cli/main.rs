@@ -7,6 +7,7 @@ mod bad_input;
 mod formats;
 mod hostile;
 mod output;
+mod page;
 mod practices;
 mod replay;
 mod run;

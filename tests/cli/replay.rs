@@ -128,9 +128,11 @@ fn per_call_logs_replay_first_attempts_exactly() {
     assert_eq!(csv_field(&summary, "wasted_quota"), "380");
     assert_eq!(csv_field(&summary, "availability"), "0.81");
     assert_eq!(csv_field(&summary, "false_opens"), "", "no ground truth: empty cell");
-    // The report page records the import, not the log's rows.
+    // The report page records the import beside the log (small enough to embed: see the size
+    // rule's own test).
     let inputs = read(&dir.path().join("none/inputs.toml"));
-    assert!(inputs.contains("# calls.csv: 2000 rows, 2000 used") && inputs.len() < 1_000, "{inputs}");
+    assert!(inputs.contains("note = \"\"\"\ncalls.csv: 2000 rows, 2000 used"), "{inputs}");
+    assert!(inputs.contains(&format!("bytes = {}", call_log().len())), "{inputs}");
     // With an SLO rule the outage is the one incident; a consecutive breaker catches it.
     breakerlab(dir.path())
         .arg("replay")
