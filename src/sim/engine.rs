@@ -293,9 +293,10 @@ impl<'a> Engine<'a> {
                 parked: VecDeque::with_capacity(16),
             })
             .collect();
+        let rec_instances = guards.len();
         let mut rec = Recorder::new(RecorderOptions {
             horizon: workload.horizon,
-            instances: guards.len(),
+            instances: rec_instances,
             timeline_bin: opts.timeline_bin,
             truth: workload.truth.clone(),
         });
@@ -328,7 +329,7 @@ impl<'a> Engine<'a> {
             log_calls: matches!(workload.answers, Answers::Script),
             cycle_scheduled: false,
             changes: Vec::with_capacity(8),
-            snapshots: opts.explain.then(|| Snapshots::new(&workload.truth, breaker_count)),
+            snapshots: opts.explain.then(|| Snapshots::new(&workload.truth, rec_instances)),
             rec,
             now: SimTime::ZERO,
             drawn: None,
@@ -605,7 +606,7 @@ impl<'a> Engine<'a> {
             self.guards[b as usize].breaker.record(now, call.ticket, obs, &mut self.changes);
             self.flush(b);
             if let Some(s) = &mut self.snapshots {
-                s.observe(now, b as usize, &self.breakers[b as usize]);
+                s.observe(now, b as usize, &self.guards[b as usize].breaker);
             }
             self.reschedule(b, now);
             if providers > 1 {
