@@ -536,24 +536,26 @@ impl<'a> Engine<'a> {
         self.queue.push(now + latency, Phase::Settle, Event::Complete(i));
     }
 
-    /// Offers breaker `b`'s waiting calls again, oldest first, after it recorded a result or
-    /// ran its timer, until one whose wait is still held. The first call told to wait again
-    /// keeps its place at the head, and so does everything behind it (a lock is taken in
-    /// arrival order).
+    /// Offers breaker `b`'s waiting calls again, in arrival order, after it recorded a result or
+    /// ran its timer: each whose wait is over (its key no longer [held](Breaker::holds)) tries
+    /// again; the others keep waiting. Calls waiting for different keys are independent (as
+    /// cockatiel's callers each await their own half-open test); a call told to wait again
+    /// keeps its place in line (a lock is taken in arrival order).
     fn reoffer(&mut self, now: SimTime, b: u32) {
         let b = b as usize;
-        while let Some(&(call, kind, key)) = self.guards[b].parked.front() {
+        let mut i = 0;
+        while let Some(&(call, kind, key)) = self.guards[b].parked.get(i) {
             if self.guards[b].breaker.holds(key) {
-                return;
+                i += 1;
+                continue;
             }
-            self.guards[b].parked.pop_front();
+            self.guards[b].parked.remove(i);
             let waiting = self.guards[b].parked.len();
             self.try_next(now, call, kind);
-            let parked = &mut self.guards[b].parked;
-            if parked.len() > waiting {
-                let again = parked.pop_back().expect("just parked");
-                parked.push_front(again);
-                return;
+            if self.guards[b].parked.len() > waiting {
+                let again = self.guards[b].parked.pop_back().expect("just parked");
+                self.guards[b].parked.insert(i, again);
+                i += 1;
             }
         }
     }
@@ -1161,6 +1163,32 @@ mod tests {
         assert_eq!((r.counters.attempts, r.counters.rejections), (6, 1));
         assert_eq!(latency_range_ms(&r), (5, 100), "the waiter was refused after 95 ms");
         assert_eq!((r.calls[6].start, r.calls[6].end), (None, Some(SimTime(10_145_000))));
+    }
+
+    #[test]
+    fn cockatiel_callers_wait_for_their_own_test_only() {
+        // Five failures open it at 55 ms. Test A starts at 10,055 ms and hangs until 40,055 ms;
+        // the call at 10,060 ms waits for A. The closed-state call of 0 ms fails late at
+        // 20,000 ms and reopens the circuit; test B starts at 30,000 ms and closes it at
+        // 30,100 ms. B's waiter (30,050 ms) runs then, although A's waiter, ahead of it in
+        // line, still waits: it runs when A settles (as in cockatiel 3.2.1, where each caller
+        // awaits its own test's promise).
+        let rows = "0,20000,0\n10,5,0\n20,5,0\n30,5,0\n40,5,0\n50,5,0\n\
+                    10055,30000,1\n10060,10,1\n30000,100,1\n30050,10,1\n";
+        let r = scripted_run(rows, "cockatiel-consecutive", &[]);
+        assert_eq!(
+            changes(&r),
+            vec![
+                (55, State::Open),
+                (10_055, State::HalfOpen),
+                (20_000, State::Open),
+                (30_000, State::HalfOpen),
+                (30_100, State::Closed)
+            ]
+        );
+        assert_eq!(r.calls[9].start, Some(SimTime(30_100_000)), "B's waiter runs when B closes the circuit");
+        assert_eq!(r.calls[7].start, Some(SimTime(40_055_000)), "A's waiter runs when A settles");
+        assert_eq!(r.counters.rejections, 0);
     }
 
     #[test]
