@@ -293,7 +293,8 @@ pub fn incidents(t: &Table) -> Result<Vec<Incident>, ChartError> {
 }
 
 /// Columns of summary.csv that are text, never metrics.
-const TEXT_COLUMNS: [&str; 7] = ["scenario", "policy", "preset", "seed", "replicates", "config_id", "family"];
+const TEXT_COLUMNS: [&str; 8] =
+    ["scenario", "policy", "preset", "seed", "replicates", "config_id", "family", "front"];
 
 /// One row of summary.csv (or pareto.csv): a configuration on a scenario.
 #[derive(Clone, Debug, PartialEq)]
@@ -312,6 +313,9 @@ pub struct SummaryRow {
     pub metrics: BTreeMap<String, Option<f64>>,
     /// Whether the configuration met the sweep's constraints, when the file says.
     pub feasible: Option<bool>,
+    /// The Pareto front the row belongs to (pareto.csv's `front`, e.g. `wasted_quota vs
+    /// availability`); empty in summary.csv.
+    pub front: String,
 }
 
 impl SummaryRow {
@@ -386,6 +390,7 @@ pub fn summary(t: &Table) -> Result<Summary, ChartError> {
             params,
             metrics,
             feasible,
+            front: t.str_by(row, "front").to_string(),
         });
     }
     for h in &t.headers {
