@@ -146,7 +146,7 @@ pub fn draw_all(c: &Contents, opts: &ChartOptions) -> Result<Vec<Chart>, ChartEr
         }
     }
     if let Some(hists) = &c.latency
-        && hists.iter().any(|h| h.buckets.iter().any(|b| b.1 > 0.0))
+        && hists.iter().any(|h| h.total() > 0.0)
     {
         push(LATENCY_PNG, latency::draw_latency_cdf(hists)?);
     }

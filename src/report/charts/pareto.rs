@@ -238,7 +238,7 @@ pub fn render_pareto(data: &ParetoData, root: &Area) -> Result<(), ChartError> {
         .map(|f| LegendItem { label: f.clone(), colour: data.colour(f), swatch: Swatch::Dot })
         .collect();
     if ruled_out > 0 {
-        items.push(LegendItem { label: "hollow: ruled out".into(), colour: DARK_GREY, swatch: Swatch::Ring });
+        items.push(LegendItem { label: "hollow: ruled out".into(), colour: GREY, swatch: Swatch::Hollow });
     }
     items.push(LegendItem { label: "front of this panel".into(), colour: DARK_GREY, swatch: Swatch::Line });
     if data.points.iter().any(|p| p.on_front.iter().any(|f| *f)) {

@@ -226,6 +226,8 @@ pub enum Swatch {
     Marker,
     /// A circle outline (highlighted points).
     Ring,
+    /// A small hollow dot (points ruled out by a constraint).
+    Hollow,
     /// A filled square with white hatching (series beyond the palette's eight colours).
     Hatched,
     /// A short dashed line (line series beyond the palette's eight colours).
@@ -292,6 +294,10 @@ pub fn draw_legend_row(area: &Area, items: &[LegendItem], x: i32, y: i32) -> Res
             }
             Swatch::Ring => {
                 area.draw(&Circle::new((x + s / 2, y + s / 2 + 1), s / 2, it.colour.stroke_width(2)))
+                    .map_err(draw_err)?;
+            }
+            Swatch::Hollow => {
+                area.draw(&Circle::new((x + s / 2, y + s / 2 + 1), s / 2 - 2, it.colour.stroke_width(2)))
                     .map_err(draw_err)?;
             }
             Swatch::Marker => {
