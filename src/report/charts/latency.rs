@@ -97,7 +97,9 @@ fn draw_curve<Y: Ranged<ValueType = f64>>(
 const TAIL_FLOOR: f64 = 1e-4;
 
 /// Colours of the endings on the split panel: answered, refused, fallback, deferred.
-const ENDING_COLOURS: [RGBColor; 4] = [OI_BLUE, OI_VERMILLION, OI_ORANGE, OI_PURPLE];
+/// Neutral and warm tones, apart from the configurations' palette.
+const ENDING_COLOURS: [RGBColor; 4] =
+    [RGBColor(0x4D, 0x4D, 0x4D), RGBColor(0xC0, 0x39, 0x2B), RGBColor(0xE8, 0xC5, 0x47), RGBColor(0x9B, 0x8E, 0xC4)];
 /// Names of the endings on the split panel.
 const ENDING_NAMES: [&str; 4] = ["answered by the dependency", "refused by the breaker", "fallback", "deferred"];
 
@@ -258,7 +260,7 @@ fn draw_split(area: &Area, curves: &[(&LatencyHist, Vec<(f64, f64)>)]) -> Result
     draw_legend_row(area, &items[..2], 20, 42)?;
     draw_legend_row(area, &items[2..], 20, 66)?;
     let top = 100;
-    let row_h = ((h - top - 20) / curves.len().max(1) as i32).clamp(40, 110);
+    let row_h = ((h - top - 20) / curves.len().max(1) as i32).clamp(44, 110);
     let (x0, x1) = (20, w - 30);
     for (i, (hist, _)) in curves.iter().enumerate() {
         let y = top + i as i32 * row_h;
@@ -281,17 +283,21 @@ fn draw_split(area: &Area, curves: &[(&LatencyHist, Vec<(f64, f64)>)]) -> Result
             x += bw;
         }
         area.draw(&Rectangle::new([(x0, by), (x1, by + bh)], DARK_GREY.stroke_width(1))).map_err(draw_err)?;
-        let mut words: Vec<String> = ["answered", "refused", "fallback", "deferred"]
+        let words: Vec<String> = ["answered", "refused", "fallback", "deferred"]
             .iter()
             .zip(&shares)
             .filter(|(_, s)| **s > 0.0)
             .map(|(n, s)| format!("{n} {}", fmt_pct(*s)))
             .collect();
+        let mut lines = vec![words.join(" · ")];
         if let Some((mean, p95)) = mean_p95(&hist.deferred) {
-            words.push(format!("deferred work done after {} (p95 {})", fmt_ms(mean), fmt_ms(p95)));
+            lines.push(format!("deferred work done after {} on average (p95 {})", fmt_ms(mean), fmt_ms(p95)));
         }
-        let line = fit_text(&words.join(" · "), TICK_SIZE - 2, x1 - x0);
-        area.draw(&Text::new(line, (x0, by + bh + 4), text(TICK_SIZE - 2, DARK_GREY))).map_err(draw_err)?;
+        for (k, line) in lines.iter().enumerate() {
+            let line = fit_text(line, TICK_SIZE - 2, x1 - x0);
+            let pos = (x0, by + bh + 4 + k as i32 * (TICK_SIZE as i32 + 2));
+            area.draw(&Text::new(line, pos, text(TICK_SIZE - 2, DARK_GREY))).map_err(draw_err)?;
+        }
     }
     Ok(())
 }
