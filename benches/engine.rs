@@ -51,7 +51,7 @@ fn engine(c: &mut Criterion) {
     group.bench_function("floor", |b| b.iter(|| floor(black_box(&chunks))));
     for preset in ["consecutive", "connector-breaker", "windowed", "none"] {
         let policy = PolicySpec::new(preset).resolve().expect("preset resolves");
-        let opts = RunOptions { timeline_bin: None };
+        let opts = RunOptions { timeline_bin: None, explain: false };
         group.bench_function(preset, |b| {
             b.iter(|| {
                 let mut run =

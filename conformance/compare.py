@@ -4,8 +4,9 @@
     compare.py LIB_CALLS LIB_TRANSITIONS BREAKERLAB_OUT_DIR
 
 Prints one JSON object: transitions matched/total (a transition matches when the other side made
-the same change at the same millisecond; total is the larger side), admitted matched/total (per
-script row: both admitted at the same millisecond, or both rejected) and the first differences.
+the same change at the same millisecond; total is the larger side), calls matched/total (per
+script row: both admitted at the same millisecond, or both refused at the same millisecond, which
+for a call that waited is when its wait ended) and the first differences.
 """
 import csv
 import json
@@ -21,10 +22,9 @@ def ms(us):
 def main():
     lib_calls, lib_tr, out = sys.argv[1:4]
     with open(lib_calls) as f:
-        lib = [(int(r["admitted"]), int(r["start_ms"]) if r["admitted"] == "1" else None)
-               for r in csv.DictReader(f)]
+        lib = [(int(r["admitted"]), int(r["at_ms"])) for r in csv.DictReader(f)]
     with open(f"{out}/calls.csv") as f:
-        ours = [(int(r["admitted"]), ms(r["start_us"]) if r["admitted"] == "1" else None)
+        ours = [(int(r["admitted"]), ms(r["start_us"] if r["admitted"] == "1" else r["end_us"]))
                 for r in csv.DictReader(f)]
     with open(lib_tr) as f:
         lib_t = [(int(r["t_ms"]), r["from"], r["to"]) for r in csv.DictReader(f)]

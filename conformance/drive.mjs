@@ -7,7 +7,8 @@
 // fire first (call timeouts, opossum's reset and bucket timers), then results (in the order the
 // calls started), then arrivals in trace order; promise handlers run between events. A call
 // starts when the library invokes it (cockatiel's half-open waiters start when the test
-// settles) and returns `latency_ms` later. Writes `calls` (`t_ms,admitted,start_ms`) and
+// settles) and returns `latency_ms` later. Writes `calls` (`t_ms,admitted,at_ms`: when the call
+// started, or when the library refused it, e.g. a half-open waiter once its test failed) and
 // `transitions` (`t_ms,from,to`, from the library's own state events). Packages are loaded from
 // $BREAKERLAB_CONFORMANCE_NODE (an npm prefix outside the repository).
 import { createRequire } from 'node:module';
@@ -99,6 +100,11 @@ function action(i) {
   });
 }
 
+// A call that never started was refused: its answer came now.
+const refused = (i) => () => {
+  if (!calls[i][0]) calls[i][1] = now();
+};
+
 let fire;
 if (impl === 'opossum') {
   const CircuitBreaker = require('opossum');
@@ -116,7 +122,7 @@ if (impl === 'opossum') {
   breaker.on('open', () => enter('open'));
   breaker.on('halfOpen', () => enter('half_open'));
   breaker.on('close', () => enter('closed'));
-  fire = (i) => breaker.fire(action(i)).catch(() => {});
+  fire = (i) => breaker.fire(action(i)).catch(refused(i));
 } else {
   const c = require('cockatiel');
   const breaker = impl === 'cockatiel-consecutive'
@@ -129,7 +135,7 @@ if (impl === 'opossum') {
   const policy = c.circuitBreaker(c.handleAll, { halfOpenAfter: Number(o['half-open-after']), breaker });
   const names = { [c.CircuitState.Closed]: 'closed', [c.CircuitState.Open]: 'open', [c.CircuitState.HalfOpen]: 'half_open' };
   policy.onStateChange((s) => enter(names[s]));
-  fire = (i) => policy.execute(action(i)).catch(() => {});
+  fire = (i) => policy.execute(action(i)).catch(refused(i));
 }
 
 const flush = () => clock.tickAsync(0);
@@ -149,5 +155,5 @@ while (next < rows.length || heap.length) {
 }
 await clock.tickAsync(60_000);
 
-writeFileSync(o.calls, 't_ms,admitted,start_ms\n' + rows.map((r, i) => `${r.t},${calls[i][0]},${calls[i][1] ?? r.t}\n`).join(''));
+writeFileSync(o.calls, 't_ms,admitted,at_ms\n' + rows.map((r, i) => `${r.t},${calls[i][0]},${calls[i][1] ?? r.t}\n`).join(''));
 writeFileSync(o.transitions, 't_ms,from,to\n' + transitions.map((x) => x.join(',') + '\n').join(''));

@@ -5,8 +5,8 @@
 
 Events run in breakerlab's order: at one millisecond, results first (in the order their calls
 were admitted), then arrivals in trace order. Each admitted call returns at t + latency.
-Writes `calls`: `t_ms,admitted,start_ms` (start_ms: when the call began to run, later than t_ms
-when it waited for pybreaker's lock) and `transitions`: `t_ms,from,to`, observed after every
+Writes `calls`: `t_ms,admitted,at_ms` (at_ms: when the call began to run, or when it was
+refused; later than t_ms when it waited for pybreaker's lock) and `transitions`: `t_ms,from,to`, observed after every
 library call and whenever the library itself reads its state.
 """
 import argparse
@@ -92,7 +92,9 @@ def drive_pybreaker(a, rows, calls):
 
             try:
                 breaker.call(guarded)
-            except (Outcome, pybreaker.CircuitBreakerError):
+            except pybreaker.CircuitBreakerError:
+                calls[i] = (0, CLOCK[0])
+            except Outcome:
                 pass
             rec.observe()
             free_at = CLOCK[0]
@@ -183,9 +185,9 @@ def main():
     drive = drive_pybreaker if a.impl == "pybreaker" else drive_circuitbreaker
     rec = drive(a, rows, calls)
     with open(a.calls, "w") as f:
-        f.write("t_ms,admitted,start_ms\n")
-        for (t, _, _), (adm, start) in zip(rows, calls):
-            f.write(f"{t},{adm},{start}\n")
+        f.write("t_ms,admitted,at_ms\n")
+        for (t, _, _), (adm, at) in zip(rows, calls):
+            f.write(f"{t},{adm},{at}\n")
     with open(a.transitions, "w") as f:
         f.write("t_ms,from,to\n")
         for t, fr, to in rec.transitions:

@@ -87,7 +87,12 @@ def concurrent(rng, span_ms, active, rate, timeouts):
             ends = {t + lat} | {t + x for x in timeouts if lat >= x}
             if not ends & used:
                 break
-            lat += 1
+            # A longer latency cannot move a timeout's instant (t + timeout), so a clash there
+            # moves the arrival; a clash of the result alone lengthens the call.
+            if any(t + x in used for x in timeouts if lat >= x):
+                t += 1
+            else:
+                lat += 1
         used |= ends
         rows.append((t, lat, ok))
 

@@ -12,6 +12,8 @@
 pub mod app;
 pub mod client;
 mod error;
+#[cfg(test)]
+mod fuzz;
 pub mod limits;
 pub mod metrics;
 pub mod outcome;

@@ -59,7 +59,7 @@ fn allocations(duration: &str, preset: &str) -> (u64, u64) {
     let workload = Workload::build(&sc, 1, 0).unwrap();
     let policy = PolicySpec::new(preset).resolve().unwrap();
     let before = ALLOCATIONS.load(Ordering::Relaxed);
-    let record = simulate(&sc.client, &workload, &policy, &RunOptions { timeline_bin: None });
+    let record = simulate(&sc.client, &workload, &policy, &RunOptions { timeline_bin: None, explain: false });
     let after = ALLOCATIONS.load(Ordering::Relaxed);
     (after - before, record.counters.attempts)
 }

@@ -138,7 +138,7 @@ fn first_scenario_detail(
     use crate::sim::{self, RunOptions, Workload};
     let workload = Workload::build(scenario, seed.unwrap_or(scenario.seed), 0)?;
     let bin = scenario.scoring.timeline_bin.unwrap_or_else(|| sim::auto_bin(workload.duration()));
-    let opts = RunOptions { timeline_bin: Some(bin) };
+    let opts = RunOptions { timeline_bin: Some(bin), explain: true };
     let runs: Vec<(String, sim::RunResult)> =
         configs.iter().map(|c| (c.label(), sim::run(scenario, &workload, c, &opts))).collect();
     let rows: Vec<(&str, &crate::metrics::RunRecord)> =
@@ -146,6 +146,7 @@ fn first_scenario_detail(
     Ok(vec![
         (output::TIMELINE_CSV, crate::report::timeline_csv(&rows)),
         (output::TRANSITIONS_CSV, crate::report::transitions_csv(&rows)),
+        (output::EXPLAIN_CSV, crate::report::explain_csv(&rows)),
         (output::LATENCY_CSV, crate::report::latency_csv(&rows)),
         (output::INCIDENTS_CSV, crate::report::incidents_csv(&workload.truth)),
     ])
@@ -281,7 +282,15 @@ mod tests {
         let names: Vec<_> = files.iter().filter_map(|f| f.file_name()).map(|n| n.to_string_lossy()).collect();
         assert_eq!(
             names,
-            ["summary.csv", "runs.csv", "timeline.csv", "transitions.csv", "latency.csv", "incidents.csv"]
+            [
+                "summary.csv",
+                "runs.csv",
+                "timeline.csv",
+                "transitions.csv",
+                "explain.csv",
+                "latency.csv",
+                "incidents.csv"
+            ]
         );
         let rows = &r.scenarios[0].rows;
         let requests = rows.iter().find(|x| x.metric == "requests").unwrap();

@@ -24,6 +24,8 @@ pub const RUNS_CSV: &str = "runs.csv";
 pub const PARETO_CSV: &str = "pareto.csv";
 /// transitions.csv: every state change.
 pub const TRANSITIONS_CSV: &str = "transitions.csv";
+/// explain.csv: the evidence behind every state change and at the incidents' moments.
+pub const EXPLAIN_CSV: &str = "explain.csv";
 /// timeline.csv: per time bin traffic, failures and state occupancy.
 pub const TIMELINE_CSV: &str = "timeline.csv";
 /// incidents.csv: the ground-truth windows scoring used.
@@ -44,11 +46,12 @@ pub const SHARD_TOML: &str = crate::sweep::shard::MANIFEST_FILE;
 /// Every fixed file name breakerlab writes into an output folder (charts named per family
 /// aside): a file of one of these names not written by the current command is dropped when
 /// its set replaces the folder; any other file is kept.
-const OUR_FILES: [&str; 18] = [
+const OUR_FILES: [&str; 19] = [
     SUMMARY_CSV,
     RUNS_CSV,
     PARETO_CSV,
     TRANSITIONS_CSV,
+    EXPLAIN_CSV,
     TIMELINE_CSV,
     INCIDENTS_CSV,
     LATENCY_CSV,

@@ -125,7 +125,8 @@ pub fn run_scenario(scenario: Scenario, settings: &RunSettings) -> Result<RunRep
     let seed = settings.seed.unwrap_or(scenario.seed);
     let workload = Workload::build(&scenario, seed, 0)?;
     let bin = scenario.scoring.timeline_bin.unwrap_or_else(|| sim::auto_bin(workload.duration()));
-    let result = sim::run_fleet(&scenario, &workload, &policies, &RunOptions { timeline_bin: Some(bin) });
+    let opts = RunOptions { timeline_bin: Some(bin), explain: true };
+    let result = sim::run_fleet(&scenario, &workload, &policies, &opts);
     let (label, params, preset) = if fleet {
         let labels: Vec<String> = policies.iter().map(PolicyConfig::label).collect();
         let params = labels.iter().enumerate().map(|(i, l)| (format!("instance{i}"), l.clone())).collect();
@@ -136,8 +137,9 @@ pub fn run_scenario(scenario: Scenario, settings: &RunSettings) -> Result<RunRep
     let mut replicates = vec![result.metrics.clone()];
     for r in 1..settings.replicates.max(1) {
         let w = Workload::build(&scenario, seed, r)?;
-        replicates
-            .push(sim::run_fleet(&scenario, &w, &policies, &RunOptions { timeline_bin: Some(bin) }).metrics);
+        replicates.push(
+            sim::run_fleet(&scenario, &w, &policies, &RunOptions { explain: false, ..opts.clone() }).metrics,
+        );
     }
     let extra = import_columns(&scenario);
     let row = SummaryRow {
@@ -156,6 +158,7 @@ pub fn run_scenario(scenario: Scenario, settings: &RunSettings) -> Result<RunRep
     out.write_all(&[
         (output::SUMMARY_CSV, report::summary_csv(&[row])),
         (output::TRANSITIONS_CSV, report::transitions_csv(&runs)),
+        (output::EXPLAIN_CSV, report::explain_csv(&runs)),
         (output::TIMELINE_CSV, report::timeline_csv(&runs)),
         (output::INCIDENTS_CSV, report::incidents_csv(&workload.truth)),
         (output::LATENCY_CSV, report::latency_csv(&runs)),

@@ -9,6 +9,7 @@ mod metric;
 mod objective;
 mod recorder;
 mod score;
+mod snapshots;
 
 pub use histogram::{BUCKETS as LATENCY_BUCKETS, LatencyHistogram};
 pub use metric::{Metric, Unit};
@@ -18,3 +19,4 @@ pub use recorder::{
     RECOVERY_WINDOW, Recorder, RecorderOptions, RunRecord, Timeline, TimelineBin,
 };
 pub use score::{Metrics, ProviderTraffic, ScoringOptions, score};
+pub use snapshots::{Moment, Snapshot, Snapshots};

@@ -302,6 +302,8 @@ pub struct RunRecord {
     pub providers: Vec<ProviderRecord>,
     /// What happened to each scripted call, in script order (empty unless the run was scripted).
     pub calls: Vec<CallRecord>,
+    /// Each breaker's evidence at each incident's moments (empty unless the run explains).
+    pub snapshots: Vec<super::Snapshot>,
 }
 
 /// One scripted call: when it arrived, when the breaker let it start (later than its arrival
@@ -713,6 +715,7 @@ impl Recorder {
             deferred_pending: c.deferred.saturating_sub(c.deferred_completed),
             providers: self.routing.map(|r| r.providers).unwrap_or_default(),
             calls: Vec::new(),
+            snapshots: Vec::new(),
         }
     }
 }
@@ -742,7 +745,13 @@ mod tests {
     }
 
     fn tr(at_s: u64, from: State, to: State) -> Transition {
-        Transition { at: SimTime(at_s * 1_000_000), from, to, reason: "test" }
+        Transition {
+            at: SimTime(at_s * 1_000_000),
+            from,
+            to,
+            reason: "test",
+            evidence: crate::policy::Evidence::EMPTY,
+        }
     }
 
     fn s(secs: u64) -> SimTime {

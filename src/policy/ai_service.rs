@@ -20,6 +20,7 @@
 //!   `SIGALRM` only works in the main thread is a runtime accident, out of scope.)
 //! - `total_calls` counts rejected calls too (a statistic only; no effect on decisions).
 
+use super::evidence::{Evidence, Test};
 use super::family::{Family, Preset};
 use super::machine::{Admission, Breaker, Observation, Phase, State, Ticket, Transitions};
 use super::param::{ParamMeta, PolicyError, invalid};
@@ -160,7 +161,7 @@ impl Breaker for AiServiceBreaker {
         // `current_state = self.phase.state()` runs `_check_state_transition`.
         if self.phase.state() == State::Open && now.since(self.last_state_change) >= self.cfg.timeout_duration
         {
-            self.phase.enter(now, State::HalfOpen, "cooldown_elapsed", out);
+            self.phase.enter(now, State::HalfOpen, "cooldown_elapsed", self.evidence_at(now), out);
             self.half_open_calls = 0;
         }
         match self.phase.state() {
@@ -186,7 +187,7 @@ impl Breaker for AiServiceBreaker {
                 if self.phase.state() == State::HalfOpen {
                     self.half_open_calls -= 1;
                     if self.consecutive_successes >= u64::from(self.cfg.success_threshold) {
-                        self.phase.enter(now, State::Closed, "probe_successes", out);
+                        self.phase.enter(now, State::Closed, "probe_successes", self.evidence_at(now), out);
                         self.last_state_change = now;
                         self.consecutive_failures = 0;
                         self.consecutive_successes = 0;
@@ -199,12 +200,18 @@ impl Breaker for AiServiceBreaker {
                 match self.phase.state() {
                     State::Closed => {
                         if self.consecutive_failures >= u64::from(self.cfg.failure_threshold) {
-                            self.phase.enter(now, State::Open, "consecutive_failures", out);
+                            self.phase.enter(
+                                now,
+                                State::Open,
+                                "consecutive_failures",
+                                self.evidence_at(now),
+                                out,
+                            );
                             self.last_state_change = now;
                         }
                     }
                     State::HalfOpen => {
-                        self.phase.enter(now, State::Open, "probe_failed", out);
+                        self.phase.enter(now, State::Open, "probe_failed", self.evidence_at(now), out);
                         self.last_state_change = now;
                     }
                     State::Open => {}
@@ -215,6 +222,43 @@ impl Breaker for AiServiceBreaker {
 
     fn state(&self) -> State {
         self.phase.state()
+    }
+
+    fn evidence(&self, now: SimTime, ev: &mut Evidence) {
+        let c = &self.cfg;
+        match self.phase.state() {
+            State::Closed => ev.count(
+                "consecutive_failures",
+                self.consecutive_failures,
+                Test::AtLeast,
+                "failure_threshold",
+                u64::from(c.failure_threshold),
+            ),
+            State::Open => ev.time(
+                "time_open",
+                now.since(self.last_state_change),
+                Test::AtLeast,
+                "timeout_duration",
+                c.timeout_duration,
+            ),
+            State::HalfOpen => {
+                let calls = self.half_open_calls.max(0) as u64;
+                ev.count(
+                    "half_open_calls",
+                    calls,
+                    Test::Of,
+                    "half_open_max_calls",
+                    u64::from(c.half_open_max_calls),
+                );
+                ev.count(
+                    "consecutive_successes",
+                    self.consecutive_successes,
+                    Test::AtLeast,
+                    "success_threshold",
+                    u64::from(c.success_threshold),
+                );
+            }
+        }
     }
 }
 

@@ -25,6 +25,7 @@
 //! - `failure_threshold = 0` or `recovery_timeout = 0` silently fall back to the defaults in the
 //!   library (`or`); here they are refused as errors instead.
 
+use super::evidence::{Evidence, Test};
 use super::family::{Family, Preset};
 use super::machine::{Admission, Breaker, Observation, Phase, State, Ticket, Transitions};
 use super::param::{ParamMeta, PolicyError, invalid};
@@ -127,7 +128,7 @@ impl Breaker for CircuitbreakerBreaker {
             if !self.recovered(now) {
                 return Admission::Reject;
             }
-            self.phase.enter(now, State::HalfOpen, "cooldown_elapsed", out);
+            self.phase.enter(now, State::HalfOpen, "cooldown_elapsed", self.evidence_at(now), out);
         }
         Admission::Allow(self.phase.ticket(self.phase.state() == State::HalfOpen))
     }
@@ -141,20 +142,31 @@ impl Breaker for CircuitbreakerBreaker {
                     State::HalfOpen => "probe_failed",
                     _ => "consecutive_failures",
                 };
-                self.phase.change(now, State::Open, reason, out);
+                self.phase.change(now, State::Open, reason, self.evidence_at(now), out);
             }
         } else {
-            self.count = 0;
             let reason = match self.phase.state() {
                 State::Open => "late_success",
                 _ => "probe_successes",
             };
-            self.phase.change(now, State::Closed, reason, out);
+            self.phase.change(now, State::Closed, reason, self.evidence_at(now), out);
+            self.count = 0;
         }
     }
 
     fn state(&self) -> State {
         self.phase.state()
+    }
+
+    /// The failure count in every state (a success anywhere closes; in half-open the count is
+    /// still at the threshold, so one failure reopens); in open, the time since `_opened`.
+    fn evidence(&self, now: SimTime, ev: &mut Evidence) {
+        let threshold = u64::from(self.cfg.failure_threshold);
+        if self.phase.state() == State::Open {
+            let since = Dur::from_micros(now.micros().saturating_sub((self.opened * 1e6).round() as u64));
+            ev.time("time_open", since, Test::AtLeast, "recovery_timeout", self.cfg.recovery_timeout);
+        }
+        ev.count("consecutive_failures", self.count, Test::AtLeast, "failure_threshold", threshold);
     }
 }
 

@@ -41,6 +41,7 @@
 //!   `Math.random` replaced by the build seed's generator. Other backoff factories are not
 //!   modelled.
 
+use super::evidence::{Evidence, Item, Test, Unit};
 use super::family::{Family, Preset};
 use super::library::{ExportInput, Library, commented, js_ms, num};
 use super::machine::{Admission, Breaker, Observation, Phase, State, Ticket, Transitions};
@@ -430,7 +431,7 @@ impl CockatielBreaker {
                 self.backoff = (0, 0.0);
             }
             self.open_for = self.next_delay();
-            self.phase.enter(now, State::Open, reason, out);
+            self.phase.enter(now, State::Open, reason, self.evidence_at(now), out);
             self.opened_at = now;
         }
     }
@@ -529,7 +530,7 @@ impl Breaker for CockatielBreaker {
         match self.phase.state() {
             State::Closed => Admission::Allow(self.phase.ticket(false)),
             State::Open if now.since(self.opened_at) >= self.open_for => {
-                self.phase.enter(now, State::HalfOpen, "cooldown_elapsed", out);
+                self.phase.enter(now, State::HalfOpen, "cooldown_elapsed", self.evidence_at(now), out);
                 self.tests.push(self.phase.generation());
                 Admission::Allow(self.phase.ticket(true))
             }
@@ -546,7 +547,7 @@ impl Breaker for CockatielBreaker {
             (Verdict::Ignored, true) => {
                 // A non-handled error in the test "failed successfully": close().
                 if self.phase.state() == State::HalfOpen {
-                    self.phase.enter(now, State::Closed, "probe_successes", out);
+                    self.phase.enter(now, State::Closed, "probe_successes", self.evidence_at(now), out);
                 }
             }
             (Verdict::Ignored, false) => {}
@@ -564,7 +565,7 @@ impl Breaker for CockatielBreaker {
             (Verdict::Success, true) => {
                 self.success(now, true);
                 if self.phase.state() == State::HalfOpen {
-                    self.phase.enter(now, State::Closed, "probe_successes", out);
+                    self.phase.enter(now, State::Closed, "probe_successes", self.evidence_at(now), out);
                 }
             }
             (Verdict::Failure, true) => {
@@ -576,6 +577,54 @@ impl Breaker for CockatielBreaker {
 
     fn state(&self) -> State {
         self.phase.state()
+    }
+
+    fn evidence(&self, now: SimTime, ev: &mut Evidence) {
+        let c = &self.cfg;
+        match (self.phase.state(), &self.mem) {
+            (State::Closed, Memory::Consecutive { count }) => ev.count(
+                "consecutive_failures",
+                *count,
+                Test::AtLeast,
+                "consecutive_threshold",
+                u64::from(c.consecutive_threshold),
+            ),
+            (State::Closed, Memory::Count { successes, failures, .. }) => {
+                let total = successes + failures;
+                let min = if c.minimum_number_of_calls == 0 { c.size } else { c.minimum_number_of_calls };
+                ev.count(
+                    "count_window_calls",
+                    total,
+                    Test::AtLeast,
+                    "minimum_number_of_calls",
+                    u64::from(min),
+                );
+                ev.rate("count_window_failure_rate", *failures, total, Test::Above, "threshold", c.threshold);
+            }
+            (State::Closed, Memory::Sampling { successes, failures, .. }) => {
+                // The windows' running totals: not pruned by time, only rotated by results.
+                let total = successes + failures;
+                ev.push(Item {
+                    name: "window_calls",
+                    unit: Unit::Count,
+                    value: total as f64,
+                    test: Test::AtLeast,
+                    param: "minimum_calls",
+                    limit: self.minimum,
+                });
+                ev.rate("window_failure_rate", *failures, total, Test::Above, "threshold", c.threshold);
+            }
+            (State::Open, _) => ev.time(
+                "time_open",
+                now.since(self.opened_at),
+                Test::AtLeast,
+                "half_open_after",
+                self.open_for,
+            ),
+            (State::HalfOpen, _) => {
+                ev.count("probes_admitted", self.tests.len() as u64, Test::Of, "probes", 1)
+            }
+        }
     }
 
     /// The test in flight (the current generation, set on entering half-open).

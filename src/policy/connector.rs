@@ -20,6 +20,7 @@
 //! the quirks: `half_open_max_calls` (probes in flight in half-open, 0 = unlimited) and
 //! `clear_window_on_close`.
 
+use super::evidence::{Evidence, Test};
 use super::family::{Family, Preset};
 use super::machine::{Admission, Breaker, Observation, Phase, State, Ticket, Transitions};
 use super::param::{ParamMeta, PolicyError, invalid};
@@ -158,6 +159,8 @@ pub struct ConnectorBreaker {
     probe_success: u32,
     samples: ExactWindow,
     probes_in_flight: u32,
+    /// Calls admitted in this half-open episode (for the evidence: the seed admits them all).
+    probes_admitted: u32,
 }
 
 impl ConnectorBreaker {
@@ -171,6 +174,7 @@ impl ConnectorBreaker {
             probe_success: 0,
             samples,
             probes_in_flight: 0,
+            probes_admitted: 0,
         }
     }
 
@@ -182,8 +186,10 @@ impl ConnectorBreaker {
     }
 
     fn set(&mut self, now: SimTime, to: State, reason: &'static str, out: &mut Transitions) {
-        self.phase.enter(now, to, reason, out);
+        let ev = self.evidence_at(now);
+        self.phase.enter(now, to, reason, ev, out);
         self.probes_in_flight = 0;
+        self.probes_admitted = 0;
     }
 
     /// Samples the window's buffer holds without growing (memory stays flat once warmed up).
@@ -224,6 +230,7 @@ impl Breaker for ConnectorBreaker {
                 }
                 self.probes_in_flight += 1;
             }
+            self.probes_admitted += 1;
             return Admission::Allow(self.phase.ticket(true));
         }
         Admission::Allow(self.phase.ticket(false))
@@ -274,6 +281,51 @@ impl Breaker for ConnectorBreaker {
 
     fn state(&self) -> State {
         self.phase.state()
+    }
+
+    fn evidence(&self, now: SimTime, ev: &mut Evidence) {
+        let c = &self.cfg;
+        match self.phase.state() {
+            State::Closed => {
+                let t = self.samples.tally();
+                ev.count("window_calls", t.calls, Test::AtLeast, "min_samples", u64::from(c.min_samples));
+                ev.rate(
+                    "window_error_rate",
+                    t.failures,
+                    t.calls,
+                    Test::AtLeast,
+                    "error_rate_open",
+                    c.error_rate_open,
+                );
+                let needed = t.calls - connector_p95_index(t.calls).min(t.calls);
+                ev.count("calls_over_latency", t.over, Test::AtLeast, "percentile_calls", needed.max(1));
+                ev.fact_time("p95_open", c.p95_open);
+            }
+            State::Open => {
+                ev.time("time_open", now.since(self.opened_at), Test::AtLeast, "cooldown", c.cooldown)
+            }
+            State::HalfOpen => {
+                let admitted = u64::from(self.probes_admitted);
+                if c.half_open_max_calls > 0 {
+                    ev.count(
+                        "probes_admitted",
+                        admitted,
+                        Test::Of,
+                        "half_open_max_calls",
+                        u64::from(c.half_open_max_calls),
+                    );
+                } else {
+                    ev.fact_count("probes_admitted", admitted);
+                }
+                ev.count(
+                    "probe_successes",
+                    u64::from(self.probe_success),
+                    Test::AtLeast,
+                    "half_open_success",
+                    u64::from(c.half_open_success),
+                );
+            }
+        }
     }
 }
 

@@ -26,6 +26,7 @@
 //! Success-rate and failure-percentage ejection compare hosts of a cluster: not modelled for
 //! one host.
 
+use super::evidence::{Evidence, Test};
 use super::family::{Family, Preset};
 use super::library::{ExportInput, Library, commented, proto_duration};
 use super::machine::{Admission, Breaker, Observation, Phase, State, Ticket, Transitions};
@@ -177,7 +178,7 @@ impl EnvoyBreaker {
             let tick = self.next_tick;
             if self.phase.state() == State::Open {
                 if self.eject_time() <= tick.since(self.ejected_at) {
-                    self.phase.enter(tick, State::Closed, "ejection_elapsed", out);
+                    self.phase.enter(tick, State::Closed, "ejection_elapsed", self.evidence_at(tick), out);
                     self.consecutive = 0;
                 }
             } else if self.backoff > 0 {
@@ -219,7 +220,7 @@ impl Breaker for EnvoyBreaker {
                     if base.saturating_mul(self.backoff) < max.saturating_add(base) {
                         self.backoff += 1;
                     }
-                    self.phase.enter(now, State::Open, "consecutive_5xx", out);
+                    self.phase.enter(now, State::Open, "consecutive_5xx", self.evidence_at(now), out);
                     self.ejected_at = now;
                     // onConsecutiveErrorWorker resets the counter after ejecting.
                     self.consecutive = 0;
@@ -230,6 +231,33 @@ impl Breaker for EnvoyBreaker {
 
     fn state(&self) -> State {
         self.phase.state()
+    }
+
+    /// Closed: the consecutive 5xx count (and the ejection multiplier it would use); open
+    /// (ejected): the time ejected against base_ejection_time × multiplier, capped.
+    fn evidence(&self, now: SimTime, ev: &mut Evidence) {
+        match self.phase.state() {
+            State::Open => {
+                ev.time(
+                    "time_ejected",
+                    now.since(self.ejected_at),
+                    Test::AtLeast,
+                    "ejection_time",
+                    self.eject_time(),
+                );
+                ev.fact_count("ejection_multiplier", self.backoff);
+            }
+            _ => {
+                ev.count(
+                    "consecutive_5xx_seen",
+                    self.consecutive,
+                    Test::AtLeast,
+                    "consecutive_5xx",
+                    u64::from(self.cfg.consecutive_5xx),
+                );
+                ev.fact_count("ejection_multiplier", self.backoff);
+            }
+        }
     }
 
     fn deadline(&self) -> Option<SimTime> {

@@ -33,6 +33,7 @@
 //! as a success, so classes in `ignore` count as successes here.
 //! `WithDelayFn` is not modelled.
 
+use super::evidence::{Evidence, Test};
 use super::family::{Family, Preset};
 use super::library::{ExportInput, Library, commented, go_duration};
 use super::machine::{Admission, Breaker, Observation, Phase, State, Ticket, Transitions};
@@ -358,7 +359,7 @@ impl FailsafeBreaker {
     }
 
     fn open(&mut self, now: SimTime, reason: &'static str, out: &mut Transitions) {
-        self.phase.enter(now, State::Open, reason, out);
+        self.phase.enter(now, State::Open, reason, self.evidence_at(now), out);
         self.opened_at = now;
     }
 }
@@ -369,7 +370,7 @@ impl Breaker for FailsafeBreaker {
             if now.since(self.opened_at) < self.cfg.delay {
                 return Admission::Reject;
             }
-            self.phase.enter(now, State::HalfOpen, "cooldown_elapsed", out);
+            self.phase.enter(now, State::HalfOpen, "cooldown_elapsed", self.evidence_at(now), out);
             self.half.clear();
             self.permits = u64::from(self.cfg.half_open_capacity());
         }
@@ -422,7 +423,7 @@ impl Breaker for FailsafeBreaker {
                     (successes > cap.saturating_sub(ft), t.failures >= ft)
                 };
                 if close {
-                    self.phase.enter(now, State::Closed, "probe_successes", out);
+                    self.phase.enter(now, State::Closed, "probe_successes", self.evidence_at(now), out);
                     self.closed = ClosedStats::new(&self.cfg, now);
                 } else if reopen {
                     self.open(now, "probe_failed", out);
@@ -434,6 +435,90 @@ impl Breaker for FailsafeBreaker {
 
     fn state(&self) -> State {
         self.phase.state()
+    }
+
+    fn evidence(&self, now: SimTime, ev: &mut Evidence) {
+        let c = &self.cfg;
+        let rate_threshold = u64::from(c.failure_rate_threshold);
+        let exec_threshold = u64::from(c.failure_execution_threshold);
+        match self.phase.state() {
+            State::Closed => {
+                let (executions, failures) = self.closed.counts();
+                ev.count(
+                    "executions",
+                    executions,
+                    Test::AtLeast,
+                    "failure_execution_threshold",
+                    exec_threshold,
+                );
+                if rate_threshold != 0 {
+                    let pct = rounded_rate(failures, executions);
+                    ev.count(
+                        "failure_rate_percent",
+                        pct,
+                        Test::AtLeast,
+                        "failure_rate_threshold",
+                        rate_threshold,
+                    );
+                } else {
+                    ev.count(
+                        "failures_in_window",
+                        failures,
+                        Test::AtLeast,
+                        "failure_threshold",
+                        u64::from(c.failure_threshold),
+                    );
+                }
+            }
+            State::Open => ev.time("time_open", now.since(self.opened_at), Test::AtLeast, "delay", c.delay),
+            State::HalfOpen => {
+                let t = self.half.tally();
+                let successes = t.calls - t.failures;
+                let capacity = u64::from(c.half_open_capacity());
+                ev.count(
+                    "probes_admitted",
+                    capacity.saturating_sub(self.permits),
+                    Test::Of,
+                    "half_open_capacity",
+                    capacity,
+                );
+                if c.success_threshold != 0 {
+                    ev.count(
+                        "probe_successes",
+                        successes,
+                        Test::AtLeast,
+                        "success_threshold",
+                        u64::from(c.success_threshold),
+                    );
+                    ev.fact_count("probe_failures", t.failures);
+                } else if rate_threshold != 0 {
+                    ev.count(
+                        "probe_results",
+                        t.calls,
+                        Test::AtLeast,
+                        "failure_execution_threshold",
+                        exec_threshold,
+                    );
+                    let pct = rounded_rate(t.failures, t.calls);
+                    ev.count(
+                        "probe_failure_rate_percent",
+                        pct,
+                        Test::AtLeast,
+                        "failure_rate_threshold",
+                        rate_threshold,
+                    );
+                } else {
+                    ev.count(
+                        "probe_failures",
+                        t.failures,
+                        Test::AtLeast,
+                        "failure_threshold",
+                        u64::from(c.failure_threshold),
+                    );
+                    ev.fact_count("probe_successes", successes);
+                }
+            }
+        }
     }
 }
 

@@ -28,6 +28,7 @@
 //! - Finagle "fails open" (a lone endpoint still gets requests while Dead, the load balancer
 //!   merely avoids it): modelled as rejection, the load balancer's view of a dead endpoint.
 
+use super::evidence::{Evidence, Test};
 use super::family::{Family, Preset};
 use super::machine::{Admission, Breaker, Observation, Phase, State, Ticket, Transitions};
 use super::param::{ParamMeta, PolicyError, impossible, invalid};
@@ -176,6 +177,7 @@ pub struct FinagleBreaker {
     consecutive: u64,
     sr_stream: Stream,
     cf_stream: Stream,
+    dead_since: SimTime,
     dead_until: SimTime,
     rng: Rng,
 }
@@ -194,6 +196,7 @@ impl FinagleBreaker {
             consecutive: 0,
             sr_stream: Stream::default(),
             cf_stream: Stream::default(),
+            dead_since: SimTime::ZERO,
             dead_until: SimTime::ZERO,
             rng: rng_from_u64(seed),
         }
@@ -263,7 +266,7 @@ impl FinagleBreaker {
     fn poll(&mut self, now: SimTime, out: &mut Transitions) {
         if self.phase.state() == State::Open && now >= self.dead_until {
             let at = self.dead_until;
-            self.phase.enter(at, State::HalfOpen, "cooldown_elapsed", out);
+            self.phase.enter(at, State::HalfOpen, "cooldown_elapsed", self.evidence_at(at), out);
             self.probing = false;
         }
     }
@@ -304,7 +307,7 @@ impl Breaker for FinagleBreaker {
             Verdict::Success => {
                 if probe_closed {
                     self.revived(now);
-                    self.phase.enter(now, State::Closed, "probe_successes", out);
+                    self.phase.enter(now, State::Closed, "probe_successes", self.evidence_at(now), out);
                 }
                 self.record_success(now);
             }
@@ -313,7 +316,8 @@ impl Breaker for FinagleBreaker {
                     match self.mark_dead_on_failure(now) {
                         Some((d, reason)) => {
                             let reason = if probe_closed { "probe_failed" } else { reason };
-                            self.phase.enter(now, State::Open, reason, out);
+                            self.phase.enter(now, State::Open, reason, self.evidence_at(now), out);
+                            self.dead_since = now;
                             self.dead_until = now + d;
                         }
                         None if probe_closed => self.probing = false,
@@ -326,6 +330,49 @@ impl Breaker for FinagleBreaker {
 
     fn state(&self) -> State {
         self.phase.state()
+    }
+
+    fn evidence(&self, now: SimTime, ev: &mut Evidence) {
+        let c = &self.cfg;
+        match self.phase.state() {
+            State::Closed => {
+                if c.success_rate > 0.0 {
+                    ev.ratio("success_rate_ema", self.ema.value, Test::Below, "success_rate", c.success_rate);
+                    let requests = self.requests.len() as u64;
+                    ev.count(
+                        "window_requests",
+                        requests,
+                        Test::AtLeast,
+                        "min_request_threshold",
+                        u64::from(c.min_request_threshold),
+                    );
+                    ev.time(
+                        "time_since_revival",
+                        now.since(self.epoch),
+                        Test::AtLeast,
+                        "success_rate_window",
+                        c.success_rate_window,
+                    );
+                }
+                if c.consecutive_failures > 0 {
+                    ev.count(
+                        "consecutive_failure_count",
+                        self.consecutive,
+                        Test::AtLeast,
+                        "consecutive_failures",
+                        u64::from(c.consecutive_failures),
+                    );
+                }
+            }
+            State::Open => ev.time(
+                "time_dead",
+                now.since(self.dead_since),
+                Test::AtLeast,
+                "dead_time",
+                self.dead_until.since(self.dead_since),
+            ),
+            State::HalfOpen => ev.count("probes_admitted", u64::from(self.probing), Test::Of, "probes", 1),
+        }
     }
 
     fn deadline(&self) -> Option<SimTime> {

@@ -23,6 +23,7 @@
 //!   an ignored probe leaves the gate stuck, exactly as in the seed.
 //! - `time.monotonic()` is process-local; restarts lose the state (the engine's restart model).
 
+use super::evidence::{Evidence, Test};
 use super::family::{Family, Preset};
 use super::machine::{Admission, Breaker, Observation, Phase, State, Ticket, Transitions};
 use super::param::{ParamMeta, PolicyError, invalid};
@@ -139,7 +140,8 @@ impl CircuitGate {
     /// `_open`: state open, cooloff from now, failures cleared (a no-op transition when open).
     fn open(&mut self, now: SimTime, reason: &'static str, out: &mut Transitions) {
         if self.phase.state() != State::Open {
-            self.phase.enter(now, State::Open, reason, out);
+            let ev = self.evidence_at(now);
+            self.phase.enter(now, State::Open, reason, ev, out);
         }
         self.opened_at = now;
         self.failures.clear();
@@ -152,7 +154,8 @@ impl Breaker for CircuitGate {
             if now.since(self.opened_at) < self.cfg.cooloff {
                 return Admission::Reject;
             }
-            self.phase.enter(now, State::HalfOpen, "cooldown_elapsed", out);
+            let ev = self.evidence_at(now);
+            self.phase.enter(now, State::HalfOpen, "cooldown_elapsed", ev, out);
             self.probe_sent = false;
         }
         if self.phase.state() == State::HalfOpen {
@@ -188,7 +191,8 @@ impl Breaker for CircuitGate {
         self.probe_sent = false;
         if ok {
             let reason = if self.phase.state() == State::Open { "late_success" } else { "probe_successes" };
-            self.phase.enter(now, State::Closed, reason, out);
+            let ev = self.evidence_at(now);
+            self.phase.enter(now, State::Closed, reason, ev, out);
             self.failures.clear();
         } else {
             self.open(now, "probe_failed", out);
@@ -197,6 +201,24 @@ impl Breaker for CircuitGate {
 
     fn state(&self) -> State {
         self.phase.state()
+    }
+
+    fn evidence(&self, now: SimTime, ev: &mut Evidence) {
+        let c = &self.cfg;
+        match self.phase.state() {
+            // The failures as the gate counts them: pruned only in `allow`, so some may be older.
+            State::Closed => ev.count(
+                "failures_in_window",
+                self.failures.len() as u64,
+                Test::AtLeast,
+                "max_failures",
+                u64::from(c.max_failures),
+            ),
+            State::Open => {
+                ev.time("time_open", now.since(self.opened_at), Test::AtLeast, "cooloff", c.cooloff)
+            }
+            State::HalfOpen => ev.count("probes_admitted", u64::from(self.probe_sent), Test::Of, "probes", 1),
+        }
     }
 }
 

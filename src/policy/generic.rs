@@ -26,6 +26,7 @@
 //! are recorded in the current state (Resilience4j, seeds). Results recorded while open update
 //! the closed-state windows (when counted) but never trip or extend the open state.
 
+use super::evidence::{Evidence, Test};
 use super::family::{Family, Preset};
 use super::library::{ExportInput, Library};
 use super::machine::{Admission, Breaker, Observation, Phase, State, Ticket, Transitions};
@@ -68,6 +69,13 @@ impl Comparison {
     #[inline]
     fn dur(self, value: Dur, threshold: Dur) -> bool {
         self.int(value.micros(), threshold.micros())
+    }
+    /// The same comparison as an evidence test.
+    fn test(self) -> Test {
+        match self {
+            Comparison::AtLeast => Test::AtLeast,
+            Comparison::Above => Test::Above,
+        }
     }
 }
 
@@ -436,6 +444,7 @@ pub struct GenericBreaker {
     count: Option<CountWindow>,
     /// The time window of the rate and percentile rules, exact or bucketed.
     time: Option<Window>,
+    opened_at: SimTime,
     open_until: SimTime,
     reopens: u32,
     half_open_since: SimTime,
@@ -464,6 +473,7 @@ impl GenericBreaker {
             failure_times: FailureTimes::default(),
             count,
             time,
+            opened_at: SimTime::ZERO,
             open_until: SimTime::ZERO,
             reopens: 0,
             half_open_since: SimTime::ZERO,
@@ -500,18 +510,21 @@ impl GenericBreaker {
     }
 
     fn open(&mut self, at: SimTime, reason: &'static str, out: &mut Transitions) {
+        let ev = self.evidence_at(at);
         if self.phase.state() == State::HalfOpen {
             self.reopens = self.reopens.saturating_add(1);
         } else {
             self.reopens = 0;
         }
-        self.phase.enter(at, State::Open, reason, out);
+        self.phase.enter(at, State::Open, reason, ev, out);
         let len = self.open_length();
+        self.opened_at = at;
         self.open_until = at + len;
     }
 
     fn half_open(&mut self, at: SimTime, out: &mut Transitions) {
-        self.phase.enter(at, State::HalfOpen, "cooldown_elapsed", out);
+        let ev = self.evidence_at(at);
+        self.phase.enter(at, State::HalfOpen, "cooldown_elapsed", ev, out);
         self.half_open_since = at;
         self.probes_admitted = 0;
         self.probe_results = 0;
@@ -520,7 +533,8 @@ impl GenericBreaker {
     }
 
     fn close(&mut self, at: SimTime, reason: &'static str, out: &mut Transitions) {
-        self.phase.enter(at, State::Closed, reason, out);
+        let ev = self.evidence_at(at);
+        self.phase.enter(at, State::Closed, reason, ev, out);
         self.reopens = 0;
         self.consecutive = 0;
         if self.cfg.clear_on_close {
@@ -673,6 +687,7 @@ impl Breaker for GenericBreaker {
             State::HalfOpen => match self.cfg.close_rule {
                 CloseRule::Successes => {
                     if failed {
+                        self.probe_failures += 1;
                         self.open(now, "probe_failed", out);
                     } else {
                         self.probe_successes += 1;
@@ -699,6 +714,138 @@ impl Breaker for GenericBreaker {
 
     fn state(&self) -> State {
         self.phase.state()
+    }
+
+    fn evidence(&self, now: SimTime, ev: &mut Evidence) {
+        let c = &self.cfg;
+        let test = c.comparison.test();
+        match self.phase.state() {
+            State::Closed => {
+                if c.failure_threshold > 0 {
+                    ev.count(
+                        "consecutive_failures",
+                        self.consecutive,
+                        test,
+                        "failure_threshold",
+                        u64::from(c.failure_threshold),
+                    );
+                }
+                if c.window_failures > 0 {
+                    let n = self.failure_times.len() as u64;
+                    ev.count("recent_failures", n, test, "window_failures", u64::from(c.window_failures));
+                }
+                if let Some(w) = &self.count {
+                    let t = w.tally();
+                    let min = u64::from(c.min_calls.min(c.count_window).max(1));
+                    let gate = if self.time.is_some() { "count_min_calls" } else { "min_calls" };
+                    ev.count("count_window_calls", t.calls, Test::AtLeast, gate, min);
+                    ev.rate(
+                        "count_window_failure_rate",
+                        t.failures,
+                        t.calls,
+                        test,
+                        "count_failure_rate",
+                        c.count_failure_rate,
+                    );
+                }
+                if let Some(w) = &self.time {
+                    let t = w.tally(now);
+                    ev.count(
+                        "window_calls",
+                        t.calls,
+                        Test::AtLeast,
+                        "min_calls",
+                        u64::from(c.min_calls.max(1)),
+                    );
+                    if c.failure_rate > 0.0 {
+                        ev.rate(
+                            "window_failure_rate",
+                            t.failures,
+                            t.calls,
+                            test,
+                            "failure_rate",
+                            c.failure_rate,
+                        );
+                    }
+                    if c.slow_call_rate > 0.0 {
+                        ev.rate(
+                            "window_slow_rate",
+                            t.slow,
+                            t.calls,
+                            test,
+                            "slow_call_rate",
+                            c.slow_call_rate,
+                        );
+                    }
+                    if !c.latency_threshold.is_zero() {
+                        let needed = t.calls - nearest_rank_index(c.latency_percentile, t.calls).min(t.calls);
+                        ev.count(
+                            "calls_over_latency",
+                            t.over,
+                            Test::AtLeast,
+                            "percentile_calls",
+                            needed.max(1),
+                        );
+                        ev.fact_time("latency_threshold", c.latency_threshold);
+                    }
+                }
+            }
+            State::Open => {
+                ev.time(
+                    "time_open",
+                    now.since(self.opened_at),
+                    Test::AtLeast,
+                    "open_duration",
+                    self.open_until.since(self.opened_at),
+                );
+            }
+            State::HalfOpen => {
+                let admitted = u64::from(self.probes_admitted);
+                if c.probes > 0 {
+                    ev.count("probes_admitted", admitted, Test::Of, "probes", u64::from(c.probes));
+                } else {
+                    ev.fact_count("probes_admitted", admitted);
+                }
+                match c.close_rule {
+                    CloseRule::Successes => {
+                        ev.count(
+                            "probe_successes",
+                            u64::from(self.probe_successes),
+                            Test::AtLeast,
+                            "close_successes",
+                            u64::from(c.close_successes),
+                        );
+                        ev.fact_count("probe_failures", u64::from(self.probe_failures));
+                    }
+                    CloseRule::FailureRate => {
+                        ev.count(
+                            "probe_results",
+                            u64::from(self.probe_results),
+                            Test::AtLeast,
+                            "probes",
+                            u64::from(c.probes),
+                        );
+                        ev.rate(
+                            "probes_failure_rate",
+                            u64::from(self.probe_failures),
+                            u64::from(self.probe_results),
+                            test,
+                            "probe_failure_rate",
+                            c.probe_failure_rate,
+                        );
+                    }
+                }
+                if !c.max_half_open.is_zero() {
+                    ev.time(
+                        "time_half_open",
+                        now.since(self.half_open_since),
+                        Test::AtLeast,
+                        "max_half_open",
+                        c.max_half_open,
+                    );
+                }
+            }
+        }
     }
 
     fn deadline(&self) -> Option<SimTime> {

@@ -23,6 +23,7 @@
 //!   MaxRequests` closes; any failure reopens;
 //! - an ignored result (`IsExcluded`) only counts as an exclusion.
 
+use super::evidence::{Evidence, Test};
 use super::family::{Family, Preset};
 use super::library::{ExportInput, Library, commented, go_duration};
 use super::machine::{Admission, Breaker, Observation, Phase, State, Ticket, Transitions};
@@ -174,7 +175,7 @@ impl GobreakerBreaker {
     }
 
     fn set(&mut self, now: SimTime, to: State, reason: &'static str, out: &mut Transitions) {
-        if self.phase.change(now, to, reason, out) {
+        if self.phase.change(now, to, reason, self.evidence_at(now), out) {
             self.clear_counts(now);
         }
     }
@@ -241,6 +242,41 @@ impl Breaker for GobreakerBreaker {
 
     fn state(&self) -> State {
         self.phase.state()
+    }
+
+    fn evidence(&self, now: SimTime, ev: &mut Evidence) {
+        let c = &self.cfg;
+        let max_requests = u64::from(c.effective_max_requests());
+        match self.phase.state() {
+            State::Closed => {
+                ev.count(
+                    "consecutive_failures",
+                    self.consecutive_failures,
+                    Test::Above,
+                    "ready_to_trip_consecutive_failures",
+                    u64::from(c.ready_to_trip_consecutive_failures),
+                );
+                ev.fact_count("requests", self.requests);
+            }
+            State::Open => {
+                let timeout = c.effective_timeout();
+                let opened = self
+                    .expiry
+                    .map_or(SimTime::ZERO, |e| SimTime(e.micros().saturating_sub(timeout.micros())));
+                ev.time("time_open", now.since(opened), Test::Above, "timeout", timeout);
+            }
+            State::HalfOpen => {
+                let admitted = self.requests.saturating_sub(self.exclusions);
+                ev.count("probes_admitted", admitted, Test::Of, "max_requests", max_requests);
+                ev.count(
+                    "consecutive_successes",
+                    self.consecutive_successes,
+                    Test::AtLeast,
+                    "max_requests",
+                    max_requests,
+                );
+            }
+        }
     }
 }
 

@@ -28,6 +28,7 @@
 //!   (`markNonSuccess`), whichever call it came from: a late result decides;
 //! - `execution_timeout` (1 s) is the client's call timeout (0 = timeouts disabled).
 
+use super::evidence::{Evidence, Test};
 use super::family::{Family, Preset};
 use super::machine::{Admission, Breaker, Observation, Phase, State, Ticket, Transitions};
 use super::param::{ParamMeta, PolicyError, impossible, invalid};
@@ -225,7 +226,7 @@ impl HystrixBreaker {
             let pct = ((errors as f64 / total as f64) * 100.0) as u32;
             if pct >= self.cfg.error_threshold_percentage {
                 let at = self.snapshot_at(k);
-                self.phase.enter(at, State::Open, "error_percentage", out);
+                self.phase.enter(at, State::Open, "error_percentage", self.evidence_at(at), out);
                 self.opened_at = at;
             }
         }
@@ -243,7 +244,7 @@ impl HystrixBreaker {
     }
 
     fn close(&mut self, now: SimTime, out: &mut Transitions) {
-        self.phase.enter(now, State::Closed, "probe_successes", out);
+        self.phase.enter(now, State::Closed, "probe_successes", self.evidence_at(now), out);
         // metrics.resetStream(): counts discarded, the bucket timer restarts now.
         self.origin = now;
         self.next_snapshot = 1;
@@ -259,7 +260,7 @@ impl Breaker for HystrixBreaker {
         match self.phase.state() {
             State::Closed => Admission::Allow(self.phase.ticket(false)),
             State::Open if now > self.opened_at + self.cfg.sleep_window => {
-                self.phase.enter(now, State::HalfOpen, "cooldown_elapsed", out);
+                self.phase.enter(now, State::HalfOpen, "cooldown_elapsed", self.evidence_at(now), out);
                 Admission::Allow(self.phase.ticket(true))
             }
             _ => Admission::Reject,
@@ -276,7 +277,7 @@ impl Breaker for HystrixBreaker {
         self.count(now, failed);
         if self.phase.state() == State::HalfOpen {
             if failed {
-                self.phase.enter(now, State::Open, "probe_failed", out);
+                self.phase.enter(now, State::Open, "probe_failed", self.evidence_at(now), out);
                 self.opened_at = now;
             } else {
                 self.close(now, out);
@@ -286,6 +287,37 @@ impl Breaker for HystrixBreaker {
 
     fn state(&self) -> State {
         self.phase.state()
+    }
+
+    /// Closed: the latest health snapshot the breaker read (buckets `[k − n, k)` of snapshot
+    /// `k`), as Hystrix decides only on those.
+    fn evidence(&self, now: SimTime, ev: &mut Evidence) {
+        let c = &self.cfg;
+        match self.phase.state() {
+            State::Closed => {
+                let k = self.next_snapshot.saturating_sub(1);
+                let (total, errors) = self.sum(k.saturating_sub(self.ring.len() as u64), k);
+                let pct = if total == 0 { 0 } else { ((errors as f64 / total as f64) * 100.0) as u64 };
+                ev.count(
+                    "request_volume",
+                    total,
+                    Test::AtLeast,
+                    "request_volume_threshold",
+                    u64::from(c.request_volume_threshold),
+                );
+                ev.count(
+                    "error_percentage",
+                    pct,
+                    Test::AtLeast,
+                    "error_threshold_percentage",
+                    u64::from(c.error_threshold_percentage),
+                );
+            }
+            State::Open => {
+                ev.time("time_open", now.since(self.opened_at), Test::Above, "sleep_window", c.sleep_window)
+            }
+            State::HalfOpen => ev.count("probes_admitted", 1, Test::Of, "probes", 1),
+        }
     }
 
     fn deadline(&self) -> Option<SimTime> {

@@ -1,8 +1,10 @@
 //! The state-machine vocabulary every family speaks: the three states, transitions, tickets,
 //! admissions, observations, the [`Breaker`] trait, and [`Phase`], the one place where a state
 //! changes (as Resilience4j's `CircuitBreakerStateMachine` routes every change through
-//! `stateTransition`). A leaf: it imports nothing else of `policy`.
+//! `stateTransition`), with the evidence the family saw. A leaf: it imports nothing else of
+//! `policy` but the evidence record.
 
+use super::evidence::Evidence;
 use crate::outcome::Verdict;
 use crate::time::{Dur, SimTime};
 
@@ -36,7 +38,7 @@ impl State {
     }
 }
 
-/// One state change, with the rule that caused it.
+/// One state change, with the rule that caused it and what that rule saw.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct Transition {
     /// When it happened.
@@ -47,6 +49,9 @@ pub struct Transition {
     pub to: State,
     /// A short snake_case reason, e.g. `consecutive_failures`, `cooldown_elapsed`, `probe_failed`.
     pub reason: &'static str,
+    /// What the left state's rules saw at that instant ([`Breaker::evidence`] just before the
+    /// change), for explain.csv.
+    pub evidence: Evidence,
 }
 
 /// Handed out by [`Breaker::admit`] and given back to [`Breaker::record`] with the call's result,
@@ -95,6 +100,19 @@ pub trait Breaker {
     fn record(&mut self, now: SimTime, ticket: Ticket, obs: Observation, out: &mut Transitions);
     /// The current state (without side effects).
     fn state(&self) -> State;
+    /// What the current state's rules see at `now`, named after the family's parameters: in
+    /// closed, each trip rule's measure against its threshold (and gates such as a minimum
+    /// number of calls); in open, the time open against the open duration; in half-open, the
+    /// probes and their results against what closes or reopens it. Read-only: `now` is the
+    /// instant of a change or of a result just recorded. Filled into `ev` at every state
+    /// change ([`Phase::enter`]) and at an incident's moments (explain.csv).
+    fn evidence(&self, now: SimTime, ev: &mut Evidence);
+    /// [`Breaker::evidence`] as a fresh record.
+    fn evidence_at(&self, now: SimTime) -> Evidence {
+        let mut ev = Evidence::EMPTY;
+        self.evidence(now, &mut ev);
+        ev
+    }
     /// The next instant at which the policy wants [`Breaker::on_deadline`] called (active
     /// transitions, periodic evaluation), or `None`.
     fn deadline(&self) -> Option<SimTime> {
@@ -153,11 +171,19 @@ impl Phase {
         Ticket { generation: self.generation, probe }
     }
 
-    /// Moves to `to` at `at` for `reason`: reports the transition to `out` and starts a new
-    /// generation.
+    /// Moves to `to` at `at` for `reason`, seen as `evidence` (the breaker's
+    /// [`Breaker::evidence_at`] just before the change): reports the transition to `out` and
+    /// starts a new generation.
     #[inline]
-    pub(crate) fn enter(&mut self, at: SimTime, to: State, reason: &'static str, out: &mut Transitions) {
-        out.push(Transition { at, from: self.state, to, reason });
+    pub(crate) fn enter(
+        &mut self,
+        at: SimTime,
+        to: State,
+        reason: &'static str,
+        evidence: Evidence,
+        out: &mut Transitions,
+    ) {
+        out.push(Transition { at, from: self.state, to, reason, evidence });
         self.state = to;
         self.generation += 1;
     }
@@ -170,11 +196,12 @@ impl Phase {
         at: SimTime,
         to: State,
         reason: &'static str,
+        evidence: Evidence,
         out: &mut Transitions,
     ) -> bool {
         let moved = self.state != to;
         if moved {
-            self.enter(at, to, reason, out);
+            self.enter(at, to, reason, evidence, out);
         }
         moved
     }

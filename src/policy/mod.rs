@@ -4,10 +4,11 @@
 //! ([`Breaker::admit`]) and how each admitted call ended ([`Breaker::record`]), both at
 //! simulated times chosen by the engine.
 //!
-//! Imports run one way: the leaves (`machine`, `param`, `library`, `window`, `family`) import
+//! Imports run one way: the leaves (`evidence`, `machine`, `param`, `library`, `window`, `family`) import
 //! nothing else of `policy`; each family imports only leaves; the registry, resolution (`spec`),
 //! the catalogue (`presets`) and `export` sit on top.
 
+mod evidence;
 mod family;
 mod library;
 mod machine;
@@ -49,6 +50,7 @@ pub use ai_service::{AiServiceBreaker, AiServiceConfig};
 pub use cockatiel::{CockatielBreaker, CockatielConfig};
 pub use connector::{ConnectorBreaker, ConnectorConfig};
 pub use envoy::{EnvoyBreaker, EnvoyConfig};
+pub use evidence::{CAPACITY as EVIDENCE_CAPACITY, Evidence, Item, Test, Unit, phrase};
 pub use failsafe::{FailsafeBreaker, FailsafeConfig};
 pub use family::{Family, Preset};
 pub use finagle::{FinagleBreaker, FinagleConfig};
@@ -117,6 +119,54 @@ mod tests {
         drive(&mut p, &[(0, A), (0, F(1)), (1, A), (1, F(1)), (2, A), (2, F(1)), (3, A), (3, F(1))]);
         let mut restarted = p.restarted_with_samples(plain.build(0), SimTime::ZERO);
         assert!(drive(&mut restarted, &[(10, A), (10, F(1))]).tr.is_empty());
+    }
+
+    /// Every family's transitions carry evidence, and every quantity it measures reads in words.
+    #[test]
+    fn every_family_explains_its_transitions() {
+        use crate::outcome::Verdict;
+        use crate::time::Dur;
+        let mut families: Vec<(&str, usize)> = Vec::new();
+        for preset in presets() {
+            let mut p = PolicySpec::new(preset.name).resolve().unwrap().build(1);
+            let mut out = Transitions::new();
+            // Slow failures every 50 ms for 30 s, then an hour later slow-free successes for 10 min.
+            let mut steps: Vec<(u64, Verdict, u64)> =
+                (0..600).map(|i| (i * 50, Verdict::Failure, 9_000)).collect();
+            steps.extend((0..1_200).map(|i| (3_600_000 + i * 500, Verdict::Success, 5)));
+            for (t_ms, verdict, lat) in steps {
+                let now = SimTime(t_ms * 1000);
+                if let Some(d) = p.deadline()
+                    && d <= now
+                {
+                    p.on_deadline(now, &mut out);
+                }
+                if let Admission::Allow(ticket) = p.admit(now, &mut out) {
+                    let obs = Observation { verdict, latency: Dur::from_millis(lat) };
+                    p.record(now, ticket, obs, &mut out);
+                }
+            }
+            let family = p.family();
+            if family == "none" {
+                assert!(out.is_empty());
+                continue;
+            }
+            for t in &out {
+                assert!(!t.evidence.is_empty(), "{}: {t:?}", preset.name);
+                for item in t.evidence.items() {
+                    let words = phrase(item.name).is_some() || item.test == Test::Fact;
+                    assert!(words, "{}: no phrase for `{}`", preset.name, item.name);
+                }
+            }
+            match families.iter_mut().find(|(f, _)| *f == family) {
+                Some((_, n)) => *n += out.len(),
+                None => families.push((family, out.len())),
+            }
+        }
+        assert!(families.len() >= 17, "{families:?}");
+        for (family, n) in &families {
+            assert!(*n > 0, "family {family} never changed state");
+        }
     }
 
     proptest::proptest! {

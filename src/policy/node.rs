@@ -14,6 +14,7 @@
 //!   the underlying call is not cancelled, so the dependency still does the work:
 //!   [`NodeConfig::timeout`] is the client's call timeout the engine applies.
 
+use super::evidence::{Evidence, Test};
 use super::family::{Family, Preset};
 use super::machine::{Admission, Breaker, Observation, Phase, State, Ticket, Transitions};
 use super::param::{ParamMeta, PolicyError, invalid};
@@ -102,12 +103,14 @@ pub struct NodeBreaker {
     phase: Phase,
     failures: u64,
     opened_at: SimTime,
+    /// Calls admitted in this half-open episode (for the evidence: the seed admits them all).
+    probes_admitted: u64,
 }
 
 impl NodeBreaker {
     /// A closed breaker with no failures.
     pub fn new(cfg: NodeConfig) -> NodeBreaker {
-        NodeBreaker { cfg, phase: Phase::new(), failures: 0, opened_at: SimTime::ZERO }
+        NodeBreaker { cfg, phase: Phase::new(), failures: 0, opened_at: SimTime::ZERO, probes_admitted: 0 }
     }
 }
 
@@ -117,19 +120,22 @@ impl Breaker for NodeBreaker {
             if now.since(self.opened_at) < self.cfg.cooldown {
                 return Admission::Reject;
             }
-            self.phase.enter(now, State::HalfOpen, "cooldown_elapsed", out);
+            self.phase.enter(now, State::HalfOpen, "cooldown_elapsed", self.evidence_at(now), out);
+            self.probes_admitted = 0;
         }
-        Admission::Allow(self.phase.ticket(self.phase.state() == State::HalfOpen))
+        let probe = self.phase.state() == State::HalfOpen;
+        self.probes_admitted += u64::from(probe);
+        Admission::Allow(self.phase.ticket(probe))
     }
 
     fn record(&mut self, now: SimTime, _ticket: Ticket, obs: Observation, out: &mut Transitions) {
         match obs.verdict {
             Verdict::Ignored => {}
             Verdict::Success => {
-                self.failures = 0;
                 if self.phase.state() == State::HalfOpen {
-                    self.phase.enter(now, State::Closed, "probe_successes", out);
+                    self.phase.enter(now, State::Closed, "probe_successes", self.evidence_at(now), out);
                 }
+                self.failures = 0;
             }
             Verdict::Failure => {
                 self.failures += 1;
@@ -137,8 +143,16 @@ impl Breaker for NodeBreaker {
                     || self.failures >= u64::from(self.cfg.failure_threshold)
                 {
                     match self.phase.state() {
-                        State::HalfOpen => self.phase.enter(now, State::Open, "probe_failed", out),
-                        State::Closed => self.phase.enter(now, State::Open, "consecutive_failures", out),
+                        State::HalfOpen => {
+                            self.phase.enter(now, State::Open, "probe_failed", self.evidence_at(now), out)
+                        }
+                        State::Closed => self.phase.enter(
+                            now,
+                            State::Open,
+                            "consecutive_failures",
+                            self.evidence_at(now),
+                            out,
+                        ),
                         State::Open => {}
                     }
                     self.opened_at = now;
@@ -149,6 +163,26 @@ impl Breaker for NodeBreaker {
 
     fn state(&self) -> State {
         self.phase.state()
+    }
+
+    fn evidence(&self, now: SimTime, ev: &mut Evidence) {
+        let c = &self.cfg;
+        match self.phase.state() {
+            State::Closed => ev.count(
+                "failure_count",
+                self.failures,
+                Test::AtLeast,
+                "failure_threshold",
+                u64::from(c.failure_threshold),
+            ),
+            State::Open => {
+                ev.time("time_open", now.since(self.opened_at), Test::AtLeast, "cooldown", c.cooldown)
+            }
+            State::HalfOpen => {
+                ev.fact_count("probes_admitted", self.probes_admitted);
+                ev.fact_count("failure_count", self.failures);
+            }
+        }
     }
 }
 

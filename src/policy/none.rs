@@ -1,5 +1,6 @@
 //! No breaker at all: every call is sent. The baseline every configuration is compared against.
 
+use super::evidence::Evidence;
 use super::family::{Family, Preset};
 use super::machine::{Admission, Breaker, Observation, State, Ticket, Transitions};
 use super::param::{ParamMeta, PolicyError};
@@ -48,4 +49,6 @@ impl Breaker for NoBreaker {
     fn state(&self) -> State {
         State::Closed
     }
+    /// Nothing decides anything: no evidence.
+    fn evidence(&self, _now: SimTime, _ev: &mut Evidence) {}
 }

@@ -28,6 +28,7 @@
 //! - `allow_warm_up`: no trip during the first `rolling_count_timeout`;
 //! - `timeout` (10 s) is the client's call timeout; the action is not cancelled.
 
+use super::evidence::{Evidence, Test};
 use super::family::{Family, Preset};
 use super::library::{ExportInput, Library, commented, js_ms, num};
 use super::machine::{Admission, Breaker, Observation, Phase, State, Ticket, Transitions};
@@ -201,7 +202,7 @@ impl OpossumBreaker {
     fn open(&mut self, at: SimTime, reason: &'static str, out: &mut Transitions) {
         self.pending_close = false;
         if self.phase.state() != State::Open {
-            self.phase.enter(at, State::Open, reason, out);
+            self.phase.enter(at, State::Open, reason, self.evidence_at(at), out);
             self.opened_at = at;
         }
     }
@@ -209,7 +210,7 @@ impl OpossumBreaker {
     fn poll(&mut self, now: SimTime, out: &mut Transitions) {
         if self.phase.state() == State::Open && now >= self.opened_at + self.cfg.reset_timeout {
             let at = self.opened_at + self.cfg.reset_timeout;
-            self.phase.enter(at, State::HalfOpen, "cooldown_elapsed", out);
+            self.phase.enter(at, State::HalfOpen, "cooldown_elapsed", self.evidence_at(at), out);
             self.pending_close = true;
         }
     }
@@ -236,7 +237,7 @@ impl Breaker for OpossumBreaker {
             Verdict::Success => {
                 if self.phase.state() == State::HalfOpen {
                     self.pending_close = false;
-                    self.phase.enter(now, State::Closed, "probe_successes", out);
+                    self.phase.enter(now, State::Closed, "probe_successes", self.evidence_at(now), out);
                 }
             }
             Verdict::Failure => {
@@ -263,6 +264,45 @@ impl Breaker for OpossumBreaker {
 
     fn state(&self) -> State {
         self.phase.state()
+    }
+
+    fn evidence(&self, now: SimTime, ev: &mut Evidence) {
+        let c = &self.cfg;
+        match self.phase.state() {
+            State::Closed => {
+                let (fires, failures) = self.stats(now);
+                // failures / 0 is Infinity in JavaScript: shown as 100 per failure.
+                let pct =
+                    if fires == 0 { failures as f64 * 100.0 } else { failures as f64 / fires as f64 * 100.0 };
+                ev.count("fires", fires, Test::AtLeast, "volume_threshold", u64::from(c.volume_threshold));
+                ev.ratio(
+                    "error_percentage",
+                    pct,
+                    Test::Above,
+                    "error_threshold_percentage",
+                    c.error_threshold_percentage,
+                );
+                if c.allow_warm_up {
+                    ev.time(
+                        "time_since_start",
+                        now.since(SimTime::ZERO),
+                        Test::AtLeast,
+                        "rolling_count_timeout",
+                        c.rolling_count_timeout,
+                    );
+                }
+            }
+            State::Open => ev.time(
+                "time_open",
+                now.since(self.opened_at),
+                Test::AtLeast,
+                "reset_timeout",
+                c.reset_timeout,
+            ),
+            State::HalfOpen => {
+                ev.count("probes_admitted", u64::from(!self.pending_close), Test::Of, "probes", 1)
+            }
+        }
     }
 
     fn deadline(&self) -> Option<SimTime> {

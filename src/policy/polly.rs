@@ -26,6 +26,7 @@
 //! `OnActionSuccess`, so classes in `ignore` count as successes here.
 //! A `BreakDurationGenerator` is a user callback: not modelled (the break is fixed).
 
+use super::evidence::{Evidence, Test};
 use super::family::{Family, Preset};
 use super::library::{ExportInput, Library, commented, num, timespan};
 use super::machine::{Admission, Breaker, Observation, Phase, State, Ticket, Transitions};
@@ -220,7 +221,7 @@ impl PollyBreaker {
     }
 
     fn open(&mut self, now: SimTime, reason: &'static str, out: &mut Transitions) {
-        self.phase.enter(now, State::Open, reason, out);
+        self.phase.enter(now, State::Open, reason, self.evidence_at(now), out);
         self.blocked_until = now + self.cfg.break_duration;
     }
 }
@@ -230,8 +231,8 @@ impl Breaker for PollyBreaker {
         match self.phase.state() {
             State::Closed => Admission::Allow(self.phase.ticket(false)),
             State::Open if now >= self.blocked_until => {
+                self.phase.enter(now, State::HalfOpen, "cooldown_elapsed", self.evidence_at(now), out);
                 self.blocked_until = now + self.cfg.break_duration;
-                self.phase.enter(now, State::HalfOpen, "cooldown_elapsed", out);
                 Admission::Allow(self.phase.ticket(true))
             }
             _ => Admission::Reject,
@@ -244,7 +245,7 @@ impl Breaker for PollyBreaker {
             Verdict::Ignored | Verdict::Success => {
                 self.increment(now, false);
                 if self.phase.state() == State::HalfOpen {
-                    self.phase.enter(now, State::Closed, "probe_successes", out);
+                    self.phase.enter(now, State::Closed, "probe_successes", self.evidence_at(now), out);
                     self.reset(now);
                 }
             }
@@ -267,6 +268,35 @@ impl Breaker for PollyBreaker {
 
     fn state(&self) -> State {
         self.phase.state()
+    }
+
+    fn evidence(&self, now: SimTime, ev: &mut Evidence) {
+        let c = &self.cfg;
+        match self.phase.state() {
+            State::Closed => {
+                let total = self.successes + self.failures;
+                ev.count(
+                    "throughput",
+                    total,
+                    Test::AtLeast,
+                    "minimum_throughput",
+                    u64::from(c.minimum_throughput),
+                );
+                ev.rate(
+                    "window_failure_ratio",
+                    self.failures,
+                    total,
+                    Test::AtLeast,
+                    "failure_ratio",
+                    c.failure_ratio,
+                );
+            }
+            State::Open => {
+                let opened = SimTime(self.blocked_until.micros().saturating_sub(c.break_duration.micros()));
+                ev.time("time_open", now.since(opened), Test::AtLeast, "break_duration", c.break_duration);
+            }
+            State::HalfOpen => ev.count("probes_admitted", 1, Test::Of, "probes", 1),
+        }
     }
 }
 

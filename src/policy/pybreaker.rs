@@ -27,6 +27,7 @@
 //!   reaches `success_threshold` (1), even if the circuit reopened meanwhile; closing resets
 //!   both counters.
 
+use super::evidence::{Evidence, Test};
 use super::family::{Family, Preset};
 use super::library::{ExportInput, Library, commented, py_seconds};
 use super::machine::{Admission, Breaker, Observation, Phase, State, Ticket, Transitions};
@@ -141,9 +142,10 @@ impl PybreakerBreaker {
     /// `CircuitBreaker.open()`: `opened_at = now`, a fresh open state (success counter reset),
     /// even when already open.
     fn open(&mut self, now: SimTime, reason: &'static str, out: &mut Transitions) {
+        let ev = self.evidence_at(now);
         self.opened_at = now;
         self.successes = 0;
-        self.phase.change(now, State::Open, reason, out);
+        self.phase.change(now, State::Open, reason, ev, out);
     }
 
     /// True while a call holds the lock.
@@ -161,7 +163,7 @@ impl Breaker for PybreakerBreaker {
             if now < self.opened_at + self.cfg.reset_timeout {
                 return Admission::Reject;
             }
-            self.phase.change(now, State::HalfOpen, "cooldown_elapsed", out);
+            self.phase.change(now, State::HalfOpen, "cooldown_elapsed", self.evidence_at(now), out);
             self.successes = 0;
         }
         self.busy = self.cfg.serialize;
@@ -190,8 +192,8 @@ impl Breaker for PybreakerBreaker {
                 if self.successes >= u64::from(self.cfg.success_threshold) {
                     let reason =
                         if self.phase.state() == State::Open { "late_success" } else { "probe_successes" };
+                    self.phase.change(now, State::Closed, reason, self.evidence_at(now), out);
                     self.successes = 0;
-                    self.phase.change(now, State::Closed, reason, out);
                 }
             }
         }
@@ -199,6 +201,32 @@ impl Breaker for PybreakerBreaker {
 
     fn state(&self) -> State {
         self.phase.state()
+    }
+
+    fn evidence(&self, now: SimTime, ev: &mut Evidence) {
+        let c = &self.cfg;
+        match self.phase.state() {
+            State::Closed => {
+                ev.count("fail_counter", self.counter, Test::AtLeast, "fail_max", u64::from(c.fail_max))
+            }
+            State::Open => ev.time(
+                "time_open",
+                now.since(self.opened_at),
+                Test::AtLeast,
+                "reset_timeout",
+                c.reset_timeout,
+            ),
+            State::HalfOpen => {
+                ev.count(
+                    "probe_successes",
+                    self.successes,
+                    Test::AtLeast,
+                    "success_threshold",
+                    u64::from(c.success_threshold),
+                );
+                ev.fact_count("fail_counter", self.counter);
+            }
+        }
     }
 
     fn holds(&self, _key: u64) -> bool {

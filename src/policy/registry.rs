@@ -3,6 +3,7 @@
 //! allocated per call), the [`FamilyConfig`] enum resolution works on, and the preset catalogue
 //! in registry order. Adding a family is its file plus one line here.
 
+use super::evidence::Evidence;
 use super::family::Family;
 use super::library::{ExportInput, Library};
 use super::machine::{Admission, Breaker, Observation, State, Ticket, Transitions};
@@ -80,6 +81,9 @@ macro_rules! families {
             #[inline]
             fn state(&self) -> State {
                 match self { $( $(#[$attr])* Policy::$variant(b) => b.state(), )* }
+            }
+            fn evidence(&self, now: SimTime, ev: &mut Evidence) {
+                match self { $( $(#[$attr])* Policy::$variant(b) => b.evidence(now, ev), )* }
             }
             #[inline]
             fn deadline(&self) -> Option<SimTime> {

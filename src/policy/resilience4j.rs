@@ -34,6 +34,7 @@
 //!   result in HALF_OPEN hands out one more probe);
 //! - `max_wait_duration_in_half_open_state` (0 = off) reopens HALF_OPEN by a timer.
 
+use super::evidence::{Evidence, Test};
 use super::family::{Family, Preset};
 use super::library::{ExportInput, Library, commented, num, spring_duration};
 use super::machine::{Admission, Breaker, Observation, Phase, State, Ticket, Transitions};
@@ -317,12 +318,12 @@ impl Resilience4jBreaker {
 
     fn open(&mut self, at: SimTime, reason: &'static str, out: &mut Transitions) {
         self.attempts = self.attempts.saturating_add(1);
-        self.phase.enter(at, State::Open, reason, out);
+        self.phase.enter(at, State::Open, reason, self.evidence_at(at), out);
         self.retry_after = at + self.cfg.wait_for(self.attempts);
     }
 
     fn half_open(&mut self, at: SimTime, out: &mut Transitions) {
-        self.phase.enter(at, State::HalfOpen, "cooldown_elapsed", out);
+        self.phase.enter(at, State::HalfOpen, "cooldown_elapsed", self.evidence_at(at), out);
         self.half.clear();
         self.permits = u64::from(self.cfg.permitted_number_of_calls_in_half_open_state);
         self.half_open_since = at;
@@ -404,7 +405,13 @@ impl Breaker for Resilience4jBreaker {
                     Check::BelowMinimum => {}
                     Check::Above(_) => self.open(now, "probe_failure_rate", out),
                     Check::Below => {
-                        self.phase.enter(now, State::Closed, "probe_failure_rate_below", out);
+                        self.phase.enter(
+                            now,
+                            State::Closed,
+                            "probe_failure_rate_below",
+                            self.evidence_at(now),
+                            out,
+                        );
                         self.attempts = 0;
                         self.closed.clear();
                     }
@@ -415,6 +422,69 @@ impl Breaker for Resilience4jBreaker {
 
     fn state(&self) -> State {
         self.phase.state()
+    }
+
+    fn evidence(&self, now: SimTime, ev: &mut Evidence) {
+        let c = &self.cfg;
+        let rates = |ev: &mut Evidence, t: Tally, min: u32, gate: &'static str| {
+            let pct = |n: u64| if t.calls == 0 { 0.0 } else { f64::from(n as f32 * 100.0 / t.calls as f32) };
+            ev.count("window_calls", t.calls, Test::AtLeast, gate, u64::from(min.max(1)));
+            ev.ratio(
+                "failure_rate_percent",
+                pct(t.failures),
+                Test::AtLeast,
+                "failure_rate_threshold",
+                c.failure_rate_threshold,
+            );
+            ev.ratio(
+                "slow_call_rate_percent",
+                pct(t.slow),
+                Test::AtLeast,
+                "slow_call_rate_threshold",
+                c.slow_call_rate_threshold,
+            );
+        };
+        match self.phase.state() {
+            State::Closed => {
+                let min = match c.sliding_window_type {
+                    SlidingWindowType::CountBased => c.minimum_number_of_calls.min(c.sliding_window_size),
+                    SlidingWindowType::TimeBased => c.minimum_number_of_calls,
+                };
+                rates(ev, self.closed.tally(now), min, "minimum_number_of_calls");
+            }
+            State::Open => {
+                let wait = c.wait_for(self.attempts);
+                let opened = SimTime(self.retry_after.micros().saturating_sub(wait.micros()));
+                ev.time("time_open", now.since(opened), Test::Above, "wait_duration_in_open_state", wait);
+            }
+            State::HalfOpen => {
+                let permitted = c.permitted_number_of_calls_in_half_open_state;
+                let admitted = u64::from(permitted).saturating_sub(self.permits);
+                ev.count(
+                    "probes_admitted",
+                    admitted,
+                    Test::Of,
+                    "permitted_number_of_calls_in_half_open_state",
+                    u64::from(permitted),
+                );
+                rates(
+                    ev,
+                    self.half.tally(),
+                    c.minimum_number_of_calls.min(permitted),
+                    "minimum_number_of_calls",
+                );
+                if c.max_wait_duration_in_half_open_state >= Dur::from_millis(1) {
+                    let waited = now.since(self.half_open_since);
+                    ev.time(
+                        "time_half_open",
+                        waited,
+                        Test::AtLeast,
+                        "max_wait_duration_in_half_open_state",
+                        c.max_wait_duration_in_half_open_state,
+                    );
+                }
+            }
+        }
     }
 
     fn deadline(&self) -> Option<SimTime> {

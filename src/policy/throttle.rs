@@ -18,6 +18,7 @@
 //!   and `closed` otherwise; it never reports half-open. Transitions are emitted when an
 //!   attempt or a result finds the probability crossing zero.
 
+use super::evidence::{Evidence, Item, Test, Unit};
 use super::family::{Family, Preset};
 use super::machine::{Admission, Breaker, Observation, Phase, State, Ticket, Transitions};
 use super::param::{ParamMeta, PolicyError, impossible, invalid};
@@ -136,22 +137,26 @@ impl SreThrottle {
         b
     }
 
-    /// The rejection probability at `now`.
-    pub fn probability(&self, now: SimTime) -> f64 {
+    /// `(requests, accepts)` over the history at `now`.
+    fn totals(&self, now: SimTime) -> (u64, u64) {
         let cur = now.micros() / self.bucket_len;
         let n = self.ring.len() as u64;
-        let (r, a) = self
-            .ring
+        self.ring
             .iter()
             .filter(|b| b.used && b.index <= cur && b.index + n > cur)
-            .fold((0u64, 0u64), |(r, a), b| (r + b.requests, a + b.accepts));
+            .fold((0u64, 0u64), |(r, a), b| (r + b.requests, a + b.accepts))
+    }
+
+    /// The rejection probability at `now`.
+    pub fn probability(&self, now: SimTime) -> f64 {
+        let (r, a) = self.totals(now);
         ((r as f64 - self.cfg.k * a as f64) / (r as f64 + 1.0)).max(0.0)
     }
 
     fn update_state(&mut self, now: SimTime, p: f64, out: &mut Transitions) {
         let want = if p > 0.0 { State::Open } else { State::Closed };
         let reason = if want == State::Open { "throttling" } else { "throttle_released" };
-        self.phase.change(now, want, reason, out);
+        self.phase.change(now, want, reason, self.evidence_at(now), out);
     }
 }
 
@@ -179,6 +184,22 @@ impl Breaker for SreThrottle {
 
     fn state(&self) -> State {
         self.phase.state()
+    }
+
+    /// Throttling is on while requests exceed K × accepts over the history (in any state).
+    fn evidence(&self, now: SimTime, ev: &mut Evidence) {
+        let (r, a) = self.totals(now);
+        let limit = self.cfg.k * a as f64;
+        ev.push(Item {
+            name: "requests",
+            unit: Unit::Count,
+            value: r as f64,
+            test: Test::Above,
+            param: "k_times_accepts",
+            limit,
+        });
+        ev.fact_count("accepts", a);
+        ev.fact_ratio("rejection_probability", self.probability(now));
     }
 }
 

@@ -2,6 +2,7 @@
 //! one registry line. It opens after `threshold` failures in a row, stays open `open_for`, then
 //! lets one probe decide.
 
+use super::evidence::{Evidence, Test};
 use super::family::{Family, Preset};
 use super::machine::{Admission, Breaker, Observation, Phase, State, Ticket, Transitions};
 use super::param::{ParamMeta, PolicyError, invalid};
@@ -60,7 +61,8 @@ impl Breaker for ToyBreaker {
         match self.phase.state() {
             State::Closed => Admission::Allow(self.phase.ticket(false)),
             State::Open if now.since(self.opened_at) >= self.cfg.open_for => {
-                self.phase.enter(now, State::HalfOpen, "cooldown_elapsed", out);
+                let ev = self.evidence_at(now);
+                self.phase.enter(now, State::HalfOpen, "cooldown_elapsed", ev, out);
                 Admission::Allow(self.phase.ticket(true))
             }
             _ => Admission::Reject,
@@ -72,19 +74,22 @@ impl Breaker for ToyBreaker {
         match obs.verdict {
             Verdict::Ignored => {}
             Verdict::Success if state == State::HalfOpen && ticket.probe => {
+                let ev = self.evidence_at(now);
                 self.failures = 0;
-                self.phase.enter(now, State::Closed, "probe_successes", out);
+                self.phase.enter(now, State::Closed, "probe_successes", ev, out);
             }
             Verdict::Success => self.failures = 0,
             Verdict::Failure if state == State::HalfOpen && ticket.probe => {
+                let ev = self.evidence_at(now);
                 self.opened_at = now;
-                self.phase.enter(now, State::Open, "probe_failed", out);
+                self.phase.enter(now, State::Open, "probe_failed", ev, out);
             }
             Verdict::Failure if state == State::Closed => {
                 self.failures += 1;
                 if self.failures >= self.cfg.threshold {
+                    let ev = self.evidence_at(now);
                     self.opened_at = now;
-                    self.phase.enter(now, State::Open, "consecutive_failures", out);
+                    self.phase.enter(now, State::Open, "consecutive_failures", ev, out);
                 }
             }
             Verdict::Failure => {}
@@ -93,6 +98,22 @@ impl Breaker for ToyBreaker {
 
     fn state(&self) -> State {
         self.phase.state()
+    }
+
+    fn evidence(&self, now: SimTime, ev: &mut Evidence) {
+        match self.phase.state() {
+            State::Closed => ev.count(
+                "consecutive_failures",
+                u64::from(self.failures),
+                Test::AtLeast,
+                "threshold",
+                u64::from(self.cfg.threshold),
+            ),
+            State::Open => {
+                ev.time("time_open", now.since(self.opened_at), Test::AtLeast, "open_for", self.cfg.open_for)
+            }
+            State::HalfOpen => ev.fact_count("probes", 1),
+        }
     }
 }
 

@@ -3,10 +3,12 @@
 //! layer's job (`app::output`).
 
 pub mod charts;
+pub mod explain;
 pub mod folder;
 pub mod page;
 mod tables;
 
+pub use explain::explain_csv;
 pub use tables::{
     PARAM_PREFIX, SummaryRow, calls_csv, format_float, incidents_csv, latency_csv, summary_csv, timeline_csv,
     transitions_csv,

@@ -22,7 +22,9 @@ mod routing;
 use super::queue::{EventQueue, Phase};
 use super::workload::{Answers, Chunk, Workload};
 use crate::client::{Budget, ClientSpec, FallbackSpec, Persist};
-use crate::metrics::{AttemptKind, CallRecord, FallbackKind, Finish, Recorder, RecorderOptions, RunRecord};
+use crate::metrics::{
+    AttemptKind, CallRecord, FallbackKind, Finish, Recorder, RecorderOptions, RunRecord, Snapshots,
+};
 use crate::outcome::{Answer, Classifier, OutcomeClass};
 use crate::policy::{
     Admission, Breaker, Observation, Policy, PolicyConfig, State, Ticket, Transition, Transitions,
@@ -39,6 +41,8 @@ use std::collections::VecDeque;
 pub struct RunOptions {
     /// Width of timeline bins, or `None` to skip the timeline (sweeps).
     pub timeline_bin: Option<Dur>,
+    /// Keep each breaker's evidence at the incidents' moments (explain.csv); sweeps do not.
+    pub explain: bool,
 }
 
 /// One attempt of one request, carried through the queue.
@@ -186,6 +190,8 @@ struct Engine<'a> {
     cycle_scheduled: bool,
     changes: Transitions,
     rec: Recorder,
+    /// The incidents' evidence snapshots, when the run explains.
+    snapshots: Option<Snapshots>,
 }
 
 impl<'a> Engine<'a> {
@@ -259,6 +265,7 @@ impl<'a> Engine<'a> {
             log_calls: matches!(workload.answers, Answers::Script),
             cycle_scheduled: false,
             changes: Vec::with_capacity(8),
+            snapshots: opts.explain.then(|| Snapshots::new(&workload.truth, breaker_count)),
             rec,
             now: SimTime::ZERO,
             drawn: None,
@@ -333,6 +340,7 @@ impl<'a> Engine<'a> {
         }
         let mut record = self.rec.finish(end);
         record.calls = self.calls;
+        record.snapshots = self.snapshots.map(Snapshots::finish).unwrap_or_default();
         record
     }
 
@@ -454,22 +462,26 @@ impl<'a> Engine<'a> {
         self.queue.push(now + latency, Phase::Settle, Event::Complete(call));
     }
 
-    /// Offers breaker `b`'s waiting calls again, oldest first, after it recorded a result or
-    /// ran its timer, until one whose wait is still held. The first call told to wait again keeps its place at the head, and so
-    /// does everything behind it (a lock is taken in arrival order).
+    /// Offers breaker `b`'s waiting calls again, in arrival order, after it recorded a result or
+    /// ran its timer: each whose wait is over (its key no longer [held](Breaker::holds)) tries
+    /// again; the others keep waiting. Calls waiting for different keys are independent (as
+    /// cockatiel's callers each await their own half-open test); a call told to wait again
+    /// keeps its place in line (a lock is taken in arrival order).
     fn reoffer(&mut self, now: SimTime, b: u32) {
         let b = b as usize;
-        while let Some(&(call, kind, key)) = self.parked[b].front() {
+        let mut i = 0;
+        while let Some(&(call, kind, key)) = self.parked[b].get(i) {
             if self.breakers[b].holds(key) {
-                return;
+                i += 1;
+                continue;
             }
-            self.parked[b].pop_front();
+            self.parked[b].remove(i);
             let waiting = self.parked[b].len();
             self.try_next(now, call, kind);
             if self.parked[b].len() > waiting {
                 let again = self.parked[b].pop_back().expect("just parked");
-                self.parked[b].push_front(again);
-                return;
+                self.parked[b].insert(i, again);
+                i += 1;
             }
         }
     }
@@ -521,6 +533,9 @@ impl<'a> Engine<'a> {
             let obs = Observation { verdict, latency: call.latency };
             self.breakers[b as usize].record(now, call.ticket, obs, &mut self.changes);
             self.flush(b);
+            if let Some(s) = &mut self.snapshots {
+                s.observe(now, b as usize, &self.breakers[b as usize]);
+            }
             self.reschedule(b, now);
             if providers > 1 {
                 self.router.record(slot, u32::from(call.provider), verdict);
@@ -661,6 +676,7 @@ impl<'a> Engine<'a> {
                         from: old.state(),
                         to: State::Closed,
                         reason: "process_restart",
+                        evidence: old.evidence_at(now),
                     };
                     self.rec.transition(b, &t);
                 }
@@ -772,7 +788,7 @@ mod tests {
         let workload = Workload::build(&scenario, 1, 0).unwrap();
         for preset in ["connector-breaker", "cockatiel-consecutive", "pybreaker"] {
             let policy = PolicySpec::new(preset).resolve().unwrap();
-            let opts = RunOptions { timeline_bin: Some(Dur::from_secs(30)) };
+            let opts = RunOptions { timeline_bin: Some(Dur::from_secs(30)), explain: false };
             let whole = simulate(&scenario.client, &workload, &policy, &opts);
             for len in [1, 7, 1000] {
                 let mut sim =
@@ -1061,6 +1077,32 @@ mod tests {
         assert_eq!((r.counters.attempts, r.counters.rejections), (6, 1));
         assert_eq!(latency_range_ms(&r), (5, 100), "the waiter was refused after 95 ms");
         assert_eq!((r.calls[6].start, r.calls[6].end), (None, Some(SimTime(10_145_000))));
+    }
+
+    #[test]
+    fn cockatiel_callers_wait_for_their_own_test_only() {
+        // Five failures open it at 55 ms. Test A starts at 10,055 ms and hangs until 40,055 ms;
+        // the call at 10,060 ms waits for A. The closed-state call of 0 ms fails late at
+        // 20,000 ms and reopens the circuit; test B starts at 30,000 ms and closes it at
+        // 30,100 ms. B's waiter (30,050 ms) runs then, although A's waiter, ahead of it in
+        // line, still waits: it runs when A settles (as in cockatiel 3.2.1, where each caller
+        // awaits its own test's promise).
+        let rows = "0,20000,0\n10,5,0\n20,5,0\n30,5,0\n40,5,0\n50,5,0\n\
+                    10055,30000,1\n10060,10,1\n30000,100,1\n30050,10,1\n";
+        let r = scripted_run(rows, "cockatiel-consecutive", &[]);
+        assert_eq!(
+            changes(&r),
+            vec![
+                (55, State::Open),
+                (10_055, State::HalfOpen),
+                (20_000, State::Open),
+                (30_000, State::HalfOpen),
+                (30_100, State::Closed)
+            ]
+        );
+        assert_eq!(r.calls[9].start, Some(SimTime(30_100_000)), "B's waiter runs when B closes the circuit");
+        assert_eq!(r.calls[7].start, Some(SimTime(40_055_000)), "A's waiter runs when A settles");
+        assert_eq!(r.counters.rejections, 0);
     }
 
     #[test]

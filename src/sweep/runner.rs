@@ -42,7 +42,7 @@ fn run_together(
         used.dedup();
         let of_cell: Vec<usize> =
             batch.iter().map(|&(w, _)| used.iter().position(|u| *u == w).unwrap_or(0)).collect();
-        let opts = RunOptions { timeline_bin: None };
+        let opts = RunOptions { timeline_bin: None, explain: false };
         let mut sims: Vec<Simulation> = batch
             .iter()
             .map(|&(w, c)| {

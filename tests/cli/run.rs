@@ -7,7 +7,8 @@ use breakerlab::policy::PolicySpec;
 use breakerlab::scenario::Scenario;
 use breakerlab::sim::{self, RunOptions, Workload};
 
-const OUTPUTS: [&str; 10] = [
+const OUTPUTS: [&str; 11] = [
+    "explain.csv",
     "incidents.csv",
     "inputs.toml",
     "latency.csv",
@@ -69,7 +70,7 @@ fn common_random_numbers_make_a_silent_breaker_identical_to_none() {
     let mut silent = PolicySpec::new("consecutive");
     silent.overrides.insert("failure_threshold".into(), toml::Value::Integer(1_000_000));
     let silent = silent.resolve().unwrap();
-    let opts = RunOptions { timeline_bin: None };
+    let opts = RunOptions { timeline_bin: None, explain: false };
     let a = sim::run(&sc, &workload, &none, &opts).metrics;
     let b = sim::run(&sc, &workload, &silent, &opts).metrics;
     for &metric in Metric::ALL {
