@@ -102,7 +102,8 @@ pub fn compare(req: &CompareRequest) -> Result<CompareOutcome> {
     let table = ResultTable::new(names, infos, columns, runs).map_err(InputError::argument)?;
     let costs: Vec<f64> = table.runs.iter().map(|r| objective.cost(&r.values)).collect();
     let summary = table.summarize(&objective);
-    let report = CompareReport::from_table(&table, replicates, &costs).with_verdicts(&table, &summary, &constraints);
+    let report =
+        CompareReport::from_table(&table, replicates, &costs).with_verdicts(&table, &summary, &constraints);
     let mut files = vec![
         (output::SUMMARY_CSV, summary_csv(&table, &summary, &constraints).map_err(InputError::from)?),
         (output::RUNS_CSV, runs_csv(&table, &objective).map_err(InputError::from)?),
@@ -158,7 +159,9 @@ pub const DEFAULT_CONSTRAINTS: [&str; 1] = ["missed_incidents <= 0.5"];
 
 /// Parses `--constraint` arguments ([`DEFAULT_CONSTRAINTS`] when there are none).
 fn constraints_from_args(texts: &[String], columns: &[String]) -> Result<Vec<Constraint>, InputError> {
-    let parse = |t: &str| Constraint::parse(t, columns).map_err(|e| InputError::argument(format!("--constraint: {e}")));
+    let parse = |t: &str| {
+        Constraint::parse(t, columns).map_err(|e| InputError::argument(format!("--constraint: {e}")))
+    };
     if texts.is_empty() {
         DEFAULT_CONSTRAINTS.iter().map(|t| parse(t)).collect()
     } else {

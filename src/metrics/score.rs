@@ -849,12 +849,7 @@ mod tests {
         let cached = Finish::Fallback(crate::metrics::FallbackKind::Cached);
         r.request_done(SimTime(10 * SEC), SimTime(10 * SEC), cached, Some(SimTime(10 * SEC))); // 0 ms
         r.rejected(SimTime(55 * SEC), 0);
-        r.request_done(
-            SimTime(55 * SEC),
-            SimTime(55 * SEC + 1_000),
-            cached,
-            Some(SimTime(55 * SEC)),
-        ); // 1 ms
+        r.request_done(SimTime(55 * SEC), SimTime(55 * SEC + 1_000), cached, Some(SimTime(55 * SEC))); // 1 ms
         r.request_done(SimTime(70 * SEC), SimTime(70 * SEC + 20_000), Finish::Success, None); // 20 ms
         let m = score(&r.finish(SimTime(100 * SEC)), &opts());
         assert_eq!((m.requests, m.attempts, m.retries, m.probes), (4, 6, 1, 1));
@@ -872,10 +867,11 @@ mod tests {
         // Split: requests 1 and 4 answered by the dependency, 2 and 3 refused (their 0 and 1 ms
         // are not answers): the shares sum to 1, and the answered p95 is 100 ms, not 1 ms.
         assert_eq!(m.ended_shares, [Some(0.5), Some(0.5), Some(0.0), Some(0.0)]);
-        let total: f64 = [Metric::AnsweredShare, Metric::RefusedShare, Metric::FallbackShare, Metric::DeferredShare]
-            .iter()
-            .map(|x| m.get(*x).unwrap())
-            .sum();
+        let total: f64 =
+            [Metric::AnsweredShare, Metric::RefusedShare, Metric::FallbackShare, Metric::DeferredShare]
+                .iter()
+                .map(|x| m.get(*x).unwrap())
+                .sum();
         assert_eq!(total, 1.0);
         assert_eq!(m.answered_latency_p95_ms, Some(100.0));
         assert_eq!(m.deferred_delay_p95_s, None);

@@ -193,9 +193,14 @@ pub fn latency_csv(rows: &[(&str, &RunRecord)]) -> Vec<u8> {
             let count = record.counters.ended[ending as usize].to_string();
             push_row(&mut out, [label, ending.as_str(), "", &count]);
         }
-        for (ending, hist) in [(Ending::Answered, &record.answered_latency), (Ending::Deferred, &record.deferred_delay)] {
+        for (ending, hist) in
+            [(Ending::Answered, &record.answered_latency), (Ending::Deferred, &record.deferred_delay)]
+        {
             for (edge, count) in hist.buckets() {
-                push_row(&mut out, [label, ending.as_str(), &format_float(edge.as_millis_f64()), &count.to_string()]);
+                push_row(
+                    &mut out,
+                    [label, ending.as_str(), &format_float(edge.as_millis_f64()), &count.to_string()],
+                );
             }
         }
     }

@@ -614,10 +614,20 @@ impl<'a> Engine<'a> {
         match self.client.fallback {
             FallbackSpec::None => self.rec.request_done(call.arrival, now, Finish::Error, shed),
             FallbackSpec::Cached { latency } => {
-                self.rec.request_done(call.arrival, now + latency, Finish::Fallback(FallbackKind::Cached), shed);
+                self.rec.request_done(
+                    call.arrival,
+                    now + latency,
+                    Finish::Fallback(FallbackKind::Cached),
+                    shed,
+                );
             }
             FallbackSpec::Local { latency } => {
-                self.rec.request_done(call.arrival, now + latency, Finish::Fallback(FallbackKind::Local), shed);
+                self.rec.request_done(
+                    call.arrival,
+                    now + latency,
+                    Finish::Fallback(FallbackKind::Local),
+                    shed,
+                );
             }
             FallbackSpec::RetryQueue { latency, .. } => {
                 let deferred = Finish::Fallback(FallbackKind::Deferred);

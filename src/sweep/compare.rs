@@ -3,9 +3,9 @@
 //! against the first with its CI. Pairing is by (scenario, replicate): both policies saw the
 //! same request stream and the same upstream answers (common random numbers).
 
+use super::constraint::Constraint;
 use super::recommend::num;
 use super::stats::{Stat, describe, paired};
-use super::constraint::Constraint;
 use super::table::{ResultTable, Summary};
 use std::fmt::Write as _;
 
@@ -91,7 +91,12 @@ impl CompareReport {
     /// Applies `constraints` to each policy's means on each scenario, as a sweep does for its
     /// `feasible` column: the report then says per scenario which policies meet them and which
     /// constraint each other one breaks.
-    pub fn with_verdicts(mut self, table: &ResultTable, summary: &Summary, constraints: &[Constraint]) -> Self {
+    pub fn with_verdicts(
+        mut self,
+        table: &ResultTable,
+        summary: &Summary,
+        constraints: &[Constraint],
+    ) -> Self {
         self.constraints = constraints.iter().map(|c| c.text.clone()).collect();
         for (s, sc) in self.scenarios.iter_mut().enumerate() {
             sc.broken = (0..table.configs.len())

@@ -101,7 +101,11 @@ impl ComparisonData {
             .iter()
             .map(|&(col, title, unit)| {
                 // Folders written before the with-misses column show the plain mean.
-                if col == DELAY_COLUMNS[0] && !has(col) { (DELAY_COLUMNS[1], "Detection delay, mean", unit) } else { (col, title, unit) }
+                if col == DELAY_COLUMNS[0] && !has(col) {
+                    (DELAY_COLUMNS[1], "Detection delay, mean", unit)
+                } else {
+                    (col, title, unit)
+                }
             })
             .filter(|(col, _, _)| has(col))
             .map(|(col, title, unit)| {
@@ -284,7 +288,9 @@ fn draw_panel(area: &Area, data: &ComparisonData, panel: &MetricPanel) -> Result
         }
     }
     let present: Vec<f64> = panel.values.iter().flatten().flatten().map(|v| v.mean).collect();
-    if present.iter().all(|v| *v == 0.0) && !panel.values.iter().flatten().flatten().any(|v| v.missed.is_some()) {
+    if present.iter().all(|v| *v == 0.0)
+        && !panel.values.iter().flatten().flatten().any(|v| v.missed.is_some())
+    {
         let style = text(LABEL_SIZE, DARK_GREY).pos(Pos::new(HPos::Center, VPos::Center));
         let note = if panel.percent { "0% for every configuration" } else { "0 for every configuration" };
         flat.draw(&Text::new(note, (pw as i32 / 2, ph as i32 / 2), style)).map_err(draw_err)?;
@@ -354,7 +360,8 @@ mod tests {
         assert_eq!(delay.values[0][0], Some(Value { mean: 20.0, ci95: None, missed: None }));
         assert_eq!(delay.values[0][1], Some(Value { mean: 630.0, ci95: None, missed: Some(7.0) }));
         // An older folder without the column: the plain mean, the miss still marked (bar at 0).
-        std::fs::write(&p, "scenario,policy,missed_incidents,detection_delay_mean_s\na,x,0,20\na,y,7,\n").unwrap();
+        std::fs::write(&p, "scenario,policy,missed_incidents,detection_delay_mean_s\na,x,0,20\na,y,7,\n")
+            .unwrap();
         let d = ComparisonData::new(&read_summary(&p).unwrap());
         let delay = d.panels.iter().find(|p| p.column == "detection_delay_mean_s").unwrap();
         assert_eq!(delay.values[0][1], Some(Value { mean: 0.0, ci95: None, missed: Some(7.0) }));

@@ -439,7 +439,12 @@ pub fn latency(t: &Table) -> Result<Vec<LatencyHist>, ChartError> {
         let i = match out.iter().position(|h| h.policy == name) {
             Some(i) => i,
             None => {
-                let empty = LatencyHist { policy: name.to_string(), buckets: Vec::new(), ended: [0.0; 4], deferred: Vec::new() };
+                let empty = LatencyHist {
+                    policy: name.to_string(),
+                    buckets: Vec::new(),
+                    ended: [0.0; 4],
+                    deferred: Vec::new(),
+                };
                 out.push(empty);
                 out.len() - 1
             }
@@ -460,7 +465,13 @@ pub fn latency(t: &Table) -> Result<Vec<LatencyHist>, ChartError> {
             None if outcome.is_some() => h.ended[ending] += n,
             Some(edge) if edge > 0.0 && ending == 0 => h.buckets.push((edge, n)),
             Some(edge) if edge > 0.0 && ending == 3 => h.deferred.push((edge, n)),
-            _ => return Err(t.bad(row, le, "a positive bucket edge in ms (answered and deferred rows), or empty")),
+            _ => {
+                return Err(t.bad(
+                    row,
+                    le,
+                    "a positive bucket edge in ms (answered and deferred rows), or empty",
+                ));
+            }
         }
     }
     for h in &mut out {

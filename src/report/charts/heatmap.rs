@@ -407,7 +407,11 @@ pub fn render_heatmap(map: &Heatmap, root: &Area) -> Result<(), ChartError> {
             .map_err(draw_err)?;
         if big && chh >= 48 {
             let fill = map.cells[y][x].as_ref().map(|c| map.fill(c));
-            let colour = if let Some(Fill::Scale(t)) = fill { if is_dark(viridis(t)) { WHITE } else { OI_BLACK } } else { OI_BLACK };
+            let colour = if let Some(Fill::Scale(t)) = fill {
+                if is_dark(viridis(t)) { WHITE } else { OI_BLACK }
+            } else {
+                OI_BLACK
+            };
             let style = bold(TICK_SIZE, colour).pos(Pos::new(HPos::Center, VPos::Center));
             px.draw(&Text::new("best", ((a.0 + b.0) / 2, (a.1 + b.1) / 2 + 18), style)).map_err(draw_err)?;
         }
@@ -424,8 +428,11 @@ pub fn render_heatmap(map: &Heatmap, root: &Area) -> Result<(), ChartError> {
             let style = bold(TICK_SIZE, OI_BLACK);
             let pos = (cx + r + 6, cy - TICK_SIZE as i32 / 2 - 1);
             let w = bold_width("recommended", TICK_SIZE);
-            px.draw(&Rectangle::new([(pos.0 - 3, pos.1 - 1), (pos.0 + w + 3, pos.1 + TICK_SIZE as i32 + 3)], WHITE.mix(0.85).filled()))
-                .map_err(draw_err)?;
+            px.draw(&Rectangle::new(
+                [(pos.0 - 3, pos.1 - 1), (pos.0 + w + 3, pos.1 + TICK_SIZE as i32 + 3)],
+                WHITE.mix(0.85).filled(),
+            ))
+            .map_err(draw_err)?;
             px.draw(&Text::new("recommended", pos, style)).map_err(draw_err)?;
         }
     }
@@ -515,7 +522,10 @@ fn draw_key(key_area: &Area, map: &Heatmap) -> Result<(), ChartError> {
     if map.recommended.is_some() {
         let (cx, cy, r) = (x + s, 160, 9);
         key_area
-            .draw(&Polygon::new(vec![(cx, cy - r), (cx + r, cy), (cx, cy + r), (cx - r, cy)], RECOMMENDED.filled()))
+            .draw(&Polygon::new(
+                vec![(cx, cy - r), (cx + r, cy), (cx, cy + r), (cx - r, cy)],
+                RECOMMENDED.filled(),
+            ))
             .map_err(draw_err)?;
         key_area
             .draw(&Text::new("recommended", (x + 2 * s + 8, cy - 9), text(LEGEND_SIZE, OI_BLACK)))

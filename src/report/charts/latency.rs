@@ -98,10 +98,15 @@ const TAIL_FLOOR: f64 = 1e-4;
 
 /// Colours of the endings on the split panel: answered, refused, fallback, deferred.
 /// Neutral and warm tones, apart from the configurations' palette.
-const ENDING_COLOURS: [RGBColor; 4] =
-    [RGBColor(0x4D, 0x4D, 0x4D), RGBColor(0xC0, 0x39, 0x2B), RGBColor(0xE8, 0xC5, 0x47), RGBColor(0x9B, 0x8E, 0xC4)];
+const ENDING_COLOURS: [RGBColor; 4] = [
+    RGBColor(0x4D, 0x4D, 0x4D),
+    RGBColor(0xC0, 0x39, 0x2B),
+    RGBColor(0xE8, 0xC5, 0x47),
+    RGBColor(0x9B, 0x8E, 0xC4),
+];
 /// Names of the endings on the split panel.
-const ENDING_NAMES: [&str; 4] = ["answered by the dependency", "refused by the breaker", "fallback", "deferred"];
+const ENDING_NAMES: [&str; 4] =
+    ["answered by the dependency", "refused by the breaker", "fallback", "deferred"];
 
 /// A duration in ms for prose: `850 ms`, `12.3 s`, `50.5 min`, `2.1 h`.
 fn fmt_ms(ms: f64) -> String {
@@ -329,7 +334,8 @@ mod tests {
         assert_eq!(out, vec![(0, 100), (1, 98), (2, 98), (2, 97), (3, 97), (5, 60)]);
         assert!(out.windows(2).all(|w| w[1].0 >= w[0].0 && w[1].1 <= w[0].1));
         // A real histogram's CDF is monotone share by share.
-        let buckets: Vec<(f64, f64)> = (1..500).map(|i| (i as f64 * 1.01, ((i * 7919) % 13) as f64)).collect();
+        let buckets: Vec<(f64, f64)> =
+            (1..500).map(|i| (i as f64 * 1.01, ((i * 7919) % 13) as f64)).collect();
         let c = cdf(&buckets, 10_000.0);
         assert!(c.windows(2).all(|w| w[1].1 >= w[0].1 && w[1].0 > w[0].0));
     }

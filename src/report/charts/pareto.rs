@@ -426,7 +426,8 @@ mod tests {
         assert_eq!(d.points.iter().map(|p| p.feasible).collect::<Vec<_>>(), [false, true, false]);
         assert_eq!(d.points[0].delay_s, Some(60.0));
         let delay = d.view(0);
-        let marks: Vec<(bool, bool, bool)> = delay.points.iter().map(|p| (p.hollow, p.ringed, p.off_scale)).collect();
+        let marks: Vec<(bool, bool, bool)> =
+            delay.points.iter().map(|p| (p.hollow, p.ringed, p.off_scale)).collect();
         assert_eq!(marks, [(true, false, false), (false, true, false), (true, false, true)]);
         // The axis ends near 400 s (the largest delay but the baseline's 1000 s).
         assert_eq!(delay.y_range, (0.0, 500.0));
