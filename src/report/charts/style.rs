@@ -547,7 +547,7 @@ mod tests {
         assert_eq!(fmt_sig3(162.4), "162");
         assert_eq!(fmt_sig3(9.996), "10.0");
         assert_eq!(fmt_sig3(1244.0), "1.24k");
-        assert_eq!(fmt_sig3(-3.14159), "-3.14");
+        assert_eq!(fmt_sig3(-2.71234), "-2.71");
         assert_eq!(fmt_sig3(0.0), "0");
         assert_eq!(fmt_param("34s600ms"), "34.6s");
         assert_eq!(fmt_param("2m"), "2m");
