@@ -3,7 +3,9 @@
 //! Exit codes: 0 success, 2 bad input (file, row, field named), 1 anything else.
 
 use breakerlab::Error;
-use breakerlab::app::{compare, export, merge, presets, recommend, replay, report, run, shard, sweep};
+use breakerlab::app::{
+    compare, explain, export, merge, presets, recommend, replay, report, run, shard, sweep,
+};
 use breakerlab::policy::export::Library;
 use breakerlab::sweep::shard::ShardId;
 use breakerlab::time::Dur;
@@ -33,6 +35,20 @@ enum Command {
         script: Option<PathBuf>,
         #[command(flatten)]
         what: RunArgs,
+    },
+    /// Why a breaker opened (or closed), or why it did not during an incident, in words, from
+    /// an output folder's explain.csv: one transition (--at), one incident (--incident), or all.
+    Explain {
+        /// An output folder written by run, replay or compare.
+        dir: PathBuf,
+        /// The instant of a transition: a duration since the scenario's start ("1m30s") or
+        /// whole microseconds as in transitions.csv's at_us.
+        #[arg(long, value_name = "TIME", value_parser = explain::parse_time, conflicts_with = "incident")]
+        at: Option<u64>,
+        /// An incident, numbered from 1 in incidents.csv's order: what each breaker did during
+        /// it and, when it did not open, why nothing tripped.
+        #[arg(long, value_name = "N")]
+        incident: Option<usize>,
     },
     /// Redraw every chart from the CSVs in an output folder and write report.html (one
     /// self-contained page) and report.md.
@@ -502,6 +518,9 @@ fn execute(cli: Cli) -> breakerlab::Result<String> {
             run::render(&replay::replay(&req)?)
         }
         Command::Presets { name } => presets::render(name.as_deref())?,
+        Command::Explain { dir, at, incident } => {
+            explain::explain(&explain::ExplainRequest { dir, at, incident })?.render()
+        }
         Command::Report { dir, from, to, metric } => {
             let files = report::report(&report::ReportRequest { dir, from, to, metric })?;
             format!("wrote {}\n", breakerlab::app::list(&files))

@@ -5,6 +5,7 @@
 //! [`crate::Error`] to an exit code; nothing here reads the command line or the environment.
 
 pub mod compare;
+pub mod explain;
 pub mod export;
 pub mod merge;
 pub mod output;

@@ -11,8 +11,9 @@
 //! `policy` column holds each run's label, as in transitions.csv.
 
 use crate::metrics::{RunRecord, Snapshot};
-use crate::policy::{Evidence, Item, Test, Unit};
+use crate::policy::{Evidence, Item, Test, Unit, phrase};
 use crate::time::Dur;
+use std::collections::HashMap;
 
 /// The fixed columns, after the optional `policy`.
 pub const FIXED_COLUMNS: [&str; 9] =
@@ -135,6 +136,261 @@ pub fn explain_csv(rows: &[(&str, &RunRecord)]) -> Vec<u8> {
     w.into_inner().unwrap_or_default()
 }
 
+/// One item of a row read back: the cells as written, and whether the check held.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Said {
+    /// The measured quantity's column.
+    pub name: String,
+    /// Its cell.
+    pub value: String,
+    /// How it was compared.
+    pub test: Test,
+    /// The parameter's column (empty for a fact).
+    pub param: String,
+    /// Its cell.
+    pub limit: String,
+}
+
+impl Said {
+    /// Whether the check held (`None` for facts and `Of`, or an unreadable cell).
+    pub fn holds(&self) -> Option<bool> {
+        if !self.test.decides() {
+            return None;
+        }
+        Some(self.test.holds(number(&self.value)?, number(&self.limit)?))
+    }
+
+    /// The quantity in words: `7 calls in the window`, `latency_threshold 8s`.
+    pub fn quantity(&self) -> String {
+        let value = rounded(&self.value);
+        match phrase(&self.name) {
+            Some(p) => p.replace("{}", &value),
+            None => format!("{} {value}", self.name),
+        }
+    }
+
+    /// The item in words, e.g. `min_calls 20 not reached: 7 calls in the window`; with
+    /// `never`, an unmet check reads `never reached: at most 7 calls in the window`.
+    pub fn words(&self, never: bool) -> String {
+        let (met, unmet, bound) = match self.test {
+            Test::Fact => return self.quantity(),
+            Test::Of => return format!("{} (of {} {})", self.quantity(), self.param, rounded(&self.limit)),
+            Test::AtLeast => ("reached", "not reached", "at most"),
+            Test::Above => ("exceeded", "not exceeded", "at most"),
+            Test::AtMost => ("reached from above", "not reached from above", "at least"),
+            Test::Below => ("undercut", "not undercut", "at least"),
+        };
+        let (param, limit) = (&self.param, rounded(&self.limit));
+        match (self.holds(), never) {
+            (Some(true), _) => format!("{param} {limit} {met}: {}", self.quantity()),
+            (_, true) => format!("{param} {limit} never {}: {bound} {}", &unmet[4..], self.quantity()),
+            _ => format!("{param} {limit} {unmet}: {}", self.quantity()),
+        }
+    }
+}
+
+/// A decimal cell to at most four decimals for reading (`0.1667`); other cells as written.
+fn rounded(cell: &str) -> String {
+    match cell.parse::<f64>() {
+        Ok(v) if cell.contains('.') => {
+            let s = format!("{v:.4}");
+            s.trim_end_matches('0').trim_end_matches('.').to_string()
+        }
+        _ => cell.to_string(),
+    }
+}
+
+/// A number cell: a count or ratio, or a duration in microseconds.
+fn number(cell: &str) -> Option<f64> {
+    cell.parse::<f64>().ok().or_else(|| Dur::parse(cell).ok().map(|d| d.micros() as f64))
+}
+
+/// One row of explain.csv, read back.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ExplainRow {
+    /// The run's label (empty when the file holds one run).
+    pub policy: String,
+    /// `transition` or an incident moment (`incident_start`, `incident_peak`, ...).
+    pub kind: String,
+    /// When, in microseconds since the scenario's start.
+    pub at_us: u64,
+    /// The breaker instance.
+    pub instance: usize,
+    /// The state left (the state, on incident rows).
+    pub from: String,
+    /// The state entered (empty on incident rows).
+    pub to: String,
+    /// The transition's reason.
+    pub reason: String,
+    /// The incident (from 1, incidents.csv's row), on incident rows.
+    pub incident: Option<usize>,
+    /// Results recorded while closed in the incident, on `incident_best` rows.
+    pub results: Option<u64>,
+    /// The evidence, in the family's order.
+    pub items: Vec<Said>,
+}
+
+impl ExplainRow {
+    /// The evidence in words, items joined by `; `.
+    pub fn words(&self, never: bool) -> String {
+        self.items.iter().map(|s| s.words(never)).collect::<Vec<_>>().join("; ")
+    }
+
+    /// `closed → open (consecutive_failures) at 1m30s, instance 0: failure_threshold 5
+    /// reached: 5 consecutive failures`, the policy first when the file holds several runs.
+    pub fn sentence(&self) -> String {
+        let policy = if self.policy.is_empty() { String::new() } else { format!("{}: ", self.policy) };
+        format!(
+            "{policy}{} → {} ({}) at {}, instance {}: {}",
+            self.from,
+            self.to,
+            self.reason,
+            Dur::from_micros(self.at_us),
+            self.instance,
+            self.words(false)
+        )
+    }
+}
+
+/// What each breaker did during incident `n` (from 1) of `incidents`, in words, one line per
+/// fact: the window; then per (policy, instance) seen in `rows`, the transitions inside it, or
+/// why nothing tripped (each check never met over the incident, from the `incident_best`
+/// row, then the evidence at the incident's peak, start and end).
+pub fn incident_words(
+    rows: &[ExplainRow],
+    n: usize,
+    incident: &super::charts::data::Incident,
+) -> Vec<String> {
+    let (start, end) = (incident.start_us, incident.end_us);
+    let mut lines = vec![format!(
+        "incident {n}: {} from {} to {} (expect {})",
+        if incident.kind.is_empty() { "incident" } else { &incident.kind },
+        Dur::from_micros(start),
+        Dur::from_micros(end),
+        incident.expect.as_str()
+    )];
+    let mut breakers: Vec<(&str, usize)> = Vec::new();
+    for r in rows {
+        if !breakers.contains(&(r.policy.as_str(), r.instance)) {
+            breakers.push((r.policy.as_str(), r.instance));
+        }
+    }
+    for (policy, instance) in breakers {
+        let who = if policy.is_empty() {
+            format!("instance {instance}")
+        } else {
+            format!("{policy}, instance {instance}")
+        };
+        let mine = rows.iter().filter(|r| r.policy == policy && r.instance == instance);
+        let changes: Vec<&ExplainRow> = mine.clone().filter(|r| r.kind == TRANSITION_KIND).collect();
+        let before = changes.iter().rev().find(|r| r.at_us < start).map(|r| (r.to.as_str(), r.at_us));
+        let inside: Vec<&&ExplainRow> =
+            changes.iter().filter(|r| r.at_us >= start && r.at_us < end).collect();
+        let moment = |kind: &str| mine.clone().find(|r| r.kind == kind && r.incident == Some(n));
+        match before {
+            Some((state, at)) if state != "closed" => {
+                lines.push(format!("{who}: already {state} when it began (since {})", Dur::from_micros(at)));
+            }
+            _ => {}
+        }
+        if let Some(first) = inside.iter().find(|r| r.to == "open") {
+            lines.push(format!(
+                "{who}: opened {} after the start ({})",
+                Dur::from_micros(first.at_us - start),
+                first.reason
+            ));
+        } else if before.is_none_or(|(state, _)| state == "closed") {
+            match moment("incident_best") {
+                None => lines.push(format!(
+                    "{who}: did not open; it recorded no result while closed during the incident (no call completed), so nothing could trip"
+                )),
+                Some(best) => {
+                    let never: Vec<String> = best
+                        .items
+                        .iter()
+                        .filter(|s| s.holds() == Some(false))
+                        .map(|s| s.words(true))
+                        .collect();
+                    let why = if never.is_empty() {
+                        "each threshold was reached at some moment, but never all at once".to_string()
+                    } else {
+                        never.join("; ")
+                    };
+                    let results = best.results.unwrap_or(0);
+                    lines.push(format!("{who}: did not open ({results} results recorded while closed): {why}"));
+                }
+            }
+            for (kind, label) in [
+                ("incident_peak", "at the incident's peak"),
+                ("incident_start", "at its start"),
+                ("incident_end", "at its end"),
+            ] {
+                if let Some(r) = moment(kind) {
+                    lines.push(format!("  {label} ({}): {}", Dur::from_micros(r.at_us), r.words(false)));
+                }
+            }
+        }
+        for r in inside {
+            lines.push(format!("  {}", r.sentence()));
+        }
+    }
+    lines
+}
+
+/// Reads explain.csv; `Err` names the row and what was wrong.
+pub fn read_explain_csv(text: &[u8]) -> Result<Vec<ExplainRow>, String> {
+    let mut r = csv::ReaderBuilder::new().from_reader(text);
+    let header: Vec<String> = r.headers().map_err(|e| e.to_string())?.iter().map(String::from).collect();
+    let col: HashMap<&str, usize> = header.iter().enumerate().map(|(i, h)| (h.as_str(), i)).collect();
+    for c in FIXED_COLUMNS {
+        if !col.contains_key(c) {
+            return Err(format!("no `{c}` column (expected the header {})", FIXED_COLUMNS.join(",")));
+        }
+    }
+    let mut rows = Vec::new();
+    for (n, rec) in r.records().enumerate() {
+        let line = n + 2;
+        let rec = rec.map_err(|e| format!("row {line}: {e}"))?;
+        let cell = |name: &str| col.get(name).and_then(|&i| rec.get(i)).unwrap_or("").to_string();
+        let int = |name: &str| -> Result<Option<u64>, String> {
+            let c = cell(name);
+            if c.is_empty() {
+                return Ok(None);
+            }
+            c.parse()
+                .map(Some)
+                .map_err(|_| format!("row {line}, column {name}: expected a whole number, found `{c}`"))
+        };
+        let at_us = int("at_us")?.ok_or_else(|| format!("row {line}, column at_us: empty"))?;
+        let instance = int("instance")?.unwrap_or(0) as usize;
+        let mut items = Vec::new();
+        for part in cell("evidence").split(';').filter(|p| !p.is_empty()) {
+            let split = [">=", "<=", ">", "<", "/"]
+                .iter()
+                .find_map(|sym| part.split_once(sym).map(|(a, b)| (a, Test::from_symbol(sym), b)));
+            let (name, test, param) = match split {
+                Some((a, Some(t), b)) => (a, t, b),
+                _ => (part, Test::Fact, ""),
+            };
+            let limit = if param.is_empty() { String::new() } else { cell(param) };
+            items.push(Said { name: name.into(), value: cell(name), test, param: param.into(), limit });
+        }
+        rows.push(ExplainRow {
+            policy: cell("policy"),
+            kind: cell("kind"),
+            at_us,
+            instance,
+            from: cell("from"),
+            to: cell("to"),
+            reason: cell("reason"),
+            incident: int("incident")?.map(|i| i as usize),
+            results: int("results")?,
+            items,
+        });
+    }
+    Ok(rows)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -164,5 +420,19 @@ mod tests {
                 "latency_threshold=8s"
             ]
         );
+    }
+
+    #[test]
+    fn a_row_reads_back_and_says_what_held() {
+        let text = "kind,at_us,instance,from,to,reason,incident,results,evidence,window_calls,min_calls,window_failure_rate,failure_rate,latency_threshold\n\
+                    incident_best,90000000,0,closed,,,2,7,window_calls>=min_calls;window_failure_rate>=failure_rate;latency_threshold,7,20,1,0.5,8s\n";
+        let rows = read_explain_csv(text.as_bytes()).unwrap();
+        assert_eq!((rows[0].incident, rows[0].results, rows[0].at_us), (Some(2), Some(7), 90_000_000));
+        assert_eq!(
+            rows[0].words(true),
+            "min_calls 20 never reached: at most 7 calls in the window; failure_rate 0.5 reached: a failure rate of 1 in the window; latency_threshold 8s"
+        );
+        assert_eq!(rows[0].items[0].holds(), Some(false));
+        assert!(read_explain_csv(b"kind,at_us\n").unwrap_err().contains("no `instance` column"));
     }
 }

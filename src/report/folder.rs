@@ -7,11 +7,13 @@ use super::charts::ChartError;
 use super::charts::data::{self, LatencyHist, SINGLE_POLICY, Summary, Table};
 use super::charts::timeline::TimelineData;
 use super::page::{INPUTS_FILE, ReportInputs};
+use crate::sweep::review::{REVIEW_TOML, Review};
 use std::path::Path;
 
 /// The files [`Contents::read`] asks for.
-pub const FILES: [&str; 9] = [
+pub const FILES: [&str; 10] = [
     INPUTS_FILE,
+    REVIEW_TOML,
     "summary.csv",
     "pareto.csv",
     "timeline.csv",
@@ -41,6 +43,8 @@ pub struct Contents {
     pub explanation: Option<String>,
     /// What reproduces the run (inputs.toml).
     pub inputs: Option<ReportInputs>,
+    /// A sweep's decision table and verdict on its baseline (review.toml).
+    pub review: Option<Review>,
 }
 
 impl Contents {
@@ -66,6 +70,17 @@ impl Contents {
         };
         let inputs =
             text(INPUTS_FILE)?.map(|t| ReportInputs::from_toml(&dir.join(INPUTS_FILE), &t)).transpose()?;
+        let review = text(REVIEW_TOML)?
+            .map(|t| {
+                let path = dir.join(REVIEW_TOML);
+                Review::parse(&t, &path.display().to_string()).map_err(|e| match e {
+                    crate::sweep::SweepError::At { line, message, .. } => {
+                        ChartError::Toml { path: path.clone(), line: line as u64, message }
+                    }
+                    other => ChartError::Toml { path: path.clone(), line: 0, message: other.to_string() },
+                })
+            })
+            .transpose()?;
         let summary = table("summary.csv")?.map(|t| data::summary(&t)).transpose()?;
         let timeline = match table("timeline.csv")? {
             None => None,
@@ -98,6 +113,7 @@ impl Contents {
             recommended: text("recommended.txt")?.and_then(|t| data::first_line(&t)),
             explanation: text("recommendation.txt")?.map(|t| t.trim_end().to_string()),
             inputs,
+            review,
         })
     }
 
