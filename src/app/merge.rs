@@ -10,6 +10,7 @@ use crate::scenario::InputError;
 use crate::sweep::merge::Merge;
 use crate::sweep::runner::{config_info, metric_columns, spec_of};
 use crate::sweep::shard::{MANIFEST_FILE, Manifest};
+use crate::time::Dur;
 use std::path::PathBuf;
 
 /// What `breakerlab merge` is asked to do.
@@ -74,6 +75,13 @@ pub fn merge(req: &MergeRequest) -> Result<SweepReport> {
         files: vec![InputFile::of_text(m.sweep_file.name.clone(), &m.sweep_file.text)],
         ..Default::default()
     });
-    let ranking = Ranking { objective: merged.objective, constraints: merged.constraints, fronts: m.pareto };
-    finish(m.sweep, m.replicates, merged.table, &ranking, &dir, page)
+    let ranking = Ranking {
+        objective: merged.objective,
+        constraints: merged.constraints,
+        fronts: m.pareto,
+        baseline: m.baseline,
+    };
+    let durations: Vec<Dur> = m.durations_us.iter().map(|us| Dur::from_micros(*us)).collect();
+    let durations = (durations.len() == m.scenarios.len()).then_some(durations.as_slice());
+    finish(m.sweep, m.replicates, merged.table, &ranking, durations, &dir, page)
 }

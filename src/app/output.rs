@@ -40,13 +40,15 @@ pub const OBJECTIVE_TOML: &str = "objective.toml";
 pub const RECOMMENDATION_TXT: &str = "recommendation.txt";
 /// recommended.txt: the chosen configuration's label.
 pub const RECOMMENDED_TXT: &str = "recommended.txt";
+/// review.toml: the review page's opening (decision table, verdict on the baseline).
+pub const REVIEW_TOML: &str = crate::sweep::review::REVIEW_TOML;
 /// shard.toml: what one shard of a sweep ran, for `merge`.
 pub const SHARD_TOML: &str = crate::sweep::shard::MANIFEST_FILE;
 
 /// Every fixed file name breakerlab writes into an output folder (charts named per family
 /// aside): a file of one of these names not written by the current command is dropped when
 /// its set replaces the folder; any other file is kept.
-const OUR_FILES: [&str; 19] = [
+const OUR_FILES: [&str; 20] = [
     SUMMARY_CSV,
     RUNS_CSV,
     PARETO_CSV,
@@ -58,6 +60,7 @@ const OUR_FILES: [&str; 19] = [
     OBJECTIVE_TOML,
     RECOMMENDATION_TXT,
     RECOMMENDED_TXT,
+    REVIEW_TOML,
     SHARD_TOML,
     page::INPUTS_FILE,
     page::REPORT_HTML,

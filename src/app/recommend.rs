@@ -10,7 +10,7 @@ use crate::sweep::constraint::Constraint;
 use crate::sweep::objective::Objective;
 use crate::sweep::output::{read_objective_toml, read_runs};
 use crate::sweep::recommend::{Recommendation, recommend as rank};
-use crate::sweep::runner::{default_objective, metric_columns};
+use crate::sweep::runner::{default_objective, metric_columns, validate_policy};
 use std::path::PathBuf;
 
 /// What the user asked `recommend` to do.
@@ -101,7 +101,8 @@ pub fn recommend(req: &RecommendRequest) -> Result<RecommendReport> {
         constraints.retain(|k| k.metric != c.metric);
         constraints.push(c);
     }
-    let recommendation = rank(&table, &objective, &constraints).map_err(InputError::argument)?;
+    let recommendation =
+        rank(&table, &objective, &constraints, &validate_policy).map_err(InputError::argument)?;
     let export = match (req.library, recommendation.chosen()) {
         (Some(library), Some(chosen)) => {
             Some(export::run(&ExportRequest::of(library, &chosen.config.preset, &chosen.config.overrides))?)

@@ -151,6 +151,8 @@ pub fn run_shard(req: &ShardRequest) -> Result<ShardReport> {
         sweep_file: SweepText { name: path.display().to_string(), text },
         inputs,
         ran: Manifest::ran_of(&names, slices),
+        baseline: file.baseline,
+        durations_us: scenarios.iter().map(|s| s.duration.micros()).collect(),
         scenarios: names,
     };
     out.write(output::SHARD_TOML, manifest.to_toml().map_err(InputError::from)?.as_bytes())?;

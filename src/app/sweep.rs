@@ -16,10 +16,12 @@ use crate::sweep::grid::Configuration;
 use crate::sweep::objective::Objective;
 use crate::sweep::output::{objective_toml, pareto_csv, pareto_rows, summary_csv, write_runs};
 use crate::sweep::recommend::{Recommendation, best_per_scenario, num, recommend as rank};
+use crate::sweep::review::{self, BaselineReview, Review};
 use crate::sweep::runner::{
     Cells, config_info, default_objective, metric_columns, progress_bar, spec_of, validate_policy,
 };
 use crate::sweep::table::{ResultTable, Summary};
+use crate::time::Dur;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -60,6 +62,8 @@ pub struct SweepReport {
     pub best: Vec<Vec<(usize, f64)>>,
     /// The overall recommendation.
     pub recommendation: Recommendation,
+    /// The verdict on the baseline, when the sweep names one.
+    pub baseline: Option<BaselineReview>,
     /// Files written.
     pub files: Vec<PathBuf>,
 }
@@ -122,9 +126,11 @@ pub fn sweep(req: &SweepRequest) -> Result<SweepReport> {
         files: InputFile::read(&path).into_iter().collect(),
         ..ReportInputs::default()
     };
-    let ranking = Ranking { objective, constraints: file.constraints, fronts: file.pareto };
+    let ranking =
+        Ranking { objective, constraints: file.constraints, fronts: file.pareto, baseline: file.baseline };
+    let durations: Vec<Dur> = scenarios.iter().map(|s| s.duration).collect();
     let out = output::out_dir(req.out.as_deref(), &file.name);
-    finish(file.name, file.replicates, table, &ranking, &out, req.charts.then_some(inputs))
+    finish(file.name, file.replicates, table, &ranking, Some(&durations), &out, req.charts.then_some(inputs))
 }
 
 /// How a sweep ranks its configurations: objective, constraints and Pareto fronts.
@@ -135,25 +141,39 @@ pub struct Ranking {
     pub constraints: Vec<Constraint>,
     /// Metric groups of the Pareto fronts.
     pub fronts: Vec<Vec<String>>,
+    /// The configuration in use today (its id), judged by the review.
+    pub baseline: Option<usize>,
 }
 
 /// Everything a sweep writes once its table is complete: summary.csv, runs.csv (streamed from
-/// the table), pareto.csv, objective.toml, recommendation.txt, recommended.txt and, with
-/// `page`, the charts and the review page. The unsharded sweep and `merge` both finish here, so
+/// the table), pareto.csv, objective.toml, recommendation.txt, recommended.txt, review.toml
+/// and, with `page`, the charts and the review page. `durations` are the scenarios' lengths
+/// (for the baseline's rates per week). The unsharded sweep and `merge` both finish here, so
 /// their folders hold the same bytes.
 pub(super) fn finish(
     name: String,
     replicates: u32,
     table: ResultTable,
     ranking: &Ranking,
+    durations: Option<&[Dur]>,
     dir: &Path,
     page: Option<ReportInputs>,
 ) -> Result<SweepReport> {
-    let Ranking { objective, constraints, fronts } = ranking;
+    let Ranking { objective, constraints, fronts, baseline } = ranking;
     let bound = objective.bind(&table.metrics).map_err(InputError::argument)?;
     let summary = table.summarize(&bound);
-    let recommendation = rank(&table, objective, constraints).map_err(InputError::argument)?;
+    let recommendation =
+        rank(&table, objective, constraints, &validate_policy).map_err(InputError::argument)?;
     let pareto = pareto_rows(&table, &summary, fronts);
+    let review = Review::build(&review::Inputs {
+        table: &table,
+        summary: &summary,
+        objective: &bound,
+        recommendation: &recommendation,
+        baseline: *baseline,
+        durations,
+    })
+    .map_err(InputError::from)?;
     let mut out = OutputDir::create(dir, Keep::Foreign)?;
     out.write(output::SUMMARY_CSV, &summary_csv(&table, &summary, constraints).map_err(InputError::from)?)?;
     let runs = dir.join(output::RUNS_CSV);
@@ -164,6 +184,7 @@ pub(super) fn finish(
         (output::PARETO_CSV, pareto_csv(&table, &pareto, fronts).map_err(InputError::from)?),
         (output::OBJECTIVE_TOML, objective_toml(objective, constraints).into_bytes()),
         (output::RECOMMENDATION_TXT, recommendation.render().into_bytes()),
+        (output::REVIEW_TOML, review.to_toml().map_err(InputError::from)?.into_bytes()),
     ])?;
     if let Some(chosen) = recommendation.chosen() {
         out.write(output::RECOMMENDED_TXT, format!("{}\n", chosen.label).as_bytes())?;
@@ -171,7 +192,16 @@ pub(super) fn finish(
     let page = page.map(|inputs| Page { inputs: Some(inputs), charts: ChartOptions::default() });
     let files = out.finish(page.as_ref())?;
     let best = best_per_scenario(&table, &summary, constraints, 3);
-    Ok(SweepReport { name, replicates, table, summary, best, recommendation, files })
+    Ok(SweepReport {
+        name,
+        replicates,
+        table,
+        summary,
+        best,
+        recommendation,
+        baseline: review.baseline,
+        files,
+    })
 }
 
 /// A runs.csv writing error: a failed write names `path` (exit code 1), anything else is what
@@ -223,6 +253,20 @@ impl SweepReport {
         }
         let _ = writeln!(s, "\noverall:");
         s.push_str(&self.recommendation.render());
+        if let Some(b) = &self.baseline {
+            let _ = writeln!(s, "Baseline (in use today): {}: {}.", b.label, b.verdict);
+            for (i, alt) in b.alternatives.iter().enumerate() {
+                let _ = writeln!(
+                    s,
+                    "  {}. {} (cost {}): changes {}",
+                    i + 1,
+                    alt.label,
+                    num(alt.total_cost),
+                    alt.changes.join(", ")
+                );
+            }
+            s.push('\n');
+        }
         if let Some(wrote) = super::wrote(&self.files) {
             let _ = writeln!(s, "{wrote}");
         }

@@ -7,12 +7,14 @@ use super::charts::ChartError;
 use super::charts::data::{self, LatencyHist, SINGLE_POLICY, Summary, Table};
 use super::charts::timeline::TimelineData;
 use super::page::{INPUTS_FILE, ReportInputs};
+use crate::sweep::review::{REVIEW_TOML, Review};
 use std::path::Path;
 
 /// The files [`Contents::read`] asks for.
-pub const FILES: [&str; 10] = [
+pub const FILES: [&str; 11] = [
     INPUTS_FILE,
     "explain.csv",
+    REVIEW_TOML,
     "summary.csv",
     "pareto.csv",
     "timeline.csv",
@@ -44,6 +46,8 @@ pub struct Contents {
     pub inputs: Option<ReportInputs>,
     /// The timeline's marks with their explanations (explain.csv and incidents.csv).
     pub marks: Vec<super::explain::Mark>,
+    /// A sweep's decision table and verdict on its baseline (review.toml).
+    pub review: Option<Review>,
 }
 
 impl Contents {
@@ -69,6 +73,17 @@ impl Contents {
         };
         let inputs =
             text(INPUTS_FILE)?.map(|t| ReportInputs::from_toml(&dir.join(INPUTS_FILE), &t)).transpose()?;
+        let review = text(REVIEW_TOML)?
+            .map(|t| {
+                let path = dir.join(REVIEW_TOML);
+                Review::parse(&t, &path.display().to_string()).map_err(|e| match e {
+                    crate::sweep::SweepError::At { line, message, .. } => {
+                        ChartError::Toml { path: path.clone(), line: line as u64, message }
+                    }
+                    other => ChartError::Toml { path: path.clone(), line: 0, message: other.to_string() },
+                })
+            })
+            .transpose()?;
         let summary = table("summary.csv")?.map(|t| data::summary(&t)).transpose()?;
         let timeline = match table("timeline.csv")? {
             None => None,
@@ -113,6 +128,7 @@ impl Contents {
             explanation: text("recommendation.txt")?.map(|t| t.trim_end().to_string()),
             inputs,
             marks,
+            review,
         })
     }
 

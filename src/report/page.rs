@@ -9,6 +9,7 @@ use super::charts::data::{Summary, SummaryRow, Table};
 use super::charts::style::{fmt_num, fmt_pct};
 use super::charts::{self, Chart, ChartError};
 use super::folder::Contents;
+use crate::sweep::review::{BaselineReview, Difference, Review};
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 use std::path::Path;
@@ -165,6 +166,8 @@ struct TextTable {
     highlight: Option<usize>,
     /// Rows left out.
     omitted: usize,
+    /// Per column, true for text (left-aligned), false for numbers.
+    left: Vec<bool>,
 }
 
 fn cell(row: &SummaryRow, col: &str) -> String {
@@ -242,7 +245,8 @@ fn summary_table(s: &Summary, recommended: Option<&str>, max: usize) -> TextTabl
             row
         })
         .collect();
-    TextTable { headings, rows, highlight, omitted }
+    let left = (0..headings.len()).map(|i| i < 2).collect();
+    TextTable { headings, rows, highlight, omitted, left }
 }
 
 /// The charts in the order the report shows them: timeline, comparison, Pareto, heatmaps by
@@ -334,6 +338,7 @@ fn lang_of(name: &str) -> &'static str {
 /// Everything the pages show.
 struct View<'a> {
     title: String,
+    review: Option<&'a Review>,
     summary: Option<&'a Summary>,
     pareto: Option<&'a Table>,
     recommended: Option<&'a str>,
@@ -350,6 +355,7 @@ fn view<'a>(c: &'a Contents, charts: &'a [Chart], inputs: &ReportInputs, dir: &P
     };
     View {
         title,
+        review: c.review.as_ref(),
         summary: c.summary.as_ref(),
         pareto: c.pareto_table.as_ref(),
         recommended: c.recommended.as_deref(),
@@ -378,12 +384,9 @@ fn pareto_table(t: &Table, recommended: Option<&str>) -> TextTable {
                 .collect()
         })
         .collect();
-    TextTable { headings: cols.iter().map(|&c| t.headers[c].clone()).collect(), rows, highlight, omitted: 0 }
-}
-
-/// Text columns of a table (left-aligned): the first `n`.
-fn text_columns(t: &TextTable) -> usize {
-    if t.headings.first().is_some_and(|h| h == "front") { 3 } else { 2 }
+    let headings: Vec<String> = cols.iter().map(|&c| t.headers[c].clone()).collect();
+    let left = headings.iter().map(|h| h != "cost" && !h.starts_with("value_")).collect();
+    TextTable { headings, rows, highlight, omitted: 0, left }
 }
 
 /// The page's style. Narrow screens (420 px) work: tables scroll sideways in their own box,
@@ -394,15 +397,17 @@ h1{font-size:1.6em;margin-bottom:.2em}h2{margin-top:1.8em;border-bottom:1px soli
 .meta{color:#555}.rec{background:#eef6f1;border-left:5px solid #009E73;padding:.8em 1.2em;white-space:pre-wrap;\
 overflow-x:auto}.scroll{overflow-x:auto;max-width:100%}table{border-collapse:collapse;font-size:.88em;\
 font-variant-numeric:tabular-nums}th,td{border:1px solid #d0d0d0;padding:.3em .6em;text-align:right;\
-white-space:nowrap}th{background:#f3f3f3}td.t,th.t{text-align:left}tr.best td{background:#fff3c4;\
+white-space:nowrap}th{background:#f3f3f3}td.t,th.t{text-align:left}td.t{white-space:normal;\
+overflow-wrap:anywhere;min-width:8em;max-width:24em}tr.best td{background:#fff3c4;\
 font-weight:600}figure{margin:1.5em 0}img{max-width:100%;height:auto;border:1px solid #e3e3e3}\
 figcaption{color:#444;font-size:.9em}pre{background:#f6f6f6;padding:.8em;overflow-x:auto;max-width:100%}\
 code{font-family:'DejaVu Sans Mono',Menlo,Consolas,monospace}details{margin:.6em 0}summary{cursor:pointer}\
-nav a{margin-right:1em;display:inline-block}";
+nav a{margin-right:1em;display:inline-block}.verdict{padding:.6em 1em;border-left:5px solid}\
+.verdict.fine{background:#eef6f1;border-color:#009E73}.verdict.warn{background:#fff4e5;border-color:#E69F00}\
+.alts li{margin:.5em 0}.k{color:#555}";
 
 fn html_table(out: &mut String, t: &TextTable) {
-    let text = text_columns(t);
-    let class = |i: usize| if i < text { " class=\"t\"" } else { "" };
+    let class = |i: usize| if t.left.get(i) == Some(&true) { " class=\"t\"" } else { "" };
     out.push_str("<div class=\"scroll\"><table>\n<thead><tr>");
     for (i, h) in t.headings.iter().enumerate() {
         let _ = write!(out, "<th{}>{}</th>", class(i), esc(h));
@@ -426,11 +431,12 @@ fn html_table(out: &mut String, t: &TextTable) {
 }
 
 fn md_table(out: &mut String, t: &TextTable) {
-    let text = text_columns(t);
     let _ = writeln!(out, "| {} |", t.headings.iter().map(|h| md_cell(h)).collect::<Vec<_>>().join(" | "));
-    let aligns: Vec<&str> = (0..t.headings.len()).map(|i| if i < text { ":---" } else { "---:" }).collect();
+    let left = |i: usize| t.left.get(i) == Some(&true);
+    let aligns: Vec<&str> = (0..t.headings.len()).map(|i| if left(i) { ":---" } else { "---:" }).collect();
     let _ = writeln!(out, "| {} |", aligns.join(" | "));
-    let label = text - 1;
+    // The configuration's column is bold in the highlighted row.
+    let label = t.headings.iter().position(|h| h == "policy" || h == "configuration").unwrap_or(0);
     for (i, r) in t.rows.iter().enumerate() {
         let cells: Vec<String> = r
             .iter()
@@ -443,6 +449,199 @@ fn md_table(out: &mut String, t: &TextTable) {
     }
     if t.omitted > 0 {
         let _ = writeln!(out, "\n_{} more rows in summary.csv (lowest cost shown)._", t.omitted);
+    }
+}
+
+/// A signed number: `+45.9`, `-3`, `0`.
+fn signed(v: f64) -> String {
+    if v > 0.0 { format!("+{}", fmt_num(v)) } else { fmt_num(v) }
+}
+
+/// The decision table (hyperfine's relative table, in cost): each configuration worth reading,
+/// against the recommendation.
+fn decision_table(r: &Review) -> TextTable {
+    let headings = [
+        "configuration",
+        "shown as",
+        "total cost",
+        "− recommended",
+        "× recommended",
+        "qualifies",
+        "first broken constraint",
+        "missed incidents",
+        "false opens",
+        "flaps",
+    ];
+    let opt = |v: Option<f64>| v.map_or_else(|| "–".to_string(), fmt_num);
+    let rows: Vec<Vec<String>> = r
+        .decision
+        .iter()
+        .map(|d| {
+            let missed = match (d.missed_incidents, d.incidents) {
+                (Some(m), Some(i)) => format!("{} of {}", fmt_num(m), fmt_num(i)),
+                (m, _) => opt(m),
+            };
+            vec![
+                d.label.clone(),
+                d.roles.join(", "),
+                fmt_num(d.total_cost),
+                d.difference.map_or_else(|| "–".to_string(), signed),
+                d.ratio.map_or_else(|| "–".to_string(), |x| format!("{x:.2}")),
+                if d.qualifies { "yes" } else { "no" }.to_string(),
+                d.broken.clone().unwrap_or_else(|| "–".to_string()),
+                missed,
+                opt(d.false_opens),
+                opt(d.flaps),
+            ]
+        })
+        .collect();
+    let highlight = r.decision.iter().position(|d| d.roles.iter().any(|x| x == "recommended"));
+    let mut left = vec![false; headings.len()];
+    for i in [0, 1, 6] {
+        left[i] = true;
+    }
+    TextTable { headings: headings.map(String::from).to_vec(), rows, highlight, omitted: 0, left }
+}
+
+/// The paired differences of each alternative against the baseline, one row per metric.
+fn differences_table(b: &BaselineReview) -> TextTable {
+    let mut headings = vec!["metric".to_string()];
+    headings.extend((1..=b.alternatives.len()).map(|i| format!("#{i} − baseline")));
+    let metrics: Vec<&str> = b
+        .alternatives
+        .first()
+        .map(|a| a.differences.iter().map(|d| d.metric.as_str()).collect())
+        .unwrap_or_default();
+    let rows = metrics
+        .iter()
+        .map(|m| {
+            let mut row = vec![m.to_string()];
+            row.extend(b.alternatives.iter().map(|a| {
+                a.differences
+                    .iter()
+                    .find(|d| d.metric == *m)
+                    .map_or_else(|| "–".to_string(), Difference::text)
+            }));
+            row
+        })
+        .collect();
+    let mut left = vec![false; headings.len()];
+    left[0] = true;
+    TextTable { headings, rows, highlight: None, omitted: 0, left }
+}
+
+const DIFFERENCES_NOTE: &str = "Paired by replicate (every configuration saw the same request streams): the \
+mean difference over replicates ± the half-width of its 95% confidence interval; * where the interval \
+excludes zero. Negative is better, but for availability.";
+
+fn html_review(h: &mut String, r: &Review, explanation: Option<&str>) {
+    if let Some(b) = &r.baseline {
+        let _ = writeln!(h, "<h2 id=\"baseline\">Today's configuration: {}</h2>", esc(&b.label));
+        let _ = writeln!(
+            h,
+            "<p class=\"verdict {}\"><strong>Verdict:</strong> {}</p>",
+            if b.fine { "fine" } else { "warn" },
+            esc(&b.verdict)
+        );
+        if !b.findings.is_empty() {
+            h.push_str("<ul>\n");
+            for f in &b.findings {
+                let _ = writeln!(h, "<li>{}</li>", esc(f));
+            }
+            h.push_str("</ul>\n");
+        }
+        if !b.alternatives.is_empty() {
+            let _ =
+                writeln!(h, "<h3>The {} best alternatives</h3>\n<ol class=\"alts\">", b.alternatives.len());
+            for a in &b.alternatives {
+                let _ = writeln!(
+                    h,
+                    "<li><strong>{}</strong> · total cost {}<br><span class=\"k\">changes:</span> {}<br>\
+                     <span class=\"k\">risks:</span> {}</li>",
+                    esc(&a.label),
+                    fmt_num(a.total_cost),
+                    esc(&a.changes.join("; ")),
+                    esc(&a.risks.join("; "))
+                );
+            }
+            h.push_str("</ol>\n");
+            let _ = writeln!(h, "<p class=\"meta\">{DIFFERENCES_NOTE}</p>");
+            html_table(h, &differences_table(b));
+        }
+    }
+    h.push_str("<h2 id=\"decision\">Decision</h2>\n");
+    match &r.recommended {
+        Some(label) => {
+            let _ = writeln!(h, "<p>Recommended configuration: <strong>{}</strong></p>", esc(label));
+        }
+        None => h.push_str("<p><strong>No configuration meets every constraint.</strong></p>\n"),
+    }
+    for note in &r.bounds {
+        let _ = writeln!(h, "<p class=\"verdict warn\"><strong>A bound decided:</strong> {}</p>", esc(note));
+    }
+    html_table(h, &decision_table(r));
+    h.push_str(
+        "<p class=\"meta\">Total cost is the sum over scenarios of the mean cost over replicates (lower is \
+         better); missed incidents, false opens and flaps are summed the same way.</p>\n",
+    );
+    if let Some(e) = explanation {
+        let _ = writeln!(
+            h,
+            "<details><summary>Why this one: the recommendation explained (recommendation.txt)</summary>\
+             <div class=\"rec\">{}</div></details>",
+            esc(e)
+        );
+    }
+}
+
+fn md_review(m: &mut String, r: &Review, explanation: Option<&str>) {
+    if let Some(b) = &r.baseline {
+        let _ = writeln!(m, "## Today's configuration: {}\n", b.label);
+        let _ = writeln!(m, "**Verdict:** {}\n", b.verdict);
+        for f in &b.findings {
+            let _ = writeln!(m, "- {f}");
+        }
+        if !b.findings.is_empty() {
+            m.push('\n');
+        }
+        if !b.alternatives.is_empty() {
+            let _ = writeln!(m, "### The {} best alternatives\n", b.alternatives.len());
+            for (i, a) in b.alternatives.iter().enumerate() {
+                let _ = writeln!(
+                    m,
+                    "{}. **{}** · total cost {}  \n   changes: {}  \n   risks: {}",
+                    i + 1,
+                    a.label,
+                    fmt_num(a.total_cost),
+                    a.changes.join("; "),
+                    a.risks.join("; ")
+                );
+            }
+            let _ = writeln!(m, "\n{DIFFERENCES_NOTE}\n");
+            md_table(m, &differences_table(b));
+            m.push('\n');
+        }
+    }
+    m.push_str("## Decision\n\n");
+    match &r.recommended {
+        Some(label) => {
+            let _ = writeln!(m, "Recommended configuration: **{label}**\n");
+        }
+        None => m.push_str("**No configuration meets every constraint.**\n\n"),
+    }
+    for note in &r.bounds {
+        let _ = writeln!(m, "> **A bound decided:** {note}\n");
+    }
+    md_table(m, &decision_table(r));
+    m.push('\n');
+    if let Some(e) = explanation {
+        m.push_str(
+            "<details><summary>Why this one: the recommendation explained (recommendation.txt)</summary>\n\n",
+        );
+        for line in e.lines() {
+            let _ = writeln!(m, "> {line}");
+        }
+        m.push_str("\n</details>\n\n");
     }
 }
 
@@ -514,7 +713,12 @@ fn render_html(c: &View, inputs: &ReportInputs) -> String {
     let decided = c.recommended.is_some() || c.explanation.is_some();
     let tables = c.summary.is_some() || c.pareto.is_some();
     h.push_str("<nav>");
-    if decided {
+    if c.review.is_some_and(|r| r.baseline.is_some()) {
+        h.push_str("<a href=\"#baseline\">Today's configuration</a>");
+    }
+    if c.review.is_some() {
+        h.push_str("<a href=\"#decision\">Decision</a>");
+    } else if decided {
         h.push_str("<a href=\"#recommendation\">Recommendation</a>");
     }
     if !c.charts.is_empty() {
@@ -524,7 +728,9 @@ fn render_html(c: &View, inputs: &ReportInputs) -> String {
         h.push_str("<a href=\"#results\">All results</a>");
     }
     h.push_str("<a href=\"#reproduce\">Reproduce</a></nav>\n");
-    if decided {
+    if let Some(r) = c.review {
+        html_review(&mut h, r, c.explanation);
+    } else if decided {
         h.push_str("<h2 id=\"recommendation\">Recommendation</h2>\n");
         if let Some(r) = &c.recommended {
             let _ = writeln!(h, "<p>Recommended configuration: <strong>{}</strong></p>", esc(r));
@@ -606,7 +812,9 @@ fn render_md(c: &View, inputs: &ReportInputs) -> String {
         inputs.version,
         inputs.seed.map(|s| format!(" · seed {s}")).unwrap_or_default()
     );
-    if c.recommended.is_some() || c.explanation.is_some() {
+    if let Some(r) = c.review {
+        md_review(&mut m, r, c.explanation);
+    } else if c.recommended.is_some() || c.explanation.is_some() {
         m.push_str("## Recommendation\n\n");
         if let Some(r) = &c.recommended {
             let _ = writeln!(m, "Recommended configuration: **{}**\n", r);
@@ -855,5 +1063,101 @@ mod tests {
             )));
         }
         assert_eq!(ReportInputs::from_toml(Path::new("inputs.toml"), &toml).unwrap(), inputs);
+    }
+
+    /// A review.toml as a sweep with a baseline writes it.
+    const REVIEW: &str = r#"
+recommended = "window(rate=0.8,win=10s,min=10)"
+bounds = ["min_calls = 10 is the highest value swept (5, 10): the best may lie above it; extend the range to 15 or further."]
+
+[[decision]]
+label = "window(rate=0.8,win=10s,min=10)"
+config_id = 3
+roles = ["recommended", "best windowed"]
+total_cost = 42.5
+difference = 0.0
+ratio = 1.0
+qualifies = true
+missed_incidents = 0.0
+incidents = 4.0
+false_opens = 0.5
+flaps = 0.0
+
+[[decision]]
+label = "consecutive(th=3,open=10s)"
+config_id = 0
+roles = ["baseline"]
+total_cost = 97.8
+difference = 55.3
+ratio = 2.3
+qualifies = false
+broken = "`missed_incidents == 0` on slow (missed_incidents = 1)"
+missed_incidents = 1.0
+incidents = 4.0
+false_opens = 6.0
+flaps = 2.0
+
+[baseline]
+label = "consecutive(th=3,open=10s)"
+fine = false
+verdict = "opens on noise: 6 false opens a week"
+findings = ["opens on noise: 6 false opens a week (blip 4, brownout 2)", "misses incidents: 1 of 4"]
+
+[[baseline.alternatives]]
+label = "window(rate=0.8,win=10s,min=10)"
+total_cost = 42.5
+changes = ["preset consecutive → window", "rate = 0.8"]
+risks = ["detection delay (s): +3.5 ± 1.2 *"]
+
+[[baseline.alternatives.differences]]
+metric = "false opens (sum)"
+n = 5
+mean = -5.5
+ci95 = 1.25
+"#;
+
+    #[test]
+    fn a_sweep_page_opens_with_the_verdict_then_the_decision_table() {
+        let dir = tempfile::tempdir().unwrap();
+        fixtures::sweep_dir(dir.path());
+        std::fs::write(dir.path().join("review.toml"), REVIEW).unwrap();
+        let (_, html, md) = page(dir.path());
+        for (page, verdict, decision, charts) in [
+            (
+                &html,
+                "<strong>Verdict:</strong> opens on noise: 6 false opens a week</p>",
+                "<h2 id=\"decision\">",
+                "<h2 id=\"charts\">",
+            ),
+            (&md, "**Verdict:** opens on noise: 6 false opens a week\n", "## Decision\n", "## Charts\n"),
+        ] {
+            let at = |what: &str| page.find(what).unwrap_or_else(|| panic!("{what} missing:\n{page}"));
+            // Verdict, alternatives and differences, then the decision, the charts, and the
+            // long tables last.
+            assert!(at(verdict) < at(decision));
+            assert!(at(decision) < at(charts) && at(charts) < at("Summary: every scenario"));
+            assert!(page.contains("The 1 best alternatives"));
+            assert!(
+                page.contains("changes:</span> preset consecutive → window; rate = 0.8")
+                    || page.contains("changes: preset consecutive → window; rate = 0.8")
+            );
+            assert!(page.contains("-5.5 ± 1.25 *"), "the paired difference as compare prints it");
+            assert!(page.contains("A bound decided:"));
+            assert!(page.contains("min_calls = 10 is the highest value swept (5, 10)"));
+        }
+        // The decision table: relative to the recommendation, the first broken constraint.
+        assert!(md.contains(
+            "| **window(rate=0.8,win=10s,min=10)** | recommended, best windowed | 42.5 | 0 | 1.00 | yes | – | 0 of 4 | 0.5 | 0 |"
+        ), "{md}");
+        assert!(md.contains(
+            "| consecutive(th=3,open=10s) | baseline | 97.8 | +55.3 | 2.30 | no | `missed_incidents == 0` on slow (missed_incidents = 1) | 1 of 4 | 6 | 2 |"
+        ), "{md}");
+        assert!(html.contains("<p class=\"verdict warn\"><strong>Verdict:</strong>"));
+        assert!(html.contains("<tr class=\"best\"><td class=\"t\">window(rate=0.8,win=10s,min=10)</td>"));
+        assert!(html.contains("<details id=\"summary\"><summary>"));
+        // A broken review.toml is refused with its line.
+        std::fs::write(dir.path().join("review.toml"), "decision = 1\n").unwrap();
+        let e = Contents::load(dir.path()).unwrap_err().to_string();
+        assert!(e.contains("review.toml: line 1"), "{e}");
     }
 }

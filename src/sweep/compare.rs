@@ -131,7 +131,7 @@ fn letter(i: usize) -> String {
 }
 
 /// `mean ± ci` (`-` when empty); differences get a sign and `*` when the CI excludes zero.
-fn show(s: &Stat, difference: bool) -> String {
+pub fn show(s: &Stat, difference: bool) -> String {
     let Some(mean) = s.mean else { return "-".into() };
     let m = if difference && mean > 0.0 { format!("+{}", num(mean)) } else { num(mean) };
     match s.ci95 {

@@ -22,6 +22,11 @@
 //!
 //! constraints = ["missed_incidents == 0", "p99_latency <= \"2s\""]  # top level or in [objective]
 //! pareto = [["detection_delay_mean_s", "false_opens"]]               # top level
+//!
+//! # The configuration in use today, as a policy entry with one value per parameter: run with
+//! # the grid (one of its configurations when it is one, else added after them) and judged on
+//! # the review page.
+//! baseline = { preset = "consecutive", failure_threshold = 5, cooldown = "1m" }
 //! ```
 
 use super::SweepError;
@@ -70,6 +75,9 @@ pub struct SweepFile {
     pub constraints: Vec<Constraint>,
     /// Metric groups of pareto.csv, each of at least two metrics.
     pub pareto: Vec<Vec<String>>,
+    /// The configuration in use today (`baseline`), as an index into
+    /// [`SweepFile::configurations`] (its id).
+    pub baseline: Option<usize>,
 }
 
 #[derive(Deserialize)]
@@ -83,6 +91,7 @@ struct RawSweep {
     objective: Option<RawObjective>,
     constraints: Option<Vec<Spanned<String>>>,
     pareto: Option<Vec<Spanned<Vec<Spanned<String>>>>>,
+    baseline: Option<Spanned<RawPolicy>>,
 }
 
 /// A `[[policies]]` entry: `preset` plus parameters in any order (sorted back to file order).
@@ -219,6 +228,18 @@ impl<'de> Deserialize<'de> for RawObjective {
     }
 }
 
+/// Parses a TOML file written by breakerlab (a shard's manifest, review.toml) into `T`; errors
+/// name `file` with the line and column.
+pub fn from_toml<T: serde::de::DeserializeOwned>(text: &str, file: &str) -> Result<T, SweepError> {
+    toml::from_str(text).map_err(|e| match e.span() {
+        Some(span) => {
+            let (line, col) = line_col(text, span.start);
+            SweepError::At { file: file.into(), line, col, message: e.message().trim().to_string() }
+        }
+        None => SweepError::File { file: file.into(), message: e.message().trim().to_string() },
+    })
+}
+
 /// 1-based line and column of byte `offset` in `text`.
 pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
     let offset = offset.min(text.len());
@@ -275,7 +296,8 @@ impl SweepFile {
                 ),
             ));
         }
-        let (grids, configurations) = cx.grids(&raw.policies, validate)?;
+        let (grids, mut configurations) = cx.grids(&raw.policies, validate)?;
+        let baseline = raw.baseline.map(|b| cx.baseline(&b, &mut configurations, validate)).transpose()?;
         let mut constraint_texts = raw.constraints.unwrap_or_default();
         let objective = match raw.objective {
             None => None,
@@ -301,6 +323,7 @@ impl SweepFile {
             objective,
             constraints,
             pareto,
+            baseline,
         })
     }
 }
@@ -412,6 +435,56 @@ impl SweepText<'_> {
             }
         }
         Ok((grids, configurations))
+    }
+
+    /// `baseline`: one configuration, checked as a policy entry is; the index of the grid's
+    /// configuration with the same preset and overrides (in any order), else of a configuration
+    /// added after the grid's (so shards and merges, which share the grid order, agree).
+    fn baseline(
+        &self,
+        entry: &Spanned<RawPolicy>,
+        configurations: &mut Vec<Configuration>,
+        validate: Validate,
+    ) -> Result<usize, SweepError> {
+        let policy = entry.get_ref();
+        let Some(preset) = &policy.preset else {
+            return Err(self.at(
+                entry.span(),
+                "`baseline` needs `preset = \"...\"`: the configuration in use today, e.g. \
+                 baseline = { preset = \"consecutive\", failure_threshold = 5 }"
+                    .into(),
+            ));
+        };
+        validate(preset.get_ref(), &[]).map_err(|m| self.at(preset.span(), format!("baseline: {m}")))?;
+        let mut overrides = Vec::with_capacity(policy.params.len());
+        for (name, values) in &policy.params {
+            let [value] = values.get_ref().0.as_slice() else {
+                return Err(self.at(
+                    values.span(),
+                    format!(
+                        "baseline: `{name}` has {} values, but the baseline is one configuration: give one \
+                         (a list-valued parameter is wrapped, as in a [[policies]] entry)",
+                        values.get_ref().0.len()
+                    ),
+                ));
+            };
+            validate(preset.get_ref(), &[(name.clone(), value.clone())])
+                .map_err(|m| self.at(values.span(), format!("baseline: `{name}` = {value}: {m}")))?;
+            overrides.push((name.clone(), value.clone()));
+        }
+        validate(preset.get_ref(), &overrides)
+            .map_err(|m| self.at(entry.span(), format!("baseline: {m}")))?;
+        let same = |c: &Configuration| {
+            c.preset == *preset.get_ref()
+                && c.overrides.len() == overrides.len()
+                && overrides.iter().all(|o| c.overrides.contains(o))
+        };
+        if let Some(found) = configurations.iter().position(same) {
+            return Ok(found);
+        }
+        let id = configurations.len();
+        configurations.push(Configuration { id, preset: preset.get_ref().clone(), overrides });
+        Ok(id)
     }
 
     /// `[objective]` weights: metrics among `columns` (aliases accepted), finite weights.
@@ -738,5 +811,71 @@ constraints = ["missed_incidents == 0"]
         assert_eq!(line_col("ab\ncd", 0), (1, 1));
         assert_eq!(line_col("ab\ncd", 4), (2, 2));
         assert_eq!(line_col("ab\ncd", 99), (2, 3));
+    }
+
+    #[test]
+    fn a_baseline_is_a_grid_configuration_or_one_added_after_them() {
+        let d = dir();
+        let head = "scenarios = [\"scen/a.toml\"]\n[[policies]]\npreset = \"consecutive\"\nfailure_threshold = [3, 5]\ncooldown = \"1m\"\n";
+        // The same preset and overrides, in another order: the grid's configuration 1.
+        let s = parse(
+            &d,
+            &format!(
+                "baseline = {{ preset = \"consecutive\", cooldown = \"1m\", failure_threshold = 5 }}\n{head}"
+            ),
+        )
+        .unwrap();
+        assert_eq!((s.baseline, s.configurations.len()), (Some(1), 2));
+        // Another configuration: added after the grid's, with the next id.
+        let s =
+            parse(&d, &format!("baseline = {{ preset = \"windowed\", window = \"30s\" }}\n{head}")).unwrap();
+        assert_eq!((s.baseline, s.configurations.len()), (Some(2), 3));
+        assert_eq!(
+            (s.configurations[2].id, s.configurations[2].label()),
+            (2, "windowed[window=30s]".to_string())
+        );
+        // A list-valued parameter, wrapped as in a policy entry.
+        let s = parse(
+            &d,
+            &format!("baseline = {{ preset = \"consecutive\", failure_on = [[\"error\"]] }}\n{head}"),
+        )
+        .unwrap();
+        assert_eq!(
+            s.configurations[2].overrides[0].1,
+            toml::Value::Array(vec![toml::Value::String("error".into())])
+        );
+        assert_eq!(parse(&d, head).unwrap().baseline, None);
+    }
+
+    #[test]
+    fn a_bad_baseline_is_refused_where_it_is_written() {
+        let tail = "scenarios = [\"scen/a.toml\"]\n[[policies]]\npreset = \"consecutive\"\n";
+        for (baseline, expected) in [
+            ("baseline = { failure_threshold = 5 }", "sw.toml:1:12: `baseline` needs `preset"),
+            ("baseline = { preset = \"consecutve\" }", "sw.toml:1:23: baseline: unknown preset `consecutve`"),
+            (
+                "baseline = { preset = \"consecutive\", failure_threshold = [3, 5] }",
+                "sw.toml:1:58: baseline: `failure_threshold` has 2 values",
+            ),
+            (
+                "baseline = { preset = \"consecutive\", failure_threshold = 0 }",
+                "sw.toml:1:58: baseline: `failure_threshold` = 0: expected a positive integer",
+            ),
+            (
+                "baseline = { preset = \"consecutive\", failure_treshold = 3 }",
+                "sw.toml:1:57: baseline: `failure_treshold` = 3: unknown parameter",
+            ),
+            (
+                "baseline = { preset = \"windowed\", window = \"1s\", bucket = \"10s\" }",
+                "sw.toml:1:12: baseline: window is shorter than its bucket",
+            ),
+            (
+                "baseline = \"consecutive\"",
+                "sw.toml:1:12: invalid type: string \"consecutive\", expected a policy table",
+            ),
+        ] {
+            let e = err(&format!("{baseline}\n{tail}"));
+            assert!(e.contains(expected), "expected {expected:?} in:\n{e}");
+        }
     }
 }

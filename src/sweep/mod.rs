@@ -5,6 +5,7 @@
 //! cell (scenario × configuration × replicate) ([`table`]); statistics over replicates
 //! ([`stats`]), Pareto fronts ([`pareto`]) and the recommendation ([`mod@recommend`]) work on that
 //! table only, so they are tested on hand-made tables and can read a finished sweep's runs.csv.
+//! [`review`] gathers what the review page opens with (decision table, verdict on a baseline).
 //! [`runner`] fills the table by simulation; [`output`] formats the files as bytes. Nothing
 //! here writes a file: the commands `sweep`, `compare` and `recommend` live in `app`.
 //!
@@ -28,6 +29,7 @@ pub mod objective;
 pub mod output;
 pub mod pareto;
 pub mod recommend;
+pub mod review;
 pub mod runner;
 pub mod shard;
 pub mod stats;

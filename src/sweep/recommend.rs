@@ -9,11 +9,16 @@
 //!   no value there (no incident, so no detection delay) cannot break it.
 //! - A configuration without results on some scenario (an unfinished shard) is not eligible.
 //! - Ties in cost go to the lower configuration id (earlier in the sweep file).
+//! - A bound decided when the chosen value of a swept parameter is the lowest or highest its
+//!   sweep entry tried (and the preset accepts a value beyond it): the best may lie outside the
+//!   range, so the explanation says so and suggests extending it ([`BoundNote`]).
 
 use super::constraint::Constraint;
-use super::grid::Configuration;
+use super::file::Validate;
+use super::grid::{Configuration, plain, round_significant};
 use super::objective::Objective;
 use super::table::{ResultTable, Summary, SummaryCell};
+use crate::time::Dur;
 use std::fmt::Write as _;
 
 /// A constraint broken by a configuration on a scenario.
@@ -83,6 +88,50 @@ pub struct Recommendation {
     pub ranking: Vec<Candidate>,
     /// Constraints by how many configurations they rule out (most first; ties in file order).
     pub binding: Vec<Binding>,
+    /// The chosen configuration's parameters that sit at an edge of their swept range.
+    pub bounds: Vec<BoundNote>,
+}
+
+/// Which edge of its swept range a chosen value sits at.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Edge {
+    /// The lowest value swept.
+    Lowest,
+    /// The highest value swept.
+    Highest,
+}
+
+/// A parameter of the chosen configuration whose value is the lowest or highest its sweep
+/// entry tried: the range, not the data, may have decided.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BoundNote {
+    /// The parameter.
+    pub param: String,
+    /// The chosen value, as written in labels.
+    pub value: String,
+    /// Which edge.
+    pub edge: Edge,
+    /// Every value its entry swept, in increasing order.
+    pub swept: Vec<String>,
+    /// A value one step beyond the edge that the preset accepts, to extend the range to.
+    pub beyond: String,
+}
+
+impl BoundNote {
+    /// One sentence: which value sits at which edge, and how to extend the range.
+    pub fn sentence(&self) -> String {
+        let (edge, side) = match self.edge {
+            Edge::Lowest => ("lowest", "below"),
+            Edge::Highest => ("highest", "above"),
+        };
+        format!(
+            "{} = {} is the {edge} value swept ({}): the best may lie {side} it; extend the range to {} or further.",
+            self.param,
+            self.value,
+            self.swept.join(", "),
+            self.beyond
+        )
+    }
 }
 
 impl Recommendation {
@@ -98,11 +147,13 @@ impl Recommendation {
 }
 
 /// Ranks every configuration of `table` under `objective` and `constraints` (whose metrics
-/// must be columns of the table).
+/// must be columns of the table); `validate` says whether a value beyond a swept range is one
+/// the preset accepts (for the [`BoundNote`]s).
 pub fn recommend(
     table: &ResultTable,
     objective: &Objective,
     constraints: &[Constraint],
+    validate: Validate,
 ) -> Result<Recommendation, String> {
     let bound = objective.bind(&table.metrics)?;
     let summary = table.summarize(&bound);
@@ -128,13 +179,109 @@ pub fn recommend(
         })
         .collect();
     binding.sort_by(|a, b| b.eliminated.cmp(&a.eliminated).then(a.constraint.cmp(&b.constraint)));
+    let bounds = match ranking.first().filter(|c| c.eligible()) {
+        Some(chosen) => bound_notes(&chosen.config, table.configs.iter().map(|c| &c.config), validate),
+        None => Vec::new(),
+    };
     Ok(Recommendation {
         objective: objective.clone(),
         constraints: constraints.to_vec(),
         scenarios: table.scenarios.clone(),
         ranking,
         binding,
+        bounds,
     })
+}
+
+/// A swept value as a number on its own scale: integers and floats as they are, durations in
+/// microseconds; `None` for values without an order (names, booleans, lists).
+fn magnitude(v: &toml::Value) -> Option<f64> {
+    match v {
+        toml::Value::Integer(i) => Some(*i as f64),
+        toml::Value::Float(f) => Some(*f),
+        toml::Value::String(s) => Dur::parse(s).ok().map(|d| d.micros() as f64),
+        _ => None,
+    }
+}
+
+/// The value `x` in the kind of `like` (an integer, a float to 6 significant digits, a
+/// duration to 3), `None` when it cannot be one (a negative duration).
+fn value_like(like: &toml::Value, x: f64) -> Option<toml::Value> {
+    match like {
+        toml::Value::Integer(_) => Some(toml::Value::Integer(x.round() as i64)),
+        toml::Value::Float(_) => Some(toml::Value::Float(round_significant(x, 6))),
+        _ => (x >= 1.0)
+            .then(|| toml::Value::String(Dur::from_micros(round_significant(x, 3) as u64).to_string())),
+    }
+}
+
+/// The chosen configuration's parameters that sit at an edge of the values its sweep entry
+/// (the configurations of the same preset with the same parameter names) tried, when the entry
+/// tried at least two ordered values and `validate` accepts a value one step beyond: the step
+/// of the last two values, as a ratio when the values are spaced more evenly by ratio (a log
+/// range), else as a difference.
+pub fn bound_notes<'a>(
+    chosen: &Configuration,
+    configs: impl Iterator<Item = &'a Configuration>,
+    validate: Validate,
+) -> Vec<BoundNote> {
+    let names: Vec<&String> = chosen.overrides.iter().map(|(k, _)| k).collect();
+    let entry: Vec<&Configuration> = configs
+        .filter(|c| c.preset == chosen.preset && c.overrides.iter().map(|(k, _)| k).eq(names.iter().copied()))
+        .collect();
+    let mut notes = Vec::new();
+    for (k, (name, value)) in chosen.overrides.iter().enumerate() {
+        let Some(x) = magnitude(value) else { continue };
+        let mut swept: Vec<(f64, &toml::Value)> = Vec::new();
+        for c in &entry {
+            let v = &c.overrides[k].1;
+            match magnitude(v) {
+                Some(m) if !swept.iter().any(|(n, _)| *n == m) => swept.push((m, v)),
+                Some(_) => {}
+                None => swept.clear(),
+            }
+        }
+        swept.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let n = swept.len();
+        if n < 2 {
+            continue;
+        }
+        let edge = if x == swept[0].0 {
+            Edge::Lowest
+        } else if x == swept[n - 1].0 {
+            Edge::Highest
+        } else {
+            continue;
+        };
+        let spread = |xs: &[f64]| {
+            let (lo, hi) = xs.iter().fold((f64::INFINITY, 0.0f64), |(lo, hi), v| (lo.min(*v), hi.max(*v)));
+            hi / lo
+        };
+        let ms: Vec<f64> = swept.iter().map(|(m, _)| *m).collect();
+        let diffs: Vec<f64> = ms.windows(2).map(|w| w[1] - w[0]).collect();
+        let ratios: Vec<f64> = ms.windows(2).map(|w| w[1] / w[0]).collect();
+        let by_ratio = n > 2 && ms[0] > 0.0 && spread(&ratios) < spread(&diffs);
+        let beyond = match (edge, by_ratio) {
+            (Edge::Highest, true) => x * ratios[n - 2],
+            (Edge::Highest, false) => x + diffs[n - 2],
+            (Edge::Lowest, true) => x / ratios[0],
+            (Edge::Lowest, false) => x - diffs[0],
+        };
+        let Some(beyond) = value_like(value, beyond).filter(|b| magnitude(b) != Some(x)) else { continue };
+        let mut overrides = chosen.overrides.clone();
+        overrides[k].1 = beyond.clone();
+        if validate(&chosen.preset, &overrides).is_err() {
+            continue;
+        }
+        notes.push(BoundNote {
+            param: name.clone(),
+            value: plain(value),
+            edge,
+            swept: swept.iter().map(|(_, v)| plain(v)).collect(),
+            beyond: plain(&beyond),
+        });
+    }
+    notes
 }
 
 fn candidate(
@@ -312,6 +459,9 @@ impl Recommendation {
                 .collect();
             let _ = writeln!(out, "Hardest scenarios for it: {}.", parts.join("; "));
         }
+        for note in &self.bounds {
+            let _ = writeln!(out, "Bound: {}", note.sentence());
+        }
         let _ = writeln!(out, "\nPaste into a scenario file:\n{}", best.config.policy_snippet());
         out
     }
@@ -393,6 +543,11 @@ mod tests {
 
     const METRICS: [&str; 3] = ["false_opens", "missed_incidents", "detection_delay_mean_s"];
 
+    /// Accepts every configuration.
+    fn any(_: &str, _: &[(String, toml::Value)]) -> Result<(), String> {
+        Ok(())
+    }
+
     /// Two scenarios, four consecutive-count thresholds, two replicates each.
     /// (false_opens, missed_incidents, detection_delay_mean_s) per replicate:
     /// - t=2: many false opens, fast detection          cost 10·fo + delay
@@ -449,7 +604,7 @@ mod tests {
     fn picks_the_cheapest_configuration_meeting_every_constraint() {
         let t = table();
         let constraints = vec![Constraint::parse("missed_incidents == 0", &METRICS).unwrap()];
-        let r = recommend(&t, &objective(), &constraints).unwrap();
+        let r = recommend(&t, &objective(), &constraints, &any).unwrap();
         // Costs: t=2: outage 40+6=46, brownout 20+10=30 → 76
         //        t=4: outage 5+21=26, brownout 0+32=32 → 58
         //        t=8: outage 50 (missed) + 20 (delay 40 over 2 runs, empty counts 0) = 70, brownout 50 → 120, ineligible
@@ -492,7 +647,7 @@ mod tests {
             Constraint::parse("false_opens <= 0.25", &METRICS).unwrap(),
             Constraint::parse("detection_delay_mean_s <= 45", &METRICS).unwrap(),
         ];
-        let r = recommend(&t, &objective(), &constraints).unwrap();
+        let r = recommend(&t, &objective(), &constraints, &any).unwrap();
         // t=2 breaks false_opens on both; t=4 (0.5 on outage) and t=6 (0.5 on outage) break it;
         // t=8 breaks the delay bound on brownout (50): nothing is eligible.
         assert!(r.chosen().is_none());
@@ -548,13 +703,83 @@ mod tests {
         ];
         let t = ResultTable::new(vec!["a".into(), "b".into()], configs, vec!["false_opens".into()], runs)
             .unwrap();
-        let r = recommend(&t, &Objective::new([(Metric::FalseOpens, 1.0)]), &[]).unwrap();
+        let r = recommend(&t, &Objective::new([(Metric::FalseOpens, 1.0)]), &[], &any).unwrap();
         assert_eq!(r.chosen().unwrap().config.id, 0);
         assert_eq!(r.runner_up().unwrap().config.id, 1);
         assert!(!r.ranking[2].complete);
         let text = r.render();
         assert!(text.contains("the two cost the same on every weighted metric"), "{text}");
         assert!(text.contains("  total cost 2 = sum over 2 scenario(s) of the mean cost over replicates; no constraints were given.\n"), "{text}");
-        assert!(recommend(&t, &Objective::new([(Metric::Flaps, 1.0)]), &[]).unwrap_err().contains("flaps"));
+        assert!(
+            recommend(&t, &Objective::new([(Metric::Flaps, 1.0)]), &[], &any).unwrap_err().contains("flaps")
+        );
+    }
+
+    #[test]
+    fn a_chosen_value_at_the_edge_of_its_range_is_noted_with_a_step_beyond() {
+        use toml::Value::{Integer as I, String as S};
+        let grid = |preset: &str, a: &[i64], b: &[&str]| -> Vec<Configuration> {
+            let mut out = Vec::new();
+            for x in a {
+                for y in b {
+                    out.push(Configuration {
+                        id: out.len(),
+                        preset: preset.into(),
+                        overrides: vec![
+                            ("failure_threshold".into(), I(*x)),
+                            ("open_duration".into(), S((*y).into())),
+                        ],
+                    });
+                }
+            }
+            out
+        };
+        let mut configs = grid("consecutive", &[3, 5, 10], &["10s", "34s600ms", "2m"]);
+        // Another entry of the same preset with other parameters is another range.
+        configs.push(Configuration {
+            id: 9,
+            preset: "consecutive".into(),
+            overrides: vec![("failure_threshold".into(), I(1))],
+        });
+        let positive = |_: &str, o: &[(String, toml::Value)]| -> Result<(), String> {
+            match o.iter().find(|(k, _)| k == "failure_threshold").and_then(|(_, v)| v.as_integer()) {
+                Some(n) if n < 1 => Err("failure_threshold must be at least 1".into()),
+                _ => Ok(()),
+            }
+        };
+        // failure_threshold 3 of 3, 5, 10 (spaced more evenly by ratio: 3 / 2 = 1.5 → 2);
+        // open_duration 2m of a log range (× 3.47 → 6m56s).
+        let notes = bound_notes(&configs[2], configs.iter(), &positive);
+        let sentences: Vec<String> = notes.iter().map(BoundNote::sentence).collect();
+        assert_eq!(
+            sentences,
+            [
+                "failure_threshold = 3 is the lowest value swept (3, 5, 10): the best may lie below it; extend the range to 2 or further.",
+                "open_duration = 2m is the highest value swept (10s, 34s600ms, 2m): the best may lie above it; extend the range to 6m56s or further.",
+            ]
+        );
+        // Inside the range: no note.
+        assert!(bound_notes(&configs[4], configs.iter(), &positive).is_empty());
+        // At the edge of what the preset accepts: no note (nothing to extend to).
+        let low = grid("consecutive", &[1, 2, 3], &["10s"]);
+        assert!(bound_notes(&low[0], low.iter(), &positive).is_empty());
+        let notes = bound_notes(&low[2], low.iter(), &positive);
+        assert_eq!((notes.len(), notes[0].edge, notes[0].beyond.as_str()), (1, Edge::Highest, "4"));
+        // A single value swept decides nothing.
+        assert!(bound_notes(&configs[9], configs.iter(), &positive).is_empty());
+        // The explanation says so.
+        let t = ResultTable::new(
+            vec!["s".into()],
+            low.iter().map(|c| ConfigInfo::new(c.clone())).collect(),
+            vec!["false_opens".into()],
+            vec![run(0, 0, 0, &[Some(3.0)]), run(0, 1, 0, &[Some(2.0)]), run(0, 2, 0, &[Some(1.0)])],
+        )
+        .unwrap();
+        let r = recommend(&t, &Objective::new([(Metric::FalseOpens, 1.0)]), &[], &positive).unwrap();
+        assert!(
+            r.render().contains("Bound: failure_threshold = 3 is the highest value swept (1, 2, 3): the best may lie above it; extend the range to 4 or further.\n"),
+            "{}",
+            r.render()
+        );
     }
 }

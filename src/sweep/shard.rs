@@ -310,6 +310,12 @@ pub struct Manifest {
     pub inputs: Vec<InputHash>,
     /// The cells run, stream by stream.
     pub ran: Vec<Ran>,
+    /// The baseline's configuration id (`baseline` in the sweep file), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<usize>,
+    /// Each scenario's simulated length in microseconds, in sweep order (for the review).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub durations_us: Vec<u64>,
 }
 
 impl Manifest {
@@ -340,13 +346,7 @@ impl Manifest {
 
     /// Reads a manifest; errors name `file` and the line.
     pub fn parse(text: &str, file: &str) -> Result<Manifest, SweepError> {
-        toml::from_str(text).map_err(|e| match e.span() {
-            Some(span) => {
-                let (line, col) = super::file::line_col(text, span.start);
-                SweepError::At { file: file.into(), line, col, message: e.message().trim().to_string() }
-            }
-            None => SweepError::File { file: file.into(), message: e.message().trim().to_string() },
-        })
+        super::file::from_toml(text, file)
     }
 
     /// The cells as slices, checked against the manifest's own scenarios and sizes.
@@ -664,6 +664,8 @@ pub(crate) mod tests {
             sweep_file: SweepText { name: "small.toml".into(), text: "name = \"small\"\n".into() },
             inputs: vec![InputHash { path: "small.toml".into(), sha256: sha256_hex(b"x") }],
             ran,
+            baseline: None,
+            durations_us: Vec::new(),
         };
         m.cells = m.slices("m").unwrap().iter().map(|s| s.configs.len() as u64).sum();
         m

@@ -71,7 +71,7 @@ fn merged_shards_are_byte_identical_to_the_unsharded_sweep_for_any_n() {
     run(&whole, &args, &[]).success();
     let expected = files(&whole.join("out"));
     let names: Vec<&str> = expected.iter().map(|(n, _)| n.as_str()).collect();
-    for f in ["summary.csv", "runs.csv", "pareto.csv", "recommendation.txt", "pareto.png", "report.html"] {
+    for f in ["summary.csv", "runs.csv", "review.toml", "recommendation.txt", "pareto.png", "report.html"] {
         assert!(names.contains(&f), "{f} in {names:?}");
     }
 

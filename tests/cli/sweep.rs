@@ -19,16 +19,16 @@ fn sweep_writes_its_files_and_any_thread_count_gives_the_same_bytes() {
         assert!(stdout.contains("Recommended:") && stdout.contains("[policy]"), "{stdout}");
         outputs.push(out);
     }
-    for f in ["summary.csv", "runs.csv", "pareto.csv", "recommendation.txt"] {
+    for f in ["summary.csv", "runs.csv", "pareto.csv", "recommendation.txt", "review.toml"] {
         let first = read(&outputs[0].join(f));
         for other in &outputs[1..] {
             assert_same_text(&first, &read(&other.join(f)), f);
         }
     }
     let summary = read(&outputs[0].join("summary.csv"));
-    assert_eq!(summary.lines().count(), 1 + 2 * 6, "one row per scenario x configuration");
+    assert_eq!(summary.lines().count(), 1 + 2 * 7, "one row per scenario x configuration");
     assert!(summary.lines().next().unwrap().contains("param.failure_threshold"));
-    assert_eq!(read(&outputs[0].join("runs.csv")).lines().count(), 1 + 2 * 6 * 2, "one row per cell");
+    assert_eq!(read(&outputs[0].join("runs.csv")).lines().count(), 1 + 2 * 7 * 2, "one row per cell");
 }
 
 #[test]

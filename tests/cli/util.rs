@@ -68,8 +68,8 @@ pub fn files_in(dir: &Path) -> Vec<String> {
     names
 }
 
-/// 2 scenarios × 6 configurations (a 2 × 2 `consecutive` grid for a heatmap, two `windowed`) × 2
-/// replicates = 24 cells.
+/// 2 scenarios × 7 configurations (a 2 × 2 `consecutive` grid for a heatmap, two `windowed`, and
+/// a baseline outside the grid, added after it) × 2 replicates = 28 cells.
 pub fn small_sweep(dir: &Path) -> PathBuf {
     let text = format!(
         r#"
@@ -77,6 +77,7 @@ name = "small"
 scenarios = ["{0}/hard-outage.toml", "{0}/blip.toml"]
 replicates = 2
 constraints = ["missed_incidents == 0"]
+baseline = {{ preset = "consecutive", failure_threshold = 5, open_duration = "30s" }}
 
 [[policies]]
 preset = "consecutive"
