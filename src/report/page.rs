@@ -645,7 +645,9 @@ fn md_review(m: &mut String, r: &Review, explanation: Option<&str>) {
     }
 }
 
-/// One chart: shrinks to the page's width and links to its full-size PNG beside the page.
+/// One chart: shrinks to the page's width and links to its full-size PNG beside the page. The
+/// one place a chart's HTML is built, so what a chart's figure carries besides the image (the
+/// timeline's marks with their tooltips) goes here.
 fn html_figure(h: &mut String, chart: &Chart) {
     let name = &chart.name;
     let _ = writeln!(
