@@ -40,7 +40,7 @@ def main():
     only_ours = sorted((Counter(our_t) - common).elements())[:3]
     print(json.dumps({
         "transitions": [t_matched, t_total],
-        "admitted": [a_matched, max(len(lib), len(ours))],
+        "calls": [a_matched, max(len(lib), len(ours))],
         "calls_differ": diffs,
         "transitions_only_library": only_lib,
         "transitions_only_breakerlab": only_ours,

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Replays a trace through a real Node breaker library under @sinonjs/fake-timers.
 //
-//   node drive.mjs opossum|cockatiel-consecutive|cockatiel-sampling TRACE --calls OUT --transitions OUT [options]
+//   node drive.mjs opossum|cockatiel-consecutive|cockatiel-count|cockatiel-sampling TRACE --calls OUT --transitions OUT [options]
 //
 // Events run in breakerlab's order: at one millisecond, the library's own timers due by then
 // fire first (call timeouts, opossum's reset and bucket timers), then results (in the order the
@@ -40,6 +40,8 @@ const { values: o, positionals } = parseArgs({
     threshold: { type: 'string' },
     'half-open-after': { type: 'string', default: '10000' },
     duration: { type: 'string', default: '30000' },
+    size: { type: 'string', default: '100' },
+    'minimum-number-of-calls': { type: 'string' },
     'minimum-rps': { type: 'string', default: '0' },
   },
 });
@@ -125,13 +127,20 @@ if (impl === 'opossum') {
   fire = (i) => breaker.fire(action(i)).catch(refused(i));
 } else {
   const c = require('cockatiel');
-  const breaker = impl === 'cockatiel-consecutive'
-    ? new c.ConsecutiveBreaker(Number(o.threshold ?? 5))
-    : new c.SamplingBreaker({
+  const breakers = {
+    'cockatiel-consecutive': () => new c.ConsecutiveBreaker(Number(o.threshold ?? 5)),
+    'cockatiel-count': () => new c.CountBreaker({
+      threshold: Number(o.threshold ?? 0.2),
+      size: Number(o.size),
+      ...(o['minimum-number-of-calls'] ? { minimumNumberOfCalls: Number(o['minimum-number-of-calls']) } : {}),
+    }),
+    'cockatiel-sampling': () => new c.SamplingBreaker({
       threshold: Number(o.threshold ?? 0.2),
       duration: Number(o.duration),
       ...(Number(o['minimum-rps']) > 0 ? { minimumRps: Number(o['minimum-rps']) } : {}),
-    });
+    }),
+  };
+  const breaker = breakers[impl]();
   const policy = c.circuitBreaker(c.handleAll, { halfOpenAfter: Number(o['half-open-after']), breaker });
   const names = { [c.CircuitState.Closed]: 'closed', [c.CircuitState.Open]: 'open', [c.CircuitState.HalfOpen]: 'half_open' };
   policy.onStateChange((s) => enter(names[s]));

@@ -93,7 +93,10 @@ def drive_pybreaker(a, rows, calls):
             try:
                 breaker.call(guarded)
             except pybreaker.CircuitBreakerError:
-                calls[i] = (0, CLOCK[0])
+                # Refused, unless the call ran and its failure tripped the breaker (pybreaker
+                # raises CircuitBreakerError from the call that opens it).
+                if not calls[i][0]:
+                    calls[i] = (0, CLOCK[0])
             except Outcome:
                 pass
             rec.observe()

@@ -66,9 +66,18 @@ impl PolicyConfig {
             }
             FamilyConfig::Throttle(c) => ring(u64::from(c.buckets.max(1)), BUCKET_BYTES),
             FamilyConfig::Polly(_) => ring(16, BUCKET_BYTES),
-            // No breaker, and the families that keep only counters and timers (seeds 002 and
-            // 003, Envoy, Finagle, gobreaker, pybreaker): a fixed size.
-            _ => 0,
+            // No breaker, and the families that keep only counters and timers: a fixed size.
+            // Named one by one, so a new family must say what it holds.
+            FamilyConfig::None(_)
+            | FamilyConfig::AiService(_)
+            | FamilyConfig::Node(_)
+            | FamilyConfig::Pybreaker(_)
+            | FamilyConfig::Circuitbreaker(_)
+            | FamilyConfig::Gobreaker(_)
+            | FamilyConfig::Finagle(_)
+            | FamilyConfig::Envoy(_) => 0,
+            #[cfg(test)]
+            FamilyConfig::Toy(_) => 0,
         };
         (size_of::<Policy>() as u64).saturating_add(held)
     }

@@ -549,23 +549,32 @@ impl IntervalTrace {
         self.has_counts.then(|| {
             (0..self.intervals.len())
                 .map(|i| {
-                    let iv = &self.intervals[i];
-                    let count = iv.count.unwrap_or(0) as f64;
-                    let next = self.intervals.get(i + 1).map_or(iv.logged_end, |n| n.start);
-                    if next <= iv.logged_end {
-                        return count;
+                    let count = self.intervals[i].count.unwrap_or(0) as f64;
+                    match self.after(i) {
+                        Some((rate, span)) => count + rate * span as f64,
+                        None => count,
                     }
-                    let in_gap = self.gaps.binary_search_by_key(&iv.logged_end, |g| g.start).is_ok();
-                    let len = (iv.logged_end - iv.start).0.max(1) as f64;
-                    let rate = match (in_gap, self.gap_policy) {
-                        (true, GapPolicy::Missing) => 0.0,
-                        (true, GapPolicy::Healthy) => self.healthy_rate_per_us,
-                        _ => count / len,
-                    };
-                    count + rate * (next - iv.logged_end).0 as f64
                 })
                 .sum()
         })
+    }
+
+    /// The stretch after interval `i`'s logged end and before the next interval starts, if any:
+    /// its arrival rate (per µs: none in a gap read as missing, the healthy rate in a gap read
+    /// as healthy, else interval `i`'s own rate carried on) and its length in µs.
+    fn after(&self, i: usize) -> Option<(f64, u64)> {
+        let iv = &self.intervals[i];
+        let next = self.intervals.get(i + 1).map_or(iv.logged_end, |n| n.start);
+        if next <= iv.logged_end {
+            return None;
+        }
+        let in_gap = self.gaps.binary_search_by_key(&iv.logged_end, |g| g.start).is_ok();
+        let rate = match (in_gap, self.gap_policy) {
+            (true, GapPolicy::Missing) => 0.0,
+            (true, GapPolicy::Healthy) => self.healthy_rate_per_us,
+            _ => iv.count.unwrap_or(0) as f64 / (iv.logged_end - iv.start).0.max(1) as f64,
+        };
+        Some((rate, (next - iv.logged_end).0))
     }
 
     /// Appends the arrivals of interval `i` (and of the gap after it), sorted: the part of
@@ -580,15 +589,7 @@ impl IntervalTrace {
             out.push(iv.start + Dur(rng.random_range(0..len)));
         }
         out[first..].sort_unstable();
-        let next = self.intervals.get(i + 1).map_or(iv.logged_end, |n| n.start);
-        if next > iv.logged_end {
-            let in_gap = self.gaps.binary_search_by_key(&iv.logged_end, |g| g.start).is_ok();
-            let rate = match (in_gap, self.gap_policy) {
-                (true, GapPolicy::Missing) => 0.0,
-                (true, GapPolicy::Healthy) => self.healthy_rate_per_us,
-                _ => iv.count.unwrap_or(0) as f64 / len as f64,
-            };
-            let span = (next - iv.logged_end).0;
+        if let Some((rate, span)) = self.after(i) {
             let lambda = rate * span as f64;
             if let Ok(poisson) = Poisson::new(lambda) {
                 let n = poisson.sample(&mut rng) as u64;
