@@ -687,16 +687,24 @@ impl<'a> Engine<'a> {
         match self.client.fallback {
             FallbackSpec::None => self.rec.request_done(call.arrival, now, Finish::Error, shed),
             FallbackSpec::Cached { latency } => {
-                self.rec.request_done(call.arrival, now + latency, Finish::Fallback, shed);
-                self.rec.fallback_served(FallbackKind::Cached);
+                self.rec.request_done(
+                    call.arrival,
+                    now + latency,
+                    Finish::Fallback(FallbackKind::Cached),
+                    shed,
+                );
             }
             FallbackSpec::Local { latency } => {
-                self.rec.request_done(call.arrival, now + latency, Finish::Fallback, shed);
-                self.rec.fallback_served(FallbackKind::Local);
+                self.rec.request_done(
+                    call.arrival,
+                    now + latency,
+                    Finish::Fallback(FallbackKind::Local),
+                    shed,
+                );
             }
             FallbackSpec::RetryQueue { latency, .. } => {
-                self.rec.request_done(call.arrival, now + latency, Finish::Fallback, shed);
-                self.rec.deferred(now);
+                let deferred = Finish::Fallback(FallbackKind::Deferred);
+                self.rec.request_done(call.arrival, now + latency, deferred, shed);
                 self.retry_queue.push_back(Call { deferred_at: Some(now), ..call });
                 self.schedule_cycle(now);
             }
