@@ -124,6 +124,10 @@ enum Command {
         /// Replicates per (scenario, policy).
         #[arg(long, default_value_t = 5, value_name = "N")]
         replicates: u32,
+        /// A constraint each policy's means must meet on every scenario, e.g. --constraint
+        /// "false_opens <= 1"; repeat it. Default: the default sweep's "missed_incidents <= 0.5".
+        #[arg(long = "constraint", value_name = "CONSTRAINT")]
+        constraints: Vec<String>,
         /// Base seed (replaces each scenario's): a whole number from 0 to 2^64 - 1.
         #[arg(long, allow_hyphen_values = true, value_parser = breakerlab::scenario::parse_seed)]
         seed: Option<u64>,
@@ -437,12 +441,24 @@ fn execute(cli: Cli) -> breakerlab::Result<String> {
         Command::Merge { dirs, out, no_charts } => {
             merge::merge(&merge::MergeRequest { dirs, out, charts: !no_charts })?.render()
         }
-        Command::Compare { scenarios, policies, sets, replicates, seed, threads, out, no_charts, limits } => {
+        Command::Compare {
+            scenarios,
+            policies,
+            sets,
+            replicates,
+            constraints,
+            seed,
+            threads,
+            out,
+            no_charts,
+            limits,
+        } => {
             let req = compare::CompareRequest {
                 scenarios,
                 policies,
                 sets,
                 replicates,
+                constraints,
                 seed,
                 threads,
                 out,

@@ -10,6 +10,7 @@ use crate::report::charts::ChartOptions;
 use crate::report::page::{InputFile, ReportInputs};
 use crate::scenario::{InputError, Scenario, Spot};
 use crate::sweep::compare::CompareReport;
+use crate::sweep::constraint::Constraint;
 use crate::sweep::grid::Configuration;
 use crate::sweep::output::{runs_csv, summary_csv};
 use crate::sweep::runner::{Cells, config_info, default_objective, metric_columns, progress_bar};
@@ -27,6 +28,9 @@ pub struct CompareRequest {
     pub sets: Vec<String>,
     /// Replicates per (scenario, policy).
     pub replicates: u32,
+    /// Constraints each policy's means must meet on every scenario (empty: the default,
+    /// [`DEFAULT_CONSTRAINTS`]).
+    pub constraints: Vec<String>,
     /// Base seed (replaces each scenario's).
     pub seed: Option<u64>,
     /// Worker threads (default: all cores).
@@ -88,6 +92,7 @@ pub fn compare(req: &CompareRequest) -> Result<CompareOutcome> {
     }
     let columns = metric_columns();
     let objective = default_objective().bind(&columns).map_err(InputError::argument)?;
+    let constraints = constraints_from_args(&req.constraints, &columns)?;
     let cells = Cells { scenarios: &loaded, configs: &configs, replicates, seed };
     estimate_cells(&cells, req.threads, &Spot::flag("--replicates"), &Spot::flag("--policy"))
         .check(&req.limits)?;
@@ -96,10 +101,11 @@ pub fn compare(req: &CompareRequest) -> Result<CompareOutcome> {
     let names = loaded.iter().map(|s| s.name.clone()).collect();
     let table = ResultTable::new(names, infos, columns, runs).map_err(InputError::argument)?;
     let costs: Vec<f64> = table.runs.iter().map(|r| objective.cost(&r.values)).collect();
-    let report = CompareReport::from_table(&table, replicates, &costs);
     let summary = table.summarize(&objective);
+    let report =
+        CompareReport::from_table(&table, replicates, &costs).with_verdicts(&table, &summary, &constraints);
     let mut files = vec![
-        (output::SUMMARY_CSV, summary_csv(&table, &summary, &[]).map_err(InputError::from)?),
+        (output::SUMMARY_CSV, summary_csv(&table, &summary, &constraints).map_err(InputError::from)?),
         (output::RUNS_CSV, runs_csv(&table, &objective).map_err(InputError::from)?),
     ];
     files.extend(first_scenario_detail(&loaded[0], &configs, seed)?);
@@ -145,6 +151,22 @@ fn first_scenario_detail(
         (output::LATENCY_CSV, crate::report::latency_csv(&rows)),
         (output::INCIDENTS_CSV, crate::report::incidents_csv(&workload.truth)),
     ])
+}
+
+/// The constraints `compare` applies without `--constraint`: the default sweep's, so a policy
+/// that misses incidents never reads "meets constraints".
+pub const DEFAULT_CONSTRAINTS: [&str; 1] = ["missed_incidents <= 0.5"];
+
+/// Parses `--constraint` arguments ([`DEFAULT_CONSTRAINTS`] when there are none).
+fn constraints_from_args(texts: &[String], columns: &[String]) -> Result<Vec<Constraint>, InputError> {
+    let parse = |t: &str| {
+        Constraint::parse(t, columns).map_err(|e| InputError::argument(format!("--constraint: {e}")))
+    };
+    if texts.is_empty() {
+        DEFAULT_CONSTRAINTS.iter().map(|t| parse(t)).collect()
+    } else {
+        texts.iter().map(|t| parse(t)).collect()
+    }
 }
 
 /// Parses a `--policy` argument: `PRESET` or `PRESET[key=value,key=value]` (the label form

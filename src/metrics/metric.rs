@@ -101,6 +101,18 @@ metrics! {
     /// Mean detection delay over every `open` incident, a missed one counting as its whole
     /// duration plus the tolerance (so a miss never looks faster than a late detection).
     DetectionDelayWithMissesMeanS = "detection_delay_with_misses_mean_s", Seconds, truth: true, aliases: ["detection_delay_with_misses_mean", "detection_delay_with_misses"];
+    /// Requests the dependency itself answered (its success or its error) / requests.
+    AnsweredShare = "answered_share", Plain, truth: false, aliases: [];
+    /// Requests a breaker refused (error or immediate fallback, not queued) / requests.
+    RefusedShare = "refused_share", Plain, truth: false, aliases: [];
+    /// Requests the dependency failed and a cached or local fallback answered / requests.
+    FallbackShare = "fallback_share", Plain, truth: false, aliases: [];
+    /// Requests whose work went to a retry queue / requests.
+    DeferredShare = "deferred_share", Plain, truth: false, aliases: [];
+    /// User latency p95 of the requests the dependency answered.
+    AnsweredLatencyP95Ms = "answered_latency_p95_ms", Millis, truth: false, aliases: ["answered_latency_p95"];
+    /// p95 of deferral to completion of the deferred work that completed.
+    DeferredDelayP95S = "deferred_delay_p95_s", Seconds, truth: false, aliases: ["deferred_delay_p95"];
     /// Attempts sent as half-open probes.
     Probes = "probes", Plain, truth: false, aliases: [];
     /// Attempts sent as retries.

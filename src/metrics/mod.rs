@@ -15,7 +15,7 @@ pub use histogram::{BUCKETS as LATENCY_BUCKETS, LatencyHistogram};
 pub use metric::{Metric, Unit};
 pub use objective::{Objective, check_weight};
 pub use recorder::{
-    AttemptKind, CallRecord, Counters, FallbackKind, Finish, MAX_TIMELINE_BINS, ProviderRecord,
+    AttemptKind, CallRecord, Counters, Ending, FallbackKind, Finish, MAX_TIMELINE_BINS, ProviderRecord,
     RECOVERY_WINDOW, Recorder, RecorderOptions, RunRecord, Timeline, TimelineBin,
 };
 pub use score::{Metrics, ProviderTraffic, ScoringOptions, score};

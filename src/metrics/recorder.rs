@@ -47,13 +47,56 @@ impl RecorderOptions {
     }
 }
 
-/// A fallback that answers at once (the retry queue defers instead).
+/// Which fallback answered a request.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum FallbackKind {
     /// A cached answer.
     Cached,
     /// A local substitute (a smaller model, a default).
     Local,
+    /// The work was put on a retry queue: the caller got a quick "queued", the work itself is
+    /// done later ([`Recorder::deferred_done`]).
+    Deferred,
+}
+
+/// How a request ended, as the latency split counts it: each request ends in exactly one.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Ending {
+    /// The dependency's own answer (success, or its error) reached the caller.
+    Answered,
+    /// A breaker refused it; the caller got an error or an immediate fallback (never the
+    /// dependency's answer, so its ~0 ms is not speed).
+    Refused,
+    /// The dependency failed it and a cached or local fallback answered.
+    Fallback,
+    /// Its work went to a retry queue, to be done later (whether a breaker refused it or the
+    /// dependency failed it).
+    Deferred,
+}
+
+impl Ending {
+    /// Every ending, in column order.
+    pub const ALL: [Ending; 4] = [Ending::Answered, Ending::Refused, Ending::Fallback, Ending::Deferred];
+
+    /// Its name in latency.csv (`answered`, `refused`, `fallback`, `deferred`).
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Ending::Answered => "answered",
+            Ending::Refused => "refused",
+            Ending::Fallback => "fallback",
+            Ending::Deferred => "deferred",
+        }
+    }
+
+    /// How a request that ended with `finish` (`shed`: a breaker refused it) is counted.
+    pub fn of(finish: Finish, shed: bool) -> Ending {
+        match (finish, shed) {
+            (Finish::Fallback(FallbackKind::Deferred), _) => Ending::Deferred,
+            (_, true) => Ending::Refused,
+            (Finish::Fallback(_), false) => Ending::Fallback,
+            (Finish::Success | Finish::Error, false) => Ending::Answered,
+        }
+    }
 }
 
 /// Why an attempt went upstream.
@@ -78,7 +121,7 @@ pub enum Finish {
     /// The dependency answered it successfully.
     Success,
     /// The client served a fallback (breaker rejection, or failure with a fallback configured).
-    Fallback,
+    Fallback(FallbackKind),
     /// The caller got an error.
     Error,
 }
@@ -136,6 +179,8 @@ pub struct Counters {
     pub fallback_local: u64,
     /// Time the dependency spent above its capacity (with a capacity model).
     pub overloaded: Dur,
+    /// Requests per [`Ending`] ([`Ending::ALL`] order); they sum to the requests that ended.
+    pub ended: [u64; 4],
     /// Attempts sent in the [`RECOVERY_WINDOW`] after the end of an incident expecting `open`
     /// (the load a fleet puts on a recovering dependency).
     pub recovery_attempts: u64,
@@ -241,6 +286,10 @@ pub struct RunRecord {
     pub transitions: Vec<(usize, Transition)>,
     /// User latency: arrival to final answer, retries and backoff included.
     pub latency: LatencyHistogram,
+    /// User latency of the requests the dependency answered ([`Ending::Answered`]).
+    pub answered_latency: LatencyHistogram,
+    /// Deferral to completion of the deferred work that completed.
+    pub deferred_delay: LatencyHistogram,
     /// Per-bin counts, when a bin width was given.
     pub timeline: Option<Timeline>,
     /// Each instance's state at the end.
@@ -277,6 +326,8 @@ pub struct Recorder {
     counters: Counters,
     transitions: Vec<(usize, Transition)>,
     latency: LatencyHistogram,
+    answered_latency: LatencyHistogram,
+    deferred_delay: LatencyHistogram,
     states: Vec<State>,
     since: Vec<SimTime>,
     time_in_state: Vec<[Dur; 3]>,
@@ -321,6 +372,8 @@ impl Recorder {
             counters: Counters::default(),
             transitions: Vec::with_capacity(64),
             latency: LatencyHistogram::new(),
+            answered_latency: LatencyHistogram::new(),
+            deferred_delay: LatencyHistogram::new(),
             states: vec![State::Closed; instances],
             since: vec![SimTime::ZERO; instances],
             time_in_state: vec![[Dur::ZERO; 3]; instances],
@@ -427,15 +480,6 @@ impl Recorder {
     /// The retry budget refused a retry.
     pub fn retry_refused(&mut self, _at: SimTime) {
         self.counters.retries_refused += 1;
-    }
-
-    /// Which fallback answered a request that [`Recorder::request_done`] records as
-    /// [`Finish::Fallback`] (the retry queue is counted by [`Recorder::deferred`]).
-    pub fn fallback_served(&mut self, kind: FallbackKind) {
-        match kind {
-            FallbackKind::Cached => self.counters.fallback_cached += 1,
-            FallbackKind::Local => self.counters.fallback_local += 1,
-        }
     }
 
     /// The dependency spent `span` above its capacity.
@@ -589,12 +633,26 @@ impl Recorder {
     /// A request got its final answer at `at`; `shed` is `Some(t)` when it ended because a
     /// breaker rejected it at `t` (the fallback may answer a little later, at `at`). Rejection
     /// times arrive in event order, so the incident cursor only moves forward.
+    /// Allocates nothing.
     pub fn request_done(&mut self, arrival: SimTime, at: SimTime, finish: Finish, shed: Option<SimTime>) {
         self.latency.record(at - arrival);
+        let c = &mut self.counters;
         match finish {
-            Finish::Success => self.counters.answered_ok += 1,
-            Finish::Fallback => self.counters.fallbacks += 1,
-            Finish::Error => self.counters.errors += 1,
+            Finish::Success => c.answered_ok += 1,
+            Finish::Fallback(kind) => {
+                c.fallbacks += 1;
+                match kind {
+                    FallbackKind::Cached => c.fallback_cached += 1,
+                    FallbackKind::Local => c.fallback_local += 1,
+                    FallbackKind::Deferred => c.deferred += 1,
+                }
+            }
+            Finish::Error => c.errors += 1,
+        }
+        let ending = Ending::of(finish, shed.is_some());
+        c.ended[ending as usize] += 1;
+        if ending == Ending::Answered {
+            self.answered_latency.record(at - arrival);
         }
         if let Some(rejected_at) = shed {
             self.counters.shed += 1;
@@ -602,11 +660,6 @@ impl Recorder {
                 self.counters.shed_healthy += 1;
             }
         }
-    }
-
-    /// Retry-queue fallback: work deferred at `at`.
-    pub fn deferred(&mut self, _at: SimTime) {
-        self.counters.deferred += 1;
     }
 
     /// Deferred work (deferred at `deferred_at`) completed at `at`.
@@ -617,6 +670,7 @@ impl Recorder {
             c.deferred_succeeded += 1;
         }
         c.deferred_delay_total = c.deferred_delay_total + (at - deferred_at);
+        self.deferred_delay.record(at - deferred_at);
     }
 
     /// Ends the run at `end`: closes every instance's state occupancy at `end`, folds the last
@@ -653,6 +707,8 @@ impl Recorder {
             counters: c,
             transitions: self.transitions,
             latency: self.latency,
+            answered_latency: self.answered_latency,
+            deferred_delay: self.deferred_delay,
             timeline,
             final_states: self.states,
             time_in_state: self.time_in_state,
@@ -720,7 +776,7 @@ mod tests {
         for (t, shed) in [(5, true), (10, true), (39, true), (40, true), (55, true), (70, true), (80, false)]
         {
             r.request_arrived(s(t));
-            r.request_done(s(t), s(t), Finish::Fallback, shed.then_some(s(t)));
+            r.request_done(s(t), s(t), Finish::Fallback(FallbackKind::Cached), shed.then_some(s(t)));
         }
         let rec = r.finish(s(100));
         assert_eq!(rec.counters.shed, 6);
@@ -746,12 +802,17 @@ mod tests {
         r.transition(1, &tr(10, State::Closed, State::Open));
         r.transition(1, &tr(40, State::Open, State::HalfOpen));
         r.rejected(s(11), 1);
-        r.deferred(s(11));
-        r.deferred(s(12));
+        for t in [11, 12] {
+            r.request_arrived(s(t));
+            r.request_done(s(t), s(t), Finish::Fallback(FallbackKind::Deferred), Some(s(t)));
+        }
         r.deferred_done(s(11), s(50), true);
         let rec = r.finish(s(60));
         let c = rec.counters;
-        assert_eq!((c.requests, c.attempts, c.first_attempts, c.retries), (1, 2, 1, 1));
+        assert_eq!((c.requests, c.attempts, c.first_attempts, c.retries), (3, 2, 1, 1));
+        // The dependency's error answered request 1; the two queued ones ended deferred.
+        assert_eq!(c.ended, [1, 0, 0, 2]);
+        assert_eq!(rec.deferred_delay.percentile_permille(500), Some(Dur::from_secs(39)));
         assert_eq!((c.timeouts, c.attempt_failures, c.attempt_ignored, c.errors), (1, 1, 1, 1));
         assert_eq!((c.rejections, c.deferred, c.deferred_completed, rec.deferred_pending), (1, 2, 1, 1));
         assert_eq!(c.deferred_delay_total, Dur::from_secs(39));
@@ -759,7 +820,8 @@ mod tests {
         // Instance 1: closed 0..10, open 10..40, half-open 40..60.
         assert_eq!(rec.time_in_state[1], [Dur::from_secs(10), Dur::from_secs(30), Dur::from_secs(20)]);
         assert_eq!(rec.final_states, vec![State::Closed, State::HalfOpen]);
-        assert_eq!(rec.latency.percentile_permille(500), Some(Dur::from_secs(3)));
+        assert_eq!(rec.latency.percentile_permille(1000), Some(Dur::from_secs(3)));
+        assert_eq!(rec.answered_latency.count(), 1);
         assert!(rec.timeline.is_none());
     }
 

@@ -26,6 +26,12 @@
 //!   ended with a fallback / requests; `amplification` = attempts (every kind) / requests.
 //!   No requests: all three empty.
 //! - `latency_*_ms`: user latency, from the recorder's histogram (nearest rank, ≤ 0.79% error).
+//!   Every request counts, a refused one with its ~0 ms: so these say what callers waited, not
+//!   how fast the dependency was.
+//! - `answered_share`, `refused_share`, `fallback_share`, `deferred_share`: how requests ended
+//!   (see [`Ending`]), each / requests; they sum to 1 when every request ended by the run's end.
+//!   `answered_latency_p95_ms` is the p95 of the answered ones only; `deferred_delay_p95_s` the
+//!   p95 of deferral to completion of the deferred work that completed.
 //! - `shed_healthy`: counted by the recorder at the rejection time, against any window
 //!   `[start, end)` (no tolerance, any expectation).
 //!
@@ -46,7 +52,7 @@
 
 use super::metric::Metric;
 use super::objective::Objective;
-use super::recorder::{ProviderRecord, RunRecord};
+use super::recorder::{Ending, ProviderRecord, RunRecord};
 use crate::policy::State;
 use crate::time::{Dur, SimTime};
 use crate::truth::Expect;
@@ -88,6 +94,13 @@ pub struct Metrics {
     /// Mean detection delay over every `open` incident, a miss counting as its duration plus the
     /// tolerance, seconds.
     pub detection_delay_with_misses_mean_s: Option<f64>,
+    /// Share of requests per [`Ending`] (answered, refused, fallback, deferred), of all
+    /// requests; empty without requests.
+    pub ended_shares: [Option<f64>; 4],
+    /// User latency p95 of the requests the dependency answered, milliseconds.
+    pub answered_latency_p95_ms: Option<f64>,
+    /// p95 of deferral to completion of completed deferred work, seconds.
+    pub deferred_delay_p95_s: Option<f64>,
     /// Nearest-rank p95 of detection delays, seconds.
     pub detection_delay_p95_s: Option<f64>,
     /// Largest detection delay, seconds.
@@ -225,6 +238,12 @@ impl Metrics {
             Metric::MissedIncidents => count(self.missed_incidents),
             Metric::DetectionDelayMeanS => self.detection_delay_mean_s,
             Metric::DetectionDelayWithMissesMeanS => self.detection_delay_with_misses_mean_s,
+            Metric::AnsweredShare => self.ended_shares[Ending::Answered as usize],
+            Metric::RefusedShare => self.ended_shares[Ending::Refused as usize],
+            Metric::FallbackShare => self.ended_shares[Ending::Fallback as usize],
+            Metric::DeferredShare => self.ended_shares[Ending::Deferred as usize],
+            Metric::AnsweredLatencyP95Ms => self.answered_latency_p95_ms,
+            Metric::DeferredDelayP95S => self.deferred_delay_p95_s,
             Metric::DetectionDelayP95S => self.detection_delay_p95_s,
             Metric::DetectionDelayMaxS => self.detection_delay_max_s,
             Metric::RecoveryLagMeanS => self.recovery_lag_mean_s,
@@ -322,6 +341,9 @@ pub fn score(record: &RunRecord, opts: &ScoringOptions) -> Metrics {
         missed_incidents: missed,
         detection_delay_mean_s: mean_secs(&delays),
         detection_delay_with_misses_mean_s: mean_secs(&with_misses),
+        ended_shares: c.ended.map(per_request),
+        answered_latency_p95_ms: record.answered_latency.percentile_permille(950).map(Dur::as_millis_f64),
+        deferred_delay_p95_s: record.deferred_delay.percentile_permille(950).map(Dur::as_secs_f64),
         detection_delay_p95_s: nearest_rank(&delays, 95).map(Dur::as_secs_f64),
         detection_delay_max_s: delays.last().map(|d| d.as_secs_f64()),
         recovery_lag_mean_s: mean_secs(&lags),
@@ -824,14 +846,10 @@ mod tests {
         }
         r.request_done(SimTime(SEC), SimTime(SEC + 100_000), Finish::Success, None); // 100 ms
         r.rejected(SimTime(10 * SEC), 0);
-        r.request_done(SimTime(10 * SEC), SimTime(10 * SEC), Finish::Fallback, Some(SimTime(10 * SEC))); // 0 ms
+        let cached = Finish::Fallback(crate::metrics::FallbackKind::Cached);
+        r.request_done(SimTime(10 * SEC), SimTime(10 * SEC), cached, Some(SimTime(10 * SEC))); // 0 ms
         r.rejected(SimTime(55 * SEC), 0);
-        r.request_done(
-            SimTime(55 * SEC),
-            SimTime(55 * SEC + 1_000),
-            Finish::Fallback,
-            Some(SimTime(55 * SEC)),
-        ); // 1 ms
+        r.request_done(SimTime(55 * SEC), SimTime(55 * SEC + 1_000), cached, Some(SimTime(55 * SEC))); // 1 ms
         r.request_done(SimTime(70 * SEC), SimTime(70 * SEC + 20_000), Finish::Success, None); // 20 ms
         let m = score(&r.finish(SimTime(100 * SEC)), &opts());
         assert_eq!((m.requests, m.attempts, m.retries, m.probes), (4, 6, 1, 1));
@@ -846,6 +864,17 @@ mod tests {
         assert_eq!(m.latency_p50_ms, Some(1.004));
         assert_eq!(m.latency_p95_ms, Some(100.0));
         assert_eq!(m.latency_p99_ms, Some(100.0));
+        // Split: requests 1 and 4 answered by the dependency, 2 and 3 refused (their 0 and 1 ms
+        // are not answers): the shares sum to 1, and the answered p95 is 100 ms, not 1 ms.
+        assert_eq!(m.ended_shares, [Some(0.5), Some(0.5), Some(0.0), Some(0.0)]);
+        let total: f64 =
+            [Metric::AnsweredShare, Metric::RefusedShare, Metric::FallbackShare, Metric::DeferredShare]
+                .iter()
+                .map(|x| m.get(*x).unwrap())
+                .sum();
+        assert_eq!(total, 1.0);
+        assert_eq!(m.answered_latency_p95_ms, Some(100.0));
+        assert_eq!(m.deferred_delay_p95_s, None);
         // The outage [50, 60) was never detected: missed.
         assert_eq!(m.missed_incidents, 1);
         // Cost: 10 (missed) + (10 s + 30 s tolerance)/60 for the miss's exposure

@@ -337,6 +337,51 @@ pub fn incident_words(
     lines
 }
 
+/// Most state-change marks the report lists (a flapping week has thousands; explain.csv has all).
+pub const MAX_MARKS: usize = 300;
+
+/// One mark under the report's timeline: a state change or an incident, with its words as the
+/// tooltip.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Mark {
+    /// When (the transition, or the incident's start).
+    pub at_us: u64,
+    /// The short text shown: `30m0.686s closed → open`, `incident 1: missed`.
+    pub label: String,
+    /// What `breakerlab explain` says about it, lines joined by `\n`.
+    pub title: String,
+    /// An incident a breaker did not open for (expected to open).
+    pub missed: bool,
+}
+
+/// The marks of a folder: each incident (missed ones flagged), then the first [`MAX_MARKS`]
+/// transitions, in file order.
+pub fn marks(rows: &[ExplainRow], incidents: &[super::charts::data::Incident]) -> Vec<Mark> {
+    let mut out = Vec::new();
+    for (i, incident) in incidents.iter().enumerate() {
+        let lines = incident_words(rows, i + 1, incident);
+        let missed = incident.expect == crate::truth::Expect::Open
+            && lines.iter().any(|l| l.contains(": did not open"));
+        let verdict = if missed { "missed" } else { incident.expect.as_str() };
+        out.push(Mark {
+            at_us: incident.start_us,
+            label: format!("incident {} ({}): {verdict}", i + 1, incident.kind),
+            title: lines.join("\n"),
+            missed,
+        });
+    }
+    for r in rows.iter().filter(|r| r.kind == TRANSITION_KIND).take(MAX_MARKS) {
+        let policy = if r.policy.is_empty() { String::new() } else { format!("{} ", r.policy) };
+        out.push(Mark {
+            at_us: r.at_us,
+            label: format!("{policy}{} {} → {}", Dur::from_micros(r.at_us / 1000 * 1000), r.from, r.to),
+            title: r.sentence(),
+            missed: false,
+        });
+    }
+    out
+}
+
 /// Reads explain.csv; `Err` names the row and what was wrong.
 pub fn read_explain_csv(text: &[u8]) -> Result<Vec<ExplainRow>, String> {
     let mut r = csv::ReaderBuilder::new().from_reader(text);

@@ -11,8 +11,9 @@ use crate::sweep::review::{REVIEW_TOML, Review};
 use std::path::Path;
 
 /// The files [`Contents::read`] asks for.
-pub const FILES: [&str; 10] = [
+pub const FILES: [&str; 11] = [
     INPUTS_FILE,
+    "explain.csv",
     REVIEW_TOML,
     "summary.csv",
     "pareto.csv",
@@ -43,6 +44,8 @@ pub struct Contents {
     pub explanation: Option<String>,
     /// What reproduces the run (inputs.toml).
     pub inputs: Option<ReportInputs>,
+    /// The timeline's marks with their explanations (explain.csv and incidents.csv).
+    pub marks: Vec<super::explain::Mark>,
     /// A sweep's decision table and verdict on its baseline (review.toml).
     pub review: Option<Review>,
 }
@@ -103,6 +106,17 @@ impl Contents {
                 })
             }
         };
+        let marks =
+            match get("explain.csv")? {
+                None => Vec::new(),
+                Some(bytes) => {
+                    let path = dir.join("explain.csv");
+                    let rows = super::explain::read_explain_csv(&bytes)
+                        .map_err(|message| ChartError::Csv { path, line: 0, message })?;
+                    let incidents = timeline.as_ref().map(|t| t.incidents.as_slice()).unwrap_or_default();
+                    super::explain::marks(&rows, incidents)
+                }
+            };
         let pareto_table = table("pareto.csv")?;
         Ok(Contents {
             timeline,
@@ -113,6 +127,7 @@ impl Contents {
             recommended: text("recommended.txt")?.and_then(|t| data::first_line(&t)),
             explanation: text("recommendation.txt")?.map(|t| t.trim_end().to_string()),
             inputs,
+            marks,
             review,
         })
     }

@@ -344,6 +344,7 @@ struct View<'a> {
     recommended: Option<&'a str>,
     explanation: Option<&'a str>,
     charts: Vec<&'a Chart>,
+    marks: &'a [super::explain::Mark],
 }
 
 fn view<'a>(c: &'a Contents, charts: &'a [Chart], inputs: &ReportInputs, dir: &Path) -> View<'a> {
@@ -360,6 +361,7 @@ fn view<'a>(c: &'a Contents, charts: &'a [Chart], inputs: &ReportInputs, dir: &P
         recommended: c.recommended.as_deref(),
         explanation: c.explanation.as_deref(),
         charts: chart_order(charts),
+        marks: &c.marks,
     }
 }
 
@@ -643,7 +645,9 @@ fn md_review(m: &mut String, r: &Review, explanation: Option<&str>) {
     }
 }
 
-/// One chart: shrinks to the page's width and links to its full-size PNG beside the page.
+/// One chart: shrinks to the page's width and links to its full-size PNG beside the page. The
+/// one place a chart's HTML is built, so what a chart's figure carries besides the image (the
+/// timeline's marks with their tooltips) goes here.
 fn html_figure(h: &mut String, chart: &Chart) {
     let name = &chart.name;
     let _ = writeln!(
@@ -655,6 +659,34 @@ fn html_figure(h: &mut String, chart: &Chart) {
         cap = esc(&chart_caption(name)),
         name = esc(name),
     );
+}
+
+/// Under the timeline, its incidents and state changes in time order, each with what
+/// `breakerlab explain` says as its tooltip (hover; missed incidents stand out).
+fn html_marks(h: &mut String, marks: &[super::explain::Mark]) {
+    if marks.is_empty() {
+        return;
+    }
+    let mut sorted: Vec<&super::explain::Mark> = marks.iter().collect();
+    sorted.sort_by_key(|m| m.at_us);
+    let _ = write!(
+        h,
+        "<style>.marks span{{display:inline-block;margin:.15em .3em;padding:0 .35em;border:1px solid #bbb;\
+         border-radius:3px;cursor:help;font-size:.85em}}.marks span.missed{{border-color:#D55E00;color:#D55E00;\
+         font-weight:600}}</style><details class=\"marks\" open><summary>Why it opened, or did not: hover a mark \
+         ({})</summary><p>",
+        marks.len()
+    );
+    for m in sorted {
+        let class = if m.missed { " class=\"missed\"" } else { "" };
+        let _ = write!(
+            h,
+            "<span{class} title=\"{}\">{}</span> ",
+            esc(&m.title).replace('\n', "&#10;"),
+            esc(&m.label)
+        );
+    }
+    h.push_str("</p></details>\n");
 }
 
 const SUMMARY_NOTE: &str = "One row per scenario × configuration; values are means over replicates, ± the 95% \
@@ -713,6 +745,9 @@ fn render_html(c: &View, inputs: &ReportInputs) -> String {
         h.push_str("<h2 id=\"charts\">Charts</h2>\n");
         for chart in &c.charts {
             html_figure(&mut h, chart);
+            if chart.name == super::charts::TIMELINE_PNG {
+                html_marks(&mut h, c.marks);
+            }
         }
     }
     if tables {

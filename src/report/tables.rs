@@ -6,7 +6,7 @@
 //! microseconds; floats go through [`format_float`] (shortest round-trip decimal); a value that
 //! does not exist is an empty cell.
 
-use crate::metrics::{Metric, Metrics, RunRecord};
+use crate::metrics::{Ending, Metric, Metrics, RunRecord};
 use crate::policy::State;
 use crate::truth::IncidentWindow;
 use std::borrow::Cow;
@@ -181,13 +181,27 @@ pub fn transitions_csv(rows: &[(&str, &RunRecord)]) -> Vec<u8> {
     out.into_bytes()
 }
 
-/// latency.csv: `policy,le_ms,count`, the user-latency histogram of each run (non-empty
-/// buckets only; `le_ms` is the bucket's exclusive upper edge in milliseconds), for the CDF chart.
+/// latency.csv: `policy,outcome,le_ms,count`, for the latency chart. Per run: one row per
+/// ending (`answered`, `refused`, `fallback`, `deferred`, see [`Ending`]) with an empty `le_ms`
+/// and its number of requests; then the user-latency histogram of the `answered` requests and
+/// the deferral-to-completion histogram of the `deferred` work (non-empty buckets only; `le_ms`
+/// is the bucket's exclusive upper edge in milliseconds).
 pub fn latency_csv(rows: &[(&str, &RunRecord)]) -> Vec<u8> {
-    let mut out = String::from("policy,le_ms,count\n");
+    let mut out = String::from("policy,outcome,le_ms,count\n");
     for (label, record) in rows {
-        for (edge, count) in record.latency.buckets() {
-            push_row(&mut out, [label.to_string(), format_float(edge.as_millis_f64()), count.to_string()]);
+        for ending in Ending::ALL {
+            let count = record.counters.ended[ending as usize].to_string();
+            push_row(&mut out, [label, ending.as_str(), "", &count]);
+        }
+        for (ending, hist) in
+            [(Ending::Answered, &record.answered_latency), (Ending::Deferred, &record.deferred_delay)]
+        {
+            for (edge, count) in hist.buckets() {
+                push_row(
+                    &mut out,
+                    [label, ending.as_str(), &format_float(edge.as_millis_f64()), &count.to_string()],
+                );
+            }
         }
     }
     out.into_bytes()
@@ -269,6 +283,9 @@ mod tests {
             missed_incidents: 0,
             detection_delay_mean_s: Some(12.5),
             detection_delay_with_misses_mean_s: Some(12.5),
+            ended_shares: [Some(0.9), Some(0.05), Some(0.05), Some(0.0)],
+            answered_latency_p95_ms: Some(160.0),
+            deferred_delay_p95_s: None,
             detection_delay_p95_s: Some(12.5),
             detection_delay_max_s: Some(12.5),
             recovery_lag_mean_s: None,
@@ -340,10 +357,11 @@ mod tests {
 false_opens,incidents,missed_incidents,detection_delay_mean_s,detection_delay_p95_s,detection_delay_max_s,\
 recovery_lag_mean_s,flaps,open_episodes,probe_failures,requests,attempts,amplification,wasted_quota,shed,\
 shed_healthy,availability,fallback_rate,latency_p50_ms,latency_p95_ms,latency_p99_ms,cost,\
-detection_delay_with_misses_mean_s,probes,retries,timeouts,rejections,deferred,deferred_completed,deferred_pending,deferred_delay_mean_s,time_open_s,retries_refused,fallback_cached,fallback_local,overloaded_s,probes_per_incident,recovery_load_rps,\
+detection_delay_with_misses_mean_s,answered_share,refused_share,fallback_share,deferred_share,\
+answered_latency_p95_ms,deferred_delay_p95_s,probes,retries,timeouts,rejections,deferred,deferred_completed,deferred_pending,deferred_delay_mean_s,time_open_s,retries_refused,fallback_cached,fallback_local,overloaded_s,probes_per_incident,recovery_load_rps,\
 failovers,spend,failover_delay_mean_s
-outage,\"r4j,count\",resilience4j,7,3,5,10s,,2,1,0,12.5,12.5,12.5,,1,3,2,1000,1500,1.5,250,40,4,0.9,0.05,20,150.5,,3.125,12.5,2,498,10,45,0,0,0,,90,4,40,0,0,2,,,,
-blip,plain,,7,3,,30s,1,2,1,0,12.5,12.5,12.5,,1,3,2,1000,1500,1.5,250,40,4,0.9,0.05,20,150.5,,3.125,12.5,2,498,10,45,0,0,0,,90,4,40,0,0,2,,,,
+outage,\"r4j,count\",resilience4j,7,3,5,10s,,2,1,0,12.5,12.5,12.5,,1,3,2,1000,1500,1.5,250,40,4,0.9,0.05,20,150.5,,3.125,12.5,0.9,0.05,0.05,0,160,,2,498,10,45,0,0,0,,90,4,40,0,0,2,,,,
+blip,plain,,7,3,,30s,1,2,1,0,12.5,12.5,12.5,,1,3,2,1000,1500,1.5,250,40,4,0.9,0.05,20,150.5,,3.125,12.5,0.9,0.05,0.05,0,160,,2,498,10,45,0,0,0,,90,4,40,0,0,2,,,,
 ";
         assert_eq!(String::from_utf8(summary_csv(&rows)).unwrap(), expected);
     }

@@ -8,18 +8,22 @@
 //! each call completes, in event order, so a call that started before a state change completes
 //! after it.
 //!
+//! A call waiting in the queue (for its result or its retry) is kept in the [`CallSlab`], and
+//! its event carries only the slab index: the queue moves its entries on every push and pop, so
+//! a small entry is what makes it cheap.
+//!
 //! Routing (`[[providers]]`): each client attempt is a routing pass over the providers, in the
 //! order of [`routing::Router`]. The pass tries the first provider whose breaker admits the
 //! call; a failed try fails over at once (no backoff, seed 002) to the next untried provider, a
 //! rejection skips to the next one. When every provider was tried or rejected, the pass ends as
 //! an attempt ends without routing: retried by the client's ladder (a new pass, every provider
 //! untried again) or answered by the fallback. Breakers, health scores and the breaker index in
-//! the record are per (breaker slot, provider): `slot · providers + provider`. A scenario
-//! without providers is the same with one provider.
+//! the record are per (breaker slot, provider): `slot · providers + provider`
+//! ([`Engine::guard_index`]). A scenario without providers is the same with one provider.
 
 mod routing;
 
-use super::queue::{EventQueue, Phase};
+use super::queue::{EventQueue, Key, Phase};
 use super::workload::{Answers, Chunk, Workload};
 use crate::client::{Budget, ClientSpec, FallbackSpec, Persist};
 use crate::metrics::{
@@ -45,15 +49,14 @@ pub struct RunOptions {
     pub explain: bool,
 }
 
-/// One attempt of one request, carried through the queue.
+/// One attempt of one request.
 #[derive(Copy, Clone, Debug)]
 struct Call {
     request: u64,
     arrival: SimTime,
     /// 1 for the first try; every retry or deferred re-try adds one.
     attempt: u32,
-    /// The client instance that made the request (its breaker slot is [`Engine::slot`]; the
-    /// breaker itself is `slot · providers + provider`).
+    /// The client instance that made the request (its breaker slot is [`Engine::slot`]).
     instance: u32,
     /// The provider of the try in flight.
     provider: u8,
@@ -79,12 +82,15 @@ struct Call {
     deferred_at: Option<SimTime>,
 }
 
+/// What the queue carries: small, as the heap moves its entries on every push and pop. A call
+/// is carried by its index in the [`CallSlab`].
+#[derive(Copy, Clone, Debug)]
 enum Event {
     /// An attempt's result reaches the client.
-    Complete(Call),
+    Complete(u32),
     /// A retry falls due.
-    Retry(Call),
-    /// A breaker's timer.
+    Retry(u32),
+    /// A breaker's timer (the breaker's [`Engine::guard_index`]).
     Deadline(u32),
     /// The retry queue is worked through.
     QueueCycle,
@@ -92,6 +98,70 @@ enum Event {
     UpstreamDone(u32),
     /// The client process restarts (a scheduled job's next run).
     Restart,
+}
+
+/// The calls the queue's events refer to: preallocated places reused as calls come and go, so
+/// a run allocates only while its number of calls in flight reaches a new high.
+struct CallSlab {
+    calls: Vec<Call>,
+    /// Places free for reuse.
+    free: Vec<u32>,
+}
+
+impl CallSlab {
+    fn with_capacity(capacity: usize) -> CallSlab {
+        CallSlab { calls: Vec::with_capacity(capacity), free: Vec::with_capacity(capacity) }
+    }
+
+    /// Stores `call`; returns its place.
+    #[inline]
+    fn put(&mut self, call: Call) -> u32 {
+        match self.free.pop() {
+            Some(i) => {
+                self.calls[i as usize] = call;
+                i
+            }
+            None => {
+                self.calls.push(call);
+                (self.calls.len() - 1) as u32
+            }
+        }
+    }
+
+    /// Takes the call out of place `i`, which becomes free.
+    #[inline]
+    fn take(&mut self, i: u32) -> Call {
+        self.free.push(i);
+        self.calls[i as usize]
+    }
+}
+
+/// One breaker slot (a client instance, or the one shared breaker): its configuration.
+struct Slot<'a> {
+    policy: &'a PolicyConfig,
+    /// Which outcome classes the policy counts as failures.
+    classifier: Classifier,
+    /// The call timeout the client applies (the policy's own when it imposes one).
+    timeout: Dur,
+}
+
+/// One breaker (a breaker slot's, for one provider) with its timer and the calls it holds.
+struct Guard {
+    breaker: Policy,
+    /// The instant of the timer event in the queue for it, if one is live.
+    scheduled: Option<SimTime>,
+    /// Calls it told to wait ([`Admission::Wait`]), in arrival order, with their attempt kind
+    /// and wait key.
+    parked: VecDeque<(Call, AttemptKind, u64)>,
+}
+
+/// One client instance: its retry budget and what it has in flight.
+struct Instance {
+    budget: Budget,
+    /// Requests not yet answered.
+    active_requests: u64,
+    /// Retries in flight.
+    active_retries: u64,
 }
 
 /// Simulates one configuration on one workload and returns the raw record.
@@ -157,31 +227,26 @@ impl<'a> Simulation<'a> {
 
 struct Engine<'a> {
     client: &'a ClientSpec,
-    /// The policy of each breaker slot (client instance, or the one shared breaker).
-    policies: Vec<&'a PolicyConfig>,
+    workload: &'a Workload,
     /// Current client process (incremented at every restart).
     epoch: u32,
-    workload: &'a Workload,
-    /// Each slot's classifier and call timeout.
-    classifiers: Vec<Classifier>,
-    timeouts: Vec<Dur>,
-    breakers: Vec<Policy>,
-    scheduled: Vec<Option<SimTime>>,
-    instances: u64,
+    /// Each breaker slot (client instance, or the one shared breaker).
+    slots: Vec<Slot<'a>>,
+    /// Each breaker, at [`Engine::guard_index`].
+    guards: Vec<Guard>,
+    /// Each client instance.
+    instances: Vec<Instance>,
     router: Router,
-    budgets: Vec<Budget>,
-    active_requests: Vec<u64>,
-    active_retries: Vec<u64>,
     /// Each provider's capacity model, when limited.
     loads: Vec<Option<Load>>,
     queue: EventQueue<Event>,
+    /// The calls the queue's events refer to.
+    slab: CallSlab,
     /// The clock: the time of the last event.
     now: SimTime,
     /// The first answer the current chunk drew for the request that arrived last, until its
     /// first try is sent.
     drawn: Option<(u64, Answer)>,
-    /// Calls each breaker told to wait ([`Admission::Wait`]), in arrival order.
-    parked: Vec<VecDeque<(Call, AttemptKind, u64)>>,
     retry_queue: VecDeque<Call>,
     /// Each scripted call's fate, kept for calls.csv (empty unless the workload is a script).
     calls: Vec<CallRecord>,
@@ -201,35 +266,37 @@ impl<'a> Engine<'a> {
         policies: &'a [PolicyConfig],
         opts: &RunOptions,
     ) -> Engine<'a> {
-        let instances = u64::from(client.instances.max(1));
-        let slots = if client.shared_breaker { 1 } else { instances as usize };
+        let instances = client.instances.max(1) as usize;
+        let slot_count = if client.shared_breaker { 1 } else { instances };
         let providers = workload.providers();
         let router = Router::new(
             providers.map_or(1, |p| p.len() as u32),
             providers.map_or(Strategy::Priority, |p| p.strategy),
-            slots,
+            slot_count,
         );
-        let breaker_count = slots * router.providers() as usize;
-        let slot_policies: Vec<&PolicyConfig> = (0..slots).map(|s| &policies[s % policies.len()]).collect();
-        let per_slot = router.providers() as usize;
-        let breakers = (0..breaker_count)
-            .map(|b| slot_policies[b / per_slot].build(workload.seed.seed_for(Stream::Policy, b as u64)))
+        let slots: Vec<Slot> = (0..slot_count)
+            .map(|s| {
+                let policy = &policies[s % policies.len()];
+                let timeout = if policy.imposes_call_timeout() {
+                    policy.call_timeout().unwrap_or(Dur::MAX)
+                } else {
+                    client.timeout
+                };
+                Slot { policy, classifier: policy.classifier(), timeout }
+            })
             .collect();
-        let timeouts =
-            slot_policies
-                .iter()
-                .map(|p| {
-                    if p.imposes_call_timeout() {
-                        p.call_timeout().unwrap_or(Dur::MAX)
-                    } else {
-                        client.timeout
-                    }
-                })
-                .collect();
-        let classifiers = slot_policies.iter().map(|p| p.classifier()).collect();
+        let per_slot = router.providers() as usize;
+        let guards: Vec<Guard> = (0..slot_count * per_slot)
+            .map(|b| Guard {
+                breaker: slots[b / per_slot].policy.build(workload.seed.seed_for(Stream::Policy, b as u64)),
+                scheduled: None,
+                parked: VecDeque::with_capacity(16),
+            })
+            .collect();
+        let rec_instances = guards.len();
         let mut rec = Recorder::new(RecorderOptions {
             horizon: workload.horizon,
-            instances: breaker_count,
+            instances: rec_instances,
             timeline_bin: opts.timeline_bin,
             truth: workload.truth.clone(),
         });
@@ -243,29 +310,26 @@ impl<'a> Engine<'a> {
             }
             None => vec![workload.capacity.as_ref().map(|(spec, service)| Load::new(spec, *service))],
         };
+        let budget = Budget::new(&client.retry.budget);
         Engine {
             client,
-            policies: slot_policies,
-            epoch: 0,
             workload,
-            classifiers,
-            timeouts,
-            breakers,
-            scheduled: vec![None; breaker_count],
-            instances,
+            epoch: 0,
+            slots,
+            guards,
+            instances: (0..instances)
+                .map(|_| Instance { budget: budget.clone(), active_requests: 0, active_retries: 0 })
+                .collect(),
             router,
-            budgets: vec![Budget::new(&client.retry.budget); instances as usize],
-            active_requests: vec![0; instances as usize],
-            active_retries: vec![0; instances as usize],
             loads,
             queue: EventQueue::with_capacity(1024),
-            parked: (0..breaker_count).map(|_| VecDeque::with_capacity(16)).collect(),
+            slab: CallSlab::with_capacity(1024),
             retry_queue: VecDeque::new(),
             calls: Vec::new(),
             log_calls: matches!(workload.answers, Answers::Script),
             cycle_scheduled: false,
             changes: Vec::with_capacity(8),
-            snapshots: opts.explain.then(|| Snapshots::new(&workload.truth, breaker_count)),
+            snapshots: opts.explain.then(|| Snapshots::new(&workload.truth, rec_instances)),
             rec,
             now: SimTime::ZERO,
             drawn: None,
@@ -274,7 +338,7 @@ impl<'a> Engine<'a> {
 
     /// Schedules what happens before any request: breaker timers and the first restart.
     fn start(&mut self) {
-        for b in 0..self.breakers.len() {
+        for b in 0..self.guards.len() {
             self.reschedule(b as u32, SimTime::ZERO);
         }
         if let Some(process) = &self.client.process
@@ -292,7 +356,7 @@ impl<'a> Engine<'a> {
         let mut next_arrival = 0usize;
         loop {
             let arrival_first = match (arrivals.get(next_arrival), self.queue.peek()) {
-                (Some(&a), Some(q)) => (a, Phase::Arrive) < q,
+                (Some(&a), Some(q)) => Key::arrival(a) < q,
                 (Some(_), None) => true,
                 (None, _) if !last => return,
                 (None, Some(_)) => false,
@@ -310,12 +374,19 @@ impl<'a> Engine<'a> {
             self.now = at;
             let now = at;
             match event {
-                Event::Complete(call) => self.complete(now, call),
-                Event::Retry(call) => self.attempt(now, call, AttemptKind::Retry),
+                Event::Complete(i) => {
+                    let call = self.slab.take(i);
+                    self.complete(now, call);
+                }
+                Event::Retry(i) => {
+                    let call = self.slab.take(i);
+                    self.attempt(now, call, AttemptKind::Retry);
+                }
                 Event::Deadline(b) => {
-                    if self.scheduled[b as usize] == Some(now) {
-                        self.scheduled[b as usize] = None;
-                        self.breakers[b as usize].on_deadline(now, &mut self.changes);
+                    let guard = &mut self.guards[b as usize];
+                    if guard.scheduled == Some(now) {
+                        guard.scheduled = None;
+                        guard.breaker.on_deadline(now, &mut self.changes);
                         self.flush(b);
                         self.reschedule(b, now);
                         self.reoffer(now, b);
@@ -352,9 +423,10 @@ impl<'a> Engine<'a> {
             self.calls.push(CallRecord { arrival: now, start: None, end: None });
         }
         self.rec.request_arrived(now);
-        let instance = (request % self.instances) as u32;
-        self.budgets[instance as usize].on_request(now);
-        self.active_requests[instance as usize] += 1;
+        let instance = (request % self.instances.len() as u64) as u32;
+        let client = &mut self.instances[instance as usize];
+        client.budget.on_request(now);
+        client.active_requests += 1;
         let call = Call {
             request,
             arrival: now,
@@ -404,16 +476,17 @@ impl<'a> Engine<'a> {
                 return;
             };
             call.tried |= 1 << p;
-            let b = slot * providers + p;
-            let admission = self.breakers[b as usize].admit(now, &mut self.changes);
+            let b = self.guard_index(slot, p);
+            let admission = self.guards[b as usize].breaker.admit(now, &mut self.changes);
             self.flush(b);
             self.reschedule(b, now);
             match admission {
                 Admission::Allow(ticket) => break (p, ticket),
                 Admission::Wait => {
                     call.tried &= !(1 << p);
-                    let key = self.breakers[b as usize].wait_key();
-                    self.parked[b as usize].push_back((call, kind, key));
+                    let guard = &mut self.guards[b as usize];
+                    let key = guard.breaker.wait_key();
+                    guard.parked.push_back((call, kind, key));
                     return;
                 }
                 Admission::Reject => self.rec.rejected(now, b as usize),
@@ -423,7 +496,7 @@ impl<'a> Engine<'a> {
             let passed = self.router.passed_over(slot, p, call.tried & !(1 << p), call.tried);
             self.rec.routed(now, u64::from(passed));
         }
-        let b = slot * providers + p;
+        let b = self.guard_index(slot, p);
         if let Some(logged) = self.calls.get_mut(call.request as usize)
             && logged.start.is_none()
         {
@@ -447,9 +520,9 @@ impl<'a> Engine<'a> {
         }
         if kind == AttemptKind::Retry && !call.retry_in_flight {
             call.retry_in_flight = true;
-            self.active_retries[call.instance as usize] += 1;
+            self.instances[call.instance as usize].active_retries += 1;
         }
-        let timeout = self.timeouts[slot as usize];
+        let timeout = self.slots[slot as usize].timeout;
         let (class, latency) = if answer.latency >= timeout {
             (OutcomeClass::Timeout, timeout)
         } else {
@@ -459,7 +532,8 @@ impl<'a> Engine<'a> {
         call.class = class;
         call.latency = latency;
         call.retry_after = answer.retry_after;
-        self.queue.push(now + latency, Phase::Settle, Event::Complete(call));
+        let i = self.slab.put(call);
+        self.queue.push(now + latency, Phase::Settle, Event::Complete(i));
     }
 
     /// Offers breaker `b`'s waiting calls again, in arrival order, after it recorded a result or
@@ -470,17 +544,17 @@ impl<'a> Engine<'a> {
     fn reoffer(&mut self, now: SimTime, b: u32) {
         let b = b as usize;
         let mut i = 0;
-        while let Some(&(call, kind, key)) = self.parked[b].get(i) {
-            if self.breakers[b].holds(key) {
+        while let Some(&(call, kind, key)) = self.guards[b].parked.get(i) {
+            if self.guards[b].breaker.holds(key) {
                 i += 1;
                 continue;
             }
-            self.parked[b].remove(i);
-            let waiting = self.parked[b].len();
+            self.guards[b].parked.remove(i);
+            let waiting = self.guards[b].parked.len();
             self.try_next(now, call, kind);
-            if self.parked[b].len() > waiting {
-                let again = self.parked[b].pop_back().expect("just parked");
-                self.parked[b].insert(i, again);
+            if self.guards[b].parked.len() > waiting {
+                let again = self.guards[b].parked.pop_back().expect("just parked");
+                self.guards[b].parked.insert(i, again);
                 i += 1;
             }
         }
@@ -490,8 +564,8 @@ impl<'a> Engine<'a> {
     /// woken: each is refused as a rejection. Returns true when there were any.
     fn release_parked(&mut self, now: SimTime) -> bool {
         let mut any = false;
-        for b in 0..self.parked.len() {
-            while let Some((call, _, _)) = self.parked[b].pop_front() {
+        for b in 0..self.guards.len() {
+            while let Some((call, _, _)) = self.guards[b].parked.pop_front() {
                 any = true;
                 self.rec.rejected(now, b);
                 self.pass_rejected(now, call);
@@ -527,14 +601,14 @@ impl<'a> Engine<'a> {
     fn complete(&mut self, now: SimTime, call: Call) {
         let providers = self.router.providers();
         let slot = self.slot(&call);
-        let b = slot * providers + u32::from(call.provider);
-        let verdict = self.classifiers[slot as usize].verdict(call.class);
+        let b = self.guard_index(slot, u32::from(call.provider));
+        let verdict = self.slots[slot as usize].classifier.verdict(call.class);
         if call.epoch == self.epoch {
             let obs = Observation { verdict, latency: call.latency };
-            self.breakers[b as usize].record(now, call.ticket, obs, &mut self.changes);
+            self.guards[b as usize].breaker.record(now, call.ticket, obs, &mut self.changes);
             self.flush(b);
             if let Some(s) = &mut self.snapshots {
-                s.observe(now, b as usize, &self.breakers[b as usize]);
+                s.observe(now, b as usize, &self.guards[b as usize].breaker);
             }
             self.reschedule(b, now);
             if providers > 1 {
@@ -543,8 +617,7 @@ impl<'a> Engine<'a> {
             self.reoffer(now, b);
         }
         self.rec.attempt_done(now, b as usize, call.class, verdict, call.latency);
-        let inst = call.instance as usize;
-        self.budgets[inst].on_result(call.class, call.retry_cost);
+        self.instances[call.instance as usize].budget.on_result(call.class, call.retry_cost);
         if providers > 1 && call.class != OutcomeClass::Ok && call.tried != self.router.all() {
             // Fail over at once to the next untried provider (seed 002: no backoff).
             self.try_next(now, call, AttemptKind::Failover);
@@ -560,7 +633,7 @@ impl<'a> Engine<'a> {
         let mut call = call;
         if call.retry_in_flight {
             call.retry_in_flight = false;
-            self.active_retries[inst] -= 1;
+            self.instances[inst].active_retries -= 1;
         }
         if let Some(deferred_at) = call.deferred_at {
             if call.class == OutcomeClass::Ok {
@@ -573,7 +646,7 @@ impl<'a> Engine<'a> {
         if call.class == OutcomeClass::Ok {
             self.answered(call.request, now);
             self.rec.request_done(call.arrival, now, Finish::Success, None);
-            self.active_requests[inst] -= 1;
+            self.instances[inst].active_requests -= 1;
         } else if self.client.retry.retries(call.class, call.attempt) {
             let hint = if self.client.retry.honour_retry_after { call.retry_after } else { None };
             self.retry_within_budget(now, call, call.class, hint);
@@ -584,9 +657,8 @@ impl<'a> Engine<'a> {
 
     /// Retries if the instance's retry budget allows, else gives up.
     fn retry_within_budget(&mut self, now: SimTime, mut call: Call, class: OutcomeClass, hint: Option<Dur>) {
-        let inst = call.instance as usize;
-        match self.budgets[inst].try_retry(now, class, self.active_requests[inst], self.active_retries[inst])
-        {
+        let client = &mut self.instances[call.instance as usize];
+        match client.budget.try_retry(now, class, client.active_requests, client.active_retries) {
             Some(cost) => {
                 call.retry_cost = cost;
                 self.schedule_retry(now, call, hint);
@@ -603,27 +675,36 @@ impl<'a> Engine<'a> {
         let delay = self.client.retry.delay(call.attempt, call.last_delay, hint, &mut rng);
         call.attempt += 1;
         call.last_delay = delay;
-        self.queue.push(now + delay, Phase::FollowUp, Event::Retry(call));
+        let i = self.slab.put(call);
+        self.queue.push(now + delay, Phase::FollowUp, Event::Retry(i));
     }
 
     /// The request failed for good (or was shed): answer it with the fallback.
     fn give_up(&mut self, now: SimTime, call: Call, shed: bool) {
         self.answered(call.request, now);
         let shed = shed.then_some(now);
-        self.active_requests[call.instance as usize] -= 1;
+        self.instances[call.instance as usize].active_requests -= 1;
         match self.client.fallback {
             FallbackSpec::None => self.rec.request_done(call.arrival, now, Finish::Error, shed),
             FallbackSpec::Cached { latency } => {
-                self.rec.request_done(call.arrival, now + latency, Finish::Fallback, shed);
-                self.rec.fallback_served(FallbackKind::Cached);
+                self.rec.request_done(
+                    call.arrival,
+                    now + latency,
+                    Finish::Fallback(FallbackKind::Cached),
+                    shed,
+                );
             }
             FallbackSpec::Local { latency } => {
-                self.rec.request_done(call.arrival, now + latency, Finish::Fallback, shed);
-                self.rec.fallback_served(FallbackKind::Local);
+                self.rec.request_done(
+                    call.arrival,
+                    now + latency,
+                    Finish::Fallback(FallbackKind::Local),
+                    shed,
+                );
             }
             FallbackSpec::RetryQueue { latency, .. } => {
-                self.rec.request_done(call.arrival, now + latency, Finish::Fallback, shed);
-                self.rec.deferred(now);
+                let deferred = Finish::Fallback(FallbackKind::Deferred);
+                self.rec.request_done(call.arrival, now + latency, deferred, shed);
                 self.retry_queue.push_back(Call { deferred_at: Some(now), ..call });
                 self.schedule_cycle(now);
             }
@@ -663,15 +744,18 @@ impl<'a> Engine<'a> {
         let Some(process) = &self.client.process else { return };
         self.epoch += 1;
         if process.persist != Persist::State {
-            for b in 0..self.breakers.len() {
+            let per_slot = self.router.providers() as usize;
+            for b in 0..self.guards.len() {
                 let seed =
                     self.workload.seed.seed_for(Stream::Policy, b as u64 | (u64::from(self.epoch) << 32));
-                let fresh = self.policies[b / self.router.providers() as usize].build(seed);
+                let fresh = self.slots[b / per_slot].policy.build(seed);
+                let guard = &mut self.guards[b];
                 let new = match process.persist {
-                    Persist::Samples => self.breakers[b].restarted_with_samples(fresh, now),
+                    Persist::Samples => guard.breaker.restarted_with_samples(fresh, now),
                     _ => fresh,
                 };
-                let old = std::mem::replace(&mut self.breakers[b], new);
+                let old = std::mem::replace(&mut guard.breaker, new);
+                guard.scheduled = None;
                 if old.state() != State::Closed {
                     let t = Transition {
                         at: now,
@@ -682,12 +766,11 @@ impl<'a> Engine<'a> {
                     };
                     self.rec.transition(b, &t);
                 }
-                self.scheduled[b] = None;
                 self.reschedule(b as u32, now);
                 self.reoffer(now, b as u32);
             }
             let fresh = Budget::new(&self.client.retry.budget);
-            self.budgets.iter_mut().for_each(|budget| *budget = fresh.clone());
+            self.instances.iter_mut().for_each(|client| client.budget = fresh.clone());
             self.router.reset();
         }
         let next = now + process.every;
@@ -704,8 +787,16 @@ impl<'a> Engine<'a> {
     }
 
     /// The breaker slot of a call: its client instance, or 0 when the breaker is shared.
+    #[inline]
     fn slot(&self, call: &Call) -> u32 {
         if self.client.shared_breaker { 0 } else { call.instance }
+    }
+
+    /// The index of the breaker of `slot` for `provider` in [`Engine::guards`] (and the
+    /// breaker instance number in the record).
+    #[inline]
+    fn guard_index(&self, slot: u32, provider: u32) -> u32 {
+        slot * self.router.providers() + provider
     }
 
     fn flush(&mut self, b: u32) {
@@ -716,10 +807,10 @@ impl<'a> Engine<'a> {
 
     /// Keeps one live timer event per breaker: schedules its current deadline if it changed.
     fn reschedule(&mut self, b: u32, now: SimTime) {
-        let wanted =
-            self.breakers[b as usize].deadline().map(|d| d.max(now)).filter(|d| *d < self.workload.horizon);
-        if wanted != self.scheduled[b as usize] {
-            self.scheduled[b as usize] = wanted;
+        let guard = &mut self.guards[b as usize];
+        let wanted = guard.breaker.deadline().map(|d| d.max(now)).filter(|d| *d < self.workload.horizon);
+        if wanted != guard.scheduled {
+            guard.scheduled = wanted;
             if let Some(at) = wanted {
                 self.queue.push(at, Phase::Settle, Event::Deadline(b));
             }
@@ -1016,9 +1107,10 @@ mod tests {
 
     #[test]
     fn routing_keeps_a_call_in_flight_small() {
-        // Events move through the heap by value: routing state (a 32-bit mask and a provider
-        // byte in place of the breaker slot) must not make them bigger than without it.
+        // Calls wait in the slab; events move through the heap by value and carry only a slab
+        // index, so routing state (a 32-bit mask, a provider byte) costs the queue nothing.
         assert!(std::mem::size_of::<super::Call>() <= 104, "{}", std::mem::size_of::<super::Call>());
+        assert!(std::mem::size_of::<super::Event>() <= 8, "{}", std::mem::size_of::<super::Event>());
     }
 
     #[test]

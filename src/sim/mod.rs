@@ -6,7 +6,7 @@ mod queue;
 mod workload;
 
 pub use engine::{RunOptions, Simulation, simulate, simulate_fleet};
-pub use queue::{EventQueue, Phase};
+pub use queue::{EventQueue, Key, Phase};
 pub use workload::{Answers, CHUNK_REQUESTS, Chunk, Providers, RequestStream, Workload};
 
 use crate::metrics::{Metrics, RunRecord, ScoringOptions, score};

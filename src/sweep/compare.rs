@@ -3,9 +3,10 @@
 //! against the first with its CI. Pairing is by (scenario, replicate): both policies saw the
 //! same request stream and the same upstream answers (common random numbers).
 
+use super::constraint::Constraint;
 use super::recommend::num;
 use super::stats::{Stat, describe, paired};
-use super::table::ResultTable;
+use super::table::{ResultTable, Summary};
 use std::fmt::Write as _;
 
 /// One metric of one scenario across the compared policies.
@@ -26,6 +27,9 @@ pub struct ScenarioComparison {
     pub scenario: String,
     /// One row per metric, then `cost`.
     pub rows: Vec<CompareRow>,
+    /// Per policy: the constraints its means break on this scenario, each with the mean that
+    /// breaks it (empty: meets every constraint). Empty when no constraints were applied.
+    pub broken: Vec<Vec<(String, f64)>>,
 }
 
 /// What `compare` found.
@@ -37,6 +41,8 @@ pub struct CompareReport {
     pub replicates: u32,
     /// One comparison per scenario.
     pub scenarios: Vec<ScenarioComparison>,
+    /// The constraints applied (as written), empty when none.
+    pub constraints: Vec<String>,
 }
 
 impl CompareReport {
@@ -72,13 +78,41 @@ impl CompareReport {
                     differences: series.iter().skip(1).map(|v| paired(&series[0], v)).collect(),
                 });
             }
-            scenarios.push(ScenarioComparison { scenario: name.clone(), rows });
+            scenarios.push(ScenarioComparison { scenario: name.clone(), rows, broken: Vec::new() });
         }
         CompareReport {
             policies: table.configs.iter().map(|c| c.label.clone()).collect(),
             replicates,
             scenarios,
+            constraints: Vec::new(),
         }
+    }
+
+    /// Applies `constraints` to each policy's means on each scenario, as a sweep does for its
+    /// `feasible` column: the report then says per scenario which policies meet them and which
+    /// constraint each other one breaks.
+    pub fn with_verdicts(
+        mut self,
+        table: &ResultTable,
+        summary: &Summary,
+        constraints: &[Constraint],
+    ) -> Self {
+        self.constraints = constraints.iter().map(|c| c.text.clone()).collect();
+        for (s, sc) in self.scenarios.iter_mut().enumerate() {
+            sc.broken = (0..table.configs.len())
+                .map(|p| {
+                    let Some(cell) = summary.get(s, p) else { return Vec::new() };
+                    constraints
+                        .iter()
+                        .filter_map(|con| {
+                            let mean = cell.metrics[table.column(con.metric.name())?].mean;
+                            (!con.holds(mean)).then(|| (con.text.clone(), mean.unwrap_or(f64::NAN)))
+                        })
+                        .collect()
+                })
+                .collect();
+        }
+        self
     }
 
     /// The comparison as aligned text tables, one per scenario. Policies are lettered A, B, …;
@@ -93,8 +127,22 @@ impl CompareReport {
         for (i, p) in self.policies.iter().enumerate() {
             let _ = writeln!(out, "  {}  {p}", letter(i));
         }
+        if !self.constraints.is_empty() {
+            let _ = writeln!(out, "constraints (on each scenario's means): {}", self.constraints.join(", "));
+        }
         for sc in &self.scenarios {
             let _ = writeln!(out, "\nscenario {}", sc.scenario);
+            for (i, broken) in sc.broken.iter().enumerate() {
+                let verdict = match broken.as_slice() {
+                    [] => "yes".to_string(),
+                    all => {
+                        let why: Vec<String> =
+                            all.iter().map(|(c, v)| format!("`{c}` broken: mean {}", num(*v))).collect();
+                        format!("no ({})", why.join("; "))
+                    }
+                };
+                let _ = writeln!(out, "  {} meets constraints: {verdict}", letter(i));
+            }
             let mut header: Vec<String> = vec!["metric".into()];
             header.extend((0..self.policies.len()).map(letter));
             header.extend((1..self.policies.len()).map(|i| format!("{} - A", letter(i))));
@@ -179,14 +227,23 @@ mod tests {
         assert_eq!(rows[1].differences[0].mean, Some(10.5));
         assert_eq!(rows[2].metric, "cost");
         assert_eq!(rows[2].differences[0].mean, Some((-10.0 - 19.0 + 20.0) / 3.0));
+        // Constraints apply to each policy's means, as a sweep's `feasible` does: A's mean of 3
+        // false opens breaks `false_opens <= 1`, B's mean of 1 meets it.
+        let cons = [Constraint::parse("false_opens <= 1", &t.metrics).unwrap()];
+        let objective = crate::metrics::Objective::new([]).bind(&t.metrics).unwrap();
+        let r = r.with_verdicts(&t, &t.summarize(&objective), &cons);
+        assert_eq!(r.scenarios[0].broken, vec![vec![("false_opens <= 1".to_string(), 3.0)], vec![]]);
         let text = r.render();
+        assert!(text.contains("constraints (on each scenario's means): false_opens <= 1\n"), "{text}");
+        assert!(text.contains("  A meets constraints: no (`false_opens <= 1` broken: mean 3)\n"), "{text}");
+        assert!(text.contains("  B meets constraints: yes\n"), "{text}");
         assert!(
             text.contains("  A  gobreaker[timeout=60]\n  B  consecutive[failure_threshold=3]\n"),
             "{text}"
         );
         assert!(
             text.contains(
-                "scenario outage\n  metric                              A              B            B - A\n"
+                "B meets constraints: yes\n  metric                              A              B            B - A\n"
             ),
             "{text}"
         );

@@ -511,15 +511,18 @@ fn baseline_review(x: &Inputs, b: usize) -> Result<BaselineReview, SweepError> {
         ));
     }
     let fine = problems == 0 && cand.eligible() && (is_chosen || ratio.is_some_and(|r| r <= FINE_RATIO));
+    let headline = |f: &String| f.split(" (").next().unwrap_or(f).to_string();
     let verdict = if fine && is_chosen {
         "fine: it is the recommended configuration".to_string()
+    } else if is_chosen {
+        format!("keep it: nothing swept does better, though it {}", headline(&findings[0]))
     } else if fine {
         format!(
             "fine: it breaks nothing and costs within {}% of the recommendation",
             num(100.0 * (FINE_RATIO - 1.0))
         )
     } else if problems > 0 {
-        findings[0].split(" (").next().unwrap_or(&findings[0]).to_string()
+        headline(&findings[0])
     } else if let Some(r) = ratio {
         format!("works, but costs {}× the recommendation", num(r))
     } else {

@@ -187,3 +187,28 @@ fn explain_csv_is_identical_for_any_thread_count() {
     assert!(one.contains("\nwindowed,incident_best,320100000,0,closed,,,1,10,"), "{one}");
     assert_same_text(&one, &csv_with("2"), "explain.csv with --threads 1 and 2");
 }
+
+#[test]
+fn the_report_page_marks_carry_the_same_words() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("page");
+    breakerlab(dir.path())
+        .args(["run", "--policy", "windowed", "--out"])
+        .arg(&out)
+        .arg(script(dir.path()))
+        .assert()
+        .success();
+    let html = read(&out.join("report.html"));
+    let missed = "<span class=\"missed\" title=\"incident 1: outage from 5m to 6m40s (expect open)&#10;\
+                  instance 0: did not open (10 results recorded while closed): min_calls 10 never reached: at most 6 calls in the window&#10;";
+    assert!(
+        html.contains(missed),
+        "{}",
+        &html[html.find("class=\"marks\"").unwrap_or(0)..][..2000.min(html.len())]
+    );
+    assert!(html.contains(
+        "title=\"closed → open (failure_rate) at 10m4s100ms, instance 0: min_calls 10 reached: 10 calls in the window; \
+         failure_rate 0.5 reached: a failure rate of 0.5 in the window\">10m4s100ms closed → open</span>"
+    ));
+    assert!(html.contains(">incident 2 (outage): open</span>"), "a caught incident is not marked missed");
+}

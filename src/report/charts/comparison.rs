@@ -1,6 +1,8 @@
 //! comparison.png: the compared configurations side by side. One panel per metric; in each,
 //! one group of bars per scenario and one bar per configuration, with the 95% confidence
-//! interval (the `<metric>_ci95` column, when present) as an error bar.
+//! interval (the `<metric>_ci95` column, when present) as an error bar. On the detection-delay
+//! panel a configuration that missed incidents says so above its bar (`×2 missed`), and the
+//! delay counts each miss as its duration plus the tolerance, so a miss never reads as speed.
 
 use super::ChartError;
 use super::data::Summary;
@@ -12,7 +14,7 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 pub const COMPARISON_METRICS: [(&str, &str, &str); 12] = [
     ("false_opens", "False opens", "opens (count)"),
     ("missed_incidents", "Missed incidents", "incidents (count)"),
-    ("detection_delay_mean_s", "Detection delay, mean", "seconds"),
+    ("detection_delay_with_misses_mean_s", "Detection delay, mean (a miss = its duration)", "seconds"),
     ("recovery_lag_mean_s", "Recovery lag, mean", "seconds"),
     ("flaps", "Flaps", "flaps (count)"),
     ("wasted_quota", "Wasted quota", "failed attempts"),
@@ -31,7 +33,12 @@ pub struct Value {
     pub mean: f64,
     /// 95% CI half-width, when known.
     pub ci95: Option<f64>,
+    /// On a detection-delay panel: the mean number of incidents missed, when above zero.
+    pub missed: Option<f64>,
 }
+
+/// The delay columns whose panel marks missed incidents.
+const DELAY_COLUMNS: [&str; 2] = ["detection_delay_with_misses_mean_s", "detection_delay_mean_s"];
 
 /// One metric panel: `values[scenario][config]`.
 #[derive(Clone, Debug, PartialEq)]
@@ -89,11 +96,21 @@ impl ComparisonData {
             keep.sort_unstable();
             configs = keep.into_iter().map(|i| all[i].clone()).collect();
         }
+        let has = |col: &str| summary.metric_columns.iter().any(|m| m == col);
         let panels = COMPARISON_METRICS
             .iter()
-            .filter(|(col, _, _)| summary.metric_columns.iter().any(|m| m == col))
+            .map(|&(col, title, unit)| {
+                // Folders written before the with-misses column show the plain mean.
+                if col == DELAY_COLUMNS[0] && !has(col) {
+                    (DELAY_COLUMNS[1], "Detection delay, mean", unit)
+                } else {
+                    (col, title, unit)
+                }
+            })
+            .filter(|(col, _, _)| has(col))
             .map(|(col, title, unit)| {
-                let invert = *col == "availability";
+                let invert = col == "availability";
+                let marks_misses = DELAY_COLUMNS.contains(&col);
                 let values = scenarios
                     .iter()
                     .map(|s| {
@@ -101,9 +118,17 @@ impl ComparisonData {
                             .iter()
                             .map(|c| {
                                 let row = summary.rows.iter().find(|r| &r.scenario == s && &r.policy == c)?;
-                                let mean = row.metric(col)?;
+                                let missed =
+                                    row.metric("missed_incidents").filter(|m| marks_misses && *m > 0.0);
+                                // A configuration that missed every incident has no plain mean:
+                                // it still gets a slot, so the miss is marked instead of a blank.
+                                let mean = match row.metric(col) {
+                                    Some(v) => v,
+                                    None if missed.is_some() => 0.0,
+                                    None => return None,
+                                };
                                 let ci95 = row.metric(&format!("{col}_ci95"));
-                                Some(Value { mean: if invert { 1.0 - mean } else { mean }, ci95 })
+                                Some(Value { mean: if invert { 1.0 - mean } else { mean }, ci95, missed })
                             })
                             .collect()
                     })
@@ -242,6 +267,7 @@ fn draw_panel(area: &Area, data: &ComparisonData, panel: &MetricPanel) -> Result
                     .map_err(draw_err)?;
                 label_y = hi;
             }
+            let mut label_top = 3;
             if bar_px >= 22.0 {
                 let (px, py) = chart.backend_coord(&(xm, label_y));
                 let label = if panel.percent { fmt_pct(v.mean) } else { fmt_num(v.mean) };
@@ -249,11 +275,22 @@ fn draw_panel(area: &Area, data: &ComparisonData, panel: &MetricPanel) -> Result
                 let style = text(size, OI_BLACK).pos(Pos::new(HPos::Center, VPos::Bottom));
                 flat.draw(&Text::new(label, (px - base.0, (py - base.1 - 3).max(12)), style))
                     .map_err(draw_err)?;
+                label_top += size as i32 + 2;
+            }
+            if let Some(missed) = v.missed {
+                // A miss is marked in red above the bar: never a silent blank or a short bar.
+                let (px, py) = chart.backend_coord(&(xm, label_y));
+                let mark = if bar_px >= 40.0 { format!("×{} missed", fmt_num(missed)) } else { "×".into() };
+                let style = bold(TICK_SIZE - 2, OI_VERMILLION).pos(Pos::new(HPos::Center, VPos::Bottom));
+                let y = (py - base.1 - label_top).max(12 + TICK_SIZE as i32);
+                flat.draw(&Text::new(mark, (px - base.0, y), style)).map_err(draw_err)?;
             }
         }
     }
     let present: Vec<f64> = panel.values.iter().flatten().flatten().map(|v| v.mean).collect();
-    if present.iter().all(|v| *v == 0.0) {
+    if present.iter().all(|v| *v == 0.0)
+        && !panel.values.iter().flatten().flatten().any(|v| v.missed.is_some())
+    {
         let style = text(LABEL_SIZE, DARK_GREY).pos(Pos::new(HPos::Center, VPos::Center));
         let note = if panel.percent { "0% for every configuration" } else { "0 for every configuration" };
         flat.draw(&Text::new(note, (pw as i32 / 2, ph as i32 / 2), style)).map_err(draw_err)?;
@@ -300,10 +337,36 @@ mod tests {
         let cols: Vec<&str> = d.panels.iter().map(|p| p.column.as_str()).collect();
         // The delay column has no value at all: no panel.
         assert_eq!(cols, vec!["false_opens", "availability"]);
-        assert_eq!(d.panels[0].values[0][0], Some(Value { mean: 1.0, ci95: Some(0.5) }));
+        assert_eq!(d.panels[0].values[0][0], Some(Value { mean: 1.0, ci95: Some(0.5), missed: None }));
         assert_eq!(d.panels[0].values[1][1], None);
         let av = d.panels[1].values[0][1].unwrap().mean;
         assert!((av - 0.1).abs() < 1e-12);
+    }
+
+    #[test]
+    fn misses_are_marked_on_the_delay_panel() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("summary.csv");
+        // x caught both incidents in 20 s; y missed both (no plain mean, 7 missed).
+        std::fs::write(
+            &p,
+            "scenario,policy,missed_incidents,detection_delay_mean_s,detection_delay_with_misses_mean_s\n\
+             a,x,0,20,20\n\
+             a,y,7,,630\n",
+        )
+        .unwrap();
+        let d = ComparisonData::new(&read_summary(&p).unwrap());
+        let delay = d.panels.iter().find(|p| p.column == "detection_delay_with_misses_mean_s").unwrap();
+        assert_eq!(delay.values[0][0], Some(Value { mean: 20.0, ci95: None, missed: None }));
+        assert_eq!(delay.values[0][1], Some(Value { mean: 630.0, ci95: None, missed: Some(7.0) }));
+        // An older folder without the column: the plain mean, the miss still marked (bar at 0).
+        std::fs::write(&p, "scenario,policy,missed_incidents,detection_delay_mean_s\na,x,0,20\na,y,7,\n")
+            .unwrap();
+        let d = ComparisonData::new(&read_summary(&p).unwrap());
+        let delay = d.panels.iter().find(|p| p.column == "detection_delay_mean_s").unwrap();
+        assert_eq!(delay.values[0][1], Some(Value { mean: 0.0, ci95: None, missed: Some(7.0) }));
+        let missed = d.panels.iter().find(|p| p.column == "missed_incidents").unwrap();
+        assert_eq!(missed.values[0][1].unwrap().missed, None);
     }
 
     #[test]

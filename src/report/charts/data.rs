@@ -293,7 +293,8 @@ pub fn incidents(t: &Table) -> Result<Vec<Incident>, ChartError> {
 }
 
 /// Columns of summary.csv that are text, never metrics.
-const TEXT_COLUMNS: [&str; 7] = ["scenario", "policy", "preset", "seed", "replicates", "config_id", "family"];
+const TEXT_COLUMNS: [&str; 8] =
+    ["scenario", "policy", "preset", "seed", "replicates", "config_id", "family", "front"];
 
 /// One row of summary.csv (or pareto.csv): a configuration on a scenario.
 #[derive(Clone, Debug, PartialEq)]
@@ -312,6 +313,9 @@ pub struct SummaryRow {
     pub metrics: BTreeMap<String, Option<f64>>,
     /// Whether the configuration met the sweep's constraints, when the file says.
     pub feasible: Option<bool>,
+    /// The Pareto front the row belongs to (pareto.csv's `front`, e.g. `wasted_quota vs
+    /// availability`); empty in summary.csv.
+    pub front: String,
 }
 
 impl SummaryRow {
@@ -386,6 +390,7 @@ pub fn summary(t: &Table) -> Result<Summary, ChartError> {
             params,
             metrics,
             feasible,
+            front: t.str_by(row, "front").to_string(),
         });
     }
     for h in &t.headers {
@@ -399,34 +404,79 @@ pub fn summary(t: &Table) -> Result<Summary, ChartError> {
     Ok(Summary { rows, metric_columns, param_columns })
 }
 
-/// One configuration's latency histogram from latency.csv.
+/// One configuration's latency split from latency.csv.
 #[derive(Clone, Debug, PartialEq)]
 pub struct LatencyHist {
     /// Configuration label.
     pub policy: String,
-    /// (upper bucket edge in ms, count), sorted by edge.
+    /// User latency of the requests the dependency answered: (upper bucket edge in ms, count),
+    /// sorted by edge. (A latency.csv without an `outcome` column is read as all answered.)
     pub buckets: Vec<(f64, f64)>,
+    /// Requests per ending: answered, refused, fallback, deferred (all zero when the file has no
+    /// count rows).
+    pub ended: [f64; 4],
+    /// Deferral to completion of the deferred work: (upper bucket edge in ms, count).
+    pub deferred: Vec<(f64, f64)>,
 }
 
-/// Parses latency.csv, one histogram per configuration in order of first appearance.
+impl LatencyHist {
+    /// Every request that ended: the ending counts, or the answered histogram's total when the
+    /// file gives no counts.
+    pub fn total(&self) -> f64 {
+        let ended: f64 = self.ended.iter().sum();
+        if ended > 0.0 { ended } else { self.buckets.iter().map(|b| b.1).sum() }
+    }
+}
+
+/// Parses latency.csv, one split per configuration in order of first appearance.
 pub fn latency(t: &Table) -> Result<Vec<LatencyHist>, ChartError> {
     let policy = t.col("policy");
+    let outcome = t.col("outcome");
     let (le, count) = (t.require("le_ms")?, t.require("count")?);
     let mut out: Vec<LatencyHist> = Vec::new();
     for row in 0..t.len() {
         let name = policy.map(|p| t.str(row, p)).unwrap_or(SINGLE_POLICY);
-        let edge = match t.f64(row, le)? {
-            Some(v) if v > 0.0 => v,
-            _ => return Err(t.bad(row, le, "a positive bucket edge in ms")),
+        let i = match out.iter().position(|h| h.policy == name) {
+            Some(i) => i,
+            None => {
+                let empty = LatencyHist {
+                    policy: name.to_string(),
+                    buckets: Vec::new(),
+                    ended: [0.0; 4],
+                    deferred: Vec::new(),
+                };
+                out.push(empty);
+                out.len() - 1
+            }
+        };
+        let ending = match outcome.map(|o| t.str(row, o)) {
+            None => 0,
+            Some(text) => match text {
+                "answered" => 0,
+                "refused" => 1,
+                "fallback" => 2,
+                "deferred" => 3,
+                _ => return Err(t.bad(row, outcome.unwrap_or(0), "answered, refused, fallback or deferred")),
+            },
         };
         let n = t.count(row, count)?;
-        match out.iter_mut().find(|h| h.policy == name) {
-            Some(h) => h.buckets.push((edge, n)),
-            None => out.push(LatencyHist { policy: name.to_string(), buckets: vec![(edge, n)] }),
+        let h = &mut out[i];
+        match t.f64(row, le)? {
+            None if outcome.is_some() => h.ended[ending] += n,
+            Some(edge) if edge > 0.0 && ending == 0 => h.buckets.push((edge, n)),
+            Some(edge) if edge > 0.0 && ending == 3 => h.deferred.push((edge, n)),
+            _ => {
+                return Err(t.bad(
+                    row,
+                    le,
+                    "a positive bucket edge in ms (answered and deferred rows), or empty",
+                ));
+            }
         }
     }
     for h in &mut out {
         h.buckets.sort_by(|a, b| a.0.total_cmp(&b.0));
+        h.deferred.sort_by(|a, b| a.0.total_cmp(&b.0));
     }
     Ok(out)
 }

@@ -1,7 +1,10 @@
 //! heatmap_<family>_<p1>_<p2>.png: for every pair of swept parameters of a policy family, the
-//! cost (or a chosen metric) of each cell on a viridis scale with its legend, the best cell
-//! outlined, cells that break a constraint greyed and hatched. When other parameters vary too,
-//! each cell shows the best configuration with those two values; several scenarios are averaged.
+//! cost (or a chosen metric) of each cell on a viridis scale with its legend, the best feasible
+//! cell outlined, the recommended configuration's cell marked, cells that break a constraint
+//! greyed and hatched (never colour-ranked, even when no cell is feasible). Values carry three
+//! significant digits; a colour scale stretched over a narrow spread says so. When other
+//! parameters vary too, each cell shows the best configuration with those two values; several
+//! scenarios are averaged.
 
 use super::ChartError;
 use super::data::{Summary, param_order};
@@ -42,7 +45,23 @@ pub struct Heatmap {
     pub scenarios: usize,
     /// Other swept parameters of the family (each cell shows the best over them).
     pub others: Vec<String>,
+    /// The (x, y) position of the cell showing the recommended configuration, if it is here.
+    pub recommended: Option<(usize, usize)>,
 }
+
+/// How a cell is filled: the decision the drawing follows, kept apart so tests can check it.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub enum Fill {
+    /// No value: white.
+    Empty,
+    /// Breaks a constraint: grey and hatched, whatever its value.
+    Infeasible,
+    /// On the colour scale, at this position in [0, 1].
+    Scale(f64),
+}
+
+/// Below this relative spread ((max − min) / max |value|) the colour scale is called narrow.
+pub const NARROW_SPREAD: f64 = 0.10;
 
 /// True for metrics where more is better (the best cell is then the largest).
 pub fn higher_is_better(metric: &str) -> bool {
@@ -80,22 +99,44 @@ impl Heatmap {
         best.map(|b| b.0)
     }
 
-    /// The colour scale's range: over feasible cells (infeasible ones are greyed), or over all
-    /// cells when none is feasible.
-    fn range(&self) -> (f64, f64) {
-        let cells: Vec<&Cell> = self.cells.iter().flatten().flatten().collect();
-        let any_feasible = cells.iter().any(|c| c.feasible && c.value.is_some());
+    /// The colour scale's range: over the feasible cells only (infeasible ones are greyed);
+    /// `None` when no cell is feasible.
+    pub fn range(&self) -> Option<(f64, f64)> {
         let vals: Vec<f64> =
-            cells.iter().filter(|c| c.feasible || !any_feasible).filter_map(|c| c.value).collect();
+            self.cells.iter().flatten().flatten().filter(|c| c.feasible).filter_map(|c| c.value).collect();
         let lo = vals.iter().copied().fold(f64::INFINITY, f64::min);
         let hi = vals.iter().copied().fold(f64::NEG_INFINITY, f64::max);
         if !lo.is_finite() {
-            (0.0, 1.0)
+            None
         } else if hi <= lo {
-            (lo, lo + 1.0)
+            Some((lo, lo + lo.abs().max(1.0) * 0.01))
         } else {
-            (lo, hi)
+            Some((lo, hi))
         }
+    }
+
+    /// How `cell` is filled (see [`Fill`]).
+    pub fn fill(&self, cell: &Cell) -> Fill {
+        match (cell.value, cell.feasible, self.range()) {
+            (_, false, _) => Fill::Infeasible,
+            (Some(v), true, Some((lo, hi))) => Fill::Scale(((v - lo) / (hi - lo)).clamp(0.0, 1.0)),
+            _ => Fill::Empty,
+        }
+    }
+
+    /// The relative spread of the feasible values when it is below [`NARROW_SPREAD`] (the
+    /// colours then exaggerate small differences, and the chart says so).
+    pub fn narrow_spread(&self) -> Option<f64> {
+        let vals: Vec<f64> =
+            self.cells.iter().flatten().flatten().filter(|c| c.feasible).filter_map(|c| c.value).collect();
+        if vals.len() < 2 {
+            return None;
+        }
+        let lo = vals.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = vals.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let scale = lo.abs().max(hi.abs());
+        let spread = if scale > 0.0 { (hi - lo) / scale } else { 0.0 };
+        (spread < NARROW_SPREAD).then_some(spread)
     }
 }
 
@@ -108,8 +149,9 @@ struct Config<'a> {
 }
 
 /// Builds every heatmap `summary` allows for `metric` (falling back to nothing when the
-/// column is absent): per family, per pair of parameters with two or more values.
-pub fn heatmaps(summary: &Summary, metric: &str) -> Vec<Heatmap> {
+/// column is absent): per family, per pair of parameters with two or more values. The cell
+/// showing the configuration labelled `recommended` is marked.
+pub fn heatmaps(summary: &Summary, metric: &str, recommended: Option<&str>) -> Vec<Heatmap> {
     if !summary.metric_columns.iter().any(|m| m == metric) {
         return Vec::new();
     }
@@ -162,7 +204,13 @@ pub fn heatmaps(summary: &Summary, metric: &str) -> Vec<Heatmap> {
             .collect();
         for i in 0..swept.len() {
             for j in i + 1..swept.len() {
-                out.push(one(fam, swept[i], swept[j], metric, &configs, &swept, scenarios.len()));
+                let mut map = one(fam, swept[i], swept[j], metric, &configs, &swept, scenarios.len());
+                map.recommended = recommended.and_then(|r| {
+                    map.cells.iter().enumerate().find_map(|(y, row)| {
+                        row.iter().position(|c| c.as_ref().is_some_and(|c| c.config == r)).map(|x| (x, y))
+                    })
+                });
+                out.push(map);
             }
         }
     }
@@ -235,6 +283,7 @@ fn one(
             .filter(|p| p.as_str() != xp && p.as_str() != yp)
             .map(|p| p.to_string())
             .collect(),
+        recommended: None,
     }
 }
 
@@ -261,6 +310,11 @@ pub fn render_heatmap(map: &Heatmap, root: &Area) -> Result<(), ChartError> {
     } else {
         "lower is better".into()
     });
+    if map.range().is_none() {
+        sub.push("no cell meets the constraints: all greyed".into());
+    } else if let Some(spread) = map.narrow_spread() {
+        sub.push(format!("colours stretched: the feasible values differ by only {}", fmt_pct(spread)));
+    }
     draw_title(
         &title_area,
         &format!("{} of {}: {} × {}", map.metric, map.family, map.x_param, map.y_param),
@@ -295,14 +349,14 @@ pub fn render_heatmap(map: &Heatmap, root: &Area) -> Result<(), ChartError> {
     for (i, v) in map.x_values.iter().enumerate() {
         let (x, y) = at(i as f64 + 0.5, 0.0);
         let style = text(TICK_SIZE, OI_BLACK).pos(Pos::new(HPos::Center, VPos::Top));
-        main.draw(&Text::new(fit_text(v, TICK_SIZE, colw), (x, y + 8), style)).map_err(draw_err)?;
+        main.draw(&Text::new(fit_text(&fmt_param(v), TICK_SIZE, colw), (x, y + 8), style))
+            .map_err(draw_err)?;
     }
     for (j, v) in map.y_values.iter().enumerate() {
         let (x, y) = at(0.0, j as f64 + 0.5);
         let style = text(TICK_SIZE, OI_BLACK).pos(Pos::new(HPos::Right, VPos::Center));
-        main.draw(&Text::new(fit_text(v, TICK_SIZE, 90), (x - 8, y), style)).map_err(draw_err)?;
+        main.draw(&Text::new(fit_text(&fmt_param(v), TICK_SIZE, 90), (x - 8, y), style)).map_err(draw_err)?;
     }
-    let (lo, hi) = map.range();
     let best = map.best();
     let plot = chart.plotting_area();
     let base = plot.get_base_pixel();
@@ -317,7 +371,6 @@ pub fn render_heatmap(map: &Heatmap, root: &Area) -> Result<(), ChartError> {
     let big = cw >= 56 && chh >= 30;
     for (y, row) in map.cells.iter().enumerate() {
         for (x, cell) in row.iter().enumerate() {
-            let any_feasible = map.cells.iter().flatten().flatten().any(|c| c.feasible && c.value.is_some());
             let (a, b) = cell_px(x as i32, y as i32);
             let centre = ((a.0 + b.0) / 2, (a.1 + b.1) / 2);
             match cell {
@@ -326,12 +379,10 @@ pub fn render_heatmap(map: &Heatmap, root: &Area) -> Result<(), ChartError> {
                     hatch(&px, a, b, 6, LIGHT_GREY)?;
                 }
                 Some(c) => {
-                    // Infeasible cells are greyed when some cell is feasible; when none is, every
-                    // cell keeps its colour (the hatching still marks the broken constraint).
-                    let fill = match (c.value, c.feasible) {
-                        (Some(_), false) if any_feasible => RGBColor(0xD0, 0xD0, 0xD0),
-                        (Some(v), _) => viridis((v - lo) / (hi - lo)),
-                        (None, _) => WHITE,
+                    let fill = match map.fill(c) {
+                        Fill::Infeasible => INFEASIBLE_GREY,
+                        Fill::Scale(t) => viridis(t),
+                        Fill::Empty => WHITE,
                     };
                     px.draw(&Rectangle::new([a, b], fill.filled())).map_err(draw_err)?;
                     if !c.feasible {
@@ -339,7 +390,7 @@ pub fn render_heatmap(map: &Heatmap, root: &Area) -> Result<(), ChartError> {
                     }
                     if big {
                         let colour = if is_dark(fill) { WHITE } else { OI_BLACK };
-                        let label = c.value.map(fmt_num).unwrap_or_else(|| "no value".into());
+                        let label = c.value.map(fmt_sig3).unwrap_or_else(|| "no value".into());
                         let style = text(TICK_SIZE, colour).pos(Pos::new(HPos::Center, VPos::Center));
                         px.draw(&Text::new(label, centre, style)).map_err(draw_err)?;
                     }
@@ -355,18 +406,54 @@ pub fn render_heatmap(map: &Heatmap, root: &Area) -> Result<(), ChartError> {
         px.draw(&Rectangle::new([(a.0 + 5, a.1 + 5), (b.0 - 5, b.1 - 5)], WHITE.stroke_width(2)))
             .map_err(draw_err)?;
         if big && chh >= 48 {
-            let fill = map.cells[y][x].as_ref().and_then(|c| c.value).map(|v| viridis((v - lo) / (hi - lo)));
-            let colour = if fill.is_some_and(is_dark) { WHITE } else { OI_BLACK };
+            let fill = map.cells[y][x].as_ref().map(|c| map.fill(c));
+            let colour = if let Some(Fill::Scale(t)) = fill {
+                if is_dark(viridis(t)) { WHITE } else { OI_BLACK }
+            } else {
+                OI_BLACK
+            };
             let style = bold(TICK_SIZE, colour).pos(Pos::new(HPos::Center, VPos::Center));
             px.draw(&Text::new("best", ((a.0 + b.0) / 2, (a.1 + b.1) / 2 + 18), style)).map_err(draw_err)?;
         }
     }
-    draw_scale(&scale, map, lo, hi)
+    if let Some((x, y)) = map.recommended {
+        // A purple diamond in the cell's top-left corner (and the word where it fits).
+        let (a, _) = cell_px(x as i32, y as i32);
+        let (cx, cy, r) = (a.0 + 16, a.1 + 16, 9);
+        let diamond = vec![(cx, cy - r), (cx + r, cy), (cx, cy + r), (cx - r, cy)];
+        px.draw(&Polygon::new(diamond.clone(), RECOMMENDED.filled())).map_err(draw_err)?;
+        px.draw(&PathElement::new([diamond, vec![(cx, cy - r)]].concat(), WHITE.stroke_width(2)))
+            .map_err(draw_err)?;
+        if big && cw >= 140 {
+            let style = bold(TICK_SIZE, OI_BLACK);
+            let pos = (cx + r + 6, cy - TICK_SIZE as i32 / 2 - 1);
+            let w = bold_width("recommended", TICK_SIZE);
+            px.draw(&Rectangle::new(
+                [(pos.0 - 3, pos.1 - 1), (pos.0 + w + 3, pos.1 + TICK_SIZE as i32 + 3)],
+                WHITE.mix(0.85).filled(),
+            ))
+            .map_err(draw_err)?;
+            px.draw(&Text::new("recommended", pos, style)).map_err(draw_err)?;
+        }
+    }
+    draw_scale(&scale, map)
 }
 
-fn draw_scale(area: &Area, map: &Heatmap, lo: f64, hi: f64) -> Result<(), ChartError> {
+/// Fill of a cell that breaks a constraint.
+const INFEASIBLE_GREY: RGBColor = RGBColor(0xD0, 0xD0, 0xD0);
+/// Colour of the recommended cell's mark.
+const RECOMMENDED: RGBColor = OI_PURPLE;
+
+fn draw_scale(area: &Area, map: &Heatmap) -> Result<(), ChartError> {
     let (_, h) = area.dim_in_pixel();
-    let (bar_area, key_area) = area.split_vertically(h - 170);
+    let (bar_area, key_area) = area.split_vertically(h - 216);
+    let Some((lo, hi)) = map.range() else {
+        let style = text(LEGEND_SIZE, DARK_GREY);
+        for (i, line) in ["no cell meets", "the constraints:", "no colour scale"].iter().enumerate() {
+            bar_area.draw(&Text::new(*line, (14, 30 + i as i32 * 22), style.clone())).map_err(draw_err)?;
+        }
+        return draw_key(&key_area, map);
+    };
     let mut chart = ChartBuilder::on(&bar_area)
         .margin_top(16)
         .margin_bottom(8)
@@ -379,7 +466,7 @@ fn draw_scale(area: &Area, map: &Heatmap, lo: f64, hi: f64) -> Result<(), ChartE
         .disable_mesh()
         .disable_x_axis()
         .y_labels(8)
-        .y_label_formatter(&|v| fmt_num(*v))
+        .y_label_formatter(&|v| fmt_sig3(*v))
         .y_desc(format!(
             "{} ({} is better)",
             map.metric,
@@ -401,7 +488,11 @@ fn draw_scale(area: &Area, map: &Heatmap, lo: f64, hi: f64) -> Result<(), ChartE
         .plotting_area()
         .draw(&Rectangle::new([(0.0, lo), (1.0, hi)], DARK_GREY.stroke_width(1)))
         .map_err(draw_err)?;
-    // Key for the marks.
+    draw_key(&key_area, map)
+}
+
+/// The key for the marks under the colour scale.
+fn draw_key(key_area: &Area, map: &Heatmap) -> Result<(), ChartError> {
     let s = LEGEND_SIZE as i32;
     let x = 14;
     key_area
@@ -413,7 +504,7 @@ fn draw_scale(area: &Area, map: &Heatmap, lo: f64, hi: f64) -> Result<(), ChartE
     key_area
         .draw(&Rectangle::new([(x, 56), (x + 2 * s, 56 + 2 * s)], RGBColor(0xD0, 0xD0, 0xD0).filled()))
         .map_err(draw_err)?;
-    hatch(&key_area, (x, 56), (x + 2 * s, 56 + 2 * s), 8, GREY)?;
+    hatch(key_area, (x, 56), (x + 2 * s, 56 + 2 * s), 8, GREY)?;
     key_area
         .draw(&Text::new("breaks a", (x + 2 * s + 8, 54), text(LEGEND_SIZE, OI_BLACK)))
         .map_err(draw_err)?;
@@ -421,13 +512,25 @@ fn draw_scale(area: &Area, map: &Heatmap, lo: f64, hi: f64) -> Result<(), ChartE
         .draw(&Text::new("constraint", (x + 2 * s + 8, 72), text(LEGEND_SIZE, OI_BLACK)))
         .map_err(draw_err)?;
     key_area.draw(&Rectangle::new([(x, 102), (x + 2 * s, 102 + 2 * s)], WHITE.filled())).map_err(draw_err)?;
-    hatch(&key_area, (x, 102), (x + 2 * s, 102 + 2 * s), 6, LIGHT_GREY)?;
+    hatch(key_area, (x, 102), (x + 2 * s, 102 + 2 * s), 6, LIGHT_GREY)?;
     key_area
         .draw(&Rectangle::new([(x, 102), (x + 2 * s, 102 + 2 * s)], GREY.stroke_width(1)))
         .map_err(draw_err)?;
     key_area
         .draw(&Text::new("not run", (x + 2 * s + 8, 110), text(LEGEND_SIZE, OI_BLACK)))
         .map_err(draw_err)?;
+    if map.recommended.is_some() {
+        let (cx, cy, r) = (x + s, 160, 9);
+        key_area
+            .draw(&Polygon::new(
+                vec![(cx, cy - r), (cx + r, cy), (cx, cy + r), (cx - r, cy)],
+                RECOMMENDED.filled(),
+            ))
+            .map_err(draw_err)?;
+        key_area
+            .draw(&Text::new("recommended", (x + 2 * s + 8, cy - 9), text(LEGEND_SIZE, OI_BLACK)))
+            .map_err(draw_err)?;
+    }
     Ok(())
 }
 
@@ -452,7 +555,7 @@ mod tests {
 
     #[test]
     fn one_heatmap_per_pair_of_swept_parameters() {
-        let maps = heatmaps(&summary(SWEEP), "cost");
+        let maps = heatmaps(&summary(SWEEP), "cost", None);
         assert_eq!(maps.len(), 1);
         let m = &maps[0];
         assert_eq!(m.file_name(), "heatmap_count_threshold_open_for.png");
@@ -462,14 +565,38 @@ mod tests {
         assert!(!m.cells[1][0].as_ref().unwrap().feasible);
         // The infeasible 2 does not win; the feasible 4 does.
         assert_eq!(m.best(), Some((1, 0)));
-        assert!(heatmaps(&summary(SWEEP), "no_such_metric").is_empty());
+        assert!(heatmaps(&summary(SWEEP), "no_such_metric", None).is_empty());
+        // The infeasible cell is greyed, never placed on the scale (4..10 over the feasible).
+        assert_eq!(m.fill(m.cells[1][0].as_ref().unwrap()), Fill::Infeasible);
+        assert_eq!(m.fill(m.cells[0][1].as_ref().unwrap()), Fill::Scale(0.0));
+        assert_eq!(m.fill(m.cells[0][0].as_ref().unwrap()), Fill::Scale(1.0));
+        assert_eq!(m.range(), Some((4.0, 10.0)));
+        assert_eq!(m.narrow_spread(), None);
+        assert_eq!(m.recommended, None);
+        let marked = heatmaps(&summary(SWEEP), "cost", Some("c4"));
+        assert_eq!(marked[0].recommended, Some((1, 1)));
+    }
+
+    #[test]
+    fn nothing_feasible_is_all_grey_and_a_narrow_spread_is_reported() {
+        // Every cell breaks a constraint: all greyed, no colour scale at all.
+        let text = "scenario,policy,config_id,family,param.a,param.b,cost,feasible\n\
+            s,k1,k1,f,1,1,11.04,false\ns,k2,k2,f,2,1,16,false\ns,k3,k3,f,1,2,11.9,false\n";
+        let m = &heatmaps(&summary(text), "cost", None)[0];
+        assert_eq!(m.range(), None);
+        assert!(m.cells.iter().flatten().flatten().all(|c| m.fill(c) == Fill::Infeasible));
+        // Feasible values 11.04 and 11.9 differ by 7.2% of 11.9: a narrow spread.
+        let text = text.replace("false", "true").replace("16,true", "16,false");
+        let m = &heatmaps(&summary(&text), "cost", None)[0];
+        let spread = m.narrow_spread().unwrap();
+        assert!((spread - (11.9 - 11.04) / 11.9).abs() < 1e-12, "{spread}");
     }
 
     #[test]
     fn other_parameters_collapse_to_their_best() {
         let text = "scenario,policy,config_id,family,param.a,param.b,param.c,cost\n\
             s,k1,k1,f,1,1,x,5\ns,k2,k2,f,1,1,y,3\ns,k3,k3,f,2,2,x,7\ns,k4,k4,f,2,2,y,8\n";
-        let maps = heatmaps(&summary(text), "cost");
+        let maps = heatmaps(&summary(text), "cost", None);
         assert_eq!(maps.len(), 3);
         let ab = maps.iter().find(|m| m.x_param == "a" && m.y_param == "b").unwrap();
         assert_eq!(ab.others, vec!["c"]);

@@ -133,7 +133,7 @@ pub fn draw_all(c: &Contents, opts: &ChartOptions) -> Result<Vec<Chart>, ChartEr
         push(TIMELINE_PNG, timeline::draw_timeline(data, opts.time_range)?);
     }
     if let Some(summary) = &c.summary {
-        for map in heatmap::heatmaps(summary, &opts.heatmap_metric) {
+        for map in heatmap::heatmaps(summary, &opts.heatmap_metric, c.recommended.as_deref()) {
             push(&map.file_name(), heatmap::draw_heatmap(&map)?);
         }
         if let Some(front) = &c.pareto {
@@ -146,7 +146,7 @@ pub fn draw_all(c: &Contents, opts: &ChartOptions) -> Result<Vec<Chart>, ChartEr
         }
     }
     if let Some(hists) = &c.latency
-        && hists.iter().any(|h| h.buckets.iter().any(|b| b.1 > 0.0))
+        && hists.iter().any(|h| h.total() > 0.0)
     {
         push(LATENCY_PNG, latency::draw_latency_cdf(hists)?);
     }

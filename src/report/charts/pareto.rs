@@ -1,7 +1,10 @@
 //! pareto.png: two scatter panels of a sweep's configurations, one marker per configuration
-//! coloured by policy family. Left: mean detection delay against false opens; right:
-//! availability against wasted quota. Each panel draws its own two-metric front; configurations
-//! on the sweep's Pareto front (pareto.csv) are ringed and the recommended one is labelled.
+//! coloured by policy family. Left: mean detection delay (a miss counted as the incident's
+//! duration plus the tolerance) against false opens; right: availability against wasted quota.
+//! Each panel draws its own two-metric front. Configurations ruled out by a constraint are
+//! hollow; only those on the sweep's overall front for the panel's two metrics (pareto.csv,
+//! scenario `all`) are ringed; the recommended one is labelled. The no-breaker baseline
+//! (`none`) does not stretch the axes: beyond them it is drawn at the edge with its value.
 
 use super::ChartError;
 use super::data::Summary;
@@ -24,8 +27,47 @@ pub struct Point {
     pub wasted: Option<f64>,
     /// Mean availability (0..1).
     pub availability: Option<f64>,
-    /// On the sweep's Pareto front (pareto.csv).
-    pub on_front: bool,
+    /// Meets every constraint on every scenario (summary.csv's `feasible`; true when unknown).
+    pub feasible: bool,
+    /// Per panel (delay, quota): on the sweep's overall front of that panel's two metrics.
+    pub on_front: [bool; 2],
+}
+
+/// The panels' metrics: (x, y) column names, the y of the delay panel with its fallback.
+const PANEL_FRONTS: [[&str; 2]; 2] =
+    [["false_opens", "detection_delay_with_misses_mean_s"], ["wasted_quota", "availability"]];
+
+/// The family of the no-breaker baseline, kept off the axis ranges.
+pub const BASELINE_FAMILY: &str = "none";
+
+/// One point as a panel draws it: the decisions tests check.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Placed {
+    /// Index into [`ParetoData::points`].
+    pub index: usize,
+    /// Its value on x and y.
+    pub x: f64,
+    /// Its value on y.
+    pub y: f64,
+    /// Ruled out by a constraint: drawn hollow.
+    pub hollow: bool,
+    /// On the overall front of the panel's metrics: ringed.
+    pub ringed: bool,
+    /// Beyond the axes (the baseline): drawn clamped at the edge with its value.
+    pub off_scale: bool,
+}
+
+/// One panel's axes and points.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PanelView {
+    /// x axis maximum (from 0).
+    pub x_max: f64,
+    /// y axis range.
+    pub y_range: (f64, f64),
+    /// Points with both values, in summary order.
+    pub points: Vec<Placed>,
+    /// Configurations without a value on x or y (not drawn).
+    pub missing: usize,
 }
 
 /// Everything the Pareto chart draws.
@@ -66,8 +108,15 @@ impl ParetoData {
                     let v: Vec<f64> = rows.iter().filter_map(|r| r.metric(m)).collect();
                     (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
                 };
-                let on_front = front
-                    .is_some_and(|f| f.rows.iter().any(|r| r.config_id == *id || r.policy == rows[0].policy));
+                let on = |metrics: [&str; 2]| {
+                    front.is_some_and(|f| {
+                        f.rows.iter().any(|r| {
+                            r.scenario == "all"
+                                && (r.config_id == *id || r.policy == rows[0].policy)
+                                && same_front(&r.front, metrics)
+                        })
+                    })
+                };
                 Point {
                     label: rows[0].policy.clone(),
                     family: rows[0].family.clone(),
@@ -76,7 +125,8 @@ impl ParetoData {
                         .or_else(|| mean("detection_delay_mean_s")),
                     wasted: mean("wasted_quota"),
                     availability: mean("availability"),
-                    on_front,
+                    feasible: rows.iter().all(|r| r.feasible != Some(false)),
+                    on_front: [on(PANEL_FRONTS[0]), on(PANEL_FRONTS[1])],
                 }
             })
             .collect();
@@ -86,6 +136,55 @@ impl ParetoData {
     fn colour(&self, family: &str) -> RGBColor {
         series_colour(self.families.iter().position(|f| f == family).unwrap_or(0))
     }
+
+    /// Panel `panel` (0: delay vs false opens, 1: availability vs wasted quota): its axes,
+    /// from every point but the baseline's (unless nothing else has values), and each point's
+    /// marks.
+    pub fn view(&self, panel: usize) -> PanelView {
+        let value = |p: &Point| -> Option<(f64, f64)> {
+            if panel == 0 { Some((p.false_opens?, p.delay_s?)) } else { Some((p.wasted?, p.availability?)) }
+        };
+        let with: Vec<(usize, f64, f64)> =
+            self.points.iter().enumerate().filter_map(|(i, p)| value(p).map(|(x, y)| (i, x, y))).collect();
+        let scaled: Vec<&(usize, f64, f64)> =
+            with.iter().filter(|(i, _, _)| self.points[*i].family != BASELINE_FAMILY).collect();
+        let scaled = if scaled.is_empty() { with.iter().collect() } else { scaled };
+        let x_max = nice_ceil(scaled.iter().map(|p| p.1).fold(0.0, f64::max) * 1.08);
+        let y_range = if panel == 1 {
+            let mn = scaled.iter().map(|p| p.2).fold(1.0, f64::min);
+            let lo = (((mn - (1.0 - mn) * 0.15) * 100.0).floor() / 100.0).clamp(0.0, 0.99);
+            (lo, 1.0 + (1.0 - lo) * 0.05)
+        } else {
+            (0.0, nice_ceil(scaled.iter().map(|p| p.2).fold(0.0, f64::max) * 1.08))
+        };
+        let points = with
+            .iter()
+            .map(|&(index, x, y)| Placed {
+                index,
+                x,
+                y,
+                hollow: !self.points[index].feasible,
+                ringed: self.points[index].on_front[panel],
+                off_scale: x > x_max || y < y_range.0 || y > y_range.1,
+            })
+            .collect();
+        PanelView { x_max, y_range, points, missing: self.points.len() - with.len() }
+    }
+}
+
+/// True when pareto.csv's front name `name` (`a vs b`) is over exactly the two `metrics` (the
+/// delay panel also accepts the plain mean, as older folders have it).
+fn same_front(name: &str, metrics: [&str; 2]) -> bool {
+    fn plain(m: &str) -> &str {
+        if m == "detection_delay_with_misses_mean_s" { "detection_delay_mean_s" } else { m }
+    }
+    let mut parts: Vec<&str> = name.split(" vs ").collect();
+    parts.sort_unstable();
+    let mut want = metrics.to_vec();
+    want.sort_unstable();
+    let mut old: Vec<&str> = metrics.iter().map(|m| plain(m)).collect();
+    old.sort_unstable();
+    parts == want || parts == old
 }
 
 /// The two-metric front: points not beaten on both `x` (lower better) and `y` (lower better
@@ -109,11 +208,10 @@ pub fn draw_pareto(data: &ParetoData) -> Result<Vec<u8>, ChartError> {
 }
 
 struct Panel<'a> {
+    index: usize,
     title: &'a str,
     x_desc: &'a str,
     y_desc: &'a str,
-    x: fn(&Point) -> Option<f64>,
-    y: fn(&Point) -> Option<f64>,
     y_higher: bool,
     y_pct: bool,
 }
@@ -125,6 +223,10 @@ pub fn render_pareto(data: &ParetoData, root: &Area) -> Result<(), ChartError> {
     if data.scenarios > 1 {
         sub.push(format!("metrics averaged over {} scenarios", data.scenarios));
     }
+    let ruled_out = data.points.iter().filter(|p| !p.feasible).count();
+    if ruled_out > 0 {
+        sub.push(format!("{ruled_out} ruled out by the constraints (hollow)"));
+    }
     if let Some(r) = &data.recommended {
         sub.push(format!("recommended: {r}"));
     }
@@ -135,10 +237,13 @@ pub fn render_pareto(data: &ParetoData, root: &Area) -> Result<(), ChartError> {
         .iter()
         .map(|f| LegendItem { label: f.clone(), colour: data.colour(f), swatch: Swatch::Dot })
         .collect();
+    if ruled_out > 0 {
+        items.push(LegendItem { label: "hollow: ruled out".into(), colour: GREY, swatch: Swatch::Hollow });
+    }
     items.push(LegendItem { label: "front of this panel".into(), colour: DARK_GREY, swatch: Swatch::Line });
-    if data.points.iter().any(|p| p.on_front) {
+    if data.points.iter().any(|p| p.on_front.iter().any(|f| *f)) {
         items.push(LegendItem {
-            label: "ringed: on the sweep's Pareto front".into(),
+            label: "ringed: on the sweep's overall front".into(),
             colour: OI_BLACK,
             swatch: Swatch::Ring,
         });
@@ -150,11 +255,10 @@ pub fn render_pareto(data: &ParetoData, root: &Area) -> Result<(), ChartError> {
         &left,
         data,
         &Panel {
+            index: 0,
             title: "Detection delay vs false opens",
             x_desc: "false opens (count, mean per run)",
             y_desc: "detection delay, mean (s; a miss counts its duration)",
-            x: |p| p.false_opens,
-            y: |p| p.delay_s,
             y_higher: false,
             y_pct: false,
         },
@@ -163,11 +267,10 @@ pub fn render_pareto(data: &ParetoData, root: &Area) -> Result<(), ChartError> {
         &right,
         data,
         &Panel {
+            index: 1,
             title: "Availability vs wasted quota",
             x_desc: "wasted quota (failed attempts sent upstream)",
             y_desc: "availability (%)",
-            x: |p| p.wasted,
-            y: |p| p.availability,
             y_higher: true,
             y_pct: true,
         },
@@ -175,20 +278,10 @@ pub fn render_pareto(data: &ParetoData, root: &Area) -> Result<(), ChartError> {
 }
 
 fn draw_panel(area: &Area, data: &ParetoData, panel: &Panel) -> Result<(), ChartError> {
-    let pts: Vec<(f64, f64, usize)> =
-        data.points.iter().enumerate().filter_map(|(i, p)| Some(((panel.x)(p)?, (panel.y)(p)?, i))).collect();
-    let missing = data.points.len() - pts.len();
-    let xmax = nice_ceil(pts.iter().map(|p| p.0).fold(0.0, f64::max) * 1.08);
-    let (ylo, yhi) = if panel.y_pct {
-        let mn = pts.iter().map(|p| p.1).fold(1.0, f64::min);
-        let lo = ((mn - (1.0 - mn) * 0.15) * 100.0).floor() / 100.0;
-        let lo = lo.clamp(0.0, 0.99);
-        (lo, 1.0 + (1.0 - lo) * 0.05)
-    } else {
-        (0.0, nice_ceil(pts.iter().map(|p| p.1).fold(0.0, f64::max) * 1.08))
-    };
-    let caption = if missing > 0 {
-        format!("{} ({} without a value not shown)", panel.title, missing)
+    let view = data.view(panel.index);
+    let (xmax, (ylo, yhi)) = (view.x_max, view.y_range);
+    let caption = if view.missing > 0 {
+        format!("{} ({} without a value not shown)", panel.title, view.missing)
     } else {
         panel.title.to_string()
     };
@@ -212,7 +305,9 @@ fn draw_panel(area: &Area, data: &ParetoData, panel: &Panel) -> Result<(), Chart
         .axis_desc_style(text(LABEL_SIZE, OI_BLACK))
         .draw()
         .map_err(draw_err)?;
-    let front = front_2d(&pts, panel.y_higher);
+    let on_scale: Vec<(f64, f64, usize)> =
+        view.points.iter().filter(|p| !p.off_scale).map(|p| (p.x, p.y, p.index)).collect();
+    let front = front_2d(&on_scale, panel.y_higher);
     if front.len() >= 2 {
         // A staircase: between front points the next x is reached before the y improves.
         let mut stairs = Vec::with_capacity(front.len() * 2);
@@ -224,25 +319,50 @@ fn draw_panel(area: &Area, data: &ParetoData, panel: &Panel) -> Result<(), Chart
         }
         chart.draw_series(LineSeries::new(stairs, DARK_GREY.stroke_width(2))).map_err(draw_err)?;
     }
-    for (x, y, i) in &pts {
-        let p = &data.points[*i];
-        let c = data.colour(&p.family);
-        chart
-            .draw_series(std::iter::once(Circle::new((*x, *y), 6, c.mix(0.85).filled())))
+    let base = chart.plotting_area().get_base_pixel();
+    let (pw, ph) = chart.plotting_area().dim_in_pixel();
+    let flat = chart.plotting_area().strip_coord_spec();
+    // Feasible points last, so a hollow one never hides a filled one.
+    let mut order: Vec<&Placed> = view.points.iter().collect();
+    order.sort_by_key(|p| !p.hollow);
+    for p in order {
+        let point = &data.points[p.index];
+        let c = data.colour(&point.family);
+        let (x, y) = (p.x.min(xmax), p.y.clamp(ylo, yhi));
+        let (px, py) = chart.backend_coord(&(x, y));
+        let (cx, cy) = (px - base.0, py - base.1);
+        if p.hollow {
+            flat.draw(&Circle::new((cx, cy), 6, WHITE.filled())).map_err(draw_err)?;
+            flat.draw(&Circle::new((cx, cy), 6, c.stroke_width(2))).map_err(draw_err)?;
+        } else {
+            flat.draw(&Circle::new((cx, cy), 6, c.mix(0.9).filled())).map_err(draw_err)?;
+        }
+        if p.ringed {
+            flat.draw(&Circle::new((cx, cy), 10, OI_BLACK.stroke_width(2))).map_err(draw_err)?;
+        }
+        if p.off_scale {
+            // At the edge: an arrow pointing off the axis and the real value.
+            let value = if panel.index == 0 {
+                format!("{}: {} false opens, {} s →", point.label, fmt_num(p.x), fmt_num(p.y))
+            } else {
+                format!("{}: wasted {}, {} →", point.label, fmt_num(p.x), fmt_pct(p.y))
+            };
+            let label = fit_text(&value, LEGEND_SIZE, 360);
+            let tw = text_width(&label, LEGEND_SIZE);
+            let tx = (cx - tw - 12).clamp(2, pw as i32 - tw - 2);
+            let ty = (cy - 26).clamp(2, ph as i32 - 20);
+            flat.draw(&Rectangle::new(
+                [(tx - 3, ty - 2), (tx + tw + 3, ty + LEGEND_SIZE as i32 + 4)],
+                WHITE.mix(0.9).filled(),
+            ))
             .map_err(draw_err)?;
-        if p.on_front {
-            chart
-                .draw_series(std::iter::once(Circle::new((*x, *y), 9, OI_BLACK.stroke_width(2))))
-                .map_err(draw_err)?;
+            flat.draw(&Text::new(label, (tx, ty), text(LEGEND_SIZE, DARK_GREY))).map_err(draw_err)?;
         }
     }
     if let Some(rec) = &data.recommended
-        && let Some((x, y, _)) = pts.iter().find(|(_, _, i)| &data.points[*i].label == rec)
+        && let Some(p) = view.points.iter().find(|p| &data.points[p.index].label == rec)
     {
-        let (px, py) = chart.backend_coord(&(*x, *y));
-        let base = chart.plotting_area().get_base_pixel();
-        let (pw, _) = chart.plotting_area().dim_in_pixel();
-        let flat = chart.plotting_area().strip_coord_spec();
+        let (px, py) = chart.backend_coord(&(p.x.min(xmax), p.y.clamp(ylo, yhi)));
         let (cx, cy) = (px - base.0, py - base.1);
         flat.draw(&Circle::new((cx, cy), 14, OI_BLACK.stroke_width(3))).map_err(draw_err)?;
         let label = format!("recommended: {}", fit_text(rec, LEGEND_SIZE, 320));
@@ -275,5 +395,44 @@ mod tests {
         assert_eq!(front_2d(&pts, false), vec![(0.0, 10.0), (1.0, 5.0), (3.0, 1.0)]);
         let av = [(10.0, 0.9, 0), (20.0, 0.95, 1), (15.0, 0.8, 2), (30.0, 0.99, 3)];
         assert_eq!(front_2d(&av, true), vec![(10.0, 0.9), (20.0, 0.95), (30.0, 0.99)]);
+    }
+
+    #[test]
+    fn ruled_out_is_hollow_only_the_overall_front_is_ringed_and_none_stays_off_the_axes() {
+        use crate::report::charts::data::{Table, summary};
+        let table = |text: &str| Table::from_reader(std::path::Path::new("t.csv"), text.as_bytes()).unwrap();
+        let s = summary(&table(
+            "scenario,config_id,policy,family,false_opens,detection_delay_with_misses_mean_s,\
+             wasted_quota,availability,feasible\n\
+             a,0,fast,consecutive,0,50,100,0.9,false\n\
+             b,0,fast,consecutive,0,70,300,0.9,true\n\
+             a,1,slow,windowed,1,400,200,0.95,true\n\
+             b,1,slow,windowed,1,400,200,0.95,true\n\
+             a,2,none,none,0,1000,18000,0.85,false\n\
+             b,2,none,none,0,1000,18000,0.85,false\n",
+        ))
+        .unwrap();
+        // Every configuration is on some per-scenario front; only `slow` is on the overall one
+        // of the delay panel, and `fast` on the overall one of the quota panel.
+        let front = summary(&table(
+            "front,scenario,config_id,policy,cost\n\
+             detection_delay_with_misses_mean_s vs false_opens,a,0,fast,1\n\
+             detection_delay_with_misses_mean_s vs false_opens,b,2,none,1\n\
+             detection_delay_with_misses_mean_s vs false_opens,all,1,slow,1\n\
+             wasted_quota vs availability,all,0,fast,1\n",
+        ))
+        .unwrap();
+        let d = ParetoData::new(&s, Some(&front), Some("slow".into()));
+        assert_eq!(d.points.iter().map(|p| p.feasible).collect::<Vec<_>>(), [false, true, false]);
+        assert_eq!(d.points[0].delay_s, Some(60.0));
+        let delay = d.view(0);
+        let marks: Vec<(bool, bool, bool)> =
+            delay.points.iter().map(|p| (p.hollow, p.ringed, p.off_scale)).collect();
+        assert_eq!(marks, [(true, false, false), (false, true, false), (true, false, true)]);
+        // The axis ends near 400 s (the largest delay but the baseline's 1000 s).
+        assert_eq!(delay.y_range, (0.0, 500.0));
+        let quota = d.view(1);
+        assert_eq!(quota.points.iter().map(|p| p.ringed).collect::<Vec<_>>(), [true, false, false]);
+        assert!(quota.x_max < 18_000.0 && quota.points[2].off_scale);
     }
 }

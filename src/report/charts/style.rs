@@ -226,6 +226,8 @@ pub enum Swatch {
     Marker,
     /// A circle outline (highlighted points).
     Ring,
+    /// A small hollow dot (points ruled out by a constraint).
+    Hollow,
     /// A filled square with white hatching (series beyond the palette's eight colours).
     Hatched,
     /// A short dashed line (line series beyond the palette's eight colours).
@@ -292,6 +294,10 @@ pub fn draw_legend_row(area: &Area, items: &[LegendItem], x: i32, y: i32) -> Res
             }
             Swatch::Ring => {
                 area.draw(&Circle::new((x + s / 2, y + s / 2 + 1), s / 2, it.colour.stroke_width(2)))
+                    .map_err(draw_err)?;
+            }
+            Swatch::Hollow => {
+                area.draw(&Circle::new((x + s / 2, y + s / 2 + 1), s / 2 - 2, it.colour.stroke_width(2)))
                     .map_err(draw_err)?;
             }
             Swatch::Marker => {
@@ -409,6 +415,51 @@ pub fn fmt_pct(v: f64) -> String {
     }
 }
 
+/// Formats a value with three significant digits, keeping trailing zeros so cells line up and
+/// 11.0 is not shown as 11 (`0.244`, `11.0`, `162`, `1.24k`, `2.50M`).
+pub fn fmt_sig3(v: f64) -> String {
+    if !v.is_finite() {
+        return "–".to_string();
+    }
+    let (scaled, suffix) = match v.abs() {
+        a if a >= 999_500.0 => (v / 1e6, "M"),
+        a if a >= 999.5 => (v / 1e3, "k"),
+        _ => (v, ""),
+    };
+    if scaled == 0.0 {
+        return "0".to_string();
+    }
+    let digits = (scaled.abs().log10().floor() as i32).max(-6);
+    let decimals = (2 - digits).max(0) as usize;
+    let mut out = format!("{scaled:.decimals$}");
+    // Rounding may carry into a new digit (9.996 -> 10.00): drop the extra decimal.
+    if decimals > 0 && out.trim_start_matches('-').replace('.', "").trim_start_matches('0').len() > 3 {
+        out.pop();
+        if out.ends_with('.') {
+            out.pop();
+        }
+    }
+    format!("{out}{suffix}")
+}
+
+/// A parameter value as a reader expects it: a duration written the way `Dur` prints it
+/// (`34s600ms`, `1m30s`) becomes a decimal in its largest unit with up to three significant
+/// digits (`34.6s`, `1.5m`); anything else is returned as written.
+pub fn fmt_param(value: &str) -> String {
+    let has_unit = value.bytes().any(|b| b.is_ascii_alphabetic());
+    let Some(d) = has_unit.then(|| crate::time::Dur::parse(value).ok()).flatten() else {
+        return value.to_string();
+    };
+    let us = d.micros() as f64;
+    let (n, unit) = [(86_400e6, "d"), (3_600e6, "h"), (60e6, "m"), (1e6, "s"), (1e3, "ms")]
+        .into_iter()
+        .find(|(scale, _)| us >= *scale)
+        .map(|(scale, unit)| (us / scale, unit))
+        .unwrap_or((us, "us"));
+    let rounded = crate::sweep::grid::round_significant(n, 3);
+    format!("{}{unit}", trim_zeros(&format!("{rounded:.2}")))
+}
+
 fn trim_zeros(s: &str) -> String {
     if s.contains('.') { s.trim_end_matches('0').trim_end_matches('.').to_string() } else { s.to_string() }
 }
@@ -486,6 +537,26 @@ mod tests {
         assert_eq!(fmt_pct(1.0), "100%");
         assert_eq!(fmt_pct(0.5), "50%");
         assert_eq!(fmt_pct(0.0123), "1.23%");
+    }
+
+    #[test]
+    fn three_significant_digits_and_durations() {
+        assert_eq!(fmt_sig3(11.04), "11.0");
+        assert_eq!(fmt_sig3(16.0), "16.0");
+        assert_eq!(fmt_sig3(0.24381), "0.244");
+        assert_eq!(fmt_sig3(162.4), "162");
+        assert_eq!(fmt_sig3(9.996), "10.0");
+        assert_eq!(fmt_sig3(1244.0), "1.24k");
+        assert_eq!(fmt_sig3(-2.71234), "-2.71");
+        assert_eq!(fmt_sig3(0.0), "0");
+        assert_eq!(fmt_param("34s600ms"), "34.6s");
+        assert_eq!(fmt_param("2m"), "2m");
+        assert_eq!(fmt_param("1m30s"), "1.5m");
+        assert_eq!(fmt_param("10s"), "10s");
+        assert_eq!(fmt_param("900ms"), "900ms");
+        assert_eq!(fmt_param("3"), "3");
+        assert_eq!(fmt_param("0.5"), "0.5");
+        assert_eq!(fmt_param("count"), "count");
     }
 
     #[test]
