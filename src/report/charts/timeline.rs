@@ -783,6 +783,8 @@ mod tests {
                 tr("a", 120, State::Closed, State::Open), // inside [100, 200): caught
                 tr("a", 225, State::Open, State::HalfOpen),
                 tr("a", 226, State::HalfOpen, State::Open), // a re-open, not false
+                tr("a", 260, State::Open, State::HalfOpen),
+                tr("a", 261, State::HalfOpen, State::Closed), // closed again before 300
                 tr("b", 500, State::Closed, State::Open),   // inside the blip + 30 s? no: false
             ],
             incidents: vec![
