@@ -219,7 +219,7 @@ fn value_like(like: &toml::Value, x: f64) -> Option<toml::Value> {
 /// (the configurations of the same preset with the same parameter names) tried, when the entry
 /// tried at least two ordered values and `validate` accepts a value one step beyond: the step
 /// of the last two values, as a ratio when the values are spaced more evenly by ratio (a log
-/// range), else as a difference.
+/// range), else as a difference (halving instead of reaching 0 below a positive range).
 pub fn bound_notes<'a>(
     chosen: &Configuration,
     configs: impl Iterator<Item = &'a Configuration>,
@@ -265,6 +265,8 @@ pub fn bound_notes<'a>(
             (Edge::Highest, true) => x * ratios[n - 2],
             (Edge::Highest, false) => x + diffs[n - 2],
             (Edge::Lowest, true) => x / ratios[0],
+            // Below a positive range, never down to 0 (for many parameters 0 turns a rule off).
+            (Edge::Lowest, false) if x > 0.0 && x - diffs[0] <= 0.0 => x / 2.0,
             (Edge::Lowest, false) => x - diffs[0],
         };
         let Some(beyond) = value_like(value, beyond).filter(|b| magnitude(b) != Some(x)) else { continue };
@@ -765,6 +767,18 @@ mod tests {
         assert!(bound_notes(&low[0], low.iter(), &positive).is_empty());
         let notes = bound_notes(&low[2], low.iter(), &positive);
         assert_eq!((notes.len(), notes[0].edge, notes[0].beyond.as_str()), (1, Edge::Highest, "4"));
+        // Below a positive range the step stops short of 0 (slow_call_rate = 0 turns the rule off).
+        let rates: Vec<Configuration> = [0.3, 0.6]
+            .iter()
+            .enumerate()
+            .map(|(id, r)| Configuration {
+                id,
+                preset: "windowed".into(),
+                overrides: vec![("slow_call_rate".into(), toml::Value::Float(*r))],
+            })
+            .collect();
+        let notes = bound_notes(&rates[0], rates.iter(), &positive);
+        assert_eq!((notes[0].edge, notes[0].beyond.as_str()), (Edge::Lowest, "0.15"));
         // A single value swept decides nothing.
         assert!(bound_notes(&configs[9], configs.iter(), &positive).is_empty());
         // The explanation says so.
