@@ -244,6 +244,13 @@ pub struct TimelineBin {
     /// Instance-time observed in the bin: the part of the bin before the run's end, times the
     /// number of instances. The occupancy fractions divide by it.
     pub observed: Dur,
+    /// The dependency's true health, whatever the breaker did: requests that arrived in the
+    /// bin, each with the answer the dependency gives its first attempt at arrival.
+    pub true_answers: u64,
+    /// Of those, answers of class `error` or `rate_limited`.
+    pub true_errors: u64,
+    /// p95 of the dependency's latency over those answers (not cut by the client's timeout).
+    pub true_p95: Option<Dur>,
 }
 
 impl TimelineBin {
@@ -257,6 +264,12 @@ impl TimelineBin {
     /// Upstream error rate of attempts completed in the bin; `None` when none completed.
     pub fn error_rate(&self) -> Option<f64> {
         (self.completed > 0).then(|| self.upstream_errors as f64 / self.completed as f64)
+    }
+
+    /// The dependency's true error rate in the bin (every arrival's first answer, admitted or
+    /// not); `None` when nothing arrived.
+    pub fn true_error_rate(&self) -> Option<f64> {
+        (self.true_answers > 0).then(|| self.true_errors as f64 / self.true_answers as f64)
     }
 }
 
@@ -343,6 +356,9 @@ pub struct Recorder {
     /// changes (times are monotone) and at the end.
     scratch: LatencyHistogram,
     scratch_bin: usize,
+    /// The same for the true answers ([`Recorder::true_answer`]), in arrival order.
+    health: LatencyHistogram,
+    health_bin: usize,
     /// Multi-provider bookkeeping, when enabled.
     routing: Option<Routing>,
 }
@@ -384,6 +400,8 @@ impl Recorder {
             bins,
             scratch: LatencyHistogram::new(),
             scratch_bin: 0,
+            health: LatencyHistogram::new(),
+            health_bin: 0,
             routing: None,
         }
     }
@@ -570,6 +588,44 @@ impl Recorder {
         }
     }
 
+    /// Whether the run keeps a timeline, so the engine should report each arrival's true
+    /// answer ([`Recorder::true_answer`]); sweeps without a timeline skip that draw.
+    pub fn records_health(&self) -> bool {
+        self.bin.is_some()
+    }
+
+    /// The dependency's answer to a request's first attempt, as it would be at the request's
+    /// arrival `at`, whether or not the breaker lets it through: the true health the timeline
+    /// shows even while the breaker is open. Arrivals come in time order. Allocates nothing.
+    pub fn true_answer(&mut self, at: SimTime, class: OutcomeClass, latency: Dur) {
+        let Some(b) = self.bin else { return };
+        let idx = (at.micros() / b.micros()) as usize;
+        if idx != self.health_bin {
+            self.fold_health();
+            self.health_bin = idx;
+        }
+        self.health.record(latency);
+        if let Some(bin) = self.bin_mut(at) {
+            bin.true_answers += 1;
+            if matches!(class, OutcomeClass::Error | OutcomeClass::RateLimited) {
+                bin.true_errors += 1;
+            }
+        }
+    }
+
+    /// Stores the true-health histogram's p95 in its bin and empties it.
+    fn fold_health(&mut self) {
+        if self.health.count() == 0 {
+            return;
+        }
+        let p95 = self.health.percentile_permille(950);
+        let at = SimTime(self.health_bin as u64 * self.bin.map_or(0, |b| b.micros()));
+        if let Some(bin) = self.bin_mut(at) {
+            bin.true_p95 = p95;
+        }
+        self.health.clear();
+    }
+
     /// Stores the scratch histogram's p95 in its bin and empties it.
     fn fold_scratch(&mut self) {
         if self.scratch.count() == 0 {
@@ -680,6 +736,7 @@ impl Recorder {
             self.close_occupancy(i, end);
         }
         self.fold_scratch();
+        self.fold_health();
         let instances = self.states.len();
         let timeline = self.bin.map(|b| {
             let span_end = end.max(self.horizon);
@@ -872,6 +929,40 @@ mod tests {
         assert_eq!(b2.error_rate(), None);
         assert_eq!(b2.upstream_p95, None);
         assert_eq!((b2.start, b2.end), (s(20), s(30)));
+    }
+
+    #[test]
+    fn true_health_is_binned_from_every_arrival_whatever_the_breaker_did() {
+        let mut r = Recorder::new(RecorderOptions {
+            horizon: s(20),
+            instances: 1,
+            timeline_bin: Some(Dur::from_secs(10)),
+            truth: vec![],
+        });
+        assert!(r.records_health());
+        // Bin 0: 4 arrivals, one error (the breaker may have refused them all: no attempt here).
+        for (t, class, ms) in [
+            (1, OutcomeClass::Ok, 10),
+            (2, OutcomeClass::Error, 20),
+            (3, OutcomeClass::Ok, 30),
+            (4, OutcomeClass::ClientError, 40),
+        ] {
+            r.true_answer(s(t), class, Dur::from_millis(ms));
+        }
+        r.true_answer(s(15), OutcomeClass::RateLimited, Dur::from_millis(5));
+        let tl = r.finish(s(20)).timeline.unwrap();
+        assert_eq!((tl.bins[0].true_answers, tl.bins[0].true_errors), (4, 1));
+        assert_eq!(tl.bins[0].true_error_rate(), Some(0.25));
+        assert_eq!(tl.bins[0].true_p95, Some(Dur::from_millis(40)));
+        assert_eq!(tl.bins[0].completed, 0);
+        assert_eq!(tl.bins[1].true_error_rate(), Some(1.0));
+        let none = Recorder::new(RecorderOptions {
+            horizon: s(20),
+            instances: 1,
+            timeline_bin: None,
+            truth: vec![],
+        });
+        assert!(!none.records_health());
     }
 
     #[test]

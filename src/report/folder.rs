@@ -99,10 +99,25 @@ impl Contents {
                 }
                 let transitions = table("transitions.csv")?.map(|t| data::transitions(&t)).transpose()?;
                 let incidents = table("incidents.csv")?.map(|t| data::incidents(&t)).transpose()?;
+                // The timeline is of the first scenario's replicate 0 (see `run` and `compare`).
+                let mut context: Vec<String> = summary
+                    .as_ref()
+                    .and_then(|s| s.rows.first())
+                    .map(|r| r.scenario.clone())
+                    .filter(|s| !s.is_empty())
+                    .into_iter()
+                    .collect();
+                if let Some(seed) = inputs.as_ref().and_then(|i| i.seed) {
+                    context.push(format!("seed {seed}"));
+                }
+                if !context.is_empty() {
+                    context.push("replicate 0".into());
+                }
                 Some(TimelineData {
                     series,
                     transitions: transitions.unwrap_or_default(),
                     incidents: incidents.unwrap_or_default(),
+                    context: context.join(" · "),
                 })
             }
         };

@@ -398,7 +398,7 @@ h1{font-size:1.6em;margin-bottom:.2em}h2{margin-top:1.8em;border-bottom:1px soli
 overflow-x:auto}.scroll{overflow-x:auto;max-width:100%}table{border-collapse:collapse;font-size:.88em;\
 font-variant-numeric:tabular-nums}th,td{border:1px solid #d0d0d0;padding:.3em .6em;text-align:right;\
 white-space:nowrap}th{background:#f3f3f3}td.t,th.t{text-align:left}td.t{white-space:normal;\
-overflow-wrap:anywhere;min-width:8em;max-width:24em}tr.best td{background:#fff3c4;\
+overflow-wrap:break-word;min-width:8em;max-width:24em}td.t:first-child{overflow-wrap:anywhere}tr.best td{background:#fff3c4;\
 font-weight:600}figure{margin:1.5em 0}img{max-width:100%;height:auto;border:1px solid #e3e3e3}\
 figcaption{color:#444;font-size:.9em}pre{background:#f6f6f6;padding:.8em;overflow-x:auto;max-width:100%}\
 code{font-family:'DejaVu Sans Mono',Menlo,Consolas,monospace}details{margin:.6em 0}summary{cursor:pointer}\

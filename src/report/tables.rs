@@ -221,12 +221,15 @@ pub const TIMELINE_COLUMNS: &[&str] = &[
     "half_open_frac",
     "upstream_p95_ms",
     "upstream_error_rate",
+    "true_p95_ms",
+    "true_error_rate",
 ];
 
 /// timeline.csv: one row per bin ([`TIMELINE_COLUMNS`], after a leading `policy` column when
 /// several runs are written): counts of events in the bin; the
 /// fraction of the bin each state held, averaged over instances; p95 latency (ms) and upstream
-/// error rate of attempts completed in the bin (empty when none). A run recorded without a
+/// error rate of attempts completed in the bin (empty when none); the dependency's true p95
+/// and error rate over every arrival's first answer, admitted or not (empty when none). A run recorded without a
 /// timeline gives the header alone.
 pub fn timeline_csv(rows: &[(&str, &RunRecord)]) -> Vec<u8> {
     let labelled = rows.len() > 1;
@@ -249,6 +252,8 @@ pub fn timeline_csv(rows: &[(&str, &RunRecord)]) -> Vec<u8> {
                 opt_float(b.fraction(State::HalfOpen)),
                 opt_float(b.upstream_p95.map(|d| d.as_millis_f64())),
                 opt_float(b.error_rate()),
+                opt_float(b.true_p95.map(|d| d.as_millis_f64())),
+                opt_float(b.true_error_rate()),
             ];
             push_row(&mut out, labelled.then(|| label.to_string()).into_iter().chain(cells));
         }
@@ -481,9 +486,9 @@ provider.secondary.attempts,provider.secondary.successes,provider.backup.attempt
         assert_eq!(
             text,
             "bin_start_us,bin_end_us,offered,admitted,rejected,successes,failures,closed_frac,open_frac,half_open_frac,\
-upstream_p95_ms,upstream_error_rate\n\
-0,10000000,1,1,0,1,0,1,0,0,5,0\n\
-10000000,20000000,0,0,0,0,0,0.5,0.5,0,,\n"
+upstream_p95_ms,upstream_error_rate,true_p95_ms,true_error_rate\n\
+0,10000000,1,1,0,1,0,1,0,0,5,0,,\n\
+10000000,20000000,0,0,0,0,0,0.5,0.5,0,,,,\n"
         );
         let mut without = record(15);
         without.timeline = None;

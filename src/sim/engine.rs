@@ -423,6 +423,12 @@ impl<'a> Engine<'a> {
             self.calls.push(CallRecord { arrival: now, start: None, end: None });
         }
         self.rec.request_arrived(now);
+        if self.rec.records_health() {
+            // The dependency's true health for the timeline: this arrival's first answer,
+            // whether or not the breaker will let it through (provider 0 with several).
+            let answer = first_answer.unwrap_or_else(|| self.workload.first_answer(request, now));
+            self.rec.true_answer(now, answer.class, answer.latency);
+        }
         let instance = (request % self.instances.len() as u64) as u32;
         let client = &mut self.instances[instance as usize];
         client.budget.on_request(now);

@@ -154,11 +154,6 @@ impl TimeAxis {
             TimeLabels::Days => format!("d{} {}", t_us / DAY + 1, clock(t_us)),
         }
     }
-
-    /// Microseconds per pixel when the axis is `width_px` wide.
-    pub fn us_per_px(&self, width_px: i32) -> u64 {
-        (self.to - self.from) / width_px.max(1) as u64
-    }
 }
 
 impl Ranged for TimeAxis {

@@ -158,6 +158,10 @@ pub struct Bin {
     pub upstream_p95_ms: Option<f64>,
     /// Upstream error rate in the bin, when any call completed.
     pub upstream_error_rate: Option<f64>,
+    /// The dependency's true p95 (ms) over every arrival's first answer, admitted or not.
+    pub true_p95_ms: Option<f64>,
+    /// The dependency's true error rate over every arrival's first answer.
+    pub true_error_rate: Option<f64>,
 }
 
 /// The bins of one configuration.
@@ -181,6 +185,7 @@ pub fn timeline(t: &Table) -> Result<Vec<Series>, ChartError> {
     let succ = t.col("successes");
     let (cf, of, hf) = (t.col("closed_frac"), t.col("open_frac"), t.col("half_open_frac"));
     let (p95, er) = (t.col("upstream_p95_ms"), t.col("upstream_error_rate"));
+    let (tp95, ter) = (t.col("true_p95_ms"), t.col("true_error_rate"));
     let opt = |row: usize, col: Option<usize>| match col {
         Some(col) => t.f64(row, col),
         None => Ok(None),
@@ -204,6 +209,8 @@ pub fn timeline(t: &Table) -> Result<Vec<Series>, ChartError> {
             half_open_frac: opt(row, hf)?,
             upstream_p95_ms: opt(row, p95)?,
             upstream_error_rate: opt(row, er)?,
+            true_p95_ms: opt(row, tp95)?,
+            true_error_rate: opt(row, ter)?,
         };
         if bin.end_us <= bin.start_us {
             return Err(t.bad(row, be, "bin_end_us greater than bin_start_us"));

@@ -22,6 +22,9 @@ pub struct TimelineData {
     pub transitions: Vec<TransitionRow>,
     /// Ground-truth windows (incidents.csv; empty when absent).
     pub incidents: Vec<Incident>,
+    /// What run the timeline shows, for its title (`slow-not-down · seed 7 · replicate 0`);
+    /// empty when unknown.
+    pub context: String,
 }
 
 impl TimelineData {
@@ -30,18 +33,55 @@ impl TimelineData {
         &self.series[..self.series.len().min(TIMELINE_MAX_CONFIGS)]
     }
 
-    /// Entries into OPEN of configuration `policy` (all transitions when only one is drawn
-    /// and the files disagree on labels).
-    fn opens<'a>(&'a self, policy: &'a str) -> impl Iterator<Item = u64> + 'a {
+    /// Transitions of configuration `policy` (all of them when only one is drawn and the files
+    /// disagree on labels).
+    fn of<'a>(&'a self, policy: &'a str) -> impl Iterator<Item = &'a TransitionRow> + 'a {
         let only_one = self.series.len() == 1;
-        self.transitions
-            .iter()
-            .filter(move |t| {
-                t.to == State::Open && (t.policy == policy || only_one || t.policy == SINGLE_POLICY)
+        self.transitions.iter().filter(move |t| t.policy == policy || only_one || t.policy == SINGLE_POLICY)
+    }
+
+    /// Entries into OPEN of configuration `policy`, each with whether it was a false open: from
+    /// CLOSED, at a time no incident expecting `open` or `either` covers (with the default
+    /// 30 s tolerance after its end, as the scoring uses).
+    pub fn open_marks(&self, policy: &str) -> Vec<(u64, bool)> {
+        self.of(policy)
+            .filter(|t| t.to == State::Open && t.from != State::Open)
+            .map(|t| {
+                let excused = self.incidents.iter().any(|i| {
+                    matches!(i.expect, Expect::Open | Expect::Either)
+                        && t.at_us >= i.start_us
+                        && t.at_us < i.end_us.saturating_add(TOLERANCE_US)
+                });
+                (t.at_us, t.from == State::Closed && !excused)
             })
-            .map(|t| t.at_us)
+            .collect()
+    }
+
+    /// The incidents expecting `open` that configuration `policy` missed: no instance was open
+    /// at the start and none entered OPEN before the end plus the default tolerance.
+    pub fn missed(&self, policy: &str) -> Vec<&Incident> {
+        self.incidents
+            .iter()
+            .filter(|i| i.expect == Expect::Open)
+            .filter(|i| {
+                let mut open_at_start = std::collections::BTreeMap::new();
+                for t in self.of(policy).filter(|t| t.at_us < i.start_us) {
+                    open_at_start.insert(t.instance, t.to == State::Open);
+                }
+                let caught = self.of(policy).any(|t| {
+                    t.to == State::Open
+                        && t.at_us >= i.start_us
+                        && t.at_us < i.end_us.saturating_add(TOLERANCE_US)
+                });
+                !caught && !open_at_start.values().any(|o| *o)
+            })
+            .collect()
     }
 }
+
+/// The scoring's default tolerance after an incident's end (µs), used to mark false opens and
+/// missed incidents (a scenario may set another; summary.csv's counts are authoritative).
+const TOLERANCE_US: u64 = 30_000_000;
 
 /// The pixel size of the timeline for `configs` configurations.
 pub fn timeline_size(configs: usize) -> (u32, u32) {
@@ -81,6 +121,9 @@ struct Shown {
     states: Option<[f64; 3]>,
     p95: Option<f64>,
     err: Option<f64>,
+    /// The dependency's true p95 and error rate (every arrival, admitted or not).
+    true_p95: Option<f64>,
+    true_err: Option<f64>,
 }
 
 /// Round display-bin widths (µs): merged bins take the smallest that is a multiple of the
@@ -175,7 +218,17 @@ fn merge(bins: &[Bin], from: u64, to: u64, width: u64) -> Vec<Shown> {
                     rated.iter().map(|r| r.0).sum::<f64>() / rated.len() as f64
                 })
             };
-            Shown { start, end, rates, admitted, states, p95, err }
+            // True health: the worst p95, the error rate pooled over arrivals.
+            let true_p95 = g
+                .iter()
+                .filter_map(|b| b.true_p95_ms)
+                .fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.max(v))));
+            let weighed: Vec<(f64, f64)> =
+                g.iter().filter_map(|b| b.true_error_rate.map(|e| (e, b.offered.max(1.0)))).collect();
+            let true_err = (!weighed.is_empty()).then(|| {
+                weighed.iter().map(|r| r.0 * r.1).sum::<f64>() / weighed.iter().map(|r| r.1).sum::<f64>()
+            });
+            Shown { start, end, rates, admitted, states, p95, err, true_p95, true_err }
         })
         .collect()
 }
@@ -262,11 +315,16 @@ pub fn render_timeline(data: &TimelineData, range: Option<TimeRange>, root: &Are
     if data.series.len() > shown.len() {
         sub.push_str(&format!(" · first {} of {} configurations", shown.len(), data.series.len()));
     }
-    let title = if shown.len() == 1 && shown[0].policy != SINGLE_POLICY {
-        format!("Timeline: {}", shown[0].policy)
-    } else {
-        "Timeline: dependency health, breaker state and traffic".to_string()
+    let mut title = match data.context.as_str() {
+        "" => "Timeline".to_string(),
+        context => format!("Timeline: {context}"),
     };
+    if shown.len() == 1 && shown[0].policy != SINGLE_POLICY {
+        title.push_str(&format!(" · {}", shown[0].policy));
+    } else if data.context.is_empty() {
+        title.push_str(": dependency health, breaker state and traffic");
+    }
+    let title = fit_text(&title, TITLE_SIZE, TIMELINE_WIDTH as i32 - 40);
     draw_title(&title_area, &title, &sub)?;
 
     let k = shown.len() as u32;
@@ -312,10 +370,22 @@ fn draw_health(
     incidents: &[Incident],
 ) -> Result<(), ChartError> {
     let (head, body) = area.split_vertically(HEADING);
+    let has_true = bins.iter().any(|b| b.true_p95.is_some() || b.true_err.is_some());
     let mut legend = vec![
-        LegendItem { label: "p95 latency (left)".into(), colour: HEALTH_P95, swatch: Swatch::Line },
-        LegendItem { label: "error rate (right)".into(), colour: HEALTH_ERRORS, swatch: Swatch::Line },
+        LegendItem {
+            label: "p95 of calls let through (left)".into(),
+            colour: HEALTH_P95,
+            swatch: Swatch::Line,
+        },
+        LegendItem { label: "their error rate (right)".into(), colour: HEALTH_ERRORS, swatch: Swatch::Line },
     ];
+    if has_true {
+        legend.push(LegendItem {
+            label: "true p95 / error rate, every request (dashed)".into(),
+            colour: DARK_GREY,
+            swatch: Swatch::Dashed,
+        });
+    }
     for e in [Expect::Open, Expect::StayClosed, Expect::Either] {
         if incidents.iter().any(|i| i.expect == e) {
             legend.push(LegendItem {
@@ -327,7 +397,8 @@ fn draw_health(
     }
     heading(&head, "Dependency health", &legend)?;
 
-    let p95s: Vec<f64> = bins.iter().filter_map(|b| b.p95).filter(|v| *v > 0.0).collect();
+    let p95s: Vec<f64> =
+        bins.iter().flat_map(|b| [b.p95, b.true_p95]).flatten().filter(|v| *v > 0.0).collect();
     let (lo, hi) = if p95s.is_empty() {
         (1.0, 1000.0)
     } else {
@@ -400,6 +471,17 @@ fn draw_health(
         }
     }
 
+    // The true health first, dashed, under the observed lines.
+    for run in runs(bins.iter().map(|b| (b.start, b.end, b.true_p95.filter(|v| *v > 0.0)))) {
+        chart
+            .draw_series(DashedLineSeries::new(run, 7, 5, HEALTH_P95.mix(0.7).stroke_width(2)))
+            .map_err(draw_err)?;
+    }
+    for run in runs(bins.iter().map(|b| (b.start, b.end, b.true_err))) {
+        chart
+            .draw_secondary_series(DashedLineSeries::new(run, 7, 5, HEALTH_ERRORS.mix(0.7).stroke_width(2)))
+            .map_err(draw_err)?;
+    }
     for run in runs(bins.iter().map(|b| (b.start, b.end, b.p95.filter(|v| *v > 0.0)))) {
         chart.draw_series(LineSeries::new(run, HEALTH_P95.stroke_width(2))).map_err(draw_err)?;
     }
@@ -432,22 +514,40 @@ fn draw_bands(
         LegendItem { label: "closed".into(), colour: STATE_CLOSED, swatch: Swatch::Box },
         LegendItem { label: "half-open".into(), colour: STATE_HALF_OPEN, swatch: Swatch::Box },
         LegendItem { label: "open".into(), colour: STATE_OPEN, swatch: Swatch::Box },
-        LegendItem { label: "entry into open".into(), colour: OI_BLACK, swatch: Swatch::Marker },
+        LegendItem { label: "entry into open (tick)".into(), colour: OI_BLACK, swatch: Swatch::Marker },
+        LegendItem { label: "false open".into(), colour: OI_VERMILLION, swatch: Swatch::Marker },
+        LegendItem { label: "missed incident".into(), colour: OI_VERMILLION, swatch: Swatch::Hatched },
         LegendItem { label: "no data".into(), colour: LIGHT_GREY, swatch: Swatch::Box },
     ];
     heading(&head, "Breaker state (share of each bin)", &legend)?;
     for (s, bins) in shown.iter().zip(merged) {
         let (band, next) = rest.split_vertically(TIMELINE_BAND_HEIGHT);
         rest = next;
-        let (label_row, strip) = band.split_vertically(22);
-        let opens: Vec<u64> =
-            data.opens(&s.policy).filter(|t| *t >= axis.start_us() && *t <= axis.to_us()).collect();
-        let label = format!(
+        let (label_row, rest_band) = band.split_vertically(20);
+        let (tick_row, strip) = rest_band.split_vertically(12);
+        let opens: Vec<(u64, bool)> = data
+            .open_marks(&s.policy)
+            .into_iter()
+            .filter(|(t, _)| *t >= axis.start_us() && *t <= axis.to_us())
+            .collect();
+        let false_opens = opens.iter().filter(|o| o.1).count();
+        let missed = data.missed(&s.policy);
+        let mut label = format!(
             "{} · {} entr{} into open",
             s.policy,
             opens.len(),
             if opens.len() == 1 { "y" } else { "ies" }
         );
+        if false_opens > 0 {
+            label.push_str(&format!(" · {false_opens} false (red ticks)"));
+        }
+        if !missed.is_empty() {
+            label.push_str(&format!(
+                " · {} incident{} missed",
+                missed.len(),
+                if missed.len() == 1 { "" } else { "s" }
+            ));
+        }
         let max_w = TIMELINE_WIDTH as i32 - TIMELINE_LEFT_AREA as i32 - TIMELINE_RIGHT_AREA as i32 - 40;
         label_row
             .draw(&Text::new(
@@ -479,11 +579,27 @@ fn draw_bands(
                 }
             }
         }
-        let (pw, _) = plot.dim_in_pixel();
-        let half = axis.us_per_px(pw as i32) * 5;
-        for t in &opens {
-            let tri = vec![(t.saturating_sub(half), 1.0), (t.saturating_add(half), 1.0), (*t, 0.5)];
-            plot.draw(&Polygon::new(tri, OI_BLACK.filled())).map_err(draw_err)?;
+        // Missed incidents: a red outline and hatching over the lane across the window.
+        let base = plot.get_base_pixel();
+        let flat = plot.strip_coord_spec();
+        for i in &missed {
+            let (s0, e0) = (i.start_us.max(axis.start_us()), i.end_us.min(axis.to_us()));
+            if e0 <= s0 {
+                continue;
+            }
+            let a = chart.backend_coord(&(s0, 1.0));
+            let b = chart.backend_coord(&(e0, 0.0));
+            let (a, b) = ((a.0 - base.0, a.1 - base.1), ((b.0 - base.0).max(a.0 - base.0 + 3), b.1 - base.1));
+            hatch(&flat, a, b, 5, OI_VERMILLION)?;
+            flat.draw(&Rectangle::new([a, b], OI_VERMILLION.stroke_width(2))).map_err(draw_err)?;
+        }
+        // Entries into open: thin ticks above the lane (red for a false open), never over it.
+        let tick_base = tick_row.get_base_pixel();
+        for (t, false_open) in &opens {
+            let (x, _) = chart.backend_coord(&(*t, 1.0));
+            let x = x - tick_base.0;
+            let colour = if *false_open { OI_VERMILLION } else { OI_BLACK };
+            tick_row.draw(&Rectangle::new([(x, 1), (x + 1, 11)], colour.filled())).map_err(draw_err)?;
         }
         chart
             .configure_mesh()
@@ -591,6 +707,8 @@ mod tests {
             half_open_frac: Some(0.0),
             upstream_p95_ms: p95,
             upstream_error_rate: err,
+            true_p95_ms: p95,
+            true_error_rate: err,
         }
     }
 
@@ -635,6 +753,55 @@ mod tests {
     fn runs_break_at_missing_values() {
         let r = runs([(0, 1, Some(1.0)), (1, 2, None), (2, 3, Some(2.0)), (3, 4, Some(3.0))].into_iter());
         assert_eq!(r, vec![vec![(0, 1.0), (1, 1.0)], vec![(2, 2.0), (3, 2.0), (3, 3.0), (4, 3.0)]]);
+    }
+
+    #[test]
+    fn false_opens_and_missed_incidents_are_marked() {
+        let tr = |policy: &str, at_s: u64, from: State, to: State| TransitionRow {
+            policy: policy.into(),
+            at_us: at_s * 1_000_000,
+            instance: 0,
+            from,
+            to,
+            reason: String::new(),
+        };
+        let inc = |s: u64, e: u64, expect| Incident {
+            start_us: s * 1_000_000,
+            end_us: e * 1_000_000,
+            kind: "outage".into(),
+            expect,
+        };
+        let data = TimelineData {
+            series: vec![
+                Series { policy: "a".into(), bins: vec![] },
+                Series { policy: "b".into(), bins: vec![] },
+            ],
+            transitions: vec![
+                tr("a", 50, State::Closed, State::Open), // no incident: false
+                tr("a", 60, State::Open, State::HalfOpen),
+                tr("a", 61, State::HalfOpen, State::Closed),
+                tr("a", 120, State::Closed, State::Open), // inside [100, 200): caught
+                tr("a", 225, State::Open, State::HalfOpen),
+                tr("a", 226, State::HalfOpen, State::Open), // a re-open, not false
+                tr("a", 260, State::Open, State::HalfOpen),
+                tr("a", 261, State::HalfOpen, State::Closed), // closed again before 300
+                tr("b", 500, State::Closed, State::Open),   // inside the blip + 30 s? no: false
+            ],
+            incidents: vec![
+                inc(100, 200, Expect::Open),
+                inc(300, 400, Expect::Open),
+                inc(450, 460, Expect::StayClosed),
+            ],
+            context: String::new(),
+        };
+        assert_eq!(
+            data.open_marks("a"),
+            vec![(50_000_000, true), (120_000_000, false), (226_000_000, false)]
+        );
+        assert_eq!(data.open_marks("b"), vec![(500_000_000, true)]);
+        // a caught the first outage, missed the second; b missed both.
+        assert_eq!(data.missed("a").iter().map(|i| i.start_us).collect::<Vec<_>>(), vec![300_000_000]);
+        assert_eq!(data.missed("b").len(), 2);
     }
 
     #[test]
