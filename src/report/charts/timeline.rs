@@ -785,7 +785,7 @@ mod tests {
                 tr("a", 226, State::HalfOpen, State::Open), // a re-open, not false
                 tr("a", 260, State::Open, State::HalfOpen),
                 tr("a", 261, State::HalfOpen, State::Closed), // closed again before 300
-                tr("b", 500, State::Closed, State::Open),   // inside the blip + 30 s? no: false
+                tr("b", 500, State::Closed, State::Open),     // inside the blip + 30 s? no: false
             ],
             incidents: vec![
                 inc(100, 200, Expect::Open),
