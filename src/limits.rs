@@ -160,13 +160,12 @@ fn run_size(scenario: &Scenario, policies: &[PolicyConfig], policy_spot: &Spot) 
     let in_flight =
         ((rate * in_flight_secs).min(requests * f64::from(attempts)) * IN_FLIGHT_BYTES as f64) as u64;
     // A breaker that lets one call through at a time may leave every later request waiting.
-    let queued = if policies.iter().any(PolicyConfig::queues_calls) {
-        (requests * IN_FLIGHT_BYTES as f64) as u64
-    } else {
-        0
-    };
-    let (engine_spot, engine_what) = if queued > per_instance.max(bin_bytes) {
-        let label = policies.iter().find(|p| p.queues_calls()).map_or_else(String::new, PolicyConfig::label);
+    let queuing = policies.iter().find(|p| p.queues_calls());
+    let queued = queuing.map_or(0, |_| (requests * IN_FLIGHT_BYTES as f64) as u64);
+    let (engine_spot, engine_what) = if let Some(policy) =
+        queuing.filter(|_| queued > per_instance.max(bin_bytes))
+    {
+        let label = policy.label();
         (
             policy_spot.clone(),
             format!(
