@@ -118,6 +118,9 @@ impl Contents {
                     transitions: transitions.unwrap_or_default(),
                     incidents: incidents.unwrap_or_default(),
                     context: context.join(" · "),
+                    lanes: inputs.as_ref().map(|i| i.breakers.clone()).unwrap_or_default(),
+                    providers: inputs.as_ref().map(|i| i.providers.clone()).unwrap_or_default(),
+                    epoch_us: inputs.as_ref().and_then(|i| i.epoch_us),
                 })
             }
         };
