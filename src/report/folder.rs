@@ -132,7 +132,8 @@ impl Contents {
                     let rows = super::explain::read_explain_csv(&bytes)
                         .map_err(|message| ChartError::Csv { path, line: 0, message })?;
                     let incidents = timeline.as_ref().map(|t| t.incidents.as_slice()).unwrap_or_default();
-                    super::explain::marks(&rows, incidents)
+                    let names = inputs.as_ref().map(|i| i.breakers.as_slice()).unwrap_or_default();
+                    super::explain::marks(&rows, incidents, names)
                 }
             };
         let pareto_table = table("pareto.csv")?;
