@@ -580,6 +580,9 @@ const DIFFERENCES_NOTE: &str = "Paired by replicate (every configuration saw the
 mean difference over replicates ± the half-width of its 95% confidence interval; * where the interval \
 excludes zero. Negative is better, but for availability.";
 
+const DECISION_NOTE: &str = "Total cost is the sum over scenarios of the mean cost over replicates (lower is \
+better); missed incidents, false opens and flaps are summed the same way.";
+
 fn html_review(h: &mut String, r: &Review, explanation: Option<&str>) {
     if let Some(b) = &r.baseline {
         let _ = writeln!(h, "<h2 id=\"baseline\">Today's configuration: {}</h2>", esc(&b.label));
@@ -626,10 +629,7 @@ fn html_review(h: &mut String, r: &Review, explanation: Option<&str>) {
         let _ = writeln!(h, "<p class=\"verdict warn\"><strong>A bound decided:</strong> {}</p>", esc(note));
     }
     html_table(h, &decision_table(r));
-    h.push_str(
-        "<p class=\"meta\">Total cost is the sum over scenarios of the mean cost over replicates (lower is \
-         better); missed incidents, false opens and flaps are summed the same way.</p>\n",
-    );
+    let _ = writeln!(h, "<p class=\"meta\">{DECISION_NOTE}</p>");
     if let Some(e) = explanation {
         let _ = writeln!(
             h,
@@ -643,7 +643,9 @@ fn html_review(h: &mut String, r: &Review, explanation: Option<&str>) {
 fn md_review(m: &mut String, r: &Review, explanation: Option<&str>) {
     if let Some(b) = &r.baseline {
         let _ = writeln!(m, "## Today's configuration: {}\n", b.label);
-        let _ = writeln!(m, "**Verdict:** {}\n", b.verdict);
+        // The page's green or amber box: a mark a text reader sees too.
+        let mark = if b.fine { "✔" } else { "⚠" };
+        let _ = writeln!(m, "> {mark} **Verdict:** {}\n", b.verdict);
         for f in &b.findings {
             let _ = writeln!(m, "- {f}");
         }
@@ -679,7 +681,7 @@ fn md_review(m: &mut String, r: &Review, explanation: Option<&str>) {
         let _ = writeln!(m, "> **A bound decided:** {note}\n");
     }
     md_table(m, &decision_table(r));
-    m.push('\n');
+    let _ = writeln!(m, "\n_{DECISION_NOTE}_\n");
     if let Some(e) = explanation {
         m.push_str(
             "<details><summary>Why this one: the recommendation explained (recommendation.txt)</summary>\n\n",
@@ -733,6 +735,48 @@ fn html_marks(h: &mut String, marks: &[super::explain::Mark]) {
         );
     }
     h.push_str("</p></details>\n");
+}
+
+/// Most state changes report.md lists under the timeline (report.html lists up to
+/// [`super::explain::MAX_MARKS`]; `breakerlab explain DIR` prints them all).
+pub const MD_MAX_MARKS: usize = 30;
+
+/// [`html_marks`] for report.md: every incident (missed ones marked), then the first
+/// [`MD_MAX_MARKS`] state changes, each with what `breakerlab explain` says.
+fn md_marks(m: &mut String, marks: &[super::explain::Mark]) {
+    if marks.is_empty() {
+        return;
+    }
+    let mut sorted: Vec<&super::explain::Mark> = marks.iter().collect();
+    sorted.sort_by_key(|k| k.at_us);
+    let incident = |k: &&super::explain::Mark| k.label.starts_with("incident ");
+    let changes = sorted.iter().filter(|k| !incident(k)).count();
+    let count = super::explain::count_of(marks.len() as u64, "mark");
+    let _ = writeln!(m, "<details><summary>Why it opened, or did not ({count})</summary>\n");
+    let mut listed = 0;
+    for k in &sorted {
+        if !incident(k) {
+            if listed == MD_MAX_MARKS {
+                continue;
+            }
+            listed += 1;
+        }
+        let label = if k.missed {
+            format!("⚠ **{}**", md_cell(&k.label))
+        } else {
+            format!("**{}**", md_cell(&k.label))
+        };
+        let lines: Vec<String> = k.title.lines().map(|l| md_cell(l.trim())).collect();
+        let _ = writeln!(m, "- {label}: {}", lines.join("  \n  "));
+    }
+    if changes > listed {
+        let _ = writeln!(
+            m,
+            "\n_{} more state changes: `breakerlab explain` on this folder prints every one._",
+            changes - listed
+        );
+    }
+    m.push_str("\n</details>\n\n");
 }
 
 const SUMMARY_NOTE: &str = "One row per scenario × configuration; values are means over replicates, ± the 95% \
@@ -856,9 +900,10 @@ fn render_md(c: &View, inputs: &ReportInputs) -> String {
     let _ = writeln!(m, "# breakerlab report: {}\n", c.title);
     let _ = writeln!(
         m,
-        "breakerlab {}{}\n",
+        "breakerlab {}{} · report drawn by breakerlab {}\n",
         inputs.version,
-        inputs.seed.map(|s| format!(" · seed {s}")).unwrap_or_default()
+        inputs.seed.map(|s| format!(" · seed {s}")).unwrap_or_default(),
+        env!("CARGO_PKG_VERSION")
     );
     if let Some(r) = c.review {
         md_review(&mut m, r, c.explanation);
@@ -877,7 +922,15 @@ fn render_md(c: &View, inputs: &ReportInputs) -> String {
     if !c.charts.is_empty() {
         m.push_str("## Charts\n\n");
         for chart in &c.charts {
-            let _ = writeln!(m, "[![{}]({name})]({name})\n", chart_caption(&chart.name), name = chart.name);
+            let cap = chart_caption(&chart.name);
+            let _ = writeln!(
+                m,
+                "[![{cap}]({name})]({name})  \n_{cap}_ ([{name}]({name}), full size)\n",
+                name = chart.name
+            );
+            if chart.name == super::charts::TIMELINE_PNG {
+                md_marks(&mut m, c.marks);
+            }
         }
     }
     if c.summary.is_some() || c.pareto.is_some() {
@@ -1201,6 +1254,9 @@ ci95 = 1.25
             "| consecutive(th=3,open=10s) | baseline | 97.8 | +55.3 | 2.30 | no | `missed_incidents == 0` on slow (missed_incidents = 1) | 1 of 4 | 6 | 2 |"
         ), "{md}");
         assert!(html.contains("<p class=\"verdict warn\"><strong>Verdict:</strong>"));
+        // report.md carries the page's marks: the amber verdict, the cost note.
+        assert!(md.contains("> ⚠ **Verdict:** opens on noise"), "{md}");
+        assert!(md.contains(&format!("_{DECISION_NOTE}_")) && html.contains(DECISION_NOTE));
         assert!(html.contains("<tr class=\"best\"><td class=\"t\">window(rate=0.8,win=10s,min=10)</td>"));
         assert!(html.contains("<details id=\"summary\"><summary>"));
         // A broken review.toml is refused with its line.

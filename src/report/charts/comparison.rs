@@ -66,6 +66,42 @@ pub struct ComparisonData {
     pub total_configs: usize,
     /// Panels with at least one value.
     pub panels: Vec<MetricPanel>,
+    /// What was run, for the title: `slow-not-down · seed 7 · 5 replicates`.
+    pub context: String,
+}
+
+/// The distinct non-empty values of `values`, in order of first appearance.
+fn distinct<'a>(values: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
+    let mut out: Vec<&str> = Vec::new();
+    for v in values.filter(|v| !v.is_empty()) {
+        if !out.contains(&v) {
+            out.push(v);
+        }
+    }
+    out
+}
+
+/// The title's context: the scenario (or how many), the seed and the replicates of `summary`.
+fn context(summary: &Summary) -> String {
+    let rows = &summary.rows;
+    let mut parts = Vec::new();
+    match distinct(rows.iter().map(|r| r.scenario.as_str())).as_slice() {
+        [] => {}
+        [one] => parts.push(one.to_string()),
+        many => parts.push(format!("{} scenarios", many.len())),
+    }
+    match distinct(rows.iter().map(|r| r.seed.as_str())).as_slice() {
+        [] => {}
+        [one] => parts.push(format!("seed {one}")),
+        many => parts.push(format!("seeds {}", many.join(", "))),
+    }
+    match distinct(rows.iter().map(|r| r.replicates.as_str())).as_slice() {
+        [] => {}
+        ["1"] => parts.push("1 replicate".to_string()),
+        [one] => parts.push(format!("{one} replicates")),
+        many => parts.push(format!("{} replicates", many.join(" or "))),
+    }
+    parts.join(" · ")
 }
 
 impl ComparisonData {
@@ -143,7 +179,7 @@ impl ComparisonData {
             })
             .filter(|p| p.values.iter().flatten().any(Option::is_some))
             .collect();
-        ComparisonData { scenarios, configs, total_configs: all.len(), panels }
+        ComparisonData { scenarios, configs, total_configs: all.len(), panels, context: context(summary) }
     }
 
     fn legend_rows(&self) -> u32 {
@@ -178,7 +214,11 @@ pub fn render_comparison(data: &ComparisonData, root: &Area) -> Result<(), Chart
     if data.total_configs > data.configs.len() {
         sub.push_str(&format!(" · the {} lowest-cost of {}", data.configs.len(), data.total_configs));
     }
-    draw_title(&title_area, "Configurations compared", &sub)?;
+    let title = match data.context.as_str() {
+        "" => "Configurations compared".to_string(),
+        context => format!("Configurations compared: {context}"),
+    };
+    draw_title(&title_area, &fit_text(&title, TITLE_SIZE, COMPARISON_WIDTH as i32 - 40), &sub)?;
     let (legend_area, grid) = rest.split_vertically(12 + data.legend_rows() * 26);
     for (row, chunk) in data.configs.chunks(4).enumerate() {
         let items: Vec<LegendItem> = chunk
@@ -341,6 +381,21 @@ mod tests {
         assert_eq!(d.panels[0].values[1][1], None);
         let av = d.panels[1].values[0][1].unwrap().mean;
         assert!((av - 0.1).abs() < 1e-12);
+        // No seed or replicates columns: the title names the scenarios only.
+        assert_eq!(d.context, "2 scenarios");
+    }
+
+    #[test]
+    fn the_title_names_the_scenario_seed_and_replicates() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("summary.csv");
+        let write = |rows: &str| {
+            std::fs::write(&p, format!("scenario,policy,seed,replicates,false_opens\n{rows}")).unwrap();
+            ComparisonData::new(&read_summary(&p).unwrap()).context
+        };
+        assert_eq!(write("slow,x,7,5,1\nslow,y,7,5,2\n"), "slow · seed 7 · 5 replicates");
+        assert_eq!(write("slow,x,7,1,1\nfast,y,7,1,2\n"), "2 scenarios · seed 7 · 1 replicate");
+        assert_eq!(write("slow,x,7,3,1\nslow,y,8,5,2\n"), "slow · seeds 7, 8 · 3 or 5 replicates");
     }
 
     #[test]

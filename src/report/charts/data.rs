@@ -323,6 +323,10 @@ pub struct SummaryRow {
     /// The Pareto front the row belongs to (pareto.csv's `front`, e.g. `wasted_quota vs
     /// availability`); empty in summary.csv.
     pub front: String,
+    /// The base seed, as written (empty when the file has no `seed` column).
+    pub seed: String,
+    /// Replicates aggregated in the row, as written (empty when absent).
+    pub replicates: String,
 }
 
 impl SummaryRow {
@@ -398,6 +402,8 @@ pub fn summary(t: &Table) -> Result<Summary, ChartError> {
             metrics,
             feasible,
             front: t.str_by(row, "front").to_string(),
+            seed: t.str_by(row, "seed").to_string(),
+            replicates: t.str_by(row, "replicates").to_string(),
         });
     }
     for h in &t.headers {
