@@ -1,20 +1,24 @@
-//! Per-call logs (one row per call: timestamp, latency, status) imported for exact replay.
+//! Per-call logs (one row per call: timestamp, latency, optional status) imported for exact
+//! replay; `--where COLUMN=GLOB` keeps some rows (one service, one operation).
 //!
 //! Storage is three parallel vectors (arrival time, latency in µs as `u32`, outcome class), about
 //! 13 bytes a call, so a week at 100 calls/s fits in memory without any of the file's strings.
-//! The per-row path parses cells from a reused `ByteRecord` and allocates nothing. Time zero is the
+//! The per-row path splits a plain line in place (or reads a reused `ByteRecord` after a quoted
+//! line), parses whole numbers without floating point and allocates nothing. Time zero is the
 //! first row's timestamp; rows must be in time order (equal timestamps are normal and kept).
 //!
 //! Status mapping: HTTP 1xx–3xx → ok, 429 → rate_limited, 408 → error (a timeout), other 4xx →
 //! client_error, 5xx → error; words ok/success/true → ok, error/fail/false/exception → error,
 //! timeout/timed_out/deadline_exceeded → error, rate_limited/throttled → rate_limited,
-//! client_error/bad_request/unauthorized/forbidden/not_found → client_error; 0/1 as a flag. A
+//! client_error/bad_request/unauthorized/forbidden/not_found → client_error; gRPC status names
+//! (and codes, in a column whose name says `grpc`) as gRPC maps them; OpenTelemetry's
+//! `STATUS_CODE_ERROR` → error, `OK`/`UNSET` → ok; 0/1 as a flag. A
 //! logged timeout becomes an `error` answer at the logged latency (the log knows only that the
 //! dependency took at least that long; the replay client's own timeout applies on top).
 
-use super::columns::{Role, Row, open};
-use super::records::Records;
-use super::timestamp::Resolved;
+use super::columns::{Header, Role, Row, open};
+use super::records::{Cells, Next, Records, Split};
+use super::timestamp::{Resolved, TimeFormat};
 use super::{ImportReport, IntervalTrace, LatencyUnit, StatusKind, TraceError, TraceOptions, to_sim};
 use crate::outcome::{Answer, OutcomeClass};
 use crate::time::{Dur, SimTime};
@@ -34,21 +38,58 @@ pub struct CallTrace {
     report: ImportReport,
 }
 
-/// Reads one status cell; `error_flag` says a 1 means failure.
-fn parse_status(cell: &[u8], error_flag: bool) -> Option<OutcomeClass> {
+/// How a status column is read.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+struct StatusRead {
+    /// A 0/1 flag where 1 means failure.
+    error_flag: bool,
+    /// Numbers are gRPC status codes (the column's name says `grpc`).
+    grpc: bool,
+}
+
+/// gRPC status names (grpc/doc/statuscodes.md) and their codes.
+const GRPC: [(&[u8], i64); 17] = [
+    (b"ok", 0),
+    (b"cancelled", 1),
+    (b"unknown", 2),
+    (b"invalid_argument", 3),
+    (b"deadline_exceeded", 4),
+    (b"not_found", 5),
+    (b"already_exists", 6),
+    (b"permission_denied", 7),
+    (b"resource_exhausted", 8),
+    (b"failed_precondition", 9),
+    (b"aborted", 10),
+    (b"out_of_range", 11),
+    (b"unimplemented", 12),
+    (b"internal", 13),
+    (b"unavailable", 14),
+    (b"data_loss", 15),
+    (b"unauthenticated", 16),
+];
+
+/// Reads one status cell: an HTTP code, a gRPC code (numbers, in a `grpc` column) or name, an
+/// OpenTelemetry status (`STATUS_CODE_ERROR`, `Unset`), a 0/1 flag or a word.
+fn parse_status(cell: &[u8], how: StatusRead) -> Option<OutcomeClass> {
     use OutcomeClass::*;
-    if let Some(flag) = super::columns::parse_flag(cell) {
-        return Some(if flag != error_flag { Ok } else { Error });
+    if how.grpc
+        && let Some(code) = super::columns::parse_whole(cell).filter(|c| *c <= 16)
+    {
+        return Some(super::spans::grpc_class(code as i64));
     }
-    if !cell.is_empty() && cell.len() <= 3 && cell.iter().all(u8::is_ascii_digit) {
+    if cell.len() == 3 && cell.iter().all(u8::is_ascii_digit) {
         let code = cell.iter().fold(0u32, |v, b| v * 10 + u32::from(b - b'0'));
         return (code >= 100).then(|| super::spans::http_class(code)).flatten();
     }
-    const WORDS: [(&[u8], OutcomeClass); 22] = [
+    if let Some(flag) = super::columns::parse_flag(cell) {
+        return Some(if flag != how.error_flag { Ok } else { Error });
+    }
+    const WORDS: [(&[u8], OutcomeClass); 21] = [
         (b"ok", Ok),
         (b"success", Ok),
         (b"succeeded", Ok),
         (b"pass", Ok),
+        (b"unset", Ok),
         (b"error", Error),
         (b"err", Error),
         (b"fail", Error),
@@ -58,7 +99,6 @@ fn parse_status(cell: &[u8], error_flag: bool) -> Option<OutcomeClass> {
         (b"timeout", Error),
         (b"timed_out", Error),
         (b"timedout", Error),
-        (b"deadline_exceeded", Error),
         (b"rate_limited", RateLimited),
         (b"ratelimited", RateLimited),
         (b"throttled", RateLimited),
@@ -66,9 +106,170 @@ fn parse_status(cell: &[u8], error_flag: bool) -> Option<OutcomeClass> {
         (b"bad_request", ClientError),
         (b"unauthorized", ClientError),
         (b"forbidden", ClientError),
-        (b"not_found", ClientError),
     ];
-    WORDS.iter().find(|(w, _)| cell.eq_ignore_ascii_case(w)).map(|(_, c)| *c)
+    // OpenTelemetry writes `STATUS_CODE_ERROR`; gRPC names may come as `StatusCode.UNAVAILABLE`.
+    let word = strip_prefix_ignore_case(cell, b"status_code_")
+        .or_else(|| strip_prefix_ignore_case(cell, b"statuscode."))
+        .unwrap_or(cell);
+    WORDS.iter().find(|(w, _)| word.eq_ignore_ascii_case(w)).map(|(_, c)| *c).or_else(|| {
+        GRPC.iter().find(|(w, _)| word.eq_ignore_ascii_case(w)).map(|(_, c)| super::spans::grpc_class(*c))
+    })
+}
+
+fn strip_prefix_ignore_case<'a>(cell: &'a [u8], prefix: &[u8]) -> Option<&'a [u8]> {
+    (cell.len() > prefix.len() && cell[..prefix.len()].eq_ignore_ascii_case(prefix))
+        .then(|| &cell[prefix.len()..])
+}
+
+/// `x` (finite, at least 0) rounded half away from zero, as `f64::round` does, without the
+/// library call.
+fn round_non_negative(x: f64) -> f64 {
+    if x >= 4_503_599_627_370_496.0 {
+        return x; // 2^52 and above: already whole
+    }
+    let whole = (x as u64) as f64;
+    if x - whole >= 0.5 { whole + 1.0 } else { whole }
+}
+
+/// The per-row state of a per-call CSV import: the columns and how to read them, the trace
+/// being built, and what the report needs (previous row, clipped latencies, `--where`).
+struct Loader<'h> {
+    file: &'h str,
+    header: &'h Header,
+    time: usize,
+    latency: usize,
+    status: Option<usize>,
+    how: StatusRead,
+    time_format: TimeFormat,
+    offset_s: i64,
+    /// Microseconds per latency unit when that is whole and no scale applies (integer path).
+    whole_micros: Option<u64>,
+    micros_per_value: f64,
+    skip_bad: bool,
+    /// `--where`: column, key as written, glob.
+    filters: Vec<(usize, String, String)>,
+    filtered: u64,
+    first_filtered: Option<String>,
+    format: Option<Resolved>,
+    epoch: Option<i64>,
+    prev_t: i64,
+    prev_line: u64,
+    /// The previous row's time cell as written (for the unsorted-row message), copied into a
+    /// fixed buffer: no allocation per row.
+    prev_text: [u8; 48],
+    prev_len: usize,
+    clipped: u64,
+    trace: CallTrace,
+}
+
+impl Loader<'_> {
+    /// Reads one row: filters, parses, checks order, appends.
+    #[inline]
+    fn row<C: Cells + ?Sized>(&mut self, row: &Row<'_, C>) -> Result<(), TraceError> {
+        self.trace.report.rows += 1;
+        if !self.filters.is_empty() && self.left_out(row) {
+            return Ok(());
+        }
+        let time_cell = match row.cell(self.time) {
+            Ok(c) => c,
+            Err(e) => return self.bad(e),
+        };
+        let fmt = *self.format.get_or_insert_with(|| {
+            Resolved::resolve(self.time_format, &self.header.names[self.time], time_cell)
+        });
+        let (t, lat, class) = match self.parse(row, fmt, time_cell) {
+            Ok(v) => v,
+            Err(e) => return self.bad(e),
+        };
+        if t < self.prev_t {
+            return Err(TraceError::NonMonotonic {
+                file: self.file.to_string(),
+                column: self.header.names[self.time].clone(),
+                line: row.line,
+                value: String::from_utf8_lossy(time_cell).into_owned(),
+                previous_line: self.prev_line,
+                previous: String::from_utf8_lossy(&self.prev_text[..self.prev_len]).into_owned(),
+            });
+        }
+        if t != self.prev_t {
+            self.prev_len = time_cell.len().min(self.prev_text.len());
+            self.prev_text[..self.prev_len].copy_from_slice(&time_cell[..self.prev_len]);
+        }
+        self.prev_t = t;
+        self.prev_line = row.line;
+        let epoch = *self.epoch.get_or_insert(t);
+        if lat > u64::from(u32::MAX) {
+            self.clipped += 1;
+        }
+        let lat = lat.min(u64::from(u32::MAX)) as u32;
+        let at = to_sim(t, epoch);
+        let trace = &mut self.trace;
+        trace.horizon = trace.horizon.max(at + Dur(u64::from(lat)));
+        trace.times.push(at);
+        trace.latency_us.push(lat);
+        trace.class.push(class);
+        Ok(())
+    }
+
+    /// A row that cannot be read: refused, or skipped and counted under `skip_bad_rows`.
+    #[cold]
+    fn bad(&mut self, e: TraceError) -> Result<(), TraceError> {
+        if !self.skip_bad {
+            return Err(e);
+        }
+        self.trace.report.bad_rows_skipped += 1;
+        self.trace.report.first_bad_row.get_or_insert_with(|| e.to_string());
+        Ok(())
+    }
+
+    /// True (and counted) when a `--where` clause does not match the row.
+    fn left_out<C: Cells + ?Sized>(&mut self, row: &Row<'_, C>) -> bool {
+        for (col, key, glob) in &self.filters {
+            let cell = row.record.field(*col).map(<[u8]>::trim_ascii).unwrap_or_default();
+            if !super::spans::glob_match(glob.as_bytes(), cell) {
+                self.filtered += 1;
+                self.first_filtered.get_or_insert_with(|| {
+                    format!(
+                        "line {}: {}",
+                        row.line,
+                        super::spans::mismatch(key, &String::from_utf8_lossy(cell), glob)
+                    )
+                });
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Time (absolute µs), latency (whole µs, rounded) and class of a row.
+    #[inline]
+    fn parse<C: Cells + ?Sized>(
+        &self,
+        row: &Row<'_, C>,
+        fmt: Resolved,
+        time_cell: &[u8],
+    ) -> Result<(i64, u64, OutcomeClass), TraceError> {
+        let t = fmt.parse(time_cell, self.offset_s).map_err(|e| row.bad(self.time, e))?;
+        let cell = row.cell(self.latency)?;
+        let lat = match self.whole_micros.zip(super::columns::parse_whole(cell)) {
+            Some((per, v)) => v.saturating_mul(per),
+            None => {
+                let v = round_non_negative(row.non_negative(self.latency)? * self.micros_per_value);
+                if v >= 18_446_744_073_709_551_615.0 { u64::MAX } else { v as u64 }
+            }
+        };
+        let class = match self.status {
+            None => OutcomeClass::Ok,
+            Some(i) => parse_status(row.cell(i)?, self.how).ok_or_else(|| {
+                row.bad(
+                    i,
+                    "an HTTP status code, a gRPC or OpenTelemetry status, 0/1, or a word such as ok, error, \
+                     timeout, rate_limited",
+                )
+            })?,
+        };
+        Ok((t, lat, class))
+    }
 }
 
 impl CallTrace {
@@ -77,7 +278,9 @@ impl CallTrace {
         CallTrace::from_reader(&path.display().to_string(), open(path)?, opts)
     }
 
-    /// Imports a per-call CSV from any reader; `file` names it in messages.
+    /// Imports a per-call CSV from any reader; `file` names it in messages. `--where` clauses
+    /// (`opts.filters`) name columns of the file: a row is kept when each clause's glob matches
+    /// its column's cell.
     pub fn from_reader<R: Read>(file: &str, input: R, opts: &TraceOptions) -> Result<CallTrace, TraceError> {
         let offset_s = opts.offset_seconds()?;
         let near = opts.near_calls.unwrap_or(16);
@@ -110,104 +313,103 @@ impl CallTrace {
                 LatencyUnit::Ms
             }
         };
+        let base = |i: usize| header.parsed(i).base.clone();
         let error_flag = match opts.status_kind {
             StatusKind::OkFlag => false,
             StatusKind::ErrorFlag => true,
             StatusKind::Auto => status.is_some_and(|i| {
-                let base = &header.parsed(i).base;
-                base.contains("error") || base.contains("fail")
+                let base = base(i);
+                !base.contains("grpc") && (base.contains("error") || base.contains("fail"))
             }),
         };
+        let how = StatusRead { error_flag, grpc: status.is_some_and(|i| base(i).contains("grpc")) };
         let micros_per_value = opts.latency_scale.map_or(1.0, |s| s.get()) * unit.micros();
         report.columns = vec![
             ("time".into(), header.names[time].clone()),
             ("latency".into(), format!("{} ({})", header.names[latency], unit.as_str())),
         ];
         if let Some(i) = status {
-            let flag = if error_flag { " (1 = error)" } else { "" };
+            let flag = if error_flag {
+                " (1 = error)"
+            } else if how.grpc {
+                " (gRPC codes)"
+            } else {
+                ""
+            };
             report.columns.push(("status".into(), format!("{}{flag}", header.names[i])));
         }
+        let mut filters = Vec::new();
+        for clause in super::spans::Filter::parse(&opts.filters)?.clauses() {
+            let (key, glob) = clause;
+            filters.push((header.named(key, "where")?, key.clone(), glob.clone()));
+        }
+        let upto = filters.iter().map(|f| f.0).chain([time, latency]).chain(status).max().unwrap_or(0) + 1;
 
-        let mut trace = CallTrace {
-            times: Vec::new(),
-            latency_us: Vec::new(),
-            class: Vec::new(),
-            near,
+        let mut load = Loader {
+            file,
+            header: &header,
+            time,
+            latency,
+            status,
+            how,
+            time_format: opts.time_format,
             offset_s,
-            horizon: SimTime::ZERO,
-            report,
+            whole_micros: (opts.latency_scale.is_none()).then(|| unit.micros() as u64),
+            micros_per_value,
+            skip_bad: opts.skip_bad_rows,
+            filters,
+            filtered: 0,
+            first_filtered: None,
+            format: None,
+            epoch: None,
+            prev_t: i64::MIN,
+            prev_line: 0,
+            prev_text: [0; 48],
+            prev_len: 0,
+            clipped: 0,
+            trace: CallTrace {
+                times: Vec::new(),
+                latency_us: Vec::new(),
+                class: Vec::new(),
+                near,
+                offset_s,
+                horizon: SimTime::ZERO,
+                report,
+            },
         };
+        // Plain lines straight from the buffer, then (after a quoted line) the general reader.
+        let mut ends = Vec::new();
+        while let Next::Line(line, text) = reader.next_plain()? {
+            let split = Split::new(text, upto, &mut ends);
+            load.row(&Row { record: &split, line, header: &header })?;
+        }
         let mut record = csv::ByteRecord::new();
-        let mut format = None;
-        let mut epoch = None;
-        let mut prev = (i64::MIN, 0u64);
-        let mut prev_text: Vec<u8> = Vec::new();
-        let mut clipped = 0u64;
         while let Some(line) = reader.next(&mut record)? {
-            trace.report.rows += 1;
-            let fmt = *format.get_or_insert_with(|| {
-                Resolved::resolve(opts.time_format, &header.names[time], record.get(time).unwrap_or(b""))
-            });
-            let row = Row { record: &record, line, header: &header };
-            let parsed = (|| {
-                let t = fmt.parse(row.cell(time)?, offset_s).map_err(|e| row.bad(time, e))?;
-                let lat = row.non_negative(latency)? * micros_per_value;
-                let class = match status {
-                    None => OutcomeClass::Ok,
-                    Some(i) => parse_status(row.cell(i)?, error_flag).ok_or_else(|| {
-                        row.bad(
-                            i,
-                            "an HTTP status code, 0/1, or a word such as ok, error, timeout, rate_limited",
-                        )
-                    })?,
-                };
-                Ok::<_, TraceError>((t, lat, class))
-            })();
-            let (t, lat, class) = match parsed {
-                Ok(v) => v,
-                Err(e) if opts.skip_bad_rows => {
-                    trace.report.bad_rows_skipped += 1;
-                    trace.report.first_bad_row.get_or_insert_with(|| e.to_string());
-                    continue;
-                }
-                Err(e) => return Err(e),
-            };
-            if t < prev.0 {
-                return Err(TraceError::NonMonotonic {
-                    file: file.to_string(),
-                    column: header.names[time].clone(),
-                    line,
-                    value: String::from_utf8_lossy(record.get(time).unwrap_or_default().trim_ascii())
-                        .into_owned(),
-                    previous_line: prev.1,
-                    previous: String::from_utf8_lossy(&prev_text).into_owned(),
-                });
-            }
-            if t != prev.0 {
-                prev_text.clear();
-                prev_text.extend_from_slice(record.get(time).unwrap_or_default().trim_ascii());
-            }
-            prev = (t, line);
-            let epoch = *epoch.get_or_insert(t);
-            let lat = lat.round();
-            if lat > f64::from(u32::MAX) {
-                clipped += 1;
-            }
-            let lat = lat.min(f64::from(u32::MAX)) as u32;
-            let at = to_sim(t, epoch);
-            trace.horizon = trace.horizon.max(at + Dur(u64::from(lat)));
-            trace.times.push(at);
-            trace.latency_us.push(lat);
-            trace.class.push(class);
+            load.row(&Row { record: &record, line, header: &header })?;
+        }
+        let Loader { mut trace, format, epoch, clipped, filtered, first_filtered, .. } = load;
+        if filtered > 0 {
+            trace.report.notes.push(format!(
+                "--where left out {filtered} of {} rows; the first: {}",
+                trace.report.rows,
+                first_filtered.as_deref().unwrap_or("")
+            ));
         }
         if trace.times.is_empty() {
-            return Err(match trace.report.first_bad_row.take() {
-                Some(first) => TraceError::NoGoodRows {
+            return Err(match (trace.report.first_bad_row.take(), first_filtered) {
+                (_, Some(first)) if trace.report.bad_rows_skipped == 0 => TraceError::Format {
+                    file: file.into(),
+                    message: format!(
+                        "no row matches --where ({} read; the first left out: {first})",
+                        trace.report.rows
+                    ),
+                },
+                (Some(first), _) => TraceError::NoGoodRows {
                     file: file.into(),
                     skipped: trace.report.bad_rows_skipped,
                     first,
                 },
-                None => TraceError::HeaderOnly { file: file.into() },
+                (None, _) => TraceError::HeaderOnly { file: file.into() },
             });
         }
         if clipped > 0 {
@@ -561,6 +763,74 @@ mod tests {
         let w = crate::trace::SloRule::parse("error_rate > 0.2").unwrap().windows(&agg).unwrap();
         assert_eq!(w.len(), 1);
         assert_eq!((w[0].start, w[0].end), (SimTime(120_000_000), SimTime(180_000_000)));
+    }
+
+    #[test]
+    fn where_keeps_rows_whose_columns_match_in_any_csv() {
+        let log = "ts_ms,service,operation,latency_ms,status\n\
+                   1000,frontend-1,Convert,5,200\n\
+                   1001,cart,Convert,x,200\n\
+                   1002,frontend-2,GetCart,7,200\n\
+                   1003,frontend-2,Convert,9,503\n";
+        let opts = |w: &[&str]| TraceOptions {
+            filters: w.iter().map(|s| s.to_string()).collect(),
+            ..TraceOptions::default()
+        };
+        // The cart row's bad latency does not matter: it is left out before it is read.
+        let t = parse(log, &opts(&["service=frontend*", "operation=Convert"])).unwrap();
+        assert_eq!(t.len(), 2);
+        assert_eq!(t.first_answer(1).class, OutcomeClass::Error);
+        assert_eq!((t.report().rows, t.report().rows_used), (4, 2));
+        let notes = t.report().notes.join("\n");
+        assert!(
+            notes.contains("--where left out 2 of 4 rows; the first: line 3: service \"cart\" does not match \"frontend*\""),
+            "{notes}"
+        );
+        let e = parse(log, &opts(&["service=nobody"])).unwrap_err().to_string();
+        assert!(e.contains("no row matches --where (4 read; the first left out: line 2"), "{e}");
+        let e = parse(log, &opts(&["region=eu"])).unwrap_err().to_string();
+        assert!(e.contains("option `where` names column `region`, which is not in the header"), "{e}");
+    }
+
+    #[test]
+    fn grpc_and_opentelemetry_statuses() {
+        let t = parse(
+            "t_ms,latency_ms,grpc_status\n1,5,0\n2,5,14\n3,5,8\n4,5,5\n5,5,UNAVAILABLE\n",
+            &TraceOptions::default(),
+        )
+        .unwrap();
+        use OutcomeClass::*;
+        let classes: Vec<_> = (0..5).map(|i| t.first_answer(i).class).collect();
+        assert_eq!(classes, vec![Ok, Error, RateLimited, ClientError, Error]);
+        assert_eq!(t.report().columns[2].1, "grpc_status (gRPC codes)");
+        let t = parse(
+            "t_ms,latency_ms,status\n1,5,STATUS_CODE_ERROR\n2,5,STATUS_CODE_UNSET\n3,5,Ok\n4,5,DEADLINE_EXCEEDED\n",
+            &TraceOptions::default(),
+        )
+        .unwrap();
+        let classes: Vec<_> = (0..4).map(|i| t.first_answer(i).class).collect();
+        assert_eq!(classes, vec![Error, Ok, Ok, Error]);
+    }
+
+    #[test]
+    fn rounding_matches_the_library() {
+        for x in
+            [0.0, 0.4999999999999999, 0.5, 1.5, 2.5, 12_345.499_999, 7.5e15, 1e300, 4_503_599_627_370_495.5]
+        {
+            assert_eq!(round_non_negative(x), x.round(), "{x}");
+        }
+    }
+
+    #[test]
+    fn json_is_never_read_as_csv() {
+        let prom = r#"{"status":"success","data":{"resultType":"matrix","result":[]}}"#;
+        let e = parse(prom, &TraceOptions::default()).unwrap_err().to_string();
+        assert!(
+            e.contains("this file holds Prometheus query_range JSON (detected from the content), not CSV"),
+            "{e}"
+        );
+        let e = parse("[\n1, 2]\n", &TraceOptions::default()).unwrap_err().to_string();
+        assert!(e.contains("of no shape breakerlab reads, not CSV"), "{e}");
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! column by explicit name or by auto-detection of common headers (with units read from suffixes
 //! such as `(s)` or `_ms`), and allocation-free cell parsing with precise bad-value errors.
 
+use super::records::Cells;
 use super::{LatencyUnit, TraceError};
 use csv::ByteRecord;
 use std::io::Read;
@@ -79,9 +80,23 @@ impl Role {
             Role::Latency => {
                 &["latency", "duration", "elapsed", "responsetime", "rt", "took", "time_taken", "latencyms"]
             }
-            Role::Status => {
-                &["status", "statuscode", "code", "httpstatus", "outcome", "result", "ok", "error"]
-            }
+            Role::Status => &[
+                "status",
+                "statuscode",
+                "code",
+                "httpstatus",
+                "httpstatuscode",
+                "responsecode",
+                "grpcstatus",
+                "grpcstatuscode",
+                "grpccode",
+                "rpcgrpcstatuscode",
+                "otelstatuscode",
+                "outcome",
+                "result",
+                "ok",
+                "error",
+            ],
             Role::Label => &["label", "anomaly", "islabel", "isanomaly"],
         }
     }
@@ -249,27 +264,27 @@ pub fn csv_error(file: &str, e: &csv::Error) -> TraceError {
     TraceError::Csv { file: file.to_string(), line, message: e.to_string() }
 }
 
-/// One row being parsed: the record and where it is, so a bad cell can be named exactly.
-pub struct Row<'a> {
-    /// The record.
-    pub record: &'a ByteRecord,
+/// One row being parsed: its fields and where it is, so a bad cell can be named exactly.
+pub struct Row<'a, C: Cells + ?Sized = ByteRecord> {
+    /// The fields (a record of the general reader, or a plain line split in place).
+    pub record: &'a C,
     /// Its line number in the file.
     pub line: u64,
     /// The header.
     pub header: &'a Header,
 }
 
-impl Row<'_> {
+impl<C: Cells + ?Sized> Row<'_, C> {
     /// The raw bytes of column `idx`, or an error when the row is too short.
     pub fn cell(&self, idx: usize) -> Result<&[u8], TraceError> {
-        self.record.get(idx).map(trim_cell).ok_or_else(|| TraceError::BadValue {
+        self.record.field(idx).map(trim_cell).ok_or_else(|| TraceError::BadValue {
             file: self.header.file.clone(),
             line: self.line,
             column: self.header.names[idx].clone(),
             value: String::new(),
             expected: format!(
                 "a value (the row has {} fields, the header {})",
-                self.record.len(),
+                self.record.count(),
                 self.header.names.len()
             ),
         })
@@ -281,7 +296,7 @@ impl Row<'_> {
             file: self.header.file.clone(),
             line: self.line,
             column: self.header.names[idx].clone(),
-            value: String::from_utf8_lossy(self.record.get(idx).unwrap_or_default().trim_ascii())
+            value: String::from_utf8_lossy(self.record.field(idx).unwrap_or_default().trim_ascii())
                 .into_owned(),
             expected: expected.to_string(),
         }
@@ -300,11 +315,27 @@ impl Row<'_> {
     }
 }
 
+/// A whole number of up to 15 digits (exact as `f64` too), read without floating point.
+pub fn parse_whole(cell: &[u8]) -> Option<u64> {
+    if cell.is_empty() || cell.len() > 15 {
+        return None;
+    }
+    let mut v = 0u64;
+    for &b in cell {
+        let d = b.wrapping_sub(b'0');
+        if d > 9 {
+            return None;
+        }
+        v = v * 10 + u64::from(d);
+    }
+    Some(v)
+}
+
 /// A finite decimal number, without allocating.
 pub fn parse_f64(cell: &[u8]) -> Option<f64> {
     // Whole numbers of up to 15 digits (most logged latencies) are exact as f64: read directly.
-    if !cell.is_empty() && cell.len() <= 15 && cell.iter().all(u8::is_ascii_digit) {
-        return Some(cell.iter().fold(0u64, |v, b| v * 10 + u64::from(b - b'0')) as f64);
+    if let Some(v) = parse_whole(cell) {
+        return Some(v as f64);
     }
     let s = std::str::from_utf8(cell).ok()?.trim();
     let v: f64 = s.parse().ok()?;

@@ -473,6 +473,8 @@ pub struct ImportReport {
     pub span: Dur,
     /// Interval length (interval traces).
     pub step: Option<Dur>,
+    /// The mean request rate the trace gives and its unit (see [`Trace::rate`]).
+    pub rate: Option<(f64, &'static str)>,
 }
 
 impl fmt::Display for ImportReport {
@@ -504,8 +506,11 @@ impl fmt::Display for ImportReport {
                 "\n  span: {} .. {} ({})",
                 timestamp::format_utc(start),
                 timestamp::format_utc(end),
-                self.span
+                timestamp::clock(self.span.0)
             )?;
+            if let Some((rate, unit)) = self.rate {
+                write!(f, ", {} {unit}", timestamp::three_digits(rate))?;
+            }
         }
         if let Some(step) = self.step {
             write!(f, "\n  step: {step}")?;
@@ -541,38 +546,48 @@ impl Trace {
             let mut t = series::load(opts)?;
             t.report_mut().span = t.horizon() - SimTime::ZERO;
             t.report_mut().step = Some(t.step());
-            return Ok(Trace::Interval(Arc::new(t)));
+            let mut trace = Trace::Interval(Arc::new(t));
+            let rate = trace.rate();
+            if let Trace::Interval(t) = &mut trace
+                && let Some(t) = Arc::get_mut(t)
+            {
+                t.report_mut().rate = rate;
+            }
+            return Ok(trace);
         }
-        let (format, detected) = match opts.format {
+        let (mut format, detected) = match opts.format {
             Some(f) => (f, false),
             None => (detect::detect(path)?, true),
         };
+        if matches!(format, TraceFormat::Interval | TraceFormat::Calls) && opts.format.is_none() {
+            format = detect_format(path, opts)?;
+        }
         if !opts.filters.is_empty()
             && !matches!(
                 format,
-                TraceFormat::Otlp | TraceFormat::Jaeger | TraceFormat::Envoy | TraceFormat::Har
+                TraceFormat::Calls
+                    | TraceFormat::Otlp
+                    | TraceFormat::Jaeger
+                    | TraceFormat::Envoy
+                    | TraceFormat::Har
             )
         {
             return Err(TraceError::Option {
                 option: "where",
                 message: format!(
-                    "filters apply to span logs (OTLP, Jaeger, Envoy, HAR); {} is {}",
+                    "filters apply to per-call logs (a per-call CSV, OTLP, Jaeger, Envoy, HAR); {} is {}",
                     path.display(),
                     format.describe()
                 ),
             });
         }
         let trace = match format {
-            TraceFormat::Interval | TraceFormat::Calls => {
-                let csv = if opts.format.is_none() { detect_format(path, opts)? } else { format };
-                if csv == TraceFormat::Interval {
-                    let mut t = IntervalTrace::from_path(path, opts)?;
-                    t.report_mut().step = Some(t.step());
-                    Trace::Interval(Arc::new(t))
-                } else {
-                    Trace::Calls(Arc::new(CallTrace::from_path(path, opts)?))
-                }
+            TraceFormat::Interval => {
+                let mut t = IntervalTrace::from_path(path, opts)?;
+                t.report_mut().step = Some(t.step());
+                Trace::Interval(Arc::new(t))
             }
+            TraceFormat::Calls => Trace::Calls(Arc::new(CallTrace::from_path(path, opts)?)),
             f if f.is_series() => {
                 let mut t = series::load_file(path, f, opts)?;
                 t.report_mut().step = Some(t.step());
@@ -582,6 +597,7 @@ impl Trace {
         };
         let mut trace = trace;
         let span = trace.horizon() - SimTime::ZERO;
+        let rate = trace.rate();
         let report = match &mut trace {
             Trace::Interval(t) => Arc::get_mut(t).map(IntervalTrace::report_mut),
             Trace::Calls(t) => Arc::get_mut(t).map(CallTrace::report_mut),
@@ -589,8 +605,25 @@ impl Trace {
         if let Some(r) = report {
             r.format = Some((format, detected));
             r.span = span;
+            r.rate = rate;
         }
         Ok(trace)
+    }
+
+    /// The mean request rate the trace itself gives, per second, and what it counts: calls of a
+    /// per-call log, or the request counts of an interval trace (`None` without counts).
+    pub fn rate(&self) -> Option<(f64, &'static str)> {
+        let secs = (self.horizon() - SimTime::ZERO).as_secs_f64();
+        if secs <= 0.0 {
+            return None;
+        }
+        match self {
+            Trace::Calls(t) => Some((t.len() as f64 / secs, "calls/s")),
+            Trace::Interval(t) => {
+                let counts: Option<u64> = t.intervals().iter().map(Interval::count).sum();
+                counts.map(|n| (n as f64 / secs, "requests/s (from the counts)"))
+            }
+        }
     }
 
     /// What the import did.

@@ -4,6 +4,9 @@
 //! input (from that line on) to the `csv` crate's reader, so quoted files read exactly as before.
 //! Either way a row lands in one reused [`ByteRecord`] with its line number: nothing is allocated
 //! per row, and the importers' per-row code (and its error messages) is the same for both.
+//! Importers that want every last nanosecond take plain lines straight from the buffer
+//! ([`Records::next_plain`]) and split only the fields they need ([`Split`]); both row kinds
+//! answer [`Cells`], so the per-row code is still shared.
 
 use super::TraceError;
 use super::columns::{Header, csv_builder, csv_error};
@@ -81,12 +84,85 @@ impl<R: Read> LineReader<R> {
         }
     }
 
+    /// What has been read so far and not yet returned, from the last line returned on (the
+    /// first block, just after the header: what format detection looks at).
+    fn buffered(&self) -> &[u8] {
+        &self.buf[self.last_start..self.len]
+    }
+
     /// The input from the start of the last line returned on, and that line's number minus one.
     fn into_rest(mut self) -> (Chain<Cursor<Vec<u8>>, R>, u64) {
         self.buf.truncate(self.len);
         self.buf.drain(..self.last_start);
         (Cursor::new(self.buf).chain(self.input), self.line.saturating_sub(1))
     }
+}
+
+/// The fields of a row, however it was split.
+pub trait Cells {
+    /// Field `i`, untrimmed, if the row has it.
+    fn field(&self, i: usize) -> Option<&[u8]>;
+    /// How many fields the row has.
+    fn count(&self) -> usize;
+}
+
+impl Cells for ByteRecord {
+    fn field(&self, i: usize) -> Option<&[u8]> {
+        self.get(i)
+    }
+    fn count(&self) -> usize {
+        self.len()
+    }
+}
+
+/// A plain line split on commas up to the last field an importer needs: the fields are
+/// sub-slices of the line (nothing copied); `ends` is a buffer reused from row to row.
+pub struct Split<'a> {
+    line: &'a [u8],
+    ends: &'a [u32],
+}
+
+impl<'a> Split<'a> {
+    /// Splits `line` into its first `upto` fields (fewer when the line has fewer), keeping each
+    /// field's end in `ends`.
+    pub fn new(line: &'a [u8], upto: usize, ends: &'a mut Vec<u32>) -> Split<'a> {
+        ends.clear();
+        let mut from = 0;
+        while ends.len() + 1 < upto {
+            match memchr::memchr(b',', &line[from..]) {
+                Some(i) => {
+                    ends.push((from + i) as u32);
+                    from += i + 1;
+                }
+                None => break,
+            }
+        }
+        // The last field wanted runs to the next comma or the end of the line.
+        let end = memchr::memchr(b',', &line[from..]).map_or(line.len(), |i| from + i);
+        ends.push(end as u32);
+        Split { line, ends }
+    }
+}
+
+impl Cells for Split<'_> {
+    fn field(&self, i: usize) -> Option<&[u8]> {
+        let end = *self.ends.get(i)? as usize;
+        let start = if i == 0 { 0 } else { self.ends[i - 1] as usize + 1 };
+        Some(&self.line[start..end])
+    }
+    fn count(&self) -> usize {
+        memchr::memchr_iter(b',', self.line).count() + 1
+    }
+}
+
+/// What [`Records::next_plain`] found.
+pub enum Next<'a> {
+    /// A plain line (no quote, no lone `\r`) and its number.
+    Line(u64, &'a [u8]),
+    /// The rest of the input needs the general reader: read it with [`Records::next`].
+    General,
+    /// The end of the input.
+    End,
 }
 
 /// The rows of an importer's CSV, plain or general (see the module documentation).
@@ -114,6 +190,23 @@ impl<R: Read> Records<R> {
         let io_err = |source| TraceError::Io { file: file.to_string(), source };
         let mut lines = LineReader::new(input);
         let first = lines.next_line().map_err(io_err)?.map(|(_, l)| l);
+        if let Some(line) = first
+            && matches!(line.trim_ascii_start().first(), Some(b'{' | b'['))
+        {
+            let what = match super::detect::detect_bytes(lines.buffered()) {
+                Some(f) if !matches!(f, super::TraceFormat::Interval | super::TraceFormat::Grafana) => {
+                    format!("{} (detected from the content)", f.describe())
+                }
+                _ => "JSON (or a log) of no shape breakerlab reads".to_string(),
+            };
+            return Err(TraceError::Format {
+                file: file.to_string(),
+                message: format!(
+                    "this file holds {what}, not CSV: it cannot be read as an interval or per-call CSV \
+                     (drop --format / `format` to have the format detected)"
+                ),
+            });
+        }
         let mut records = Records { plain: None, csv: None, line_offset: 0, file: file.to_string() };
         match first {
             Some(line) if !needs_general(line) => {
@@ -131,6 +224,37 @@ impl<R: Read> Records<R> {
                 Ok((records, Header::from_record(file, &header)?))
             }
         }
+    }
+
+    /// The next row as a plain line straight from the buffer, while the input is plain; once a
+    /// line needs the general reader (or the input never was plain), [`Next::General`]: read
+    /// the rest with [`Records::next`].
+    pub fn next_plain(&mut self) -> Result<Next<'_>, TraceError> {
+        let Some(lines) = &mut self.plain else {
+            return Ok(if self.csv.is_some() { Next::General } else { Next::End });
+        };
+        loop {
+            let next =
+                lines.next_line().map_err(|source| TraceError::Io { file: self.file.clone(), source })?;
+            let Some((n, line)) = next else { return Ok(Next::End) };
+            if line.is_empty() {
+                continue;
+            }
+            if needs_general(line) {
+                break;
+            }
+            // Hand the line out through a second lookup of the same buffer (returning the first
+            // borrow would keep the reader borrowed past the loop).
+            let (at, len) = (line.as_ptr() as usize, line.len());
+            let buf = &self.plain.as_ref().expect("plain reader").buf;
+            let start = at - buf.as_ptr() as usize;
+            return Ok(Next::Line(n, &buf[start..start + len]));
+        }
+        let lines = self.plain.take().expect("plain reader checked above");
+        let (rest, before) = lines.into_rest();
+        self.line_offset = before;
+        self.csv = Some(general(rest, false));
+        Ok(Next::General)
     }
 
     /// Reads the next row into `record`; its line number, or `None` at the end.

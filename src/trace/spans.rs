@@ -47,6 +47,11 @@ impl Filter {
         Ok(Filter { clauses })
     }
 
+    /// The clauses, `(key, glob)`, in the order given.
+    pub fn clauses(&self) -> &[(String, String)] {
+        &self.clauses
+    }
+
     /// True when there is nothing to check.
     pub fn is_empty(&self) -> bool {
         self.clauses.is_empty()
@@ -57,11 +62,16 @@ impl Filter {
         for (key, glob) in &self.clauses {
             let value = field(key).unwrap_or(Cow::Borrowed(""));
             if !glob_match(glob.as_bytes(), value.as_bytes()) {
-                return Some(format!("{key} {value:?} does not match {glob:?}"));
+                return Some(mismatch(key, &value, glob));
             }
         }
         None
     }
+}
+
+/// How a filter names the value it left out: `service "cart" does not match "front*"`.
+pub fn mismatch(key: &str, value: &str, glob: &str) -> String {
+    format!("{key} {value:?} does not match {glob:?}")
 }
 
 /// Shell-style glob match over bytes, iteratively (backtracking to the last `*` only).

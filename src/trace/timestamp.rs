@@ -191,6 +191,43 @@ pub fn format_utc(us: i64) -> String {
     }
 }
 
+/// A length of time as a clock reads it, for reports: `2h`, `3m 0.215s`, `1d 3h 0m 12s`, `0.5s`
+/// (days, hours and minutes down to seconds with up to three decimals; below a millisecond, µs).
+pub fn clock(us: u64) -> String {
+    if us < 1_000 {
+        return format!("{us}us");
+    }
+    let ms = us / 1_000; // clock time: milliseconds are plenty
+    let (d, h, m) = (ms / 86_400_000, ms / 3_600_000 % 24, ms / 60_000 % 60);
+    let sec_ms = ms % 60_000;
+    let mut parts = Vec::new();
+    let mut started = false;
+    for (v, unit) in [(d, "d"), (h, "h"), (m, "m")] {
+        started |= v > 0;
+        if started {
+            parts.push(format!("{v}{unit}"));
+        }
+    }
+    if sec_ms > 0 || parts.is_empty() {
+        let secs = format!("{}.{:03}", sec_ms / 1_000, sec_ms % 1_000);
+        parts.push(format!("{}s", secs.trim_end_matches('0').trim_end_matches('.')));
+    }
+    // Trailing zero units say nothing: `2h 0m` is `2h`.
+    while parts.len() > 1 && parts.last().is_some_and(|p| p.starts_with('0') && !p.ends_with('s')) {
+        parts.pop();
+    }
+    parts.join(" ")
+}
+
+/// A positive number to three significant digits (`1.97`, `47.9`, `1250`, `0.0123`), for rates.
+pub fn three_digits(x: f64) -> String {
+    if !(x.is_finite() && x > 0.0) {
+        return format!("{x}");
+    }
+    let decimals = (2 - x.log10().floor() as i64).clamp(0, 9) as usize;
+    format!("{x:.decimals$}")
+}
+
 /// Days from 1970-01-01 to the proleptic Gregorian date `y-m-d` (Howard Hinnant's algorithm).
 pub fn days_from_civil(y: i64, m: u32, d: u32) -> i64 {
     let y = if m <= 2 { y - 1 } else { y };
@@ -367,6 +404,21 @@ pub fn parse_offset(text: &str) -> Result<i64, String> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn clock_time_and_rates_read_as_a_person_would() {
+        assert_eq!(clock(7_200_000_000), "2h");
+        assert_eq!(clock(180_215_122), "3m 0.215s");
+        assert_eq!(clock(100_107_637), "1m 40.107s");
+        assert_eq!(clock(30 * 86_400_000_000), "30d");
+        assert_eq!(clock(86_400_000_000 + 5_000_000), "1d 0h 0m 5s");
+        assert_eq!(clock(500_000), "0.5s");
+        assert_eq!(clock(999), "999us");
+        assert_eq!(three_digits(1.9734), "1.97");
+        assert_eq!(three_digits(47.94), "47.9");
+        assert_eq!(three_digits(1250.2), "1250");
+        assert_eq!(three_digits(0.01234), "0.0123");
+    }
+
     use super::*;
 
     const S: i64 = 1_000_000;

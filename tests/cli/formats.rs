@@ -111,7 +111,7 @@ fn span_formats_refuse_bad_input_with_exit_2() {
     let jaeger = read(&sample("jaeger.json"));
     write(d, "j.json", &jaeger.replacen("\"duration\": ", "\"duration\": null, \"d\": ", 1));
     refuses(d, &["j.json"], "data[0].spans[0].duration: expected whole microseconds");
-    refuses(d, &[s(&sample("grafana.csv")), "--where", "service=x"], "filters apply to span logs");
+    refuses(d, &[s(&sample("grafana.csv")), "--where", "service=x"], "filters apply to per-call logs");
 }
 
 #[test]
@@ -125,7 +125,9 @@ fn a_19_digit_epoch_is_nanoseconds_and_the_span_shows_it() {
     let out =
         breakerlab(dir.path()).args(["replay", "ns.csv", "--out", "ok", "--no-charts"]).assert().success();
     let out = String::from_utf8(out.get_output().stdout.clone()).unwrap();
-    assert!(out.contains("(2m59s005ms)") || out.contains("2m59s5ms"), "{out}");
+    // The span in clock time and the rate it gives: a wrong unit shows at once.
+    assert!(out.contains("(2m 59.005s), 1.01 calls/s"), "{out}");
+    assert!(out.contains("format: per-call CSV (detected from the content)"), "{out}");
     assert!(out.contains("no status column: every call is ok"), "{out}");
     assert!(out.contains("time column `StartTimeUnixNano` read as epoch nanoseconds"), "{out}");
     assert!(out.contains("span: 2023-11-14 22:13:20Z"), "{out}");

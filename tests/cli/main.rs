@@ -7,6 +7,7 @@ mod bad_input;
 mod explain;
 mod formats;
 mod hostile;
+mod import;
 mod output;
 mod page;
 mod practices;
