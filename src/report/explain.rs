@@ -83,7 +83,8 @@ fn snapshot_row<'a>(label: &'a str, s: &'a Snapshot) -> Row<'a> {
 pub fn explain_csv(rows: &[(&str, &RunRecord)]) -> Vec<u8> {
     let mut all: Vec<Row> = Vec::new();
     for (label, record) in rows {
-        for (instance, t) in &record.transitions {
+        for (k, (instance, t)) in record.transitions.iter().enumerate() {
+            let evidence = record.evidence.get(k).unwrap_or(&Evidence::EMPTY);
             all.push(Row {
                 label,
                 fixed: [
@@ -95,9 +96,9 @@ pub fn explain_csv(rows: &[(&str, &RunRecord)]) -> Vec<u8> {
                     t.reason.to_string(),
                     String::new(),
                     String::new(),
-                    evidence_spec(&t.evidence),
+                    evidence_spec(evidence),
                 ],
-                evidence: &t.evidence,
+                evidence,
             });
         }
         all.extend(record.snapshots.iter().map(|s| snapshot_row(label, s)));
