@@ -113,16 +113,19 @@ pub fn compare(req: &CompareRequest) -> Result<CompareOutcome> {
     let mut out = OutputDir::create(&output::out_dir(req.out.as_deref(), &name), Keep::Foreign)?;
     out.write_all(&files)?;
     let page = req.charts.then(|| Page {
-        inputs: Some(ReportInputs {
-            title: format!(
-                "compare: {}",
-                loaded.iter().map(|s| s.name.as_str()).collect::<Vec<_>>().join(", ")
-            ),
-            command_line: Some(req.command_line.clone()),
-            seed,
-            files: super::input_paths(None, &loaded).iter().filter_map(|p| InputFile::read(p)).collect(),
-            ..ReportInputs::default()
-        }),
+        inputs: Some(
+            ReportInputs {
+                title: format!(
+                    "compare: {}",
+                    loaded.iter().map(|s| s.name.as_str()).collect::<Vec<_>>().join(", ")
+                ),
+                command_line: Some(req.command_line.clone()),
+                seed,
+                files: super::input_paths(None, &loaded).iter().filter_map(|p| InputFile::read(p)).collect(),
+                ..ReportInputs::default()
+            }
+            .with_scenario(&loaded[0]),
+        ),
         charts: ChartOptions::default(),
     });
     let files = out.finish(page.as_ref())?;

@@ -4,7 +4,8 @@
 
 use crate::error::Result;
 use crate::report::charts::data::{self, Incident, Table};
-use crate::report::explain::{ExplainRow, TRANSITION_KIND, incident_words, read_explain_csv};
+use crate::report::explain::{ExplainRow, TRANSITION_KIND, incident_words, read_explain_csv, readable_dur};
+use crate::report::page::{INPUTS_FILE, ReportInputs};
 use crate::scenario::InputError;
 use crate::time::Dur;
 use std::path::{Path, PathBuf};
@@ -14,7 +15,8 @@ use std::path::{Path, PathBuf};
 pub struct ExplainRequest {
     /// An output folder written by run, replay or compare.
     pub dir: PathBuf,
-    /// Explain the transitions at this instant (microseconds since the scenario's start).
+    /// Explain the transitions at this instant (microseconds since the scenario's start); a
+    /// whole millisecond also matches the transitions that round to it, as explain prints them.
     pub at: Option<u64>,
     /// Explain incident N (from 1, incidents.csv's row).
     pub incident: Option<usize>,
@@ -60,15 +62,19 @@ pub fn explain(req: &ExplainRequest) -> Result<ExplainReport> {
         _ => crate::Error::io(&path, e),
     })?;
     let rows = read_explain_csv(&text).map_err(|m| InputError::file(&path, m))?;
+    let names = breaker_names(dir)?;
     let mut lines = Vec::new();
     match (req.at, req.incident) {
         (Some(at), _) => {
-            let found: Vec<&ExplainRow> =
-                rows.iter().filter(|r| r.kind == TRANSITION_KIND && r.at_us == at).collect();
+            let transitions = rows.iter().filter(|r| r.kind == TRANSITION_KIND);
+            let mut found: Vec<&ExplainRow> = transitions.clone().filter(|r| r.at_us == at).collect();
+            if found.is_empty() && at % 1000 == 0 {
+                found = transitions.filter(|r| r.at_us.saturating_add(500) / 1000 * 1000 == at).collect();
+            }
             if found.is_empty() {
                 return Err(InputError::argument(no_transition_at(at, &rows, &path)).into());
             }
-            lines.extend(found.iter().map(|r| r.sentence()));
+            lines.extend(found.iter().map(|r| r.sentence(&names)));
         }
         (None, Some(n)) => {
             let incidents = read_incidents(dir)?;
@@ -84,16 +90,16 @@ pub fn explain(req: &ExplainRequest) -> Result<ExplainReport> {
                 ))
                 .into());
             };
-            lines.extend(incident_words(&rows, n, incident));
+            lines.extend(incident_words(&rows, n, incident, &names));
         }
         (None, None) => {
-            lines.extend(rows.iter().filter(|r| r.kind == TRANSITION_KIND).map(ExplainRow::sentence));
+            lines.extend(rows.iter().filter(|r| r.kind == TRANSITION_KIND).map(|r| r.sentence(&names)));
             if lines.is_empty() {
                 lines.push("no transition: the breaker never changed state".to_string());
             }
             for (i, incident) in read_incidents(dir)?.iter().enumerate() {
                 lines.push(String::new());
-                lines.extend(incident_words(&rows, i + 1, incident));
+                lines.extend(incident_words(&rows, i + 1, incident, &names));
             }
         }
     }
@@ -108,7 +114,7 @@ fn no_transition_at(at: u64, rows: &[ExplainRow], path: &Path) -> String {
     near.sort_by_key(|t| t.abs_diff(at));
     near.truncate(3);
     near.sort();
-    let listed: Vec<String> = near.iter().map(|t| format!("{} ({t})", Dur::from_micros(*t))).collect();
+    let listed: Vec<String> = near.iter().map(|t| format!("{} ({t})", readable_dur(*t))).collect();
     let hint = if listed.is_empty() {
         "it has no transitions".to_string()
     } else {
@@ -116,9 +122,19 @@ fn no_transition_at(at: u64, rows: &[ExplainRow], path: &Path) -> String {
     };
     format!(
         "--at {} ({at} us): no transition at that instant in {}: {hint}",
-        Dur::from_micros(at),
+        readable_dur(at),
         path.display()
     )
+}
+
+/// The names of the folder's breakers (inputs.toml), empty when it has one or no inputs.toml.
+fn breaker_names(dir: &Path) -> Result<Vec<String>> {
+    let path = dir.join(INPUTS_FILE);
+    match std::fs::read_to_string(&path) {
+        Ok(text) => Ok(ReportInputs::from_toml(&path, &text)?.breakers),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
+        Err(e) => Err(crate::Error::io(&path, e)),
+    }
 }
 
 /// The folder's incidents.csv (none when the run had no ground truth file).

@@ -255,6 +255,12 @@ impl OutputDir {
     /// `page` is given), swaps the set in and returns the paths written, in order.
     pub fn finish(mut self, page: Option<&Page>) -> Result<Vec<PathBuf>> {
         if let Some(page) = page {
+            // The page's inputs are part of what the charts read (the timeline's title names the
+            // seed): hand them over before reading, as `breakerlab report DIR` later finds them.
+            if let Some(inputs) = &page.inputs {
+                self.memory.retain(|(n, _)| n != page::INPUTS_FILE);
+                self.memory.push((page::INPUTS_FILE.to_string(), inputs.to_toml()?.into_bytes()));
+            }
             let contents = Contents::read(&self.shown, |name| self.file(name))?;
             let inputs = page.inputs.clone().or_else(|| contents.inputs.clone()).unwrap_or_else(|| {
                 ReportInputs { title: self.shown.display().to_string(), ..ReportInputs::default() }

@@ -203,6 +203,7 @@ pub fn report_inputs(scenario: &Scenario, seed: u64, command_line: &str) -> Repo
         files,
         ..ReportInputs::default()
     }
+    .with_scenario(scenario)
 }
 
 /// The short table `run` and `replay` print; a trace scenario's import report and ground truth

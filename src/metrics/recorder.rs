@@ -5,7 +5,7 @@
 
 use super::histogram::LatencyHistogram;
 use crate::outcome::{OutcomeClass, Verdict};
-use crate::policy::{State, Transition};
+use crate::policy::{Evidence, State, Transition};
 use crate::time::{Dur, SimTime};
 use crate::truth::{Expect, IncidentWindow};
 
@@ -297,6 +297,8 @@ pub struct RunRecord {
     pub counters: Counters,
     /// Every state change in event order, with its instance.
     pub transitions: Vec<(usize, Transition)>,
+    /// The evidence of each state change, in the same order (empty unless the run explains).
+    pub evidence: Vec<Evidence>,
     /// User latency: arrival to final answer, retries and backoff included.
     pub latency: LatencyHistogram,
     /// User latency of the requests the dependency answered ([`Ending::Answered`]).
@@ -338,6 +340,7 @@ pub struct Recorder {
     truth: Vec<IncidentWindow>,
     counters: Counters,
     transitions: Vec<(usize, Transition)>,
+    evidence: Vec<Evidence>,
     latency: LatencyHistogram,
     answered_latency: LatencyHistogram,
     deferred_delay: LatencyHistogram,
@@ -346,8 +349,15 @@ pub struct Recorder {
     time_in_state: Vec<[Dur; 3]>,
     /// Index of the first truth window not yet started, for `shed_healthy`.
     truth_cursor: usize,
-    /// First window whose recovery minute may still be ahead (for `recovery_attempts`).
+    /// The minutes after the `open` incidents' ends ([`RECOVERY_WINDOW`]), merged, in time
+    /// order (for `recovery_attempts`).
+    recovery: Vec<(SimTime, SimTime)>,
+    /// First of `recovery` not yet over.
     recovery_cursor: usize,
+    /// Whether the last attempt's time was in a recovery minute, and until when that answer
+    /// holds: attempts come in time order, so most are answered by one comparison.
+    recovering: bool,
+    recovering_until: SimTime,
     /// Latest end among the windows already started.
     started_max_end: SimTime,
     bin: Option<Dur>,
@@ -370,6 +380,7 @@ impl Recorder {
         let instances = opts.instances.max(1);
         let mut truth = opts.truth;
         truth.sort_by_key(|w| (w.start, w.end));
+        let recovery = recovery_minutes(&truth);
         let bin = opts.timeline_bin.filter(|b| !b.is_zero()).map(|b| {
             let min_width = opts.horizon.micros().div_ceil(MAX_TIMELINE_BINS);
             Dur(b.micros().max(min_width))
@@ -387,6 +398,7 @@ impl Recorder {
             truth,
             counters: Counters::default(),
             transitions: Vec::with_capacity(64),
+            evidence: Vec::new(),
             latency: LatencyHistogram::new(),
             answered_latency: LatencyHistogram::new(),
             deferred_delay: LatencyHistogram::new(),
@@ -395,7 +407,10 @@ impl Recorder {
             time_in_state: vec![[Dur::ZERO; 3]; instances],
             truth_cursor: 0,
             started_max_end: SimTime::ZERO,
+            recovery,
             recovery_cursor: 0,
+            recovering: false,
+            recovering_until: SimTime::ZERO,
             bin,
             bins,
             scratch: LatencyHistogram::new(),
@@ -528,18 +543,26 @@ impl Recorder {
     }
 
     /// True when `at` falls in the minute after an `open` incident's end. Attempts come in time
-    /// order, so windows whose recovery minute has passed are skipped for good.
+    /// order, so the answer holds until the next edge of a recovery minute, and minutes that
+    /// have passed are skipped for good.
+    #[inline]
     fn in_recovery_window(&mut self, at: SimTime) -> bool {
-        while let Some(w) = self.truth.get(self.recovery_cursor) {
-            if w.end + RECOVERY_WINDOW > at {
-                break;
-            }
+        if at >= self.recovering_until {
+            self.next_recovery_edge(at);
+        }
+        self.recovering
+    }
+
+    /// Finds whether `at` is in a recovery minute and the next instant that may change it.
+    fn next_recovery_edge(&mut self, at: SimTime) {
+        while self.recovery.get(self.recovery_cursor).is_some_and(|m| m.1 <= at) {
             self.recovery_cursor += 1;
         }
-        self.truth[self.recovery_cursor.min(self.truth.len())..]
-            .iter()
-            .take_while(|w| w.start <= at)
-            .any(|w| w.expect == Expect::Open && w.end <= at && at < w.end + RECOVERY_WINDOW)
+        (self.recovering, self.recovering_until) = match self.recovery.get(self.recovery_cursor) {
+            Some(&(start, end)) if start <= at => (true, end),
+            Some(&(start, _)) => (false, start),
+            None => (false, SimTime(u64::MAX)),
+        };
     }
 
     /// An attempt's result reached the client: class as seen (`Timeout` if it timed out), the
@@ -650,6 +673,12 @@ impl Recorder {
         self.transitions.push((instance, *t));
         self.close_occupancy(instance, t.at);
         self.states[instance] = t.to;
+    }
+
+    /// [`Recorder::transition`], with what the breaker's rules saw (explain.csv).
+    pub fn transition_explained(&mut self, instance: usize, t: &Transition, evidence: &Evidence) {
+        self.transition(instance, t);
+        self.evidence.push(*evidence);
     }
 
     /// Adds instance `i`'s time in its current state from `since[i]` to `until`.
@@ -763,6 +792,7 @@ impl Recorder {
             truth: self.truth,
             counters: c,
             transitions: self.transitions,
+            evidence: self.evidence,
             latency: self.latency,
             answered_latency: self.answered_latency,
             deferred_delay: self.deferred_delay,
@@ -775,6 +805,22 @@ impl Recorder {
             snapshots: Vec::new(),
         }
     }
+}
+
+/// The minute after each `open` incident's end, `[end, end + RECOVERY_WINDOW)`, merged where
+/// they overlap or touch, in time order.
+fn recovery_minutes(truth: &[IncidentWindow]) -> Vec<(SimTime, SimTime)> {
+    let mut minutes: Vec<(SimTime, SimTime)> =
+        truth.iter().filter(|w| w.expect == Expect::Open).map(|w| (w.end, w.end + RECOVERY_WINDOW)).collect();
+    minutes.sort();
+    let mut merged: Vec<(SimTime, SimTime)> = Vec::with_capacity(minutes.len());
+    for (start, end) in minutes {
+        match merged.last_mut() {
+            Some(last) if start <= last.1 => last.1 = last.1.max(end),
+            _ => merged.push((start, end)),
+        }
+    }
+    merged
 }
 
 /// Bin `i` of width `b`, all counts zero.
@@ -802,13 +848,7 @@ mod tests {
     }
 
     fn tr(at_s: u64, from: State, to: State) -> Transition {
-        Transition {
-            at: SimTime(at_s * 1_000_000),
-            from,
-            to,
-            reason: "test",
-            evidence: crate::policy::Evidence::EMPTY,
-        }
+        Transition { at: SimTime(at_s * 1_000_000), from, to, reason: "test" }
     }
 
     fn s(secs: u64) -> SimTime {

@@ -585,16 +585,7 @@ mod tests {
             truth,
         });
         for &(i, at, from, to) in trs {
-            r.transition(
-                i,
-                &Transition {
-                    at: SimTime(at),
-                    from,
-                    to,
-                    reason: "test",
-                    evidence: crate::policy::Evidence::EMPTY,
-                },
-            );
+            r.transition(i, &Transition { at: SimTime(at), from, to, reason: "test" });
         }
         r.finish(SimTime(end_s * SEC))
     }

@@ -161,7 +161,7 @@ impl Breaker for AiServiceBreaker {
         // `current_state = self.phase.state()` runs `_check_state_transition`.
         if self.phase.state() == State::Open && now.since(self.last_state_change) >= self.cfg.timeout_duration
         {
-            self.phase.enter(now, State::HalfOpen, "cooldown_elapsed", self.evidence_at(now), out);
+            self.phase.enter(now, State::HalfOpen, "cooldown_elapsed", self.evidence_for(now, out), out);
             self.half_open_calls = 0;
         }
         match self.phase.state() {
@@ -187,7 +187,13 @@ impl Breaker for AiServiceBreaker {
                 if self.phase.state() == State::HalfOpen {
                     self.half_open_calls -= 1;
                     if self.consecutive_successes >= u64::from(self.cfg.success_threshold) {
-                        self.phase.enter(now, State::Closed, "probe_successes", self.evidence_at(now), out);
+                        self.phase.enter(
+                            now,
+                            State::Closed,
+                            "probe_successes",
+                            self.evidence_for(now, out),
+                            out,
+                        );
                         self.last_state_change = now;
                         self.consecutive_failures = 0;
                         self.consecutive_successes = 0;
@@ -204,14 +210,14 @@ impl Breaker for AiServiceBreaker {
                                 now,
                                 State::Open,
                                 "consecutive_failures",
-                                self.evidence_at(now),
+                                self.evidence_for(now, out),
                                 out,
                             );
                             self.last_state_change = now;
                         }
                     }
                     State::HalfOpen => {
-                        self.phase.enter(now, State::Open, "probe_failed", self.evidence_at(now), out);
+                        self.phase.enter(now, State::Open, "probe_failed", self.evidence_for(now, out), out);
                         self.last_state_change = now;
                     }
                     State::Open => {}

@@ -128,7 +128,7 @@ impl Breaker for CircuitbreakerBreaker {
             if !self.recovered(now) {
                 return Admission::Reject;
             }
-            self.phase.enter(now, State::HalfOpen, "cooldown_elapsed", self.evidence_at(now), out);
+            self.phase.enter(now, State::HalfOpen, "cooldown_elapsed", self.evidence_for(now, out), out);
         }
         Admission::Allow(self.phase.ticket(self.phase.state() == State::HalfOpen))
     }
@@ -142,14 +142,14 @@ impl Breaker for CircuitbreakerBreaker {
                     State::HalfOpen => "probe_failed",
                     _ => "consecutive_failures",
                 };
-                self.phase.change(now, State::Open, reason, self.evidence_at(now), out);
+                self.phase.change(now, State::Open, reason, self.evidence_for(now, out), out);
             }
         } else {
             let reason = match self.phase.state() {
                 State::Open => "late_success",
                 _ => "probe_successes",
             };
-            self.phase.change(now, State::Closed, reason, self.evidence_at(now), out);
+            self.phase.change(now, State::Closed, reason, self.evidence_for(now, out), out);
             self.count = 0;
         }
     }

@@ -431,7 +431,7 @@ impl CockatielBreaker {
                 self.backoff = (0, 0.0);
             }
             self.open_for = self.next_delay();
-            self.phase.enter(now, State::Open, reason, self.evidence_at(now), out);
+            self.phase.enter(now, State::Open, reason, self.evidence_for(now, out), out);
             self.opened_at = now;
         }
     }
@@ -530,7 +530,7 @@ impl Breaker for CockatielBreaker {
         match self.phase.state() {
             State::Closed => Admission::Allow(self.phase.ticket(false)),
             State::Open if now.since(self.opened_at) >= self.open_for => {
-                self.phase.enter(now, State::HalfOpen, "cooldown_elapsed", self.evidence_at(now), out);
+                self.phase.enter(now, State::HalfOpen, "cooldown_elapsed", self.evidence_for(now, out), out);
                 self.tests.push(self.phase.generation());
                 Admission::Allow(self.phase.ticket(true))
             }
@@ -547,7 +547,7 @@ impl Breaker for CockatielBreaker {
             (Verdict::Ignored, true) => {
                 // A non-handled error in the test "failed successfully": close().
                 if self.phase.state() == State::HalfOpen {
-                    self.phase.enter(now, State::Closed, "probe_successes", self.evidence_at(now), out);
+                    self.phase.enter(now, State::Closed, "probe_successes", self.evidence_for(now, out), out);
                 }
             }
             (Verdict::Ignored, false) => {}
@@ -565,7 +565,7 @@ impl Breaker for CockatielBreaker {
             (Verdict::Success, true) => {
                 self.success(now, true);
                 if self.phase.state() == State::HalfOpen {
-                    self.phase.enter(now, State::Closed, "probe_successes", self.evidence_at(now), out);
+                    self.phase.enter(now, State::Closed, "probe_successes", self.evidence_for(now, out), out);
                 }
             }
             (Verdict::Failure, true) => {

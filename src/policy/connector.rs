@@ -186,7 +186,7 @@ impl ConnectorBreaker {
     }
 
     fn set(&mut self, now: SimTime, to: State, reason: &'static str, out: &mut Transitions) {
-        let ev = self.evidence_at(now);
+        let ev = self.evidence_for(now, out);
         self.phase.enter(now, to, reason, ev, out);
         self.probes_in_flight = 0;
         self.probes_admitted = 0;

@@ -178,7 +178,13 @@ impl EnvoyBreaker {
             let tick = self.next_tick;
             if self.phase.state() == State::Open {
                 if self.eject_time() <= tick.since(self.ejected_at) {
-                    self.phase.enter(tick, State::Closed, "ejection_elapsed", self.evidence_at(tick), out);
+                    self.phase.enter(
+                        tick,
+                        State::Closed,
+                        "ejection_elapsed",
+                        self.evidence_for(tick, out),
+                        out,
+                    );
                     self.consecutive = 0;
                 }
             } else if self.backoff > 0 {
@@ -220,7 +226,7 @@ impl Breaker for EnvoyBreaker {
                     if base.saturating_mul(self.backoff) < max.saturating_add(base) {
                         self.backoff += 1;
                     }
-                    self.phase.enter(now, State::Open, "consecutive_5xx", self.evidence_at(now), out);
+                    self.phase.enter(now, State::Open, "consecutive_5xx", self.evidence_for(now, out), out);
                     self.ejected_at = now;
                     // onConsecutiveErrorWorker resets the counter after ejecting.
                     self.consecutive = 0;

@@ -359,7 +359,7 @@ impl FailsafeBreaker {
     }
 
     fn open(&mut self, now: SimTime, reason: &'static str, out: &mut Transitions) {
-        self.phase.enter(now, State::Open, reason, self.evidence_at(now), out);
+        self.phase.enter(now, State::Open, reason, self.evidence_for(now, out), out);
         self.opened_at = now;
     }
 }
@@ -370,7 +370,7 @@ impl Breaker for FailsafeBreaker {
             if now.since(self.opened_at) < self.cfg.delay {
                 return Admission::Reject;
             }
-            self.phase.enter(now, State::HalfOpen, "cooldown_elapsed", self.evidence_at(now), out);
+            self.phase.enter(now, State::HalfOpen, "cooldown_elapsed", self.evidence_for(now, out), out);
             self.half.clear();
             self.permits = u64::from(self.cfg.half_open_capacity());
         }
@@ -423,7 +423,7 @@ impl Breaker for FailsafeBreaker {
                     (successes > cap.saturating_sub(ft), t.failures >= ft)
                 };
                 if close {
-                    self.phase.enter(now, State::Closed, "probe_successes", self.evidence_at(now), out);
+                    self.phase.enter(now, State::Closed, "probe_successes", self.evidence_for(now, out), out);
                     self.closed = ClosedStats::new(&self.cfg, now);
                 } else if reopen {
                     self.open(now, "probe_failed", out);

@@ -266,7 +266,7 @@ impl FinagleBreaker {
     fn poll(&mut self, now: SimTime, out: &mut Transitions) {
         if self.phase.state() == State::Open && now >= self.dead_until {
             let at = self.dead_until;
-            self.phase.enter(at, State::HalfOpen, "cooldown_elapsed", self.evidence_at(at), out);
+            self.phase.enter(at, State::HalfOpen, "cooldown_elapsed", self.evidence_for(at, out), out);
             self.probing = false;
         }
     }
@@ -307,7 +307,7 @@ impl Breaker for FinagleBreaker {
             Verdict::Success => {
                 if probe_closed {
                     self.revived(now);
-                    self.phase.enter(now, State::Closed, "probe_successes", self.evidence_at(now), out);
+                    self.phase.enter(now, State::Closed, "probe_successes", self.evidence_for(now, out), out);
                 }
                 self.record_success(now);
             }
@@ -316,7 +316,7 @@ impl Breaker for FinagleBreaker {
                     match self.mark_dead_on_failure(now) {
                         Some((d, reason)) => {
                             let reason = if probe_closed { "probe_failed" } else { reason };
-                            self.phase.enter(now, State::Open, reason, self.evidence_at(now), out);
+                            self.phase.enter(now, State::Open, reason, self.evidence_for(now, out), out);
                             self.dead_since = now;
                             self.dead_until = now + d;
                         }

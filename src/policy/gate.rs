@@ -140,7 +140,7 @@ impl CircuitGate {
     /// `_open`: state open, cooloff from now, failures cleared (a no-op transition when open).
     fn open(&mut self, now: SimTime, reason: &'static str, out: &mut Transitions) {
         if self.phase.state() != State::Open {
-            let ev = self.evidence_at(now);
+            let ev = self.evidence_for(now, out);
             self.phase.enter(now, State::Open, reason, ev, out);
         }
         self.opened_at = now;
@@ -154,7 +154,7 @@ impl Breaker for CircuitGate {
             if now.since(self.opened_at) < self.cfg.cooloff {
                 return Admission::Reject;
             }
-            let ev = self.evidence_at(now);
+            let ev = self.evidence_for(now, out);
             self.phase.enter(now, State::HalfOpen, "cooldown_elapsed", ev, out);
             self.probe_sent = false;
         }
@@ -191,7 +191,7 @@ impl Breaker for CircuitGate {
         self.probe_sent = false;
         if ok {
             let reason = if self.phase.state() == State::Open { "late_success" } else { "probe_successes" };
-            let ev = self.evidence_at(now);
+            let ev = self.evidence_for(now, out);
             self.phase.enter(now, State::Closed, reason, ev, out);
             self.failures.clear();
         } else {

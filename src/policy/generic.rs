@@ -510,7 +510,7 @@ impl GenericBreaker {
     }
 
     fn open(&mut self, at: SimTime, reason: &'static str, out: &mut Transitions) {
-        let ev = self.evidence_at(at);
+        let ev = self.evidence_for(at, out);
         if self.phase.state() == State::HalfOpen {
             self.reopens = self.reopens.saturating_add(1);
         } else {
@@ -523,7 +523,7 @@ impl GenericBreaker {
     }
 
     fn half_open(&mut self, at: SimTime, out: &mut Transitions) {
-        let ev = self.evidence_at(at);
+        let ev = self.evidence_for(at, out);
         self.phase.enter(at, State::HalfOpen, "cooldown_elapsed", ev, out);
         self.half_open_since = at;
         self.probes_admitted = 0;
@@ -533,7 +533,7 @@ impl GenericBreaker {
     }
 
     fn close(&mut self, at: SimTime, reason: &'static str, out: &mut Transitions) {
-        let ev = self.evidence_at(at);
+        let ev = self.evidence_for(at, out);
         self.phase.enter(at, State::Closed, reason, ev, out);
         self.reopens = 0;
         self.consecutive = 0;
@@ -548,8 +548,17 @@ impl GenericBreaker {
         }
     }
 
-    /// Applies the timer-driven transitions due by `now`, each at its own instant.
+    /// Applies the timer-driven transitions due by `now`, each at its own instant (none in
+    /// closed, the state most calls find).
+    #[inline]
     fn poll(&mut self, now: SimTime, out: &mut Transitions) {
+        if self.phase.state() != State::Closed {
+            self.poll_timers(now, out);
+        }
+    }
+
+    /// [`GenericBreaker::poll`] outside closed.
+    fn poll_timers(&mut self, now: SimTime, out: &mut Transitions) {
         loop {
             match self.phase.state() {
                 State::Open

@@ -175,7 +175,7 @@ impl GobreakerBreaker {
     }
 
     fn set(&mut self, now: SimTime, to: State, reason: &'static str, out: &mut Transitions) {
-        if self.phase.change(now, to, reason, self.evidence_at(now), out) {
+        if self.phase.change(now, to, reason, self.evidence_for(now, out), out) {
             self.clear_counts(now);
         }
     }

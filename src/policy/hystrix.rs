@@ -226,7 +226,7 @@ impl HystrixBreaker {
             let pct = ((errors as f64 / total as f64) * 100.0) as u32;
             if pct >= self.cfg.error_threshold_percentage {
                 let at = self.snapshot_at(k);
-                self.phase.enter(at, State::Open, "error_percentage", self.evidence_at(at), out);
+                self.phase.enter(at, State::Open, "error_percentage", self.evidence_for(at, out), out);
                 self.opened_at = at;
             }
         }
@@ -244,7 +244,7 @@ impl HystrixBreaker {
     }
 
     fn close(&mut self, now: SimTime, out: &mut Transitions) {
-        self.phase.enter(now, State::Closed, "probe_successes", self.evidence_at(now), out);
+        self.phase.enter(now, State::Closed, "probe_successes", self.evidence_for(now, out), out);
         // metrics.resetStream(): counts discarded, the bucket timer restarts now.
         self.origin = now;
         self.next_snapshot = 1;
@@ -260,7 +260,7 @@ impl Breaker for HystrixBreaker {
         match self.phase.state() {
             State::Closed => Admission::Allow(self.phase.ticket(false)),
             State::Open if now > self.opened_at + self.cfg.sleep_window => {
-                self.phase.enter(now, State::HalfOpen, "cooldown_elapsed", self.evidence_at(now), out);
+                self.phase.enter(now, State::HalfOpen, "cooldown_elapsed", self.evidence_for(now, out), out);
                 Admission::Allow(self.phase.ticket(true))
             }
             _ => Admission::Reject,
@@ -277,7 +277,7 @@ impl Breaker for HystrixBreaker {
         self.count(now, failed);
         if self.phase.state() == State::HalfOpen {
             if failed {
-                self.phase.enter(now, State::Open, "probe_failed", self.evidence_at(now), out);
+                self.phase.enter(now, State::Open, "probe_failed", self.evidence_for(now, out), out);
                 self.opened_at = now;
             } else {
                 self.close(now, out);

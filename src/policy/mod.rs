@@ -151,9 +151,10 @@ mod tests {
                 assert!(out.is_empty());
                 continue;
             }
-            for t in &out {
-                assert!(!t.evidence.is_empty(), "{}: {t:?}", preset.name);
-                for item in t.evidence.items() {
+            for (i, t) in out.iter().enumerate() {
+                let evidence = out.evidence(i).expect("Transitions::new keeps the evidence");
+                assert!(!evidence.is_empty(), "{}: {t:?}", preset.name);
+                for item in evidence.items() {
                     let words = phrase(item.name).is_some() || item.test == Test::Fact;
                     assert!(words, "{}: no phrase for `{}`", preset.name, item.name);
                 }

@@ -120,7 +120,7 @@ impl Breaker for NodeBreaker {
             if now.since(self.opened_at) < self.cfg.cooldown {
                 return Admission::Reject;
             }
-            self.phase.enter(now, State::HalfOpen, "cooldown_elapsed", self.evidence_at(now), out);
+            self.phase.enter(now, State::HalfOpen, "cooldown_elapsed", self.evidence_for(now, out), out);
             self.probes_admitted = 0;
         }
         let probe = self.phase.state() == State::HalfOpen;
@@ -133,7 +133,7 @@ impl Breaker for NodeBreaker {
             Verdict::Ignored => {}
             Verdict::Success => {
                 if self.phase.state() == State::HalfOpen {
-                    self.phase.enter(now, State::Closed, "probe_successes", self.evidence_at(now), out);
+                    self.phase.enter(now, State::Closed, "probe_successes", self.evidence_for(now, out), out);
                 }
                 self.failures = 0;
             }
@@ -143,14 +143,18 @@ impl Breaker for NodeBreaker {
                     || self.failures >= u64::from(self.cfg.failure_threshold)
                 {
                     match self.phase.state() {
-                        State::HalfOpen => {
-                            self.phase.enter(now, State::Open, "probe_failed", self.evidence_at(now), out)
-                        }
+                        State::HalfOpen => self.phase.enter(
+                            now,
+                            State::Open,
+                            "probe_failed",
+                            self.evidence_for(now, out),
+                            out,
+                        ),
                         State::Closed => self.phase.enter(
                             now,
                             State::Open,
                             "consecutive_failures",
-                            self.evidence_at(now),
+                            self.evidence_for(now, out),
                             out,
                         ),
                         State::Open => {}

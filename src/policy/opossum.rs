@@ -202,7 +202,7 @@ impl OpossumBreaker {
     fn open(&mut self, at: SimTime, reason: &'static str, out: &mut Transitions) {
         self.pending_close = false;
         if self.phase.state() != State::Open {
-            self.phase.enter(at, State::Open, reason, self.evidence_at(at), out);
+            self.phase.enter(at, State::Open, reason, self.evidence_for(at, out), out);
             self.opened_at = at;
         }
     }
@@ -210,7 +210,7 @@ impl OpossumBreaker {
     fn poll(&mut self, now: SimTime, out: &mut Transitions) {
         if self.phase.state() == State::Open && now >= self.opened_at + self.cfg.reset_timeout {
             let at = self.opened_at + self.cfg.reset_timeout;
-            self.phase.enter(at, State::HalfOpen, "cooldown_elapsed", self.evidence_at(at), out);
+            self.phase.enter(at, State::HalfOpen, "cooldown_elapsed", self.evidence_for(at, out), out);
             self.pending_close = true;
         }
     }
@@ -237,7 +237,7 @@ impl Breaker for OpossumBreaker {
             Verdict::Success => {
                 if self.phase.state() == State::HalfOpen {
                     self.pending_close = false;
-                    self.phase.enter(now, State::Closed, "probe_successes", self.evidence_at(now), out);
+                    self.phase.enter(now, State::Closed, "probe_successes", self.evidence_for(now, out), out);
                 }
             }
             Verdict::Failure => {

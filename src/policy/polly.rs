@@ -221,7 +221,7 @@ impl PollyBreaker {
     }
 
     fn open(&mut self, now: SimTime, reason: &'static str, out: &mut Transitions) {
-        self.phase.enter(now, State::Open, reason, self.evidence_at(now), out);
+        self.phase.enter(now, State::Open, reason, self.evidence_for(now, out), out);
         self.blocked_until = now + self.cfg.break_duration;
     }
 }
@@ -231,7 +231,7 @@ impl Breaker for PollyBreaker {
         match self.phase.state() {
             State::Closed => Admission::Allow(self.phase.ticket(false)),
             State::Open if now >= self.blocked_until => {
-                self.phase.enter(now, State::HalfOpen, "cooldown_elapsed", self.evidence_at(now), out);
+                self.phase.enter(now, State::HalfOpen, "cooldown_elapsed", self.evidence_for(now, out), out);
                 self.blocked_until = now + self.cfg.break_duration;
                 Admission::Allow(self.phase.ticket(true))
             }
@@ -245,7 +245,7 @@ impl Breaker for PollyBreaker {
             Verdict::Ignored | Verdict::Success => {
                 self.increment(now, false);
                 if self.phase.state() == State::HalfOpen {
-                    self.phase.enter(now, State::Closed, "probe_successes", self.evidence_at(now), out);
+                    self.phase.enter(now, State::Closed, "probe_successes", self.evidence_for(now, out), out);
                     self.reset(now);
                 }
             }

@@ -142,7 +142,7 @@ impl PybreakerBreaker {
     /// `CircuitBreaker.open()`: `opened_at = now`, a fresh open state (success counter reset),
     /// even when already open.
     fn open(&mut self, now: SimTime, reason: &'static str, out: &mut Transitions) {
-        let ev = self.evidence_at(now);
+        let ev = self.evidence_for(now, out);
         self.opened_at = now;
         self.successes = 0;
         self.phase.change(now, State::Open, reason, ev, out);
@@ -163,7 +163,7 @@ impl Breaker for PybreakerBreaker {
             if now < self.opened_at + self.cfg.reset_timeout {
                 return Admission::Reject;
             }
-            self.phase.change(now, State::HalfOpen, "cooldown_elapsed", self.evidence_at(now), out);
+            self.phase.change(now, State::HalfOpen, "cooldown_elapsed", self.evidence_for(now, out), out);
             self.successes = 0;
         }
         self.busy = self.cfg.serialize;
@@ -192,7 +192,7 @@ impl Breaker for PybreakerBreaker {
                 if self.successes >= u64::from(self.cfg.success_threshold) {
                     let reason =
                         if self.phase.state() == State::Open { "late_success" } else { "probe_successes" };
-                    self.phase.change(now, State::Closed, reason, self.evidence_at(now), out);
+                    self.phase.change(now, State::Closed, reason, self.evidence_for(now, out), out);
                     self.successes = 0;
                 }
             }

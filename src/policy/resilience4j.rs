@@ -318,12 +318,12 @@ impl Resilience4jBreaker {
 
     fn open(&mut self, at: SimTime, reason: &'static str, out: &mut Transitions) {
         self.attempts = self.attempts.saturating_add(1);
-        self.phase.enter(at, State::Open, reason, self.evidence_at(at), out);
+        self.phase.enter(at, State::Open, reason, self.evidence_for(at, out), out);
         self.retry_after = at + self.cfg.wait_for(self.attempts);
     }
 
     fn half_open(&mut self, at: SimTime, out: &mut Transitions) {
-        self.phase.enter(at, State::HalfOpen, "cooldown_elapsed", self.evidence_at(at), out);
+        self.phase.enter(at, State::HalfOpen, "cooldown_elapsed", self.evidence_for(at, out), out);
         self.half.clear();
         self.permits = u64::from(self.cfg.permitted_number_of_calls_in_half_open_state);
         self.half_open_since = at;
@@ -409,7 +409,7 @@ impl Breaker for Resilience4jBreaker {
                             now,
                             State::Closed,
                             "probe_failure_rate_below",
-                            self.evidence_at(now),
+                            self.evidence_for(now, out),
                             out,
                         );
                         self.attempts = 0;

@@ -156,7 +156,7 @@ impl SreThrottle {
     fn update_state(&mut self, now: SimTime, p: f64, out: &mut Transitions) {
         let want = if p > 0.0 { State::Open } else { State::Closed };
         let reason = if want == State::Open { "throttling" } else { "throttle_released" };
-        self.phase.change(now, want, reason, self.evidence_at(now), out);
+        self.phase.change(now, want, reason, self.evidence_for(now, out), out);
     }
 }
 

@@ -61,7 +61,7 @@ impl Breaker for ToyBreaker {
         match self.phase.state() {
             State::Closed => Admission::Allow(self.phase.ticket(false)),
             State::Open if now.since(self.opened_at) >= self.cfg.open_for => {
-                let ev = self.evidence_at(now);
+                let ev = self.evidence_for(now, out);
                 self.phase.enter(now, State::HalfOpen, "cooldown_elapsed", ev, out);
                 Admission::Allow(self.phase.ticket(true))
             }
@@ -74,20 +74,20 @@ impl Breaker for ToyBreaker {
         match obs.verdict {
             Verdict::Ignored => {}
             Verdict::Success if state == State::HalfOpen && ticket.probe => {
-                let ev = self.evidence_at(now);
+                let ev = self.evidence_for(now, out);
                 self.failures = 0;
                 self.phase.enter(now, State::Closed, "probe_successes", ev, out);
             }
             Verdict::Success => self.failures = 0,
             Verdict::Failure if state == State::HalfOpen && ticket.probe => {
-                let ev = self.evidence_at(now);
+                let ev = self.evidence_for(now, out);
                 self.opened_at = now;
                 self.phase.enter(now, State::Open, "probe_failed", ev, out);
             }
             Verdict::Failure if state == State::Closed => {
                 self.failures += 1;
                 if self.failures >= self.cfg.threshold {
-                    let ev = self.evidence_at(now);
+                    let ev = self.evidence_for(now, out);
                     self.opened_at = now;
                     self.phase.enter(now, State::Open, "consecutive_failures", ev, out);
                 }

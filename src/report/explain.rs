@@ -83,7 +83,8 @@ fn snapshot_row<'a>(label: &'a str, s: &'a Snapshot) -> Row<'a> {
 pub fn explain_csv(rows: &[(&str, &RunRecord)]) -> Vec<u8> {
     let mut all: Vec<Row> = Vec::new();
     for (label, record) in rows {
-        for (instance, t) in &record.transitions {
+        for (k, (instance, t)) in record.transitions.iter().enumerate() {
+            let evidence = record.evidence.get(k).unwrap_or(&Evidence::EMPTY);
             all.push(Row {
                 label,
                 fixed: [
@@ -95,9 +96,9 @@ pub fn explain_csv(rows: &[(&str, &RunRecord)]) -> Vec<u8> {
                     t.reason.to_string(),
                     String::new(),
                     String::new(),
-                    evidence_spec(&t.evidence),
+                    evidence_spec(evidence),
                 ],
-                evidence: &t.evidence,
+                evidence,
             });
         }
         all.extend(record.snapshots.iter().map(|s| snapshot_row(label, s)));
@@ -160,10 +161,12 @@ impl Said {
         Some(self.test.holds(number(&self.value)?, number(&self.limit)?))
     }
 
-    /// The quantity in words: `7 calls in the window`, `latency_threshold 8s`.
+    /// The quantity in words: `7 calls in the window`, `1 call in the window`,
+    /// `latency_threshold 8s`.
     pub fn quantity(&self) -> String {
         let value = rounded(&self.value);
         match phrase(&self.name) {
+            Some(p) if value == "1" && p.starts_with("{} ") => singular(p).replace("{}", &value),
             Some(p) => p.replace("{}", &value),
             None => format!("{} {value}", self.name),
         }
@@ -189,15 +192,80 @@ impl Said {
     }
 }
 
-/// A decimal cell to at most four decimals for reading (`0.1667`); other cells as written.
+/// A decimal cell to at most four decimals for reading (`0.1667`), a duration cell as
+/// [`readable_dur`] writes it (`30.539s`); other cells as written.
 fn rounded(cell: &str) -> String {
     match cell.parse::<f64>() {
         Ok(v) if cell.contains('.') => {
             let s = format!("{v:.4}");
             s.trim_end_matches('0').trim_end_matches('.').to_string()
         }
-        _ => cell.to_string(),
+        Ok(_) => cell.to_string(),
+        Err(_) => match Dur::parse(cell) {
+            Ok(d) if cell.bytes().any(|b| b.is_ascii_alphabetic()) => readable_dur(d.micros()),
+            _ => cell.to_string(),
+        },
     }
+}
+
+/// A duration for reading: whole days, hours and minutes as `Dur` writes them, then seconds to
+/// the millisecond (`5m0.328s`, `30m4.117s`, `1h5s`); under a second, milliseconds (`100ms`,
+/// `1.5ms`). `--at` accepts what it prints.
+pub fn readable_dur(us: u64) -> String {
+    if us == 0 {
+        return "0s".to_string();
+    }
+    if us < 1_000_000 {
+        let ms = format!("{:.3}", us as f64 / 1000.0);
+        return format!("{}ms", ms.trim_end_matches('0').trim_end_matches('.'));
+    }
+    let ms = us.saturating_add(500) / 1000;
+    let whole = Dur::from_micros(ms / 60_000 * 60_000_000);
+    let rest = ms % 60_000;
+    let seconds = if rest == 0 {
+        String::new()
+    } else {
+        let s = format!("{}.{:03}", rest / 1000, rest % 1000);
+        format!("{}s", s.trim_end_matches('0').trim_end_matches('.'))
+    };
+    match (whole.micros(), seconds.is_empty()) {
+        (0, _) => seconds,
+        (_, true) => whole.to_string(),
+        _ => format!("{whole}{seconds}"),
+    }
+}
+
+/// `n` and `noun`, plural unless `n` is 1: `1 result`, `7 results`.
+pub fn count_of(n: u64, noun: &str) -> String {
+    if n == 1 { format!("1 {noun}") } else { format!("{n} {noun}s") }
+}
+
+/// A phrase for the value 1: its first plural noun made singular (`{} calls in the window`
+/// becomes `{} call in the window`).
+fn singular(phrase: &str) -> String {
+    const NOUNS: [(&str, &str); 8] = [
+        ("calls", "call"),
+        ("failures", "failure"),
+        ("successes", "success"),
+        ("answers", "answer"),
+        ("requests", "request"),
+        ("executions", "execution"),
+        ("fires", "fire"),
+        ("results", "result"),
+    ];
+    let mut words: Vec<&str> = phrase.split(' ').collect();
+    if let Some((k, one)) =
+        words.iter().enumerate().find_map(|(k, w)| NOUNS.iter().find(|(p, _)| p == w).map(|(_, s)| (k, *s)))
+    {
+        words[k] = one;
+    }
+    words.join(" ")
+}
+
+/// The name of breaker `instance`: its lane name when `names` has one (`primary`), else
+/// `instance 3`.
+pub fn breaker_name(instance: usize, names: &[String]) -> String {
+    names.get(instance).cloned().unwrap_or_else(|| format!("instance {instance}"))
 }
 
 /// A number cell: a count or ratio, or a duration in microseconds.
@@ -236,17 +304,18 @@ impl ExplainRow {
         self.items.iter().map(|s| s.words(never)).collect::<Vec<_>>().join("; ")
     }
 
-    /// `closed → open (consecutive_failures) at 1m30s, instance 0: failure_threshold 5
-    /// reached: 5 consecutive failures`, the policy first when the file holds several runs.
-    pub fn sentence(&self) -> String {
+    /// `closed → open (consecutive_failures) at 1m30.25s, instance 0: failure_threshold 5
+    /// reached: 5 consecutive failures`, the policy first when the file holds several runs;
+    /// the breaker named by `names` when the run had several (`primary`).
+    pub fn sentence(&self, names: &[String]) -> String {
         let policy = if self.policy.is_empty() { String::new() } else { format!("{}: ", self.policy) };
         format!(
-            "{policy}{} → {} ({}) at {}, instance {}: {}",
+            "{policy}{} → {} ({}) at {}, {}: {}",
             self.from,
             self.to,
             self.reason,
-            Dur::from_micros(self.at_us),
-            self.instance,
+            readable_dur(self.at_us),
+            breaker_name(self.instance, names),
             self.words(false)
         )
     }
@@ -260,13 +329,14 @@ pub fn incident_words(
     rows: &[ExplainRow],
     n: usize,
     incident: &super::charts::data::Incident,
+    names: &[String],
 ) -> Vec<String> {
     let (start, end) = (incident.start_us, incident.end_us);
     let mut lines = vec![format!(
         "incident {n}: {} from {} to {} (expect {})",
         if incident.kind.is_empty() { "incident" } else { &incident.kind },
-        Dur::from_micros(start),
-        Dur::from_micros(end),
+        readable_dur(start),
+        readable_dur(end),
         incident.expect.as_str()
     )];
     let mut breakers: Vec<(&str, usize)> = Vec::new();
@@ -277,9 +347,9 @@ pub fn incident_words(
     }
     for (policy, instance) in breakers {
         let who = if policy.is_empty() {
-            format!("instance {instance}")
+            breaker_name(instance, names)
         } else {
-            format!("{policy}, instance {instance}")
+            format!("{policy}, {}", breaker_name(instance, names))
         };
         let mine = rows.iter().filter(|r| r.policy == policy && r.instance == instance);
         let changes: Vec<&ExplainRow> = mine.clone().filter(|r| r.kind == TRANSITION_KIND).collect();
@@ -289,14 +359,14 @@ pub fn incident_words(
         let moment = |kind: &str| mine.clone().find(|r| r.kind == kind && r.incident == Some(n));
         match before {
             Some((state, at)) if state != "closed" => {
-                lines.push(format!("{who}: already {state} when it began (since {})", Dur::from_micros(at)));
+                lines.push(format!("{who}: already {state} when it began (since {})", readable_dur(at)));
             }
             _ => {}
         }
         if let Some(first) = inside.iter().find(|r| r.to == "open") {
             lines.push(format!(
                 "{who}: opened {} after the start ({})",
-                Dur::from_micros(first.at_us - start),
+                readable_dur(first.at_us - start),
                 first.reason
             ));
         } else if before.is_none_or(|(state, _)| state == "closed") {
@@ -317,7 +387,8 @@ pub fn incident_words(
                         never.join("; ")
                     };
                     let results = best.results.unwrap_or(0);
-                    lines.push(format!("{who}: did not open ({results} results recorded while closed): {why}"));
+                    let results = count_of(results, "result");
+                    lines.push(format!("{who}: did not open ({results} recorded while closed): {why}"));
                 }
             }
             for (kind, label) in [
@@ -326,12 +397,12 @@ pub fn incident_words(
                 ("incident_end", "at its end"),
             ] {
                 if let Some(r) = moment(kind) {
-                    lines.push(format!("  {label} ({}): {}", Dur::from_micros(r.at_us), r.words(false)));
+                    lines.push(format!("  {label} ({}): {}", readable_dur(r.at_us), r.words(false)));
                 }
             }
         }
         for r in inside {
-            lines.push(format!("  {}", r.sentence()));
+            lines.push(format!("  {}", r.sentence(names)));
         }
     }
     lines
@@ -356,10 +427,14 @@ pub struct Mark {
 
 /// The marks of a folder: each incident (missed ones flagged), then the first [`MAX_MARKS`]
 /// transitions, in file order.
-pub fn marks(rows: &[ExplainRow], incidents: &[super::charts::data::Incident]) -> Vec<Mark> {
+pub fn marks(
+    rows: &[ExplainRow],
+    incidents: &[super::charts::data::Incident],
+    names: &[String],
+) -> Vec<Mark> {
     let mut out = Vec::new();
     for (i, incident) in incidents.iter().enumerate() {
-        let lines = incident_words(rows, i + 1, incident);
+        let lines = incident_words(rows, i + 1, incident, names);
         let missed = incident.expect == crate::truth::Expect::Open
             && lines.iter().any(|l| l.contains(": did not open"));
         let verdict = if missed { "missed" } else { incident.expect.as_str() };
@@ -374,8 +449,8 @@ pub fn marks(rows: &[ExplainRow], incidents: &[super::charts::data::Incident]) -
         let policy = if r.policy.is_empty() { String::new() } else { format!("{} ", r.policy) };
         out.push(Mark {
             at_us: r.at_us,
-            label: format!("{policy}{} {} → {}", Dur::from_micros(r.at_us / 1000 * 1000), r.from, r.to),
-            title: r.sentence(),
+            label: format!("{policy}{} {} → {}", readable_dur(r.at_us), r.from, r.to),
+            title: r.sentence(names),
             missed: false,
         });
     }
@@ -479,5 +554,38 @@ mod tests {
         );
         assert_eq!(rows[0].items[0].holds(), Some(false));
         assert!(read_explain_csv(b"kind,at_us\n").unwrap_err().contains("no `instance` column"));
+    }
+
+    #[test]
+    fn durations_read_as_people_write_them_and_counts_agree_with_their_nouns() {
+        assert_eq!(readable_dur(0), "0s");
+        assert_eq!(readable_dur(100_000), "100ms");
+        assert_eq!(readable_dur(1_500), "1.5ms");
+        assert_eq!(readable_dur(30_539_347), "30.539s");
+        assert_eq!(readable_dur(300_328_281), "5m0.328s");
+        assert_eq!(readable_dur(1_804_117_091), "30m4.117s");
+        assert_eq!(readable_dur(3_605_000_000), "1h5s");
+        assert_eq!(readable_dur(400_000_000), "6m40s");
+        // Rounding to the millisecond carries into the minutes.
+        assert_eq!(readable_dur(59_999_700), "1m");
+        // What it prints parses back to the millisecond.
+        assert_eq!(Dur::parse(&readable_dur(1_804_117_091)).unwrap().micros(), 1_804_117_000);
+        let said = |name: &str, value: &str| Said {
+            name: name.into(),
+            value: value.into(),
+            test: Test::Fact,
+            param: String::new(),
+            limit: String::new(),
+        };
+        assert_eq!(said("half_open_calls", "1").quantity(), "1 half-open call counted");
+        assert_eq!(said("half_open_calls", "3").quantity(), "3 half-open calls counted");
+        assert_eq!(
+            said("calls_over_latency", "1").quantity(),
+            "1 call in the window at or over the latency limit"
+        );
+        assert_eq!(said("probe_failures", "1").quantity(), "1 probe failure");
+        assert_eq!(said("time_open", "30s539ms347us").quantity(), "open for 30.539s");
+        assert_eq!(count_of(1, "result"), "1 result");
+        assert_eq!(count_of(0, "result"), "0 results");
     }
 }

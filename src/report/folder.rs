@@ -118,6 +118,9 @@ impl Contents {
                     transitions: transitions.unwrap_or_default(),
                     incidents: incidents.unwrap_or_default(),
                     context: context.join(" · "),
+                    lanes: inputs.as_ref().map(|i| i.breakers.clone()).unwrap_or_default(),
+                    providers: inputs.as_ref().map(|i| i.providers.clone()).unwrap_or_default(),
+                    epoch_us: inputs.as_ref().and_then(|i| i.epoch_us),
                 })
             }
         };
@@ -129,7 +132,8 @@ impl Contents {
                     let rows = super::explain::read_explain_csv(&bytes)
                         .map_err(|message| ChartError::Csv { path, line: 0, message })?;
                     let incidents = timeline.as_ref().map(|t| t.incidents.as_slice()).unwrap_or_default();
-                    super::explain::marks(&rows, incidents)
+                    let names = inputs.as_ref().map(|i| i.breakers.as_slice()).unwrap_or_default();
+                    super::explain::marks(&rows, incidents, names)
                 }
             };
         let pareto_table = table("pareto.csv")?;

@@ -9,6 +9,7 @@ use super::charts::data::{Summary, SummaryRow, Table};
 use super::charts::style::{fmt_num, fmt_pct};
 use super::charts::{self, Chart, ChartError};
 use super::folder::Contents;
+use crate::scenario::{Scenario, Source};
 use crate::sweep::review::{BaselineReview, Difference, Review};
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
@@ -107,6 +108,17 @@ pub struct ReportInputs {
     pub seed: Option<u64>,
     /// Version of breakerlab that ran the simulation.
     pub version: String,
+    /// The breakers of the timeline's run, one name per breaker in transitions.csv's
+    /// `instance` order (`primary`, `secondary`; `instance 3`), when there are several.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub breakers: Vec<String>,
+    /// The providers of the timeline's run, in priority order (empty without `[[providers]]`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub providers: Vec<String>,
+    /// The absolute time of the run's time zero (µs since the Unix epoch) when its input had
+    /// absolute timestamps (a replayed trace): the timeline's axis then shows UTC clock time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub epoch_us: Option<i64>,
     /// The scenario, sweep and other input files, in the order given.
     #[serde(default)]
     pub files: Vec<InputFile>,
@@ -119,12 +131,28 @@ impl Default for ReportInputs {
             command_line: None,
             seed: None,
             version: env!("CARGO_PKG_VERSION").to_string(),
+            breakers: Vec::new(),
+            providers: Vec::new(),
+            epoch_us: None,
             files: Vec::new(),
         }
     }
 }
 
 impl ReportInputs {
+    /// These inputs with what the timeline needs to know about `scenario`'s run: its breakers'
+    /// names, its providers and the absolute time of its time zero.
+    pub fn with_scenario(mut self, scenario: &Scenario) -> ReportInputs {
+        self.providers = match &scenario.source {
+            Source::Providers { providers, .. } => providers.iter().map(|p| p.name.clone()).collect(),
+            _ => Vec::new(),
+        };
+        self.breakers =
+            breaker_names(scenario.client.instances, scenario.client.shared_breaker, &self.providers);
+        self.epoch_us = scenario.import_report().map(|r| r.epoch_offset_us).filter(|e| *e != 0);
+        self
+    }
+
     /// The text of inputs.toml.
     pub fn to_toml(&self) -> Result<String, ChartError> {
         toml::to_string(self).map_err(|e| ChartError::Draw(format!("inputs.toml: {e}")))
@@ -138,6 +166,24 @@ impl ReportInputs {
             message: e.message().to_string(),
         })
     }
+}
+
+/// The names of a run's breakers in the engine's order (client instance by instance, each
+/// with one breaker per provider); empty when there is only one.
+pub fn breaker_names(instances: u32, shared: bool, providers: &[String]) -> Vec<String> {
+    let slots = if shared { 1 } else { instances.max(1) as usize };
+    if slots * providers.len().max(1) <= 1 {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for slot in 0..slots {
+        match providers {
+            [] => out.push(format!("instance {slot}")),
+            _ if slots == 1 => out.extend(providers.iter().cloned()),
+            _ => out.extend(providers.iter().map(|p| format!("instance {slot} · {p}"))),
+        }
+    }
+    out
 }
 
 /// Summary columns shown in the tables: (column, heading).

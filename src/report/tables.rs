@@ -453,13 +453,7 @@ provider.secondary.attempts,provider.secondary.successes,provider.backup.attempt
         let at = SimTime(opens_at_s * 1_000_000);
         r.transition(
             0,
-            &Transition {
-                at,
-                from: State::Closed,
-                to: State::Open,
-                reason: "consecutive_failures",
-                evidence: crate::policy::Evidence::EMPTY,
-            },
+            &Transition { at, from: State::Closed, to: State::Open, reason: "consecutive_failures" },
         );
         r.finish(SimTime(20_000_000))
     }

@@ -328,7 +328,7 @@ impl<'a> Engine<'a> {
             calls: Vec::new(),
             log_calls: matches!(workload.answers, Answers::Script),
             cycle_scheduled: false,
-            changes: Vec::with_capacity(8),
+            changes: Transitions::with_capacity(8, opts.explain),
             snapshots: opts.explain.then(|| Snapshots::new(&workload.truth, rec_instances)),
             rec,
             now: SimTime::ZERO,
@@ -429,7 +429,8 @@ impl<'a> Engine<'a> {
             let answer = first_answer.unwrap_or_else(|| self.workload.first_answer(request, now));
             self.rec.true_answer(now, answer.class, answer.latency);
         }
-        let instance = (request % self.instances.len() as u64) as u32;
+        let instances = self.instances.len() as u64;
+        let instance = if instances == 1 { 0 } else { (request % instances) as u32 };
         let client = &mut self.instances[instance as usize];
         client.budget.on_request(now);
         client.active_requests += 1;
@@ -547,7 +548,16 @@ impl<'a> Engine<'a> {
     /// again; the others keep waiting. Calls waiting for different keys are independent (as
     /// cockatiel's callers each await their own half-open test); a call told to wait again
     /// keeps its place in line (a lock is taken in arrival order).
+    #[inline]
     fn reoffer(&mut self, now: SimTime, b: u32) {
+        if self.guards[b as usize].parked.is_empty() {
+            return;
+        }
+        self.reoffer_parked(now, b);
+    }
+
+    /// [`Engine::reoffer`] when some calls wait.
+    fn reoffer_parked(&mut self, now: SimTime, b: u32) {
         let b = b as usize;
         let mut i = 0;
         while let Some(&(call, kind, key)) = self.guards[b].parked.get(i) {
@@ -768,9 +778,12 @@ impl<'a> Engine<'a> {
                         from: old.state(),
                         to: State::Closed,
                         reason: "process_restart",
-                        evidence: old.evidence_at(now),
                     };
-                    self.rec.transition(b, &t);
+                    if self.changes.keeps_evidence() {
+                        self.rec.transition_explained(b, &t, &old.evidence_at(now));
+                    } else {
+                        self.rec.transition(b, &t);
+                    }
                 }
                 self.reschedule(b as u32, now);
                 self.reoffer(now, b as u32);
@@ -805,13 +818,24 @@ impl<'a> Engine<'a> {
         slot * self.router.providers() + provider
     }
 
+    /// Records the state changes breaker `b` just reported (with their evidence when the run
+    /// explains).
+    #[inline]
     fn flush(&mut self, b: u32) {
-        for t in self.changes.drain(..) {
-            self.rec.transition(b as usize, &t);
+        if self.changes.is_empty() {
+            return;
         }
+        for (i, t) in self.changes.iter().enumerate() {
+            match self.changes.evidence(i) {
+                Some(evidence) => self.rec.transition_explained(b as usize, t, evidence),
+                None => self.rec.transition(b as usize, t),
+            }
+        }
+        self.changes.clear();
     }
 
     /// Keeps one live timer event per breaker: schedules its current deadline if it changed.
+    #[inline]
     fn reschedule(&mut self, b: u32, now: SimTime) {
         let guard = &mut self.guards[b as usize];
         let wanted = guard.breaker.deadline().map(|d| d.max(now)).filter(|d| *d < self.workload.horizon);

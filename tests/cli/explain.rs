@@ -87,13 +87,14 @@ fn consecutive_transitions_carry_the_count_and_the_open_time() {
         ["380100000", "open", "probe_failed", "1", "1", "0", "1"]
     );
     assert_eq!(
-        explain(&out, &["--at", "5m40s100ms"]),
-        "closed → open (consecutive_failures) at 5m40s100ms, instance 0: failure_threshold 5 reached: 5 consecutive failures\n"
+        explain(&out, &["--at", "5m40.1s"]),
+        "closed → open (consecutive_failures) at 5m40.1s, instance 0: failure_threshold 5 reached: 5 consecutive failures\n"
     );
     // Microseconds as in at_us pick the same transition.
-    assert_eq!(explain(&out, &["--at", "340100000"]), explain(&out, &["--at", "5m40s100ms"]));
+    assert_eq!(explain(&out, &["--at", "340100000"]), explain(&out, &["--at", "5m40.1s"]));
+    assert_eq!(explain(&out, &["--at", "5m40s100ms"]), explain(&out, &["--at", "5m40.1s"]));
     let incident = explain(&out, &["--incident", "1"]);
-    assert!(incident.starts_with("incident 1: outage from 5m to 6m40s (expect open)\ninstance 0: opened 40s100ms after the start (consecutive_failures)\n"), "{incident}");
+    assert!(incident.starts_with("incident 1: outage from 5m to 6m40s (expect open)\ninstance 0: opened 40.1s after the start (consecutive_failures)\n"), "{incident}");
 }
 
 #[test]
@@ -130,13 +131,13 @@ fn a_missed_incident_is_explained_by_the_min_calls_gate() {
         &words,
         "incident 1: outage from 5m to 6m40s (expect open)\n\
          instance 0: did not open (10 results recorded while closed): min_calls 10 never reached: at most 6 calls in the window\n  \
-         at the incident's peak (5m20s100ms): min_calls 10 not reached: 6 calls in the window; failure_rate 0.5 reached: a failure rate of 0.5 in the window\n  \
-         at its start (5m100ms): min_calls 10 not reached: 6 calls in the window; failure_rate 0.5 not reached: a failure rate of 0.1667 in the window\n  \
-         at its end (6m30s100ms): min_calls 10 not reached: 6 calls in the window; failure_rate 0.5 reached: a failure rate of 1 in the window\n",
+         at the incident's peak (5m20.1s): min_calls 10 not reached: 6 calls in the window; failure_rate 0.5 reached: a failure rate of 0.5 in the window\n  \
+         at its start (5m0.1s): min_calls 10 not reached: 6 calls in the window; failure_rate 0.5 not reached: a failure rate of 0.1667 in the window\n  \
+         at its end (6m30.1s): min_calls 10 not reached: 6 calls in the window; failure_rate 0.5 reached: a failure rate of 1 in the window\n",
         "explain --incident 1",
     );
     let caught = explain(&out, &["--incident", "2"]);
-    assert!(caught.contains("instance 0: opened 4s100ms after the start (failure_rate)\n  closed → open (failure_rate) at 10m4s100ms, instance 0: min_calls 10 reached: 10 calls in the window; failure_rate 0.5 reached: a failure rate of 0.5 in the window\n"), "{caught}");
+    assert!(caught.contains("instance 0: opened 4.1s after the start (failure_rate)\n  closed → open (failure_rate) at 10m4.1s, instance 0: min_calls 10 reached: 10 calls in the window; failure_rate 0.5 reached: a failure rate of 0.5 in the window\n"), "{caught}");
 }
 
 #[test]
@@ -150,7 +151,7 @@ fn explain_refuses_what_is_not_there_with_exit_2() {
     };
     let o = out.to_str().unwrap();
     fails(&[o, "--at", "1s"], "no transition at that instant");
-    fails(&[o, "--at", "1s"], "the nearest are at 10m4s100ms (604100000)");
+    fails(&[o, "--at", "1s"], "the nearest are at 10m4.1s (604100000)");
     fails(&[o, "--incident", "3"], "it has 2 (--incident 1 to 2)");
     fails(&[o, "--incident", "0"], "no such incident");
     fails(&["no-such-folder"], "not an output folder");
@@ -207,8 +208,8 @@ fn the_report_page_marks_carry_the_same_words() {
         &html[html.find("class=\"marks\"").unwrap_or(0)..][..2000.min(html.len())]
     );
     assert!(html.contains(
-        "title=\"closed → open (failure_rate) at 10m4s100ms, instance 0: min_calls 10 reached: 10 calls in the window; \
-         failure_rate 0.5 reached: a failure rate of 0.5 in the window\">10m4s100ms closed → open</span>"
+        "title=\"closed → open (failure_rate) at 10m4.1s, instance 0: min_calls 10 reached: 10 calls in the window; \
+         failure_rate 0.5 reached: a failure rate of 0.5 in the window\">10m4.1s closed → open</span>"
     ));
     assert!(html.contains(">incident 2 (outage): open</span>"), "a caught incident is not marked missed");
 }

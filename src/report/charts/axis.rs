@@ -1,6 +1,8 @@
 //! The simulated-time axis: a plotters coordinate over integer microseconds whose ticks fall on
 //! round clock times (every 5 s, 15 min, 6 h, 1 d, ...) and are labelled as seconds, "hh:mm" or
-//! "d2 02:00" depending on the span, so a week-long run stays readable.
+//! "d2 02:00" depending on the span, so a week-long run stays readable. When the input had
+//! absolute timestamps ([`TimeAxis::with_epoch`]), ticks fall on round UTC clock times and read
+//! "13:40" or "06-02 13:40".
 
 use plotters::coord::ranged1d::{KeyPointHint, NoDefaultFormatting, Ranged, ValueFormatter};
 use std::ops::Range;
@@ -68,6 +70,8 @@ pub struct TimeAxis {
     to: u64,
     step: u64,
     labels: TimeLabels,
+    /// Absolute time of time zero (µs since the Unix epoch), when known.
+    epoch: Option<i64>,
 }
 
 impl TimeAxis {
@@ -88,7 +92,45 @@ impl TimeAxis {
         } else {
             TimeLabels::Seconds
         };
-        TimeAxis { from: from_us, to, step, labels }
+        TimeAxis { from: from_us, to, step, labels, epoch: None }
+    }
+
+    /// The same axis in UTC clock time, time zero being `epoch_us` (µs since the Unix epoch).
+    pub fn with_epoch(mut self, epoch_us: Option<i64>) -> TimeAxis {
+        self.epoch = epoch_us;
+        if let Some(e) = epoch_us {
+            // Days are calendar days: a span crossing midnight (UTC) shows dates.
+            let day = |t: u64| (i128::from(e) + t as i128).div_euclid(DAY as i128);
+            self.labels = if day(self.from) != day(self.to) {
+                TimeLabels::Days
+            } else if self.to - self.from > 2 * MIN {
+                TimeLabels::Clock
+            } else {
+                TimeLabels::Seconds
+            };
+        }
+        self
+    }
+
+    /// The absolute time (µs since the epoch) of `t_us`, when the axis has one.
+    fn absolute(&self, t_us: u64) -> Option<i128> {
+        self.epoch.map(|e| i128::from(e) + t_us as i128)
+    }
+
+    /// The shown span in words: `00:00 to 02:00` since the start, or in UTC with the date
+    /// (`2024-06-01 13:00 to 15:00 UTC`).
+    pub fn span_text(&self) -> String {
+        match (self.absolute(self.from), self.absolute(self.to)) {
+            (Some(a), Some(b)) => {
+                let (a, b) = (utc(a), utc(b));
+                if a[..10] == b[..10] {
+                    format!("{} to {} UTC", &a[..16], &b[11..16])
+                } else {
+                    format!("{} to {} UTC", &a[..16], &b[..16])
+                }
+            }
+            _ => format!("{} to {}", self.label(self.from), self.label(self.to)),
+        }
     }
 
     /// The tick step (µs).
@@ -114,7 +156,15 @@ impl TimeAxis {
     }
 
     /// The axis description, with its unit.
-    pub fn description(&self) -> &'static str {
+    pub fn description(&self) -> String {
+        if let Some(a) = self.absolute(self.from) {
+            let secs = !self.step.is_multiple_of(MIN);
+            let clock = if secs { "hh:mm:ss" } else { "hh:mm" };
+            return match self.labels {
+                TimeLabels::Days => format!("UTC date and time (MM-DD {clock})"),
+                _ => format!("UTC time ({clock}) on {}", &utc(a)[..10]),
+            };
+        }
         match self.labels {
             TimeLabels::Seconds => "time since start (s)",
             TimeLabels::Clock if !self.step.is_multiple_of(MIN) => "time since start (hh:mm:ss)",
@@ -124,11 +174,29 @@ impl TimeAxis {
             }
             TimeLabels::Days => "time since start (day dN, hh:mm; d1 = first 24 h)",
         }
+        .to_string()
     }
 
     /// The tick label of `t_us`.
     pub fn label(&self, t_us: u64) -> String {
         let secs = !self.step.is_multiple_of(MIN);
+        if let Some(a) = self.absolute(t_us) {
+            // `YYYY-MM-DD hh:mm:ss[.ffffff]Z`
+            let u = utc(a);
+            let clock = if !self.step.is_multiple_of(SEC) {
+                let decimals = if self.step.is_multiple_of(SEC / 10) { 1 } else { 3 };
+                let frac = format!("{:06}", a.rem_euclid(SEC as i128));
+                format!("{}.{}", &u[11..19], &frac[..decimals])
+            } else if secs {
+                u[11..19].to_string()
+            } else {
+                u[11..16].to_string()
+            };
+            return match self.labels {
+                TimeLabels::Days => format!("{} {clock}", &u[5..10]),
+                _ => clock,
+            };
+        }
         let clock = |t: u64| {
             let d = t % DAY;
             if secs {
@@ -156,6 +224,11 @@ impl TimeAxis {
     }
 }
 
+/// `YYYY-MM-DD hh:mm:ss...Z` of an absolute time (µs since the epoch), clamped to i64.
+fn utc(us: i128) -> String {
+    crate::trace::timestamp::format_utc(us.clamp(i128::from(i64::MIN / 2), i128::from(i64::MAX / 2)) as i64)
+}
+
 impl Ranged for TimeAxis {
     type FormatOption = NoDefaultFormatting;
     type ValueType = u64;
@@ -176,7 +249,15 @@ impl Ranged for TimeAxis {
         while step < span && span / step + 1 > max as u64 {
             step = step.saturating_mul(2);
         }
-        let first = self.from.div_ceil(step).saturating_mul(step);
+        let first = match self.absolute(self.from) {
+            // The first round clock time at or after the start.
+            Some(a) => {
+                let s = step as i128;
+                let round = (a + s - 1).div_euclid(s) * s;
+                self.from.saturating_add((round - a) as u64)
+            }
+            None => self.from.div_ceil(step).saturating_mul(step),
+        };
         let mut out = Vec::new();
         let mut t = first;
         while t <= self.to && out.len() <= MAX_TIME_TICKS {
@@ -246,6 +327,30 @@ mod tests {
         assert!(!b.key_points(10usize).is_empty());
         let c = TimeAxis::new(u64::MAX, u64::MAX);
         assert!(c.start_us() < c.to_us());
+    }
+
+    #[test]
+    fn absolute_time_puts_ticks_on_round_utc_times() {
+        // Time zero at 2024-06-01 13:07:30 UTC; two hours shown.
+        let epoch = 1_717_247_250_000_000;
+        let a = TimeAxis::new(0, 2 * HOUR).with_epoch(Some(epoch));
+        assert_eq!(a.labels(), TimeLabels::Clock);
+        assert_eq!(a.step(), 10 * MIN);
+        let pts = a.key_points(100usize);
+        // The first tick is 13:10, 2.5 minutes after time zero.
+        assert_eq!(pts[0], 150 * SEC);
+        assert_eq!(a.label(pts[0]), "13:10");
+        assert_eq!(a.label(pts[1]), "13:20");
+        assert_eq!(a.description(), "UTC time (hh:mm) on 2024-06-01");
+        assert_eq!(a.span_text(), "2024-06-01 13:07 to 15:07 UTC");
+        // Crossing midnight: dates, in the calendar's days.
+        let late = TimeAxis::new(10 * HOUR, 12 * HOUR).with_epoch(Some(epoch));
+        assert_eq!(late.labels(), TimeLabels::Days);
+        assert_eq!(late.label(late.key_points(100usize)[0]), "06-01 23:10");
+        assert_eq!(late.description(), "UTC date and time (MM-DD hh:mm)");
+        assert_eq!(late.span_text(), "2024-06-01 23:07 to 2024-06-02 01:07 UTC");
+        // Without an epoch nothing changes.
+        assert_eq!(TimeAxis::new(0, HOUR).with_epoch(None), TimeAxis::new(0, HOUR));
     }
 
     #[test]

@@ -196,7 +196,9 @@ mod tests {
         let out = draw_into(dir.path()).unwrap();
         assert_eq!(names(&out), vec!["timeline.png", "comparison.png", "latency_cdf.png"]);
         let size = |n: &str| png_size(&std::fs::read(dir.path().join(n)).unwrap());
-        assert_eq!(size("timeline.png"), timeline::timeline_size(3));
+        let data = Contents::load(dir.path()).unwrap().timeline.unwrap();
+        assert_eq!(data.series.len(), 3);
+        assert_eq!(size("timeline.png"), timeline::timeline_size(&data, None));
         let summary = data::read_summary(&dir.path().join("summary.csv")).unwrap();
         let cmp = comparison::ComparisonData::new(&summary);
         assert_eq!(size("comparison.png"), comparison::comparison_size(&cmp));
@@ -258,7 +260,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         fixtures::compare_dir(dir.path());
         let data = Contents::load(dir.path()).unwrap().timeline.unwrap();
-        let (w, h) = timeline::timeline_size(data.series.len());
+        let (w, h) = timeline::timeline_size(&data, None);
         let rgb = style::render_rgb((w, h), |root| timeline::render_timeline(&data, None, root)).unwrap();
         let strip = &rgb[..(w * style::TITLE_HEIGHT * 3) as usize];
         let inked = strip.chunks(3).filter(|p| p[0] < 128).count();
@@ -274,7 +276,8 @@ mod tests {
         let png =
             timeline::draw_timeline(&data, Some(TimeRange { from_us: day, to_us: day + 4 * 3_600_000_000 }))
                 .unwrap();
-        assert_eq!(png_size(&png), timeline::timeline_size(2));
+        let zoom = TimeRange { from_us: day, to_us: day + 4 * 3_600_000_000 };
+        assert_eq!(png_size(&png), timeline::timeline_size(&data, Some(zoom)));
         let err = timeline::draw_timeline(&data, Some(TimeRange { from_us: 5, to_us: 5 })).unwrap_err();
         assert!(err.to_string().contains("empty time range"), "{err}");
         std::fs::write(dir.path().join("incidents.csv"), "start_us,end_us,kind,expect\n1,2,outage,maybe\n")

@@ -35,6 +35,15 @@ pub const TIMELINE_HEALTH_HEIGHT: u32 = 340;
 pub const TIMELINE_BAND_LEGEND_HEIGHT: u32 = 34;
 /// Height of one configuration's state band, its name included (px).
 pub const TIMELINE_BAND_HEIGHT: u32 = 58;
+/// Height of one breaker's lane when a configuration has several breakers (client instances
+/// or providers): its entry ticks above its state strip (px).
+pub const TIMELINE_LANE_HEIGHT: u32 = 24;
+/// Most lanes one configuration draws (a fleet of hundreds would not be readable).
+pub const TIMELINE_MAX_LANES: usize = 24;
+/// Height of one line of the incident key under the health panel (px).
+pub const TIMELINE_KEY_LINE_HEIGHT: u32 = 22;
+/// Most lines of the incident key.
+pub const TIMELINE_MAX_KEY_LINES: usize = 4;
 /// Height of the traffic panel when one configuration is drawn (px).
 pub const TIMELINE_TRAFFIC_HEIGHT: u32 = 300;
 /// Height of each traffic panel when several configurations are drawn (px).

@@ -1,8 +1,11 @@
 //! timeline.png: one scenario on a shared time axis. On top the dependency's health (p95
-//! latency on a log axis and error rate, incident windows shaded and labelled by expectation),
-//! then one state band per configuration (closed / half-open / open occupancy per bin, entries
-//! into open marked), then traffic (offered, admitted, rejected, failed per second). Recorded
-//! bins are merged so a week stays readable; a [`TimeRange`] zooms in.
+//! latency on a log axis and error rate, incident windows shaded and labelled by expectation,
+//! numbered with a key underneath when labels would collide), then one state band per
+//! configuration (closed / half-open / open occupancy per bin, entries into open marked), with
+//! one lane per breaker when a run has several (client instances, providers), then traffic
+//! (offered, admitted, rejected, failed per second). Recorded bins are merged so a week stays
+//! readable; a [`TimeRange`] zooms in. The axis shows UTC clock time when the input had
+//! absolute timestamps.
 
 use super::axis::TimeAxis;
 use super::data::{Bin, Incident, SINGLE_POLICY, Series, TransitionRow};
@@ -25,6 +28,13 @@ pub struct TimelineData {
     /// What run the timeline shows, for its title (`slow-not-down · seed 7 · replicate 0`);
     /// empty when unknown.
     pub context: String,
+    /// The breakers' names in transitions.csv's `instance` order (inputs.toml), when the run
+    /// had several; empty otherwise (then instances seen in transitions.csv are numbered).
+    pub lanes: Vec<String>,
+    /// The providers, in priority order (the true health drawn is the first one's).
+    pub providers: Vec<String>,
+    /// The absolute time of time zero (µs since the Unix epoch), when the input had one.
+    pub epoch_us: Option<i64>,
 }
 
 impl TimelineData {
@@ -40,11 +50,61 @@ impl TimelineData {
         self.transitions.iter().filter(move |t| t.policy == policy || only_one || t.policy == SINGLE_POLICY)
     }
 
+    /// The lanes drawn per configuration: one name per breaker, or none when the run had one
+    /// breaker (its band is then timeline.csv's occupancy).
+    pub fn lane_names(&self) -> Vec<String> {
+        let seen = self.transitions.iter().map(|t| t.instance as usize + 1).max().unwrap_or(0);
+        if self.lanes.len() <= 1 && seen <= 1 {
+            return Vec::new();
+        }
+        (0..self.lanes.len().max(seen))
+            .map(|i| self.lanes.get(i).cloned().unwrap_or_else(|| format!("instance {i}")))
+            .collect()
+    }
+
+    /// Per display bin, the shares of the bin breaker `instance` of `policy` spent closed,
+    /// half-open and open, from its transitions (closed from time 0); `None` where the bin has
+    /// no state data (after the run's end).
+    fn lane_states(&self, policy: &str, instance: u64, bins: &[Shown]) -> Vec<Option<[f64; 3]>> {
+        let changes: Vec<(u64, State)> =
+            self.of(policy).filter(|t| t.instance == instance).map(|t| (t.at_us, t.to)).collect();
+        let slot = |s: State| match s {
+            State::Closed => 0,
+            State::HalfOpen => 1,
+            State::Open => 2,
+        };
+        let (mut k, mut state) = (0, State::Closed);
+        bins.iter()
+            .map(|b| {
+                while k < changes.len() && changes[k].0 <= b.start {
+                    state = changes[k].1;
+                    k += 1;
+                }
+                let mut acc = [0.0; 3];
+                let mut t = b.start;
+                while k < changes.len() && changes[k].0 < b.end {
+                    acc[slot(state)] += (changes[k].0 - t) as f64;
+                    (t, state) = changes[k];
+                    k += 1;
+                }
+                acc[slot(state)] += (b.end - t) as f64;
+                let span = (b.end - b.start).max(1) as f64;
+                b.states.map(|_| acc.map(|v| v / span))
+            })
+            .collect()
+    }
+
     /// Entries into OPEN of configuration `policy`, each with whether it was a false open: from
     /// CLOSED, at a time no incident expecting `open` or `either` covers (with the default
     /// 30 s tolerance after its end, as the scoring uses).
     pub fn open_marks(&self, policy: &str) -> Vec<(u64, bool)> {
+        self.open_marks_of(policy, None)
+    }
+
+    /// [`TimelineData::open_marks`] of one breaker (`Some(instance)`) or all.
+    fn open_marks_of(&self, policy: &str, instance: Option<u64>) -> Vec<(u64, bool)> {
         self.of(policy)
+            .filter(|t| instance.is_none_or(|i| t.instance == i))
             .filter(|t| t.to == State::Open && t.from != State::Open)
             .map(|t| {
                 let excused = self.incidents.iter().any(|i| {
@@ -83,23 +143,184 @@ impl TimelineData {
 /// missed incidents (a scenario may set another; summary.csv's counts are authoritative).
 const TOLERANCE_US: u64 = 30_000_000;
 
-/// The pixel size of the timeline for `configs` configurations.
-pub fn timeline_size(configs: usize) -> (u32, u32) {
-    let k = configs.clamp(1, TIMELINE_MAX_CONFIGS) as u32;
+/// Height of one configuration's state band with `lanes` breakers (0 or 1: one band).
+fn band_height(lanes: usize) -> u32 {
+    if lanes <= 1 {
+        TIMELINE_BAND_HEIGHT
+    } else {
+        LANE_LABEL_HEIGHT + lanes.min(TIMELINE_MAX_LANES) as u32 * TIMELINE_LANE_HEIGHT + 8
+    }
+}
+
+/// The configuration's name row above its band (px).
+const LANE_LABEL_HEIGHT: u32 = 20;
+
+/// The pixel size of the timeline of `data`, zoomed to `range` when given.
+pub fn timeline_size(data: &TimelineData, range: Option<TimeRange>) -> (u32, u32) {
+    let k = data.series.len().clamp(1, TIMELINE_MAX_CONFIGS) as u32;
     let traffic = if k == 1 { TIMELINE_TRAFFIC_HEIGHT } else { k * TIMELINE_TRAFFIC_MULTI_HEIGHT };
+    let key = window(data, range)
+        .map(|(from, to)| incident_labels(&data.incidents, &axis_of(data, from, to)).key.len() as u32)
+        .unwrap_or(0);
     let h = TITLE_HEIGHT
         + TIMELINE_HEALTH_HEIGHT
+        + key * TIMELINE_KEY_LINE_HEIGHT
         + TIMELINE_BAND_LEGEND_HEIGHT
-        + k * TIMELINE_BAND_HEIGHT
+        + k * band_height(data.lane_names().len())
         + traffic
         + TIMELINE_AXIS_HEIGHT;
     (TIMELINE_WIDTH, h)
 }
 
+/// The time axis of `data` over `[from, to]`: clock time when the input had absolute times.
+fn axis_of(data: &TimelineData, from: u64, to: u64) -> TimeAxis {
+    TimeAxis::new(from, to).with_epoch(data.epoch_us)
+}
+
+/// Width of the health panel's plot, where incident labels go (px).
+const PLOT_WIDTH: i32 = TIMELINE_WIDTH as i32 - 20 - TIMELINE_LEFT_AREA as i32 - TIMELINE_RIGHT_AREA as i32;
+/// Rows of incident labels at the top of the health panel.
+const LABEL_ROWS: usize = 2;
+
+/// One incident label on the health panel.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PlacedLabel {
+    /// The incident's number (from 1, incidents.csv's row, as `explain --incident N`).
+    pub number: usize,
+    /// Left edge, in px from the plot's left.
+    pub x: i32,
+    /// Row, 0 at the top.
+    pub row: usize,
+    /// The text drawn.
+    pub text: String,
+}
+
+/// Where incident labels go: full labels (`#1 outage: should open`) when every one fits in
+/// [`LABEL_ROWS`] rows without overlapping; otherwise only numbers in the windows, and a key
+/// under the panel (`#1 outage at 00:30 for 20m: should open`) listing every incident shown.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct IncidentLabels {
+    /// The labels drawn in the panel.
+    pub placed: Vec<PlacedLabel>,
+    /// The key's lines (empty when the full labels fit).
+    pub key: Vec<String>,
+}
+
+/// Lays out the labels of `incidents` inside `axis`'s window (see [`IncidentLabels`]).
+pub fn incident_labels(incidents: &[Incident], axis: &TimeAxis) -> IncidentLabels {
+    let _ = register_fonts();
+    let shown: Vec<(usize, &Incident, i32)> = incidents
+        .iter()
+        .enumerate()
+        .filter(|(_, i)| i.end_us.min(axis.to_us()) > i.start_us.max(axis.start_us()))
+        .map(|(n, i)| (n + 1, i, axis.map(&i.start_us.max(axis.start_us()), (0, PLOT_WIDTH))))
+        .collect();
+    // Greedy, left to right: each label in the first row where it clears the previous one.
+    let mut row_end = [i32::MIN; LABEL_ROWS];
+    let mut placed: Vec<PlacedLabel> = Vec::new();
+    let mut all = true;
+    for (number, i, x) in &shown {
+        let text = format!("#{number} {}", incident_label(i));
+        let w = text_width(&text, LEGEND_SIZE) + 10;
+        match (0..LABEL_ROWS).find(|r| row_end[*r] <= *x) {
+            Some(row) => {
+                row_end[row] = x + w;
+                placed.push(PlacedLabel { number: *number, x: *x, row, text });
+            }
+            None => all = false,
+        }
+    }
+    if all {
+        return IncidentLabels { placed, key: Vec::new() };
+    }
+    // Numbers only; a number with no room joins the label before it (`#2–4`, `#7,9`).
+    let mut row_end = [i32::MIN; LABEL_ROWS];
+    let mut groups: Vec<(Vec<usize>, i32, usize)> = Vec::new();
+    for (number, _, x) in &shown {
+        let w = text_width(&format!("#{number}"), LEGEND_SIZE) + 10;
+        match (0..LABEL_ROWS).find(|r| row_end[*r] <= *x) {
+            Some(row) => {
+                row_end[row] = x + w;
+                groups.push((vec![*number], *x, row));
+            }
+            None => {
+                let Some((numbers, gx, row)) = groups.last_mut() else { continue };
+                numbers.push(*number);
+                row_end[*row] = *gx + text_width(&numbers_text(numbers), LEGEND_SIZE) + 10;
+            }
+        }
+    }
+    let placed = groups
+        .into_iter()
+        .map(|(numbers, x, row)| PlacedLabel { number: numbers[0], x, row, text: numbers_text(&numbers) })
+        .collect();
+    let items: Vec<String> = shown
+        .iter()
+        .map(|(n, i, _)| {
+            let kind = if i.kind.is_empty() { "incident" } else { i.kind.as_str() };
+            format!(
+                "#{n} {kind} at {} for {}: {}",
+                axis.label(i.start_us),
+                fmt_param(&Dur(i.end_us - i.start_us).to_string()),
+                expect_label(i.expect)
+            )
+        })
+        .collect();
+    let width = TIMELINE_WIDTH as i32 - TIMELINE_LEFT_AREA as i32 - 40;
+    let join = |line: &[usize]| line.iter().map(|k| items[*k].as_str()).collect::<Vec<_>>().join("   ");
+    let mut lines: Vec<Vec<usize>> = Vec::new();
+    for k in 0..items.len() {
+        match lines.last_mut() {
+            Some(line) if text_width(&format!("{}   {}", join(line), items[k]), LEGEND_SIZE) <= width => {
+                line.push(k)
+            }
+            _ => lines.push(vec![k]),
+        }
+    }
+    if lines.len() > TIMELINE_MAX_KEY_LINES {
+        lines.truncate(TIMELINE_MAX_KEY_LINES);
+        // The last line ends with how many more incidents.csv lists.
+        loop {
+            let listed: usize = lines.iter().map(Vec::len).sum();
+            let last = lines.last_mut().expect("at least one line");
+            let more = format!("   … and {} more in incidents.csv", items.len() - listed);
+            if last.len() == 1 || text_width(&format!("{}{more}", join(last)), LEGEND_SIZE) <= width {
+                break;
+            }
+            last.pop();
+        }
+        let listed: usize = lines.iter().map(Vec::len).sum();
+        let mut key: Vec<String> = lines.iter().map(|l| join(l)).collect();
+        if let Some(last) = key.last_mut() {
+            last.push_str(&format!("   … and {} more in incidents.csv", items.len() - listed));
+        }
+        return IncidentLabels { placed, key };
+    }
+    IncidentLabels { placed, key: lines.iter().map(|l| join(l)).collect() }
+}
+
+/// Incident numbers as one label: `#3`, `#2–4` (a run), `#2,5`.
+fn numbers_text(numbers: &[usize]) -> String {
+    match numbers {
+        [one] => format!("#{one}"),
+        [first, .., last] if last - first + 1 == numbers.len() => format!("#{first}–{last}"),
+        _ => format!("#{}", numbers.iter().map(usize::to_string).collect::<Vec<_>>().join(",")),
+    }
+}
+
+/// An incident's label: `outage: should open`.
+fn incident_label(i: &Incident) -> String {
+    if i.kind.is_empty() {
+        expect_label(i.expect).to_string()
+    } else {
+        format!("{}: {}", i.kind, expect_label(i.expect))
+    }
+}
+
 /// Draws the timeline (PNG bytes), zoomed to `range` when given.
 pub fn draw_timeline(data: &TimelineData, range: Option<TimeRange>) -> Result<Vec<u8>, ChartError> {
     check(data)?;
-    png(timeline_size(data.series.len()), |root| render_timeline(data, range, root))
+    png(timeline_size(data, range), |root| render_timeline(data, range, root))
 }
 
 fn check(data: &TimelineData) -> Result<(), ChartError> {
@@ -287,7 +508,7 @@ fn runs(points: impl Iterator<Item = (u64, u64, Option<f64>)>) -> Vec<Vec<(u64, 
 pub fn render_timeline(data: &TimelineData, range: Option<TimeRange>, root: &Area) -> Result<(), ChartError> {
     check(data)?;
     let (from, to) = window(data, range)?;
-    let axis = TimeAxis::new(from, to);
+    let axis = axis_of(data, from, to);
     let shown = data.shown();
     let max_bins = shown
         .iter()
@@ -300,7 +521,7 @@ pub fn render_timeline(data: &TimelineData, range: Option<TimeRange>, root: &Are
 
     // Title strip.
     let (title_area, rest) = root.split_vertically(TITLE_HEIGHT);
-    let mut sub = format!("{} to {}", axis.label(from), axis.label(to));
+    let mut sub = axis.span_text();
     if range.is_some() {
         sub.push_str(" (zoomed)");
     }
@@ -328,9 +549,13 @@ pub fn render_timeline(data: &TimelineData, range: Option<TimeRange>, root: &Are
     draw_title(&title_area, &title, &sub)?;
 
     let k = shown.len() as u32;
+    let labels = incident_labels(&data.incidents, &axis);
+    let key_height = labels.key.len() as u32 * TIMELINE_KEY_LINE_HEIGHT;
     let (health_area, rest) = rest.split_vertically(TIMELINE_HEALTH_HEIGHT);
+    let (key_area, rest) = rest.split_vertically(key_height);
+    let lanes = data.lane_names();
     let (bands_area, traffic_area) =
-        rest.split_vertically(TIMELINE_BAND_LEGEND_HEIGHT + k * TIMELINE_BAND_HEIGHT);
+        rest.split_vertically(TIMELINE_BAND_LEGEND_HEIGHT + k * band_height(lanes.len()));
 
     // Health: per display bin, the configuration with the most admitted calls.
     let n = merged.iter().map(Vec::len).max().unwrap_or(0);
@@ -347,8 +572,15 @@ pub fn render_timeline(data: &TimelineData, range: Option<TimeRange>, root: &Are
             best
         })
         .collect();
-    draw_health(&health_area, &axis, &health, &data.incidents)?;
-    draw_bands(&bands_area, &axis, data, shown, &merged)?;
+    let true_of = data.providers.first().map(String::as_str);
+    draw_health(&health_area, &axis, &health, &data.incidents, &labels, true_of)?;
+    for (i, line) in labels.key.iter().enumerate() {
+        let y = i as i32 * TIMELINE_KEY_LINE_HEIGHT as i32 + 3;
+        key_area
+            .draw(&Text::new(line.clone(), (10 + TIMELINE_LEFT_AREA as i32, y), text(LEGEND_SIZE, OI_BLACK)))
+            .map_err(draw_err)?;
+    }
+    draw_bands(&bands_area, &axis, data, shown, &merged, &lanes)?;
     draw_traffic(&traffic_area, &axis, shown, &merged, &data.incidents)?;
     Ok(())
 }
@@ -368,6 +600,8 @@ fn draw_health(
     axis: &TimeAxis,
     bins: &[&Shown],
     incidents: &[Incident],
+    labels: &IncidentLabels,
+    true_of: Option<&str>,
 ) -> Result<(), ChartError> {
     let (head, body) = area.split_vertically(HEADING);
     let has_true = bins.iter().any(|b| b.true_p95.is_some() || b.true_err.is_some());
@@ -381,7 +615,10 @@ fn draw_health(
     ];
     if has_true {
         legend.push(LegendItem {
-            label: "true p95 / error rate, every request (dashed)".into(),
+            label: match true_of {
+                Some(p) => format!("true p95 / error rate of {p}, every request (dashed)"),
+                None => "true p95 / error rate, every request (dashed)".into(),
+            },
             colour: DARK_GREY,
             swatch: Swatch::Dashed,
         });
@@ -442,33 +679,23 @@ fn draw_health(
         .draw()
         .map_err(draw_err)?;
 
-    // Incident windows, shaded, with labels where they fit (two rows, no overlaps).
+    // Incident windows, shaded, labelled as laid out by `incident_labels`.
     let plot = chart.plotting_area();
-    let mut row_end = [i32::MIN, i32::MIN];
     for inc in incidents {
         let s = inc.start_us.max(axis.start_us());
         let e = inc.end_us.min(axis.to_us());
-        if e <= s {
-            continue;
+        if e > s {
+            plot.draw(&Rectangle::new([(s, lo), (e, hi)], shade_of(inc.expect).mix(SHADE_ALPHA).filled()))
+                .map_err(draw_err)?;
         }
-        let c = shade_of(inc.expect);
-        plot.draw(&Rectangle::new([(s, lo), (e, hi)], c.mix(SHADE_ALPHA).filled())).map_err(draw_err)?;
-        let label = if inc.kind.is_empty() {
-            expect_label(inc.expect).to_string()
-        } else {
-            format!("{}: {}", inc.kind, expect_label(inc.expect))
-        };
-        let (px, py) = chart.backend_coord(&(s, hi));
-        let w = text_width(&label, LEGEND_SIZE);
-        if let Some(r) = (0..2).find(|r| row_end[*r] < px) {
-            row_end[r] = px + w + 8;
-            let base = plot.get_base_pixel();
-            let pos = (px - base.0 + 3, py - base.1 + 3 + r as i32 * (LEGEND_SIZE as i32 + 6));
-            let flat = plot.strip_coord_spec();
-            let bg = [(pos.0 - 2, pos.1 - 1), (pos.0 + w + 2, pos.1 + LEGEND_SIZE as i32 + 3)];
-            flat.draw(&Rectangle::new(bg, WHITE.mix(0.8).filled())).map_err(draw_err)?;
-            flat.draw(&Text::new(label, pos, text(LEGEND_SIZE, OI_BLACK))).map_err(draw_err)?;
-        }
+    }
+    let flat = plot.strip_coord_spec();
+    for l in &labels.placed {
+        let pos = (l.x + 3, 3 + l.row as i32 * (LEGEND_SIZE as i32 + 6));
+        let w = text_width(&l.text, LEGEND_SIZE);
+        let bg = [(pos.0 - 2, pos.1 - 1), (pos.0 + w + 2, pos.1 + LEGEND_SIZE as i32 + 3)];
+        flat.draw(&Rectangle::new(bg, WHITE.mix(0.8).filled())).map_err(draw_err)?;
+        flat.draw(&Text::new(l.text.clone(), pos, text(LEGEND_SIZE, OI_BLACK))).map_err(draw_err)?;
     }
 
     // The true health first, dashed, under the observed lines.
@@ -508,6 +735,7 @@ fn draw_bands(
     data: &TimelineData,
     shown: &[Series],
     merged: &[Vec<Shown>],
+    lanes: &[String],
 ) -> Result<(), ChartError> {
     let (head, mut rest) = area.split_vertically(TIMELINE_BAND_LEGEND_HEIGHT);
     let legend = [
@@ -519,17 +747,20 @@ fn draw_bands(
         LegendItem { label: "missed incident".into(), colour: OI_VERMILLION, swatch: Swatch::Hatched },
         LegendItem { label: "no data".into(), colour: LIGHT_GREY, swatch: Swatch::Box },
     ];
-    heading(&head, "Breaker state (share of each bin)", &legend)?;
+    let heading_text = if lanes.is_empty() {
+        "Breaker state (share of each bin)".to_string()
+    } else {
+        format!("Breaker state, one lane per breaker ({})", lanes.len())
+    };
+    heading(&head, &heading_text, &legend)?;
+    let in_view = |marks: Vec<(u64, bool)>| -> Vec<(u64, bool)> {
+        marks.into_iter().filter(|(t, _)| *t >= axis.start_us() && *t <= axis.to_us()).collect()
+    };
     for (s, bins) in shown.iter().zip(merged) {
-        let (band, next) = rest.split_vertically(TIMELINE_BAND_HEIGHT);
+        let (band, next) = rest.split_vertically(band_height(lanes.len()));
         rest = next;
-        let (label_row, rest_band) = band.split_vertically(20);
-        let (tick_row, strip) = rest_band.split_vertically(12);
-        let opens: Vec<(u64, bool)> = data
-            .open_marks(&s.policy)
-            .into_iter()
-            .filter(|(t, _)| *t >= axis.start_us() && *t <= axis.to_us())
-            .collect();
+        let (label_row, mut body) = band.split_vertically(LANE_LABEL_HEIGHT);
+        let opens = in_view(data.open_marks(&s.policy));
         let false_opens = opens.iter().filter(|o| o.1).count();
         let missed = data.missed(&s.policy);
         let mut label = format!(
@@ -538,6 +769,9 @@ fn draw_bands(
             opens.len(),
             if opens.len() == 1 { "y" } else { "ies" }
         );
+        if !lanes.is_empty() {
+            label.push_str(" (all breakers)");
+        }
         if false_opens > 0 {
             label.push_str(&format!(" · {false_opens} false (red ticks)"));
         }
@@ -548,6 +782,9 @@ fn draw_bands(
                 if missed.len() == 1 { "" } else { "s" }
             ));
         }
+        if lanes.len() > TIMELINE_MAX_LANES {
+            label.push_str(&format!(" · first {TIMELINE_MAX_LANES} of {} breakers drawn", lanes.len()));
+        }
         let max_w = TIMELINE_WIDTH as i32 - TIMELINE_LEFT_AREA as i32 - TIMELINE_RIGHT_AREA as i32 - 40;
         label_row
             .draw(&Text::new(
@@ -556,61 +793,115 @@ fn draw_bands(
                 text(LEGEND_SIZE, OI_BLACK),
             ))
             .map_err(draw_err)?;
-        let mut chart = ChartBuilder::on(&strip)
-            .margin_left(10)
-            .margin_right(10 + TIMELINE_RIGHT_AREA)
-            .margin_bottom(6)
-            .y_label_area_size(TIMELINE_LEFT_AREA)
-            .x_label_area_size(0)
-            .build_cartesian_2d(axis.clone(), 0.0..1.0)
-            .map_err(draw_err)?;
-        let plot = chart.plotting_area();
-        plot.fill(&LIGHT_GREY).map_err(draw_err)?;
-        for b in bins {
-            let (s0, e0) = (b.start.max(axis.start_us()), b.end.min(axis.to_us()));
-            if let Some([c, h, o]) = b.states {
-                let mut y = 0.0;
-                for (share, colour) in [(c, STATE_CLOSED), (h, STATE_HALF_OPEN), (o, STATE_OPEN)] {
-                    if share > 0.0 {
-                        plot.draw(&Rectangle::new([(s0, y), (e0, (y + share).min(1.0))], colour.filled()))
-                            .map_err(draw_err)?;
-                    }
-                    y += share;
-                }
-            }
+        if lanes.is_empty() {
+            let states: Vec<Option<[f64; 3]>> = bins.iter().map(|b| b.states).collect();
+            let lane = Lane { name: None, note: None, tick_height: 12, states: &states, opens: &opens };
+            draw_lane(&body, &lane, axis, bins, &missed)?;
+            continue;
         }
-        // Missed incidents: a red outline and hatching over the lane across the window.
-        let base = plot.get_base_pixel();
-        let flat = plot.strip_coord_spec();
-        for i in &missed {
-            let (s0, e0) = (i.start_us.max(axis.start_us()), i.end_us.min(axis.to_us()));
-            if e0 <= s0 {
-                continue;
-            }
-            let a = chart.backend_coord(&(s0, 1.0));
-            let b = chart.backend_coord(&(e0, 0.0));
-            let (a, b) = ((a.0 - base.0, a.1 - base.1), ((b.0 - base.0).max(a.0 - base.0 + 3), b.1 - base.1));
-            hatch(&flat, a, b, 5, OI_VERMILLION)?;
-            flat.draw(&Rectangle::new([a, b], OI_VERMILLION.stroke_width(2))).map_err(draw_err)?;
+        for (i, name) in lanes.iter().enumerate().take(TIMELINE_MAX_LANES) {
+            let (area, next) = body.split_vertically(TIMELINE_LANE_HEIGHT);
+            body = next;
+            let states = data.lane_states(&s.policy, i as u64, bins);
+            let opens = in_view(data.open_marks_of(&s.policy, Some(i as u64)));
+            let note = format!("{} open{}", opens.len(), if opens.len() == 1 { "" } else { "s" });
+            let lane =
+                Lane { name: Some(name), note: Some(note), tick_height: 7, states: &states, opens: &opens };
+            draw_lane(&area, &lane, axis, bins, &missed)?;
         }
-        // Entries into open: thin ticks above the lane (red for a false open), never over it.
-        let tick_base = tick_row.get_base_pixel();
-        for (t, false_open) in &opens {
-            let (x, _) = chart.backend_coord(&(*t, 1.0));
-            let x = x - tick_base.0;
-            let colour = if *false_open { OI_VERMILLION } else { OI_BLACK };
-            tick_row.draw(&Rectangle::new([(x, 1), (x + 1, 11)], colour.filled())).map_err(draw_err)?;
-        }
-        chart
-            .configure_mesh()
-            .disable_y_mesh()
-            .y_labels(0)
-            .x_labels(super::axis::MAX_TIME_TICKS + 1)
-            .light_line_style(TRANSPARENT)
-            .bold_line_style(WHITE.mix(0.5))
-            .draw()
-            .map_err(draw_err)?;
     }
+    Ok(())
+}
+
+/// One state strip: per display bin, the closed / half-open / open shares; entries into open
+/// as ticks above it; a name on the left and a note on the right when the band has lanes.
+struct Lane<'a> {
+    name: Option<&'a str>,
+    note: Option<String>,
+    /// Height of the tick row above the strip (px).
+    tick_height: u32,
+    states: &'a [Option<[f64; 3]>],
+    opens: &'a [(u64, bool)],
+}
+
+fn draw_lane(
+    area: &Area,
+    lane: &Lane,
+    axis: &TimeAxis,
+    bins: &[Shown],
+    missed: &[&Incident],
+) -> Result<(), ChartError> {
+    let (tick_row, strip) = area.split_vertically(lane.tick_height);
+    let mut chart = ChartBuilder::on(&strip)
+        .margin_left(10)
+        .margin_right(10 + TIMELINE_RIGHT_AREA)
+        .margin_bottom(if lane.name.is_some() { 3 } else { 6 })
+        .y_label_area_size(TIMELINE_LEFT_AREA)
+        .x_label_area_size(0)
+        .build_cartesian_2d(axis.clone(), 0.0..1.0)
+        .map_err(draw_err)?;
+    let plot = chart.plotting_area();
+    plot.fill(&LIGHT_GREY).map_err(draw_err)?;
+    for (b, states) in bins.iter().zip(lane.states) {
+        let (s0, e0) = (b.start.max(axis.start_us()), b.end.min(axis.to_us()));
+        if let Some([c, h, o]) = states {
+            let mut y = 0.0;
+            for (share, colour) in [(*c, STATE_CLOSED), (*h, STATE_HALF_OPEN), (*o, STATE_OPEN)] {
+                if share > 0.0 {
+                    plot.draw(&Rectangle::new([(s0, y), (e0, (y + share).min(1.0))], colour.filled()))
+                        .map_err(draw_err)?;
+                }
+                y += share;
+            }
+        }
+    }
+    // Missed incidents: a red outline and hatching over the lane across the window.
+    let base = plot.get_base_pixel();
+    let flat = plot.strip_coord_spec();
+    for i in missed {
+        let (s0, e0) = (i.start_us.max(axis.start_us()), i.end_us.min(axis.to_us()));
+        if e0 <= s0 {
+            continue;
+        }
+        let a = chart.backend_coord(&(s0, 1.0));
+        let b = chart.backend_coord(&(e0, 0.0));
+        let (a, b) = ((a.0 - base.0, a.1 - base.1), ((b.0 - base.0).max(a.0 - base.0 + 3), b.1 - base.1));
+        hatch(&flat, a, b, 5, OI_VERMILLION)?;
+        flat.draw(&Rectangle::new([a, b], OI_VERMILLION.stroke_width(2))).map_err(draw_err)?;
+    }
+    // Entries into open: thin ticks above the lane (red for a false open), never over it.
+    let tick_base = tick_row.get_base_pixel();
+    let h = lane.tick_height as i32;
+    // False opens last, so a dense run of true ones cannot hide them.
+    let ordered = lane.opens.iter().filter(|o| !o.1).chain(lane.opens.iter().filter(|o| o.1));
+    for (t, false_open) in ordered {
+        let (x, _) = chart.backend_coord(&(*t, 1.0));
+        let x = x - tick_base.0;
+        let colour = if *false_open { OI_VERMILLION } else { OI_BLACK };
+        tick_row.draw(&Rectangle::new([(x, 1), (x + 1, h - 1)], colour.filled())).map_err(draw_err)?;
+    }
+    // The lane's name on the left, its note on the right, centred on the strip.
+    let (w, sh) = strip.dim_in_pixel();
+    let y = (sh as i32 - TICK_SIZE as i32) / 2 - 1;
+    if let Some(name) = lane.name {
+        let name = fit_text(name, TICK_SIZE, TIMELINE_LEFT_AREA as i32 - 6);
+        let x = 10 + TIMELINE_LEFT_AREA as i32 - 4 - text_width(&name, TICK_SIZE);
+        strip.draw(&Text::new(name, (x, y), text(TICK_SIZE, OI_BLACK))).map_err(draw_err)?;
+    }
+    if let Some(note) = &lane.note {
+        let x = w as i32 - TIMELINE_RIGHT_AREA as i32 - 10 + 6;
+        let note = fit_text(note, TICK_SIZE, TIMELINE_RIGHT_AREA as i32 - 8);
+        strip.draw(&Text::new(note, (x, y), text(TICK_SIZE, DARK_GREY))).map_err(draw_err)?;
+    }
+    chart
+        .configure_mesh()
+        .disable_y_mesh()
+        .y_labels(0)
+        .x_labels(super::axis::MAX_TIME_TICKS + 1)
+        .light_line_style(TRANSPARENT)
+        .bold_line_style(WHITE.mix(0.5))
+        .draw()
+        .map_err(draw_err)?;
     Ok(())
 }
 
@@ -793,6 +1084,9 @@ mod tests {
                 inc(450, 460, Expect::StayClosed),
             ],
             context: String::new(),
+            lanes: Vec::new(),
+            providers: Vec::new(),
+            epoch_us: None,
         };
         assert_eq!(
             data.open_marks("a"),
@@ -804,21 +1098,189 @@ mod tests {
         assert_eq!(data.missed("b").len(), 2);
     }
 
+    fn tr(policy: &str, at_s: u64, instance: u64, from: State, to: State) -> TransitionRow {
+        TransitionRow {
+            policy: policy.into(),
+            at_us: at_s * 1_000_000,
+            instance,
+            from,
+            to,
+            reason: String::new(),
+        }
+    }
+
+    fn inc(s: u64, e: u64, kind: &str, expect: Expect) -> Incident {
+        Incident { start_us: s * 1_000_000, end_us: e * 1_000_000, kind: kind.into(), expect }
+    }
+
+    /// `configs` configurations with 10 one-minute bins each, and the given transitions and
+    /// incidents.
+    fn data(configs: usize, transitions: Vec<TransitionRow>, incidents: Vec<Incident>) -> TimelineData {
+        let bins: Vec<Bin> =
+            (0..10).map(|i| bin(i * 60_000_000, (i + 1) * 60_000_000, 10.0, Some(5.0), None, 0.0)).collect();
+        TimelineData {
+            series: (0..configs).map(|c| Series { policy: format!("p{c}"), bins: bins.clone() }).collect(),
+            transitions,
+            incidents,
+            context: String::new(),
+            lanes: Vec::new(),
+            providers: Vec::new(),
+            epoch_us: None,
+        }
+    }
+
     #[test]
-    fn size_grows_with_configurations() {
+    fn size_grows_with_configurations_lanes_and_the_incident_key() {
+        let base = TITLE_HEIGHT
+            + TIMELINE_HEALTH_HEIGHT
+            + TIMELINE_BAND_LEGEND_HEIGHT
+            + TIMELINE_BAND_HEIGHT
+            + TIMELINE_TRAFFIC_HEIGHT
+            + TIMELINE_AXIS_HEIGHT;
+        assert_eq!(timeline_size(&data(1, vec![], vec![]), None).1, base);
         assert_eq!(
-            timeline_size(1).1,
-            TITLE_HEIGHT
-                + TIMELINE_HEALTH_HEIGHT
-                + TIMELINE_BAND_LEGEND_HEIGHT
-                + TIMELINE_BAND_HEIGHT
-                + TIMELINE_TRAFFIC_HEIGHT
-                + TIMELINE_AXIS_HEIGHT
-        );
-        assert_eq!(
-            timeline_size(3).1 - timeline_size(2).1,
+            timeline_size(&data(3, vec![], vec![]), None).1 - timeline_size(&data(2, vec![], vec![]), None).1,
             TIMELINE_BAND_HEIGHT + TIMELINE_TRAFFIC_MULTI_HEIGHT
         );
-        assert_eq!(timeline_size(50), timeline_size(TIMELINE_MAX_CONFIGS));
+        assert_eq!(
+            timeline_size(&data(50, vec![], vec![]), None),
+            timeline_size(&data(8, vec![], vec![]), None)
+        );
+        // Two providers: two lanes per configuration.
+        let mut two = data(1, vec![], vec![]);
+        two.lanes = vec!["primary".into(), "secondary".into()];
+        assert_eq!(
+            timeline_size(&two, None).1,
+            base - TIMELINE_BAND_HEIGHT + LANE_LABEL_HEIGHT + 2 * TIMELINE_LANE_HEIGHT + 8
+        );
+        // Incidents too close for their labels: a key line under the health panel.
+        let close = data(
+            1,
+            vec![],
+            vec![
+                inc(60, 70, "outage", Expect::Open),
+                inc(75, 80, "blip", Expect::StayClosed),
+                inc(85, 90, "blip", Expect::StayClosed),
+            ],
+        );
+        assert_eq!(timeline_size(&close, None).1, base + TIMELINE_KEY_LINE_HEIGHT);
+    }
+
+    #[test]
+    fn breakers_get_one_lane_each_with_their_own_states_and_ticks() {
+        // Instance 1 opens at 90 s, half-opens at 150 s and closes at 165 s; instance 0 never
+        // changes; instance 2 is named in the inputs but never seen in transitions.csv.
+        let mut d = data(
+            1,
+            vec![
+                tr("p0", 90, 1, State::Closed, State::Open),
+                tr("p0", 150, 1, State::Open, State::HalfOpen),
+                tr("p0", 165, 1, State::HalfOpen, State::Closed),
+            ],
+            vec![],
+        );
+        assert_eq!(d.lane_names(), ["instance 0", "instance 1"]);
+        d.lanes = vec!["a".into(), "b".into(), "c".into()];
+        assert_eq!(d.lane_names(), ["a", "b", "c"]);
+        let bins = merge(&d.series[0].bins, 0, 600_000_000, 60_000_000);
+        let one = d.lane_states("p0", 1, &bins);
+        assert_eq!(one[0], Some([1.0, 0.0, 0.0]));
+        assert_eq!(one[1], Some([0.5, 0.0, 0.5]));
+        assert_eq!(one[2], Some([0.25, 0.25, 0.5]));
+        assert_eq!(one[3], Some([1.0, 0.0, 0.0]));
+        assert!(d.lane_states("p0", 0, &bins).iter().all(|s| *s == Some([1.0, 0.0, 0.0])));
+        assert_eq!(d.open_marks_of("p0", Some(1)), vec![(90_000_000, true)]);
+        assert!(d.open_marks_of("p0", Some(0)).is_empty());
+        // One breaker: no lanes (the band is timeline.csv's occupancy).
+        assert!(data(1, vec![tr("p0", 90, 0, State::Closed, State::Open)], vec![]).lane_names().is_empty());
+    }
+
+    #[test]
+    fn lane_states_average_to_the_recorded_occupancy_of_a_real_fleet() {
+        // fleet-recovery: 20 process-local gates; timeline.csv's shares average the instances.
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let scenario = crate::scenario::Scenario::load(&root.join("scenarios/fleet-recovery.toml")).unwrap();
+        let workload = crate::sim::Workload::build(&scenario, scenario.seed, 0).unwrap();
+        let policy = scenario.policy.clone().unwrap().resolve().unwrap();
+        let opts =
+            crate::sim::RunOptions { timeline_bin: Some(crate::time::Dur::from_secs(60)), explain: false };
+        let run = crate::sim::run(&scenario, &workload, &policy, &opts);
+        let rows = [("gate", &run.record)];
+        let read = |bytes: Vec<u8>| {
+            super::super::data::Table::from_reader(std::path::Path::new("x.csv"), bytes.as_slice()).unwrap()
+        };
+        let mut d = data(1, vec![], vec![]);
+        d.series = super::super::data::timeline(&read(crate::report::timeline_csv(&rows))).unwrap();
+        d.transitions =
+            super::super::data::transitions(&read(crate::report::transitions_csv(&rows))).unwrap();
+        let lanes = d.lane_names();
+        assert_eq!(lanes.len(), 20);
+        let policy = d.series[0].policy.clone();
+        let bins = merge(&d.series[0].bins, 0, u64::MAX, 60_000_000);
+        let per_lane: Vec<Vec<Option<[f64; 3]>>> =
+            (0..20).map(|i| d.lane_states(&policy, i, &bins)).collect();
+        let mut opened = 0;
+        for (k, b) in bins.iter().enumerate() {
+            let Some(recorded) = b.states else { continue };
+            for s in 0..3 {
+                let mean = per_lane.iter().map(|l| l[k].unwrap()[s]).sum::<f64>() / 20.0;
+                assert!((mean - recorded[s]).abs() < 1e-6, "bin {k}, state {s}: {mean} vs {recorded:?}");
+            }
+            opened += usize::from(recorded[2] > 0.0);
+        }
+        assert!(opened > 5, "the outage opens the gates");
+    }
+
+    #[test]
+    fn incident_labels_fall_back_to_numbers_and_a_key_when_they_would_collide() {
+        let axis = TimeAxis::new(0, 3_600_000_000);
+        // Far apart: full labels, numbered as incidents.csv's rows, no key.
+        let far = [inc(600, 900, "outage", Expect::Open), inc(2400, 2460, "blip", Expect::StayClosed)];
+        let l = incident_labels(&far, &axis);
+        assert!(l.key.is_empty());
+        let texts: Vec<(&str, usize)> = l.placed.iter().map(|p| (p.text.as_str(), p.row)).collect();
+        assert_eq!(texts, [("#1 outage: should open", 0), ("#2 blip: should stay closed", 0)]);
+        // Close: the second full label goes to the second row.
+        let two_rows = [inc(600, 900, "outage", Expect::Open), inc(630, 660, "blip", Expect::StayClosed)];
+        let l = incident_labels(&two_rows, &axis);
+        assert!(l.key.is_empty());
+        assert_eq!(l.placed.iter().map(|p| p.row).collect::<Vec<_>>(), [0, 1]);
+        // Three within a minute: numbers in the panel, the words in a key.
+        let three = [
+            inc(600, 900, "outage", Expect::Open),
+            inc(630, 660, "blip", Expect::StayClosed),
+            inc(650, 700, "slowdown", Expect::Either),
+        ];
+        let l = incident_labels(&three, &axis);
+        // #3 has no room of its own beside #1 and #2: it joins #2's label.
+        assert_eq!(l.placed.iter().map(|p| p.text.as_str()).collect::<Vec<_>>(), ["#1", "#2–3"]);
+        assert_eq!(
+            l.key,
+            [
+                "#1 outage at 00:10 for 5m: should open   #2 blip at 00:10 for 30s: should stay closed   #3 slowdown at 00:10 for 50s: either"
+            ]
+        );
+        // No two labels of a row overlap.
+        for a in &l.placed {
+            for b in l.placed.iter().filter(|b| b.row == a.row && b.x > a.x) {
+                assert!(b.x >= a.x + text_width(&a.text, LEGEND_SIZE), "{a:?} {b:?}");
+            }
+        }
+        // Hundreds: the key stops after its last line and says how many more incidents.csv has.
+        let many: Vec<Incident> =
+            (0..300).map(|i| inc(i * 10, i * 10 + 5, "blip", Expect::StayClosed)).collect();
+        let l = incident_labels(&many, &axis);
+        assert_eq!(l.key.len(), TIMELINE_MAX_KEY_LINES);
+        // Every incident is named in the panel, runs of close ones as ranges.
+        assert!(l.placed.len() < 300 && l.placed.iter().any(|p| p.text.contains('–')));
+        assert_eq!(l.placed.iter().map(|p| p.number).collect::<Vec<_>>().first(), Some(&1));
+        let listed: usize = l.key.iter().map(|k| k.matches("blip at").count()).sum();
+        assert!(
+            l.key[TIMELINE_MAX_KEY_LINES - 1]
+                .ends_with(&format!("… and {} more in incidents.csv", 300 - listed))
+        );
+        // Outside the window: not labelled.
+        let zoomed = TimeAxis::new(1_000_000_000, 2_000_000_000);
+        assert!(incident_labels(&far, &zoomed).placed.is_empty());
     }
 }
