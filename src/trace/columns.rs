@@ -426,7 +426,7 @@ mod tests {
                 .map(|i| {
                     let r = (state >> (i * 3 % 50)) as usize;
                     // Mostly digits, sometimes a neighbour of '0' or '9' in ASCII, or another byte.
-                    if r % 7 == 0 { alphabet[r / 7 % alphabet.len()] } else { b'0' + (r % 10) as u8 }
+                    if r.is_multiple_of(7) { alphabet[r / 7 % alphabet.len()] } else { b'0' + (r % 10) as u8 }
                 })
                 .collect();
             assert_eq!(parse_whole(&cell), slow(&cell), "{:?}", String::from_utf8_lossy(&cell));

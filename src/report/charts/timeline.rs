@@ -269,9 +269,9 @@ pub fn incident_labels(incidents: &[Incident], axis: &TimeAxis) -> IncidentLabel
     let width = TIMELINE_WIDTH as i32 - TIMELINE_LEFT_AREA as i32 - 40;
     let join = |line: &[usize]| line.iter().map(|k| items[*k].as_str()).collect::<Vec<_>>().join("   ");
     let mut lines: Vec<Vec<usize>> = Vec::new();
-    for k in 0..items.len() {
+    for (k, item) in items.iter().enumerate() {
         match lines.last_mut() {
-            Some(line) if text_width(&format!("{}   {}", join(line), items[k]), LEGEND_SIZE) <= width => {
+            Some(line) if text_width(&format!("{}   {}", join(line), item), LEGEND_SIZE) <= width => {
                 line.push(k)
             }
             _ => lines.push(vec![k]),
