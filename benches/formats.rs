@@ -4,8 +4,8 @@
 //! each) imported from files into a replayable trace, per series format. Inputs are generated
 //! once, outside the timing, by a fixed generator.
 //!
-//! The machine these run on is shared: compare formats within one run (ratios), not with figures
-//! from another day.
+//! Time is the thread's CPU time (see `import_support`): the machine these run on is shared, and
+//! wall time would count the neighbours' builds too.
 
 use breakerlab::trace::spans::Collector;
 use breakerlab::trace::{
@@ -15,6 +15,9 @@ use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use std::fmt::Write as _;
 use std::hint::black_box;
 use std::time::Duration;
+
+mod import_support;
+use import_support::timed;
 
 /// Samples per series format, spans per span format.
 const N: usize = 200_000;
@@ -203,25 +206,41 @@ fn throughput(c: &mut Criterion) {
     g.sample_size(10).measurement_time(Duration::from_secs(4)).warm_up_time(Duration::from_secs(1));
     g.throughput(Throughput::Elements(N as u64));
     let doc = prometheus_doc(N, 1);
-    g.bench_function("prometheus", |b| b.iter(|| prometheus::parse("b", black_box(&doc)).unwrap().len()));
+    g.bench_function("prometheus", |b| {
+        b.iter_custom(|n| timed(n, || prometheus::parse("b", black_box(&doc)).unwrap().len()))
+    });
     let doc = grafana_doc(N / 3);
     g.bench_function("grafana", |b| {
-        b.iter(|| grafana::read("b", black_box(doc.as_bytes()), &TraceOptions::default()).unwrap().len())
+        b.iter_custom(|n| {
+            timed(n, || {
+                grafana::read("b", black_box(doc.as_bytes()), &TraceOptions::default()).unwrap().len()
+            })
+        })
     });
     let doc = cloudwatch_doc(N / 3);
-    g.bench_function("cloudwatch", |b| b.iter(|| cloudwatch::parse("b", black_box(&doc)).unwrap().len()));
+    g.bench_function("cloudwatch", |b| {
+        b.iter_custom(|n| timed(n, || cloudwatch::parse("b", black_box(&doc)).unwrap().len()))
+    });
     let doc = datadog_doc(N / 3);
-    g.bench_function("datadog", |b| b.iter(|| datadog::parse("b", black_box(&doc)).unwrap().len()));
+    g.bench_function("datadog", |b| {
+        b.iter_custom(|n| timed(n, || datadog::parse("b", black_box(&doc)).unwrap().len()))
+    });
     let doc = otlp_doc(N);
-    g.bench_function("otlp", |b| b.iter(|| spans(|c| otlp::read("b", black_box(&doc), c).unwrap())));
+    g.bench_function("otlp", |b| {
+        b.iter_custom(|n| timed(n, || spans(|c| otlp::read("b", black_box(&doc), c).unwrap())))
+    });
     let doc = jaeger_doc(N);
-    g.bench_function("jaeger", |b| b.iter(|| spans(|c| jaeger::read("b", black_box(&doc), c).unwrap())));
+    g.bench_function("jaeger", |b| {
+        b.iter_custom(|n| timed(n, || spans(|c| jaeger::read("b", black_box(&doc), c).unwrap())))
+    });
     let doc = envoy_doc(N);
     g.bench_function("envoy", |b| {
-        b.iter(|| spans(|c| envoy::read("b", black_box(doc.as_bytes()), c).unwrap()))
+        b.iter_custom(|n| timed(n, || spans(|c| envoy::read("b", black_box(doc.as_bytes()), c).unwrap())))
     });
     let doc = har_doc(N);
-    g.bench_function("har", |b| b.iter(|| spans(|c| har::read("b", black_box(&doc), c).unwrap())));
+    g.bench_function("har", |b| {
+        b.iter_custom(|n| timed(n, || spans(|c| har::read("b", black_box(&doc), c).unwrap())))
+    });
     g.finish();
 }
 
@@ -272,7 +291,9 @@ fn week(c: &mut Criterion) {
     for (name, series) in cases {
         let opts = TraceOptions { series, ..TraceOptions::default() };
         let any = d.join("p.json");
-        g.bench_function(name, |b| b.iter(|| Trace::load(&any, black_box(&opts)).unwrap().horizon()));
+        g.bench_function(name, |b| {
+            b.iter_custom(|n| timed(n, || Trace::load(&any, black_box(&opts)).unwrap().horizon()))
+        });
     }
     g.finish();
 }

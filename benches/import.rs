@@ -1,13 +1,21 @@
 //! Trace import speed: a per-call CSV of 10 million generated rows (`ts_ms,latency_ms,status`,
-//! about a day at 115 calls/s, 2 % errors), reported in rows per second (criterion's
+//! about a day at 115 calls/s, 2 % errors) and a scripted CSV of as many (`t_ms,latency_ms,ok`,
+//! read into a scenario as `run --script` does), reported in rows per second (criterion's
 //! elements/s), and a week of per-minute aggregates (10,080 rows with count, errors and four
 //! percentiles). The files are generated once into a temporary folder, outside the timing.
+//!
+//! Time is the thread's CPU time (see `import_support`): on a machine shared with other builds, wall
+//! time measures the neighbours too; a single-threaded import's CPU time is its cost per core.
 
+use breakerlab::scenario::Scenario;
 use breakerlab::trace::{CallTrace, IntervalTrace, TraceOptions};
-use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use criterion::{Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
 use std::io::{BufWriter, Write};
 use std::path::Path;
 use std::time::Duration;
+
+mod import_support;
+use import_support::timed;
 
 /// Rows of the per-call file under `cargo bench`; `cargo test` runs each benchmark once as a
 /// check, on a file small enough for any disk.
@@ -37,6 +45,21 @@ fn write_calls(path: &Path, rows: u64) {
         let latency = 5 + (r >> 8) % 400;
         let status = if (r >> 20).is_multiple_of(50) { 503 } else { 200 };
         writeln!(out, "{t},{latency},{status}").unwrap();
+    }
+    out.flush().unwrap();
+}
+
+fn write_script(path: &Path, rows: u64) {
+    let mut out = BufWriter::with_capacity(1 << 20, std::fs::File::create(path).expect("create script"));
+    writeln!(out, "t_ms,latency_ms,ok").unwrap();
+    let mut state = 5;
+    let mut t: u64 = 0;
+    for _ in 0..rows {
+        let r = next(&mut state);
+        t += r % 18;
+        let latency = 5 + (r >> 8) % 400;
+        let ok = u8::from(!(r >> 20).is_multiple_of(50));
+        writeln!(out, "{t},{latency},{ok}").unwrap();
     }
     out.flush().unwrap();
 }
@@ -73,15 +96,26 @@ fn import(c: &mut Criterion) {
     let opts = TraceOptions::default();
 
     let mut group = c.benchmark_group("import");
-    group.sample_size(10).measurement_time(Duration::from_secs(60));
+    group.sample_size(10).measurement_time(Duration::from_secs(20)).sampling_mode(SamplingMode::Flat);
     group.throughput(Throughput::Elements(rows));
     group.bench_function("calls_10M_rows", |b| {
-        b.iter(|| {
-            let t = CallTrace::from_path(&calls, &opts).expect("generated file imports");
-            assert_eq!(t.len() as u64, rows);
-            t
+        b.iter_custom(|iters| {
+            timed(iters, || {
+                let t = CallTrace::from_path(&calls, &opts).expect("generated file imports");
+                assert_eq!(t.len() as u64, rows);
+                t
+            })
         })
     });
+    std::fs::remove_file(&calls).ok();
+    let script = dir.path().join("script.csv");
+    write_script(&script, rows);
+    group.bench_function("script_10M_rows", |b| {
+        b.iter_custom(|iters| {
+            timed(iters, || Scenario::from_script(&script).expect("generated script loads"))
+        })
+    });
+    std::fs::remove_file(&script).ok();
     group.finish();
 
     // A week of minutes: the date-time column is the realistic (slower) case.
@@ -91,10 +125,12 @@ fn import(c: &mut Criterion) {
     group.sample_size(20);
     group.throughput(Throughput::Elements(WEEK_MINUTES));
     group.bench_function("week_of_minutes", |b| {
-        b.iter(|| {
-            let t = IntervalTrace::from_path(&week, &opts).expect("generated file imports");
-            assert_eq!(t.intervals().len() as u64, WEEK_MINUTES);
-            t
+        b.iter_custom(|iters| {
+            timed(iters, || {
+                let t = IntervalTrace::from_path(&week, &opts).expect("generated file imports");
+                assert_eq!(t.intervals().len() as u64, WEEK_MINUTES);
+                t
+            })
         })
     });
     group.finish();

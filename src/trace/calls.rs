@@ -17,7 +17,7 @@
 //! dependency took at least that long; the replay client's own timeout applies on top).
 
 use super::columns::{Header, Role, Row, open};
-use super::records::{Cells, Next, Records, Split};
+use super::records::{Cells, NextSplit, Records};
 use super::timestamp::{Resolved, TimeFormat};
 use super::{ImportReport, IntervalTrace, LatencyUnit, StatusKind, TraceError, TraceOptions, to_sim};
 use crate::outcome::{Answer, OutcomeClass};
@@ -379,8 +379,7 @@ impl CallTrace {
         };
         // Plain lines straight from the buffer, then (after a quoted line) the general reader.
         let mut ends = Vec::new();
-        while let Next::Line(line, text) = reader.next_plain()? {
-            let split = Split::new(text, upto, &mut ends);
+        while let NextSplit::Line(line, split) = reader.next_split(upto, &mut ends)? {
             load.row(&Row { record: &split, line, header: &header })?;
         }
         let mut record = csv::ByteRecord::new();

@@ -13,11 +13,12 @@
 //! `code`, `flags`, `upstream_host`.
 
 use super::TraceError;
+use super::records::LineReader;
 use super::spans::{Collector, Span, http_class};
 use super::timestamp::parse_datetime;
 use crate::outcome::OutcomeClass;
 use std::borrow::Cow;
-use std::io::BufRead;
+use std::io::Read;
 
 const EXPECTED: &str =
     "[START_TIME] \"METHOD PATH PROTOCOL\" CODE FLAGS BYTES_RECEIVED BYTES_SENT DURATION ...";
@@ -87,10 +88,9 @@ fn parse_line(line: &str) -> Result<Line<'_>, String> {
     let duration = t.next().ok_or_else(|| bad("no DURATION"))?;
     let duration_ms: u64 =
         duration.parse().map_err(|_| bad(&format!("DURATION {duration:?} is not whole milliseconds")))?;
-    let rest: Vec<&str> = t.collect();
     // After DURATION: UPSTREAM_SERVICE_TIME, XFF, USER-AGENT, REQUEST-ID, AUTHORITY, UPSTREAM_HOST.
-    let authority = rest.get(4).copied().unwrap_or("-");
-    let upstream_host = rest.get(5).copied().unwrap_or("-");
+    let authority = t.nth(4).unwrap_or("-");
+    let upstream_host = t.next().unwrap_or("-");
     Ok(Line { start_us, method, path, code, flags, duration_ms, authority, upstream_host })
 }
 
@@ -109,29 +109,30 @@ fn class_of(code: u32, flags: &str) -> Option<Option<OutcomeClass>> {
     http_class(code).map(Some)
 }
 
-/// Reads every line of the log into `out`.
-pub fn read<R: BufRead>(file: &str, mut input: R, out: &mut Collector) -> Result<(), TraceError> {
-    let mut buf = String::new();
-    let mut n = 0u64;
-    loop {
-        buf.clear();
-        let read =
-            input.read_line(&mut buf).map_err(|source| TraceError::Io { file: file.into(), source })?;
-        if read == 0 {
-            break;
-        }
-        n += 1;
-        let line = buf.trim_end();
-        if line.is_empty() {
-            continue;
-        }
+/// Reads every line of the log into `out`: lines straight from a block buffer, nothing
+/// allocated per line.
+pub fn read<R: Read>(file: &str, input: R, out: &mut Collector) -> Result<(), TraceError> {
+    let mut lines = LineReader::new(input);
+    while let Some((n, raw)) =
+        lines.next_line().map_err(|source| TraceError::Io { file: file.into(), source })?
+    {
         let at = || format!("line {n}");
-        let parsed = parse_line(line).and_then(|l| match class_of(l.code, l.flags) {
-            Some(c) => Ok((l, c)),
-            None => Err(format!("RESPONSE_CODE {} is not an HTTP status", l.code)),
-        });
+        let parsed = std::str::from_utf8(raw)
+            .map_err(|e| format!("not UTF-8 text (byte {})", e.valid_up_to() + 1))
+            .map(str::trim_end)
+            .and_then(|line| {
+                if line.is_empty() {
+                    return Ok(None);
+                }
+                let l = parse_line(line)?;
+                match class_of(l.code, l.flags) {
+                    Some(c) => Ok(Some((l, c))),
+                    None => Err(format!("RESPONSE_CODE {} is not an HTTP status", l.code)),
+                }
+            });
         let (l, class) = match parsed {
-            Ok(v) => v,
+            Ok(Some(v)) => v,
+            Ok(None) => continue,
             Err(message) => {
                 out.bad(TraceError::Format { file: file.into(), message: format!("{}: {message}", at()) })?;
                 continue;
@@ -139,12 +140,12 @@ pub fn read<R: BufRead>(file: &str, mut input: R, out: &mut Collector) -> Result
         };
         let span = Span { t_us: l.start_us, latency_us: l.duration_ms as f64 * 1_000.0, class };
         out.offer(span, at, |key| match key {
-            "service" | "authority" => Some(Cow::Owned(l.authority.to_string())),
-            "operation" | "path" => Some(Cow::Owned(l.path.to_string())),
-            "method" => Some(Cow::Owned(l.method.to_string())),
+            "service" | "authority" => Some(Cow::Borrowed(l.authority)),
+            "operation" | "path" => Some(Cow::Borrowed(l.path)),
+            "method" => Some(Cow::Borrowed(l.method)),
             "code" => Some(Cow::Owned(l.code.to_string())),
-            "flags" => Some(Cow::Owned(l.flags.to_string())),
-            "upstream_host" => Some(Cow::Owned(l.upstream_host.to_string())),
+            "flags" => Some(Cow::Borrowed(l.flags)),
+            "upstream_host" => Some(Cow::Borrowed(l.upstream_host)),
             _ => None,
         });
     }

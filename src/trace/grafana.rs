@@ -4,19 +4,18 @@
 //! cell is no sample; `NaN`/`null` are bad samples (refused or skipped by the merge). Rows must
 //! be in time order.
 
-use super::columns::{Header, csv_error, csv_reader, parse_f64};
+use super::columns::{Header, Row, parse_f64};
+use super::records::{Cells, NextSplit, Records};
 use super::series::{Locator, Series};
-use super::timestamp::Resolved;
+use super::timestamp::{Resolved, TimeFormat};
 use super::{TraceError, TraceOptions};
 use std::io::Read;
 
 /// Every column of a Grafana CSV as a series.
 pub fn read<R: Read>(file: &str, input: R, opts: &TraceOptions) -> Result<Vec<Series>, TraceError> {
-    let offset_s = opts.offset_seconds()?;
-    let mut reader = csv_reader(input);
-    let header = Header::read(file, &mut reader)?;
+    let (mut reader, header) = Records::open(file, input)?;
     let time = header.named(opts.time.as_deref().unwrap_or("Time"), "time")?;
-    let mut out: Vec<Series> = header
+    let out: Vec<Series> = header
         .names
         .iter()
         .enumerate()
@@ -29,23 +28,60 @@ pub fn read<R: Read>(file: &str, input: R, opts: &TraceOptions) -> Result<Vec<Se
             ..Series::default()
         })
         .collect();
+    let mut columns = Columns {
+        file,
+        header: &header,
+        time,
+        offset_s: opts.offset_seconds()?,
+        time_format: opts.time_format,
+        format: None,
+        prev: None,
+        rows: 0,
+        out,
+    };
+    let mut ends = Vec::new();
+    while let NextSplit::Line(line, split) = reader.next_split(header.names.len(), &mut ends)? {
+        columns.row(&Row { record: &split, line, header: &header })?;
+    }
     let mut record = csv::ByteRecord::new();
-    let mut format = None;
-    let mut prev: Option<(i64, u64)> = None;
-    let mut rows = 0u64;
-    while reader.read_byte_record(&mut record).map_err(|e| csv_error(file, &e))? {
-        rows += 1;
-        let line = record.position().map_or(0, csv::Position::line);
-        let row = super::columns::Row { record: &record, line, header: &header };
+    while let Some(line) = reader.next(&mut record)? {
+        columns.row(&Row { record: &record, line, header: &header })?;
+    }
+    if columns.rows == 0 {
+        return Err(TraceError::HeaderOnly { file: file.into() });
+    }
+    Ok(columns.out)
+}
+
+/// The series being read, and what each row is checked against.
+struct Columns<'h> {
+    file: &'h str,
+    header: &'h Header,
+    time: usize,
+    offset_s: i64,
+    time_format: TimeFormat,
+    format: Option<Resolved>,
+    /// The previous row's time and line.
+    prev: Option<(i64, u64)>,
+    rows: u64,
+    out: Vec<Series>,
+}
+
+impl Columns<'_> {
+    /// Appends one row's samples (an empty cell is no sample).
+    fn row<C: Cells + ?Sized>(&mut self, row: &Row<'_, C>) -> Result<(), TraceError> {
+        self.rows += 1;
+        let (line, time, header) = (row.line, self.time, self.header);
         let cell = row.cell(time)?;
-        let fmt =
-            *format.get_or_insert_with(|| Resolved::resolve(opts.time_format, &header.names[time], cell));
-        let t = fmt.parse(cell, offset_s).map_err(|e| row.bad(time, e))?;
-        if let Some((p, pl)) = prev
+        let fmt = *self
+            .format
+            .get_or_insert_with(|| Resolved::resolve(self.time_format, &header.names[time], cell));
+        let t = fmt.parse(cell, self.offset_s).map_err(|e| row.bad(time, e))?;
+        if let Some((p, pl)) = self.prev
             && t <= p
         {
             return Err(TraceError::Format {
-                file: file.into(),
+                file: self.file.into(),
                 message: format!(
                     "line {line}: column `{}` goes back in time (or repeats) after line {pl}; rows must be sorted \
                      by `{}` (Grafana writes them so: was the file edited?)",
@@ -53,15 +89,15 @@ pub fn read<R: Read>(file: &str, input: R, opts: &TraceOptions) -> Result<Vec<Se
                 ),
             });
         }
-        prev = Some((t, line));
+        self.prev = Some((t, line));
         let mut k = 0;
         for i in 0..header.names.len() {
             if i == time {
                 continue;
             }
-            let s = &mut out[k];
+            let s = &mut self.out[k];
             k += 1;
-            let cell = record.get(i).unwrap_or_default().trim_ascii();
+            let cell = row.record.field(i).unwrap_or_default().trim_ascii();
             if cell.is_empty() {
                 continue;
             }
@@ -84,11 +120,8 @@ pub fn read<R: Read>(file: &str, input: R, opts: &TraceOptions) -> Result<Vec<Se
                 lines.push(line);
             }
         }
+        Ok(())
     }
-    if rows == 0 {
-        return Err(TraceError::HeaderOnly { file: file.into() });
-    }
-    Ok(out)
 }
 
 fn is_not_a_number(cell: &[u8]) -> bool {

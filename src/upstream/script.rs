@@ -111,29 +111,33 @@ pub enum ScriptError {
 const MS_EXPECTED: &str = "a non-negative number of milliseconds with at most 3 decimals, such as 12 or 0.25";
 const OK_EXPECTED: &str = "0, 1, true or false";
 
-/// Parses decimal milliseconds into whole microseconds; extra decimals must be zeros.
+/// Parses decimal milliseconds into whole microseconds; extra decimals must be zeros. One pass
+/// over the bytes, no floating point.
 fn parse_ms(text: &[u8]) -> Option<u64> {
-    let dot = memchr::memchr(b'.', text);
-    let (int_part, frac_part) = match dot {
-        Some(i) => (&text[..i], &text[i + 1..]),
-        None => (text, &b""[..]),
-    };
-    if int_part.is_empty() && frac_part.is_empty() {
-        return None;
-    }
-    if !int_part.iter().all(u8::is_ascii_digit) || !frac_part.iter().all(u8::is_ascii_digit) {
-        return None;
-    }
-    if frac_part.len() > 3 && !frac_part[3..].iter().all(|b| *b == b'0') {
-        return None;
+    // Whole milliseconds of up to 15 digits (the common case) cannot overflow: no checks.
+    if let Some(ms) = crate::trace::columns::parse_whole(text) {
+        return Some(ms * 1_000);
     }
     let mut int: u64 = 0;
-    for digit in int_part {
-        int = int.checked_mul(10)?.checked_add(u64::from(digit - b'0'))?;
+    let mut i = 0;
+    while let Some(d) = text.get(i).map(|b| b.wrapping_sub(b'0')).filter(|d| *d <= 9) {
+        int = int.checked_mul(10)?.checked_add(u64::from(d))?;
+        i += 1;
     }
-    let mut micros = int.checked_mul(1_000)?;
+    let micros = int.checked_mul(1_000)?;
+    let Some(rest) = text.get(i..).filter(|r| !r.is_empty()) else {
+        return (i > 0).then_some(micros); // whole milliseconds of more than 15 digits
+    };
+    let frac = rest.strip_prefix(b".")?;
+    if i == 0 && frac.is_empty() || !frac.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    if frac.len() > 3 && !frac[3..].iter().all(|b| *b == b'0') {
+        return None;
+    }
     let mut place = 100;
-    for digit in frac_part.iter().take(3) {
+    let mut micros = micros;
+    for digit in frac.iter().take(3) {
         micros = micros.checked_add(u64::from(digit - b'0') * place)?;
         place /= 10;
     }
@@ -233,23 +237,22 @@ pub fn load_script(path: &Path) -> Result<Vec<ScriptRow>, ScriptError> {
 /// rows are three unquoted valid fields in time order, parsed from the bytes without allocating
 /// per row; `None` for any other file (the general reader then reads it and names the error).
 fn read_plain(file: &File) -> std::io::Result<Option<Vec<ScriptRow>>> {
+    let size = file.metadata().map_or(0, |m| m.len());
     let mut lines = LineReader::new(file);
     let Some((_, header)) = lines.next_line()? else { return Ok(None) };
     if header.strip_prefix("\u{feff}".as_bytes()).unwrap_or(header) != SCRIPT_HEADER.join(",").as_bytes() {
         return Ok(None);
     }
-    let mut rows = Vec::new();
+    // Room for every row at once, estimated from the first block's line length.
+    let first = lines.buffered();
+    let per_line = first.len() / memchr::memchr_iter(b'\n', first).count().max(1);
+    let mut rows = Vec::with_capacity((size as usize / per_line.max(1)).saturating_add(16).min(1 << 28));
     let mut previous = 0;
     while let Some((_, line)) = lines.next_line()? {
         if line.is_empty() {
             continue;
         }
-        let mut fields = line.split(|b| *b == b',').map(<[u8]>::trim_ascii);
-        let (Some(t), Some(latency), Some(ok), None) =
-            (fields.next(), fields.next(), fields.next(), fields.next())
-        else {
-            return Ok(None);
-        };
+        let Some((t, latency, ok)) = three_fields(line) else { return Ok(None) };
         let (Some(t), Some(latency), Some(ok)) = (parse_ms(t), parse_ms(latency), parse_ok(ok)) else {
             return Ok(None);
         };
@@ -259,7 +262,20 @@ fn read_plain(file: &File) -> std::io::Result<Option<Vec<ScriptRow>>> {
         previous = t;
         rows.push(ScriptRow { t: SimTime(t), latency: Dur(latency), ok });
     }
+    rows.shrink_to_fit();
     Ok((!rows.is_empty()).then_some(rows))
+}
+
+/// The three comma-separated fields of a line, each trimmed; `None` for any other count.
+fn three_fields(line: &[u8]) -> Option<(&[u8], &[u8], &[u8])> {
+    let a = line.iter().position(|b| *b == b',')?;
+    let rest = &line[a + 1..];
+    let b = rest.iter().position(|b| *b == b',')?;
+    let ok = &rest[b + 1..];
+    if ok.contains(&b',') {
+        return None;
+    }
+    Some((line[..a].trim_ascii(), rest[..b].trim_ascii(), ok.trim_ascii()))
 }
 
 #[cfg(test)]
