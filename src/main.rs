@@ -347,10 +347,10 @@ impl RunArgs {
 }
 
 /// A value named as in scenario files (`epoch_s`, `missing`), read by the same deserializer.
-fn serde_value<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, String> {
+fn serde_value<T: serde::de::DeserializeOwned>(text: &str) -> breakerlab::Result<T> {
     toml::Value::String(text.to_string())
         .try_into()
-        .map_err(|e: toml::de::Error| e.message().trim().to_string())
+        .map_err(|e: toml::de::Error| Error::invalid(e.message().trim()))
 }
 
 /// The command line as typed, shell-quoted so it re-runs as pasted (for report pages).
@@ -407,12 +407,8 @@ fn execute(cli: Cli) -> breakerlab::Result<String> {
         Command::Sweep { file, threads, out, quiet, no_charts, limits, shard, shards } => {
             // The shard in use: --shard, else the scheduler's variables (read here, at the edge).
             let chosen = match shard {
-                Some(text) => {
-                    Some((ShardId::parse(&text).map_err(Error::argument)?, format!("--shard {text}")))
-                }
-                None => {
-                    ShardId::from_scheduler(shards, &|k| std::env::var(k).ok()).map_err(Error::argument)?
-                }
+                Some(text) => Some((ShardId::parse(&text)?, format!("--shard {text}"))),
+                None => ShardId::from_scheduler(shards, &|k| std::env::var(k).ok())?,
             };
             if let Some((shard, source)) = chosen {
                 eprintln!("breakerlab: running shard {shard} (from {source})");
