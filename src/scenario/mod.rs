@@ -15,9 +15,9 @@ mod file;
 mod origins;
 mod providers;
 
-pub use error::{InputError, Spot, key_position, line_col};
+pub use error::{InputError, Spot};
 pub use origins::Origins;
-pub use providers::{MAX_PROVIDERS, ProviderSpec, RoutingSpec, Strategy};
+pub use providers::{ProviderSpec, RoutingSpec, Strategy};
 
 use crate::client::ClientSpec;
 use crate::policy::{PolicyConfig, PolicySpec};
