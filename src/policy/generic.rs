@@ -30,7 +30,7 @@ use super::evidence::{Evidence, Test};
 use super::family::{Family, Preset};
 use super::library::{ExportInput, Library};
 use super::machine::{Admission, Breaker, Observation, Phase, State, Ticket, Transitions};
-use super::param::{ParamMeta, PolicyError, impossible, invalid};
+use super::param::{ParamMeta, PolicyError, at_least_one, impossible, invalid, longer_than_zero};
 use super::resilience4j::{Resilience4jConfig, SlidingWindowType, spring_yaml};
 use super::window::{BucketWindow, CountWindow, Edge, ExactWindow, FailureTimes, Sample, Tally, Window};
 use super::window::{nearest_rank_index, percentile_exceeds};
@@ -345,9 +345,7 @@ impl Family for GenericConfig {
                 &self.latency_percentile.to_string(),
             ));
         }
-        if self.open_duration.is_zero() {
-            return Err(invalid("open_duration", "a duration greater than 0", "0s"));
-        }
+        longer_than_zero("open_duration", self.open_duration)?;
         if !(self.backoff_multiplier.is_finite() && self.backoff_multiplier >= 1.0) {
             return Err(invalid(
                 "backoff_multiplier",
@@ -396,9 +394,7 @@ impl Family for GenericConfig {
         }
         match self.close_rule {
             CloseRule::Successes => {
-                if self.close_successes == 0 {
-                    return Err(invalid("close_successes", "at least 1", "0"));
-                }
+                at_least_one("close_successes", self.close_successes)?;
                 if self.probes > 0 && self.close_successes > self.probes {
                     return Err(impossible(format!(
                         "close_successes ({}) exceeds probes ({}): half-open could never close",
