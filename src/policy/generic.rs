@@ -642,6 +642,104 @@ impl GenericBreaker {
         }
         None
     }
+
+    /// What each enabled trip rule has counted against its threshold.
+    fn closed_evidence(&self, now: SimTime, ev: &mut Evidence) {
+        let c = &self.cfg;
+        let test = c.comparison.test();
+        if c.failure_threshold > 0 {
+            ev.count(
+                "consecutive_failures",
+                self.consecutive,
+                test,
+                "failure_threshold",
+                u64::from(c.failure_threshold),
+            );
+        }
+        if c.window_failures > 0 {
+            let n = self.failure_times.len() as u64;
+            ev.count("recent_failures", n, test, "window_failures", u64::from(c.window_failures));
+        }
+        if let Some(w) = &self.count {
+            let t = w.tally();
+            let min = u64::from(c.min_calls.min(c.count_window).max(1));
+            let gate = if self.time.is_some() { "count_min_calls" } else { "min_calls" };
+            ev.count("count_window_calls", t.calls, Test::AtLeast, gate, min);
+            ev.rate(
+                "count_window_failure_rate",
+                t.failures,
+                t.calls,
+                test,
+                "count_failure_rate",
+                c.count_failure_rate,
+            );
+        }
+        if let Some(w) = &self.time {
+            let t = w.tally(now);
+            ev.count("window_calls", t.calls, Test::AtLeast, "min_calls", u64::from(c.min_calls.max(1)));
+            if c.failure_rate > 0.0 {
+                ev.rate("window_failure_rate", t.failures, t.calls, test, "failure_rate", c.failure_rate);
+            }
+            if c.slow_call_rate > 0.0 {
+                ev.rate("window_slow_rate", t.slow, t.calls, test, "slow_call_rate", c.slow_call_rate);
+            }
+            if !c.latency_threshold.is_zero() {
+                let needed = t.calls - nearest_rank_index(c.latency_percentile, t.calls).min(t.calls);
+                ev.count("calls_over_latency", t.over, Test::AtLeast, "percentile_calls", needed.max(1));
+                ev.fact_time("latency_threshold", c.latency_threshold);
+            }
+        }
+    }
+
+    /// The probes admitted and what the close rule has counted.
+    fn half_open_evidence(&self, now: SimTime, ev: &mut Evidence) {
+        let c = &self.cfg;
+        let test = c.comparison.test();
+        let admitted = u64::from(self.probes_admitted);
+        if c.probes > 0 {
+            ev.count("probes_admitted", admitted, Test::Of, "probes", u64::from(c.probes));
+        } else {
+            ev.fact_count("probes_admitted", admitted);
+        }
+        match c.close_rule {
+            CloseRule::Successes => {
+                ev.count(
+                    "probe_successes",
+                    u64::from(self.probe_successes),
+                    Test::AtLeast,
+                    "close_successes",
+                    u64::from(c.close_successes),
+                );
+                ev.fact_count("probe_failures", u64::from(self.probe_failures));
+            }
+            CloseRule::FailureRate => {
+                ev.count(
+                    "probe_results",
+                    u64::from(self.probe_results),
+                    Test::AtLeast,
+                    "probes",
+                    u64::from(c.probes),
+                );
+                ev.rate(
+                    "probes_failure_rate",
+                    u64::from(self.probe_failures),
+                    u64::from(self.probe_results),
+                    test,
+                    "probe_failure_rate",
+                    c.probe_failure_rate,
+                );
+            }
+        }
+        if !c.max_half_open.is_zero() {
+            ev.time(
+                "time_half_open",
+                now.since(self.half_open_since),
+                Test::AtLeast,
+                "max_half_open",
+                c.max_half_open,
+            );
+        }
+    }
 }
 
 impl Breaker for GenericBreaker {
@@ -723,79 +821,8 @@ impl Breaker for GenericBreaker {
     }
 
     fn evidence(&self, now: SimTime, ev: &mut Evidence) {
-        let c = &self.cfg;
-        let test = c.comparison.test();
         match self.phase.state() {
-            State::Closed => {
-                if c.failure_threshold > 0 {
-                    ev.count(
-                        "consecutive_failures",
-                        self.consecutive,
-                        test,
-                        "failure_threshold",
-                        u64::from(c.failure_threshold),
-                    );
-                }
-                if c.window_failures > 0 {
-                    let n = self.failure_times.len() as u64;
-                    ev.count("recent_failures", n, test, "window_failures", u64::from(c.window_failures));
-                }
-                if let Some(w) = &self.count {
-                    let t = w.tally();
-                    let min = u64::from(c.min_calls.min(c.count_window).max(1));
-                    let gate = if self.time.is_some() { "count_min_calls" } else { "min_calls" };
-                    ev.count("count_window_calls", t.calls, Test::AtLeast, gate, min);
-                    ev.rate(
-                        "count_window_failure_rate",
-                        t.failures,
-                        t.calls,
-                        test,
-                        "count_failure_rate",
-                        c.count_failure_rate,
-                    );
-                }
-                if let Some(w) = &self.time {
-                    let t = w.tally(now);
-                    ev.count(
-                        "window_calls",
-                        t.calls,
-                        Test::AtLeast,
-                        "min_calls",
-                        u64::from(c.min_calls.max(1)),
-                    );
-                    if c.failure_rate > 0.0 {
-                        ev.rate(
-                            "window_failure_rate",
-                            t.failures,
-                            t.calls,
-                            test,
-                            "failure_rate",
-                            c.failure_rate,
-                        );
-                    }
-                    if c.slow_call_rate > 0.0 {
-                        ev.rate(
-                            "window_slow_rate",
-                            t.slow,
-                            t.calls,
-                            test,
-                            "slow_call_rate",
-                            c.slow_call_rate,
-                        );
-                    }
-                    if !c.latency_threshold.is_zero() {
-                        let needed = t.calls - nearest_rank_index(c.latency_percentile, t.calls).min(t.calls);
-                        ev.count(
-                            "calls_over_latency",
-                            t.over,
-                            Test::AtLeast,
-                            "percentile_calls",
-                            needed.max(1),
-                        );
-                        ev.fact_time("latency_threshold", c.latency_threshold);
-                    }
-                }
-            }
+            State::Closed => self.closed_evidence(now, ev),
             State::Open => {
                 ev.time(
                     "time_open",
@@ -805,52 +832,7 @@ impl Breaker for GenericBreaker {
                     self.open_until.since(self.opened_at),
                 );
             }
-            State::HalfOpen => {
-                let admitted = u64::from(self.probes_admitted);
-                if c.probes > 0 {
-                    ev.count("probes_admitted", admitted, Test::Of, "probes", u64::from(c.probes));
-                } else {
-                    ev.fact_count("probes_admitted", admitted);
-                }
-                match c.close_rule {
-                    CloseRule::Successes => {
-                        ev.count(
-                            "probe_successes",
-                            u64::from(self.probe_successes),
-                            Test::AtLeast,
-                            "close_successes",
-                            u64::from(c.close_successes),
-                        );
-                        ev.fact_count("probe_failures", u64::from(self.probe_failures));
-                    }
-                    CloseRule::FailureRate => {
-                        ev.count(
-                            "probe_results",
-                            u64::from(self.probe_results),
-                            Test::AtLeast,
-                            "probes",
-                            u64::from(c.probes),
-                        );
-                        ev.rate(
-                            "probes_failure_rate",
-                            u64::from(self.probe_failures),
-                            u64::from(self.probe_results),
-                            test,
-                            "probe_failure_rate",
-                            c.probe_failure_rate,
-                        );
-                    }
-                }
-                if !c.max_half_open.is_zero() {
-                    ev.time(
-                        "time_half_open",
-                        now.since(self.half_open_since),
-                        Test::AtLeast,
-                        "max_half_open",
-                        c.max_half_open,
-                    );
-                }
-            }
+            State::HalfOpen => self.half_open_evidence(now, ev),
         }
     }
 
