@@ -67,7 +67,7 @@ pub use param::{ParamMeta, PolicyError};
 pub use polly::{PollyBreaker, PollyConfig};
 pub use presets::{ParamDoc, PresetInfo, preset_params, presets};
 pub use pybreaker::{PybreakerBreaker, PybreakerConfig};
-pub use registry::{FamilyConfig, Policy};
+pub use registry::{FamilyConfig, FamilyVisitor, Policy, Variant};
 pub use resilience4j::{Resilience4jBreaker, Resilience4jConfig};
 pub use spec::{PolicyConfig, PolicySpec};
 pub use throttle::{SreThrottle, ThrottleConfig};
