@@ -263,7 +263,7 @@ struct ReplayArgs {
     /// Map a column, e.g. --column p95=LatencyP95(s) --column time=TimeStamp.
     #[arg(long = "column", value_name = "ROLE=NAME")]
     columns: Vec<String>,
-    /// auto, rfc3339, datetime, epoch_s, epoch_ms or epoch_us.
+    /// auto, rfc3339, datetime, epoch_s, epoch_ms, epoch_us or epoch_ns.
     #[arg(long, value_name = "FORMAT", value_parser = serde_value::<TimeFormat>)]
     time_format: Option<TimeFormat>,
     /// Unit of latency columns: us, ms or s.
