@@ -487,6 +487,7 @@ impl Recorder {
     }
 
     /// The timeline bin holding `at`, created if the run went past the horizon.
+    #[inline]
     fn bin_mut(&mut self, at: SimTime) -> Option<&mut TimelineBin> {
         let b = self.bin?;
         let idx = (at.micros() / b.micros()) as usize;
@@ -498,6 +499,7 @@ impl Recorder {
     }
 
     /// A request arrived.
+    #[inline(always)]
     pub fn request_arrived(&mut self, at: SimTime) {
         self.counters.requests += 1;
         if let Some(bin) = self.bin_mut(at) {
@@ -506,6 +508,7 @@ impl Recorder {
     }
 
     /// A breaker rejected an attempt (each rejection, first try or retry).
+    #[inline]
     pub fn rejected(&mut self, at: SimTime, _instance: usize) {
         self.counters.rejections += 1;
         if let Some(bin) = self.bin_mut(at) {
@@ -524,6 +527,7 @@ impl Recorder {
     }
 
     /// An attempt went upstream.
+    #[inline(always)]
     pub fn attempt_sent(&mut self, at: SimTime, instance: usize, kind: AttemptKind) {
         let c = &mut self.counters;
         c.attempts += 1;
@@ -570,6 +574,7 @@ impl Recorder {
 
     /// An attempt's result reached the client: class as seen (`Timeout` if it timed out), the
     /// policy's verdict, latency as the client saw it.
+    #[inline(always)]
     pub fn attempt_done(
         &mut self,
         at: SimTime,
@@ -616,6 +621,7 @@ impl Recorder {
 
     /// Whether the run keeps a timeline, so the engine should report each arrival's true
     /// answer ([`Recorder::true_answer`]); sweeps without a timeline skip that draw.
+    #[inline]
     pub fn records_health(&self) -> bool {
         self.bin.is_some()
     }
@@ -722,6 +728,7 @@ impl Recorder {
     /// breaker rejected it at `t` (the fallback may answer a little later, at `at`). Rejection
     /// times arrive in event order, so the incident cursor only moves forward.
     /// Allocates nothing.
+    #[inline(always)]
     pub fn request_done(&mut self, arrival: SimTime, at: SimTime, finish: Finish, shed: Option<SimTime>) {
         self.latency.record(at - arrival);
         let c = &mut self.counters;

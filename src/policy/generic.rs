@@ -449,6 +449,9 @@ pub struct GenericBreaker {
     probe_results: u32,
     probe_failures: u32,
     probe_successes: u32,
+    /// True when consecutive failures are the only trip rule (no window kept): a result then
+    /// only moves the counter. Fixed at construction, for speed alone.
+    consecutive_only: bool,
     rng: Rng,
 }
 
@@ -463,7 +466,9 @@ impl GenericBreaker {
                 Window::Buckets(BucketWindow::new(cfg.time_window, cfg.buckets))
             }
         });
+        let consecutive_only = cfg.window_failures == 0 && count.is_none() && time.is_none();
         GenericBreaker {
+            consecutive_only,
             cfg,
             phase: Phase::new(),
             consecutive: 0,
@@ -578,12 +583,16 @@ impl GenericBreaker {
     }
 
     /// Adds one counted result to the closed-state windows.
+    #[inline]
     fn observe(&mut self, now: SimTime, failed: bool, latency: Dur) {
         let c = &self.cfg;
         if failed {
             self.consecutive += 1;
         } else {
             self.consecutive = 0;
+        }
+        if self.consecutive_only {
+            return;
         }
         let sample = Sample {
             at: now,
@@ -606,11 +615,15 @@ impl GenericBreaker {
     }
 
     /// The first enabled trip rule that fires at `now`, if any.
+    #[inline]
     fn tripped(&self, now: SimTime) -> Option<&'static str> {
         let c = &self.cfg;
         let cmp = c.comparison;
         if c.failure_threshold > 0 && cmp.int(self.consecutive, u64::from(c.failure_threshold)) {
             return Some("consecutive_failures");
+        }
+        if self.consecutive_only {
+            return None;
         }
         if c.window_failures > 0 && cmp.int(self.failure_times.len() as u64, u64::from(c.window_failures)) {
             return Some("failures_in_window");
@@ -743,6 +756,7 @@ impl GenericBreaker {
 }
 
 impl Breaker for GenericBreaker {
+    #[inline]
     fn admit(&mut self, now: SimTime, out: &mut Transitions) -> Admission {
         self.poll(now, out);
         if self.phase.state() == State::Open {
@@ -764,6 +778,7 @@ impl Breaker for GenericBreaker {
         }
     }
 
+    #[inline]
     fn record(&mut self, now: SimTime, ticket: Ticket, obs: Observation, out: &mut Transitions) {
         self.poll(now, out);
         let current = ticket.generation == self.phase.generation();
@@ -816,6 +831,7 @@ impl Breaker for GenericBreaker {
         }
     }
 
+    #[inline]
     fn state(&self) -> State {
         self.phase.state()
     }
@@ -836,6 +852,7 @@ impl Breaker for GenericBreaker {
         }
     }
 
+    #[inline]
     fn deadline(&self) -> Option<SimTime> {
         match self.phase.state() {
             State::Open if self.cfg.half_open_transition == HalfOpenTransition::Active => {

@@ -551,7 +551,7 @@ impl<'a> Engine<'a> {
     /// Records request `request`'s arrival (and, with a timeline, the dependency's true health:
     /// its first answer, whether or not the breaker will let it through; provider 0 with
     /// several).
-    #[inline]
+    #[inline(always)]
     fn note_arrival(&mut self, now: SimTime, request: u64, first_answer: Option<Answer>) {
         self.rec.request_arrived(now);
         if self.rec.records_health() {
@@ -1020,7 +1020,7 @@ impl<'a> Engine<'a> {
     }
 
     /// Keeps one live timer event per breaker: schedules its current deadline if it changed.
-    #[inline]
+    #[inline(always)]
     fn reschedule<L: Lane>(&mut self, b: u32, now: SimTime) {
         let guard = &mut self.guards[b as usize];
         let deadline = L::of_ref(&guard.breaker).deadline();
