@@ -347,8 +347,11 @@ struct Shown {
     true_p95: Option<f64>,
     true_err: Option<f64>,
     /// The same for each provider after the first.
-    others: Vec<(Option<f64>, Option<f64>)>,
+    others: Vec<Health>,
 }
+
+/// A true p95 (ms) and error rate.
+type Health = (Option<f64>, Option<f64>);
 
 /// Round display-bin widths (µs): merged bins take the smallest that is a multiple of the
 /// recorded bin, leaves at most [`TIMELINE_MAX_BINS`] bins and merges at most three times
@@ -443,7 +446,7 @@ fn merge(bins: &[Bin], from: u64, to: u64, width: u64) -> Vec<Shown> {
                 })
             };
             // True health: the worst p95, the error rate pooled over arrivals.
-            let true_health = |of: &dyn Fn(&Bin) -> (Option<f64>, Option<f64>)| {
+            let true_health = |of: &dyn Fn(&Bin) -> Health| {
                 let p95 = g
                     .iter()
                     .filter_map(|b| of(b).0)
