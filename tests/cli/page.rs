@@ -172,5 +172,5 @@ fn a_real_sweeps_decision_table_agrees_with_its_summary_and_opens_the_page() {
     }
     let results = at("id=\"results\"");
     assert!(results > charts && html[results..].contains("<details"), "the long tables last, folded");
-    assert!(html[..charts].matches("<tr").count() >= seen.len() + 1);
+    assert!(html[..charts].matches("<tr").count() > seen.len(), "a header row and one row each");
 }
