@@ -2,13 +2,13 @@
 //! layer, print its report, map its error to an exit code.
 //! Exit codes: 0 success, 2 bad input (file, row, field named), 1 anything else.
 
+use breakerlab::Dur;
 use breakerlab::Error;
+use breakerlab::Library;
+use breakerlab::ShardId;
 use breakerlab::app::{
     compare, explain, export, merge, presets, recommend, replay, report, run, shard, sweep,
 };
-use breakerlab::policy::export::Library;
-use breakerlab::sweep::shard::ShardId;
-use breakerlab::time::Dur;
 use breakerlab::trace::{GapPolicy, LatencyUnit, TimeFormat, TraceFormat};
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -129,7 +129,7 @@ enum Command {
         #[arg(long = "constraint", value_name = "CONSTRAINT")]
         constraints: Vec<String>,
         /// Base seed (replaces each scenario's): a whole number from 0 to 2^64 - 1.
-        #[arg(long, allow_hyphen_values = true, value_parser = breakerlab::scenario::parse_seed)]
+        #[arg(long, allow_hyphen_values = true, value_parser = breakerlab::parse_seed)]
         seed: Option<u64>,
         /// Worker threads (default: all cores).
         #[arg(long, value_name = "N")]
@@ -262,17 +262,17 @@ struct ClientArgs {
     #[arg(long, value_name = "N")]
     retries: Option<u32>,
     /// Delay before the first retry, optionally growing per retry: 200ms or 200ms*2.
-    #[arg(long, value_name = "BASE[*MULT]", value_parser = breakerlab::client::flags::parse_backoff)]
+    #[arg(long, value_name = "BASE[*MULT]", value_parser = breakerlab::parse_backoff)]
     backoff: Option<(Dur, Option<f64>)>,
     /// What the user gets when a call is refused or fails: none, cached[:LATENCY],
     /// local[:LATENCY] or retry_queue:CYCLE.
-    #[arg(long, value_name = "KIND", value_parser = breakerlab::client::flags::parse_fallback)]
-    fallback: Option<breakerlab::client::FallbackSpec>,
+    #[arg(long, value_name = "KIND", value_parser = breakerlab::parse_fallback)]
+    fallback: Option<breakerlab::FallbackSpec>,
 }
 
 impl ClientArgs {
-    fn flags(self) -> breakerlab::client::flags::ClientFlags {
-        breakerlab::client::flags::ClientFlags {
+    fn flags(self) -> breakerlab::ClientFlags {
+        breakerlab::ClientFlags {
             timeout: self.timeout,
             retries: self.retries,
             backoff: self.backoff,
@@ -296,7 +296,7 @@ struct RunArgs {
     #[arg(long = "set", value_name = "KEY=VALUE")]
     sets: Vec<String>,
     /// Base seed (replaces the scenario's): a whole number from 0 to 2^64 - 1.
-    #[arg(long, allow_hyphen_values = true, value_parser = breakerlab::scenario::parse_seed)]
+    #[arg(long, allow_hyphen_values = true, value_parser = breakerlab::parse_seed)]
     seed: Option<u64>,
     /// Output folder (default output/<scenario or trace name>).
     #[arg(long, value_name = "DIR")]
@@ -308,22 +308,22 @@ struct RunArgs {
     limits: LimitArgs,
 }
 
-/// Resource limits, checked from the inputs before anything runs (see `breakerlab::limits`).
+/// Resource limits, checked from the inputs before anything runs (see `breakerlab::Limits`).
 #[derive(clap::Args)]
 struct LimitArgs {
     /// Refuse work estimated to need more memory than this, e.g. 8GiB (default 16GiB).
-    #[arg(long, value_name = "SIZE", value_parser = breakerlab::limits::parse_bytes)]
+    #[arg(long, value_name = "SIZE", value_parser = breakerlab::parse_bytes)]
     max_memory: Option<u64>,
     /// Refuse work that would simulate more calls than this, e.g. 1e11 (default 2e10).
-    #[arg(long, value_name = "N", value_parser = breakerlab::limits::parse_calls)]
+    #[arg(long, value_name = "N", value_parser = breakerlab::parse_calls)]
     max_calls: Option<u64>,
 }
 
 impl LimitArgs {
     /// The limits these flags set (defaults for those not given).
-    fn limits(&self) -> breakerlab::limits::Limits {
-        let default = breakerlab::limits::Limits::default();
-        breakerlab::limits::Limits {
+    fn limits(&self) -> breakerlab::Limits {
+        let default = breakerlab::Limits::default();
+        breakerlab::Limits {
             max_memory: self.max_memory.unwrap_or(default.max_memory),
             max_calls: self.max_calls.unwrap_or(default.max_calls),
         }
@@ -347,10 +347,10 @@ impl RunArgs {
 }
 
 /// A value named as in scenario files (`epoch_s`, `missing`), read by the same deserializer.
-fn serde_value<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, String> {
+fn serde_value<T: serde::de::DeserializeOwned>(text: &str) -> breakerlab::Result<T> {
     toml::Value::String(text.to_string())
         .try_into()
-        .map_err(|e: toml::de::Error| e.message().trim().to_string())
+        .map_err(|e: toml::de::Error| Error::invalid(e.message().trim()))
 }
 
 /// The command line as typed, shell-quoted so it re-runs as pasted (for report pages).
@@ -407,12 +407,8 @@ fn execute(cli: Cli) -> breakerlab::Result<String> {
         Command::Sweep { file, threads, out, quiet, no_charts, limits, shard, shards } => {
             // The shard in use: --shard, else the scheduler's variables (read here, at the edge).
             let chosen = match shard {
-                Some(text) => {
-                    Some((ShardId::parse(&text).map_err(Error::argument)?, format!("--shard {text}")))
-                }
-                None => {
-                    ShardId::from_scheduler(shards, &|k| std::env::var(k).ok()).map_err(Error::argument)?
-                }
+                Some(text) => Some((ShardId::parse(&text)?, format!("--shard {text}"))),
+                None => ShardId::from_scheduler(shards, &|k| std::env::var(k).ok())?,
             };
             if let Some((shard, source)) = chosen {
                 eprintln!("breakerlab: running shard {shard} (from {source})");

@@ -1,6 +1,7 @@
 //! Validated numbers read from files: a ratio in [0, 1] and a positive rate. Validation happens
 //! while deserializing, so a bad value is reported at its own line and column.
 
+use crate::{Error, Result};
 use serde::{Deserialize, Deserializer, Serialize};
 
 /// A fraction in `[0, 1]` (an error rate, a threshold, a duty cycle).
@@ -10,11 +11,11 @@ pub struct Ratio(pub f64);
 
 impl Ratio {
     /// Checks that `v` is a number in `[0, 1]`.
-    pub fn new(v: f64) -> Result<Ratio, String> {
+    pub fn new(v: f64) -> Result<Ratio> {
         if v.is_finite() && (0.0..=1.0).contains(&v) {
             Ok(Ratio(v))
         } else {
-            Err(format!("expected a ratio between 0 and 1, found {v}"))
+            Err(Error::invalid(format!("expected a ratio between 0 and 1, found {v}")))
         }
     }
     /// The value.
@@ -37,11 +38,11 @@ pub struct Positive(pub f64);
 
 impl Positive {
     /// Checks that `v` is finite and greater than zero.
-    pub fn new(v: f64) -> Result<Positive, String> {
+    pub fn new(v: f64) -> Result<Positive> {
         if v.is_finite() && v > 0.0 {
             Ok(Positive(v))
         } else {
-            Err(format!("expected a number greater than 0, found {v}"))
+            Err(Error::invalid(format!("expected a number greater than 0, found {v}")))
         }
     }
     /// The value.

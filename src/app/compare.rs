@@ -91,7 +91,7 @@ pub fn compare(req: &CompareRequest) -> Result<CompareOutcome> {
         configs.push(resolved);
     }
     let columns = metric_columns();
-    let objective = default_objective().bind(&columns).map_err(InputError::argument)?;
+    let objective = default_objective().bind(&columns).map_err(InputError::from)?;
     let constraints = constraints_from_args(&req.constraints, &columns)?;
     let cells = Cells { scenarios: &loaded, configs: &configs, replicates, seed };
     estimate_cells(&cells, req.threads, &Spot::flag("--replicates"), &Spot::flag("--policy"))
@@ -99,7 +99,7 @@ pub fn compare(req: &CompareRequest) -> Result<CompareOutcome> {
     let bar = progress_bar(cells.count(), false);
     let runs = cells.run(req.threads, &columns, &bar)?;
     let names = loaded.iter().map(|s| s.name.clone()).collect();
-    let table = ResultTable::new(names, infos, columns, runs).map_err(InputError::argument)?;
+    let table = ResultTable::new(names, infos, columns, runs).map_err(InputError::from)?;
     let costs: Vec<f64> = table.runs.iter().map(|r| objective.cost(&r.values)).collect();
     let summary = table.summarize(&objective);
     let report =
@@ -194,7 +194,7 @@ pub fn parse_policy_arg(text: &str) -> Result<PolicySpec, InputError> {
     let mut spec = PolicySpec::new(preset.trim());
     if let Some(inner) = rest {
         for item in split_overrides(inner) {
-            let (k, v) = PolicySpec::parse_set(item).map_err(|m| bad(&m))?;
+            let (k, v) = PolicySpec::parse_set(item).map_err(|m| bad(&m.to_string()))?;
             spec.overrides.insert(k, v);
         }
     }

@@ -219,7 +219,7 @@ pub fn replay(req: &ReplayRequest) -> Result<RunReport> {
         .or(first_series)
         .ok_or_else(|| InputError::argument("give a trace file, or --series ROLE=FILE[@SELECTOR]"))?;
     let mut scenario = Scenario::from_trace(&path, &opts, traffic)?;
-    req.client.apply(&mut scenario.client).map_err(InputError::argument)?;
+    req.client.apply(&mut scenario.client).map_err(InputError::from)?;
     run_scenario(scenario, &req.run)
 }
 

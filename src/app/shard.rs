@@ -104,7 +104,7 @@ pub fn run_shard(req: &ShardRequest) -> Result<ShardReport> {
     let scenarios = load_scenarios(&file.scenarios)?;
     let configs = resolve_all(&file.configurations)?;
     let objective = file.objective.clone().unwrap_or_else(default_objective);
-    let bound = objective.bind(&columns).map_err(InputError::argument)?;
+    let bound = objective.bind(&columns).map_err(InputError::from)?;
     let inputs = input_hashes(&path, &scenarios)?;
 
     let costs: Vec<u64> = scenarios.iter().map(|s| s.expected_requests().round() as u64).collect();

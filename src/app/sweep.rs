@@ -104,7 +104,7 @@ pub fn sweep(req: &SweepRequest) -> Result<SweepReport> {
     let scenarios = load_scenarios(&file.scenarios)?;
     let configs = resolve_all(&file.configurations)?;
     let objective = file.objective.clone().unwrap_or_else(default_objective);
-    objective.bind(&columns).map_err(InputError::argument)?;
+    objective.bind(&columns).map_err(InputError::from)?;
     let cells =
         Cells { scenarios: &scenarios, configs: &configs, replicates: file.replicates, seed: file.seed };
     estimate_cells(
@@ -118,7 +118,7 @@ pub fn sweep(req: &SweepRequest) -> Result<SweepReport> {
     let runs = cells.run(req.threads, &columns, &bar)?;
     let infos = file.configurations.iter().zip(&configs).map(|(c, p)| config_info(c, p)).collect();
     let names = scenarios.iter().map(|s| s.name.clone()).collect();
-    let table = ResultTable::new(names, infos, columns, runs).map_err(InputError::argument)?;
+    let table = ResultTable::new(names, infos, columns, runs).map_err(InputError::from)?;
     let inputs = ReportInputs {
         title: format!("sweep: {}", file.name),
         command_line: Some(req.command_line.clone()),
@@ -160,10 +160,9 @@ pub(super) fn finish(
     page: Option<ReportInputs>,
 ) -> Result<SweepReport> {
     let Ranking { objective, constraints, fronts, baseline } = ranking;
-    let bound = objective.bind(&table.metrics).map_err(InputError::argument)?;
+    let bound = objective.bind(&table.metrics).map_err(InputError::from)?;
     let summary = table.summarize(&bound);
-    let recommendation =
-        rank(&table, objective, constraints, &validate_policy).map_err(InputError::argument)?;
+    let recommendation = rank(&table, objective, constraints, &validate_policy).map_err(InputError::from)?;
     let pareto = pareto_rows(&table, &summary, fronts);
     let review = Review::build(&review::Inputs {
         table: &table,

@@ -8,6 +8,7 @@ use crate::outcome::{OutcomeClass, Verdict};
 use crate::policy::{Evidence, State, Transition};
 use crate::time::{Dur, SimTime};
 use crate::truth::{Expect, IncidentWindow};
+use crate::{Error, Result};
 
 /// Most timeline bins [`Recorder::new`] will lay out for the horizon; a finer bin is widened to
 /// `ceil(horizon / MAX_TIMELINE_BINS)`. [`RecorderOptions::validate`] reports it as an error
@@ -30,17 +31,19 @@ pub struct RecorderOptions {
 
 impl RecorderOptions {
     /// Checks the timeline bin: not zero, and at most [`MAX_TIMELINE_BINS`] bins over the horizon.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<()> {
         if let Some(bin) = self.timeline_bin {
             if bin.is_zero() {
-                return Err("timeline bin: expected a positive duration such as \"1m\", found 0".into());
+                return Err(Error::invalid(
+                    "timeline bin: expected a positive duration such as \"1m\", found 0",
+                ));
             }
             let bins = self.horizon.micros().div_ceil(bin.micros());
             if bins > MAX_TIMELINE_BINS {
-                return Err(format!(
+                return Err(Error::invalid(format!(
                     "timeline bin {bin}: expected at most {MAX_TIMELINE_BINS} bins over the horizon, \
                      found {bins}; use a wider bin"
-                ));
+                )));
             }
         }
         Ok(())
@@ -1161,14 +1164,14 @@ mod tests {
         assert_eq!(tl.bins[3].fraction(State::Closed), Some(1.0));
         let zero =
             RecorderOptions { horizon: s(20), instances: 1, timeline_bin: Some(Dur::ZERO), truth: vec![] };
-        assert!(zero.validate().unwrap_err().contains("positive"));
+        assert!(zero.validate().unwrap_err().to_string().contains("positive"));
         let fine = RecorderOptions {
             horizon: s(86_400 * 7),
             instances: 1,
             timeline_bin: Some(Dur(1)),
             truth: vec![],
         };
-        assert!(fine.validate().unwrap_err().contains("at most 200000 bins"));
+        assert!(fine.validate().unwrap_err().to_string().contains("at most 200000 bins"));
         assert!(Recorder::new(zero).finish(s(20)).timeline.is_none());
     }
 }

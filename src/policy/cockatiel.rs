@@ -46,6 +46,7 @@ use super::family::{Family, Preset};
 use super::library::{ExportInput, Library, commented, js_ms, num};
 use super::machine::{Admission, Breaker, Observation, Phase, State, Ticket, Transitions};
 use super::param::{ParamMeta, PolicyError, impossible, invalid};
+use crate::Result;
 use crate::outcome::{Classifier, Verdict};
 use crate::rng::{Rng, rng_from_u64, unit};
 use crate::time::{Dur, SimTime};
@@ -299,7 +300,7 @@ impl Family for CockatielConfig {
         CockatielBreaker::new(self.clone(), seed)
     }
 
-    fn export(&self, lib: Library, input: &ExportInput) -> Option<Result<String, String>> {
+    fn export(&self, lib: Library, input: &ExportInput) -> Option<Result<String>> {
         (lib == Library::Cockatiel).then(|| cockatiel(input.header, self))
     }
 }
@@ -638,7 +639,7 @@ impl Breaker for CockatielBreaker {
 }
 
 /// The configuration in Cockatiel's syntax.
-fn cockatiel(header: &[String], c: &CockatielConfig) -> Result<String, String> {
+fn cockatiel(header: &[String], c: &CockatielConfig) -> Result<String> {
     let mut s = String::new();
     commented(&mut s, "//", header);
     let (import, breaker) = match c.breaker {

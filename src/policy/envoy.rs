@@ -33,6 +33,7 @@ use super::machine::{Admission, Breaker, Observation, Phase, State, Ticket, Tran
 use super::param::{ParamMeta, PolicyError, impossible, invalid};
 use crate::outcome::{Classifier, OutcomeClass, Verdict};
 use crate::time::{Dur, SimTime};
+use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 
@@ -119,7 +120,7 @@ impl Family for EnvoyConfig {
         EnvoyBreaker::new(self.clone())
     }
 
-    fn export(&self, lib: Library, input: &ExportInput) -> Option<Result<String, String>> {
+    fn export(&self, lib: Library, input: &ExportInput) -> Option<Result<String>> {
         if lib != Library::Envoy {
             return None;
         }
@@ -129,9 +130,9 @@ impl Family for EnvoyConfig {
             input.classifier.verdict(k) == want
         });
         if !exact {
-            return Some(Err(
-                "consecutive_5xx counts exactly the 5xx responses (errors and gateway timeouts) and every other response resets it; failure_on/ignore must be error,timeout / none".into(),
-            ));
+            return Some(Err(Error::invalid(
+                "consecutive_5xx counts exactly the 5xx responses (errors and gateway timeouts) and every other response resets it; failure_on/ignore must be error,timeout / none",
+            )));
         }
         Some(Ok(envoy(input.header, self)))
     }

@@ -39,6 +39,7 @@ use super::library::{ExportInput, Library, commented, go_duration};
 use super::machine::{Admission, Breaker, Observation, Phase, State, Ticket, Transitions};
 use super::param::{ParamMeta, PolicyError, impossible, invalid};
 use super::window::{CountWindow, Sample};
+use crate::Result;
 use crate::outcome::{Classifier, Verdict};
 use crate::time::{Dur, SimTime};
 use serde::{Deserialize, Serialize};
@@ -211,7 +212,7 @@ impl Family for FailsafeConfig {
         FailsafeBreaker::new(self.clone())
     }
 
-    fn export(&self, lib: Library, input: &ExportInput) -> Option<Result<String, String>> {
+    fn export(&self, lib: Library, input: &ExportInput) -> Option<Result<String>> {
         (lib == Library::FailsafeGo).then(|| Ok(failsafe(input.header, self)))
     }
 }

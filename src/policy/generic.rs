@@ -37,6 +37,7 @@ use super::window::{nearest_rank_index, percentile_exceeds};
 use crate::outcome::{Classifier, Verdict};
 use crate::rng::{Rng, rng_from_u64, unit};
 use crate::time::{Dur, SimTime};
+use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
 
 /// How a measured value is compared with its threshold.
@@ -420,7 +421,7 @@ impl Family for GenericConfig {
         GenericBreaker::new(self.clone(), seed)
     }
 
-    fn export(&self, lib: Library, input: &ExportInput) -> Option<Result<String, String>> {
+    fn export(&self, lib: Library, input: &ExportInput) -> Option<Result<String>> {
         (lib == Library::Resilience4j)
             .then(|| as_resilience4j(self).map(|c| spring_yaml(input.header, input.name, &c)))
     }
@@ -877,30 +878,31 @@ impl Breaker for GenericBreaker {
 /// The generic family as Resilience4j, when it is exactly Resilience4j (rate rules over a
 /// count window or 1 s buckets, `>=`, no consecutive or percentile rule, half-open deciding on
 /// the same thresholds, counted late results); otherwise the first difference.
-fn as_resilience4j(g: &GenericConfig) -> Result<Resilience4jConfig, String> {
+fn as_resilience4j(g: &GenericConfig) -> Result<Resilience4jConfig> {
     if !g.latency_threshold.is_zero() {
-        return Err(
-            "it has no latency-percentile trip rule (only a slow-call rate over slowCallDurationThreshold)"
-                .into(),
-        );
+        return Err(Error::invalid(
+            "it has no latency-percentile trip rule (only a slow-call rate over slowCallDurationThreshold)",
+        ));
     }
     if g.failure_threshold > 0 {
-        return Err("it has no consecutive-failure rule (use count_window with count_failure_rate)".into());
+        return Err(Error::invalid(
+            "it has no consecutive-failure rule (use count_window with count_failure_rate)",
+        ));
     }
     if g.window_failures > 0 {
-        return Err("it has no failures-within-a-time-window count rule".into());
+        return Err(Error::invalid("it has no failures-within-a-time-window count rule"));
     }
     if g.comparison != Comparison::AtLeast {
-        return Err("its thresholds compare with >=, not >".into());
+        return Err(Error::invalid("its thresholds compare with >=, not >"));
     }
     if g.jitter > 0.0 {
-        return Err("its wait in open state has no jitter".into());
+        return Err(Error::invalid("its wait in open state has no jitter"));
     }
     if g.late_results != LateResults::Count {
-        return Err("it has no generation check: late results are always recorded".into());
+        return Err(Error::invalid("it has no generation check: late results are always recorded"));
     }
     if !g.clear_on_close {
-        return Err("it starts a fresh window on every close".into());
+        return Err(Error::invalid("it starts a fresh window on every close"));
     }
     let time_rules = g.failure_rate > 0.0 || g.slow_call_rate > 0.0;
     let (kind, size, failure_rate) = match (g.count_window > 0, time_rules) {
@@ -908,47 +910,50 @@ fn as_resilience4j(g: &GenericConfig) -> Result<Resilience4jConfig, String> {
         (false, true) => {
             let secs = g.time_window.micros() / 1_000_000;
             if !g.time_window.micros().is_multiple_of(1_000_000) || g.buckets as u64 != secs {
-                return Err(format!(
+                return Err(Error::invalid(format!(
                     "its time window is whole seconds in one-second epoch buckets: set buckets = {} with a whole-second time_window (exact windows are not expressible)",
                     secs.max(1)
-                ));
+                )));
             }
             (SlidingWindowType::TimeBased, secs as u32, g.failure_rate)
         }
-        (true, true) => return Err("it has one window, count- or time-based, not both".into()),
-        (false, false) => return Err("no rate rule is enabled".into()),
+        (true, true) => return Err(Error::invalid("it has one window, count- or time-based, not both")),
+        (false, false) => return Err(Error::invalid("no rate rule is enabled")),
     };
     if kind == SlidingWindowType::CountBased && g.slow_call_rate > 0.0 {
-        return Err("the slow-call rule must use the same window as the failure rate".into());
+        return Err(Error::invalid("the slow-call rule must use the same window as the failure rate"));
     }
     if g.half_open_transition != HalfOpenTransition::Active {
-        return Err("its passive open -> half-open needs the clock strictly after the wait, the generic family's passive transition happens at it: set half_open_transition = \"active\" (automaticTransitionFromOpenToHalfOpenEnabled)".into());
-    }
-    if g.slow_call_rate > 0.0 {
-        return Err(
-            "its half-open state also applies the slow-call rate, the generic family's half-open does not"
-                .into(),
-        );
-    }
-    if g.probes == 0 {
-        return Err("half-open always permits a fixed number of calls (probes must be at least 1)".into());
-    }
-    if g.close_rule != CloseRule::FailureRate {
-        return Err(
-            "half-open decides on the failure rate of its calls (close_rule = \"failure_rate\")".into()
-        );
-    }
-    if g.probe_failure_rate != failure_rate {
-        return Err("half-open reopens at the same failure rate threshold as closed".into());
-    }
-    if g.min_calls < g.probes {
-        return Err(format!(
-            "half-open decides after min(minimumNumberOfCalls, permitted) results: min_calls ({}) must be at least probes ({})",
-            g.min_calls, g.probes
+        return Err(Error::invalid(
+            "its passive open -> half-open needs the clock strictly after the wait, the generic family's passive transition happens at it: set half_open_transition = \"active\" (automaticTransitionFromOpenToHalfOpenEnabled)",
         ));
     }
+    if g.slow_call_rate > 0.0 {
+        return Err(Error::invalid(
+            "its half-open state also applies the slow-call rate, the generic family's half-open does not",
+        ));
+    }
+    if g.probes == 0 {
+        return Err(Error::invalid(
+            "half-open always permits a fixed number of calls (probes must be at least 1)",
+        ));
+    }
+    if g.close_rule != CloseRule::FailureRate {
+        return Err(Error::invalid(
+            "half-open decides on the failure rate of its calls (close_rule = \"failure_rate\")",
+        ));
+    }
+    if g.probe_failure_rate != failure_rate {
+        return Err(Error::invalid("half-open reopens at the same failure rate threshold as closed"));
+    }
+    if g.min_calls < g.probes {
+        return Err(Error::invalid(format!(
+            "half-open decides after min(minimumNumberOfCalls, permitted) results: min_calls ({}) must be at least probes ({})",
+            g.min_calls, g.probes
+        )));
+    }
     if failure_rate == 0.0 && kind == SlidingWindowType::CountBased {
-        return Err("a count window needs count_failure_rate above 0".into());
+        return Err(Error::invalid("a count window needs count_failure_rate above 0"));
     }
     let pct = |r: f64| if r > 0.0 { r * 100.0 } else { 100.0 };
     Ok(Resilience4jConfig {

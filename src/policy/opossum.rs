@@ -33,6 +33,7 @@ use super::family::{Family, Preset};
 use super::library::{ExportInput, Library, commented, js_ms, num};
 use super::machine::{Admission, Breaker, Observation, Phase, State, Ticket, Transitions};
 use super::param::{ParamMeta, PolicyError, invalid};
+use crate::Result;
 use crate::outcome::{Classifier, Verdict};
 use crate::time::{Dur, SimTime};
 use serde::{Deserialize, Serialize};
@@ -141,7 +142,7 @@ impl Family for OpossumConfig {
         Some(Some(self.timeout))
     }
 
-    fn export(&self, lib: Library, input: &ExportInput) -> Option<Result<String, String>> {
+    fn export(&self, lib: Library, input: &ExportInput) -> Option<Result<String>> {
         (lib == Library::Opossum).then(|| opossum(input.header, input.name, self))
     }
 }
@@ -315,7 +316,7 @@ impl Breaker for OpossumBreaker {
 }
 
 /// The configuration in Opossum's syntax.
-fn opossum(header: &[String], name: &str, c: &OpossumConfig) -> Result<String, String> {
+fn opossum(header: &[String], name: &str, c: &OpossumConfig) -> Result<String> {
     let mut s = String::new();
     commented(&mut s, "//", header);
     let _ = writeln!(s, "const CircuitBreaker = require('opossum');");

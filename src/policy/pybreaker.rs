@@ -32,6 +32,7 @@ use super::family::{Family, Preset};
 use super::library::{ExportInput, Library, commented, py_seconds};
 use super::machine::{Admission, Breaker, Observation, Phase, State, Ticket, Transitions};
 use super::param::{ParamMeta, PolicyError, invalid};
+use crate::Result;
 use crate::outcome::{Classifier, Verdict};
 use crate::time::{Dur, SimTime};
 use serde::{Deserialize, Serialize};
@@ -110,7 +111,7 @@ impl Family for PybreakerConfig {
         PybreakerBreaker::new(self.clone())
     }
 
-    fn export(&self, lib: Library, input: &ExportInput) -> Option<Result<String, String>> {
+    fn export(&self, lib: Library, input: &ExportInput) -> Option<Result<String>> {
         (lib == Library::Pybreaker).then(|| Ok(pybreaker(input.header, input.name, self)))
     }
 }

@@ -16,6 +16,7 @@ use super::{
 };
 use crate::outcome::Classifier;
 use crate::time::{Dur, SimTime};
+use crate::{Error, Result};
 use std::sync::OnceLock;
 
 families! {
@@ -175,12 +176,12 @@ macro_rules! families {
             }
 
             /// The configuration in `lib`'s syntax, or why it cannot be written.
-            pub(crate) fn export(&self, lib: Library, input: &ExportInput) -> Result<String, String> {
+            pub(crate) fn export(&self, lib: Library, input: &ExportInput) -> Result<String> {
                 match self {
                     $(
                         $(#[$attr])*
                         FamilyConfig::$variant(c) => {
-                            c.export(lib, input).unwrap_or_else(|| Err(<$family as Family>::refusal(lib)))
+                            c.export(lib, input).unwrap_or_else(|| Err(Error::invalid(<$family as Family>::refusal(lib))))
                         }
                     )*
                 }

@@ -40,6 +40,7 @@ use super::library::{ExportInput, Library, commented, num, spring_duration};
 use super::machine::{Admission, Breaker, Observation, Phase, State, Ticket, Transitions};
 use super::param::{ParamMeta, PolicyError, impossible, invalid};
 use super::window::{BucketWindow, CountWindow, Sample, Tally, Window};
+use crate::Result;
 use crate::outcome::{Classifier, Verdict};
 use crate::time::{Dur, SimTime};
 use serde::{Deserialize, Serialize};
@@ -254,7 +255,7 @@ impl Family for Resilience4jConfig {
         Resilience4jBreaker::new(self.clone())
     }
 
-    fn export(&self, lib: Library, input: &ExportInput) -> Option<Result<String, String>> {
+    fn export(&self, lib: Library, input: &ExportInput) -> Option<Result<String>> {
         (lib == Library::Resilience4j).then(|| Ok(spring_yaml(input.header, input.name, self)))
     }
 }

@@ -295,10 +295,6 @@ impl FailureTimes {
     pub fn len(&self) -> usize {
         self.times.len()
     }
-    /// True when none are held.
-    pub fn is_empty(&self) -> bool {
-        self.times.is_empty()
-    }
     /// Forgets every failure.
     pub fn clear(&mut self) {
         self.times.clear();

@@ -16,6 +16,7 @@ use super::TraceError;
 use super::records::LineReader;
 use super::spans::{Collector, Span, http_class};
 use super::timestamp::parse_datetime;
+use crate::Result;
 use crate::outcome::OutcomeClass;
 use std::borrow::Cow;
 use std::io::Read;
@@ -70,8 +71,8 @@ fn tokens(rest: &str) -> impl Iterator<Item = &str> {
     })
 }
 
-fn parse_line(line: &str) -> Result<Line<'_>, String> {
-    let bad = |what: &str| format!("{what}; expected {EXPECTED}");
+fn parse_line(line: &str) -> Result<Line<'_>> {
+    let bad = |what: &str| crate::Error::invalid(format!("{what}; expected {EXPECTED}"));
     let rest = line.strip_prefix('[').ok_or_else(|| bad("no [START_TIME] at the start"))?;
     let close = rest.find(']').ok_or_else(|| bad("no ] after START_TIME"))?;
     let start_us = parse_datetime(&rest.as_bytes()[..close], 0)
@@ -124,7 +125,7 @@ pub fn read<R: Read>(file: &str, input: R, out: &mut Collector) -> Result<(), Tr
                 if line.is_empty() {
                     return Ok(None);
                 }
-                let l = parse_line(line)?;
+                let l = parse_line(line).map_err(|e| e.to_string())?;
                 match class_of(l.code, l.flags) {
                     Some(c) => Ok(Some((l, c))),
                     None => Err(format!("RESPONSE_CODE {} is not an HTTP status", l.code)),

@@ -302,7 +302,7 @@ impl TraceOptions {
         match &self.utc_offset {
             None => Ok(0),
             Some(text) => timestamp::parse_offset(text)
-                .map_err(|message| TraceError::Option { option: "utc_offset", message }),
+                .map_err(|e| TraceError::Option { option: "utc_offset", message: e.to_string() }),
         }
     }
 }

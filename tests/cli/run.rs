@@ -2,10 +2,10 @@
 //! numbers, and a small scripted case whose scores were computed by hand.
 
 use crate::util::*;
-use breakerlab::metrics::Metric;
-use breakerlab::policy::PolicySpec;
-use breakerlab::scenario::Scenario;
-use breakerlab::sim::{self, RunOptions, Workload};
+use breakerlab::Metric;
+use breakerlab::PolicySpec;
+use breakerlab::Scenario;
+use breakerlab::{RunOptions, Workload};
 
 const OUTPUTS: [&str; 11] = [
     "explain.csv",
@@ -71,8 +71,8 @@ fn common_random_numbers_make_a_silent_breaker_identical_to_none() {
     silent.overrides.insert("failure_threshold".into(), toml::Value::Integer(1_000_000));
     let silent = silent.resolve().unwrap();
     let opts = RunOptions { timeline_bin: None, explain: false };
-    let a = sim::run(&sc, &workload, &none, &opts).metrics;
-    let b = sim::run(&sc, &workload, &silent, &opts).metrics;
+    let a = breakerlab::run(&sc, &workload, &none, &opts).metrics;
+    let b = breakerlab::run(&sc, &workload, &silent, &opts).metrics;
     for &metric in Metric::ALL {
         assert_eq!(a.get(metric), b.get(metric), "{metric}");
     }
