@@ -120,7 +120,8 @@ pub fn compare(req: &CompareRequest) -> Result<CompareOutcome> {
                     loaded.iter().map(|s| s.name.as_str()).collect::<Vec<_>>().join(", ")
                 ),
                 command_line: Some(req.command_line.clone()),
-                seed,
+                // The timeline is of the first scenario: its seed names the run in the title.
+                seed: Some(seed.unwrap_or(loaded[0].seed)),
                 files: super::input_paths(None, &loaded).iter().filter_map(|p| InputFile::read(p)).collect(),
                 ..ReportInputs::default()
             }

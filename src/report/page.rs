@@ -356,6 +356,32 @@ fn esc(s: &str) -> String {
     out
 }
 
+/// Escapes prose for HTML, its Markdown code spans (`` `missed_incidents <= 0.5` ``) becoming
+/// `<code>` (an unpaired backtick stays as it is), so the HTML page reads as the Markdown one.
+fn esc_prose(s: &str) -> String {
+    let parts: Vec<&str> = s.split('`').collect();
+    if parts.len() < 3 {
+        return esc(s);
+    }
+    let mut out = String::with_capacity(s.len() + 16);
+    for (i, part) in parts.iter().enumerate() {
+        let closed = i % 2 == 1 && i + 1 < parts.len();
+        match (i % 2, closed) {
+            (1, true) => {
+                out.push_str("<code>");
+                out.push_str(&esc(part));
+                out.push_str("</code>");
+            }
+            (1, false) => {
+                out.push('`');
+                out.push_str(&esc(part));
+            }
+            _ => out.push_str(&esc(part)),
+        }
+    }
+    out
+}
+
 /// Escapes a Markdown table cell (pipes and line breaks).
 fn md_cell(s: &str) -> String {
     s.replace('|', "\\|").replace('\n', " ")
@@ -462,7 +488,7 @@ fn html_table(out: &mut String, t: &TextTable) {
     for (i, r) in t.rows.iter().enumerate() {
         out.push_str(if t.highlight == Some(i) { "<tr class=\"best\">" } else { "<tr>" });
         for (j, c) in r.iter().enumerate() {
-            let _ = write!(out, "<td{}>{}</td>", class(j), esc(c));
+            let _ = write!(out, "<td{}>{}</td>", class(j), esc_prose(c));
         }
         out.push_str("</tr>\n");
     }
@@ -595,7 +621,7 @@ fn html_review(h: &mut String, r: &Review, explanation: Option<&str>) {
         if !b.findings.is_empty() {
             h.push_str("<ul>\n");
             for f in &b.findings {
-                let _ = writeln!(h, "<li>{}</li>", esc(f));
+                let _ = writeln!(h, "<li>{}</li>", esc_prose(f));
             }
             h.push_str("</ul>\n");
         }
@@ -610,7 +636,7 @@ fn html_review(h: &mut String, r: &Review, explanation: Option<&str>) {
                     esc(&a.label),
                     fmt_num(a.total_cost),
                     esc(&a.changes.join("; ")),
-                    esc(&a.risks.join("; "))
+                    esc_prose(&a.risks.join("; "))
                 );
             }
             h.push_str("</ol>\n");
@@ -626,7 +652,11 @@ fn html_review(h: &mut String, r: &Review, explanation: Option<&str>) {
         None => h.push_str("<p><strong>No configuration meets every constraint.</strong></p>\n"),
     }
     for note in &r.bounds {
-        let _ = writeln!(h, "<p class=\"verdict warn\"><strong>A bound decided:</strong> {}</p>", esc(note));
+        let _ = writeln!(
+            h,
+            "<p class=\"verdict warn\"><strong>A bound decided:</strong> {}</p>",
+            esc_prose(note)
+        );
     }
     html_table(h, &decision_table(r));
     let _ = writeln!(h, "<p class=\"meta\">{DECISION_NOTE}</p>");
@@ -1007,6 +1037,16 @@ mod tests {
             files: vec![InputFile::of_text("scenarios/outage.toml".into(), "name = \"outage\"\n")],
             ..ReportInputs::default()
         }
+    }
+
+    #[test]
+    fn code_spans_become_code_elements_in_html() {
+        assert_eq!(
+            esc_prose("`missed_incidents <= 0.5` on a (missed_incidents = 7)"),
+            "<code>missed_incidents &lt;= 0.5</code> on a (missed_incidents = 7)"
+        );
+        assert_eq!(esc_prose("plain <b>"), "plain &lt;b&gt;");
+        assert_eq!(esc_prose("`a` and `b` but `c"), "<code>a</code> and <code>b</code> but `c");
     }
 
     #[test]
