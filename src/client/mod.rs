@@ -7,6 +7,7 @@
 use crate::outcome::OutcomeClass;
 use crate::rng::Rng;
 use crate::time::{Dur, SimTime};
+use crate::units::{de_at_least_one, de_positive_dur, de_positive_dur_opt};
 use crate::{Error, Result};
 use rand::RngExt;
 use serde::{Deserialize, Deserializer, Serialize};
@@ -325,26 +326,6 @@ impl TryFrom<RawFallback> for FallbackSpec {
             },
         }
     }
-}
-
-fn de_positive_dur<'de, D: Deserializer<'de>>(d: D) -> Result<Dur, D::Error> {
-    let v = Dur::deserialize(d)?;
-    if v.is_zero() {
-        return Err(serde::de::Error::custom("expected a duration longer than 0"));
-    }
-    Ok(v)
-}
-
-fn de_positive_dur_opt<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Dur>, D::Error> {
-    de_positive_dur(d).map(Some)
-}
-
-fn de_at_least_one<'de, D: Deserializer<'de>>(d: D) -> Result<u32, D::Error> {
-    let v = i64::deserialize(d)?;
-    if !(1..=i64::from(u32::MAX)).contains(&v) {
-        return Err(serde::de::Error::custom(format!("expected a whole number of at least 1, found {v}")));
-    }
-    Ok(v as u32)
 }
 
 fn check_multiplier(v: f64) -> Result<()> {

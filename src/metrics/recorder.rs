@@ -544,6 +544,7 @@ impl Recorder {
     }
 
     /// The timeline bin holding `at`, created if the run went past the horizon.
+    #[inline]
     fn bin_mut(&mut self, at: SimTime) -> Option<&mut TimelineBin> {
         let b = self.bin?;
         let idx = (at.micros() / b.micros()) as usize;
@@ -555,6 +556,7 @@ impl Recorder {
     }
 
     /// A request arrived.
+    #[inline(always)]
     pub fn request_arrived(&mut self, at: SimTime) {
         self.counters.requests += 1;
         if let Some(bin) = self.bin_mut(at) {
@@ -563,6 +565,7 @@ impl Recorder {
     }
 
     /// A breaker rejected an attempt (each rejection, first try or retry).
+    #[inline]
     pub fn rejected(&mut self, at: SimTime, _instance: usize) {
         self.counters.rejections += 1;
         if let Some(bin) = self.bin_mut(at) {
@@ -581,6 +584,7 @@ impl Recorder {
     }
 
     /// An attempt went upstream.
+    #[inline(always)]
     pub fn attempt_sent(&mut self, at: SimTime, instance: usize, kind: AttemptKind) {
         let c = &mut self.counters;
         c.attempts += 1;
@@ -627,6 +631,7 @@ impl Recorder {
 
     /// An attempt's result reached the client: class as seen (`Timeout` if it timed out), the
     /// policy's verdict, latency as the client saw it.
+    #[inline(always)]
     pub fn attempt_done(
         &mut self,
         at: SimTime,
@@ -673,6 +678,7 @@ impl Recorder {
 
     /// Whether the run keeps a timeline, so the engine should report each arrival's true
     /// answer ([`Recorder::true_answer`]); sweeps without a timeline skip that draw.
+    #[inline]
     pub fn records_health(&self) -> bool {
         self.bin.is_some()
     }
@@ -802,6 +808,7 @@ impl Recorder {
     /// breaker rejected it at `t` (the fallback may answer a little later, at `at`). Rejection
     /// times arrive in event order, so the incident cursor only moves forward.
     /// Allocates nothing.
+    #[inline(always)]
     pub fn request_done(&mut self, arrival: SimTime, at: SimTime, finish: Finish, shed: Option<SimTime>) {
         self.latency.record(at - arrival);
         let c = &mut self.counters;

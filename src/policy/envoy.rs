@@ -30,7 +30,7 @@ use super::evidence::{Evidence, Test};
 use super::family::{Family, Preset};
 use super::library::{ExportInput, Library, commented, proto_duration};
 use super::machine::{Admission, Breaker, Observation, Phase, State, Ticket, Transitions};
-use super::param::{ParamMeta, PolicyError, impossible, invalid};
+use super::param::{ParamMeta, PolicyError, at_least_one, impossible, invalid};
 use crate::outcome::{Classifier, OutcomeClass, Verdict};
 use crate::time::{Dur, SimTime};
 use crate::{Error, Result};
@@ -98,9 +98,7 @@ impl Family for EnvoyConfig {
     ];
 
     fn validate(&self) -> Result<(), PolicyError> {
-        if self.consecutive_5xx == 0 {
-            return Err(invalid("consecutive_5xx", "at least 1", "0"));
-        }
+        at_least_one("consecutive_5xx", self.consecutive_5xx)?;
         if self.interval < Dur::from_millis(1) {
             return Err(invalid("interval", "at least 1ms", &self.interval.to_string()));
         }

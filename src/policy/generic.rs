@@ -30,7 +30,7 @@ use super::evidence::{Evidence, Test};
 use super::family::{Family, Preset};
 use super::library::{ExportInput, Library};
 use super::machine::{Admission, Breaker, Observation, Phase, State, Ticket, Transitions};
-use super::param::{ParamMeta, PolicyError, impossible, invalid};
+use super::param::{ParamMeta, PolicyError, at_least_one, impossible, invalid, longer_than_zero};
 use super::resilience4j::{Resilience4jConfig, SlidingWindowType, spring_yaml};
 use super::window::{BucketWindow, CountWindow, Edge, ExactWindow, FailureTimes, Sample, Tally, Window};
 use super::window::{nearest_rank_index, percentile_exceeds};
@@ -345,9 +345,7 @@ impl Family for GenericConfig {
                 &self.latency_percentile.to_string(),
             ));
         }
-        if self.open_duration.is_zero() {
-            return Err(invalid("open_duration", "a duration greater than 0", "0s"));
-        }
+        longer_than_zero("open_duration", self.open_duration)?;
         if !(self.backoff_multiplier.is_finite() && self.backoff_multiplier >= 1.0) {
             return Err(invalid(
                 "backoff_multiplier",
@@ -396,9 +394,7 @@ impl Family for GenericConfig {
         }
         match self.close_rule {
             CloseRule::Successes => {
-                if self.close_successes == 0 {
-                    return Err(invalid("close_successes", "at least 1", "0"));
-                }
+                at_least_one("close_successes", self.close_successes)?;
                 if self.probes > 0 && self.close_successes > self.probes {
                     return Err(impossible(format!(
                         "close_successes ({}) exceeds probes ({}): half-open could never close",
@@ -453,6 +449,9 @@ pub struct GenericBreaker {
     probe_results: u32,
     probe_failures: u32,
     probe_successes: u32,
+    /// True when consecutive failures are the only trip rule (no window kept): a result then
+    /// only moves the counter. Fixed at construction, for speed alone.
+    consecutive_only: bool,
     rng: Rng,
 }
 
@@ -467,7 +466,9 @@ impl GenericBreaker {
                 Window::Buckets(BucketWindow::new(cfg.time_window, cfg.buckets))
             }
         });
+        let consecutive_only = cfg.window_failures == 0 && count.is_none() && time.is_none();
         GenericBreaker {
+            consecutive_only,
             cfg,
             phase: Phase::new(),
             consecutive: 0,
@@ -582,12 +583,16 @@ impl GenericBreaker {
     }
 
     /// Adds one counted result to the closed-state windows.
+    #[inline]
     fn observe(&mut self, now: SimTime, failed: bool, latency: Dur) {
         let c = &self.cfg;
         if failed {
             self.consecutive += 1;
         } else {
             self.consecutive = 0;
+        }
+        if self.consecutive_only {
+            return;
         }
         let sample = Sample {
             at: now,
@@ -610,11 +615,15 @@ impl GenericBreaker {
     }
 
     /// The first enabled trip rule that fires at `now`, if any.
+    #[inline]
     fn tripped(&self, now: SimTime) -> Option<&'static str> {
         let c = &self.cfg;
         let cmp = c.comparison;
         if c.failure_threshold > 0 && cmp.int(self.consecutive, u64::from(c.failure_threshold)) {
             return Some("consecutive_failures");
+        }
+        if self.consecutive_only {
+            return None;
         }
         if c.window_failures > 0 && cmp.int(self.failure_times.len() as u64, u64::from(c.window_failures)) {
             return Some("failures_in_window");
@@ -646,9 +655,108 @@ impl GenericBreaker {
         }
         None
     }
+
+    /// What each enabled trip rule has counted against its threshold.
+    fn closed_evidence(&self, now: SimTime, ev: &mut Evidence) {
+        let c = &self.cfg;
+        let test = c.comparison.test();
+        if c.failure_threshold > 0 {
+            ev.count(
+                "consecutive_failures",
+                self.consecutive,
+                test,
+                "failure_threshold",
+                u64::from(c.failure_threshold),
+            );
+        }
+        if c.window_failures > 0 {
+            let n = self.failure_times.len() as u64;
+            ev.count("recent_failures", n, test, "window_failures", u64::from(c.window_failures));
+        }
+        if let Some(w) = &self.count {
+            let t = w.tally();
+            let min = u64::from(c.min_calls.min(c.count_window).max(1));
+            let gate = if self.time.is_some() { "count_min_calls" } else { "min_calls" };
+            ev.count("count_window_calls", t.calls, Test::AtLeast, gate, min);
+            ev.rate(
+                "count_window_failure_rate",
+                t.failures,
+                t.calls,
+                test,
+                "count_failure_rate",
+                c.count_failure_rate,
+            );
+        }
+        if let Some(w) = &self.time {
+            let t = w.tally(now);
+            ev.count("window_calls", t.calls, Test::AtLeast, "min_calls", u64::from(c.min_calls.max(1)));
+            if c.failure_rate > 0.0 {
+                ev.rate("window_failure_rate", t.failures, t.calls, test, "failure_rate", c.failure_rate);
+            }
+            if c.slow_call_rate > 0.0 {
+                ev.rate("window_slow_rate", t.slow, t.calls, test, "slow_call_rate", c.slow_call_rate);
+            }
+            if !c.latency_threshold.is_zero() {
+                let needed = t.calls - nearest_rank_index(c.latency_percentile, t.calls).min(t.calls);
+                ev.count("calls_over_latency", t.over, Test::AtLeast, "percentile_calls", needed.max(1));
+                ev.fact_time("latency_threshold", c.latency_threshold);
+            }
+        }
+    }
+
+    /// The probes admitted and what the close rule has counted.
+    fn half_open_evidence(&self, now: SimTime, ev: &mut Evidence) {
+        let c = &self.cfg;
+        let test = c.comparison.test();
+        let admitted = u64::from(self.probes_admitted);
+        if c.probes > 0 {
+            ev.count("probes_admitted", admitted, Test::Of, "probes", u64::from(c.probes));
+        } else {
+            ev.fact_count("probes_admitted", admitted);
+        }
+        match c.close_rule {
+            CloseRule::Successes => {
+                ev.count(
+                    "probe_successes",
+                    u64::from(self.probe_successes),
+                    Test::AtLeast,
+                    "close_successes",
+                    u64::from(c.close_successes),
+                );
+                ev.fact_count("probe_failures", u64::from(self.probe_failures));
+            }
+            CloseRule::FailureRate => {
+                ev.count(
+                    "probe_results",
+                    u64::from(self.probe_results),
+                    Test::AtLeast,
+                    "probes",
+                    u64::from(c.probes),
+                );
+                ev.rate(
+                    "probes_failure_rate",
+                    u64::from(self.probe_failures),
+                    u64::from(self.probe_results),
+                    test,
+                    "probe_failure_rate",
+                    c.probe_failure_rate,
+                );
+            }
+        }
+        if !c.max_half_open.is_zero() {
+            ev.time(
+                "time_half_open",
+                now.since(self.half_open_since),
+                Test::AtLeast,
+                "max_half_open",
+                c.max_half_open,
+            );
+        }
+    }
 }
 
 impl Breaker for GenericBreaker {
+    #[inline]
     fn admit(&mut self, now: SimTime, out: &mut Transitions) -> Admission {
         self.poll(now, out);
         if self.phase.state() == State::Open {
@@ -670,6 +778,7 @@ impl Breaker for GenericBreaker {
         }
     }
 
+    #[inline]
     fn record(&mut self, now: SimTime, ticket: Ticket, obs: Observation, out: &mut Transitions) {
         self.poll(now, out);
         let current = ticket.generation == self.phase.generation();
@@ -722,84 +831,14 @@ impl Breaker for GenericBreaker {
         }
     }
 
+    #[inline]
     fn state(&self) -> State {
         self.phase.state()
     }
 
     fn evidence(&self, now: SimTime, ev: &mut Evidence) {
-        let c = &self.cfg;
-        let test = c.comparison.test();
         match self.phase.state() {
-            State::Closed => {
-                if c.failure_threshold > 0 {
-                    ev.count(
-                        "consecutive_failures",
-                        self.consecutive,
-                        test,
-                        "failure_threshold",
-                        u64::from(c.failure_threshold),
-                    );
-                }
-                if c.window_failures > 0 {
-                    let n = self.failure_times.len() as u64;
-                    ev.count("recent_failures", n, test, "window_failures", u64::from(c.window_failures));
-                }
-                if let Some(w) = &self.count {
-                    let t = w.tally();
-                    let min = u64::from(c.min_calls.min(c.count_window).max(1));
-                    let gate = if self.time.is_some() { "count_min_calls" } else { "min_calls" };
-                    ev.count("count_window_calls", t.calls, Test::AtLeast, gate, min);
-                    ev.rate(
-                        "count_window_failure_rate",
-                        t.failures,
-                        t.calls,
-                        test,
-                        "count_failure_rate",
-                        c.count_failure_rate,
-                    );
-                }
-                if let Some(w) = &self.time {
-                    let t = w.tally(now);
-                    ev.count(
-                        "window_calls",
-                        t.calls,
-                        Test::AtLeast,
-                        "min_calls",
-                        u64::from(c.min_calls.max(1)),
-                    );
-                    if c.failure_rate > 0.0 {
-                        ev.rate(
-                            "window_failure_rate",
-                            t.failures,
-                            t.calls,
-                            test,
-                            "failure_rate",
-                            c.failure_rate,
-                        );
-                    }
-                    if c.slow_call_rate > 0.0 {
-                        ev.rate(
-                            "window_slow_rate",
-                            t.slow,
-                            t.calls,
-                            test,
-                            "slow_call_rate",
-                            c.slow_call_rate,
-                        );
-                    }
-                    if !c.latency_threshold.is_zero() {
-                        let needed = t.calls - nearest_rank_index(c.latency_percentile, t.calls).min(t.calls);
-                        ev.count(
-                            "calls_over_latency",
-                            t.over,
-                            Test::AtLeast,
-                            "percentile_calls",
-                            needed.max(1),
-                        );
-                        ev.fact_time("latency_threshold", c.latency_threshold);
-                    }
-                }
-            }
+            State::Closed => self.closed_evidence(now, ev),
             State::Open => {
                 ev.time(
                     "time_open",
@@ -809,55 +848,11 @@ impl Breaker for GenericBreaker {
                     self.open_until.since(self.opened_at),
                 );
             }
-            State::HalfOpen => {
-                let admitted = u64::from(self.probes_admitted);
-                if c.probes > 0 {
-                    ev.count("probes_admitted", admitted, Test::Of, "probes", u64::from(c.probes));
-                } else {
-                    ev.fact_count("probes_admitted", admitted);
-                }
-                match c.close_rule {
-                    CloseRule::Successes => {
-                        ev.count(
-                            "probe_successes",
-                            u64::from(self.probe_successes),
-                            Test::AtLeast,
-                            "close_successes",
-                            u64::from(c.close_successes),
-                        );
-                        ev.fact_count("probe_failures", u64::from(self.probe_failures));
-                    }
-                    CloseRule::FailureRate => {
-                        ev.count(
-                            "probe_results",
-                            u64::from(self.probe_results),
-                            Test::AtLeast,
-                            "probes",
-                            u64::from(c.probes),
-                        );
-                        ev.rate(
-                            "probes_failure_rate",
-                            u64::from(self.probe_failures),
-                            u64::from(self.probe_results),
-                            test,
-                            "probe_failure_rate",
-                            c.probe_failure_rate,
-                        );
-                    }
-                }
-                if !c.max_half_open.is_zero() {
-                    ev.time(
-                        "time_half_open",
-                        now.since(self.half_open_since),
-                        Test::AtLeast,
-                        "max_half_open",
-                        c.max_half_open,
-                    );
-                }
-            }
+            State::HalfOpen => self.half_open_evidence(now, ev),
         }
     }
 
+    #[inline]
     fn deadline(&self) -> Option<SimTime> {
         match self.phase.state() {
             State::Open if self.cfg.half_open_transition == HalfOpenTransition::Active => {

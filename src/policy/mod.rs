@@ -51,7 +51,7 @@ pub use library::Library;
 pub use machine::{Admission, Breaker, Observation, State, Ticket, Transition, Transitions};
 pub use param::PolicyError;
 pub use presets::{preset_params, presets};
-pub use registry::Policy;
+pub use registry::{FamilyVisitor, Policy, Variant};
 pub use spec::{PolicyConfig, PolicySpec};
 
 #[cfg(test)]

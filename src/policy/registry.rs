@@ -41,6 +41,24 @@ families! {
     #[cfg(test)] Toy => super::toy::ToyConfig,
 }
 
+/// A family whose breaker a [`Policy`] can hold: the concrete breaker out of the enum, for
+/// code monomorphised per family ([`FamilyConfig::visit`]).
+pub trait Variant: Family {
+    /// The breaker in `policy`, which must be of this family (panics otherwise).
+    fn of(policy: &mut Policy) -> &mut Self::Breaker;
+    /// As [`Variant::of`], read-only.
+    fn of_ref(policy: &Policy) -> &Self::Breaker;
+}
+
+/// Code generic over a family, run by [`FamilyConfig::visit`] for the family of a
+/// configuration.
+pub trait FamilyVisitor {
+    /// What the visit returns.
+    type Out;
+    /// Runs with the family `F`.
+    fn visit<F: Variant>(self) -> Self::Out;
+}
+
 /// Generates [`Policy`], [`FamilyConfig`] and their per-family dispatch from the registry lines
 /// (`Variant => family::Config`, optionally preceded by attributes such as `#[cfg(test)]`).
 macro_rules! families {
@@ -185,6 +203,36 @@ macro_rules! families {
                         }
                     )*
                 }
+            }
+        }
+
+        $(
+            $(#[$attr])*
+            impl Variant for $family {
+                #[inline(always)]
+                fn of(policy: &mut Policy) -> &mut Self::Breaker {
+                    match policy {
+                        Policy::$variant(b) => b,
+                        #[allow(unreachable_patterns)]
+                        _ => unreachable!("a run's breakers are all of its policy's family"),
+                    }
+                }
+                #[inline(always)]
+                fn of_ref(policy: &Policy) -> &Self::Breaker {
+                    match policy {
+                        Policy::$variant(b) => b,
+                        #[allow(unreachable_patterns)]
+                        _ => unreachable!("a run's breakers are all of its policy's family"),
+                    }
+                }
+            }
+        )*
+
+        impl FamilyConfig {
+            /// Calls `visitor` with this configuration's family as a type, so a caller can run
+            /// code monomorphised for its breaker (the engine's direct path).
+            pub fn visit<V: FamilyVisitor>(&self, visitor: V) -> V::Out {
+                match self { $( $(#[$attr])* FamilyConfig::$variant(_) => visitor.visit::<$family>(), )* }
             }
         }
 

@@ -5,7 +5,7 @@
 
 use crate::time::{Dur, SimTime};
 use crate::truth::Expect;
-use crate::units::{Positive, Ratio};
+use crate::units::{Positive, Ratio, de_at_least_one, de_positive_dur, de_positive_dur_opt};
 use crate::{Error, Result};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;
@@ -428,24 +428,8 @@ pub fn day_at(day: u64, at: TimeOfDay) -> SimTime {
     SimTime(day * DAY_US + at.since_midnight().micros())
 }
 
-fn de_positive_dur<'de, D: Deserializer<'de>>(d: D) -> Result<Dur, D::Error> {
-    let v = Dur::deserialize(d)?;
-    if v.is_zero() {
-        return Err(serde::de::Error::custom("expected a duration longer than 0"));
-    }
-    Ok(v)
-}
-
-fn de_positive_dur_opt<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Dur>, D::Error> {
-    de_positive_dur(d).map(Some)
-}
-
 fn de_count<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u32>, D::Error> {
-    let v = i64::deserialize(d)?;
-    if !(1..=i64::from(u32::MAX)).contains(&v) {
-        return Err(serde::de::Error::custom(format!("expected a whole number of at least 1, found {v}")));
-    }
-    Ok(Some(v as u32))
+    de_at_least_one(d).map(Some)
 }
 
 #[cfg(test)]
