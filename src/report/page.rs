@@ -316,7 +316,9 @@ fn chart_caption(name: &str) -> String {
         charts::COMPARISON_PNG => {
             "Metrics of the compared configurations, with 95% confidence intervals".into()
         }
-        charts::PARETO_PNG => "Trade-offs between configurations and the Pareto front".into(),
+        charts::PARETO_PNG => {
+            "Trade-offs between configurations, ringed: the front among those that qualify".into()
+        }
         charts::LATENCY_PNG => "User-perceived latency distribution".into(),
         n => format!("Heatmap {}", n.trim_start_matches("heatmap_").trim_end_matches(".png")),
     }
@@ -739,6 +741,9 @@ fn html_figure(h: &mut String, chart: &Chart) {
     );
 }
 
+/// Most marks listed unfolded under the timeline.
+const MARKS_OPEN: usize = 24;
+
 /// Under the timeline, its incidents and state changes in time order, each with what
 /// `breakerlab explain` says as its tooltip (hover; missed incidents stand out).
 fn html_marks(h: &mut String, marks: &[super::explain::Mark]) {
@@ -751,8 +756,10 @@ fn html_marks(h: &mut String, marks: &[super::explain::Mark]) {
         h,
         "<style>.marks span{{display:inline-block;margin:.15em .3em;padding:0 .35em;border:1px solid #bbb;\
          border-radius:3px;cursor:help;font-size:.85em}}.marks span.missed{{border-color:#D55E00;color:#D55E00;\
-         font-weight:600}}</style><details class=\"marks\" open><summary>Why it opened, or did not: hover a mark \
+         font-weight:600}}</style><details class=\"marks\"{}><summary>Why it opened, or did not: hover a mark \
          ({})</summary><p>",
+        // A long list would bury the page (at 420 px one mark a line): folded beyond a screenful.
+        if marks.len() <= MARKS_OPEN { " open" } else { "" },
         marks.len()
     );
     for m in sorted {
@@ -813,7 +820,8 @@ const SUMMARY_NOTE: &str = "One row per scenario × configuration; values are me
 confidence half-width where there were several. – means no value (e.g. no incident to detect). All columns \
 are in summary.csv.";
 const PARETO_NOTE: &str = "Per front (a pair of metrics) and scenario, the configurations no other \
-configuration beats on both metrics at once.";
+configuration beats on both metrics at once, ruled out or not (pareto.png rings only the front among \
+those that qualify).";
 
 fn render_html(c: &View, inputs: &ReportInputs) -> String {
     let mut h = String::new();

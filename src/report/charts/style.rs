@@ -313,27 +313,19 @@ pub fn draw_legend_row(area: &Area, items: &[LegendItem], x: i32, y: i32) -> Res
                     .map_err(draw_err)?;
                 hatch(area, (x, y + 1), (x + s, y + s + 1), 5, WHITE)?;
             }
-            Swatch::Dotted => {
-                for k in 0..5 {
-                    let x0 = x + k * 6;
+            Swatch::Dotted | Swatch::Dashed => {
+                // (dashes, period, dash length, extra width): dotted 5 × 2 px, dashed 3 × 5 px.
+                let (n, period, len, extra) =
+                    if it.swatch == Swatch::Dotted { (5, 6, 2, 12) } else { (3, 9, 5, 8) };
+                for k in 0..n {
+                    let x0 = x + k * period;
                     area.draw(&PathElement::new(
-                        vec![(x0, y + s / 2 + 1), (x0 + 2, y + s / 2 + 1)],
+                        vec![(x0, y + s / 2 + 1), (x0 + len, y + s / 2 + 1)],
                         it.colour.stroke_width(3),
                     ))
                     .map_err(draw_err)?;
                 }
-                x += 12;
-            }
-            Swatch::Dashed => {
-                for k in 0..3 {
-                    let x0 = x + k * 9;
-                    area.draw(&PathElement::new(
-                        vec![(x0, y + s / 2 + 1), (x0 + 5, y + s / 2 + 1)],
-                        it.colour.stroke_width(3),
-                    ))
-                    .map_err(draw_err)?;
-                }
-                x += 8;
+                x += extra;
             }
             Swatch::Ring => {
                 area.draw(&Circle::new((x + s / 2, y + s / 2 + 1), s / 2, it.colour.stroke_width(2)))
