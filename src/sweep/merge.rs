@@ -217,8 +217,7 @@ mod tests {
     }
 
     fn info(config: Configuration, label: String) -> Result<ConfigInfo, String> {
-        let k = &config.overrides[0];
-        Ok(ConfigInfo { params: vec![(k.0.clone(), k.1.to_string())], label, config })
+        Ok(ConfigInfo { label, config })
     }
 
     fn shards() -> Vec<(String, Manifest)> {
