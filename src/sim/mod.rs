@@ -6,7 +6,7 @@ mod queue;
 mod workload;
 
 pub use engine::{RunOptions, Simulation, simulate, simulate_fleet};
-pub use workload::{Chunk, RequestStream, Workload};
+pub use workload::{CHUNK_REQUESTS, Chunk, RequestStream, Workload};
 
 use crate::metrics::{Metrics, RunRecord, ScoringOptions, score};
 use crate::policy::PolicyConfig;

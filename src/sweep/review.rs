@@ -199,6 +199,8 @@ pub struct Inputs<'a> {
     pub baseline: Option<usize>,
     /// Each scenario's simulated length, in table order (for rates per week), when known.
     pub durations: Option<&'a [Dur]>,
+    /// A configuration's resolved parameters (none for results read back without them).
+    pub params: super::output::ParamsOf<'a>,
 }
 
 impl Review {
@@ -286,7 +288,7 @@ fn total(x: &Inputs, config: usize, metric: &str) -> Option<f64> {
     let col = x.table.column(metric)?;
     let mut sum = None;
     for s in 0..x.table.scenarios.len() {
-        if let Some(m) = x.summary.get(s, config).and_then(|cell| cell.metrics[col].mean) {
+        if let Some(m) = x.summary.get(s, config).and_then(|cell| cell.means[col]) {
             *sum.get_or_insert(0.0) += m;
         }
     }
@@ -297,7 +299,7 @@ fn total(x: &Inputs, config: usize, metric: &str) -> Option<f64> {
 fn per_scenario(x: &Inputs, config: usize, metric: &str) -> Vec<(usize, f64)> {
     let Some(col) = x.table.column(metric) else { return Vec::new() };
     (0..x.table.scenarios.len())
-        .filter_map(|s| x.summary.get(s, config).and_then(|c| c.metrics[col].mean).map(|m| (s, m)))
+        .filter_map(|s| x.summary.get(s, config).and_then(|c| c.means[col]).map(|m| (s, m)))
         .collect()
 }
 
@@ -393,15 +395,11 @@ fn changes(x: &Inputs, a: usize, b: usize) -> Vec<String> {
         out.extend(cb.config.overrides.iter().map(|(k, v)| format!("{k} = {}", super::grid::plain(v))));
         return out;
     }
-    let resolved = !ca.params.is_empty() && !cb.params.is_empty();
-    let params = |c: &super::table::ConfigInfo| -> Vec<(String, String)> {
-        if resolved {
-            c.params.clone()
-        } else {
-            c.config.overrides.iter().map(|(k, v)| (k.clone(), super::grid::plain(v))).collect()
-        }
+    let (ra, rb) = ((x.params)(ca), (x.params)(cb));
+    let written = |c: &super::table::ConfigInfo| -> Vec<(String, String)> {
+        c.config.overrides.iter().map(|(k, v)| (k.clone(), super::grid::plain(v))).collect()
     };
-    let (pa, pb) = (params(ca), params(cb));
+    let (pa, pb) = if !ra.is_empty() && !rb.is_empty() { (ra, rb) } else { (written(ca), written(cb)) };
     let mut out = Vec::new();
     for (k, vb) in &pb {
         match pa.iter().find(|(n, _)| n == k) {
@@ -669,6 +667,7 @@ mod tests {
             recommendation: &rec,
             baseline,
             durations: Some(&hour),
+            params: &|c| vec![(c.config.overrides[0].0.clone(), c.config.overrides[0].1.to_string())],
         })
         .unwrap()
     }
