@@ -549,8 +549,8 @@ impl<'a> Engine<'a> {
     }
 
     /// Records request `request`'s arrival (and, with a timeline, the dependency's true health:
-    /// its first answer, whether or not the breaker will let it through; provider 0 with
-    /// several).
+    /// its first answer, whether or not the breaker will let it through; with several
+    /// providers, every provider's).
     #[inline(always)]
     fn note_arrival(&mut self, now: SimTime, request: u64, first_answer: Option<Answer>) {
         self.rec.request_arrived(now);
