@@ -7,9 +7,9 @@
 //! under: it only streams the same arrivals and sums their first answers' latencies, with no
 //! breaker, no client and no event queue. The README gives each preset as a fraction of it.
 
-use breakerlab::policy::PolicySpec;
-use breakerlab::scenario::Scenario;
-use breakerlab::sim::{self, Chunk, RunOptions, Simulation, Workload};
+use breakerlab::PolicySpec;
+use breakerlab::Scenario;
+use breakerlab::{Chunk, RunOptions, Simulation, Workload};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use std::hint::black_box;
 use std::path::Path;
@@ -59,7 +59,7 @@ fn engine(c: &mut Criterion) {
                 for chunk in &chunks {
                     run.feed(chunk);
                 }
-                sim::scored(&scenario, &workload, run.finish()).metrics
+                breakerlab::scored(&scenario, &workload, run.finish()).metrics
             })
         });
     }

@@ -7,7 +7,7 @@
 //! Time is the thread's CPU time (see `import_support`): on a machine shared with other builds, wall
 //! time measures the neighbours too; a single-threaded import's CPU time is its cost per core.
 
-use breakerlab::scenario::Scenario;
+use breakerlab::Scenario;
 use breakerlab::trace::{CallTrace, IntervalTrace, TraceOptions};
 use criterion::{Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
 use std::io::{BufWriter, Write};

@@ -47,6 +47,30 @@ impl Error {
     pub fn argument(message: impl Into<String>) -> Error {
         Error::Input(InputError::argument(message))
     }
+
+    /// A refused value (a ratio, a duration, a rule) checked where its place is not known:
+    /// displayed as the bare message, so the reader that knows the file, line and field
+    /// prefixes it (`FILE:LINE:COL: FIELD: message`).
+    pub fn invalid(message: impl Into<String>) -> Error {
+        Error::Input(InputError::argument(message))
+    }
+}
+
+impl From<Error> for InputError {
+    /// An error met while reading input, as an input error: the input error itself, or the text
+    /// of an I/O or internal failure.
+    fn from(e: Error) -> InputError {
+        match e {
+            Error::Input(e) => e,
+            other => InputError::argument(other.to_string()),
+        }
+    }
+}
+
+impl From<crate::time::DurError> for Error {
+    fn from(e: crate::time::DurError) -> Error {
+        Error::invalid(e.to_string())
+    }
 }
 
 impl From<crate::policy::PolicyError> for Error {

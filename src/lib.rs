@@ -5,34 +5,41 @@
 //! files; nothing reads the wall clock, the environment or the command line.
 //!
 //! The public face: the commands ([`app`], each a typed request and report), the one error type
-//! ([`Error`], with [`Error::exit_code`]), and what a program needs to build and simulate a
-//! scenario itself ([`Scenario`], [`PolicySpec`], [`Workload`], [`sim::run`], [`Metrics`]).
-//! Renderers, sweep machinery and the upstream model stay private.
+//! ([`Error`], with [`Error::exit_code`]), what a program needs to build and simulate a scenario
+//! itself ([`Scenario`], [`PolicySpec`], [`Workload`], [`run`], [`simulate`], [`Metrics`]), the
+//! values the command line parses ([`Dur`], [`Limits`], [`ClientFlags`], [`ShardId`],
+//! [`Library`]) and the trace importers ([`trace`], one module per format). Every other module
+//! (engine, policies, scoring, sweep machinery, renderers, the upstream model) is private.
 
 pub mod app;
-pub mod client;
+mod client;
 mod error;
 #[cfg(test)]
 mod fuzz;
-pub mod limits;
-pub mod metrics;
-pub mod outcome;
-pub mod policy;
+mod limits;
+mod metrics;
+mod outcome;
+mod policy;
 mod report;
 mod rng;
-pub mod scenario;
-pub mod sim;
-pub mod sweep;
-pub mod time;
+mod scenario;
+mod sim;
+mod sweep;
+mod time;
 pub mod trace;
 mod traffic;
 mod truth;
 mod units;
 mod upstream;
 
+pub use client::flags::{ClientFlags, parse_backoff, parse_fallback};
+pub use client::{BudgetSpec, FallbackSpec, Persist};
 pub use error::{Error, Result};
-pub use metrics::Metrics;
-pub use policy::{PolicyConfig, PolicySpec};
-pub use scenario::{InputError, Scenario};
-pub use sim::{RunOptions, RunResult, Workload};
-pub use time::Dur;
+pub use limits::{Limits, parse_bytes, parse_calls};
+pub use metrics::{Metric, Metrics, RunRecord};
+pub use outcome::{OutcomeClass, Verdict};
+pub use policy::{Library, PolicyConfig, PolicySpec};
+pub use scenario::{InputError, Scenario, Source, Strategy, parse_seed};
+pub use sim::{Chunk, RunOptions, RunResult, Simulation, Workload, run, scored, simulate, simulate_fleet};
+pub use sweep::shard::{SCHEDULER_VARIABLES, ShardId};
+pub use time::{Dur, SimTime};

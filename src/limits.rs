@@ -13,11 +13,13 @@
 use crate::outcome::Answer;
 use crate::policy::PolicyConfig;
 use crate::scenario::{InputError, Scenario, Source, Spot};
-use crate::sim::{CHUNK_REQUESTS, auto_bin};
+use crate::sim::CHUNK_REQUESTS;
+use crate::sim::auto_bin;
 use crate::sweep::runner::{CHUNK_CELLS, Cells, SIMULATIONS_AT_ONCE, STREAMS_AT_ONCE};
 use crate::sweep::shard::Slice;
 use crate::time::{Dur, SimTime};
 use crate::trace::Trace;
+use crate::{Error, Result};
 use std::fmt;
 use std::mem::size_of;
 
@@ -403,13 +405,13 @@ pub fn estimate_cells(
 
 /// Parses a memory size: a number with an optional unit `B`, `K`/`KiB`, `M`/`MiB`, `G`/`GiB`,
 /// `T`/`TiB` (powers of 1024; `KB`, `MB`, `GB`, `TB` are powers of 1000).
-pub fn parse_bytes(text: &str) -> Result<u64, String> {
+pub fn parse_bytes(text: &str) -> Result<u64> {
     let t = text.trim();
     let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
     let (number, unit) = t.split_at(split);
-    let value: f64 = number
-        .parse()
-        .map_err(|_| format!("expected a size such as \"8GiB\" or \"512MiB\", found {text:?}"))?;
+    let value: f64 = number.parse().map_err(|_| {
+        Error::invalid(format!("expected a size such as \"8GiB\" or \"512MiB\", found {text:?}"))
+    })?;
     let scale: f64 = match unit.trim().to_ascii_lowercase().as_str() {
         "" | "b" => 1.0,
         "k" | "kib" => 1024.0,
@@ -420,23 +422,27 @@ pub fn parse_bytes(text: &str) -> Result<u64, String> {
         "mb" => 1e6,
         "gb" => 1e9,
         "tb" => 1e12,
-        other => return Err(format!("unknown size unit {other:?} in {text:?}: use B, KiB, MiB, GiB or TiB")),
+        other => {
+            return Err(Error::invalid(format!(
+                "unknown size unit {other:?} in {text:?}: use B, KiB, MiB, GiB or TiB"
+            )));
+        }
     };
     let bytes = value * scale;
     if !(1.0..=1.8e19).contains(&bytes) {
-        return Err(format!("expected a size of at least 1 byte, found {text:?}"));
+        return Err(Error::invalid(format!("expected a size of at least 1 byte, found {text:?}")));
     }
     Ok(bytes as u64)
 }
 
 /// Parses a call count: a whole number, also in exponent form (`2e10`).
-pub fn parse_calls(text: &str) -> Result<u64, String> {
+pub fn parse_calls(text: &str) -> Result<u64> {
     let value: f64 = text
         .trim()
         .parse()
-        .map_err(|_| format!("expected a number of calls such as 2e10, found {text:?}"))?;
+        .map_err(|_| Error::invalid(format!("expected a number of calls such as 2e10, found {text:?}")))?;
     if !(1.0..=1.8e19).contains(&value) || value.fract() != 0.0 {
-        return Err(format!("expected a whole number of calls, at least 1, found {text:?}"));
+        return Err(Error::invalid(format!("expected a whole number of calls, at least 1, found {text:?}")));
     }
     Ok(value as u64)
 }
@@ -579,17 +585,17 @@ mod tests {
 
     #[test]
     fn sizes_parse_in_binary_and_decimal_units() {
-        assert_eq!(parse_bytes("16GiB"), Ok(16 << 30));
-        assert_eq!(parse_bytes("512M"), Ok(512 << 20));
-        assert_eq!(parse_bytes("2GB"), Ok(2_000_000_000));
-        assert_eq!(parse_bytes("1.5 KiB"), Ok(1536));
-        assert_eq!(parse_bytes("4096"), Ok(4096));
-        assert!(parse_bytes("lots").unwrap_err().contains("8GiB"));
-        assert!(parse_bytes("3 parsecs").unwrap_err().contains("unknown size unit"));
+        assert_eq!(parse_bytes("16GiB").ok(), Some(16 << 30));
+        assert_eq!(parse_bytes("512M").ok(), Some(512 << 20));
+        assert_eq!(parse_bytes("2GB").ok(), Some(2_000_000_000));
+        assert_eq!(parse_bytes("1.5 KiB").ok(), Some(1536));
+        assert_eq!(parse_bytes("4096").ok(), Some(4096));
+        assert!(parse_bytes("lots").unwrap_err().to_string().contains("8GiB"));
+        assert!(parse_bytes("3 parsecs").unwrap_err().to_string().contains("unknown size unit"));
         assert!(parse_bytes("0").is_err());
         assert_eq!(Bytes(3 << 30).to_string(), "3.0 GiB");
-        assert_eq!(parse_calls("2e10"), Ok(20_000_000_000));
-        assert_eq!(parse_calls("1000"), Ok(1000));
+        assert_eq!(parse_calls("2e10").ok(), Some(20_000_000_000));
+        assert_eq!(parse_calls("1000").ok(), Some(1000));
         assert!(parse_calls("-5").is_err() && parse_calls("1.5").is_err() && parse_calls("x").is_err());
     }
 }

@@ -2,13 +2,13 @@
 //! layer, print its report, map its error to an exit code.
 //! Exit codes: 0 success, 2 bad input (file, row, field named), 1 anything else.
 
+use breakerlab::Dur;
 use breakerlab::Error;
+use breakerlab::Library;
+use breakerlab::ShardId;
 use breakerlab::app::{
     compare, explain, export, merge, presets, recommend, replay, report, run, shard, sweep,
 };
-use breakerlab::policy::export::Library;
-use breakerlab::sweep::shard::ShardId;
-use breakerlab::time::Dur;
 use breakerlab::trace::{GapPolicy, LatencyUnit, TimeFormat, TraceFormat};
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
@@ -112,36 +112,8 @@ enum Command {
     /// Compare policies side by side on the same request streams: every metric per scenario,
     /// with the paired difference against the first policy and its 95% confidence interval.
     Compare {
-        /// Scenario files (TOML).
-        #[arg(required = true)]
-        scenarios: Vec<PathBuf>,
-        /// A policy: PRESET or PRESET[key=value,...], e.g. consecutive[failure_threshold=3]. Repeat it.
-        #[arg(long = "policy", value_name = "POLICY", required = true)]
-        policies: Vec<String>,
-        /// Override a parameter of every compared policy, e.g. --set open_duration=1m.
-        #[arg(long = "set", value_name = "KEY=VALUE")]
-        sets: Vec<String>,
-        /// Replicates per (scenario, policy).
-        #[arg(long, default_value_t = 5, value_name = "N")]
-        replicates: u32,
-        /// A constraint each policy's means must meet on every scenario, e.g. --constraint
-        /// "false_opens <= 1"; repeat it. Default: the default sweep's "missed_incidents <= 0.5".
-        #[arg(long = "constraint", value_name = "CONSTRAINT")]
-        constraints: Vec<String>,
-        /// Base seed (replaces each scenario's): a whole number from 0 to 2^64 - 1.
-        #[arg(long, allow_hyphen_values = true, value_parser = breakerlab::scenario::parse_seed)]
-        seed: Option<u64>,
-        /// Worker threads (default: all cores).
-        #[arg(long, value_name = "N")]
-        threads: Option<usize>,
-        /// Output folder (default output/compare-<first scenario name>).
-        #[arg(long, value_name = "DIR")]
-        out: Option<PathBuf>,
-        /// Skip the PNG charts and the report page.
-        #[arg(long)]
-        no_charts: bool,
         #[command(flatten)]
-        limits: LimitArgs,
+        args: CompareArgs,
     },
     /// Recommend the lowest-cost configuration meeting every constraint, explained, from a sweep's
     /// output folder (or its runs.csv), or by running a sweep file.
@@ -184,72 +156,158 @@ enum Command {
     /// Replay a logged trace (per-interval aggregates or per-call log) through one breaker
     /// configuration: print the import report and the scores, write the same files as `run`.
     Replay {
-        /// The trace: a CSV, or a tool's export (Prometheus, Grafana, CloudWatch, Datadog, OTLP,
-        /// Jaeger, Envoy, HAR), detected from its content. Not needed with --series.
-        #[arg(required_unless_present = "series")]
-        trace: Option<PathBuf>,
-        /// Force the format: interval, calls, prometheus, grafana, cloudwatch, datadog, otlp,
-        /// jaeger, envoy or har (detected from the content when absent).
-        #[arg(long, value_parser = serde_value::<TraceFormat>)]
-        format: Option<TraceFormat>,
-        /// A series and the role it plays: ROLE[:UNIT]=FILE[@SELECTOR], e.g. p95:s=p95.json,
-        /// 'rate=rps.json@{job="api"}', errors=cw.json@errors. Roles: rate, requests, p50, p90,
-        /// p95, p99, error_rate, success_rate, errors. Repeat it; series merge on time.
-        #[arg(long = "series", value_name = "ROLE=FILE[@SELECTOR]")]
-        series: Vec<String>,
-        /// Keep only the spans where KEY matches GLOB, e.g. --where service=frontend* --where
-        /// operation=*/Convert (span formats; repeat it: all must match).
-        #[arg(long = "where", value_name = "KEY=GLOB")]
-        filters: Vec<String>,
-        /// For a volume-only trace (--series requests=... alone): the dependency's median latency.
-        #[arg(long, value_name = "DUR", value_parser = Dur::parse, requires = "p95")]
-        p50: Option<Dur>,
-        /// For a volume-only trace: the dependency's 95th-percentile latency.
-        #[arg(long, value_name = "DUR", value_parser = Dur::parse, requires = "p50")]
-        p95: Option<Dur>,
-        /// For a volume-only trace: the fraction of calls that fail (default 0).
-        #[arg(long, value_name = "FRACTION", requires = "p50")]
-        error_rate: Option<f64>,
         #[command(flatten)]
-        client: ClientArgs,
-        /// Ground truth: a label CSV (start,end,expectation), NAB windows JSON or fault list.
-        #[arg(long, value_name = "FILE", conflicts_with = "slo")]
-        labels: Option<PathBuf>,
-        /// Ground truth from an SLO rule, e.g. "error_rate > 20% or p95 > 8s for 3m".
-        #[arg(long, value_name = "RULE")]
-        slo: Option<String>,
-        /// How long each fault of a fault list lasts, e.g. 3m.
-        #[arg(long, value_name = "DUR", value_parser = Dur::parse)]
-        fault_duration: Option<Dur>,
-        /// Map a column, e.g. --column p95=LatencyP95(s) --column time=TimeStamp.
-        #[arg(long = "column", value_name = "ROLE=NAME")]
-        columns: Vec<String>,
-        /// auto, rfc3339, datetime, epoch_s, epoch_ms or epoch_us.
-        #[arg(long, value_name = "FORMAT", value_parser = serde_value::<TimeFormat>)]
-        time_format: Option<TimeFormat>,
-        /// Unit of latency columns: us, ms or s.
-        #[arg(long, value_name = "UNIT", value_parser = serde_value::<LatencyUnit>)]
-        latency_unit: Option<LatencyUnit>,
-        /// What gaps in an interval trace mean: hold, healthy or missing.
-        #[arg(long, value_name = "POLICY", value_parser = serde_value::<GapPolicy>)]
-        gaps: Option<GapPolicy>,
-        /// Skip (and count) rows that cannot be parsed instead of refusing the file.
-        #[arg(long)]
-        skip_bad_rows: bool,
-        /// Any other [trace] key, e.g. --trace duplicates=keep_first --trace utc_offset=+02:00.
-        #[arg(long = "trace", value_name = "KEY=VALUE")]
-        trace_sets: Vec<String>,
-        /// Poisson arrivals at this many requests per second (needed when the trace has no counts).
-        #[arg(long, value_name = "PER_SECOND")]
-        rate: Option<f64>,
-        #[command(flatten)]
-        what: RunArgs,
+        args: ReplayArgs,
     },
     /// List every preset with its family, source, quirks and parameters.
     Presets {
         /// Show only this preset.
         name: Option<String>,
     },
+}
+
+// What `compare` runs (a plain comment: a doc comment here would replace the command's).
+#[derive(clap::Args)]
+struct CompareArgs {
+    /// Scenario files (TOML).
+    #[arg(required = true)]
+    scenarios: Vec<PathBuf>,
+    /// A policy: PRESET or PRESET[key=value,...], e.g. consecutive[failure_threshold=3]. Repeat it.
+    #[arg(long = "policy", value_name = "POLICY", required = true)]
+    policies: Vec<String>,
+    /// Override a parameter of every compared policy, e.g. --set open_duration=1m.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    sets: Vec<String>,
+    /// Replicates per (scenario, policy).
+    #[arg(long, default_value_t = 5, value_name = "N")]
+    replicates: u32,
+    /// A constraint each policy's means must meet on every scenario, e.g. --constraint
+    /// "false_opens <= 1"; repeat it. Default: the default sweep's "missed_incidents <= 0.5".
+    #[arg(long = "constraint", value_name = "CONSTRAINT")]
+    constraints: Vec<String>,
+    /// Base seed (replaces each scenario's): a whole number from 0 to 2^64 - 1.
+    #[arg(long, allow_hyphen_values = true, value_parser = breakerlab::parse_seed)]
+    seed: Option<u64>,
+    /// Worker threads (default: all cores).
+    #[arg(long, value_name = "N")]
+    threads: Option<usize>,
+    /// Output folder (default output/compare-<first scenario name>).
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// Skip the PNG charts and the report page.
+    #[arg(long)]
+    no_charts: bool,
+    #[command(flatten)]
+    limits: LimitArgs,
+}
+
+impl CompareArgs {
+    /// The typed request these flags describe.
+    fn request(self) -> compare::CompareRequest {
+        compare::CompareRequest {
+            scenarios: self.scenarios,
+            policies: self.policies,
+            sets: self.sets,
+            replicates: self.replicates,
+            constraints: self.constraints,
+            seed: self.seed,
+            threads: self.threads,
+            out: self.out,
+            charts: !self.no_charts,
+            command_line: command_line(),
+            limits: self.limits.limits(),
+        }
+    }
+}
+
+// What `replay` reads and how (a plain comment: a doc comment here would replace the command's).
+#[derive(clap::Args)]
+struct ReplayArgs {
+    /// The trace: a CSV, or a tool's export (Prometheus, Grafana, CloudWatch, Datadog, OTLP,
+    /// Jaeger, Envoy, HAR), detected from its content. Not needed with --series.
+    #[arg(required_unless_present = "series")]
+    trace: Option<PathBuf>,
+    /// Force the format: interval, calls, prometheus, grafana, cloudwatch, datadog, otlp,
+    /// jaeger, envoy or har (detected from the content when absent).
+    #[arg(long, value_parser = serde_value::<TraceFormat>)]
+    format: Option<TraceFormat>,
+    /// A series and the role it plays: ROLE[:UNIT]=FILE[@SELECTOR], e.g. p95:s=p95.json,
+    /// 'rate=rps.json@{job="api"}', errors=cw.json@errors. Roles: rate, requests, p50, p90,
+    /// p95, p99, error_rate, success_rate, errors. Repeat it; series merge on time.
+    #[arg(long = "series", value_name = "ROLE=FILE[@SELECTOR]")]
+    series: Vec<String>,
+    /// Keep only the spans where KEY matches GLOB, e.g. --where service=frontend* --where
+    /// operation=*/Convert (span formats; repeat it: all must match).
+    #[arg(long = "where", value_name = "KEY=GLOB")]
+    filters: Vec<String>,
+    /// For a volume-only trace (--series requests=... alone): the dependency's median latency.
+    #[arg(long, value_name = "DUR", value_parser = Dur::parse, requires = "p95")]
+    p50: Option<Dur>,
+    /// For a volume-only trace: the dependency's 95th-percentile latency.
+    #[arg(long, value_name = "DUR", value_parser = Dur::parse, requires = "p50")]
+    p95: Option<Dur>,
+    /// For a volume-only trace: the fraction of calls that fail (default 0).
+    #[arg(long, value_name = "FRACTION", requires = "p50")]
+    error_rate: Option<f64>,
+    #[command(flatten)]
+    client: ClientArgs,
+    /// Ground truth: a label CSV (start,end,expectation), NAB windows JSON or fault list.
+    #[arg(long, value_name = "FILE", conflicts_with = "slo")]
+    labels: Option<PathBuf>,
+    /// Ground truth from an SLO rule, e.g. "error_rate > 20% or p95 > 8s for 3m".
+    #[arg(long, value_name = "RULE")]
+    slo: Option<String>,
+    /// How long each fault of a fault list lasts, e.g. 3m.
+    #[arg(long, value_name = "DUR", value_parser = Dur::parse)]
+    fault_duration: Option<Dur>,
+    /// Map a column, e.g. --column p95=LatencyP95(s) --column time=TimeStamp.
+    #[arg(long = "column", value_name = "ROLE=NAME")]
+    columns: Vec<String>,
+    /// auto, rfc3339, datetime, epoch_s, epoch_ms, epoch_us or epoch_ns.
+    #[arg(long, value_name = "FORMAT", value_parser = serde_value::<TimeFormat>)]
+    time_format: Option<TimeFormat>,
+    /// Unit of latency columns: us, ms or s.
+    #[arg(long, value_name = "UNIT", value_parser = serde_value::<LatencyUnit>)]
+    latency_unit: Option<LatencyUnit>,
+    /// What gaps in an interval trace mean: hold, healthy or missing.
+    #[arg(long, value_name = "POLICY", value_parser = serde_value::<GapPolicy>)]
+    gaps: Option<GapPolicy>,
+    /// Skip (and count) rows that cannot be parsed instead of refusing the file.
+    #[arg(long)]
+    skip_bad_rows: bool,
+    /// Any other [trace] key, e.g. --trace duplicates=keep_first --trace utc_offset=+02:00.
+    #[arg(long = "trace", value_name = "KEY=VALUE")]
+    trace_sets: Vec<String>,
+    /// Poisson arrivals at this many requests per second (needed when the trace has no counts).
+    #[arg(long, value_name = "PER_SECOND")]
+    rate: Option<f64>,
+    #[command(flatten)]
+    what: RunArgs,
+}
+
+impl ReplayArgs {
+    /// The typed request these flags describe.
+    fn request(self) -> breakerlab::Result<replay::ReplayRequest> {
+        Ok(replay::ReplayRequest {
+            trace: self.trace,
+            format: self.format,
+            series: self.series,
+            filters: self.filters,
+            behaviour: replay::behaviour(self.p50, self.p95, self.error_rate)?,
+            client: self.client.flags(),
+            labels: self.labels,
+            slo: self.slo,
+            fault_duration: self.fault_duration,
+            columns: self.columns,
+            time_format: self.time_format,
+            latency_unit: self.latency_unit,
+            gaps: self.gaps,
+            skip_bad_rows: self.skip_bad_rows,
+            trace_sets: self.trace_sets,
+            rate: self.rate,
+            run: self.what.settings(),
+        })
+    }
 }
 
 /// The client around the replayed dependency (replaces the default: 10 s timeout, no retries).
@@ -262,17 +320,17 @@ struct ClientArgs {
     #[arg(long, value_name = "N")]
     retries: Option<u32>,
     /// Delay before the first retry, optionally growing per retry: 200ms or 200ms*2.
-    #[arg(long, value_name = "BASE[*MULT]", value_parser = breakerlab::client::flags::parse_backoff)]
+    #[arg(long, value_name = "BASE[*MULT]", value_parser = breakerlab::parse_backoff)]
     backoff: Option<(Dur, Option<f64>)>,
     /// What the user gets when a call is refused or fails: none, cached[:LATENCY],
     /// local[:LATENCY] or retry_queue:CYCLE.
-    #[arg(long, value_name = "KIND", value_parser = breakerlab::client::flags::parse_fallback)]
-    fallback: Option<breakerlab::client::FallbackSpec>,
+    #[arg(long, value_name = "KIND", value_parser = breakerlab::parse_fallback)]
+    fallback: Option<breakerlab::FallbackSpec>,
 }
 
 impl ClientArgs {
-    fn flags(self) -> breakerlab::client::flags::ClientFlags {
-        breakerlab::client::flags::ClientFlags {
+    fn flags(self) -> breakerlab::ClientFlags {
+        breakerlab::ClientFlags {
             timeout: self.timeout,
             retries: self.retries,
             backoff: self.backoff,
@@ -296,7 +354,7 @@ struct RunArgs {
     #[arg(long = "set", value_name = "KEY=VALUE")]
     sets: Vec<String>,
     /// Base seed (replaces the scenario's): a whole number from 0 to 2^64 - 1.
-    #[arg(long, allow_hyphen_values = true, value_parser = breakerlab::scenario::parse_seed)]
+    #[arg(long, allow_hyphen_values = true, value_parser = breakerlab::parse_seed)]
     seed: Option<u64>,
     /// Output folder (default output/<scenario or trace name>).
     #[arg(long, value_name = "DIR")]
@@ -308,22 +366,22 @@ struct RunArgs {
     limits: LimitArgs,
 }
 
-/// Resource limits, checked from the inputs before anything runs (see `breakerlab::limits`).
+/// Resource limits, checked from the inputs before anything runs (see `breakerlab::Limits`).
 #[derive(clap::Args)]
 struct LimitArgs {
     /// Refuse work estimated to need more memory than this, e.g. 8GiB (default 16GiB).
-    #[arg(long, value_name = "SIZE", value_parser = breakerlab::limits::parse_bytes)]
+    #[arg(long, value_name = "SIZE", value_parser = breakerlab::parse_bytes)]
     max_memory: Option<u64>,
     /// Refuse work that would simulate more calls than this, e.g. 1e11 (default 2e10).
-    #[arg(long, value_name = "N", value_parser = breakerlab::limits::parse_calls)]
+    #[arg(long, value_name = "N", value_parser = breakerlab::parse_calls)]
     max_calls: Option<u64>,
 }
 
 impl LimitArgs {
     /// The limits these flags set (defaults for those not given).
-    fn limits(&self) -> breakerlab::limits::Limits {
-        let default = breakerlab::limits::Limits::default();
-        breakerlab::limits::Limits {
+    fn limits(&self) -> breakerlab::Limits {
+        let default = breakerlab::Limits::default();
+        breakerlab::Limits {
             max_memory: self.max_memory.unwrap_or(default.max_memory),
             max_calls: self.max_calls.unwrap_or(default.max_calls),
         }
@@ -347,10 +405,10 @@ impl RunArgs {
 }
 
 /// A value named as in scenario files (`epoch_s`, `missing`), read by the same deserializer.
-fn serde_value<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, String> {
+fn serde_value<T: serde::de::DeserializeOwned>(text: &str) -> breakerlab::Result<T> {
     toml::Value::String(text.to_string())
         .try_into()
-        .map_err(|e: toml::de::Error| e.message().trim().to_string())
+        .map_err(|e: toml::de::Error| Error::invalid(e.message().trim()))
 }
 
 /// The command line as typed, shell-quoted so it re-runs as pasted (for report pages).
@@ -407,12 +465,8 @@ fn execute(cli: Cli) -> breakerlab::Result<String> {
         Command::Sweep { file, threads, out, quiet, no_charts, limits, shard, shards } => {
             // The shard in use: --shard, else the scheduler's variables (read here, at the edge).
             let chosen = match shard {
-                Some(text) => {
-                    Some((ShardId::parse(&text).map_err(Error::argument)?, format!("--shard {text}")))
-                }
-                None => {
-                    ShardId::from_scheduler(shards, &|k| std::env::var(k).ok()).map_err(Error::argument)?
-                }
+                Some(text) => Some((ShardId::parse(&text)?, format!("--shard {text}"))),
+                None => ShardId::from_scheduler(shards, &|k| std::env::var(k).ok())?,
             };
             if let Some((shard, source)) = chosen {
                 eprintln!("breakerlab: running shard {shard} (from {source})");
@@ -442,33 +496,7 @@ fn execute(cli: Cli) -> breakerlab::Result<String> {
         Command::Merge { dirs, out, no_charts } => {
             merge::merge(&merge::MergeRequest { dirs, out, charts: !no_charts })?.render()
         }
-        Command::Compare {
-            scenarios,
-            policies,
-            sets,
-            replicates,
-            constraints,
-            seed,
-            threads,
-            out,
-            no_charts,
-            limits,
-        } => {
-            let req = compare::CompareRequest {
-                scenarios,
-                policies,
-                sets,
-                replicates,
-                constraints,
-                seed,
-                threads,
-                out,
-                charts: !no_charts,
-                command_line: command_line(),
-                limits: limits.limits(),
-            };
-            compare::compare(&req)?.render()
-        }
+        Command::Compare { args } => compare::compare(&args.request())?.render(),
         Command::Recommend { path, objective, constraints, threads, quiet, library } => {
             let req = recommend::RecommendRequest { path, objective, constraints, threads, quiet, library };
             recommend::recommend(&req)?.render()
@@ -476,48 +504,7 @@ fn execute(cli: Cli) -> breakerlab::Result<String> {
         Command::Export { library, policy, sets, name } => {
             export::run(&export::ExportRequest { library, policy, sets, name })?
         }
-        Command::Replay {
-            trace,
-            format,
-            series,
-            filters,
-            p50,
-            p95,
-            error_rate,
-            client,
-            labels,
-            slo,
-            fault_duration,
-            columns,
-            time_format,
-            latency_unit,
-            gaps,
-            skip_bad_rows,
-            trace_sets,
-            rate,
-            what,
-        } => {
-            let req = replay::ReplayRequest {
-                trace,
-                format,
-                series,
-                filters,
-                behaviour: replay::behaviour(p50, p95, error_rate)?,
-                client: client.flags(),
-                labels,
-                slo,
-                fault_duration,
-                columns,
-                time_format,
-                latency_unit,
-                gaps,
-                skip_bad_rows,
-                trace_sets,
-                rate,
-                run: what.settings(),
-            };
-            run::render(&replay::replay(&req)?)
-        }
+        Command::Replay { args } => run::render(&replay::replay(&args.request()?)?),
         Command::Presets { name } => presets::render(name.as_deref())?,
         Command::Explain { dir, at, incident } => {
             explain::explain(&explain::ExplainRequest { dir, at, incident })?.render()

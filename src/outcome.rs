@@ -1,6 +1,7 @@
 //! What a call to the dependency can come back with, and how a policy's classifier reads it.
 
 use crate::time::Dur;
+use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
 
 /// The class of one attempt's answer, as the client sees it.
@@ -98,17 +99,20 @@ impl Classifier {
 
     /// Builds a classifier from lists: `failures` count as failures, `ignored` are not recorded,
     /// every other class is a success. `ok` may not be a failure.
-    pub fn from_lists(failures: &[OutcomeClass], ignored: &[OutcomeClass]) -> Result<Classifier, String> {
+    pub fn from_lists(failures: &[OutcomeClass], ignored: &[OutcomeClass]) -> Result<Classifier> {
         let mut table = [Verdict::Success; 5];
         for class in failures {
             if *class == OutcomeClass::Ok {
-                return Err("`ok` cannot be counted as a failure".into());
+                return Err(Error::invalid("`ok` cannot be counted as a failure"));
             }
             table[class.index()] = Verdict::Failure;
         }
         for class in ignored {
             if table[class.index()] == Verdict::Failure {
-                return Err(format!("`{}` is listed both as a failure and as ignored", class.as_str()));
+                return Err(Error::invalid(format!(
+                    "`{}` is listed both as a failure and as ignored",
+                    class.as_str()
+                )));
             }
             table[class.index()] = Verdict::Ignored;
         }

@@ -7,6 +7,7 @@
 use crate::rng::{Rng, RunSeed, Stream, rng_from_seed};
 use crate::time::{Dur, MICROS_PER_SEC, SimTime};
 use crate::units::Positive;
+use crate::{Error, Result};
 use rand::RngExt;
 use serde::{Deserialize, Deserializer, Serialize};
 
@@ -51,18 +52,18 @@ impl Default for TrafficSpec {
 }
 
 /// Checks a diurnal profile; the message names the field.
-fn check_hourly(hourly: &[f64]) -> Result<(), String> {
+fn check_hourly(hourly: &[f64]) -> Result<()> {
     if hourly.len() != HOURS_PER_DAY {
-        return Err(format!(
+        return Err(Error::invalid(format!(
             "`hourly` needs exactly {HOURS_PER_DAY} multipliers (one per hour of the day), found {}",
             hourly.len()
-        ));
+        )));
     }
     if let Some((h, v)) = hourly.iter().enumerate().find(|(_, v)| !(v.is_finite() && **v >= 0.0)) {
-        return Err(format!("`hourly[{h}]` must be a finite number >= 0, found {v}"));
+        return Err(Error::invalid(format!("`hourly[{h}]` must be a finite number >= 0, found {v}")));
     }
     if hourly.iter().all(|v| *v == 0.0) {
-        return Err("`hourly` multipliers are all 0, so no request would ever arrive".into());
+        return Err(Error::invalid("`hourly` multipliers are all 0, so no request would ever arrive"));
     }
     Ok(())
 }
@@ -94,24 +95,24 @@ struct RawTraffic {
 }
 
 impl TryFrom<RawTraffic> for TrafficSpec {
-    type Error = String;
-    fn try_from(raw: RawTraffic) -> Result<TrafficSpec, String> {
+    type Error = crate::Error;
+    fn try_from(raw: RawTraffic) -> Result<TrafficSpec> {
         let rate = raw.rate;
         match (raw.kind, raw.hourly) {
             (TrafficKind::Constant, None) => Ok(TrafficSpec::Constant { rate }),
             (TrafficKind::Poisson, None) => Ok(TrafficSpec::Poisson { rate }),
             (TrafficKind::Diurnal, Some(hourly)) => Ok(TrafficSpec::Diurnal { rate, hourly }),
             (TrafficKind::Diurnal, None) => {
-                Err("kind `diurnal` needs `hourly`: 24 multipliers, one per hour of the day".into())
+                Err(Error::invalid("kind `diurnal` needs `hourly`: 24 multipliers, one per hour of the day"))
             }
-            (_, Some(_)) => Err("`hourly` applies only to kind `diurnal`".into()),
+            (_, Some(_)) => Err(Error::invalid("`hourly` applies only to kind `diurnal`")),
         }
     }
 }
 
 impl TrafficSpec {
     /// Checks what deserialization cannot (a spec built in code); the message names the field.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<()> {
         let rate = match self {
             TrafficSpec::Constant { rate } | TrafficSpec::Poisson { rate } => rate,
             TrafficSpec::Diurnal { rate, hourly } => {
@@ -119,7 +120,7 @@ impl TrafficSpec {
                 rate
             }
         };
-        Positive::new(rate.get()).map(|_| ()).map_err(|e| format!("`rate`: {e}"))
+        Positive::new(rate.get()).map(|_| ()).map_err(|e| Error::invalid(format!("`rate`: {e}")))
     }
 
     /// Long-run mean rate in requests per second (the diurnal mean over a whole day).
@@ -383,8 +384,8 @@ mod tests {
             parse(&format!("kind = \"diurnal\"\nrate = 1\nhourly = [{}]", negative.join(","))).unwrap_err();
         assert!(err.contains("hourly[5]"), "{err}");
         let built = TrafficSpec::Diurnal { rate: Positive(1.0), hourly: vec![1.0; 23] };
-        assert!(built.validate().unwrap_err().contains("`hourly`"));
+        assert!(built.validate().unwrap_err().to_string().contains("`hourly`"));
         let built = TrafficSpec::Poisson { rate: Positive(f64::NAN) };
-        assert!(built.validate().unwrap_err().contains("`rate`"));
+        assert!(built.validate().unwrap_err().to_string().contains("`rate`"));
     }
 }

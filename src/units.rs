@@ -1,6 +1,8 @@
 //! Validated numbers read from files: a ratio in [0, 1] and a positive rate. Validation happens
 //! while deserializing, so a bad value is reported at its own line and column.
 
+use crate::time::Dur;
+use crate::{Error, Result};
 use serde::{Deserialize, Deserializer, Serialize};
 
 /// A fraction in `[0, 1]` (an error rate, a threshold, a duty cycle).
@@ -10,11 +12,11 @@ pub struct Ratio(pub f64);
 
 impl Ratio {
     /// Checks that `v` is a number in `[0, 1]`.
-    pub fn new(v: f64) -> Result<Ratio, String> {
+    pub fn new(v: f64) -> Result<Ratio> {
         if v.is_finite() && (0.0..=1.0).contains(&v) {
             Ok(Ratio(v))
         } else {
-            Err(format!("expected a ratio between 0 and 1, found {v}"))
+            Err(Error::invalid(format!("expected a ratio between 0 and 1, found {v}")))
         }
     }
     /// The value.
@@ -37,11 +39,11 @@ pub struct Positive(pub f64);
 
 impl Positive {
     /// Checks that `v` is finite and greater than zero.
-    pub fn new(v: f64) -> Result<Positive, String> {
+    pub fn new(v: f64) -> Result<Positive> {
         if v.is_finite() && v > 0.0 {
             Ok(Positive(v))
         } else {
-            Err(format!("expected a number greater than 0, found {v}"))
+            Err(Error::invalid(format!("expected a number greater than 0, found {v}")))
         }
     }
     /// The value.
@@ -55,6 +57,29 @@ impl<'de> Deserialize<'de> for Positive {
         let v = f64::deserialize(d)?;
         Positive::new(v).map_err(serde::de::Error::custom)
     }
+}
+
+/// A duration longer than zero (a timeout, a period), for `#[serde(deserialize_with)]`.
+pub(crate) fn de_positive_dur<'de, D: Deserializer<'de>>(d: D) -> Result<Dur, D::Error> {
+    let v = Dur::deserialize(d)?;
+    if v.is_zero() {
+        return Err(serde::de::Error::custom("expected a duration longer than 0"));
+    }
+    Ok(v)
+}
+
+/// As [`de_positive_dur`], for an optional field.
+pub(crate) fn de_positive_dur_opt<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Dur>, D::Error> {
+    de_positive_dur(d).map(Some)
+}
+
+/// A whole number from 1 to `u32::MAX` (a count, a number of instances).
+pub(crate) fn de_at_least_one<'de, D: Deserializer<'de>>(d: D) -> Result<u32, D::Error> {
+    let v = i64::deserialize(d)?;
+    if !(1..=i64::from(u32::MAX)).contains(&v) {
+        return Err(serde::de::Error::custom(format!("expected a whole number of at least 1, found {v}")));
+    }
+    Ok(v as u32)
 }
 
 #[cfg(test)]

@@ -1,9 +1,9 @@
 //! The engine's hot path allocates nothing per call: a run ten times longer makes (almost) no
 //! more allocations. Counted with a global allocator wrapper in this test binary only.
 
-use breakerlab::policy::PolicySpec;
-use breakerlab::scenario::Scenario;
-use breakerlab::sim::{RunOptions, Workload, simulate};
+use breakerlab::PolicySpec;
+use breakerlab::Scenario;
+use breakerlab::{RunOptions, Workload, simulate};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -93,14 +93,14 @@ pub fn compare(req: &CompareRequest) -> Result<CompareOutcome> {
         configs.push(resolved);
     }
     let columns = metric_columns();
-    let objective = default_objective().bind(&columns).map_err(InputError::argument)?;
+    let objective = default_objective().bind(&columns).map_err(InputError::from)?;
     let constraints = constraints_from_args(&req.constraints, &columns)?;
     let cells = Cells { scenarios: &loaded, configs: &configs, replicates, seed };
     estimate_cells(&cells, None, &Spot::flag("--replicates"), &Spot::flag("--policy"))?.check(&req.limits)?;
     let bar = progress_bar(cells.count(), false);
     let runs = cells.run(req.threads, &columns, &bar)?;
     let names = loaded.iter().map(|s| s.name.clone()).collect();
-    let table = ResultTable::new(names, infos, columns, runs).map_err(InputError::argument)?;
+    let table = ResultTable::new(names, infos, columns, runs).map_err(InputError::from)?;
     let costs: Vec<f64> = table.runs.iter().map(|r| objective.cost(&r.values)).collect();
     let summary = table.summarize(&objective);
     let report =
@@ -124,7 +124,8 @@ pub fn compare(req: &CompareRequest) -> Result<CompareOutcome> {
                     loaded.iter().map(|s| s.name.as_str()).collect::<Vec<_>>().join(", ")
                 ),
                 command_line: Some(req.command_line.clone()),
-                seed,
+                // The timeline is of the first scenario: its seed names the run in the title.
+                seed: Some(seed.unwrap_or(loaded[0].seed)),
                 files: super::input_paths(None, &loaded).iter().filter_map(|p| InputFile::read(p)).collect(),
                 ..ReportInputs::default()
             }
@@ -197,7 +198,7 @@ pub fn parse_policy_arg(text: &str) -> Result<PolicySpec, InputError> {
     let mut spec = PolicySpec::new(preset.trim());
     if let Some(inner) = rest {
         for item in split_overrides(inner) {
-            let (k, v) = PolicySpec::parse_set(item).map_err(|m| bad(&m))?;
+            let (k, v) = PolicySpec::parse_set(item).map_err(|m| bad(&m.to_string()))?;
             spec.overrides.insert(k, v);
         }
     }

@@ -55,13 +55,14 @@ pub fn merge(req: &MergeRequest) -> Result<SweepReport> {
     }
     let merged = merge
         .finish(&|config, label| {
-            let resolved = spec_of(&config).resolve().map_err(|e| format!("policy `{label}`: {e}"))?;
+            let resolved =
+                spec_of(&config).resolve().map_err(|e| Error::invalid(format!("policy `{label}`: {e}")))?;
             let info = config_info(&config, &resolved);
             if info.label != label {
-                return Err(format!(
+                return Err(Error::invalid(format!(
                     "configuration {} is {label:?} in the shards but {:?} here",
                     config.id, info.label
-                ));
+                )));
             }
             Ok(info)
         })

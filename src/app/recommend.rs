@@ -59,7 +59,7 @@ pub fn recommend(req: &RecommendRequest) -> Result<RecommendReport> {
     let weights = req
         .objective
         .iter()
-        .map(|o| Objective::parse_override(o, &columns).map_err(InputError::argument))
+        .map(|o| Objective::parse_override(o, &columns).map_err(InputError::from))
         .collect::<Result<Vec<_>, _>>()?;
     let extra = req
         .constraints
@@ -102,7 +102,7 @@ pub fn recommend(req: &RecommendRequest) -> Result<RecommendReport> {
         constraints.push(c);
     }
     let recommendation =
-        rank(&table, &objective, &constraints, &validate_policy).map_err(InputError::argument)?;
+        rank(&table, &objective, &constraints, &validate_policy).map_err(InputError::from)?;
     let export = match (req.library, recommendation.chosen()) {
         (Some(library), Some(chosen)) => {
             Some(export::run(&ExportRequest::of(library, &chosen.config.preset, &chosen.config.overrides))?)

@@ -100,6 +100,11 @@ pub fn trace_options(req: &ReplayRequest) -> Result<TraceOptions, InputError> {
         if key == "file" {
             return Err(InputError::argument(format!("{flag}: the trace file is the first argument")));
         }
+        if ["timeout", "retries", "backoff", "fallback"].contains(&key) {
+            return Err(InputError::argument(format!(
+                "{flag}: `{key}` is a client setting, not a [trace] key: give it as --{key} {value}"
+            )));
+        }
         // A TOML value when it reads as one (numbers, booleans), else the text itself.
         let value = toml::from_str::<toml::Table>(&format!("v = {value}"))
             .ok()
@@ -219,7 +224,7 @@ pub fn replay(req: &ReplayRequest) -> Result<RunReport> {
         .or(first_series)
         .ok_or_else(|| InputError::argument("give a trace file, or --series ROLE=FILE[@SELECTOR]"))?;
     let mut scenario = Scenario::from_trace(&path, &opts, traffic)?;
-    req.client.apply(&mut scenario.client).map_err(InputError::argument)?;
+    req.client.apply(&mut scenario.client).map_err(InputError::from)?;
     run_scenario(scenario, &req.run)
 }
 

@@ -108,7 +108,7 @@ pub fn run_shard(req: &ShardRequest) -> Result<ShardReport> {
     let scenarios = load_scenarios(&file.scenarios)?;
     let configs = Grid(&file.configurations);
     let objective = file.objective.clone().unwrap_or_else(default_objective);
-    let bound = objective.bind(&columns).map_err(InputError::argument)?;
+    let bound = objective.bind(&columns).map_err(InputError::from)?;
     let inputs = input_hashes(&path, &scenarios)?;
 
     let cells =

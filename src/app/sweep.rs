@@ -98,7 +98,7 @@ pub fn sweep(req: &SweepRequest) -> Result<SweepReport> {
     let scenarios = load_scenarios(&file.scenarios)?;
     let configs = Grid(&file.configurations);
     let objective = file.objective.clone().unwrap_or_else(default_objective);
-    objective.bind(&columns).map_err(InputError::argument)?;
+    objective.bind(&columns).map_err(InputError::from)?;
     let cells =
         Cells { scenarios: &scenarios, configs: &configs, replicates: file.replicates, seed: file.seed };
     let configs_spot = Spot::in_file(&path, "", None, "[[policies]]");
@@ -107,7 +107,7 @@ pub fn sweep(req: &SweepRequest) -> Result<SweepReport> {
     let runs = cells.run(req.threads, &columns, &bar)?;
     let infos = config_infos(&file.configurations)?;
     let names = scenarios.iter().map(|s| s.name.clone()).collect();
-    let table = ResultTable::new(names, infos, columns, runs).map_err(InputError::argument)?;
+    let table = ResultTable::new(names, infos, columns, runs).map_err(InputError::from)?;
     let inputs = ReportInputs {
         title: format!("sweep: {}", file.name),
         command_line: Some(req.command_line.clone()),
@@ -149,10 +149,10 @@ pub(super) fn finish(
     page: Option<ReportInputs>,
 ) -> Result<SweepReport> {
     let Ranking { objective, constraints, fronts, baseline } = ranking;
-    let bound = objective.bind(&table.metrics).map_err(InputError::argument)?;
+    let bound = objective.bind(&table.metrics).map_err(InputError::from)?;
     let summary = table.summarize(&bound);
     let recommendation = recommend_from(&table, &summary, objective, constraints, &validate_policy)
-        .map_err(InputError::argument)?;
+        .map_err(InputError::from)?;
     let pareto = pareto_rows(&table, &summary, fronts);
     let review = Review::build(&review::Inputs {
         table: &table,

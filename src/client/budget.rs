@@ -18,6 +18,7 @@
 use crate::outcome::OutcomeClass;
 use crate::time::{Dur, SimTime};
 use crate::units::{Positive, Ratio};
+use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
 
 /// A retry budget as written in `[client.retry.budget]`.
@@ -110,22 +111,26 @@ pub const MAX_TTL_SECS: u64 = 3_600;
 
 impl BudgetSpec {
     /// Cross-field checks; the message names the field.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<()> {
         match self {
             BudgetSpec::RetryQuota { capacity, retry_cost, timeout_cost, .. } => {
                 if *capacity == 0 || *retry_cost == 0 || *timeout_cost == 0 {
-                    return Err(
-                        "budget: `capacity`, `retry_cost` and `timeout_cost` must be at least 1".into()
-                    );
+                    return Err(Error::invalid(
+                        "budget: `capacity`, `retry_cost` and `timeout_cost` must be at least 1",
+                    ));
                 }
             }
             BudgetSpec::Ratio { min_per_sec, ttl, .. } => {
                 if !min_per_sec.is_finite() || *min_per_sec < 0.0 {
-                    return Err(format!("budget: `min_per_sec` must be 0 or more, found {min_per_sec}"));
+                    return Err(Error::invalid(format!(
+                        "budget: `min_per_sec` must be 0 or more, found {min_per_sec}"
+                    )));
                 }
                 let secs = ttl.micros() / crate::time::MICROS_PER_SEC;
                 if secs == 0 || secs > MAX_TTL_SECS {
-                    return Err(format!("budget: `ttl` must be between 1s and 1h, found {ttl}"));
+                    return Err(Error::invalid(format!(
+                        "budget: `ttl` must be between 1s and 1h, found {ttl}"
+                    )));
                 }
             }
             BudgetSpec::None | BudgetSpec::TokenBucket { .. } | BudgetSpec::Concurrency { .. } => {}

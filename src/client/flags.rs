@@ -3,6 +3,7 @@
 
 use super::{ClientSpec, FallbackSpec};
 use crate::time::Dur;
+use crate::{Error, Result};
 
 /// Client settings given on the command line; unset ones keep the scenario's.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -19,12 +20,13 @@ pub struct ClientFlags {
 
 impl ClientFlags {
     /// Applies the flags to `client` and validates the result; the message names the flag.
-    pub fn apply(&self, client: &mut ClientSpec) -> Result<(), String> {
+    pub fn apply(&self, client: &mut ClientSpec) -> Result<()> {
         if let Some(t) = self.timeout {
             client.timeout = t;
         }
         if let Some(r) = self.retries {
-            client.retry.max_attempts = r.checked_add(1).ok_or("--retries: too many")?;
+            client.retry.max_attempts =
+                r.checked_add(1).ok_or_else(|| Error::invalid("--retries: too many"))?;
         }
         if let Some((base, multiplier)) = self.backoff {
             client.retry.base = base;
@@ -36,34 +38,37 @@ impl ClientFlags {
         if let Some(f) = &self.fallback {
             client.fallback = f.clone();
         }
-        client.validate().map_err(|e| format!("client flags: {e}"))
+        client.validate().map_err(|e| Error::invalid(format!("client flags: {e}")))
     }
 }
 
 /// Parses `--backoff BASE[*MULTIPLIER]`, e.g. `200ms` or `200ms*2`.
-pub fn parse_backoff(text: &str) -> Result<(Dur, Option<f64>), String> {
+pub fn parse_backoff(text: &str) -> Result<(Dur, Option<f64>)> {
     let (base, mult) = match text.split_once('*') {
         Some((b, m)) => (b, Some(m)),
         None => (text, None),
     };
-    let base = Dur::parse(base.trim()).map_err(|e| e.to_string())?;
-    let mult =
-        match mult {
-            Some(m) => Some(m.trim().parse::<f64>().ok().filter(|m| m.is_finite() && *m >= 1.0).ok_or_else(
-                || format!("expected BASE[*MULTIPLIER] with a multiplier >= 1, e.g. 200ms*2, found {text:?}"),
-            )?),
-            None => None,
-        };
+    let base = Dur::parse(base.trim()).map_err(|e| Error::invalid(e.to_string()))?;
+    let mult = match mult {
+        Some(m) => {
+            Some(m.trim().parse::<f64>().ok().filter(|m| m.is_finite() && *m >= 1.0).ok_or_else(|| {
+                Error::invalid(format!(
+                    "expected BASE[*MULTIPLIER] with a multiplier >= 1, e.g. 200ms*2, found {text:?}"
+                ))
+            })?)
+        }
+        None => None,
+    };
     Ok((base, mult))
 }
 
 /// Parses `--fallback none | cached[:LATENCY] | local[:LATENCY] | retry_queue:CYCLE`.
-pub fn parse_fallback(text: &str) -> Result<FallbackSpec, String> {
+pub fn parse_fallback(text: &str) -> Result<FallbackSpec> {
     let (kind, arg) = match text.split_once(':') {
         Some((k, a)) => (k.trim(), Some(a.trim())),
         None => (text.trim(), None),
     };
-    let dur = |default: Dur| arg.map_or(Ok(default), |a| Dur::parse(a).map_err(|e| e.to_string()));
+    let dur = |default: Dur| arg.map_or(Ok(default), |a| Dur::parse(a).map_err(Error::from));
     match kind {
         "none" if arg.is_none() => Ok(FallbackSpec::None),
         "cached" => Ok(FallbackSpec::Cached { latency: dur(Dur::from_millis(1))? }),
@@ -71,9 +76,9 @@ pub fn parse_fallback(text: &str) -> Result<FallbackSpec, String> {
         "retry_queue" if arg.is_some() => {
             Ok(FallbackSpec::RetryQueue { cycle: dur(Dur::ZERO)?, latency: Dur::from_millis(1) })
         }
-        _ => Err(format!(
+        _ => Err(Error::invalid(format!(
             "expected none, cached[:LATENCY], local[:LATENCY] or retry_queue:CYCLE, found {text:?}"
-        )),
+        ))),
     }
 }
 
@@ -107,8 +112,8 @@ mod tests {
     #[test]
     fn bad_flag_values_say_what_is_expected() {
         assert!(parse_backoff("fast").is_err());
-        assert!(parse_backoff("100ms*0.5").unwrap_err().contains("multiplier >= 1"));
-        assert!(parse_fallback("cache").unwrap_err().contains("expected none, cached"));
+        assert!(parse_backoff("100ms*0.5").unwrap_err().to_string().contains("multiplier >= 1"));
+        assert!(parse_fallback("cache").unwrap_err().to_string().contains("expected none, cached"));
         assert_eq!(
             parse_fallback("local:20ms").unwrap(),
             FallbackSpec::Local { latency: Dur::from_millis(20) }
@@ -117,6 +122,6 @@ mod tests {
         assert!(parse_fallback("retry_queue:0s").map(|f| f.validate()).unwrap().is_err());
         let e = ClientFlags { timeout: Some(Dur::ZERO), ..ClientFlags::default() }
             .apply(&mut ClientSpec::default());
-        assert!(e.unwrap_err().contains("timeout"), "zero timeout");
+        assert!(e.unwrap_err().to_string().contains("timeout"), "zero timeout");
     }
 }

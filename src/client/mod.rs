@@ -7,6 +7,8 @@
 use crate::outcome::OutcomeClass;
 use crate::rng::Rng;
 use crate::time::{Dur, SimTime};
+use crate::units::{de_at_least_one, de_positive_dur, de_positive_dur_opt};
+use crate::{Error, Result};
 use rand::RngExt;
 use serde::{Deserialize, Deserializer, Serialize};
 
@@ -61,18 +63,18 @@ impl ClientSpec {
 
     /// Cross-field checks (and the field checks, for a spec built in code); the message names
     /// the field.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<()> {
         if self.timeout.is_zero() {
-            return Err("`timeout` must be longer than 0".into());
+            return Err(Error::invalid("`timeout` must be longer than 0"));
         }
         if self.instances == 0 {
-            return Err("`instances` must be at least 1".into());
+            return Err(Error::invalid("`instances` must be at least 1"));
         }
-        self.retry.validate().map_err(|e| format!("retry: {e}"))?;
+        self.retry.validate().map_err(|e| Error::invalid(format!("retry: {e}")))?;
         if let Some(process) = &self.process {
             process.validate()?;
         }
-        self.fallback.validate().map_err(|e| format!("fallback: {e}"))
+        self.fallback.validate().map_err(|e| Error::invalid(format!("fallback: {e}")))
     }
 }
 
@@ -141,14 +143,17 @@ impl Default for RetrySpec {
 
 impl RetrySpec {
     /// Cross-field checks; the message names the field.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<()> {
         if self.max_attempts == 0 {
-            return Err("`max_attempts` must be at least 1 (1 means no retries)".into());
+            return Err(Error::invalid("`max_attempts` must be at least 1 (1 means no retries)"));
         }
         check_multiplier(self.multiplier)?;
         check_retry_on(&self.retry_on)?;
         if self.base > self.cap {
-            return Err(format!("`base` ({}) must not be longer than `cap` ({})", self.base, self.cap));
+            return Err(Error::invalid(format!(
+                "`base` ({}) must not be longer than `cap` ({})",
+                self.base, self.cap
+            )));
         }
         self.budget.validate()
     }
@@ -243,10 +248,10 @@ pub enum FallbackSpec {
 
 impl FallbackSpec {
     /// Checks the fields (for a spec built in code); the message names the field.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<()> {
         match self {
             FallbackSpec::RetryQueue { cycle, .. } if cycle.is_zero() => {
-                Err("`cycle` must be longer than 0".into())
+                Err(Error::invalid("`cycle` must be longer than 0"))
             }
             _ => Ok(()),
         }
@@ -296,14 +301,14 @@ struct RawFallback {
 }
 
 impl TryFrom<RawFallback> for FallbackSpec {
-    type Error = String;
-    fn try_from(raw: RawFallback) -> Result<FallbackSpec, String> {
+    type Error = crate::Error;
+    fn try_from(raw: RawFallback) -> Result<FallbackSpec> {
         if raw.kind != FallbackKind::RetryQueue && raw.cycle.is_some() {
-            return Err("`cycle` applies only to kind `retry_queue`".into());
+            return Err(Error::invalid("`cycle` applies only to kind `retry_queue`"));
         }
         match raw.kind {
             FallbackKind::None if raw.latency.is_some() => {
-                Err("`latency` does not apply to kind `none` (there is no fallback answer)".into())
+                Err(Error::invalid("`latency` does not apply to kind `none` (there is no fallback answer)"))
             }
             FallbackKind::None => Ok(FallbackSpec::None),
             FallbackKind::Cached => {
@@ -317,37 +322,17 @@ impl TryFrom<RawFallback> for FallbackSpec {
                     cycle,
                     latency: raw.latency.unwrap_or(Dur::from_millis(1)),
                 }),
-                None => Err("kind `retry_queue` needs `cycle` (e.g. \"15m\")".into()),
+                None => Err(Error::invalid("kind `retry_queue` needs `cycle` (e.g. \"15m\")")),
             },
         }
     }
 }
 
-fn de_positive_dur<'de, D: Deserializer<'de>>(d: D) -> Result<Dur, D::Error> {
-    let v = Dur::deserialize(d)?;
-    if v.is_zero() {
-        return Err(serde::de::Error::custom("expected a duration longer than 0"));
-    }
-    Ok(v)
-}
-
-fn de_positive_dur_opt<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Dur>, D::Error> {
-    de_positive_dur(d).map(Some)
-}
-
-fn de_at_least_one<'de, D: Deserializer<'de>>(d: D) -> Result<u32, D::Error> {
-    let v = i64::deserialize(d)?;
-    if !(1..=i64::from(u32::MAX)).contains(&v) {
-        return Err(serde::de::Error::custom(format!("expected a whole number of at least 1, found {v}")));
-    }
-    Ok(v as u32)
-}
-
-fn check_multiplier(v: f64) -> Result<(), String> {
+fn check_multiplier(v: f64) -> Result<()> {
     if v.is_finite() && v >= 1.0 {
         Ok(())
     } else {
-        Err(format!("`multiplier` must be a number >= 1 (delays never shrink), found {v}"))
+        Err(Error::invalid(format!("`multiplier` must be a number >= 1 (delays never shrink), found {v}")))
     }
 }
 
@@ -357,9 +342,9 @@ fn de_multiplier<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
     Ok(v)
 }
 
-fn check_retry_on(classes: &[OutcomeClass]) -> Result<(), String> {
+fn check_retry_on(classes: &[OutcomeClass]) -> Result<()> {
     if classes.contains(&OutcomeClass::Ok) {
-        return Err("`retry_on` cannot contain `ok`: a good answer is never retried".into());
+        return Err(Error::invalid("`retry_on` cannot contain `ok`: a good answer is never retried"));
     }
     Ok(())
 }
@@ -576,8 +561,14 @@ mod tests {
             retry: RetrySpec { base: Dur::from_secs(20), ..RetrySpec::default() },
             ..ClientSpec::default()
         };
-        assert!(built.validate().unwrap_err().contains("`base` (20s) must not be longer than `cap` (10s)"));
+        assert!(
+            built
+                .validate()
+                .unwrap_err()
+                .to_string()
+                .contains("`base` (20s) must not be longer than `cap` (10s)")
+        );
         let built = ClientSpec { instances: 0, ..ClientSpec::default() };
-        assert!(built.validate().unwrap_err().contains("`instances`"));
+        assert!(built.validate().unwrap_err().to_string().contains("`instances`"));
     }
 }

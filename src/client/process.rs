@@ -3,6 +3,7 @@
 
 use crate::time::{Dur, SimTime};
 use crate::upstream::TimeOfDay;
+use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
 
 /// What survives a restart of the client process.
@@ -40,12 +41,12 @@ pub struct ProcessSpec {
 
 impl ProcessSpec {
     /// `every` must be positive; `at` and `offset` exclude each other.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<()> {
         if self.every.is_zero() {
-            return Err("process: `every` must be longer than 0s".into());
+            return Err(Error::invalid("process: `every` must be longer than 0s"));
         }
         if self.at.is_some() && self.offset.is_some() {
-            return Err("process: give `at` or `offset`, not both".into());
+            return Err(Error::invalid("process: give `at` or `offset`, not both"));
         }
         Ok(())
     }

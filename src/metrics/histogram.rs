@@ -34,6 +34,7 @@ pub struct LatencyHistogram {
 }
 
 /// The bucket holding `v` microseconds.
+#[inline]
 fn bucket_index(v: u64) -> usize {
     if v < SUB {
         v as usize
@@ -78,6 +79,7 @@ impl LatencyHistogram {
     }
 
     /// Adds one value. Allocates nothing.
+    #[inline(always)]
     pub fn record(&mut self, d: Dur) {
         let v = d.micros();
         self.counts[bucket_index(v)] += 1;

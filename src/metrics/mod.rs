@@ -11,12 +11,16 @@ mod recorder;
 mod score;
 mod snapshots;
 
-pub use histogram::{BUCKETS as LATENCY_BUCKETS, LatencyHistogram};
 pub use metric::{Metric, Unit};
 pub use objective::{Objective, check_weight};
 pub use recorder::{
-    AttemptKind, CallRecord, Counters, Ending, FallbackKind, Finish, MAX_TIMELINE_BINS, ProviderRecord,
-    RECOVERY_WINDOW, Recorder, RecorderOptions, RunRecord, Timeline, TimelineBin,
+    AttemptKind, CallRecord, Ending, FallbackKind, Finish, RECOVERY_WINDOW, Recorder, RecorderOptions,
+    RunRecord, TimelineBin,
 };
-pub use score::{Metrics, ProviderTraffic, ScoringOptions, score};
+pub use score::{Metrics, ScoringOptions, score};
 pub use snapshots::{Moment, Snapshot, Snapshots};
+
+#[cfg(test)]
+pub use recorder::Counters;
+#[cfg(test)]
+pub use score::ProviderTraffic;

@@ -2,6 +2,7 @@
 //! `sweep` alike. Lower cost is better; a negative weight rewards a metric (e.g. availability).
 
 use super::metric::Metric;
+use crate::{Error, Result};
 
 /// Weights over metrics, in the order written: `cost = Σ weight · metric`, summed in that order
 /// (so the float result is reproducible), where a metric with no value in a run (no incidents,
@@ -80,10 +81,10 @@ impl Objective {
 }
 
 /// Checks a weight read from a file or the command line: a finite number.
-pub fn check_weight(value: Option<f64>, text: &str) -> Result<f64, String> {
+pub fn check_weight(value: Option<f64>, text: &str) -> Result<f64> {
     match value {
         Some(w) if w.is_finite() => Ok(w),
-        _ => Err(format!("expected a finite number as the weight, found {text:?}")),
+        _ => Err(Error::invalid(format!("expected a finite number as the weight, found {text:?}"))),
     }
 }
 
@@ -109,6 +110,6 @@ mod tests {
         sorted.sort();
         assert_eq!(names, sorted);
         assert!(!names.contains(&"cost"));
-        assert!(check_weight(Some(f64::NAN), "nan").unwrap_err().contains("finite number"));
+        assert!(check_weight(Some(f64::NAN), "nan").unwrap_err().to_string().contains("finite number"));
     }
 }

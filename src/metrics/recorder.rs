@@ -8,6 +8,7 @@ use crate::outcome::{OutcomeClass, Verdict};
 use crate::policy::{Evidence, State, Transition};
 use crate::time::{Dur, SimTime};
 use crate::truth::{Expect, IncidentWindow};
+use crate::{Error, Result};
 
 /// Most timeline bins [`Recorder::new`] will lay out for the horizon; a finer bin is widened to
 /// `ceil(horizon / MAX_TIMELINE_BINS)`. [`RecorderOptions::validate`] reports it as an error
@@ -30,17 +31,19 @@ pub struct RecorderOptions {
 
 impl RecorderOptions {
     /// Checks the timeline bin: not zero, and at most [`MAX_TIMELINE_BINS`] bins over the horizon.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<()> {
         if let Some(bin) = self.timeline_bin {
             if bin.is_zero() {
-                return Err("timeline bin: expected a positive duration such as \"1m\", found 0".into());
+                return Err(Error::invalid(
+                    "timeline bin: expected a positive duration such as \"1m\", found 0",
+                ));
             }
             let bins = self.horizon.micros().div_ceil(bin.micros());
             if bins > MAX_TIMELINE_BINS {
-                return Err(format!(
+                return Err(Error::invalid(format!(
                     "timeline bin {bin}: expected at most {MAX_TIMELINE_BINS} bins over the horizon, \
                      found {bins}; use a wider bin"
-                ));
+                )));
             }
         }
         Ok(())
@@ -280,6 +283,46 @@ pub struct Timeline {
     pub bin: Dur,
     /// Bins in time order, starting at 0.
     pub bins: Vec<TimelineBin>,
+    /// With `[[providers]]`: the true health of each provider after the first (file order;
+    /// the bins' own `true_*` fields are the first's), bin for bin.
+    pub other_providers: Vec<ProviderHealth>,
+}
+
+/// One provider's true health per timeline bin: every arrival's first answer as this provider
+/// would give it, whether or not the breaker or the router sent the request there.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProviderHealth {
+    /// The provider's name.
+    pub name: String,
+    /// Per bin, in the timeline's order.
+    pub bins: Vec<HealthBin>,
+}
+
+/// The true health of one bin: answers, errors among them, and their p95 latency.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct HealthBin {
+    /// Requests that arrived in the bin.
+    pub answers: u64,
+    /// Of those, answers of class `error` or `rate_limited`.
+    pub errors: u64,
+    /// p95 of their latency.
+    pub p95: Option<Dur>,
+}
+
+impl HealthBin {
+    /// The error rate; `None` when nothing arrived.
+    pub fn error_rate(&self) -> Option<f64> {
+        (self.answers > 0).then(|| self.errors as f64 / self.answers as f64)
+    }
+}
+
+/// A provider after the first, while recording: its bins, and the histogram of the bin
+/// `bin` being filled.
+#[derive(Clone, Debug)]
+struct ProviderHealthRecorder {
+    health: ProviderHealth,
+    histogram: LatencyHistogram,
+    bin: usize,
 }
 
 /// Everything one run recorded, handed to [`super::score`] and the CSV writers.
@@ -369,6 +412,8 @@ pub struct Recorder {
     /// The same for the true answers ([`Recorder::true_answer`]), in arrival order.
     health: LatencyHistogram,
     health_bin: usize,
+    /// The true health of the providers after the first (multi-provider runs with a timeline).
+    other_health: Vec<ProviderHealthRecorder>,
     /// Multi-provider bookkeeping, when enabled.
     routing: Option<Routing>,
 }
@@ -417,6 +462,7 @@ impl Recorder {
             scratch_bin: 0,
             health: LatencyHistogram::new(),
             health_bin: 0,
+            other_health: Vec::new(),
             routing: None,
         }
     }
@@ -447,6 +493,20 @@ impl Recorder {
             .collect::<Vec<_>>();
         let cursors = vec![0; providers.len()];
         self.routing = Some(Routing { providers, cursors });
+        if self.bin.is_some() {
+            self.other_health = names
+                .iter()
+                .skip(1)
+                .map(|name| ProviderHealthRecorder {
+                    health: ProviderHealth {
+                        name: name.clone(),
+                        bins: vec![HealthBin::default(); self.bins.len()],
+                    },
+                    histogram: LatencyHistogram::new(),
+                    bin: 0,
+                })
+                .collect();
+        }
     }
 
     /// A routing pass started at `at` and passed over the providers in the `passed_over` mask
@@ -484,6 +544,7 @@ impl Recorder {
     }
 
     /// The timeline bin holding `at`, created if the run went past the horizon.
+    #[inline]
     fn bin_mut(&mut self, at: SimTime) -> Option<&mut TimelineBin> {
         let b = self.bin?;
         let idx = (at.micros() / b.micros()) as usize;
@@ -495,6 +556,7 @@ impl Recorder {
     }
 
     /// A request arrived.
+    #[inline(always)]
     pub fn request_arrived(&mut self, at: SimTime) {
         self.counters.requests += 1;
         if let Some(bin) = self.bin_mut(at) {
@@ -503,6 +565,7 @@ impl Recorder {
     }
 
     /// A breaker rejected an attempt (each rejection, first try or retry).
+    #[inline]
     pub fn rejected(&mut self, at: SimTime, _instance: usize) {
         self.counters.rejections += 1;
         if let Some(bin) = self.bin_mut(at) {
@@ -521,6 +584,7 @@ impl Recorder {
     }
 
     /// An attempt went upstream.
+    #[inline(always)]
     pub fn attempt_sent(&mut self, at: SimTime, instance: usize, kind: AttemptKind) {
         let c = &mut self.counters;
         c.attempts += 1;
@@ -567,6 +631,7 @@ impl Recorder {
 
     /// An attempt's result reached the client: class as seen (`Timeout` if it timed out), the
     /// policy's verdict, latency as the client saw it.
+    #[inline(always)]
     pub fn attempt_done(
         &mut self,
         at: SimTime,
@@ -613,6 +678,7 @@ impl Recorder {
 
     /// Whether the run keeps a timeline, so the engine should report each arrival's true
     /// answer ([`Recorder::true_answer`]); sweeps without a timeline skip that draw.
+    #[inline]
     pub fn records_health(&self) -> bool {
         self.bin.is_some()
     }
@@ -633,6 +699,29 @@ impl Recorder {
             if matches!(class, OutcomeClass::Error | OutcomeClass::RateLimited) {
                 bin.true_errors += 1;
             }
+        }
+    }
+
+    /// The answer provider `provider` (file order, 1 or more; 0 is [`Recorder::true_answer`])
+    /// gives a request's first attempt at its arrival `at`, wherever the request went. Ignored
+    /// without routing or a timeline. Allocates nothing (the bins are laid out over the horizon;
+    /// an arrival after it is not binned).
+    pub fn true_answer_of(&mut self, provider: usize, at: SimTime, class: OutcomeClass, latency: Dur) {
+        let (Some(b), Some(p)) = (self.bin, provider.checked_sub(1)) else { return };
+        let Some(rec) = self.other_health.get_mut(p) else { return };
+        let idx = (at.micros() / b.micros()) as usize;
+        if idx >= rec.health.bins.len() {
+            return;
+        }
+        if idx != rec.bin {
+            fold_provider(rec);
+            rec.bin = idx;
+        }
+        rec.histogram.record(latency);
+        let bin = &mut rec.health.bins[idx];
+        bin.answers += 1;
+        if matches!(class, OutcomeClass::Error | OutcomeClass::RateLimited) {
+            bin.errors += 1;
         }
     }
 
@@ -719,6 +808,7 @@ impl Recorder {
     /// breaker rejected it at `t` (the fallback may answer a little later, at `at`). Rejection
     /// times arrive in event order, so the incident cursor only moves forward.
     /// Allocates nothing.
+    #[inline(always)]
     pub fn request_done(&mut self, arrival: SimTime, at: SimTime, finish: Finish, shed: Option<SimTime>) {
         self.latency.record(at - arrival);
         let c = &mut self.counters;
@@ -766,6 +856,7 @@ impl Recorder {
         }
         self.fold_scratch();
         self.fold_health();
+        self.other_health.iter_mut().for_each(fold_provider);
         let instances = self.states.len();
         let timeline = self.bin.map(|b| {
             let span_end = end.max(self.horizon);
@@ -782,7 +873,14 @@ impl Recorder {
                 let seen = bin.end.min(end).micros().saturating_sub(bin.start.micros());
                 bin.observed = Dur(seen.saturating_mul(instances as u64));
             }
-            Timeline { bin: b, bins: self.bins }
+            let other_providers = std::mem::take(&mut self.other_health)
+                .into_iter()
+                .map(|mut r| {
+                    r.health.bins.resize(self.bins.len(), HealthBin::default());
+                    r.health
+                })
+                .collect();
+            Timeline { bin: b, bins: self.bins, other_providers }
         });
         let c = self.counters;
         RunRecord {
@@ -824,6 +922,17 @@ fn recovery_minutes(truth: &[IncidentWindow]) -> Vec<(SimTime, SimTime)> {
 }
 
 /// Bin `i` of width `b`, all counts zero.
+/// Stores a provider's histogram p95 in the bin it was filled for and empties it.
+fn fold_provider(rec: &mut ProviderHealthRecorder) {
+    if rec.histogram.count() == 0 {
+        return;
+    }
+    if let Some(bin) = rec.health.bins.get_mut(rec.bin) {
+        bin.p95 = rec.histogram.percentile_permille(950);
+    }
+    rec.histogram.clear();
+}
+
 fn empty_bin(i: u64, b: Dur) -> TimelineBin {
     let start = i.saturating_mul(b.micros());
     TimelineBin {
@@ -972,6 +1081,46 @@ mod tests {
     }
 
     #[test]
+    fn other_providers_true_health_is_binned_apart() {
+        let mut r = Recorder::new(RecorderOptions {
+            horizon: s(20),
+            instances: 2,
+            timeline_bin: Some(Dur::from_secs(10)),
+            truth: vec![],
+        });
+        let names = ["primary".to_string(), "secondary".to_string()];
+        r.enable_routing(&names, &[1.0, 2.0], &[vec![], vec![]]);
+        // The first provider's answers go to the bins' own fields, the second's apart.
+        r.true_answer(s(1), OutcomeClass::Error, Dur::from_millis(5));
+        r.true_answer_of(1, s(1), OutcomeClass::Ok, Dur::from_millis(100));
+        r.true_answer_of(1, s(2), OutcomeClass::RateLimited, Dur::from_millis(300));
+        r.true_answer_of(1, s(12), OutcomeClass::Ok, Dur::from_millis(50));
+        // Provider 0 is not an "other" provider, and one past the last is ignored.
+        r.true_answer_of(0, s(3), OutcomeClass::Ok, Dur::from_millis(1));
+        r.true_answer_of(2, s(3), OutcomeClass::Ok, Dur::from_millis(1));
+        let tl = r.finish(s(20)).timeline.unwrap();
+        assert_eq!((tl.bins[0].true_answers, tl.bins[0].true_errors), (1, 1));
+        let [other] = tl.other_providers.as_slice() else { panic!("{:?}", tl.other_providers) };
+        assert_eq!(other.name, "secondary");
+        assert_eq!(other.bins.len(), tl.bins.len());
+        assert_eq!((other.bins[0].answers, other.bins[0].errors), (2, 1));
+        assert_eq!(other.bins[0].error_rate(), Some(0.5));
+        let p95 = other.bins[0].p95.unwrap().as_millis_f64();
+        assert!((p95 - 300.0).abs() <= 300.0 * 0.01, "{p95}");
+        assert_eq!((other.bins[1].answers, other.bins[1].error_rate()), (1, Some(0.0)));
+        // Without a timeline nothing is kept.
+        let mut none = Recorder::new(RecorderOptions {
+            horizon: s(20),
+            instances: 2,
+            timeline_bin: None,
+            truth: vec![],
+        });
+        none.enable_routing(&names, &[1.0, 2.0], &[vec![], vec![]]);
+        none.true_answer_of(1, s(1), OutcomeClass::Ok, Dur::from_millis(1));
+        assert!(none.finish(s(20)).timeline.is_none());
+    }
+
+    #[test]
     fn true_health_is_binned_from_every_arrival_whatever_the_breaker_did() {
         let mut r = Recorder::new(RecorderOptions {
             horizon: s(20),
@@ -1022,14 +1171,14 @@ mod tests {
         assert_eq!(tl.bins[3].fraction(State::Closed), Some(1.0));
         let zero =
             RecorderOptions { horizon: s(20), instances: 1, timeline_bin: Some(Dur::ZERO), truth: vec![] };
-        assert!(zero.validate().unwrap_err().contains("positive"));
+        assert!(zero.validate().unwrap_err().to_string().contains("positive"));
         let fine = RecorderOptions {
             horizon: s(86_400 * 7),
             instances: 1,
             timeline_bin: Some(Dur(1)),
             truth: vec![],
         };
-        assert!(fine.validate().unwrap_err().contains("at most 200000 bins"));
+        assert!(fine.validate().unwrap_err().to_string().contains("at most 200000 bins"));
         assert!(Recorder::new(zero).finish(s(20)).timeline.is_none());
     }
 }

@@ -154,6 +154,13 @@ impl AiServiceBreaker {
             consecutive_successes: 0,
         }
     }
+
+    /// `_transition_to` from `record`: the move, stamped as the last state change (the
+    /// passive move to half-open in `admit` does not stamp it).
+    fn stamped(&mut self, now: SimTime, to: State, reason: &'static str, out: &mut Transitions) {
+        self.phase.enter(now, to, reason, self.evidence_for(now, out), out);
+        self.last_state_change = now;
+    }
 }
 
 impl Breaker for AiServiceBreaker {
@@ -187,14 +194,7 @@ impl Breaker for AiServiceBreaker {
                 if self.phase.state() == State::HalfOpen {
                     self.half_open_calls -= 1;
                     if self.consecutive_successes >= u64::from(self.cfg.success_threshold) {
-                        self.phase.enter(
-                            now,
-                            State::Closed,
-                            "probe_successes",
-                            self.evidence_for(now, out),
-                            out,
-                        );
-                        self.last_state_change = now;
+                        self.stamped(now, State::Closed, "probe_successes", out);
                         self.consecutive_failures = 0;
                         self.consecutive_successes = 0;
                     }
@@ -206,19 +206,11 @@ impl Breaker for AiServiceBreaker {
                 match self.phase.state() {
                     State::Closed => {
                         if self.consecutive_failures >= u64::from(self.cfg.failure_threshold) {
-                            self.phase.enter(
-                                now,
-                                State::Open,
-                                "consecutive_failures",
-                                self.evidence_for(now, out),
-                                out,
-                            );
-                            self.last_state_change = now;
+                            self.stamped(now, State::Open, "consecutive_failures", out);
                         }
                     }
                     State::HalfOpen => {
-                        self.phase.enter(now, State::Open, "probe_failed", self.evidence_for(now, out), out);
-                        self.last_state_change = now;
+                        self.stamped(now, State::Open, "probe_failed", out);
                     }
                     State::Open => {}
                 }

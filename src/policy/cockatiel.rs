@@ -45,7 +45,8 @@ use super::evidence::{Evidence, Item, Test, Unit};
 use super::family::{Family, Preset};
 use super::library::{ExportInput, Library, commented, js_ms, num};
 use super::machine::{Admission, Breaker, Observation, Phase, State, Ticket, Transitions};
-use super::param::{ParamMeta, PolicyError, impossible, invalid};
+use super::param::{ParamMeta, PolicyError, at_least_one, impossible, invalid, longer_than_zero};
+use crate::Result;
 use crate::outcome::{Classifier, Verdict};
 use crate::rng::{Rng, rng_from_u64, unit};
 use crate::time::{Dur, SimTime};
@@ -249,22 +250,16 @@ impl Family for CockatielConfig {
     ];
 
     fn validate(&self) -> Result<(), PolicyError> {
-        if self.half_open_after.is_zero() {
-            return Err(invalid("half_open_after", "a duration greater than 0", "0s"));
-        }
+        longer_than_zero("half_open_after", self.half_open_after)?;
         if self.half_open_backoff == CockatielBackoff::Exponential {
-            if self.max_delay.is_zero() {
-                return Err(invalid("max_delay", "a duration greater than 0", "0s"));
-            }
+            longer_than_zero("max_delay", self.max_delay)?;
             if !(self.exponent.is_finite() && self.exponent > 1.0) {
                 return Err(invalid("exponent", "a number greater than 1", &self.exponent.to_string()));
             }
         }
         match self.breaker {
             CockatielKind::Consecutive => {
-                if self.consecutive_threshold == 0 {
-                    return Err(invalid("consecutive_threshold", "at least 1", "0"));
-                }
+                at_least_one("consecutive_threshold", self.consecutive_threshold)?;
             }
             CockatielKind::Count | CockatielKind::Sampling => {
                 let t = self.threshold;
@@ -299,7 +294,7 @@ impl Family for CockatielConfig {
         CockatielBreaker::new(self.clone(), seed)
     }
 
-    fn export(&self, lib: Library, input: &ExportInput) -> Option<Result<String, String>> {
+    fn export(&self, lib: Library, input: &ExportInput) -> Option<Result<String>> {
         (lib == Library::Cockatiel).then(|| cockatiel(input.header, self))
     }
 }
@@ -638,7 +633,7 @@ impl Breaker for CockatielBreaker {
 }
 
 /// The configuration in Cockatiel's syntax.
-fn cockatiel(header: &[String], c: &CockatielConfig) -> Result<String, String> {
+fn cockatiel(header: &[String], c: &CockatielConfig) -> Result<String> {
     let mut s = String::new();
     commented(&mut s, "//", header);
     let (import, breaker) = match c.breaker {

@@ -23,7 +23,7 @@
 use super::evidence::{Evidence, Test};
 use super::family::{Family, Preset};
 use super::machine::{Admission, Breaker, Observation, Phase, State, Ticket, Transitions};
-use super::param::{ParamMeta, PolicyError, invalid};
+use super::param::{ParamMeta, PolicyError, at_least_one, invalid, longer_than_zero};
 use super::window::{Edge, ExactWindow, Sample, connector_p95_index, percentile_exceeds};
 use crate::outcome::{Classifier, Verdict};
 use crate::time::{Dur, SimTime};
@@ -125,9 +125,7 @@ impl Family for ConnectorConfig {
     ];
 
     fn validate(&self) -> Result<(), PolicyError> {
-        if self.window.is_zero() {
-            return Err(invalid("window", "a duration greater than 0", "0s"));
-        }
+        longer_than_zero("window", self.window)?;
         if !(self.error_rate_open.is_finite() && (0.0..=1.0).contains(&self.error_rate_open)) {
             return Err(invalid(
                 "error_rate_open",
@@ -135,9 +133,7 @@ impl Family for ConnectorConfig {
                 &self.error_rate_open.to_string(),
             ));
         }
-        if self.half_open_success == 0 {
-            return Err(invalid("half_open_success", "at least 1", "0"));
-        }
+        at_least_one("half_open_success", self.half_open_success)?;
         Ok(())
     }
 

@@ -30,9 +30,10 @@ use super::evidence::{Evidence, Test};
 use super::family::{Family, Preset};
 use super::library::{ExportInput, Library, commented, proto_duration};
 use super::machine::{Admission, Breaker, Observation, Phase, State, Ticket, Transitions};
-use super::param::{ParamMeta, PolicyError, impossible, invalid};
+use super::param::{ParamMeta, PolicyError, at_least_one, impossible, invalid};
 use crate::outcome::{Classifier, OutcomeClass, Verdict};
 use crate::time::{Dur, SimTime};
+use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 
@@ -97,9 +98,7 @@ impl Family for EnvoyConfig {
     ];
 
     fn validate(&self) -> Result<(), PolicyError> {
-        if self.consecutive_5xx == 0 {
-            return Err(invalid("consecutive_5xx", "at least 1", "0"));
-        }
+        at_least_one("consecutive_5xx", self.consecutive_5xx)?;
         if self.interval < Dur::from_millis(1) {
             return Err(invalid("interval", "at least 1ms", &self.interval.to_string()));
         }
@@ -119,7 +118,7 @@ impl Family for EnvoyConfig {
         EnvoyBreaker::new(self.clone())
     }
 
-    fn export(&self, lib: Library, input: &ExportInput) -> Option<Result<String, String>> {
+    fn export(&self, lib: Library, input: &ExportInput) -> Option<Result<String>> {
         if lib != Library::Envoy {
             return None;
         }
@@ -129,9 +128,9 @@ impl Family for EnvoyConfig {
             input.classifier.verdict(k) == want
         });
         if !exact {
-            return Some(Err(
-                "consecutive_5xx counts exactly the 5xx responses (errors and gateway timeouts) and every other response resets it; failure_on/ignore must be error,timeout / none".into(),
-            ));
+            return Some(Err(Error::invalid(
+                "consecutive_5xx counts exactly the 5xx responses (errors and gateway timeouts) and every other response resets it; failure_on/ignore must be error,timeout / none",
+            )));
         }
         Some(Ok(envoy(input.header, self)))
     }

@@ -21,7 +21,7 @@ pub fn export(cfg: &PolicyConfig, lib: Library, name: &str) -> Result<String, Ex
     cfg.family_config().export(lib, &input).map_err(|reason| ExportError::Unsupported {
         library: lib.name(),
         label: cfg.label(),
-        reason,
+        reason: reason.to_string(),
     })
 }
 

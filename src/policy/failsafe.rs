@@ -37,8 +37,9 @@ use super::evidence::{Evidence, Test};
 use super::family::{Family, Preset};
 use super::library::{ExportInput, Library, commented, go_duration};
 use super::machine::{Admission, Breaker, Observation, Phase, State, Ticket, Transitions};
-use super::param::{ParamMeta, PolicyError, impossible, invalid};
+use super::param::{ParamMeta, PolicyError, at_least_one, impossible, invalid, longer_than_zero};
 use super::window::{CountWindow, Sample};
+use crate::Result;
 use crate::outcome::{Classifier, Verdict};
 use crate::time::{Dur, SimTime};
 use serde::{Deserialize, Serialize};
@@ -161,9 +162,7 @@ impl Family for FailsafeConfig {
     ];
 
     fn validate(&self) -> Result<(), PolicyError> {
-        if self.failure_threshold == 0 {
-            return Err(invalid("failure_threshold", "at least 1", "0"));
-        }
+        at_least_one("failure_threshold", self.failure_threshold)?;
         if self.failure_rate_threshold > 100 {
             return Err(invalid(
                 "failure_rate_threshold",
@@ -201,9 +200,7 @@ impl Family for FailsafeConfig {
                 self.half_open_capacity()
             )));
         }
-        if self.delay.is_zero() {
-            return Err(invalid("delay", "a duration greater than 0", "0s"));
-        }
+        longer_than_zero("delay", self.delay)?;
         Ok(())
     }
 
@@ -211,7 +208,7 @@ impl Family for FailsafeConfig {
         FailsafeBreaker::new(self.clone())
     }
 
-    fn export(&self, lib: Library, input: &ExportInput) -> Option<Result<String, String>> {
+    fn export(&self, lib: Library, input: &ExportInput) -> Option<Result<String>> {
         (lib == Library::FailsafeGo).then(|| Ok(failsafe(input.header, self)))
     }
 }

@@ -7,6 +7,7 @@
 use super::library::{ExportInput, Library};
 use super::machine::Breaker;
 use super::param::{ParamMeta, PolicyError};
+use crate::Result;
 use crate::outcome::Classifier;
 use crate::time::{Dur, SimTime};
 use serde::Serialize;
@@ -61,7 +62,7 @@ pub trait Family: Serialize + DeserializeOwned + Clone + Debug + PartialEq + 'st
 
     /// Writes this configuration in `lib`'s syntax (`Err` with the reason when `lib` cannot
     /// express it), or `None` when the family is not `lib`'s state machine.
-    fn export(&self, _lib: Library, _input: &ExportInput) -> Option<Result<String, String>> {
+    fn export(&self, _lib: Library, _input: &ExportInput) -> Option<Result<String>> {
         None
     }
 

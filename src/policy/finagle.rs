@@ -31,7 +31,7 @@
 use super::evidence::{Evidence, Test};
 use super::family::{Family, Preset};
 use super::machine::{Admission, Breaker, Observation, Phase, State, Ticket, Transitions};
-use super::param::{ParamMeta, PolicyError, impossible, invalid};
+use super::param::{ParamMeta, PolicyError, impossible, invalid, longer_than_zero};
 use super::window::{Edge, FailureTimes};
 use crate::outcome::{Classifier, Verdict};
 use crate::rng::{Rng, rng_from_u64, unit};
@@ -120,9 +120,7 @@ impl Family for FinagleConfig {
         if r == 0.0 && self.consecutive_failures == 0 {
             return Err(impossible("both policies are off: set success_rate or consecutive_failures".into()));
         }
-        if self.backoff_start.is_zero() {
-            return Err(invalid("backoff_start", "a duration greater than 0", "0s"));
-        }
+        longer_than_zero("backoff_start", self.backoff_start)?;
         if self.backoff_max < self.backoff_start {
             return Err(impossible(format!(
                 "backoff_max ({}) is shorter than backoff_start ({})",

@@ -26,7 +26,7 @@
 use super::evidence::{Evidence, Test};
 use super::family::{Family, Preset};
 use super::machine::{Admission, Breaker, Observation, Phase, State, Ticket, Transitions};
-use super::param::{ParamMeta, PolicyError, invalid};
+use super::param::{ParamMeta, PolicyError, invalid, longer_than_zero};
 use super::window::{Edge, FailureTimes};
 use crate::outcome::{Classifier, Verdict};
 use crate::time::{Dur, SimTime};
@@ -89,9 +89,7 @@ impl Family for GateConfig {
         if self.max_failures == 0 {
             return Err(invalid("max_failures", "at least 1 (0 would reject every call while closed)", "0"));
         }
-        if self.window.is_zero() {
-            return Err(invalid("window", "a duration greater than 0", "0s"));
-        }
+        longer_than_zero("window", self.window)?;
         Ok(())
     }
 

@@ -30,13 +30,14 @@ use super::evidence::{Evidence, Test};
 use super::family::{Family, Preset};
 use super::library::{ExportInput, Library};
 use super::machine::{Admission, Breaker, Observation, Phase, State, Ticket, Transitions};
-use super::param::{ParamMeta, PolicyError, impossible, invalid};
+use super::param::{ParamMeta, PolicyError, at_least_one, impossible, invalid, longer_than_zero};
 use super::resilience4j::{Resilience4jConfig, SlidingWindowType, spring_yaml};
 use super::window::{BucketWindow, CountWindow, Edge, ExactWindow, FailureTimes, Sample, Tally, Window};
 use super::window::{nearest_rank_index, percentile_exceeds};
 use crate::outcome::{Classifier, Verdict};
 use crate::rng::{Rng, rng_from_u64, unit};
 use crate::time::{Dur, SimTime};
+use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
 
 /// How a measured value is compared with its threshold.
@@ -344,9 +345,7 @@ impl Family for GenericConfig {
                 &self.latency_percentile.to_string(),
             ));
         }
-        if self.open_duration.is_zero() {
-            return Err(invalid("open_duration", "a duration greater than 0", "0s"));
-        }
+        longer_than_zero("open_duration", self.open_duration)?;
         if !(self.backoff_multiplier.is_finite() && self.backoff_multiplier >= 1.0) {
             return Err(invalid(
                 "backoff_multiplier",
@@ -395,9 +394,7 @@ impl Family for GenericConfig {
         }
         match self.close_rule {
             CloseRule::Successes => {
-                if self.close_successes == 0 {
-                    return Err(invalid("close_successes", "at least 1", "0"));
-                }
+                at_least_one("close_successes", self.close_successes)?;
                 if self.probes > 0 && self.close_successes > self.probes {
                     return Err(impossible(format!(
                         "close_successes ({}) exceeds probes ({}): half-open could never close",
@@ -420,7 +417,7 @@ impl Family for GenericConfig {
         GenericBreaker::new(self.clone(), seed)
     }
 
-    fn export(&self, lib: Library, input: &ExportInput) -> Option<Result<String, String>> {
+    fn export(&self, lib: Library, input: &ExportInput) -> Option<Result<String>> {
         (lib == Library::Resilience4j)
             .then(|| as_resilience4j(self).map(|c| spring_yaml(input.header, input.name, &c)))
     }
@@ -452,6 +449,9 @@ pub struct GenericBreaker {
     probe_results: u32,
     probe_failures: u32,
     probe_successes: u32,
+    /// True when consecutive failures are the only trip rule (no window kept): a result then
+    /// only moves the counter. Fixed at construction, for speed alone.
+    consecutive_only: bool,
     rng: Rng,
 }
 
@@ -466,7 +466,9 @@ impl GenericBreaker {
                 Window::Buckets(BucketWindow::new(cfg.time_window, cfg.buckets))
             }
         });
+        let consecutive_only = cfg.window_failures == 0 && count.is_none() && time.is_none();
         GenericBreaker {
+            consecutive_only,
             cfg,
             phase: Phase::new(),
             consecutive: 0,
@@ -581,12 +583,16 @@ impl GenericBreaker {
     }
 
     /// Adds one counted result to the closed-state windows.
+    #[inline]
     fn observe(&mut self, now: SimTime, failed: bool, latency: Dur) {
         let c = &self.cfg;
         if failed {
             self.consecutive += 1;
         } else {
             self.consecutive = 0;
+        }
+        if self.consecutive_only {
+            return;
         }
         let sample = Sample {
             at: now,
@@ -609,11 +615,15 @@ impl GenericBreaker {
     }
 
     /// The first enabled trip rule that fires at `now`, if any.
+    #[inline]
     fn tripped(&self, now: SimTime) -> Option<&'static str> {
         let c = &self.cfg;
         let cmp = c.comparison;
         if c.failure_threshold > 0 && cmp.int(self.consecutive, u64::from(c.failure_threshold)) {
             return Some("consecutive_failures");
+        }
+        if self.consecutive_only {
+            return None;
         }
         if c.window_failures > 0 && cmp.int(self.failure_times.len() as u64, u64::from(c.window_failures)) {
             return Some("failures_in_window");
@@ -645,9 +655,108 @@ impl GenericBreaker {
         }
         None
     }
+
+    /// What each enabled trip rule has counted against its threshold.
+    fn closed_evidence(&self, now: SimTime, ev: &mut Evidence) {
+        let c = &self.cfg;
+        let test = c.comparison.test();
+        if c.failure_threshold > 0 {
+            ev.count(
+                "consecutive_failures",
+                self.consecutive,
+                test,
+                "failure_threshold",
+                u64::from(c.failure_threshold),
+            );
+        }
+        if c.window_failures > 0 {
+            let n = self.failure_times.len() as u64;
+            ev.count("recent_failures", n, test, "window_failures", u64::from(c.window_failures));
+        }
+        if let Some(w) = &self.count {
+            let t = w.tally();
+            let min = u64::from(c.min_calls.min(c.count_window).max(1));
+            let gate = if self.time.is_some() { "count_min_calls" } else { "min_calls" };
+            ev.count("count_window_calls", t.calls, Test::AtLeast, gate, min);
+            ev.rate(
+                "count_window_failure_rate",
+                t.failures,
+                t.calls,
+                test,
+                "count_failure_rate",
+                c.count_failure_rate,
+            );
+        }
+        if let Some(w) = &self.time {
+            let t = w.tally(now);
+            ev.count("window_calls", t.calls, Test::AtLeast, "min_calls", u64::from(c.min_calls.max(1)));
+            if c.failure_rate > 0.0 {
+                ev.rate("window_failure_rate", t.failures, t.calls, test, "failure_rate", c.failure_rate);
+            }
+            if c.slow_call_rate > 0.0 {
+                ev.rate("window_slow_rate", t.slow, t.calls, test, "slow_call_rate", c.slow_call_rate);
+            }
+            if !c.latency_threshold.is_zero() {
+                let needed = t.calls - nearest_rank_index(c.latency_percentile, t.calls).min(t.calls);
+                ev.count("calls_over_latency", t.over, Test::AtLeast, "percentile_calls", needed.max(1));
+                ev.fact_time("latency_threshold", c.latency_threshold);
+            }
+        }
+    }
+
+    /// The probes admitted and what the close rule has counted.
+    fn half_open_evidence(&self, now: SimTime, ev: &mut Evidence) {
+        let c = &self.cfg;
+        let test = c.comparison.test();
+        let admitted = u64::from(self.probes_admitted);
+        if c.probes > 0 {
+            ev.count("probes_admitted", admitted, Test::Of, "probes", u64::from(c.probes));
+        } else {
+            ev.fact_count("probes_admitted", admitted);
+        }
+        match c.close_rule {
+            CloseRule::Successes => {
+                ev.count(
+                    "probe_successes",
+                    u64::from(self.probe_successes),
+                    Test::AtLeast,
+                    "close_successes",
+                    u64::from(c.close_successes),
+                );
+                ev.fact_count("probe_failures", u64::from(self.probe_failures));
+            }
+            CloseRule::FailureRate => {
+                ev.count(
+                    "probe_results",
+                    u64::from(self.probe_results),
+                    Test::AtLeast,
+                    "probes",
+                    u64::from(c.probes),
+                );
+                ev.rate(
+                    "probes_failure_rate",
+                    u64::from(self.probe_failures),
+                    u64::from(self.probe_results),
+                    test,
+                    "probe_failure_rate",
+                    c.probe_failure_rate,
+                );
+            }
+        }
+        if !c.max_half_open.is_zero() {
+            ev.time(
+                "time_half_open",
+                now.since(self.half_open_since),
+                Test::AtLeast,
+                "max_half_open",
+                c.max_half_open,
+            );
+        }
+    }
 }
 
 impl Breaker for GenericBreaker {
+    #[inline]
     fn admit(&mut self, now: SimTime, out: &mut Transitions) -> Admission {
         self.poll(now, out);
         if self.phase.state() == State::Open {
@@ -669,6 +778,7 @@ impl Breaker for GenericBreaker {
         }
     }
 
+    #[inline]
     fn record(&mut self, now: SimTime, ticket: Ticket, obs: Observation, out: &mut Transitions) {
         self.poll(now, out);
         let current = ticket.generation == self.phase.generation();
@@ -721,84 +831,14 @@ impl Breaker for GenericBreaker {
         }
     }
 
+    #[inline]
     fn state(&self) -> State {
         self.phase.state()
     }
 
     fn evidence(&self, now: SimTime, ev: &mut Evidence) {
-        let c = &self.cfg;
-        let test = c.comparison.test();
         match self.phase.state() {
-            State::Closed => {
-                if c.failure_threshold > 0 {
-                    ev.count(
-                        "consecutive_failures",
-                        self.consecutive,
-                        test,
-                        "failure_threshold",
-                        u64::from(c.failure_threshold),
-                    );
-                }
-                if c.window_failures > 0 {
-                    let n = self.failure_times.len() as u64;
-                    ev.count("recent_failures", n, test, "window_failures", u64::from(c.window_failures));
-                }
-                if let Some(w) = &self.count {
-                    let t = w.tally();
-                    let min = u64::from(c.min_calls.min(c.count_window).max(1));
-                    let gate = if self.time.is_some() { "count_min_calls" } else { "min_calls" };
-                    ev.count("count_window_calls", t.calls, Test::AtLeast, gate, min);
-                    ev.rate(
-                        "count_window_failure_rate",
-                        t.failures,
-                        t.calls,
-                        test,
-                        "count_failure_rate",
-                        c.count_failure_rate,
-                    );
-                }
-                if let Some(w) = &self.time {
-                    let t = w.tally(now);
-                    ev.count(
-                        "window_calls",
-                        t.calls,
-                        Test::AtLeast,
-                        "min_calls",
-                        u64::from(c.min_calls.max(1)),
-                    );
-                    if c.failure_rate > 0.0 {
-                        ev.rate(
-                            "window_failure_rate",
-                            t.failures,
-                            t.calls,
-                            test,
-                            "failure_rate",
-                            c.failure_rate,
-                        );
-                    }
-                    if c.slow_call_rate > 0.0 {
-                        ev.rate(
-                            "window_slow_rate",
-                            t.slow,
-                            t.calls,
-                            test,
-                            "slow_call_rate",
-                            c.slow_call_rate,
-                        );
-                    }
-                    if !c.latency_threshold.is_zero() {
-                        let needed = t.calls - nearest_rank_index(c.latency_percentile, t.calls).min(t.calls);
-                        ev.count(
-                            "calls_over_latency",
-                            t.over,
-                            Test::AtLeast,
-                            "percentile_calls",
-                            needed.max(1),
-                        );
-                        ev.fact_time("latency_threshold", c.latency_threshold);
-                    }
-                }
-            }
+            State::Closed => self.closed_evidence(now, ev),
             State::Open => {
                 ev.time(
                     "time_open",
@@ -808,55 +848,11 @@ impl Breaker for GenericBreaker {
                     self.open_until.since(self.opened_at),
                 );
             }
-            State::HalfOpen => {
-                let admitted = u64::from(self.probes_admitted);
-                if c.probes > 0 {
-                    ev.count("probes_admitted", admitted, Test::Of, "probes", u64::from(c.probes));
-                } else {
-                    ev.fact_count("probes_admitted", admitted);
-                }
-                match c.close_rule {
-                    CloseRule::Successes => {
-                        ev.count(
-                            "probe_successes",
-                            u64::from(self.probe_successes),
-                            Test::AtLeast,
-                            "close_successes",
-                            u64::from(c.close_successes),
-                        );
-                        ev.fact_count("probe_failures", u64::from(self.probe_failures));
-                    }
-                    CloseRule::FailureRate => {
-                        ev.count(
-                            "probe_results",
-                            u64::from(self.probe_results),
-                            Test::AtLeast,
-                            "probes",
-                            u64::from(c.probes),
-                        );
-                        ev.rate(
-                            "probes_failure_rate",
-                            u64::from(self.probe_failures),
-                            u64::from(self.probe_results),
-                            test,
-                            "probe_failure_rate",
-                            c.probe_failure_rate,
-                        );
-                    }
-                }
-                if !c.max_half_open.is_zero() {
-                    ev.time(
-                        "time_half_open",
-                        now.since(self.half_open_since),
-                        Test::AtLeast,
-                        "max_half_open",
-                        c.max_half_open,
-                    );
-                }
-            }
+            State::HalfOpen => self.half_open_evidence(now, ev),
         }
     }
 
+    #[inline]
     fn deadline(&self) -> Option<SimTime> {
         match self.phase.state() {
             State::Open if self.cfg.half_open_transition == HalfOpenTransition::Active => {
@@ -877,30 +873,31 @@ impl Breaker for GenericBreaker {
 /// The generic family as Resilience4j, when it is exactly Resilience4j (rate rules over a
 /// count window or 1 s buckets, `>=`, no consecutive or percentile rule, half-open deciding on
 /// the same thresholds, counted late results); otherwise the first difference.
-fn as_resilience4j(g: &GenericConfig) -> Result<Resilience4jConfig, String> {
+fn as_resilience4j(g: &GenericConfig) -> Result<Resilience4jConfig> {
     if !g.latency_threshold.is_zero() {
-        return Err(
-            "it has no latency-percentile trip rule (only a slow-call rate over slowCallDurationThreshold)"
-                .into(),
-        );
+        return Err(Error::invalid(
+            "it has no latency-percentile trip rule (only a slow-call rate over slowCallDurationThreshold)",
+        ));
     }
     if g.failure_threshold > 0 {
-        return Err("it has no consecutive-failure rule (use count_window with count_failure_rate)".into());
+        return Err(Error::invalid(
+            "it has no consecutive-failure rule (use count_window with count_failure_rate)",
+        ));
     }
     if g.window_failures > 0 {
-        return Err("it has no failures-within-a-time-window count rule".into());
+        return Err(Error::invalid("it has no failures-within-a-time-window count rule"));
     }
     if g.comparison != Comparison::AtLeast {
-        return Err("its thresholds compare with >=, not >".into());
+        return Err(Error::invalid("its thresholds compare with >=, not >"));
     }
     if g.jitter > 0.0 {
-        return Err("its wait in open state has no jitter".into());
+        return Err(Error::invalid("its wait in open state has no jitter"));
     }
     if g.late_results != LateResults::Count {
-        return Err("it has no generation check: late results are always recorded".into());
+        return Err(Error::invalid("it has no generation check: late results are always recorded"));
     }
     if !g.clear_on_close {
-        return Err("it starts a fresh window on every close".into());
+        return Err(Error::invalid("it starts a fresh window on every close"));
     }
     let time_rules = g.failure_rate > 0.0 || g.slow_call_rate > 0.0;
     let (kind, size, failure_rate) = match (g.count_window > 0, time_rules) {
@@ -908,47 +905,50 @@ fn as_resilience4j(g: &GenericConfig) -> Result<Resilience4jConfig, String> {
         (false, true) => {
             let secs = g.time_window.micros() / 1_000_000;
             if !g.time_window.micros().is_multiple_of(1_000_000) || g.buckets as u64 != secs {
-                return Err(format!(
+                return Err(Error::invalid(format!(
                     "its time window is whole seconds in one-second epoch buckets: set buckets = {} with a whole-second time_window (exact windows are not expressible)",
                     secs.max(1)
-                ));
+                )));
             }
             (SlidingWindowType::TimeBased, secs as u32, g.failure_rate)
         }
-        (true, true) => return Err("it has one window, count- or time-based, not both".into()),
-        (false, false) => return Err("no rate rule is enabled".into()),
+        (true, true) => return Err(Error::invalid("it has one window, count- or time-based, not both")),
+        (false, false) => return Err(Error::invalid("no rate rule is enabled")),
     };
     if kind == SlidingWindowType::CountBased && g.slow_call_rate > 0.0 {
-        return Err("the slow-call rule must use the same window as the failure rate".into());
+        return Err(Error::invalid("the slow-call rule must use the same window as the failure rate"));
     }
     if g.half_open_transition != HalfOpenTransition::Active {
-        return Err("its passive open -> half-open needs the clock strictly after the wait, the generic family's passive transition happens at it: set half_open_transition = \"active\" (automaticTransitionFromOpenToHalfOpenEnabled)".into());
-    }
-    if g.slow_call_rate > 0.0 {
-        return Err(
-            "its half-open state also applies the slow-call rate, the generic family's half-open does not"
-                .into(),
-        );
-    }
-    if g.probes == 0 {
-        return Err("half-open always permits a fixed number of calls (probes must be at least 1)".into());
-    }
-    if g.close_rule != CloseRule::FailureRate {
-        return Err(
-            "half-open decides on the failure rate of its calls (close_rule = \"failure_rate\")".into()
-        );
-    }
-    if g.probe_failure_rate != failure_rate {
-        return Err("half-open reopens at the same failure rate threshold as closed".into());
-    }
-    if g.min_calls < g.probes {
-        return Err(format!(
-            "half-open decides after min(minimumNumberOfCalls, permitted) results: min_calls ({}) must be at least probes ({})",
-            g.min_calls, g.probes
+        return Err(Error::invalid(
+            "its passive open -> half-open needs the clock strictly after the wait, the generic family's passive transition happens at it: set half_open_transition = \"active\" (automaticTransitionFromOpenToHalfOpenEnabled)",
         ));
     }
+    if g.slow_call_rate > 0.0 {
+        return Err(Error::invalid(
+            "its half-open state also applies the slow-call rate, the generic family's half-open does not",
+        ));
+    }
+    if g.probes == 0 {
+        return Err(Error::invalid(
+            "half-open always permits a fixed number of calls (probes must be at least 1)",
+        ));
+    }
+    if g.close_rule != CloseRule::FailureRate {
+        return Err(Error::invalid(
+            "half-open decides on the failure rate of its calls (close_rule = \"failure_rate\")",
+        ));
+    }
+    if g.probe_failure_rate != failure_rate {
+        return Err(Error::invalid("half-open reopens at the same failure rate threshold as closed"));
+    }
+    if g.min_calls < g.probes {
+        return Err(Error::invalid(format!(
+            "half-open decides after min(minimumNumberOfCalls, permitted) results: min_calls ({}) must be at least probes ({})",
+            g.min_calls, g.probes
+        )));
+    }
     if failure_rate == 0.0 && kind == SlidingWindowType::CountBased {
-        return Err("a count window needs count_failure_rate above 0".into());
+        return Err(Error::invalid("a count window needs count_failure_rate above 0"));
     }
     let pct = |r: f64| if r > 0.0 { r * 100.0 } else { 100.0 };
     Ok(Resilience4jConfig {

@@ -28,6 +28,7 @@ use super::family::{Family, Preset};
 use super::library::{ExportInput, Library, commented, go_duration};
 use super::machine::{Admission, Breaker, Observation, Phase, State, Ticket, Transitions};
 use super::param::{ParamMeta, PolicyError, invalid};
+use crate::Result;
 use crate::outcome::{Classifier, Verdict};
 use crate::time::{Dur, SimTime};
 use serde::{Deserialize, Serialize};
@@ -123,7 +124,7 @@ impl Family for GobreakerConfig {
         GobreakerBreaker::new(self.clone())
     }
 
-    fn export(&self, lib: Library, input: &ExportInput) -> Option<Result<String, String>> {
+    fn export(&self, lib: Library, input: &ExportInput) -> Option<Result<String>> {
         (lib == Library::Gobreaker).then(|| Ok(gobreaker(input.header, input.name, self)))
     }
 }

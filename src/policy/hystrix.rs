@@ -31,7 +31,7 @@
 use super::evidence::{Evidence, Test};
 use super::family::{Family, Preset};
 use super::machine::{Admission, Breaker, Observation, Phase, State, Ticket, Transitions};
-use super::param::{ParamMeta, PolicyError, impossible, invalid};
+use super::param::{ParamMeta, PolicyError, impossible, invalid, longer_than_zero};
 use crate::outcome::{Classifier, Verdict};
 use crate::time::{Dur, SimTime};
 use serde::{Deserialize, Serialize};
@@ -131,9 +131,7 @@ impl Family for HystrixConfig {
                 &self.health_snapshot_interval.to_string(),
             ));
         }
-        if self.sleep_window.is_zero() {
-            return Err(invalid("sleep_window", "a duration greater than 0", "0s"));
-        }
+        longer_than_zero("sleep_window", self.sleep_window)?;
         let (w, i) = (self.rolling_window.micros(), self.health_snapshot_interval.micros());
         if w < i || !w.is_multiple_of(i) {
             return Err(impossible(format!(

@@ -4,6 +4,7 @@
 
 use crate::outcome::Classifier;
 use crate::time::Dur;
+use crate::{Error, Result};
 use std::fmt::Write as _;
 
 /// A library `export` can write for.
@@ -177,10 +178,10 @@ pub(crate) fn timespan(d: Dur) -> String {
 }
 
 /// Whole milliseconds for the JavaScript libraries.
-pub(crate) fn js_ms(d: Dur, field: &str) -> Result<String, String> {
+pub(crate) fn js_ms(d: Dur, field: &str) -> Result<String> {
     let us = d.micros();
     if !us.is_multiple_of(1000) {
-        return Err(format!("{field} takes whole milliseconds; {d} is not"));
+        return Err(Error::invalid(format!("{field} takes whole milliseconds; {d} is not")));
     }
     Ok((us / 1000).to_string())
 }

@@ -46,31 +46,13 @@ pub(crate) mod testkit;
 #[cfg(test)]
 mod toy;
 
-pub use ai_service::{AiServiceBreaker, AiServiceConfig};
-pub use cockatiel::{CockatielBreaker, CockatielConfig};
-pub use connector::{ConnectorBreaker, ConnectorConfig};
-pub use envoy::{EnvoyBreaker, EnvoyConfig};
-pub use evidence::{CAPACITY as EVIDENCE_CAPACITY, Evidence, Item, Test, Unit, phrase};
-pub use failsafe::{FailsafeBreaker, FailsafeConfig};
-pub use family::{Family, Preset};
-pub use finagle::{FinagleBreaker, FinagleConfig};
-pub use gate::{CircuitGate, GateConfig};
-pub use generic::{CloseRule, Comparison, GenericBreaker, GenericConfig, HalfOpenTransition, LateResults};
-pub use gobreaker::{GobreakerBreaker, GobreakerConfig};
-pub use hystrix::{HystrixBreaker, HystrixConfig};
-pub use library::{ExportError, ExportInput, Library};
+pub use evidence::{Evidence, Item, Test, Unit, phrase};
+pub use library::Library;
 pub use machine::{Admission, Breaker, Observation, State, Ticket, Transition, Transitions};
-pub use node::{NodeBreaker, NodeConfig};
-pub use none::{NoBreaker, NoneConfig};
-pub use opossum::{OpossumBreaker, OpossumConfig};
-pub use param::{ParamMeta, PolicyError};
-pub use polly::{PollyBreaker, PollyConfig};
-pub use presets::{ParamDoc, PresetInfo, preset_params, presets};
-pub use pybreaker::{PybreakerBreaker, PybreakerConfig};
-pub use registry::{FamilyConfig, Policy};
-pub use resilience4j::{Resilience4jBreaker, Resilience4jConfig};
+pub use param::PolicyError;
+pub use presets::{preset_params, presets};
+pub use registry::{FamilyVisitor, Policy, Variant};
 pub use spec::{PolicyConfig, PolicySpec};
-pub use throttle::{SreThrottle, ThrottleConfig};
 
 #[cfg(test)]
 mod tests {

@@ -17,7 +17,7 @@
 use super::evidence::{Evidence, Test};
 use super::family::{Family, Preset};
 use super::machine::{Admission, Breaker, Observation, Phase, State, Ticket, Transitions};
-use super::param::{ParamMeta, PolicyError, invalid};
+use super::param::{ParamMeta, PolicyError, at_least_one, longer_than_zero};
 use crate::outcome::{Classifier, Verdict};
 use crate::time::{Dur, SimTime};
 use serde::{Deserialize, Serialize};
@@ -78,12 +78,8 @@ impl Family for NodeConfig {
     ];
 
     fn validate(&self) -> Result<(), PolicyError> {
-        if self.failure_threshold == 0 {
-            return Err(invalid("failure_threshold", "at least 1", "0"));
-        }
-        if self.timeout.is_zero() {
-            return Err(invalid("timeout", "a duration greater than 0", "0s"));
-        }
+        at_least_one("failure_threshold", self.failure_threshold)?;
+        longer_than_zero("timeout", self.timeout)?;
         Ok(())
     }
 

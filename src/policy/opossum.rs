@@ -32,7 +32,8 @@ use super::evidence::{Evidence, Test};
 use super::family::{Family, Preset};
 use super::library::{ExportInput, Library, commented, js_ms, num};
 use super::machine::{Admission, Breaker, Observation, Phase, State, Ticket, Transitions};
-use super::param::{ParamMeta, PolicyError, invalid};
+use super::param::{ParamMeta, PolicyError, at_least_one, invalid, longer_than_zero};
+use crate::Result;
 use crate::outcome::{Classifier, Verdict};
 use crate::time::{Dur, SimTime};
 use serde::{Deserialize, Serialize};
@@ -113,9 +114,7 @@ impl Family for OpossumConfig {
         if !(p.is_finite() && (0.0..=100.0).contains(&p)) {
             return Err(invalid("error_threshold_percentage", "a percentage from 0 to 100", &p.to_string()));
         }
-        if self.rolling_count_buckets == 0 {
-            return Err(invalid("rolling_count_buckets", "at least 1", "0"));
-        }
+        at_least_one("rolling_count_buckets", self.rolling_count_buckets)?;
         let bucket_ms = self.rolling_count_timeout.micros() / 1000 / u64::from(self.rolling_count_buckets);
         if bucket_ms == 0 {
             return Err(invalid(
@@ -124,12 +123,8 @@ impl Family for OpossumConfig {
                 &self.rolling_count_timeout.to_string(),
             ));
         }
-        if self.reset_timeout.is_zero() {
-            return Err(invalid("reset_timeout", "a duration greater than 0", "0s"));
-        }
-        if self.timeout.is_zero() {
-            return Err(invalid("timeout", "a duration greater than 0", "0s"));
-        }
+        longer_than_zero("reset_timeout", self.reset_timeout)?;
+        longer_than_zero("timeout", self.timeout)?;
         Ok(())
     }
 
@@ -141,7 +136,7 @@ impl Family for OpossumConfig {
         Some(Some(self.timeout))
     }
 
-    fn export(&self, lib: Library, input: &ExportInput) -> Option<Result<String, String>> {
+    fn export(&self, lib: Library, input: &ExportInput) -> Option<Result<String>> {
         (lib == Library::Opossum).then(|| opossum(input.header, input.name, self))
     }
 }
@@ -315,7 +310,7 @@ impl Breaker for OpossumBreaker {
 }
 
 /// The configuration in Opossum's syntax.
-fn opossum(header: &[String], name: &str, c: &OpossumConfig) -> Result<String, String> {
+fn opossum(header: &[String], name: &str, c: &OpossumConfig) -> Result<String> {
     let mut s = String::new();
     commented(&mut s, "//", header);
     let _ = writeln!(s, "const CircuitBreaker = require('opossum');");

@@ -63,6 +63,16 @@ pub(crate) fn invalid(param: &str, expected: &str, found: &str) -> PolicyError {
     PolicyError::InvalidValue { param: param.into(), expected: expected.into(), found: found.into() }
 }
 
+/// `param` must be at least 1 (a count, a threshold).
+pub(crate) fn at_least_one<T: Default + PartialEq>(param: &str, value: T) -> Result<(), PolicyError> {
+    if value == T::default() { Err(invalid(param, "at least 1", "0")) } else { Ok(()) }
+}
+
+/// `param` must be a duration longer than zero.
+pub(crate) fn longer_than_zero(param: &str, value: crate::time::Dur) -> Result<(), PolicyError> {
+    if value.is_zero() { Err(invalid(param, "a duration greater than 0", "0s")) } else { Ok(()) }
+}
+
 /// Shorthand for [`PolicyError::Impossible`].
 pub(crate) fn impossible(msg: String) -> PolicyError {
     PolicyError::Impossible(msg)

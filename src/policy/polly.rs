@@ -31,6 +31,7 @@ use super::family::{Family, Preset};
 use super::library::{ExportInput, Library, commented, num, timespan};
 use super::machine::{Admission, Breaker, Observation, Phase, State, Ticket, Transitions};
 use super::param::{ParamMeta, PolicyError, invalid};
+use crate::Result;
 use crate::outcome::{Classifier, Verdict};
 use crate::time::{Dur, SimTime};
 use serde::{Deserialize, Serialize};
@@ -127,7 +128,7 @@ impl Family for PollyConfig {
         PollyBreaker::new(self.clone())
     }
 
-    fn export(&self, lib: Library, input: &ExportInput) -> Option<Result<String, String>> {
+    fn export(&self, lib: Library, input: &ExportInput) -> Option<Result<String>> {
         (lib == Library::Polly).then(|| Ok(polly(input.header, self)))
     }
 }

@@ -31,7 +31,8 @@ use super::evidence::{Evidence, Test};
 use super::family::{Family, Preset};
 use super::library::{ExportInput, Library, commented, py_seconds};
 use super::machine::{Admission, Breaker, Observation, Phase, State, Ticket, Transitions};
-use super::param::{ParamMeta, PolicyError, invalid};
+use super::param::{ParamMeta, PolicyError, at_least_one};
+use crate::Result;
 use crate::outcome::{Classifier, Verdict};
 use crate::time::{Dur, SimTime};
 use serde::{Deserialize, Serialize};
@@ -97,12 +98,8 @@ impl Family for PybreakerConfig {
     ];
 
     fn validate(&self) -> Result<(), PolicyError> {
-        if self.fail_max == 0 {
-            return Err(invalid("fail_max", "at least 1", "0"));
-        }
-        if self.success_threshold == 0 {
-            return Err(invalid("success_threshold", "at least 1", "0"));
-        }
+        at_least_one("fail_max", self.fail_max)?;
+        at_least_one("success_threshold", self.success_threshold)?;
         Ok(())
     }
 
@@ -110,7 +107,7 @@ impl Family for PybreakerConfig {
         PybreakerBreaker::new(self.clone())
     }
 
-    fn export(&self, lib: Library, input: &ExportInput) -> Option<Result<String, String>> {
+    fn export(&self, lib: Library, input: &ExportInput) -> Option<Result<String>> {
         (lib == Library::Pybreaker).then(|| Ok(pybreaker(input.header, input.name, self)))
     }
 }

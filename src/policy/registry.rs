@@ -16,6 +16,7 @@ use super::{
 };
 use crate::outcome::Classifier;
 use crate::time::{Dur, SimTime};
+use crate::{Error, Result};
 use std::sync::OnceLock;
 
 families! {
@@ -38,6 +39,24 @@ families! {
     Envoy => envoy::EnvoyConfig,
     Throttle => throttle::ThrottleConfig,
     #[cfg(test)] Toy => super::toy::ToyConfig,
+}
+
+/// A family whose breaker a [`Policy`] can hold: the concrete breaker out of the enum, for
+/// code monomorphised per family ([`FamilyConfig::visit`]).
+pub trait Variant: Family {
+    /// The breaker in `policy`, which must be of this family (panics otherwise).
+    fn of(policy: &mut Policy) -> &mut Self::Breaker;
+    /// As [`Variant::of`], read-only.
+    fn of_ref(policy: &Policy) -> &Self::Breaker;
+}
+
+/// Code generic over a family, run by [`FamilyConfig::visit`] for the family of a
+/// configuration.
+pub trait FamilyVisitor {
+    /// What the visit returns.
+    type Out;
+    /// Runs with the family `F`.
+    fn visit<F: Variant>(self) -> Self::Out;
 }
 
 /// Generates [`Policy`], [`FamilyConfig`] and their per-family dispatch from the registry lines
@@ -175,15 +194,45 @@ macro_rules! families {
             }
 
             /// The configuration in `lib`'s syntax, or why it cannot be written.
-            pub(crate) fn export(&self, lib: Library, input: &ExportInput) -> Result<String, String> {
+            pub(crate) fn export(&self, lib: Library, input: &ExportInput) -> Result<String> {
                 match self {
                     $(
                         $(#[$attr])*
                         FamilyConfig::$variant(c) => {
-                            c.export(lib, input).unwrap_or_else(|| Err(<$family as Family>::refusal(lib)))
+                            c.export(lib, input).unwrap_or_else(|| Err(Error::invalid(<$family as Family>::refusal(lib))))
                         }
                     )*
                 }
+            }
+        }
+
+        $(
+            $(#[$attr])*
+            impl Variant for $family {
+                #[inline(always)]
+                fn of(policy: &mut Policy) -> &mut Self::Breaker {
+                    match policy {
+                        Policy::$variant(b) => b,
+                        #[allow(unreachable_patterns)]
+                        _ => unreachable!("a run's breakers are all of its policy's family"),
+                    }
+                }
+                #[inline(always)]
+                fn of_ref(policy: &Policy) -> &Self::Breaker {
+                    match policy {
+                        Policy::$variant(b) => b,
+                        #[allow(unreachable_patterns)]
+                        _ => unreachable!("a run's breakers are all of its policy's family"),
+                    }
+                }
+            }
+        )*
+
+        impl FamilyConfig {
+            /// Calls `visitor` with this configuration's family as a type, so a caller can run
+            /// code monomorphised for its breaker (the engine's direct path).
+            pub fn visit<V: FamilyVisitor>(&self, visitor: V) -> V::Out {
+                match self { $( $(#[$attr])* FamilyConfig::$variant(_) => visitor.visit::<$family>(), )* }
             }
         }
 

@@ -38,8 +38,9 @@ use super::evidence::{Evidence, Test};
 use super::family::{Family, Preset};
 use super::library::{ExportInput, Library, commented, num, spring_duration};
 use super::machine::{Admission, Breaker, Observation, Phase, State, Ticket, Transitions};
-use super::param::{ParamMeta, PolicyError, impossible, invalid};
+use super::param::{ParamMeta, PolicyError, at_least_one, impossible, invalid};
 use super::window::{BucketWindow, CountWindow, Sample, Tally, Window};
+use crate::Result;
 use crate::outcome::{Classifier, Verdict};
 use crate::time::{Dur, SimTime};
 use serde::{Deserialize, Serialize};
@@ -217,15 +218,12 @@ impl Family for Resilience4jConfig {
     fn validate(&self) -> Result<(), PolicyError> {
         percent("failure_rate_threshold", self.failure_rate_threshold)?;
         percent("slow_call_rate_threshold", self.slow_call_rate_threshold)?;
-        if self.sliding_window_size == 0 {
-            return Err(invalid("sliding_window_size", "at least 1", "0"));
-        }
-        if self.minimum_number_of_calls == 0 {
-            return Err(invalid("minimum_number_of_calls", "at least 1", "0"));
-        }
-        if self.permitted_number_of_calls_in_half_open_state == 0 {
-            return Err(invalid("permitted_number_of_calls_in_half_open_state", "at least 1", "0"));
-        }
+        at_least_one("sliding_window_size", self.sliding_window_size)?;
+        at_least_one("minimum_number_of_calls", self.minimum_number_of_calls)?;
+        at_least_one(
+            "permitted_number_of_calls_in_half_open_state",
+            self.permitted_number_of_calls_in_half_open_state,
+        )?;
         if self.wait_duration_in_open_state < Dur::from_millis(1) {
             return Err(invalid(
                 "wait_duration_in_open_state",
@@ -254,7 +252,7 @@ impl Family for Resilience4jConfig {
         Resilience4jBreaker::new(self.clone())
     }
 
-    fn export(&self, lib: Library, input: &ExportInput) -> Option<Result<String, String>> {
+    fn export(&self, lib: Library, input: &ExportInput) -> Option<Result<String>> {
         (lib == Library::Resilience4j).then(|| Ok(spring_yaml(input.header, input.name, self)))
     }
 }

@@ -9,6 +9,7 @@ use super::presets::{CLASSIFIER_PARAMS, find, presets};
 use super::registry::{FamilyConfig, Policy};
 use crate::outcome::{Classifier, OutcomeClass};
 use crate::time::Dur;
+use crate::{Error, Result};
 use serde::Serialize;
 
 /// A policy as a user names it: a preset and parameter overrides (from a file or `--set`).
@@ -172,19 +173,19 @@ impl PolicySpec {
 
     /// Parses a command-line `key=value`: the value is read as a TOML value (`3`, `0.5`, `true`,
     /// `["error"]`), else taken as a plain string (`30s`, `>=`).
-    pub fn parse_set(arg: &str) -> Result<(String, toml::Value), String> {
-        let (key, value) = arg
-            .split_once('=')
-            .ok_or_else(|| format!("expected key=value (e.g. failure_threshold=3), found {arg:?}"))?;
+    pub fn parse_set(arg: &str) -> Result<(String, toml::Value)> {
+        let (key, value) = arg.split_once('=').ok_or_else(|| {
+            Error::invalid(format!("expected key=value (e.g. failure_threshold=3), found {arg:?}"))
+        })?;
         let key = key.trim();
         if key.is_empty() || !key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
-            return Err(format!(
+            return Err(Error::invalid(format!(
                 "expected a parameter name of letters, digits and underscores before '=', found {key:?} in {arg:?}"
-            ));
+            )));
         }
         let value = value.trim();
         if value.is_empty() {
-            return Err(format!("expected a value after '=' for `{key}`, found nothing"));
+            return Err(Error::invalid(format!("expected a value after '=' for `{key}`, found nothing")));
         }
         let parsed = toml::from_str::<toml::Table>(&format!("v = {value}"))
             .ok()
@@ -232,7 +233,7 @@ impl PolicySpec {
                 let f = f.unwrap_or_else(|| {
                     default_classifier.failures().into_iter().filter(|c| !i.contains(c)).collect()
                 });
-                Classifier::from_lists(&f, &i).map_err(impossible)?
+                Classifier::from_lists(&f, &i).map_err(|e| impossible(e.to_string()))?
             }
         };
         let overridden = self.overrides.keys().cloned().collect();
@@ -339,9 +340,9 @@ mod tests {
         assert_eq!(v("a=>="), toml::Value::String(">=".into()));
         assert_eq!(v("a=\"x y\""), toml::Value::String("x y".into()));
         assert_eq!(v("a=[\"error\"]").as_array().map(|a| a.len()), Some(1));
-        assert!(PolicySpec::parse_set("novalue").unwrap_err().contains("key=value"));
-        assert!(PolicySpec::parse_set("a=").unwrap_err().contains("after '='"));
-        assert!(PolicySpec::parse_set("=3").unwrap_err().contains("parameter name"));
+        assert!(PolicySpec::parse_set("novalue").unwrap_err().to_string().contains("key=value"));
+        assert!(PolicySpec::parse_set("a=").unwrap_err().to_string().contains("after '='"));
+        assert!(PolicySpec::parse_set("=3").unwrap_err().to_string().contains("parameter name"));
     }
 
     #[test]

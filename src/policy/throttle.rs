@@ -21,7 +21,7 @@
 use super::evidence::{Evidence, Item, Test, Unit};
 use super::family::{Family, Preset};
 use super::machine::{Admission, Breaker, Observation, Phase, State, Ticket, Transitions};
-use super::param::{ParamMeta, PolicyError, impossible, invalid};
+use super::param::{ParamMeta, PolicyError, at_least_one, impossible, invalid};
 use crate::outcome::{Classifier, Verdict};
 use crate::rng::{Rng, rng_from_u64, unit};
 use crate::time::{Dur, SimTime};
@@ -77,9 +77,7 @@ impl Family for ThrottleConfig {
         if !(self.k.is_finite() && self.k >= 1.0) {
             return Err(invalid("k", "a number of at least 1", &self.k.to_string()));
         }
-        if self.buckets == 0 {
-            return Err(invalid("buckets", "at least 1", "0"));
-        }
+        at_least_one("buckets", self.buckets)?;
         let w = self.window.micros();
         if w < u64::from(self.buckets) || !w.is_multiple_of(u64::from(self.buckets)) {
             return Err(impossible(format!(

@@ -5,7 +5,7 @@
 use super::evidence::{Evidence, Test};
 use super::family::{Family, Preset};
 use super::machine::{Admission, Breaker, Observation, Phase, State, Ticket, Transitions};
-use super::param::{ParamMeta, PolicyError, invalid};
+use super::param::{ParamMeta, PolicyError, at_least_one};
 use crate::outcome::{Classifier, Verdict};
 use crate::time::{Dur, SimTime};
 use serde::{Deserialize, Serialize};
@@ -36,9 +36,7 @@ impl Family for ToyConfig {
     }];
 
     fn validate(&self) -> Result<(), PolicyError> {
-        if self.threshold == 0 {
-            return Err(invalid("threshold", "at least 1", "0"));
-        }
+        at_least_one("threshold", self.threshold)?;
         Ok(())
     }
 

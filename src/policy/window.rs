@@ -70,51 +70,79 @@ impl Edge {
     }
 }
 
+/// Samples held oldest first with their running totals: what the exact and count windows share.
+#[derive(Clone, Debug, Default)]
+struct Held {
+    samples: VecDeque<Sample>,
+    tally: Tally,
+}
+
+impl Held {
+    fn with_capacity(n: usize) -> Held {
+        Held { samples: VecDeque::with_capacity(n), tally: Tally::default() }
+    }
+    #[inline]
+    fn push(&mut self, s: Sample) {
+        self.samples.push_back(s);
+        self.tally.add(s);
+    }
+    #[inline]
+    fn front(&self) -> Option<Sample> {
+        self.samples.front().copied()
+    }
+    #[inline]
+    fn pop_front(&mut self) {
+        if let Some(old) = self.samples.pop_front() {
+            self.tally.remove(old);
+        }
+    }
+    fn clear(&mut self) {
+        self.samples.clear();
+        self.tally = Tally::default();
+    }
+}
+
 /// Every sample of the last `window`, oldest first.
 #[derive(Clone, Debug)]
 pub struct ExactWindow {
     window: Dur,
     edge: Edge,
-    samples: VecDeque<Sample>,
-    tally: Tally,
+    held: Held,
 }
 
 impl ExactWindow {
     /// An empty window of length `window`.
     pub fn new(window: Dur, edge: Edge) -> ExactWindow {
-        ExactWindow { window, edge, samples: VecDeque::new(), tally: Tally::default() }
+        ExactWindow { window, edge, held: Held::default() }
     }
     /// Drops the samples that have left the window at `now`.
     #[inline]
     pub fn prune(&mut self, now: SimTime) {
-        while let Some(front) = self.samples.front().copied() {
+        while let Some(front) = self.held.front() {
             if !self.edge.expired(front.at, now, self.window) {
                 break;
             }
-            self.samples.pop_front();
-            self.tally.remove(front);
+            self.held.pop_front();
         }
     }
     /// Appends a sample (its time must not precede the last one) and prunes at its time.
     #[inline]
     pub fn push(&mut self, s: Sample) {
-        self.samples.push_back(s);
-        self.tally.add(s);
+        self.held.push(s);
         self.prune(s.at);
     }
     /// Totals over the samples held (call [`ExactWindow::prune`] first for a given instant).
     #[inline]
     pub fn tally(&self) -> Tally {
-        self.tally
+        self.held.tally
     }
     /// Forgets every sample (keeps the buffer's capacity).
     pub fn clear(&mut self) {
-        self.samples.clear();
-        self.tally = Tally::default();
+        self.held.clear();
     }
     /// Samples the buffer can hold without growing (to check that memory stays flat).
     pub fn capacity(&self) -> usize {
-        self.samples.capacity()
+        self.held.samples.capacity()
     }
 }
 
@@ -182,40 +210,35 @@ impl BucketWindow {
 #[derive(Clone, Debug)]
 pub struct CountWindow {
     size: usize,
-    samples: VecDeque<Sample>,
-    tally: Tally,
+    held: Held,
 }
 
 impl CountWindow {
     /// An empty window of `size` calls (at least one).
     pub fn new(size: u32) -> CountWindow {
         let size = size.max(1) as usize;
-        CountWindow { size, samples: VecDeque::with_capacity(size), tally: Tally::default() }
+        CountWindow { size, held: Held::with_capacity(size) }
     }
     /// Records a call, evicting the oldest when full.
     #[inline]
     pub fn push(&mut self, s: Sample) {
-        if self.samples.len() == self.size
-            && let Some(old) = self.samples.pop_front()
-        {
-            self.tally.remove(old);
+        if self.held.samples.len() == self.size {
+            self.held.pop_front();
         }
-        self.samples.push_back(s);
-        self.tally.add(s);
+        self.held.push(s);
     }
     /// Totals over the calls held.
     #[inline]
     pub fn tally(&self) -> Tally {
-        self.tally
+        self.held.tally
     }
     /// Forgets every call.
     pub fn clear(&mut self) {
-        self.samples.clear();
-        self.tally = Tally::default();
+        self.held.clear();
     }
     /// Calls the buffer can hold without growing.
     pub fn capacity(&self) -> usize {
-        self.samples.capacity()
+        self.held.samples.capacity()
     }
 }
 
@@ -294,10 +317,6 @@ impl FailureTimes {
     #[inline]
     pub fn len(&self) -> usize {
         self.times.len()
-    }
-    /// True when none are held.
-    pub fn is_empty(&self) -> bool {
-        self.times.is_empty()
     }
     /// Forgets every failure.
     pub fn clear(&mut self) {

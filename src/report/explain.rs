@@ -13,6 +13,7 @@
 use crate::metrics::{RunRecord, Snapshot};
 use crate::policy::{Evidence, Item, Test, Unit, phrase};
 use crate::time::Dur;
+use crate::{Error, Result};
 use std::collections::HashMap;
 
 /// The fixed columns, after the optional `policy`.
@@ -458,30 +459,35 @@ pub fn marks(
 }
 
 /// Reads explain.csv; `Err` names the row and what was wrong.
-pub fn read_explain_csv(text: &[u8]) -> Result<Vec<ExplainRow>, String> {
+pub fn read_explain_csv(text: &[u8]) -> Result<Vec<ExplainRow>> {
     let mut r = csv::ReaderBuilder::new().from_reader(text);
-    let header: Vec<String> = r.headers().map_err(|e| e.to_string())?.iter().map(String::from).collect();
+    let header: Vec<String> =
+        r.headers().map_err(|e| Error::invalid(e.to_string()))?.iter().map(String::from).collect();
     let col: HashMap<&str, usize> = header.iter().enumerate().map(|(i, h)| (h.as_str(), i)).collect();
     for c in FIXED_COLUMNS {
         if !col.contains_key(c) {
-            return Err(format!("no `{c}` column (expected the header {})", FIXED_COLUMNS.join(",")));
+            return Err(Error::invalid(format!(
+                "no `{c}` column (expected the header {})",
+                FIXED_COLUMNS.join(",")
+            )));
         }
     }
     let mut rows = Vec::new();
     for (n, rec) in r.records().enumerate() {
         let line = n + 2;
-        let rec = rec.map_err(|e| format!("row {line}: {e}"))?;
+        let rec = rec.map_err(|e| Error::invalid(format!("row {line}: {e}")))?;
         let cell = |name: &str| col.get(name).and_then(|&i| rec.get(i)).unwrap_or("").to_string();
-        let int = |name: &str| -> Result<Option<u64>, String> {
+        let int = |name: &str| -> Result<Option<u64>> {
             let c = cell(name);
             if c.is_empty() {
                 return Ok(None);
             }
-            c.parse()
-                .map(Some)
-                .map_err(|_| format!("row {line}, column {name}: expected a whole number, found `{c}`"))
+            c.parse().map(Some).map_err(|_| {
+                Error::invalid(format!("row {line}, column {name}: expected a whole number, found `{c}`"))
+            })
         };
-        let at_us = int("at_us")?.ok_or_else(|| format!("row {line}, column at_us: empty"))?;
+        let at_us =
+            int("at_us")?.ok_or_else(|| Error::invalid(format!("row {line}, column at_us: empty")))?;
         let instance = int("instance")?.unwrap_or(0) as usize;
         let mut items = Vec::new();
         for part in cell("evidence").split(';').filter(|p| !p.is_empty()) {
@@ -553,7 +559,7 @@ mod tests {
             "min_calls 20 never reached: at most 7 calls in the window; failure_rate 0.5 reached: a failure rate of 1 in the window; latency_threshold 8s"
         );
         assert_eq!(rows[0].items[0].holds(), Some(false));
-        assert!(read_explain_csv(b"kind,at_us\n").unwrap_err().contains("no `instance` column"));
+        assert!(read_explain_csv(b"kind,at_us\n").unwrap_err().to_string().contains("no `instance` column"));
     }
 
     #[test]

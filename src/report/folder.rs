@@ -124,18 +124,20 @@ impl Contents {
                 })
             }
         };
-        let marks =
-            match get("explain.csv")? {
-                None => Vec::new(),
-                Some(bytes) => {
-                    let path = dir.join("explain.csv");
-                    let rows = super::explain::read_explain_csv(&bytes)
-                        .map_err(|message| ChartError::Csv { path, line: 0, message })?;
-                    let incidents = timeline.as_ref().map(|t| t.incidents.as_slice()).unwrap_or_default();
-                    let names = inputs.as_ref().map(|i| i.breakers.as_slice()).unwrap_or_default();
-                    super::explain::marks(&rows, incidents, names)
-                }
-            };
+        let marks = match get("explain.csv")? {
+            None => Vec::new(),
+            Some(bytes) => {
+                let path = dir.join("explain.csv");
+                let rows = super::explain::read_explain_csv(&bytes).map_err(|e| ChartError::Csv {
+                    path,
+                    line: 0,
+                    message: e.to_string(),
+                })?;
+                let incidents = timeline.as_ref().map(|t| t.incidents.as_slice()).unwrap_or_default();
+                let names = inputs.as_ref().map(|i| i.breakers.as_slice()).unwrap_or_default();
+                super::explain::marks(&rows, incidents, names)
+            }
+        };
         let pareto_table = table("pareto.csv")?;
         Ok(Contents {
             timeline,

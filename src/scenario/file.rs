@@ -16,6 +16,7 @@ use crate::trace::series::SeriesSpec;
 use crate::traffic::TrafficSpec;
 use crate::upstream::script::load_script;
 use crate::upstream::{IncidentSpec, UpstreamSpec};
+use crate::{Error, Result};
 use serde::Deserialize;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
@@ -100,7 +101,7 @@ impl Reading<'_> {
         &self,
         table: Option<Spanned<T>>,
         section: &str,
-        validate: impl Fn(&T) -> Result<(), String>,
+        validate: impl Fn(&T) -> Result<()>,
     ) -> Result<Option<T>, InputError> {
         let Some(table) = table else { return Ok(None) };
         let span = table.span();
@@ -281,7 +282,7 @@ impl Reading<'_> {
     /// key it names.
     fn policy(&self, table: Spanned<toml::Table>, section: &str) -> Result<PolicySpec, InputError> {
         let span = table.span();
-        let spec = policy_from_table(table.into_inner()).map_err(|m| self.at(span.clone(), m))?;
+        let spec = policy_from_table(table.into_inner()).map_err(|m| self.at(span.clone(), m.to_string()))?;
         spec.resolve().map_err(|e| {
             let message = e.to_string();
             let offset = key_offset(self.text, span.clone(), &spec, &message).unwrap_or(span.start);
@@ -323,11 +324,13 @@ impl Reading<'_> {
 }
 
 /// Splits a `[policy]` table into its preset and the overrides.
-fn policy_from_table(mut table: toml::Table) -> Result<PolicySpec, String> {
+fn policy_from_table(mut table: toml::Table) -> Result<PolicySpec> {
     let preset = match table.remove("preset") {
         Some(toml::Value::String(s)) => s,
-        Some(other) => return Err(format!("`preset` must be a string naming a preset, found {other}")),
-        None => return Err("[policy] needs `preset = \"NAME\"` (see `breakerlab presets`)".into()),
+        Some(other) => {
+            return Err(Error::invalid(format!("`preset` must be a string naming a preset, found {other}")));
+        }
+        None => return Err(Error::invalid("[policy] needs `preset = \"NAME\"` (see `breakerlab presets`)")),
     };
     let mut spec = PolicySpec::new(&preset);
     spec.overrides = table;

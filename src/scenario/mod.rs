@@ -15,9 +15,9 @@ mod file;
 mod origins;
 mod providers;
 
-pub use error::{InputError, Spot, key_position, line_col};
+pub use error::{InputError, Spot};
 pub use origins::Origins;
-pub use providers::{MAX_PROVIDERS, ProviderSpec, RoutingSpec, Strategy};
+pub use providers::{ProviderSpec, RoutingSpec, Strategy};
 
 use crate::client::ClientSpec;
 use crate::policy::{PolicyConfig, PolicySpec};
@@ -27,6 +27,7 @@ use crate::traffic::TrafficSpec;
 use crate::truth::IncidentWindow;
 use crate::upstream::script::{ScriptRow, load_script};
 use crate::upstream::{IncidentSpec, UpstreamSpec};
+use crate::{Error, Result};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 
@@ -178,9 +179,9 @@ impl Scenario {
         traffic: Option<TrafficSpec>,
     ) -> Result<Scenario, InputError> {
         if let Some(t) = &traffic {
-            t.validate().map_err(InputError::argument)?;
+            t.validate().map_err(InputError::from)?;
         }
-        let (source, duration) = trace_source(path, opts, traffic).map_err(InputError::argument)?;
+        let (source, duration) = trace_source(path, opts, traffic).map_err(InputError::from)?;
         let name = path.file_stem().map_or_else(|| "trace".to_string(), |s| s.to_string_lossy().into_owned());
         let scenario = Scenario {
             name,
@@ -329,25 +330,25 @@ pub(super) fn trace_source(
     path: &Path,
     opts: &TraceOptions,
     traffic: Option<TrafficSpec>,
-) -> Result<(Source, Dur), String> {
-    let mut trace = Trace::load(path, opts).map_err(|e: TraceError| e.to_string())?;
+) -> Result<(Source, Dur)> {
+    let mut trace = Trace::load(path, opts).map_err(|e: TraceError| Error::invalid(e.to_string()))?;
     match (&trace, &traffic) {
         (Trace::Interval(t), None) if !t.has_counts() => {
-            return Err(format!(
+            return Err(Error::invalid(format!(
                 "{} has no request-count column, so it cannot say when requests arrive: add [traffic] \
                  (for example kind = \"poisson\", rate = 5.0; `breakerlab replay` takes --rate)",
                 path.display()
-            ));
+            )));
         }
         (Trace::Calls(_), Some(_)) => {
-            return Err(format!(
+            return Err(Error::invalid(format!(
                 "{} is a per-call log: its calls are the arrivals; remove [traffic] (`breakerlab replay`: drop --rate)",
                 path.display()
-            ));
+            )));
         }
         _ => {}
     }
-    let truth = trace.ground_truth(path, opts).map_err(|e| e.to_string())?;
+    let truth = trace.ground_truth(path, opts).map_err(|e| Error::invalid(e.to_string()))?;
     let end = trace.horizon().0.max(1);
     let span = Dur(end.div_ceil(crate::time::MICROS_PER_SEC) * crate::time::MICROS_PER_SEC);
     Ok((Source::Trace { trace, file: path.to_path_buf(), traffic, truth }, span))
@@ -368,11 +369,11 @@ pub fn is_plain_name(name: &str) -> bool {
 
 /// Parses a seed from the command line: seeds are unsigned 64-bit numbers, and a negative one
 /// (`--seed -1`) is told so rather than taken for a flag.
-pub fn parse_seed(text: &str) -> Result<u64, String> {
+pub fn parse_seed(text: &str) -> Result<u64> {
     let text = text.trim();
     text.parse::<u64>().map_err(|_| {
         let why = if text.starts_with('-') { "seeds are unsigned: " } else { "" };
-        format!("{why}expected a whole number from 0 to {}, found {text:?}", u64::MAX)
+        Error::invalid(format!("{why}expected a whole number from 0 to {}, found {text:?}", u64::MAX))
     })
 }
 

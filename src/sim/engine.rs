@@ -31,7 +31,8 @@ use crate::metrics::{
 };
 use crate::outcome::{Answer, Classifier, OutcomeClass};
 use crate::policy::{
-    Admission, Breaker, Observation, Policy, PolicyConfig, State, Ticket, Transition, Transitions,
+    Admission, Breaker, FamilyVisitor, Observation, Policy, PolicyConfig, State, Ticket, Transition,
+    Transitions, Variant,
 };
 use crate::rng::Stream;
 use crate::scenario::Strategy;
@@ -39,6 +40,7 @@ use crate::time::{Dur, SimTime};
 use crate::upstream::Load;
 use routing::Router;
 use std::collections::VecDeque;
+use std::marker::PhantomData;
 
 /// Options of one run that do not change the simulation itself.
 #[derive(Clone, Debug, Default)]
@@ -83,11 +85,13 @@ struct Call {
 }
 
 /// What the queue carries: small, as the heap moves its entries on every push and pop. A call
-/// is carried by its index in the [`CallSlab`].
+/// is carried by its index in its [`Slab`].
 #[derive(Copy, Clone, Debug)]
 enum Event {
     /// An attempt's result reaches the client.
     Complete(u32),
+    /// A first try sent on the direct path reaches the client ([`Engine::flights`]).
+    Landed(u32),
     /// A retry falls due.
     Retry(u32),
     /// A breaker's timer (the breaker's [`Engine::guard_index`]).
@@ -100,22 +104,34 @@ enum Event {
     Restart,
 }
 
+/// A first try in flight on the direct path ([`Engine::direct`]): all its completion needs,
+/// 40 bytes against the 104 of a [`Call`].
+#[derive(Copy, Clone, Debug)]
+struct Flight {
+    arrival: SimTime,
+    /// The latency the client saw.
+    latency: Dur,
+    ticket: Ticket,
+    /// The class the client saw (Timeout when it gave up).
+    class: OutcomeClass,
+}
+
 /// The calls the queue's events refer to: preallocated places reused as calls come and go, so
 /// a run allocates only while its number of calls in flight reaches a new high.
-struct CallSlab {
-    calls: Vec<Call>,
+struct Slab<T> {
+    calls: Vec<T>,
     /// Places free for reuse.
     free: Vec<u32>,
 }
 
-impl CallSlab {
-    fn with_capacity(capacity: usize) -> CallSlab {
-        CallSlab { calls: Vec::with_capacity(capacity), free: Vec::with_capacity(capacity) }
+impl<T: Copy> Slab<T> {
+    fn with_capacity(capacity: usize) -> Slab<T> {
+        Slab { calls: Vec::with_capacity(capacity), free: Vec::with_capacity(capacity) }
     }
 
     /// Stores `call`; returns its place.
     #[inline]
-    fn put(&mut self, call: Call) -> u32 {
+    fn put(&mut self, call: T) -> u32 {
         match self.free.pop() {
             Some(i) => {
                 self.calls[i as usize] = call;
@@ -130,7 +146,7 @@ impl CallSlab {
 
     /// Takes the call out of place `i`, which becomes free.
     #[inline]
-    fn take(&mut self, i: u32) -> Call {
+    fn take(&mut self, i: u32) -> T {
         self.free.push(i);
         self.calls[i as usize]
     }
@@ -162,6 +178,67 @@ struct Instance {
     active_requests: u64,
     /// Retries in flight.
     active_retries: u64,
+}
+
+/// How the run loop reaches breakers: the general way (through [`Policy`]'s dispatch), or on
+/// the direct path ([`Engine::direct`]) straight to family `F`'s breaker, so the calls of the
+/// hot loop are monomorphised and inlined. Either is correct for any breaker of the run: the
+/// direct lane only skips the dispatch.
+trait Lane {
+    /// True on the direct path: arrivals run by [`Engine::arrive_direct`].
+    const DIRECT: bool;
+    /// The breaker type reached.
+    type Breaker: Breaker;
+    /// The breaker in `policy`.
+    fn of(policy: &mut Policy) -> &mut Self::Breaker;
+    /// As [`Lane::of`], read-only.
+    fn of_ref(policy: &Policy) -> &Self::Breaker;
+}
+
+/// Every run that is not direct, and the rare events of a direct one.
+struct General;
+
+impl Lane for General {
+    const DIRECT: bool = false;
+    type Breaker = Policy;
+    #[inline(always)]
+    fn of(policy: &mut Policy) -> &mut Policy {
+        policy
+    }
+    #[inline(always)]
+    fn of_ref(policy: &Policy) -> &Policy {
+        policy
+    }
+}
+
+/// The direct path of a run whose policy is of family `F`.
+struct Direct<F>(PhantomData<F>);
+
+impl<F: Variant> Lane for Direct<F> {
+    const DIRECT: bool = true;
+    type Breaker = F::Breaker;
+    #[inline(always)]
+    fn of(policy: &mut Policy) -> &mut F::Breaker {
+        F::of(policy)
+    }
+    #[inline(always)]
+    fn of_ref(policy: &Policy) -> &F::Breaker {
+        F::of_ref(policy)
+    }
+}
+
+/// [`Engine::advance`] on the direct lane of the policy's family ([`FamilyConfig::visit`]).
+struct DirectRun<'e, 'a, 'c> {
+    engine: &'e mut Engine<'a>,
+    chunk: &'c Chunk,
+    last: bool,
+}
+
+impl FamilyVisitor for DirectRun<'_, '_, '_> {
+    type Out = ();
+    fn visit<F: Variant>(self) {
+        self.engine.run::<Direct<F>>(self.chunk, self.last);
+    }
 }
 
 /// Simulates one configuration on one workload and returns the raw record.
@@ -241,7 +318,14 @@ struct Engine<'a> {
     loads: Vec<Option<Load>>,
     queue: EventQueue<Event>,
     /// The calls the queue's events refer to.
-    slab: CallSlab,
+    slab: Slab<Call>,
+    /// The first tries in flight on the direct path.
+    flights: Slab<Flight>,
+    /// Decided once per run: the scenario has one client instance, one provider, no retries,
+    /// no retry queue, no capacity limit, no restarts and no call log, so an arrival's first
+    /// try is the request's only attempt and [`Engine::arrive_direct`] runs it without the
+    /// routing pass and the retry ladder (identical events, fewer steps).
+    direct: bool,
     /// The clock: the time of the last event.
     now: SimTime,
     /// The first answer the current chunk drew for the request that arrived last, until its
@@ -311,6 +395,15 @@ impl<'a> Engine<'a> {
             None => vec![workload.capacity.as_ref().map(|(spec, service)| Load::new(spec, *service))],
         };
         let budget = Budget::new(&client.retry.budget);
+        let log_calls = matches!(workload.answers, Answers::Script);
+        let direct = instances == 1
+            && guards.len() == 1
+            && providers.is_none()
+            && loads.iter().all(Option::is_none)
+            && client.process.is_none()
+            && client.retry.max_attempts == 1
+            && !matches!(client.fallback, FallbackSpec::RetryQueue { .. })
+            && !log_calls;
         Engine {
             client,
             workload,
@@ -323,10 +416,12 @@ impl<'a> Engine<'a> {
             router,
             loads,
             queue: EventQueue::with_capacity(1024),
-            slab: CallSlab::with_capacity(1024),
+            slab: Slab::with_capacity(1024),
+            flights: Slab::with_capacity(1024),
             retry_queue: VecDeque::new(),
             calls: Vec::new(),
-            log_calls: matches!(workload.answers, Answers::Script),
+            log_calls,
+            direct,
             cycle_scheduled: false,
             changes: Transitions::with_capacity(8, opts.explain),
             snapshots: opts.explain.then(|| Snapshots::new(&workload.truth, rec_instances)),
@@ -339,7 +434,7 @@ impl<'a> Engine<'a> {
     /// Schedules what happens before any request: breaker timers and the first restart.
     fn start(&mut self) {
         for b in 0..self.guards.len() {
-            self.reschedule(b as u32, SimTime::ZERO);
+            self.reschedule::<General>(b as u32, SimTime::ZERO);
         }
         if let Some(process) = &self.client.process
             && process.first() < self.workload.horizon
@@ -352,6 +447,18 @@ impl<'a> Engine<'a> {
     /// the stream (`last`), runs every event left; otherwise stops after the chunk's last
     /// arrival, as the next chunk's first arrival may come before the queue's next event.
     fn advance(&mut self, chunk: &Chunk, last: bool) {
+        if self.direct {
+            let policy: &'a PolicyConfig = self.slots[0].policy;
+            policy.family_config().visit(DirectRun { engine: self, chunk, last });
+        } else {
+            self.run::<General>(chunk, last);
+        }
+    }
+
+    /// [`Engine::advance`] on lane `L`: with arrivals run by [`Engine::arrive_direct`] on the
+    /// direct path.
+    #[inline(always)]
+    fn run<L: Lane>(&mut self, chunk: &Chunk, last: bool) {
         let arrivals = &chunk.arrivals;
         let mut next_arrival = 0usize;
         loop {
@@ -367,7 +474,12 @@ impl<'a> Engine<'a> {
                 let i = next_arrival;
                 next_arrival += 1;
                 self.now = arrivals[i];
-                self.arrive(self.now, chunk.first + i as u64, chunk.first_answers.get(i).copied());
+                let first_answer = chunk.first_answers.get(i).copied();
+                if L::DIRECT {
+                    self.arrive_direct::<L>(self.now, chunk.first + i as u64, first_answer);
+                } else {
+                    self.arrive(self.now, chunk.first + i as u64, first_answer);
+                }
                 continue;
             }
             let Some((at, event)) = self.queue.pop() else { return };
@@ -377,6 +489,10 @@ impl<'a> Engine<'a> {
                 Event::Complete(i) => {
                     let call = self.slab.take(i);
                     self.complete(now, call);
+                }
+                Event::Landed(i) => {
+                    let flight = self.flights.take(i);
+                    self.land::<L>(now, flight);
                 }
                 Event::Retry(i) => {
                     let call = self.slab.take(i);
@@ -388,7 +504,7 @@ impl<'a> Engine<'a> {
                         guard.scheduled = None;
                         guard.breaker.on_deadline(now, &mut self.changes);
                         self.flush(b);
-                        self.reschedule(b, now);
+                        self.reschedule::<General>(b, now);
                         self.reoffer(now, b);
                     }
                 }
@@ -422,19 +538,113 @@ impl<'a> Engine<'a> {
         if self.log_calls {
             self.calls.push(CallRecord { arrival: now, start: None, end: None });
         }
-        self.rec.request_arrived(now);
-        if self.rec.records_health() {
-            // The dependency's true health for the timeline: this arrival's first answer,
-            // whether or not the breaker will let it through (provider 0 with several).
-            let answer = first_answer.unwrap_or_else(|| self.workload.first_answer(request, now));
-            self.rec.true_answer(now, answer.class, answer.latency);
-        }
+        self.note_arrival(now, request, first_answer);
         let instances = self.instances.len() as u64;
         let instance = if instances == 1 { 0 } else { (request % instances) as u32 };
         let client = &mut self.instances[instance as usize];
         client.budget.on_request(now);
         client.active_requests += 1;
-        let call = Call {
+        let call = self.first_call(now, request, instance);
+        self.attempt(now, call, AttemptKind::First);
+    }
+
+    /// Records request `request`'s arrival (and, with a timeline, the dependency's true health:
+    /// its first answer, whether or not the breaker will let it through; provider 0 with
+    /// several).
+    #[inline(always)]
+    fn note_arrival(&mut self, now: SimTime, request: u64, first_answer: Option<Answer>) {
+        self.rec.request_arrived(now);
+        if self.rec.records_health() {
+            // The dependency's true health for the timeline: this arrival's first answer,
+            // whether or not the breaker will let it through (provider 0 with several)...
+            let answer = first_answer.unwrap_or_else(|| self.workload.first_answer(request, now));
+            self.rec.true_answer(now, answer.class, answer.latency);
+            // ... and with several, what each other provider would have answered it.
+            let others = self.workload.providers().map_or(0, |p| p.names.len());
+            for p in 1..others {
+                let a = self.workload.provider_answer(p as u32, request, 1, now);
+                self.rec.true_answer_of(p, now, a.class, a.latency);
+            }
+        }
+    }
+
+    /// [`Engine::arrive`] on the direct path (see [`Engine::direct`]): the breaker of the one
+    /// instance is asked once; an allowed try goes upstream as a [`Flight`], a refused one is
+    /// answered by the fallback, and a call told to wait is parked as a [`Call`] and runs the
+    /// general way from then on. Budgets are not kept: without retries nothing reads them.
+    #[inline]
+    fn arrive_direct<L: Lane>(&mut self, now: SimTime, request: u64, first_answer: Option<Answer>) {
+        self.note_arrival(now, request, first_answer);
+        self.instances[0].active_requests += 1;
+        let admission = L::of(&mut self.guards[0].breaker).admit(now, &mut self.changes);
+        self.flush(0);
+        self.reschedule::<L>(0, now);
+        match admission {
+            Admission::Allow(ticket) => {
+                let kind = if ticket.probe { AttemptKind::Probe } else { AttemptKind::First };
+                self.rec.attempt_sent(now, 0, kind);
+                let answer = first_answer.unwrap_or_else(|| self.workload.first_answer(request, now));
+                let (class, latency) = self.as_seen(0, answer);
+                let i = self.flights.put(Flight { arrival: now, latency, ticket, class });
+                self.queue.push(now + latency, Phase::Settle, Event::Landed(i));
+            }
+            Admission::Reject => {
+                self.rec.rejected(now, 0);
+                self.instances[0].active_requests -= 1;
+                self.fallback(now, now, Some(now));
+            }
+            Admission::Wait => {
+                let call = self.first_call(now, request, 0);
+                let guard = &mut self.guards[0];
+                let key = guard.breaker.wait_key();
+                guard.parked.push_back((call, AttemptKind::First, key));
+            }
+        }
+    }
+
+    /// A direct-path try's result reaches the client: as [`Engine::complete`] followed by the
+    /// end of the request (no retries: a success is answered, anything else falls back).
+    #[inline]
+    fn land<L: Lane>(&mut self, now: SimTime, f: Flight) {
+        let verdict = self.slots[0].classifier.verdict(f.class);
+        self.settle::<L>(now, 0, f.ticket, Observation { verdict, latency: f.latency });
+        self.rec.attempt_done(now, 0, f.class, verdict, f.latency);
+        self.instances[0].active_requests -= 1;
+        if f.class == OutcomeClass::Ok {
+            self.rec.request_done(f.arrival, now, Finish::Success, None);
+        } else {
+            self.fallback(now, f.arrival, None);
+        }
+    }
+
+    /// The class and latency the client sees of `answer` under slot `slot`'s call timeout.
+    #[inline]
+    fn as_seen(&self, slot: u32, answer: Answer) -> (OutcomeClass, Dur) {
+        let timeout = self.slots[slot as usize].timeout;
+        if answer.latency >= timeout {
+            (OutcomeClass::Timeout, timeout)
+        } else {
+            (answer.class, answer.latency)
+        }
+    }
+
+    /// Breaker `b` records a result of its current client process: reports its state changes,
+    /// updates its timer and offers its waiting calls again.
+    #[inline]
+    fn settle<L: Lane>(&mut self, now: SimTime, b: u32, ticket: Ticket, obs: Observation) {
+        L::of(&mut self.guards[b as usize].breaker).record(now, ticket, obs, &mut self.changes);
+        self.flush(b);
+        if let Some(s) = &mut self.snapshots {
+            s.observe(now, b as usize, &self.guards[b as usize].breaker);
+        }
+        self.reschedule::<L>(b, now);
+        self.reoffer(now, b);
+    }
+
+    /// The first attempt of request `request` of client instance `instance`, arrived at `now`.
+    #[inline]
+    fn first_call(&self, now: SimTime, request: u64, instance: u32) -> Call {
+        Call {
             request,
             arrival: now,
             attempt: 1,
@@ -451,8 +661,7 @@ impl<'a> Engine<'a> {
             retry_after: None,
             last_delay: Dur::ZERO,
             deferred_at: None,
-        };
-        self.attempt(now, call, AttemptKind::First);
+        }
     }
 
     /// Starts a routing pass for one attempt of a request: tries the providers in the router's
@@ -486,7 +695,7 @@ impl<'a> Engine<'a> {
             let b = self.guard_index(slot, p);
             let admission = self.guards[b as usize].breaker.admit(now, &mut self.changes);
             self.flush(b);
-            self.reschedule(b, now);
+            self.reschedule::<General>(b, now);
             match admission {
                 Admission::Allow(ticket) => break (p, ticket),
                 Admission::Wait => {
@@ -529,12 +738,7 @@ impl<'a> Engine<'a> {
             call.retry_in_flight = true;
             self.instances[call.instance as usize].active_retries += 1;
         }
-        let timeout = self.slots[slot as usize].timeout;
-        let (class, latency) = if answer.latency >= timeout {
-            (OutcomeClass::Timeout, timeout)
-        } else {
-            (answer.class, answer.latency)
-        };
+        let (class, latency) = self.as_seen(slot, answer);
         call.ticket = ticket;
         call.class = class;
         call.latency = latency;
@@ -620,17 +824,11 @@ impl<'a> Engine<'a> {
         let b = self.guard_index(slot, u32::from(call.provider));
         let verdict = self.slots[slot as usize].classifier.verdict(call.class);
         if call.epoch == self.epoch {
-            let obs = Observation { verdict, latency: call.latency };
-            self.guards[b as usize].breaker.record(now, call.ticket, obs, &mut self.changes);
-            self.flush(b);
-            if let Some(s) = &mut self.snapshots {
-                s.observe(now, b as usize, &self.guards[b as usize].breaker);
-            }
-            self.reschedule(b, now);
             if providers > 1 {
+                // Before the waiting calls are offered again: they are routed by the new score.
                 self.router.record(slot, u32::from(call.provider), verdict);
             }
-            self.reoffer(now, b);
+            self.settle::<General>(now, b, call.ticket, Observation { verdict, latency: call.latency });
         }
         self.rec.attempt_done(now, b as usize, call.class, verdict, call.latency);
         self.instances[call.instance as usize].budget.on_result(call.class, call.retry_cost);
@@ -698,33 +896,28 @@ impl<'a> Engine<'a> {
     /// The request failed for good (or was shed): answer it with the fallback.
     fn give_up(&mut self, now: SimTime, call: Call, shed: bool) {
         self.answered(call.request, now);
-        let shed = shed.then_some(now);
         self.instances[call.instance as usize].active_requests -= 1;
-        match self.client.fallback {
-            FallbackSpec::None => self.rec.request_done(call.arrival, now, Finish::Error, shed),
-            FallbackSpec::Cached { latency } => {
-                self.rec.request_done(
-                    call.arrival,
-                    now + latency,
-                    Finish::Fallback(FallbackKind::Cached),
-                    shed,
-                );
-            }
-            FallbackSpec::Local { latency } => {
-                self.rec.request_done(
-                    call.arrival,
-                    now + latency,
-                    Finish::Fallback(FallbackKind::Local),
-                    shed,
-                );
-            }
-            FallbackSpec::RetryQueue { latency, .. } => {
-                let deferred = Finish::Fallback(FallbackKind::Deferred);
-                self.rec.request_done(call.arrival, now + latency, deferred, shed);
-                self.retry_queue.push_back(Call { deferred_at: Some(now), ..call });
-                self.schedule_cycle(now);
-            }
+        self.fallback(now, call.arrival, shed.then_some(now));
+        if matches!(self.client.fallback, FallbackSpec::RetryQueue { .. }) {
+            self.retry_queue.push_back(Call { deferred_at: Some(now), ..call });
+            self.schedule_cycle(now);
         }
+    }
+
+    /// Records the caller's answer, at `now`, to a request that arrived at `arrival` and failed
+    /// for good: the configured fallback's, or the error (`shed`: when a breaker refused it).
+    /// A retry queue's work is queued by the caller ([`Engine::give_up`]).
+    fn fallback(&mut self, now: SimTime, arrival: SimTime, shed: Option<SimTime>) {
+        let (kind, latency) = match self.client.fallback {
+            FallbackSpec::None => {
+                self.rec.request_done(arrival, now, Finish::Error, shed);
+                return;
+            }
+            FallbackSpec::Cached { latency } => (FallbackKind::Cached, latency),
+            FallbackSpec::Local { latency } => (FallbackKind::Local, latency),
+            FallbackSpec::RetryQueue { latency, .. } => (FallbackKind::Deferred, latency),
+        };
+        self.rec.request_done(arrival, now + latency, Finish::Fallback(kind), shed);
     }
 
     /// Deferred work that could not be done this cycle waits for the next one.
@@ -785,7 +978,7 @@ impl<'a> Engine<'a> {
                         self.rec.transition(b, &t);
                     }
                 }
-                self.reschedule(b as u32, now);
+                self.reschedule::<General>(b as u32, now);
                 self.reoffer(now, b as u32);
             }
             let fresh = Budget::new(&self.client.retry.budget);
@@ -835,10 +1028,11 @@ impl<'a> Engine<'a> {
     }
 
     /// Keeps one live timer event per breaker: schedules its current deadline if it changed.
-    #[inline]
-    fn reschedule(&mut self, b: u32, now: SimTime) {
+    #[inline(always)]
+    fn reschedule<L: Lane>(&mut self, b: u32, now: SimTime) {
         let guard = &mut self.guards[b as usize];
-        let wanted = guard.breaker.deadline().map(|d| d.max(now)).filter(|d| *d < self.workload.horizon);
+        let deadline = L::of_ref(&guard.breaker).deadline();
+        let wanted = deadline.map(|d| d.max(now)).filter(|d| *d < self.workload.horizon);
         if wanted != guard.scheduled {
             guard.scheduled = wanted;
             if let Some(at) = wanted {

@@ -58,6 +58,7 @@ impl Key {
     }
 
     /// The event's phase.
+    #[cfg(test)]
     pub fn phase(self) -> Phase {
         match (self.0 as u64) >> SEQ_BITS {
             0 => Phase::Settle,
@@ -126,12 +127,8 @@ impl<E> EventQueue<E> {
         self.heap.pop().map(|e| (e.key.at(), e.event))
     }
 
-    /// Number of scheduled events.
-    pub fn len(&self) -> usize {
-        self.heap.len()
-    }
-
     /// True when nothing is scheduled.
+    #[cfg(test)]
     pub fn is_empty(&self) -> bool {
         self.heap.is_empty()
     }

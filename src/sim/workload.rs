@@ -243,7 +243,8 @@ impl Workload {
         };
         match &scenario.source {
             Source::Model { traffic, upstream, incidents } => {
-                let dependency = Dependency::new(upstream, incidents, horizon).map_err(in_file)?;
+                let dependency =
+                    Dependency::new(upstream, incidents, horizon).map_err(|e| in_file(e.to_string()))?;
                 w.truth = dependency.ground_truth();
                 w.arrivals = Arrivals::Traffic(traffic.clone(), scenario.duration);
                 w.answers = Answers::Model(Box::new(dependency));
@@ -259,7 +260,9 @@ impl Workload {
                 w.truth_known = !incidents.is_empty();
                 if !incidents.is_empty() {
                     let spec = crate::upstream::UpstreamSpec::default();
-                    w.truth = Dependency::new(&spec, incidents, horizon).map_err(in_file)?.ground_truth();
+                    w.truth = Dependency::new(&spec, incidents, horizon)
+                        .map_err(|e| in_file(e.to_string()))?
+                        .ground_truth();
                 }
                 w.arrivals = Arrivals::Script(Arc::clone(rows));
             }

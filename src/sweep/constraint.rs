@@ -6,17 +6,18 @@
 
 use crate::metrics::{Metric, Unit};
 use crate::time::Dur;
+use crate::{Error, Result};
 use std::fmt;
 
 /// The metric a user names (its column name or an alias, see [`Metric::aliases`]), when it is
 /// one of the known metric `columns`.
-pub fn resolve_metric<S: AsRef<str>>(name: &str, columns: &[S]) -> Result<Metric, String> {
+pub fn resolve_metric<S: AsRef<str>>(name: &str, columns: &[S]) -> Result<Metric> {
     let name = name.trim();
     match Metric::parse(name) {
         Some(m) if columns.iter().any(|c| c.as_ref() == m.name()) => Ok(m),
         _ => {
             let known: Vec<&str> = columns.iter().map(|c| c.as_ref()).collect();
-            Err(format!("unknown metric `{name}` (known metrics: {})", known.join(", ")))
+            Err(Error::invalid(format!("unknown metric `{name}` (known metrics: {})", known.join(", "))))
         }
     }
 }
@@ -73,8 +74,8 @@ impl Constraint {
     ///
     /// The value is a number (in the metric's unit), a duration such as `2s` or `"900ms"`
     /// (time metrics only; converted to ms or s), or a percentage such as `99.9%`.
-    pub fn parse<S: AsRef<str>>(text: &str, columns: &[S]) -> Result<Constraint, String> {
-        let fail = |why: String| format!("constraint {text:?}: {why}");
+    pub fn parse<S: AsRef<str>>(text: &str, columns: &[S]) -> Result<Constraint> {
+        let fail = |why: String| Error::invalid(format!("constraint {text:?}: {why}"));
         let Some(at) = text.find(['=', '!', '<', '>']) else {
             return Err(fail(
                 "expected `<metric> <op> <value>` with an operator among ==, !=, <=, <, >=, >".into(),
@@ -97,8 +98,8 @@ impl Constraint {
         if name.is_empty() || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
             return Err(fail(format!("expected a metric name before `{}`, found {name:?}", op.as_str())));
         }
-        let metric = resolve_metric(name, columns).map_err(fail)?;
-        let value = parse_value(rhs, metric).map_err(fail)?;
+        let metric = resolve_metric(name, columns).map_err(|e| fail(e.to_string()))?;
+        let value = parse_value(rhs, metric).map_err(|e| fail(e.to_string()))?;
         Ok(Constraint { metric, op, value, text: text.trim().to_string() })
     }
 
@@ -125,7 +126,7 @@ impl fmt::Display for Constraint {
 }
 
 /// The bound of a constraint, in the unit of `metric`.
-fn parse_value(raw: &str, metric: Metric) -> Result<f64, String> {
+fn parse_value(raw: &str, metric: Metric) -> Result<f64> {
     let trimmed = raw.trim();
     let unquoted = trimmed
         .strip_prefix('"')
@@ -134,30 +135,30 @@ fn parse_value(raw: &str, metric: Metric) -> Result<f64, String> {
         .unwrap_or(trimmed)
         .trim();
     if unquoted.is_empty() {
-        return Err("expected a value after the operator".into());
+        return Err(Error::invalid("expected a value after the operator"));
     }
     if let Some(pct) = unquoted.strip_suffix('%') {
         return match pct.trim().parse::<f64>() {
             Ok(v) if v.is_finite() => Ok(v / 100.0),
-            _ => Err(format!("expected a percentage such as 99.9%, found {unquoted:?}")),
+            _ => Err(Error::invalid(format!("expected a percentage such as 99.9%, found {unquoted:?}"))),
         };
     }
     if let Ok(v) = unquoted.parse::<f64>() {
         return if v.is_finite() {
             Ok(v)
         } else {
-            Err(format!("expected a finite number, found {unquoted:?}"))
+            Err(Error::invalid(format!("expected a finite number, found {unquoted:?}")))
         };
     }
     match (Dur::parse(unquoted), metric.unit()) {
         (Ok(d), Unit::Millis) => Ok(d.as_millis_f64()),
         (Ok(d), Unit::Seconds) => Ok(d.as_secs_f64()),
-        (Ok(_), Unit::Plain) => Err(format!(
+        (Ok(_), Unit::Plain) => Err(Error::invalid(format!(
             "`{metric}` is not a time metric: expected a number, found the duration {unquoted:?}"
-        )),
-        (Err(e), _) => {
-            Err(format!("expected a number or a duration such as \"2s\", found {unquoted:?} ({e})"))
-        }
+        ))),
+        (Err(e), _) => Err(Error::invalid(format!(
+            "expected a number or a duration such as \"2s\", found {unquoted:?} ({e})"
+        ))),
     }
 }
 
@@ -210,7 +211,7 @@ mod tests {
             ("latency_p99_ms <= fast", "expected a number or a duration"),
             ("<= 3", "expected a metric name"),
         ] {
-            let err = Constraint::parse(text, &COLS).unwrap_err();
+            let err = Constraint::parse(text, &COLS).unwrap_err().to_string();
             assert!(err.contains(expected), "{text:?}: {err}");
             assert!(err.contains(&format!("{text:?}")), "{text:?}: {err}");
         }

@@ -36,6 +36,7 @@ use super::objective::{Objective, check_weight};
 use super::pareto::DEFAULT_FRONTS;
 use crate::scenario::Spot;
 use crate::time::Dur;
+use crate::{Error, Result};
 use serde::de::{self, MapAccess, Visitor};
 use serde::{Deserialize, Deserializer};
 use std::fmt;
@@ -48,7 +49,7 @@ pub const DEFAULT_REPLICATES: u32 = 3;
 
 /// Checks one configuration (preset and overrides) without running it; the error says what is
 /// wrong. The runner passes a check built on the policy module, tests pass their own.
-pub type Validate<'a> = &'a dyn Fn(&str, &[(String, toml::Value)]) -> Result<(), String>;
+pub type Validate<'a> = &'a dyn Fn(&str, &[(String, toml::Value)]) -> crate::Result<()>;
 
 /// A validated sweep file.
 #[derive(Clone, Debug, PartialEq)]
@@ -137,18 +138,18 @@ impl<'de> Deserialize<'de> for ParamValues {
     }
 }
 
-fn param_values(value: toml::Value) -> Result<Vec<toml::Value>, String> {
+fn param_values(value: toml::Value) -> Result<Vec<toml::Value>> {
     match value {
         toml::Value::Array(items) => {
             if items.is_empty() {
-                return Err("an empty list: give at least one value".into());
+                return Err(Error::invalid("an empty list: give at least one value"));
             }
             let mut out: Vec<toml::Value> = Vec::with_capacity(items.len());
             for item in items {
                 if item.is_table() {
-                    return Err(format!(
+                    return Err(Error::invalid(format!(
                         "expected a list of values (numbers, strings, booleans or lists), found the table {item}"
-                    ));
+                    )));
                 }
                 if !out.contains(&item) {
                     out.push(item);
@@ -161,21 +162,27 @@ fn param_values(value: toml::Value) -> Result<Vec<toml::Value>, String> {
     }
 }
 
-fn range_values(mut table: toml::Table) -> Result<Vec<toml::Value>, String> {
+fn range_values(mut table: toml::Table) -> Result<Vec<toml::Value>> {
     const KEYS: &str = "from, to, steps, scale";
     if let Some(k) = table.keys().find(|k| !["from", "to", "steps", "scale"].contains(&k.as_str())) {
-        return Err(format!("unknown key `{k}` in a range: expected {KEYS}"));
+        return Err(Error::invalid(format!("unknown key `{k}` in a range: expected {KEYS}")));
     }
-    let mut take = |k: &str| table.remove(k).ok_or_else(|| format!("a range needs `{k}` (keys: {KEYS})"));
+    let mut take = |k: &str| {
+        table.remove(k).ok_or_else(|| Error::invalid(format!("a range needs `{k}` (keys: {KEYS})")))
+    };
     let (from, to, steps) = (take("from")?, take("to")?, take("steps")?);
-    let steps = steps.as_integer().ok_or_else(|| format!("`steps` must be an integer, found {steps}"))?;
+    let steps = steps
+        .as_integer()
+        .ok_or_else(|| Error::invalid(format!("`steps` must be an integer, found {steps}")))?;
     let scale = match table.remove("scale") {
         None => Scale::Linear,
         Some(toml::Value::String(s)) if s == "linear" => Scale::Linear,
         Some(toml::Value::String(s)) if s == "log" => Scale::Log,
-        Some(other) => return Err(format!("`scale` must be \"linear\" or \"log\", found {other}")),
+        Some(other) => {
+            return Err(Error::invalid(format!("`scale` must be \"linear\" or \"log\", found {other}")));
+        }
     };
-    let dur = |v: &str, k: &str| Dur::parse(v).map_err(|e| format!("`{k}`: {e}"));
+    let dur = |v: &str, k: &str| Dur::parse(v).map_err(|e| Error::invalid(format!("`{k}`: {e}")));
     let ends = match (&from, &to) {
         (toml::Value::Integer(a), toml::Value::Integer(b)) => Ends::Int(*a, *b),
         (toml::Value::String(a), toml::Value::String(b)) => Ends::Duration(dur(a, "from")?, dur(b, "to")?),
@@ -187,9 +194,9 @@ fn range_values(mut table: toml::Table) -> Result<Vec<toml::Value>, String> {
             Ends::Float(f(a), f(b))
         }
         (a, b) => {
-            return Err(format!(
+            return Err(Error::invalid(format!(
                 "`from` and `to` must be both numbers or both durations such as \"10s\", found {a} and {b}"
-            ));
+            )));
         }
     };
     expand_range(ends, steps, scale)
@@ -308,7 +315,8 @@ impl SweepFile {
         };
         let mut constraints = Vec::with_capacity(constraint_texts.len());
         for c in &constraint_texts {
-            constraints.push(Constraint::parse(c.get_ref(), columns).map_err(|m| cx.at(c.span(), m))?);
+            constraints
+                .push(Constraint::parse(c.get_ref(), columns).map_err(|m| cx.at(c.span(), m.to_string()))?);
         }
         let pareto = cx.pareto(raw.pareto, columns)?;
         Ok(SweepFile {
@@ -380,7 +388,8 @@ impl SweepText<'_> {
         }
         let mut scenarios: Vec<PathBuf> = Vec::new();
         for pattern in patterns.get_ref() {
-            let found = resolve_pattern(base, pattern.get_ref()).map_err(|m| self.at(pattern.span(), m))?;
+            let found = resolve_pattern(base, pattern.get_ref())
+                .map_err(|m| self.at(pattern.span(), m.to_string()))?;
             scenarios.extend(found);
         }
         scenarios.sort();
@@ -408,7 +417,7 @@ impl SweepText<'_> {
             let Some(preset) = &policy.preset else {
                 return Err(self.at(span, "a [[policies]] entry needs `preset = \"...\"`".into()));
             };
-            validate(preset.get_ref(), &[]).map_err(|m| self.at(preset.span(), m))?;
+            validate(preset.get_ref(), &[]).map_err(|m| self.at(preset.span(), m.to_string()))?;
             let mut params = Vec::with_capacity(policy.params.len());
             for (name, values) in &policy.params {
                 for v in values.get_ref().0.iter() {
@@ -420,8 +429,8 @@ impl SweepText<'_> {
             grids.push(PolicyGrid { preset: preset.get_ref().clone(), params });
             grid_spans.push(span);
         }
-        let configurations =
-            expand(&grids).map_err(|m| SweepError::File { file: self.file.clone(), message: m })?;
+        let configurations = expand(&grids)
+            .map_err(|m| SweepError::File { file: self.file.clone(), message: m.to_string() })?;
         for c in &configurations {
             if let Err(m) = validate(&c.preset, &c.overrides) {
                 let entry = grids
@@ -520,7 +529,8 @@ impl SweepText<'_> {
             }
             let mut metrics = Vec::new();
             for m in g.get_ref() {
-                let metric = resolve_metric(m.get_ref(), columns).map_err(|e| self.at(m.span(), e))?;
+                let metric =
+                    resolve_metric(m.get_ref(), columns).map_err(|e| self.at(m.span(), e.to_string()))?;
                 metrics.push(metric.name().to_string());
             }
             out.push(metrics);
@@ -531,14 +541,17 @@ impl SweepText<'_> {
 
 /// The files a scenario entry names: a glob (`*`, `?`, `[...]`) or a plain path, relative to
 /// `base`. A glob matching no file, or a missing file, is an error.
-fn resolve_pattern(base: &Path, pattern: &str) -> Result<Vec<PathBuf>, String> {
+fn resolve_pattern(base: &Path, pattern: &str) -> Result<Vec<PathBuf>> {
     let is_glob = pattern.contains(['*', '?', '[']);
     let joined = if Path::new(pattern).is_absolute() { PathBuf::from(pattern) } else { base.join(pattern) };
     if !is_glob {
         return if joined.is_file() {
             Ok(vec![joined])
         } else {
-            Err(format!("scenario file {pattern:?} not found (looked for {})", joined.display()))
+            Err(Error::invalid(format!(
+                "scenario file {pattern:?} not found (looked for {})",
+                joined.display()
+            )))
         };
     }
     let escaped_base = glob::Pattern::escape(&base.to_string_lossy());
@@ -547,10 +560,13 @@ fn resolve_pattern(base: &Path, pattern: &str) -> Result<Vec<PathBuf>, String> {
     } else {
         format!("{escaped_base}/{pattern}")
     };
-    let paths = glob::glob(&full).map_err(|e| format!("bad glob {pattern:?}: {e}"))?;
+    let paths = glob::glob(&full).map_err(|e| Error::invalid(format!("bad glob {pattern:?}: {e}")))?;
     let mut found: Vec<PathBuf> = paths.filter_map(Result::ok).filter(|p| p.is_file()).collect();
     if found.is_empty() {
-        return Err(format!("the glob {pattern:?} matches no file (looked in {})", base.display()));
+        return Err(Error::invalid(format!(
+            "the glob {pattern:?} matches no file (looked in {})",
+            base.display()
+        )));
     }
     found.sort();
     Ok(found)
@@ -574,9 +590,9 @@ mod tests {
 
     /// Knows two presets; `failure_threshold` must be a positive integer, `cooldown` a duration,
     /// and a `window` shorter than its `bucket` is impossible.
-    fn check(preset: &str, overrides: &[(String, toml::Value)]) -> Result<(), String> {
+    fn check(preset: &str, overrides: &[(String, toml::Value)]) -> crate::Result<()> {
         if !["consecutive", "windowed"].contains(&preset) {
-            return Err(format!("unknown preset `{preset}`"));
+            return Err(crate::Error::invalid(format!("unknown preset `{preset}`")));
         }
         let mut window = None;
         let mut bucket = None;
@@ -584,10 +600,16 @@ mod tests {
             match k.as_str() {
                 "failure_threshold" => match v.as_integer() {
                     Some(n) if n >= 1 => {}
-                    _ => return Err(format!("expected a positive integer, found {v}")),
+                    _ => {
+                        return Err(crate::Error::invalid(format!("expected a positive integer, found {v}")));
+                    }
                 },
                 "cooldown" | "window" | "bucket" => {
-                    let d = v.as_str().map(Dur::parse).and_then(Result::ok).ok_or("expected a duration")?;
+                    let d = v
+                        .as_str()
+                        .map(Dur::parse)
+                        .and_then(Result::ok)
+                        .ok_or_else(|| crate::Error::invalid("expected a duration"))?;
                     if k == "window" {
                         window = Some(d);
                     } else if k == "bucket" {
@@ -595,11 +617,11 @@ mod tests {
                     }
                 }
                 "failure_rate" | "failure_on" => {}
-                other => return Err(format!("unknown parameter `{other}`")),
+                other => return Err(crate::Error::invalid(format!("unknown parameter `{other}`"))),
             }
         }
         match (window, bucket) {
-            (Some(w), Some(b)) if w < b => Err("window is shorter than its bucket".into()),
+            (Some(w), Some(b)) if w < b => Err(crate::Error::invalid("window is shorter than its bucket")),
             _ => Ok(()),
         }
     }

@@ -7,6 +7,7 @@
 //! (same preset, same values) is dropped.
 
 use crate::time::Dur;
+use crate::{Error, Result};
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
@@ -94,16 +95,16 @@ pub fn plain(v: &toml::Value) -> String {
 
 /// The configurations of every entry, in grid order, with ids from 0. Fails when the product
 /// exceeds [`MAX_CONFIGURATIONS`].
-pub fn expand(grids: &[PolicyGrid]) -> Result<Vec<Configuration>, String> {
+pub fn expand(grids: &[PolicyGrid]) -> Result<Vec<Configuration>> {
     let mut total: usize = 0;
     for (i, g) in grids.iter().enumerate() {
         let n = g.params.iter().try_fold(1usize, |acc, p| acc.checked_mul(p.values.len()));
         total =
             n.and_then(|n| total.checked_add(n)).filter(|t| *t <= MAX_CONFIGURATIONS).ok_or_else(|| {
-                format!(
+                Error::invalid(format!(
                     "policies[{i}] ({}): the grid has more than {MAX_CONFIGURATIONS} configurations",
                     g.preset
-                )
+                ))
             })?;
     }
     let mut out: Vec<Configuration> = Vec::with_capacity(total);
@@ -160,26 +161,32 @@ pub enum Ends {
 
 /// Expands `from..=to` in `steps` values on `scale`, rounded as [`Ends`] says; consecutive
 /// duplicates created by rounding are dropped. Errors say what is impossible.
-pub fn expand_range(ends: Ends, steps: i64, scale: Scale) -> Result<Vec<toml::Value>, String> {
+pub fn expand_range(ends: Ends, steps: i64, scale: Scale) -> Result<Vec<toml::Value>> {
     let (a, b) = match ends {
         Ends::Int(a, b) => (a as f64, b as f64),
         Ends::Float(a, b) => (a, b),
         Ends::Duration(a, b) => (a.micros() as f64, b.micros() as f64),
     };
     if !(a.is_finite() && b.is_finite()) {
-        return Err("`from` and `to` must be finite numbers".into());
+        return Err(Error::invalid("`from` and `to` must be finite numbers"));
     }
     if a > b {
-        return Err(format!("`from` ({}) is greater than `to` ({})", show(ends, a), show(ends, b)));
+        return Err(Error::invalid(format!(
+            "`from` ({}) is greater than `to` ({})",
+            show(ends, a),
+            show(ends, b)
+        )));
     }
     if !(1..=MAX_STEPS).contains(&steps) {
-        return Err(format!("`steps` must be between 1 and {MAX_STEPS}, found {steps}"));
+        return Err(Error::invalid(format!("`steps` must be between 1 and {MAX_STEPS}, found {steps}")));
     }
     if steps == 1 && a != b {
-        return Err("`steps = 1` gives a single value: use `from == to`, or at least 2 steps".into());
+        return Err(Error::invalid(
+            "`steps = 1` gives a single value: use `from == to`, or at least 2 steps",
+        ));
     }
     if scale == Scale::Log && a <= 0.0 {
-        return Err(format!("a log scale needs `from` > 0, found {}", show(ends, a)));
+        return Err(Error::invalid(format!("a log scale needs `from` > 0, found {}", show(ends, a))));
     }
     let mut out: Vec<toml::Value> = Vec::new();
     for i in 0..steps {
@@ -270,7 +277,7 @@ mod tests {
             (Ends::Duration(Dur::ZERO, Dur::from_secs(1)), 3, Scale::Log, "log scale"),
             (Ends::Float(0.0, f64::INFINITY), 3, Scale::Linear, "finite"),
         ] {
-            let err = expand_range(ends, steps, scale).unwrap_err();
+            let err = expand_range(ends, steps, scale).unwrap_err().to_string();
             assert!(err.contains(expected), "{ends:?}: {err}");
         }
     }
@@ -331,6 +338,6 @@ mod tests {
     fn oversized_grid_is_refused() {
         let many: Vec<toml::Value> = (0..1001).map(I).collect();
         let g = grid("consecutive", &[("a", many.clone()), ("b", many)]);
-        assert!(expand(&[g]).unwrap_err().contains("more than 1000000"));
+        assert!(expand(&[g]).unwrap_err().to_string().contains("more than 1000000"));
     }
 }

@@ -11,6 +11,7 @@ use super::objective::Objective;
 use super::output::RunsReader;
 use super::shard::{MANIFEST_FILE, Manifest, Slice, check_shards};
 use super::table::{ConfigInfo, ResultTable, RunRow};
+use crate::Result;
 use crate::metrics::Metric;
 
 /// Shards being merged.
@@ -137,7 +138,7 @@ impl Merge {
     /// configuration and the label its rows carry.
     pub fn finish(
         self,
-        info: &dyn Fn(Configuration, String) -> Result<ConfigInfo, String>,
+        info: &dyn Fn(Configuration, String) -> Result<ConfigInfo>,
     ) -> Result<Merged, SweepError> {
         let manifest =
             self.manifests.into_iter().next().ok_or_else(|| SweepError::Invalid("no shards".into()))?;
@@ -148,7 +149,7 @@ impl Merge {
                     "no runs.csv row names configuration {id}: were all shards read?"
                 ))
             })?;
-            infos.push(info(config, label).map_err(SweepError::Invalid)?);
+            infos.push(info(config, label).map_err(|e| SweepError::Invalid(e.to_string()))?);
         }
         let mut objective = Objective::default();
         for (name, weight) in &manifest.objective {
@@ -165,10 +166,10 @@ impl Merge {
             .collect::<Result<Vec<_>, _>>()
             .map_err(|m| SweepError::File {
                 file: format!("{}/{MANIFEST_FILE}", self.dirs[0]),
-                message: m,
+                message: m.to_string(),
             })?;
         let table = ResultTable::new(manifest.scenarios.clone(), infos, self.metrics, self.rows)
-            .map_err(SweepError::Invalid)?;
+            .map_err(|e| SweepError::Invalid(e.to_string()))?;
         Ok(Merged { manifest, table, objective, constraints })
     }
 }
@@ -216,7 +217,7 @@ mod tests {
         String::from_utf8(runs_csv(&part, &o).unwrap()).unwrap()
     }
 
-    fn info(config: Configuration, label: String) -> Result<ConfigInfo, String> {
+    fn info(config: Configuration, label: String) -> crate::Result<ConfigInfo> {
         Ok(ConfigInfo { label, config })
     }
 

@@ -4,29 +4,32 @@
 use super::constraint::resolve_metric;
 use crate::metrics::Metric;
 pub use crate::metrics::{Objective, check_weight};
+use crate::{Error, Result};
 
 impl Objective {
     /// Parses a command-line override `metric=weight` (aliases accepted, see
     /// [`resolve_metric`]) against the known metric `columns`.
-    pub fn parse_override<S: AsRef<str>>(text: &str, columns: &[S]) -> Result<(Metric, f64), String> {
+    pub fn parse_override<S: AsRef<str>>(text: &str, columns: &[S]) -> Result<(Metric, f64)> {
         let Some((name, weight)) = text.split_once('=') else {
-            return Err(format!("objective {text:?}: expected `metric=weight`, e.g. `false_opens=10`"));
+            return Err(Error::invalid(format!(
+                "objective {text:?}: expected `metric=weight`, e.g. `false_opens=10`"
+            )));
         };
-        let metric = resolve_metric(name, columns).map_err(|e| format!("objective {text:?}: {e}"))?;
+        let metric =
+            resolve_metric(name, columns).map_err(|e| Error::invalid(format!("objective {text:?}: {e}")))?;
         let weight = check_weight(weight.trim().parse::<f64>().ok(), weight.trim())
-            .map_err(|e| format!("objective {text:?}: {e}"))?;
+            .map_err(|e| Error::invalid(format!("objective {text:?}: {e}")))?;
         Ok((metric, weight))
     }
 
     /// Binds the objective to the column order of a result table, so costs are computed by
     /// index. Fails when a weighted metric is not among `columns`.
-    pub fn bind<S: AsRef<str>>(&self, columns: &[S]) -> Result<BoundObjective, String> {
+    pub fn bind<S: AsRef<str>>(&self, columns: &[S]) -> Result<BoundObjective> {
         let mut terms = Vec::with_capacity(self.weights.len());
         for (metric, weight) in &self.weights {
-            let index = columns
-                .iter()
-                .position(|c| c.as_ref() == metric.name())
-                .ok_or_else(|| format!("objective metric `{metric}` is not a column of the results"))?;
+            let index = columns.iter().position(|c| c.as_ref() == metric.name()).ok_or_else(|| {
+                Error::invalid(format!("objective metric `{metric}` is not a column of the results"))
+            })?;
             terms.push((index, *weight));
         }
         Ok(BoundObjective { terms })
@@ -73,7 +76,9 @@ mod tests {
         let b = o.bind(&COLS).unwrap();
         assert_eq!(b.cost(&[Some(2.0), Some(1500.0), Some(0.5)]), 20.0 - 50.0 + 15.0);
         assert_eq!(b.cost(&[Some(2.0), None, None]), 20.0);
-        assert!(Objective::new([(Metric::Flaps, 1.0)]).bind(&COLS).unwrap_err().contains("flaps"));
+        assert!(
+            Objective::new([(Metric::Flaps, 1.0)]).bind(&COLS).unwrap_err().to_string().contains("flaps")
+        );
     }
 
     #[test]
@@ -85,8 +90,20 @@ mod tests {
         o.set(Metric::FalseOpens, 3.0);
         assert_eq!(o.weights, vec![(Metric::FalseOpens, 3.0), (Metric::LatencyP99Ms, 0.5)]);
         assert_eq!(o.weight(Metric::Availability), 0.0);
-        assert!(Objective::parse_override("false_opens", &COLS).unwrap_err().contains("metric=weight"));
-        assert!(Objective::parse_override("false_opens=x", &COLS).unwrap_err().contains("finite number"));
-        assert!(Objective::parse_override("nope=1", &COLS).unwrap_err().contains("unknown metric"));
+        assert!(
+            Objective::parse_override("false_opens", &COLS)
+                .unwrap_err()
+                .to_string()
+                .contains("metric=weight")
+        );
+        assert!(
+            Objective::parse_override("false_opens=x", &COLS)
+                .unwrap_err()
+                .to_string()
+                .contains("finite number")
+        );
+        assert!(
+            Objective::parse_override("nope=1", &COLS).unwrap_err().to_string().contains("unknown metric")
+        );
     }
 }

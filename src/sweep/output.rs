@@ -12,6 +12,7 @@ use super::grid::Configuration;
 use super::objective::{BoundObjective, Objective};
 use super::pareto::{direction, front};
 use super::table::{ConfigInfo, ResultTable, RunRow, Summary};
+use crate::{Error, Result};
 use serde::Deserialize;
 
 /// The identity columns that open every runs.csv row, in order; metrics follow, then `cost`.
@@ -343,7 +344,7 @@ pub fn read_objective_toml<S: AsRef<str>>(
     let raw: Raw = toml::from_str(text).map_err(|e| at(e.message().trim().to_string()))?;
     let mut objective = Objective::default();
     for (m, w) in &raw.objective {
-        let metric = super::constraint::resolve_metric(m, columns).map_err(at)?;
+        let metric = super::constraint::resolve_metric(m, columns).map_err(|e| at(e.to_string()))?;
         let weight = w.as_float().or(w.as_integer().map(|i| i as f64)).filter(|x| x.is_finite());
         objective.set(metric, weight.ok_or_else(|| at(format!("objective `{m}`: expected a number")))?);
     }
@@ -352,12 +353,12 @@ pub fn read_objective_toml<S: AsRef<str>>(
         .iter()
         .map(|c| Constraint::parse(c, columns))
         .collect::<Result<Vec<_>, _>>()
-        .map_err(at)?;
+        .map_err(|e| at(e.to_string()))?;
     Ok((objective, constraints))
 }
 
 /// Overrides written as a TOML inline table, read back in written order.
-fn parse_overrides(text: &str) -> Result<Vec<(String, toml::Value)>, String> {
+fn parse_overrides(text: &str) -> Result<Vec<(String, toml::Value)>> {
     #[derive(Deserialize)]
     struct Doc {
         o: toml::Spanned<Ordered>,
@@ -390,7 +391,7 @@ fn parse_overrides(text: &str) -> Result<Vec<(String, toml::Value)>, String> {
             Ok(Ordered(map.into_iter().map(|(k, v)| (k, v.into_inner())).collect()))
         }
     }
-    let doc: Doc = toml::from_str(&format!("o = {text}")).map_err(|e| e.message().trim().to_string())?;
+    let doc: Doc = toml::from_str(&format!("o = {text}")).map_err(|e| Error::invalid(e.message().trim()))?;
     Ok(doc.o.into_inner().0)
 }
 
@@ -555,7 +556,7 @@ pub fn read_runs(text: &str, file: &str) -> Result<ResultTable, SweepError> {
         })
         .collect();
     ResultTable::new(scenarios, configs, metrics, runs)
-        .map_err(|m| SweepError::File { file: file.to_string(), message: m })
+        .map_err(|m| SweepError::File { file: file.to_string(), message: m.to_string() })
 }
 
 #[cfg(test)]

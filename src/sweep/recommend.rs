@@ -19,6 +19,7 @@ use super::grid::{Configuration, plain, round_significant};
 use super::objective::Objective;
 use super::table::{ResultTable, Summary, SummaryCell};
 use crate::time::Dur;
+use crate::{Error, Result};
 use std::fmt::Write as _;
 
 /// A constraint broken by a configuration on a scenario.
@@ -154,7 +155,7 @@ pub fn recommend(
     objective: &Objective,
     constraints: &[Constraint],
     validate: Validate,
-) -> Result<Recommendation, String> {
+) -> Result<Recommendation> {
     let summary = table.summarize(&objective.bind(&table.metrics)?);
     recommend_from(table, &summary, objective, constraints, validate)
 }
@@ -167,13 +168,13 @@ pub fn recommend_from(
     objective: &Objective,
     constraints: &[Constraint],
     validate: Validate,
-) -> Result<Recommendation, String> {
+) -> Result<Recommendation> {
     let columns: Vec<usize> = constraints
         .iter()
         .map(|c| {
-            table
-                .column(c.metric.name())
-                .ok_or_else(|| format!("constraint `{}`: the results have no column `{}`", c.text, c.metric))
+            table.column(c.metric.name()).ok_or_else(|| {
+                Error::invalid(format!("constraint `{}`: the results have no column `{}`", c.text, c.metric))
+            })
         })
         .collect::<Result<_, _>>()?;
     let mut ranking: Vec<Candidate> = (0..table.configs.len())
@@ -555,7 +556,7 @@ mod tests {
     const METRICS: [&str; 3] = ["false_opens", "missed_incidents", "detection_delay_mean_s"];
 
     /// Accepts every configuration.
-    fn any(_: &str, _: &[(String, toml::Value)]) -> Result<(), String> {
+    fn any(_: &str, _: &[(String, toml::Value)]) -> crate::Result<()> {
         Ok(())
     }
 
@@ -722,7 +723,10 @@ mod tests {
         assert!(text.contains("the two cost the same on every weighted metric"), "{text}");
         assert!(text.contains("  total cost 2 = sum over 2 scenario(s) of the mean cost over replicates; no constraints were given.\n"), "{text}");
         assert!(
-            recommend(&t, &Objective::new([(Metric::Flaps, 1.0)]), &[], &any).unwrap_err().contains("flaps")
+            recommend(&t, &Objective::new([(Metric::Flaps, 1.0)]), &[], &any)
+                .unwrap_err()
+                .to_string()
+                .contains("flaps")
         );
     }
 
@@ -752,9 +756,9 @@ mod tests {
             preset: "consecutive".into(),
             overrides: vec![("failure_threshold".into(), I(1))],
         });
-        let positive = |_: &str, o: &[(String, toml::Value)]| -> Result<(), String> {
+        let positive = |_: &str, o: &[(String, toml::Value)]| -> crate::Result<()> {
             match o.iter().find(|(k, _)| k == "failure_threshold").and_then(|(_, v)| v.as_integer()) {
-                Some(n) if n < 1 => Err("failure_threshold must be at least 1".into()),
+                Some(n) if n < 1 => Err(crate::Error::invalid("failure_threshold must be at least 1")),
                 _ => Ok(()),
             }
         };

@@ -12,6 +12,7 @@ use crate::metrics::{Metric, Metrics};
 use crate::policy::{PolicyConfig, PolicySpec};
 use crate::scenario::{InputError, Scenario};
 use crate::sim::{self, Chunk, RequestStream, RunOptions, Simulation, Workload};
+use crate::{Error, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 use std::io::IsTerminal;
@@ -129,12 +130,12 @@ pub fn spec_of(config: &Configuration) -> PolicySpec {
 }
 
 /// Checks a preset and overrides by resolving them (the sweep file's per-value check).
-pub fn validate_policy(preset: &str, overrides: &[(String, toml::Value)]) -> Result<(), String> {
+pub fn validate_policy(preset: &str, overrides: &[(String, toml::Value)]) -> Result<()> {
     let mut spec = PolicySpec::new(preset);
     for (k, v) in overrides {
         spec.overrides.insert(k.clone(), v.clone());
     }
-    spec.resolve().map(|_| ()).map_err(|e| e.to_string())
+    spec.resolve().map(|_| ()).map_err(|e| Error::invalid(e.to_string()))
 }
 
 /// A configuration's table entry: its identity and the resolved policy's label.

@@ -12,6 +12,7 @@
 //! Computation only: no files, no environment, no clock.
 
 use super::SweepError;
+use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::fmt::Write as _;
@@ -54,25 +55,28 @@ pub const SCHEDULER_VARIABLES: [&str; 5] = [
 
 impl ShardId {
     /// Checks `index < count` and `count` within [`MAX_SHARDS`].
-    pub fn new(index: u32, count: u32) -> Result<ShardId, String> {
+    pub fn new(index: u32, count: u32) -> Result<ShardId> {
         if count == 0 || count > MAX_SHARDS {
-            return Err(format!("the number of shards must be between 1 and {MAX_SHARDS}, found {count}"));
+            return Err(Error::invalid(format!(
+                "the number of shards must be between 1 and {MAX_SHARDS}, found {count}"
+            )));
         }
         if index >= count {
-            return Err(format!(
+            return Err(Error::invalid(format!(
                 "shard index {index} is not below the number of shards {count} (indices are 0-based)"
-            ));
+            )));
         }
         Ok(ShardId { index, count })
     }
 
     /// Parses `--shard K/N` (K 0-based).
-    pub fn parse(text: &str) -> Result<ShardId, String> {
-        let bad = || format!("--shard {text}: expected K/N with 0 <= K < N, e.g. --shard 0/4");
+    pub fn parse(text: &str) -> Result<ShardId> {
+        let bad =
+            || Error::invalid(format!("--shard {text}: expected K/N with 0 <= K < N, e.g. --shard 0/4"));
         let (k, n) = text.trim().split_once('/').ok_or_else(bad)?;
         let k: u32 = k.trim().parse().map_err(|_| bad())?;
         let n: u32 = n.trim().parse().map_err(|_| bad())?;
-        ShardId::new(k, n).map_err(|m| format!("--shard {text}: {m}"))
+        ShardId::new(k, n).map_err(|m| Error::invalid(format!("--shard {text}: {m}")))
     }
 
     /// The shard an array-job scheduler assigned, from its variables (`var` looks one up):
@@ -83,36 +87,39 @@ impl ShardId {
     pub fn from_scheduler(
         shards: Option<u32>,
         var: &dyn Fn(&str) -> Option<String>,
-    ) -> Result<Option<(ShardId, String)>, String> {
-        let number = |name: &str| -> Result<Option<u32>, String> {
+    ) -> Result<Option<(ShardId, String)>> {
+        let number = |name: &str| -> Result<Option<u32>> {
             match var(name) {
                 None => Ok(None),
                 Some(v) => v
                     .trim()
                     .parse::<u32>()
                     .map(Some)
-                    .map_err(|_| format!("{name}={v:?}: expected a whole number")),
+                    .map_err(|_| Error::invalid(format!("{name}={v:?}: expected a whole number"))),
             }
         };
         if let Some(id) = number("SLURM_ARRAY_TASK_ID")? {
             let count = number("SLURM_ARRAY_TASK_COUNT")?.ok_or_else(|| {
-                "SLURM_ARRAY_TASK_ID is set but SLURM_ARRAY_TASK_COUNT is not: run under `sbatch --array` \
-                 or give --shard K/N"
-                    .to_string()
+                Error::invalid(
+                    "SLURM_ARRAY_TASK_ID is set but SLURM_ARRAY_TASK_COUNT is not: run under `sbatch --array` \
+                     or give --shard K/N",
+                )
             })?;
             let min = number("SLURM_ARRAY_TASK_MIN")?.unwrap_or(0);
-            let index = id
-                .checked_sub(min)
-                .ok_or_else(|| format!("SLURM_ARRAY_TASK_ID={id} is below SLURM_ARRAY_TASK_MIN={min}"))?;
+            let index = id.checked_sub(min).ok_or_else(|| {
+                Error::invalid(format!("SLURM_ARRAY_TASK_ID={id} is below SLURM_ARRAY_TASK_MIN={min}"))
+            })?;
             if let Some(n) = shards.filter(|n| *n != count) {
-                return Err(format!("--shards {n} disagrees with SLURM_ARRAY_TASK_COUNT={count}"));
+                return Err(Error::invalid(format!(
+                    "--shards {n} disagrees with SLURM_ARRAY_TASK_COUNT={count}"
+                )));
             }
             let shard = ShardId::new(index, count).map_err(|m| {
-                format!(
+                Error::invalid(format!(
                     "SLURM_ARRAY_TASK_ID={id}, SLURM_ARRAY_TASK_MIN={min}, SLURM_ARRAY_TASK_COUNT={count}: {m} \
                      (give the array as a contiguous range, e.g. --array=0-{})",
                     count.saturating_sub(1)
-                )
+                ))
             })?;
             let source = format!("SLURM_ARRAY_TASK_ID={id}, SLURM_ARRAY_TASK_COUNT={count}")
                 + &if min > 0 { format!(", SLURM_ARRAY_TASK_MIN={min}") } else { String::new() };
@@ -125,16 +132,16 @@ impl ShardId {
         match (index_var, shards) {
             (Some((name, index)), Some(count)) => {
                 let shard = ShardId::new(index, count)
-                    .map_err(|m| format!("{name}={index}, --shards {count}: {m}"))?;
+                    .map_err(|m| Error::invalid(format!("{name}={index}, --shards {count}: {m}")))?;
                 Ok(Some((shard, format!("{name}={index}, --shards {count}"))))
             }
-            (Some((name, _)), None) => Err(format!(
+            (Some((name, _)), None) => Err(Error::invalid(format!(
                 "{name} is set but the number of shards is not: give --shards N (the job's completions or array size)"
-            )),
-            (None, Some(n)) => Err(format!(
+            ))),
+            (None, Some(n)) => Err(Error::invalid(format!(
                 "--shards {n} needs the shard's index from the scheduler (JOB_COMPLETION_INDEX or \
                  AWS_BATCH_JOB_ARRAY_INDEX; under Slurm, SLURM_ARRAY_TASK_ID) or --shard K/{n}"
-            )),
+            ))),
             (None, None) => Ok(None),
         }
     }
@@ -535,7 +542,10 @@ pub(crate) mod tests {
         assert_eq!(ShardId::parse("1/4").unwrap(), ShardId { index: 1, count: 4 });
         assert_eq!(ShardId::parse(" 0 / 1 ").unwrap(), ShardId { index: 0, count: 1 });
         for bad in ["4/4", "1", "a/2", "0/0", "-1/3", "1/200000"] {
-            assert!(ShardId::parse(bad).unwrap_err().starts_with(&format!("--shard {bad}")), "{bad}");
+            assert!(
+                ShardId::parse(bad).unwrap_err().to_string().starts_with(&format!("--shard {bad}")),
+                "{bad}"
+            );
         }
     }
 
@@ -568,22 +578,22 @@ pub(crate) mod tests {
             ("SLURM_ARRAY_TASK_COUNT", "3"),
             ("SLURM_ARRAY_TASK_MIN", "1"),
         ]);
-        assert!(ShardId::from_scheduler(None, &gappy).unwrap_err().contains("contiguous range"));
-        assert!(ShardId::from_scheduler(Some(8), &slurm).unwrap_err().contains("disagrees"));
+        assert!(ShardId::from_scheduler(None, &gappy).unwrap_err().to_string().contains("contiguous range"));
+        assert!(ShardId::from_scheduler(Some(8), &slurm).unwrap_err().to_string().contains("disagrees"));
         let k8s = env(&[("JOB_COMPLETION_INDEX", "2")]);
         let (id, from) = ShardId::from_scheduler(Some(5), &k8s).unwrap().unwrap();
         assert_eq!(
             (id, from.as_str()),
             (ShardId { index: 2, count: 5 }, "JOB_COMPLETION_INDEX=2, --shards 5")
         );
-        assert!(ShardId::from_scheduler(None, &k8s).unwrap_err().contains("give --shards N"));
+        assert!(ShardId::from_scheduler(None, &k8s).unwrap_err().to_string().contains("give --shards N"));
         let aws = env(&[("AWS_BATCH_JOB_ARRAY_INDEX", "7")]);
-        assert!(ShardId::from_scheduler(Some(5), &aws).unwrap_err().contains("not below"));
+        assert!(ShardId::from_scheduler(Some(5), &aws).unwrap_err().to_string().contains("not below"));
         assert_eq!(ShardId::from_scheduler(Some(8), &aws).unwrap().unwrap().0.index, 7);
-        assert!(ShardId::from_scheduler(Some(2), &env(&[])).unwrap_err().contains("--shard K/2"));
+        assert!(ShardId::from_scheduler(Some(2), &env(&[])).unwrap_err().to_string().contains("--shard K/2"));
         assert_eq!(ShardId::from_scheduler(None, &env(&[])).unwrap(), None);
         let junk = env(&[("SLURM_ARRAY_TASK_ID", "x")]);
-        assert!(ShardId::from_scheduler(None, &junk).unwrap_err().contains("whole number"));
+        assert!(ShardId::from_scheduler(None, &junk).unwrap_err().to_string().contains("whole number"));
     }
 
     #[test]

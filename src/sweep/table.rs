@@ -6,6 +6,7 @@
 use super::grid::Configuration;
 use super::objective::BoundObjective;
 use super::stats::{Stat, describe};
+use crate::{Error, Result};
 
 /// A configuration as results carry it.
 #[derive(Clone, Debug, PartialEq)]
@@ -100,26 +101,30 @@ impl ResultTable {
         configs: Vec<ConfigInfo>,
         metrics: Vec<String>,
         mut runs: Vec<RunRow>,
-    ) -> Result<ResultTable, String> {
+    ) -> Result<ResultTable> {
         for r in &runs {
             if r.scenario >= scenarios.len() || r.config >= configs.len() {
-                return Err(format!(
+                return Err(Error::invalid(format!(
                     "a run refers to scenario {} / configuration {} which do not exist",
                     r.scenario, r.config
-                ));
+                )));
             }
             if r.values.len() != metrics.len() {
-                return Err(format!("a run has {} values for {} metrics", r.values.len(), metrics.len()));
+                return Err(Error::invalid(format!(
+                    "a run has {} values for {} metrics",
+                    r.values.len(),
+                    metrics.len()
+                )));
             }
         }
         runs.sort_by_key(|r| (r.scenario, r.config, r.replicate));
         if let Some(w) = runs.windows(2).find(|w| {
             (w[0].scenario, w[0].config, w[0].replicate) == (w[1].scenario, w[1].config, w[1].replicate)
         }) {
-            return Err(format!(
+            return Err(Error::invalid(format!(
                 "the cell (scenario {}, configuration {}, replicate {}) appears twice",
                 scenarios[w[0].scenario], configs[w[0].config].config.id, w[0].replicate
-            ));
+            )));
         }
         Ok(ResultTable { scenarios, configs, metrics, runs })
     }
@@ -254,10 +259,10 @@ pub(crate) mod tests {
             m.clone(),
             vec![run(0, 0, 0, &[None]), run(0, 0, 0, &[None])],
         );
-        assert!(dup.unwrap_err().contains("appears twice"));
+        assert!(dup.unwrap_err().to_string().contains("appears twice"));
         let out = ResultTable::new(vec!["s".into()], c.clone(), m.clone(), vec![run(1, 0, 0, &[None])]);
-        assert!(out.unwrap_err().contains("do not exist"));
+        assert!(out.unwrap_err().to_string().contains("do not exist"));
         let width = ResultTable::new(vec!["s".into()], c, m, vec![run(0, 0, 0, &[None, None])]);
-        assert!(width.unwrap_err().contains("2 values for 1 metrics"));
+        assert!(width.unwrap_err().to_string().contains("2 values for 1 metrics"));
     }
 }

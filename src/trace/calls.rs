@@ -45,6 +45,8 @@ struct StatusRead {
     error_flag: bool,
     /// Numbers are gRPC status codes (the column's name says `grpc`).
     grpc: bool,
+    /// The column holds Envoy's response flags (its name says `flags`).
+    envoy_flags: bool,
 }
 
 /// gRPC status names (grpc/doc/statuscodes.md) and their codes.
@@ -72,6 +74,14 @@ const GRPC: [(&[u8], i64); 17] = [
 /// OpenTelemetry status (`STATUS_CODE_ERROR`, `Unset`), a 0/1 flag or a word.
 fn parse_status(cell: &[u8], how: StatusRead) -> Option<OutcomeClass> {
     use OutcomeClass::*;
+    if how.envoy_flags
+        && let Some(text) = std::str::from_utf8(cell).ok()
+        && super::envoy::looks_like_flags(text)
+    {
+        // `UO` (Envoy's own breaker refused the call) counts as a failure here: a CSV row cannot
+        // be answered from its neighbours as the Envoy importer does.
+        return Some(super::envoy::flags_class(text).map_or(Ok, |c| c.unwrap_or(Error)));
+    }
     if how.grpc
         && let Some(code) = super::columns::parse_whole(cell).filter(|c| *c <= 16)
     {
@@ -185,6 +195,7 @@ impl Loader<'_> {
             return Err(TraceError::NonMonotonic {
                 file: self.file.to_string(),
                 column: self.header.names[self.time].clone(),
+                position: self.time + 1,
                 line: row.line,
                 value: String::from_utf8_lossy(time_cell).into_owned(),
                 previous_line: self.prev_line,
@@ -322,7 +333,11 @@ impl CallTrace {
                 !base.contains("grpc") && (base.contains("error") || base.contains("fail"))
             }),
         };
-        let how = StatusRead { error_flag, grpc: status.is_some_and(|i| base(i).contains("grpc")) };
+        let how = StatusRead {
+            error_flag,
+            grpc: status.is_some_and(|i| base(i).contains("grpc")),
+            envoy_flags: status.is_some_and(|i| base(i).contains("flags")),
+        };
         let micros_per_value = opts.latency_scale.map_or(1.0, |s| s.get()) * unit.micros();
         report.columns = vec![
             ("time".into(), header.names[time].clone()),
@@ -333,6 +348,8 @@ impl CallTrace {
                 " (1 = error)"
             } else if how.grpc {
                 " (gRPC codes)"
+            } else if how.envoy_flags {
+                " (Envoy response flags: UF, UH, UT, UC, UR, URX, UPE fail, UO counts as a failure, RL is rate limited)"
             } else {
                 ""
             };
@@ -658,6 +675,38 @@ mod tests {
             };
             assert_eq!(a.class, class, "row {i}");
         }
+    }
+
+    #[test]
+    fn http_codes_and_envoy_flags_are_found_and_read_as_status() {
+        let t =
+            parse("ts,latency_ms,http_code\n1700000000,5,200\n1700000001,5,503\n", &TraceOptions::default())
+                .unwrap();
+        assert_eq!(t.report().columns[2].1, "http_code");
+        assert_eq!(t.first_answer(1).class, OutcomeClass::Error);
+        let log = "ts,latency_ms,response_flags\n1700000000,5,-\n1700000001,5,UF,URX\n1700000002,5,UO\n\
+                   1700000003,5,RL\n1700000004,5,DC\n";
+        let log = log.replace("UF,URX", "\"UF,URX\"");
+        let t = parse(&log, &TraceOptions::default()).unwrap();
+        let classes: Vec<OutcomeClass> = (0..5).map(|i| t.first_answer(i).class).collect();
+        use OutcomeClass::*;
+        assert_eq!(classes, vec![Ok, Error, Error, RateLimited, Ok]);
+        assert!(
+            t.report().columns[2].1.starts_with("response_flags (Envoy response flags"),
+            "{:?}",
+            t.report()
+        );
+    }
+
+    #[test]
+    fn unsorted_rows_name_the_time_column_and_its_position() {
+        let e = parse("id,ts,latency_ms\n1,1700000001,5\n2,1700000000,5\n", &TraceOptions::default())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("rows must be sorted by `ts` (column 2: sort the rows, e.g. `sort -t, -k2,2`"),
+            "{e}"
+        );
     }
 
     #[test]

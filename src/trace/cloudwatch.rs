@@ -6,101 +6,50 @@
 //! epoch seconds (SDK dumps). Selectors name an `Id` or a `Label`.
 
 use super::TraceError;
-use super::json::{NumOrText, bad_value, each_document};
+use super::json::bad_value;
+use super::scan::Cursor;
 use super::series::{Locator, Series};
-use super::timestamp::{parse_datetime, parse_epoch};
-use serde::Deserialize;
+use super::timestamp::parse_datetime;
 use std::borrow::Cow;
 
 const SHAPE: &str = r#"CloudWatch GetMetricData JSON: {"MetricDataResults":[{"Id":"m1","Label":"...","Timestamps":["2024-01-01T00:05:00+00:00",...],"Values":[1.5,...],"StatusCode":"Complete"}],"NextToken":null}"#;
 
-#[derive(Deserialize)]
-#[serde(rename_all = "PascalCase")]
-struct Page<'a> {
-    #[serde(borrow)]
-    metric_data_results: Vec<Result_<'a>>,
-    #[serde(default, borrow)]
-    next_token: Option<Cow<'a, str>>,
+/// One result of one page, as read.
+struct Result_<'a> {
+    id: Cow<'a, str>,
+    label: Cow<'a, str>,
+    times: Vec<i64>,
+    values: Vec<f64>,
+    status: Option<Cow<'a, str>>,
 }
 
-#[derive(Deserialize)]
-#[serde(rename_all = "PascalCase")]
-struct Result_<'a> {
-    #[serde(borrow)]
-    id: Cow<'a, str>,
-    #[serde(default, borrow)]
-    label: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    timestamps: Vec<NumOrText<'a>>,
-    values: Vec<f64>,
-    #[serde(default, borrow)]
-    status_code: Option<Cow<'a, str>>,
+/// The series being joined from the pages, by `Id`.
+#[derive(Default)]
+struct Joined {
+    out: Vec<Series>,
+    points: Vec<Vec<(i64, f64)>>,
+    status: Vec<Option<String>>,
+    pages: usize,
+    last_token: Option<String>,
 }
 
 /// Every `Id` of the pages as one series, oldest sample first.
 pub fn parse(file: &str, text: &str) -> Result<Vec<Series>, TraceError> {
-    let mut out: Vec<Series> = Vec::new();
-    let mut points: Vec<Vec<(i64, f64)>> = Vec::new();
-    let mut page_no = 0usize;
-    let mut last_token = None;
-    let mut status: Vec<Option<String>> = Vec::new();
-    let mut each_page = |page: Page| {
-        {
-            for (i, r) in page.metric_data_results.into_iter().enumerate() {
-                let at = format!("page {} MetricDataResults[{i}]", page_no + 1);
-                if r.timestamps.len() != r.values.len() {
-                    return Err(TraceError::Format {
-                        file: file.into(),
-                        message: format!(
-                            "{at} (Id {:?}): {} Timestamps but {} Values; they must pair up",
-                            r.id,
-                            r.timestamps.len(),
-                            r.values.len()
-                        ),
-                    });
-                }
-                let k = match out.iter().position(|s| s.label("Id") == Some(&*r.id)) {
-                    Some(k) => k,
-                    None => {
-                        let label = r.label.as_deref().unwrap_or("").to_string();
-                        out.push(Series {
-                            name: format!("Id {:?} (Label {label:?})", r.id),
-                            labels: vec![("Id".into(), r.id.to_string()), ("Label".into(), label.clone())],
-                            unit: super::columns::split_header(&label).unit,
-                            locate: Locator::Stamped,
-                            ..Series::default()
-                        });
-                        points.push(Vec::new());
-                        status.push(None);
-                        out.len() - 1
-                    }
-                };
-                // The last page's status is the series' status (earlier pages say PartialData).
-                status[k] = r.status_code.as_deref().filter(|c| *c != "Complete").map(str::to_string);
-                for (j, (t, v)) in r.timestamps.iter().zip(&r.values).enumerate() {
-                    let us = stamp(t).ok_or_else(|| {
-                        bad_value(
-                            file,
-                            &format!("{at}.Timestamps[{j}]"),
-                            &t.show(),
-                            "an ISO 8601 time or epoch seconds",
-                        )
-                    })?;
-                    points[k].push((us, *v));
-                }
-            }
-            last_token = page.next_token.map(|t| t.to_string());
-            page_no += 1;
+    let mut c = Cursor::new(file, text, SHAPE);
+    let mut j = Joined::default();
+    let mut docs = 0;
+    while !c.at_end() {
+        if c.peek() == Some(b'[') {
+            c.array(|c, _| page(c, file, &mut j))?;
+        } else {
+            page(&mut c, file, &mut j)?;
         }
-        Ok(())
-    };
-    if text.trim_start().starts_with('[') {
-        each_document(file, text, SHAPE, |_, pages: Vec<Page>| {
-            pages.into_iter().try_for_each(&mut each_page)
-        })?;
-    } else {
-        each_document(file, text, SHAPE, |_, page: Page| each_page(page))?;
+        docs += 1;
     }
+    if docs == 0 {
+        return Err(TraceError::Empty { file: file.to_string() });
+    }
+    let Joined { mut out, points, status, last_token, .. } = j;
     for ((s, mut p), code) in out.iter_mut().zip(points).zip(status) {
         p.sort_by_key(|(t, _)| *t);
         if let Some(w) = p.windows(2).find(|w| w[0].0 == w[1].0) {
@@ -128,13 +77,139 @@ pub fn parse(file: &str, text: &str) -> Result<Vec<Series>, TraceError> {
     Ok(out)
 }
 
-fn stamp(t: &NumOrText) -> Option<i64> {
-    match t {
-        NumOrText::Text(s) => parse_datetime(s.as_bytes(), 0).ok(),
-        NumOrText::Int(v) => v.checked_mul(1_000_000),
-        NumOrText::Float(v) => parse_epoch(v.to_string().as_bytes(), 1_000_000).ok(),
-        NumOrText::Bool(_) => None,
+/// One page: its results joined into `j` by `Id`.
+fn page(c: &mut Cursor, file: &str, j: &mut Joined) -> Result<(), TraceError> {
+    let mut token = None;
+    let mut results = false;
+    let page_no = j.pages + 1;
+    c.object(|c, key| match key {
+        b"MetricDataResults" => {
+            results = true;
+            c.array(|c, i| {
+                let at = format!("page {page_no} MetricDataResults[{i}]");
+                let r = result(c, file, &at)?;
+                join(j, r, file, &at)
+            })
+            .map(drop)
+        }
+        b"NextToken" => {
+            token = if c.peek() == Some(b'"') {
+                Some(c.string()?.into_owned())
+            } else {
+                c.skip().map(|_| None)?
+            };
+            Ok(())
+        }
+        _ => c.skip(),
+    })?;
+    if !results {
+        return Err(c.error("a page without `MetricDataResults`"));
     }
+    j.last_token = token;
+    j.pages += 1;
+    Ok(())
+}
+
+/// One entry of `MetricDataResults`.
+fn result<'a>(c: &mut Cursor<'a>, file: &str, at: &str) -> Result<Result_<'a>, TraceError> {
+    let mut r = Result_ {
+        id: Cow::Borrowed(""),
+        label: Cow::Borrowed(""),
+        times: Vec::new(),
+        values: Vec::new(),
+        status: None,
+    };
+    let mut has_id = false;
+    c.object(|c, key| match key {
+        b"Id" => {
+            r.id = c.string()?;
+            has_id = true;
+            Ok(())
+        }
+        b"Label" => {
+            r.label = c.string()?;
+            Ok(())
+        }
+        b"StatusCode" => {
+            r.status = Some(c.string()?);
+            Ok(())
+        }
+        b"Timestamps" => c
+            .array(|c, k| {
+                let t = match c.peek() {
+                    Some(b'"') => {
+                        let raw = c.raw_string()?;
+                        parse_datetime(raw, 0).map_err(|_| String::from_utf8_lossy(raw).into_owned())
+                    }
+                    _ => {
+                        let v = c.number()?;
+                        epoch_seconds(v).ok_or_else(|| v.to_string())
+                    }
+                };
+                let us = t.map_err(|shown| {
+                    bad_value(
+                        file,
+                        &format!("{at}.Timestamps[{k}]"),
+                        &format!("{shown:?}"),
+                        "an ISO 8601 time or epoch seconds",
+                    )
+                })?;
+                r.times.push(us);
+                Ok(())
+            })
+            .map(drop),
+        b"Values" => c
+            .array(|c, _| {
+                r.values.push(c.number()?);
+                Ok(())
+            })
+            .map(drop),
+        _ => c.skip(),
+    })?;
+    if !has_id {
+        return Err(c.error(&format!("{at}: a result without `Id`")));
+    }
+    Ok(r)
+}
+
+/// Epoch seconds (as the SDKs dump them) in microseconds, exactly for whole and millisecond values.
+fn epoch_seconds(v: f64) -> Option<i64> {
+    let us = (v * 1e6).round();
+    (us.is_finite() && us.abs() < 9.0e18).then_some(us as i64)
+}
+
+/// Adds one result's points to its `Id`'s series (created on first sight).
+fn join(j: &mut Joined, r: Result_, file: &str, at: &str) -> Result<(), TraceError> {
+    if r.times.len() != r.values.len() {
+        return Err(TraceError::Format {
+            file: file.into(),
+            message: format!(
+                "{at} (Id {:?}): {} Timestamps but {} Values; they must pair up",
+                r.id,
+                r.times.len(),
+                r.values.len()
+            ),
+        });
+    }
+    let k = match j.out.iter().position(|s| s.label("Id") == Some(&*r.id)) {
+        Some(k) => k,
+        None => {
+            j.out.push(Series {
+                name: format!("Id {:?} (Label {:?})", r.id, r.label),
+                labels: vec![("Id".into(), r.id.to_string()), ("Label".into(), r.label.to_string())],
+                unit: super::columns::split_header(&r.label).unit,
+                locate: Locator::Stamped,
+                ..Series::default()
+            });
+            j.points.push(Vec::new());
+            j.status.push(None);
+            j.out.len() - 1
+        }
+    };
+    // The last page's status is the series' status (earlier pages say PartialData).
+    j.status[k] = r.status.as_deref().filter(|c| *c != "Complete").map(str::to_string);
+    j.points[k].extend(r.times.into_iter().zip(r.values));
+    Ok(())
 }
 
 #[cfg(test)]

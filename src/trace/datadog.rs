@@ -4,108 +4,159 @@
 //! skipped by the merge). Selectors name a `metric` or a `scope` (or match `display_name`,
 //! `expression`). The latency unit comes from the series' `unit` when Datadog gives one.
 
-use super::json::{bad_value, each_document};
+use super::json::bad_value;
+use super::scan::Cursor;
 use super::series::{Locator, Series};
 use super::{LatencyUnit, TraceError};
-use serde::Deserialize;
 use std::borrow::Cow;
 
 const SHAPE: &str = r#"Datadog v1 query JSON: {"status":"ok","series":[{"metric":"...","scope":"...","pointlist":[[1700000000000.0,0.25],...],"interval":60}]}"#;
 
-#[derive(Deserialize)]
-struct Response<'a> {
-    #[serde(default, borrow)]
-    status: Option<Cow<'a, str>>,
-    #[serde(default, borrow)]
-    error: Option<Cow<'a, str>>,
-    #[serde(default, borrow)]
-    series: Vec<DdSeries<'a>>,
-}
-
-#[derive(Deserialize)]
-struct DdSeries<'a> {
-    #[serde(borrow)]
-    metric: Cow<'a, str>,
-    #[serde(default, borrow)]
-    scope: Cow<'a, str>,
-    #[serde(default, borrow)]
-    display_name: Option<Cow<'a, str>>,
-    #[serde(default, borrow)]
-    expression: Option<Cow<'a, str>>,
-    pointlist: Vec<(f64, Option<f64>)>,
-    #[serde(default, borrow)]
-    unit: Option<Vec<Option<DdUnit<'a>>>>,
-}
-
-#[derive(Deserialize)]
-struct DdUnit<'a> {
-    #[serde(borrow)]
-    name: Cow<'a, str>,
-}
-
-/// Every series of the response.
+/// Every series of the response (several responses may be concatenated).
 pub fn parse(file: &str, text: &str) -> Result<Vec<Series>, TraceError> {
+    let mut c = Cursor::new(file, text, SHAPE);
     let mut out = Vec::new();
-    each_document(file, text, SHAPE, |_, r: Response| {
-        if r.status.as_deref() == Some("error") || r.error.is_some() {
+    let mut docs = 0;
+    while !c.at_end() {
+        let (mut status, mut error) = (None, None);
+        let first = out.len();
+        c.object(|c, key| match key {
+            b"status" => {
+                status = Some(c.string()?);
+                Ok(())
+            }
+            b"error" | b"errors" if c.peek() == Some(b'"') => {
+                error = Some(c.string()?);
+                Ok(())
+            }
+            b"series" => c
+                .array(|c, i| {
+                    out.push(series(c, file, format!("series[{i}].pointlist"))?);
+                    Ok(())
+                })
+                .map(drop),
+            _ => c.skip(),
+        })?;
+        if status.as_deref() == Some("error") || error.is_some() {
+            out.truncate(first);
             return Err(TraceError::Format {
                 file: file.into(),
                 message: format!(
                     "Datadog answered with an error: {}",
-                    r.error.as_deref().unwrap_or("(no message)")
+                    error.as_deref().unwrap_or("(no message)")
                 ),
             });
         }
-        for (i, d) in r.series.into_iter().enumerate() {
-            let path = format!("series[{i}].pointlist");
-            let unit = d
-                .unit
-                .as_ref()
-                .and_then(|u| u.first())
-                .and_then(Option::as_ref)
-                .and_then(|u| match &*u.name {
+        docs += 1;
+    }
+    if docs == 0 {
+        return Err(TraceError::Empty { file: file.to_string() });
+    }
+    Ok(out)
+}
+
+/// One entry of `series`: its names, unit and points.
+fn series(c: &mut Cursor, file: &str, path: String) -> Result<Series, TraceError> {
+    let mut names: [Cow<str>; 4] = Default::default(); // metric, scope, display_name, expression
+    let mut unit = None;
+    let mut s = Series::default();
+    let mut metric_seen = false;
+    c.object(|c, key| {
+        let slot = match key {
+            b"metric" => 0,
+            b"scope" => 1,
+            b"display_name" => 2,
+            b"expression" => 3,
+            b"pointlist" => return points(c, file, &path, &mut s),
+            b"unit" => {
+                unit = unit_of(c)?;
+                return Ok(());
+            }
+            _ => return c.skip(),
+        };
+        if c.peek() == Some(b'n') {
+            return c.skip(); // null
+        }
+        metric_seen |= slot == 0;
+        names[slot] = c.string()?;
+        Ok(())
+    })?;
+    if !metric_seen {
+        return Err(c.error(&format!("{path}: a series without `metric`")));
+    }
+    let [metric, scope, display_name, expression] = names;
+    s.name = format!("{metric} ({scope})");
+    s.unit = unit.or_else(|| super::columns::split_header(&metric).unit);
+    s.labels = vec![
+        ("metric".into(), metric.into_owned()),
+        ("scope".into(), scope.into_owned()),
+        ("display_name".into(), display_name.into_owned()),
+        ("expression".into(), expression.into_owned()),
+    ];
+    s.locate = Locator::Json(path);
+    Ok(s)
+}
+
+/// `"unit":[{"name":"second",...},null]` (or null): the first unit's latency unit, if it is one.
+fn unit_of(c: &mut Cursor) -> Result<Option<LatencyUnit>, TraceError> {
+    if c.peek() != Some(b'[') {
+        return c.skip().map(|_| None);
+    }
+    let mut unit = None;
+    c.array(|c, k| {
+        if k > 0 || c.peek() != Some(b'{') {
+            return c.skip();
+        }
+        c.object(|c, key| match key {
+            b"name" if c.peek() == Some(b'"') => {
+                unit = match &*c.string()? {
                     "second" => Some(LatencyUnit::S),
                     "millisecond" => Some(LatencyUnit::Ms),
                     "microsecond" => Some(LatencyUnit::Us),
                     _ => None,
-                })
-                .or_else(|| super::columns::split_header(&d.metric).unit);
-            let mut s = Series {
-                name: format!("{} ({})", d.metric, d.scope),
-                labels: vec![
-                    ("metric".into(), d.metric.to_string()),
-                    ("scope".into(), d.scope.to_string()),
-                    ("display_name".into(), d.display_name.as_deref().unwrap_or("").to_string()),
-                    ("expression".into(), d.expression.as_deref().unwrap_or("").to_string()),
-                ],
-                unit,
-                times: Vec::with_capacity(d.pointlist.len()),
-                values: Vec::with_capacity(d.pointlist.len()),
-                locate: Locator::Json(path.clone()),
-                ..Series::default()
-            };
-            for (j, (t, v)) in d.pointlist.iter().enumerate() {
+                };
+                Ok(())
+            }
+            _ => c.skip(),
+        })
+    })?;
+    Ok(unit)
+}
+
+/// `[[epoch_ms, value or null],...]`; a null is a bad sample (refused or skipped by the merge).
+fn points(c: &mut Cursor, file: &str, path: &str, s: &mut Series) -> Result<(), TraceError> {
+    c.array(|c, j| {
+        c.array(|c, k| match k {
+            0 => {
+                let t = c.number()?;
                 let us = (t * 1e3).round();
-                let at = || format!("{path}[{j}][0]");
                 if !(us.is_finite() && us.abs() < 9.0e18) || s.times.last().is_some_and(|l| us as i64 <= *l) {
                     return Err(bad_value(
                         file,
-                        &at(),
+                        &format!("{path}[{j}][0]"),
                         &t.to_string(),
                         "epoch milliseconds later than the point before",
                     ));
                 }
+                s.times.push(us as i64);
+                Ok(())
+            }
+            1 => {
+                let v = c.number_or_null()?;
                 if v.is_none() {
                     s.bad_text.insert(j, "null".into());
                 }
-                s.times.push(us as i64);
                 s.values.push(v.unwrap_or(f64::NAN));
+                Ok(())
             }
-            out.push(s);
+            _ => Err(c.error("a point is [epoch_ms, value]")),
+        })?;
+        if s.values.len() != j + 1 || s.times.len() != j + 1 {
+            return Err(c.error("a point is [epoch_ms, value]"));
         }
         Ok(())
-    })?;
-    Ok(out)
+    })
+    .map(drop)
 }
 
 #[cfg(test)]

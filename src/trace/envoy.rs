@@ -14,8 +14,10 @@
 
 use super::TraceError;
 use super::records::LineReader;
+use super::scan::parse_integer;
 use super::spans::{Collector, Span, http_class};
 use super::timestamp::parse_datetime;
+use crate::Result;
 use crate::outcome::OutcomeClass;
 use std::borrow::Cow;
 use std::io::Read;
@@ -23,90 +25,130 @@ use std::io::Read;
 const EXPECTED: &str =
     "[START_TIME] \"METHOD PATH PROTOCOL\" CODE FLAGS BYTES_RECEIVED BYTES_SENT DURATION ...";
 
-/// The fields of one line that a replay uses.
+/// The fields of one line that a replay uses; the text fields only when a filter needs them.
 #[derive(Debug, PartialEq)]
 struct Line<'a> {
     start_us: i64,
-    method: &'a str,
-    path: &'a str,
+    method: &'a [u8],
+    path: &'a [u8],
     code: u32,
-    flags: &'a str,
+    flags: &'a [u8],
     duration_ms: u64,
-    authority: &'a str,
-    upstream_host: &'a str,
+    authority: &'a [u8],
+    upstream_host: &'a [u8],
 }
 
-/// Splits `rest` into tokens: `"quoted strings"` (with `\"` escapes left as written) and bare words.
-fn tokens(rest: &str) -> impl Iterator<Item = &str> {
-    let mut s = rest;
-    std::iter::from_fn(move || {
-        s = s.trim_start();
-        if s.is_empty() {
+/// Splits a line into tokens: `"quoted strings"` (with `\"` escapes left as written) and bare
+/// words, straight from the bytes.
+struct Tokens<'a> {
+    s: &'a [u8],
+    i: usize,
+}
+
+impl<'a> Iterator for Tokens<'a> {
+    type Item = &'a [u8];
+    #[inline]
+    fn next(&mut self) -> Option<&'a [u8]> {
+        while self.s.get(self.i) == Some(&b' ') {
+            self.i += 1;
+        }
+        if self.i >= self.s.len() {
             return None;
         }
-        if let Some(q) = s.strip_prefix('"') {
-            let mut end = q.len();
-            let b = q.as_bytes();
-            let mut i = 0;
-            while i < b.len() {
-                match b[i] {
-                    b'\\' => i += 2,
-                    b'"' => {
-                        end = i;
-                        break;
+        if self.s[self.i] == b'"' {
+            let start = self.i + 1;
+            let mut j = start;
+            loop {
+                match memchr::memchr2(b'"', b'\\', &self.s[j..]) {
+                    Some(k) if self.s[j + k] == b'"' => {
+                        self.i = j + k + 1;
+                        return Some(&self.s[start..j + k]);
                     }
-                    _ => i += 1,
+                    Some(k) => j += k + 2,
+                    None => {
+                        self.i = self.s.len();
+                        return Some(&self.s[start.min(self.s.len())..]);
+                    }
+                }
+                if j >= self.s.len() {
+                    self.i = self.s.len();
+                    return Some(&self.s[start..]);
                 }
             }
-            let tok = &q[..end.min(q.len())];
-            s = q.get(end + 1..).unwrap_or("");
-            Some(tok)
-        } else {
-            let end = s.find(' ').unwrap_or(s.len());
-            let tok = &s[..end];
-            s = &s[end..];
-            Some(tok)
         }
-    })
+        let start = self.i;
+        let end = memchr::memchr(b' ', &self.s[start..]).map_or(self.s.len(), |k| start + k);
+        self.i = end;
+        Some(&self.s[start..end])
+    }
 }
 
-fn parse_line(line: &str) -> Result<Line<'_>, String> {
-    let bad = |what: &str| format!("{what}; expected {EXPECTED}");
-    let rest = line.strip_prefix('[').ok_or_else(|| bad("no [START_TIME] at the start"))?;
-    let close = rest.find(']').ok_or_else(|| bad("no ] after START_TIME"))?;
-    let start_us = parse_datetime(&rest.as_bytes()[..close], 0)
-        .map_err(|e| bad(&format!("START_TIME: expected {e}")))?;
-    let mut t = tokens(&rest[close + 1..]);
+fn show(b: &[u8]) -> String {
+    format!("{:?}", String::from_utf8_lossy(b))
+}
+
+/// One line's fields; `tail` reads the fields after DURATION too (`:authority`, upstream host).
+fn parse_line(line: &[u8], tail: bool) -> Result<Line<'_>> {
+    let bad = |what: &str| crate::Error::invalid(format!("{what}; expected {EXPECTED}"));
+    let rest = line.strip_prefix(b"[").ok_or_else(|| bad("no [START_TIME] at the start"))?;
+    let close = memchr::memchr(b']', rest).ok_or_else(|| bad("no ] after START_TIME"))?;
+    let start_us =
+        parse_datetime(&rest[..close], 0).map_err(|e| bad(&format!("START_TIME: expected {e}")))?;
+    let mut t = Tokens { s: &rest[close + 1..], i: 0 };
     let request = t.next().ok_or_else(|| bad("no request line"))?;
-    let mut parts = request.split(' ');
-    let (method, path) = (parts.next().unwrap_or("-"), parts.next().unwrap_or("-"));
+    let mut parts = request.split(|b| *b == b' ');
+    let (method, path) = (parts.next().unwrap_or(b"-"), parts.next().unwrap_or(b"-"));
     let code = t.next().ok_or_else(|| bad("no RESPONSE_CODE"))?;
-    let code: u32 = code.parse().map_err(|_| bad(&format!("RESPONSE_CODE {code:?} is not a number")))?;
+    let code = parse_integer(code)
+        .and_then(|c| u32::try_from(c).ok())
+        .ok_or_else(|| bad(&format!("RESPONSE_CODE {} is not a number", show(code))))?;
     let flags = t.next().ok_or_else(|| bad("no RESPONSE_FLAGS"))?;
     let _rx = t.next().ok_or_else(|| bad("no BYTES_RECEIVED"))?;
     let _tx = t.next().ok_or_else(|| bad("no BYTES_SENT"))?;
     let duration = t.next().ok_or_else(|| bad("no DURATION"))?;
-    let duration_ms: u64 =
-        duration.parse().map_err(|_| bad(&format!("DURATION {duration:?} is not whole milliseconds")))?;
+    let duration_ms = parse_integer(duration)
+        .and_then(|d| u64::try_from(d).ok())
+        .ok_or_else(|| bad(&format!("DURATION {} is not whole milliseconds", show(duration))))?;
     // After DURATION: UPSTREAM_SERVICE_TIME, XFF, USER-AGENT, REQUEST-ID, AUTHORITY, UPSTREAM_HOST.
-    let authority = t.nth(4).unwrap_or("-");
-    let upstream_host = t.next().unwrap_or("-");
+    let (authority, upstream_host) = if tail {
+        let authority = t.nth(4).unwrap_or(b"-");
+        (authority, t.next().unwrap_or(b"-"))
+    } else {
+        (&b"-"[..], &b"-"[..])
+    };
     Ok(Line { start_us, method, path, code, flags, duration_ms, authority, upstream_host })
 }
 
 /// The class of a line: flags first (see the module doc), then the code.
-fn class_of(code: u32, flags: &str) -> Option<Option<OutcomeClass>> {
-    let has = |f: &str| flags.split(',').any(|x| x == f);
+fn class_of(code: u32, flags: &[u8]) -> Option<Option<OutcomeClass>> {
+    std::str::from_utf8(flags).ok().and_then(flags_class).or_else(|| http_class(code).map(Some))
+}
+
+/// What Envoy's response flags (`UF,URX`) say by themselves: `Some(None)` for `UO` (refused by
+/// Envoy's own circuit breaker, never sent), `Some(Some(class))` for a failure (`UF`, `UH`,
+/// `UT`, `UC`, `UR`, `URX`, `UPE`, `UMSDR`, `NC`, `DF`) or rate limiting (`RL`), `None` when
+/// they decide nothing (`-`, `DC`, `DI`, ...) and the code does.
+pub fn flags_class(flags: &str) -> Option<Option<OutcomeClass>> {
+    let has = |f: &str| flags.split(',').any(|x| x.trim() == f);
     if has("UO") {
         return Some(None);
     }
-    if ["UF", "UH", "UT", "UC", "URX", "UPE", "UMSDR"].iter().any(|f| has(f)) {
+    if ["UF", "UH", "UT", "UC", "UR", "URX", "UPE", "UMSDR", "NC", "DF"].iter().any(|f| has(f)) {
         return Some(Some(OutcomeClass::Error));
     }
     if has("RL") {
         return Some(Some(OutcomeClass::RateLimited));
     }
-    http_class(code).map(Some)
+    None
+}
+
+/// Whether `cell` is written like Envoy's response flags: `-`, or upper-case codes joined by `,`.
+pub fn looks_like_flags(cell: &str) -> bool {
+    cell == "-"
+        || (!cell.is_empty()
+            && cell
+                .split(',')
+                .all(|f| (1..=5).contains(&f.len()) && f.bytes().all(|b| b.is_ascii_uppercase())))
 }
 
 /// Reads every line of the log into `out`: lines straight from a block buffer, nothing
@@ -117,35 +159,33 @@ pub fn read<R: Read>(file: &str, input: R, out: &mut Collector) -> Result<(), Tr
         lines.next_line().map_err(|source| TraceError::Io { file: file.into(), source })?
     {
         let at = || format!("line {n}");
-        let parsed = std::str::from_utf8(raw)
-            .map_err(|e| format!("not UTF-8 text (byte {})", e.valid_up_to() + 1))
-            .map(str::trim_end)
-            .and_then(|line| {
-                if line.is_empty() {
-                    return Ok(None);
-                }
-                let l = parse_line(line)?;
+        let line = raw.trim_ascii_end();
+        if line.is_empty() {
+            continue;
+        }
+        let parsed =
+            parse_line(line, out.filters()).map_err(|e| e.to_string()).and_then(|l| {
                 match class_of(l.code, l.flags) {
-                    Some(c) => Ok(Some((l, c))),
+                    Some(c) => Ok((l, c)),
                     None => Err(format!("RESPONSE_CODE {} is not an HTTP status", l.code)),
                 }
             });
         let (l, class) = match parsed {
-            Ok(Some(v)) => v,
-            Ok(None) => continue,
+            Ok(v) => v,
             Err(message) => {
                 out.bad(TraceError::Format { file: file.into(), message: format!("{}: {message}", at()) })?;
                 continue;
             }
         };
         let span = Span { t_us: l.start_us, latency_us: l.duration_ms as f64 * 1_000.0, class };
+        let text = String::from_utf8_lossy;
         out.offer(span, at, |key| match key {
-            "service" | "authority" => Some(Cow::Borrowed(l.authority)),
-            "operation" | "path" => Some(Cow::Borrowed(l.path)),
-            "method" => Some(Cow::Borrowed(l.method)),
+            "service" | "authority" => Some(text(l.authority)),
+            "operation" | "path" => Some(text(l.path)),
+            "method" => Some(text(l.method)),
             "code" => Some(Cow::Owned(l.code.to_string())),
-            "flags" => Some(Cow::Borrowed(l.flags)),
-            "upstream_host" => Some(Cow::Borrowed(l.upstream_host)),
+            "flags" => Some(text(l.flags)),
+            "upstream_host" => Some(text(l.upstream_host)),
             _ => None,
         });
     }
@@ -171,11 +211,15 @@ mod tests {
 
     #[test]
     fn lines_parse_with_quoted_fields() {
-        let l = parse_line(LOG.lines().nth(1).unwrap()).unwrap();
+        let l = parse_line(LOG.lines().nth(1).unwrap().as_bytes(), true).unwrap();
         assert_eq!(
             (l.method, l.path, l.code, l.flags, l.duration_ms, l.authority),
-            ("GET", "/api/v1/users", 503, "UO", 0, "users")
+            (&b"GET"[..], &b"/api/v1/users"[..], 503, &b"UO"[..], 0, &b"users"[..])
         );
+        let quoted = r#"[2016-04-15T20:17:00.100Z] "GET /a HTTP/1.1" 200 - 0 81 3 - "-" "say \"hi\"" "a1" "auth" "up""#;
+        let l = parse_line(quoted.as_bytes(), true).unwrap();
+        assert_eq!((l.authority, l.upstream_host, l.duration_ms), (&b"auth"[..], &b"up"[..], 3));
+        assert_eq!(parse_line(quoted.as_bytes(), false).unwrap().authority, b"-");
         assert_eq!(l.start_us, 1_460_751_420_100_000);
     }
 

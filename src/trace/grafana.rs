@@ -14,7 +14,17 @@ use std::io::Read;
 /// Every column of a Grafana CSV as a series.
 pub fn read<R: Read>(file: &str, input: R, opts: &TraceOptions) -> Result<Vec<Series>, TraceError> {
     let (mut reader, header) = Records::open(file, input)?;
-    let time = header.named(opts.time.as_deref().unwrap_or("Time"), "time")?;
+    // Grafana's `Time`; any other CSV of series (`--series requests=volume.csv`) by its time
+    // column's name, as the CSV importers find it.
+    let time = header.find(super::columns::Role::Time, opts.time.as_deref(), &[])?.ok_or_else(|| {
+        TraceError::Columns {
+            file: file.into(),
+            message: format!(
+                "no time column (Grafana writes `Time`; name another with --column time=NAME); columns: {}",
+                header.list()
+            ),
+        }
+    })?;
     let out: Vec<Series> = header
         .names
         .iter()
@@ -72,6 +82,16 @@ impl Columns<'_> {
     fn row<C: Cells + ?Sized>(&mut self, row: &Row<'_, C>) -> Result<(), TraceError> {
         self.rows += 1;
         let (line, time, header) = (row.line, self.time, self.header);
+        if row.record.count() < header.names.len() {
+            return Err(TraceError::Format {
+                file: self.file.into(),
+                message: format!(
+                    "line {line}: {} fields, the header has {} (a row cut short: truncated file?)",
+                    row.record.count(),
+                    header.names.len()
+                ),
+            });
+        }
         let cell = row.cell(time)?;
         let fmt = *self
             .format
@@ -162,5 +182,9 @@ mod tests {
         assert!(matches!(e, TraceError::HeaderOnly { .. }));
         let e = read_str("\"When\",\"p95\"\n1,2\n").unwrap_err().to_string();
         assert!(e.contains("`Time`"), "{e}");
+        let e = read_str("\"Time\",\"p95\",\"rps\"\n1700000000000,1,2\n17000000").unwrap_err().to_string();
+        assert!(e.contains("line 3: 1 fields, the header has 3 (a row cut short: truncated file?)"), "{e}");
+        let s = read_str("timestamp,requests\n1700000000,60\n1700000060,61\n").unwrap();
+        assert_eq!((s.len(), s[0].values.clone()), (1, vec![60.0, 61.0]));
     }
 }

@@ -7,48 +7,21 @@
 //! path), `url`, `method`, `status`.
 
 use super::TraceError;
-use super::json::{bad_value, each_document};
+use super::json::bad_value;
+use super::scan::Cursor;
 use super::spans::{Collector, Span, http_class};
 use super::timestamp::parse_datetime;
-use serde::Deserialize;
 use std::borrow::Cow;
 
 const SHAPE: &str = r#"HAR 1.2: {"log":{"version":"1.2","entries":[{"startedDateTime":"2024-01-01T10:00:00.000Z","time":12.5,"request":{"method":"GET","url":"..."},"response":{"status":200}}]}}"#;
 
-#[derive(Deserialize)]
-struct Har<'a> {
-    #[serde(borrow)]
-    log: Log<'a>,
-}
-
-#[derive(Deserialize)]
-struct Log<'a> {
-    #[serde(borrow)]
-    entries: Vec<Entry<'a>>,
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
+/// One entry's fields, as read.
 struct Entry<'a> {
-    #[serde(borrow)]
-    started_date_time: Cow<'a, str>,
+    started: &'a [u8],
     time: Option<f64>,
-    #[serde(borrow)]
-    request: Request<'a>,
-    response: Response,
-}
-
-#[derive(Deserialize)]
-struct Request<'a> {
-    #[serde(default, borrow)]
     method: Cow<'a, str>,
-    #[serde(default, borrow)]
     url: Cow<'a, str>,
-}
-
-#[derive(Deserialize)]
-struct Response {
-    status: i64,
+    status: Option<f64>,
 }
 
 /// `(host, path)` of a URL (`https://api.example.com:443/v1/x?y` → `api.example.com:443`, `/v1/x`).
@@ -60,51 +33,109 @@ fn host_path(url: &str) -> (&str, &str) {
 
 /// Reads every entry into `out`.
 pub fn read(file: &str, text: &str, out: &mut Collector) -> Result<(), TraceError> {
-    each_document(file, text, SHAPE, |_, har: Har| {
-        for (i, e) in har.log.entries.iter().enumerate() {
-            let at = || format!("log.entries[{i}]");
-            let start = match parse_datetime(e.started_date_time.as_bytes(), 0) {
-                Ok(t) => t,
-                Err(why) => {
-                    out.bad(bad_value(
-                        file,
-                        &format!("{}.startedDateTime", at()),
-                        &format!("{:?}", e.started_date_time),
-                        why,
-                    ))?;
-                    continue;
+    let mut c = Cursor::new(file, text, SHAPE);
+    let mut docs = 0;
+    while !c.at_end() {
+        let mut found = false;
+        c.object(|c, key| match key {
+            b"log" => c.object(|c, key| match key {
+                b"entries" => {
+                    found = true;
+                    c.array(|c, i| entry(c, file, i, out)).map(drop)
                 }
-            };
-            let time = match e.time.filter(|t| t.is_finite() && *t >= 0.0) {
-                Some(t) => t,
-                None => {
-                    let found = e.time.map_or("nothing".to_string(), |t| t.to_string());
-                    out.bad(bad_value(file, &format!("{}.time", at()), &found, "milliseconds, 0 or more"))?;
-                    continue;
-                }
-            };
-            let Some(class) = u32::try_from(e.response.status).ok().and_then(http_class) else {
-                out.bad(bad_value(
-                    file,
-                    &format!("{}.response.status", at()),
-                    &e.response.status.to_string(),
-                    "an HTTP status (0 = no response)",
-                ))?;
-                continue;
-            };
-            let span = Span { t_us: start, latency_us: time * 1_000.0, class: Some(class) };
-            let (host, path) = host_path(&e.request.url);
-            out.offer(span, at, |key| match key {
-                "service" | "host" => Some(Cow::Owned(host.to_string())),
-                "operation" | "path" => Some(Cow::Owned(path.to_string())),
-                "url" => Some(Cow::Owned(e.request.url.to_string())),
-                "method" => Some(Cow::Owned(e.request.method.to_string())),
-                "status" => Some(Cow::Owned(e.response.status.to_string())),
-                _ => None,
-            });
+                _ => c.skip(),
+            }),
+            _ => c.skip(),
+        })?;
+        if !found {
+            return Err(c.error("missing field `log.entries`"));
         }
-        Ok(())
+        docs += 1;
+    }
+    if docs == 0 {
+        return Err(TraceError::Empty { file: file.to_string() });
+    }
+    Ok(())
+}
+
+/// One entry of `log.entries`, offered to `out`.
+fn entry(c: &mut Cursor, file: &str, i: usize, out: &mut Collector) -> Result<(), TraceError> {
+    let mut e =
+        Entry { started: b"", time: None, method: Cow::Borrowed(""), url: Cow::Borrowed(""), status: None };
+    let mut has_start = false;
+    c.object(|c, key| match key {
+        b"startedDateTime" => {
+            e.started = c.raw_string()?;
+            has_start = true;
+            Ok(())
+        }
+        b"time" => {
+            e.time = c.number_or_null()?;
+            Ok(())
+        }
+        b"request" => c.object(|c, k| match k {
+            b"method" => {
+                e.method = c.string()?;
+                Ok(())
+            }
+            b"url" => {
+                e.url = c.string()?;
+                Ok(())
+            }
+            _ => c.skip(),
+        }),
+        b"response" => c.object(|c, k| match k {
+            b"status" => {
+                e.status = c.number_or_null()?;
+                Ok(())
+            }
+            _ => c.skip(),
+        }),
+        _ => c.skip(),
     })?;
+    if !has_start {
+        return Err(c.error(&format!("log.entries[{i}]: an entry without `startedDateTime`")));
+    }
+    let at = || format!("log.entries[{i}]");
+    let start = match parse_datetime(e.started, 0) {
+        Ok(t) => t,
+        Err(why) => {
+            return out.bad(bad_value(
+                file,
+                &format!("{}.startedDateTime", at()),
+                &format!("{:?}", String::from_utf8_lossy(e.started)),
+                why,
+            ));
+        }
+    };
+    let time = match e.time.filter(|t| t.is_finite() && *t >= 0.0) {
+        Some(t) => t,
+        None => {
+            let found = e.time.map_or("null (or nothing)".to_string(), |t| t.to_string());
+            return out.bad(bad_value(file, &format!("{}.time", at()), &found, "milliseconds, 0 or more"));
+        }
+    };
+    let status = e.status.filter(|s| s.fract() == 0.0 && (0.0..1000.0).contains(s)).map(|s| s as u32);
+    let Some(class) = status.and_then(http_class) else {
+        let found = e.status.map_or("null (or nothing)".to_string(), |s| s.to_string());
+        return out.bad(bad_value(
+            file,
+            &format!("{}.response.status", at()),
+            &found,
+            "an HTTP status (0 = no response)",
+        ));
+    };
+    let span = Span { t_us: start, latency_us: time * 1_000.0, class: Some(class) };
+    let (host, path) = host_path(&e.url);
+    let code = status.unwrap_or_default();
+    out.offer(span, at, |key| match key {
+        "service" | "host" => Some(Cow::Borrowed(host)),
+        "operation" | "path" => Some(Cow::Borrowed(path)),
+        "url" => Some(Cow::Borrowed(&*e.url)),
+        "method" => Some(Cow::Borrowed(&*e.method)),
+        "status" => Some(Cow::Owned(code.to_string())),
+        _ => None,
+    });
     Ok(())
 }
 

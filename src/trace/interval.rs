@@ -123,6 +123,8 @@ struct Columns {
     count: Option<usize>,
     errors: ErrorCol,
     pct: [Option<(usize, f64)>; 4],
+    /// A volume-only trace (counts, no percentiles): the dependency's behaviour from options.
+    behaviour: Option<super::Behaviour>,
 }
 
 fn resolve(header: &Header, opts: &TraceOptions, report: &mut ImportReport) -> Result<Columns, TraceError> {
@@ -202,12 +204,29 @@ fn resolve(header: &Header, opts: &TraceOptions, report: &mut ImportReport) -> R
             header.names[i]
         ));
     }
-    if pct.iter().all(Option::is_none) {
-        return Err(cols_err(format!(
-            "no latency percentile column found (set p50, p90, p95 or p99); columns: {}",
-            header.list()
-        )));
-    }
+    let behaviour = match (pct.iter().all(Option::is_none), opts.upstream, count) {
+        (true, Some(b), Some(_)) => {
+            let (b, note) = b.checked()?;
+            report.notes.push(note);
+            Some(b)
+        }
+        (true, _, _) => {
+            return Err(cols_err(format!(
+                "no latency percentile column found (set p50, p90, p95 or p99; a file of request counts alone \
+                 takes the dependency's behaviour from --p50, --p95, --error-rate or [trace.upstream]); columns: {}",
+                header.list()
+            )));
+        }
+        (false, Some(_), _) => {
+            return Err(TraceError::Option {
+                option: "upstream",
+                message:
+                    "the trace has latency percentile columns; the dependency's behaviour comes from them"
+                        .into(),
+            });
+        }
+        (false, None, _) => None,
+    };
     let mut out = [None; 4];
     for k in 0..4 {
         if let Some(i) = pct[k] {
@@ -234,7 +253,7 @@ fn resolve(header: &Header, opts: &TraceOptions, report: &mut ImportReport) -> R
     if let Some(c) = count {
         report.columns.insert(1, ("count".into(), header.names[c].clone()));
     }
-    Ok(Columns { time, count, errors, pct: out })
+    Ok(Columns { time, count, errors, pct: out, behaviour })
 }
 
 fn parse_row(row: &Row, cols: &Columns, format: Resolved, offset_s: i64) -> Result<Raw, TraceError> {
@@ -294,6 +313,14 @@ fn parse_row(row: &Row, cols: &Columns, format: Resolved, offset_s: i64) -> Resu
             logged[k] = row.non_negative(*i)? * micros;
         }
     }
+    let mut error_rate = error_rate;
+    if let Some(b) = cols.behaviour {
+        logged[0] = b.p50.0 as f64;
+        logged[2] = b.p95.0 as f64;
+        if matches!(cols.errors, ErrorCol::None) {
+            error_rate = b.error_rate.0;
+        }
+    }
     Ok(Raw { t, line: row.line, count, error_rate, logged })
 }
 
@@ -345,6 +372,7 @@ impl IntervalTrace {
                     return Err(TraceError::NonMonotonic {
                         file: file.to_string(),
                         column: header.names[cols.time].clone(),
+                        position: cols.time + 1,
                         line,
                         value: text(),
                         previous_line: prev.line,
@@ -953,6 +981,26 @@ mod tests {
         assert!(err.contains("line 3, column `ts`: expected an epoch number"), "{err}");
         let err = parse("ts,p95_ms\n1000,80\n1060,-1\n", &TraceOptions::default()).unwrap_err().to_string();
         assert!(err.contains("line 3, column `p95_ms`") && err.contains("\"-1\""), "{err}");
+    }
+
+    #[test]
+    fn request_counts_alone_take_the_behaviour_from_options() {
+        let csv = "timestamp,requests\n1700000000,60\n1700000060,120\n";
+        let err = parse(csv, &TraceOptions::default()).unwrap_err().to_string();
+        assert!(err.contains("no latency percentile column") && err.contains("--p50, --p95"), "{err}");
+        let b = super::super::Behaviour {
+            p50: Dur::from_millis(20),
+            p95: Dur::from_millis(80),
+            error_rate: crate::units::Ratio(0.01),
+        };
+        let opts = TraceOptions { upstream: Some(b), ..TraceOptions::default() };
+        let t = parse(csv, &opts).unwrap();
+        assert_eq!(t.intervals()[1].count(), Some(120));
+        assert_eq!(t.intervals()[0].percentile_us(2), Some(80_000.0));
+        assert_eq!(t.intervals()[0].error_rate(), 0.01);
+        assert!(t.report().notes.iter().any(|n| n.starts_with("volume only")), "{:?}", t.report().notes);
+        let err = parse("ts,p95_ms\n1000,80\n1060,80\n", &opts).unwrap_err().to_string();
+        assert!(err.contains("behaviour comes from them"), "{err}");
     }
 
     #[test]

@@ -8,130 +8,225 @@
 //! `kind` (the `span.kind` tag), and any span or process tag.
 
 use super::TraceError;
-use super::json::{NumOrText, bad_value, each_document};
+use super::json::bad_value;
+use super::scan::{Cursor, Scalar};
 use super::spans::{Collector, Span, grpc_class, http_class};
 use crate::outcome::OutcomeClass;
-use serde::Deserialize;
 use std::borrow::Cow;
-use std::collections::HashMap;
+use std::ops::Range;
 
 const SHAPE: &str = r#"Jaeger JSON: {"data":[{"traceID":"...","spans":[{"operationName":"...","startTime":1700000000000000,"duration":1200,"tags":[...],"processID":"p1"}],"processes":{"p1":{"serviceName":"..."}}}]}"#;
 
-#[derive(Deserialize)]
-struct Response<'a> {
-    #[serde(borrow)]
-    data: Vec<Trace<'a>>,
+/// Tags as read (key as written, value), all of a trace's in one reused list.
+type Tags<'a> = Vec<(&'a [u8], Scalar<'a>)>;
+
+fn tag<'v, 'a>(tags: &'v [(&'a [u8], Scalar<'a>)], key: &str) -> Option<&'v Scalar<'a>> {
+    tags.iter().find(|(k, _)| *k == key.as_bytes()).map(|(_, v)| v)
 }
 
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Trace<'a> {
-    #[serde(default, borrow)]
-    spans: Vec<JSpan<'a>>,
-    #[serde(default, borrow)]
-    processes: HashMap<Cow<'a, str>, Process<'a>>,
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct JSpan<'a> {
-    #[serde(default, borrow)]
-    operation_name: Cow<'a, str>,
-    start_time: Option<NumOrText<'a>>,
-    duration: Option<NumOrText<'a>>,
-    #[serde(default, borrow)]
-    tags: Vec<Tag<'a>>,
-    #[serde(default, borrow, rename = "processID")]
-    process_id: Cow<'a, str>,
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Process<'a> {
-    #[serde(default, borrow)]
-    service_name: Cow<'a, str>,
-    #[serde(default, borrow)]
-    tags: Vec<Tag<'a>>,
-}
-
-#[derive(Deserialize)]
-struct Tag<'a> {
-    #[serde(borrow)]
-    key: Cow<'a, str>,
-    #[serde(borrow)]
-    value: NumOrText<'a>,
-}
-
-fn tag<'t>(tags: &'t [Tag], key: &str) -> Option<&'t NumOrText<'t>> {
-    tags.iter().find(|t| t.key == key).map(|t| &t.value)
-}
-
-fn class_of(tags: &[Tag]) -> OutcomeClass {
+fn class_of(tags: &[(&[u8], Scalar)]) -> OutcomeClass {
     let error = match tag(tags, "error") {
-        Some(NumOrText::Bool(b)) => *b,
-        Some(NumOrText::Text(t)) => t.eq_ignore_ascii_case("true"),
+        Some(Scalar::Bool(b)) => *b,
+        Some(Scalar::Text(t)) => t.eq_ignore_ascii_case("true"),
         _ => false,
     };
-    if error || tag(tags, "otel.status_code").is_some_and(|v| v.text().eq_ignore_ascii_case("error")) {
+    if error
+        || tag(tags, "otel.status_code")
+            .and_then(Scalar::text)
+            .is_some_and(|v| v.eq_ignore_ascii_case("error"))
+    {
         return OutcomeClass::Error;
     }
     let http = tag(tags, "http.status_code").or_else(|| tag(tags, "http.response.status_code"));
-    if let Some(c) =
-        http.and_then(NumOrText::integer).and_then(|c| u32::try_from(c).ok()).and_then(http_class)
-    {
+    if let Some(c) = http.and_then(Scalar::integer).and_then(|c| u32::try_from(c).ok()).and_then(http_class) {
         return c;
     }
-    tag(tags, "rpc.grpc.status_code").and_then(NumOrText::integer).map_or(OutcomeClass::Ok, grpc_class)
+    tag(tags, "rpc.grpc.status_code").and_then(Scalar::integer).map_or(OutcomeClass::Ok, grpc_class)
+}
+
+/// A span read, waiting for its trace's `processes` (which Jaeger writes after the spans).
+struct Pending<'a> {
+    operation: Cow<'a, str>,
+    start: Scalar<'a>,
+    duration: Scalar<'a>,
+    process: Cow<'a, str>,
+    tags: Range<usize>,
+}
+
+/// A process: its service and tags (a range of the trace's tag list).
+struct Process<'a> {
+    id: Cow<'a, str>,
+    service: Cow<'a, str>,
+    tags: Range<usize>,
+}
+
+/// `[{"key":"...","type":"...","value":...},...]` appended to `tags`; returns their range.
+fn read_tags<'a>(c: &mut Cursor<'a>, tags: &mut Tags<'a>) -> Result<Range<usize>, TraceError> {
+    let first = tags.len();
+    c.array(|c, _| {
+        let (mut key, mut value): (&[u8], Scalar) = (b"", Scalar::Null);
+        c.object(|c, k| match k {
+            b"key" => {
+                key = c.raw_string()?;
+                Ok(())
+            }
+            b"value" => {
+                value = if matches!(c.peek(), Some(b'[' | b'{')) {
+                    c.skip().map(|_| Scalar::Null)?
+                } else {
+                    c.scalar()?
+                };
+                Ok(())
+            }
+            _ => c.skip(),
+        })?;
+        tags.push((key, value));
+        Ok(())
+    })?;
+    Ok(first..tags.len())
 }
 
 /// Reads every span of every trace into `out`.
 pub fn read(file: &str, text: &str, out: &mut Collector) -> Result<(), TraceError> {
-    each_document(file, text, SHAPE, |_, r: Response| {
-        for (i, trace) in r.data.iter().enumerate() {
-            for (j, sp) in trace.spans.iter().enumerate() {
-                let at = || format!("data[{i}].spans[{j}]");
-                let field = |v: &Option<NumOrText>, name: &str| {
-                    v.as_ref().and_then(NumOrText::integer).filter(|n| *n >= 0).ok_or_else(|| {
-                        bad_value(
-                            file,
-                            &format!("{}.{name}", at()),
-                            &v.as_ref().map_or("nothing".into(), NumOrText::show),
-                            "whole microseconds",
-                        )
-                    })
+    let mut c = Cursor::new(file, text, SHAPE);
+    let (mut spans, mut processes, mut tags) = (Vec::new(), Vec::new(), Vec::new());
+    let mut docs = 0;
+    while !c.at_end() {
+        let mut found = false;
+        c.object(|c, key| match key {
+            b"data" => {
+                found = true;
+                c.array(|c, i| {
+                    spans.clear();
+                    processes.clear();
+                    tags.clear();
+                    trace(c, &mut spans, &mut processes, &mut tags)?;
+                    offer(file, i, &spans, &processes, &tags, out)
+                })
+                .map(drop)
+            }
+            _ => c.skip(),
+        })?;
+        if !found {
+            return Err(c.error("missing field `data`"));
+        }
+        docs += 1;
+    }
+    if docs == 0 {
+        return Err(TraceError::Empty { file: file.to_string() });
+    }
+    Ok(())
+}
+
+/// One trace of `data`: its spans and processes, as read.
+fn trace<'a>(
+    c: &mut Cursor<'a>,
+    spans: &mut Vec<Pending<'a>>,
+    processes: &mut Vec<Process<'a>>,
+    tags: &mut Tags<'a>,
+) -> Result<(), TraceError> {
+    c.object(|c, key| match key {
+        b"spans" => c
+            .array(|c, _| {
+                let mut p = Pending {
+                    operation: Cow::Borrowed(""),
+                    start: Scalar::Null,
+                    duration: Scalar::Null,
+                    process: Cow::Borrowed(""),
+                    tags: 0..0,
                 };
-                let (start, duration) = match field(&sp.start_time, "startTime")
-                    .and_then(|s| Ok((s, field(&sp.duration, "duration")?)))
-                {
-                    Ok(v) => v,
-                    Err(e) => {
-                        out.bad(e)?;
-                        continue;
+                c.object(|c, k| match k {
+                    b"operationName" => {
+                        p.operation = c.string()?;
+                        Ok(())
                     }
-                };
-                let process = trace.processes.get(&sp.process_id);
-                if process.is_none() && out.filters() {
-                    out.bad(bad_value(
-                        file,
-                        &format!("{}.processID", at()),
-                        &format!("{:?}", sp.process_id),
-                        "a key of the trace's `processes`",
-                    ))?;
+                    b"startTime" => {
+                        p.start = c.scalar()?;
+                        Ok(())
+                    }
+                    b"duration" => {
+                        p.duration = c.scalar()?;
+                        Ok(())
+                    }
+                    b"processID" => {
+                        p.process = c.string()?;
+                        Ok(())
+                    }
+                    b"tags" => {
+                        p.tags = read_tags(c, tags)?;
+                        Ok(())
+                    }
+                    _ => c.skip(),
+                })?;
+                spans.push(p);
+                Ok(())
+            })
+            .map(drop),
+        b"processes" => c.object(|c, id| {
+            let mut p = Process { id: String::from_utf8_lossy(id), service: Cow::Borrowed(""), tags: 0..0 };
+            c.object(|c, k| match k {
+                b"serviceName" => {
+                    p.service = c.string()?;
+                    Ok(())
+                }
+                b"tags" => {
+                    p.tags = read_tags(c, tags)?;
+                    Ok(())
+                }
+                _ => c.skip(),
+            })?;
+            processes.push(p);
+            Ok(())
+        }),
+        _ => c.skip(),
+    })
+}
+
+/// Offers the spans of trace `i`, each with its process.
+fn offer(
+    file: &str,
+    i: usize,
+    spans: &[Pending],
+    processes: &[Process],
+    tags: &Tags,
+    out: &mut Collector,
+) -> Result<(), TraceError> {
+    for (j, sp) in spans.iter().enumerate() {
+        let at = || format!("data[{i}].spans[{j}]");
+        let field = |v: &Scalar, name: &str| {
+            v.integer().filter(|n| *n >= 0).ok_or_else(|| {
+                let shown = if *v == Scalar::Null { "null (or nothing)".into() } else { v.show() };
+                bad_value(file, &format!("{}.{name}", at()), &shown, "whole microseconds")
+            })
+        };
+        let (start, duration) =
+            match field(&sp.start, "startTime").and_then(|s| Ok((s, field(&sp.duration, "duration")?))) {
+                Ok(v) => v,
+                Err(e) => {
+                    out.bad(e)?;
                     continue;
                 }
-                let span = Span { t_us: start, latency_us: duration as f64, class: Some(class_of(&sp.tags)) };
-                out.offer(span, at, |key| match key {
-                    "service" => process.map(|p| Cow::Owned(p.service_name.to_string())),
-                    "operation" => Some(Cow::Owned(sp.operation_name.to_string())),
-                    "kind" => tag(&sp.tags, "span.kind").map(|v| Cow::Owned(v.text().into_owned())),
-                    other => tag(&sp.tags, other)
-                        .or_else(|| process.and_then(|p| tag(&p.tags, other)))
-                        .map(|v| Cow::Owned(v.text().into_owned())),
-                });
-            }
+            };
+        let process = processes.iter().find(|p| p.id == sp.process);
+        if process.is_none() && out.filters() {
+            out.bad(bad_value(
+                file,
+                &format!("{}.processID", at()),
+                &format!("{:?}", sp.process),
+                "a key of the trace's `processes`",
+            ))?;
+            continue;
         }
-        Ok(())
-    })?;
+        let own = &tags[sp.tags.clone()];
+        let theirs = process.map_or(&[][..], |p| &tags[p.tags.clone()]);
+        let span = Span { t_us: start, latency_us: duration as f64, class: Some(class_of(own)) };
+        out.offer(span, at, |key| match key {
+            "service" => process.map(|p| Cow::Borrowed(&*p.service)),
+            "operation" => Some(Cow::Borrowed(&*sp.operation)),
+            "kind" => tag(own, "span.kind").and_then(Scalar::text),
+            other => tag(own, other).or_else(|| tag(theirs, other)).and_then(Scalar::text),
+        });
+    }
     Ok(())
 }
 
@@ -168,7 +263,10 @@ mod tests {
         let e = load(&DOC[..120], &[]).unwrap_err().to_string();
         assert!(e.contains("ends early"), "{e}");
         let e = load(&DOC.replace("\"duration\":5000", "\"duration\":null"), &[]).unwrap_err().to_string();
-        assert!(e.contains("data[0].spans[0].duration: expected whole microseconds, found nothing"), "{e}");
+        assert!(
+            e.contains("data[0].spans[0].duration: expected whole microseconds, found null (or nothing)"),
+            "{e}"
+        );
         let e = load(r#"{"data":{}}"#, &[]).unwrap_err().to_string();
         assert!(e.contains("expected Jaeger JSON"), "{e}");
     }

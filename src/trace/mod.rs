@@ -37,6 +37,7 @@ pub mod otlp;
 pub mod prometheus;
 pub mod quantile;
 pub mod records;
+pub mod scan;
 pub mod series;
 pub mod slo;
 pub mod spans;
@@ -119,6 +120,20 @@ pub struct Behaviour {
     /// Fraction of calls that fail.
     #[serde(default)]
     pub error_rate: crate::units::Ratio,
+}
+
+impl Behaviour {
+    /// The behaviour checked (`0 < p50 <= p95`), with the import report's note saying it is used.
+    pub fn checked(self) -> Result<(Behaviour, String), TraceError> {
+        if self.p95 < self.p50 || self.p50.is_zero() {
+            return Err(TraceError::Option { option: "upstream", message: "expected 0 < p50 <= p95".into() });
+        }
+        let note = format!(
+            "volume only: every interval answers with p50 {}, p95 {}, error rate {}",
+            self.p50, self.p95, self.error_rate.0
+        );
+        Ok((self, note))
+    }
 }
 
 /// Unit of the latency columns.
@@ -302,7 +317,7 @@ impl TraceOptions {
         match &self.utc_offset {
             None => Ok(0),
             Some(text) => timestamp::parse_offset(text)
-                .map_err(|message| TraceError::Option { option: "utc_offset", message }),
+                .map_err(|e| TraceError::Option { option: "utc_offset", message: e.to_string() }),
         }
     }
 }
@@ -345,14 +360,16 @@ pub enum TraceError {
     /// A timestamp earlier than the one before it.
     #[error(
         "{file}: line {line}: column `{column}`: timestamp {value:?} is earlier than {previous:?} on line \
-         {previous_line}; rows must be sorted by `{column}` (sort the file, e.g. `sort -t, -k1,1`, or \
-         name the column that holds the call's time: --column time=NAME)"
+         {previous_line}; rows must be sorted by `{column}` (column {position}: sort the rows, e.g. `sort -t, \
+         -k{position},{position}`, or name the column that holds the time: --column time=NAME)"
     )]
     NonMonotonic {
         /// The file.
         file: String,
         /// The time column.
         column: String,
+        /// Its position in the header, from 1 (as `sort -k` counts).
+        position: usize,
         /// Line of the offending row.
         line: u64,
         /// Its timestamp as written.

@@ -9,205 +9,241 @@
 //! (`client`, `server`, `internal`, `producer`, `consumer`), and any span or resource attribute.
 
 use super::TraceError;
-use super::json::{NumOrText, bad_value, each_document};
+use super::json::bad_value;
+use super::scan::{Cursor, Scalar};
 use super::spans::{Collector, Span, grpc_class, http_class};
 use crate::outcome::OutcomeClass;
-use serde::Deserialize;
 use std::borrow::Cow;
 
 const SHAPE: &str = r#"OTLP JSON traces: {"resourceSpans":[{"resource":{"attributes":[{"key":"service.name","value":{"stringValue":"..."}}]},"scopeSpans":[{"spans":[{"name":"...","kind":3,"startTimeUnixNano":"...","endTimeUnixNano":"...","status":{"code":0}}]}]}]}"#;
 
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Request<'a> {
-    #[serde(borrow)]
-    resource_spans: Vec<ResourceSpans<'a>>,
-}
+/// Attributes as read: key as written, value.
+type Attrs<'a> = Vec<(&'a [u8], Scalar<'a>)>;
 
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct ResourceSpans<'a> {
-    #[serde(default, borrow)]
-    resource: Option<Resource<'a>>,
-    #[serde(default, borrow, alias = "instrumentationLibrarySpans")]
-    scope_spans: Vec<ScopeSpans<'a>>,
-}
-
-#[derive(Deserialize)]
-struct Resource<'a> {
-    #[serde(default, borrow)]
-    attributes: Vec<KeyValue<'a>>,
-}
-
-#[derive(Deserialize)]
-struct ScopeSpans<'a> {
-    #[serde(default, borrow)]
-    spans: Vec<OtlpSpan<'a>>,
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct OtlpSpan<'a> {
-    #[serde(default, borrow)]
-    name: Cow<'a, str>,
-    #[serde(default, borrow)]
-    kind: Option<NumOrText<'a>>,
-    #[serde(borrow)]
-    start_time_unix_nano: Option<NumOrText<'a>>,
-    #[serde(borrow)]
-    end_time_unix_nano: Option<NumOrText<'a>>,
-    #[serde(default, borrow)]
-    attributes: Vec<KeyValue<'a>>,
-    #[serde(default, borrow)]
-    status: Option<Status<'a>>,
-}
-
-#[derive(Deserialize)]
-struct Status<'a> {
-    #[serde(default, borrow)]
-    code: Option<NumOrText<'a>>,
-}
-
-#[derive(Deserialize)]
-struct KeyValue<'a> {
-    #[serde(borrow)]
-    key: Cow<'a, str>,
-    #[serde(default, borrow)]
-    value: AnyValue<'a>,
-}
-
-#[derive(Deserialize, Default)]
-#[serde(rename_all = "camelCase")]
-struct AnyValue<'a> {
-    #[serde(default, borrow)]
-    string_value: Option<Cow<'a, str>>,
-    #[serde(default, borrow)]
-    int_value: Option<NumOrText<'a>>,
-    #[serde(default)]
-    bool_value: Option<bool>,
-    #[serde(default)]
-    double_value: Option<f64>,
-}
-
-impl AnyValue<'_> {
-    fn text(&self) -> Option<Cow<'_, str>> {
-        if let Some(s) = &self.string_value {
-            return Some(Cow::Borrowed(s));
-        }
-        if let Some(i) = &self.int_value {
-            return i.integer().map(|v| Cow::Owned(v.to_string()));
-        }
-        self.bool_value
-            .map(|b| Cow::Owned(b.to_string()))
-            .or_else(|| self.double_value.map(|d| Cow::Owned(d.to_string())))
-    }
-    fn integer(&self) -> Option<i64> {
-        self.int_value
-            .as_ref()
-            .and_then(NumOrText::integer)
-            .or_else(|| self.string_value.as_ref().and_then(|s| s.parse().ok()))
-    }
-}
-
-fn attr<'v>(attrs: &'v [KeyValue], key: &str) -> Option<&'v AnyValue<'v>> {
-    attrs.iter().find(|kv| kv.key == key).map(|kv| &kv.value)
+fn attr<'v, 'a>(attrs: &'v Attrs<'a>, key: &str) -> Option<&'v Scalar<'a>> {
+    attrs.iter().find(|(k, _)| *k == key.as_bytes()).map(|(_, v)| v)
 }
 
 const KINDS: [&str; 6] = ["unspecified", "internal", "server", "client", "producer", "consumer"];
 
-fn kind_name(k: Option<&NumOrText>) -> &'static str {
+fn kind_name(k: &Scalar) -> &'static str {
     match k {
-        None => "unspecified",
-        Some(NumOrText::Text(s)) => {
+        Scalar::Text(s) => {
             let s = s.strip_prefix("SPAN_KIND_").unwrap_or(s);
             KINDS.iter().find(|k| k.eq_ignore_ascii_case(s)).copied().unwrap_or("unspecified")
         }
-        Some(n) => {
-            n.integer().and_then(|i| KINDS.get(usize::try_from(i).ok()?)).copied().unwrap_or("unspecified")
-        }
+        n => n.integer().and_then(|i| KINDS.get(usize::try_from(i).ok()?)).copied().unwrap_or("unspecified"),
     }
 }
 
-fn class_of(span: &OtlpSpan) -> OutcomeClass {
-    let error = match span.status.as_ref().and_then(|s| s.code.as_ref()) {
-        Some(NumOrText::Text(t)) => t.ends_with("ERROR"),
-        Some(n) => n.integer() == Some(2),
-        None => false,
+/// `status.code` ERROR fails; else an HTTP status attribute; else the gRPC status; else ok.
+fn class_of(code: &Scalar, attrs: &Attrs) -> OutcomeClass {
+    let error = match code {
+        Scalar::Text(t) => t.ends_with("ERROR"),
+        n => n.integer() == Some(2),
     };
     if error {
         return OutcomeClass::Error;
     }
-    let http = attr(&span.attributes, "http.response.status_code")
-        .or_else(|| attr(&span.attributes, "http.status_code"));
-    if let Some(c) = http.and_then(AnyValue::integer).and_then(|c| u32::try_from(c).ok()).and_then(http_class)
-    {
+    let http = attr(attrs, "http.response.status_code").or_else(|| attr(attrs, "http.status_code"));
+    if let Some(c) = http.and_then(Scalar::integer).and_then(|c| u32::try_from(c).ok()).and_then(http_class) {
         return c;
     }
-    match attr(&span.attributes, "rpc.grpc.status_code").and_then(AnyValue::integer) {
+    match attr(attrs, "rpc.grpc.status_code").and_then(Scalar::integer) {
         Some(code) => grpc_class(code),
         None => OutcomeClass::Ok,
     }
 }
 
+/// `[{"key":"...","value":{"stringValue":"..."}},...]` into `out` (cleared first; other value
+/// kinds, arrays and maps, are kept as null).
+fn attributes<'a>(c: &mut Cursor<'a>, out: &mut Attrs<'a>) -> Result<(), TraceError> {
+    out.clear();
+    c.array(|c, _| {
+        let (mut key, mut value): (&[u8], Scalar) = (b"", Scalar::Null);
+        c.object(|c, k| match k {
+            b"key" => {
+                key = c.raw_string()?;
+                Ok(())
+            }
+            b"value" => c.object(|c, kind| match kind {
+                b"stringValue" | b"intValue" | b"boolValue" | b"doubleValue" => {
+                    value = c.scalar()?;
+                    Ok(())
+                }
+                _ => c.skip(),
+            }),
+            _ => c.skip(),
+        })?;
+        out.push((key, value));
+        Ok(())
+    })
+    .map(drop)
+}
+
+/// What the reader keeps between spans: the resource's attributes and one span's, reused.
+struct State<'a> {
+    resource: Attrs<'a>,
+    span: Attrs<'a>,
+}
+
 /// Reads every span of the request(s) into `out`.
 pub fn read(file: &str, text: &str, out: &mut Collector) -> Result<(), TraceError> {
-    each_document(file, text, SHAPE, |doc, req: Request| {
-        for (i, rs) in req.resource_spans.iter().enumerate() {
-            let resource: &[KeyValue] = rs.resource.as_ref().map_or(&[], |r| &r.attributes);
-            let service = attr(resource, "service.name").and_then(AnyValue::text);
-            for (j, ss) in rs.scope_spans.iter().enumerate() {
-                for (k, sp) in ss.spans.iter().enumerate() {
-                    let at = || {
-                        let line = if doc > 0 { format!("request {}: ", doc + 1) } else { String::new() };
-                        format!("{line}resourceSpans[{i}].scopeSpans[{j}].spans[{k}]")
-                    };
-                    let nanos = |v: &Option<NumOrText>, field: &str| {
-                        v.as_ref().and_then(NumOrText::integer).filter(|n| *n > 0).ok_or_else(|| {
-                            bad_value(
-                                file,
-                                &format!("{}.{field}", at()),
-                                &v.as_ref().map_or("nothing".into(), NumOrText::show),
-                                "epoch nanoseconds, e.g. \"1700000000000000000\"",
-                            )
-                        })
-                    };
-                    let times = nanos(&sp.start_time_unix_nano, "startTimeUnixNano")
-                        .and_then(|s| Ok((s, nanos(&sp.end_time_unix_nano, "endTimeUnixNano")?)));
-                    let (start, end) = match times {
-                        Ok((s, e)) if e >= s => (s, e),
-                        Ok((s, e)) => {
-                            out.bad(bad_value(
-                                file,
-                                &format!("{}.endTimeUnixNano", at()),
-                                &e.to_string(),
-                                &format!("a time no earlier than startTimeUnixNano {s}"),
-                            ))?;
-                            continue;
-                        }
-                        Err(e) => {
-                            out.bad(e)?;
-                            continue;
-                        }
-                    };
-                    let span = Span {
-                        t_us: start / 1_000,
-                        latency_us: (end - start) as f64 / 1_000.0,
-                        class: Some(class_of(sp)),
-                    };
-                    out.offer(span, at, |key| match key {
-                        "service" => service.clone(),
-                        "operation" => Some(Cow::Borrowed(&*sp.name)),
-                        "kind" => Some(Cow::Borrowed(kind_name(sp.kind.as_ref()))),
-                        other => attr(&sp.attributes, other)
-                            .or_else(|| attr(resource, other))
-                            .and_then(AnyValue::text)
-                            .map(|c| Cow::Owned(c.into_owned())),
-                    });
-                }
+    let mut c = Cursor::new(file, text, SHAPE);
+    let mut st = State { resource: Vec::new(), span: Vec::new() };
+    let mut doc = 0;
+    while !c.at_end() {
+        let mut found = false;
+        c.object(|c, key| match key {
+            b"resourceSpans" => {
+                found = true;
+                c.array(|c, i| resource_spans(c, file, doc, i, out, &mut st)).map(drop)
             }
+            _ => c.skip(),
+        })?;
+        if !found {
+            return Err(c.error("missing field `resourceSpans`"));
         }
-        Ok(())
+        doc += 1;
+    }
+    if doc == 0 {
+        return Err(TraceError::Empty { file: file.to_string() });
+    }
+    Ok(())
+}
+
+/// One `resourceSpans[i]`: its resource first (exporters write it first; if not, the spans are
+/// read again once it is known).
+fn resource_spans<'a>(
+    c: &mut Cursor<'a>,
+    file: &str,
+    doc: usize,
+    i: usize,
+    out: &mut Collector,
+    st: &mut State<'a>,
+) -> Result<(), TraceError> {
+    st.resource.clear();
+    let mut seen_resource = false;
+    let mut later: Option<usize> = None;
+    c.object(|c, key| match key {
+        b"resource" => {
+            seen_resource = true;
+            c.object(|c, k| match k {
+                b"attributes" => attributes(c, &mut st.resource),
+                _ => c.skip(),
+            })
+        }
+        b"scopeSpans" | b"instrumentationLibrarySpans" if !seen_resource => {
+            later = Some(c.position());
+            c.skip()
+        }
+        b"scopeSpans" | b"instrumentationLibrarySpans" => scope_spans(c, file, doc, i, out, st),
+        _ => c.skip(),
     })?;
+    if let Some(at) = later {
+        let end = c.position();
+        c.seek(at);
+        scope_spans(c, file, doc, i, out, st)?;
+        c.seek(end);
+    }
+    Ok(())
+}
+
+fn scope_spans<'a>(
+    c: &mut Cursor<'a>,
+    file: &str,
+    doc: usize,
+    i: usize,
+    out: &mut Collector,
+    st: &mut State<'a>,
+) -> Result<(), TraceError> {
+    c.array(|c, j| {
+        c.object(|c, key| match key {
+            b"spans" => c.array(|c, k| span(c, file, (doc, i, j, k), out, st)).map(drop),
+            _ => c.skip(),
+        })
+    })
+    .map(drop)
+}
+
+/// One span, offered to `out`; `(doc, i, j, k)` place it for messages.
+fn span<'a>(
+    c: &mut Cursor<'a>,
+    file: &str,
+    (doc, i, j, k): (usize, usize, usize, usize),
+    out: &mut Collector,
+    st: &mut State<'a>,
+) -> Result<(), TraceError> {
+    let (mut name, mut kind, mut start, mut end, mut code) =
+        (Cow::Borrowed(""), Scalar::Null, Scalar::Null, Scalar::Null, Scalar::Null);
+    st.span.clear();
+    c.object(|c, key| match key {
+        b"name" => {
+            name = c.string()?;
+            Ok(())
+        }
+        b"kind" => {
+            kind = c.scalar()?;
+            Ok(())
+        }
+        b"startTimeUnixNano" => {
+            start = c.scalar()?;
+            Ok(())
+        }
+        b"endTimeUnixNano" => {
+            end = c.scalar()?;
+            Ok(())
+        }
+        b"attributes" => attributes(c, &mut st.span),
+        b"status" => c.object(|c, k| match k {
+            b"code" => {
+                code = c.scalar()?;
+                Ok(())
+            }
+            _ => c.skip(),
+        }),
+        _ => c.skip(),
+    })?;
+    let at = || {
+        let line = if doc > 0 { format!("request {}: ", doc + 1) } else { String::new() };
+        format!("{line}resourceSpans[{i}].scopeSpans[{j}].spans[{k}]")
+    };
+    let nanos = |v: &Scalar, field: &str| {
+        v.integer().filter(|n| *n > 0).ok_or_else(|| {
+            let shown = if *v == Scalar::Null { "null (or nothing)".into() } else { v.show() };
+            bad_value(
+                file,
+                &format!("{}.{field}", at()),
+                &shown,
+                "epoch nanoseconds, e.g. \"1700000000000000000\"",
+            )
+        })
+    };
+    let times = nanos(&start, "startTimeUnixNano").and_then(|s| Ok((s, nanos(&end, "endTimeUnixNano")?)));
+    let (start, end) = match times {
+        Ok((s, e)) if e >= s => (s, e),
+        Ok((s, e)) => {
+            return out.bad(bad_value(
+                file,
+                &format!("{}.endTimeUnixNano", at()),
+                &e.to_string(),
+                &format!("a time no earlier than startTimeUnixNano {s}"),
+            ));
+        }
+        Err(e) => return out.bad(e),
+    };
+    let span = Span {
+        t_us: start / 1_000,
+        latency_us: (end - start) as f64 / 1_000.0,
+        class: Some(class_of(&code, &st.span)),
+    };
+    let (resource, attrs) = (&st.resource, &st.span);
+    out.offer(span, at, |key| match key {
+        "service" => attr(resource, "service.name").and_then(Scalar::text),
+        "operation" => Some(Cow::Borrowed(&*name)),
+        "kind" => Some(Cow::Borrowed(kind_name(&kind))),
+        other => attr(attrs, other).or_else(|| attr(resource, other)).and_then(Scalar::text),
+    });
     Ok(())
 }
 

@@ -6,130 +6,174 @@
 //! `_ms`), which `histogram_quantile` drops, hence `p95:s=...`.
 
 use super::TraceError;
-use super::json::each_document;
+use super::json::bad_value;
+use super::scan::{Cursor, parse_number};
 use super::series::{Locator, Series};
-use serde::Deserialize;
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 const SHAPE: &str = r#"Prometheus query_range JSON: {"status":"success","data":{"resultType":"matrix","result":[{"metric":{...},"values":[[1700000000,"0.25"],...]}]}}"#;
 
-#[derive(Deserialize)]
-struct Response<'a> {
-    status: Cow<'a, str>,
-    #[serde(default, borrow)]
-    error: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    data: Option<Data<'a>>,
-}
-
-#[derive(Deserialize)]
-struct Data<'a> {
-    #[serde(rename = "resultType")]
-    result_type: Cow<'a, str>,
-    #[serde(borrow)]
-    result: Vec<Matrix<'a>>,
-}
-
-#[derive(Deserialize)]
-struct Matrix<'a> {
-    #[serde(default, borrow)]
-    metric: BTreeMap<Cow<'a, str>, Cow<'a, str>>,
-    #[serde(borrow)]
-    values: Vec<(f64, &'a str)>,
-}
-
 /// Every series of a `query_range` response (several responses may be concatenated).
 pub fn parse(file: &str, text: &str) -> Result<Vec<Series>, TraceError> {
+    let mut c = Cursor::new(file, text, SHAPE);
     let mut out = Vec::new();
-    each_document(file, text, SHAPE, |doc, r: Response| {
-        if r.status != "success" {
-            return Err(TraceError::Format {
-                file: file.into(),
-                message: format!(
-                    "status {:?}: Prometheus answered with an error: {}",
-                    r.status,
-                    r.error.as_deref().unwrap_or("(no message)")
-                ),
-            });
-        }
-        let data = r.data.ok_or_else(|| TraceError::Format {
-            file: file.into(),
-            message: format!("no `data` in response {doc}; expected {SHAPE}"),
-        })?;
-        if data.result_type != "matrix" {
-            return Err(TraceError::Format {
-                file: file.into(),
-                message: format!(
-                    "resultType {:?}: an instant query; export a range query (query_range, resultType \"matrix\")",
-                    data.result_type
-                ),
-            });
-        }
-        for (i, m) in data.result.into_iter().enumerate() {
-            let path = if doc == 0 {
-                format!("data.result[{i}].values")
-            } else {
-                format!("response {doc}: data.result[{i}].values")
-            };
-            out.push(series(file, m, path)?);
-        }
-        Ok(())
-    })?;
+    let mut doc = 0;
+    while !c.at_end() {
+        response(&mut c, file, doc, &mut out)?;
+        doc += 1;
+    }
+    if doc == 0 {
+        return Err(TraceError::Empty { file: file.to_string() });
+    }
     Ok(out)
 }
 
-fn series(file: &str, m: Matrix, path: String) -> Result<Series, TraceError> {
-    let name = m.metric.get("__name__").map(|n| n.to_string()).unwrap_or_default();
-    let rest: Vec<String> =
-        m.metric.iter().filter(|(k, _)| *k != "__name__").map(|(k, v)| format!("{k}={v:?}")).collect();
-    let mut s = Series {
-        name: format!("{name}{{{}}}", rest.join(",")),
-        labels: m.metric.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
-        unit: super::columns::split_header(&name).unit,
-        times: Vec::with_capacity(m.values.len()),
-        values: Vec::with_capacity(m.values.len()),
-        ..Series::default()
-    };
-    for (i, (t, v)) in m.values.iter().enumerate() {
-        let us = (t * 1e6).round();
-        if !(us.is_finite() && us.abs() < 9.0e18) {
-            return Err(super::json::bad_value(
-                file,
-                &format!("{path}[{i}][0]"),
-                &t.to_string(),
-                "a time in epoch seconds",
-            ));
+/// One response: its status is checked first (an error answer has no data), then its matrix.
+fn response(c: &mut Cursor, file: &str, doc: usize, out: &mut Vec<Series>) -> Result<(), TraceError> {
+    let (mut status, mut error, mut data) = (None, None, false);
+    let first = out.len();
+    c.object(|c, key| match key {
+        b"status" => {
+            status = Some(c.string()?);
+            Ok(())
         }
-        let us = us as i64;
-        if s.times.last().is_some_and(|last| us <= *last) {
-            return Err(super::json::bad_value(
-                file,
-                &format!("{path}[{i}][0]"),
-                &t.to_string(),
-                "a time later than the sample before (samples must be sorted)",
-            ));
+        b"error" => {
+            error = Some(c.string()?);
+            Ok(())
         }
-        let value = match v.parse::<f64>() {
-            Ok(x) if x.is_finite() => x,
-            Ok(_) => {
-                s.bad_text.insert(i, format!("{v:?}"));
-                f64::NAN
-            }
-            Err(_) => {
-                return Err(super::json::bad_value(
-                    file,
-                    &format!("{path}[{i}][1]"),
-                    &format!("{v:?}"),
-                    "a number in a string, e.g. \"0.25\"",
-                ));
-            }
-        };
-        s.times.push(us);
-        s.values.push(value);
+        b"data" => {
+            data = true;
+            c.object(|c, key| match key {
+                b"resultType" => {
+                    let t = c.string()?;
+                    if t != "matrix" {
+                        return Err(TraceError::Format {
+                            file: file.into(),
+                            message: format!(
+                                "resultType {t:?}: an instant query; export a range query (query_range, resultType \"matrix\")"
+                            ),
+                        });
+                    }
+                    Ok(())
+                }
+                b"result" => c
+                    .array(|c, i| {
+                        let path = if doc == 0 {
+                            format!("data.result[{i}].values")
+                        } else {
+                            format!("response {doc}: data.result[{i}].values")
+                        };
+                        out.push(series(c, file, path)?);
+                        Ok(())
+                    })
+                    .map(drop),
+                _ => c.skip(),
+            })
+        }
+        _ => c.skip(),
+    })?;
+    match status.as_deref() {
+        Some("success") if data => Ok(()),
+        Some("success") => Err(TraceError::Format {
+            file: file.into(),
+            message: format!("no `data` in response {doc}; expected {SHAPE}"),
+        }),
+        Some(s) => {
+            out.truncate(first);
+            Err(TraceError::Format {
+                file: file.into(),
+                message: format!(
+                    "status {s:?}: Prometheus answered with an error: {}",
+                    error.as_deref().unwrap_or("(no message)")
+                ),
+            })
+        }
+        None => Err(c.error("no `status` in the response")),
     }
+}
+
+/// One `{"metric":{...},"values":[[t,"v"],...]}`.
+fn series(c: &mut Cursor, file: &str, path: String) -> Result<Series, TraceError> {
+    let mut labels: BTreeMap<Cow<str>, Cow<str>> = BTreeMap::new();
+    let mut s = Series::default();
+    c.object(|c, key| match key {
+        b"metric" => c.object(|c, key| {
+            let v = c.string()?;
+            labels.insert(String::from_utf8_lossy(key), v);
+            Ok(())
+        }),
+        b"values" => values(c, file, &path, &mut s).map(drop),
+        _ => c.skip(),
+    })?;
+    let name = labels.get("__name__").map(|n| n.to_string()).unwrap_or_default();
+    let rest: Vec<String> =
+        labels.iter().filter(|(k, _)| *k != "__name__").map(|(k, v)| format!("{k}={v:?}")).collect();
+    s.name = format!("{name}{{{}}}", rest.join(","));
+    s.labels = labels.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    s.unit = super::columns::split_header(&name).unit;
     s.locate = Locator::Json(path);
     Ok(s)
+}
+
+/// The `[[t,"v"],...]` samples: float seconds, values in strings (`NaN`, `±Inf` kept as bad
+/// samples for the merge to refuse or skip).
+fn values(c: &mut Cursor, file: &str, path: &str, s: &mut Series) -> Result<usize, TraceError> {
+    c.array(|c, i| {
+        c.array(|c, k| match k {
+            0 => {
+                let t = c.number()?;
+                let us = (t * 1e6).round();
+                if !(us.is_finite() && us.abs() < 9.0e18) {
+                    return Err(bad_value(
+                        file,
+                        &format!("{path}[{i}][0]"),
+                        &t.to_string(),
+                        "a time in epoch seconds",
+                    ));
+                }
+                let us = us as i64;
+                if s.times.last().is_some_and(|last| us <= *last) {
+                    return Err(bad_value(
+                        file,
+                        &format!("{path}[{i}][0]"),
+                        &t.to_string(),
+                        "a time later than the sample before (samples must be sorted)",
+                    ));
+                }
+                s.times.push(us);
+                Ok(())
+            }
+            1 => {
+                if c.peek() != Some(b'"') {
+                    return Err(c.error("a sample's value must be a number in a string, e.g. \"0.25\""));
+                }
+                let v = c.raw_string()?;
+                let value = match parse_number(v) {
+                    Some(x) if x.is_finite() => x,
+                    Some(_) => {
+                        s.bad_text.insert(i, format!("{:?}", String::from_utf8_lossy(v)));
+                        f64::NAN
+                    }
+                    None => {
+                        return Err(bad_value(
+                            file,
+                            &format!("{path}[{i}][1]"),
+                            &format!("{:?}", String::from_utf8_lossy(v)),
+                            "a number in a string, e.g. \"0.25\"",
+                        ));
+                    }
+                };
+                s.values.push(value);
+                Ok(())
+            }
+            _ => Err(c.error("a sample is [time, \"value\"]")),
+        })?;
+        if s.values.len() != i + 1 {
+            return Err(c.error("a sample is [time, \"value\"]"));
+        }
+        Ok(())
+    })
 }
 
 #[cfg(test)]

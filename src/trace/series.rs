@@ -403,6 +403,15 @@ struct Picked<'a> {
 pub fn load(opts: &TraceOptions) -> Result<IntervalTrace, TraceError> {
     let specs: Vec<SeriesSpec> =
         opts.series.iter().map(|s| SeriesSpec::parse(s)).collect::<Result<_, _>>()?;
+    if let Some(w) = opts.filters.first() {
+        return Err(TraceError::Option {
+            option: "where",
+            message: format!(
+                "`{w}`: filters keep spans of a per-call log (a per-call CSV, OTLP, Jaeger, Envoy, HAR); \
+                 aggregate series are picked with FILE@SELECTOR instead"
+            ),
+        });
+    }
     let mut files: BTreeMap<PathBuf, (TraceFormat, Vec<Series>)> = BTreeMap::new();
     for spec in &specs {
         if !files.contains_key(&spec.file) {
@@ -424,6 +433,12 @@ pub fn load(opts: &TraceOptions) -> Result<IntervalTrace, TraceError> {
         let (format, all) = &files[&spec.file];
         let file = spec.file.display().to_string();
         let series = pick(&file, all, spec.selector.as_deref(), &spec.text)?;
+        if series.times.is_empty() {
+            return Err(TraceError::Format {
+                file: file.clone(),
+                message: format!("the series {} has no samples (series missing?)", series.name),
+            });
+        }
         if let Some(other) = specs.iter().find(|o| o.role == spec.role && !std::ptr::eq(*o, spec)) {
             return Err(spec_err(&other.text, format!("role `{}` is given twice", spec.role.name())));
         }
@@ -490,9 +505,9 @@ fn scale_of(
                 return Err(spec_err(
                     &spec.text,
                     format!(
-                        "{file}: the series {} does not say its unit; write {}:s, {0}:ms or {0}:us",
+                        "{file}: the series {} does not say its unit; write {role}:s, {role}:ms or {role}:us",
                         series.name,
-                        spec.role.name()
+                        role = spec.role.name()
                     ),
                 ));
             }
@@ -559,16 +574,8 @@ fn merge(
         }
         (true, None) => None,
         (false, Some(b)) => {
-            if b.p95 < b.p50 || b.p50.is_zero() {
-                return Err(TraceError::Option {
-                    option: "upstream",
-                    message: "expected 0 < p50 <= p95".into(),
-                });
-            }
-            report.notes.push(format!(
-                "volume only: every interval answers with p50 {}, p95 {}, error rate {}",
-                b.p50, b.p95, b.error_rate.0
-            ));
+            let (b, note) = b.checked()?;
+            report.notes.push(note);
             Some(b)
         }
         (false, None) if counted => {

@@ -4,6 +4,7 @@
 //! (the monotonic-clock suffix `m=±...` is stripped). Results are absolute microseconds since
 //! 1970-01-01T00:00:00Z as `i64`; fractions finer than a microsecond are truncated.
 
+use crate::{Error, Result};
 use serde::Deserialize;
 
 /// How the time column is written.
@@ -388,8 +389,9 @@ pub fn parse_datetime(text: &[u8], offset_s: i64) -> Result<i64, &'static str> {
 }
 
 /// Parses a zone offset written `+02:00`, `-0530`, `+01` or `Z`, into seconds east of UTC.
-pub fn parse_offset(text: &str) -> Result<i64, String> {
-    let bad = || format!("expected a zone offset such as \"+02:00\" or \"-05:30\", found {text:?}");
+pub fn parse_offset(text: &str) -> Result<i64> {
+    let bad =
+        || Error::invalid(format!("expected a zone offset such as \"+02:00\" or \"-05:30\", found {text:?}"));
     let s = text.trim();
     if s.eq_ignore_ascii_case("z") || s.eq_ignore_ascii_case("utc") {
         return Ok(0);

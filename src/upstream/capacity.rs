@@ -10,6 +10,7 @@
 
 use crate::outcome::{Answer, OutcomeClass};
 use crate::time::{Dur, SimTime};
+use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
 
 /// `[upstream.capacity]`.
@@ -32,9 +33,9 @@ fn default_shed_latency() -> Dur {
 
 impl CapacitySpec {
     /// `concurrency` must be at least 1.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<()> {
         if self.concurrency == 0 {
-            return Err("capacity: `concurrency` must be at least 1".into());
+            return Err(Error::invalid("capacity: `concurrency` must be at least 1"));
         }
         Ok(())
     }

@@ -5,7 +5,8 @@
 
 use crate::time::{Dur, SimTime};
 use crate::truth::Expect;
-use crate::units::{Positive, Ratio};
+use crate::units::{Positive, Ratio, de_at_least_one, de_positive_dur, de_positive_dur_opt};
+use crate::{Error, Result};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;
 
@@ -97,8 +98,12 @@ pub struct TimeOfDay(Dur);
 impl TimeOfDay {
     /// Parses `HH:MM` or `HH:MM:SS` with hours 0–23 (one or two digits), minutes and seconds
     /// 00–59 (two digits).
-    pub fn parse(text: &str) -> Result<TimeOfDay, String> {
-        let expected = || format!("expected a time of day \"HH:MM\" between 00:00 and 23:59, found {text:?}");
+    pub fn parse(text: &str) -> Result<TimeOfDay> {
+        let expected = || {
+            Error::invalid(format!(
+                "expected a time of day \"HH:MM\" between 00:00 and 23:59, found {text:?}"
+            ))
+        };
         let parts: Vec<&str> = text.trim().split(':').collect();
         if !(2..=3).contains(&parts.len()) {
             return Err(expected());
@@ -247,25 +252,25 @@ impl IncidentSpec {
     }
 
     /// Cross-field checks; the message names the field and what was expected.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<()> {
         if self.duration.is_zero() {
-            return Err("`duration` must be longer than 0".into());
+            return Err(Error::invalid("`duration` must be longer than 0"));
         }
         self.validate_window()?;
         self.validate_parameters()
     }
 
-    fn validate_window(&self) -> Result<(), String> {
+    fn validate_window(&self) -> Result<()> {
         match (self.start, self.every) {
             (Some(_), Some(_)) => {
-                return Err(
-                    "give either `start` (one window) or `every` (a repeating window), not both".into()
-                );
+                return Err(Error::invalid(
+                    "give either `start` (one window) or `every` (a repeating window), not both",
+                ));
             }
             (None, None) => {
-                return Err(
-                    "needs a window: `start` and `duration`, or `every`, `at`/`offset` and `duration`".into(),
-                );
+                return Err(Error::invalid(
+                    "needs a window: `start` and `duration`, or `every`, `at`/`offset` and `duration`",
+                ));
             }
             (Some(_), None) => {
                 for (name, set) in [
@@ -275,36 +280,40 @@ impl IncidentSpec {
                     ("count", self.count.is_some()),
                 ] {
                     if set {
-                        return Err(format!("`{name}` applies only to a repeating window (with `every`)"));
+                        return Err(Error::invalid(format!(
+                            "`{name}` applies only to a repeating window (with `every`)"
+                        )));
                     }
                 }
             }
             (None, Some(every)) => {
                 if every <= self.duration {
-                    return Err(format!(
+                    return Err(Error::invalid(format!(
                         "`every` ({every}) must be longer than `duration` ({}): occurrences may not overlap",
                         self.duration
-                    ));
+                    )));
                 }
                 if self.at.is_some() && self.offset.is_some() {
-                    return Err("give either `at` (a time of day) or `offset` (a duration), not both".into());
+                    return Err(Error::invalid(
+                        "give either `at` (a time of day) or `offset` (a duration), not both",
+                    ));
                 }
                 if let Some(at) = self.at
                     && at.since_midnight() >= every
                 {
-                    return Err(format!(
+                    return Err(Error::invalid(format!(
                         "`at` ({at}) must come before the end of the first period `every` ({every})"
-                    ));
+                    )));
                 }
                 if self.count == Some(0) {
-                    return Err("`count` must be at least 1".into());
+                    return Err(Error::invalid("`count` must be at least 1"));
                 }
             }
         }
         Ok(())
     }
 
-    fn validate_parameters(&self) -> Result<(), String> {
+    fn validate_parameters(&self) -> Result<()> {
         let allowed = self.kind.parameters();
         for (name, set) in [
             ("latency", self.latency.is_some()),
@@ -321,47 +330,49 @@ impl IncidentSpec {
                 } else {
                     allowed.iter().map(|p| format!("`{p}`")).collect::<Vec<_>>().join(", ")
                 };
-                return Err(format!(
+                return Err(Error::invalid(format!(
                     "`{name}` does not apply to kind `{}` (its parameters: {list})",
                     self.kind.as_str()
-                ));
+                )));
             }
         }
         for (name, value) in [("error_rate", self.error_rate), ("duty", self.duty), ("rate", self.rate)] {
             if let Some(r) = value {
-                Ratio::new(r.get()).map_err(|e| format!("`{name}`: {e}"))?;
+                Ratio::new(r.get()).map_err(|e| Error::invalid(format!("`{name}`: {e}")))?;
             }
         }
         if let Some(f) = self.factor {
-            Positive::new(f.get()).map_err(|e| format!("`factor`: {e}"))?;
+            Positive::new(f.get()).map_err(|e| Error::invalid(format!("`factor`: {e}")))?;
         }
         match self.kind {
-            IncidentKind::Brownout if self.error_rate.is_none() => {
-                Err("kind `brownout` needs `error_rate` (the probability that an attempt fails)".into())
-            }
+            IncidentKind::Brownout if self.error_rate.is_none() => Err(Error::invalid(
+                "kind `brownout` needs `error_rate` (the probability that an attempt fails)",
+            )),
             IncidentKind::Slowdown if self.factor.is_none() => {
-                Err("kind `slowdown` needs `factor` (the latency multiplier, e.g. 13)".into())
+                Err(Error::invalid("kind `slowdown` needs `factor` (the latency multiplier, e.g. 13)"))
             }
-            IncidentKind::Ramp if self.factor.is_none() && self.error_rate.is_none() => {
-                Err("kind `ramp` needs `error_rate` and/or `factor` (the values reached at the window's end)"
-                    .into())
-            }
+            IncidentKind::Ramp if self.factor.is_none() && self.error_rate.is_none() => Err(Error::invalid(
+                "kind `ramp` needs `error_rate` and/or `factor` (the values reached at the window's end)",
+            )),
             IncidentKind::Flapping => {
                 let Some(period) = self.period else {
-                    return Err(
-                        "kind `flapping` needs `period` (the length of one fail-then-recover cycle)".into()
-                    );
+                    return Err(Error::invalid(
+                        "kind `flapping` needs `period` (the length of one fail-then-recover cycle)",
+                    ));
                 };
                 if period.is_zero() || period > self.duration {
-                    return Err(format!(
+                    return Err(Error::invalid(format!(
                         "`period` ({period}) must be longer than 0 and at most `duration` ({})",
                         self.duration
-                    ));
+                    )));
                 }
                 if let Some(duty) = self.duty
                     && !(duty.get() > 0.0 && duty.get() < 1.0)
                 {
-                    return Err(format!("`duty` must be strictly between 0 and 1, found {}", duty.get()));
+                    return Err(Error::invalid(format!(
+                        "`duty` must be strictly between 0 and 1, found {}",
+                        duty.get()
+                    )));
                 }
                 Ok(())
             }
@@ -372,7 +383,7 @@ impl IncidentSpec {
     /// The occurrences `[start, end)` that start before `horizon`, in time order (ends are not
     /// clipped). At most `limit` are produced; more is an error. Call [`IncidentSpec::validate`]
     /// first.
-    pub fn occurrences(&self, horizon: SimTime, limit: usize) -> Result<Vec<(SimTime, SimTime)>, String> {
+    pub fn occurrences(&self, horizon: SimTime, limit: usize) -> Result<Vec<(SimTime, SimTime)>> {
         let mut out = Vec::new();
         let d = self.duration;
         match (self.start, self.every) {
@@ -393,9 +404,9 @@ impl IncidentSpec {
                 let mut k = 0u64;
                 while start < stop && k < count {
                     if out.len() == limit {
-                        return Err(format!(
+                        return Err(Error::invalid(format!(
                             "repeats more than {limit} times within the horizon; use kind `flapping` for fast alternation"
-                        ));
+                        )));
                     }
                     out.push((SimTime(start), SimTime(start) + d));
                     k += 1;
@@ -417,24 +428,8 @@ pub fn day_at(day: u64, at: TimeOfDay) -> SimTime {
     SimTime(day * DAY_US + at.since_midnight().micros())
 }
 
-fn de_positive_dur<'de, D: Deserializer<'de>>(d: D) -> Result<Dur, D::Error> {
-    let v = Dur::deserialize(d)?;
-    if v.is_zero() {
-        return Err(serde::de::Error::custom("expected a duration longer than 0"));
-    }
-    Ok(v)
-}
-
-fn de_positive_dur_opt<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Dur>, D::Error> {
-    de_positive_dur(d).map(Some)
-}
-
 fn de_count<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u32>, D::Error> {
-    let v = i64::deserialize(d)?;
-    if !(1..=i64::from(u32::MAX)).contains(&v) {
-        return Err(serde::de::Error::custom(format!("expected a whole number of at least 1, found {v}")));
-    }
-    Ok(Some(v as u32))
+    de_at_least_one(d).map(Some)
 }
 
 #[cfg(test)]
@@ -447,7 +442,7 @@ mod tests {
 
     fn check(text: &str) -> Result<IncidentSpec, String> {
         let spec = parse(text)?;
-        spec.validate()?;
+        spec.validate().map_err(|e| e.to_string())?;
         Ok(spec)
     }
 
@@ -502,7 +497,7 @@ mod tests {
         assert_eq!(occ[1].1, SimTime(3_630_000_000));
         assert_eq!(spec.occurrences(SimTime(3_600_000_000), 100).unwrap().len(), 1);
         let err = spec.occurrences(SimTime(10 * 3_600_000_000), 1).unwrap_err();
-        assert!(err.contains("more than 1 times"), "{err}");
+        assert!(err.to_string().contains("more than 1 times"), "{err}");
         let abs = check("kind = \"outage\"\nstart = \"2h\"\nduration = \"5m\"").unwrap();
         assert!(abs.occurrences(SimTime(7_200_000_000), 10).unwrap().is_empty());
         assert_eq!(abs.occurrences(SimTime(7_200_000_001), 10).unwrap().len(), 1);

@@ -18,6 +18,7 @@ use crate::rng::Rng;
 use crate::time::{Dur, SimTime};
 use crate::truth::{Expect, IncidentWindow};
 use crate::units::Ratio;
+use crate::{Error, Result};
 use rand::RngExt;
 use rand_distr::{Distribution, StandardNormal};
 use serde::{Deserialize, Serialize};
@@ -67,28 +68,31 @@ impl Default for UpstreamSpec {
 
 impl UpstreamSpec {
     /// Cross-field checks; the message names the field.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<()> {
         if self.p50.is_zero() {
-            return Err("`p50` must be longer than 0".into());
+            return Err(Error::invalid("`p50` must be longer than 0"));
         }
         if let Some(capacity) = &self.capacity {
             capacity.validate()?;
         }
         if self.p95 < self.p50 {
-            return Err(format!("`p95` ({}) must not be shorter than `p50` ({})", self.p95, self.p50));
+            return Err(Error::invalid(format!(
+                "`p95` ({}) must not be shorter than `p50` ({})",
+                self.p95, self.p50
+            )));
         }
         for (name, r) in [
             ("error_rate", self.error_rate),
             ("client_error_rate", self.client_error_rate),
             ("rate_limited_rate", self.rate_limited_rate),
         ] {
-            Ratio::new(r.get()).map_err(|e| format!("`{name}`: {e}"))?;
+            Ratio::new(r.get()).map_err(|e| Error::invalid(format!("`{name}`: {e}")))?;
         }
         let total = self.error_rate.get() + self.client_error_rate.get() + self.rate_limited_rate.get();
         if total > 1.0 + 1e-12 {
-            return Err(format!(
+            return Err(Error::invalid(format!(
                 "`error_rate` + `client_error_rate` + `rate_limited_rate` must not exceed 1, found {total}"
-            ));
+            )));
         }
         Ok(())
     }
@@ -234,19 +238,16 @@ impl Dependency {
     /// Validates the baseline and the incidents and resolves every occurrence that starts before
     /// `horizon` (later ones are dropped). Errors name the incident (`[[incidents]] #n`, 1-based,
     /// with its kind and label) and the field.
-    pub fn new(
-        spec: &UpstreamSpec,
-        incidents: &[IncidentSpec],
-        horizon: SimTime,
-    ) -> Result<Dependency, String> {
-        spec.validate().map_err(|e| format!("[upstream]: {e}"))?;
+    pub fn new(spec: &UpstreamSpec, incidents: &[IncidentSpec], horizon: SimTime) -> Result<Dependency> {
+        spec.validate().map_err(|e| Error::invalid(format!("[upstream]: {e}")))?;
         let mut occurrences = Vec::new();
         for (i, inc) in incidents.iter().enumerate() {
             let name = || format!("[[incidents]] #{} ({})", i + 1, inc.describe());
-            inc.validate().map_err(|e| format!("{}: {e}", name()))?;
+            inc.validate().map_err(|e| Error::invalid(format!("{}: {e}", name())))?;
             let limit = MAX_OCCURRENCES - occurrences.len();
-            let windows = inc.occurrences(horizon, limit).map_err(|e| format!("{}: {e}", name()))?;
-            let incident = u32::try_from(i).map_err(|_| "too many incidents".to_string())?;
+            let windows =
+                inc.occurrences(horizon, limit).map_err(|e| Error::invalid(format!("{}: {e}", name())))?;
+            let incident = u32::try_from(i).map_err(|_| Error::invalid("too many incidents"))?;
             occurrences.extend(windows.into_iter().map(|(start, end)| Occurrence { start, end, incident }));
         }
         occurrences.sort_by_key(|o| (o.start, o.incident));
@@ -641,21 +642,24 @@ mod tests {
     fn refuses_bad_baselines_and_names_the_incident() {
         let bad = UpstreamSpec { p95: Dur::from_millis(50), ..UpstreamSpec::default() };
         let err = Dependency::new(&bad, &[], SimTime(S)).unwrap_err();
-        assert!(err.contains("`p95` (50ms) must not be shorter than `p50` (100ms)"), "{err}");
+        assert!(err.to_string().contains("`p95` (50ms) must not be shorter than `p50` (100ms)"), "{err}");
         let bad = UpstreamSpec { p50: Dur::ZERO, ..UpstreamSpec::default() };
-        assert!(bad.validate().unwrap_err().contains("`p50`"));
+        assert!(bad.validate().unwrap_err().to_string().contains("`p50`"));
         let bad =
             UpstreamSpec { error_rate: Ratio(0.7), client_error_rate: Ratio(0.5), ..UpstreamSpec::default() };
-        assert!(bad.validate().unwrap_err().contains("must not exceed 1"));
+        assert!(bad.validate().unwrap_err().to_string().contains("must not exceed 1"));
         let mut slow = window(IncidentKind::Slowdown);
         slow.label = Some("db".into());
         let err = Dependency::new(&steady(), &[window(IncidentKind::Outage), slow], SimTime(S)).unwrap_err();
-        assert!(err.contains("[[incidents]] #2 (slowdown \"db\"): kind `slowdown` needs `factor`"), "{err}");
+        assert!(
+            err.to_string().contains("[[incidents]] #2 (slowdown \"db\"): kind `slowdown` needs `factor`"),
+            "{err}"
+        );
         let mut storm = IncidentSpec::new(IncidentKind::Blip, Dur::ZERO, Dur(1));
         storm.start = None;
         storm.every = Some(Dur(2));
         let err = Dependency::new(&steady(), &[storm], SimTime(7 * 86_400 * S)).unwrap_err();
-        assert!(err.contains("use kind `flapping`"), "{err}");
+        assert!(err.to_string().contains("use kind `flapping`"), "{err}");
     }
 
     #[test]

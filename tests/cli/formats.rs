@@ -305,3 +305,120 @@ fn run_prints_the_import_report_of_a_trace_scenario() {
     assert!(out.contains("gap: p95 has no sample from 2024-06-01 13:40:00Z"), "{out}");
     assert!(out.contains("over 2 replicates"), "{out}");
 }
+
+fn fixture(name: &str) -> PathBuf {
+    root().join("tests/data/formats").join(name)
+}
+
+/// The other shapes tools write (tests/data/formats/make_fixtures.py): Prometheus pretty with
+/// float-second stamps, its unit from `__name__`, `NaN` and `+Inf`; Datadog with a `null`;
+/// CloudWatch SDK pages back to back, newest first; OTLP pretty with text span kinds.
+#[test]
+fn other_export_shapes_replay_and_their_bad_samples_are_located() {
+    let dir = tempfile::tempdir().unwrap();
+    let (p95, err) = (fixture("prometheus-pretty-nan.json"), fixture("prometheus-errors.json"));
+    let (p95_role, err_role) = (format!("p95={}", s(&p95)), format!("error_rate={}", s(&err)));
+    let slo = ["--slo", "p95 > 2s or error_rate > 5% for 3m", "--rate", "5"];
+    let mut args = vec!["--series", &p95_role, "--series", &err_role];
+    args.extend(slo);
+    refuses(dir.path(), &args, "data.result[0].values[7]: expected a number, found \"NaN\"");
+    args.push("--skip-bad-rows");
+    let (out, _d) = replay(&args);
+    assert!(out.contains("p95: unit s read from the series (http_request_duration_seconds"), "{out}");
+    assert!(out.contains("2 bad rows skipped") && out.contains("gap: p95 has no sample from"), "{out}");
+    assert_eq!((metric(&out, "incidents"), metric(&out, "missed_incidents")), (1.0, 0.0), "{out}");
+
+    let dd = format!("p95={}", s(&fixture("datadog-nulls.json")));
+    refuses(
+        dir.path(),
+        &["--series", &dd, "--rate", "5"],
+        "series[0].pointlist[12]: expected a number, found null",
+    );
+    let (out, _d) = replay(&["--series", &dd, "--rate", "5", "--skip-bad-rows"]);
+    assert!(out.contains("1 bad rows skipped"), "{out}");
+
+    let cw = s(&fixture("cloudwatch-sdk.json")).to_string();
+    let (out, _d) = replay(&[
+        "--series",
+        &format!("p95:s={cw}@p95"),
+        "--series",
+        &format!("requests={cw}@RequestCount"),
+        "--slo",
+        "p95 > 2s for 3m",
+    ]);
+    assert!(out.contains("span: 2025-12-01 12:00:00Z .. 2025-12-01 13:00:00Z (1h)"), "{out}");
+    assert_eq!((metric(&out, "incidents"), metric(&out, "requests")), (1.0, 180_000.0), "{out}");
+
+    let otlp = fixture("otlp-pretty.json");
+    let (out, _d) = replay(&[
+        s(&otlp),
+        "--where",
+        "kind=client",
+        "--where",
+        "operation=*/Convert",
+        "--slo",
+        "error_rate > 50% for 10s",
+        "--trace",
+        "slo_interval=5s",
+    ]);
+    assert!(out.contains("60 used") && out.contains("--where left out 60 of 120 spans"), "{out}");
+    assert_eq!((metric(&out, "incidents"), metric(&out, "missed_incidents")), (1.0, 0.0), "{out}");
+    assert!((0.3..0.7).contains(&metric(&out, "availability")), "{out}");
+}
+
+/// Status read from an `http_code` or Envoy `response_flags` column without naming it; request
+/// counts alone drive arrivals; what used to be ignored or misread is refused with a pointer.
+#[test]
+fn status_columns_volume_csvs_and_misplaced_options() {
+    let calls = fixture("calls-http-flags.csv");
+    let (out, _d) = replay(&[s(&calls)]);
+    assert!(out.contains("status=http_code") && out.contains("read as epoch nanoseconds"), "{out}");
+    assert!(out.contains("span: 2025-12-01 12:00:00Z .. 2025-12-01 12:00:59.012Z (59.012s)"), "{out}");
+    let availability = metric(&out, "availability");
+    assert!((0.3..0.7).contains(&availability), "{out}");
+    let (out, _d) = replay(&[s(&calls), "--column", "status=response_flags"]);
+    assert!(out.contains("status=response_flags (Envoy response flags"), "{out}");
+    assert_eq!(metric(&out, "availability"), availability, "{out}");
+
+    let vol = fixture("volume.csv");
+    let (out, _d) = replay(&[s(&vol), "--p50", "80ms", "--p95", "250ms", "--error-rate", "0.02"]);
+    assert!(out.contains("count=requests") && out.contains("volume only: every interval answers"), "{out}");
+    assert!((180_000.0..200_000.0).contains(&metric(&out, "requests")), "{out}");
+    let role = format!("requests={}", s(&vol));
+    let (out, _d) = replay(&["--series", &role, "--p50", "80ms", "--p95", "250ms"]);
+    assert!((180_000.0..200_000.0).contains(&metric(&out, "requests")), "{out}");
+
+    let dir = tempfile::tempdir().unwrap();
+    refuses(dir.path(), &[s(&vol)], "--p50, --p95, --error-rate or [trace.upstream]");
+    refuses(
+        dir.path(),
+        &["--series", &role, "--where", "service=x", "--p50", "1ms", "--p95", "2ms"],
+        "picked with FILE@SELECTOR",
+    );
+    refuses(dir.path(), &[s(&calls), "--trace", "timeout=250ms"], "give it as --timeout 250ms");
+    write(
+        dir.path(),
+        "cut.csv",
+        "\"Time\",\"p95\",\"rps\"\n1764590400000,0.1,5\n1764590460000,0.1,5\n17645905",
+    );
+    refuses(
+        dir.path(),
+        &["--series", "p95:s=cut.csv@p95", "--rate", "1"],
+        "cut.csv: line 4: 1 fields, the header has 3 (a row cut short: truncated file?)",
+    );
+    write(
+        dir.path(),
+        "empty.json",
+        r#"{"MetricDataResults":[{"Id":"a","Label":"a","Timestamps":[],"Values":[]}]}"#,
+    );
+    refuses(
+        dir.path(),
+        &["--series", "p95:s=empty.json", "--rate", "1"],
+        "the series Id \"a\" (Label \"a\") has no samples",
+    );
+    refuses(
+        dir.path(),
+        &["--series", &format!("p95={}", s(&fixture("prometheus-errors.json"))), "--rate", "1"],
+        "write p95:s, p95:ms or p95:us",
+    );
+}

@@ -2,10 +2,10 @@
 //! budgets), each asserted in numbers on a bundled scenario.
 
 use crate::util::scenario;
-use breakerlab::metrics::{Metric, Metrics};
-use breakerlab::policy::PolicySpec;
-use breakerlab::scenario::Scenario;
-use breakerlab::sim::{self, RunOptions, Workload};
+use breakerlab::PolicySpec;
+use breakerlab::Scenario;
+use breakerlab::{Metric, Metrics};
+use breakerlab::{RunOptions, Workload};
 
 /// Runs a bundled scenario under `preset` (or its own policy) and returns the scores.
 fn scores(file: &str, preset: Option<&str>) -> Metrics {
@@ -15,7 +15,7 @@ fn scores(file: &str, preset: Option<&str>) -> Metrics {
 fn scores_of(sc: &Scenario, preset: Option<&str>) -> Metrics {
     let policy = sc.policy_spec(preset, &[]).resolve().expect("preset resolves");
     let workload = Workload::build(sc, sc.seed, 0).expect("workload");
-    sim::run(sc, &workload, &policy, &RunOptions::default()).metrics
+    breakerlab::run(sc, &workload, &policy, &RunOptions::default()).metrics
 }
 
 fn get(m: &Metrics, metric: Metric) -> f64 {
@@ -52,10 +52,7 @@ fn an_expired_key_trips_only_a_breaker_that_counts_client_errors() {
     assert_eq!(get(&ignores_401, Metric::FalseOpens), 0.0);
     assert_eq!(get(&ignores_401, Metric::Shed), 0.0);
     let counted = PolicySpec::new("ai-service-breaker").resolve().unwrap().classifier();
-    assert_eq!(
-        counted.verdict(breakerlab::outcome::OutcomeClass::ClientError),
-        breakerlab::outcome::Verdict::Failure
-    );
+    assert_eq!(counted.verdict(breakerlab::OutcomeClass::ClientError), breakerlab::Verdict::Failure);
 }
 
 /// Every retry budget limits amplification during the outage; the token bucket and the AWS quota
@@ -63,12 +60,12 @@ fn an_expired_key_trips_only_a_breaker_that_counts_client_errors() {
 #[test]
 fn retry_budgets_limit_amplification() {
     let base = Scenario::load(&scenario("retry-budget.toml")).unwrap();
-    let with_budget = |budget: breakerlab::client::BudgetSpec| {
+    let with_budget = |budget: breakerlab::BudgetSpec| {
         let mut sc = base.clone();
         sc.client.retry.budget = budget;
         scores_of(&sc, None)
     };
-    use breakerlab::client::BudgetSpec;
+    use breakerlab::BudgetSpec;
     let none = with_budget(BudgetSpec::None);
     let bucket = scores_of(&base, None);
     let quota = with_budget(toml::from_str("kind = \"retry_quota\"").unwrap());
@@ -119,7 +116,7 @@ fn a_fleet_of_local_breakers_sends_a_probe_per_instance() {
 /// forgets what the last runs saw and misses slow nights; reloading the samples catches them.
 #[test]
 fn persisting_samples_across_job_restarts_catches_what_fresh_processes_miss() {
-    use breakerlab::client::Persist;
+    use breakerlab::Persist;
     let base = Scenario::load(&scenario("nightly-jobs.toml")).unwrap();
     let with = |persist: Persist| {
         let mut sc = base.clone();
@@ -141,7 +138,7 @@ fn persisting_samples_across_job_restarts_catches_what_fresh_processes_miss() {
 /// several times more.
 #[test]
 fn multi_provider_routing_fails_over_and_shows_the_spend() {
-    use breakerlab::scenario::{Source, Strategy};
+    use breakerlab::{Source, Strategy};
     let priority = Scenario::load(&scenario("multi-provider.toml")).unwrap();
     let mut health = priority.clone();
     match &mut health.source {
@@ -186,14 +183,14 @@ fn multi_provider_routing_fails_over_and_shows_the_spend() {
 /// policy i — the presets sit side by side on common random numbers.
 #[test]
 fn a_mixed_fleet_runs_each_instance_on_its_own_preset() {
-    use breakerlab::sim::simulate_fleet;
+    use breakerlab::simulate_fleet;
     let sc = Scenario::load(&scenario("mixed-fleet.toml")).unwrap();
     assert_eq!(sc.client.instances, 4, "one instance per [[instances]] table");
     let policies: Vec<_> = sc.instance_policies.iter().map(|p| p.resolve().unwrap()).collect();
     let workload = Workload::build(&sc, sc.seed, 0).unwrap();
     let opts = RunOptions::default();
     let fleet = simulate_fleet(&sc.client, &workload, &policies, &opts);
-    let of = |record: &breakerlab::metrics::RunRecord, i: usize| -> Vec<_> {
+    let of = |record: &breakerlab::RunRecord, i: usize| -> Vec<_> {
         record.transitions.iter().filter(|(b, _)| *b == i).map(|(_, t)| *t).collect()
     };
     let mut first_opens = Vec::new();

@@ -6,14 +6,8 @@
 use crate::util::*;
 use std::path::Path;
 
-/// Every variable a scheduler may set: cleared so the test's own environment cannot leak in.
-const SCHEDULER_VARIABLES: [&str; 5] = [
-    "SLURM_ARRAY_TASK_ID",
-    "SLURM_ARRAY_TASK_COUNT",
-    "SLURM_ARRAY_TASK_MIN",
-    "JOB_COMPLETION_INDEX",
-    "AWS_BATCH_JOB_ARRAY_INDEX",
-];
+// Every variable a scheduler may set is cleared, so the test's own environment cannot leak in.
+use breakerlab::SCHEDULER_VARIABLES;
 
 /// `breakerlab ARGS` in `dir` with exactly the scheduler variables `env`.
 fn run(dir: &Path, args: &[&str], env: &[(&str, String)]) -> assert_cmd::assert::Assert {

@@ -1,0 +1,623 @@
+//! A JSON pull scanner for the export importers: walks a document in place, hands out the
+//! values an importer asks for (strings borrowed from the text, numbers parsed straight from
+//! the bytes) and skips everything else without building it. Exports are large arrays of small
+//! records of which an importer needs a few fields, so skipping fast (strings by `memchr`, nested
+//! values by bracket depth) is most of the work; nothing is allocated per record.
+//!
+//! Skipped values are checked only for balance (brackets and string quotes), not parsed: an
+//! export that is malformed inside a field no importer reads still imports. Everything read is
+//! checked, and every error names the line and column and the shape the format needs; a file
+//! that ends inside a value says it looks truncated.
+
+use super::TraceError;
+use std::borrow::Cow;
+
+/// A position in a JSON text, with the file's name and shape for messages.
+pub struct Cursor<'a> {
+    /// The text as given, so that a string between two quotes is sliced out without checking
+    /// its UTF-8 again (the quotes are ASCII, so both ends are character boundaries).
+    src: &'a str,
+    text: &'a [u8],
+    pos: usize,
+    file: &'a str,
+    shape: &'a str,
+}
+
+/// A scalar as written: exports put numbers in strings (protobuf JSON's 64-bit integers,
+/// Prometheus' values) and tags may be booleans.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Scalar<'a> {
+    /// A JSON number, as written.
+    Number(&'a str),
+    /// A JSON string, unescaped.
+    Text(Cow<'a, str>),
+    /// `true` or `false`.
+    Bool(bool),
+    /// `null`.
+    Null,
+}
+
+impl Scalar<'_> {
+    /// The value as written, for messages.
+    pub fn show(&self) -> String {
+        match self {
+            Scalar::Number(n) => n.to_string(),
+            Scalar::Text(s) => format!("{s:?}"),
+            Scalar::Bool(b) => b.to_string(),
+            Scalar::Null => "null".into(),
+        }
+    }
+    /// The value as text (numbers and booleans as written); `None` for null.
+    pub fn text(&self) -> Option<Cow<'_, str>> {
+        match self {
+            Scalar::Number(n) => Some(Cow::Borrowed(n)),
+            Scalar::Text(s) => Some(Cow::Borrowed(s)),
+            Scalar::Bool(b) => Some(Cow::Borrowed(if *b { "true" } else { "false" })),
+            Scalar::Null => None,
+        }
+    }
+    /// The value as an exact integer (a whole number, or a string of one).
+    pub fn integer(&self) -> Option<i64> {
+        match self {
+            Scalar::Number(n) => parse_integer(n.as_bytes()).or_else(|| {
+                let v = parse_number(n.as_bytes())?;
+                (v.fract() == 0.0 && v.abs() < 9.0e18).then_some(v as i64)
+            }),
+            Scalar::Text(s) => parse_integer(s.as_bytes().trim_ascii()),
+            _ => None,
+        }
+    }
+    /// The value as a number (a JSON number, or a string holding one, `NaN` and `Inf` included).
+    pub fn number(&self) -> Option<f64> {
+        match self {
+            Scalar::Number(n) => parse_number(n.as_bytes()),
+            Scalar::Text(s) => parse_number(s.as_bytes().trim_ascii()),
+            _ => None,
+        }
+    }
+}
+
+/// Whether `b` ends a bare literal (number, `true`, `null`).
+#[inline]
+fn ends_literal(b: u8) -> bool {
+    matches!(b, b',' | b']' | b'}' | b' ' | b'\n' | b'\r' | b'\t' | b':')
+}
+
+impl<'a> Cursor<'a> {
+    /// A cursor at the start of `text` (a leading byte-order mark is skipped).
+    pub fn new(file: &'a str, text: &'a str, shape: &'a str) -> Cursor<'a> {
+        let src = text;
+        let text = text.as_bytes();
+        let pos = if text.starts_with(b"\xEF\xBB\xBF") { 3 } else { 0 };
+        Cursor { src, text, pos, file, shape }
+    }
+
+    /// The error at the cursor: line and column, what is wrong, and the shape expected.
+    pub fn error(&self, what: &str) -> TraceError {
+        let upto = &self.text[..self.pos.min(self.text.len())];
+        let line = 1 + memchr::memchr_iter(b'\n', upto).count();
+        let column = 1 + upto.len() - upto.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+        let what = if self.pos >= self.text.len() { "the file ends early (truncated?)" } else { what };
+        TraceError::Format {
+            file: self.file.to_string(),
+            message: format!("line {line}, column {column}: {what}; expected {}", self.shape),
+        }
+    }
+
+    #[inline]
+    fn ws(&mut self) {
+        while let Some(b) = self.text.get(self.pos) {
+            if !matches!(b, b' ' | b'\n' | b'\r' | b'\t') {
+                break;
+            }
+            self.pos += 1;
+        }
+    }
+
+    /// The next byte that is not white space, not consumed.
+    #[inline]
+    pub fn peek(&mut self) -> Option<u8> {
+        self.ws();
+        self.text.get(self.pos).copied()
+    }
+
+    /// The byte offset of the cursor (for [`seek`](Self::seek)).
+    pub fn position(&self) -> usize {
+        self.pos
+    }
+
+    /// Moves the cursor back (or on) to an offset from [`position`](Self::position).
+    pub fn seek(&mut self, pos: usize) {
+        self.pos = pos;
+    }
+
+    /// Whether only white space is left.
+    pub fn at_end(&mut self) -> bool {
+        self.peek().is_none()
+    }
+
+    #[inline]
+    fn eat(&mut self, b: u8, what: &str) -> Result<(), TraceError> {
+        if self.peek() == Some(b) {
+            self.pos += 1;
+            Ok(())
+        } else {
+            Err(self.error(what))
+        }
+    }
+
+    /// Reads an object, calling `member` with each key (as written, unescaped keys only matter
+    /// here) and the cursor at its value, which `member` must read or [`skip`](Self::skip).
+    #[inline]
+    pub fn object(
+        &mut self,
+        mut member: impl FnMut(&mut Self, &'a [u8]) -> Result<(), TraceError>,
+    ) -> Result<(), TraceError> {
+        self.eat(b'{', "expected an object `{`")?;
+        if self.peek() == Some(b'}') {
+            self.pos += 1;
+            return Ok(());
+        }
+        loop {
+            if self.peek() != Some(b'"') {
+                return Err(self.error("expected a key in quotes"));
+            }
+            let key = self.raw_string()?;
+            self.eat(b':', "expected `:` after a key")?;
+            member(self, key)?;
+            match self.peek() {
+                Some(b',') => self.pos += 1,
+                Some(b'}') => {
+                    self.pos += 1;
+                    return Ok(());
+                }
+                _ => return Err(self.error("expected `,` or `}` in an object")),
+            }
+        }
+    }
+
+    /// Reads an array, calling `element` with each element's index and the cursor at it;
+    /// returns how many there were.
+    #[inline]
+    pub fn array(
+        &mut self,
+        mut element: impl FnMut(&mut Self, usize) -> Result<(), TraceError>,
+    ) -> Result<usize, TraceError> {
+        self.eat(b'[', "expected an array `[`")?;
+        if self.peek() == Some(b']') {
+            self.pos += 1;
+            return Ok(0);
+        }
+        let mut i = 0;
+        loop {
+            element(self, i)?;
+            i += 1;
+            match self.peek() {
+                Some(b',') => self.pos += 1,
+                Some(b']') => {
+                    self.pos += 1;
+                    return Ok(i);
+                }
+                _ => return Err(self.error("expected `,` or `]` in an array")),
+            }
+        }
+    }
+
+    /// A string's bytes as written between the quotes (escapes left in).
+    #[inline]
+    pub fn raw_string(&mut self) -> Result<&'a [u8], TraceError> {
+        let (start, end, _) = self.string_span()?;
+        Ok(&self.text[start..end])
+    }
+
+    /// Reads a string: where its content starts and ends, and whether it has escapes.
+    #[inline]
+    fn string_span(&mut self) -> Result<(usize, usize, bool), TraceError> {
+        self.eat(b'"', "expected a string")?;
+        let start = self.pos;
+        // Keys and most values are short: eight bytes at a time beats a vector search's setup.
+        if let Some(i) = quote_or_backslash(&self.text[start..self.text.len().min(start + 64)]) {
+            if self.text[start + i] == b'"' {
+                self.pos = start + i + 1;
+                return Ok((start, start + i, false));
+            }
+            self.pos = start + i;
+        } else {
+            self.pos = self.text.len().min(start + 64);
+        }
+        let mut escaped = false;
+        loop {
+            match memchr::memchr2(b'"', b'\\', &self.text[self.pos..]) {
+                Some(i) if self.text[self.pos + i] == b'"' => {
+                    let end = self.pos + i;
+                    self.pos = end + 1;
+                    return Ok((start, end, escaped));
+                }
+                Some(i) => {
+                    escaped = true;
+                    self.pos += i + 2;
+                }
+                None => {
+                    self.pos = self.text.len();
+                    return Err(self.error("an unterminated string"));
+                }
+            }
+        }
+    }
+
+    /// A string, unescaped (borrowed unless it has escapes).
+    #[inline]
+    pub fn string(&mut self) -> Result<Cow<'a, str>, TraceError> {
+        let at = self.pos;
+        let (start, end, escaped) = self.string_span()?;
+        if !escaped {
+            return Ok(Cow::Borrowed(&self.src[start..end]));
+        }
+        serde_json::from_slice::<String>(&self.text[start - 1..end + 1]).map(Cow::Owned).map_err(|_| {
+            self.pos = self.ws_from(at);
+            self.error("a string with a bad escape")
+        })
+    }
+
+    fn ws_from(&self, mut at: usize) -> usize {
+        while matches!(self.text.get(at), Some(b' ' | b'\n' | b'\r' | b'\t')) {
+            at += 1;
+        }
+        at
+    }
+
+    /// A bare literal's bytes (a number, `true`, `false`, `null`). Every literal an importer
+    /// reads is inside an array or object, so one that runs to the end of the text was cut off.
+    #[inline]
+    fn literal(&mut self) -> Result<&'a [u8], TraceError> {
+        self.ws();
+        let start = self.pos;
+        while self.text.get(self.pos).is_some_and(|b| !ends_literal(*b)) {
+            self.pos += 1;
+        }
+        if self.pos >= self.text.len() {
+            return Err(self.error("the file ends early (truncated?)"));
+        }
+        Ok(&self.text[start..self.pos])
+    }
+
+    /// Any scalar (a number, string, boolean or null); an object or array is an error.
+    #[inline]
+    pub fn scalar(&mut self) -> Result<Scalar<'a>, TraceError> {
+        match self.peek() {
+            Some(b'"') => Ok(Scalar::Text(self.string()?)),
+            Some(b'{' | b'[') | None => Err(self.error("expected a number, a string, true, false or null")),
+            Some(_) => {
+                let at = self.pos;
+                let lit = self.literal()?;
+                match lit {
+                    b"true" => Ok(Scalar::Bool(true)),
+                    b"false" => Ok(Scalar::Bool(false)),
+                    b"null" => Ok(Scalar::Null),
+                    // A number's text (parsed when asked for: [`Scalar::integer`], [`Scalar::number`]).
+                    _ if lit.first().is_some_and(|b| *b == b'-' || b.is_ascii_digit()) && lit.is_ascii() => {
+                        Ok(Scalar::Number(std::str::from_utf8(lit).unwrap_or_default()))
+                    }
+                    _ => {
+                        self.pos = at;
+                        Err(self.error("expected a number, a string, true, false or null"))
+                    }
+                }
+            }
+        }
+    }
+
+    /// A JSON number (not in a string); `null` is `None`.
+    #[inline]
+    pub fn number_or_null(&mut self) -> Result<Option<f64>, TraceError> {
+        self.ws();
+        let at = self.pos;
+        let lit = self.literal()?;
+        if lit == b"null" {
+            return Ok(None);
+        }
+        match lit.first() {
+            Some(b'-' | b'0'..=b'9') => {}
+            _ => {
+                self.pos = at;
+                return Err(self.error("expected a number"));
+            }
+        }
+        parse_number(lit).map(Some).ok_or_else(|| {
+            self.pos = at;
+            self.error("expected a number")
+        })
+    }
+
+    /// A JSON number (not in a string).
+    #[inline]
+    pub fn number(&mut self) -> Result<f64, TraceError> {
+        let at = self.pos;
+        self.number_or_null()?.ok_or_else(|| {
+            self.pos = at;
+            self.ws();
+            self.error("expected a number, found null")
+        })
+    }
+
+    /// Skips one value of any kind, checking only that its brackets and quotes balance.
+    pub fn skip(&mut self) -> Result<(), TraceError> {
+        match self.peek() {
+            Some(b'"') => self.raw_string().map(drop),
+            Some(b'{' | b'[') => {
+                let mut depth = 0usize;
+                while let Some(&b) = self.text.get(self.pos) {
+                    match b {
+                        b'"' => {
+                            self.raw_string()?;
+                            continue;
+                        }
+                        b'{' | b'[' => depth += 1,
+                        b'}' | b']' => {
+                            depth -= 1;
+                            if depth == 0 {
+                                self.pos += 1;
+                                return Ok(());
+                            }
+                        }
+                        _ => {}
+                    }
+                    self.pos += 1;
+                }
+                Err(self.error("the file ends early (truncated?)"))
+            }
+            Some(_) => {
+                let at = self.pos;
+                if self.literal()?.is_empty() {
+                    self.pos = at;
+                    return Err(self.error("expected a value"));
+                }
+                Ok(())
+            }
+            None => Err(self.error("expected a value")),
+        }
+    }
+}
+
+/// The index of the first `"` or `\\` in `b`, eight bytes at a time (a word whose bytes equal
+/// neither has no zero byte after XOR with either, the classic has-zero-byte test).
+#[inline]
+fn quote_or_backslash(b: &[u8]) -> Option<usize> {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = 0x8080_8080_8080_8080;
+    const QUOTE: u64 = LO * b'"' as u64;
+    const SLASH: u64 = LO * b'\\' as u64;
+    let mut i = 0;
+    while let Some(chunk) = b.get(i..i + 8) {
+        let w = u64::from_le_bytes([
+            chunk[0], chunk[1], chunk[2], chunk[3], chunk[4], chunk[5], chunk[6], chunk[7],
+        ]);
+        let (x, y) = (w ^ QUOTE, w ^ SLASH);
+        let hit = ((x.wrapping_sub(LO) & !x) | (y.wrapping_sub(LO) & !y)) & HI;
+        if hit != 0 {
+            // The lowest flagged byte is always a true match (borrows only run upwards).
+            return Some(i + (hit.trailing_zeros() / 8) as usize);
+        }
+        i += 8;
+    }
+    b[i..].iter().position(|c| *c == b'"' || *c == b'\\').map(|k| i + k)
+}
+
+/// Powers of ten exactly representable as `f64`.
+const POW10: [f64; 23] = [
+    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18,
+    1e19, 1e20, 1e21, 1e22,
+];
+
+/// A whole decimal number (optional sign), exactly; `None` for anything else or an overflow.
+#[inline]
+pub fn parse_integer(s: &[u8]) -> Option<i64> {
+    let (neg, digits) = match s.first()? {
+        b'-' => (true, &s[1..]),
+        b'+' => (false, &s[1..]),
+        _ => (false, s),
+    };
+    if digits.is_empty() || digits.len() > 19 {
+        return None;
+    }
+    // 19 digits stay below 10^19 < 2^64: no overflow to check before the sign.
+    let mut v: u64 = 0;
+    for &b in digits {
+        if !b.is_ascii_digit() {
+            return None;
+        }
+        v = v * 10 + u64::from(b - b'0');
+    }
+    let v = i64::try_from(v).ok()?;
+    Some(if neg { -v } else { v })
+}
+
+/// A decimal number (`-12.5`, `1e-3`, `1717243200.781`), or `NaN`/`Inf` as Prometheus writes
+/// them; correctly rounded. Short numbers (up to 15 significant digits and a small exponent, as
+/// exports write them) take an exact fast path; others go through the standard parser.
+#[inline]
+pub fn parse_number(s: &[u8]) -> Option<f64> {
+    let mut i = 0;
+    let neg = match s.first()? {
+        b'-' => {
+            i = 1;
+            true
+        }
+        b'+' => {
+            i = 1;
+            false
+        }
+        _ => false,
+    };
+    let mut mant: u64 = 0;
+    let mut digits = 0u32;
+    let mut exp: i32 = 0;
+    let int_start = i;
+    while let Some(&b) = s.get(i) {
+        if !b.is_ascii_digit() {
+            break;
+        }
+        mant = mant.wrapping_mul(10).wrapping_add(u64::from(b - b'0'));
+        digits += u32::from(mant != 0);
+        i += 1;
+    }
+    let mut any = i > int_start;
+    if s.get(i) == Some(&b'.') {
+        i += 1;
+        let frac_start = i;
+        while let Some(&b) = s.get(i) {
+            if !b.is_ascii_digit() {
+                break;
+            }
+            mant = mant.wrapping_mul(10).wrapping_add(u64::from(b - b'0'));
+            digits += u32::from(mant != 0);
+            exp -= 1;
+            i += 1;
+        }
+        any |= i > frac_start;
+    }
+    if !any {
+        return slow(s);
+    }
+    if let Some(b'e' | b'E') = s.get(i) {
+        i += 1;
+        let eneg = match s.get(i) {
+            Some(b'-') => {
+                i += 1;
+                true
+            }
+            Some(b'+') => {
+                i += 1;
+                false
+            }
+            _ => false,
+        };
+        let start = i;
+        let mut e: i32 = 0;
+        while let Some(&b) = s.get(i) {
+            if !b.is_ascii_digit() || e > 10_000 {
+                break;
+            }
+            e = e * 10 + i32::from(b - b'0');
+            i += 1;
+        }
+        if i == start {
+            return None;
+        }
+        exp += if eneg { -e } else { e };
+    }
+    if i != s.len() {
+        return slow(s);
+    }
+    if digits > 15 || !(-22..=22).contains(&exp) {
+        return slow(s);
+    }
+    let m = mant as f64;
+    let v = if exp >= 0 { m * POW10[exp as usize] } else { m / POW10[(-exp) as usize] };
+    Some(if neg { -v } else { v })
+}
+
+#[cold]
+fn slow(s: &[u8]) -> Option<f64> {
+    std::str::from_utf8(s).ok()?.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_parse_exactly_as_the_standard_parser() {
+        for t in [
+            "0",
+            "-0",
+            "1",
+            "0.2485",
+            "1717243200.781",
+            "1435781430.781",
+            "1e-3",
+            "2.5E+2",
+            "123456789012345678",
+            "0.1",
+            "3.0",
+            "-12.75",
+            "9007199254740993",
+            "1.7976931348623157e308",
+            "5e-324",
+            "NaN",
+            "+Inf",
+            "-Inf",
+            "1717243200000.0",
+            "00012",
+            "0.000001234",
+        ] {
+            let want: f64 = t.parse().unwrap();
+            let got = parse_number(t.as_bytes()).unwrap();
+            assert!(got == want || (got.is_nan() && want.is_nan()), "{t}: {got} != {want}");
+        }
+        for bad in ["", "-", ".", "1.2.3", "1e", "abc", "1,5"] {
+            assert_eq!(parse_number(bad.as_bytes()), None, "{bad}");
+        }
+        assert_eq!(parse_integer(b"1717243200275431914"), Some(1_717_243_200_275_431_914));
+        assert_eq!(parse_integer(b"-5"), Some(-5));
+        assert_eq!(parse_integer(b"99999999999999999999"), None);
+        assert_eq!(parse_integer(b"1.5"), None);
+    }
+
+    #[test]
+    fn quotes_and_backslashes_are_found_at_every_offset() {
+        for n in 0..40 {
+            for c in [b'"', b'\\'] {
+                let mut v = vec![b'a'; n];
+                v.push(c);
+                v.extend_from_slice(b"zz\"");
+                assert_eq!(quote_or_backslash(&v), Some(n), "{n} {c}");
+            }
+            assert_eq!(quote_or_backslash(&vec![0xC3u8; n]), None);
+        }
+        assert_eq!(quote_or_backslash("é\"".as_bytes()), Some(2));
+    }
+
+    #[test]
+    fn objects_arrays_and_skipping() {
+        let text =
+            r#" {"a": [1, 2.5, "x\"y", null, true], "skip": {"n": [{"]": "}"}], "s": "\\"}, "b": "é"} "#;
+        let mut c = Cursor::new("f.json", text, "a test");
+        let (mut nums, mut b) = (Vec::new(), String::new());
+        c.object(|c, key| match key {
+            b"a" => c
+                .array(|c, _| {
+                    nums.push(c.scalar()?);
+                    Ok(())
+                })
+                .map(drop),
+            b"b" => {
+                b = c.string()?.into_owned();
+                Ok(())
+            }
+            _ => c.skip(),
+        })
+        .unwrap();
+        assert!(c.at_end());
+        assert_eq!(b, "é");
+        assert_eq!(nums[0].integer(), Some(1));
+        assert_eq!(nums[1].number(), Some(2.5));
+        assert_eq!(nums[2], Scalar::Text(Cow::Owned("x\"y".into())));
+        assert_eq!((nums[3].clone(), nums[4].clone()), (Scalar::Null, Scalar::Bool(true)));
+    }
+
+    #[test]
+    fn errors_name_line_column_and_truncation() {
+        let mut c = Cursor::new("f.json", "{\n  \"a\": [1, 2", "a test");
+        let e = c.object(|c, _| c.array(|c, _| c.number().map(drop)).map(drop)).unwrap_err().to_string();
+        assert_eq!(e, "f.json: line 2, column 13: the file ends early (truncated?); expected a test");
+        let mut c = Cursor::new("f.json", "{\"a\": [1, x]}", "a test");
+        let e = c.object(|c, _| c.array(|c, _| c.number().map(drop)).map(drop)).unwrap_err().to_string();
+        assert_eq!(e, "f.json: line 1, column 11: expected a number; expected a test");
+        let mut c = Cursor::new("f.json", "{\"a\": {\"b\": [1, 2}", "a test");
+        assert!(c.object(|c, _| c.skip()).unwrap_err().to_string().contains("ends early"));
+        let mut c = Cursor::new("f.json", "[null]", "a test");
+        let e = c.array(|c, _| c.number().map(drop)).unwrap_err().to_string();
+        assert!(e.contains("column 2: expected a number, found null"), "{e}");
+    }
+}
