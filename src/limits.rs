@@ -13,7 +13,8 @@
 use crate::outcome::Answer;
 use crate::policy::PolicyConfig;
 use crate::scenario::{InputError, Scenario, Source, Spot};
-use crate::sim::{CHUNK_REQUESTS, auto_bin};
+use crate::sim::CHUNK_REQUESTS;
+use crate::sim::auto_bin;
 use crate::sweep::runner::{CHUNK_CELLS, Cells, SIMULATIONS_AT_ONCE, STREAMS_AT_ONCE};
 use crate::sweep::shard::Slice;
 use crate::time::{Dur, SimTime};

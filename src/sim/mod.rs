@@ -6,7 +6,8 @@ mod queue;
 mod workload;
 
 pub use engine::{RunOptions, Simulation, simulate, simulate_fleet};
-pub use workload::{CHUNK_REQUESTS, Chunk, RequestStream, Workload};
+pub(crate) use workload::CHUNK_REQUESTS;
+pub use workload::{Chunk, RequestStream, Workload};
 
 use crate::metrics::{Metrics, RunRecord, ScoringOptions, score};
 use crate::policy::PolicyConfig;
