@@ -4,16 +4,19 @@
 //! file, line and field that drive it. The defaults suit a 24 GiB, 2-core machine;
 //! `--max-memory` and `--max-calls` change them.
 //!
-//! The estimate follows what the engine holds: each (scenario, replicate)'s request stream
-//! (arrival and first answer of every request, built once and shared by every configuration;
-//! a sweep holds all replicates of one scenario at once), and per running simulation the
-//! breakers of every client instance, the timeline bins and the calls in flight.
+//! The estimate follows what the engine holds: each (scenario, replicate)'s request stream, in
+//! chunks (the chunk being simulated and the next one being generated; a sweep generates a few
+//! streams side by side and shares each with every configuration), per running simulation the
+//! breakers of every client instance, the timeline bins and the calls in flight, and for a
+//! sweep each cell's metric values and each (scenario, configuration)'s summary.
 
 use crate::outcome::Answer;
 use crate::policy::PolicyConfig;
 use crate::scenario::{InputError, Scenario, Source, Spot};
+use crate::sim::CHUNK_REQUESTS;
 use crate::sim::auto_bin;
-use crate::sweep::runner::Cells;
+use crate::sweep::runner::{CHUNK_CELLS, Cells, SIMULATIONS_AT_ONCE, STREAMS_AT_ONCE};
+use crate::sweep::shard::Slice;
 use crate::time::{Dur, SimTime};
 use crate::trace::Trace;
 use crate::{Error, Result};
@@ -43,6 +46,10 @@ const RUN_BASE_BYTES: u64 = 1 << 20;
 /// Per result row of a sweep or comparison (one per cell): the metric values kept for
 /// aggregation.
 const CELL_BYTES: u64 = 64 * 16;
+
+/// Per (scenario, configuration) of a sweep: its summary (a statistic per metric) and its
+/// share of the configuration's identity and label.
+const SUMMARY_BYTES: u64 = 64 * 64;
 
 /// Limits on one command.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -204,7 +211,7 @@ fn run_size(scenario: &Scenario, policies: &[PolicyConfig], policy_spot: &Spot) 
     };
     RunSize {
         requests,
-        stream: (requests * REQUEST_BYTES as f64) as u64,
+        stream: stream_bytes(requests),
         calls: (requests * f64::from(attempts)) as u64,
         engine: RUN_BASE_BYTES
             .saturating_add(per_instance)
@@ -215,6 +222,13 @@ fn run_size(scenario: &Scenario, policies: &[PolicyConfig], policy_spot: &Spot) 
         engine_what,
         trace,
     }
+}
+
+/// The bytes of one request stream being simulated: two chunks of at most [`CHUNK_REQUESTS`]
+/// requests (the one fed to the simulations and the next, generated meanwhile), whatever the
+/// run's length.
+fn stream_bytes(requests: f64) -> u64 {
+    (2.0 * requests.min(CHUNK_REQUESTS as f64) * REQUEST_BYTES as f64) as u64
 }
 
 /// Timeline bins a run fills, and how long after the horizon it may go on: with a capacity
@@ -287,55 +301,77 @@ pub fn estimate_run(
 }
 
 /// The estimate of a grid of cells (`sweep`, `compare`): every scenario under every
-/// configuration, `cells.replicates` times, `threads` simulations at once (`None`: all cores).
-/// A scenario's request streams for all replicates are held together while its cells run;
-/// `replicates_spot` and `configs_spot` say where the replicate count and the configurations
-/// were given.
+/// configuration, `cells.replicates` times. Up to [`STREAMS_AT_ONCE`] request streams of a scenario are generated side by side, each fed
+/// to up to [`SIMULATIONS_AT_ONCE`] simulations; `replicates_spot` and `configs_spot` say where
+/// the replicate count and the configurations were given. Each configuration is resolved once,
+/// one at a time. `plan` is the cells that run: a shard's, whose rows are streamed to its
+/// runs.csv; `None` for every cell, whose result rows and summaries are held to the end.
 pub fn estimate_cells(
     cells: &Cells,
-    threads: Option<usize>,
+    plan: Option<&[Slice]>,
     replicates_spot: &Spot,
     configs_spot: &Spot,
-) -> Estimate {
+) -> Result<Estimate, crate::Error> {
     let (scenarios, configs, replicates) = (cells.scenarios, cells.configs, cells.replicates);
-    let threads = threads.unwrap_or_else(rayon::current_num_threads);
     let mut e = Estimate::default();
     let reps = u64::from(replicates);
-    let n_configs = configs.len() as u64;
-    let running = (threads.max(1) as u64).min(n_configs.saturating_mul(reps).max(1));
+    let n_configs = configs.count() as u64;
+    // The simulations of a batch are all alive at once, whatever the thread count.
+    let running = n_configs.saturating_mul(reps).clamp(1, SIMULATIONS_AT_ONCE as u64);
+    // Per scenario, the configuration whose simulation holds the most (the stream, the calls
+    // and the trace are the scenario's, the same under any configuration).
+    let mut largest: Vec<Option<RunSize>> = scenarios.iter().map(|_| None).collect();
+    for i in 0..configs.count() {
+        let policy = configs.resolve(i)?;
+        for (k, scenario) in scenarios.iter().enumerate() {
+            let size = run_size(scenario, std::slice::from_ref(&policy), configs_spot);
+            if largest[k].as_ref().is_none_or(|l| size.engine > l.engine) {
+                largest[k] = Some(size);
+            }
+        }
+    }
     let mut peak = (0u64, None::<(Spot, String)>);
     let mut traces = 0u64;
-    for scenario in scenarios {
-        let sizes: Vec<RunSize> =
-            configs.iter().map(|c| run_size(scenario, std::slice::from_ref(c), configs_spot)).collect();
-        let Some(first) = sizes.first() else { continue };
+    for (k, (scenario, biggest)) in scenarios.iter().zip(&largest).enumerate() {
+        let Some(biggest) = biggest else { continue };
+        let first = biggest;
         traces = traces.saturating_add(first.trace);
-        let streams = first.stream.saturating_mul(reps);
-        let engines = sizes.iter().map(|s| s.engine).max().unwrap_or(0).saturating_mul(running);
+        let streams = first.stream.saturating_mul(reps.min(STREAMS_AT_ONCE as u64));
+        let engines = biggest.engine.saturating_mul(running);
         let held = streams.saturating_add(engines);
-        let calls = first.calls.saturating_mul(n_configs).saturating_mul(reps);
+        let run: u64 = match plan {
+            Some(plan) => plan.iter().filter(|sl| sl.scenario == k).map(|sl| sl.configs.len() as u64).sum(),
+            None => n_configs.saturating_mul(reps),
+        };
+        let calls = first.calls.saturating_mul(run);
         e.push(
             0,
             calls,
             replicates_spot,
-            format!(
-                "`{}`: about {:.3e} calls per run x {n_configs} configurations x {replicates} replicates",
-                scenario.name, first.calls as f64
-            ),
+            match plan {
+                None => format!(
+                    "`{}`: about {:.3e} calls per run x {n_configs} configurations x {replicates} replicates",
+                    scenario.name, first.calls as f64
+                ),
+                Some(_) => format!(
+                    "`{}`: about {:.3e} calls per run x {run} of this shard's cells",
+                    scenario.name, first.calls as f64
+                ),
+            },
         );
         if held > peak.0 {
             let why = if streams >= engines {
                 (
                     replicates_spot.clone(),
                     format!(
-                        "`{}`: {replicates} replicates' request streams held at once, {} each ({:.3e} requests)",
+                        "`{}`: {} request streams generated side by side, {} each ({:.3e} requests)",
                         scenario.name,
+                        reps.min(STREAMS_AT_ONCE as u64),
                         Bytes(first.stream),
                         first.requests
                     ),
                 )
             } else {
-                let biggest = sizes.iter().max_by_key(|s| s.engine).unwrap_or(first);
                 (
                     biggest.engine_spot.clone(),
                     format!("`{}`: {running} runs at once, each: {}", scenario.name, biggest.engine_what),
@@ -347,11 +383,24 @@ pub fn estimate_cells(
     if let Some((spot, what)) = peak.1 {
         e.push(peak.0, 0, &spot, what);
     }
-    let cells = (scenarios.len() as u64).saturating_mul(n_configs).saturating_mul(reps);
-    let rows = cells.saturating_mul(CELL_BYTES);
-    e.push(rows, 0, replicates_spot, format!("{cells} result rows ({})", Bytes(rows)));
+    let (kept, pairs) = match plan {
+        Some(plan) => (plan.iter().map(|sl| sl.configs.len() as u64).sum::<u64>().min(CHUNK_CELLS as u64), 0),
+        None => (
+            (scenarios.len() as u64).saturating_mul(n_configs).saturating_mul(reps),
+            (scenarios.len() as u64).saturating_mul(n_configs),
+        ),
+    };
+    let rows = kept.saturating_mul(CELL_BYTES);
+    e.push(rows, 0, replicates_spot, format!("{kept} result rows ({})", Bytes(rows)));
+    let summaries = pairs.saturating_mul(SUMMARY_BYTES);
+    e.push(
+        summaries,
+        0,
+        configs_spot,
+        format!("{pairs} summary rows, one per scenario and configuration ({})", Bytes(summaries)),
+    );
     e.push(traces, 0, configs_spot, format!("the imported traces ({})", Bytes(traces)));
-    e
+    Ok(e)
 }
 
 /// Parses a memory size: a number with an optional unit `B`, `K`/`KiB`, `M`/`MiB`, `G`/`GiB`,
@@ -436,15 +485,19 @@ mod tests {
     const SMALL: &str = "duration = \"1h\"\n[traffic]\nkind = \"poisson\"\nrate = 5.0\n";
 
     #[test]
-    fn a_small_run_fits_and_its_estimate_scales_with_traffic() {
+    fn a_small_run_fits_and_its_calls_scale_with_traffic_not_its_stream() {
         let s = scenario(SMALL);
         let e = estimate_run(&s, &[policy("consecutive", &[])], &Spot::flag("--policy"), 1);
         assert!(e.check(&Limits::default()).is_ok());
         assert_eq!(e.calls(), 18_000);
-        let big = scenario(&SMALL.replace("rate = 5.0", "rate = 50.0"));
-        let e10 = estimate_run(&big, &[policy("consecutive", &[])], &Spot::flag("--policy"), 1);
         let stream = |e: &Estimate| e.parts[0].memory;
-        assert_eq!(stream(&e10), 10 * stream(&e));
+        // 18,000 requests fit in one chunk: the stream holds them twice over at most.
+        assert_eq!(stream(&e), 2 * 18_000 * REQUEST_BYTES);
+        let big = scenario(&SMALL.replace("rate = 5.0", "rate = 500.0"));
+        let e100 = estimate_run(&big, &[policy("consecutive", &[])], &Spot::flag("--policy"), 1);
+        assert_eq!(e100.calls(), 100 * e.calls());
+        // 1.8 million requests: still two chunks, as the engine generates them.
+        assert_eq!(stream(&e100), 2 * CHUNK_REQUESTS as u64 * REQUEST_BYTES);
     }
 
     #[test]
@@ -505,9 +558,9 @@ mod tests {
     }
 
     #[test]
-    fn sweeps_hold_every_replicate_of_a_scenario() {
+    fn sweeps_are_refused_at_their_replicates_and_hold_a_few_streams() {
         let s = scenario(&SMALL.replace("1h", "7d").replace("5.0", "100.0"));
-        let configs = [policy("consecutive", &[])];
+        let configs = vec![policy("consecutive", &[])];
         let spot = Spot { path: Some("sw.toml".into()), position: Some((3, 14)), field: "replicates".into() };
         let grid = |replicates| Cells {
             scenarios: std::slice::from_ref(&s),
@@ -515,12 +568,19 @@ mod tests {
             replicates,
             seed: None,
         };
-        let e = estimate_cells(&grid(65_535), Some(2), &spot, &Spot::flag("--policy"));
+        let e = estimate_cells(&grid(65_535), None, &spot, &Spot::flag("--policy")).unwrap();
         let err = e.check(&Limits::default()).unwrap_err().to_string();
-        assert!(err.starts_with("sw.toml:3:14: replicates: this needs about"), "{err}");
-        assert!(err.contains("65535 replicates' request streams"), "{err}");
-        let e = estimate_cells(&grid(3), Some(2), &spot, &Spot::flag("--policy"));
-        assert!(e.check(&Limits::default()).is_ok(), "{:?}", e.check(&Limits::default()));
+        assert!(err.starts_with("sw.toml:3:14: replicates: this would simulate about"), "{err}");
+        assert!(err.contains("x 65535 replicates"), "{err}");
+        // The streams are generated in chunks, a few at a time: memory does not follow the
+        // replicates' length, only their result rows do.
+        let (three, many) = (
+            estimate_cells(&grid(3), None, &spot, &Spot::flag("--policy")).unwrap(),
+            estimate_cells(&grid(65_535), None, &spot, &Spot::flag("--policy")).unwrap(),
+        );
+        assert!(three.check(&Limits::default()).is_ok(), "{:?}", three.check(&Limits::default()));
+        assert!(many.memory() < 1 << 30, "{}", Bytes(many.memory()));
+        assert!(three.memory() < 64 << 20, "{}", Bytes(three.memory()));
     }
 
     #[test]

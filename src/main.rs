@@ -478,6 +478,7 @@ fn execute(cli: Cli) -> breakerlab::Result<String> {
                     out,
                     quiet,
                     command_line: whole_sweep_command_line(),
+                    limits: limits.limits(),
                 };
                 return Ok(shard::run_shard(&req)?.render());
             }

@@ -13,7 +13,9 @@ use crate::sweep::compare::CompareReport;
 use crate::sweep::constraint::Constraint;
 use crate::sweep::grid::Configuration;
 use crate::sweep::output::{runs_csv, summary_csv};
-use crate::sweep::runner::{Cells, config_info, default_objective, metric_columns, progress_bar};
+use crate::sweep::runner::{
+    Cells, config_info, default_objective, metric_columns, progress_bar, resolved_params,
+};
 use crate::sweep::table::ResultTable;
 use std::path::PathBuf;
 
@@ -94,8 +96,7 @@ pub fn compare(req: &CompareRequest) -> Result<CompareOutcome> {
     let objective = default_objective().bind(&columns).map_err(InputError::from)?;
     let constraints = constraints_from_args(&req.constraints, &columns)?;
     let cells = Cells { scenarios: &loaded, configs: &configs, replicates, seed };
-    estimate_cells(&cells, req.threads, &Spot::flag("--replicates"), &Spot::flag("--policy"))
-        .check(&req.limits)?;
+    estimate_cells(&cells, None, &Spot::flag("--replicates"), &Spot::flag("--policy"))?.check(&req.limits)?;
     let bar = progress_bar(cells.count(), false);
     let runs = cells.run(req.threads, &columns, &bar)?;
     let names = loaded.iter().map(|s| s.name.clone()).collect();
@@ -105,7 +106,10 @@ pub fn compare(req: &CompareRequest) -> Result<CompareOutcome> {
     let report =
         CompareReport::from_table(&table, replicates, &costs).with_verdicts(&table, &summary, &constraints);
     let mut files = vec![
-        (output::SUMMARY_CSV, summary_csv(&table, &summary, &constraints).map_err(InputError::from)?),
+        (
+            output::SUMMARY_CSV,
+            summary_csv(&table, &summary, &constraints, &resolved_params).map_err(InputError::from)?,
+        ),
         (output::RUNS_CSV, runs_csv(&table, &objective).map_err(InputError::from)?),
     ];
     files.extend(first_scenario_detail(&loaded[0], &configs, seed)?);
@@ -120,7 +124,8 @@ pub fn compare(req: &CompareRequest) -> Result<CompareOutcome> {
                     loaded.iter().map(|s| s.name.as_str()).collect::<Vec<_>>().join(", ")
                 ),
                 command_line: Some(req.command_line.clone()),
-                seed,
+                // The timeline is of the first scenario: its seed names the run in the title.
+                seed: Some(seed.unwrap_or(loaded[0].seed)),
                 files: super::input_paths(None, &loaded).iter().filter_map(|p| InputFile::read(p)).collect(),
                 ..ReportInputs::default()
             }

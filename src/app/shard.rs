@@ -4,13 +4,15 @@
 
 use super::load_scenarios;
 use super::output::{self, Keep, OutputDir};
-use super::sweep::{resolve_all, runs_error, sweep_path};
+use super::sweep::{runs_error, sweep_path};
 use crate::error::Result;
-use crate::scenario::{InputError, Scenario};
+use crate::limits::{Limits, estimate_cells};
+use crate::scenario::{InputError, Scenario, Spot};
 use crate::sweep::file::SweepFile;
 use crate::sweep::output::RunsWriter;
 use crate::sweep::runner::{
-    Cells, config_info, default_objective, metric_columns, progress_bar, validate_policy,
+    Cells, Configs, Grid, MAX_CELLS, config_info, default_objective, metric_columns, progress_bar,
+    validate_policy,
 };
 use crate::sweep::shard::{
     InputHash, MANIFEST_FILE, Manifest, ShardId, Slice, SweepText, plan, sha256_reader, sweep_hash,
@@ -36,6 +38,8 @@ pub struct ShardRequest {
     pub quiet: bool,
     /// The command line that runs the whole sweep at once, for the merged review page.
     pub command_line: String,
+    /// Memory and simulated-call limits, checked on this shard's cells before anything runs.
+    pub limits: Limits,
 }
 
 /// What one shard did.
@@ -102,22 +106,32 @@ pub fn run_shard(req: &ShardRequest) -> Result<ShardReport> {
     let file = SweepFile::load(&path, &columns, &validate_policy).map_err(InputError::from)?;
     let text = crate::scenario::read_text(&path)?;
     let scenarios = load_scenarios(&file.scenarios)?;
-    let configs = resolve_all(&file.configurations)?;
+    let configs = Grid(&file.configurations);
     let objective = file.objective.clone().unwrap_or_else(default_objective);
     let bound = objective.bind(&columns).map_err(InputError::from)?;
     let inputs = input_hashes(&path, &scenarios)?;
 
+    let cells =
+        Cells { scenarios: &scenarios, configs: &configs, replicates: file.replicates, seed: file.seed };
+    // The plan lists every (scenario, replicate) stream: refuse a sweep too large to plan first.
+    if cells.count() > MAX_CELLS {
+        return Err(file.replicates_spot.error(format!(
+            "{} cells (scenarios x configurations x replicates) is more than the {MAX_CELLS} one sweep may hold",
+            cells.count()
+        ))
+        .into());
+    }
     let costs: Vec<u64> = scenarios.iter().map(|s| s.expected_requests().round() as u64).collect();
     let shard = req.shard;
-    let plans = plan(&costs, configs.len(), file.replicates, shard.count);
+    let plans = plan(&costs, configs.count(), file.replicates, shard.count);
     let slices = &plans[shard.index as usize];
     let calls_of = |sl: &Slice| costs[sl.scenario] * sl.configs.len() as u64;
     let calls = (slices.iter().map(calls_of).sum(), plans.iter().flatten().map(calls_of).sum());
-    let cells =
-        Cells { scenarios: &scenarios, configs: &configs, replicates: file.replicates, seed: file.seed };
     let mine: u64 = slices.iter().map(|s| s.configs.len() as u64).sum();
-    let infos: Vec<ConfigInfo> =
-        file.configurations.iter().zip(&configs).map(|(c, p)| config_info(c, p)).collect();
+    let configs_spot = Spot::in_file(&path, "", None, "[[policies]]");
+    estimate_cells(&cells, Some(slices), &file.replicates_spot, &configs_spot)?.check(&req.limits)?;
+    // The configuration of the rows being written (rows come configuration by configuration).
+    let mut info: Option<ConfigInfo> = None;
 
     let parent = output::out_dir(req.out.as_deref(), &format!("{}-shards", file.name));
     let dir = parent.join(format!("shard-{}-of-{}", shard.index, shard.count));
@@ -128,8 +142,14 @@ pub fn run_shard(req: &ShardRequest) -> Result<ShardReport> {
         let mut rows = RunsWriter::new(w, &columns).map_err(|e| runs_error(e, &runs))?;
         cells.run_slices(slices, req.threads, &columns, &bar, &mut |row| {
             let cost = bound.cost(&row.values);
-            rows.row(&scenarios[row.scenario].name, &infos[row.config], &row, cost)
-                .map_err(|e| runs_error(e, &runs))
+            let current = match info.take() {
+                Some(i) if i.config.id == row.config => i,
+                _ => config_info(&file.configurations[row.config], &configs.resolve(row.config)?),
+            };
+            rows.row(&scenarios[row.scenario].name, &current, &row, cost)
+                .map_err(|e| runs_error(e, &runs))?;
+            info = Some(current);
+            Ok(())
         })?;
         rows.finish().map(drop).map_err(|e| runs_error(e, &runs))
     })?;
@@ -142,7 +162,7 @@ pub fn run_shard(req: &ShardRequest) -> Result<ShardReport> {
         shards: shard.count,
         command: req.command_line.clone(),
         cells: mine,
-        configurations: configs.len(),
+        configurations: configs.count(),
         replicates: file.replicates,
         seed: file.seed,
         objective: objective.weights.iter().map(|(m, w)| (m.name().to_string(), *w)).collect(),

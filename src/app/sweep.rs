@@ -5,7 +5,6 @@ use super::load_scenarios;
 use super::output::{self, Keep, OutputDir, Page};
 use crate::error::{Error, Result};
 use crate::limits::{Limits, estimate_cells};
-use crate::policy::PolicyConfig;
 use crate::report::charts::ChartOptions;
 use crate::report::page::{InputFile, ReportInputs};
 use crate::scenario::{InputError, Spot};
@@ -14,13 +13,14 @@ use crate::sweep::constraint::Constraint;
 use crate::sweep::file::SweepFile;
 use crate::sweep::grid::Configuration;
 use crate::sweep::objective::Objective;
-use crate::sweep::output::{objective_toml, pareto_csv, pareto_rows, summary_csv, write_runs};
-use crate::sweep::recommend::{Recommendation, best_per_scenario, num, recommend as rank};
+use crate::sweep::output::{objective_toml, pareto_csv, pareto_rows, write_runs, write_summary};
+use crate::sweep::recommend::{Recommendation, best_per_scenario, num, recommend_from};
 use crate::sweep::review::{self, BaselineReview, Review};
 use crate::sweep::runner::{
-    Cells, config_info, default_objective, metric_columns, progress_bar, spec_of, validate_policy,
+    Cells, Configs, Grid, config_info, default_objective, metric_columns, progress_bar, resolved_params,
+    validate_policy,
 };
-use crate::sweep::table::{ResultTable, Summary};
+use crate::sweep::table::{ConfigInfo, ResultTable, Summary};
 use crate::time::Dur;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -81,16 +81,10 @@ pub(super) fn sweep_path(file: Option<&Path>) -> Result<PathBuf> {
     }
 }
 
-/// Resolves every configuration (already checked while reading the sweep file).
-pub(super) fn resolve_all(configs: &[Configuration]) -> Result<Vec<PolicyConfig>> {
-    configs
-        .iter()
-        .map(|c| {
-            spec_of(c)
-                .resolve()
-                .map_err(|e| InputError::argument(format!("policy `{}`: {e}", c.label())).into())
-        })
-        .collect()
+/// Every configuration's table entry (identity and label), resolving one at a time.
+pub(super) fn config_infos(configs: &[Configuration]) -> Result<Vec<ConfigInfo>> {
+    let grid = Grid(configs);
+    configs.iter().enumerate().map(|(i, c)| Ok(config_info(c, &grid.resolve(i)?))).collect()
 }
 
 /// `breakerlab sweep [FILE] [--threads N] [--out DIR] [--quiet]`: reads and validates the sweep
@@ -102,21 +96,16 @@ pub fn sweep(req: &SweepRequest) -> Result<SweepReport> {
     let columns = metric_columns();
     let file = SweepFile::load(&path, &columns, &validate_policy).map_err(InputError::from)?;
     let scenarios = load_scenarios(&file.scenarios)?;
-    let configs = resolve_all(&file.configurations)?;
+    let configs = Grid(&file.configurations);
     let objective = file.objective.clone().unwrap_or_else(default_objective);
     objective.bind(&columns).map_err(InputError::from)?;
     let cells =
         Cells { scenarios: &scenarios, configs: &configs, replicates: file.replicates, seed: file.seed };
-    estimate_cells(
-        &cells,
-        req.threads,
-        &file.replicates_spot,
-        &Spot::in_file(&path, "", None, "[[policies]]"),
-    )
-    .check(&req.limits)?;
+    let configs_spot = Spot::in_file(&path, "", None, "[[policies]]");
+    estimate_cells(&cells, None, &file.replicates_spot, &configs_spot)?.check(&req.limits)?;
     let bar = progress_bar(cells.count(), req.quiet);
     let runs = cells.run(req.threads, &columns, &bar)?;
-    let infos = file.configurations.iter().zip(&configs).map(|(c, p)| config_info(c, p)).collect();
+    let infos = config_infos(&file.configurations)?;
     let names = scenarios.iter().map(|s| s.name.clone()).collect();
     let table = ResultTable::new(names, infos, columns, runs).map_err(InputError::from)?;
     let inputs = ReportInputs {
@@ -162,7 +151,8 @@ pub(super) fn finish(
     let Ranking { objective, constraints, fronts, baseline } = ranking;
     let bound = objective.bind(&table.metrics).map_err(InputError::from)?;
     let summary = table.summarize(&bound);
-    let recommendation = rank(&table, objective, constraints, &validate_policy).map_err(InputError::from)?;
+    let recommendation = recommend_from(&table, &summary, objective, constraints, &validate_policy)
+        .map_err(InputError::from)?;
     let pareto = pareto_rows(&table, &summary, fronts);
     let review = Review::build(&review::Inputs {
         table: &table,
@@ -171,10 +161,16 @@ pub(super) fn finish(
         recommendation: &recommendation,
         baseline: *baseline,
         durations,
+        params: &resolved_params,
     })
     .map_err(InputError::from)?;
     let mut out = OutputDir::create(dir, Keep::Foreign)?;
-    out.write(output::SUMMARY_CSV, &summary_csv(&table, &summary, constraints).map_err(InputError::from)?)?;
+    let summary_path = dir.join(output::SUMMARY_CSV);
+    out.write_with(output::SUMMARY_CSV, |w| {
+        write_summary(&table, &summary, constraints, &resolved_params, w)
+            .map(drop)
+            .map_err(|e| runs_error(e, &summary_path))
+    })?;
     let runs = dir.join(output::RUNS_CSV);
     out.write_with(output::RUNS_CSV, |w| {
         write_runs(&table, &bound, w).map(drop).map_err(|e| runs_error(e, &runs))
@@ -203,8 +199,8 @@ pub(super) fn finish(
     })
 }
 
-/// A runs.csv writing error: a failed write names `path` (exit code 1), anything else is what
-/// the sweep module says.
+/// A runs.csv or summary.csv writing error: a failed write names `path` (exit code 1), anything
+/// else is what the sweep module says.
 pub(super) fn runs_error(e: SweepError, path: &Path) -> Error {
     match e {
         SweepError::Io { source, .. } => Error::io(path, source),

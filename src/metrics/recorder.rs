@@ -283,6 +283,46 @@ pub struct Timeline {
     pub bin: Dur,
     /// Bins in time order, starting at 0.
     pub bins: Vec<TimelineBin>,
+    /// With `[[providers]]`: the true health of each provider after the first (file order;
+    /// the bins' own `true_*` fields are the first's), bin for bin.
+    pub other_providers: Vec<ProviderHealth>,
+}
+
+/// One provider's true health per timeline bin: every arrival's first answer as this provider
+/// would give it, whether or not the breaker or the router sent the request there.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProviderHealth {
+    /// The provider's name.
+    pub name: String,
+    /// Per bin, in the timeline's order.
+    pub bins: Vec<HealthBin>,
+}
+
+/// The true health of one bin: answers, errors among them, and their p95 latency.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct HealthBin {
+    /// Requests that arrived in the bin.
+    pub answers: u64,
+    /// Of those, answers of class `error` or `rate_limited`.
+    pub errors: u64,
+    /// p95 of their latency.
+    pub p95: Option<Dur>,
+}
+
+impl HealthBin {
+    /// The error rate; `None` when nothing arrived.
+    pub fn error_rate(&self) -> Option<f64> {
+        (self.answers > 0).then(|| self.errors as f64 / self.answers as f64)
+    }
+}
+
+/// A provider after the first, while recording: its bins, and the histogram of the bin
+/// `bin` being filled.
+#[derive(Clone, Debug)]
+struct ProviderHealthRecorder {
+    health: ProviderHealth,
+    histogram: LatencyHistogram,
+    bin: usize,
 }
 
 /// Everything one run recorded, handed to [`super::score`] and the CSV writers.
@@ -372,6 +412,8 @@ pub struct Recorder {
     /// The same for the true answers ([`Recorder::true_answer`]), in arrival order.
     health: LatencyHistogram,
     health_bin: usize,
+    /// The true health of the providers after the first (multi-provider runs with a timeline).
+    other_health: Vec<ProviderHealthRecorder>,
     /// Multi-provider bookkeeping, when enabled.
     routing: Option<Routing>,
 }
@@ -420,6 +462,7 @@ impl Recorder {
             scratch_bin: 0,
             health: LatencyHistogram::new(),
             health_bin: 0,
+            other_health: Vec::new(),
             routing: None,
         }
     }
@@ -450,6 +493,20 @@ impl Recorder {
             .collect::<Vec<_>>();
         let cursors = vec![0; providers.len()];
         self.routing = Some(Routing { providers, cursors });
+        if self.bin.is_some() {
+            self.other_health = names
+                .iter()
+                .skip(1)
+                .map(|name| ProviderHealthRecorder {
+                    health: ProviderHealth {
+                        name: name.clone(),
+                        bins: vec![HealthBin::default(); self.bins.len()],
+                    },
+                    histogram: LatencyHistogram::new(),
+                    bin: 0,
+                })
+                .collect();
+        }
     }
 
     /// A routing pass started at `at` and passed over the providers in the `passed_over` mask
@@ -645,6 +702,29 @@ impl Recorder {
         }
     }
 
+    /// The answer provider `provider` (file order, 1 or more; 0 is [`Recorder::true_answer`])
+    /// gives a request's first attempt at its arrival `at`, wherever the request went. Ignored
+    /// without routing or a timeline. Allocates nothing (the bins are laid out over the horizon;
+    /// an arrival after it is not binned).
+    pub fn true_answer_of(&mut self, provider: usize, at: SimTime, class: OutcomeClass, latency: Dur) {
+        let (Some(b), Some(p)) = (self.bin, provider.checked_sub(1)) else { return };
+        let Some(rec) = self.other_health.get_mut(p) else { return };
+        let idx = (at.micros() / b.micros()) as usize;
+        if idx >= rec.health.bins.len() {
+            return;
+        }
+        if idx != rec.bin {
+            fold_provider(rec);
+            rec.bin = idx;
+        }
+        rec.histogram.record(latency);
+        let bin = &mut rec.health.bins[idx];
+        bin.answers += 1;
+        if matches!(class, OutcomeClass::Error | OutcomeClass::RateLimited) {
+            bin.errors += 1;
+        }
+    }
+
     /// Stores the true-health histogram's p95 in its bin and empties it.
     fn fold_health(&mut self) {
         if self.health.count() == 0 {
@@ -776,6 +856,7 @@ impl Recorder {
         }
         self.fold_scratch();
         self.fold_health();
+        self.other_health.iter_mut().for_each(fold_provider);
         let instances = self.states.len();
         let timeline = self.bin.map(|b| {
             let span_end = end.max(self.horizon);
@@ -792,7 +873,14 @@ impl Recorder {
                 let seen = bin.end.min(end).micros().saturating_sub(bin.start.micros());
                 bin.observed = Dur(seen.saturating_mul(instances as u64));
             }
-            Timeline { bin: b, bins: self.bins }
+            let other_providers = std::mem::take(&mut self.other_health)
+                .into_iter()
+                .map(|mut r| {
+                    r.health.bins.resize(self.bins.len(), HealthBin::default());
+                    r.health
+                })
+                .collect();
+            Timeline { bin: b, bins: self.bins, other_providers }
         });
         let c = self.counters;
         RunRecord {
@@ -834,6 +922,17 @@ fn recovery_minutes(truth: &[IncidentWindow]) -> Vec<(SimTime, SimTime)> {
 }
 
 /// Bin `i` of width `b`, all counts zero.
+/// Stores a provider's histogram p95 in the bin it was filled for and empties it.
+fn fold_provider(rec: &mut ProviderHealthRecorder) {
+    if rec.histogram.count() == 0 {
+        return;
+    }
+    if let Some(bin) = rec.health.bins.get_mut(rec.bin) {
+        bin.p95 = rec.histogram.percentile_permille(950);
+    }
+    rec.histogram.clear();
+}
+
 fn empty_bin(i: u64, b: Dur) -> TimelineBin {
     let start = i.saturating_mul(b.micros());
     TimelineBin {
@@ -979,6 +1078,46 @@ mod tests {
         assert_eq!(b2.error_rate(), None);
         assert_eq!(b2.upstream_p95, None);
         assert_eq!((b2.start, b2.end), (s(20), s(30)));
+    }
+
+    #[test]
+    fn other_providers_true_health_is_binned_apart() {
+        let mut r = Recorder::new(RecorderOptions {
+            horizon: s(20),
+            instances: 2,
+            timeline_bin: Some(Dur::from_secs(10)),
+            truth: vec![],
+        });
+        let names = ["primary".to_string(), "secondary".to_string()];
+        r.enable_routing(&names, &[1.0, 2.0], &[vec![], vec![]]);
+        // The first provider's answers go to the bins' own fields, the second's apart.
+        r.true_answer(s(1), OutcomeClass::Error, Dur::from_millis(5));
+        r.true_answer_of(1, s(1), OutcomeClass::Ok, Dur::from_millis(100));
+        r.true_answer_of(1, s(2), OutcomeClass::RateLimited, Dur::from_millis(300));
+        r.true_answer_of(1, s(12), OutcomeClass::Ok, Dur::from_millis(50));
+        // Provider 0 is not an "other" provider, and one past the last is ignored.
+        r.true_answer_of(0, s(3), OutcomeClass::Ok, Dur::from_millis(1));
+        r.true_answer_of(2, s(3), OutcomeClass::Ok, Dur::from_millis(1));
+        let tl = r.finish(s(20)).timeline.unwrap();
+        assert_eq!((tl.bins[0].true_answers, tl.bins[0].true_errors), (1, 1));
+        let [other] = tl.other_providers.as_slice() else { panic!("{:?}", tl.other_providers) };
+        assert_eq!(other.name, "secondary");
+        assert_eq!(other.bins.len(), tl.bins.len());
+        assert_eq!((other.bins[0].answers, other.bins[0].errors), (2, 1));
+        assert_eq!(other.bins[0].error_rate(), Some(0.5));
+        let p95 = other.bins[0].p95.unwrap().as_millis_f64();
+        assert!((p95 - 300.0).abs() <= 300.0 * 0.01, "{p95}");
+        assert_eq!((other.bins[1].answers, other.bins[1].error_rate()), (1, Some(0.0)));
+        // Without a timeline nothing is kept.
+        let mut none = Recorder::new(RecorderOptions {
+            horizon: s(20),
+            instances: 2,
+            timeline_bin: None,
+            truth: vec![],
+        });
+        none.enable_routing(&names, &[1.0, 2.0], &[vec![], vec![]]);
+        none.true_answer_of(1, s(1), OutcomeClass::Ok, Dur::from_millis(1));
+        assert!(none.finish(s(20)).timeline.is_none());
     }
 
     #[test]

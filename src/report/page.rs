@@ -316,7 +316,9 @@ fn chart_caption(name: &str) -> String {
         charts::COMPARISON_PNG => {
             "Metrics of the compared configurations, with 95% confidence intervals".into()
         }
-        charts::PARETO_PNG => "Trade-offs between configurations and the Pareto front".into(),
+        charts::PARETO_PNG => {
+            "Trade-offs between configurations, ringed: the front among those that qualify".into()
+        }
         charts::LATENCY_PNG => "User-perceived latency distribution".into(),
         n => format!("Heatmap {}", n.trim_start_matches("heatmap_").trim_end_matches(".png")),
     }
@@ -351,6 +353,32 @@ fn esc(s: &str) -> String {
             '"' => out.push_str("&quot;"),
             '\'' => out.push_str("&#39;"),
             c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Escapes prose for HTML, its Markdown code spans (`` `missed_incidents <= 0.5` ``) becoming
+/// `<code>` (an unpaired backtick stays as it is), so the HTML page reads as the Markdown one.
+fn esc_prose(s: &str) -> String {
+    let parts: Vec<&str> = s.split('`').collect();
+    if parts.len() < 3 {
+        return esc(s);
+    }
+    let mut out = String::with_capacity(s.len() + 16);
+    for (i, part) in parts.iter().enumerate() {
+        let closed = i % 2 == 1 && i + 1 < parts.len();
+        match (i % 2, closed) {
+            (1, true) => {
+                out.push_str("<code>");
+                out.push_str(&esc(part));
+                out.push_str("</code>");
+            }
+            (1, false) => {
+                out.push('`');
+                out.push_str(&esc(part));
+            }
+            _ => out.push_str(&esc(part)),
         }
     }
     out
@@ -462,7 +490,7 @@ fn html_table(out: &mut String, t: &TextTable) {
     for (i, r) in t.rows.iter().enumerate() {
         out.push_str(if t.highlight == Some(i) { "<tr class=\"best\">" } else { "<tr>" });
         for (j, c) in r.iter().enumerate() {
-            let _ = write!(out, "<td{}>{}</td>", class(j), esc(c));
+            let _ = write!(out, "<td{}>{}</td>", class(j), esc_prose(c));
         }
         out.push_str("</tr>\n");
     }
@@ -595,7 +623,7 @@ fn html_review(h: &mut String, r: &Review, explanation: Option<&str>) {
         if !b.findings.is_empty() {
             h.push_str("<ul>\n");
             for f in &b.findings {
-                let _ = writeln!(h, "<li>{}</li>", esc(f));
+                let _ = writeln!(h, "<li>{}</li>", esc_prose(f));
             }
             h.push_str("</ul>\n");
         }
@@ -610,7 +638,7 @@ fn html_review(h: &mut String, r: &Review, explanation: Option<&str>) {
                     esc(&a.label),
                     fmt_num(a.total_cost),
                     esc(&a.changes.join("; ")),
-                    esc(&a.risks.join("; "))
+                    esc_prose(&a.risks.join("; "))
                 );
             }
             h.push_str("</ol>\n");
@@ -626,7 +654,11 @@ fn html_review(h: &mut String, r: &Review, explanation: Option<&str>) {
         None => h.push_str("<p><strong>No configuration meets every constraint.</strong></p>\n"),
     }
     for note in &r.bounds {
-        let _ = writeln!(h, "<p class=\"verdict warn\"><strong>A bound decided:</strong> {}</p>", esc(note));
+        let _ = writeln!(
+            h,
+            "<p class=\"verdict warn\"><strong>A bound decided:</strong> {}</p>",
+            esc_prose(note)
+        );
     }
     html_table(h, &decision_table(r));
     let _ = writeln!(h, "<p class=\"meta\">{DECISION_NOTE}</p>");
@@ -709,6 +741,9 @@ fn html_figure(h: &mut String, chart: &Chart) {
     );
 }
 
+/// Most marks listed unfolded under the timeline.
+const MARKS_OPEN: usize = 24;
+
 /// Under the timeline, its incidents and state changes in time order, each with what
 /// `breakerlab explain` says as its tooltip (hover; missed incidents stand out).
 fn html_marks(h: &mut String, marks: &[super::explain::Mark]) {
@@ -721,8 +756,10 @@ fn html_marks(h: &mut String, marks: &[super::explain::Mark]) {
         h,
         "<style>.marks span{{display:inline-block;margin:.15em .3em;padding:0 .35em;border:1px solid #bbb;\
          border-radius:3px;cursor:help;font-size:.85em}}.marks span.missed{{border-color:#D55E00;color:#D55E00;\
-         font-weight:600}}</style><details class=\"marks\" open><summary>Why it opened, or did not: hover a mark \
+         font-weight:600}}</style><details class=\"marks\"{}><summary>Why it opened, or did not: hover a mark \
          ({})</summary><p>",
+        // A long list would bury the page (at 420 px one mark a line): folded beyond a screenful.
+        if marks.len() <= MARKS_OPEN { " open" } else { "" },
         marks.len()
     );
     for m in sorted {
@@ -783,7 +820,8 @@ const SUMMARY_NOTE: &str = "One row per scenario × configuration; values are me
 confidence half-width where there were several. – means no value (e.g. no incident to detect). All columns \
 are in summary.csv.";
 const PARETO_NOTE: &str = "Per front (a pair of metrics) and scenario, the configurations no other \
-configuration beats on both metrics at once.";
+configuration beats on both metrics at once, ruled out or not (pareto.png rings only the front among \
+those that qualify).";
 
 fn render_html(c: &View, inputs: &ReportInputs) -> String {
     let mut h = String::new();
@@ -1007,6 +1045,16 @@ mod tests {
             files: vec![InputFile::of_text("scenarios/outage.toml".into(), "name = \"outage\"\n")],
             ..ReportInputs::default()
         }
+    }
+
+    #[test]
+    fn code_spans_become_code_elements_in_html() {
+        assert_eq!(
+            esc_prose("`missed_incidents <= 0.5` on a (missed_incidents = 7)"),
+            "<code>missed_incidents &lt;= 0.5</code> on a (missed_incidents = 7)"
+        );
+        assert_eq!(esc_prose("plain <b>"), "plain &lt;b&gt;");
+        assert_eq!(esc_prose("`a` and `b` but `c"), "<code>a</code> and <code>b</code> but `c");
     }
 
     #[test]

@@ -229,16 +229,39 @@ pub const TIMELINE_COLUMNS: &[&str] = &[
 /// several runs are written): counts of events in the bin; the
 /// fraction of the bin each state held, averaged over instances; p95 latency (ms) and upstream
 /// error rate of attempts completed in the bin (empty when none); the dependency's true p95
-/// and error rate over every arrival's first answer, admitted or not (empty when none). A run recorded without a
-/// timeline gives the header alone.
+/// and error rate over every arrival's first answer, admitted or not (empty when none), of the
+/// first provider with `[[providers]]`; then, per provider after the first,
+/// `provider.NAME.true_p95_ms` and `provider.NAME.true_error_rate`, the same for what that
+/// provider would have answered. A run recorded without a timeline gives the header alone.
 pub fn timeline_csv(rows: &[(&str, &RunRecord)]) -> Vec<u8> {
     let labelled = rows.len() > 1;
     let mut out = String::new();
-    let header = labelled.then_some("policy").into_iter().chain(TIMELINE_COLUMNS.iter().copied());
+    // Every run of one file is of the same scenario: its providers are the first timeline's.
+    let others: Vec<&str> = rows
+        .iter()
+        .find_map(|(_, r)| r.timeline.as_ref())
+        .map(|t| t.other_providers.iter().map(|p| p.name.as_str()).collect())
+        .unwrap_or_default();
+    let provider_columns: Vec<String> = others
+        .iter()
+        .flat_map(|n| [format!("provider.{n}.true_p95_ms"), format!("provider.{n}.true_error_rate")])
+        .collect();
+    let header = labelled
+        .then_some("policy")
+        .into_iter()
+        .chain(TIMELINE_COLUMNS.iter().copied())
+        .chain(provider_columns.iter().map(String::as_str));
     push_row(&mut out, header);
     for (label, record) in rows {
         let Some(timeline) = &record.timeline else { continue };
-        for b in &timeline.bins {
+        for (i, b) in timeline.bins.iter().enumerate() {
+            let health = (0..others.len()).flat_map(|p| {
+                let h = timeline.other_providers.get(p).and_then(|p| p.bins.get(i));
+                [
+                    opt_float(h.and_then(|h| h.p95).map(|d| d.as_millis_f64())),
+                    opt_float(h.and_then(|h| h.error_rate())),
+                ]
+            });
             let cells = [
                 b.start.micros().to_string(),
                 b.end.micros().to_string(),
@@ -255,7 +278,7 @@ pub fn timeline_csv(rows: &[(&str, &RunRecord)]) -> Vec<u8> {
                 opt_float(b.true_p95.map(|d| d.as_millis_f64())),
                 opt_float(b.true_error_rate()),
             ];
-            push_row(&mut out, labelled.then(|| label.to_string()).into_iter().chain(cells));
+            push_row(&mut out, labelled.then(|| label.to_string()).into_iter().chain(cells).chain(health));
         }
     }
     out.into_bytes()

@@ -549,14 +549,22 @@ impl<'a> Engine<'a> {
     }
 
     /// Records request `request`'s arrival (and, with a timeline, the dependency's true health:
-    /// its first answer, whether or not the breaker will let it through; provider 0 with
-    /// several).
+    /// its first answer, whether or not the breaker will let it through; with several
+    /// providers, every provider's).
     #[inline(always)]
     fn note_arrival(&mut self, now: SimTime, request: u64, first_answer: Option<Answer>) {
         self.rec.request_arrived(now);
         if self.rec.records_health() {
+            // The dependency's true health for the timeline: this arrival's first answer,
+            // whether or not the breaker will let it through (provider 0 with several)...
             let answer = first_answer.unwrap_or_else(|| self.workload.first_answer(request, now));
             self.rec.true_answer(now, answer.class, answer.latency);
+            // ... and with several, what each other provider would have answered it.
+            let others = self.workload.providers().map_or(0, |p| p.names.len());
+            for p in 1..others {
+                let a = self.workload.provider_answer(p as u32, request, 1, now);
+                self.rec.true_answer_of(p, now, a.class, a.latency);
+            }
         }
     }
 

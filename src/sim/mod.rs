@@ -6,6 +6,7 @@ mod queue;
 mod workload;
 
 pub use engine::{RunOptions, Simulation, simulate, simulate_fleet};
+pub(crate) use workload::CHUNK_REQUESTS;
 pub use workload::{Chunk, RequestStream, Workload};
 
 use crate::metrics::{Metrics, RunRecord, ScoringOptions, score};

@@ -218,8 +218,7 @@ mod tests {
     }
 
     fn info(config: Configuration, label: String) -> crate::Result<ConfigInfo> {
-        let k = &config.overrides[0];
-        Ok(ConfigInfo { params: vec![(k.0.clone(), k.1.to_string())], label, config })
+        Ok(ConfigInfo { label, config })
     }
 
     fn shards() -> Vec<(String, Manifest)> {

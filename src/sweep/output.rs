@@ -39,12 +39,21 @@ pub struct RunsWriter<W: std::io::Write> {
     row: Vec<String>,
 }
 
-/// A CSV error: an I/O failure names runs.csv, anything else is a formatting failure.
-fn runs_err(e: csv::Error) -> SweepError {
+/// A CSV error while streaming `file`: an I/O failure names it, anything else is a formatting
+/// failure.
+fn write_err(file: &str, e: csv::Error) -> SweepError {
     match e.into_kind() {
-        csv::ErrorKind::Io(source) => SweepError::Io { file: "runs.csv".into(), source },
+        csv::ErrorKind::Io(source) => SweepError::Io { file: file.into(), source },
         other => SweepError::Invalid(format!("could not format CSV: {other:?}")),
     }
+}
+
+fn runs_err(e: csv::Error) -> SweepError {
+    write_err("runs.csv", e)
+}
+
+fn summary_err(e: csv::Error) -> SweepError {
+    write_err("summary.csv", e)
 }
 
 impl<W: std::io::Write> RunsWriter<W> {
@@ -107,12 +116,17 @@ pub fn runs_csv(table: &ResultTable, objective: &BoundObjective) -> Result<Vec<u
     write_runs(table, objective, Vec::new())
 }
 
+/// A configuration's resolved parameters `(name, value)`, asked for as summary.csv needs them
+/// (a sweep resolves each configuration again rather than holding every one's parameters).
+pub type ParamsOf<'a> = &'a dyn Fn(&ConfigInfo) -> Vec<(String, String)>;
+
 /// Parameter column names of summary.csv: every resolved parameter of every configuration, in
-/// order of first appearance.
-pub fn param_columns(configs: &[ConfigInfo]) -> Vec<String> {
+/// order of first appearance (one configuration's parameters held at a time).
+pub fn param_columns(configs: &[ConfigInfo], params: ParamsOf) -> Vec<String> {
     let mut cols: Vec<String> = Vec::new();
     for c in configs {
-        let names = c.params.iter().map(|(k, _)| k).chain(c.config.overrides.iter().map(|(k, _)| k));
+        let resolved = params(c);
+        let names = resolved.iter().map(|(k, _)| k).chain(c.config.overrides.iter().map(|(k, _)| k));
         for k in names {
             if !cols.contains(k) {
                 cols.push(k.clone());
@@ -130,44 +144,60 @@ pub fn summary_csv(
     table: &ResultTable,
     summary: &Summary,
     constraints: &[Constraint],
+    params: ParamsOf,
 ) -> Result<Vec<u8>, SweepError> {
-    let params = param_columns(&table.configs);
-    let mut w = csv::Writer::from_writer(Vec::new());
+    write_summary(table, summary, constraints, params, Vec::new())
+}
+
+/// [`summary_csv`] streamed to `out`, row by row (the file is never held whole).
+pub fn write_summary<W: std::io::Write>(
+    table: &ResultTable,
+    summary: &Summary,
+    constraints: &[Constraint],
+    params: ParamsOf,
+    out: W,
+) -> Result<W, SweepError> {
+    let columns = param_columns(&table.configs, params);
+    let mut w = csv::Writer::from_writer(out);
     let mut header: Vec<String> = ["scenario", "config_id", "policy", "preset", "family", "overrides"]
         .iter()
         .map(|s| s.to_string())
         .collect();
-    header.extend(params.iter().map(|p| format!("{}{p}", crate::report::PARAM_PREFIX)));
+    header.extend(columns.iter().map(|p| format!("{}{p}", crate::report::PARAM_PREFIX)));
     header.push("replicates".into());
     for m in table.metrics.iter().map(String::as_str).chain(["cost"]) {
         header.extend([m.to_string(), format!("{m}_sd"), format!("{m}_ci95")]);
     }
     header.push("feasible".into());
-    w.write_record(&header).map_err(csv_err)?;
-    for s in summary.iter() {
+    w.write_record(&header).map_err(summary_err)?;
+    let mut row: Vec<String> = Vec::with_capacity(header.len());
+    // The summary has one cell per group of runs, in the same order.
+    for (s, group) in summary.iter().zip(table.groups()) {
         let info = &table.configs[s.config];
         let c = &info.config;
-        let mut row = vec![
+        let resolved = params(info);
+        row.clear();
+        row.extend([
             table.scenarios[s.scenario].clone(),
             c.id.to_string(),
             info.label.clone(),
             c.preset.clone(),
             c.preset.clone(),
             c.overrides_inline(),
-        ];
-        for p in &params {
-            let resolved = info.params.iter().find(|(k, _)| k == p).map(|(_, v)| v.clone());
+        ]);
+        for p in &columns {
+            let value = resolved.iter().find(|(k, _)| k == p).map(|(_, v)| v.clone());
             let written = c.overrides.iter().find(|(k, _)| k == p).map(|(_, v)| super::grid::plain(v));
-            row.push(resolved.or(written).unwrap_or_default());
+            row.push(value.or(written).unwrap_or_default());
         }
         row.push(s.replicates.to_string());
-        for st in s.metrics.iter().chain([&s.cost]) {
+        for st in table.metric_stats(group).iter().chain([&s.cost]) {
             row.extend([cell(st.mean), cell(st.sd), cell(st.ci95)]);
         }
         row.push(super::recommend::meets_constraints(table, s, constraints).to_string());
-        w.write_record(&row).map_err(csv_err)?;
+        w.write_record(&row).map_err(summary_err)?;
     }
-    finish(w)
+    w.into_inner().map_err(|e| SweepError::Io { file: "summary.csv".into(), source: e.into_error() })
 }
 
 /// One configuration on one Pareto front.
@@ -217,7 +247,7 @@ pub fn pareto_rows(table: &ResultTable, summary: &Summary, fronts: &[Vec<String>
                     }
                     let cell = summary.get(s, c);
                     let point: Vec<Option<f64>> =
-                        cols.iter().map(|&m| cell.and_then(|x| x.metrics[m].mean)).collect();
+                        cols.iter().map(|&m| cell.and_then(|x| x.means[m])).collect();
                     for (a, v) in acc.0.iter_mut().zip(&point) {
                         if let Some(v) = v {
                             a.0 += v;
@@ -547,11 +577,6 @@ mod tests {
                         ("cooldown".into(), toml::Value::String("30s".into())),
                     ],
                 },
-                params: vec![
-                    ("failure_threshold".into(), "3".into()),
-                    ("cooldown".into(), "30s".into()),
-                    ("half_open_probes".into(), "1".into()),
-                ],
             },
             ConfigInfo {
                 label: "windowed[window=1m]".into(),
@@ -560,7 +585,6 @@ mod tests {
                     preset: "windowed".into(),
                     overrides: vec![("window".into(), toml::Value::String("1m".into()))],
                 },
-                params: vec![("window".into(), "1m".into())],
             },
         ];
         let runs = vec![
@@ -652,7 +676,16 @@ mod tests {
         let t = table();
         let s = t.summarize(&objective().bind(&t.metrics).unwrap());
         let at_most_one = Constraint::parse("false_opens <= 1", &t.metrics).unwrap();
-        let text = String::from_utf8(summary_csv(&t, &s, &[at_most_one]).unwrap()).unwrap();
+        // As if resolved: the overrides, and a default the first configuration's preset adds.
+        let params = |i: &ConfigInfo| {
+            let mut p: Vec<(String, String)> =
+                i.config.overrides.iter().map(|(k, v)| (k.clone(), super::super::grid::plain(v))).collect();
+            if i.config.id == 0 {
+                p.push(("half_open_probes".into(), "1".into()));
+            }
+            p
+        };
+        let text = String::from_utf8(summary_csv(&t, &s, &[at_most_one], &params).unwrap()).unwrap();
         let lines: Vec<&str> = text.lines().collect();
         assert_eq!(
             lines[0],

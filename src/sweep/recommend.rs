@@ -156,8 +156,19 @@ pub fn recommend(
     constraints: &[Constraint],
     validate: Validate,
 ) -> Result<Recommendation> {
-    let bound = objective.bind(&table.metrics)?;
-    let summary = table.summarize(&bound);
+    let summary = table.summarize(&objective.bind(&table.metrics)?);
+    recommend_from(table, &summary, objective, constraints, validate)
+}
+
+/// [`recommend`] on the table's summary under `objective`, computed already (a sweep holds one
+/// summary, not two).
+pub fn recommend_from(
+    table: &ResultTable,
+    summary: &Summary,
+    objective: &Objective,
+    constraints: &[Constraint],
+    validate: Validate,
+) -> Result<Recommendation> {
     let columns: Vec<usize> = constraints
         .iter()
         .map(|c| {
@@ -167,7 +178,7 @@ pub fn recommend(
         })
         .collect::<Result<_, _>>()?;
     let mut ranking: Vec<Candidate> = (0..table.configs.len())
-        .map(|c| candidate(table, &summary, c, objective, constraints, &columns))
+        .map(|c| candidate(table, summary, c, objective, constraints, &columns))
         .collect();
     ranking.sort_by(|a, b| {
         let key = |c: &Candidate| (!c.eligible(), !c.complete, c.broken_constraints());
@@ -312,7 +323,7 @@ fn candidate(
             *sum += x;
         }
         for (k, (constraint, &col)) in constraints.iter().zip(columns).enumerate() {
-            let mean = cell.metrics[col].mean;
+            let mean = cell.means[col];
             if !constraint.holds(mean) {
                 violations.push(Violation { constraint: k, scenario: s, value: mean.unwrap_or(f64::NAN) });
             }
@@ -356,9 +367,7 @@ pub fn best_per_scenario(
 
 /// True when the cell's means meet every constraint (a metric with no value breaks none).
 pub fn meets_constraints(table: &ResultTable, cell: &SummaryCell, constraints: &[Constraint]) -> bool {
-    constraints
-        .iter()
-        .all(|con| table.column(con.metric.name()).is_none_or(|m| con.holds(cell.metrics[m].mean)))
+    constraints.iter().all(|con| table.column(con.metric.name()).is_none_or(|m| con.holds(cell.means[m])))
 }
 
 /// A number for prose: at most 4 significant digits, no trailing zeros.

@@ -16,6 +16,7 @@
 //! availability), then described over replicates.
 
 use super::SweepError;
+use super::grid::round_significant;
 use super::objective::BoundObjective;
 use super::recommend::{Candidate, Recommendation, num};
 use super::stats::{Stat, describe};
@@ -32,6 +33,9 @@ pub const ALTERNATIVES: usize = 3;
 /// A baseline whose cost is within this factor of the recommendation's, breaking nothing, is
 /// "fine".
 pub const FINE_RATIO: f64 = 1.1;
+
+/// Significant digits of the numbers in review.toml (the page shows at most four).
+pub const REVIEW_DIGITS: usize = 6;
 
 /// One row of the decision table.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -195,6 +199,8 @@ pub struct Inputs<'a> {
     pub baseline: Option<usize>,
     /// Each scenario's simulated length, in table order (for rates per week), when known.
     pub durations: Option<&'a [Dur]>,
+    /// A configuration's resolved parameters (none for results read back without them).
+    pub params: super::output::ParamsOf<'a>,
 }
 
 impl Review {
@@ -243,10 +249,32 @@ impl Review {
         })
     }
 
-    /// The text of review.toml.
+    /// The text of review.toml, every number rounded to [`REVIEW_DIGITS`] significant digits
+    /// (the page reads it back and shows fewer; `163.00000000000003` reads `163`).
     pub fn to_toml(&self) -> Result<String, SweepError> {
-        let body = toml::to_string(self).map_err(|e| SweepError::Invalid(format!("{REVIEW_TOML}: {e}")))?;
+        let body = toml::to_string(&self.rounded())
+            .map_err(|e| SweepError::Invalid(format!("{REVIEW_TOML}: {e}")))?;
         Ok(format!("# The review page's opening, written by `breakerlab sweep` (see the README).\n{body}"))
+    }
+
+    /// This review with every number rounded to [`REVIEW_DIGITS`] significant digits.
+    pub fn rounded(&self) -> Review {
+        let r = |x: f64| round_significant(x, REVIEW_DIGITS);
+        let o = |x: Option<f64>| x.map(r);
+        let mut out = self.clone();
+        for d in &mut out.decision {
+            d.total_cost = r(d.total_cost);
+            (d.difference, d.ratio) = (o(d.difference), o(d.ratio));
+            (d.missed_incidents, d.incidents) = (o(d.missed_incidents), o(d.incidents));
+            (d.false_opens, d.flaps) = (o(d.false_opens), o(d.flaps));
+        }
+        for a in out.baseline.iter_mut().flat_map(|b| &mut b.alternatives) {
+            a.total_cost = r(a.total_cost);
+            for d in &mut a.differences {
+                (d.mean, d.ci95) = (o(d.mean), o(d.ci95));
+            }
+        }
+        out
     }
 
     /// Reads review.toml; errors name `file` and the line.
@@ -260,7 +288,7 @@ fn total(x: &Inputs, config: usize, metric: &str) -> Option<f64> {
     let col = x.table.column(metric)?;
     let mut sum = None;
     for s in 0..x.table.scenarios.len() {
-        if let Some(m) = x.summary.get(s, config).and_then(|cell| cell.metrics[col].mean) {
+        if let Some(m) = x.summary.get(s, config).and_then(|cell| cell.means[col]) {
             *sum.get_or_insert(0.0) += m;
         }
     }
@@ -271,7 +299,7 @@ fn total(x: &Inputs, config: usize, metric: &str) -> Option<f64> {
 fn per_scenario(x: &Inputs, config: usize, metric: &str) -> Vec<(usize, f64)> {
     let Some(col) = x.table.column(metric) else { return Vec::new() };
     (0..x.table.scenarios.len())
-        .filter_map(|s| x.summary.get(s, config).and_then(|c| c.metrics[col].mean).map(|m| (s, m)))
+        .filter_map(|s| x.summary.get(s, config).and_then(|c| c.means[col]).map(|m| (s, m)))
         .collect()
 }
 
@@ -367,15 +395,11 @@ fn changes(x: &Inputs, a: usize, b: usize) -> Vec<String> {
         out.extend(cb.config.overrides.iter().map(|(k, v)| format!("{k} = {}", super::grid::plain(v))));
         return out;
     }
-    let resolved = !ca.params.is_empty() && !cb.params.is_empty();
-    let params = |c: &super::table::ConfigInfo| -> Vec<(String, String)> {
-        if resolved {
-            c.params.clone()
-        } else {
-            c.config.overrides.iter().map(|(k, v)| (k.clone(), super::grid::plain(v))).collect()
-        }
+    let (ra, rb) = ((x.params)(ca), (x.params)(cb));
+    let written = |c: &super::table::ConfigInfo| -> Vec<(String, String)> {
+        c.config.overrides.iter().map(|(k, v)| (k.clone(), super::grid::plain(v))).collect()
     };
-    let (pa, pb) = (params(ca), params(cb));
+    let (pa, pb) = if !ra.is_empty() && !rb.is_empty() { (ra, rb) } else { (written(ca), written(cb)) };
     let mut out = Vec::new();
     for (k, vb) in &pb {
         match pa.iter().find(|(n, _)| n == k) {
@@ -620,9 +644,14 @@ mod tests {
     }
 
     fn review(baseline: Option<usize>) -> Review {
+        review_weighing(baseline, 10.0)
+    }
+
+    /// The review when a false open costs `false_open` (10 in [`review`]).
+    fn review_weighing(baseline: Option<usize>, false_open: f64) -> Review {
         let t = table();
         let objective = Objective::new([
-            (Metric::FalseOpens, 10.0),
+            (Metric::FalseOpens, false_open),
             (Metric::MissedIncidents, 100.0),
             (Metric::DetectionDelayMeanS, 1.0),
         ]);
@@ -638,6 +667,7 @@ mod tests {
             recommendation: &rec,
             baseline,
             durations: Some(&hour),
+            params: &|c| vec![(c.config.overrides[0].0.clone(), c.config.overrides[0].1.to_string())],
         })
         .unwrap()
     }
@@ -688,7 +718,13 @@ mod tests {
         assert_eq!(b.findings[0], "misses incidents on s0 (1 of 2 incidents, mean over replicates)");
         // review.toml round-trips.
         let r = review(Some(0));
-        assert_eq!(Review::parse(&r.to_toml().unwrap(), "review.toml").unwrap(), r);
+        assert_eq!(Review::parse(&r.to_toml().unwrap(), "review.toml").unwrap(), r.rounded());
+        // Sums of floats are written rounded, not as their last bits.
+        let mut noisy = r.clone();
+        noisy.decision[0].flaps = Some(163.00000000000003);
+        noisy.decision[0].ratio = Some(1.470355658358743);
+        let text = noisy.to_toml().unwrap();
+        assert!(text.contains("flaps = 163.0\n") && text.contains("ratio = 1.47036\n"), "{text}");
         assert!(
             Review::parse("decision = 3\n", "review.toml")
                 .unwrap_err()
@@ -739,5 +775,36 @@ mod tests {
         // The runner-up (within 16% of the cost, nothing broken) works but costs more.
         let b = review(Some(3)).baseline.unwrap();
         assert_eq!(b.verdict, "works, but costs 1.154× the recommendation");
+    }
+
+    #[test]
+    fn a_recommended_baseline_with_problems_is_kept_with_them_said() {
+        // A false open costing 1 instead of 10: configuration 0 costs 8 + 8 = 16 against 52 for
+        // configuration 1 and 60 for the windowed one, so the noisy baseline is the
+        // recommendation itself: keep it, but say what is wrong with it.
+        let r = review_weighing(Some(0), 1.0);
+        assert_eq!(r.recommended.as_deref(), Some("consecutive[failure_threshold=2]"));
+        assert_eq!(r.decision[0].total_cost, 16.0);
+        assert_eq!(r.decision[0].roles, ["recommended", "best consecutive", "baseline"]);
+        let b = r.baseline.unwrap();
+        assert!(!b.fine);
+        assert_eq!(
+            b.verdict,
+            "keep it: nothing swept does better, though it opens on noise: 6 false opens in 2h simulated, about 500 a week"
+        );
+        assert_eq!(
+            b.findings,
+            [
+                "opens on noise: 6 false opens in 2h simulated, about 500 a week (s0 3, s1 3)",
+                "flaps: 1 re-open soon after closing (s0 1)",
+            ]
+        );
+        let labels: Vec<&str> = b.alternatives.iter().map(|a| a.label.as_str()).collect();
+        assert_eq!(labels, ["consecutive[failure_threshold=4]", "windowed[x=1]"]);
+        // Its first alternative removes the noise at the price of a slower detection.
+        let d = &b.alternatives[0].differences;
+        let fo = d.iter().find(|d| d.metric.starts_with("false opens")).unwrap();
+        assert_eq!(fo.mean, Some(-6.0));
+        assert_eq!(b.alternatives[0].total_cost, 52.0);
     }
 }

@@ -1,7 +1,8 @@
 //! Running the cells of a sweep or comparison: every (scenario, configuration, replicate) on a
 //! rayon pool, request streams built once per (scenario, replicate) and shared by every
 //! configuration (common random numbers), results collected in grid order. Only each cell's
-//! metric values are kept, never per-call data, so memory stays flat as the grid grows.
+//! metric values are kept, never per-call data, and a configuration is resolved only when a
+//! batch runs it ([`Configs`]), so a shard's memory stays flat as the grid grows.
 
 use super::grid::Configuration;
 use super::objective::Objective;
@@ -29,10 +30,10 @@ fn run_together(
     scenario: &Scenario,
     workloads: &[Workload],
     cells: &[(usize, usize)],
-    configs: &[PolicyConfig],
+    configs: &dyn Configs,
     columns: &[String],
     progress: &ProgressBar,
-) -> Vec<Vec<Option<f64>>> {
+) -> crate::Result<Vec<Vec<Option<f64>>>> {
     let mut values = Vec::with_capacity(cells.len());
     let mut start = 0;
     while start < cells.len() {
@@ -44,10 +45,13 @@ fn run_together(
         let of_cell: Vec<usize> =
             batch.iter().map(|&(w, _)| used.iter().position(|u| *u == w).unwrap_or(0)).collect();
         let opts = RunOptions { timeline_bin: None, explain: false };
+        let policies: Vec<PolicyConfig> =
+            batch.iter().map(|&(_, c)| configs.resolve(c)).collect::<crate::Result<_>>()?;
         let mut sims: Vec<Simulation> = batch
             .iter()
-            .map(|&(w, c)| {
-                Simulation::new(&scenario.client, &workloads[w], std::slice::from_ref(&configs[c]), &opts)
+            .zip(&policies)
+            .map(|(&(w, _), p)| {
+                Simulation::new(&scenario.client, &workloads[w], std::slice::from_ref(p), &opts)
             })
             .collect();
         let mut streams: Vec<RequestStream> = used.iter().map(|&w| workloads[w].stream()).collect();
@@ -75,7 +79,7 @@ fn run_together(
             metric_values(&result.metrics, columns)
         }));
     }
-    values
+    Ok(values)
 }
 
 /// The most request streams generated side by side (two chunks of about 2.5 MB each).
@@ -134,9 +138,16 @@ pub fn validate_policy(preset: &str, overrides: &[(String, toml::Value)]) -> Res
     spec.resolve().map(|_| ()).map_err(|e| Error::invalid(e.to_string()))
 }
 
-/// A configuration's table entry: the resolved policy's label and every resolved parameter.
+/// A configuration's table entry: its identity and the resolved policy's label.
 pub fn config_info(config: &Configuration, resolved: &PolicyConfig) -> ConfigInfo {
-    ConfigInfo { config: config.clone(), label: resolved.label(), params: resolved.params() }
+    ConfigInfo { config: config.clone(), label: resolved.label() }
+}
+
+/// Every resolved parameter `(name, value)` of a configuration, for summary.csv: resolved again
+/// when its row is written, so no table holds them all (none when it does not resolve, as for a
+/// runs.csv row naming a preset this version lacks).
+pub fn resolved_params(info: &ConfigInfo) -> Vec<(String, String)> {
+    spec_of(&info.config).resolve().map(|p| p.params()).unwrap_or_default()
 }
 
 /// The metric values of a run, in [`metric_columns`] order.
@@ -159,13 +170,48 @@ pub fn progress_bar(cells: u64, quiet: bool) -> ProgressBar {
     bar
 }
 
-/// What to run: loaded scenarios, resolved configurations, replicates and the base seed
-/// (`None`: each scenario's own).
+/// The configurations of a grid, by position: resolved when a batch of cells needs them, so a
+/// grid of many configurations is never held resolved at once.
+pub trait Configs: Sync {
+    /// How many there are.
+    fn count(&self) -> usize;
+    /// The `i`-th, resolved.
+    fn resolve(&self, i: usize) -> crate::Result<PolicyConfig>;
+}
+
+/// Configurations resolved already (`compare`'s few `--policy` values).
+impl Configs for Vec<PolicyConfig> {
+    fn count(&self) -> usize {
+        self.len()
+    }
+
+    fn resolve(&self, i: usize) -> crate::Result<PolicyConfig> {
+        self.get(i).cloned().ok_or_else(|| crate::Error::Internal(format!("no configuration {i}")))
+    }
+}
+
+/// A sweep file's configurations, each resolved when it runs (every one was checked while the
+/// file was read).
+pub struct Grid<'a>(pub &'a [Configuration]);
+
+impl Configs for Grid<'_> {
+    fn count(&self) -> usize {
+        self.0.len()
+    }
+
+    fn resolve(&self, i: usize) -> crate::Result<PolicyConfig> {
+        let c = self.0.get(i).ok_or_else(|| crate::Error::Internal(format!("no configuration {i}")))?;
+        spec_of(c).resolve().map_err(|e| InputError::argument(format!("policy `{}`: {e}", c.label())).into())
+    }
+}
+
+/// What to run: loaded scenarios, configurations, replicates and the base seed (`None`: each
+/// scenario's own).
 pub struct Cells<'a> {
     /// Scenarios, in order.
     pub scenarios: &'a [Scenario],
     /// Configurations, in grid order.
-    pub configs: &'a [PolicyConfig],
+    pub configs: &'a dyn Configs,
     /// Replicates per (scenario, configuration).
     pub replicates: u32,
     /// Base seed for every scenario, or `None` for each scenario's own.
@@ -175,12 +221,12 @@ pub struct Cells<'a> {
 impl Cells<'_> {
     /// Number of cells.
     pub fn count(&self) -> u64 {
-        self.scenarios.len() as u64 * self.configs.len() as u64 * u64::from(self.replicates)
+        self.scenarios.len() as u64 * self.configs.count() as u64 * u64::from(self.replicates)
     }
 
     /// Every cell, stream by stream: what [`Cells::run`] runs and one shard's plan when unsharded.
     pub fn all(&self) -> Vec<Slice> {
-        let configs = self.configs.len();
+        let configs = self.configs.count();
         (0..self.scenarios.len())
             .flat_map(|s| {
                 (0..self.replicates).map(move |r| Slice { scenario: s, replicate: r, configs: 0..configs })
@@ -251,7 +297,7 @@ impl Cells<'_> {
                     .flat_map(|(w, sl)| sl.configs.clone().map(move |c| (w, c)))
                     .collect();
                 for chunk in cells.chunks(CHUNK_CELLS) {
-                    let values = run_together(scenario, &workloads, chunk, self.configs, columns, progress);
+                    let values = run_together(scenario, &workloads, chunk, self.configs, columns, progress)?;
                     for (&(w, c), values) in chunk.iter().zip(values) {
                         let (scenario, replicate) = (group[w].scenario, group[w].replicate);
                         sink(RunRow { scenario, config: c, replicate, seed, values })?;

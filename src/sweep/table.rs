@@ -14,9 +14,8 @@ pub struct ConfigInfo {
     /// Identity, preset and overrides (its `id` is the grid position written to the CSVs).
     pub config: Configuration,
     /// The label shown in tables (the resolved policy's label when run, else the written one).
+    /// Its resolved parameters are not kept: summary.csv asks for them row by row.
     pub label: String,
-    /// Every resolved parameter `(name, value)`, for summary.csv (may be empty when read back).
-    pub params: Vec<(String, String)>,
 }
 
 /// One cell's metrics.
@@ -56,8 +55,10 @@ pub struct SummaryCell {
     pub config: usize,
     /// How many replicates ran.
     pub replicates: usize,
-    /// One statistic per metric column.
-    pub metrics: Vec<Stat>,
+    /// The mean over replicates of each metric column (`None`: no run has a value). The
+    /// spreads are not kept: summary.csv computes them again as it writes the row
+    /// ([`ResultTable::metric_stats`]), so a sweep holds 16 bytes a metric, not 56.
+    pub means: Vec<Option<f64>>,
     /// Statistic of the per-run cost.
     pub cost: Stat,
     /// Per objective term (in objective order): weight × mean over runs of the metric (an empty
@@ -89,7 +90,7 @@ impl Summary {
 impl ConfigInfo {
     /// A configuration labelled from its preset and overrides, with no resolved parameters.
     pub fn new(config: Configuration) -> ConfigInfo {
-        ConfigInfo { label: config.label(), config, params: Vec::new() }
+        ConfigInfo { label: config.label(), config }
     }
 }
 
@@ -133,19 +134,25 @@ impl ResultTable {
         self.metrics.iter().position(|m| m == metric)
     }
 
-    /// Mean, sd and CI95 over replicates of every metric and of the cost, per (scenario,
+    /// The runs of each (scenario, configuration), in table order.
+    pub fn groups(&self) -> impl Iterator<Item = &[RunRow]> {
+        self.runs.chunk_by(|a, b| (a.scenario, a.config) == (b.scenario, b.config))
+    }
+
+    /// Mean, sd and CI95 over the runs of `group` (one (scenario, configuration)) of every metric.
+    pub fn metric_stats(&self, group: &[RunRow]) -> Vec<Stat> {
+        (0..self.metrics.len()).map(|m| describe(group.iter().map(|r| r.values[m]))).collect()
+    }
+
+    /// Means over replicates of every metric, and mean, sd and CI95 of the cost, per (scenario,
     /// configuration). Sequential, in table order.
     pub fn summarize(&self, objective: &BoundObjective) -> Summary {
         let n_configs = self.configs.len();
         let mut cells: Vec<Option<SummaryCell>> = vec![None; self.scenarios.len() * n_configs];
-        let mut start = 0;
-        while start < self.runs.len() {
-            let (s, c) = (self.runs[start].scenario, self.runs[start].config);
-            let end =
-                start + self.runs[start..].iter().take_while(|r| (r.scenario, r.config) == (s, c)).count();
-            let group = &self.runs[start..end];
-            let metrics =
-                (0..self.metrics.len()).map(|m| describe(group.iter().map(|r| r.values[m]))).collect();
+        for group in self.groups() {
+            let (s, c) = (group[0].scenario, group[0].config);
+            let means =
+                (0..self.metrics.len()).map(|m| describe(group.iter().map(|r| r.values[m])).mean).collect();
             let cost = describe(group.iter().map(|r| Some(objective.cost(&r.values))));
             let contributions = objective
                 .terms()
@@ -162,11 +169,10 @@ impl ResultTable {
                 scenario: s,
                 config: c,
                 replicates: group.len(),
-                metrics,
+                means,
                 cost,
                 contributions,
             });
-            start = end;
         }
         Summary { n_configs, cells }
     }
@@ -200,7 +206,7 @@ pub(crate) mod tests {
     pub(crate) fn cfg(id: usize, preset: &str, k: &str, v: i64) -> ConfigInfo {
         let overrides = vec![(k.into(), toml::Value::Integer(v))];
         let config = Configuration { id, preset: preset.into(), overrides };
-        ConfigInfo { params: vec![(k.into(), v.to_string())], ..ConfigInfo::new(config) }
+        ConfigInfo::new(config)
     }
 
     pub(crate) fn run(scenario: usize, config: usize, replicate: u32, values: &[Option<f64>]) -> RunRow {
@@ -231,14 +237,14 @@ pub(crate) mod tests {
         let s = t.summarize(&o);
         let a = s.get(0, 0).unwrap();
         assert_eq!(a.replicates, 2);
-        assert_eq!(a.metrics[0].mean, Some(3.0));
-        assert_eq!(a.metrics[1].mean, Some(10.0));
-        assert_eq!(a.metrics[1].n, 1);
+        assert_eq!(a.means, vec![Some(3.0), Some(10.0)]);
+        let stats: Vec<Vec<Stat>> = t.groups().map(|g| t.metric_stats(g)).collect();
+        assert_eq!(stats[0][1].n, 1);
         assert_eq!(a.cost.mean, Some(35.0)); // (30 + 40) / 2
         assert_eq!(a.contributions, vec![30.0, 5.0]);
         let b = s.get(0, 1).unwrap();
         assert_eq!(b.cost.mean, Some(25.0));
-        assert_eq!(b.metrics[0].sd, Some(0.0));
+        assert_eq!(stats[1][0].sd, Some(0.0));
         assert_eq!(s.iter().count(), 2);
         assert_eq!(t.replicate_values(0, 1, 1, 3), vec![Some(20.0), Some(30.0), None]);
     }

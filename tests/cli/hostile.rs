@@ -70,12 +70,29 @@ fn traces_too_large_for_one_run_are_refused_before_they_run() {
 
 #[test]
 fn sweeps_and_comparisons_too_large_are_refused_at_their_field() {
+    // 65535 replicates fit in memory now (the streams are generated a few at a time, in
+    // chunks): the 7e9 calls are what a lower --max-calls refuses, at the same field.
     case(
-        &["sweep", "sweep-reps.toml", "--quiet"],
+        &["sweep", "sweep-reps.toml", "--quiet", "--max-calls", "1e9"],
         2,
-        &["sweep-reps.toml:3:14: replicates:", "65535 replicates"],
+        &["sweep-reps.toml:3:14: replicates: this would simulate about 7.078e9 calls", "65535 replicates"],
     );
     case(&["sweep", "sweep-reps4e9.toml", "--quiet"], 2, &["sweep-reps4e9.toml:3:14: replicates:"]);
+    // With the progress bar (no --quiet), and as a shard: refused before anything is planned.
+    case(&["sweep", "sweep-reps4e9.toml"], 2, &["sweep-reps4e9.toml:3:14: replicates:", "result rows"]);
+    case(
+        &["sweep", "sweep-reps4e9.toml", "--shard", "0/4"],
+        2,
+        &["sweep-reps4e9.toml:3:14: replicates: 4000000000 cells"],
+    );
+    case(
+        &["sweep", "sweep-reps.toml", "--quiet", "--shard", "1/4", "--max-calls", "1e8"],
+        2,
+        &[
+            "sweep-reps.toml:3:14: replicates: this would simulate about 1.769e9 calls",
+            "16384 of this shard's cells",
+        ],
+    );
     case(
         &["sweep", "sweep-badset.toml", "--quiet"],
         2,

@@ -155,3 +155,135 @@ fn a_script_without_ground_truth_leaves_truth_scores_empty() {
     assert_eq!(csv_field(&summary, "requests"), "240");
     assert_eq!(csv_field(&summary, "open_episodes"), "1");
 }
+
+#[test]
+fn every_provider_has_its_true_health_on_the_timeline() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    breakerlab(dir.path())
+        .args(["run", "--no-charts", "--out"])
+        .arg(&out)
+        .arg(scenario("multi-provider.toml"))
+        .assert()
+        .success();
+    let text = read(&out.join("timeline.csv"));
+    let mut r = csv::Reader::from_reader(text.as_bytes());
+    let header: Vec<String> = r.headers().unwrap().iter().map(String::from).collect();
+    assert!(
+        header.ends_with(&[
+            "provider.secondary.true_p95_ms".into(),
+            "provider.secondary.true_error_rate".into()
+        ])
+    );
+    let col = |n: &str| header.iter().position(|h| h == n).unwrap();
+    let (start, primary, secondary) =
+        (col("bin_start_us"), col("true_error_rate"), col("provider.secondary.true_error_rate"));
+    // The primary's outage runs 30m..50m: there its true error rate is total in every bin,
+    // while the secondary, which the router now sends everything to, stays healthy (0.2 %
+    // errors at baseline); after it both are healthy again.
+    let (mut inside, mut after) = (Vec::new(), Vec::new());
+    for rec in r.records() {
+        let rec = rec.unwrap();
+        let t: u64 = rec[start].parse().unwrap();
+        let rate = |i: usize| rec[i].parse::<f64>().ok();
+        let (Some(p), Some(s)) = (rate(primary), rate(secondary)) else { continue };
+        if (31 * 60_000_000..49 * 60_000_000).contains(&t) {
+            assert_eq!(p, 1.0, "at {t}: the primary fails every request in its outage");
+            inside.push(s);
+        } else if t >= 52 * 60_000_000 {
+            after.push((p, s));
+        }
+    }
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    assert!(inside.len() > 100 && after.len() > 100, "{} bins inside, {} after", inside.len(), after.len());
+    assert!(mean(&inside) < 0.02, "secondary during the primary's outage: {}", mean(&inside));
+    let (p, s): (Vec<f64>, Vec<f64>) = after.into_iter().unzip();
+    assert!(mean(&p) < 0.02 && mean(&s) < 0.02, "after: primary {}, secondary {}", mean(&p), mean(&s));
+}
+
+/// A 1 h scenario at a constant 5 requests/s, no retries, a 10 min outage from minute 20
+/// under `consecutive` (5 failures, open 30 s), with the fallback `fallback`.
+fn ending_scenario(dir: &std::path::Path, fallback: &str) -> std::path::PathBuf {
+    write(
+        dir,
+        "ends.toml",
+        &format!(
+            "name = \"ends\"\nduration = \"1h\"\n[traffic]\nkind = \"constant\"\nrate = 5.0\n\
+             [client]\ntimeout = \"2s\"\n[client.retry]\nmax_attempts = 1\n\
+             [client.fallback]\n{fallback}\n\
+             [upstream]\np50 = \"100ms\"\np95 = \"300ms\"\nerror_rate = 0.0\n\
+             [[incidents]]\nkind = \"outage\"\nstart = \"20m\"\nduration = \"10m\"\nexpect = \"open\"\n\
+             [policy]\npreset = \"consecutive\"\nfailure_threshold = 5\nopen_duration = \"30s\"\n"
+        ),
+    )
+}
+
+/// (summary.csv's four shares, requests, shed, deferred_delay_p95_s) and latency.csv's
+/// ending counts and answered-histogram total.
+fn endings(out: &std::path::Path) -> ([f64; 4], f64, f64, Option<f64>, [f64; 4], f64) {
+    let summary = read(&out.join("summary.csv"));
+    let num = |c: &str| csv_field(&summary, c).parse::<f64>().ok();
+    let shares =
+        ["answered_share", "refused_share", "fallback_share", "deferred_share"].map(|c| num(c).unwrap());
+    let latency = read(&out.join("latency.csv"));
+    let mut counts = [0.0; 4];
+    let mut answered_hist = 0.0;
+    for rec in csv::Reader::from_reader(latency.as_bytes()).records() {
+        let cells = rec.unwrap();
+        let n: f64 = cells[3].parse().unwrap();
+        let i = ["answered", "refused", "fallback", "deferred"].iter().position(|o| **o == cells[1]).unwrap();
+        if cells[2].is_empty() {
+            counts[i] = n;
+        } else if i == 0 {
+            answered_hist += n;
+        }
+    }
+    (
+        shares,
+        num("requests").unwrap(),
+        num("shed").unwrap(),
+        num("deferred_delay_p95_s"),
+        counts,
+        answered_hist,
+    )
+}
+
+#[test]
+fn how_requests_ended_splits_refused_fallback_and_deferred_from_answered() {
+    let dir = tempfile::tempdir().unwrap();
+    // Cached fallback: the breaker's refusals are refused (an immediate fallback, never a fast
+    // answer); the outage's failures that reached the dependency are answered by the cache.
+    let out = dir.path().join("cached");
+    let file = ending_scenario(dir.path(), "kind = \"cached\"\nlatency = \"2ms\"");
+    breakerlab(dir.path()).args(["run", "--no-charts", "--out"]).arg(&out).arg(&file).assert().success();
+    let (shares, requests, shed, deferred_p95, counts, answered_hist) = endings(&out);
+    assert_eq!(requests, 18_000.0);
+    assert_eq!(counts.iter().sum::<f64>(), requests, "every request ended one way");
+    for i in 0..4 {
+        assert!((shares[i] - counts[i] / requests).abs() < 1e-9, "share {i}: {shares:?} vs {counts:?}");
+    }
+    assert_eq!(counts[1], shed, "refused = shed by the breaker");
+    // 10 min at 5/s = 3,000 requests in the outage, plus at most one open period (30 s, 150
+    // requests) after it before the probe closes the breaker: most refused while open, the
+    // rest (the 5 that trip it, one failed probe every 30 s) failed upstream and answered by
+    // the cache.
+    let failed = counts[1] + counts[2];
+    assert!(counts[1] > 2_500.0 && (5.0..=30.0).contains(&counts[2]), "{counts:?}");
+    assert!((3_000.0..=3_150.0).contains(&failed), "{counts:?}");
+    assert_eq!((counts[3], deferred_p95), (0.0, None));
+    assert_eq!(answered_hist, counts[0], "the CDF is of the answered requests only");
+
+    // A retry queue every 5 min: the same refusals and failures become deferred work, done
+    // within the next cycles, with its delay reported.
+    let out = dir.path().join("queued");
+    let file = ending_scenario(dir.path(), "kind = \"retry_queue\"\ncycle = \"5m\"");
+    breakerlab(dir.path()).args(["run", "--no-charts", "--out"]).arg(&out).arg(&file).assert().success();
+    let (shares, requests, _, deferred_p95, counts, answered_hist) = endings(&out);
+    assert_eq!(counts.iter().sum::<f64>(), requests);
+    assert_eq!((counts[1], counts[2]), (0.0, 0.0), "{counts:?}");
+    assert!((3_000.0..=3_150.0).contains(&counts[3]), "{counts:?}");
+    assert!((shares[3] - counts[3] / requests).abs() < 1e-9);
+    let p95 = deferred_p95.expect("deferred work has a delay");
+    assert!(p95 > 0.0 && p95 <= 20.0 * 60.0, "deferred p95 {p95} s");
+    assert_eq!(answered_hist, counts[0]);
+}

@@ -62,6 +62,9 @@ pub struct ComparisonData {
     pub scenarios: Vec<String>,
     /// Configurations (bars), at most [`COMPARISON_MAX_CONFIGS`].
     pub configs: Vec<String>,
+    /// Per configuration shown: ruled out by a constraint on some scenario (summary.csv's
+    /// `feasible`), said in the legend.
+    pub ruled_out: Vec<bool>,
     /// Configurations in the summary, before the cap.
     pub total_configs: usize,
     /// Panels with at least one value.
@@ -105,8 +108,9 @@ fn context(summary: &Summary) -> String {
 }
 
 impl ComparisonData {
-    /// Builds the panels from `summary`; beyond [`COMPARISON_MAX_CONFIGS`] configurations the
-    /// ones with the lowest mean cost are kept (the first ones when there is no cost).
+    /// Builds the panels from `summary`; beyond [`COMPARISON_MAX_CONFIGS`] configurations
+    /// those that qualify come first, then the lowest mean cost (the first ones when there is
+    /// no cost): a sweep's chart shows what could be chosen, not the cheap ruled-out ones.
     pub fn new(summary: &Summary) -> ComparisonData {
         let mut scenarios: Vec<String> = Vec::new();
         let mut all: Vec<String> = Vec::new();
@@ -118,6 +122,8 @@ impl ComparisonData {
                 all.push(r.policy.clone());
             }
         }
+        let ruled_out_of =
+            |c: &String| summary.rows.iter().any(|r| &r.policy == c && r.feasible == Some(false));
         let mut configs = all.clone();
         if configs.len() > COMPARISON_MAX_CONFIGS {
             let cost = |c: &String| {
@@ -125,10 +131,10 @@ impl ComparisonData {
                     summary.rows.iter().filter(|r| &r.policy == c).filter_map(|r| r.metric("cost")).collect();
                 if v.is_empty() { f64::INFINITY } else { v.iter().sum::<f64>() / v.len() as f64 }
             };
-            let mut ranked: Vec<(f64, usize)> =
-                configs.iter().enumerate().map(|(i, c)| (cost(c), i)).collect();
-            ranked.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-            let mut keep: Vec<usize> = ranked.iter().take(COMPARISON_MAX_CONFIGS).map(|r| r.1).collect();
+            let mut ranked: Vec<(bool, f64, usize)> =
+                configs.iter().enumerate().map(|(i, c)| (ruled_out_of(c), cost(c), i)).collect();
+            ranked.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)).then(a.2.cmp(&b.2)));
+            let mut keep: Vec<usize> = ranked.iter().take(COMPARISON_MAX_CONFIGS).map(|r| r.2).collect();
             keep.sort_unstable();
             configs = keep.into_iter().map(|i| all[i].clone()).collect();
         }
@@ -179,13 +185,58 @@ impl ComparisonData {
             })
             .filter(|p| p.values.iter().flatten().any(Option::is_some))
             .collect();
-        ComparisonData { scenarios, configs, total_configs: all.len(), panels, context: context(summary) }
+        let ruled_out = configs.iter().map(ruled_out_of).collect();
+        ComparisonData {
+            scenarios,
+            configs,
+            ruled_out,
+            total_configs: all.len(),
+            panels,
+            context: context(summary),
+        }
     }
 
     fn legend_rows(&self) -> u32 {
-        (self.configs.len() as u32).div_ceil(4)
+        (self.configs.len() as u32).div_ceil(LEGEND_PER_ROW as u32) + u32::from(self.scenario_key().is_some())
+    }
+
+    /// The label under each scenario's group of bars: its name when every name fits its
+    /// group, else its number (from 1), with the key (`1 blip · 2 brownout · …`) drawn under
+    /// the legend, so no two groups read alike.
+    pub fn group_labels(&self) -> Vec<String> {
+        match self.scenario_key() {
+            None => self.scenarios.clone(),
+            Some(_) => (1..=self.scenarios.len()).map(|i| i.to_string()).collect(),
+        }
+    }
+
+    /// The key of numbered scenario groups, when their names do not fit.
+    pub fn scenario_key(&self) -> Option<String> {
+        let group = GROUP_WIDTH / self.scenarios.len().max(1) as i32 - 6;
+        if self.scenarios.len() < 2 || self.scenarios.iter().all(|s| text_width(s, TICK_SIZE) <= group) {
+            return None;
+        }
+        let key: Vec<String> =
+            self.scenarios.iter().enumerate().map(|(i, s)| format!("{} {s}", i + 1)).collect();
+        Some(format!("scenarios: {}", key.join(" · ")))
+    }
+
+    /// The legend's text for configuration `i`: its label, cut in the middle to fit, and
+    /// whether it is ruled out.
+    pub fn legend_label(&self, i: usize) -> String {
+        let suffix = if self.ruled_out.get(i).copied().unwrap_or(false) { " (ruled out)" } else { "" };
+        let room = LEGEND_ITEM_WIDTH - text_width(suffix, LEGEND_SIZE);
+        format!("{}{suffix}", fit_middle(&self.configs[i], LEGEND_SIZE, room))
     }
 }
+
+/// Legend entries per row, and the room for each one's text (px).
+const LEGEND_PER_ROW: usize = 3;
+const LEGEND_ITEM_WIDTH: i32 = 470;
+
+/// The plot width of one panel, shared by its scenario groups (px; the panel's width less its
+/// y-label area and margins).
+const GROUP_WIDTH: i32 = (COMPARISON_WIDTH / COMPARISON_COLUMNS as u32) as i32 - 80 - 24;
 
 /// Pixel size of the comparison chart.
 pub fn comparison_size(data: &ComparisonData) -> (u32, u32) {
@@ -212,7 +263,11 @@ pub fn render_comparison(data: &ComparisonData, root: &Area) -> Result<(), Chart
         if data.scenarios.len() == 1 { "" } else { "s" }
     );
     if data.total_configs > data.configs.len() {
-        sub.push_str(&format!(" · the {} lowest-cost of {}", data.configs.len(), data.total_configs));
+        sub.push_str(&format!(
+            " · {} of {}: those that qualify first, then the lowest cost",
+            data.configs.len(),
+            data.total_configs
+        ));
     }
     let title = match data.context.as_str() {
         "" => "Configurations compared".to_string(),
@@ -220,17 +275,23 @@ pub fn render_comparison(data: &ComparisonData, root: &Area) -> Result<(), Chart
     };
     draw_title(&title_area, &fit_text(&title, TITLE_SIZE, COMPARISON_WIDTH as i32 - 40), &sub)?;
     let (legend_area, grid) = rest.split_vertically(12 + data.legend_rows() * 26);
-    for (row, chunk) in data.configs.chunks(4).enumerate() {
-        let items: Vec<LegendItem> = chunk
-            .iter()
-            .enumerate()
-            .map(|(j, c)| LegendItem {
-                label: fit_text(c, LEGEND_SIZE, 330),
-                colour: series_colour(row * 4 + j),
-                swatch: bar_swatch(row * 4 + j),
+    let config_rows = data.configs.len().div_ceil(LEGEND_PER_ROW);
+    for row in 0..config_rows {
+        let items: Vec<LegendItem> = (row * LEGEND_PER_ROW
+            ..data.configs.len().min((row + 1) * LEGEND_PER_ROW))
+            .map(|i| LegendItem {
+                label: data.legend_label(i),
+                colour: series_colour(i),
+                swatch: bar_swatch(i),
             })
             .collect();
         draw_legend_row(&legend_area, &items, 30, 4 + row as i32 * 26)?;
+    }
+    if let Some(key) = data.scenario_key() {
+        let key = fit_text(&key, LEGEND_SIZE, COMPARISON_WIDTH as i32 - 60);
+        legend_area
+            .draw(&Text::new(key, (30, 4 + config_rows as i32 * 26), text(LEGEND_SIZE, DARK_GREY)))
+            .map_err(draw_err)?;
     }
     let rows = data.panels.len().div_ceil(COMPARISON_COLUMNS);
     let cells = grid.split_evenly((rows, COMPARISON_COLUMNS));
@@ -337,7 +398,7 @@ fn draw_panel(area: &Area, data: &ComparisonData, panel: &MetricPanel) -> Result
     }
     if ns > 1 {
         let label_area = area.clone();
-        for (si, s) in data.scenarios.iter().enumerate() {
+        for (si, s) in data.group_labels().iter().enumerate() {
             let (px, _) = chart.backend_coord(&(si as f64 + 0.5, 0.0));
             let abs = area.get_base_pixel();
             let style = text(TICK_SIZE, OI_BLACK).pos(Pos::new(HPos::Center, VPos::Top));
@@ -440,5 +501,34 @@ mod tests {
         let positions: Vec<usize> =
             d.configs.iter().map(|c| order.iter().position(|o| o == c).unwrap()).collect();
         assert!(positions.windows(2).all(|w| w[0] < w[1]), "{positions:?}");
+    }
+
+    #[test]
+    fn those_that_qualify_come_first_and_labels_stay_distinct() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("summary.csv");
+        // Eight configurations on two scenarios; the four cheapest are ruled out on `b`.
+        let mut csv = String::from("scenario,policy,cost,feasible\n");
+        for (i, cost) in [1, 2, 3, 4, 50, 60, 70, 80].iter().enumerate() {
+            let label = format!("consecutive[failure_threshold=10,open_duration={i}s]");
+            csv.push_str(&format!("a-long-scenario-name,\"{label}\",{cost},true\n"));
+            csv.push_str(&format!("another-long-name,\"{label}\",{cost},{}\n", i >= 4));
+        }
+        std::fs::write(&p, csv).unwrap();
+        let d = ComparisonData::new(&read_summary(&p).unwrap());
+        let shown: Vec<&str> = d.configs.iter().map(|c| &c[c.len() - 4..]).collect();
+        // The four that qualify and the two cheapest ruled-out ones, in summary order.
+        assert_eq!(shown, ["=0s]", "=1s]", "=4s]", "=5s]", "=6s]", "=7s]"]);
+        assert_eq!(d.ruled_out, [true, true, false, false, false, false]);
+        assert!(d.legend_label(0).ends_with("=0s] (ruled out)"), "{}", d.legend_label(0));
+        assert!(d.legend_label(2).ends_with("=4s]"));
+        let labels: Vec<String> = (0..6).map(|i| d.legend_label(i)).collect();
+        assert!(labels.iter().enumerate().all(|(i, l)| !labels[..i].contains(l)), "{labels:?}");
+        // Two long names fit a group each: named; twelve do not: numbered, with a key.
+        assert_eq!(d.group_labels(), ["a-long-scenario-name", "another-long-name"]);
+        assert_eq!(d.scenario_key(), None);
+        let many = ComparisonData { scenarios: (0..12).map(|i| format!("scenario-{i}")).collect(), ..d };
+        assert_eq!(many.group_labels()[11], "12");
+        assert!(many.scenario_key().unwrap().starts_with("scenarios: 1 scenario-0 · 2 scenario-1 · "));
     }
 }

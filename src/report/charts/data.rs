@@ -162,6 +162,9 @@ pub struct Bin {
     pub true_p95_ms: Option<f64>,
     /// The dependency's true error rate over every arrival's first answer.
     pub true_error_rate: Option<f64>,
+    /// With several providers, the true (p95 ms, error rate) of each after the first, in the
+    /// order of [`Series::other_providers`].
+    pub other_true: Vec<(Option<f64>, Option<f64>)>,
 }
 
 /// The bins of one configuration.
@@ -171,6 +174,9 @@ pub struct Series {
     pub policy: String,
     /// Bins in time order.
     pub bins: Vec<Bin>,
+    /// The providers after the first whose true health timeline.csv has
+    /// (`provider.NAME.true_p95_ms`, `provider.NAME.true_error_rate`), in column order.
+    pub other_providers: Vec<String>,
 }
 
 /// Label used when timeline.csv or transitions.csv has no `policy` column.
@@ -186,6 +192,17 @@ pub fn timeline(t: &Table) -> Result<Vec<Series>, ChartError> {
     let (cf, of, hf) = (t.col("closed_frac"), t.col("open_frac"), t.col("half_open_frac"));
     let (p95, er) = (t.col("upstream_p95_ms"), t.col("upstream_error_rate"));
     let (tp95, ter) = (t.col("true_p95_ms"), t.col("true_error_rate"));
+    // Per provider after the first: its name and its two columns.
+    let others: Vec<(String, usize, Option<usize>)> = t
+        .headers
+        .iter()
+        .enumerate()
+        .filter_map(|(i, h)| {
+            let name = h.strip_prefix("provider.")?.strip_suffix(".true_p95_ms")?;
+            Some((name.to_string(), i, t.col(&format!("provider.{name}.true_error_rate"))))
+        })
+        .collect();
+    let names: Vec<String> = others.iter().map(|o| o.0.clone()).collect();
     let opt = |row: usize, col: Option<usize>| match col {
         Some(col) => t.f64(row, col),
         None => Ok(None),
@@ -211,13 +228,19 @@ pub fn timeline(t: &Table) -> Result<Vec<Series>, ChartError> {
             upstream_error_rate: opt(row, er)?,
             true_p95_ms: opt(row, tp95)?,
             true_error_rate: opt(row, ter)?,
+            other_true: others
+                .iter()
+                .map(|&(_, p95, err)| Ok((opt(row, Some(p95))?, opt(row, err)?)))
+                .collect::<Result<_, ChartError>>()?,
         };
         if bin.end_us <= bin.start_us {
             return Err(t.bad(row, be, "bin_end_us greater than bin_start_us"));
         }
         match out.iter_mut().find(|s| s.policy == name) {
             Some(s) => s.bins.push(bin),
-            None => out.push(Series { policy: name.to_string(), bins: vec![bin] }),
+            None => {
+                out.push(Series { policy: name.to_string(), bins: vec![bin], other_providers: names.clone() })
+            }
         }
     }
     for s in &mut out {

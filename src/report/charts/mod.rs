@@ -136,8 +136,8 @@ pub fn draw_all(c: &Contents, opts: &ChartOptions) -> Result<Vec<Chart>, ChartEr
         for map in heatmap::heatmaps(summary, &opts.heatmap_metric, c.recommended.as_deref()) {
             push(&map.file_name(), heatmap::draw_heatmap(&map)?);
         }
-        if let Some(front) = &c.pareto {
-            let p = pareto::ParetoData::new(summary, Some(front), c.recommended.clone());
+        if c.pareto.is_some() {
+            let p = pareto::ParetoData::new(summary, c.recommended.clone());
             push(PARETO_PNG, pareto::draw_pareto(&p)?);
         }
         let cmp = comparison::ComparisonData::new(summary);

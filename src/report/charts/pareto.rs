@@ -1,14 +1,16 @@
 //! pareto.png: two scatter panels of a sweep's configurations, one marker per configuration
 //! coloured by policy family. Left: mean detection delay (a miss counted as the incident's
 //! duration plus the tolerance) against false opens; right: availability against wasted quota.
-//! Each panel draws its own two-metric front. Configurations ruled out by a constraint are
-//! hollow; only those on the sweep's overall front for the panel's two metrics (pareto.csv,
-//! scenario `all`) are ringed; the recommended one is labelled. The no-breaker baseline
-//! (`none`) does not stretch the axes: beyond them it is drawn at the edge with its value.
+//! Configurations ruled out by a constraint are hollow and never on a front: each panel rings
+//! and joins the two-metric front among the configurations that qualify (those a reviewer could
+//! deploy), so a ruled-out configuration can neither look chosen nor make a qualifying one look
+//! beaten. The recommended one is labelled. The no-breaker baseline (`none`) does not stretch
+//! the axes: beyond them it is drawn at the edge with its value.
 
 use super::ChartError;
 use super::data::Summary;
 use super::style::*;
+use crate::sweep::pareto::{Direction, front};
 use plotters::prelude::*;
 
 /// One configuration, its metrics averaged over scenarios.
@@ -29,13 +31,7 @@ pub struct Point {
     pub availability: Option<f64>,
     /// Meets every constraint on every scenario (summary.csv's `feasible`; true when unknown).
     pub feasible: bool,
-    /// Per panel (delay, quota): on the sweep's overall front of that panel's two metrics.
-    pub on_front: [bool; 2],
 }
-
-/// The panels' metrics: (x, y) column names, the y of the delay panel with its fallback.
-const PANEL_FRONTS: [[&str; 2]; 2] =
-    [["false_opens", "detection_delay_with_misses_mean_s"], ["wasted_quota", "availability"]];
 
 /// The family of the no-breaker baseline, kept off the axis ranges.
 pub const BASELINE_FAMILY: &str = "none";
@@ -51,7 +47,7 @@ pub struct Placed {
     pub y: f64,
     /// Ruled out by a constraint: drawn hollow.
     pub hollow: bool,
-    /// On the overall front of the panel's metrics: ringed.
+    /// On the panel's front among the configurations that qualify: ringed and joined.
     pub ringed: bool,
     /// Beyond the axes (the baseline): drawn clamped at the edge with its value.
     pub off_scale: bool,
@@ -84,8 +80,9 @@ pub struct ParetoData {
 }
 
 impl ParetoData {
-    /// Aggregates `summary` per configuration; `front` (pareto.csv) marks front membership.
-    pub fn new(summary: &Summary, front: Option<&Summary>, recommended: Option<String>) -> ParetoData {
+    /// Aggregates `summary` per configuration: each metric is the mean over the scenarios where
+    /// it has a value, as pareto.csv's `all` rows average it.
+    pub fn new(summary: &Summary, recommended: Option<String>) -> ParetoData {
         let mut ids: Vec<&str> = Vec::new();
         let mut scenarios: Vec<&str> = Vec::new();
         let mut families: Vec<String> = Vec::new();
@@ -108,15 +105,6 @@ impl ParetoData {
                     let v: Vec<f64> = rows.iter().filter_map(|r| r.metric(m)).collect();
                     (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
                 };
-                let on = |metrics: [&str; 2]| {
-                    front.is_some_and(|f| {
-                        f.rows.iter().any(|r| {
-                            r.scenario == "all"
-                                && (r.config_id == *id || r.policy == rows[0].policy)
-                                && same_front(&r.front, metrics)
-                        })
-                    })
-                };
                 Point {
                     label: rows[0].policy.clone(),
                     family: rows[0].family.clone(),
@@ -126,7 +114,6 @@ impl ParetoData {
                     wasted: mean("wasted_quota"),
                     availability: mean("availability"),
                     feasible: rows.iter().all(|r| r.feasible != Some(false)),
-                    on_front: [on(PANEL_FRONTS[0]), on(PANEL_FRONTS[1])],
                 }
             })
             .collect();
@@ -139,7 +126,7 @@ impl ParetoData {
 
     /// Panel `panel` (0: delay vs false opens, 1: availability vs wasted quota): its axes,
     /// from every point but the baseline's (unless nothing else has values), and each point's
-    /// marks.
+    /// marks: hollow when ruled out, ringed when on the front among those that qualify.
     pub fn view(&self, panel: usize) -> PanelView {
         let value = |p: &Point| -> Option<(f64, f64)> {
             if panel == 0 { Some((p.false_opens?, p.delay_s?)) } else { Some((p.wasted?, p.availability?)) }
@@ -157,49 +144,28 @@ impl ParetoData {
         } else {
             (0.0, nice_ceil(scaled.iter().map(|p| p.2).fold(0.0, f64::max) * 1.08))
         };
+        // The front among the qualifying configurations only (x lower is better; y lower on
+        // the delay panel, higher on the availability one).
+        let y_dir = if panel == 1 { Direction::Maximise } else { Direction::Minimise };
+        let qualifying: Vec<Vec<Option<f64>>> = with
+            .iter()
+            .map(|&(i, x, y)| if self.points[i].feasible { vec![Some(x), Some(y)] } else { vec![None, None] })
+            .collect();
+        let on_front = front(&qualifying, &[Direction::Minimise, y_dir]);
         let points = with
             .iter()
-            .map(|&(index, x, y)| Placed {
+            .enumerate()
+            .map(|(k, &(index, x, y))| Placed {
                 index,
                 x,
                 y,
                 hollow: !self.points[index].feasible,
-                ringed: self.points[index].on_front[panel],
+                ringed: on_front.contains(&k),
                 off_scale: x > x_max || y < y_range.0 || y > y_range.1,
             })
             .collect();
         PanelView { x_max, y_range, points, missing: self.points.len() - with.len() }
     }
-}
-
-/// True when pareto.csv's front name `name` (`a vs b`) is over exactly the two `metrics` (the
-/// delay panel also accepts the plain mean, as older folders have it).
-fn same_front(name: &str, metrics: [&str; 2]) -> bool {
-    fn plain(m: &str) -> &str {
-        if m == "detection_delay_with_misses_mean_s" { "detection_delay_mean_s" } else { m }
-    }
-    let mut parts: Vec<&str> = name.split(" vs ").collect();
-    parts.sort_unstable();
-    let mut want = metrics.to_vec();
-    want.sort_unstable();
-    let mut old: Vec<&str> = metrics.iter().map(|m| plain(m)).collect();
-    old.sort_unstable();
-    parts == want || parts == old
-}
-
-/// The two-metric front: points not beaten on both `x` (lower better) and `y` (lower better
-/// unless `y_higher`), sorted by x; ties broken by label for determinism.
-pub fn front_2d(pts: &[(f64, f64, usize)], y_higher: bool) -> Vec<(f64, f64)> {
-    let mut v: Vec<(f64, f64, usize)> = pts.to_vec();
-    let yk = |y: f64| if y_higher { -y } else { y };
-    v.sort_by(|a, b| a.0.total_cmp(&b.0).then(yk(a.1).total_cmp(&yk(b.1))).then(a.2.cmp(&b.2)));
-    let mut out: Vec<(f64, f64)> = Vec::new();
-    for (x, y, _) in v {
-        if out.last().is_none_or(|l| yk(y) < yk(l.1)) {
-            out.push((x, y));
-        }
-    }
-    out
 }
 
 /// Draws the chart to `path` (PNG of [`PARETO_SIZE`]).
@@ -240,12 +206,17 @@ pub fn render_pareto(data: &ParetoData, root: &Area) -> Result<(), ChartError> {
     if ruled_out > 0 {
         items.push(LegendItem { label: "hollow: ruled out".into(), colour: GREY, swatch: Swatch::Hollow });
     }
-    items.push(LegendItem { label: "front of this panel".into(), colour: DARK_GREY, swatch: Swatch::Line });
-    if data.points.iter().any(|p| p.on_front.iter().any(|f| *f)) {
+    if data.points.iter().any(|p| p.feasible) {
         items.push(LegendItem {
-            label: "ringed: on the sweep's overall front".into(),
+            label: "ringed, joined: the front among those that qualify".into(),
             colour: OI_BLACK,
             swatch: Swatch::Ring,
+        });
+    } else {
+        items.push(LegendItem {
+            label: "no configuration qualifies: no front".into(),
+            colour: GREY,
+            swatch: Swatch::Line,
         });
     }
     draw_legend_row(&legend_area, &items, 30, 8)?;
@@ -305,9 +276,12 @@ fn draw_panel(area: &Area, data: &ParetoData, panel: &Panel) -> Result<(), Chart
         .axis_desc_style(text(LABEL_SIZE, OI_BLACK))
         .draw()
         .map_err(draw_err)?;
-    let on_scale: Vec<(f64, f64, usize)> =
-        view.points.iter().filter(|p| !p.off_scale).map(|p| (p.x, p.y, p.index)).collect();
-    let front = front_2d(&on_scale, panel.y_higher);
+    // The qualifying front, as a staircase through its points on the scale, left to right.
+    let mut front: Vec<(f64, f64)> =
+        view.points.iter().filter(|p| p.ringed && !p.off_scale).map(|p| (p.x, p.y)).collect();
+    front.sort_by(|a, b| {
+        a.0.total_cmp(&b.0).then(if panel.y_higher { b.1.total_cmp(&a.1) } else { a.1.total_cmp(&b.1) })
+    });
     if front.len() >= 2 {
         // A staircase: between front points the next x is reached before the y improves.
         let mut stairs = Vec::with_capacity(front.len() * 2);
@@ -364,7 +338,10 @@ fn draw_panel(area: &Area, data: &ParetoData, panel: &Panel) -> Result<(), Chart
     {
         let (px, py) = chart.backend_coord(&(p.x.min(xmax), p.y.clamp(ylo, yhi)));
         let (cx, cy) = (px - base.0, py - base.1);
-        flat.draw(&Circle::new((cx, cy), 14, OI_BLACK.stroke_width(3))).map_err(draw_err)?;
+        // A diamond, not a ring: the recommendation need not be on a panel's front.
+        let r = 15;
+        let diamond = vec![(cx, cy - r), (cx + r, cy), (cx, cy + r), (cx - r, cy), (cx, cy - r)];
+        flat.draw(&PathElement::new(diamond, OI_BLACK.stroke_width(3))).map_err(draw_err)?;
         let label = format!("recommended: {}", fit_text(rec, LEGEND_SIZE, 320));
         let tw = text_width(&label, LEGEND_SIZE);
         // Put the label to the right unless it would leave the panel; above unless at the top.
@@ -390,49 +367,66 @@ mod tests {
     use super::*;
 
     #[test]
-    fn front_keeps_only_undominated_points() {
-        let pts = [(0.0, 10.0, 0), (1.0, 5.0, 1), (1.0, 7.0, 2), (2.0, 6.0, 3), (3.0, 1.0, 4)];
-        assert_eq!(front_2d(&pts, false), vec![(0.0, 10.0), (1.0, 5.0), (3.0, 1.0)]);
-        let av = [(10.0, 0.9, 0), (20.0, 0.95, 1), (15.0, 0.8, 2), (30.0, 0.99, 3)];
-        assert_eq!(front_2d(&av, true), vec![(10.0, 0.9), (20.0, 0.95), (30.0, 0.99)]);
-    }
-
-    #[test]
-    fn ruled_out_is_hollow_only_the_overall_front_is_ringed_and_none_stays_off_the_axes() {
+    fn ruled_out_is_hollow_and_only_the_front_among_those_that_qualify_is_ringed() {
         use crate::report::charts::data::{Table, summary};
         let table = |text: &str| Table::from_reader(std::path::Path::new("t.csv"), text.as_bytes()).unwrap();
+        // `fast` beats everything on both panels but breaks a constraint on scenario a; `none`
+        // is the ruled-out baseline far off the scale.
         let s = summary(&table(
             "scenario,config_id,policy,family,false_opens,detection_delay_with_misses_mean_s,\
              wasted_quota,availability,feasible\n\
-             a,0,fast,consecutive,0,50,100,0.9,false\n\
-             b,0,fast,consecutive,0,70,300,0.9,true\n\
+             a,0,fast,consecutive,0,50,100,0.99,false\n\
+             b,0,fast,consecutive,0,70,100,0.99,true\n\
              a,1,slow,windowed,1,400,200,0.95,true\n\
              b,1,slow,windowed,1,400,200,0.95,true\n\
-             a,2,none,none,0,1000,18000,0.85,false\n\
-             b,2,none,none,0,1000,18000,0.85,false\n",
+             a,2,mid,windowed,0.5,500,150,0.93,true\n\
+             a,3,worse,windowed,1,600,300,0.94,true\n\
+             a,4,none,none,0,1000,18000,0.85,false\n",
         ))
         .unwrap();
-        // Every configuration is on some per-scenario front; only `slow` is on the overall one
-        // of the delay panel, and `fast` on the overall one of the quota panel.
-        let front = summary(&table(
-            "front,scenario,config_id,policy,cost\n\
-             detection_delay_with_misses_mean_s vs false_opens,a,0,fast,1\n\
-             detection_delay_with_misses_mean_s vs false_opens,b,2,none,1\n\
-             detection_delay_with_misses_mean_s vs false_opens,all,1,slow,1\n\
-             wasted_quota vs availability,all,0,fast,1\n",
-        ))
-        .unwrap();
-        let d = ParetoData::new(&s, Some(&front), Some("slow".into()));
-        assert_eq!(d.points.iter().map(|p| p.feasible).collect::<Vec<_>>(), [false, true, false]);
+        let d = ParetoData::new(&s, Some("slow".into()));
+        assert_eq!(d.points.iter().map(|p| p.feasible).collect::<Vec<_>>(), [false, true, true, true, false]);
         assert_eq!(d.points[0].delay_s, Some(60.0));
+        let marks = |panel: usize| -> Vec<(bool, bool, bool)> {
+            d.view(panel).points.iter().map(|p| (p.hollow, p.ringed, p.off_scale)).collect()
+        };
+        // Delay panel: `fast` dominates `slow` and `mid`, but is ruled out, so they are the
+        // front; `worse` (1 false open, 600 s) is beaten by `slow`.
+        assert_eq!(
+            marks(0),
+            [
+                (true, false, false),
+                (false, true, false),
+                (false, true, false),
+                (false, false, false),
+                (true, false, true)
+            ]
+        );
+        // The axis stops short of the baseline's 1000 s.
         let delay = d.view(0);
-        let marks: Vec<(bool, bool, bool)> =
-            delay.points.iter().map(|p| (p.hollow, p.ringed, p.off_scale)).collect();
-        assert_eq!(marks, [(true, false, false), (false, true, false), (true, false, true)]);
-        // The axis ends near 400 s (the largest delay but the baseline's 1000 s).
-        assert_eq!(delay.y_range, (0.0, 500.0));
-        let quota = d.view(1);
-        assert_eq!(quota.points.iter().map(|p| p.ringed).collect::<Vec<_>>(), [true, false, false]);
-        assert!(quota.x_max < 18_000.0 && quota.points[2].off_scale);
+        assert!(delay.y_range.1 >= 600.0 && delay.y_range.1 < 1000.0, "{:?}", delay.y_range);
+        // Quota panel: `worse` (300 wasted, 94 %) is beaten by `slow` (200, 95 %); `mid`
+        // (150, 93 %) and `slow` trade off.
+        assert_eq!(
+            marks(1),
+            [
+                (true, false, false),
+                (false, true, false),
+                (false, true, false),
+                (false, false, false),
+                (true, false, true)
+            ]
+        );
+        assert!(d.view(1).x_max < 18_000.0);
+        // With nothing qualifying there is no front at all.
+        let none = summary(&table(
+            "scenario,config_id,policy,family,false_opens,detection_delay_with_misses_mean_s,\
+             wasted_quota,availability,feasible\n\
+             a,0,fast,consecutive,0,50,100,0.99,false\n\
+             a,1,slow,windowed,1,400,200,0.95,false\n",
+        ))
+        .unwrap();
+        let d = ParetoData::new(&none, None);
+        assert!(d.view(0).points.iter().chain(&d.view(1).points).all(|p| p.hollow && !p.ringed));
     }
 }

@@ -189,6 +189,27 @@ pub fn fit_text(s: &str, size: u32, max_px: i32) -> String {
     String::new()
 }
 
+/// Shortens `s` to at most `max_px` pixels at `size` px by cutting its middle ("…"), so both
+/// its start and its end (where configuration labels differ) stay readable.
+pub fn fit_middle(s: &str, size: u32, max_px: i32) -> String {
+    if text_width(s, size) <= max_px {
+        return s.to_string();
+    }
+    let chars: Vec<char> = s.chars().collect();
+    for keep in (0..chars.len()).rev() {
+        let head = keep.div_ceil(2);
+        let cut: String = chars[..head]
+            .iter()
+            .chain(std::iter::once(&'…'))
+            .chain(&chars[chars.len() - (keep - head)..])
+            .collect();
+        if text_width(&cut, size) <= max_px {
+            return cut;
+        }
+    }
+    String::new()
+}
+
 /// A drawing area on a bitmap, in pixels.
 pub type Area<'a> = DrawingArea<BitMapBackend<'a>, Shift>;
 
@@ -241,6 +262,8 @@ pub enum Swatch {
     Hatched,
     /// A short dashed line (line series beyond the palette's eight colours).
     Dashed,
+    /// A dotted line (the true health of a provider after the first).
+    Dotted,
 }
 
 /// The legend swatch of categorical series `i` drawn as bars (hatched past the palette).
@@ -290,16 +313,19 @@ pub fn draw_legend_row(area: &Area, items: &[LegendItem], x: i32, y: i32) -> Res
                     .map_err(draw_err)?;
                 hatch(area, (x, y + 1), (x + s, y + s + 1), 5, WHITE)?;
             }
-            Swatch::Dashed => {
-                for k in 0..3 {
-                    let x0 = x + k * 9;
+            Swatch::Dotted | Swatch::Dashed => {
+                // (dashes, period, dash length, extra width): dotted 5 × 2 px, dashed 3 × 5 px.
+                let (n, period, len, extra) =
+                    if it.swatch == Swatch::Dotted { (5, 6, 2, 12) } else { (3, 9, 5, 8) };
+                for k in 0..n {
+                    let x0 = x + k * period;
                     area.draw(&PathElement::new(
-                        vec![(x0, y + s / 2 + 1), (x0 + 5, y + s / 2 + 1)],
+                        vec![(x0, y + s / 2 + 1), (x0 + len, y + s / 2 + 1)],
                         it.colour.stroke_width(3),
                     ))
                     .map_err(draw_err)?;
                 }
-                x += 8;
+                x += extra;
             }
             Swatch::Ring => {
                 area.draw(&Circle::new((x + s / 2, y + s / 2 + 1), s / 2, it.colour.stroke_width(2)))
@@ -584,6 +610,11 @@ mod tests {
         let w = text_width("breakerlab", 20);
         assert!(w > 60 && w < 200, "width {w}");
         assert_eq!(fit_text("short", 15, 500), "short");
+        assert_eq!(fit_middle("short", 15, 500), "short");
+        let a = fit_middle("consecutive[failure_threshold=10,open_duration=2m]", 15, 200);
+        let b = fit_middle("consecutive[failure_threshold=10,open_duration=10s]", 15, 200);
+        assert!(a.starts_with("consec") && a.ends_with("=2m]") && a.contains('…'), "{a}");
+        assert!(b.ends_with("=10s]") && text_width(&b, 15) <= 200 && a != b, "{b}");
         let cut = fit_text("a very long configuration name indeed", 15, 80);
         assert!(cut.ends_with('…') && text_width(&cut, 15) <= 80, "{cut}");
     }

@@ -31,7 +31,8 @@ pub struct TimelineData {
     /// The breakers' names in transitions.csv's `instance` order (inputs.toml), when the run
     /// had several; empty otherwise (then instances seen in transitions.csv are numbered).
     pub lanes: Vec<String>,
-    /// The providers, in priority order (the true health drawn is the first one's).
+    /// The providers, in file order (the first one's true health is timeline.csv's `true_*`
+    /// columns; the others' are in their `provider.NAME.true_*` columns).
     pub providers: Vec<String>,
     /// The absolute time of time zero (µs since the Unix epoch), when the input had one.
     pub epoch_us: Option<i64>,
@@ -345,7 +346,12 @@ struct Shown {
     /// The dependency's true p95 and error rate (every arrival, admitted or not).
     true_p95: Option<f64>,
     true_err: Option<f64>,
+    /// The same for each provider after the first.
+    others: Vec<Health>,
 }
+
+/// A true p95 (ms) and error rate.
+type Health = (Option<f64>, Option<f64>);
 
 /// Round display-bin widths (µs): merged bins take the smallest that is a multiple of the
 /// recorded bin, leaves at most [`TIMELINE_MAX_BINS`] bins and merges at most three times
@@ -440,16 +446,24 @@ fn merge(bins: &[Bin], from: u64, to: u64, width: u64) -> Vec<Shown> {
                 })
             };
             // True health: the worst p95, the error rate pooled over arrivals.
-            let true_p95 = g
-                .iter()
-                .filter_map(|b| b.true_p95_ms)
-                .fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.max(v))));
-            let weighed: Vec<(f64, f64)> =
-                g.iter().filter_map(|b| b.true_error_rate.map(|e| (e, b.offered.max(1.0)))).collect();
-            let true_err = (!weighed.is_empty()).then(|| {
-                weighed.iter().map(|r| r.0 * r.1).sum::<f64>() / weighed.iter().map(|r| r.1).sum::<f64>()
-            });
-            Shown { start, end, rates, admitted, states, p95, err, true_p95, true_err }
+            let true_health = |of: &dyn Fn(&Bin) -> Health| {
+                let p95 = g
+                    .iter()
+                    .filter_map(|b| of(b).0)
+                    .fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.max(v))));
+                let weighed: Vec<(f64, f64)> =
+                    g.iter().filter_map(|b| of(b).1.map(|e| (e, b.offered.max(1.0)))).collect();
+                let err = (!weighed.is_empty()).then(|| {
+                    weighed.iter().map(|r| r.0 * r.1).sum::<f64>() / weighed.iter().map(|r| r.1).sum::<f64>()
+                });
+                (p95, err)
+            };
+            let (true_p95, true_err) = true_health(&|b| (b.true_p95_ms, b.true_error_rate));
+            let providers = g.iter().map(|b| b.other_true.len()).max().unwrap_or(0);
+            let others = (0..providers)
+                .map(|p| true_health(&|b| b.other_true.get(p).copied().unwrap_or((None, None))))
+                .collect();
+            Shown { start, end, rates, admitted, states, p95, err, true_p95, true_err, others }
         })
         .collect()
 }
@@ -572,8 +586,13 @@ pub fn render_timeline(data: &TimelineData, range: Option<TimeRange>, root: &Are
             best
         })
         .collect();
-    let true_of = data.providers.first().map(String::as_str);
-    draw_health(&health_area, &axis, &health, &data.incidents, &labels, true_of)?;
+    // The providers whose true health is drawn: the first (the bins' own columns), then those
+    // timeline.csv has columns for.
+    let mut true_of: Vec<&str> = data.providers.first().map(String::as_str).into_iter().collect();
+    if let Some(s) = data.series.first() {
+        true_of.extend(s.other_providers.iter().map(String::as_str));
+    }
+    draw_health(&health_area, &axis, &health, &data.incidents, &labels, &true_of)?;
     for (i, line) in labels.key.iter().enumerate() {
         let y = i as i32 * TIMELINE_KEY_LINE_HEIGHT as i32 + 3;
         key_area
@@ -601,7 +620,7 @@ fn draw_health(
     bins: &[&Shown],
     incidents: &[Incident],
     labels: &IncidentLabels,
-    true_of: Option<&str>,
+    true_of: &[&str],
 ) -> Result<(), ChartError> {
     let (head, body) = area.split_vertically(HEADING);
     let has_true = bins.iter().any(|b| b.true_p95.is_some() || b.true_err.is_some());
@@ -615,13 +634,22 @@ fn draw_health(
     ];
     if has_true {
         legend.push(LegendItem {
-            label: match true_of {
+            label: match true_of.first() {
                 Some(p) => format!("true p95 / error rate of {p}, every request (dashed)"),
                 None => "true p95 / error rate, every request (dashed)".into(),
             },
             colour: DARK_GREY,
             swatch: Swatch::Dashed,
         });
+    }
+    for (k, p) in true_of.iter().enumerate().skip(1) {
+        if bins.iter().any(|b| b.others.get(k - 1).is_some_and(|o| o.0.is_some() || o.1.is_some())) {
+            legend.push(LegendItem {
+                label: format!("of {p} (dotted)"),
+                colour: DARK_GREY,
+                swatch: Swatch::Dotted,
+            });
+        }
     }
     for e in [Expect::Open, Expect::StayClosed, Expect::Either] {
         if incidents.iter().any(|i| i.expect == e) {
@@ -634,8 +662,12 @@ fn draw_health(
     }
     heading(&head, "Dependency health", &legend)?;
 
-    let p95s: Vec<f64> =
-        bins.iter().flat_map(|b| [b.p95, b.true_p95]).flatten().filter(|v| *v > 0.0).collect();
+    let p95s: Vec<f64> = bins
+        .iter()
+        .flat_map(|b| [b.p95, b.true_p95].into_iter().chain(b.others.iter().map(|o| o.0)))
+        .flatten()
+        .filter(|v| *v > 0.0)
+        .collect();
     let (lo, hi) = if p95s.is_empty() {
         (1.0, 1000.0)
     } else {
@@ -708,6 +740,25 @@ fn draw_health(
         chart
             .draw_secondary_series(DashedLineSeries::new(run, 7, 5, HEALTH_ERRORS.mix(0.7).stroke_width(2)))
             .map_err(draw_err)?;
+    }
+    // The other providers' true health, dotted and lighter.
+    for k in 0..true_of.len().saturating_sub(1) {
+        let other = |b: &&Shown| b.others.get(k).copied().unwrap_or((None, None));
+        for run in runs(bins.iter().map(|b| (b.start, b.end, other(b).0.filter(|v| *v > 0.0)))) {
+            chart
+                .draw_series(DashedLineSeries::new(run, 2, 4, HEALTH_P95.mix(0.55).stroke_width(2)))
+                .map_err(draw_err)?;
+        }
+        for run in runs(bins.iter().map(|b| (b.start, b.end, other(b).1))) {
+            chart
+                .draw_secondary_series(DashedLineSeries::new(
+                    run,
+                    2,
+                    4,
+                    HEALTH_ERRORS.mix(0.55).stroke_width(2),
+                ))
+                .map_err(draw_err)?;
+        }
     }
     for run in runs(bins.iter().map(|b| (b.start, b.end, b.p95.filter(|v| *v > 0.0)))) {
         chart.draw_series(LineSeries::new(run, HEALTH_P95.stroke_width(2))).map_err(draw_err)?;
@@ -1000,6 +1051,7 @@ mod tests {
             upstream_error_rate: err,
             true_p95_ms: p95,
             true_error_rate: err,
+            other_true: vec![],
         }
     }
 
@@ -1064,8 +1116,8 @@ mod tests {
         };
         let data = TimelineData {
             series: vec![
-                Series { policy: "a".into(), bins: vec![] },
-                Series { policy: "b".into(), bins: vec![] },
+                Series { policy: "a".into(), bins: vec![], other_providers: vec![] },
+                Series { policy: "b".into(), bins: vec![], other_providers: vec![] },
             ],
             transitions: vec![
                 tr("a", 50, State::Closed, State::Open), // no incident: false
@@ -1119,7 +1171,9 @@ mod tests {
         let bins: Vec<Bin> =
             (0..10).map(|i| bin(i * 60_000_000, (i + 1) * 60_000_000, 10.0, Some(5.0), None, 0.0)).collect();
         TimelineData {
-            series: (0..configs).map(|c| Series { policy: format!("p{c}"), bins: bins.clone() }).collect(),
+            series: (0..configs)
+                .map(|c| Series { policy: format!("p{c}"), bins: bins.clone(), other_providers: vec![] })
+                .collect(),
             transitions,
             incidents,
             context: String::new(),
