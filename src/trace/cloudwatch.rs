@@ -35,20 +35,14 @@ struct Joined {
 
 /// Every `Id` of the pages as one series, oldest sample first.
 pub fn parse(file: &str, text: &str) -> Result<Vec<Series>, TraceError> {
-    let mut c = Cursor::new(file, text, SHAPE);
     let mut j = Joined::default();
-    let mut docs = 0;
-    while !c.at_end() {
+    Cursor::new(file, text, SHAPE).documents(|c, _| {
         if c.peek() == Some(b'[') {
-            c.array(|c, _| page(c, file, &mut j))?;
+            c.array(|c, _| page(c, file, &mut j)).map(drop)
         } else {
-            page(&mut c, file, &mut j)?;
+            page(c, file, &mut j)
         }
-        docs += 1;
-    }
-    if docs == 0 {
-        return Err(TraceError::Empty { file: file.to_string() });
-    }
+    })?;
     let Joined { mut out, points, status, last_token, .. } = j;
     for ((s, mut p), code) in out.iter_mut().zip(points).zip(status) {
         p.sort_by_key(|(t, _)| *t);

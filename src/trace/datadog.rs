@@ -14,10 +14,8 @@ const SHAPE: &str = r#"Datadog v1 query JSON: {"status":"ok","series":[{"metric"
 
 /// Every series of the response (several responses may be concatenated).
 pub fn parse(file: &str, text: &str) -> Result<Vec<Series>, TraceError> {
-    let mut c = Cursor::new(file, text, SHAPE);
     let mut out = Vec::new();
-    let mut docs = 0;
-    while !c.at_end() {
+    Cursor::new(file, text, SHAPE).documents(|c, _| {
         let (mut status, mut error) = (None, None);
         let first = out.len();
         c.object(|c, key| match key {
@@ -47,11 +45,8 @@ pub fn parse(file: &str, text: &str) -> Result<Vec<Series>, TraceError> {
                 ),
             });
         }
-        docs += 1;
-    }
-    if docs == 0 {
-        return Err(TraceError::Empty { file: file.to_string() });
-    }
+        Ok(())
+    })?;
     Ok(out)
 }
 

@@ -33,29 +33,11 @@ fn host_path(url: &str) -> (&str, &str) {
 
 /// Reads every entry into `out`.
 pub fn read(file: &str, text: &str, out: &mut Collector) -> Result<(), TraceError> {
-    let mut c = Cursor::new(file, text, SHAPE);
-    let mut docs = 0;
-    while !c.at_end() {
-        let mut found = false;
-        c.object(|c, key| match key {
-            b"log" => c.object(|c, key| match key {
-                b"entries" => {
-                    found = true;
-                    c.array(|c, i| entry(c, file, i, out)).map(drop)
-                }
-                _ => c.skip(),
-            }),
-            _ => c.skip(),
-        })?;
-        if !found {
-            return Err(c.error("missing field `log.entries`"));
-        }
-        docs += 1;
-    }
-    if docs == 0 {
-        return Err(TraceError::Empty { file: file.to_string() });
-    }
-    Ok(())
+    Cursor::new(file, text, SHAPE)
+        .documents(|c, _| {
+            c.member("log", |c| c.member("entries", |c| c.array(|c, i| entry(c, file, i, out)).map(drop)))
+        })
+        .map(drop)
 }
 
 /// One entry of `log.entries`, offered to `out`.

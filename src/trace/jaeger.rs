@@ -63,39 +63,19 @@ struct Process<'a> {
 /// `[{"key":"...","type":"...","value":...},...]` appended to `tags`; returns their range.
 fn read_tags<'a>(c: &mut Cursor<'a>, tags: &mut Tags<'a>) -> Result<Range<usize>, TraceError> {
     let first = tags.len();
-    c.array(|c, _| {
-        let (mut key, mut value): (&[u8], Scalar) = (b"", Scalar::Null);
-        c.object(|c, k| match k {
-            b"key" => {
-                key = c.raw_string()?;
-                Ok(())
-            }
-            b"value" => {
-                value = if matches!(c.peek(), Some(b'[' | b'{')) {
-                    c.skip().map(|_| Scalar::Null)?
-                } else {
-                    c.scalar()?
-                };
-                Ok(())
-            }
-            _ => c.skip(),
-        })?;
-        tags.push((key, value));
-        Ok(())
+    c.key_values(tags, |c| match c.peek() {
+        Some(b'[' | b'{') => c.skip().map(|_| Scalar::Null),
+        _ => c.scalar(),
     })?;
     Ok(first..tags.len())
 }
 
 /// Reads every span of every trace into `out`.
 pub fn read(file: &str, text: &str, out: &mut Collector) -> Result<(), TraceError> {
-    let mut c = Cursor::new(file, text, SHAPE);
     let (mut spans, mut processes, mut tags) = (Vec::new(), Vec::new(), Vec::new());
-    let mut docs = 0;
-    while !c.at_end() {
-        let mut found = false;
-        c.object(|c, key| match key {
-            b"data" => {
-                found = true;
+    Cursor::new(file, text, SHAPE)
+        .documents(|c, _| {
+            c.member("data", |c| {
                 c.array(|c, i| {
                     spans.clear();
                     processes.clear();
@@ -104,18 +84,9 @@ pub fn read(file: &str, text: &str, out: &mut Collector) -> Result<(), TraceErro
                     offer(file, i, &spans, &processes, &tags, out)
                 })
                 .map(drop)
-            }
-            _ => c.skip(),
-        })?;
-        if !found {
-            return Err(c.error("missing field `data`"));
-        }
-        docs += 1;
-    }
-    if docs == 0 {
-        return Err(TraceError::Empty { file: file.to_string() });
-    }
-    Ok(())
+            })
+        })
+        .map(drop)
 }
 
 /// One trace of `data`: its spans and processes, as read.

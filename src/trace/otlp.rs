@@ -59,26 +59,17 @@ fn class_of(code: &Scalar, attrs: &Attrs) -> OutcomeClass {
 /// kinds, arrays and maps, are kept as null).
 fn attributes<'a>(c: &mut Cursor<'a>, out: &mut Attrs<'a>) -> Result<(), TraceError> {
     out.clear();
-    c.array(|c, _| {
-        let (mut key, mut value): (&[u8], Scalar) = (b"", Scalar::Null);
-        c.object(|c, k| match k {
-            b"key" => {
-                key = c.raw_string()?;
+    c.key_values(out, |c| {
+        let mut value = Scalar::Null;
+        c.object(|c, kind| match kind {
+            b"stringValue" | b"intValue" | b"boolValue" | b"doubleValue" => {
+                value = c.scalar()?;
                 Ok(())
             }
-            b"value" => c.object(|c, kind| match kind {
-                b"stringValue" | b"intValue" | b"boolValue" | b"doubleValue" => {
-                    value = c.scalar()?;
-                    Ok(())
-                }
-                _ => c.skip(),
-            }),
             _ => c.skip(),
         })?;
-        out.push((key, value));
-        Ok(())
+        Ok(value)
     })
-    .map(drop)
 }
 
 /// What the reader keeps between spans: the resource's attributes and one span's, reused.
@@ -89,27 +80,14 @@ struct State<'a> {
 
 /// Reads every span of the request(s) into `out`.
 pub fn read(file: &str, text: &str, out: &mut Collector) -> Result<(), TraceError> {
-    let mut c = Cursor::new(file, text, SHAPE);
     let mut st = State { resource: Vec::new(), span: Vec::new() };
-    let mut doc = 0;
-    while !c.at_end() {
-        let mut found = false;
-        c.object(|c, key| match key {
-            b"resourceSpans" => {
-                found = true;
+    Cursor::new(file, text, SHAPE)
+        .documents(|c, doc| {
+            c.member("resourceSpans", |c| {
                 c.array(|c, i| resource_spans(c, file, doc, i, out, &mut st)).map(drop)
-            }
-            _ => c.skip(),
-        })?;
-        if !found {
-            return Err(c.error("missing field `resourceSpans`"));
-        }
-        doc += 1;
-    }
-    if doc == 0 {
-        return Err(TraceError::Empty { file: file.to_string() });
-    }
-    Ok(())
+            })
+        })
+        .map(drop)
 }
 
 /// One `resourceSpans[i]`: its resource first (exporters write it first; if not, the spans are

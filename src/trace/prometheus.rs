@@ -16,16 +16,8 @@ const SHAPE: &str = r#"Prometheus query_range JSON: {"status":"success","data":{
 
 /// Every series of a `query_range` response (several responses may be concatenated).
 pub fn parse(file: &str, text: &str) -> Result<Vec<Series>, TraceError> {
-    let mut c = Cursor::new(file, text, SHAPE);
     let mut out = Vec::new();
-    let mut doc = 0;
-    while !c.at_end() {
-        response(&mut c, file, doc, &mut out)?;
-        doc += 1;
-    }
-    if doc == 0 {
-        return Err(TraceError::Empty { file: file.to_string() });
-    }
+    Cursor::new(file, text, SHAPE).documents(|c, doc| response(c, file, doc, &mut out))?;
     Ok(out)
 }
 

@@ -121,6 +121,68 @@ impl<'a> Cursor<'a> {
         self.text.get(self.pos).copied()
     }
 
+    /// Reads every document of the text (one, or several back to back: paged exports, JSON
+    /// lines), calling `doc` with each one's index; a text with none is [`TraceError::Empty`].
+    pub fn documents(
+        &mut self,
+        mut doc: impl FnMut(&mut Self, usize) -> Result<(), TraceError>,
+    ) -> Result<usize, TraceError> {
+        let mut n = 0;
+        while !self.at_end() {
+            doc(self, n)?;
+            n += 1;
+        }
+        if n == 0 {
+            return Err(TraceError::Empty { file: self.file.to_string() });
+        }
+        Ok(n)
+    }
+
+    /// Reads an object that must have member `name`, calling `read` at its value and skipping
+    /// the other members; an object without it is an error naming it.
+    pub fn member(
+        &mut self,
+        name: &str,
+        mut read: impl FnMut(&mut Self) -> Result<(), TraceError>,
+    ) -> Result<(), TraceError> {
+        let mut found = false;
+        self.object(|c, key| {
+            if key == name.as_bytes() {
+                found = true;
+                read(c)
+            } else {
+                c.skip()
+            }
+        })?;
+        if found { Ok(()) } else { Err(self.error(&format!("missing field `{name}`"))) }
+    }
+
+    /// Reads `[{"key":"...","value":...},...]` (OTLP attributes, Jaeger tags) onto `out`, each
+    /// value read by `value`; keys are kept as written.
+    pub fn key_values(
+        &mut self,
+        out: &mut Vec<(&'a [u8], Scalar<'a>)>,
+        mut value: impl FnMut(&mut Self) -> Result<Scalar<'a>, TraceError>,
+    ) -> Result<(), TraceError> {
+        self.array(|c, _| {
+            let (mut key, mut v): (&[u8], Scalar) = (b"", Scalar::Null);
+            c.object(|c, k| match k {
+                b"key" => {
+                    key = c.raw_string()?;
+                    Ok(())
+                }
+                b"value" => {
+                    v = value(c)?;
+                    Ok(())
+                }
+                _ => c.skip(),
+            })?;
+            out.push((key, v));
+            Ok(())
+        })
+        .map(drop)
+    }
+
     /// The byte offset of the cursor (for [`seek`](Self::seek)).
     pub fn position(&self) -> usize {
         self.pos
