@@ -3,7 +3,7 @@
 
 use super::output::{self, Keep, OutputDir, Page};
 use super::parse_sets;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::metrics::Metrics;
 use crate::policy::{PolicyConfig, PolicySpec};
 use crate::report::charts::ChartOptions;
@@ -123,10 +123,15 @@ pub fn run_scenario(scenario: Scenario, settings: &RunSettings) -> Result<RunRep
     crate::limits::estimate_run(&scenario, &policies, &policy_spot, settings.replicates.max(1))
         .check(&settings.limits)?;
     let seed = settings.seed.unwrap_or(scenario.seed);
-    let workload = Workload::build(&scenario, seed, 0)?;
-    let bin = scenario.scoring.timeline_bin.unwrap_or_else(|| sim::auto_bin(workload.duration()));
-    let opts = RunOptions { timeline_bin: Some(bin), explain: true };
-    let result = sim::run_fleet(&scenario, &workload, &policies, &opts);
+    // The review page lists every input with its SHA-256: a week-long script (9 MB) is read
+    // and hashed on the other core while this one simulates.
+    let (simulated, inputs) = std::thread::scope(|s| {
+        let inputs =
+            settings.charts.then(|| s.spawn(|| report_inputs(&scenario, seed, &settings.command_line)));
+        let simulated = simulate(&scenario, &policies, seed, settings.replicates.max(1));
+        (simulated, inputs.map(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))))
+    });
+    let (workload, result, replicates) = simulated?;
     let (label, params, preset) = if fleet {
         let labels: Vec<String> = policies.iter().map(PolicyConfig::label).collect();
         let params = labels.iter().enumerate().map(|(i, l)| (format!("instance{i}"), l.clone())).collect();
@@ -134,13 +139,6 @@ pub fn run_scenario(scenario: Scenario, settings: &RunSettings) -> Result<RunRep
     } else {
         (policies[0].label(), policies[0].params(), policies[0].preset())
     };
-    let mut replicates = vec![result.metrics.clone()];
-    for r in 1..settings.replicates.max(1) {
-        let w = Workload::build(&scenario, seed, r)?;
-        replicates.push(
-            sim::run_fleet(&scenario, &w, &policies, &RunOptions { explain: false, ..opts.clone() }).metrics,
-        );
-    }
     let extra = import_columns(&scenario);
     let row = SummaryRow {
         scenario: &scenario.name,
@@ -153,8 +151,8 @@ pub fn run_scenario(scenario: Scenario, settings: &RunSettings) -> Result<RunRep
         extra: &extra,
     };
     let runs = [(label.as_str(), &result.record)];
-    let mut out =
-        OutputDir::create(&output::out_dir(settings.out.as_deref(), &scenario.name), Keep::Foreign)?;
+    let dir = output::out_dir(settings.out.as_deref(), &scenario.name);
+    let mut out = OutputDir::create(&dir, Keep::Foreign)?;
     out.write_all(&[
         (output::SUMMARY_CSV, report::summary_csv(&[row])),
         (output::TRANSITIONS_CSV, report::transitions_csv(&runs)),
@@ -164,14 +162,35 @@ pub fn run_scenario(scenario: Scenario, settings: &RunSettings) -> Result<RunRep
         (output::LATENCY_CSV, report::latency_csv(&runs)),
     ])?;
     if !result.record.calls.is_empty() {
-        out.write(output::CALLS_CSV, &report::calls_csv(&result.record.calls))?;
+        let path = dir.join(output::CALLS_CSV);
+        out.write_with(output::CALLS_CSV, |w| {
+            report::write_calls_csv(w, &result.record.calls).map_err(|e| Error::io(&path, e))
+        })?;
     }
-    let page = settings.charts.then(|| Page {
-        inputs: Some(report_inputs(&scenario, seed, &settings.command_line)),
-        charts: ChartOptions::default(),
-    });
+    let page = inputs.map(|inputs| Page { inputs: Some(inputs), charts: ChartOptions::default() });
     let files = out.finish(page.as_ref())?;
     Ok(RunReport { scenario, label, seed, result, truth: workload.truth, files, replicates })
+}
+
+/// Runs replicate 0 with its evidence (explain.csv), then replicates 1.. for their scores only.
+fn simulate(
+    scenario: &Scenario,
+    policies: &[PolicyConfig],
+    seed: u64,
+    replicates: u32,
+) -> Result<(Workload, RunResult, Vec<Metrics>)> {
+    let workload = Workload::build(scenario, seed, 0)?;
+    let bin = scenario.scoring.timeline_bin.unwrap_or_else(|| sim::auto_bin(workload.duration()));
+    let opts = RunOptions { timeline_bin: Some(bin), explain: true };
+    let result = sim::run_fleet(scenario, &workload, policies, &opts);
+    let mut scores = vec![result.metrics.clone()];
+    for r in 1..replicates {
+        let w = Workload::build(scenario, seed, r)?;
+        scores.push(
+            sim::run_fleet(scenario, &w, policies, &RunOptions { explain: false, ..opts.clone() }).metrics,
+        );
+    }
+    Ok((workload, result, scores))
 }
 
 /// The import counts of a trace scenario, as summary.csv columns (none for other scenarios).
