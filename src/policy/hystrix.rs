@@ -31,39 +31,24 @@
 use super::evidence::{Evidence, Test};
 use super::family::{Family, Preset};
 use super::machine::{Admission, Breaker, Observation, Phase, State, Ticket, Transitions};
-use super::param::{ParamMeta, PolicyError, impossible, invalid, longer_than_zero};
+use super::param::{PolicyError, family_config, impossible, longer_than_zero, require};
 use crate::outcome::{Classifier, Verdict};
 use crate::time::{Dur, SimTime};
-use serde::{Deserialize, Serialize};
 
-/// `HystrixCommandProperties` that drive the breaker, in snake_case.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct HystrixConfig {
-    /// `circuitBreaker.requestVolumeThreshold` (20).
-    pub request_volume_threshold: u32,
-    /// `circuitBreaker.errorThresholdPercentage` (50).
-    pub error_threshold_percentage: u32,
-    /// `circuitBreaker.sleepWindowInMilliseconds` (5 s).
-    pub sleep_window: Dur,
-    /// `metrics.rollingStats.timeInMilliseconds` (10 s).
-    pub rolling_window: Dur,
-    /// `metrics.healthSnapshot.intervalInMilliseconds` (500 ms).
-    pub health_snapshot_interval: Dur,
-    /// `execution.isolation.thread.timeoutInMilliseconds` (1 s); 0 = timeout disabled.
-    pub execution_timeout: Dur,
-}
-
-impl Default for HystrixConfig {
-    fn default() -> HystrixConfig {
-        HystrixConfig {
-            request_volume_threshold: 20,
-            error_threshold_percentage: 50,
-            sleep_window: Dur::from_secs(5),
-            rolling_window: Dur::from_secs(10),
-            health_snapshot_interval: Dur::from_millis(500),
-            execution_timeout: Dur::from_secs(1),
-        }
+family_config! {
+    /// `HystrixCommandProperties` that drive the breaker, in snake_case.
+    HystrixConfig {
+        request_volume_threshold: u32 = 20, "calls",
+            "circuitBreaker.requestVolumeThreshold: results a snapshot needs before it can trip";
+        error_threshold_percentage: u32 = 50, "percent",
+            "circuitBreaker.errorThresholdPercentage: trips when the truncated error % is >= this";
+        sleep_window: Dur = Dur::from_secs(5), "duration",
+            "circuitBreaker.sleepWindowInMilliseconds: open time before one test request (strictly after)";
+        rolling_window: Dur = Dur::from_secs(10), "duration", "metrics.rollingStats.timeInMilliseconds";
+        health_snapshot_interval: Dur = Dur::from_millis(500), "duration",
+            "metrics.healthSnapshot.intervalInMilliseconds: the breaker decides only at these instants";
+        execution_timeout: Dur = Dur::from_secs(1), "duration",
+            "execution.isolation.thread.timeoutInMilliseconds: the call timeout (0 = disabled)";
     }
 }
 
@@ -87,50 +72,20 @@ impl Family for HystrixConfig {
         config: HystrixConfig::default,
         classifier: Classifier::EVERY_ERROR,
     }];
-    const PARAMS: &'static [ParamMeta] = &[
-        ParamMeta::new(
-            "request_volume_threshold",
-            "calls",
-            "circuitBreaker.requestVolumeThreshold: results a snapshot needs before it can trip",
-        ),
-        ParamMeta::new(
-            "error_threshold_percentage",
-            "percent",
-            "circuitBreaker.errorThresholdPercentage: trips when the truncated error % is >= this",
-        ),
-        ParamMeta::new(
-            "sleep_window",
-            "duration",
-            "circuitBreaker.sleepWindowInMilliseconds: open time before one test request (strictly after)",
-        ),
-        ParamMeta::new("rolling_window", "duration", "metrics.rollingStats.timeInMilliseconds"),
-        ParamMeta::new(
-            "health_snapshot_interval",
-            "duration",
-            "metrics.healthSnapshot.intervalInMilliseconds: the breaker decides only at these instants",
-        ),
-        ParamMeta::new(
-            "execution_timeout",
-            "duration",
-            "execution.isolation.thread.timeoutInMilliseconds: the call timeout (0 = disabled)",
-        ),
-    ];
 
     fn validate(&self) -> Result<(), PolicyError> {
-        if self.error_threshold_percentage > 100 {
-            return Err(invalid(
-                "error_threshold_percentage",
-                "a whole percentage from 0 to 100",
-                &self.error_threshold_percentage.to_string(),
-            ));
-        }
-        if self.health_snapshot_interval < Dur::from_millis(1) {
-            return Err(invalid(
-                "health_snapshot_interval",
-                "at least 1ms",
-                &self.health_snapshot_interval.to_string(),
-            ));
-        }
+        require(
+            self.error_threshold_percentage <= 100,
+            "error_threshold_percentage",
+            "a whole percentage from 0 to 100",
+            self.error_threshold_percentage,
+        )?;
+        require(
+            self.health_snapshot_interval >= Dur::from_millis(1),
+            "health_snapshot_interval",
+            "at least 1ms",
+            self.health_snapshot_interval,
+        )?;
         longer_than_zero("sleep_window", self.sleep_window)?;
         let (w, i) = (self.rolling_window.micros(), self.health_snapshot_interval.micros());
         if w < i || !w.is_multiple_of(i) {

@@ -43,8 +43,6 @@ pub mod spec;
 
 #[cfg(test)]
 pub(crate) mod testkit;
-#[cfg(test)]
-mod toy;
 
 pub use evidence::{Evidence, Item, Test, Unit, phrase};
 pub use library::Library;

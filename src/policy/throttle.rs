@@ -21,22 +21,18 @@
 use super::evidence::{Evidence, Item, Test, Unit};
 use super::family::{Family, Preset};
 use super::machine::{Admission, Breaker, Observation, Phase, State, Ticket, Transitions};
-use super::param::{ParamMeta, PolicyError, at_least_one, impossible, invalid};
+use super::param::{PolicyError, at_least_one, family_config, impossible, require};
 use crate::outcome::{Classifier, Verdict};
 use crate::rng::{Rng, rng_from_u64, unit};
 use crate::time::{Dur, SimTime};
-use serde::{Deserialize, Serialize};
 
-/// The throttle's parameters.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ThrottleConfig {
-    /// The multiplier K (2).
-    pub k: f64,
-    /// History length (2 minutes).
-    pub window: Dur,
-    /// Buckets of the history (120).
-    pub buckets: u32,
+family_config! {
+    /// The throttle's parameters.
+    ThrottleConfig {
+        k: f64, "factor", "K: rejects once requests exceed K x accepts (lower is more aggressive)";
+        window: Dur, "duration", "history of requests and accepts";
+        buckets: u32, "count", "epoch-aligned buckets of the history";
+    }
 }
 
 impl Default for ThrottleConfig {
@@ -63,20 +59,9 @@ impl Family for ThrottleConfig {
         config: ThrottleConfig::default,
         classifier: Classifier::DEFAULT,
     }];
-    const PARAMS: &'static [ParamMeta] = &[
-        ParamMeta::new(
-            "k",
-            "factor",
-            "K: rejects once requests exceed K x accepts (lower is more aggressive)",
-        ),
-        ParamMeta::new("window", "duration", "history of requests and accepts"),
-        ParamMeta::new("buckets", "count", "epoch-aligned buckets of the history"),
-    ];
 
     fn validate(&self) -> Result<(), PolicyError> {
-        if !(self.k.is_finite() && self.k >= 1.0) {
-            return Err(invalid("k", "a number of at least 1", &self.k.to_string()));
-        }
+        require(self.k.is_finite() && self.k >= 1.0, "k", "a number of at least 1", self.k)?;
         at_least_one("buckets", self.buckets)?;
         let w = self.window.micros();
         if w < u64::from(self.buckets) || !w.is_multiple_of(u64::from(self.buckets)) {

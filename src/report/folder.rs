@@ -7,6 +7,8 @@ use super::charts::ChartError;
 use super::charts::data::{self, LatencyHist, SINGLE_POLICY, Summary, Table};
 use super::charts::timeline::TimelineData;
 use super::page::{INPUTS_FILE, ReportInputs};
+use crate::sweep::SweepError;
+use crate::sweep::output::RunsReader;
 use crate::sweep::review::{REVIEW_TOML, Review};
 use std::path::Path;
 
@@ -162,6 +164,15 @@ impl Contents {
             Err(e) => Err(e),
         })
     }
+}
+
+/// Checks a folder's runs.csv (at `path`) row by row, streamed since it can be large: the charts
+/// and pages do not show it, but `recommend DIR` re-ranks from it, so a malformed one is refused
+/// where it breaks (file, line, field) like any other file of the folder.
+pub fn check_runs(path: &Path, input: impl std::io::Read) -> Result<(), SweepError> {
+    let mut runs = RunsReader::new(input, &path.display().to_string())?;
+    while runs.next_run()?.is_some() {}
+    Ok(())
 }
 
 #[cfg(test)]
