@@ -30,7 +30,7 @@ use super::evidence::{Evidence, Test};
 use super::family::{Family, Preset};
 use super::library::{ExportInput, Library, commented, proto_duration};
 use super::machine::{Admission, Breaker, Observation, Phase, State, Ticket, Transitions};
-use super::param::{PolicyError, at_least_one, family_config, impossible, require};
+use super::param::{PolicyError, at_least_one, family_config, not_shorter, require};
 use crate::outcome::{Classifier, OutcomeClass, Verdict};
 use crate::time::{Dur, SimTime};
 use crate::{Error, Result};
@@ -78,12 +78,12 @@ impl Family for EnvoyConfig {
             "at least 1ms",
             self.base_ejection_time,
         )?;
-        if self.max_ejection_time < self.base_ejection_time {
-            return Err(impossible(format!(
-                "max_ejection_time ({}) is shorter than base_ejection_time ({})",
-                self.max_ejection_time, self.base_ejection_time
-            )));
-        }
+        not_shorter(
+            "max_ejection_time",
+            self.max_ejection_time,
+            "base_ejection_time",
+            self.base_ejection_time,
+        )?;
         Ok(())
     }
 

@@ -31,7 +31,7 @@
 use super::evidence::{Evidence, Test};
 use super::family::{Family, Preset};
 use super::machine::{Admission, Breaker, Observation, Phase, State, Ticket, Transitions};
-use super::param::{PolicyError, family_config, impossible, invalid, longer_than_zero, require};
+use super::param::{PolicyError, family_config, impossible, invalid, longer_than_zero, not_shorter, require};
 use super::window::{Edge, FailureTimes};
 use crate::outcome::{Classifier, Verdict};
 use crate::rng::{Rng, rng_from_u64, unit};
@@ -84,12 +84,7 @@ impl Family for FinagleConfig {
             return Err(impossible("both policies are off: set success_rate or consecutive_failures".into()));
         }
         longer_than_zero("backoff_start", self.backoff_start)?;
-        if self.backoff_max < self.backoff_start {
-            return Err(impossible(format!(
-                "backoff_max ({}) is shorter than backoff_start ({})",
-                self.backoff_max, self.backoff_start
-            )));
-        }
+        not_shorter("backoff_max", self.backoff_max, "backoff_start", self.backoff_start)?;
         Ok(())
     }
 

@@ -31,7 +31,7 @@ use super::family::{Family, Preset};
 use super::library::{ExportInput, Library};
 use super::machine::{Admission, Breaker, Observation, Phase, State, Ticket, Transitions};
 use super::param::{
-    PolicyError, at_least_one, family_config, impossible, invalid, longer_than_zero, require,
+    PolicyError, at_least_one, family_config, impossible, invalid, longer_than_zero, not_shorter, require,
 };
 use super::resilience4j::{Resilience4jConfig, SlidingWindowType, spring_yaml};
 use super::window::{BucketWindow, CountWindow, Edge, ExactWindow, FailureTimes, Sample, Tally, Window};
@@ -256,11 +256,8 @@ impl Family for GenericConfig {
             "a number of at least 1",
             self.backoff_multiplier,
         )?;
-        if !self.max_open_duration.is_zero() && self.max_open_duration < self.open_duration {
-            return Err(impossible(format!(
-                "max_open_duration ({}) is shorter than open_duration ({})",
-                self.max_open_duration, self.open_duration
-            )));
+        if !self.max_open_duration.is_zero() {
+            not_shorter("max_open_duration", self.max_open_duration, "open_duration", self.open_duration)?;
         }
         if self.window_failures > 0 && self.failure_window.is_zero() {
             return Err(impossible("window_failures needs failure_window greater than 0".into()));

@@ -32,6 +32,7 @@ use super::evidence::{Evidence, Test};
 use super::family::{Family, Preset};
 use super::machine::{Admission, Breaker, Observation, Phase, State, Ticket, Transitions};
 use super::param::{PolicyError, family_config, impossible, longer_than_zero, require};
+use super::ring::CountRing;
 use crate::outcome::{Classifier, Verdict};
 use crate::time::{Dur, SimTime};
 
@@ -106,14 +107,6 @@ impl Family for HystrixConfig {
     }
 }
 
-#[derive(Copy, Clone, Debug, Default)]
-struct Bucket {
-    index: u64,
-    used: bool,
-    total: u64,
-    errors: u64,
-}
-
 /// Hystrix's breaker plus its health-count buckets.
 #[derive(Clone, Debug)]
 pub struct HystrixBreaker {
@@ -121,7 +114,8 @@ pub struct HystrixBreaker {
     phase: Phase,
     origin: SimTime,
     next_snapshot: u64,
-    ring: Vec<Bucket>,
+    /// `(total, errors)` per health-snapshot interval.
+    ring: CountRing,
     opened_at: SimTime,
 }
 
@@ -134,7 +128,7 @@ impl HystrixBreaker {
             phase: Phase::new(),
             origin: SimTime::ZERO,
             next_snapshot: 1,
-            ring: vec![Bucket::default(); n],
+            ring: CountRing::new(n),
             opened_at: SimTime::ZERO,
         }
     }
@@ -149,22 +143,19 @@ impl HystrixBreaker {
 
     /// Sums of the buckets with index in `[lo, hi)`.
     fn sum(&self, lo: u64, hi: u64) -> (u64, u64) {
-        self.ring
-            .iter()
-            .filter(|b| b.used && b.index >= lo && b.index < hi)
-            .fold((0, 0), |(t, e), b| (t + b.total, e + b.errors))
+        self.ring.sum(lo, hi)
     }
 
     /// Could any snapshot from `next_snapshot` on trip without further results?
     fn could_trip(&self) -> bool {
-        let n = self.ring.len() as u64;
+        let n = self.ring.len();
         let (total, _) = self.sum(self.next_snapshot.saturating_sub(n), u64::MAX);
         total >= u64::from(self.cfg.request_volume_threshold) && total > 0
     }
 
     /// Runs the health snapshots due by `now` (only CLOSED reacts to them).
     fn poll(&mut self, now: SimTime, out: &mut Transitions) {
-        let n = self.ring.len() as u64;
+        let n = self.ring.len();
         while self.phase.state() == State::Closed && self.snapshot_at(self.next_snapshot) <= now {
             if !self.could_trip() {
                 self.next_snapshot = now.since(self.origin).micros() / self.interval() + 1;
@@ -187,13 +178,7 @@ impl HystrixBreaker {
 
     fn count(&mut self, now: SimTime, failed: bool) {
         let k = now.since(self.origin).micros() / self.interval();
-        let slot = (k % self.ring.len() as u64) as usize;
-        let b = &mut self.ring[slot];
-        if !b.used || b.index != k {
-            *b = Bucket { index: k, used: true, total: 0, errors: 0 };
-        }
-        b.total += 1;
-        b.errors += u64::from(failed);
+        self.ring.add(k, (1, u64::from(failed)));
     }
 
     fn close(&mut self, now: SimTime, out: &mut Transitions) {
@@ -201,9 +186,7 @@ impl HystrixBreaker {
         // metrics.resetStream(): counts discarded, the bucket timer restarts now.
         self.origin = now;
         self.next_snapshot = 1;
-        for b in &mut self.ring {
-            *b = Bucket::default();
-        }
+        self.ring.clear();
     }
 }
 
@@ -249,7 +232,7 @@ impl Breaker for HystrixBreaker {
         match self.phase.state() {
             State::Closed => {
                 let k = self.next_snapshot.saturating_sub(1);
-                let (total, errors) = self.sum(k.saturating_sub(self.ring.len() as u64), k);
+                let (total, errors) = self.sum(k.saturating_sub(self.ring.len()), k);
                 let pct = if total == 0 { 0 } else { ((errors as f64 / total as f64) * 100.0) as u64 };
                 ev.count(
                     "request_volume",

@@ -33,6 +33,7 @@ use super::family::{Family, Preset};
 use super::library::{ExportInput, Library, commented, js_ms, num};
 use super::machine::{Admission, Breaker, Observation, Phase, State, Ticket, Transitions};
 use super::param::{PolicyError, at_least_one, family_config, invalid, longer_than_zero, require};
+use super::ring::CountRing;
 use crate::Result;
 use crate::outcome::{Classifier, Verdict};
 use crate::time::{Dur, SimTime};
@@ -107,20 +108,13 @@ impl Family for OpossumConfig {
     }
 }
 
-#[derive(Copy, Clone, Debug, Default)]
-struct Bucket {
-    index: u64,
-    used: bool,
-    fires: u64,
-    failures: u64,
-}
-
 /// opossum's state machine and status window.
 #[derive(Clone, Debug)]
 pub struct OpossumBreaker {
     cfg: OpossumConfig,
     phase: Phase,
-    ring: Vec<Bucket>,
+    /// `(fires, failures)` per bucket.
+    ring: CountRing,
     bucket_len: u64,
     opened_at: SimTime,
     pending_close: bool,
@@ -132,7 +126,7 @@ impl OpossumBreaker {
         let n = cfg.rolling_count_buckets.max(1);
         let bucket_len = (cfg.rolling_count_timeout.micros() / 1000 / u64::from(n)).max(1) * 1000;
         OpossumBreaker {
-            ring: vec![Bucket::default(); n as usize],
+            ring: CountRing::new(n as usize),
             bucket_len,
             cfg,
             phase: Phase::new(),
@@ -141,23 +135,12 @@ impl OpossumBreaker {
         }
     }
 
-    fn bucket(&mut self, now: SimTime) -> &mut Bucket {
-        let k = now.micros() / self.bucket_len;
-        let slot = (k % self.ring.len() as u64) as usize;
-        let b = &mut self.ring[slot];
-        if !b.used || b.index != k {
-            *b = Bucket { index: k, used: true, fires: 0, failures: 0 };
-        }
-        b
+    fn count(&mut self, now: SimTime, fires: u64, failures: u64) {
+        self.ring.add(now.micros() / self.bucket_len, (fires, failures));
     }
 
     fn stats(&self, now: SimTime) -> (u64, u64) {
-        let cur = now.micros() / self.bucket_len;
-        let n = self.ring.len() as u64;
-        self.ring
-            .iter()
-            .filter(|b| b.used && b.index <= cur && b.index + n > cur)
-            .fold((0, 0), |(f, x), b| (f + b.fires, x + b.failures))
+        self.ring.window(now.micros() / self.bucket_len)
     }
 
     fn open(&mut self, at: SimTime, reason: &'static str, out: &mut Transitions) {
@@ -180,7 +163,7 @@ impl OpossumBreaker {
 impl Breaker for OpossumBreaker {
     fn admit(&mut self, now: SimTime, out: &mut Transitions) -> Admission {
         self.poll(now, out);
-        self.bucket(now).fires += 1;
+        self.count(now, 1, 0);
         match self.phase.state() {
             State::Closed => Admission::Allow(self.phase.ticket(false)),
             State::HalfOpen if self.pending_close => {
@@ -202,7 +185,7 @@ impl Breaker for OpossumBreaker {
                 }
             }
             Verdict::Failure => {
-                self.bucket(now).failures += 1;
+                self.count(now, 0, 1);
                 if self.cfg.allow_warm_up && now < SimTime::ZERO + self.cfg.rolling_count_timeout {
                     return;
                 }

@@ -83,6 +83,20 @@ pub(crate) fn longer_than_zero(param: &str, value: crate::time::Dur) -> Result<(
     if value.is_zero() { Err(invalid(param, "a duration greater than 0", "0s")) } else { Ok(()) }
 }
 
+/// The cap `cap_name` must not be shorter than the duration `base_name` it bounds.
+pub(crate) fn not_shorter(
+    cap_name: &str,
+    cap: crate::time::Dur,
+    base_name: &str,
+    base: crate::time::Dur,
+) -> Result<(), PolicyError> {
+    if cap < base {
+        Err(impossible(format!("{cap_name} ({cap}) is shorter than {base_name} ({base})")))
+    } else {
+        Ok(())
+    }
+}
+
 /// Shorthand for [`PolicyError::Impossible`].
 pub(crate) fn impossible(msg: String) -> PolicyError {
     PolicyError::Impossible(msg)

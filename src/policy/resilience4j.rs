@@ -38,7 +38,7 @@ use super::evidence::{Evidence, Test};
 use super::family::{Family, Preset};
 use super::library::{ExportInput, Library, commented, num, spring_duration};
 use super::machine::{Admission, Breaker, Observation, Phase, State, Ticket, Transitions};
-use super::param::{PolicyError, at_least_one, family_config, impossible, invalid, require};
+use super::param::{PolicyError, at_least_one, family_config, invalid, not_shorter, require};
 use super::window::{BucketWindow, CountWindow, Sample, Tally, Window};
 use crate::Result;
 use crate::outcome::{Classifier, Verdict};
@@ -188,11 +188,14 @@ impl Family for Resilience4jConfig {
             self.exponential_backoff_multiplier,
         )?;
         let cap = self.exponential_max_wait_duration_in_open_state;
-        if !cap.is_zero() && cap < self.wait_duration_in_open_state {
-            return Err(impossible(format!(
-                "exponential_max_wait_duration_in_open_state ({cap}) is shorter than wait_duration_in_open_state ({})",
-                self.wait_duration_in_open_state
-            )));
+        if !cap.is_zero() {
+            let base = self.wait_duration_in_open_state;
+            not_shorter(
+                "exponential_max_wait_duration_in_open_state",
+                cap,
+                "wait_duration_in_open_state",
+                base,
+            )?;
         }
         Ok(())
     }

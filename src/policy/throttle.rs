@@ -22,6 +22,7 @@ use super::evidence::{Evidence, Item, Test, Unit};
 use super::family::{Family, Preset};
 use super::machine::{Admission, Breaker, Observation, Phase, State, Ticket, Transitions};
 use super::param::{PolicyError, at_least_one, family_config, impossible, require};
+use super::ring::CountRing;
 use crate::outcome::{Classifier, Verdict};
 use crate::rng::{Rng, rng_from_u64, unit};
 use crate::time::{Dur, SimTime};
@@ -78,20 +79,13 @@ impl Family for ThrottleConfig {
     }
 }
 
-#[derive(Copy, Clone, Debug, Default)]
-struct Bucket {
-    index: u64,
-    used: bool,
-    requests: u64,
-    accepts: u64,
-}
-
 /// The adaptive throttle.
 #[derive(Clone, Debug)]
 pub struct SreThrottle {
     cfg: ThrottleConfig,
     phase: Phase,
-    ring: Vec<Bucket>,
+    /// `(requests, accepts)` per bucket.
+    ring: CountRing,
     bucket_len: u64,
     rng: Rng,
 }
@@ -102,7 +96,7 @@ impl SreThrottle {
         let n = cfg.buckets.max(1);
         let bucket_len = (cfg.window.micros() / u64::from(n)).max(1);
         SreThrottle {
-            ring: vec![Bucket::default(); n as usize],
+            ring: CountRing::new(n as usize),
             bucket_len,
             cfg,
             phase: Phase::new(),
@@ -110,24 +104,13 @@ impl SreThrottle {
         }
     }
 
-    fn bucket(&mut self, now: SimTime) -> &mut Bucket {
-        let k = now.micros() / self.bucket_len;
-        let slot = (k % self.ring.len() as u64) as usize;
-        let b = &mut self.ring[slot];
-        if !b.used || b.index != k {
-            *b = Bucket { index: k, used: true, requests: 0, accepts: 0 };
-        }
-        b
+    fn count(&mut self, now: SimTime, requests: u64, accepts: u64) {
+        self.ring.add(now.micros() / self.bucket_len, (requests, accepts));
     }
 
     /// `(requests, accepts)` over the history at `now`.
     fn totals(&self, now: SimTime) -> (u64, u64) {
-        let cur = now.micros() / self.bucket_len;
-        let n = self.ring.len() as u64;
-        self.ring
-            .iter()
-            .filter(|b| b.used && b.index <= cur && b.index + n > cur)
-            .fold((0u64, 0u64), |(r, a), b| (r + b.requests, a + b.accepts))
+        self.ring.window(now.micros() / self.bucket_len)
     }
 
     /// The rejection probability at `now`.
@@ -147,7 +130,7 @@ impl Breaker for SreThrottle {
     fn admit(&mut self, now: SimTime, out: &mut Transitions) -> Admission {
         let p = self.probability(now);
         self.update_state(now, p, out);
-        self.bucket(now).requests += 1;
+        self.count(now, 1, 0);
         if p > 0.0 {
             let u = unit(&mut self.rng);
             if u < p {
@@ -159,7 +142,7 @@ impl Breaker for SreThrottle {
 
     fn record(&mut self, now: SimTime, _ticket: Ticket, obs: Observation, out: &mut Transitions) {
         if obs.verdict != Verdict::Failure {
-            self.bucket(now).accepts += 1;
+            self.count(now, 0, 1);
         }
         let p = self.probability(now);
         self.update_state(now, p, out);
