@@ -326,7 +326,17 @@ impl<C: Cells + ?Sized> Row<'_, C> {
 /// digits at a time where it can ([`eight_digits`]), the rest one by one.
 #[inline]
 pub fn parse_whole(cell: &[u8]) -> Option<u64> {
-    if cell.is_empty() || cell.len() > 15 {
+    if cell.len() > 15 {
+        return None;
+    }
+    parse_digits(cell)
+}
+
+/// A run of 1 to 19 ASCII digits (below 10^19, so it cannot overflow), read as
+/// [`parse_whole`] reads; `None` for anything else.
+#[inline]
+pub fn parse_digits(cell: &[u8]) -> Option<u64> {
+    if cell.is_empty() || cell.len() > 19 {
         return None;
     }
     let (head, tail) = cell.split_at(cell.len() % 8);
@@ -337,7 +347,8 @@ pub fn parse_whole(cell: &[u8]) -> Option<u64> {
         bad |= d > 9;
         v = v.wrapping_mul(10).wrapping_add(u64::from(d));
     }
-    if let Some(chunk) = tail.first_chunk::<8>() {
+    for chunk in tail.chunks_exact(8) {
+        let chunk = chunk.first_chunk::<8>()?;
         v = v * 100_000_000 + eight_digits(u64::from_le_bytes(*chunk))?;
     }
     (!bad).then_some(v)

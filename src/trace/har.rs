@@ -108,11 +108,10 @@ fn entry(c: &mut Cursor, file: &str, i: usize, out: &mut Collector) -> Result<()
         ));
     };
     let span = Span { t_us: start, latency_us: time * 1_000.0, class: Some(class) };
-    let (host, path) = host_path(&e.url);
     let code = status.unwrap_or_default();
     out.offer(span, at, |key| match key {
-        "service" | "host" => Some(Cow::Borrowed(host)),
-        "operation" | "path" => Some(Cow::Borrowed(path)),
+        "service" | "host" => Some(Cow::Borrowed(host_path(&e.url).0)),
+        "operation" | "path" => Some(Cow::Borrowed(host_path(&e.url).1)),
         "url" => Some(Cow::Borrowed(&*e.url)),
         "method" => Some(Cow::Borrowed(&*e.method)),
         "status" => Some(Cow::Owned(code.to_string())),

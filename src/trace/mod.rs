@@ -486,6 +486,8 @@ pub struct ImportReport {
     pub notes: Vec<String>,
     /// The format read, and whether it was detected (or forced with `--format`).
     pub format: Option<(TraceFormat, bool)>,
+    /// Each file of a `--series` import, its format, and whether that was detected.
+    pub series_formats: Vec<(String, TraceFormat, bool)>,
     /// Length of the trace from time zero to its end.
     pub span: Dur,
     /// Interval length (interval traces).
@@ -511,9 +513,13 @@ impl fmt::Display for ImportReport {
         }
         let cols: Vec<String> = self.columns.iter().map(|(role, col)| format!("{role}={col}")).collect();
         write!(f, "; columns: {}", cols.join(", "))?;
+        let how =
+            |detected: bool| if detected { "detected from the content" } else { "forced with --format" };
         if let Some((format, detected)) = self.format {
-            let how = if detected { "detected from the content" } else { "as --format says" };
-            write!(f, "\n  format: {} ({how})", format.describe())?;
+            write!(f, "\n  format: {} ({})", format.describe(), how(detected))?;
+        }
+        for (file, format, detected) in &self.series_formats {
+            write!(f, "\n  format: {file}: {} ({})", format.describe(), how(*detected))?;
         }
         if !self.span.is_zero() {
             let start = self.epoch_offset_us;
