@@ -35,7 +35,8 @@ pub struct CallTrace {
     near: usize,
     offset_s: i64,
     horizon: SimTime,
-    report: ImportReport,
+    /// What the import did (the loader adds what it knows: format, span).
+    pub(super) report: ImportReport,
 }
 
 /// How a status column is read.
@@ -167,9 +168,11 @@ struct Loader<'h> {
     prev_t: i64,
     prev_line: u64,
     /// The previous row's time cell as written (for the unsorted-row message), copied into a
-    /// fixed buffer: no allocation per row.
+    /// fixed buffer: no allocation per row; a row read by [`Loader::fast_row`] keeps its digits'
+    /// value and count instead (`prev_len` 0), from which the text is written back exactly.
     prev_text: [u8; 48],
     prev_len: usize,
+    prev_digits: (u64, usize),
     clipped: u64,
     trace: CallTrace,
 }
@@ -201,20 +204,23 @@ impl Loader<'_> {
                 line: row.line,
                 value: String::from_utf8_lossy(time_cell).into_owned(),
                 previous_line: self.prev_line,
-                previous: String::from_utf8_lossy(&self.prev_text[..self.prev_len]).into_owned(),
+                previous: match self.prev_len {
+                    0 => format!("{:0width$}", self.prev_digits.0, width = self.prev_digits.1),
+                    n => String::from_utf8_lossy(&self.prev_text[..n]).into_owned(),
+                },
             });
         }
-        self.push(row.line, time_cell, t, lat, class);
+        if t != self.prev_t {
+            self.prev_len = time_cell.len().min(self.prev_text.len());
+            self.prev_text[..self.prev_len].copy_from_slice(&time_cell[..self.prev_len]);
+        }
+        self.push(row.line, t, lat, class);
         Ok(())
     }
 
     /// Appends a row read and found in order: `t` absolute µs, `lat` whole µs.
     #[inline]
-    fn push(&mut self, line: u64, time_cell: &[u8], t: i64, lat: u64, class: OutcomeClass) {
-        if t != self.prev_t {
-            self.prev_len = time_cell.len().min(self.prev_text.len());
-            self.prev_text[..self.prev_len].copy_from_slice(&time_cell[..self.prev_len]);
-        }
+    fn push(&mut self, line: u64, t: i64, lat: u64, class: OutcomeClass) {
         self.prev_t = t;
         self.prev_line = line;
         let epoch = *self.epoch.get_or_insert(t);
@@ -249,11 +255,8 @@ impl Loader<'_> {
         let mut i = 0;
         for (k, field) in fields.iter_mut().enumerate().take(self.upto) {
             let start = i;
-            let mut v = 0u64;
-            while let Some(d) = b.get(i).map(|c| c.wrapping_sub(b'0')).filter(|d| *d <= 9) {
-                v = v.wrapping_mul(10).wrapping_add(u64::from(d));
-                i += 1;
-            }
+            let v;
+            (v, i) = super::columns::digit_run(b, i);
             if i == start || i - start > 19 {
                 return None;
             }
@@ -278,12 +281,22 @@ impl Loader<'_> {
             return None;
         }
         let lat = lat.saturating_mul(self.whole_micros?);
-        let class = match self.status {
+        let class = match self.status.map(|s| fields[s]) {
             None => OutcomeClass::Ok,
-            Some(s) => parse_status(&b[fields[s].1..fields[s].2], self.how)?,
+            // An HTTP code, as `parse_status` reads one, without looking at the bytes again.
+            Some((code, c0, c1))
+                if c1 - c0 == 3 && code >= 100 && !self.how.grpc && !self.how.envoy_flags =>
+            {
+                super::spans::http_class(code as u32)?
+            }
+            Some((_, c0, c1)) => parse_status(&b[c0..c1], self.how)?,
         };
         self.trace.report.rows += 1;
-        self.push(line, &b[t0..t1], t, lat, class);
+        if t != self.prev_t {
+            self.prev_len = 0;
+            self.prev_digits = (fields[self.time].0, t1 - t0);
+        }
+        self.push(line, t, lat, class);
         Some(i + 1)
     }
 
@@ -462,6 +475,7 @@ impl CallTrace {
             prev_line: 0,
             prev_text: [0; 48],
             prev_len: 0,
+            prev_digits: (0, 0),
             clipped: 0,
             trace: CallTrace {
                 times: Vec::new(),
@@ -695,10 +709,6 @@ impl CallTrace {
     /// What the import did.
     pub fn report(&self) -> &ImportReport {
         &self.report
-    }
-    /// The import report, for the loader that adds what it knows (format, span).
-    pub(super) fn report_mut(&mut self) -> &mut ImportReport {
-        &mut self.report
     }
 }
 

@@ -131,10 +131,7 @@ fn trace<'a>(
         b"processes" => c.object(|c, id| {
             let mut p = Process { id, service: Cow::Borrowed(""), tags: 0..0 };
             c.object(|c, k| match k {
-                b"serviceName" => {
-                    p.service = c.string()?;
-                    Ok(())
-                }
+                b"serviceName" => c.string().map(|v| p.service = v),
                 b"tags" => {
                     p.tags = read_tags(c, &mut st.tags)?;
                     Ok(())
@@ -168,22 +165,10 @@ fn span<'a>(
         (Cow::Borrowed(""), Scalar::Null, Scalar::Null, &b""[..]);
     let first_tag = st.tags.len();
     c.object(|c, k| match k {
-        b"operationName" => {
-            operation = c.string()?;
-            Ok(())
-        }
-        b"startTime" => {
-            start = c.scalar()?;
-            Ok(())
-        }
-        b"duration" => {
-            duration = c.scalar()?;
-            Ok(())
-        }
-        b"processID" => {
-            process = c.raw_string()?;
-            Ok(())
-        }
+        b"operationName" => c.string().map(|v| operation = v),
+        b"startTime" => c.scalar().map(|v| start = v),
+        b"duration" => c.scalar().map(|v| duration = v),
+        b"processID" => c.raw_string().map(|v| process = v),
         b"tags" => read_tags(c, &mut st.tags).map(drop),
         _ => c.skip(),
     })?;

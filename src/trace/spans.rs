@@ -310,7 +310,7 @@ pub fn load(path: &Path, format: TraceFormat, opts: &TraceOptions) -> Result<Cal
         ),
         _ => ("startedDateTime", "time (ms)", "response.status"),
     };
-    trace.report_mut().columns = vec![
+    trace.report.columns = vec![
         ("time".into(), time.into()),
         ("latency".into(), latency.into()),
         ("status".into(), status.into()),

@@ -279,31 +279,16 @@ fn read_plain(file: &File) -> std::io::Result<Option<Vec<ScriptRow>>> {
 /// Milliseconds at the start of `b` as [`parse_ms`] reads them, when written plainly (up to 15
 /// whole digits, then at most 3 decimals), and the byte after them; `None` otherwise.
 #[inline]
-fn fast_ms(b: &[u8], mut i: usize) -> Option<(u64, usize)> {
-    let start = i;
-    let mut ms = 0u64;
-    while let Some(d) = b.get(i).map(|c| c.wrapping_sub(b'0')).filter(|d| *d <= 9) {
-        ms = ms.wrapping_mul(10).wrapping_add(u64::from(d));
-        i += 1;
-    }
+fn fast_ms(b: &[u8], start: usize) -> Option<(u64, usize)> {
+    let (ms, mut i) = crate::trace::columns::digit_run(b, start);
     if i == start || i - start > 15 {
         return None;
     }
     let mut micros = ms * 1_000;
     if b.get(i) == Some(&b'.') {
-        i += 1;
-        let mut place = 100;
-        while let Some(d) = b.get(i).map(|c| c.wrapping_sub(b'0')).filter(|d| *d <= 9) {
-            if place == 0 {
-                return None;
-            }
-            micros += u64::from(d) * place;
-            place /= 10;
-            i += 1;
-        }
-        if place == 100 {
-            return None;
-        }
+        let (frac, end) = crate::trace::columns::digit_run(b, i + 1);
+        micros += frac * [0, 100, 10, 1].get(end - i - 1).filter(|p| **p > 0)?;
+        i = end;
     }
     Some((micros, i))
 }
