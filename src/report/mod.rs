@@ -11,5 +11,5 @@ mod tables;
 pub use explain::explain_csv;
 pub use tables::{
     PARAM_PREFIX, SummaryRow, format_float, incidents_csv, latency_csv, summary_csv, timeline_csv,
-    transitions_csv, write_calls_csv,
+    transition_row, transitions_csv, transitions_header, write_calls_csv,
 };
