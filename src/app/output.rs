@@ -215,13 +215,14 @@ impl OutputDir {
         Ok(())
     }
 
-    /// A file of the set for the folder's reader: as written, else as kept from the old set.
-    fn file(&self, name: &str) -> std::io::Result<Option<Vec<u8>>> {
+    /// A file of the set for the folder's reader: as written (in memory, or streamed to the
+    /// private folder), else as kept from the old set.
+    fn file(&self, name: &str) -> std::io::Result<Option<folder::Reader<'_>>> {
         if let Some((_, bytes)) = self.memory.iter().find(|(n, _)| n == name) {
-            return Ok(Some(bytes.clone()));
+            return Ok(Some(Box::new(bytes.as_slice())));
         }
-        match fs::read(self.staging.join(name)) {
-            Ok(bytes) => Ok(Some(bytes)),
+        match File::open(self.staging.join(name)) {
+            Ok(file) => Ok(Some(Box::new(std::io::BufReader::new(file)))),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
             Err(e) => Err(e),
         }
@@ -244,6 +245,30 @@ impl OutputDir {
         buffered.into_inner().map_err(|e| io(e.into_error()))?.sync_all().map_err(io)?;
         self.written.push(name.to_string());
         Ok(())
+    }
+
+    /// Starts a file of the set that is written as the work goes (transitions.csv while the run
+    /// simulates): it lives in the private folder like every file of the set, so an interrupted
+    /// run leaves nothing of it behind. [`OutputDir::close`] adds it to the set.
+    pub fn stream(&self, name: &str) -> Result<Stream> {
+        Stream::create(self.staging.join(name), self.shown.join(name), name)
+    }
+
+    /// Syncs a streamed file and adds it to the set (in the order of the files written).
+    pub fn close(&mut self, stream: Stream) -> Result<()> {
+        let Stream { file, shown, name, .. } = stream;
+        let io = |e| Error::io(&shown, e);
+        file.into_inner().map_err(|e| io(e.into_error()))?.sync_all().map_err(io)?;
+        self.written.push(name);
+        Ok(())
+    }
+
+    /// A scratch file in the private folder (`.<name>.part`), for a file of the set that is
+    /// assembled from rows streamed earlier (explain.csv's body): never part of the set, and
+    /// removed when dropped.
+    pub fn scratch(&self, name: &str) -> Result<Scratch> {
+        let part = format!(".{name}.part");
+        Stream::create(self.staging.join(&part), self.shown.join(name), &part).map(Scratch)
     }
 
     /// Writes each `(name, bytes)` in order.
@@ -300,6 +325,67 @@ impl Drop for OutputDir {
     /// unfinished new set.
     fn drop(&mut self) {
         let _ = fs::remove_dir_all(&self.staging);
+    }
+}
+
+/// A file being streamed into an output folder's private folder ([`OutputDir::stream`]).
+#[derive(Debug)]
+pub struct Stream {
+    file: std::io::BufWriter<File>,
+    path: PathBuf,
+    /// The path as the user will see it, for errors.
+    shown: PathBuf,
+    name: String,
+}
+
+impl Stream {
+    fn create(path: PathBuf, shown: PathBuf, name: &str) -> Result<Stream> {
+        let _ = fs::remove_file(&path); // a carried-over file of the same name
+        let file =
+            File::options().write(true).create_new(true).open(&path).map_err(|e| Error::io(&shown, e))?;
+        Ok(Stream { file: std::io::BufWriter::new(file), path, shown, name: name.to_string() })
+    }
+
+    /// Maps an error of writing this file to one that names it.
+    pub fn error(&self, e: std::io::Error) -> Error {
+        Error::io(&self.shown, e)
+    }
+}
+
+impl std::io::Write for Stream {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.file.write(buf)
+    }
+    fn write_all(&mut self, buf: &[u8]) -> std::io::Result<()> {
+        self.file.write_all(buf)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.file.flush()
+    }
+}
+
+/// A scratch file in an output folder's private folder ([`OutputDir::scratch`]): written, then
+/// read back once from its start; removed when dropped.
+#[derive(Debug)]
+pub struct Scratch(Stream);
+
+impl Scratch {
+    /// The writer (errors name the file of the set it is for).
+    pub fn writer(&mut self) -> &mut Stream {
+        &mut self.0
+    }
+
+    /// Flushes what was written and reads it back from the start.
+    pub fn reader(&mut self) -> Result<std::io::BufReader<File>> {
+        use std::io::Write as _;
+        self.0.file.flush().map_err(|e| self.0.error(e))?;
+        File::open(&self.0.path).map(std::io::BufReader::new).map_err(|e| self.0.error(e))
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = fs::remove_file(&self.0.path);
     }
 }
 

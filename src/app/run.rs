@@ -126,7 +126,25 @@ pub fn run_scenario(scenario: Scenario, settings: &RunSettings) -> Result<RunRep
     let workload = Workload::build(&scenario, seed, 0)?;
     let bin = scenario.scoring.timeline_bin.unwrap_or_else(|| sim::auto_bin(workload.duration()));
     let opts = RunOptions { timeline_bin: Some(bin), explain: true };
-    let result = sim::run_fleet(&scenario, &workload, &policies, &opts);
+    // The folder's set is started before the run: transitions.csv and explain.csv's rows are
+    // streamed into it as the run goes (a week of a breaker that trips every half minute has
+    // a million of them), never held. Nothing shows in the folder until the set is complete.
+    let mut out =
+        OutputDir::create(&output::out_dir(settings.out.as_deref(), &scenario.name), Keep::Foreign)?;
+    let mut transitions = out.stream(output::TRANSITIONS_CSV)?;
+    let mut explain_body = out.scratch(output::EXPLAIN_CSV)?;
+    let mut explain = report::explain::ExplainWriter::new(false);
+    report::transitions_header(&mut transitions, false).map_err(|e| transitions.error(e))?;
+    let result =
+        sim::run_fleet_streaming(&scenario, &workload, &policies, &opts, |instance, t, evidence| {
+            report::transition_row(&mut transitions, None, instance, t).map_err(|e| transitions.error(e))?;
+            let body = explain_body.writer();
+            explain.transition(body, "", instance, t, evidence).map_err(|e| body.error(e))
+        })?;
+    for s in &result.record.snapshots {
+        let body = explain_body.writer();
+        explain.snapshot(body, "", s).map_err(|e| body.error(e))?;
+    }
     let (label, params, preset) = if fleet {
         let labels: Vec<String> = policies.iter().map(PolicyConfig::label).collect();
         let params = labels.iter().enumerate().map(|(i, l)| (format!("instance{i}"), l.clone())).collect();
@@ -153,12 +171,14 @@ pub fn run_scenario(scenario: Scenario, settings: &RunSettings) -> Result<RunRep
         extra: &extra,
     };
     let runs = [(label.as_str(), &result.record)];
-    let mut out =
-        OutputDir::create(&output::out_dir(settings.out.as_deref(), &scenario.name), Keep::Foreign)?;
+    out.write(output::SUMMARY_CSV, &report::summary_csv(&[row]))?;
+    out.close(transitions)?;
+    let mut body = explain_body.reader()?;
+    out.write_with(output::EXPLAIN_CSV, |w| {
+        explain.finish(&mut body, w).map_err(|e| explain_body.writer().error(e))
+    })?;
+    drop(explain_body);
     out.write_all(&[
-        (output::SUMMARY_CSV, report::summary_csv(&[row])),
-        (output::TRANSITIONS_CSV, report::transitions_csv(&runs)),
-        (output::EXPLAIN_CSV, report::explain_csv(&runs)),
         (output::TIMELINE_CSV, report::timeline_csv(&runs)),
         (output::INCIDENTS_CSV, report::incidents_csv(&workload.truth)),
         (output::LATENCY_CSV, report::latency_csv(&runs)),

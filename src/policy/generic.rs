@@ -411,6 +411,7 @@ impl GenericBreaker {
         d
     }
 
+    #[cold]
     fn open(&mut self, at: SimTime, reason: &'static str, out: &mut Transitions) {
         let ev = self.evidence_for(at, out);
         if self.phase.state() == State::HalfOpen {
@@ -653,33 +654,20 @@ impl GenericBreaker {
             );
         }
     }
-}
 
-impl Breaker for GenericBreaker {
-    #[inline]
-    fn admit(&mut self, now: SimTime, out: &mut Transitions) -> Admission {
-        self.poll(now, out);
-        if self.phase.state() == State::Open {
-            if self.cfg.half_open_transition == HalfOpenTransition::Passive && now >= self.open_until {
-                self.half_open(now, out);
-            } else {
-                return Admission::Reject;
-            }
-        }
-        match self.phase.state() {
-            State::HalfOpen => {
-                if self.cfg.probes > 0 && self.probes_admitted >= self.cfg.probes {
-                    return Admission::Reject;
-                }
-                self.probes_admitted += 1;
-                Admission::Allow(self.phase.ticket(true))
-            }
-            _ => Admission::Allow(self.phase.ticket(false)),
+    /// A counted result in the closed state: into the windows, then the trip rules.
+    #[inline(always)]
+    fn closed_result(&mut self, now: SimTime, failed: bool, latency: Dur, out: &mut Transitions) {
+        self.observe(now, failed, latency);
+        if let Some(reason) = self.tripped(now) {
+            self.open(now, reason, out);
         }
     }
 
-    #[inline]
-    fn record(&mut self, now: SimTime, ticket: Ticket, obs: Observation, out: &mut Transitions) {
+    /// [`Breaker::record`] outside the closed state (after its timers), out of line so the
+    /// closed path stays small enough to inline into the run loop.
+    #[inline(never)]
+    fn record_rest(&mut self, now: SimTime, ticket: Ticket, obs: Observation, out: &mut Transitions) {
         self.poll(now, out);
         let current = ticket.generation == self.phase.generation();
         let failed = match obs.verdict {
@@ -696,12 +684,7 @@ impl Breaker for GenericBreaker {
             return;
         }
         match self.phase.state() {
-            State::Closed => {
-                self.observe(now, failed, obs.latency);
-                if let Some(reason) = self.tripped(now) {
-                    self.open(now, reason, out);
-                }
-            }
+            State::Closed => self.closed_result(now, failed, obs.latency, out),
             State::Open => self.observe(now, failed, obs.latency),
             State::HalfOpen => match self.cfg.close_rule {
                 CloseRule::Successes => {
@@ -729,6 +712,48 @@ impl Breaker for GenericBreaker {
                 }
             },
         }
+    }
+}
+
+impl Breaker for GenericBreaker {
+    #[inline]
+    fn admit(&mut self, now: SimTime, out: &mut Transitions) -> Admission {
+        self.poll(now, out);
+        if self.phase.state() == State::Open {
+            if self.cfg.half_open_transition == HalfOpenTransition::Passive && now >= self.open_until {
+                self.half_open(now, out);
+            } else {
+                return Admission::Reject;
+            }
+        }
+        match self.phase.state() {
+            State::HalfOpen => {
+                if self.cfg.probes > 0 && self.probes_admitted >= self.cfg.probes {
+                    return Admission::Reject;
+                }
+                self.probes_admitted += 1;
+                Admission::Allow(self.phase.ticket(true))
+            }
+            _ => Admission::Allow(self.phase.ticket(false)),
+        }
+    }
+
+    /// The closed state, where most results land, inline: no timer can be due there, and an
+    /// ignored result returns no probe slot. Every other state is [`GenericBreaker::record_rest`].
+    #[inline]
+    fn record(&mut self, now: SimTime, ticket: Ticket, obs: Observation, out: &mut Transitions) {
+        if self.phase.state() != State::Closed {
+            return self.record_rest(now, ticket, obs, out);
+        }
+        let failed = match obs.verdict {
+            Verdict::Ignored => return,
+            Verdict::Success => false,
+            Verdict::Failure => true,
+        };
+        if ticket.generation != self.phase.generation() && self.cfg.late_results == LateResults::Drop {
+            return;
+        }
+        self.closed_result(now, failed, obs.latency, out);
     }
 
     #[inline]

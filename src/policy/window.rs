@@ -4,7 +4,6 @@
 //! bucketed window) and allocates nothing once its buffer has grown.
 
 use crate::time::{Dur, SimTime};
-use std::collections::VecDeque;
 
 /// Totals over the samples currently in a window.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
@@ -70,16 +69,81 @@ impl Edge {
     }
 }
 
+/// A first-in first-out ring: a buffer used circularly from a head index, so a push is one
+/// store and a pop one increment (no wrap-around copy, no per-call branch on the layout). It
+/// grows by doubling only when full, so it allocates nothing once it has reached its size.
+#[derive(Clone, Debug, Default)]
+struct Ring<T> {
+    buf: Vec<T>,
+    /// The place of the oldest element.
+    head: usize,
+    len: usize,
+}
+
+impl<T: Copy + Default> Ring<T> {
+    /// An empty ring with room for exactly `n` elements.
+    fn with_capacity(n: usize) -> Ring<T> {
+        Ring { buf: vec![T::default(); n], head: 0, len: 0 }
+    }
+    /// The place `i` elements after the head.
+    #[inline(always)]
+    fn place(&self, i: usize) -> usize {
+        let p = self.head + i;
+        if p >= self.buf.len() { p - self.buf.len() } else { p }
+    }
+    #[inline]
+    fn push_back(&mut self, v: T) {
+        if self.len == self.buf.len() {
+            self.grow();
+        }
+        let p = self.place(self.len);
+        self.buf[p] = v;
+        self.len += 1;
+    }
+    /// Doubles the buffer (at least 16 places), oldest element first.
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self) {
+        let mut buf = Vec::with_capacity((self.buf.len() * 2).max(16));
+        buf.extend((0..self.len).map(|i| self.buf[self.place(i)]));
+        buf.resize(buf.capacity(), T::default());
+        self.buf = buf;
+        self.head = 0;
+    }
+    #[inline]
+    fn front(&self) -> Option<T> {
+        (self.len > 0).then(|| self.buf[self.head])
+    }
+    #[inline]
+    fn pop_front(&mut self) -> Option<T> {
+        let v = self.front()?;
+        self.head = self.place(1);
+        self.len -= 1;
+        Some(v)
+    }
+    fn clear(&mut self) {
+        self.head = 0;
+        self.len = 0;
+    }
+    #[inline]
+    fn len(&self) -> usize {
+        self.len
+    }
+    fn capacity(&self) -> usize {
+        self.buf.len()
+    }
+}
+
 /// Samples held oldest first with their running totals: what the exact and count windows share.
 #[derive(Clone, Debug, Default)]
 struct Held {
-    samples: VecDeque<Sample>,
+    samples: Ring<Sample>,
     tally: Tally,
 }
 
 impl Held {
     fn with_capacity(n: usize) -> Held {
-        Held { samples: VecDeque::with_capacity(n), tally: Tally::default() }
+        Held { samples: Ring::with_capacity(n), tally: Tally::default() }
     }
     #[inline]
     fn push(&mut self, s: Sample) {
@@ -88,7 +152,7 @@ impl Held {
     }
     #[inline]
     fn front(&self) -> Option<Sample> {
-        self.samples.front().copied()
+        self.samples.front()
     }
     #[inline]
     fn pop_front(&mut self) {
@@ -294,7 +358,7 @@ impl Window {
 /// Timestamps of recent failures (the "N failures within a sliding window" rule).
 #[derive(Clone, Debug, Default)]
 pub struct FailureTimes {
-    times: VecDeque<SimTime>,
+    times: Ring<SimTime>,
 }
 
 impl FailureTimes {
@@ -306,7 +370,7 @@ impl FailureTimes {
     /// Drops failures that have left a window of `window` at `now`.
     #[inline]
     pub fn prune(&mut self, now: SimTime, window: Dur, edge: Edge) {
-        while let Some(&front) = self.times.front() {
+        while let Some(front) = self.times.front() {
             if !edge.expired(front, now, window) {
                 break;
             }
@@ -377,6 +441,31 @@ mod tests {
         assert_eq!(keep.tally().calls, 1);
         keep.clear();
         assert_eq!(keep.tally(), Tally::default());
+    }
+
+    #[test]
+    fn ring_keeps_order_across_wrap_around_and_growth() {
+        let mut ring: Ring<u32> = Ring::with_capacity(3);
+        let mut model = std::collections::VecDeque::new();
+        // Pushes two, pops one, for a while (wrapping the 3-place buffer), then pushes without
+        // popping (growing it while it is wrapped), then drains: always the model's order.
+        for step in 0..40u32 {
+            ring.push_back(step);
+            model.push_back(step);
+            if step % 2 == 1 || step >= 30 {
+                continue;
+            }
+            assert_eq!(ring.pop_front(), model.pop_front());
+            assert_eq!(ring.front(), model.front().copied());
+        }
+        assert_eq!(ring.len(), model.len());
+        while let Some(v) = model.pop_front() {
+            assert_eq!(ring.pop_front(), Some(v));
+        }
+        assert_eq!(ring.pop_front(), None);
+        let cap = ring.capacity();
+        ring.clear();
+        assert_eq!((ring.len(), ring.front(), ring.capacity()), (0, None, cap));
     }
 
     #[test]

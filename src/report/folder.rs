@@ -27,6 +27,12 @@ pub const FILES: [&str; 11] = [
     "recommendation.txt",
 ];
 
+/// A file of the folder, open for reading.
+pub type Reader<'f> = Box<dyn std::io::Read + 'f>;
+
+/// Rows of transitions.csv parsed at a time.
+const CHUNK_ROWS: usize = 4096;
+
 /// What an output folder holds for its charts and page.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Contents {
@@ -53,23 +59,23 @@ pub struct Contents {
 }
 
 impl Contents {
-    /// Parses the files `file` returns by name (`None`: the folder has no such file); `dir`
-    /// names them in errors.
-    pub fn read(
+    /// Parses the files `file` opens by name (`None`: the folder has no such file); `dir`
+    /// names them in errors. transitions.csv and explain.csv, which grow with the run, are read
+    /// a chunk or a row at a time, never held as text.
+    pub fn read<'f>(
         dir: &Path,
-        file: impl Fn(&str) -> std::io::Result<Option<Vec<u8>>>,
+        file: impl Fn(&str) -> std::io::Result<Option<Reader<'f>>>,
     ) -> Result<Contents, ChartError> {
-        let get = |name: &str| file(name).map_err(|source| ChartError::Io { path: dir.join(name), source });
+        let io = |name: &str, source| ChartError::Io { path: dir.join(name), source };
+        let get = |name: &str| file(name).map_err(|e| io(name, e));
         let table = |name: &str| -> Result<Option<Table>, ChartError> {
-            get(name)?.map(|bytes| Table::from_reader(&dir.join(name), bytes.as_slice())).transpose()
+            get(name)?.map(|reader| Table::from_reader(&dir.join(name), reader)).transpose()
         };
         let text = |name: &str| -> Result<Option<String>, ChartError> {
             get(name)?
-                .map(|bytes| {
-                    String::from_utf8(bytes).map_err(|e| ChartError::Io {
-                        path: dir.join(name),
-                        source: std::io::Error::new(std::io::ErrorKind::InvalidData, e),
-                    })
+                .map(|mut reader| {
+                    let mut text = String::new();
+                    reader.read_to_string(&mut text).map(|_| text).map_err(|e| io(name, e))
                 })
                 .transpose()
         };
@@ -99,7 +105,19 @@ impl Contents {
                 {
                     only.policy = row.policy.clone();
                 }
-                let transitions = table("transitions.csv")?.map(|t| data::transitions(&t)).transpose()?;
+                let transitions = match get("transitions.csv")? {
+                    None => None,
+                    Some(reader) => {
+                        let mut all = Vec::new();
+                        let path = dir.join("transitions.csv");
+                        let rest = Table::chunks(&path, reader, CHUNK_ROWS, |t| {
+                            all.extend(data::transitions(t)?);
+                            Ok(())
+                        })?;
+                        all.extend(data::transitions(&rest)?);
+                        Some(all)
+                    }
+                };
                 let incidents = table("incidents.csv")?.map(|t| data::incidents(&t)).transpose()?;
                 // The timeline is of the first scenario's replicate 0 (see `run` and `compare`).
                 let mut context: Vec<String> = summary
@@ -128,14 +146,11 @@ impl Contents {
         };
         let marks = match get("explain.csv")? {
             None => Vec::new(),
-            Some(bytes) => {
+            Some(reader) => {
                 let path = dir.join("explain.csv");
-                let rows = super::explain::read_explain_csv(&bytes).map_err(|e| ChartError::Csv {
-                    path,
-                    line: 0,
-                    message: e.to_string(),
-                })?;
                 let incidents = timeline.as_ref().map(|t| t.incidents.as_slice()).unwrap_or_default();
+                let rows = super::explain::read_marked_rows(reader, incidents)
+                    .map_err(|e| ChartError::Csv { path, line: 0, message: e.to_string() })?;
                 let names = inputs.as_ref().map(|i| i.breakers.as_slice()).unwrap_or_default();
                 super::explain::marks(&rows, incidents, names)
             }
@@ -158,8 +173,8 @@ impl Contents {
     /// Reads the output folder `dir` from disk (tests; commands read through `app::output`).
     #[cfg(test)]
     pub fn load(dir: &Path) -> Result<Contents, ChartError> {
-        Contents::read(dir, |name| match std::fs::read(dir.join(name)) {
-            Ok(bytes) => Ok(Some(bytes)),
+        Contents::read(dir, |name| match std::fs::File::open(dir.join(name)) {
+            Ok(file) => Ok(Some(Box::new(std::io::BufReader::new(file)) as Reader)),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
             Err(e) => Err(e),
         })
@@ -198,7 +213,7 @@ mod tests {
             .filter_map(|n| std::fs::read(dir.path().join(n)).ok().map(|b| (n.to_string(), b)))
             .collect();
         let again = Contents::read(dir.path(), |name| {
-            Ok(files.iter().find(|(n, _)| n == name).map(|(_, b)| b.clone()))
+            Ok(files.iter().find(|(n, _)| n == name).map(|(_, b)| Box::new(b.as_slice()) as Reader))
         })
         .unwrap();
         assert_eq!(again, c);

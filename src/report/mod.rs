@@ -11,5 +11,5 @@ mod tables;
 pub use explain::explain_csv;
 pub use tables::{
     PARAM_PREFIX, SummaryRow, calls_csv, format_float, incidents_csv, latency_csv, summary_csv, timeline_csv,
-    transitions_csv,
+    transition_row, transitions_csv, transitions_header,
 };

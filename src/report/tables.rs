@@ -7,7 +7,7 @@
 //! does not exist is an empty cell.
 
 use crate::metrics::{Ending, Metric, Metrics, RunRecord};
-use crate::policy::State;
+use crate::policy::{State, Transition};
 use crate::truth::IncidentWindow;
 use std::borrow::Cow;
 use std::fmt::Write;
@@ -157,28 +157,35 @@ pub fn calls_csv(calls: &[crate::metrics::CallRecord]) -> Vec<u8> {
 /// label.
 pub fn transitions_csv(rows: &[(&str, &RunRecord)]) -> Vec<u8> {
     let labelled = rows.len() > 1;
-    let mut out = String::new();
-    if labelled {
-        out.push_str("policy,");
-    }
-    out.push_str("at_us,instance,from,to,reason\n");
+    let mut out = Vec::new();
+    // Writing into a Vec cannot fail.
+    let _ = transitions_header(&mut out, labelled);
     for (label, record) in rows {
         for (instance, t) in &record.transitions {
-            if labelled {
-                out.push_str(&field(label));
-                out.push(',');
-            }
-            let _ = writeln!(
-                out,
-                "{},{instance},{},{},{}",
-                t.at.micros(),
-                t.from.as_str(),
-                t.to.as_str(),
-                field(t.reason)
-            );
+            let _ = transition_row(&mut out, labelled.then_some(*label), *instance, t);
         }
     }
-    out.into_bytes()
+    out
+}
+
+/// transitions.csv's header (with the `policy` column when `labelled`).
+pub fn transitions_header(out: &mut dyn std::io::Write, labelled: bool) -> std::io::Result<()> {
+    let policy = if labelled { "policy," } else { "" };
+    writeln!(out, "{policy}at_us,instance,from,to,reason")
+}
+
+/// One row of transitions.csv (`label`: the run's, when the file is labelled), written as the
+/// run goes by `run` and at the end by [`transitions_csv`].
+pub fn transition_row(
+    out: &mut dyn std::io::Write,
+    label: Option<&str>,
+    instance: usize,
+    t: &Transition,
+) -> std::io::Result<()> {
+    if let Some(label) = label {
+        write!(out, "{},", field(label))?;
+    }
+    writeln!(out, "{},{instance},{},{},{}", t.at.micros(), t.from.as_str(), t.to.as_str(), field(t.reason))
 }
 
 /// latency.csv: `policy,outcome,le_ms,count`, for the latency chart. Per run: one row per

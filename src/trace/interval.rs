@@ -97,7 +97,8 @@ pub struct IntervalTrace {
     healthy_rate_per_us: f64,
     has_counts: bool,
     offset_s: i64,
-    report: ImportReport,
+    /// What the import did (the loader adds what it knows: format, span).
+    pub(super) report: ImportReport,
 }
 
 /// How the error column is read.
@@ -678,10 +679,6 @@ impl IntervalTrace {
     /// What the import did.
     pub fn report(&self) -> &ImportReport {
         &self.report
-    }
-    /// The import report, for the loader that adds what it knows (format, span).
-    pub(super) fn report_mut(&mut self) -> &mut ImportReport {
-        &mut self.report
     }
 }
 

@@ -32,6 +32,19 @@ impl Table {
 
     /// Parses CSV text from `reader`; `path` is used in errors only.
     pub fn from_reader<R: std::io::Read>(path: &Path, reader: R) -> Result<Table, ChartError> {
+        Table::chunks(path, reader, usize::MAX, |_| Ok(()))
+    }
+
+    /// Parses CSV text from `reader` handing each full chunk of `rows` data rows (a table with
+    /// the file's header and its rows' own line numbers) to `each`, and returns the rest: a file
+    /// too large to hold as text (a week's million state changes) is read holding one chunk.
+    /// `path` is used in errors only.
+    pub fn chunks<R: std::io::Read>(
+        path: &Path,
+        reader: R,
+        rows: usize,
+        mut each: impl FnMut(&Table) -> Result<(), ChartError>,
+    ) -> Result<Table, ChartError> {
         let csv_err = |e: csv::Error| {
             let line = e.position().map(|p| p.line()).unwrap_or(0);
             ChartError::Csv { path: path.to_path_buf(), line, message: e.to_string() }
@@ -39,14 +52,18 @@ impl Table {
         let mut r = csv::ReaderBuilder::new().flexible(false).from_reader(reader);
         let headers: Vec<String> =
             r.headers().map_err(csv_err)?.iter().map(|h| h.trim().to_string()).collect();
-        let mut rows = Vec::new();
-        let mut lines = Vec::new();
+        let mut chunk = Table { path: path.to_path_buf(), headers, rows: Vec::new(), lines: Vec::new() };
         for rec in r.records() {
             let rec = rec.map_err(csv_err)?;
-            lines.push(rec.position().map(|p| p.line()).unwrap_or(0));
-            rows.push(rec.iter().map(|c| c.trim().to_string()).collect());
+            chunk.lines.push(rec.position().map(|p| p.line()).unwrap_or(0));
+            chunk.rows.push(rec.iter().map(|c| c.trim().to_string()).collect());
+            if chunk.rows.len() >= rows {
+                each(&chunk)?;
+                chunk.rows.clear();
+                chunk.lines.clear();
+            }
         }
-        Ok(Table { path: path.to_path_buf(), headers, rows, lines })
+        Ok(chunk)
     }
 
     /// Number of data rows.
