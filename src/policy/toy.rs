@@ -1,6 +1,6 @@
 //! A toy family that exists only in tests, to prove what adding a family costs: this file plus
-//! one registry line (which also declares this module). It opens after `threshold` failures in
-//! a row, stays open `open_for`, then lets one probe decide.
+//! one registry line (which also declares this module). It opens after `threshold` failures in a row, stays open `open_for`, then
+//! lets one probe decide.
 
 use crate::policy::evidence::{Evidence, Test};
 use crate::policy::family::{Family, Preset};
@@ -12,8 +12,8 @@ use crate::time::{Dur, SimTime};
 family_config! {
     /// The toy's parameters.
     ToyConfig {
-        threshold: u32 = 2, "calls", "failures in a row that open";
-        open_for: Dur = Dur::from_secs(1), "duration", "time open before one probe";
+        threshold: u32, "calls", "failures in a row that open";
+        open_for: Dur, "duration", "time open before one probe";
     }
 }
 
@@ -26,7 +26,7 @@ impl Family for ToyConfig {
         summary: "test-only: 2 failures in a row open it for 1 s",
         source: "src/policy/toy.rs",
         quirks: &[],
-        config: ToyConfig::default,
+        config: || ToyConfig { threshold: 2, open_for: Dur::from_secs(1) },
         classifier: Classifier::DEFAULT,
     }];
 
