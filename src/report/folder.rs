@@ -92,7 +92,7 @@ impl Contents {
                 })
             })
             .transpose()?;
-        let summary = table("summary.csv")?.map(|t| data::summary(&t)).transpose()?;
+        let summary = get("summary.csv")?.map(|r| Summary::read(&dir.join("summary.csv"), r)).transpose()?;
         let timeline = match table("timeline.csv")? {
             None => None,
             Some(t) => {

@@ -399,7 +399,6 @@ pub fn summary(t: &Table) -> Result<Summary, ChartError> {
     let feasible = t.col("feasible");
     let param_columns: Vec<String> =
         t.headers.iter().filter_map(|h| h.strip_prefix("param.")).map(str::to_string).collect();
-    let mut metric_columns = Vec::new();
     let mut rows = Vec::with_capacity(t.len());
     for row in 0..t.len() {
         let mut params = BTreeMap::new();
@@ -446,15 +445,39 @@ pub fn summary(t: &Table) -> Result<Summary, ChartError> {
             replicates: t.str_by(row, "replicates").to_string(),
         });
     }
-    for h in &t.headers {
-        if h.starts_with("param.") || TEXT_COLUMNS.contains(&h.as_str()) || h == "feasible" {
-            continue;
-        }
-        if rows.iter().any(|r| r.metrics.contains_key(h)) {
-            metric_columns.push(h.clone());
-        }
+    let mut s = Summary { rows, metric_columns: Vec::new(), param_columns };
+    s.find_metric_columns(&t.headers);
+    Ok(s)
+}
+
+impl Summary {
+    /// Parses summary.csv or pareto.csv from `reader` a chunk of rows at a time ([`summary`] of
+    /// each chunk, joined): the file's text is never held whole, only its parsed rows.
+    pub fn read(path: &Path, reader: impl std::io::Read) -> Result<Summary, ChartError> {
+        let mut rows = Vec::new();
+        let mut add = |t: &Table| -> Result<(), ChartError> {
+            rows.extend(summary(t)?.rows);
+            Ok(())
+        };
+        let rest = Table::chunks(path, reader, 1024, &mut add)?;
+        add(&rest)?;
+        let param_columns =
+            rest.headers.iter().filter_map(|h| h.strip_prefix("param.")).map(str::to_string).collect();
+        let mut s = Summary { rows, metric_columns: Vec::new(), param_columns };
+        s.find_metric_columns(&rest.headers);
+        Ok(s)
     }
-    Ok(Summary { rows, metric_columns, param_columns })
+
+    /// The numeric columns among `headers`, in file order: those some row has a value (or an
+    /// empty cell) in.
+    fn find_metric_columns(&mut self, headers: &[String]) {
+        self.metric_columns = headers
+            .iter()
+            .filter(|h| !(h.starts_with("param.") || TEXT_COLUMNS.contains(&h.as_str()) || *h == "feasible"))
+            .filter(|h| self.rows.iter().any(|r| r.metrics.contains_key(*h)))
+            .cloned()
+            .collect();
+    }
 }
 
 /// One configuration's latency split from latency.csv.
