@@ -537,6 +537,25 @@ mod tests {
     }
 
     #[test]
+    fn more_files_than_are_kept_open_all_reach_the_set() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("out");
+        let mut out = OutputDir::create(&dir, Keep::Foreign).unwrap();
+        let n = UNSYNCED_LIMIT + 8;
+        for i in 0..n {
+            out.write(&format!("heatmap_{i}.png"), format!("chart {i}").as_bytes()).unwrap();
+        }
+        assert_eq!(out.unsynced.len(), UNSYNCED_LIMIT, "the oldest were synced as more came");
+        assert_eq!(out.finish(None).unwrap().len(), n);
+        for i in 0..n {
+            assert_eq!(
+                fs::read(dir.join(format!("heatmap_{i}.png"))).unwrap(),
+                format!("chart {i}").as_bytes()
+            );
+        }
+    }
+
+    #[test]
     fn unfinished_sets_and_dead_temporaries_leave_no_trace() {
         let root = tempfile::tempdir().unwrap();
         let dir = root.path().join("sub").join("out");
