@@ -218,7 +218,8 @@ impl ConnectorBreaker {
 }
 
 impl Breaker for ConnectorBreaker {
-    #[inline]
+    /// Inlined into the run loop with [`Breaker::record`] (every call asks both).
+    #[inline(always)]
     fn admit(&mut self, now: SimTime, out: &mut Transitions) -> Admission {
         self.samples.prune(now);
         if self.phase.state() == State::Open {
@@ -241,7 +242,7 @@ impl Breaker for ConnectorBreaker {
         Admission::Allow(self.phase.ticket(false))
     }
 
-    #[inline]
+    #[inline(always)]
     fn record(&mut self, now: SimTime, ticket: Ticket, obs: Observation, out: &mut Transitions) {
         if ticket.probe
             && ticket.generation == self.phase.generation()
