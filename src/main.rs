@@ -80,11 +80,8 @@ enum Command {
         /// No progress bar.
         #[arg(long)]
         quiet: bool,
-        /// Skip the PNG charts and the report page.
-        #[arg(long)]
-        no_charts: bool,
         #[command(flatten)]
-        limits: LimitArgs,
+        finish: FinishArgs,
         /// Run only shard K (0-based) of N, e.g. --shard 0/4: its rows go to
         /// <out>/shard-K-of-N/runs.csv with a shard.toml (default out: output/<name>-shards);
         /// `breakerlab merge` joins the shards. Without it, Slurm's SLURM_ARRAY_TASK_ID and
@@ -194,11 +191,8 @@ struct CompareArgs {
     /// Output folder (default output/compare-<first scenario name>).
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
-    /// Skip the PNG charts and the report page.
-    #[arg(long)]
-    no_charts: bool,
     #[command(flatten)]
-    limits: LimitArgs,
+    finish: FinishArgs,
 }
 
 impl CompareArgs {
@@ -213,9 +207,9 @@ impl CompareArgs {
             seed: self.seed,
             threads: self.threads,
             out: self.out,
-            charts: !self.no_charts,
+            charts: !self.finish.no_charts,
             command_line: command_line(),
-            limits: self.limits.limits(),
+            limits: self.finish.limits.limits(),
         }
     }
 }
@@ -359,6 +353,14 @@ struct RunArgs {
     /// Output folder (default output/<scenario or trace name>).
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
+    #[command(flatten)]
+    finish: FinishArgs,
+}
+
+/// Whether to draw the charts and page, and the limits checked first: the last flags of every
+/// command that simulates (`run`, `replay`, `compare`, `sweep`).
+#[derive(clap::Args)]
+struct FinishArgs {
     /// Skip the PNG charts and the report page.
     #[arg(long)]
     no_charts: bool,
@@ -396,9 +398,9 @@ impl RunArgs {
             sets: self.sets,
             seed: self.seed,
             out: self.out,
-            charts: !self.no_charts,
+            charts: !self.finish.no_charts,
             command_line: command_line(),
-            limits: self.limits.limits(),
+            limits: self.finish.limits.limits(),
             replicates: self.replicates,
         }
     }
@@ -462,7 +464,7 @@ fn execute(cli: Cli) -> breakerlab::Result<String> {
             };
             run::render(&run::run(&run::RunRequest { input, settings: what.settings() })?)
         }
-        Command::Sweep { file, threads, out, quiet, no_charts, limits, shard, shards } => {
+        Command::Sweep { file, threads, out, quiet, finish, shard, shards } => {
             // The shard in use: --shard, else the scheduler's variables (read here, at the edge).
             let chosen = match shard {
                 Some(text) => Some((ShardId::parse(&text)?, format!("--shard {text}"))),
@@ -478,7 +480,7 @@ fn execute(cli: Cli) -> breakerlab::Result<String> {
                     out,
                     quiet,
                     command_line: whole_sweep_command_line(),
-                    limits: limits.limits(),
+                    limits: finish.limits.limits(),
                 };
                 return Ok(shard::run_shard(&req)?.render());
             }
@@ -487,9 +489,9 @@ fn execute(cli: Cli) -> breakerlab::Result<String> {
                 threads,
                 out,
                 quiet,
-                charts: !no_charts,
+                charts: !finish.no_charts,
                 command_line: command_line(),
-                limits: limits.limits(),
+                limits: finish.limits.limits(),
             };
             sweep::sweep(&req)?.render()
         }

@@ -5,58 +5,43 @@ use crate::time::Dur;
 use crate::{Error, Result};
 use serde::{Deserialize, Deserializer, Serialize};
 
-/// A fraction in `[0, 1]` (an error rate, a threshold, a duty cycle).
-#[derive(Copy, Clone, Debug, Default, PartialEq, PartialOrd, Serialize)]
-#[serde(transparent)]
-pub struct Ratio(pub f64);
+/// A checked `f64` newtype: `new` refuses a value `ok` rejects ("expected `expected`, found
+/// ..."), and deserializing checks the same way, so a bad value is reported at its place.
+macro_rules! checked_number {
+    ($(#[$attr:meta])* $name:ident: |$v:ident| $ok:expr, $expected:literal) => {
+        $(#[$attr])*
+        #[derive(Copy, Clone, Debug, PartialEq, PartialOrd, Serialize)]
+        #[serde(transparent)]
+        pub struct $name(pub f64);
 
-impl Ratio {
-    /// Checks that `v` is a number in `[0, 1]`.
-    pub fn new(v: f64) -> Result<Ratio> {
-        if v.is_finite() && (0.0..=1.0).contains(&v) {
-            Ok(Ratio(v))
-        } else {
-            Err(Error::invalid(format!("expected a ratio between 0 and 1, found {v}")))
+        impl $name {
+            #[doc = concat!("Checks that `v` is ", $expected, ".")]
+            pub fn new($v: f64) -> Result<$name> {
+                if $ok { Ok($name($v)) } else { Err(Error::invalid(format!("expected {}, found {}", $expected, $v))) }
+            }
+            /// The value.
+            pub fn get(self) -> f64 {
+                self.0
+            }
         }
-    }
-    /// The value.
-    pub fn get(self) -> f64 {
-        self.0
-    }
-}
 
-impl<'de> Deserialize<'de> for Ratio {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Ratio, D::Error> {
-        let v = f64::deserialize(d)?;
-        Ratio::new(v).map_err(serde::de::Error::custom)
-    }
-}
-
-/// A strictly positive, finite number (a request rate per second, a multiplier).
-#[derive(Copy, Clone, Debug, PartialEq, PartialOrd, Serialize)]
-#[serde(transparent)]
-pub struct Positive(pub f64);
-
-impl Positive {
-    /// Checks that `v` is finite and greater than zero.
-    pub fn new(v: f64) -> Result<Positive> {
-        if v.is_finite() && v > 0.0 {
-            Ok(Positive(v))
-        } else {
-            Err(Error::invalid(format!("expected a number greater than 0, found {v}")))
+        impl<'de> Deserialize<'de> for $name {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<$name, D::Error> {
+                $name::new(f64::deserialize(d)?).map_err(serde::de::Error::custom)
+            }
         }
-    }
-    /// The value.
-    pub fn get(self) -> f64 {
-        self.0
-    }
+    };
 }
 
-impl<'de> Deserialize<'de> for Positive {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Positive, D::Error> {
-        let v = f64::deserialize(d)?;
-        Positive::new(v).map_err(serde::de::Error::custom)
-    }
+checked_number! {
+    /// A fraction in `[0, 1]` (an error rate, a threshold, a duty cycle).
+    #[derive(Default)]
+    Ratio: |v| v.is_finite() && (0.0..=1.0).contains(&v), "a ratio between 0 and 1"
+}
+
+checked_number! {
+    /// A strictly positive, finite number (a request rate per second, a multiplier).
+    Positive: |v| v.is_finite() && v > 0.0, "a number greater than 0"
 }
 
 /// A duration longer than zero (a timeout, a period), for `#[serde(deserialize_with)]`.

@@ -7,6 +7,7 @@
 pub mod compare;
 pub mod explain;
 pub mod export;
+mod files;
 pub mod merge;
 pub mod output;
 pub mod presets;

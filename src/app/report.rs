@@ -6,6 +6,7 @@ use super::output::{Keep, OutputDir, Page};
 use crate::error::Result;
 use crate::metrics::Metrics;
 use crate::report::charts::{ChartOptions, TimeRange};
+use crate::report::folder::check_runs;
 use crate::scenario::InputError;
 use crate::time::Dur;
 use std::path::PathBuf;
@@ -51,6 +52,11 @@ pub fn report(req: &ReportRequest) -> Result<Vec<PathBuf>> {
             .into());
         }
         charts.heatmap_metric = m.clone();
+    }
+    let runs = dir.join(super::output::RUNS_CSV);
+    if runs.is_file() {
+        let file = std::fs::File::open(&runs).map_err(|e| crate::Error::io(&runs, e))?;
+        check_runs(&runs, std::io::BufReader::new(file)).map_err(InputError::from)?;
     }
     let out = OutputDir::create(dir, Keep::AllButPages)?;
     let mut files = out.finish(Some(&Page { inputs: None, charts }))?;

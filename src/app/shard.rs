@@ -8,7 +8,6 @@ use super::sweep::{runs_error, sweep_path};
 use crate::error::Result;
 use crate::limits::{Limits, estimate_cells};
 use crate::scenario::{InputError, Scenario, Spot};
-use crate::sweep::file::SweepFile;
 use crate::sweep::output::RunsWriter;
 use crate::sweep::runner::{
     Cells, Configs, Grid, MAX_CELLS, config_info, default_objective, metric_columns, progress_bar,
@@ -103,7 +102,7 @@ fn input_hashes(sweep: &Path, scenarios: &[Scenario]) -> Result<Vec<InputHash>> 
 pub fn run_shard(req: &ShardRequest) -> Result<ShardReport> {
     let path = sweep_path(req.file.as_deref())?;
     let columns = metric_columns();
-    let file = SweepFile::load(&path, &columns, &validate_policy).map_err(InputError::from)?;
+    let file = super::files::load_sweep(&path, &columns, &validate_policy).map_err(InputError::from)?;
     let text = crate::scenario::read_text(&path)?;
     let scenarios = load_scenarios(&file.scenarios)?;
     let configs = Grid(&file.configurations);

@@ -10,7 +10,6 @@ use crate::report::page::{InputFile, ReportInputs};
 use crate::scenario::{InputError, Spot};
 use crate::sweep::SweepError;
 use crate::sweep::constraint::Constraint;
-use crate::sweep::file::SweepFile;
 use crate::sweep::grid::Configuration;
 use crate::sweep::objective::Objective;
 use crate::sweep::output::{objective_toml, pareto_csv, pareto_rows, write_runs, write_summary};
@@ -94,7 +93,7 @@ pub(super) fn config_infos(configs: &[Configuration]) -> Result<Vec<ConfigInfo>>
 pub fn sweep(req: &SweepRequest) -> Result<SweepReport> {
     let path = sweep_path(req.file.as_deref())?;
     let columns = metric_columns();
-    let file = SweepFile::load(&path, &columns, &validate_policy).map_err(InputError::from)?;
+    let file = super::files::load_sweep(&path, &columns, &validate_policy).map_err(InputError::from)?;
     let scenarios = load_scenarios(&file.scenarios)?;
     let configs = Grid(&file.configurations);
     let objective = file.objective.clone().unwrap_or_else(default_objective);

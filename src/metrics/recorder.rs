@@ -340,8 +340,15 @@ pub struct RunRecord {
     pub counters: Counters,
     /// Every state change in event order, with its instance.
     pub transitions: Vec<(usize, Transition)>,
-    /// The evidence of each state change, in the same order (empty unless the run explains).
+    /// The evidence of each state change, in the same order (empty unless the run explains):
+    /// `evidence[k]` belongs to `transitions[evidence_base + k]`.
     pub evidence: Vec<Evidence>,
+    /// Evidence already handed out while the run went on ([`Recorder::drain_transitions`]) and
+    /// no longer held; 0 unless the run streamed it.
+    pub evidence_base: usize,
+    /// Transitions already handed out while the run went on (they stay in `transitions`, for
+    /// scoring); [`RunRecord::drain_transitions`] hands out the rest.
+    pub drained: usize,
     /// User latency: arrival to final answer, retries and backoff included.
     pub latency: LatencyHistogram,
     /// User latency of the requests the dependency answered ([`Ending::Answered`]).
@@ -384,6 +391,10 @@ pub struct Recorder {
     counters: Counters,
     transitions: Vec<(usize, Transition)>,
     evidence: Vec<Evidence>,
+    /// See [`RunRecord::evidence_base`].
+    evidence_base: usize,
+    /// See [`RunRecord::drained`].
+    drained: usize,
     latency: LatencyHistogram,
     answered_latency: LatencyHistogram,
     deferred_delay: LatencyHistogram,
@@ -444,6 +455,8 @@ impl Recorder {
             counters: Counters::default(),
             transitions: Vec::with_capacity(64),
             evidence: Vec::new(),
+            evidence_base: 0,
+            drained: 0,
             latency: LatencyHistogram::new(),
             answered_latency: LatencyHistogram::new(),
             deferred_delay: LatencyHistogram::new(),
@@ -770,6 +783,17 @@ impl Recorder {
         self.evidence.push(*evidence);
     }
 
+    /// Hands each transition recorded since the last call to `f`, in event order, with its
+    /// evidence ([`Evidence::EMPTY`] when the run keeps none), then drops that evidence: a long
+    /// run streams transitions.csv and explain.csv as it goes rather than holding every
+    /// transition's evidence to the end. The transitions themselves stay, for scoring.
+    pub fn drain_transitions<E>(
+        &mut self,
+        f: impl FnMut(usize, &Transition, &Evidence) -> Result<(), E>,
+    ) -> Result<(), E> {
+        drain(&self.transitions, &mut self.evidence, &mut self.drained, &mut self.evidence_base, f)
+    }
+
     /// Adds instance `i`'s time in its current state from `since[i]` to `until`.
     fn close_occupancy(&mut self, i: usize, until: SimTime) {
         let from = self.since[i];
@@ -891,6 +915,8 @@ impl Recorder {
             counters: c,
             transitions: self.transitions,
             evidence: self.evidence,
+            evidence_base: self.evidence_base,
+            drained: self.drained,
             latency: self.latency,
             answered_latency: self.answered_latency,
             deferred_delay: self.deferred_delay,
@@ -903,6 +929,40 @@ impl Recorder {
             snapshots: Vec::new(),
         }
     }
+}
+
+impl RunRecord {
+    /// [`Recorder::drain_transitions`] for what the run had not handed out when it ended.
+    pub fn drain_transitions<E>(
+        &mut self,
+        f: impl FnMut(usize, &Transition, &Evidence) -> Result<(), E>,
+    ) -> Result<(), E> {
+        drain(&self.transitions, &mut self.evidence, &mut self.drained, &mut self.evidence_base, f)
+    }
+
+    /// The evidence of `transitions[k]`, if the record still holds it.
+    pub fn evidence_of(&self, k: usize) -> Option<&Evidence> {
+        k.checked_sub(self.evidence_base).and_then(|j| self.evidence.get(j))
+    }
+}
+
+/// Hands `transitions[*drained..]` to `f` with their evidence (`evidence[k]` belongs to
+/// transition `*base + k`), then forgets that evidence and moves both marks on.
+fn drain<E>(
+    transitions: &[(usize, Transition)],
+    evidence: &mut Vec<Evidence>,
+    drained: &mut usize,
+    base: &mut usize,
+    mut f: impl FnMut(usize, &Transition, &Evidence) -> Result<(), E>,
+) -> Result<(), E> {
+    for (k, (instance, t)) in transitions.iter().enumerate().skip(*drained) {
+        let ev = k.checked_sub(*base).and_then(|j| evidence.get(j)).unwrap_or(&Evidence::EMPTY);
+        f(*instance, t, ev)?;
+        *drained = k + 1;
+    }
+    *base += evidence.len();
+    evidence.clear();
+    Ok(())
 }
 
 /// The minute after each `open` incident's end, `[end, end + RECOVERY_WINDOW)`, merged where

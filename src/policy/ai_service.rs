@@ -23,36 +23,22 @@
 use super::evidence::{Evidence, Test};
 use super::family::{Family, Preset};
 use super::machine::{Admission, Breaker, Observation, Phase, State, Ticket, Transitions};
-use super::param::{ParamMeta, PolicyError, invalid};
+use super::param::{PolicyError, family_config, require};
 use crate::outcome::{Classifier, Verdict};
 use crate::time::{Dur, MICROS_PER_SEC, SimTime};
-use serde::{Deserialize, Serialize};
 
-/// Parameters of seed 002's `CircuitBreakerConfig`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct AiServiceConfig {
-    /// Consecutive failures in closed that open it (5).
-    pub failure_threshold: u32,
-    /// Consecutive successes (counted across states) that close half-open (2).
-    pub success_threshold: u32,
-    /// Open time before a state read moves to half-open (30 s).
-    pub timeout_duration: Dur,
-    /// Half-open admission limit on a counter decremented only by successes (3).
-    pub half_open_max_calls: u32,
-    /// The client's call timeout before truncation to whole seconds (10 s).
-    pub call_timeout: Dur,
-}
-
-impl Default for AiServiceConfig {
-    fn default() -> AiServiceConfig {
-        AiServiceConfig {
-            failure_threshold: 5,
-            success_threshold: 2,
-            timeout_duration: Dur::from_secs(30),
-            half_open_max_calls: 3,
-            call_timeout: Dur::from_secs(10),
-        }
+family_config! {
+    /// Parameters of seed 002's `CircuitBreakerConfig`.
+    AiServiceConfig {
+        failure_threshold: u32 = 5, "calls", "consecutive failures in closed that open (seed: 5)";
+        success_threshold: u32 = 2, "calls",
+            "consecutive successes that close half-open; the count survives opening, so late successes count (seed: 2)";
+        timeout_duration: Dur = Dur::from_secs(30), "duration",
+            "open time before the next state read moves to half-open (seed: 30 s)";
+        half_open_max_calls: u32 = 3, "calls",
+            "half-open admits while a counter (up on admit, down only on success) is below this (seed: 3)";
+        call_timeout: Dur = Dur::from_secs(10), "duration",
+            "client call timeout via signal.alarm(int(seconds)): truncated to whole seconds, under 1 s means none (seed: 10 s)";
     }
 }
 
@@ -85,29 +71,6 @@ impl Family for AiServiceConfig {
         config: AiServiceConfig::default,
         classifier: Classifier::EVERY_ERROR,
     }];
-    const PARAMS: &'static [ParamMeta] = &[
-        ParamMeta::new("failure_threshold", "calls", "consecutive failures in closed that open (seed: 5)"),
-        ParamMeta::new(
-            "success_threshold",
-            "calls",
-            "consecutive successes that close half-open; the count survives opening, so late successes count (seed: 2)",
-        ),
-        ParamMeta::new(
-            "timeout_duration",
-            "duration",
-            "open time before the next state read moves to half-open (seed: 30 s)",
-        ),
-        ParamMeta::new(
-            "half_open_max_calls",
-            "calls",
-            "half-open admits while a counter (up on admit, down only on success) is below this (seed: 3)",
-        ),
-        ParamMeta::new(
-            "call_timeout",
-            "duration",
-            "client call timeout via signal.alarm(int(seconds)): truncated to whole seconds, under 1 s means none (seed: 10 s)",
-        ),
-    ];
 
     fn validate(&self) -> Result<(), PolicyError> {
         for (name, v) in [
@@ -115,9 +78,7 @@ impl Family for AiServiceConfig {
             ("success_threshold", self.success_threshold),
             ("half_open_max_calls", self.half_open_max_calls),
         ] {
-            if v == 0 {
-                return Err(invalid(name, "at least 1", "0"));
-            }
+            require(v != 0, name, "at least 1", "0")?;
         }
         Ok(())
     }

@@ -28,19 +28,18 @@
 use super::evidence::{Evidence, Test};
 use super::family::{Family, Preset};
 use super::machine::{Admission, Breaker, Observation, Phase, State, Ticket, Transitions};
-use super::param::{ParamMeta, PolicyError, at_least_one, longer_than_zero};
+use super::param::{PolicyError, at_least_one, family_config, longer_than_zero};
 use crate::outcome::{Classifier, Verdict};
 use crate::time::{Dur, SimTime};
-use serde::{Deserialize, Serialize};
 
-/// `CircuitBreaker(failure_threshold=5, recovery_timeout=30, expected_exception=Exception)`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct CircuitbreakerConfig {
-    /// `failure_threshold` (5): failures, reset by any success, that open.
-    pub failure_threshold: u32,
-    /// `recovery_timeout` (30 s): open time before the state reads half-open.
-    pub recovery_timeout: Dur,
+family_config! {
+    /// `CircuitBreaker(failure_threshold=5, recovery_timeout=30, expected_exception=Exception)`.
+    CircuitbreakerConfig {
+        failure_threshold: u32, "calls",
+            "failure_threshold: opens when the failure count (reset by any success) reaches it (>=)";
+        recovery_timeout: Dur, "duration",
+            "recovery_timeout: open time before the state reads half-open and lets every call through";
+    }
 }
 
 impl Default for CircuitbreakerConfig {
@@ -67,18 +66,6 @@ impl Family for CircuitbreakerConfig {
         config: CircuitbreakerConfig::default,
         classifier: Classifier::EVERY_ERROR,
     }];
-    const PARAMS: &'static [ParamMeta] = &[
-        ParamMeta::new(
-            "failure_threshold",
-            "calls",
-            "failure_threshold: opens when the failure count (reset by any success) reaches it (>=)",
-        ),
-        ParamMeta::new(
-            "recovery_timeout",
-            "duration",
-            "recovery_timeout: open time before the state reads half-open and lets every call through",
-        ),
-    ];
 
     fn validate(&self) -> Result<(), PolicyError> {
         at_least_one("failure_threshold", self.failure_threshold)?;

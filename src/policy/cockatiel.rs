@@ -45,7 +45,9 @@ use super::evidence::{Evidence, Item, Test, Unit};
 use super::family::{Family, Preset};
 use super::library::{ExportInput, Library, commented, js_ms, num};
 use super::machine::{Admission, Breaker, Observation, Phase, State, Ticket, Transitions};
-use super::param::{ParamMeta, PolicyError, at_least_one, impossible, invalid, longer_than_zero};
+use super::param::{
+    PolicyError, at_least_one, family_config, impossible, invalid, longer_than_zero, require,
+};
 use crate::Result;
 use crate::outcome::{Classifier, Verdict};
 use crate::rng::{Rng, rng_from_u64, unit};
@@ -89,36 +91,28 @@ pub enum CockatielGenerator {
     HalfJitter,
 }
 
-/// The policy's options and its breaker's constructor arguments.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct CockatielConfig {
-    /// Which breaker.
-    pub breaker: CockatielKind,
-    /// `halfOpenAfter` (no library default; 10 s as in the README).
-    pub half_open_after: Dur,
-    /// `ConsecutiveBreaker(threshold)` (5).
-    pub consecutive_threshold: u32,
-    /// `threshold` of the count and sampling breakers, in (0, 1) (0.2).
-    pub threshold: f64,
-    /// `CountBreaker` `size` (100).
-    pub size: u32,
-    /// `CountBreaker` `minimumNumberOfCalls`; 0 = `size`.
-    pub minimum_number_of_calls: u32,
-    /// `SamplingBreaker` `duration` (30 s).
-    pub duration: Dur,
-    /// `SamplingBreaker` `minimumRps`; 0 = the default `5 / threshold`.
-    pub minimum_rps: f64,
-    /// `halfOpenAfter` as a constant duration or an `ExponentialBackoff`.
-    pub half_open_backoff: CockatielBackoff,
-    /// `ExponentialBackoff` `initialDelay` (128 ms).
-    pub initial_delay: Dur,
-    /// `ExponentialBackoff` `maxDelay` (30 s).
-    pub max_delay: Dur,
-    /// `ExponentialBackoff` `exponent` (2; only the decorrelated generator uses it).
-    pub exponent: f64,
-    /// `ExponentialBackoff` `generator`.
-    pub generator: CockatielGenerator,
+family_config! {
+    /// The policy's options and its breaker's constructor arguments.
+    CockatielConfig {
+        breaker: CockatielKind, "consecutive | count | sampling", "which IBreaker the policy uses";
+        half_open_after: Dur, "duration", "halfOpenAfter: open time before the next call tests";
+        consecutive_threshold: u32, "calls",
+            "ConsecutiveBreaker(threshold): opens at this many failures in a row (>=)";
+        threshold: f64, "ratio",
+            "count/sampling threshold in (0, 1): opens when failures > threshold * total";
+        size: u32, "calls", "CountBreaker size: the last N results";
+        minimum_number_of_calls: u32, "calls", "CountBreaker minimumNumberOfCalls (0 = size)";
+        duration: Dur, "duration", "SamplingBreaker duration: max(5, ceil(duration / 1 s)) windows";
+        minimum_rps: f64, "calls/s",
+            "SamplingBreaker minimumRps: at least duration * minimumRps calls to open (0 = 5 / threshold)";
+        half_open_backoff: CockatielBackoff, "constant | exponential",
+            "halfOpenAfter: the constant half_open_after, or an ExponentialBackoff advanced on each reopen";
+        initial_delay: Dur, "duration", "ExponentialBackoff initialDelay";
+        max_delay: Dur, "duration", "ExponentialBackoff maxDelay";
+        exponent: f64, "factor", "ExponentialBackoff exponent (decorrelated generator only)";
+        generator: CockatielGenerator, "decorrelated | no_jitter | full_jitter | half_jitter",
+            "ExponentialBackoff generator; its randomness comes from the build seed";
+    }
 }
 
 impl CockatielConfig {
@@ -209,45 +203,6 @@ impl Family for CockatielConfig {
             classifier: Classifier::EVERY_ERROR,
         },
     ];
-    const PARAMS: &'static [ParamMeta] = &[
-        ParamMeta::new("breaker", "consecutive | count | sampling", "which IBreaker the policy uses"),
-        ParamMeta::new("half_open_after", "duration", "halfOpenAfter: open time before the next call tests"),
-        ParamMeta::new(
-            "consecutive_threshold",
-            "calls",
-            "ConsecutiveBreaker(threshold): opens at this many failures in a row (>=)",
-        ),
-        ParamMeta::new(
-            "threshold",
-            "ratio",
-            "count/sampling threshold in (0, 1): opens when failures > threshold * total",
-        ),
-        ParamMeta::new("size", "calls", "CountBreaker size: the last N results"),
-        ParamMeta::new("minimum_number_of_calls", "calls", "CountBreaker minimumNumberOfCalls (0 = size)"),
-        ParamMeta::new(
-            "duration",
-            "duration",
-            "SamplingBreaker duration: max(5, ceil(duration / 1 s)) windows",
-        ),
-        ParamMeta::new(
-            "minimum_rps",
-            "calls/s",
-            "SamplingBreaker minimumRps: at least duration * minimumRps calls to open (0 = 5 / threshold)",
-        ),
-        ParamMeta::new(
-            "half_open_backoff",
-            "constant | exponential",
-            "halfOpenAfter: the constant half_open_after, or an ExponentialBackoff advanced on each reopen",
-        ),
-        ParamMeta::new("initial_delay", "duration", "ExponentialBackoff initialDelay"),
-        ParamMeta::new("max_delay", "duration", "ExponentialBackoff maxDelay"),
-        ParamMeta::new("exponent", "factor", "ExponentialBackoff exponent (decorrelated generator only)"),
-        ParamMeta::new(
-            "generator",
-            "decorrelated | no_jitter | full_jitter | half_jitter",
-            "ExponentialBackoff generator; its randomness comes from the build seed",
-        ),
-    ];
 
     fn validate(&self) -> Result<(), PolicyError> {
         longer_than_zero("half_open_after", self.half_open_after)?;
@@ -263,9 +218,12 @@ impl Family for CockatielConfig {
             }
             CockatielKind::Count | CockatielKind::Sampling => {
                 let t = self.threshold;
-                if !(t.is_finite() && t > 0.0 && t < 1.0) {
-                    return Err(invalid("threshold", "a ratio strictly between 0 and 1", &t.to_string()));
-                }
+                require(
+                    t.is_finite() && t > 0.0 && t < 1.0,
+                    "threshold",
+                    "a ratio strictly between 0 and 1",
+                    t,
+                )?;
             }
         }
         if self.breaker == CockatielKind::Count {
@@ -283,9 +241,12 @@ impl Family for CockatielConfig {
             if self.duration < Dur::from_millis(5) {
                 return Err(invalid("duration", "at least 5ms", &self.duration.to_string()));
             }
-            if !(self.minimum_rps.is_finite() && self.minimum_rps >= 0.0) {
-                return Err(invalid("minimum_rps", "a number of 0 or more", &self.minimum_rps.to_string()));
-            }
+            require(
+                self.minimum_rps.is_finite() && self.minimum_rps >= 0.0,
+                "minimum_rps",
+                "a number of 0 or more",
+                self.minimum_rps,
+            )?;
         }
         Ok(())
     }

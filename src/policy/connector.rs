@@ -23,46 +23,28 @@
 use super::evidence::{Evidence, Test};
 use super::family::{Family, Preset};
 use super::machine::{Admission, Breaker, Observation, Phase, State, Ticket, Transitions};
-use super::param::{ParamMeta, PolicyError, at_least_one, invalid, longer_than_zero};
+use super::param::{PolicyError, at_least_one, family_config, invalid, longer_than_zero};
 use super::window::{Edge, ExactWindow, LeastCount, Sample, connector_p95_index, percentile_exceeds};
 use crate::outcome::{Classifier, Verdict};
 use crate::time::{Dur, SimTime};
-use serde::{Deserialize, Serialize};
 
-/// Parameters of seed 000's breaker (names follow the seed's fields, durations as `Dur`).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ConnectorConfig {
-    /// `window_sec`: the observation window (900 s).
-    pub window: Dur,
-    /// `min_samples`: no decision below this many samples in the window (8).
-    pub min_samples: u32,
-    /// `error_rate_open`: opens when failures / samples >= this (0.5).
-    pub error_rate_open: f64,
-    /// `p95_open_ms`: opens when the window's p95 latency >= this (8 s).
-    pub p95_open: Dur,
-    /// `cooldown_sec`: open time before `allow` moves to half-open (300 s).
-    pub cooldown: Dur,
-    /// `half_open_success`: consecutive successes in half-open that close it (3).
-    pub half_open_success: u32,
-    /// Not in the seed: at most this many probes in flight in half-open; 0 = unlimited (seed).
-    pub half_open_max_calls: u32,
-    /// Not in the seed: forget the window when half-open closes; false (seed) keeps it.
-    pub clear_window_on_close: bool,
-}
-
-impl Default for ConnectorConfig {
-    fn default() -> ConnectorConfig {
-        ConnectorConfig {
-            window: Dur::from_secs(900),
-            min_samples: 8,
-            error_rate_open: 0.5,
-            p95_open: Dur::from_secs(8),
-            cooldown: Dur::from_secs(300),
-            half_open_success: 3,
-            half_open_max_calls: 0,
-            clear_window_on_close: false,
-        }
+family_config! {
+    /// Parameters of seed 000's breaker (names follow the seed's fields, durations as `Dur`).
+    ConnectorConfig {
+        window: Dur = Dur::from_secs(900), "duration",
+            "observation window (seed: window_sec = 900); a sample exactly this old is still in it";
+        min_samples: u32 = 8, "calls", "no decision while the window holds fewer samples (seed: 8)";
+        error_rate_open: f64 = 0.5, "ratio",
+            "opens when failures/samples >= this, checked on every record (seed: 0.5)";
+        p95_open: Dur = Dur::from_secs(8), "duration",
+            "opens when the window's p95 (index max(0, floor(0.95 n) - 1)) >= this (seed: p95_open_ms = 8000)";
+        cooldown: Dur = Dur::from_secs(300), "duration",
+            "time open before the next allow() moves to half-open; a bad record while open restarts it (seed: 300 s)";
+        half_open_success: u32 = 3, "calls", "consecutive half-open successes that close (seed: 3)";
+        half_open_max_calls: u32 = 0, "calls",
+            "not in the seed: probes in flight in half-open; 0 = unlimited, as the seed";
+        clear_window_on_close: bool = false, "bool",
+            "not in the seed: clear the window on closing; false = keep it, as the seed";
     }
 }
 
@@ -89,40 +71,6 @@ impl Family for ConnectorConfig {
         config: ConnectorConfig::default,
         classifier: Classifier::EVERY_ERROR,
     }];
-    const PARAMS: &'static [ParamMeta] = &[
-        ParamMeta::new(
-            "window",
-            "duration",
-            "observation window (seed: window_sec = 900); a sample exactly this old is still in it",
-        ),
-        ParamMeta::new("min_samples", "calls", "no decision while the window holds fewer samples (seed: 8)"),
-        ParamMeta::new(
-            "error_rate_open",
-            "ratio",
-            "opens when failures/samples >= this, checked on every record (seed: 0.5)",
-        ),
-        ParamMeta::new(
-            "p95_open",
-            "duration",
-            "opens when the window's p95 (index max(0, floor(0.95 n) - 1)) >= this (seed: p95_open_ms = 8000)",
-        ),
-        ParamMeta::new(
-            "cooldown",
-            "duration",
-            "time open before the next allow() moves to half-open; a bad record while open restarts it (seed: 300 s)",
-        ),
-        ParamMeta::new("half_open_success", "calls", "consecutive half-open successes that close (seed: 3)"),
-        ParamMeta::new(
-            "half_open_max_calls",
-            "calls",
-            "not in the seed: probes in flight in half-open; 0 = unlimited, as the seed",
-        ),
-        ParamMeta::new(
-            "clear_window_on_close",
-            "bool",
-            "not in the seed: clear the window on closing; false = keep it, as the seed",
-        ),
-    ];
 
     fn validate(&self) -> Result<(), PolicyError> {
         longer_than_zero("window", self.window)?;

@@ -30,35 +30,21 @@ use super::evidence::{Evidence, Test};
 use super::family::{Family, Preset};
 use super::library::{ExportInput, Library, commented, proto_duration};
 use super::machine::{Admission, Breaker, Observation, Phase, State, Ticket, Transitions};
-use super::param::{ParamMeta, PolicyError, at_least_one, impossible, invalid};
+use super::param::{PolicyError, at_least_one, family_config, not_shorter, require};
 use crate::outcome::{Classifier, OutcomeClass, Verdict};
 use crate::time::{Dur, SimTime};
 use crate::{Error, Result};
-use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 
-/// `OutlierDetection` fields used for one host, in the proto's names.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct EnvoyConfig {
-    /// `consecutive_5xx` (5).
-    pub consecutive_5xx: u32,
-    /// `interval` (10 s).
-    pub interval: Dur,
-    /// `base_ejection_time` (30 s).
-    pub base_ejection_time: Dur,
-    /// `max_ejection_time` (300 s).
-    pub max_ejection_time: Dur,
-}
-
-impl Default for EnvoyConfig {
-    fn default() -> EnvoyConfig {
-        EnvoyConfig {
-            consecutive_5xx: 5,
-            interval: Dur::from_secs(10),
-            base_ejection_time: Dur::from_secs(30),
-            max_ejection_time: Dur::from_secs(300),
-        }
+family_config! {
+    /// `OutlierDetection` fields used for one host, in the proto's names.
+    EnvoyConfig {
+        consecutive_5xx: u32 = 5, "calls", "consecutive 5xx responses that eject the host";
+        interval: Dur = Dur::from_secs(10), "duration",
+            "detector sweep: returns and backoff decay happen only at these ticks";
+        base_ejection_time: Dur = Dur::from_secs(30), "duration",
+            "ejection time = base x multiplier (grows by one per ejection, drops by one per healthy tick)";
+        max_ejection_time: Dur = Dur::from_secs(300), "duration", "cap of the ejection time";
     }
 }
 
@@ -82,35 +68,22 @@ impl Family for EnvoyConfig {
             .with(OutcomeClass::RateLimited, Verdict::Success)
             .with(OutcomeClass::ClientError, Verdict::Success),
     }];
-    const PARAMS: &'static [ParamMeta] = &[
-        ParamMeta::new("consecutive_5xx", "calls", "consecutive 5xx responses that eject the host"),
-        ParamMeta::new(
-            "interval",
-            "duration",
-            "detector sweep: returns and backoff decay happen only at these ticks",
-        ),
-        ParamMeta::new(
-            "base_ejection_time",
-            "duration",
-            "ejection time = base x multiplier (grows by one per ejection, drops by one per healthy tick)",
-        ),
-        ParamMeta::new("max_ejection_time", "duration", "cap of the ejection time"),
-    ];
 
     fn validate(&self) -> Result<(), PolicyError> {
         at_least_one("consecutive_5xx", self.consecutive_5xx)?;
-        if self.interval < Dur::from_millis(1) {
-            return Err(invalid("interval", "at least 1ms", &self.interval.to_string()));
-        }
-        if self.base_ejection_time < Dur::from_millis(1) {
-            return Err(invalid("base_ejection_time", "at least 1ms", &self.base_ejection_time.to_string()));
-        }
-        if self.max_ejection_time < self.base_ejection_time {
-            return Err(impossible(format!(
-                "max_ejection_time ({}) is shorter than base_ejection_time ({})",
-                self.max_ejection_time, self.base_ejection_time
-            )));
-        }
+        require(self.interval >= Dur::from_millis(1), "interval", "at least 1ms", self.interval)?;
+        require(
+            self.base_ejection_time >= Dur::from_millis(1),
+            "base_ejection_time",
+            "at least 1ms",
+            self.base_ejection_time,
+        )?;
+        not_shorter(
+            "max_ejection_time",
+            self.max_ejection_time,
+            "base_ejection_time",
+            self.base_ejection_time,
+        )?;
         Ok(())
     }
 

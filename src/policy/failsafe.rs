@@ -37,50 +37,30 @@ use super::evidence::{Evidence, Test};
 use super::family::{Family, Preset};
 use super::library::{ExportInput, Library, commented, go_duration};
 use super::machine::{Admission, Breaker, Observation, Phase, State, Ticket, Transitions};
-use super::param::{ParamMeta, PolicyError, at_least_one, impossible, invalid, longer_than_zero};
+use super::param::{PolicyError, at_least_one, family_config, impossible, invalid, longer_than_zero};
 use super::window::{CountWindow, Sample};
 use crate::Result;
 use crate::outcome::{Classifier, Verdict};
 use crate::time::{Dur, SimTime};
-use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 
-/// The builder's count-based settings, in snake_case.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct FailsafeConfig {
-    /// `WithFailureThresholdRatio(failureThreshold, _)` (1).
-    pub failure_threshold: u32,
-    /// `WithFailureThresholdRatio(_, failureThresholdingCapacity)` (1).
-    pub failure_thresholding_capacity: u32,
-    /// `WithFailureExecutionThreshold` (0 = none).
-    pub failure_execution_threshold: u32,
-    /// `WithSuccessThresholdRatio(successThreshold, _)` (0 = use the failure threshold).
-    pub success_threshold: u32,
-    /// `WithSuccessThresholdRatio(_, successThresholdingCapacity)` (0 = `success_threshold`, as
-    /// `WithSuccessThreshold(n)` sets it).
-    pub success_thresholding_capacity: u32,
-    /// `failureThresholdingPeriod` of `WithFailureThresholdPeriod` / `WithFailureRateThreshold`
-    /// (0 = count-based).
-    pub failure_thresholding_period: Dur,
-    /// `WithFailureRateThreshold` percentage, 1..=100 (0 = off).
-    pub failure_rate_threshold: u32,
-    /// `WithDelay` (1 minute).
-    pub delay: Dur,
-}
-
-impl Default for FailsafeConfig {
-    fn default() -> FailsafeConfig {
-        FailsafeConfig {
-            failure_threshold: 1,
-            failure_thresholding_capacity: 1,
-            failure_execution_threshold: 0,
-            success_threshold: 0,
-            success_thresholding_capacity: 0,
-            failure_thresholding_period: Dur::ZERO,
-            failure_rate_threshold: 0,
-            delay: Dur::from_secs(60),
-        }
+family_config! {
+    /// The builder's count-based settings, in snake_case.
+    FailsafeConfig {
+        failure_threshold: u32 = 1, "calls", "failures among the last capacity results that open (>=)";
+        failure_thresholding_capacity: u32 = 1, "calls", "the closed-state window: last N results";
+        failure_execution_threshold: u32 = 0, "calls",
+            "results needed before deciding; also the window size when set (0 = none)";
+        success_threshold: u32 = 0, "calls",
+            "half-open successes that close (0 = derive from the failure threshold)";
+        success_thresholding_capacity: u32 = 0, "calls",
+            "half-open permits and window (0 = success_threshold, or the closed capacity without one)";
+        failure_thresholding_period: Dur = Dur::ZERO, "duration",
+            "time-based thresholding over 10 buckets of period / 10 (0 = count-based)";
+        failure_rate_threshold: u32 = 0, "percent",
+            "WithFailureRateThreshold: opens at a rounded failure % >= this (0 = use failure_threshold)";
+        delay: Dur = Dur::from_secs(60), "duration",
+            "WithDelay: open time before the next call half-opens (>=)";
     }
 }
 
@@ -126,40 +106,6 @@ impl Family for FailsafeConfig {
         config: FailsafeConfig::default,
         classifier: Classifier::EVERY_ERROR,
     }];
-    const PARAMS: &'static [ParamMeta] = &[
-        ParamMeta::new(
-            "failure_threshold",
-            "calls",
-            "failures among the last capacity results that open (>=)",
-        ),
-        ParamMeta::new("failure_thresholding_capacity", "calls", "the closed-state window: last N results"),
-        ParamMeta::new(
-            "failure_execution_threshold",
-            "calls",
-            "results needed before deciding; also the window size when set (0 = none)",
-        ),
-        ParamMeta::new(
-            "success_threshold",
-            "calls",
-            "half-open successes that close (0 = derive from the failure threshold)",
-        ),
-        ParamMeta::new(
-            "success_thresholding_capacity",
-            "calls",
-            "half-open permits and window (0 = success_threshold, or the closed capacity without one)",
-        ),
-        ParamMeta::new(
-            "failure_thresholding_period",
-            "duration",
-            "time-based thresholding over 10 buckets of period / 10 (0 = count-based)",
-        ),
-        ParamMeta::new(
-            "failure_rate_threshold",
-            "percent",
-            "WithFailureRateThreshold: opens at a rounded failure % >= this (0 = use failure_threshold)",
-        ),
-        ParamMeta::new("delay", "duration", "WithDelay: open time before the next call half-opens (>=)"),
-    ];
 
     fn validate(&self) -> Result<(), PolicyError> {
         at_least_one("failure_threshold", self.failure_threshold)?;

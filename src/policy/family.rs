@@ -6,7 +6,7 @@
 
 use super::library::{ExportInput, Library};
 use super::machine::Breaker;
-use super::param::{ParamMeta, PolicyError};
+use super::param::{Params, PolicyError};
 use crate::Result;
 use crate::outcome::Classifier;
 use crate::time::{Dur, SimTime};
@@ -34,16 +34,15 @@ pub struct Preset<C: 'static> {
 }
 
 /// A breaker family: implemented by its configuration type (a flat serde struct whose fields
-/// are the family's parameters, unknown keys refused).
-pub trait Family: Serialize + DeserializeOwned + Clone + Debug + PartialEq + 'static {
+/// are the family's parameters, unknown keys refused, written with
+/// [`family_config!`](super::param::family_config) with its [`Params`]).
+pub trait Family: Params + Serialize + DeserializeOwned + Clone + Debug + PartialEq + 'static {
     /// The state machine the engine drives.
     type Breaker: Breaker + Clone + Debug;
     /// The family's name in listings: `generic`, `connector`, ...
     const NAME: &'static str;
     /// How export refusals name the family, e.g. `connector (seed 000)`.
     const TITLE: &'static str = Self::NAME;
-    /// Every parameter, in listing order.
-    const PARAMS: &'static [ParamMeta];
     /// The family's presets, in catalogue order.
     const PRESETS: &'static [Preset<Self>];
 

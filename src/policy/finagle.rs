@@ -31,41 +31,22 @@
 use super::evidence::{Evidence, Test};
 use super::family::{Family, Preset};
 use super::machine::{Admission, Breaker, Observation, Phase, State, Ticket, Transitions};
-use super::param::{ParamMeta, PolicyError, impossible, invalid, longer_than_zero};
+use super::param::{PolicyError, family_config, impossible, invalid, longer_than_zero, not_shorter, require};
 use super::window::{Edge, FailureTimes};
 use crate::outcome::{Classifier, Verdict};
 use crate::rng::{Rng, rng_from_u64, unit};
 use crate::time::{Dur, SimTime};
-use serde::{Deserialize, Serialize};
 
-/// The default failure-accrual policy's parameters.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct FinagleConfig {
-    /// `requiredSuccessRate` (0.8); 0 = the success-rate policy is off.
-    pub success_rate: f64,
-    /// The success-rate window (30 s).
-    pub success_rate_window: Dur,
-    /// `minRequestThreshold` (5).
-    pub min_request_threshold: u32,
-    /// `consecutiveFailures` (5); 0 = off.
-    pub consecutive_failures: u32,
-    /// First dead time of the equal-jittered backoff (5 s).
-    pub backoff_start: Dur,
-    /// Cap of the backoff (300 s).
-    pub backoff_max: Dur,
-}
-
-impl Default for FinagleConfig {
-    fn default() -> FinagleConfig {
-        FinagleConfig {
-            success_rate: 0.8,
-            success_rate_window: Dur::from_secs(30),
-            min_request_threshold: 5,
-            consecutive_failures: 5,
-            backoff_start: Dur::from_secs(5),
-            backoff_max: Dur::from_secs(300),
-        }
+family_config! {
+    /// The default failure-accrual policy's parameters.
+    FinagleConfig {
+        success_rate: f64 = 0.8, "ratio", "required EMA success rate (0 = success-rate policy off)";
+        success_rate_window: Dur = Dur::from_secs(30), "duration",
+            "EMA time constant and minimum age before deciding";
+        min_request_threshold: u32 = 5, "calls", "requests in the last window before the rate decides";
+        consecutive_failures: u32 = 5, "calls", "consecutive failures that mark dead (0 = off)";
+        backoff_start: Dur = Dur::from_secs(5), "duration", "first dead time of Backoff.equalJittered";
+        backoff_max: Dur = Dur::from_secs(300), "duration", "cap of Backoff.equalJittered";
     }
 }
 
@@ -88,28 +69,10 @@ impl Family for FinagleConfig {
         config: FinagleConfig::default,
         classifier: Classifier::EVERY_ERROR,
     }];
-    const PARAMS: &'static [ParamMeta] = &[
-        ParamMeta::new("success_rate", "ratio", "required EMA success rate (0 = success-rate policy off)"),
-        ParamMeta::new(
-            "success_rate_window",
-            "duration",
-            "EMA time constant and minimum age before deciding",
-        ),
-        ParamMeta::new(
-            "min_request_threshold",
-            "calls",
-            "requests in the last window before the rate decides",
-        ),
-        ParamMeta::new("consecutive_failures", "calls", "consecutive failures that mark dead (0 = off)"),
-        ParamMeta::new("backoff_start", "duration", "first dead time of Backoff.equalJittered"),
-        ParamMeta::new("backoff_max", "duration", "cap of Backoff.equalJittered"),
-    ];
 
     fn validate(&self) -> Result<(), PolicyError> {
         let r = self.success_rate;
-        if !(r.is_finite() && (0.0..=1.0).contains(&r)) {
-            return Err(invalid("success_rate", "a ratio between 0 and 1", &r.to_string()));
-        }
+        require(r.is_finite() && (0.0..=1.0).contains(&r), "success_rate", "a ratio between 0 and 1", r)?;
         if r > 0.0 && self.success_rate_window < Dur::from_millis(1) {
             return Err(invalid(
                 "success_rate_window",
@@ -121,12 +84,7 @@ impl Family for FinagleConfig {
             return Err(impossible("both policies are off: set success_rate or consecutive_failures".into()));
         }
         longer_than_zero("backoff_start", self.backoff_start)?;
-        if self.backoff_max < self.backoff_start {
-            return Err(impossible(format!(
-                "backoff_max ({}) is shorter than backoff_start ({})",
-                self.backoff_max, self.backoff_start
-            )));
-        }
+        not_shorter("backoff_max", self.backoff_max, "backoff_start", self.backoff_start)?;
         Ok(())
     }
 

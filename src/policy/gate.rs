@@ -26,22 +26,20 @@
 use super::evidence::{Evidence, Test};
 use super::family::{Family, Preset};
 use super::machine::{Admission, Breaker, Observation, Phase, State, Ticket, Transitions};
-use super::param::{ParamMeta, PolicyError, invalid, longer_than_zero};
+use super::param::{PolicyError, family_config, longer_than_zero, require};
 use super::window::{Edge, FailureTimes};
 use crate::outcome::{Classifier, Verdict};
 use crate::time::{Dur, SimTime};
-use serde::{Deserialize, Serialize};
 
-/// Parameters of seed 001's `GateConfig`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct GateConfig {
-    /// `window_secs`: failures younger than this (or exactly this old) count (60 s).
-    pub window: Dur,
-    /// `max_failures`: the count of failures in the window that opens the gate (5).
-    pub max_failures: u32,
-    /// `cooloff_secs`: open time before `allow` moves to half-open (30 s).
-    pub cooloff: Dur,
+family_config! {
+    /// Parameters of seed 001's `GateConfig`.
+    GateConfig {
+        window: Dur, "duration",
+            "failures recorded within this span (inclusive) count; pruned only in allow() (seed: window_secs = 60)";
+        max_failures: u32, "calls", "failures in the window that open the gate (seed: 5)";
+        cooloff: Dur, "duration",
+            "time open before the next allow() moves to half-open; a late failure while open restarts it (seed: cooloff_secs = 30)";
+    }
 }
 
 impl Default for GateConfig {
@@ -71,24 +69,14 @@ impl Family for GateConfig {
         config: GateConfig::default,
         classifier: Classifier::EVERY_ERROR,
     }];
-    const PARAMS: &'static [ParamMeta] = &[
-        ParamMeta::new(
-            "window",
-            "duration",
-            "failures recorded within this span (inclusive) count; pruned only in allow() (seed: window_secs = 60)",
-        ),
-        ParamMeta::new("max_failures", "calls", "failures in the window that open the gate (seed: 5)"),
-        ParamMeta::new(
-            "cooloff",
-            "duration",
-            "time open before the next allow() moves to half-open; a late failure while open restarts it (seed: cooloff_secs = 30)",
-        ),
-    ];
 
     fn validate(&self) -> Result<(), PolicyError> {
-        if self.max_failures == 0 {
-            return Err(invalid("max_failures", "at least 1 (0 would reject every call while closed)", "0"));
-        }
+        require(
+            self.max_failures != 0,
+            "max_failures",
+            "at least 1 (0 would reject every call while closed)",
+            "0",
+        )?;
         longer_than_zero("window", self.window)?;
         Ok(())
     }

@@ -30,7 +30,9 @@ use super::evidence::{Evidence, Test};
 use super::family::{Family, Preset};
 use super::library::{ExportInput, Library};
 use super::machine::{Admission, Breaker, Observation, Phase, State, Ticket, Transitions};
-use super::param::{ParamMeta, PolicyError, at_least_one, impossible, invalid, longer_than_zero};
+use super::param::{
+    PolicyError, at_least_one, family_config, impossible, invalid, longer_than_zero, not_shorter, require,
+};
 use super::resilience4j::{Resilience4jConfig, SlidingWindowType, spring_yaml};
 use super::window::{
     BucketWindow, CountWindow, Edge, ExactWindow, FailureTimes, LeastCount, Sample, Tally, Window,
@@ -112,62 +114,44 @@ pub enum LateResults {
     Drop,
 }
 
-/// Parameters of the composable family (see the module docs for the semantics).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct GenericConfig {
-    /// Consecutive failures that trip; 0 = rule off.
-    pub failure_threshold: u32,
-    /// Failures within `failure_window` that trip; 0 = rule off.
-    pub window_failures: u32,
-    /// The sliding window of the `window_failures` rule.
-    pub failure_window: Dur,
-    /// Size of the count window (last N calls); 0 = rule off.
-    pub count_window: u32,
-    /// Failure rate over the count window that trips.
-    pub count_failure_rate: f64,
-    /// Length of the time window of the rate and percentile rules; 0 = those rules off.
-    pub time_window: Dur,
-    /// Buckets of the time window (epoch-aligned); 0 = exact, every sample kept.
-    pub buckets: u32,
-    /// Failure rate over the time window that trips; 0 = rule off.
-    pub failure_rate: f64,
-    /// Slow-call rate over the time window that trips; 0 = rule off.
-    pub slow_call_rate: f64,
-    /// A call is slow when its latency is above this.
-    pub slow_call_duration: Dur,
-    /// The percentile of the latency rule, in (0, 1] (nearest rank).
-    pub latency_percentile: f64,
-    /// Latency the percentile must reach to trip; 0 = rule off.
-    pub latency_threshold: Dur,
-    /// Calls the window must hold before a rate or percentile rule decides.
-    pub min_calls: u32,
-    /// `>=` or `>` for every trip rule (and the half-open failure-rate rule).
-    pub comparison: Comparison,
-    /// Time open before half-open (the first open of an episode).
-    pub open_duration: Dur,
-    /// Factor applied to the open duration on each consecutive reopen; 1 = fixed.
-    pub backoff_multiplier: f64,
-    /// Cap of the grown open duration; 0 = no cap.
-    pub max_open_duration: Dur,
-    /// Each open duration is scaled by a uniform factor in `[1 − jitter, 1 + jitter]`.
-    pub jitter: f64,
-    /// Passive or active open → half-open.
-    pub half_open_transition: HalfOpenTransition,
-    /// Calls admitted per half-open episode; 0 = unlimited.
-    pub probes: u32,
-    /// What closes half-open.
-    pub close_rule: CloseRule,
-    /// Consecutive successes that close (close_rule = successes).
-    pub close_successes: u32,
-    /// Failure rate over the probes at or over which half-open reopens (close_rule = failure_rate).
-    pub probe_failure_rate: f64,
-    /// Longest stay in half-open before reopening; 0 = no limit.
-    pub max_half_open: Dur,
-    /// Forget the closed-state windows and counters on closing.
-    pub clear_on_close: bool,
-    /// Count or drop results from an earlier generation.
-    pub late_results: LateResults,
+family_config! {
+    /// Parameters of the composable family (see the module docs for the semantics).
+    GenericConfig {
+        failure_threshold: u32, "calls", "consecutive failures that trip (0 = off)";
+        window_failures: u32, "calls", "failures within failure_window that trip (0 = off)";
+        failure_window: Dur, "duration", "sliding window of the window_failures rule";
+        count_window: u32, "calls", "count window: the last N calls (0 = off)";
+        count_failure_rate: f64, "ratio", "failure rate over the count window that trips";
+        time_window: Dur, "duration",
+            "time window of the failure_rate, slow_call_rate and latency rules (0 = off)";
+        buckets: u32, "count", "epoch-aligned buckets of the time window; 0 = exact samples";
+        failure_rate: f64, "ratio", "failure rate over the time window that trips (0 = off)";
+        slow_call_rate: f64, "ratio", "slow-call rate over the time window that trips (0 = off)";
+        slow_call_duration: Dur, "duration", "a call slower than this (strictly) is slow, success or failure";
+        latency_percentile: f64, "ratio", "percentile of the latency rule, nearest rank, in (0, 1]";
+        latency_threshold: Dur, "duration",
+            "trips when the time window's latency percentile reaches this (0 = off)";
+        min_calls: u32, "calls",
+            "calls a window must hold before a rate or percentile rule decides (the count window clamps it to its size)";
+        comparison: Comparison, "\">=\" | \">\"",
+            "how every trip rule (and the half-open failure rate) compares with its threshold";
+        open_duration: Dur, "duration", "time open before half-open";
+        backoff_multiplier: f64, "factor",
+            "open duration multiplied by this on each consecutive reopen; 1 = fixed";
+        max_open_duration: Dur, "duration", "cap of the grown open duration (0 = no cap)";
+        jitter: f64, "ratio", "open duration scaled by a uniform factor in [1 - jitter, 1 + jitter] (seeded)";
+        half_open_transition: HalfOpenTransition, "passive | active",
+            "passive: on the next admit; active: a timer at the end of the open duration";
+        probes: u32, "calls", "calls admitted per half-open episode (0 = unlimited)";
+        close_rule: CloseRule, "successes | failure_rate", "what closes half-open";
+        close_successes: u32, "calls", "consecutive successes that close (close_rule = successes)";
+        probe_failure_rate: f64, "ratio",
+            "probe failure rate that reopens, once `probes` results are in (close_rule = failure_rate)";
+        max_half_open: Dur, "duration", "longest stay in half-open before reopening (0 = no limit)";
+        clear_on_close: bool, "bool", "forget the windows and counters on closing";
+        late_results: LateResults, "count | drop",
+            "results of calls admitted in an earlier generation: count them or drop them";
+    }
 }
 
 impl GenericConfig {
@@ -250,86 +234,6 @@ impl Family for GenericConfig {
             classifier: Classifier::DEFAULT,
         },
     ];
-    const PARAMS: &'static [ParamMeta] = &[
-        ParamMeta::new("failure_threshold", "calls", "consecutive failures that trip (0 = off)"),
-        ParamMeta::new("window_failures", "calls", "failures within failure_window that trip (0 = off)"),
-        ParamMeta::new("failure_window", "duration", "sliding window of the window_failures rule"),
-        ParamMeta::new("count_window", "calls", "count window: the last N calls (0 = off)"),
-        ParamMeta::new("count_failure_rate", "ratio", "failure rate over the count window that trips"),
-        ParamMeta::new(
-            "time_window",
-            "duration",
-            "time window of the failure_rate, slow_call_rate and latency rules (0 = off)",
-        ),
-        ParamMeta::new("buckets", "count", "epoch-aligned buckets of the time window; 0 = exact samples"),
-        ParamMeta::new("failure_rate", "ratio", "failure rate over the time window that trips (0 = off)"),
-        ParamMeta::new("slow_call_rate", "ratio", "slow-call rate over the time window that trips (0 = off)"),
-        ParamMeta::new(
-            "slow_call_duration",
-            "duration",
-            "a call slower than this (strictly) is slow, success or failure",
-        ),
-        ParamMeta::new(
-            "latency_percentile",
-            "ratio",
-            "percentile of the latency rule, nearest rank, in (0, 1]",
-        ),
-        ParamMeta::new(
-            "latency_threshold",
-            "duration",
-            "trips when the time window's latency percentile reaches this (0 = off)",
-        ),
-        ParamMeta::new(
-            "min_calls",
-            "calls",
-            "calls a window must hold before a rate or percentile rule decides (the count window clamps it to its size)",
-        ),
-        ParamMeta::new(
-            "comparison",
-            "\">=\" | \">\"",
-            "how every trip rule (and the half-open failure rate) compares with its threshold",
-        ),
-        ParamMeta::new("open_duration", "duration", "time open before half-open"),
-        ParamMeta::new(
-            "backoff_multiplier",
-            "factor",
-            "open duration multiplied by this on each consecutive reopen; 1 = fixed",
-        ),
-        ParamMeta::new("max_open_duration", "duration", "cap of the grown open duration (0 = no cap)"),
-        ParamMeta::new(
-            "jitter",
-            "ratio",
-            "open duration scaled by a uniform factor in [1 - jitter, 1 + jitter] (seeded)",
-        ),
-        ParamMeta::new(
-            "half_open_transition",
-            "passive | active",
-            "passive: on the next admit; active: a timer at the end of the open duration",
-        ),
-        ParamMeta::new("probes", "calls", "calls admitted per half-open episode (0 = unlimited)"),
-        ParamMeta::new("close_rule", "successes | failure_rate", "what closes half-open"),
-        ParamMeta::new(
-            "close_successes",
-            "calls",
-            "consecutive successes that close (close_rule = successes)",
-        ),
-        ParamMeta::new(
-            "probe_failure_rate",
-            "ratio",
-            "probe failure rate that reopens, once `probes` results are in (close_rule = failure_rate)",
-        ),
-        ParamMeta::new(
-            "max_half_open",
-            "duration",
-            "longest stay in half-open before reopening (0 = no limit)",
-        ),
-        ParamMeta::new("clear_on_close", "bool", "forget the windows and counters on closing"),
-        ParamMeta::new(
-            "late_results",
-            "count | drop",
-            "results of calls admitted in an earlier generation: count them or drop them",
-        ),
-    ];
 
     fn validate(&self) -> Result<(), PolicyError> {
         ratio("count_failure_rate", self.count_failure_rate)?;
@@ -348,18 +252,14 @@ impl Family for GenericConfig {
             ));
         }
         longer_than_zero("open_duration", self.open_duration)?;
-        if !(self.backoff_multiplier.is_finite() && self.backoff_multiplier >= 1.0) {
-            return Err(invalid(
-                "backoff_multiplier",
-                "a number of at least 1",
-                &self.backoff_multiplier.to_string(),
-            ));
-        }
-        if !self.max_open_duration.is_zero() && self.max_open_duration < self.open_duration {
-            return Err(impossible(format!(
-                "max_open_duration ({}) is shorter than open_duration ({})",
-                self.max_open_duration, self.open_duration
-            )));
+        require(
+            self.backoff_multiplier.is_finite() && self.backoff_multiplier >= 1.0,
+            "backoff_multiplier",
+            "a number of at least 1",
+            self.backoff_multiplier,
+        )?;
+        if !self.max_open_duration.is_zero() {
+            not_shorter("max_open_duration", self.max_open_duration, "open_duration", self.open_duration)?;
         }
         if self.window_failures > 0 && self.failure_window.is_zero() {
             return Err(impossible("window_failures needs failure_window greater than 0".into()));

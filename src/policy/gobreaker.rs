@@ -27,35 +27,21 @@ use super::evidence::{Evidence, Test};
 use super::family::{Family, Preset};
 use super::library::{ExportInput, Library, commented, go_duration};
 use super::machine::{Admission, Breaker, Observation, Phase, State, Ticket, Transitions};
-use super::param::{ParamMeta, PolicyError, invalid};
+use super::param::{PolicyError, family_config, invalid};
 use crate::Result;
 use crate::outcome::{Classifier, Verdict};
 use crate::time::{Dur, SimTime};
-use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 
-/// gobreaker's `Settings`, in snake_case.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct GobreakerConfig {
-    /// `MaxRequests` (0 → 1).
-    pub max_requests: u32,
-    /// `Interval` (0 = counts never cleared while closed).
-    pub interval: Dur,
-    /// `Timeout` (0 → 60 s).
-    pub timeout: Dur,
-    /// The default `ReadyToTrip`'s bound: trips when `ConsecutiveFailures` is above it (5).
-    pub ready_to_trip_consecutive_failures: u32,
-}
-
-impl Default for GobreakerConfig {
-    fn default() -> GobreakerConfig {
-        GobreakerConfig {
-            max_requests: 0,
-            interval: Dur::ZERO,
-            timeout: Dur::ZERO,
-            ready_to_trip_consecutive_failures: 5,
-        }
+family_config! {
+    /// gobreaker's `Settings`, in snake_case.
+    GobreakerConfig {
+        max_requests: u32 = 0, "calls", "MaxRequests: half-open probes and the successes that close (0 = 1)";
+        interval: Dur = Dur::ZERO, "duration",
+            "Interval: closed-state counts cleared (new generation) each interval (0 = never)";
+        timeout: Dur = Dur::ZERO, "duration", "Timeout: open time before half-open, strictly after (0 = 60s)";
+        ready_to_trip_consecutive_failures: u32 = 5, "calls",
+            "default ReadyToTrip: opens when ConsecutiveFailures > this";
     }
 }
 
@@ -90,28 +76,6 @@ impl Family for GobreakerConfig {
         config: GobreakerConfig::default,
         classifier: Classifier::EVERY_ERROR,
     }];
-    const PARAMS: &'static [ParamMeta] = &[
-        ParamMeta::new(
-            "max_requests",
-            "calls",
-            "MaxRequests: half-open probes and the successes that close (0 = 1)",
-        ),
-        ParamMeta::new(
-            "interval",
-            "duration",
-            "Interval: closed-state counts cleared (new generation) each interval (0 = never)",
-        ),
-        ParamMeta::new(
-            "timeout",
-            "duration",
-            "Timeout: open time before half-open, strictly after (0 = 60s)",
-        ),
-        ParamMeta::new(
-            "ready_to_trip_consecutive_failures",
-            "calls",
-            "default ReadyToTrip: opens when ConsecutiveFailures > this",
-        ),
-    ];
 
     fn validate(&self) -> Result<(), PolicyError> {
         if self.interval > Dur::ZERO && self.interval < Dur::from_millis(1) {

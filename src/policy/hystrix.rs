@@ -31,39 +31,25 @@
 use super::evidence::{Evidence, Test};
 use super::family::{Family, Preset};
 use super::machine::{Admission, Breaker, Observation, Phase, State, Ticket, Transitions};
-use super::param::{ParamMeta, PolicyError, impossible, invalid, longer_than_zero};
+use super::param::{PolicyError, family_config, impossible, longer_than_zero, require};
+use super::ring::CountRing;
 use crate::outcome::{Classifier, Verdict};
 use crate::time::{Dur, SimTime};
-use serde::{Deserialize, Serialize};
 
-/// `HystrixCommandProperties` that drive the breaker, in snake_case.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct HystrixConfig {
-    /// `circuitBreaker.requestVolumeThreshold` (20).
-    pub request_volume_threshold: u32,
-    /// `circuitBreaker.errorThresholdPercentage` (50).
-    pub error_threshold_percentage: u32,
-    /// `circuitBreaker.sleepWindowInMilliseconds` (5 s).
-    pub sleep_window: Dur,
-    /// `metrics.rollingStats.timeInMilliseconds` (10 s).
-    pub rolling_window: Dur,
-    /// `metrics.healthSnapshot.intervalInMilliseconds` (500 ms).
-    pub health_snapshot_interval: Dur,
-    /// `execution.isolation.thread.timeoutInMilliseconds` (1 s); 0 = timeout disabled.
-    pub execution_timeout: Dur,
-}
-
-impl Default for HystrixConfig {
-    fn default() -> HystrixConfig {
-        HystrixConfig {
-            request_volume_threshold: 20,
-            error_threshold_percentage: 50,
-            sleep_window: Dur::from_secs(5),
-            rolling_window: Dur::from_secs(10),
-            health_snapshot_interval: Dur::from_millis(500),
-            execution_timeout: Dur::from_secs(1),
-        }
+family_config! {
+    /// `HystrixCommandProperties` that drive the breaker, in snake_case.
+    HystrixConfig {
+        request_volume_threshold: u32 = 20, "calls",
+            "circuitBreaker.requestVolumeThreshold: results a snapshot needs before it can trip";
+        error_threshold_percentage: u32 = 50, "percent",
+            "circuitBreaker.errorThresholdPercentage: trips when the truncated error % is >= this";
+        sleep_window: Dur = Dur::from_secs(5), "duration",
+            "circuitBreaker.sleepWindowInMilliseconds: open time before one test request (strictly after)";
+        rolling_window: Dur = Dur::from_secs(10), "duration", "metrics.rollingStats.timeInMilliseconds";
+        health_snapshot_interval: Dur = Dur::from_millis(500), "duration",
+            "metrics.healthSnapshot.intervalInMilliseconds: the breaker decides only at these instants";
+        execution_timeout: Dur = Dur::from_secs(1), "duration",
+            "execution.isolation.thread.timeoutInMilliseconds: the call timeout (0 = disabled)";
     }
 }
 
@@ -87,50 +73,20 @@ impl Family for HystrixConfig {
         config: HystrixConfig::default,
         classifier: Classifier::EVERY_ERROR,
     }];
-    const PARAMS: &'static [ParamMeta] = &[
-        ParamMeta::new(
-            "request_volume_threshold",
-            "calls",
-            "circuitBreaker.requestVolumeThreshold: results a snapshot needs before it can trip",
-        ),
-        ParamMeta::new(
-            "error_threshold_percentage",
-            "percent",
-            "circuitBreaker.errorThresholdPercentage: trips when the truncated error % is >= this",
-        ),
-        ParamMeta::new(
-            "sleep_window",
-            "duration",
-            "circuitBreaker.sleepWindowInMilliseconds: open time before one test request (strictly after)",
-        ),
-        ParamMeta::new("rolling_window", "duration", "metrics.rollingStats.timeInMilliseconds"),
-        ParamMeta::new(
-            "health_snapshot_interval",
-            "duration",
-            "metrics.healthSnapshot.intervalInMilliseconds: the breaker decides only at these instants",
-        ),
-        ParamMeta::new(
-            "execution_timeout",
-            "duration",
-            "execution.isolation.thread.timeoutInMilliseconds: the call timeout (0 = disabled)",
-        ),
-    ];
 
     fn validate(&self) -> Result<(), PolicyError> {
-        if self.error_threshold_percentage > 100 {
-            return Err(invalid(
-                "error_threshold_percentage",
-                "a whole percentage from 0 to 100",
-                &self.error_threshold_percentage.to_string(),
-            ));
-        }
-        if self.health_snapshot_interval < Dur::from_millis(1) {
-            return Err(invalid(
-                "health_snapshot_interval",
-                "at least 1ms",
-                &self.health_snapshot_interval.to_string(),
-            ));
-        }
+        require(
+            self.error_threshold_percentage <= 100,
+            "error_threshold_percentage",
+            "a whole percentage from 0 to 100",
+            self.error_threshold_percentage,
+        )?;
+        require(
+            self.health_snapshot_interval >= Dur::from_millis(1),
+            "health_snapshot_interval",
+            "at least 1ms",
+            self.health_snapshot_interval,
+        )?;
         longer_than_zero("sleep_window", self.sleep_window)?;
         let (w, i) = (self.rolling_window.micros(), self.health_snapshot_interval.micros());
         if w < i || !w.is_multiple_of(i) {
@@ -151,14 +107,6 @@ impl Family for HystrixConfig {
     }
 }
 
-#[derive(Copy, Clone, Debug, Default)]
-struct Bucket {
-    index: u64,
-    used: bool,
-    total: u64,
-    errors: u64,
-}
-
 /// Hystrix's breaker plus its health-count buckets.
 #[derive(Clone, Debug)]
 pub struct HystrixBreaker {
@@ -166,7 +114,8 @@ pub struct HystrixBreaker {
     phase: Phase,
     origin: SimTime,
     next_snapshot: u64,
-    ring: Vec<Bucket>,
+    /// `(total, errors)` per health-snapshot interval.
+    ring: CountRing,
     opened_at: SimTime,
 }
 
@@ -179,7 +128,7 @@ impl HystrixBreaker {
             phase: Phase::new(),
             origin: SimTime::ZERO,
             next_snapshot: 1,
-            ring: vec![Bucket::default(); n],
+            ring: CountRing::new(n),
             opened_at: SimTime::ZERO,
         }
     }
@@ -194,22 +143,19 @@ impl HystrixBreaker {
 
     /// Sums of the buckets with index in `[lo, hi)`.
     fn sum(&self, lo: u64, hi: u64) -> (u64, u64) {
-        self.ring
-            .iter()
-            .filter(|b| b.used && b.index >= lo && b.index < hi)
-            .fold((0, 0), |(t, e), b| (t + b.total, e + b.errors))
+        self.ring.sum(lo, hi)
     }
 
     /// Could any snapshot from `next_snapshot` on trip without further results?
     fn could_trip(&self) -> bool {
-        let n = self.ring.len() as u64;
+        let n = self.ring.len();
         let (total, _) = self.sum(self.next_snapshot.saturating_sub(n), u64::MAX);
         total >= u64::from(self.cfg.request_volume_threshold) && total > 0
     }
 
     /// Runs the health snapshots due by `now` (only CLOSED reacts to them).
     fn poll(&mut self, now: SimTime, out: &mut Transitions) {
-        let n = self.ring.len() as u64;
+        let n = self.ring.len();
         while self.phase.state() == State::Closed && self.snapshot_at(self.next_snapshot) <= now {
             if !self.could_trip() {
                 self.next_snapshot = now.since(self.origin).micros() / self.interval() + 1;
@@ -232,13 +178,7 @@ impl HystrixBreaker {
 
     fn count(&mut self, now: SimTime, failed: bool) {
         let k = now.since(self.origin).micros() / self.interval();
-        let slot = (k % self.ring.len() as u64) as usize;
-        let b = &mut self.ring[slot];
-        if !b.used || b.index != k {
-            *b = Bucket { index: k, used: true, total: 0, errors: 0 };
-        }
-        b.total += 1;
-        b.errors += u64::from(failed);
+        self.ring.add(k, (1, u64::from(failed)));
     }
 
     fn close(&mut self, now: SimTime, out: &mut Transitions) {
@@ -246,9 +186,7 @@ impl HystrixBreaker {
         // metrics.resetStream(): counts discarded, the bucket timer restarts now.
         self.origin = now;
         self.next_snapshot = 1;
-        for b in &mut self.ring {
-            *b = Bucket::default();
-        }
+        self.ring.clear();
     }
 }
 
@@ -294,7 +232,7 @@ impl Breaker for HystrixBreaker {
         match self.phase.state() {
             State::Closed => {
                 let k = self.next_snapshot.saturating_sub(1);
-                let (total, errors) = self.sum(k.saturating_sub(self.ring.len() as u64), k);
+                let (total, errors) = self.sum(k.saturating_sub(self.ring.len()), k);
                 let pct = if total == 0 { 0 } else { ((errors as f64 / total as f64) * 100.0) as u64 };
                 ev.count(
                     "request_volume",

@@ -125,16 +125,17 @@ pub(crate) fn num(v: f64) -> String {
     if v.fract() == 0.0 && v.abs() < 1e15 { format!("{}", v as i64) } else { format!("{v}") }
 }
 
+/// `us` microseconds in the largest of `units` (`(microseconds, format)`, largest first, the
+/// last of 1 µs) that divides it: `format` with `{}` replaced by the count.
+fn in_largest_unit(us: u64, units: &[(u64, &str)]) -> String {
+    let (size, format) =
+        units.iter().find(|(size, _)| us.is_multiple_of(*size)).unwrap_or(&units[units.len() - 1]);
+    format.replace("{}", &(us / size).to_string())
+}
+
 /// Spring Boot's single-unit duration: `60s`, `1500ms`, `250us`.
 pub(crate) fn spring_duration(d: Dur) -> String {
-    let us = d.micros();
-    if us.is_multiple_of(1_000_000) {
-        format!("{}s", us / 1_000_000)
-    } else if us.is_multiple_of(1000) {
-        format!("{}ms", us / 1000)
-    } else {
-        format!("{us}us")
-    }
+    in_largest_unit(d.micros(), &[(1_000_000, "{}s"), (1000, "{}ms"), (1, "{}us")])
 }
 
 /// A protobuf Duration in YAML: `10s`, `0.500s`.
@@ -151,27 +152,26 @@ pub(crate) fn proto_duration(d: Dur) -> String {
 
 /// A Go duration expression: `60 * time.Second`, `1500 * time.Millisecond`.
 pub(crate) fn go_duration(d: Dur) -> String {
-    let us = d.micros();
-    if us == 0 {
-        "0".into()
-    } else if us.is_multiple_of(60_000_000) {
-        format!("{} * time.Minute", us / 60_000_000)
-    } else if us.is_multiple_of(1_000_000) {
-        format!("{} * time.Second", us / 1_000_000)
-    } else if us.is_multiple_of(1000) {
-        format!("{} * time.Millisecond", us / 1000)
-    } else {
-        format!("{us} * time.Microsecond")
+    if d.is_zero() {
+        return "0".into();
     }
+    let units = [
+        (60_000_000, "{} * time.Minute"),
+        (1_000_000, "{} * time.Second"),
+        (1000, "{} * time.Millisecond"),
+        (1, "{} * time.Microsecond"),
+    ];
+    in_largest_unit(d.micros(), &units)
 }
 
 /// A C# TimeSpan expression.
 pub(crate) fn timespan(d: Dur) -> String {
     let us = d.micros();
-    if us.is_multiple_of(1_000_000) {
-        format!("TimeSpan.FromSeconds({})", us / 1_000_000)
-    } else if us.is_multiple_of(1000) {
-        format!("TimeSpan.FromMilliseconds({})", us / 1000)
+    if us.is_multiple_of(1000) {
+        in_largest_unit(
+            us,
+            &[(1_000_000, "TimeSpan.FromSeconds({})"), (1000, "TimeSpan.FromMilliseconds({})")],
+        )
     } else {
         format!("TimeSpan.FromTicks({})", us * 10)
     }
@@ -190,4 +190,26 @@ pub(crate) fn js_ms(d: Dur, field: &str) -> Result<String> {
 pub(crate) fn py_seconds(d: Dur) -> String {
     let us = d.micros();
     if us.is_multiple_of(1_000_000) { (us / 1_000_000).to_string() } else { num(us as f64 / 1e6) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_are_written_in_the_largest_whole_unit() {
+        let us = Dur::from_micros;
+        let spring: Vec<String> = [0, 60_000_000, 1_500_000, 250].map(|u| spring_duration(us(u))).into();
+        assert_eq!(spring, ["0s", "60s", "1500ms", "250us"]);
+        let go: Vec<String> = [0, 120_000_000, 90_000_000, 1_500_000, 7].map(|u| go_duration(us(u))).into();
+        assert_eq!(
+            go,
+            ["0", "2 * time.Minute", "90 * time.Second", "1500 * time.Millisecond", "7 * time.Microsecond"]
+        );
+        let cs: Vec<String> = [5_000_000, 1_500_000, 1_500].map(|u| timespan(us(u))).into();
+        assert_eq!(
+            cs,
+            ["TimeSpan.FromSeconds(5)", "TimeSpan.FromMilliseconds(1500)", "TimeSpan.FromTicks(15000)"]
+        );
+    }
 }

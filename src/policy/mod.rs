@@ -4,7 +4,7 @@
 //! ([`Breaker::admit`]) and how each admitted call ended ([`Breaker::record`]), both at
 //! simulated times chosen by the engine.
 //!
-//! Imports run one way: the leaves (`evidence`, `machine`, `param`, `library`, `window`, `family`) import
+//! Imports run one way: the leaves (`evidence`, `machine`, `param`, `library`, `window`, `ring`, `family`) import
 //! nothing else of `policy`; each family imports only leaves; the registry, resolution (`spec`),
 //! the catalogue (`presets`) and `export` sit on top.
 
@@ -14,6 +14,7 @@ mod library;
 mod machine;
 mod param;
 mod registry;
+mod ring;
 pub mod window;
 
 pub mod ai_service;
@@ -43,8 +44,6 @@ pub mod spec;
 
 #[cfg(test)]
 pub(crate) mod testkit;
-#[cfg(test)]
-mod toy;
 
 pub use evidence::{Evidence, Item, Test, Unit, phrase};
 pub use library::Library;

@@ -17,21 +17,20 @@
 use super::evidence::{Evidence, Test};
 use super::family::{Family, Preset};
 use super::machine::{Admission, Breaker, Observation, Phase, State, Ticket, Transitions};
-use super::param::{ParamMeta, PolicyError, at_least_one, longer_than_zero};
+use super::param::{PolicyError, at_least_one, family_config, longer_than_zero};
 use crate::outcome::{Classifier, Verdict};
 use crate::time::{Dur, SimTime};
-use serde::{Deserialize, Serialize};
 
-/// Parameters of seed 003's constructor (`failureThreshold`, `cooldownMs`, `timeoutMs`).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct NodeConfig {
-    /// Failures (zeroed by any success) that open it (5).
-    pub failure_threshold: u32,
-    /// Open time before the next call moves to half-open (30 s).
-    pub cooldown: Dur,
-    /// The call timeout of `Promise.race` (5 s).
-    pub timeout: Dur,
+family_config! {
+    /// Parameters of seed 003's constructor (`failureThreshold`, `cooldownMs`, `timeoutMs`).
+    NodeConfig {
+        failure_threshold: u32, "calls",
+            "failures, zeroed by any success, that open (seed: failureThreshold = 5)";
+        cooldown: Dur, "duration",
+            "open time before the next call moves to half-open; a late failure while open restarts it (seed: cooldownMs = 30000)";
+        timeout: Dur, "duration",
+            "call timeout: a call at or over it fails at t + timeout, not cancelled (seed: timeoutMs = 5000)";
+    }
 }
 
 impl Default for NodeConfig {
@@ -59,23 +58,6 @@ impl Family for NodeConfig {
         config: NodeConfig::default,
         classifier: Classifier::EVERY_ERROR,
     }];
-    const PARAMS: &'static [ParamMeta] = &[
-        ParamMeta::new(
-            "failure_threshold",
-            "calls",
-            "failures, zeroed by any success, that open (seed: failureThreshold = 5)",
-        ),
-        ParamMeta::new(
-            "cooldown",
-            "duration",
-            "open time before the next call moves to half-open; a late failure while open restarts it (seed: cooldownMs = 30000)",
-        ),
-        ParamMeta::new(
-            "timeout",
-            "duration",
-            "call timeout: a call at or over it fails at t + timeout, not cancelled (seed: timeoutMs = 5000)",
-        ),
-    ];
 
     fn validate(&self) -> Result<(), PolicyError> {
         at_least_one("failure_threshold", self.failure_threshold)?;

@@ -3,21 +3,20 @@
 use super::evidence::Evidence;
 use super::family::{Family, Preset};
 use super::machine::{Admission, Breaker, Observation, State, Ticket, Transitions};
-use super::param::{ParamMeta, PolicyError};
+use super::param::{PolicyError, family_config};
 use crate::outcome::Classifier;
 use crate::time::SimTime;
-use serde::{Deserialize, Serialize};
 
-/// The no-breaker family has no parameters.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct NoneConfig {}
+family_config! {
+    /// The no-breaker family has no parameters.
+    NoneConfig {
+    }
+}
 
 impl Family for NoneConfig {
     type Breaker = NoBreaker;
     const NAME: &'static str = "none";
     const TITLE: &'static str = "none (no breaker)";
-    const PARAMS: &'static [ParamMeta] = &[];
     const PRESETS: &'static [Preset<Self>] = &[Preset {
         name: "none",
         library: "",

@@ -32,44 +32,25 @@ use super::evidence::{Evidence, Test};
 use super::family::{Family, Preset};
 use super::library::{ExportInput, Library, commented, js_ms, num};
 use super::machine::{Admission, Breaker, Observation, Phase, State, Ticket, Transitions};
-use super::param::{ParamMeta, PolicyError, at_least_one, invalid, longer_than_zero};
+use super::param::{PolicyError, at_least_one, family_config, invalid, longer_than_zero, require};
+use super::ring::CountRing;
 use crate::Result;
 use crate::outcome::{Classifier, Verdict};
 use crate::time::{Dur, SimTime};
-use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 
-/// opossum's options, in snake_case.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct OpossumConfig {
-    /// `timeout` (10 s): the call timeout.
-    pub timeout: Dur,
-    /// `resetTimeout` (30 s): open time before half-open.
-    pub reset_timeout: Dur,
-    /// `errorThresholdPercentage` (50): trips above this.
-    pub error_threshold_percentage: f64,
-    /// `rollingCountTimeout` (10 s).
-    pub rolling_count_timeout: Dur,
-    /// `rollingCountBuckets` (10).
-    pub rolling_count_buckets: u32,
-    /// `volumeThreshold` (0): fires needed before a trip.
-    pub volume_threshold: u32,
-    /// `allowWarmUp` (false).
-    pub allow_warm_up: bool,
-}
-
-impl Default for OpossumConfig {
-    fn default() -> OpossumConfig {
-        OpossumConfig {
-            timeout: Dur::from_secs(10),
-            reset_timeout: Dur::from_secs(30),
-            error_threshold_percentage: 50.0,
-            rolling_count_timeout: Dur::from_secs(10),
-            rolling_count_buckets: 10,
-            volume_threshold: 0,
-            allow_warm_up: false,
-        }
+family_config! {
+    /// opossum's options, in snake_case.
+    OpossumConfig {
+        timeout: Dur = Dur::from_secs(10), "duration", "timeout: the call timeout; a timeout is a failure";
+        reset_timeout: Dur = Dur::from_secs(30), "duration",
+            "resetTimeout: a timer from opening to half-open";
+        error_threshold_percentage: f64 = 50.0, "percent",
+            "errorThresholdPercentage: trips when failures / fires * 100 is strictly above";
+        rolling_count_timeout: Dur = Dur::from_secs(10), "duration", "rollingCountTimeout: the stats window";
+        rolling_count_buckets: u32 = 10, "count", "rollingCountBuckets: buckets of the window";
+        volume_threshold: u32 = 0, "calls", "volumeThreshold: fires needed before it can trip";
+        allow_warm_up: bool = false, "bool", "allowWarmUp: no trip during the first window";
     }
 }
 
@@ -95,19 +76,6 @@ impl Family for OpossumConfig {
         config: OpossumConfig::default,
         classifier: Classifier::EVERY_ERROR,
     }];
-    const PARAMS: &'static [ParamMeta] = &[
-        ParamMeta::new("timeout", "duration", "timeout: the call timeout; a timeout is a failure"),
-        ParamMeta::new("reset_timeout", "duration", "resetTimeout: a timer from opening to half-open"),
-        ParamMeta::new(
-            "error_threshold_percentage",
-            "percent",
-            "errorThresholdPercentage: trips when failures / fires * 100 is strictly above",
-        ),
-        ParamMeta::new("rolling_count_timeout", "duration", "rollingCountTimeout: the stats window"),
-        ParamMeta::new("rolling_count_buckets", "count", "rollingCountBuckets: buckets of the window"),
-        ParamMeta::new("volume_threshold", "calls", "volumeThreshold: fires needed before it can trip"),
-        ParamMeta::new("allow_warm_up", "bool", "allowWarmUp: no trip during the first window"),
-    ];
 
     fn validate(&self) -> Result<(), PolicyError> {
         let p = self.error_threshold_percentage;
@@ -116,13 +84,12 @@ impl Family for OpossumConfig {
         }
         at_least_one("rolling_count_buckets", self.rolling_count_buckets)?;
         let bucket_ms = self.rolling_count_timeout.micros() / 1000 / u64::from(self.rolling_count_buckets);
-        if bucket_ms == 0 {
-            return Err(invalid(
-                "rolling_count_timeout",
-                "at least 1ms per bucket",
-                &self.rolling_count_timeout.to_string(),
-            ));
-        }
+        require(
+            bucket_ms != 0,
+            "rolling_count_timeout",
+            "at least 1ms per bucket",
+            self.rolling_count_timeout,
+        )?;
         longer_than_zero("reset_timeout", self.reset_timeout)?;
         longer_than_zero("timeout", self.timeout)?;
         Ok(())
@@ -141,20 +108,13 @@ impl Family for OpossumConfig {
     }
 }
 
-#[derive(Copy, Clone, Debug, Default)]
-struct Bucket {
-    index: u64,
-    used: bool,
-    fires: u64,
-    failures: u64,
-}
-
 /// opossum's state machine and status window.
 #[derive(Clone, Debug)]
 pub struct OpossumBreaker {
     cfg: OpossumConfig,
     phase: Phase,
-    ring: Vec<Bucket>,
+    /// `(fires, failures)` per bucket.
+    ring: CountRing,
     bucket_len: u64,
     opened_at: SimTime,
     pending_close: bool,
@@ -166,7 +126,7 @@ impl OpossumBreaker {
         let n = cfg.rolling_count_buckets.max(1);
         let bucket_len = (cfg.rolling_count_timeout.micros() / 1000 / u64::from(n)).max(1) * 1000;
         OpossumBreaker {
-            ring: vec![Bucket::default(); n as usize],
+            ring: CountRing::new(n as usize),
             bucket_len,
             cfg,
             phase: Phase::new(),
@@ -175,23 +135,12 @@ impl OpossumBreaker {
         }
     }
 
-    fn bucket(&mut self, now: SimTime) -> &mut Bucket {
-        let k = now.micros() / self.bucket_len;
-        let slot = (k % self.ring.len() as u64) as usize;
-        let b = &mut self.ring[slot];
-        if !b.used || b.index != k {
-            *b = Bucket { index: k, used: true, fires: 0, failures: 0 };
-        }
-        b
+    fn count(&mut self, now: SimTime, fires: u64, failures: u64) {
+        self.ring.add(now.micros() / self.bucket_len, (fires, failures));
     }
 
     fn stats(&self, now: SimTime) -> (u64, u64) {
-        let cur = now.micros() / self.bucket_len;
-        let n = self.ring.len() as u64;
-        self.ring
-            .iter()
-            .filter(|b| b.used && b.index <= cur && b.index + n > cur)
-            .fold((0, 0), |(f, x), b| (f + b.fires, x + b.failures))
+        self.ring.window(now.micros() / self.bucket_len)
     }
 
     fn open(&mut self, at: SimTime, reason: &'static str, out: &mut Transitions) {
@@ -214,7 +163,7 @@ impl OpossumBreaker {
 impl Breaker for OpossumBreaker {
     fn admit(&mut self, now: SimTime, out: &mut Transitions) -> Admission {
         self.poll(now, out);
-        self.bucket(now).fires += 1;
+        self.count(now, 1, 0);
         match self.phase.state() {
             State::Closed => Admission::Allow(self.phase.ticket(false)),
             State::HalfOpen if self.pending_close => {
@@ -236,7 +185,7 @@ impl Breaker for OpossumBreaker {
                 }
             }
             Verdict::Failure => {
-                self.bucket(now).failures += 1;
+                self.count(now, 0, 1);
                 if self.cfg.allow_warm_up && now < SimTime::ZERO + self.cfg.rolling_count_timeout {
                     return;
                 }

@@ -63,6 +63,16 @@ pub(crate) fn invalid(param: &str, expected: &str, found: &str) -> PolicyError {
     PolicyError::InvalidValue { param: param.into(), expected: expected.into(), found: found.into() }
 }
 
+/// `param`'s value `found` is refused as not `expected` unless `ok`.
+pub(crate) fn require(
+    ok: bool,
+    param: &str,
+    expected: &str,
+    found: impl std::fmt::Display,
+) -> Result<(), PolicyError> {
+    if ok { Ok(()) } else { Err(invalid(param, expected, &found.to_string())) }
+}
+
 /// `param` must be at least 1 (a count, a threshold).
 pub(crate) fn at_least_one<T: Default + PartialEq>(param: &str, value: T) -> Result<(), PolicyError> {
     if value == T::default() { Err(invalid(param, "at least 1", "0")) } else { Ok(()) }
@@ -73,7 +83,60 @@ pub(crate) fn longer_than_zero(param: &str, value: crate::time::Dur) -> Result<(
     if value.is_zero() { Err(invalid(param, "a duration greater than 0", "0s")) } else { Ok(()) }
 }
 
+/// The cap `cap_name` must not be shorter than the duration `base_name` it bounds.
+pub(crate) fn not_shorter(
+    cap_name: &str,
+    cap: crate::time::Dur,
+    base_name: &str,
+    base: crate::time::Dur,
+) -> Result<(), PolicyError> {
+    if cap < base {
+        Err(impossible(format!("{cap_name} ({cap}) is shorter than {base_name} ({base})")))
+    } else {
+        Ok(())
+    }
+}
+
 /// Shorthand for [`PolicyError::Impossible`].
 pub(crate) fn impossible(msg: String) -> PolicyError {
     PolicyError::Impossible(msg)
 }
+
+/// A family's parameter descriptions, in listing order (written by [`family_config!`]).
+pub trait Params {
+    /// Every parameter, in the order of the configuration's fields.
+    const PARAMS: &'static [ParamMeta];
+}
+
+/// Writes a family's configuration once, as one table of rows `name: Type = default, "unit",
+/// "meaning";`. From it come the serde struct (unknown keys refused; each field documented by
+/// its meaning), its `Default` (when every row has `= default`) and [`Params::PARAMS`], all in
+/// the table's order.
+macro_rules! family_config {
+    (@struct $(#[$attr:meta])* $name:ident { $( $field:ident: $ty:ty, $unit:literal, $doc:literal; )* }) => {
+        $(#[$attr])*
+        #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+        #[serde(deny_unknown_fields)]
+        pub struct $name {
+            $( #[doc = $doc] pub $field: $ty, )*
+        }
+
+        impl $crate::policy::param::Params for $name {
+            const PARAMS: &'static [$crate::policy::param::ParamMeta] =
+                &[$( $crate::policy::param::ParamMeta::new(stringify!($field), $unit, $doc), )*];
+        }
+    };
+    ($(#[$attr:meta])* $name:ident { $( $field:ident: $ty:ty = $default:expr, $unit:literal, $doc:literal; )* }) => {
+        family_config!(@struct $(#[$attr])* $name { $( $field: $ty, $unit, $doc; )* });
+
+        impl Default for $name {
+            fn default() -> $name {
+                $name { $( $field: $default, )* }
+            }
+        }
+    };
+    ($(#[$attr:meta])* $name:ident { $( $field:ident: $ty:ty, $unit:literal, $doc:literal; )* }) => {
+        family_config!(@struct $(#[$attr])* $name { $( $field: $ty, $unit, $doc; )* });
+    };
+}
+pub(crate) use family_config;

@@ -30,36 +30,21 @@ use super::evidence::{Evidence, Test};
 use super::family::{Family, Preset};
 use super::library::{ExportInput, Library, commented, num, timespan};
 use super::machine::{Admission, Breaker, Observation, Phase, State, Ticket, Transitions};
-use super::param::{ParamMeta, PolicyError, invalid};
+use super::param::{PolicyError, family_config, require};
 use crate::Result;
 use crate::outcome::{Classifier, Verdict};
 use crate::time::{Dur, SimTime};
-use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
 use std::fmt::Write as _;
 
-/// `CircuitBreakerStrategyOptions`, in snake_case.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PollyConfig {
-    /// `FailureRatio` (0.1).
-    pub failure_ratio: f64,
-    /// `MinimumThroughput` (100, at least 2).
-    pub minimum_throughput: u32,
-    /// `SamplingDuration` (30 s).
-    pub sampling_duration: Dur,
-    /// `BreakDuration` (5 s).
-    pub break_duration: Dur,
-}
-
-impl Default for PollyConfig {
-    fn default() -> PollyConfig {
-        PollyConfig {
-            failure_ratio: 0.1,
-            minimum_throughput: 100,
-            sampling_duration: Dur::from_secs(30),
-            break_duration: Dur::from_secs(5),
-        }
+family_config! {
+    /// `CircuitBreakerStrategyOptions`, in snake_case.
+    PollyConfig {
+        failure_ratio: f64 = 0.1, "ratio", "FailureRatio: trips at >= this, checked on a failure";
+        minimum_throughput: u32 = 100, "calls", "MinimumThroughput in the sampling duration (>= 2)";
+        sampling_duration: Dur = Dur::from_secs(30), "duration",
+            "SamplingDuration: 10 unaligned sub-windows (one window under 200 ms)";
+        break_duration: Dur = Dur::from_secs(5), "duration", "BreakDuration: time open before the one probe";
     }
 }
 
@@ -84,43 +69,33 @@ impl Family for PollyConfig {
         config: PollyConfig::default,
         classifier: Classifier::EVERY_ERROR,
     }];
-    const PARAMS: &'static [ParamMeta] = &[
-        ParamMeta::new("failure_ratio", "ratio", "FailureRatio: trips at >= this, checked on a failure"),
-        ParamMeta::new("minimum_throughput", "calls", "MinimumThroughput in the sampling duration (>= 2)"),
-        ParamMeta::new(
-            "sampling_duration",
-            "duration",
-            "SamplingDuration: 10 unaligned sub-windows (one window under 200 ms)",
-        ),
-        ParamMeta::new("break_duration", "duration", "BreakDuration: time open before the one probe"),
-    ];
 
     fn validate(&self) -> Result<(), PolicyError> {
         let r = self.failure_ratio;
-        if !(r.is_finite() && r > 0.0 && r <= 1.0) {
-            return Err(invalid("failure_ratio", "a ratio greater than 0 and at most 1", &r.to_string()));
-        }
-        if self.minimum_throughput < 2 {
-            return Err(invalid(
-                "minimum_throughput",
-                "at least 2 (CircuitBreakerConstants.MinimumValidThroughput)",
-                &self.minimum_throughput.to_string(),
-            ));
-        }
-        if self.sampling_duration < Dur::from_millis(500) {
-            return Err(invalid(
-                "sampling_duration",
-                "at least 500ms (the options' range)",
-                &self.sampling_duration.to_string(),
-            ));
-        }
-        if self.break_duration < Dur::from_millis(500) {
-            return Err(invalid(
-                "break_duration",
-                "at least 500ms (the options' range)",
-                &self.break_duration.to_string(),
-            ));
-        }
+        require(
+            r.is_finite() && r > 0.0 && r <= 1.0,
+            "failure_ratio",
+            "a ratio greater than 0 and at most 1",
+            r,
+        )?;
+        require(
+            self.minimum_throughput >= 2,
+            "minimum_throughput",
+            "at least 2 (CircuitBreakerConstants.MinimumValidThroughput)",
+            self.minimum_throughput,
+        )?;
+        require(
+            self.sampling_duration >= Dur::from_millis(500),
+            "sampling_duration",
+            "at least 500ms (the options' range)",
+            self.sampling_duration,
+        )?;
+        require(
+            self.break_duration >= Dur::from_millis(500),
+            "break_duration",
+            "at least 500ms (the options' range)",
+            self.break_duration,
+        )?;
         Ok(())
     }
 

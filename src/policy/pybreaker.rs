@@ -31,36 +31,21 @@ use super::evidence::{Evidence, Test};
 use super::family::{Family, Preset};
 use super::library::{ExportInput, Library, commented, py_seconds};
 use super::machine::{Admission, Breaker, Observation, Phase, State, Ticket, Transitions};
-use super::param::{ParamMeta, PolicyError, at_least_one};
+use super::param::{PolicyError, at_least_one, family_config};
 use crate::Result;
 use crate::outcome::{Classifier, Verdict};
 use crate::time::{Dur, SimTime};
-use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 
-/// `CircuitBreaker(fail_max=5, reset_timeout=60, success_threshold=1)`, used through `call()`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PybreakerConfig {
-    /// `fail_max` (5): failures (reset by any success) that open.
-    pub fail_max: u32,
-    /// `reset_timeout` (60 s).
-    pub reset_timeout: Dur,
-    /// `success_threshold` (1): trial successes in a row that close.
-    pub success_threshold: u32,
-    /// True: calls go through `call()` and wait for its lock (the default); false: through
-    /// `with breaker.calling():`, no lock.
-    pub serialize: bool,
-}
-
-impl Default for PybreakerConfig {
-    fn default() -> PybreakerConfig {
-        PybreakerConfig {
-            fail_max: 5,
-            reset_timeout: Dur::from_secs(60),
-            success_threshold: 1,
-            serialize: true,
-        }
+family_config! {
+    /// `CircuitBreaker(fail_max=5, reset_timeout=60, success_threshold=1)`, used through `call()`.
+    PybreakerConfig {
+        fail_max: u32 = 5, "calls", "fail_max: opens when the failure counter reaches it (>=)";
+        reset_timeout: Dur = Dur::from_secs(60), "duration",
+            "reset_timeout: open time before the next call is a trial";
+        success_threshold: u32 = 1, "calls", "success_threshold: trial successes that close";
+        serialize: bool = true, "bool",
+            "true: breaker.call(), whose lock makes concurrent calls wait their turn; false: `with breaker.calling():`, no lock";
     }
 }
 
@@ -82,20 +67,6 @@ impl Family for PybreakerConfig {
         config: PybreakerConfig::default,
         classifier: Classifier::EVERY_ERROR,
     }];
-    const PARAMS: &'static [ParamMeta] = &[
-        ParamMeta::new("fail_max", "calls", "fail_max: opens when the failure counter reaches it (>=)"),
-        ParamMeta::new(
-            "reset_timeout",
-            "duration",
-            "reset_timeout: open time before the next call is a trial",
-        ),
-        ParamMeta::new("success_threshold", "calls", "success_threshold: trial successes that close"),
-        ParamMeta::new(
-            "serialize",
-            "bool",
-            "true: breaker.call(), whose lock makes concurrent calls wait their turn; false: `with breaker.calling():`, no lock",
-        ),
-    ];
 
     fn validate(&self) -> Result<(), PolicyError> {
         at_least_one("fail_max", self.fail_max)?;

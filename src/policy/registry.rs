@@ -7,7 +7,7 @@ use super::evidence::Evidence;
 use super::family::Family;
 use super::library::{ExportInput, Library};
 use super::machine::{Admission, Breaker, Observation, State, Ticket, Transitions};
-use super::param::{ParamMeta, PolicyError};
+use super::param::{ParamMeta, Params, PolicyError};
 use super::presets::PresetInfo;
 use super::spec::{merge, table_of};
 use super::{
@@ -37,8 +37,11 @@ families! {
     Failsafe => failsafe::FailsafeConfig,
     Finagle => finagle::FinagleConfig,
     Envoy => envoy::EnvoyConfig,
-    Throttle => throttle::ThrottleConfig,
-    #[cfg(test)] Toy => super::toy::ToyConfig,
+    Throttle => throttle::ThrottleConfig;
+    // Test-only families: the file beside this one, its module declared here.
+    tests {
+        Toy => "toy.rs" toy::ToyConfig,
+    }
 }
 
 /// A family whose breaker a [`Policy`] can hold: the concrete breaker out of the enum, for
@@ -60,9 +63,33 @@ pub trait FamilyVisitor {
 }
 
 /// Generates [`Policy`], [`FamilyConfig`] and their per-family dispatch from the registry lines
-/// (`Variant => family::Config`, optionally preceded by attributes such as `#[cfg(test)]`).
+/// (`Variant => family::Config`), then `tests { Variant => "file.rs" module::Config }` for
+/// families compiled only in tests, whose module it declares and which it keeps out of the
+/// listed catalogue (they still resolve by name).
 macro_rules! families {
-    ($( $(#[$attr:meta])* $variant:ident => $family:ty ),* $(,)?) => {
+    (
+        $( $variant:ident => $family:ty ),* ;
+        tests { $( $tvariant:ident => $file:literal $module:ident :: $tfamily:ident ),* $(,)? }
+    ) => {
+        $( #[cfg(test)] #[path = $file] mod $module; )*
+        families!(@all [$( [] $variant => $family, )* $( [#[cfg(test)]] $tvariant => $module::$tfamily, )*]);
+        /// Every preset of every family, in registry order, with how many come first from the
+        /// product's families (the rest are test-only).
+        fn all_presets() -> &'static (Vec<PresetInfo>, usize) {
+            static ALL: OnceLock<(Vec<PresetInfo>, usize)> = OnceLock::new();
+            ALL.get_or_init(|| {
+                let mut all = Vec::new();
+                $( all.extend(<$family as Family>::PRESETS.iter().map(PresetInfo::of::<$family>)); )*
+                let listed = all.len();
+                $(
+                    #[cfg(test)]
+                    all.extend(<$module::$tfamily as Family>::PRESETS.iter().map(PresetInfo::of::<$module::$tfamily>));
+                )*
+                (all, listed)
+            })
+        }
+    };
+    (@all [$( [$(#[$attr:meta])*] $variant:ident => $family:ty, )*]) => {
         /// Every concrete policy, so the engine drives them with static dispatch (a `match`, no
         /// virtual call, no box) on the hot path. Built by
         /// [`PolicyConfig::build`](super::PolicyConfig::build).
@@ -170,7 +197,7 @@ macro_rules! families {
 
             /// The family's parameter descriptions, in order.
             pub fn meta(&self) -> &'static [ParamMeta] {
-                match self { $( $(#[$attr])* FamilyConfig::$variant(_) => <$family as Family>::PARAMS, )* }
+                match self { $( $(#[$attr])* FamilyConfig::$variant(_) => <$family as Params>::PARAMS, )* }
             }
 
             /// The parameters as a TOML table.
@@ -236,18 +263,17 @@ macro_rules! families {
             }
         }
 
-        /// Every preset of every family, in registry order.
-        pub(crate) fn catalogue() -> &'static [PresetInfo] {
-            static CATALOGUE: OnceLock<Vec<PresetInfo>> = OnceLock::new();
-            CATALOGUE.get_or_init(|| {
-                let mut all = Vec::new();
-                $(
-                    $(#[$attr])*
-                    all.extend(<$family as Family>::PRESETS.iter().map(PresetInfo::of::<$family>));
-                )*
-                all
-            })
-        }
     };
 }
 use families;
+
+/// The product's presets, in registry order (what `presets` lists).
+pub(crate) fn catalogue() -> &'static [PresetInfo] {
+    let (all, listed) = all_presets();
+    &all[..*listed]
+}
+
+/// Every preset that resolves by name: the catalogue, plus the test-only families' in tests.
+pub(crate) fn resolvable() -> &'static [PresetInfo] {
+    &all_presets().0
+}

@@ -38,7 +38,7 @@ use super::evidence::{Evidence, Test};
 use super::family::{Family, Preset};
 use super::library::{ExportInput, Library, commented, num, spring_duration};
 use super::machine::{Admission, Breaker, Observation, Phase, State, Ticket, Transitions};
-use super::param::{ParamMeta, PolicyError, at_least_one, impossible, invalid};
+use super::param::{PolicyError, at_least_one, family_config, invalid, not_shorter, require};
 use super::window::{BucketWindow, CountWindow, Sample, Tally, Window};
 use crate::Result;
 use crate::outcome::{Classifier, Verdict};
@@ -56,34 +56,30 @@ pub enum SlidingWindowType {
     TimeBased,
 }
 
-/// `CircuitBreakerConfig`, with Spring Boot property names in snake_case.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Resilience4jConfig {
-    /// `slidingWindowType` (COUNT_BASED).
-    pub sliding_window_type: SlidingWindowType,
-    /// `slidingWindowSize`: calls (count) or seconds (time) (100).
-    pub sliding_window_size: u32,
-    /// `minimumNumberOfCalls` (100).
-    pub minimum_number_of_calls: u32,
-    /// `failureRateThreshold`, percent (50).
-    pub failure_rate_threshold: f64,
-    /// `slowCallRateThreshold`, percent (100).
-    pub slow_call_rate_threshold: f64,
-    /// `slowCallDurationThreshold` (60 s).
-    pub slow_call_duration_threshold: Dur,
-    /// `permittedNumberOfCallsInHalfOpenState` (10).
-    pub permitted_number_of_calls_in_half_open_state: u32,
-    /// `waitDurationInOpenState` (60 s).
-    pub wait_duration_in_open_state: Dur,
-    /// `exponentialBackoffMultiplier` (1 = `enableExponentialBackoff: false`, constant wait).
-    pub exponential_backoff_multiplier: f64,
-    /// `exponentialMaxWaitDurationInOpenState` (0 = no cap).
-    pub exponential_max_wait_duration_in_open_state: Dur,
-    /// `automaticTransitionFromOpenToHalfOpenEnabled` (false).
-    pub automatic_transition_from_open_to_half_open_enabled: bool,
-    /// `maxWaitDurationInHalfOpenState` (0 = wait for the permitted calls).
-    pub max_wait_duration_in_half_open_state: Dur,
+family_config! {
+    /// `CircuitBreakerConfig`, with Spring Boot property names in snake_case.
+    Resilience4jConfig {
+        sliding_window_type: SlidingWindowType, "count_based | time_based", "slidingWindowType";
+        sliding_window_size: u32, "calls | seconds",
+            "slidingWindowSize: last N calls (count_based) or N one-second epoch-aligned buckets (time_based)";
+        minimum_number_of_calls: u32, "calls",
+            "minimumNumberOfCalls before any decision (count_based clamps it to the window size)";
+        failure_rate_threshold: f64, "percent", "failureRateThreshold: opens at >= this";
+        slow_call_rate_threshold: f64, "percent", "slowCallRateThreshold: opens at >= this";
+        slow_call_duration_threshold: Dur, "duration",
+            "slowCallDurationThreshold: a call strictly longer is slow (success or failure)";
+        permitted_number_of_calls_in_half_open_state: u32, "calls",
+            "permittedNumberOfCallsInHalfOpenState: probes and the half-open window size";
+        wait_duration_in_open_state: Dur, "duration", "waitDurationInOpenState";
+        exponential_backoff_multiplier: f64, "factor",
+            "exponentialBackoffMultiplier: wait x multiplier^(attempts - 1); 1 = constant wait";
+        exponential_max_wait_duration_in_open_state: Dur, "duration",
+            "exponentialMaxWaitDurationInOpenState: cap of the grown wait (0 = none)";
+        automatic_transition_from_open_to_half_open_enabled: bool, "bool",
+            "automaticTransitionFromOpenToHalfOpenEnabled: a timer instead of the next call";
+        max_wait_duration_in_half_open_state: Dur, "duration",
+            "maxWaitDurationInHalfOpenState: reopen half-open after this (0 = off)";
+    }
 }
 
 impl Resilience4jConfig {
@@ -168,52 +164,6 @@ impl Family for Resilience4jConfig {
             classifier: Classifier::EVERY_ERROR,
         },
     ];
-    const PARAMS: &'static [ParamMeta] = &[
-        ParamMeta::new("sliding_window_type", "count_based | time_based", "slidingWindowType"),
-        ParamMeta::new(
-            "sliding_window_size",
-            "calls | seconds",
-            "slidingWindowSize: last N calls (count_based) or N one-second epoch-aligned buckets (time_based)",
-        ),
-        ParamMeta::new(
-            "minimum_number_of_calls",
-            "calls",
-            "minimumNumberOfCalls before any decision (count_based clamps it to the window size)",
-        ),
-        ParamMeta::new("failure_rate_threshold", "percent", "failureRateThreshold: opens at >= this"),
-        ParamMeta::new("slow_call_rate_threshold", "percent", "slowCallRateThreshold: opens at >= this"),
-        ParamMeta::new(
-            "slow_call_duration_threshold",
-            "duration",
-            "slowCallDurationThreshold: a call strictly longer is slow (success or failure)",
-        ),
-        ParamMeta::new(
-            "permitted_number_of_calls_in_half_open_state",
-            "calls",
-            "permittedNumberOfCallsInHalfOpenState: probes and the half-open window size",
-        ),
-        ParamMeta::new("wait_duration_in_open_state", "duration", "waitDurationInOpenState"),
-        ParamMeta::new(
-            "exponential_backoff_multiplier",
-            "factor",
-            "exponentialBackoffMultiplier: wait x multiplier^(attempts - 1); 1 = constant wait",
-        ),
-        ParamMeta::new(
-            "exponential_max_wait_duration_in_open_state",
-            "duration",
-            "exponentialMaxWaitDurationInOpenState: cap of the grown wait (0 = none)",
-        ),
-        ParamMeta::new(
-            "automatic_transition_from_open_to_half_open_enabled",
-            "bool",
-            "automaticTransitionFromOpenToHalfOpenEnabled: a timer instead of the next call",
-        ),
-        ParamMeta::new(
-            "max_wait_duration_in_half_open_state",
-            "duration",
-            "maxWaitDurationInHalfOpenState: reopen half-open after this (0 = off)",
-        ),
-    ];
 
     fn validate(&self) -> Result<(), PolicyError> {
         percent("failure_rate_threshold", self.failure_rate_threshold)?;
@@ -231,19 +181,21 @@ impl Family for Resilience4jConfig {
                 &self.wait_duration_in_open_state.to_string(),
             ));
         }
-        if !(self.exponential_backoff_multiplier.is_finite() && self.exponential_backoff_multiplier >= 1.0) {
-            return Err(invalid(
-                "exponential_backoff_multiplier",
-                "a number of at least 1",
-                &self.exponential_backoff_multiplier.to_string(),
-            ));
-        }
+        require(
+            self.exponential_backoff_multiplier.is_finite() && self.exponential_backoff_multiplier >= 1.0,
+            "exponential_backoff_multiplier",
+            "a number of at least 1",
+            self.exponential_backoff_multiplier,
+        )?;
         let cap = self.exponential_max_wait_duration_in_open_state;
-        if !cap.is_zero() && cap < self.wait_duration_in_open_state {
-            return Err(impossible(format!(
-                "exponential_max_wait_duration_in_open_state ({cap}) is shorter than wait_duration_in_open_state ({})",
-                self.wait_duration_in_open_state
-            )));
+        if !cap.is_zero() {
+            let base = self.wait_duration_in_open_state;
+            not_shorter(
+                "exponential_max_wait_duration_in_open_state",
+                cap,
+                "wait_duration_in_open_state",
+                base,
+            )?;
         }
         Ok(())
     }

@@ -21,22 +21,19 @@
 use super::evidence::{Evidence, Item, Test, Unit};
 use super::family::{Family, Preset};
 use super::machine::{Admission, Breaker, Observation, Phase, State, Ticket, Transitions};
-use super::param::{ParamMeta, PolicyError, at_least_one, impossible, invalid};
+use super::param::{PolicyError, at_least_one, family_config, impossible, require};
+use super::ring::CountRing;
 use crate::outcome::{Classifier, Verdict};
 use crate::rng::{Rng, rng_from_u64, unit};
 use crate::time::{Dur, SimTime};
-use serde::{Deserialize, Serialize};
 
-/// The throttle's parameters.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ThrottleConfig {
-    /// The multiplier K (2).
-    pub k: f64,
-    /// History length (2 minutes).
-    pub window: Dur,
-    /// Buckets of the history (120).
-    pub buckets: u32,
+family_config! {
+    /// The throttle's parameters.
+    ThrottleConfig {
+        k: f64, "factor", "K: rejects once requests exceed K x accepts (lower is more aggressive)";
+        window: Dur, "duration", "history of requests and accepts";
+        buckets: u32, "count", "epoch-aligned buckets of the history";
+    }
 }
 
 impl Default for ThrottleConfig {
@@ -63,20 +60,9 @@ impl Family for ThrottleConfig {
         config: ThrottleConfig::default,
         classifier: Classifier::DEFAULT,
     }];
-    const PARAMS: &'static [ParamMeta] = &[
-        ParamMeta::new(
-            "k",
-            "factor",
-            "K: rejects once requests exceed K x accepts (lower is more aggressive)",
-        ),
-        ParamMeta::new("window", "duration", "history of requests and accepts"),
-        ParamMeta::new("buckets", "count", "epoch-aligned buckets of the history"),
-    ];
 
     fn validate(&self) -> Result<(), PolicyError> {
-        if !(self.k.is_finite() && self.k >= 1.0) {
-            return Err(invalid("k", "a number of at least 1", &self.k.to_string()));
-        }
+        require(self.k.is_finite() && self.k >= 1.0, "k", "a number of at least 1", self.k)?;
         at_least_one("buckets", self.buckets)?;
         let w = self.window.micros();
         if w < u64::from(self.buckets) || !w.is_multiple_of(u64::from(self.buckets)) {
@@ -93,20 +79,13 @@ impl Family for ThrottleConfig {
     }
 }
 
-#[derive(Copy, Clone, Debug, Default)]
-struct Bucket {
-    index: u64,
-    used: bool,
-    requests: u64,
-    accepts: u64,
-}
-
 /// The adaptive throttle.
 #[derive(Clone, Debug)]
 pub struct SreThrottle {
     cfg: ThrottleConfig,
     phase: Phase,
-    ring: Vec<Bucket>,
+    /// `(requests, accepts)` per bucket.
+    ring: CountRing,
     bucket_len: u64,
     rng: Rng,
 }
@@ -117,7 +96,7 @@ impl SreThrottle {
         let n = cfg.buckets.max(1);
         let bucket_len = (cfg.window.micros() / u64::from(n)).max(1);
         SreThrottle {
-            ring: vec![Bucket::default(); n as usize],
+            ring: CountRing::new(n as usize),
             bucket_len,
             cfg,
             phase: Phase::new(),
@@ -125,24 +104,13 @@ impl SreThrottle {
         }
     }
 
-    fn bucket(&mut self, now: SimTime) -> &mut Bucket {
-        let k = now.micros() / self.bucket_len;
-        let slot = (k % self.ring.len() as u64) as usize;
-        let b = &mut self.ring[slot];
-        if !b.used || b.index != k {
-            *b = Bucket { index: k, used: true, requests: 0, accepts: 0 };
-        }
-        b
+    fn count(&mut self, now: SimTime, requests: u64, accepts: u64) {
+        self.ring.add(now.micros() / self.bucket_len, (requests, accepts));
     }
 
     /// `(requests, accepts)` over the history at `now`.
     fn totals(&self, now: SimTime) -> (u64, u64) {
-        let cur = now.micros() / self.bucket_len;
-        let n = self.ring.len() as u64;
-        self.ring
-            .iter()
-            .filter(|b| b.used && b.index <= cur && b.index + n > cur)
-            .fold((0u64, 0u64), |(r, a), b| (r + b.requests, a + b.accepts))
+        self.ring.window(now.micros() / self.bucket_len)
     }
 
     /// The rejection probability at `now`.
@@ -162,7 +130,7 @@ impl Breaker for SreThrottle {
     fn admit(&mut self, now: SimTime, out: &mut Transitions) -> Admission {
         let p = self.probability(now);
         self.update_state(now, p, out);
-        self.bucket(now).requests += 1;
+        self.count(now, 1, 0);
         if p > 0.0 {
             let u = unit(&mut self.rng);
             if u < p {
@@ -174,7 +142,7 @@ impl Breaker for SreThrottle {
 
     fn record(&mut self, now: SimTime, _ticket: Ticket, obs: Observation, out: &mut Transitions) {
         if obs.verdict != Verdict::Failure {
-            self.bucket(now).accepts += 1;
+            self.count(now, 0, 1);
         }
         let p = self.probability(now);
         self.update_state(now, p, out);

@@ -1,30 +1,25 @@
 //! A toy family that exists only in tests, to prove what adding a family costs: this file plus
-//! one registry line. It opens after `threshold` failures in a row, stays open `open_for`, then
+//! one registry line (which also declares this module). It opens after `threshold` failures in a row, stays open `open_for`, then
 //! lets one probe decide.
 
-use super::evidence::{Evidence, Test};
-use super::family::{Family, Preset};
-use super::machine::{Admission, Breaker, Observation, Phase, State, Ticket, Transitions};
-use super::param::{ParamMeta, PolicyError, at_least_one};
+use crate::policy::evidence::{Evidence, Test};
+use crate::policy::family::{Family, Preset};
+use crate::policy::machine::{Admission, Breaker, Observation, Phase, State, Ticket, Transitions};
+use crate::policy::param::{PolicyError, at_least_one, family_config};
 use crate::outcome::{Classifier, Verdict};
 use crate::time::{Dur, SimTime};
-use serde::{Deserialize, Serialize};
 
-/// The toy's parameters.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ToyConfig {
-    threshold: u32,
-    open_for: Dur,
+family_config! {
+    /// The toy's parameters.
+    ToyConfig {
+        threshold: u32, "calls", "failures in a row that open";
+        open_for: Dur, "duration", "time open before one probe";
+    }
 }
 
 impl Family for ToyConfig {
     type Breaker = ToyBreaker;
     const NAME: &'static str = "toy";
-    const PARAMS: &'static [ParamMeta] = &[
-        ParamMeta::new("threshold", "calls", "failures in a row that open"),
-        ParamMeta::new("open_for", "duration", "time open before one probe"),
-    ];
     const PRESETS: &'static [Preset<Self>] = &[Preset {
         name: "toy",
         library: "",

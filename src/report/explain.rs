@@ -11,10 +11,11 @@
 //! `policy` column holds each run's label, as in transitions.csv.
 
 use crate::metrics::{RunRecord, Snapshot};
-use crate::policy::{Evidence, Item, Test, Unit, phrase};
+use crate::policy::{Evidence, Item, Test, Transition, Unit, phrase};
 use crate::time::Dur;
 use crate::{Error, Result};
 use std::collections::HashMap;
+use std::io::{Read, Write};
 
 /// The fixed columns, after the optional `policy`.
 pub const FIXED_COLUMNS: [&str; 9] =
@@ -51,80 +52,125 @@ fn cells(i: &Item) -> impl Iterator<Item = (&'static str, String)> {
     std::iter::once((i.name, value_text(i.unit, i.value))).chain(limit)
 }
 
-/// One row before its dynamic columns are laid out.
-struct Row<'a> {
-    label: &'a str,
-    fixed: [String; 9],
-    evidence: &'a Evidence,
-}
-
-fn snapshot_row<'a>(label: &'a str, s: &'a Snapshot) -> Row<'a> {
+fn snapshot_fixed(s: &Snapshot) -> [String; 9] {
     let results =
         if s.moment == crate::metrics::Moment::Best { s.results.to_string() } else { String::new() };
-    Row {
-        label,
-        fixed: [
-            s.moment.kind().to_string(),
-            s.at.micros().to_string(),
-            s.instance.to_string(),
-            "closed".to_string(),
-            String::new(),
-            String::new(),
-            (s.incident + 1).to_string(),
-            results,
-            evidence_spec(&s.evidence),
-        ],
-        evidence: &s.evidence,
-    }
+    [
+        s.moment.kind().to_string(),
+        s.at.micros().to_string(),
+        s.instance.to_string(),
+        "closed".to_string(),
+        String::new(),
+        String::new(),
+        (s.incident + 1).to_string(),
+        results,
+        evidence_spec(&s.evidence),
+    ]
+}
+
+fn transition_fixed(instance: usize, t: &Transition, evidence: &Evidence) -> [String; 9] {
+    [
+        TRANSITION_KIND.to_string(),
+        t.at.micros().to_string(),
+        instance.to_string(),
+        t.from.as_str().to_string(),
+        t.to.as_str().to_string(),
+        t.reason.to_string(),
+        String::new(),
+        String::new(),
+        evidence_spec(evidence),
+    ]
 }
 
 /// explain.csv for `rows` (label, record), runs in the given order: each run's transitions in
 /// event order, then its incident snapshots by incident (numbered from 1, as incidents.csv's
 /// rows), instance and moment.
 pub fn explain_csv(rows: &[(&str, &RunRecord)]) -> Vec<u8> {
-    let mut all: Vec<Row> = Vec::new();
+    let mut w = ExplainWriter::new(rows.len() > 1);
+    let mut body = Vec::new();
+    // Writing into a Vec cannot fail.
     for (label, record) in rows {
         for (k, (instance, t)) in record.transitions.iter().enumerate() {
-            let evidence = record.evidence.get(k).unwrap_or(&Evidence::EMPTY);
-            all.push(Row {
-                label,
-                fixed: [
-                    TRANSITION_KIND.to_string(),
-                    t.at.micros().to_string(),
-                    instance.to_string(),
-                    t.from.as_str().to_string(),
-                    t.to.as_str().to_string(),
-                    t.reason.to_string(),
-                    String::new(),
-                    String::new(),
-                    evidence_spec(evidence),
-                ],
-                evidence,
-            });
+            let evidence = record.evidence_of(k).unwrap_or(&Evidence::EMPTY);
+            let _ = w.transition(&mut body, label, *instance, t, evidence);
         }
-        all.extend(record.snapshots.iter().map(|s| snapshot_row(label, s)));
+        for s in &record.snapshots {
+            let _ = w.snapshot(&mut body, label, s);
+        }
     }
-    let mut columns: Vec<&'static str> = Vec::new();
-    for row in &all {
-        for item in row.evidence.items() {
+    let mut out = Vec::new();
+    let _ = w.finish(&mut body.as_slice(), &mut out);
+    out
+}
+
+/// explain.csv written a row at a time, so a run with a million state changes streams it to a
+/// file as it goes instead of holding every row. The dynamic columns are laid out in order of
+/// first appearance, so the header is known only at the end: rows go to a body first, each with
+/// the columns known when it was written, and [`ExplainWriter::finish`] writes the header and
+/// then the body, padding the rows written before the last column appeared with empty cells
+/// (those few are read back; the rest is copied as it is). The bytes are those of
+/// [`explain_csv`] for the same rows.
+#[derive(Debug)]
+pub struct ExplainWriter {
+    labelled: bool,
+    columns: Vec<&'static str>,
+    /// One row's bytes at a time.
+    row: Vec<u8>,
+    /// Bytes of body written so far.
+    written: u64,
+    /// The body's length when the last column appeared: the rows before have fewer cells.
+    short_until: u64,
+}
+
+impl ExplainWriter {
+    /// A writer of one file; `labelled`: a leading `policy` column (more than one run).
+    pub fn new(labelled: bool) -> ExplainWriter {
+        ExplainWriter { labelled, columns: Vec::new(), row: Vec::new(), written: 0, short_until: 0 }
+    }
+
+    fn builder() -> csv::WriterBuilder {
+        let mut b = csv::WriterBuilder::new();
+        b.terminator(csv::Terminator::Any(b'\n')).flexible(true);
+        b
+    }
+
+    /// Appends the row of a state change of breaker `instance` of the run `label` to `body`.
+    pub fn transition(
+        &mut self,
+        body: &mut dyn Write,
+        label: &str,
+        instance: usize,
+        t: &Transition,
+        evidence: &Evidence,
+    ) -> std::io::Result<()> {
+        self.row(body, label, transition_fixed(instance, t, evidence), evidence)
+    }
+
+    /// Appends the row of an incident snapshot of the run `label` to `body`.
+    pub fn snapshot(&mut self, body: &mut dyn Write, label: &str, s: &Snapshot) -> std::io::Result<()> {
+        self.row(body, label, snapshot_fixed(s), &s.evidence)
+    }
+
+    fn row(
+        &mut self,
+        body: &mut dyn Write,
+        label: &str,
+        fixed: [String; 9],
+        evidence: &Evidence,
+    ) -> std::io::Result<()> {
+        for item in evidence.items() {
             for (name, _) in cells(item) {
-                if !columns.contains(&name) {
-                    columns.push(name);
+                if !self.columns.contains(&name) {
+                    self.columns.push(name);
+                    self.short_until = self.written;
                 }
             }
         }
-    }
-    let labelled = rows.len() > 1;
-    let mut w = csv::WriterBuilder::new().terminator(csv::Terminator::Any(b'\n')).from_writer(Vec::new());
-    let header = labelled.then_some("policy").into_iter().chain(FIXED_COLUMNS).chain(columns.iter().copied());
-    // Writing into a Vec cannot fail.
-    let _ = w.write_record(header);
-    for row in &all {
-        let mut dynamic = vec![String::new(); columns.len()];
-        let mut filled = vec![false; columns.len()];
-        for item in row.evidence.items() {
+        let mut dynamic = vec![String::new(); self.columns.len()];
+        let mut filled = vec![false; self.columns.len()];
+        for item in evidence.items() {
             for (name, text) in cells(item) {
-                if let Some(k) = columns.iter().position(|c| *c == name)
+                if let Some(k) = self.columns.iter().position(|c| *c == name)
                     && !filled[k]
                 {
                     dynamic[k] = text;
@@ -132,10 +178,48 @@ pub fn explain_csv(rows: &[(&str, &RunRecord)]) -> Vec<u8> {
                 }
             }
         }
-        let label = labelled.then(|| row.label.to_string());
-        let _ = w.write_record(label.into_iter().chain(row.fixed.iter().cloned()).chain(dynamic));
+        let label = self.labelled.then_some(label);
+        let cells = label
+            .into_iter()
+            .chain(fixed.iter().map(String::as_str))
+            .chain(dynamic.iter().map(String::as_str));
+        let mut csv = Self::builder().buffer_capacity(256).from_writer(std::mem::take(&mut self.row));
+        csv.write_record(cells)?;
+        self.row = csv.into_inner().map_err(|e| e.into_error())?;
+        body.write_all(&self.row)?;
+        self.written += self.row.len() as u64;
+        self.row.clear();
+        Ok(())
     }
-    w.into_inner().unwrap_or_default()
+
+    /// Writes the whole file to `out`: the header, then `body` (what the rows went to, read
+    /// from its start) with every row as wide as the header.
+    pub fn finish(&self, body: &mut dyn Read, out: &mut dyn Write) -> std::io::Result<()> {
+        let mut w = Self::builder().from_writer(out);
+        let header = self
+            .labelled
+            .then_some("policy")
+            .into_iter()
+            .chain(FIXED_COLUMNS)
+            .chain(self.columns.iter().copied());
+        w.write_record(header)?;
+        let width = usize::from(self.labelled) + FIXED_COLUMNS.len() + self.columns.len();
+        let mut short = csv::ReaderBuilder::new()
+            .has_headers(false)
+            .flexible(true)
+            .from_reader((&mut *body).take(self.short_until));
+        let mut record = csv::ByteRecord::new();
+        while short.read_byte_record(&mut record)? {
+            while record.len() < width {
+                record.push_field(b"");
+            }
+            w.write_byte_record(&record)?;
+        }
+        drop(short);
+        let out = w.into_inner().map_err(|e| e.into_error())?;
+        std::io::copy(body, out)?;
+        Ok(())
+    }
 }
 
 /// One item of a row read back: the cells as written, and whether the check held.
@@ -460,6 +544,61 @@ pub fn marks(
 
 /// Reads explain.csv; `Err` names the row and what was wrong.
 pub fn read_explain_csv(text: &[u8]) -> Result<Vec<ExplainRow>> {
+    let mut rows = Vec::new();
+    read_explain_rows(text, |row| rows.push(row))?;
+    Ok(rows)
+}
+
+/// Reads explain.csv keeping only the rows [`marks`] reads for `incidents`: every incident
+/// row, the first [`MAX_MARKS`] state changes, each breaker's first one, those inside an
+/// incident, and each breaker's last one before an incident's start. A week of a breaker that
+/// trips every half minute (a million rows) is read holding a few hundred, and the marks say
+/// exactly what they say over every row.
+pub fn read_marked_rows(
+    text: impl Read,
+    incidents: &[super::charts::data::Incident],
+) -> Result<Vec<ExplainRow>> {
+    let mut starts: Vec<u64> = incidents.iter().map(|i| i.start_us).collect();
+    starts.sort_unstable();
+    // An incident starts in (a, b].
+    let starts_between = |a: u64, b: Option<u64>| {
+        let k = starts.partition_point(|s| *s <= a);
+        starts.get(k).is_some_and(|s| b.is_none_or(|b| *s <= b))
+    };
+    let inside = |at: u64| incidents.iter().any(|i| at >= i.start_us && at < i.end_us);
+    let mut kept: Vec<(usize, ExplainRow)> = Vec::new();
+    // Each breaker's latest state change not kept (yet), by (policy, instance).
+    let mut pending: HashMap<(String, usize), (usize, ExplainRow)> = HashMap::new();
+    let mut seen: std::collections::HashSet<(String, usize)> = std::collections::HashSet::new();
+    let (mut n, mut changes) = (0usize, 0usize);
+    read_explain_rows(text, |row| {
+        n += 1;
+        if row.kind != TRANSITION_KIND {
+            kept.push((n, row));
+            return;
+        }
+        let key = (row.policy.clone(), row.instance);
+        if let Some((k, before)) = pending.remove(&key)
+            && starts_between(before.at_us, Some(row.at_us))
+        {
+            kept.push((k, before));
+        }
+        let first = seen.insert(key.clone());
+        changes += 1;
+        if changes <= MAX_MARKS || first || inside(row.at_us) {
+            kept.push((n, row));
+        } else {
+            pending.insert(key, (n, row));
+        }
+    })?;
+    kept.extend(pending.into_values().filter(|(_, r)| starts_between(r.at_us, None)));
+    kept.sort_by_key(|(k, _)| *k);
+    Ok(kept.into_iter().map(|(_, r)| r).collect())
+}
+
+/// Reads explain.csv row by row, handing each to `each`; `Err` names the row and what was
+/// wrong.
+fn read_explain_rows(text: impl Read, mut each: impl FnMut(ExplainRow)) -> Result<()> {
     let mut r = csv::ReaderBuilder::new().from_reader(text);
     let header: Vec<String> =
         r.headers().map_err(|e| Error::invalid(e.to_string()))?.iter().map(String::from).collect();
@@ -472,7 +611,6 @@ pub fn read_explain_csv(text: &[u8]) -> Result<Vec<ExplainRow>> {
             )));
         }
     }
-    let mut rows = Vec::new();
     for (n, rec) in r.records().enumerate() {
         let line = n + 2;
         let rec = rec.map_err(|e| Error::invalid(format!("row {line}: {e}")))?;
@@ -501,7 +639,7 @@ pub fn read_explain_csv(text: &[u8]) -> Result<Vec<ExplainRow>> {
             let limit = if param.is_empty() { String::new() } else { cell(param) };
             items.push(Said { name: name.into(), value: cell(name), test, param: param.into(), limit });
         }
-        rows.push(ExplainRow {
+        each(ExplainRow {
             policy: cell("policy"),
             kind: cell("kind"),
             at_us,
@@ -514,12 +652,78 @@ pub fn read_explain_csv(text: &[u8]) -> Result<Vec<ExplainRow>> {
             items,
         });
     }
-    Ok(rows)
+    Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::policy::State;
+    use crate::time::SimTime;
+
+    #[test]
+    fn marks_read_from_the_kept_rows_say_what_they_say_over_every_row() {
+        use crate::report::charts::data::Incident;
+        // Two breakers cycling closed → open → half-open → closed every 30 s for a day, and a
+        // third that first changes state late; two incidents.
+        let mut trip = Evidence::EMPTY;
+        trip.count("failures", 5, Test::AtLeast, "failure_threshold", 5);
+        let mut w = ExplainWriter::new(false);
+        let mut body = Vec::new();
+        let cycle =
+            [(State::Closed, State::Open), (State::Open, State::HalfOpen), (State::HalfOpen, State::Closed)];
+        for k in 0..8_640u64 {
+            let (from, to) = cycle[(k % 3) as usize];
+            for instance in [0, 1] {
+                let at = SimTime((k * 10 + instance as u64 * 3) * 1_000_000);
+                w.transition(&mut body, "", instance, &Transition { at, from, to, reason: "r" }, &trip)
+                    .unwrap();
+            }
+            if k == 7_000 {
+                let at = SimTime(70_001 * 1_000_000);
+                let t = Transition { at, from: State::Closed, to: State::Open, reason: "late" };
+                w.transition(&mut body, "", 2, &t, &trip).unwrap();
+            }
+        }
+        let mut text = Vec::new();
+        w.finish(&mut body.as_slice(), &mut text).unwrap();
+        let incident = |start_s: u64, end_s: u64| Incident {
+            start_us: start_s * 1_000_000,
+            end_us: end_s * 1_000_000,
+            kind: "outage".into(),
+            expect: crate::truth::Expect::Open,
+        };
+        let incidents = [incident(20_012, 20_100), incident(75_002, 75_050)];
+        let all = read_explain_csv(&text).unwrap();
+        let kept = read_marked_rows(text.as_slice(), &incidents).unwrap();
+        assert_eq!(all.len(), 17_281);
+        assert!(kept.len() < MAX_MARKS + 40, "{} rows kept", kept.len());
+        let names = Vec::new();
+        assert_eq!(marks(&kept, &incidents, &names), marks(&all, &incidents, &names));
+    }
+
+    #[test]
+    fn streamed_rows_written_before_a_column_appears_are_padded_to_the_header() {
+        let t = |at_s: u64, from, to| Transition { at: SimTime(at_s * 1_000_000), from, to, reason: "r,1" };
+        let mut trip = Evidence::EMPTY;
+        trip.count("failures", 5, Test::AtLeast, "failure_threshold", 5);
+        let mut wait = Evidence::EMPTY;
+        wait.time("time_open", Dur::from_secs(30), Test::AtLeast, "cooldown", Dur::from_secs(30));
+        let mut w = ExplainWriter::new(true);
+        let mut body = Vec::new();
+        w.transition(&mut body, "a", 0, &t(1, State::Closed, State::Open), &trip).unwrap();
+        w.transition(&mut body, "a", 0, &t(31, State::Open, State::HalfOpen), &wait).unwrap();
+        w.transition(&mut body, "b \"x\"", 1, &t(40, State::Closed, State::Open), &trip).unwrap();
+        let mut out = Vec::new();
+        w.finish(&mut body.as_slice(), &mut out).unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "policy,kind,at_us,instance,from,to,reason,incident,results,evidence,failures,failure_threshold,time_open,cooldown\n\
+             a,transition,1000000,0,closed,open,\"r,1\",,,failures>=failure_threshold,5,5,,\n\
+             a,transition,31000000,0,open,half_open,\"r,1\",,,time_open>=cooldown,,,30s,30s\n\
+             \"b \"\"x\"\"\",transition,40000000,1,closed,open,\"r,1\",,,failures>=failure_threshold,5,5,,\n"
+        );
+    }
 
     #[test]
     fn values_and_relations_are_written_as_the_policy_names_them() {

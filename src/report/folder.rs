@@ -7,6 +7,8 @@ use super::charts::ChartError;
 use super::charts::data::{self, LatencyHist, SINGLE_POLICY, Summary, Table};
 use super::charts::timeline::TimelineData;
 use super::page::{INPUTS_FILE, ReportInputs};
+use crate::sweep::SweepError;
+use crate::sweep::output::RunsReader;
 use crate::sweep::review::{REVIEW_TOML, Review};
 use std::path::Path;
 
@@ -24,6 +26,12 @@ pub const FILES: [&str; 11] = [
     "recommended.txt",
     "recommendation.txt",
 ];
+
+/// A file of the folder, open for reading.
+pub type Reader<'f> = Box<dyn std::io::Read + 'f>;
+
+/// Rows of transitions.csv parsed at a time.
+const CHUNK_ROWS: usize = 4096;
 
 /// What an output folder holds for its charts and page.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -51,23 +59,23 @@ pub struct Contents {
 }
 
 impl Contents {
-    /// Parses the files `file` returns by name (`None`: the folder has no such file); `dir`
-    /// names them in errors.
-    pub fn read(
+    /// Parses the files `file` opens by name (`None`: the folder has no such file); `dir`
+    /// names them in errors. transitions.csv and explain.csv, which grow with the run, are read
+    /// a chunk or a row at a time, never held as text.
+    pub fn read<'f>(
         dir: &Path,
-        file: impl Fn(&str) -> std::io::Result<Option<Vec<u8>>>,
+        file: impl Fn(&str) -> std::io::Result<Option<Reader<'f>>>,
     ) -> Result<Contents, ChartError> {
-        let get = |name: &str| file(name).map_err(|source| ChartError::Io { path: dir.join(name), source });
+        let io = |name: &str, source| ChartError::Io { path: dir.join(name), source };
+        let get = |name: &str| file(name).map_err(|e| io(name, e));
         let table = |name: &str| -> Result<Option<Table>, ChartError> {
-            get(name)?.map(|bytes| Table::from_reader(&dir.join(name), bytes.as_slice())).transpose()
+            get(name)?.map(|reader| Table::from_reader(&dir.join(name), reader)).transpose()
         };
         let text = |name: &str| -> Result<Option<String>, ChartError> {
             get(name)?
-                .map(|bytes| {
-                    String::from_utf8(bytes).map_err(|e| ChartError::Io {
-                        path: dir.join(name),
-                        source: std::io::Error::new(std::io::ErrorKind::InvalidData, e),
-                    })
+                .map(|mut reader| {
+                    let mut text = String::new();
+                    reader.read_to_string(&mut text).map(|_| text).map_err(|e| io(name, e))
                 })
                 .transpose()
         };
@@ -84,7 +92,7 @@ impl Contents {
                 })
             })
             .transpose()?;
-        let summary = table("summary.csv")?.map(|t| data::summary(&t)).transpose()?;
+        let summary = get("summary.csv")?.map(|r| Summary::read(&dir.join("summary.csv"), r)).transpose()?;
         let timeline = match table("timeline.csv")? {
             None => None,
             Some(t) => {
@@ -97,7 +105,19 @@ impl Contents {
                 {
                     only.policy = row.policy.clone();
                 }
-                let transitions = table("transitions.csv")?.map(|t| data::transitions(&t)).transpose()?;
+                let transitions = match get("transitions.csv")? {
+                    None => None,
+                    Some(reader) => {
+                        let mut all = Vec::new();
+                        let path = dir.join("transitions.csv");
+                        let rest = Table::chunks(&path, reader, CHUNK_ROWS, |t| {
+                            all.extend(data::transitions(t)?);
+                            Ok(())
+                        })?;
+                        all.extend(data::transitions(&rest)?);
+                        Some(all)
+                    }
+                };
                 let incidents = table("incidents.csv")?.map(|t| data::incidents(&t)).transpose()?;
                 // The timeline is of the first scenario's replicate 0 (see `run` and `compare`).
                 let mut context: Vec<String> = summary
@@ -126,14 +146,11 @@ impl Contents {
         };
         let marks = match get("explain.csv")? {
             None => Vec::new(),
-            Some(bytes) => {
+            Some(reader) => {
                 let path = dir.join("explain.csv");
-                let rows = super::explain::read_explain_csv(&bytes).map_err(|e| ChartError::Csv {
-                    path,
-                    line: 0,
-                    message: e.to_string(),
-                })?;
                 let incidents = timeline.as_ref().map(|t| t.incidents.as_slice()).unwrap_or_default();
+                let rows = super::explain::read_marked_rows(reader, incidents)
+                    .map_err(|e| ChartError::Csv { path, line: 0, message: e.to_string() })?;
                 let names = inputs.as_ref().map(|i| i.breakers.as_slice()).unwrap_or_default();
                 super::explain::marks(&rows, incidents, names)
             }
@@ -156,12 +173,21 @@ impl Contents {
     /// Reads the output folder `dir` from disk (tests; commands read through `app::output`).
     #[cfg(test)]
     pub fn load(dir: &Path) -> Result<Contents, ChartError> {
-        Contents::read(dir, |name| match std::fs::read(dir.join(name)) {
-            Ok(bytes) => Ok(Some(bytes)),
+        Contents::read(dir, |name| match std::fs::File::open(dir.join(name)) {
+            Ok(file) => Ok(Some(Box::new(std::io::BufReader::new(file)) as Reader)),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
             Err(e) => Err(e),
         })
     }
+}
+
+/// Checks a folder's runs.csv (at `path`) row by row, streamed since it can be large: the charts
+/// and pages do not show it, but `recommend DIR` re-ranks from it, so a malformed one is refused
+/// where it breaks (file, line, field) like any other file of the folder.
+pub fn check_runs(path: &Path, input: impl std::io::Read) -> Result<(), SweepError> {
+    let mut runs = RunsReader::new(input, &path.display().to_string())?;
+    while runs.next_run()?.is_some() {}
+    Ok(())
 }
 
 #[cfg(test)]
@@ -187,7 +213,7 @@ mod tests {
             .filter_map(|n| std::fs::read(dir.path().join(n)).ok().map(|b| (n.to_string(), b)))
             .collect();
         let again = Contents::read(dir.path(), |name| {
-            Ok(files.iter().find(|(n, _)| n == name).map(|(_, b)| b.clone()))
+            Ok(files.iter().find(|(n, _)| n == name).map(|(_, b)| Box::new(b.as_slice()) as Reader))
         })
         .unwrap();
         assert_eq!(again, c);

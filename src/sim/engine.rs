@@ -296,6 +296,15 @@ impl<'a> Simulation<'a> {
         self.engine.advance(chunk, false);
     }
 
+    /// Hands the state changes recorded since the last call to `f`, with their evidence, and
+    /// drops that evidence ([`crate::metrics::Recorder::drain_transitions`]).
+    pub fn drain_transitions<E>(
+        &mut self,
+        f: impl FnMut(usize, &crate::policy::Transition, &crate::policy::Evidence) -> Result<(), E>,
+    ) -> Result<(), E> {
+        self.engine.rec.drain_transitions(f)
+    }
+
     /// Runs what is left after the last request and returns the record.
     pub fn finish(mut self) -> RunRecord {
         self.engine.advance(&Chunk::default(), true);

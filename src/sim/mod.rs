@@ -10,7 +10,7 @@ pub(crate) use workload::CHUNK_REQUESTS;
 pub use workload::{Chunk, RequestStream, Workload};
 
 use crate::metrics::{Metrics, RunRecord, ScoringOptions, score};
-use crate::policy::PolicyConfig;
+use crate::policy::{Evidence, PolicyConfig, Transition};
 use crate::scenario::{Scenario, ScoringSpec};
 use crate::time::Dur;
 
@@ -38,6 +38,30 @@ pub fn run_fleet(
     scored(scenario, workload, simulate_fleet(&scenario.client, workload, policies, opts))
 }
 
+/// [`run_fleet`], handing each state change with its evidence to `each` as the run goes (after
+/// every chunk of the request stream, and at the end), so a long run streams transitions.csv
+/// and explain.csv instead of holding every transition's evidence: the record keeps the
+/// transitions for scoring, and only the evidence not yet handed out. Stops at `each`'s first
+/// error.
+pub fn run_fleet_streaming<E>(
+    scenario: &Scenario,
+    workload: &Workload,
+    policies: &[PolicyConfig],
+    opts: &RunOptions,
+    mut each: impl FnMut(usize, &Transition, &Evidence) -> Result<(), E>,
+) -> Result<RunResult, E> {
+    let mut sim = Simulation::new(&scenario.client, workload, policies, opts);
+    let mut stream = workload.stream();
+    let mut chunk = Chunk::default();
+    while stream.next_chunk(&mut chunk) {
+        sim.feed(&chunk);
+        sim.drain_transitions(&mut each)?;
+    }
+    let mut record = sim.finish();
+    record.drain_transitions(&mut each)?;
+    Ok(scored(scenario, workload, record))
+}
+
 /// Scores the record of a run of `scenario` on `workload` (a [`Simulation`] fed chunk by chunk).
 pub fn scored(scenario: &Scenario, workload: &Workload, record: RunRecord) -> RunResult {
     let metrics = score(&record, &scoring_options(&scenario.scoring, workload.truth_known));
@@ -61,6 +85,54 @@ pub fn auto_bin(span: Dur) -> Dur {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_streamed_run_hands_out_every_transition_with_its_evidence_and_keeps_none() {
+        // circuit-gate trips on 1 % errors every half minute or so: hundreds of transitions
+        // over several chunks of the stream.
+        let text = "duration = \"40m\"\n[traffic]\nkind = \"constant\"\nrate = 300.0\n\
+                    [upstream]\np50 = \"300ms\"\np95 = \"900ms\"\nerror_rate = 0.01\n\
+                    [[incidents]]\nkind = \"outage\"\nstart = \"10m\"\nduration = \"5m\"\n";
+        let scenario = Scenario::parse(std::path::Path::new("t.toml"), text).unwrap();
+        let workload = Workload::build(&scenario, 1, 0).unwrap();
+        let policy = crate::policy::PolicySpec::new("circuit-gate").resolve().unwrap();
+        let policies = std::slice::from_ref(&policy);
+        let opts = RunOptions { timeline_bin: Some(Dur::from_secs(60)), explain: true };
+        let whole = run_fleet(&scenario, &workload, policies, &opts);
+        let mut seen = Vec::new();
+        let streamed = run_fleet_streaming(&scenario, &workload, policies, &opts, |i, t, ev| {
+            seen.push((i, *t, *ev));
+            Ok::<(), ()>(())
+        })
+        .unwrap();
+        assert!(whole.record.counters.requests > 2 * CHUNK_REQUESTS as u64);
+        assert!(seen.len() > 100, "{} transitions", seen.len());
+        let kept: Vec<_> = whole
+            .record
+            .transitions
+            .iter()
+            .zip(&whole.record.evidence)
+            .map(|((i, t), ev)| (*i, *t, *ev))
+            .collect();
+        assert_eq!(whole.record.evidence.len(), whole.record.transitions.len());
+        assert_eq!(seen, kept);
+        assert!(streamed.record.evidence.is_empty(), "no evidence held at the end");
+        assert_eq!(streamed.record.transitions, whole.record.transitions);
+        assert_eq!(streamed.metrics, whole.metrics);
+        // explain.csv of the record that kept everything, and of the one that kept nothing:
+        // the latter's rows were handed out, so it has only its snapshots.
+        let mut w = crate::report::explain::ExplainWriter::new(false);
+        let mut body = Vec::new();
+        for (i, t, ev) in &seen {
+            w.transition(&mut body, "", *i, t, ev).unwrap();
+        }
+        for s in &streamed.record.snapshots {
+            w.snapshot(&mut body, "", s).unwrap();
+        }
+        let mut out = Vec::new();
+        w.finish(&mut body.as_slice(), &mut out).unwrap();
+        assert_eq!(out, crate::report::explain_csv(&[("", &whole.record)]));
+    }
 
     #[test]
     fn auto_bin_keeps_bins_readable() {

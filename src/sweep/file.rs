@@ -44,6 +44,16 @@ use std::ops::Range;
 use std::path::{Path, PathBuf};
 use toml::Spanned;
 
+/// Finds the files a sweep file's `scenarios` entries name, so that parsing does no I/O: the
+/// application looks on the file system (`app::files`), tests in a list.
+pub trait ScenarioFiles {
+    /// The files `pattern` (a glob with `*`, `?`, `[...]`, or a plain path) names relative to
+    /// `base`, sorted; a refusal saying where it looked when it names none.
+    fn resolve(&self, base: &Path, pattern: &str) -> Result<Vec<PathBuf>>;
+    /// Whether `a` and `b` name one file (the sweep file must not list itself).
+    fn same_file(&self, a: &Path, b: &Path) -> bool;
+}
+
 /// Replicates per (scenario, configuration) when a sweep file does not say.
 pub const DEFAULT_REPLICATES: u32 = 3;
 
@@ -103,28 +113,43 @@ struct RawPolicy {
 
 impl<'de> Deserialize<'de> for RawPolicy {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<RawPolicy, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = RawPolicy;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a policy table with `preset` and parameters")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RawPolicy, A::Error> {
-                let mut preset = None;
-                let mut params: Vec<(String, Spanned<ParamValues>)> = Vec::new();
-                while let Some(key) = map.next_key::<String>()? {
-                    if key == "preset" {
-                        preset = Some(map.next_value()?);
-                    } else {
-                        let value: Spanned<ParamValues> = map.next_value()?;
-                        params.push((key, value));
-                    }
-                }
-                params.sort_by_key(|(_, v)| v.span().start);
-                Ok(RawPolicy { preset, params })
+        let (preset, params) =
+            d.deserialize_map(Entries::new("preset", "a policy table with `preset` and parameters"))?;
+        Ok(RawPolicy { preset, params })
+    }
+}
+
+/// A table read as its one `special` key plus every other entry, in file order: a policy's
+/// `preset` and parameters, the objective's `constraints` and weights.
+struct Entries<S, V> {
+    special: &'static str,
+    expecting: &'static str,
+    types: std::marker::PhantomData<(S, V)>,
+}
+
+impl<S, V> Entries<S, V> {
+    fn new(special: &'static str, expecting: &'static str) -> Entries<S, V> {
+        Entries { special, expecting, types: std::marker::PhantomData }
+    }
+}
+
+impl<'de, S: Deserialize<'de>, V: Deserialize<'de>> Visitor<'de> for Entries<S, V> {
+    type Value = (Option<S>, Vec<(String, Spanned<V>)>);
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str(self.expecting)
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut special = None;
+        let mut entries: Vec<(String, Spanned<V>)> = Vec::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if key == self.special {
+                special = Some(map.next_value()?);
+            } else {
+                entries.push((key, map.next_value()?));
             }
         }
-        d.deserialize_map(V)
+        entries.sort_by_key(|(_, v)| v.span().start);
+        Ok((special, entries))
     }
 }
 
@@ -210,28 +235,9 @@ struct RawObjective {
 
 impl<'de> Deserialize<'de> for RawObjective {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<RawObjective, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = RawObjective;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a table of metric weights")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RawObjective, A::Error> {
-                let mut weights: Vec<(String, Spanned<f64>)> = Vec::new();
-                let mut constraints = None;
-                while let Some(key) = map.next_key::<String>()? {
-                    if key == "constraints" {
-                        constraints = Some(map.next_value()?);
-                    } else {
-                        let w: Spanned<f64> = map.next_value()?;
-                        weights.push((key, w));
-                    }
-                }
-                weights.sort_by_key(|(_, w)| w.span().start);
-                Ok(RawObjective { weights, constraints })
-            }
-        }
-        d.deserialize_map(V)
+        let (constraints, weights) =
+            d.deserialize_map(Entries::new("constraints", "a table of metric weights"))?;
+        Ok(RawObjective { weights, constraints })
     }
 }
 
@@ -257,25 +263,15 @@ pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
 }
 
 impl SweepFile {
-    /// Reads and validates the sweep file at `path`; `columns` are the known metric columns,
+    /// Validates the text of the sweep file at `path`: `files` finds what its `scenarios`
+    /// entries name (relative to `path`'s folder), `columns` are the known metric columns,
     /// `validate` checks each configuration.
-    pub fn load<S: AsRef<str>>(
-        path: &Path,
-        columns: &[S],
-        validate: Validate,
-    ) -> Result<SweepFile, SweepError> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|source| SweepError::Io { file: path.display().to_string(), source })?;
-        SweepFile::parse(&text, path, columns, validate)
-    }
-
-    /// Validates the text of a sweep file read from `path` (globs are resolved relative to
-    /// `path`'s folder, on the file system).
     pub fn parse<S: AsRef<str>>(
         text: &str,
         path: &Path,
         columns: &[S],
         validate: Validate,
+        files: &dyn ScenarioFiles,
     ) -> Result<SweepFile, SweepError> {
         let cx = SweepText { file: path.display().to_string(), text };
         let raw: RawSweep = toml::from_str(text).map_err(|e| match e.span() {
@@ -286,14 +282,15 @@ impl SweepFile {
         let replicates_spot =
             Spot::in_file(path, text, raw.replicates.as_ref().map(|r| r.span().start), "replicates");
         let replicates = cx.replicates(raw.replicates)?;
-        let scenarios = cx.scenarios(&raw.scenarios, path.parent().unwrap_or(Path::new(".")))?;
-        let itself = |p: &PathBuf| {
-            p == path || matches!((p.canonicalize(), path.canonicalize()), (Ok(a), Ok(b)) if a == b)
-        };
-        if let Some(pattern) = raw.scenarios.get_ref().iter().find(|pat| {
-            resolve_pattern(path.parent().unwrap_or(Path::new(".")), pat.get_ref())
-                .is_ok_and(|found| found.iter().any(itself))
-        }) {
+        let base = path.parent().unwrap_or(Path::new("."));
+        let scenarios = cx.scenarios(&raw.scenarios, base, files)?;
+        let itself = |p: &PathBuf| p == path || files.same_file(p, path);
+        if let Some(pattern) = raw
+            .scenarios
+            .get_ref()
+            .iter()
+            .find(|pat| files.resolve(base, pat.get_ref()).is_ok_and(|found| found.iter().any(itself)))
+        {
             return Err(cx.at(
                 pattern.span(),
                 format!(
@@ -380,6 +377,7 @@ impl SweepText<'_> {
         &self,
         patterns: &Spanned<Vec<Spanned<String>>>,
         base: &Path,
+        files: &dyn ScenarioFiles,
     ) -> Result<Vec<PathBuf>, SweepError> {
         if patterns.get_ref().is_empty() {
             return Err(
@@ -388,8 +386,8 @@ impl SweepText<'_> {
         }
         let mut scenarios: Vec<PathBuf> = Vec::new();
         for pattern in patterns.get_ref() {
-            let found = resolve_pattern(base, pattern.get_ref())
-                .map_err(|m| self.at(pattern.span(), m.to_string()))?;
+            let found =
+                files.resolve(base, pattern.get_ref()).map_err(|m| self.at(pattern.span(), m.to_string()))?;
             scenarios.extend(found);
         }
         scenarios.sort();
@@ -539,44 +537,10 @@ impl SweepText<'_> {
     }
 }
 
-/// The files a scenario entry names: a glob (`*`, `?`, `[...]`) or a plain path, relative to
-/// `base`. A glob matching no file, or a missing file, is an error.
-fn resolve_pattern(base: &Path, pattern: &str) -> Result<Vec<PathBuf>> {
-    let is_glob = pattern.contains(['*', '?', '[']);
-    let joined = if Path::new(pattern).is_absolute() { PathBuf::from(pattern) } else { base.join(pattern) };
-    if !is_glob {
-        return if joined.is_file() {
-            Ok(vec![joined])
-        } else {
-            Err(Error::invalid(format!(
-                "scenario file {pattern:?} not found (looked for {})",
-                joined.display()
-            )))
-        };
-    }
-    let escaped_base = glob::Pattern::escape(&base.to_string_lossy());
-    let full = if Path::new(pattern).is_absolute() || escaped_base.is_empty() {
-        pattern.to_string()
-    } else {
-        format!("{escaped_base}/{pattern}")
-    };
-    let paths = glob::glob(&full).map_err(|e| Error::invalid(format!("bad glob {pattern:?}: {e}")))?;
-    let mut found: Vec<PathBuf> = paths.filter_map(Result::ok).filter(|p| p.is_file()).collect();
-    if found.is_empty() {
-        return Err(Error::invalid(format!(
-            "the glob {pattern:?} matches no file (looked in {})",
-            base.display()
-        )));
-    }
-    found.sort();
-    Ok(found)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::metrics::Metric;
-    use std::fs;
 
     const COLS: [&str; 7] = [
         "false_opens",
@@ -626,27 +590,39 @@ mod tests {
         }
     }
 
-    struct Dir(tempfile::TempDir);
+    /// A sweep folder holding `scen/a.toml`, `scen/b.toml` and `scen/c.txt`, matched in memory.
+    struct Dir;
 
     fn dir() -> Dir {
-        let d = tempfile::tempdir().unwrap();
-        fs::create_dir(d.path().join("scen")).unwrap();
-        for n in ["b.toml", "a.toml", "c.txt"] {
-            fs::write(d.path().join("scen").join(n), "").unwrap();
+        Dir
+    }
+
+    impl ScenarioFiles for Dir {
+        fn resolve(&self, base: &Path, pattern: &str) -> Result<Vec<PathBuf>> {
+            let glob = glob::Pattern::new(pattern).map_err(|e| Error::invalid(e.to_string()))?;
+            let found: Vec<PathBuf> = ["scen/a.toml", "scen/b.toml", "scen/c.txt"]
+                .iter()
+                .filter(|f| glob.matches(f))
+                .map(|f| base.join(f))
+                .collect();
+            if found.is_empty() {
+                Err(Error::invalid(format!("{pattern:?} names no file")))
+            } else {
+                Ok(found)
+            }
         }
-        Dir(d)
+
+        fn same_file(&self, a: &Path, b: &Path) -> bool {
+            a == b
+        }
     }
 
     fn parse(d: &Dir, text: &str) -> Result<SweepFile, SweepError> {
-        let path = d.0.path().join("sw.toml");
-        fs::write(&path, text).unwrap();
-        SweepFile::load(&path, &COLS, &check)
+        SweepFile::parse(text, Path::new("sw.toml"), &COLS, &check, d)
     }
 
     fn err(text: &str) -> String {
-        let d = dir();
-        let e = parse(&d, text).unwrap_err().to_string();
-        e.replace(&d.0.path().display().to_string(), "DIR")
+        parse(&dir(), text).unwrap_err().to_string()
     }
 
     const GOOD: &str = r#"
@@ -805,11 +781,11 @@ constraints = ["missed_incidents == 0"]
             ),
             (
                 "scenarios = [\"nope/*.toml\"]\n[[policies]]\npreset = \"consecutive\"\n".to_string(),
-                "sw.toml:1:14: the glob \"nope/*.toml\" matches no file",
+                "sw.toml:1:14: \"nope/*.toml\" names no file",
             ),
             (
                 "scenarios = [\"scen/missing.toml\"]\n[[policies]]\npreset = \"consecutive\"\n".to_string(),
-                "sw.toml:1:14: scenario file \"scen/missing.toml\" not found",
+                "sw.toml:1:14: \"scen/missing.toml\" names no file",
             ),
             (
                 "scenarios = []\n[[policies]]\npreset = \"consecutive\"\n".to_string(),

@@ -46,31 +46,18 @@ fn entry(c: &mut Cursor, file: &str, i: usize, out: &mut Collector) -> Result<()
         Entry { started: b"", time: None, method: Cow::Borrowed(""), url: Cow::Borrowed(""), status: None };
     let mut has_start = false;
     c.object(|c, key| match key {
-        b"startedDateTime" => {
-            e.started = c.raw_string()?;
+        b"startedDateTime" => c.raw_string().map(|v| {
+            e.started = v;
             has_start = true;
-            Ok(())
-        }
-        b"time" => {
-            e.time = c.number_or_null()?;
-            Ok(())
-        }
+        }),
+        b"time" => c.number_or_null().map(|v| e.time = v),
         b"request" => c.object(|c, k| match k {
-            b"method" => {
-                e.method = c.string()?;
-                Ok(())
-            }
-            b"url" => {
-                e.url = c.string()?;
-                Ok(())
-            }
+            b"method" => c.string().map(|v| e.method = v),
+            b"url" => c.string().map(|v| e.url = v),
             _ => c.skip(),
         }),
         b"response" => c.object(|c, k| match k {
-            b"status" => {
-                e.status = c.number_or_null()?;
-                Ok(())
-            }
+            b"status" => c.number_or_null().map(|v| e.status = v),
             _ => c.skip(),
         }),
         _ => c.skip(),
@@ -108,11 +95,10 @@ fn entry(c: &mut Cursor, file: &str, i: usize, out: &mut Collector) -> Result<()
         ));
     };
     let span = Span { t_us: start, latency_us: time * 1_000.0, class: Some(class) };
-    let (host, path) = host_path(&e.url);
     let code = status.unwrap_or_default();
     out.offer(span, at, |key| match key {
-        "service" | "host" => Some(Cow::Borrowed(host)),
-        "operation" | "path" => Some(Cow::Borrowed(path)),
+        "service" | "host" => Some(Cow::Borrowed(host_path(&e.url).0)),
+        "operation" | "path" => Some(Cow::Borrowed(host_path(&e.url).1)),
         "url" => Some(Cow::Borrowed(&*e.url)),
         "method" => Some(Cow::Borrowed(&*e.method)),
         "status" => Some(Cow::Owned(code.to_string())),

@@ -44,20 +44,33 @@ fn class_of(tags: &[(&[u8], Scalar)]) -> OutcomeClass {
     tag(tags, "rpc.grpc.status_code").and_then(Scalar::integer).map_or(OutcomeClass::Ok, grpc_class)
 }
 
-/// A span read, waiting for its trace's `processes` (which Jaeger writes after the spans).
+/// A span read, waiting for its trace's `processes` (which Jaeger writes after the spans):
+/// only when a `--where` needs its process; otherwise it is offered at once.
 struct Pending<'a> {
+    j: usize,
     operation: Cow<'a, str>,
-    start: Scalar<'a>,
-    duration: Scalar<'a>,
-    process: Cow<'a, str>,
+    span: Span,
+    process: &'a [u8],
     tags: Range<usize>,
 }
 
-/// A process: its service and tags (a range of the trace's tag list).
+/// A process: its id (as written), service and tags (a range of the trace's tag list).
 struct Process<'a> {
-    id: Cow<'a, str>,
+    id: &'a [u8],
     service: Cow<'a, str>,
     tags: Range<usize>,
+}
+
+/// What the reader reuses from trace to trace: spans held for a `--where`, processes, tags, and
+/// the process ids spans offered at once named (`(id, first span, spans)`, so a trace's spans
+/// cost one comparison each), and spans whose process is missing.
+struct State<'a> {
+    held: Vec<Pending<'a>>,
+    processes: Vec<Process<'a>>,
+    tags: Tags<'a>,
+    named: Vec<(&'a [u8], usize, u64)>,
+    unknown: u64,
+    first_unknown: Option<String>,
 }
 
 /// `[{"key":"...","type":"...","value":...},...]` appended to `tags`; returns their range.
@@ -72,127 +85,146 @@ fn read_tags<'a>(c: &mut Cursor<'a>, tags: &mut Tags<'a>) -> Result<Range<usize>
 
 /// Reads every span of every trace into `out`.
 pub fn read(file: &str, text: &str, out: &mut Collector) -> Result<(), TraceError> {
-    let (mut spans, mut processes, mut tags) = (Vec::new(), Vec::new(), Vec::new());
-    Cursor::new(file, text, SHAPE)
-        .documents(|c, _| {
-            c.member("data", |c| {
-                c.array(|c, i| {
-                    spans.clear();
-                    processes.clear();
-                    tags.clear();
-                    trace(c, &mut spans, &mut processes, &mut tags)?;
-                    offer(file, i, &spans, &processes, &tags, out)
-                })
-                .map(drop)
+    let mut st = State {
+        held: Vec::new(),
+        processes: Vec::new(),
+        tags: Vec::new(),
+        named: Vec::new(),
+        unknown: 0,
+        first_unknown: None,
+    };
+    Cursor::new(file, text, SHAPE).documents(|c, _| {
+        c.member("data", |c| {
+            c.array(|c, i| {
+                st.held.clear();
+                st.processes.clear();
+                st.tags.clear();
+                st.named.clear();
+                trace(c, file, i, &mut st, out)?;
+                offer_held(file, i, &mut st, out)
             })
+            .map(drop)
         })
-        .map(drop)
+    })?;
+    if st.unknown > 0 {
+        out.note(format!(
+            "warning: {} spans name a processID missing from their trace's `processes` (the first: {}): \
+             imported without a service or process tags (a --where on them refuses such spans)",
+            st.unknown,
+            st.first_unknown.as_deref().unwrap_or("")
+        ));
+    }
+    Ok(())
 }
 
-/// One trace of `data`: its spans and processes, as read.
+/// One trace of `data`: spans are offered as they are read (held until its `processes` only
+/// when a `--where` may need them).
 fn trace<'a>(
     c: &mut Cursor<'a>,
-    spans: &mut Vec<Pending<'a>>,
-    processes: &mut Vec<Process<'a>>,
-    tags: &mut Tags<'a>,
+    file: &str,
+    i: usize,
+    st: &mut State<'a>,
+    out: &mut Collector,
 ) -> Result<(), TraceError> {
     c.object(|c, key| match key {
-        b"spans" => c
-            .array(|c, _| {
-                let mut p = Pending {
-                    operation: Cow::Borrowed(""),
-                    start: Scalar::Null,
-                    duration: Scalar::Null,
-                    process: Cow::Borrowed(""),
-                    tags: 0..0,
-                };
-                c.object(|c, k| match k {
-                    b"operationName" => {
-                        p.operation = c.string()?;
-                        Ok(())
-                    }
-                    b"startTime" => {
-                        p.start = c.scalar()?;
-                        Ok(())
-                    }
-                    b"duration" => {
-                        p.duration = c.scalar()?;
-                        Ok(())
-                    }
-                    b"processID" => {
-                        p.process = c.string()?;
-                        Ok(())
-                    }
-                    b"tags" => {
-                        p.tags = read_tags(c, tags)?;
-                        Ok(())
-                    }
-                    _ => c.skip(),
-                })?;
-                spans.push(p);
-                Ok(())
-            })
-            .map(drop),
+        b"spans" => c.array(|c, j| span(c, file, (i, j), st, out)).map(drop),
         b"processes" => c.object(|c, id| {
-            let mut p = Process { id: String::from_utf8_lossy(id), service: Cow::Borrowed(""), tags: 0..0 };
+            let mut p = Process { id, service: Cow::Borrowed(""), tags: 0..0 };
             c.object(|c, k| match k {
-                b"serviceName" => {
-                    p.service = c.string()?;
-                    Ok(())
-                }
+                b"serviceName" => c.string().map(|v| p.service = v),
                 b"tags" => {
-                    p.tags = read_tags(c, tags)?;
+                    p.tags = read_tags(c, &mut st.tags)?;
                     Ok(())
                 }
                 _ => c.skip(),
             })?;
-            processes.push(p);
+            st.processes.push(p);
             Ok(())
         }),
         _ => c.skip(),
-    })
+    })?;
+    for &(id, j, n) in &st.named {
+        if !st.processes.iter().any(|p| p.id == id) {
+            st.unknown += n;
+            st.first_unknown
+                .get_or_insert_with(|| format!("data[{i}].spans[{j}] {:?}", String::from_utf8_lossy(id)));
+        }
+    }
+    Ok(())
 }
 
-/// Offers the spans of trace `i`, each with its process.
-fn offer(
+/// One span of trace `i`: read, then offered (or held for a `--where`).
+fn span<'a>(
+    c: &mut Cursor<'a>,
     file: &str,
-    i: usize,
-    spans: &[Pending],
-    processes: &[Process],
-    tags: &Tags,
+    (i, j): (usize, usize),
+    st: &mut State<'a>,
     out: &mut Collector,
 ) -> Result<(), TraceError> {
-    for (j, sp) in spans.iter().enumerate() {
-        let at = || format!("data[{i}].spans[{j}]");
-        let field = |v: &Scalar, name: &str| {
-            v.integer().filter(|n| *n >= 0).ok_or_else(|| {
-                let shown = if *v == Scalar::Null { "null (or nothing)".into() } else { v.show() };
-                bad_value(file, &format!("{}.{name}", at()), &shown, "whole microseconds")
-            })
+    let (mut operation, mut start, mut duration, mut process) =
+        (Cow::Borrowed(""), Scalar::Null, Scalar::Null, &b""[..]);
+    let first_tag = st.tags.len();
+    c.object(|c, k| match k {
+        b"operationName" => c.string().map(|v| operation = v),
+        b"startTime" => c.scalar().map(|v| start = v),
+        b"duration" => c.scalar().map(|v| duration = v),
+        b"processID" => c.raw_string().map(|v| process = v),
+        b"tags" => read_tags(c, &mut st.tags).map(drop),
+        _ => c.skip(),
+    })?;
+    let at = || format!("data[{i}].spans[{j}]");
+    let field = |v: &Scalar, name: &str| {
+        v.integer().filter(|n| *n >= 0).ok_or_else(|| {
+            let shown = if *v == Scalar::Null { "null (or nothing)".into() } else { v.show() };
+            bad_value(file, &format!("{}.{name}", at()), &shown, "whole microseconds")
+        })
+    };
+    let (start, duration) =
+        match field(&start, "startTime").and_then(|s| Ok((s, field(&duration, "duration")?))) {
+            Ok(v) => v,
+            Err(e) => {
+                st.tags.truncate(first_tag);
+                return out.bad(e);
+            }
         };
-        let (start, duration) =
-            match field(&sp.start, "startTime").and_then(|s| Ok((s, field(&sp.duration, "duration")?))) {
-                Ok(v) => v,
-                Err(e) => {
-                    out.bad(e)?;
-                    continue;
-                }
-            };
-        let process = processes.iter().find(|p| p.id == sp.process);
-        if process.is_none() && out.filters() {
+    let tags = first_tag..st.tags.len();
+    let span =
+        Span { t_us: start, latency_us: duration as f64, class: Some(class_of(&st.tags[tags.clone()])) };
+    if out.filters() {
+        st.held.push(Pending { j, operation, span, process, tags });
+        return Ok(());
+    }
+    st.tags.truncate(first_tag);
+    match st.named.last_mut() {
+        Some((id, _, n)) if *id == process => *n += 1,
+        _ => match st.named.iter_mut().find(|(id, _, _)| *id == process) {
+            Some((_, _, n)) => *n += 1,
+            None => st.named.push((process, j, 1)),
+        },
+    }
+    out.offer(span, at, |_| None);
+    Ok(())
+}
+
+/// Offers the spans of trace `i` held for a `--where`, each with its process; a span whose
+/// process is missing cannot answer the filter's questions and is refused, located.
+fn offer_held(file: &str, i: usize, st: &mut State, out: &mut Collector) -> Result<(), TraceError> {
+    for sp in &st.held {
+        let j = sp.j;
+        let at = || format!("data[{i}].spans[{j}]");
+        let Some(process) = st.processes.iter().find(|p| p.id == sp.process) else {
             out.bad(bad_value(
                 file,
                 &format!("{}.processID", at()),
-                &format!("{:?}", sp.process),
+                &format!("{:?}", String::from_utf8_lossy(sp.process)),
                 "a key of the trace's `processes`",
             ))?;
             continue;
-        }
-        let own = &tags[sp.tags.clone()];
-        let theirs = process.map_or(&[][..], |p| &tags[p.tags.clone()]);
-        let span = Span { t_us: start, latency_us: duration as f64, class: Some(class_of(own)) };
-        out.offer(span, at, |key| match key {
-            "service" => process.map(|p| Cow::Borrowed(&*p.service)),
+        };
+        let own = &st.tags[sp.tags.clone()];
+        let theirs = &st.tags[process.tags.clone()];
+        out.offer(sp.span, at, |key| match key {
+            "service" => Some(Cow::Borrowed(&*process.service)),
             "operation" => Some(Cow::Borrowed(&*sp.operation)),
             "kind" => tag(own, "span.kind").and_then(Scalar::text),
             other => tag(own, other).or_else(|| tag(theirs, other)).and_then(Scalar::text),
@@ -227,6 +259,24 @@ mod tests {
         let t = load(DOC, &["service=redis", "kind=client", "hostname=h*"]).unwrap();
         assert_eq!(t.len(), 1);
         assert_eq!(t.first_answer(0).latency.0, 5_000);
+    }
+
+    #[test]
+    fn spans_of_a_missing_process_are_counted_or_refused_under_a_filter() {
+        let doc = DOC.replace("\"processID\":\"p2\"", "\"processID\":\"p9\"");
+        let t = load(&doc, &[]).unwrap();
+        assert_eq!(t.len(), 2);
+        let notes = t.report().notes.join("\n");
+        assert!(
+            notes.contains("warning: 1 spans name a processID missing from their trace's `processes` (the first: data[0].spans[1] \"p9\")"),
+            "{notes}"
+        );
+        assert!(!load(DOC, &[]).unwrap().report().notes.iter().any(|n| n.contains("processID")));
+        let e = load(&doc, &["operation=*"]).unwrap_err().to_string();
+        assert!(
+            e.contains("data[0].spans[1].processID: expected a key of the trace's `processes`, found \"p9\""),
+            "{e}"
+        );
     }
 
     #[test]

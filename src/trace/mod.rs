@@ -486,6 +486,8 @@ pub struct ImportReport {
     pub notes: Vec<String>,
     /// The format read, and whether it was detected (or forced with `--format`).
     pub format: Option<(TraceFormat, bool)>,
+    /// Each file of a `--series` import, its format, and whether that was detected.
+    pub series_formats: Vec<(String, TraceFormat, bool)>,
     /// Length of the trace from time zero to its end.
     pub span: Dur,
     /// Interval length (interval traces).
@@ -511,9 +513,13 @@ impl fmt::Display for ImportReport {
         }
         let cols: Vec<String> = self.columns.iter().map(|(role, col)| format!("{role}={col}")).collect();
         write!(f, "; columns: {}", cols.join(", "))?;
+        let how =
+            |detected: bool| if detected { "detected from the content" } else { "forced with --format" };
         if let Some((format, detected)) = self.format {
-            let how = if detected { "detected from the content" } else { "as --format says" };
-            write!(f, "\n  format: {} ({how})", format.describe())?;
+            write!(f, "\n  format: {} ({})", format.describe(), how(detected))?;
+        }
+        for (file, format, detected) in &self.series_formats {
+            write!(f, "\n  format: {file}: {} ({})", format.describe(), how(*detected))?;
         }
         if !self.span.is_zero() {
             let start = self.epoch_offset_us;
@@ -561,14 +567,12 @@ impl Trace {
     pub fn load(path: &std::path::Path, opts: &TraceOptions) -> Result<Trace, TraceError> {
         if !opts.series.is_empty() {
             let mut t = series::load(opts)?;
-            t.report_mut().span = t.horizon() - SimTime::ZERO;
-            t.report_mut().step = Some(t.step());
+            t.report.span = t.horizon() - SimTime::ZERO;
+            t.report.step = Some(t.step());
             let mut trace = Trace::Interval(Arc::new(t));
             let rate = trace.rate();
-            if let Trace::Interval(t) = &mut trace
-                && let Some(t) = Arc::get_mut(t)
-            {
-                t.report_mut().rate = rate;
+            if let Some(r) = trace.report_mut() {
+                r.rate = rate;
             }
             return Ok(trace);
         }
@@ -601,13 +605,13 @@ impl Trace {
         let trace = match format {
             TraceFormat::Interval => {
                 let mut t = IntervalTrace::from_path(path, opts)?;
-                t.report_mut().step = Some(t.step());
+                t.report.step = Some(t.step());
                 Trace::Interval(Arc::new(t))
             }
             TraceFormat::Calls => Trace::Calls(Arc::new(CallTrace::from_path(path, opts)?)),
             f if f.is_series() => {
                 let mut t = series::load_file(path, f, opts)?;
-                t.report_mut().step = Some(t.step());
+                t.report.step = Some(t.step());
                 Trace::Interval(Arc::new(t))
             }
             f => Trace::Calls(Arc::new(spans::load(path, f, opts)?)),
@@ -615,11 +619,7 @@ impl Trace {
         let mut trace = trace;
         let span = trace.horizon() - SimTime::ZERO;
         let rate = trace.rate();
-        let report = match &mut trace {
-            Trace::Interval(t) => Arc::get_mut(t).map(IntervalTrace::report_mut),
-            Trace::Calls(t) => Arc::get_mut(t).map(CallTrace::report_mut),
-        };
-        if let Some(r) = report {
+        if let Some(r) = trace.report_mut() {
             r.format = Some((format, detected));
             r.span = span;
             r.rate = rate;
@@ -648,6 +648,14 @@ impl Trace {
         match self {
             Trace::Interval(t) => t.report(),
             Trace::Calls(t) => t.report(),
+        }
+    }
+
+    /// The import report, to add what the loader knows, while the import is not yet shared.
+    fn report_mut(&mut self) -> Option<&mut ImportReport> {
+        match self {
+            Trace::Interval(t) => Arc::get_mut(t).map(|t| &mut t.report),
+            Trace::Calls(t) => Arc::get_mut(t).map(|t| &mut t.report),
         }
     }
 
@@ -710,11 +718,7 @@ impl Trace {
                 ));
             }
         }
-        let report = match self {
-            Trace::Interval(t) => Arc::get_mut(t).map(IntervalTrace::report_mut),
-            Trace::Calls(t) => Arc::get_mut(t).map(CallTrace::report_mut),
-        };
-        if let Some(r) = report {
+        if let Some(r) = self.report_mut() {
             r.notes.extend(notes);
         }
         Ok(windows)

@@ -62,10 +62,7 @@ fn attributes<'a>(c: &mut Cursor<'a>, out: &mut Attrs<'a>) -> Result<(), TraceEr
     c.key_values(out, |c| {
         let mut value = Scalar::Null;
         c.object(|c, kind| match kind {
-            b"stringValue" | b"intValue" | b"boolValue" | b"doubleValue" => {
-                value = c.scalar()?;
-                Ok(())
-            }
+            b"stringValue" | b"intValue" | b"boolValue" | b"doubleValue" => c.scalar().map(|v| value = v),
             _ => c.skip(),
         })?;
         Ok(value)
@@ -115,23 +112,22 @@ fn resource_spans<'a>(
             later = Some(c.position());
             c.skip()
         }
-        b"scopeSpans" | b"instrumentationLibrarySpans" => scope_spans(c, file, doc, i, out, st),
+        b"scopeSpans" | b"instrumentationLibrarySpans" => scope_spans(c, (file, doc, i), out, st),
         _ => c.skip(),
     })?;
     if let Some(at) = later {
         let end = c.position();
         c.seek(at);
-        scope_spans(c, file, doc, i, out, st)?;
+        scope_spans(c, (file, doc, i), out, st)?;
         c.seek(end);
     }
     Ok(())
 }
 
+/// `scopeSpans` of `resourceSpans[i]` of request `doc`: every span, offered to `out`.
 fn scope_spans<'a>(
     c: &mut Cursor<'a>,
-    file: &str,
-    doc: usize,
-    i: usize,
+    (file, doc, i): (&str, usize, usize),
     out: &mut Collector,
     st: &mut State<'a>,
 ) -> Result<(), TraceError> {
@@ -156,28 +152,13 @@ fn span<'a>(
         (Cow::Borrowed(""), Scalar::Null, Scalar::Null, Scalar::Null, Scalar::Null);
     st.span.clear();
     c.object(|c, key| match key {
-        b"name" => {
-            name = c.string()?;
-            Ok(())
-        }
-        b"kind" => {
-            kind = c.scalar()?;
-            Ok(())
-        }
-        b"startTimeUnixNano" => {
-            start = c.scalar()?;
-            Ok(())
-        }
-        b"endTimeUnixNano" => {
-            end = c.scalar()?;
-            Ok(())
-        }
+        b"name" => c.string().map(|v| name = v),
+        b"kind" => c.scalar().map(|v| kind = v),
+        b"startTimeUnixNano" => c.scalar().map(|v| start = v),
+        b"endTimeUnixNano" => c.scalar().map(|v| end = v),
         b"attributes" => attributes(c, &mut st.span),
         b"status" => c.object(|c, k| match k {
-            b"code" => {
-                code = c.scalar()?;
-                Ok(())
-            }
+            b"code" => c.scalar().map(|v| code = v),
             _ => c.skip(),
         }),
         _ => c.skip(),

@@ -70,6 +70,28 @@ impl<R: Read> LineReader<R> {
         Ok(Some((self.line, line.strip_suffix(b"\r").unwrap_or(line))))
     }
 
+    /// Reads lines in place for a caller's own parser: `each` gets the next line's number and
+    /// the buffered bytes from its start, and returns how many bytes it read (its whole line,
+    /// the `\n` included), or `None` for a line it does not read or one that does not end in the
+    /// buffer. Stops at the first line `each` does not read (or the end of the input), which
+    /// [`next_line`](Self::next_line) then returns as usual; returns how many lines it read. No memory search per line: the
+    /// parser finds each line's end as it reads it.
+    pub fn each_line(&mut self, mut each: impl FnMut(u64, &[u8]) -> Option<usize>) -> std::io::Result<u64> {
+        let first = self.line;
+        loop {
+            let block = &self.buf[self.pos..self.len];
+            match each(self.line + 1, block) {
+                Some(n) => {
+                    self.pos += n;
+                    self.line += 1;
+                    self.last_start = self.pos;
+                }
+                None if self.eof || memchr::memchr(b'\n', block).is_some() => return Ok(self.line - first),
+                None => self.refill()?,
+            }
+        }
+    }
+
     /// True when the last line returned (ending at `end` in the buffer) holds no quote and no
     /// `\r`. One `memchr2` covers a whole block: the lines before the first such byte need no
     /// look of their own.
@@ -108,6 +130,14 @@ impl<R: Read> LineReader<R> {
                 Err(e) => return Err(e),
             }
         }
+    }
+
+    /// About how many lines an input of `size` bytes holds, from the lines buffered so far (for
+    /// sizing arrays once), at most 2^28.
+    pub fn estimate_lines(&self, size: u64) -> usize {
+        let seen = self.buffered();
+        let per_line = seen.len() / memchr::memchr_iter(b'\n', seen).count().max(1);
+        (size as usize / per_line.max(1)).saturating_add(16).min(1 << 28)
     }
 
     /// What has been read so far and not yet returned, from the last line returned on (the
@@ -333,6 +363,24 @@ impl<R: Read> Records<R> {
         self.line_offset = before;
         self.csv = Some(general(rest, false));
         Ok(NextSplit::General)
+    }
+
+    /// About how many rows an input of `size` bytes holds (see [`LineReader::estimate_lines`]);
+    /// 0 once the general reader reads it.
+    pub fn estimate_rows(&self, size: u64) -> usize {
+        self.plain.as_ref().map_or(0, |l| l.estimate_lines(size))
+    }
+
+    /// While the input is plain, hands the buffered lines to a caller's own parser (see
+    /// [`LineReader::each_line`]); the line it stops at is the next one
+    /// [`next_split`](Self::next_split) returns. Returns how many lines `each` read.
+    pub fn each_plain(&mut self, each: impl FnMut(u64, &[u8]) -> Option<usize>) -> Result<u64, TraceError> {
+        match &mut self.plain {
+            Some(lines) => {
+                lines.each_line(each).map_err(|source| TraceError::Io { file: self.file.clone(), source })
+            }
+            None => Ok(0),
+        }
     }
 
     /// Reads the next row into `record`; its line number, or `None` at the end.

@@ -21,6 +21,7 @@ pub struct Cursor<'a> {
     pos: usize,
     file: &'a str,
     shape: &'a str,
+    quotes: QuoteFinder,
 }
 
 /// A scalar as written: exports put numbers in strings (protobuf JSON's 64-bit integers,
@@ -89,10 +90,13 @@ impl<'a> Cursor<'a> {
         let src = text;
         let text = text.as_bytes();
         let pos = if text.starts_with(b"\xEF\xBB\xBF") { 3 } else { 0 };
-        Cursor { src, text, pos, file, shape }
+        Cursor { src, text, pos, file, shape, quotes: QuoteFinder::new() }
     }
 
-    /// The error at the cursor: line and column, what is wrong, and the shape expected.
+    /// The error at the cursor: line and column, what is wrong, and the shape expected. Kept
+    /// out of line (cold) so the readers that may fail stay small.
+    #[cold]
+    #[inline(never)]
     pub fn error(&self, what: &str) -> TraceError {
         let upto = &self.text[..self.pos.min(self.text.len())];
         let line = 1 + memchr::memchr_iter(b'\n', upto).count();
@@ -104,8 +108,12 @@ impl<'a> Cursor<'a> {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn ws(&mut self) {
+        // Exports written compactly have no white space between tokens: one look decides.
+        if self.text.get(self.pos).is_some_and(|b| *b > b' ') {
+            return;
+        }
         while let Some(b) = self.text.get(self.pos) {
             if !matches!(b, b' ' | b'\n' | b'\r' | b'\t') {
                 break;
@@ -275,21 +283,14 @@ impl<'a> Cursor<'a> {
     /// Reads a string: where its content starts and ends, and whether it has escapes.
     #[inline]
     fn string_span(&mut self) -> Result<(usize, usize, bool), TraceError> {
-        self.eat(b'"', "expected a string")?;
-        let start = self.pos;
-        // Keys and most values are short: eight bytes at a time beats a vector search's setup.
-        if let Some(i) = quote_or_backslash(&self.text[start..self.text.len().min(start + 64)]) {
-            if self.text[start + i] == b'"' {
-                self.pos = start + i + 1;
-                return Ok((start, start + i, false));
-            }
-            self.pos = start + i;
-        } else {
-            self.pos = self.text.len().min(start + 64);
+        if self.peek() != Some(b'"') {
+            return Err(self.error("expected a string"));
         }
+        self.pos += 1;
+        let start = self.pos;
         let mut escaped = false;
         loop {
-            match memchr::memchr2(b'"', b'\\', &self.text[self.pos..]) {
+            match self.quotes.find(&self.text[self.pos..]) {
                 Some(i) if self.text[self.pos + i] == b'"' => {
                     let end = self.pos + i;
                     self.pos = end + 1;
@@ -298,6 +299,10 @@ impl<'a> Cursor<'a> {
                 Some(i) => {
                     escaped = true;
                     self.pos += i + 2;
+                    if self.pos > self.text.len() {
+                        self.pos = self.text.len();
+                        return Err(self.error("an unterminated string"));
+                    }
                 }
                 None => {
                     self.pos = self.text.len();
@@ -441,28 +446,31 @@ impl<'a> Cursor<'a> {
     }
 }
 
-/// The index of the first `"` or `\\` in `b`, eight bytes at a time (a word whose bytes equal
-/// neither has no zero byte after XOR with either, the classic has-zero-byte test).
-#[inline]
-fn quote_or_backslash(b: &[u8]) -> Option<usize> {
-    const LO: u64 = 0x0101_0101_0101_0101;
-    const HI: u64 = 0x8080_8080_8080_8080;
-    const QUOTE: u64 = LO * b'"' as u64;
-    const SLASH: u64 = LO * b'\\' as u64;
-    let mut i = 0;
-    while let Some(chunk) = b.get(i..i + 8) {
-        let w = u64::from_le_bytes([
-            chunk[0], chunk[1], chunk[2], chunk[3], chunk[4], chunk[5], chunk[6], chunk[7],
-        ]);
-        let (x, y) = (w ^ QUOTE, w ^ SLASH);
-        let hit = ((x.wrapping_sub(LO) & !x) | (y.wrapping_sub(LO) & !y)) & HI;
-        if hit != 0 {
-            // The lowest flagged byte is always a true match (borrows only run upwards).
-            return Some(i + (hit.trailing_zeros() / 8) as usize);
+/// Finds the first `"` or `\\` of a slice: 16 bytes at a time with SSE2 (part of every x86-64
+/// processor) through `memchr`'s safe vector searcher, searching the rest of the document rather
+/// than the string alone so that a short string costs one vector compare; elsewhere `memchr2`.
+#[derive(Clone, Copy)]
+struct QuoteFinder {
+    #[cfg(target_arch = "x86_64")]
+    two: memchr::arch::x86_64::sse2::memchr::Two,
+}
+
+impl QuoteFinder {
+    fn new() -> QuoteFinder {
+        QuoteFinder {
+            #[cfg(target_arch = "x86_64")]
+            two: memchr::arch::x86_64::sse2::memchr::Two::new(b'"', b'\\')
+                .expect("SSE2 is part of every x86-64 processor"),
         }
-        i += 8;
     }
-    b[i..].iter().position(|c| *c == b'"' || *c == b'\\').map(|k| i + k)
+
+    #[inline]
+    fn find(&self, hay: &[u8]) -> Option<usize> {
+        #[cfg(target_arch = "x86_64")]
+        return self.two.find(hay);
+        #[cfg(not(target_arch = "x86_64"))]
+        return memchr::memchr2(b'"', b'\\', hay);
+    }
 }
 
 /// Powers of ten exactly representable as `f64`.
@@ -479,17 +487,7 @@ pub fn parse_integer(s: &[u8]) -> Option<i64> {
         b'+' => (false, &s[1..]),
         _ => (false, s),
     };
-    if digits.is_empty() || digits.len() > 19 {
-        return None;
-    }
-    // 19 digits stay below 10^19 < 2^64: no overflow to check before the sign.
-    let mut v: u64 = 0;
-    for &b in digits {
-        if !b.is_ascii_digit() {
-            return None;
-        }
-        v = v * 10 + u64::from(b - b'0');
-    }
+    let v = super::columns::parse_digits(digits)?;
     let v = i64::try_from(v).ok()?;
     Some(if neg { -v } else { v })
 }
@@ -628,16 +626,19 @@ mod tests {
 
     #[test]
     fn quotes_and_backslashes_are_found_at_every_offset() {
-        for n in 0..40 {
+        let f = QuoteFinder::new();
+        for n in 0..70 {
             for c in [b'"', b'\\'] {
                 let mut v = vec![b'a'; n];
                 v.push(c);
                 v.extend_from_slice(b"zz\"");
-                assert_eq!(quote_or_backslash(&v), Some(n), "{n} {c}");
+                assert_eq!(f.find(&v), Some(n), "{n} {c}");
             }
-            assert_eq!(quote_or_backslash(&vec![0xC3u8; n]), None);
+            assert_eq!(f.find(&vec![0xC3u8; n]), None);
         }
-        assert_eq!(quote_or_backslash("é\"".as_bytes()), Some(2));
+        assert_eq!(f.find("é\"".as_bytes()), Some(2));
+        let mut c = Cursor::new("f.json", r#""abc\\"#, "a test");
+        assert!(c.raw_string().unwrap_err().to_string().contains("ends early"));
     }
 
     #[test]

@@ -413,19 +413,22 @@ pub fn load(opts: &TraceOptions) -> Result<IntervalTrace, TraceError> {
         });
     }
     let mut files: BTreeMap<PathBuf, (TraceFormat, Vec<Series>)> = BTreeMap::new();
+    let mut series_formats = Vec::new();
     for spec in &specs {
         if !files.contains_key(&spec.file) {
-            let format = match opts.format.filter(|f| f.is_series()) {
-                Some(f) => f,
-                None => super::detect::detect(&spec.file)?,
+            let (format, detected) = match opts.format.filter(|f| f.is_series()) {
+                Some(f) => (f, false),
+                None => (super::detect::detect(&spec.file)?, true),
             };
             let format = if format == TraceFormat::Interval { TraceFormat::Grafana } else { format };
             let series = read_file(&spec.file, format, opts)?;
+            series_formats.push((spec.file.display().to_string(), format, detected));
             files.insert(spec.file.clone(), (format, series));
         }
     }
     let mut report = ImportReport {
         file: specs.iter().map(|s| s.text.as_str()).collect::<Vec<_>>().join(" "),
+        series_formats,
         ..ImportReport::default()
     };
     let mut picked = Vec::new();

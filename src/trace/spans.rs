@@ -133,6 +133,7 @@ pub struct Collector {
     first_filtered: Option<String>,
     bad: u64,
     first_bad: Option<String>,
+    notes: Vec<String>,
 }
 
 impl Collector {
@@ -147,6 +148,7 @@ impl Collector {
             first_filtered: None,
             bad: 0,
             first_bad: None,
+            notes: Vec::new(),
         })
     }
 
@@ -184,6 +186,12 @@ impl Collector {
         Ok(())
     }
 
+    /// Adds a line to the import report (what an importer noticed, such as spans it could not
+    /// fully place).
+    pub fn note(&mut self, note: String) {
+        self.notes.push(note);
+    }
+
     /// Sorts the spans by start, answers calls that never reached the dependency from the
     /// nearest call that did, and builds the call trace.
     pub fn finish(
@@ -195,6 +203,7 @@ impl Collector {
         let mut report = ImportReport { file: file.to_string(), rows: self.read, ..ImportReport::default() };
         report.bad_rows_skipped = self.bad;
         report.first_bad_row = self.first_bad.take();
+        report.notes.append(&mut self.notes);
         if self.filtered > 0 {
             report.notes.push(format!(
                 "--where left out {} of {} spans; the first: {}",
@@ -301,7 +310,7 @@ pub fn load(path: &Path, format: TraceFormat, opts: &TraceOptions) -> Result<Cal
         ),
         _ => ("startedDateTime", "time (ms)", "response.status"),
     };
-    trace.report_mut().columns = vec![
+    trace.report.columns = vec![
         ("time".into(), time.into()),
         ("latency".into(), latency.into()),
         ("status".into(), status.into()),

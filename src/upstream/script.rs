@@ -244,11 +244,21 @@ fn read_plain(file: &File) -> std::io::Result<Option<Vec<ScriptRow>>> {
         return Ok(None);
     }
     // Room for every row at once, estimated from the first block's line length.
-    let first = lines.buffered();
-    let per_line = first.len() / memchr::memchr_iter(b'\n', first).count().max(1);
-    let mut rows = Vec::with_capacity((size as usize / per_line.max(1)).saturating_add(16).min(1 << 28));
+    let mut rows = Vec::with_capacity(lines.estimate_lines(size));
     let mut previous = 0;
-    while let Some((_, line)) = lines.next_line()? {
+    loop {
+        // Rows of plain whole or short decimal numbers straight from the buffer; the first
+        // other line (an empty one, `true`, spaces, a CR) is read below, then this resumes.
+        lines.each_line(|_, b| {
+            let (t, latency, ok, n) = fast_row(b)?;
+            if t < previous {
+                return None;
+            }
+            previous = t;
+            rows.push(ScriptRow { t: SimTime(t), latency: Dur(latency), ok });
+            Some(n)
+        })?;
+        let Some((_, line)) = lines.next_line()? else { break };
         if line.is_empty() {
             continue;
         }
@@ -264,6 +274,35 @@ fn read_plain(file: &File) -> std::io::Result<Option<Vec<ScriptRow>>> {
     }
     rows.shrink_to_fit();
     Ok((!rows.is_empty()).then_some(rows))
+}
+
+/// Milliseconds at the start of `b` as [`parse_ms`] reads them, when written plainly (up to 15
+/// whole digits, then at most 3 decimals), and the byte after them; `None` otherwise.
+#[inline]
+fn fast_ms(b: &[u8], start: usize) -> Option<(u64, usize)> {
+    let (ms, mut i) = crate::trace::columns::digit_run(b, start);
+    if i == start || i - start > 15 {
+        return None;
+    }
+    let mut micros = ms * 1_000;
+    if b.get(i) == Some(&b'.') {
+        let (frac, end) = crate::trace::columns::digit_run(b, i + 1);
+        micros += frac * [0, 100, 10, 1].get(end - i - 1).filter(|p| **p > 0)?;
+        i = end;
+    }
+    Some((micros, i))
+}
+
+/// A row `t_ms,latency_ms,ok\n` written plainly (see [`fast_ms`]; `ok` a bare 0 or 1) at the
+/// start of `b`: its values and length with the `\n`; `None` for anything else.
+#[inline]
+fn fast_row(b: &[u8]) -> Option<(u64, u64, bool, usize)> {
+    let (t, i) = fast_ms(b, 0)?;
+    let (latency, i) = fast_ms(b, i.checked_add(1).filter(|_| b.get(i) == Some(&b','))?)?;
+    match b.get(i..i + 3)? {
+        [b',', ok @ (b'0' | b'1'), b'\n'] => Some((t, latency, *ok == b'1', i + 3)),
+        _ => None,
+    }
 }
 
 /// The three comma-separated fields of a line, each trimmed; `None` for any other count.
@@ -324,6 +363,30 @@ mod tests {
         let f = write(quoted.as_bytes());
         assert_eq!(read_plain(&File::open(f.path()).unwrap()).unwrap(), None);
         assert_eq!(load(quoted).unwrap(), fast);
+    }
+
+    #[test]
+    fn rows_read_straight_from_the_buffer_match_the_general_reader() {
+        let mut plain = String::from("t_ms,latency_ms,ok\n");
+        for i in 0..2_000u64 {
+            match i % 300 {
+                5 => plain.push_str(&format!("{i}.5000,{},true\n", i % 7)),
+                6 => plain.push_str(&format!("{i}.,.5,0\n")),
+                7 => plain.push('\n'),
+                _ => plain.push_str(&format!("{i}.{},{},{}\n", i % 1000, i % 7, i % 2)),
+            }
+        }
+        let rows = load(&plain).unwrap();
+        assert_eq!(rows.len(), 1_993);
+        assert_eq!(rows, load(&plain.replace("t_ms,", "t_ms ,")).unwrap());
+        assert_eq!(rows[5], ScriptRow { t: SimTime(5_500), latency: Dur(5_000), ok: true });
+        assert_eq!(rows[6], ScriptRow { t: SimTime(6_000), latency: Dur(500), ok: false });
+        assert_eq!(rows[7], ScriptRow { t: SimTime(8_800), latency: Dur(1_000), ok: false });
+        let err = load(&plain.replace("\n1000.0,", "\n999.0,")).unwrap_err();
+        assert!(
+            err.contains("line 1002, column `t_ms`: expected rows in time order, found 999.0 after 999.999"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -193,3 +193,20 @@ fn report_refuses_bad_folders_and_flags_and_leaves_the_folder_as_it_was() {
     exits_2(dir.path(), &["report", "o"], "summary.csv");
     assert!(files_in(dir.path()).iter().all(|n| !n.contains(".tmp.")), "{:?}", files_in(dir.path()));
 }
+
+#[test]
+fn report_refuses_a_malformed_runs_csv_where_it_breaks() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(dir.path(), "good.toml", GOOD);
+    let args =
+        ["compare", path.to_str().unwrap(), "--policy", "consecutive", "--replicates", "1", "--no-charts"];
+    breakerlab(dir.path()).args(args).args(["--out", "c"]).assert().success();
+    let runs = read(&dir.path().join("c/runs.csv"));
+    let rows = runs.lines().count();
+    write(&dir.path().join("c"), "runs.csv", &format!("{runs}good,x\n"));
+    exits_2(dir.path(), &["report", "c"], &format!("c/runs.csv:{}:", rows + 1));
+    write(&dir.path().join("c"), "runs.csv", &runs.replacen(",0,", ",zero,", 1));
+    exits_2(dir.path(), &["report", "c"], "c/runs.csv:2:1:");
+    write(&dir.path().join("c"), "runs.csv", &runs);
+    breakerlab(dir.path()).args(["report", "c"]).assert().success();
+}

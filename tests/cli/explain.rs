@@ -213,3 +213,45 @@ fn the_report_page_marks_carry_the_same_words() {
     ));
     assert!(html.contains(">incident 2 (outage): open</span>"), "a caught incident is not marked missed");
 }
+
+#[test]
+fn a_run_with_many_transitions_streams_both_files_whole_and_leaves_no_scratch() {
+    // circuit-gate trips on 1 % errors every half minute: thousands of transitions over many
+    // chunks of the request stream, each row streamed to the folder as the run goes.
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = write(
+        dir.path(),
+        "trips.toml",
+        "name = \"trips\"\nduration = \"1h\"\n[traffic]\nkind = \"constant\"\nrate = 300.0\n\
+         [upstream]\np50 = \"300ms\"\np95 = \"900ms\"\nerror_rate = 0.01\n\
+         [[incidents]]\nkind = \"outage\"\nstart = \"20m\"\nduration = \"10m\"\nexpect = \"open\"\n",
+    );
+    let out = dir.path().join("out");
+    breakerlab(dir.path())
+        .args(["run", "--policy", "circuit-gate", "--out"])
+        .arg(&out)
+        .arg(&scenario)
+        .assert()
+        .success();
+    let transitions: Vec<String> =
+        read(&out.join("transitions.csv")).lines().skip(1).map(String::from).collect();
+    assert!(transitions.len() > 1_000, "{} transitions", transitions.len());
+    // explain.csv holds the same transitions in the same order, every row as wide as its header.
+    let text = read(&out.join("explain.csv"));
+    let mut r = csv::Reader::from_reader(text.as_bytes());
+    let width = r.headers().unwrap().len();
+    let mut changes = Vec::new();
+    for rec in r.records() {
+        let rec = rec.unwrap();
+        assert_eq!(rec.len(), width);
+        if &rec[0] == "transition" {
+            changes.push(format!("{},{},{},{},{}", &rec[1], &rec[2], &rec[3], &rec[4], &rec[5]));
+        }
+    }
+    assert_eq!(changes, transitions);
+    // Nothing of the streaming is left: no scratch file in the set, no temporary beside it.
+    assert!(!files_in(&out).iter().any(|f| f.starts_with('.')), "{:?}", files_in(&out));
+    assert_eq!(files_in(dir.path()).iter().filter(|f| f.contains(".tmp.")).count(), 0);
+    // The page lists the first 300 marks and every incident, read from the kept rows.
+    assert!(read(&out.join("report.html")).contains("incident 1"));
+}

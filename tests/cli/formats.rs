@@ -182,6 +182,10 @@ fn each_series_format_replays_its_sample_and_finds_the_incident() {
         args.extend(["--slo", SLO]);
         let (out, dir) = replay(&args);
         assert!(out.contains(name), "{name}: {out}");
+        // Each file's format, and how it was known, on a line of its own.
+        let file = series[0].split_once('=').unwrap().1.split('@').next().unwrap();
+        let line = format!("\n  format: {file}: {name}");
+        assert!(out.contains(&line) && out.contains("(detected from the content)"), "{name}: {out}");
         assert!(out.contains("span: 2024-06-01 12:00:00Z .. 2024-06-01 14:00:00Z (2h)"), "{name}: {out}");
         assert!(out.contains("step: 1m"), "{name}: {out}");
         assert!(out.contains("truth     2 windows (1 to open on)"), "{name}: {out}");
@@ -348,6 +352,11 @@ fn other_export_shapes_replay_and_their_bad_samples_are_located() {
     ]);
     assert!(out.contains("span: 2025-12-01 12:00:00Z .. 2025-12-01 13:00:00Z (1h)"), "{out}");
     assert_eq!((metric(&out, "incidents"), metric(&out, "requests")), (1.0, 180_000.0), "{out}");
+
+    let forced = ["--series", &dd, "--rate", "5", "--skip-bad-rows", "--format", "datadog"];
+    let (out, _d) = replay(&forced);
+    let line = format!("format: {}: Datadog", s(&fixture("datadog-nulls.json")));
+    assert!(out.contains(&line) && out.contains("(forced with --format)"), "{out}");
 
     let otlp = fixture("otlp-pretty.json");
     let (out, _d) = replay(&[

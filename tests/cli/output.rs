@@ -63,7 +63,8 @@ fn a_killed_run_leaves_the_old_set_or_the_new_one() {
         let cwd = cwd.clone();
         move || temporaries(&cwd).iter().any(|t| files_in(t).len() >= at_least)
     };
-    // Killed at once, as the new set starts, after its first CSV, after most files, and late.
+    // Killed at once, as the new set starts, while the run streams transitions.csv and
+    // explain.csv into it (both are there from the start), after most files, and late.
     let moments: Vec<Box<dyn Fn() -> bool>> = vec![
         Box::new(|| true),
         Box::new(staged(0)),

@@ -32,6 +32,19 @@ impl Table {
 
     /// Parses CSV text from `reader`; `path` is used in errors only.
     pub fn from_reader<R: std::io::Read>(path: &Path, reader: R) -> Result<Table, ChartError> {
+        Table::chunks(path, reader, usize::MAX, |_| Ok(()))
+    }
+
+    /// Parses CSV text from `reader` handing each full chunk of `rows` data rows (a table with
+    /// the file's header and its rows' own line numbers) to `each`, and returns the rest: a file
+    /// too large to hold as text (a week's million state changes) is read holding one chunk.
+    /// `path` is used in errors only.
+    pub fn chunks<R: std::io::Read>(
+        path: &Path,
+        reader: R,
+        rows: usize,
+        mut each: impl FnMut(&Table) -> Result<(), ChartError>,
+    ) -> Result<Table, ChartError> {
         let csv_err = |e: csv::Error| {
             let line = e.position().map(|p| p.line()).unwrap_or(0);
             ChartError::Csv { path: path.to_path_buf(), line, message: e.to_string() }
@@ -39,14 +52,18 @@ impl Table {
         let mut r = csv::ReaderBuilder::new().flexible(false).from_reader(reader);
         let headers: Vec<String> =
             r.headers().map_err(csv_err)?.iter().map(|h| h.trim().to_string()).collect();
-        let mut rows = Vec::new();
-        let mut lines = Vec::new();
+        let mut chunk = Table { path: path.to_path_buf(), headers, rows: Vec::new(), lines: Vec::new() };
         for rec in r.records() {
             let rec = rec.map_err(csv_err)?;
-            lines.push(rec.position().map(|p| p.line()).unwrap_or(0));
-            rows.push(rec.iter().map(|c| c.trim().to_string()).collect());
+            chunk.lines.push(rec.position().map(|p| p.line()).unwrap_or(0));
+            chunk.rows.push(rec.iter().map(|c| c.trim().to_string()).collect());
+            if chunk.rows.len() >= rows {
+                each(&chunk)?;
+                chunk.rows.clear();
+                chunk.lines.clear();
+            }
         }
-        Ok(Table { path: path.to_path_buf(), headers, rows, lines })
+        Ok(chunk)
     }
 
     /// Number of data rows.
@@ -382,7 +399,6 @@ pub fn summary(t: &Table) -> Result<Summary, ChartError> {
     let feasible = t.col("feasible");
     let param_columns: Vec<String> =
         t.headers.iter().filter_map(|h| h.strip_prefix("param.")).map(str::to_string).collect();
-    let mut metric_columns = Vec::new();
     let mut rows = Vec::with_capacity(t.len());
     for row in 0..t.len() {
         let mut params = BTreeMap::new();
@@ -429,15 +445,39 @@ pub fn summary(t: &Table) -> Result<Summary, ChartError> {
             replicates: t.str_by(row, "replicates").to_string(),
         });
     }
-    for h in &t.headers {
-        if h.starts_with("param.") || TEXT_COLUMNS.contains(&h.as_str()) || h == "feasible" {
-            continue;
-        }
-        if rows.iter().any(|r| r.metrics.contains_key(h)) {
-            metric_columns.push(h.clone());
-        }
+    let mut s = Summary { rows, metric_columns: Vec::new(), param_columns };
+    s.find_metric_columns(&t.headers);
+    Ok(s)
+}
+
+impl Summary {
+    /// Parses summary.csv or pareto.csv from `reader` a chunk of rows at a time ([`summary`] of
+    /// each chunk, joined): the file's text is never held whole, only its parsed rows.
+    pub fn read(path: &Path, reader: impl std::io::Read) -> Result<Summary, ChartError> {
+        let mut rows = Vec::new();
+        let mut add = |t: &Table| -> Result<(), ChartError> {
+            rows.extend(summary(t)?.rows);
+            Ok(())
+        };
+        let rest = Table::chunks(path, reader, 1024, &mut add)?;
+        add(&rest)?;
+        let param_columns =
+            rest.headers.iter().filter_map(|h| h.strip_prefix("param.")).map(str::to_string).collect();
+        let mut s = Summary { rows, metric_columns: Vec::new(), param_columns };
+        s.find_metric_columns(&rest.headers);
+        Ok(s)
     }
-    Ok(Summary { rows, metric_columns, param_columns })
+
+    /// The numeric columns among `headers`, in file order: those some row has a value (or an
+    /// empty cell) in.
+    fn find_metric_columns(&mut self, headers: &[String]) {
+        self.metric_columns = headers
+            .iter()
+            .filter(|h| !(h.starts_with("param.") || TEXT_COLUMNS.contains(&h.as_str()) || *h == "feasible"))
+            .filter(|h| self.rows.iter().any(|r| r.metrics.contains_key(*h)))
+            .cloned()
+            .collect();
+    }
 }
 
 /// One configuration's latency split from latency.csv.
