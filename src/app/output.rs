@@ -71,6 +71,10 @@ const OUR_FILES: [&str; 20] = [
     charts::LATENCY_PNG,
 ];
 
+/// Files kept open until the swap at most (older ones are synced as new ones come), so a set of
+/// many charts never holds many descriptors.
+const UNSYNCED_LIMIT: usize = 32;
+
 /// Distinguishes temporary folders of one process.
 static NEXT_TEMP: AtomicU64 = AtomicU64::new(0);
 
@@ -112,6 +116,9 @@ pub struct OutputDir {
     written: Vec<String>,
     /// The bytes of the files written that the folder's reader reads ([`folder::FILES`]).
     memory: Vec<(String, Vec<u8>)>,
+    /// Files written whose writeback has started, synced before the swap (so the disk writes
+    /// one file while the next is drawn).
+    unsynced: Vec<(PathBuf, File)>,
 }
 
 /// The folder a command writes to: `out` if given, else `output/<name>`.
@@ -165,6 +172,7 @@ impl OutputDir {
             _lock: lock,
             written: Vec::new(),
             memory: Vec::new(),
+            unsynced: Vec::new(),
         };
         out.carry_over(keep)?;
         Ok(out)
@@ -230,7 +238,8 @@ impl OutputDir {
 
     /// Writes one file of the set by streaming into it (for files too large to hold in memory,
     /// such as a shard's runs.csv, whose rows are written as the simulation produces them):
-    /// `fill` writes, the file is then synced. Every file of the set reaches the disk here.
+    /// `fill` writes, then the file is handed to [`OutputDir::add`]. Every file of the set
+    /// reaches the disk here.
     pub fn write_with(
         &mut self,
         name: &str,
@@ -242,8 +251,21 @@ impl OutputDir {
         let file = File::options().write(true).create_new(true).open(&path).map_err(io)?;
         let mut buffered = std::io::BufWriter::new(file);
         fill(&mut buffered)?;
-        buffered.into_inner().map_err(|e| io(e.into_error()))?.sync_all().map_err(io)?;
-        self.written.push(name.to_string());
+        let file = buffered.into_inner().map_err(|e| io(e.into_error()))?;
+        self.add(name.to_string(), self.shown.join(name), file)
+    }
+
+    /// Adds a written file to the set: its writeback starts now and it is synced before the swap
+    /// (the oldest of [`UNSYNCED_LIMIT`] open files at once as more come), so the disk writes one
+    /// file while the next is made.
+    fn add(&mut self, name: String, shown: PathBuf, file: File) -> Result<()> {
+        start_writeback(&file);
+        if self.unsynced.len() >= UNSYNCED_LIMIT {
+            let (shown, oldest) = self.unsynced.remove(0);
+            oldest.sync_all().map_err(|e| Error::io(shown, e))?;
+        }
+        self.unsynced.push((shown, file));
+        self.written.push(name);
         Ok(())
     }
 
@@ -254,13 +276,11 @@ impl OutputDir {
         Stream::create(self.staging.join(name), self.shown.join(name), name)
     }
 
-    /// Syncs a streamed file and adds it to the set (in the order of the files written).
+    /// Adds a streamed file to the set (in the order of the files written).
     pub fn close(&mut self, stream: Stream) -> Result<()> {
         let Stream { file, shown, name, .. } = stream;
-        let io = |e| Error::io(&shown, e);
-        file.into_inner().map_err(|e| io(e.into_error()))?.sync_all().map_err(io)?;
-        self.written.push(name);
-        Ok(())
+        let file = file.into_inner().map_err(|e| Error::io(&shown, e.into_error()))?;
+        self.add(name, shown, file)
     }
 
     /// A scratch file in the private folder (`.<name>.part`), for a file of the set that is
@@ -303,8 +323,12 @@ impl OutputDir {
         Ok(self.written.iter().map(|n| self.shown.join(n)).collect())
     }
 
-    /// Replaces the folder by the new set in one step and removes the old set.
-    fn swap(&self) -> Result<()> {
+    /// Syncs every file of the set, then replaces the folder by the new set in one step and
+    /// removes the old set.
+    fn swap(&mut self) -> Result<()> {
+        for (shown, file) in self.unsynced.drain(..) {
+            file.sync_all().map_err(|e| Error::io(shown, e))?;
+        }
         File::open(&self.staging).and_then(|d| d.sync_all()).map_err(|e| Error::io(&self.staging, e))?;
         if self.target.is_dir() {
             exchange(&self.staging, &self.target).map_err(|e| Error::io(&self.shown, e))?;
@@ -326,6 +350,20 @@ impl Drop for OutputDir {
     fn drop(&mut self) {
         let _ = fs::remove_dir_all(&self.staging);
     }
+}
+
+/// Asks the kernel to start writing `file`'s data to disk without waiting for it (Linux
+/// `sync_file_range`; elsewhere nothing): the sync before the swap then waits for less.
+fn start_writeback(file: &File) {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        // SAFETY: the descriptor is open for the call; the flags only start writeback. A
+        // failure is harmless: the sync before the swap writes the data anyway.
+        let _ = unsafe { libc::sync_file_range(file.as_raw_fd(), 0, 0, libc::SYNC_FILE_RANGE_WRITE) };
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = file;
 }
 
 /// A file being streamed into an output folder's private folder ([`OutputDir::stream`]).

@@ -3,7 +3,7 @@
 
 use super::output::{self, Keep, OutputDir, Page};
 use super::parse_sets;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::metrics::Metrics;
 use crate::policy::{PolicyConfig, PolicySpec};
 use crate::report::charts::ChartOptions;
@@ -123,24 +123,55 @@ pub fn run_scenario(scenario: Scenario, settings: &RunSettings) -> Result<RunRep
     crate::limits::estimate_run(&scenario, &policies, &policy_spot, settings.replicates.max(1))
         .check(&settings.limits)?;
     let seed = settings.seed.unwrap_or(scenario.seed);
-    let workload = Workload::build(&scenario, seed, 0)?;
+    // The review page lists every input with its SHA-256: a week-long script (9 MB) is read
+    // and hashed on the other core while this one simulates.
+    let (written, inputs) = std::thread::scope(|s| {
+        let inputs =
+            settings.charts.then(|| s.spawn(|| report_inputs(&scenario, seed, &settings.command_line)));
+        let written = simulate_and_write(&scenario, &policies, fleet, seed, settings);
+        (written, inputs.map(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))))
+    });
+    let Written { out, label, result, truth, replicates } = written?;
+    let page = inputs.map(|inputs| Page { inputs: Some(inputs), charts: ChartOptions::default() });
+    let files = out.finish(page.as_ref())?;
+    Ok(RunReport { scenario, label, seed, result, truth, files, replicates })
+}
+
+/// A run simulated and its CSV files written into the output set, charts and page still to come.
+struct Written {
+    out: OutputDir,
+    label: String,
+    result: RunResult,
+    truth: Vec<crate::truth::IncidentWindow>,
+    replicates: Vec<Metrics>,
+}
+
+/// Simulates replicate 0 into a new output set, then the other replicates for their scores,
+/// and writes the CSV files.
+fn simulate_and_write(
+    scenario: &Scenario,
+    policies: &[PolicyConfig],
+    fleet: bool,
+    seed: u64,
+    settings: &RunSettings,
+) -> Result<Written> {
+    let workload = Workload::build(scenario, seed, 0)?;
     let bin = scenario.scoring.timeline_bin.unwrap_or_else(|| sim::auto_bin(workload.duration()));
     let opts = RunOptions { timeline_bin: Some(bin), explain: true };
     // The folder's set is started before the run: transitions.csv and explain.csv's rows are
     // streamed into it as the run goes (a week of a breaker that trips every half minute has
     // a million of them), never held. Nothing shows in the folder until the set is complete.
-    let mut out =
-        OutputDir::create(&output::out_dir(settings.out.as_deref(), &scenario.name), Keep::Foreign)?;
+    let dir = output::out_dir(settings.out.as_deref(), &scenario.name);
+    let mut out = OutputDir::create(&dir, Keep::Foreign)?;
     let mut transitions = out.stream(output::TRANSITIONS_CSV)?;
     let mut explain_body = out.scratch(output::EXPLAIN_CSV)?;
     let mut explain = report::explain::ExplainWriter::new(false);
     report::transitions_header(&mut transitions, false).map_err(|e| transitions.error(e))?;
-    let result =
-        sim::run_fleet_streaming(&scenario, &workload, &policies, &opts, |instance, t, evidence| {
-            report::transition_row(&mut transitions, None, instance, t).map_err(|e| transitions.error(e))?;
-            let body = explain_body.writer();
-            explain.transition(body, "", instance, t, evidence).map_err(|e| body.error(e))
-        })?;
+    let result = sim::run_fleet_streaming(scenario, &workload, policies, &opts, |instance, t, evidence| {
+        report::transition_row(&mut transitions, None, instance, t).map_err(|e| transitions.error(e))?;
+        let body = explain_body.writer();
+        explain.transition(body, "", instance, t, evidence).map_err(|e| body.error(e))
+    })?;
     for s in &result.record.snapshots {
         let body = explain_body.writer();
         explain.snapshot(body, "", s).map_err(|e| body.error(e))?;
@@ -154,12 +185,12 @@ pub fn run_scenario(scenario: Scenario, settings: &RunSettings) -> Result<RunRep
     };
     let mut replicates = vec![result.metrics.clone()];
     for r in 1..settings.replicates.max(1) {
-        let w = Workload::build(&scenario, seed, r)?;
+        let w = Workload::build(scenario, seed, r)?;
         replicates.push(
-            sim::run_fleet(&scenario, &w, &policies, &RunOptions { explain: false, ..opts.clone() }).metrics,
+            sim::run_fleet(scenario, &w, policies, &RunOptions { explain: false, ..opts.clone() }).metrics,
         );
     }
-    let extra = import_columns(&scenario);
+    let extra = import_columns(scenario);
     let row = SummaryRow {
         scenario: &scenario.name,
         policy: &label,
@@ -184,14 +215,12 @@ pub fn run_scenario(scenario: Scenario, settings: &RunSettings) -> Result<RunRep
         (output::LATENCY_CSV, report::latency_csv(&runs)),
     ])?;
     if !result.record.calls.is_empty() {
-        out.write(output::CALLS_CSV, &report::calls_csv(&result.record.calls))?;
+        let path = dir.join(output::CALLS_CSV);
+        out.write_with(output::CALLS_CSV, |w| {
+            report::write_calls_csv(w, &result.record.calls).map_err(|e| Error::io(&path, e))
+        })?;
     }
-    let page = settings.charts.then(|| Page {
-        inputs: Some(report_inputs(&scenario, seed, &settings.command_line)),
-        charts: ChartOptions::default(),
-    });
-    let files = out.finish(page.as_ref())?;
-    Ok(RunReport { scenario, label, seed, result, truth: workload.truth, files, replicates })
+    Ok(Written { out, label, result, truth: workload.truth, replicates })
 }
 
 /// The import counts of a trace scenario, as summary.csv columns (none for other scenarios).

@@ -10,6 +10,6 @@ mod tables;
 
 pub use explain::explain_csv;
 pub use tables::{
-    PARAM_PREFIX, SummaryRow, calls_csv, format_float, incidents_csv, latency_csv, summary_csv, timeline_csv,
-    transition_row, transitions_csv, transitions_header,
+    PARAM_PREFIX, SummaryRow, format_float, incidents_csv, latency_csv, summary_csv, timeline_csv,
+    transition_row, transitions_csv, transitions_header, write_calls_csv,
 };

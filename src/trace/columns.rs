@@ -413,8 +413,8 @@ pub fn parse_f64(cell: &[u8]) -> Option<f64> {
     if let Some(v) = parse_whole(cell) {
         return Some(v as f64);
     }
-    let s = std::str::from_utf8(cell).ok()?.trim();
-    let v: f64 = s.parse().ok()?;
+    // Short decimals exactly without the standard parser (which reads the rest).
+    let v = super::scan::parse_number(cell.trim_ascii())?;
     v.is_finite().then_some(v)
 }
 

@@ -257,6 +257,16 @@ fn resolve(header: &Header, opts: &TraceOptions, report: &mut ImportReport) -> R
     Ok(Columns { time, count, errors, pct: out, behaviour })
 }
 
+/// Column `i` as a fraction written out of `scale` (1, or 100 for a percentage); `what` says
+/// what was expected for each scale.
+fn fraction(row: &Row, i: usize, scale: f64, what: [&str; 2]) -> Result<f64, TraceError> {
+    let v = row.number(i)?;
+    if !(0.0..=scale).contains(&v) {
+        return Err(row.bad(i, what[usize::from(scale != 1.0)]));
+    }
+    Ok(v / scale)
+}
+
 fn parse_row(row: &Row, cols: &Columns, format: Resolved, offset_s: i64) -> Result<Raw, TraceError> {
     let t = format.parse(row.cell(cols.time)?, offset_s).map_err(|e| row.bad(cols.time, e))?;
     let count = match cols.count {
@@ -280,32 +290,14 @@ fn parse_row(row: &Row, cols: &Columns, format: Resolved, offset_s: i64) -> Resu
             if n == 0.0 { 0.0 } else { e / n }
         }
         ErrorCol::Rate(i, scale) => {
-            let v = row.number(i)?;
-            if !(0.0..=scale).contains(&v) {
-                return Err(row.bad(
-                    i,
-                    if scale == 1.0 {
-                        "an error rate between 0 and 1"
-                    } else {
-                        "a percentage between 0 and 100"
-                    },
-                ));
-            }
-            v / scale
+            fraction(row, i, scale, ["an error rate between 0 and 1", "a percentage between 0 and 100"])?
         }
         ErrorCol::Success(i, scale) => {
-            let v = row.number(i)?;
-            if !(0.0..=scale).contains(&v) {
-                return Err(row.bad(
-                    i,
-                    if scale == 1.0 {
-                        "a success fraction between 0 and 1 (set success_percent for percentages)"
-                    } else {
-                        "a success percentage between 0 and 100"
-                    },
-                ));
-            }
-            1.0 - v / scale
+            let what = [
+                "a success fraction between 0 and 1 (set success_percent for percentages)",
+                "a success percentage between 0 and 100",
+            ];
+            1.0 - fraction(row, i, scale, what)?
         }
     };
     let mut logged = [f64::NAN; 4];

@@ -93,7 +93,10 @@ impl<'a> Cursor<'a> {
         Cursor { src, text, pos, file, shape, quotes: QuoteFinder::new() }
     }
 
-    /// The error at the cursor: line and column, what is wrong, and the shape expected.
+    /// The error at the cursor: line and column, what is wrong, and the shape expected. Kept
+    /// out of line (cold) so the readers that may fail stay small.
+    #[cold]
+    #[inline(never)]
     pub fn error(&self, what: &str) -> TraceError {
         let upto = &self.text[..self.pos.min(self.text.len())];
         let line = 1 + memchr::memchr_iter(b'\n', upto).count();
@@ -105,8 +108,12 @@ impl<'a> Cursor<'a> {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn ws(&mut self) {
+        // Exports written compactly have no white space between tokens: one look decides.
+        if self.text.get(self.pos).is_some_and(|b| *b > b' ') {
+            return;
+        }
         while let Some(b) = self.text.get(self.pos) {
             if !matches!(b, b' ' | b'\n' | b'\r' | b'\t') {
                 break;
@@ -276,7 +283,10 @@ impl<'a> Cursor<'a> {
     /// Reads a string: where its content starts and ends, and whether it has escapes.
     #[inline]
     fn string_span(&mut self) -> Result<(usize, usize, bool), TraceError> {
-        self.eat(b'"', "expected a string")?;
+        if self.peek() != Some(b'"') {
+            return Err(self.error("expected a string"));
+        }
+        self.pos += 1;
         let start = self.pos;
         let mut escaped = false;
         loop {

@@ -121,36 +121,45 @@ pub struct Chart {
     pub png: Vec<u8>,
 }
 
+/// A chart still to draw: its file name and the drawing, which returns the PNG.
+type Job<'a> = (String, Box<dyn FnOnce() -> Result<Vec<u8>, ChartError> + Send + 'a>);
+
 /// Draws every chart the folder's contents allow:
 /// timeline.png from timeline.csv (with transitions.csv and incidents.csv);
 /// heatmap_<family>_<p1>_<p2>.png for every pair of swept parameters in summary.csv;
 /// pareto.png with pareto.csv; comparison.png when summary.csv holds two or more
 /// configurations; latency_cdf.png from latency.csv. Returns them in that order.
+///
+/// The charts are drawn in parallel (rayon's current pool), each on one thread from its own
+/// data, and collected in that order: a chart's bytes never depend on the thread count.
 pub fn draw_all(c: &Contents, opts: &ChartOptions) -> Result<Vec<Chart>, ChartError> {
-    let mut out = Vec::new();
-    let mut push = |name: &str, png: Vec<u8>| out.push(Chart { name: name.to_string(), png });
+    let mut jobs: Vec<Job> = Vec::new();
     if let Some(data) = &c.timeline {
-        push(TIMELINE_PNG, timeline::draw_timeline(data, opts.time_range)?);
+        jobs.push((TIMELINE_PNG.into(), Box::new(move || timeline::draw_timeline(data, opts.time_range))));
     }
     if let Some(summary) = &c.summary {
         for map in heatmap::heatmaps(summary, &opts.heatmap_metric, c.recommended.as_deref()) {
-            push(&map.file_name(), heatmap::draw_heatmap(&map)?);
+            jobs.push((map.file_name(), Box::new(move || heatmap::draw_heatmap(&map))));
         }
         if c.pareto.is_some() {
             let p = pareto::ParetoData::new(summary, c.recommended.clone());
-            push(PARETO_PNG, pareto::draw_pareto(&p)?);
+            jobs.push((PARETO_PNG.into(), Box::new(move || pareto::draw_pareto(&p))));
         }
         let cmp = comparison::ComparisonData::new(summary);
         if cmp.configs.len() >= 2 {
-            push(COMPARISON_PNG, comparison::draw_comparison(&cmp)?);
+            jobs.push((COMPARISON_PNG.into(), Box::new(move || comparison::draw_comparison(&cmp))));
         }
     }
     if let Some(hists) = &c.latency
         && hists.iter().any(|h| h.total() > 0.0)
     {
-        push(LATENCY_PNG, latency::draw_latency_cdf(hists)?);
+        jobs.push((LATENCY_PNG.into(), Box::new(move || latency::draw_latency_cdf(hists))));
     }
-    Ok(out)
+    use rayon::prelude::*;
+    let drawn: Vec<Result<Chart, ChartError>> =
+        jobs.into_par_iter().map(|(name, draw)| Ok(Chart { name, png: draw()? })).collect();
+    // The first failure in chart order, whichever thread met it first.
+    drawn.into_iter().collect()
 }
 
 /// Draws every chart of `dir` into `dir` (tests and samples only: commands write through the
