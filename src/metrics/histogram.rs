@@ -33,17 +33,15 @@ pub struct LatencyHistogram {
     sum: u128,
 }
 
-/// The bucket holding `v` microseconds.
-#[inline]
+/// The bucket holding `v` microseconds, without a branch (so the two histograms an answer
+/// goes into share one computation): the octave's shift is the bit length of `v >> 7`, 0 below
+/// 128 (values below 64 are their own bucket and `[64, 128)` has buckets of width 1), and the
+/// bucket is `shift · 64 + (v >> shift)`, which for `v >= 64` is `64 + shift · 64 + m` with
+/// `m = (v >> shift) − 64` the sub-bucket of the layout above.
+#[inline(always)]
 fn bucket_index(v: u64) -> usize {
-    if v < SUB {
-        v as usize
-    } else {
-        let e = 63 - v.leading_zeros(); // >= SUB_BITS
-        let shift = e - SUB_BITS;
-        let m = (v >> shift) - SUB; // v >> shift lies in [SUB, 2·SUB)
-        (SUB + u64::from(shift) * SUB + m) as usize
-    }
+    let shift = u64::BITS - (v >> (SUB_BITS + 1)).leading_zeros();
+    ((u64::from(shift) << SUB_BITS) + (v >> shift)) as usize
 }
 
 /// Lowest value and width of bucket `i`.

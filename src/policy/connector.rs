@@ -24,7 +24,7 @@ use super::evidence::{Evidence, Test};
 use super::family::{Family, Preset};
 use super::machine::{Admission, Breaker, Observation, Phase, State, Ticket, Transitions};
 use super::param::{PolicyError, at_least_one, family_config, invalid, longer_than_zero};
-use super::window::{Edge, ExactWindow, Sample, connector_p95_index, percentile_exceeds};
+use super::window::{Edge, ExactWindow, LeastCount, Sample, connector_p95_index, percentile_exceeds};
 use crate::outcome::{Classifier, Verdict};
 use crate::time::{Dur, SimTime};
 
@@ -105,6 +105,9 @@ pub struct ConnectorBreaker {
     probes_in_flight: u32,
     /// Calls admitted in this half-open episode (for the evidence: the seed admits them all).
     probes_admitted: u32,
+    /// The failures and the calls over `p95_open` that open it, for the window's size.
+    error_cut: LeastCount,
+    p95_cut: LeastCount,
 }
 
 impl ConnectorBreaker {
@@ -119,6 +122,8 @@ impl ConnectorBreaker {
             samples,
             probes_in_flight: 0,
             probes_admitted: 0,
+            error_cut: LeastCount::default(),
+            p95_cut: LeastCount::default(),
         }
     }
 
@@ -129,6 +134,7 @@ impl ConnectorBreaker {
         self.samples.prune(now);
     }
 
+    #[cold]
     fn set(&mut self, now: SimTime, to: State, reason: &'static str, out: &mut Transitions) {
         let ev = self.evidence_for(now, out);
         self.phase.enter(now, to, reason, ev, out);
@@ -142,15 +148,17 @@ impl ConnectorBreaker {
     }
 
     /// The seed's two open conditions, error rate first (Python's `or` short-circuits).
-    fn exceeded(&self) -> Option<&'static str> {
+    #[inline]
+    fn exceeded(&mut self) -> Option<&'static str> {
         let t = self.samples.tally();
         if t.calls == 0 {
             return None;
         }
-        if t.failures as f64 / t.calls as f64 >= self.cfg.error_rate_open {
+        let rate = self.cfg.error_rate_open;
+        if self.error_cut.holds(t.failures, t.calls, |f, n| f as f64 / n as f64 >= rate) {
             return Some("error_rate");
         }
-        if percentile_exceeds(t.calls, t.over, connector_p95_index(t.calls)) {
+        if self.p95_cut.holds(t.over, t.calls, |o, n| percentile_exceeds(n, o, connector_p95_index(n))) {
             return Some("p95_latency");
         }
         None
@@ -158,6 +166,8 @@ impl ConnectorBreaker {
 }
 
 impl Breaker for ConnectorBreaker {
+    /// Inlined into the run loop with [`Breaker::record`] (every call asks both).
+    #[inline(always)]
     fn admit(&mut self, now: SimTime, out: &mut Transitions) -> Admission {
         self.samples.prune(now);
         if self.phase.state() == State::Open {
@@ -180,6 +190,7 @@ impl Breaker for ConnectorBreaker {
         Admission::Allow(self.phase.ticket(false))
     }
 
+    #[inline(always)]
     fn record(&mut self, now: SimTime, ticket: Ticket, obs: Observation, out: &mut Transitions) {
         if ticket.probe
             && ticket.generation == self.phase.generation()

@@ -34,7 +34,9 @@ use super::param::{
     PolicyError, at_least_one, family_config, impossible, invalid, longer_than_zero, not_shorter, require,
 };
 use super::resilience4j::{Resilience4jConfig, SlidingWindowType, spring_yaml};
-use super::window::{BucketWindow, CountWindow, Edge, ExactWindow, FailureTimes, Sample, Tally, Window};
+use super::window::{
+    BucketWindow, CountWindow, Edge, ExactWindow, FailureTimes, LeastCount, Sample, Tally, Window,
+};
 use super::window::{nearest_rank_index, percentile_exceeds};
 use crate::outcome::{Classifier, Verdict};
 use crate::rng::{Rng, rng_from_u64, unit};
@@ -352,6 +354,12 @@ pub struct GenericBreaker {
     /// True when consecutive failures are the only trip rule (no window kept): a result then
     /// only moves the counter. Fixed at construction, for speed alone.
     consecutive_only: bool,
+    /// The counts that trip the count window's rate rule and the time window's failure-rate,
+    /// slow-call-rate and percentile rules, for the windows' sizes (for speed alone).
+    count_cut: LeastCount,
+    failure_cut: LeastCount,
+    slow_cut: LeastCount,
+    over_cut: LeastCount,
     rng: Rng,
 }
 
@@ -383,6 +391,10 @@ impl GenericBreaker {
             probe_results: 0,
             probe_failures: 0,
             probe_successes: 0,
+            count_cut: LeastCount::default(),
+            failure_cut: LeastCount::default(),
+            slow_cut: LeastCount::default(),
+            over_cut: LeastCount::default(),
             rng: rng_from_u64(seed),
         }
     }
@@ -484,7 +496,7 @@ impl GenericBreaker {
     }
 
     /// Adds one counted result to the closed-state windows.
-    #[inline]
+    #[inline(always)]
     fn observe(&mut self, now: SimTime, failed: bool, latency: Dur) {
         let c = &self.cfg;
         if failed {
@@ -516,8 +528,8 @@ impl GenericBreaker {
     }
 
     /// The first enabled trip rule that fires at `now`, if any.
-    #[inline]
-    fn tripped(&self, now: SimTime) -> Option<&'static str> {
+    #[inline(always)]
+    fn tripped(&mut self, now: SimTime) -> Option<&'static str> {
         let c = &self.cfg;
         let cmp = c.comparison;
         if c.failure_threshold > 0 && cmp.int(self.consecutive, u64::from(c.failure_threshold)) {
@@ -532,7 +544,8 @@ impl GenericBreaker {
         if let Some(w) = &self.count {
             let t = w.tally();
             let min = u64::from(c.min_calls.min(c.count_window).max(1));
-            if t.calls >= min && cmp.rate(t.failures, t.calls, c.count_failure_rate) {
+            let rate = c.count_failure_rate;
+            if t.calls >= min && self.count_cut.holds(t.failures, t.calls, |f, n| cmp.rate(f, n, rate)) {
                 return Some("count_failure_rate");
             }
         }
@@ -543,14 +556,17 @@ impl GenericBreaker {
         if t.calls == 0 || t.calls < u64::from(c.min_calls) {
             return None;
         }
-        if c.failure_rate > 0.0 && cmp.rate(t.failures, t.calls, c.failure_rate) {
+        let (failure_rate, slow_rate, q) = (c.failure_rate, c.slow_call_rate, c.latency_percentile);
+        if failure_rate > 0.0
+            && self.failure_cut.holds(t.failures, t.calls, |f, n| cmp.rate(f, n, failure_rate))
+        {
             return Some("failure_rate");
         }
-        if c.slow_call_rate > 0.0 && cmp.rate(t.slow, t.calls, c.slow_call_rate) {
+        if slow_rate > 0.0 && self.slow_cut.holds(t.slow, t.calls, |s, n| cmp.rate(s, n, slow_rate)) {
             return Some("slow_call_rate");
         }
         if !c.latency_threshold.is_zero()
-            && percentile_exceeds(t.calls, t.over, nearest_rank_index(c.latency_percentile, t.calls))
+            && self.over_cut.holds(t.over, t.calls, |o, n| percentile_exceeds(n, o, nearest_rank_index(q, n)))
         {
             return Some("latency_percentile");
         }

@@ -19,12 +19,14 @@ pub struct Tally {
 }
 
 impl Tally {
+    #[inline(always)]
     fn add(&mut self, s: Sample) {
         self.calls += 1;
         self.failures += u64::from(s.failed);
         self.slow += u64::from(s.slow);
         self.over += u64::from(s.over);
     }
+    #[inline(always)]
     fn remove(&mut self, s: Sample) {
         self.calls -= 1;
         self.failures -= u64::from(s.failed);
@@ -59,7 +61,7 @@ pub enum Edge {
 
 impl Edge {
     /// True when a sample recorded at `at` has left a window of length `window` at `now`.
-    #[inline]
+    #[inline(always)]
     pub fn expired(self, at: SimTime, now: SimTime, window: Dur) -> bool {
         let age = now.since(at);
         match self {
@@ -91,7 +93,7 @@ impl<T: Copy + Default> Ring<T> {
         let p = self.head + i;
         if p >= self.buf.len() { p - self.buf.len() } else { p }
     }
-    #[inline]
+    #[inline(always)]
     fn push_back(&mut self, v: T) {
         if self.len == self.buf.len() {
             self.grow();
@@ -110,22 +112,28 @@ impl<T: Copy + Default> Ring<T> {
         self.buf = buf;
         self.head = 0;
     }
-    #[inline]
+    #[inline(always)]
     fn front(&self) -> Option<T> {
         (self.len > 0).then(|| self.buf[self.head])
     }
-    #[inline]
+    #[inline(always)]
     fn pop_front(&mut self) -> Option<T> {
         let v = self.front()?;
+        self.drop_front();
+        Some(v)
+    }
+    /// Drops the oldest element (the ring must not be empty).
+    #[inline(always)]
+    fn drop_front(&mut self) {
+        debug_assert!(self.len > 0);
         self.head = self.place(1);
         self.len -= 1;
-        Some(v)
     }
     fn clear(&mut self) {
         self.head = 0;
         self.len = 0;
     }
-    #[inline]
+    #[inline(always)]
     fn len(&self) -> usize {
         self.len
     }
@@ -145,20 +153,26 @@ impl Held {
     fn with_capacity(n: usize) -> Held {
         Held { samples: Ring::with_capacity(n), tally: Tally::default() }
     }
-    #[inline]
+    #[inline(always)]
     fn push(&mut self, s: Sample) {
         self.samples.push_back(s);
         self.tally.add(s);
     }
-    #[inline]
+    #[inline(always)]
     fn front(&self) -> Option<Sample> {
         self.samples.front()
     }
-    #[inline]
+    #[inline(always)]
     fn pop_front(&mut self) {
-        if let Some(old) = self.samples.pop_front() {
-            self.tally.remove(old);
+        if let Some(old) = self.front() {
+            self.drop_front(old);
         }
+    }
+    /// Drops the oldest sample, `front` (the ring must not be empty).
+    #[inline(always)]
+    fn drop_front(&mut self, front: Sample) {
+        self.samples.drop_front();
+        self.tally.remove(front);
     }
     fn clear(&mut self) {
         self.samples.clear();
@@ -169,34 +183,36 @@ impl Held {
 /// Every sample of the last `window`, oldest first.
 #[derive(Clone, Debug)]
 pub struct ExactWindow {
-    window: Dur,
-    edge: Edge,
+    /// The age (µs) at which a sample has left: the window's length, one more when a sample
+    /// exactly that old stays ([`Edge::KeepExact`]); as `u128` so no length overflows it.
+    min_age: u128,
     held: Held,
 }
 
 impl ExactWindow {
     /// An empty window of length `window`.
     pub fn new(window: Dur, edge: Edge) -> ExactWindow {
-        ExactWindow { window, edge, held: Held::default() }
+        let min_age = u128::from(window.micros()) + u128::from(edge == Edge::KeepExact);
+        ExactWindow { min_age, held: Held::default() }
     }
-    /// Drops the samples that have left the window at `now`.
-    #[inline]
+    /// Drops the samples that have left the window at `now` ([`Edge::expired`]).
+    #[inline(always)]
     pub fn prune(&mut self, now: SimTime) {
         while let Some(front) = self.held.front() {
-            if !self.edge.expired(front.at, now, self.window) {
+            if u128::from(now.since(front.at).micros()) < self.min_age {
                 break;
             }
-            self.held.pop_front();
+            self.held.drop_front(front);
         }
     }
     /// Appends a sample (its time must not precede the last one) and prunes at its time.
-    #[inline]
+    #[inline(always)]
     pub fn push(&mut self, s: Sample) {
         self.held.push(s);
         self.prune(s.at);
     }
     /// Totals over the samples held (call [`ExactWindow::prune`] first for a given instant).
-    #[inline]
+    #[inline(always)]
     pub fn tally(&self) -> Tally {
         self.held.tally
     }
@@ -308,7 +324,10 @@ impl CountWindow {
 
 /// One window of whichever kind a family's parameters choose (count, exact time, bucketed
 /// time), behind one interface, so a family whose window kind is a parameter holds one field.
+/// A plain tag byte (`repr(u8)`) rather than a niche in a buffer's capacity, so telling the
+/// kind on every call is one byte comparison.
 #[derive(Clone, Debug)]
+#[repr(u8)]
 pub enum Window {
     /// The last N calls.
     Count(CountWindow),
@@ -320,7 +339,7 @@ pub enum Window {
 
 impl Window {
     /// Records a sample.
-    #[inline]
+    #[inline(always)]
     pub fn push(&mut self, s: Sample) {
         match self {
             Window::Count(w) => w.push(s),
@@ -329,7 +348,7 @@ impl Window {
         }
     }
     /// Totals over what the window holds at `now` (an exact window: as of its last sample).
-    #[inline]
+    #[inline(always)]
     pub fn tally(&self, now: SimTime) -> Tally {
         match self {
             Window::Count(w) => w.tally(),
@@ -389,6 +408,55 @@ impl FailureTimes {
     /// Failures the buffer can hold without growing.
     pub fn capacity(&self) -> usize {
         self.times.capacity()
+    }
+}
+
+/// The least count (of failures, slow calls, calls over a latency) at which a rule over a
+/// window of `calls` calls holds, kept for the last few numbers of calls asked. A rule such as
+/// "failures / calls >= rate" (a float division) or the count-based percentile test is, for a
+/// given number of calls, a threshold on the count; a window at a steady rate holds one of a
+/// few numbers of calls, so the test is nearly always one integer comparison, and for a number
+/// not kept the threshold is found by walking from the last one used (it moves little). The
+/// rule must be monotone in the count (false up to some count, true from it on: a float
+/// division is monotone in its numerator) and the same at every call of one `LeastCount`.
+#[derive(Copy, Clone, Debug)]
+pub struct LeastCount {
+    /// `(calls, least)` by `calls % 8`: `least` is the least count in `0..=calls` for which the
+    /// rule holds (`calls + 1` if none); `calls == u64::MAX` marks an empty place.
+    kept: [(u64, u64); 8],
+    /// The place used last, where a walk starts.
+    last: usize,
+}
+
+impl Default for LeastCount {
+    fn default() -> LeastCount {
+        LeastCount { kept: [(u64::MAX, 0); 8], last: 0 }
+    }
+}
+
+impl LeastCount {
+    /// `rule(count, calls)`, from the threshold kept for `calls` (found if not kept).
+    #[inline(always)]
+    pub fn holds(&mut self, count: u64, calls: u64, rule: impl Fn(u64, u64) -> bool) -> bool {
+        let place = (calls % 8) as usize;
+        if self.kept[place].0 != calls {
+            self.find(place, calls, rule);
+        }
+        self.last = place;
+        count >= self.kept[place].1
+    }
+
+    /// Finds the threshold for `calls` into `place`, walking from the last one used.
+    #[inline(never)]
+    fn find(&mut self, place: usize, calls: u64, rule: impl Fn(u64, u64) -> bool) {
+        let mut least = self.kept[self.last].1.min(calls + 1);
+        while least > 0 && rule(least - 1, calls) {
+            least -= 1;
+        }
+        while least <= calls && !rule(least, calls) {
+            least += 1;
+        }
+        self.kept[place] = (calls, least);
     }
 }
 
@@ -512,6 +580,27 @@ mod tests {
     }
 
     proptest! {
+        /// The kept threshold answers as the rule itself, whatever the order of the questions
+        /// (rate rules `>=` and `>`, and the percentile test).
+        #[test]
+        fn least_count_answers_as_the_rule(
+            asks in proptest::collection::vec((0u64..400, 0u64..400), 1..200),
+            rate in 0.0f64..=1.0,
+        ) {
+            let at_least = |f: u64, n: u64| f as f64 / n as f64 >= rate;
+            let above = |f: u64, n: u64| f as f64 / n as f64 > rate;
+            let p95 = |o: u64, n: u64| percentile_exceeds(n, o, connector_p95_index(n));
+            let (mut a, mut b, mut c) = (LeastCount::default(), LeastCount::default(), LeastCount::default());
+            // Any numbers of calls, then a few near one another (a window at a steady rate).
+            let steady = asks.clone().into_iter().map(|(x, y)| (x % 60, 56 + y % 5));
+            for (x, y) in asks.into_iter().chain(steady) {
+                let (count, calls) = (x.min(y), x.max(y));
+                prop_assert_eq!(a.holds(count, calls, at_least), at_least(count, calls));
+                prop_assert_eq!(b.holds(count, calls, above), above(count, calls));
+                prop_assert_eq!(c.holds(count, calls, p95), p95(count, calls));
+            }
+        }
+
         /// The counting test agrees with sorting the window and reading the element.
         #[test]
         fn percentile_count_matches_sort(

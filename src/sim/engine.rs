@@ -174,7 +174,8 @@ struct Guard {
 /// One client instance: its retry budget and what it has in flight.
 struct Instance {
     budget: Budget,
-    /// Requests not yet answered.
+    /// Requests not yet answered (on the direct path, only those parked as a [`Call`], which
+    /// finish the general way: only the retry budget reads it, and the direct path has none).
     active_requests: u64,
     /// Retries in flight.
     active_retries: u64,
@@ -580,11 +581,11 @@ impl<'a> Engine<'a> {
     /// [`Engine::arrive`] on the direct path (see [`Engine::direct`]): the breaker of the one
     /// instance is asked once; an allowed try goes upstream as a [`Flight`], a refused one is
     /// answered by the fallback, and a call told to wait is parked as a [`Call`] and runs the
-    /// general way from then on. Budgets are not kept: without retries nothing reads them.
+    /// general way from then on. Budgets and the requests in flight are not kept for the
+    /// others: without retries nothing reads them.
     #[inline]
     fn arrive_direct<L: Lane>(&mut self, now: SimTime, request: u64, first_answer: Option<Answer>) {
         self.note_arrival(now, request, first_answer);
-        self.instances[0].active_requests += 1;
         let admission = L::of(&mut self.guards[0].breaker).admit(now, &mut self.changes);
         self.flush(0);
         self.reschedule::<L>(0, now);
@@ -599,10 +600,10 @@ impl<'a> Engine<'a> {
             }
             Admission::Reject => {
                 self.rec.rejected(now, 0);
-                self.instances[0].active_requests -= 1;
                 self.fallback(now, now, Some(now));
             }
             Admission::Wait => {
+                self.instances[0].active_requests += 1;
                 let call = self.first_call(now, request, 0);
                 let guard = &mut self.guards[0];
                 let key = guard.breaker.wait_key();
@@ -618,7 +619,6 @@ impl<'a> Engine<'a> {
         let verdict = self.slots[0].classifier.verdict(f.class);
         self.settle::<L>(now, 0, f.ticket, Observation { verdict, latency: f.latency });
         self.rec.attempt_done(now, 0, f.class, verdict, f.latency);
-        self.instances[0].active_requests -= 1;
         if f.class == OutcomeClass::Ok {
             self.rec.request_done(f.arrival, now, Finish::Success, None);
         } else {

@@ -109,7 +109,7 @@ pub fn read(file: &str, text: &str, out: &mut Collector) -> Result<(), TraceErro
     if st.unknown > 0 {
         out.note(format!(
             "warning: {} spans name a processID missing from their trace's `processes` (the first: {}): \
-             imported without a service or process tags (a --where on them refuses such spans)",
+             imported without a service or process tags (with a --where such spans are refused)",
             st.unknown,
             st.first_unknown.as_deref().unwrap_or("")
         ));
