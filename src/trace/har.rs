@@ -10,7 +10,7 @@ use super::TraceError;
 use super::json::bad_value;
 use super::scan::Cursor;
 use super::spans::{Collector, Span, http_class};
-use super::timestamp::parse_datetime;
+use super::timestamp::DateCache;
 use std::borrow::Cow;
 
 const SHAPE: &str = r#"HAR 1.2: {"log":{"version":"1.2","entries":[{"startedDateTime":"2024-01-01T10:00:00.000Z","time":12.5,"request":{"method":"GET","url":"..."},"response":{"status":200}}]}}"#;
@@ -33,15 +33,24 @@ fn host_path(url: &str) -> (&str, &str) {
 
 /// Reads every entry into `out`.
 pub fn read(file: &str, text: &str, out: &mut Collector) -> Result<(), TraceError> {
+    let mut dates = DateCache::default();
     Cursor::new(file, text, SHAPE)
         .documents(|c, _| {
-            c.member("log", |c| c.member("entries", |c| c.array(|c, i| entry(c, file, i, out)).map(drop)))
+            c.member("log", |c| {
+                c.member("entries", |c| c.array(|c, i| entry(c, file, i, &mut dates, out)).map(drop))
+            })
         })
         .map(drop)
 }
 
 /// One entry of `log.entries`, offered to `out`.
-fn entry(c: &mut Cursor, file: &str, i: usize, out: &mut Collector) -> Result<(), TraceError> {
+fn entry(
+    c: &mut Cursor,
+    file: &str,
+    i: usize,
+    dates: &mut DateCache,
+    out: &mut Collector,
+) -> Result<(), TraceError> {
     let mut e =
         Entry { started: b"", time: None, method: Cow::Borrowed(""), url: Cow::Borrowed(""), status: None };
     let mut has_start = false;
@@ -66,7 +75,7 @@ fn entry(c: &mut Cursor, file: &str, i: usize, out: &mut Collector) -> Result<()
         return Err(c.error(&format!("log.entries[{i}]: an entry without `startedDateTime`")));
     }
     let at = || format!("log.entries[{i}]");
-    let start = match parse_datetime(e.started, 0) {
+    let start = match dates.parse(e.started, 0) {
         Ok(t) => t,
         Err(why) => {
             return out.bad(bad_value(
