@@ -274,7 +274,7 @@ impl<'a> Cursor<'a> {
     }
 
     /// A string's bytes as written between the quotes (escapes left in).
-    #[inline]
+    #[inline(always)]
     pub fn raw_string(&mut self) -> Result<&'a [u8], TraceError> {
         let (start, end, _) = self.string_span()?;
         Ok(&self.text[start..end])
