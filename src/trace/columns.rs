@@ -335,7 +335,7 @@ pub fn parse_whole(cell: &[u8]) -> Option<u64> {
 /// The digits of `b` from `i` on, read as a number (wrapping past 19 digits), and where they
 /// end: a caller's own row parser checks the length it allows. Eight bytes at a time while eight
 /// are left: the run's length in a word from its first non-digit byte, its value from
-/// [`eight_digits`] with the bytes past the run replaced by leading zeros.
+/// [`eight_digits_value`] with the bytes past the run replaced by leading zeros.
 #[inline]
 pub fn digit_run(b: &[u8], mut i: usize) -> (u64, usize) {
     const ZEROS: u64 = 0x3030_3030_3030_3030;
@@ -343,17 +343,15 @@ pub fn digit_run(b: &[u8], mut i: usize) -> (u64, usize) {
     let mut v = 0u64;
     while let Some(chunk) = b.get(i..).and_then(<[u8]>::first_chunk::<8>) {
         let w = u64::from_le_bytes(*chunk);
-        // A byte is a digit when its high nibble is 3 and adding 6 keeps it there; a carry out
-        // of a byte can only come from a non-digit, and only disturbs the bytes after it.
-        let high = (w & 0xF0F0_F0F0_F0F0_F0F0)
-            | ((w.wrapping_add(0x0606_0606_0606_0606) & 0xF0F0_F0F0_F0F0_F0F0) >> 4);
-        let other = high ^ 0x3333_3333_3333_3333;
+        // A carry out of a byte can only come from a non-digit, and only disturbs the bytes
+        // after it, so the first non-zero byte of the flags is the run's end.
+        let other = non_digit_flags(w);
         let len = if other == 0 { 8 } else { other.trailing_zeros() as usize / 8 };
         if len == 0 {
             return (v, i);
         }
         let digits = if len == 8 { w } else { (w << (64 - 8 * len)) | (ZEROS >> (8 * len)) };
-        let value = eight_digits(digits).unwrap_or_default();
+        let value = eight_digits_value(digits);
         v = if len == 8 { v.wrapping_mul(100_000_000) } else { v.wrapping_mul(POW10[len]) }
             .wrapping_add(value);
         i += len;
@@ -390,21 +388,31 @@ pub fn parse_digits(cell: &[u8]) -> Option<u64> {
     (!bad).then_some(v)
 }
 
-/// Eight ASCII digits read as one number with three multiplications (the "SWAR" method of
-/// simdjson and fast_float); `None` unless all eight bytes are digits.
+/// Eight ASCII digits read as one number; `None` unless all eight bytes are digits.
 #[inline]
 fn eight_digits(chunk: u64) -> Option<u64> {
-    let digits = (chunk & 0xF0F0_F0F0_F0F0_F0F0)
+    (non_digit_flags(chunk) == 0).then(|| eight_digits_value(chunk))
+}
+
+/// Zero in each byte of `chunk` that is an ASCII digit: a byte is a digit when its high nibble
+/// is 3 and adding 6 keeps it there.
+#[inline]
+fn non_digit_flags(chunk: u64) -> u64 {
+    let high = (chunk & 0xF0F0_F0F0_F0F0_F0F0)
         | ((chunk.wrapping_add(0x0606_0606_0606_0606) & 0xF0F0_F0F0_F0F0_F0F0) >> 4);
-    if digits != 0x3333_3333_3333_3333 {
-        return None;
-    }
+    high ^ 0x3333_3333_3333_3333
+}
+
+/// Eight bytes already known to be ASCII digits, read as one number with three multiplications
+/// (the "SWAR" method of simdjson and fast_float).
+#[inline]
+fn eight_digits_value(chunk: u64) -> u64 {
     let v = chunk - 0x3030_3030_3030_3030;
     let v = v * 10 + (v >> 8);
     const MASK: u64 = 0x0000_00FF_0000_00FF;
     const MUL1: u64 = 100 + (1_000_000 << 32);
     const MUL2: u64 = 1 + (10_000 << 32);
-    Some(((v & MASK).wrapping_mul(MUL1).wrapping_add(((v >> 16) & MASK).wrapping_mul(MUL2))) >> 32)
+    ((v & MASK).wrapping_mul(MUL1).wrapping_add(((v >> 16) & MASK).wrapping_mul(MUL2))) >> 32
 }
 
 /// A finite decimal number, without allocating.
