@@ -16,7 +16,7 @@ use super::TraceError;
 use super::records::LineReader;
 use super::scan::parse_integer;
 use super::spans::{Collector, Span, http_class};
-use super::timestamp::parse_datetime;
+use super::timestamp::DateCache;
 use crate::Result;
 use crate::outcome::OutcomeClass;
 use std::borrow::Cow;
@@ -88,12 +88,12 @@ fn show(b: &[u8]) -> String {
 }
 
 /// One line's fields; `tail` reads the fields after DURATION too (`:authority`, upstream host).
-fn parse_line(line: &[u8], tail: bool) -> Result<Line<'_>> {
+/// START_TIME's date is read only when it differs from the previous line's (`dates`).
+fn parse_line<'a>(line: &'a [u8], tail: bool, dates: &mut DateCache) -> Result<Line<'a>> {
     let bad = |what: &str| crate::Error::invalid(format!("{what}; expected {EXPECTED}"));
     let rest = line.strip_prefix(b"[").ok_or_else(|| bad("no [START_TIME] at the start"))?;
     let close = memchr::memchr(b']', rest).ok_or_else(|| bad("no ] after START_TIME"))?;
-    let start_us =
-        parse_datetime(&rest[..close], 0).map_err(|e| bad(&format!("START_TIME: expected {e}")))?;
+    let start_us = dates.parse(&rest[..close], 0).map_err(|e| bad(&format!("START_TIME: expected {e}")))?;
     let mut t = Tokens { s: &rest[close + 1..], i: 0 };
     let request = t.next().ok_or_else(|| bad("no request line"))?;
     let mut parts = request.split(|b| *b == b' ');
@@ -127,19 +127,28 @@ fn class_of(code: u32, flags: &[u8]) -> Option<Option<OutcomeClass>> {
 /// What Envoy's response flags (`UF,URX`) say by themselves: `Some(None)` for `UO` (refused by
 /// Envoy's own circuit breaker, never sent), `Some(Some(class))` for a failure (`UF`, `UH`,
 /// `UT`, `UC`, `UR`, `URX`, `UPE`, `UMSDR`, `NC`, `DF`) or rate limiting (`RL`), `None` when
-/// they decide nothing (`-`, `DC`, `DI`, ...) and the code does.
+/// they decide nothing (`-`, `DC`, `DI`, ...) and the code does. `UO` outranks a failure, which
+/// outranks `RL`, whatever their order; the flags are read in one pass.
 pub fn flags_class(flags: &str) -> Option<Option<OutcomeClass>> {
-    let has = |f: &str| flags.split(',').any(|x| x.trim() == f);
-    if has("UO") {
-        return Some(None);
+    if flags == "-" {
+        return None;
     }
-    if ["UF", "UH", "UT", "UC", "UR", "URX", "UPE", "UMSDR", "NC", "DF"].iter().any(|f| has(f)) {
-        return Some(Some(OutcomeClass::Error));
+    let (mut refused, mut failed, mut limited) = (false, false, false);
+    for flag in flags.split(',') {
+        match flag.trim() {
+            "UO" => refused = true,
+            "UF" | "UH" | "UT" | "UC" | "UR" | "URX" | "UPE" | "UMSDR" | "NC" | "DF" => failed = true,
+            "RL" => limited = true,
+            _ => {}
+        }
     }
-    if has("RL") {
-        return Some(Some(OutcomeClass::RateLimited));
+    if refused {
+        Some(None)
+    } else if failed {
+        Some(Some(OutcomeClass::Error))
+    } else {
+        limited.then_some(Some(OutcomeClass::RateLimited))
     }
-    None
 }
 
 /// Whether `cell` is written like Envoy's response flags: `-`, or upper-case codes joined by `,`.
@@ -155,6 +164,7 @@ pub fn looks_like_flags(cell: &str) -> bool {
 /// allocated per line.
 pub fn read<R: Read>(file: &str, input: R, out: &mut Collector) -> Result<(), TraceError> {
     let mut lines = LineReader::new(input);
+    let mut dates = DateCache::default();
     while let Some((n, raw)) =
         lines.next_line().map_err(|source| TraceError::Io { file: file.into(), source })?
     {
@@ -164,12 +174,12 @@ pub fn read<R: Read>(file: &str, input: R, out: &mut Collector) -> Result<(), Tr
             continue;
         }
         let parsed =
-            parse_line(line, out.filters()).map_err(|e| e.to_string()).and_then(|l| {
-                match class_of(l.code, l.flags) {
+            parse_line(line, out.filters(), &mut dates).map_err(|e| e.to_string()).and_then(
+                |l| match class_of(l.code, l.flags) {
                     Some(c) => Ok((l, c)),
                     None => Err(format!("RESPONSE_CODE {} is not an HTTP status", l.code)),
-                }
-            });
+                },
+            );
         let (l, class) = match parsed {
             Ok(v) => v,
             Err(message) => {
@@ -211,16 +221,58 @@ mod tests {
 
     #[test]
     fn lines_parse_with_quoted_fields() {
-        let l = parse_line(LOG.lines().nth(1).unwrap().as_bytes(), true).unwrap();
+        let dates = &mut DateCache::default();
+        let l = parse_line(LOG.lines().nth(1).unwrap().as_bytes(), true, dates).unwrap();
         assert_eq!(
             (l.method, l.path, l.code, l.flags, l.duration_ms, l.authority),
             (&b"GET"[..], &b"/api/v1/users"[..], 503, &b"UO"[..], 0, &b"users"[..])
         );
         let quoted = r#"[2016-04-15T20:17:00.100Z] "GET /a HTTP/1.1" 200 - 0 81 3 - "-" "say \"hi\"" "a1" "auth" "up""#;
-        let l = parse_line(quoted.as_bytes(), true).unwrap();
+        let l = parse_line(quoted.as_bytes(), true, dates).unwrap();
         assert_eq!((l.authority, l.upstream_host, l.duration_ms), (&b"auth"[..], &b"up"[..], 3));
-        assert_eq!(parse_line(quoted.as_bytes(), false).unwrap().authority, b"-");
+        assert_eq!(parse_line(quoted.as_bytes(), false, dates).unwrap().authority, b"-");
         assert_eq!(l.start_us, 1_460_751_420_100_000);
+    }
+
+    #[test]
+    fn start_times_reusing_the_previous_date_match_the_full_parse() {
+        let dates = &mut DateCache::default();
+        for start in [
+            "2016-04-15T20:17:00.310Z",
+            "2016-04-15T23:59:59.999Z",
+            "2016-04-16T00:00:00.000Z",
+            "2016-04-16T00:00:00.000+02:00",
+            "2016-04-16 01:00:00",
+            "2016-04-16T25:00:00Z",
+            "2016-04-16T01:00:00Z",
+            "2016-02-30T01:00:00Z",
+            "2016-04-16",
+            "2016-04-1",
+        ] {
+            let line = format!("[{start}] \"GET / HTTP/1.1\" 200 - 0 0 5 -");
+            let full = parse_line(line.as_bytes(), false, &mut DateCache::default()).map(|l| l.start_us);
+            let cached = parse_line(line.as_bytes(), false, dates).map(|l| l.start_us);
+            assert_eq!(cached.map_err(|e| e.to_string()), full.map_err(|e| e.to_string()), "{start}");
+        }
+    }
+
+    #[test]
+    fn flags_rank_uo_then_failures_then_rate_limits_in_any_order() {
+        use OutcomeClass::*;
+        for (flags, want) in [
+            ("-", None),
+            ("DC", None),
+            ("RL", Some(Some(RateLimited))),
+            ("RL,UF", Some(Some(Error))),
+            ("UF, RL", Some(Some(Error))),
+            ("URX,UO", Some(None)),
+            (" UO ", Some(None)),
+            ("DI,UMSDR", Some(Some(Error))),
+            ("UFX,RLL", None),
+            ("", None),
+        ] {
+            assert_eq!(flags_class(flags), want, "{flags}");
+        }
     }
 
     #[test]

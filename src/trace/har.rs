@@ -54,22 +54,22 @@ fn entry(
     let mut e =
         Entry { started: b"", time: None, method: Cow::Borrowed(""), url: Cow::Borrowed(""), status: None };
     let mut has_start = false;
-    c.object(|c, key| match key {
-        b"startedDateTime" => c.raw_string().map(|v| {
+    c.fields(&[b"startedDateTime", b"time", b"request", b"response"], |c, field| match field {
+        0 => c.raw_string().map(|v| {
             e.started = v;
             has_start = true;
         }),
-        b"time" => c.number_or_null().map(|v| e.time = v),
-        b"request" => c.object(|c, k| match k {
-            b"method" => c.string().map(|v| e.method = v),
-            b"url" => c.string().map(|v| e.url = v),
-            _ => c.skip(),
+        1 => c.number_or_null().map(|v| e.time = v),
+        2 => c.fields(&[b"method", b"url"], |c, field| {
+            let v = c.string()?;
+            if field == 0 {
+                e.method = v;
+            } else {
+                e.url = v;
+            }
+            Ok(())
         }),
-        b"response" => c.object(|c, k| match k {
-            b"status" => c.number_or_null().map(|v| e.status = v),
-            _ => c.skip(),
-        }),
-        _ => c.skip(),
+        _ => c.fields(&[b"status"], |c, _| c.number_or_null().map(|v| e.status = v)),
     })?;
     if !has_start {
         return Err(c.error(&format!("log.entries[{i}]: an entry without `startedDateTime`")));

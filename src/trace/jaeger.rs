@@ -126,22 +126,20 @@ fn trace<'a>(
     st: &mut State<'a>,
     out: &mut Collector,
 ) -> Result<(), TraceError> {
-    c.object(|c, key| match key {
-        b"spans" => c.array(|c, j| span(c, file, (i, j), st, out)).map(drop),
-        b"processes" => c.object(|c, id| {
+    c.fields(&[b"spans", b"processes"], |c, field| match field {
+        0 => c.array(|c, j| span(c, file, (i, j), st, out)).map(drop),
+        _ => c.object(|c, id| {
             let mut p = Process { id, service: Cow::Borrowed(""), tags: 0..0 };
-            c.object(|c, k| match k {
-                b"serviceName" => c.string().map(|v| p.service = v),
-                b"tags" => {
+            c.fields(&[b"serviceName", b"tags"], |c, field| match field {
+                0 => c.string().map(|v| p.service = v),
+                _ => {
                     p.tags = read_tags(c, &mut st.tags)?;
                     Ok(())
                 }
-                _ => c.skip(),
             })?;
             st.processes.push(p);
             Ok(())
         }),
-        _ => c.skip(),
     })?;
     for &(id, j, n) in &st.named {
         if !st.processes.iter().any(|p| p.id == id) {
@@ -152,6 +150,9 @@ fn trace<'a>(
     }
     Ok(())
 }
+
+/// The fields of a span read, in the order Jaeger writes them.
+const SPAN_FIELDS: [&[u8]; 5] = [b"operationName", b"startTime", b"duration", b"tags", b"processID"];
 
 /// One span of trace `i`: read, then offered (or held for a `--where`).
 fn span<'a>(
@@ -164,13 +165,12 @@ fn span<'a>(
     let (mut operation, mut start, mut duration, mut process) =
         (Cow::Borrowed(""), Scalar::Null, Scalar::Null, &b""[..]);
     let first_tag = st.tags.len();
-    c.object(|c, k| match k {
-        b"operationName" => c.string().map(|v| operation = v),
-        b"startTime" => c.scalar().map(|v| start = v),
-        b"duration" => c.scalar().map(|v| duration = v),
-        b"processID" => c.raw_string().map(|v| process = v),
-        b"tags" => read_tags(c, &mut st.tags).map(drop),
-        _ => c.skip(),
+    c.fields(&SPAN_FIELDS, |c, field| match field {
+        0 => c.string().map(|v| operation = v),
+        1 => c.scalar().map(|v| start = v),
+        2 => c.scalar().map(|v| duration = v),
+        3 => read_tags(c, &mut st.tags).map(drop),
+        _ => c.raw_string().map(|v| process = v),
     })?;
     let at = || format!("data[{i}].spans[{j}]");
     let field = |v: &Scalar, name: &str| {

@@ -61,9 +61,8 @@ fn attributes<'a>(c: &mut Cursor<'a>, out: &mut Attrs<'a>) -> Result<(), TraceEr
     out.clear();
     c.key_values(out, |c| {
         let mut value = Scalar::Null;
-        c.object(|c, kind| match kind {
-            b"stringValue" | b"intValue" | b"boolValue" | b"doubleValue" => c.scalar().map(|v| value = v),
-            _ => c.skip(),
+        c.fields(&[b"stringValue", b"intValue", b"boolValue", b"doubleValue"], |c, _| {
+            c.scalar().map(|v| value = v)
         })?;
         Ok(value)
     })
@@ -100,20 +99,16 @@ fn resource_spans<'a>(
     st.resource.clear();
     let mut seen_resource = false;
     let mut later: Option<usize> = None;
-    c.object(|c, key| match key {
-        b"resource" => {
+    c.fields(&[b"resource", b"scopeSpans", b"instrumentationLibrarySpans"], |c, field| match field {
+        0 => {
             seen_resource = true;
-            c.object(|c, k| match k {
-                b"attributes" => attributes(c, &mut st.resource),
-                _ => c.skip(),
-            })
+            c.fields(&[b"attributes"], |c, _| attributes(c, &mut st.resource))
         }
-        b"scopeSpans" | b"instrumentationLibrarySpans" if !seen_resource => {
+        _ if !seen_resource => {
             later = Some(c.position());
             c.skip()
         }
-        b"scopeSpans" | b"instrumentationLibrarySpans" => scope_spans(c, (file, doc, i), out, st),
-        _ => c.skip(),
+        _ => scope_spans(c, (file, doc, i), out, st),
     })?;
     if let Some(at) = later {
         let end = c.position();
@@ -132,13 +127,14 @@ fn scope_spans<'a>(
     st: &mut State<'a>,
 ) -> Result<(), TraceError> {
     c.array(|c, j| {
-        c.object(|c, key| match key {
-            b"spans" => c.array(|c, k| span(c, file, (doc, i, j, k), out, st)).map(drop),
-            _ => c.skip(),
-        })
+        c.fields(&[b"spans"], |c, _| c.array(|c, k| span(c, file, (doc, i, j, k), out, st)).map(drop))
     })
     .map(drop)
 }
+
+/// The fields of a span read, in the order exporters write them.
+const SPAN_FIELDS: [&[u8]; 6] =
+    [b"name", b"kind", b"startTimeUnixNano", b"endTimeUnixNano", b"attributes", b"status"];
 
 /// One span, offered to `out`; `(doc, i, j, k)` place it for messages.
 fn span<'a>(
@@ -151,17 +147,13 @@ fn span<'a>(
     let (mut name, mut kind, mut start, mut end, mut code) =
         (Cow::Borrowed(""), Scalar::Null, Scalar::Null, Scalar::Null, Scalar::Null);
     st.span.clear();
-    c.object(|c, key| match key {
-        b"name" => c.string().map(|v| name = v),
-        b"kind" => c.scalar().map(|v| kind = v),
-        b"startTimeUnixNano" => c.scalar().map(|v| start = v),
-        b"endTimeUnixNano" => c.scalar().map(|v| end = v),
-        b"attributes" => attributes(c, &mut st.span),
-        b"status" => c.object(|c, k| match k {
-            b"code" => c.scalar().map(|v| code = v),
-            _ => c.skip(),
-        }),
-        _ => c.skip(),
+    c.fields(&SPAN_FIELDS, |c, field| match field {
+        0 => c.string().map(|v| name = v),
+        1 => c.scalar().map(|v| kind = v),
+        2 => c.scalar().map(|v| start = v),
+        3 => c.scalar().map(|v| end = v),
+        4 => attributes(c, &mut st.span),
+        _ => c.fields(&[b"code"], |c, _| c.scalar().map(|v| code = v)),
     })?;
     let at = || {
         let line = if doc > 0 { format!("request {}: ", doc + 1) } else { String::new() };

@@ -78,10 +78,20 @@ impl Scalar<'_> {
     }
 }
 
-/// Whether `b` ends a bare literal (number, `true`, `null`).
-#[inline]
-fn ends_literal(b: u8) -> bool {
-    matches!(b, b',' | b']' | b'}' | b' ' | b'\n' | b'\r' | b'\t' | b':')
+/// Which bytes end a bare literal (number, `true`, `null`): one table look a byte.
+static ENDS_LITERAL: [bool; 256] = byte_set(b",]} \n\r\t:");
+
+/// Which bytes matter when skipping a nested value: quotes and brackets.
+static NESTING: [bool; 256] = byte_set(b"\"{}[]");
+
+const fn byte_set(bytes: &[u8]) -> [bool; 256] {
+    let mut set = [false; 256];
+    let mut i = 0;
+    while i < bytes.len() {
+        set[bytes[i] as usize] = true;
+        i += 1;
+    }
+    set
 }
 
 impl<'a> Cursor<'a> {
@@ -154,19 +164,16 @@ impl<'a> Cursor<'a> {
         mut read: impl FnMut(&mut Self) -> Result<(), TraceError>,
     ) -> Result<(), TraceError> {
         let mut found = false;
-        self.object(|c, key| {
-            if key == name.as_bytes() {
-                found = true;
-                read(c)
-            } else {
-                c.skip()
-            }
+        self.fields(&[name.as_bytes()], |c, _| {
+            found = true;
+            read(c)
         })?;
         if found { Ok(()) } else { Err(self.error(&format!("missing field `{name}`"))) }
     }
 
     /// Reads `[{"key":"...","value":...},...]` (OTLP attributes, Jaeger tags) onto `out`, each
     /// value read by `value`; keys are kept as written.
+    #[inline]
     pub fn key_values(
         &mut self,
         out: &mut Vec<(&'a [u8], Scalar<'a>)>,
@@ -174,16 +181,13 @@ impl<'a> Cursor<'a> {
     ) -> Result<(), TraceError> {
         self.array(|c, _| {
             let (mut key, mut v): (&[u8], Scalar) = (b"", Scalar::Null);
-            c.object(|c, k| match k {
-                b"key" => {
+            c.fields(&[b"key", b"value"], |c, field| {
+                if field == 0 {
                     key = c.raw_string()?;
-                    Ok(())
-                }
-                b"value" => {
+                } else {
                     v = value(c)?;
-                    Ok(())
                 }
-                _ => c.skip(),
+                Ok(())
             })?;
             out.push((key, v));
             Ok(())
@@ -223,6 +227,53 @@ impl<'a> Cursor<'a> {
         &mut self,
         mut member: impl FnMut(&mut Self, &'a [u8]) -> Result<(), TraceError>,
     ) -> Result<(), TraceError> {
+        self.members(|c| {
+            let key = c.raw_string()?;
+            c.eat(b':', "expected `:` after a key")?;
+            member(c, key)
+        })
+    }
+
+    /// Reads an object, matching each key in place against `names` (as written: a key with an
+    /// escape matches none) without reading it as a string: calls `member` with the index of the
+    /// name and the cursor at its value, which `member` must read; any other member's value is
+    /// skipped unread.
+    #[inline]
+    pub fn fields(
+        &mut self,
+        names: &[&[u8]],
+        mut member: impl FnMut(&mut Self, usize) -> Result<(), TraceError>,
+    ) -> Result<(), TraceError> {
+        self.members(|c| {
+            let known = c.known_key(names);
+            if known.is_none() {
+                c.raw_string()?;
+            }
+            c.eat(b':', "expected `:` after a key")?;
+            match known {
+                Some(i) => member(c, i),
+                None => c.skip(),
+            }
+        })
+    }
+
+    /// At a key's opening quote: the index of the name of `names` the key is, with the cursor
+    /// moved past its closing quote; `None` (the cursor not moved) for any other key.
+    #[inline(always)]
+    fn known_key(&mut self, names: &[&[u8]]) -> Option<usize> {
+        let rest = &self.text[self.pos + 1..];
+        let i = names.iter().position(|n| rest.get(n.len()) == Some(&b'"') && rest.starts_with(n))?;
+        self.pos += names[i].len() + 2;
+        Some(i)
+    }
+
+    /// Reads an object's braces and commas, calling `member` at each member's key (an opening
+    /// quote) to read the key and its value.
+    #[inline(always)]
+    fn members(
+        &mut self,
+        mut member: impl FnMut(&mut Self) -> Result<(), TraceError>,
+    ) -> Result<(), TraceError> {
         self.eat(b'{', "expected an object `{`")?;
         if self.peek() == Some(b'}') {
             self.pos += 1;
@@ -232,9 +283,7 @@ impl<'a> Cursor<'a> {
             if self.peek() != Some(b'"') {
                 return Err(self.error("expected a key in quotes"));
             }
-            let key = self.raw_string()?;
-            self.eat(b':', "expected `:` after a key")?;
-            member(self, key)?;
+            member(self)?;
             match self.peek() {
                 Some(b',') => self.pos += 1,
                 Some(b'}') => {
@@ -341,7 +390,7 @@ impl<'a> Cursor<'a> {
     fn literal(&mut self) -> Result<&'a [u8], TraceError> {
         self.ws();
         let start = self.pos;
-        while self.text.get(self.pos).is_some_and(|b| !ends_literal(*b)) {
+        while self.text.get(self.pos).is_some_and(|b| !ENDS_LITERAL[usize::from(*b)]) {
             self.pos += 1;
         }
         if self.pos >= self.text.len() {
@@ -364,8 +413,9 @@ impl<'a> Cursor<'a> {
                     b"false" => Ok(Scalar::Bool(false)),
                     b"null" => Ok(Scalar::Null),
                     // A number's text (parsed when asked for: [`Scalar::integer`], [`Scalar::number`]).
+                    // ASCII, so both ends are character boundaries: sliced without a UTF-8 check.
                     _ if lit.first().is_some_and(|b| *b == b'-' || b.is_ascii_digit()) && lit.is_ascii() => {
-                        Ok(Scalar::Number(std::str::from_utf8(lit).unwrap_or_default()))
+                        Ok(Scalar::Number(&self.src[self.pos - lit.len()..self.pos]))
                     }
                     _ => {
                         self.pos = at;
@@ -413,28 +463,12 @@ impl<'a> Cursor<'a> {
     pub fn skip(&mut self) -> Result<(), TraceError> {
         match self.peek() {
             Some(b'"') => self.raw_string().map(drop),
-            Some(b'{' | b'[') => {
-                let mut depth = 0usize;
-                while let Some(&b) = self.text.get(self.pos) {
-                    match b {
-                        b'"' => {
-                            self.raw_string()?;
-                            continue;
-                        }
-                        b'{' | b'[' => depth += 1,
-                        b'}' | b']' => {
-                            depth -= 1;
-                            if depth == 0 {
-                                self.pos += 1;
-                                return Ok(());
-                            }
-                        }
-                        _ => {}
-                    }
-                    self.pos += 1;
-                }
-                Err(self.error("the file ends early (truncated?)"))
+            // `{}` and `[]` (a closing bracket is its opening one + 2 in ASCII) at one look.
+            Some(open @ (b'{' | b'[')) if self.text.get(self.pos + 1) == Some(&(open + 2)) => {
+                self.pos += 2;
+                Ok(())
             }
+            Some(b'{' | b'[') => self.skip_nested(),
             Some(_) => {
                 let at = self.pos;
                 if self.literal()?.is_empty() {
@@ -445,6 +479,37 @@ impl<'a> Cursor<'a> {
             }
             None => Err(self.error("expected a value")),
         }
+    }
+
+    /// Skips an object or array by counting brackets, jumping over strings and over the bytes
+    /// between (numbers, commas, colons) by table.
+    fn skip_nested(&mut self) -> Result<(), TraceError> {
+        let mut depth = 0usize;
+        while let Some(&b) = self.text.get(self.pos) {
+            match b {
+                b'"' => {
+                    self.raw_string()?;
+                    continue;
+                }
+                b'{' | b'[' => depth += 1,
+                b'}' | b']' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        self.pos += 1;
+                        return Ok(());
+                    }
+                }
+                _ => {
+                    self.pos += 1;
+                    while self.text.get(self.pos).is_some_and(|b| !NESTING[usize::from(*b)]) {
+                        self.pos += 1;
+                    }
+                    continue;
+                }
+            }
+            self.pos += 1;
+        }
+        Err(self.error("the file ends early (truncated?)"))
     }
 }
 
@@ -669,6 +734,60 @@ mod tests {
         assert_eq!(nums[1].number(), Some(2.5));
         assert_eq!(nums[2], Scalar::Text(Cow::Owned("x\"y".into())));
         assert_eq!((nums[3].clone(), nums[4].clone()), (Scalar::Null, Scalar::Bool(true)));
+    }
+
+    /// Reads `text` with `fields(["a", "b"])`, collecting what each known key held.
+    fn read_fields(text: &str) -> Result<Vec<(usize, String)>, String> {
+        let mut c = Cursor::new("f.json", text, "a test");
+        let mut got = Vec::new();
+        c.fields(&[b"a", br#"b\"c"#], |c, i| {
+            got.push((i, c.scalar()?.show()));
+            Ok(())
+        })
+        .map_err(|e| e.to_string())?;
+        if c.at_end() { Ok(got) } else { Err("not at the end".into()) }
+    }
+
+    #[test]
+    fn fields_match_known_keys_in_place_and_skip_the_rest() {
+        let text = r#"{"ab": 1, "x": {"a": [1, {"a": "}"}], "s": "\\"}, "a": "v\"w", "": [[], {}],
+            "b\"c": 2.5, "a\u0062": 3, "y": [1, -2e3, "]", null, true, false, {"z": {}}], "a" : null}"#;
+        assert_eq!(
+            read_fields(text).unwrap(),
+            vec![(0, r#""v\"w""#.into()), (1, "2.5".into()), (0, "null".into())]
+        );
+        assert_eq!(read_fields("{}").unwrap(), vec![]);
+        assert_eq!(read_fields(" { \"b\" : 1 } ").unwrap(), vec![]);
+        // A known name that is only the start of a key, or a key with an escape, is another key.
+        assert_eq!(read_fields(r#"{"ax": 1, "\u0061": 2, "a\"": 3}"#).unwrap(), vec![]);
+        let mut c = Cursor::new("f.json", r#"{"log": {"entries": [1]}, "log2": 0}"#, "a test");
+        let mut n = 0;
+        c.member("log", |c| c.member("entries", |c| c.array(|c, _| c.number().map(|_| n += 1)).map(drop)))
+            .unwrap();
+        assert_eq!(n, 1);
+        let e = Cursor::new("f.json", "{\"logs\": {}}\n", "a test").member("log", |c| c.skip()).unwrap_err();
+        assert!(e.to_string().contains("missing field `log`"), "{e}");
+    }
+
+    #[test]
+    fn fields_errors_are_located() {
+        let cases = [
+            ("{\"x\": {\"a\": [1, 2}", "line 1, column 19: the file ends early (truncated?)"),
+            ("{\"x\": \"abc", "line 1, column 11: the file ends early (truncated?)"),
+            ("{\"a\": 1,\n \"x", "line 2, column 4: the file ends early (truncated?)"),
+            ("{\"a\"", "line 1, column 5: the file ends early (truncated?)"),
+            ("{\"a\": 1 \"b\": 2}", "line 1, column 9: expected `,` or `}` in an object"),
+            ("{\"a\" 1}", "line 1, column 6: expected `:` after a key"),
+            ("{\"x\" 1}", "line 1, column 6: expected `:` after a key"),
+            ("{a: 1}", "line 1, column 2: expected a key in quotes"),
+            ("[1]", "line 1, column 1: expected an object `{`"),
+            ("{\"a\": [1]}", "line 1, column 7: expected a number, a string, true, false or null"),
+            ("{\"x\": ,}", "line 1, column 7: expected a value"),
+        ];
+        for (text, want) in cases {
+            let e = read_fields(text).unwrap_err();
+            assert_eq!(e, format!("f.json: {want}; expected a test"), "{text}");
+        }
     }
 
     #[test]
