@@ -365,8 +365,11 @@ pub struct RunRecord {
     pub deferred_pending: u64,
     /// Per-provider traffic and failovers, in file order (empty without `[[providers]]`).
     pub providers: Vec<ProviderRecord>,
-    /// What happened to each scripted call, in script order (empty unless the run was scripted).
+    /// What happened to each scripted call, in script order (empty unless the run was scripted):
+    /// the calls from number `calls_from` on, those before having been handed out as the run went.
     pub calls: Vec<CallRecord>,
+    /// The number of the first call in `calls` (0 unless the run streamed its call log).
+    pub calls_from: u64,
     /// Each breaker's evidence at each incident's moments (empty unless the run explains).
     pub snapshots: Vec<super::Snapshot>,
 }
@@ -926,6 +929,7 @@ impl Recorder {
             deferred_pending: c.deferred.saturating_sub(c.deferred_completed),
             providers: self.routing.map(|r| r.providers).unwrap_or_default(),
             calls: Vec::new(),
+            calls_from: 0,
             snapshots: Vec::new(),
         }
     }
