@@ -575,22 +575,24 @@ impl<'a> Engine<'a> {
 
     /// Records request `request`'s arrival (and, with a timeline, the dependency's true health:
     /// its first answer, whether or not the breaker will let it through; with several
-    /// providers, every provider's).
+    /// providers, every provider's). Returns the first answer when known (drawn ahead, or here).
     #[inline(always)]
-    fn note_arrival(&mut self, now: SimTime, request: u64, first_answer: Option<Answer>) {
+    fn note_arrival(&mut self, now: SimTime, request: u64, first_answer: Option<Answer>) -> Option<Answer> {
         self.rec.request_arrived(now);
-        if self.rec.records_health() {
-            // The dependency's true health for the timeline: this arrival's first answer,
-            // whether or not the breaker will let it through (provider 0 with several)...
-            let answer = first_answer.unwrap_or_else(|| self.workload.first_answer(request, now));
-            self.rec.true_answer(now, answer.class, answer.latency);
-            // ... and with several, what each other provider would have answered it.
-            let others = self.workload.providers().map_or(0, |p| p.names.len());
-            for p in 1..others {
-                let a = self.workload.provider_answer(p as u32, request, 1, now);
-                self.rec.true_answer_of(p, now, a.class, a.latency);
-            }
+        if !self.rec.records_health() {
+            return first_answer;
         }
+        // The dependency's true health for the timeline: this arrival's first answer, whether
+        // or not the breaker will let it through (provider 0 with several)...
+        let answer = first_answer.unwrap_or_else(|| self.workload.first_answer(request, now));
+        self.rec.true_answer(now, answer.class, answer.latency);
+        // ... and with several, what each other provider would have answered it.
+        let others = self.workload.providers().map_or(0, |p| p.names.len());
+        for p in 1..others {
+            let a = self.workload.provider_answer(p as u32, request, 1, now);
+            self.rec.true_answer_of(p, now, a.class, a.latency);
+        }
+        Some(answer)
     }
 
     /// [`Engine::arrive`] on the direct path (see [`Engine::direct`]): the breaker of the one
@@ -603,7 +605,7 @@ impl<'a> Engine<'a> {
         if self.log_calls {
             self.calls.push(CallRecord { arrival: now, start: None, end: None });
         }
-        self.note_arrival(now, request, first_answer);
+        let first_answer = self.note_arrival(now, request, first_answer);
         let admission = L::of(&mut self.guards[0].breaker).admit(now, &mut self.changes);
         self.flush(0);
         self.reschedule::<L>(0, now);
