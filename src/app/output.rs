@@ -116,10 +116,13 @@ pub struct OutputDir {
     written: Vec<String>,
     /// The bytes of the files written that the folder's reader reads ([`folder::FILES`]).
     memory: Vec<(String, Vec<u8>)>,
-    /// Files written whose writeback has started, synced before the swap (so the disk writes
-    /// one file while the next is drawn).
-    unsynced: Vec<(PathBuf, File)>,
+    /// Files written whose sync to disk runs on a thread of its own, waited for before the swap
+    /// (so the disk writes one file while the next is drawn, and the syncs wait together).
+    unsynced: Vec<(PathBuf, Syncing)>,
 }
+
+/// A file's sync to disk under way on its own thread.
+type Syncing = std::thread::JoinHandle<std::io::Result<()>>;
 
 /// The folder a command writes to: `out` if given, else `output/<name>`.
 pub fn out_dir(out: Option<&Path>, name: &str) -> PathBuf {
@@ -255,16 +258,18 @@ impl OutputDir {
         self.add(name.to_string(), self.shown.join(name), file)
     }
 
-    /// Adds a written file to the set: its writeback starts now and it is synced before the swap
-    /// (the oldest of [`UNSYNCED_LIMIT`] open files at once as more come), so the disk writes one
-    /// file while the next is made.
+    /// Adds a written file to the set: it is synced to disk on a thread of its own, waited for
+    /// before the swap (the oldest of [`UNSYNCED_LIMIT`] files at once as more come), so the
+    /// disk writes one file while the next is made, and the syncs of a set wait together
+    /// instead of one after the other (on ext4 each sync that waits alone waits for a journal
+    /// commit of its own).
     fn add(&mut self, name: String, shown: PathBuf, file: File) -> Result<()> {
-        start_writeback(&file);
         if self.unsynced.len() >= UNSYNCED_LIMIT {
             let (shown, oldest) = self.unsynced.remove(0);
-            oldest.sync_all().map_err(|e| Error::io(shown, e))?;
+            joined(oldest).map_err(|e| Error::io(shown, e))?;
         }
-        self.unsynced.push((shown, file));
+        let syncing = std::thread::Builder::new().spawn(move || file.sync_all());
+        self.unsynced.push((shown.clone(), syncing.map_err(|e| Error::io(shown, e))?));
         self.written.push(name);
         Ok(())
     }
@@ -323,47 +328,42 @@ impl OutputDir {
         Ok(self.written.iter().map(|n| self.shown.join(n)).collect())
     }
 
-    /// Syncs every file of the set, then replaces the folder by the new set in one step and
-    /// removes the old set.
+    /// Syncs every file of the set (the folder's entries while the files' syncs run), then
+    /// replaces the folder by the new set in one step and removes the old set (on another
+    /// thread while the parent folder is synced).
     fn swap(&mut self) -> Result<()> {
-        for (shown, file) in self.unsynced.drain(..) {
-            file.sync_all().map_err(|e| Error::io(shown, e))?;
+        let entries = File::open(&self.staging).and_then(|d| d.sync_all());
+        for (shown, syncing) in self.unsynced.drain(..) {
+            joined(syncing).map_err(|e| Error::io(shown, e))?;
         }
-        File::open(&self.staging).and_then(|d| d.sync_all()).map_err(|e| Error::io(&self.staging, e))?;
+        entries.map_err(|e| Error::io(&self.staging, e))?;
         if self.target.is_dir() {
             exchange(&self.staging, &self.target).map_err(|e| Error::io(&self.shown, e))?;
         } else {
             fs::rename(&self.staging, &self.target).map_err(|e| Error::io(&self.shown, e))?;
         }
-        if let Some(parent) = self.target.parent() {
-            // The rename is durable once the parent folder is synced (best effort: some file
-            // systems refuse to sync a folder).
-            let _ = File::open(parent).and_then(|d| d.sync_all());
-        }
+        std::thread::scope(|s| {
+            s.spawn(|| fs::remove_dir_all(&self.staging));
+            if let Some(parent) = self.target.parent() {
+                // The rename is durable once the parent folder is synced (best effort: some
+                // file systems refuse to sync a folder).
+                let _ = File::open(parent).and_then(|d| d.sync_all());
+            }
+        });
         Ok(())
     }
 }
 
 impl Drop for OutputDir {
-    /// Removes the temporary folder: after a swap it holds the old set, before one an
-    /// unfinished new set.
+    /// Removes the temporary folder, if the swap did not: an unfinished new set.
     fn drop(&mut self) {
         let _ = fs::remove_dir_all(&self.staging);
     }
 }
 
-/// Asks the kernel to start writing `file`'s data to disk without waiting for it (Linux
-/// `sync_file_range`; elsewhere nothing): the sync before the swap then waits for less.
-fn start_writeback(file: &File) {
-    #[cfg(target_os = "linux")]
-    {
-        use std::os::fd::AsRawFd;
-        // SAFETY: the descriptor is open for the call; the flags only start writeback. A
-        // failure is harmless: the sync before the swap writes the data anyway.
-        let _ = unsafe { libc::sync_file_range(file.as_raw_fd(), 0, 0, libc::SYNC_FILE_RANGE_WRITE) };
-    }
-    #[cfg(not(target_os = "linux"))]
-    let _ = file;
+/// The result of a file's sync; a sync thread that panicked passes its panic on.
+fn joined(syncing: Syncing) -> std::io::Result<()> {
+    syncing.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))
 }
 
 /// A file being streamed into an output folder's private folder ([`OutputDir::stream`]).

@@ -3,8 +3,8 @@
 
 use super::output::{self, Keep, OutputDir, Page};
 use super::parse_sets;
-use crate::error::{Error, Result};
-use crate::metrics::Metrics;
+use crate::error::Result;
+use crate::metrics::{CallRecord, Metrics};
 use crate::policy::{PolicyConfig, PolicySpec};
 use crate::report::charts::ChartOptions;
 use crate::report::page::{InputFile, ReportInputs};
@@ -167,11 +167,38 @@ fn simulate_and_write(
     let mut explain_body = out.scratch(output::EXPLAIN_CSV)?;
     let mut explain = report::explain::ExplainWriter::new(false);
     report::transitions_header(&mut transitions, false).map_err(|e| transitions.error(e))?;
-    let result = sim::run_fleet_streaming(scenario, &workload, policies, &opts, |instance, t, evidence| {
-        report::transition_row(&mut transitions, None, instance, t).map_err(|e| transitions.error(e))?;
-        let body = explain_body.writer();
-        explain.transition(body, "", instance, t, evidence).map_err(|e| body.error(e))
-    })?;
+    // A scripted run's calls.csv (28 MB for a week) is written on another thread as the run
+    // hands out its answered calls.
+    let scripted = matches!(scenario.source, Source::Script { .. });
+    let calls_file = scripted.then(|| out.stream(output::CALLS_CSV)).transpose()?;
+    let (result, calls_file) = std::thread::scope(|s| {
+        let (send, received) = std::sync::mpsc::channel::<Vec<CallRecord>>();
+        let writer = calls_file.map(|file| s.spawn(move || write_calls(file, received)));
+        let result = sim::run_fleet_streaming(
+            scenario,
+            &workload,
+            policies,
+            &opts,
+            |instance, t, evidence| {
+                report::transition_row(&mut transitions, None, instance, t)
+                    .map_err(|e| transitions.error(e))?;
+                let body = explain_body.writer();
+                explain.transition(body, "", instance, t, evidence).map_err(|e| body.error(e))
+            },
+            |calls| {
+                // A writer that failed has stopped listening: its error is reported below.
+                let _ = send.send(calls.to_vec());
+                Ok(())
+            },
+        );
+        if let Ok(result) = &result {
+            let _ = send.send(result.record.calls.clone());
+        }
+        drop(send);
+        let written = writer.map(|w| w.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)));
+        (result, written.transpose())
+    });
+    let (result, calls_file) = (result?, calls_file?);
     for s in &result.record.snapshots {
         let body = explain_body.writer();
         explain.snapshot(body, "", s).map_err(|e| body.error(e))?;
@@ -214,13 +241,24 @@ fn simulate_and_write(
         (output::INCIDENTS_CSV, report::incidents_csv(&workload.truth)),
         (output::LATENCY_CSV, report::latency_csv(&runs)),
     ])?;
-    if !result.record.calls.is_empty() {
-        let path = dir.join(output::CALLS_CSV);
-        out.write_with(output::CALLS_CSV, |w| {
-            report::write_calls_csv(w, &result.record.calls).map_err(|e| Error::io(&path, e))
-        })?;
+    if let Some(file) = calls_file {
+        out.close(file)?;
     }
     Ok(Written { out, label, result, truth: workload.truth, replicates })
+}
+
+/// Writes calls.csv into `file` from the pieces of the call log `pieces` brings, in order, until
+/// the run drops its end of the channel.
+fn write_calls(
+    file: output::Stream,
+    pieces: std::sync::mpsc::Receiver<Vec<CallRecord>>,
+) -> Result<output::Stream> {
+    let mut csv = report::CallsCsv::new(file);
+    for calls in pieces {
+        csv.rows(&calls).map_err(|e| csv.writer().error(e))?;
+    }
+    csv.finish().map_err(|e| csv.writer().error(e))?;
+    Ok(csv.into_inner())
 }
 
 /// The import counts of a trace scenario, as summary.csv columns (none for other scenarios).

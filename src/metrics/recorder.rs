@@ -365,8 +365,11 @@ pub struct RunRecord {
     pub deferred_pending: u64,
     /// Per-provider traffic and failovers, in file order (empty without `[[providers]]`).
     pub providers: Vec<ProviderRecord>,
-    /// What happened to each scripted call, in script order (empty unless the run was scripted).
+    /// What happened to each scripted call, in script order (empty unless the run was scripted):
+    /// the calls from number `calls_from` on, those before having been handed out as the run went.
     pub calls: Vec<CallRecord>,
+    /// The number of the first call in `calls` (0 unless the run streamed its call log).
+    pub calls_from: u64,
     /// Each breaker's evidence at each incident's moments (empty unless the run explains).
     pub snapshots: Vec<super::Snapshot>,
 }
@@ -415,6 +418,8 @@ pub struct Recorder {
     /// Latest end among the windows already started.
     started_max_end: SimTime,
     bin: Option<Dur>,
+    /// The start (µs) and index of the last timeline bin an event fell in ([`Recorder::bin_index`]).
+    last_bin: (u64, usize),
     bins: Vec<TimelineBin>,
     /// Latencies of attempts completed in bin `scratch_bin`, folded into its p95 when the bin
     /// changes (times are monotone) and at the end.
@@ -471,6 +476,7 @@ impl Recorder {
             recovering_until: SimTime::ZERO,
             bin,
             bins,
+            last_bin: (0, 0),
             scratch: LatencyHistogram::new(),
             scratch_bin: 0,
             health: LatencyHistogram::new(),
@@ -560,12 +566,25 @@ impl Recorder {
     #[inline]
     fn bin_mut(&mut self, at: SimTime) -> Option<&mut TimelineBin> {
         let b = self.bin?;
-        let idx = (at.micros() / b.micros()) as usize;
+        let idx = self.bin_index(at, b);
         while self.bins.len() <= idx {
             let i = self.bins.len() as u64;
             self.bins.push(empty_bin(i, b));
         }
         Some(&mut self.bins[idx])
+    }
+
+    /// The index of the timeline bin of width `b` holding `at`. Events mostly fall in the bin of
+    /// the one before, which is kept: then no division.
+    #[inline(always)]
+    fn bin_index(&mut self, at: SimTime, b: Dur) -> usize {
+        let (start, idx) = self.last_bin;
+        if at.micros().wrapping_sub(start) < b.micros() {
+            return idx;
+        }
+        let idx = at.micros() / b.micros();
+        self.last_bin = (idx * b.micros(), idx as usize);
+        idx as usize
     }
 
     /// A request arrived.
@@ -668,7 +687,7 @@ impl Recorder {
             Verdict::Ignored => c.attempt_ignored += 1,
         }
         let Some(b) = self.bin else { return };
-        let idx = (at.micros() / b.micros()) as usize;
+        let idx = self.bin_index(at, b);
         if idx != self.scratch_bin {
             self.fold_scratch();
             self.scratch_bin = idx;
@@ -701,7 +720,7 @@ impl Recorder {
     /// shows even while the breaker is open. Arrivals come in time order. Allocates nothing.
     pub fn true_answer(&mut self, at: SimTime, class: OutcomeClass, latency: Dur) {
         let Some(b) = self.bin else { return };
-        let idx = (at.micros() / b.micros()) as usize;
+        let idx = self.bin_index(at, b);
         if idx != self.health_bin {
             self.fold_health();
             self.health_bin = idx;
@@ -926,6 +945,7 @@ impl Recorder {
             deferred_pending: c.deferred.saturating_sub(c.deferred_completed),
             providers: self.routing.map(|r| r.providers).unwrap_or_default(),
             calls: Vec::new(),
+            calls_from: 0,
             snapshots: Vec::new(),
         }
     }

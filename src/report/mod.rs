@@ -2,14 +2,16 @@
 //! PNG charts and the review page, each as bytes in memory. Writing them is the application
 //! layer's job (`app::output`).
 
+mod calls;
 pub mod charts;
 pub mod explain;
 pub mod folder;
 pub mod page;
 mod tables;
 
+pub use calls::CallsCsv;
 pub use explain::explain_csv;
 pub use tables::{
     PARAM_PREFIX, SummaryRow, format_float, incidents_csv, latency_csv, summary_csv, timeline_csv,
-    transition_row, transitions_csv, transitions_header, write_calls_csv,
+    transition_row, transitions_csv, transitions_header,
 };

@@ -132,54 +132,6 @@ pub fn summary_csv(rows: &[SummaryRow]) -> Vec<u8> {
     out.into_bytes()
 }
 
-/// calls.csv (scripted runs): `row,t_us,admitted,start_us,end_us`, one line per script row in
-/// script order: admitted 1/0, when the call started (empty if rejected; later than `t_us` when it
-/// waited) and when the caller had its answer. Lets another implementation be compared call by
-/// call (see conformance/). A week's script is about 600,000 rows (28 MB): the rows are
-/// formatted with `itoa`, two blocks of [`CALL_BLOCK`] rows at a time on two threads, and each
-/// pair is written in row order before the next, so the file is never held whole and its bytes
-/// do not depend on the threads.
-pub fn write_calls_csv(
-    w: &mut dyn std::io::Write,
-    calls: &[crate::metrics::CallRecord],
-) -> std::io::Result<()> {
-    w.write_all(b"row,t_us,admitted,start_us,end_us\n")?;
-    let (mut first, mut second) = (Vec::new(), Vec::new());
-    for (k, pair) in calls.chunks(2 * CALL_BLOCK).enumerate() {
-        let (a, b) = pair.split_at(pair.len().min(CALL_BLOCK));
-        let row = k * 2 * CALL_BLOCK;
-        rayon::join(|| call_rows(&mut first, row, a), || call_rows(&mut second, row + a.len(), b));
-        w.write_all(&first)?;
-        w.write_all(&second)?;
-    }
-    Ok(())
-}
-
-/// Rows of calls.csv one thread formats at a time (about 100 KB of text): small enough that the
-/// block is still in cache when it is copied to the file (blocks of 1.5 MB took the write
-/// system calls 70 to 190 ms for a week's 28 MB, blocks of 64 KB 20 to 50 ms).
-const CALL_BLOCK: usize = 1 << 11;
-
-/// Formats `calls`, numbered from `row`, into `out` (cleared first).
-fn call_rows(out: &mut Vec<u8>, row: usize, calls: &[crate::metrics::CallRecord]) {
-    out.clear();
-    let mut digits = itoa::Buffer::new();
-    for (i, c) in calls.iter().enumerate() {
-        out.extend_from_slice(digits.format(row + i).as_bytes());
-        out.push(b',');
-        out.extend_from_slice(digits.format(c.arrival.micros()).as_bytes());
-        out.extend_from_slice(if c.start.is_some() { b",1," } else { b",0," });
-        if let Some(t) = c.start {
-            out.extend_from_slice(digits.format(t.micros()).as_bytes());
-        }
-        out.push(b',');
-        if let Some(t) = c.end {
-            out.extend_from_slice(digits.format(t.micros()).as_bytes());
-        }
-        out.push(b'\n');
-    }
-}
-
 /// transitions.csv: `at_us,instance,from,to,reason`, every run's transitions in event order,
 /// runs in the given order. With more than one run a leading `policy` column holds each run's
 /// label.
@@ -387,39 +339,6 @@ mod tests {
             failover_delay_mean_s: None,
             providers: Vec::new(),
         }
-    }
-
-    #[test]
-    fn calls_exact_text_across_blocks() {
-        use crate::metrics::CallRecord;
-        let t = SimTime;
-        let calls: Vec<CallRecord> = (0..(3 * CALL_BLOCK as u64 + 1000))
-            .map(|i| match i % 3 {
-                0 => CallRecord {
-                    arrival: t(i * 1_000_000),
-                    start: Some(t(i * 1_000_000)),
-                    end: Some(t(i * 1_000_000 + 120_000)),
-                },
-                1 => CallRecord { arrival: t(i * 1_000_000), start: None, end: Some(t(i * 1_000_000)) },
-                _ => CallRecord { arrival: t(i * 1_000_000), start: Some(t(i * 1_000_000 + 7)), end: None },
-            })
-            .collect();
-        let mut expected = String::from("row,t_us,admitted,start_us,end_us\n");
-        for (row, c) in calls.iter().enumerate() {
-            let us = |t: Option<SimTime>| t.map(|t| t.micros().to_string()).unwrap_or_default();
-            let admitted = u8::from(c.start.is_some());
-            expected += &format!("{row},{},{admitted},{},{}\n", c.arrival.micros(), us(c.start), us(c.end));
-        }
-        let mut out = Vec::new();
-        write_calls_csv(&mut out, &calls).unwrap();
-        assert!(calls.len() > 3 * CALL_BLOCK, "the rows span two pairs of blocks, the last one short");
-        assert_eq!(String::from_utf8(out).unwrap(), expected);
-        assert!(expected.starts_with(
-            "row,t_us,admitted,start_us,end_us\n0,0,1,0,120000\n1,1000000,0,,1000000\n2,2000000,1,2000007,\n"
-        ));
-        let mut empty = Vec::new();
-        write_calls_csv(&mut empty, &[]).unwrap();
-        assert_eq!(empty, b"row,t_us,admitted,start_us,end_us\n");
     }
 
     #[test]

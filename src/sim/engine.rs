@@ -114,6 +114,9 @@ struct Flight {
     ticket: Ticket,
     /// The class the client saw (Timeout when it gave up).
     class: OutcomeClass,
+    /// The request's number, truncated (in the struct's padding): finds its entry in the call
+    /// log ([`Engine::calls`]), which never holds 2^32 calls at once.
+    request: u32,
 }
 
 /// The calls the queue's events refer to: preallocated places reused as calls come and go, so
@@ -305,6 +308,13 @@ impl<'a> Simulation<'a> {
         self.engine.rec.drain_transitions(f)
     }
 
+    /// Hands the scripted calls answered since the last call to `f`, in script order, and drops
+    /// them (a direct run only: see [`Engine::direct`]); the record keeps the rest
+    /// ([`RunRecord::calls_from`]).
+    pub fn drain_calls<E>(&mut self, f: impl FnOnce(&[CallRecord]) -> Result<(), E>) -> Result<(), E> {
+        self.engine.drain_calls(f)
+    }
+
     /// Runs what is left after the last request and returns the record.
     pub fn finish(mut self) -> RunRecord {
         self.engine.advance(&Chunk::default(), true);
@@ -332,7 +342,7 @@ struct Engine<'a> {
     /// The first tries in flight on the direct path.
     flights: Slab<Flight>,
     /// Decided once per run: the scenario has one client instance, one provider, no retries,
-    /// no retry queue, no capacity limit, no restarts and no call log, so an arrival's first
+    /// no retry queue, no capacity limit and no restarts, so an arrival's first
     /// try is the request's only attempt and [`Engine::arrive_direct`] runs it without the
     /// routing pass and the retry ladder (identical events, fewer steps).
     direct: bool,
@@ -342,8 +352,12 @@ struct Engine<'a> {
     /// first try is sent.
     drawn: Option<(u64, Answer)>,
     retry_queue: VecDeque<Call>,
-    /// Each scripted call's fate, kept for calls.csv (empty unless the workload is a script).
+    /// Each scripted call's fate, kept for calls.csv (empty unless the workload is a script):
+    /// `calls[i]` is request `calls_from + i`; a direct run hands out answered calls as it goes
+    /// ([`Engine::drain_calls`]).
     calls: Vec<CallRecord>,
+    /// The request number of `calls[0]`.
+    calls_from: u64,
     /// True for a scripted workload (then `calls` grows by one record per arrival).
     log_calls: bool,
     cycle_scheduled: bool,
@@ -412,8 +426,7 @@ impl<'a> Engine<'a> {
             && loads.iter().all(Option::is_none)
             && client.process.is_none()
             && client.retry.max_attempts == 1
-            && !matches!(client.fallback, FallbackSpec::RetryQueue { .. })
-            && !log_calls;
+            && !matches!(client.fallback, FallbackSpec::RetryQueue { .. });
         Engine {
             client,
             workload,
@@ -430,6 +443,7 @@ impl<'a> Engine<'a> {
             flights: Slab::with_capacity(1024),
             retry_queue: VecDeque::new(),
             calls: Vec::new(),
+            calls_from: 0,
             log_calls,
             direct,
             cycle_scheduled: false,
@@ -537,6 +551,7 @@ impl<'a> Engine<'a> {
         }
         let mut record = self.rec.finish(end);
         record.calls = self.calls;
+        record.calls_from = self.calls_from;
         record.snapshots = self.snapshots.map(Snapshots::finish).unwrap_or_default();
         record
     }
@@ -560,22 +575,24 @@ impl<'a> Engine<'a> {
 
     /// Records request `request`'s arrival (and, with a timeline, the dependency's true health:
     /// its first answer, whether or not the breaker will let it through; with several
-    /// providers, every provider's).
+    /// providers, every provider's). Returns the first answer when known (drawn ahead, or here).
     #[inline(always)]
-    fn note_arrival(&mut self, now: SimTime, request: u64, first_answer: Option<Answer>) {
+    fn note_arrival(&mut self, now: SimTime, request: u64, first_answer: Option<Answer>) -> Option<Answer> {
         self.rec.request_arrived(now);
-        if self.rec.records_health() {
-            // The dependency's true health for the timeline: this arrival's first answer,
-            // whether or not the breaker will let it through (provider 0 with several)...
-            let answer = first_answer.unwrap_or_else(|| self.workload.first_answer(request, now));
-            self.rec.true_answer(now, answer.class, answer.latency);
-            // ... and with several, what each other provider would have answered it.
-            let others = self.workload.providers().map_or(0, |p| p.names.len());
-            for p in 1..others {
-                let a = self.workload.provider_answer(p as u32, request, 1, now);
-                self.rec.true_answer_of(p, now, a.class, a.latency);
-            }
+        if !self.rec.records_health() {
+            return first_answer;
         }
+        // The dependency's true health for the timeline: this arrival's first answer, whether
+        // or not the breaker will let it through (provider 0 with several)...
+        let answer = first_answer.unwrap_or_else(|| self.workload.first_answer(request, now));
+        self.rec.true_answer(now, answer.class, answer.latency);
+        // ... and with several, what each other provider would have answered it.
+        let others = self.workload.providers().map_or(0, |p| p.names.len());
+        for p in 1..others {
+            let a = self.workload.provider_answer(p as u32, request, 1, now);
+            self.rec.true_answer_of(p, now, a.class, a.latency);
+        }
+        Some(answer)
     }
 
     /// [`Engine::arrive`] on the direct path (see [`Engine::direct`]): the breaker of the one
@@ -585,7 +602,10 @@ impl<'a> Engine<'a> {
     /// others: without retries nothing reads them.
     #[inline]
     fn arrive_direct<L: Lane>(&mut self, now: SimTime, request: u64, first_answer: Option<Answer>) {
-        self.note_arrival(now, request, first_answer);
+        if self.log_calls {
+            self.calls.push(CallRecord { arrival: now, start: None, end: None });
+        }
+        let first_answer = self.note_arrival(now, request, first_answer);
         let admission = L::of(&mut self.guards[0].breaker).admit(now, &mut self.changes);
         self.flush(0);
         self.reschedule::<L>(0, now);
@@ -595,11 +615,21 @@ impl<'a> Engine<'a> {
                 self.rec.attempt_sent(now, 0, kind);
                 let answer = first_answer.unwrap_or_else(|| self.workload.first_answer(request, now));
                 let (class, latency) = self.as_seen(0, answer);
-                let i = self.flights.put(Flight { arrival: now, latency, ticket, class });
+                if let Some(logged) = self.logged(request) {
+                    logged.start = Some(now);
+                }
+                let i = self.flights.put(Flight {
+                    arrival: now,
+                    latency,
+                    ticket,
+                    class,
+                    request: request as u32,
+                });
                 self.queue.push(now + latency, Phase::Settle, Event::Landed(i));
             }
             Admission::Reject => {
                 self.rec.rejected(now, 0);
+                self.answered(request, now);
                 self.fallback(now, now, Some(now));
             }
             Admission::Wait => {
@@ -619,6 +649,11 @@ impl<'a> Engine<'a> {
         let verdict = self.slots[0].classifier.verdict(f.class);
         self.settle::<L>(now, 0, f.ticket, Observation { verdict, latency: f.latency });
         self.rec.attempt_done(now, 0, f.class, verdict, f.latency);
+        if self.log_calls {
+            // The log holds the calls from `calls_from` on, fewer than 2^32 of them.
+            let i = f.request.wrapping_sub(self.calls_from as u32) as usize;
+            self.calls[i].end = Some(now);
+        }
         if f.class == OutcomeClass::Ok {
             self.rec.request_done(f.arrival, now, Finish::Success, None);
         } else {
@@ -722,7 +757,7 @@ impl<'a> Engine<'a> {
             self.rec.routed(now, u64::from(passed));
         }
         let b = self.guard_index(slot, p);
-        if let Some(logged) = self.calls.get_mut(call.request as usize)
+        if let Some(logged) = self.logged(call.request)
             && logged.start.is_none()
         {
             logged.start = Some(now);
@@ -1002,9 +1037,33 @@ impl<'a> Engine<'a> {
 
     /// Notes when a scripted call's caller had its answer.
     fn answered(&mut self, request: u64, now: SimTime) {
-        if let Some(logged) = self.calls.get_mut(request as usize) {
+        if let Some(logged) = self.logged(request) {
             logged.end = Some(now);
         }
+    }
+
+    /// Request `request`'s entry in the call log, if the run keeps one and still holds it.
+    #[inline]
+    fn logged(&mut self, request: u64) -> Option<&mut CallRecord> {
+        let i = request.checked_sub(self.calls_from)?;
+        self.calls.get_mut(i as usize)
+    }
+
+    /// Hands the logged calls whose callers have their answers, up to the first one still
+    /// waiting, to `f` in script order, and drops them. Only a direct run's answers are final
+    /// when given (no retry or retry queue answers again), so other runs keep their log whole
+    /// for the record.
+    fn drain_calls<E>(&mut self, f: impl FnOnce(&[CallRecord]) -> Result<(), E>) -> Result<(), E> {
+        if !self.direct {
+            return Ok(());
+        }
+        let done = self.calls.iter().position(|c| c.end.is_none()).unwrap_or(self.calls.len());
+        if done > 0 {
+            f(&self.calls[..done])?;
+            self.calls.drain(..done);
+            self.calls_from += done as u64;
+        }
+        Ok(())
     }
 
     /// The breaker slot of a call: its client instance, or 0 when the breaker is shared.

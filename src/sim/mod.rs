@@ -9,7 +9,7 @@ pub use engine::{RunOptions, Simulation, simulate, simulate_fleet};
 pub(crate) use workload::CHUNK_REQUESTS;
 pub use workload::{Chunk, RequestStream, Workload};
 
-use crate::metrics::{Metrics, RunRecord, ScoringOptions, score};
+use crate::metrics::{CallRecord, Metrics, RunRecord, ScoringOptions, score};
 use crate::policy::{Evidence, PolicyConfig, Transition};
 use crate::scenario::{Scenario, ScoringSpec};
 use crate::time::Dur;
@@ -41,14 +41,16 @@ pub fn run_fleet(
 /// [`run_fleet`], handing each state change with its evidence to `each` as the run goes (after
 /// every chunk of the request stream, and at the end), so a long run streams transitions.csv
 /// and explain.csv instead of holding every transition's evidence: the record keeps the
-/// transitions for scoring, and only the evidence not yet handed out. Stops at `each`'s first
-/// error.
+/// transitions for scoring, and only the evidence not yet handed out. A scripted run's answered
+/// calls go to `calls` the same way, in script order, when the run is direct
+/// ([`Simulation::drain_calls`]; the record keeps the others). Stops at the first error.
 pub fn run_fleet_streaming<E>(
     scenario: &Scenario,
     workload: &Workload,
     policies: &[PolicyConfig],
     opts: &RunOptions,
     mut each: impl FnMut(usize, &Transition, &Evidence) -> Result<(), E>,
+    mut calls: impl FnMut(&[CallRecord]) -> Result<(), E>,
 ) -> Result<RunResult, E> {
     let mut sim = Simulation::new(&scenario.client, workload, policies, opts);
     let mut stream = workload.stream();
@@ -56,6 +58,7 @@ pub fn run_fleet_streaming<E>(
     while stream.next_chunk(&mut chunk) {
         sim.feed(&chunk);
         sim.drain_transitions(&mut each)?;
+        sim.drain_calls(&mut calls)?;
     }
     let mut record = sim.finish();
     record.drain_transitions(&mut each)?;
@@ -100,10 +103,17 @@ mod tests {
         let opts = RunOptions { timeline_bin: Some(Dur::from_secs(60)), explain: true };
         let whole = run_fleet(&scenario, &workload, policies, &opts);
         let mut seen = Vec::new();
-        let streamed = run_fleet_streaming(&scenario, &workload, policies, &opts, |i, t, ev| {
-            seen.push((i, *t, *ev));
-            Ok::<(), ()>(())
-        })
+        let streamed = run_fleet_streaming(
+            &scenario,
+            &workload,
+            policies,
+            &opts,
+            |i, t, ev| {
+                seen.push((i, *t, *ev));
+                Ok::<(), ()>(())
+            },
+            |_| Ok(()),
+        )
         .unwrap();
         assert!(whole.record.counters.requests > 2 * CHUNK_REQUESTS as u64);
         assert!(seen.len() > 100, "{} transitions", seen.len());
@@ -132,6 +142,56 @@ mod tests {
         let mut out = Vec::new();
         w.finish(&mut body.as_slice(), &mut out).unwrap();
         assert_eq!(out, crate::report::explain_csv(&[("", &whole.record)]));
+    }
+
+    #[test]
+    fn a_streamed_scripted_run_hands_out_its_calls_in_order_and_keeps_the_rest() {
+        // 150,000 calls over several chunks: outages of failures and slow calls trip the
+        // breaker, so some calls are rejected and some wait (cockatiel's half-open callers).
+        let mut text = String::from("t_ms,latency_ms,ok\n");
+        for i in 0..150_000u64 {
+            let bad = (i / 500) % 7 == 3;
+            let latency = if bad { 900 + i % 50 } else { 20 + i % 30 };
+            text += &format!("{},{latency},{}\n", i * 100, u8::from(!bad));
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("week.csv");
+        std::fs::write(&path, text).unwrap();
+        let scenario = Scenario::from_script(&path).unwrap();
+        let workload = Workload::build(&scenario, 1, 0).unwrap();
+        for preset in ["circuit-gate", "cockatiel-consecutive"] {
+            let policy = crate::policy::PolicySpec::new(preset).resolve().unwrap();
+            let policies = std::slice::from_ref(&policy);
+            let opts = RunOptions { timeline_bin: Some(Dur::from_secs(60)), explain: false };
+            let whole = run_fleet(&scenario, &workload, policies, &opts);
+            assert_eq!((whole.record.calls.len(), whole.record.calls_from), (150_000, 0));
+            let mut pieces = Vec::new();
+            let streamed = run_fleet_streaming(
+                &scenario,
+                &workload,
+                policies,
+                &opts,
+                |_, _, _| Ok::<(), ()>(()),
+                |calls| {
+                    pieces.push(calls.to_vec());
+                    Ok(())
+                },
+            )
+            .unwrap();
+            let handed: usize = pieces.iter().map(Vec::len).sum();
+            assert!(
+                pieces.len() > 1 && handed > 100_000,
+                "{preset}: {} pieces, {handed} calls",
+                pieces.len()
+            );
+            assert!(pieces.iter().flatten().all(|c| c.end.is_some()), "only answered calls are handed out");
+            assert_eq!(streamed.record.calls_from, handed as u64);
+            let mut all: Vec<_> = pieces.concat();
+            all.extend(&streamed.record.calls);
+            assert_eq!(all, whole.record.calls, "{preset}");
+            assert!(all.iter().any(|c| c.start.is_none()), "{preset}: some calls were rejected");
+            assert_eq!(streamed.metrics, whole.metrics);
+        }
     }
 
     #[test]

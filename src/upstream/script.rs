@@ -163,6 +163,13 @@ fn parse_ok(text: &[u8]) -> Option<bool> {
 pub fn load_script(path: &Path) -> Result<Vec<ScriptRow>, ScriptError> {
     let owned = || path.to_path_buf();
     let file = File::open(path).map_err(|error| ScriptError::Read { path: owned(), error })?;
+    if file.metadata().is_ok_and(|m| m.len() <= IN_PARTS_LIMIT) {
+        let bytes = std::fs::read(path).map_err(|error| ScriptError::Read { path: owned(), error })?;
+        let parts = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
+        if let Some(rows) = read_in_parts(&bytes, parts) {
+            return Ok(rows);
+        }
+    }
     if let Some(rows) = read_plain(&file).map_err(|error| ScriptError::Read { path: owned(), error })? {
         return Ok(rows);
     }
@@ -231,6 +238,58 @@ pub fn load_script(path: &Path) -> Result<Vec<ScriptRow>, ScriptError> {
         return Err(ScriptError::NoRows { path: owned() });
     }
     Ok(rows)
+}
+
+/// The largest script read whole into memory to be parsed in parts at once (larger ones are read
+/// a block at a time).
+const IN_PARTS_LIMIT: u64 = 256 << 20;
+
+/// The rows of a script held in memory whose every line after the exact header is a plain row
+/// ([`fast_row`], `\n`-terminated) in time order, parsed in `parts` pieces cut at line ends, each
+/// on a thread of its own into its share of one array (the rows do not depend on the cuts);
+/// `None` for any other file, which the other readers then read.
+fn read_in_parts(bytes: &[u8], parts: usize) -> Option<Vec<ScriptRow>> {
+    let bytes = bytes.strip_prefix("\u{feff}".as_bytes()).unwrap_or(bytes);
+    let body = bytes.strip_prefix(SCRIPT_HEADER.join(",").as_bytes())?.strip_prefix(b"\n")?;
+    let mut cuts = vec![0];
+    for k in 1..parts {
+        let at = (body.len() * k / parts).max(cuts[k - 1]);
+        cuts.push(memchr::memchr(b'\n', &body[at..]).map_or(body.len(), |i| at + i + 1));
+    }
+    cuts.push(body.len());
+    let pieces: Vec<&[u8]> = cuts.windows(2).map(|w| &body[w[0]..w[1]]).collect();
+    let lines: Vec<usize> = pieces.iter().map(|p| memchr::memchr_iter(b'\n', p).count()).collect();
+    let blank = ScriptRow { t: SimTime(0), latency: Dur(0), ok: false };
+    let mut rows = vec![blank; lines.iter().sum()];
+    let mut shares = Vec::with_capacity(parts);
+    let mut rest = rows.as_mut_slice();
+    for n in &lines {
+        let (share, after) = rest.split_at_mut(*n);
+        shares.push(share);
+        rest = after;
+    }
+    let parsed = std::thread::scope(|s| {
+        let parsing: Vec<_> = pieces
+            .iter()
+            .zip(shares)
+            .map(|(piece, share)| s.spawn(move || plain_rows(piece, share)))
+            .collect();
+        parsing.into_iter().all(|p| p.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+    });
+    let in_order = rows.windows(2).all(|w| w[0].t <= w[1].t);
+    (parsed && in_order && !rows.is_empty()).then_some(rows)
+}
+
+/// Parses `b`, whose lines are as many as `rows`, into `rows`: false unless every line is a
+/// plain row.
+fn plain_rows(b: &[u8], rows: &mut [ScriptRow]) -> bool {
+    let mut i = 0;
+    for row in rows {
+        let Some((t, latency, ok, n)) = b.get(i..).and_then(fast_row) else { return false };
+        *row = ScriptRow { t: SimTime(t), latency: Dur(latency), ok };
+        i += n;
+    }
+    i == b.len()
 }
 
 /// The plain reader: the rows of a script whose header is exactly `t_ms,latency_ms,ok` and whose
@@ -363,6 +422,38 @@ mod tests {
         let f = write(quoted.as_bytes());
         assert_eq!(read_plain(&File::open(f.path()).unwrap()).unwrap(), None);
         assert_eq!(load(quoted).unwrap(), fast);
+    }
+
+    #[test]
+    fn scripts_read_in_parts_match_the_block_reader_however_cut() {
+        let mut text = String::from("\u{feff}t_ms,latency_ms,ok\n");
+        for i in 0..5_000u64 {
+            text +=
+                &format!("{}{},{}.{},{}\n", i * 37 / 3, [".5", ""][(i % 2) as usize], i % 900, i % 10, i % 2);
+        }
+        let f = write(text.as_bytes());
+        let whole = read_plain(&File::open(f.path()).unwrap()).unwrap().expect("plain file");
+        assert_eq!(whole.len(), 5_000);
+        for parts in [1, 2, 3, 7, 64, 10_000] {
+            assert_eq!(read_in_parts(text.as_bytes(), parts).as_ref(), Some(&whole), "{parts} parts");
+        }
+        assert_eq!(load_script(f.path()).unwrap(), whole);
+        // Anything but plain rows in order, in any piece or across two (the last case cuts
+        // between its rows), is left to the other readers.
+        let header = "t_ms,latency_ms,ok\n";
+        let late =
+            format!("{header}{}", (0..1000).map(|i| format!("{},5,1\n", 1000 - i / 600)).collect::<String>());
+        for other in [
+            header.to_string(),
+            format!("{header}5,1,1"),
+            format!("{header}5,1,1\n\n6,1,1\n"),
+            late,
+            format!("{header}10,1,1\n9,1,1\n"),
+        ] {
+            for parts in [1, 2, 3] {
+                assert_eq!(read_in_parts(other.as_bytes(), parts), None, "{other:?} in {parts} parts");
+            }
+        }
     }
 
     #[test]
