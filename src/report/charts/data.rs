@@ -425,6 +425,27 @@ impl SummaryRow {
     }
 }
 
+/// `rows` grouped by configuration (`config_id`), configurations in order of first appearance
+/// and each one's rows in file order: one pass, whatever the number of configurations.
+pub fn by_config<'a>(rows: impl Iterator<Item = &'a SummaryRow>) -> Vec<Vec<&'a SummaryRow>> {
+    let mut at: HashMap<&str, usize> = HashMap::new();
+    let mut groups: Vec<Vec<&SummaryRow>> = Vec::new();
+    for r in rows {
+        let i = *at.entry(&r.config_id).or_insert_with(|| {
+            groups.push(Vec::new());
+            groups.len() - 1
+        });
+        groups[i].push(r);
+    }
+    groups
+}
+
+/// The mean of metric `name` over the `rows` where it has a value (`None` when none has).
+pub fn mean_of(rows: &[&SummaryRow], name: &str) -> Option<f64> {
+    let v: Vec<f64> = rows.iter().filter_map(|r| r.metric(name)).collect();
+    (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+}
+
 /// The rows of summary.csv with the metric columns in file order.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Summary {

@@ -7,7 +7,7 @@
 //! scenarios are averaged.
 
 use super::ChartError;
-use super::data::{Summary, SummaryRow, param_order};
+use super::data::{Summary, SummaryRow, by_config, mean_of, param_order};
 use super::style::*;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -151,27 +151,15 @@ struct Config<'a> {
 /// The configurations of family `fam` in order of first appearance, each aggregated over its
 /// rows (the metric's mean over the scenarios with a value), and how many scenarios there are.
 fn configs<'a>(summary: &'a Summary, fam: &str, metric: &str) -> (Vec<Config<'a>>, usize) {
-    let mut at: HashMap<&str, usize> = HashMap::new();
-    let mut scenarios: HashSet<&str> = HashSet::new();
-    // Per configuration: its first row, (sum, count) of the metric, feasibility.
-    let mut acc: Vec<(&SummaryRow, f64, usize, bool)> = Vec::new();
-    let zero: f64 = std::iter::empty::<f64>().sum();
-    for r in summary.rows.iter().filter(|r| r.family == fam) {
-        scenarios.insert(&r.scenario);
-        let i = *at.entry(&r.config_id).or_insert_with(|| {
-            acc.push((r, zero, 0, true));
-            acc.len() - 1
-        });
-        let a = &mut acc[i];
-        if let Some(v) = r.metric(metric) {
-            a.1 += v;
-            a.2 += 1;
-        }
-        a.3 &= r.feasible != Some(false);
-    }
-    let configs = acc
-        .into_iter()
-        .map(|(row, sum, n, feasible)| Config { row, value: (n > 0).then(|| sum / n as f64), feasible })
+    let rows = || summary.rows.iter().filter(|r| r.family == fam);
+    let scenarios: HashSet<&str> = rows().map(|r| r.scenario.as_str()).collect();
+    let configs = by_config(rows())
+        .iter()
+        .map(|rows| Config {
+            row: rows[0],
+            value: mean_of(rows, metric),
+            feasible: rows.iter().all(|r| r.feasible != Some(false)),
+        })
         .collect();
     (configs, scenarios.len())
 }
