@@ -87,7 +87,7 @@ impl<W: std::io::Write> RunsWriter<W> {
             run.replicate.to_string(),
             run.seed.to_string(),
         ]);
-        self.row.extend(run.values.iter().map(|v| cell(*v)));
+        self.row.extend(run.values.iter().map(cell));
         self.row.push(cell(Some(cost)));
         self.w.write_record(&self.row).map_err(runs_err)
     }
@@ -238,7 +238,7 @@ pub fn pareto_rows(table: &ResultTable, summary: &Summary, fronts: &[Vec<String>
                     point.extend(overall(summary, n_s, c, &cols).0);
                 } else {
                     let cell = summary.get(s, c);
-                    point.extend(cols.iter().map(|&m| cell.and_then(|x| x.means[m])));
+                    point.extend(cols.iter().map(|&m| cell.and_then(|x| x.means.get(m))));
                 }
                 front.offer(c, &point);
             }
@@ -270,7 +270,7 @@ fn overall(summary: &Summary, n_s: usize, c: usize, cols: &[usize]) -> (Vec<Opti
     for s in 0..n_s {
         let cell = summary.get(s, c);
         for (a, &m) in sums.iter_mut().zip(cols) {
-            if let Some(v) = cell.and_then(|x| x.means[m]) {
+            if let Some(v) = cell.and_then(|x| x.means.get(m)) {
                 a.0 += v;
                 a.1 += 1;
             }
@@ -544,7 +544,8 @@ pub fn read_runs(text: &str, file: &str) -> Result<ResultTable, SweepError> {
                 scenarios.len() - 1
             }
         };
-        let row = RunRow { scenario: s, config: 0, replicate: p.replicate, seed: p.seed, values: p.values };
+        let row =
+            RunRow { scenario: s, config: 0, replicate: p.replicate, seed: p.seed, values: p.values.into() };
         runs.push((s, id, row));
     }
     if runs.is_empty() {
@@ -742,7 +743,7 @@ mod tests {
         // A metric empty on one scenario is averaged over the others.
         let mut t2 = t.clone();
         for r in t2.runs.iter_mut().filter(|r| r.scenario == 1) {
-            r.values[1] = None;
+            r.values = [r.values.get(0), None].into_iter().chain(r.values.iter().skip(2)).collect();
         }
         let s2 = t2.summarize(&objective().bind(&t2.metrics).unwrap());
         let all: Vec<(usize, Vec<f64>)> = pareto_rows(&t2, &s2, &fronts)
