@@ -16,8 +16,7 @@ use crate::sweep::output::{objective_toml, pareto_csv, pareto_rows, write_runs, 
 use crate::sweep::recommend::{Recommendation, best_per_scenario, num, recommend_from};
 use crate::sweep::review::{self, BaselineReview, Review};
 use crate::sweep::runner::{
-    Cells, Configs, Grid, config_info, default_objective, metric_columns, progress_bar, resolved_params,
-    validate_policy,
+    Cells, Configs, Grid, default_objective, metric_columns, progress_bar, resolved_params, validate_policy,
 };
 use crate::sweep::table::{ConfigInfo, ResultTable, Summary};
 use crate::time::Dur;
@@ -80,10 +79,14 @@ pub(super) fn sweep_path(file: Option<&Path>) -> Result<PathBuf> {
     }
 }
 
-/// Every configuration's table entry (identity and label), resolving one at a time.
-pub(super) fn config_infos(configs: &[Configuration]) -> Result<Vec<ConfigInfo>> {
-    let grid = Grid(configs);
-    configs.iter().enumerate().map(|(i, c)| Ok(config_info(c, &grid.resolve(i)?))).collect()
+/// Every configuration's table entry (identity and label), resolving one at a time; the
+/// configurations move into the entries (never held twice).
+pub(super) fn config_infos(configs: Vec<Configuration>) -> Result<Vec<ConfigInfo>> {
+    let labels: Vec<String> = {
+        let grid = Grid(&configs);
+        (0..configs.len()).map(|i| Ok(grid.resolve(i)?.label())).collect::<Result<_>>()?
+    };
+    Ok(configs.into_iter().zip(labels).map(|(config, label)| ConfigInfo { config, label }).collect())
 }
 
 /// `breakerlab sweep [FILE] [--threads N] [--out DIR] [--quiet]`: reads and validates the sweep
@@ -93,7 +96,7 @@ pub(super) fn config_infos(configs: &[Configuration]) -> Result<Vec<ConfigInfo>>
 pub fn sweep(req: &SweepRequest) -> Result<SweepReport> {
     let path = sweep_path(req.file.as_deref())?;
     let columns = metric_columns();
-    let file = super::files::load_sweep(&path, &columns, &validate_policy).map_err(InputError::from)?;
+    let mut file = super::files::load_sweep(&path, &columns, &validate_policy).map_err(InputError::from)?;
     let scenarios = load_scenarios(&file.scenarios)?;
     let configs = Grid(&file.configurations);
     let objective = file.objective.clone().unwrap_or_else(default_objective);
@@ -104,7 +107,7 @@ pub fn sweep(req: &SweepRequest) -> Result<SweepReport> {
     estimate_cells(&cells, None, &file.replicates_spot, &configs_spot)?.check(&req.limits)?;
     let bar = progress_bar(cells.count(), req.quiet);
     let runs = cells.run(req.threads, &columns, &bar)?;
-    let infos = config_infos(&file.configurations)?;
+    let infos = config_infos(std::mem::take(&mut file.configurations))?;
     let names = scenarios.iter().map(|s| s.name.clone()).collect();
     let table = ResultTable::new(names, infos, columns, runs).map_err(InputError::from)?;
     let inputs = ReportInputs {

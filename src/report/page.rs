@@ -245,9 +245,7 @@ fn summary_table(s: &Summary, recommended: Option<&str>, max: usize) -> TextTabl
             let mut v: Vec<(&str, &str)> = s
                 .rows
                 .iter()
-                .filter_map(|r| {
-                    r.params.get(*p).filter(|x| !x.is_empty()).map(|x| (r.family.as_str(), x.as_str()))
-                })
+                .filter_map(|r| r.param(p).filter(|x| !x.is_empty()).map(|x| (r.family.as_str(), x)))
                 .collect();
             v.sort_unstable();
             v.dedup();
@@ -281,7 +279,7 @@ fn summary_table(s: &Summary, recommended: Option<&str>, max: usize) -> TextTabl
                 highlight = Some(k);
             }
             let mut row = vec![r.scenario.clone(), r.policy.clone()];
-            row.extend(varying.iter().map(|p| r.params.get(*p).cloned().unwrap_or_default()));
+            row.extend(varying.iter().map(|p| r.param(p).unwrap_or_default().to_string()));
             if feasible {
                 row.push(match r.feasible {
                     Some(true) => "yes".into(),

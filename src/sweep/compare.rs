@@ -105,7 +105,7 @@ impl CompareReport {
                     constraints
                         .iter()
                         .filter_map(|con| {
-                            let mean = cell.means[table.column(con.metric.name())?];
+                            let mean = cell.means.get(table.column(con.metric.name())?);
                             (!con.holds(mean)).then(|| (con.text.clone(), mean.unwrap_or(f64::NAN)))
                         })
                         .collect()

@@ -118,7 +118,7 @@ impl Merge {
                 config: id,
                 replicate: p.replicate,
                 seed: p.seed,
-                values: p.values,
+                values: p.values.into(),
             });
             read += 1;
         }

@@ -2,6 +2,7 @@
 //! column index. The objective itself ([`Objective`]) is the one `run` uses too.
 
 use super::constraint::resolve_metric;
+use super::table::Values;
 use crate::metrics::Metric;
 pub use crate::metrics::{Objective, check_weight};
 use crate::{Error, Result};
@@ -44,10 +45,10 @@ pub struct BoundObjective {
 
 impl BoundObjective {
     /// The cost of one row of metric values (summed in the objective's order).
-    pub fn cost(&self, values: &[Option<f64>]) -> f64 {
+    pub fn cost(&self, values: &Values) -> f64 {
         let mut total = 0.0;
         for &(i, w) in &self.terms {
-            if let Some(v) = values.get(i).copied().flatten() {
+            if let Some(v) = values.get(i) {
                 total += w * v;
             }
         }
@@ -74,8 +75,8 @@ mod tests {
             (Metric::LatencyP99Ms, 0.01),
         ]);
         let b = o.bind(&COLS).unwrap();
-        assert_eq!(b.cost(&[Some(2.0), Some(1500.0), Some(0.5)]), 20.0 - 50.0 + 15.0);
-        assert_eq!(b.cost(&[Some(2.0), None, None]), 20.0);
+        assert_eq!(b.cost(&vec![Some(2.0), Some(1500.0), Some(0.5)].into()), 20.0 - 50.0 + 15.0);
+        assert_eq!(b.cost(&vec![Some(2.0), None, None].into()), 20.0);
         assert!(
             Objective::new([(Metric::Flaps, 1.0)]).bind(&COLS).unwrap_err().to_string().contains("flaps")
         );

@@ -10,7 +10,7 @@ use super::SweepError;
 use super::constraint::Constraint;
 use super::grid::Configuration;
 use super::objective::{BoundObjective, Objective};
-use super::pareto::{direction, front};
+use super::pareto::{Front, direction};
 use super::table::{ConfigInfo, ResultTable, RunRow, Summary};
 use crate::{Error, Result};
 use serde::Deserialize;
@@ -87,7 +87,7 @@ impl<W: std::io::Write> RunsWriter<W> {
             run.replicate.to_string(),
             run.seed.to_string(),
         ]);
-        self.row.extend(run.values.iter().map(|v| cell(*v)));
+        self.row.extend(run.values.iter().map(cell));
         self.row.push(cell(Some(cost)));
         self.w.write_record(&self.row).map_err(runs_err)
     }
@@ -215,13 +215,11 @@ pub struct ParetoRow {
     pub values: Vec<f64>,
 }
 
-/// Running totals of one configuration over scenarios: (sum, count) per metric, total cost, and
-/// whether it has results on every scenario so far.
-type Overall = (Vec<(f64, usize)>, f64, bool);
-
 /// The configurations on each front (metric groups), per scenario and over all scenarios
 /// (`all`: configurations with results on every scenario, each metric averaged over the
 /// scenarios where it has a value, e.g. detection delay over the scenarios with incidents).
+/// Each front is kept as configurations are offered ([`Front`]), so no list of every
+/// configuration's point is held.
 pub fn pareto_rows(table: &ResultTable, summary: &Summary, fronts: &[Vec<String>]) -> Vec<ParetoRow> {
     let mut rows = Vec::new();
     for metrics in fronts {
@@ -231,37 +229,22 @@ pub fn pareto_rows(table: &ResultTable, summary: &Summary, fronts: &[Vec<String>
         let dirs: Vec<_> = metrics.iter().map(|m| direction(m)).collect();
         let name = metrics.join(" vs ");
         let n_s = table.scenarios.len();
-        // Per configuration: (sum, count) per metric over the scenarios where it has a value,
-        // total cost, and whether it has results on every scenario.
-        let mut overall: Vec<Overall> = vec![(vec![(0.0, 0); cols.len()], 0.0, true); table.configs.len()];
+        let mut point: Vec<Option<f64>> = Vec::with_capacity(cols.len());
         for s in 0..=n_s {
-            let points: Vec<Vec<Option<f64>>> = (0..table.configs.len())
-                .map(|c| {
-                    let acc = &mut overall[c];
-                    if s == n_s {
-                        return acc
-                            .0
-                            .iter()
-                            .map(|&(sum, n)| (acc.2 && n > 0).then(|| sum / n as f64))
-                            .collect();
-                    }
+            let mut front = Front::new(&dirs);
+            for c in 0..table.configs.len() {
+                point.clear();
+                if s == n_s {
+                    point.extend(overall(summary, n_s, c, &cols).0);
+                } else {
                     let cell = summary.get(s, c);
-                    let point: Vec<Option<f64>> =
-                        cols.iter().map(|&m| cell.and_then(|x| x.means[m])).collect();
-                    for (a, v) in acc.0.iter_mut().zip(&point) {
-                        if let Some(v) = v {
-                            a.0 += v;
-                            a.1 += 1;
-                        }
-                    }
-                    acc.1 += cell.and_then(|x| x.cost.mean).unwrap_or(0.0);
-                    acc.2 &= cell.is_some();
-                    point
-                })
-                .collect();
-            for i in front(&points, &dirs) {
+                    point.extend(cols.iter().map(|&m| cell.and_then(|x| x.means.get(m))));
+                }
+                front.offer(c, &point);
+            }
+            for (i, values) in front.finish() {
                 let cost = if s == n_s {
-                    overall[i].1
+                    overall(summary, n_s, i, &cols).1
                 } else {
                     summary.get(s, i).and_then(|x| x.cost.mean).unwrap_or(0.0)
                 };
@@ -270,12 +253,32 @@ pub fn pareto_rows(table: &ResultTable, summary: &Summary, fronts: &[Vec<String>
                     scenario: if s == n_s { "all".into() } else { table.scenarios[s].clone() },
                     config: i,
                     cost,
-                    values: points[i].iter().map(|v| v.unwrap_or(f64::NAN)).collect(),
+                    values,
                 });
             }
         }
     }
     rows
+}
+
+/// Configuration `c` over the `n_s` scenarios: each of metrics `cols` averaged over the
+/// scenarios where it has a value (`None` unless it has results on every scenario), and its
+/// total cost.
+fn overall(summary: &Summary, n_s: usize, c: usize, cols: &[usize]) -> (Vec<Option<f64>>, f64) {
+    let mut sums = vec![(0.0, 0usize); cols.len()];
+    let (mut cost, mut complete) = (0.0, true);
+    for s in 0..n_s {
+        let cell = summary.get(s, c);
+        for (a, &m) in sums.iter_mut().zip(cols) {
+            if let Some(v) = cell.and_then(|x| x.means.get(m)) {
+                a.0 += v;
+                a.1 += 1;
+            }
+        }
+        cost += cell.and_then(|x| x.cost.mean).unwrap_or(0.0);
+        complete &= cell.is_some();
+    }
+    (sums.iter().map(|&(sum, n)| (complete && n > 0).then(|| sum / n as f64)).collect(), cost)
 }
 
 /// pareto.csv: `front,scenario,config_id,policy,cost,metric_1,value_1,...` (as many metric
@@ -541,7 +544,8 @@ pub fn read_runs(text: &str, file: &str) -> Result<ResultTable, SweepError> {
                 scenarios.len() - 1
             }
         };
-        let row = RunRow { scenario: s, config: 0, replicate: p.replicate, seed: p.seed, values: p.values };
+        let row =
+            RunRow { scenario: s, config: 0, replicate: p.replicate, seed: p.seed, values: p.values.into() };
         runs.push((s, id, row));
     }
     if runs.is_empty() {
@@ -739,7 +743,7 @@ mod tests {
         // A metric empty on one scenario is averaged over the others.
         let mut t2 = t.clone();
         for r in t2.runs.iter_mut().filter(|r| r.scenario == 1) {
-            r.values[1] = None;
+            r.values = [r.values.get(0), None].into_iter().chain(r.values.iter().skip(2)).collect();
         }
         let s2 = t2.summarize(&objective().bind(&t2.metrics).unwrap());
         let all: Vec<(usize, Vec<f64>)> = pareto_rows(&t2, &s2, &fronts)

@@ -43,19 +43,47 @@ fn dominates(a: &[f64], b: &[f64], dirs: &[Direction]) -> bool {
 /// Indices (in input order) of the points on the Pareto front. A point with a missing metric
 /// cannot be placed and is left out; identical points dominate neither other, so ties are all kept.
 pub fn front(points: &[Vec<Option<f64>>], dirs: &[Direction]) -> Vec<usize> {
-    let complete: Vec<(usize, Vec<f64>)> = points
-        .iter()
-        .enumerate()
-        .filter_map(|(i, p)| {
-            let values: Option<Vec<f64>> = p.iter().copied().collect();
-            values.filter(|v| v.len() == dirs.len() && v.iter().all(|x| !x.is_nan())).map(|v| (i, v))
-        })
-        .collect();
-    complete
-        .iter()
-        .filter(|(_, p)| !complete.iter().any(|(_, q)| dominates(q, p, dirs)))
-        .map(|(i, _)| *i)
-        .collect()
+    let mut f = Front::new(dirs);
+    for (i, p) in points.iter().enumerate() {
+        f.offer(i, p);
+    }
+    f.finish().into_iter().map(|(i, _)| i).collect()
+}
+
+/// A Pareto front kept as points are offered one at a time: only the points no point offered
+/// so far dominates are held (a front is small), so a front over many configurations costs
+/// time and memory in the front's size, not the number of points.
+pub struct Front<'a> {
+    dirs: &'a [Direction],
+    /// (index, values) of the points on the front so far.
+    points: Vec<(usize, Vec<f64>)>,
+}
+
+impl<'a> Front<'a> {
+    /// An empty front over metrics of directions `dirs`.
+    pub fn new(dirs: &'a [Direction]) -> Front<'a> {
+        Front { dirs, points: Vec::new() }
+    }
+
+    /// Offers point `index`: kept when complete (a value for every metric, none NaN) and not
+    /// dominated by a point on the front; the points it dominates leave the front.
+    pub fn offer(&mut self, index: usize, point: &[Option<f64>]) {
+        let Some(values) = point.iter().copied().collect::<Option<Vec<f64>>>() else { return };
+        if values.len() != self.dirs.len() || values.iter().any(|x| x.is_nan()) {
+            return;
+        }
+        if self.points.iter().any(|(_, q)| dominates(q, &values, self.dirs)) {
+            return;
+        }
+        self.points.retain(|(_, q)| !dominates(&values, q, self.dirs));
+        self.points.push((index, values));
+    }
+
+    /// The points on the front, (index, values), in increasing index order.
+    pub fn finish(mut self) -> Vec<(usize, Vec<f64>)> {
+        self.points.sort_unstable_by_key(|(i, _)| *i);
+        self.points
+    }
 }
 
 #[cfg(test)]

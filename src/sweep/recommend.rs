@@ -323,7 +323,7 @@ fn candidate(
             *sum += x;
         }
         for (k, (constraint, &col)) in constraints.iter().zip(columns).enumerate() {
-            let mean = cell.means[col];
+            let mean = cell.means.get(col);
             if !constraint.holds(mean) {
                 violations.push(Violation { constraint: k, scenario: s, value: mean.unwrap_or(f64::NAN) });
             }
@@ -367,7 +367,7 @@ pub fn best_per_scenario(
 
 /// True when the cell's means meet every constraint (a metric with no value breaks none).
 pub fn meets_constraints(table: &ResultTable, cell: &SummaryCell, constraints: &[Constraint]) -> bool {
-    constraints.iter().all(|con| table.column(con.metric.name()).is_none_or(|m| con.holds(cell.means[m])))
+    constraints.iter().all(|con| table.column(con.metric.name()).is_none_or(|m| con.holds(cell.means.get(m))))
 }
 
 /// A number for prose: at most 4 significant digits, no trailing zeros.

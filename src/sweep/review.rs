@@ -288,7 +288,7 @@ fn total(x: &Inputs, config: usize, metric: &str) -> Option<f64> {
     let col = x.table.column(metric)?;
     let mut sum = None;
     for s in 0..x.table.scenarios.len() {
-        if let Some(m) = x.summary.get(s, config).and_then(|cell| cell.means[col]) {
+        if let Some(m) = x.summary.get(s, config).and_then(|cell| cell.means.get(col)) {
             *sum.get_or_insert(0.0) += m;
         }
     }
@@ -299,7 +299,7 @@ fn total(x: &Inputs, config: usize, metric: &str) -> Option<f64> {
 fn per_scenario(x: &Inputs, config: usize, metric: &str) -> Vec<(usize, f64)> {
     let Some(col) = x.table.column(metric) else { return Vec::new() };
     (0..x.table.scenarios.len())
-        .filter_map(|s| x.summary.get(s, config).and_then(|c| c.means[col]).map(|m| (s, m)))
+        .filter_map(|s| x.summary.get(s, config).and_then(|c| c.means.get(col)).map(|m| (s, m)))
         .collect()
 }
 

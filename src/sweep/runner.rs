@@ -300,7 +300,7 @@ impl Cells<'_> {
                     let values = run_together(scenario, &workloads, chunk, self.configs, columns, progress)?;
                     for (&(w, c), values) in chunk.iter().zip(values) {
                         let (scenario, replicate) = (group[w].scenario, group[w].replicate);
-                        sink(RunRow { scenario, config: c, replicate, seed, values })?;
+                        sink(RunRow { scenario, config: c, replicate, seed, values: values.into() })?;
                     }
                 }
             }

@@ -8,6 +8,59 @@ use super::objective::BoundObjective;
 use super::stats::{Stat, describe};
 use crate::{Error, Result};
 
+/// Metric values packed 8 bytes each (a value's bits, or a NaN tag for "no value") instead of
+/// 16 for an `Option<f64>`: a sweep holds one per cell and one per (scenario, configuration).
+#[derive(Clone, PartialEq, Eq)]
+pub struct Values(Box<[u64]>);
+
+/// The tag of "no value": a NaN no arithmetic produces.
+const NO_VALUE: u64 = 0x7ff8_dead_beef_0001;
+
+impl Values {
+    /// Value `i` (`None`: no value, or `i` out of range).
+    pub fn get(&self, i: usize) -> Option<f64> {
+        self.0.get(i).filter(|b| **b != NO_VALUE).map(|b| f64::from_bits(*b))
+    }
+
+    /// How many values.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Every value in order.
+    pub fn iter(&self) -> impl Iterator<Item = Option<f64>> + '_ {
+        (0..self.len()).map(|i| self.get(i))
+    }
+
+    /// The values unpacked.
+    pub fn to_vec(&self) -> Vec<Option<f64>> {
+        self.iter().collect()
+    }
+}
+
+impl FromIterator<Option<f64>> for Values {
+    fn from_iter<I: IntoIterator<Item = Option<f64>>>(values: I) -> Values {
+        Values(values.into_iter().map(|v| v.map_or(NO_VALUE, f64::to_bits)).collect())
+    }
+}
+
+impl From<Vec<Option<f64>>> for Values {
+    fn from(values: Vec<Option<f64>>) -> Values {
+        values.into_iter().collect()
+    }
+}
+
+impl std::fmt::Debug for Values {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
 /// A configuration as results carry it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ConfigInfo {
@@ -30,7 +83,7 @@ pub struct RunRow {
     /// The seed the replicate's request stream was built from.
     pub seed: u64,
     /// One value per metric column (`None`: the metric has no value in this run).
-    pub values: Vec<Option<f64>>,
+    pub values: Values,
 }
 
 /// Metric values of every cell, sorted by (scenario, configuration, replicate).
@@ -58,7 +111,7 @@ pub struct SummaryCell {
     /// The mean over replicates of each metric column (`None`: no run has a value). The
     /// spreads are not kept: summary.csv computes them again as it writes the row
     /// ([`ResultTable::metric_stats`]), so a sweep holds 16 bytes a metric, not 56.
-    pub means: Vec<Option<f64>>,
+    pub means: Values,
     /// Statistic of the per-run cost.
     pub cost: Stat,
     /// Per objective term (in objective order): weight × mean over runs of the metric (an empty
@@ -141,7 +194,7 @@ impl ResultTable {
 
     /// Mean, sd and CI95 over the runs of `group` (one (scenario, configuration)) of every metric.
     pub fn metric_stats(&self, group: &[RunRow]) -> Vec<Stat> {
-        (0..self.metrics.len()).map(|m| describe(group.iter().map(|r| r.values[m]))).collect()
+        (0..self.metrics.len()).map(|m| describe(group.iter().map(|r| r.values.get(m)))).collect()
     }
 
     /// Means over replicates of every metric, and mean, sd and CI95 of the cost, per (scenario,
@@ -151,8 +204,9 @@ impl ResultTable {
         let mut cells: Vec<Option<SummaryCell>> = vec![None; self.scenarios.len() * n_configs];
         for group in self.groups() {
             let (s, c) = (group[0].scenario, group[0].config);
-            let means =
-                (0..self.metrics.len()).map(|m| describe(group.iter().map(|r| r.values[m])).mean).collect();
+            let means = (0..self.metrics.len())
+                .map(|m| describe(group.iter().map(|r| r.values.get(m))).mean)
+                .collect();
             let cost = describe(group.iter().map(|r| Some(objective.cost(&r.values))));
             let contributions = objective
                 .terms()
@@ -160,7 +214,7 @@ impl ResultTable {
                 .map(|&(m, w)| {
                     let mut sum = 0.0;
                     for r in group {
-                        sum += r.values[m].unwrap_or(0.0);
+                        sum += r.values.get(m).unwrap_or(0.0);
                     }
                     w * sum / group.len() as f64
                 })
@@ -189,7 +243,7 @@ impl ResultTable {
         let mut out = vec![None; replicates as usize];
         for r in self.runs.iter().filter(|r| r.scenario == scenario && r.config == config) {
             if let Some(slot) = out.get_mut(r.replicate as usize) {
-                *slot = r.values[metric];
+                *slot = r.values.get(metric);
             }
         }
         out
@@ -210,7 +264,7 @@ pub(crate) mod tests {
     }
 
     pub(crate) fn run(scenario: usize, config: usize, replicate: u32, values: &[Option<f64>]) -> RunRow {
-        RunRow { scenario, config, replicate, seed: 1, values: values.to_vec() }
+        RunRow { scenario, config, replicate, seed: 1, values: values.iter().copied().collect() }
     }
 
     #[test]
@@ -237,7 +291,7 @@ pub(crate) mod tests {
         let s = t.summarize(&o);
         let a = s.get(0, 0).unwrap();
         assert_eq!(a.replicates, 2);
-        assert_eq!(a.means, vec![Some(3.0), Some(10.0)]);
+        assert_eq!(a.means.to_vec(), vec![Some(3.0), Some(10.0)]);
         let stats: Vec<Vec<Stat>> = t.groups().map(|g| t.metric_stats(g)).collect();
         assert_eq!(stats[0][1].n, 1);
         assert_eq!(a.cost.mean, Some(35.0)); // (30 + 40) / 2
@@ -247,6 +301,23 @@ pub(crate) mod tests {
         assert_eq!(stats[1][0].sd, Some(0.0));
         assert_eq!(s.iter().count(), 2);
         assert_eq!(t.replicate_values(0, 1, 1, 3), vec![Some(20.0), Some(30.0), None]);
+    }
+
+    #[test]
+    fn a_cell_holds_8_bytes_a_metric_and_keeps_every_value() {
+        let n = crate::sweep::runner::metric_columns().len();
+        let values: Values = (0..n).map(|i| (i % 3 != 0).then_some(i as f64 - 1.5)).collect();
+        let row = RunRow { scenario: 0, config: 0, replicate: 0, seed: 1, values };
+        // The row itself and its values' heap block: 48 + 8 per metric (it was 48 + 16 per metric).
+        assert!(std::mem::size_of::<RunRow>() <= 48, "{}", std::mem::size_of::<RunRow>());
+        assert_eq!(std::mem::size_of_val(&*row.values.0), 8 * n);
+        assert_eq!(row.values.get(0), None);
+        assert_eq!(row.values.get(1), Some(-0.5));
+        assert_eq!(row.values.get(n), None);
+        let odd: Values = vec![Some(f64::NAN), Some(-0.0), None].into();
+        assert!(odd.get(0).unwrap().is_nan());
+        assert!(odd.get(1).unwrap().is_sign_negative());
+        assert_eq!((odd.get(2), odd.len()), (None, 3));
     }
 
     #[test]

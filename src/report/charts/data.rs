@@ -7,8 +7,9 @@ use super::ChartError;
 use crate::policy::State;
 use crate::time::Dur;
 use crate::truth::Expect;
-use std::collections::BTreeMap;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// A CSV file held as text cells, with the line number of every row for error messages.
 #[derive(Clone, Debug, PartialEq)]
@@ -343,6 +344,39 @@ pub fn incidents(t: &Table) -> Result<Vec<Incident>, ChartError> {
 const TEXT_COLUMNS: [&str; 8] =
     ["scenario", "policy", "preset", "seed", "replicates", "config_id", "family", "front"];
 
+/// The numeric and parameter columns of one summary.csv or pareto.csv, shared by its rows so a
+/// row holds its values only (8 bytes a metric), never the column names.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct Columns {
+    /// Candidate numeric columns (every column but the text and parameter ones), in file order.
+    numeric: Vec<String>,
+    /// Position of each in `numeric`.
+    index: HashMap<String, usize>,
+    /// Parameter names (without `param.`), in file order.
+    params: Vec<String>,
+}
+
+impl Columns {
+    /// The columns of a file with `headers`.
+    fn new(headers: &[String]) -> Columns {
+        let numeric: Vec<String> = headers
+            .iter()
+            .filter(|h| !(h.starts_with("param.") || TEXT_COLUMNS.contains(&h.as_str()) || *h == "feasible"))
+            .cloned()
+            .collect();
+        let index = numeric.iter().enumerate().map(|(i, h)| (h.clone(), i)).collect();
+        let params = headers.iter().filter_map(|h| h.strip_prefix("param.")).map(str::to_string).collect();
+        Columns { numeric, index, params }
+    }
+}
+
+/// A numeric cell as a row keeps it: the value's bits, or one of two tags.
+type Packed = u64;
+/// An empty (or non-finite) cell: no value.
+const EMPTY: Packed = 0x7ff8_0000_0000_0b1a;
+/// A cell that is not a number: the column is not a metric in this row.
+const TEXT: Packed = 0x7ff8_0000_0000_07e7;
+
 /// One row of summary.csv (or pareto.csv): a configuration on a scenario.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SummaryRow {
@@ -354,10 +388,12 @@ pub struct SummaryRow {
     pub family: String,
     /// Stable configuration id (sweeps), else the label.
     pub config_id: String,
-    /// Parameters without the `param.` prefix, as written.
-    pub params: BTreeMap<String, String>,
-    /// Every numeric column by name (`None` for an empty cell).
-    pub metrics: BTreeMap<String, Option<f64>>,
+    /// The file's columns (shared by every row).
+    columns: Arc<Columns>,
+    /// Parameter values as written, in [`Columns`]' parameter order.
+    params: Box<[Box<str>]>,
+    /// Every numeric column's cell, in [`Columns`]' numeric order.
+    metrics: Box<[Packed]>,
     /// Whether the configuration met the sweep's constraints, when the file says.
     pub feasible: Option<bool>,
     /// The Pareto front the row belongs to (pareto.csv's `front`, e.g. `wasted_quota vs
@@ -372,8 +408,42 @@ pub struct SummaryRow {
 impl SummaryRow {
     /// The value of metric `name`, `None` when absent or empty.
     pub fn metric(&self, name: &str) -> Option<f64> {
-        self.metrics.get(name).copied().flatten()
+        let bits = *self.metrics.get(*self.columns.index.get(name)?)?;
+        (bits != EMPTY && bits != TEXT).then(|| f64::from_bits(bits))
     }
+
+    /// Whether column `name` holds a number or an empty cell in this row.
+    fn has_metric(&self, name: &str) -> bool {
+        self.columns.index.get(name).is_some_and(|&i| self.metrics[i] != TEXT)
+    }
+
+    /// The value of parameter `name` (without `param.`) as written, `None` when the file has no
+    /// such column.
+    pub fn param(&self, name: &str) -> Option<&str> {
+        let i = self.columns.params.iter().position(|p| p == name)?;
+        self.params.get(i).map(|v| &**v)
+    }
+}
+
+/// `rows` grouped by configuration (`config_id`), configurations in order of first appearance
+/// and each one's rows in file order: one pass, whatever the number of configurations.
+pub fn by_config<'a>(rows: impl Iterator<Item = &'a SummaryRow>) -> Vec<Vec<&'a SummaryRow>> {
+    let mut at: HashMap<&str, usize> = HashMap::new();
+    let mut groups: Vec<Vec<&SummaryRow>> = Vec::new();
+    for r in rows {
+        let i = *at.entry(&r.config_id).or_insert_with(|| {
+            groups.push(Vec::new());
+            groups.len() - 1
+        });
+        groups[i].push(r);
+    }
+    groups
+}
+
+/// The mean of metric `name` over the `rows` where it has a value (`None` when none has).
+pub fn mean_of(rows: &[&SummaryRow], name: &str) -> Option<f64> {
+    let v: Vec<f64> = rows.iter().filter_map(|r| r.metric(name)).collect();
+    (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
 }
 
 /// The rows of summary.csv with the metric columns in file order.
@@ -395,26 +465,31 @@ pub fn read_summary(path: &Path) -> Result<Summary, ChartError> {
 
 /// Parses summary.csv or pareto.csv.
 pub fn summary(t: &Table) -> Result<Summary, ChartError> {
+    let columns = Arc::new(Columns::new(&t.headers));
+    let mut s = Summary { rows: rows(t, &columns)?, metric_columns: Vec::new(), param_columns: Vec::new() };
+    s.find_columns(&columns);
+    Ok(s)
+}
+
+/// The rows of `t`, their values packed against `columns` (the columns of `t`'s header).
+fn rows(t: &Table, columns: &Arc<Columns>) -> Result<Vec<SummaryRow>, ChartError> {
     let policy = t.require("policy")?;
     let feasible = t.col("feasible");
-    let param_columns: Vec<String> =
-        t.headers.iter().filter_map(|h| h.strip_prefix("param.")).map(str::to_string).collect();
+    let numeric: Vec<usize> = columns.numeric.iter().filter_map(|h| t.col(h)).collect();
+    let params: Vec<usize> = columns.params.iter().filter_map(|p| t.col(&format!("param.{p}"))).collect();
     let mut rows = Vec::with_capacity(t.len());
     for row in 0..t.len() {
-        let mut params = BTreeMap::new();
-        let mut metrics = BTreeMap::new();
-        for (c, h) in t.headers.iter().enumerate() {
-            if let Some(p) = h.strip_prefix("param.") {
-                params.insert(p.to_string(), t.str(row, c).to_string());
-            } else if !TEXT_COLUMNS.contains(&h.as_str()) && h != "feasible" {
+        let metrics = numeric
+            .iter()
+            .map(|&c| {
                 let s = t.str(row, c);
                 if s.is_empty() {
-                    metrics.insert(h.clone(), None);
-                } else if let Ok(v) = s.parse::<f64>() {
-                    metrics.insert(h.clone(), v.is_finite().then_some(v));
+                    EMPTY
+                } else {
+                    s.parse::<f64>().map_or(TEXT, |v| if v.is_finite() { v.to_bits() } else { EMPTY })
                 }
-            }
-        }
+            })
+            .collect();
         let label = t.str(row, policy).to_string();
         let preset = t.str_by(row, "preset");
         let family = [t.str_by(row, "family"), preset, label.as_str()]
@@ -437,7 +512,8 @@ pub fn summary(t: &Table) -> Result<Summary, ChartError> {
             policy: label,
             family,
             config_id,
-            params,
+            columns: Arc::clone(columns),
+            params: params.iter().map(|&c| t.str(row, c).into()).collect(),
             metrics,
             feasible,
             front: t.str_by(row, "front").to_string(),
@@ -445,38 +521,35 @@ pub fn summary(t: &Table) -> Result<Summary, ChartError> {
             replicates: t.str_by(row, "replicates").to_string(),
         });
     }
-    let mut s = Summary { rows, metric_columns: Vec::new(), param_columns };
-    s.find_metric_columns(&t.headers);
-    Ok(s)
+    Ok(rows)
 }
 
 impl Summary {
-    /// Parses summary.csv or pareto.csv from `reader` a chunk of rows at a time ([`summary`] of
-    /// each chunk, joined): the file's text is never held whole, only its parsed rows.
+    /// Parses summary.csv or pareto.csv from `reader` a chunk of rows at a time: the file's
+    /// text is never held whole, only its parsed rows (their values packed, the column names
+    /// shared).
     pub fn read(path: &Path, reader: impl std::io::Read) -> Result<Summary, ChartError> {
-        let mut rows = Vec::new();
+        let mut all = Vec::new();
+        let mut columns: Option<Arc<Columns>> = None;
         let mut add = |t: &Table| -> Result<(), ChartError> {
-            rows.extend(summary(t)?.rows);
+            let cols = columns.get_or_insert_with(|| Arc::new(Columns::new(&t.headers)));
+            all.extend(rows(t, cols)?);
             Ok(())
         };
         let rest = Table::chunks(path, reader, 1024, &mut add)?;
         add(&rest)?;
-        let param_columns =
-            rest.headers.iter().filter_map(|h| h.strip_prefix("param.")).map(str::to_string).collect();
-        let mut s = Summary { rows, metric_columns: Vec::new(), param_columns };
-        s.find_metric_columns(&rest.headers);
+        let columns = columns.unwrap_or_default();
+        let mut s = Summary { rows: all, metric_columns: Vec::new(), param_columns: Vec::new() };
+        s.find_columns(&columns);
         Ok(s)
     }
 
-    /// The numeric columns among `headers`, in file order: those some row has a value (or an
-    /// empty cell) in.
-    fn find_metric_columns(&mut self, headers: &[String]) {
-        self.metric_columns = headers
-            .iter()
-            .filter(|h| !(h.starts_with("param.") || TEXT_COLUMNS.contains(&h.as_str()) || *h == "feasible"))
-            .filter(|h| self.rows.iter().any(|r| r.metrics.contains_key(*h)))
-            .cloned()
-            .collect();
+    /// The parameter columns, and the numeric ones some row has a value (or an empty cell) in,
+    /// in file order.
+    fn find_columns(&mut self, columns: &Columns) {
+        self.param_columns = columns.params.clone();
+        self.metric_columns =
+            columns.numeric.iter().filter(|h| self.rows.iter().any(|r| r.has_metric(h))).cloned().collect();
     }
 }
 
@@ -621,7 +694,7 @@ mod tests {
         assert_eq!(s.metric_columns, vec!["false_opens", "false_opens_ci95", "detection_delay_mean_s"]);
         assert_eq!(s.rows[0].metric("detection_delay_mean_s"), None);
         assert_eq!(s.rows[1].metric("detection_delay_mean_s"), Some(4.5));
-        assert_eq!(s.rows[1].params["open_for"], "1m");
+        assert_eq!(s.rows[1].param("open_for"), Some("1m"));
         assert_eq!(s.rows[0].feasible, Some(true));
         assert_eq!(s.rows[1].feasible, Some(false));
         assert_eq!(s.rows[0].family, "count");

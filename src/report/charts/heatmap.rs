@@ -7,11 +7,11 @@
 //! scenarios are averaged.
 
 use super::ChartError;
-use super::data::{Summary, param_order};
+use super::data::{Summary, SummaryRow, by_config, mean_of, param_order};
 use super::style::*;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
-use std::collections::BTreeMap;
+use std::collections::{HashMap, HashSet};
 
 /// One cell of a heatmap.
 #[derive(Clone, Debug, PartialEq)]
@@ -142,10 +142,26 @@ impl Heatmap {
 
 /// One configuration aggregated over scenarios.
 struct Config<'a> {
-    label: &'a str,
-    params: &'a BTreeMap<String, String>,
+    /// Its first row (label and parameters).
+    row: &'a SummaryRow,
     value: Option<f64>,
     feasible: bool,
+}
+
+/// The configurations of family `fam` in order of first appearance, each aggregated over its
+/// rows (the metric's mean over the scenarios with a value), and how many scenarios there are.
+fn configs<'a>(summary: &'a Summary, fam: &str, metric: &str) -> (Vec<Config<'a>>, usize) {
+    let rows = || summary.rows.iter().filter(|r| r.family == fam);
+    let scenarios: HashSet<&str> = rows().map(|r| r.scenario.as_str()).collect();
+    let configs = by_config(rows())
+        .iter()
+        .map(|rows| Config {
+            row: rows[0],
+            value: mean_of(rows, metric),
+            feasible: rows.iter().all(|r| r.feasible != Some(false)),
+        })
+        .collect();
+    (configs, scenarios.len())
 }
 
 /// Builds every heatmap `summary` allows for `metric` (falling back to nothing when the
@@ -163,48 +179,12 @@ pub fn heatmaps(summary: &Summary, metric: &str, recommended: Option<&str>) -> V
     }
     let mut out = Vec::new();
     for fam in families {
-        // Aggregate each configuration over scenarios, in order of first appearance.
-        let mut ids: Vec<&str> = Vec::new();
-        let mut scenarios: Vec<&str> = Vec::new();
-        for r in summary.rows.iter().filter(|r| r.family == fam) {
-            if !ids.contains(&r.config_id.as_str()) {
-                ids.push(&r.config_id);
-            }
-            if !scenarios.contains(&r.scenario.as_str()) {
-                scenarios.push(&r.scenario);
-            }
-        }
-        let configs: Vec<Config> = ids
-            .iter()
-            .map(|id| {
-                let rows: Vec<_> =
-                    summary.rows.iter().filter(|r| r.family == fam && r.config_id == *id).collect();
-                let vals: Vec<f64> = rows.iter().filter_map(|r| r.metric(metric)).collect();
-                Config {
-                    label: &rows[0].policy,
-                    params: &rows[0].params,
-                    value: (!vals.is_empty()).then(|| vals.iter().sum::<f64>() / vals.len() as f64),
-                    feasible: rows.iter().all(|r| r.feasible != Some(false)),
-                }
-            })
-            .collect();
-        let swept: Vec<&String> = summary
-            .param_columns
-            .iter()
-            .filter(|p| {
-                let mut vals: Vec<&str> = configs
-                    .iter()
-                    .filter_map(|c| c.params.get(*p).map(String::as_str))
-                    .filter(|v| !v.is_empty())
-                    .collect();
-                vals.sort_unstable();
-                vals.dedup();
-                vals.len() >= 2
-            })
-            .collect();
+        let (configs, scenarios) = configs(summary, fam, metric);
+        let swept: Vec<&String> =
+            summary.param_columns.iter().filter(|p| values(&configs, p).len() >= 2).collect();
         for i in 0..swept.len() {
             for j in i + 1..swept.len() {
-                let mut map = one(fam, swept[i], swept[j], metric, &configs, &swept, scenarios.len());
+                let mut map = one(fam, swept[i], swept[j], metric, &configs, &swept, scenarios);
                 map.recommended = recommended.and_then(|r| {
                     map.cells.iter().enumerate().find_map(|(y, row)| {
                         row.iter().position(|c| c.as_ref().is_some_and(|c| c.config == r)).map(|x| (x, y))
@@ -217,6 +197,28 @@ pub fn heatmaps(summary: &Summary, metric: &str, recommended: Option<&str>) -> V
     out
 }
 
+/// The distinct non-empty values of parameter `p` among `configs`, in [`param_order`].
+fn values(configs: &[Config], p: &str) -> Vec<String> {
+    let mut v: Vec<&str> = configs.iter().filter_map(|c| c.row.param(p)).filter(|v| !v.is_empty()).collect();
+    v.sort_unstable();
+    v.dedup();
+    v.sort_by(|a, b| param_order(a, b));
+    v.into_iter().map(str::to_string).collect()
+}
+
+/// Whether `cand` should replace `best` in a cell: feasible first, then with a value, then the
+/// better value (the earlier configuration on a tie).
+fn better(cand: &Config, best: &Config, hi: bool) -> bool {
+    let rank = |c: &Config| (c.feasible, c.value.is_some());
+    if rank(cand) != rank(best) {
+        return rank(cand) > rank(best);
+    }
+    match (cand.value, best.value) {
+        (Some(v), Some(w)) => (hi && v > w) || (!hi && v < w),
+        _ => false,
+    }
+}
+
 fn one(
     fam: &str,
     xp: &str,
@@ -226,45 +228,32 @@ fn one(
     swept: &[&String],
     scenarios: usize,
 ) -> Heatmap {
-    let values = |p: &str| {
-        let mut v: Vec<String> =
-            configs.iter().filter_map(|c| c.params.get(p).cloned()).filter(|v| !v.is_empty()).collect();
-        v.sort_by(|a, b| param_order(a, b));
-        v.dedup();
-        v
+    let (xs, ys) = (values(configs, xp), values(configs, yp));
+    let position = |vs: &[String]| -> HashMap<String, usize> {
+        vs.iter().enumerate().map(|(i, v)| (v.clone(), i)).collect()
     };
-    let (xs, ys) = (values(xp), values(yp));
+    let (x_at, y_at) = (position(&xs), position(&ys));
     let hi = higher_is_better(metric);
-    let cells = ys
-        .iter()
-        .map(|yv| {
-            xs.iter()
-                .map(|xv| {
-                    let mut best: Option<Cell> = None;
-                    for c in configs {
-                        if c.params.get(xp) != Some(xv) || c.params.get(yp) != Some(yv) {
-                            continue;
-                        }
-                        let cand = Cell { value: c.value, feasible: c.feasible, config: c.label.to_string() };
-                        let better = match &best {
-                            None => true,
-                            Some(b) => {
-                                let rank = |c: &Cell| (c.feasible, c.value.is_some());
-                                if rank(&cand) != rank(b) {
-                                    rank(&cand) > rank(b)
-                                } else {
-                                    match (cand.value, b.value) {
-                                        (Some(v), Some(w)) => (hi && v > w) || (!hi && v < w),
-                                        _ => false,
-                                    }
-                                }
-                            }
-                        };
-                        if better {
-                            best = Some(cand);
-                        }
-                    }
-                    best
+    // The best configuration of each cell, configurations taken in order.
+    let mut best: Vec<Option<&Config>> = vec![None; xs.len() * ys.len()];
+    for c in configs {
+        let (Some(&x), Some(&y)) =
+            (c.row.param(xp).and_then(|v| x_at.get(v)), c.row.param(yp).and_then(|v| y_at.get(v)))
+        else {
+            continue;
+        };
+        let slot = &mut best[y * xs.len() + x];
+        if slot.is_none_or(|b| better(c, b, hi)) {
+            *slot = Some(c);
+        }
+    }
+    let cells = best
+        .chunks(xs.len().max(1))
+        .take(ys.len())
+        .map(|row| {
+            row.iter()
+                .map(|c| {
+                    c.map(|c| Cell { value: c.value, feasible: c.feasible, config: c.row.policy.clone() })
                 })
                 .collect()
         })

@@ -8,10 +8,11 @@
 //! the axes: beyond them it is drawn at the edge with its value.
 
 use super::ChartError;
-use super::data::Summary;
+use super::data::{Summary, by_config, mean_of};
 use super::style::*;
 use crate::sweep::pareto::{Direction, front};
 use plotters::prelude::*;
+use std::collections::HashSet;
 
 /// One configuration, its metrics averaged over scenarios.
 #[derive(Clone, Debug, PartialEq)]
@@ -83,28 +84,18 @@ impl ParetoData {
     /// Aggregates `summary` per configuration: each metric is the mean over the scenarios where
     /// it has a value, as pareto.csv's `all` rows average it.
     pub fn new(summary: &Summary, recommended: Option<String>) -> ParetoData {
-        let mut ids: Vec<&str> = Vec::new();
-        let mut scenarios: Vec<&str> = Vec::new();
+        let mut scenarios: HashSet<&str> = HashSet::new();
         let mut families: Vec<String> = Vec::new();
         for r in &summary.rows {
-            if !ids.contains(&r.config_id.as_str()) {
-                ids.push(&r.config_id);
-            }
-            if !scenarios.contains(&r.scenario.as_str()) {
-                scenarios.push(&r.scenario);
-            }
+            scenarios.insert(&r.scenario);
             if !families.contains(&r.family) {
                 families.push(r.family.clone());
             }
         }
-        let points = ids
+        let points = by_config(summary.rows.iter())
             .iter()
-            .map(|id| {
-                let rows: Vec<_> = summary.rows.iter().filter(|r| r.config_id == *id).collect();
-                let mean = |m: &str| {
-                    let v: Vec<f64> = rows.iter().filter_map(|r| r.metric(m)).collect();
-                    (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
-                };
+            .map(|rows| {
+                let mean = |m: &str| mean_of(rows, m);
                 Point {
                     label: rows[0].policy.clone(),
                     family: rows[0].family.clone(),
@@ -160,7 +151,7 @@ impl ParetoData {
                 x,
                 y,
                 hollow: !self.points[index].feasible,
-                ringed: on_front.contains(&k),
+                ringed: on_front.binary_search(&k).is_ok(),
                 off_scale: x > x_max || y < y_range.0 || y > y_range.1,
             })
             .collect();
