@@ -108,10 +108,18 @@ impl<'a> Cursor<'a> {
     #[cold]
     #[inline(never)]
     pub fn error(&self, what: &str) -> TraceError {
+        let truncated = self.pos >= self.text.len();
+        self.located(if truncated { "the file ends early (truncated?)" } else { what })
+    }
+
+    /// The error at the cursor saying `what` even at the end of the text (for what is wrong
+    /// with a value read whole, such as an object without a required member).
+    #[cold]
+    #[inline(never)]
+    fn located(&self, what: &str) -> TraceError {
         let upto = &self.text[..self.pos.min(self.text.len())];
         let line = 1 + memchr::memchr_iter(b'\n', upto).count();
         let column = 1 + upto.len() - upto.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
-        let what = if self.pos >= self.text.len() { "the file ends early (truncated?)" } else { what };
         TraceError::Format {
             file: self.file.to_string(),
             message: format!("line {line}, column {column}: {what}; expected {}", self.shape),
@@ -168,7 +176,7 @@ impl<'a> Cursor<'a> {
             found = true;
             read(c)
         })?;
-        if found { Ok(()) } else { Err(self.error(&format!("missing field `{name}`"))) }
+        if found { Ok(()) } else { Err(self.located(&format!("missing field `{name}`"))) }
     }
 
     /// Reads `[{"key":"...","value":...},...]` (OTLP attributes, Jaeger tags) onto `out`, each
@@ -767,6 +775,9 @@ mod tests {
         assert_eq!(n, 1);
         let e = Cursor::new("f.json", "{\"logs\": {}}\n", "a test").member("log", |c| c.skip()).unwrap_err();
         assert!(e.to_string().contains("missing field `log`"), "{e}");
+        // An object that ends the file is complete: what is wrong is the member it lacks.
+        let e = Cursor::new("f.json", "{\"logs\": {}}", "a test").member("log", |c| c.skip()).unwrap_err();
+        assert_eq!(e.to_string(), "f.json: line 1, column 13: missing field `log`; expected a test");
     }
 
     #[test]
