@@ -7,7 +7,9 @@
 //! Time zero is the first row's timestamp.
 
 use super::columns::{Header, Role, Row, open};
-use super::quantile::{Fit, QUANTILE_NAMES, open_unit, probit};
+use super::interval_fast::FastRows;
+use super::quantile::{Fit, FitCache, QUANTILE_NAMES, open_unit, probit};
+use super::records::Cells;
 use super::records::Records;
 use super::timestamp::Resolved;
 use super::{DuplicatePolicy, GapPolicy, ImportReport, LatencyUnit, TraceError, TraceOptions, to_sim};
@@ -126,6 +128,17 @@ struct Columns {
     pct: [Option<(usize, f64)>; 4],
     /// A volume-only trace (counts, no percentiles): the dependency's behaviour from options.
     behaviour: Option<super::Behaviour>,
+}
+
+impl Columns {
+    /// The columns read as numbers.
+    fn numbers(&self) -> impl Iterator<Item = usize> + '_ {
+        let errors = match self.errors {
+            ErrorCol::None => None,
+            ErrorCol::Count(i) | ErrorCol::Rate(i, _) | ErrorCol::Success(i, _) => Some(i),
+        };
+        self.count.into_iter().chain(errors).chain(self.pct.iter().flatten().map(|(i, _)| *i))
+    }
 }
 
 fn resolve(header: &Header, opts: &TraceOptions, report: &mut ImportReport) -> Result<Columns, TraceError> {
@@ -257,9 +270,52 @@ fn resolve(header: &Header, opts: &TraceOptions, report: &mut ImportReport) -> R
     Ok(Columns { time, count, errors, pct: out, behaviour })
 }
 
+/// Where a row's numbers come from: a row of the general reader, whose errors name the cell, or
+/// a row read straight from the buffer ([`FastRow`]), whose only error leaves the row to the
+/// general reader. One set of checks serves both.
+trait Numbers {
+    type Error;
+    /// Column `i` as a finite number.
+    fn number(&self, i: usize) -> Result<f64, Self::Error>;
+    /// Column `i` as a finite number that is at least zero.
+    fn non_negative(&self, i: usize) -> Result<f64, Self::Error>;
+    /// A bad-value error for column `i`.
+    fn bad(&self, i: usize, expected: &str) -> Self::Error;
+}
+
+impl<C: Cells + ?Sized> Numbers for Row<'_, C> {
+    type Error = TraceError;
+    fn number(&self, i: usize) -> Result<f64, TraceError> {
+        Row::number(self, i)
+    }
+    fn non_negative(&self, i: usize) -> Result<f64, TraceError> {
+        Row::non_negative(self, i)
+    }
+    fn bad(&self, i: usize, expected: &str) -> TraceError {
+        Row::bad(self, i, expected)
+    }
+}
+
+/// The numbers of the last row [`FastRows`] read; it reads only unsigned numbers, so every
+/// value is finite and at least zero.
+impl Numbers for FastRows {
+    type Error = ();
+    #[inline]
+    fn number(&self, i: usize) -> Result<f64, ()> {
+        Ok(self.values[i])
+    }
+    #[inline]
+    fn non_negative(&self, i: usize) -> Result<f64, ()> {
+        Ok(self.values[i])
+    }
+    #[inline]
+    fn bad(&self, _: usize, _: &str) {}
+}
+
 /// Column `i` as a fraction written out of `scale` (1, or 100 for a percentage); `what` says
 /// what was expected for each scale.
-fn fraction(row: &Row, i: usize, scale: f64, what: [&str; 2]) -> Result<f64, TraceError> {
+#[inline]
+fn fraction<N: Numbers>(row: &N, i: usize, scale: f64, what: [&str; 2]) -> Result<f64, N::Error> {
     let v = row.number(i)?;
     if !(0.0..=scale).contains(&v) {
         return Err(row.bad(i, what[usize::from(scale != 1.0)]));
@@ -269,6 +325,12 @@ fn fraction(row: &Row, i: usize, scale: f64, what: [&str; 2]) -> Result<f64, Tra
 
 fn parse_row(row: &Row, cols: &Columns, format: Resolved, offset_s: i64) -> Result<Raw, TraceError> {
     let t = format.parse(row.cell(cols.time)?, offset_s).map_err(|e| row.bad(cols.time, e))?;
+    values(row, cols, t, row.line)
+}
+
+/// A row's values after its time `t`: count, error rate and logged percentiles, checked.
+#[inline]
+fn values<N: Numbers>(row: &N, cols: &Columns, t: i64, line: u64) -> Result<Raw, N::Error> {
     let count = match cols.count {
         None => None,
         Some(i) => {
@@ -314,13 +376,166 @@ fn parse_row(row: &Row, cols: &Columns, format: Resolved, offset_s: i64) -> Resu
             error_rate = b.error_rate.0;
         }
     }
-    Ok(Raw { t, line: row.line, count, error_rate, logged })
+    Ok(Raw { t, line, count, error_rate, logged })
+}
+
+/// The previous row's time cell as written, for the unsorted-row message: cells of up to 32
+/// bytes (every cell the fast reader reads) in a fixed array, longer ones in `long`.
+struct PrevTime {
+    short: [u8; 32],
+    len: usize,
+    long: Vec<u8>,
+}
+
+impl PrevTime {
+    fn set(&mut self, cell: &[u8]) {
+        self.len = cell.len();
+        match self.short.get_mut(..cell.len()) {
+            Some(short) => short.copy_from_slice(cell),
+            None => {
+                self.long.clear();
+                self.long.extend_from_slice(cell);
+            }
+        }
+    }
+
+    /// [`set`](Self::set) to `b[cell.0..cell.1]`, with one fixed-size copy where `b` has 32
+    /// bytes from the cell's start.
+    #[inline]
+    fn set_in(&mut self, b: &[u8], cell: (usize, usize)) {
+        match b.get(cell.0..).and_then(<[u8]>::first_chunk::<32>) {
+            Some(chunk) if cell.1 - cell.0 <= 32 => {
+                self.short = *chunk;
+                self.len = cell.1 - cell.0;
+            }
+            _ => self.set(&b[cell.0..cell.1]),
+        }
+    }
+
+    fn text(&self) -> String {
+        String::from_utf8_lossy(self.short.get(..self.len).unwrap_or(&self.long)).into_owned()
+    }
+}
+
+/// One interval CSV import under way: the columns, the rows kept so far and the report.
+struct Loader<'a> {
+    header: &'a Header,
+    cols: &'a Columns,
+    opts: &'a TraceOptions,
+    offset_s: i64,
+    /// The time format, resolved from the first row.
+    format: Option<Resolved>,
+    rows: Vec<Raw>,
+    prev: PrevTime,
+    report: ImportReport,
+}
+
+impl Loader<'_> {
+    /// Reads one row of the general reader: parses, checks order and repeats, keeps it.
+    fn row(&mut self, record: &csv::ByteRecord, line: u64) -> Result<(), TraceError> {
+        let (header, cols, opts) = (self.header, self.cols, self.opts);
+        self.report.rows += 1;
+        let row = Row { record, line, header };
+        let fmt = *self.format.get_or_insert_with(|| {
+            Resolved::resolve(
+                opts.time_format,
+                &header.names[cols.time],
+                record.get(cols.time).unwrap_or(b""),
+            )
+        });
+        let raw = match parse_row(&row, cols, fmt, self.offset_s) {
+            Ok(raw) => raw,
+            Err(e) if opts.skip_bad_rows => {
+                self.report.bad_rows_skipped += 1;
+                self.report.first_bad_row.get_or_insert_with(|| e.to_string());
+                return Ok(());
+            }
+            Err(e) => return Err(e),
+        };
+        let cell = record.get(cols.time).unwrap_or_default().trim_ascii();
+        if let Some(prev) = self.rows.last_mut() {
+            let file = &header.file;
+            let text = || String::from_utf8_lossy(cell).into_owned();
+            if raw.t < prev.t {
+                return Err(TraceError::NonMonotonic {
+                    file: file.clone(),
+                    column: header.names[cols.time].clone(),
+                    position: cols.time + 1,
+                    line,
+                    value: text(),
+                    previous_line: prev.line,
+                    previous: self.prev.text(),
+                });
+            }
+            if raw.t == prev.t {
+                match opts.duplicates {
+                    DuplicatePolicy::Error => {
+                        return Err(TraceError::Duplicate {
+                            file: file.clone(),
+                            line,
+                            value: text(),
+                            previous_line: prev.line,
+                        });
+                    }
+                    DuplicatePolicy::KeepFirst => {}
+                    DuplicatePolicy::KeepLast => *prev = raw,
+                }
+                self.report.duplicates_dropped += 1;
+                return Ok(());
+            }
+        }
+        self.prev.set(cell);
+        self.rows.push(raw);
+        Ok(())
+    }
+
+    /// Reads the row at the start of `b` straight from the buffer when [`FastRows`] can and it
+    /// is good and later than the previous row (anything else is left to [`row`](Self::row),
+    /// which gives the message or applies the policy); its length with the line end.
+    #[inline]
+    fn fast_row(&mut self, fast: &mut FastRows, line: u64, b: &[u8]) -> Option<usize> {
+        let row = fast.read(b)?;
+        if self.rows.last().is_some_and(|prev| row.t <= prev.t) {
+            return None;
+        }
+        let raw = values(fast, self.cols, row.t, line).ok()?;
+        self.report.rows += 1;
+        self.prev.set_in(b, row.time_cell);
+        self.rows.push(raw);
+        Some(row.len)
+    }
+}
+
+/// The element at index `len / 2` of `values` in ascending order (the upper median; `None` when
+/// empty): without sorting when every value is the same (a regular trace's spacing), else by
+/// selection.
+fn upper_median<T: Ord + Copy>(values: &mut [T]) -> Option<T> {
+    let first = *values.first()?;
+    if values.iter().all(|v| *v == first) {
+        return Some(first);
+    }
+    let mid = values.len() / 2;
+    Some(*values.select_nth_unstable(mid).1)
+}
+
+/// `x` as the integer [`f64::total_cmp`] compares: integers order as the numbers do, and
+/// selecting among them is cheaper than among floats.
+fn order_key(x: f64) -> i64 {
+    let bits = x.to_bits() as i64;
+    bits ^ ((((bits >> 63) as u64) >> 1) as i64)
+}
+
+/// The bits of the number whose [`order_key`] is `key` (the mapping is its own inverse).
+fn order_key_inverse(key: i64) -> u64 {
+    (key ^ ((((key >> 63) as u64) >> 1) as i64)) as u64
 }
 
 impl IntervalTrace {
     /// Imports an interval CSV from a file.
     pub fn from_path(path: &Path, opts: &TraceOptions) -> Result<IntervalTrace, TraceError> {
-        IntervalTrace::from_reader(&path.display().to_string(), open(path)?, opts)
+        let input = open(path)?;
+        let size = input.get_ref().metadata().map_or(0, |m| m.len());
+        IntervalTrace::read(&path.display().to_string(), input, size, opts)
     }
 
     /// Imports an interval CSV from any reader; `file` names it in messages.
@@ -329,70 +544,52 @@ impl IntervalTrace {
         input: R,
         opts: &TraceOptions,
     ) -> Result<IntervalTrace, TraceError> {
+        IntervalTrace::read(file, input, 0, opts)
+    }
+
+    /// [`from_reader`](Self::from_reader) for an input of about `size_hint` bytes (0: unknown).
+    /// Plain rows the fast reader reads come straight from the buffer; the first row (which
+    /// decides the time format), and any row it declines, come from the general reader.
+    fn read<R: Read>(
+        file: &str,
+        input: R,
+        size_hint: u64,
+        opts: &TraceOptions,
+    ) -> Result<IntervalTrace, TraceError> {
         let offset_s = opts.offset_seconds()?;
         let mut report = ImportReport { file: file.to_string(), ..ImportReport::default() };
         let (mut reader, header) = Records::open(file, input)?;
         let cols = resolve(&header, opts, &mut report)?;
+        let mut load = Loader {
+            header: &header,
+            cols: &cols,
+            opts,
+            offset_s,
+            format: None,
+            rows: Vec::with_capacity(reader.estimate_rows(size_hint)),
+            prev: PrevTime { short: [0; 32], len: 0, long: Vec::new() },
+            report,
+        };
         let mut record = csv::ByteRecord::new();
-        let mut rows: Vec<Raw> = Vec::new();
-        let mut format = None;
-        let mut prev_text: Vec<u8> = Vec::new();
-        while let Some(line) = reader.next(&mut record)? {
-            report.rows += 1;
-            let row = Row { record: &record, line, header: &header };
-            let fmt = *format.get_or_insert_with(|| {
-                Resolved::resolve(
-                    opts.time_format,
-                    &header.names[cols.time],
-                    record.get(cols.time).unwrap_or(b""),
-                )
-            });
-            let raw = match parse_row(&row, &cols, fmt, offset_s) {
-                Ok(raw) => raw,
-                Err(e) if opts.skip_bad_rows => {
-                    report.bad_rows_skipped += 1;
-                    report.first_bad_row.get_or_insert_with(|| e.to_string());
-                    continue;
-                }
-                Err(e) => return Err(e),
-            };
-            if let Some(prev) = rows.last_mut() {
-                let text = || {
-                    String::from_utf8_lossy(record.get(cols.time).unwrap_or_default().trim_ascii())
-                        .into_owned()
-                };
-                if raw.t < prev.t {
-                    return Err(TraceError::NonMonotonic {
-                        file: file.to_string(),
-                        column: header.names[cols.time].clone(),
-                        position: cols.time + 1,
-                        line,
-                        value: text(),
-                        previous_line: prev.line,
-                        previous: String::from_utf8_lossy(&prev_text).into_owned(),
-                    });
-                }
-                if raw.t == prev.t {
-                    match opts.duplicates {
-                        DuplicatePolicy::Error => {
-                            return Err(TraceError::Duplicate {
-                                file: file.to_string(),
-                                line,
-                                value: text(),
-                                previous_line: prev.line,
-                            });
-                        }
-                        DuplicatePolicy::KeepFirst => {}
-                        DuplicatePolicy::KeepLast => *prev = raw,
-                    }
-                    report.duplicates_dropped += 1;
-                    continue;
-                }
+        let mut fast = None;
+        // Rows the fast reader declined in a row: a file of other shapes stops being offered.
+        let mut declined = 0;
+        loop {
+            if let Some(fast) = &mut fast
+                && declined < 64
+            {
+                let read = reader.each_plain(|line, b| load.fast_row(fast, line, b))?;
+                declined = if read > 0 { 0 } else { declined + 1 };
             }
-            prev_text.clear();
-            prev_text.extend_from_slice(record.get(cols.time).unwrap_or_default().trim_ascii());
-            rows.push(raw);
+            let Some(line) = reader.next(&mut record)? else { break };
+            load.row(&record, line)?;
+            if let (None, Some(format)) = (&fast, load.format) {
+                fast = FastRows::new(cols.time, cols.numbers(), format, offset_s);
+                // A layout it cannot read is never offered.
+                declined = if fast.is_some() { 0 } else { usize::MAX };
+            }
         }
+        let Loader { rows, format, mut report, .. } = load;
         if rows.is_empty() {
             return Err(match report.first_bad_row.take() {
                 Some(first) => {
@@ -430,7 +627,7 @@ impl IntervalTrace {
             Some(d) => d,
             None => {
                 let mut diffs: Vec<u64> = rows.windows(2).map(|w| (w[1].t - w[0].t) as u64).collect();
-                if diffs.is_empty() {
+                let Some(median) = upper_median(&mut diffs) else {
                     return Err(TraceError::Option {
                         option: "interval",
                         message: format!(
@@ -438,17 +635,18 @@ impl IntervalTrace {
                             report.file
                         ),
                     });
-                }
-                let mid = diffs.len() / 2;
-                let (_, median, _) = diffs.select_nth_unstable(mid);
-                let step = Dur(*median);
+                };
+                let step = Dur(median);
                 report.notes.push(format!("interval length detected from row spacing: {step}"));
                 step
             }
         };
         let tail = opts.tail_sigma();
+        let mut fits = FitCache::new(tail);
         let mut intervals = Vec::with_capacity(rows.len());
         let mut gaps = Vec::new();
+        // Each logged percentile and each interval's request rate, as keys for the medians.
+        let mut keys: [Vec<i64>; 5] = std::array::from_fn(|_| Vec::with_capacity(rows.len()));
         for (i, raw) in rows.iter().enumerate() {
             let start = to_sim(raw.t, epoch);
             let next = rows.get(i + 1).map(|r| (to_sim(r.t, epoch), r.line));
@@ -470,8 +668,16 @@ impl IntervalTrace {
                     }
                 }
             }
-            let (fit, repaired) = Fit::new(&raw.logged, tail);
+            let (fit, repaired) = fits.fit(&raw.logged);
             report.repaired_intervals += u64::from(repaired);
+            for (k, x) in raw.logged.iter().enumerate() {
+                if !x.is_nan() {
+                    keys[k].push(order_key(*x));
+                }
+            }
+            if let Some(c) = raw.count {
+                keys[4].push(order_key(c as f64 / (logged_end - start).0.max(1) as f64));
+            }
             intervals.push(Interval {
                 start,
                 logged_end,
@@ -485,25 +691,9 @@ impl IntervalTrace {
         report.gaps = gaps.len() as u64;
         let horizon = intervals.last().map_or(SimTime::ZERO, |iv| iv.logged_end);
         // The healthy model: no errors, each percentile the median of its logged values.
-        let mut logged = [f64::NAN; 4];
-        for (k, slot) in logged.iter_mut().enumerate() {
-            let mut vals: Vec<f64> = intervals.iter().filter_map(|iv| iv.percentile_us(k)).collect();
-            if !vals.is_empty() {
-                let mid = vals.len() / 2;
-                let (_, m, _) = vals.select_nth_unstable_by(mid, f64::total_cmp);
-                *slot = *m;
-            }
-        }
-        let mut rates: Vec<f64> = intervals
-            .iter()
-            .filter_map(|iv| iv.count.map(|c| c as f64 / (iv.logged_end - iv.start).0.max(1) as f64))
-            .collect();
-        let healthy_rate_per_us = if rates.is_empty() {
-            0.0
-        } else {
-            let mid = rates.len() / 2;
-            *rates.select_nth_unstable_by(mid, f64::total_cmp).1
-        };
+        let mut median = |k: usize| upper_median(&mut keys[k]).map(|m| f64::from_bits(order_key_inverse(m)));
+        let logged: [f64; 4] = std::array::from_fn(|k| median(k).unwrap_or(f64::NAN));
+        let healthy_rate_per_us = median(4).unwrap_or(0.0);
         let healthy = Interval {
             start: SimTime::ZERO,
             logged_end: horizon,
@@ -990,6 +1180,113 @@ mod tests {
         assert!(t.report().notes.iter().any(|n| n.starts_with("volume only")), "{:?}", t.report().notes);
         let err = parse("ts,p95_ms\n1000,80\n1060,80\n", &opts).unwrap_err().to_string();
         assert!(err.contains("behaviour comes from them"), "{err}");
+    }
+
+    /// A generated interval CSV: `layout` picks the columns, then rows mostly good and in order,
+    /// with every form the fast reader leaves to the general one mixed in (signs, exponents,
+    /// blanks, spaces, long numbers, repeated, earlier or bad times, short rows). With `quote`,
+    /// every time cell is quoted, so the general CSV reader reads every row.
+    fn generated(seed: u64, quote: bool) -> String {
+        let mut state = seed;
+        let mut next = |n: u64| {
+            state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+            (state >> 33) % n
+        };
+        let layout = next(3);
+        let time_form = next(6);
+        let mut out = String::from(
+            [
+                "timestamp,requests,errors,p50_ms,p90_ms,p95_ms,p99_ms\n",
+                "host,ts,success %,p95_ms,note\n",
+                "ts,error_rate,p50_s\n",
+            ][layout as usize],
+        );
+        let mut t = 1_772_409_600i64;
+        for _ in 0..(20 + next(40)) {
+            t += match next(40) {
+                0 => 0,
+                1 => -60,
+                2 => 86_400,
+                3 => 300,
+                _ => 60,
+            };
+            let (day, sod) = (t.div_euclid(86_400), t.rem_euclid(86_400));
+            let date = crate::trace::timestamp::format_utc(day * 86_400 * 1_000_000);
+            let (h, m, sec) = (sod / 3600, sod / 60 % 60, sod % 60);
+            let mut time = match time_form {
+                0 => format!("{}T{h:02}:{m:02}:{sec:02}Z", &date[..10]),
+                1 => format!("{} {h:02}:{m:02}:{sec:02}", &date[..10]),
+                2 => format!("{}T{h:02}:{m:02}:{sec:02}.{:03}+02:00", &date[..10], next(1000)),
+                3 => format!("{}t{h:02}:{m:02}:{sec:02}.{}z", &date[..10], next(1_000_000_000)),
+                4 => t.to_string(),
+                _ => (t * 1000).to_string(),
+            };
+            if next(50) == 0 {
+                time = ["later", "", "2026-02-30T00:00:00Z", " 1772409600", "2026-03-02T24:00:00Z"]
+                    [next(5) as usize]
+                    .into();
+            }
+            if quote {
+                time = format!("\"{time}\"");
+            }
+            let (host, rate) = (next(3), next(100));
+            let mut number = |whole: bool| -> String {
+                let v = next(5000);
+                match next(60) {
+                    0 => format!("{v}e-1"),
+                    1 => format!("-{v}"),
+                    2 => String::new(),
+                    3 => format!(" {v} "),
+                    4 => format!("00{v}.50"),
+                    5 => format!("{v}."),
+                    6 => "NaN".into(),
+                    7 => format!("0.{v}123456789012345678"),
+                    8 => format!("{v}123456789012345"),
+                    9 => format!(".{v}"),
+                    _ if whole => v.to_string(),
+                    _ => format!("{}.{}", v / 10, v % 10),
+                }
+            };
+            let row = match layout {
+                0 => {
+                    let (n, e) = (number(true), number(true));
+                    format!(
+                        "{time},{n},{e},{},{},{},{}",
+                        number(false),
+                        number(false),
+                        number(false),
+                        number(false)
+                    )
+                }
+                1 => format!("h{host},{time},{},{},x", number(false), number(false)),
+                _ => format!("{time},0.{rate},{}", number(false)),
+            };
+            out.push_str(if next(80) == 0 { &row[..row.rfind(',').unwrap_or(0)] } else { &row });
+            out.push('\n');
+        }
+        out
+    }
+
+    #[test]
+    fn rows_read_from_the_buffer_match_the_general_reader() {
+        let options = [
+            TraceOptions::default(),
+            TraceOptions { skip_bad_rows: true, ..TraceOptions::default() },
+            TraceOptions {
+                skip_bad_rows: true,
+                duplicates: DuplicatePolicy::KeepLast,
+                gaps: GapPolicy::Healthy,
+                utc_offset: Some("+01:00".into()),
+                ..TraceOptions::default()
+            },
+        ];
+        for seed in 0..400 {
+            let (plain, quoted) = (generated(seed, false), generated(seed, true));
+            for opts in &options {
+                let fast = format!("{:?}", parse(&plain, opts));
+                assert_eq!(fast, format!("{:?}", parse(&quoted, opts)), "seed {seed}:\n{plain}");
+            }
+        }
     }
 
     #[test]

@@ -30,6 +30,7 @@ pub mod envoy;
 pub mod grafana;
 pub mod har;
 pub mod interval;
+mod interval_fast;
 pub mod jaeger;
 pub mod json;
 pub mod labels;

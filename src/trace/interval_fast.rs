@@ -1,0 +1,460 @@
+//! Interval rows read straight from the reader's buffer, by a column layout fixed once from the
+//! header: each needed field parsed in place (the time, plain decimals), the others skipped, no
+//! copy and no allocation per row. It reads only what it can read exactly as the general path
+//! does, bit for bit: epoch integers, `YYYY-MM-DD[T t ]HH:MM:SS[.fraction][Z z ±HH:MM]` (the date
+//! converted once per day) and unsigned decimals of up to 19 digits whose value is exactly
+//! `mantissa / 10^k` with a mantissa below 2^53 (one correctly rounded division, as the general
+//! parser rounds). Anything else (a sign, an exponent, spaces, a quote, a short row, ...) is
+//! declined, and the general path reads that row with its own messages.
+
+use super::columns::{digit_run, eight_digits_value, non_digit_flags};
+use super::timestamp::{Resolved, parse_datetime};
+
+/// Most fields a row may be read up to (the last column needed, plus one).
+pub(super) const MAX_FIELDS: usize = 16;
+
+/// Powers of ten, exact as `u64` up to 10^19.
+const POW10: [u64; 20] = {
+    let mut p = [1u64; 20];
+    let mut k = 1;
+    while k < 20 {
+        p[k] = p[k - 1] * 10;
+        k += 1;
+    }
+    p
+};
+
+/// Powers of ten, exact as `f64` up to 10^22 (only those up to 10^19 are used).
+const POW10_F64: [f64; 20] = {
+    let mut p = [1.0f64; 20];
+    let mut k = 1;
+    while k < 20 {
+        p[k] = p[k - 1] * 10.0;
+        k += 1;
+    }
+    p
+};
+
+/// What a field of the layout holds.
+#[derive(Copy, Clone, PartialEq, Eq)]
+enum Op {
+    Skip,
+    Time,
+    Number,
+}
+
+/// How the time column is written, as far as this reader reads it.
+#[derive(Copy, Clone)]
+enum Time {
+    /// Whole epoch units of this many µs.
+    Epoch(i64),
+    /// Whole epoch nanoseconds.
+    EpochNs,
+    /// A date-time; `offset_s` applies when it has no zone.
+    Datetime { offset_s: i64 },
+}
+
+/// A row read: its time (absolute µs), where its time cell is, and its length with the line
+/// end; its numbers are in [`FastRows::values`].
+pub(super) struct FastRow {
+    pub(super) t: i64,
+    pub(super) time_cell: (usize, usize),
+    pub(super) len: usize,
+}
+
+/// The column layout, the last date read and the last row's numbers.
+pub(super) struct FastRows {
+    ops: [Op; MAX_FIELDS],
+    upto: usize,
+    /// The time is the first field and every other one up to `upto` a number (the usual
+    /// layout, read without looking at `ops`).
+    dense: bool,
+    time: Time,
+    /// The last date's ten bytes and its midnight in µs.
+    day: Option<([u8; 10], i64)>,
+    /// The numbers of the last row read, by column (other entries are stale).
+    pub(super) values: [f64; MAX_FIELDS],
+}
+
+impl FastRows {
+    /// The layout for a time column `time` read as `format` and the numeric columns `numbers`;
+    /// `None` when a row would be read past [`MAX_FIELDS`] fields or a column is both.
+    pub(super) fn new(
+        time: usize,
+        numbers: impl Iterator<Item = usize>,
+        format: Resolved,
+        offset_s: i64,
+    ) -> Option<FastRows> {
+        let mut ops = [Op::Skip; MAX_FIELDS];
+        *ops.get_mut(time)? = Op::Time;
+        let mut upto = time + 1;
+        for i in numbers {
+            match ops.get_mut(i)? {
+                Op::Time => return None,
+                op => *op = Op::Number,
+            }
+            upto = upto.max(i + 1);
+        }
+        let dense = time == 0 && ops[1..upto].iter().all(|op| *op == Op::Number);
+        let time = match format {
+            Resolved::Epoch(unit) => Time::Epoch(unit),
+            Resolved::EpochNs => Time::EpochNs,
+            Resolved::Datetime => Time::Datetime { offset_s },
+        };
+        Some(FastRows { ops, upto, dense, time, day: None, values: [0.0; MAX_FIELDS] })
+    }
+
+    /// The row at the start of `b`, or `None` when it is not one this reader reads exactly (or
+    /// does not end in `b`).
+    #[inline]
+    pub(super) fn read(&mut self, b: &[u8]) -> Option<FastRow> {
+        let (t, cell_end, end) = if self.dense { self.read_dense(b)? } else { self.read_any(b)? };
+        Some(FastRow { t, time_cell: (cell_end.0, cell_end.1), len: line_end(b, end)? })
+    }
+
+    /// [`read`](Self::read) for the dense layout: time, where its cell is, where the last field ends.
+    #[inline]
+    fn read_dense(&mut self, b: &[u8]) -> Option<(i64, (usize, usize), usize)> {
+        let (t, mut i) = self.time(b, 0)?;
+        let cell = (0, i);
+        for k in 1..self.upto {
+            if b.get(i) != Some(&b',') {
+                return None;
+            }
+            (self.values[k], i) = decimal(b, i + 1)?;
+        }
+        Some((t, cell, i))
+    }
+
+    /// [`read`](Self::read) for any layout, field by field.
+    #[inline]
+    fn read_any(&mut self, b: &[u8]) -> Option<(i64, (usize, usize), usize)> {
+        let (mut t, mut cell) = (0, (0, 0));
+        let mut i = 0;
+        for k in 0..self.upto {
+            if k > 0 {
+                if b.get(i) != Some(&b',') {
+                    return None;
+                }
+                i += 1;
+            }
+            match self.ops[k] {
+                Op::Number => (self.values[k], i) = decimal(b, i)?,
+                Op::Time => {
+                    let start = i;
+                    (t, i) = self.time(b, i)?;
+                    cell = (start, i);
+                }
+                Op::Skip => i = skip_field(b, i)?,
+            }
+        }
+        Some((t, cell, i))
+    }
+
+    /// The time cell at `b[i..]`: absolute µs and where it ends.
+    #[inline]
+    fn time(&mut self, b: &[u8], i: usize) -> Option<(i64, usize)> {
+        match self.time {
+            Time::Epoch(unit) => {
+                let (v, end) = digit_run(b, i);
+                if end == i || end - i > 15 {
+                    return None;
+                }
+                Some(((v as i64).checked_mul(unit)?, end))
+            }
+            Time::EpochNs => {
+                let (v, end) = digit_run(b, i);
+                if end == i || end - i > 19 {
+                    return None;
+                }
+                Some((i64::try_from(v).ok()? / 1_000, end))
+            }
+            Time::Datetime { offset_s } => self.datetime(b, i, offset_s),
+        }
+    }
+
+    /// `YYYY-MM-DD[T t ]HH:MM:SS[.fraction][Z z ±HH:MM]` at `b[i..]`, as `parse_datetime`
+    /// reads it: the date from the cache when its ten bytes repeat, the time of day eight bytes
+    /// at once.
+    #[inline]
+    fn datetime(&mut self, b: &[u8], i: usize, offset_s: i64) -> Option<(i64, usize)> {
+        let head: &[u8; 19] = b.get(i..)?.first_chunk()?;
+        let date: &[u8; 10] = head.first_chunk()?;
+        let day_us = match self.day {
+            Some((d, us)) if d == *date => us,
+            _ => {
+                let us = parse_datetime(date, 0).ok()?;
+                self.day = Some((*date, us));
+                us
+            }
+        };
+        if !matches!(head[10], b'T' | b't' | b' ') {
+            return None;
+        }
+        let tod = clock(u64::from_le_bytes(*head[11..].first_chunk()?))?;
+        let mut j = i + 19;
+        let mut micros = 0;
+        if b.get(j) == Some(&b'.') {
+            let (v, end) = digit_run(b, j + 1);
+            let n = end - j - 1;
+            if n == 0 || n > 19 {
+                return None;
+            }
+            micros = if n <= 6 { v * POW10[6 - n] } else { v / POW10[n - 6] } as i64;
+            j = end;
+        }
+        let offset = match b.get(j) {
+            Some(b'Z' | b'z') => {
+                j += 1;
+                0
+            }
+            Some(sign @ (b'+' | b'-')) => {
+                let zone: &[u8; 5] = b.get(j + 1..)?.first_chunk()?;
+                let (h, m) = (two_digits(zone[0], zone[1])?, two_digits(zone[3], zone[4])?);
+                if zone[2] != b':' || h > 23 || m > 59 {
+                    return None;
+                }
+                j += 6;
+                let secs = i64::from(h * 3600 + m * 60);
+                if *sign == b'-' { -secs } else { secs }
+            }
+            _ => offset_s,
+        };
+        Some((day_us + (tod - offset) * 1_000_000 + micros, j))
+    }
+}
+
+/// `HH:MM:SS` in eight bytes (little-endian) as seconds into the day, when it is one
+/// (`SS` up to 60, a leap second, as the general parser allows).
+#[inline]
+fn clock(w: u64) -> Option<i64> {
+    const PATTERN: u64 = u64::from_le_bytes(*b"00:00:00");
+    const COLONS: u64 = u64::from_le_bytes([0, 0, 0xFF, 0, 0, 0xFF, 0, 0]);
+    // Digits become 0..=9 and colons 0; a byte of 10 or more sets its high bit after adding 0x76
+    // (no carry leaves a byte below 0x80, and one at 0x80 or above is caught as it is).
+    let v = w ^ PATTERN;
+    if ((v.wrapping_add(0x7676_7676_7676_7676) | v) & 0x8080_8080_8080_8080) != 0 || v & COLONS != 0 {
+        return None;
+    }
+    // Each byte becomes ten times itself plus the next: hours, minutes and seconds in bytes 0, 3, 6.
+    let pairs = v * 10 + (v >> 8);
+    let (h, m, s) = (pairs & 0xFF, (pairs >> 24) & 0xFF, (pairs >> 48) & 0xFF);
+    if h > 23 || m > 59 || s > 60 {
+        return None;
+    }
+    Some((h * 3600 + m * 60 + s) as i64)
+}
+
+/// Two ASCII digits as a number.
+#[inline]
+fn two_digits(a: u8, b: u8) -> Option<u32> {
+    let (a, b) = (a.wrapping_sub(b'0'), b.wrapping_sub(b'0'));
+    (a <= 9 && b <= 9).then(|| u32::from(a) * 10 + u32::from(b))
+}
+
+/// An unsigned decimal `digits[.digits]` at `b[i..]` and where it ends, when its value is
+/// exactly representable as the general parser's: whole numbers of up to 19 digits (rounded to
+/// nearest, ties to even, as `u64 as f64` does), decimals with at most 19 digits in all and a
+/// mantissa up to 2^53 (both operands exact: one correctly rounded division). A number that
+/// ends within eight bytes (`4523`, `199.5`) is read from one word.
+#[inline]
+pub(super) fn decimal(b: &[u8], i: usize) -> Option<(f64, usize)> {
+    const ZEROS: u64 = 0x3030_3030_3030_3030;
+    let Some(chunk) = b.get(i..).and_then(<[u8]>::first_chunk::<8>) else { return long_decimal(b, i) };
+    let w = u64::from_le_bytes(*chunk);
+    let other = non_digit_flags(w);
+    let int = other.trailing_zeros() as usize / 8;
+    if other == 0 || int == 0 {
+        return long_decimal(b, i);
+    }
+    let low = |n: usize| (1u64 << (8 * n)) - 1;
+    // The digits of `w` below byte `n`, as a number (1 <= n <= 7).
+    let value = |w: u64, n: usize| eight_digits_value((w << (64 - 8 * n)) | (ZEROS >> (8 * n)));
+    if chunk[int] != b'.' {
+        return Some((value(w, int) as f64, i + int));
+    }
+    // The fraction's end: the next non-digit. In ASCII text the flags are exact byte by byte
+    // (adding 6 carries out of a byte only from 0xFA up, itself flagged, and only into later
+    // bytes), so the first flag past the dot is that end.
+    let after = (other >> (8 * int)) >> 8;
+    let end = int + 1 + after.trailing_zeros() as usize / 8;
+    if after == 0 || end == int + 1 {
+        return long_decimal(b, i);
+    }
+    // The integer digits followed by the fraction's, the dot taken out.
+    let joined = (w & low(int)) | ((w >> 8) & !low(int));
+    Some((value(joined, end - 1) as f64 / POW10_F64[end - int - 1], i + end))
+}
+
+/// [`decimal`] for a number that does not end within eight bytes (or is not one).
+#[cold]
+fn long_decimal(b: &[u8], i: usize) -> Option<(f64, usize)> {
+    let (int, j) = digit_run(b, i);
+    let n = j - i;
+    if n == 0 || n > 19 {
+        return None;
+    }
+    if b.get(j) != Some(&b'.') {
+        return Some((int as f64, j));
+    }
+    let (frac, end) = digit_run(b, j + 1);
+    let f = end - j - 1;
+    if f == 0 || n + f > 19 {
+        return None;
+    }
+    let mantissa = int * POW10[f] + frac;
+    if mantissa > 1 << 53 {
+        return None;
+    }
+    Some((mantissa as f64 / POW10_F64[f], end))
+}
+
+/// Skips a field that is not read: its end (at a comma), or `None` at a quote or a line end.
+#[inline]
+fn skip_field(b: &[u8], mut i: usize) -> Option<usize> {
+    while let Some(&c) = b.get(i) {
+        match c {
+            b',' => return Some(i),
+            b'"' | b'\r' | b'\n' => return None,
+            _ => i += 1,
+        }
+    }
+    None
+}
+
+/// The length of the line whose last needed field ends at `b[i]`, with its `\n` (or `\r\n`);
+/// `None` when what follows holds a quote or a lone `\r`, or the line does not end in `b`.
+#[inline]
+fn line_end(b: &[u8], i: usize) -> Option<usize> {
+    match b.get(i)? {
+        b'\n' => Some(i + 1),
+        b'\r' => (b.get(i + 1) == Some(&b'\n')).then_some(i + 2),
+        b',' => {
+            let at = i + memchr::memchr3(b'\n', b'"', b'\r', &b[i..])?;
+            match b[at] {
+                b'\n' => Some(at + 1),
+                b'\r' => (b.get(at + 1) == Some(&b'\n')).then_some(at + 2),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::columns::parse_f64;
+    use proptest::prelude::*;
+
+    /// What the general path reads from a cell: the same number, or the row is declined.
+    fn agrees(cell: &str) {
+        let line = format!("{cell},");
+        let fast = decimal(line.as_bytes(), 0).filter(|(_, end)| *end == cell.len()).map(|(v, _)| v);
+        if let Some(v) = fast {
+            let general = parse_f64(cell.as_bytes()).filter(|v| *v >= 0.0);
+            assert_eq!(Some(v.to_bits()), general.map(f64::to_bits), "{cell}");
+        }
+    }
+
+    #[test]
+    fn decimals_read_exactly_or_not_at_all() {
+        for cell in [
+            "0",
+            "95.0",
+            "199.5",
+            "0.1",
+            "0.3",
+            "00012",
+            "0012.50",
+            "9007199254740993",
+            "9007199254740992.5",
+            "18446744073709551615",
+            "1844674407370955161",
+            "9999999999999999999",
+            "0.0000000000000000001",
+            "123456789.123456789",
+            "4503599627370497.5",
+            "1.",
+            ".5",
+            "1e3",
+            "-1",
+            "+1",
+            "1.2.3",
+        ] {
+            agrees(cell);
+        }
+        assert_eq!(decimal(b"95.0,", 0), Some((95.0, 4)));
+        assert_eq!(decimal(b"1.,", 0), None);
+        assert_eq!(decimal(b".5,", 0), None);
+        assert_eq!(decimal(b"99999999999999999999,", 0), None);
+    }
+
+    proptest! {
+        #[test]
+        fn random_decimals_agree_with_the_general_parser(
+            int in "[0-9]{1,4}|[0-9]{5,20}",
+            frac in proptest::option::of("[0-9]{0,3}|[0-9]{4,22}"),
+            exp in proptest::option::of(-30i32..30),
+        ) {
+            let mut cell = int;
+            if let Some(f) = frac {
+                cell.push('.');
+                cell.push_str(&f);
+            }
+            if let Some(e) = exp {
+                cell.push_str(&format!("e{e}"));
+            }
+            agrees(&cell);
+        }
+
+        #[test]
+        fn random_times_agree_with_the_general_parser(
+            y in 1900u32..2100, mo in 0u32..14, d in 0u32..33, h in 0u32..26, mi in 0u32..61, s in 0u32..62,
+            sep in prop::sample::select(vec!["T", "t", " ", "_"]),
+            frac in proptest::option::of("[0-9]{0,21}"),
+            zone in prop::sample::select(vec!["", "Z", "z", "+02:00", "-05:30", "+24:00", "+0200", "+01", " UTC", "Zx"]),
+            offset_s in prop::sample::select(vec![0i64, 3600, -19_800]),
+        ) {
+            let mut cell = format!("{y:04}-{mo:02}-{d:02}{sep}{h:02}:{mi:02}:{s:02}");
+            if let Some(f) = frac {
+                cell.push('.');
+                cell.push_str(&f);
+            }
+            cell.push_str(zone);
+            let line = format!("{cell}\n");
+            let mut rows = FastRows::new(0, std::iter::empty(), Resolved::Datetime, offset_s).unwrap();
+            // Twice: the second read takes the date from the cache.
+            for _ in 0..2 {
+                if let Some(row) = rows.read(line.as_bytes()) {
+                    prop_assert_eq!(row.time_cell, (0, cell.len()));
+                    prop_assert_eq!(Ok(row.t), parse_datetime(cell.as_bytes(), offset_s), "{}", cell);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn rows_follow_the_layout_and_decline_what_they_cannot_read() {
+        let mut rows = FastRows::new(1, [3, 4].into_iter(), Resolved::Epoch(1_000_000), 0).unwrap();
+        let row = rows.read(b"x y,1700000000,host,2.5,40,more,x\nnext").unwrap();
+        assert_eq!((row.t, row.time_cell, row.len), (1_700_000_000_000_000, (4, 14), 34));
+        assert_eq!((rows.values[3], rows.values[4]), (2.5, 40.0));
+        assert_eq!(rows.read(b"x,1700000000,h,2.5,40\r\n").map(|r| r.len), Some(23));
+        for declined in [
+            &b"x,1700000000,h,2.5,40"[..],
+            b"x,1700000000,h,2.5,40\r",
+            b"x,1700000000,h,2.5,40,\"a\"\n",
+            b"x,1700000000,h,2.5\n",
+            b"\"x\",1700000000,h,2.5,40\n",
+            b"x,1700000000,h, 2.5,40\n",
+            b"x,1700000000,h,2.5,4e1\n",
+            b"x,-1700000000,h,2.5,40\n",
+            b"\n",
+        ] {
+            assert!(rows.read(declined).is_none(), "{}", String::from_utf8_lossy(declined));
+        }
+        assert!(FastRows::new(1, [1].into_iter(), Resolved::Datetime, 0).is_none());
+        assert!(FastRows::new(0, [MAX_FIELDS].into_iter(), Resolved::Datetime, 0).is_none());
+    }
+}
