@@ -168,11 +168,12 @@ fn simulate_and_write(
     let mut explain = report::explain::ExplainWriter::new(false);
     report::transitions_header(&mut transitions, false).map_err(|e| transitions.error(e))?;
     // A scripted run's calls.csv (28 MB for a week) is written on another thread as the run
-    // hands out its answered calls.
+    // hands out its answered calls; the run waits when the writer is two pieces behind, so a
+    // writer short of processor time never makes the pieces pile up in memory.
     let scripted = matches!(scenario.source, Source::Script { .. });
     let calls_file = scripted.then(|| out.stream(output::CALLS_CSV)).transpose()?;
     let (result, calls_file) = std::thread::scope(|s| {
-        let (send, received) = std::sync::mpsc::channel::<Vec<CallRecord>>();
+        let (send, received) = std::sync::mpsc::sync_channel::<Vec<CallRecord>>(2);
         let writer = calls_file.map(|file| s.spawn(move || write_calls(file, received)));
         let result = sim::run_fleet_streaming(
             scenario,

@@ -89,6 +89,20 @@ pub fn auto_bin(span: Dur) -> Dur {
 mod tests {
     use super::*;
 
+    /// `preset` run on `workload` at once, with a timeline of minutes: its policy, the options
+    /// and the result.
+    fn whole_run(
+        scenario: &Scenario,
+        workload: &Workload,
+        preset: &str,
+        explain: bool,
+    ) -> (PolicyConfig, RunOptions, RunResult) {
+        let policy = crate::policy::PolicySpec::new(preset).resolve().unwrap();
+        let opts = RunOptions { timeline_bin: Some(Dur::from_secs(60)), explain };
+        let whole = run_fleet(scenario, workload, std::slice::from_ref(&policy), &opts);
+        (policy, opts, whole)
+    }
+
     #[test]
     fn a_streamed_run_hands_out_every_transition_with_its_evidence_and_keeps_none() {
         // circuit-gate trips on 1 % errors every half minute or so: hundreds of transitions
@@ -98,10 +112,8 @@ mod tests {
                     [[incidents]]\nkind = \"outage\"\nstart = \"10m\"\nduration = \"5m\"\n";
         let scenario = Scenario::parse(std::path::Path::new("t.toml"), text).unwrap();
         let workload = Workload::build(&scenario, 1, 0).unwrap();
-        let policy = crate::policy::PolicySpec::new("circuit-gate").resolve().unwrap();
+        let (policy, opts, whole) = whole_run(&scenario, &workload, "circuit-gate", true);
         let policies = std::slice::from_ref(&policy);
-        let opts = RunOptions { timeline_bin: Some(Dur::from_secs(60)), explain: true };
-        let whole = run_fleet(&scenario, &workload, policies, &opts);
         let mut seen = Vec::new();
         let streamed = run_fleet_streaming(
             &scenario,
@@ -160,10 +172,8 @@ mod tests {
         let scenario = Scenario::from_script(&path).unwrap();
         let workload = Workload::build(&scenario, 1, 0).unwrap();
         for preset in ["circuit-gate", "cockatiel-consecutive"] {
-            let policy = crate::policy::PolicySpec::new(preset).resolve().unwrap();
+            let (policy, opts, whole) = whole_run(&scenario, &workload, preset, false);
             let policies = std::slice::from_ref(&policy);
-            let opts = RunOptions { timeline_bin: Some(Dur::from_secs(60)), explain: false };
-            let whole = run_fleet(&scenario, &workload, policies, &opts);
             assert_eq!((whole.record.calls.len(), whole.record.calls_from), (150_000, 0));
             let mut pieces = Vec::new();
             let streamed = run_fleet_streaming(
