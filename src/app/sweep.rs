@@ -12,7 +12,7 @@ use crate::sweep::SweepError;
 use crate::sweep::constraint::Constraint;
 use crate::sweep::grid::Configuration;
 use crate::sweep::objective::Objective;
-use crate::sweep::output::{objective_toml, pareto_csv, pareto_rows, write_runs, write_summary};
+use crate::sweep::output::{objective_toml, write_pareto, write_runs, write_summary};
 use crate::sweep::recommend::{Recommendation, best_per_scenario, num, recommend_from};
 use crate::sweep::review::{self, BaselineReview, Review};
 use crate::sweep::runner::{
@@ -155,7 +155,6 @@ pub(super) fn finish(
     let summary = table.summarize(&bound);
     let recommendation = recommend_from(&table, &summary, objective, constraints, &validate_policy)
         .map_err(InputError::from)?;
-    let pareto = pareto_rows(&table, &summary, fronts);
     let review = Review::build(&review::Inputs {
         table: &table,
         summary: &summary,
@@ -177,8 +176,11 @@ pub(super) fn finish(
     out.write_with(output::RUNS_CSV, |w| {
         write_runs(&table, &bound, w).map(drop).map_err(|e| runs_error(e, &runs))
     })?;
+    let pareto = dir.join(output::PARETO_CSV);
+    out.write_with(output::PARETO_CSV, |w| {
+        write_pareto(&table, &summary, fronts, w).map(drop).map_err(|e| runs_error(e, &pareto))
+    })?;
     out.write_all(&[
-        (output::PARETO_CSV, pareto_csv(&table, &pareto, fronts).map_err(InputError::from)?),
         (output::OBJECTIVE_TOML, objective_toml(objective, constraints).into_bytes()),
         (output::RECOMMENDATION_TXT, recommendation.render().into_bytes()),
         (output::REVIEW_TOML, review.to_toml().map_err(InputError::from)?.into_bytes()),

@@ -24,7 +24,7 @@ pub const INPUTS_FILE: &str = "inputs.toml";
 /// Most summary rows in report.md (a pull request comment must stay short); the HTML page
 /// shows up to [`HTML_MAX_ROWS`].
 pub const MD_MAX_ROWS: usize = 30;
-/// Most summary rows in report.html.
+/// Most summary rows in report.html, and most Pareto rows in either page.
 pub const HTML_MAX_ROWS: usize = 2000;
 
 /// Inputs up to this many bytes are embedded (in inputs.toml and both pages); a larger one, a
@@ -214,6 +214,8 @@ struct TextTable {
     highlight: Option<usize>,
     /// Rows left out.
     omitted: usize,
+    /// Where the rows left out are, and which were kept: the end of "N more rows in …".
+    omitted_note: &'static str,
     /// Per column, true for text (left-aligned), false for numbers.
     left: Vec<bool>,
 }
@@ -292,7 +294,7 @@ fn summary_table(s: &Summary, recommended: Option<&str>, max: usize) -> TextTabl
         })
         .collect();
     let left = (0..headings.len()).map(|i| i < 2).collect();
-    TextTable { headings, rows, highlight, omitted, left }
+    TextTable { headings, rows, highlight, omitted, omitted_note: SUMMARY_OMITTED, left }
 }
 
 /// The charts in the order the report shows them: timeline, comparison, Pareto, heatmaps by
@@ -439,13 +441,17 @@ fn view<'a>(c: &'a Contents, charts: &'a [Chart], inputs: &ReportInputs, dir: &P
     }
 }
 
+/// Where the summary table's rows left out are.
+const SUMMARY_OMITTED: &str = "more rows in summary.csv (lowest cost shown)";
+
 /// pareto.csv as a text table (every column but the configuration id), the recommended
-/// configuration's rows highlighted (the first of them).
-fn pareto_table(t: &Table, recommended: Option<&str>) -> TextTable {
+/// configuration's rows highlighted (the first of them). Beyond `max` rows (a sweep of many
+/// configurations with many ties on a front), the first `max` are shown and the rest counted.
+fn pareto_table(t: &Table, recommended: Option<&str>, max: usize) -> TextTable {
     let cols: Vec<usize> = (0..t.headers.len()).filter(|&c| t.headers[c] != "config_id").collect();
     let policy = t.col("policy");
     let mut highlight = None;
-    let rows = (0..t.len())
+    let rows = (0..t.len().min(max))
         .map(|r| {
             if highlight.is_none() && recommended.is_some() && policy.map(|p| t.str(r, p)) == recommended {
                 highlight = Some(r);
@@ -460,7 +466,15 @@ fn pareto_table(t: &Table, recommended: Option<&str>) -> TextTable {
         .collect();
     let headings: Vec<String> = cols.iter().map(|&c| t.headers[c].clone()).collect();
     let left = headings.iter().map(|h| h != "cost" && !h.starts_with("value_")).collect();
-    TextTable { headings, rows, highlight, omitted: 0, left }
+    let omitted = t.len().saturating_sub(max);
+    TextTable {
+        headings,
+        rows,
+        highlight,
+        omitted,
+        omitted_note: "more rows in pareto.csv (the first shown)",
+        left,
+    }
 }
 
 /// The page's style. Narrow screens (420 px) work: tables scroll sideways in their own box,
@@ -496,11 +510,7 @@ fn html_table(out: &mut String, t: &TextTable) {
     }
     out.push_str("</tbody></table></div>\n");
     if t.omitted > 0 {
-        let _ = writeln!(
-            out,
-            "<p class=\"meta\">{} more rows in summary.csv (lowest cost shown).</p>",
-            t.omitted
-        );
+        let _ = writeln!(out, "<p class=\"meta\">{} {}.</p>", t.omitted, t.omitted_note);
     }
 }
 
@@ -522,7 +532,7 @@ fn md_table(out: &mut String, t: &TextTable) {
         let _ = writeln!(out, "| {} |", cells.join(" | "));
     }
     if t.omitted > 0 {
-        let _ = writeln!(out, "\n_{} more rows in summary.csv (lowest cost shown)._", t.omitted);
+        let _ = writeln!(out, "\n_{} {}._", t.omitted, t.omitted_note);
     }
 }
 
@@ -574,7 +584,14 @@ fn decision_table(r: &Review) -> TextTable {
     for i in [0, 1, 6] {
         left[i] = true;
     }
-    TextTable { headings: headings.map(String::from).to_vec(), rows, highlight, omitted: 0, left }
+    TextTable {
+        headings: headings.map(String::from).to_vec(),
+        rows,
+        highlight,
+        omitted: 0,
+        omitted_note: "",
+        left,
+    }
 }
 
 /// The paired differences of each alternative against the baseline, one row per metric.
@@ -601,7 +618,7 @@ fn differences_table(b: &BaselineReview) -> TextTable {
         .collect();
     let mut left = vec![false; headings.len()];
     left[0] = true;
-    TextTable { headings, rows, highlight: None, omitted: 0, left }
+    TextTable { headings, rows, highlight: None, omitted: 0, omitted_note: "", left }
 }
 
 const DIFFERENCES_NOTE: &str = "Paired by replicate (every configuration saw the same request streams): the \
@@ -898,7 +915,7 @@ fn render_html(c: &View, inputs: &ReportInputs) -> String {
             "<details id=\"pareto\"><summary>Pareto fronts ({} rows)</summary>\n<p class=\"meta\">{PARETO_NOTE}</p>",
             p.len()
         );
-        html_table(&mut h, &pareto_table(p, c.recommended));
+        html_table(&mut h, &pareto_table(p, c.recommended, HTML_MAX_ROWS));
         h.push_str("</details>\n");
     }
     h.push_str("<h2 id=\"reproduce\">Reproduce</h2>\n<ul>\n");
@@ -987,7 +1004,7 @@ fn render_md(c: &View, inputs: &ReportInputs) -> String {
     if let Some(p) = &c.pareto {
         let _ =
             writeln!(m, "<details><summary>Pareto fronts ({} rows)</summary>\n\n{PARETO_NOTE}\n", p.len());
-        md_table(&mut m, &pareto_table(p, c.recommended));
+        md_table(&mut m, &pareto_table(p, c.recommended, HTML_MAX_ROWS));
         m.push_str("\n</details>\n\n");
     }
     m.push_str("## Reproduce\n\n");
@@ -1028,6 +1045,23 @@ pub fn render_report(c: &Contents, charts: &[Chart], inputs: &ReportInputs, dir:
 mod tests {
     use super::*;
     use crate::report::charts::fixtures;
+
+    #[test]
+    fn a_long_pareto_table_is_cut_and_says_how_many_more_rows_pareto_csv_has() {
+        let mut text = String::from("front,scenario,config_id,policy,cost,metric_1,value_1\n");
+        for i in 0..5 {
+            text.push_str(&format!("a vs b,s,{i},c{i},{i}.5,a,{i}\n"));
+        }
+        let t = Table::from_reader(Path::new("pareto.csv"), text.as_bytes()).unwrap();
+        let cut = pareto_table(&t, Some("c3"), 2);
+        assert_eq!((cut.rows.len(), cut.omitted, cut.highlight), (2, 3, None));
+        assert_eq!(cut.rows[1][2], "c1");
+        let mut html = String::new();
+        html_table(&mut html, &cut);
+        assert!(html.contains("3 more rows in pareto.csv (the first shown)."), "{html}");
+        let whole = pareto_table(&t, Some("c3"), 5);
+        assert_eq!((whole.rows.len(), whole.omitted, whole.highlight), (5, 0, Some(3)));
+    }
 
     /// The charts and the two pages of the folder `dir`, with [`inputs`].
     fn page(dir: &Path) -> (Vec<Chart>, String, String) {

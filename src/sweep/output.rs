@@ -24,14 +24,6 @@ fn cell(v: Option<f64>) -> String {
     v.map(crate::report::format_float).unwrap_or_default()
 }
 
-fn finish(w: csv::Writer<Vec<u8>>) -> Result<Vec<u8>, SweepError> {
-    w.into_inner().map_err(|e| SweepError::Invalid(format!("could not format CSV: {e}")))
-}
-
-fn csv_err(e: csv::Error) -> SweepError {
-    SweepError::Invalid(format!("could not format CSV: {e}"))
-}
-
 /// Writes runs.csv one row at a time to any writer, so a shard streams its rows to the file as
 /// they are computed and a merge streams the merged table, holding no file in memory.
 pub struct RunsWriter<W: std::io::Write> {
@@ -54,6 +46,10 @@ fn runs_err(e: csv::Error) -> SweepError {
 
 fn summary_err(e: csv::Error) -> SweepError {
     write_err("summary.csv", e)
+}
+
+fn pareto_err(e: csv::Error) -> SweepError {
+    write_err("pareto.csv", e)
 }
 
 impl<W: std::io::Write> RunsWriter<W> {
@@ -220,8 +216,23 @@ pub struct ParetoRow {
 /// scenarios where it has a value, e.g. detection delay over the scenarios with incidents).
 /// Each front is kept as configurations are offered ([`Front`]), so no list of every
 /// configuration's point is held.
+#[cfg(test)]
 pub fn pareto_rows(table: &ResultTable, summary: &Summary, fronts: &[Vec<String>]) -> Vec<ParetoRow> {
     let mut rows = Vec::new();
+    let _ = each_pareto_row(table, summary, fronts, &mut |r| {
+        rows.push(r);
+        Ok(())
+    });
+    rows
+}
+
+/// [`pareto_rows`] handed to `sink` one at a time, in the same order (none held).
+fn each_pareto_row(
+    table: &ResultTable,
+    summary: &Summary,
+    fronts: &[Vec<String>],
+    sink: &mut dyn FnMut(ParetoRow) -> Result<(), SweepError>,
+) -> Result<(), SweepError> {
     for metrics in fronts {
         let Some(cols) = metrics.iter().map(|m| table.column(m)).collect::<Option<Vec<usize>>>() else {
             continue;
@@ -248,17 +259,17 @@ pub fn pareto_rows(table: &ResultTable, summary: &Summary, fronts: &[Vec<String>
                 } else {
                     summary.get(s, i).and_then(|x| x.cost.mean).unwrap_or(0.0)
                 };
-                rows.push(ParetoRow {
+                sink(ParetoRow {
                     front: name.clone(),
                     scenario: if s == n_s { "all".into() } else { table.scenarios[s].clone() },
                     config: i,
                     cost,
                     values,
-                });
+                })?;
             }
         }
     }
-    rows
+    Ok(())
 }
 
 /// Configuration `c` over the `n_s` scenarios: each of metrics `cols` averaged over the
@@ -283,20 +294,51 @@ fn overall(summary: &Summary, n_s: usize, c: usize, cols: &[usize]) -> (Vec<Opti
 
 /// pareto.csv: `front,scenario,config_id,policy,cost,metric_1,value_1,...` (as many metric
 /// pairs as the widest front).
+#[cfg(test)]
 pub fn pareto_csv(
     table: &ResultTable,
     rows: &[ParetoRow],
     fronts: &[Vec<String>],
 ) -> Result<Vec<u8>, SweepError> {
-    let width = fronts.iter().map(Vec::len).max().unwrap_or(2);
-    let mut w = csv::Writer::from_writer(Vec::new());
-    let mut header: Vec<String> =
-        ["front", "scenario", "config_id", "policy", "cost"].iter().map(|s| s.to_string()).collect();
-    for i in 1..=width {
-        header.extend([format!("metric_{i}"), format!("value_{i}")]);
-    }
-    w.write_record(&header).map_err(csv_err)?;
+    let mut w = ParetoWriter::new(Vec::new(), fronts)?;
     for r in rows {
+        w.row(table, r)?;
+    }
+    w.0.into_inner().map_err(|e| SweepError::Invalid(format!("could not format CSV: {e}")))
+}
+
+/// [`pareto_csv`] of the fronts of `summary`, computed and streamed to `out` row by row (no
+/// row list, no file held whole).
+pub fn write_pareto<W: std::io::Write>(
+    table: &ResultTable,
+    summary: &Summary,
+    fronts: &[Vec<String>],
+    out: W,
+) -> Result<W, SweepError> {
+    let mut w = ParetoWriter::new(out, fronts)?;
+    each_pareto_row(table, summary, fronts, &mut |r| w.row(table, &r))?;
+    w.0.into_inner().map_err(|e| SweepError::Io { file: "pareto.csv".into(), source: e.into_error() })
+}
+
+/// Writes pareto.csv's rows: the CSV writer and the number of metric pairs.
+struct ParetoWriter<W: std::io::Write>(csv::Writer<W>, usize);
+
+impl<W: std::io::Write> ParetoWriter<W> {
+    /// Starts the file with its header.
+    fn new(out: W, fronts: &[Vec<String>]) -> Result<ParetoWriter<W>, SweepError> {
+        let width = fronts.iter().map(Vec::len).max().unwrap_or(2);
+        let mut w = csv::Writer::from_writer(out);
+        let mut header: Vec<String> =
+            ["front", "scenario", "config_id", "policy", "cost"].iter().map(|s| s.to_string()).collect();
+        for i in 1..=width {
+            header.extend([format!("metric_{i}"), format!("value_{i}")]);
+        }
+        w.write_record(&header).map_err(pareto_err)?;
+        Ok(ParetoWriter(w, width))
+    }
+
+    /// One configuration on one front.
+    fn row(&mut self, table: &ResultTable, r: &ParetoRow) -> Result<(), SweepError> {
         let info = &table.configs[r.config];
         let mut row = vec![
             r.front.clone(),
@@ -306,13 +348,12 @@ pub fn pareto_csv(
             cell(Some(r.cost)),
         ];
         let names: Vec<&str> = r.front.split(" vs ").collect();
-        for i in 0..width {
+        for i in 0..self.1 {
             row.push(names.get(i).map(|s| s.to_string()).unwrap_or_default());
             row.push(cell(r.values.get(i).copied()));
         }
-        w.write_record(&row).map_err(csv_err)?;
+        self.0.write_record(&row).map_err(pareto_err)
     }
-    finish(w)
 }
 
 /// objective.toml: the objective and constraints a sweep used, for `recommend DIR`.

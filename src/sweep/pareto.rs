@@ -127,6 +127,41 @@ mod tests {
     }
 
     #[test]
+    fn a_front_holds_only_its_points_and_agrees_with_every_pair_compared() {
+        // 10,000 points on a coarse grid, many tied, some incomplete.
+        let points: Vec<Vec<Option<f64>>> = (0..10_000u64)
+            .map(|i| {
+                let h = i.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 40;
+                let x = (h % 97) as f64;
+                let y = ((h / 97) % 89) as f64;
+                vec![(i % 101 != 0).then_some(x), Some(y)]
+            })
+            .collect();
+        let dirs = [Minimise, Maximise];
+        let mut f = Front::new(&dirs);
+        let mut most = 0;
+        for (i, p) in points.iter().enumerate() {
+            f.offer(i, p);
+            most = most.max(f.points.len());
+        }
+        // What it holds is the front so far, never the points offered.
+        assert!(most < 200, "{most}");
+        let got: Vec<usize> = f.finish().into_iter().map(|(i, _)| i).collect();
+        let complete: Vec<(usize, Vec<f64>)> = points
+            .iter()
+            .enumerate()
+            .filter_map(|(i, p)| p.iter().copied().collect::<Option<Vec<f64>>>().map(|v| (i, v)))
+            .collect();
+        let brute: Vec<usize> = complete
+            .iter()
+            .filter(|(_, p)| !complete.iter().any(|(_, q)| dominates(q, p, &dirs)))
+            .map(|(i, _)| *i)
+            .collect();
+        assert_eq!(got, brute);
+        assert!(!got.is_empty());
+    }
+
+    #[test]
     fn single_point_and_empty_table() {
         assert_eq!(front(&pts(&[(Some(1.0), Some(1.0))]), &[Minimise, Minimise]), vec![0]);
         assert!(front(&[], &[Minimise]).is_empty());
