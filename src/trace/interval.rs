@@ -95,8 +95,9 @@ pub struct IntervalTrace {
     gap_policy: GapPolicy,
     step: Dur,
     horizon: SimTime,
-    healthy: Interval,
-    healthy_rate_per_us: f64,
+    /// What answers in a gap read as healthy, and the arrival rate there (per µs): built only
+    /// under that policy, when the trace has gaps.
+    healthy: Option<(Interval, f64)>,
     has_counts: bool,
     offset_s: i64,
     /// What the import did (the loader adds what it knows: format, span).
@@ -645,8 +646,6 @@ impl IntervalTrace {
         let mut fits = FitCache::new(tail);
         let mut intervals = Vec::with_capacity(rows.len());
         let mut gaps = Vec::new();
-        // Each logged percentile and each interval's request rate, as keys for the medians.
-        let mut keys: [Vec<i64>; 5] = std::array::from_fn(|_| Vec::with_capacity(rows.len()));
         for (i, raw) in rows.iter().enumerate() {
             let start = to_sim(raw.t, epoch);
             let next = rows.get(i + 1).map(|r| (to_sim(r.t, epoch), r.line));
@@ -670,14 +669,6 @@ impl IntervalTrace {
             }
             let (fit, repaired) = fits.fit(&raw.logged);
             report.repaired_intervals += u64::from(repaired);
-            for (k, x) in raw.logged.iter().enumerate() {
-                if !x.is_nan() {
-                    keys[k].push(order_key(*x));
-                }
-            }
-            if let Some(c) = raw.count {
-                keys[4].push(order_key(c as f64 / (logged_end - start).0.max(1) as f64));
-            }
             intervals.push(Interval {
                 start,
                 logged_end,
@@ -690,10 +681,40 @@ impl IntervalTrace {
         }
         report.gaps = gaps.len() as u64;
         let horizon = intervals.last().map_or(SimTime::ZERO, |iv| iv.logged_end);
-        // The healthy model: no errors, each percentile the median of its logged values.
-        let mut median = |k: usize| upper_median(&mut keys[k]).map(|m| f64::from_bits(order_key_inverse(m)));
-        let logged: [f64; 4] = std::array::from_fn(|k| median(k).unwrap_or(f64::NAN));
-        let healthy_rate_per_us = median(4).unwrap_or(0.0);
+        let healthy = (opts.gaps == GapPolicy::Healthy && !gaps.is_empty())
+            .then(|| IntervalTrace::healthy(&intervals, horizon, tail));
+        let has_counts = intervals.iter().all(|iv| iv.count.is_some());
+        Ok(IntervalTrace {
+            intervals,
+            gaps,
+            gap_policy: opts.gaps,
+            step,
+            horizon,
+            healthy,
+            has_counts,
+            offset_s,
+            report,
+        })
+    }
+
+    /// The healthy model: no errors, each percentile the median of its logged values, arrivals
+    /// at the median rate of the intervals with counts.
+    fn healthy(intervals: &[Interval], horizon: SimTime, tail: f64) -> (Interval, f64) {
+        let mut keys = Vec::with_capacity(intervals.len());
+        let mut median = |values: &mut dyn Iterator<Item = f64>| {
+            keys.clear();
+            keys.extend(values.map(order_key));
+            upper_median(&mut keys).map(|m| f64::from_bits(order_key_inverse(m)))
+        };
+        let logged: [f64; 4] = std::array::from_fn(|k| {
+            median(&mut intervals.iter().filter_map(|iv| iv.percentile_us(k))).unwrap_or(f64::NAN)
+        });
+        let rate_per_us = median(
+            &mut intervals
+                .iter()
+                .filter_map(|iv| iv.count.map(|c| c as f64 / (iv.logged_end - iv.start).0.max(1) as f64)),
+        )
+        .unwrap_or(0.0);
         let healthy = Interval {
             start: SimTime::ZERO,
             logged_end: horizon,
@@ -703,27 +724,18 @@ impl IntervalTrace {
             logged,
             fit: Fit::new(&logged, tail).0,
         };
-        let has_counts = intervals.iter().all(|iv| iv.count.is_some());
-        Ok(IntervalTrace {
-            intervals,
-            gaps,
-            gap_policy: opts.gaps,
-            step,
-            horizon,
-            healthy,
-            healthy_rate_per_us,
-            has_counts,
-            offset_s,
-            report,
-        })
+        (healthy, rate_per_us)
     }
 
     /// The interval answering for time `at` (the last one past the horizon).
     pub fn interval_at(&self, at: SimTime) -> &Interval {
         let i = self.intervals.partition_point(|iv| iv.start <= at).saturating_sub(1);
         let iv = &self.intervals[i];
-        if at >= iv.end && at < self.horizon && self.gap_policy == GapPolicy::Healthy {
-            &self.healthy
+        if at >= iv.end
+            && at < self.horizon
+            && let Some((healthy, _)) = &self.healthy
+        {
+            healthy
         } else {
             iv
         }
@@ -782,7 +794,7 @@ impl IntervalTrace {
         let in_gap = self.gaps.binary_search_by_key(&iv.logged_end, |g| g.start).is_ok();
         let rate = match (in_gap, self.gap_policy) {
             (true, GapPolicy::Missing) => 0.0,
-            (true, GapPolicy::Healthy) => self.healthy_rate_per_us,
+            (true, GapPolicy::Healthy) => self.healthy.as_ref().map_or(0.0, |h| h.1),
             _ => iv.count.unwrap_or(0) as f64 / (iv.logged_end - iv.start).0.max(1) as f64,
         };
         Some((rate, (next - iv.logged_end).0))

@@ -106,35 +106,39 @@ impl Fit {
 
 /// [`Fit::new`] remembered for recently seen percentile sets: traces repeat the same logged
 /// values often (rounded latencies, quiet hours), and a hit costs a hash of the four values'
-/// bits instead of four logarithms. Direct-mapped: a set's slot is a hash of its bits, and the
-/// last set fitted there stays.
+/// bits instead of four logarithms. Two-way set-associative: a set's pair of slots comes from a
+/// hash of its bits; a new set takes the first slot and moves the one there to the second.
 pub struct FitCache {
     tail_sigma: f64,
     slots: Vec<Option<([u64; 4], Fit, bool)>>,
 }
 
 impl FitCache {
-    const SLOTS_LOG2: u32 = 8;
+    const PAIRS_LOG2: u32 = 8;
 
     /// An empty cache for fits with this tail spread.
     pub fn new(tail_sigma: f64) -> FitCache {
-        FitCache { tail_sigma, slots: vec![None; 1 << Self::SLOTS_LOG2] }
+        FitCache { tail_sigma, slots: vec![None; 2 << Self::PAIRS_LOG2] }
     }
 
     /// What [`Fit::new`] gives for `micros` (bit-identical: the same call, made once per set).
     #[inline]
     pub fn fit(&mut self, micros: &[f64; 4]) -> (Fit, bool) {
         let key = micros.map(f64::to_bits);
-        let mixed = key[0] ^ key[1].rotate_left(16) ^ key[2].rotate_left(32) ^ key[3].rotate_left(48);
-        let slot = (mixed.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - Self::SLOTS_LOG2)) as usize;
-        match &self.slots[slot] {
-            Some((k, fit, repaired)) if *k == key => (*fit, *repaired),
-            _ => {
-                let (fit, repaired) = Fit::new(micros, self.tail_sigma);
-                self.slots[slot] = Some((key, fit, repaired));
-                (fit, repaired)
+        // Logged values differ mostly in their high mantissa bits: fold every half onto the low
+        // one, then take the multiplied word's top bits.
+        let mixed = key.iter().fold(0u64, |h, k| (h ^ k ^ (k >> 32)).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        let first = 2 * (mixed >> (64 - Self::PAIRS_LOG2)) as usize;
+        for slot in first..first + 2 {
+            if let Some((k, fit, repaired)) = &self.slots[slot]
+                && *k == key
+            {
+                return (*fit, *repaired);
             }
         }
+        let (fit, repaired) = Fit::new(micros, self.tail_sigma);
+        self.slots[first + 1] = self.slots[first].replace((key, fit, repaired));
+        (fit, repaired)
     }
 }
 
