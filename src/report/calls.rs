@@ -98,23 +98,36 @@ fn push_row(out: &mut Vec<u8>, row: u64, c: &CallRecord) {
 fn push_u64(out: &mut Vec<u8>, n: u64) {
     const E8: u64 = 100_000_000;
     if n < E8 {
-        let digits = (n | 1).ilog10() as usize + 1;
-        out.extend_from_slice(&eight_digits(n)[8 - digits..]);
+        push_leading(out, n);
     } else if n < E8 * E8 {
-        let (high, low) = (n / E8, n % E8);
-        let digits = (high | 1).ilog10() as usize + 1;
-        out.extend_from_slice(&eight_digits(high)[8 - digits..]);
-        out.extend_from_slice(&eight_digits(low));
+        push_leading(out, n / E8);
+        out.extend_from_slice(&(eight_digits(n % E8) + ASCII_ZEROS).to_le_bytes());
     } else {
         out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
     }
 }
 
-/// The eight decimal digits of `n` (below 10^8, with leading zeros) as ASCII, computed in one
-/// 64-bit word: split into two halves of four digits, each into two pairs, each pair into its
-/// two digits, by multiplying with the reciprocals of 10,000, 100 and 10 in every lane at once.
+/// `'0'` in each byte of a word.
+const ASCII_ZEROS: u64 = 0x3030_3030_3030_3030;
+
+/// Appends `n` (below 10^8) without leading zeros: its digits are shifted to the word's first
+/// bytes and the eight bytes written, then the zeros' places dropped (no search, no copy of a
+/// variable length).
 #[inline]
-fn eight_digits(n: u64) -> [u8; 8] {
+fn push_leading(out: &mut Vec<u8>, n: u64) {
+    let digits = eight_digits(n);
+    // Leading zero digits are the word's first bytes that are 0 (one digit kept for n = 0).
+    let zeros = (digits.trailing_zeros() / 8).min(7) as usize;
+    out.extend_from_slice(&((digits + ASCII_ZEROS) >> (8 * zeros)).to_le_bytes());
+    out.truncate(out.len() - zeros);
+}
+
+/// The eight decimal digits of `n` (below 10^8, with leading zeros), one in each byte of a word,
+/// the first in the lowest (add [`ASCII_ZEROS`] for text), computed in the word: split into two
+/// halves of four digits, each into two pairs, each pair into its two digits, by multiplying
+/// with the reciprocals of 10,000, 100 and 10 in every lane at once.
+#[inline]
+fn eight_digits(n: u64) -> u64 {
     // Lanes of 32 bits: the first four digits in the low one (the first byte printed).
     let halves = (n / 10_000) | ((n % 10_000) << 32);
     // x / 100 = x * 10486 >> 20 for x < 10,000 (each product stays in its lane).
@@ -122,8 +135,7 @@ fn eight_digits(n: u64) -> [u8; 8] {
     let pairs = hundreds | ((halves - hundreds * 100) << 16);
     // Lanes of 16 bits: x / 10 = x * 103 >> 10 for x < 100.
     let tens = ((pairs * 103) >> 10) & 0x000F_000F_000F_000F;
-    let digits = tens | ((pairs - tens * 10) << 8);
-    (digits + 0x3030_3030_3030_3030).to_le_bytes()
+    tens | ((pairs - tens * 10) << 8)
 }
 
 #[cfg(test)]
@@ -134,7 +146,7 @@ mod tests {
     #[test]
     fn eight_digits_and_every_length_match_the_standard_formatting() {
         for n in [0, 1, 9, 10, 99, 100, 1_234, 9_999, 10_000, 12_345_678, 99_999_999] {
-            assert_eq!(eight_digits(n), *format!("{n:08}").as_bytes(), "{n}");
+            assert_eq!((eight_digits(n) + ASCII_ZEROS).to_le_bytes(), *format!("{n:08}").as_bytes(), "{n}");
         }
         let mut x = 1u64;
         let mut out = Vec::new();
