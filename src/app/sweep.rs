@@ -86,7 +86,11 @@ pub(super) fn config_infos(configs: Vec<Configuration>) -> Result<Vec<ConfigInfo
         let grid = Grid(&configs);
         (0..configs.len()).map(|i| Ok(grid.resolve(i)?.label())).collect::<Result<_>>()?
     };
-    Ok(configs.into_iter().zip(labels).map(|(config, label)| ConfigInfo { config, label }).collect())
+    Ok(configs
+        .into_iter()
+        .zip(labels)
+        .map(|(config, label)| ConfigInfo { config: config.into(), label })
+        .collect())
 }
 
 /// `breakerlab sweep [FILE] [--threads N] [--out DIR] [--quiet]`: reads and validates the sweep

@@ -218,7 +218,7 @@ mod tests {
     }
 
     fn info(config: Configuration, label: String) -> crate::Result<ConfigInfo> {
-        Ok(ConfigInfo { label, config })
+        Ok(ConfigInfo { label, config: config.into() })
     }
 
     fn shards() -> Vec<(String, Manifest)> {

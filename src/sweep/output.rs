@@ -564,7 +564,7 @@ pub fn read_runs(text: &str, file: &str) -> Result<ResultTable, SweepError> {
     while let Some(p) = reader.next_run()? {
         let id = p.config.id;
         match configs.iter().find(|c| c.config.id == id) {
-            Some(known) if known.config != p.config || known.label != p.label => {
+            Some(known) if *known.config != p.config || known.label != p.label => {
                 return Err(SweepError::At {
                     file: file.to_string(),
                     line: p.line,
@@ -614,22 +614,22 @@ mod tests {
         let configs = vec![
             ConfigInfo {
                 label: "consecutive[failure_threshold=3,cooldown=30s]".into(),
-                config: Configuration {
+                config: std::sync::Arc::new(Configuration {
                     id: 0,
                     preset: "consecutive".into(),
                     overrides: vec![
                         ("failure_threshold".into(), toml::Value::Integer(3)),
                         ("cooldown".into(), toml::Value::String("30s".into())),
                     ],
-                },
+                }),
             },
             ConfigInfo {
                 label: "windowed[window=1m]".into(),
-                config: Configuration {
+                config: std::sync::Arc::new(Configuration {
                     id: 4,
                     preset: "windowed".into(),
                     overrides: vec![("window".into(), toml::Value::String("1m".into()))],
-                },
+                }),
             },
         ];
         let runs = vec![

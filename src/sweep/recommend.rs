@@ -21,6 +21,7 @@ use super::table::{ResultTable, Summary, SummaryCell};
 use crate::time::Dur;
 use crate::{Error, Result};
 use std::fmt::Write as _;
+use std::sync::Arc;
 
 /// A constraint broken by a configuration on a scenario.
 #[derive(Clone, Debug, PartialEq)]
@@ -37,7 +38,7 @@ pub struct Violation {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Candidate {
     /// The configuration.
-    pub config: Configuration,
+    pub config: Arc<Configuration>,
     /// Its label.
     pub label: String,
     /// Sum over scenarios of the mean cost.
@@ -192,7 +193,7 @@ pub fn recommend_from(
         .collect();
     binding.sort_by(|a, b| b.eliminated.cmp(&a.eliminated).then(a.constraint.cmp(&b.constraint)));
     let bounds = match ranking.first().filter(|c| c.eligible()) {
-        Some(chosen) => bound_notes(&chosen.config, table.configs.iter().map(|c| &c.config), validate),
+        Some(chosen) => bound_notes(&chosen.config, table.configs.iter().map(|c| &*c.config), validate),
         None => Vec::new(),
     };
     Ok(Recommendation {
@@ -630,6 +631,8 @@ mod tests {
         assert_eq!((second.label.as_str(), second.total_cost), ("consecutive[failure_threshold=6]", 75.0));
         let order: Vec<usize> = r.ranking.iter().map(|c| c.config.id).collect();
         assert_eq!(order, vec![1, 3, 0, 2]);
+        // The ranking shares each configuration with the table (no copy per configuration).
+        assert!(r.ranking.iter().all(|c| Arc::ptr_eq(&c.config, &t.configs[c.config.id].config)));
         let last = &r.ranking[3];
         assert_eq!(last.violations, vec![Violation { constraint: 0, scenario: 0, value: 0.5 }]);
         assert_eq!(r.binding, vec![Binding { constraint: 0, eliminated: 1 }]);

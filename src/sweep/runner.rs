@@ -140,7 +140,7 @@ pub fn validate_policy(preset: &str, overrides: &[(String, toml::Value)]) -> Res
 
 /// A configuration's table entry: its identity and the resolved policy's label.
 pub fn config_info(config: &Configuration, resolved: &PolicyConfig) -> ConfigInfo {
-    ConfigInfo { config: config.clone(), label: resolved.label() }
+    ConfigInfo { config: config.clone().into(), label: resolved.label() }
 }
 
 /// Every resolved parameter `(name, value)` of a configuration, for summary.csv: resolved again

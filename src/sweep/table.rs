@@ -7,6 +7,7 @@ use super::grid::Configuration;
 use super::objective::BoundObjective;
 use super::stats::{Stat, describe};
 use crate::{Error, Result};
+use std::sync::Arc;
 
 /// Metric values packed 8 bytes each (a value's bits, or a NaN tag for "no value") instead of
 /// 16 for an `Option<f64>`: a sweep holds one per cell and one per (scenario, configuration).
@@ -64,8 +65,9 @@ impl std::fmt::Debug for Values {
 /// A configuration as results carry it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ConfigInfo {
-    /// Identity, preset and overrides (its `id` is the grid position written to the CSVs).
-    pub config: Configuration,
+    /// Identity, preset and overrides (its `id` is the grid position written to the CSVs),
+    /// shared with the recommendation's ranking rather than copied.
+    pub config: Arc<Configuration>,
     /// The label shown in tables (the resolved policy's label when run, else the written one).
     /// Its resolved parameters are not kept: summary.csv asks for them row by row.
     pub label: String,
@@ -143,7 +145,7 @@ impl Summary {
 impl ConfigInfo {
     /// A configuration labelled from its preset and overrides, with no resolved parameters.
     pub fn new(config: Configuration) -> ConfigInfo {
-        ConfigInfo { label: config.label(), config }
+        ConfigInfo { label: config.label(), config: Arc::new(config) }
     }
 }
 
