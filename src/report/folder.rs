@@ -6,7 +6,7 @@
 use super::charts::ChartError;
 use super::charts::data::{self, LatencyHist, SINGLE_POLICY, Summary, Table};
 use super::charts::timeline::TimelineData;
-use super::page::{INPUTS_FILE, ReportInputs};
+use super::page::{HTML_MAX_ROWS, INPUTS_FILE, ReportInputs};
 use crate::sweep::SweepError;
 use crate::sweep::output::RunsReader;
 use crate::sweep::review::{REVIEW_TOML, Review};
@@ -33,6 +33,16 @@ pub type Reader<'f> = Box<dyn std::io::Read + 'f>;
 /// Rows of transitions.csv parsed at a time.
 const CHUNK_ROWS: usize = 4096;
 
+/// The first [`HTML_MAX_ROWS`] rows of pareto.csv as written, and how many it has: all the
+/// page's table shows (pareto.png is drawn from summary.csv).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ParetoRows {
+    /// The header and the first rows.
+    pub head: Table,
+    /// The file's number of data rows.
+    pub rows: usize,
+}
+
 /// What an output folder holds for its charts and page.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Contents {
@@ -40,10 +50,8 @@ pub struct Contents {
     pub timeline: Option<TimelineData>,
     /// summary.csv.
     pub summary: Option<Summary>,
-    /// pareto.csv.
-    pub pareto: Option<Summary>,
-    /// pareto.csv as written (its `front` and metric columns, for the page's folded table).
-    pub pareto_table: Option<Table>,
+    /// pareto.csv's first rows as written (for the page's folded table) and its row count.
+    pub pareto: Option<ParetoRows>,
     /// latency.csv.
     pub latency: Option<Vec<LatencyHist>>,
     /// The recommended configuration's label (recommended.txt).
@@ -155,12 +163,15 @@ impl Contents {
                 super::explain::marks(&rows, incidents, names)
             }
         };
-        let pareto_table = table("pareto.csv")?;
+        // Every row is checked as a summary row, only the first ones kept.
+        let pareto = get("pareto.csv")?
+            .map(|r| Table::head(&dir.join("pareto.csv"), r, HTML_MAX_ROWS, |t| data::summary(t).map(drop)))
+            .transpose()?
+            .map(|(head, rows)| ParetoRows { head, rows });
         Ok(Contents {
             timeline,
             summary,
-            pareto: pareto_table.as_ref().map(data::summary).transpose()?,
-            pareto_table,
+            pareto,
             latency: table("latency.csv")?.map(|t| data::latency(&t)).transpose()?,
             recommended: text("recommended.txt")?.and_then(|t| data::first_line(&t)),
             explanation: text("recommendation.txt")?.map(|t| t.trim_end().to_string()),

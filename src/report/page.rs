@@ -5,10 +5,10 @@
 //! run ([`ReportInputs`], kept beside them in inputs.toml so `breakerlab report DIR` can rebuild
 //! the page later).
 
-use super::charts::data::{Summary, SummaryRow, Table};
+use super::charts::data::{Summary, SummaryRow};
 use super::charts::style::{fmt_num, fmt_pct};
 use super::charts::{self, Chart, ChartError};
-use super::folder::Contents;
+use super::folder::{Contents, ParetoRows};
 use crate::scenario::{Scenario, Source};
 use crate::sweep::review::{BaselineReview, Difference, Review};
 use serde::{Deserialize, Serialize};
@@ -189,7 +189,7 @@ pub fn breaker_names(instances: u32, shared: bool, providers: &[String]) -> Vec<
 }
 
 /// Summary columns shown in the tables: (column, heading).
-const TABLE_METRICS: [(&str, &str); 13] = [
+pub(crate) const TABLE_METRICS: [(&str, &str); 13] = [
     ("false_opens", "false opens"),
     ("missed_incidents", "missed incidents"),
     ("detection_delay_mean_s", "detection delay mean (s)"),
@@ -416,7 +416,7 @@ struct View<'a> {
     title: String,
     review: Option<&'a Review>,
     summary: Option<&'a Summary>,
-    pareto: Option<&'a Table>,
+    pareto: Option<&'a ParetoRows>,
     recommended: Option<&'a str>,
     explanation: Option<&'a str>,
     charts: Vec<&'a Chart>,
@@ -433,7 +433,7 @@ fn view<'a>(c: &'a Contents, charts: &'a [Chart], inputs: &ReportInputs, dir: &P
         title,
         review: c.review.as_ref(),
         summary: c.summary.as_ref(),
-        pareto: c.pareto_table.as_ref(),
+        pareto: c.pareto.as_ref(),
         recommended: c.recommended.as_deref(),
         explanation: c.explanation.as_deref(),
         charts: chart_order(charts),
@@ -447,7 +447,8 @@ const SUMMARY_OMITTED: &str = "more rows in summary.csv (lowest cost shown)";
 /// pareto.csv as a text table (every column but the configuration id), the recommended
 /// configuration's rows highlighted (the first of them). Beyond `max` rows (a sweep of many
 /// configurations with many ties on a front), the first `max` are shown and the rest counted.
-fn pareto_table(t: &Table, recommended: Option<&str>, max: usize) -> TextTable {
+fn pareto_table(p: &ParetoRows, recommended: Option<&str>, max: usize) -> TextTable {
+    let t = &p.head;
     let cols: Vec<usize> = (0..t.headers.len()).filter(|&c| t.headers[c] != "config_id").collect();
     let policy = t.col("policy");
     let mut highlight = None;
@@ -466,7 +467,7 @@ fn pareto_table(t: &Table, recommended: Option<&str>, max: usize) -> TextTable {
         .collect();
     let headings: Vec<String> = cols.iter().map(|&c| t.headers[c].clone()).collect();
     let left = headings.iter().map(|h| h != "cost" && !h.starts_with("value_")).collect();
-    let omitted = t.len().saturating_sub(max);
+    let omitted = p.rows.saturating_sub(max.min(t.len()));
     TextTable {
         headings,
         rows,
@@ -913,7 +914,7 @@ fn render_html(c: &View, inputs: &ReportInputs) -> String {
         let _ = writeln!(
             h,
             "<details id=\"pareto\"><summary>Pareto fronts ({} rows)</summary>\n<p class=\"meta\">{PARETO_NOTE}</p>",
-            p.len()
+            p.rows
         );
         html_table(&mut h, &pareto_table(p, c.recommended, HTML_MAX_ROWS));
         h.push_str("</details>\n");
@@ -1002,8 +1003,7 @@ fn render_md(c: &View, inputs: &ReportInputs) -> String {
         m.push_str("\n</details>\n\n");
     }
     if let Some(p) = &c.pareto {
-        let _ =
-            writeln!(m, "<details><summary>Pareto fronts ({} rows)</summary>\n\n{PARETO_NOTE}\n", p.len());
+        let _ = writeln!(m, "<details><summary>Pareto fronts ({} rows)</summary>\n\n{PARETO_NOTE}\n", p.rows);
         md_table(&mut m, &pareto_table(p, c.recommended, HTML_MAX_ROWS));
         m.push_str("\n</details>\n\n");
     }
@@ -1044,6 +1044,7 @@ pub fn render_report(c: &Contents, charts: &[Chart], inputs: &ReportInputs, dir:
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::charts::data::Table;
     use crate::report::charts::fixtures;
 
     #[test]
@@ -1052,14 +1053,21 @@ mod tests {
         for i in 0..5 {
             text.push_str(&format!("a vs b,s,{i},c{i},{i}.5,a,{i}\n"));
         }
-        let t = Table::from_reader(Path::new("pareto.csv"), text.as_bytes()).unwrap();
-        let cut = pareto_table(&t, Some("c3"), 2);
+        let read = |max: usize| {
+            let (head, rows) =
+                Table::head(Path::new("pareto.csv"), text.as_bytes(), max, |_| Ok(())).unwrap();
+            ParetoRows { head, rows }
+        };
+        // Only the rows shown are kept, the others counted.
+        let p = read(2);
+        assert_eq!((p.head.len(), p.rows), (2, 5));
+        let cut = pareto_table(&p, Some("c3"), 2);
         assert_eq!((cut.rows.len(), cut.omitted, cut.highlight), (2, 3, None));
         assert_eq!(cut.rows[1][2], "c1");
         let mut html = String::new();
         html_table(&mut html, &cut);
         assert!(html.contains("3 more rows in pareto.csv (the first shown)."), "{html}");
-        let whole = pareto_table(&t, Some("c3"), 5);
+        let whole = pareto_table(&read(5), Some("c3"), 5);
         assert_eq!((whole.rows.len(), whole.omitted, whole.highlight), (5, 0, Some(3)));
     }
 

@@ -4,7 +4,9 @@
 //! Errors name the file, the line and the column.
 
 use super::ChartError;
+use super::comparison::COMPARISON_METRICS;
 use crate::policy::State;
+use crate::report::page::TABLE_METRICS;
 use crate::time::Dur;
 use crate::truth::Expect;
 use std::collections::HashMap;
@@ -65,6 +67,36 @@ impl Table {
             }
         }
         Ok(chunk)
+    }
+
+    /// Parses CSV text from `reader` keeping only its first `max` data rows, handing every
+    /// chunk of rows to `check` first; returns them and the file's number of data rows, so a
+    /// long file is read holding one chunk and the rows kept. `path` is used in errors only.
+    pub fn head<R: std::io::Read>(
+        path: &Path,
+        reader: R,
+        max: usize,
+        mut check: impl FnMut(&Table) -> Result<(), ChartError>,
+    ) -> Result<(Table, usize), ChartError> {
+        let mut kept: Option<Table> = None;
+        let mut total = 0;
+        let mut take = |t: &Table| -> Result<(), ChartError> {
+            check(t)?;
+            total += t.len();
+            let k = kept.get_or_insert_with(|| Table {
+                path: t.path.clone(),
+                headers: t.headers.clone(),
+                rows: Vec::new(),
+                lines: Vec::new(),
+            });
+            let n = max.saturating_sub(k.len()).min(t.len());
+            k.rows.extend_from_slice(&t.rows[..n]);
+            k.lines.extend_from_slice(&t.lines[..n]);
+            Ok(())
+        };
+        let rest = Table::chunks(path, reader, 1024, &mut take)?;
+        take(&rest)?;
+        Ok((kept.unwrap_or(rest), total))
     }
 
     /// Number of data rows.
@@ -356,12 +388,22 @@ pub struct Columns {
     params: Vec<String>,
 }
 
+/// Whether a chart or the page reads numeric column `h`: every metric, and the confidence
+/// half-width (`_ci95`) of those the tables and comparison.png show; never a spread (`_sd`).
+fn read_by_report(h: &str) -> bool {
+    let shown = |base: &str| {
+        TABLE_METRICS.iter().any(|m| m.0 == base) || COMPARISON_METRICS.iter().any(|m| m.0 == base)
+    };
+    !h.ends_with("_sd") && h.strip_suffix("_ci95").is_none_or(shown)
+}
+
 impl Columns {
-    /// The columns of a file with `headers`.
+    /// The columns of a file with `headers`; of the numeric ones only those the report reads.
     fn new(headers: &[String]) -> Columns {
         let numeric: Vec<String> = headers
             .iter()
             .filter(|h| !(h.starts_with("param.") || TEXT_COLUMNS.contains(&h.as_str()) || *h == "feasible"))
+            .filter(|h| read_by_report(h))
             .cloned()
             .collect();
         let index = numeric.iter().enumerate().map(|(i, h)| (h.clone(), i)).collect();
@@ -684,14 +726,20 @@ mod tests {
         std::fs::write(
             &p,
             "scenario,policy,preset,seed,replicates,config_id,family,param.threshold,param.open_for,\
-             false_opens,false_opens_ci95,detection_delay_mean_s,feasible,note\n\
-             s1,c1,,1,3,c1,count,5,30s,2,0.5,,true,ok\n\
-             s1,c2,,1,3,c2,count,10,1m,0,0,4.5,false,ok\n",
+             false_opens,false_opens_sd,false_opens_ci95,detection_delay_mean_s,probes,probes_ci95,feasible,note\n\
+             s1,c1,,1,3,c1,count,5,30s,2,0.7,0.5,,1,0.1,true,ok\n\
+             s1,c2,,1,3,c2,count,10,1m,0,0,0,4.5,2,0.2,false,ok\n",
         )
         .unwrap();
         let s = summary(&Table::read(&p).unwrap()).unwrap();
         assert_eq!(s.param_columns, vec!["threshold", "open_for"]);
-        assert_eq!(s.metric_columns, vec!["false_opens", "false_opens_ci95", "detection_delay_mean_s"]);
+        // Spreads and the half-widths nothing shows are not kept.
+        assert_eq!(
+            s.metric_columns,
+            vec!["false_opens", "false_opens_ci95", "detection_delay_mean_s", "probes"]
+        );
+        assert_eq!((s.rows[0].metric("false_opens_sd"), s.rows[0].metric("probes_ci95")), (None, None));
+        assert_eq!(s.rows[0].metric("false_opens_ci95"), Some(0.5));
         assert_eq!(s.rows[0].metric("detection_delay_mean_s"), None);
         assert_eq!(s.rows[1].metric("detection_delay_mean_s"), Some(4.5));
         assert_eq!(s.rows[1].param("open_for"), Some("1m"));
