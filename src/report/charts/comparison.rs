@@ -5,10 +5,11 @@
 //! delay counts each miss as its duration plus the tolerance, so a miss never reads as speed.
 
 use super::ChartError;
-use super::data::Summary;
+use super::data::{Summary, SummaryRow};
 use super::style::*;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
+use std::collections::HashMap;
 
 /// Metrics the comparison shows, in order: (column, panel title, axis unit).
 pub const COMPARISON_METRICS: [(&str, &str, &str); 12] = [
@@ -113,30 +114,41 @@ impl ComparisonData {
     /// no cost): a sweep's chart shows what could be chosen, not the cheap ruled-out ones.
     pub fn new(summary: &Summary) -> ComparisonData {
         let mut scenarios: Vec<String> = Vec::new();
-        let mut all: Vec<String> = Vec::new();
+        // One pass: each configuration (first appearance order) with whether a row rules it
+        // out and the sum and count of its costs.
+        let mut at: HashMap<&str, usize> = HashMap::new();
+        let mut all: Vec<(&str, bool, f64, usize)> = Vec::new();
         for r in &summary.rows {
             if !scenarios.contains(&r.scenario) {
                 scenarios.push(r.scenario.clone());
             }
-            if !all.contains(&r.policy) {
-                all.push(r.policy.clone());
+            let i = *at.entry(&r.policy).or_insert_with(|| {
+                all.push((&r.policy, false, 0.0, 0));
+                all.len() - 1
+            });
+            let c = &mut all[i];
+            c.1 |= r.feasible == Some(false);
+            if let Some(v) = r.metric("cost") {
+                (c.2, c.3) = (c.2 + v, c.3 + 1);
             }
         }
-        let ruled_out_of =
-            |c: &String| summary.rows.iter().any(|r| &r.policy == c && r.feasible == Some(false));
-        let mut configs = all.clone();
-        if configs.len() > COMPARISON_MAX_CONFIGS {
-            let cost = |c: &String| {
-                let v: Vec<f64> =
-                    summary.rows.iter().filter(|r| &r.policy == c).filter_map(|r| r.metric("cost")).collect();
-                if v.is_empty() { f64::INFINITY } else { v.iter().sum::<f64>() / v.len() as f64 }
-            };
-            let mut ranked: Vec<(bool, f64, usize)> =
-                configs.iter().enumerate().map(|(i, c)| (ruled_out_of(c), cost(c), i)).collect();
-            ranked.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)).then(a.2.cmp(&b.2)));
-            let mut keep: Vec<usize> = ranked.iter().take(COMPARISON_MAX_CONFIGS).map(|r| r.2).collect();
+        let mut keep: Vec<usize> = (0..all.len()).collect();
+        if keep.len() > COMPARISON_MAX_CONFIGS {
+            let cost = |i: usize| if all[i].3 == 0 { f64::INFINITY } else { all[i].2 / all[i].3 as f64 };
+            keep.sort_by(|&a, &b| all[a].1.cmp(&all[b].1).then(cost(a).total_cmp(&cost(b))).then(a.cmp(&b)));
+            keep.truncate(COMPARISON_MAX_CONFIGS);
             keep.sort_unstable();
-            configs = keep.into_iter().map(|i| all[i].clone()).collect();
+        }
+        let configs: Vec<String> = keep.iter().map(|&i| all[i].0.to_string()).collect();
+        // The first row of each (scenario, configuration shown), in one more pass.
+        let slot: HashMap<&str, usize> = configs.iter().enumerate().map(|(k, c)| (c.as_str(), k)).collect();
+        let mut first: Vec<Vec<Option<&SummaryRow>>> = vec![vec![None; configs.len()]; scenarios.len()];
+        for r in &summary.rows {
+            if let (Some(&k), Some(s)) =
+                (slot.get(r.policy.as_str()), scenarios.iter().position(|s| s == &r.scenario))
+            {
+                first[s][k].get_or_insert(r);
+            }
         }
         let has = |col: &str| summary.metric_columns.iter().any(|m| m == col);
         let panels = COMPARISON_METRICS
@@ -153,13 +165,12 @@ impl ComparisonData {
             .map(|(col, title, unit)| {
                 let invert = col == "availability";
                 let marks_misses = DELAY_COLUMNS.contains(&col);
-                let values = scenarios
+                let values = first
                     .iter()
-                    .map(|s| {
-                        configs
-                            .iter()
-                            .map(|c| {
-                                let row = summary.rows.iter().find(|r| &r.scenario == s && &r.policy == c)?;
+                    .map(|rows| {
+                        rows.iter()
+                            .map(|row| {
+                                let row = (*row)?;
                                 let missed =
                                     row.metric("missed_incidents").filter(|m| marks_misses && *m > 0.0);
                                 // A configuration that missed every incident has no plain mean:
@@ -185,7 +196,7 @@ impl ComparisonData {
             })
             .filter(|p| p.values.iter().flatten().any(Option::is_some))
             .collect();
-        let ruled_out = configs.iter().map(ruled_out_of).collect();
+        let ruled_out = keep.iter().map(|&i| all[i].1).collect();
         ComparisonData {
             scenarios,
             configs,
