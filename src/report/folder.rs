@@ -131,7 +131,7 @@ impl Contents {
                 let mut context: Vec<String> = summary
                     .as_ref()
                     .and_then(|s| s.rows.first())
-                    .map(|r| r.scenario.clone())
+                    .map(|r| r.scenario.to_string())
                     .filter(|s| !s.is_empty())
                     .into_iter()
                     .collect();

@@ -247,7 +247,7 @@ fn summary_table(s: &Summary, recommended: Option<&str>, max: usize) -> TextTabl
             let mut v: Vec<(&str, &str)> = s
                 .rows
                 .iter()
-                .filter_map(|r| r.param(p).filter(|x| !x.is_empty()).map(|x| (r.family.as_str(), x)))
+                .filter_map(|r| r.param(p).filter(|x| !x.is_empty()).map(|x| (&*r.family, x)))
                 .collect();
             v.sort_unstable();
             v.dedup();
@@ -280,7 +280,7 @@ fn summary_table(s: &Summary, recommended: Option<&str>, max: usize) -> TextTabl
             if recommended == Some(r.policy.as_str()) && highlight.is_none() {
                 highlight = Some(k);
             }
-            let mut row = vec![r.scenario.clone(), r.policy.clone()];
+            let mut row = vec![r.scenario.to_string(), r.policy.clone()];
             row.extend(varying.iter().map(|p| r.param(p).unwrap_or_default().to_string()));
             if feasible {
                 row.push(match r.feasible {

@@ -89,17 +89,17 @@ fn distinct<'a>(values: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
 fn context(summary: &Summary) -> String {
     let rows = &summary.rows;
     let mut parts = Vec::new();
-    match distinct(rows.iter().map(|r| r.scenario.as_str())).as_slice() {
+    match distinct(rows.iter().map(|r| &*r.scenario)).as_slice() {
         [] => {}
         [one] => parts.push(one.to_string()),
         many => parts.push(format!("{} scenarios", many.len())),
     }
-    match distinct(rows.iter().map(|r| r.seed.as_str())).as_slice() {
+    match distinct(rows.iter().map(|r| &*r.seed)).as_slice() {
         [] => {}
         [one] => parts.push(format!("seed {one}")),
         many => parts.push(format!("seeds {}", many.join(", "))),
     }
-    match distinct(rows.iter().map(|r| r.replicates.as_str())).as_slice() {
+    match distinct(rows.iter().map(|r| &*r.replicates)).as_slice() {
         [] => {}
         ["1"] => parts.push("1 replicate".to_string()),
         [one] => parts.push(format!("{one} replicates")),
@@ -119,8 +119,8 @@ impl ComparisonData {
         let mut at: HashMap<&str, usize> = HashMap::new();
         let mut all: Vec<(&str, bool, f64, usize)> = Vec::new();
         for r in &summary.rows {
-            if !scenarios.contains(&r.scenario) {
-                scenarios.push(r.scenario.clone());
+            if !scenarios.iter().any(|s| *s == *r.scenario) {
+                scenarios.push(r.scenario.to_string());
             }
             let i = *at.entry(&r.policy).or_insert_with(|| {
                 all.push((&r.policy, false, 0.0, 0));
@@ -145,7 +145,7 @@ impl ComparisonData {
         let mut first: Vec<Vec<Option<&SummaryRow>>> = vec![vec![None; configs.len()]; scenarios.len()];
         for r in &summary.rows {
             if let (Some(&k), Some(s)) =
-                (slot.get(r.policy.as_str()), scenarios.iter().position(|s| s == &r.scenario))
+                (slot.get(r.policy.as_str()), scenarios.iter().position(|s| *s == *r.scenario))
             {
                 first[s][k].get_or_insert(r);
             }

@@ -9,7 +9,7 @@ use crate::policy::State;
 use crate::report::page::TABLE_METRICS;
 use crate::time::Dur;
 use crate::truth::Expect;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -422,29 +422,32 @@ const TEXT: Packed = 0x7ff8_0000_0000_07e7;
 /// One row of summary.csv (or pareto.csv): a configuration on a scenario.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SummaryRow {
-    /// Scenario name.
-    pub scenario: String,
+    /// Scenario name (shared by the rows that have it, like `family`, `front`, `seed` and
+    /// `replicates`).
+    pub scenario: Arc<str>,
     /// Configuration label.
     pub policy: String,
     /// Policy family (sweeps), else the preset, else the label.
-    pub family: String,
+    pub family: Arc<str>,
     /// Stable configuration id (sweeps), else the label.
     pub config_id: String,
     /// The file's columns (shared by every row).
     columns: Arc<Columns>,
-    /// Parameter values as written, in [`Columns`]' parameter order.
-    params: Box<[Box<str>]>,
+    /// Parameter values as written, in [`Columns`]' parameter order, one after another.
+    params: Box<str>,
+    /// Where each parameter value ends in `params`.
+    param_ends: Box<[u32]>,
     /// Every numeric column's cell, in [`Columns`]' numeric order.
     metrics: Box<[Packed]>,
     /// Whether the configuration met the sweep's constraints, when the file says.
     pub feasible: Option<bool>,
     /// The Pareto front the row belongs to (pareto.csv's `front`, e.g. `wasted_quota vs
     /// availability`); empty in summary.csv.
-    pub front: String,
+    pub front: Arc<str>,
     /// The base seed, as written (empty when the file has no `seed` column).
-    pub seed: String,
+    pub seed: Arc<str>,
     /// Replicates aggregated in the row, as written (empty when absent).
-    pub replicates: String,
+    pub replicates: Arc<str>,
 }
 
 impl SummaryRow {
@@ -463,7 +466,24 @@ impl SummaryRow {
     /// such column.
     pub fn param(&self, name: &str) -> Option<&str> {
         let i = self.columns.params.iter().position(|p| p == name)?;
-        self.params.get(i).map(|v| &**v)
+        let start = i.checked_sub(1).map_or(0, |j| self.param_ends[j] as usize);
+        self.params.get(start..*self.param_ends.get(i)? as usize)
+    }
+}
+
+/// The texts that repeat down a file (scenario, family, seed, ...), one copy shared by the rows.
+#[derive(Default)]
+struct Shared(HashSet<Arc<str>>);
+
+impl Shared {
+    /// The shared copy of `text`.
+    fn get(&mut self, text: &str) -> Arc<str> {
+        if let Some(a) = self.0.get(text) {
+            return Arc::clone(a);
+        }
+        let a: Arc<str> = text.into();
+        self.0.insert(Arc::clone(&a));
+        a
     }
 }
 
@@ -508,13 +528,14 @@ pub fn read_summary(path: &Path) -> Result<Summary, ChartError> {
 /// Parses summary.csv or pareto.csv.
 pub fn summary(t: &Table) -> Result<Summary, ChartError> {
     let columns = Arc::new(Columns::new(&t.headers));
-    let mut s = Summary { rows: rows(t, &columns)?, metric_columns: Vec::new(), param_columns: Vec::new() };
+    let rows = rows(t, &columns, &mut Shared::default())?;
+    let mut s = Summary { rows, metric_columns: Vec::new(), param_columns: Vec::new() };
     s.find_columns(&columns);
     Ok(s)
 }
 
 /// The rows of `t`, their values packed against `columns` (the columns of `t`'s header).
-fn rows(t: &Table, columns: &Arc<Columns>) -> Result<Vec<SummaryRow>, ChartError> {
+fn rows(t: &Table, columns: &Arc<Columns>, shared: &mut Shared) -> Result<Vec<SummaryRow>, ChartError> {
     let policy = t.require("policy")?;
     let feasible = t.col("feasible");
     let numeric: Vec<usize> = columns.numeric.iter().filter_map(|h| t.col(h)).collect();
@@ -534,11 +555,12 @@ fn rows(t: &Table, columns: &Arc<Columns>) -> Result<Vec<SummaryRow>, ChartError
             .collect();
         let label = t.str(row, policy).to_string();
         let preset = t.str_by(row, "preset");
-        let family = [t.str_by(row, "family"), preset, label.as_str()]
-            .into_iter()
-            .find(|s| !s.is_empty())
-            .unwrap_or("")
-            .to_string();
+        let family = shared.get(
+            [t.str_by(row, "family"), preset, label.as_str()]
+                .into_iter()
+                .find(|s| !s.is_empty())
+                .unwrap_or(""),
+        );
         let config_id = match t.str_by(row, "config_id") {
             "" => label.clone(),
             id => id.to_string(),
@@ -549,18 +571,27 @@ fn rows(t: &Table, columns: &Arc<Columns>) -> Result<Vec<SummaryRow>, ChartError
             Some("false" | "0" | "no") => Some(false),
             Some(_) => return Err(t.bad(row, feasible.unwrap_or(0), "true or false")),
         };
+        let mut text = String::new();
+        let param_ends = params
+            .iter()
+            .map(|&c| {
+                text.push_str(t.str(row, c));
+                text.len() as u32
+            })
+            .collect();
         rows.push(SummaryRow {
-            scenario: t.str_by(row, "scenario").to_string(),
+            scenario: shared.get(t.str_by(row, "scenario")),
             policy: label,
             family,
             config_id,
             columns: Arc::clone(columns),
-            params: params.iter().map(|&c| t.str(row, c).into()).collect(),
+            params: text.into_boxed_str(),
+            param_ends,
             metrics,
             feasible,
-            front: t.str_by(row, "front").to_string(),
-            seed: t.str_by(row, "seed").to_string(),
-            replicates: t.str_by(row, "replicates").to_string(),
+            front: shared.get(t.str_by(row, "front")),
+            seed: shared.get(t.str_by(row, "seed")),
+            replicates: shared.get(t.str_by(row, "replicates")),
         });
     }
     Ok(rows)
@@ -573,9 +604,10 @@ impl Summary {
     pub fn read(path: &Path, reader: impl std::io::Read) -> Result<Summary, ChartError> {
         let mut all = Vec::new();
         let mut columns: Option<Arc<Columns>> = None;
+        let mut shared = Shared::default();
         let mut add = |t: &Table| -> Result<(), ChartError> {
             let cols = columns.get_or_insert_with(|| Arc::new(Columns::new(&t.headers)));
-            all.extend(rows(t, cols)?);
+            all.extend(rows(t, cols, &mut shared)?);
             Ok(())
         };
         let rest = Table::chunks(path, reader, 1024, &mut add)?;
@@ -745,7 +777,9 @@ mod tests {
         assert_eq!(s.rows[1].param("open_for"), Some("1m"));
         assert_eq!(s.rows[0].feasible, Some(true));
         assert_eq!(s.rows[1].feasible, Some(false));
-        assert_eq!(s.rows[0].family, "count");
+        assert_eq!(&*s.rows[0].family, "count");
+        // One copy of a repeated text, shared.
+        assert!(Arc::ptr_eq(&s.rows[0].scenario, &s.rows[1].scenario));
     }
 
     #[test]

@@ -151,8 +151,8 @@ struct Config<'a> {
 /// The configurations of family `fam` in order of first appearance, each aggregated over its
 /// rows (the metric's mean over the scenarios with a value), and how many scenarios there are.
 fn configs<'a>(summary: &'a Summary, fam: &str, metric: &str) -> (Vec<Config<'a>>, usize) {
-    let rows = || summary.rows.iter().filter(|r| r.family == fam);
-    let scenarios: HashSet<&str> = rows().map(|r| r.scenario.as_str()).collect();
+    let rows = || summary.rows.iter().filter(|r| *r.family == *fam);
+    let scenarios: HashSet<&str> = rows().map(|r| &*r.scenario).collect();
     let configs = by_config(rows())
         .iter()
         .map(|rows| Config {
@@ -173,7 +173,7 @@ pub fn heatmaps(summary: &Summary, metric: &str, recommended: Option<&str>) -> V
     }
     let mut families: Vec<&str> = Vec::new();
     for r in &summary.rows {
-        if !families.contains(&r.family.as_str()) {
+        if !families.contains(&&*r.family) {
             families.push(&r.family);
         }
     }

@@ -88,8 +88,8 @@ impl ParetoData {
         let mut families: Vec<String> = Vec::new();
         for r in &summary.rows {
             scenarios.insert(&r.scenario);
-            if !families.contains(&r.family) {
-                families.push(r.family.clone());
+            if !families.iter().any(|f| *f == *r.family) {
+                families.push(r.family.to_string());
             }
         }
         let points = by_config(summary.rows.iter())
@@ -98,7 +98,7 @@ impl ParetoData {
                 let mean = |m: &str| mean_of(rows, m);
                 Point {
                     label: rows[0].policy.clone(),
-                    family: rows[0].family.clone(),
+                    family: rows[0].family.to_string(),
                     false_opens: mean("false_opens"),
                     delay_s: mean("detection_delay_with_misses_mean_s")
                         .or_else(|| mean("detection_delay_mean_s")),
