@@ -419,6 +419,62 @@ const EMPTY: Packed = 0x7ff8_0000_0000_0b1a;
 /// A cell that is not a number: the column is not a metric in this row.
 const TEXT: Packed = 0x7ff8_0000_0000_07e7;
 
+/// A row's numeric cells: two bits a column say empty, not a number, zero or a value, and only
+/// the values are stored (a sweep's row is mostly empty half-widths and zero counts).
+#[derive(Clone, Debug, PartialEq)]
+struct Cells {
+    /// The columns' tags, 32 to a word.
+    tags: Box<[u64]>,
+    /// The bits of each value tagged [`Cells::VALUE`], in column order.
+    values: Box<[Packed]>,
+}
+
+impl Cells {
+    const EMPTY: u64 = 0;
+    const TEXT: u64 = 1;
+    const ZERO: u64 = 2;
+    const VALUE: u64 = 3;
+
+    /// Packs `cells` (a column's bits, [`EMPTY`] or [`TEXT`] each).
+    fn new(cells: impl Iterator<Item = Packed>) -> Cells {
+        let (mut tags, mut values) = (Vec::new(), Vec::new());
+        for (i, bits) in cells.enumerate() {
+            let tag = match bits {
+                EMPTY => Cells::EMPTY,
+                TEXT => Cells::TEXT,
+                0 => Cells::ZERO,
+                _ => {
+                    values.push(bits);
+                    Cells::VALUE
+                }
+            };
+            if i % 32 == 0 {
+                tags.push(0);
+            }
+            tags[i / 32] |= tag << (2 * (i % 32));
+        }
+        Cells { tags: tags.into(), values: values.into() }
+    }
+
+    /// Column `i`'s cell as packed (`i` one of the row's columns).
+    fn get(&self, i: usize) -> Option<Packed> {
+        let word = *self.tags.get(i / 32)?;
+        let shift = 2 * (i % 32);
+        // The columns tagged VALUE before `i`: both of their bits set.
+        let values = |w: u64| (w & (w >> 1) & 0x5555_5555_5555_5555).count_ones() as usize;
+        Some(match (word >> shift) & 3 {
+            Cells::EMPTY => EMPTY,
+            Cells::TEXT => TEXT,
+            Cells::ZERO => 0,
+            _ => {
+                let before = self.tags[..i / 32].iter().map(|&w| values(w)).sum::<usize>()
+                    + values(word & ((1u64 << shift) - 1));
+                self.values[before]
+            }
+        })
+    }
+}
+
 /// One row of summary.csv (or pareto.csv): a configuration on a scenario.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SummaryRow {
@@ -438,7 +494,7 @@ pub struct SummaryRow {
     /// Where each parameter value ends in `params`.
     param_ends: Box<[u32]>,
     /// Every numeric column's cell, in [`Columns`]' numeric order.
-    metrics: Box<[Packed]>,
+    metrics: Cells,
     /// Whether the configuration met the sweep's constraints, when the file says.
     pub feasible: Option<bool>,
     /// The Pareto front the row belongs to (pareto.csv's `front`, e.g. `wasted_quota vs
@@ -453,13 +509,13 @@ pub struct SummaryRow {
 impl SummaryRow {
     /// The value of metric `name`, `None` when absent or empty.
     pub fn metric(&self, name: &str) -> Option<f64> {
-        let bits = *self.metrics.get(*self.columns.index.get(name)?)?;
+        let bits = self.metrics.get(*self.columns.index.get(name)?)?;
         (bits != EMPTY && bits != TEXT).then(|| f64::from_bits(bits))
     }
 
     /// Whether column `name` holds a number or an empty cell in this row.
     fn has_metric(&self, name: &str) -> bool {
-        self.columns.index.get(name).is_some_and(|&i| self.metrics[i] != TEXT)
+        self.columns.index.get(name).is_some_and(|&i| self.metrics.get(i) != Some(TEXT))
     }
 
     /// The value of parameter `name` (without `param.`) as written, `None` when the file has no
@@ -542,17 +598,14 @@ fn rows(t: &Table, columns: &Arc<Columns>, shared: &mut Shared) -> Result<Vec<Su
     let params: Vec<usize> = columns.params.iter().filter_map(|p| t.col(&format!("param.{p}"))).collect();
     let mut rows = Vec::with_capacity(t.len());
     for row in 0..t.len() {
-        let metrics = numeric
-            .iter()
-            .map(|&c| {
-                let s = t.str(row, c);
-                if s.is_empty() {
-                    EMPTY
-                } else {
-                    s.parse::<f64>().map_or(TEXT, |v| if v.is_finite() { v.to_bits() } else { EMPTY })
-                }
-            })
-            .collect();
+        let metrics = Cells::new(numeric.iter().map(|&c| {
+            let s = t.str(row, c);
+            if s.is_empty() {
+                EMPTY
+            } else {
+                s.parse::<f64>().map_or(TEXT, |v| if v.is_finite() { v.to_bits() } else { EMPTY })
+            }
+        }));
         let label = t.str(row, policy).to_string();
         let preset = t.str_by(row, "preset");
         let family = shared.get(
@@ -780,6 +833,23 @@ mod tests {
         assert_eq!(&*s.rows[0].family, "count");
         // One copy of a repeated text, shared.
         assert!(Arc::ptr_eq(&s.rows[0].scenario, &s.rows[1].scenario));
+    }
+
+    #[test]
+    fn cells_keep_every_kind_across_words() {
+        let kinds = |i: u64| match i % 5 {
+            0 => EMPTY,
+            1 => TEXT,
+            2 => 0,
+            3 => (-0.0f64).to_bits(),
+            _ => (i as f64 * 1.5).to_bits(),
+        };
+        let cells = Cells::new((0..70).map(kinds));
+        assert_eq!(cells.tags.len(), 3);
+        assert_eq!(cells.values.len(), 28);
+        for i in 0..70 {
+            assert_eq!(cells.get(i as usize), Some(kinds(i)), "column {i}");
+        }
     }
 
     #[test]
