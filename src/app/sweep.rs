@@ -157,8 +157,9 @@ pub(super) fn finish(
     let Ranking { objective, constraints, fronts, baseline } = ranking;
     let bound = objective.bind(&table.metrics).map_err(InputError::from)?;
     let summary = table.summarize(&bound);
-    let recommendation = recommend_from(&table, &summary, objective, constraints, &validate_policy)
-        .map_err(InputError::from)?;
+    let recommendation =
+        recommend_from(&table, &summary, objective, constraints, &validate_policy, *baseline)
+            .map_err(InputError::from)?;
     let review = Review::build(&review::Inputs {
         table: &table,
         summary: &summary,
