@@ -275,23 +275,28 @@ pub(crate) mod tests {
         RunRow { scenario, config, replicate, seed: 1, values: values.iter().copied().collect() }
     }
 
-    #[test]
-    fn summary_aggregates_replicates_and_costs() {
-        let t = ResultTable::new(
+    /// One scenario, two configurations, columns false_opens and detection_delay_mean_s.
+    fn two_configs(runs: Vec<RunRow>) -> ResultTable {
+        ResultTable::new(
             vec!["outage".into()],
             vec![
                 cfg(0, "consecutive", "failure_threshold", 3),
                 cfg(1, "consecutive", "failure_threshold", 5),
             ],
             vec!["false_opens".into(), "detection_delay_mean_s".into()],
-            vec![
-                run(0, 1, 1, &[Some(0.0), Some(30.0)]),
-                run(0, 0, 0, &[Some(2.0), Some(10.0)]),
-                run(0, 0, 1, &[Some(4.0), None]),
-                run(0, 1, 0, &[Some(0.0), Some(20.0)]),
-            ],
+            runs,
         )
-        .unwrap();
+        .unwrap()
+    }
+
+    #[test]
+    fn summary_aggregates_replicates_and_costs() {
+        let t = two_configs(vec![
+            run(0, 1, 1, &[Some(0.0), Some(30.0)]),
+            run(0, 0, 0, &[Some(2.0), Some(10.0)]),
+            run(0, 0, 1, &[Some(4.0), None]),
+            run(0, 1, 0, &[Some(0.0), Some(20.0)]),
+        ]);
         assert_eq!(t.runs[0].config, 0);
         let o = Objective::new([(Metric::FalseOpens, 10.0), (Metric::DetectionDelayMeanS, 1.0)])
             .bind(&t.metrics)
@@ -313,17 +318,8 @@ pub(crate) mod tests {
 
     #[test]
     fn a_one_replicate_summary_shares_its_runs_values_when_they_are_its_means() {
-        let t = ResultTable::new(
-            vec!["outage".into()],
-            vec![
-                cfg(0, "consecutive", "failure_threshold", 3),
-                cfg(1, "consecutive", "failure_threshold", 5),
-            ],
-            vec!["false_opens".into(), "detection_delay_mean_s".into()],
-            // -0.0 + 0.0 is 0.0: that mean differs from its run bit for bit and is not shared.
-            vec![run(0, 0, 0, &[Some(2.0), None]), run(0, 1, 0, &[Some(-0.0), Some(1.0)])],
-        )
-        .unwrap();
+        // -0.0 + 0.0 is 0.0: that mean differs from its run bit for bit and is not shared.
+        let t = two_configs(vec![run(0, 0, 0, &[Some(2.0), None]), run(0, 1, 0, &[Some(-0.0), Some(1.0)])]);
         let s = t.summarize(&Objective::new([(Metric::FalseOpens, 1.0)]).bind(&t.metrics).unwrap());
         let (a, b) = (s.get(0, 0).unwrap(), s.get(0, 1).unwrap());
         assert!(Arc::ptr_eq(&a.means.0, &t.runs[0].values.0));
