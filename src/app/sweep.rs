@@ -86,11 +86,14 @@ pub(super) fn config_infos(configs: Vec<Configuration>) -> Result<Vec<ConfigInfo
         let grid = Grid(&configs);
         (0..configs.len()).map(|i| Ok(grid.resolve(i)?.label())).collect::<Result<_>>()?
     };
-    Ok(configs
+    let mut infos: Vec<ConfigInfo> = configs
         .into_iter()
         .zip(labels)
         .map(|(config, label)| ConfigInfo { config: config.into(), label })
-        .collect())
+        .collect();
+    // Collected in place, into the grid's larger slots (56 bytes each for 32): give them back.
+    infos.shrink_to_fit();
+    Ok(infos)
 }
 
 /// `breakerlab sweep [FILE] [--threads N] [--out DIR] [--quiet]`: reads and validates the sweep
@@ -356,6 +359,20 @@ mod tests {
             text.starts_with("sweep small: 2 scenario(s) x 3 configuration(s) x 2 replicate(s) = 12 cells\n"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn configuration_entries_hold_no_spare_capacity() {
+        let configs: Vec<Configuration> = (0..100)
+            .map(|id| Configuration {
+                id,
+                preset: "consecutive".into(),
+                overrides: vec![("failure_threshold".into(), toml::Value::Integer(id as i64 + 1))],
+            })
+            .collect();
+        let infos = config_infos(configs).unwrap();
+        assert_eq!(infos.capacity(), 100);
+        assert_eq!(infos[99].label, "consecutive[failure_threshold=100]");
     }
 
     #[test]
