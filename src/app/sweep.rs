@@ -86,11 +86,14 @@ pub(super) fn config_infos(configs: Vec<Configuration>) -> Result<Vec<ConfigInfo
         let grid = Grid(&configs);
         (0..configs.len()).map(|i| Ok(grid.resolve(i)?.label())).collect::<Result<_>>()?
     };
-    Ok(configs
+    let mut infos: Vec<ConfigInfo> = configs
         .into_iter()
         .zip(labels)
         .map(|(config, label)| ConfigInfo { config: config.into(), label })
-        .collect())
+        .collect();
+    // Collected in place, into the grid's larger slots (56 bytes each for 32): give them back.
+    infos.shrink_to_fit();
+    Ok(infos)
 }
 
 /// `breakerlab sweep [FILE] [--threads N] [--out DIR] [--quiet]`: reads and validates the sweep
@@ -157,8 +160,9 @@ pub(super) fn finish(
     let Ranking { objective, constraints, fronts, baseline } = ranking;
     let bound = objective.bind(&table.metrics).map_err(InputError::from)?;
     let summary = table.summarize(&bound);
-    let recommendation = recommend_from(&table, &summary, objective, constraints, &validate_policy)
-        .map_err(InputError::from)?;
+    let recommendation =
+        recommend_from(&table, &summary, objective, constraints, &validate_policy, *baseline)
+            .map_err(InputError::from)?;
     let review = Review::build(&review::Inputs {
         table: &table,
         summary: &summary,
@@ -355,6 +359,20 @@ mod tests {
             text.starts_with("sweep small: 2 scenario(s) x 3 configuration(s) x 2 replicate(s) = 12 cells\n"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn configuration_entries_hold_no_spare_capacity() {
+        let configs: Vec<Configuration> = (0..100)
+            .map(|id| Configuration {
+                id,
+                preset: "consecutive".into(),
+                overrides: vec![("failure_threshold".into(), toml::Value::Integer(id as i64 + 1))],
+            })
+            .collect();
+        let infos = config_infos(configs).unwrap();
+        assert_eq!(infos.capacity(), 100);
+        assert_eq!(infos[99].label, "consecutive[failure_threshold=100]");
     }
 
     #[test]

@@ -86,12 +86,26 @@ pub struct Recommendation {
     pub constraints: Vec<Constraint>,
     /// Scenario names.
     pub scenarios: Vec<String>,
-    /// Every configuration: eligible ones first, then by total cost, then by id.
+    /// Eligible first, then by total cost, then by id: the first [`KEPT`] configurations, each
+    /// preset's first, the cheapest complete one and the baseline (not every configuration).
     pub ranking: Vec<Candidate>,
+    /// How many configurations were ranked, eligible and incomplete.
+    pub counts: Counts,
     /// Constraints by how many configurations they rule out (most first; ties in file order).
     pub binding: Vec<Binding>,
     /// The chosen configuration's parameters that sit at an edge of their swept range.
     pub bounds: Vec<BoundNote>,
+}
+
+/// How many configurations a recommendation ranked, in all and by standing.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct Counts {
+    /// Every configuration ranked.
+    pub configurations: usize,
+    /// Those meeting every constraint with results on every scenario.
+    pub eligible: usize,
+    /// Those without results on some scenario.
+    pub incomplete: usize,
 }
 
 /// Which edge of its swept range a chosen value sits at.
@@ -148,6 +162,10 @@ impl Recommendation {
     }
 }
 
+/// How many of the best configurations a recommendation keeps in its ranking: the chosen one,
+/// the runner-up and the review's alternatives to a baseline that is neither.
+pub const KEPT: usize = super::review::ALTERNATIVES + 2;
+
 /// Ranks every configuration of `table` under `objective` and `constraints` (whose metrics
 /// must be columns of the table); `validate` says whether a value beyond a swept range is one
 /// the preset accepts (for the [`BoundNote`]s).
@@ -158,17 +176,19 @@ pub fn recommend(
     validate: Validate,
 ) -> Result<Recommendation> {
     let summary = table.summarize(&objective.bind(&table.metrics)?);
-    recommend_from(table, &summary, objective, constraints, validate)
+    recommend_from(table, &summary, objective, constraints, validate, None)
 }
 
 /// [`recommend`] on the table's summary under `objective`, computed already (a sweep holds one
-/// summary, not two).
+/// summary, not two). The ranking keeps only what the outputs show ([`Recommendation::ranking`]),
+/// with the configuration of id `keep` (the baseline) among it.
 pub fn recommend_from(
     table: &ResultTable,
     summary: &Summary,
     objective: &Objective,
     constraints: &[Constraint],
     validate: Validate,
+    keep: Option<usize>,
 ) -> Result<Recommendation> {
     let columns: Vec<usize> = constraints
         .iter()
@@ -178,18 +198,20 @@ pub fn recommend_from(
             })
         })
         .collect::<Result<_, _>>()?;
-    let mut ranking: Vec<Candidate> = (0..table.configs.len())
-        .map(|c| candidate(table, summary, c, objective, constraints, &columns))
-        .collect();
-    ranking.sort_by(|a, b| {
-        let key = |c: &Candidate| (!c.eligible(), !c.complete, c.broken_constraints());
-        key(a).cmp(&key(b)).then(a.total_cost.total_cmp(&b.total_cost)).then(a.config.id.cmp(&b.config.id))
-    });
-    let mut binding: Vec<Binding> = (0..constraints.len())
-        .map(|k| Binding {
-            constraint: k,
-            eliminated: ranking.iter().filter(|c| c.violations.iter().any(|v| v.constraint == k)).count(),
-        })
+    let mut kept = Kept::default();
+    let mut eliminated = vec![0; constraints.len()];
+    for c in 0..table.configs.len() {
+        let cand = candidate(table, summary, c, objective, constraints, &columns);
+        for (k, n) in eliminated.iter_mut().enumerate() {
+            *n += usize::from(cand.violations.iter().any(|v| v.constraint == k));
+        }
+        kept.offer(cand, keep);
+    }
+    let (ranking, counts) = kept.finish();
+    let mut binding: Vec<Binding> = eliminated
+        .into_iter()
+        .enumerate()
+        .map(|(constraint, eliminated)| Binding { constraint, eliminated })
         .collect();
     binding.sort_by(|a, b| b.eliminated.cmp(&a.eliminated).then(a.constraint.cmp(&b.constraint)));
     let bounds = match ranking.first().filter(|c| c.eligible()) {
@@ -201,9 +223,67 @@ pub fn recommend_from(
         constraints: constraints.to_vec(),
         scenarios: table.scenarios.clone(),
         ranking,
+        counts,
         binding,
         bounds,
     })
+}
+
+/// Ranking order: eligible first, then complete, then fewest broken constraints, then total
+/// cost, then id.
+fn rank_order(a: &Candidate, b: &Candidate) -> std::cmp::Ordering {
+    let key = |c: &Candidate| (!c.eligible(), !c.complete, c.broken_constraints());
+    key(a).cmp(&key(b)).then(a.total_cost.total_cmp(&b.total_cost)).then(a.config.id.cmp(&b.config.id))
+}
+
+/// Cheapest first among complete configurations, ties to the lower id.
+fn cost_order(a: &Candidate, b: &Candidate) -> std::cmp::Ordering {
+    a.total_cost.total_cmp(&b.total_cost).then(a.config.id.cmp(&b.config.id))
+}
+
+/// The candidates a ranking keeps as configurations are offered one at a time: the first
+/// [`KEPT`] in ranking order, each preset's first, the cheapest complete one and the one asked
+/// for; memory bounded by the number of presets, not of configurations.
+#[derive(Default)]
+struct Kept {
+    top: Vec<Candidate>,
+    families: Vec<Candidate>,
+    cheapest: Option<Candidate>,
+    asked: Option<Candidate>,
+    counts: Counts,
+}
+
+impl Kept {
+    fn offer(&mut self, cand: Candidate, keep: Option<usize>) {
+        self.counts.configurations += 1;
+        self.counts.eligible += usize::from(cand.eligible());
+        self.counts.incomplete += usize::from(!cand.complete);
+        if keep == Some(cand.config.id) {
+            self.asked = Some(cand.clone());
+        }
+        if cand.complete && self.cheapest.as_ref().is_none_or(|c| cost_order(&cand, c).is_lt()) {
+            self.cheapest = Some(cand.clone());
+        }
+        match self.families.iter_mut().find(|f| f.config.preset == cand.config.preset) {
+            Some(f) if rank_order(&cand, f).is_lt() => *f = cand.clone(),
+            Some(_) => {}
+            None => self.families.push(cand.clone()),
+        }
+        let at = self.top.partition_point(|c| rank_order(c, &cand).is_lt());
+        if at < KEPT {
+            self.top.insert(at, cand);
+            self.top.truncate(KEPT);
+        }
+    }
+
+    /// Everything kept, in ranking order, each configuration once.
+    fn finish(self) -> (Vec<Candidate>, Counts) {
+        let mut all = self.top;
+        all.extend(self.families.into_iter().chain(self.cheapest).chain(self.asked));
+        all.sort_by(rank_order);
+        all.dedup_by(|a, b| a.config.id == b.config.id);
+        (all, self.counts)
+    }
 }
 
 /// A swept value as a number on its own scale: integers and floats as they are, durations in
@@ -384,7 +464,7 @@ impl Recommendation {
     /// The recommendation in plain words, ending with a `[policy]` snippet when one was chosen.
     pub fn render(&self) -> String {
         let mut out = String::new();
-        let n = self.ranking.len();
+        let n = self.counts.configurations;
         let Some(best) = self.chosen() else {
             self.render_none(&mut out);
             return out;
@@ -401,7 +481,7 @@ impl Recommendation {
             num(best.total_cost),
             self.scenarios.len(),
         );
-        let eligible = self.ranking.iter().filter(|c| c.eligible()).count();
+        let eligible = self.counts.eligible;
         match self.runner_up() {
             Some(second) => {
                 let gap = second.total_cost - best.total_cost;
@@ -480,8 +560,7 @@ impl Recommendation {
     }
 
     fn render_none(&self, out: &mut String) {
-        let n = self.ranking.len();
-        let incomplete = self.ranking.iter().filter(|c| !c.complete).count();
+        let (n, incomplete) = (self.counts.configurations, self.counts.incomplete);
         let _ = writeln!(out, "No configuration meets every constraint on every scenario ({n} tried).");
         if incomplete > 0 {
             let _ = writeln!(
@@ -503,12 +582,7 @@ impl Recommendation {
                 );
             }
         }
-        if let Some(cheapest) = self
-            .ranking
-            .iter()
-            .filter(|c| c.complete)
-            .min_by(|a, b| a.total_cost.total_cmp(&b.total_cost).then(a.config.id.cmp(&b.config.id)))
-        {
+        if let Some(cheapest) = self.ranking.iter().filter(|c| c.complete).min_by(|a, b| cost_order(a, b)) {
             let _ = writeln!(
                 out,
                 "The lowest-cost configuration, {} (cost {}), breaks:",
@@ -690,6 +764,57 @@ mod tests {
         assert!(!text.contains("[policy]"), "{text}");
         let order: Vec<usize> = r.ranking.iter().map(|c| c.config.id).collect();
         assert_eq!(order, vec![1, 3, 0, 2]);
+    }
+
+    #[test]
+    fn the_ranking_keeps_the_best_each_presets_first_the_cheapest_and_the_baseline_only() {
+        // 40 configurations on one scenario; every fourth misses an incident (ineligible and the
+        // cheapest); node-breaker (ids 30-39) costs 100 more than any consecutive one.
+        let configs: Vec<ConfigInfo> = (0..40)
+            .map(|i| {
+                cfg(i, if i < 30 { "consecutive" } else { "node-breaker" }, "failure_threshold", i as i64)
+            })
+            .collect();
+        let runs = (0..40)
+            .map(|i| {
+                let opens = ((i * 7) % 30) as f64 + if i < 30 { 1.0 } else { 101.0 };
+                let missed = if i % 4 == 0 { 1.0 } else { 0.0 };
+                run(0, i, 0, &[Some(opens - 100.0 * missed), Some(missed), None])
+            })
+            .collect();
+        let metrics = METRICS.iter().map(|m| m.to_string()).collect();
+        let t = ResultTable::new(vec!["outage".into()], configs, metrics, runs).unwrap();
+        let objective = Objective::new([(Metric::FalseOpens, 1.0)]);
+        let constraints = vec![Constraint::parse("missed_incidents == 0", &METRICS).unwrap()];
+        let summary = t.summarize(&objective.bind(&t.metrics).unwrap());
+        let r = recommend_from(&t, &summary, &objective, &constraints, &any, Some(17)).unwrap();
+        let columns = [1];
+        let mut all: Vec<Candidate> =
+            (0..40).map(|c| candidate(&t, &summary, c, &objective, &constraints, &columns)).collect();
+        all.sort_by(rank_order);
+        let ids = |cs: &[Candidate]| cs.iter().map(|c| c.config.id).collect::<Vec<_>>();
+        let full = ids(&all);
+        let kept = ids(&r.ranking);
+        assert_eq!(kept[..KEPT], full[..KEPT]);
+        // Kept in ranking order: node-breaker's first, the baseline 17, the cheapest (an
+        // ineligible one: missed incidents make it cost less) and nothing else.
+        let node = *full.iter().find(|&&id| id >= 30).unwrap();
+        let cheapest = all.iter().min_by(|a, b| cost_order(a, b)).unwrap().config.id;
+        assert_eq!(cheapest % 4, 0);
+        let mut expected: Vec<usize> = full[..KEPT].to_vec();
+        expected.extend([node, 17, cheapest]);
+        expected.sort_by_key(|id| full.iter().position(|f| f == id));
+        expected.dedup();
+        assert_eq!(kept, expected);
+        assert_eq!(r.counts, Counts { configurations: 40, eligible: 30, incomplete: 0 });
+        assert_eq!(r.binding, vec![Binding { constraint: 0, eliminated: 10 }]);
+        let full_rec = Recommendation { ranking: all, ..r.clone() };
+        assert_eq!(r.render(), full_rec.render());
+        let none = vec![Constraint::parse("false_opens >= 1000", &METRICS).unwrap()];
+        let r = recommend_from(&t, &summary, &objective, &none, &any, None).unwrap();
+        assert!(
+            r.render().contains(&format!("The lowest-cost configuration, {}", t.configs[cheapest].label))
+        );
     }
 
     #[test]

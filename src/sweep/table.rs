@@ -11,8 +11,9 @@ use std::sync::Arc;
 
 /// Metric values packed 8 bytes each (a value's bits, or a NaN tag for "no value") instead of
 /// 16 for an `Option<f64>`: a sweep holds one per cell and one per (scenario, configuration).
+/// Shared, not copied, when cloned: a one-replicate summary holds its run's values.
 #[derive(Clone, PartialEq, Eq)]
-pub struct Values(Box<[u64]>);
+pub struct Values(Arc<[u64]>);
 
 /// The tag of "no value": a NaN no arithmetic produces.
 const NO_VALUE: u64 = 0x7ff8_dead_beef_0001;
@@ -206,9 +207,14 @@ impl ResultTable {
         let mut cells: Vec<Option<SummaryCell>> = vec![None; self.scenarios.len() * n_configs];
         for group in self.groups() {
             let (s, c) = (group[0].scenario, group[0].config);
-            let means = (0..self.metrics.len())
+            let means: Values = (0..self.metrics.len())
                 .map(|m| describe(group.iter().map(|r| r.values.get(m))).mean)
                 .collect();
+            // One run's means are its values (checked bit for bit): share them.
+            let means = match group {
+                [one] if one.values == means => one.values.clone(),
+                _ => means,
+            };
             let cost = describe(group.iter().map(|r| Some(objective.cost(&r.values))));
             let contributions = objective
                 .terms()
@@ -269,23 +275,28 @@ pub(crate) mod tests {
         RunRow { scenario, config, replicate, seed: 1, values: values.iter().copied().collect() }
     }
 
-    #[test]
-    fn summary_aggregates_replicates_and_costs() {
-        let t = ResultTable::new(
+    /// One scenario, two configurations, columns false_opens and detection_delay_mean_s.
+    fn two_configs(runs: Vec<RunRow>) -> ResultTable {
+        ResultTable::new(
             vec!["outage".into()],
             vec![
                 cfg(0, "consecutive", "failure_threshold", 3),
                 cfg(1, "consecutive", "failure_threshold", 5),
             ],
             vec!["false_opens".into(), "detection_delay_mean_s".into()],
-            vec![
-                run(0, 1, 1, &[Some(0.0), Some(30.0)]),
-                run(0, 0, 0, &[Some(2.0), Some(10.0)]),
-                run(0, 0, 1, &[Some(4.0), None]),
-                run(0, 1, 0, &[Some(0.0), Some(20.0)]),
-            ],
+            runs,
         )
-        .unwrap();
+        .unwrap()
+    }
+
+    #[test]
+    fn summary_aggregates_replicates_and_costs() {
+        let t = two_configs(vec![
+            run(0, 1, 1, &[Some(0.0), Some(30.0)]),
+            run(0, 0, 0, &[Some(2.0), Some(10.0)]),
+            run(0, 0, 1, &[Some(4.0), None]),
+            run(0, 1, 0, &[Some(0.0), Some(20.0)]),
+        ]);
         assert_eq!(t.runs[0].config, 0);
         let o = Objective::new([(Metric::FalseOpens, 10.0), (Metric::DetectionDelayMeanS, 1.0)])
             .bind(&t.metrics)
@@ -303,6 +314,18 @@ pub(crate) mod tests {
         assert_eq!(stats[1][0].sd, Some(0.0));
         assert_eq!(s.iter().count(), 2);
         assert_eq!(t.replicate_values(0, 1, 1, 3), vec![Some(20.0), Some(30.0), None]);
+    }
+
+    #[test]
+    fn a_one_replicate_summary_shares_its_runs_values_when_they_are_its_means() {
+        // -0.0 + 0.0 is 0.0: that mean differs from its run bit for bit and is not shared.
+        let t = two_configs(vec![run(0, 0, 0, &[Some(2.0), None]), run(0, 1, 0, &[Some(-0.0), Some(1.0)])]);
+        let s = t.summarize(&Objective::new([(Metric::FalseOpens, 1.0)]).bind(&t.metrics).unwrap());
+        let (a, b) = (s.get(0, 0).unwrap(), s.get(0, 1).unwrap());
+        assert!(Arc::ptr_eq(&a.means.0, &t.runs[0].values.0));
+        assert_eq!(a.means.to_vec(), vec![Some(2.0), None]);
+        assert!(!Arc::ptr_eq(&b.means.0, &t.runs[1].values.0));
+        assert_eq!(b.means.get(0).map(f64::to_bits), Some(0.0f64.to_bits()));
     }
 
     #[test]
