@@ -8,6 +8,7 @@
 use crate::time::{Dur, SimTime};
 use crate::trace::records::LineReader;
 use std::fs::File;
+use std::io::{Read, Seek};
 use std::path::{Path, PathBuf};
 
 /// The header a script must start with, exactly.
@@ -163,12 +164,14 @@ fn parse_ok(text: &[u8]) -> Option<bool> {
 pub fn load_script(path: &Path) -> Result<Vec<ScriptRow>, ScriptError> {
     let owned = || path.to_path_buf();
     let file = File::open(path).map_err(|error| ScriptError::Read { path: owned(), error })?;
-    if file.metadata().is_ok_and(|m| m.len() <= IN_PARTS_LIMIT) {
-        let bytes = std::fs::read(path).map_err(|error| ScriptError::Read { path: owned(), error })?;
+    if let Some(size) = file.metadata().ok().map(|m| m.len()).filter(|n| *n <= IN_PARTS_LIMIT) {
+        let mut bytes = Vec::with_capacity(size as usize);
+        (&file).read_to_end(&mut bytes).map_err(|error| ScriptError::Read { path: owned(), error })?;
         let parts = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
         if let Some(rows) = read_in_parts(&bytes, parts) {
             return Ok(rows);
         }
+        (&file).rewind().map_err(|error| ScriptError::Read { path: owned(), error })?;
     }
     if let Some(rows) = read_plain(&file).map_err(|error| ScriptError::Read { path: owned(), error })? {
         return Ok(rows);
