@@ -101,10 +101,12 @@ pub fn compare(req: &CompareRequest) -> Result<CompareOutcome> {
     let runs = cells.run(req.threads, &columns, &bar)?;
     let names = loaded.iter().map(|s| s.name.clone()).collect();
     let table = ResultTable::new(names, infos, columns, runs).map_err(InputError::from)?;
-    let costs: Vec<f64> = table.runs.iter().map(|r| objective.cost(&r.values)).collect();
-    let summary = table.summarize(&objective);
-    let report =
-        CompareReport::from_table(&table, replicates, &costs).with_verdicts(&table, &summary, &constraints);
+    let summary = table.summarize(&objective)?;
+    let report = CompareReport::from_table(&table, replicates, &objective).with_verdicts(
+        &table,
+        &summary,
+        &constraints,
+    );
     let mut files = vec![
         (
             output::SUMMARY_CSV,

@@ -42,7 +42,9 @@ pub fn merge(req: &MergeRequest) -> Result<SweepReport> {
         let manifest = Manifest::parse(&text, &path.display().to_string()).map_err(InputError::from)?;
         shards.push((dir.display().to_string(), manifest));
     }
-    let mut merge = Merge::new(shards, metric_columns()).map_err(InputError::from)?;
+    let dir = output::out_dir(req.out.as_deref(), &shards[0].1.sweep);
+    let scratch = super::sweep::scratch_next_to(&dir);
+    let mut merge = Merge::new(shards, metric_columns(), &scratch).map_err(InputError::from)?;
     for (k, dir) in req.dirs.iter().enumerate() {
         let path = dir.join(output::RUNS_CSV);
         let file = std::fs::File::open(&path).map_err(|e| match e.kind() {
@@ -68,7 +70,6 @@ pub fn merge(req: &MergeRequest) -> Result<SweepReport> {
         })
         .map_err(InputError::from)?;
     let m = merged.manifest;
-    let dir = output::out_dir(req.out.as_deref(), &m.sweep);
     let page = req.charts.then(|| ReportInputs {
         title: format!("sweep: {}", m.sweep),
         command_line: Some(m.command.clone()),

@@ -11,6 +11,7 @@ use crate::sweep::objective::Objective;
 use crate::sweep::output::{read_objective_toml, read_runs};
 use crate::sweep::recommend::{Recommendation, recommend as rank};
 use crate::sweep::runner::{default_objective, metric_columns, validate_policy};
+use crate::sweep::store::Scratch;
 use std::path::PathBuf;
 
 /// What the user asked `recommend` to do.
@@ -69,31 +70,35 @@ pub fn recommend(req: &RecommendRequest) -> Result<RecommendReport> {
         })
         .collect::<Result<Vec<_>, _>>()?;
     let path = &req.path;
-    let (table, mut objective, mut constraints) =
-        if path.is_dir() || path.extension().is_some_and(|e| e == "csv") {
-            let runs_path = if path.is_dir() { path.join("runs.csv") } else { path.to_path_buf() };
-            let text = read_text(&runs_path)?;
-            let table = read_runs(&text, &runs_path.display().to_string()).map_err(InputError::from)?;
-            let objective_path = runs_path.with_file_name("objective.toml");
-            let (objective, constraints) = if objective_path.is_file() {
-                let text = read_text(&objective_path)?;
-                read_objective_toml(&text, &objective_path.display().to_string(), &table.metrics)
-                    .map_err(InputError::from)?
-            } else {
-                (default_objective(), Vec::new())
-            };
-            (table, objective, constraints)
+    let (table, mut objective, mut constraints) = if path.is_dir()
+        || path.extension().is_some_and(|e| e == "csv")
+    {
+        let runs_path = if path.is_dir() { path.join("runs.csv") } else { path.to_path_buf() };
+        let text = read_text(&runs_path)?;
+        // Results read back are spilled to the system's temporary folder (the results'
+        // folder may be read-only).
+        let scratch = Scratch::in_dir(std::env::temp_dir());
+        let table = read_runs(&text, &runs_path.display().to_string(), &scratch).map_err(InputError::from)?;
+        let objective_path = runs_path.with_file_name("objective.toml");
+        let (objective, constraints) = if objective_path.is_file() {
+            let text = read_text(&objective_path)?;
+            read_objective_toml(&text, &objective_path.display().to_string(), &table.metrics)
+                .map_err(InputError::from)?
         } else {
-            let req = SweepRequest {
-                file: Some(path.clone()),
-                threads: req.threads,
-                quiet: req.quiet,
-                ..SweepRequest::default()
-            };
-            let report = sweep(&req)?;
-            let r = report.recommendation;
-            (report.table, r.objective, r.constraints)
+            (default_objective(), Vec::new())
         };
+        (table, objective, constraints)
+    } else {
+        let req = SweepRequest {
+            file: Some(path.clone()),
+            threads: req.threads,
+            quiet: req.quiet,
+            ..SweepRequest::default()
+        };
+        let report = sweep(&req)?;
+        let r = report.recommendation;
+        (report.table, r.objective, r.constraints)
+    };
     for (m, w) in weights {
         objective.set(m, w);
     }

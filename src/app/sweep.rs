@@ -18,7 +18,8 @@ use crate::sweep::review::{self, BaselineReview, Review};
 use crate::sweep::runner::{
     Cells, Configs, Grid, default_objective, metric_columns, progress_bar, resolved_params, validate_policy,
 };
-use crate::sweep::table::{ConfigInfo, ResultTable, Summary};
+use crate::sweep::store::Scratch;
+use crate::sweep::table::{ConfigInfo, ResultTable, Summary, TableBuilder};
 use crate::time::Dur;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -113,10 +114,13 @@ pub fn sweep(req: &SweepRequest) -> Result<SweepReport> {
     let configs_spot = Spot::in_file(&path, "", None, "[[policies]]");
     estimate_cells(&cells, None, &file.replicates_spot, &configs_spot)?.check(&req.limits)?;
     let bar = progress_bar(cells.count(), req.quiet);
-    let runs = cells.run(req.threads, &columns, &bar)?;
-    let infos = config_infos(std::mem::take(&mut file.configurations))?;
+    let out = output::out_dir(req.out.as_deref(), &file.name);
     let names = scenarios.iter().map(|s| s.name.clone()).collect();
-    let table = ResultTable::new(names, infos, columns, runs).map_err(InputError::from)?;
+    let mut rows =
+        TableBuilder::new(names, configs.count(), columns.clone(), file.replicates, &scratch_next_to(&out))?;
+    cells.run_slices(&cells.all(), req.threads, &columns, &bar, &mut |row| rows.put(&row, row.config))?;
+    let infos = config_infos(std::mem::take(&mut file.configurations))?;
+    let table = rows.finish(Box::new(infos))?;
     let inputs = ReportInputs {
         title: format!("sweep: {}", file.name),
         command_line: Some(req.command_line.clone()),
@@ -127,8 +131,16 @@ pub fn sweep(req: &SweepRequest) -> Result<SweepReport> {
     let ranking =
         Ranking { objective, constraints: file.constraints, fronts: file.pareto, baseline: file.baseline };
     let durations: Vec<Dur> = scenarios.iter().map(|s| s.duration).collect();
-    let out = output::out_dir(req.out.as_deref(), &file.name);
     finish(file.name, file.replicates, table, &ranking, Some(&durations), &out, req.charts.then_some(inputs))
+}
+
+/// Where a sweep writing to `out` spills its results: a scratch file beside the output folder
+/// (in its parent), removed when done.
+pub(super) fn scratch_next_to(out: &Path) -> Scratch {
+    match out.parent() {
+        Some(p) if !p.as_os_str().is_empty() => Scratch::in_dir(p),
+        _ => Scratch::in_dir("."),
+    }
 }
 
 /// How a sweep ranks its configurations: objective, constraints and Pareto fronts.
@@ -159,7 +171,7 @@ pub(super) fn finish(
 ) -> Result<SweepReport> {
     let Ranking { objective, constraints, fronts, baseline } = ranking;
     let bound = objective.bind(&table.metrics).map_err(InputError::from)?;
-    let summary = table.summarize(&bound);
+    let summary = table.summarize(&bound)?;
     let recommendation =
         recommend_from(&table, &summary, objective, constraints, &validate_policy, *baseline)
             .map_err(InputError::from)?;
@@ -196,9 +208,12 @@ pub(super) fn finish(
     if let Some(chosen) = recommendation.chosen() {
         out.write(output::RECOMMENDED_TXT, format!("{}\n", chosen.label).as_bytes())?;
     }
+    let best = best_per_scenario(&table, &summary, constraints, 3);
+    // A scratch file that failed a read would have given zeros: nothing is kept then.
+    table.check()?;
+    summary.check()?;
     let page = page.map(|inputs| Page { inputs: Some(inputs), charts: ChartOptions::default() });
     let files = out.finish(page.as_ref())?;
-    let best = best_per_scenario(&table, &summary, constraints, 3);
     Ok(SweepReport {
         name,
         replicates,
@@ -231,9 +246,9 @@ impl SweepReport {
             "sweep {}: {} scenario(s) x {} configuration(s) x {} replicate(s) = {} cells",
             self.name,
             t.scenarios.len(),
-            t.configs.len(),
+            t.n_configs(),
             self.replicates,
-            t.runs.len()
+            t.n_runs()
         );
         let _ = writeln!(s, "objective: cost = {}", objective_text(&self.recommendation.objective));
         if !self.recommendation.constraints.is_empty() {
@@ -253,7 +268,7 @@ impl SweepReport {
                     s,
                     "  {name:<width$}  {}. {}  cost {}",
                     rank + 1,
-                    t.configs[*c].label,
+                    t.config(*c).label,
                     num(*cost)
                 );
             }
@@ -330,7 +345,7 @@ mod tests {
         for threads in [1, 2, 8] {
             let out = dir.path().join(format!("out{threads}"));
             let report = super::sweep(&request(&sweep, threads, &out)).unwrap();
-            assert_eq!(report.table.runs.len(), 2 * 3 * 2);
+            assert_eq!(report.table.n_runs(), 2 * 3 * 2);
             let files: Vec<String> = ["summary.csv", "runs.csv", "pareto.csv", "objective.toml"]
                 .iter()
                 .map(|f| std::fs::read_to_string(out.join(f)).unwrap())

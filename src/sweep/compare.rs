@@ -4,6 +4,7 @@
 //! same request stream and the same upstream answers (common random numbers).
 
 use super::constraint::Constraint;
+use super::objective::BoundObjective;
 use super::recommend::num;
 use super::stats::{Stat, describe, paired};
 use super::table::{ResultTable, Summary};
@@ -47,9 +48,9 @@ pub struct CompareReport {
 
 impl CompareReport {
     /// Builds the comparison from a table whose configurations are the compared policies, in
-    /// order, run on replicates `0..replicates`. `costs[r]` gives each run's cost in table order.
-    pub fn from_table(table: &ResultTable, replicates: u32, costs: &[f64]) -> CompareReport {
-        let n_p = table.configs.len();
+    /// order, run on replicates `0..replicates`; costs under `objective`.
+    pub fn from_table(table: &ResultTable, replicates: u32, objective: &BoundObjective) -> CompareReport {
+        let n_p = table.n_configs();
         let mut scenarios = Vec::with_capacity(table.scenarios.len());
         for (s, name) in table.scenarios.iter().enumerate() {
             let mut rows = Vec::with_capacity(table.metrics.len() + 1);
@@ -60,12 +61,9 @@ impl CompareReport {
                             table.replicate_values(s, p, m, replicates)
                         } else {
                             let mut out = vec![None; replicates as usize];
-                            for (r, cost) in table.runs.iter().zip(costs) {
-                                if r.scenario == s
-                                    && r.config == p
-                                    && let Some(slot) = out.get_mut(r.replicate as usize)
-                                {
-                                    *slot = Some(*cost);
+                            for r in table.group(s, p) {
+                                if let Some(slot) = out.get_mut(r.replicate as usize) {
+                                    *slot = Some(objective.cost(&r.values));
                                 }
                             }
                             out
@@ -81,7 +79,7 @@ impl CompareReport {
             scenarios.push(ScenarioComparison { scenario: name.clone(), rows, broken: Vec::new() });
         }
         CompareReport {
-            policies: table.configs.iter().map(|c| c.label.clone()).collect(),
+            policies: table.configs().map(|c| c.label).collect(),
             replicates,
             scenarios,
             constraints: Vec::new(),
@@ -99,9 +97,10 @@ impl CompareReport {
     ) -> Self {
         self.constraints = constraints.iter().map(|c| c.text.clone()).collect();
         for (s, sc) in self.scenarios.iter_mut().enumerate() {
-            sc.broken = (0..table.configs.len())
+            sc.broken = (0..table.n_configs())
                 .map(|p| {
                     let Some(cell) = summary.get(s, p) else { return Vec::new() };
+                    let cell = &cell;
                     constraints
                         .iter()
                         .filter_map(|con| {
@@ -212,7 +211,10 @@ mod tests {
             ],
         )
         .unwrap();
-        let costs = [30.0, 52.0, 30.0, 20.0, 33.0, 50.0];
+        // Costs 30, 52, 30, 20, 33, 50.
+        let weights =
+            [(crate::metrics::Metric::FalseOpens, 10.0), (crate::metrics::Metric::DetectionDelayMeanS, 1.0)];
+        let costs = crate::metrics::Objective::new(weights).bind(&t.metrics).unwrap();
         let r = CompareReport::from_table(&t, 3, &costs);
         assert_eq!(r.policies, vec!["gobreaker[timeout=60]", "consecutive[failure_threshold=3]"]);
         let rows = &r.scenarios[0].rows;
@@ -231,7 +233,7 @@ mod tests {
         // false opens breaks `false_opens <= 1`, B's mean of 1 meets it.
         let cons = [Constraint::parse("false_opens <= 1", &t.metrics).unwrap()];
         let objective = crate::metrics::Objective::new([]).bind(&t.metrics).unwrap();
-        let r = r.with_verdicts(&t, &t.summarize(&objective), &cons);
+        let r = r.with_verdicts(&t, &t.summarize(&objective).unwrap(), &cons);
         assert_eq!(r.scenarios[0].broken, vec![vec![("false_opens <= 1".to_string(), 3.0)], vec![]]);
         let text = r.render();
         assert!(text.contains("constraints (on each scenario's means): false_opens <= 1\n"), "{text}");

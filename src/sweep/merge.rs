@@ -10,7 +10,8 @@ use super::grid::Configuration;
 use super::objective::Objective;
 use super::output::RunsReader;
 use super::shard::{MANIFEST_FILE, Manifest, Slice, check_shards};
-use super::table::{ConfigInfo, ResultTable, RunRow};
+use super::store::Scratch;
+use super::table::{ConfigInfo, ResultTable, RunRow, TableBuilder};
 use crate::Result;
 use crate::metrics::Metric;
 
@@ -26,8 +27,8 @@ pub struct Merge {
     metrics: Vec<String>,
     /// Per configuration id: its configuration and label, once a row named it.
     configs: Vec<Option<(Configuration, String)>>,
-    /// Every row read.
-    rows: Vec<RunRow>,
+    /// Every row read, placed.
+    rows: TableBuilder,
     /// One bit per cell in grid order: read already.
     seen: Vec<u64>,
 }
@@ -47,11 +48,24 @@ pub struct Merged {
 impl Merge {
     /// Checks the manifests of `shards` (folder, manifest) together; `metrics` are the metric
     /// columns this version writes.
-    pub fn new(shards: Vec<(String, Manifest)>, metrics: Vec<String>) -> Result<Merge, SweepError> {
+    /// The rows go to `scratch`.
+    pub fn new(
+        shards: Vec<(String, Manifest)>,
+        metrics: Vec<String>,
+        scratch: &Scratch,
+    ) -> Result<Merge, SweepError> {
         let slices = check_shards(&shards)?;
         let first = &shards[0].1;
         let cells = first.total_cells();
         let configs = vec![None; first.configurations];
+        let rows = TableBuilder::new(
+            first.scenarios.clone(),
+            first.configurations,
+            metrics.clone(),
+            first.replicates,
+            scratch,
+        )
+        .map_err(|e| SweepError::Invalid(e.to_string()))?;
         let (dirs, manifests) = shards.into_iter().unzip();
         Ok(Merge {
             dirs,
@@ -59,7 +73,7 @@ impl Merge {
             slices,
             metrics,
             configs,
-            rows: Vec::new(),
+            rows,
             seen: vec![0; cells.div_ceil(64) as usize],
         })
     }
@@ -113,13 +127,14 @@ impl Merge {
                 Some(_) => {}
                 None => self.configs[id] = Some((p.config, p.label)),
             }
-            self.rows.push(RunRow {
+            let row = RunRow {
                 scenario,
                 config: id,
                 replicate: p.replicate,
                 seed: p.seed,
                 values: p.values.into(),
-            });
+            };
+            self.rows.put(&row, id).map_err(|e| at(e.to_string()))?;
             read += 1;
         }
         if read != manifest.cells {
@@ -168,8 +183,8 @@ impl Merge {
                 file: format!("{}/{MANIFEST_FILE}", self.dirs[0]),
                 message: m.to_string(),
             })?;
-        let table = ResultTable::new(manifest.scenarios.clone(), infos, self.metrics, self.rows)
-            .map_err(|e| SweepError::Invalid(e.to_string()))?;
+        let table: ResultTable =
+            self.rows.finish(Box::new(infos)).map_err(|e| SweepError::Invalid(e.to_string()))?;
         Ok(Merged { manifest, table, objective, constraints })
     }
 }
@@ -207,12 +222,16 @@ mod tests {
 
     /// runs.csv text of the cells of `t` that `slices` name.
     fn shard_csv(t: &ResultTable, slices: &[Slice]) -> String {
-        let mut part = t.clone();
-        part.runs.retain(|r| {
-            slices.iter().any(|s| {
-                s.scenario == r.scenario && s.replicate == r.replicate && s.configs.contains(&r.config)
+        let runs = t
+            .runs()
+            .filter(|r| {
+                slices.iter().any(|s| {
+                    s.scenario == r.scenario && s.replicate == r.replicate && s.configs.contains(&r.config)
+                })
             })
-        });
+            .collect();
+        let part =
+            ResultTable::new(t.scenarios.clone(), t.configs().collect(), t.metrics.clone(), runs).unwrap();
         let o = Objective::new([(Metric::FalseOpens, 1.0)]).bind(&t.metrics).unwrap();
         String::from_utf8(runs_csv(&part, &o).unwrap()).unwrap()
     }
@@ -232,13 +251,15 @@ mod tests {
     fn shards_merge_into_the_unsharded_table() {
         let t = table();
         let metrics = t.metrics.clone();
-        let mut m = Merge::new(shards(), metrics.clone()).unwrap();
+        let mut m = Merge::new(shards(), metrics.clone(), &Scratch::memory()).unwrap();
         let texts: Vec<String> = m.slices.clone().iter().map(|s| shard_csv(&t, s)).collect();
         // Read in reverse order: the table does not depend on it.
         m.add(1, texts[1].as_bytes(), "b/runs.csv").unwrap();
         m.add(0, texts[0].as_bytes(), "a/runs.csv").unwrap();
         let merged = m.finish(&info).unwrap();
-        assert_eq!(merged.table, t);
+        assert_eq!(merged.table.runs().collect::<Vec<_>>(), t.runs().collect::<Vec<_>>());
+        assert_eq!(merged.table.configs().collect::<Vec<_>>(), t.configs().collect::<Vec<_>>());
+        assert_eq!((&merged.table.scenarios, merged.table.replicates()), (&t.scenarios, 2));
         assert_eq!(merged.objective.weights[0], (Metric::FalseOpens, 1.0));
         assert_eq!(merged.constraints.len(), 1);
     }
@@ -246,7 +267,7 @@ mod tests {
     #[test]
     fn corrupt_or_foreign_rows_name_file_and_line() {
         let t = table();
-        let m = || Merge::new(shards(), t.metrics.clone()).unwrap();
+        let m = || Merge::new(shards(), t.metrics.clone(), &Scratch::memory()).unwrap();
         let good = shard_csv(&t, &m().slices[0]);
         let lines: Vec<&str> = good.lines().collect();
         let err = |text: String| {

@@ -33,6 +33,7 @@ pub mod review;
 pub mod runner;
 pub mod shard;
 pub mod stats;
+pub mod store;
 pub mod table;
 
 /// An error of a sweep, compare or recommend command: where (file, line, column) and what.

@@ -10,8 +10,9 @@ use super::SweepError;
 use super::constraint::Constraint;
 use super::grid::Configuration;
 use super::objective::{BoundObjective, Objective};
-use super::pareto::{Front, direction};
-use super::table::{ConfigInfo, ResultTable, RunRow, Summary};
+use super::pareto::{Staircase, direction};
+use super::store::Scratch;
+use super::table::{ConfigInfo, ConfigSource, ResultTable, RunRow, Summary, TableBuilder};
 use crate::{Error, Result};
 use serde::Deserialize;
 
@@ -101,9 +102,16 @@ pub fn write_runs<W: std::io::Write>(
     out: W,
 ) -> Result<W, SweepError> {
     let mut w = RunsWriter::new(out, &table.metrics)?;
-    for r in &table.runs {
-        w.row(&table.scenarios[r.scenario], &table.configs[r.config], r, objective.cost(&r.values))?;
+    let mut info: Option<ConfigInfo> = None;
+    for r in table.runs() {
+        let current = match info.take() {
+            Some(i) if table.index_of(i.config.id) == Some(r.config) => i,
+            _ => table.config(r.config),
+        };
+        w.row(&table.scenarios[r.scenario], &current, &r, objective.cost(&r.values))?;
+        info = Some(current);
     }
+    table.check().map_err(|e| SweepError::Invalid(e.to_string()))?;
     w.finish()
 }
 
@@ -118,10 +126,10 @@ pub type ParamsOf<'a> = &'a dyn Fn(&ConfigInfo) -> Vec<(String, String)>;
 
 /// Parameter column names of summary.csv: every resolved parameter of every configuration, in
 /// order of first appearance (one configuration's parameters held at a time).
-pub fn param_columns(configs: &[ConfigInfo], params: ParamsOf) -> Vec<String> {
+pub fn param_columns(configs: impl Iterator<Item = ConfigInfo>, params: ParamsOf) -> Vec<String> {
     let mut cols: Vec<String> = Vec::new();
     for c in configs {
-        let resolved = params(c);
+        let resolved = params(&c);
         let names = resolved.iter().map(|(k, _)| k).chain(c.config.overrides.iter().map(|(k, _)| k));
         for k in names {
             if !cols.contains(k) {
@@ -153,7 +161,7 @@ pub fn write_summary<W: std::io::Write>(
     params: ParamsOf,
     out: W,
 ) -> Result<W, SweepError> {
-    let columns = param_columns(&table.configs, params);
+    let columns = param_columns(table.configs(), params);
     let mut w = csv::Writer::from_writer(out);
     let mut header: Vec<String> = ["scenario", "config_id", "policy", "preset", "family", "overrides"]
         .iter()
@@ -169,9 +177,9 @@ pub fn write_summary<W: std::io::Write>(
     let mut row: Vec<String> = Vec::with_capacity(header.len());
     // The summary has one cell per group of runs, in the same order.
     for (s, group) in summary.iter().zip(table.groups()) {
-        let info = &table.configs[s.config];
+        let info = table.config(s.config);
         let c = &info.config;
-        let resolved = params(info);
+        let resolved = params(&info);
         row.clear();
         row.extend([
             table.scenarios[s.scenario].clone(),
@@ -187,12 +195,13 @@ pub fn write_summary<W: std::io::Write>(
             row.push(value.or(written).unwrap_or_default());
         }
         row.push(s.replicates.to_string());
-        for st in table.metric_stats(group).iter().chain([&s.cost]) {
+        for st in table.metric_stats(&group).iter().chain([&s.cost]) {
             row.extend([cell(st.mean), cell(st.sd), cell(st.ci95)]);
         }
-        row.push(super::recommend::meets_constraints(table, s, constraints).to_string());
+        row.push(super::recommend::meets_constraints(table, &s, constraints).to_string());
         w.write_record(&row).map_err(summary_err)?;
     }
+    table.check().and_then(|()| summary.check()).map_err(|e| SweepError::Invalid(e.to_string()))?;
     w.into_inner().map_err(|e| SweepError::Io { file: "summary.csv".into(), source: e.into_error() })
 }
 
@@ -226,7 +235,9 @@ pub fn pareto_rows(table: &ResultTable, summary: &Summary, fronts: &[Vec<String>
     rows
 }
 
-/// [`pareto_rows`] handed to `sink` one at a time, in the same order (none held).
+/// [`pareto_rows`] handed to `sink` one at a time, in the same order (none held). Two passes
+/// per front and scenario: the first gathers the distinct values on the front ([`Staircase`]),
+/// the second hands on the configurations whose values lie on it.
 fn each_pareto_row(
     table: &ResultTable,
     summary: &Summary,
@@ -241,35 +252,41 @@ fn each_pareto_row(
         let name = metrics.join(" vs ");
         let n_s = table.scenarios.len();
         let mut point: Vec<Option<f64>> = Vec::with_capacity(cols.len());
-        for s in 0..=n_s {
-            let mut front = Front::new(&dirs);
-            for c in 0..table.configs.len() {
-                point.clear();
-                if s == n_s {
-                    point.extend(overall(summary, n_s, c, &cols).0);
-                } else {
-                    let cell = summary.get(s, c);
-                    point.extend(cols.iter().map(|&m| cell.and_then(|x| x.means.get(m))));
-                }
-                front.offer(c, &point);
+        // Configuration c's point on scenario s (`n_s`: over all) and its cost there.
+        let point_of = |s: usize, c: usize, point: &mut Vec<Option<f64>>| -> f64 {
+            point.clear();
+            if s == n_s {
+                let (values, cost) = overall(summary, n_s, c, &cols);
+                point.extend(values);
+                cost
+            } else {
+                let cell = summary.get(s, c);
+                point.extend(cols.iter().map(|&m| cell.as_ref().and_then(|x| x.means.get(m))));
+                cell.and_then(|x| x.cost.mean).unwrap_or(0.0)
             }
-            for (i, values) in front.finish() {
-                let cost = if s == n_s {
-                    overall(summary, n_s, i, &cols).1
-                } else {
-                    summary.get(s, i).and_then(|x| x.cost.mean).unwrap_or(0.0)
-                };
+        };
+        for s in 0..=n_s {
+            let mut front = Staircase::new(&dirs);
+            for c in 0..table.n_configs() {
+                point_of(s, c, &mut point);
+                front.offer(&point);
+            }
+            for c in 0..table.n_configs() {
+                let cost = point_of(s, c, &mut point);
+                if !front.on_front(&point) {
+                    continue;
+                }
                 sink(ParetoRow {
                     front: name.clone(),
                     scenario: if s == n_s { "all".into() } else { table.scenarios[s].clone() },
-                    config: i,
+                    config: c,
                     cost,
-                    values,
+                    values: point.iter().map(|v| v.unwrap_or(f64::NAN)).collect(),
                 })?;
             }
         }
     }
-    Ok(())
+    summary.check().map_err(|e| SweepError::Invalid(e.to_string()))
 }
 
 /// Configuration `c` over the `n_s` scenarios: each of metrics `cols` averaged over the
@@ -281,12 +298,12 @@ fn overall(summary: &Summary, n_s: usize, c: usize, cols: &[usize]) -> (Vec<Opti
     for s in 0..n_s {
         let cell = summary.get(s, c);
         for (a, &m) in sums.iter_mut().zip(cols) {
-            if let Some(v) = cell.and_then(|x| x.means.get(m)) {
+            if let Some(v) = cell.as_ref().and_then(|x| x.means.get(m)) {
                 a.0 += v;
                 a.1 += 1;
             }
         }
-        cost += cell.and_then(|x| x.cost.mean).unwrap_or(0.0);
+        cost += cell.as_ref().and_then(|x| x.cost.mean).unwrap_or(0.0);
         complete &= cell.is_some();
     }
     (sums.iter().map(|&(sum, n)| (complete && n > 0).then(|| sum / n as f64)).collect(), cost)
@@ -339,7 +356,7 @@ impl<W: std::io::Write> ParetoWriter<W> {
 
     /// One configuration on one front.
     fn row(&mut self, table: &ResultTable, r: &ParetoRow) -> Result<(), SweepError> {
-        let info = &table.configs[r.config];
+        let info = table.config(r.config);
         let mut row = vec![
             r.front.clone(),
             r.scenario.clone(),
@@ -555,15 +572,19 @@ impl<R: std::io::Read> RunsReader<R> {
 
 /// Reads a runs.csv (possibly several shards concatenated, headers repeated or not) back into a
 /// table. Errors name the row and column.
-pub fn read_runs(text: &str, file: &str) -> Result<ResultTable, SweepError> {
+pub fn read_runs(text: &str, file: &str, scratch: &Scratch) -> Result<ResultTable, SweepError> {
+    // First pass: the scenarios, configurations and replicates; second: the values.
     let mut reader = RunsReader::new(text.as_bytes(), file)?;
     let metrics = reader.metrics().to_vec();
     let mut scenarios: Vec<String> = Vec::new();
     let mut configs: Vec<ConfigInfo> = Vec::new();
-    let mut runs: Vec<(usize, usize, RunRow)> = Vec::new();
+    let mut by_id: std::collections::HashMap<usize, usize> = std::collections::HashMap::new();
+    let mut replicates = 0u32;
+    let mut any = false;
     while let Some(p) = reader.next_run()? {
+        any = true;
         let id = p.config.id;
-        match configs.iter().find(|c| c.config.id == id) {
+        match by_id.get(&id).map(|&k| &configs[k]) {
             Some(known) if *known.config != p.config || known.label != p.label => {
                 return Err(SweepError::At {
                     file: file.to_string(),
@@ -576,32 +597,32 @@ pub fn read_runs(text: &str, file: &str) -> Result<ResultTable, SweepError> {
                 });
             }
             Some(_) => {}
-            None => configs.push(ConfigInfo { label: p.label, ..ConfigInfo::new(p.config) }),
-        }
-        let s = match scenarios.iter().position(|x| *x == p.scenario) {
-            Some(s) => s,
             None => {
-                scenarios.push(p.scenario);
-                scenarios.len() - 1
+                by_id.insert(id, configs.len());
+                configs.push(ConfigInfo { label: p.label, ..ConfigInfo::new(p.config) });
             }
-        };
-        let row =
-            RunRow { scenario: s, config: 0, replicate: p.replicate, seed: p.seed, values: p.values.into() };
-        runs.push((s, id, row));
+        }
+        if !scenarios.contains(&p.scenario) {
+            scenarios.push(p.scenario);
+        }
+        replicates = replicates.max(p.replicate.saturating_add(1));
     }
-    if runs.is_empty() {
+    if !any {
         return Err(SweepError::File { file: file.to_string(), message: "no runs in the file".into() });
     }
+    drop(by_id);
     configs.sort_by_key(|c| c.config.id);
-    let runs = runs
-        .into_iter()
-        .map(|(_, id, mut r)| {
-            r.config = configs.iter().position(|c| c.config.id == id).unwrap_or(0);
-            r
-        })
-        .collect();
-    ResultTable::new(scenarios, configs, metrics, runs)
-        .map_err(|m| SweepError::File { file: file.to_string(), message: m.to_string() })
+    let bad = |m: crate::Error| SweepError::File { file: file.to_string(), message: m.to_string() };
+    let mut reader = RunsReader::new(text.as_bytes(), file)?;
+    let names = scenarios.clone();
+    let mut table = TableBuilder::new(scenarios, configs.len(), metrics, replicates, scratch).map_err(bad)?;
+    while let Some(p) = reader.next_run()? {
+        let scenario = names.iter().position(|x| *x == p.scenario).unwrap_or(0);
+        let config = configs.index_of(p.config.id).unwrap_or(0);
+        let row = RunRow { scenario, config, replicate: p.replicate, seed: p.seed, values: p.values.into() };
+        table.put(&row, p.config.id).map_err(bad)?;
+    }
+    table.finish(Box::new(configs)).map_err(bad)
 }
 
 #[cfg(test)]
@@ -674,21 +695,21 @@ mod tests {
             lines.next().unwrap(),
             "outage,0,\"consecutive[failure_threshold=3,cooldown=30s]\",consecutive,\"{ failure_threshold = 3, cooldown = \"\"30s\"\" }\",1,1,3,,30"
         );
-        let back = read_runs(&text, "runs.csv").unwrap();
+        let back = read_runs(&text, "runs.csv", &Scratch::memory()).unwrap();
         assert_eq!(back.scenarios, t.scenarios);
         assert_eq!(back.metrics, t.metrics);
-        assert_eq!(back.runs, t.runs);
+        assert_eq!(back.runs().collect::<Vec<_>>(), t.runs().collect::<Vec<_>>());
         assert_eq!(
-            back.configs.iter().map(|c| c.config.clone()).collect::<Vec<_>>(),
-            t.configs.iter().map(|c| c.config.clone()).collect::<Vec<_>>()
+            back.configs().map(|c| c.config).collect::<Vec<_>>(),
+            t.configs().map(|c| c.config).collect::<Vec<_>>()
         );
         // Shards concatenated with their headers merge into the same table.
         let mut shards = text.lines();
         let head = shards.next().unwrap();
         let body: Vec<&str> = shards.collect();
         let merged = format!("{head}\n{}\n{head}\n{}\n", body[4..].join("\n"), body[..4].join("\n"));
-        let m = read_runs(&merged, "runs.csv").unwrap();
-        assert_eq!(m.runs.len(), 8);
+        let m = read_runs(&merged, "runs.csv", &Scratch::memory()).unwrap();
+        assert_eq!(m.n_runs(), 8);
         assert_eq!(m.scenarios, vec!["blip, short".to_string(), "outage".to_string()]);
     }
 
@@ -710,16 +731,22 @@ mod tests {
             ),
             ("", "no runs"),
         ] {
-            let e = read_runs(&format!("{head}{body}"), "runs.csv").unwrap_err().to_string();
+            let e =
+                read_runs(&format!("{head}{body}"), "runs.csv", &Scratch::memory()).unwrap_err().to_string();
             assert!(e.contains(expected), "{expected:?} in {e}");
         }
-        assert!(read_runs("a,b\n1,2\n", "runs.csv").unwrap_err().to_string().contains("not a runs.csv"));
+        assert!(
+            read_runs("a,b\n1,2\n", "runs.csv", &Scratch::memory())
+                .unwrap_err()
+                .to_string()
+                .contains("not a runs.csv")
+        );
     }
 
     #[test]
     fn summary_csv_has_params_and_statistics() {
         let t = table();
-        let s = t.summarize(&objective().bind(&t.metrics).unwrap());
+        let s = t.summarize(&objective().bind(&t.metrics).unwrap()).unwrap();
         let at_most_one = Constraint::parse("false_opens <= 1", &t.metrics).unwrap();
         // As if resolved: the overrides, and a default the first configuration's preset adds.
         let params = |i: &ConfigInfo| {
@@ -763,7 +790,7 @@ mod tests {
     #[test]
     fn pareto_rows_per_scenario_and_overall() {
         let t = table();
-        let s = t.summarize(&objective().bind(&t.metrics).unwrap());
+        let s = t.summarize(&objective().bind(&t.metrics).unwrap()).unwrap();
         let fronts = vec![vec!["detection_delay_mean_s".to_string(), "false_opens".to_string()]];
         let rows = pareto_rows(&t, &s, &fronts);
         let brief: Vec<(String, usize)> = rows.iter().map(|r| (r.scenario.clone(), r.config)).collect();
@@ -782,11 +809,18 @@ mod tests {
         );
         assert_eq!(rows[4].values, vec![8.75, 2.0]);
         // A metric empty on one scenario is averaged over the others.
-        let mut t2 = t.clone();
-        for r in t2.runs.iter_mut().filter(|r| r.scenario == 1) {
-            r.values = [r.values.get(0), None].into_iter().chain(r.values.iter().skip(2)).collect();
-        }
-        let s2 = t2.summarize(&objective().bind(&t2.metrics).unwrap());
+        let runs = t
+            .runs()
+            .map(|mut r| {
+                if r.scenario == 1 {
+                    r.values = [r.values.get(0), None].into_iter().chain(r.values.iter().skip(2)).collect();
+                }
+                r
+            })
+            .collect();
+        let t2 =
+            ResultTable::new(t.scenarios.clone(), t.configs().collect(), t.metrics.clone(), runs).unwrap();
+        let s2 = t2.summarize(&objective().bind(&t2.metrics).unwrap()).unwrap();
         let all: Vec<(usize, Vec<f64>)> = pareto_rows(&t2, &s2, &fronts)
             .into_iter()
             .filter(|r| r.scenario == "all")

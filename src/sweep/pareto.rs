@@ -86,6 +86,115 @@ impl<'a> Front<'a> {
     }
 }
 
+/// The distinct values on a front, gathered in a first pass over the points so that a second
+/// pass can tell which points lie on it ([`Staircase::on_front`]): memory in the number of
+/// distinct values on the front, not of points, and each offer in its logarithm for two
+/// metrics (more metrics keep the values in a [`Front`]).
+pub struct Staircase<'a> {
+    dirs: &'a [Direction],
+    /// Two metrics, both turned to "lower is better": y by x, y falling as x grows.
+    steps: std::collections::BTreeMap<Key, f64>,
+    /// More metrics: the front of distinct values.
+    wide: Front<'a>,
+}
+
+/// A value that is neither NaN nor -0.0, ordered.
+#[derive(Copy, Clone)]
+struct Key(f64);
+
+impl PartialEq for Key {
+    fn eq(&self, other: &Key) -> bool {
+        self.cmp(other).is_eq()
+    }
+}
+
+impl Eq for Key {}
+
+impl PartialOrd for Key {
+    fn partial_cmp(&self, other: &Key) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Key {
+    fn cmp(&self, other: &Key) -> std::cmp::Ordering {
+        self.0.total_cmp(&other.0)
+    }
+}
+
+impl<'a> Staircase<'a> {
+    /// An empty staircase over metrics of directions `dirs`.
+    pub fn new(dirs: &'a [Direction]) -> Staircase<'a> {
+        Staircase { dirs, steps: std::collections::BTreeMap::new(), wide: Front::new(dirs) }
+    }
+
+    /// The point as (x, y) to minimise (-0.0 read as 0.0), when it has two complete values.
+    fn two(&self, point: &[Option<f64>]) -> Option<(f64, f64)> {
+        let [Some(x), Some(y)] = point else { return None };
+        if x.is_nan() || y.is_nan() {
+            return None;
+        }
+        let flip = |v: f64, d: Direction| match d {
+            Direction::Minimise => v + 0.0,
+            Direction::Maximise => -v + 0.0,
+        };
+        Some((flip(*x, self.dirs[0]), flip(*y, self.dirs[1])))
+    }
+
+    /// The step at or left of `x` dominates or equals (x, y): (dominated, equal).
+    fn below(&self, x: f64, y: f64) -> (bool, bool) {
+        match self.steps.range(..=Key(x)).next_back() {
+            Some((qx, &qy)) => (qy < y || (qy == y && qx.0 < x), qy == y && qx.0 == x),
+            None => (false, false),
+        }
+    }
+
+    /// Offers a point (first pass).
+    pub fn offer(&mut self, point: &[Option<f64>]) {
+        if self.dirs.len() != 2 {
+            if !self.on_front_wide(point) {
+                return;
+            }
+            self.wide.offer(0, point);
+            return;
+        }
+        let Some((x, y)) = self.two(point) else { return };
+        let (dominated, equal) = self.below(x, y);
+        if dominated || equal {
+            return;
+        }
+        // Steps it dominates: at x or to its right, no lower.
+        let gone: Vec<Key> =
+            self.steps.range(Key(x)..).take_while(|(_, qy)| **qy >= y).map(|(k, _)| *k).collect();
+        for k in gone {
+            self.steps.remove(&k);
+        }
+        self.steps.insert(Key(x), y);
+    }
+
+    /// Whether no value held dominates the point (more than two metrics) nor equals it.
+    fn on_front_wide(&self, point: &[Option<f64>]) -> bool {
+        let Some(values) = point.iter().copied().collect::<Option<Vec<f64>>>() else { return false };
+        values.len() == self.dirs.len()
+            && !values.iter().any(|x| x.is_nan())
+            && !self.wide.points.iter().any(|(_, q)| dominates(q, &values, self.dirs) || *q == values)
+    }
+
+    /// Whether a point (complete, offered in the first pass) lies on the front (second pass).
+    pub fn on_front(&self, point: &[Option<f64>]) -> bool {
+        if self.dirs.len() != 2 {
+            let Some(values) = point.iter().copied().collect::<Option<Vec<f64>>>() else { return false };
+            return values.len() == self.dirs.len()
+                && !values.iter().any(|x| x.is_nan())
+                && !self.wide.points.iter().any(|(_, q)| dominates(q, &values, self.dirs));
+        }
+        match self.two(point) {
+            Some((x, y)) => !self.below(x, y).0,
+            None => false,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -159,6 +268,35 @@ mod tests {
             .collect();
         assert_eq!(got, brute);
         assert!(!got.is_empty());
+    }
+
+    #[test]
+    fn a_staircase_agrees_with_the_front_on_ties_signs_and_more_metrics() {
+        let points: Vec<Vec<Option<f64>>> = (0..5_000u64)
+            .map(|i| {
+                let h = i.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 40;
+                let x = (h % 37) as f64 - 18.0;
+                let y = ((h / 37) % 29) as f64;
+                let z = ((h / 1073) % 5) as f64;
+                let x = if x == 0.0 && i % 2 == 0 { -0.0 } else { x };
+                vec![(i % 101 != 0).then_some(x), Some(y), Some(z)]
+            })
+            .collect();
+        for dirs in [
+            vec![Minimise, Minimise],
+            vec![Minimise, Maximise],
+            vec![Maximise, Minimise],
+            vec![Maximise, Maximise, Minimise],
+        ] {
+            let pts: Vec<Vec<Option<f64>>> = points.iter().map(|p| p[..dirs.len()].to_vec()).collect();
+            let mut st = Staircase::new(&dirs);
+            for p in &pts {
+                st.offer(p);
+            }
+            let got: Vec<usize> = (0..pts.len()).filter(|&i| st.on_front(&pts[i])).collect();
+            assert_eq!(got, front(&pts, &dirs), "{dirs:?}");
+            assert!(st.steps.len() < 100);
+        }
     }
 
     #[test]

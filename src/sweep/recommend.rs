@@ -175,7 +175,7 @@ pub fn recommend(
     constraints: &[Constraint],
     validate: Validate,
 ) -> Result<Recommendation> {
-    let summary = table.summarize(&objective.bind(&table.metrics)?);
+    let summary = table.summarize(&objective.bind(&table.metrics)?)?;
     recommend_from(table, &summary, objective, constraints, validate, None)
 }
 
@@ -200,7 +200,7 @@ pub fn recommend_from(
         .collect::<Result<_, _>>()?;
     let mut kept = Kept::default();
     let mut eliminated = vec![0; constraints.len()];
-    for c in 0..table.configs.len() {
+    for c in 0..table.n_configs() {
         let cand = candidate(table, summary, c, objective, constraints, &columns);
         for (k, n) in eliminated.iter_mut().enumerate() {
             *n += usize::from(cand.violations.iter().any(|v| v.constraint == k));
@@ -215,7 +215,7 @@ pub fn recommend_from(
         .collect();
     binding.sort_by(|a, b| b.eliminated.cmp(&a.eliminated).then(a.constraint.cmp(&b.constraint)));
     let bounds = match ranking.first().filter(|c| c.eligible()) {
-        Some(chosen) => bound_notes(&chosen.config, table.configs.iter().map(|c| &*c.config), validate),
+        Some(chosen) => bound_notes(&chosen.config, table.configs().map(|c| c.config), validate),
         None => Vec::new(),
     };
     Ok(Recommendation {
@@ -313,27 +313,31 @@ fn value_like(like: &toml::Value, x: f64) -> Option<toml::Value> {
 /// tried at least two ordered values and `validate` accepts a value one step beyond: the step
 /// of the last two values, as a ratio when the values are spaced more evenly by ratio (a log
 /// range), else as a difference (halving instead of reaching 0 below a positive range).
-pub fn bound_notes<'a>(
+pub fn bound_notes<C: std::ops::Deref<Target = Configuration>>(
     chosen: &Configuration,
-    configs: impl Iterator<Item = &'a Configuration>,
+    configs: impl Iterator<Item = C>,
     validate: Validate,
 ) -> Vec<BoundNote> {
     let names: Vec<&String> = chosen.overrides.iter().map(|(k, _)| k).collect();
-    let entry: Vec<&Configuration> = configs
-        .filter(|c| c.preset == chosen.preset && c.overrides.iter().map(|(k, _)| k).eq(names.iter().copied()))
-        .collect();
-    let mut notes = Vec::new();
-    for (k, (name, value)) in chosen.overrides.iter().enumerate() {
-        let Some(x) = magnitude(value) else { continue };
-        let mut swept: Vec<(f64, &toml::Value)> = Vec::new();
-        for c in &entry {
-            let v = &c.overrides[k].1;
+    // Per parameter, the distinct ordered values of the entry's configurations, in the order
+    // met (a value without an order starts the list again), one configuration at a time.
+    let mut swept_of: Vec<Vec<(f64, toml::Value)>> = vec![Vec::new(); names.len()];
+    for c in configs {
+        if c.preset != chosen.preset || !c.overrides.iter().map(|(k, _)| k).eq(names.iter().copied()) {
+            continue;
+        }
+        for (swept, (_, v)) in swept_of.iter_mut().zip(&c.overrides) {
             match magnitude(v) {
-                Some(m) if !swept.iter().any(|(n, _)| *n == m) => swept.push((m, v)),
+                Some(m) if !swept.iter().any(|(n, _)| *n == m) => swept.push((m, v.clone())),
                 Some(_) => {}
                 None => swept.clear(),
             }
         }
+    }
+    let mut notes = Vec::new();
+    for (k, (name, value)) in chosen.overrides.iter().enumerate() {
+        let Some(x) = magnitude(value) else { continue };
+        let swept = &mut swept_of[k];
         swept.sort_by(|a, b| a.0.total_cmp(&b.0));
         let n = swept.len();
         if n < 2 {
@@ -387,7 +391,7 @@ fn candidate(
     constraints: &[Constraint],
     columns: &[usize],
 ) -> Candidate {
-    let info = &table.configs[c];
+    let info = table.config(c);
     let mut total_cost = 0.0;
     let mut contributions = vec![0.0; objective.weights.len()];
     let mut scenario_costs = Vec::with_capacity(table.scenarios.len());
@@ -411,8 +415,8 @@ fn candidate(
         }
     }
     Candidate {
-        config: info.config.clone(),
-        label: info.label.clone(),
+        config: info.config,
+        label: info.label,
         complete: scenario_costs.iter().all(Option::is_some),
         total_cost,
         scenario_costs,
@@ -431,16 +435,20 @@ pub fn best_per_scenario(
 ) -> Vec<Vec<(usize, f64)>> {
     (0..table.scenarios.len())
         .map(|s| {
-            let mut ok: Vec<(usize, f64)> = (0..table.configs.len())
-                .filter_map(|c| {
-                    let cell = summary.get(s, c)?;
-                    meets_constraints(table, cell, constraints).then(|| (c, cell.cost.mean.unwrap_or(0.0)))
-                })
-                .collect();
-            ok.sort_by(|a, b| {
-                a.1.total_cmp(&b.1).then(table.configs[a.0].config.id.cmp(&table.configs[b.0].config.id))
-            });
-            ok.truncate(k);
+            // The best `k` so far, by cost then position (positions follow ids).
+            let mut ok: Vec<(usize, f64)> = Vec::with_capacity(k + 1);
+            for c in 0..table.n_configs() {
+                let Some(cell) = summary.get(s, c) else { continue };
+                if !meets_constraints(table, &cell, constraints) {
+                    continue;
+                }
+                let cost = cell.cost.mean.unwrap_or(0.0);
+                let at = ok.partition_point(|&(d, x)| x.total_cmp(&cost).then(d.cmp(&c)).is_lt());
+                if at < k {
+                    ok.insert(at, (c, cost));
+                    ok.truncate(k);
+                }
+            }
             ok
         })
         .collect()
@@ -706,7 +714,7 @@ mod tests {
         let order: Vec<usize> = r.ranking.iter().map(|c| c.config.id).collect();
         assert_eq!(order, vec![1, 3, 0, 2]);
         // The ranking shares each configuration with the table (no copy per configuration).
-        assert!(r.ranking.iter().all(|c| Arc::ptr_eq(&c.config, &t.configs[c.config.id].config)));
+        assert!(r.ranking.iter().all(|c| c.config == t.config(c.config.id).config));
         let last = &r.ranking[3];
         assert_eq!(last.violations, vec![Violation { constraint: 0, scenario: 0, value: 0.5 }]);
         assert_eq!(r.binding, vec![Binding { constraint: 0, eliminated: 1 }]);
@@ -786,7 +794,7 @@ mod tests {
         let t = ResultTable::new(vec!["outage".into()], configs, metrics, runs).unwrap();
         let objective = Objective::new([(Metric::FalseOpens, 1.0)]);
         let constraints = vec![Constraint::parse("missed_incidents == 0", &METRICS).unwrap()];
-        let summary = t.summarize(&objective.bind(&t.metrics).unwrap());
+        let summary = t.summarize(&objective.bind(&t.metrics).unwrap()).unwrap();
         let r = recommend_from(&t, &summary, &objective, &constraints, &any, Some(17)).unwrap();
         let columns = [1];
         let mut all: Vec<Candidate> =
@@ -812,15 +820,13 @@ mod tests {
         assert_eq!(r.render(), full_rec.render());
         let none = vec![Constraint::parse("false_opens >= 1000", &METRICS).unwrap()];
         let r = recommend_from(&t, &summary, &objective, &none, &any, None).unwrap();
-        assert!(
-            r.render().contains(&format!("The lowest-cost configuration, {}", t.configs[cheapest].label))
-        );
+        assert!(r.render().contains(&format!("The lowest-cost configuration, {}", t.config(cheapest).label)));
     }
 
     #[test]
     fn best_per_scenario_respects_constraints_per_scenario() {
         let t = table();
-        let summary = t.summarize(&objective().bind(&t.metrics).unwrap());
+        let summary = t.summarize(&objective().bind(&t.metrics).unwrap()).unwrap();
         let constraints = vec![Constraint::parse("missed_incidents == 0", &METRICS).unwrap()];
         let best = best_per_scenario(&t, &summary, &constraints, 2);
         // outage: t=4 26, t=6 35, t=2 46 (t=8 misses); brownout: t=2 30, t=4 32, t=6 40, t=8 50.

@@ -207,7 +207,7 @@ impl Review {
     /// The review of a sweep. Fails when the baseline id is not a configuration of the table.
     pub fn build(x: &Inputs) -> Result<Review, SweepError> {
         let rec = x.recommendation;
-        let table_index = |id: usize| x.table.configs.iter().position(|c| c.config.id == id);
+        let table_index = |id: usize| x.table.index_of(id);
         let baseline = match x.baseline {
             None => None,
             Some(id) => Some(table_index(id).ok_or_else(|| {
@@ -305,7 +305,7 @@ fn per_scenario(x: &Inputs, config: usize, metric: &str) -> Vec<(usize, f64)> {
 
 fn decision_row(x: &Inputs, cand: &Candidate, roles: Vec<String>, chosen: Option<&Candidate>) -> DecisionRow {
     let rec = x.recommendation;
-    let c = x.table.configs.iter().position(|i| i.config.id == cand.config.id).unwrap_or(0);
+    let c = x.table.index_of(cand.config.id).unwrap_or(0);
     let broken = match cand.violations.first() {
         Some(v) => {
             let k = &rec.constraints[v.constraint];
@@ -334,14 +334,14 @@ fn decision_row(x: &Inputs, cand: &Candidate, roles: Vec<String>, chosen: Option
 /// The paired differences (config `b` − config `a`) of every compared metric present.
 fn differences(x: &Inputs, a: usize, b: usize) -> Vec<Difference> {
     let t = x.table;
-    let replicates = t.runs.iter().map(|r| r.replicate + 1).max().unwrap_or(0);
+    let replicates = t.replicates();
     let mut delay_done = false;
     let mut out = Vec::new();
     for (column, heading, over, _) in COMPARED {
         let values = |c: usize, s: usize| -> Vec<Option<f64>> {
             if column == "cost" {
                 let mut v = vec![None; replicates as usize];
-                for r in t.runs.iter().filter(|r| r.scenario == s && r.config == c) {
+                for r in t.group(s, c) {
                     v[r.replicate as usize] = Some(x.objective.cost(&r.values));
                 }
                 v
@@ -389,17 +389,17 @@ fn differences(x: &Inputs, a: usize, b: usize) -> Vec<Difference> {
 /// The parameters of `b` that differ from `a`'s: resolved values when both are of one preset
 /// and carry them, else the preset and `b`'s overrides.
 fn changes(x: &Inputs, a: usize, b: usize) -> Vec<String> {
-    let (ca, cb) = (&x.table.configs[a], &x.table.configs[b]);
+    let (ca, cb) = (x.table.config(a), x.table.config(b));
     if ca.config.preset != cb.config.preset {
         let mut out = vec![format!("preset {} → {}", ca.config.preset, cb.config.preset)];
         out.extend(cb.config.overrides.iter().map(|(k, v)| format!("{k} = {}", super::grid::plain(v))));
         return out;
     }
-    let (ra, rb) = ((x.params)(ca), (x.params)(cb));
+    let (ra, rb) = ((x.params)(&ca), (x.params)(&cb));
     let written = |c: &super::table::ConfigInfo| -> Vec<(String, String)> {
         c.config.overrides.iter().map(|(k, v)| (k.clone(), super::grid::plain(v))).collect()
     };
-    let (pa, pb) = if !ra.is_empty() && !rb.is_empty() { (ra, rb) } else { (written(ca), written(cb)) };
+    let (pa, pb) = if !ra.is_empty() && !rb.is_empty() { (ra, rb) } else { (written(&ca), written(&cb)) };
     let mut out = Vec::new();
     for (k, vb) in &pb {
         match pa.iter().find(|(n, _)| n == k) {
@@ -442,7 +442,7 @@ fn mean_delay(x: &Inputs, config: usize) -> Option<f64> {
 
 fn baseline_review(x: &Inputs, b: usize) -> Result<BaselineReview, SweepError> {
     let rec = x.recommendation;
-    let info = &x.table.configs[b];
+    let info = x.table.config(b);
     let cand =
         rec.ranking.iter().find(|c| c.config.id == info.config.id).ok_or_else(|| {
             SweepError::Invalid(format!("the baseline `{}` is not in the ranking", info.label))
@@ -494,12 +494,9 @@ fn baseline_review(x: &Inputs, b: usize) -> Result<BaselineReview, SweepError> {
             worst(x, &flaps)
         ));
     }
-    if let (Some(mine), Some(best)) = (
-        mean_delay(x, b),
-        chosen.and_then(|c| {
-            x.table.configs.iter().position(|i| i.config.id == c.config.id).and_then(|c| mean_delay(x, c))
-        }),
-    ) && !is_chosen
+    if let (Some(mine), Some(best)) =
+        (mean_delay(x, b), chosen.and_then(|c| x.table.index_of(c.config.id).and_then(|c| mean_delay(x, c))))
+        && !is_chosen
         && mine > 1.5 * best
         && mine > best + 10.0
     {
@@ -558,7 +555,7 @@ fn baseline_review(x: &Inputs, b: usize) -> Result<BaselineReview, SweepError> {
         .filter(|c| c.eligible() && c.config.id != cand.config.id)
         .take(ALTERNATIVES)
         .map(|alt| {
-            let a = x.table.configs.iter().position(|i| i.config.id == alt.config.id).unwrap_or(0);
+            let a = x.table.index_of(alt.config.id).unwrap_or(0);
             let differences = differences(x, b, a);
             let risks = COMPARED
                 .iter()
@@ -656,7 +653,7 @@ mod tests {
             (Metric::DetectionDelayMeanS, 1.0),
         ]);
         let bound = objective.bind(&t.metrics).unwrap();
-        let summary = t.summarize(&bound);
+        let summary = t.summarize(&bound).unwrap();
         let constraints = vec![Constraint::parse("missed_incidents == 0", &METRICS).unwrap()];
         let rec = recommend(&t, &objective, &constraints, &|_, _| Ok(())).unwrap();
         let hour = [Dur::from_secs(3600); 2];
