@@ -311,16 +311,20 @@ impl OutputDir {
                 self.memory.retain(|(n, _)| n != page::INPUTS_FILE);
                 self.memory.push((page::INPUTS_FILE.to_string(), inputs.to_toml()?.into_bytes()));
             }
-            let contents = Contents::read(&self.shown, |name| self.file(name))?;
+            // The charts and the page read the set's files again as they draw: everything is
+            // drawn before the first of them is written.
+            let this = &self;
+            let contents = Contents::read(&self.shown, move |name| this.file(name))?;
             let inputs = page.inputs.clone().or_else(|| contents.inputs.clone()).unwrap_or_else(|| {
                 ReportInputs { title: self.shown.display().to_string(), ..ReportInputs::default() }
             });
             let charts = charts::draw_all(&contents, &page.charts)?;
+            let (html, md) = page::render_report(&contents, &charts, &inputs, &self.shown)?;
+            drop(contents);
             for chart in &charts {
                 self.write(&chart.name, &chart.png)?;
             }
             self.write(page::INPUTS_FILE, inputs.to_toml()?.as_bytes())?;
-            let (html, md) = page::render_report(&contents, &charts, &inputs, &self.shown);
             self.write(page::REPORT_HTML, html.as_bytes())?;
             self.write(page::REPORT_MD, md.as_bytes())?;
         }

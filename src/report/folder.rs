@@ -4,13 +4,14 @@
 //! and the page never look at the file system themselves.
 
 use super::charts::ChartError;
-use super::charts::data::{self, LatencyHist, SINGLE_POLICY, Summary, Table};
+use super::charts::data::{self, LatencyHist, Opener, SINGLE_POLICY, Summary, Table};
 use super::charts::timeline::TimelineData;
 use super::page::{HTML_MAX_ROWS, INPUTS_FILE, ReportInputs};
 use crate::sweep::SweepError;
 use crate::sweep::output::RunsReader;
 use crate::sweep::review::{REVIEW_TOML, Review};
 use std::path::Path;
+use std::sync::Arc;
 
 /// The files [`Contents::read`] asks for.
 pub const FILES: [&str; 11] = [
@@ -45,11 +46,11 @@ pub struct ParetoRows {
 
 /// What an output folder holds for its charts and page.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct Contents {
+pub struct Contents<'f> {
     /// timeline.csv with transitions.csv and incidents.csv.
     pub timeline: Option<TimelineData>,
-    /// summary.csv.
-    pub summary: Option<Summary>,
+    /// summary.csv, checked, for the charts and the page to read again (never held).
+    pub summary: Option<Summary<'f>>,
     /// pareto.csv's first rows as written (for the page's folded table) and its row count.
     pub pareto: Option<ParetoRows>,
     /// latency.csv.
@@ -66,14 +67,16 @@ pub struct Contents {
     pub review: Option<Review>,
 }
 
-impl Contents {
+impl<'f> Contents<'f> {
     /// Parses the files `file` opens by name (`None`: the folder has no such file); `dir`
     /// names them in errors. transitions.csv and explain.csv, which grow with the run, are read
-    /// a chunk or a row at a time, never held as text.
-    pub fn read<'f>(
+    /// a chunk or a row at a time, never held as text; summary.csv is checked in one pass and
+    /// kept to be read again by each chart (so `file` must open a file again, from any thread).
+    pub fn read(
         dir: &Path,
-        file: impl Fn(&str) -> std::io::Result<Option<Reader<'f>>>,
-    ) -> Result<Contents, ChartError> {
+        file: impl Fn(&str) -> std::io::Result<Option<Reader<'f>>> + Send + Sync + 'f,
+    ) -> Result<Contents<'f>, ChartError> {
+        let file: Opener<'f> = Arc::new(file);
         let io = |name: &str, source| ChartError::Io { path: dir.join(name), source };
         let get = |name: &str| file(name).map_err(|e| io(name, e));
         let table = |name: &str| -> Result<Option<Table>, ChartError> {
@@ -100,7 +103,7 @@ impl Contents {
                 })
             })
             .transpose()?;
-        let summary = get("summary.csv")?.map(|r| Summary::read(&dir.join("summary.csv"), r)).transpose()?;
+        let summary = Summary::read(dir, "summary.csv", Arc::clone(&file))?;
         let timeline = match table("timeline.csv")? {
             None => None,
             Some(t) => {
@@ -109,9 +112,9 @@ impl Contents {
                 // configuration of summary.csv's one row.
                 if let [only] = series.as_mut_slice()
                     && only.policy == SINGLE_POLICY
-                    && let Some([row]) = summary.as_ref().map(|s| s.rows.as_slice())
+                    && let Some(Summary { rows: 1, first: Some(row), .. }) = &summary
                 {
-                    only.policy = row.policy.clone();
+                    only.policy = row.policy().to_string();
                 }
                 let transitions = match get("transitions.csv")? {
                     None => None,
@@ -130,8 +133,8 @@ impl Contents {
                 // The timeline is of the first scenario's replicate 0 (see `run` and `compare`).
                 let mut context: Vec<String> = summary
                     .as_ref()
-                    .and_then(|s| s.rows.first())
-                    .map(|r| r.scenario.to_string())
+                    .and_then(|s| s.first.as_ref())
+                    .map(|r| r.scenario().to_string())
                     .filter(|s| !s.is_empty())
                     .into_iter()
                     .collect();
@@ -165,7 +168,7 @@ impl Contents {
         };
         // Every row is checked as a summary row, only the first ones kept.
         let pareto = get("pareto.csv")?
-            .map(|r| Table::head(&dir.join("pareto.csv"), r, HTML_MAX_ROWS, |t| data::summary(t).map(drop)))
+            .map(|r| Table::head(&dir.join("pareto.csv"), r, HTML_MAX_ROWS, data::check_rows))
             .transpose()?
             .map(|(head, rows)| ParetoRows { head, rows });
         Ok(Contents {
@@ -183,8 +186,9 @@ impl Contents {
 
     /// Reads the output folder `dir` from disk (tests; commands read through `app::output`).
     #[cfg(test)]
-    pub fn load(dir: &Path) -> Result<Contents, ChartError> {
-        Contents::read(dir, |name| match std::fs::File::open(dir.join(name)) {
+    pub fn load(dir: &Path) -> Result<Contents<'static>, ChartError> {
+        let owned = dir.to_path_buf();
+        Contents::read(dir, move |name| match std::fs::File::open(owned.join(name)) {
             Ok(file) => Ok(Some(Box::new(std::io::BufReader::new(file)) as Reader)),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
             Err(e) => Err(e),
@@ -214,7 +218,6 @@ mod tests {
         let t = c.timeline.as_ref().unwrap();
         assert_eq!(t.series.len(), 3);
         assert!(!t.transitions.is_empty() && !t.incidents.is_empty());
-        assert!(c.summary.as_ref().unwrap().rows.len() >= 2);
         assert!(c.pareto.is_none() && c.recommended.is_none() && c.explanation.is_none());
         assert!(c.inputs.is_none());
         assert!(c.latency.is_some());
@@ -223,11 +226,13 @@ mod tests {
             .iter()
             .filter_map(|n| std::fs::read(dir.path().join(n)).ok().map(|b| (n.to_string(), b)))
             .collect();
-        let again = Contents::read(dir.path(), |name| {
-            Ok(files.iter().find(|(n, _)| n == name).map(|(_, b)| Box::new(b.as_slice()) as Reader))
+        let again = Contents::read(dir.path(), move |name| {
+            let bytes = files.iter().find(|(n, _)| n == name).map(|(_, b)| b.clone());
+            Ok(bytes.map(|b| Box::new(std::io::Cursor::new(b)) as Reader))
         })
         .unwrap();
         assert_eq!(again, c);
+        assert!(c.summary.as_ref().is_some_and(|s| s.rows >= 2));
     }
 
     #[test]

@@ -232,64 +232,148 @@ fn cell(row: &SummaryRow, col: &str) -> String {
     }
 }
 
-/// The summary as a text table: scenario, configuration, parameters that vary, feasibility,
-/// then the metrics present. With more than `max` rows, the `max` lowest-cost rows are kept
-/// (file order when there is no cost), the recommended row always among them.
-fn summary_table(s: &Summary, recommended: Option<&str>, max: usize) -> TextTable {
-    let metrics: Vec<(&str, &str)> =
-        TABLE_METRICS.iter().copied().filter(|(c, _)| s.metric_columns.iter().any(|m| m == c)).collect();
-    // A parameter varies when it takes several values within one family (a preset without the
-    // parameter, an empty cell, is no variation).
-    let varying: Vec<&String> = s
-        .param_columns
-        .iter()
-        .filter(|p| {
-            let mut v: Vec<(&str, &str)> = s
-                .rows
+/// A summary row and where it ranks for the pages' tables: the recommended configuration's
+/// rows first, then the lowest cost (none last), then file order.
+#[derive(Clone, Debug)]
+struct Rank {
+    recommended: bool,
+    cost: f64,
+    index: usize,
+    row: SummaryRow,
+}
+
+impl PartialEq for Rank {
+    fn eq(&self, o: &Self) -> bool {
+        self.cmp(o).is_eq()
+    }
+}
+
+impl Eq for Rank {}
+
+impl Ord for Rank {
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        o.recommended.cmp(&self.recommended).then(self.cost.total_cmp(&o.cost)).then(self.index.cmp(&o.index))
+    }
+}
+
+impl PartialOrd for Rank {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+
+/// What the pages' summary tables show of summary.csv, from one pass over it: the best
+/// [`HTML_MAX_ROWS`] rows by [`Rank`], how many there are, the parameters that vary and
+/// whether the file says which rows qualify.
+#[derive(Clone, Debug, PartialEq)]
+struct SummaryRows {
+    /// The rows kept, best first.
+    kept: Vec<SummaryRow>,
+    /// Rows in the file.
+    total: usize,
+    /// Parameters that take several values within one family (a preset without the parameter,
+    /// an empty cell, is no variation).
+    varying: Vec<String>,
+    /// Some row says whether it meets the constraints.
+    feasible: bool,
+    /// The metric columns shown: (column, heading).
+    metrics: Vec<(&'static str, &'static str)>,
+}
+
+impl SummaryRows {
+    /// Reads `s` keeping at most [`HTML_MAX_ROWS`] rows.
+    fn read(s: &Summary, recommended: Option<&str>) -> Result<SummaryRows, ChartError> {
+        use std::collections::{BinaryHeap, HashMap};
+        let params = &s.param_columns;
+        let mut heap: BinaryHeap<Rank> = BinaryHeap::new();
+        // Per family, the first value of each parameter; and which parameters vary.
+        let mut first: HashMap<String, Vec<Option<String>>> = HashMap::new();
+        let mut varies = vec![false; params.len()];
+        let mut feasible = false;
+        s.for_each(|r| {
+            feasible |= r.feasible().is_some();
+            let values = match first.get_mut(r.family()) {
+                Some(v) => v,
+                None => first.entry(r.family().to_string()).or_insert(vec![None; params.len()]),
+            };
+            for ((p, seen), varies) in params.iter().zip(values).zip(&mut varies) {
+                match (r.param(p).filter(|x| !x.is_empty()), seen.as_deref()) {
+                    (Some(v), None) => *seen = Some(v.to_string()),
+                    (Some(v), Some(w)) => *varies |= v != w,
+                    (None, _) => {}
+                }
+            }
+            let (recommended, cost) =
+                (recommended == Some(r.policy()), r.metric("cost").unwrap_or(f64::INFINITY));
+            let better = |w: &Rank| {
+                let worst = (!w.recommended, w.cost, w.index);
+                (!recommended)
+                    .cmp(&worst.0)
+                    .then(cost.total_cmp(&worst.1))
+                    .then(r.index().cmp(&worst.2))
+                    .is_lt()
+            };
+            if heap.len() < HTML_MAX_ROWS || heap.peek().is_some_and(better) {
+                heap.push(Rank { recommended, cost, index: r.index(), row: r.clone() });
+                if heap.len() > HTML_MAX_ROWS {
+                    heap.pop();
+                }
+            }
+            Ok(())
+        })?;
+        Ok(SummaryRows {
+            kept: heap.into_sorted_vec().into_iter().map(|k| k.row).collect(),
+            total: s.rows,
+            varying: params.iter().zip(varies).filter(|(_, v)| *v).map(|(p, _)| p.clone()).collect(),
+            feasible,
+            metrics: TABLE_METRICS
                 .iter()
-                .filter_map(|r| r.param(p).filter(|x| !x.is_empty()).map(|x| (&*r.family, x)))
-                .collect();
-            v.sort_unstable();
-            v.dedup();
-            v.windows(2).any(|w| w[0].0 == w[1].0)
+                .copied()
+                .filter(|(c, _)| s.metric_columns.iter().any(|m| m == c))
+                .collect(),
         })
-        .collect();
-    let feasible = s.rows.iter().any(|r| r.feasible.is_some());
+    }
+}
+
+/// The summary as a text table: scenario, configuration, parameters that vary, feasibility,
+/// then the metrics present. With more than `max` rows (at most [`HTML_MAX_ROWS`]), the `max`
+/// lowest-cost rows are kept (file order when there is no cost), the recommended row always
+/// among them.
+fn summary_table(s: &SummaryRows, recommended: Option<&str>, max: usize) -> TextTable {
     let mut headings = vec!["scenario".to_string(), "configuration".to_string()];
-    headings.extend(varying.iter().map(|p| p.to_string()));
-    if feasible {
+    headings.extend(s.varying.iter().cloned());
+    if s.feasible {
         headings.push("meets constraints".into());
     }
-    headings.extend(metrics.iter().map(|m| m.1.to_string()));
-    let mut order: Vec<usize> = (0..s.rows.len()).collect();
+    headings.extend(s.metrics.iter().map(|m| m.1.to_string()));
+    let mut order: Vec<&SummaryRow> = s.kept.iter().collect();
     let mut omitted = 0;
-    if order.len() > max {
-        let cost = |i: usize| s.rows[i].metric("cost").unwrap_or(f64::INFINITY);
-        let is_rec = |i: usize| recommended == Some(s.rows[i].policy.as_str());
-        order.sort_by(|a, b| is_rec(*b).cmp(&is_rec(*a)).then(cost(*a).total_cmp(&cost(*b))).then(a.cmp(b)));
+    if s.total > max {
+        let cost = |r: &SummaryRow| r.metric("cost").unwrap_or(f64::INFINITY);
         order.truncate(max);
-        order.sort_by(|a, b| cost(*a).total_cmp(&cost(*b)).then(a.cmp(b)));
-        omitted = s.rows.len() - max;
+        order.sort_by(|a, b| cost(a).total_cmp(&cost(b)).then(a.index().cmp(&b.index())));
+        omitted = s.total - max;
+    } else {
+        order.sort_by_key(|r| r.index());
     }
     let mut highlight = None;
     let rows = order
         .iter()
         .enumerate()
-        .map(|(k, &i)| {
-            let r = &s.rows[i];
-            if recommended == Some(r.policy.as_str()) && highlight.is_none() {
+        .map(|(k, r)| {
+            if recommended == Some(r.policy()) && highlight.is_none() {
                 highlight = Some(k);
             }
-            let mut row = vec![r.scenario.to_string(), r.policy.clone()];
-            row.extend(varying.iter().map(|p| r.param(p).unwrap_or_default().to_string()));
-            if feasible {
-                row.push(match r.feasible {
+            let mut row = vec![r.scenario().to_string(), r.policy().to_string()];
+            row.extend(s.varying.iter().map(|p| r.param(p).unwrap_or_default().to_string()));
+            if s.feasible {
+                row.push(match r.feasible() {
                     Some(true) => "yes".into(),
                     Some(false) => "no".into(),
                     None => "–".into(),
                 });
             }
-            row.extend(metrics.iter().map(|(c, _)| cell(r, c)));
+            row.extend(s.metrics.iter().map(|(c, _)| cell(r, c)));
             row
         })
         .collect();
@@ -415,7 +499,7 @@ fn lang_of(name: &str) -> &'static str {
 struct View<'a> {
     title: String,
     review: Option<&'a Review>,
-    summary: Option<&'a Summary>,
+    summary: Option<SummaryRows>,
     pareto: Option<&'a ParetoRows>,
     recommended: Option<&'a str>,
     explanation: Option<&'a str>,
@@ -423,22 +507,27 @@ struct View<'a> {
     marks: &'a [super::explain::Mark],
 }
 
-fn view<'a>(c: &'a Contents, charts: &'a [Chart], inputs: &ReportInputs, dir: &Path) -> View<'a> {
+fn view<'a>(
+    c: &'a Contents,
+    charts: &'a [Chart],
+    inputs: &ReportInputs,
+    dir: &Path,
+) -> Result<View<'a>, ChartError> {
     let title = if inputs.title.is_empty() {
         dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "run".into())
     } else {
         inputs.title.clone()
     };
-    View {
+    Ok(View {
         title,
         review: c.review.as_ref(),
-        summary: c.summary.as_ref(),
+        summary: c.summary.as_ref().map(|s| SummaryRows::read(s, c.recommended.as_deref())).transpose()?,
         pareto: c.pareto.as_ref(),
         recommended: c.recommended.as_deref(),
         explanation: c.explanation.as_deref(),
         charts: chart_order(charts),
         marks: &c.marks,
-    }
+    })
 }
 
 /// Where the summary table's rows left out are.
@@ -1035,10 +1124,16 @@ fn render_md(c: &View, inputs: &ReportInputs) -> String {
     m
 }
 
-/// report.html and report.md of the output folder `dir`, from its contents and charts.
-pub fn render_report(c: &Contents, charts: &[Chart], inputs: &ReportInputs, dir: &Path) -> (String, String) {
-    let v = view(c, charts, inputs, dir);
-    (render_html(&v, inputs), render_md(&v, inputs))
+/// report.html and report.md of the output folder `dir`, from its contents and charts (one more
+/// pass over summary.csv keeps the rows its tables show).
+pub fn render_report(
+    c: &Contents,
+    charts: &[Chart],
+    inputs: &ReportInputs,
+    dir: &Path,
+) -> Result<(String, String), ChartError> {
+    let v = view(c, charts, inputs, dir)?;
+    Ok((render_html(&v, inputs), render_md(&v, inputs)))
 }
 
 #[cfg(test)]
@@ -1075,7 +1170,7 @@ mod tests {
     fn page(dir: &Path) -> (Vec<Chart>, String, String) {
         let contents = Contents::load(dir).unwrap();
         let charts = charts::draw_all(&contents, &charts::ChartOptions::default()).unwrap();
-        let (html, md) = render_report(&contents, &charts, &inputs(), dir);
+        let (html, md) = render_report(&contents, &charts, &inputs(), dir).unwrap();
         (charts, html, md)
     }
 
@@ -1186,7 +1281,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         fixtures::sweep_dir(dir.path());
         let s = crate::report::charts::data::read_summary(&dir.path().join("summary.csv")).unwrap();
-        let t = summary_table(&s, Some("window(rate=0.2,win=60s,min=50)"), 5);
+        let rec = Some("window(rate=0.2,win=60s,min=50)");
+        let t = summary_table(&SummaryRows::read(&s, rec).unwrap(), rec, 5);
         assert_eq!(t.rows.len(), 5);
         assert_eq!(t.omitted, 23);
         let labels: Vec<&str> = t.rows.iter().map(|r| r[1].as_str()).collect();
@@ -1243,7 +1339,7 @@ mod tests {
         let out = tempfile::tempdir().unwrap();
         fixtures::compare_dir(out.path());
         let contents = Contents::load(out.path()).unwrap();
-        let (html, md) = render_report(&contents, &[], &inputs, out.path());
+        let (html, md) = render_report(&contents, &[], &inputs, out.path()).unwrap();
         for page in [&html, &md] {
             assert_eq!(page.matches(&under_text[..40]).count(), 1);
             assert!(!page.contains(&over_text[over_text.len() - 40..]));

@@ -9,7 +9,6 @@ use super::data::{Summary, SummaryRow};
 use super::style::*;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
-use std::collections::HashMap;
 
 /// Metrics the comparison shows, in order: (column, panel title, axis unit).
 pub const COMPARISON_METRICS: [(&str, &str, &str); 12] = [
@@ -74,82 +73,99 @@ pub struct ComparisonData {
     pub context: String,
 }
 
-/// The distinct non-empty values of `values`, in order of first appearance.
-fn distinct<'a>(values: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
-    let mut out: Vec<&str> = Vec::new();
-    for v in values.filter(|v| !v.is_empty()) {
-        if !out.contains(&v) {
-            out.push(v);
-        }
+/// Adds `v` to `values` unless empty or already there (first appearance order).
+fn note(values: &mut Vec<String>, v: &str) {
+    if !v.is_empty() && !values.iter().any(|x| x == v) {
+        values.push(v.to_string());
     }
-    out
 }
 
-/// The title's context: the scenario (or how many), the seed and the replicates of `summary`.
-fn context(summary: &Summary) -> String {
-    let rows = &summary.rows;
+/// The title's context: the scenario (or how many), the seed and the replicates.
+fn context(scenarios: &[String], seeds: &[String], replicates: &[String]) -> String {
     let mut parts = Vec::new();
-    match distinct(rows.iter().map(|r| &*r.scenario)).as_slice() {
+    let scenarios: Vec<&String> = scenarios.iter().filter(|s| !s.is_empty()).collect();
+    match scenarios.as_slice() {
         [] => {}
         [one] => parts.push(one.to_string()),
         many => parts.push(format!("{} scenarios", many.len())),
     }
-    match distinct(rows.iter().map(|r| &*r.seed)).as_slice() {
+    match seeds {
         [] => {}
         [one] => parts.push(format!("seed {one}")),
         many => parts.push(format!("seeds {}", many.join(", "))),
     }
-    match distinct(rows.iter().map(|r| &*r.replicates)).as_slice() {
+    match replicates {
         [] => {}
-        ["1"] => parts.push("1 replicate".to_string()),
+        [one] if one == "1" => parts.push("1 replicate".to_string()),
         [one] => parts.push(format!("{one} replicates")),
         many => parts.push(format!("{} replicates", many.join(" or "))),
     }
     parts.join(" · ")
 }
 
+/// A configuration as the comparison ranks it: ruled out somewhere, its mean cost (infinite
+/// without one), its order of first appearance, its id and label.
+type Ranked = (bool, f64, usize, String, String);
+
 impl ComparisonData {
     /// Builds the panels from `summary`; beyond [`COMPARISON_MAX_CONFIGS`] configurations
     /// those that qualify come first, then the lowest mean cost (the first ones when there is
     /// no cost): a sweep's chart shows what could be chosen, not the cheap ruled-out ones.
-    pub fn new(summary: &Summary) -> ComparisonData {
-        let mut scenarios: Vec<String> = Vec::new();
-        // One pass: each configuration (first appearance order) with whether a row rules it
-        // out and the sum and count of its costs.
-        let mut at: HashMap<&str, usize> = HashMap::new();
-        let mut all: Vec<(&str, bool, f64, usize)> = Vec::new();
-        for r in &summary.rows {
-            if !scenarios.iter().any(|s| *s == *r.scenario) {
-                scenarios.push(r.scenario.to_string());
-            }
-            let i = *at.entry(&r.policy).or_insert_with(|| {
-                all.push((&r.policy, false, 0.0, 0));
-                all.len() - 1
-            });
-            let c = &mut all[i];
-            c.1 |= r.feasible == Some(false);
-            if let Some(v) = r.metric("cost") {
-                (c.2, c.3) = (c.2 + v, c.3 + 1);
-            }
-        }
-        let mut keep: Vec<usize> = (0..all.len()).collect();
-        if keep.len() > COMPARISON_MAX_CONFIGS {
-            let cost = |i: usize| if all[i].3 == 0 { f64::INFINITY } else { all[i].2 / all[i].3 as f64 };
-            keep.sort_by(|&a, &b| all[a].1.cmp(&all[b].1).then(cost(a).total_cmp(&cost(b))).then(a.cmp(&b)));
-            keep.truncate(COMPARISON_MAX_CONFIGS);
-            keep.sort_unstable();
-        }
-        let configs: Vec<String> = keep.iter().map(|&i| all[i].0.to_string()).collect();
-        // The first row of each (scenario, configuration shown), in one more pass.
-        let slot: HashMap<&str, usize> = configs.iter().enumerate().map(|(k, c)| (c.as_str(), k)).collect();
-        let mut first: Vec<Vec<Option<&SummaryRow>>> = vec![vec![None; configs.len()]; scenarios.len()];
-        for r in &summary.rows {
-            if let (Some(&k), Some(s)) =
-                (slot.get(r.policy.as_str()), scenarios.iter().position(|s| *s == *r.scenario))
+    /// One pass over the configurations keeps the ones shown, one over the rows their values.
+    pub fn new(summary: &Summary) -> Result<ComparisonData, ChartError> {
+        // Each configuration: whether a row rules it out, the sum and count of its costs.
+        let mut shown: Vec<Ranked> = Vec::new();
+        let mut total_configs = 0;
+        let key = |r: &Ranked| (r.0, r.1, r.2);
+        summary.configs(
+            |c: &mut (bool, f64, usize), r| {
+                c.0 |= r.feasible() == Some(false);
+                if let Some(v) = r.metric("cost") {
+                    (c.1, c.2) = (c.1 + v, c.2 + 1);
+                }
+            },
+            |first, (ruled_out, sum, costs)| {
+                let cost = if costs == 0 { f64::INFINITY } else { sum / costs as f64 };
+                let cand = (
+                    ruled_out,
+                    cost,
+                    total_configs,
+                    first.config_id().to_string(),
+                    first.policy().to_string(),
+                );
+                total_configs += 1;
+                let worse = |a: &Ranked, b: &Ranked| {
+                    let (a, b) = (key(a), key(b));
+                    a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)).then(a.2.cmp(&b.2)).is_gt()
+                };
+                if shown.len() < COMPARISON_MAX_CONFIGS {
+                    shown.push(cand);
+                } else if let Some(w) =
+                    (0..shown.len()).reduce(|w, i| if worse(&shown[i], &shown[w]) { i } else { w })
+                    && worse(&shown[w], &cand)
+                {
+                    shown[w] = cand;
+                }
+                Ok(())
+            },
+        )?;
+        shown.sort_by_key(|r| r.2);
+        let scenarios = summary.scenarios.clone();
+        // The first row of each (scenario, configuration shown), and the seeds and replicates.
+        let mut first: Vec<Vec<Option<SummaryRow>>> = vec![vec![None; shown.len()]; scenarios.len()];
+        let (mut seeds, mut replicates) = (Vec::new(), Vec::new());
+        summary.for_each(|r| {
+            note(&mut seeds, r.seed());
+            note(&mut replicates, r.replicates());
+            if let (Some(k), Some(s)) = (
+                shown.iter().position(|c| c.3 == r.config_id()),
+                scenarios.iter().position(|s| s == r.scenario()),
+            ) && first[s][k].is_none()
             {
-                first[s][k].get_or_insert(r);
+                first[s][k] = Some(r.clone());
             }
-        }
+            Ok(())
+        })?;
         let has = |col: &str| summary.metric_columns.iter().any(|m| m == col);
         let panels = COMPARISON_METRICS
             .iter()
@@ -170,7 +186,7 @@ impl ComparisonData {
                     .map(|rows| {
                         rows.iter()
                             .map(|row| {
-                                let row = (*row)?;
+                                let row = row.as_ref()?;
                                 let missed =
                                     row.metric("missed_incidents").filter(|m| marks_misses && *m > 0.0);
                                 // A configuration that missed every incident has no plain mean:
@@ -196,15 +212,14 @@ impl ComparisonData {
             })
             .filter(|p| p.values.iter().flatten().any(Option::is_some))
             .collect();
-        let ruled_out = keep.iter().map(|&i| all[i].1).collect();
-        ComparisonData {
+        Ok(ComparisonData {
+            context: context(&scenarios, &seeds, &replicates),
             scenarios,
-            configs,
-            ruled_out,
-            total_configs: all.len(),
+            configs: shown.iter().map(|c| c.4.clone()).collect(),
+            ruled_out: shown.iter().map(|c| c.0).collect(),
+            total_configs,
             panels,
-            context: context(summary),
-        }
+        })
     }
 
     fn legend_rows(&self) -> u32 {
@@ -443,7 +458,7 @@ mod tests {
              b,x,0,0,1,\n",
         )
         .unwrap();
-        let d = ComparisonData::new(&read_summary(&p).unwrap());
+        let d = ComparisonData::new(&read_summary(&p).unwrap()).unwrap();
         assert_eq!(d.scenarios, vec!["a", "b"]);
         assert_eq!(d.configs, vec!["x", "y"]);
         let cols: Vec<&str> = d.panels.iter().map(|p| p.column.as_str()).collect();
@@ -463,7 +478,7 @@ mod tests {
         let p = dir.path().join("summary.csv");
         let write = |rows: &str| {
             std::fs::write(&p, format!("scenario,policy,seed,replicates,false_opens\n{rows}")).unwrap();
-            ComparisonData::new(&read_summary(&p).unwrap()).context
+            ComparisonData::new(&read_summary(&p).unwrap()).unwrap().context
         };
         assert_eq!(write("slow,x,7,5,1\nslow,y,7,5,2\n"), "slow · seed 7 · 5 replicates");
         assert_eq!(write("slow,x,7,1,1\nfast,y,7,1,2\n"), "2 scenarios · seed 7 · 1 replicate");
@@ -482,14 +497,14 @@ mod tests {
              a,y,7,,630\n",
         )
         .unwrap();
-        let d = ComparisonData::new(&read_summary(&p).unwrap());
+        let d = ComparisonData::new(&read_summary(&p).unwrap()).unwrap();
         let delay = d.panels.iter().find(|p| p.column == "detection_delay_with_misses_mean_s").unwrap();
         assert_eq!(delay.values[0][0], Some(Value { mean: 20.0, ci95: None, missed: None }));
         assert_eq!(delay.values[0][1], Some(Value { mean: 630.0, ci95: None, missed: Some(7.0) }));
         // An older folder without the column: the plain mean, the miss still marked (bar at 0).
         std::fs::write(&p, "scenario,policy,missed_incidents,detection_delay_mean_s\na,x,0,20\na,y,7,\n")
             .unwrap();
-        let d = ComparisonData::new(&read_summary(&p).unwrap());
+        let d = ComparisonData::new(&read_summary(&p).unwrap()).unwrap();
         let delay = d.panels.iter().find(|p| p.column == "detection_delay_mean_s").unwrap();
         assert_eq!(delay.values[0][1], Some(Value { mean: 0.0, ci95: None, missed: Some(7.0) }));
         let missed = d.panels.iter().find(|p| p.column == "missed_incidents").unwrap();
@@ -500,7 +515,7 @@ mod tests {
     fn beyond_the_maximum_the_cheapest_configurations_are_kept_in_order() {
         let dir = tempfile::tempdir().unwrap();
         crate::report::charts::fixtures::sweep_dir(dir.path());
-        let d = ComparisonData::new(&read_summary(&dir.path().join("summary.csv")).unwrap());
+        let d = ComparisonData::new(&read_summary(&dir.path().join("summary.csv")).unwrap()).unwrap();
         assert_eq!(d.total_configs, 28);
         assert_eq!(d.configs.len(), COMPARISON_MAX_CONFIGS);
         // The cheapest (cost 20.5) is kept; the dearest (cost 96) is not.
@@ -508,7 +523,13 @@ mod tests {
         assert!(!d.configs.iter().any(|c| c == "consecutive(th=12,open=5m)"));
         // Summary order is kept among those shown.
         let summary = read_summary(&dir.path().join("summary.csv")).unwrap();
-        let order: Vec<&str> = summary.rows.iter().map(|r| r.policy.as_str()).collect();
+        let mut order: Vec<String> = Vec::new();
+        summary
+            .for_each(|r| {
+                order.push(r.policy().to_string());
+                Ok(())
+            })
+            .unwrap();
         let positions: Vec<usize> =
             d.configs.iter().map(|c| order.iter().position(|o| o == c).unwrap()).collect();
         assert!(positions.windows(2).all(|w| w[0] < w[1]), "{positions:?}");
@@ -526,7 +547,7 @@ mod tests {
             csv.push_str(&format!("another-long-name,\"{label}\",{cost},{}\n", i >= 4));
         }
         std::fs::write(&p, csv).unwrap();
-        let d = ComparisonData::new(&read_summary(&p).unwrap());
+        let d = ComparisonData::new(&read_summary(&p).unwrap()).unwrap();
         let shown: Vec<&str> = d.configs.iter().map(|c| &c[c.len() - 4..]).collect();
         // The four that qualify and the two cheapest ruled-out ones, in summary order.
         assert_eq!(shown, ["=0s]", "=1s]", "=4s]", "=5s]", "=6s]", "=7s]"]);

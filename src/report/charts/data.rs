@@ -6,6 +6,7 @@
 use super::ChartError;
 use super::comparison::COMPARISON_METRICS;
 use crate::policy::State;
+use crate::report::folder::Reader;
 use crate::report::page::TABLE_METRICS;
 use crate::time::Dur;
 use crate::truth::Expect;
@@ -118,11 +119,6 @@ impl Table {
     /// The text of a cell (empty when the row is short).
     pub fn str(&self, row: usize, col: usize) -> &str {
         self.rows[row].get(col).map(String::as_str).unwrap_or("")
-    }
-
-    /// The text of a cell in the named column, empty when the column is absent.
-    pub fn str_by(&self, row: usize, name: &str) -> &str {
-        self.col(name).map(|c| self.str(row, c)).unwrap_or("")
     }
 
     fn bad(&self, row: usize, col: usize, expected: &'static str) -> ChartError {
@@ -376,16 +372,29 @@ pub fn incidents(t: &Table) -> Result<Vec<Incident>, ChartError> {
 const TEXT_COLUMNS: [&str; 8] =
     ["scenario", "policy", "preset", "seed", "replicates", "config_id", "family", "front"];
 
-/// The numeric and parameter columns of one summary.csv or pareto.csv, shared by its rows so a
-/// row holds its values only (8 bytes a metric), never the column names.
+/// Where each column the charts and the page read is in one summary.csv or pareto.csv, shared
+/// by the rows read from it.
 #[derive(Clone, Debug, PartialEq, Default)]
 pub struct Columns {
     /// Candidate numeric columns (every column but the text and parameter ones), in file order.
     numeric: Vec<String>,
     /// Position of each in `numeric`.
     index: HashMap<String, usize>,
+    /// The file column of each numeric column.
+    numeric_at: Vec<usize>,
     /// Parameter names (without `param.`), in file order.
     params: Vec<String>,
+    /// The file column of each parameter.
+    params_at: Vec<usize>,
+    /// The file columns of the text columns (`policy` is required).
+    policy: usize,
+    scenario: Option<usize>,
+    preset: Option<usize>,
+    family: Option<usize>,
+    config_id: Option<usize>,
+    feasible: Option<usize>,
+    seed: Option<usize>,
+    replicates: Option<usize>,
 }
 
 /// Whether a chart or the page reads numeric column `h`: every metric, and the confidence
@@ -398,286 +407,474 @@ fn read_by_report(h: &str) -> bool {
 }
 
 impl Columns {
-    /// The columns of a file with `headers`; of the numeric ones only those the report reads.
-    fn new(headers: &[String]) -> Columns {
+    /// The columns of a file (`path`, for errors) with `headers`; of the numeric ones only those
+    /// the report reads. A file without a `policy` column is refused.
+    fn new(path: &Path, headers: &[String]) -> Result<Columns, ChartError> {
+        let at = |name: &str| headers.iter().position(|h| h == name);
         let numeric: Vec<String> = headers
             .iter()
             .filter(|h| !(h.starts_with("param.") || TEXT_COLUMNS.contains(&h.as_str()) || *h == "feasible"))
             .filter(|h| read_by_report(h))
             .cloned()
             .collect();
-        let index = numeric.iter().enumerate().map(|(i, h)| (h.clone(), i)).collect();
-        let params = headers.iter().filter_map(|h| h.strip_prefix("param.")).map(str::to_string).collect();
-        Columns { numeric, index, params }
-    }
-}
-
-/// A numeric cell as a row keeps it: the value's bits, or one of two tags.
-type Packed = u64;
-/// An empty (or non-finite) cell: no value.
-const EMPTY: Packed = 0x7ff8_0000_0000_0b1a;
-/// A cell that is not a number: the column is not a metric in this row.
-const TEXT: Packed = 0x7ff8_0000_0000_07e7;
-
-/// A row's numeric cells: two bits a column say empty, not a number, zero or a value, and only
-/// the values are stored (a sweep's row is mostly empty half-widths and zero counts).
-#[derive(Clone, Debug, PartialEq)]
-struct Cells {
-    /// The columns' tags, 32 to a word.
-    tags: Box<[u64]>,
-    /// The bits of each value tagged [`Cells::VALUE`], in column order.
-    values: Box<[Packed]>,
-}
-
-impl Cells {
-    const EMPTY: u64 = 0;
-    const TEXT: u64 = 1;
-    const ZERO: u64 = 2;
-    const VALUE: u64 = 3;
-
-    /// Packs `cells` (a column's bits, [`EMPTY`] or [`TEXT`] each).
-    fn new(cells: impl Iterator<Item = Packed>) -> Cells {
-        let (mut tags, mut values) = (Vec::new(), Vec::new());
-        for (i, bits) in cells.enumerate() {
-            let tag = match bits {
-                EMPTY => Cells::EMPTY,
-                TEXT => Cells::TEXT,
-                0 => Cells::ZERO,
-                _ => {
-                    values.push(bits);
-                    Cells::VALUE
-                }
-            };
-            if i % 32 == 0 {
-                tags.push(0);
-            }
-            tags[i / 32] |= tag << (2 * (i % 32));
-        }
-        Cells { tags: tags.into(), values: values.into() }
-    }
-
-    /// Column `i`'s cell as packed (`i` one of the row's columns).
-    fn get(&self, i: usize) -> Option<Packed> {
-        let word = *self.tags.get(i / 32)?;
-        let shift = 2 * (i % 32);
-        // The columns tagged VALUE before `i`: both of their bits set.
-        let values = |w: u64| (w & (w >> 1) & 0x5555_5555_5555_5555).count_ones() as usize;
-        Some(match (word >> shift) & 3 {
-            Cells::EMPTY => EMPTY,
-            Cells::TEXT => TEXT,
-            Cells::ZERO => 0,
-            _ => {
-                let before = self.tags[..i / 32].iter().map(|&w| values(w)).sum::<usize>()
-                    + values(word & ((1u64 << shift) - 1));
-                self.values[before]
-            }
+        let params: Vec<String> =
+            headers.iter().filter_map(|h| h.strip_prefix("param.")).map(str::to_string).collect();
+        Ok(Columns {
+            index: numeric.iter().enumerate().map(|(i, h)| (h.clone(), i)).collect(),
+            numeric_at: numeric.iter().filter_map(|h| at(h)).collect(),
+            params_at: params.iter().filter_map(|p| at(&format!("param.{p}"))).collect(),
+            numeric,
+            params,
+            policy: at("policy").ok_or_else(|| ChartError::MissingColumn {
+                path: path.to_path_buf(),
+                column: "policy".into(),
+            })?,
+            scenario: at("scenario"),
+            preset: at("preset"),
+            family: at("family"),
+            config_id: at("config_id"),
+            feasible: at("feasible"),
+            seed: at("seed"),
+            replicates: at("replicates"),
         })
     }
+
+    /// The `feasible` cell of `rec` (line `line` of `path`): `None` when absent or empty.
+    fn feasible(&self, rec: &csv::StringRecord, path: &Path) -> Result<Option<bool>, ChartError> {
+        match self.feasible.map(|f| cell(rec, Some(f))) {
+            None | Some("") => Ok(None),
+            Some("true" | "1" | "yes") => Ok(Some(true)),
+            Some("false" | "0" | "no") => Ok(Some(false)),
+            Some(value) => Err(ChartError::BadValue {
+                path: path.to_path_buf(),
+                line: rec.position().map_or(0, |p| p.line()),
+                column: "feasible".into(),
+                value: value.to_string(),
+                expected: "true or false",
+            }),
+        }
+    }
+
+    /// The configuration of `rec`: its `config_id`, else its label.
+    fn config<'r>(&self, rec: &'r csv::StringRecord) -> &'r str {
+        match cell(rec, self.config_id) {
+            "" => cell(rec, Some(self.policy)),
+            id => id,
+        }
+    }
 }
 
-/// One row of summary.csv (or pareto.csv): a configuration on a scenario.
+/// The trimmed text of column `at` of `rec` (empty when absent or short).
+fn cell(rec: &csv::StringRecord, at: Option<usize>) -> &str {
+    at.and_then(|i| rec.get(i)).map_or("", str::trim)
+}
+
+/// One row of summary.csv (or pareto.csv), a configuration on a scenario, as read: its cells
+/// are parsed when asked for. A pass over the file hands every row in turn in one reused row;
+/// a chart keeps the few it draws by cloning them.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SummaryRow {
-    /// Scenario name (shared by the rows that have it, like `family`, `front`, `seed` and
-    /// `replicates`).
-    pub scenario: Arc<str>,
-    /// Configuration label.
-    pub policy: String,
-    /// Policy family (sweeps), else the preset, else the label.
-    pub family: Arc<str>,
-    /// Stable configuration id (sweeps), else the label.
-    pub config_id: String,
-    /// The file's columns (shared by every row).
+    rec: csv::StringRecord,
     columns: Arc<Columns>,
-    /// Parameter values as written, in [`Columns`]' parameter order, one after another.
-    params: Box<str>,
-    /// Where each parameter value ends in `params`.
-    param_ends: Box<[u32]>,
-    /// Every numeric column's cell, in [`Columns`]' numeric order.
-    metrics: Cells,
-    /// Whether the configuration met the sweep's constraints, when the file says.
-    pub feasible: Option<bool>,
-    /// The Pareto front the row belongs to (pareto.csv's `front`, e.g. `wasted_quota vs
-    /// availability`); empty in summary.csv.
-    pub front: Arc<str>,
-    /// The base seed, as written (empty when the file has no `seed` column).
-    pub seed: Arc<str>,
-    /// Replicates aggregated in the row, as written (empty when absent).
-    pub replicates: Arc<str>,
+    feasible: Option<bool>,
+    index: usize,
 }
 
 impl SummaryRow {
-    /// The value of metric `name`, `None` when absent or empty.
-    pub fn metric(&self, name: &str) -> Option<f64> {
-        let bits = self.metrics.get(*self.columns.index.get(name)?)?;
-        (bits != EMPTY && bits != TEXT).then(|| f64::from_bits(bits))
+    /// Scenario name.
+    pub fn scenario(&self) -> &str {
+        cell(&self.rec, self.columns.scenario)
     }
 
-    /// Whether column `name` holds a number or an empty cell in this row.
-    fn has_metric(&self, name: &str) -> bool {
-        self.columns.index.get(name).is_some_and(|&i| self.metrics.get(i) != Some(TEXT))
+    /// Configuration label.
+    pub fn policy(&self) -> &str {
+        cell(&self.rec, Some(self.columns.policy))
+    }
+
+    /// Policy family (sweeps), else the preset, else the label.
+    pub fn family(&self) -> &str {
+        let c = &self.columns;
+        [c.family, c.preset]
+            .into_iter()
+            .map(|at| cell(&self.rec, at))
+            .find(|s| !s.is_empty())
+            .unwrap_or(self.policy())
+    }
+
+    /// Stable configuration id (sweeps), else the label.
+    pub fn config_id(&self) -> &str {
+        self.columns.config(&self.rec)
+    }
+
+    /// The base seed, as written (empty when the file has no `seed` column).
+    pub fn seed(&self) -> &str {
+        cell(&self.rec, self.columns.seed)
+    }
+
+    /// Replicates aggregated in the row, as written (empty when absent).
+    pub fn replicates(&self) -> &str {
+        cell(&self.rec, self.columns.replicates)
+    }
+
+    /// Whether the configuration met the sweep's constraints, when the file says.
+    pub fn feasible(&self) -> Option<bool> {
+        self.feasible
+    }
+
+    /// The row's position among the file's data rows (from 0).
+    pub fn index(&self) -> usize {
+        self.index
+    }
+
+    /// The value of metric `name`, `None` when absent, empty, not a number or not finite.
+    pub fn metric(&self, name: &str) -> Option<f64> {
+        let at = self.columns.numeric_at.get(*self.columns.index.get(name)?)?;
+        cell(&self.rec, Some(*at)).parse::<f64>().ok().filter(|v| v.is_finite())
     }
 
     /// The value of parameter `name` (without `param.`) as written, `None` when the file has no
     /// such column.
     pub fn param(&self, name: &str) -> Option<&str> {
         let i = self.columns.params.iter().position(|p| p == name)?;
-        let start = i.checked_sub(1).map_or(0, |j| self.param_ends[j] as usize);
-        self.params.get(start..*self.param_ends.get(i)? as usize)
+        Some(cell(&self.rec, Some(*self.columns.params_at.get(i)?)))
     }
 }
 
-/// The texts that repeat down a file (scenario, family, seed, ...), one copy shared by the rows.
-#[derive(Default)]
-struct Shared(HashSet<Arc<str>>);
-
-impl Shared {
-    /// The shared copy of `text`.
-    fn get(&mut self, text: &str) -> Arc<str> {
-        if let Some(a) = self.0.get(text) {
-            return Arc::clone(a);
+/// Checks the rows of a chunk of pareto.csv as summary rows (a `policy` column, `feasible`
+/// cells that say true or false).
+pub fn check_rows(t: &Table) -> Result<(), ChartError> {
+    let columns = Columns::new(&t.path, &t.headers)?;
+    if let Some(f) = columns.feasible {
+        for row in 0..t.len() {
+            if !matches!(t.str(row, f), "" | "true" | "1" | "yes" | "false" | "0" | "no") {
+                return Err(t.bad(row, f, "true or false"));
+            }
         }
-        let a: Arc<str> = text.into();
-        self.0.insert(Arc::clone(&a));
-        a
     }
+    Ok(())
 }
 
-/// `rows` grouped by configuration (`config_id`), configurations in order of first appearance
-/// and each one's rows in file order: one pass, whatever the number of configurations.
-pub fn by_config<'a>(rows: impl Iterator<Item = &'a SummaryRow>) -> Vec<Vec<&'a SummaryRow>> {
-    let mut at: HashMap<&str, usize> = HashMap::new();
-    let mut groups: Vec<Vec<&SummaryRow>> = Vec::new();
-    for r in rows {
-        let i = *at.entry(&r.config_id).or_insert_with(|| {
-            groups.push(Vec::new());
-            groups.len() - 1
-        });
-        groups[i].push(r);
-    }
-    groups
-}
+/// A file of an output folder opened anew for every pass over it (`None`: no such file), from
+/// any chart's thread.
+pub type Opener<'f> = Arc<dyn Fn(&str) -> std::io::Result<Option<Reader<'f>>> + Send + Sync + 'f>;
 
-/// The mean of metric `name` over the `rows` where it has a value (`None` when none has).
-pub fn mean_of(rows: &[&SummaryRow], name: &str) -> Option<f64> {
-    let v: Vec<f64> = rows.iter().filter_map(|r| r.metric(name)).collect();
-    (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
-}
+/// Configuration ids that are small integers (a sweep's) index a chart's per-configuration
+/// totals directly; any other id is looked up by its text.
+const DENSE_IDS: u32 = 1 << 24;
 
-/// The rows of summary.csv with the metric columns in file order.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Summary {
-    /// Rows in file order.
-    pub rows: Vec<SummaryRow>,
-    /// Numeric column names in file order (parameters and text columns excluded).
+/// summary.csv as the charts and the page read it: what one checking pass found (columns,
+/// scenarios, row count, the first row), and the file itself, which every chart reads again in
+/// passes of its own keeping only what it draws, so no chart holds the rows.
+#[derive(Clone)]
+pub struct Summary<'f> {
+    /// The file, for errors.
+    path: PathBuf,
+    /// Its name in the folder.
+    name: String,
+    open: Opener<'f>,
+    columns: Arc<Columns>,
+    /// Numeric column names some row has a value (or an empty cell) in, in file order
+    /// (parameters and text columns excluded).
     pub metric_columns: Vec<String>,
     /// Parameter names (without `param.`) in file order.
     pub param_columns: Vec<String>,
+    /// Scenarios in order of first appearance.
+    pub scenarios: Vec<String>,
+    /// Number of data rows.
+    pub rows: usize,
+    /// The first data row.
+    pub first: Option<SummaryRow>,
+    /// Every configuration's rows are consecutive (one scenario): one pass folds them.
+    grouped: bool,
+    /// Every configuration id is an integer below [`DENSE_IDS`] and the largest is not far
+    /// beyond the row count: ids index the per-configuration totals.
+    dense: bool,
 }
 
-/// Reads summary.csv or pareto.csv.
-#[cfg(test)]
-pub fn read_summary(path: &Path) -> Result<Summary, ChartError> {
-    summary(&Table::read(path)?)
+impl PartialEq for Summary<'_> {
+    fn eq(&self, o: &Self) -> bool {
+        (&self.path, &self.name, &self.columns, &self.metric_columns, &self.param_columns)
+            == (&o.path, &o.name, &o.columns, &o.metric_columns, &o.param_columns)
+            && (&self.scenarios, self.rows, &self.first, self.grouped, self.dense)
+                == (&o.scenarios, o.rows, &o.first, o.grouped, o.dense)
+    }
 }
 
-/// Parses summary.csv or pareto.csv.
-pub fn summary(t: &Table) -> Result<Summary, ChartError> {
-    let columns = Arc::new(Columns::new(&t.headers));
-    let rows = rows(t, &columns, &mut Shared::default())?;
-    let mut s = Summary { rows, metric_columns: Vec::new(), param_columns: Vec::new() };
-    s.find_columns(&columns);
-    Ok(s)
+impl std::fmt::Debug for Summary<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Summary")
+            .field("path", &self.path)
+            .field("rows", &self.rows)
+            .field("metric_columns", &self.metric_columns)
+            .field("param_columns", &self.param_columns)
+            .field("scenarios", &self.scenarios)
+            .field("grouped", &self.grouped)
+            .field("dense", &self.dense)
+            .finish()
+    }
 }
 
-/// The rows of `t`, their values packed against `columns` (the columns of `t`'s header).
-fn rows(t: &Table, columns: &Arc<Columns>, shared: &mut Shared) -> Result<Vec<SummaryRow>, ChartError> {
-    let policy = t.require("policy")?;
-    let feasible = t.col("feasible");
-    let numeric: Vec<usize> = columns.numeric.iter().filter_map(|h| t.col(h)).collect();
-    let params: Vec<usize> = columns.params.iter().filter_map(|p| t.col(&format!("param.{p}"))).collect();
-    let mut rows = Vec::with_capacity(t.len());
-    for row in 0..t.len() {
-        let metrics = Cells::new(numeric.iter().map(|&c| {
-            let s = t.str(row, c);
-            if s.is_empty() {
-                EMPTY
-            } else {
-                s.parse::<f64>().map_or(TEXT, |v| if v.is_finite() { v.to_bits() } else { EMPTY })
+/// Which configuration ids a checking pass has met, to tell whether each one's rows are
+/// consecutive: one bit an id while they are small integers, else their texts.
+struct Seen {
+    /// The previous row's configuration.
+    prev: String,
+    /// Rows of a configuration met again after another one's.
+    split: bool,
+    /// Ids met, one bit each, while every id is a small integer.
+    bits: Option<Vec<u64>>,
+    /// Ids met, once one is not.
+    texts: HashSet<Box<str>>,
+    /// The largest integer id.
+    max: u32,
+}
+
+impl Seen {
+    /// A small integer id, written as such (no sign, no leading zero).
+    fn dense(id: &str) -> Option<u32> {
+        let canonical =
+            !id.is_empty() && id.bytes().all(|b| b.is_ascii_digit()) && (id == "0" || !id.starts_with('0'));
+        canonical.then(|| id.parse::<u32>().ok()).flatten().filter(|&n| n < DENSE_IDS)
+    }
+
+    fn see(&mut self, id: &str) {
+        if id == self.prev && !self.prev.is_empty() {
+            return;
+        }
+        self.prev.clear();
+        self.prev.push_str(id);
+        if let Some(bits) = &mut self.bits {
+            if let Some(n) = Seen::dense(id) {
+                self.max = self.max.max(n);
+                let (word, bit) = (n as usize / 64, 1u64 << (n % 64));
+                if word >= bits.len() {
+                    bits.resize(word + 1, 0);
+                }
+                self.split |= bits[word] & bit != 0;
+                bits[word] |= bit;
+                return;
             }
-        }));
-        let label = t.str(row, policy).to_string();
-        let preset = t.str_by(row, "preset");
-        let family = shared.get(
-            [t.str_by(row, "family"), preset, label.as_str()]
-                .into_iter()
-                .find(|s| !s.is_empty())
-                .unwrap_or(""),
-        );
-        let config_id = match t.str_by(row, "config_id") {
-            "" => label.clone(),
-            id => id.to_string(),
-        };
-        let feasible = match feasible.map(|f| t.str(row, f)) {
-            None | Some("") => None,
-            Some("true" | "1" | "yes") => Some(true),
-            Some("false" | "0" | "no") => Some(false),
-            Some(_) => return Err(t.bad(row, feasible.unwrap_or(0), "true or false")),
-        };
-        let mut text = String::new();
-        let param_ends = params
-            .iter()
-            .map(|&c| {
-                text.push_str(t.str(row, c));
-                text.len() as u32
-            })
-            .collect();
-        rows.push(SummaryRow {
-            scenario: shared.get(t.str_by(row, "scenario")),
-            policy: label,
-            family,
-            config_id,
-            columns: Arc::clone(columns),
-            params: text.into_boxed_str(),
-            param_ends,
-            metrics,
-            feasible,
-            front: shared.get(t.str_by(row, "front")),
-            seed: shared.get(t.str_by(row, "seed")),
-            replicates: shared.get(t.str_by(row, "replicates")),
-        });
+            // Not an integer: the ids met so far, as texts.
+            for (w, word) in bits.iter().enumerate() {
+                for b in (0..64).filter(|b| word & (1 << b) != 0) {
+                    self.texts.insert((w * 64 + b).to_string().into());
+                }
+            }
+            self.bits = None;
+        }
+        if !self.split {
+            self.split = !self.texts.insert(id.into());
+        }
     }
-    Ok(rows)
 }
 
-impl Summary {
-    /// Parses summary.csv or pareto.csv from `reader` a chunk of rows at a time: the file's
-    /// text is never held whole, only its parsed rows (their values packed, the column names
-    /// shared).
-    pub fn read(path: &Path, reader: impl std::io::Read) -> Result<Summary, ChartError> {
-        let mut all = Vec::new();
-        let mut columns: Option<Arc<Columns>> = None;
-        let mut shared = Shared::default();
-        let mut add = |t: &Table| -> Result<(), ChartError> {
-            let cols = columns.get_or_insert_with(|| Arc::new(Columns::new(&t.headers)));
-            all.extend(rows(t, cols, &mut shared)?);
-            Ok(())
+impl<'f> Summary<'f> {
+    /// Reads the file `name` of the folder `dir` (for errors) that `open` opens, in one
+    /// checking pass holding one row; `None` when the folder has no such file.
+    pub fn read(dir: &Path, name: &str, open: Opener<'f>) -> Result<Option<Summary<'f>>, ChartError> {
+        let path = dir.join(name);
+        let Some(reader) = open(name).map_err(|source| ChartError::Io { path: path.clone(), source })? else {
+            return Ok(None);
         };
-        let rest = Table::chunks(path, reader, 1024, &mut add)?;
-        add(&rest)?;
-        let columns = columns.unwrap_or_default();
-        let mut s = Summary { rows: all, metric_columns: Vec::new(), param_columns: Vec::new() };
-        s.find_columns(&columns);
-        Ok(s)
+        let mut r = csv_reader(reader);
+        let headers: Vec<String> =
+            r.headers().map_err(|e| csv_error(&path, e))?.iter().map(|h| h.trim().to_string()).collect();
+        let columns = Arc::new(Columns::new(&path, &headers)?);
+        let mut present = vec![false; columns.numeric.len()];
+        let mut scenarios: Vec<String> = Vec::new();
+        let mut known: HashSet<String> = HashSet::new();
+        let mut seen =
+            Seen { prev: String::new(), split: false, bits: Some(Vec::new()), texts: HashSet::new(), max: 0 };
+        let (mut rows, mut first) = (0, None);
+        let mut rec = csv::StringRecord::new();
+        while r.read_record(&mut rec).map_err(|e| csv_error(&path, e))? {
+            let feasible = columns.feasible(&rec, &path)?;
+            for (p, &at) in present.iter_mut().zip(&columns.numeric_at).filter(|(p, _)| !**p) {
+                let text = cell(&rec, Some(at));
+                *p = text.is_empty() || text.parse::<f64>().is_ok();
+            }
+            let scenario = cell(&rec, columns.scenario);
+            if !known.contains(scenario) {
+                known.insert(scenario.to_string());
+                scenarios.push(scenario.to_string());
+            }
+            seen.see(columns.config(&rec));
+            if first.is_none() {
+                first =
+                    Some(SummaryRow { rec: rec.clone(), columns: Arc::clone(&columns), feasible, index: 0 });
+            }
+            rows += 1;
+        }
+        let metric_columns = columns
+            .numeric
+            .iter()
+            .filter(|h| columns.index.get(*h).is_some_and(|&i| present[i]))
+            .cloned()
+            .collect();
+        let dense = seen.bits.is_some() && (seen.max as usize) <= 4 * rows + 1024;
+        Ok(Some(Summary {
+            path,
+            name: name.to_string(),
+            open,
+            param_columns: columns.params.clone(),
+            columns,
+            metric_columns,
+            scenarios,
+            rows,
+            first,
+            grouped: !seen.split,
+            dense,
+        }))
     }
 
-    /// The parameter columns, and the numeric ones some row has a value (or an empty cell) in,
-    /// in file order.
-    fn find_columns(&mut self, columns: &Columns) {
-        self.param_columns = columns.params.clone();
-        self.metric_columns =
-            columns.numeric.iter().filter(|h| self.rows.iter().any(|r| r.has_metric(h))).cloned().collect();
+    /// Hands every row to `each` in file order, holding one row.
+    pub fn for_each(
+        &self,
+        mut each: impl FnMut(&SummaryRow) -> Result<(), ChartError>,
+    ) -> Result<(), ChartError> {
+        let io = |source| ChartError::Io { path: self.path.clone(), source };
+        let reader =
+            (self.open)(&self.name).map_err(io)?.ok_or_else(|| io(std::io::ErrorKind::NotFound.into()))?;
+        let mut r = csv_reader(reader);
+        let mut row = SummaryRow {
+            rec: csv::StringRecord::new(),
+            columns: Arc::clone(&self.columns),
+            feasible: None,
+            index: 0,
+        };
+        while r.read_record(&mut row.rec).map_err(|e| csv_error(&self.path, e))? {
+            row.feasible = self.columns.feasible(&row.rec, &self.path)?;
+            each(&row)?;
+            row.index += 1;
+        }
+        Ok(())
     }
+
+    /// Hands every configuration (rows of one `config_id`, else of one label) to `each` in
+    /// order of first appearance: its first row and its rows folded into an `A` by `fold` (in
+    /// file order). When every configuration's rows are consecutive this is one pass holding
+    /// one configuration; else (a sweep's scenarios one after another) a first pass folds into
+    /// one `A` per configuration, so an `A` must stay a few bytes.
+    pub fn configs<A: Default>(
+        &self,
+        mut fold: impl FnMut(&mut A, &SummaryRow),
+        mut each: impl FnMut(&SummaryRow, A) -> Result<(), ChartError>,
+    ) -> Result<(), ChartError> {
+        if self.grouped {
+            let mut group: Option<(SummaryRow, A)> = None;
+            self.for_each(|row| {
+                if let Some((first, acc)) = &mut group
+                    && first.config_id() == row.config_id()
+                {
+                    fold(acc, row);
+                    return Ok(());
+                }
+                if let Some((first, acc)) = group.take() {
+                    each(&first, acc)?;
+                }
+                let mut acc = A::default();
+                fold(&mut acc, row);
+                group = Some((row.clone(), acc));
+                Ok(())
+            })?;
+            return match group {
+                Some((first, acc)) => each(&first, acc),
+                None => Ok(()),
+            };
+        }
+        // One slot per configuration: its id when dense, else in order of first appearance.
+        let mut named: HashMap<Box<str>, usize> = HashMap::new();
+        let dense = self.dense;
+        let mut slot = |row: &SummaryRow, add: bool| -> Option<usize> {
+            let id = row.config_id();
+            if dense {
+                return Seen::dense(id).map(|n| n as usize);
+            }
+            match named.get(id) {
+                Some(&s) => Some(s),
+                None if add => {
+                    let s = named.len();
+                    named.insert(id.into(), s);
+                    Some(s)
+                }
+                None => None,
+            }
+        };
+        let mut totals: Vec<A> = Vec::new();
+        self.for_each(|row| {
+            if let Some(s) = slot(row, true) {
+                if s >= totals.len() {
+                    totals.resize_with(s + 1, A::default);
+                }
+                fold(&mut totals[s], row);
+            }
+            Ok(())
+        })?;
+        let mut done = vec![0u64; totals.len().div_ceil(64)];
+        self.for_each(|row| match slot(row, false) {
+            Some(s) if s < totals.len() && done[s / 64] & (1 << (s % 64)) == 0 => {
+                done[s / 64] |= 1 << (s % 64);
+                each(row, std::mem::take(&mut totals[s]))
+            }
+            _ => Ok(()),
+        })
+    }
+
+    /// The summary in `bytes` (tests).
+    #[cfg(test)]
+    pub fn of_text(text: &str) -> Summary<'static> {
+        let bytes: Arc<[u8]> = text.as_bytes().into();
+        let open: Opener<'static> =
+            Arc::new(move |_: &str| Ok(Some(Box::new(std::io::Cursor::new(Arc::clone(&bytes))) as Reader)));
+        Summary::read(Path::new(""), "summary.csv", open).unwrap().unwrap()
+    }
+}
+
+/// A mean built one value at a time: the values summed in order as `Iterator::sum` sums them
+/// (from -0.0), so it is the same bits as the mean of the values collected.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Mean {
+    sum: f64,
+    values: u32,
+}
+
+impl Mean {
+    /// Adds `value`, when there is one.
+    pub fn add(&mut self, value: Option<f64>) {
+        if let Some(v) = value {
+            self.sum = if self.values == 0 { v } else { self.sum + v };
+            self.values += 1;
+        }
+    }
+
+    /// The mean, `None` when no value was added.
+    pub fn get(&self) -> Option<f64> {
+        (self.values > 0).then(|| self.sum / f64::from(self.values))
+    }
+}
+
+/// A CSV reader of `reader` that refuses rows of the wrong length.
+fn csv_reader<R: std::io::Read>(reader: R) -> csv::Reader<R> {
+    csv::ReaderBuilder::new().flexible(false).from_reader(reader)
+}
+
+/// A CSV error of the file `path`, with its line.
+fn csv_error(path: &Path, e: csv::Error) -> ChartError {
+    let line = e.position().map(|p| p.line()).unwrap_or(0);
+    ChartError::Csv { path: path.to_path_buf(), line, message: e.to_string() }
+}
+
+/// Reads summary.csv or pareto.csv at `path` (tests).
+#[cfg(test)]
+pub fn read_summary(path: &Path) -> Result<Summary<'static>, ChartError> {
+    let (dir, name) = (
+        path.parent().unwrap_or(Path::new("")).to_path_buf(),
+        path.file_name().unwrap_or_default().to_string_lossy().into_owned(),
+    );
+    let open: Opener<'static> = Arc::new(move |n: &str| {
+        std::fs::File::open(dir.join(n)).map(|f| Some(Box::new(std::io::BufReader::new(f)) as Reader))
+    });
+    Summary::read(path.parent().unwrap_or(Path::new("")), &name, open).map(|s| s.expect("the file"))
 }
 
 /// One configuration's latency split from latency.csv.
@@ -806,50 +1003,85 @@ mod tests {
 
     #[test]
     fn summary_splits_params_metrics_and_feasibility() {
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("summary.csv");
-        std::fs::write(
-            &p,
+        let s = Summary::of_text(
             "scenario,policy,preset,seed,replicates,config_id,family,param.threshold,param.open_for,\
              false_opens,false_opens_sd,false_opens_ci95,detection_delay_mean_s,probes,probes_ci95,feasible,note\n\
              s1,c1,,1,3,c1,count,5,30s,2,0.7,0.5,,1,0.1,true,ok\n\
              s1,c2,,1,3,c2,count,10,1m,0,0,0,4.5,2,0.2,false,ok\n",
-        )
-        .unwrap();
-        let s = summary(&Table::read(&p).unwrap()).unwrap();
+        );
         assert_eq!(s.param_columns, vec!["threshold", "open_for"]);
-        // Spreads and the half-widths nothing shows are not kept.
+        // Spreads and the half-widths nothing shows are not read.
         assert_eq!(
             s.metric_columns,
             vec!["false_opens", "false_opens_ci95", "detection_delay_mean_s", "probes"]
         );
-        assert_eq!((s.rows[0].metric("false_opens_sd"), s.rows[0].metric("probes_ci95")), (None, None));
-        assert_eq!(s.rows[0].metric("false_opens_ci95"), Some(0.5));
-        assert_eq!(s.rows[0].metric("detection_delay_mean_s"), None);
-        assert_eq!(s.rows[1].metric("detection_delay_mean_s"), Some(4.5));
-        assert_eq!(s.rows[1].param("open_for"), Some("1m"));
-        assert_eq!(s.rows[0].feasible, Some(true));
-        assert_eq!(s.rows[1].feasible, Some(false));
-        assert_eq!(&*s.rows[0].family, "count");
-        // One copy of a repeated text, shared.
-        assert!(Arc::ptr_eq(&s.rows[0].scenario, &s.rows[1].scenario));
+        let mut rows = Vec::new();
+        s.for_each(|r| {
+            rows.push(r.clone());
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!((rows[0].metric("false_opens_sd"), rows[0].metric("probes_ci95")), (None, None));
+        assert_eq!(rows[0].metric("false_opens_ci95"), Some(0.5));
+        assert_eq!(rows[0].metric("detection_delay_mean_s"), None);
+        assert_eq!(rows[1].metric("detection_delay_mean_s"), Some(4.5));
+        assert_eq!(rows[1].param("open_for"), Some("1m"));
+        assert_eq!(rows[0].feasible(), Some(true));
+        assert_eq!(rows[1].feasible(), Some(false));
+        assert_eq!(rows[0].family(), "count");
+        assert_eq!(
+            (s.rows, s.scenarios.as_slice(), s.first.as_ref()),
+            (2, &["s1".to_string()][..], Some(&rows[0]))
+        );
+        // A bad feasibility cell names its line.
+        let bad = "scenario,policy,feasible\ns,a,true\ns,b,maybe\n";
+        let e = read_text(bad).unwrap_err().to_string();
+        assert!(e.contains("line 3") && e.contains("maybe"), "{e}");
+        assert!(read_text("scenario,cost\ns,1\n").unwrap_err().to_string().contains("`policy`"));
+    }
+
+    fn read_text(text: &str) -> Result<Option<Summary<'static>>, ChartError> {
+        let bytes: Arc<[u8]> = text.as_bytes().into();
+        let open: Opener<'static> =
+            Arc::new(move |_: &str| Ok(Some(Box::new(std::io::Cursor::new(Arc::clone(&bytes))) as Reader)));
+        Summary::read(Path::new(""), "summary.csv", open)
+    }
+
+    /// Configurations, their first rows and the folded totals, as `configs` hands them over.
+    fn configs_of(s: &Summary) -> Vec<(String, usize, Vec<String>)> {
+        let mut out = Vec::new();
+        s.configs(
+            |scen: &mut Vec<String>, r| scen.push(r.scenario().to_string()),
+            |first, scen| {
+                out.push((first.config_id().to_string(), first.index(), scen));
+                Ok(())
+            },
+        )
+        .unwrap();
+        out
     }
 
     #[test]
-    fn cells_keep_every_kind_across_words() {
-        let kinds = |i: u64| match i % 5 {
-            0 => EMPTY,
-            1 => TEXT,
-            2 => 0,
-            3 => (-0.0f64).to_bits(),
-            _ => (i as f64 * 1.5).to_bits(),
+    fn configurations_fold_in_first_appearance_order_whatever_the_row_order() {
+        let c = |id: &str, first: usize, scenarios: &[&str]| {
+            (id.to_string(), first, scenarios.iter().map(|s| s.to_string()).collect::<Vec<_>>())
         };
-        let cells = Cells::new((0..70).map(kinds));
-        assert_eq!(cells.tags.len(), 3);
-        assert_eq!(cells.values.len(), 28);
-        for i in 0..70 {
-            assert_eq!(cells.get(i as usize), Some(kinds(i)), "column {i}");
-        }
+        // Consecutive rows: one pass.
+        let grouped = Summary::of_text("scenario,config_id,policy\na,7,x\nb,7,x\na,3,y\nb,12,z\n");
+        assert!(grouped.grouped && grouped.dense);
+        assert_eq!(configs_of(&grouped), [c("7", 0, &["a", "b"]), c("3", 2, &["a"]), c("12", 3, &["b"])]);
+        // Scenarios one after another (a sweep): integer ids index the totals.
+        let split = Summary::of_text("scenario,config_id,policy\na,7,x\na,3,y\nb,7,x\nb,12,z\n");
+        assert!(!split.grouped && split.dense);
+        let want = [c("7", 0, &["a", "b"]), c("3", 1, &["a"]), c("12", 3, &["b"])];
+        assert_eq!(configs_of(&split), want);
+        // Labels (no config_id) and ids that are not plain integers are looked up by their text.
+        let text = Summary::of_text("scenario,policy\na,x\na,y\nb,x\nb,z\n");
+        assert!(!text.grouped && !text.dense);
+        assert_eq!(configs_of(&text), [c("x", 0, &["a", "b"]), c("y", 1, &["a"]), c("z", 3, &["b"])]);
+        let mixed = Summary::of_text("scenario,config_id,policy\na,7,x\na,07,y\nb,7,x\nb,12,z\n");
+        assert!(!mixed.grouped && !mixed.dense);
+        assert_eq!(configs_of(&mixed), [c("7", 0, &["a", "b"]), c("07", 1, &["a"]), c("12", 3, &["b"])]);
     }
 
     #[test]

@@ -7,7 +7,7 @@
 //! scenarios are averaged.
 
 use super::ChartError;
-use super::data::{Summary, SummaryRow, by_config, mean_of, param_order};
+use super::data::{Mean, Summary, SummaryRow, param_order};
 use super::style::*;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -140,140 +140,204 @@ impl Heatmap {
     }
 }
 
-/// One configuration aggregated over scenarios.
-struct Config<'a> {
-    /// Its first row (label and parameters).
-    row: &'a SummaryRow,
+/// One configuration's mean of the metric over its rows and whether a row breaks a
+/// constraint: all a heatmap keeps of a configuration between its passes.
+#[derive(Default)]
+struct Total {
+    mean: Mean,
+    ruled_out: bool,
+}
+
+impl Total {
+    /// Adds `row`'s value of `metric` and feasibility.
+    fn add(&mut self, row: &SummaryRow, metric: &str) {
+        self.mean.add(row.metric(metric));
+        self.ruled_out |= row.feasible() == Some(false);
+    }
+}
+
+/// The cell being filled: the best configuration so far with those two values.
+#[derive(Clone)]
+struct Best {
     value: Option<f64>,
     feasible: bool,
-}
-
-/// The configurations of family `fam` in order of first appearance, each aggregated over its
-/// rows (the metric's mean over the scenarios with a value), and how many scenarios there are.
-fn configs<'a>(summary: &'a Summary, fam: &str, metric: &str) -> (Vec<Config<'a>>, usize) {
-    let rows = || summary.rows.iter().filter(|r| *r.family == *fam);
-    let scenarios: HashSet<&str> = rows().map(|r| &*r.scenario).collect();
-    let configs = by_config(rows())
-        .iter()
-        .map(|rows| Config {
-            row: rows[0],
-            value: mean_of(rows, metric),
-            feasible: rows.iter().all(|r| r.feasible != Some(false)),
-        })
-        .collect();
-    (configs, scenarios.len())
-}
-
-/// Builds every heatmap `summary` allows for `metric` (falling back to nothing when the
-/// column is absent): per family, per pair of parameters with two or more values. The cell
-/// showing the configuration labelled `recommended` is marked.
-pub fn heatmaps(summary: &Summary, metric: &str, recommended: Option<&str>) -> Vec<Heatmap> {
-    if !summary.metric_columns.iter().any(|m| m == metric) {
-        return Vec::new();
-    }
-    let mut families: Vec<&str> = Vec::new();
-    for r in &summary.rows {
-        if !families.contains(&&*r.family) {
-            families.push(&r.family);
-        }
-    }
-    let mut out = Vec::new();
-    for fam in families {
-        let (configs, scenarios) = configs(summary, fam, metric);
-        let swept: Vec<&String> =
-            summary.param_columns.iter().filter(|p| values(&configs, p).len() >= 2).collect();
-        for i in 0..swept.len() {
-            for j in i + 1..swept.len() {
-                let mut map = one(fam, swept[i], swept[j], metric, &configs, &swept, scenarios);
-                map.recommended = recommended.and_then(|r| {
-                    map.cells.iter().enumerate().find_map(|(y, row)| {
-                        row.iter().position(|c| c.as_ref().is_some_and(|c| c.config == r)).map(|x| (x, y))
-                    })
-                });
-                out.push(map);
-            }
-        }
-    }
-    out
-}
-
-/// The distinct non-empty values of parameter `p` among `configs`, in [`param_order`].
-fn values(configs: &[Config], p: &str) -> Vec<String> {
-    let mut v: Vec<&str> = configs.iter().filter_map(|c| c.row.param(p)).filter(|v| !v.is_empty()).collect();
-    v.sort_unstable();
-    v.dedup();
-    v.sort_by(|a, b| param_order(a, b));
-    v.into_iter().map(str::to_string).collect()
+    config: String,
 }
 
 /// Whether `cand` should replace `best` in a cell: feasible first, then with a value, then the
 /// better value (the earlier configuration on a tie).
-fn better(cand: &Config, best: &Config, hi: bool) -> bool {
-    let rank = |c: &Config| (c.feasible, c.value.is_some());
-    if rank(cand) != rank(best) {
-        return rank(cand) > rank(best);
+fn better(cand: (Option<f64>, bool), best: &Best, hi: bool) -> bool {
+    let rank = |value: Option<f64>, feasible: bool| (feasible, value.is_some());
+    if rank(cand.0, cand.1) != rank(best.value, best.feasible) {
+        return rank(cand.0, cand.1) > rank(best.value, best.feasible);
     }
-    match (cand.value, best.value) {
+    match (cand.0, best.value) {
         (Some(v), Some(w)) => (hi && v > w) || (!hi && v < w),
         _ => false,
     }
 }
 
-fn one(
-    fam: &str,
-    xp: &str,
-    yp: &str,
+/// A heatmap being filled: its parameters' positions and values, and the best configuration of
+/// each cell.
+struct Filling {
+    map: Heatmap,
+    /// Positions of the x and y parameters in the file's parameter columns.
+    params: (String, String),
+    x_at: HashMap<String, usize>,
+    y_at: HashMap<String, usize>,
+    best: Vec<Option<Best>>,
+}
+
+/// Builds every heatmap `summary` allows for `metric` (falling back to nothing when the
+/// column is absent): per family, per pair of parameters with two or more values. Each cell
+/// shows the best configuration with its two values, a configuration's metric being its mean
+/// over the scenarios with a value. The cell showing the configuration labelled `recommended`
+/// is marked. Two passes over the configurations (values, then cells), keeping per family the
+/// parameter values and per cell its best configuration.
+pub fn heatmaps(
+    summary: &Summary,
     metric: &str,
-    configs: &[Config],
-    swept: &[&String],
-    scenarios: usize,
-) -> Heatmap {
-    let (xs, ys) = (values(configs, xp), values(configs, yp));
-    let position = |vs: &[String]| -> HashMap<String, usize> {
-        vs.iter().enumerate().map(|(i, v)| (v.clone(), i)).collect()
-    };
-    let (x_at, y_at) = (position(&xs), position(&ys));
-    let hi = higher_is_better(metric);
-    // The best configuration of each cell, configurations taken in order.
-    let mut best: Vec<Option<&Config>> = vec![None; xs.len() * ys.len()];
-    for c in configs {
-        let (Some(&x), Some(&y)) =
-            (c.row.param(xp).and_then(|v| x_at.get(v)), c.row.param(yp).and_then(|v| y_at.get(v)))
-        else {
-            continue;
+    recommended: Option<&str>,
+) -> Result<Vec<Heatmap>, ChartError> {
+    if !summary.metric_columns.iter().any(|m| m == metric) {
+        return Ok(Vec::new());
+    }
+    let params = &summary.param_columns;
+    // Families in order of first appearance with their scenarios; the values each parameter
+    // takes among a family's configurations.
+    let mut order: Vec<String> = Vec::new();
+    let mut scenarios: HashMap<String, HashSet<String>> = HashMap::new();
+    let mut values: HashMap<String, Vec<HashSet<String>>> = HashMap::new();
+    summary.configs(
+        |_: &mut (), row| {
+            let seen = match scenarios.get_mut(row.family()) {
+                Some(s) => s,
+                None => {
+                    order.push(row.family().to_string());
+                    scenarios.entry(row.family().to_string()).or_default()
+                }
+            };
+            if !seen.contains(row.scenario()) {
+                seen.insert(row.scenario().to_string());
+            }
+        },
+        |first, ()| {
+            let fam = match values.get_mut(first.family()) {
+                Some(v) => v,
+                None => {
+                    values.entry(first.family().to_string()).or_insert(vec![HashSet::new(); params.len()])
+                }
+            };
+            for (p, values) in params.iter().zip(fam) {
+                if let Some(v) = first.param(p).filter(|v| !v.is_empty())
+                    && !values.contains(v)
+                {
+                    values.insert(v.to_string());
+                }
+            }
+            Ok(())
+        },
+    )?;
+    let mut fillings: Vec<Filling> = Vec::new();
+    let mut by_family: HashMap<&str, Vec<usize>> = HashMap::new();
+    let none: Vec<HashSet<String>> = vec![HashSet::new(); params.len()];
+    for name in &order {
+        let fam_values = values.get(name).unwrap_or(&none);
+        let sorted = |values: &HashSet<String>| {
+            let mut v: Vec<String> = values.iter().cloned().collect();
+            v.sort_unstable();
+            v.sort_by(|a, b| param_order(a, b));
+            v
         };
-        let slot = &mut best[y * xs.len() + x];
-        if slot.is_none_or(|b| better(c, b, hi)) {
-            *slot = Some(c);
+        let swept: Vec<(&String, Vec<String>)> = params
+            .iter()
+            .zip(fam_values)
+            .filter(|(_, v)| v.len() >= 2)
+            .map(|(p, v)| (p, sorted(v)))
+            .collect();
+        for i in 0..swept.len() {
+            for j in i + 1..swept.len() {
+                let ((xp, xs), (yp, ys)) = (&swept[i], &swept[j]);
+                let position = |vs: &[String]| -> HashMap<String, usize> {
+                    vs.iter().enumerate().map(|(i, v)| (v.clone(), i)).collect()
+                };
+                by_family.entry(name.as_str()).or_default().push(fillings.len());
+                fillings.push(Filling {
+                    params: (xp.to_string(), yp.to_string()),
+                    x_at: position(xs),
+                    y_at: position(ys),
+                    best: vec![None; xs.len() * ys.len()],
+                    map: Heatmap {
+                        family: name.clone(),
+                        x_param: xp.to_string(),
+                        y_param: yp.to_string(),
+                        metric: metric.to_string(),
+                        x_values: xs.clone(),
+                        y_values: ys.clone(),
+                        cells: Vec::new(),
+                        scenarios: scenarios.get(name).map_or(0, HashSet::len),
+                        others: swept
+                            .iter()
+                            .filter(|(p, _)| p != xp && p != yp)
+                            .map(|(p, _)| p.to_string())
+                            .collect(),
+                        recommended: None,
+                    },
+                });
+            }
         }
     }
-    let cells = best
-        .chunks(xs.len().max(1))
-        .take(ys.len())
-        .map(|row| {
-            row.iter()
-                .map(|c| {
-                    c.map(|c| Cell { value: c.value, feasible: c.feasible, config: c.row.policy.clone() })
+    let hi = higher_is_better(metric);
+    summary.configs(
+        |t: &mut Total, row| t.add(row, metric),
+        |first, total| {
+            let cand = (total.mean.get(), !total.ruled_out);
+            for &k in by_family.get(first.family()).map(Vec::as_slice).unwrap_or_default() {
+                let f = &mut fillings[k];
+                let (Some(&x), Some(&y)) = (
+                    first.param(&f.params.0).and_then(|v| f.x_at.get(v)),
+                    first.param(&f.params.1).and_then(|v| f.y_at.get(v)),
+                ) else {
+                    continue;
+                };
+                let slot = &mut f.best[y * f.map.x_values.len() + x];
+                if slot.as_ref().is_none_or(|b| better(cand, b, hi)) {
+                    *slot =
+                        Some(Best { value: cand.0, feasible: cand.1, config: first.policy().to_string() });
+                }
+            }
+            Ok(())
+        },
+    )?;
+    Ok(fillings
+        .into_iter()
+        .map(|f| {
+            let mut map = f.map;
+            let width = map.x_values.len().max(1);
+            map.cells = f
+                .best
+                .chunks(width)
+                .take(map.y_values.len())
+                .map(|row| {
+                    row.iter()
+                        .map(|b| {
+                            b.as_ref().map(|b| Cell {
+                                value: b.value,
+                                feasible: b.feasible,
+                                config: b.config.clone(),
+                            })
+                        })
+                        .collect()
                 })
-                .collect()
+                .collect();
+            map.recommended = recommended.and_then(|r| {
+                map.cells.iter().enumerate().find_map(|(y, row)| {
+                    row.iter().position(|c| c.as_ref().is_some_and(|c| c.config == r)).map(|x| (x, y))
+                })
+            });
+            map
         })
-        .collect();
-    Heatmap {
-        family: fam.to_string(),
-        x_param: xp.to_string(),
-        y_param: yp.to_string(),
-        metric: metric.to_string(),
-        x_values: xs,
-        y_values: ys,
-        cells,
-        scenarios,
-        others: swept
-            .iter()
-            .filter(|p| p.as_str() != xp && p.as_str() != yp)
-            .map(|p| p.to_string())
-            .collect(),
-        recommended: None,
-    }
+        .collect())
 }
 
 /// Draws `map` to `path` (PNG of [`HEATMAP_SIZE`]).
@@ -526,13 +590,13 @@ fn draw_key(key_area: &Area, map: &Heatmap) -> Result<(), ChartError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::charts::data::read_summary;
 
-    fn summary(text: &str) -> Summary {
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("summary.csv");
-        std::fs::write(&p, text).unwrap();
-        read_summary(&p).unwrap()
+    fn summary(text: &str) -> Summary<'static> {
+        Summary::of_text(text)
+    }
+
+    fn heatmaps(s: &Summary, metric: &str, recommended: Option<&str>) -> Vec<Heatmap> {
+        super::heatmaps(s, metric, recommended).unwrap()
     }
 
     const SWEEP: &str = "scenario,policy,config_id,family,param.threshold,param.open_for,param.fixed,cost,feasible\n\

@@ -121,8 +121,13 @@ pub struct Chart {
     pub png: Vec<u8>,
 }
 
-/// A chart still to draw: its file name and the drawing, which returns the PNG.
-type Job<'a> = (String, Box<dyn FnOnce() -> Result<Vec<u8>, ChartError> + Send + 'a>);
+/// Charts still to draw: the drawing, which reads what it needs and returns them in order.
+type Job<'a> = Box<dyn FnOnce() -> Result<Vec<Chart>, ChartError> + Send + 'a>;
+
+/// One chart named `name` drawn by `draw`.
+fn one(name: &str, draw: impl FnOnce() -> Result<Vec<u8>, ChartError>) -> Result<Vec<Chart>, ChartError> {
+    Ok(vec![Chart { name: name.to_string(), png: draw()? }])
+}
 
 /// Draws every chart the folder's contents allow:
 /// timeline.png from timeline.csv (with transitions.csv and incidents.csv);
@@ -131,35 +136,47 @@ type Job<'a> = (String, Box<dyn FnOnce() -> Result<Vec<u8>, ChartError> + Send +
 /// configurations; latency_cdf.png from latency.csv. Returns them in that order.
 ///
 /// The charts are drawn in parallel (rayon's current pool), each on one thread from its own
-/// data, and collected in that order: a chart's bytes never depend on the thread count.
+/// data (the summary's charts each from passes of their own over summary.csv, keeping only what
+/// they draw), and collected in that order: a chart's bytes never depend on the thread count.
 pub fn draw_all(c: &Contents, opts: &ChartOptions) -> Result<Vec<Chart>, ChartError> {
+    use rayon::prelude::*;
     let mut jobs: Vec<Job> = Vec::new();
     if let Some(data) = &c.timeline {
-        jobs.push((TIMELINE_PNG.into(), Box::new(move || timeline::draw_timeline(data, opts.time_range))));
+        jobs.push(Box::new(move || one(TIMELINE_PNG, || timeline::draw_timeline(data, opts.time_range))));
     }
     if let Some(summary) = &c.summary {
-        for map in heatmap::heatmaps(summary, &opts.heatmap_metric, c.recommended.as_deref()) {
-            jobs.push((map.file_name(), Box::new(move || heatmap::draw_heatmap(&map))));
-        }
+        let recommended = c.recommended.as_deref();
+        jobs.push(Box::new(move || {
+            let maps = heatmap::heatmaps(summary, &opts.heatmap_metric, recommended)?;
+            let drawn: Vec<Result<Chart, ChartError>> = maps
+                .into_par_iter()
+                .map(|map| Ok(Chart { name: map.file_name(), png: heatmap::draw_heatmap(&map)? }))
+                .collect();
+            drawn.into_iter().collect()
+        }));
         if c.pareto.is_some() {
-            let p = pareto::ParetoData::new(summary, c.recommended.clone());
-            jobs.push((PARETO_PNG.into(), Box::new(move || pareto::draw_pareto(&p))));
+            let baseline = c.review.as_ref().and_then(|r| r.baseline.as_ref()).map(|b| b.label.clone());
+            jobs.push(Box::new(move || {
+                let p = pareto::ParetoData::new(summary, c.recommended.clone(), baseline)?;
+                one(PARETO_PNG, || pareto::draw_pareto(&p))
+            }));
         }
-        let cmp = comparison::ComparisonData::new(summary);
-        if cmp.configs.len() >= 2 {
-            jobs.push((COMPARISON_PNG.into(), Box::new(move || comparison::draw_comparison(&cmp))));
-        }
+        jobs.push(Box::new(move || {
+            let cmp = comparison::ComparisonData::new(summary)?;
+            if cmp.configs.len() < 2 {
+                return Ok(Vec::new());
+            }
+            one(COMPARISON_PNG, || comparison::draw_comparison(&cmp))
+        }));
     }
     if let Some(hists) = &c.latency
         && hists.iter().any(|h| h.total() > 0.0)
     {
-        jobs.push((LATENCY_PNG.into(), Box::new(move || latency::draw_latency_cdf(hists))));
+        jobs.push(Box::new(move || one(LATENCY_PNG, || latency::draw_latency_cdf(hists))));
     }
-    use rayon::prelude::*;
-    let drawn: Vec<Result<Chart, ChartError>> =
-        jobs.into_par_iter().map(|(name, draw)| Ok(Chart { name, png: draw()? })).collect();
+    let drawn: Vec<Result<Vec<Chart>, ChartError>> = jobs.into_par_iter().map(|draw| draw()).collect();
     // The first failure in chart order, whichever thread met it first.
-    drawn.into_iter().collect()
+    Ok(drawn.into_iter().collect::<Result<Vec<_>, _>>()?.into_iter().flatten().collect())
 }
 
 /// Draws every chart of `dir` into `dir` (tests and samples only: commands write through the
@@ -209,7 +226,7 @@ mod tests {
         assert_eq!(data.series.len(), 3);
         assert_eq!(size("timeline.png"), timeline::timeline_size(&data, None));
         let summary = data::read_summary(&dir.path().join("summary.csv")).unwrap();
-        let cmp = comparison::ComparisonData::new(&summary);
+        let cmp = comparison::ComparisonData::new(&summary).unwrap();
         assert_eq!(size("comparison.png"), comparison::comparison_size(&cmp));
         assert_eq!(size("latency_cdf.png"), style::LATENCY_SIZE);
     }
@@ -318,7 +335,7 @@ mod tests {
             };
             let contents = Contents::load(&d).unwrap();
             let charts = draw_all(&contents, &ChartOptions::default()).unwrap();
-            let (html, md) = crate::report::page::render_report(&contents, &charts, &inputs, &d);
+            let (html, md) = crate::report::page::render_report(&contents, &charts, &inputs, &d).unwrap();
             std::fs::write(d.join(crate::report::page::REPORT_HTML), html).unwrap();
             std::fs::write(d.join(crate::report::page::REPORT_MD), md).unwrap();
         }

@@ -4,15 +4,30 @@
 //! Configurations ruled out by a constraint are hollow and never on a front: each panel rings
 //! and joins the two-metric front among the configurations that qualify (those a reviewer could
 //! deploy), so a ruled-out configuration can neither look chosen nor make a qualifying one look
-//! beaten. The recommended one is labelled. The no-breaker baseline (`none`) does not stretch
-//! the axes: beyond them it is drawn at the edge with its value.
+//! beaten. The recommended one is labelled, and today's configuration (the sweep's baseline)
+//! marked. The no-breaker baseline (`none`) does not stretch the axes: beyond them it is drawn
+//! at the edge with its value. Beyond [`DENSITY_ABOVE`] configurations the markers would only
+//! pile up: the cloud is drawn as shaded cells (how many configurations fall in each, ruled-out
+//! ones grey), with the front, the recommended one and today's drawn one by one on top.
+//!
+//! Built from summary.csv in passes over its configurations that keep the points drawn one by
+//! one, the axes' extent, the fronts and the cells' counts, never every configuration.
 
 use super::ChartError;
-use super::data::{Summary, by_config, mean_of};
+use super::data::{Mean, Summary, SummaryRow};
 use super::style::*;
-use crate::sweep::pareto::{Direction, front};
+use crate::sweep::pareto::{Direction, Front, front};
 use plotters::prelude::*;
 use std::collections::HashSet;
+
+/// Beyond this many configurations the cloud is drawn as shaded cells, not one marker each.
+pub const DENSITY_ABOVE: usize = 2000;
+
+/// Cells of the density across and up a panel.
+const DENSITY_CELLS: (usize, usize) = (100, 80);
+
+/// At most this many no-breaker (`none`) configurations are drawn one by one in a dense chart.
+const MAX_BASELINE_POINTS: usize = 16;
 
 /// One configuration, its metrics averaged over scenarios.
 #[derive(Clone, Debug, PartialEq)]
@@ -32,6 +47,17 @@ pub struct Point {
     pub availability: Option<f64>,
     /// Meets every constraint on every scenario (summary.csv's `feasible`; true when unknown).
     pub feasible: bool,
+}
+
+impl Point {
+    /// Its values on panel `panel` (0: false opens, delay; 1: wasted quota, availability).
+    fn on(&self, panel: usize) -> Option<(f64, f64)> {
+        if panel == 0 {
+            Some((self.false_opens?, self.delay_s?))
+        } else {
+            Some((self.wasted?, self.availability?))
+        }
+    }
 }
 
 /// The family of the no-breaker baseline, kept off the axis ranges.
@@ -54,6 +80,36 @@ pub struct Placed {
     pub off_scale: bool,
 }
 
+/// A panel's cloud as counts per cell: [`DENSITY_CELLS`] across and up the axes' extent.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Density {
+    /// Per cell (row by row from the bottom left), the configurations that qualify, per family
+    /// (in [`ParetoData::families`] order).
+    pub qualifying: Vec<Vec<u32>>,
+    /// Per cell, the configurations ruled out.
+    pub ruled_out: Vec<u32>,
+}
+
+impl Density {
+    fn new(families: usize) -> Density {
+        let cells = DENSITY_CELLS.0 * DENSITY_CELLS.1;
+        Density { qualifying: vec![vec![0; families]; cells], ruled_out: vec![0; cells] }
+    }
+
+    /// The cell of (x, y) on axes `0..x_max` and `y_range`.
+    fn cell(x: f64, y: f64, x_max: f64, (lo, hi): (f64, f64)) -> usize {
+        let at = |v: f64, n: usize| ((v * n as f64) as usize).min(n - 1);
+        let (cx, cy) = (at(x / x_max, DENSITY_CELLS.0), at((y - lo) / (hi - lo), DENSITY_CELLS.1));
+        cy * DENSITY_CELLS.0 + cx
+    }
+
+    /// The most configurations in one cell, of those that qualify and of those ruled out.
+    pub fn most(&self) -> (u32, u32) {
+        let q = self.qualifying.iter().map(|c| c.iter().sum::<u32>()).max().unwrap_or(0);
+        (q, self.ruled_out.iter().copied().max().unwrap_or(0))
+    }
+}
+
 /// One panel's axes and points.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PanelView {
@@ -61,54 +117,262 @@ pub struct PanelView {
     pub x_max: f64,
     /// y axis range.
     pub y_range: (f64, f64),
-    /// Points with both values, in summary order.
+    /// Points drawn one by one, in summary order: every one with both values, or in a dense
+    /// chart the front's (one of each position), the recommended, today's and the no-breaker
+    /// ones.
     pub points: Vec<Placed>,
     /// Configurations without a value on x or y (not drawn).
     pub missing: usize,
+    /// The cloud's counts, in a dense chart.
+    pub density: Option<Density>,
 }
 
 /// Everything the Pareto chart draws.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ParetoData {
-    /// Configurations in summary order.
+    /// Configurations drawn one by one, in summary order (every one below
+    /// [`DENSITY_ABOVE`]).
     pub points: Vec<Point>,
+    /// Configurations in the summary.
+    pub configs: usize,
+    /// Of those, ruled out by a constraint.
+    pub ruled_out: usize,
     /// Families in order of first appearance (colour index).
     pub families: Vec<String>,
     /// Label of the recommended configuration, if any.
     pub recommended: Option<String>,
+    /// Label of today's configuration (the sweep's baseline), if any.
+    pub baseline: Option<String>,
     /// Number of scenarios averaged.
     pub scenarios: usize,
+    /// The two panels (0: delay vs false opens, 1: availability vs wasted quota).
+    pub views: [PanelView; 2],
 }
+
+/// What a panel keeps over the first pass: the extent of the values with and without the
+/// no-breaker baseline, how many have both values, and the front among those that qualify.
+struct Extent<'d> {
+    /// (largest x, largest y, smallest y from 1) over the points but the baseline's, and over all.
+    scaled: Option<(f64, f64, f64)>,
+    all: Option<(f64, f64, f64)>,
+    with: usize,
+    front: Front<'d>,
+}
+
+impl Extent<'_> {
+    fn add(&mut self, p: &Point, x: f64, y: f64) {
+        let grow = |e: &mut Option<(f64, f64, f64)>| {
+            let (mx, my, ny) = e.unwrap_or((0.0, 0.0, 1.0));
+            *e = Some((mx.max(x), my.max(y), ny.min(y)));
+        };
+        if p.family != BASELINE_FAMILY {
+            grow(&mut self.scaled);
+        }
+        grow(&mut self.all);
+        self.with += 1;
+    }
+
+    /// The axes: from every point but the baseline's (unless nothing else has values).
+    fn axes(&self, panel: usize) -> (f64, (f64, f64)) {
+        let (mx, my, ny) = self.scaled.or(self.all).unwrap_or((0.0, 0.0, 1.0));
+        let x_max = nice_ceil(mx * 1.08);
+        let y_range = if panel == 1 {
+            let lo = (((ny - (1.0 - ny) * 0.15) * 100.0).floor() / 100.0).clamp(0.0, 0.99);
+            (lo, 1.0 + (1.0 - lo) * 0.05)
+        } else {
+            (0.0, nice_ceil(my * 1.08))
+        };
+        (x_max, y_range)
+    }
+}
+
+/// A configuration's means over its rows, folded one row at a time.
+#[derive(Default)]
+struct Means {
+    false_opens: Mean,
+    delay_with_misses: Mean,
+    delay: Mean,
+    wasted: Mean,
+    availability: Mean,
+    ruled_out: bool,
+}
+
+impl Means {
+    fn add(&mut self, r: &SummaryRow) {
+        self.false_opens.add(r.metric("false_opens"));
+        self.delay_with_misses.add(r.metric("detection_delay_with_misses_mean_s"));
+        self.delay.add(r.metric("detection_delay_mean_s"));
+        self.wasted.add(r.metric("wasted_quota"));
+        self.availability.add(r.metric("availability"));
+        self.ruled_out |= r.feasible() == Some(false);
+    }
+
+    fn point(&self, first: &SummaryRow) -> Point {
+        Point {
+            label: first.policy().to_string(),
+            family: first.family().to_string(),
+            false_opens: self.false_opens.get(),
+            delay_s: self.delay_with_misses.get().or_else(|| self.delay.get()),
+            wasted: self.wasted.get(),
+            availability: self.availability.get(),
+            feasible: !self.ruled_out,
+        }
+    }
+}
+
+/// The direction of each panel's y (x, a count, is always better low).
+const Y_DIRECTIONS: [[Direction; 2]; 2] =
+    [[Direction::Minimise, Direction::Minimise], [Direction::Minimise, Direction::Maximise]];
 
 impl ParetoData {
     /// Aggregates `summary` per configuration: each metric is the mean over the scenarios where
-    /// it has a value, as pareto.csv's `all` rows average it.
-    pub fn new(summary: &Summary, recommended: Option<String>) -> ParetoData {
-        let mut scenarios: HashSet<&str> = HashSet::new();
+    /// it has a value, as pareto.csv's `all` rows average it. One pass over the configurations
+    /// finds the axes and the fronts (and keeps every point while there are few); a dense chart
+    /// counts its cells in a second.
+    pub fn new(
+        summary: &Summary,
+        recommended: Option<String>,
+        baseline: Option<String>,
+    ) -> Result<ParetoData, ChartError> {
         let mut families: Vec<String> = Vec::new();
-        for r in &summary.rows {
-            scenarios.insert(&r.scenario);
-            if !families.iter().any(|f| *f == *r.family) {
-                families.push(r.family.to_string());
+        let mut extents = Y_DIRECTIONS.each_ref().map(|dirs| Extent {
+            scaled: None,
+            all: None,
+            with: 0,
+            front: Front::new(dirs),
+        });
+        let mut points: Vec<Point> = Vec::new();
+        let (mut configs, mut ruled_out) = (0, 0);
+        let mut fold = |m: &mut Means, r: &SummaryRow| {
+            if !families.iter().any(|f| f == r.family()) {
+                families.push(r.family().to_string());
             }
-        }
-        let points = by_config(summary.rows.iter())
-            .iter()
-            .map(|rows| {
-                let mean = |m: &str| mean_of(rows, m);
-                Point {
-                    label: rows[0].policy.clone(),
-                    family: rows[0].family.to_string(),
-                    false_opens: mean("false_opens"),
-                    delay_s: mean("detection_delay_with_misses_mean_s")
-                        .or_else(|| mean("detection_delay_mean_s")),
-                    wasted: mean("wasted_quota"),
-                    availability: mean("availability"),
-                    feasible: rows.iter().all(|r| r.feasible != Some(false)),
+            m.add(r);
+        };
+        // The fronts of the points in hand while there are few; past that, kept as they come.
+        let offer = |extents: &mut [Extent; 2], i: usize, p: &Point| {
+            for (panel, e) in extents.iter_mut().enumerate() {
+                if let Some((x, y)) = p.on(panel).filter(|_| p.feasible) {
+                    e.front.offer(i, &[Some(x), Some(y)]);
                 }
+            }
+        };
+        summary.configs(&mut fold, |first, means| {
+            let p = means.point(first);
+            for (panel, e) in extents.iter_mut().enumerate() {
+                if let Some((x, y)) = p.on(panel) {
+                    e.add(&p, x, y);
+                }
+            }
+            ruled_out += usize::from(!p.feasible);
+            if configs < DENSITY_ABOVE {
+                points.push(p);
+            } else {
+                for (i, kept) in points.drain(..).enumerate() {
+                    offer(&mut extents, i, &kept);
+                }
+                offer(&mut extents, configs, &p);
+            }
+            configs += 1;
+            Ok(())
+        })?;
+        let axes = [extents[0].axes(0), extents[1].axes(1)];
+        let with = [extents[0].with, extents[1].with];
+        let fronts: [Vec<usize>; 2] = [0, 1].map(|panel| {
+            if configs <= DENSITY_ABOVE {
+                let values = |p: &Point| match p.on(panel).filter(|_| p.feasible) {
+                    Some((x, y)) => vec![Some(x), Some(y)],
+                    None => vec![None, None],
+                };
+                front(&points.iter().map(values).collect::<Vec<_>>(), &Y_DIRECTIONS[panel])
+            } else {
+                Vec::new()
+            }
+        });
+        let [f0, f1] = extents.map(|e| e.front.finish().into_iter().map(|(i, _)| i).collect::<Vec<usize>>());
+        let fronts = if configs <= DENSITY_ABOVE { fronts } else { [f0, f1] };
+        let on_front = |panel: usize, i: usize| fronts[panel].binary_search(&i).is_ok();
+        let place = |panel: usize, index: usize, ordinal: usize, p: &Point| -> Option<Placed> {
+            let (x, y) = p.on(panel)?;
+            let (x_max, (lo, hi)) = axes[panel];
+            Some(Placed {
+                index,
+                x,
+                y,
+                hollow: !p.feasible,
+                ringed: on_front(panel, ordinal),
+                off_scale: x > x_max || y < lo || y > hi,
             })
-            .collect();
-        ParetoData { points, families, recommended, scenarios: scenarios.len() }
+        };
+        let view = |panel: usize, points: Vec<Placed>, density: Option<Density>| PanelView {
+            x_max: axes[panel].0,
+            y_range: axes[panel].1,
+            points,
+            missing: configs - with[panel],
+            density,
+        };
+        let mut data = ParetoData {
+            points: Vec::new(),
+            configs,
+            ruled_out,
+            families,
+            recommended,
+            baseline,
+            scenarios: summary.scenarios.len(),
+            views: [view(0, Vec::new(), None), view(1, Vec::new(), None)],
+        };
+        if configs <= DENSITY_ABOVE {
+            data.views = [0, 1].map(|panel| {
+                let placed = points.iter().enumerate().filter_map(|(i, p)| place(panel, i, i, p)).collect();
+                view(panel, placed, None)
+            });
+            data.points = points;
+            return Ok(data);
+        }
+        // A dense chart: count the cells, and keep the points drawn one by one.
+        let mut density = [Density::new(data.families.len()), Density::new(data.families.len())];
+        let mut placed: [Vec<Placed>; 2] = [Vec::new(), Vec::new()];
+        // The front's positions drawn (one configuration each), and the no-breaker points kept.
+        let mut drawn: [HashSet<(u64, u64, usize)>; 2] = [HashSet::new(), HashSet::new()];
+        let mut baselines = 0;
+        let mut ordinal = 0;
+        let specials = [data.recommended.as_deref(), data.baseline.as_deref()];
+        summary.configs(
+            |m: &mut Means, r| m.add(r),
+            |first, means| {
+                let p = means.point(first);
+                let family = data.families.iter().position(|f| *f == p.family).unwrap_or(0);
+                let special = specials.contains(&Some(p.label.as_str()));
+                let no_breaker = p.family == BASELINE_FAMILY && baselines < MAX_BASELINE_POINTS;
+                let mut keep = false;
+                for panel in 0..2 {
+                    let Some(at) = place(panel, data.points.len(), ordinal, &p) else { continue };
+                    if !at.off_scale {
+                        let cell = Density::cell(at.x, at.y, axes[panel].0, axes[panel].1);
+                        match p.feasible {
+                            true => density[panel].qualifying[cell][family] += 1,
+                            false => density[panel].ruled_out[cell] += 1,
+                        }
+                    }
+                    let first_here =
+                        at.ringed && drawn[panel].insert((at.x.to_bits(), at.y.to_bits(), family));
+                    if special || no_breaker || first_here {
+                        placed[panel].push(at);
+                        keep = true;
+                    }
+                }
+                if keep {
+                    baselines += usize::from(no_breaker);
+                    data.points.push(p);
+                }
+                ordinal += 1;
+                Ok(())
+            },
+        )?;
+        let [d0, d1] = density;
+        let [p0, p1] = placed;
+        data.views = [view(0, p0, Some(d0)), view(1, p1, Some(d1))];
+        Ok(data)
     }
 
     fn colour(&self, family: &str) -> RGBColor {
@@ -118,44 +382,13 @@ impl ParetoData {
     /// Panel `panel` (0: delay vs false opens, 1: availability vs wasted quota): its axes,
     /// from every point but the baseline's (unless nothing else has values), and each point's
     /// marks: hollow when ruled out, ringed when on the front among those that qualify.
-    pub fn view(&self, panel: usize) -> PanelView {
-        let value = |p: &Point| -> Option<(f64, f64)> {
-            if panel == 0 { Some((p.false_opens?, p.delay_s?)) } else { Some((p.wasted?, p.availability?)) }
-        };
-        let with: Vec<(usize, f64, f64)> =
-            self.points.iter().enumerate().filter_map(|(i, p)| value(p).map(|(x, y)| (i, x, y))).collect();
-        let scaled: Vec<&(usize, f64, f64)> =
-            with.iter().filter(|(i, _, _)| self.points[*i].family != BASELINE_FAMILY).collect();
-        let scaled = if scaled.is_empty() { with.iter().collect() } else { scaled };
-        let x_max = nice_ceil(scaled.iter().map(|p| p.1).fold(0.0, f64::max) * 1.08);
-        let y_range = if panel == 1 {
-            let mn = scaled.iter().map(|p| p.2).fold(1.0, f64::min);
-            let lo = (((mn - (1.0 - mn) * 0.15) * 100.0).floor() / 100.0).clamp(0.0, 0.99);
-            (lo, 1.0 + (1.0 - lo) * 0.05)
-        } else {
-            (0.0, nice_ceil(scaled.iter().map(|p| p.2).fold(0.0, f64::max) * 1.08))
-        };
-        // The front among the qualifying configurations only (x lower is better; y lower on
-        // the delay panel, higher on the availability one).
-        let y_dir = if panel == 1 { Direction::Maximise } else { Direction::Minimise };
-        let qualifying: Vec<Vec<Option<f64>>> = with
-            .iter()
-            .map(|&(i, x, y)| if self.points[i].feasible { vec![Some(x), Some(y)] } else { vec![None, None] })
-            .collect();
-        let on_front = front(&qualifying, &[Direction::Minimise, y_dir]);
-        let points = with
-            .iter()
-            .enumerate()
-            .map(|(k, &(index, x, y))| Placed {
-                index,
-                x,
-                y,
-                hollow: !self.points[index].feasible,
-                ringed: on_front.binary_search(&k).is_ok(),
-                off_scale: x > x_max || y < y_range.0 || y > y_range.1,
-            })
-            .collect();
-        PanelView { x_max, y_range, points, missing: self.points.len() - with.len() }
+    pub fn view(&self, panel: usize) -> &PanelView {
+        &self.views[panel]
+    }
+
+    /// Whether the cloud is drawn as shaded cells.
+    pub fn dense(&self) -> bool {
+        self.views[0].density.is_some()
     }
 }
 
@@ -176,13 +409,14 @@ struct Panel<'a> {
 /// Draws the chart into `root`.
 pub fn render_pareto(data: &ParetoData, root: &Area) -> Result<(), ChartError> {
     let (title_area, rest) = root.split_vertically(TITLE_HEIGHT);
-    let mut sub = vec![format!("{} configurations", data.points.len())];
+    let mut sub = vec![format!("{} configurations", data.configs)];
     if data.scenarios > 1 {
         sub.push(format!("metrics averaged over {} scenarios", data.scenarios));
     }
-    let ruled_out = data.points.iter().filter(|p| !p.feasible).count();
+    let ruled_out = data.ruled_out;
     if ruled_out > 0 {
-        sub.push(format!("{ruled_out} ruled out by the constraints (hollow)"));
+        let how = if data.dense() { "grey" } else { "hollow" };
+        sub.push(format!("{ruled_out} ruled out by the constraints ({how})"));
     }
     if let Some(r) = &data.recommended {
         sub.push(format!("recommended: {r}"));
@@ -194,10 +428,33 @@ pub fn render_pareto(data: &ParetoData, root: &Area) -> Result<(), ChartError> {
         .iter()
         .map(|f| LegendItem { label: f.clone(), colour: data.colour(f), swatch: Swatch::Dot })
         .collect();
-    if ruled_out > 0 {
-        items.push(LegendItem { label: "hollow: ruled out".into(), colour: GREY, swatch: Swatch::Hollow });
+    if data.dense() {
+        let (most, _) = data
+            .views
+            .iter()
+            .filter_map(|v| v.density.as_ref())
+            .map(Density::most)
+            .fold((0, 0), |a, b| (a.0.max(b.0), a.1.max(b.1)));
+        items.push(LegendItem {
+            label: format!(
+                "cell shade: configurations there, 1 (pale) to {} (dark)",
+                fmt_num(f64::from(most))
+            ),
+            colour: shade(series_colour(0), 0.6),
+            swatch: Swatch::Box,
+        });
     }
-    if data.points.iter().any(|p| p.feasible) {
+    if ruled_out > 0 {
+        items.push(match data.dense() {
+            true => LegendItem {
+                label: "grey: ruled out only".into(),
+                colour: shade(GREY, 0.6),
+                swatch: Swatch::Box,
+            },
+            false => LegendItem { label: "hollow: ruled out".into(), colour: GREY, swatch: Swatch::Hollow },
+        });
+    }
+    if data.configs > data.ruled_out {
         items.push(LegendItem {
             label: "ringed, joined: the front among those that qualify".into(),
             colour: OI_BLACK,
@@ -208,6 +465,15 @@ pub fn render_pareto(data: &ParetoData, root: &Area) -> Result<(), ChartError> {
             label: "no configuration qualifies: no front".into(),
             colour: GREY,
             swatch: Swatch::Line,
+        });
+    }
+    if let Some(b) = &data.baseline
+        && data.views.iter().any(|v| v.points.iter().any(|p| data.points[p.index].label == *b))
+    {
+        items.push(LegendItem {
+            label: "today's configuration".into(),
+            colour: OI_BLACK,
+            swatch: Swatch::Square,
         });
     }
     draw_legend_row(&legend_area, &items, 30, 8)?;
@@ -267,6 +533,9 @@ fn draw_panel(area: &Area, data: &ParetoData, panel: &Panel) -> Result<(), Chart
         .axis_desc_style(text(LABEL_SIZE, OI_BLACK))
         .draw()
         .map_err(draw_err)?;
+    if let Some(density) = &view.density {
+        draw_density(&chart, data, density, xmax, (ylo, yhi))?;
+    }
     // The qualifying front, as a staircase through its points on the scale, left to right.
     let mut front: Vec<(f64, f64)> =
         view.points.iter().filter(|p| p.ringed && !p.off_scale).map(|p| (p.x, p.y)).collect();
@@ -324,31 +593,132 @@ fn draw_panel(area: &Area, data: &ParetoData, panel: &Panel) -> Result<(), Chart
             flat.draw(&Text::new(label, (tx, ty), text(LEGEND_SIZE, DARK_GREY))).map_err(draw_err)?;
         }
     }
-    if let Some(rec) = &data.recommended
-        && let Some(p) = view.points.iter().find(|p| &data.points[p.index].label == rec)
-    {
-        let (px, py) = chart.backend_coord(&(p.x.min(xmax), p.y.clamp(ylo, yhi)));
-        let (cx, cy) = (px - base.0, py - base.1);
-        // A diamond, not a ring: the recommendation need not be on a panel's front.
-        let r = 15;
-        let diamond = vec![(cx, cy - r), (cx + r, cy), (cx, cy + r), (cx - r, cy), (cx, cy - r)];
-        flat.draw(&PathElement::new(diamond, OI_BLACK.stroke_width(3))).map_err(draw_err)?;
-        let label = format!("recommended: {}", fit_text(rec, LEGEND_SIZE, 320));
-        let tw = text_width(&label, LEGEND_SIZE);
-        // Put the label to the right unless it would leave the panel; above unless at the top.
-        let tx = if cx + 22 + tw < pw as i32 { cx + 22 } else { (cx - 22 - tw).max(2) };
-        let ty = if cy > 40 { cy - 34 } else { cy + 20 };
-        flat.draw(&PathElement::new(
-            vec![(cx, cy), (tx.min(cx + 14).max(cx - 14), ty + 10)],
-            OI_BLACK.stroke_width(1),
-        ))
-        .map_err(draw_err)?;
-        flat.draw(&Rectangle::new(
-            [(tx - 4, ty - 3), (tx + tw + 4, ty + LEGEND_SIZE as i32 + 5)],
-            WHITE.mix(0.9).filled(),
-        ))
-        .map_err(draw_err)?;
-        flat.draw(&Text::new(label, (tx, ty), bold(LEGEND_SIZE, OI_BLACK))).map_err(draw_err)?;
+    // The recommended one (a diamond, labelled above) and today's (a square, labelled below).
+    let marks = [(&data.recommended, Mark::Recommended), (&data.baseline, Mark::Today)];
+    for (label, mark) in marks {
+        if let Some(label) = label
+            && let Some(p) = view.points.iter().find(|p| data.points[p.index].label == *label)
+        {
+            let (px, py) = chart.backend_coord(&(p.x.min(xmax), p.y.clamp(ylo, yhi)));
+            draw_mark(&flat, (px - base.0, py - base.1), (pw, ph), label, mark)?;
+        }
+    }
+    Ok(())
+}
+
+/// A configuration marked by name on a panel.
+#[derive(Copy, Clone, PartialEq)]
+enum Mark {
+    /// The recommendation: a diamond, not a ring (it need not be on a panel's front).
+    Recommended,
+    /// Today's configuration (the sweep's baseline): a square.
+    Today,
+}
+
+/// Draws `mark` at pixel `(cx, cy)` of a panel of `(pw, ph)` pixels with its label: the
+/// recommendation's above the point unless at the top, today's below unless at the bottom, so
+/// the two never cover each other; to the right unless that would leave the panel.
+fn draw_mark(
+    flat: &Area,
+    (cx, cy): (i32, i32),
+    (pw, ph): (u32, u32),
+    label: &str,
+    mark: Mark,
+) -> Result<(), ChartError> {
+    let r = 15;
+    let (shape, words) = match mark {
+        Mark::Recommended => {
+            (vec![(cx, cy - r), (cx + r, cy), (cx, cy + r), (cx - r, cy), (cx, cy - r)], "recommended")
+        }
+        Mark::Today => {
+            let r = 12;
+            (
+                vec![
+                    (cx - r, cy - r),
+                    (cx + r, cy - r),
+                    (cx + r, cy + r),
+                    (cx - r, cy + r),
+                    (cx - r, cy - r),
+                ],
+                "today",
+            )
+        }
+    };
+    flat.draw(&PathElement::new(shape, OI_BLACK.stroke_width(3))).map_err(draw_err)?;
+    let label = format!("{words}: {}", fit_text(label, LEGEND_SIZE, 320));
+    let tw = text_width(&label, LEGEND_SIZE);
+    let tx = if cx + 22 + tw < pw as i32 { cx + 22 } else { (cx - 22 - tw).max(2) };
+    let ty = match mark {
+        Mark::Recommended if cy > 40 => cy - 34,
+        Mark::Recommended => cy + 20,
+        Mark::Today if cy + 40 < ph as i32 => cy + 20,
+        Mark::Today => cy - 34,
+    };
+    flat.draw(&PathElement::new(
+        vec![(cx, cy), (tx.min(cx + 14).max(cx - 14), ty + 10)],
+        OI_BLACK.stroke_width(1),
+    ))
+    .map_err(draw_err)?;
+    flat.draw(&Rectangle::new(
+        [(tx - 4, ty - 3), (tx + tw + 4, ty + LEGEND_SIZE as i32 + 5)],
+        WHITE.mix(0.9).filled(),
+    ))
+    .map_err(draw_err)?;
+    let style = match mark {
+        Mark::Recommended => bold(LEGEND_SIZE, OI_BLACK),
+        Mark::Today => text(LEGEND_SIZE, OI_BLACK),
+    };
+    flat.draw(&Text::new(label, (tx, ty), style)).map_err(draw_err)?;
+    Ok(())
+}
+
+/// `colour` mixed with white: `t` 0 is white, 1 the colour itself.
+fn shade(colour: RGBColor, t: f64) -> RGBColor {
+    let mix = |c: u8| (255.0 - (255.0 - f64::from(c)) * t.clamp(0.0, 1.0)).round() as u8;
+    RGBColor(mix(colour.0), mix(colour.1), mix(colour.2))
+}
+
+/// How dark a cell of `n` configurations is drawn, when the fullest holds `most`: on a log
+/// scale from 0.35 (one) to 1, so a lone configuration still shows.
+fn darkness(n: u32, most: u32) -> f64 {
+    if most <= 1 {
+        return 1.0;
+    }
+    0.35 + 0.65 * (f64::from(n)).ln() / f64::from(most).ln()
+}
+
+/// Draws a panel's cloud: each cell with a configuration that qualifies in the colour of the
+/// family most of them belong to, darker with more; a cell holding only ruled-out ones grey.
+fn draw_density<DB: DrawingBackend>(
+    chart: &ChartContext<
+        '_,
+        DB,
+        Cartesian2d<plotters::coord::types::RangedCoordf64, plotters::coord::types::RangedCoordf64>,
+    >,
+    data: &ParetoData,
+    density: &Density,
+    xmax: f64,
+    (ylo, yhi): (f64, f64),
+) -> Result<(), ChartError> {
+    let (most, most_ruled) = density.most();
+    let (nx, ny) = DENSITY_CELLS;
+    let plot = chart.plotting_area();
+    for (cell, (families, &ruled)) in density.qualifying.iter().zip(&density.ruled_out).enumerate() {
+        let qualifying: u32 = families.iter().sum();
+        let colour = if qualifying > 0 {
+            // The family with most configurations here (the first on a tie).
+            let family =
+                (0..families.len()).fold(0, |best, f| if families[f] > families[best] { f } else { best });
+            shade(data.colour(&data.families[family]), darkness(qualifying, most))
+        } else if ruled > 0 {
+            shade(GREY, 0.8 * darkness(ruled, most_ruled))
+        } else {
+            continue;
+        };
+        let (cx, cy) = ((cell % nx) as f64, (cell / nx) as f64);
+        let at = |x: f64, y: f64| (x / nx as f64 * xmax, ylo + y / ny as f64 * (yhi - ylo));
+        plot.draw(&Rectangle::new([at(cx, cy), at(cx + 1.0, cy + 1.0)], colour.filled()))
+            .map_err(draw_err)?;
     }
     Ok(())
 }
@@ -359,11 +729,9 @@ mod tests {
 
     #[test]
     fn ruled_out_is_hollow_and_only_the_front_among_those_that_qualify_is_ringed() {
-        use crate::report::charts::data::{Table, summary};
-        let table = |text: &str| Table::from_reader(std::path::Path::new("t.csv"), text.as_bytes()).unwrap();
         // `fast` beats everything on both panels but breaks a constraint on scenario a; `none`
         // is the ruled-out baseline far off the scale.
-        let s = summary(&table(
+        let s = Summary::of_text(
             "scenario,config_id,policy,family,false_opens,detection_delay_with_misses_mean_s,\
              wasted_quota,availability,feasible\n\
              a,0,fast,consecutive,0,50,100,0.99,false\n\
@@ -373,9 +741,8 @@ mod tests {
              a,2,mid,windowed,0.5,500,150,0.93,true\n\
              a,3,worse,windowed,1,600,300,0.94,true\n\
              a,4,none,none,0,1000,18000,0.85,false\n",
-        ))
-        .unwrap();
-        let d = ParetoData::new(&s, Some("slow".into()));
+        );
+        let d = ParetoData::new(&s, Some("slow".into()), None).unwrap();
         assert_eq!(d.points.iter().map(|p| p.feasible).collect::<Vec<_>>(), [false, true, true, true, false]);
         assert_eq!(d.points[0].delay_s, Some(60.0));
         let marks = |panel: usize| -> Vec<(bool, bool, bool)> {
@@ -410,14 +777,84 @@ mod tests {
         );
         assert!(d.view(1).x_max < 18_000.0);
         // With nothing qualifying there is no front at all.
-        let none = summary(&table(
+        let none = Summary::of_text(
             "scenario,config_id,policy,family,false_opens,detection_delay_with_misses_mean_s,\
              wasted_quota,availability,feasible\n\
              a,0,fast,consecutive,0,50,100,0.99,false\n\
              a,1,slow,windowed,1,400,200,0.95,false\n",
-        ))
-        .unwrap();
-        let d = ParetoData::new(&none, None);
+        );
+        let d = ParetoData::new(&none, None, None).unwrap();
         assert!(d.view(0).points.iter().chain(&d.view(1).points).all(|p| p.hollow && !p.ringed));
+    }
+
+    #[test]
+    fn many_configurations_are_counted_in_cells_and_only_the_marks_are_kept() {
+        // 5,000 configurations on two scenarios one after the other (a sweep's order), every
+        // seventh ruled out, on a coarse grid so fronts tie; `none` far off, and today's one.
+        let n = 5_000;
+        let mut text = String::from(
+            "scenario,config_id,policy,family,false_opens,detection_delay_with_misses_mean_s,\
+             wasted_quota,availability,feasible\n",
+        );
+        let value = |i: usize| ((i * 37) % 11, (i * 53) % 13, (i * 71) % 17, (i * 29) % 7);
+        for scenario in ["a", "b"] {
+            for i in 0..n {
+                let (fo, delay, wasted, av) = value(i);
+                let (family, label) =
+                    if i == 0 { ("none", "none".to_string()) } else { (["w", "c"][i % 2], format!("k{i}")) };
+                let delay = if i == 0 { 9_000 } else { 100 + delay * 10 };
+                text.push_str(&format!(
+                    "{scenario},{i},{label},{family},{fo},{delay},{},0.9{av},{}\n",
+                    wasted * 5,
+                    i % 7 != 3
+                ));
+            }
+        }
+        let s = Summary::of_text(&text);
+        let d = ParetoData::new(&s, Some("k10".into()), Some("k20".into())).unwrap();
+        assert!(d.dense());
+        assert_eq!((d.configs, d.ruled_out, d.scenarios), (n, (0..n).filter(|i| i % 7 == 3).count(), 2));
+        for (panel, dirs) in Y_DIRECTIONS.iter().enumerate() {
+            let v = d.view(panel);
+            let density = v.density.as_ref().unwrap();
+            // Every configuration on the scale is in a cell; `none` is beyond the axes.
+            let counted: u32 =
+                density.qualifying.iter().flatten().sum::<u32>() + density.ruled_out.iter().sum::<u32>();
+            assert_eq!(counted as usize, n - if panel == 0 { 1 } else { 0 } - v.missing, "panel {panel}");
+            // The front is the one of all points, one configuration drawn per position.
+            let all: Vec<Vec<Option<f64>>> = (0..n)
+                .map(|i| {
+                    let (fo, delay, wasted, av) = value(i);
+                    let (x, y) = if panel == 0 {
+                        (fo as f64, if i == 0 { 9_000.0 } else { (100 + delay * 10) as f64 })
+                    } else {
+                        ((wasted * 5) as f64, format!("0.9{av}").parse().unwrap())
+                    };
+                    if i % 7 != 3 { vec![Some(x), Some(y)] } else { vec![None, None] }
+                })
+                .collect();
+            let want = front(&all, dirs);
+            let ringed: Vec<&Placed> = v.points.iter().filter(|p| p.ringed).collect();
+            let positions: HashSet<(u64, u64)> =
+                want.iter().map(|&i| (all[i][0].unwrap().to_bits(), all[i][1].unwrap().to_bits())).collect();
+            let drawn: HashSet<(u64, u64)> = ringed.iter().map(|p| (p.x.to_bits(), p.y.to_bits())).collect();
+            assert_eq!(drawn, positions);
+            // One per position and family (two families), however many tie there.
+            assert!(
+                ringed.len() <= 2 * positions.len() && want.len() > ringed.len(),
+                "{} {}",
+                ringed.len(),
+                want.len()
+            );
+            // The marks are kept: the recommended, today's and the no-breaker configurations.
+            let labels: Vec<&str> = v.points.iter().map(|p| d.points[p.index].label.as_str()).collect();
+            for l in ["k10", "k20", "none"] {
+                assert!(labels.contains(&l), "panel {panel}: {l} in {labels:?}");
+            }
+        }
+        // Only the points drawn one by one are held.
+        assert!(d.points.len() < 60, "{}", d.points.len());
+        let png = draw_pareto(&d).unwrap();
+        assert_eq!(crate::report::charts::tests::png_size(&png), PARETO_SIZE);
     }
 }

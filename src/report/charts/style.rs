@@ -258,6 +258,8 @@ pub enum Swatch {
     Ring,
     /// A small hollow dot (points ruled out by a constraint).
     Hollow,
+    /// A square outline (a configuration marked by name).
+    Square,
     /// A filled square with white hatching (series beyond the palette's eight colours).
     Hatched,
     /// A short dashed line (line series beyond the palette's eight colours).
@@ -329,6 +331,10 @@ pub fn draw_legend_row(area: &Area, items: &[LegendItem], x: i32, y: i32) -> Res
             }
             Swatch::Ring => {
                 area.draw(&Circle::new((x + s / 2, y + s / 2 + 1), s / 2, it.colour.stroke_width(2)))
+                    .map_err(draw_err)?;
+            }
+            Swatch::Square => {
+                area.draw(&Rectangle::new([(x + 1, y + 2), (x + s - 1, y + s)], it.colour.stroke_width(2)))
                     .map_err(draw_err)?;
             }
             Swatch::Hollow => {
