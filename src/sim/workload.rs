@@ -312,7 +312,14 @@ impl Workload {
 
     /// The answer to the first attempt of `request`, which arrived at `arrival`: a pure function
     /// of the two, so a chunk may draw it ahead and a call that waited draws the same again.
+    #[inline]
     pub fn first_answer(&self, request: u64, arrival: SimTime) -> Answer {
+        // A script's row, read here (the run's hot loop asks once per call).
+        if let (Answers::Script, Arrivals::Script(rows)) = (&self.answers, &self.arrivals)
+            && let Some(row) = rows.get(request as usize)
+        {
+            return script_answer(row);
+        }
         self.answer(request, 1, arrival)
     }
 
@@ -408,6 +415,7 @@ impl Providers {
 }
 
 /// A script row as an answer: ok → `ok`, otherwise a server error.
+#[inline]
 fn script_answer(row: &ScriptRow) -> Answer {
     let class = if row.ok { OutcomeClass::Ok } else { OutcomeClass::Error };
     Answer { latency: row.latency, class, retry_after: None }
