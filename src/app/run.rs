@@ -168,14 +168,14 @@ fn simulate_and_write(
     let mut explain = report::explain::ExplainWriter::new(false);
     report::transitions_header(&mut transitions, false).map_err(|e| transitions.error(e))?;
     // A scripted run's calls.csv (28 MB for a week) is written on another thread as the run
-    // hands out its answered calls; the run waits when the writer is two pieces behind, so a
+    // hands out its answered calls; the run waits when the writer is four pieces behind, so a
     // writer short of processor time never makes the pieces pile up in memory.
     let scripted = matches!(scenario.source, Source::Script { .. });
     let calls_file = scripted.then(|| out.stream(output::CALLS_CSV)).transpose()?;
     let (result, calls_file) = std::thread::scope(|s| {
-        let (send, received) = std::sync::mpsc::sync_channel::<Vec<CallRecord>>(2);
+        let (send, received) = std::sync::mpsc::sync_channel::<Vec<CallRecord>>(4);
         // The pieces' vectors come back emptied, to hold the calls to come.
-        let (give_back, spares) = std::sync::mpsc::sync_channel::<Vec<CallRecord>>(4);
+        let (give_back, spares) = std::sync::mpsc::sync_channel::<Vec<CallRecord>>(8);
         let writer = calls_file.map(|file| s.spawn(move || write_calls(file, received, give_back)));
         let result = sim::run_fleet_streaming(
             scenario,
@@ -191,7 +191,7 @@ fn simulate_and_write(
             |calls| {
                 // A writer that failed has stopped listening: its error is reported below.
                 let _ = send.send(calls);
-                Ok(spares.try_recv().unwrap_or_else(|_| Vec::with_capacity(sim::CHUNK_REQUESTS)))
+                Ok(spares.try_recv().unwrap_or_else(|_| Vec::with_capacity(sim::SCRIPT_CHUNK_REQUESTS)))
             },
         );
         if let Ok(result) = &result {

@@ -449,7 +449,7 @@ impl<'a> Engine<'a> {
             slab: Slab::with_capacity(1024),
             flights: Slab::with_capacity(1024),
             retry_queue: VecDeque::new(),
-            calls: if log_calls { Vec::with_capacity(super::CHUNK_REQUESTS) } else { Vec::new() },
+            calls: if log_calls { Vec::with_capacity(super::SCRIPT_CHUNK_REQUESTS) } else { Vec::new() },
             calls_from: 0,
             waiting_calls: Vec::new(),
             log_calls,

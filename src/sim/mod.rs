@@ -6,7 +6,7 @@ mod queue;
 mod workload;
 
 pub use engine::{RunOptions, Simulation, simulate, simulate_fleet};
-pub(crate) use workload::CHUNK_REQUESTS;
+pub(crate) use workload::{CHUNK_REQUESTS, SCRIPT_CHUNK_REQUESTS};
 pub use workload::{Chunk, RequestStream, Workload};
 
 use crate::metrics::{CallRecord, Metrics, RunRecord, ScoringOptions, score};
@@ -54,7 +54,7 @@ pub fn run_fleet_streaming<E>(
     mut calls: impl FnMut(Vec<CallRecord>) -> Result<Vec<CallRecord>, E>,
 ) -> Result<RunResult, E> {
     let mut sim = Simulation::new(&scenario.client, workload, policies, opts);
-    let mut stream = workload.stream();
+    let mut stream = workload.streamed();
     let mut chunk = Chunk::default();
     while stream.next_chunk(&mut chunk) {
         sim.feed(&chunk);
