@@ -168,13 +168,15 @@ fn simulate_and_write(
     let mut explain = report::explain::ExplainWriter::new(false);
     report::transitions_header(&mut transitions, false).map_err(|e| transitions.error(e))?;
     // A scripted run's calls.csv (28 MB for a week) is written on another thread as the run
-    // hands out its answered calls; the run waits when the writer is two pieces behind, so a
+    // hands out its answered calls; the run waits when the writer is four pieces behind, so a
     // writer short of processor time never makes the pieces pile up in memory.
     let scripted = matches!(scenario.source, Source::Script { .. });
     let calls_file = scripted.then(|| out.stream(output::CALLS_CSV)).transpose()?;
     let (result, calls_file) = std::thread::scope(|s| {
-        let (send, received) = std::sync::mpsc::sync_channel::<Vec<CallRecord>>(2);
-        let writer = calls_file.map(|file| s.spawn(move || write_calls(file, received)));
+        let (send, received) = std::sync::mpsc::sync_channel::<Vec<CallRecord>>(4);
+        // The pieces' vectors come back emptied, to hold the calls to come.
+        let (give_back, spares) = std::sync::mpsc::sync_channel::<Vec<CallRecord>>(8);
+        let writer = calls_file.map(|file| s.spawn(move || write_calls(file, received, give_back)));
         let result = sim::run_fleet_streaming(
             scenario,
             &workload,
@@ -188,8 +190,8 @@ fn simulate_and_write(
             },
             |calls| {
                 // A writer that failed has stopped listening: its error is reported below.
-                let _ = send.send(calls.to_vec());
-                Ok(())
+                let _ = send.send(calls);
+                Ok(spares.try_recv().unwrap_or_else(|_| Vec::with_capacity(sim::SCRIPT_CHUNK_REQUESTS)))
             },
         );
         if let Ok(result) = &result {
@@ -249,14 +251,18 @@ fn simulate_and_write(
 }
 
 /// Writes calls.csv into `file` from the pieces of the call log `pieces` brings, in order, until
-/// the run drops its end of the channel.
+/// the run drops its end of the channel; each piece's vector goes back emptied to `give_back`
+/// (when it has room) for the run to reuse.
 fn write_calls(
     file: output::Stream,
     pieces: std::sync::mpsc::Receiver<Vec<CallRecord>>,
+    give_back: std::sync::mpsc::SyncSender<Vec<CallRecord>>,
 ) -> Result<output::Stream> {
     let mut csv = report::CallsCsv::new(file);
-    for calls in pieces {
+    for mut calls in pieces {
         csv.rows(&calls).map_err(|e| csv.writer().error(e))?;
+        calls.clear();
+        let _ = give_back.try_send(calls);
     }
     csv.finish().map_err(|e| csv.writer().error(e))?;
     Ok(csv.into_inner())

@@ -718,6 +718,7 @@ impl Recorder {
     /// The dependency's answer to a request's first attempt, as it would be at the request's
     /// arrival `at`, whether or not the breaker lets it through: the true health the timeline
     /// shows even while the breaker is open. Arrivals come in time order. Allocates nothing.
+    #[inline]
     pub fn true_answer(&mut self, at: SimTime, class: OutcomeClass, latency: Dur) {
         let Some(b) = self.bin else { return };
         let idx = self.bin_index(at, b);

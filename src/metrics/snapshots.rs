@@ -86,10 +86,20 @@ impl Snapshots {
     }
 
     /// Breaker `b` has just recorded a result at `now` (times never go back).
+    #[inline]
     pub fn observe<B: Breaker>(&mut self, now: SimTime, b: usize, breaker: &B) {
         while self.windows.get(self.cursor).is_some_and(|w| w.1 <= now) {
             self.cursor += 1;
         }
+        // Outside every incident (windows are sorted by start: none after the cursor's has
+        // started either) there is nothing to keep, and no state to ask.
+        if self.windows.get(self.cursor).is_some_and(|w| w.0 <= now) {
+            self.observe_windows(now, b, breaker);
+        }
+    }
+
+    /// [`Snapshots::observe`] once an incident window has started and not ended by `now`.
+    fn observe_windows<B: Breaker>(&mut self, now: SimTime, b: usize, breaker: &B) {
         if breaker.state() != State::Closed {
             return;
         }

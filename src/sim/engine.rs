@@ -308,10 +308,14 @@ impl<'a> Simulation<'a> {
         self.engine.rec.drain_transitions(f)
     }
 
-    /// Hands the scripted calls answered since the last call to `f`, in script order, and drops
-    /// them (a direct run only: see [`Engine::direct`]); the record keeps the rest
-    /// ([`RunRecord::calls_from`]).
-    pub fn drain_calls<E>(&mut self, f: impl FnOnce(&[CallRecord]) -> Result<(), E>) -> Result<(), E> {
+    /// Hands the scripted calls answered since the last call to `f`, in script order, as a
+    /// vector of their own (a direct run only: see [`Engine::direct`]); the record keeps the
+    /// rest ([`RunRecord::calls_from`]). `f` gives back a vector (emptied, its room reused) for
+    /// the calls to come, so a long run copies no call twice and reuses the same few vectors.
+    pub fn drain_calls<E>(
+        &mut self,
+        f: impl FnOnce(Vec<CallRecord>) -> Result<Vec<CallRecord>, E>,
+    ) -> Result<(), E> {
         self.engine.drain_calls(f)
     }
 
@@ -358,6 +362,9 @@ struct Engine<'a> {
     calls: Vec<CallRecord>,
     /// The request number of `calls[0]`.
     calls_from: u64,
+    /// Where [`Engine::drain_calls`] keeps the calls still waiting for their answers while the
+    /// log's vector is handed out.
+    waiting_calls: Vec<CallRecord>,
     /// True for a scripted workload (then `calls` grows by one record per arrival).
     log_calls: bool,
     cycle_scheduled: bool,
@@ -442,13 +449,16 @@ impl<'a> Engine<'a> {
             slab: Slab::with_capacity(1024),
             flights: Slab::with_capacity(1024),
             retry_queue: VecDeque::new(),
-            calls: Vec::new(),
+            calls: if log_calls { Vec::with_capacity(super::SCRIPT_CHUNK_REQUESTS) } else { Vec::new() },
             calls_from: 0,
+            waiting_calls: Vec::new(),
             log_calls,
             direct,
             cycle_scheduled: false,
             changes: Transitions::with_capacity(8, opts.explain),
-            snapshots: opts.explain.then(|| Snapshots::new(&workload.truth, rec_instances)),
+            // Without incidents there is no moment to keep (and no state to ask per result).
+            snapshots: (opts.explain && !workload.truth.is_empty())
+                .then(|| Snapshots::new(&workload.truth, rec_instances)),
             rec,
             now: SimTime::ZERO,
             drawn: None,
@@ -1053,15 +1063,27 @@ impl<'a> Engine<'a> {
     /// waiting, to `f` in script order, and drops them. Only a direct run's answers are final
     /// when given (no retry or retry queue answers again), so other runs keep their log whole
     /// for the record.
-    fn drain_calls<E>(&mut self, f: impl FnOnce(&[CallRecord]) -> Result<(), E>) -> Result<(), E> {
+    ///
+    /// The log's vector goes to `f` whole (no copy): the few calls still waiting move to the
+    /// vector `f` gives back, which becomes the log.
+    fn drain_calls<E>(
+        &mut self,
+        f: impl FnOnce(Vec<CallRecord>) -> Result<Vec<CallRecord>, E>,
+    ) -> Result<(), E> {
         if !self.direct {
             return Ok(());
         }
         let done = self.calls.iter().position(|c| c.end.is_none()).unwrap_or(self.calls.len());
         if done > 0 {
-            f(&self.calls[..done])?;
-            self.calls.drain(..done);
+            self.waiting_calls.clear();
+            self.waiting_calls.extend_from_slice(&self.calls[done..]);
+            let mut answered = std::mem::take(&mut self.calls);
+            answered.truncate(done);
             self.calls_from += done as u64;
+            let mut log = f(answered)?;
+            log.clear();
+            log.extend_from_slice(&self.waiting_calls);
+            self.calls = log;
         }
         Ok(())
     }

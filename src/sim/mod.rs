@@ -6,7 +6,7 @@ mod queue;
 mod workload;
 
 pub use engine::{RunOptions, Simulation, simulate, simulate_fleet};
-pub(crate) use workload::CHUNK_REQUESTS;
+pub(crate) use workload::{CHUNK_REQUESTS, SCRIPT_CHUNK_REQUESTS};
 pub use workload::{Chunk, RequestStream, Workload};
 
 use crate::metrics::{CallRecord, Metrics, RunRecord, ScoringOptions, score};
@@ -42,7 +42,8 @@ pub fn run_fleet(
 /// every chunk of the request stream, and at the end), so a long run streams transitions.csv
 /// and explain.csv instead of holding every transition's evidence: the record keeps the
 /// transitions for scoring, and only the evidence not yet handed out. A scripted run's answered
-/// calls go to `calls` the same way, in script order, when the run is direct
+/// calls go to `calls` the same way, in script order, when the run is direct, each piece a
+/// vector of its own that `calls` answers with an empty one for the log to reuse
 /// ([`Simulation::drain_calls`]; the record keeps the others). Stops at the first error.
 pub fn run_fleet_streaming<E>(
     scenario: &Scenario,
@@ -50,10 +51,10 @@ pub fn run_fleet_streaming<E>(
     policies: &[PolicyConfig],
     opts: &RunOptions,
     mut each: impl FnMut(usize, &Transition, &Evidence) -> Result<(), E>,
-    mut calls: impl FnMut(&[CallRecord]) -> Result<(), E>,
+    mut calls: impl FnMut(Vec<CallRecord>) -> Result<Vec<CallRecord>, E>,
 ) -> Result<RunResult, E> {
     let mut sim = Simulation::new(&scenario.client, workload, policies, opts);
-    let mut stream = workload.stream();
+    let mut stream = workload.streamed();
     let mut chunk = Chunk::default();
     while stream.next_chunk(&mut chunk) {
         sim.feed(&chunk);
@@ -124,7 +125,7 @@ mod tests {
                 seen.push((i, *t, *ev));
                 Ok::<(), ()>(())
             },
-            |_| Ok(()),
+            |_| Ok(Vec::new()),
         )
         .unwrap();
         assert!(whole.record.counters.requests > 2 * CHUNK_REQUESTS as u64);
@@ -183,8 +184,8 @@ mod tests {
                 &opts,
                 |_, _, _| Ok::<(), ()>(()),
                 |calls| {
-                    pieces.push(calls.to_vec());
-                    Ok(())
+                    pieces.push(calls);
+                    Ok(Vec::new())
                 },
             )
             .unwrap();

@@ -69,6 +69,12 @@ impl Providers {
 /// answers) that a run's memory does not depend on its length.
 pub const CHUNK_REQUESTS: usize = 1 << 16;
 
+/// Requests in one chunk of a script's stream in a streamed run ([`Workload::streamed`]): its
+/// answered calls are handed out after each chunk and written on another thread, so a quarter
+/// of [`CHUNK_REQUESTS`] keeps the pieces in flight between the two few and small (fewer fresh
+/// pages to fault in, a lower peak), at no cost to the run.
+pub(crate) const SCRIPT_CHUNK_REQUESTS: usize = 1 << 14;
+
 /// Everything a run needs that does not depend on the breaker configuration. The requests
 /// themselves are not stored: [`Workload::stream`] generates them chunk by chunk as the run's
 /// clock advances (every draw comes from a counter-based seed, so a chunk is the same whoever
@@ -291,6 +297,15 @@ impl Workload {
         self.stream_in_chunks_of(CHUNK_REQUESTS)
     }
 
+    /// The request stream of a streamed run ([`super::run_fleet_streaming`]): a script's in
+    /// chunks of [`SCRIPT_CHUNK_REQUESTS`], any other in chunks of [`CHUNK_REQUESTS`].
+    pub fn streamed(&self) -> RequestStream<'_> {
+        match self.answers {
+            Answers::Script => self.stream_in_chunks_of(SCRIPT_CHUNK_REQUESTS),
+            _ => self.stream(),
+        }
+    }
+
     /// The request stream in chunks of `len` requests (at least one).
     pub fn stream_in_chunks_of(&self, len: usize) -> RequestStream<'_> {
         let source = match &self.arrivals {
@@ -312,7 +327,14 @@ impl Workload {
 
     /// The answer to the first attempt of `request`, which arrived at `arrival`: a pure function
     /// of the two, so a chunk may draw it ahead and a call that waited draws the same again.
+    #[inline]
     pub fn first_answer(&self, request: u64, arrival: SimTime) -> Answer {
+        // A script's row, read here (the run's hot loop asks once per call).
+        if let (Answers::Script, Arrivals::Script(rows)) = (&self.answers, &self.arrivals)
+            && let Some(row) = rows.get(request as usize)
+        {
+            return script_answer(row);
+        }
         self.answer(request, 1, arrival)
     }
 
@@ -408,6 +430,7 @@ impl Providers {
 }
 
 /// A script row as an answer: ok → `ok`, otherwise a server error.
+#[inline]
 fn script_answer(row: &ScriptRow) -> Answer {
     let class = if row.ok { OutcomeClass::Ok } else { OutcomeClass::Error };
     Answer { latency: row.latency, class, retry_after: None }

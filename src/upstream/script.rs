@@ -8,7 +8,9 @@
 use crate::time::{Dur, SimTime};
 use crate::trace::records::LineReader;
 use std::fs::File;
-use std::io::{Read, Seek};
+#[cfg(not(unix))]
+use std::io::Read;
+use std::io::Seek;
 use std::path::{Path, PathBuf};
 
 /// The header a script must start with, exactly.
@@ -165,10 +167,9 @@ pub fn load_script(path: &Path) -> Result<Vec<ScriptRow>, ScriptError> {
     let owned = || path.to_path_buf();
     let file = File::open(path).map_err(|error| ScriptError::Read { path: owned(), error })?;
     if let Some(size) = file.metadata().ok().map(|m| m.len()).filter(|n| *n <= IN_PARTS_LIMIT) {
-        let mut bytes = Vec::with_capacity(size as usize);
-        (&file).read_to_end(&mut bytes).map_err(|error| ScriptError::Read { path: owned(), error })?;
         let parts = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
-        if let Some(rows) = read_in_parts(&bytes, parts) {
+        let read = read_in_parts(&file, size as usize, parts);
+        if let Some(rows) = read.map_err(|error| ScriptError::Read { path: owned(), error })? {
             return Ok(rows);
         }
         (&file).rewind().map_err(|error| ScriptError::Read { path: owned(), error })?;
@@ -247,52 +248,169 @@ pub fn load_script(path: &Path) -> Result<Vec<ScriptRow>, ScriptError> {
 /// a block at a time).
 const IN_PARTS_LIMIT: u64 = 256 << 20;
 
-/// The rows of a script held in memory whose every line after the exact header is a plain row
-/// ([`fast_row`], `\n`-terminated) in time order, parsed in `parts` pieces cut at line ends, each
-/// on a thread of its own into its share of one array (the rows do not depend on the cuts);
-/// `None` for any other file, which the other readers then read.
-fn read_in_parts(bytes: &[u8], parts: usize) -> Option<Vec<ScriptRow>> {
-    let bytes = bytes.strip_prefix("\u{feff}".as_bytes()).unwrap_or(bytes);
-    let body = bytes.strip_prefix(SCRIPT_HEADER.join(",").as_bytes())?.strip_prefix(b"\n")?;
-    let mut cuts = vec![0];
-    for k in 1..parts {
-        let at = (body.len() * k / parts).max(cuts[k - 1]);
-        cuts.push(memchr::memchr(b'\n', &body[at..]).map_or(body.len(), |i| at + i + 1));
+/// The rows of a script of `size` bytes whose every line after the exact header is a plain row
+/// ([`fast_row`], `\n`-terminated) in time order, read and parsed in `parts` pieces at once,
+/// each on a thread of its own ([`read_pieces`], [`parse_in_parts`]); `None` for any other file
+/// (or one whose length changed), which the other readers then read.
+fn read_in_parts(file: &File, size: usize, parts: usize) -> std::io::Result<Option<Vec<ScriptRow>>> {
+    let Some((bytes, line_ends)) = read_pieces(file, size, parts)? else { return Ok(None) };
+    Ok(parse_in_parts(&bytes, &line_ends))
+}
+
+/// The first `size` bytes of `file` read in `parts` even pieces at once, each on a thread of its
+/// own (the copy and the fresh pages it fills are shared out), with the line ends each piece
+/// holds; `None` when the file is no longer `size` bytes long.
+fn read_pieces(file: &File, size: usize, parts: usize) -> std::io::Result<Option<(Vec<u8>, Vec<usize>)>> {
+    // Zeroed memory comes fresh from the system: no page is touched before its piece is read.
+    let mut bytes = vec![0u8; size];
+    let parts = parts.clamp(1, size.max(1));
+    let mut pieces = Vec::with_capacity(parts);
+    let mut rest = bytes.as_mut_slice();
+    for k in 0..parts {
+        let (piece, after) = rest.split_at_mut(size * (k + 1) / parts - size * k / parts);
+        pieces.push((size * k / parts, piece));
+        rest = after;
     }
-    cuts.push(body.len());
-    let pieces: Vec<&[u8]> = cuts.windows(2).map(|w| &body[w[0]..w[1]]).collect();
-    let lines: Vec<usize> = pieces.iter().map(|p| memchr::memchr_iter(b'\n', p).count()).collect();
-    let blank = ScriptRow { t: SimTime(0), latency: Dur(0), ok: false };
-    let mut rows = vec![blank; lines.iter().sum()];
+    let read = std::thread::scope(|s| {
+        let reading: Vec<_> = pieces
+            .into_iter()
+            .map(|(at, piece)| {
+                s.spawn(move || {
+                    read_exact_at(file, piece, at as u64)?;
+                    Ok(memchr::memchr_iter(b'\n', piece).count())
+                })
+            })
+            .collect();
+        reading
+            .into_iter()
+            .map(|r| r.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+            .collect::<std::io::Result<Vec<usize>>>()
+    });
+    match read {
+        Ok(line_ends) => {
+            let mut probe = [0u8; 1];
+            // A file that grew since its length was taken is read by the other readers.
+            let longer = read_at(file, &mut probe, size as u64)? > 0;
+            Ok((!longer).then_some((bytes, line_ends)))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// Reads `buf.len()` bytes of `file` from `offset` on, without moving its cursor.
+#[cfg(unix)]
+fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+    std::os::unix::fs::FileExt::read_exact_at(file, buf, offset)
+}
+
+/// Reads up to `buf.len()` bytes of `file` from `offset` on; how many were read.
+#[cfg(unix)]
+fn read_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
+    std::os::unix::fs::FileExt::read_at(file, buf, offset)
+}
+
+/// Reads `buf.len()` bytes of `file` from `offset` on (a clone of the handle, so the pieces are
+/// read one after the other where positioned reads are not available).
+#[cfg(not(unix))]
+fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+    let mut f = file.try_clone()?;
+    f.seek(std::io::SeekFrom::Start(offset))?;
+    f.read_exact(buf)
+}
+
+/// Reads up to `buf.len()` bytes of `file` from `offset` on; how many were read.
+#[cfg(not(unix))]
+fn read_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
+    let mut f = file.try_clone()?;
+    f.seek(std::io::SeekFrom::Start(offset))?;
+    f.read(buf)
+}
+
+/// The rows of a script held in memory (as [`read_in_parts`] takes them), parsed in pieces cut
+/// at line ends, each on a thread of its own, straight into its share of one array (the rows do
+/// not depend on the cuts). `line_ends[k]` is the number of `\n` in the `k`-th of
+/// `line_ends.len()` even pieces of `bytes` (the ones [`read_pieces`] read), so each piece's
+/// share is known before any row is parsed.
+fn parse_in_parts(bytes: &[u8], line_ends: &[usize]) -> Option<Vec<ScriptRow>> {
+    let parts = line_ends.len().max(1);
+    let size = bytes.len();
+    let nominal = |k: usize| size * k / parts;
+    let bom = if bytes.starts_with("\u{feff}".as_bytes()) { 3 } else { 0 };
+    let header = SCRIPT_HEADER.join(",");
+    let after_header = bytes[bom..].strip_prefix(header.as_bytes())?.strip_prefix(b"\n")?;
+    let body_start = size - after_header.len();
+    // Line ends before byte `x`: those of the even pieces before the one holding `x`, then
+    // counted up to `x` (a cut lies a line at most past its piece's start).
+    let ends_before = |x: usize| {
+        if x >= size {
+            return line_ends.iter().sum::<usize>();
+        }
+        let j = (0..parts).rev().find(|j| nominal(*j) <= x).unwrap_or(0);
+        line_ends[..j].iter().sum::<usize>() + memchr::memchr_iter(b'\n', &bytes[nominal(j)..x]).count()
+    };
+    let mut cuts = vec![body_start];
+    for k in 1..parts {
+        let at = nominal(k).max(cuts[k - 1]);
+        cuts.push(memchr::memchr(b'\n', &bytes[at..]).map_or(size, |i| at + i + 1));
+    }
+    cuts.push(size);
+    let ends: Vec<usize> = cuts.iter().map(|c| ends_before(*c)).collect();
+    let lines: Vec<usize> = ends.windows(2).map(|w| w[1] - w[0]).collect();
+    let total: usize = lines.iter().sum();
+    if total == 0 {
+        return None;
+    }
+    let mut rows: Vec<ScriptRow> = Vec::with_capacity(total);
     let mut shares = Vec::with_capacity(parts);
-    let mut rest = rows.as_mut_slice();
+    let mut rest = &mut rows.spare_capacity_mut()[..total];
     for n in &lines {
         let (share, after) = rest.split_at_mut(*n);
         shares.push(share);
         rest = after;
     }
-    let parsed = std::thread::scope(|s| {
-        let parsing: Vec<_> = pieces
-            .iter()
+    let spans = std::thread::scope(|s| {
+        let parsing: Vec<_> = cuts
+            .windows(2)
             .zip(shares)
-            .map(|(piece, share)| s.spawn(move || plain_rows(piece, share)))
+            .map(|(cut, share)| s.spawn(move || plain_rows(&bytes[cut[0]..cut[1]], share)))
             .collect();
-        parsing.into_iter().all(|p| p.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
-    });
-    let in_order = rows.windows(2).all(|w| w[0].t <= w[1].t);
-    (parsed && in_order && !rows.is_empty()).then_some(rows)
+        parsing
+            .into_iter()
+            .map(|p| p.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+            .collect::<Option<Vec<Option<(u64, u64)>>>>()
+    })?;
+    // Each piece is in order; so is the whole when each starts no earlier than the last ended.
+    let mut last = 0;
+    for (first, end) in spans.into_iter().flatten() {
+        if first < last {
+            return None;
+        }
+        last = end;
+    }
+    // SAFETY: the shares cover the first `total` places of the spare capacity, and every
+    // `plain_rows` call returned `Some`, which it does only after writing each place of its share.
+    unsafe { rows.set_len(total) };
+    Some(rows)
 }
 
-/// Parses `b`, whose lines are as many as `rows`, into `rows`: false unless every line is a
-/// plain row.
-fn plain_rows(b: &[u8], rows: &mut [ScriptRow]) -> bool {
+/// Parses `b`, whose lines are as many as `rows`, into `rows`, each line a plain row and in time
+/// order: the first and last row's times (`None` inside for no rows); `None` for anything else.
+fn plain_rows(b: &[u8], rows: &mut [std::mem::MaybeUninit<ScriptRow>]) -> Option<Option<(u64, u64)>> {
     let mut i = 0;
+    let mut previous = 0;
+    let mut first = None;
     for row in rows {
-        let Some((t, latency, ok, n)) = b.get(i..).and_then(fast_row) else { return false };
-        *row = ScriptRow { t: SimTime(t), latency: Dur(latency), ok };
+        let (t, latency, ok, n) = b.get(i..).and_then(fast_row)?;
+        if t < previous {
+            return None;
+        }
+        previous = t;
+        first.get_or_insert(t);
+        row.write(ScriptRow { t: SimTime(t), latency: Dur(latency), ok });
         i += n;
     }
-    i == b.len()
+    (i == b.len()).then_some(first.map(|f| (f, previous)))
 }
 
 /// The plain reader: the rows of a script whose header is exactly `t_ms,latency_ms,ok` and whose
@@ -338,11 +456,19 @@ fn read_plain(file: &File) -> std::io::Result<Option<Vec<ScriptRow>>> {
     Ok((!rows.is_empty()).then_some(rows))
 }
 
-/// Milliseconds at the start of `b` as [`parse_ms`] reads them, when written plainly (up to 15
-/// whole digits, then at most 3 decimals), and the byte after them; `None` otherwise.
-#[inline]
+/// Milliseconds at `b[start..]` as [`parse_ms`] reads them, when written plainly (up to 15
+/// whole digits, then at most 3 decimals), and the byte after them; `None` otherwise. The whole
+/// digits are read one at a time: a script's fields are short, and a plain loop the compiler
+/// keeps in registers is cheaper for them than a word at a time.
+#[inline(always)]
 fn fast_ms(b: &[u8], start: usize) -> Option<(u64, usize)> {
-    let (ms, mut i) = crate::trace::columns::digit_run(b, start);
+    let mut i = start;
+    let mut ms = 0u64;
+    while let Some(d) = b.get(i).map(|c| c.wrapping_sub(b'0')).filter(|d| *d <= 9) {
+        // Wraps past 19 digits, which are refused below anyway.
+        ms = ms.wrapping_mul(10).wrapping_add(u64::from(d));
+        i += 1;
+    }
     if i == start || i - start > 15 {
         return None;
     }
@@ -427,6 +553,16 @@ mod tests {
         assert_eq!(load(quoted).unwrap(), fast);
     }
 
+    /// `bytes` parsed by [`parse_in_parts`] in `parts` even pieces.
+    fn in_parts(bytes: &[u8], parts: usize) -> Option<Vec<ScriptRow>> {
+        let size = bytes.len();
+        let parts = parts.clamp(1, size.max(1));
+        let line_ends: Vec<usize> = (0..parts)
+            .map(|k| memchr::memchr_iter(b'\n', &bytes[size * k / parts..size * (k + 1) / parts]).count())
+            .collect();
+        parse_in_parts(bytes, &line_ends)
+    }
+
     #[test]
     fn scripts_read_in_parts_match_the_block_reader_however_cut() {
         let mut text = String::from("\u{feff}t_ms,latency_ms,ok\n");
@@ -438,7 +574,10 @@ mod tests {
         let whole = read_plain(&File::open(f.path()).unwrap()).unwrap().expect("plain file");
         assert_eq!(whole.len(), 5_000);
         for parts in [1, 2, 3, 7, 64, 10_000] {
-            assert_eq!(read_in_parts(text.as_bytes(), parts).as_ref(), Some(&whole), "{parts} parts");
+            assert_eq!(in_parts(text.as_bytes(), parts).as_ref(), Some(&whole), "{parts} parts");
+            let file = File::open(f.path()).unwrap();
+            let read = read_in_parts(&file, text.len(), parts).unwrap();
+            assert_eq!(read.as_ref(), Some(&whole), "{parts} parts read");
         }
         assert_eq!(load_script(f.path()).unwrap(), whole);
         // Anything but plain rows in order, in any piece or across two (the last case cuts
@@ -454,7 +593,7 @@ mod tests {
             format!("{header}10,1,1\n9,1,1\n"),
         ] {
             for parts in [1, 2, 3] {
-                assert_eq!(read_in_parts(other.as_bytes(), parts), None, "{other:?} in {parts} parts");
+                assert_eq!(in_parts(other.as_bytes(), parts), None, "{other:?} in {parts} parts");
             }
         }
     }
