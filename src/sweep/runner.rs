@@ -4,10 +4,10 @@
 //! metric values are kept, never per-call data, and a configuration is resolved only when a
 //! batch runs it ([`Configs`]), so a shard's memory stays flat as the grid grows.
 
-use super::grid::Configuration;
+use super::grid::{ConfigGrid, Configuration};
 use super::objective::Objective;
 use super::shard::Slice;
-use super::table::{ConfigInfo, RunRow};
+use super::table::{ConfigInfo, ConfigSource, RunRow};
 use crate::metrics::{Metric, Metrics};
 use crate::policy::{PolicyConfig, PolicySpec};
 use crate::scenario::{InputError, Scenario};
@@ -190,18 +190,42 @@ impl Configs for Vec<PolicyConfig> {
     }
 }
 
-/// A sweep file's configurations, each resolved when it runs (every one was checked while the
-/// file was read).
-pub struct Grid<'a>(pub &'a [Configuration]);
-
-impl Configs for Grid<'_> {
+/// A sweep file's configurations, each made and resolved when it runs (every one was checked
+/// while the file was read).
+impl Configs for ConfigGrid {
     fn count(&self) -> usize {
-        self.0.len()
+        self.len()
     }
 
     fn resolve(&self, i: usize) -> crate::Result<PolicyConfig> {
-        let c = self.0.get(i).ok_or_else(|| crate::Error::Internal(format!("no configuration {i}")))?;
-        spec_of(c).resolve().map_err(|e| InputError::argument(format!("policy `{}`: {e}", c.label())).into())
+        let c = self.get(i).ok_or_else(|| crate::Error::Internal(format!("no configuration {i}")))?;
+        spec_of(&c).resolve().map_err(|e| InputError::argument(format!("policy `{}`: {e}", c.label())).into())
+    }
+}
+
+/// A sweep's configurations as its results carry them: each made, resolved and labelled when
+/// asked (the resolved policy's label; the written one if it does not resolve).
+pub struct Labelled(pub ConfigGrid);
+
+impl ConfigSource for Labelled {
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    fn info(&self, i: usize) -> ConfigInfo {
+        let c = self.0.get(i).unwrap_or_else(|| Configuration {
+            id: i,
+            preset: String::new(),
+            overrides: vec![],
+        });
+        match spec_of(&c).resolve() {
+            Ok(p) => config_info(&c, &p),
+            Err(_) => ConfigInfo::new(c),
+        }
+    }
+
+    fn index_of(&self, id: usize) -> Option<usize> {
+        (id < self.0.len()).then_some(id)
     }
 }
 
