@@ -17,6 +17,7 @@ use crate::sim::CHUNK_REQUESTS;
 use crate::sim::auto_bin;
 use crate::sweep::runner::{CHUNK_CELLS, Cells, SIMULATIONS_AT_ONCE, STREAMS_AT_ONCE};
 use crate::sweep::shard::Slice;
+use crate::sweep::store::SPILL_ABOVE;
 use crate::time::{Dur, SimTime};
 use crate::trace::Trace;
 use crate::{Error, Result};
@@ -44,12 +45,16 @@ const IN_FLIGHT_BYTES: u64 = 256;
 const RUN_BASE_BYTES: u64 = 1 << 20;
 
 /// Per result row of a sweep or comparison (one per cell): the metric values kept for
-/// aggregation.
+/// aggregation (in memory up to [`SPILL_ABOVE`] bytes, else in a scratch file, where each
+/// costs a bit of memory: whether it was filled).
 const CELL_BYTES: u64 = 64 * 16;
 
-/// Per (scenario, configuration) of a sweep: its summary (a statistic per metric) and its
-/// share of the configuration's identity and label.
-const SUMMARY_BYTES: u64 = 64 * 64;
+/// Per (scenario, configuration) of a sweep: its summary (the means and the cost), in memory
+/// up to [`SPILL_ABOVE`] bytes, else in a scratch file read through a cache of blocks.
+const SUMMARY_BYTES: u64 = 64 * 16;
+
+/// Bytes of the scratch files' read cache per scenario.
+const CACHE_BYTES: u64 = 32 << 10;
 
 /// Limits on one command.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -390,9 +395,15 @@ pub fn estimate_cells(
             (scenarios.len() as u64).saturating_mul(n_configs),
         ),
     };
-    let rows = kept.saturating_mul(CELL_BYTES);
-    e.push(rows, 0, replicates_spot, format!("{kept} result rows ({})", Bytes(rows)));
-    let summaries = pairs.saturating_mul(SUMMARY_BYTES);
+    let spill = SPILL_ABOVE as u64;
+    let rows = if plan.is_some() {
+        kept.saturating_mul(CELL_BYTES)
+    } else {
+        kept.saturating_mul(CELL_BYTES).min(spill) + kept / 8
+    };
+    e.push(rows, 0, replicates_spot, format!("{kept} result rows ({} in memory)", Bytes(rows)));
+    let cache = (scenarios.len() as u64 + 2).saturating_mul(CACHE_BYTES);
+    let summaries = pairs.saturating_mul(SUMMARY_BYTES).min(spill).saturating_add(cache);
     e.push(
         summaries,
         0,

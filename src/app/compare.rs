@@ -16,7 +16,7 @@ use crate::sweep::output::{runs_csv, summary_csv};
 use crate::sweep::runner::{
     Cells, config_info, default_objective, metric_columns, progress_bar, resolved_params,
 };
-use crate::sweep::table::ResultTable;
+use crate::sweep::table::TableBuilder;
 use std::path::PathBuf;
 
 /// What the user asked `compare` to do.
@@ -98,9 +98,13 @@ pub fn compare(req: &CompareRequest) -> Result<CompareOutcome> {
     let cells = Cells { scenarios: &loaded, configs: &configs, replicates, seed };
     estimate_cells(&cells, None, &Spot::flag("--replicates"), &Spot::flag("--policy"))?.check(&req.limits)?;
     let bar = progress_bar(cells.count(), false);
-    let runs = cells.run(req.threads, &columns, &bar)?;
+    let name = format!("compare-{}", loaded[0].name);
+    let dir = output::out_dir(req.out.as_deref(), &name);
     let names = loaded.iter().map(|s| s.name.clone()).collect();
-    let table = ResultTable::new(names, infos, columns, runs).map_err(InputError::from)?;
+    let scratch = super::sweep::scratch_next_to(&dir);
+    let mut rows = TableBuilder::new(names, infos.len(), columns.clone(), replicates, &scratch)?;
+    cells.run_slices(&cells.all(), req.threads, &columns, &bar, &mut |row| rows.put(&row, row.config))?;
+    let table = rows.finish(Box::new(infos))?;
     let summary = table.summarize(&objective)?;
     let report = CompareReport::from_table(&table, replicates, &objective).with_verdicts(
         &table,
@@ -115,8 +119,9 @@ pub fn compare(req: &CompareRequest) -> Result<CompareOutcome> {
         (output::RUNS_CSV, runs_csv(&table, &objective).map_err(InputError::from)?),
     ];
     files.extend(first_scenario_detail(&loaded[0], &configs, seed)?);
-    let name = format!("compare-{}", loaded[0].name);
-    let mut out = OutputDir::create(&output::out_dir(req.out.as_deref(), &name), Keep::Foreign)?;
+    table.check()?;
+    summary.check()?;
+    let mut out = OutputDir::create(&dir, Keep::Foreign)?;
     out.write_all(&files)?;
     let page = req.charts.then(|| Page {
         inputs: Some(

@@ -10,8 +10,7 @@ use crate::limits::{Limits, estimate_cells};
 use crate::scenario::{InputError, Scenario, Spot};
 use crate::sweep::output::RunsWriter;
 use crate::sweep::runner::{
-    Cells, Configs, Grid, MAX_CELLS, config_info, default_objective, metric_columns, progress_bar,
-    validate_policy,
+    Cells, Configs, MAX_CELLS, config_info, default_objective, metric_columns, progress_bar, validate_policy,
 };
 use crate::sweep::shard::{
     InputHash, MANIFEST_FILE, Manifest, ShardId, Slice, SweepText, plan, sha256_reader, sweep_hash,
@@ -105,13 +104,12 @@ pub fn run_shard(req: &ShardRequest) -> Result<ShardReport> {
     let file = super::files::load_sweep(&path, &columns, &validate_policy).map_err(InputError::from)?;
     let text = crate::scenario::read_text(&path)?;
     let scenarios = load_scenarios(&file.scenarios)?;
-    let configs = Grid(&file.configurations);
+    let configs = &file.configurations;
     let objective = file.objective.clone().unwrap_or_else(default_objective);
     let bound = objective.bind(&columns).map_err(InputError::from)?;
     let inputs = input_hashes(&path, &scenarios)?;
 
-    let cells =
-        Cells { scenarios: &scenarios, configs: &configs, replicates: file.replicates, seed: file.seed };
+    let cells = Cells { scenarios: &scenarios, configs, replicates: file.replicates, seed: file.seed };
     // The plan lists every (scenario, replicate) stream: refuse a sweep too large to plan first.
     if cells.count() > MAX_CELLS {
         return Err(file.replicates_spot.error(format!(
@@ -143,7 +141,12 @@ pub fn run_shard(req: &ShardRequest) -> Result<ShardReport> {
             let cost = bound.cost(&row.values);
             let current = match info.take() {
                 Some(i) if i.config.id == row.config => i,
-                _ => config_info(&file.configurations[row.config], &configs.resolve(row.config)?),
+                _ => {
+                    let config = configs
+                        .get(row.config)
+                        .ok_or_else(|| crate::Error::Internal(format!("no configuration {}", row.config)))?;
+                    config_info(&config, &configs.resolve(row.config)?)
+                }
             };
             rows.row(&scenarios[row.scenario].name, &current, &row, cost)
                 .map_err(|e| runs_error(e, &runs))?;

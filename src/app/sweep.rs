@@ -10,16 +10,16 @@ use crate::report::page::{InputFile, ReportInputs};
 use crate::scenario::{InputError, Spot};
 use crate::sweep::SweepError;
 use crate::sweep::constraint::Constraint;
-use crate::sweep::grid::Configuration;
 use crate::sweep::objective::Objective;
 use crate::sweep::output::{objective_toml, write_pareto, write_runs, write_summary};
 use crate::sweep::recommend::{Recommendation, best_per_scenario, num, recommend_from};
 use crate::sweep::review::{self, BaselineReview, Review};
 use crate::sweep::runner::{
-    Cells, Configs, Grid, default_objective, metric_columns, progress_bar, resolved_params, validate_policy,
+    Cells, Configs, Labelled, default_objective, metric_columns, progress_bar, resolved_params,
+    validate_policy,
 };
 use crate::sweep::store::Scratch;
-use crate::sweep::table::{ConfigInfo, ResultTable, Summary, TableBuilder};
+use crate::sweep::table::{ResultTable, Summary, TableBuilder};
 use crate::time::Dur;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -80,23 +80,6 @@ pub(super) fn sweep_path(file: Option<&Path>) -> Result<PathBuf> {
     }
 }
 
-/// Every configuration's table entry (identity and label), resolving one at a time; the
-/// configurations move into the entries (never held twice).
-pub(super) fn config_infos(configs: Vec<Configuration>) -> Result<Vec<ConfigInfo>> {
-    let labels: Vec<String> = {
-        let grid = Grid(&configs);
-        (0..configs.len()).map(|i| Ok(grid.resolve(i)?.label())).collect::<Result<_>>()?
-    };
-    let mut infos: Vec<ConfigInfo> = configs
-        .into_iter()
-        .zip(labels)
-        .map(|(config, label)| ConfigInfo { config: config.into(), label })
-        .collect();
-    // Collected in place, into the grid's larger slots (56 bytes each for 32): give them back.
-    infos.shrink_to_fit();
-    Ok(infos)
-}
-
 /// `breakerlab sweep [FILE] [--threads N] [--out DIR] [--quiet]`: reads and validates the sweep
 /// file, runs every cell, writes summary.csv, runs.csv, pareto.csv, objective.toml,
 /// recommendation.txt and recommended.txt to `out` (default `output/<name>`), and recommends;
@@ -106,11 +89,10 @@ pub fn sweep(req: &SweepRequest) -> Result<SweepReport> {
     let columns = metric_columns();
     let mut file = super::files::load_sweep(&path, &columns, &validate_policy).map_err(InputError::from)?;
     let scenarios = load_scenarios(&file.scenarios)?;
-    let configs = Grid(&file.configurations);
+    let configs = &file.configurations;
     let objective = file.objective.clone().unwrap_or_else(default_objective);
     objective.bind(&columns).map_err(InputError::from)?;
-    let cells =
-        Cells { scenarios: &scenarios, configs: &configs, replicates: file.replicates, seed: file.seed };
+    let cells = Cells { scenarios: &scenarios, configs, replicates: file.replicates, seed: file.seed };
     let configs_spot = Spot::in_file(&path, "", None, "[[policies]]");
     estimate_cells(&cells, None, &file.replicates_spot, &configs_spot)?.check(&req.limits)?;
     let bar = progress_bar(cells.count(), req.quiet);
@@ -119,8 +101,7 @@ pub fn sweep(req: &SweepRequest) -> Result<SweepReport> {
     let mut rows =
         TableBuilder::new(names, configs.count(), columns.clone(), file.replicates, &scratch_next_to(&out))?;
     cells.run_slices(&cells.all(), req.threads, &columns, &bar, &mut |row| rows.put(&row, row.config))?;
-    let infos = config_infos(std::mem::take(&mut file.configurations))?;
-    let table = rows.finish(Box::new(infos))?;
+    let table = rows.finish(Box::new(Labelled(std::mem::take(&mut file.configurations))))?;
     let inputs = ReportInputs {
         title: format!("sweep: {}", file.name),
         command_line: Some(req.command_line.clone()),
@@ -374,20 +355,6 @@ mod tests {
             text.starts_with("sweep small: 2 scenario(s) x 3 configuration(s) x 2 replicate(s) = 12 cells\n"),
             "{text}"
         );
-    }
-
-    #[test]
-    fn configuration_entries_hold_no_spare_capacity() {
-        let configs: Vec<Configuration> = (0..100)
-            .map(|id| Configuration {
-                id,
-                preset: "consecutive".into(),
-                overrides: vec![("failure_threshold".into(), toml::Value::Integer(id as i64 + 1))],
-            })
-            .collect();
-        let infos = config_infos(configs).unwrap();
-        assert_eq!(infos.capacity(), 100);
-        assert_eq!(infos[99].label, "consecutive[failure_threshold=100]");
     }
 
     #[test]

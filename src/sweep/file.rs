@@ -31,7 +31,7 @@
 
 use super::SweepError;
 use super::constraint::{Constraint, resolve_metric};
-use super::grid::{Configuration, Ends, Param, PolicyGrid, Scale, expand, expand_range};
+use super::grid::{ConfigGrid, Ends, Param, PolicyGrid, Scale, expand_range};
 use super::objective::{Objective, check_weight};
 use super::pareto::DEFAULT_FRONTS;
 use crate::scenario::Spot;
@@ -78,8 +78,8 @@ pub struct SweepFile {
     pub seed: Option<u64>,
     /// One grid per `[[policies]]` entry, in file order.
     pub grids: Vec<PolicyGrid>,
-    /// Every configuration in grid order (see [`super::grid`]).
-    pub configurations: Vec<Configuration>,
+    /// Every configuration in grid order (see [`super::grid`]), made when asked.
+    pub configurations: ConfigGrid,
     /// The objective, or `None` for the documented default weights.
     pub objective: Option<Objective>,
     /// Constraints every scenario must meet.
@@ -401,7 +401,7 @@ impl SweepText<'_> {
         &self,
         entries: &Spanned<Vec<Spanned<RawPolicy>>>,
         validate: Validate,
-    ) -> Result<(Vec<PolicyGrid>, Vec<Configuration>), SweepError> {
+    ) -> Result<(Vec<PolicyGrid>, ConfigGrid), SweepError> {
         if entries.get_ref().is_empty() {
             return Err(
                 self.at(entries.span(), "`policies` is empty: add at least one [[policies]] entry".into())
@@ -427,9 +427,9 @@ impl SweepText<'_> {
             grids.push(PolicyGrid { preset: preset.get_ref().clone(), params });
             grid_spans.push(span);
         }
-        let configurations = expand(&grids)
+        let configurations = ConfigGrid::new(grids.clone())
             .map_err(|m| SweepError::File { file: self.file.clone(), message: m.to_string() })?;
-        for c in &configurations {
+        for c in configurations.iter() {
             if let Err(m) = validate(&c.preset, &c.overrides) {
                 let entry = grids
                     .iter()
@@ -450,7 +450,7 @@ impl SweepText<'_> {
     fn baseline(
         &self,
         entry: &Spanned<RawPolicy>,
-        configurations: &mut Vec<Configuration>,
+        configurations: &mut ConfigGrid,
         validate: Validate,
     ) -> Result<usize, SweepError> {
         let policy = entry.get_ref();
@@ -481,17 +481,15 @@ impl SweepText<'_> {
         }
         validate(preset.get_ref(), &overrides)
             .map_err(|m| self.at(entry.span(), format!("baseline: {m}")))?;
-        let same = |c: &Configuration| {
+        let same = |c: &super::grid::Configuration| {
             c.preset == *preset.get_ref()
                 && c.overrides.len() == overrides.len()
                 && overrides.iter().all(|o| c.overrides.contains(o))
         };
-        if let Some(found) = configurations.iter().position(same) {
+        if let Some(found) = configurations.iter().position(|c| same(&c)) {
             return Ok(found);
         }
-        let id = configurations.len();
-        configurations.push(Configuration { id, preset: preset.get_ref().clone(), overrides });
-        Ok(id)
+        Ok(configurations.push(preset.get_ref().clone(), overrides))
     }
 
     /// `[objective]` weights: metrics among `columns` (aliases accepted), finite weights.
@@ -658,12 +656,15 @@ constraints = ["missed_incidents == 0"]
             s.scenarios.iter().map(|p| p.file_name().unwrap().to_string_lossy().into_owned()).collect();
         assert_eq!(names, vec!["a.toml", "b.toml"]);
         assert_eq!(s.configurations.len(), 3 * 6 + 3);
-        assert_eq!(s.configurations[0].label(), "consecutive[failure_threshold=3,cooldown=10s]");
-        assert_eq!(s.configurations[1].label(), "consecutive[failure_threshold=3,cooldown=19s700ms]");
-        assert_eq!(s.configurations[6].label(), "consecutive[failure_threshold=5,cooldown=10s]");
-        assert_eq!(s.configurations[18].label(), "windowed[window=1m,failure_rate=0.1]");
-        assert_eq!(s.configurations[20].label(), "windowed[window=1m,failure_rate=0.5]");
-        assert_eq!(s.configurations[20].id, 20);
+        assert_eq!(s.configurations.get(0).unwrap().label(), "consecutive[failure_threshold=3,cooldown=10s]");
+        assert_eq!(
+            s.configurations.get(1).unwrap().label(),
+            "consecutive[failure_threshold=3,cooldown=19s700ms]"
+        );
+        assert_eq!(s.configurations.get(6).unwrap().label(), "consecutive[failure_threshold=5,cooldown=10s]");
+        assert_eq!(s.configurations.get(18).unwrap().label(), "windowed[window=1m,failure_rate=0.1]");
+        assert_eq!(s.configurations.get(20).unwrap().label(), "windowed[window=1m,failure_rate=0.5]");
+        assert_eq!(s.configurations.get(20).unwrap().id, 20);
         let o = s.objective.unwrap();
         assert_eq!(o.weights, vec![(Metric::FalseOpens, 10.0), (Metric::DetectionDelayMeanS, 1.0)]);
         let cs: Vec<&str> = s.constraints.iter().map(|c| c.metric.name()).collect();
@@ -678,7 +679,7 @@ constraints = ["missed_incidents == 0"]
         let s = parse(&d, "scenarios = [\"scen/b.toml\"]\n[[policies]]\npreset = \"consecutive\"\n").unwrap();
         assert_eq!((s.replicates, s.seed, s.objective.is_none()), (DEFAULT_REPLICATES, None, true));
         assert_eq!(s.configurations.len(), 1);
-        assert_eq!(s.configurations[0].label(), "consecutive");
+        assert_eq!(s.configurations.get(0).unwrap().label(), "consecutive");
     }
 
     #[test]
@@ -689,7 +690,7 @@ constraints = ["missed_incidents == 0"]
         let s = parse(&d, text).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(s.configurations.len(), 2);
         assert_eq!(
-            s.configurations[0].overrides_inline(),
+            s.configurations.get(0).unwrap().overrides_inline(),
             "{ failure_on = [\"error\", \"timeout\"], failure_threshold = 3 }"
         );
         let e = err(
@@ -829,7 +830,7 @@ constraints = ["missed_incidents == 0"]
             parse(&d, &format!("baseline = {{ preset = \"windowed\", window = \"30s\" }}\n{head}")).unwrap();
         assert_eq!((s.baseline, s.configurations.len()), (Some(2), 3));
         assert_eq!(
-            (s.configurations[2].id, s.configurations[2].label()),
+            (s.configurations.get(2).unwrap().id, s.configurations.get(2).unwrap().label()),
             (2, "windowed[window=30s]".to_string())
         );
         // A list-valued parameter, wrapped as in a policy entry.
@@ -839,7 +840,7 @@ constraints = ["missed_incidents == 0"]
         )
         .unwrap();
         assert_eq!(
-            s.configurations[2].overrides[0].1,
+            s.configurations.get(2).unwrap().overrides[0].1,
             toml::Value::Array(vec![toml::Value::String("error".into())])
         );
         assert_eq!(parse(&d, head).unwrap().baseline, None);

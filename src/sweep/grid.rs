@@ -8,7 +8,6 @@
 
 use crate::time::Dur;
 use crate::{Error, Result};
-use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
 /// The most configurations one sweep may expand to (a guard against a typo such as `steps = 1e6`).
@@ -95,48 +94,142 @@ pub fn plain(v: &toml::Value) -> String {
 
 /// The configurations of every entry, in grid order, with ids from 0. Fails when the product
 /// exceeds [`MAX_CONFIGURATIONS`].
+#[cfg(test)]
 pub fn expand(grids: &[PolicyGrid]) -> Result<Vec<Configuration>> {
-    let mut total: usize = 0;
-    for (i, g) in grids.iter().enumerate() {
-        let n = g.params.iter().try_fold(1usize, |acc, p| acc.checked_mul(p.values.len()));
-        total =
-            n.and_then(|n| total.checked_add(n)).filter(|t| *t <= MAX_CONFIGURATIONS).ok_or_else(|| {
-                Error::invalid(format!(
-                    "policies[{i}] ({}): the grid has more than {MAX_CONFIGURATIONS} configurations",
-                    g.preset
-                ))
-            })?;
-    }
-    let mut out: Vec<Configuration> = Vec::with_capacity(total);
-    let mut seen: BTreeSet<String> = BTreeSet::new();
-    for g in grids.iter().filter(|g| g.params.iter().all(|p| !p.values.is_empty())) {
-        let mut index = vec![0usize; g.params.len()];
-        loop {
-            let overrides: Vec<(String, toml::Value)> =
-                g.params.iter().zip(&index).map(|(p, &i)| (p.name.clone(), p.values[i].clone())).collect();
-            let candidate = Configuration { id: out.len(), preset: g.preset.clone(), overrides };
-            if seen.insert(format!("{} {}", candidate.preset, candidate.overrides_inline())) {
-                out.push(candidate);
+    Ok(ConfigGrid::new(grids.to_vec())?.iter().collect())
+}
+
+/// The configurations of a sweep, made from their position when asked (mixed radix over each
+/// entry's parameter lists, the last varying fastest) rather than held: what it keeps is the
+/// entries, the positions of the duplicates it drops, and the configurations added after the
+/// grid (the baseline).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ConfigGrid {
+    grids: Vec<PolicyGrid>,
+    /// Where each entry's configurations start, counting duplicates, and the end.
+    starts: Vec<usize>,
+    /// Positions (counting duplicates) of the duplicates dropped, increasing.
+    dropped: Vec<usize>,
+    /// Configurations added after the grid's.
+    extra: Vec<Configuration>,
+}
+
+impl ConfigGrid {
+    /// The grid of `grids`. Fails when the product exceeds [`MAX_CONFIGURATIONS`].
+    pub fn new(grids: Vec<PolicyGrid>) -> Result<ConfigGrid> {
+        let mut starts = vec![0usize];
+        for (i, g) in grids.iter().enumerate() {
+            let n = g.params.iter().try_fold(1usize, |acc, p| acc.checked_mul(p.values.len()));
+            let total = n
+                .and_then(|n| starts[i].checked_add(n))
+                .filter(|t| *t <= MAX_CONFIGURATIONS)
+                .ok_or_else(|| {
+                    Error::invalid(format!(
+                        "policies[{i}] ({}): the grid has more than {MAX_CONFIGURATIONS} configurations",
+                        g.preset
+                    ))
+                })?;
+            starts.push(total);
+        }
+        let mut dropped = Vec::new();
+        for (b, g) in grids.iter().enumerate() {
+            // Per parameter, whether each value repeats an earlier one of its list; per earlier
+            // entry of the same preset and parameters, whether each value is among its values.
+            let text = |v: &toml::Value| v.to_string();
+            let repeats: Vec<Vec<bool>> = g
+                .params
+                .iter()
+                .map(|p| {
+                    (0..p.values.len())
+                        .map(|j| p.values[..j].iter().any(|e| text(e) == text(&p.values[j])))
+                        .collect()
+                })
+                .collect();
+            let earlier: Vec<Vec<Vec<bool>>> = grids[..b]
+                .iter()
+                .filter(|a| {
+                    a.preset == g.preset
+                        && a.params.iter().map(|p| &p.name).eq(g.params.iter().map(|p| &p.name))
+                })
+                .map(|a| {
+                    a.params
+                        .iter()
+                        .zip(&g.params)
+                        .map(|(pa, pb)| {
+                            pb.values.iter().map(|v| pa.values.iter().any(|e| text(e) == text(v))).collect()
+                        })
+                        .collect()
+                })
+                .collect();
+            if earlier.is_empty() && repeats.iter().flatten().all(|r| !r) {
+                continue;
             }
-            // Odometer: the last parameter varies fastest.
-            let mut k = g.params.len();
-            let done = loop {
-                if k == 0 {
-                    break true;
+            let mut index = vec![0usize; g.params.len()];
+            for raw in starts[b]..starts[b + 1] {
+                let repeated = index.iter().zip(&repeats).any(|(&i, r)| r[i]);
+                let seen = earlier.iter().any(|a| index.iter().zip(a).all(|(&i, inside)| inside[i]));
+                if repeated || seen {
+                    dropped.push(raw);
                 }
-                k -= 1;
-                index[k] += 1;
-                if index[k] < g.params[k].values.len() {
-                    break false;
+                // Odometer: the last parameter varies fastest.
+                for k in (0..index.len()).rev() {
+                    index[k] += 1;
+                    if index[k] < g.params[k].values.len() {
+                        break;
+                    }
+                    index[k] = 0;
                 }
-                index[k] = 0;
-            };
-            if done {
-                break;
             }
         }
+        Ok(ConfigGrid { grids, starts, dropped, extra: Vec::new() })
     }
-    Ok(out)
+
+    /// How many configurations.
+    pub fn len(&self) -> usize {
+        self.starts.last().copied().unwrap_or(0) - self.dropped.len() + self.extra.len()
+    }
+
+    /// Configuration `id` (`None` beyond the last).
+    pub fn get(&self, id: usize) -> Option<Configuration> {
+        let in_grid = self.len() - self.extra.len();
+        if id >= in_grid {
+            return self.extra.get(id - in_grid).cloned();
+        }
+        // The position counting duplicates: past every dropped one at or before it.
+        let (mut skipped, mut hi) = (0, self.dropped.len());
+        while skipped < hi {
+            let mid = (skipped + hi) / 2;
+            if self.dropped[mid] - mid <= id {
+                skipped = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        let raw = id + skipped;
+        let b = self.starts.partition_point(|s| *s <= raw).saturating_sub(1);
+        let g = self.grids.get(b)?;
+        let mut rest = raw - self.starts[b];
+        let mut picked = vec![0usize; g.params.len()];
+        for (k, p) in g.params.iter().enumerate().rev() {
+            picked[k] = rest % p.values.len();
+            rest /= p.values.len();
+        }
+        let overrides =
+            g.params.iter().zip(picked).map(|(p, i)| (p.name.clone(), p.values[i].clone())).collect();
+        Some(Configuration { id, preset: g.preset.clone(), overrides })
+    }
+
+    /// Every configuration, in order, made one at a time.
+    pub fn iter(&self) -> impl Iterator<Item = Configuration> + '_ {
+        (0..self.len()).filter_map(|i| self.get(i))
+    }
+
+    /// Adds a configuration after the others (its id is the next), returning its id.
+    pub fn push(&mut self, preset: String, overrides: Vec<(String, toml::Value)>) -> usize {
+        let id = self.len();
+        self.extra.push(Configuration { id, preset, overrides });
+        id
+    }
 }
 
 /// How range steps are spaced.
@@ -233,6 +326,7 @@ pub fn round_significant(x: f64, digits: usize) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::BTreeSet;
     use toml::Value::{Integer as I, String as S};
 
     fn s(x: &str) -> toml::Value {
@@ -332,6 +426,60 @@ mod tests {
         let configs = expand(&grids).unwrap();
         assert_eq!(configs.len(), 2);
         assert_eq!((configs[1].id, configs[1].label()), (1, "consecutive[failure_threshold=4]".to_string()));
+    }
+
+    /// The grid expanded whole, duplicates found by their text (as the grid once was).
+    fn expanded_whole(grids: &[PolicyGrid]) -> Vec<Configuration> {
+        let mut out: Vec<Configuration> = Vec::new();
+        let mut seen = BTreeSet::new();
+        for g in grids.iter().filter(|g| g.params.iter().all(|p| !p.values.is_empty())) {
+            let n: usize = g.params.iter().map(|p| p.values.len()).product();
+            for raw in 0..n {
+                let mut rest = raw;
+                let mut overrides = vec![(String::new(), I(0)); g.params.len()];
+                for (k, p) in g.params.iter().enumerate().rev() {
+                    overrides[k] = (p.name.clone(), p.values[rest % p.values.len()].clone());
+                    rest /= p.values.len();
+                }
+                let c = Configuration { id: out.len(), preset: g.preset.clone(), overrides };
+                if seen.insert(format!("{} {}", c.preset, c.overrides_inline())) {
+                    out.push(c);
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn a_lazy_grid_makes_the_configurations_of_the_whole_expansion() {
+        let grids = [
+            grid(
+                "consecutive",
+                &[("failure_threshold", vec![I(3), I(5), I(3)]), ("cooldown", vec![s("1m"), s("2m")])],
+            ),
+            grid("windowed", &[("window", vec![])]),
+            grid(
+                "consecutive",
+                &[("failure_threshold", vec![I(4), I(5)]), ("cooldown", vec![s("2m"), s("3m")])],
+            ),
+            grid("consecutive", &[("cooldown", vec![s("1m")]), ("failure_threshold", vec![I(3)])]),
+            grid("gobreaker", &[]),
+            grid("gobreaker", &[]),
+            grid(
+                "consecutive",
+                &[("failure_threshold", vec![I(5), I(4)]), ("cooldown", vec![s("3m"), s("1m")])],
+            ),
+        ];
+        let whole = expanded_whole(&grids);
+        let mut lazy = ConfigGrid::new(grids.to_vec()).unwrap();
+        assert_eq!(lazy.iter().collect::<Vec<_>>(), whole);
+        assert_eq!(lazy.len(), whole.len());
+        assert_eq!(lazy.get(whole.len()), None);
+        let id = lazy.push("windowed".into(), vec![]);
+        assert_eq!(
+            (id, lazy.len(), lazy.get(id).unwrap().label()),
+            (whole.len(), whole.len() + 1, "windowed".into())
+        );
     }
 
     #[test]

@@ -161,7 +161,11 @@ pub fn write_summary<W: std::io::Write>(
     params: ParamsOf,
     out: W,
 ) -> Result<W, SweepError> {
-    let columns = param_columns(table.configs(), params);
+    // The parameters need no label: none is made.
+    let columns = param_columns(
+        table.configurations().map(|config| ConfigInfo { config, label: String::new() }),
+        params,
+    );
     let mut w = csv::Writer::from_writer(out);
     let mut header: Vec<String> = ["scenario", "config_id", "policy", "preset", "family", "overrides"]
         .iter()

@@ -207,7 +207,13 @@ pub fn recommend_from(
         }
         kept.offer(cand, keep);
     }
-    let (ranking, counts) = kept.finish();
+    let (mut ranking, counts) = kept.finish();
+    // Labels are made for the candidates kept only.
+    for cand in &mut ranking {
+        if let Some(i) = table.index_of(cand.config.id) {
+            cand.label = table.config(i).label;
+        }
+    }
     let mut binding: Vec<Binding> = eliminated
         .into_iter()
         .enumerate()
@@ -215,7 +221,7 @@ pub fn recommend_from(
         .collect();
     binding.sort_by(|a, b| b.eliminated.cmp(&a.eliminated).then(a.constraint.cmp(&b.constraint)));
     let bounds = match ranking.first().filter(|c| c.eligible()) {
-        Some(chosen) => bound_notes(&chosen.config, table.configs().map(|c| c.config), validate),
+        Some(chosen) => bound_notes(&chosen.config, table.configurations(), validate),
         None => Vec::new(),
     };
     Ok(Recommendation {
@@ -383,6 +389,7 @@ pub fn bound_notes<C: std::ops::Deref<Target = Configuration>>(
     notes
 }
 
+/// Configuration `c`'s standing, its label left empty (made for the kept ones only).
 fn candidate(
     table: &ResultTable,
     summary: &Summary,
@@ -391,7 +398,7 @@ fn candidate(
     constraints: &[Constraint],
     columns: &[usize],
 ) -> Candidate {
-    let info = table.config(c);
+    let config = table.configuration(c);
     let mut total_cost = 0.0;
     let mut contributions = vec![0.0; objective.weights.len()];
     let mut scenario_costs = Vec::with_capacity(table.scenarios.len());
@@ -415,8 +422,8 @@ fn candidate(
         }
     }
     Candidate {
-        config: info.config,
-        label: info.label,
+        config,
+        label: String::new(),
         complete: scenario_costs.iter().all(Option::is_some),
         total_cost,
         scenario_costs,
@@ -797,8 +804,12 @@ mod tests {
         let summary = t.summarize(&objective.bind(&t.metrics).unwrap()).unwrap();
         let r = recommend_from(&t, &summary, &objective, &constraints, &any, Some(17)).unwrap();
         let columns = [1];
-        let mut all: Vec<Candidate> =
-            (0..40).map(|c| candidate(&t, &summary, c, &objective, &constraints, &columns)).collect();
+        let mut all: Vec<Candidate> = (0..40)
+            .map(|c| Candidate {
+                label: t.config(c).label,
+                ..candidate(&t, &summary, c, &objective, &constraints, &columns)
+            })
+            .collect();
         all.sort_by(rank_order);
         let ids = |cs: &[Candidate]| cs.iter().map(|c| c.config.id).collect::<Vec<_>>();
         let full = ids(&all);

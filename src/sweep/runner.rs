@@ -4,10 +4,10 @@
 //! metric values are kept, never per-call data, and a configuration is resolved only when a
 //! batch runs it ([`Configs`]), so a shard's memory stays flat as the grid grows.
 
-use super::grid::Configuration;
+use super::grid::{ConfigGrid, Configuration};
 use super::objective::Objective;
 use super::shard::Slice;
-use super::table::{ConfigInfo, RunRow};
+use super::table::{ConfigInfo, ConfigSource, RunRow};
 use crate::metrics::{Metric, Metrics};
 use crate::policy::{PolicyConfig, PolicySpec};
 use crate::scenario::{InputError, Scenario};
@@ -106,7 +106,7 @@ fn batch_end(cells: &[(usize, usize)], start: usize) -> usize {
 
 /// The most worker threads `--threads` accepts.
 pub const MAX_THREADS: usize = 1024;
-/// The most cells one sweep or comparison may run (each keeps its metrics in memory).
+/// The most cells one sweep or comparison may run (each has a record of its metrics).
 pub const MAX_CELLS: u64 = 50_000_000;
 /// The most cells whose results [`Cells::run_slices`] holds before handing them on.
 pub const CHUNK_CELLS: usize = 4096;
@@ -190,18 +190,51 @@ impl Configs for Vec<PolicyConfig> {
     }
 }
 
-/// A sweep file's configurations, each resolved when it runs (every one was checked while the
-/// file was read).
-pub struct Grid<'a>(pub &'a [Configuration]);
-
-impl Configs for Grid<'_> {
+/// A sweep file's configurations, each made and resolved when it runs (every one was checked
+/// while the file was read).
+impl Configs for ConfigGrid {
     fn count(&self) -> usize {
-        self.0.len()
+        self.len()
     }
 
     fn resolve(&self, i: usize) -> crate::Result<PolicyConfig> {
-        let c = self.0.get(i).ok_or_else(|| crate::Error::Internal(format!("no configuration {i}")))?;
-        spec_of(c).resolve().map_err(|e| InputError::argument(format!("policy `{}`: {e}", c.label())).into())
+        let c = self.get(i).ok_or_else(|| crate::Error::Internal(format!("no configuration {i}")))?;
+        spec_of(&c).resolve().map_err(|e| InputError::argument(format!("policy `{}`: {e}", c.label())).into())
+    }
+}
+
+/// A sweep's configurations as its results carry them: each made, resolved and labelled when
+/// asked (the resolved policy's label; the written one if it does not resolve).
+pub struct Labelled(pub ConfigGrid);
+
+impl ConfigSource for Labelled {
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    fn info(&self, i: usize) -> ConfigInfo {
+        let c = self.0.get(i).unwrap_or_else(|| Configuration {
+            id: i,
+            preset: String::new(),
+            overrides: vec![],
+        });
+        match spec_of(&c).resolve() {
+            Ok(p) => config_info(&c, &p),
+            Err(_) => ConfigInfo::new(c),
+        }
+    }
+
+    fn index_of(&self, id: usize) -> Option<usize> {
+        (id < self.0.len()).then_some(id)
+    }
+
+    fn config(&self, i: usize) -> std::sync::Arc<Configuration> {
+        let c = self.0.get(i).unwrap_or_else(|| Configuration {
+            id: i,
+            preset: String::new(),
+            overrides: vec![],
+        });
+        std::sync::Arc::new(c)
     }
 }
 
@@ -224,7 +257,7 @@ impl Cells<'_> {
         self.scenarios.len() as u64 * self.configs.count() as u64 * u64::from(self.replicates)
     }
 
-    /// Every cell, stream by stream: what [`Cells::run`] runs and one shard's plan when unsharded.
+    /// Every cell, stream by stream: the plan of an unsharded run.
     pub fn all(&self) -> Vec<Slice> {
         let configs = self.configs.count();
         (0..self.scenarios.len())
@@ -232,25 +265,6 @@ impl Cells<'_> {
                 (0..self.replicates).map(move |r| Slice { scenario: s, replicate: r, configs: 0..configs })
             })
             .collect()
-    }
-
-    /// Runs every cell on a pool of `threads` threads (`None`: all cores) and returns one row
-    /// per cell in grid order: scenario, then configuration, then replicate. The rows are the
-    /// same for any thread count: each cell is a pure function of its inputs and results are
-    /// collected in input order.
-    pub fn run(
-        &self,
-        threads: Option<usize>,
-        columns: &[String],
-        progress: &ProgressBar,
-    ) -> crate::Result<Vec<RunRow>> {
-        let mut rows = Vec::with_capacity(self.count().min(MAX_CELLS) as usize);
-        self.run_slices(&self.all(), threads, columns, progress, &mut |row| {
-            rows.push(row);
-            Ok(())
-        })?;
-        rows.sort_by_key(|r| (r.scenario, r.config, r.replicate));
-        Ok(rows)
     }
 
     /// Runs the cells of `slices` (a shard's plan) and hands each row to `sink` as results come
@@ -291,13 +305,17 @@ impl Cells<'_> {
                     .par_iter()
                     .map(|sl| Workload::build(scenario, seed, sl.replicate))
                     .collect::<Result<_, _>>()?;
-                let cells: Vec<(usize, usize)> = group
-                    .iter()
-                    .enumerate()
-                    .flat_map(|(w, sl)| sl.configs.clone().map(move |c| (w, c)))
-                    .collect();
-                for chunk in cells.chunks(CHUNK_CELLS) {
-                    let values = run_together(scenario, &workloads, chunk, self.configs, columns, progress)?;
+                // The cells (workload, configuration), listed a chunk at a time.
+                let mut cells =
+                    group.iter().enumerate().flat_map(|(w, sl)| sl.configs.clone().map(move |c| (w, c)));
+                let mut chunk: Vec<(usize, usize)> = Vec::with_capacity(CHUNK_CELLS);
+                loop {
+                    chunk.clear();
+                    chunk.extend(cells.by_ref().take(CHUNK_CELLS));
+                    if chunk.is_empty() {
+                        break;
+                    }
+                    let values = run_together(scenario, &workloads, &chunk, self.configs, columns, progress)?;
                     for (&(w, c), values) in chunk.iter().zip(values) {
                         let (scenario, replicate) = (group[w].scenario, group[w].replicate);
                         sink(RunRow { scenario, config: c, replicate, seed, values: values.into() })?;

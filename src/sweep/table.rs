@@ -83,6 +83,10 @@ pub trait ConfigSource: Send + Sync {
     fn info(&self, i: usize) -> ConfigInfo;
     /// The position of the configuration of id `id`.
     fn index_of(&self, id: usize) -> Option<usize>;
+    /// Configuration `i` (in range) without its label, which may cost more to make.
+    fn config(&self, i: usize) -> Arc<Configuration> {
+        self.info(i).config
+    }
 }
 
 /// A list sorted by id.
@@ -164,7 +168,14 @@ impl TableBuilder {
         replicates: u32,
         scratch: &Scratch,
     ) -> Result<TableBuilder> {
-        let slots = scenarios.len() * n_configs * replicates as usize;
+        let slots = scenarios.len().saturating_mul(n_configs).saturating_mul(replicates as usize);
+        if slots as u64 > super::runner::MAX_CELLS {
+            return Err(Error::invalid(format!(
+                "{} scenario(s) x {n_configs} configuration(s) x {replicates} replicate(s) is more than the {} cells one table may hold",
+                scenarios.len(),
+                super::runner::MAX_CELLS
+            )));
+        }
         let runs = Records::new(2 + metrics.len(), slots, 1, scratch).map_err(scratch_error)?;
         let record = Vec::with_capacity(runs.width());
         let table = ResultTable {
@@ -353,6 +364,16 @@ impl ResultTable {
     /// Every configuration, in order, made one at a time.
     pub fn configs(&self) -> impl Iterator<Item = ConfigInfo> + '_ {
         (0..self.configs.len()).map(|i| self.configs.info(i))
+    }
+
+    /// Configuration `i` (a position, in range) without its label.
+    pub fn configuration(&self, i: usize) -> Arc<Configuration> {
+        self.configs.config(i)
+    }
+
+    /// Every configuration without its label, in order, made one at a time.
+    pub fn configurations(&self) -> impl Iterator<Item = Arc<Configuration>> + '_ {
+        (0..self.configs.len()).map(|i| self.configs.config(i))
     }
 
     /// The position of the configuration of id `id`.
