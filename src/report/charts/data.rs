@@ -472,12 +472,25 @@ fn cell(rec: &csv::StringRecord, at: Option<usize>) -> &str {
 /// One row of summary.csv (or pareto.csv), a configuration on a scenario, as read: its cells
 /// are parsed when asked for. A pass over the file hands every row in turn in one reused row;
 /// a chart keeps the few it draws by cloning them.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Debug, PartialEq)]
 pub struct SummaryRow {
     rec: csv::StringRecord,
     columns: Arc<Columns>,
     feasible: Option<bool>,
     index: usize,
+}
+
+impl Clone for SummaryRow {
+    /// A copy holding the row's text and nothing more (the reused row keeps the room of the
+    /// longest row read, several times a row's text).
+    fn clone(&self) -> SummaryRow {
+        let mut rec = csv::StringRecord::with_capacity(self.rec.as_slice().len(), self.rec.len());
+        for field in &self.rec {
+            rec.push_field(field);
+        }
+        rec.set_position(self.rec.position().cloned());
+        SummaryRow { rec, columns: Arc::clone(&self.columns), feasible: self.feasible, index: self.index }
+    }
 }
 
 impl SummaryRow {

@@ -20,8 +20,8 @@ pub struct Cell {
     pub value: Option<f64>,
     /// Whether that configuration meets the constraints.
     pub feasible: bool,
-    /// Label of that configuration.
-    pub config: String,
+    /// Whether that configuration is the recommended one.
+    pub recommended: bool,
 }
 
 /// A heatmap of one family over two swept parameters.
@@ -115,9 +115,10 @@ impl Heatmap {
         }
     }
 
-    /// How `cell` is filled (see [`Fill`]).
-    pub fn fill(&self, cell: &Cell) -> Fill {
-        match (cell.value, cell.feasible, self.range()) {
+    /// How `cell` is filled (see [`Fill`]) on a colour scale over `range` (the map's
+    /// [`Heatmap::range`], found once for its many cells).
+    pub fn fill(cell: &Cell, range: Option<(f64, f64)>) -> Fill {
+        match (cell.value, cell.feasible, range) {
             (_, false, _) => Fill::Infeasible,
             (Some(v), true, Some((lo, hi))) => Fill::Scale(((v - lo) / (hi - lo)).clamp(0.0, 1.0)),
             _ => Fill::Empty,
@@ -156,17 +157,9 @@ impl Total {
     }
 }
 
-/// The cell being filled: the best configuration so far with those two values.
-#[derive(Clone)]
-struct Best {
-    value: Option<f64>,
-    feasible: bool,
-    config: String,
-}
-
 /// Whether `cand` should replace `best` in a cell: feasible first, then with a value, then the
 /// better value (the earlier configuration on a tie).
-fn better(cand: (Option<f64>, bool), best: &Best, hi: bool) -> bool {
+fn better(cand: (Option<f64>, bool), best: &Cell, hi: bool) -> bool {
     let rank = |value: Option<f64>, feasible: bool| (feasible, value.is_some());
     if rank(cand.0, cand.1) != rank(best.value, best.feasible) {
         return rank(cand.0, cand.1) > rank(best.value, best.feasible);
@@ -185,7 +178,8 @@ struct Filling {
     params: (String, String),
     x_at: HashMap<String, usize>,
     y_at: HashMap<String, usize>,
-    best: Vec<Option<Best>>,
+    /// The best configuration so far of each cell, row by row.
+    best: Vec<Option<Cell>>,
 }
 
 /// Builds every heatmap `summary` allows for `metric` (falling back to nothing when the
@@ -302,8 +296,8 @@ pub fn heatmaps(
                 };
                 let slot = &mut f.best[y * f.map.x_values.len() + x];
                 if slot.as_ref().is_none_or(|b| better(cand, b, hi)) {
-                    *slot =
-                        Some(Best { value: cand.0, feasible: cand.1, config: first.policy().to_string() });
+                    let recommended = recommended == Some(first.policy());
+                    *slot = Some(Cell { value: cand.0, feasible: cand.1, recommended });
                 }
             }
             Ok(())
@@ -314,26 +308,10 @@ pub fn heatmaps(
         .map(|f| {
             let mut map = f.map;
             let width = map.x_values.len().max(1);
-            map.cells = f
-                .best
-                .chunks(width)
-                .take(map.y_values.len())
-                .map(|row| {
-                    row.iter()
-                        .map(|b| {
-                            b.as_ref().map(|b| Cell {
-                                value: b.value,
-                                feasible: b.feasible,
-                                config: b.config.clone(),
-                            })
-                        })
-                        .collect()
-                })
-                .collect();
-            map.recommended = recommended.and_then(|r| {
-                map.cells.iter().enumerate().find_map(|(y, row)| {
-                    row.iter().position(|c| c.as_ref().is_some_and(|c| c.config == r)).map(|x| (x, y))
-                })
+            let mut cells = f.best.into_iter();
+            map.cells = (0..map.y_values.len()).map(|_| cells.by_ref().take(width).collect()).collect();
+            map.recommended = map.cells.iter().enumerate().find_map(|(y, row)| {
+                row.iter().position(|c| c.as_ref().is_some_and(|c| c.recommended)).map(|x| (x, y))
             });
             map
         })
@@ -410,7 +388,7 @@ pub fn render_heatmap(map: &Heatmap, root: &Area) -> Result<(), ChartError> {
         let style = text(TICK_SIZE, OI_BLACK).pos(Pos::new(HPos::Right, VPos::Center));
         main.draw(&Text::new(fit_text(&fmt_param(v), TICK_SIZE, 90), (x - 8, y), style)).map_err(draw_err)?;
     }
-    let best = map.best();
+    let (best, range) = (map.best(), map.range());
     let plot = chart.plotting_area();
     let base = plot.get_base_pixel();
     let px = plot.strip_coord_spec();
@@ -432,7 +410,7 @@ pub fn render_heatmap(map: &Heatmap, root: &Area) -> Result<(), ChartError> {
                     hatch(&px, a, b, 6, LIGHT_GREY)?;
                 }
                 Some(c) => {
-                    let fill = match map.fill(c) {
+                    let fill = match Heatmap::fill(c, range) {
                         Fill::Infeasible => INFEASIBLE_GREY,
                         Fill::Scale(t) => viridis(t),
                         Fill::Empty => WHITE,
@@ -459,7 +437,7 @@ pub fn render_heatmap(map: &Heatmap, root: &Area) -> Result<(), ChartError> {
         px.draw(&Rectangle::new([(a.0 + 5, a.1 + 5), (b.0 - 5, b.1 - 5)], WHITE.stroke_width(2)))
             .map_err(draw_err)?;
         if big && chh >= 48 {
-            let fill = map.cells[y][x].as_ref().map(|c| map.fill(c));
+            let fill = map.cells[y][x].as_ref().map(|c| Heatmap::fill(c, range));
             let colour = if let Some(Fill::Scale(t)) = fill {
                 if is_dark(viridis(t)) { WHITE } else { OI_BLACK }
             } else {
@@ -620,9 +598,9 @@ mod tests {
         assert_eq!(m.best(), Some((1, 0)));
         assert!(heatmaps(&summary(SWEEP), "no_such_metric", None).is_empty());
         // The infeasible cell is greyed, never placed on the scale (4..10 over the feasible).
-        assert_eq!(m.fill(m.cells[1][0].as_ref().unwrap()), Fill::Infeasible);
-        assert_eq!(m.fill(m.cells[0][1].as_ref().unwrap()), Fill::Scale(0.0));
-        assert_eq!(m.fill(m.cells[0][0].as_ref().unwrap()), Fill::Scale(1.0));
+        assert_eq!(Heatmap::fill(m.cells[1][0].as_ref().unwrap(), m.range()), Fill::Infeasible);
+        assert_eq!(Heatmap::fill(m.cells[0][1].as_ref().unwrap(), m.range()), Fill::Scale(0.0));
+        assert_eq!(Heatmap::fill(m.cells[0][0].as_ref().unwrap(), m.range()), Fill::Scale(1.0));
         assert_eq!(m.range(), Some((4.0, 10.0)));
         assert_eq!(m.narrow_spread(), None);
         assert_eq!(m.recommended, None);
@@ -637,7 +615,7 @@ mod tests {
             s,k1,k1,f,1,1,11.04,false\ns,k2,k2,f,2,1,16,false\ns,k3,k3,f,1,2,11.9,false\n";
         let m = &heatmaps(&summary(text), "cost", None)[0];
         assert_eq!(m.range(), None);
-        assert!(m.cells.iter().flatten().flatten().all(|c| m.fill(c) == Fill::Infeasible));
+        assert!(m.cells.iter().flatten().flatten().all(|c| Heatmap::fill(c, m.range()) == Fill::Infeasible));
         // Feasible values 11.04 and 11.9 differ by 7.2% of 11.9: a narrow spread.
         let text = text.replace("false", "true").replace("16,true", "16,false");
         let m = &heatmaps(&summary(&text), "cost", None)[0];
@@ -649,11 +627,12 @@ mod tests {
     fn other_parameters_collapse_to_their_best() {
         let text = "scenario,policy,config_id,family,param.a,param.b,param.c,cost\n\
             s,k1,k1,f,1,1,x,5\ns,k2,k2,f,1,1,y,3\ns,k3,k3,f,2,2,x,7\ns,k4,k4,f,2,2,y,8\n";
-        let maps = heatmaps(&summary(text), "cost", None);
+        let maps = heatmaps(&summary(text), "cost", Some("k2"));
         assert_eq!(maps.len(), 3);
         let ab = maps.iter().find(|m| m.x_param == "a" && m.y_param == "b").unwrap();
         assert_eq!(ab.others, vec!["c"]);
-        assert_eq!(ab.cells[0][0].as_ref().unwrap().config, "k2");
+        assert_eq!(ab.cells[0][0], Some(Cell { value: Some(3.0), feasible: true, recommended: true }));
+        assert_eq!(ab.recommended, Some((0, 0)));
         assert_eq!(ab.cells[1][1].as_ref().unwrap().value, Some(7.0));
         assert_eq!(ab.cells[0][1], None);
     }

@@ -157,9 +157,33 @@ struct Extent<'d> {
     all: Option<(f64, f64, f64)>,
     with: usize,
     front: Front<'d>,
+    /// Values offered to the front (up to [`MAX_OFFERED`]): one point a value is enough, as
+    /// points of equal values are all on a front or all off it.
+    offered: HashSet<(u64, u64)>,
 }
 
+/// At most this many distinct values are remembered as offered to a front.
+const MAX_OFFERED: usize = 1 << 15;
+
 impl Extent<'_> {
+    /// Offers a point that qualifies to the front, unless one of equal values was.
+    fn offer(&mut self, x: f64, y: f64) {
+        let key = (x.to_bits(), y.to_bits());
+        if self.offered.contains(&key) {
+            return;
+        }
+        if self.offered.len() < MAX_OFFERED {
+            self.offered.insert(key);
+        }
+        // Only the values on the front are used: the index is of no use.
+        self.front.offer(0, &[Some(x), Some(y)]);
+    }
+
+    /// The values on the front.
+    fn finish(self) -> HashSet<(u64, u64)> {
+        self.front.finish().into_iter().map(|(_, v)| (v[0].to_bits(), v[1].to_bits())).collect()
+    }
+
     fn add(&mut self, p: &Point, x: f64, y: f64) {
         let grow = |e: &mut Option<(f64, f64, f64)>| {
             let (mx, my, ny) = e.unwrap_or((0.0, 0.0, 1.0));
@@ -240,6 +264,7 @@ impl ParetoData {
             all: None,
             with: 0,
             front: Front::new(dirs),
+            offered: HashSet::new(),
         });
         let mut points: Vec<Point> = Vec::new();
         let (mut configs, mut ruled_out) = (0, 0);
@@ -250,10 +275,10 @@ impl ParetoData {
             m.add(r);
         };
         // The fronts of the points in hand while there are few; past that, kept as they come.
-        let offer = |extents: &mut [Extent; 2], i: usize, p: &Point| {
+        let offer = |extents: &mut [Extent; 2], p: &Point| {
             for (panel, e) in extents.iter_mut().enumerate() {
                 if let Some((x, y)) = p.on(panel).filter(|_| p.feasible) {
-                    e.front.offer(i, &[Some(x), Some(y)]);
+                    e.offer(x, y);
                 }
             }
         };
@@ -268,31 +293,37 @@ impl ParetoData {
             if configs < DENSITY_ABOVE {
                 points.push(p);
             } else {
-                for (i, kept) in points.drain(..).enumerate() {
-                    offer(&mut extents, i, &kept);
+                for kept in points.drain(..) {
+                    offer(&mut extents, &kept);
                 }
-                offer(&mut extents, configs, &p);
+                offer(&mut extents, &p);
             }
             configs += 1;
             Ok(())
         })?;
         let axes = [extents[0].axes(0), extents[1].axes(1)];
         let with = [extents[0].with, extents[1].with];
-        let fronts: [Vec<usize>; 2] = [0, 1].map(|panel| {
-            if configs <= DENSITY_ABOVE {
+        // Each front as the values on it: a configuration that qualifies is on it when its
+        // values are (ties are all on a front).
+        let fronts: [HashSet<(u64, u64)>; 2] = extents.map(|e| e.finish());
+        let fronts = match configs <= DENSITY_ABOVE {
+            false => fronts,
+            true => [0, 1].map(|panel| {
                 let values = |p: &Point| match p.on(panel).filter(|_| p.feasible) {
                     Some((x, y)) => vec![Some(x), Some(y)],
                     None => vec![None, None],
                 };
-                front(&points.iter().map(values).collect::<Vec<_>>(), &Y_DIRECTIONS[panel])
-            } else {
-                Vec::new()
-            }
-        });
-        let [f0, f1] = extents.map(|e| e.front.finish().into_iter().map(|(i, _)| i).collect::<Vec<usize>>());
-        let fronts = if configs <= DENSITY_ABOVE { fronts } else { [f0, f1] };
-        let on_front = |panel: usize, i: usize| fronts[panel].binary_search(&i).is_ok();
-        let place = |panel: usize, index: usize, ordinal: usize, p: &Point| -> Option<Placed> {
+                let on = front(&points.iter().map(values).collect::<Vec<_>>(), &Y_DIRECTIONS[panel]);
+                on.iter()
+                    .filter_map(|&i| points[i].on(panel))
+                    .map(|(x, y)| (x.to_bits(), y.to_bits()))
+                    .collect()
+            }),
+        };
+        let on_front = |panel: usize, p: &Point, x: f64, y: f64| {
+            p.feasible && fronts[panel].contains(&(x.to_bits(), y.to_bits()))
+        };
+        let place = |panel: usize, index: usize, p: &Point| -> Option<Placed> {
             let (x, y) = p.on(panel)?;
             let (x_max, (lo, hi)) = axes[panel];
             Some(Placed {
@@ -300,7 +331,7 @@ impl ParetoData {
                 x,
                 y,
                 hollow: !p.feasible,
-                ringed: on_front(panel, ordinal),
+                ringed: on_front(panel, p, x, y),
                 off_scale: x > x_max || y < lo || y > hi,
             })
         };
@@ -323,7 +354,7 @@ impl ParetoData {
         };
         if configs <= DENSITY_ABOVE {
             data.views = [0, 1].map(|panel| {
-                let placed = points.iter().enumerate().filter_map(|(i, p)| place(panel, i, i, p)).collect();
+                let placed = points.iter().enumerate().filter_map(|(i, p)| place(panel, i, p)).collect();
                 view(panel, placed, None)
             });
             data.points = points;
@@ -335,7 +366,6 @@ impl ParetoData {
         // The front's positions drawn (one configuration each), and the no-breaker points kept.
         let mut drawn: [HashSet<(u64, u64, usize)>; 2] = [HashSet::new(), HashSet::new()];
         let mut baselines = 0;
-        let mut ordinal = 0;
         let specials = [data.recommended.as_deref(), data.baseline.as_deref()];
         summary.configs(
             |m: &mut Means, r| m.add(r),
@@ -346,7 +376,7 @@ impl ParetoData {
                 let no_breaker = p.family == BASELINE_FAMILY && baselines < MAX_BASELINE_POINTS;
                 let mut keep = false;
                 for panel in 0..2 {
-                    let Some(at) = place(panel, data.points.len(), ordinal, &p) else { continue };
+                    let Some(at) = place(panel, data.points.len(), &p) else { continue };
                     if !at.off_scale {
                         let cell = Density::cell(at.x, at.y, axes[panel].0, axes[panel].1);
                         match p.feasible {
@@ -365,7 +395,6 @@ impl ParetoData {
                     baselines += usize::from(no_breaker);
                     data.points.push(p);
                 }
-                ordinal += 1;
                 Ok(())
             },
         )?;
