@@ -122,8 +122,9 @@ impl LatencyHistogram {
         if rank == self.total {
             return Some(Dur(self.max));
         }
+        // No bucket below the minimum's holds anything: the count starts there.
         let mut seen = 0u64;
-        for (i, &c) in self.counts.iter().enumerate() {
+        for (i, &c) in self.counts.iter().enumerate().skip(bucket_index(self.min)) {
             seen += c;
             if seen >= rank {
                 let (lo, width) = bucket_bounds(i);
