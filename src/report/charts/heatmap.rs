@@ -323,6 +323,11 @@ pub fn draw_heatmap(map: &Heatmap) -> Result<Vec<u8>, ChartError> {
     png(HEATMAP_SIZE, |root| render_heatmap(map, root))
 }
 
+/// Columns narrower than this (px) label every few values instead of each one.
+const MIN_LABEL_PX: i32 = 24;
+/// Cells narrower or lower than this (px) are drawn without border or hatching.
+const MIN_CELL_PX: i32 = 6;
+
 /// Width of the colour scale strip on the right (px).
 const SCALE_WIDTH: u32 = 190;
 
@@ -376,14 +381,20 @@ pub fn render_heatmap(map: &Heatmap, root: &Area) -> Result<(), ChartError> {
         let p = chart.backend_coord(&(x, y));
         (p.0 - main_base.0, p.1 - main_base.1)
     };
+    // Columns too narrow for any label (hundreds of values) label every k-th value in full.
     let colw = (at(1.0, 0.0).0 - at(0.0, 0.0).0) - 4;
-    for (i, v) in map.x_values.iter().enumerate() {
+    let widest = map.x_values.iter().map(|v| text_width(&fmt_param(v), TICK_SIZE)).max().unwrap_or(0);
+    let x_every = if colw >= MIN_LABEL_PX { 1 } else { ((widest + 16) / (colw + 4).max(1) + 1) as usize };
+    for (i, v) in map.x_values.iter().enumerate().step_by(x_every) {
         let (x, y) = at(i as f64 + 0.5, 0.0);
         let style = text(TICK_SIZE, OI_BLACK).pos(Pos::new(HPos::Center, VPos::Top));
-        main.draw(&Text::new(fit_text(&fmt_param(v), TICK_SIZE, colw), (x, y + 8), style))
-            .map_err(draw_err)?;
+        let label = if x_every == 1 { fit_text(&fmt_param(v), TICK_SIZE, colw) } else { fmt_param(v) };
+        main.draw(&Text::new(label, (x, y + 8), style)).map_err(draw_err)?;
     }
-    for (j, v) in map.y_values.iter().enumerate() {
+    let rowh = at(0.0, 0.0).1 - at(0.0, 1.0).1;
+    let y_every =
+        if rowh >= TICK_SIZE as i32 + 2 { 1 } else { ((TICK_SIZE as i32 + 8) / rowh.max(1) + 1) as usize };
+    for (j, v) in map.y_values.iter().enumerate().step_by(y_every) {
         let (x, y) = at(0.0, j as f64 + 0.5);
         let style = text(TICK_SIZE, OI_BLACK).pos(Pos::new(HPos::Right, VPos::Center));
         main.draw(&Text::new(fit_text(&fmt_param(v), TICK_SIZE, 90), (x - 8, y), style)).map_err(draw_err)?;
@@ -400,6 +411,8 @@ pub fn render_heatmap(map: &Heatmap, root: &Area) -> Result<(), ChartError> {
         ((a.0 - base.0, a.1 - base.1), (b.0 - base.0, b.1 - base.1))
     };
     let big = cw >= 56 && chh >= 30;
+    // Cells a few pixels wide show their colour only: borders and hatching would hide it.
+    let fine = cw >= MIN_CELL_PX && chh >= MIN_CELL_PX;
     for (y, row) in map.cells.iter().enumerate() {
         for (x, cell) in row.iter().enumerate() {
             let (a, b) = cell_px(x as i32, y as i32);
@@ -407,7 +420,9 @@ pub fn render_heatmap(map: &Heatmap, root: &Area) -> Result<(), ChartError> {
             match cell {
                 None => {
                     px.draw(&Rectangle::new([a, b], WHITE.filled())).map_err(draw_err)?;
-                    hatch(&px, a, b, 6, LIGHT_GREY)?;
+                    if fine {
+                        hatch(&px, a, b, 6, LIGHT_GREY)?;
+                    }
                 }
                 Some(c) => {
                     let fill = match Heatmap::fill(c, range) {
@@ -416,7 +431,7 @@ pub fn render_heatmap(map: &Heatmap, root: &Area) -> Result<(), ChartError> {
                         Fill::Empty => WHITE,
                     };
                     px.draw(&Rectangle::new([a, b], fill.filled())).map_err(draw_err)?;
-                    if !c.feasible {
+                    if !c.feasible && fine {
                         hatch(&px, a, b, 8, GREY)?;
                     }
                     if big {
@@ -427,7 +442,9 @@ pub fn render_heatmap(map: &Heatmap, root: &Area) -> Result<(), ChartError> {
                     }
                 }
             }
-            px.draw(&Rectangle::new([a, b], WHITE.stroke_width(1))).map_err(draw_err)?;
+            if fine {
+                px.draw(&Rectangle::new([a, b], WHITE.stroke_width(1))).map_err(draw_err)?;
+            }
         }
     }
     if let Some((x, y)) = best {
@@ -635,5 +652,37 @@ mod tests {
         assert_eq!(ab.recommended, Some((0, 0)));
         assert_eq!(ab.cells[1][1].as_ref().unwrap().value, Some(7.0));
         assert_eq!(ab.cells[0][1], None);
+    }
+
+    #[test]
+    fn row_order_does_not_change_a_map() {
+        // Two scenarios: one after the other (a sweep's order) or each configuration's rows
+        // together: the same means, cells and marks.
+        let rows = |scenario: &str, shift: f64| -> Vec<String> {
+            (0..6)
+                .map(|i| {
+                    format!(
+                        "{scenario},{i},k{i},f,{},{},{},{}",
+                        i % 3,
+                        i / 3,
+                        10.0 - i as f64 + shift,
+                        i != 4
+                    )
+                })
+                .collect()
+        };
+        let head = "scenario,config_id,policy,family,param.a,param.b,cost,feasible\n";
+        let (a, b) = (rows("a", 0.0), rows("b", 0.5));
+        let split = format!("{head}{}\n{}\n", a.join("\n"), b.join("\n"));
+        let together: Vec<String> = a.iter().zip(&b).flat_map(|(x, y)| [x.clone(), y.clone()]).collect();
+        let together = format!("{head}{}\n", together.join("\n"));
+        let (m1, m2) = (
+            heatmaps(&summary(&split), "cost", Some("k2")),
+            heatmaps(&summary(&together), "cost", Some("k2")),
+        );
+        assert_eq!(m1, m2);
+        assert_eq!(m1[0].scenarios, 2);
+        assert_eq!(m1[0].cells[0][2], Some(Cell { value: Some(8.25), feasible: true, recommended: true }));
+        assert_eq!(m1[0].cells[1][1].as_ref().map(|c| c.feasible), Some(false));
     }
 }

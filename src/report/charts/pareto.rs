@@ -438,7 +438,13 @@ struct Panel<'a> {
 /// Draws the chart into `root`.
 pub fn render_pareto(data: &ParetoData, root: &Area) -> Result<(), ChartError> {
     let (title_area, rest) = root.split_vertically(TITLE_HEIGHT);
-    let mut sub = vec![format!("{} configurations", data.configs)];
+    let mut sub = vec![match data.dense() {
+        true => format!(
+            "{} configurations, too many for a marker each: cells shaded by how many fall there",
+            data.configs
+        ),
+        false => format!("{} configurations", data.configs),
+    }];
     if data.scenarios > 1 {
         sub.push(format!("metrics averaged over {} scenarios", data.scenarios));
     }
