@@ -30,7 +30,8 @@ pub struct Interval {
     count: Option<u64>,
     error_rate: f64,
     logged: [f64; 4],
-    fit: Fit,
+    /// Where its fitted distribution is in the trace's table of fits.
+    fit: usize,
 }
 
 impl Interval {
@@ -58,17 +59,13 @@ impl Interval {
     pub fn percentile_us(&self, k: usize) -> Option<f64> {
         self.logged.get(k).copied().filter(|v| !v.is_nan())
     }
-    /// The fitted latency distribution.
-    pub fn fit(&self) -> &Fit {
-        &self.fit
-    }
-
-    fn draw<R: Rng + ?Sized>(&self, rng: &mut R) -> Answer {
+    /// An answer drawn from `fit`, the interval's fitted distribution.
+    fn draw<R: Rng + ?Sized>(&self, fit: &Fit, rng: &mut R) -> Answer {
         // Two draws per answer, always in this order, so a given stream position means the same
         // thing for every configuration (common random numbers).
         let u_err: f64 = rng.random();
         let z = probit(open_unit(rng));
-        let micros = self.fit.at_score(z).round().max(1.0);
+        let micros = fit.at_score(z).round().max(1.0);
         let class = if u_err < self.error_rate { OutcomeClass::Error } else { OutcomeClass::Ok };
         Answer { latency: Dur(micros as u64), class, retry_after: None }
     }
@@ -91,6 +88,8 @@ pub struct Gap {
 #[derive(Clone, Debug)]
 pub struct IntervalTrace {
     intervals: Vec<Interval>,
+    /// The intervals' fitted distributions, each percentile set's once (see [`FitCache`]).
+    fits: Vec<Fit>,
     gaps: Vec<Gap>,
     gap_policy: GapPolicy,
     step: Dur,
@@ -303,11 +302,11 @@ impl Numbers for FastRows {
     type Error = ();
     #[inline]
     fn number(&self, i: usize) -> Result<f64, ()> {
-        Ok(self.values[i])
+        Ok(self.value(i))
     }
     #[inline]
     fn non_negative(&self, i: usize) -> Result<f64, ()> {
-        Ok(self.values[i])
+        Ok(self.value(i))
     }
     #[inline]
     fn bad(&self, _: usize, _: &str) {}
@@ -336,10 +335,12 @@ fn values<N: Numbers>(row: &N, cols: &Columns, t: i64, line: u64) -> Result<Raw,
         None => None,
         Some(i) => {
             let v = row.non_negative(i)?;
-            if v.fract() != 0.0 || v > 1e15 {
+            // Whole when it survives the round trip through an integer (exact up to 1e15; `v`
+            // is finite and not negative): cheaper than `fract`, the same answer.
+            if v > 1e15 || (v as i64) as f64 != v {
                 return Err(row.bad(i, "a whole number of requests"));
             }
-            Some(v as u64)
+            Some(v as i64 as u64)
         }
     };
     let error_rate = match cols.errors {
@@ -418,6 +419,125 @@ impl PrevTime {
     }
 }
 
+/// Line numbers of the kept rows, stored only where one does not follow on from the row kept
+/// before it (most rows are on consecutive lines).
+struct Lines {
+    /// (row index, its line) where the lines break off.
+    breaks: Vec<(usize, u64)>,
+    /// The line that would follow on from the last row's.
+    next: u64,
+}
+
+impl Lines {
+    /// Row `index` (the next one) is on `line`.
+    #[inline]
+    fn push(&mut self, index: usize, line: u64) {
+        if line != self.next || index == 0 {
+            self.breaks.push((index, line));
+        }
+        self.next = line.wrapping_add(1);
+    }
+
+    /// Row `index` (the last one) is now on `line`.
+    fn set_last(&mut self, index: usize, line: u64) {
+        match self.breaks.last_mut() {
+            Some(last) if last.0 == index => last.1 = line,
+            _ => self.breaks.push((index, line)),
+        }
+        self.next = line.wrapping_add(1);
+    }
+
+    /// The last row's line.
+    fn last(&self) -> u64 {
+        self.next.wrapping_sub(1)
+    }
+
+    /// Row `index`'s line.
+    fn line(&self, index: usize) -> u64 {
+        let k = self.breaks.partition_point(|b| b.0 <= index).saturating_sub(1);
+        self.breaks.get(k).map_or(0, |&(i, line)| line.wrapping_add((index - i) as u64))
+    }
+}
+
+/// The intervals of the rows kept so far, in time order: each row's values, fit and start,
+/// with its ends left for [`finish`](Intervals::finish), which knows the interval length.
+struct Intervals {
+    list: Vec<Interval>,
+    fits: FitCache,
+    /// Kept rows whose fit was repaired.
+    repaired: u64,
+    /// The first and the last row's time.
+    epoch: i64,
+    last_t: i64,
+    lines: Lines,
+    /// The spacing of the first two rows, and whether every spacing since is the same.
+    spacing: Option<u64>,
+    uniform: bool,
+}
+
+impl Intervals {
+    fn new(capacity: usize, tail_sigma: f64) -> Intervals {
+        Intervals {
+            list: Vec::with_capacity(capacity),
+            fits: FitCache::new(tail_sigma),
+            repaired: 0,
+            epoch: 0,
+            last_t: 0,
+            lines: Lines { breaks: Vec::new(), next: 0 },
+            spacing: None,
+            uniform: true,
+        }
+    }
+
+    /// The last row's time and line.
+    fn last(&self) -> Option<(i64, u64)> {
+        (!self.list.is_empty()).then(|| (self.last_t, self.lines.last()))
+    }
+
+    /// True when a row at `t` comes after the last one.
+    #[inline]
+    fn follows(&self, t: i64) -> bool {
+        self.list.is_empty() || t > self.last_t
+    }
+
+    /// Keeps `raw` as the next interval.
+    #[inline(always)]
+    fn push(&mut self, raw: Raw) {
+        if self.list.is_empty() {
+            self.epoch = raw.t;
+        } else {
+            let spacing = raw.t.wrapping_sub(self.last_t) as u64;
+            match self.spacing {
+                None => self.spacing = Some(spacing),
+                Some(first) => self.uniform &= spacing == first,
+            }
+        }
+        self.last_t = raw.t;
+        self.lines.push(self.list.len(), raw.line);
+        let (fit, repaired) = self.fits.fit(&raw.logged);
+        self.repaired += u64::from(repaired);
+        self.list.push(Interval {
+            start: to_sim(raw.t, self.epoch),
+            logged_end: SimTime::ZERO,
+            end: SimTime::ZERO,
+            count: raw.count,
+            error_rate: raw.error_rate,
+            logged: raw.logged,
+            fit,
+        });
+    }
+
+    /// Replaces the last interval's values with `raw`'s (a repeated time kept last).
+    fn replace_last(&mut self, raw: Raw) {
+        let Some(last) = self.list.last_mut() else { return };
+        self.repaired -= u64::from(self.fits.repaired(last.fit));
+        let (fit, repaired) = self.fits.fit(&raw.logged);
+        self.repaired += u64::from(repaired);
+        (last.count, last.error_rate, last.logged, last.fit) = (raw.count, raw.error_rate, raw.logged, fit);
+        self.lines.set_last(self.list.len() - 1, raw.line);
+    }
+}
+
 /// One interval CSV import under way: the columns, the rows kept so far and the report.
 struct Loader<'a> {
     header: &'a Header,
@@ -426,7 +546,7 @@ struct Loader<'a> {
     offset_s: i64,
     /// The time format, resolved from the first row.
     format: Option<Resolved>,
-    rows: Vec<Raw>,
+    intervals: Intervals,
     prev: PrevTime,
     report: ImportReport,
 }
@@ -454,55 +574,56 @@ impl Loader<'_> {
             Err(e) => return Err(e),
         };
         let cell = record.get(cols.time).unwrap_or_default().trim_ascii();
-        if let Some(prev) = self.rows.last_mut() {
+        if let Some((prev_t, prev_line)) = self.intervals.last() {
             let file = &header.file;
             let text = || String::from_utf8_lossy(cell).into_owned();
-            if raw.t < prev.t {
+            if raw.t < prev_t {
                 return Err(TraceError::NonMonotonic {
                     file: file.clone(),
                     column: header.names[cols.time].clone(),
                     position: cols.time + 1,
                     line,
                     value: text(),
-                    previous_line: prev.line,
+                    previous_line: prev_line,
                     previous: self.prev.text(),
                 });
             }
-            if raw.t == prev.t {
+            if raw.t == prev_t {
                 match opts.duplicates {
                     DuplicatePolicy::Error => {
                         return Err(TraceError::Duplicate {
                             file: file.clone(),
                             line,
                             value: text(),
-                            previous_line: prev.line,
+                            previous_line: prev_line,
                         });
                     }
                     DuplicatePolicy::KeepFirst => {}
-                    DuplicatePolicy::KeepLast => *prev = raw,
+                    DuplicatePolicy::KeepLast => self.intervals.replace_last(raw),
                 }
                 self.report.duplicates_dropped += 1;
                 return Ok(());
             }
         }
         self.prev.set(cell);
-        self.rows.push(raw);
+        self.intervals.push(raw);
         Ok(())
     }
 
     /// Reads the row at the start of `b` straight from the buffer when [`FastRows`] can and it
     /// is good and later than the previous row (anything else is left to [`row`](Self::row),
-    /// which gives the message or applies the policy); its length with the line end.
-    #[inline]
+    /// which gives the message or applies the policy); its length with the line end. Not
+    /// inlined: the row's work gets registers of its own, apart from the import's loop.
+    #[inline(never)]
     fn fast_row(&mut self, fast: &mut FastRows, line: u64, b: &[u8]) -> Option<usize> {
         let row = fast.read(b)?;
-        if self.rows.last().is_some_and(|prev| row.t <= prev.t) {
+        if !self.intervals.follows(row.t) {
             return None;
         }
         let raw = values(fast, self.cols, row.t, line).ok()?;
         self.report.rows += 1;
         self.prev.set_in(b, row.time_cell);
-        self.rows.push(raw);
+        self.intervals.push(raw);
         Some(row.len)
     }
 }
@@ -567,7 +688,7 @@ impl IntervalTrace {
             opts,
             offset_s,
             format: None,
-            rows: Vec::with_capacity(reader.estimate_rows(size_hint)),
+            intervals: Intervals::new(reader.estimate_rows(size_hint), opts.tail_sigma()),
             prev: PrevTime { short: [0; 32], len: 0, long: Vec::new() },
             report,
         };
@@ -590,8 +711,8 @@ impl IntervalTrace {
                 declined = if fast.is_some() { 0 } else { usize::MAX };
             }
         }
-        let Loader { rows, format, mut report, .. } = load;
-        if rows.is_empty() {
+        let Loader { intervals, format, mut report, .. } = load;
+        if intervals.list.is_empty() {
             return Err(match report.first_bad_row.take() {
                 Some(first) => {
                     TraceError::NoGoodRows { file: file.into(), skipped: report.bad_rows_skipped, first }
@@ -606,18 +727,37 @@ impl IntervalTrace {
                 fmt.describe()
             ));
         }
-        IntervalTrace::build(rows, opts, offset_s, report)
+        intervals.finish(opts, offset_s, report)
     }
 
+    /// The trace of `rows` (in time order, no time repeated), made as an imported file's is.
     pub(super) fn build(
         rows: Vec<Raw>,
         opts: &TraceOptions,
         offset_s: i64,
+        report: ImportReport,
+    ) -> Result<IntervalTrace, TraceError> {
+        let mut intervals = Intervals::new(rows.len(), opts.tail_sigma());
+        for raw in rows {
+            intervals.push(raw);
+        }
+        intervals.finish(opts, offset_s, report)
+    }
+}
+
+impl Intervals {
+    /// The trace: the interval length (given, or the spacing's upper median), each interval's
+    /// ends, the gaps, the healthy model where the policy wants it.
+    fn finish(
+        self,
+        opts: &TraceOptions,
+        offset_s: i64,
         mut report: ImportReport,
     ) -> Result<IntervalTrace, TraceError> {
-        let epoch = rows[0].t;
+        let Intervals { list: mut intervals, mut fits, repaired, epoch, lines, spacing, uniform, .. } = self;
         report.epoch_offset_us = epoch;
-        report.rows_used = rows.len() as u64;
+        report.rows_used = intervals.len() as u64;
+        report.repaired_intervals += repaired;
         let step = match opts.interval {
             Some(d) if d.is_zero() => {
                 return Err(TraceError::Option {
@@ -627,8 +767,15 @@ impl IntervalTrace {
             }
             Some(d) => d,
             None => {
-                let mut diffs: Vec<u64> = rows.windows(2).map(|w| (w[1].t - w[0].t) as u64).collect();
-                let Some(median) = upper_median(&mut diffs) else {
+                let median = match spacing {
+                    Some(first) if uniform => Some(first),
+                    _ => {
+                        let mut diffs: Vec<u64> =
+                            intervals.windows(2).map(|w| w[1].start.0.wrapping_sub(w[0].start.0)).collect();
+                        upper_median(&mut diffs)
+                    }
+                };
+                let Some(median) = median else {
                     return Err(TraceError::Option {
                         option: "interval",
                         message: format!(
@@ -642,16 +789,13 @@ impl IntervalTrace {
                 step
             }
         };
-        let tail = opts.tail_sigma();
-        let mut fits = FitCache::new(tail);
-        let mut intervals = Vec::with_capacity(rows.len());
         let mut gaps = Vec::new();
-        for (i, raw) in rows.iter().enumerate() {
-            let start = to_sim(raw.t, epoch);
-            let next = rows.get(i + 1).map(|r| (to_sim(r.t, epoch), r.line));
+        let mut has_counts = true;
+        for i in 0..intervals.len() {
+            let start = intervals[i].start;
             let mut logged_end = start + step;
             let mut end = logged_end;
-            if let Some((next, line)) = next {
+            if let Some(next) = intervals.get(i + 1).map(|iv| iv.start) {
                 logged_end = logged_end.min(next);
                 end = next;
                 let spacing = next - start;
@@ -660,32 +804,24 @@ impl IntervalTrace {
                         start: logged_end,
                         end: next,
                         missing_intervals: (spacing.0 + step.0 / 2) / step.0 - 1,
-                        line,
+                        line: lines.line(i + 1),
                     });
                     if opts.gaps != GapPolicy::Hold {
                         end = logged_end;
                     }
                 }
             }
-            let (fit, repaired) = fits.fit(&raw.logged);
-            report.repaired_intervals += u64::from(repaired);
-            intervals.push(Interval {
-                start,
-                logged_end,
-                end,
-                count: raw.count,
-                error_rate: raw.error_rate,
-                logged: raw.logged,
-                fit,
-            });
+            let iv = &mut intervals[i];
+            (iv.logged_end, iv.end) = (logged_end, end);
+            has_counts &= iv.count.is_some();
         }
         report.gaps = gaps.len() as u64;
         let horizon = intervals.last().map_or(SimTime::ZERO, |iv| iv.logged_end);
         let healthy = (opts.gaps == GapPolicy::Healthy && !gaps.is_empty())
-            .then(|| IntervalTrace::healthy(&intervals, horizon, tail));
-        let has_counts = intervals.iter().all(|iv| iv.count.is_some());
+            .then(|| IntervalTrace::healthy(&intervals, horizon, &mut fits));
         Ok(IntervalTrace {
             intervals,
+            fits: fits.into_fits(),
             gaps,
             gap_policy: opts.gaps,
             step,
@@ -696,10 +832,12 @@ impl IntervalTrace {
             report,
         })
     }
+}
 
+impl IntervalTrace {
     /// The healthy model: no errors, each percentile the median of its logged values, arrivals
     /// at the median rate of the intervals with counts.
-    fn healthy(intervals: &[Interval], horizon: SimTime, tail: f64) -> (Interval, f64) {
+    fn healthy(intervals: &[Interval], horizon: SimTime, fits: &mut FitCache) -> (Interval, f64) {
         let mut keys = Vec::with_capacity(intervals.len());
         let mut median = |values: &mut dyn Iterator<Item = f64>| {
             keys.clear();
@@ -722,7 +860,7 @@ impl IntervalTrace {
             count: None,
             error_rate: 0.0,
             logged,
-            fit: Fit::new(&logged, tail).0,
+            fit: fits.add(&logged).0,
         };
         (healthy, rate_per_us)
     }
@@ -744,7 +882,13 @@ impl IntervalTrace {
     /// The dependency's answer to an attempt at `at`: latency from the interval's fitted
     /// distribution, class `Error` with the logged error probability, else `Ok`. Allocation-free.
     pub fn answer<R: Rng + ?Sized>(&self, at: SimTime, rng: &mut R) -> Answer {
-        self.interval_at(at).draw(rng)
+        let iv = self.interval_at(at);
+        iv.draw(&self.fits[iv.fit], rng)
+    }
+
+    /// The fitted latency distribution of `interval` (one of this trace's).
+    pub fn fit(&self, interval: &Interval) -> &Fit {
+        &self.fits[interval.fit]
     }
 
     /// Arrivals from the logged counts, or `None` when the trace has no count column (use the
@@ -1299,6 +1443,31 @@ mod tests {
                 assert_eq!(fast, format!("{:?}", parse(&quoted, opts)), "seed {seed}:\n{plain}");
             }
         }
+    }
+
+    #[test]
+    fn line_numbers_are_kept_where_rows_break_off() {
+        let mut lines = Lines { breaks: Vec::new(), next: 0 };
+        for (i, line) in [0u64, 1, 2, 7, 8, 10].into_iter().enumerate() {
+            lines.push(i, line);
+        }
+        assert_eq!(lines.breaks, [(0, 0), (3, 7), (5, 10)]);
+        lines.set_last(5, 12);
+        lines.push(6, 13);
+        let all: Vec<u64> = (0..7).map(|i| lines.line(i)).collect();
+        assert_eq!((all, lines.last()), (vec![0, 1, 2, 7, 8, 12, 13], 13));
+        // Through an import: a blank line, a skipped row and a repeated time kept last.
+        let data = "ts,p95_ms\n0,1\n60,1\n\nbad,1\n120,1\n120,2\n600,1\n";
+        let opts = TraceOptions {
+            skip_bad_rows: true,
+            duplicates: DuplicatePolicy::KeepLast,
+            ..TraceOptions::default()
+        };
+        let t = parse(data, &opts).unwrap();
+        assert_eq!(t.gaps().iter().map(|g| g.line).collect::<Vec<_>>(), [8]);
+        assert_eq!(t.intervals()[2].percentile_us(2), Some(2_000.0));
+        let err = parse("ts,p95_ms\n0,1\n60,1\n\n120,1\n90,1\n", &opts).unwrap_err().to_string();
+        assert!(err.contains("line 6") && err.contains("on line 5"), "{err}");
     }
 
     #[test]

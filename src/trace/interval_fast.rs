@@ -7,11 +7,15 @@
 //! parser rounds). Anything else (a sign, an exponent, spaces, a quote, a short row, ...) is
 //! declined, and the general path reads that row with its own messages.
 
-use super::columns::{digit_run, eight_digits_value, non_digit_flags};
+use super::columns::digit_run;
 use super::timestamp::{Resolved, parse_datetime};
 
 /// Most fields a row may be read up to (the last column needed, plus one).
 pub(super) const MAX_FIELDS: usize = 16;
+
+/// A dense row whose numbers end before this many bytes is read from a fixed window of the
+/// buffer, without a bounds check per number (see [`FastRows::read_dense`]).
+const WINDOW: usize = 128;
 
 /// Powers of ten, exact as `u64` up to 10^19.
 const POW10: [u64; 20] = {
@@ -104,6 +108,13 @@ impl FastRows {
         Some(FastRows { ops, upto, dense, time, day: None, values: [0.0; MAX_FIELDS] })
     }
 
+    /// Column `i` of the last row read (every column it reads is below [`MAX_FIELDS`]: the
+    /// index is wrapped rather than checked).
+    #[inline]
+    pub(super) fn value(&self, i: usize) -> f64 {
+        self.values[i % MAX_FIELDS]
+    }
+
     /// The row at the start of `b`, or `None` when it is not one this reader reads exactly (or
     /// does not end in `b`).
     #[inline]
@@ -112,10 +123,47 @@ impl FastRows {
         Some(FastRow { t, time_cell: (cell_end.0, cell_end.1), len: line_end(b, end)? })
     }
 
-    /// [`read`](Self::read) for the dense layout: time, where its cell is, where the last field ends.
+    /// [`read`](Self::read) for the dense layout: time, where its cell is, where the last field
+    /// ends. With [`WINDOW`] bytes and a word buffered, the numbers are read from words at
+    /// indices kept inside the window by a mask; positions only grow, so when the last number
+    /// ends inside the window every read was where it says. Any other row is read with checks.
     #[inline]
     fn read_dense(&mut self, b: &[u8]) -> Option<(i64, (usize, usize), usize)> {
-        let (t, mut i) = self.time(b, 0)?;
+        let (t, i) = self.time(b, 0)?;
+        let read = b.first_chunk::<{ WINDOW + 8 }>().and_then(|window| self.numbers_in(window, b, i));
+        match read {
+            Some(end) if end < WINDOW - 1 => Some((t, (0, i), end)),
+            _ => self.read_dense_checked(b, t, i),
+        }
+    }
+
+    /// The numbers after the time cell ending at `i`, read from `window` (the start of `b`) at
+    /// masked indices: where the last one ends (meaningful only when inside the window). Not
+    /// inlined: in a function of its own the loop keeps its constants in registers.
+    #[inline(never)]
+    fn numbers_in(&mut self, window: &[u8; WINDOW + 8], b: &[u8], mut i: usize) -> Option<usize> {
+        for k in 1..self.upto {
+            if window[i % WINDOW] != b',' {
+                return None;
+            }
+            let at = (i + 1) % WINDOW;
+            let word = u64::from_le_bytes(*window[at..].first_chunk::<8>()?);
+            let (v, len) = match short_decimal(word) {
+                Some(read) => read,
+                None => {
+                    let (v, end) = long_decimal(b, i + 1)?;
+                    (v, end - i - 1)
+                }
+            };
+            self.values[k] = v;
+            i += 1 + len;
+        }
+        Some(i)
+    }
+
+    /// [`read_dense`](Self::read_dense) with every access checked, from the time cell's end `i`.
+    #[cold]
+    fn read_dense_checked(&mut self, b: &[u8], t: i64, mut i: usize) -> Option<(i64, (usize, usize), usize)> {
         let cell = (0, i);
         for k in 1..self.upto {
             if b.get(i) != Some(&b',') {
@@ -259,32 +307,54 @@ fn two_digits(a: u8, b: u8) -> Option<u32> {
 /// ends within eight bytes (`4523`, `199.5`) is read from one word.
 #[inline(always)]
 pub(super) fn decimal(b: &[u8], i: usize) -> Option<(f64, usize)> {
+    match b.get(i..).and_then(<[u8]>::first_chunk::<8>).and_then(|w| short_decimal(u64::from_le_bytes(*w))) {
+        Some((v, len)) => Some((v, i + len)),
+        None => long_decimal(b, i),
+    }
+}
+
+/// [`decimal`] of the eight bytes `word` (little-endian) when the number ends inside them:
+/// its value and length. `None` for anything else, which [`long_decimal`] reads (or declines).
+#[inline(always)]
+fn short_decimal(word: u64) -> Option<(f64, usize)> {
     const ZEROS: u64 = 0x3030_3030_3030_3030;
-    let Some(chunk) = b.get(i..).and_then(<[u8]>::first_chunk::<8>) else { return long_decimal(b, i) };
-    let w = u64::from_le_bytes(*chunk);
-    let other = non_digit_flags(w);
-    let int = other.trailing_zeros() as usize / 8;
-    if other == 0 || int == 0 {
-        return long_decimal(b, i);
+    const DOT: u8 = b'.' ^ b'0';
+    // Digits become 0..=9; any other byte has its high bit set here, by itself or after adding
+    // 0x76. A carry out of a byte comes only from one already flagged and only reaches later
+    // bytes, so the first flag, and in ASCII text the first past a dot, are exact.
+    let x = word ^ ZEROS;
+    let flags = (x | x.wrapping_add(0x7676_7676_7676_7676)) & 0x8080_8080_8080_8080;
+    let int = flags.trailing_zeros() as usize / 8;
+    if int == 0 || int == 8 {
+        return None;
     }
     let low = |n: usize| (1u64 << (8 * n)) - 1;
-    // The digits of `w` below byte `n`, as a number (1 <= n <= 7).
-    let value = |w: u64, n: usize| eight_digits_value((w << (64 - 8 * n)) | (ZEROS >> (8 * n)));
-    if chunk[int] != b'.' {
-        return Some((value(w, int) as i64 as f64, i + int));
+    // The digit values below byte `n` as a number (1 <= n <= 7): moved to the top, the bytes
+    // below become leading zeros. (Values below 10^7 convert exactly through `i64`, one
+    // instruction where `u64` takes several.)
+    let value = |x: u64, n: usize| digit_values(x << (64 - 8 * n)) as i64 as f64;
+    if (x >> (8 * int)) as u8 != DOT {
+        return Some((value(x, int), int));
     }
-    // The fraction's end: the next non-digit. In ASCII text the flags are exact byte by byte
-    // (adding 6 carries out of a byte only from 0xFA up, itself flagged, and only into later
-    // bytes), so the first flag past the dot is that end.
-    let after = (other >> (8 * int)) >> 8;
-    let end = int + 1 + after.trailing_zeros() as usize / 8;
-    if after == 0 || end == int + 1 {
-        return long_decimal(b, i);
+    let frac = ((flags >> (8 * int)) >> 8).trailing_zeros() as usize / 8;
+    let end = int + 1 + frac;
+    if frac == 0 || end > 7 {
+        return None;
     }
-    // The integer digits followed by the fraction's, the dot taken out. (Values below 10^7
-    // convert exactly through `i64`, one instruction where `u64` takes several.)
-    let joined = (w & low(int)) | ((w >> 8) & !low(int));
-    Some((value(joined, end - 1) as i64 as f64 / POW10_F64[end - int - 1], i + end))
+    // The integer digits followed by the fraction's, the dot taken out.
+    let joined = (x & low(int)) | ((x >> 8) & !low(int));
+    Some((value(joined, end - 1) / POW10_F64[frac], end))
+}
+
+/// Eight digit values (0..=9, the first in the lowest byte) as one number, with three
+/// multiplications (the "SWAR" method of simdjson and fast_float).
+#[inline(always)]
+fn digit_values(v: u64) -> u64 {
+    const MASK: u64 = 0x0000_00FF_0000_00FF;
+    const MUL1: u64 = 100 + (1_000_000 << 32);
+    const MUL2: u64 = 1 + (10_000 << 32);
+    let v = v * 10 + (v >> 8);
+    ((v & MASK).wrapping_mul(MUL1).wrapping_add(((v >> 16) & MASK).wrapping_mul(MUL2))) >> 32
 }
 
 /// [`decimal`] for a number that does not end within eight bytes (or is not one).
@@ -433,6 +503,83 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// A word's number read by [`short_decimal`] is the one [`long_decimal`] reads there.
+    fn word_agrees(text: &[u8]) {
+        let mut padded = text.to_vec();
+        padded.resize(padded.len().max(8), b'x');
+        let word = u64::from_le_bytes(*padded.first_chunk().unwrap());
+        if let Some((v, len)) = short_decimal(word) {
+            let long = long_decimal(&padded, 0);
+            assert_eq!(long.map(|(v, end)| (v.to_bits(), end)), Some((v.to_bits(), len)), "{padded:?}");
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn words_read_as_the_long_reader_reads_them(bytes in prop::collection::vec(
+            prop::sample::select(b"0123456789..,,\n\r-+e x\xff\x80\xfa\x2f\x3a".to_vec()), 0..12)
+        ) {
+            word_agrees(&bytes);
+        }
+
+        #[test]
+        fn dense_rows_read_the_same_from_the_window_and_with_checks(
+            numbers in prop::collection::vec("[0-9]{1,9}(\\.[0-9]{1,9})?|[0-9]{1,3}\\.[0-9]|-1|1e3|", 1..15),
+            end in prop::sample::select(vec!["\n", "\r\n", ",x\n", "\r", ""]),
+        ) {
+            let mut line = String::from("1700000000");
+            for n in &numbers {
+                line.push(',');
+                line.push_str(n);
+            }
+            line.push_str(end);
+            let read = |b: &[u8]| {
+                let mut rows =
+                    FastRows::new(0, 1..=numbers.len(), Resolved::Epoch(1_000_000), 0).unwrap();
+                rows.read(b).map(|r| (r.t, r.time_cell, r.len, rows.values.map(f64::to_bits)))
+            };
+            // At the end of the buffer (checked) and followed by more rows (the window).
+            let alone = read(line.as_bytes());
+            let followed = read(format!("{line}{}", "1,2,3\n".repeat(40)).as_bytes());
+            if alone.is_some() {
+                prop_assert_eq!(&alone, &followed, "{}", line);
+            } else {
+                prop_assert!(followed.is_none() || !end.contains('\n') || end.is_empty(), "{}", line);
+            }
+            if let Some((_, _, _, values)) = followed.filter(|_| end.contains('\n')) {
+                for (k, n) in numbers.iter().enumerate() {
+                    let general = parse_f64(n.as_bytes()).map(f64::to_bits);
+                    prop_assert_eq!(Some(values[k + 1]), general, "{}", n);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn words_of_every_length_and_ending_read_exactly() {
+        for text in [
+            &b"1,"[..],
+            b"1234567,",
+            b"12345678",
+            b"1234.567",
+            b"123456.7",
+            b"123456.\n",
+            b"1.2.3,,,",
+            b".5,",
+            b"0.000001",
+            b"00000.1\n",
+            b"9\xff",
+            b"12\x80.5,",
+            b"5.\xfa9,",
+        ] {
+            word_agrees(text);
+        }
+        assert_eq!(short_decimal(u64::from_le_bytes(*b"199.5,xx")), Some((199.5, 5)));
+        assert_eq!(short_decimal(u64::from_le_bytes(*b"4523\n170")), Some((4523.0, 4)));
+        assert_eq!(short_decimal(u64::from_le_bytes(*b"12345678")), None);
+        assert_eq!(short_decimal(u64::from_le_bytes(*b"123456.7")), None);
     }
 
     #[test]

@@ -104,13 +104,18 @@ impl Fit {
     }
 }
 
-/// [`Fit::new`] remembered for recently seen percentile sets: traces repeat the same logged
-/// values often (rounded latencies, quiet hours), and a hit costs a hash of the four values'
-/// bits instead of four logarithms. Two-way set-associative: a set's pair of slots comes from a
-/// hash of its bits; a new set takes the first slot and moves the one there to the second.
+/// The fits of a trace's intervals, each made once per percentile set seen recently: traces
+/// repeat the same logged values often (rounded latencies, quiet hours), and a hit costs a hash
+/// of the four values' bits instead of four logarithms. Intervals hold an index into
+/// [`FitCache::fits`]. Two-way set-associative: a set's pair of slots comes from a hash of its
+/// bits; a new set takes the first slot and moves the one there to the second.
 pub struct FitCache {
     tail_sigma: f64,
-    slots: Vec<Option<([u64; 4], Fit, bool)>>,
+    /// A set's bits, its fit's index and whether it was repaired; an index of `usize::MAX`
+    /// marks an empty slot.
+    slots: Vec<([u64; 4], usize, bool)>,
+    fits: Vec<Fit>,
+    repaired: Vec<bool>,
 }
 
 impl FitCache {
@@ -118,27 +123,65 @@ impl FitCache {
 
     /// An empty cache for fits with this tail spread.
     pub fn new(tail_sigma: f64) -> FitCache {
-        FitCache { tail_sigma, slots: vec![None; 2 << Self::PAIRS_LOG2] }
+        FitCache {
+            tail_sigma,
+            slots: vec![([0; 4], usize::MAX, false); 2 << Self::PAIRS_LOG2],
+            fits: Vec::new(),
+            repaired: Vec::new(),
+        }
     }
 
-    /// What [`Fit::new`] gives for `micros` (bit-identical: the same call, made once per set).
-    #[inline]
-    pub fn fit(&mut self, micros: &[f64; 4]) -> (Fit, bool) {
+    /// The index in [`fits`](Self::fits) of what [`Fit::new`] gives for `micros` (bit-identical:
+    /// the same call, made once per set while it stays cached), and whether it was repaired.
+    #[inline(always)]
+    pub fn fit(&mut self, micros: &[f64; 4]) -> (usize, bool) {
         let key = micros.map(f64::to_bits);
-        // Logged values differ mostly in their high mantissa bits: fold every half onto the low
-        // one, then take the multiplied word's top bits.
-        let mixed = key.iter().fold(0u64, |h, k| (h ^ k ^ (k >> 32)).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        // The four values' bits rotated apart and multiplied: the product's top bits (the pair)
+        // depend on every bit.
+        let mixed = (key[0] ^ key[1].rotate_left(16) ^ key[2].rotate_left(32) ^ key[3].rotate_left(48))
+            .wrapping_mul(0x9E37_79B9_7F4A_7C15);
         let first = 2 * (mixed >> (64 - Self::PAIRS_LOG2)) as usize;
-        for slot in first..first + 2 {
-            if let Some((k, fit, repaired)) = &self.slots[slot]
-                && *k == key
-            {
-                return (*fit, *repaired);
+        let Some(pair) = self.slots.get_mut(first..first + 2) else { return self.add(micros) };
+        for (k, index, repaired) in pair.iter() {
+            if *k == key && *index != usize::MAX {
+                return (*index, *repaired);
             }
         }
+        self.miss(micros, key, first)
+    }
+
+    /// [`fit`](Self::fit) for a set not cached: a new fit, in the pair's first slot.
+    #[cold]
+    #[inline(never)]
+    fn miss(&mut self, micros: &[f64; 4], key: [u64; 4], first: usize) -> (usize, bool) {
+        let (index, repaired) = self.add(micros);
+        self.slots[first + 1] = std::mem::replace(&mut self.slots[first], (key, index, repaired));
+        (index, repaired)
+    }
+
+    /// Adds [`Fit::new`] of `micros` to the table (not to the cache): its index, and whether it
+    /// was repaired.
+    pub fn add(&mut self, micros: &[f64; 4]) -> (usize, bool) {
         let (fit, repaired) = Fit::new(micros, self.tail_sigma);
-        self.slots[first + 1] = self.slots[first].replace((key, fit, repaired));
-        (fit, repaired)
+        let index = self.fits.len();
+        self.fits.push(fit);
+        self.repaired.push(repaired);
+        (index, repaired)
+    }
+
+    /// Whether the fit at `index` was repaired (false for an index never given).
+    pub fn repaired(&self, index: usize) -> bool {
+        self.repaired.get(index).copied().unwrap_or(false)
+    }
+
+    /// The fits made, by index.
+    pub fn fits(&self) -> &[Fit] {
+        &self.fits
+    }
+
+    /// The fits made, by index, without the cache.
+    pub fn into_fits(self) -> Vec<Fit> {
+        self.fits
     }
 }
 
@@ -234,7 +277,9 @@ mod tests {
             for (i, set) in sets.iter().enumerate() {
                 let mut set = *set;
                 set[3] += i as f64;
-                assert_eq!(format!("{:?}", cache.fit(&set)), format!("{:?}", Fit::new(&set, 0.5)));
+                let (index, repaired) = cache.fit(&set);
+                let fit = cache.fits()[index];
+                assert_eq!(format!("{:?}", (fit, repaired)), format!("{:?}", Fit::new(&set, 0.5)));
             }
         }
     }
