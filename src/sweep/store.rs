@@ -81,16 +81,22 @@ static SCRATCH_FILES: AtomicU64 = AtomicU64::new(0);
 
 impl Records {
     /// `len` zeroed records of `width` words, in `scratch`; `readers` is how many sequential
-    /// readers may interleave (the cache keeps a few blocks for each).
+    /// readers may interleave (the cache keeps a few blocks for each). When the scratch folder
+    /// cannot take the file, the records are held in memory instead.
     pub fn new(width: usize, len: usize, readers: usize, scratch: &Scratch) -> std::io::Result<Records> {
         let bytes = width.saturating_mul(len).saturating_mul(8);
         let capacity = 2 * readers.max(1) + 4;
         let backing = match &scratch.dir {
-            Some(dir) if bytes > scratch.threshold => {
-                let (file, path) = scratch_file(dir)?;
-                file.set_len(bytes as u64)?;
-                Backing::File(Spilled { file, path, cache: Mutex::new(Cache::default()) })
-            }
+            Some(dir) if bytes > scratch.threshold => match scratch_file(dir) {
+                Ok((file, path)) => {
+                    let spilled = Spilled { file, path, cache: Mutex::new(Cache::default()) };
+                    match spilled.file.set_len(bytes as u64) {
+                        Ok(()) => Backing::File(spilled),
+                        Err(_) => Backing::Memory(vec![0; width * len]),
+                    }
+                }
+                Err(_) => Backing::Memory(vec![0; width * len]),
+            },
             _ => Backing::Memory(vec![0; width * len]),
         };
         Ok(Records { width, len, capacity, backing })
@@ -289,5 +295,10 @@ mod tests {
         let m = Records::new(3, 10, 1, &Scratch::memory()).unwrap();
         m.get(9, &mut out);
         assert_eq!(out, [0, 0, 0]);
+        // A scratch folder that cannot be made (under a file): held in memory.
+        let file = dir.path().join("f");
+        std::fs::write(&file, "").unwrap();
+        let held = Records::new(3, 10, 1, &Scratch { dir: Some(file.join("sub")), threshold: 0 }).unwrap();
+        assert!(format!("{held:?}").contains("spilled: false"));
     }
 }
