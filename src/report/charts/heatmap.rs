@@ -99,13 +99,17 @@ impl Heatmap {
         best.map(|b| b.0)
     }
 
+    /// How many feasible cells have a value, and the smallest and largest of those values
+    /// (infinite when none), folded in cell order without collecting them.
+    fn extremes(&self) -> (usize, f64, f64) {
+        let values = self.cells.iter().flatten().flatten().filter(|c| c.feasible).filter_map(|c| c.value);
+        values.fold((0, f64::INFINITY, f64::NEG_INFINITY), |(n, lo, hi), v| (n + 1, lo.min(v), hi.max(v)))
+    }
+
     /// The colour scale's range: over the feasible cells only (infeasible ones are greyed);
     /// `None` when no cell is feasible.
     pub fn range(&self) -> Option<(f64, f64)> {
-        let vals: Vec<f64> =
-            self.cells.iter().flatten().flatten().filter(|c| c.feasible).filter_map(|c| c.value).collect();
-        let lo = vals.iter().copied().fold(f64::INFINITY, f64::min);
-        let hi = vals.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let (_, lo, hi) = self.extremes();
         if !lo.is_finite() {
             None
         } else if hi <= lo {
@@ -128,13 +132,10 @@ impl Heatmap {
     /// The relative spread of the feasible values when it is below [`NARROW_SPREAD`] (the
     /// colours then exaggerate small differences, and the chart says so).
     pub fn narrow_spread(&self) -> Option<f64> {
-        let vals: Vec<f64> =
-            self.cells.iter().flatten().flatten().filter(|c| c.feasible).filter_map(|c| c.value).collect();
-        if vals.len() < 2 {
+        let (count, lo, hi) = self.extremes();
+        if count < 2 {
             return None;
         }
-        let lo = vals.iter().copied().fold(f64::INFINITY, f64::min);
-        let hi = vals.iter().copied().fold(f64::NEG_INFINITY, f64::max);
         let scale = lo.abs().max(hi.abs());
         let spread = if scale > 0.0 { (hi - lo) / scale } else { 0.0 };
         (spread < NARROW_SPREAD).then_some(spread)
@@ -178,8 +179,8 @@ struct Filling {
     params: (String, String),
     x_at: HashMap<String, usize>,
     y_at: HashMap<String, usize>,
-    /// The best configuration so far of each cell, row by row.
-    best: Vec<Option<Cell>>,
+    /// The best configuration so far of each cell, `best[y][x]` (moved into the map's cells).
+    best: Vec<Vec<Option<Cell>>>,
 }
 
 /// Builds every heatmap `summary` allows for `metric` (falling back to nothing when the
@@ -260,7 +261,7 @@ pub fn heatmaps(
                     params: (xp.to_string(), yp.to_string()),
                     x_at: position(xs),
                     y_at: position(ys),
-                    best: vec![None; xs.len() * ys.len()],
+                    best: vec![vec![None; xs.len()]; ys.len()],
                     map: Heatmap {
                         family: name.clone(),
                         x_param: xp.to_string(),
@@ -294,7 +295,7 @@ pub fn heatmaps(
                 ) else {
                     continue;
                 };
-                let slot = &mut f.best[y * f.map.x_values.len() + x];
+                let slot = &mut f.best[y][x];
                 if slot.as_ref().is_none_or(|b| better(cand, b, hi)) {
                     let recommended = recommended == Some(first.policy());
                     *slot = Some(Cell { value: cand.0, feasible: cand.1, recommended });
@@ -307,9 +308,7 @@ pub fn heatmaps(
         .into_iter()
         .map(|f| {
             let mut map = f.map;
-            let width = map.x_values.len().max(1);
-            let mut cells = f.best.into_iter();
-            map.cells = (0..map.y_values.len()).map(|_| cells.by_ref().take(width).collect()).collect();
+            map.cells = f.best;
             map.recommended = map.cells.iter().enumerate().find_map(|(y, row)| {
                 row.iter().position(|c| c.as_ref().is_some_and(|c| c.recommended)).map(|x| (x, y))
             });
