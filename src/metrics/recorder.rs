@@ -375,15 +375,55 @@ pub struct RunRecord {
 }
 
 /// One scripted call: when it arrived, when the breaker let it start (later than its arrival
-/// when it waited; `None` when rejected) and when the caller had its answer.
+/// when it waited; `None` when rejected) and when the caller had its answer. Three words (24
+/// bytes, not 40): a time not yet known is held as [`CallRecord::UNSET`], which no run reaches.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct CallRecord {
     /// The script row's `t_ms`.
     pub arrival: SimTime,
+    start: SimTime,
+    end: SimTime,
+}
+
+impl CallRecord {
+    /// The place of a time not (yet) known.
+    const UNSET: SimTime = SimTime(u64::MAX);
+
+    /// A call arrived at `arrival`, neither started nor answered.
+    #[inline]
+    pub fn new(arrival: SimTime) -> CallRecord {
+        CallRecord { arrival, start: CallRecord::UNSET, end: CallRecord::UNSET }
+    }
+
+    /// A call with the given times (tests).
+    pub fn with(arrival: SimTime, start: Option<SimTime>, end: Option<SimTime>) -> CallRecord {
+        let or_unset = |t: Option<SimTime>| t.unwrap_or(CallRecord::UNSET);
+        CallRecord { arrival, start: or_unset(start), end: or_unset(end) }
+    }
+
     /// When the call was sent upstream, if it was.
-    pub start: Option<SimTime>,
-    /// When the caller had its answer (the result, or the rejection).
-    pub end: Option<SimTime>,
+    #[inline]
+    pub fn start(&self) -> Option<SimTime> {
+        (self.start != CallRecord::UNSET).then_some(self.start)
+    }
+
+    /// When the caller had its answer (the result, or the rejection), if it has.
+    #[inline]
+    pub fn end(&self) -> Option<SimTime> {
+        (self.end != CallRecord::UNSET).then_some(self.end)
+    }
+
+    /// Notes when the call was sent upstream.
+    #[inline]
+    pub fn set_start(&mut self, t: SimTime) {
+        self.start = t;
+    }
+
+    /// Notes when the caller had its answer.
+    #[inline]
+    pub fn set_end(&mut self, t: SimTime) {
+        self.end = t;
+    }
 }
 
 /// Collects one run's events. See the module documentation.

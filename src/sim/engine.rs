@@ -571,7 +571,7 @@ impl<'a> Engine<'a> {
     fn arrive(&mut self, now: SimTime, request: u64, first_answer: Option<Answer>) {
         self.drawn = first_answer.map(|a| (request, a));
         if self.log_calls {
-            self.calls.push(CallRecord { arrival: now, start: None, end: None });
+            self.calls.push(CallRecord::new(now));
         }
         self.note_arrival(now, request, first_answer);
         let instances = self.instances.len() as u64;
@@ -613,7 +613,7 @@ impl<'a> Engine<'a> {
     #[inline]
     fn arrive_direct<L: Lane>(&mut self, now: SimTime, request: u64, first_answer: Option<Answer>) {
         if self.log_calls {
-            self.calls.push(CallRecord { arrival: now, start: None, end: None });
+            self.calls.push(CallRecord::new(now));
         }
         let first_answer = self.note_arrival(now, request, first_answer);
         let admission = L::of(&mut self.guards[0].breaker).admit(now, &mut self.changes);
@@ -626,7 +626,7 @@ impl<'a> Engine<'a> {
                 let answer = first_answer.unwrap_or_else(|| self.workload.first_answer(request, now));
                 let (class, latency) = self.as_seen(0, answer);
                 if let Some(logged) = self.logged(request) {
-                    logged.start = Some(now);
+                    logged.set_start(now);
                 }
                 let i = self.flights.put(Flight {
                     arrival: now,
@@ -662,7 +662,7 @@ impl<'a> Engine<'a> {
         if self.log_calls {
             // The log holds the calls from `calls_from` on, fewer than 2^32 of them.
             let i = f.request.wrapping_sub(self.calls_from as u32) as usize;
-            self.calls[i].end = Some(now);
+            self.calls[i].set_end(now);
         }
         if f.class == OutcomeClass::Ok {
             self.rec.request_done(f.arrival, now, Finish::Success, None);
@@ -768,9 +768,9 @@ impl<'a> Engine<'a> {
         }
         let b = self.guard_index(slot, p);
         if let Some(logged) = self.logged(call.request)
-            && logged.start.is_none()
+            && logged.start().is_none()
         {
-            logged.start = Some(now);
+            logged.set_start(now);
         }
         let kind = if ticket.probe { AttemptKind::Probe } else { kind };
         call.epoch = self.epoch;
@@ -1048,7 +1048,7 @@ impl<'a> Engine<'a> {
     /// Notes when a scripted call's caller had its answer.
     fn answered(&mut self, request: u64, now: SimTime) {
         if let Some(logged) = self.logged(request) {
-            logged.end = Some(now);
+            logged.set_end(now);
         }
     }
 
@@ -1073,7 +1073,7 @@ impl<'a> Engine<'a> {
         if !self.direct {
             return Ok(());
         }
-        let done = self.calls.iter().position(|c| c.end.is_none()).unwrap_or(self.calls.len());
+        let done = self.calls.iter().position(|c| c.end().is_none()).unwrap_or(self.calls.len());
         if done > 0 {
             self.waiting_calls.clear();
             self.waiting_calls.extend_from_slice(&self.calls[done..]);
@@ -1477,14 +1477,14 @@ mod tests {
         assert_eq!(changes(&r), vec![(45, State::Open), (10_045, State::HalfOpen), (10_145, State::Closed)]);
         assert_eq!((r.counters.attempts, r.counters.rejections), (7, 0));
         assert_eq!(latency_range_ms(&r), (5, 105));
-        assert_eq!(r.calls[6].start, Some(SimTime(10_145_000)), "the waiter ran once the test closed it");
+        assert_eq!(r.calls[6].start(), Some(SimTime(10_145_000)), "the waiter ran once the test closed it");
         // The test fails instead: it reopens at 10,145 ms and the waiter is rejected then.
         let rows = rows.replace("10045,100,1", "10045,100,0");
         let r = scripted_run(&rows, "cockatiel-consecutive", &[]);
         assert_eq!(changes(&r), vec![(45, State::Open), (10_045, State::HalfOpen), (10_145, State::Open)]);
         assert_eq!((r.counters.attempts, r.counters.rejections), (6, 1));
         assert_eq!(latency_range_ms(&r), (5, 100), "the waiter was refused after 95 ms");
-        assert_eq!((r.calls[6].start, r.calls[6].end), (None, Some(SimTime(10_145_000))));
+        assert_eq!((r.calls[6].start(), r.calls[6].end()), (None, Some(SimTime(10_145_000))));
     }
 
     #[test]
@@ -1508,8 +1508,12 @@ mod tests {
                 (30_100, State::Closed)
             ]
         );
-        assert_eq!(r.calls[9].start, Some(SimTime(30_100_000)), "B's waiter runs when B closes the circuit");
-        assert_eq!(r.calls[7].start, Some(SimTime(40_055_000)), "A's waiter runs when A settles");
+        assert_eq!(
+            r.calls[9].start(),
+            Some(SimTime(30_100_000)),
+            "B's waiter runs when B closes the circuit"
+        );
+        assert_eq!(r.calls[7].start(), Some(SimTime(40_055_000)), "A's waiter runs when A settles");
         assert_eq!(r.counters.rejections, 0);
     }
 
@@ -1521,9 +1525,9 @@ mod tests {
         let r = scripted_run(rows, "pybreaker", &[]);
         assert_eq!((r.counters.attempts, r.counters.rejections), (3, 0));
         assert_eq!(latency_range_ms(&r), (100, 150));
-        let starts: Vec<Option<u64>> = r.calls.iter().map(|c| c.start.map(|t| t.micros() / 1000)).collect();
+        let starts: Vec<Option<u64>> = r.calls.iter().map(|c| c.start().map(|t| t.micros() / 1000)).collect();
         assert_eq!(starts, vec![Some(0), Some(100), Some(200)], "each took the lock when it was freed");
-        assert_eq!(r.calls[2].end, Some(SimTime(210_000)));
+        assert_eq!(r.calls[2].end(), Some(SimTime(210_000)));
         // `with breaker.calling():` (serialize = false): the calls overlap.
         let r = scripted_run(rows, "pybreaker", &[("serialize", false.into())]);
         assert_eq!(latency_range_ms(&r), (10, 100));

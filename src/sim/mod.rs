@@ -195,12 +195,12 @@ mod tests {
                 "{preset}: {} pieces, {handed} calls",
                 pieces.len()
             );
-            assert!(pieces.iter().flatten().all(|c| c.end.is_some()), "only answered calls are handed out");
+            assert!(pieces.iter().flatten().all(|c| c.end().is_some()), "only answered calls are handed out");
             assert_eq!(streamed.record.calls_from, handed as u64);
             let mut all: Vec<_> = pieces.concat();
             all.extend(&streamed.record.calls);
             assert_eq!(all, whole.record.calls, "{preset}");
-            assert!(all.iter().any(|c| c.start.is_none()), "{preset}: some calls were rejected");
+            assert!(all.iter().any(|c| c.start().is_none()), "{preset}: some calls were rejected");
             assert_eq!(streamed.metrics, whole.metrics);
         }
     }
