@@ -112,7 +112,11 @@ pub enum ScriptError {
     },
 }
 
-const MS_EXPECTED: &str = "a non-negative number of milliseconds with at most 3 decimals, such as 12 or 0.25";
+const MS_EXPECTED: &str = "a non-negative number of milliseconds below 10^15 (about 31,700 years) with at most 3 decimals, such as 12 or 0.25";
+
+/// The largest time or latency a script may give, in microseconds: what fits in 15 whole digits
+/// of milliseconds (the fast reader's limit), so a row's end never overflows a clock.
+const MAX_MICROS: u64 = 1_000_000_000_000_000_000 - 1;
 const OK_EXPECTED: &str = "0, 1, true or false";
 
 /// Parses decimal milliseconds into whole microseconds; extra decimals must be zeros. One pass
@@ -130,7 +134,7 @@ fn parse_ms(text: &[u8]) -> Option<u64> {
     }
     let micros = int.checked_mul(1_000)?;
     let Some(rest) = text.get(i..).filter(|r| !r.is_empty()) else {
-        return (i > 0).then_some(micros); // whole milliseconds of more than 15 digits
+        return (i > 0 && micros <= MAX_MICROS).then_some(micros); // more than 15 whole digits
     };
     let frac = rest.strip_prefix(b".")?;
     if i == 0 && frac.is_empty() || !frac.iter().all(u8::is_ascii_digit) {
@@ -145,7 +149,7 @@ fn parse_ms(text: &[u8]) -> Option<u64> {
         micros = micros.checked_add(u64::from(digit - b'0') * place)?;
         place /= 10;
     }
-    Some(micros)
+    Some(micros).filter(|m| *m <= MAX_MICROS)
 }
 
 fn parse_ok(text: &[u8]) -> Option<bool> {

@@ -69,6 +69,18 @@ fn traces_too_large_for_one_run_are_refused_before_they_run() {
 }
 
 #[test]
+fn script_times_past_any_clock_are_refused_and_far_ones_run_in_bounded_bins() {
+    // 18446744073709551 ms overflowed the run's end and grew the timeline without bound.
+    case(
+        &["run", "--script", "script-overflow.csv", "--policy", "circuit-gate"],
+        2,
+        &["script-overflow.csv, line 3, column `t_ms`: expected", "below 10^15", "18446744073709551"],
+    );
+    // 31,700 years in two calls: at most 200,000 timeline bins.
+    case(&["run", "--script", "script-far.csv", "--policy", "circuit-gate", "--no-charts"], 0, &[]);
+}
+
+#[test]
 fn sweeps_and_comparisons_too_large_are_refused_at_their_field() {
     // 65535 replicates fit in memory now (the streams are generated a few at a time, in
     // chunks): the 7e9 calls are what a lower --max-calls refuses, at the same field.
