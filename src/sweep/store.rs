@@ -83,23 +83,16 @@ impl Records {
     /// `len` zeroed records of `width` words, in `scratch`; `readers` is how many sequential
     /// readers may interleave (the cache keeps a few blocks for each). When the scratch folder
     /// cannot take the file, the records are held in memory instead.
-    pub fn new(width: usize, len: usize, readers: usize, scratch: &Scratch) -> std::io::Result<Records> {
+    pub fn new(width: usize, len: usize, readers: usize, scratch: &Scratch) -> Records {
         let bytes = width.saturating_mul(len).saturating_mul(8);
         let capacity = 2 * readers.max(1) + 4;
-        let backing = match &scratch.dir {
-            Some(dir) if bytes > scratch.threshold => match scratch_file(dir) {
-                Ok((file, path)) => {
-                    let spilled = Spilled { file, path, cache: Mutex::new(Cache::default()) };
-                    match spilled.file.set_len(bytes as u64) {
-                        Ok(()) => Backing::File(spilled),
-                        Err(_) => Backing::Memory(vec![0; width * len]),
-                    }
-                }
-                Err(_) => Backing::Memory(vec![0; width * len]),
-            },
-            _ => Backing::Memory(vec![0; width * len]),
-        };
-        Ok(Records { width, len, capacity, backing })
+        let spilled = scratch.dir.as_deref().filter(|_| bytes > scratch.threshold).and_then(|dir| {
+            let (file, path) = scratch_file(dir).ok()?;
+            file.set_len(bytes as u64).ok()?;
+            Some(Spilled { file, path, cache: Mutex::new(Cache::default()) })
+        });
+        let backing = spilled.map_or_else(|| Backing::Memory(vec![0; width * len]), Backing::File);
+        Records { width, len, capacity, backing }
     }
 
     /// How many records.
@@ -277,7 +270,7 @@ mod tests {
     fn spilled_records_read_back_as_written_and_leave_no_file() {
         let dir = tempfile::tempdir().unwrap();
         let scratch = Scratch { dir: Some(dir.path().to_path_buf()), threshold: 0 };
-        let mut r = Records::new(3, 5000, 2, &scratch).unwrap();
+        let mut r = Records::new(3, 5000, 2, &scratch);
         assert!(format!("{r:?}").contains("spilled: true"));
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
         for i in (0..5000).rev() {
@@ -292,13 +285,13 @@ mod tests {
         r.get(683, &mut out);
         assert_eq!(out, [1, 2, 3]);
         r.check().unwrap();
-        let m = Records::new(3, 10, 1, &Scratch::memory()).unwrap();
+        let m = Records::new(3, 10, 1, &Scratch::memory());
         m.get(9, &mut out);
         assert_eq!(out, [0, 0, 0]);
         // A scratch folder that cannot be made (under a file): held in memory.
         let file = dir.path().join("f");
         std::fs::write(&file, "").unwrap();
-        let held = Records::new(3, 10, 1, &Scratch { dir: Some(file.join("sub")), threshold: 0 }).unwrap();
+        let held = Records::new(3, 10, 1, &Scratch { dir: Some(file.join("sub")), threshold: 0 });
         assert!(format!("{held:?}").contains("spilled: false"));
     }
 }

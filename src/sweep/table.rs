@@ -176,7 +176,7 @@ impl TableBuilder {
                 super::runner::MAX_CELLS
             )));
         }
-        let runs = Records::new(2 + metrics.len(), slots, 1, scratch).map_err(scratch_error)?;
+        let runs = Records::new(2 + metrics.len(), slots, 1, scratch);
         let record = Vec::with_capacity(runs.width());
         let table = ResultTable {
             scenarios,
@@ -441,8 +441,7 @@ impl ResultTable {
         let n_configs = self.configs.len();
         let width = 5 + self.metrics.len() + objective.terms().len();
         let mut cells =
-            Records::new(width, self.scenarios.len() * n_configs, self.scenarios.len(), &self.scratch)
-                .map_err(scratch_error)?;
+            Records::new(width, self.scenarios.len() * n_configs, self.scenarios.len(), &self.scratch);
         let mut w: Vec<u64> = Vec::with_capacity(width);
         for group in self.groups() {
             let (s, c) = (group[0].scenario, group[0].config);
