@@ -165,9 +165,11 @@ fn parse_ok(text: &[u8]) -> Option<bool> {
 /// Reads a script file. Errors name the file, the row's line, the column, the value and what was
 /// expected.
 ///
-/// A plain file (the exact header, unquoted valid rows in time order) is read by [`read_plain`]
-/// at memory speed; anything else is read again by the general CSV reader, which accepts what
-/// the plain reader does not (quotes, spaces around the header) and names every error.
+/// A plain file (the exact header, unquoted valid rows in time order) is read at memory speed:
+/// whole and parsed in parts at once ([`read_in_parts`]) up to [`IN_PARTS_LIMIT`], a block at a
+/// time beyond it or when a line is not plain ([`read_plain`]); anything else is read again, from
+/// the same handle rewound, by the general CSV reader, which accepts what the plain readers do
+/// not (quotes, spaces around the header) and names every error.
 pub fn load_script(path: &Path) -> Result<Vec<ScriptRow>, ScriptError> {
     let owned = || path.to_path_buf();
     let file = File::open(path).map_err(|error| ScriptError::Read { path: owned(), error })?;
@@ -182,7 +184,7 @@ pub fn load_script(path: &Path) -> Result<Vec<ScriptRow>, ScriptError> {
     if let Some(rows) = read_plain(&file).map_err(|error| ScriptError::Read { path: owned(), error })? {
         return Ok(rows);
     }
-    let file = File::open(path).map_err(|error| ScriptError::Read { path: owned(), error })?;
+    (&file).rewind().map_err(|error| ScriptError::Read { path: owned(), error })?;
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(false)
         .flexible(true)
