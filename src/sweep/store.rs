@@ -40,6 +40,8 @@ const BLOCK_WORDS: usize = 2048;
 /// A scratch file and the blocks read from it.
 struct Spilled {
     file: File,
+    /// The folder the file is in, named in its errors.
+    dir: PathBuf,
     /// Set when the file could not be removed on creation: removed on drop.
     path: Option<PathBuf>,
     cache: Mutex<Cache>,
@@ -89,7 +91,7 @@ impl Records {
         let spilled = scratch.dir.as_deref().filter(|_| bytes > scratch.threshold).and_then(|dir| {
             let (file, path) = scratch_file(dir).ok()?;
             file.set_len(bytes as u64).ok()?;
-            Some(Spilled { file, path, cache: Mutex::new(Cache::default()) })
+            Some(Spilled { file, dir: dir.to_path_buf(), path, cache: Mutex::new(Cache::default()) })
         });
         let backing = spilled.map_or_else(|| Backing::Memory(vec![0; width * len]), Backing::File);
         Records { width, len, capacity, backing }
@@ -126,7 +128,7 @@ impl Records {
                 for w in words {
                     bytes.extend_from_slice(&w.to_le_bytes());
                 }
-                write_at(&s.file, &bytes, start as u64 * 8)
+                write_at(&s.file, &bytes, start as u64 * 8).map_err(|e| s.located(e))
             }
         }
     }
@@ -161,10 +163,18 @@ impl Records {
         match &self.backing {
             Backing::Memory(_) => Ok(()),
             Backing::File(s) => match s.cache.lock().unwrap_or_else(|p| p.into_inner()).error.take() {
-                Some(e) => Err(e),
+                Some(e) => Err(s.located(e)),
                 None => Ok(()),
             },
         }
+    }
+}
+
+impl Spilled {
+    /// `e` with the folder of the scratch file named (the file itself has no name).
+    fn located(&self, e: std::io::Error) -> std::io::Error {
+        let place = format!("a scratch file in {} (beside the output folder)", self.dir.display());
+        std::io::Error::new(e.kind(), format!("{place}: {e}"))
     }
 }
 
@@ -293,5 +303,16 @@ mod tests {
         std::fs::write(&file, "").unwrap();
         let held = Records::new(3, 10, 1, &Scratch { dir: Some(file.join("sub")), threshold: 0 });
         assert!(format!("{held:?}").contains("spilled: false"));
+    }
+
+    #[test]
+    fn scratch_errors_name_the_folder_of_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let (file, path) = scratch_file(dir.path()).unwrap();
+        let s = Spilled { file, dir: dir.path().to_path_buf(), path, cache: Mutex::new(Cache::default()) };
+        let e = s.located(std::io::Error::from(std::io::ErrorKind::StorageFull));
+        assert_eq!(e.kind(), std::io::ErrorKind::StorageFull);
+        let expected = format!("a scratch file in {} (beside the output folder): ", dir.path().display());
+        assert!(e.to_string().starts_with(&expected), "{e}");
     }
 }

@@ -238,9 +238,9 @@ impl TableBuilder {
     }
 }
 
-/// A scratch file's I/O error.
+/// A scratch file's I/O error (its message names the file's folder).
 fn scratch_error(e: std::io::Error) -> Error {
-    Error::Internal(format!("the scratch file of the results: {e}"))
+    Error::Internal(format!("cannot hold the results in {e}"))
 }
 
 /// Aggregates over replicates of one (scenario, configuration).
