@@ -220,6 +220,8 @@ fn simulate_and_write(
             sim::run_fleet(scenario, &w, policies, &RunOptions { explain: false, ..opts.clone() }).metrics,
         );
     }
+    // A script read from its file as the runs went must not have changed under them.
+    workload.check_inputs()?;
     let extra = import_columns(scenario);
     let row = SummaryRow {
         scenario: &scenario.name,
