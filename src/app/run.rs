@@ -131,15 +131,46 @@ pub fn run_scenario(scenario: Scenario, settings: &RunSettings) -> Result<RunRep
         let written = simulate_and_write(&scenario, &policies, fleet, seed, settings);
         (written, inputs.map(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))))
     });
-    let Written { out, label, result, truth, replicates } = written?;
+    let Written { mut out, calls, label, result, truth, replicates } = written?;
     let page = inputs.map(|inputs| Page { inputs: Some(inputs), charts: ChartOptions::default() });
-    let files = out.finish(page.as_ref())?;
+    // The charts and the page are drawn while calls.csv's last rows are written and synced on
+    // the writer's thread; they are written after it, in the order the files have always had.
+    let drawn = page.map(|page| out.draw(&page));
+    if let Some(file) = calls.join() {
+        out.close(file?)?;
+    }
+    let files = out.finish_drawn(drawn.transpose()?)?;
     Ok(RunReport { scenario, label, seed, result, truth, files, replicates })
+}
+
+/// calls.csv being written on a thread of its own (none for a run without a script). Dropped
+/// unjoined, when a run fails, it waits for the thread, which stops once the run's end of the
+/// channel is dropped (not when unwinding a panic: that end may still be alive).
+struct CallsWriter(Option<std::thread::JoinHandle<Result<output::Stream>>>);
+
+impl CallsWriter {
+    /// The file, written and synced; a writer that panicked passes its panic on.
+    fn join(mut self) -> Option<Result<output::Stream>> {
+        let thread = self.0.take()?;
+        Some(thread.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+    }
+}
+
+impl Drop for CallsWriter {
+    fn drop(&mut self) {
+        if let Some(thread) = self.0.take()
+            && !std::thread::panicking()
+        {
+            let _ = thread.join();
+        }
+    }
 }
 
 /// A run simulated and its CSV files written into the output set, charts and page still to come.
 struct Written {
     out: OutputDir,
+    /// calls.csv of a scripted run, still being written.
+    calls: CallsWriter,
     label: String,
     result: RunResult,
     truth: Vec<crate::truth::IncidentWindow>,
@@ -169,39 +200,39 @@ fn simulate_and_write(
     report::transitions_header(&mut transitions, false).map_err(|e| transitions.error(e))?;
     // A scripted run's calls.csv (28 MB for a week) is written on another thread as the run
     // hands out its answered calls; the run waits when the writer is four pieces behind, so a
-    // writer short of processor time never makes the pieces pile up in memory.
+    // writer short of processor time never makes the pieces pile up in memory. The writer
+    // finishes and syncs the file while this thread writes the other files, then the charts.
     let scripted = matches!(scenario.source, Source::Script { .. });
     let calls_file = scripted.then(|| out.stream(output::CALLS_CSV)).transpose()?;
-    let (result, calls_file) = std::thread::scope(|s| {
-        let (send, received) = std::sync::mpsc::sync_channel::<Vec<CallRecord>>(4);
-        // The pieces' vectors come back emptied, to hold the calls to come.
-        let (give_back, spares) = std::sync::mpsc::sync_channel::<Vec<CallRecord>>(8);
-        let writer = calls_file.map(|file| s.spawn(move || write_calls(file, received, give_back)));
-        let result = sim::run_fleet_streaming(
-            scenario,
-            &workload,
-            policies,
-            &opts,
-            |instance, t, evidence| {
-                report::transition_row(&mut transitions, None, instance, t)
-                    .map_err(|e| transitions.error(e))?;
-                let body = explain_body.writer();
-                explain.transition(body, "", instance, t, evidence).map_err(|e| body.error(e))
-            },
-            |calls| {
-                // A writer that failed has stopped listening: its error is reported below.
-                let _ = send.send(calls);
-                Ok(spares.try_recv().unwrap_or_else(|_| Vec::with_capacity(sim::SCRIPT_CHUNK_REQUESTS)))
-            },
-        );
-        if let Ok(result) = &result {
-            let _ = send.send(result.record.calls.clone());
-        }
-        drop(send);
-        let written = writer.map(|w| w.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)));
-        (result, written.transpose())
-    });
-    let (result, calls_file) = (result?, calls_file?);
+    let (send, received) = std::sync::mpsc::sync_channel::<Vec<CallRecord>>(4);
+    // The pieces' vectors come back emptied, to hold the calls to come.
+    let (give_back, spares) = std::sync::mpsc::sync_channel::<Vec<CallRecord>>(8);
+    let calls = CallsWriter(
+        calls_file.map(|file| std::thread::spawn(move || write_calls(file, received, give_back))),
+    );
+    let result = sim::run_fleet_streaming(
+        scenario,
+        &workload,
+        policies,
+        &opts,
+        |instance, t, evidence| {
+            report::transition_row(&mut transitions, None, instance, t).map_err(|e| transitions.error(e))?;
+            let body = explain_body.writer();
+            explain.transition(body, "", instance, t, evidence).map_err(|e| body.error(e))
+        },
+        |calls| {
+            // A writer that failed has stopped listening: its error is reported when joined.
+            let _ = send.send(calls);
+            Ok(spares.try_recv().unwrap_or_else(|_| Vec::with_capacity(sim::SCRIPT_CHUNK_REQUESTS)))
+        },
+    );
+    if let Ok(result) = &result {
+        let _ = send.send(result.record.calls.clone());
+    }
+    // The writer stops at the end of the pieces: from here, a failure that drops `calls`
+    // waits for it before the set is dropped.
+    drop(send);
+    let result = result?;
     for s in &result.record.snapshots {
         let body = explain_body.writer();
         explain.snapshot(body, "", s).map_err(|e| body.error(e))?;
@@ -220,6 +251,8 @@ fn simulate_and_write(
             sim::run_fleet(scenario, &w, policies, &RunOptions { explain: false, ..opts.clone() }).metrics,
         );
     }
+    // A script read from its file as the runs went must not have changed under them.
+    workload.check_inputs()?;
     let extra = import_columns(scenario);
     let row = SummaryRow {
         scenario: &scenario.name,
@@ -244,15 +277,12 @@ fn simulate_and_write(
         (output::INCIDENTS_CSV, report::incidents_csv(&workload.truth)),
         (output::LATENCY_CSV, report::latency_csv(&runs)),
     ])?;
-    if let Some(file) = calls_file {
-        out.close(file)?;
-    }
-    Ok(Written { out, label, result, truth: workload.truth, replicates })
+    Ok(Written { out, calls, label, result, truth: workload.truth, replicates })
 }
 
 /// Writes calls.csv into `file` from the pieces of the call log `pieces` brings, in order, until
-/// the run drops its end of the channel; each piece's vector goes back emptied to `give_back`
-/// (when it has room) for the run to reuse.
+/// the run drops its end of the channel, and syncs it; each piece's vector goes back emptied to
+/// `give_back` (when it has room) for the run to reuse.
 fn write_calls(
     file: output::Stream,
     pieces: std::sync::mpsc::Receiver<Vec<CallRecord>>,
@@ -265,7 +295,9 @@ fn write_calls(
         let _ = give_back.try_send(calls);
     }
     csv.finish().map_err(|e| csv.writer().error(e))?;
-    Ok(csv.into_inner())
+    let mut file = csv.into_inner();
+    file.sync()?;
+    Ok(file)
 }
 
 /// The import counts of a trace scenario, as summary.csv columns (none for other scenarios).

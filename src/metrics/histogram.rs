@@ -21,12 +21,15 @@ const SUB_BITS: u32 = 6;
 const SUB: u64 = 1 << SUB_BITS;
 /// Total number of buckets: 64 exact ones, then 64 per octave for exponents 6..=63.
 pub const BUCKETS: usize = (SUB + (64 - SUB_BITS as u64) * SUB) as usize;
+/// Places in the bucket array: [`BUCKETS`] rounded up to a power of two, so a bucket index
+/// masked to it needs no bounds check (the places past the last bucket stay 0).
+const PLACES: usize = BUCKETS.next_power_of_two();
 
 /// Counts of durations in log-linear buckets; see the module documentation for the error bound
 /// and the percentile definition.
 #[derive(Clone, PartialEq, Eq)]
 pub struct LatencyHistogram {
-    counts: Box<[u64]>,
+    counts: Box<[u64; PLACES]>,
     total: u64,
     min: u64,
     max: u64,
@@ -37,10 +40,11 @@ pub struct LatencyHistogram {
 /// goes into share one computation): the octave's shift is the bit length of `v >> 7`, 0 below
 /// 128 (values below 64 are their own bucket and `[64, 128)` has buckets of width 1), and the
 /// bucket is `shift · 64 + (v >> shift)`, which for `v >= 64` is `64 + shift · 64 + m` with
-/// `m = (v >> shift) − 64` the sub-bucket of the layout above.
+/// `m = (v >> shift) − 64` the sub-bucket of the layout above. That bit length is the highest
+/// set bit of `(v >> 6) | 1`, never 0, so it needs no test for zero.
 #[inline(always)]
 fn bucket_index(v: u64) -> usize {
-    let shift = u64::BITS - (v >> (SUB_BITS + 1)).leading_zeros();
+    let shift = ((v >> SUB_BITS) | 1).ilog2();
     ((u64::from(shift) << SUB_BITS) + (v >> shift)) as usize
 }
 
@@ -68,7 +72,11 @@ impl LatencyHistogram {
     /// An empty histogram (allocates its bucket array once).
     pub fn new() -> LatencyHistogram {
         LatencyHistogram {
-            counts: vec![0u64; BUCKETS].into_boxed_slice(),
+            // Zeroed by the allocator (untouched pages stay unmapped); the conversion cannot fail.
+            counts: vec![0u64; PLACES]
+                .into_boxed_slice()
+                .try_into()
+                .unwrap_or_else(|_| Box::new([0; PLACES])),
             total: 0,
             min: u64::MAX,
             max: 0,
@@ -80,7 +88,7 @@ impl LatencyHistogram {
     #[inline(always)]
     pub fn record(&mut self, d: Dur) {
         let v = d.micros();
-        self.counts[bucket_index(v)] += 1;
+        self.counts[bucket_index(v) & (PLACES - 1)] += 1;
         self.total += 1;
         self.min = self.min.min(v);
         self.max = self.max.max(v);

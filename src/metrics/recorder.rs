@@ -395,7 +395,8 @@ impl CallRecord {
         CallRecord { arrival, start: CallRecord::UNSET, end: CallRecord::UNSET }
     }
 
-    /// A call with the given times (tests).
+    /// A call with the given times.
+    #[inline]
     pub fn with(arrival: SimTime, start: Option<SimTime>, end: Option<SimTime>) -> CallRecord {
         let or_unset = |t: Option<SimTime>| t.unwrap_or(CallRecord::UNSET);
         CallRecord { arrival, start: or_unset(start), end: or_unset(end) }
@@ -438,7 +439,10 @@ pub struct Recorder {
     evidence_base: usize,
     /// See [`RunRecord::drained`].
     drained: usize,
-    latency: LatencyHistogram,
+    /// User latency of the requests that ended otherwise than [`Ending::Answered`]: with
+    /// `answered_latency`, the run's user latency (merged at the end, so an answered request
+    /// is recorded once).
+    unanswered_latency: LatencyHistogram,
     answered_latency: LatencyHistogram,
     deferred_delay: LatencyHistogram,
     states: Vec<State>,
@@ -458,16 +462,19 @@ pub struct Recorder {
     /// Latest end among the windows already started.
     started_max_end: SimTime,
     bin: Option<Dur>,
-    /// The start (µs) and index of the last timeline bin an event fell in ([`Recorder::bin_index`]).
-    last_bin: (u64, usize),
+    /// The bin width in µs, `u64::MAX` without a timeline (then every event is in bin 0).
+    width: u64,
     bins: Vec<TimelineBin>,
-    /// Latencies of attempts completed in bin `scratch_bin`, folded into its p95 when the bin
-    /// changes (times are monotone) and at the end.
+    /// The bin events fall in now, `bins[cur_idx]` from `cur_start` (µs) on: events come in
+    /// time order, so its counts are kept in `cur` and added to `bins` when an event falls
+    /// after it ([`Recorder::roll`]) and at the end: one comparison per event.
+    cur_start: u64,
+    cur_idx: usize,
+    cur: TimelineBin,
+    /// Latencies of attempts completed in the current bin, folded into its p95 when it ends.
     scratch: LatencyHistogram,
-    scratch_bin: usize,
-    /// The same for the true answers ([`Recorder::true_answer`]), in arrival order.
+    /// The same for the true answers ([`Recorder::true_answer`]).
     health: LatencyHistogram,
-    health_bin: usize,
     /// The true health of the providers after the first (multi-provider runs with a timeline).
     other_health: Vec<ProviderHealthRecorder>,
     /// Multi-provider bookkeeping, when enabled.
@@ -502,7 +509,7 @@ impl Recorder {
             evidence: Vec::new(),
             evidence_base: 0,
             drained: 0,
-            latency: LatencyHistogram::new(),
+            unanswered_latency: LatencyHistogram::new(),
             answered_latency: LatencyHistogram::new(),
             deferred_delay: LatencyHistogram::new(),
             states: vec![State::Closed; instances],
@@ -515,12 +522,13 @@ impl Recorder {
             recovering: false,
             recovering_until: SimTime::ZERO,
             bin,
+            width: bin.map_or(u64::MAX, Dur::micros),
             bins,
-            last_bin: (0, 0),
+            cur_start: 0,
+            cur_idx: 0,
+            cur: TimelineBin::default(),
             scratch: LatencyHistogram::new(),
-            scratch_bin: 0,
             health: LatencyHistogram::new(),
-            health_bin: 0,
             other_health: Vec::new(),
             routing: None,
         }
@@ -602,47 +610,75 @@ impl Recorder {
         routing.providers.get_mut(instance % n)
     }
 
-    /// The timeline bin holding `at`, created if the run went past the horizon.
-    #[inline]
-    fn bin_mut(&mut self, at: SimTime) -> Option<&mut TimelineBin> {
-        let b = self.bin?;
-        let idx = self.bin_index(at, b);
+    /// Timeline bin `idx` of width `b`, created if the run went past the horizon.
+    fn bin_at(&mut self, idx: usize, b: Dur) -> &mut TimelineBin {
         while self.bins.len() <= idx {
             let i = self.bins.len() as u64;
             self.bins.push(empty_bin(i, b));
         }
-        Some(&mut self.bins[idx])
+        &mut self.bins[idx]
     }
 
-    /// The index of the timeline bin of width `b` holding `at`. Events mostly fall in the bin of
-    /// the one before, which is kept: then no division.
+    /// The counts of the timeline bin holding `at`: the current one, unless `at` is past it.
+    /// Without a timeline, counts that are never read.
     #[inline(always)]
-    fn bin_index(&mut self, at: SimTime, b: Dur) -> usize {
-        let (start, idx) = self.last_bin;
-        if at.micros().wrapping_sub(start) < b.micros() {
-            return idx;
+    fn tally(&mut self, at: SimTime) -> &mut TimelineBin {
+        if at.micros().wrapping_sub(self.cur_start) >= self.width {
+            self.roll(at);
         }
-        let idx = at.micros() / b.micros();
-        self.last_bin = (idx * b.micros(), idx as usize);
-        idx as usize
+        &mut self.cur
+    }
+
+    /// Ends the current bin ([`Recorder::close_bin`]) and makes the one holding `at` current.
+    #[cold]
+    #[inline(never)]
+    fn roll(&mut self, at: SimTime) {
+        if self.bin.is_none() {
+            return;
+        }
+        self.close_bin();
+        let idx = at.micros() / self.width;
+        self.cur_start = idx * self.width;
+        self.cur_idx = idx as usize;
+    }
+
+    /// Adds the current bin's counts to its place in `bins` and stores the p95 of the
+    /// latencies recorded in it (when any were), emptying both.
+    fn close_bin(&mut self) {
+        let Some(b) = self.bin else { return };
+        let c = std::mem::take(&mut self.cur);
+        let upstream_p95 = take_p95(&mut self.scratch);
+        let true_p95 = take_p95(&mut self.health);
+        let bin = self.bin_at(self.cur_idx, b);
+        bin.offered += c.offered;
+        bin.admitted += c.admitted;
+        bin.rejected += c.rejected;
+        bin.successes += c.successes;
+        bin.failures += c.failures;
+        bin.completed += c.completed;
+        bin.upstream_errors += c.upstream_errors;
+        bin.true_answers += c.true_answers;
+        bin.true_errors += c.true_errors;
+        if upstream_p95.is_some() {
+            bin.upstream_p95 = upstream_p95;
+        }
+        if true_p95.is_some() {
+            bin.true_p95 = true_p95;
+        }
     }
 
     /// A request arrived.
     #[inline(always)]
     pub fn request_arrived(&mut self, at: SimTime) {
         self.counters.requests += 1;
-        if let Some(bin) = self.bin_mut(at) {
-            bin.offered += 1;
-        }
+        self.tally(at).offered += 1;
     }
 
     /// A breaker rejected an attempt (each rejection, first try or retry).
     #[inline]
     pub fn rejected(&mut self, at: SimTime, _instance: usize) {
         self.counters.rejections += 1;
-        if let Some(bin) = self.bin_mut(at) {
-            bin.rejected += 1;
-        }
+        self.tally(at).rejected += 1;
     }
 
     /// The retry budget refused a retry.
@@ -670,9 +706,7 @@ impl Recorder {
         if let Some(p) = self.provider_mut(instance) {
             p.attempts += 1;
         }
-        if let Some(bin) = self.bin_mut(at) {
-            bin.admitted += 1;
-        }
+        self.tally(at).admitted += 1;
         if self.in_recovery_window(at) {
             self.counters.recovery_attempts += 1;
         }
@@ -726,26 +760,17 @@ impl Recorder {
             Verdict::Failure => c.attempt_failures += 1,
             Verdict::Ignored => c.attempt_ignored += 1,
         }
-        let Some(b) = self.bin else { return };
-        let idx = self.bin_index(at, b);
-        if idx != self.scratch_bin {
-            self.fold_scratch();
-            self.scratch_bin = idx;
+        if self.bin.is_none() {
+            return;
         }
-        self.scratch.record(latency);
         let upstream_error =
             matches!(class, OutcomeClass::Error | OutcomeClass::Timeout | OutcomeClass::RateLimited);
-        if let Some(bin) = self.bin_mut(at) {
-            bin.completed += 1;
-            match verdict {
-                Verdict::Success => bin.successes += 1,
-                Verdict::Failure => bin.failures += 1,
-                Verdict::Ignored => {}
-            }
-            if upstream_error {
-                bin.upstream_errors += 1;
-            }
-        }
+        let bin = self.tally(at);
+        bin.completed += 1;
+        bin.successes += u64::from(verdict == Verdict::Success);
+        bin.failures += u64::from(verdict == Verdict::Failure);
+        bin.upstream_errors += u64::from(upstream_error);
+        self.scratch.record(latency);
     }
 
     /// Whether the run keeps a timeline, so the engine should report each arrival's true
@@ -760,19 +785,13 @@ impl Recorder {
     /// shows even while the breaker is open. Arrivals come in time order. Allocates nothing.
     #[inline]
     pub fn true_answer(&mut self, at: SimTime, class: OutcomeClass, latency: Dur) {
-        let Some(b) = self.bin else { return };
-        let idx = self.bin_index(at, b);
-        if idx != self.health_bin {
-            self.fold_health();
-            self.health_bin = idx;
+        if self.bin.is_none() {
+            return;
         }
+        let bin = self.tally(at);
+        bin.true_answers += 1;
+        bin.true_errors += u64::from(matches!(class, OutcomeClass::Error | OutcomeClass::RateLimited));
         self.health.record(latency);
-        if let Some(bin) = self.bin_mut(at) {
-            bin.true_answers += 1;
-            if matches!(class, OutcomeClass::Error | OutcomeClass::RateLimited) {
-                bin.true_errors += 1;
-            }
-        }
     }
 
     /// The answer provider `provider` (file order, 1 or more; 0 is [`Recorder::true_answer`])
@@ -796,32 +815,6 @@ impl Recorder {
         if matches!(class, OutcomeClass::Error | OutcomeClass::RateLimited) {
             bin.errors += 1;
         }
-    }
-
-    /// Stores the true-health histogram's p95 in its bin and empties it.
-    fn fold_health(&mut self) {
-        if self.health.count() == 0 {
-            return;
-        }
-        let p95 = self.health.percentile_permille(950);
-        let at = SimTime(self.health_bin as u64 * self.bin.map_or(0, |b| b.micros()));
-        if let Some(bin) = self.bin_mut(at) {
-            bin.true_p95 = p95;
-        }
-        self.health.clear();
-    }
-
-    /// Stores the scratch histogram's p95 in its bin and empties it.
-    fn fold_scratch(&mut self) {
-        if self.scratch.count() == 0 {
-            return;
-        }
-        let p95 = self.scratch.percentile_permille(950);
-        let at = SimTime(self.scratch_bin as u64 * self.bin.map_or(0, |b| b.micros()));
-        if let Some(bin) = self.bin_mut(at) {
-            bin.upstream_p95 = p95;
-        }
-        self.scratch.clear();
     }
 
     /// A breaker instance changed state.
@@ -868,9 +861,8 @@ impl Recorder {
         while t < until.micros() {
             let bin_end = (t / b.micros() + 1).saturating_mul(b.micros());
             let seg_end = bin_end.min(until.micros());
-            if let Some(bin) = self.bin_mut(SimTime(t)) {
-                bin.occupancy[s] = bin.occupancy[s] + Dur(seg_end - t);
-            }
+            let bin = self.bin_at((t / b.micros()) as usize, b);
+            bin.occupancy[s] = bin.occupancy[s] + Dur(seg_end - t);
             t = seg_end;
         }
     }
@@ -894,7 +886,6 @@ impl Recorder {
     /// Allocates nothing.
     #[inline(always)]
     pub fn request_done(&mut self, arrival: SimTime, at: SimTime, finish: Finish, shed: Option<SimTime>) {
-        self.latency.record(at - arrival);
         let c = &mut self.counters;
         match finish {
             Finish::Success => c.answered_ok += 1,
@@ -912,6 +903,8 @@ impl Recorder {
         c.ended[ending as usize] += 1;
         if ending == Ending::Answered {
             self.answered_latency.record(at - arrival);
+        } else {
+            self.unanswered_latency.record(at - arrival);
         }
         if let Some(rejected_at) = shed {
             self.counters.shed += 1;
@@ -938,8 +931,7 @@ impl Recorder {
         for i in 0..self.states.len() {
             self.close_occupancy(i, end);
         }
-        self.fold_scratch();
-        self.fold_health();
+        self.close_bin();
         self.other_health.iter_mut().for_each(fold_provider);
         let instances = self.states.len();
         let timeline = self.bin.map(|b| {
@@ -967,6 +959,8 @@ impl Recorder {
             Timeline { bin: b, bins: self.bins, other_providers }
         });
         let c = self.counters;
+        let mut latency = self.unanswered_latency;
+        latency.merge(&self.answered_latency);
         RunRecord {
             horizon: self.horizon,
             end,
@@ -977,7 +971,7 @@ impl Recorder {
             evidence: self.evidence,
             evidence_base: self.evidence_base,
             drained: self.drained,
-            latency: self.latency,
+            latency,
             answered_latency: self.answered_latency,
             deferred_delay: self.deferred_delay,
             timeline,
@@ -1042,7 +1036,6 @@ fn recovery_minutes(truth: &[IncidentWindow]) -> Vec<(SimTime, SimTime)> {
     merged
 }
 
-/// Bin `i` of width `b`, all counts zero.
 /// Stores a provider's histogram p95 in the bin it was filled for and empties it.
 fn fold_provider(rec: &mut ProviderHealthRecorder) {
     if rec.histogram.count() == 0 {
@@ -1054,6 +1047,14 @@ fn fold_provider(rec: &mut ProviderHealthRecorder) {
     rec.histogram.clear();
 }
 
+/// The p95 of `h`'s latencies (`None` when empty), emptying it.
+fn take_p95(h: &mut LatencyHistogram) -> Option<Dur> {
+    let p95 = h.percentile_permille(950);
+    h.clear();
+    p95
+}
+
+/// Bin `i` of width `b`, all counts zero.
 fn empty_bin(i: u64, b: Dur) -> TimelineBin {
     let start = i.saturating_mul(b.micros());
     TimelineBin {

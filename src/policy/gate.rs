@@ -135,6 +135,7 @@ impl CircuitGate {
 }
 
 impl Breaker for CircuitGate {
+    #[inline(always)]
     fn admit(&mut self, now: SimTime, out: &mut Transitions) -> Admission {
         if self.phase.state() == State::Open {
             if now.since(self.opened_at) < self.cfg.cooloff {
@@ -159,6 +160,7 @@ impl Breaker for CircuitGate {
         }
     }
 
+    #[inline(always)]
     fn record(&mut self, now: SimTime, _ticket: Ticket, obs: Observation, out: &mut Transitions) {
         let ok = match obs.verdict {
             Verdict::Ignored => return,

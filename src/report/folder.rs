@@ -4,7 +4,7 @@
 //! and the page never look at the file system themselves.
 
 use super::charts::ChartError;
-use super::charts::data::{self, LatencyHist, Opener, SINGLE_POLICY, Summary, Table};
+use super::charts::data::{self, Incident, LatencyHist, Opener, SINGLE_POLICY, Summary, Table};
 use super::charts::timeline::TimelineData;
 use super::page::{HTML_MAX_ROWS, INPUTS_FILE, ReportInputs};
 use crate::sweep::SweepError;
@@ -72,27 +72,44 @@ impl<'f> Contents<'f> {
     /// names them in errors. transitions.csv and explain.csv, which grow with the run, are read
     /// a chunk or a row at a time, never held as text; summary.csv is checked in one pass and
     /// kept to be read again by each chart (so `file` must open a file again, from any thread).
-    pub fn read(
+    ///
+    /// `then` (which draws the charts) is called on the contents as soon as all but the marks
+    /// are read, while the marks are read on another thread (the charts do not show them, and
+    /// explain.csv is the largest file a week-long run's page reads); its result comes back
+    /// as it is. Of several malformed files, the first in the order they have always been read
+    /// is reported: inputs.toml, review.toml, summary.csv, the timeline's three, explain.csv,
+    /// then the others.
+    pub fn read<R: Send>(
         dir: &Path,
         file: impl Fn(&str) -> std::io::Result<Option<Reader<'f>>> + Send + Sync + 'f,
-    ) -> Result<Contents<'f>, ChartError> {
+        then: impl FnOnce(&Contents<'f>) -> R + Send,
+    ) -> Result<(Contents<'f>, R), ChartError> {
         let file: Opener<'f> = Arc::new(file);
-        let io = |name: &str, source| ChartError::Io { path: dir.join(name), source };
-        let get = |name: &str| file(name).map_err(|e| io(name, e));
-        let table = |name: &str| -> Result<Option<Table>, ChartError> {
-            get(name)?.map(|reader| Table::from_reader(&dir.join(name), reader)).transpose()
-        };
-        let text = |name: &str| -> Result<Option<String>, ChartError> {
-            get(name)?
-                .map(|mut reader| {
-                    let mut text = String::new();
-                    reader.read_to_string(&mut text).map(|_| text).map_err(|e| io(name, e))
-                })
-                .transpose()
-        };
-        let inputs =
-            text(INPUTS_FILE)?.map(|t| ReportInputs::from_toml(&dir.join(INPUTS_FILE), &t)).transpose()?;
-        let review = text(REVIEW_TOML)?
+        let mut contents = Contents::read_head(dir, &file)?;
+        let incidents = contents.timeline.as_ref().map(|t| t.incidents.clone()).unwrap_or_default();
+        let names = contents.inputs.as_ref().map(|i| i.breakers.clone()).unwrap_or_default();
+        let (marks, rest) = rayon::join(
+            || read_marks(dir, &file, &incidents, &names),
+            || {
+                contents.read_rest(dir, &file)?;
+                Ok(then(&contents))
+            },
+        );
+        contents.marks = marks?;
+        let drawn = rest?;
+        Ok((contents, drawn))
+    }
+
+    /// inputs.toml, review.toml, summary.csv and the timeline (timeline.csv, transitions.csv
+    /// and incidents.csv): what [`Contents::read`] reads before the marks.
+    fn read_head(dir: &Path, file: &Opener<'f>) -> Result<Contents<'f>, ChartError> {
+        let files = Files { dir, file };
+        let inputs = files
+            .text(INPUTS_FILE)?
+            .map(|t| ReportInputs::from_toml(&dir.join(INPUTS_FILE), &t))
+            .transpose()?;
+        let review = files
+            .text(REVIEW_TOML)?
             .map(|t| {
                 let path = dir.join(REVIEW_TOML);
                 Review::parse(&t, &path.display().to_string()).map_err(|e| match e {
@@ -103,8 +120,8 @@ impl<'f> Contents<'f> {
                 })
             })
             .transpose()?;
-        let summary = Summary::read(dir, "summary.csv", Arc::clone(&file))?;
-        let timeline = match table("timeline.csv")? {
+        let summary = Summary::read(dir, "summary.csv", Arc::clone(file))?;
+        let timeline = match files.table("timeline.csv")? {
             None => None,
             Some(t) => {
                 let mut series = data::timeline(&t)?;
@@ -116,7 +133,7 @@ impl<'f> Contents<'f> {
                 {
                     only.policy = row.policy().to_string();
                 }
-                let transitions = match get("transitions.csv")? {
+                let transitions = match files.get("transitions.csv")? {
                     None => None,
                     Some(reader) => {
                         let mut all = Vec::new();
@@ -129,7 +146,7 @@ impl<'f> Contents<'f> {
                         Some(all)
                     }
                 };
-                let incidents = table("incidents.csv")?.map(|t| data::incidents(&t)).transpose()?;
+                let incidents = files.table("incidents.csv")?.map(|t| data::incidents(&t)).transpose()?;
                 // The timeline is of the first scenario's replicate 0 (see `run` and `compare`).
                 let mut context: Vec<String> = summary
                     .as_ref()
@@ -155,44 +172,83 @@ impl<'f> Contents<'f> {
                 })
             }
         };
-        let marks = match get("explain.csv")? {
-            None => Vec::new(),
-            Some(reader) => {
-                let path = dir.join("explain.csv");
-                let incidents = timeline.as_ref().map(|t| t.incidents.as_slice()).unwrap_or_default();
-                let rows = super::explain::read_marked_rows(reader, incidents)
-                    .map_err(|e| ChartError::Csv { path, line: 0, message: e.to_string() })?;
-                let names = inputs.as_ref().map(|i| i.breakers.as_slice()).unwrap_or_default();
-                super::explain::marks(&rows, incidents, names)
-            }
-        };
+        Ok(Contents { timeline, summary, inputs, review, ..Contents::default() })
+    }
+
+    /// pareto.csv, latency.csv, recommended.txt and recommendation.txt: what
+    /// [`Contents::read`] reads after the marks.
+    fn read_rest(&mut self, dir: &Path, file: &Opener<'f>) -> Result<(), ChartError> {
+        let files = Files { dir, file };
         // Every row is checked as a summary row, only the first ones kept.
-        let pareto = get("pareto.csv")?
+        self.pareto = files
+            .get("pareto.csv")?
             .map(|r| Table::head(&dir.join("pareto.csv"), r, HTML_MAX_ROWS, data::check_rows))
             .transpose()?
             .map(|(head, rows)| ParetoRows { head, rows });
-        Ok(Contents {
-            timeline,
-            summary,
-            pareto,
-            latency: table("latency.csv")?.map(|t| data::latency(&t)).transpose()?,
-            recommended: text("recommended.txt")?.and_then(|t| data::first_line(&t)),
-            explanation: text("recommendation.txt")?.map(|t| t.trim_end().to_string()),
-            inputs,
-            marks,
-            review,
-        })
+        self.latency = files.table("latency.csv")?.map(|t| data::latency(&t)).transpose()?;
+        self.recommended = files.text("recommended.txt")?.and_then(|t| data::first_line(&t));
+        self.explanation = files.text("recommendation.txt")?.map(|t| t.trim_end().to_string());
+        Ok(())
     }
 
     /// Reads the output folder `dir` from disk (tests; commands read through `app::output`).
     #[cfg(test)]
     pub fn load(dir: &Path) -> Result<Contents<'static>, ChartError> {
         let owned = dir.to_path_buf();
-        Contents::read(dir, move |name| match std::fs::File::open(owned.join(name)) {
+        let file = move |name: &str| match std::fs::File::open(owned.join(name)) {
             Ok(file) => Ok(Some(Box::new(std::io::BufReader::new(file)) as Reader)),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
             Err(e) => Err(e),
-        })
+        };
+        Contents::read(dir, file, |_| ()).map(|(contents, ())| contents)
+    }
+}
+
+/// The timeline's marks with their explanations: explain.csv's rows about the `incidents` and
+/// the breakers (`names`), as [`Contents::marks`] holds them (none without explain.csv).
+fn read_marks(
+    dir: &Path,
+    file: &Opener<'_>,
+    incidents: &[Incident],
+    names: &[String],
+) -> Result<Vec<super::explain::Mark>, ChartError> {
+    let Some(reader) = (Files { dir, file }).get("explain.csv")? else { return Ok(Vec::new()) };
+    let rows = super::explain::read_marked_rows(reader, incidents).map_err(|e| ChartError::Csv {
+        path: dir.join("explain.csv"),
+        line: 0,
+        message: e.to_string(),
+    })?;
+    Ok(super::explain::marks(&rows, incidents, names))
+}
+
+/// The files of the folder `dir`, opened by name through `file` (errors name them).
+struct Files<'a, 'f> {
+    dir: &'a Path,
+    file: &'a Opener<'f>,
+}
+
+impl<'f> Files<'_, 'f> {
+    /// The file `name`, open (`None`: the folder has none).
+    fn get(&self, name: &str) -> Result<Option<Reader<'f>>, ChartError> {
+        (self.file)(name).map_err(|source| ChartError::Io { path: self.dir.join(name), source })
+    }
+
+    /// The CSV file `name`, parsed.
+    fn table(&self, name: &str) -> Result<Option<Table>, ChartError> {
+        self.get(name)?.map(|reader| Table::from_reader(&self.dir.join(name), reader)).transpose()
+    }
+
+    /// The text file `name`.
+    fn text(&self, name: &str) -> Result<Option<String>, ChartError> {
+        self.get(name)?
+            .map(|mut reader| {
+                let mut text = String::new();
+                reader
+                    .read_to_string(&mut text)
+                    .map(|_| text)
+                    .map_err(|source| ChartError::Io { path: self.dir.join(name), source })
+            })
+            .transpose()
     }
 }
 
@@ -226,11 +282,16 @@ mod tests {
             .iter()
             .filter_map(|n| std::fs::read(dir.path().join(n)).ok().map(|b| (n.to_string(), b)))
             .collect();
-        let again = Contents::read(dir.path(), move |name| {
-            let bytes = files.iter().find(|(n, _)| n == name).map(|(_, b)| b.clone());
-            Ok(bytes.map(|b| Box::new(std::io::Cursor::new(b)) as Reader))
-        })
-        .unwrap();
+        let again = Contents::read(
+            dir.path(),
+            move |name| {
+                let bytes = files.iter().find(|(n, _)| n == name).map(|(_, b)| b.clone());
+                Ok(bytes.map(|b| Box::new(std::io::Cursor::new(b)) as Reader))
+            },
+            |_| (),
+        )
+        .unwrap()
+        .0;
         assert_eq!(again, c);
         assert!(c.summary.as_ref().is_some_and(|s| s.rows >= 2));
     }

@@ -413,19 +413,22 @@ fn chart_caption(name: &str) -> String {
 /// Standard base64 (RFC 4648, with padding) of `bytes`.
 pub fn base64(bytes: &[u8]) -> String {
     const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let b = [chunk[0], *chunk.get(1).unwrap_or(&0), *chunk.get(2).unwrap_or(&0)];
+    let digit = |n: u32, i: u32| ALPHABET[(n >> (18 - 6 * i) & 63) as usize];
+    let mut out = Vec::with_capacity(bytes.len().div_ceil(3) * 4);
+    let whole = bytes.chunks_exact(3);
+    let rest = whole.remainder();
+    for b in whole {
         let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(ALPHABET[(n >> (18 - 6 * i) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
+        out.extend_from_slice(&[digit(n, 0), digit(n, 1), digit(n, 2), digit(n, 3)]);
     }
-    out
+    if let [first, more @ ..] = rest {
+        let second = more.first().copied().unwrap_or(0);
+        let n = (u32::from(*first) << 16) | (u32::from(second) << 8);
+        let third = if more.is_empty() { b'=' } else { digit(n, 2) };
+        out.extend_from_slice(&[digit(n, 0), digit(n, 1), third, b'=']);
+    }
+    // Every byte is one of the alphabet's or `=`: ASCII.
+    String::from_utf8(out).unwrap_or_default()
 }
 
 /// Escapes text for HTML element content and attribute values.

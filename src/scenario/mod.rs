@@ -25,7 +25,7 @@ use crate::time::Dur;
 use crate::trace::{Trace, TraceError, TraceOptions};
 use crate::traffic::TrafficSpec;
 use crate::truth::IncidentWindow;
-use crate::upstream::script::{ScriptRow, load_script};
+use crate::upstream::script::{ScriptCalls, load_script};
 use crate::upstream::{IncidentSpec, UpstreamSpec};
 use crate::{Error, Result};
 use serde::Deserialize;
@@ -72,7 +72,7 @@ pub enum Source {
     /// truth only.
     Script {
         /// The calls, sorted by time (shared with the workloads that stream them).
-        rows: std::sync::Arc<Vec<ScriptRow>>,
+        rows: std::sync::Arc<ScriptCalls>,
         /// Ground-truth windows for scoring.
         incidents: Vec<IncidentSpec>,
     },
@@ -355,8 +355,8 @@ pub(super) fn trace_source(
 }
 
 /// A script's span: past the end of its last call, rounded up to a whole second.
-pub(super) fn script_span(rows: &[ScriptRow]) -> Dur {
-    let end = rows.iter().map(|r| (r.t + r.latency).0 + 1).max().unwrap_or(1);
+pub(super) fn script_span(rows: &ScriptCalls) -> Dur {
+    let end = rows.latest_end() + 1;
     Dur(end.div_ceil(crate::time::MICROS_PER_SEC) * crate::time::MICROS_PER_SEC)
 }
 

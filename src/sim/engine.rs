@@ -570,9 +570,7 @@ impl<'a> Engine<'a> {
     /// drew it ahead.
     fn arrive(&mut self, now: SimTime, request: u64, first_answer: Option<Answer>) {
         self.drawn = first_answer.map(|a| (request, a));
-        if self.log_calls {
-            self.calls.push(CallRecord::new(now));
-        }
+        self.log_arrival(CallRecord::new(now));
         self.note_arrival(now, request, first_answer);
         let instances = self.instances.len() as u64;
         let instance = if instances == 1 { 0 } else { (request % instances) as u32 };
@@ -612,9 +610,6 @@ impl<'a> Engine<'a> {
     /// others: without retries nothing reads them.
     #[inline]
     fn arrive_direct<L: Lane>(&mut self, now: SimTime, request: u64, first_answer: Option<Answer>) {
-        if self.log_calls {
-            self.calls.push(CallRecord::new(now));
-        }
         let first_answer = self.note_arrival(now, request, first_answer);
         let admission = L::of(&mut self.guards[0].breaker).admit(now, &mut self.changes);
         self.flush(0);
@@ -625,9 +620,7 @@ impl<'a> Engine<'a> {
                 self.rec.attempt_sent(now, 0, kind);
                 let answer = first_answer.unwrap_or_else(|| self.workload.first_answer(request, now));
                 let (class, latency) = self.as_seen(0, answer);
-                if let Some(logged) = self.logged(request) {
-                    logged.set_start(now);
-                }
+                self.log_arrival(CallRecord::with(now, Some(now), None));
                 let i = self.flights.put(Flight {
                     arrival: now,
                     latency,
@@ -639,10 +632,11 @@ impl<'a> Engine<'a> {
             }
             Admission::Reject => {
                 self.rec.rejected(now, 0);
-                self.answered(request, now);
+                self.log_arrival(CallRecord::with(now, None, Some(now)));
                 self.fallback(now, now, Some(now));
             }
             Admission::Wait => {
+                self.log_arrival(CallRecord::new(now));
                 self.instances[0].active_requests += 1;
                 let call = self.first_call(now, request, 0);
                 let guard = &mut self.guards[0];
@@ -1042,6 +1036,15 @@ impl<'a> Engine<'a> {
         let next = now + process.every;
         if next < self.workload.horizon {
             self.queue.push(next, Phase::FollowUp, Event::Restart);
+        }
+    }
+
+    /// Logs the next scripted call (its start and end when the direct path knows them as it
+    /// arrives), when the run keeps a call log.
+    #[inline(always)]
+    fn log_arrival(&mut self, call: CallRecord) {
+        if self.log_calls {
+            self.calls.push(call);
         }
     }
 

@@ -97,6 +97,10 @@ impl<E> Ord for Entry<E> {
 
 /// A min-queue of events by `(time, phase, insertion order)`.
 pub struct EventQueue<E> {
+    /// The earliest event, held out of the heap (`None` only when nothing is scheduled): a run
+    /// mostly has one event pending at a time, which then never enters the heap.
+    first: Option<Entry<E>>,
+    /// The other events.
     heap: BinaryHeap<Entry<E>>,
     next_seq: u64,
 }
@@ -104,33 +108,54 @@ pub struct EventQueue<E> {
 impl<E> EventQueue<E> {
     /// An empty queue with room for `capacity` events.
     pub fn with_capacity(capacity: usize) -> EventQueue<E> {
-        EventQueue { heap: BinaryHeap::with_capacity(capacity), next_seq: 0 }
+        EventQueue { first: None, heap: BinaryHeap::with_capacity(capacity), next_seq: 0 }
     }
 
     /// Schedules `event` at `at`, in `phase` of that instant.
-    #[inline]
+    #[inline(always)]
     pub fn push(&mut self, at: SimTime, phase: Phase, event: E) {
         let key = Key::new(at, phase, self.next_seq);
         self.next_seq += 1;
-        self.heap.push(Entry { key, event });
+        let entry = Entry { key, event };
+        if self.first.is_none() {
+            self.first = Some(entry);
+        } else {
+            self.push_behind(entry);
+        }
+    }
+
+    /// [`EventQueue::push`] when an event is already scheduled: the earlier of the two stays
+    /// out of the heap.
+    #[inline(never)]
+    fn push_behind(&mut self, mut entry: Entry<E>) {
+        if let Some(first) = &mut self.first
+            && entry.key < first.key
+        {
+            std::mem::swap(first, &mut entry);
+        }
+        self.heap.push(entry);
     }
 
     /// The key (time, phase, order) of the earliest event.
-    #[inline]
+    #[inline(always)]
     pub fn peek(&self) -> Option<Key> {
-        self.heap.peek().map(|e| e.key)
+        self.first.as_ref().map(|e| e.key)
     }
 
     /// Removes and returns the earliest event.
-    #[inline]
+    #[inline(always)]
     pub fn pop(&mut self) -> Option<(SimTime, E)> {
-        self.heap.pop().map(|e| (e.key.at(), e.event))
+        let e = self.first.take()?;
+        if !self.heap.is_empty() {
+            self.first = self.heap.pop();
+        }
+        Some((e.key.at(), e.event))
     }
 
     /// True when nothing is scheduled.
     #[cfg(test)]
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.first.is_none()
     }
 }
 

@@ -9,7 +9,7 @@ use crate::time::{Dur, SimTime};
 use crate::trace::{CallTrace, GapPolicy, IntervalTrace, Trace};
 use crate::traffic::{ArrivalIter, TrafficSpec};
 use crate::truth::{Expect, IncidentWindow};
-use crate::upstream::script::ScriptRow;
+use crate::upstream::script::{ScriptCalls, ScriptCursor, ScriptRow};
 use crate::upstream::{CapacitySpec, Dependency};
 use std::sync::Arc;
 
@@ -109,7 +109,7 @@ enum Arrivals {
     /// The logged calls of a per-call trace, exactly.
     Logged(Arc<CallTrace>),
     /// The rows of a script, exactly.
-    Script(Arc<Vec<ScriptRow>>),
+    Script(Arc<ScriptCalls>),
 }
 
 /// One chunk of the request stream: requests `first ..` arriving at `arrivals`, with the
@@ -142,8 +142,10 @@ enum Gen {
         buffer: Vec<SimTime>,
         pos: usize,
     },
-    /// Index of the next logged call or script row.
+    /// Index of the next logged call.
     Rows(usize),
+    /// Where the script's reader is.
+    Script(Box<ScriptCursor>),
 }
 
 impl RequestStream<'_> {
@@ -193,10 +195,19 @@ impl RequestStream<'_> {
                     }
                 }
             }
+            Gen::Script(cursor) => {
+                // Rows and their answers together, in one pass (a streamed script reads them
+                // from its file here).
+                let Arrivals::Script(rows) = &w.arrivals else { unreachable!("script stream") };
+                let (arrivals, answers) = (&mut chunk.arrivals, &mut chunk.first_answers);
+                rows.read(cursor, n, |row| {
+                    arrivals.push(row.t);
+                    answers.push(script_answer(&row));
+                });
+            }
             Gen::Rows(next) => {
                 let times = |i: usize| match &w.arrivals {
                     Arrivals::Logged(log) => log.arrival(i),
-                    Arrivals::Script(rows) => rows.get(i).map(|r| r.t),
                     _ => None,
                 };
                 // Sorted: stopping at the first cut keeps request i = logged call i.
@@ -241,7 +252,7 @@ impl Workload {
         let mut w = Workload {
             seed: run_seed,
             horizon,
-            arrivals: Arrivals::Script(Arc::default()),
+            arrivals: Arrivals::Script(Arc::new(ScriptCalls::Held(Vec::new()))),
             answers: Answers::Script,
             truth: Vec::new(),
             capacity: None,
@@ -313,14 +324,15 @@ impl Workload {
                 Gen::Traffic(Box::new(spec.arrival_iter(*duration, &self.seed)))
             }
             Arrivals::Counts(_) => Gen::Counts { next: 0, buffer: Vec::new(), pos: 0 },
-            Arrivals::Logged(_) | Arrivals::Script(_) => Gen::Rows(0),
+            Arrivals::Logged(_) => Gen::Rows(0),
+            Arrivals::Script(rows) => Gen::Script(Box::new(rows.cursor())),
         };
         RequestStream { workload: self, source, next_request: 0, chunk_len: len.max(1) }
     }
 
-    /// Whether chunks carry first answers: for a model or an interval trace, whose draws are
-    /// the costliest of a run (a log or a script is read directly; providers are drawn when
-    /// each one is tried).
+    /// Whether chunks carry first answers drawn here: for a model or an interval trace, whose
+    /// draws are the costliest of a run (a log is read directly; a script's stream reads them
+    /// with its rows; providers are drawn when each one is tried).
     fn draws_first_answers(&self) -> bool {
         matches!(self.answers, Answers::Model(_) | Answers::Interval(_))
     }
@@ -329,12 +341,6 @@ impl Workload {
     /// of the two, so a chunk may draw it ahead and a call that waited draws the same again.
     #[inline]
     pub fn first_answer(&self, request: u64, arrival: SimTime) -> Answer {
-        // A script's row, read here (the run's hot loop asks once per call).
-        if let (Answers::Script, Arrivals::Script(rows)) = (&self.answers, &self.arrivals)
-            && let Some(row) = rows.get(request as usize)
-        {
-            return script_answer(row);
-        }
         self.answer(request, 1, arrival)
     }
 
@@ -345,8 +351,9 @@ impl Workload {
             Answers::Model(dependency) => {
                 dependency.answer(at, &mut self.seed.draw(Stream::Upstream, request, attempt))
             }
+            // A call that waited asks again: the row is read from its block.
             Answers::Script => match &self.arrivals {
-                Arrivals::Script(rows) => script_answer(&rows[request as usize]),
+                Arrivals::Script(rows) => rows.get(request).map_or(CHANGED_ANSWER, |r| script_answer(&r)),
                 _ => unreachable!("a script workload streams its rows"),
             },
             Answers::Interval(trace) => {
@@ -386,6 +393,15 @@ impl Workload {
     /// The scenario's span.
     pub fn duration(&self) -> Dur {
         Dur(self.horizon.0)
+    }
+
+    /// Whether the inputs read as the run went were those checked before it: an error when a
+    /// streamed script's file changed under it (the run's results are then not to be used).
+    pub fn check_inputs(&self) -> Result<(), InputError> {
+        match &self.arrivals {
+            Arrivals::Script(rows) => rows.check().map_err(|e| InputError::argument(e.to_string())),
+            _ => Ok(()),
+        }
     }
 }
 
@@ -428,6 +444,10 @@ impl Providers {
         Ok((model, truth))
     }
 }
+
+/// The answer given for a script row that could not be read again (the run is then refused by
+/// [`Workload::check_inputs`]).
+const CHANGED_ANSWER: Answer = Answer { latency: Dur(0), class: OutcomeClass::Error, retry_after: None };
 
 /// A script row as an answer: ok → `ok`, otherwise a server error.
 #[inline]

@@ -397,7 +397,7 @@ fn eight_digits(chunk: u64) -> Option<u64> {
 /// Zero in each byte of `chunk` that is an ASCII digit: a byte is a digit when its high nibble
 /// is 3 and adding 6 keeps it there.
 #[inline]
-pub(super) fn non_digit_flags(chunk: u64) -> u64 {
+pub(crate) fn non_digit_flags(chunk: u64) -> u64 {
     let high = (chunk & 0xF0F0_F0F0_F0F0_F0F0)
         | ((chunk.wrapping_add(0x0606_0606_0606_0606) & 0xF0F0_F0F0_F0F0_F0F0) >> 4);
     high ^ 0x3333_3333_3333_3333
@@ -406,7 +406,7 @@ pub(super) fn non_digit_flags(chunk: u64) -> u64 {
 /// Eight bytes already known to be ASCII digits, read as one number with three multiplications
 /// (the "SWAR" method of simdjson and fast_float).
 #[inline]
-pub(super) fn eight_digits_value(chunk: u64) -> u64 {
+pub(crate) fn eight_digits_value(chunk: u64) -> u64 {
     let v = chunk - 0x3030_3030_3030_3030;
     let v = v * 10 + (v >> 8);
     const MASK: u64 = 0x0000_00FF_0000_00FF;

@@ -5,18 +5,21 @@
 //! Times are decimal milliseconds, exact to the microsecond (at most 3 decimals), so a script
 //! round-trips through integer time without rounding.
 
+mod plain;
+mod streamed;
+
+pub use streamed::{StreamCursor, StreamedScript};
+
 use crate::time::{Dur, SimTime};
 use crate::trace::records::LineReader;
 use std::fs::File;
-#[cfg(not(unix))]
-use std::io::Read;
 use std::io::Seek;
 use std::path::{Path, PathBuf};
 
 /// The header a script must start with, exactly.
 pub const SCRIPT_HEADER: [&str; 3] = ["t_ms", "latency_ms", "ok"];
 
-/// One scripted call. Packed (17 bytes, not 24): a week's 600,000 rows are held at once.
+/// One scripted call. Packed (17 bytes, not 24): a script read into memory holds all of them.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 #[repr(C, packed)]
 pub struct ScriptRow {
@@ -100,6 +103,20 @@ pub enum ScriptError {
         /// The previous row's `t_ms` as written.
         previous: String,
     },
+    /// The file changed while it was read: the rows read again as the run went were not those
+    /// checked before it started.
+    #[error(
+        "script {}, line {line}: the file changed while it was read ({why}); run again once it is complete",
+        path.display()
+    )]
+    Changed {
+        /// The script's path.
+        path: PathBuf,
+        /// Line of the first row found changed (or of its block's first row).
+        line: u64,
+        /// What was found.
+        why: String,
+    },
     /// The CSV itself is malformed (for example not UTF-8).
     #[error("script {}, line {line}: {message}", path.display())]
     Malformed {
@@ -110,6 +127,101 @@ pub enum ScriptError {
         /// The CSV reader's description.
         message: String,
     },
+}
+
+/// A script's calls, as a run reads them: in order, by index.
+#[derive(Debug)]
+pub enum ScriptCalls {
+    /// Read into memory: a script the plain pass declines (see [`load_script`]), or one a
+    /// scenario file names ([`ScriptCalls::held`]).
+    Held(Vec<ScriptRow>),
+    /// A plain script, checked and indexed, read from its file as the run goes.
+    Streamed(StreamedScript),
+}
+
+/// Where a reader of [`ScriptCalls`] is.
+#[derive(Debug)]
+pub enum ScriptCursor {
+    /// The index of the next row held.
+    Held(usize),
+    /// The place in the file.
+    Streamed(StreamCursor),
+}
+
+impl ScriptCalls {
+    /// Rows in the script.
+    pub fn len(&self) -> u64 {
+        match self {
+            ScriptCalls::Held(rows) => rows.len() as u64,
+            ScriptCalls::Streamed(s) => s.len(),
+        }
+    }
+
+    /// True when it has no rows (a loaded script always has some).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The latest end of a call (time plus latency), in microseconds.
+    pub fn latest_end(&self) -> u64 {
+        match self {
+            ScriptCalls::Held(rows) => rows.iter().map(|r| (r.t + r.latency).0).max().unwrap_or(0),
+            ScriptCalls::Streamed(s) => s.latest_end(),
+        }
+    }
+
+    /// Row `i`; `None` past the end, or when a streamed script's file changed (then
+    /// [`ScriptCalls::check`] says why).
+    #[inline]
+    pub fn get(&self, i: u64) -> Option<ScriptRow> {
+        match self {
+            ScriptCalls::Held(rows) => rows.get(usize::try_from(i).ok()?).copied(),
+            ScriptCalls::Streamed(s) => s.get(i),
+        }
+    }
+
+    /// A reader from the first row on.
+    pub fn cursor(&self) -> ScriptCursor {
+        match self {
+            ScriptCalls::Held(_) => ScriptCursor::Held(0),
+            ScriptCalls::Streamed(s) => ScriptCursor::Streamed(s.cursor()),
+        }
+    }
+
+    /// Reads up to `n` rows from `c` on (a cursor of this script), handing each to `each`; how
+    /// many were read, fewer only at the end or when a streamed script's file changed.
+    #[inline]
+    pub fn read(&self, c: &mut ScriptCursor, n: usize, mut each: impl FnMut(ScriptRow)) -> usize {
+        match (self, c) {
+            (ScriptCalls::Held(rows), ScriptCursor::Held(next)) => {
+                let taken = rows.get(*next..).unwrap_or_default().iter().take(n);
+                let count = taken.len();
+                taken.for_each(|r| each(*r));
+                *next += count;
+                count
+            }
+            (ScriptCalls::Streamed(s), ScriptCursor::Streamed(c)) => s.read(c, n, each),
+            _ => 0,
+        }
+    }
+
+    /// Whether every row read so far is the one checked before the run: an error once a
+    /// streamed script's file changed under the run.
+    pub fn check(&self) -> Result<(), ScriptError> {
+        match self {
+            ScriptCalls::Held(_) => Ok(()),
+            ScriptCalls::Streamed(s) => s.check(),
+        }
+    }
+
+    /// The same calls held in memory (a streamed script is read whole once more).
+    pub fn held(self) -> Result<ScriptCalls, ScriptError> {
+        let ScriptCalls::Streamed(s) = self else { return Ok(self) };
+        let mut rows = Vec::with_capacity(usize::try_from(s.len()).unwrap_or(0));
+        s.read(&mut s.cursor(), usize::MAX, |r| rows.push(r));
+        s.check()?;
+        Ok(ScriptCalls::Held(rows))
+    }
 }
 
 const MS_EXPECTED: &str = "a non-negative number of milliseconds below 10^15 (about 31,700 years) with at most 3 decimals, such as 12 or 0.25";
@@ -165,22 +277,27 @@ fn parse_ok(text: &[u8]) -> Option<bool> {
 /// Reads a script file. Errors name the file, the row's line, the column, the value and what was
 /// expected.
 ///
-/// A plain file (the exact header, unquoted valid rows in time order) is read at memory speed:
-/// whole and parsed in parts at once ([`read_in_parts`]) up to [`IN_PARTS_LIMIT`], a block at a
-/// time beyond it or when a line is not plain ([`read_plain`]); anything else is read again, from
-/// the same handle rewound, by the general CSV reader, which accepts what the plain readers do
-/// not (quotes, spaces around the header) and names every error.
-pub fn load_script(path: &Path) -> Result<Vec<ScriptRow>, ScriptError> {
+/// A plain file (the exact header, then plain rows ([`plain`]) in time order, each ending with
+/// `\n`) is checked and indexed by one pass on every core and then read from the file as the run
+/// goes ([`StreamedScript`]). Any other is read into memory: a block at a time when its lines are
+/// plain or simply written ([`read_plain`]: blank lines, `true`, spaces, CRLF), otherwise by the
+/// general CSV reader, which accepts what the plain readers do not (quotes, spaces around the
+/// header) and names every error.
+pub fn load_script(path: &Path) -> Result<ScriptCalls, ScriptError> {
+    let read_error = |error| ScriptError::Read { path: path.to_path_buf(), error };
+    let file = File::open(path).map_err(read_error)?;
+    let file = match StreamedScript::scan(file, path).map_err(read_error)? {
+        Ok(script) => return Ok(ScriptCalls::Streamed(script)),
+        Err(file) => file,
+    };
+    (&file).rewind().map_err(read_error)?;
+    read_rows(path, file).map(ScriptCalls::Held)
+}
+
+/// The rows of the script `file` (at `path`), read into memory by the plain reader, or else by
+/// the general one from the same handle rewound.
+fn read_rows(path: &Path, file: File) -> Result<Vec<ScriptRow>, ScriptError> {
     let owned = || path.to_path_buf();
-    let file = File::open(path).map_err(|error| ScriptError::Read { path: owned(), error })?;
-    if let Some(size) = file.metadata().ok().map(|m| m.len()).filter(|n| *n <= IN_PARTS_LIMIT) {
-        let parts = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
-        let read = read_in_parts(&file, size as usize, parts);
-        if let Some(rows) = read.map_err(|error| ScriptError::Read { path: owned(), error })? {
-            return Ok(rows);
-        }
-        (&file).rewind().map_err(|error| ScriptError::Read { path: owned(), error })?;
-    }
     if let Some(rows) = read_plain(&file).map_err(|error| ScriptError::Read { path: owned(), error })? {
         return Ok(rows);
     }
@@ -251,175 +368,6 @@ pub fn load_script(path: &Path) -> Result<Vec<ScriptRow>, ScriptError> {
     Ok(rows)
 }
 
-/// The largest script read whole into memory to be parsed in parts at once (larger ones are read
-/// a block at a time).
-const IN_PARTS_LIMIT: u64 = 256 << 20;
-
-/// The rows of a script of `size` bytes whose every line after the exact header is a plain row
-/// ([`fast_row`], `\n`-terminated) in time order, read and parsed in `parts` pieces at once,
-/// each on a thread of its own ([`read_pieces`], [`parse_in_parts`]); `None` for any other file
-/// (or one whose length changed), which the other readers then read.
-fn read_in_parts(file: &File, size: usize, parts: usize) -> std::io::Result<Option<Vec<ScriptRow>>> {
-    let Some((bytes, line_ends)) = read_pieces(file, size, parts)? else { return Ok(None) };
-    Ok(parse_in_parts(&bytes, &line_ends))
-}
-
-/// The first `size` bytes of `file` read in `parts` even pieces at once, each on a thread of its
-/// own (the copy and the fresh pages it fills are shared out), with the line ends each piece
-/// holds; `None` when the file is no longer `size` bytes long.
-fn read_pieces(file: &File, size: usize, parts: usize) -> std::io::Result<Option<(Vec<u8>, Vec<usize>)>> {
-    // Zeroed memory comes fresh from the system: no page is touched before its piece is read.
-    let mut bytes = vec![0u8; size];
-    let parts = parts.clamp(1, size.max(1));
-    let mut pieces = Vec::with_capacity(parts);
-    let mut rest = bytes.as_mut_slice();
-    for k in 0..parts {
-        let (piece, after) = rest.split_at_mut(size * (k + 1) / parts - size * k / parts);
-        pieces.push((size * k / parts, piece));
-        rest = after;
-    }
-    let read = std::thread::scope(|s| {
-        let reading: Vec<_> = pieces
-            .into_iter()
-            .map(|(at, piece)| {
-                s.spawn(move || {
-                    read_exact_at(file, piece, at as u64)?;
-                    Ok(memchr::memchr_iter(b'\n', piece).count())
-                })
-            })
-            .collect();
-        reading
-            .into_iter()
-            .map(|r| r.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
-            .collect::<std::io::Result<Vec<usize>>>()
-    });
-    match read {
-        Ok(line_ends) => {
-            let mut probe = [0u8; 1];
-            // A file that grew since its length was taken is read by the other readers.
-            let longer = read_at(file, &mut probe, size as u64)? > 0;
-            Ok((!longer).then_some((bytes, line_ends)))
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => Ok(None),
-        Err(e) => Err(e),
-    }
-}
-
-/// Reads `buf.len()` bytes of `file` from `offset` on, without moving its cursor.
-#[cfg(unix)]
-fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
-    std::os::unix::fs::FileExt::read_exact_at(file, buf, offset)
-}
-
-/// Reads up to `buf.len()` bytes of `file` from `offset` on; how many were read.
-#[cfg(unix)]
-fn read_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
-    std::os::unix::fs::FileExt::read_at(file, buf, offset)
-}
-
-/// Reads `buf.len()` bytes of `file` from `offset` on (a clone of the handle, so the pieces are
-/// read one after the other where positioned reads are not available).
-#[cfg(not(unix))]
-fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
-    let mut f = file.try_clone()?;
-    f.seek(std::io::SeekFrom::Start(offset))?;
-    f.read_exact(buf)
-}
-
-/// Reads up to `buf.len()` bytes of `file` from `offset` on; how many were read.
-#[cfg(not(unix))]
-fn read_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
-    let mut f = file.try_clone()?;
-    f.seek(std::io::SeekFrom::Start(offset))?;
-    f.read(buf)
-}
-
-/// The rows of a script held in memory (as [`read_in_parts`] takes them), parsed in pieces cut
-/// at line ends, each on a thread of its own, straight into its share of one array (the rows do
-/// not depend on the cuts). `line_ends[k]` is the number of `\n` in the `k`-th of
-/// `line_ends.len()` even pieces of `bytes` (the ones [`read_pieces`] read), so each piece's
-/// share is known before any row is parsed.
-fn parse_in_parts(bytes: &[u8], line_ends: &[usize]) -> Option<Vec<ScriptRow>> {
-    let parts = line_ends.len().max(1);
-    let size = bytes.len();
-    let nominal = |k: usize| size * k / parts;
-    let bom = if bytes.starts_with("\u{feff}".as_bytes()) { 3 } else { 0 };
-    let header = SCRIPT_HEADER.join(",");
-    let after_header = bytes[bom..].strip_prefix(header.as_bytes())?.strip_prefix(b"\n")?;
-    let body_start = size - after_header.len();
-    // Line ends before byte `x`: those of the even pieces before the one holding `x`, then
-    // counted up to `x` (a cut lies a line at most past its piece's start).
-    let ends_before = |x: usize| {
-        if x >= size {
-            return line_ends.iter().sum::<usize>();
-        }
-        let j = (0..parts).rev().find(|j| nominal(*j) <= x).unwrap_or(0);
-        line_ends[..j].iter().sum::<usize>() + memchr::memchr_iter(b'\n', &bytes[nominal(j)..x]).count()
-    };
-    let mut cuts = vec![body_start];
-    for k in 1..parts {
-        let at = nominal(k).max(cuts[k - 1]);
-        cuts.push(memchr::memchr(b'\n', &bytes[at..]).map_or(size, |i| at + i + 1));
-    }
-    cuts.push(size);
-    let ends: Vec<usize> = cuts.iter().map(|c| ends_before(*c)).collect();
-    let lines: Vec<usize> = ends.windows(2).map(|w| w[1] - w[0]).collect();
-    let total: usize = lines.iter().sum();
-    if total == 0 {
-        return None;
-    }
-    let mut rows: Vec<ScriptRow> = Vec::with_capacity(total);
-    let mut shares = Vec::with_capacity(parts);
-    let mut rest = &mut rows.spare_capacity_mut()[..total];
-    for n in &lines {
-        let (share, after) = rest.split_at_mut(*n);
-        shares.push(share);
-        rest = after;
-    }
-    let spans = std::thread::scope(|s| {
-        let parsing: Vec<_> = cuts
-            .windows(2)
-            .zip(shares)
-            .map(|(cut, share)| s.spawn(move || plain_rows(&bytes[cut[0]..cut[1]], share)))
-            .collect();
-        parsing
-            .into_iter()
-            .map(|p| p.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
-            .collect::<Option<Vec<Option<(u64, u64)>>>>()
-    })?;
-    // Each piece is in order; so is the whole when each starts no earlier than the last ended.
-    let mut last = 0;
-    for (first, end) in spans.into_iter().flatten() {
-        if first < last {
-            return None;
-        }
-        last = end;
-    }
-    // SAFETY: the shares cover the first `total` places of the spare capacity, and every
-    // `plain_rows` call returned `Some`, which it does only after writing each place of its share.
-    unsafe { rows.set_len(total) };
-    Some(rows)
-}
-
-/// Parses `b`, whose lines are as many as `rows`, into `rows`, each line a plain row and in time
-/// order: the first and last row's times (`None` inside for no rows); `None` for anything else.
-fn plain_rows(b: &[u8], rows: &mut [std::mem::MaybeUninit<ScriptRow>]) -> Option<Option<(u64, u64)>> {
-    let mut i = 0;
-    let mut previous = 0;
-    let mut first = None;
-    for row in rows {
-        let (t, latency, ok, n) = b.get(i..).and_then(fast_row)?;
-        if t < previous {
-            return None;
-        }
-        previous = t;
-        first.get_or_insert(t);
-        row.write(ScriptRow { t: SimTime(t), latency: Dur(latency), ok });
-        i += n;
-    }
-    (i == b.len()).then_some(first.map(|f| (f, previous)))
-}
-
 /// The plain reader: the rows of a script whose header is exactly `t_ms,latency_ms,ok` and whose
 /// rows are three unquoted valid fields in time order, parsed from the bytes without allocating
 /// per row; `None` for any other file (the general reader then reads it and names the error).
@@ -437,7 +385,7 @@ fn read_plain(file: &File) -> std::io::Result<Option<Vec<ScriptRow>>> {
         // Rows of plain whole or short decimal numbers straight from the buffer; the first
         // other line (an empty one, `true`, spaces, a CR) is read below, then this resumes.
         lines.each_line(|_, b| {
-            let (t, latency, ok, n) = fast_row(b)?;
+            let (t, latency, ok, n) = plain::fast_row(b)?;
             if t < previous {
                 return None;
             }
@@ -463,43 +411,6 @@ fn read_plain(file: &File) -> std::io::Result<Option<Vec<ScriptRow>>> {
     Ok((!rows.is_empty()).then_some(rows))
 }
 
-/// Milliseconds at `b[start..]` as [`parse_ms`] reads them, when written plainly (up to 15
-/// whole digits, then at most 3 decimals), and the byte after them; `None` otherwise. The whole
-/// digits are read one at a time: a script's fields are short, and a plain loop the compiler
-/// keeps in registers is cheaper for them than a word at a time.
-#[inline(always)]
-fn fast_ms(b: &[u8], start: usize) -> Option<(u64, usize)> {
-    let mut i = start;
-    let mut ms = 0u64;
-    while let Some(d) = b.get(i).map(|c| c.wrapping_sub(b'0')).filter(|d| *d <= 9) {
-        // Wraps past 19 digits, which are refused below anyway.
-        ms = ms.wrapping_mul(10).wrapping_add(u64::from(d));
-        i += 1;
-    }
-    if i == start || i - start > 15 {
-        return None;
-    }
-    let mut micros = ms * 1_000;
-    if b.get(i) == Some(&b'.') {
-        let (frac, end) = crate::trace::columns::digit_run(b, i + 1);
-        micros += frac * [0, 100, 10, 1].get(end - i - 1).filter(|p| **p > 0)?;
-        i = end;
-    }
-    Some((micros, i))
-}
-
-/// A row `t_ms,latency_ms,ok\n` written plainly (see [`fast_ms`]; `ok` a bare 0 or 1) at the
-/// start of `b`: its values and length with the `\n`; `None` for anything else.
-#[inline]
-fn fast_row(b: &[u8]) -> Option<(u64, u64, bool, usize)> {
-    let (t, i) = fast_ms(b, 0)?;
-    let (latency, i) = fast_ms(b, i.checked_add(1).filter(|_| b.get(i) == Some(&b','))?)?;
-    match b.get(i..i + 3)? {
-        [b',', ok @ (b'0' | b'1'), b'\n'] => Some((t, latency, *ok == b'1', i + 3)),
-        _ => None,
-    }
-}
-
 /// The three comma-separated fields of a line, each trimmed; `None` for any other count.
 fn three_fields(line: &[u8]) -> Option<(&[u8], &[u8], &[u8])> {
     let a = line.iter().position(|b| *b == b',')?;
@@ -523,9 +434,23 @@ mod tests {
         f
     }
 
-    fn load(content: &str) -> Result<Vec<ScriptRow>, String> {
+    /// Every row of `calls`, read by a cursor (and checked).
+    pub(super) fn all_rows(calls: &ScriptCalls) -> Vec<ScriptRow> {
+        let mut rows = Vec::new();
+        calls.read(&mut calls.cursor(), usize::MAX, |r| rows.push(r));
+        calls.check().unwrap();
+        rows
+    }
+
+    /// The script `content` loaded: its rows, and whether they were streamed.
+    fn load_as(content: &str) -> Result<(Vec<ScriptRow>, bool), String> {
         let f = write(content.as_bytes());
-        load_script(f.path()).map_err(|e| e.to_string())
+        let calls = load_script(f.path()).map_err(|e| e.to_string())?;
+        Ok((all_rows(&calls), matches!(calls, ScriptCalls::Streamed(_))))
+    }
+
+    fn load(content: &str) -> Result<Vec<ScriptRow>, String> {
+        load_as(content).map(|(rows, _)| rows)
     }
 
     #[test]
@@ -560,49 +485,77 @@ mod tests {
         assert_eq!(load(quoted).unwrap(), fast);
     }
 
-    /// `bytes` parsed by [`parse_in_parts`] in `parts` even pieces.
-    fn in_parts(bytes: &[u8], parts: usize) -> Option<Vec<ScriptRow>> {
-        let size = bytes.len();
-        let parts = parts.clamp(1, size.max(1));
-        let line_ends: Vec<usize> = (0..parts)
-            .map(|k| memchr::memchr_iter(b'\n', &bytes[size * k / parts..size * (k + 1) / parts]).count())
-            .collect();
-        parse_in_parts(bytes, &line_ends)
+    #[test]
+    fn plain_scripts_are_streamed_and_others_held_with_the_same_rows() {
+        let header = "t_ms,latency_ms,ok\n";
+        let mut plain = String::from(header);
+        for i in 0..3_000u64 {
+            plain +=
+                &format!("{}{},{}.{},{}\n", i * 37 / 3, [".5", ""][(i % 2) as usize], i % 900, i % 10, i % 2);
+        }
+        let (rows, streamed) = load_as(&plain).unwrap();
+        assert!(streamed);
+        assert_eq!(rows.len(), 3_000);
+        assert_eq!(rows[1], ScriptRow { t: SimTime(12_000), latency: Dur(1_100), ok: true });
+        // The same rows written otherwise are read into memory, with the same result: CRLF line
+        // ends, a blank line, `true`, spaces, quotes, no final line end.
+        for (other, how) in [
+            (plain.replace('\n', "\r\n"), "CRLF"),
+            (plain.replacen("\n12,", "\n\n12,", 1), "a blank line"),
+            (plain.replace(",1\n", ",true\n"), "true"),
+            (plain.replace(",0\n", ", 0\n"), "spaces"),
+            (plain.replacen("t_ms,", "\"t_ms\",", 1), "a quoted header"),
+            (plain.trim_end().to_string(), "no final line end"),
+        ] {
+            let (held, streamed) = load_as(&other).unwrap();
+            assert!(!streamed, "{how}");
+            assert_eq!(held, rows, "{how}");
+        }
+        // A scenario file's script is held.
+        let f = write(plain.as_bytes());
+        let held = load_script(f.path()).and_then(ScriptCalls::held).unwrap();
+        assert!(matches!(&held, ScriptCalls::Held(h) if *h == rows));
+        assert_eq!(held.latest_end(), load_script(f.path()).unwrap().latest_end());
     }
 
     #[test]
-    fn scripts_read_in_parts_match_the_block_reader_however_cut() {
-        let mut text = String::from("\u{feff}t_ms,latency_ms,ok\n");
-        for i in 0..5_000u64 {
-            text +=
-                &format!("{}{},{}.{},{}\n", i * 37 / 3, [".5", ""][(i % 2) as usize], i % 900, i % 10, i % 2);
+    fn errors_are_the_general_readers_wherever_the_row() {
+        let mut plain = String::from("t_ms,latency_ms,ok\n");
+        for i in 0..2_000u64 {
+            plain += &format!("{},{},{}\n", i * 10, i % 50, i % 2);
         }
-        let f = write(text.as_bytes());
-        let whole = read_plain(&File::open(f.path()).unwrap()).unwrap().expect("plain file");
-        assert_eq!(whole.len(), 5_000);
-        for parts in [1, 2, 3, 7, 64, 10_000] {
-            assert_eq!(in_parts(text.as_bytes(), parts).as_ref(), Some(&whole), "{parts} parts");
-            let file = File::open(f.path()).unwrap();
-            let read = read_in_parts(&file, text.len(), parts).unwrap();
-            assert_eq!(read.as_ref(), Some(&whole), "{parts} parts read");
+        let lines: Vec<&str> = plain.lines().collect();
+        for (at, line) in [(2, 1), (1_000, 2), (2_001, 3)] {
+            let mut bad: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+            bad[at - 1] = match line {
+                1 => "5,x,1".to_string(),
+                2 => format!("{},1000000000000000,1", (at - 2) * 10),
+                _ => "1,2,1".to_string(),
+            };
+            let err = load(&(bad.join("\n") + "\n")).unwrap_err();
+            let expected = match line {
+                1 => format!("line {at}, column `latency_ms`: expected a non-negative number"),
+                2 => format!(
+                    "line {at}, column `latency_ms`: expected a non-negative number of milliseconds below 10^15"
+                ),
+                _ => format!("line {at}, column `t_ms`: expected rows in time order, found 1 after 19980"),
+            };
+            assert!(err.contains(&expected), "{err}");
         }
-        assert_eq!(load_script(f.path()).unwrap(), whole);
-        // Anything but plain rows in order, in any piece or across two (the last case cuts
-        // between its rows), is left to the other readers.
-        let header = "t_ms,latency_ms,ok\n";
-        let late =
-            format!("{header}{}", (0..1000).map(|i| format!("{},5,1\n", 1000 - i / 600)).collect::<String>());
-        for other in [
-            header.to_string(),
-            format!("{header}5,1,1"),
-            format!("{header}5,1,1\n\n6,1,1\n"),
-            late,
-            format!("{header}10,1,1\n9,1,1\n"),
-        ] {
-            for parts in [1, 2, 3] {
-                assert_eq!(in_parts(other.as_bytes(), parts), None, "{other:?} in {parts} parts");
-            }
-        }
+        // The largest time below 10^15 ms is streamed; 10^15 is refused.
+        let (rows, streamed) =
+            load_as("t_ms,latency_ms,ok\n999999999999999,999999999999999.999,1\n").unwrap();
+        assert!(streamed);
+        assert_eq!({ rows[0].latency }, Dur(MAX_MICROS));
+        let err = load("t_ms,latency_ms,ok\n1000000000000000,1,1\n").unwrap_err();
+        assert!(
+            err.contains("line 2, column `t_ms`: expected a non-negative number of milliseconds below 10^15"),
+            "{err}"
+        );
+        // A file cut short in the middle of a row.
+        let cut = &plain[..plain.len() - 3];
+        let err = load(cut).unwrap_err();
+        assert!(err.contains("line 2001: expected 3 fields (t_ms,latency_ms,ok), found 2"), "{err}");
     }
 
     #[test]

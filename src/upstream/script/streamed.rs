@@ -1,0 +1,589 @@
+//! A plain script read straight from its file, never held whole: one pass on every core checks
+//! every row and indexes the file before the run ([`StreamedScript::scan`]); the run then reads
+//! the rows again a block at a time as it goes ([`StreamedScript::read`]), each block of
+//! [`BLOCK_ROWS`] rows checked against what the first pass found. Reads are positioned reads
+//! into one small buffer per reader (no copy of the file, no fresh memory for it, and a file cut
+//! short while it is read is an error, not a fault). A file that changed between the passes stops
+//! the stream and is reported by [`StreamedScript::check`].
+
+use super::plain::{self, MAX_ROW, WINDOW};
+use super::{ScriptError, ScriptRow};
+use crate::time::{Dur, SimTime};
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+/// Rows per indexed block: a row asked for out of order costs reading its block.
+const BLOCK_ROWS: u64 = 64;
+
+/// The most bytes a block of plain rows may take.
+const BLOCK_BYTES: usize = BLOCK_ROWS as usize * MAX_ROW;
+
+/// Bytes read at a time: small enough to stay in the core's cache.
+const READ_BYTES: usize = 32 << 10;
+
+/// Below this many bytes a script is scanned by one thread (a thread costs more than it saves).
+const PARALLEL_BYTES: u64 = 1 << 20;
+
+/// A plain script, checked and indexed, read from its file as the run goes.
+#[derive(Debug)]
+pub struct StreamedScript {
+    file: File,
+    path: PathBuf,
+    /// Rows in the file.
+    rows: u64,
+    /// The latest end of a call (time plus latency), in microseconds.
+    latest_end: u64,
+    /// The file's pieces as the first pass cut them, in order, none empty.
+    pieces: Vec<Piece>,
+    /// Once rows read again were not those the first pass found: the first such row and why.
+    changed: OnceLock<(u64, String)>,
+}
+
+/// What the first pass found in one piece of the file.
+#[derive(Debug)]
+struct Piece {
+    /// Index of its first row in the file.
+    first_row: u64,
+    /// Its rows.
+    rows: u64,
+    /// Byte after its last row.
+    end: u64,
+    /// Its blocks of [`BLOCK_ROWS`] rows (the last may have fewer).
+    blocks: Vec<Block>,
+}
+
+/// One block of rows: where it starts and a check of its values.
+#[derive(Debug, Clone, Copy)]
+struct Block {
+    offset: u64,
+    check: u64,
+}
+
+/// Why a block read again was refused when its rows are plain but not those found before.
+const BLOCK_CHANGED: &str = "a row from this line on is not what it was";
+
+/// The check of a block's rows so far, with one more row: any change of one row's values
+/// changes it.
+#[inline(always)]
+fn mix(check: u64, t: u64, latency: u64, ok: bool) -> u64 {
+    (check.rotate_left(5) ^ t).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ (latency << 1 | u64::from(ok))
+}
+
+/// A window on part of a file read a block at a time into one buffer that always holds
+/// [`WINDOW`] zeros after the bytes read (so a row is parsed from a fixed window).
+#[derive(Debug)]
+struct Blocks {
+    buf: Box<[u8]>,
+    /// Bytes read but not yet taken: `buf[lo..hi]`.
+    lo: usize,
+    hi: usize,
+    /// Offset in the file of `buf[hi]`.
+    next: u64,
+    /// Nothing at or past this offset is read.
+    size: u64,
+}
+
+impl Blocks {
+    fn new(at: u64, size: u64) -> Blocks {
+        Blocks { buf: vec![0; READ_BYTES + WINDOW].into_boxed_slice(), lo: 0, hi: 0, next: at, size }
+    }
+
+    /// The offset in the file of the next byte not taken.
+    #[inline(always)]
+    fn offset(&self) -> u64 {
+        self.next - (self.hi - self.lo) as u64
+    }
+
+    /// The bytes read and not taken.
+    fn unread(&self) -> &[u8] {
+        &self.buf[self.lo..self.hi]
+    }
+
+    /// Reads more when at most [`MAX_ROW`] bytes are left and the file has more; an error when
+    /// it ends early (it was cut short since its length was taken).
+    #[inline(always)]
+    fn ensure(&mut self, file: &File) -> std::io::Result<()> {
+        if self.hi - self.lo <= MAX_ROW && self.next < self.size { self.refill(file) } else { Ok(()) }
+    }
+
+    #[cold]
+    fn refill(&mut self, file: &File) -> std::io::Result<()> {
+        self.buf.copy_within(self.lo..self.hi, 0);
+        self.hi -= self.lo;
+        self.lo = 0;
+        while self.hi < READ_BYTES && self.next < self.size {
+            let want = (READ_BYTES - self.hi).min((self.size - self.next) as usize);
+            let n = read_at(file, &mut self.buf[self.hi..self.hi + want], self.next)?;
+            if n == 0 {
+                return Err(std::io::ErrorKind::UnexpectedEof.into());
+            }
+            self.hi += n;
+            self.next += n as u64;
+        }
+        self.buf[self.hi..self.hi + WINDOW].fill(0);
+        Ok(())
+    }
+
+    /// Takes the plain rows from the current position on that start before offset `until`, at
+    /// most `max`, handing each (time, latency, ok) to `each`: how many, and whether it stopped
+    /// at a row that is not plain (left untaken).
+    #[inline(always)]
+    fn rows(
+        &mut self,
+        file: &File,
+        until: u64,
+        max: u64,
+        mut each: impl FnMut(u64, u64, bool),
+    ) -> std::io::Result<(u64, bool)> {
+        let mut taken = 0;
+        loop {
+            self.ensure(file)?;
+            let start = self.next - self.hi as u64; // the offset of `buf[0]`
+            let more = self.next < self.size;
+            // Rows starting before `safe` are whole in the buffer, before `stop` are wanted.
+            let safe = if more { self.hi - MAX_ROW } else { self.hi };
+            let stop = safe.min(usize::try_from(until.saturating_sub(start)).unwrap_or(usize::MAX));
+            let mut i = self.lo;
+            while i < stop && taken < max {
+                let Some(window) = self.buf.get(i..i + WINDOW).and_then(|w| w.first_chunk()) else { break };
+                let Some((t, latency, ok, n)) = plain::row(window, &self.buf[i..self.hi]) else {
+                    self.lo = i;
+                    return Ok((taken, true));
+                };
+                each(t, latency, ok);
+                i += n;
+                taken += 1;
+            }
+            self.lo = i;
+            if taken == max || i >= stop && stop < safe || !more && i >= self.hi {
+                return Ok((taken, false));
+            }
+        }
+    }
+}
+
+/// What the first pass found in one piece.
+struct Scanned {
+    rows: u64,
+    end: u64,
+    first_t: u64,
+    last_t: u64,
+    latest_end: u64,
+    blocks: Vec<Block>,
+}
+
+/// Checks and indexes the rows that start in `[from, until)` (the first is the line after the
+/// first line end at or past `from - 1` when `skip`, as the piece before ends with the row that
+/// crosses `from`): `None` unless every one is plain and in time order.
+fn scan_piece(file: &File, size: u64, from: u64, until: u64, skip: bool) -> std::io::Result<Option<Scanned>> {
+    let mut r = Blocks::new(if skip { from - 1 } else { from }, size);
+    if skip {
+        r.ensure(file)?;
+        let head = &r.unread()[..r.unread().len().min(MAX_ROW)];
+        let Some(i) = memchr::memchr(b'\n', head) else { return Ok(None) };
+        r.lo += i + 1;
+    }
+    let mut blocks: Vec<Block> = Vec::with_capacity(((until - from) / 16 / BLOCK_ROWS + 2) as usize);
+    let (mut rows, mut first_t, mut last_t, mut latest_end) = (0u64, u64::MAX, 0u64, 0u64);
+    let mut unordered = false;
+    while r.offset() < until {
+        let offset = r.offset();
+        let mut check = 0;
+        let (n, declined) = r.rows(file, until, BLOCK_ROWS, |t, latency, ok| {
+            unordered |= t < last_t;
+            first_t = first_t.min(t); // the first, as they are in order
+            last_t = t;
+            latest_end = latest_end.max(t + latency);
+            check = mix(check, t, latency, ok);
+        })?;
+        if declined || unordered {
+            return Ok(None);
+        }
+        if n == 0 {
+            break;
+        }
+        blocks.push(Block { offset, check });
+        rows += n;
+    }
+    Ok(Some(Scanned { rows, end: r.offset(), first_t, last_t, latest_end, blocks }))
+}
+
+impl StreamedScript {
+    /// Checks every row of the script `file` (at `path`) and indexes it, in pieces read at once
+    /// (one thread per core): the file back unless it is a regular file holding the exact header
+    /// (after an optional byte-order mark) and then plain rows ([`plain`]) in time order, at
+    /// least one, all ending with `\n`, and no longer than when its length was taken.
+    pub(super) fn scan(file: File, path: &Path) -> std::io::Result<Result<StreamedScript, File>> {
+        Self::scan_in(file, path, None)
+    }
+
+    /// [`StreamedScript::scan`] in `parts` pieces (by default one per core, and one below
+    /// [`PARALLEL_BYTES`]).
+    fn scan_in(file: File, path: &Path, parts: Option<u64>) -> std::io::Result<Result<StreamedScript, File>> {
+        match Self::index(&file, parts)? {
+            Some((rows, latest_end, pieces)) => {
+                let path = path.to_path_buf();
+                Ok(Ok(StreamedScript { file, path, rows, latest_end, pieces, changed: OnceLock::new() }))
+            }
+            None => Ok(Err(file)),
+        }
+    }
+
+    /// [`StreamedScript::scan`]'s pass: the rows, the latest end of a call and the pieces.
+    fn index(file: &File, parts: Option<u64>) -> std::io::Result<Option<(u64, u64, Vec<Piece>)>> {
+        let meta = file.metadata()?;
+        if !meta.is_file() {
+            return Ok(None);
+        }
+        let size = meta.len();
+        let mut head = [0u8; 32];
+        let n = read_at(file, &mut head, 0)?;
+        let head = &head[..n];
+        let bom = if head.starts_with("\u{feff}".as_bytes()) { 3 } else { 0 };
+        let header = b"t_ms,latency_ms,ok\n";
+        if !head[bom..].starts_with(header) {
+            return Ok(None);
+        }
+        let body = (bom + header.len()) as u64;
+        if size < body {
+            return Ok(None); // cut short since its length was taken
+        }
+        let parts = match parts {
+            Some(parts) => parts.clamp(1, (size - body).max(1)),
+            None if size - body < PARALLEL_BYTES => 1,
+            None => std::thread::available_parallelism().map_or(1, |n| n.get().min(8)) as u64,
+        };
+        let nominal = |k: u64| body + (size - body) * k / parts;
+        let scanned = std::thread::scope(|s| {
+            let others: Vec<_> = (1..parts)
+                .map(|k| s.spawn(move || scan_piece(file, size, nominal(k), nominal(k + 1), true)))
+                .collect();
+            let first = scan_piece(file, size, body, nominal(1), false);
+            std::iter::once(first)
+                .chain(others.into_iter().map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))))
+                .collect::<std::io::Result<Option<Vec<Scanned>>>>()
+        });
+        let scanned = match scanned {
+            Ok(Some(s)) => s,
+            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(None),
+            other => return other.map(|_| None),
+        };
+        // A file that grew since its length was taken is read by the other readers.
+        if read_at(file, &mut [0u8; 1], size)? > 0 {
+            return Ok(None);
+        }
+        let mut pieces = Vec::with_capacity(scanned.len());
+        let (mut rows, mut last_t, mut latest_end) = (0, 0, 0);
+        for s in scanned.into_iter().filter(|s| s.rows > 0) {
+            // Each piece is in order; so is the whole when each starts no earlier than the last ended.
+            if s.first_t < last_t {
+                return Ok(None);
+            }
+            last_t = s.last_t;
+            latest_end = latest_end.max(s.latest_end);
+            pieces.push(Piece { first_row: rows, rows: s.rows, end: s.end, blocks: s.blocks });
+            rows += s.rows;
+        }
+        Ok((rows > 0).then_some((rows, latest_end, pieces)))
+    }
+
+    /// Rows in the script.
+    pub fn len(&self) -> u64 {
+        self.rows
+    }
+
+    /// Always false: a script has at least one row.
+    pub fn is_empty(&self) -> bool {
+        self.rows == 0
+    }
+
+    /// The latest end of a call (time plus latency), in microseconds.
+    pub fn latest_end(&self) -> u64 {
+        self.latest_end
+    }
+
+    /// Bytes its index holds (the rows themselves stay in the file).
+    pub fn index_bytes(&self) -> u64 {
+        self.pieces.iter().map(|p| p.blocks.len() as u64 * size_of::<Block>() as u64).sum()
+    }
+
+    /// Whether every row read again so far was the one the first pass found.
+    pub fn check(&self) -> Result<(), ScriptError> {
+        match self.changed.get() {
+            None => Ok(()),
+            Some((row, why)) => {
+                Err(ScriptError::Changed { path: self.path.clone(), line: row + 2, why: why.clone() })
+            }
+        }
+    }
+
+    /// Notes that row `row` read again is not what the first pass found (the first such note
+    /// stays).
+    #[cold]
+    fn changed(&self, row: u64, why: impl std::fmt::Display) {
+        self.changed.get_or_init(|| (row, why.to_string()));
+    }
+
+    /// A reader from the first row on.
+    pub fn cursor(&self) -> StreamCursor {
+        StreamCursor { blocks: None, row: 0, piece: 0, local: 0, check: 0, last_t: 0 }
+    }
+
+    /// Reads up to `n` rows from `c` on, handing each to `each`; how many were read (fewer only at
+    /// the end, or when the file changed: the stream then stops and [`StreamedScript::check`]
+    /// says why). Allocates only the reader's buffer, on its first call.
+    #[inline]
+    pub fn read(&self, c: &mut StreamCursor, n: usize, mut each: impl FnMut(ScriptRow)) -> usize {
+        let mut done = 0u64;
+        let n = n as u64;
+        while done < n && c.row < self.rows {
+            let Some(piece) = self.pieces.get(c.piece) else { break };
+            let b = (c.local / BLOCK_ROWS) as usize;
+            let Some(block) = piece.blocks.get(b) else { break };
+            let in_block = c.local % BLOCK_ROWS;
+            // The last piece ends where the file did; reads stop there.
+            let end = self.pieces.last().map_or(0, |p| p.end);
+            let blocks = c.blocks.get_or_insert_with(|| Blocks::new(block.offset, end));
+            if in_block == 0 {
+                if blocks.offset() != block.offset {
+                    return self.stop(c, "its rows are no longer where they were", done);
+                }
+                c.check = 0;
+            }
+            let block_rows = BLOCK_ROWS.min(piece.rows - b as u64 * BLOCK_ROWS);
+            let want = (block_rows - in_block).min(n - done);
+            let (mut check, mut last_t, mut wrong) = (c.check, c.last_t, false);
+            let latest_end = self.latest_end;
+            let read = blocks.rows(&self.file, u64::MAX, want, |t, latency, ok| {
+                // Whatever is handed out keeps the order and span the run was sized for.
+                wrong |= t < last_t || t + latency > latest_end;
+                last_t = t;
+                check = mix(check, t, latency, ok);
+                each(ScriptRow { t: SimTime(t), latency: Dur(latency), ok });
+            });
+            (c.check, c.last_t) = (check, last_t);
+            match read {
+                Ok((k, _)) if k == want && !wrong => {}
+                Ok(_) if !wrong => return self.stop(c, "a row is no longer plain", done),
+                Ok(_) => return self.stop(c, "a row's time or latency is not what it was", done),
+                Err(e) => return self.stop(c, e, done),
+            }
+            c.row += want;
+            c.local += want;
+            done += want;
+            if in_block + want == block_rows {
+                if c.check != block.check {
+                    c.row -= block_rows; // named by the block's first row
+                    return self.stop(c, BLOCK_CHANGED, done);
+                }
+                if c.local == piece.rows {
+                    c.piece += 1;
+                    c.local = 0;
+                }
+            }
+        }
+        done as usize
+    }
+
+    /// Stops `c` for good after a change found at its row: `done` rows were read.
+    #[cold]
+    fn stop(&self, c: &mut StreamCursor, why: impl std::fmt::Display, done: u64) -> usize {
+        self.changed(c.row, why);
+        c.row = self.rows;
+        done as usize
+    }
+
+    /// Row `i`, read from its block (checked whole against the first pass); `None` past the end
+    /// or when the file changed (noted for [`StreamedScript::check`]).
+    pub fn get(&self, i: u64) -> Option<ScriptRow> {
+        let p = self.pieces.partition_point(|p| p.first_row <= i).checked_sub(1)?;
+        let piece = &self.pieces[p];
+        let local = i - piece.first_row;
+        let b = (local / BLOCK_ROWS) as usize;
+        let block = piece.blocks.get(b)?;
+        let end = piece.blocks.get(b + 1).map_or(piece.end, |next| next.offset);
+        let len = (end - block.offset) as usize;
+        let mut buf = [0u8; BLOCK_BYTES + WINDOW];
+        let first = i - local % BLOCK_ROWS;
+        if len > BLOCK_BYTES {
+            self.changed(first, "a block is longer than plain rows can be");
+            return None;
+        }
+        if let Err(e) = read_exact_at(&self.file, &mut buf[..len], block.offset) {
+            self.changed(first, e);
+            return None;
+        }
+        let (mut at, mut check, mut found) = (0, 0, None);
+        let rows = BLOCK_ROWS.min(piece.rows - b as u64 * BLOCK_ROWS);
+        for j in 0..rows {
+            let window = buf[at..].first_chunk::<WINDOW>()?;
+            let Some((t, latency, ok, n)) = plain::row(window, &buf[at..len]) else {
+                self.changed(first + j, "a row is no longer plain");
+                return None;
+            };
+            at += n;
+            check = mix(check, t, latency, ok);
+            if j == local % BLOCK_ROWS {
+                found = Some(ScriptRow { t: SimTime(t), latency: Dur(latency), ok });
+            }
+        }
+        if at != len || check != block.check {
+            self.changed(first, BLOCK_CHANGED);
+            return None;
+        }
+        found
+    }
+}
+
+/// Where a reader of a [`StreamedScript`] is.
+#[derive(Debug)]
+pub struct StreamCursor {
+    /// The reader's buffer, made on the first read.
+    blocks: Option<Blocks>,
+    /// Index of the next row.
+    row: u64,
+    /// Its piece, and its index there.
+    piece: usize,
+    local: u64,
+    /// The check of its block's rows read so far.
+    check: u64,
+    /// The last time read.
+    last_t: u64,
+}
+
+/// Reads `buf.len()` bytes of `file` from `offset` on, without moving its cursor.
+#[cfg(unix)]
+fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+    std::os::unix::fs::FileExt::read_exact_at(file, buf, offset)
+}
+
+/// Reads up to `buf.len()` bytes of `file` from `offset` on; how many were read.
+#[cfg(unix)]
+fn read_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
+    std::os::unix::fs::FileExt::read_at(file, buf, offset)
+}
+
+/// Reads `buf.len()` bytes of `file` from `offset` on (through a clone of the handle, which
+/// shares its cursor: the caller rewinds before reading it otherwise).
+#[cfg(not(unix))]
+fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+    use std::io::{Read, Seek};
+    let mut f = file.try_clone()?;
+    f.seek(std::io::SeekFrom::Start(offset))?;
+    f.read_exact(buf)
+}
+
+/// Reads up to `buf.len()` bytes of `file` from `offset` on; how many were read.
+#[cfg(not(unix))]
+fn read_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
+    use std::io::{Read, Seek};
+    let mut f = file.try_clone()?;
+    f.seek(std::io::SeekFrom::Start(offset))?;
+    f.read(buf)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    fn write(content: &[u8]) -> tempfile::NamedTempFile {
+        let mut f = tempfile::NamedTempFile::new().unwrap();
+        f.write_all(content).unwrap();
+        f
+    }
+
+    /// `content` scanned in `parts` pieces.
+    fn scan(f: &tempfile::NamedTempFile, parts: u64) -> Option<StreamedScript> {
+        StreamedScript::scan_in(File::open(f.path()).unwrap(), f.path(), Some(parts)).unwrap().ok()
+    }
+
+    /// Every row of `s`, read `n` at a time.
+    fn rows(s: &StreamedScript, n: usize) -> Vec<ScriptRow> {
+        let mut c = s.cursor();
+        let mut rows = Vec::new();
+        while s.read(&mut c, n, |r| rows.push(r)) > 0 {}
+        rows
+    }
+
+    fn script(rows: u64) -> String {
+        let mut text = String::from("\u{feff}t_ms,latency_ms,ok\n");
+        for i in 0..rows {
+            text +=
+                &format!("{}{},{}.{},{}\n", i * 37 / 3, [".5", ""][(i % 2) as usize], i % 900, i % 10, i % 2);
+        }
+        text
+    }
+
+    #[test]
+    fn rows_are_the_same_however_cut_and_read() {
+        let text = script(5_000);
+        let f = write(text.as_bytes());
+        let expected = super::super::tests::all_rows(&super::super::load_script(f.path()).unwrap());
+        assert_eq!(expected.len(), 5_000);
+        for parts in [1, 2, 3, 7, 64, 10_000] {
+            let s = scan(&f, parts).expect("plain");
+            assert_eq!(s.len(), 5_000);
+            assert_eq!(s.latest_end(), expected.iter().map(|r| (r.t + r.latency).0).max().unwrap());
+            for n in [1, 7, 64, 100_000] {
+                assert_eq!(rows(&s, n), expected, "{parts} parts, {n} at a time");
+            }
+            for i in [0, 1, 63, 64, 65, 2_500, 4_999] {
+                assert_eq!(s.get(i), Some(expected[i as usize]), "row {i} of {parts} parts");
+            }
+            assert_eq!(s.get(5_000), None);
+            s.check().unwrap();
+        }
+        // Anything but plain rows in order, in any piece or across two, is declined.
+        let header = "t_ms,latency_ms,ok\n";
+        let late =
+            format!("{header}{}", (0..1000).map(|i| format!("{},5,1\n", 1000 - i / 600)).collect::<String>());
+        for other in [
+            String::new(),
+            header.to_string(),
+            "t_ms,latency_ms,ok\r\n5,1,1\r\n".to_string(),
+            format!("{header}5,1,1"),
+            format!("{header}5,1,1\n\n6,1,1\n"),
+            late,
+            format!("{header}10,1,1\n9,1,1\n"),
+        ] {
+            let f = write(other.as_bytes());
+            for parts in [1, 2, 3] {
+                assert!(scan(&f, parts).is_none(), "{other:?} in {parts} parts");
+            }
+        }
+    }
+
+    #[test]
+    fn a_file_changed_under_the_run_stops_it_with_an_error() {
+        let text = script(1_000);
+        let f = write(text.as_bytes());
+        let s = scan(&f, 1).unwrap();
+        let before = rows(&s, 100);
+        // Same length, other values (row 501, in the block of rows 448 to 511): found at the end
+        // of the block.
+        let changed = text.replacen("\n6179,", "\n6178,", 1);
+        assert!(changed.len() == text.len() && changed != text);
+        std::fs::write(f.path(), &changed).unwrap();
+        let s2 = scan(&write(text.as_bytes()), 1).unwrap();
+        assert!(s2.check().is_ok());
+        let after = rows(&s, 100);
+        assert!(after.len() < before.len() && after.len() >= 448, "{}", after.len());
+        let err = s.check().unwrap_err().to_string();
+        assert!(
+            err.contains("line 450: the file changed while it was read (a row from this line on"),
+            "{err}"
+        );
+        // A row asked for on its own is checked with its block.
+        let s = scan(&write(text.as_bytes()), 1).unwrap();
+        assert_eq!(s.get(500), Some(before[500]));
+        // Cut short: the reads fail, the stream stops.
+        let f = write(text.as_bytes());
+        let s = scan(&f, 3).unwrap();
+        std::fs::write(f.path(), &text[..text.len() / 2]).unwrap();
+        assert!(rows(&s, 64).len() < 1_000);
+        assert!(s.check().unwrap_err().to_string().contains("the file changed while it was read"));
+        assert_eq!(s.get(999), None);
+    }
+}
