@@ -1019,6 +1019,24 @@ mod tests {
     }
 
     #[test]
+    fn a_head_keeps_the_first_rows_across_chunks_trimmed() {
+        let mut text = String::from(" a , b\n");
+        for i in 0..2500 {
+            text.push_str(&format!(" {i} ,x{i}\n"));
+        }
+        let (head, rows) = Table::head(Path::new("t.csv"), text.as_bytes(), 1500, |_| Ok(())).unwrap();
+        assert_eq!((head.len(), rows), (1500, 2500));
+        assert_eq!(head.headers, ["a", "b"]);
+        assert_eq!(
+            (head.str(0, 0), head.str(1024, 1), head.str(1499, 1), head.str(1499, 2)),
+            ("0", "x1024", "x1499", "")
+        );
+        let all = table(&text);
+        assert_eq!(all.len(), 2500);
+        assert!((0..1500).all(|r| (0..2).all(|c| all.str(r, c) == head.str(r, c))));
+    }
+
+    #[test]
     fn columns_by_name_and_empty_cells() {
         let t = table("b,a,extra\n1,,x\n2,3.5,y\n");
         let a = t.require("a").unwrap();
