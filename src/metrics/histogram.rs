@@ -90,8 +90,13 @@ impl LatencyHistogram {
         let v = d.micros();
         self.counts[bucket_index(v) & (PLACES - 1)] += 1;
         self.total += 1;
-        self.min = self.min.min(v);
-        self.max = self.max.max(v);
+        // Branches, not selects: both are rarely taken, and a store is saved.
+        if v < self.min {
+            self.min = v;
+        }
+        if v > self.max {
+            self.max = v;
+        }
         self.sum += u128::from(v);
     }
 

@@ -471,6 +471,10 @@ pub struct Recorder {
     cur_start: u64,
     cur_idx: usize,
     cur: TimelineBin,
+    /// The counts of the bins before the current one, with or without a timeline: the run's
+    /// requests, attempts, rejections and attempt verdicts are their sums ([`Recorder::finish`]),
+    /// not counted twice per event.
+    totals: TimelineBin,
     /// Latencies of attempts completed in the current bin, folded into its p95 when it ends.
     scratch: LatencyHistogram,
     /// The same for the true answers ([`Recorder::true_answer`]).
@@ -527,6 +531,7 @@ impl Recorder {
             cur_start: 0,
             cur_idx: 0,
             cur: TimelineBin::default(),
+            totals: TimelineBin::default(),
             scratch: LatencyHistogram::new(),
             health: LatencyHistogram::new(),
             other_health: Vec::new(),
@@ -642,23 +647,16 @@ impl Recorder {
         self.cur_idx = idx as usize;
     }
 
-    /// Adds the current bin's counts to its place in `bins` and stores the p95 of the
-    /// latencies recorded in it (when any were), emptying both.
+    /// Adds the current bin's counts to the totals and to its place in `bins`, and stores the
+    /// p95 of the latencies recorded in it (when any were), emptying both.
     fn close_bin(&mut self) {
-        let Some(b) = self.bin else { return };
         let c = std::mem::take(&mut self.cur);
+        add_counts(&mut self.totals, &c);
+        let Some(b) = self.bin else { return };
         let upstream_p95 = take_p95(&mut self.scratch);
         let true_p95 = take_p95(&mut self.health);
         let bin = self.bin_at(self.cur_idx, b);
-        bin.offered += c.offered;
-        bin.admitted += c.admitted;
-        bin.rejected += c.rejected;
-        bin.successes += c.successes;
-        bin.failures += c.failures;
-        bin.completed += c.completed;
-        bin.upstream_errors += c.upstream_errors;
-        bin.true_answers += c.true_answers;
-        bin.true_errors += c.true_errors;
+        add_counts(bin, &c);
         if upstream_p95.is_some() {
             bin.upstream_p95 = upstream_p95;
         }
@@ -670,14 +668,12 @@ impl Recorder {
     /// A request arrived.
     #[inline(always)]
     pub fn request_arrived(&mut self, at: SimTime) {
-        self.counters.requests += 1;
         self.tally(at).offered += 1;
     }
 
     /// A breaker rejected an attempt (each rejection, first try or retry).
     #[inline]
     pub fn rejected(&mut self, at: SimTime, _instance: usize) {
-        self.counters.rejections += 1;
         self.tally(at).rejected += 1;
     }
 
@@ -695,7 +691,6 @@ impl Recorder {
     #[inline(always)]
     pub fn attempt_sent(&mut self, at: SimTime, instance: usize, kind: AttemptKind) {
         let c = &mut self.counters;
-        c.attempts += 1;
         match kind {
             AttemptKind::First => c.first_attempts += 1,
             AttemptKind::Retry => c.retries += 1,
@@ -751,17 +746,8 @@ impl Recorder {
         {
             p.successes += 1;
         }
-        let c = &mut self.counters;
         if class == OutcomeClass::Timeout {
-            c.timeouts += 1;
-        }
-        match verdict {
-            Verdict::Success => c.attempt_successes += 1,
-            Verdict::Failure => c.attempt_failures += 1,
-            Verdict::Ignored => c.attempt_ignored += 1,
-        }
-        if self.bin.is_none() {
-            return;
+            self.counters.timeouts += 1;
         }
         let upstream_error =
             matches!(class, OutcomeClass::Error | OutcomeClass::Timeout | OutcomeClass::RateLimited);
@@ -770,7 +756,9 @@ impl Recorder {
         bin.successes += u64::from(verdict == Verdict::Success);
         bin.failures += u64::from(verdict == Verdict::Failure);
         bin.upstream_errors += u64::from(upstream_error);
-        self.scratch.record(latency);
+        if self.bin.is_some() {
+            self.scratch.record(latency);
+        }
     }
 
     /// Whether the run keeps a timeline, so the engine should report each arrival's true
@@ -958,7 +946,16 @@ impl Recorder {
                 .collect();
             Timeline { bin: b, bins: self.bins, other_providers }
         });
-        let c = self.counters;
+        let t = &self.totals;
+        let c = Counters {
+            requests: t.offered,
+            attempts: t.admitted,
+            rejections: t.rejected,
+            attempt_successes: t.successes,
+            attempt_failures: t.failures,
+            attempt_ignored: t.completed.saturating_sub(t.successes + t.failures),
+            ..self.counters
+        };
         let mut latency = self.unanswered_latency;
         latency.merge(&self.answered_latency);
         RunRecord {
@@ -1045,6 +1042,19 @@ fn fold_provider(rec: &mut ProviderHealthRecorder) {
         bin.p95 = rec.histogram.percentile_permille(950);
     }
     rec.histogram.clear();
+}
+
+/// Adds the event counts of bin `c` to `to`.
+fn add_counts(to: &mut TimelineBin, c: &TimelineBin) {
+    to.offered += c.offered;
+    to.admitted += c.admitted;
+    to.rejected += c.rejected;
+    to.successes += c.successes;
+    to.failures += c.failures;
+    to.completed += c.completed;
+    to.upstream_errors += c.upstream_errors;
+    to.true_answers += c.true_answers;
+    to.true_errors += c.true_errors;
 }
 
 /// The p95 of `h`'s latencies (`None` when empty), emptying it.

@@ -155,10 +155,17 @@ impl ConnectorBreaker {
             return None;
         }
         let rate = self.cfg.error_rate_open;
-        if self.error_cut.holds(t.failures, t.calls, |f, n| f as f64 / n as f64 >= rate) {
+        // Thresholds not kept are found from their closed forms: about ceil(rate · n) errors,
+        // and exactly n − index slow calls (the sorted window's first n − index are under it).
+        let near_rate = |n: u64| Some((rate * n as f64).ceil() as u64);
+        if self.error_cut.holds_near(t.failures, t.calls, near_rate, |f, n| f as f64 / n as f64 >= rate) {
             return Some("error_rate");
         }
-        if self.p95_cut.holds(t.over, t.calls, |o, n| percentile_exceeds(n, o, connector_p95_index(n))) {
+        let near_p95 = |n: u64| Some(n.saturating_sub(connector_p95_index(n)));
+        if self
+            .p95_cut
+            .holds_near(t.over, t.calls, near_p95, |o, n| percentile_exceeds(n, o, connector_p95_index(n)))
+        {
             return Some("p95_latency");
         }
         None

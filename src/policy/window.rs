@@ -435,21 +435,37 @@ impl Default for LeastCount {
 }
 
 impl LeastCount {
-    /// `rule(count, calls)`, from the threshold kept for `calls` (found if not kept).
+    /// `rule(count, calls)`, from the threshold kept for `calls` (found if not kept, walking
+    /// from the last one used).
     #[inline(always)]
     pub fn holds(&mut self, count: u64, calls: u64, rule: impl Fn(u64, u64) -> bool) -> bool {
+        self.holds_near(count, calls, |_| None, rule)
+    }
+
+    /// [`LeastCount::holds`], where a threshold not kept is found from `near(calls)` when it
+    /// gives one (a closed form close to the threshold, such as `ceil(rate · calls)`: the walk
+    /// from it is a step or two, however far the number of calls moved).
+    #[inline(always)]
+    pub fn holds_near(
+        &mut self,
+        count: u64,
+        calls: u64,
+        near: impl Fn(u64) -> Option<u64>,
+        rule: impl Fn(u64, u64) -> bool,
+    ) -> bool {
         let place = (calls % 8) as usize;
         if self.kept[place].0 != calls {
-            self.find(place, calls, rule);
+            let start = near(calls).unwrap_or(self.kept[self.last].1);
+            self.find(place, calls, start, rule);
         }
         self.last = place;
         count >= self.kept[place].1
     }
 
-    /// Finds the threshold for `calls` into `place`, walking from the last one used.
+    /// Finds the threshold for `calls` into `place`, walking from `start`.
     #[inline(never)]
-    fn find(&mut self, place: usize, calls: u64, rule: impl Fn(u64, u64) -> bool) {
-        let mut least = self.kept[self.last].1.min(calls + 1);
+    fn find(&mut self, place: usize, calls: u64, start: u64, rule: impl Fn(u64, u64) -> bool) {
+        let mut least = start.min(calls + 1);
         while least > 0 && rule(least - 1, calls) {
             least -= 1;
         }
@@ -591,6 +607,10 @@ mod tests {
             let above = |f: u64, n: u64| f as f64 / n as f64 > rate;
             let p95 = |o: u64, n: u64| percentile_exceeds(n, o, connector_p95_index(n));
             let (mut a, mut b, mut c) = (LeastCount::default(), LeastCount::default(), LeastCount::default());
+            // The same from closed forms near the thresholds (the connector's), and from a poor one.
+            let (mut d, mut e, mut f) = (LeastCount::default(), LeastCount::default(), LeastCount::default());
+            let near_rate = |n: u64| Some((rate * n as f64).ceil() as u64);
+            let near_p95 = |n: u64| Some(n.saturating_sub(connector_p95_index(n)));
             // Any numbers of calls, then a few near one another (a window at a steady rate).
             let steady = asks.clone().into_iter().map(|(x, y)| (x % 60, 56 + y % 5));
             for (x, y) in asks.into_iter().chain(steady) {
@@ -598,6 +618,9 @@ mod tests {
                 prop_assert_eq!(a.holds(count, calls, at_least), at_least(count, calls));
                 prop_assert_eq!(b.holds(count, calls, above), above(count, calls));
                 prop_assert_eq!(c.holds(count, calls, p95), p95(count, calls));
+                prop_assert_eq!(d.holds_near(count, calls, near_rate, at_least), at_least(count, calls));
+                prop_assert_eq!(e.holds_near(count, calls, near_p95, p95), p95(count, calls));
+                prop_assert_eq!(f.holds_near(count, calls, |n| Some(n / 3), above), above(count, calls));
             }
         }
 

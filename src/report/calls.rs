@@ -2,9 +2,10 @@
 //! script order: admitted 1/0, when the call started (empty if rejected; later than `t_us` when
 //! it waited) and when the caller had its answer. Lets another implementation be compared call
 //! by call (see conformance/). A week's script is about 600,000 rows (28 MB): [`CallsCsv`] takes
-//! the calls in pieces as the run hands them out and writes them in blocks of [`CALL_BLOCK`]
-//! rows, so the file is never held whole. Integers are formatted eight digits at a time with
-//! plain arithmetic on one 64-bit word ([`eight_digits`]).
+//! the calls in pieces as the run hands them out and formats them into one block of
+//! [`BLOCK_BYTES`], written out whenever it is full, so the file is never held whole. Each row
+//! is formatted in a fixed-size window of the block with whole-word writes; integers eight
+//! digits at a time with plain arithmetic on one 64-bit word ([`eight_digits`]).
 
 use crate::metrics::CallRecord;
 use std::io::Write;
@@ -12,19 +13,37 @@ use std::io::Write;
 /// calls.csv's header line.
 const HEADER: &[u8] = b"row,t_us,admitted,start_us,end_us\n";
 
-/// Rows formatted before they are written (about 100 KB of text, still in cache when copied to
-/// the file).
-const CALL_BLOCK: usize = 1 << 11;
+/// The block rows are formatted in before they are written (still in cache when copied to the
+/// file), allocated once.
+const BLOCK_BYTES: usize = 1 << 17;
 
 /// The longest row: five fields of at most 20 digits, their separators and the line end.
 const MAX_ROW: usize = 5 * 20 + 5;
+
+/// The window a row is formatted in: the longest row, and room after it, as every field is
+/// written in whole words (or a 24-byte copy) before the cursor moves on by its length.
+const ROOM: usize = MAX_ROW + 32;
 
 /// calls.csv being written: the header first, then the calls in script order, numbered on.
 pub struct CallsCsv<W: Write> {
     w: W,
     /// The next row's number.
     row: RowNumber,
+    /// The rows not yet written, `block[..len]`; its size is fixed, its room reused.
     block: Vec<u8>,
+    len: usize,
+    /// The digits above the last eight of the last such number ([`Row::number`]).
+    high: High,
+}
+
+/// A number's digits above its last eight, as the word [`leading`] gives: consecutive times
+/// share them for 100 s at a time, so they are formatted once.
+#[derive(Copy, Clone)]
+struct High {
+    /// `n / 10^8` (`u64::MAX` before any).
+    value: u64,
+    word: u64,
+    len: usize,
 }
 
 /// A row number held as its decimal digits and counted up in place: no division per row.
@@ -37,13 +56,6 @@ struct RowNumber {
 impl RowNumber {
     fn zero() -> RowNumber {
         RowNumber { digits: [b'0'; 20], len: 1 }
-    }
-
-    /// Appends the number: all twenty places copied at once, the unused ones dropped.
-    #[inline(always)]
-    fn push(&self, out: &mut Vec<u8>) {
-        out.extend_from_slice(&self.digits);
-        out.truncate(out.len() - (self.digits.len() - self.len));
     }
 
     /// Adds one (a carry past the first digit shifts the digits one place right; 20 digits
@@ -68,20 +80,28 @@ impl RowNumber {
 impl<W: Write> CallsCsv<W> {
     /// Starts calls.csv in `w` (its header goes out with the first rows).
     pub fn new(w: W) -> CallsCsv<W> {
-        let mut block = Vec::with_capacity(HEADER.len() + CALL_BLOCK * MAX_ROW);
-        block.extend_from_slice(HEADER);
-        CallsCsv { w, row: RowNumber::zero(), block }
+        let mut block = vec![0; BLOCK_BYTES];
+        block[..HEADER.len()].copy_from_slice(HEADER);
+        let high = High { value: u64::MAX, word: 0, len: 0 };
+        CallsCsv { w, row: RowNumber::zero(), block, len: HEADER.len(), high }
     }
 
-    /// Writes the rows of the next calls, in order.
+    /// Formats the rows of the next calls, in order, writing out each block that fills.
     pub fn rows(&mut self, calls: &[CallRecord]) -> std::io::Result<()> {
-        for block in calls.chunks(CALL_BLOCK) {
-            for c in block {
-                push_row(&mut self.block, &self.row, c);
-                self.row.step();
-            }
-            self.w.write_all(&self.block)?;
-            self.block.clear();
+        for c in calls {
+            let room = match self.block.get_mut(self.len..).and_then(|b| b.first_chunk_mut::<ROOM>()) {
+                Some(room) => room,
+                None => {
+                    self.flush()?;
+                    // An empty block always has the room.
+                    let Some(room) = self.block.first_chunk_mut::<ROOM>() else { continue };
+                    room
+                }
+            };
+            let mut row = Row { room, at: 0, high: &mut self.high };
+            row.call(&self.row, c);
+            self.len += row.at;
+            self.row.step();
         }
         Ok(())
     }
@@ -93,72 +113,106 @@ impl<W: Write> CallsCsv<W> {
 
     /// Writes what is pending (the header, when no row came).
     pub fn finish(&mut self) -> std::io::Result<()> {
-        self.w.write_all(&self.block)?;
-        self.block.clear();
-        Ok(())
+        self.flush()
     }
 
     /// The writer back.
     pub fn into_inner(self) -> W {
         self.w
     }
+
+    /// Writes the block's rows and empties it.
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.w.write_all(&self.block[..self.len])?;
+        self.len = 0;
+        Ok(())
+    }
 }
 
-/// Appends call `c`'s row, numbered `row`. A call that started when it arrived (most do)
-/// copies the arrival's digits.
-#[inline(always)]
-fn push_row(out: &mut Vec<u8>, row: &RowNumber, c: &CallRecord) {
-    row.push(out);
-    out.push(b',');
-    let from = out.len();
-    push_u64(out, c.arrival.micros());
-    let to = out.len();
-    match c.start() {
-        Some(t) if t == c.arrival => {
-            out.extend_from_slice(b",1,");
-            out.extend_from_within(from..to);
-        }
-        Some(t) => {
-            out.extend_from_slice(b",1,");
-            push_u64(out, t.micros());
-        }
-        None => out.extend_from_slice(b",0,"),
-    }
-    out.push(b',');
-    if let Some(t) = c.end() {
-        push_u64(out, t.micros());
-    }
-    out.push(b'\n');
+/// One row being formatted in its window of the block: `room[..at]` so far.
+struct Row<'a> {
+    room: &'a mut [u8; ROOM],
+    at: usize,
+    high: &'a mut High,
 }
 
-/// Appends `n` in decimal: up to 16 digits as two words of eight, longer ones by `itoa`.
-#[inline(always)]
-fn push_u64(out: &mut Vec<u8>, n: u64) {
-    const E8: u64 = 100_000_000;
-    if n < E8 {
-        push_leading(out, n);
-    } else if n < E8 * E8 {
-        push_leading(out, n / E8);
-        out.extend_from_slice(&(eight_digits(n % E8) + ASCII_ZEROS).to_le_bytes());
-    } else {
-        out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
+impl Row<'_> {
+    /// Call `c`'s row, numbered `row`. A call that started when it arrived (most do) copies
+    /// the arrival's digits.
+    #[inline(always)]
+    fn call(&mut self, row: &RowNumber, c: &CallRecord) {
+        self.put(&row.digits, row.len);
+        self.put(b",", 1);
+        let from = self.at;
+        self.number(c.arrival.micros());
+        let to = self.at;
+        match c.start() {
+            Some(t) if t == c.arrival => {
+                self.put(b",1,", 3);
+                // 24 bytes hold the 20 digits of any `u64`: the ones past it are overwritten.
+                let at = self.at;
+                self.room.copy_within(from..from + 24, at);
+                self.at += to - from;
+            }
+            Some(t) => {
+                self.put(b",1,", 3);
+                self.number(t.micros());
+            }
+            None => self.put(b",0,", 3),
+        }
+        self.put(b",", 1);
+        if let Some(t) = c.end() {
+            self.number(t.micros());
+        }
+        self.put(b"\n", 1);
     }
+
+    /// Writes `bytes` and keeps the first `len` of them.
+    #[inline(always)]
+    fn put<const N: usize>(&mut self, bytes: &[u8; N], len: usize) {
+        self.room[self.at..self.at + N].copy_from_slice(bytes);
+        self.at += len;
+    }
+
+    /// Appends `n` in decimal: a word of eight digits at a time, the digits above the last
+    /// eight kept from the number before when they are the same ([`High`]). Numbers of 17
+    /// digits or more (no run reaches them) by `itoa`.
+    #[inline(always)]
+    fn number(&mut self, n: u64) {
+        const E8: u64 = 100_000_000;
+        if n < E8 {
+            let (word, len) = leading(n);
+            self.put(&word.to_le_bytes(), len);
+        } else if n < E8 * E8 {
+            let value = n / E8;
+            if value != self.high.value {
+                let (word, len) = leading(value);
+                *self.high = High { value, word, len };
+            }
+            let High { word, len, .. } = *self.high;
+            self.put(&word.to_le_bytes(), len);
+            self.put(&(eight_digits(n % E8) + ASCII_ZEROS).to_le_bytes(), 8);
+        } else {
+            let mut buffer = itoa::Buffer::new();
+            let text = buffer.format(n).as_bytes();
+            self.room[self.at..self.at + text.len()].copy_from_slice(text);
+            self.at += text.len();
+        }
+    }
+}
+
+/// `n` (below 10^8) without leading zeros: its digits shifted to the word's first bytes, and
+/// how many there are (no search, no copy of a variable length).
+#[inline(always)]
+fn leading(n: u64) -> (u64, usize) {
+    let digits = eight_digits(n);
+    // Leading zero digits are the word's first bytes that are 0 (one digit kept for n = 0).
+    let zeros = (digits.trailing_zeros() / 8).min(7) as usize;
+    ((digits + ASCII_ZEROS) >> (8 * zeros), 8 - zeros)
 }
 
 /// `'0'` in each byte of a word.
 const ASCII_ZEROS: u64 = 0x3030_3030_3030_3030;
-
-/// Appends `n` (below 10^8) without leading zeros: its digits are shifted to the word's first
-/// bytes and the eight bytes written, then the zeros' places dropped (no search, no copy of a
-/// variable length).
-#[inline(always)]
-fn push_leading(out: &mut Vec<u8>, n: u64) {
-    let digits = eight_digits(n);
-    // Leading zero digits are the word's first bytes that are 0 (one digit kept for n = 0).
-    let zeros = (digits.trailing_zeros() / 8).min(7) as usize;
-    out.extend_from_slice(&((digits + ASCII_ZEROS) >> (8 * zeros)).to_le_bytes());
-    out.truncate(out.len() - zeros);
-}
 
 /// The eight decimal digits of `n` (below 10^8, with leading zeros), one in each byte of a word,
 /// the first in the lowest (add [`ASCII_ZEROS`] for text), computed in the word: split into two
@@ -187,12 +241,14 @@ mod tests {
             assert_eq!((eight_digits(n) + ASCII_ZEROS).to_le_bytes(), *format!("{n:08}").as_bytes(), "{n}");
         }
         let mut x = 1u64;
-        let mut out = Vec::new();
+        let mut room = [0; ROOM];
+        let mut high = High { value: u64::MAX, word: 0, len: 0 };
         for _ in 0..20 {
-            for n in [x - 1, x, x + 1, x.wrapping_mul(7) / 3, u64::MAX - x] {
-                out.clear();
-                push_u64(&mut out, n);
-                assert_eq!(out, n.to_string().as_bytes(), "{n}");
+            for n in [x - 1, x, x + 1, x.wrapping_mul(7) / 3, u64::MAX - x, x + 100_000_000] {
+                let mut row = Row { room: &mut room, at: 0, high: &mut high };
+                row.number(n);
+                let at = row.at;
+                assert_eq!(&room[..at], n.to_string().as_bytes(), "{n}");
             }
             x = x.saturating_mul(10);
         }
@@ -201,24 +257,19 @@ mod tests {
     #[test]
     fn row_numbers_count_up_past_every_new_digit() {
         let mut row = RowNumber::zero();
-        let mut out = Vec::new();
         for n in 0..100_123u64 {
-            out.clear();
-            row.push(&mut out);
-            assert_eq!(out, n.to_string().as_bytes(), "{n}");
+            assert_eq!(&row.digits[..row.len], n.to_string().as_bytes(), "{n}");
             row.step();
         }
         let mut big = RowNumber { digits: *b"99999999999999999990", len: 19 };
         big.step();
-        out.clear();
-        big.push(&mut out);
-        assert_eq!(out, b"10000000000000000000");
+        assert_eq!(&big.digits[..big.len], b"10000000000000000000");
     }
 
     #[test]
     fn calls_exact_text_across_blocks_and_pieces() {
         let t = SimTime;
-        let calls: Vec<CallRecord> = (0..(3 * CALL_BLOCK as u64 + 1000))
+        let calls: Vec<CallRecord> = (0..(3 * BLOCK_BYTES as u64 / 30))
             .map(|i| match i % 3 {
                 0 => CallRecord::with(
                     t(i * 1_000_000),
@@ -228,6 +279,7 @@ mod tests {
                 1 => CallRecord::with(t(i * 1_000_000), None, Some(t(i * 1_000_000))),
                 _ => CallRecord::with(t(i * 1_000_000), Some(t(i * 1_000_000 + 7)), None),
             })
+            .chain([CallRecord::with(t(u64::MAX - 1), Some(t(u64::MAX - 1)), Some(t(u64::MAX - 1)))])
             .collect();
         let mut expected = String::from("row,t_us,admitted,start_us,end_us\n");
         for (row, c) in calls.iter().enumerate() {
@@ -239,11 +291,11 @@ mod tests {
         // Handed over in uneven pieces, as a run drains its answered calls.
         let mut csv = CallsCsv::new(Vec::new());
         let (a, rest) = calls.split_at(5);
-        let (b, c) = rest.split_at(CALL_BLOCK + 17);
+        let (b, c) = rest.split_at(BLOCK_BYTES / 30 + 17);
         for piece in [a, b, &[], c] {
             csv.rows(piece).unwrap();
         }
-        assert!(calls.len() > 3 * CALL_BLOCK, "the rows span several blocks, the last one short");
+        assert!(expected.len() > 3 * BLOCK_BYTES, "the rows span several blocks, the last one short");
         csv.finish().unwrap();
         assert_eq!(String::from_utf8(csv.into_inner()).unwrap(), expected);
         assert!(expected.starts_with(

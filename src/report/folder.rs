@@ -297,6 +297,32 @@ mod tests {
     }
 
     #[test]
+    fn the_charts_see_all_but_the_marks_and_the_first_bad_file_is_reported() {
+        let dir = tempfile::tempdir().unwrap();
+        fixtures::compare_dir(dir.path());
+        let header = "kind,at_us,instance,from,to,reason,incident,results,evidence\n";
+        let explain = format!("{header}transition,5000000,0,closed,open,r,,,\n");
+        std::fs::write(dir.path().join("explain.csv"), &explain).unwrap();
+        let owned = dir.path().to_path_buf();
+        let open = move |name: &str| match std::fs::read(owned.join(name)) {
+            Ok(bytes) => Ok(Some(Box::new(std::io::Cursor::new(bytes)) as Reader)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e),
+        };
+        let (c, seen) = Contents::read(dir.path(), open.clone(), |c| c.clone()).unwrap();
+        assert!(!c.marks.is_empty() && c.latency.is_some());
+        assert_eq!(seen, Contents { marks: Vec::new(), ..c.clone() });
+        // Of a bad explain.csv and a bad latency.csv, explain.csv's error comes first, as when
+        // the files are read one after the other; either alone is reported.
+        std::fs::write(dir.path().join("latency.csv"), "x\n1\n").unwrap();
+        let e = Contents::read(dir.path(), open.clone(), |_| ()).unwrap_err().to_string();
+        assert!(e.contains("latency.csv"), "{e}");
+        std::fs::write(dir.path().join("explain.csv"), "kind\n").unwrap();
+        let e = Contents::read(dir.path(), open.clone(), |_| ()).unwrap_err().to_string();
+        assert!(e.contains("explain.csv"), "{e}");
+    }
+
+    #[test]
     fn a_single_run_names_its_series_after_its_summary_row() {
         let dir = tempfile::tempdir().unwrap();
         let timeline = "bin_start_us,bin_end_us,offered,admitted,rejected,failures\n0,10,1,1,0,0\n";

@@ -114,9 +114,6 @@ struct Flight {
     ticket: Ticket,
     /// The class the client saw (Timeout when it gave up).
     class: OutcomeClass,
-    /// The request's number, truncated (in the struct's padding): finds its entry in the call
-    /// log ([`Engine::calls`]), which never holds 2^32 calls at once.
-    request: u32,
 }
 
 /// The calls the queue's events refer to: preallocated places reused as calls come and go, so
@@ -571,7 +568,7 @@ impl<'a> Engine<'a> {
     fn arrive(&mut self, now: SimTime, request: u64, first_answer: Option<Answer>) {
         self.drawn = first_answer.map(|a| (request, a));
         self.log_arrival(CallRecord::new(now));
-        self.note_arrival(now, request, first_answer);
+        self.note_arrival::<General>(now, request, first_answer);
         let instances = self.instances.len() as u64;
         let instance = if instances == 1 { 0 } else { (request % instances) as u32 };
         let client = &mut self.instances[instance as usize];
@@ -584,8 +581,14 @@ impl<'a> Engine<'a> {
     /// Records request `request`'s arrival (and, with a timeline, the dependency's true health:
     /// its first answer, whether or not the breaker will let it through; with several
     /// providers, every provider's). Returns the first answer when known (drawn ahead, or here).
+    /// On the direct path there is one provider.
     #[inline(always)]
-    fn note_arrival(&mut self, now: SimTime, request: u64, first_answer: Option<Answer>) -> Option<Answer> {
+    fn note_arrival<L: Lane>(
+        &mut self,
+        now: SimTime,
+        request: u64,
+        first_answer: Option<Answer>,
+    ) -> Option<Answer> {
         self.rec.request_arrived(now);
         if !self.rec.records_health() {
             return first_answer;
@@ -595,7 +598,7 @@ impl<'a> Engine<'a> {
         let answer = first_answer.unwrap_or_else(|| self.workload.first_answer(request, now));
         self.rec.true_answer(now, answer.class, answer.latency);
         // ... and with several, what each other provider would have answered it.
-        let others = self.workload.providers().map_or(0, |p| p.names.len());
+        let others = if L::DIRECT { 0 } else { self.workload.providers().map_or(0, |p| p.names.len()) };
         for p in 1..others {
             let a = self.workload.provider_answer(p as u32, request, 1, now);
             self.rec.true_answer_of(p, now, a.class, a.latency);
@@ -610,7 +613,7 @@ impl<'a> Engine<'a> {
     /// others: without retries nothing reads them.
     #[inline]
     fn arrive_direct<L: Lane>(&mut self, now: SimTime, request: u64, first_answer: Option<Answer>) {
-        let first_answer = self.note_arrival(now, request, first_answer);
+        let first_answer = self.note_arrival::<L>(now, request, first_answer);
         let admission = L::of(&mut self.guards[0].breaker).admit(now, &mut self.changes);
         self.flush(0);
         self.reschedule::<L>(0, now);
@@ -620,14 +623,9 @@ impl<'a> Engine<'a> {
                 self.rec.attempt_sent(now, 0, kind);
                 let answer = first_answer.unwrap_or_else(|| self.workload.first_answer(request, now));
                 let (class, latency) = self.as_seen(0, answer);
-                self.log_arrival(CallRecord::with(now, Some(now), None));
-                let i = self.flights.put(Flight {
-                    arrival: now,
-                    latency,
-                    ticket,
-                    class,
-                    request: request as u32,
-                });
+                // Its caller has the answer when the try lands, as nothing can delay it.
+                self.log_arrival(CallRecord::with(now, Some(now), Some(now + latency)));
+                let i = self.flights.put(Flight { arrival: now, latency, ticket, class });
                 self.queue.push(now + latency, Phase::Settle, Event::Landed(i));
             }
             Admission::Reject => {
@@ -653,11 +651,6 @@ impl<'a> Engine<'a> {
         let verdict = self.slots[0].classifier.verdict(f.class);
         self.settle::<L>(now, 0, f.ticket, Observation { verdict, latency: f.latency });
         self.rec.attempt_done(now, 0, f.class, verdict, f.latency);
-        if self.log_calls {
-            // The log holds the calls from `calls_from` on, fewer than 2^32 of them.
-            let i = f.request.wrapping_sub(self.calls_from as u32) as usize;
-            self.calls[i].set_end(now);
-        }
         if f.class == OutcomeClass::Ok {
             self.rec.request_done(f.arrival, now, Finish::Success, None);
         } else {
@@ -1062,8 +1055,9 @@ impl<'a> Engine<'a> {
         self.calls.get_mut(i as usize)
     }
 
-    /// Hands the logged calls whose callers have their answers, up to the first one still
-    /// waiting, to `f` in script order, and drops them. Only a direct run's answers are final
+    /// Hands the logged calls whose callers have their answers (on the direct path, known when
+    /// the try is sent), up to the first one still waiting, to `f` in script order, and drops
+    /// them. Only a direct run's answers are final
     /// when given (no retry or retry queue answers again), so other runs keep their log whole
     /// for the record.
     ///

@@ -78,6 +78,9 @@ pub(super) struct FastRows {
     day: Option<([u8; 10], i64)>,
     /// The numbers of the last row read, by column (other entries are stale).
     pub(super) values: [f64; MAX_FIELDS],
+    /// The shapes of the last two differently written numbers read in each column of the
+    /// dense layout, the latest first.
+    shapes: [[Shape; 2]; MAX_FIELDS],
 }
 
 impl FastRows {
@@ -105,7 +108,8 @@ impl FastRows {
             Resolved::EpochNs => Time::EpochNs,
             Resolved::Datetime => Time::Datetime { offset_s },
         };
-        Some(FastRows { ops, upto, dense, time, day: None, values: [0.0; MAX_FIELDS] })
+        let shapes = [[Shape::NONE; 2]; MAX_FIELDS];
+        Some(FastRows { ops, upto, dense, time, day: None, values: [0.0; MAX_FIELDS], shapes })
     }
 
     /// Column `i` of the last row read (every column it reads is below [`MAX_FIELDS`]: the
@@ -126,52 +130,61 @@ impl FastRows {
     /// [`read`](Self::read) for the dense layout: time, where its cell is, where the last field
     /// ends. With [`WINDOW`] bytes and a word buffered, the numbers are read from words at
     /// indices kept inside the window by a mask; positions only grow, so when the last number
-    /// ends inside the window every read was where it says. Any other row is read with checks.
+    /// ends inside the window every read was where it says. A number the window loop does not
+    /// read (longer than a word, or not one) and the ones after it are read with checks.
     #[inline]
     fn read_dense(&mut self, b: &[u8]) -> Option<(i64, (usize, usize), usize)> {
         let (t, i) = self.time(b, 0)?;
-        let read = b.first_chunk::<{ WINDOW + 8 }>().and_then(|window| self.numbers_in(window, b, i));
-        match read {
-            Some(end) if end < WINDOW - 1 => Some((t, (0, i), end)),
-            _ => self.read_dense_checked(b, t, i),
+        if b.get(i) != Some(&b',') {
+            return None;
         }
+        let (from, at) = match b.first_chunk::<{ WINDOW + 8 }>().map(|window| self.numbers_in(window, i)) {
+            Some(Ok(end)) if end < WINDOW - 1 => return Some((t, (0, i), end)),
+            Some(Err((k, at))) if at < WINDOW - 1 => (k, at),
+            _ => (1, i),
+        };
+        Some((t, (0, i), self.numbers_checked(b, from, at)?))
     }
 
-    /// The numbers after the time cell ending at `i`, read from `window` (the start of `b`) at
-    /// masked indices: where the last one ends (meaningful only when inside the window). Not
-    /// inlined: in a function of its own the loop keeps its constants in registers.
+    /// The numbers after the comma at `i`, read from `window` (the start of the buffer) at
+    /// masked indices: where the last one ends (meaningful only when inside the window), or
+    /// the number it stopped at and the comma before it. A number shaped as one of its column's
+    /// last two is checked and converted by that [`Shape`]; another is read by
+    /// [`short_decimal`] and its shape kept. Not inlined: in a function of its own the loop
+    /// keeps its constants in registers.
     #[inline(never)]
-    fn numbers_in(&mut self, window: &[u8; WINDOW + 8], b: &[u8], mut i: usize) -> Option<usize> {
-        for k in 1..self.upto {
-            if window[i % WINDOW] != b',' {
-                return None;
-            }
+    fn numbers_in(&mut self, window: &[u8; WINDOW + 8], mut i: usize) -> Result<usize, (usize, usize)> {
+        let upto = self.upto;
+        let (Some(values), Some(shapes)) = (self.values.get_mut(1..upto), self.shapes.get_mut(1..upto))
+        else {
+            return Err((1, i));
+        };
+        for (k, (value, shapes)) in (1..).zip(values.iter_mut().zip(shapes)) {
             let at = (i + 1) % WINDOW;
-            let word = u64::from_le_bytes(*window[at..].first_chunk::<8>()?);
-            let (v, len) = match short_decimal(word) {
-                Some(read) => read,
-                None => {
-                    let (v, end) = long_decimal(b, i + 1)?;
-                    (v, end - i - 1)
-                }
+            let Some(word) = window[at..].first_chunk::<8>().map(|w| u64::from_le_bytes(*w)) else {
+                return Err((k, i));
             };
-            self.values[k] = v;
-            i += 1 + len;
+            let read = match shapes[0].read(word).or_else(|| shapes[1].read(word)) {
+                Some(read) => read,
+                None => reshape(shapes, word, k + 1 == upto).ok_or((k, i))?,
+            };
+            *value = read.0;
+            i += read.1;
         }
-        Some(i)
+        Ok(i)
     }
 
-    /// [`read_dense`](Self::read_dense) with every access checked, from the time cell's end `i`.
-    #[cold]
-    fn read_dense_checked(&mut self, b: &[u8], t: i64, mut i: usize) -> Option<(i64, (usize, usize), usize)> {
-        let cell = (0, i);
-        for k in 1..self.upto {
+    /// The numbers from column `from` on, the first after the comma at `i`, with every access
+    /// checked: where the last one ends.
+    #[inline(never)]
+    fn numbers_checked(&mut self, b: &[u8], from: usize, mut i: usize) -> Option<usize> {
+        for k in from..self.upto {
             if b.get(i) != Some(&b',') {
                 return None;
             }
-            (self.values[k], i) = decimal(b, i + 1)?;
+            (self.values[k % MAX_FIELDS], i) = decimal(b, i + 1)?;
         }
-        Some((t, cell, i))
+        Some(i)
     }
 
     /// [`read`](Self::read) for any layout, field by field.
@@ -293,6 +306,21 @@ fn clock(w: u64) -> Option<i64> {
     Some((h * 3600 + m * 60 + s) as i64)
 }
 
+/// A column's number in `word` when its shape is neither of the column's last two
+/// (`shapes`): its value and its length with the comma, its shape kept (the older one
+/// dropped). `None` when it does not end in the word, or is not followed by a comma in a
+/// column before the `last`.
+#[cold]
+#[inline(never)]
+fn reshape(shapes: &mut [Shape; 2], word: u64, last: bool) -> Option<(f64, usize)> {
+    let (v, len, after) = short_decimal(word)?;
+    if !last && after != COMMA {
+        return None;
+    }
+    shapes[1] = std::mem::replace(&mut shapes[0], Shape::new(word, len));
+    Some((v, len + 1))
+}
+
 /// Two ASCII digits as a number.
 #[inline]
 fn two_digits(a: u8, b: u8) -> Option<u32> {
@@ -308,22 +336,103 @@ fn two_digits(a: u8, b: u8) -> Option<u32> {
 #[inline(always)]
 pub(super) fn decimal(b: &[u8], i: usize) -> Option<(f64, usize)> {
     match b.get(i..).and_then(<[u8]>::first_chunk::<8>).and_then(|w| short_decimal(u64::from_le_bytes(*w))) {
-        Some((v, len)) => Some((v, i + len)),
+        Some((v, len, _)) => Some((v, i + len)),
         None => long_decimal(b, i),
     }
 }
 
+/// A comma as [`short_decimal`] gives the byte after a number (`^ b'0'`).
+const COMMA: u8 = b',' ^ b'0';
+/// ASCII digits as the values 0..=9 (`^`).
+const ZEROS: u64 = 0x3030_3030_3030_3030;
+/// Added to digit values (0..=9) sets no high bit; added to any other byte (or by itself),
+/// the byte has its high bit set.
+const NON_DIGIT: u64 = 0x7676_7676_7676_7676;
+
+/// Where a number's digits, dot and end are in its 8-byte word: what a word must hold to be
+/// read the same way (each digit byte a digit, the dot and the byte after the number as they
+/// were) and how to convert it. Numbers in a column are mostly written alike, so checking a
+/// word against the last one's shape is cheaper than finding them anew.
+#[derive(Copy, Clone)]
+struct Shape {
+    /// High bits of the digit bytes: none may be set once `^ b'0'` and [`NON_DIGIT`] is added.
+    digits: u64,
+    /// The bytes of the dot and of the byte after the number (a comma, or the line end seen
+    /// in the last column) ...
+    fixed_mask: u64,
+    /// ... and what they must be (`^ b'0'`).
+    fixed: u64,
+    /// The bytes before the dot (all of them when there is none): the rest move down a byte.
+    low: u64,
+    /// Left shift moving the digits (without the dot) to the top of the word.
+    shift: u32,
+    /// The number's length with the byte after it.
+    step: usize,
+    /// 10 to the number of fraction digits.
+    scale: f64,
+}
+
+impl Shape {
+    /// A shape no word has (its first byte should be both a digit and not one).
+    const NONE: Shape =
+        Shape { digits: 0x80, fixed_mask: 0xFF, fixed: 0x80, low: 0, shift: 0, step: 0, scale: 1.0 };
+
+    /// The shape of the number of length `len` (at most 7) at the start of `word`, which
+    /// [`short_decimal`] read.
+    fn new(word: u64, len: usize) -> Shape {
+        let bytes = |n: usize| (1u64 << (8 * n)) - 1;
+        let x = word ^ ZEROS;
+        // The dot, if any: the first byte that is not a digit.
+        let first = ((x | x.wrapping_add(NON_DIGIT)) & 0x8080_8080_8080_8080).trailing_zeros() as usize / 8;
+        let dot = (first < len).then_some(first);
+        let mut digits = bytes(len) & 0x8080_8080_8080_8080;
+        let mut fixed_mask = 0xFFu64 << (8 * len);
+        let mut fixed = x & fixed_mask;
+        let (low, frac) = match dot {
+            Some(j) => {
+                digits &= !(0xFFu64 << (8 * j));
+                fixed_mask |= 0xFFu64 << (8 * j);
+                fixed |= u64::from(b'.' ^ b'0') << (8 * j);
+                (bytes(j), len - j - 1)
+            }
+            None => (u64::MAX, 0),
+        };
+        let count = len - usize::from(dot.is_some());
+        Shape {
+            digits,
+            fixed_mask,
+            fixed,
+            low,
+            shift: (64 - 8 * count) as u32,
+            step: len + 1,
+            scale: POW10_F64[frac],
+        }
+    }
+
+    /// The number at the start of `word` when it has this shape: its value (as
+    /// [`short_decimal`] reads it) and its length with the byte after it.
+    #[inline(always)]
+    fn read(&self, word: u64) -> Option<(f64, usize)> {
+        let x = word ^ ZEROS;
+        if (x.wrapping_add(NON_DIGIT) | x) & self.digits != 0 || x & self.fixed_mask != self.fixed {
+            return None;
+        }
+        let joined = (x & self.low) | ((x >> 8) & !self.low);
+        Some((digit_values(joined << self.shift) as i64 as f64 / self.scale, self.step))
+    }
+}
+
 /// [`decimal`] of the eight bytes `word` (little-endian) when the number ends inside them:
-/// its value and length. `None` for anything else, which [`long_decimal`] reads (or declines).
+/// its value, its length and the byte after it, `^ b'0'` (a comma is [`COMMA`]). `None` for
+/// anything else, which [`long_decimal`] reads (or declines).
 #[inline(always)]
-fn short_decimal(word: u64) -> Option<(f64, usize)> {
-    const ZEROS: u64 = 0x3030_3030_3030_3030;
+fn short_decimal(word: u64) -> Option<(f64, usize, u8)> {
     const DOT: u8 = b'.' ^ b'0';
     // Digits become 0..=9; any other byte has its high bit set here, by itself or after adding
     // 0x76. A carry out of a byte comes only from one already flagged and only reaches later
     // bytes, so the first flag, and in ASCII text the first past a dot, are exact.
     let x = word ^ ZEROS;
-    let flags = (x | x.wrapping_add(0x7676_7676_7676_7676)) & 0x8080_8080_8080_8080;
+    let flags = (x | x.wrapping_add(NON_DIGIT)) & 0x8080_8080_8080_8080;
     let int = flags.trailing_zeros() as usize / 8;
     if int == 0 || int == 8 {
         return None;
@@ -333,8 +442,9 @@ fn short_decimal(word: u64) -> Option<(f64, usize)> {
     // below become leading zeros. (Values below 10^7 convert exactly through `i64`, one
     // instruction where `u64` takes several.)
     let value = |x: u64, n: usize| digit_values(x << (64 - 8 * n)) as i64 as f64;
-    if (x >> (8 * int)) as u8 != DOT {
-        return Some((value(x, int), int));
+    let after = (x >> (8 * int)) as u8;
+    if after != DOT {
+        return Some((value(x, int), int, after));
     }
     let frac = ((flags >> (8 * int)) >> 8).trailing_zeros() as usize / 8;
     let end = int + 1 + frac;
@@ -343,7 +453,7 @@ fn short_decimal(word: u64) -> Option<(f64, usize)> {
     }
     // The integer digits followed by the fraction's, the dot taken out.
     let joined = (x & low(int)) | ((x >> 8) & !low(int));
-    Some((value(joined, end - 1) / POW10_F64[frac], end))
+    Some((value(joined, end - 1) / POW10_F64[frac], end, (x >> (8 * end)) as u8))
 }
 
 /// Eight digit values (0..=9, the first in the lowest byte) as one number, with three
@@ -510,9 +620,10 @@ mod tests {
         let mut padded = text.to_vec();
         padded.resize(padded.len().max(8), b'x');
         let word = u64::from_le_bytes(*padded.first_chunk().unwrap());
-        if let Some((v, len)) = short_decimal(word) {
+        if let Some((v, len, after)) = short_decimal(word) {
             let long = long_decimal(&padded, 0);
             assert_eq!(long.map(|(v, end)| (v.to_bits(), end)), Some((v.to_bits(), len)), "{padded:?}");
+            assert_eq!(after, padded[len] ^ b'0', "{padded:?}");
         }
     }
 
@@ -557,6 +668,70 @@ mod tests {
         }
     }
 
+    /// A word read by another word's [`Shape`] is read as [`short_decimal`] reads it, with the
+    /// same byte after it.
+    fn shape_agrees(first: &[u8], second: &[u8]) {
+        let word = |text: &[u8]| {
+            let mut padded = text.to_vec();
+            padded.resize(8, b'x');
+            u64::from_le_bytes(*padded.first_chunk().unwrap())
+        };
+        let read = |w: u64| short_decimal(w).map(|(v, len, after)| (v.to_bits(), len + 1, after));
+        let (a, b) = (word(first), word(second));
+        let Some((_, step, after)) = read(a) else { return };
+        let shape = Shape::new(a, step - 1);
+        assert_eq!(shape.read(a).map(|(v, step)| (v.to_bits(), step, after)), read(a), "{first:?}");
+        if let Some((v, step)) = shape.read(b) {
+            assert_eq!(Some((v.to_bits(), step, after)), read(b), "{first:?} {second:?}");
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn words_read_by_a_shape_as_the_word_reader_reads_them(
+            first in prop::collection::vec(prop::sample::select(b"0123456789..,,\n\r-e x\xff\x80\xfa\x2f\x3a".to_vec()), 0..9),
+            second in prop::collection::vec(prop::sample::select(b"0123456789..,,\n\r-e x\xff\x80\xfa\x2f\x3a".to_vec()), 0..9),
+        ) {
+            shape_agrees(&first, &second);
+        }
+
+        #[test]
+        fn numbers_of_one_shape_read_alike(
+            int in "[0-9]{1,4}", frac in "[0-9]{0,3}", end in "[,\n\r.e]", other in "[0-9]{1,4}(\\.[0-9]{1,3})?[,\n\r.e]",
+        ) {
+            let first = if frac.is_empty() { format!("{int}{end}") } else { format!("{int}.{frac}{end}") };
+            shape_agrees(first.as_bytes(), other.as_bytes());
+        }
+    }
+
+    #[test]
+    fn shapes_read_only_their_own_numbers() {
+        for (first, second) in [
+            (&b"95.3,"[..], &b"96.1,"[..]),
+            (b"95.3,", b"196.1,"),
+            (b"95.3,", b"9.31,"),
+            (b"95.3,", b"95.3\n"),
+            (b"95.3\n", b"95.37\n"),
+            (b"95.3\n", b"95.3e1"),
+            (b"72\n", b"18.23\n"),
+            (b"4523,", b"452,"),
+            (b"4523,", b"45.3,"),
+            (b"4523,", b"4\xff23,"),
+            (b"17,", b"\xff7,"),
+            (b"1234567,", b"7654321,"),
+            (b"123.456\n", b"654.321\r"),
+        ] {
+            shape_agrees(first, second);
+        }
+        let word = |t: &[u8; 8]| u64::from_le_bytes(*t);
+        let shape = Shape::new(word(b"95.3,xxx"), 4);
+        assert_eq!(shape.read(word(b"12.5,yyy")), Some((12.5, 5)));
+        assert_eq!(shape.read(word(b"12.5\nyyy")), None);
+        assert_eq!(Shape::new(word(b"72\nxxxxx"), 2).read(word(b"18.23\nxx")), None);
+        assert!(Shape::NONE.read(word(b"00000000")).is_none());
+        assert!(Shape::NONE.read(word(b"0,000000")).is_none());
+    }
+
     #[test]
     fn words_of_every_length_and_ending_read_exactly() {
         for text in [
@@ -576,8 +751,8 @@ mod tests {
         ] {
             word_agrees(text);
         }
-        assert_eq!(short_decimal(u64::from_le_bytes(*b"199.5,xx")), Some((199.5, 5)));
-        assert_eq!(short_decimal(u64::from_le_bytes(*b"4523\n170")), Some((4523.0, 4)));
+        assert_eq!(short_decimal(u64::from_le_bytes(*b"199.5,xx")), Some((199.5, 5, COMMA)));
+        assert_eq!(short_decimal(u64::from_le_bytes(*b"4523\n170")), Some((4523.0, 4, b'\n' ^ b'0')));
         assert_eq!(short_decimal(u64::from_le_bytes(*b"12345678")), None);
         assert_eq!(short_decimal(u64::from_le_bytes(*b"123456.7")), None);
     }

@@ -14,14 +14,20 @@ use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-/// A CSV file held as text cells, with the line number of every row for error messages.
+/// A CSV file held as text cells, with the line number of every row for error messages. The
+/// cells, trimmed, are held end to end in one text (no allocation per cell or per row).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Table {
     /// The file read.
     pub path: PathBuf,
     /// Header names, trimmed.
     pub headers: Vec<String>,
-    rows: Vec<Vec<String>>,
+    /// Every cell's text, one after the other.
+    text: String,
+    /// Where each cell ends in `text`.
+    cells: Vec<usize>,
+    /// Where each row's cells end in `cells`.
+    rows: Vec<usize>,
     lines: Vec<u64>,
 }
 
@@ -56,18 +62,29 @@ impl Table {
         let mut r = csv::ReaderBuilder::new().flexible(false).from_reader(reader);
         let headers: Vec<String> =
             r.headers().map_err(csv_err)?.iter().map(|h| h.trim().to_string()).collect();
-        let mut chunk = Table { path: path.to_path_buf(), headers, rows: Vec::new(), lines: Vec::new() };
-        for rec in r.records() {
-            let rec = rec.map_err(csv_err)?;
+        let mut chunk = Table::empty(path.to_path_buf(), headers);
+        let mut rec = csv::StringRecord::new();
+        while r.read_record(&mut rec).map_err(csv_err)? {
             chunk.lines.push(rec.position().map(|p| p.line()).unwrap_or(0));
-            chunk.rows.push(rec.iter().map(|c| c.trim().to_string()).collect());
+            for cell in &rec {
+                chunk.text.push_str(cell.trim());
+                chunk.cells.push(chunk.text.len());
+            }
+            chunk.rows.push(chunk.cells.len());
             if chunk.rows.len() >= rows {
                 each(&chunk)?;
+                chunk.text.clear();
+                chunk.cells.clear();
                 chunk.rows.clear();
                 chunk.lines.clear();
             }
         }
         Ok(chunk)
+    }
+
+    /// A table of `headers` without rows, read from `path`.
+    fn empty(path: PathBuf, headers: Vec<String>) -> Table {
+        Table { path, headers, text: String::new(), cells: Vec::new(), rows: Vec::new(), lines: Vec::new() }
     }
 
     /// Parses CSV text from `reader` keeping only its first `max` data rows, handing every
@@ -84,14 +101,15 @@ impl Table {
         let mut take = |t: &Table| -> Result<(), ChartError> {
             check(t)?;
             total += t.len();
-            let k = kept.get_or_insert_with(|| Table {
-                path: t.path.clone(),
-                headers: t.headers.clone(),
-                rows: Vec::new(),
-                lines: Vec::new(),
-            });
+            let k = kept.get_or_insert_with(|| Table::empty(t.path.clone(), t.headers.clone()));
             let n = max.saturating_sub(k.len()).min(t.len());
-            k.rows.extend_from_slice(&t.rows[..n]);
+            // The first `n` rows of `t`, their cells' ends shifted past the kept ones.
+            let cells = n.checked_sub(1).map_or(0, |last| t.rows[last]);
+            let text = cells.checked_sub(1).map_or(0, |last| t.cells[last]);
+            let (text_base, cells_base) = (k.text.len(), k.cells.len());
+            k.text.push_str(&t.text[..text]);
+            k.cells.extend(t.cells[..cells].iter().map(|end| end + text_base));
+            k.rows.extend(t.rows[..n].iter().map(|end| end + cells_base));
             k.lines.extend_from_slice(&t.lines[..n]);
             Ok(())
         };
@@ -118,7 +136,13 @@ impl Table {
 
     /// The text of a cell (empty when the row is short).
     pub fn str(&self, row: usize, col: usize) -> &str {
-        self.rows[row].get(col).map(String::as_str).unwrap_or("")
+        let first = row.checked_sub(1).map_or(0, |previous| self.rows[previous]);
+        let cell = first + col;
+        if cell >= self.rows[row] {
+            return "";
+        }
+        let start = cell.checked_sub(1).map_or(0, |previous| self.cells[previous]);
+        &self.text[start..self.cells[cell]]
     }
 
     fn bad(&self, row: usize, col: usize, expected: &'static str) -> ChartError {
@@ -992,6 +1016,24 @@ mod tests {
 
     fn table(text: &str) -> Table {
         Table::from_reader(Path::new("t.csv"), text.as_bytes()).unwrap()
+    }
+
+    #[test]
+    fn a_head_keeps_the_first_rows_across_chunks_trimmed() {
+        let mut text = String::from(" a , b\n");
+        for i in 0..2500 {
+            text.push_str(&format!(" {i} ,x{i}\n"));
+        }
+        let (head, rows) = Table::head(Path::new("t.csv"), text.as_bytes(), 1500, |_| Ok(())).unwrap();
+        assert_eq!((head.len(), rows), (1500, 2500));
+        assert_eq!(head.headers, ["a", "b"]);
+        assert_eq!(
+            (head.str(0, 0), head.str(1024, 1), head.str(1499, 1), head.str(1499, 2)),
+            ("0", "x1024", "x1499", "")
+        );
+        let all = table(&text);
+        assert_eq!(all.len(), 2500);
+        assert!((0..1500).all(|r| (0..2).all(|c| all.str(r, c) == head.str(r, c))));
     }
 
     #[test]

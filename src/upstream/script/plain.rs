@@ -60,7 +60,9 @@ fn short_row(w: &[u8; WINDOW]) -> Option<(u64, u64, bool, usize)> {
         let high = eight_digits_value(w0);
         match len {
             0 => (high, 8),
-            1..=7 => (high * POW10[len as usize] + leading_digits(w1, len), 8 + len as usize),
+            // Nine digits (a week in milliseconds): the last one alone.
+            1 => (high * 10 + (w1 & 0xF), 9),
+            2..=7 => (high * POW10[len as usize] + leading_digits(w1, len), 8 + len as usize),
             _ => return None, // 16 digits or more
         }
     };
