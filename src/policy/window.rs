@@ -187,27 +187,43 @@ pub struct ExactWindow {
     /// exactly that old stays ([`Edge::KeepExact`]); as `u128` so no length overflows it.
     min_age: u128,
     held: Held,
+    /// Before this instant no sample leaves: the oldest one's time plus `min_age` (`u64::MAX`
+    /// when empty, or when that is past the clock's range), so most prunes are one comparison.
+    until: SimTime,
 }
 
 impl ExactWindow {
     /// An empty window of length `window`.
     pub fn new(window: Dur, edge: Edge) -> ExactWindow {
         let min_age = u128::from(window.micros()) + u128::from(edge == Edge::KeepExact);
-        ExactWindow { min_age, held: Held::default() }
+        ExactWindow { min_age, held: Held::default(), until: SimTime(u64::MAX) }
+    }
+    /// The instant a sample taken at `at` leaves ([`ExactWindow::until`]).
+    #[inline]
+    fn leaves(&self, at: SimTime) -> SimTime {
+        u64::try_from(u128::from(at.micros()) + self.min_age).map_or(SimTime(u64::MAX), SimTime)
     }
     /// Drops the samples that have left the window at `now` ([`Edge::expired`]).
     #[inline(always)]
     pub fn prune(&mut self, now: SimTime) {
+        if now < self.until {
+            return;
+        }
         while let Some(front) = self.held.front() {
             if u128::from(now.since(front.at).micros()) < self.min_age {
-                break;
+                self.until = self.leaves(front.at);
+                return;
             }
             self.held.drop_front(front);
         }
+        self.until = SimTime(u64::MAX);
     }
     /// Appends a sample (its time must not precede the last one) and prunes at its time.
     #[inline(always)]
     pub fn push(&mut self, s: Sample) {
+        if self.held.front().is_none() {
+            self.until = self.leaves(s.at);
+        }
         self.held.push(s);
         self.prune(s.at);
     }
@@ -219,6 +235,7 @@ impl ExactWindow {
     /// Forgets every sample (keeps the buffer's capacity).
     pub fn clear(&mut self) {
         self.held.clear();
+        self.until = SimTime(u64::MAX);
     }
     /// Samples the buffer can hold without growing (to check that memory stays flat).
     pub fn capacity(&self) -> usize {
