@@ -150,9 +150,8 @@ impl FastRows {
     /// masked indices: where the last one ends (meaningful only when inside the window), or
     /// the number it stopped at and the comma before it. A number shaped as one of its column's
     /// last two is checked and converted by that [`Shape`]; another is read by
-    /// [`short_decimal`] and its shape kept. Not inlined: in a function of its own the loop
-    /// keeps its constants in registers.
-    #[inline(never)]
+    /// [`short_decimal`] and its shape kept.
+    #[inline]
     fn numbers_in(&mut self, window: &[u8; WINDOW + 8], mut i: usize) -> Result<usize, (usize, usize)> {
         let upto = self.upto;
         let (Some(values), Some(shapes)) = (self.values.get_mut(1..upto), self.shapes.get_mut(1..upto))
@@ -701,6 +700,33 @@ mod tests {
         ) {
             let first = if frac.is_empty() { format!("{int}{end}") } else { format!("{int}.{frac}{end}") };
             shape_agrees(first.as_bytes(), other.as_bytes());
+        }
+    }
+
+    proptest! {
+        /// Rows read one after another by one reader (so each column's shapes carry over)
+        /// give every number as the general parser reads it, or are declined.
+        #[test]
+        fn consecutive_rows_read_as_the_general_parser_reads_them(
+            rows in prop::collection::vec(prop::collection::vec(
+                "[0-9]{1,3}|[0-9]{1,2}\\.[0-9]{1,2}|[0-9]{1,4}\\.[0-9]|[0-9]{5,9}(\\.[0-9]{1,3})?|[0-9]\\.|-1|1e3|", 4), 1..40),
+            end in prop::sample::select(vec!["\n", "\r\n", ",x\n"]),
+        ) {
+            let text: String = rows.iter().enumerate().map(|(k, cells)| format!("{},{}{end}", 1_700_000_000 + k, cells.join(","))).collect();
+            let mut reader = FastRows::new(0, 1..=4, Resolved::Epoch(1_000_000), 0).unwrap();
+            let mut at = 0;
+            for (k, cells) in rows.iter().enumerate() {
+                let b = &text.as_bytes()[at..];
+                let line = format!("{},{}{end}", 1_700_000_000 + k, cells.join(","));
+                if let Some(row) = reader.read(b) {
+                    prop_assert_eq!(row.len, line.len(), "{}", line);
+                    for (c, cell) in cells.iter().enumerate() {
+                        let general = parse_f64(cell.as_bytes()).filter(|v| *v >= 0.0).map(f64::to_bits);
+                        prop_assert_eq!(Some(reader.values[c + 1].to_bits()), general, "{}", line);
+                    }
+                }
+                at += line.len();
+            }
         }
     }
 
