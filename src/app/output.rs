@@ -48,7 +48,7 @@ pub const SHARD_TOML: &str = crate::sweep::shard::MANIFEST_FILE;
 /// Every fixed file name breakerlab writes into an output folder (charts named per family
 /// aside): a file of one of these names not written by the current command is dropped when
 /// its set replaces the folder; any other file is kept.
-const OUR_FILES: [&str; 20] = [
+const OUR_FILES: [&str; 21] = [
     SUMMARY_CSV,
     RUNS_CSV,
     PARETO_CSV,
@@ -57,6 +57,7 @@ const OUR_FILES: [&str; 20] = [
     TIMELINE_CSV,
     INCIDENTS_CSV,
     LATENCY_CSV,
+    CALLS_CSV,
     OBJECTIVE_TOML,
     RECOMMENDATION_TXT,
     RECOMMENDED_TXT,
@@ -599,7 +600,15 @@ mod tests {
         let root = tempfile::tempdir().unwrap();
         let dir = root.path().join("out");
         fs::create_dir(&dir).unwrap();
-        for name in ["summary.csv", "heatmap_a_b_c.png", "pareto.csv", "notes.txt", ".summary.csv.tmp.7.0"] {
+        // calls.csv: a scripted run's, left by an earlier run into the same folder.
+        for name in [
+            "summary.csv",
+            "heatmap_a_b_c.png",
+            "pareto.csv",
+            "calls.csv",
+            "notes.txt",
+            ".summary.csv.tmp.7.0",
+        ] {
             fs::write(dir.join(name), b"old").unwrap();
         }
         let mut out = OutputDir::create(&dir, Keep::Foreign).unwrap();
