@@ -638,7 +638,9 @@ impl Trace {
         match self {
             Trace::Calls(t) => Some((t.len() as f64 / secs, "calls/s")),
             Trace::Interval(t) => {
-                let counts: Option<u64> = t.intervals().iter().map(Interval::count).sum();
+                // Summed wide: counts near u64::MAX (a hostile trace) must not overflow.
+                let counts =
+                    t.intervals().iter().try_fold(0u128, |sum, i| Some(sum + u128::from(i.count()?)));
                 counts.map(|n| (n as f64 / secs, "requests/s (from the counts)"))
             }
         }
@@ -816,6 +818,20 @@ mod tests {
         assert!(err.contains("greater than 0"), "{err}");
         let bad = TraceOptions { utc_offset: Some("CET".into()), ..TraceOptions::default() };
         assert!(bad.offset_seconds().unwrap_err().to_string().contains("utc_offset"));
+    }
+
+    #[test]
+    fn the_rate_of_counts_near_the_largest_integer_does_not_overflow() {
+        // A volume series of 10^30 a minute: each count saturates at u64::MAX, their sum must not.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("huge.csv");
+        std::fs::write(&path, "timestamp,requests,p95\n1700000000,1e30,0.2\n1700000060,1e30,0.2\n").unwrap();
+        let p = path.display();
+        let series = vec![format!("requests={p}@requests"), format!("p95:s={p}@p95")];
+        let t = Trace::load(&path, &TraceOptions { series, ..TraceOptions::default() }).unwrap();
+        let (rate, what) = t.rate().unwrap();
+        assert_eq!(what, "requests/s (from the counts)");
+        assert!(rate > 1e17 && rate.is_finite(), "{rate}");
     }
 
     #[test]
