@@ -20,6 +20,7 @@ mod limits;
 mod metrics;
 mod outcome;
 mod policy;
+mod positioned;
 mod report;
 mod rng;
 mod scenario;

@@ -4,6 +4,7 @@
 //! nothing is left behind, whatever happens. Reads go through a small cache of blocks, sized
 //! for a few interleaved sequential readers (one per scenario).
 
+use crate::positioned::{read_exact_at, write_all_at};
 use std::collections::HashMap;
 use std::fs::File;
 use std::path::PathBuf;
@@ -128,7 +129,7 @@ impl Records {
                 for w in words {
                     bytes.extend_from_slice(&w.to_le_bytes());
                 }
-                write_at(&s.file, &bytes, start as u64 * 8).map_err(|e| s.located(e))
+                write_all_at(&s.file, &bytes, start as u64 * 8).map_err(|e| s.located(e))
             }
         }
     }
@@ -189,7 +190,7 @@ impl Cache {
         }
         let words = BLOCK_WORDS.min(total.saturating_sub(b * BLOCK_WORDS));
         let mut bytes = vec![0u8; words * 8];
-        if let Err(e) = read_at(file, &mut bytes, (b * BLOCK_WORDS * 8) as u64) {
+        if let Err(e) = read_exact_at(file, &mut bytes, (b * BLOCK_WORDS * 8) as u64) {
             self.error.get_or_insert(e);
             return None;
         }
@@ -235,41 +236,6 @@ impl Drop for Spilled {
             let _ = std::fs::remove_file(p);
         }
     }
-}
-
-#[cfg(unix)]
-fn read_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
-    std::os::unix::fs::FileExt::read_exact_at(file, buf, offset)
-}
-
-#[cfg(unix)]
-fn write_at(file: &File, buf: &[u8], offset: u64) -> std::io::Result<()> {
-    std::os::unix::fs::FileExt::write_all_at(file, buf, offset)
-}
-
-#[cfg(windows)]
-fn read_at(file: &File, mut buf: &mut [u8], mut offset: u64) -> std::io::Result<()> {
-    use std::os::windows::fs::FileExt;
-    while !buf.is_empty() {
-        let n = file.seek_read(buf, offset)?;
-        if n == 0 {
-            return Err(std::io::ErrorKind::UnexpectedEof.into());
-        }
-        buf = &mut buf[n..];
-        offset += n as u64;
-    }
-    Ok(())
-}
-
-#[cfg(windows)]
-fn write_at(file: &File, mut buf: &[u8], mut offset: u64) -> std::io::Result<()> {
-    use std::os::windows::fs::FileExt;
-    while !buf.is_empty() {
-        let n = file.seek_write(buf, offset)?;
-        buf = &buf[n..];
-        offset += n as u64;
-    }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -8,6 +8,7 @@
 
 use super::plain::{self, MAX_ROW, WINDOW};
 use super::{ScriptError, ScriptRow};
+use crate::positioned::{read_at, read_exact_at};
 use crate::time::{Dur, SimTime};
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -450,37 +451,6 @@ pub struct StreamCursor {
     check: u64,
     /// The last time read.
     last_t: u64,
-}
-
-/// Reads `buf.len()` bytes of `file` from `offset` on, without moving its cursor.
-#[cfg(unix)]
-fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
-    std::os::unix::fs::FileExt::read_exact_at(file, buf, offset)
-}
-
-/// Reads up to `buf.len()` bytes of `file` from `offset` on; how many were read.
-#[cfg(unix)]
-fn read_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
-    std::os::unix::fs::FileExt::read_at(file, buf, offset)
-}
-
-/// Reads `buf.len()` bytes of `file` from `offset` on (through a clone of the handle, which
-/// shares its cursor: the caller rewinds before reading it otherwise).
-#[cfg(not(unix))]
-fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
-    use std::io::{Read, Seek};
-    let mut f = file.try_clone()?;
-    f.seek(std::io::SeekFrom::Start(offset))?;
-    f.read_exact(buf)
-}
-
-/// Reads up to `buf.len()` bytes of `file` from `offset` on; how many were read.
-#[cfg(not(unix))]
-fn read_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
-    use std::io::{Read, Seek};
-    let mut f = file.try_clone()?;
-    f.seek(std::io::SeekFrom::Start(offset))?;
-    f.read(buf)
 }
 
 #[cfg(test)]
