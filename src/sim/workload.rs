@@ -180,11 +180,7 @@ impl Ahead {
                 chunk.first = first;
                 chunk.arrivals.clear();
                 chunk.first_answers.clear();
-                let (arrivals, answers) = (&mut chunk.arrivals, &mut chunk.first_answers);
-                let n = rows.read(&mut cursor, len, |row| {
-                    arrivals.push(row.t);
-                    answers.push(script_answer(&row));
-                });
+                let n = read_script_chunk(&rows, &mut cursor, len, &mut chunk);
                 first += n as u64;
                 // A stream dropped early stops listening: the reader stops too.
                 if send.send(chunk).is_err() || n == 0 {
@@ -264,11 +260,7 @@ impl RequestStream<'_> {
                 // Rows and their answers together, in one pass (a streamed script reads them
                 // from its file here).
                 let Arrivals::Script(rows) = &w.arrivals else { unreachable!("script stream") };
-                let (arrivals, answers) = (&mut chunk.arrivals, &mut chunk.first_answers);
-                rows.read(cursor, n, |row| {
-                    arrivals.push(row.t);
-                    answers.push(script_answer(&row));
-                });
+                read_script_chunk(rows, cursor, n, chunk);
             }
             Gen::Rows(next) => {
                 let times = |i: usize| match &w.arrivals {
@@ -523,6 +515,17 @@ impl Providers {
 /// The answer given for a script row that could not be read again (the run is then refused by
 /// [`Workload::check_inputs`]).
 const CHANGED_ANSWER: Answer = Answer { latency: Dur(0), class: OutcomeClass::Error, retry_after: None };
+
+/// Appends up to `n` rows of `rows` from `cursor` on to `chunk`, each with its first answer;
+/// how many were read.
+#[inline]
+fn read_script_chunk(rows: &ScriptCalls, cursor: &mut ScriptCursor, n: usize, chunk: &mut Chunk) -> usize {
+    let (arrivals, answers) = (&mut chunk.arrivals, &mut chunk.first_answers);
+    rows.read(cursor, n, |row| {
+        arrivals.push(row.t);
+        answers.push(script_answer(&row));
+    })
+}
 
 /// A script row as an answer: ok → `ok`, otherwise a server error.
 #[inline]
