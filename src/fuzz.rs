@@ -13,7 +13,7 @@ use crate::scenario::Scenario;
 use crate::trace::slo::SloRule;
 use crate::trace::spans::Filter;
 use proptest::prelude::*;
-use proptest::test_runner::{Config, TestRunner};
+use proptest::test_runner::{Config, RngSeed, TestRunner};
 use std::path::{Path, PathBuf};
 
 /// Values that break naive parsers: zero, negatives, overflow of every integer width, float
@@ -199,9 +199,34 @@ fn root() -> &'static Path {
 }
 
 /// Cases per property: a few dozen under `cargo test`, `BREAKERLAB_FUZZ_CASES` for a long run.
+/// The cases are drawn from a fixed seed, so `cargo test` (and CI) runs the same cases every
+/// time; `BREAKERLAB_FUZZ_SEED=N` draws another fixed set, `BREAKERLAB_FUZZ_SEED=random` a fresh
+/// one (the failure message then names the case; rerun it with the seed printed below).
 fn runner() -> TestRunner {
     let cases = std::env::var("BREAKERLAB_FUZZ_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(24);
-    TestRunner::new(Config { cases, failure_persistence: None, ..Config::default() })
+    let seed = match std::env::var("BREAKERLAB_FUZZ_SEED").as_deref() {
+        Ok("random") => rand_seed(),
+        Ok(text) => text
+            .parse()
+            .unwrap_or_else(|_| panic!("BREAKERLAB_FUZZ_SEED={text}: expected a number or `random`")),
+        Err(_) => DEFAULT_SEED,
+    };
+    eprintln!("fuzz cases drawn from BREAKERLAB_FUZZ_SEED={seed}");
+    TestRunner::new(Config {
+        cases,
+        failure_persistence: None,
+        rng_seed: RngSeed::Fixed(seed),
+        ..Config::default()
+    })
+}
+
+/// The seed `cargo test` draws its cases from.
+const DEFAULT_SEED: u64 = 20_261_203;
+
+/// A seed from the clock, for `BREAKERLAB_FUZZ_SEED=random`.
+fn rand_seed() -> u64 {
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    now.as_secs() ^ u64::from(now.subsec_nanos())
 }
 
 /// The bundled files under `dir` whose names end in `ext`, sorted.

@@ -383,7 +383,8 @@ pub fn parse_digits(cell: &[u8]) -> Option<u64> {
     }
     for chunk in tail.chunks_exact(8) {
         let chunk = chunk.first_chunk::<8>()?;
-        v = v * 100_000_000 + eight_digits(u64::from_le_bytes(*chunk))?;
+        // Wrapping: a non-digit in `head` can leave `v` large; the result is then refused.
+        v = v.wrapping_mul(100_000_000).wrapping_add(eight_digits(u64::from_le_bytes(*chunk))?);
     }
     (!bad).then_some(v)
 }
@@ -516,6 +517,14 @@ mod tests {
         assert_eq!(parse_whole(b"999999999999999"), Some(999_999_999_999_999));
         assert_eq!(parse_whole(b"1234567/"), None);
         assert_eq!(parse_whole(b"12345678:"), None);
+    }
+
+    #[test]
+    fn nineteen_bytes_with_bad_leading_bytes_are_refused_without_overflow() {
+        // Three non-digits ahead of two runs of eight: the garbage prefix must not overflow.
+        assert_eq!(parse_digits(b"\xff\xff\xff1234567812345678"), None);
+        assert_eq!(parse_digits(b"9999999999999999999"), Some(9_999_999_999_999_999_999));
+        assert_eq!(parse_digits(b"123"), Some(123));
     }
 
     #[test]
