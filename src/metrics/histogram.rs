@@ -60,6 +60,12 @@ fn bucket_bounds(i: usize) -> (u64, u64) {
     }
 }
 
+/// The value bucket `i` reports: its midpoint.
+fn bucket_mid(i: usize) -> u64 {
+    let (lo, width) = bucket_bounds(i);
+    lo + width / 2
+}
+
 impl LatencyHistogram {
     /// Non-empty buckets in increasing order: (exclusive upper edge, count).
     pub fn buckets(&self) -> impl Iterator<Item = (Dur, u64)> + '_ {
@@ -135,14 +141,26 @@ impl LatencyHistogram {
         if rank == self.total {
             return Some(Dur(self.max));
         }
+        let (low, high) = (bucket_index(self.min), bucket_index(self.max) & (PLACES - 1));
+        if rank > self.total / 2 {
+            // A high rank is found sooner from the top: its bucket is the highest whose count
+            // and those above it exceed the `total − rank` values ranked above it.
+            let above = self.total - rank;
+            let mut seen = 0u64;
+            for i in (low..=high).rev() {
+                seen += self.counts[i];
+                if seen > above {
+                    return Some(Dur(bucket_mid(i).clamp(self.min, self.max)));
+                }
+            }
+            return Some(Dur(self.max));
+        }
         // No bucket below the minimum's holds anything: the count starts there.
         let mut seen = 0u64;
-        for (i, &c) in self.counts.iter().enumerate().skip(bucket_index(self.min)) {
+        for (i, &c) in self.counts.iter().enumerate().skip(low) {
             seen += c;
             if seen >= rank {
-                let (lo, width) = bucket_bounds(i);
-                let mid = lo + width / 2;
-                return Some(Dur(mid.clamp(self.min, self.max)));
+                return Some(Dur(bucket_mid(i).clamp(self.min, self.max)));
             }
         }
         Some(Dur(self.max))
@@ -267,6 +285,14 @@ mod tests {
             let exact = sorted[rank - 1] as f64;
             let got = h.percentile_permille(permille).unwrap().micros() as f64;
             proptest::prop_assert!((got - exact).abs() <= exact / 128.0, "{} vs {}", got, exact);
+            // Exactly the value the definition gives, whichever end the scan starts from.
+            let (min, max) = (sorted[0], sorted[sorted.len() - 1]);
+            let want = match rank {
+                1 => min,
+                r if r == sorted.len() => max,
+                r => bucket_mid(bucket_index(sorted[r - 1])).clamp(min, max),
+            };
+            proptest::prop_assert_eq!(h.percentile_permille(permille), Some(Dur(want)));
         }
     }
 
