@@ -741,6 +741,37 @@ impl Recorder {
         verdict: Verdict,
         latency: Dur,
     ) {
+        self.count_attempt_done(at, instance, class, verdict);
+        if self.bin.is_some() {
+            self.scratch.record(latency);
+        }
+    }
+
+    /// [`Recorder::attempt_done`] of an `ok` attempt, then [`Recorder::request_done`] of its
+    /// request (arrived at `arrival`) as a success: when the attempt's latency is the request's
+    /// (its only attempt, sent as it arrived), it goes into both histograms at once.
+    #[inline(always)]
+    pub fn answered_by_attempt(
+        &mut self,
+        arrival: SimTime,
+        at: SimTime,
+        instance: usize,
+        verdict: Verdict,
+        latency: Dur,
+    ) {
+        if self.bin.is_none() || at - arrival != latency {
+            self.attempt_done(at, instance, OutcomeClass::Ok, verdict, latency);
+            self.request_done(arrival, at, Finish::Success, None);
+            return;
+        }
+        self.count_attempt_done(at, instance, OutcomeClass::Ok, verdict);
+        self.count_request_done(Finish::Success, None);
+        LatencyHistogram::record_in_both(&mut self.scratch, &mut self.answered_latency, latency);
+    }
+
+    /// The counts of [`Recorder::attempt_done`].
+    #[inline(always)]
+    fn count_attempt_done(&mut self, at: SimTime, instance: usize, class: OutcomeClass, verdict: Verdict) {
         if class == OutcomeClass::Ok
             && let Some(p) = self.provider_mut(instance)
         {
@@ -756,9 +787,6 @@ impl Recorder {
         bin.successes += u64::from(verdict == Verdict::Success);
         bin.failures += u64::from(verdict == Verdict::Failure);
         bin.upstream_errors += u64::from(upstream_error);
-        if self.bin.is_some() {
-            self.scratch.record(latency);
-        }
     }
 
     /// Whether the run keeps a timeline, so the engine should report each arrival's true
@@ -877,6 +905,17 @@ impl Recorder {
     /// Allocates nothing.
     #[inline(always)]
     pub fn request_done(&mut self, arrival: SimTime, at: SimTime, finish: Finish, shed: Option<SimTime>) {
+        let latency = if self.count_request_done(finish, shed) == Ending::Answered {
+            &mut self.answered_latency
+        } else {
+            &mut self.unanswered_latency
+        };
+        latency.record(at - arrival);
+    }
+
+    /// The counts of [`Recorder::request_done`]; returns how the request ended.
+    #[inline(always)]
+    fn count_request_done(&mut self, finish: Finish, shed: Option<SimTime>) -> Ending {
         let c = &mut self.counters;
         match finish {
             Finish::Success => c.answered_ok += 1,
@@ -892,17 +931,13 @@ impl Recorder {
         }
         let ending = Ending::of(finish, shed.is_some());
         c.ended[ending as usize] += 1;
-        if ending == Ending::Answered {
-            self.answered_latency.record(at - arrival);
-        } else {
-            self.unanswered_latency.record(at - arrival);
-        }
         if let Some(rejected_at) = shed {
             self.counters.shed += 1;
             if !self.incident_active(rejected_at) {
                 self.counters.shed_healthy += 1;
             }
         }
+        ending
     }
 
     /// Deferred work (deferred at `deferred_at`) completed at `at`.

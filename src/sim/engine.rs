@@ -650,10 +650,10 @@ impl<'a> Engine<'a> {
     fn land<L: Lane>(&mut self, now: SimTime, f: Flight) {
         let verdict = self.slots[0].classifier.verdict(f.class);
         self.settle::<L>(now, 0, f.ticket, Observation { verdict, latency: f.latency });
-        self.rec.attempt_done(now, 0, f.class, verdict, f.latency);
         if f.class == OutcomeClass::Ok {
-            self.rec.request_done(f.arrival, now, Finish::Success, None);
+            self.rec.answered_by_attempt(f.arrival, now, 0, verdict, f.latency);
         } else {
+            self.rec.attempt_done(now, 0, f.class, verdict, f.latency);
             self.fallback(now, f.arrival, None);
         }
     }
