@@ -477,7 +477,7 @@ pub struct Recorder {
     totals: TimelineBin,
     /// Latencies of attempts completed in the current bin, folded into its p95 when it ends.
     scratch: LatencyHistogram,
-    /// The same for the true answers ([`Recorder::true_answer`]).
+    /// The same for the true answers ([`Recorder::request_arrived_answering`]).
     health: LatencyHistogram,
     /// The true health of the providers after the first (multi-provider runs with a timeline).
     other_health: Vec<ProviderHealthRecorder>,
@@ -741,6 +741,37 @@ impl Recorder {
         verdict: Verdict,
         latency: Dur,
     ) {
+        self.count_attempt_done(at, instance, class, verdict);
+        if self.bin.is_some() {
+            self.scratch.record(latency);
+        }
+    }
+
+    /// [`Recorder::attempt_done`] of an `ok` attempt, then [`Recorder::request_done`] of its
+    /// request (arrived at `arrival`) as a success: when the attempt's latency is the request's
+    /// (its only attempt, sent as it arrived), it goes into both histograms at once.
+    #[inline(always)]
+    pub fn answered_by_attempt(
+        &mut self,
+        arrival: SimTime,
+        at: SimTime,
+        instance: usize,
+        verdict: Verdict,
+        latency: Dur,
+    ) {
+        if self.bin.is_none() || at - arrival != latency {
+            self.attempt_done(at, instance, OutcomeClass::Ok, verdict, latency);
+            self.request_done(arrival, at, Finish::Success, None);
+            return;
+        }
+        self.count_attempt_done(at, instance, OutcomeClass::Ok, verdict);
+        self.count_request_done(Finish::Success, None);
+        LatencyHistogram::record_in_both(&mut self.scratch, &mut self.answered_latency, latency);
+    }
+
+    /// The counts of [`Recorder::attempt_done`].
+    #[inline(always)]
+    fn count_attempt_done(&mut self, at: SimTime, instance: usize, class: OutcomeClass, verdict: Verdict) {
         if class == OutcomeClass::Ok
             && let Some(p) = self.provider_mut(instance)
         {
@@ -756,36 +787,36 @@ impl Recorder {
         bin.successes += u64::from(verdict == Verdict::Success);
         bin.failures += u64::from(verdict == Verdict::Failure);
         bin.upstream_errors += u64::from(upstream_error);
-        if self.bin.is_some() {
-            self.scratch.record(latency);
-        }
     }
 
     /// Whether the run keeps a timeline, so the engine should report each arrival's true
-    /// answer ([`Recorder::true_answer`]); sweeps without a timeline skip that draw.
+    /// answer ([`Recorder::request_arrived_answering`]); sweeps without a timeline skip that draw.
     #[inline]
     pub fn records_health(&self) -> bool {
         self.bin.is_some()
     }
 
-    /// The dependency's answer to a request's first attempt, as it would be at the request's
-    /// arrival `at`, whether or not the breaker lets it through: the true health the timeline
-    /// shows even while the breaker is open. Arrivals come in time order. Allocates nothing.
-    #[inline]
-    pub fn true_answer(&mut self, at: SimTime, class: OutcomeClass, latency: Dur) {
-        if self.bin.is_none() {
-            return;
-        }
+    /// A request arrived at `at` ([`Recorder::request_arrived`]), and the dependency's answer
+    /// to its first attempt, as it would be at its arrival, whether or not the breaker lets it
+    /// through: the true health the timeline shows even while the breaker is open (ignored
+    /// without a timeline). Arrivals come in time order. Allocates nothing.
+    #[inline(always)]
+    pub fn request_arrived_answering(&mut self, at: SimTime, class: OutcomeClass, latency: Dur) {
+        let timeline = self.bin.is_some();
         let bin = self.tally(at);
-        bin.true_answers += 1;
-        bin.true_errors += u64::from(matches!(class, OutcomeClass::Error | OutcomeClass::RateLimited));
-        self.health.record(latency);
+        bin.offered += 1;
+        if timeline {
+            bin.true_answers += 1;
+            bin.true_errors += u64::from(matches!(class, OutcomeClass::Error | OutcomeClass::RateLimited));
+            // After the bin's roll, which takes the closed bin's p95.
+            self.health.record(latency);
+        }
     }
 
-    /// The answer provider `provider` (file order, 1 or more; 0 is [`Recorder::true_answer`])
-    /// gives a request's first attempt at its arrival `at`, wherever the request went. Ignored
-    /// without routing or a timeline. Allocates nothing (the bins are laid out over the horizon;
-    /// an arrival after it is not binned).
+    /// The answer provider `provider` (file order, 1 or more; 0's goes with
+    /// [`Recorder::request_arrived_answering`]) gives a request's first attempt at its arrival
+    /// `at`, wherever the request went. Ignored without routing or a timeline. Allocates nothing
+    /// (the bins are laid out over the horizon; an arrival after it is not binned).
     pub fn true_answer_of(&mut self, provider: usize, at: SimTime, class: OutcomeClass, latency: Dur) {
         let (Some(b), Some(p)) = (self.bin, provider.checked_sub(1)) else { return };
         let Some(rec) = self.other_health.get_mut(p) else { return };
@@ -874,6 +905,17 @@ impl Recorder {
     /// Allocates nothing.
     #[inline(always)]
     pub fn request_done(&mut self, arrival: SimTime, at: SimTime, finish: Finish, shed: Option<SimTime>) {
+        let latency = if self.count_request_done(finish, shed) == Ending::Answered {
+            &mut self.answered_latency
+        } else {
+            &mut self.unanswered_latency
+        };
+        latency.record(at - arrival);
+    }
+
+    /// The counts of [`Recorder::request_done`]; returns how the request ended.
+    #[inline(always)]
+    fn count_request_done(&mut self, finish: Finish, shed: Option<SimTime>) -> Ending {
         let c = &mut self.counters;
         match finish {
             Finish::Success => c.answered_ok += 1,
@@ -889,17 +931,13 @@ impl Recorder {
         }
         let ending = Ending::of(finish, shed.is_some());
         c.ended[ending as usize] += 1;
-        if ending == Ending::Answered {
-            self.answered_latency.record(at - arrival);
-        } else {
-            self.unanswered_latency.record(at - arrival);
-        }
         if let Some(rejected_at) = shed {
             self.counters.shed += 1;
             if !self.incident_active(rejected_at) {
                 self.counters.shed_healthy += 1;
             }
         }
+        ending
     }
 
     /// Deferred work (deferred at `deferred_at`) completed at `at`.
@@ -1223,7 +1261,7 @@ mod tests {
         let names = ["primary".to_string(), "secondary".to_string()];
         r.enable_routing(&names, &[1.0, 2.0], &[vec![], vec![]]);
         // The first provider's answers go to the bins' own fields, the second's apart.
-        r.true_answer(s(1), OutcomeClass::Error, Dur::from_millis(5));
+        r.request_arrived_answering(s(1), OutcomeClass::Error, Dur::from_millis(5));
         r.true_answer_of(1, s(1), OutcomeClass::Ok, Dur::from_millis(100));
         r.true_answer_of(1, s(2), OutcomeClass::RateLimited, Dur::from_millis(300));
         r.true_answer_of(1, s(12), OutcomeClass::Ok, Dur::from_millis(50));
@@ -1268,9 +1306,9 @@ mod tests {
             (3, OutcomeClass::Ok, 30),
             (4, OutcomeClass::ClientError, 40),
         ] {
-            r.true_answer(s(t), class, Dur::from_millis(ms));
+            r.request_arrived_answering(s(t), class, Dur::from_millis(ms));
         }
-        r.true_answer(s(15), OutcomeClass::RateLimited, Dur::from_millis(5));
+        r.request_arrived_answering(s(15), OutcomeClass::RateLimited, Dur::from_millis(5));
         let tl = r.finish(s(20)).timeline.unwrap();
         assert_eq!((tl.bins[0].true_answers, tl.bins[0].true_errors), (4, 1));
         assert_eq!(tl.bins[0].true_error_rate(), Some(0.25));

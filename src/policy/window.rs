@@ -429,31 +429,41 @@ impl FailureTimes {
 }
 
 /// The least count (of failures, slow calls, calls over a latency) at which a rule over a
-/// window of `calls` calls holds, kept for the last few numbers of calls asked. A rule such as
-/// "failures / calls >= rate" (a float division) or the count-based percentile test is, for a
-/// given number of calls, a threshold on the count; a window at a steady rate holds one of a
-/// few numbers of calls, so the test is nearly always one integer comparison, and for a number
-/// not kept the threshold is found by walking from the last one used (it moves little). The
-/// rule must be monotone in the count (false up to some count, true from it on: a float
-/// division is monotone in its numerator) and the same at every call of one `LeastCount`.
-#[derive(Copy, Clone, Debug)]
+/// window of `calls` calls holds, kept per number of calls. A rule such as "failures / calls >=
+/// rate" (a float division) or the count-based percentile test is, for a given number of calls,
+/// a threshold on the count, so once found the test is one table read and one integer
+/// comparison. Thresholds for fewer than [`TABLE_CALLS`] calls go in a table grown (to the next
+/// power of two) as the window reaches a new size, so a run allocates only a few times and the
+/// table takes at most 4 bytes per call the window holds (its samples take more); larger
+/// windows keep the last few numbers of calls asked. A threshold not kept is found by walking
+/// from a start near it (a closed form, or the threshold for one call fewer). The rule must be
+/// monotone in the count (false up to some count, true from it on: a float division is
+/// monotone in its numerator) and the same at every call of one `LeastCount`.
+#[derive(Clone, Debug)]
 pub struct LeastCount {
-    /// `(calls, least)` by `calls % 8`: `least` is the least count in `0..=calls` for which the
-    /// rule holds (`calls + 1` if none); `calls == u64::MAX` marks an empty place.
-    kept: [(u64, u64); 8],
-    /// The place used last, where a walk starts.
-    last: usize,
+    /// `table[calls]` is the least count for `calls` ([`UNKNOWN`] until found).
+    table: Vec<u16>,
+    /// For `calls` of [`TABLE_CALLS`] or more: `(calls, least)` by `calls % PLACES`; `calls
+    /// == u64::MAX` marks an empty place. (Seven places keep the breakers' size, which the
+    /// memory estimate reads.)
+    kept: [(u64, u64); PLACES],
 }
+
+/// Numbers of calls whose thresholds go in [`LeastCount`]'s table (2 bytes each).
+const TABLE_CALLS: u64 = 1 << 12;
+/// A table place not yet found.
+const UNKNOWN: u16 = u16::MAX;
+/// Places kept for larger numbers of calls.
+const PLACES: usize = 7;
 
 impl Default for LeastCount {
     fn default() -> LeastCount {
-        LeastCount { kept: [(u64::MAX, 0); 8], last: 0 }
+        LeastCount { table: Vec::new(), kept: [(u64::MAX, 0); PLACES] }
     }
 }
 
 impl LeastCount {
-    /// `rule(count, calls)`, from the threshold kept for `calls` (found if not kept, walking
-    /// from the last one used).
+    /// `rule(count, calls)`, from the threshold kept for `calls` (found if not kept).
     #[inline(always)]
     pub fn holds(&mut self, count: u64, calls: u64, rule: impl Fn(u64, u64) -> bool) -> bool {
         self.holds_near(count, calls, |_| None, rule)
@@ -470,27 +480,56 @@ impl LeastCount {
         near: impl Fn(u64) -> Option<u64>,
         rule: impl Fn(u64, u64) -> bool,
     ) -> bool {
-        let place = (calls % 8) as usize;
-        if self.kept[place].0 != calls {
-            let start = near(calls).unwrap_or(self.kept[self.last].1);
-            self.find(place, calls, start, rule);
+        if let Some(&least) = self.table.get(calls as usize)
+            && least != UNKNOWN
+        {
+            return count >= u64::from(least);
         }
-        self.last = place;
-        count >= self.kept[place].1
+        count >= self.least(calls, near, rule)
     }
 
-    /// Finds the threshold for `calls` into `place`, walking from `start`.
+    /// The threshold for `calls` when the table does not hold it: found and kept.
     #[inline(never)]
-    fn find(&mut self, place: usize, calls: u64, start: u64, rule: impl Fn(u64, u64) -> bool) {
-        let mut least = start.min(calls + 1);
-        while least > 0 && rule(least - 1, calls) {
-            least -= 1;
+    fn least(
+        &mut self,
+        calls: u64,
+        near: impl Fn(u64) -> Option<u64>,
+        rule: impl Fn(u64, u64) -> bool,
+    ) -> u64 {
+        if calls < TABLE_CALLS {
+            let i = calls as usize;
+            if i >= self.table.len() {
+                self.table.resize((i + 1).next_power_of_two().max(64), UNKNOWN);
+            }
+            // The threshold for one call fewer is at most one away, when known.
+            let below = i.checked_sub(1).map_or(UNKNOWN, |j| self.table[j]);
+            let start = near(calls).unwrap_or(if below == UNKNOWN { calls / 2 } else { u64::from(below) });
+            let least = find(calls, start, rule);
+            // At most `calls + 1`, below `TABLE_CALLS + 1 < UNKNOWN`.
+            self.table[i] = least as u16;
+            return least;
         }
-        while least <= calls && !rule(least, calls) {
-            least += 1;
+        let place = (calls % PLACES as u64) as usize;
+        if self.kept[place].0 != calls {
+            let before = self.kept[(place + PLACES - 1) % PLACES].1;
+            let least = find(calls, near(calls).unwrap_or(before), rule);
+            self.kept[place] = (calls, least);
         }
-        self.kept[place] = (calls, least);
+        self.kept[place].1
     }
+}
+
+/// The least count in `0..=calls` for which `rule` holds (`calls + 1` if none), walking from
+/// `start`.
+fn find(calls: u64, start: u64, rule: impl Fn(u64, u64) -> bool) -> u64 {
+    let mut least = start.min(calls + 1);
+    while least > 0 && rule(least - 1, calls) {
+        least -= 1;
+    }
+    while least <= calls && !rule(least, calls) {
+        least += 1;
+    }
+    least
 }
 
 /// The count-based percentile test: is the element at `index` of the ascending-sorted window
@@ -628,9 +667,11 @@ mod tests {
             let (mut d, mut e, mut f) = (LeastCount::default(), LeastCount::default(), LeastCount::default());
             let near_rate = |n: u64| Some((rate * n as f64).ceil() as u64);
             let near_p95 = |n: u64| Some(n.saturating_sub(connector_p95_index(n)));
-            // Any numbers of calls, then a few near one another (a window at a steady rate).
+            // Any numbers of calls, then a few near one another (a window at a steady rate),
+            // then a few on either side of the table's end.
             let steady = asks.clone().into_iter().map(|(x, y)| (x % 60, 56 + y % 5));
-            for (x, y) in asks.into_iter().chain(steady) {
+            let edge = asks.clone().into_iter().map(|(x, y)| (4040 + x % 60, 4090 + y % 12));
+            for (x, y) in asks.into_iter().chain(steady).chain(edge) {
                 let (count, calls) = (x.min(y), x.max(y));
                 prop_assert_eq!(a.holds(count, calls, at_least), at_least(count, calls));
                 prop_assert_eq!(b.holds(count, calls, above), above(count, calls));

@@ -589,14 +589,14 @@ impl<'a> Engine<'a> {
         request: u64,
         first_answer: Option<Answer>,
     ) -> Option<Answer> {
-        self.rec.request_arrived(now);
         if !self.rec.records_health() {
+            self.rec.request_arrived(now);
             return first_answer;
         }
         // The dependency's true health for the timeline: this arrival's first answer, whether
         // or not the breaker will let it through (provider 0 with several)...
         let answer = first_answer.unwrap_or_else(|| self.workload.first_answer(request, now));
-        self.rec.true_answer(now, answer.class, answer.latency);
+        self.rec.request_arrived_answering(now, answer.class, answer.latency);
         // ... and with several, what each other provider would have answered it.
         let others = if L::DIRECT { 0 } else { self.workload.providers().map_or(0, |p| p.names.len()) };
         for p in 1..others {
@@ -650,10 +650,10 @@ impl<'a> Engine<'a> {
     fn land<L: Lane>(&mut self, now: SimTime, f: Flight) {
         let verdict = self.slots[0].classifier.verdict(f.class);
         self.settle::<L>(now, 0, f.ticket, Observation { verdict, latency: f.latency });
-        self.rec.attempt_done(now, 0, f.class, verdict, f.latency);
         if f.class == OutcomeClass::Ok {
-            self.rec.request_done(f.arrival, now, Finish::Success, None);
+            self.rec.answered_by_attempt(f.arrival, now, 0, verdict, f.latency);
         } else {
+            self.rec.attempt_done(now, 0, f.class, verdict, f.latency);
             self.fallback(now, f.arrival, None);
         }
     }
@@ -1070,7 +1070,12 @@ impl<'a> Engine<'a> {
         if !self.direct {
             return Ok(());
         }
-        let done = self.calls.iter().position(|c| c.end().is_none()).unwrap_or(self.calls.len());
+        // Only calls parked as a `Call` wait for their answers (counted as requests in flight).
+        let done = if self.instances[0].active_requests == 0 {
+            self.calls.len()
+        } else {
+            self.calls.iter().position(|c| c.end().is_none()).unwrap_or(self.calls.len())
+        };
         if done > 0 {
             self.waiting_calls.clear();
             self.waiting_calls.extend_from_slice(&self.calls[done..]);

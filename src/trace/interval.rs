@@ -791,29 +791,43 @@ impl Intervals {
         };
         let mut gaps = Vec::new();
         let mut has_counts = true;
-        for i in 0..intervals.len() {
-            let start = intervals[i].start;
-            let mut logged_end = start + step;
-            let mut end = logged_end;
-            if let Some(next) = intervals.get(i + 1).map(|iv| iv.start) {
-                logged_end = logged_end.min(next);
-                end = next;
-                let spacing = next - start;
-                if spacing.0 > step.0 + step.0 / 2 {
-                    gaps.push(Gap {
-                        start: logged_end,
-                        end: next,
-                        missing_intervals: (spacing.0 + step.0 / 2) / step.0 - 1,
-                        line: lines.line(i + 1),
-                    });
-                    if opts.gaps != GapPolicy::Hold {
-                        end = logged_end;
+        let last_start = intervals.last().map_or(0, |iv| iv.start.0);
+        if uniform
+            && spacing == Some(step.0)
+            && step.0.checked_mul(intervals.len().saturating_sub(1) as u64) == Some(last_start)
+        {
+            // Every row one step after the one before, none of them clamped (the last one is
+            // where the steps put it): each interval ends where the next begins, no gaps.
+            for iv in &mut intervals {
+                iv.logged_end = iv.start + step;
+                iv.end = iv.logged_end;
+                has_counts &= iv.count.is_some();
+            }
+        } else {
+            for i in 0..intervals.len() {
+                let start = intervals[i].start;
+                let mut logged_end = start + step;
+                let mut end = logged_end;
+                if let Some(next) = intervals.get(i + 1).map(|iv| iv.start) {
+                    logged_end = logged_end.min(next);
+                    end = next;
+                    let spacing = next - start;
+                    if spacing.0 > step.0 + step.0 / 2 {
+                        gaps.push(Gap {
+                            start: logged_end,
+                            end: next,
+                            missing_intervals: (spacing.0 + step.0 / 2) / step.0 - 1,
+                            line: lines.line(i + 1),
+                        });
+                        if opts.gaps != GapPolicy::Hold {
+                            end = logged_end;
+                        }
                     }
                 }
+                let iv = &mut intervals[i];
+                (iv.logged_end, iv.end) = (logged_end, end);
+                has_counts &= iv.count.is_some();
             }
-            let iv = &mut intervals[i];
-            (iv.logged_end, iv.end) = (logged_end, end);
-            has_counts &= iv.count.is_some();
         }
         report.gaps = gaps.len() as u64;
         let horizon = intervals.last().map_or(SimTime::ZERO, |iv| iv.logged_end);

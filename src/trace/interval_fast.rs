@@ -8,6 +8,7 @@
 //! declined, and the general path reads that row with its own messages.
 
 use super::columns::digit_run;
+use super::row_shapes::{NEEDED, RowShapes};
 use super::timestamp::{Resolved, parse_datetime};
 
 /// Most fields a row may be read up to (the last column needed, plus one).
@@ -29,7 +30,7 @@ const POW10: [u64; 20] = {
 };
 
 /// Powers of ten, exact as `f64` up to 10^22 (only those up to 10^19 are used).
-const POW10_F64: [f64; 20] = {
+pub(super) const POW10_F64: [f64; 20] = {
     let mut p = [1.0f64; 20];
     let mut k = 1;
     while k < 20 {
@@ -81,6 +82,8 @@ pub(super) struct FastRows {
     /// The shapes of the last two differently written numbers read in each column of the
     /// dense layout, the latest first.
     shapes: [[Shape; 2]; MAX_FIELDS],
+    /// The shapes of the last few differently written rows of the dense layout.
+    rows: RowShapes,
 }
 
 impl FastRows {
@@ -109,7 +112,8 @@ impl FastRows {
             Resolved::Datetime => Time::Datetime { offset_s },
         };
         let shapes = [[Shape::NONE; 2]; MAX_FIELDS];
-        Some(FastRows { ops, upto, dense, time, day: None, values: [0.0; MAX_FIELDS], shapes })
+        let rows = RowShapes::new(upto - 1)?;
+        Some(FastRows { ops, upto, dense, time, day: None, values: [0.0; MAX_FIELDS], shapes, rows })
     }
 
     /// Column `i` of the last row read (every column it reads is below [`MAX_FIELDS`]: the
@@ -128,7 +132,8 @@ impl FastRows {
     }
 
     /// [`read`](Self::read) for the dense layout: time, where its cell is, where the last field
-    /// ends. With [`WINDOW`] bytes and a word buffered, the numbers are read from words at
+    /// ends. A row written as one of the last few ([`RowShapes`]) is read by its shape. Else,
+    /// with [`WINDOW`] bytes and a word buffered, the numbers are read from words at
     /// indices kept inside the window by a mask; positions only grow, so when the last number
     /// ends inside the window every read was where it says. A number the window loop does not
     /// read (longer than a word, or not one) and the ones after it are read with checks.
@@ -137,6 +142,11 @@ impl FastRows {
         let (t, i) = self.time(b, 0)?;
         if b.get(i) != Some(&b',') {
             return None;
+        }
+        if let Some(span) = b.get(i..).and_then(<[u8]>::first_chunk::<NEEDED>)
+            && let Some(end) = self.rows.read(span, &mut self.values)
+        {
+            return Some((t, (0, i), i + end));
         }
         let (from, at) = match b.first_chunk::<{ WINDOW + 8 }>().map(|window| self.numbers_in(window, i)) {
             Some(Ok(end)) if end < WINDOW - 1 => return Some((t, (0, i), end)),
@@ -343,7 +353,7 @@ pub(super) fn decimal(b: &[u8], i: usize) -> Option<(f64, usize)> {
 /// A comma as [`short_decimal`] gives the byte after a number (`^ b'0'`).
 const COMMA: u8 = b',' ^ b'0';
 /// ASCII digits as the values 0..=9 (`^`).
-const ZEROS: u64 = 0x3030_3030_3030_3030;
+pub(super) const ZEROS: u64 = 0x3030_3030_3030_3030;
 /// Added to digit values (0..=9) sets no high bit; added to any other byte (or by itself),
 /// the byte has its high bit set.
 const NON_DIGIT: u64 = 0x7676_7676_7676_7676;
@@ -458,7 +468,7 @@ fn short_decimal(word: u64) -> Option<(f64, usize, u8)> {
 /// Eight digit values (0..=9, the first in the lowest byte) as one number, with three
 /// multiplications (the "SWAR" method of simdjson and fast_float).
 #[inline(always)]
-fn digit_values(v: u64) -> u64 {
+pub(super) fn digit_values(v: u64) -> u64 {
     const MASK: u64 = 0x0000_00FF_0000_00FF;
     const MUL1: u64 = 100 + (1_000_000 << 32);
     const MUL2: u64 = 1 + (10_000 << 32);

@@ -38,6 +38,7 @@ pub mod otlp;
 pub mod prometheus;
 pub mod quantile;
 pub mod records;
+mod row_shapes;
 pub mod scan;
 pub mod series;
 pub mod slo;

@@ -11,16 +11,59 @@
 use super::TraceError;
 use super::columns::{Header, csv_builder, csv_error};
 use csv::ByteRecord;
+use std::cell::Cell;
 use std::io::{Chain, Cursor, Read};
+use std::ops::{Deref, DerefMut};
 
 /// Size of one block read from the input; grows only for a longer line.
 const BLOCK: usize = 1 << 18;
+
+thread_local! {
+    /// The block of the last [`LineReader`] dropped on this thread, for the next one to take.
+    static SPARE: Cell<Vec<u8>> = const { Cell::new(Vec::new()) };
+}
+
+/// A reader's block buffer: a fresh one is allocated and zeroed only when its thread holds no
+/// spare; a block of the usual size goes back to the thread on drop. Reading a file many times
+/// in one process (a sweep's trace per worker, the import bench) then allocates and zeroes no
+/// 256 KiB per import. Its old bytes are never read: only what the input put there is.
+struct Block(Vec<u8>);
+
+impl Block {
+    fn new() -> Block {
+        let spare = SPARE.try_with(Cell::take).unwrap_or_default();
+        Block(if spare.len() == BLOCK { spare } else { vec![0; BLOCK] })
+    }
+}
+
+impl Drop for Block {
+    fn drop(&mut self) {
+        if self.0.len() == BLOCK {
+            let block = std::mem::take(&mut self.0);
+            // At thread exit the spare is gone already: the block is simply freed.
+            let _ = SPARE.try_with(|spare| spare.set(block));
+        }
+    }
+}
+
+impl Deref for Block {
+    type Target = Vec<u8>;
+    fn deref(&self) -> &Vec<u8> {
+        &self.0
+    }
+}
+
+impl DerefMut for Block {
+    fn deref_mut(&mut self) -> &mut Vec<u8> {
+        &mut self.0
+    }
+}
 
 /// Lines of a byte stream, read in blocks: each line without its `\n` (nor a `\r` before it),
 /// with its 1-based number. Allocates only when a line is longer than the buffer.
 pub struct LineReader<R> {
     input: R,
-    buf: Vec<u8>,
+    buf: Block,
     pos: usize,
     len: usize,
     eof: bool,
@@ -36,7 +79,7 @@ impl<R: Read> LineReader<R> {
     pub fn new(input: R) -> LineReader<R> {
         LineReader {
             input,
-            buf: vec![0; BLOCK],
+            buf: Block::new(),
             pos: 0,
             len: 0,
             eof: false,
@@ -114,7 +157,8 @@ impl<R: Read> LineReader<R> {
         self.last_start = self.last_start.saturating_sub(self.pos);
         self.pos = 0;
         if self.len == self.buf.len() {
-            self.buf.resize(self.buf.len() * 2, 0);
+            let doubled = self.buf.len() * 2;
+            self.buf.resize(doubled, 0);
         }
         loop {
             match self.input.read(&mut self.buf[self.len..]) {
@@ -148,9 +192,10 @@ impl<R: Read> LineReader<R> {
 
     /// The input from the start of the last line returned on, and that line's number minus one.
     fn into_rest(mut self) -> (Chain<Cursor<Vec<u8>>, R>, u64) {
-        self.buf.truncate(self.len);
-        self.buf.drain(..self.last_start);
-        (Cursor::new(self.buf).chain(self.input), self.line.saturating_sub(1))
+        let mut rest = std::mem::take(&mut self.buf.0);
+        rest.truncate(self.len);
+        rest.drain(..self.last_start);
+        (Cursor::new(rest).chain(self.input), self.line.saturating_sub(1))
     }
 }
 

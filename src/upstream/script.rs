@@ -13,7 +13,7 @@ pub use streamed::{StreamCursor, StreamedScript};
 use crate::time::{Dur, SimTime};
 use crate::trace::records::LineReader;
 use std::fs::File;
-use std::io::Seek;
+use std::io::{Read, Seek};
 use std::path::{Path, PathBuf};
 
 /// The header a script must start with, exactly.
@@ -290,26 +290,36 @@ pub fn load_script(path: &Path) -> Result<ScriptCalls, ScriptError> {
         Ok(script) => return Ok(ScriptCalls::Streamed(script)),
         Err(file) => file,
     };
-    // Positioned reads leave the cursor at the start on unix, so a pipe (never scanned) is read
-    // from its start by the plain reader; elsewhere they move it.
+    let size = file.metadata().map_err(read_error)?;
+    if !size.is_file() {
+        // A pipe cannot be read twice (by the plain reader, then the general one): its bytes are
+        // taken whole first (never scanned, nothing of it was read yet).
+        let mut bytes = Vec::new();
+        (&file).read_to_end(&mut bytes).map_err(read_error)?;
+        let size = bytes.len() as u64;
+        return read_rows(path, std::io::Cursor::new(bytes), size).map(ScriptCalls::Held);
+    }
+    // Positioned reads leave the cursor at the start on unix; elsewhere they move it.
     #[cfg(not(unix))]
     (&file).rewind().map_err(read_error)?;
-    read_rows(path, file).map(ScriptCalls::Held)
+    read_rows(path, file, size.len()).map(ScriptCalls::Held)
 }
 
-/// The rows of the script `file` (at `path`), read into memory by the plain reader, or else by
-/// the general one from the same handle rewound.
-fn read_rows(path: &Path, file: File) -> Result<Vec<ScriptRow>, ScriptError> {
+/// The rows of the script `input` (at `path`, `size` bytes), read into memory by the plain
+/// reader, or else by the general one from the same input rewound.
+fn read_rows(path: &Path, mut input: impl Read + Seek, size: u64) -> Result<Vec<ScriptRow>, ScriptError> {
     let owned = || path.to_path_buf();
-    if let Some(rows) = read_plain(&file).map_err(|error| ScriptError::Read { path: owned(), error })? {
+    if let Some(rows) =
+        read_plain(&mut input, size).map_err(|error| ScriptError::Read { path: owned(), error })?
+    {
         return Ok(rows);
     }
-    (&file).rewind().map_err(|error| ScriptError::Read { path: owned(), error })?;
+    input.rewind().map_err(|error| ScriptError::Read { path: owned(), error })?;
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(false)
         .flexible(true)
         .trim(csv::Trim::All)
-        .from_reader(std::io::BufReader::new(file));
+        .from_reader(std::io::BufReader::new(input));
     let mut record = csv::StringRecord::new();
     let malformed = |e: csv::Error| match e.kind() {
         csv::ErrorKind::Io(_) => match e.into_kind() {
@@ -374,9 +384,8 @@ fn read_rows(path: &Path, file: File) -> Result<Vec<ScriptRow>, ScriptError> {
 /// The plain reader: the rows of a script whose header is exactly `t_ms,latency_ms,ok` and whose
 /// rows are three unquoted valid fields in time order, parsed from the bytes without allocating
 /// per row; `None` for any other file (the general reader then reads it and names the error).
-fn read_plain(file: &File) -> std::io::Result<Option<Vec<ScriptRow>>> {
-    let size = file.metadata().map_or(0, |m| m.len());
-    let mut lines = LineReader::new(file);
+fn read_plain(input: impl Read, size: u64) -> std::io::Result<Option<Vec<ScriptRow>>> {
+    let mut lines = LineReader::new(input);
     let Some((_, header)) = lines.next_line()? else { return Ok(None) };
     if header.strip_prefix("\u{feff}".as_bytes()).unwrap_or(header) != SCRIPT_HEADER.join(",").as_bytes() {
         return Ok(None);
@@ -479,12 +488,13 @@ mod tests {
     fn plain_files_take_the_fast_reader_and_others_read_the_same() {
         let plain = "t_ms,latency_ms,ok\n0,12.5,1\n1000.001,900,true\n\n2500,30000,0\n";
         let f = write(plain.as_bytes());
-        let fast = read_plain(&File::open(f.path()).unwrap()).unwrap().expect("plain file");
+        let fast =
+            read_plain(File::open(f.path()).unwrap(), plain.len() as u64).unwrap().expect("plain file");
         assert_eq!(fast, load(plain).unwrap());
         // Quotes and a spaced header go to the general reader, with the same result.
         let quoted = "t_ms, latency_ms ,ok\n\"0\",12.5,1\n1000.001,900,true\n\n2500,\"30000\",0\n";
         let f = write(quoted.as_bytes());
-        assert_eq!(read_plain(&File::open(f.path()).unwrap()).unwrap(), None);
+        assert_eq!(read_plain(File::open(f.path()).unwrap(), quoted.len() as u64).unwrap(), None);
         assert_eq!(load(quoted).unwrap(), fast);
     }
 
@@ -613,6 +623,34 @@ mod tests {
         ] {
             let err = load(content).unwrap_err();
             assert!(err.contains(expected), "{content:?}: {err}");
+        }
+    }
+
+    /// A pipe (a FIFO) is read whole, whatever reader its rows need, with the same rows and
+    /// errors as a file.
+    #[cfg(unix)]
+    #[test]
+    fn a_piped_script_takes_any_reader() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("script.pipe");
+        for content in [
+            "\"t_ms\",latency_ms,ok\n0,12.5,1\n1000.001,900,true\n".to_string(),
+            "t_ms,latency_ms,ok\r\n0,12.5,1\r\n1000.001, 900 ,true\r\n".to_string(),
+            "t_ms,latency_ms,ok\n0,12.5,1\n1000.001,900,1\n".to_string(),
+            "t_ms,latency_ms,ok\n0,12.5,1\n\"1000.001\",x,1\n".to_string(),
+        ] {
+            let status = std::process::Command::new("mkfifo").arg(&fifo).status().unwrap();
+            assert!(status.success());
+            let writer = {
+                let (fifo, content) = (fifo.clone(), content.clone());
+                std::thread::spawn(move || std::fs::write(fifo, content))
+            };
+            let piped = load_script(&fifo).map(|c| all_rows(&c)).map_err(|e| e.to_string());
+            writer.join().unwrap().unwrap();
+            std::fs::remove_file(&fifo).unwrap();
+            let from_file = load(&content).map_err(|e| e.replace(&e[..e.find(',').unwrap_or(0)], ""));
+            let piped = piped.map_err(|e| e.replace(&e[..e.find(',').unwrap_or(0)], ""));
+            assert_eq!(piped, from_file, "{content:?}");
         }
     }
 

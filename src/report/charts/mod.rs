@@ -4,6 +4,7 @@
 //! `ab_glyph`), never the system's fonts. Same CSVs ⇒ identical PNG bytes.
 
 pub mod axis;
+pub mod canvas;
 pub mod comparison;
 pub mod data;
 pub mod heatmap;

@@ -211,7 +211,7 @@ pub fn fit_middle(s: &str, size: u32, max_px: i32) -> String {
 }
 
 /// A drawing area on a bitmap, in pixels.
-pub type Area<'a> = DrawingArea<BitMapBackend<'a>, Shift>;
+pub type Area<'a> = DrawingArea<super::canvas::Canvas<'a>, Shift>;
 
 /// Converts any plotters error into a [`ChartError::Draw`].
 pub fn draw_err<E: std::fmt::Display>(e: E) -> ChartError {
@@ -547,7 +547,7 @@ where
     register_fonts()?;
     let mut buf = vec![0u8; size.0 as usize * size.1 as usize * 3];
     {
-        let root = BitMapBackend::with_buffer(&mut buf, size).into_drawing_area();
+        let root = super::canvas::Canvas::with_buffer(&mut buf, size).into_drawing_area();
         root.fill(&WHITE).map_err(draw_err)?;
         draw(&root)?;
         root.present().map_err(draw_err)?;

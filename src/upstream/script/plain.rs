@@ -18,14 +18,14 @@ pub(crate) const MAX_ROW: usize = 64;
 #[inline(always)]
 pub(crate) fn row(window: &[u8; WINDOW], data: &[u8]) -> Option<(u64, u64, bool, usize)> {
     match short_row(window) {
-        Some(row) => Some(row),
+        Some((t, latency, ok, n)) => Some((t * 1_000, latency * 1_000, ok, n)),
         None => other_row(data),
     }
 }
 
 /// [`fast_row`], out of the short rows' loop.
 #[inline(never)]
-fn other_row(data: &[u8]) -> Option<(u64, u64, bool, usize)> {
+pub(crate) fn other_row(data: &[u8]) -> Option<(u64, u64, bool, usize)> {
     fast_row(data)
 }
 
@@ -39,10 +39,11 @@ fn leading_digits(w: u64, len: u32) -> u64 {
 
 /// A plain row of the short shape at the start of `w`: whole `t_ms` of 1 to 15 digits and whole
 /// `latency_ms` of 1 to 7, read from 8-byte words (a field's length is its word's first
-/// non-digit byte); `None` for any other row. Equal to [`fast_row`] wherever it answers. The
-/// zeros after a buffer's data are no digit, comma or line end, so a row found ends in the data.
+/// non-digit byte), in milliseconds; `None` for any other row. Equal to [`fast_row`] (in
+/// microseconds) wherever it answers. The zeros after a buffer's data are no digit, comma or
+/// line end, so a row found ends in the data.
 #[inline(always)]
-fn short_row(w: &[u8; WINDOW]) -> Option<(u64, u64, bool, usize)> {
+pub(crate) fn short_row(w: &[u8; WINDOW]) -> Option<(u64, u64, bool, usize)> {
     const POW10: [u64; 8] = [1, 10, 100, 1_000, 10_000, 100_000, 1_000_000, 10_000_000];
     // Offsets are masked below 32 so every read is in the window without a check.
     let word = |i: usize| u64::from_le_bytes(w[i & 31..][..8].try_into().unwrap_or_default());
@@ -81,7 +82,7 @@ fn short_row(w: &[u8; WINDOW]) -> Option<(u64, u64, bool, usize)> {
     if tail & 0x00FF_FEFF != 0x000A_302C {
         return None;
     }
-    Some((t * 1_000, latency * 1_000, tail & 0x100 != 0, end + 3))
+    Some((t, latency, tail & 0x100 != 0, end + 3))
 }
 
 /// Milliseconds at `b[start..]` as [`super::parse_ms`] reads them, when written plainly (up to
@@ -143,7 +144,8 @@ mod tests {
             ("999999999999999,9999999,0\n", Some((999_999_999_999_999_000, 9_999_999_000, false, 26))),
             ("0012,007,1\n", Some((12_000, 7_000, true, 11))),
         ] {
-            assert_eq!(short_row(&window(text.as_bytes())), expected, "{text:?}");
+            let ms = expected.map(|(t, l, ok, n)| (t / 1_000, l / 1_000, ok, n));
+            assert_eq!(short_row(&window(text.as_bytes())), ms, "{text:?}");
             assert_eq!(fast_row(text.as_bytes()), expected, "{text:?}");
         }
         // Decimals, long latencies and anything not plain are not the short shape.
@@ -180,8 +182,8 @@ mod tests {
             let text = format!("{t}{sep}{latency}{ok}{noise}");
             let b = text.as_bytes();
             let short = short_row(&window(b));
-            if let Some(found) = short {
-                prop_assert_eq!(Some(found), fast_row(b));
+            if let Some((t, l, ok, n)) = short {
+                prop_assert_eq!(Some((t * 1_000, l * 1_000, ok, n)), fast_row(b));
             }
             let shaped = t.len() <= 15 && sep == "," && (1..=7).contains(&latency.len())
                 && fast_row(b).is_some();

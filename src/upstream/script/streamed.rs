@@ -1,10 +1,11 @@
 //! A plain script read straight from its file, never held whole: one pass on every core checks
-//! every row and indexes the file before the run ([`StreamedScript::scan`]); the run then reads
-//! the rows again a block at a time as it goes ([`StreamedScript::read`]), each block of
-//! [`BLOCK_ROWS`] rows checked against what the first pass found. Reads are positioned reads
-//! into one small buffer per reader (no copy of the file, no fresh memory for it, and a file cut
-//! short while it is read is an error, not a fault). A file that changed between the passes stops
-//! the stream and is reported by [`StreamedScript::check`].
+//! every row, keeps it as a 4-byte code and indexes the file before the run
+//! ([`StreamedScript::scan`]); the run then reads the file again a block at a time as it goes
+//! ([`StreamedScript::read`]), each block's bytes checked against what the first pass found, and
+//! hands out the rows from their codes (never parsed twice). Reads are positioned reads into one
+//! small buffer per reader (no copy of the file, and a file cut short while it is read is an
+//! error, not a fault). A file that changed between the passes stops the stream and is reported
+//! by [`StreamedScript::check`].
 
 use super::plain::{self, MAX_ROW, WINDOW};
 use super::{ScriptError, ScriptRow};
@@ -52,27 +53,57 @@ struct Piece {
     end: u64,
     /// Its blocks of [`BLOCK_ROWS`] rows (the last may have fewer).
     blocks: Vec<Block>,
+    /// Each row's [`code`], in order (the first row's step is from time 0).
+    codes: Vec<u32>,
+    /// The rows coded [`OTHER`], in order.
+    others: Vec<ScriptRow>,
 }
 
-/// One block of rows: where it starts and a check of its values.
+/// One block of rows: where it starts and a check of its bytes ([`bytes_check`]).
 #[derive(Debug, Clone, Copy)]
 struct Block {
     offset: u64,
     check: u64,
 }
 
-/// Why a block read again was refused when its rows are plain but not those found before.
+/// Why a block read again was refused when its bytes are not those found before.
 const BLOCK_CHANGED: &str = "a row from this line on is not what it was";
 
-/// The check of a block's rows so far, with one more row: any change of one row's values
-/// changes it.
+/// The code of a row of the short shape ([`plain::short_row`]) whose time is `step`
+/// milliseconds after the row before's, with its latency in milliseconds and `ok`: the step (16
+/// bits), the latency (15 bits) and `ok` (1 bit); [`OTHER`] when they do not fit.
 #[inline(always)]
-fn mix(check: u64, t: u64, latency: u64, ok: bool) -> u64 {
-    (check.rotate_left(5) ^ t).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ (latency << 1 | u64::from(ok))
+fn code(step: u64, latency: u64, ok: bool) -> u32 {
+    if step < 0xFFFF && latency < 0x8000 { (step << 16 | latency << 1 | u64::from(ok)) as u32 } else { OTHER }
 }
 
-/// A window on part of a file read a block at a time into one buffer that always holds
-/// [`WINDOW`] zeros after the bytes read (so a row is parsed from a fixed window).
+/// The code of a row kept whole (no other code has a step of `0xFFFF`).
+const OTHER: u32 = u32::MAX;
+
+/// A [`code`]'s step and latency in microseconds, and `ok`.
+#[inline(always)]
+fn decode(code: u32) -> (u64, u64, bool) {
+    (u64::from(code >> 16) * 1_000, u64::from(code >> 1 & 0x7FFF) * 1_000, code & 1 != 0)
+}
+
+/// A check of a block's bytes: any change of one 8-byte word, or of the length, changes it.
+#[inline]
+fn bytes_check(bytes: &[u8]) -> u64 {
+    const K: u64 = 0x9E37_79B9_7F4A_7C15;
+    let step = |h: u64, w: u64| (h ^ w).wrapping_mul(K).rotate_left(29);
+    let mut words = bytes.chunks_exact(8);
+    let mut h = bytes.len() as u64;
+    for w in &mut words {
+        h = step(h, u64::from_le_bytes(w.try_into().unwrap_or_default()));
+    }
+    let mut last = [0u8; 8];
+    last[..words.remainder().len()].copy_from_slice(words.remainder());
+    step(h, u64::from_le_bytes(last))
+}
+
+/// A window on part of a file read into one buffer that always holds [`WINDOW`] zeros after the
+/// bytes read (so a row is parsed from a fixed window) and, unless the file ends first, more than
+/// a block's bytes from the next byte not taken on (so a block is whole in it).
 #[derive(Debug)]
 struct Blocks {
     buf: Box<[u8]>,
@@ -101,11 +132,11 @@ impl Blocks {
         &self.buf[self.lo..self.hi]
     }
 
-    /// Reads more when at most [`MAX_ROW`] bytes are left and the file has more; an error when
-    /// it ends early (it was cut short since its length was taken).
+    /// Reads more when at most a block's bytes are left and the file has more; an error when it
+    /// ends early (it was cut short since its length was taken).
     #[inline(always)]
     fn ensure(&mut self, file: &File) -> std::io::Result<()> {
-        if self.hi - self.lo <= MAX_ROW && self.next < self.size { self.refill(file) } else { Ok(()) }
+        if self.hi - self.lo <= BLOCK_BYTES && self.next < self.size { self.refill(file) } else { Ok(()) }
     }
 
     #[cold]
@@ -126,41 +157,51 @@ impl Blocks {
         Ok(())
     }
 
-    /// Takes the plain rows from the current position on that start before offset `until`, at
-    /// most `max`, handing each (time, latency, ok) to `each`: how many, and whether it stopped
-    /// at a row that is not plain (left untaken).
+    /// Takes the next block of plain rows: those from the current position on that start before
+    /// offset `until`, at most [`BLOCK_ROWS`], handing each (time and latency in microseconds,
+    /// ok, and for the short shape time and latency in milliseconds) to `each`. How many,
+    /// whether it stopped at a row that is not plain (left untaken), and the [`bytes_check`] of
+    /// the rows taken.
     #[inline(always)]
-    fn rows(
+    fn block(
         &mut self,
         file: &File,
         until: u64,
-        max: u64,
-        mut each: impl FnMut(u64, u64, bool),
-    ) -> std::io::Result<(u64, bool)> {
-        let mut taken = 0;
-        loop {
-            self.ensure(file)?;
-            let start = self.next - self.hi as u64; // the offset of `buf[0]`
-            let more = self.next < self.size;
-            // Rows starting before `safe` are whole in the buffer, before `stop` are wanted.
-            let safe = if more { self.hi - MAX_ROW } else { self.hi };
-            let stop = safe.min(usize::try_from(until.saturating_sub(start)).unwrap_or(usize::MAX));
-            let mut i = self.lo;
-            while i < stop && taken < max {
-                let Some(window) = self.buf.get(i..i + WINDOW).and_then(|w| w.first_chunk()) else { break };
-                let Some((t, latency, ok, n)) = plain::row(window, &self.buf[i..self.hi]) else {
-                    self.lo = i;
-                    return Ok((taken, true));
-                };
-                each(t, latency, ok);
-                i += n;
-                taken += 1;
-            }
-            self.lo = i;
-            if taken == max || i >= stop && stop < safe || !more && i >= self.hi {
-                return Ok((taken, false));
-            }
+        mut each: impl FnMut(u64, u64, bool, Option<(u64, u64)>),
+    ) -> std::io::Result<(u64, bool, u64)> {
+        self.ensure(file)?;
+        let start = self.next - self.hi as u64; // the offset of `buf[0]`
+        // Every row wanted is whole in the buffer: a block's bytes are, or the file ends at `hi`.
+        let stop = self.hi.min(usize::try_from(until.saturating_sub(start)).unwrap_or(usize::MAX));
+        let (first, mut i, mut taken, mut declined) = (self.lo, self.lo, 0, false);
+        while i < stop && taken < BLOCK_ROWS {
+            let Some(window) = self.buf.get(i..i + WINDOW).and_then(|w| w.first_chunk()) else { break };
+            // One call of `each` for both shapes, so it is inlined once.
+            let (t, latency, ok, n, ms) = if let Some((t, latency, ok, n)) = plain::short_row(window) {
+                (t * 1_000, latency * 1_000, ok, n, Some((t, latency)))
+            } else if let Some((t, latency, ok, n)) = plain::other_row(&self.buf[i..self.hi]) {
+                (t, latency, ok, n, None)
+            } else {
+                declined = true;
+                break;
+            };
+            each(t, latency, ok, ms);
+            i += n;
+            taken += 1;
         }
+        self.lo = i;
+        Ok((taken, declined, bytes_check(&self.buf[first..i])))
+    }
+
+    /// Takes the next `len` bytes (at most a block's); an error when the file ends before them.
+    #[inline]
+    fn take(&mut self, file: &File, len: usize) -> std::io::Result<&[u8]> {
+        self.ensure(file)?;
+        if len > BLOCK_BYTES || self.hi - self.lo < len {
+            return Err(std::io::ErrorKind::UnexpectedEof.into());
+        }
+        self.lo += len;
+        Ok(&self.buf[self.lo - len..self.lo])
     }
 }
 
@@ -172,11 +213,13 @@ struct Scanned {
     last_t: u64,
     latest_end: u64,
     blocks: Vec<Block>,
+    codes: Vec<u32>,
+    others: Vec<ScriptRow>,
 }
 
-/// Checks and indexes the rows that start in `[from, until)` (the first is the line after the
-/// first line end at or past `from - 1` when `skip`, as the piece before ends with the row that
-/// crosses `from`): `None` unless every one is plain and in time order.
+/// Checks, codes and indexes the rows that start in `[from, until)` (the first is the line after
+/// the first line end at or past `from - 1` when `skip`, as the piece before ends with the row
+/// that crosses `from`): `None` unless every one is plain and in time order.
 fn scan_piece(file: &File, size: u64, from: u64, until: u64, skip: bool) -> std::io::Result<Option<Scanned>> {
     let mut r = Blocks::new(if skip { from - 1 } else { from }, size);
     if skip {
@@ -185,18 +228,33 @@ fn scan_piece(file: &File, size: u64, from: u64, until: u64, skip: bool) -> std:
         let Some(i) = memchr::memchr(b'\n', head) else { return Ok(None) };
         r.lo += i + 1;
     }
-    let mut blocks: Vec<Block> = Vec::with_capacity(((until - from) / 16 / BLOCK_ROWS + 2) as usize);
+    // Room for the most rows the piece may hold (the shortest plain row takes 6 bytes): memory
+    // is only touched as it is used.
+    let most = (until - from) / 6 + 1;
+    let mut blocks: Vec<Block> = Vec::with_capacity((most / BLOCK_ROWS + 2) as usize);
+    let mut codes: Vec<u32> = Vec::with_capacity(most as usize);
+    let mut others = Vec::new();
     let (mut rows, mut first_t, mut last_t, mut latest_end) = (0u64, u64::MAX, 0u64, 0u64);
-    let mut unordered = false;
+    // The time of the row before in milliseconds, when whole (else a code steps from no row).
+    let (mut unordered, mut last_ms) = (false, 0);
     while r.offset() < until {
         let offset = r.offset();
-        let mut check = 0;
-        let (n, declined) = r.rows(file, until, BLOCK_ROWS, |t, latency, ok| {
+        let (n, declined, check) = r.block(file, until, |t, latency, ok, ms| {
             unordered |= t < last_t;
             first_t = first_t.min(t); // the first, as they are in order
+            let code = match ms {
+                Some((t_ms, latency_ms)) if last_ms != u64::MAX => {
+                    code(t_ms.wrapping_sub(last_ms), latency_ms, ok)
+                }
+                _ => OTHER,
+            };
+            last_ms = ms.map_or(u64::MAX, |(t_ms, _)| t_ms);
+            codes.push(code);
+            if code == OTHER {
+                others.push(ScriptRow { t: SimTime(t), latency: Dur(latency), ok });
+            }
             last_t = t;
             latest_end = latest_end.max(t + latency);
-            check = mix(check, t, latency, ok);
         })?;
         if declined || unordered {
             return Ok(None);
@@ -207,7 +265,7 @@ fn scan_piece(file: &File, size: u64, from: u64, until: u64, skip: bool) -> std:
         blocks.push(Block { offset, check });
         rows += n;
     }
-    Ok(Some(Scanned { rows, end: r.offset(), first_t, last_t, latest_end, blocks }))
+    Ok(Some(Scanned { rows, end: r.offset(), first_t, last_t, latest_end, blocks, codes, others }))
 }
 
 impl StreamedScript {
@@ -230,7 +288,6 @@ impl StreamedScript {
             None => Ok(Err(file)),
         }
     }
-
     /// [`StreamedScript::scan`]'s pass: the rows, the latest end of a call and the pieces.
     fn index(file: &File, parts: Option<u64>) -> std::io::Result<Option<(u64, u64, Vec<Piece>)>> {
         let meta = file.metadata()?;
@@ -283,7 +340,8 @@ impl StreamedScript {
             }
             last_t = s.last_t;
             latest_end = latest_end.max(s.latest_end);
-            pieces.push(Piece { first_row: rows, rows: s.rows, end: s.end, blocks: s.blocks });
+            let (blocks, codes, others) = (s.blocks, s.codes, s.others);
+            pieces.push(Piece { first_row: rows, rows: s.rows, end: s.end, blocks, codes, others });
             rows += s.rows;
         }
         Ok((rows > 0).then_some((rows, latest_end, pieces)))
@@ -304,9 +362,12 @@ impl StreamedScript {
         self.latest_end
     }
 
-    /// Bytes its index holds (the rows themselves stay in the file).
+    /// Bytes its index and codes hold (the rows themselves stay in the file).
     pub fn index_bytes(&self) -> u64 {
-        self.pieces.iter().map(|p| p.blocks.len() as u64 * size_of::<Block>() as u64).sum()
+        let piece = |p: &Piece| {
+            p.blocks.len() * size_of::<Block>() + p.codes.len() * 4 + p.others.len() * size_of::<ScriptRow>()
+        };
+        self.pieces.iter().map(|p| piece(p) as u64).sum()
     }
 
     /// Whether every row read again so far was the one the first pass found.
@@ -328,12 +389,13 @@ impl StreamedScript {
 
     /// A reader from the first row on.
     pub fn cursor(&self) -> StreamCursor {
-        StreamCursor { blocks: None, row: 0, piece: 0, local: 0, check: 0, last_t: 0 }
+        StreamCursor { blocks: None, row: 0, piece: 0, local: 0, other: 0, last_t: 0 }
     }
 
     /// Reads up to `n` rows from `c` on, handing each to `each`; how many were read (fewer only at
     /// the end, or when the file changed: the stream then stops and [`StreamedScript::check`]
-    /// says why). Allocates only the reader's buffer, on its first call.
+    /// says why). Each block's bytes are read and checked before any of its rows is handed out;
+    /// the rows come from their codes. Allocates only the reader's buffer, on its first call.
     #[inline]
     pub fn read(&self, c: &mut StreamCursor, n: usize, mut each: impl FnMut(ScriptRow)) -> usize {
         let mut done = 0u64;
@@ -341,50 +403,58 @@ impl StreamedScript {
         while done < n && c.row < self.rows {
             let Some(piece) = self.pieces.get(c.piece) else { break };
             let b = (c.local / BLOCK_ROWS) as usize;
-            let Some(block) = piece.blocks.get(b) else { break };
             let in_block = c.local % BLOCK_ROWS;
-            // The last piece ends where the file did; reads stop there.
-            let end = self.pieces.last().map_or(0, |p| p.end);
-            let blocks = c.blocks.get_or_insert_with(|| Blocks::new(block.offset, end));
-            if in_block == 0 {
-                if blocks.offset() != block.offset {
-                    return self.stop(c, "its rows are no longer where they were", done);
-                }
-                c.check = 0;
+            if in_block == 0
+                && let Err(why) = self.take_block(c, b)
+            {
+                return self.stop(c, why, done);
             }
             let block_rows = BLOCK_ROWS.min(piece.rows - b as u64 * BLOCK_ROWS);
             let want = (block_rows - in_block).min(n - done);
-            let (mut check, mut last_t, mut wrong) = (c.check, c.last_t, false);
-            let latest_end = self.latest_end;
-            let read = blocks.rows(&self.file, u64::MAX, want, |t, latency, ok| {
-                // Whatever is handed out keeps the order and span the run was sized for.
-                wrong |= t < last_t || t + latency > latest_end;
-                last_t = t;
-                check = mix(check, t, latency, ok);
-                each(ScriptRow { t: SimTime(t), latency: Dur(latency), ok });
-            });
-            (c.check, c.last_t) = (check, last_t);
-            match read {
-                Ok((k, _)) if k == want && !wrong => {}
-                Ok(_) if !wrong => return self.stop(c, "a row is no longer plain", done),
-                Ok(_) => return self.stop(c, "a row's time or latency is not what it was", done),
-                Err(e) => return self.stop(c, e, done),
+            let Some(codes) = piece.codes.get(c.local as usize..(c.local + want) as usize) else { break };
+            let (mut last_t, mut other) = (c.last_t, c.other);
+            for &code in codes {
+                let row = if code == OTHER {
+                    other += 1;
+                    match piece.others.get(other - 1) {
+                        Some(row) => *row,
+                        None => return self.stop(c, "its index is short", done), // never: one per code
+                    }
+                } else {
+                    let (step, latency, ok) = decode(code);
+                    ScriptRow { t: SimTime(last_t + step), latency: Dur(latency), ok }
+                };
+                last_t = row.t.0;
+                each(row);
             }
+            (c.last_t, c.other) = (last_t, other);
             c.row += want;
             c.local += want;
             done += want;
-            if in_block + want == block_rows {
-                if c.check != block.check {
-                    c.row -= block_rows; // named by the block's first row
-                    return self.stop(c, BLOCK_CHANGED, done);
-                }
-                if c.local == piece.rows {
-                    c.piece += 1;
-                    c.local = 0;
-                }
+            if c.local == piece.rows {
+                // The next piece's first code steps from time 0.
+                (c.piece, c.local, c.other, c.last_t) = (c.piece + 1, 0, 0, 0);
             }
         }
         done as usize
+    }
+
+    /// Reads block `b` of `c`'s piece from the file and checks its bytes; why not when it cannot.
+    fn take_block(&self, c: &mut StreamCursor, b: usize) -> Result<(), String> {
+        let piece = &self.pieces[c.piece];
+        let Some(block) = piece.blocks.get(b) else { return Err("its index is short".into()) };
+        let end = piece.blocks.get(b + 1).map_or(piece.end, |next| next.offset);
+        // The last piece ends where the file did; reads stop there.
+        let last = self.pieces.last().map_or(0, |p| p.end);
+        let blocks = c.blocks.get_or_insert_with(|| Blocks::new(block.offset, last));
+        if blocks.offset() != block.offset {
+            return Err("its rows are no longer where they were".into());
+        }
+        match blocks.take(&self.file, (end - block.offset) as usize) {
+            Ok(bytes) if bytes_check(bytes) == block.check => Ok(()),
+            Ok(_) => Err(BLOCK_CHANGED.into()),
+            Err(e) => Err(e.to_string()),
+        }
     }
 
     /// Stops `c` for good after a change found at its row: `done` rows were read.
@@ -395,8 +465,8 @@ impl StreamedScript {
         done as usize
     }
 
-    /// Row `i`, read from its block (checked whole against the first pass); `None` past the end
-    /// or when the file changed (noted for [`StreamedScript::check`]).
+    /// Row `i`, read from its block (whose bytes are checked whole against the first pass);
+    /// `None` past the end or when the file changed (noted for [`StreamedScript::check`]).
     pub fn get(&self, i: u64) -> Option<ScriptRow> {
         let p = self.pieces.partition_point(|p| p.first_row <= i).checked_sub(1)?;
         let piece = &self.pieces[p];
@@ -415,25 +485,17 @@ impl StreamedScript {
             self.changed(first, e);
             return None;
         }
-        let (mut at, mut check, mut found) = (0, 0, None);
-        let rows = BLOCK_ROWS.min(piece.rows - b as u64 * BLOCK_ROWS);
-        for j in 0..rows {
-            let window = buf[at..].first_chunk::<WINDOW>()?;
-            let Some((t, latency, ok, n)) = plain::row(window, &buf[at..len]) else {
-                self.changed(first + j, "a row is no longer plain");
-                return None;
-            };
-            at += n;
-            check = mix(check, t, latency, ok);
-            if j == local % BLOCK_ROWS {
-                found = Some(ScriptRow { t: SimTime(t), latency: Dur(latency), ok });
-            }
-        }
-        if at != len || check != block.check {
+        if bytes_check(&buf[..len]) != block.check {
             self.changed(first, BLOCK_CHANGED);
             return None;
         }
-        found
+        let mut at = 0;
+        for _ in 0..local % BLOCK_ROWS {
+            let window = buf[at..].first_chunk::<WINDOW>()?;
+            at += plain::row(window, &buf[at..len])?.3;
+        }
+        let (t, latency, ok, _) = plain::row(buf[at..].first_chunk::<WINDOW>()?, &buf[at..len])?;
+        Some(ScriptRow { t: SimTime(t), latency: Dur(latency), ok })
     }
 }
 
@@ -447,9 +509,9 @@ pub struct StreamCursor {
     /// Its piece, and its index there.
     piece: usize,
     local: u64,
-    /// The check of its block's rows read so far.
-    check: u64,
-    /// The last time read.
+    /// Index in its piece's rows kept whole of the next one.
+    other: usize,
+    /// The time of the row before (0 at a piece's start).
     last_t: u64,
 }
 
@@ -523,6 +585,64 @@ mod tests {
                 assert!(scan(&f, parts).is_none(), "{other:?} in {parts} parts");
             }
         }
+    }
+
+    #[test]
+    fn rows_that_do_not_fit_a_code_are_kept_whole() {
+        // Steps of 65.534 s fit a code, longer ones do not, nor latencies of 32.768 s or more,
+        // decimals, or a whole row after a row with decimals; each next to coded rows, across
+        // blocks and pieces.
+        let mut text = String::from("t_ms,latency_ms,ok\n");
+        let mut t = 0u64;
+        for i in 0..3_000u64 {
+            t += [1, 65_534, 65_535, 2, 1_000_000, 7][(i % 6) as usize];
+            let latency = [0, 32_767, 32_768, 5, 999_999_999, 12, 1][(i % 7) as usize];
+            match i % 11 {
+                3 => text += &format!("{t}.5,{latency},{}\n", i % 2),
+                4 => text += &format!("{t},{latency}.001,{}\n", i % 2),
+                _ => text += &format!("{t},{latency},{}\n", i % 2),
+            }
+        }
+        let f = write(text.as_bytes());
+        let expected = super::super::tests::all_rows(&super::super::load_script(f.path()).unwrap());
+        assert_eq!(expected.len(), 3_000);
+        for parts in [1, 2, 3, 7] {
+            let s = scan(&f, parts).expect("plain");
+            let others: usize = s.pieces.iter().map(|p| p.others.len()).sum();
+            assert!(others > 1_000 && others < 2_900, "{others}");
+            for n in [1, 63, 64, 65, 4_096] {
+                assert_eq!(rows(&s, n), expected, "{parts} parts, {n} at a time");
+            }
+            for i in [0, 3, 4, 5, 1_500, 2_999] {
+                assert_eq!(s.get(i), Some(expected[i as usize]), "row {i} of {parts} parts");
+            }
+            s.check().unwrap();
+        }
+    }
+
+    #[test]
+    fn a_change_anywhere_in_a_block_is_found_before_its_rows_are_handed_out() {
+        let text = script(1_000);
+        // The first, a middle and the last row changed in place (same length): the rows before
+        // its block are handed out, none of it, and the error names the block's first line.
+        for (row, block_first) in [(0u64, 0u64), (500, 448), (999, 960)] {
+            let line = text.lines().nth(row as usize + 1).unwrap();
+            let changed_line = line.replacen(',', ";", 1);
+            let f = write(text.as_bytes());
+            let s = scan(&f, 1).unwrap();
+            std::fs::write(f.path(), text.replacen(line, &changed_line, 1)).unwrap();
+            assert_eq!(rows(&s, 100).len() as u64, block_first, "row {row}");
+            let err = s.check().unwrap_err().to_string();
+            assert!(err.contains(&format!("line {}: the file changed", block_first + 2)), "{err}");
+            assert_eq!(s.get(row), None);
+        }
+        // Cut short in the middle of the last row: found when the reader reads that far (here
+        // at once, as the file is shorter than a read).
+        let f = write(text.as_bytes());
+        let s = scan(&f, 1).unwrap();
+        std::fs::write(f.path(), &text[..text.len() - 3]).unwrap();
+        assert!(rows(&s, 7).len() < 1_000);
+        assert!(s.check().unwrap_err().to_string().contains("line 2: the file changed"));
     }
 
     #[test]

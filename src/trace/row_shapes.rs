@@ -1,0 +1,372 @@
+//! The numbers of an interval row read by the row's shape: a row whose bytes after the time
+//! are classed as one of the last few new rows' were (commas, dots and digits at the same
+//! places; checked 16 bytes at once with SSE2 compares on x86_64, a byte at a time elsewhere)
+//! is converted by that shape's positions and shifts, with no check per number. Values are
+//! bit-identical to the general parser's: at most eight digits over an exact power of ten
+//! (one correctly rounded division), as [`FastRows`](super::interval_fast::FastRows) reads them.
+
+use super::interval_fast::{MAX_FIELDS, POW10_F64, ZEROS, digit_values};
+
+/// Bytes a shape may span, from the comma before a row's first number.
+const SPAN: usize = 64;
+/// Bytes a row must have from that comma on: a word may be read at any byte of the span.
+pub(super) const NEEDED: usize = SPAN + 8;
+/// Row shapes kept.
+const KEPT: usize = 4;
+/// Most numbers a row holds (every field after the time).
+const FIELDS: usize = MAX_FIELDS - 1;
+
+/// The bytes of a span by class, bit `k` for byte `k`.
+#[derive(Copy, Clone, Default, Debug, PartialEq, Eq)]
+struct Classes {
+    commas: u64,
+    dots: u64,
+    digits: u64,
+}
+
+impl Classes {
+    fn of(span: &[u8; SPAN]) -> Classes {
+        let mut classes = Classes::default();
+        for (k, b) in span.iter().enumerate() {
+            let bit = 1u64 << k;
+            match b {
+                b',' => classes.commas |= bit,
+                b'.' => classes.dots |= bit,
+                b'0'..=b'9' => classes.digits |= bit,
+                _ => {}
+            }
+        }
+        classes
+    }
+}
+
+/// A byte pattern: byte `k` of a span matches when `span[k] ^ xor[k] <= limit[k]`.
+#[derive(Copy, Clone)]
+struct Pattern {
+    xor: [u8; SPAN],
+    limit: [u8; SPAN],
+}
+
+impl Pattern {
+    /// True when the first `chunks` 16-byte chunks (1..=4) of `span` match, 16 bytes at once
+    /// with SSE2 (part of every x86_64 target).
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+    #[inline(always)]
+    fn matches(&self, span: &[u8; NEEDED], chunks: usize) -> bool {
+        use std::arch::x86_64::{
+            __m128i, _mm_and_si128, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_max_epu8, _mm_movemask_epi8,
+            _mm_set1_epi8, _mm_xor_si128,
+        };
+        let chunks = chunks.min(SPAN / 16);
+        // SAFETY: the build enables SSE2 (the cfg above), which these intrinsics need; each
+        // unaligned load reads 16 bytes at `16 * k` for k < 4, inside the 64-byte pattern
+        // arrays and the 72-byte span.
+        unsafe {
+            let mut all = _mm_set1_epi8(-1);
+            for k in 0..chunks {
+                let load = |bytes: &[u8]| _mm_loadu_si128(bytes.as_ptr().add(16 * k).cast::<__m128i>());
+                let (x, limit) = (_mm_xor_si128(load(span), load(&self.xor)), load(&self.limit));
+                all = _mm_and_si128(all, _mm_cmpeq_epi8(_mm_max_epu8(x, limit), limit));
+            }
+            _mm_movemask_epi8(all) == 0xFFFF
+        }
+    }
+
+    /// [`matches`](Self::matches) a byte at a time (other targets; on x86_64 the tests'
+    /// reference).
+    #[cfg(any(test, not(all(target_arch = "x86_64", target_feature = "sse2"))))]
+    fn matches_bytes(&self, span: &[u8; NEEDED], chunks: usize) -> bool {
+        let n = 16 * chunks.min(SPAN / 16);
+        span[..n].iter().zip(&self.xor[..n]).zip(&self.limit[..n]).all(|((b, x), limit)| b ^ x <= *limit)
+    }
+
+    #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
+    #[inline(always)]
+    fn matches(&self, span: &[u8; NEEDED], chunks: usize) -> bool {
+        self.matches_bytes(span, chunks)
+    }
+}
+
+/// Where one number of a row shape is and how the word read there converts.
+#[derive(Copy, Clone, Default)]
+struct Field {
+    /// Its first byte in the span.
+    start: u32,
+    /// Left shift moving its digits (the dot taken out) to the top of the word.
+    shift: u32,
+    /// The bytes before its dot (all of them when it has none); the rest move down a byte.
+    low: u64,
+    /// 10 to the number of fraction digits.
+    scale: f64,
+}
+
+/// A row's numbers written one way: its bytes up to where the last number ends (commas,
+/// dots, and digits everywhere else), and the byte after that number neither a digit nor a dot.
+#[derive(Copy, Clone)]
+struct Shape {
+    pattern: Pattern,
+    /// The 16-byte chunks holding the bytes before `end`.
+    chunks: usize,
+    /// Where the last number ends (the byte after it).
+    end: usize,
+    fields: [Field; FIELDS],
+}
+
+impl Shape {
+    /// The shape of a span of `classes` holding `count` numbers (1..=[`FIELDS`]) after its
+    /// first byte, a comma: each one to eight digits with at most one dot between two digits,
+    /// commas between them, all ending inside the span. `None` for any other span.
+    fn new(classes: Classes, count: usize) -> Option<Shape> {
+        let ends = !(classes.digits | classes.dots);
+        if classes.commas & 1 == 0 || count == 0 {
+            return None;
+        }
+        let mut fields = [Field::default(); FIELDS];
+        let mut pattern = Pattern { xor: [0; SPAN], limit: [u8::MAX; SPAN] };
+        let mut at = 0u32;
+        for k in 0..count {
+            let start = at + 1;
+            let end = start + ends.checked_shr(start)?.trailing_zeros();
+            let len = end - start;
+            if end >= SPAN as u32 || len == 0 || len > 8 {
+                return None;
+            }
+            let dots = (classes.dots >> start) & ((1 << len) - 1);
+            let (low, digits, frac) = match dots.trailing_zeros() {
+                64 => (u64::MAX, len, 0),
+                j if dots & (dots - 1) == 0 && j > 0 && j < len - 1 => {
+                    ((1 << (8 * j)) - 1, len - 1, len - 1 - j)
+                }
+                _ => return None,
+            };
+            *fields.get_mut(k)? =
+                Field { start, shift: 64 - 8 * digits, low, scale: POW10_F64[frac as usize] };
+            if k + 1 < count && classes.commas >> end & 1 == 0 {
+                return None;
+            }
+            at = end;
+        }
+        let end = at as usize;
+        for (k, (x, limit)) in pattern.xor.iter_mut().zip(&mut pattern.limit).enumerate().take(end) {
+            let bit = 1u64 << k;
+            (*x, *limit) = if classes.commas & bit != 0 {
+                (b',', 0)
+            } else if classes.dots & bit != 0 {
+                (b'.', 0)
+            } else {
+                (b'0', 9)
+            };
+        }
+        Some(Shape { pattern, chunks: end.div_ceil(16), end, fields })
+    }
+
+    /// True when `span` has this shape.
+    #[inline(always)]
+    fn fits(&self, span: &[u8; NEEDED]) -> bool {
+        let after = span[self.end % SPAN];
+        after.wrapping_sub(b'0') > 9 && after != b'.' && self.pattern.matches(span, self.chunks)
+    }
+}
+
+/// The shapes of the last rows read with a new one, for rows of `count` numbers.
+pub(super) struct RowShapes {
+    shapes: Vec<Shape>,
+    count: usize,
+    /// Rows that needed a new shape, and rows read by a kept one (wrapping: only a heuristic):
+    /// a file whose rows rarely repeat a shape stops being read this way (`off`).
+    built: u32,
+    hits: u32,
+    off: bool,
+}
+
+impl RowShapes {
+    /// No shapes yet, for rows of `count` numbers; `None` for more than [`FIELDS`].
+    pub(super) fn new(count: usize) -> Option<RowShapes> {
+        (count <= FIELDS).then(|| RowShapes {
+            shapes: Vec::with_capacity(KEPT),
+            count,
+            built: 0,
+            hits: 0,
+            off: false,
+        })
+    }
+
+    /// The numbers of the span at the comma before a row's first number into
+    /// `values[1..=count]`, and where the last one ends (the byte after it), when the span has
+    /// a kept shape or a new one; `None` leaves the row to another reader.
+    #[inline(always)]
+    pub(super) fn read(&mut self, span: &[u8; NEEDED], values: &mut [f64; MAX_FIELDS]) -> Option<usize> {
+        let count = self.count;
+        if self.off {
+            return None;
+        }
+        let shape = match self.shapes.iter().find(|s| s.fits(span)) {
+            Some(shape) => {
+                self.hits = self.hits.wrapping_add(1);
+                shape
+            }
+            None => self.add(span)?,
+        };
+        for (value, field) in values[1..].iter_mut().zip(&shape.fields[..count]) {
+            let at = field.start as usize % SPAN;
+            let word = span[at..].first_chunk::<8>()?;
+            let x = u64::from_le_bytes(*word) ^ ZEROS;
+            let joined = (x & field.low) | ((x >> 8) & !field.low);
+            *value = digit_values(joined << field.shift) as i64 as f64 / field.scale;
+        }
+        Some(shape.end)
+    }
+
+    /// A new shape for `span`, kept in place of the last one when the table is full (none once
+    /// new shapes outnumber an eighth of the rows read by kept ones, after the first 16).
+    #[cold]
+    #[inline(never)]
+    fn add(&mut self, span: &[u8; NEEDED]) -> Option<&Shape> {
+        self.built = self.built.saturating_add(1);
+        if self.built > 16 && self.built > self.hits / 8 {
+            self.off = true;
+            return None;
+        }
+        let shape = Shape::new(Classes::of(span.first_chunk()?), self.count)?;
+        if self.shapes.len() == KEPT {
+            self.shapes.pop();
+        }
+        self.shapes.push(shape);
+        self.shapes.last()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::columns::parse_f64;
+    use proptest::prelude::*;
+
+    fn span(text: &[u8]) -> [u8; NEEDED] {
+        let mut span = [b'x'; NEEDED];
+        span[..text.len().min(NEEDED)].copy_from_slice(&text[..text.len().min(NEEDED)]);
+        span
+    }
+
+    #[test]
+    fn patterns_match_alike_sixteen_bytes_at_once_and_one_at_a_time() {
+        let mut state = 3u64;
+        let mut next = || {
+            state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+            state
+        };
+        let mut outcomes = [0; 2];
+        for _ in 0..5_000 {
+            let mut pattern = Pattern { xor: [0; SPAN], limit: [0; SPAN] };
+            let mut span = [0u8; NEEDED];
+            for (k, byte) in span.iter_mut().enumerate() {
+                let r = next();
+                if k < SPAN {
+                    pattern.xor[k] = [b'0', b',', b'.', (r >> 40) as u8][(r >> 60) as usize % 4];
+                    pattern.limit[k] = [9, 0, 255, (r >> 8) as u8][(r >> 50) as usize % 4];
+                }
+                // Mostly a byte that matches (or would, past the pattern), sometimes any byte.
+                let (x, limit) = (pattern.xor[k % SPAN], pattern.limit[k % SPAN]);
+                *byte = if r >> 58 == 0 {
+                    (r >> 16) as u8
+                } else {
+                    x ^ ((r >> 24) as u8 % limit.saturating_add(1).max(1))
+                };
+            }
+            for chunks in 1..=5 {
+                let matches = pattern.matches(&span, chunks);
+                assert_eq!(matches, pattern.matches_bytes(&span, chunks), "{span:?} {chunks}");
+                outcomes[usize::from(matches)] += 1;
+            }
+        }
+        assert!(outcomes.iter().all(|n| *n > 1_000), "{outcomes:?}");
+        let c = Classes::of(span(b",12.5,7/:-\xb0")[..SPAN].try_into().unwrap());
+        assert_eq!((c.commas & 0x3FF, c.dots & 0x3FF, c.digits & 0x3FF), (0b10_0001, 0b1000, 0b101_0110));
+    }
+
+    /// Reads `rows` (each the numbers after the time, from the comma on) with one table:
+    /// every row read gives the general parser's values, and ends where its last number does.
+    fn agree(rows: &[String], count: usize) {
+        let mut shapes = RowShapes::new(count).unwrap();
+        for row in rows {
+            let mut values = [f64::NAN; MAX_FIELDS];
+            let Some(end) = shapes.read(&span(row.as_bytes()), &mut values) else { continue };
+            let after = row.as_bytes().get(end).copied().unwrap_or(b'x');
+            assert!(!after.is_ascii_digit() && after != b'.', "{row}");
+            let cells: Vec<&str> = row[1..end].split(',').collect();
+            assert_eq!(cells.len(), count, "{row}");
+            for (k, cell) in cells.iter().enumerate() {
+                let general = parse_f64(cell.as_bytes()).filter(|v| *v >= 0.0).map(f64::to_bits);
+                assert_eq!(Some(values[k + 1].to_bits()), general, "{row}: {cell}");
+            }
+        }
+    }
+
+    #[test]
+    fn rows_read_by_shape_match_the_general_parser() {
+        let rows: Vec<String> = [
+            ",4523,17,95.0,199.5,285.0,617.5\n",
+            ",4524,7,95.1,199.7,285.3,617.9\n",
+            ",5999,59,119.9,251.7,359.7,779.3\n",
+            ",0001,00,0.001,12345678,1234567.8,1.2345678\r\n",
+            ",1,2,3,4,5,6,x\n",
+            ",1,2,3,4,5,6\n",
+            ",1,2,3,4,5\n",
+            ",1,2,3,4,5,6.\n",
+            ",1,2,3,4,5,.6\n",
+            ",1,2,3,4,5,1.2.3\n",
+            ",1,2,3,4,5,123456789\n",
+            ",1,2,3,4,5,1e5\n",
+            ",1,-2,3,4,5,6\n",
+            ",1,2,,4,5,6\n",
+            ",1, 2,3,4,5,6\n",
+            ",1;2,3,4,5,6,7\n",
+        ]
+        .iter()
+        .map(|r| r.to_string())
+        .collect();
+        agree(&rows, 6);
+        let mut shapes = RowShapes::new(6).unwrap();
+        let mut values = [0.0; MAX_FIELDS];
+        assert_eq!(shapes.read(&span(rows[0].as_bytes()), &mut values), Some(31));
+        assert_eq!(values[1..7], [4523.0, 17.0, 95.0, 199.5, 285.0, 617.5]);
+        // A row written as the first is read by its shape; one with a shorter number needs another.
+        assert_eq!(shapes.read(&span(b",4524,18,95.1,199.7,285.3,617.9\n"), &mut values), Some(31));
+        assert_eq!((shapes.shapes.len(), shapes.hits, values[3]), (1, 1, 95.1));
+        assert_eq!(shapes.read(&span(rows[1].as_bytes()), &mut values), Some(30));
+        assert_eq!((shapes.shapes.len(), shapes.hits, values[6]), (2, 1, 617.9));
+        for declined in [&b",1,2,3,4,5,6."[..], b",1,2,3,4,5,.6\n", b",1,2,,4,5,6\n", b"1,2,3,4,5,6,7\n"] {
+            assert_eq!(RowShapes::new(6).unwrap().read(&span(declined), &mut values), None);
+        }
+        // A number running past the span.
+        let long = format!(",{}1,2,3,4,5,6\n", "0".repeat(60));
+        assert_eq!(RowShapes::new(6).unwrap().read(&span(long.as_bytes()), &mut values), None);
+        assert!(RowShapes::new(FIELDS + 1).is_none());
+    }
+
+    #[test]
+    fn a_file_of_ever_new_shapes_stops_being_read_so() {
+        let mut shapes = RowShapes::new(1).unwrap();
+        let mut values = [0.0; MAX_FIELDS];
+        // Numbers of one to eight digits in turn: eight shapes, four kept.
+        let read: Vec<bool> = (0..80u32)
+            .map(|n| {
+                let row = format!(",{}\n", 10u64.pow(n % 8));
+                shapes.read(&span(row.as_bytes()), &mut values).is_some()
+            })
+            .collect();
+        assert!(read[..8].iter().all(|r| *r) && !read[79] && shapes.off, "{read:?}");
+    }
+
+    proptest! {
+        #[test]
+        fn random_rows_read_as_the_general_parser_reads_them(
+            rows in prop::collection::vec(prop::collection::vec(
+                "[0-9]{1,3}|[0-9]{1,2}\\.[0-9]{1,2}|[0-9]{1,4}\\.[0-9]|[0-9]{5,9}(\\.[0-9]{1,3})?|[0-9]\\.|\\.[0-9]|-1|1e3|", 4), 1..40),
+            end in prop::sample::select(vec!["\n", "\r\n", ",x\n", ".5\n", "5", ""]),
+        ) {
+            let rows: Vec<String> = rows.iter().map(|cells| format!(",{}{end}", cells.join(","))).collect();
+            agree(&rows, 4);
+        }
+    }
+}
