@@ -123,15 +123,19 @@ pub fn run_scenario(scenario: Scenario, settings: &RunSettings) -> Result<RunRep
     crate::limits::estimate_run(&scenario, &policies, &policy_spot, settings.replicates.max(1))
         .check(&settings.limits)?;
     let seed = settings.seed.unwrap_or(scenario.seed);
-    // The review page lists every input with its SHA-256: a week-long script (9 MB) is read
-    // and hashed on the other core while this one simulates.
+    // The review page lists every input with its SHA-256: a streamed script (a week is 9 MB) is
+    // hashed by the run's reader as it reads it; other inputs are read and hashed on the other
+    // core while this one simulates.
+    let hashed =
+        settings.charts && matches!(&scenario.source, Source::Script { rows, .. } if rows.hash_as_read());
     let (written, inputs) = std::thread::scope(|s| {
-        let inputs =
-            settings.charts.then(|| s.spawn(|| report_inputs(&scenario, seed, &settings.command_line)));
+        let inputs = (settings.charts && !hashed)
+            .then(|| s.spawn(|| report_inputs(&scenario, seed, &settings.command_line)));
         let written = simulate_and_write(&scenario, &policies, fleet, seed, settings);
         (written, inputs.map(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))))
     });
     let Written { mut out, calls, label, result, truth, replicates } = written?;
+    let inputs = inputs.or_else(|| hashed.then(|| report_inputs(&scenario, seed, &settings.command_line)));
     let page = inputs.map(|inputs| Page { inputs: Some(inputs), charts: ChartOptions::default() });
     // The charts and the page are drawn while calls.csv's last rows are written and synced on
     // the writer's thread; they are written after it, in the order the files have always had.
@@ -313,7 +317,23 @@ pub fn report_inputs(scenario: &Scenario, seed: u64, command_line: &str) -> Repo
     let files = super::input_paths(None, std::slice::from_ref(scenario))
         .iter()
         .filter_map(|p| {
-            let mut file = InputFile::read(p)?;
+            let mut file = match &scenario.source {
+                // A script too large to embed, hashed as the run read it.
+                Source::Script { rows, .. } if scenario.path.as_ref() == Some(p) => match rows.sha256() {
+                    Some(sha) => match std::fs::metadata(p).ok()?.len() {
+                        bytes if bytes > crate::report::page::EMBED_LIMIT => InputFile {
+                            name: p.display().to_string(),
+                            bytes,
+                            sha256: crate::sweep::shard::hex(&sha),
+                            text: None,
+                            note: None,
+                        },
+                        _ => InputFile::read(p)?,
+                    },
+                    None => InputFile::read(p)?,
+                },
+                _ => InputFile::read(p)?,
+            };
             if let Some(import) = scenario.import_report()
                 && matches!(&scenario.source, Source::Trace { file, .. } if file == p)
             {

@@ -214,6 +214,27 @@ impl ScriptCalls {
         }
     }
 
+    /// Asks a streamed script's next reader from its first row on to hash the file as it reads
+    /// it ([`StreamedScript::hash_as_read`]); true when it will (a held script: false).
+    pub fn hash_as_read(&self) -> bool {
+        match self {
+            ScriptCalls::Held(_) => false,
+            ScriptCalls::Streamed(s) => {
+                s.hash_as_read();
+                true
+            }
+        }
+    }
+
+    /// The file's SHA-256, once a reader asked to hashed it whole ([`ScriptCalls::hash_as_read`]);
+    /// `None` otherwise.
+    pub fn sha256(&self) -> Option<[u8; 32]> {
+        match self {
+            ScriptCalls::Held(_) => None,
+            ScriptCalls::Streamed(s) => s.sha256(),
+        }
+    }
+
     /// The same calls held in memory (a streamed script is read whole once more).
     pub fn held(self) -> Result<ScriptCalls, ScriptError> {
         let ScriptCalls::Streamed(s) = self else { return Ok(self) };

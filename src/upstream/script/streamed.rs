@@ -11,9 +11,11 @@ use super::plain::{self, MAX_ROW, WINDOW};
 use super::{ScriptError, ScriptRow};
 use crate::positioned::{read_at, read_exact_at};
 use crate::time::{Dur, SimTime};
+use sha2::{Digest, Sha256};
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Rows per indexed block: a row asked for out of order costs reading its block.
 const BLOCK_ROWS: u64 = 64;
@@ -40,6 +42,12 @@ pub struct StreamedScript {
     pieces: Vec<Piece>,
     /// Once rows read again were not those the first pass found: the first such row and why.
     changed: OnceLock<(u64, String)>,
+    /// Bytes before the first row (an optional byte-order mark, then the header).
+    head: usize,
+    /// Whether a reader from the first row on hashes the bytes it reads ([`StreamedScript::hash_as_read`]).
+    hash: AtomicBool,
+    /// The SHA-256 of the file, once a reader has read and checked every byte of it.
+    sha256: OnceLock<[u8; 32]>,
 }
 
 /// What the first pass found in one piece of the file.
@@ -65,6 +73,12 @@ struct Block {
     offset: u64,
     check: u64,
 }
+
+/// The header a plain script starts with (after an optional [`BOM`]).
+const HEADER: &[u8] = b"t_ms,latency_ms,ok\n";
+
+/// A byte-order mark.
+const BOM: &[u8] = "\u{feff}".as_bytes();
 
 /// Why a block read again was refused when its bytes are not those found before.
 const BLOCK_CHANGED: &str = "a row from this line on is not what it was";
@@ -114,11 +128,20 @@ struct Blocks {
     next: u64,
     /// Nothing at or past this offset is read.
     size: u64,
+    /// The hash of the bytes read so far (and of the bytes before them), when wanted.
+    sha: Option<Box<Sha256>>,
 }
 
 impl Blocks {
     fn new(at: u64, size: u64) -> Blocks {
-        Blocks { buf: vec![0; READ_BYTES + WINDOW].into_boxed_slice(), lo: 0, hi: 0, next: at, size }
+        Blocks {
+            buf: vec![0; READ_BYTES + WINDOW].into_boxed_slice(),
+            lo: 0,
+            hi: 0,
+            next: at,
+            size,
+            sha: None,
+        }
     }
 
     /// The offset in the file of the next byte not taken.
@@ -149,6 +172,9 @@ impl Blocks {
             let n = read_at(file, &mut self.buf[self.hi..self.hi + want], self.next)?;
             if n == 0 {
                 return Err(std::io::ErrorKind::UnexpectedEof.into());
+            }
+            if let Some(sha) = &mut self.sha {
+                sha.update(&self.buf[self.hi..self.hi + n]);
             }
             self.hi += n;
             self.next += n as u64;
@@ -204,6 +230,10 @@ impl Blocks {
         Ok(&self.buf[self.lo - len..self.lo])
     }
 }
+
+/// What the first pass found in the file: its rows, the latest end of a call, its pieces and the
+/// bytes before the first row.
+type Indexed = (u64, u64, Vec<Piece>, usize);
 
 /// What the first pass found in one piece.
 struct Scanned {
@@ -281,15 +311,24 @@ impl StreamedScript {
     /// [`PARALLEL_BYTES`]).
     fn scan_in(file: File, path: &Path, parts: Option<u64>) -> std::io::Result<Result<StreamedScript, File>> {
         match Self::index(&file, parts)? {
-            Some((rows, latest_end, pieces)) => {
-                let path = path.to_path_buf();
-                Ok(Ok(StreamedScript { file, path, rows, latest_end, pieces, changed: OnceLock::new() }))
-            }
+            Some((rows, latest_end, pieces, head)) => Ok(Ok(StreamedScript {
+                file,
+                path: path.to_path_buf(),
+                rows,
+                latest_end,
+                pieces,
+                changed: OnceLock::new(),
+                head,
+                hash: AtomicBool::new(false),
+                sha256: OnceLock::new(),
+            })),
             None => Ok(Err(file)),
         }
     }
-    /// [`StreamedScript::scan`]'s pass: the rows, the latest end of a call and the pieces.
-    fn index(file: &File, parts: Option<u64>) -> std::io::Result<Option<(u64, u64, Vec<Piece>)>> {
+
+    /// [`StreamedScript::scan`]'s pass: the rows, the latest end of a call, the pieces and the
+    /// bytes before the first row.
+    fn index(file: &File, parts: Option<u64>) -> std::io::Result<Option<Indexed>> {
         let meta = file.metadata()?;
         if !meta.is_file() {
             return Ok(None);
@@ -298,12 +337,11 @@ impl StreamedScript {
         let mut head = [0u8; 32];
         let n = read_at(file, &mut head, 0)?;
         let head = &head[..n];
-        let bom = if head.starts_with("\u{feff}".as_bytes()) { 3 } else { 0 };
-        let header = b"t_ms,latency_ms,ok\n";
-        if !head[bom..].starts_with(header) {
+        let bom = if head.starts_with(BOM) { BOM.len() } else { 0 };
+        if !head[bom..].starts_with(HEADER) {
             return Ok(None);
         }
-        let body = (bom + header.len()) as u64;
+        let body = (bom + HEADER.len()) as u64;
         if size < body {
             return Ok(None); // cut short since its length was taken
         }
@@ -344,7 +382,7 @@ impl StreamedScript {
             pieces.push(Piece { first_row: rows, rows: s.rows, end: s.end, blocks, codes, others });
             rows += s.rows;
         }
-        Ok((rows > 0).then_some((rows, latest_end, pieces)))
+        Ok((rows > 0).then_some((rows, latest_end, pieces, body as usize)))
     }
 
     /// Rows in the script.
@@ -385,6 +423,19 @@ impl StreamedScript {
     #[cold]
     fn changed(&self, row: u64, why: impl std::fmt::Display) {
         self.changed.get_or_init(|| (row, why.to_string()));
+    }
+
+    /// Asks the next reader from the first row on to hash the bytes it reads: once it has read
+    /// and checked them all, [`StreamedScript::sha256`] knows the file's SHA-256 without
+    /// reading it again.
+    pub fn hash_as_read(&self) {
+        self.hash.store(true, Ordering::Relaxed);
+    }
+
+    /// The SHA-256 of the file as a reader asked to ([`StreamedScript::hash_as_read`]) read
+    /// and checked it whole; `None` before that, or when the file changed.
+    pub fn sha256(&self) -> Option<[u8; 32]> {
+        self.sha256.get().copied().filter(|_| self.changed.get().is_none())
     }
 
     /// A reader from the first row on.
@@ -436,7 +487,24 @@ impl StreamedScript {
                 (c.piece, c.local, c.other, c.last_t) = (c.piece + 1, 0, 0, 0);
             }
         }
+        if c.row == self.rows {
+            self.hashed(c);
+        }
         done as usize
+    }
+
+    /// Keeps the hash of a reader that read and checked every byte of the file.
+    #[cold]
+    fn hashed(&self, c: &mut StreamCursor) {
+        if let Some(blocks) = &mut c.blocks
+            && blocks.offset() == blocks.size
+            && blocks.next == blocks.size
+            && self.changed.get().is_none()
+            && let Some(sha) = blocks.sha.take()
+        {
+            let sha: Sha256 = *sha;
+            self.sha256.get_or_init(|| sha.finalize().into());
+        }
     }
 
     /// Reads block `b` of `c`'s piece from the file and checks its bytes; why not when it cannot.
@@ -446,7 +514,21 @@ impl StreamedScript {
         let end = piece.blocks.get(b + 1).map_or(piece.end, |next| next.offset);
         // The last piece ends where the file did; reads stop there.
         let last = self.pieces.last().map_or(0, |p| p.end);
-        let blocks = c.blocks.get_or_insert_with(|| Blocks::new(block.offset, last));
+        let blocks = c.blocks.get_or_insert_with(|| {
+            let mut blocks = Blocks::new(block.offset, last);
+            // The first reader asked to hashes the bytes before the first row as the first pass
+            // found them, then every byte it reads.
+            if block.offset == self.head as u64
+                && self.sha256.get().is_none()
+                && self.hash.swap(false, Ordering::Relaxed)
+            {
+                let mut sha = Box::new(Sha256::new());
+                sha.update(if self.head > HEADER.len() { BOM } else { b"" });
+                sha.update(HEADER);
+                blocks.sha = Some(sha);
+            }
+            blocks
+        });
         if blocks.offset() != block.offset {
             return Err("its rows are no longer where they were".into());
         }
@@ -643,6 +725,32 @@ mod tests {
         std::fs::write(f.path(), &text[..text.len() - 3]).unwrap();
         assert!(rows(&s, 7).len() < 1_000);
         assert!(s.check().unwrap_err().to_string().contains("line 2: the file changed"));
+    }
+
+    #[test]
+    fn a_reader_asked_to_hashes_the_whole_file_as_it_reads_it() {
+        let with_bom = script(3_000);
+        let without = with_bom.trim_start_matches('\u{feff}').to_string();
+        for (text, parts) in [(&with_bom, 1), (&with_bom, 3), (&without, 2)] {
+            let f = write(text.as_bytes());
+            let s = scan(&f, parts).unwrap();
+            rows(&s, 100);
+            assert_eq!(s.sha256(), None, "not asked");
+            s.hash_as_read();
+            let mut c = s.cursor();
+            s.read(&mut c, 2_999, |_| {});
+            assert_eq!(s.sha256(), None, "not read whole");
+            s.read(&mut c, 2_999, |_| {});
+            assert_eq!(s.sha256(), Some(Sha256::digest(text.as_bytes()).into()), "{parts} parts");
+        }
+        // Changed under the reader: no hash.
+        let f = write(with_bom.as_bytes());
+        let s = scan(&f, 1).unwrap();
+        s.hash_as_read();
+        std::fs::write(f.path(), with_bom.replacen("\n6179,", "\n6178,", 1)).unwrap();
+        rows(&s, 100);
+        assert!(s.check().is_err());
+        assert_eq!(s.sha256(), None);
     }
 
     #[test]
