@@ -43,12 +43,18 @@ pub struct SummaryRow<'a> {
 /// platform. `-0` is written `0`; NaN and infinities, which no metric should produce, are written
 /// as an empty cell rather than a token other tools misread.
 pub fn format_float(x: f64) -> String {
-    if !x.is_finite() {
-        String::new()
-    } else if x == 0.0 {
-        "0".to_string()
+    let mut text = String::new();
+    push_float(&mut text, Some(x));
+    text
+}
+
+/// Appends an optional float cell ([`format_float`]; nothing for `None`) to `out`.
+fn push_float(out: &mut String, x: Option<f64>) {
+    let Some(x) = x.filter(|x| x.is_finite()) else { return };
+    if x == 0.0 {
+        out.push('0');
     } else {
-        format!("{x}")
+        let _ = write!(out, "{x}");
     }
 }
 
@@ -239,33 +245,44 @@ pub fn timeline_csv(rows: &[(&str, &RunRecord)]) -> Vec<u8> {
         .chain(TIMELINE_COLUMNS.iter().copied())
         .chain(provider_columns.iter().map(String::as_str));
     push_row(&mut out, header);
+    // A week has a thousand rows of twenty cells: each is written in place, none made apart
+    // (numbers need no quotes).
+    let mut digits = itoa::Buffer::new();
     for (label, record) in rows {
         let Some(timeline) = &record.timeline else { continue };
+        let label = field(label);
         for (i, b) in timeline.bins.iter().enumerate() {
-            let health = (0..others.len()).flat_map(|p| {
-                let h = timeline.other_providers.get(p).and_then(|p| p.bins.get(i));
-                [
-                    opt_float(h.and_then(|h| h.p95).map(|d| d.as_millis_f64())),
-                    opt_float(h.and_then(|h| h.error_rate())),
-                ]
-            });
-            let cells = [
-                b.start.micros().to_string(),
-                b.end.micros().to_string(),
-                b.offered.to_string(),
-                b.admitted.to_string(),
-                b.rejected.to_string(),
-                b.successes.to_string(),
-                b.failures.to_string(),
-                opt_float(b.fraction(State::Closed)),
-                opt_float(b.fraction(State::Open)),
-                opt_float(b.fraction(State::HalfOpen)),
-                opt_float(b.upstream_p95.map(|d| d.as_millis_f64())),
-                opt_float(b.error_rate()),
-                opt_float(b.true_p95.map(|d| d.as_millis_f64())),
-                opt_float(b.true_error_rate()),
+            if labelled {
+                out.push_str(&label);
+                out.push(',');
+            }
+            let counts = [b.start.micros(), b.end.micros(), b.offered, b.admitted, b.rejected, b.successes];
+            for n in counts {
+                out.push_str(digits.format(n));
+                out.push(',');
+            }
+            out.push_str(digits.format(b.failures));
+            let rates = [
+                b.fraction(State::Closed),
+                b.fraction(State::Open),
+                b.fraction(State::HalfOpen),
+                b.upstream_p95.map(|d| d.as_millis_f64()),
+                b.error_rate(),
+                b.true_p95.map(|d| d.as_millis_f64()),
+                b.true_error_rate(),
             ];
-            push_row(&mut out, labelled.then(|| label.to_string()).into_iter().chain(cells).chain(health));
+            for x in rates {
+                out.push(',');
+                push_float(&mut out, x);
+            }
+            for p in 0..others.len() {
+                let h = timeline.other_providers.get(p).and_then(|p| p.bins.get(i));
+                out.push(',');
+                push_float(&mut out, h.and_then(|h| h.p95).map(|d| d.as_millis_f64()));
+                out.push(',');
+                push_float(&mut out, h.and_then(|h| h.error_rate()));
+            }
+            out.push('\n');
         }
     }
     out.into_bytes()
