@@ -176,10 +176,11 @@ impl<R: Read> LineReader<R> {
         }
     }
 
-    /// About how many lines an input of `size` bytes holds, from the lines buffered so far (for
+    /// About how many lines an input of `size` bytes holds, from the first 8 KiB buffered (for
     /// sizing arrays once), at most 2^28.
     pub fn estimate_lines(&self, size: u64) -> usize {
         let seen = self.buffered();
+        let seen = &seen[..seen.len().min(8 << 10)];
         let per_line = seen.len() / memchr::memchr_iter(b'\n', seen).count().max(1);
         (size as usize / per_line.max(1)).saturating_add(16).min(1 << 28)
     }

@@ -1,9 +1,10 @@
 //! The numbers of an interval row read by the row's shape: a row whose bytes after the time
 //! are classed as one of the last few new rows' were (commas, dots and digits at the same
 //! places; checked 16 bytes at once with SSE2 compares on x86_64, a byte at a time elsewhere)
-//! is converted by that shape's positions and shifts, with no check per number. Values are
-//! bit-identical to the general parser's: at most eight digits over an exact power of ten
-//! (one correctly rounded division), as [`FastRows`](super::interval_fast::FastRows) reads them.
+//! is converted by that shape's positions and shifts, with no check per number (two numbers at
+//! once with SSSE3 where the CPU has it, found once per reader). Values are bit-identical to the
+//! general parser's: at most eight digits over an exact power of ten (one correctly rounded
+//! division), as [`FastRows`](super::interval_fast::FastRows) reads them.
 
 use super::interval_fast::{MAX_FIELDS, POW10_F64, ZEROS, digit_values};
 
@@ -110,6 +111,12 @@ struct Shape {
     /// Where the last number ends (the byte after it).
     end: usize,
     fields: [Field; FIELDS],
+    /// For [`convert_ssse3`]: where the 16 bytes holding each number are loaded from, and
+    /// the shuffle moving its digits (the dot taken out) to the top of its pair's half.
+    loads: [u8; FIELDS],
+    shuffles: [[u8; 16]; FIELDS],
+    /// Each number's `scale`, the pairs side by side.
+    scales: [f64; FIELDS + 1],
 }
 
 impl Shape {
@@ -122,6 +129,7 @@ impl Shape {
             return None;
         }
         let mut fields = [Field::default(); FIELDS];
+        let (mut loads, mut shuffles, mut scales) = ([0; FIELDS], [[0x80; 16]; FIELDS], [1.0; FIELDS + 1]);
         let mut pattern = Pattern { xor: [0; SPAN], limit: [u8::MAX; SPAN] };
         let mut at = 0u32;
         for k in 0..count {
@@ -141,6 +149,14 @@ impl Shape {
             };
             *fields.get_mut(k)? =
                 Field { start, shift: 64 - 8 * digits, low, scale: POW10_F64[frac as usize] };
+            scales[k] = POW10_F64[frac as usize];
+            let load = start.min((NEEDED - 16) as u32);
+            loads[k] = load as u8;
+            let half = &mut shuffles[k][8 * (k % 2)..8 * (k % 2) + 8];
+            let digit_at = (0..len).filter(|n| dots >> n & 1 == 0).map(|n| (start + n - load) as u8);
+            for (slot, at) in half[(8 - digits) as usize..].iter_mut().zip(digit_at) {
+                *slot = at;
+            }
             if k + 1 < count && classes.commas >> end & 1 == 0 {
                 return None;
             }
@@ -157,7 +173,7 @@ impl Shape {
                 (b'0', 9)
             };
         }
-        Some(Shape { pattern, chunks: end.div_ceil(16), end, fields })
+        Some(Shape { pattern, chunks: end.div_ceil(16), end, fields, loads, shuffles, scales })
     }
 
     /// True when `span` has this shape.
@@ -177,6 +193,8 @@ pub(super) struct RowShapes {
     built: u32,
     hits: u32,
     off: bool,
+    /// The CPU has SSSE3: numbers are converted by [`convert_ssse3`].
+    ssse3: bool,
 }
 
 impl RowShapes {
@@ -188,6 +206,7 @@ impl RowShapes {
             built: 0,
             hits: 0,
             off: false,
+            ssse3: has_ssse3(),
         })
     }
 
@@ -196,7 +215,7 @@ impl RowShapes {
     /// a kept shape or a new one; `None` leaves the row to another reader.
     #[inline(always)]
     pub(super) fn read(&mut self, span: &[u8; NEEDED], values: &mut [f64; MAX_FIELDS]) -> Option<usize> {
-        let count = self.count;
+        let (count, ssse3) = (self.count, self.ssse3);
         if self.off {
             return None;
         }
@@ -207,13 +226,13 @@ impl RowShapes {
             }
             None => self.add(span)?,
         };
-        for (value, field) in values[1..].iter_mut().zip(&shape.fields[..count]) {
-            let at = field.start as usize % SPAN;
-            let word = span[at..].first_chunk::<8>()?;
-            let x = u64::from_le_bytes(*word) ^ ZEROS;
-            let joined = (x & field.low) | ((x >> 8) & !field.low);
-            *value = digit_values(joined << field.shift) as i64 as f64 / field.scale;
+        #[cfg(target_arch = "x86_64")]
+        if ssse3 {
+            // SAFETY: `ssse3` is set only when the CPU has SSSE3 (`has_ssse3`).
+            unsafe { convert_ssse3(shape, span, values, count) };
+            return Some(shape.end);
         }
+        convert(shape, span, values, count);
         Some(shape.end)
     }
 
@@ -233,6 +252,71 @@ impl RowShapes {
         }
         self.shapes.push(shape);
         self.shapes.last()
+    }
+}
+
+/// True when the CPU has SSSE3 (std caches what it finds).
+fn has_ssse3() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    return std::arch::is_x86_feature_detected!("ssse3");
+    #[cfg(not(target_arch = "x86_64"))]
+    false
+}
+
+/// The `count` numbers of a span of `shape` into `values[1..=count]`, one word each.
+#[inline(always)]
+fn convert(shape: &Shape, span: &[u8; NEEDED], values: &mut [f64; MAX_FIELDS], count: usize) {
+    for (value, field) in values[1..].iter_mut().zip(&shape.fields[..count.min(FIELDS)]) {
+        let at = field.start as usize % SPAN;
+        let Some(word) = span[at..].first_chunk::<8>() else { return };
+        let x = u64::from_le_bytes(*word) ^ ZEROS;
+        let joined = (x & field.low) | ((x >> 8) & !field.low);
+        *value = digit_values(joined << field.shift) as i64 as f64 / field.scale;
+    }
+}
+
+/// [`convert`] two numbers at once: each one's digit values shuffled into its half of a
+/// register (leading zeros before them), digit pairs, then fours, then eights summed by
+/// multiply-adds, both converted and divided by their scales together.
+///
+/// # Safety
+/// The CPU must have SSSE3.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "ssse3")]
+unsafe fn convert_ssse3(shape: &Shape, span: &[u8; NEEDED], values: &mut [f64; MAX_FIELDS], count: usize) {
+    use std::arch::x86_64::{
+        __m128i, _mm_cvtepi32_pd, _mm_div_pd, _mm_loadu_pd, _mm_loadu_si128, _mm_madd_epi16,
+        _mm_maddubs_epi16, _mm_or_si128, _mm_packs_epi32, _mm_set1_epi8, _mm_set1_epi16, _mm_set1_epi32,
+        _mm_shuffle_epi8, _mm_storel_pd, _mm_storeu_pd, _mm_sub_epi8,
+    };
+    let count = count.min(FIELDS);
+    let mut k = 0;
+    while k < count {
+        // SAFETY: SSSE3 is enabled (the caller's promise); each number is loaded from
+        // `span[loads[k]..][..16]` with `loads[k] <= NEEDED - 16`; the scales read are
+        // `scales[k..k + 2]` with `k + 1 <= FIELDS`; the stores go to `values[k + 1..]` through
+        // checked slices of one or two entries.
+        unsafe {
+            let digits = |k: usize| {
+                let at = usize::from(shape.loads[k]).min(NEEDED - 16);
+                let bytes =
+                    _mm_sub_epi8(_mm_loadu_si128(span.as_ptr().add(at).cast()), _mm_set1_epi8(b'0' as i8));
+                _mm_shuffle_epi8(bytes, _mm_loadu_si128(shape.shuffles[k].as_ptr().cast::<__m128i>()))
+            };
+            let pair = if k + 1 < count { _mm_or_si128(digits(k), digits(k + 1)) } else { digits(k) };
+            let twos = _mm_maddubs_epi16(pair, _mm_set1_epi16(0x010A));
+            let fours = _mm_madd_epi16(twos, _mm_set1_epi32(0x0001_0064));
+            let eights = _mm_madd_epi16(_mm_packs_epi32(fours, fours), _mm_set1_epi32(0x0001_2710));
+            let scaled = _mm_div_pd(_mm_cvtepi32_pd(eights), _mm_loadu_pd(shape.scales[k..].as_ptr()));
+            if k + 1 < count {
+                if let Some(out) = values.get_mut(k + 1..k + 3) {
+                    _mm_storeu_pd(out.as_mut_ptr(), scaled);
+                }
+            } else if let Some(out) = values.get_mut(k + 1) {
+                _mm_storel_pd(out, scaled);
+            }
+        }
+        k += 2;
     }
 }
 
@@ -287,6 +371,7 @@ mod tests {
     /// Reads `rows` (each the numbers after the time, from the comma on) with one table:
     /// every row read gives the general parser's values, and ends where its last number does.
     fn agree(rows: &[String], count: usize) {
+        convert_alike(rows, count);
         let mut shapes = RowShapes::new(count).unwrap();
         for row in rows {
             let mut values = [f64::NAN; MAX_FIELDS];
@@ -299,6 +384,21 @@ mod tests {
                 let general = parse_f64(cell.as_bytes()).filter(|v| *v >= 0.0).map(f64::to_bits);
                 assert_eq!(Some(values[k + 1].to_bits()), general, "{row}: {cell}");
             }
+        }
+    }
+
+    /// Reads `rows` with a table converting one number at a time and one converting with SSSE3
+    /// (where the CPU has it): the same rows read, to the same bits.
+    fn convert_alike(rows: &[String], count: usize) {
+        let mut tables =
+            [false, has_ssse3()].map(|ssse3| RowShapes { ssse3, ..RowShapes::new(count).unwrap() });
+        for row in rows {
+            let span = span(row.as_bytes());
+            let read = tables.each_mut().map(|table| {
+                let mut values = [f64::NAN; MAX_FIELDS];
+                table.read(&span, &mut values).map(|end| (end, values.map(f64::to_bits)))
+            });
+            assert_eq!(read[0], read[1], "{row}");
         }
     }
 
@@ -367,6 +467,15 @@ mod tests {
         ) {
             let rows: Vec<String> = rows.iter().map(|cells| format!(",{}{end}", cells.join(","))).collect();
             agree(&rows, 4);
+        }
+
+        #[test]
+        fn rows_of_any_width_convert_alike_with_and_without_ssse3(
+            rows in prop::collection::vec(prop::collection::vec("[0-9]{1,8}|[0-9]{1,4}\\.[0-9]{1,4}|[0-9]\\.[0-9]{6}", 15), 1..20),
+            count in 1usize..=FIELDS,
+        ) {
+            let rows: Vec<String> = rows.iter().map(|cells| format!(",{}\n", cells[..count].join(","))).collect();
+            agree(&rows, count);
         }
     }
 }
