@@ -318,20 +318,10 @@ pub fn report_inputs(scenario: &Scenario, seed: u64, command_line: &str) -> Repo
         .iter()
         .filter_map(|p| {
             let mut file = match &scenario.source {
-                // A script too large to embed, hashed as the run read it.
-                Source::Script { rows, .. } if scenario.path.as_ref() == Some(p) => match rows.sha256() {
-                    Some(sha) => match std::fs::metadata(p).ok()?.len() {
-                        bytes if bytes > crate::report::page::EMBED_LIMIT => InputFile {
-                            name: p.display().to_string(),
-                            bytes,
-                            sha256: crate::sweep::shard::hex(&sha),
-                            text: None,
-                            note: None,
-                        },
-                        _ => InputFile::read(p)?,
-                    },
-                    None => InputFile::read(p)?,
-                },
+                // A script hashed as the run read it.
+                Source::Script { rows, .. } if scenario.path.as_ref() == Some(p) => {
+                    InputFile::read_hashed(p, rows.sha256())?
+                }
                 _ => InputFile::read(p)?,
             };
             if let Some(import) = scenario.import_report()
