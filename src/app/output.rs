@@ -120,6 +120,19 @@ pub struct OutputDir {
     /// Files written whose sync to disk runs on a thread of its own, waited for before the swap
     /// (so the disk writes one file while the next is drawn, and the syncs wait together).
     unsynced: Vec<(PathBuf, Syncing)>,
+    /// The set this one replaces, as found when this one was started.
+    replaced: Replaced,
+}
+
+/// The files of the set an output folder's new set replaces, listed when the new set is started
+/// so that their removal starts the moment the swap is done.
+#[derive(Debug, Default)]
+struct Replaced {
+    /// The files' names, the largest first.
+    names: Vec<std::ffi::OsString>,
+    /// Those of at least [`FORGET_MIN_BYTES`] that no other folder links, open to drop their
+    /// cached pages ([`forget_cached`]) while the new set syncs.
+    large: Vec<File>,
 }
 
 /// A set's charts and pages, drawn ([`OutputDir::draw`]) and still to be written.
@@ -179,7 +192,7 @@ impl OutputDir {
                 Err(e) => return Err(refuse(format!("cannot create the output folder: {}", plain(&e)))),
             }
         };
-        let out = OutputDir {
+        let mut out = OutputDir {
             shown: dir.to_path_buf(),
             target,
             staging,
@@ -187,22 +200,27 @@ impl OutputDir {
             written: Vec::new(),
             memory: Vec::new(),
             unsynced: Vec::new(),
+            replaced: Replaced::default(),
         };
-        out.carry_over(keep)?;
+        out.replaced = out.carry_over(keep)?;
         Ok(out)
     }
 
-    /// Links (or copies) the files of the current folder that `keep` keeps into the new one.
-    fn carry_over(&self, keep: Keep) -> Result<()> {
+    /// Links (or copies) the files of the current folder that `keep` keeps into the new one,
+    /// and lists the current folder's files for their removal once the new set replaces them.
+    fn carry_over(&self, keep: Keep) -> Result<Replaced> {
+        let mut replaced = Replaced::default();
         if !self.target.is_dir() {
-            return Ok(());
+            return Ok(replaced);
         }
+        let mut sized = Vec::new();
         let entries = fs::read_dir(&self.target).map_err(|e| Error::io(&self.target, e))?;
         for entry in entries {
             let entry = entry.map_err(|e| Error::io(&self.target, e))?;
             let name = entry.file_name().to_string_lossy().into_owned();
             let from = entry.path();
-            if entry.file_type().map_err(|e| Error::io(&from, e))?.is_dir() {
+            let meta = entry.metadata().map_err(|e| Error::io(&from, e))?;
+            if meta.is_dir() {
                 return Err(Error::Input(InputError::file(
                     &self.shown,
                     format!(
@@ -215,7 +233,12 @@ impl OutputDir {
                 Keep::Foreign => !is_ours(&name),
                 Keep::AllButPages => !is_page(&name),
             };
-            if !kept || is_old_temporary(&name) {
+            let kept = kept && !is_old_temporary(&name);
+            if !kept && meta.is_file() && links(&meta) == 1 && meta.len() >= FORGET_MIN_BYTES {
+                replaced.large.extend(File::open(&from).ok());
+            }
+            sized.push((meta.len(), entry.file_name()));
+            if !kept {
                 continue;
             }
             let to = self.staging.join(&name);
@@ -223,7 +246,9 @@ impl OutputDir {
                 fs::copy(&from, &to).map_err(|e| Error::io(&from, e))?;
             }
         }
-        Ok(())
+        sized.sort_by(|a, b| b.cmp(a));
+        replaced.names = sized.into_iter().map(|(_, name)| name).collect();
+        Ok(replaced)
     }
 
     /// Writes one file of the set (synced to disk before the set is swapped in).
@@ -367,15 +392,17 @@ impl OutputDir {
     }
 
     /// Syncs every file of the set (the folder's entries while the files' syncs run), then
-    /// replaces the folder by the new set in one step and removes the old set (on another
-    /// thread while the parent folder is synced). While the new set's files reach the disk,
-    /// the old set's large files give up their cached pages ([`forget_cached`]).
+    /// replaces the folder by the new set in one step and removes the old set (on threads of
+    /// their own, started at once, while the parent folder is synced). While the new set's
+    /// files reach the disk, the old set's large files give up their cached pages
+    /// ([`forget_cached`]).
     fn swap(&mut self) -> Result<()> {
         let unsynced = std::mem::take(&mut self.unsynced);
+        let Replaced { names, large } = std::mem::take(&mut self.replaced);
         let (staging, target) = (&self.staging, &self.target);
         let replacing = target.is_dir();
         std::thread::scope(|s| {
-            let forgetting = replacing.then(|| s.spawn(|| forget_cached(target)));
+            let forgetting = (!large.is_empty()).then(|| s.spawn(move || forget_cached(&large)));
             let entries = File::open(staging).and_then(|d| d.sync_all());
             for (shown, syncing) in unsynced {
                 joined(syncing).map_err(|e| Error::io(shown, e))?;
@@ -386,17 +413,16 @@ impl OutputDir {
             } else {
                 fs::rename(staging, target).map_err(|e| Error::io(&self.shown, e))?;
             }
-            s.spawn(move || {
-                // Not at once with the dropping of the same pages.
-                if let Some(forgetting) = forgetting {
-                    let _ = forgetting.join();
-                }
-                remove_set(staging);
-            });
+            let removing = replacing.then(|| remove_files(s, staging, &names, forgetting));
             if let Some(parent) = target.parent() {
                 // The rename is durable once the parent folder is synced (best effort: some
                 // file systems refuse to sync a folder).
                 let _ = File::open(parent).and_then(|d| d.sync_all());
+            }
+            if let Some(removers) = removing {
+                removers.into_iter().for_each(|r| drop(r.join()));
+                // What was added to the old set after it was listed, and the folder itself.
+                let _ = fs::remove_dir_all(staging);
             }
             Ok(())
         })
@@ -406,31 +432,34 @@ impl OutputDir {
 /// Files smaller than this keep their cached pages until removed ([`forget_cached`]).
 const FORGET_MIN_BYTES: u64 = 1 << 20;
 
-/// Drops the cached pages of the files of `dir` (a set about to be replaced) of at least
-/// [`FORGET_MIN_BYTES`] that no other folder links. The pages are clean: neither the disk nor a
-/// reader of the old set sees a change, but removing those files after the swap then only
-/// frees their blocks (a week-long script's 28 MB calls.csv: 4.9 ms instead of 8.3 ms, the
-/// 2.9 ms of dropping its pages done while the new set syncs). Best effort.
+/// Drops the cached pages of `files` (large files of a set about to be replaced). The pages
+/// are clean: neither the disk nor a reader of the old set sees a change, but removing those
+/// files after the swap then only frees their blocks (a week-long script's 28 MB calls.csv:
+/// 4.9 ms instead of 8.3 ms, the 2.9 ms of dropping its pages done while the new set syncs).
+/// Best effort.
 #[cfg(target_os = "linux")]
-fn forget_cached(dir: &Path) {
+fn forget_cached(files: &[File]) {
     use std::os::fd::AsRawFd;
-    use std::os::unix::fs::MetadataExt;
-    let Ok(entries) = fs::read_dir(dir) else { return };
-    for entry in entries.flatten() {
-        let Ok(meta) = entry.metadata() else { continue };
-        if !(meta.is_file() && meta.nlink() == 1 && meta.len() >= FORGET_MIN_BYTES) {
-            continue;
-        }
-        if let Ok(file) = File::open(entry.path()) {
-            // SAFETY: the descriptor is open across the call.
-            unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
-        }
+    for file in files {
+        // SAFETY: the descriptor is open across the call.
+        unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
     }
 }
 
 /// Where the system cannot be told to drop cached pages, removing the old set does it.
 #[cfg(not(target_os = "linux"))]
-fn forget_cached(_dir: &Path) {}
+fn forget_cached(_files: &[File]) {}
+
+/// How many names a file has (1 where the system does not say).
+#[cfg(unix)]
+fn links(meta: &fs::Metadata) -> u64 {
+    std::os::unix::fs::MetadataExt::nlink(meta)
+}
+
+#[cfg(not(unix))]
+fn links(_meta: &fs::Metadata) -> u64 {
+    1
+}
 
 impl Drop for OutputDir {
     /// Removes the temporary folder, if the swap did not: an unfinished new set.
@@ -551,29 +580,33 @@ fn real(path: &Path, shown: &Path) -> Result<PathBuf> {
 /// Threads that remove the files of a replaced set at once.
 const REMOVERS: usize = 16;
 
-/// Removes the folder of a replaced set (no longer reachable under the output folder's name),
-/// its files a share to each of up to [`REMOVERS`] threads, the largest first: unlinking a file
-/// frees its cached pages (7.5 ms for a week-long script's 28 MB calls.csv on a quiet machine,
-/// truncating it first no faster), which then starts at once; on a busy file system each
-/// removal may wait for a journal commit, and the waits overlap instead of adding up (13 files
-/// under load: 52 ms one by one, 17 ms at once). Errors are ignored, as a folder left behind is
-/// a stale temporary the next writer removes.
-fn remove_set(dir: &Path) {
-    let mut files: Vec<(u64, PathBuf)> = match fs::read_dir(dir) {
-        Ok(entries) => entries.flatten().map(|e| (e.metadata().map_or(0, |m| m.len()), e.path())).collect(),
-        Err(_) => Vec::new(),
-    };
-    files.sort_by(|a, b| b.cmp(a));
-    let removers = files.len().min(REMOVERS);
-    std::thread::scope(|s| {
-        for k in 0..removers {
-            let files = &files;
-            s.spawn(move || {
-                files.iter().skip(k).step_by(removers).for_each(|(_, f)| drop(fs::remove_file(f)))
-            });
-        }
-    });
-    let _ = fs::remove_dir_all(dir);
+/// Starts removing the files `names` (the largest first) of the folder `dir`, a replaced set no
+/// longer reachable under the output folder's name: a share to each of up to [`REMOVERS`]
+/// threads of `scope`, the first (which has the largest file) once `forgetting` has dropped
+/// the large files' cached pages. Unlinking a file frees its blocks, which the disk (mounted
+/// with `discard`, no journal) trims before the call returns, a wait of milliseconds per file:
+/// the waits overlap instead of adding up (13 files under load: 52 ms one by one, 17 ms at
+/// once). Errors are ignored, as a folder left behind is a stale temporary the next writer
+/// removes. Returns the threads.
+fn remove_files<'s>(
+    scope: &'s std::thread::Scope<'s, '_>,
+    dir: &'s Path,
+    names: &'s [std::ffi::OsString],
+    forgetting: Option<std::thread::ScopedJoinHandle<'s, ()>>,
+) -> Vec<std::thread::ScopedJoinHandle<'s, ()>> {
+    let removers = names.len().min(REMOVERS);
+    let mut forgetting = forgetting;
+    (0..removers)
+        .map(|k| {
+            let forgetting = forgetting.take();
+            scope.spawn(move || {
+                if let Some(forgetting) = forgetting {
+                    let _ = forgetting.join();
+                }
+                names.iter().skip(k).step_by(removers).for_each(|n| drop(fs::remove_file(dir.join(n))));
+            })
+        })
+        .collect()
 }
 
 /// Removes `.<name>.tmp.*` folders beside the output folder. The caller holds the folder's lock,
@@ -671,7 +704,7 @@ mod tests {
         fs::write(dir.join("calls.csv"), &big).unwrap();
         fs::write(dir.join("notes.txt"), &big).unwrap();
         // Dropping the cached pages changes nothing a reader sees.
-        forget_cached(&dir);
+        forget_cached(&[File::open(dir.join("calls.csv")).unwrap()]);
         assert!(fs::read(dir.join("calls.csv")).unwrap() == big);
         let mut out = OutputDir::create(&dir, Keep::Foreign).unwrap();
         out.write(SUMMARY_CSV, b"new").unwrap();
@@ -679,6 +712,26 @@ mod tests {
         assert_eq!(names(&dir), ["notes.txt", "summary.csv"]);
         // The kept file (linked into the new set, so left cached) is whole.
         assert!(fs::read(dir.join("notes.txt")).unwrap() == big);
+        assert_eq!(names(root.path()), [".out.lock", "out"]);
+    }
+
+    #[test]
+    fn the_replaced_set_is_removed_whole_even_what_came_after_it_was_listed() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("out");
+        fs::create_dir(&dir).unwrap();
+        let big = vec![7u8; 2 << 20];
+        for (name, bytes) in [("calls.csv", &big[..]), ("summary.csv", b"old"), ("timeline.png", b"old")] {
+            fs::write(dir.join(name), bytes).unwrap();
+        }
+        let mut out = OutputDir::create(&dir, Keep::Foreign).unwrap();
+        assert_eq!(out.replaced.names[0], "calls.csv", "the largest first");
+        assert_eq!(out.replaced.large.len(), 1);
+        // A file of ours that shows up in the old folder while the new set is written.
+        fs::write(dir.join("latency.csv"), b"late").unwrap();
+        out.write(SUMMARY_CSV, b"new").unwrap();
+        out.finish(None).unwrap();
+        assert_eq!(names(&dir), ["summary.csv"]);
         assert_eq!(names(root.path()), [".out.lock", "out"]);
     }
 

@@ -7,6 +7,7 @@ pub mod axis;
 pub mod canvas;
 pub mod comparison;
 pub mod data;
+pub mod encode;
 pub mod heatmap;
 pub mod latency;
 pub mod pareto;
