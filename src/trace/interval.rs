@@ -331,23 +331,25 @@ fn parse_row(row: &Row, cols: &Columns, format: Resolved, offset_s: i64) -> Resu
 /// A row's values after its time `t`: count, error rate and logged percentiles, checked.
 #[inline]
 fn values<N: Numbers>(row: &N, cols: &Columns, t: i64, line: u64) -> Result<Raw, N::Error> {
-    let count = match cols.count {
-        None => None,
+    // The count, and the same as a number (exact: whole and at most 1e15).
+    let (count, n) = match cols.count {
+        None => (None, 0.0),
         Some(i) => {
             let v = row.non_negative(i)?;
-            // Whole when it survives the round trip through an integer (exact up to 1e15; `v`
-            // is finite and not negative): cheaper than `fract`, the same answer.
-            if v > 1e15 || (v as i64) as f64 != v {
+            // Up to 1e15 (below 2^52), `v + 2^52` is `v` rounded to a whole number, with that
+            // number in its low mantissa bits: `v` is whole when taking 2^52 off gives it back.
+            const TWO_52: f64 = 4_503_599_627_370_496.0;
+            let rounded = v + TWO_52;
+            if v > 1e15 || rounded - TWO_52 != v {
                 return Err(row.bad(i, "a whole number of requests"));
             }
-            Some(v as i64 as u64)
+            (Some(rounded.to_bits() - TWO_52.to_bits()), v)
         }
     };
     let error_rate = match cols.errors {
         ErrorCol::None => 0.0,
         ErrorCol::Count(i) => {
             let e = row.non_negative(i)?;
-            let n = count.unwrap_or(0) as f64;
             if e > n {
                 return Err(row.bad(i, "an error count no larger than the request count"));
             }
@@ -610,11 +612,22 @@ impl Loader<'_> {
         Ok(())
     }
 
+    /// The rows at the start of `b` that [`fast_row`](Self::fast_row) reads, the first on line
+    /// `line`: how many, and their bytes. Not inlined: the rows' loop gets registers of its
+    /// own, apart from the import's.
+    #[inline(never)]
+    fn fast_rows(&mut self, fast: &mut FastRows, line: u64, b: &[u8]) -> (u64, usize) {
+        let (mut lines, mut at) = (0, 0);
+        while let Some(n) = b.get(at..).and_then(|rest| self.fast_row(fast, line + lines, rest)) {
+            (lines, at) = (lines + 1, at + n);
+        }
+        (lines, at)
+    }
+
     /// Reads the row at the start of `b` straight from the buffer when [`FastRows`] can and it
     /// is good and later than the previous row (anything else is left to [`row`](Self::row),
-    /// which gives the message or applies the policy); its length with the line end. Not
-    /// inlined: the row's work gets registers of its own, apart from the import's loop.
-    #[inline(never)]
+    /// which gives the message or applies the policy); its length with the line end.
+    #[inline(always)]
     fn fast_row(&mut self, fast: &mut FastRows, line: u64, b: &[u8]) -> Option<usize> {
         let row = fast.read(b)?;
         if !self.intervals.follows(row.t) {
@@ -700,7 +713,7 @@ impl IntervalTrace {
             if let Some(fast) = &mut fast
                 && declined < 64
             {
-                let read = reader.each_plain(|line, b| load.fast_row(fast, line, b))?;
+                let read = reader.each_plain_lines(|line, b| load.fast_rows(fast, line, b))?;
                 declined = if read > 0 { 0 } else { declined + 1 };
             }
             let Some(line) = reader.next(&mut record)? else { break };
@@ -1309,6 +1322,43 @@ mod tests {
         let t2 = IntervalTrace::from_path(&path, &last).unwrap();
         assert!((t2.intervals()[556].percentile_us(0).unwrap() - 47_090.0).abs() < 1e-6);
         assert!((t.intervals()[556].percentile_us(0).unwrap() - 44_612.0).abs() < 1e-6);
+    }
+
+    #[test]
+    fn counts_are_whole_numbers_up_to_1e15() {
+        for (count, kept) in [
+            ("3", Some(3)),
+            ("3.0", Some(3)),
+            ("0", Some(0)),
+            ("0.000", Some(0)),
+            ("1000000000000000", Some(1_000_000_000_000_000)),
+            ("999999999999999", Some(999_999_999_999_999)),
+            ("1e15", Some(1_000_000_000_000_000)),
+            ("4503599627370495", None),
+            ("1000000000000001", None),
+            ("2.5", None),
+            ("0.5", None),
+            ("999999999999999.9", None),
+            ("1e-300", None),
+        ] {
+            // The first row is read by the general reader, the second by the fast one where it can.
+            let data = format!("ts,requests,p95_ms\n1000,{count},80\n1060,{count},80\n");
+            match (parse(&data, &TraceOptions::default()), kept) {
+                (Ok(t), Some(n)) => {
+                    assert!(t.intervals().iter().all(|iv| iv.count() == Some(n)), "{count}");
+                }
+                (Err(e), None) => assert_eq!(
+                    e.to_string(),
+                    format!(
+                        "mem.csv: line 2, column `requests`: expected a whole number of requests, found \"{count}\""
+                    ),
+                ),
+                (other, _) => panic!("{count}: {:?}", other.map(|t| t.intervals()[0].count())),
+            }
+            let second = format!("ts,requests,p95_ms\n1000,1,80\n1060,{count},80\n");
+            let err = parse(&second, &TraceOptions::default()).err().map(|e| e.to_string());
+            assert_eq!(err.is_none(), kept.is_some(), "{count}: {err:?}");
+        }
     }
 
     #[test]

@@ -14,6 +14,10 @@ use super::timestamp::{Resolved, parse_datetime};
 /// Most fields a row may be read up to (the last column needed, plus one).
 pub(super) const MAX_FIELDS: usize = 16;
 
+/// A row's numbers by column, with room past the last for a group of four converted at once
+/// (see [`RowShapes`]).
+pub(super) type Values = [f64; MAX_FIELDS + 3];
+
 /// A dense row whose numbers end before this many bytes is read from a fixed window of the
 /// buffer, without a bounds check per number (see [`FastRows::read_dense`]).
 const WINDOW: usize = 128;
@@ -78,7 +82,7 @@ pub(super) struct FastRows {
     /// The last date's ten bytes and its midnight in µs.
     day: Option<([u8; 10], i64)>,
     /// The numbers of the last row read, by column (other entries are stale).
-    pub(super) values: [f64; MAX_FIELDS],
+    pub(super) values: Values,
     /// The shapes of the last two differently written numbers read in each column of the
     /// dense layout, the latest first.
     shapes: [[Shape; 2]; MAX_FIELDS],
@@ -113,7 +117,7 @@ impl FastRows {
         };
         let shapes = [[Shape::NONE; 2]; MAX_FIELDS];
         let rows = RowShapes::new(upto - 1)?;
-        Some(FastRows { ops, upto, dense, time, day: None, values: [0.0; MAX_FIELDS], shapes, rows })
+        Some(FastRows { ops, upto, dense, time, day: None, values: [0.0; MAX_FIELDS + 3], shapes, rows })
     }
 
     /// Column `i` of the last row read (every column it reads is below [`MAX_FIELDS`]: the

@@ -120,17 +120,25 @@ impl<R: Read> LineReader<R> {
     /// [`next_line`](Self::next_line) then returns as usual; returns how many lines it read. No memory search per line: the
     /// parser finds each line's end as it reads it.
     pub fn each_line(&mut self, mut each: impl FnMut(u64, &[u8]) -> Option<usize>) -> std::io::Result<u64> {
+        self.each_lines(|line, block| each(line, block).map_or((0, 0), |n| (1, n)))
+    }
+
+    /// [`each_line`](Self::each_line) with `each` reading as many lines as it can from the
+    /// buffered bytes at once: it gets the next line's number and the bytes from its start, and
+    /// returns how many whole lines it read and their bytes (none: as `None` above).
+    #[inline]
+    pub fn each_lines(&mut self, mut each: impl FnMut(u64, &[u8]) -> (u64, usize)) -> std::io::Result<u64> {
         let first = self.line;
         loop {
             let block = &self.buf[self.pos..self.len];
             match each(self.line + 1, block) {
-                Some(n) => {
+                (0, _) if self.eof || memchr::memchr(b'\n', block).is_some() => return Ok(self.line - first),
+                (0, _) => self.refill()?,
+                (lines, n) => {
                     self.pos += n;
-                    self.line += 1;
+                    self.line += lines;
                     self.last_start = self.pos;
                 }
-                None if self.eof || memchr::memchr(b'\n', block).is_some() => return Ok(self.line - first),
-                None => self.refill()?,
             }
         }
     }
@@ -420,10 +428,22 @@ impl<R: Read> Records<R> {
     /// While the input is plain, hands the buffered lines to a caller's own parser (see
     /// [`LineReader::each_line`]); the line it stops at is the next one
     /// [`next_split`](Self::next_split) returns. Returns how many lines `each` read.
-    pub fn each_plain(&mut self, each: impl FnMut(u64, &[u8]) -> Option<usize>) -> Result<u64, TraceError> {
+    pub fn each_plain(
+        &mut self,
+        mut each: impl FnMut(u64, &[u8]) -> Option<usize>,
+    ) -> Result<u64, TraceError> {
+        self.each_plain_lines(|line, block| each(line, block).map_or((0, 0), |n| (1, n)))
+    }
+
+    /// [`each_plain`](Self::each_plain) with `each` reading many lines at once (see
+    /// [`LineReader::each_lines`]).
+    pub fn each_plain_lines(
+        &mut self,
+        each: impl FnMut(u64, &[u8]) -> (u64, usize),
+    ) -> Result<u64, TraceError> {
         match &mut self.plain {
             Some(lines) => {
-                lines.each_line(each).map_err(|source| TraceError::Io { file: self.file.clone(), source })
+                lines.each_lines(each).map_err(|source| TraceError::Io { file: self.file.clone(), source })
             }
             None => Ok(0),
         }

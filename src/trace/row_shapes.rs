@@ -1,12 +1,13 @@
 //! The numbers of an interval row read by the row's shape: a row whose bytes after the time
 //! are classed as one of the last few new rows' were (commas, dots and digits at the same
 //! places; checked 16 bytes at once with SSE2 compares on x86_64, a byte at a time elsewhere)
-//! is converted by that shape's positions and shifts, with no check per number (two numbers at
-//! once with SSSE3 where the CPU has it, found once per reader). Values are bit-identical to the
+//! is converted by that shape's positions and shifts, with no check per number (with SSSE3
+//! where the CPU has it, found once per reader: four numbers at once when each has at most four
+//! digits, else two). Values are bit-identical to the
 //! general parser's: at most eight digits over an exact power of ten (one correctly rounded
 //! division), as [`FastRows`](super::interval_fast::FastRows) reads them.
 
-use super::interval_fast::{MAX_FIELDS, POW10_F64, ZEROS, digit_values};
+use super::interval_fast::{MAX_FIELDS, POW10_F64, Values, ZEROS, digit_values};
 
 /// Bytes a shape may span, from the comma before a row's first number.
 const SPAN: usize = 64;
@@ -117,6 +118,53 @@ struct Shape {
     shuffles: [[u8; 16]; FIELDS],
     /// Each number's `scale`, the pairs side by side.
     scales: [f64; FIELDS + 1],
+    /// When every number has at most four digits, each lying within 32 bytes of its quad's
+    /// first: the numbers by fours, for [`convert_quads`] (else none).
+    quads: [Quad; QUADS],
+    quads_len: usize,
+}
+
+/// Most quads a row shape has.
+const QUADS: usize = FIELDS.div_ceil(4);
+
+/// Four consecutive numbers of up to four digits (fewer in a row's last quad), converted
+/// together by [`convert_quads`].
+#[derive(Copy, Clone)]
+struct Quad {
+    /// Where the two 16-byte loads start (at most `NEEDED - 32`).
+    load: u8,
+    /// The first number's place in the row's values.
+    first: u8,
+    /// The shuffles taking each number's digits (the dot taken out) from the first and the
+    /// second load to the end of its 4-byte slot, leading bytes zero.
+    shuffles: [[u8; 16]; 2],
+    /// Each number's `scale` (1 for an empty slot).
+    scales: [f64; 4],
+}
+
+impl Quad {
+    const EMPTY: Quad = Quad { load: 0, first: 0, shuffles: [[0x80; 16]; 2], scales: [1.0; 4] };
+
+    /// The quad of the numbers `fields` (each with its length, dot included, and its digit
+    /// count) of a span with its dots at `dots`; `first` is the first one's place in the row's
+    /// values. `None` unless every digit lies within 32 bytes of the load.
+    fn new(fields: &[(Field, u32, u32)], dots: u64, first: usize) -> Option<Quad> {
+        let start = fields.first()?.0.start;
+        let load = start.min((NEEDED - 32) as u32);
+        let mut quad = Quad { load: load as u8, first: first as u8, ..Quad::EMPTY };
+        for (j, (field, len, digits)) in fields.iter().enumerate().take(4) {
+            if *digits > 4 || field.start + len > load + 32 {
+                return None;
+            }
+            quad.scales[j] = field.scale;
+            let places = (field.start..field.start + len).filter(|p| dots >> p & 1 == 0);
+            for (at, place) in (4 * j + 4 - *digits as usize..).zip(places) {
+                let rel = (place - load) as usize;
+                quad.shuffles[rel / 16 % 2][at % 16] = (rel % 16) as u8;
+            }
+        }
+        Some(quad)
+    }
 }
 
 impl Shape {
@@ -129,6 +177,7 @@ impl Shape {
             return None;
         }
         let mut fields = [Field::default(); FIELDS];
+        let mut sized = [(Field::default(), 0, 0); FIELDS];
         let (mut loads, mut shuffles, mut scales) = ([0; FIELDS], [[0x80; 16]; FIELDS], [1.0; FIELDS + 1]);
         let mut pattern = Pattern { xor: [0; SPAN], limit: [u8::MAX; SPAN] };
         let mut at = 0u32;
@@ -150,6 +199,7 @@ impl Shape {
             *fields.get_mut(k)? =
                 Field { start, shift: 64 - 8 * digits, low, scale: POW10_F64[frac as usize] };
             scales[k] = POW10_F64[frac as usize];
+            sized[k] = (fields[k], len, digits);
             let load = start.min((NEEDED - 16) as u32);
             loads[k] = load as u8;
             let half = &mut shuffles[k][8 * (k % 2)..8 * (k % 2) + 8];
@@ -173,7 +223,28 @@ impl Shape {
                 (b'0', 9)
             };
         }
-        Some(Shape { pattern, chunks: end.div_ceil(16), end, fields, loads, shuffles, scales })
+        let mut quads = [Quad::EMPTY; QUADS];
+        let mut quads_len = 0;
+        for (k, (quad, numbers)) in quads.iter_mut().zip(sized[..count].chunks(4)).enumerate() {
+            match Quad::new(numbers, classes.dots, 4 * k + 1) {
+                Some(q) => (*quad, quads_len) = (q, k + 1),
+                None => {
+                    quads_len = 0;
+                    break;
+                }
+            }
+        }
+        Some(Shape {
+            pattern,
+            chunks: end.div_ceil(16),
+            end,
+            fields,
+            loads,
+            shuffles,
+            scales,
+            quads,
+            quads_len,
+        })
     }
 
     /// True when `span` has this shape.
@@ -193,8 +264,10 @@ pub(super) struct RowShapes {
     built: u32,
     hits: u32,
     off: bool,
-    /// The CPU has SSSE3: numbers are converted by [`convert_ssse3`].
+    /// The CPU has SSSE3: numbers are converted by [`convert_ssse3`] (or [`convert_quads`]
+    /// where a shape has quads and `quads` is set; the tests clear it to try the pairs).
     ssse3: bool,
+    quads: bool,
 }
 
 impl RowShapes {
@@ -207,6 +280,7 @@ impl RowShapes {
             hits: 0,
             off: false,
             ssse3: has_ssse3(),
+            quads: true,
         })
     }
 
@@ -214,7 +288,7 @@ impl RowShapes {
     /// `values[1..=count]`, and where the last one ends (the byte after it), when the span has
     /// a kept shape or a new one; `None` leaves the row to another reader.
     #[inline(always)]
-    pub(super) fn read(&mut self, span: &[u8; NEEDED], values: &mut [f64; MAX_FIELDS]) -> Option<usize> {
+    pub(super) fn read(&mut self, span: &[u8; NEEDED], values: &mut Values) -> Option<usize> {
         let (count, ssse3) = (self.count, self.ssse3);
         if self.off {
             return None;
@@ -229,7 +303,12 @@ impl RowShapes {
         #[cfg(target_arch = "x86_64")]
         if ssse3 {
             // SAFETY: `ssse3` is set only when the CPU has SSSE3 (`has_ssse3`).
-            unsafe { convert_ssse3(shape, span, values, count) };
+            unsafe {
+                match shape.quads_len {
+                    0 => convert_ssse3(shape, span, values, count),
+                    _ => convert_quads(shape, span, values),
+                }
+            };
             return Some(shape.end);
         }
         convert(shape, span, values, count);
@@ -246,7 +325,10 @@ impl RowShapes {
             self.off = true;
             return None;
         }
-        let shape = Shape::new(Classes::of(span.first_chunk()?), self.count)?;
+        let mut shape = Shape::new(Classes::of(span.first_chunk()?), self.count)?;
+        if !self.quads {
+            shape.quads_len = 0;
+        }
         if self.shapes.len() == KEPT {
             self.shapes.pop();
         }
@@ -265,7 +347,7 @@ fn has_ssse3() -> bool {
 
 /// The `count` numbers of a span of `shape` into `values[1..=count]`, one word each.
 #[inline(always)]
-fn convert(shape: &Shape, span: &[u8; NEEDED], values: &mut [f64; MAX_FIELDS], count: usize) {
+fn convert(shape: &Shape, span: &[u8; NEEDED], values: &mut Values, count: usize) {
     for (value, field) in values[1..].iter_mut().zip(&shape.fields[..count.min(FIELDS)]) {
         let at = field.start as usize % SPAN;
         let Some(word) = span[at..].first_chunk::<8>() else { return };
@@ -283,7 +365,7 @@ fn convert(shape: &Shape, span: &[u8; NEEDED], values: &mut [f64; MAX_FIELDS], c
 /// The CPU must have SSSE3.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "ssse3")]
-unsafe fn convert_ssse3(shape: &Shape, span: &[u8; NEEDED], values: &mut [f64; MAX_FIELDS], count: usize) {
+unsafe fn convert_ssse3(shape: &Shape, span: &[u8; NEEDED], values: &mut Values, count: usize) {
     use std::arch::x86_64::{
         __m128i, _mm_cvtepi32_pd, _mm_div_pd, _mm_loadu_pd, _mm_loadu_si128, _mm_madd_epi16,
         _mm_maddubs_epi16, _mm_or_si128, _mm_packs_epi32, _mm_set1_epi8, _mm_set1_epi16, _mm_set1_epi32,
@@ -317,6 +399,50 @@ unsafe fn convert_ssse3(shape: &Shape, span: &[u8; NEEDED], values: &mut [f64; M
             }
         }
         k += 2;
+    }
+}
+
+/// [`convert_ssse3`] for a shape of quads (all numbers of up to four digits): each quad's
+/// digits shuffled from two loads into 4-byte slots, summed by two multiply-adds, converted and
+/// divided by their scales two at a time, all four stored (past the row's numbers, the last
+/// quad's empty slots write zeros into `values` entries no column reads).
+///
+/// # Safety
+/// The CPU must have SSSE3.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "ssse3")]
+unsafe fn convert_quads(shape: &Shape, span: &[u8; NEEDED], values: &mut Values) {
+    use std::arch::x86_64::{
+        __m128i, _mm_cvtepi32_pd, _mm_div_pd, _mm_loadu_pd, _mm_loadu_si128, _mm_madd_epi16,
+        _mm_maddubs_epi16, _mm_or_si128, _mm_set1_epi8, _mm_set1_epi16, _mm_set1_epi32, _mm_shuffle_epi8,
+        _mm_shuffle_epi32, _mm_storeu_pd, _mm_subs_epu8,
+    };
+    for quad in &shape.quads[..shape.quads_len.min(QUADS)] {
+        let at = usize::from(quad.load).min(NEEDED - 32);
+        let first = usize::from(quad.first) % MAX_FIELDS;
+        let out = &mut values[first..first + 4];
+        // SAFETY: SSSE3 is enabled (the caller's promise); the loads read `span[at..at + 32]`
+        // with `at <= NEEDED - 32`, the quad's shuffles and scales; the stores write `out`,
+        // four entries.
+        unsafe {
+            let load = |from: usize| _mm_loadu_si128(span.as_ptr().add(from).cast::<__m128i>());
+            let shuffle = |m: usize| _mm_loadu_si128(quad.shuffles[m].as_ptr().cast::<__m128i>());
+            let bytes = _mm_or_si128(
+                _mm_shuffle_epi8(load(at), shuffle(0)),
+                _mm_shuffle_epi8(load(at + 16), shuffle(1)),
+            );
+            // Digits become 0..=9; the zeroed slots stay 0.
+            let digits = _mm_subs_epu8(bytes, _mm_set1_epi8(b'0' as i8));
+            let twos = _mm_maddubs_epi16(digits, _mm_set1_epi16(0x010A));
+            let fours = _mm_madd_epi16(twos, _mm_set1_epi32(0x0001_0064));
+            let low = _mm_div_pd(_mm_cvtepi32_pd(fours), _mm_loadu_pd(quad.scales.as_ptr()));
+            let high = _mm_div_pd(
+                _mm_cvtepi32_pd(_mm_shuffle_epi32::<0b1110>(fours)),
+                _mm_loadu_pd(quad.scales.as_ptr().add(2)),
+            );
+            _mm_storeu_pd(out.as_mut_ptr(), low);
+            _mm_storeu_pd(out.as_mut_ptr().add(2), high);
+        }
     }
 }
 
@@ -374,7 +500,7 @@ mod tests {
         convert_alike(rows, count);
         let mut shapes = RowShapes::new(count).unwrap();
         for row in rows {
-            let mut values = [f64::NAN; MAX_FIELDS];
+            let mut values = [f64::NAN; MAX_FIELDS + 3];
             let Some(end) = shapes.read(&span(row.as_bytes()), &mut values) else { continue };
             let after = row.as_bytes().get(end).copied().unwrap_or(b'x');
             assert!(!after.is_ascii_digit() && after != b'.', "{row}");
@@ -390,15 +516,18 @@ mod tests {
     /// Reads `rows` with a table converting one number at a time and one converting with SSSE3
     /// (where the CPU has it): the same rows read, to the same bits.
     fn convert_alike(rows: &[String], count: usize) {
-        let mut tables =
-            [false, has_ssse3()].map(|ssse3| RowShapes { ssse3, ..RowShapes::new(count).unwrap() });
+        let mut tables = [(false, false), (has_ssse3(), false), (has_ssse3(), true)]
+            .map(|(ssse3, quads)| RowShapes { ssse3, quads, ..RowShapes::new(count).unwrap() });
         for row in rows {
             let span = span(row.as_bytes());
             let read = tables.each_mut().map(|table| {
-                let mut values = [f64::NAN; MAX_FIELDS];
-                table.read(&span, &mut values).map(|end| (end, values.map(f64::to_bits)))
+                let mut values = [f64::NAN; MAX_FIELDS + 3];
+                table
+                    .read(&span, &mut values)
+                    .map(|end| (end, values[..=count].iter().map(|v| v.to_bits()).collect::<Vec<_>>()))
             });
             assert_eq!(read[0], read[1], "{row}");
+            assert_eq!(read[0], read[2], "{row}");
         }
     }
 
@@ -427,7 +556,7 @@ mod tests {
         .collect();
         agree(&rows, 6);
         let mut shapes = RowShapes::new(6).unwrap();
-        let mut values = [0.0; MAX_FIELDS];
+        let mut values = [0.0; MAX_FIELDS + 3];
         assert_eq!(shapes.read(&span(rows[0].as_bytes()), &mut values), Some(31));
         assert_eq!(values[1..7], [4523.0, 17.0, 95.0, 199.5, 285.0, 617.5]);
         // A row written as the first is read by its shape; one with a shorter number needs another.
@@ -447,7 +576,7 @@ mod tests {
     #[test]
     fn a_file_of_ever_new_shapes_stops_being_read_so() {
         let mut shapes = RowShapes::new(1).unwrap();
-        let mut values = [0.0; MAX_FIELDS];
+        let mut values = [0.0; MAX_FIELDS + 3];
         // Numbers of one to eight digits in turn: eight shapes, four kept.
         let read: Vec<bool> = (0..80u32)
             .map(|n| {
@@ -472,6 +601,16 @@ mod tests {
         #[test]
         fn rows_of_any_width_convert_alike_with_and_without_ssse3(
             rows in prop::collection::vec(prop::collection::vec("[0-9]{1,8}|[0-9]{1,4}\\.[0-9]{1,4}|[0-9]\\.[0-9]{6}", 15), 1..20),
+            count in 1usize..=FIELDS,
+        ) {
+            let rows: Vec<String> = rows.iter().map(|cells| format!(",{}\n", cells[..count].join(","))).collect();
+            agree(&rows, count);
+        }
+
+        #[test]
+        fn rows_of_short_numbers_convert_alike_with_and_without_ssse3(
+            rows in prop::collection::vec(prop::collection::vec(
+                "[0-9]{1,4}|[0-9]{1,2}\\.[0-9]{1,2}|[0-9]\\.[0-9]{1,3}|[0-9]{1,3}\\.[0-9]|[0-9]{2}|[0-9]\\.[0-9]|[0-9]{5,8}|[0-9]{4}\\.[0-9]{1,4}", 15), 1..20),
             count in 1usize..=FIELDS,
         ) {
             let rows: Vec<String> = rows.iter().map(|cells| format!(",{}\n", cells[..count].join(","))).collect();
