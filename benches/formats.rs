@@ -4,7 +4,7 @@
 //! each) imported from files into a replayable trace, per series format. Inputs are generated
 //! once, outside the timing, by a fixed generator.
 //!
-//! Time is the thread's CPU time (see `import_support`): the machine these run on is shared, and
+//! Time is the process's CPU time (see `import_support`): the machine these run on is shared, and
 //! wall time would count the neighbours' builds too.
 
 use breakerlab::trace::spans::Collector;

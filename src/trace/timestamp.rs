@@ -406,9 +406,14 @@ fn time_of_day(mut c: Cursor, days: i64, offset_s: i64) -> Result<i64, &'static 
         }
         _ => {}
     }
+    let before_word = c.i;
     c.skip_spaces();
     let word_len = c.rest().iter().take_while(|b| b.is_ascii_alphabetic()).count();
     if word_len > 0 && !c.rest().starts_with(b"m=") {
+        // An abbreviation stands apart ("+0000 UTC"); letters stuck to a zone ("Zjunk") are not one.
+        if offset.is_some() && c.i == before_word {
+            return Err(EXPECTED);
+        }
         let word = &c.rest()[..word_len];
         let utc = word.eq_ignore_ascii_case(b"UTC") || word.eq_ignore_ascii_case(b"GMT");
         if offset.is_none() {
@@ -537,6 +542,13 @@ mod tests {
         assert!(parse_datetime(b"2014-02-28 03:41:00 CET", 0).unwrap_err().contains("ambiguous"));
         assert!(parse_datetime(b"yesterday", 0).is_err());
         assert!(parse_datetime(b"2014-02-28 03:41:00 junk1", 0).is_err());
+        // Letters stuck to a zone are not an abbreviation.
+        for text in
+            [&b"2014-02-28T03:41:00Zjunk"[..], b"2014-02-28T03:41:00+01:00x", b"2014-02-28T03:41:00.5Zz"]
+        {
+            assert_eq!(parse_datetime(text, 0), Err(EXPECTED), "{}", String::from_utf8_lossy(text));
+        }
+        assert!(parse_datetime(b"2014-02-28T03:41:00Z UTC", 0).is_ok());
         assert_eq!(parse_datetime(b"2024-02-29 00:00:00", 0).unwrap(), 1_709_164_800 * S);
     }
 
