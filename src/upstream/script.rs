@@ -6,6 +6,7 @@
 //! round-trips through integer time without rounding.
 
 mod plain;
+mod row16;
 mod streamed;
 
 pub use streamed::{StreamCursor, StreamedScript};

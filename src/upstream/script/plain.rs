@@ -123,12 +123,12 @@ pub(crate) fn fast_row(b: &[u8]) -> Option<(u64, u64, bool, usize)> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use proptest::prelude::*;
 
     /// `text` as a window with zeros after it.
-    fn window(text: &[u8]) -> [u8; WINDOW] {
+    pub(in crate::upstream::script) fn window(text: &[u8]) -> [u8; WINDOW] {
         let mut w = [0u8; WINDOW];
         let n = text.len().min(WINDOW);
         w[..n].copy_from_slice(&text[..n]);

@@ -1,6 +1,7 @@
 //! A plain script read straight from its file, never held whole: one pass on every core checks
-//! every row, keeps it as a 4-byte code and indexes the file before the run
-//! ([`StreamedScript::scan`]); the run then reads the file again a block at a time as it goes
+//! every row (16 bytes at once where the CPU can, [`row16`]), keeps it as a 4-byte code and
+//! indexes the file before the run ([`StreamedScript::scan`]); the run then reads the file again
+//! a block at a time as it goes
 //! ([`StreamedScript::read`]), each block's bytes checked against what the first pass found, and
 //! hands out the rows from their codes (never parsed twice). Reads are positioned reads into one
 //! small buffer per reader (no copy of the file, and a file cut short while it is read is an
@@ -8,7 +9,7 @@
 //! by [`StreamedScript::check`].
 
 use super::plain::{self, MAX_ROW, WINDOW};
-use super::{ScriptError, ScriptRow};
+use super::{ScriptError, ScriptRow, row16};
 use crate::positioned::{read_at, read_exact_at};
 use crate::time::{Dur, SimTime};
 use sha2::{Digest, Sha256};
@@ -48,6 +49,8 @@ pub struct StreamedScript {
     hash: AtomicBool,
     /// The SHA-256 of the file, once a reader has read and checked every byte of it.
     sha256: OnceLock<[u8; 32]>,
+    /// Whether rows are read 16 bytes at once and blocks checked by CRC ([`row16::available`]).
+    wide: bool,
 }
 
 /// What the first pass found in one piece of the file.
@@ -100,9 +103,19 @@ fn decode(code: u32) -> (u64, u64, bool) {
     (u64::from(code >> 16) * 1_000, u64::from(code >> 1 & 0x7FFF) * 1_000, code & 1 != 0)
 }
 
-/// A check of a block's bytes: any change of one 8-byte word, or of the length, changes it.
+/// A check of a block's bytes: any change of the length, or of up to 4 bytes in a row, changes
+/// it, and other changes but for a chance of 2^-32. CRC-32C where the CPU has SSE4.2 (`wide`,
+/// [`row16::available`]), else a word hash (which any change of one 8-byte word changes): a
+/// script's passes all take the same.
 #[inline]
-fn bytes_check(bytes: &[u8]) -> u64 {
+fn bytes_check(bytes: &[u8], wide: bool) -> u64 {
+    #[cfg(target_arch = "x86_64")]
+    if wide {
+        // SAFETY: `wide` is set only where the CPU has SSE4.2.
+        return unsafe { crc_check(bytes) };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = wide;
     const K: u64 = 0x9E37_79B9_7F4A_7C15;
     let step = |h: u64, w: u64| (h ^ w).wrapping_mul(K).rotate_left(29);
     let mut words = bytes.chunks_exact(8);
@@ -115,12 +128,31 @@ fn bytes_check(bytes: &[u8]) -> u64 {
     step(h, u64::from_le_bytes(last))
 }
 
+/// [`bytes_check`] with SSE4.2: the CRC-32C of the bytes from the length on.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "sse4.2")]
+unsafe fn crc_check(bytes: &[u8]) -> u64 {
+    use std::arch::x86_64::{_mm_crc32_u8, _mm_crc32_u64};
+    let mut words = bytes.chunks_exact(8);
+    let mut h = bytes.len() as u64;
+    for w in &mut words {
+        h = _mm_crc32_u64(h, u64::from_le_bytes(w.try_into().unwrap_or_default()));
+    }
+    for &b in words.remainder() {
+        h = u64::from(_mm_crc32_u8(h as u32, b));
+    }
+    h
+}
+
+/// The bytes a reader reads at a time, and a window's zeros after them.
+type Buffer = [u8; READ_BYTES + WINDOW];
+
 /// A window on part of a file read into one buffer that always holds [`WINDOW`] zeros after the
 /// bytes read (so a row is parsed from a fixed window) and, unless the file ends first, more than
 /// a block's bytes from the next byte not taken on (so a block is whole in it).
 #[derive(Debug)]
 struct Blocks {
-    buf: Box<[u8]>,
+    buf: Box<Buffer>,
     /// Bytes read but not yet taken: `buf[lo..hi]`.
     lo: usize,
     hi: usize,
@@ -134,14 +166,7 @@ struct Blocks {
 
 impl Blocks {
     fn new(at: u64, size: u64) -> Blocks {
-        Blocks {
-            buf: vec![0; READ_BYTES + WINDOW].into_boxed_slice(),
-            lo: 0,
-            hi: 0,
-            next: at,
-            size,
-            sha: None,
-        }
+        Blocks { buf: Box::new([0; READ_BYTES + WINDOW]), lo: 0, hi: 0, next: at, size, sha: None }
     }
 
     /// The offset in the file of the next byte not taken.
@@ -183,40 +208,26 @@ impl Blocks {
         Ok(())
     }
 
-    /// Takes the next block of plain rows: those from the current position on that start before
-    /// offset `until`, at most [`BLOCK_ROWS`], handing each (time and latency in microseconds,
-    /// ok, and for the short shape time and latency in milliseconds) to `each`. How many,
-    /// whether it stopped at a row that is not plain (left untaken), and the [`bytes_check`] of
-    /// the rows taken.
+    /// Takes and codes the next block of plain rows into `c`: those from the current position on
+    /// that start before offset `until`, at most [`BLOCK_ROWS`] ([`code_rows`]; `wide` as there).
+    /// How many, whether it stopped at a row that is not plain (left untaken), and the
+    /// [`bytes_check`] of the rows taken.
     #[inline(always)]
-    fn block(
+    fn code_block(
         &mut self,
         file: &File,
         until: u64,
-        mut each: impl FnMut(u64, u64, bool, Option<(u64, u64)>),
+        wide: bool,
+        c: &mut Coder,
     ) -> std::io::Result<(u64, bool, u64)> {
         self.ensure(file)?;
         let start = self.next - self.hi as u64; // the offset of `buf[0]`
         // Every row wanted is whole in the buffer: a block's bytes are, or the file ends at `hi`.
         let stop = self.hi.min(usize::try_from(until.saturating_sub(start)).unwrap_or(usize::MAX));
-        let (first, mut i, mut taken, mut declined) = (self.lo, self.lo, 0, false);
-        while i < stop && taken < BLOCK_ROWS {
-            let Some(window) = self.buf.get(i..i + WINDOW).and_then(|w| w.first_chunk()) else { break };
-            // One call of `each` for both shapes, so it is inlined once.
-            let (t, latency, ok, n, ms) = if let Some((t, latency, ok, n)) = plain::short_row(window) {
-                (t * 1_000, latency * 1_000, ok, n, Some((t, latency)))
-            } else if let Some((t, latency, ok, n)) = plain::other_row(&self.buf[i..self.hi]) {
-                (t, latency, ok, n, None)
-            } else {
-                declined = true;
-                break;
-            };
-            each(t, latency, ok, ms);
-            i += n;
-            taken += 1;
-        }
-        self.lo = i;
-        Ok((taken, declined, bytes_check(&self.buf[first..i])))
+        let first = self.lo;
+        let (taken, end, declined) = code_rows(wide, &self.buf, first, stop, self.hi, c);
+        self.lo = end;
+        Ok((taken, declined, bytes_check(self.buf.get(first..end).unwrap_or_default(), wide)))
     }
 
     /// Takes the next `len` bytes (at most a block's); an error when the file ends before them.
@@ -229,6 +240,154 @@ impl Blocks {
         self.lo += len;
         Ok(&self.buf[self.lo - len..self.lo])
     }
+}
+
+/// What the first pass keeps of a piece's rows as it codes them.
+struct Coder {
+    /// Room for a [`code`] per row the piece may hold (zeros, only touched as written); the first
+    /// `coded` are its rows', in order (the first row's step is from time 0).
+    codes: Vec<u32>,
+    coded: usize,
+    /// The last row's time in milliseconds when whole (else [`NOT_WHOLE`]).
+    last_ms: u64,
+    /// The latest end of a call among whole rows, in milliseconds.
+    latest_ms: u64,
+    /// The rows coded [`OTHER`].
+    kept: Kept,
+}
+
+/// The rows coded [`OTHER`], and the order and ends of calls they are checked for.
+struct Kept {
+    /// The rows, in order.
+    others: Vec<ScriptRow>,
+    /// The time of the last of them, in microseconds.
+    last_t: u64,
+    /// The latest end of their calls, in microseconds.
+    latest_end: u64,
+    /// Whether one's time was earlier than the row before's.
+    unordered: bool,
+}
+
+impl Kept {
+    /// Keeps a row coded [`OTHER`] (times in microseconds) after a row at `last_ms` milliseconds
+    /// (at `self.last_t` when [`NOT_WHOLE`]).
+    #[cold]
+    #[inline(never)]
+    fn keep(&mut self, t: u64, latency: u64, ok: bool, last_ms: u64) {
+        let before = if last_ms == NOT_WHOLE { self.last_t } else { last_ms * 1_000 };
+        self.unordered |= t < before;
+        self.last_t = t;
+        self.latest_end = self.latest_end.max(t + latency);
+        self.others.push(ScriptRow { t: SimTime(t), latency: Dur(latency), ok });
+    }
+}
+
+/// The last time in milliseconds after a row that is not whole: the next step from it never fits
+/// a code (times are below 2^50 ms).
+const NOT_WHOLE: u64 = 1 << 63;
+
+/// Codes into `c` the plain rows of `buf` (its data end at `data`, [`WINDOW`] zeros after them)
+/// from `at` on that start before `stop` (at most `data`), at most [`BLOCK_ROWS`]: how many, the
+/// index after the last, and whether it stopped at a row that is not plain. Rows are read 16
+/// bytes at once when `wide`.
+#[inline(always)]
+fn code_rows(
+    wide: bool,
+    buf: &Buffer,
+    at: usize,
+    stop: usize,
+    data: usize,
+    c: &mut Coder,
+) -> (u64, usize, bool) {
+    #[cfg(target_arch = "x86_64")]
+    if wide {
+        // SAFETY: `wide` is set only where the CPU has SSSE3 (`row16::available`).
+        return unsafe { code_rows_ssse3(buf, at, stop, data, c) };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = wide;
+    code_rows_in::<false>(buf, at, stop, data, c)
+}
+
+/// [`code_rows_in`] compiled for SSSE3.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "ssse3")]
+unsafe fn code_rows_ssse3(
+    buf: &Buffer,
+    at: usize,
+    stop: usize,
+    data: usize,
+    c: &mut Coder,
+) -> (u64, usize, bool) {
+    code_rows_in::<true>(buf, at, stop, data, c)
+}
+
+/// [`code_rows`], with [`row16::row`] first when `WIDE` (only where the CPU has SSSE3). A row of
+/// whole milliseconds whose step fits a code is in order: only the others are checked
+/// ([`Kept::keep`]).
+#[inline(always)]
+fn code_rows_in<const WIDE: bool>(
+    buf: &Buffer,
+    at: usize,
+    stop: usize,
+    data: usize,
+    c: &mut Coder,
+) -> (u64, usize, bool) {
+    let Coder { codes, coded, last_ms, latest_ms, kept } = c;
+    let first = *coded;
+    // Room for this block's codes (short only if the piece has more rows than it may: never).
+    let room = codes.len().min(first + BLOCK_ROWS as usize);
+    let codes = codes.get_mut(..room).unwrap_or_default();
+    // Every window is in the buffer: rows start before `stop`, at most `READ_BYTES`.
+    let stop = stop.min(READ_BYTES);
+    let (mut i, mut w, mut last, mut latest) = (at, first, *last_ms, *latest_ms);
+    let declined = loop {
+        if w >= codes.len() {
+            break w < first + BLOCK_ROWS as usize && i < stop;
+        }
+        let Some(window) = buf.get(i..i + WINDOW).and_then(|w| w.first_chunk()).filter(|_| i < stop) else {
+            break false;
+        };
+        // SAFETY: `WIDE` only where the CPU has SSSE3.
+        let short = if WIDE { unsafe { row16::row(window) } } else { plain::short_row(window) };
+        // Times and latencies: in milliseconds when `whole`, else in microseconds.
+        let (t, latency, ok, n, whole) = match short {
+            Some((t, latency, ok, n)) => (t, latency, ok, n, true),
+            None => match slow_row::<WIDE>(window, buf.get(i..data).unwrap_or_default()) {
+                Some(row) => row,
+                None => break true,
+            },
+        };
+        let code = if whole {
+            latest = latest.max(t + latency);
+            let code = code(t.wrapping_sub(last), latency, ok);
+            if code == OTHER {
+                kept.keep(t * 1_000, latency * 1_000, ok, last);
+            }
+            last = t;
+            code
+        } else {
+            kept.keep(t, latency, ok, last);
+            last = NOT_WHOLE;
+            OTHER
+        };
+        codes[w] = code;
+        i += n;
+        w += 1;
+    };
+    (*coded, *last_ms, *latest_ms) = (w, last, latest);
+    ((w - first) as u64, i, declined)
+}
+
+/// A row [`code_rows_in`]'s first reader left: of the short shape ([`plain::short_row`], in
+/// milliseconds, `true`) unless that reader was it, else any plain row ([`plain::other_row`], in
+/// microseconds, `false`); `None` when it is not plain.
+#[inline(never)]
+fn slow_row<const WIDE: bool>(window: &[u8; WINDOW], data: &[u8]) -> Option<(u64, u64, bool, usize, bool)> {
+    if WIDE && let Some((t, latency, ok, n)) = plain::short_row(window) {
+        return Some((t, latency, ok, n, true));
+    }
+    plain::other_row(data).map(|(t, latency, ok, n)| (t, latency, ok, n, false))
 }
 
 /// What the first pass found in the file: its rows, the latest end of a call, its pieces and the
@@ -249,8 +408,16 @@ struct Scanned {
 
 /// Checks, codes and indexes the rows that start in `[from, until)` (the first is the line after
 /// the first line end at or past `from - 1` when `skip`, as the piece before ends with the row
-/// that crosses `from`): `None` unless every one is plain and in time order.
-fn scan_piece(file: &File, size: u64, from: u64, until: u64, skip: bool) -> std::io::Result<Option<Scanned>> {
+/// that crosses `from`): `None` unless every one is plain and in time order. Rows are read 16
+/// bytes at once when `wide`.
+fn scan_piece(
+    file: &File,
+    size: u64,
+    from: u64,
+    until: u64,
+    skip: bool,
+    wide: bool,
+) -> std::io::Result<Option<Scanned>> {
     let mut r = Blocks::new(if skip { from - 1 } else { from }, size);
     if skip {
         r.ensure(file)?;
@@ -262,31 +429,16 @@ fn scan_piece(file: &File, size: u64, from: u64, until: u64, skip: bool) -> std:
     // is only touched as it is used.
     let most = (until - from) / 6 + 1;
     let mut blocks: Vec<Block> = Vec::with_capacity((most / BLOCK_ROWS + 2) as usize);
-    let mut codes: Vec<u32> = Vec::with_capacity(most as usize);
-    let mut others = Vec::new();
-    let (mut rows, mut first_t, mut last_t, mut latest_end) = (0u64, u64::MAX, 0u64, 0u64);
-    // The time of the row before in milliseconds, when whole (else a code steps from no row).
-    let (mut unordered, mut last_ms) = (false, 0);
+    let kept = Kept { others: Vec::new(), last_t: 0, latest_end: 0, unordered: false };
+    let mut c = Coder { codes: vec![0; most as usize], coded: 0, last_ms: 0, latest_ms: 0, kept };
+    // The first row's time, for the order across pieces (when it is not plain, the loop stops).
+    r.ensure(file)?;
+    let first = r.buf.get(r.lo..).and_then(|b| Some(plain::row(b.first_chunk()?, r.unread())?.0));
+    let mut rows = 0;
     while r.offset() < until {
         let offset = r.offset();
-        let (n, declined, check) = r.block(file, until, |t, latency, ok, ms| {
-            unordered |= t < last_t;
-            first_t = first_t.min(t); // the first, as they are in order
-            let code = match ms {
-                Some((t_ms, latency_ms)) if last_ms != u64::MAX => {
-                    code(t_ms.wrapping_sub(last_ms), latency_ms, ok)
-                }
-                _ => OTHER,
-            };
-            last_ms = ms.map_or(u64::MAX, |(t_ms, _)| t_ms);
-            codes.push(code);
-            if code == OTHER {
-                others.push(ScriptRow { t: SimTime(t), latency: Dur(latency), ok });
-            }
-            last_t = t;
-            latest_end = latest_end.max(t + latency);
-        })?;
-        if declined || unordered {
+        let (n, declined, check) = r.code_block(file, until, wide, &mut c)?;
+        if declined || c.kept.unordered {
             return Ok(None);
         }
         if n == 0 {
@@ -295,6 +447,10 @@ fn scan_piece(file: &File, size: u64, from: u64, until: u64, skip: bool) -> std:
         blocks.push(Block { offset, check });
         rows += n;
     }
+    let last_t = if c.last_ms == NOT_WHOLE { c.kept.last_t } else { c.last_ms * 1_000 };
+    let latest_end = c.kept.latest_end.max(c.latest_ms * 1_000);
+    c.codes.truncate(c.coded);
+    let (first_t, codes, others) = (first.unwrap_or(0), c.codes, c.kept.others);
     Ok(Some(Scanned { rows, end: r.offset(), first_t, last_t, latest_end, blocks, codes, others }))
 }
 
@@ -304,13 +460,18 @@ impl StreamedScript {
     /// (after an optional byte-order mark) and then plain rows ([`plain`]) in time order, at
     /// least one, all ending with `\n`, and no longer than when its length was taken.
     pub(super) fn scan(file: File, path: &Path) -> std::io::Result<Result<StreamedScript, File>> {
-        Self::scan_in(file, path, None)
+        Self::scan_in(file, path, None, row16::available())
     }
 
     /// [`StreamedScript::scan`] in `parts` pieces (by default one per core, and one below
-    /// [`PARALLEL_BYTES`]).
-    fn scan_in(file: File, path: &Path, parts: Option<u64>) -> std::io::Result<Result<StreamedScript, File>> {
-        match Self::index(&file, parts)? {
+    /// [`PARALLEL_BYTES`]), reading rows 16 bytes at once when `wide` (only where the CPU can).
+    fn scan_in(
+        file: File,
+        path: &Path,
+        parts: Option<u64>,
+        wide: bool,
+    ) -> std::io::Result<Result<StreamedScript, File>> {
+        match Self::index(&file, parts, wide)? {
             Some((rows, latest_end, pieces, head)) => Ok(Ok(StreamedScript {
                 file,
                 path: path.to_path_buf(),
@@ -321,6 +482,7 @@ impl StreamedScript {
                 head,
                 hash: AtomicBool::new(false),
                 sha256: OnceLock::new(),
+                wide,
             })),
             None => Ok(Err(file)),
         }
@@ -328,7 +490,7 @@ impl StreamedScript {
 
     /// [`StreamedScript::scan`]'s pass: the rows, the latest end of a call, the pieces and the
     /// bytes before the first row.
-    fn index(file: &File, parts: Option<u64>) -> std::io::Result<Option<Indexed>> {
+    fn index(file: &File, parts: Option<u64>, wide: bool) -> std::io::Result<Option<Indexed>> {
         let meta = file.metadata()?;
         if !meta.is_file() {
             return Ok(None);
@@ -353,9 +515,9 @@ impl StreamedScript {
         let nominal = |k: u64| body + (size - body) * k / parts;
         let scanned = std::thread::scope(|s| {
             let others: Vec<_> = (1..parts)
-                .map(|k| s.spawn(move || scan_piece(file, size, nominal(k), nominal(k + 1), true)))
+                .map(|k| s.spawn(move || scan_piece(file, size, nominal(k), nominal(k + 1), true, wide)))
                 .collect();
-            let first = scan_piece(file, size, body, nominal(1), false);
+            let first = scan_piece(file, size, body, nominal(1), false, wide);
             std::iter::once(first)
                 .chain(others.into_iter().map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))))
                 .collect::<std::io::Result<Option<Vec<Scanned>>>>()
@@ -533,7 +695,7 @@ impl StreamedScript {
             return Err("its rows are no longer where they were".into());
         }
         match blocks.take(&self.file, (end - block.offset) as usize) {
-            Ok(bytes) if bytes_check(bytes) == block.check => Ok(()),
+            Ok(bytes) if bytes_check(bytes, self.wide) == block.check => Ok(()),
             Ok(_) => Err(BLOCK_CHANGED.into()),
             Err(e) => Err(e.to_string()),
         }
@@ -567,7 +729,7 @@ impl StreamedScript {
             self.changed(first, e);
             return None;
         }
-        if bytes_check(&buf[..len]) != block.check {
+        if bytes_check(&buf[..len], self.wide) != block.check {
             self.changed(first, BLOCK_CHANGED);
             return None;
         }
@@ -610,7 +772,17 @@ mod tests {
 
     /// `content` scanned in `parts` pieces.
     fn scan(f: &tempfile::NamedTempFile, parts: u64) -> Option<StreamedScript> {
-        StreamedScript::scan_in(File::open(f.path()).unwrap(), f.path(), Some(parts)).unwrap().ok()
+        scan_as(f, parts, row16::available())
+    }
+
+    /// `content` scanned in `parts` pieces, rows read 16 bytes at once when `wide`.
+    fn scan_as(f: &tempfile::NamedTempFile, parts: u64, wide: bool) -> Option<StreamedScript> {
+        StreamedScript::scan_in(File::open(f.path()).unwrap(), f.path(), Some(parts), wide).unwrap().ok()
+    }
+
+    /// Whether rows are read a word at a time, then 16 bytes at once (where the CPU can).
+    fn widths() -> Vec<bool> {
+        [false, true].into_iter().filter(|w| !w || row16::available()).collect()
     }
 
     /// Every row of `s`, read `n` at a time.
@@ -636,8 +808,10 @@ mod tests {
         let f = write(text.as_bytes());
         let expected = super::super::tests::all_rows(&super::super::load_script(f.path()).unwrap());
         assert_eq!(expected.len(), 5_000);
-        for parts in [1, 2, 3, 7, 64, 10_000] {
-            let s = scan(&f, parts).expect("plain");
+        for (parts, wide) in
+            [1, 2, 3, 7, 64, 10_000].into_iter().flat_map(|p| widths().into_iter().map(move |w| (p, w)))
+        {
+            let s = scan_as(&f, parts, wide).expect("plain");
             assert_eq!(s.len(), 5_000);
             assert_eq!(s.latest_end(), expected.iter().map(|r| (r.t + r.latency).0).max().unwrap());
             for n in [1, 7, 64, 100_000] {
@@ -663,22 +837,22 @@ mod tests {
             format!("{header}10,1,1\n9,1,1\n"),
         ] {
             let f = write(other.as_bytes());
-            for parts in [1, 2, 3] {
-                assert!(scan(&f, parts).is_none(), "{other:?} in {parts} parts");
+            for (parts, wide) in [1, 2, 3].into_iter().flat_map(|p| widths().into_iter().map(move |w| (p, w)))
+            {
+                assert!(scan_as(&f, parts, wide).is_none(), "{other:?} in {parts} parts");
             }
         }
     }
 
     #[test]
-    fn rows_that_do_not_fit_a_code_are_kept_whole() {
-        // Steps of 65.534 s fit a code, longer ones do not, nor latencies of 32.768 s or more,
-        // decimals, or a whole row after a row with decimals; each next to coded rows, across
-        // blocks and pieces.
+    fn rows_of_every_shape_are_read_alike_wide_or_narrow() {
+        // Steps and latencies of every length, decimals, and whole rows next to rows with
+        // decimals, across blocks and pieces.
         let mut text = String::from("t_ms,latency_ms,ok\n");
         let mut t = 0u64;
         for i in 0..3_000u64 {
             t += [1, 65_534, 65_535, 2, 1_000_000, 7][(i % 6) as usize];
-            let latency = [0, 32_767, 32_768, 5, 999_999_999, 12, 1][(i % 7) as usize];
+            let latency = [0, 32_767, 32_768, 5, 999_999_999, 12, 1, 9_999, 10_000][(i % 9) as usize];
             match i % 11 {
                 3 => text += &format!("{t}.5,{latency},{}\n", i % 2),
                 4 => text += &format!("{t},{latency}.001,{}\n", i % 2),
@@ -688,17 +862,17 @@ mod tests {
         let f = write(text.as_bytes());
         let expected = super::super::tests::all_rows(&super::super::load_script(f.path()).unwrap());
         assert_eq!(expected.len(), 3_000);
-        for parts in [1, 2, 3, 7] {
-            let s = scan(&f, parts).expect("plain");
-            let others: usize = s.pieces.iter().map(|p| p.others.len()).sum();
-            assert!(others > 1_000 && others < 2_900, "{others}");
-            for n in [1, 63, 64, 65, 4_096] {
-                assert_eq!(rows(&s, n), expected, "{parts} parts, {n} at a time");
+        for wide in widths() {
+            for parts in [1, 2, 3, 7] {
+                let s = scan_as(&f, parts, wide).expect("plain");
+                for n in [1, 63, 64, 65, 4_096] {
+                    assert_eq!(rows(&s, n), expected, "{parts} parts, {n} at a time, wide {wide}");
+                }
+                for i in [0, 3, 4, 5, 1_500, 2_999] {
+                    assert_eq!(s.get(i), Some(expected[i as usize]), "row {i} of {parts} parts");
+                }
+                s.check().unwrap();
             }
-            for i in [0, 3, 4, 5, 1_500, 2_999] {
-                assert_eq!(s.get(i), Some(expected[i as usize]), "row {i} of {parts} parts");
-            }
-            s.check().unwrap();
         }
     }
 
@@ -783,5 +957,150 @@ mod tests {
         assert!(rows(&s, 64).len() < 1_000);
         assert!(s.check().unwrap_err().to_string().contains("the file changed while it was read"));
         assert_eq!(s.get(999), None);
+    }
+
+    /// Rows as the week's are written (whole milliseconds, mostly 12 to 16 bytes), with longer
+    /// steps and latencies, decimals and leading zeros here and there: `seed` picks them.
+    fn week_like(rows: u64, seed: u64) -> String {
+        let mut text = String::from("t_ms,latency_ms,ok\n");
+        let (mut t, mut x) = (600_000_000u64, seed | 1);
+        for _ in 0..rows {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            t += x % 2_000;
+            let latency = [x >> 20 & 0xFF, x >> 20 & 0xFFF, x >> 20 & 0x1_FFFF, 0][(x >> 40 & 3) as usize];
+            text += &match x >> 50 & 31 {
+                0 => format!("{t}.{},{latency},{}\n", x % 10, x >> 8 & 1),
+                1 => format!("{t},{latency}.25,{}\n", x >> 8 & 1),
+                2 => format!("{t},00{latency},{}\n", x >> 8 & 1),
+                _ => format!("{t},{latency},{}\n", x >> 8 & 1),
+            };
+        }
+        text
+    }
+
+    /// The rows the general reader finds in `content`, or its error (the path cut off).
+    fn general(content: &[u8]) -> Result<Vec<ScriptRow>, String> {
+        let f = write(content);
+        let file = File::open(f.path()).unwrap();
+        super::super::read_rows(f.path(), file, content.len() as u64).map_err(|e| {
+            let e = e.to_string();
+            e[e.find(", line").unwrap_or(0)..].to_string()
+        })
+    }
+
+    /// Whether `content` is plain: an optional byte-order mark, the exact header, then rows [`plain::fast_row`] reads, each
+    /// ending with `\n`, in time order.
+    fn is_plain(content: &[u8]) -> bool {
+        let content = content.strip_prefix(BOM).unwrap_or(content);
+        let Some(body) = content.strip_prefix(HEADER) else { return false };
+        let mut last = 0;
+        let mut rest = body;
+        while !rest.is_empty() {
+            let Some((t, _, _, n)) = plain::fast_row(rest) else { return false };
+            if t < last {
+                return false;
+            }
+            (last, rest) = (t, &rest[n..]);
+        }
+        !body.is_empty()
+    }
+
+    /// `content` streamed in 1 to 3 pieces, rows parsed wide and narrow: declined exactly when it
+    /// is not plain, and otherwise the general reader's rows and latest end.
+    fn streams_as_the_general_reader_reads(content: &[u8]) -> Result<(), TestCaseError> {
+        let f = write(content);
+        let expected = general(content);
+        let plain = is_plain(content);
+        for (parts, wide) in [1, 2, 3].into_iter().flat_map(|p| widths().into_iter().map(move |w| (p, w))) {
+            let s = scan_as(&f, parts, wide);
+            prop_assert_eq!(s.is_some(), plain, "{} parts, wide {}", parts, wide);
+            if let Some(s) = s {
+                let rows = rows(&s, 100);
+                prop_assert!(s.check().is_ok());
+                let latest = rows.iter().map(|r| (r.t + r.latency).0).max();
+                prop_assert_eq!(Some(s.latest_end()), latest);
+                prop_assert_eq!(&Ok(rows), &expected);
+            }
+        }
+        Ok(())
+    }
+
+    use proptest::prelude::*;
+    use proptest::test_runner::TestCaseError;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+        /// A week-like script with one byte changed, taken out or put in, or cut short,
+        /// anywhere (across 16-byte rows, blocks, reads and pieces): streamed exactly when plain,
+        /// with the general reader's rows.
+        #[test]
+        fn any_change_of_a_plain_script_streams_or_falls_back_alike(
+            seed in any::<u64>(),
+            rows in 1u64..3_000,
+            at in any::<prop::sample::Index>(),
+            edit in 0usize..4,
+            byte in prop::sample::select(b",.x\n\r 0129\"-".to_vec()),
+        ) {
+            let mut content = week_like(rows, seed).into_bytes();
+            let at = HEADER.len() + at.index(content.len() - HEADER.len());
+            match edit {
+                0 => content[at] = byte,
+                1 => { content.remove(at); }
+                2 => content.insert(at, byte),
+                _ => content.truncate(at),
+            }
+            streams_as_the_general_reader_reads(&content)?;
+        }
+    }
+
+    #[test]
+    fn week_like_scripts_stream_whole_and_wide() {
+        for seed in [1, 2, 3] {
+            let text = week_like(5_000, seed);
+            assert!(is_plain(text.as_bytes()));
+            streams_as_the_general_reader_reads(text.as_bytes()).unwrap();
+        }
+    }
+
+    #[test]
+    fn errors_anywhere_are_the_general_readers() {
+        // Rows of 16 and 17 bytes in turn: a bad byte at the first, a middle and the last rows,
+        // at each of the bytes around the 16th; no final line end; cut short in the middle of a
+        // row; CRLF, a byte-order mark, quotes (read by the general reader).
+        let rows: Vec<String> = (0..3_000u64)
+            .map(|i| format!("{},{},1\n", 100_000_000 + i * 7, [100, 1_000][(i % 2) as usize] + i % 900))
+            .collect();
+        assert!(rows.iter().enumerate().all(|(i, r)| r.len() == 16 + i % 2));
+        let text = format!("t_ms,latency_ms,ok\n{}", rows.concat());
+        let at = |row: usize, byte: usize| {
+            HEADER.len() + rows[..row].iter().map(String::len).sum::<usize>() + byte
+        };
+        let mut cases: Vec<Vec<u8>> = Vec::new();
+        for row in [0, 1, 1_500, 1_501, 2_998, 2_999] {
+            for byte in [0, 9, 10, 14, 15, 16] {
+                for bad in [b'x', b',', b'\n'] {
+                    let mut content = text.clone().into_bytes();
+                    content[at(row, byte)] = bad;
+                    cases.push(content);
+                }
+            }
+        }
+        cases.push(text.trim_end().as_bytes().to_vec());
+        cases.push(text.as_bytes()[..at(1_500, 12)].to_vec());
+        cases.push(text.replace('\n', "\r\n").into_bytes());
+        cases.push(format!("\u{feff}{text}").into_bytes());
+        cases.push(text.replacen("\n100000007,", "\n\"100000007\",", 1).into_bytes());
+        for content in cases {
+            let f = write(&content);
+            let loaded =
+                super::super::load_script(f.path()).map(|c| super::super::tests::all_rows(&c)).map_err(|e| {
+                    let e = e.to_string();
+                    e[e.find(", line").unwrap_or(0)..].to_string()
+                });
+            assert_eq!(loaded, general(&content), "{:?}", String::from_utf8_lossy(&content[..80]));
+            streams_as_the_general_reader_reads(&content).unwrap();
+        }
     }
 }
