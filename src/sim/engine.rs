@@ -507,7 +507,8 @@ impl<'a> Engine<'a> {
                 self.now = arrivals[i];
                 let first_answer = chunk.first_answers.get(i).copied();
                 if L::DIRECT {
-                    self.arrive_direct::<L>(self.now, chunk.first + i as u64, first_answer);
+                    let next = arrivals.get(next_arrival).copied();
+                    self.arrive_direct::<L>(self.now, chunk.first + i as u64, first_answer, next);
                 } else {
                     self.arrive(self.now, chunk.first + i as u64, first_answer);
                 }
@@ -611,8 +612,18 @@ impl<'a> Engine<'a> {
     /// answered by the fallback, and a call told to wait is parked as a [`Call`] and runs the
     /// general way from then on. Budgets and the requests in flight are not kept for the
     /// others: without retries nothing reads them.
+    ///
+    /// `next` is the chunk's next arrival. A try that lands no later than it, with nothing else
+    /// scheduled, lands at once: the loop would pop it next anyway (a result precedes an arrival
+    /// of its instant), so a sequential script's calls never enter the queue.
     #[inline]
-    fn arrive_direct<L: Lane>(&mut self, now: SimTime, request: u64, first_answer: Option<Answer>) {
+    fn arrive_direct<L: Lane>(
+        &mut self,
+        now: SimTime,
+        request: u64,
+        first_answer: Option<Answer>,
+        next: Option<SimTime>,
+    ) {
         let first_answer = self.note_arrival::<L>(now, request, first_answer);
         let admission = L::of(&mut self.guards[0].breaker).admit(now, &mut self.changes);
         self.flush(0);
@@ -624,9 +635,16 @@ impl<'a> Engine<'a> {
                 let answer = first_answer.unwrap_or_else(|| self.workload.first_answer(request, now));
                 let (class, latency) = self.as_seen(0, answer);
                 // Its caller has the answer when the try lands, as nothing can delay it.
-                self.log_arrival(CallRecord::with(now, Some(now), Some(now + latency)));
-                let i = self.flights.put(Flight { arrival: now, latency, ticket, class });
-                self.queue.push(now + latency, Phase::Settle, Event::Landed(i));
+                let landing = now + latency;
+                self.log_arrival(CallRecord::with(now, Some(now), Some(landing)));
+                let flight = Flight { arrival: now, latency, ticket, class };
+                if self.queue.is_empty() && next.is_some_and(|a| landing <= a) {
+                    self.now = landing;
+                    self.land::<L>(landing, flight);
+                } else {
+                    let i = self.flights.put(flight);
+                    self.queue.push(landing, Phase::Settle, Event::Landed(i));
+                }
             }
             Admission::Reject => {
                 self.rec.rejected(now, 0);
@@ -646,7 +664,7 @@ impl<'a> Engine<'a> {
 
     /// A direct-path try's result reaches the client: as [`Engine::complete`] followed by the
     /// end of the request (no retries: a success is answered, anything else falls back).
-    #[inline]
+    #[inline(always)]
     fn land<L: Lane>(&mut self, now: SimTime, f: Flight) {
         let verdict = self.slots[0].classifier.verdict(f.class);
         self.settle::<L>(now, 0, f.ticket, Observation { verdict, latency: f.latency });
