@@ -97,18 +97,16 @@ impl LatencyHistogram {
         self.add(v, bucket_index(v));
     }
 
-    /// Adds one value to both `a` and `b`, its bucket found once. Allocates nothing.
-    #[inline(always)]
-    pub fn record_in_both(a: &mut LatencyHistogram, b: &mut LatencyHistogram, d: Dur) {
-        let v = d.micros();
-        let bucket = bucket_index(v);
-        a.add(v, bucket);
-        b.add(v, bucket);
-    }
-
     /// Adds value `v`, of bucket `bucket`.
     #[inline(always)]
     fn add(&mut self, v: u64, bucket: usize) {
+        self.count_in(v, bucket);
+        self.sum += u128::from(v);
+    }
+
+    /// [`LatencyHistogram::add`] but for the sum.
+    #[inline(always)]
+    fn count_in(&mut self, v: u64, bucket: usize) {
         self.counts[bucket & (PLACES - 1)] += 1;
         self.total += 1;
         // Branches, not selects: both are rarely taken, and a store is saved.
@@ -118,7 +116,6 @@ impl LatencyHistogram {
         if v > self.max {
             self.max = v;
         }
-        self.sum += u128::from(v);
     }
 
     /// Number of recorded values.
@@ -205,6 +202,43 @@ impl LatencyHistogram {
         self.min = self.min.min(other.min);
         self.max = self.max.max(other.max);
         self.sum += other.sum;
+    }
+}
+
+/// A histogram read only for one percentile at a time, then emptied (a timeline bin's p95): a
+/// [`LatencyHistogram`] without the running sum, which nothing reads here, so a value costs a few
+/// instructions less.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PercentileHistogram(LatencyHistogram);
+
+impl PercentileHistogram {
+    /// An empty histogram (allocates its bucket array once).
+    pub fn new() -> PercentileHistogram {
+        PercentileHistogram(LatencyHistogram::new())
+    }
+
+    /// Adds one value. Allocates nothing.
+    #[inline(always)]
+    pub fn record(&mut self, d: Dur) {
+        let v = d.micros();
+        self.0.count_in(v, bucket_index(v));
+    }
+
+    /// Adds one value here and to `whole`, its bucket found once. Allocates nothing.
+    #[inline(always)]
+    pub fn record_with(&mut self, whole: &mut LatencyHistogram, d: Dur) {
+        let v = d.micros();
+        let bucket = bucket_index(v);
+        self.0.count_in(v, bucket);
+        whole.add(v, bucket);
+    }
+
+    /// The percentile `permille / 10` ([`LatencyHistogram::percentile_permille`]), `None` when
+    /// empty; empties the histogram.
+    pub fn take_percentile(&mut self, permille: u32) -> Option<Dur> {
+        let p = self.0.percentile_permille(permille);
+        self.0.clear();
+        p
     }
 }
 

@@ -3,7 +3,7 @@
 //! histogram and optional timeline bins. Calls come in event order; nothing is allocated per call
 //! (the transition list and the timeline grow amortised).
 
-use super::histogram::LatencyHistogram;
+use super::histogram::{LatencyHistogram, PercentileHistogram};
 use crate::outcome::{OutcomeClass, Verdict};
 use crate::policy::{Evidence, State, Transition};
 use crate::time::{Dur, SimTime};
@@ -476,9 +476,9 @@ pub struct Recorder {
     /// not counted twice per event.
     totals: TimelineBin,
     /// Latencies of attempts completed in the current bin, folded into its p95 when it ends.
-    scratch: LatencyHistogram,
+    scratch: PercentileHistogram,
     /// The same for the true answers ([`Recorder::request_arrived_answering`]).
-    health: LatencyHistogram,
+    health: PercentileHistogram,
     /// The true health of the providers after the first (multi-provider runs with a timeline).
     other_health: Vec<ProviderHealthRecorder>,
     /// Multi-provider bookkeeping, when enabled.
@@ -532,8 +532,8 @@ impl Recorder {
             cur_idx: 0,
             cur: TimelineBin::default(),
             totals: TimelineBin::default(),
-            scratch: LatencyHistogram::new(),
-            health: LatencyHistogram::new(),
+            scratch: PercentileHistogram::new(),
+            health: PercentileHistogram::new(),
             other_health: Vec::new(),
             routing: None,
         }
@@ -653,8 +653,8 @@ impl Recorder {
         let c = std::mem::take(&mut self.cur);
         add_counts(&mut self.totals, &c);
         let Some(b) = self.bin else { return };
-        let upstream_p95 = take_p95(&mut self.scratch);
-        let true_p95 = take_p95(&mut self.health);
+        let upstream_p95 = self.scratch.take_percentile(950);
+        let true_p95 = self.health.take_percentile(950);
         let bin = self.bin_at(self.cur_idx, b);
         add_counts(bin, &c);
         if upstream_p95.is_some() {
@@ -766,7 +766,7 @@ impl Recorder {
         }
         self.count_attempt_done(at, instance, OutcomeClass::Ok, verdict);
         self.count_request_done(Finish::Success, None);
-        LatencyHistogram::record_in_both(&mut self.scratch, &mut self.answered_latency, latency);
+        self.scratch.record_with(&mut self.answered_latency, latency);
     }
 
     /// The counts of [`Recorder::attempt_done`].
@@ -1093,13 +1093,6 @@ fn add_counts(to: &mut TimelineBin, c: &TimelineBin) {
     to.upstream_errors += c.upstream_errors;
     to.true_answers += c.true_answers;
     to.true_errors += c.true_errors;
-}
-
-/// The p95 of `h`'s latencies (`None` when empty), emptying it.
-fn take_p95(h: &mut LatencyHistogram) -> Option<Dur> {
-    let p95 = h.percentile_permille(950);
-    h.clear();
-    p95
 }
 
 /// Bin `i` of width `b`, all counts zero.

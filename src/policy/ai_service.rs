@@ -125,6 +125,8 @@ impl AiServiceBreaker {
 }
 
 impl Breaker for AiServiceBreaker {
+    const TIMED: bool = false;
+
     fn admit(&mut self, now: SimTime, out: &mut Transitions) -> Admission {
         // `current_state = self.phase.state()` runs `_check_state_transition`.
         if self.phase.state() == State::Open && now.since(self.last_state_change) >= self.cfg.timeout_duration

@@ -106,6 +106,8 @@ impl CircuitbreakerBreaker {
 }
 
 impl Breaker for CircuitbreakerBreaker {
+    const TIMED: bool = false;
+
     fn admit(&mut self, now: SimTime, out: &mut Transitions) -> Admission {
         if self.phase.state() == State::Open {
             if !self.recovered(now) {

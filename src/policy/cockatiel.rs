@@ -482,6 +482,8 @@ fn sampling_push(
 }
 
 impl Breaker for CockatielBreaker {
+    const TIMED: bool = false;
+
     fn admit(&mut self, now: SimTime, out: &mut Transitions) -> Admission {
         match self.phase.state() {
             State::Closed => Admission::Allow(self.phase.ticket(false)),

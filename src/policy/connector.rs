@@ -173,6 +173,8 @@ impl ConnectorBreaker {
 }
 
 impl Breaker for ConnectorBreaker {
+    const TIMED: bool = false;
+
     /// Inlined into the run loop with [`Breaker::record`] (every call asks both).
     #[inline(always)]
     fn admit(&mut self, now: SimTime, out: &mut Transitions) -> Admission {

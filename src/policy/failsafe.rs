@@ -308,6 +308,8 @@ impl FailsafeBreaker {
 }
 
 impl Breaker for FailsafeBreaker {
+    const TIMED: bool = false;
+
     fn admit(&mut self, now: SimTime, out: &mut Transitions) -> Admission {
         if self.phase.state() == State::Open {
             if now.since(self.opened_at) < self.cfg.delay {

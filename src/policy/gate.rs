@@ -135,6 +135,8 @@ impl CircuitGate {
 }
 
 impl Breaker for CircuitGate {
+    const TIMED: bool = false;
+
     #[inline(always)]
     fn admit(&mut self, now: SimTime, out: &mut Transitions) -> Admission {
         if self.phase.state() == State::Open {

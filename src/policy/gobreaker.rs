@@ -156,6 +156,8 @@ impl GobreakerBreaker {
 }
 
 impl Breaker for GobreakerBreaker {
+    const TIMED: bool = false;
+
     fn admit(&mut self, now: SimTime, out: &mut Transitions) -> Admission {
         self.current(now, out);
         match self.phase.state() {

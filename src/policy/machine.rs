@@ -193,6 +193,9 @@ pub trait Breaker {
     fn evidence_for(&self, now: SimTime, out: &Transitions) -> Evidence {
         if out.keeps_evidence() { self.evidence_at(now) } else { Evidence::EMPTY }
     }
+    /// False for a breaker without a timer (its [`Breaker::deadline`] is always `None`): the
+    /// engine's direct path then never asks for one. One that overrides `deadline` keeps it true.
+    const TIMED: bool = true;
     /// The next instant at which the policy wants [`Breaker::on_deadline`] called (active
     /// transitions, periodic evaluation), or `None`.
     fn deadline(&self) -> Option<SimTime> {

@@ -93,6 +93,8 @@ impl NodeBreaker {
 }
 
 impl Breaker for NodeBreaker {
+    const TIMED: bool = false;
+
     fn admit(&mut self, now: SimTime, out: &mut Transitions) -> Admission {
         if self.phase.state() == State::Open {
             if now.since(self.opened_at) < self.cfg.cooldown {

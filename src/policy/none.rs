@@ -41,6 +41,8 @@ impl Family for NoneConfig {
 pub struct NoBreaker;
 
 impl Breaker for NoBreaker {
+    const TIMED: bool = false;
+
     fn admit(&mut self, _now: SimTime, _out: &mut Transitions) -> Admission {
         Admission::Allow(Ticket::default())
     }

@@ -203,6 +203,8 @@ impl PollyBreaker {
 }
 
 impl Breaker for PollyBreaker {
+    const TIMED: bool = false;
+
     fn admit(&mut self, now: SimTime, out: &mut Transitions) -> Admission {
         match self.phase.state() {
             State::Closed => Admission::Allow(self.phase.ticket(false)),

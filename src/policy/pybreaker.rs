@@ -123,6 +123,8 @@ impl PybreakerBreaker {
 }
 
 impl Breaker for PybreakerBreaker {
+    const TIMED: bool = false;
+
     fn admit(&mut self, now: SimTime, out: &mut Transitions) -> Admission {
         if self.busy {
             return Admission::Wait;

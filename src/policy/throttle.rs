@@ -127,6 +127,8 @@ impl SreThrottle {
 }
 
 impl Breaker for SreThrottle {
+    const TIMED: bool = false;
+
     fn admit(&mut self, now: SimTime, out: &mut Transitions) -> Admission {
         let p = self.probability(now);
         self.update_state(now, p, out);

@@ -50,6 +50,8 @@ pub struct ToyBreaker {
 }
 
 impl Breaker for ToyBreaker {
+    const TIMED: bool = false;
+
     fn admit(&mut self, now: SimTime, out: &mut Transitions) -> Admission {
         match self.phase.state() {
             State::Closed => Admission::Allow(self.phase.ticket(false)),

@@ -505,11 +505,12 @@ impl<'a> Engine<'a> {
                 let i = next_arrival;
                 next_arrival += 1;
                 self.now = arrivals[i];
-                let first_answer = chunk.first_answers.get(i).copied();
+                let first_answer = chunk.first_answers.get(i);
                 if L::DIRECT {
-                    self.arrive_direct::<L>(self.now, chunk.first + i as u64, first_answer);
+                    let next = arrivals.get(next_arrival).copied();
+                    self.arrive_direct::<L>(self.now, chunk.first + i as u64, first_answer, next);
                 } else {
-                    self.arrive(self.now, chunk.first + i as u64, first_answer);
+                    self.arrive(self.now, chunk.first + i as u64, first_answer.copied());
                 }
                 continue;
             }
@@ -568,7 +569,7 @@ impl<'a> Engine<'a> {
     fn arrive(&mut self, now: SimTime, request: u64, first_answer: Option<Answer>) {
         self.drawn = first_answer.map(|a| (request, a));
         self.log_arrival(CallRecord::new(now));
-        self.note_arrival::<General>(now, request, first_answer);
+        self.note_arrival::<General>(now, request, first_answer.map(|a| (a.class, a.latency)));
         let instances = self.instances.len() as u64;
         let instance = if instances == 1 { 0 } else { (request % instances) as u32 };
         let client = &mut self.instances[instance as usize];
@@ -580,30 +581,27 @@ impl<'a> Engine<'a> {
 
     /// Records request `request`'s arrival (and, with a timeline, the dependency's true health:
     /// its first answer, whether or not the breaker will let it through; with several
-    /// providers, every provider's). Returns the first answer when known (drawn ahead, or here).
-    /// On the direct path there is one provider.
+    /// providers, every provider's). `first` is the first answer's class and latency when known
+    /// (drawn ahead). On the direct path there is one provider.
     #[inline(always)]
-    fn note_arrival<L: Lane>(
-        &mut self,
-        now: SimTime,
-        request: u64,
-        first_answer: Option<Answer>,
-    ) -> Option<Answer> {
+    fn note_arrival<L: Lane>(&mut self, now: SimTime, request: u64, first: Option<(OutcomeClass, Dur)>) {
         if !self.rec.records_health() {
             self.rec.request_arrived(now);
-            return first_answer;
+            return;
         }
         // The dependency's true health for the timeline: this arrival's first answer, whether
         // or not the breaker will let it through (provider 0 with several)...
-        let answer = first_answer.unwrap_or_else(|| self.workload.first_answer(request, now));
-        self.rec.request_arrived_answering(now, answer.class, answer.latency);
+        let (class, latency) = first.unwrap_or_else(|| {
+            let a = self.workload.first_answer(request, now);
+            (a.class, a.latency)
+        });
+        self.rec.request_arrived_answering(now, class, latency);
         // ... and with several, what each other provider would have answered it.
         let others = if L::DIRECT { 0 } else { self.workload.providers().map_or(0, |p| p.names.len()) };
         for p in 1..others {
             let a = self.workload.provider_answer(p as u32, request, 1, now);
             self.rec.true_answer_of(p, now, a.class, a.latency);
         }
-        Some(answer)
     }
 
     /// [`Engine::arrive`] on the direct path (see [`Engine::direct`]): the breaker of the one
@@ -611,9 +609,28 @@ impl<'a> Engine<'a> {
     /// answered by the fallback, and a call told to wait is parked as a [`Call`] and runs the
     /// general way from then on. Budgets and the requests in flight are not kept for the
     /// others: without retries nothing reads them.
+    ///
+    /// `next` is the chunk's next arrival. A try that lands no later than it, with nothing else
+    /// scheduled, lands at once: the loop would pop it next anyway (a result precedes an arrival
+    /// of its instant), so a sequential script's calls never enter the queue.
     #[inline]
-    fn arrive_direct<L: Lane>(&mut self, now: SimTime, request: u64, first_answer: Option<Answer>) {
-        let first_answer = self.note_arrival::<L>(now, request, first_answer);
+    fn arrive_direct<L: Lane>(
+        &mut self,
+        now: SimTime,
+        request: u64,
+        first_answer: Option<&Answer>,
+        next: Option<SimTime>,
+    ) {
+        // Known ahead on the direct path (a log's first answer is read as cheaply); only its
+        // class and latency are read (no retries).
+        let answer = match first_answer {
+            Some(a) => (a.class, a.latency),
+            None => {
+                let a = self.workload.first_answer(request, now);
+                (a.class, a.latency)
+            }
+        };
+        self.note_arrival::<L>(now, request, Some(answer));
         let admission = L::of(&mut self.guards[0].breaker).admit(now, &mut self.changes);
         self.flush(0);
         self.reschedule::<L>(0, now);
@@ -621,12 +638,18 @@ impl<'a> Engine<'a> {
             Admission::Allow(ticket) => {
                 let kind = if ticket.probe { AttemptKind::Probe } else { AttemptKind::First };
                 self.rec.attempt_sent(now, 0, kind);
-                let answer = first_answer.unwrap_or_else(|| self.workload.first_answer(request, now));
-                let (class, latency) = self.as_seen(0, answer);
+                let (class, latency) = self.as_seen(0, answer.0, answer.1);
                 // Its caller has the answer when the try lands, as nothing can delay it.
-                self.log_arrival(CallRecord::with(now, Some(now), Some(now + latency)));
-                let i = self.flights.put(Flight { arrival: now, latency, ticket, class });
-                self.queue.push(now + latency, Phase::Settle, Event::Landed(i));
+                let landing = now + latency;
+                self.log_arrival(CallRecord::with(now, Some(now), Some(landing)));
+                let flight = Flight { arrival: now, latency, ticket, class };
+                if self.queue.is_empty() && next.is_some_and(|a| landing <= a) {
+                    self.now = landing;
+                    self.land::<L>(landing, flight);
+                } else {
+                    let i = self.flights.put(flight);
+                    self.queue.push(landing, Phase::Settle, Event::Landed(i));
+                }
             }
             Admission::Reject => {
                 self.rec.rejected(now, 0);
@@ -646,7 +669,7 @@ impl<'a> Engine<'a> {
 
     /// A direct-path try's result reaches the client: as [`Engine::complete`] followed by the
     /// end of the request (no retries: a success is answered, anything else falls back).
-    #[inline]
+    #[inline(always)]
     fn land<L: Lane>(&mut self, now: SimTime, f: Flight) {
         let verdict = self.slots[0].classifier.verdict(f.class);
         self.settle::<L>(now, 0, f.ticket, Observation { verdict, latency: f.latency });
@@ -658,20 +681,17 @@ impl<'a> Engine<'a> {
         }
     }
 
-    /// The class and latency the client sees of `answer` under slot `slot`'s call timeout.
+    /// The class and latency the client sees of an answer of `class` after `latency` under slot
+    /// `slot`'s call timeout.
     #[inline]
-    fn as_seen(&self, slot: u32, answer: Answer) -> (OutcomeClass, Dur) {
+    fn as_seen(&self, slot: u32, class: OutcomeClass, latency: Dur) -> (OutcomeClass, Dur) {
         let timeout = self.slots[slot as usize].timeout;
-        if answer.latency >= timeout {
-            (OutcomeClass::Timeout, timeout)
-        } else {
-            (answer.class, answer.latency)
-        }
+        if latency >= timeout { (OutcomeClass::Timeout, timeout) } else { (class, latency) }
     }
 
     /// Breaker `b` records a result of its current client process: reports its state changes,
     /// updates its timer and offers its waiting calls again.
-    #[inline]
+    #[inline(always)]
     fn settle<L: Lane>(&mut self, now: SimTime, b: u32, ticket: Ticket, obs: Observation) {
         L::of(&mut self.guards[b as usize].breaker).record(now, ticket, obs, &mut self.changes);
         self.flush(b);
@@ -779,7 +799,7 @@ impl<'a> Engine<'a> {
             call.retry_in_flight = true;
             self.instances[call.instance as usize].active_retries += 1;
         }
-        let (class, latency) = self.as_seen(slot, answer);
+        let (class, latency) = self.as_seen(slot, answer.class, answer.latency);
         call.ticket = ticket;
         call.class = class;
         call.latency = latency;
@@ -1122,6 +1142,10 @@ impl<'a> Engine<'a> {
     /// Keeps one live timer event per breaker: schedules its current deadline if it changed.
     #[inline(always)]
     fn reschedule<L: Lane>(&mut self, b: u32, now: SimTime) {
+        if !<L::Breaker as Breaker>::TIMED {
+            debug_assert!(self.guards[b as usize].breaker.deadline().is_none(), "an untimed breaker's timer");
+            return;
+        }
         let guard = &mut self.guards[b as usize];
         let deadline = L::of_ref(&guard.breaker).deadline();
         let wanted = deadline.map(|d| d.max(now)).filter(|d| *d < self.workload.horizon);

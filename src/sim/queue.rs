@@ -153,7 +153,7 @@ impl<E> EventQueue<E> {
     }
 
     /// True when nothing is scheduled.
-    #[cfg(test)]
+    #[inline(always)]
     pub fn is_empty(&self) -> bool {
         self.first.is_none()
     }
