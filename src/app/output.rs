@@ -592,10 +592,9 @@ fn remove_files<'s>(
     scope: &'s std::thread::Scope<'s, '_>,
     dir: &'s Path,
     names: &'s [std::ffi::OsString],
-    forgetting: Option<std::thread::ScopedJoinHandle<'s, ()>>,
+    mut forgetting: Option<std::thread::ScopedJoinHandle<'s, ()>>,
 ) -> Vec<std::thread::ScopedJoinHandle<'s, ()>> {
     let removers = names.len().min(REMOVERS);
-    let mut forgetting = forgetting;
     (0..removers)
         .map(|k| {
             let forgetting = forgetting.take();

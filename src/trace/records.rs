@@ -74,6 +74,13 @@ pub struct LineReader<R> {
     clean_to: usize,
 }
 
+/// A reader of one line's answer (its length with the line end, or `None`) as a reader of
+/// lines' ([`LineReader::each_lines`]: how many lines and their bytes).
+#[inline(always)]
+fn one_line(n: Option<usize>) -> (u64, usize) {
+    n.map_or((0, 0), |n| (1, n))
+}
+
 impl<R: Read> LineReader<R> {
     /// A reader over `input`.
     pub fn new(input: R) -> LineReader<R> {
@@ -120,7 +127,7 @@ impl<R: Read> LineReader<R> {
     /// [`next_line`](Self::next_line) then returns as usual; returns how many lines it read. No memory search per line: the
     /// parser finds each line's end as it reads it.
     pub fn each_line(&mut self, mut each: impl FnMut(u64, &[u8]) -> Option<usize>) -> std::io::Result<u64> {
-        self.each_lines(|line, block| each(line, block).map_or((0, 0), |n| (1, n)))
+        self.each_lines(|line, block| one_line(each(line, block)))
     }
 
     /// [`each_line`](Self::each_line) with `each` reading as many lines as it can from the
@@ -432,7 +439,7 @@ impl<R: Read> Records<R> {
         &mut self,
         mut each: impl FnMut(u64, &[u8]) -> Option<usize>,
     ) -> Result<u64, TraceError> {
-        self.each_plain_lines(|line, block| each(line, block).map_or((0, 0), |n| (1, n)))
+        self.each_plain_lines(|line, block| one_line(each(line, block)))
     }
 
     /// [`each_plain`](Self::each_plain) with `each` reading many lines at once (see

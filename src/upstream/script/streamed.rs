@@ -785,6 +785,17 @@ mod tests {
         [false, true].into_iter().filter(|w| !w || row16::available()).collect()
     }
 
+    /// Each of `parts` with each of [`widths`].
+    fn parts_and_widths(parts: &[u64]) -> Vec<(u64, bool)> {
+        parts.iter().flat_map(|&p| widths().into_iter().map(move |w| (p, w))).collect()
+    }
+
+    /// An error's text from its line on (the path cut off).
+    fn from_line(e: impl ToString) -> String {
+        let e = e.to_string();
+        e[e.find(", line").unwrap_or(0)..].to_string()
+    }
+
     /// Every row of `s`, read `n` at a time.
     fn rows(s: &StreamedScript, n: usize) -> Vec<ScriptRow> {
         let mut c = s.cursor();
@@ -808,9 +819,7 @@ mod tests {
         let f = write(text.as_bytes());
         let expected = super::super::tests::all_rows(&super::super::load_script(f.path()).unwrap());
         assert_eq!(expected.len(), 5_000);
-        for (parts, wide) in
-            [1, 2, 3, 7, 64, 10_000].into_iter().flat_map(|p| widths().into_iter().map(move |w| (p, w)))
-        {
+        for (parts, wide) in parts_and_widths(&[1, 2, 3, 7, 64, 10_000]) {
             let s = scan_as(&f, parts, wide).expect("plain");
             assert_eq!(s.len(), 5_000);
             assert_eq!(s.latest_end(), expected.iter().map(|r| (r.t + r.latency).0).max().unwrap());
@@ -837,8 +846,7 @@ mod tests {
             format!("{header}10,1,1\n9,1,1\n"),
         ] {
             let f = write(other.as_bytes());
-            for (parts, wide) in [1, 2, 3].into_iter().flat_map(|p| widths().into_iter().map(move |w| (p, w)))
-            {
+            for (parts, wide) in parts_and_widths(&[1, 2, 3]) {
                 assert!(scan_as(&f, parts, wide).is_none(), "{other:?} in {parts} parts");
             }
         }
@@ -984,10 +992,7 @@ mod tests {
     fn general(content: &[u8]) -> Result<Vec<ScriptRow>, String> {
         let f = write(content);
         let file = File::open(f.path()).unwrap();
-        super::super::read_rows(f.path(), file, content.len() as u64).map_err(|e| {
-            let e = e.to_string();
-            e[e.find(", line").unwrap_or(0)..].to_string()
-        })
+        super::super::read_rows(f.path(), file, content.len() as u64).map_err(from_line)
     }
 
     /// Whether `content` is plain: an optional byte-order mark, the exact header, then rows [`plain::fast_row`] reads, each
@@ -1013,7 +1018,7 @@ mod tests {
         let f = write(content);
         let expected = general(content);
         let plain = is_plain(content);
-        for (parts, wide) in [1, 2, 3].into_iter().flat_map(|p| widths().into_iter().map(move |w| (p, w))) {
+        for (parts, wide) in parts_and_widths(&[1, 2, 3]) {
             let s = scan_as(&f, parts, wide);
             prop_assert_eq!(s.is_some(), plain, "{} parts, wide {}", parts, wide);
             if let Some(s) = s {
@@ -1094,11 +1099,9 @@ mod tests {
         cases.push(text.replacen("\n100000007,", "\n\"100000007\",", 1).into_bytes());
         for content in cases {
             let f = write(&content);
-            let loaded =
-                super::super::load_script(f.path()).map(|c| super::super::tests::all_rows(&c)).map_err(|e| {
-                    let e = e.to_string();
-                    e[e.find(", line").unwrap_or(0)..].to_string()
-                });
+            let loaded = super::super::load_script(f.path())
+                .map(|c| super::super::tests::all_rows(&c))
+                .map_err(from_line);
             assert_eq!(loaded, general(&content), "{:?}", String::from_utf8_lossy(&content[..80]));
             streams_as_the_general_reader_reads(&content).unwrap();
         }
