@@ -521,6 +521,14 @@ impl std::io::Write for Stream {
     }
 }
 
+#[cfg(unix)]
+impl std::os::fd::AsFd for Stream {
+    /// The file's descriptor (what is still buffered is not in the file yet).
+    fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
+        self.file.get_ref().as_fd()
+    }
+}
+
 /// A scratch file in an output folder's private folder ([`OutputDir::scratch`]): written, then
 /// read back once from its start; removed when dropped.
 #[derive(Debug)]
