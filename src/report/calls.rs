@@ -3,19 +3,26 @@
 //! it waited) and when the caller had its answer. Lets another implementation be compared call
 //! by call (see conformance/). A week's script is about 600,000 rows (28 MB): [`CallsCsv`] takes
 //! the calls in pieces as the run hands them out and formats them into one block of
-//! [`BLOCK_BYTES`], written out whenever it is full, so the file is never held whole. Each row
-//! is formatted in a fixed-size window of the block with whole-word writes; integers eight
-//! digits at a time with plain arithmetic on one 64-bit word ([`eight_digits`]).
+//! [`BLOCK_BYTES`], written out whenever it is full, so the file is never held whole. Into a
+//! file ([`CallsCsv::to_file`]) its whole pages go straight to the disk where the system can
+//! (Linux's `O_DIRECT`): the kernel neither copies them nor keeps them cached, and the file's
+//! sync has little left to do. Each row is formatted in a fixed-size window of the block with
+//! whole-word writes; integers eight digits at a time with plain arithmetic on one 64-bit word
+//! ([`eight_digits`]).
 
 use crate::metrics::CallRecord;
+use std::fs::File;
 use std::io::Write;
 
 /// calls.csv's header line.
 const HEADER: &[u8] = b"row,t_us,admitted,start_us,end_us\n";
 
-/// The block rows are formatted in before they are written (still in cache when copied to the
-/// file), allocated once.
-const BLOCK_BYTES: usize = 1 << 17;
+/// The block rows are formatted in before they are written, allocated once.
+const BLOCK_BYTES: usize = 1 << 20;
+
+/// What the memory, length and place in the file of a direct write are multiples of (a page:
+/// at least any disk's block).
+const ALIGN: usize = 4096;
 
 /// The longest row: five fields of at most 20 digits, their separators and the line end.
 const MAX_ROW: usize = 5 * 20 + 5;
@@ -27,10 +34,17 @@ const ROOM: usize = MAX_ROW + 32;
 /// calls.csv being written: the header first, then the calls in script order, numbered on.
 pub struct CallsCsv<W: Write> {
     w: W,
+    /// A second handle on `w`'s file ([`CallsCsv::to_file`]) every block goes through instead.
+    file: Option<File>,
+    /// Whether `file` writes straight to the disk: then only whole pages go out, from memory
+    /// aligned as they are.
+    direct: bool,
     /// The next row's number.
     row: RowNumber,
-    /// The rows not yet written, `block[..len]`; its size is fixed, its room reused.
+    /// The rows not yet written, `block[at..at + len]`, `at` the first offset aligned to
+    /// [`ALIGN`]; its size is fixed, its room reused.
     block: Vec<u8>,
+    at: usize,
     len: usize,
     /// The digits above the last eight of the last such number ([`Row::number`]).
     high: High,
@@ -80,21 +94,31 @@ impl RowNumber {
 impl<W: Write> CallsCsv<W> {
     /// Starts calls.csv in `w` (its header goes out with the first rows).
     pub fn new(w: W) -> CallsCsv<W> {
-        let mut block = vec![0; BLOCK_BYTES];
-        block[..HEADER.len()].copy_from_slice(HEADER);
+        let mut block = vec![0; BLOCK_BYTES + ALIGN];
+        let at = block.as_ptr().align_offset(ALIGN).min(ALIGN);
+        block[at..at + HEADER.len()].copy_from_slice(HEADER);
         let high = High { value: u64::MAX, word: 0, len: 0 };
-        CallsCsv { w, row: RowNumber::zero(), block, len: HEADER.len(), high }
+        CallsCsv { w, file: None, direct: false, row: RowNumber::zero(), block, at, len: HEADER.len(), high }
     }
 
     /// Formats the rows of the next calls, in order, writing out each block that fills.
     pub fn rows(&mut self, calls: &[CallRecord]) -> std::io::Result<()> {
         for c in calls {
-            let room = match self.block.get_mut(self.len..).and_then(|b| b.first_chunk_mut::<ROOM>()) {
+            let end = self.at + BLOCK_BYTES;
+            let room = match self.block[..end]
+                .get_mut(self.at + self.len..)
+                .and_then(|b| b.first_chunk_mut::<ROOM>())
+            {
                 Some(room) => room,
                 None => {
-                    self.flush()?;
-                    // An empty block always has the room.
-                    let Some(room) = self.block.first_chunk_mut::<ROOM>() else { continue };
+                    self.flush(false)?;
+                    // A block holds far more than a page and a row.
+                    let Some(room) = self.block[..end]
+                        .get_mut(self.at + self.len..)
+                        .and_then(|b| b.first_chunk_mut::<ROOM>())
+                    else {
+                        continue;
+                    };
                     room
                 }
             };
@@ -111,9 +135,10 @@ impl<W: Write> CallsCsv<W> {
         &self.w
     }
 
-    /// Writes what is pending (the header, when no row came).
+    /// Writes what is pending (the header, when no row came); the file is then written through
+    /// the page cache, as any.
     pub fn finish(&mut self) -> std::io::Result<()> {
-        self.flush()
+        self.flush(true)
     }
 
     /// The writer back.
@@ -121,12 +146,85 @@ impl<W: Write> CallsCsv<W> {
         self.w
     }
 
-    /// Writes the block's rows and empties it.
-    fn flush(&mut self) -> std::io::Result<()> {
-        self.w.write_all(&self.block[..self.len])?;
-        self.len = 0;
+    /// Writes the block's rows and empties it: all of them when `last` or not `direct`, else its
+    /// whole pages (the rest moves to the block's start).
+    fn flush(&mut self, last: bool) -> std::io::Result<()> {
+        let Self { w, file, direct, block, at, len, .. } = self;
+        let Some(file) = file else {
+            w.write_all(&block[*at..*at + *len])?;
+            *len = 0;
+            return Ok(());
+        };
+        let pages = if *direct { *len / ALIGN * ALIGN } else { 0 };
+        let sent = if pages > 0 { write_direct(file, &block[*at..*at + pages])? } else { 0 };
+        if *direct && sent == pages && !last {
+            block.copy_within(*at + pages..*at + *len, *at);
+            *len -= pages;
+            return Ok(());
+        }
+        // The end, or written through the page cache (or refused, or cut short, from here on).
+        if *direct {
+            direct_io(file, false)?;
+            *direct = false;
+        }
+        file.write_all(&block[*at + sent..*at + *len])?;
+        *len = 0;
         Ok(())
     }
+}
+
+#[cfg(unix)]
+impl<W: Write + std::os::fd::AsFd> CallsCsv<W> {
+    /// Starts calls.csv in the file `w` (nothing written to it yet), its blocks written through
+    /// a second handle on it, straight to the disk where the system can.
+    pub fn to_file(w: W) -> CallsCsv<W> {
+        let file = w.as_fd().try_clone_to_owned().ok().map(File::from);
+        let direct = file.as_ref().is_some_and(|f| direct_io(f, true).is_ok());
+        CallsCsv { file, direct, ..CallsCsv::new(w) }
+    }
+}
+
+#[cfg(not(unix))]
+impl<W: Write> CallsCsv<W> {
+    /// Starts calls.csv in the file `w`, as [`CallsCsv::new`].
+    pub fn to_file(w: W) -> CallsCsv<W> {
+        CallsCsv::new(w)
+    }
+}
+
+/// Writes `pages` (whole pages, aligned in memory) straight to the disk through `file`: how many
+/// bytes went, fewer when the write was refused (an invalid argument: the file system cannot)
+/// or cut short (the rest is then written through the page cache).
+fn write_direct(mut file: &File, pages: &[u8]) -> std::io::Result<usize> {
+    loop {
+        match file.write(pages) {
+            Ok(n) => return Ok(n),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) if e.kind() == std::io::ErrorKind::InvalidInput => return Ok(0),
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// Turns writing straight to the disk on or off for `file` (and every handle on its opening).
+#[cfg(target_os = "linux")]
+fn direct_io(file: &File, on: bool) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let fd = file.as_raw_fd();
+    // SAFETY: `fd` is open for the calls; F_GETFL and F_SETFL touch no memory.
+    let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    let flags = if on { flags | libc::O_DIRECT } else { flags & !libc::O_DIRECT };
+    // SAFETY: as above.
+    if flags < 0 || unsafe { libc::fcntl(fd, libc::F_SETFL, flags) } < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Elsewhere blocks go through the system's cache.
+#[cfg(not(target_os = "linux"))]
+fn direct_io(_file: &File, on: bool) -> std::io::Result<()> {
+    if on { Err(std::io::ErrorKind::Unsupported.into()) } else { Ok(()) }
 }
 
 /// One row being formatted in its window of the block: `room[..at]` so far.
@@ -266,8 +364,9 @@ mod tests {
         assert_eq!(&big.digits[..big.len], b"10000000000000000000");
     }
 
-    #[test]
-    fn calls_exact_text_across_blocks_and_pieces() {
+    /// Calls of every shape (answered at once, rejected, waited and unanswered, the largest
+    /// times) spanning several blocks, and calls.csv's text of them.
+    fn calls_and_text() -> (Vec<CallRecord>, String) {
         let t = SimTime;
         let calls: Vec<CallRecord> = (0..(3 * BLOCK_BYTES as u64 / 30))
             .map(|i| match i % 3 {
@@ -288,15 +387,25 @@ mod tests {
             expected +=
                 &format!("{row},{},{admitted},{},{}\n", c.arrival.micros(), us(c.start()), us(c.end()));
         }
-        // Handed over in uneven pieces, as a run drains its answered calls.
-        let mut csv = CallsCsv::new(Vec::new());
-        let (a, rest) = calls.split_at(5);
-        let (b, c) = rest.split_at(BLOCK_BYTES / 30 + 17);
+        (calls, expected)
+    }
+
+    /// `calls` written into `csv`, handed over in uneven pieces as a run drains its answered calls.
+    fn write_in_pieces<W: Write>(csv: &mut CallsCsv<W>, calls: &[CallRecord]) {
+        let (a, rest) = calls.split_at(5.min(calls.len()));
+        let (b, c) = rest.split_at((BLOCK_BYTES / 30 + 17).min(rest.len()));
         for piece in [a, b, &[], c] {
             csv.rows(piece).unwrap();
         }
-        assert!(expected.len() > 3 * BLOCK_BYTES, "the rows span several blocks, the last one short");
         csv.finish().unwrap();
+    }
+
+    #[test]
+    fn calls_exact_text_across_blocks_and_pieces() {
+        let (calls, expected) = calls_and_text();
+        let mut csv = CallsCsv::new(Vec::new());
+        write_in_pieces(&mut csv, &calls);
+        assert!(expected.len() > 3 * BLOCK_BYTES, "the rows span several blocks, the last one short");
         assert_eq!(String::from_utf8(csv.into_inner()).unwrap(), expected);
         assert!(expected.starts_with(
             "row,t_us,admitted,start_us,end_us\n0,0,1,0,120000\n1,1000000,0,,1000000\n2,2000000,1,2000007,\n"
@@ -304,5 +413,33 @@ mod tests {
         let mut empty = CallsCsv::new(Vec::new());
         empty.finish().unwrap();
         assert_eq!(empty.into_inner(), b"row,t_us,admitted,start_us,end_us\n");
+    }
+
+    /// Into a file, straight to the disk (where the system can) or through the page cache, the
+    /// same bytes: for no rows, a few, and texts ending short of, at and past a page's end.
+    #[cfg(unix)]
+    #[test]
+    fn calls_into_a_file_are_the_same_bytes_written_straight_to_the_disk_or_not() {
+        let (calls, expected) = calls_and_text();
+        let ends = |n: usize| expected.split_inclusive('\n').take(n + 1).map(str::len).sum::<usize>();
+        let at_page = (0..calls.len()).find(|&n| ends(n) % ALIGN == 0);
+        let counts = [0, 3, 200, calls.len() / 2, calls.len()].into_iter().chain(at_page);
+        for n in counts {
+            for direct in [true, false] {
+                let mut file = tempfile::tempfile().unwrap();
+                let mut csv = CallsCsv::to_file(&file);
+                if !direct && let Some(f) = &csv.file {
+                    direct_io(f, false).unwrap();
+                    csv.direct = false;
+                }
+                write_in_pieces(&mut csv, &calls[..n]);
+                drop(csv);
+                let mut text = String::new();
+                std::io::Seek::rewind(&mut file).unwrap();
+                std::io::Read::read_to_string(&mut file, &mut text).unwrap();
+                assert_eq!(text.len(), ends(n), "{n} rows, direct {direct}");
+                assert!(text == expected[..ends(n)], "{n} rows, direct {direct}");
+            }
+        }
     }
 }
