@@ -292,7 +292,7 @@ fn write_calls(
     pieces: std::sync::mpsc::Receiver<Vec<CallRecord>>,
     give_back: std::sync::mpsc::SyncSender<Vec<CallRecord>>,
 ) -> Result<output::Stream> {
-    let mut csv = report::CallsCsv::new(file);
+    let mut csv = report::CallsCsv::to_file(file);
     for mut calls in pieces {
         csv.rows(&calls).map_err(|e| csv.writer().error(e))?;
         calls.clear();
