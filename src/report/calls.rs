@@ -41,11 +41,11 @@ pub struct CallsCsv<W: Write> {
     direct: bool,
     /// The next row's number.
     row: RowNumber,
-    /// The rows not yet written, `block[at..at + len]`, `at` the first offset aligned to
-    /// [`ALIGN`]; its size is fixed, its room reused.
+    /// The rows not yet written, `block[at..end]`, `at` the first offset aligned to [`ALIGN`]
+    /// (the block ends [`BLOCK_BYTES`] after it); its size is fixed, its room reused.
     block: Vec<u8>,
     at: usize,
-    len: usize,
+    end: usize,
     /// The digits above the last eight of the last such number ([`Row::number`]).
     high: High,
 }
@@ -96,26 +96,22 @@ impl<W: Write> CallsCsv<W> {
     pub fn new(w: W) -> CallsCsv<W> {
         let mut block = vec![0; BLOCK_BYTES + ALIGN];
         let at = block.as_ptr().align_offset(ALIGN).min(ALIGN);
+        block.truncate(at + BLOCK_BYTES);
         block[at..at + HEADER.len()].copy_from_slice(HEADER);
         let high = High { value: u64::MAX, word: 0, len: 0 };
-        CallsCsv { w, file: None, direct: false, row: RowNumber::zero(), block, at, len: HEADER.len(), high }
+        let end = at + HEADER.len();
+        CallsCsv { w, file: None, direct: false, row: RowNumber::zero(), block, at, end, high }
     }
 
     /// Formats the rows of the next calls, in order, writing out each block that fills.
     pub fn rows(&mut self, calls: &[CallRecord]) -> std::io::Result<()> {
         for c in calls {
-            let end = self.at + BLOCK_BYTES;
-            let room = match self.block[..end]
-                .get_mut(self.at + self.len..)
-                .and_then(|b| b.first_chunk_mut::<ROOM>())
-            {
+            let room = match self.block.get_mut(self.end..).and_then(|b| b.first_chunk_mut::<ROOM>()) {
                 Some(room) => room,
                 None => {
                     self.flush(false)?;
                     // A block holds far more than a page and a row.
-                    let Some(room) = self.block[..end]
-                        .get_mut(self.at + self.len..)
-                        .and_then(|b| b.first_chunk_mut::<ROOM>())
+                    let Some(room) = self.block.get_mut(self.end..).and_then(|b| b.first_chunk_mut::<ROOM>())
                     else {
                         continue;
                     };
@@ -124,7 +120,7 @@ impl<W: Write> CallsCsv<W> {
             };
             let mut row = Row { room, at: 0, high: &mut self.high };
             row.call(&self.row, c);
-            self.len += row.at;
+            self.end += row.at;
             self.row.step();
         }
         Ok(())
@@ -149,17 +145,18 @@ impl<W: Write> CallsCsv<W> {
     /// Writes the block's rows and empties it: all of them when `last` or not `direct`, else its
     /// whole pages (the rest moves to the block's start).
     fn flush(&mut self, last: bool) -> std::io::Result<()> {
-        let Self { w, file, direct, block, at, len, .. } = self;
+        let Self { w, file, direct, block, at, end, .. } = self;
+        let (at, len) = (*at, *end - *at);
         let Some(file) = file else {
-            w.write_all(&block[*at..*at + *len])?;
-            *len = 0;
+            w.write_all(&block[at..at + len])?;
+            *end = at;
             return Ok(());
         };
-        let pages = if *direct { *len / ALIGN * ALIGN } else { 0 };
-        let sent = if pages > 0 { write_direct(file, &block[*at..*at + pages])? } else { 0 };
+        let pages = if *direct { len / ALIGN * ALIGN } else { 0 };
+        let sent = if pages > 0 { write_direct(file, &block[at..at + pages])? } else { 0 };
         if *direct && sent == pages && !last {
-            block.copy_within(*at + pages..*at + *len, *at);
-            *len -= pages;
+            block.copy_within(at + pages..at + len, at);
+            *end -= pages;
             return Ok(());
         }
         // The end, or written through the page cache (or refused, or cut short, from here on).
@@ -167,8 +164,8 @@ impl<W: Write> CallsCsv<W> {
             direct_io(file, false)?;
             *direct = false;
         }
-        file.write_all(&block[*at + sent..*at + *len])?;
-        *len = 0;
+        file.write_all(&block[at + sent..at + len])?;
+        *end = at;
         Ok(())
     }
 }
