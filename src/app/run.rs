@@ -137,13 +137,11 @@ pub fn run_scenario(scenario: Scenario, settings: &RunSettings) -> Result<RunRep
     let Written { mut out, calls, label, result, truth, replicates } = written?;
     let inputs = inputs.or_else(|| hashed.then(|| report_inputs(&scenario, seed, &settings.command_line)));
     let page = inputs.map(|inputs| Page { inputs: Some(inputs), charts: ChartOptions::default() });
-    // The charts and the page are drawn while calls.csv's last rows are written and synced on
-    // the writer's thread; they are written after it, in the order the files have always had.
+    // The charts and the page are drawn and written while calls.csv's last rows are written
+    // and synced on the writer's thread, which is joined only before the set is swapped in;
+    // calls.csv is listed before them, in the order the files have always had.
     let drawn = page.map(|page| out.draw(&page));
-    if let Some(file) = calls.join() {
-        out.close(file?)?;
-    }
-    let files = out.finish_drawn(drawn.transpose()?)?;
+    let files = out.finish_drawn(drawn, || calls.join().transpose())?;
     Ok(RunReport { scenario, label, seed, result, truth, files, replicates })
 }
 
