@@ -129,6 +129,11 @@ pub fn run_scenario(scenario: Scenario, settings: &RunSettings) -> Result<RunRep
     let hashed =
         settings.charts && matches!(&scenario.source, Source::Script { rows, .. } if rows.hash_as_read());
     let (written, inputs) = std::thread::scope(|s| {
+        // The charts draw on rayon's pool: started on another thread now, it is ready (the
+        // processors counted, its threads made) when the run is over.
+        if settings.charts {
+            s.spawn(rayon::current_num_threads);
+        }
         let inputs = (settings.charts && !hashed)
             .then(|| s.spawn(|| report_inputs(&scenario, seed, &settings.command_line)));
         let written = simulate_and_write(&scenario, &policies, fleet, seed, settings);
