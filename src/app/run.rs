@@ -129,6 +129,11 @@ pub fn run_scenario(scenario: Scenario, settings: &RunSettings) -> Result<RunRep
     let hashed =
         settings.charts && matches!(&scenario.source, Source::Script { rows, .. } if rows.hash_as_read());
     let (written, inputs) = std::thread::scope(|s| {
+        // The charts draw on rayon's pool: started on another thread now, it is ready (the
+        // processors counted, its threads made) when the run is over.
+        if settings.charts {
+            s.spawn(rayon::current_num_threads);
+        }
         let inputs = (settings.charts && !hashed)
             .then(|| s.spawn(|| report_inputs(&scenario, seed, &settings.command_line)));
         let written = simulate_and_write(&scenario, &policies, fleet, seed, settings);
@@ -137,13 +142,11 @@ pub fn run_scenario(scenario: Scenario, settings: &RunSettings) -> Result<RunRep
     let Written { mut out, calls, label, result, truth, replicates } = written?;
     let inputs = inputs.or_else(|| hashed.then(|| report_inputs(&scenario, seed, &settings.command_line)));
     let page = inputs.map(|inputs| Page { inputs: Some(inputs), charts: ChartOptions::default() });
-    // The charts and the page are drawn while calls.csv's last rows are written and synced on
-    // the writer's thread; they are written after it, in the order the files have always had.
+    // The charts and the page are drawn and written while calls.csv's last rows are written
+    // and synced on the writer's thread, which is joined only before the set is swapped in;
+    // calls.csv is listed before them, in the order the files have always had.
     let drawn = page.map(|page| out.draw(&page));
-    if let Some(file) = calls.join() {
-        out.close(file?)?;
-    }
-    let files = out.finish_drawn(drawn.transpose()?)?;
+    let files = out.finish_drawn(drawn, || calls.join().transpose())?;
     Ok(RunReport { scenario, label, seed, result, truth, files, replicates })
 }
 
@@ -207,7 +210,8 @@ fn simulate_and_write(
     // writer short of processor time never makes the pieces pile up in memory. The writer
     // finishes and syncs the file while this thread writes the other files, then the charts.
     let scripted = matches!(scenario.source, Source::Script { .. });
-    let calls_file = scripted.then(|| out.stream(output::CALLS_CSV)).transpose()?;
+    let calls_file =
+        scripted.then(|| out.stream(output::CALLS_CSV).map(output::Stream::write_behind)).transpose()?;
     let (send, received) = std::sync::mpsc::sync_channel::<Vec<CallRecord>>(4);
     // The pieces' vectors come back emptied, to hold the calls to come.
     let (give_back, spares) = std::sync::mpsc::sync_channel::<Vec<CallRecord>>(8);
@@ -269,18 +273,26 @@ fn simulate_and_write(
         extra: &extra,
     };
     let runs = [(label.as_str(), &result.record)];
-    out.write(output::SUMMARY_CSV, &report::summary_csv(&[row]))?;
-    out.close(transitions)?;
-    let mut body = explain_body.reader()?;
-    out.write_with(output::EXPLAIN_CSV, |w| {
-        explain.finish(&mut body, w).map_err(|e| explain_body.writer().error(e))
+    // The timeline, incidents and latency tables are made on another thread while this one
+    // writes the summary and explain.csv; all are written in the order they always had.
+    let tables = std::thread::scope(|s| {
+        let tables = s.spawn(|| {
+            [
+                (output::TIMELINE_CSV, report::timeline_csv(&runs)),
+                (output::INCIDENTS_CSV, report::incidents_csv(&workload.truth)),
+                (output::LATENCY_CSV, report::latency_csv(&runs)),
+            ]
+        });
+        out.write(output::SUMMARY_CSV, &report::summary_csv(&[row]))?;
+        out.close(transitions)?;
+        let mut body = explain_body.reader()?;
+        out.write_with(output::EXPLAIN_CSV, |w| {
+            explain.finish(&mut body, w).map_err(|e| explain_body.writer().error(e))
+        })?;
+        drop(explain_body);
+        Ok::<_, crate::Error>(tables.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
     })?;
-    drop(explain_body);
-    out.write_all(&[
-        (output::TIMELINE_CSV, report::timeline_csv(&runs)),
-        (output::INCIDENTS_CSV, report::incidents_csv(&workload.truth)),
-        (output::LATENCY_CSV, report::latency_csv(&runs)),
-    ])?;
+    out.write_all(&tables)?;
     Ok(Written { out, calls, label, result, truth: workload.truth, replicates })
 }
 

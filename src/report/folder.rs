@@ -4,7 +4,9 @@
 //! and the page never look at the file system themselves.
 
 use super::charts::ChartError;
-use super::charts::data::{self, Incident, LatencyHist, Opener, SINGLE_POLICY, Summary, Table};
+use super::charts::data::{
+    self, Incident, LatencyHist, Opener, SINGLE_POLICY, Summary, Table, TransitionRow,
+};
 use super::charts::timeline::TimelineData;
 use super::page::{HTML_MAX_ROWS, INPUTS_FILE, ReportInputs};
 use crate::sweep::SweepError;
@@ -101,77 +103,58 @@ impl<'f> Contents<'f> {
     }
 
     /// inputs.toml, review.toml, summary.csv and the timeline (timeline.csv, transitions.csv
-    /// and incidents.csv): what [`Contents::read`] reads before the marks.
+    /// and incidents.csv): what [`Contents::read`] reads before the marks. timeline.csv, the
+    /// other two of the timeline and the rest are read at once, on the pool's threads; the
+    /// first error in the order above is reported, and the timeline's other two files are not
+    /// looked at without timeline.csv.
     fn read_head(dir: &Path, file: &Opener<'f>) -> Result<Contents<'f>, ChartError> {
         let files = Files { dir, file };
-        let inputs = files
-            .text(INPUTS_FILE)?
-            .map(|t| ReportInputs::from_toml(&dir.join(INPUTS_FILE), &t))
-            .transpose()?;
-        let review = files
-            .text(REVIEW_TOML)?
-            .map(|t| {
-                let path = dir.join(REVIEW_TOML);
-                Review::parse(&t, &path.display().to_string()).map_err(|e| match e {
-                    crate::sweep::SweepError::At { line, message, .. } => {
-                        ChartError::Toml { path: path.clone(), line: line as u64, message }
-                    }
-                    other => ChartError::Toml { path: path.clone(), line: 0, message: other.to_string() },
-                })
-            })
-            .transpose()?;
-        let summary = Summary::read(dir, "summary.csv", Arc::clone(file))?;
-        let timeline = match files.table("timeline.csv")? {
-            None => None,
-            Some(t) => {
-                let mut series = data::timeline(&t)?;
-                // A single run's timeline.csv has no policy column: its one series is the
-                // configuration of summary.csv's one row.
-                if let [only] = series.as_mut_slice()
-                    && only.policy == SINGLE_POLICY
-                    && let Some(Summary { rows: 1, first: Some(row), .. }) = &summary
-                {
-                    only.policy = row.policy().to_string();
-                }
-                let transitions = match files.get("transitions.csv")? {
-                    None => None,
-                    Some(reader) => {
-                        let mut all = Vec::new();
-                        let path = dir.join("transitions.csv");
-                        let rest = Table::chunks(&path, reader, CHUNK_ROWS, |t| {
-                            all.extend(data::transitions(t)?);
-                            Ok(())
-                        })?;
-                        all.extend(data::transitions(&rest)?);
-                        Some(all)
-                    }
-                };
-                let incidents = files.table("incidents.csv")?.map(|t| data::incidents(&t)).transpose()?;
-                // The timeline is of the first scenario's replicate 0 (see `run` and `compare`).
-                let mut context: Vec<String> = summary
-                    .as_ref()
-                    .and_then(|s| s.first.as_ref())
-                    .map(|r| r.scenario().to_string())
-                    .filter(|s| !s.is_empty())
-                    .into_iter()
-                    .collect();
-                if let Some(seed) = inputs.as_ref().and_then(|i| i.seed) {
-                    context.push(format!("seed {seed}"));
-                }
-                if !context.is_empty() {
-                    context.push("replicate 0".into());
-                }
-                Some(TimelineData {
-                    series,
-                    transitions: transitions.unwrap_or_default(),
-                    incidents: incidents.unwrap_or_default(),
-                    context: context.join(" · "),
-                    lanes: inputs.as_ref().map(|i| i.breakers.clone()).unwrap_or_default(),
-                    providers: inputs.as_ref().map(|i| i.providers.clone()).unwrap_or_default(),
-                    epoch_us: inputs.as_ref().and_then(|i| i.epoch_us),
-                })
-            }
+        let (head, (series, rest)) = rayon::join(
+            || files.head(),
+            || {
+                rayon::join(
+                    || files.table("timeline.csv")?.map(|t| data::timeline(&t)).transpose(),
+                    || Ok::<_, ChartError>((files.transitions()?, files.table("incidents.csv")?)),
+                )
+            },
+        );
+        let (inputs, review, summary) = head?;
+        let Some(mut series) = series? else {
+            return Ok(Contents { summary, inputs, review, ..Contents::default() });
         };
+        let (transitions, incidents) = rest?;
+        // A single run's timeline.csv has no policy column: its one series is the
+        // configuration of summary.csv's one row.
+        if let [only] = series.as_mut_slice()
+            && only.policy == SINGLE_POLICY
+            && let Some(Summary { rows: 1, first: Some(row), .. }) = &summary
+        {
+            only.policy = row.policy().to_string();
+        }
+        let incidents = incidents.map(|t| data::incidents(&t)).transpose()?;
+        // The timeline is of the first scenario's replicate 0 (see `run` and `compare`).
+        let mut context: Vec<String> = summary
+            .as_ref()
+            .and_then(|s| s.first.as_ref())
+            .map(|r| r.scenario().to_string())
+            .filter(|s| !s.is_empty())
+            .into_iter()
+            .collect();
+        if let Some(seed) = inputs.as_ref().and_then(|i| i.seed) {
+            context.push(format!("seed {seed}"));
+        }
+        if !context.is_empty() {
+            context.push("replicate 0".into());
+        }
+        let timeline = Some(TimelineData {
+            series,
+            transitions: transitions.unwrap_or_default(),
+            incidents: incidents.unwrap_or_default(),
+            context: context.join(" · "),
+            lanes: inputs.as_ref().map(|i| i.breakers.clone()).unwrap_or_default(),
+            providers: inputs.as_ref().map(|i| i.providers.clone()).unwrap_or_default(),
+            epoch_us: inputs.as_ref().and_then(|i| i.epoch_us),
+        });
         Ok(Contents { timeline, summary, inputs, review, ..Contents::default() })
     }
 
@@ -221,6 +204,9 @@ fn read_marks(
     Ok(super::explain::marks(&rows, incidents, names))
 }
 
+/// inputs.toml, review.toml and summary.csv, read.
+type Head<'f> = (Option<ReportInputs>, Option<Review>, Option<Summary<'f>>);
+
 /// The files of the folder `dir`, opened by name through `file` (errors name them).
 struct Files<'a, 'f> {
     dir: &'a Path,
@@ -231,6 +217,42 @@ impl<'f> Files<'_, 'f> {
     /// The file `name`, open (`None`: the folder has none).
     fn get(&self, name: &str) -> Result<Option<Reader<'f>>, ChartError> {
         (self.file)(name).map_err(|source| ChartError::Io { path: self.dir.join(name), source })
+    }
+
+    /// inputs.toml, review.toml and summary.csv (checked).
+    fn head(&self) -> Result<Head<'f>, ChartError> {
+        let dir = self.dir;
+        let inputs = self
+            .text(INPUTS_FILE)?
+            .map(|t| ReportInputs::from_toml(&dir.join(INPUTS_FILE), &t))
+            .transpose()?;
+        let review = self
+            .text(REVIEW_TOML)?
+            .map(|t| {
+                let path = dir.join(REVIEW_TOML);
+                Review::parse(&t, &path.display().to_string()).map_err(|e| match e {
+                    crate::sweep::SweepError::At { line, message, .. } => {
+                        ChartError::Toml { path: path.clone(), line: line as u64, message }
+                    }
+                    other => ChartError::Toml { path: path.clone(), line: 0, message: other.to_string() },
+                })
+            })
+            .transpose()?;
+        let summary = Summary::read(dir, "summary.csv", Arc::clone(self.file))?;
+        Ok((inputs, review, summary))
+    }
+
+    /// transitions.csv, read a chunk of rows at a time.
+    fn transitions(&self) -> Result<Option<Vec<TransitionRow>>, ChartError> {
+        let Some(reader) = self.get("transitions.csv")? else { return Ok(None) };
+        let mut all = Vec::new();
+        let path = self.dir.join("transitions.csv");
+        let rest = Table::chunks(&path, reader, CHUNK_ROWS, |t| {
+            all.extend(data::transitions(t)?);
+            Ok(())
+        })?;
+        all.extend(data::transitions(&rest)?);
+        Ok(Some(all))
     }
 
     /// The CSV file `name`, parsed.
@@ -320,6 +342,29 @@ mod tests {
         std::fs::write(dir.path().join("explain.csv"), "kind\n").unwrap();
         let e = Contents::read(dir.path(), open.clone(), |_| ()).unwrap_err().to_string();
         assert!(e.contains("explain.csv"), "{e}");
+    }
+
+    #[test]
+    fn the_head_read_at_once_reports_the_first_bad_file_in_its_order() {
+        let dir = tempfile::tempdir().unwrap();
+        fixtures::compare_dir(dir.path());
+        let bad = |name: &str| std::fs::write(dir.path().join(name), "x\n1,2\n").unwrap();
+        let first_bad = || Contents::load(dir.path()).unwrap_err().to_string();
+        bad("incidents.csv");
+        assert!(first_bad().contains("incidents.csv"), "{}", first_bad());
+        bad("transitions.csv");
+        assert!(first_bad().contains("transitions.csv"), "{}", first_bad());
+        bad("timeline.csv");
+        assert!(first_bad().contains("timeline.csv"), "{}", first_bad());
+        bad("summary.csv");
+        assert!(first_bad().contains("summary.csv"), "{}", first_bad());
+        // Without timeline.csv, neither of the timeline's other two files is looked at.
+        fixtures::compare_dir(dir.path());
+        std::fs::remove_file(dir.path().join("timeline.csv")).unwrap();
+        bad("transitions.csv");
+        bad("incidents.csv");
+        let c = Contents::load(dir.path()).unwrap();
+        assert!(c.timeline.is_none() && c.summary.is_some());
     }
 
     #[test]

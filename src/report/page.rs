@@ -420,22 +420,36 @@ fn chart_caption(name: &str) -> String {
     }
 }
 
+const BASE64_ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+/// The two base64 digits of every 12-bit number: a chart's 3 bytes take two look-ups.
+const BASE64_PAIRS: [[u8; 2]; 4096] = {
+    let mut pairs = [[0u8; 2]; 4096];
+    let mut n = 0;
+    while n < 4096 {
+        pairs[n] = [BASE64_ALPHABET[n >> 6], BASE64_ALPHABET[n & 63]];
+        n += 1;
+    }
+    pairs
+};
+
 /// Standard base64 (RFC 4648, with padding) of `bytes`.
 pub fn base64(bytes: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let digit = |n: u32, i: u32| ALPHABET[(n >> (18 - 6 * i) & 63) as usize];
-    let mut out = Vec::with_capacity(bytes.len().div_ceil(3) * 4);
+    let digit = |n: u32, i: u32| BASE64_ALPHABET[(n >> (18 - 6 * i) & 63) as usize];
+    let mut out = vec![0u8; bytes.len().div_ceil(3) * 4];
     let whole = bytes.chunks_exact(3);
     let rest = whole.remainder();
-    for b in whole {
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        out.extend_from_slice(&[digit(n, 0), digit(n, 1), digit(n, 2), digit(n, 3)]);
+    let mut quads = out.chunks_exact_mut(4);
+    for (b, quad) in whole.zip(&mut quads) {
+        let n = (usize::from(b[0]) << 16) | (usize::from(b[1]) << 8) | usize::from(b[2]);
+        let ([a, b], [c, d]) = (BASE64_PAIRS[n >> 12], BASE64_PAIRS[n & 4095]);
+        quad.copy_from_slice(&[a, b, c, d]);
     }
-    if let [first, more @ ..] = rest {
+    if let ([first, more @ ..], Some(quad)) = (rest, quads.next()) {
         let second = more.first().copied().unwrap_or(0);
         let n = (u32::from(*first) << 16) | (u32::from(second) << 8);
         let third = if more.is_empty() { b'=' } else { digit(n, 2) };
-        out.extend_from_slice(&[digit(n, 0), digit(n, 1), third, b'=']);
+        quad.copy_from_slice(&[digit(n, 0), digit(n, 1), third, b'=']);
     }
     // Every byte is one of the alphabet's or `=`: ASCII.
     String::from_utf8(out).unwrap_or_default()
@@ -1221,6 +1235,25 @@ mod tests {
             assert_eq!(base64(i.as_bytes()), o);
         }
         assert_eq!(base64(&[0xff, 0xfe, 0xfd]), "//79");
+        // Every length and byte against the digits spelled out one 6-bit group at a time.
+        let bytes: Vec<u8> = (0..300u32).map(|i| (i * 97 + i / 7) as u8).collect();
+        for len in 0..bytes.len() {
+            let part = &bytes[..len];
+            let mut bits = String::new();
+            for b in part {
+                bits.push_str(&format!("{b:08b}"));
+            }
+            while !bits.len().is_multiple_of(6) {
+                bits.push('0');
+            }
+            let mut expected: String = (0..bits.len() / 6)
+                .map(|i| BASE64_ALPHABET[usize::from_str_radix(&bits[6 * i..6 * i + 6], 2).unwrap()] as char)
+                .collect();
+            while !expected.len().is_multiple_of(4) {
+                expected.push('=');
+            }
+            assert_eq!(base64(part), expected, "{len} bytes");
+        }
     }
 
     #[test]
