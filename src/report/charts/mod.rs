@@ -408,9 +408,10 @@ mod tests {
             all.push(timeline::timeline_parts(&lanes, None));
             all.extend(c.latency.as_deref().map(latency::latency_parts));
             for parts in &all {
-                let (spilled, rgb) = parts.in_parts();
+                let (spilled, rgb, png) = parts.in_parts();
                 assert_eq!(spilled, vec![false; parts.parts.len()]);
                 assert!(rgb == parts.render_rgb().unwrap(), "the parts put together differ");
+                assert!(png == parts.draw().unwrap(), "the PNG of the parts differs");
             }
         }
     }

@@ -7,6 +7,7 @@ use super::canvas::{Canvas, Rect};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::FontStyle;
+use std::borrow::Cow;
 use std::sync::OnceLock;
 
 /// Name under which the embedded font is registered with plotters (never a system font name,
@@ -605,6 +606,7 @@ impl Parts<'_> {
 
     /// The chart's bitmap from its parts' (`drawn`, in part order): put together when none
     /// spilled, else drawn again as one.
+    #[cfg(test)]
     pub fn join(&self, drawn: Vec<PartBitmap>) -> Result<Vec<u8>, ChartError> {
         if drawn.len() != self.parts.len() || drawn.iter().any(|d| d.spilled) {
             return self.render_rgb();
@@ -624,13 +626,13 @@ impl Parts<'_> {
         render_rgb(self.size, |root| self.parts.iter().try_for_each(|p| (p.draw)(root)))
     }
 
-    /// Draws every part on a bitmap of its own and puts them together: each part's bitmap,
-    /// whether it spilled, and the chart's bitmap.
+    /// Draws every part on a bitmap of its own: whether each spilled, the chart's bitmap put
+    /// together and its PNG.
     #[cfg(test)]
-    pub fn in_parts(&self) -> (Vec<bool>, Vec<u8>) {
-        let drawn: Vec<PartBitmap> = (0..self.parts.len()).map(|k| self.draw_part(k).unwrap()).collect();
-        let spilled = drawn.iter().map(|d| d.spilled).collect();
-        (spilled, self.join(drawn).unwrap())
+    pub fn in_parts(&self) -> (Vec<bool>, Vec<u8>, Vec<u8>) {
+        let drawn = || (0..self.parts.len()).map(|k| self.draw_part(k).unwrap()).collect::<Vec<_>>();
+        let spilled = drawn().iter().map(|d| d.spilled).collect();
+        (spilled, self.join(drawn()).unwrap(), self.png(drawn()).unwrap())
     }
 
     /// The chart's PNG, drawn as one.
@@ -639,9 +641,42 @@ impl Parts<'_> {
         encoded(&self.render_rgb()?, self.size)
     }
 
-    /// The chart's PNG from its parts' bitmaps (see [`Parts::join`]).
+    /// The chart's PNG from its parts' bitmaps (`drawn`, in part order): each row taken from
+    /// the part owning it, or put together from the parts owning its spans, when no part
+    /// spilled; else the chart drawn again as one.
     pub fn png(&self, drawn: Vec<PartBitmap>) -> Result<Vec<u8>, ChartError> {
-        encoded(&self.join(drawn)?, self.size)
+        if drawn.len() != self.parts.len() || drawn.iter().any(|d| d.spilled) {
+            return encoded(&self.render_rgb()?, self.size);
+        }
+        let len = self.size.0 as usize * 3;
+        let row = |y: usize| {
+            // The spans of row `y`, each with the bitmap that holds it.
+            let spans = self.parts.iter().zip(&drawn).flat_map(|(part, d)| {
+                part.region
+                    .iter()
+                    .filter(move |r| r.y0 <= y as i32 && (y as i32) < r.y1)
+                    .map(move |r| (r.x0.max(0) as usize * 3..(r.x1.max(0) as usize * 3).min(len), &d.rgb))
+            });
+            let at = y * len;
+            let mut whole: Option<&[u8]> = None;
+            let mut line: Option<Vec<u8>> = None;
+            for (span, rgb) in spans {
+                let Some(from) = rgb.get(at + span.start..at + span.end) else { continue };
+                if span.len() == len {
+                    whole = Some(from);
+                } else {
+                    line.get_or_insert_with(|| vec![255u8; len])[span].copy_from_slice(from);
+                }
+            }
+            match (whole, line) {
+                (Some(rgb), _) => Cow::Borrowed(rgb),
+                (None, Some(line)) => Cow::Owned(line),
+                (None, None) => Cow::Owned(vec![255u8; len]),
+            }
+        };
+        super::encode::png_of_rows(self.size.0, self.size.1, row).ok_or_else(|| {
+            ChartError::Draw(format!("cannot encode a chart of {}x{} pixels", self.size.0, self.size.1))
+        })
     }
 
     /// The byte ranges of an RGB bitmap of the chart's size that `rects` cover, row by row.
@@ -686,13 +721,15 @@ mod tests {
     fn parts_put_together_are_the_single_drawing_even_when_one_spills() {
         // Inside its half: put together.
         let fits = halves(0);
-        let (spilled, rgb) = fits.in_parts();
+        let (spilled, rgb, png) = fits.in_parts();
         assert_eq!(spilled, [false, false]);
         assert!(rgb == fits.render_rgb().unwrap());
+        assert_eq!(png, fits.draw().unwrap());
         // One row over: the blue box blends under the orange one, so the chart is drawn again.
         let over = halves(2);
-        let (spilled, rgb) = over.in_parts();
+        let (spilled, rgb, png) = over.in_parts();
         assert_eq!(spilled, [true, false]);
+        assert_eq!(png, over.draw().unwrap());
         assert!(rgb == over.render_rgb().unwrap());
         let blended = &rgb[(15 * 40 + 10) * 3..(15 * 40 + 11) * 3];
         assert_ne!(blended, &fits.render_rgb().unwrap()[(15 * 40 + 10) * 3..(15 * 40 + 11) * 3]);
