@@ -613,31 +613,37 @@ impl Loader<'_> {
     }
 
     /// The rows at the start of `b` that [`fast_row`](Self::fast_row) reads, the first on line
-    /// `line`: how many, and their bytes. Not inlined: the rows' loop gets registers of its
-    /// own, apart from the import's.
+    /// `line`: how many, and their bytes; the last one's time cell is kept (for the
+    /// out-of-order message) once, at the end. Not inlined: the rows' loop gets registers of
+    /// its own, apart from the import's.
     #[inline(never)]
     fn fast_rows(&mut self, fast: &mut FastRows, line: u64, b: &[u8]) -> (u64, usize) {
-        let (mut lines, mut at) = (0, 0);
-        while let Some(n) = b.get(at..).and_then(|rest| self.fast_row(fast, line + lines, rest)) {
+        let (mut lines, mut at, mut cell) = (0, 0, None);
+        while let Some((n, time_cell)) = b.get(at..).and_then(|rest| self.fast_row(fast, line + lines, rest))
+        {
+            cell = Some((at + time_cell.0, at + time_cell.1));
             (lines, at) = (lines + 1, at + n);
+        }
+        if let Some(cell) = cell {
+            self.prev.set_in(b, cell);
         }
         (lines, at)
     }
 
     /// Reads the row at the start of `b` straight from the buffer when [`FastRows`] can and it
     /// is good and later than the previous row (anything else is left to [`row`](Self::row),
-    /// which gives the message or applies the policy); its length with the line end.
+    /// which gives the message or applies the policy); its length with the line end, and
+    /// where its time cell is.
     #[inline(always)]
-    fn fast_row(&mut self, fast: &mut FastRows, line: u64, b: &[u8]) -> Option<usize> {
+    fn fast_row(&mut self, fast: &mut FastRows, line: u64, b: &[u8]) -> Option<(usize, (usize, usize))> {
         let row = fast.read(b)?;
         if !self.intervals.follows(row.t) {
             return None;
         }
         let raw = values(fast, self.cols, row.t, line).ok()?;
         self.report.rows += 1;
-        self.prev.set_in(b, row.time_cell);
         self.intervals.push(raw);
-        Some(row.len)
+        Some((row.len, row.time_cell))
     }
 }
 
