@@ -145,6 +145,15 @@ impl FastRows {
         self.values[i % MAX_FIELDS]
     }
 
+    /// Columns `first..first + 4` of the last row read (wrapped as [`value`](Self::value)
+    /// wraps; the values have room past the last column).
+    #[inline]
+    pub(super) fn run(&self, first: usize) -> [f64; 4] {
+        let values: &[f64; MAX_FIELDS + 3] = &self.values;
+        let at = first % MAX_FIELDS;
+        [values[at], values[at + 1], values[at + 2], values[at + 3]]
+    }
+
     /// The row at the start of `b`, or `None` when it is not one this reader reads exactly (or
     /// does not end in `b`).
     #[inline]

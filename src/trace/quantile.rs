@@ -113,7 +113,7 @@ pub struct FitCache {
     tail_sigma: f64,
     /// A set's bits, its fit's index and whether it was repaired; an index of `usize::MAX`
     /// marks an empty slot.
-    slots: Vec<([u64; 4], usize, bool)>,
+    slots: Box<[([u64; 4], usize, bool); 2 << Self::PAIRS_LOG2]>,
     fits: Vec<Fit>,
     repaired: Vec<bool>,
 }
@@ -125,7 +125,7 @@ impl FitCache {
     pub fn new(tail_sigma: f64) -> FitCache {
         FitCache {
             tail_sigma,
-            slots: vec![([0; 4], usize::MAX, false); 2 << Self::PAIRS_LOG2],
+            slots: Box::new([([0; 4], usize::MAX, false); 2 << Self::PAIRS_LOG2]),
             fits: Vec::new(),
             repaired: Vec::new(),
         }
@@ -141,8 +141,8 @@ impl FitCache {
         let mixed = (key[0] ^ key[1].rotate_left(16) ^ key[2].rotate_left(32) ^ key[3].rotate_left(48))
             .wrapping_mul(0x9E37_79B9_7F4A_7C15);
         let first = 2 * (mixed >> (64 - Self::PAIRS_LOG2)) as usize;
-        let Some(pair) = self.slots.get_mut(first..first + 2) else { return self.add(micros) };
-        for (k, index, repaired) in pair.iter() {
+        let Some(pair) = self.slots.get(first..first + 2) else { return self.add(micros) };
+        for (k, index, repaired) in pair {
             if *k == key && *index != usize::MAX {
                 return (*index, *repaired);
             }
