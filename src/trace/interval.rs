@@ -126,6 +126,9 @@ struct Columns {
     count: Option<usize>,
     errors: ErrorCol,
     pct: [Option<(usize, f64)>; 4],
+    /// Every percentile logged, in four columns side by side in their order: the first one's
+    /// column and each one's µs per unit (read as one run).
+    pct_run: Option<(usize, [f64; 4])>,
     /// A volume-only trace (counts, no percentiles): the dependency's behaviour from options.
     behaviour: Option<super::Behaviour>,
 }
@@ -267,7 +270,15 @@ fn resolve(header: &Header, opts: &TraceOptions, report: &mut ImportReport) -> R
     if let Some(c) = count {
         report.columns.insert(1, ("count".into(), header.names[c].clone()));
     }
-    Ok(Columns { time, count, errors, pct: out, behaviour })
+    let pct_run = match out {
+        [Some((first, a)), Some((second, b)), Some((third, c)), Some((fourth, d))]
+            if [second, third, fourth] == [first + 1, first + 2, first + 3] =>
+        {
+            Some((first, [a, b, c, d]))
+        }
+        _ => None,
+    };
+    Ok(Columns { time, count, errors, pct: out, pct_run, behaviour })
 }
 
 /// Where a row's numbers come from: a row of the general reader, whose errors name the cell, or
@@ -281,6 +292,15 @@ trait Numbers {
     fn non_negative(&self, i: usize) -> Result<f64, Self::Error>;
     /// A bad-value error for column `i`.
     fn bad(&self, i: usize, expected: &str) -> Self::Error;
+    /// Columns `first..first + 4` as [`non_negative`](Self::non_negative) reads them, each
+    /// times its `scale` (the first bad one, in column order, is the error).
+    fn non_negative_run(&self, first: usize, scale: [f64; 4]) -> Result<[f64; 4], Self::Error> {
+        let mut run = [0.0; 4];
+        for (k, v) in run.iter_mut().enumerate() {
+            *v = self.non_negative(first + k)? * scale[k];
+        }
+        Ok(run)
+    }
 }
 
 impl<C: Cells + ?Sized> Numbers for Row<'_, C> {
@@ -310,6 +330,11 @@ impl Numbers for FastRows {
     }
     #[inline]
     fn bad(&self, _: usize, _: &str) {}
+    #[inline]
+    fn non_negative_run(&self, first: usize, scale: [f64; 4]) -> Result<[f64; 4], ()> {
+        let run = self.run(first);
+        Ok([run[0] * scale[0], run[1] * scale[1], run[2] * scale[2], run[3] * scale[3]])
+    }
 }
 
 /// Column `i` as a fraction written out of `scale` (1, or 100 for a percentage); `what` says
@@ -367,9 +392,13 @@ fn values<N: Numbers>(row: &N, cols: &Columns, t: i64, line: u64) -> Result<Raw,
         }
     };
     let mut logged = [f64::NAN; 4];
-    for (k, col) in cols.pct.iter().enumerate() {
-        if let Some((i, micros)) = col {
-            logged[k] = row.non_negative(*i)? * micros;
+    if let Some((first, micros)) = cols.pct_run {
+        logged = row.non_negative_run(first, micros)?;
+    } else {
+        for (k, col) in cols.pct.iter().enumerate() {
+            if let Some((i, micros)) = col {
+                logged[k] = row.non_negative(*i)? * micros;
+            }
         }
     }
     let mut error_rate = error_rate;
@@ -613,31 +642,37 @@ impl Loader<'_> {
     }
 
     /// The rows at the start of `b` that [`fast_row`](Self::fast_row) reads, the first on line
-    /// `line`: how many, and their bytes. Not inlined: the rows' loop gets registers of its
-    /// own, apart from the import's.
+    /// `line`: how many, and their bytes; they are counted in the report, and the last one's
+    /// time cell kept (for the out-of-order message), once at the end. Not inlined: the rows'
+    /// loop gets registers of its own, apart from the import's.
     #[inline(never)]
     fn fast_rows(&mut self, fast: &mut FastRows, line: u64, b: &[u8]) -> (u64, usize) {
-        let (mut lines, mut at) = (0, 0);
-        while let Some(n) = b.get(at..).and_then(|rest| self.fast_row(fast, line + lines, rest)) {
+        let (mut lines, mut at, mut cell) = (0, 0, None);
+        while let Some((n, time_cell)) = b.get(at..).and_then(|rest| self.fast_row(fast, line + lines, rest))
+        {
+            cell = Some((at + time_cell.0, at + time_cell.1));
             (lines, at) = (lines + 1, at + n);
         }
+        if let Some(cell) = cell {
+            self.prev.set_in(b, cell);
+        }
+        self.report.rows += lines;
         (lines, at)
     }
 
     /// Reads the row at the start of `b` straight from the buffer when [`FastRows`] can and it
     /// is good and later than the previous row (anything else is left to [`row`](Self::row),
-    /// which gives the message or applies the policy); its length with the line end.
+    /// which gives the message or applies the policy); its length with the line end, and
+    /// where its time cell is.
     #[inline(always)]
-    fn fast_row(&mut self, fast: &mut FastRows, line: u64, b: &[u8]) -> Option<usize> {
+    fn fast_row(&mut self, fast: &mut FastRows, line: u64, b: &[u8]) -> Option<(usize, (usize, usize))> {
         let row = fast.read(b)?;
         if !self.intervals.follows(row.t) {
             return None;
         }
         let raw = values(fast, self.cols, row.t, line).ok()?;
-        self.report.rows += 1;
-        self.prev.set_in(b, row.time_cell);
         self.intervals.push(raw);
-        Some(row.len)
+        Some((row.len, row.time_cell))
     }
 }
 
@@ -1412,13 +1447,14 @@ mod tests {
             state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
             (state >> 33) % n
         };
-        let layout = next(3);
-        let time_form = next(6);
+        let layout = next(4);
+        let time_form = next(8);
         let mut out = String::from(
             [
                 "timestamp,requests,errors,p50_ms,p90_ms,p95_ms,p99_ms\n",
                 "host,ts,success %,p95_ms,note\n",
                 "ts,error_rate,p50_s\n",
+                "ts,requests,p50_s,p90_ms,p95_us,p99_ms,note\n",
             ][layout as usize],
         );
         let mut t = 1_772_409_600i64;
@@ -1439,12 +1475,19 @@ mod tests {
                 2 => format!("{}T{h:02}:{m:02}:{sec:02}.{:03}+02:00", &date[..10], next(1000)),
                 3 => format!("{}t{h:02}:{m:02}:{sec:02}.{}z", &date[..10], next(1_000_000_000)),
                 4 => t.to_string(),
-                _ => (t * 1000).to_string(),
+                5 => (t * 1000).to_string(),
+                6 => format!("{}T{h:02}:{m:02}:{sec:02}.000Z", &date[..10]),
+                _ => format!("{}T{h:02}:{m:02}:{sec:02}-05:30", &date[..10]),
             };
             if next(50) == 0 {
                 time = ["later", "", "2026-02-30T00:00:00Z", " 1772409600", "2026-03-02T24:00:00Z"]
                     [next(5) as usize]
                     .into();
+            }
+            if time.len() >= 19 && next(40) == 0 {
+                // Minutes or seconds out of range or not digits.
+                let at = [14, 15, 17, 18][next(4) as usize];
+                time.replace_range(at..=at, ["6", "9", "a", " ", ":"][next(5) as usize]);
             }
             if quote {
                 time = format!("\"{time}\"");
@@ -1479,7 +1522,15 @@ mod tests {
                     )
                 }
                 1 => format!("h{host},{time},{},{},x", number(false), number(false)),
-                _ => format!("{time},0.{rate},{}", number(false)),
+                2 => format!("{time},0.{rate},{}", number(false)),
+                _ => format!(
+                    "{time},{},{},{},{},{},x",
+                    number(true),
+                    number(false),
+                    number(false),
+                    number(false),
+                    number(false)
+                ),
             };
             out.push_str(if next(80) == 0 { &row[..row.rfind(',').unwrap_or(0)] } else { &row });
             out.push('\n');
@@ -1500,7 +1551,7 @@ mod tests {
                 ..TraceOptions::default()
             },
         ];
-        for seed in 0..400 {
+        for seed in 0..800 {
             let (plain, quoted) = (generated(seed, false), generated(seed, true));
             for opts in &options {
                 let fast = format!("{:?}", parse(&plain, opts));

@@ -8,7 +8,7 @@
 //! declined, and the general path reads that row with its own messages.
 
 use super::columns::digit_run;
-use super::row_shapes::{NEEDED, RowShapes};
+use super::row_shapes::{NEEDED, Pattern, RowShapes};
 use super::timestamp::{Resolved, parse_datetime};
 
 /// Most fields a row may be read up to (the last column needed, plus one).
@@ -81,6 +81,12 @@ pub(super) struct FastRows {
     time: Time,
     /// The last date's ten bytes and its midnight in µs.
     day: Option<([u8; 10], i64)>,
+    /// The last date-time cell's form, read without parsing while the hour lasts.
+    form: Option<TimeForm>,
+    /// Forms learned and cells read by one (wrapping: only a heuristic): a file whose cells
+    /// rarely repeat a form (hourly rows, varying fractions) stops learning them.
+    forms: u32,
+    form_hits: u32,
     /// The numbers of the last row read, by column (other entries are stale).
     pub(super) values: Values,
     /// The shapes of the last two differently written numbers read in each column of the
@@ -117,7 +123,19 @@ impl FastRows {
         };
         let shapes = [[Shape::NONE; 2]; MAX_FIELDS];
         let rows = RowShapes::new(upto - 1)?;
-        Some(FastRows { ops, upto, dense, time, day: None, values: [0.0; MAX_FIELDS + 3], shapes, rows })
+        Some(FastRows {
+            ops,
+            upto,
+            dense,
+            time,
+            day: None,
+            form: None,
+            forms: 0,
+            form_hits: 0,
+            values: [0.0; MAX_FIELDS + 3],
+            shapes,
+            rows,
+        })
     }
 
     /// Column `i` of the last row read (every column it reads is below [`MAX_FIELDS`]: the
@@ -127,37 +145,55 @@ impl FastRows {
         self.values[i % MAX_FIELDS]
     }
 
+    /// Columns `first..first + 4` of the last row read (wrapped as [`value`](Self::value)
+    /// wraps; the values have room past the last column).
+    #[inline]
+    pub(super) fn run(&self, first: usize) -> [f64; 4] {
+        let values: &[f64; MAX_FIELDS + 3] = &self.values;
+        let at = first % MAX_FIELDS;
+        [values[at], values[at + 1], values[at + 2], values[at + 3]]
+    }
+
     /// The row at the start of `b`, or `None` when it is not one this reader reads exactly (or
     /// does not end in `b`).
     #[inline]
     pub(super) fn read(&mut self, b: &[u8]) -> Option<FastRow> {
-        let (t, cell_end, end) = if self.dense { self.read_dense(b)? } else { self.read_any(b)? };
-        Some(FastRow { t, time_cell: (cell_end.0, cell_end.1), len: line_end(b, end)? })
+        let (t, time_cell, end, line_ends) = if self.dense { self.read_dense(b)? } else { self.read_any(b)? };
+        let len = if line_ends { end + 1 } else { line_end(b, end)? };
+        Some(FastRow { t, time_cell, len })
     }
 
     /// [`read`](Self::read) for the dense layout: time, where its cell is, where the last field
-    /// ends. A row written as one of the last few ([`RowShapes`]) is read by its shape. Else,
-    /// with [`WINDOW`] bytes and a word buffered, the numbers are read from words at
-    /// indices kept inside the window by a mask; positions only grow, so when the last number
-    /// ends inside the window every read was where it says. A number the window loop does not
-    /// read (longer than a word, or not one) and the ones after it are read with checks.
+    /// ends and whether a line feed is known to follow. A row written as one of the last few
+    /// ([`RowShapes`]) is read by its shape, any other by [`numbers`](Self::numbers).
     #[inline]
-    fn read_dense(&mut self, b: &[u8]) -> Option<(i64, (usize, usize), usize)> {
+    fn read_dense(&mut self, b: &[u8]) -> Option<(i64, (usize, usize), usize, bool)> {
         let (t, i) = self.time(b, 0)?;
         if b.get(i) != Some(&b',') {
             return None;
         }
         if let Some(span) = b.get(i..).and_then(<[u8]>::first_chunk::<NEEDED>)
-            && let Some(end) = self.rows.read(span, &mut self.values)
+            && let Some((end, line_ends)) = self.rows.read(span, &mut self.values)
         {
-            return Some((t, (0, i), i + end));
+            return Some((t, (0, i), i + end, line_ends));
         }
+        Some((t, (0, i), self.numbers(b, i)?, false))
+    }
+
+    /// The numbers of a dense row after the comma at `i`, not read by shape: where the last
+    /// one ends. With [`WINDOW`] bytes and a word buffered, they are read from words at
+    /// indices kept inside the window by a mask; positions only grow, so when the last number
+    /// ends inside the window every read was where it says. A number the window loop does not
+    /// read (longer than a word, or not one) and the ones after it are read with checks. Not
+    /// inlined: the shapes' path keeps its registers.
+    #[inline(never)]
+    fn numbers(&mut self, b: &[u8], i: usize) -> Option<usize> {
         let (from, at) = match b.first_chunk::<{ WINDOW + 8 }>().map(|window| self.numbers_in(window, i)) {
-            Some(Ok(end)) if end < WINDOW - 1 => return Some((t, (0, i), end)),
+            Some(Ok(end)) if end < WINDOW - 1 => return Some(end),
             Some(Err((k, at))) if at < WINDOW - 1 => (k, at),
             _ => (1, i),
         };
-        Some((t, (0, i), self.numbers_checked(b, from, at)?))
+        self.numbers_checked(b, from, at)
     }
 
     /// The numbers after the comma at `i`, read from `window` (the start of the buffer) at
@@ -202,7 +238,7 @@ impl FastRows {
 
     /// [`read`](Self::read) for any layout, field by field.
     #[inline]
-    fn read_any(&mut self, b: &[u8]) -> Option<(i64, (usize, usize), usize)> {
+    fn read_any(&mut self, b: &[u8]) -> Option<(i64, (usize, usize), usize, bool)> {
         let (mut t, mut cell) = (0, (0, 0));
         let mut i = 0;
         for k in 0..self.upto {
@@ -222,7 +258,7 @@ impl FastRows {
                 Op::Skip => i = skip_field(b, i)?,
             }
         }
-        Some((t, cell, i))
+        Some((t, cell, i, false))
     }
 
     /// The time cell at `b[i..]`: absolute µs and where it ends.
@@ -248,10 +284,43 @@ impl FastRows {
     }
 
     /// `YYYY-MM-DD[T t ]HH:MM:SS[.fraction][Z z ±HH:MM]` at `b[i..]`, as `parse_datetime`
-    /// reads it: the date from the cache when its ten bytes repeat, the time of day eight bytes
-    /// at once.
+    /// reads it: by the last cell's [`TimeForm`] when it has it, else parsed (and its form
+    /// learned).
     #[inline(always)]
     fn datetime(&mut self, b: &[u8], i: usize, offset_s: i64) -> Option<(i64, usize)> {
+        let cell = b.get(i..).and_then(<[u8]>::first_chunk::<NEEDED>);
+        if let (Some(form), Some(cell)) = (&self.form, cell)
+            && let Some(t) = form.read(cell)
+        {
+            self.form_hits = self.form_hits.wrapping_add(1);
+            return Some((t, i + form.len));
+        }
+        let (t, end) = self.parse_datetime(b, i, offset_s)?;
+        if let Some(cell) = cell
+            && self.forms != u32::MAX
+        {
+            self.learn(cell, end - i, t);
+        }
+        Some((t, end))
+    }
+
+    /// The form of `cell`, which [`parse_datetime`](Self::parse_datetime) read as `t` (`len`
+    /// bytes), kept for the next cells; learning stops (`forms` at `u32::MAX`) once forms
+    /// outnumber an eighth of the cells read by them, after the first 16.
+    #[cold]
+    #[inline(never)]
+    fn learn(&mut self, cell: &[u8; NEEDED], len: usize, t: i64) {
+        self.forms += 1;
+        self.form = TimeForm::new(cell, len, t);
+        if self.forms > 16 && self.forms > self.form_hits / 8 {
+            (self.forms, self.form) = (u32::MAX, None);
+        }
+    }
+
+    /// [`datetime`](Self::datetime) parsed: the date from the cache when its ten bytes repeat,
+    /// the time of day eight bytes at once.
+    #[inline(always)]
+    fn parse_datetime(&mut self, b: &[u8], i: usize, offset_s: i64) -> Option<(i64, usize)> {
         let head: &[u8; 19] = b.get(i..)?.first_chunk()?;
         let date: &[u8; 10] = head.first_chunk()?;
         let day_us = match self.day {
@@ -295,6 +364,55 @@ impl FastRows {
             _ => offset_s,
         };
         Some((day_us + (tod - offset) * 1_000_000 + micros, j))
+    }
+}
+
+/// A date-time cell as the last one learned was written: the same bytes (the byte after the
+/// cell included: it is where the parser stopped) but for the digits of its minutes and
+/// seconds, so the same time but for those. A minute's or a second's rows share their date,
+/// hour, fraction and zone, and are read with one pattern match and two numbers.
+struct TimeForm {
+    /// The cell's bytes and the one after it, the minutes' and seconds' any digits.
+    pattern: Pattern,
+    /// The cell's length (at most 31).
+    len: usize,
+    /// The time at minute and second zero.
+    base: i64,
+}
+
+impl TimeForm {
+    /// The bits of the minutes' and seconds' digits in `YYYY-MM-DDTHH:MM:SS`.
+    const DIGITS: u64 = 1 << 14 | 1 << 15 | 1 << 17 | 1 << 18;
+
+    /// The form of `cell` (a date-time of `len` bytes read as `t`; its minutes and seconds at
+    /// bytes 14-15 and 17-18); `None` when it is too long for two 16-byte chunks.
+    fn new(cell: &[u8; NEEDED], len: usize, t: i64) -> Option<TimeForm> {
+        let pattern = Pattern::new(cell.get(..=len).filter(|_| len < 32)?, Self::DIGITS);
+        let (m, s) = Self::minutes_seconds(cell)?;
+        Some(TimeForm { pattern, len, base: t - (m * 60 + s) * 1_000_000 })
+    }
+
+    /// The time of `cell` when it has this form.
+    #[inline(always)]
+    fn read(&self, cell: &[u8; NEEDED]) -> Option<i64> {
+        if !self.pattern.matches(cell, 2) {
+            return None;
+        }
+        let (m, s) = Self::minutes_seconds(cell)?;
+        Some(self.base + (m * 60 + s) * 1_000_000)
+    }
+
+    /// The minutes and seconds of a cell whose bytes 14-15 and 17-18 are digits, when they
+    /// are at most 59 and 60 (a leap second, as the general parser allows).
+    #[inline(always)]
+    fn minutes_seconds(cell: &[u8; NEEDED]) -> Option<(i64, i64)> {
+        // `:MM:SS` and two more bytes: digits become 0..=9 and colons 10; each byte becomes ten
+        // times itself plus the next (no carry out of the first six), minutes in byte 1, seconds
+        // in byte 4.
+        let x = u64::from_le_bytes(*cell[13..].first_chunk()?) ^ ZEROS;
+        let pairs = x.wrapping_mul(10).wrapping_add(x >> 8);
+        let (m, s) = ((pairs >> 8) & 0xFF, (pairs >> 32) & 0xFF);
+        (m <= 59 && s <= 60).then_some((m as i64, s as i64))
     }
 }
 
@@ -616,16 +734,71 @@ mod tests {
                 cell.push_str(&f);
             }
             cell.push_str(zone);
-            let line = format!("{cell}\n");
-            let mut rows = FastRows::new(0, std::iter::empty(), Resolved::Datetime, offset_s).unwrap();
-            // Twice: the second read takes the date from the cache.
-            for _ in 0..2 {
-                if let Some(row) = rows.read(line.as_bytes()) {
-                    prop_assert_eq!(row.time_cell, (0, cell.len()));
+            // Twice, alone and followed by more rows: the second read takes the date from the
+            // cache, or the time from the first one's form.
+            times_agree(&[cell.clone(), cell], offset_s, false)?;
+        }
+
+        /// Cells of one or two dates and hours, minutes and seconds in and out of range or
+        /// not digits, the zone and fraction mostly alike, read one after another by one
+        /// reader (its forms learned and used) with the time first and second.
+        #[test]
+        fn times_read_by_their_form_agree_with_the_general_parser(
+            cells in prop::collection::vec((
+                0u32..2, 0u32..2, 0u32..62, 0u32..62, 0usize..3,
+                proptest::option::of((0usize..7, prop::sample::select(vec!['a', ' ', ':', '/', ';', '\u{ff}', '.', '7']))),
+            ), 1..60),
+            zones in prop::sample::subsequence(vec!["", "Z", "z", "+02:00", "-05:30", ".5Z", ".000", ".123456789+01:00", "Zx", " UTC"], 3),
+            sep in prop::sample::select(vec!["T", " "]),
+            offset_s in prop::sample::select(vec![0i64, 3600, -19_800]),
+        ) {
+            let texts: Vec<String> = cells
+                .iter()
+                .map(|&(d, h, mi, s, zone, mangle)| {
+                    let mut cell = format!("2026-03-{:02}{sep}{:02}:{mi:02}:{s:02}{}", 30 + d, 23 * h, zones[zone]);
+                    if let Some((k, c)) = mangle {
+                        let at = [14, 15, 17, 18, 13, 16, 19][k];
+                        cell = match cell.get(at + 1..) {
+                            Some(rest) => format!("{}{c}{rest}", &cell[..at]),
+                            None => format!("{cell}{c}"),
+                        };
+                    }
+                    cell
+                })
+                .collect();
+            let plain = zones.iter().all(|z| !z.contains(['x', 'U'])) && cells.iter().all(|c| c.5.is_none());
+            times_agree(&texts, offset_s, plain)?;
+        }
+    }
+
+    /// Reads `cells` as the time of rows one after another (each with a number after it, then
+    /// alone or followed by more rows), the time first and second: every time read is the
+    /// general parser's, of the whole cell. With `all`, every row followed by more is read
+    /// when the general parser reads every cell.
+    fn times_agree(cells: &[String], offset_s: i64, all: bool) -> Result<(), TestCaseError> {
+        let padding = "2026-01-01T00:00:00Z,1\n".repeat(4);
+        for time_first in [true, false] {
+            let (time, number) = if time_first { (0, 1) } else { (1, 0) };
+            for followed in [false, true] {
+                let mut rows =
+                    FastRows::new(time, [number].into_iter(), Resolved::Datetime, offset_s).unwrap();
+                let mut read = 0;
+                for cell in cells {
+                    let line = if time_first { format!("{cell},5\n") } else { format!("5,{cell}\n") };
+                    let text = if followed { format!("{line}{padding}") } else { line };
+                    let Some(row) = rows.read(text.as_bytes()) else { continue };
+                    read += 1;
+                    let start = usize::from(!time_first) * 2;
+                    prop_assert_eq!(row.time_cell, (start, start + cell.len()), "{}", cell);
                     prop_assert_eq!(Ok(row.t), parse_datetime(cell.as_bytes(), offset_s), "{}", cell);
+                    prop_assert_eq!(rows.values[number], 5.0);
+                }
+                if all && followed && cells.iter().all(|c| parse_datetime(c.as_bytes(), offset_s).is_ok()) {
+                    prop_assert_eq!(read, cells.len(), "{:?}", cells);
                 }
             }
         }
+        Ok(())
     }
 
     /// A word's number read by [`short_decimal`] is the one [`long_decimal`] reads there.

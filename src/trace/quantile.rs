@@ -111,21 +111,28 @@ impl Fit {
 /// bits; a new set takes the first slot and moves the one there to the second.
 pub struct FitCache {
     tail_sigma: f64,
-    /// A set's bits, its fit's index and whether it was repaired; an index of `usize::MAX`
-    /// marks an empty slot.
-    slots: Vec<([u64; 4], usize, bool)>,
+    /// The slots, in pairs; an index of `usize::MAX` marks an empty one.
+    slots: Box<[Slot; 2 << Self::PAIRS_LOG2]>,
     fits: Vec<Fit>,
     repaired: Vec<bool>,
 }
 
+/// A cache slot: a set's bits, its fit's index and whether it was repaired.
+type Slot = ([u64; 4], usize, bool);
+
 impl FitCache {
     const PAIRS_LOG2: u32 = 8;
+    const EMPTY: Slot = ([0; 4], usize::MAX, false);
 
     /// An empty cache for fits with this tail spread.
     pub fn new(tail_sigma: f64) -> FitCache {
         FitCache {
             tail_sigma,
-            slots: vec![([0; 4], usize::MAX, false); 2 << Self::PAIRS_LOG2],
+            // Made on the heap (a boxed array would be made on the stack and copied).
+            slots: vec![Self::EMPTY; 2 << Self::PAIRS_LOG2]
+                .into_boxed_slice()
+                .try_into()
+                .unwrap_or_else(|_| Box::new([Self::EMPTY; 2 << Self::PAIRS_LOG2])),
             fits: Vec::new(),
             repaired: Vec::new(),
         }
@@ -141,8 +148,8 @@ impl FitCache {
         let mixed = (key[0] ^ key[1].rotate_left(16) ^ key[2].rotate_left(32) ^ key[3].rotate_left(48))
             .wrapping_mul(0x9E37_79B9_7F4A_7C15);
         let first = 2 * (mixed >> (64 - Self::PAIRS_LOG2)) as usize;
-        let Some(pair) = self.slots.get_mut(first..first + 2) else { return self.add(micros) };
-        for (k, index, repaired) in pair.iter() {
+        let Some(pair) = self.slots.get(first..first + 2) else { return self.add(micros) };
+        for (k, index, repaired) in pair {
             if *k == key && *index != usize::MAX {
                 return (*index, *repaired);
             }

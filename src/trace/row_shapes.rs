@@ -44,17 +44,33 @@ impl Classes {
 
 /// A byte pattern: byte `k` of a span matches when `span[k] ^ xor[k] <= limit[k]`.
 #[derive(Copy, Clone)]
-struct Pattern {
+pub(super) struct Pattern {
     xor: [u8; SPAN],
     limit: [u8; SPAN],
 }
 
 impl Pattern {
+    /// The pattern of `bytes` (at most [`SPAN`]): each byte as it is, but a digit (any digit)
+    /// where bit `k` of `digits` is set; any byte past them.
+    pub(super) fn new(bytes: &[u8], digits: u64) -> Pattern {
+        let mut pattern = Pattern { xor: [0; SPAN], limit: [u8::MAX; SPAN] };
+        let n = bytes.len().min(SPAN);
+        pattern.xor[..n].copy_from_slice(&bytes[..n]);
+        pattern.limit[..n].fill(0);
+        let mut rest = digits & u64::MAX.checked_shr((SPAN - n) as u32).unwrap_or(0);
+        while rest != 0 {
+            let k = rest.trailing_zeros() as usize % SPAN;
+            (pattern.xor[k], pattern.limit[k]) = (b'0', 9);
+            rest &= rest - 1;
+        }
+        pattern
+    }
+
     /// True when the first `chunks` 16-byte chunks (1..=4) of `span` match, 16 bytes at once
     /// with SSE2 (part of every x86_64 target).
     #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
     #[inline(always)]
-    fn matches(&self, span: &[u8; NEEDED], chunks: usize) -> bool {
+    pub(super) fn matches(&self, span: &[u8; NEEDED], chunks: usize) -> bool {
         use std::arch::x86_64::{
             __m128i, _mm_and_si128, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_max_epu8, _mm_movemask_epi8,
             _mm_set1_epi8, _mm_xor_si128,
@@ -84,9 +100,38 @@ impl Pattern {
 
     #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
     #[inline(always)]
-    fn matches(&self, span: &[u8; NEEDED], chunks: usize) -> bool {
+    pub(super) fn matches(&self, span: &[u8; NEEDED], chunks: usize) -> bool {
         self.matches_bytes(span, chunks)
     }
+}
+
+/// The commas among the first 32 bytes of `span`, bit `k` for byte `k`: with SSE2 (part of
+/// every x86_64 target), two compares and two masks.
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+#[inline(always)]
+fn commas(span: &[u8; NEEDED]) -> u32 {
+    use std::arch::x86_64::{__m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_set1_epi8};
+    // SAFETY: the build enables SSE2 (the cfg above), which these intrinsics need; the loads
+    // read bytes 0..32 of the 72-byte span.
+    unsafe {
+        let mask = |k: usize| {
+            let chunk = _mm_loadu_si128(span.as_ptr().add(16 * k).cast::<__m128i>());
+            _mm_movemask_epi8(_mm_cmpeq_epi8(chunk, _mm_set1_epi8(b',' as i8))) as u32 & 0xFFFF
+        };
+        mask(0) | mask(1) << 16
+    }
+}
+
+/// [`commas`] a byte at a time (other targets; on x86_64 the tests' reference).
+#[cfg(any(test, not(all(target_arch = "x86_64", target_feature = "sse2"))))]
+fn commas_bytes(span: &[u8; NEEDED]) -> u32 {
+    span[..32].iter().enumerate().fold(0, |mask, (k, b)| mask | u32::from(*b == b',') << k)
+}
+
+#[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
+#[inline(always)]
+fn commas(span: &[u8; NEEDED]) -> u32 {
+    commas_bytes(span)
 }
 
 /// Where one number of a row shape is and how the word read there converts.
@@ -103,14 +148,21 @@ struct Field {
 }
 
 /// A row's numbers written one way: its bytes up to where the last number ends (commas,
-/// dots, and digits everywhere else), and the byte after that number neither a digit nor a dot.
+/// dots, and digits everywhere else) and the byte after that number as it was (neither a
+/// digit nor a dot).
 #[derive(Copy, Clone)]
 struct Shape {
+    /// Its commas among the first 32 bytes (see [`commas`]), and those bytes of the span that
+    /// it fixes: a span whose [`commas`] differ there is not of this shape.
+    commas: u32,
+    commas_mask: u32,
     pattern: Pattern,
-    /// The 16-byte chunks holding the bytes before `end`.
+    /// The 16-byte chunks holding the bytes up to `end`.
     chunks: usize,
     /// Where the last number ends (the byte after it).
     end: usize,
+    /// The byte after the last number is a line feed: the row ends there.
+    line_ends: bool,
     fields: [Field; FIELDS],
     /// For [`convert_ssse3`]: where the 16 bytes holding each number are loaded from, and
     /// the shuffle moving its digits (the dot taken out) to the top of its pair's half.
@@ -168,10 +220,11 @@ impl Quad {
 }
 
 impl Shape {
-    /// The shape of a span of `classes` holding `count` numbers (1..=[`FIELDS`]) after its
-    /// first byte, a comma: each one to eight digits with at most one dot between two digits,
-    /// commas between them, all ending inside the span. `None` for any other span.
-    fn new(classes: Classes, count: usize) -> Option<Shape> {
+    /// The shape of a span holding `count` numbers (1..=[`FIELDS`]) after its first byte, a
+    /// comma: each one to eight digits with at most one dot between two digits, commas between
+    /// them, all ending inside the span. `None` for any other span.
+    fn new(span: &[u8; NEEDED], count: usize) -> Option<Shape> {
+        let classes = Classes::of(span.first_chunk()?);
         let ends = !(classes.digits | classes.dots);
         if classes.commas & 1 == 0 || count == 0 {
             return None;
@@ -179,7 +232,6 @@ impl Shape {
         let mut fields = [Field::default(); FIELDS];
         let mut sized = [(Field::default(), 0, 0); FIELDS];
         let (mut loads, mut shuffles, mut scales) = ([0; FIELDS], [[0x80; 16]; FIELDS], [1.0; FIELDS + 1]);
-        let mut pattern = Pattern { xor: [0; SPAN], limit: [u8::MAX; SPAN] };
         let mut at = 0u32;
         for k in 0..count {
             let start = at + 1;
@@ -213,16 +265,7 @@ impl Shape {
             at = end;
         }
         let end = at as usize;
-        for (k, (x, limit)) in pattern.xor.iter_mut().zip(&mut pattern.limit).enumerate().take(end) {
-            let bit = 1u64 << k;
-            (*x, *limit) = if classes.commas & bit != 0 {
-                (b',', 0)
-            } else if classes.dots & bit != 0 {
-                (b'.', 0)
-            } else {
-                (b'0', 9)
-            };
-        }
+        let pattern = Pattern::new(span.get(..=end)?, classes.digits);
         let mut quads = [Quad::EMPTY; QUADS];
         let mut quads_len = 0;
         for (k, (quad, numbers)) in quads.iter_mut().zip(sized[..count].chunks(4)).enumerate() {
@@ -234,10 +277,14 @@ impl Shape {
                 }
             }
         }
+        let commas_mask = u32::MAX >> (31 - end.min(31));
         Some(Shape {
+            commas: classes.commas as u32 & commas_mask,
+            commas_mask,
             pattern,
-            chunks: end.div_ceil(16),
+            chunks: (end + 1).div_ceil(16),
             end,
+            line_ends: span[end % SPAN] == b'\n',
             fields,
             loads,
             shuffles,
@@ -247,11 +294,10 @@ impl Shape {
         })
     }
 
-    /// True when `span` has this shape.
+    /// True when `span`, whose [`commas`] are `commas`, has this shape.
     #[inline(always)]
-    fn fits(&self, span: &[u8; NEEDED]) -> bool {
-        let after = span[self.end % SPAN];
-        after.wrapping_sub(b'0') > 9 && after != b'.' && self.pattern.matches(span, self.chunks)
+    fn fits(&self, span: &[u8; NEEDED], commas: u32) -> bool {
+        commas & self.commas_mask == self.commas && self.pattern.matches(span, self.chunks)
     }
 }
 
@@ -285,15 +331,17 @@ impl RowShapes {
     }
 
     /// The numbers of the span at the comma before a row's first number into
-    /// `values[1..=count]`, and where the last one ends (the byte after it), when the span has
-    /// a kept shape or a new one; `None` leaves the row to another reader.
+    /// `values[1..=count]`, where the last one ends (the byte after it) and whether that byte
+    /// is a line feed, when the span has a kept shape or a new one; `None` leaves the row to
+    /// another reader.
     #[inline(always)]
-    pub(super) fn read(&mut self, span: &[u8; NEEDED], values: &mut Values) -> Option<usize> {
+    pub(super) fn read(&mut self, span: &[u8; NEEDED], values: &mut Values) -> Option<(usize, bool)> {
         let (count, ssse3) = (self.count, self.ssse3);
         if self.off {
             return None;
         }
-        let shape = match self.shapes.iter().find(|s| s.fits(span)) {
+        let commas = commas(span);
+        let shape = match self.shapes.iter().find(|s| s.fits(span, commas)) {
             Some(shape) => {
                 self.hits = self.hits.wrapping_add(1);
                 shape
@@ -309,10 +357,10 @@ impl RowShapes {
                     _ => convert_quads(shape, span, values),
                 }
             };
-            return Some(shape.end);
+            return Some((shape.end, shape.line_ends));
         }
         convert(shape, span, values, count);
-        Some(shape.end)
+        Some((shape.end, shape.line_ends))
     }
 
     /// A new shape for `span`, kept in place of the last one when the table is full (none once
@@ -325,7 +373,7 @@ impl RowShapes {
             self.off = true;
             return None;
         }
-        let mut shape = Shape::new(Classes::of(span.first_chunk()?), self.count)?;
+        let mut shape = Shape::new(span, self.count)?;
         if !self.quads {
             shape.quads_len = 0;
         }
@@ -488,10 +536,26 @@ mod tests {
                 assert_eq!(matches, pattern.matches_bytes(&span, chunks), "{span:?} {chunks}");
                 outcomes[usize::from(matches)] += 1;
             }
+            assert_eq!(commas(&span), commas_bytes(&span), "{span:?}");
         }
         assert!(outcomes.iter().all(|n| *n > 1_000), "{outcomes:?}");
         let c = Classes::of(span(b",12.5,7/:-\xb0")[..SPAN].try_into().unwrap());
         assert_eq!((c.commas & 0x3FF, c.dots & 0x3FF, c.digits & 0x3FF), (0b10_0001, 0b1000, 0b101_0110));
+    }
+
+    #[test]
+    fn patterns_of_bytes_match_those_bytes_and_digits_where_asked() {
+        let text = b",12.5,7\n";
+        let pattern = Pattern::new(text, 0b0101_0110);
+        let fits = |bytes: &[u8]| pattern.matches(&span(bytes), 1);
+        assert!(fits(b",12.5,7\n") && fits(b",98.0,0\nmore") && fits(b",00.0,9\n\xff"));
+        for other in [&b",1a.5,7\n"[..], b",12,5,7\n", b".12.5,7\n", b",12.5,7\r", b",12.5,77", b",12.5;7\n"]
+        {
+            assert!(!fits(other), "{}", String::from_utf8_lossy(other));
+        }
+        // Digits asked for past the bytes are not: any byte matches there.
+        assert!(Pattern::new(b"", u64::MAX).matches(&span(b"xyz"), 4));
+        assert!(Pattern::new(&[b'a'; SPAN + 4], u64::MAX).matches(&span(&[b'5'; SPAN]), 4));
     }
 
     /// Reads `rows` (each the numbers after the time, from the comma on) with one table:
@@ -501,9 +565,10 @@ mod tests {
         let mut shapes = RowShapes::new(count).unwrap();
         for row in rows {
             let mut values = [f64::NAN; MAX_FIELDS + 3];
-            let Some(end) = shapes.read(&span(row.as_bytes()), &mut values) else { continue };
+            let Some((end, line_ends)) = shapes.read(&span(row.as_bytes()), &mut values) else { continue };
             let after = row.as_bytes().get(end).copied().unwrap_or(b'x');
             assert!(!after.is_ascii_digit() && after != b'.', "{row}");
+            assert_eq!(line_ends, after == b'\n', "{row}");
             let cells: Vec<&str> = row[1..end].split(',').collect();
             assert_eq!(cells.len(), count, "{row}");
             for (k, cell) in cells.iter().enumerate() {
@@ -557,12 +622,12 @@ mod tests {
         agree(&rows, 6);
         let mut shapes = RowShapes::new(6).unwrap();
         let mut values = [0.0; MAX_FIELDS + 3];
-        assert_eq!(shapes.read(&span(rows[0].as_bytes()), &mut values), Some(31));
+        assert_eq!(shapes.read(&span(rows[0].as_bytes()), &mut values), Some((31, true)));
         assert_eq!(values[1..7], [4523.0, 17.0, 95.0, 199.5, 285.0, 617.5]);
         // A row written as the first is read by its shape; one with a shorter number needs another.
-        assert_eq!(shapes.read(&span(b",4524,18,95.1,199.7,285.3,617.9\n"), &mut values), Some(31));
+        assert_eq!(shapes.read(&span(b",4524,18,95.1,199.7,285.3,617.9\n"), &mut values), Some((31, true)));
         assert_eq!((shapes.shapes.len(), shapes.hits, values[3]), (1, 1, 95.1));
-        assert_eq!(shapes.read(&span(rows[1].as_bytes()), &mut values), Some(30));
+        assert_eq!(shapes.read(&span(rows[1].as_bytes()), &mut values), Some((30, true)));
         assert_eq!((shapes.shapes.len(), shapes.hits, values[6]), (2, 1, 617.9));
         for declined in [&b",1,2,3,4,5,6."[..], b",1,2,3,4,5,.6\n", b",1,2,,4,5,6\n", b"1,2,3,4,5,6,7\n"] {
             assert_eq!(RowShapes::new(6).unwrap().read(&span(declined), &mut values), None);
