@@ -3,10 +3,6 @@
 //! glyphs (plotters outlines and rasterizes every glyph of every label anew), and filled
 //! polygons (every line thicker than a pixel) are swept without an allocation per column.
 //! Everything else goes to plotters' backend unchanged.
-//!
-//! A canvas may draw one part of a chart ([`Canvas::owning`]): it then notes whether anything
-//! it drew reached outside the part's region, so the parts' bitmaps can be put together only
-//! when that gives the pixels a single drawing gives.
 
 use super::style::{FONT_BOLD, FONT_FAMILY, FONT_REGULAR};
 use ab_glyph::{Font as _, FontRef, GlyphId, ScaleFont as _};
@@ -15,7 +11,6 @@ use plotters_backend::text_anchor::{HPos, VPos};
 use plotters_backend::{
     BackendColor, BackendCoord, BackendStyle, BackendTextStyle, DrawingErrorKind, FontStyle,
 };
-use std::cell::Cell;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
@@ -24,43 +19,9 @@ type BitmapError = <BitMapBackend<'static> as DrawingBackend>::ErrorType;
 /// What a drawing call returns.
 type Drawn = Result<(), DrawingErrorKind<BitmapError>>;
 
-/// A rectangle of pixels: columns `x0..x1`, rows `y0..y1`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Rect {
-    /// First column.
-    pub x0: i32,
-    /// First row.
-    pub y0: i32,
-    /// Column after the last.
-    pub x1: i32,
-    /// Row after the last.
-    pub y1: i32,
-}
-
-impl Rect {
-    /// How many of the pixels `lo..=hi` lie inside.
-    fn overlap(&self, lo: BackendCoord, hi: BackendCoord) -> i64 {
-        let w = i64::from((hi.0 + 1).min(self.x1) - lo.0.max(self.x0)).max(0);
-        let h = i64::from((hi.1 + 1).min(self.y1) - lo.1.max(self.y0)).max(0);
-        w * h
-    }
-}
-
-/// The part of a chart a canvas draws: the rectangles it may draw in (apart from one another),
-/// and where it notes that something reached outside them.
-#[derive(Clone, Copy)]
-struct Region<'a> {
-    rects: &'a [Rect],
-    spilled: &'a Cell<bool>,
-}
-
 /// An RGB bitmap of a chart (see the module's documentation).
 pub struct Canvas<'a> {
-    /// The pixels, 3 bytes each, row by row.
-    buf: &'a mut [u8],
-    size: (u32, u32),
-    /// The part drawn (`None`: the whole chart).
-    region: Option<Region<'a>>,
+    bitmap: BitMapBackend<'a>,
     /// A polygon's edges, kept between fills.
     edges: Vec<(BackendCoord, BackendCoord)>,
     /// The edges crossing the sweep line, kept between fills.
@@ -72,86 +33,12 @@ pub struct Canvas<'a> {
 impl<'a> Canvas<'a> {
     /// A canvas of `size` pixels over `buf` (3 bytes a pixel, row by row).
     pub fn with_buffer(buf: &'a mut [u8], size: (u32, u32)) -> Canvas<'a> {
-        Canvas { buf, size, region: None, edges: Vec::new(), active: Vec::new(), vertices: Vec::new() }
-    }
-
-    /// A canvas of `size` pixels over `buf` that draws the part of a chart lying in `rects`:
-    /// it draws everything asked, at the chart's own coordinates, and sets `spilled` when a
-    /// drawing may have touched a pixel of the chart outside `rects`.
-    pub fn owning(buf: &'a mut [u8], size: (u32, u32), rects: &'a [Rect], spilled: &'a Cell<bool>) -> Self {
-        Canvas { region: Some(Region { rects, spilled }), ..Canvas::with_buffer(buf, size) }
-    }
-
-    /// Notes a drawing that touches at most the pixels `lo..=hi`: what falls off the bitmap
-    /// is dropped alike by every part, the rest must lie in one of the part's rectangles.
-    fn claim(&self, lo: BackendCoord, hi: BackendCoord) {
-        let Some(region) = self.region else { return };
-        let (w, h) = self.size;
-        let lo = (lo.0.max(0), lo.1.max(0));
-        let hi = (hi.0.min(w as i32 - 1), hi.1.min(h as i32 - 1));
-        if lo.0 > hi.0 || lo.1 > hi.1 {
-            return;
+        Canvas {
+            bitmap: BitMapBackend::with_buffer(buf, size),
+            edges: Vec::new(),
+            active: Vec::new(),
+            vertices: Vec::new(),
         }
-        // The rectangles do not overlap: the box lies in them when they hold all its pixels.
-        let inside: i64 = region.rects.iter().map(|r| r.overlap(lo, hi)).sum();
-        if inside != i64::from(hi.0 - lo.0 + 1) * i64::from(hi.1 - lo.1 + 1) {
-            region.spilled.set(true);
-        }
-    }
-
-    /// [`Canvas::claim`] of the box around `points`, widened by `margin` pixels.
-    fn claim_points(&self, points: &[BackendCoord], margin: i32) {
-        if self.region.is_none() {
-            return;
-        }
-        let Some(&first) = points.first() else { return };
-        let (mut lo, mut hi) = (first, first);
-        for &(x, y) in points {
-            lo = (lo.0.min(x), lo.1.min(y));
-            hi = (hi.0.max(x), hi.1.max(y));
-        }
-        self.claim((lo.0 - margin, lo.1 - margin), (hi.0 + margin, hi.1 + margin));
-    }
-}
-
-/// plotters' RGB bitmap over `buf`, for what the canvas leaves to it.
-fn bitmap(buf: &mut [u8], size: (u32, u32)) -> BitMapBackend<'_> {
-    BitMapBackend::with_buffer(buf, size)
-}
-
-/// Draws the pixel `(x, y)` of `color` as plotters' RGB bitmap does (`RGBPixel::draw_pixel`),
-/// without its calls: nearly opaque, the colour is set; else each channel moves towards it by
-/// the alpha in 256ths, rounded down.
-#[inline(always)]
-fn put(buf: &mut [u8], (w, h): (u32, u32), (x, y): BackendCoord, color: BackendColor) {
-    if x < 0 || y < 0 || x as u32 >= w || y as u32 >= h {
-        return;
-    }
-    let i = (y as usize * w as usize + x as usize) * 3;
-    let Some(px) = buf.get_mut(i..i + 3) else { return };
-    let (r, g, b) = color.rgb;
-    if color.alpha >= 1.0 - 1.0 / 256.0 {
-        px.copy_from_slice(&[r, g, b]);
-        return;
-    }
-    if color.alpha <= 0.0 {
-        return;
-    }
-    let a = (color.alpha * 256.0).floor() as u64;
-    for (p, new) in px.iter_mut().zip([r, g, b]) {
-        if new > *p {
-            *p += (u64::from(new - *p) * a / 256) as u8;
-        } else {
-            *p -= (u64::from(*p - new) * a / 256) as u8;
-        }
-    }
-}
-
-/// How far a stroke of `style` may reach beyond the points it joins (px).
-fn reach<S: BackendStyle>(style: &S) -> i32 {
-    match style.stroke_width() {
-        0 | 1 => 0,
-        w => w as i32,
     }
 }
 
@@ -159,26 +46,23 @@ impl DrawingBackend for Canvas<'_> {
     type ErrorType = BitmapError;
 
     fn get_size(&self) -> (u32, u32) {
-        self.size
+        self.bitmap.get_size()
     }
 
     fn ensure_prepared(&mut self) -> Drawn {
-        Ok(())
+        self.bitmap.ensure_prepared()
     }
 
     fn present(&mut self) -> Drawn {
-        Ok(())
+        self.bitmap.present()
     }
 
     fn draw_pixel(&mut self, point: BackendCoord, color: BackendColor) -> Drawn {
-        self.claim(point, point);
-        put(self.buf, self.size, point, color);
-        Ok(())
+        self.bitmap.draw_pixel(point, color)
     }
 
     fn draw_line<S: BackendStyle>(&mut self, from: BackendCoord, to: BackendCoord, style: &S) -> Drawn {
-        self.claim_points(&[from, to], reach(style));
-        bitmap(self.buf, self.size).draw_line(from, to, style)
+        self.bitmap.draw_line(from, to, style)
     }
 
     fn draw_rect<S: BackendStyle>(
@@ -188,8 +72,7 @@ impl DrawingBackend for Canvas<'_> {
         style: &S,
         fill: bool,
     ) -> Drawn {
-        self.claim_points(&[upper_left, bottom_right], if fill { 0 } else { reach(style) });
-        bitmap(self.buf, self.size).draw_rect(upper_left, bottom_right, style, fill)
+        self.bitmap.draw_rect(upper_left, bottom_right, style, fill)
     }
 
     /// As plotters draws a path: thin ones line by line, thicker ones as the polygon around
@@ -203,12 +86,7 @@ impl DrawingBackend for Canvas<'_> {
             return Ok(());
         }
         if style.stroke_width() == 1 {
-            if self.region.is_none() {
-                return bitmap(self.buf, self.size).draw_path(path, style);
-            }
-            let points: Vec<BackendCoord> = path.into_iter().collect();
-            self.claim_points(&points, 0);
-            return bitmap(self.buf, self.size).draw_path(points, style);
+            return self.bitmap.draw_path(path, style);
         }
         let points: Vec<BackendCoord> = path.into_iter().collect();
         let outline = plotters_backend::rasterizer::polygonize(&points, style.stroke_width());
@@ -222,9 +100,7 @@ impl DrawingBackend for Canvas<'_> {
         style: &S,
         fill: bool,
     ) -> Drawn {
-        let r = radius as i32 + style.stroke_width() as i32 + 1;
-        self.claim((center.0 - r, center.1 - r), (center.0 + r, center.1 + r));
-        bitmap(self.buf, self.size).draw_circle(center, radius, style, fill)
+        self.bitmap.draw_circle(center, radius, style, fill)
     }
 
     fn fill_polygon<S: BackendStyle, I: IntoIterator<Item = BackendCoord>>(
@@ -235,7 +111,6 @@ impl DrawingBackend for Canvas<'_> {
         let mut vertices = std::mem::take(&mut self.vertices);
         vertices.clear();
         vertices.extend(vert);
-        self.claim_points(&vertices, 0);
         let filled = self.fill(&vertices, style);
         self.vertices = vertices;
         filled
@@ -248,11 +123,11 @@ impl DrawingBackend for Canvas<'_> {
         let bold = match style.style() {
             FontStyle::Normal => false,
             FontStyle::Bold => true,
-            _ => return self.other_text(text, style, pos),
+            _ => return self.bitmap.draw_text(text, style, pos),
         };
-        let Some(fonts) = fonts() else { return self.other_text(text, style, pos) };
+        let Some(fonts) = fonts() else { return self.bitmap.draw_text(text, style, pos) };
         if style.family().as_str() != FONT_FAMILY {
-            return self.other_text(text, style, pos);
+            return self.bitmap.draw_text(text, style, pos);
         }
         let color = style.color();
         if color.alpha == 0.0 {
@@ -278,8 +153,6 @@ impl DrawingBackend for Canvas<'_> {
         let glyphs = glyphs(&font, bold, size, text);
         let mut x_shift = 0f32;
         let mut prev: Option<GlyphId> = None;
-        // The box of the pixels drawn.
-        let (mut lo, mut hi) = ((i32::MAX, i32::MAX), (i32::MIN, i32::MIN));
         for glyph in &glyphs {
             if let Some(p) = prev {
                 x_shift += font.kern(p, glyph.id);
@@ -290,33 +163,20 @@ impl DrawingBackend for Canvas<'_> {
                 let (x, y) = trans.transform(gx + shift + dx - min_x, gy + dy - min_y);
                 let (x, y) = (pos.0 + x, pos.1 + y);
                 if x >= 0 && x < w as i32 && y >= 0 && y < h as i32 {
-                    (lo, hi) = ((lo.0.min(x), lo.1.min(y)), (hi.0.max(x), hi.1.max(y)));
-                    put(self.buf, self.size, (x, y), color.mix(f64::from(coverage)));
+                    self.bitmap.draw_pixel((x, y), color.mix(f64::from(coverage)))?;
                 }
             }
             x_shift += glyph.advance;
         }
-        self.claim(lo, hi);
         Ok(())
     }
 
     fn blit_bitmap(&mut self, pos: BackendCoord, size: (u32, u32), src: &[u8]) -> Drawn {
-        let far = (pos.0 + size.0 as i32 - 1, pos.1 + size.1 as i32 - 1);
-        self.claim(pos, far);
-        bitmap(self.buf, self.size).blit_bitmap(pos, size, src)
+        self.bitmap.blit_bitmap(pos, size, src)
     }
 }
 
 impl Canvas<'_> {
-    /// Text in a font other than the embedded ones, drawn by plotters: where it lands is not
-    /// known here, so a part drawing it counts as spilled.
-    fn other_text<T: BackendTextStyle>(&mut self, text: &str, style: &T, pos: BackendCoord) -> Drawn {
-        if let Some(region) = self.region {
-            region.spilled.set(true);
-        }
-        bitmap(self.buf, self.size).draw_text(text, style, pos)
-    }
-
     /// Fills the polygon `vertices` as plotters' `rasterizer::fill_polygon` does, sweep line by
     /// sweep line (columns when the polygon is wider than tall), with the same arithmetic and
     /// the same calls to the bitmap, without allocating per sweep line.
@@ -329,7 +189,7 @@ impl Canvas<'_> {
         }
         // All the points on one vertical or horizontal line.
         if x_span.0 == x_span.1 || y_span.0 == y_span.1 {
-            return bitmap(self.buf, self.size).draw_line((x_span.0, y_span.0), (x_span.1, y_span.1), style);
+            return self.bitmap.draw_line((x_span.0, y_span.0), (x_span.1, y_span.1), style);
         }
         let horizontal = x_span.1 - x_span.0 > y_span.1 - y_span.0;
         // In sweep coordinates: the sweep position first.
@@ -401,21 +261,13 @@ impl Canvas<'_> {
                     continue;
                 }
                 if horizontal {
-                    bitmap(self.buf, self.size).draw_line(
-                        (sweep, from.ceil() as i32),
-                        (sweep, to.floor() as i32),
-                        &color,
-                    )?;
-                    put(self.buf, self.size, (sweep, from.floor() as i32), color.mix(from.ceil() - from));
-                    put(self.buf, self.size, (sweep, to.ceil() as i32), color.mix(to - to.floor()));
+                    self.bitmap.draw_line((sweep, from.ceil() as i32), (sweep, to.floor() as i32), &color)?;
+                    self.bitmap.draw_pixel((sweep, from.floor() as i32), color.mix(from.ceil() - from))?;
+                    self.bitmap.draw_pixel((sweep, to.ceil() as i32), color.mix(to - to.floor()))?;
                 } else {
-                    bitmap(self.buf, self.size).draw_line(
-                        (from.ceil() as i32, sweep),
-                        (to.floor() as i32, sweep),
-                        &color,
-                    )?;
-                    put(self.buf, self.size, (from.floor() as i32, sweep), color.mix(from.ceil() - from));
-                    put(self.buf, self.size, (to.ceil() as i32, sweep), color.mix(to.floor() - to));
+                    self.bitmap.draw_line((from.ceil() as i32, sweep), (to.floor() as i32, sweep), &color)?;
+                    self.bitmap.draw_pixel((from.floor() as i32, sweep), color.mix(from.ceil() - from))?;
+                    self.bitmap.draw_pixel((to.ceil() as i32, sweep), color.mix(to.floor() - to))?;
                 }
                 (a, b) = (None, None);
             }

@@ -3,7 +3,6 @@
 //! fast compression with the Paeth filter (the encoder the charts used before), made faster:
 //! the filter is written so the compiler processes a row many bytes at a time.
 
-use std::borrow::Cow;
 use std::io::Cursor;
 
 /// Bytes per pixel (RGB, 8 bits a channel).
@@ -13,21 +12,13 @@ const BPP: usize = 3;
 /// row). `None` if `rgb` is not that long or a side is 0 or too large for PNG.
 pub fn rgb_png(rgb: &[u8], width: u32, height: u32) -> Option<Vec<u8>> {
     let row = (width as usize).checked_mul(BPP)?;
-    if row.checked_mul(height as usize)? != rgb.len() {
-        return None;
-    }
-    png_of_rows(width, height, |y| Cow::Borrowed(&rgb[y * row..(y + 1) * row]))
-}
-
-/// The PNG of an RGB bitmap of `width` × `height` pixels whose row `y` is `row(y)` (3 bytes a
-/// pixel; borrowed from a bitmap or put together from several). `None` if a row is not that
-/// long or a side is 0 or too large for PNG.
-pub fn png_of_rows<'a>(width: u32, height: u32, row: impl Fn(usize) -> Cow<'a, [u8]>) -> Option<Vec<u8>> {
-    let len = (width as usize).checked_mul(BPP)?;
     if width == 0 || height == 0 || width > i32::MAX as u32 || height > i32::MAX as u32 {
         return None;
     }
-    let idat = deflated_rows(height as usize, len, &row).ok()?;
+    if row.checked_mul(height as usize)? != rgb.len() {
+        return None;
+    }
+    let idat = deflated_rows(rgb, row).ok()?;
     let mut png = Vec::with_capacity(idat.len() + 57);
     png.extend_from_slice(b"\x89PNG\r\n\x1a\n");
     let mut ihdr = [0u8; 13];
@@ -44,39 +35,29 @@ pub fn png_of_rows<'a>(width: u32, height: u32, row: impl Fn(usize) -> Cow<'a, [
     Some(png)
 }
 
-/// The zlib stream of `rows` rows of `len` bytes (`row(y)`), each Paeth-filtered and prefixed
-/// by its filter type, as `png` writes it; stored uncompressed (and unfiltered) if that is
+/// The zlib stream of the rows of `rgb` (`row` bytes each), each Paeth-filtered and prefixed by
+/// its filter type, as `png` writes it; stored uncompressed (and unfiltered) if that is
 /// smaller, as `png` does.
-fn deflated_rows<'a>(
-    rows: usize,
-    len: usize,
-    row: &impl Fn(usize) -> Cow<'a, [u8]>,
-) -> std::io::Result<Vec<u8>> {
-    let line = |y: usize| {
-        let line = row(y);
-        match line.len() == len {
-            true => Ok(line),
-            false => Err(std::io::Error::from(std::io::ErrorKind::InvalidInput)),
-        }
-    };
-    let mut deflate = fdeflate::Compressor::new(Cursor::new(Vec::with_capacity(len * rows / 16)))?;
-    let mut filtered = vec![0u8; len + 1];
+fn deflated_rows(rgb: &[u8], row: usize) -> std::io::Result<Vec<u8>> {
+    let rows = rgb.len() / row;
+    let mut deflate = fdeflate::Compressor::new(Cursor::new(Vec::with_capacity(rgb.len() / 16)))?;
+    let mut filtered = vec![0u8; row + 1];
     filtered[0] = 4; // Paeth
-    let mut prev: Cow<[u8]> = Cow::Owned(vec![0u8; len]);
-    for y in 0..rows {
-        let cur = line(y)?;
-        paeth(&prev, &cur, &mut filtered[1..]);
+    let zeros = vec![0u8; row];
+    let mut prev: &[u8] = &zeros;
+    for line in rgb.chunks_exact(row) {
+        paeth(prev, line, &mut filtered[1..]);
         deflate.write_data(&filtered)?;
-        prev = cur;
+        prev = line;
     }
     let compressed = deflate.finish()?.into_inner();
-    if compressed.len() <= fdeflate::StoredOnlyCompressor::<()>::compressed_size((len + 1) * rows) {
+    if compressed.len() <= fdeflate::StoredOnlyCompressor::<()>::compressed_size((row + 1) * rows) {
         return Ok(compressed);
     }
     let mut stored = fdeflate::StoredOnlyCompressor::new(Cursor::new(Vec::new()))?;
-    for y in 0..rows {
+    for line in rgb.chunks_exact(row) {
         stored.write_data(&[0])?;
-        stored.write_data(&line(y)?)?;
+        stored.write_data(line)?;
     }
     Ok(stored.finish()?.into_inner())
 }
@@ -118,22 +99,17 @@ fn paeth_rows(prev: &[u8], cur: &[u8], out: &mut [u8]) {
 }
 
 /// The Paeth predictor of a byte from its left (`a`), upper (`b`) and upper-left (`c`)
-/// neighbours: whichever is nearest to `a + b - c`, ties to `a`, then `b`. Written in bytes
-/// (maxima, minima, saturating sums), which the compiler turns into vector instructions on 32
-/// bytes at a time: the distances to `a` and `b` are `|b - c|` and `|a - c|`; the distance to
-/// `c`, `|(b - c) + (a - c)|`, is their sum when both differences have the same sign (capped at
-/// 255, which orders it the same against the other two, both at most 255), else their
-/// difference.
+/// neighbours: whichever is nearest to `a + b - c`, ties to `a`, then `b`.
 #[inline(always)]
 fn predict(a: u8, b: u8, c: u8) -> u8 {
-    let pa = b.max(c) - b.min(c);
-    let pb = a.max(c) - a.min(c);
-    let same_sign = (b.max(c) == b) == (a.max(c) == a);
-    let pc = if same_sign { pa.saturating_add(pb) } else { pa.max(pb) - pa.min(pb) };
-    // `a` when its distance is the least; else `b` when its distance is at most `c`'s.
-    let least = pb.min(pc);
-    let b_or_c = if least == pb { b } else { c };
-    if pa.min(least) == pa { a } else { b_or_c }
+    let (ia, ib, ic) = (i16::from(a), i16::from(b), i16::from(c));
+    let pa = (ib - ic).abs();
+    let pb = (ia - ic).abs();
+    let pc = (ia + ib - 2 * ic).abs();
+    // `&`, not `&&`: both sides evaluated, so the choice is a select, not a branch.
+    let nearest_a = (pa <= pb) & (pa <= pc);
+    let b_or_c = if pb <= pc { b } else { c };
+    if nearest_a { a } else { b_or_c }
 }
 
 /// Appends the chunk `kind` holding `data` (length, type, data, CRC of type and data).

@@ -11,7 +11,6 @@
 //! onto itself, which used to show as dips in a CDF that cannot dip.
 
 use super::ChartError;
-use super::canvas::Rect;
 use super::data::LatencyHist;
 use super::style::*;
 use plotters::coord::ranged1d::Ranged;
@@ -48,45 +47,10 @@ pub fn monotone_pixels(points: &[(i32, i32)]) -> Vec<(i32, i32)> {
     out
 }
 
-/// Which panels a drawing of the chart draws.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Panels {
-    /// The title, the legend and the CDF on the left.
-    Left,
-    /// The tail and how requests ended.
-    Right,
+/// Draws the chart (PNG bytes of [`LATENCY_SIZE`]).
+pub fn draw_latency_cdf(hists: &[LatencyHist]) -> Result<Vec<u8>, ChartError> {
+    png(LATENCY_SIZE, |root| render_latency_cdf(hists, root))
 }
-
-/// The chart (of [`LATENCY_SIZE`]) in two parts: the title, the legend and the CDF; the tail
-/// and how requests ended.
-pub fn latency_parts(hists: &[LatencyHist]) -> Parts<'_> {
-    let (w, h) = (LATENCY_SIZE.0 as i32, LATENCY_SIZE.1 as i32);
-    let shown = hists.iter().filter(|h| h.total() > 0.0).count().min(LATENCY_MAX_CONFIGS);
-    let top = (TITLE_HEIGHT + legend_height(shown)).min(LATENCY_SIZE.1) as i32;
-    let left = w * LEFT_PERCENT / 100;
-    let part = |region: Vec<Rect>, panels: Panels| Part {
-        region,
-        draw: Box::new(move |root: &Area| render_panels(hists, root, panels)),
-    };
-    Parts {
-        size: LATENCY_SIZE,
-        parts: vec![
-            part(
-                vec![Rect { x0: 0, y0: 0, x1: w, y1: top }, Rect { x0: 0, y0: top, x1: left, y1: h }],
-                Panels::Left,
-            ),
-            part(vec![Rect { x0: left, y0: top, x1: w, y1: h }], Panels::Right),
-        ],
-    }
-}
-
-/// Height of the legend strip for `curves` configurations (px).
-fn legend_height(curves: usize) -> u32 {
-    12 + (curves as u32).div_ceil(4) * 26
-}
-
-/// Width of the CDF panel, in percent of the chart's.
-const LEFT_PERCENT: i32 = 36;
 
 /// Most configurations drawn (beyond the palette, lines are dashed).
 pub const LATENCY_MAX_CONFIGS: usize = 12;
@@ -171,8 +135,8 @@ fn mean_p95(buckets: &[(f64, f64)]) -> Option<(f64, f64)> {
     Some((mean, p95.map_or(mean, |b| b.0)))
 }
 
-/// Lays the chart out in `root` and draws `which` panels.
-fn render_panels(hists: &[LatencyHist], root: &Area, which: Panels) -> Result<(), ChartError> {
+/// Draws the chart into `root`.
+pub fn render_latency_cdf(hists: &[LatencyHist], root: &Area) -> Result<(), ChartError> {
     let all: Vec<(&LatencyHist, Vec<(f64, f64)>)> =
         hists.iter().map(|h| (h, cdf(&h.buckets, h.total()))).filter(|c| c.0.total() > 0.0).collect();
     if all.is_empty() {
@@ -189,63 +153,58 @@ fn render_panels(hists: &[LatencyHist], root: &Area, which: Panels) -> Result<()
         hi = lo * 10.0;
     }
     let (title_area, rest) = root.split_vertically(TITLE_HEIGHT);
-    let (legend_area, panels) = rest.split_vertically(legend_height(curves.len()));
+    let mut sub = "arrival to final answer, retries and backoff included; refused, fallback and deferred \
+                   requests are counted apart, never as fast answers"
+        .to_string();
+    if all.len() > curves.len() {
+        sub.push_str(&format!(" · first {} of {} configurations", curves.len(), all.len()));
+    }
+    draw_title(&title_area, "User-perceived latency and how requests ended", &sub)?;
+    let (legend_area, panels) = rest.split_vertically(12 + (curves.len() as u32).div_ceil(4) * 26);
+    for (row, chunk) in curves.chunks(4).enumerate() {
+        let items: Vec<LegendItem> = chunk
+            .iter()
+            .enumerate()
+            .map(|(j, c)| LegendItem {
+                label: fit_text(&c.0.policy, LEGEND_SIZE, 330),
+                colour: series_colour(row * 4 + j),
+                swatch: line_swatch(row * 4 + j),
+            })
+            .collect();
+        draw_legend_row(&legend_area, &items, 30, 4 + row as i32 * 26)?;
+    }
     let (w, _) = panels.dim_in_pixel();
-    let (left, rest) = panels.split_horizontally(w * LEFT_PERCENT as u32 / 100);
+    let (left, rest) = panels.split_horizontally(w * 36 / 100);
     let (middle, right) = rest.split_horizontally(w * 32 / 100);
-    if which == Panels::Left {
-        let mut sub =
-            "arrival to final answer, retries and backoff included; refused, fallback and deferred \
-                       requests are counted apart, never as fast answers"
-                .to_string();
-        if all.len() > curves.len() {
-            sub.push_str(&format!(" · first {} of {} configurations", curves.len(), all.len()));
-        }
-        draw_title(&title_area, "User-perceived latency and how requests ended", &sub)?;
-        for (row, chunk) in curves.chunks(4).enumerate() {
-            let items: Vec<LegendItem> = chunk
-                .iter()
-                .enumerate()
-                .map(|(j, c)| LegendItem {
-                    label: fit_text(&c.0.policy, LEGEND_SIZE, 330),
-                    colour: series_colour(row * 4 + j),
-                    swatch: line_swatch(row * 4 + j),
-                })
-                .collect();
-            draw_legend_row(&legend_area, &items, 30, 4 + row as i32 * 26)?;
-        }
 
-        let mut cdf_chart = ChartBuilder::on(&left)
-            .margin(18)
-            .caption("Answered by the dependency within x", bold(LABEL_SIZE, OI_BLACK))
-            .x_label_area_size(60)
-            .y_label_area_size(80)
-            .build_cartesian_2d((lo..hi).log_scale(), 0.0..1.0)
-            .map_err(draw_err)?;
-        cdf_chart
-            .configure_mesh()
-            .light_line_style(WHITE)
-            .bold_line_style(LIGHT_GREY)
-            .x_desc("user latency (ms, log scale)")
-            .y_desc("share of all requests (%)")
-            .x_label_formatter(&|v| fmt_num(*v))
-            .y_label_formatter(&|v| fmt_pct(*v))
-            .label_style(text(TICK_SIZE, OI_BLACK))
-            .axis_desc_style(text(LABEL_SIZE, OI_BLACK))
-            .draw()
-            .map_err(draw_err)?;
-        for (i, (_, pts)) in curves.iter().enumerate() {
-            let mut pts: Vec<(f64, f64)> = pts.iter().copied().filter(|p| p.0 >= lo && p.0 <= hi).collect();
-            // Level off to the right edge: the rest of the requests were never answered.
-            if let Some(&(_, y)) = pts.last() {
-                pts.push((hi, y));
-            }
-            draw_curve(&cdf_chart, &pts, i, false)?;
+    let mut cdf_chart = ChartBuilder::on(&left)
+        .margin(18)
+        .caption("Answered by the dependency within x", bold(LABEL_SIZE, OI_BLACK))
+        .x_label_area_size(60)
+        .y_label_area_size(80)
+        .build_cartesian_2d((lo..hi).log_scale(), 0.0..1.0)
+        .map_err(draw_err)?;
+    cdf_chart
+        .configure_mesh()
+        .light_line_style(WHITE)
+        .bold_line_style(LIGHT_GREY)
+        .x_desc("user latency (ms, log scale)")
+        .y_desc("share of all requests (%)")
+        .x_label_formatter(&|v| fmt_num(*v))
+        .y_label_formatter(&|v| fmt_pct(*v))
+        .label_style(text(TICK_SIZE, OI_BLACK))
+        .axis_desc_style(text(LABEL_SIZE, OI_BLACK))
+        .draw()
+        .map_err(draw_err)?;
+    for (i, (_, pts)) in curves.iter().enumerate() {
+        let mut pts: Vec<(f64, f64)> = pts.iter().copied().filter(|p| p.0 >= lo && p.0 <= hi).collect();
+        // Level off to the right edge: the rest of the requests were never answered.
+        if let Some(&(_, y)) = pts.last() {
+            pts.push((hi, y));
         }
+        draw_curve(&cdf_chart, &pts, i, false)?;
     }
-    if which == Panels::Left {
-        return Ok(());
-    }
+
     let mut tail = ChartBuilder::on(&middle)
         .margin(18)
         .caption("Tail of the answered requests", bold(LABEL_SIZE, OI_BLACK))
@@ -391,10 +350,10 @@ mod tests {
                 deferred: vec![(60_000.0, 2.0), (3_000_000.0, 1.0)],
             })
             .collect();
-        let rgb = latency_parts(&hists).render_rgb().unwrap();
+        let rgb = render_rgb(LATENCY_SIZE, |root| render_latency_cdf(&hists, root)).unwrap();
         assert!(rgb.chunks(3).any(|p| p != [255, 255, 255]));
         let none = vec![hist("p", vec![(10.0, 0.0)], [0.0; 4])];
-        let err = latency_parts(&none).render_rgb().unwrap_err();
+        let err = render_rgb(LATENCY_SIZE, |root| render_latency_cdf(&none, root)).unwrap_err();
         assert!(err.to_string().contains("no requests"), "{err}");
         assert_eq!(mean_p95(&[(60_000.0, 2.0), (3_000_000.0, 1.0)]), Some((1_040_000.0, 3_000_000.0)));
         assert_eq!(fmt_ms(3_030_000.0), "50.5 min");

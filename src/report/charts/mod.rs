@@ -126,23 +126,6 @@ pub struct Chart {
 /// Charts still to draw: the drawing, which reads what it needs and returns them in order.
 type Job<'a> = Box<dyn FnOnce() -> Result<Vec<Chart>, ChartError> + Send + 'a>;
 
-/// Where a slot of [`draw_all`]'s charts comes from.
-#[derive(Clone, Copy)]
-enum Slot {
-    /// Whole job `.0`.
-    Whole(usize),
-    /// Split chart `.0`.
-    Split(usize),
-}
-
-/// What a task of [`draw_all`]'s first round gives.
-enum Done {
-    /// A whole job's charts.
-    Charts(Result<Vec<Chart>, ChartError>),
-    /// One part's bitmap.
-    Part(Result<style::PartBitmap, ChartError>),
-}
-
 /// One chart named `name` drawn by `draw`.
 fn one(name: &str, draw: impl FnOnce() -> Result<Vec<u8>, ChartError>) -> Result<Vec<Chart>, ChartError> {
     Ok(vec![Chart { name: name.to_string(), png: draw()? }])
@@ -154,21 +137,15 @@ fn one(name: &str, draw: impl FnOnce() -> Result<Vec<u8>, ChartError>) -> Result
 /// pareto.png with pareto.csv; comparison.png when summary.csv holds two or more
 /// configurations; latency_cdf.png from latency.csv. Returns them in that order.
 ///
-/// The charts are drawn in parallel (rayon's current pool), each from its own data (the
-/// summary's charts each from passes of their own over summary.csv, keeping only what they
-/// draw), and collected in that order: a chart's bytes never depend on the thread count. The
-/// timeline and the latency chart are drawn in two parts each ([`style::Parts`]), all parts
-/// and the other charts first, then the two are put together and encoded.
+/// The charts are drawn in parallel (rayon's current pool), each on one thread from its own
+/// data (the summary's charts each from passes of their own over summary.csv, keeping only what
+/// they draw), and collected in that order: a chart's bytes never depend on the thread count.
 pub fn draw_all(c: &Contents, opts: &ChartOptions) -> Result<Vec<Chart>, ChartError> {
     use rayon::prelude::*;
-    use std::sync::{Mutex, PoisonError};
-    let mut slots: Vec<Slot> = Vec::new();
-    let mut split: Vec<(&str, style::Parts)> = Vec::new();
-    if let Some(data) = &c.timeline {
-        slots.push(Slot::Split(split.len()));
-        split.push((TIMELINE_PNG, timeline::timeline_parts(data, opts.time_range)));
-    }
     let mut jobs: Vec<Job> = Vec::new();
+    if let Some(data) = &c.timeline {
+        jobs.push(Box::new(move || one(TIMELINE_PNG, || timeline::draw_timeline(data, opts.time_range))));
+    }
     if let Some(summary) = &c.summary {
         let recommended = c.recommended.as_deref();
         jobs.push(Box::new(move || {
@@ -194,86 +171,14 @@ pub fn draw_all(c: &Contents, opts: &ChartOptions) -> Result<Vec<Chart>, ChartEr
             one(COMPARISON_PNG, || comparison::draw_comparison(&cmp))
         }));
     }
-    slots.extend((0..jobs.len()).map(Slot::Whole));
     if let Some(hists) = &c.latency
         && hists.iter().any(|h| h.total() > 0.0)
     {
-        slots.push(Slot::Split(split.len()));
-        split.push((LATENCY_PNG, latency::latency_parts(hists)));
+        jobs.push(Box::new(move || one(LATENCY_PNG, || latency::draw_latency_cdf(hists))));
     }
-    // First round: the whole jobs, then every part of the split charts.
-    let jobs: Vec<Mutex<Option<Job>>> = jobs.into_iter().map(|j| Mutex::new(Some(j))).collect();
-    let parts: Vec<(usize, usize)> =
-        split.iter().enumerate().flat_map(|(s, (_, p))| (0..p.parts.len()).map(move |k| (s, k))).collect();
-    let mut done =
-        in_order(jobs.len() + parts.len(), |t| match (jobs.get(t), parts.get(t - jobs.len().min(t))) {
-            (Some(job), _) => {
-                let job = job.lock().unwrap_or_else(PoisonError::into_inner).take();
-                Done::Charts(job.map_or_else(|| Ok(Vec::new()), |job| job()))
-            }
-            (None, Some(&(s, k))) => Done::Part(split[s].1.draw_part(k)),
-            (None, None) => Done::Charts(Ok(Vec::new())),
-        })
-        .into_iter();
-    let mut wholes: Vec<Result<Vec<Chart>, ChartError>> = Vec::new();
-    for d in done.by_ref().take(jobs.len()) {
-        if let Done::Charts(c) = d {
-            wholes.push(c);
-        }
-    }
-    let mut bitmaps: Vec<Vec<Result<style::PartBitmap, ChartError>>> =
-        split.iter().map(|_| Vec::new()).collect();
-    for (d, &(s, _)) in done.zip(&parts) {
-        if let Done::Part(b) = d {
-            bitmaps[s].push(b);
-        }
-    }
-    // Second round: the split charts put together and encoded.
-    let mut joined: Vec<Result<Vec<Chart>, ChartError>> = split
-        .par_iter()
-        .zip(bitmaps)
-        .map(|((name, p), bitmaps)| {
-            let bitmaps = bitmaps.into_iter().collect::<Result<Vec<_>, _>>()?;
-            one(name, || p.png(bitmaps))
-        })
-        .collect();
-    let take = |from: &mut Vec<Result<Vec<Chart>, ChartError>>, i: usize| {
-        from.get_mut(i).map_or_else(|| Ok(Vec::new()), |r| std::mem::replace(r, Ok(Vec::new())))
-    };
-    let drawn: Vec<Result<Vec<Chart>, ChartError>> = slots
-        .iter()
-        .map(|slot| match *slot {
-            Slot::Whole(i) => take(&mut wholes, i),
-            Slot::Split(i) => take(&mut joined, i),
-        })
-        .collect();
+    let drawn: Vec<Result<Vec<Chart>, ChartError>> = jobs.into_par_iter().map(|draw| draw()).collect();
     // The first failure in chart order, whichever thread met it first.
     Ok(drawn.into_iter().collect::<Result<Vec<_>, _>>()?.into_iter().flatten().collect())
-}
-
-/// Runs `task(0)`, …, `task(n - 1)` on rayon's current pool and returns their results in that
-/// order: each thread takes the next task not yet started, so the tasks start in that order and
-/// the longest are best listed first.
-fn in_order<R: Send>(n: usize, task: impl Fn(usize) -> R + Sync) -> Vec<R> {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    use std::sync::{Mutex, PoisonError};
-    let next = AtomicUsize::new(0);
-    let results: Vec<Mutex<Option<R>>> = (0..n).map(|_| Mutex::new(None)).collect();
-    let work = || {
-        loop {
-            let t = next.fetch_add(1, Ordering::Relaxed);
-            let Some(slot) = results.get(t) else { break };
-            let r = task(t);
-            *slot.lock().unwrap_or_else(PoisonError::into_inner) = Some(r);
-        }
-    };
-    rayon::scope(|s| {
-        for _ in 1..rayon::current_num_threads().min(n) {
-            s.spawn(|_| work());
-        }
-        work();
-    });
-    results.into_iter().filter_map(|m| m.into_inner().unwrap_or_else(PoisonError::into_inner)).collect()
 }
 
 /// Draws every chart of `dir` into `dir` (tests and samples only: commands write through the
@@ -383,37 +288,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         fixtures::compare_dir(dir.path());
         let data = Contents::load(dir.path()).unwrap().timeline.unwrap();
-        let (w, _) = timeline::timeline_size(&data, None);
-        let rgb = timeline::timeline_parts(&data, None).render_rgb().unwrap();
+        let (w, h) = timeline::timeline_size(&data, None);
+        let rgb = style::render_rgb((w, h), |root| timeline::render_timeline(&data, None, root)).unwrap();
         let strip = &rgb[..(w * style::TITLE_HEIGHT * 3) as usize];
         let inked = strip.chunks(3).filter(|p| p[0] < 128).count();
         assert!(inked > 500, "title strip has {inked} inked pixels");
-    }
-
-    /// Each part of the timeline and of the latency chart stays in its region, and the parts
-    /// put together are the single drawing, on every fixture and zoomed.
-    #[test]
-    fn charts_drawn_in_parts_are_the_single_drawing() {
-        let day = 86_400_000_000u64;
-        for fixture in [fixtures::compare_dir as fn(&Path), fixtures::week_dir] {
-            let dir = tempfile::tempdir().unwrap();
-            fixture(dir.path());
-            let c = Contents::load(dir.path()).unwrap();
-            let data = c.timeline.as_ref().unwrap();
-            let zoom = TimeRange { from_us: day, to_us: day + 3_600_000_000 };
-            let mut lanes = data.clone();
-            lanes.lanes = vec!["primary".into(), "secondary".into()];
-            let mut all =
-                vec![timeline::timeline_parts(data, None), timeline::timeline_parts(data, Some(zoom))];
-            all.push(timeline::timeline_parts(&lanes, None));
-            all.extend(c.latency.as_deref().map(latency::latency_parts));
-            for parts in &all {
-                let (spilled, rgb, png) = parts.in_parts();
-                assert_eq!(spilled, vec![false; parts.parts.len()]);
-                assert!(rgb == parts.render_rgb().unwrap(), "the parts put together differ");
-                assert!(png == parts.draw().unwrap(), "the PNG of the parts differs");
-            }
-        }
     }
 
     #[test]
@@ -423,13 +302,11 @@ mod tests {
         let data = Contents::load(dir.path()).unwrap().timeline.unwrap();
         let day = 86_400_000_000u64;
         let png =
-            timeline::timeline_parts(&data, Some(TimeRange { from_us: day, to_us: day + 4 * 3_600_000_000 }))
-                .draw()
+            timeline::draw_timeline(&data, Some(TimeRange { from_us: day, to_us: day + 4 * 3_600_000_000 }))
                 .unwrap();
         let zoom = TimeRange { from_us: day, to_us: day + 4 * 3_600_000_000 };
         assert_eq!(png_size(&png), timeline::timeline_size(&data, Some(zoom)));
-        let err =
-            timeline::timeline_parts(&data, Some(TimeRange { from_us: 5, to_us: 5 })).draw().unwrap_err();
+        let err = timeline::draw_timeline(&data, Some(TimeRange { from_us: 5, to_us: 5 })).unwrap_err();
         assert!(err.to_string().contains("empty time range"), "{err}");
         std::fs::write(dir.path().join("incidents.csv"), "start_us,end_us,kind,expect\n1,2,outage,maybe\n")
             .unwrap();
@@ -468,10 +345,7 @@ mod tests {
         let data = Contents::load(&d).unwrap().timeline.unwrap();
         let day = 86_400_000_000u64;
         let zoom = TimeRange { from_us: 3 * day + 3_600_000_000, to_us: 3 * day + 4 * 3_600_000_000 };
-        std::fs::write(
-            d.join("timeline_zoom.png"),
-            timeline::timeline_parts(&data, Some(zoom)).draw().unwrap(),
-        )
-        .unwrap();
+        std::fs::write(d.join("timeline_zoom.png"), timeline::draw_timeline(&data, Some(zoom)).unwrap())
+            .unwrap();
     }
 }

@@ -3,11 +3,9 @@
 //! the PNG encoder (charts are bytes in memory; the output folder writes them).
 
 use super::ChartError;
-use super::canvas::{Canvas, Rect};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::FontStyle;
-use std::borrow::Cow;
 use std::sync::OnceLock;
 
 /// Name under which the embedded font is registered with plotters (never a system font name,
@@ -213,7 +211,7 @@ pub fn fit_middle(s: &str, size: u32, max_px: i32) -> String {
 }
 
 /// A drawing area on a bitmap, in pixels.
-pub type Area<'a> = DrawingArea<Canvas<'a>, Shift>;
+pub type Area<'a> = DrawingArea<super::canvas::Canvas<'a>, Shift>;
 
 /// Converts any plotters error into a [`ChartError::Draw`].
 pub fn draw_err<E: std::fmt::Display>(e: E) -> ChartError {
@@ -530,12 +528,8 @@ pub fn png<F>(size: (u32, u32), draw: F) -> Result<Vec<u8>, ChartError>
 where
     F: FnOnce(&Area) -> Result<(), ChartError>,
 {
-    encoded(&render_rgb(size, draw)?, size)
-}
-
-/// The PNG of the RGB bitmap `rgb` of `size` pixels.
-fn encoded(rgb: &[u8], size: (u32, u32)) -> Result<Vec<u8>, ChartError> {
-    super::encode::rgb_png(rgb, size.0, size.1)
+    let rgb = render_rgb(size, draw)?;
+    super::encode::rgb_png(&rgb, size.0, size.1)
         .ok_or_else(|| ChartError::Draw(format!("cannot encode a chart of {}x{} pixels", size.0, size.1)))
 }
 
@@ -548,7 +542,7 @@ where
     register_fonts()?;
     let mut buf = vec![0u8; size.0 as usize * size.1 as usize * 3];
     {
-        let root = Canvas::with_buffer(&mut buf, size).into_drawing_area();
+        let root = super::canvas::Canvas::with_buffer(&mut buf, size).into_drawing_area();
         root.fill(&WHITE).map_err(draw_err)?;
         draw(&root)?;
         root.present().map_err(draw_err)?;
@@ -556,185 +550,9 @@ where
     Ok(buf)
 }
 
-/// What a part of a chart draws on the chart's area.
-pub type DrawPart<'a> = Box<dyn Fn(&Area) -> Result<(), ChartError> + Send + Sync + 'a>;
-
-/// One part of a chart (see [`Parts`]).
-pub struct Part<'a> {
-    /// The rectangles its panels lie in.
-    pub region: Vec<Rect>,
-    /// What it draws, laying the chart out as a single drawing does.
-    pub draw: DrawPart<'a>,
-}
-
-/// A chart drawn in parts, each on a bitmap of its own (so on a thread of its own): the
-/// parts' regions tile the chart, and the parts drawn one after the other on one bitmap are
-/// the chart's single drawing. The parts' bitmaps are put together when no part drew outside
-/// its region; else the chart is drawn again as one, so its pixels are always those of the
-/// single drawing.
-pub struct Parts<'a> {
-    /// The chart's size (px).
-    pub size: (u32, u32),
-    /// The parts, in drawing order.
-    pub parts: Vec<Part<'a>>,
-}
-
-/// A part drawn on its own bitmap: the chart's pixels in its region (white there first).
-pub struct PartBitmap {
-    rgb: Vec<u8>,
-    /// Whether a drawing may have reached outside the part's region.
-    spilled: bool,
-}
-
-impl Parts<'_> {
-    /// Draws part `k` on a bitmap of its own.
-    pub fn draw_part(&self, k: usize) -> Result<PartBitmap, ChartError> {
-        register_fonts()?;
-        let part = self.parts.get(k).ok_or_else(|| ChartError::Draw(format!("no part {k}")))?;
-        let mut rgb = vec![0u8; self.size.0 as usize * self.size.1 as usize * 3];
-        for span in self.spans(&part.region) {
-            rgb[span].fill(255);
-        }
-        let spilled = std::cell::Cell::new(false);
-        {
-            let root = Canvas::owning(&mut rgb, self.size, &part.region, &spilled).into_drawing_area();
-            (part.draw)(&root)?;
-            root.present().map_err(draw_err)?;
-        }
-        Ok(PartBitmap { rgb, spilled: spilled.get() })
-    }
-
-    /// The chart's bitmap from its parts' (`drawn`, in part order): put together when none
-    /// spilled, else drawn again as one.
-    #[cfg(test)]
-    pub fn join(&self, drawn: Vec<PartBitmap>) -> Result<Vec<u8>, ChartError> {
-        if drawn.len() != self.parts.len() || drawn.iter().any(|d| d.spilled) {
-            return self.render_rgb();
-        }
-        let mut parts = drawn.into_iter();
-        let Some(mut rgb) = parts.next().map(|d| d.rgb) else { return self.render_rgb() };
-        for (part, d) in self.parts[1..].iter().zip(parts) {
-            for span in self.spans(&part.region) {
-                rgb[span.clone()].copy_from_slice(&d.rgb[span]);
-            }
-        }
-        Ok(rgb)
-    }
-
-    /// The chart drawn as one: every part in order on one bitmap.
-    pub fn render_rgb(&self) -> Result<Vec<u8>, ChartError> {
-        render_rgb(self.size, |root| self.parts.iter().try_for_each(|p| (p.draw)(root)))
-    }
-
-    /// Draws every part on a bitmap of its own: whether each spilled, the chart's bitmap put
-    /// together and its PNG.
-    #[cfg(test)]
-    pub fn in_parts(&self) -> (Vec<bool>, Vec<u8>, Vec<u8>) {
-        let drawn = || (0..self.parts.len()).map(|k| self.draw_part(k).unwrap()).collect::<Vec<_>>();
-        let spilled = drawn().iter().map(|d| d.spilled).collect();
-        (spilled, self.join(drawn()).unwrap(), self.png(drawn()).unwrap())
-    }
-
-    /// The chart's PNG, drawn as one.
-    #[cfg(test)]
-    pub fn draw(&self) -> Result<Vec<u8>, ChartError> {
-        encoded(&self.render_rgb()?, self.size)
-    }
-
-    /// The chart's PNG from its parts' bitmaps (`drawn`, in part order): each row taken from
-    /// the part owning it, or put together from the parts owning its spans, when no part
-    /// spilled; else the chart drawn again as one.
-    pub fn png(&self, drawn: Vec<PartBitmap>) -> Result<Vec<u8>, ChartError> {
-        if drawn.len() != self.parts.len() || drawn.iter().any(|d| d.spilled) {
-            return encoded(&self.render_rgb()?, self.size);
-        }
-        let len = self.size.0 as usize * 3;
-        let row = |y: usize| {
-            // The spans of row `y`, each with the bitmap that holds it.
-            let spans = self.parts.iter().zip(&drawn).flat_map(|(part, d)| {
-                part.region
-                    .iter()
-                    .filter(move |r| r.y0 <= y as i32 && (y as i32) < r.y1)
-                    .map(move |r| (r.x0.max(0) as usize * 3..(r.x1.max(0) as usize * 3).min(len), &d.rgb))
-            });
-            let at = y * len;
-            let mut whole: Option<&[u8]> = None;
-            let mut line: Option<Vec<u8>> = None;
-            for (span, rgb) in spans {
-                let Some(from) = rgb.get(at + span.start..at + span.end) else { continue };
-                if span.len() == len {
-                    whole = Some(from);
-                } else {
-                    line.get_or_insert_with(|| vec![255u8; len])[span].copy_from_slice(from);
-                }
-            }
-            match (whole, line) {
-                (Some(rgb), _) => Cow::Borrowed(rgb),
-                (None, Some(line)) => Cow::Owned(line),
-                (None, None) => Cow::Owned(vec![255u8; len]),
-            }
-        };
-        super::encode::png_of_rows(self.size.0, self.size.1, row).ok_or_else(|| {
-            ChartError::Draw(format!("cannot encode a chart of {}x{} pixels", self.size.0, self.size.1))
-        })
-    }
-
-    /// The byte ranges of an RGB bitmap of the chart's size that `rects` cover, row by row.
-    fn spans<'r>(&self, rects: &'r [Rect]) -> impl Iterator<Item = std::ops::Range<usize>> + 'r {
-        let (w, h) = (self.size.0 as i32, self.size.1 as i32);
-        rects.iter().flat_map(move |r| {
-            let (x0, x1) = (r.x0.clamp(0, w) as usize, r.x1.clamp(0, w) as usize);
-            (r.y0.clamp(0, h)..r.y1.clamp(0, h)).filter(move |_| x0 < x1).map(move |y| {
-                let row = y as usize * w as usize * 3;
-                row + x0 * 3..row + x1 * 3
-            })
-        })
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Two parts, top and bottom halves of a 40 × 30 chart; the top one draws a box reaching
-    /// `reach` rows into the bottom half, the bottom one a box over the bottom half.
-    fn halves(reach: i32) -> Parts<'static> {
-        let part = |y0: i32, y1: i32, draw: DrawPart<'static>| Part {
-            region: vec![Rect { x0: 0, y0, x1: 40, y1 }],
-            draw,
-        };
-        let boxed = |ul: (i32, i32), br: (i32, i32), colour: RGBColor| {
-            Box::new(move |root: &Area| {
-                root.draw(&Rectangle::new([ul, br], colour.mix(0.5).filled())).map_err(draw_err)
-            }) as DrawPart<'static>
-        };
-        Parts {
-            size: (40, 30),
-            parts: vec![
-                part(0, 15, boxed((5, 5), (20, 14 + reach), OI_BLUE)),
-                part(15, 30, boxed((0, 15), (30, 29), OI_ORANGE)),
-            ],
-        }
-    }
-
-    #[test]
-    fn parts_put_together_are_the_single_drawing_even_when_one_spills() {
-        // Inside its half: put together.
-        let fits = halves(0);
-        let (spilled, rgb, png) = fits.in_parts();
-        assert_eq!(spilled, [false, false]);
-        assert!(rgb == fits.render_rgb().unwrap());
-        assert_eq!(png, fits.draw().unwrap());
-        // One row over: the blue box blends under the orange one, so the chart is drawn again.
-        let over = halves(2);
-        let (spilled, rgb, png) = over.in_parts();
-        assert_eq!(spilled, [true, false]);
-        assert_eq!(png, over.draw().unwrap());
-        assert!(rgb == over.render_rgb().unwrap());
-        let blended = &rgb[(15 * 40 + 10) * 3..(15 * 40 + 11) * 3];
-        assert_ne!(blended, &fits.render_rgb().unwrap()[(15 * 40 + 10) * 3..(15 * 40 + 11) * 3]);
-        assert_eq!(over.draw().unwrap(), encoded(&rgb, (40, 30)).unwrap());
-    }
 
     #[test]
     fn viridis_ends_and_middle() {

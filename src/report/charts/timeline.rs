@@ -8,7 +8,6 @@
 //! absolute timestamps.
 
 use super::axis::TimeAxis;
-use super::canvas::Rect;
 use super::data::{Bin, Incident, SINGLE_POLICY, Series, TransitionRow};
 use super::style::*;
 use super::{ChartError, TimeRange};
@@ -319,49 +318,10 @@ fn incident_label(i: &Incident) -> String {
     }
 }
 
-/// Rows of the strip under the health panel (the state legend's) that belong to the health
-/// panel's part: a thick line along the plot's floor reaches below the panel, and the state
-/// legend's heading starts lower.
-const SEAM: u32 = 2;
-/// Rows below those in which the health panel's part also owns the axes' label areas, left
-/// and right of the state legend: the tick labels at the panel's floor are centred on it.
-const LABEL_OVERHANG: i32 = TICK_SIZE as i32;
-
-/// The timeline (zoomed to `range` when given) in two parts of about the same work: the title
-/// and the health panel (with the incident key), then the state bands and the traffic.
-pub fn timeline_parts(data: &TimelineData, range: Option<TimeRange>) -> Parts<'_> {
-    let (w, h) = timeline_size(data, range);
-    let k = data.series.len().clamp(1, TIMELINE_MAX_CONFIGS) as u32;
-    let traffic = if k == 1 { TIMELINE_TRAFFIC_HEIGHT } else { k * TIMELINE_TRAFFIC_MULTI_HEIGHT };
-    let below = TIMELINE_BAND_LEGEND_HEIGHT + k * band_height(data.lane_names().len()) + traffic;
-    let (w, h) = (w as i32, h as i32);
-    let split = (h - (below + TIMELINE_AXIS_HEIGHT) as i32 + SEAM as i32).clamp(0, h);
-    let under = (split + LABEL_OVERHANG).min(h);
-    let (left, right) = (10 + TIMELINE_LEFT_AREA as i32, w - 10 - TIMELINE_RIGHT_AREA as i32);
-    let part = |region: Vec<Rect>, panels: Panels| Part {
-        region,
-        draw: Box::new(move |root: &Area| render_panels(data, range, root, panels)),
-    };
-    let rect = |x0, y0, x1, y1| Rect { x0, y0, x1, y1 };
-    Parts {
-        size: (w as u32, h as u32),
-        parts: vec![
-            part(
-                vec![rect(0, 0, w, split), rect(0, split, left, under), rect(right, split, w, under)],
-                Panels::Top,
-            ),
-            part(vec![rect(left, split, right, under), rect(0, under, w, h)], Panels::Bottom),
-        ],
-    }
-}
-
-/// Which panels a drawing of the timeline draws.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Panels {
-    /// The title, the health panel and the incident key.
-    Top,
-    /// The state bands and the traffic.
-    Bottom,
+/// Draws the timeline (PNG bytes), zoomed to `range` when given.
+pub fn draw_timeline(data: &TimelineData, range: Option<TimeRange>) -> Result<Vec<u8>, ChartError> {
+    check(data)?;
+    png(timeline_size(data, range), |root| render_timeline(data, range, root))
 }
 
 fn check(data: &TimelineData) -> Result<(), ChartError> {
@@ -558,13 +518,8 @@ fn runs(points: impl Iterator<Item = (u64, u64, Option<f64>)>) -> Vec<Vec<(u64, 
     out
 }
 
-/// Lays the timeline out in `root` (sized by [`timeline_size`]) and draws `panels`.
-fn render_panels(
-    data: &TimelineData,
-    range: Option<TimeRange>,
-    root: &Area,
-    panels: Panels,
-) -> Result<(), ChartError> {
+/// Draws the timeline into `root` (sized by [`timeline_size`]).
+pub fn render_timeline(data: &TimelineData, range: Option<TimeRange>, root: &Area) -> Result<(), ChartError> {
     check(data)?;
     let (from, to) = window(data, range)?;
     let axis = axis_of(data, from, to);
@@ -580,7 +535,6 @@ fn render_panels(
 
     // Title strip.
     let (title_area, rest) = root.split_vertically(TITLE_HEIGHT);
-    let (top, bottom) = (panels == Panels::Top, panels == Panels::Bottom);
     let mut sub = axis.span_text();
     if range.is_some() {
         sub.push_str(" (zoomed)");
@@ -605,10 +559,8 @@ fn render_panels(
     } else if data.context.is_empty() {
         title.push_str(": dependency health, breaker state and traffic");
     }
-    if top {
-        let title = fit_text(&title, TITLE_SIZE, TIMELINE_WIDTH as i32 - 40);
-        draw_title(&title_area, &title, &sub)?;
-    }
+    let title = fit_text(&title, TITLE_SIZE, TIMELINE_WIDTH as i32 - 40);
+    draw_title(&title_area, &title, &sub)?;
 
     let k = shown.len() as u32;
     let labels = incident_labels(&data.incidents, &axis);
@@ -619,30 +571,12 @@ fn render_panels(
     let (bands_area, traffic_area) =
         rest.split_vertically(TIMELINE_BAND_LEGEND_HEIGHT + k * band_height(lanes.len()));
 
-    if top {
-        draw_top(data, &axis, &merged, &labels, (&health_area, &key_area))?;
-    }
-    if bottom {
-        draw_bands(&bands_area, &axis, data, shown, &merged, &lanes)?;
-        draw_traffic(&traffic_area, &axis, shown, &merged, &data.incidents)?;
-    }
-    Ok(())
-}
-
-/// The health panel and the incident key under it.
-fn draw_top(
-    data: &TimelineData,
-    axis: &TimeAxis,
-    merged: &[Vec<Shown>],
-    labels: &IncidentLabels,
-    (health_area, key_area): (&Area, &Area),
-) -> Result<(), ChartError> {
     // Health: per display bin, the configuration with the most admitted calls.
     let n = merged.iter().map(Vec::len).max().unwrap_or(0);
     let health: Vec<&Shown> = (0..n)
         .filter_map(|i| {
             let mut best: Option<&Shown> = None;
-            for m in merged {
+            for m in &merged {
                 if let Some(b) = m.get(i)
                     && best.is_none_or(|x| b.admitted > x.admitted)
                 {
@@ -658,13 +592,15 @@ fn draw_top(
     if let Some(s) = data.series.first() {
         true_of.extend(s.other_providers.iter().map(String::as_str));
     }
-    draw_health(health_area, axis, &health, &data.incidents, labels, &true_of)?;
+    draw_health(&health_area, &axis, &health, &data.incidents, &labels, &true_of)?;
     for (i, line) in labels.key.iter().enumerate() {
         let y = i as i32 * TIMELINE_KEY_LINE_HEIGHT as i32 + 3;
         key_area
             .draw(&Text::new(line.clone(), (10 + TIMELINE_LEFT_AREA as i32, y), text(LEGEND_SIZE, OI_BLACK)))
             .map_err(draw_err)?;
     }
+    draw_bands(&bands_area, &axis, data, shown, &merged, &lanes)?;
+    draw_traffic(&traffic_area, &axis, shown, &merged, &data.incidents)?;
     Ok(())
 }
 
