@@ -21,7 +21,9 @@ type Drawn = Result<(), DrawingErrorKind<BitmapError>>;
 
 /// An RGB bitmap of a chart (see the module's documentation).
 pub struct Canvas<'a> {
-    bitmap: BitMapBackend<'a>,
+    /// The pixels, 3 bytes each, row by row.
+    buf: &'a mut [u8],
+    size: (u32, u32),
     /// A polygon's edges, kept between fills.
     edges: Vec<(BackendCoord, BackendCoord)>,
     /// The edges crossing the sweep line, kept between fills.
@@ -33,11 +35,39 @@ pub struct Canvas<'a> {
 impl<'a> Canvas<'a> {
     /// A canvas of `size` pixels over `buf` (3 bytes a pixel, row by row).
     pub fn with_buffer(buf: &'a mut [u8], size: (u32, u32)) -> Canvas<'a> {
-        Canvas {
-            bitmap: BitMapBackend::with_buffer(buf, size),
-            edges: Vec::new(),
-            active: Vec::new(),
-            vertices: Vec::new(),
+        Canvas { buf, size, edges: Vec::new(), active: Vec::new(), vertices: Vec::new() }
+    }
+}
+
+/// plotters' RGB bitmap over `buf`, for what the canvas leaves to it.
+fn bitmap(buf: &mut [u8], size: (u32, u32)) -> BitMapBackend<'_> {
+    BitMapBackend::with_buffer(buf, size)
+}
+
+/// Draws the pixel `(x, y)` of `color` into `buf` as plotters' RGB bitmap does
+/// (`RGBPixel::draw_pixel`), without its calls: nearly opaque, the colour is set; else each
+/// channel moves towards it by the alpha in 256ths, rounded down.
+#[inline(always)]
+fn put(buf: &mut [u8], (w, h): (u32, u32), (x, y): BackendCoord, color: BackendColor) {
+    if x < 0 || y < 0 || x as u32 >= w || y as u32 >= h {
+        return;
+    }
+    let i = (y as usize * w as usize + x as usize) * 3;
+    let Some(px) = buf.get_mut(i..i + 3) else { return };
+    let (r, g, b) = color.rgb;
+    if color.alpha >= 1.0 - 1.0 / 256.0 {
+        px.copy_from_slice(&[r, g, b]);
+        return;
+    }
+    if color.alpha <= 0.0 {
+        return;
+    }
+    let a = (color.alpha * 256.0).floor() as u64;
+    for (p, new) in px.iter_mut().zip([r, g, b]) {
+        if new > *p {
+            *p += (u64::from(new - *p) * a / 256) as u8;
+        } else {
+            *p -= (u64::from(*p - new) * a / 256) as u8;
         }
     }
 }
@@ -46,23 +76,24 @@ impl DrawingBackend for Canvas<'_> {
     type ErrorType = BitmapError;
 
     fn get_size(&self) -> (u32, u32) {
-        self.bitmap.get_size()
+        self.size
     }
 
     fn ensure_prepared(&mut self) -> Drawn {
-        self.bitmap.ensure_prepared()
+        Ok(())
     }
 
     fn present(&mut self) -> Drawn {
-        self.bitmap.present()
+        Ok(())
     }
 
     fn draw_pixel(&mut self, point: BackendCoord, color: BackendColor) -> Drawn {
-        self.bitmap.draw_pixel(point, color)
+        put(self.buf, self.size, point, color);
+        Ok(())
     }
 
     fn draw_line<S: BackendStyle>(&mut self, from: BackendCoord, to: BackendCoord, style: &S) -> Drawn {
-        self.bitmap.draw_line(from, to, style)
+        bitmap(self.buf, self.size).draw_line(from, to, style)
     }
 
     fn draw_rect<S: BackendStyle>(
@@ -72,7 +103,7 @@ impl DrawingBackend for Canvas<'_> {
         style: &S,
         fill: bool,
     ) -> Drawn {
-        self.bitmap.draw_rect(upper_left, bottom_right, style, fill)
+        bitmap(self.buf, self.size).draw_rect(upper_left, bottom_right, style, fill)
     }
 
     /// As plotters draws a path: thin ones line by line, thicker ones as the polygon around
@@ -86,7 +117,7 @@ impl DrawingBackend for Canvas<'_> {
             return Ok(());
         }
         if style.stroke_width() == 1 {
-            return self.bitmap.draw_path(path, style);
+            return bitmap(self.buf, self.size).draw_path(path, style);
         }
         let points: Vec<BackendCoord> = path.into_iter().collect();
         let outline = plotters_backend::rasterizer::polygonize(&points, style.stroke_width());
@@ -100,7 +131,7 @@ impl DrawingBackend for Canvas<'_> {
         style: &S,
         fill: bool,
     ) -> Drawn {
-        self.bitmap.draw_circle(center, radius, style, fill)
+        bitmap(self.buf, self.size).draw_circle(center, radius, style, fill)
     }
 
     fn fill_polygon<S: BackendStyle, I: IntoIterator<Item = BackendCoord>>(
@@ -123,11 +154,11 @@ impl DrawingBackend for Canvas<'_> {
         let bold = match style.style() {
             FontStyle::Normal => false,
             FontStyle::Bold => true,
-            _ => return self.bitmap.draw_text(text, style, pos),
+            _ => return bitmap(self.buf, self.size).draw_text(text, style, pos),
         };
-        let Some(fonts) = fonts() else { return self.bitmap.draw_text(text, style, pos) };
+        let Some(fonts) = fonts() else { return bitmap(self.buf, self.size).draw_text(text, style, pos) };
         if style.family().as_str() != FONT_FAMILY {
-            return self.bitmap.draw_text(text, style, pos);
+            return bitmap(self.buf, self.size).draw_text(text, style, pos);
         }
         let color = style.color();
         if color.alpha == 0.0 {
@@ -163,7 +194,7 @@ impl DrawingBackend for Canvas<'_> {
                 let (x, y) = trans.transform(gx + shift + dx - min_x, gy + dy - min_y);
                 let (x, y) = (pos.0 + x, pos.1 + y);
                 if x >= 0 && x < w as i32 && y >= 0 && y < h as i32 {
-                    self.bitmap.draw_pixel((x, y), color.mix(f64::from(coverage)))?;
+                    put(self.buf, self.size, (x, y), color.mix(f64::from(coverage)));
                 }
             }
             x_shift += glyph.advance;
@@ -172,7 +203,7 @@ impl DrawingBackend for Canvas<'_> {
     }
 
     fn blit_bitmap(&mut self, pos: BackendCoord, size: (u32, u32), src: &[u8]) -> Drawn {
-        self.bitmap.blit_bitmap(pos, size, src)
+        bitmap(self.buf, self.size).blit_bitmap(pos, size, src)
     }
 }
 
@@ -189,7 +220,7 @@ impl Canvas<'_> {
         }
         // All the points on one vertical or horizontal line.
         if x_span.0 == x_span.1 || y_span.0 == y_span.1 {
-            return self.bitmap.draw_line((x_span.0, y_span.0), (x_span.1, y_span.1), style);
+            return bitmap(self.buf, self.size).draw_line((x_span.0, y_span.0), (x_span.1, y_span.1), style);
         }
         let horizontal = x_span.1 - x_span.0 > y_span.1 - y_span.0;
         // In sweep coordinates: the sweep position first.
@@ -261,13 +292,21 @@ impl Canvas<'_> {
                     continue;
                 }
                 if horizontal {
-                    self.bitmap.draw_line((sweep, from.ceil() as i32), (sweep, to.floor() as i32), &color)?;
-                    self.bitmap.draw_pixel((sweep, from.floor() as i32), color.mix(from.ceil() - from))?;
-                    self.bitmap.draw_pixel((sweep, to.ceil() as i32), color.mix(to - to.floor()))?;
+                    bitmap(self.buf, self.size).draw_line(
+                        (sweep, from.ceil() as i32),
+                        (sweep, to.floor() as i32),
+                        &color,
+                    )?;
+                    put(self.buf, self.size, (sweep, from.floor() as i32), color.mix(from.ceil() - from));
+                    put(self.buf, self.size, (sweep, to.ceil() as i32), color.mix(to - to.floor()));
                 } else {
-                    self.bitmap.draw_line((from.ceil() as i32, sweep), (to.floor() as i32, sweep), &color)?;
-                    self.bitmap.draw_pixel((from.floor() as i32, sweep), color.mix(from.ceil() - from))?;
-                    self.bitmap.draw_pixel((to.ceil() as i32, sweep), color.mix(to.floor() - to))?;
+                    bitmap(self.buf, self.size).draw_line(
+                        (from.ceil() as i32, sweep),
+                        (to.floor() as i32, sweep),
+                        &color,
+                    )?;
+                    put(self.buf, self.size, (from.floor() as i32, sweep), color.mix(from.ceil() - from));
+                    put(self.buf, self.size, (to.ceil() as i32, sweep), color.mix(to.floor() - to));
                 }
                 (a, b) = (None, None);
             }
@@ -426,5 +465,27 @@ mod tests {
         }
         let inked = plain.chunks(3).filter(|p| p[0] < 128).count();
         assert!(inked > 20_000, "only {inked} dark pixels: the scene was not drawn");
+    }
+
+    #[test]
+    fn a_pixel_blends_as_plotters_blends_it() {
+        use plotters_backend::{BackendColor, DrawingBackend as _};
+        let size = (64, 64);
+        let mut plain: Vec<u8> = (0..64 * 64 * 3).map(|i| (i * 37 % 256) as u8).collect();
+        let mut ours = plain.clone();
+        // Every alpha from 0 to 1 in 257 steps (and past both ends), colours above and below
+        // the pixels they land on, points off the bitmap too.
+        let mut theirs = BitMapBackend::with_buffer(&mut plain, size);
+        let mut canvas = Canvas::with_buffer(&mut ours, size);
+        for k in -2i32..260 {
+            let alpha = f64::from(k) / 256.0;
+            let rgb = ((k * 7) as u8, (255 - k * 3) as u8, (k * 13 % 256) as u8);
+            let point = (k % 70 - 3, (k / 4) % 68 - 2);
+            let color = BackendColor { alpha, rgb };
+            theirs.draw_pixel(point, color).unwrap();
+            canvas.draw_pixel(point, color).unwrap();
+        }
+        drop((theirs, canvas));
+        assert!(plain == ours);
     }
 }
