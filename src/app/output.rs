@@ -140,15 +140,6 @@ struct Replaced {
 #[derive(Debug, Default)]
 struct Forgetting(Option<std::thread::JoinHandle<()>>);
 
-impl Forgetting {
-    /// Waits for the pages to be dropped.
-    fn wait(mut self) {
-        if let Some(thread) = self.0.take() {
-            let _ = thread.join();
-        }
-    }
-}
-
 impl Drop for Forgetting {
     fn drop(&mut self) {
         if let Some(thread) = self.0.take() {
@@ -183,12 +174,18 @@ type Syncing = std::thread::JoinHandle<std::io::Result<()>>;
 struct Syncs(Vec<(PathBuf, Syncing)>);
 
 impl Syncs {
-    /// Starts syncing `file` (`shown` names it in errors).
-    fn start(&mut self, shown: PathBuf, file: File) -> Result<()> {
+    /// Waits for the oldest sync when [`UNSYNCED_LIMIT`] are under way.
+    fn make_room(&mut self) -> Result<()> {
         if self.0.len() >= UNSYNCED_LIMIT {
             let (shown, oldest) = self.0.remove(0);
             joined(oldest).map_err(|e| Error::io(shown, e))?;
         }
+        Ok(())
+    }
+
+    /// Starts syncing `file` (`shown` names it in errors).
+    fn start(&mut self, shown: PathBuf, file: File) -> Result<()> {
+        self.make_room()?;
         let syncing = std::thread::Builder::new().spawn(move || file.sync_all());
         self.0.push((shown.clone(), syncing.map_err(|e| Error::io(shown, e))?));
         Ok(())
@@ -197,10 +194,7 @@ impl Syncs {
     /// Takes over the syncs of `other`, in order.
     fn extend(&mut self, mut other: Syncs) -> Result<()> {
         for (shown, syncing) in std::mem::take(&mut other.0) {
-            if self.0.len() >= UNSYNCED_LIMIT {
-                let (shown, oldest) = self.0.remove(0);
-                joined(oldest).map_err(|e| Error::io(shown, e))?;
-            }
+            self.make_room()?;
             self.0.push((shown, syncing));
         }
         Ok(())
@@ -539,20 +533,6 @@ impl OutputDir {
     }
 }
 
-/// Starts writing `len` bytes of `file` from `from` to the disk, without waiting (Linux
-/// `sync_file_range`). Best effort.
-#[cfg(target_os = "linux")]
-fn start_writeback(file: &File, from: u64, len: u64) {
-    use std::os::fd::AsRawFd;
-    let (Ok(from), Ok(len)) = (i64::try_from(from), i64::try_from(len)) else { return };
-    // SAFETY: the descriptor is open across the call.
-    unsafe { libc::sync_file_range(file.as_raw_fd(), from, len, libc::SYNC_FILE_RANGE_WRITE) };
-}
-
-/// Where the disk cannot be asked to start writing, the sync writes everything.
-#[cfg(not(target_os = "linux"))]
-fn start_writeback(_file: &File, _from: u64, _len: u64) {}
-
 /// Files smaller than this keep their cached pages until removed ([`forget_cached`]).
 const FORGET_MIN_BYTES: u64 = 1 << 20;
 
@@ -607,15 +587,7 @@ pub struct Stream {
     name: String,
     /// Synced to disk by [`Stream::sync`].
     synced: bool,
-    /// Bytes written so far.
-    written: u64,
-    /// With [`Stream::write_behind`], where the bytes not yet handed to the disk start.
-    behind: Option<u64>,
 }
-
-/// A file written behind ([`Stream::write_behind`]) hands its bytes to the disk this many at a
-/// time.
-const WRITE_BEHIND_BYTES: u64 = 4 << 20;
 
 impl Stream {
     fn create(path: PathBuf, shown: PathBuf, name: &str) -> Result<Stream> {
@@ -623,30 +595,7 @@ impl Stream {
         let file =
             File::options().write(true).create_new(true).open(&path).map_err(|e| Error::io(&shown, e))?;
         let file = std::io::BufWriter::new(file);
-        Ok(Stream { file, path, shown, name: name.to_string(), synced: false, written: 0, behind: None })
-    }
-
-    /// Has the disk start writing the file's bytes as they come, [`WRITE_BEHIND_BYTES`] at a
-    /// time, without waiting for them: the sync at its end then waits for the last ones only
-    /// (a week's 28 MB calls.csv, written as the run goes, is otherwise all written by its
-    /// sync, 14-20 ms after the run ends, which the set's swap waits for).
-    pub fn write_behind(mut self) -> Stream {
-        self.behind = Some(0);
-        self
-    }
-
-    /// Counts `n` bytes written and, written behind, hands those not yet handed to the disk
-    /// once there are enough of them (best effort: the sync reports what fails).
-    fn wrote(&mut self, n: usize) -> std::io::Result<()> {
-        self.written += n as u64;
-        let Some(from) = self.behind else { return Ok(()) };
-        if self.written - from >= WRITE_BEHIND_BYTES {
-            use std::io::Write as _;
-            self.file.flush()?;
-            start_writeback(self.file.get_ref(), from, self.written - from);
-            self.behind = Some(self.written);
-        }
-        Ok(())
+        Ok(Stream { file, path, shown, name: name.to_string(), synced: false })
     }
 
     /// Flushes the file and syncs it to disk on this thread (for a file written on a thread of
@@ -667,13 +616,10 @@ impl Stream {
 
 impl std::io::Write for Stream {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        let n = self.file.write(buf)?;
-        self.wrote(n)?;
-        Ok(n)
+        self.file.write(buf)
     }
     fn write_all(&mut self, buf: &[u8]) -> std::io::Result<()> {
-        self.file.write_all(buf)?;
-        self.wrote(buf.len())
+        self.file.write_all(buf)
     }
     fn flush(&mut self) -> std::io::Result<()> {
         self.file.flush()
@@ -767,9 +713,8 @@ fn remove_files<'s>(
         .map(|k| {
             let forgetting = forgetting.take();
             scope.spawn(move || {
-                if let Some(forgetting) = forgetting {
-                    forgetting.wait();
-                }
+                // The pages dropped first: removal then only frees blocks.
+                drop(forgetting);
                 names.iter().skip(k).step_by(removers).for_each(|n| drop(fs::remove_file(dir.join(n))));
             })
         })
@@ -991,29 +936,6 @@ mod tests {
         let e = out.finish_drawn(drawn, || Err(Error::invalid("late"))).unwrap_err();
         assert!(e.to_string().contains("late"), "{e}");
         assert_eq!(names(root.path()), [".out.lock", "out"]);
-    }
-
-    #[test]
-    fn a_file_written_behind_is_whole_and_handed_to_the_disk_as_it_goes() {
-        use std::io::Write as _;
-        let root = tempfile::tempdir().unwrap();
-        let dir = root.path().join("out");
-        let mut out = OutputDir::create(&dir, Keep::Foreign).unwrap();
-        let mut calls = out.stream(CALLS_CSV).unwrap().write_behind();
-        let piece: Vec<u8> = (0..100_000u32).map(|i| (i % 251) as u8).collect();
-        let pieces = (WRITE_BEHIND_BYTES as usize * 2) / piece.len() + 1;
-        for _ in 0..pieces {
-            calls.write_all(&piece).unwrap();
-        }
-        assert_eq!(calls.written, (pieces * piece.len()) as u64);
-        // Handed to the disk a whole number of steps at a time, the rest left to the sync.
-        let handed = calls.behind.unwrap();
-        assert!(handed >= 2 * WRITE_BEHIND_BYTES && calls.written - handed < WRITE_BEHIND_BYTES, "{handed}");
-        out.close(calls).unwrap();
-        out.finish(None).unwrap();
-        let back = fs::read(dir.join(CALLS_CSV)).unwrap();
-        assert_eq!(back.len(), pieces * piece.len());
-        assert!(back.chunks(piece.len()).all(|c| c == piece.as_slice()));
     }
 
     #[test]

@@ -210,8 +210,7 @@ fn simulate_and_write(
     // writer short of processor time never makes the pieces pile up in memory. The writer
     // finishes and syncs the file while this thread writes the other files, then the charts.
     let scripted = matches!(scenario.source, Source::Script { .. });
-    let calls_file =
-        scripted.then(|| out.stream(output::CALLS_CSV).map(output::Stream::write_behind)).transpose()?;
+    let calls_file = scripted.then(|| out.stream(output::CALLS_CSV)).transpose()?;
     let (send, received) = std::sync::mpsc::sync_channel::<Vec<CallRecord>>(4);
     // The pieces' vectors come back emptied, to hold the calls to come.
     let (give_back, spares) = std::sync::mpsc::sync_channel::<Vec<CallRecord>>(8);
