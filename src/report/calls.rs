@@ -2,23 +2,29 @@
 //! script order: admitted 1/0, when the call started (empty if rejected; later than `t_us` when
 //! it waited) and when the caller had its answer. Lets another implementation be compared call
 //! by call (see conformance/). A week's script is about 600,000 rows (28 MB): [`CallsCsv`] takes
-//! the calls in pieces as the run hands them out and formats them into one block of
+//! the calls in pieces as the run hands them out and formats them into a block of
 //! [`BLOCK_BYTES`], written out whenever it is full, so the file is never held whole. Into a
-//! file ([`CallsCsv::to_file`]) its whole pages go straight to the disk where the system can
-//! (Linux's `O_DIRECT`): the kernel neither copies them nor keeps them cached, and the file's
-//! sync has little left to do. Each row is formatted in a fixed-size window of the block with
-//! whole-word writes; integers eight digits at a time with plain arithmetic on one 64-bit word
-//! ([`eight_digits`]).
+//! file ([`CallsCsv::to_file`]) the full blocks are written by a thread of their own while the
+//! next one is formatted ([`WriteBehind`]), their whole pages straight to the disk where the
+//! system can (Linux's `O_DIRECT`): the kernel neither copies them nor keeps them cached, the
+//! formatting never waits for the disk, and the file's sync has little left to do. Each row is
+//! formatted in a fixed-size window of the block with whole-word writes; integers eight digits
+//! at a time with plain arithmetic on one 64-bit word ([`eight_digits`]).
 
 use crate::metrics::CallRecord;
 use std::fs::File;
 use std::io::Write;
+use std::sync::mpsc::{Receiver, SyncSender, TryRecvError, sync_channel};
 
 /// calls.csv's header line.
 const HEADER: &[u8] = b"row,t_us,admitted,start_us,end_us\n";
 
-/// The block rows are formatted in before they are written, allocated once.
+/// The bytes of a block rows are formatted in before they are written.
 const BLOCK_BYTES: usize = 1 << 20;
+
+/// The most blocks a file's rows take at once: one being formatted, the others being written or
+/// waiting to be (a disk a little slower than the formatting for a moment does not stop it).
+const BLOCKS: usize = 3;
 
 /// What the memory, length and place in the file of a direct write are multiples of (a page:
 /// at least any disk's block).
@@ -34,20 +40,157 @@ const ROOM: usize = MAX_ROW + 32;
 /// calls.csv being written: the header first, then the calls in script order, numbered on.
 pub struct CallsCsv<W: Write> {
     w: W,
-    /// A second handle on `w`'s file ([`CallsCsv::to_file`]) every block goes through instead.
-    file: Option<File>,
-    /// Whether `file` writes straight to the disk: then only whole pages go out, from memory
-    /// aligned as they are.
-    direct: bool,
+    /// The thread full blocks go to when the rows are written into a file ([`CallsCsv::to_file`]).
+    behind: Option<WriteBehind>,
     /// The next row's number.
     row: RowNumber,
-    /// The rows not yet written, `block[at..end]`, `at` the first offset aligned to [`ALIGN`]
-    /// (the block ends [`BLOCK_BYTES`] after it); its size is fixed, its room reused.
-    block: Vec<u8>,
-    at: usize,
+    /// The rows not yet written, `block.bytes()[..end]`.
+    block: Block,
     end: usize,
     /// The digits above the last eight of the last such number ([`Row::number`]).
     high: High,
+}
+
+/// [`BLOCK_BYTES`] of memory starting at an address aligned to [`ALIGN`], allocated once.
+struct Block {
+    buf: Vec<u8>,
+    /// Where the aligned bytes start in `buf`.
+    at: usize,
+}
+
+impl Block {
+    fn new() -> Block {
+        let mut buf = vec![0; BLOCK_BYTES + ALIGN];
+        let at = buf.as_ptr().align_offset(ALIGN).min(ALIGN);
+        buf.truncate(at + BLOCK_BYTES);
+        Block { buf, at }
+    }
+
+    fn bytes(&self) -> &[u8] {
+        &self.buf[self.at..]
+    }
+
+    fn bytes_mut(&mut self) -> &mut [u8] {
+        &mut self.buf[self.at..]
+    }
+
+    /// The window for a row at `end`, when the block has room for one.
+    fn room(&mut self, end: usize) -> Option<&mut [u8; ROOM]> {
+        self.bytes_mut().get_mut(end..).and_then(|b| b.first_chunk_mut::<ROOM>())
+    }
+}
+
+/// A block handed to the [`WriteBehind`] thread: its first `len` bytes go out; all but the
+/// last block hold whole pages.
+struct Full {
+    block: Block,
+    len: usize,
+}
+
+/// The thread that writes a file's full blocks in order, through a second handle on it,
+/// whole pages straight to the disk while it can (the rest, and everything after a direct
+/// write is refused or cut short, through the page cache); each block comes back emptied.
+struct WriteBehind {
+    /// To the thread; `None` once the last block went.
+    full: Option<SyncSender<Full>>,
+    /// The blocks written, back from the thread.
+    written: Receiver<Block>,
+    /// Blocks made so far (at most [`BLOCKS`]).
+    made: usize,
+    thread: Option<std::thread::JoinHandle<std::io::Result<()>>>,
+}
+
+impl WriteBehind {
+    /// Starts the thread writing into `file`, straight to the disk when `direct` and the system
+    /// can.
+    fn start(file: File, direct: bool) -> std::io::Result<WriteBehind> {
+        let (full, blocks) = sync_channel::<Full>(BLOCKS);
+        let (give_back, written) = sync_channel::<Block>(BLOCKS);
+        let thread = std::thread::Builder::new()
+            .name("calls.csv disk".into())
+            .spawn(move || write_blocks(&file, direct, blocks, give_back))?;
+        Ok(WriteBehind { full: Some(full), written, made: 1, thread: Some(thread) })
+    }
+
+    /// An empty block: one written, or a new one while fewer than [`BLOCKS`] were made.
+    fn empty(&mut self) -> std::io::Result<Block> {
+        match self.written.try_recv() {
+            Ok(block) => return Ok(block),
+            Err(TryRecvError::Empty) if self.made < BLOCKS => {
+                self.made += 1;
+                return Ok(Block::new());
+            }
+            Err(_) => {}
+        }
+        match self.written.recv() {
+            Ok(block) => Ok(block),
+            Err(_) => Err(self.stopped()),
+        }
+    }
+
+    /// Hands `full` over to be written.
+    fn send(&mut self, full: Full) -> std::io::Result<()> {
+        match self.full.as_ref().map(|f| f.send(full)) {
+            Some(Ok(())) => Ok(()),
+            _ => Err(self.stopped()),
+        }
+    }
+
+    /// Waits for every block handed over to be written: the first error on the way, if any.
+    fn finish(&mut self) -> std::io::Result<()> {
+        self.full = None;
+        match self.thread.take().map(std::thread::JoinHandle::join) {
+            None | Some(Ok(Ok(()))) => Ok(()),
+            Some(Ok(Err(e))) => Err(e),
+            Some(Err(panic)) => std::panic::resume_unwind(panic),
+        }
+    }
+
+    /// Why the thread stopped taking blocks (it returns only on an error).
+    #[cold]
+    fn stopped(&mut self) -> std::io::Error {
+        match self.finish() {
+            Err(e) => e,
+            Ok(()) => std::io::Error::other("calls.csv's writer stopped"),
+        }
+    }
+}
+
+impl Drop for WriteBehind {
+    /// Waits for the blocks handed over, so nothing writes into the file once it is dropped.
+    fn drop(&mut self) {
+        let _ = self.finish();
+    }
+}
+
+/// [`WriteBehind`]'s thread: writes each full block of `blocks` into `file` in turn (whole pages
+/// straight to the disk when `direct` and the system can) and gives it back.
+fn write_blocks(
+    mut file: &File,
+    direct: bool,
+    blocks: Receiver<Full>,
+    give_back: SyncSender<Block>,
+) -> std::io::Result<()> {
+    let mut direct = direct && direct_io(file, true).is_ok();
+    for Full { block, len } in blocks {
+        let bytes = &block.bytes()[..len];
+        let pages = if direct { len / ALIGN * ALIGN } else { 0 };
+        let sent = if pages > 0 { write_direct(file, &bytes[..pages])? } else { 0 };
+        if sent < len {
+            // The end, or written through the page cache (or refused, or cut short, from here on).
+            if direct {
+                direct_io(file, false)?;
+                direct = false;
+            }
+            file.write_all(&bytes[sent..])?;
+        }
+        let _ = give_back.try_send(block);
+    }
+    // The file's other handles share its opening: they read and write as any file again.
+    if direct {
+        direct_io(file, false)?;
+    }
+    Ok(())
 }
 
 /// A number's digits above its last eight, as the word [`leading`] gives: consecutive times
@@ -94,30 +237,20 @@ impl RowNumber {
 impl<W: Write> CallsCsv<W> {
     /// Starts calls.csv in `w` (its header goes out with the first rows).
     pub fn new(w: W) -> CallsCsv<W> {
-        let mut block = vec![0; BLOCK_BYTES + ALIGN];
-        let at = block.as_ptr().align_offset(ALIGN).min(ALIGN);
-        block.truncate(at + BLOCK_BYTES);
-        block[at..at + HEADER.len()].copy_from_slice(HEADER);
+        let mut block = Block::new();
+        block.bytes_mut()[..HEADER.len()].copy_from_slice(HEADER);
         let high = High { value: u64::MAX, word: 0, len: 0 };
-        let end = at + HEADER.len();
-        CallsCsv { w, file: None, direct: false, row: RowNumber::zero(), block, at, end, high }
+        CallsCsv { w, behind: None, row: RowNumber::zero(), block, end: HEADER.len(), high }
     }
 
     /// Formats the rows of the next calls, in order, writing out each block that fills.
     pub fn rows(&mut self, calls: &[CallRecord]) -> std::io::Result<()> {
         for c in calls {
-            let room = match self.block.get_mut(self.end..).and_then(|b| b.first_chunk_mut::<ROOM>()) {
-                Some(room) => room,
-                None => {
-                    self.flush(false)?;
-                    // A block holds far more than a page and a row.
-                    let Some(room) = self.block.get_mut(self.end..).and_then(|b| b.first_chunk_mut::<ROOM>())
-                    else {
-                        continue;
-                    };
-                    room
-                }
-            };
+            if self.block.room(self.end).is_none() {
+                self.flush(false)?;
+            }
+            // A block holds far more than a page and a row.
+            let Some(room) = self.block.room(self.end) else { continue };
             let mut row = Row { room, at: 0, high: &mut self.high };
             row.call(&self.row, c);
             self.end += row.at;
@@ -131,10 +264,11 @@ impl<W: Write> CallsCsv<W> {
         &self.w
     }
 
-    /// Writes what is pending (the header, when no row came); the file is then written through
-    /// the page cache, as any.
+    /// Writes what is pending (the header, when no row came) and, into a file, waits until every
+    /// block is written.
     pub fn finish(&mut self) -> std::io::Result<()> {
-        self.flush(true)
+        self.flush(true)?;
+        self.behind.as_mut().map_or(Ok(()), WriteBehind::finish)
     }
 
     /// The writer back.
@@ -142,42 +276,45 @@ impl<W: Write> CallsCsv<W> {
         self.w
     }
 
-    /// Writes the block's rows and empties it: all of them when `last` or not `direct`, else its
-    /// whole pages (the rest moves to the block's start).
+    /// Writes the block's rows and empties it: all of them when `last` or not into a file, else
+    /// its whole pages, handed to the [`WriteBehind`] thread (the rest moves to the start of the
+    /// next block).
     fn flush(&mut self, last: bool) -> std::io::Result<()> {
-        let Self { w, file, direct, block, at, end, .. } = self;
-        let (at, len) = (*at, *end - *at);
-        let Some(file) = file else {
-            w.write_all(&block[at..at + len])?;
-            *end = at;
+        let len = self.end;
+        let Some(behind) = &mut self.behind else {
+            self.w.write_all(&self.block.bytes()[..len])?;
+            self.end = 0;
             return Ok(());
         };
-        let pages = if *direct { len / ALIGN * ALIGN } else { 0 };
-        let sent = if pages > 0 { write_direct(file, &block[at..at + pages])? } else { 0 };
-        if *direct && sent == pages && !last {
-            block.copy_within(at + pages..at + len, at);
-            *end -= pages;
-            return Ok(());
+        let whole = if last { len } else { len / ALIGN * ALIGN };
+        let mut next = if last { None } else { Some(behind.empty()?) };
+        if let Some(next) = &mut next {
+            next.bytes_mut()[..len - whole].copy_from_slice(&self.block.bytes()[whole..len]);
         }
-        // The end, or written through the page cache (or refused, or cut short, from here on).
-        if *direct {
-            direct_io(file, false)?;
-            *direct = false;
-        }
-        file.write_all(&block[at + sent..at + len])?;
-        *end = at;
+        let full = match next {
+            Some(next) => std::mem::replace(&mut self.block, next),
+            None => std::mem::replace(&mut self.block, Block { buf: Vec::new(), at: 0 }),
+        };
+        behind.send(Full { block: full, len: whole })?;
+        self.end = len - whole;
         Ok(())
     }
 }
 
 #[cfg(unix)]
 impl<W: Write + std::os::fd::AsFd> CallsCsv<W> {
-    /// Starts calls.csv in the file `w` (nothing written to it yet), its blocks written through
-    /// a second handle on it, straight to the disk where the system can.
+    /// Starts calls.csv in the file `w` (nothing written to it yet), its blocks written by a
+    /// thread of their own through a second handle on it, straight to the disk where the
+    /// system can (through `w` itself, as [`CallsCsv::new`], where neither can be had).
     pub fn to_file(w: W) -> CallsCsv<W> {
+        Self::to_file_as(w, true)
+    }
+
+    /// [`CallsCsv::to_file`], trying to write straight to the disk only when `direct`.
+    fn to_file_as(w: W, direct: bool) -> CallsCsv<W> {
         let file = w.as_fd().try_clone_to_owned().ok().map(File::from);
-        let direct = file.as_ref().is_some_and(|f| direct_io(f, true).is_ok());
-        CallsCsv { file, direct, ..CallsCsv::new(w) }
+        let behind = file.and_then(|file| WriteBehind::start(file, direct).ok());
+        CallsCsv { behind, ..CallsCsv::new(w) }
     }
 }
 
@@ -412,6 +549,19 @@ mod tests {
         assert_eq!(empty.into_inner(), b"row,t_us,admitted,start_us,end_us\n");
     }
 
+    /// A file the blocks cannot be written into: the writer's error comes back (from a later
+    /// block or the finish), and nothing waits for ever.
+    #[cfg(unix)]
+    #[test]
+    fn a_write_that_fails_on_the_writers_thread_is_returned() {
+        let (calls, _) = calls_and_text();
+        let path = tempfile::NamedTempFile::new().unwrap();
+        let read_only = File::open(path.path()).unwrap();
+        let mut csv = CallsCsv::to_file(&read_only);
+        let failed = csv.rows(&calls).and_then(|()| csv.finish());
+        assert_eq!(failed.unwrap_err().raw_os_error(), Some(libc::EBADF));
+    }
+
     /// Into a file, straight to the disk (where the system can) or through the page cache, the
     /// same bytes: for no rows, a few, and texts ending short of, at and past a page's end.
     #[cfg(unix)]
@@ -424,11 +574,7 @@ mod tests {
         for n in counts {
             for direct in [true, false] {
                 let mut file = tempfile::tempfile().unwrap();
-                let mut csv = CallsCsv::to_file(&file);
-                if !direct && let Some(f) = &csv.file {
-                    direct_io(f, false).unwrap();
-                    csv.direct = false;
-                }
+                let mut csv = CallsCsv::to_file_as(&file, direct);
                 write_in_pieces(&mut csv, &calls[..n]);
                 drop(csv);
                 let mut text = String::new();
