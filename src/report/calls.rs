@@ -43,7 +43,7 @@ pub struct CallsCsv<W: Write> {
     /// The thread full blocks go to when the rows are written into a file ([`CallsCsv::to_file`]).
     behind: Option<WriteBehind>,
     /// The next row's number.
-    row: RowNumber,
+    row: u64,
     /// The rows not yet written, `block.bytes()[..end]`.
     block: Block,
     end: usize,
@@ -203,44 +203,13 @@ struct High {
     len: usize,
 }
 
-/// A row number held as its decimal digits and counted up in place: no division per row.
-struct RowNumber {
-    /// The digits, left-aligned (`digits[..len]`), zeros after them.
-    digits: [u8; 20],
-    len: usize,
-}
-
-impl RowNumber {
-    fn zero() -> RowNumber {
-        RowNumber { digits: [b'0'; 20], len: 1 }
-    }
-
-    /// Adds one (a carry past the first digit shifts the digits one place right; 20 digits
-    /// hold every `u64`, so the places never run out before the rows do).
-    #[inline(always)]
-    fn step(&mut self) {
-        for i in (0..self.len).rev() {
-            if self.digits[i] < b'9' {
-                self.digits[i] += 1;
-                return;
-            }
-            self.digits[i] = b'0';
-        }
-        if self.len < self.digits.len() {
-            self.digits.copy_within(0..self.len, 1);
-            self.digits[0] = b'1';
-            self.len += 1;
-        }
-    }
-}
-
 impl<W: Write> CallsCsv<W> {
     /// Starts calls.csv in `w` (its header goes out with the first rows).
     pub fn new(w: W) -> CallsCsv<W> {
         let mut block = Block::new();
         block.bytes_mut()[..HEADER.len()].copy_from_slice(HEADER);
         let high = High { value: u64::MAX, word: 0, len: 0 };
-        CallsCsv { w, behind: None, row: RowNumber::zero(), block, end: HEADER.len(), high }
+        CallsCsv { w, behind: None, row: 0, block, end: HEADER.len(), high }
     }
 
     /// Formats the rows of the next calls, in order, writing out each block that fills.
@@ -252,9 +221,9 @@ impl<W: Write> CallsCsv<W> {
             // A block holds far more than a page and a row.
             let Some(room) = self.block.room(self.end) else { continue };
             let mut row = Row { room, at: 0, high: &mut self.high };
-            row.call(&self.row, c);
+            row.call(self.row, c);
             self.end += row.at;
-            self.row.step();
+            self.row += 1;
         }
         Ok(())
     }
@@ -369,32 +338,31 @@ struct Row<'a> {
 }
 
 impl Row<'_> {
-    /// Call `c`'s row, numbered `row`. A call that started when it arrived (most do) copies
-    /// the arrival's digits.
+    /// Call `c`'s row, numbered `row`. A call that started when it arrived (most do) repeats
+    /// the arrival's digits. Every field is made in registers and stored whole: nothing
+    /// written is read back (a load of bytes just stored piecemeal stalls).
     #[inline(always)]
-    fn call(&mut self, row: &RowNumber, c: &CallRecord) {
-        self.put(&row.digits, row.len);
+    fn call(&mut self, row: u64, c: &CallRecord) {
+        self.put_digits(Digits::of(row));
         self.put(b",", 1);
-        let from = self.at;
-        self.number(c.arrival.micros());
-        let to = self.at;
+        let arrival = self.digits(c.arrival.micros());
+        self.put_digits(arrival);
         match c.start() {
             Some(t) if t == c.arrival => {
                 self.put(b",1,", 3);
-                // 24 bytes hold the 20 digits of any `u64`: the ones past it are overwritten.
-                let at = self.at;
-                self.room.copy_within(from..from + 24, at);
-                self.at += to - from;
+                self.put_digits(arrival);
             }
             Some(t) => {
                 self.put(b",1,", 3);
-                self.number(t.micros());
+                let start = self.digits(t.micros());
+                self.put_digits(start);
             }
             None => self.put(b",0,", 3),
         }
         self.put(b",", 1);
         if let Some(t) = c.end() {
-            self.number(t.micros());
+            let end = self.digits(t.micros());
+            self.put_digits(end);
         }
         self.put(b"\n", 1);
     }
@@ -406,30 +374,67 @@ impl Row<'_> {
         self.at += len;
     }
 
-    /// Appends `n` in decimal: a word of eight digits at a time, the digits above the last
-    /// eight kept from the number before when they are the same ([`High`]). Numbers of 17
-    /// digits or more (no run reaches them) by `itoa`.
+    /// Writes `d`'s words and keeps its digits.
     #[inline(always)]
-    fn number(&mut self, n: u64) {
-        const E8: u64 = 100_000_000;
+    fn put_digits(&mut self, d: Digits) {
+        for (i, word) in d.words.iter().enumerate() {
+            self.room[self.at + 8 * i..self.at + 8 * i + 8].copy_from_slice(&word.to_le_bytes());
+        }
+        self.at += d.len;
+    }
+
+    /// `n`'s digits, those above its last eight kept from the number before when they are the
+    /// same ([`High`]).
+    #[inline(always)]
+    fn digits(&mut self, n: u64) -> Digits {
+        if !(E8..E8 * E8).contains(&n) {
+            return Digits::of(n);
+        }
+        let value = n / E8;
+        if value != self.high.value {
+            let (word, len) = leading(value);
+            *self.high = High { value, word, len };
+        }
+        let High { word, len, .. } = *self.high;
+        let low = eight_digits(n % E8) + ASCII_ZEROS;
+        let words = match len {
+            8 => [word, low, 0],
+            _ => [word | low << (8 * len), low >> (64 - 8 * len), 0],
+        };
+        Digits { words, len: len + 8 }
+    }
+}
+
+/// 10^8: the numbers one word of digits holds.
+const E8: u64 = 100_000_000;
+
+/// A number in decimal, in three words (24 bytes hold the 20 digits of any `u64`), the first
+/// digit in the first word's lowest byte: its first `len` bytes.
+#[derive(Clone, Copy)]
+struct Digits {
+    words: [u64; 3],
+    len: usize,
+}
+
+impl Digits {
+    /// The digits of `n`: one word below 10^8, else by `itoa` (no run reaches it).
+    #[inline(always)]
+    fn of(n: u64) -> Digits {
         if n < E8 {
             let (word, len) = leading(n);
-            self.put(&word.to_le_bytes(), len);
-        } else if n < E8 * E8 {
-            let value = n / E8;
-            if value != self.high.value {
-                let (word, len) = leading(value);
-                *self.high = High { value, word, len };
-            }
-            let High { word, len, .. } = *self.high;
-            self.put(&word.to_le_bytes(), len);
-            self.put(&(eight_digits(n % E8) + ASCII_ZEROS).to_le_bytes(), 8);
-        } else {
-            let mut buffer = itoa::Buffer::new();
-            let text = buffer.format(n).as_bytes();
-            self.room[self.at..self.at + text.len()].copy_from_slice(text);
-            self.at += text.len();
+            return Digits { words: [word, 0, 0], len };
         }
+        Digits::of_text(n)
+    }
+
+    #[cold]
+    fn of_text(n: u64) -> Digits {
+        let mut buffer = itoa::Buffer::new();
+        let text = buffer.format(n).as_bytes();
+        let mut bytes = [0u8; 24];
+        bytes[..text.len()].copy_from_slice(text);
+        let word = |i: usize| u64::from_le_bytes(bytes[8 * i..8 * i + 8].try_into().unwrap_or_default());
+        Digits { words: [word(0), word(1), word(2)], len: text.len() }
     }
 }
 
@@ -477,25 +482,17 @@ mod tests {
         let mut high = High { value: u64::MAX, word: 0, len: 0 };
         for _ in 0..20 {
             for n in [x - 1, x, x + 1, x.wrapping_mul(7) / 3, u64::MAX - x, x + 100_000_000] {
+                // As a time (the digits above the last eight kept) and as a row number.
                 let mut row = Row { room: &mut room, at: 0, high: &mut high };
-                row.number(n);
+                let digits = row.digits(n);
+                row.put_digits(digits);
+                row.put(b",", 1);
+                row.put_digits(Digits::of(n));
                 let at = row.at;
-                assert_eq!(&room[..at], n.to_string().as_bytes(), "{n}");
+                assert_eq!(&room[..at], format!("{n},{n}").as_bytes(), "{n}");
             }
             x = x.saturating_mul(10);
         }
-    }
-
-    #[test]
-    fn row_numbers_count_up_past_every_new_digit() {
-        let mut row = RowNumber::zero();
-        for n in 0..100_123u64 {
-            assert_eq!(&row.digits[..row.len], n.to_string().as_bytes(), "{n}");
-            row.step();
-        }
-        let mut big = RowNumber { digits: *b"99999999999999999990", len: 19 };
-        big.step();
-        assert_eq!(&big.digits[..big.len], b"10000000000000000000");
     }
 
     /// Calls of every shape (answered at once, rejected, waited and unanswered, the largest
