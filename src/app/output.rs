@@ -426,6 +426,17 @@ impl OutputDir {
     /// only by [`OutputDir::finish_drawn`], after the files a command may still add that the
     /// page does not read (a scripted run's calls.csv, written on another thread meanwhile).
     pub fn draw(&mut self, page: &Page) -> Result<Drawn> {
+        self.draw_completing(page, Ok)
+    }
+
+    /// [`OutputDir::draw`], with the page's inputs handed to `complete` once the charts are
+    /// drawn (they do not show what it adds: a streamed script's SHA-256, made meanwhile) and
+    /// the page rendered with what it returns.
+    pub fn draw_completing(
+        &mut self,
+        page: &Page,
+        complete: impl FnOnce(ReportInputs) -> Result<ReportInputs>,
+    ) -> Result<Drawn> {
         // The page's inputs are part of what the charts read (the timeline's title names the
         // seed): hand them over before reading, as `breakerlab report DIR` later finds them.
         if let Some(inputs) = &page.inputs {
@@ -444,6 +455,7 @@ impl OutputDir {
         let inputs = page.inputs.clone().or_else(|| contents.inputs.clone()).unwrap_or_else(|| {
             ReportInputs { title: self.shown.display().to_string(), ..ReportInputs::default() }
         });
+        let inputs = complete(inputs)?;
         // The charts are written on another thread while this one renders the page.
         let (staging, shown) = (&self.staging, &self.shown);
         let (page, written) = std::thread::scope(|s| {

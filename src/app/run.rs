@@ -3,6 +3,7 @@
 
 use super::output::{self, Keep, OutputDir, Page};
 use super::parse_sets;
+use super::script_hash::ScriptHash;
 use crate::error::Result;
 use crate::metrics::{CallRecord, Metrics};
 use crate::policy::{PolicyConfig, PolicySpec};
@@ -124,28 +125,33 @@ pub fn run_scenario(scenario: Scenario, settings: &RunSettings) -> Result<RunRep
         .check(&settings.limits)?;
     let seed = settings.seed.unwrap_or(scenario.seed);
     // The review page lists every input with its SHA-256: a streamed script (a week is 9 MB) is
-    // hashed by the run's reader as it reads it; other inputs are read and hashed on the other
-    // core while this one simulates.
-    let hashed =
-        settings.charts && matches!(&scenario.source, Source::Script { rows, .. } if rows.hash_as_read());
+    // hashed on a thread of the lowest priority as the run goes and the charts are drawn,
+    // checked against what the run used; other inputs are read and hashed on the other core
+    // while this one simulates.
+    let hashing = match &scenario.source {
+        Source::Script { rows, .. } if settings.charts => ScriptHash::start(rows),
+        _ => None,
+    };
+    let hash_later = hashing.is_some();
     let (written, inputs) = std::thread::scope(|s| {
         // The charts draw on rayon's pool: started on another thread now, it is ready (the
         // processors counted, its threads made) when the run is over.
         if settings.charts {
             s.spawn(rayon::current_num_threads);
         }
-        let inputs = (settings.charts && !hashed)
-            .then(|| s.spawn(|| report_inputs(&scenario, seed, &settings.command_line)));
+        let inputs = settings
+            .charts
+            .then(|| s.spawn(|| report_inputs(&scenario, seed, &settings.command_line, hash_later)));
         let written = simulate_and_write(&scenario, &policies, fleet, seed, settings);
         (written, inputs.map(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))))
     });
     let Written { mut out, calls, label, result, truth, replicates } = written?;
-    let inputs = inputs.or_else(|| hashed.then(|| report_inputs(&scenario, seed, &settings.command_line)));
     let page = inputs.map(|inputs| Page { inputs: Some(inputs), charts: ChartOptions::default() });
     // The charts and the page are drawn and written while calls.csv's last rows are written
     // and synced on the writer's thread, which is joined only before the set is swapped in;
     // calls.csv is listed before them, in the order the files have always had.
-    let drawn = page.map(|page| out.draw(&page));
+    let drawn =
+        page.map(|page| out.draw_completing(&page, |inputs| with_script_hash(inputs, hashing, &scenario)));
     let files = out.finish_drawn(drawn, || calls.join().transpose())?;
     Ok(RunReport { scenario, label, seed, result, truth, files, replicates })
 }
@@ -315,6 +321,25 @@ fn write_calls(
     Ok(file)
 }
 
+/// `inputs` with the SHA-256 of the streamed script that `hashing` hashes, once it has; an error
+/// when the file changed since the run read it.
+pub(super) fn with_script_hash(
+    mut inputs: ReportInputs,
+    hashing: Option<ScriptHash>,
+    scenario: &Scenario,
+) -> Result<ReportInputs> {
+    let Some(hashing) = hashing else { return Ok(inputs) };
+    let Some(sha) = hashing.finish() else {
+        let Source::Script { rows, .. } = &scenario.source else { unreachable!("a script is hashed") };
+        let why = rows.check().err().map_or_else(|| "the script changed".to_string(), |e| e.to_string());
+        return Err(InputError::argument(why).into());
+    };
+    for file in inputs.files.iter_mut().filter(|f| f.sha256.is_empty()) {
+        file.sha256 = crate::sweep::shard::hex(&sha);
+    }
+    Ok(inputs)
+}
+
 /// The import counts of a trace scenario, as summary.csv columns (none for other scenarios).
 fn import_columns(scenario: &Scenario) -> Vec<(&'static str, String)> {
     let Some(import) = scenario.import_report() else { return Vec::new() };
@@ -323,15 +348,15 @@ fn import_columns(scenario: &Scenario) -> Vec<(&'static str, String)> {
 }
 
 /// What the report page shows to reproduce a run: the command, the seed and the input files
-/// (a replayed trace with what was imported of it).
-pub fn report_inputs(scenario: &Scenario, seed: u64, command_line: &str) -> ReportInputs {
+/// (a replayed trace with what was imported of it). With `hash_later`, a script too large to
+/// embed is listed unhashed, its SHA-256 left for [`ScriptHash`].
+pub fn report_inputs(scenario: &Scenario, seed: u64, command_line: &str, hash_later: bool) -> ReportInputs {
     let files = super::input_paths(None, std::slice::from_ref(scenario))
         .iter()
         .filter_map(|p| {
             let mut file = match &scenario.source {
-                // A script hashed as the run read it.
-                Source::Script { rows, .. } if scenario.path.as_ref() == Some(p) => {
-                    InputFile::read_hashed(p, rows.sha256())?
+                Source::Script { .. } if hash_later && scenario.path.as_ref() == Some(p) => {
+                    InputFile::read_unhashed(p)?
                 }
                 _ => InputFile::read(p)?,
             };

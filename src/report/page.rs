@@ -59,24 +59,27 @@ impl InputFile {
     /// simply lists fewer inputs: the run itself already read it). A large file is hashed in
     /// blocks, never held in memory.
     pub fn read(path: &Path) -> Option<InputFile> {
-        InputFile::read_hashed(path, None)
+        InputFile::read_as(path, true)
     }
 
-    /// As [`InputFile::read`], with the SHA-256 of the file already computed by whoever read it
-    /// (used when the file is too large to embed; `None`: hashed here).
-    pub fn read_hashed(path: &Path, sha256: Option<[u8; 32]>) -> Option<InputFile> {
+    /// As [`InputFile::read`], but a file too large to embed is not hashed: its `sha256` is left
+    /// empty for whoever hashes it.
+    pub fn read_unhashed(path: &Path) -> Option<InputFile> {
+        InputFile::read_as(path, false)
+    }
+
+    fn read_as(path: &Path, hash: bool) -> Option<InputFile> {
         let name = path.display().to_string();
         let bytes = std::fs::metadata(path).ok()?.len();
         if bytes <= EMBED_LIMIT {
             return std::fs::read(path).ok().map(|b| InputFile::of_bytes(name, &b));
         }
-        let sha256 = match sha256 {
-            Some(sha) => crate::sweep::shard::hex(&sha),
-            None => {
-                let file = std::fs::File::open(path).ok()?;
-                // Read a MiB at a time: 8 KiB reads cost a week's script (9 MB) over a thousand calls.
-                crate::sweep::shard::sha256_reader(std::io::BufReader::with_capacity(1 << 20, file)).ok()?
-            }
+        let sha256 = if hash {
+            let file = std::fs::File::open(path).ok()?;
+            // Read a MiB at a time: 8 KiB reads cost a week's script (9 MB) over a thousand calls.
+            crate::sweep::shard::sha256_reader(std::io::BufReader::with_capacity(1 << 20, file)).ok()?
+        } else {
+            String::new()
         };
         Some(InputFile { name, bytes, sha256, text: None, note: None })
     }

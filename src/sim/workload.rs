@@ -70,15 +70,10 @@ impl Providers {
 pub const CHUNK_REQUESTS: usize = 1 << 16;
 
 /// Requests in one chunk of a script's stream in a streamed run ([`Workload::streamed`]): its
-/// answered calls are handed out after each chunk and written on another thread, and a streamed
-/// script's chunks are read on a third ([`Ahead`]), so a sixteenth of [`CHUNK_REQUESTS`] keeps
-/// the pieces in flight between them few and small (fewer fresh pages to fault in, a lower
-/// peak), at no cost to the run.
+/// answered calls are handed out after each chunk and written on another thread, so a
+/// sixteenth of [`CHUNK_REQUESTS`] keeps the pieces in flight few and small (fewer fresh pages
+/// to fault in, a lower peak), at no cost to the run.
 pub(crate) const SCRIPT_CHUNK_REQUESTS: usize = 1 << 12;
-
-/// Streams of a streamed script in chunks at least this long are read a chunk ahead on a thread
-/// of their own ([`Ahead`]); shorter chunks (tests) are read in place.
-const AHEAD_CHUNK_REQUESTS: usize = 1 << 12;
 
 /// Everything a run needs that does not depend on the breaker configuration. The requests
 /// themselves are not stored: [`Workload::stream`] generates them chunk by chunk as the run's
@@ -151,61 +146,6 @@ enum Gen {
     Rows(usize),
     /// Where the script's reader is.
     Script(Box<ScriptCursor>),
-    /// A streamed script's chunks, read on a thread of their own.
-    Ahead(Box<Ahead>),
-}
-
-/// A streamed script's rows read into chunks on a thread of their own, a chunk ahead of the run
-/// (the rows' parsing leaves the simulating core). The chunks are the same as a cursor's; their
-/// buffers go back and forth, so none is made after the first few.
-struct Ahead {
-    /// Chunks read, in order; an empty one ends the stream.
-    chunks: std::sync::mpsc::Receiver<Chunk>,
-    /// Chunks handed back for reuse.
-    spares: std::sync::mpsc::SyncSender<Chunk>,
-    /// The reader, joined when it ends early (to pass a panic on).
-    thread: Option<std::thread::JoinHandle<()>>,
-}
-
-impl Ahead {
-    /// Starts reading `rows` in chunks of `len`; `None` when no thread can be made.
-    fn start(rows: Arc<ScriptCalls>, len: usize) -> Option<Ahead> {
-        let (send, chunks) = std::sync::mpsc::sync_channel::<Chunk>(1);
-        let (spares, spare) = std::sync::mpsc::sync_channel::<Chunk>(2);
-        let read = move || {
-            let mut cursor = rows.cursor();
-            let mut first = 0u64;
-            loop {
-                let mut chunk = spare.try_recv().unwrap_or_default();
-                chunk.first = first;
-                chunk.arrivals.clear();
-                chunk.first_answers.clear();
-                let n = read_script_chunk(&rows, &mut cursor, len, &mut chunk);
-                first += n as u64;
-                // A stream dropped early stops listening: the reader stops too.
-                if send.send(chunk).is_err() || n == 0 {
-                    break;
-                }
-            }
-        };
-        let thread = std::thread::Builder::new().name("script rows".into()).spawn(read).ok()?;
-        Some(Ahead { chunks, spares, thread: Some(thread) })
-    }
-
-    /// Puts the next chunk read into `chunk` (whose buffers go back to the reader).
-    fn next(&mut self, chunk: &mut Chunk) {
-        match self.chunks.recv() {
-            Ok(mut next) => {
-                std::mem::swap(chunk, &mut next);
-                let _ = self.spares.try_send(next);
-            }
-            Err(_) => {
-                if let Some(Err(panic)) = self.thread.take().map(std::thread::JoinHandle::join) {
-                    std::panic::resume_unwind(panic);
-                }
-            }
-        }
-    }
 }
 
 impl RequestStream<'_> {
@@ -255,10 +195,9 @@ impl RequestStream<'_> {
                     }
                 }
             }
-            Gen::Ahead(ahead) => ahead.next(chunk),
             Gen::Script(cursor) => {
-                // Rows and their answers together, in one pass (a streamed script reads them
-                // from its file here).
+                // Rows and their answers together, in one pass (a streamed script's from
+                // their codes).
                 let Arrivals::Script(rows) = &w.arrivals else { unreachable!("script stream") };
                 read_script_chunk(rows, cursor, n, chunk);
             }
@@ -383,15 +322,6 @@ impl Workload {
             }
             Arrivals::Counts(_) => Gen::Counts { next: 0, buffer: Vec::new(), pos: 0 },
             Arrivals::Logged(_) => Gen::Rows(0),
-            // A long streamed script is read on another core as the run goes.
-            Arrivals::Script(rows)
-                if len >= AHEAD_CHUNK_REQUESTS && matches!(**rows, ScriptCalls::Streamed(_)) =>
-            {
-                match Ahead::start(Arc::clone(rows), len.min(SCRIPT_CHUNK_REQUESTS)) {
-                    Some(ahead) => Gen::Ahead(Box::new(ahead)),
-                    None => Gen::Script(Box::new(rows.cursor())),
-                }
-            }
             Arrivals::Script(rows) => Gen::Script(Box::new(rows.cursor())),
         };
         RequestStream { workload: self, source, next_request: 0, chunk_len: len.max(1) }
@@ -556,7 +486,7 @@ mod tests {
     }
 
     #[test]
-    fn a_script_streams_the_same_read_in_place_ahead_or_held() {
+    fn a_script_streams_the_same_in_chunks_of_any_length_streamed_or_held() {
         let dir = tempfile::tempdir().unwrap();
         let mut text = String::from("t_ms,latency_ms,ok\n");
         for i in 0..20_000u64 {
@@ -579,8 +509,8 @@ mod tests {
         let w = Workload::build(&streamed, 1, 0).unwrap();
         let in_place = flat(&w, 7);
         assert_eq!(in_place.0.len(), 20_000);
-        assert_eq!(in_place, flat(&w, AHEAD_CHUNK_REQUESTS), "read ahead");
-        assert_eq!(in_place, flat(&w, 100_000), "ahead, asked for in one chunk");
+        assert_eq!(in_place, flat(&w, SCRIPT_CHUNK_REQUESTS), "streamed");
+        assert_eq!(in_place, flat(&w, 100_000), "in one chunk");
         assert_eq!(in_place, flat(&Workload::build(&held, 1, 0).unwrap(), 4_096), "held");
         for i in [0, 1, 4_095, 4_096, 19_999] {
             assert_eq!(w.answer(i as u64, 1, in_place.0[i]), in_place.1[i], "row {i} asked for alone");

@@ -9,7 +9,7 @@ mod plain;
 mod row16;
 mod streamed;
 
-pub use streamed::{StreamCursor, StreamedScript};
+pub use streamed::{Rehash, StreamCursor, StreamedScript};
 
 use crate::time::{Dur, SimTime};
 use crate::trace::records::LineReader;
@@ -215,24 +215,11 @@ impl ScriptCalls {
         }
     }
 
-    /// Asks a streamed script's next reader from its first row on to hash the file as it reads
-    /// it ([`StreamedScript::hash_as_read`]); true when it will (a held script: false).
-    pub fn hash_as_read(&self) -> bool {
-        match self {
-            ScriptCalls::Held(_) => false,
-            ScriptCalls::Streamed(s) => {
-                s.hash_as_read();
-                true
-            }
-        }
-    }
-
-    /// The file's SHA-256, once a reader asked to hashed it whole ([`ScriptCalls::hash_as_read`]);
-    /// `None` otherwise.
-    pub fn sha256(&self) -> Option<[u8; 32]> {
+    /// The script read from its file as the run goes, when it is.
+    pub fn streamed(&self) -> Option<&StreamedScript> {
         match self {
             ScriptCalls::Held(_) => None,
-            ScriptCalls::Streamed(s) => s.sha256(),
+            ScriptCalls::Streamed(s) => Some(s),
         }
     }
 
