@@ -101,13 +101,16 @@ mod tests {
     use crate::app::run::report_inputs;
     use crate::scenario::{Scenario, Source};
 
-    /// A script of `rows` rows, larger than a page embeds once `rows` passes about 20,000.
-    fn script(rows: u64) -> String {
+    /// A script of 30,000 rows (larger than a page embeds) in `dir`: the scenario it makes, its
+    /// path and its text.
+    fn week(dir: &std::path::Path) -> (Scenario, std::path::PathBuf, String) {
         let mut text = String::from("t_ms,latency_ms,ok\n");
-        for i in 0..rows {
+        for i in 0..30_000u64 {
             text += &format!("{},{},{}\n", i * 1_000 + i % 7, 100 + i % 50, u8::from(i % 13 != 0));
         }
-        text
+        let path = dir.join("week.csv");
+        std::fs::write(&path, &text).unwrap();
+        (Scenario::from_script(&path).unwrap(), path, text)
     }
 
     fn rows(scenario: &Scenario) -> &Arc<ScriptCalls> {
@@ -118,10 +121,7 @@ mod tests {
     #[test]
     fn the_hash_is_the_files_whoever_finishes_it_and_fills_the_page_inputs() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("week.csv");
-        let text = script(30_000);
-        std::fs::write(&path, &text).unwrap();
-        let scenario = Scenario::from_script(&path).unwrap();
+        let (scenario, _, text) = week(dir.path());
         let expected = crate::sweep::shard::sha256_hex(text.as_bytes());
         // Finished at once (by the caller, mostly) or after its thread had time.
         let now = ScriptHash::start(rows(&scenario)).unwrap().finish();
@@ -142,10 +142,7 @@ mod tests {
     #[test]
     fn a_script_changed_since_the_run_read_it_fails_the_page() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("week.csv");
-        let text = script(30_000);
-        std::fs::write(&path, &text).unwrap();
-        let scenario = Scenario::from_script(&path).unwrap();
+        let (scenario, path, text) = week(dir.path());
         std::fs::write(&path, text.replacen("\n100002,", "\n100003,", 1)).unwrap();
         let inputs = report_inputs(&scenario, 1, "breakerlab run", true);
         let err = super::super::run::with_script_hash(inputs, ScriptHash::start(rows(&scenario)), &scenario)
