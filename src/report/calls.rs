@@ -47,7 +47,7 @@ pub struct CallsCsv<W: Write> {
     /// The rows not yet written, `block.bytes()[..end]`.
     block: Block,
     end: usize,
-    /// The digits above the last eight of the last such number ([`Row::number`]).
+    /// The digits above the last eight of the last such number ([`Row::digits`]).
     high: High,
 }
 
@@ -256,14 +256,14 @@ impl<W: Write> CallsCsv<W> {
             return Ok(());
         };
         let whole = if last { len } else { len / ALIGN * ALIGN };
-        let mut next = if last { None } else { Some(behind.empty()?) };
-        if let Some(next) = &mut next {
+        let next = if last {
+            Block { buf: Vec::new(), at: 0 } // no row comes after the last
+        } else {
+            let mut next = behind.empty()?;
             next.bytes_mut()[..len - whole].copy_from_slice(&self.block.bytes()[whole..len]);
-        }
-        let full = match next {
-            Some(next) => std::mem::replace(&mut self.block, next),
-            None => std::mem::replace(&mut self.block, Block { buf: Vec::new(), at: 0 }),
+            next
         };
+        let full = std::mem::replace(&mut self.block, next);
         behind.send(Full { block: full, len: whole })?;
         self.end = len - whole;
         Ok(())
