@@ -4,6 +4,7 @@
 //! succeeded. `main.rs` parses arguments into requests, prints reports and maps
 //! [`crate::Error`] to an exit code; nothing here reads the command line or the environment.
 
+pub mod check;
 pub mod compare;
 pub mod explain;
 pub mod export;
