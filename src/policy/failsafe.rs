@@ -527,7 +527,7 @@ fn failsafe(header: &[String], c: &FailsafeConfig) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policy::testkit::{C, Ev, Ev::*, H, O, Quirk, check_quirks, drive, ms};
+    use crate::policy::testkit::{C, Ev::*, H, O, Quirk, calls, check_quirks, drive, ms};
 
     /// failsafe-go's files at the commit the preset reproduces (0e452f4, contained in v0.3.0).
     macro_rules! at_0e452f4 {
@@ -558,11 +558,6 @@ mod tests {
             c.failure_thresholding_capacity = 5;
             c.delay = Dur::from_secs(1);
         })
-    }
-
-    /// `n` calls `step` ms apart from `t0`, each answered at once with `ok`.
-    fn calls(t0: u64, n: u64, step: u64, ok: bool) -> Vec<(u64, Ev)> {
-        (0..n).flat_map(|i| [(t0 + i * step, A), (t0 + i * step, if ok { S(1) } else { F(1) })]).collect()
     }
 
     #[test]

@@ -135,6 +135,16 @@ pub fn alternating(outcomes: &[bool], step_ms: u64) -> Vec<(u64, Ev)> {
     s
 }
 
+/// `n` calls `step_ms` apart from `t0_ms`, each admitted and answered at once with `ok`.
+pub fn calls(t0_ms: u64, n: u64, step_ms: u64, ok: bool) -> Vec<(u64, Ev)> {
+    (0..n)
+        .flat_map(|i| {
+            let t = t0_ms + i * step_ms;
+            [(t, Ev::A), (t, if ok { Ev::S(1) } else { Ev::F(1) })]
+        })
+        .collect()
+}
+
 /// Offers `n` calls, one every `step_ms` from `t0_ms`; each admitted call completes at once
 /// with `outcome(t_ms) = (ok, latency_ms)`. Returns the number of transitions.
 pub fn offer<B: Breaker>(
