@@ -14,14 +14,15 @@ edge: the edges of time, in segments laid one after another (each kind once, in 
     one millisecond, often with one latency, so their results share a millisecond too, and a
     second burst arriving at that very millisecond), trips (5-8 failures back to back) followed
     by calls at exactly each cooldown after each failure's completion, one millisecond before and
-    one after (and again after a probe that failed), latencies at, one off and within 40 ms of
-    every timeout and slow-call threshold, silences from 2 seconds to 3 hours (some exactly a
-    cooldown long, at least one of an hour or more), each ended by a lone call, and quiet traffic.
-    Ties everywhere: arrivals with arrivals, results with results, arrivals with results and with
-    timeout instants.
+    one after (and again after some of the probes that failed), latencies at, one off and within
+    40 ms of every timeout and slow-call threshold, silences from 2 seconds to 3 hours (some
+    exactly a cooldown long, at least one of an hour or more), each ended by a lone call, and
+    quiet traffic. Ties everywhere: arrivals with arrivals, results with results, arrivals with
+    results and with timeout instants.
 
-Every incident kind of breakerlab's scenarios is laid out at least once (outage, hang, blip,
-brownout, slowdown, flapping, ramp, rate_limit), then more at random. Same arguments, same bytes.
+sequential and concurrent lay out every incident kind of breakerlab's scenarios at least once
+(outage, hang, blip, brownout, slowdown, flapping, ramp, rate_limit), then more at random. Same
+arguments, same bytes.
 """
 import argparse
 import math
@@ -145,7 +146,8 @@ def burst(rng, t, rows, _):
 
 def trip(rng, t, rows, a):
     """5-8 failures back to back, then calls at each failure's completion + every cooldown, one
-    ms before and one after; a failed call there gets its own calls at + every cooldown."""
+    ms before and one after; about a third of the failed calls there get calls of their own at
+    their completion + every cooldown."""
     ends = []
     for _ in range(rng.randint(5, 8)):
         lat = rng.randint(1, 60)
