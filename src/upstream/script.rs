@@ -164,7 +164,10 @@ const OK_EXPECTED: &str = "0, 1, true or false";
 /// Parses decimal milliseconds (`12`, `0.25`, `.5`, `7.`) into whole microseconds; decimals past
 /// the third must be zeros. No floating point.
 fn parse_ms(text: &str) -> Option<u64> {
-    let (whole, decimals) = text.split_once('.').unwrap_or((text, ""));
+    let (whole, decimals) = match text.bytes().position(|b| b == b'.') {
+        Some(dot) => (&text[..dot], &text[dot + 1..]),
+        None => (text, ""),
+    };
     let digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
     if whole.is_empty() && decimals.is_empty() || !digits(whole) || !digits(decimals) {
         return None;
@@ -213,7 +216,6 @@ pub fn load_script(path: &Path) -> Result<ScriptCalls, ScriptError> {
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(false)
         .flexible(true)
-        .trim(csv::Trim::All)
         .buffer_capacity(1 << 16)
         .from_reader(Hashing { inner: file, sha: Sha256::new() });
     let mut record = csv::ByteRecord::new();
@@ -274,19 +276,20 @@ pub fn load_script(path: &Path) -> Result<ScriptCalls, ScriptError> {
     Ok(ScriptCalls { rows, path: owned(), sha256 })
 }
 
-/// Field `i` of a record checked to be UTF-8 ([`utf8`]), trimmed of whitespace as the csv crate
-/// trims a text record (Unicode's, where the byte record is trimmed of ASCII's).
+/// Field `i` of a record checked to be UTF-8 ([`utf8`]), trimmed of whitespace (Unicode's, as
+/// the csv crate trims a text record).
 fn field(record: &csv::ByteRecord, i: usize) -> &str {
     std::str::from_utf8(&record[i]).map_or("", str::trim)
 }
 
-/// An error unless every field of `record` is UTF-8: the csv crate's, as its text records report
-/// it.
+/// An error unless every field of `record` is UTF-8: the csv crate's, as its reader of trimmed
+/// text records reports it (the fields' ASCII whitespace trimmed before they are checked).
 fn utf8(record: &csv::ByteRecord, path: &Path) -> Result<(), ScriptError> {
     if record.as_slice().is_ascii() {
         return Ok(());
     }
-    let Err(e) = csv::StringRecord::from_byte_record(record.clone()) else { return Ok(()) };
+    let trimmed: csv::ByteRecord = record.iter().map(<[u8]>::trim_ascii).collect();
+    let Err(e) = csv::StringRecord::from_byte_record(trimmed) else { return Ok(()) };
     let (record_index, line, byte) =
         record.position().map_or((0, 0, 0), |p| (p.record(), p.line(), p.byte()));
     let e = e.utf8_error();
@@ -525,6 +528,7 @@ mod tests {
     fn text_that_is_not_utf8_is_reported_as_the_csv_crate_does() {
         for content in [
             &b"t_ms,latency_ms,ok\n1,\xff\xfe,1\n"[..],
+            b"t_ms,latency_ms,ok\n1, \t\xff ,1\n",
             b"t_\xffms,latency_ms,ok\n1,2,1\n",
             b"t_ms,latency_ms,ok\n1,2,1\n\n2,3,\xc3\n",
             b"t_ms,latency_ms,ok\n1,2,1\n2,\xe2\x80\n",
