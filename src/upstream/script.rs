@@ -162,23 +162,27 @@ const MAX_MICROS: u64 = 1_000_000_000_000_000_000 - 1;
 const OK_EXPECTED: &str = "0, 1, true or false";
 
 /// Parses decimal milliseconds (`12`, `0.25`, `.5`, `7.`) into whole microseconds; decimals past
-/// the third must be zeros. No floating point.
+/// the third must be zeros. One pass over the digits, no floating point.
 fn parse_ms(text: &str) -> Option<u64> {
     let (whole, decimals) = match text.bytes().position(|b| b == b'.') {
         Some(dot) => (&text[..dot], &text[dot + 1..]),
         None => (text, ""),
     };
-    let digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
-    if whole.is_empty() && decimals.is_empty() || !digits(whole) || !digits(decimals) {
+    if whole.is_empty() && decimals.is_empty() {
         return None;
     }
     let (kept, rest) = decimals.split_at(decimals.len().min(3));
     if rest.bytes().any(|b| b != b'0') {
         return None;
     }
-    let ms: u64 = if whole.is_empty() { 0 } else { whole.parse().ok()? };
-    let micros: u64 = kept.bytes().zip([100, 10, 1]).map(|(d, place)| u64::from(d - b'0') * place).sum();
-    ms.checked_mul(1_000)?.checked_add(micros).filter(|m| *m <= MAX_MICROS)
+    // The digits as one number, then scaled to three decimals.
+    let mut micros: u64 = 0;
+    for b in whole.bytes().chain(kept.bytes()) {
+        let digit = b.checked_sub(b'0').filter(|d| *d <= 9)?;
+        micros = micros.checked_mul(10)?.checked_add(u64::from(digit))?;
+    }
+    micros = micros.checked_mul(10u64.pow(3 - kept.len() as u32))?;
+    (micros <= MAX_MICROS).then_some(micros)
 }
 
 fn parse_ok(text: &str) -> Option<bool> {
@@ -346,6 +350,31 @@ mod tests {
         // A byte-order mark, CRLF line ends and a trailing blank line are fine.
         let rows = load("\u{feff}t_ms,latency_ms,ok\r\n5,1,TRUE\r\n\r\n").unwrap();
         assert_eq!(rows, [ScriptRow { t: SimTime(5_000), latency: Dur(1_000), ok: true }]);
+    }
+
+    #[test]
+    fn milliseconds_parse_exactly_or_not_at_all() {
+        for (text, micros) in [
+            ("0", Some(0)),
+            ("12", Some(12_000)),
+            ("7.", Some(7_000)),
+            (".5", Some(500)),
+            ("0.0010", Some(1)),
+            ("1.1000", Some(1_100)),
+            ("0000000000000000000000001.25", Some(1_250)),
+            ("999999999999999.999", Some(MAX_MICROS)),
+            ("1000000000000000", None),
+            ("99999999999999999999", None),
+            ("1.0001", None),
+            ("1.2.3", None),
+            ("", None),
+            (".", None),
+            ("-1", None),
+            ("1e3", None),
+            ("1,5", None),
+        ] {
+            assert_eq!(parse_ms(text), micros, "{text:?}");
+        }
     }
 
     #[test]
