@@ -16,7 +16,6 @@ pub mod recommend;
 pub mod replay;
 pub mod report;
 pub mod run;
-mod script_hash;
 pub mod shard;
 pub mod sweep;
 

@@ -151,7 +151,7 @@ impl Drop for Forgetting {
 /// A set's charts and pages, drawn ([`OutputDir::draw`]): the charts written into the private
 /// folder (not yet listed in the set), the pages still to be written.
 #[derive(Debug)]
-pub struct Drawn {
+struct Drawn {
     /// The charts' file names.
     charts: Vec<String>,
     /// The charts' files, written, syncing.
@@ -389,14 +389,11 @@ impl OutputDir {
         Stream::create(self.staging.join(name), self.shown.join(name), name)
     }
 
-    /// Adds a streamed file to the set (in the order of the files written); one already
-    /// synced ([`Stream::sync`]) is not synced again.
+    /// Adds a streamed file to the set (in the order of the files written).
     pub fn close(&mut self, stream: Stream) -> Result<()> {
-        let Stream { file, shown, name, synced, .. } = stream;
+        let Stream { file, shown, name, .. } = stream;
         let file = file.into_inner().map_err(|e| Error::io(&shown, e.into_error()))?;
-        if !synced {
-            self.unsynced.start(shown, file)?;
-        }
+        self.unsynced.start(shown, file)?;
         self.written.push(name);
         Ok(())
     }
@@ -417,26 +414,18 @@ impl OutputDir {
     /// Draws every chart the set's files allow, writes inputs.toml and the report pages (when
     /// `page` is given), swaps the set in and returns the paths written, in order.
     pub fn finish(mut self, page: Option<&Page>) -> Result<Vec<PathBuf>> {
-        let drawn = page.map(|page| self.draw(page));
-        self.finish_drawn(drawn, || Ok(None))
+        if let Some(page) = page {
+            let drawn = self.draw(page)?;
+            let names = self.write_drawn(drawn)?;
+            self.written.extend(names);
+        }
+        self.swap()?;
+        Ok(self.written.iter().map(|n| self.shown.join(n)).collect())
     }
 
     /// Draws the charts and renders the pages of `page` from the files written so far; the
-    /// charts are written into the private folder as the page renders, but listed in the set
-    /// only by [`OutputDir::finish_drawn`], after the files a command may still add that the
-    /// page does not read (a scripted run's calls.csv, written on another thread meanwhile).
-    pub fn draw(&mut self, page: &Page) -> Result<Drawn> {
-        self.draw_completing(page, Ok)
-    }
-
-    /// [`OutputDir::draw`], with the page's inputs handed to `complete` once the charts are
-    /// drawn (they do not show what it adds: a streamed script's SHA-256, made meanwhile) and
-    /// the page rendered with what it returns.
-    pub fn draw_completing(
-        &mut self,
-        page: &Page,
-        complete: impl FnOnce(ReportInputs) -> Result<ReportInputs>,
-    ) -> Result<Drawn> {
+    /// charts are written into the private folder as the page renders.
+    fn draw(&mut self, page: &Page) -> Result<Drawn> {
         // The page's inputs are part of what the charts read (the timeline's title names the
         // seed): hand them over before reading, as `breakerlab report DIR` later finds them.
         if let Some(inputs) = &page.inputs {
@@ -455,7 +444,6 @@ impl OutputDir {
         let inputs = page.inputs.clone().or_else(|| contents.inputs.clone()).unwrap_or_else(|| {
             ReportInputs { title: self.shown.display().to_string(), ..ReportInputs::default() }
         });
-        let inputs = complete(inputs)?;
         // The charts are written on another thread while this one renders the page.
         let (staging, shown) = (&self.staging, &self.shown);
         let (page, written) = std::thread::scope(|s| {
@@ -475,26 +463,6 @@ impl OutputDir {
         let (html, md) = page?;
         let charts = charts.into_iter().map(|c| c.name).collect();
         Ok(Drawn { charts, written, inputs: inputs.to_toml()?, html, md })
-    }
-
-    /// Writes the pages drawn (if any; an error drawing them is reported here), lists the files
-    /// `late` hands over complete (joined only now: a scripted run's calls.csv, whose failure
-    /// is reported first) then the charts and pages, swaps the set in and returns the paths
-    /// written, in order.
-    pub fn finish_drawn(
-        mut self,
-        drawn: Option<Result<Drawn>>,
-        late: impl FnOnce() -> Result<Option<Stream>>,
-    ) -> Result<Vec<PathBuf>> {
-        let pages = drawn.transpose().and_then(|drawn| drawn.map(|d| self.write_drawn(d)).transpose());
-        if let Some(stream) = late()? {
-            self.close(stream)?;
-        }
-        if let Some(names) = pages? {
-            self.written.extend(names);
-        }
-        self.swap()?;
-        Ok(self.written.iter().map(|n| self.shown.join(n)).collect())
     }
 
     /// Writes the pages of `drawn` beside its charts, unlisted; returns the names of both, in
@@ -597,8 +565,6 @@ pub struct Stream {
     /// The path as the user will see it, for errors.
     shown: PathBuf,
     name: String,
-    /// Synced to disk by [`Stream::sync`].
-    synced: bool,
 }
 
 impl Stream {
@@ -607,17 +573,7 @@ impl Stream {
         let file =
             File::options().write(true).create_new(true).open(&path).map_err(|e| Error::io(&shown, e))?;
         let file = std::io::BufWriter::new(file);
-        Ok(Stream { file, path, shown, name: name.to_string(), synced: false })
-    }
-
-    /// Flushes the file and syncs it to disk on this thread (for a file written on a thread of
-    /// its own, which then syncs it there instead of on one more thread after it is closed).
-    pub fn sync(&mut self) -> Result<()> {
-        use std::io::Write as _;
-        self.file.flush().map_err(|e| self.error(e))?;
-        self.file.get_ref().sync_all().map_err(|e| self.error(e))?;
-        self.synced = true;
-        Ok(())
+        Ok(Stream { file, path, shown, name: name.to_string() })
     }
 
     /// Maps an error of writing this file to one that names it.
@@ -635,14 +591,6 @@ impl std::io::Write for Stream {
     }
     fn flush(&mut self) -> std::io::Result<()> {
         self.file.flush()
-    }
-}
-
-#[cfg(unix)]
-impl std::os::fd::AsFd for Stream {
-    /// The file's descriptor (what is still buffered is not in the file yet).
-    fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
-        self.file.get_ref().as_fd()
     }
 }
 
@@ -907,47 +855,6 @@ mod tests {
         }
         let out = OutputDir::create(&dir, Keep::AllButPages).unwrap();
         assert_eq!(names(&out.staging), ["inputs.toml", "summary.csv"]);
-    }
-
-    #[test]
-    fn a_file_joined_late_is_listed_before_the_pages_and_its_failure_comes_first() {
-        use std::io::Write as _;
-        let root = tempfile::tempdir().unwrap();
-        let dir = root.path().join("out");
-        fs::create_dir(&dir).unwrap();
-        crate::report::charts::fixtures::compare_dir(&dir);
-        let page = Page { inputs: None, charts: ChartOptions::default() };
-        // A file written on another thread while the pages are drawn and written.
-        let run = |fail: bool| {
-            let mut out = OutputDir::create(&dir, Keep::AllButPages).unwrap();
-            let mut calls = out.stream(CALLS_CSV).unwrap();
-            let writer = std::thread::spawn(move || {
-                calls.write_all(b"t_ms\n").map_err(|e| calls.error(e))?;
-                calls.sync()?;
-                if fail { Err(calls.error(std::io::Error::other("the disk is full"))) } else { Ok(calls) }
-            });
-            let drawn = Some(out.draw(&page));
-            out.finish_drawn(drawn, || writer.join().unwrap().map(Some))
-        };
-        let e = run(true).unwrap_err().to_string();
-        assert!(e.contains("calls.csv") && e.contains("the disk is full"), "{e}");
-        // Nothing of the failed set is left, the old folder is as it was.
-        assert!(!dir.join(CALLS_CSV).exists() && !dir.join(page::REPORT_HTML).exists());
-        assert_eq!(names(root.path()), [".out.lock", "out"]);
-        let files = run(false).unwrap();
-        let listed: Vec<String> =
-            files.iter().map(|f| f.file_name().unwrap().to_string_lossy().into_owned()).collect();
-        let at = |name: &str| listed.iter().position(|n| n == name).unwrap();
-        assert!(at(CALLS_CSV) < at(charts::TIMELINE_PNG), "{listed:?}");
-        assert_eq!(listed[listed.len() - 3..], [page::INPUTS_FILE, page::REPORT_HTML, page::REPORT_MD]);
-        assert_eq!(fs::read(dir.join(CALLS_CSV)).unwrap(), b"t_ms\n");
-        assert!(dir.join(charts::TIMELINE_PNG).exists() && dir.join(page::REPORT_HTML).exists());
-        // A failed drawing is reported after the late file's failure, and leaves nothing.
-        let out = OutputDir::create(&dir, Keep::AllButPages).unwrap();
-        let drawn = Some(Err(Error::invalid("no chart")));
-        let e = out.finish_drawn(drawn, || Err(Error::invalid("late"))).unwrap_err();
-        assert!(e.to_string().contains("late"), "{e}");
-        assert_eq!(names(root.path()), [".out.lock", "out"]);
     }
 
     #[test]
