@@ -4,10 +4,8 @@
 //! `ab_glyph`), never the system's fonts. Same CSVs ⇒ identical PNG bytes.
 
 pub mod axis;
-pub mod canvas;
 pub mod comparison;
 pub mod data;
-pub mod encode;
 pub mod heatmap;
 pub mod latency;
 pub mod pareto;
