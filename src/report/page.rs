@@ -1,14 +1,15 @@
 //! The review report of an output folder: report.html, one self-contained page (charts embedded
 //! as base64 data URIs, inline CSS, nothing fetched from the network), and report.md with the
 //! same tables for pasting into a pull request. Both are built from the folder's contents (typed,
-//! read by `report::folder`) and its charts, in memory, plus the inputs needed to reproduce the
+//! `report::contents`: what the command computed, or what `report DIR` read) and its charts,
+//! in memory, plus the inputs needed to reproduce the
 //! run ([`ReportInputs`], kept beside them in inputs.toml so `breakerlab report DIR` can rebuild
 //! the page later).
 
 use super::charts::data::{Summary, SummaryRow};
 use super::charts::style::{fmt_num, fmt_pct};
 use super::charts::{self, Chart, ChartError};
-use super::folder::{Contents, ParetoRows};
+use super::contents::{Contents, ParetoRows};
 use crate::scenario::{Scenario, Source};
 use crate::sweep::review::{BaselineReview, Difference, Review};
 use base64::Engine as _;
@@ -534,26 +535,30 @@ const SUMMARY_OMITTED: &str = "more rows in summary.csv (lowest cost shown)";
 /// configuration's rows highlighted (the first of them). Beyond `max` rows (a sweep of many
 /// configurations with many ties on a front), the first `max` are shown and the rest counted.
 fn pareto_table(p: &ParetoRows, recommended: Option<&str>, max: usize) -> TextTable {
-    let t = &p.head;
-    let cols: Vec<usize> = (0..t.headers.len()).filter(|&c| t.headers[c] != "config_id").collect();
-    let policy = t.col("policy");
+    let cols: Vec<usize> = (0..p.headers.len()).filter(|&c| p.headers[c] != "config_id").collect();
+    let policy = p.headers.iter().position(|h| h == "policy");
+    fn text(r: &[String], c: usize) -> &str {
+        r.get(c).map_or("", String::as_str)
+    }
     let mut highlight = None;
-    let rows = (0..t.len().min(max))
-        .map(|r| {
-            if highlight.is_none() && recommended.is_some() && policy.map(|p| t.str(r, p)) == recommended {
-                highlight = Some(r);
+    let rows = p.head[..p.head.len().min(max)]
+        .iter()
+        .enumerate()
+        .map(|(k, r)| {
+            if highlight.is_none() && recommended.is_some() && policy.map(|c| text(r, c)) == recommended {
+                highlight = Some(k);
             }
             cols.iter()
-                .map(|&c| match t.str(r, c).parse::<f64>() {
-                    Ok(v) if t.headers[c] == "cost" || t.headers[c].starts_with("value_") => fmt_num(v),
-                    _ => t.str(r, c).to_string(),
+                .map(|&c| match text(r, c).parse::<f64>() {
+                    Ok(v) if p.headers[c] == "cost" || p.headers[c].starts_with("value_") => fmt_num(v),
+                    _ => text(r, c).to_string(),
                 })
                 .collect()
         })
         .collect();
-    let headings: Vec<String> = cols.iter().map(|&c| t.headers[c].clone()).collect();
+    let headings: Vec<String> = cols.iter().map(|&c| p.headers[c].clone()).collect();
     let left = headings.iter().map(|h| h != "cost" && !h.starts_with("value_")).collect();
-    let omitted = p.rows.saturating_sub(max.min(t.len()));
+    let omitted = p.rows.saturating_sub(max.min(p.head.len()));
     TextTable {
         headings,
         rows,
@@ -1136,8 +1141,8 @@ pub fn render_report(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::charts::data::Table;
     use crate::report::charts::fixtures;
+    use crate::report::folder::parse::Table;
 
     #[test]
     fn a_long_pareto_table_is_cut_and_says_how_many_more_rows_pareto_csv_has() {
@@ -1148,7 +1153,9 @@ mod tests {
         let read = |max: usize| {
             let (head, rows) =
                 Table::head(Path::new("pareto.csv"), text.as_bytes(), max, |_| Ok(())).unwrap();
-            ParetoRows { head, rows }
+            let cells = (0..head.len())
+                .map(|r| (0..head.headers.len()).map(|c| head.str(r, c).to_string()).collect());
+            ParetoRows { head: cells.collect(), headers: head.headers.clone(), rows }
         };
         // Only the rows shown are kept, the others counted.
         let p = read(2);
