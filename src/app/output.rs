@@ -415,13 +415,9 @@ impl OutputDir {
     /// Reads the set's files again (`breakerlab report DIR`: the folder's files carried over)
     /// and finishes it with the charts and pages drawn from them.
     pub fn redraw(self, page: &Page) -> Result<Vec<PathBuf>> {
-        // The charts are drawn while the page's marks are read.
         let this = &self;
-        let (contents, charts) = folder::read(
-            &self.shown,
-            move |name| this.open(name),
-            |contents| charts::draw_all(contents, &page.charts),
-        )?;
+        let contents = folder::read(&self.shown, move |name| this.open(name))?;
+        let charts = charts::draw_all(&contents, &page.charts);
         let drawn = charts.map_err(Error::from).and_then(|charts| self.render(page, &contents, charts, Ok));
         drop(contents);
         self.finish_drawn(Some(drawn), || Ok(None))

@@ -18,80 +18,46 @@ use std::sync::Arc;
 /// Rows of transitions.csv parsed at a time.
 const CHUNK_ROWS: usize = 4096;
 
-/// Parses the files `file` opens by name (`None`: the folder has no such file); `dir` names
-/// them in errors. transitions.csv and explain.csv, which grow with the run, are read a chunk
-/// or a row at a time, never held as text; summary.csv is checked in one pass and kept to be
-/// read again by each chart (so `file` must open a file again, from any thread).
-///
-/// `then` (which draws the charts) is called on the contents as soon as all but the marks are
-/// read, while the marks are read on another thread (the charts do not show them, and
-/// explain.csv is the largest file a week-long run's page reads); its result comes back as it
-/// is. Of several malformed files, the first in the order they have always been read is
-/// reported: inputs.toml, review.toml, summary.csv, the timeline's three, explain.csv, then
-/// the others.
-pub fn read<'f, R: Send>(
+/// Parses the files `file` opens by name (`None`: the folder has no such file), in this order,
+/// the first malformed one reported: inputs.toml, review.toml, summary.csv, the timeline's
+/// timeline.csv, transitions.csv and incidents.csv (the other two not looked at without
+/// timeline.csv), explain.csv, pareto.csv, latency.csv, recommended.txt, recommendation.txt.
+/// `dir` names them in errors. transitions.csv and explain.csv, which grow with the run, are
+/// read a chunk or a row at a time, never held as text; summary.csv is checked in one pass and
+/// kept to be read again by each chart (so `file` must open a file again, from any thread).
+pub fn read<'f>(
     dir: &Path,
     file: impl Fn(&str) -> std::io::Result<Option<Reader<'f>>> + Send + Sync + 'f,
-    then: impl FnOnce(&Contents<'f>) -> R + Send,
-) -> Result<(Contents<'f>, R), ChartError> {
+) -> Result<Contents<'f>, ChartError> {
     let file: Opener<'f> = Arc::new(file);
-    let mut contents = read_head(dir, &file)?;
-    let incidents = contents.timeline.as_ref().map(|t| t.incidents.clone()).unwrap_or_default();
-    let names = contents.inputs.as_ref().map(|i| i.breakers.clone()).unwrap_or_default();
-    let (marks, rest) = rayon::join(
-        || read_marks(dir, &file, &incidents, &names),
-        || {
-            read_rest(&mut contents, dir, &file)?;
-            Ok(then(&contents))
-        },
-    );
-    contents.marks = marks?;
-    let drawn = rest?;
-    Ok((contents, drawn))
-}
-
-/// inputs.toml, review.toml, summary.csv and the timeline (timeline.csv, transitions.csv and
-/// incidents.csv): what [`read`] reads before the marks. timeline.csv, the other two of the
-/// timeline and the rest are read at once, on the pool's threads; the first error in the order
-/// above is reported, and the timeline's other two files are not looked at without
-/// timeline.csv.
-fn read_head<'f>(dir: &Path, file: &Opener<'f>) -> Result<Contents<'f>, ChartError> {
-    let files = Files { dir, file };
-    let (head, (series, rest)) = rayon::join(
-        || files.head(),
-        || {
-            rayon::join(
-                || files.table("timeline.csv")?.map(|t| parse::timeline(&t)).transpose(),
-                || Ok::<_, ChartError>((files.transitions()?, files.table("incidents.csv")?)),
-            )
-        },
-    );
-    let (inputs, review, summary) = head?;
-    let Some(series) = series? else {
-        return Ok(Contents { summary, inputs, review, ..Contents::default() });
+    let files = Files { dir, file: &file };
+    let inputs =
+        files.text(INPUTS_FILE)?.map(|t| ReportInputs::from_toml(&dir.join(INPUTS_FILE), &t)).transpose()?;
+    let review = files.text(REVIEW_TOML)?.map(|t| files.review(&t)).transpose()?;
+    let summary = parse::summary(dir, "summary.csv", Arc::clone(&file))?;
+    let timeline = match files.table("timeline.csv")? {
+        Some(t) => {
+            let series = parse::timeline(&t)?;
+            let transitions = files.transitions()?;
+            let incidents = files.table("incidents.csv")?.map(|t| parse::incidents(&t)).transpose()?;
+            let incidents = incidents.unwrap_or_default();
+            Some(contents::timeline(series, transitions, incidents, summary.as_ref(), inputs.as_ref()))
+        }
+        None => None,
     };
-    let (transitions, incidents) = rest?;
-    let incidents = incidents.map(|t| parse::incidents(&t)).transpose()?;
-    let timeline = contents::timeline(
-        series,
-        transitions.unwrap_or_default(),
-        incidents.unwrap_or_default(),
-        summary.as_ref(),
-        inputs.as_ref(),
-    );
-    Ok(Contents { timeline: Some(timeline), summary, inputs, review, ..Contents::default() })
-}
-
-/// pareto.csv, latency.csv, recommended.txt and recommendation.txt: what [`read`] reads
-/// after the marks.
-fn read_rest(contents: &mut Contents, dir: &Path, file: &Opener<'_>) -> Result<(), ChartError> {
-    let files = Files { dir, file };
-    contents.pareto =
-        files.get("pareto.csv")?.map(|r| pareto_rows(&dir.join("pareto.csv"), r)).transpose()?;
-    contents.latency = files.table("latency.csv")?.map(|t| parse::latency(&t)).transpose()?;
-    contents.recommended = files.text("recommended.txt")?.and_then(|t| parse::first_line(&t));
-    contents.explanation = files.text("recommendation.txt")?.map(|t| t.trim_end().to_string());
-    Ok(())
+    let incidents = timeline.as_ref().map_or(&[][..], |t| &t.incidents);
+    let names = inputs.as_ref().map_or(&[][..], |i| &i.breakers);
+    Ok(Contents {
+        marks: files.marks(incidents, names)?,
+        pareto: files.get("pareto.csv")?.map(|r| pareto_rows(&dir.join("pareto.csv"), r)).transpose()?,
+        latency: files.table("latency.csv")?.map(|t| parse::latency(&t)).transpose()?,
+        recommended: files.text("recommended.txt")?.and_then(|t| parse::first_line(&t)),
+        explanation: files.text("recommendation.txt")?.map(|t| t.trim_end().to_string()),
+        timeline,
+        summary,
+        inputs,
+        review,
+    })
 }
 
 /// The first [`HTML_MAX_ROWS`] rows of pareto.csv (`path`, for errors) as written and how
@@ -107,33 +73,12 @@ pub fn pareto_rows(path: &Path, reader: impl std::io::Read) -> Result<ParetoRows
 #[cfg(test)]
 pub fn load(dir: &Path) -> Result<Contents<'static>, ChartError> {
     let owned = dir.to_path_buf();
-    let file = move |name: &str| match std::fs::File::open(owned.join(name)) {
+    read(dir, move |name: &str| match std::fs::File::open(owned.join(name)) {
         Ok(file) => Ok(Some(Box::new(std::io::BufReader::new(file)) as Reader)),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(e) => Err(e),
-    };
-    read(dir, file, |_| ()).map(|(contents, ())| contents)
+    })
 }
-
-/// The timeline's marks with their explanations: explain.csv's rows about the `incidents` and
-/// the breakers (`names`), as [`Contents::marks`] holds them (none without explain.csv).
-fn read_marks(
-    dir: &Path,
-    file: &Opener<'_>,
-    incidents: &[Incident],
-    names: &[String],
-) -> Result<Vec<super::explain::Mark>, ChartError> {
-    let Some(reader) = (Files { dir, file }).get("explain.csv")? else { return Ok(Vec::new()) };
-    let rows = super::explain::read_marked_rows(reader, incidents).map_err(|e| ChartError::Csv {
-        path: dir.join("explain.csv"),
-        line: 0,
-        message: e.to_string(),
-    })?;
-    Ok(super::explain::marks(&rows, incidents, names))
-}
-
-/// inputs.toml, review.toml and summary.csv, read.
-type Head<'f> = (Option<ReportInputs>, Option<Review>, Option<super::charts::data::Summary<'f>>);
 
 /// The files of the folder `dir`, opened by name through `file` (errors name them).
 struct Files<'a, 'f> {
@@ -147,32 +92,20 @@ impl<'f> Files<'_, 'f> {
         (self.file)(name).map_err(|source| ChartError::Io { path: self.dir.join(name), source })
     }
 
-    /// inputs.toml, review.toml and summary.csv (checked).
-    fn head(&self) -> Result<Head<'f>, ChartError> {
-        let dir = self.dir;
-        let inputs = self
-            .text(INPUTS_FILE)?
-            .map(|t| ReportInputs::from_toml(&dir.join(INPUTS_FILE), &t))
-            .transpose()?;
-        let review = self
-            .text(REVIEW_TOML)?
-            .map(|t| {
-                let path = dir.join(REVIEW_TOML);
-                Review::parse(&t, &path.display().to_string()).map_err(|e| match e {
-                    crate::sweep::SweepError::At { line, message, .. } => {
-                        ChartError::Toml { path: path.clone(), line: line as u64, message }
-                    }
-                    other => ChartError::Toml { path: path.clone(), line: 0, message: other.to_string() },
-                })
-            })
-            .transpose()?;
-        let summary = parse::summary(dir, "summary.csv", Arc::clone(self.file))?;
-        Ok((inputs, review, summary))
+    /// review.toml's `text`.
+    fn review(&self, text: &str) -> Result<Review, ChartError> {
+        let path = self.dir.join(REVIEW_TOML);
+        Review::parse(text, &path.display().to_string()).map_err(|e| match e {
+            SweepError::At { line, message, .. } => {
+                ChartError::Toml { path: path.clone(), line: line as u64, message }
+            }
+            other => ChartError::Toml { path: path.clone(), line: 0, message: other.to_string() },
+        })
     }
 
-    /// transitions.csv, read a chunk of rows at a time.
-    fn transitions(&self) -> Result<Option<Vec<TransitionRow>>, ChartError> {
-        let Some(reader) = self.get("transitions.csv")? else { return Ok(None) };
+    /// transitions.csv, read a chunk of rows at a time (none without the file).
+    fn transitions(&self) -> Result<Vec<TransitionRow>, ChartError> {
+        let Some(reader) = self.get("transitions.csv")? else { return Ok(Vec::new()) };
         let mut all = Vec::new();
         let path = self.dir.join("transitions.csv");
         let rest = Table::chunks(&path, reader, CHUNK_ROWS, |t| {
@@ -180,7 +113,23 @@ impl<'f> Files<'_, 'f> {
             Ok(())
         })?;
         all.extend(parse::transitions(&rest)?);
-        Ok(Some(all))
+        Ok(all)
+    }
+
+    /// The timeline's marks with their explanations: explain.csv's rows about the `incidents`
+    /// and the breakers (`names`), as [`Contents::marks`] holds them (none without the file).
+    fn marks(
+        &self,
+        incidents: &[Incident],
+        names: &[String],
+    ) -> Result<Vec<super::explain::Mark>, ChartError> {
+        let Some(reader) = self.get("explain.csv")? else { return Ok(Vec::new()) };
+        let rows = super::explain::read_marked_rows(reader, incidents).map_err(|e| ChartError::Csv {
+            path: self.dir.join("explain.csv"),
+            line: 0,
+            message: e.to_string(),
+        })?;
+        Ok(super::explain::marks(&rows, incidents, names))
     }
 
     /// The CSV file `name`, parsed.
@@ -248,22 +197,17 @@ mod tests {
             .iter()
             .filter_map(|n| std::fs::read(dir.path().join(n)).ok().map(|b| (n.to_string(), b)))
             .collect();
-        let again = read(
-            dir.path(),
-            move |name| {
-                let bytes = files.iter().find(|(n, _)| n == name).map(|(_, b)| b.clone());
-                Ok(bytes.map(|b| Box::new(std::io::Cursor::new(b)) as Reader))
-            },
-            |_| (),
-        )
-        .unwrap()
-        .0;
+        let again = read(dir.path(), move |name| {
+            let bytes = files.iter().find(|(n, _)| n == name).map(|(_, b)| b.clone());
+            Ok(bytes.map(|b| Box::new(std::io::Cursor::new(b)) as Reader))
+        })
+        .unwrap();
         assert_eq!(again, c);
         assert!(c.summary.as_ref().is_some_and(|s| s.rows >= 2));
     }
 
     #[test]
-    fn the_charts_see_all_but_the_marks_and_the_first_bad_file_is_reported() {
+    fn the_marks_are_read_and_the_first_bad_file_is_reported() {
         let dir = tempfile::tempdir().unwrap();
         fixtures::compare_dir(dir.path());
         let header = "kind,at_us,instance,from,to,reason,incident,results,evidence\n";
@@ -275,21 +219,20 @@ mod tests {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
             Err(e) => Err(e),
         };
-        let (c, seen) = read(dir.path(), open.clone(), |c| c.clone()).unwrap();
+        let c = read(dir.path(), open.clone()).unwrap();
         assert!(!c.marks.is_empty() && c.latency.is_some());
-        assert_eq!(seen, Contents { marks: Vec::new(), ..c.clone() });
-        // Of a bad explain.csv and a bad latency.csv, explain.csv's error comes first, as when
-        // the files are read one after the other; either alone is reported.
+        // Of a bad explain.csv and a bad latency.csv, explain.csv's error comes first; either
+        // alone is reported.
         std::fs::write(dir.path().join("latency.csv"), "x\n1\n").unwrap();
-        let e = read(dir.path(), open.clone(), |_| ()).unwrap_err().to_string();
+        let e = read(dir.path(), open.clone()).unwrap_err().to_string();
         assert!(e.contains("latency.csv"), "{e}");
         std::fs::write(dir.path().join("explain.csv"), "kind\n").unwrap();
-        let e = read(dir.path(), open.clone(), |_| ()).unwrap_err().to_string();
+        let e = read(dir.path(), open.clone()).unwrap_err().to_string();
         assert!(e.contains("explain.csv"), "{e}");
     }
 
     #[test]
-    fn the_head_read_at_once_reports_the_first_bad_file_in_its_order() {
+    fn the_first_bad_file_in_the_reading_order_is_reported() {
         let dir = tempfile::tempdir().unwrap();
         fixtures::compare_dir(dir.path());
         let bad = |name: &str| std::fs::write(dir.path().join(name), "x\n1,2\n").unwrap();
