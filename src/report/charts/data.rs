@@ -593,13 +593,7 @@ impl<'f> Summary<'f> {
     /// The summary.csv `text` (tests).
     #[cfg(test)]
     pub fn of_text(text: &str) -> Summary<'static> {
-        let bytes: Arc<[u8]> = text.as_bytes().into();
-        let open: crate::report::folder::parse::Opener<'static> = Arc::new(move |_: &str| {
-            Ok(Some(
-                Box::new(std::io::Cursor::new(Arc::clone(&bytes))) as crate::report::folder::parse::Reader
-            ))
-        });
-        crate::report::folder::parse::summary(std::path::Path::new(""), "summary.csv", open).unwrap().unwrap()
+        crate::report::folder::parse::summary_of_text(text).unwrap().unwrap()
     }
 }
 

@@ -528,6 +528,15 @@ pub fn first_line(text: &str) -> Option<String> {
     text.lines().map(str::trim).find(|l| !l.is_empty()).map(str::to_string)
 }
 
+/// summary.csv's `text`, read (tests).
+#[cfg(test)]
+pub fn summary_of_text(text: &str) -> Result<Option<Summary<'static>>, ChartError> {
+    let bytes: Arc<[u8]> = text.as_bytes().into();
+    let open: Opener<'static> =
+        Arc::new(move |_: &str| Ok(Some(Box::new(std::io::Cursor::new(Arc::clone(&bytes))) as Reader)));
+    summary(Path::new(""), "summary.csv", open)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -608,16 +617,9 @@ mod tests {
         );
         // A bad feasibility cell names its line.
         let bad = "scenario,policy,feasible\ns,a,true\ns,b,maybe\n";
-        let e = read_text(bad).unwrap_err().to_string();
+        let e = summary_of_text(bad).unwrap_err().to_string();
         assert!(e.contains("line 3") && e.contains("maybe"), "{e}");
-        assert!(read_text("scenario,cost\ns,1\n").unwrap_err().to_string().contains("`policy`"));
-    }
-
-    fn read_text(text: &str) -> Result<Option<Summary<'static>>, ChartError> {
-        let bytes: Arc<[u8]> = text.as_bytes().into();
-        let open: Opener<'static> =
-            Arc::new(move |_: &str| Ok(Some(Box::new(std::io::Cursor::new(Arc::clone(&bytes))) as Reader)));
-        summary(Path::new(""), "summary.csv", open)
+        assert!(summary_of_text("scenario,cost\ns,1\n").unwrap_err().to_string().contains("`policy`"));
     }
 
     #[test]
