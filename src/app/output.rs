@@ -9,7 +9,8 @@
 
 use crate::error::{Error, Result};
 use crate::report::charts::{self, ChartOptions};
-use crate::report::folder::{self, Contents};
+use crate::report::contents::Contents;
+use crate::report::folder::{self, parse::Reader};
 use crate::report::page::{self, ReportInputs};
 use crate::scenario::InputError;
 use std::fs::{self, File};
@@ -115,8 +116,6 @@ pub struct OutputDir {
     _lock: File,
     /// Names written, in order.
     written: Vec<String>,
-    /// The bytes of the files written that the folder's reader reads ([`folder::FILES`]).
-    memory: Vec<(String, Vec<u8>)>,
     /// Files written whose sync to disk is under way.
     unsynced: Syncs,
     /// The set this one replaces, as found when this one was started.
@@ -288,7 +287,6 @@ impl OutputDir {
             staging,
             _lock: lock,
             written: Vec::new(),
-            memory: Vec::new(),
             unsynced: Syncs::default(),
             replaced: Replaced::default(),
         };
@@ -348,20 +346,12 @@ impl OutputDir {
     /// Writes one file of the set (synced to disk before the set is swapped in).
     pub fn write(&mut self, name: &str, bytes: &[u8]) -> Result<()> {
         let shown = self.shown.join(name);
-        self.write_with(name, |w| w.write_all(bytes).map_err(|e| Error::io(&shown, e)))?;
-        if folder::FILES.contains(&name) {
-            self.memory.retain(|(n, _)| n != name);
-            self.memory.push((name.to_string(), bytes.to_vec()));
-        }
-        Ok(())
+        self.write_with(name, |w| w.write_all(bytes).map_err(|e| Error::io(&shown, e)))
     }
 
-    /// A file of the set for the folder's reader: as written (in memory, or streamed to the
-    /// private folder), else as kept from the old set.
-    fn file(&self, name: &str) -> std::io::Result<Option<folder::Reader<'_>>> {
-        if let Some((_, bytes)) = self.memory.iter().find(|(n, _)| n == name) {
-            return Ok(Some(Box::new(bytes.as_slice())));
-        }
+    /// A file of the set, open for reading: as written into the private folder, else as kept
+    /// from the old set (`None`: the set has no such file).
+    pub fn open(&self, name: &str) -> std::io::Result<Option<Reader<'_>>> {
         match File::open(self.staging.join(name)) {
             Ok(file) => Ok(Some(Box::new(std::io::BufReader::new(file)))),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
@@ -411,36 +401,38 @@ impl OutputDir {
         files.iter().try_for_each(|(name, bytes)| self.write(name, bytes))
     }
 
-    /// Draws every chart the set's files allow, writes inputs.toml and the report pages (when
-    /// `page` is given), swaps the set in and returns the paths written, in order.
-    pub fn finish(mut self, page: Option<&Page>) -> Result<Vec<PathBuf>> {
-        if let Some(page) = page {
-            let drawn = self.draw(page)?;
-            let names = self.write_drawn(drawn)?;
-            self.written.extend(names);
+    /// Draws the charts `page` asks for of `contents` (what the command computed), writes
+    /// inputs.toml and the report pages (when `page` is given), swaps the set in and returns
+    /// the paths written, in order.
+    pub fn finish(mut self, page: Option<(&Page, &Contents)>) -> Result<Vec<PathBuf>> {
+        if let Some((page, contents)) = page {
+            let drawn = self.draw(page, contents)?;
+            self.finish_drawn(drawn)
+        } else {
+            self.finish_files()
         }
-        self.swap()?;
-        Ok(self.written.iter().map(|n| self.shown.join(n)).collect())
     }
 
-    /// Draws the charts and renders the pages of `page` from the files written so far; the
-    /// charts are written into the private folder as the page renders.
-    fn draw(&mut self, page: &Page) -> Result<Drawn> {
-        // The page's inputs are part of what the charts read (the timeline's title names the
-        // seed): hand them over before reading, as `breakerlab report DIR` later finds them.
-        if let Some(inputs) = &page.inputs {
-            self.memory.retain(|(n, _)| n != page::INPUTS_FILE);
-            self.memory.push((page::INPUTS_FILE.to_string(), inputs.to_toml()?.into_bytes()));
-        }
-        // The charts and the page read the set's files again as they draw (the charts while
-        // the page's marks are read): everything is drawn before the first of them is written.
-        let this = &*self;
-        let (contents, charts) = Contents::read(
-            &self.shown,
-            move |name| this.file(name),
-            |contents| charts::draw_all(contents, &page.charts),
-        )?;
-        let charts = charts?;
+    /// Reads the set's files again (`breakerlab report DIR`: the folder's files carried over)
+    /// and finishes it with the charts and pages drawn from them.
+    pub fn redraw(self, page: &Page) -> Result<Vec<PathBuf>> {
+        let this = &self;
+        let contents = folder::read(&self.shown, move |name| this.open(name))?;
+        let charts = charts::draw_all(&contents, &page.charts);
+        let drawn = charts.map_err(Error::from).and_then(|charts| self.render(page, &contents, charts));
+        drop(contents);
+        self.finish_drawn(drawn?)
+    }
+
+    /// Draws the charts of `contents` and renders the pages of `page`; the charts are written
+    /// into the private folder as the page renders.
+    fn draw(&mut self, page: &Page, contents: &Contents) -> Result<Drawn> {
+        let charts = charts::draw_all(contents, &page.charts)?;
+        self.render(page, contents, charts)
+    }
+
+    /// Writes `charts` into the private folder while the pages of `page` render.
+    fn render(&self, page: &Page, contents: &Contents, charts: Vec<charts::Chart>) -> Result<Drawn> {
         let inputs = page.inputs.clone().or_else(|| contents.inputs.clone()).unwrap_or_else(|| {
             ReportInputs { title: self.shown.display().to_string(), ..ReportInputs::default() }
         });
@@ -457,12 +449,26 @@ impl OutputDir {
                 }
                 Ok(syncs)
             });
-            let page = page::render_report(&contents, &charts, &inputs, shown);
+            let page = page::render_report(contents, &charts, &inputs, shown);
             (page, writing.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
         });
         let (html, md) = page?;
         let charts = charts.into_iter().map(|c| c.name).collect();
         Ok(Drawn { charts, written, inputs: inputs.to_toml()?, html, md })
+    }
+
+    /// Writes the pages drawn, lists the charts and pages after the files, swaps the set in and
+    /// returns the paths written, in order.
+    fn finish_drawn(mut self, drawn: Drawn) -> Result<Vec<PathBuf>> {
+        let names = self.write_drawn(drawn)?;
+        self.written.extend(names);
+        self.finish_files()
+    }
+
+    /// Swaps the set in and returns the paths written, in order.
+    fn finish_files(mut self) -> Result<Vec<PathBuf>> {
+        self.swap()?;
+        Ok(self.written.iter().map(|n| self.shown.join(n)).collect())
     }
 
     /// Writes the pages of `drawn` beside its charts, unlisted; returns the names of both, in

@@ -7,6 +7,9 @@ use crate::error::Result;
 use crate::metrics::Metrics;
 use crate::policy::{PolicyConfig, PolicySpec};
 use crate::report::charts::ChartOptions;
+use crate::report::charts::data::{Incident, LatencyHist, SINGLE_POLICY, Series, Summary, TransitionRow};
+use crate::report::contents::{self, Contents};
+use crate::report::explain::MarkedRows;
 use crate::report::page::{InputFile, ReportInputs};
 use crate::report::{self, SummaryRow};
 use crate::scenario::{InputError, Scenario, Source, Spot};
@@ -136,9 +139,12 @@ pub fn run_scenario(scenario: Scenario, settings: &RunSettings) -> Result<RunRep
         let written = simulate_and_write(&scenario, &policies, fleet, seed, settings);
         (written, inputs.map(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))))
     });
-    let Written { out, label, result, truth, replicates } = written?;
-    let page = inputs.map(|inputs| Page { inputs: Some(inputs), charts: ChartOptions::default() });
-    let files = out.finish(page.as_ref())?;
+    let Written { out, label, result, truth, replicates, shown } = written?;
+    let page = inputs.zip(shown).map(|(inputs, shown)| {
+        let contents = shown.contents(&inputs);
+        (Page { inputs: Some(inputs), charts: ChartOptions::default() }, contents)
+    });
+    let files = out.finish(page.as_ref().map(|(page, contents)| (page, contents)))?;
     Ok(RunReport { scenario, label, seed, result, truth, files, replicates })
 }
 
@@ -149,6 +155,34 @@ struct Written {
     result: RunResult,
     truth: Vec<crate::truth::IncidentWindow>,
     replicates: Vec<Metrics>,
+    /// What the charts and the page show (runs asked for charts only).
+    shown: Option<Shown>,
+}
+
+/// What a run's charts and page show, as the run computed it: replicate 0's time bins, state
+/// changes and latency, the incidents, the marks' rows and the summary.
+struct Shown {
+    series: Vec<Series>,
+    transitions: Vec<TransitionRow>,
+    incidents: Vec<Incident>,
+    latency: Vec<LatencyHist>,
+    marked: MarkedRows,
+    summary: Summary<'static>,
+}
+
+impl Shown {
+    /// The contents of the run's page, whose inputs are `inputs`.
+    fn contents(self, inputs: &ReportInputs) -> Contents<'static> {
+        let Shown { series, transitions, incidents, latency, marked, summary } = self;
+        Contents {
+            marks: marked.marks(&incidents, &inputs.breakers),
+            timeline: Some(contents::timeline(series, transitions, incidents, Some(&summary), Some(inputs))),
+            summary: Some(summary),
+            latency: Some(latency),
+            inputs: Some(inputs.clone()),
+            ..Contents::default()
+        }
+    }
 }
 
 /// Simulates replicate 0 into a new output set, then the other replicates for their scores,
@@ -176,6 +210,10 @@ fn simulate_and_write(
     // answered calls, a piece at a time.
     let scripted = matches!(scenario.source, Source::Script { .. });
     let mut calls = scripted.then(|| out.stream(output::CALLS_CSV)).transpose()?.map(report::CallsCsv::new);
+    // The state changes and the marks' rows the charts and the page show, kept as they come.
+    let incidents = contents::incidents(&workload.truth);
+    let mut shown_changes: Option<(Vec<TransitionRow>, MarkedRows)> =
+        settings.charts.then(|| (Vec::new(), MarkedRows::new(&incidents)));
     let result = sim::run_fleet_streaming(
         scenario,
         &workload,
@@ -183,6 +221,10 @@ fn simulate_and_write(
         &opts,
         |instance, t, evidence| {
             report::transition_row(&mut transitions, None, instance, t).map_err(|e| transitions.error(e))?;
+            if let Some((changes, marked)) = &mut shown_changes {
+                changes.push(contents::transition(SINGLE_POLICY, instance, t));
+                marked.transition("", instance, t, evidence);
+            }
             let body = explain_body.writer();
             explain.transition(body, "", instance, t, evidence).map_err(|e| body.error(e))
         },
@@ -205,6 +247,9 @@ fn simulate_and_write(
     for s in &result.record.snapshots {
         let body = explain_body.writer();
         explain.snapshot(body, "", s).map_err(|e| body.error(e))?;
+        if let Some((_, marked)) = &mut shown_changes {
+            marked.snapshot("", s);
+        }
     }
     let (label, params, preset) = if fleet {
         let labels: Vec<String> = policies.iter().map(PolicyConfig::label).collect();
@@ -232,6 +277,17 @@ fn simulate_and_write(
         extra: &extra,
     };
     let runs = [(label.as_str(), &result.record)];
+    let shown = match shown_changes {
+        Some((transitions, marked)) => Some(Shown {
+            series: contents::series(&runs),
+            transitions,
+            incidents,
+            latency: contents::latency(&runs),
+            marked,
+            summary: contents::run_summary(std::slice::from_ref(&row))?,
+        }),
+        None => None,
+    };
     // The timeline, incidents and latency tables are made on another thread while this one
     // writes the summary and explain.csv; all are written in the order they always had.
     let tables = std::thread::scope(|s| {
@@ -255,7 +311,7 @@ fn simulate_and_write(
     if let Some(calls) = calls {
         out.close(calls)?;
     }
-    Ok(Written { out, label, result, truth: workload.truth, replicates })
+    Ok(Written { out, label, result, truth: workload.truth, replicates, shown })
 }
 
 /// The import counts of a trace scenario, as summary.csv columns (none for other scenarios).
