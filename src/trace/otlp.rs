@@ -13,7 +13,9 @@ use super::json::{Scalar, bad_value, documents};
 use super::spans::{Collector, Span, grpc_class, http_class};
 use crate::outcome::OutcomeClass;
 use serde::Deserialize;
+use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
 use std::borrow::Cow;
+use std::fmt;
 
 const SHAPE: &str = r#"OTLP JSON traces: {"resourceSpans":[{"resource":{"attributes":[{"key":"service.name","value":{"stringValue":"..."}}]},"scopeSpans":[{"spans":[{"name":"...","kind":3,"startTimeUnixNano":"...","endTimeUnixNano":"...","status":{"code":0}}]}]}]}"#;
 
@@ -88,35 +90,49 @@ struct KeyValue<'a> {
     value: AnyValue<'a>,
 }
 
-/// An attribute's value: one of the scalar kinds (arrays, maps and bytes are kept as null).
-#[derive(Default, Deserialize)]
-#[serde(expecting = "an object", rename_all = "camelCase")]
-struct AnyValue<'a> {
-    #[serde(default, borrow)]
-    string_value: Option<Scalar<'a>>,
-    #[serde(default, borrow)]
-    int_value: Option<Scalar<'a>>,
-    #[serde(default, borrow)]
-    bool_value: Option<Scalar<'a>>,
-    #[serde(default, borrow)]
-    double_value: Option<Scalar<'a>>,
+/// An attribute's value (`{"stringValue":"..."}`): a scalar kind's value; arrays, maps and bytes
+/// read as null.
+#[derive(Default)]
+struct AnyValue<'a>(Scalar<'a>);
+
+/// The members of an attribute's value.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+enum ValueKind {
+    StringValue,
+    IntValue,
+    BoolValue,
+    DoubleValue,
+    #[serde(other)]
+    Other,
 }
 
-impl<'a> AnyValue<'a> {
-    /// The value; null when it is none of the scalar kinds.
-    fn scalar(&self) -> &Scalar<'a> {
-        const NULL: &Scalar = &Scalar::Null;
-        [&self.string_value, &self.int_value, &self.bool_value, &self.double_value]
-            .into_iter()
-            .flatten()
-            .next()
-            .unwrap_or(NULL)
+impl<'de: 'a, 'a> Deserialize<'de> for AnyValue<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = AnyValue<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<AnyValue<'de>, A::Error> {
+                let mut value = Scalar::Null;
+                while let Some(kind) = map.next_key()? {
+                    match kind {
+                        ValueKind::Other => drop(map.next_value::<IgnoredAny>()?),
+                        _ => value = map.next_value()?,
+                    }
+                }
+                Ok(AnyValue(value))
+            }
+        }
+        d.deserialize_map(V)
     }
 }
 
 /// The value of the first attribute named `key`.
 fn attr<'v, 'a>(attrs: &'v [KeyValue<'a>], key: &str) -> Option<&'v Scalar<'a>> {
-    attrs.iter().find(|kv| kv.key == key).map(|kv| kv.value.scalar())
+    attrs.iter().find(|kv| kv.key == key).map(|kv| &kv.value.0)
 }
 
 const KINDS: [&str; 6] = ["unspecified", "internal", "server", "client", "producer", "consumer"];
