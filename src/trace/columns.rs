@@ -422,8 +422,7 @@ pub fn parse_f64(cell: &[u8]) -> Option<f64> {
     if let Some(v) = parse_whole(cell) {
         return Some(v as f64);
     }
-    // Short decimals exactly without the standard parser (which reads the rest).
-    let v = super::scan::parse_number(cell.trim_ascii())?;
+    let v: f64 = std::str::from_utf8(cell.trim_ascii()).ok()?.parse().ok()?;
     v.is_finite().then_some(v)
 }
 

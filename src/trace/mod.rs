@@ -39,7 +39,6 @@ pub mod prometheus;
 pub mod quantile;
 pub mod records;
 mod row_shapes;
-pub mod scan;
 pub mod series;
 pub mod slo;
 pub mod spans;
