@@ -2,7 +2,6 @@
 //! column by explicit name or by auto-detection of common headers (with units read from suffixes
 //! such as `(s)` or `_ms`), and allocation-free cell parsing with precise bad-value errors.
 
-use super::records::Cells;
 use super::{LatencyUnit, TraceError};
 use csv::ByteRecord;
 use std::io::Read;
@@ -270,27 +269,27 @@ pub fn csv_error(file: &str, e: &csv::Error) -> TraceError {
 }
 
 /// One row being parsed: its fields and where it is, so a bad cell can be named exactly.
-pub struct Row<'a, C: Cells + ?Sized = ByteRecord> {
-    /// The fields (a record of the general reader, or a plain line split in place).
-    pub record: &'a C,
+pub struct Row<'a> {
+    /// The fields.
+    pub record: &'a ByteRecord,
     /// Its line number in the file.
     pub line: u64,
     /// The header.
     pub header: &'a Header,
 }
 
-impl<C: Cells + ?Sized> Row<'_, C> {
+impl Row<'_> {
     /// The raw bytes of column `idx`, or an error when the row is too short.
     #[inline]
     pub fn cell(&self, idx: usize) -> Result<&[u8], TraceError> {
-        self.record.field(idx).map(trim_cell).ok_or_else(|| TraceError::BadValue {
+        self.record.get(idx).map(trim_cell).ok_or_else(|| TraceError::BadValue {
             file: self.header.file.clone(),
             line: self.line,
             column: self.header.names[idx].clone(),
             value: String::new(),
             expected: format!(
                 "a value (the row has {} fields, the header {})",
-                self.record.count(),
+                self.record.len(),
                 self.header.names.len()
             ),
         })
@@ -303,7 +302,7 @@ impl<C: Cells + ?Sized> Row<'_, C> {
             file: self.header.file.clone(),
             line: self.line,
             column: self.header.names[idx].clone(),
-            value: String::from_utf8_lossy(self.record.field(idx).unwrap_or_default().trim_ascii())
+            value: String::from_utf8_lossy(self.record.get(idx).unwrap_or_default().trim_ascii())
                 .into_owned(),
             expected: expected.to_string(),
         }
@@ -322,8 +321,7 @@ impl<C: Cells + ?Sized> Row<'_, C> {
     }
 }
 
-/// A whole number of up to 15 digits (exact as `f64` too), read without floating point: eight
-/// digits at a time where it can ([`eight_digits`]), the rest one by one.
+/// A whole number of up to 15 digits (exact as `f64` too).
 #[inline]
 pub fn parse_whole(cell: &[u8]) -> Option<u64> {
     if cell.len() > 15 {
@@ -333,7 +331,7 @@ pub fn parse_whole(cell: &[u8]) -> Option<u64> {
 }
 
 /// The digits of `b` from `i` on, read as a number (wrapping past 19 digits), and where they
-/// end: a caller's own row parser checks the length it allows. Eight bytes at a time while eight
+/// end: a caller's own row parser checks the length it allows (the script reader's). Eight bytes at a time while eight
 /// are left: the run's length in a word from its first non-digit byte, its value from
 /// [`eight_digits_value`] with the bytes past the run replaced by leading zeros.
 #[inline]
@@ -366,33 +364,14 @@ pub fn digit_run(b: &[u8], mut i: usize) -> (u64, usize) {
     (v, i)
 }
 
-/// A run of 1 to 19 ASCII digits (below 10^19, so it cannot overflow), read as
-/// [`parse_whole`] reads; `None` for anything else.
+/// A run of 1 to 19 ASCII digits (below 10^19, so it cannot overflow); `None` for anything
+/// else.
 #[inline]
 pub fn parse_digits(cell: &[u8]) -> Option<u64> {
-    if cell.is_empty() || cell.len() > 19 {
+    if cell.is_empty() || cell.len() > 19 || !cell.iter().all(u8::is_ascii_digit) {
         return None;
     }
-    let (head, tail) = cell.split_at(cell.len() % 8);
-    let mut v = 0u64;
-    let mut bad = false;
-    for &b in head {
-        let d = b.wrapping_sub(b'0');
-        bad |= d > 9;
-        v = v.wrapping_mul(10).wrapping_add(u64::from(d));
-    }
-    for chunk in tail.chunks_exact(8) {
-        let chunk = chunk.first_chunk::<8>()?;
-        // Wrapping: a non-digit in `head` can leave `v` large; the result is then refused.
-        v = v.wrapping_mul(100_000_000).wrapping_add(eight_digits(u64::from_le_bytes(*chunk))?);
-    }
-    (!bad).then_some(v)
-}
-
-/// Eight ASCII digits read as one number; `None` unless all eight bytes are digits.
-#[inline]
-fn eight_digits(chunk: u64) -> Option<u64> {
-    (non_digit_flags(chunk) == 0).then(|| eight_digits_value(chunk))
+    Some(cell.iter().fold(0, |v, b| v * 10 + u64::from(b - b'0')))
 }
 
 /// Zero in each byte of `chunk` that is an ASCII digit: a byte is a digit when its high nibble
@@ -422,8 +401,7 @@ pub fn parse_f64(cell: &[u8]) -> Option<f64> {
     if let Some(v) = parse_whole(cell) {
         return Some(v as f64);
     }
-    // Short decimals exactly without the standard parser (which reads the rest).
-    let v = super::scan::parse_number(cell.trim_ascii())?;
+    let v: f64 = std::str::from_utf8(cell.trim_ascii()).ok()?.parse().ok()?;
     v.is_finite().then_some(v)
 }
 
@@ -493,37 +471,16 @@ mod tests {
     }
 
     #[test]
-    fn whole_numbers_eight_digits_at_a_time() {
-        fn slow(cell: &[u8]) -> Option<u64> {
-            (!cell.is_empty() && cell.len() <= 15 && cell.iter().all(u8::is_ascii_digit))
-                .then(|| cell.iter().fold(0u64, |v, b| v * 10 + u64::from(b - b'0')))
-        }
-        let mut state = 3u64;
-        let alphabet = b"0123456789/:. -a";
-        for _ in 0..20_000 {
-            state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
-            let len = (state >> 59) as usize % 17;
-            let cell: Vec<u8> = (0..len)
-                .map(|i| {
-                    let r = (state >> (i * 3 % 50)) as usize;
-                    // Mostly digits, sometimes a neighbour of '0' or '9' in ASCII, or another byte.
-                    if r.is_multiple_of(7) { alphabet[r / 7 % alphabet.len()] } else { b'0' + (r % 10) as u8 }
-                })
-                .collect();
-            assert_eq!(parse_whole(&cell), slow(&cell), "{:?}", String::from_utf8_lossy(&cell));
-        }
+    fn whole_numbers_are_runs_of_digits() {
         assert_eq!(parse_whole(b"1700000000123"), Some(1_700_000_000_123));
-        assert_eq!(parse_whole(b"99999999"), Some(99_999_999));
         assert_eq!(parse_whole(b"999999999999999"), Some(999_999_999_999_999));
-        assert_eq!(parse_whole(b"1234567/"), None);
-        assert_eq!(parse_whole(b"12345678:"), None);
-    }
-
-    #[test]
-    fn nineteen_bytes_with_bad_leading_bytes_are_refused_without_overflow() {
-        // Three non-digits ahead of two runs of eight: the garbage prefix must not overflow.
+        assert_eq!(parse_whole(b"1000000000000000"), None);
+        for cell in [&b""[..], b"1234567/", b"12345678:", b" 1", b"-1", b"1.0"] {
+            assert_eq!(parse_whole(cell), None, "{}", String::from_utf8_lossy(cell));
+        }
         assert_eq!(parse_digits(b"\xff\xff\xff1234567812345678"), None);
         assert_eq!(parse_digits(b"9999999999999999999"), Some(9_999_999_999_999_999_999));
+        assert_eq!(parse_digits(b"99999999999999999999"), None);
         assert_eq!(parse_digits(b"123"), Some(123));
     }
 
