@@ -181,8 +181,11 @@ impl<R: Read> LineReader<R> {
 mod tests {
     use super::*;
 
+    /// Rows' line numbers and fields.
+    type Rows = Vec<(u64, Vec<String>)>;
+
     /// The header's names, and every row's line number and fields.
-    fn rows(data: &[u8]) -> (Vec<String>, Vec<(u64, Vec<String>)>) {
+    fn rows(data: &[u8]) -> (Vec<String>, Rows) {
         let (mut records, header) = Records::open("t.csv", data).unwrap();
         let mut out = Vec::new();
         let mut record = ByteRecord::new();
@@ -196,7 +199,7 @@ mod tests {
     fn rows_are_numbered_by_the_line_they_start_on() {
         let row =
             |line: u64, fields: &[&str]| (line, fields.iter().map(|f| f.to_string()).collect::<Vec<_>>());
-        let cases: [(&[u8], Vec<(u64, Vec<String>)>); 6] = [
+        let cases: [(&[u8], Rows); 6] = [
             (b"a,b\n1,2\n3,4\n", vec![row(2, &["1", "2"]), row(3, &["3", "4"])]),
             // Line ends of \r\n, blank lines and a last line without a line end.
             (
