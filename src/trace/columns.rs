@@ -330,10 +330,20 @@ pub fn parse_whole(cell: &[u8]) -> Option<u64> {
     parse_digits(cell)
 }
 
+/// A run of 1 to 19 ASCII digits (below 10^19, so it cannot overflow); `None` for anything
+/// else.
+#[inline]
+pub fn parse_digits(cell: &[u8]) -> Option<u64> {
+    if cell.is_empty() || cell.len() > 19 || !cell.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    Some(cell.iter().fold(0, |v, b| v * 10 + u64::from(b - b'0')))
+}
+
 /// The digits of `b` from `i` on, read as a number (wrapping past 19 digits), and where they
-/// end: a caller's own row parser checks the length it allows (the script reader's). Eight bytes at a time while eight
-/// are left: the run's length in a word from its first non-digit byte, its value from
-/// [`eight_digits_value`] with the bytes past the run replaced by leading zeros.
+/// end, for the script reader's own row parser, which checks the length it allows. Eight bytes
+/// at a time while eight are left: the run's length in a word from its first non-digit byte,
+/// its value from [`eight_digits_value`] with the bytes past the run replaced by leading zeros.
 #[inline]
 pub fn digit_run(b: &[u8], mut i: usize) -> (u64, usize) {
     const ZEROS: u64 = 0x3030_3030_3030_3030;
@@ -362,16 +372,6 @@ pub fn digit_run(b: &[u8], mut i: usize) -> (u64, usize) {
         i += 1;
     }
     (v, i)
-}
-
-/// A run of 1 to 19 ASCII digits (below 10^19, so it cannot overflow); `None` for anything
-/// else.
-#[inline]
-pub fn parse_digits(cell: &[u8]) -> Option<u64> {
-    if cell.is_empty() || cell.len() > 19 || !cell.iter().all(u8::is_ascii_digit) {
-        return None;
-    }
-    Some(cell.iter().fold(0, |v, b| v * 10 + u64::from(b - b'0')))
 }
 
 /// Zero in each byte of `chunk` that is an ASCII digit: a byte is a digit when its high nibble
@@ -492,5 +492,12 @@ mod tests {
         assert_eq!(parse_f64(b" 1.5 "), Some(1.5));
         assert_eq!(parse_f64(b"NaN"), None);
         assert_eq!(parse_f64(b""), None);
+        assert_eq!(parse_f64(b"inf"), None);
+        assert_eq!(parse_f64(b"1e400"), None);
+        assert_eq!(
+            (parse_f64(b"1e3"), parse_f64(b".5"), parse_f64(b"-0.25")),
+            (Some(1e3), Some(0.5), Some(-0.25))
+        );
+        assert_eq!(parse_f64(b"0.1").map(f64::to_bits), Some(0.1f64.to_bits()));
     }
 }
