@@ -7,7 +7,7 @@ use breakerlab::Error;
 use breakerlab::Library;
 use breakerlab::ShardId;
 use breakerlab::app::{
-    compare, explain, export, merge, presets, recommend, replay, report, run, shard, sweep,
+    check, compare, explain, export, merge, presets, recommend, replay, report, run, shard, sweep,
 };
 use breakerlab::trace::{GapPolicy, LatencyUnit, TimeFormat, TraceFormat};
 use clap::{Parser, Subcommand};
@@ -160,6 +160,26 @@ enum Command {
     Presets {
         /// Show only this preset.
         name: Option<String>,
+    },
+    /// Check a breaker configuration against the bounds a checks file sets on its scenarios
+    /// (golden tests for CI): print a table; exit 0 when every bound holds in every replicate,
+    /// 1 when one breaks, 2 for bad input.
+    Check {
+        /// The checks file (TOML): [policy], replicates, and [[checks]] entries of scenarios
+        /// and bounds.
+        file: PathBuf,
+        /// Also write the results as a JUnit XML report, for CI systems.
+        #[arg(long, value_name = "FILE")]
+        junit: Option<PathBuf>,
+        /// Record today's figures as the expected ones (beside the checks file, or where its
+        /// `expected` key says); a later run reports what moved beyond noise.
+        #[arg(long)]
+        update: bool,
+        /// Worker threads (default: all cores). Results are identical for any count.
+        #[arg(long, value_name = "N")]
+        threads: Option<usize>,
+        #[command(flatten)]
+        limits: LimitArgs,
     },
 }
 
@@ -436,10 +456,10 @@ fn whole_sweep_command_line() -> String {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    match execute(cli) {
-        Ok(text) => {
+    match execute(cli.command) {
+        Ok((text, code)) => {
             print!("{text}");
-            ExitCode::SUCCESS
+            code
         }
         Err(err) => {
             eprintln!("error: {err}");
@@ -453,9 +473,11 @@ fn main() -> ExitCode {
     }
 }
 
-/// Runs one command; returns what to print.
-fn execute(cli: Cli) -> breakerlab::Result<String> {
-    Ok(match cli.command {
+/// Runs one command; returns what to print and the exit code (1 when `check` finds a bound
+/// broken; errors map to theirs in `main`).
+fn execute(command: Command) -> breakerlab::Result<(String, ExitCode)> {
+    let mut code = ExitCode::SUCCESS;
+    let text = match command {
         Command::Run { scenario, script, what } => {
             let input = match (scenario, script) {
                 (Some(path), None) => run::Input::Scenario(path),
@@ -482,7 +504,7 @@ fn execute(cli: Cli) -> breakerlab::Result<String> {
                     command_line: whole_sweep_command_line(),
                     limits: finish.limits.limits(),
                 };
-                return Ok(shard::run_shard(&req)?.render());
+                return Ok((shard::run_shard(&req)?.render(), code));
             }
             let req = sweep::SweepRequest {
                 file,
@@ -515,5 +537,14 @@ fn execute(cli: Cli) -> breakerlab::Result<String> {
             let files = report::report(&report::ReportRequest { dir, from, to, metric })?;
             format!("wrote {}\n", breakerlab::app::list(&files))
         }
-    })
+        Command::Check { file, junit, update, threads, limits } => {
+            let req = check::CheckRequest { file, junit, update, threads, limits: limits.limits() };
+            let outcome = check::check(&req)?;
+            if !outcome.passed() {
+                code = ExitCode::from(1);
+            }
+            outcome.render()
+        }
+    };
+    Ok((text, code))
 }

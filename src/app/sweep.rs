@@ -6,6 +6,8 @@ use super::output::{self, Keep, OutputDir, Page};
 use crate::error::{Error, Result};
 use crate::limits::{Limits, estimate_cells};
 use crate::report::charts::ChartOptions;
+use crate::report::contents::{self, Contents};
+use crate::report::folder;
 use crate::report::page::{InputFile, ReportInputs};
 use crate::scenario::{InputError, Spot};
 use crate::sweep::SweepError;
@@ -194,7 +196,29 @@ pub(super) fn finish(
     table.check()?;
     summary.check()?;
     let page = page.map(|inputs| Page { inputs: Some(inputs), charts: ChartOptions::default() });
-    let files = out.finish(page.as_ref())?;
+    // The charts and the page show the summary, the fronts' first rows, the recommendation
+    // and the review.
+    let contents = match &page {
+        Some(page) => {
+            let pareto = out
+                .open(output::PARETO_CSV)
+                .map_err(|e| Error::io(&pareto, e))?
+                .map(|text| folder::pareto_rows(&pareto, text))
+                .transpose()?;
+            Some(Contents {
+                summary: Some(contents::sweep_summary(&table, &summary, constraints, &resolved_params)?),
+                pareto,
+                recommended: recommendation.chosen().map(|chosen| chosen.label.clone()),
+                explanation: Some(recommendation.render().trim_end().to_string()),
+                inputs: page.inputs.clone(),
+                review: Some(review.clone()),
+                ..Contents::default()
+            })
+        }
+        None => None,
+    };
+    let files = out.finish(page.as_ref().zip(contents.as_ref()))?;
+    drop(contents);
     Ok(SweepReport {
         name,
         replicates,

@@ -4,6 +4,7 @@
 
 mod calls;
 pub mod charts;
+pub mod contents;
 pub mod explain;
 pub mod folder;
 pub mod page;

@@ -14,7 +14,7 @@ use crate::time::Dur;
 use crate::trace::TraceOptions;
 use crate::trace::series::SeriesSpec;
 use crate::traffic::TrafficSpec;
-use crate::upstream::script::{ScriptCalls, load_script};
+use crate::upstream::script::load_script;
 use crate::upstream::{IncidentSpec, UpstreamSpec};
 use crate::{Error, Result};
 use serde::Deserialize;
@@ -172,10 +172,7 @@ impl Reading<'_> {
             }
         }
         let script_path = relative_to(self.path, script.get_ref());
-        // Held in memory: a scenario file's script may serve every command (see [`ScriptCalls::held`]).
-        let rows = load_script(&script_path)
-            .and_then(ScriptCalls::held)
-            .map_err(|e| self.at(script.span(), e.to_string()))?;
+        let rows = load_script(&script_path).map_err(|e| self.at(script.span(), e.to_string()))?;
         inputs.push(script_path);
         let duration = file.duration.take().map_or_else(|| script_span(&rows), |d| d.into_inner());
         Ok((Source::Script { rows: std::sync::Arc::new(rows), incidents }, duration))

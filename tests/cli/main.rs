@@ -4,6 +4,7 @@
 //! global allocator.)
 
 mod bad_input;
+mod check;
 mod explain;
 mod formats;
 mod hostile;
