@@ -340,61 +340,6 @@ pub fn parse_digits(cell: &[u8]) -> Option<u64> {
     Some(cell.iter().fold(0, |v, b| v * 10 + u64::from(b - b'0')))
 }
 
-/// The digits of `b` from `i` on, read as a number (wrapping past 19 digits), and where they
-/// end, for the script reader's own row parser, which checks the length it allows. Eight bytes
-/// at a time while eight are left: the run's length in a word from its first non-digit byte,
-/// its value from [`eight_digits_value`] with the bytes past the run replaced by leading zeros.
-#[inline]
-pub fn digit_run(b: &[u8], mut i: usize) -> (u64, usize) {
-    const ZEROS: u64 = 0x3030_3030_3030_3030;
-    const POW10: [u64; 8] = [1, 10, 100, 1_000, 10_000, 100_000, 1_000_000, 10_000_000];
-    let mut v = 0u64;
-    while let Some(chunk) = b.get(i..).and_then(<[u8]>::first_chunk::<8>) {
-        let w = u64::from_le_bytes(*chunk);
-        // A carry out of a byte can only come from a non-digit, and only disturbs the bytes
-        // after it, so the first non-zero byte of the flags is the run's end.
-        let other = non_digit_flags(w);
-        let len = if other == 0 { 8 } else { other.trailing_zeros() as usize / 8 };
-        if len == 0 {
-            return (v, i);
-        }
-        let digits = if len == 8 { w } else { (w << (64 - 8 * len)) | (ZEROS >> (8 * len)) };
-        let value = eight_digits_value(digits);
-        v = if len == 8 { v.wrapping_mul(100_000_000) } else { v.wrapping_mul(POW10[len]) }
-            .wrapping_add(value);
-        i += len;
-        if len < 8 {
-            return (v, i);
-        }
-    }
-    while let Some(d) = b.get(i).map(|c| c.wrapping_sub(b'0')).filter(|d| *d <= 9) {
-        v = v.wrapping_mul(10).wrapping_add(u64::from(d));
-        i += 1;
-    }
-    (v, i)
-}
-
-/// Zero in each byte of `chunk` that is an ASCII digit: a byte is a digit when its high nibble
-/// is 3 and adding 6 keeps it there.
-#[inline]
-pub(crate) fn non_digit_flags(chunk: u64) -> u64 {
-    let high = (chunk & 0xF0F0_F0F0_F0F0_F0F0)
-        | ((chunk.wrapping_add(0x0606_0606_0606_0606) & 0xF0F0_F0F0_F0F0_F0F0) >> 4);
-    high ^ 0x3333_3333_3333_3333
-}
-
-/// Eight bytes already known to be ASCII digits, read as one number with three multiplications
-/// (the "SWAR" method of simdjson and fast_float).
-#[inline]
-pub(crate) fn eight_digits_value(chunk: u64) -> u64 {
-    let v = chunk - 0x3030_3030_3030_3030;
-    let v = v * 10 + (v >> 8);
-    const MASK: u64 = 0x0000_00FF_0000_00FF;
-    const MUL1: u64 = 100 + (1_000_000 << 32);
-    const MUL2: u64 = 1 + (10_000 << 32);
-    ((v & MASK).wrapping_mul(MUL1).wrapping_add(((v >> 16) & MASK).wrapping_mul(MUL2))) >> 32
-}
-
 /// A finite decimal number, without allocating.
 pub fn parse_f64(cell: &[u8]) -> Option<f64> {
     // Whole numbers of up to 15 digits (most logged latencies) are exact as f64: read directly.
@@ -421,27 +366,6 @@ pub fn parse_flag(cell: &[u8]) -> Option<bool> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn digit_runs_eight_at_a_time_agree_with_one_at_a_time() {
-        let mut state = 5u64;
-        for _ in 0..20_000 {
-            state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
-            let len = (state >> 59) as usize;
-            let text: Vec<u8> = (0..len)
-                .map(|k| b"0123456789,.\n\xff\xfa9"[((state >> (k % 50)) as usize + k * 7) % 16])
-                .collect();
-            let start = (state >> 40) as usize % (len + 1);
-            let (mut v, mut i) = (0u64, start);
-            while let Some(d) = text.get(i).filter(|c| c.is_ascii_digit()) {
-                v = v.wrapping_mul(10).wrapping_add(u64::from(d - b'0'));
-                i += 1;
-            }
-            assert_eq!(digit_run(&text, start), (v, i), "{:?} from {start}", String::from_utf8_lossy(&text));
-        }
-        assert_eq!(digit_run(b"1700000000123,245,200\n", 0), (1_700_000_000_123, 13));
-        assert_eq!(digit_run(b"1700000000000000000,5", 0), (1_700_000_000_000_000_000, 19));
-    }
 
     #[test]
     fn headers_split_into_base_unit_and_percent() {

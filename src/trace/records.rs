@@ -117,63 +117,23 @@ pub struct LineReader<R> {
     /// The last line read, with its `\n`.
     line: Vec<u8>,
     number: u64,
-    /// `line` has not been handed out yet (a caller's parser declined it).
-    held: bool,
 }
 
 impl<R: Read> LineReader<R> {
     /// A reader over `input`.
     pub fn new(input: R) -> LineReader<R> {
-        LineReader {
-            input: BufReader::with_capacity(1 << 16, input),
-            line: Vec::new(),
-            number: 0,
-            held: false,
-        }
-    }
-
-    /// Reads the next line into `line`, unless one is held; false at the end of the input.
-    fn fill(&mut self) -> std::io::Result<bool> {
-        if !self.held {
-            self.line.clear();
-            if self.input.read_until(b'\n', &mut self.line)? == 0 {
-                return Ok(false);
-            }
-            self.number += 1;
-            self.held = true;
-        }
-        Ok(true)
+        LineReader { input: BufReader::with_capacity(1 << 16, input), line: Vec::new(), number: 0 }
     }
 
     /// The next line and its number, or `None` at the end of the input.
     pub fn next_line(&mut self) -> std::io::Result<Option<(u64, &[u8])>> {
-        if !self.fill()? {
+        self.line.clear();
+        if self.input.read_until(b'\n', &mut self.line)? == 0 {
             return Ok(None);
         }
-        self.held = false;
+        self.number += 1;
         let line = self.line.strip_suffix(b"\n").unwrap_or(&self.line);
         Ok(Some((self.number, line.strip_suffix(b"\r").unwrap_or(line))))
-    }
-
-    /// Hands lines to a caller's own parser, one at a time with its `\n`: `each` gets a line's
-    /// number and bytes, and returns `Some` when it read the line. Stops at the first line it
-    /// does not read (which [`next_line`](Self::next_line) then returns) or at the end; returns
-    /// how many lines `each` read.
-    pub fn each_line(&mut self, mut each: impl FnMut(u64, &[u8]) -> Option<usize>) -> std::io::Result<u64> {
-        let mut read = 0;
-        while self.fill()? && each(self.number, &self.line).is_some() {
-            self.held = false;
-            read += 1;
-        }
-        Ok(read)
-    }
-
-    /// About how many lines an input of `size` bytes holds, from the bytes buffered after the
-    /// lines read so far (for sizing arrays once), at most 2^28.
-    pub fn estimate_lines(&self, size: u64) -> usize {
-        let seen = self.input.buffer();
-        let per_line = seen.len() / seen.iter().filter(|b| **b == b'\n').count().max(1);
-        (size as usize / per_line.max(1)).saturating_add(16).min(1 << 28)
     }
 }
 
@@ -251,14 +211,12 @@ mod tests {
     }
 
     #[test]
-    fn lines_declined_by_a_parser_come_next() {
-        let mut lines = LineReader::new(&b"1\n22\r\n3\n\n4"[..]);
-        let short = |_: u64, b: &[u8]| (b.len() == 2).then_some(2);
-        assert_eq!(lines.each_line(short).unwrap(), 1);
-        assert_eq!(lines.next_line().unwrap(), Some((2, &b"22"[..])));
-        assert_eq!(lines.each_line(short).unwrap(), 1);
-        assert_eq!(lines.next_line().unwrap(), Some((4, &b""[..])));
-        assert_eq!(lines.next_line().unwrap(), Some((5, &b"4"[..])));
-        assert_eq!(lines.next_line().unwrap(), None);
+    fn lines_lose_their_line_ends() {
+        let mut lines = LineReader::new(&b"1\n22\r\n\n4"[..]);
+        let mut read = Vec::new();
+        while let Some((n, line)) = lines.next_line().unwrap() {
+            read.push((n, line.to_vec()));
+        }
+        assert_eq!(read, [(1, b"1".to_vec()), (2, b"22".to_vec()), (3, Vec::new()), (4, b"4".to_vec())]);
     }
 }
