@@ -529,10 +529,8 @@ const FORGET_MIN_BYTES: u64 = 1 << 20;
 /// new set's files are written into. Best effort.
 #[cfg(target_os = "linux")]
 fn forget_cached(files: &[File]) {
-    use std::os::fd::AsRawFd;
     for file in files {
-        // SAFETY: the descriptor is open across the call.
-        unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+        let _ = rustix::fs::fadvise(file, 0, None, rustix::fs::Advice::DontNeed);
     }
 }
 
@@ -628,15 +626,8 @@ impl Drop for Scratch {
 /// Swaps the folders `a` and `b` atomically (Linux `renameat2(RENAME_EXCHANGE)`).
 #[cfg(target_os = "linux")]
 fn exchange(a: &Path, b: &Path) -> std::io::Result<()> {
-    use std::ffi::CString;
-    use std::os::unix::ffi::OsStrExt;
-    let c = |p: &Path| CString::new(p.as_os_str().as_bytes()).map_err(std::io::Error::other);
-    let (a, b) = (c(a)?, c(b)?);
-    // SAFETY: both paths are valid NUL-terminated strings that live across the call.
-    let rc = unsafe {
-        libc::renameat2(libc::AT_FDCWD, a.as_ptr(), libc::AT_FDCWD, b.as_ptr(), libc::RENAME_EXCHANGE)
-    };
-    if rc == 0 { Ok(()) } else { Err(std::io::Error::last_os_error()) }
+    use rustix::fs::{CWD, RenameFlags, renameat_with};
+    renameat_with(CWD, a, CWD, b, RenameFlags::EXCHANGE).map_err(std::io::Error::from)
 }
 
 /// Swaps the folders `a` and `b`: where the system has no atomic exchange, `b` is moved aside
