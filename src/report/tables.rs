@@ -104,7 +104,7 @@ pub fn summary_csv(rows: &[SummaryRow]) -> Vec<u8> {
                 names.push(name);
             }
         }
-        for column in row.metrics.provider_columns() {
+        for column in row.metrics.extra_columns() {
             if !provider_columns.contains(&column) {
                 provider_columns.push(column);
             }
@@ -355,6 +355,7 @@ mod tests {
             spend: None,
             failover_delay_mean_s: None,
             providers: Vec::new(),
+            pool: None,
         }
     }
 
