@@ -211,3 +211,46 @@ fn pool_input_errors_name_the_place_and_the_fix() {
     ));
     assert!(e.contains("from 500 to 599") && e.contains("404"), "{e}");
 }
+
+/// The completion times of a constant-rate client's requests (`rate` per second, answered after
+/// `latency_ms`), up to `horizon_s`.
+fn completions(rate: f64, latency_ms: u64, horizon_s: u64) -> Vec<u64> {
+    let period = (1e6 / rate).round() as u64;
+    (0..).map(|k| k * period + latency_ms * 1000).take_while(|t| *t < horizon_s * S).collect()
+}
+
+#[test]
+fn envoy_40697_three_errors_per_return_the_rest_is_the_setup() {
+    let r = run_file("mesh-envoy-40697.toml", &[]);
+    let ejections: Vec<u64> = changes(&r, State::Open).iter().map(|c| c.0).collect();
+    let returns: Vec<u64> = changes(&r, State::Closed).iter().map(|c| c.0).collect();
+    let done = completions(3.125, 20, 180);
+    let between = |from: u64, to: u64| done.iter().filter(|t| from <= **t && **t <= to).count();
+    // The detector: three 504s from the start to the first ejection, three after every return.
+    assert_eq!(between(0, ejections[0]), 3);
+    assert!(ejections.len() >= 25, "{}", ejections.len());
+    for (k, e) in ejections.iter().enumerate().skip(1) {
+        assert_eq!(between(returns[k - 1], *e), 3, "after return {k}");
+        assert_eq!(returns[k - 1] % S, 0, "returns happen on the 1 s ticks only");
+    }
+    // The setup: the lone host stays in rotation while ejected (panic), so every request got a
+    // 504 and the client never saw an ejection...
+    let c = &r.record.counters;
+    assert_eq!((c.rejections, c.answered_ok, c.attempts), (0, 0, c.requests));
+    // ... and a client expecting the host back 5 s after each ejection counts the 504s answered
+    // until the first tick after that too: 4 in three cycles of four here, 3 in the fourth.
+    let seen: Vec<usize> = ejections.windows(2).map(|w| between(w[0] + 5 * S, w[1])).collect();
+    assert!(seen.iter().all(|n| (3..=4).contains(n)), "{seen:?}");
+    assert!(seen.iter().filter(|n| **n == 4).count() * 2 > seen.len(), "{seen:?}");
+    // Under Istio's translation (panic threshold 0) the ejection is visible instead: the loop
+    // gets 503s (no healthy upstream) until the return, then exactly three 504s.
+    let istio = run_file("mesh-envoy-40697.toml", &[("healthy_panic_threshold", 0.0.into())]);
+    let c = &istio.record.counters;
+    let cycles = changes(&istio, State::Open).len() as u64;
+    assert!(
+        (3 * cycles..3 * cycles + 3).contains(&c.attempts),
+        "{} attempts, {cycles} ejections",
+        c.attempts
+    );
+    assert_eq!(c.rejections, c.requests - c.attempts);
+}
