@@ -50,20 +50,13 @@ fn engine(c: &mut Criterion) {
     group.sample_size(10);
     group.throughput(Throughput::Elements(calls));
     group.bench_function("floor", |b| b.iter(|| floor(black_box(&chunks))));
-    for preset in ["consecutive", "connector-breaker", "windowed", "none"] {
-        let policy = PolicySpec::new(preset).resolve().expect("preset resolves");
-        let opts = RunOptions { timeline_bin: None, explain: false };
-        group.bench_function(preset, |b| {
-            b.iter(|| {
-                let mut run =
-                    Simulation::new(&scenario.client, &workload, std::slice::from_ref(&policy), &opts);
-                for chunk in &chunks {
-                    run.feed(chunk);
-                }
-                breakerlab::scored(&scenario, &workload, run.finish()).metrics
-            })
-        });
-    }
+    presets(
+        &mut group,
+        &scenario,
+        &workload,
+        &chunks,
+        &["consecutive", "connector-breaker", "windowed", "none"],
+    );
     group.bench_function("stream", |b| {
         b.iter(|| {
             let mut stream = workload.stream();
@@ -92,21 +85,32 @@ fn general(c: &mut Criterion, week: &Scenario) {
     let mut group = c.benchmark_group("week_1rps_retry");
     group.sample_size(10);
     group.throughput(Throughput::Elements(calls));
-    for preset in ["consecutive", "none"] {
+    presets(&mut group, &scenario, &workload, &chunks, &["consecutive", "none"]);
+    group.finish();
+}
+
+/// One benchmark per preset: a whole run of the pre-generated `chunks`, scored.
+fn presets(
+    group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    scenario: &Scenario,
+    workload: &Workload,
+    chunks: &[Chunk],
+    names: &[&str],
+) {
+    for preset in names {
         let policy = PolicySpec::new(preset).resolve().expect("preset resolves");
         let opts = RunOptions { timeline_bin: None, explain: false };
-        group.bench_function(preset, |b| {
+        group.bench_function(*preset, |b| {
             b.iter(|| {
                 let mut run =
-                    Simulation::new(&scenario.client, &workload, std::slice::from_ref(&policy), &opts);
-                for chunk in &chunks {
+                    Simulation::new(&scenario.client, workload, std::slice::from_ref(&policy), &opts);
+                for chunk in chunks {
                     run.feed(chunk);
                 }
-                breakerlab::scored(&scenario, &workload, run.finish()).metrics
+                breakerlab::scored(scenario, workload, run.finish()).metrics
             })
         });
     }
-    group.finish();
 }
 
 /// The floor: read every arrival and its first answer, sum the latencies. Nothing simulated.
