@@ -254,3 +254,21 @@ fn envoy_40697_three_errors_per_return_the_rest_is_the_setup() {
     );
     assert_eq!(c.rejections, c.requests - c.attempts);
 }
+
+#[test]
+fn ten_hosts_need_twenty_percent_to_lose_both_bad_pods_at_once() {
+    // The swept scenario: pod 3 slow (its calls time out: 504s to the detector) from 2 to
+    // 12 min, pod 7 failing from 6 to 16 min, four sidecars. With the default 10 % a sidecar
+    // may have one pod out at a time, so while both are bad one of them stays in rotation.
+    let narrow = run_file("mesh-ten-hosts.toml", &[("consecutive_5xx", 3.into())]);
+    let wide = run_file(
+        "mesh-ten-hosts.toml",
+        &[("consecutive_5xx", 3.into()), ("max_ejection_percent", 20.into())],
+    );
+    let (n, w) = (pool(&narrow), pool(&wide));
+    assert!(n.detections_overflow > 0 && w.detections_overflow < n.detections_overflow, "{n:?} {w:?}");
+    assert_eq!(w.ejections_missed, 0);
+    assert!(w.bad_host_requests < n.bad_host_requests, "{} vs {}", w.bad_host_requests, n.bad_host_requests);
+    assert!(wide.metrics.availability >= narrow.metrics.availability);
+    assert_eq!(wide.record.instances, 40, "4 sidecars x 10 pods");
+}
