@@ -411,7 +411,7 @@ pub fn replicates_table(runs: &[Metrics]) -> String {
 /// Every metric, one per line, empty ones shown as `-`.
 pub fn metrics_table(m: &Metrics) -> String {
     let mut s = String::new();
-    let providers = m.provider_columns();
+    let providers = m.extra_columns();
     let columns = Metrics::COLUMNS.iter().copied().chain(providers.iter().map(String::as_str));
     let width = columns.clone().map(str::len).max().unwrap_or(0);
     for column in columns {

@@ -100,7 +100,7 @@ fn summary_columns<'a>(rows: &[SummaryRow<'a>]) -> (Vec<&'a str>, Vec<String>, V
                 names.push(name);
             }
         }
-        for column in row.metrics.provider_columns() {
+        for column in row.metrics.extra_columns() {
             if !provider_columns.contains(&column) {
                 provider_columns.push(column);
             }
@@ -367,6 +367,7 @@ mod tests {
             spend: None,
             failover_delay_mean_s: None,
             providers: Vec::new(),
+            pool: None,
         }
     }
 

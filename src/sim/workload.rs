@@ -9,6 +9,7 @@ use crate::time::{Dur, SimTime};
 use crate::trace::{CallTrace, GapPolicy, IntervalTrace, Trace};
 use crate::traffic::{ArrivalIter, TrafficSpec};
 use crate::truth::{Expect, IncidentWindow};
+use crate::upstream::pool::Pool;
 use crate::upstream::script::{ScriptCalls, ScriptRow};
 use crate::upstream::{CapacitySpec, Dependency};
 use std::sync::Arc;
@@ -29,6 +30,9 @@ pub enum Answers {
     Calls(Arc<CallTrace>),
     /// Several providers, each with its own dependency model (`[[providers]]`).
     Providers(Box<Providers>),
+    /// A pool of hosts behind each client's load balancer (`[upstream] hosts`): an attempt's
+    /// answer depends on the host it is sent to ([`Workload::host_answer`]).
+    Pool(Box<Pool>),
 }
 
 /// The providers of a multi-provider scenario, resolved for one horizon. Provider `p` answers
@@ -253,7 +257,14 @@ impl Workload {
             truth_known: true,
         };
         match &scenario.source {
-            Source::Model { traffic, upstream, incidents } => {
+            Source::Model { traffic, upstream, incidents, pool: Some(pool) } => {
+                let model = Pool::new(pool, incidents, horizon).map_err(|e| in_file(e.to_string()))?;
+                w.truth = model.ground_truth(incidents, horizon).map_err(|e| in_file(e.to_string()))?;
+                w.arrivals = Arrivals::Traffic(traffic.clone(), scenario.duration);
+                w.answers = Answers::Pool(Box::new(model));
+                debug_assert!(upstream.capacity.is_none(), "validated: no capacity model per host");
+            }
+            Source::Model { traffic, upstream, incidents, pool: None } => {
                 let dependency =
                     Dependency::new(upstream, incidents, horizon).map_err(|e| in_file(e.to_string()))?;
                 w.truth = dependency.ground_truth();
@@ -362,6 +373,37 @@ impl Workload {
                 log.answer_near(at, &mut self.seed.draw(Stream::Upstream, request, attempt))
             }
             Answers::Providers(_) => self.provider_answer(0, request, attempt, at),
+            // Without a host (the timeline's true health): host `request mod hosts`, a uniform
+            // sample of the pool.
+            Answers::Pool(pool) => {
+                let host = (request % u64::from(pool.len())) as u16;
+                self.host_answer(host, request, attempt, at).0
+            }
+        }
+    }
+
+    /// The answer of host `host` of the pool to `attempt` of `request`, sent at `at`, with its
+    /// status code ([`Pool::answer`]): drawn from `seed.draw(Stream::Upstream, request,
+    /// attempt)`, the same numbers whichever host the balancer chose.
+    #[inline]
+    pub fn host_answer(&self, host: u16, request: u64, attempt: u32, at: SimTime) -> (Answer, u16) {
+        match &self.answers {
+            Answers::Pool(pool) => {
+                pool.answer(host, at, &mut self.seed.draw(Stream::Upstream, request, attempt))
+            }
+            _ => {
+                let a = self.answer(request, attempt, at);
+                let code = if a.class == OutcomeClass::Error { 500 } else { 200 };
+                (a, code)
+            }
+        }
+    }
+
+    /// The pool of hosts, for a scenario with `[upstream] hosts`.
+    pub fn pool(&self) -> Option<&Pool> {
+        match &self.answers {
+            Answers::Pool(p) => Some(p),
+            _ => None,
         }
     }
 
