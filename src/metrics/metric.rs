@@ -15,7 +15,8 @@ pub enum Unit {
 
 macro_rules! metrics {
     ($( $(#[$doc:meta])* $variant:ident = $name:literal, $unit:ident, truth: $truth:literal, aliases: [$($alias:literal),*]; )*) => {
-        /// One metric of a run, in summary.csv column order (DESIGN's names first, then extras).
+        /// One metric of a run, in summary.csv column order (docs/outputs.md "Metrics": the main
+        /// table, then the extras).
         #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
         pub enum Metric {
             $( $(#[$doc])* $variant, )*

@@ -1,5 +1,5 @@
 //! Metrics: the per-run recorder the engine feeds in event order, and the scoring of a finished
-//! run against its ground truth (DESIGN.md "Metrics (per run): definitions").
+//! run against its ground truth (the definitions are in docs/outputs.md "Metrics").
 //!
 //! Use: build a [`Recorder`] with [`RecorderOptions`], call it as events happen, [`Recorder::finish`]
 //! into a [`RunRecord`], then [`score`] it into [`Metrics`].

@@ -1,7 +1,7 @@
 //! Scoring: turns one run's [`RunRecord`] into [`Metrics`] measured against its ground truth,
-//! following DESIGN.md "Metrics (per run): definitions", and weighs them into a cost.
+//! following the definitions in docs/outputs.md "Metrics", and weighs them into a cost.
 //!
-//! Precise definitions where DESIGN leaves a choice (times are integer microseconds; an incident
+//! The precise definitions behind that table (times are integer microseconds; an incident
 //! window is `[start, end)` and "covered" means `[start, end + tolerance)`):
 //! - `false_opens`: transitions CLOSED→OPEN at a time covered by no window whose expectation is
 //!   `open` or `either` (a `stay_closed` window does not excuse an open).
@@ -195,8 +195,8 @@ pub struct ProviderTraffic {
 }
 
 impl Metrics {
-    /// Column names in summary.csv order: [`Metric::NAMES`] (DESIGN's names first, exactly, then
-    /// the extras).
+    /// Column names in summary.csv order: [`Metric::NAMES`] (the main table of docs/outputs.md
+    /// "Metrics" first, exactly, then the extra columns).
     pub const COLUMNS: &'static [&'static str] = Metric::NAMES;
 
     /// Prefix of the per-provider columns (`provider.<name>.attempts`, `provider.<name>.successes`).

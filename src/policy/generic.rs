@@ -1,4 +1,4 @@
-//! The composable breaker family: every building block of DESIGN "Policies" is a parameter, so
+//! The composable breaker family: every building block of a breaker (docs/presets.md) is a parameter, so
 //! one state machine covers consecutive-count, windowed-rate, slow-call and percentile breakers,
 //! and a sweep can vary any block.
 //!

@@ -4,7 +4,11 @@
 //! global allocator.)
 
 mod bad_input;
+<<<<<<< HEAD
 mod check;
+=======
+mod docs;
+>>>>>>> docs
 mod explain;
 mod formats;
 mod hostile;
