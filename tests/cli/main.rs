@@ -4,11 +4,8 @@
 //! global allocator.)
 
 mod bad_input;
-<<<<<<< HEAD
 mod check;
-=======
 mod docs;
->>>>>>> docs
 mod explain;
 mod formats;
 mod hostile;
