@@ -178,8 +178,9 @@ struct CompareArgs {
     /// Replicates per (scenario, policy).
     #[arg(long, default_value_t = 5, value_name = "N")]
     replicates: u32,
-    /// A constraint each policy's means must meet on every scenario, e.g. --constraint
-    /// "false_opens <= 1"; repeat it. Default: the default sweep's "missed_incidents <= 0.5".
+    /// A constraint each policy must meet on every scenario, in every replicate unless it says
+    /// "in P % of replicates", "worst" or "mean", e.g. --constraint "false_opens <= 1"; repeat
+    /// it. Default: "missed_incidents == 0" (no incident missed in any replicate).
     #[arg(long = "constraint", value_name = "CONSTRAINT")]
     constraints: Vec<String>,
     /// Base seed (replaces each scenario's): a whole number from 0 to 2^64 - 1.

@@ -6,7 +6,7 @@ use super::sweep::{SweepRequest, sweep};
 use crate::error::Result;
 use crate::policy::export::Library;
 use crate::scenario::{InputError, read_text};
-use crate::sweep::constraint::Constraint;
+use crate::sweep::constraint::{Constraint, DEFAULT_CONSTRAINT};
 use crate::sweep::objective::Objective;
 use crate::sweep::output::{read_objective_toml, read_runs};
 use crate::sweep::recommend::{Recommendation, recommend as rank};
@@ -85,7 +85,8 @@ pub fn recommend(req: &RecommendRequest) -> Result<RecommendReport> {
             read_objective_toml(&text, &objective_path.display().to_string(), &table.metrics)
                 .map_err(InputError::from)?
         } else {
-            (default_objective(), Vec::new())
+            let default = Constraint::parse(DEFAULT_CONSTRAINT, &table.metrics).map_err(InputError::from)?;
+            (default_objective(), vec![default])
         };
         (table, objective, constraints)
     } else {

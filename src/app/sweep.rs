@@ -233,11 +233,18 @@ impl SweepReport {
         );
         let _ = writeln!(s, "objective: cost = {}", objective_text(&self.recommendation.objective));
         if !self.recommendation.constraints.is_empty() {
-            let texts: Vec<&str> = self.recommendation.constraints.iter().map(|c| c.text.as_str()).collect();
+            let texts: Vec<String> = self
+                .recommendation
+                .constraints
+                .iter()
+                .map(|c| format!("{} ({})", c.text, c.scope_words()))
+                .collect();
             let _ = writeln!(s, "constraints: {}", texts.join(", "));
         }
-        let _ =
-            writeln!(s, "\nbest per scenario (mean cost over replicates, meeting the constraints there):");
+        let _ = writeln!(
+            s,
+            "\nbest per scenario (cost on that scenario, mean over replicates; meeting the constraints there):"
+        );
         let width = t.scenarios.iter().map(String::len).max().unwrap_or(0);
         for (sc, best) in t.scenarios.iter().zip(&self.best) {
             if best.is_empty() {

@@ -7,6 +7,7 @@ pub mod charts;
 pub mod explain;
 pub mod folder;
 pub mod page;
+mod selection;
 mod tables;
 
 pub use calls::CallsCsv;

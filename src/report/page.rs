@@ -685,6 +685,7 @@ fn decision_table(r: &Review) -> TextTable {
                 (Some(m), Some(i)) => format!("{} of {}", fmt_num(m), fmt_num(i)),
                 (m, _) => opt(m),
             };
+            let missed = super::selection::with_missed_in(missed, d.missed_in.as_deref());
             vec![
                 d.label.clone(),
                 d.roles.join(", "),

@@ -20,6 +20,8 @@
 //! false_opens = 10
 //! detection_delay_mean_s = 1
 //!
+//! # Each holds in every replicate unless it says `in P % of replicates`, `worst` or `mean`;
+//! # without `constraints`, "missed_incidents == 0" applies (`constraints = []`: none).
 //! constraints = ["missed_incidents == 0", "p99_latency <= \"2s\""]  # top level or in [objective]
 //! pareto = [["detection_delay_mean_s", "false_opens"]]               # top level
 //!
@@ -30,7 +32,7 @@
 //! ```
 
 use super::SweepError;
-use super::constraint::{Constraint, resolve_metric};
+use super::constraint::{Constraint, DEFAULT_CONSTRAINT, resolve_metric};
 use super::grid::{ConfigGrid, Ends, Param, PolicyGrid, Scale, expand_range};
 use super::objective::{Objective, check_weight};
 use super::pareto::DEFAULT_FRONTS;
@@ -82,8 +84,11 @@ pub struct SweepFile {
     pub configurations: ConfigGrid,
     /// The objective, or `None` for the documented default weights.
     pub objective: Option<Objective>,
-    /// Constraints every scenario must meet.
+    /// Constraints every scenario must meet ([`DEFAULT_CONSTRAINT`] when the file sets none).
     pub constraints: Vec<Constraint>,
+    /// True when the file sets no constraints and [`DEFAULT_CONSTRAINT`] applies (its metric is
+    /// among the known columns).
+    pub constraints_default: bool,
     /// Metric groups of pareto.csv, each of at least two metrics.
     pub pareto: Vec<Vec<String>>,
     /// The configuration in use today (`baseline`), as an index into
@@ -302,10 +307,12 @@ impl SweepFile {
         }
         let (grids, mut configurations) = cx.grids(&raw.policies, validate)?;
         let baseline = raw.baseline.map(|b| cx.baseline(&b, &mut configurations, validate)).transpose()?;
+        let mut given = raw.constraints.is_some();
         let mut constraint_texts = raw.constraints.unwrap_or_default();
         let objective = match raw.objective {
             None => None,
             Some(o) => {
+                given |= o.constraints.is_some();
                 constraint_texts.extend(o.constraints.unwrap_or_default());
                 Some(cx.objective(o.weights, columns)?)
             }
@@ -315,6 +322,10 @@ impl SweepFile {
             constraints
                 .push(Constraint::parse(c.get_ref(), columns).map_err(|m| cx.at(c.span(), m.to_string()))?);
         }
+        // The default applies where its metric is known (always, with the simulator's metrics).
+        let default = (!given).then(|| Constraint::parse(DEFAULT_CONSTRAINT, columns).ok()).flatten();
+        let constraints_default = default.is_some();
+        constraints.extend(default);
         let pareto = cx.pareto(raw.pareto, columns)?;
         Ok(SweepFile {
             path: path.to_path_buf(),
@@ -327,6 +338,7 @@ impl SweepFile {
             configurations,
             objective,
             constraints,
+            constraints_default,
             pareto,
             baseline,
         })
@@ -678,6 +690,15 @@ constraints = ["missed_incidents == 0"]
         let d = dir();
         let s = parse(&d, "scenarios = [\"scen/b.toml\"]\n[[policies]]\npreset = \"consecutive\"\n").unwrap();
         assert_eq!((s.replicates, s.seed, s.objective.is_none()), (DEFAULT_REPLICATES, None, true));
+        // No constraints: no miss in any replicate.
+        assert!(s.constraints_default);
+        assert_eq!(s.constraints.iter().map(|c| c.text.as_str()).collect::<Vec<_>>(), [DEFAULT_CONSTRAINT]);
+        let none = parse(
+            &d,
+            "scenarios = [\"scen/b.toml\"]\nconstraints = []\n[[policies]]\npreset = \"consecutive\"\n",
+        )
+        .unwrap();
+        assert!(none.constraints.is_empty() && !none.constraints_default);
         assert_eq!(s.configurations.len(), 1);
         assert_eq!(s.configurations.get(0).unwrap().label(), "consecutive");
     }

@@ -143,7 +143,8 @@ pub fn param_columns(configs: impl Iterator<Item = ConfigInfo>, params: ParamsOf
 /// summary.csv: identity (`scenario,config_id,policy,preset,family,overrides`, where `policy` is
 /// the label and `family` the sweep entry's preset), every parameter as `param.<name>`,
 /// `replicates`, then for each metric `m`: `m`, `m_sd`, `m_ci95`, the same for `cost`, and
-/// `feasible` (the means meet every constraint). One row per (scenario, configuration) that ran.
+/// `feasible` (the runs meet every constraint, each on the replicates its scope names). One
+/// row per (scenario, configuration) that ran.
 pub fn summary_csv(
     table: &ResultTable,
     summary: &Summary,
@@ -202,7 +203,7 @@ pub fn write_summary<W: std::io::Write>(
         for st in table.metric_stats(&group).iter().chain([&s.cost]) {
             row.extend([cell(st.mean), cell(st.sd), cell(st.ci95)]);
         }
-        row.push(super::recommend::meets_constraints(table, &s, constraints).to_string());
+        row.push(super::recommend::meets_constraints(table, &group, constraints).to_string());
         w.write_record(&row).map_err(summary_err)?;
     }
     table.check().and_then(|()| summary.check()).map_err(|e| SweepError::Invalid(e.to_string()))?;

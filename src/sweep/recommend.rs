@@ -5,8 +5,12 @@
 //! - A configuration's cost on a scenario is the mean over replicates of its per-run cost
 //!   (Σ weight · metric). Its total cost is the sum of those means over the scenarios: every
 //!   scenario counts equally, whatever its length or traffic.
-//! - A constraint is checked against the mean over replicates, on each scenario. A metric with
-//!   no value there (no incident, so no detection delay) cannot break it.
+//! - A constraint is checked on each scenario, on the replicates its scope names (every
+//!   replicate unless it says `in P % of replicates`, `worst` or `mean`; see
+//!   [`super::constraint`]). A run in which the metric has no value (no incident, so no
+//!   detection delay) cannot break it.
+//! - A configuration that misses an incident in any replicate says so ([`Candidate::missed`]),
+//!   whether or not a constraint forbids it.
 //! - A configuration without results on some scenario (an unfinished shard) is not eligible.
 //! - Ties in cost go to the lower configuration id (earlier in the sweep file).
 //! - A bound decided when the chosen value of a swept parameter is the lowest or highest its
@@ -17,7 +21,7 @@ use super::constraint::Constraint;
 use super::file::Validate;
 use super::grid::{Configuration, plain, round_significant};
 use super::objective::Objective;
-use super::table::{ResultTable, Summary, SummaryCell};
+use super::table::{ResultTable, RunRow, Summary};
 use crate::time::Dur;
 use crate::{Error, Result};
 use std::fmt::Write as _;
@@ -30,8 +34,49 @@ pub struct Violation {
     pub constraint: usize,
     /// Index into [`Recommendation::scenarios`].
     pub scenario: usize,
-    /// The metric's mean there.
+    /// The value that breaks it ([`super::constraint::Judged::shown`]): the breaking replicate's
+    /// farthest from the bound, the worst replicate's or the mean, by the constraint's scope.
     pub value: f64,
+    /// Replicates whose value breaks the bound, of how many.
+    pub breaking: (usize, usize),
+}
+
+impl Violation {
+    /// `` `missed_incidents == 0` on hang (missed_incidents = 1 in 1 of 3 replicates) ``.
+    pub fn text(&self, constraints: &[Constraint], scenarios: &[String]) -> String {
+        let c = &constraints[self.constraint];
+        let detail = match c.scope {
+            super::constraint::Scope::Mean => " (mean over replicates)".to_string(),
+            super::constraint::Scope::Worst => " (worst replicate)".to_string(),
+            _ => format!(" in {} of {} replicates", self.breaking.0, self.breaking.1),
+        };
+        format!("`{}` on {} ({} = {}{detail})", c.text, scenarios[self.scenario], c.metric, num(self.value))
+    }
+}
+
+/// The replicates of one scenario in which a configuration missed an incident.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Missed {
+    /// Index into [`Recommendation::scenarios`].
+    pub scenario: usize,
+    /// Replicates with at least one missed incident.
+    pub replicates: usize,
+    /// Replicates run.
+    pub of: usize,
+}
+
+/// `hang in 1 of 3 replicates, slow-not-down in 3 of 3`: where a configuration missed
+/// incidents; `None` when it never did.
+pub fn missed_text(missed: &[Missed], scenarios: &[String]) -> Option<String> {
+    let parts: Vec<String> = missed
+        .iter()
+        .enumerate()
+        .map(|(i, m)| {
+            let of = if i == 0 { " replicates" } else { "" };
+            format!("{} in {} of {}{of}", scenarios[m.scenario], m.replicates, m.of)
+        })
+        .collect();
+    (!parts.is_empty()).then(|| parts.join(", "))
 }
 
 /// One configuration's standing.
@@ -49,6 +94,8 @@ pub struct Candidate {
     pub contributions: Vec<f64>,
     /// Constraints it breaks, per scenario.
     pub violations: Vec<Violation>,
+    /// Scenarios on which it missed an incident in some replicate.
+    pub missed: Vec<Missed>,
     /// True when it has results on every scenario.
     pub complete: bool,
 }
@@ -403,6 +450,8 @@ fn candidate(
     let mut contributions = vec![0.0; objective.weights.len()];
     let mut scenario_costs = Vec::with_capacity(table.scenarios.len());
     let mut violations = Vec::new();
+    let mut missed = Vec::new();
+    let missed_col = table.column("missed_incidents");
     for s in 0..table.scenarios.len() {
         let Some(cell) = summary.get(s, c) else {
             scenario_costs.push(None);
@@ -414,10 +463,23 @@ fn candidate(
         for (sum, x) in contributions.iter_mut().zip(&cell.contributions) {
             *sum += x;
         }
+        let runs = table.group(s, c);
+        let values = |col: usize| -> Vec<Option<f64>> { runs.iter().map(|r| r.values.get(col)).collect() };
         for (k, (constraint, &col)) in constraints.iter().zip(columns).enumerate() {
-            let mean = cell.means.get(col);
-            if !constraint.holds(mean) {
-                violations.push(Violation { constraint: k, scenario: s, value: mean.unwrap_or(f64::NAN) });
+            let judged = constraint.judge(&values(col));
+            if !judged.holds {
+                violations.push(Violation {
+                    constraint: k,
+                    scenario: s,
+                    value: judged.shown.unwrap_or(f64::NAN),
+                    breaking: (judged.breaking, judged.replicates),
+                });
+            }
+        }
+        if let Some(col) = missed_col {
+            let missing = values(col).iter().filter(|v| v.is_some_and(|m| m > 0.0)).count();
+            if missing > 0 {
+                missed.push(Missed { scenario: s, replicates: missing, of: runs.len() });
             }
         }
     }
@@ -429,6 +491,7 @@ fn candidate(
         scenario_costs,
         contributions,
         violations,
+        missed,
     }
 }
 
@@ -446,7 +509,7 @@ pub fn best_per_scenario(
             let mut ok: Vec<(usize, f64)> = Vec::with_capacity(k + 1);
             for c in 0..table.n_configs() {
                 let Some(cell) = summary.get(s, c) else { continue };
-                if !meets_constraints(table, &cell, constraints) {
+                if !meets_constraints(table, &table.group(s, c), constraints) {
                     continue;
                 }
                 let cost = cell.cost.mean.unwrap_or(0.0);
@@ -461,9 +524,15 @@ pub fn best_per_scenario(
         .collect()
 }
 
-/// True when the cell's means meet every constraint (a metric with no value breaks none).
-pub fn meets_constraints(table: &ResultTable, cell: &SummaryCell, constraints: &[Constraint]) -> bool {
-    constraints.iter().all(|con| table.column(con.metric.name()).is_none_or(|m| con.holds(cell.means.get(m))))
+/// True when the runs of one (scenario, configuration) meet every constraint on the
+/// replicates its scope names (a metric with no value breaks none).
+pub fn meets_constraints(table: &ResultTable, runs: &[RunRow], constraints: &[Constraint]) -> bool {
+    constraints.iter().all(|con| {
+        table.column(con.metric.name()).is_none_or(|m| {
+            let values: Vec<Option<f64>> = runs.iter().map(|r| r.values.get(m)).collect();
+            con.judge(&values).holds
+        })
+    })
 }
 
 /// A number for prose: at most 4 significant digits, no trailing zeros.
@@ -485,10 +554,10 @@ impl Recommendation {
             return out;
         };
         let _ = writeln!(out, "Recommended: {} (configuration {})", best.label, best.config.id);
-        let meets = match self.constraints.len() {
-            0 => "no constraints were given".to_string(),
-            1 => format!("meets the constraint `{}` on every scenario", self.constraints[0].text),
-            k => format!("meets all {k} constraints on every scenario"),
+        let meets = match self.constraints.as_slice() {
+            [] => "no constraints were given".to_string(),
+            [c] => format!("meets the constraint `{}` ({}) on every scenario", c.text, c.scope_words()),
+            all => format!("meets all {} constraints on every scenario", all.len()),
         };
         let _ = writeln!(
             out,
@@ -496,6 +565,9 @@ impl Recommendation {
             num(best.total_cost),
             self.scenarios.len(),
         );
+        if let Some(missed) = missed_text(&best.missed, &self.scenarios) {
+            let _ = writeln!(out, "  It misses incidents on {missed}.");
+        }
         let eligible = self.counts.eligible;
         match self.runner_up() {
             Some(second) => {
@@ -513,6 +585,9 @@ impl Recommendation {
                     num(second.total_cost),
                     num(gap)
                 );
+                if let Some(missed) = missed_text(&second.missed, &self.scenarios) {
+                    let _ = writeln!(out, "  It misses incidents on {missed}.");
+                }
                 let _ = writeln!(out, "What decided it (weighted cost, chosen vs runner-up):");
                 let mut terms: Vec<(usize, f64)> = best
                     .contributions
@@ -605,15 +680,7 @@ impl Recommendation {
                 num(cheapest.total_cost)
             );
             for v in cheapest.violations.iter().take(6) {
-                let c = &self.constraints[v.constraint];
-                let _ = writeln!(
-                    out,
-                    "  `{}` on {} ({} = {})",
-                    c.text,
-                    self.scenarios[v.scenario],
-                    c.metric,
-                    num(v.value)
-                );
+                let _ = writeln!(out, "  {}", v.text(&self.constraints, &self.scenarios));
             }
         }
         if let Some(closest) = self.ranking.first().filter(|c| c.complete) {
@@ -723,7 +790,10 @@ mod tests {
         // The ranking shares each configuration with the table (no copy per configuration).
         assert!(r.ranking.iter().all(|c| c.config == t.config(c.config.id).config));
         let last = &r.ranking[3];
-        assert_eq!(last.violations, vec![Violation { constraint: 0, scenario: 0, value: 0.5 }]);
+        assert_eq!(
+            last.violations,
+            vec![Violation { constraint: 0, scenario: 0, value: 1.0, breaking: (1, 2) }]
+        );
         assert_eq!(r.binding, vec![Binding { constraint: 0, eliminated: 1 }]);
 
         let text = r.render();
@@ -752,8 +822,8 @@ mod tests {
             Constraint::parse("detection_delay_mean_s <= 45", &METRICS).unwrap(),
         ];
         let r = recommend(&t, &objective(), &constraints, &any).unwrap();
-        // t=2 breaks false_opens on both; t=4 (0.5 on outage) and t=6 (0.5 on outage) break it;
-        // t=8 breaks the delay bound on brownout (50): nothing is eligible.
+        // t=2 breaks false_opens on both; t=4 and t=6 (one false open in one replicate on outage)
+        // break it; t=8 breaks the delay bound on brownout (50): nothing is eligible.
         assert!(r.chosen().is_none());
         assert_eq!(
             r.binding,
@@ -769,7 +839,7 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("  also `detection_delay_mean_s <= 45` rules out 1."), "{text}");
-        assert!(text.contains("The lowest-cost configuration, consecutive[failure_threshold=4] (cost 58), breaks:\n  `false_opens <= 0.25` on outage (false_opens = 0.5)"), "{text}");
+        assert!(text.contains("The lowest-cost configuration, consecutive[failure_threshold=4] (cost 58), breaks:\n  `false_opens <= 0.25` on outage (false_opens = 1 in 1 of 2 replicates)"), "{text}");
         assert!(
             text.contains(
                 "Closest: consecutive[failure_threshold=4] breaks 1 constraint(s) (false_opens <= 0.25)."

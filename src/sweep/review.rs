@@ -63,6 +63,10 @@ pub struct DecisionRow {
     /// Sums over scenarios of the means (none when no scenario has a value).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub missed_incidents: Option<f64>,
+    /// Where it missed an incident in some replicate: `hang in 1 of 3 replicates` (none when it
+    /// never did).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub missed_in: Option<String>,
     /// Incidents to open on, summed over scenarios.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub incidents: Option<f64>,
@@ -307,10 +311,7 @@ fn decision_row(x: &Inputs, cand: &Candidate, roles: Vec<String>, chosen: Option
     let rec = x.recommendation;
     let c = x.table.index_of(cand.config.id).unwrap_or(0);
     let broken = match cand.violations.first() {
-        Some(v) => {
-            let k = &rec.constraints[v.constraint];
-            Some(format!("`{}` on {} ({} = {})", k.text, rec.scenarios[v.scenario], k.metric, num(v.value)))
-        }
+        Some(v) => Some(v.text(&rec.constraints, &rec.scenarios)),
         None if !cand.complete => Some("no results on some scenario".to_string()),
         None => None,
     };
@@ -325,6 +326,7 @@ fn decision_row(x: &Inputs, cand: &Candidate, roles: Vec<String>, chosen: Option
         qualifies: cand.eligible(),
         broken,
         missed_incidents: total(x, c, "missed_incidents"),
+        missed_in: super::recommend::missed_text(&cand.missed, &rec.scenarios),
         incidents: total(x, c, "incidents"),
         false_opens: total(x, c, "false_opens"),
         flaps: total(x, c, "flaps"),
@@ -507,14 +509,10 @@ fn baseline_review(x: &Inputs, b: usize) -> Result<BaselineReview, SweepError> {
         ));
     }
     if let Some(v) = cand.violations.first() {
-        let k = &rec.constraints[v.constraint];
         let more = cand.violations.len() - 1;
         findings.push(format!(
-            "breaks `{}` on {} ({} = {}){}",
-            k.text,
-            rec.scenarios[v.scenario],
-            k.metric,
-            num(v.value),
+            "breaks {}{}",
+            v.text(&rec.constraints, &rec.scenarios),
             if more > 0 { format!(", and {more} more constraint(s) or scenario(s)") } else { String::new() }
         ));
     }
@@ -709,7 +707,10 @@ mod tests {
         let r = review(Some(2));
         let last = r.decision.last().unwrap();
         assert_eq!((last.roles.clone(), last.qualifies), (vec!["baseline".to_string()], false));
-        assert_eq!(last.broken.as_deref(), Some("`missed_incidents == 0` on s0 (missed_incidents = 1)"));
+        assert_eq!(
+            last.broken.as_deref(),
+            Some("`missed_incidents == 0` on s0 (missed_incidents = 1 in 2 of 2 replicates)")
+        );
         let b = r.baseline.unwrap();
         assert_eq!(b.verdict, "misses incidents on s0");
         assert_eq!(b.findings[0], "misses incidents on s0 (1 of 2 incidents, mean over replicates)");
