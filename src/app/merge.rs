@@ -9,6 +9,7 @@ use crate::report::page::{InputFile, ReportInputs};
 use crate::scenario::InputError;
 use crate::sweep::merge::Merge;
 use crate::sweep::runner::{config_info, metric_columns, spec_of};
+use crate::sweep::selection::{Rule, Settings};
 use crate::sweep::shard::{MANIFEST_FILE, Manifest};
 use crate::time::Dur;
 use std::path::PathBuf;
@@ -77,11 +78,14 @@ pub fn merge(req: &MergeRequest) -> Result<SweepReport> {
         files: vec![InputFile::of_text(m.sweep_file.name.clone(), &m.sweep_file.text)],
         ..Default::default()
     });
+    let mut rule = Rule::default();
+    rule.confidence = m.confidence.unwrap_or(rule.confidence);
+    rule.indifference = m.indifference.unwrap_or(rule.indifference);
     let ranking = Ranking {
         objective: merged.objective,
         constraints: merged.constraints,
         fronts: m.pareto,
-        baseline: m.baseline,
+        settings: Settings { rule, baseline: m.baseline, auto: None },
     };
     let durations: Vec<Dur> = m.durations_us.iter().map(|us| Dur::from_micros(*us)).collect();
     let durations = (durations.len() == m.scenarios.len()).then_some(durations.as_slice());

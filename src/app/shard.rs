@@ -175,6 +175,9 @@ pub fn run_shard(req: &ShardRequest) -> Result<ShardReport> {
         ran: Manifest::ran_of(&names, slices),
         baseline: file.baseline,
         durations_us: scenarios.iter().map(|s| s.duration.micros()).collect(),
+        ride_out: Vec::new(),
+        confidence: Some(file.rule.confidence),
+        indifference: Some(file.rule.indifference),
         scenarios: names,
     };
     out.write(output::SHARD_TOML, manifest.to_toml().map_err(InputError::from)?.as_bytes())?;

@@ -12,12 +12,13 @@ use crate::sweep::SweepError;
 use crate::sweep::constraint::Constraint;
 use crate::sweep::objective::Objective;
 use crate::sweep::output::{objective_toml, write_pareto, write_runs, write_summary};
-use crate::sweep::recommend::{Recommendation, best_per_scenario, num, recommend_from};
+use crate::sweep::recommend::{Recommendation, Rules, best_per_scenario, num, recommend_from};
 use crate::sweep::review::{self, BaselineReview, Review};
 use crate::sweep::runner::{
     Cells, Configs, Labelled, default_objective, metric_columns, progress_bar, resolved_params,
     validate_policy,
 };
+use crate::sweep::selection::Settings;
 use crate::sweep::store::Scratch;
 use crate::sweep::table::{ResultTable, Summary, TableBuilder};
 use crate::time::Dur;
@@ -61,6 +62,8 @@ pub struct SweepReport {
     pub best: Vec<Vec<(usize, f64)>>,
     /// The overall recommendation.
     pub recommendation: Recommendation,
+    /// How it was selected.
+    pub settings: Settings,
     /// The verdict on the baseline, when the sweep names one.
     pub baseline: Option<BaselineReview>,
     /// Files written.
@@ -109,8 +112,8 @@ pub fn sweep(req: &SweepRequest) -> Result<SweepReport> {
         files: InputFile::read(&path).into_iter().collect(),
         ..ReportInputs::default()
     };
-    let ranking =
-        Ranking { objective, constraints: file.constraints, fronts: file.pareto, baseline: file.baseline };
+    let settings = Settings { rule: file.rule, baseline: file.baseline, auto: None };
+    let ranking = Ranking { objective, constraints: file.constraints, fronts: file.pareto, settings };
     let durations: Vec<Dur> = scenarios.iter().map(|s| s.duration).collect();
     finish(file.name, file.replicates, table, &ranking, Some(&durations), &out, req.charts.then_some(inputs))
 }
@@ -124,7 +127,8 @@ pub(super) fn scratch_next_to(out: &Path) -> Scratch {
     }
 }
 
-/// How a sweep ranks its configurations: objective, constraints and Pareto fronts.
+/// How a sweep ranks its configurations: objective, constraints, Pareto fronts and how it
+/// selects.
 pub struct Ranking {
     /// Cost weights.
     pub objective: Objective,
@@ -132,8 +136,9 @@ pub struct Ranking {
     pub constraints: Vec<Constraint>,
     /// Metric groups of the Pareto fronts.
     pub fronts: Vec<Vec<String>>,
-    /// The configuration in use today (its id), judged by the review.
-    pub baseline: Option<usize>,
+    /// Confidence, indifference zone, the baseline (judged by the review) and whether the sweep
+    /// was automatic.
+    pub settings: Settings,
 }
 
 /// Everything a sweep writes once its table is complete: summary.csv, runs.csv (streamed from
@@ -150,12 +155,13 @@ pub(super) fn finish(
     dir: &Path,
     page: Option<ReportInputs>,
 ) -> Result<SweepReport> {
-    let Ranking { objective, constraints, fronts, baseline } = ranking;
+    let Ranking { objective, constraints, fronts, settings } = ranking;
+    let baseline = &settings.baseline;
     let bound = objective.bind(&table.metrics).map_err(InputError::from)?;
     let summary = table.summarize(&bound)?;
+    let rules = Rules { params: Some(&resolved_params), settings: *settings, ..Rules::new(&validate_policy) };
     let recommendation =
-        recommend_from(&table, &summary, objective, constraints, &validate_policy, *baseline)
-            .map_err(InputError::from)?;
+        recommend_from(&table, &summary, objective, constraints, &rules).map_err(InputError::from)?;
     let review = Review::build(&review::Inputs {
         table: &table,
         summary: &summary,
@@ -182,7 +188,7 @@ pub(super) fn finish(
         write_pareto(&table, &summary, fronts, w).map(drop).map_err(|e| runs_error(e, &pareto))
     })?;
     out.write_all(&[
-        (output::OBJECTIVE_TOML, objective_toml(objective, constraints).into_bytes()),
+        (output::OBJECTIVE_TOML, objective_toml(objective, constraints, settings).into_bytes()),
         (output::RECOMMENDATION_TXT, recommendation.render().into_bytes()),
         (output::REVIEW_TOML, review.to_toml().map_err(InputError::from)?.into_bytes()),
     ])?;
@@ -202,6 +208,7 @@ pub(super) fn finish(
         summary,
         best,
         recommendation,
+        settings: *settings,
         baseline: review.baseline,
         files,
     })

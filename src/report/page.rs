@@ -220,17 +220,17 @@ pub(crate) const TABLE_METRICS: [(&str, &str); 13] = [
 
 /// A table ready to print: headings and text cells.
 #[derive(Clone, Debug, PartialEq)]
-struct TextTable {
-    headings: Vec<String>,
-    rows: Vec<Vec<String>>,
+pub(super) struct TextTable {
+    pub(super) headings: Vec<String>,
+    pub(super) rows: Vec<Vec<String>>,
     /// Index of the recommended row, when it is in the table.
-    highlight: Option<usize>,
+    pub(super) highlight: Option<usize>,
     /// Rows left out.
-    omitted: usize,
+    pub(super) omitted: usize,
     /// Where the rows left out are, and which were kept: the end of "N more rows in …".
-    omitted_note: &'static str,
+    pub(super) omitted_note: &'static str,
     /// Per column, true for text (left-aligned), false for numbers.
-    left: Vec<bool>,
+    pub(super) left: Vec<bool>,
 }
 
 fn cell(row: &SummaryRow, col: &str) -> String {
@@ -459,7 +459,7 @@ pub fn base64(bytes: &[u8]) -> String {
 }
 
 /// Escapes text for HTML element content and attribute values.
-fn esc(s: &str) -> String {
+pub(super) fn esc(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
@@ -476,7 +476,7 @@ fn esc(s: &str) -> String {
 
 /// Escapes prose for HTML, its Markdown code spans (`` `missed_incidents <= 0.5` ``) becoming
 /// `<code>` (an unpaired backtick stays as it is), so the HTML page reads as the Markdown one.
-fn esc_prose(s: &str) -> String {
+pub(super) fn esc_prose(s: &str) -> String {
     let parts: Vec<&str> = s.split('`').collect();
     if parts.len() < 3 {
         return esc(s);
@@ -501,7 +501,7 @@ fn esc_prose(s: &str) -> String {
 }
 
 /// Escapes a Markdown table cell (pipes and line breaks).
-fn md_cell(s: &str) -> String {
+pub(super) fn md_cell(s: &str) -> String {
     s.replace('|', "\\|").replace('\n', " ")
 }
 
@@ -614,7 +614,7 @@ nav a{margin-right:1em;display:inline-block}.verdict{padding:.6em 1em;border-lef
 .verdict.fine{background:#eef6f1;border-color:#009E73}.verdict.warn{background:#fff4e5;border-color:#E69F00}\
 .alts li{margin:.5em 0}.k{color:#555}";
 
-fn html_table(out: &mut String, t: &TextTable) {
+pub(super) fn html_table(out: &mut String, t: &TextTable) {
     let class = |i: usize| if t.left.get(i) == Some(&true) { " class=\"t\"" } else { "" };
     out.push_str("<div class=\"scroll\"><table>\n<thead><tr>");
     for (i, h) in t.headings.iter().enumerate() {
@@ -634,7 +634,7 @@ fn html_table(out: &mut String, t: &TextTable) {
     }
 }
 
-fn md_table(out: &mut String, t: &TextTable) {
+pub(super) fn md_table(out: &mut String, t: &TextTable) {
     let _ = writeln!(out, "| {} |", t.headings.iter().map(|h| md_cell(h)).collect::<Vec<_>>().join(" | "));
     let left = |i: usize| t.left.get(i) == Some(&true);
     let aligns: Vec<&str> = (0..t.headings.len()).map(|i| if left(i) { ":---" } else { "---:" }).collect();
@@ -791,6 +791,7 @@ fn html_review(h: &mut String, r: &Review, explanation: Option<&str>) {
         }
         None => h.push_str("<p><strong>No configuration meets every constraint.</strong></p>\n"),
     }
+    super::selection::html_confidence(h, r);
     for note in &r.bounds {
         let _ = writeln!(
             h,
@@ -847,6 +848,7 @@ fn md_review(m: &mut String, r: &Review, explanation: Option<&str>) {
         }
         None => m.push_str("**No configuration meets every constraint.**\n\n"),
     }
+    super::selection::md_confidence(m, r);
     for note in &r.bounds {
         let _ = writeln!(m, "> **A bound decided:** {note}\n");
     }

@@ -2,6 +2,87 @@
 //! separated from the rest and by how much, and where a configuration misses incidents. The
 //! page ([`super::page`]) calls these where its sections go.
 
+use super::page::{TextTable, esc, esc_prose, html_table, md_table};
+use crate::sweep::recommend::num;
+use crate::sweep::review::Review;
+use crate::sweep::selection::Confidence;
+use std::fmt::Write as _;
+
+/// The statement in a sentence, with the tie-break naming the recommendation.
+fn statement(c: &Confidence, chosen: &str) -> String {
+    match &c.tie_break {
+        Some(t) => format!("{}. {t}: {chosen}.", c.sentence()),
+        None => format!("{}.", c.sentence()),
+    }
+}
+
+/// The recommendation against the runner-up and the baseline: paired differences of total
+/// cost with their intervals.
+fn versus_table(c: &Confidence) -> TextTable {
+    let pct = num(100.0 * c.confidence);
+    let headings = vec![
+        "against".to_string(),
+        "configuration".to_string(),
+        "total cost".to_string(),
+        "− recommended (paired)".to_string(),
+        format!("{pct} % interval"),
+        "replicates".to_string(),
+        "simultaneous lower bound".to_string(),
+    ];
+    let rows = c
+        .versus
+        .iter()
+        .map(|v| {
+            let interval = match (v.gap.mean, v.gap.half) {
+                (Some(m), Some(h)) => format!("{} to {}", num(m - h), num(m + h)),
+                _ => "–".to_string(),
+            };
+            vec![
+                v.role.clone(),
+                v.label.clone(),
+                num(v.total_cost),
+                v.gap.text(),
+                interval,
+                v.gap.n.to_string(),
+                v.gap.bound.map_or_else(|| "–".to_string(), num),
+            ]
+        })
+        .collect();
+    let mut left = vec![false; headings.len()];
+    (left[0], left[1]) = (true, true);
+    TextTable { headings, rows, highlight: None, omitted: 0, omitted_note: "", left }
+}
+
+const VERSUS_NOTE: &str = "Paired by replicate: each configuration ran the same request streams, so the \
+difference of total cost (summed over the scenarios) is taken replicate by replicate. Positive: it costs more \
+than the recommendation. The lower bound is the one the selection used (Bonferroni over its comparisons).";
+
+/// The selection's statement and the gaps table, under the recommended configuration (HTML).
+pub fn html_confidence(h: &mut String, r: &Review) {
+    let (Some(c), Some(chosen)) = (&r.selection, &r.recommended) else { return };
+    let _ = writeln!(
+        h,
+        "<p class=\"verdict {}\"><strong>Selection:</strong> {}</p>",
+        if c.separated { "fine" } else { "warn" },
+        esc_prose(&statement(c, chosen))
+    );
+    if !c.versus.is_empty() {
+        html_table(h, &versus_table(c));
+        let _ = writeln!(h, "<p class=\"meta\">{}</p>", esc(VERSUS_NOTE));
+    }
+}
+
+/// [`html_confidence`] for report.md.
+pub fn md_confidence(m: &mut String, r: &Review) {
+    let (Some(c), Some(chosen)) = (&r.selection, &r.recommended) else { return };
+    let mark = if c.separated { "✔" } else { "⚠" };
+    let _ = writeln!(m, "> {mark} **Selection:** {}\n", statement(c, chosen));
+    if !c.versus.is_empty() {
+        md_table(m, &versus_table(c));
+        let _ = writeln!(m, "\n_{VERSUS_NOTE}_\n");
+    }
+}
+
 /// The decision table's "missed incidents" cell, with where the configuration missed an
 /// incident in some replicate: `0.3333 of 14 (missed on hang in 1 of 3 replicates)`.
 pub fn with_missed_in(cell: String, missed_in: Option<&str>) -> String {
@@ -14,6 +95,62 @@ pub fn with_missed_in(cell: String, missed_in: Option<&str>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sweep::selection::{Gap, Tied, Versus};
+
+    fn review(separated: bool) -> Review {
+        let versus = vec![Versus {
+            role: "runner-up".into(),
+            label: "b".into(),
+            config_id: 1,
+            total_cost: 36.18,
+            gap: Gap { n: 3, mean: Some(0.1266), half: Some(3.378), bound: Some(-4.065) },
+        }];
+        let selection = Confidence {
+            separated,
+            confidence: 0.95,
+            indifference: 1.0,
+            replicates: 3,
+            comparisons: 3,
+            alpha_share: 1.0,
+            tied: if separated { 1 } else { 2 },
+            listed: if separated {
+                vec![]
+            } else {
+                vec![
+                    Tied { label: "a".into(), config_id: 0, total_cost: 36.05 },
+                    Tied { label: "b".into(), config_id: 1, total_cost: 36.18 },
+                ]
+            },
+            tie_break: (!separated).then(|| "tie-break: the simplest".to_string()),
+            versus,
+        };
+        Review {
+            recommended: Some("a".into()),
+            bounds: vec![],
+            selection: Some(selection),
+            decision: vec![],
+            baseline: None,
+        }
+    }
+
+    #[test]
+    fn the_statement_and_the_gaps_are_on_the_page() {
+        let mut h = String::new();
+        html_confidence(&mut h, &review(false));
+        assert!(h.starts_with("<p class=\"verdict warn\"><strong>Selection:</strong> 2 configurations cannot be told apart at 3 replicates"), "{h}");
+        assert!(h.contains("a (cost 36.05); b (cost 36.18). tie-break: the simplest: a.</p>"), "{h}");
+        assert!(h.contains("<td class=\"t\">runner-up</td><td class=\"t\">b</td><td>36.18</td><td>+0.1266 ± 3.378</td><td>-3.251 to 3.505</td><td>3</td><td>-4.065</td>"), "{h}");
+        let mut m = String::new();
+        md_confidence(&mut m, &review(true));
+        assert!(m.starts_with("> ✔ **Selection:** best with 95 % confidence"), "{m}");
+        assert!(
+            m.contains("| runner-up | b | 36.18 | +0.1266 ± 3.378 | -3.251 to 3.505 | 3 | -4.065 |"),
+            "{m}"
+        );
+        let mut none = String::new();
+        html_confidence(&mut none, &Review { selection: None, ..review(true) });
+        assert!(none.is_empty());
+    }
 
     #[test]
     fn the_missed_cell_says_where() {

@@ -7,6 +7,8 @@
 //! name = "thresholds"                 # default: the file's stem
 //! scenarios = ["../*.toml"]           # relative to this file; sorted, deduplicated
 //! replicates = 5                      # default 3
+//! confidence = 0.95                   # the selection's stated confidence (default 0.95)
+//! indifference = 1.0                  # δ: a total-cost difference that does not matter (default 1)
 //! seed = 42                           # default: each scenario's own seed
 //!
 //! [[policies]]
@@ -36,6 +38,7 @@ use super::constraint::{Constraint, DEFAULT_CONSTRAINT, resolve_metric};
 use super::grid::{ConfigGrid, Ends, Param, PolicyGrid, Scale, expand_range};
 use super::objective::{Objective, check_weight};
 use super::pareto::DEFAULT_FRONTS;
+use super::selection::Rule;
 use crate::scenario::Spot;
 use crate::time::Dur;
 use crate::{Error, Result};
@@ -74,6 +77,8 @@ pub struct SweepFile {
     pub scenarios: Vec<PathBuf>,
     /// Replicates per (scenario, configuration), at least 1.
     pub replicates: u32,
+    /// The selection's stated confidence and indifference zone.
+    pub rule: Rule,
     /// Where `replicates` is written (the file alone when it is not), for the resource limits.
     pub replicates_spot: Spot,
     /// Base seed for every scenario, or `None` to use each scenario's own seed.
@@ -102,6 +107,8 @@ struct RawSweep {
     name: Option<Spanned<String>>,
     scenarios: Spanned<Vec<Spanned<String>>>,
     replicates: Option<Spanned<i64>>,
+    confidence: Option<Spanned<f64>>,
+    indifference: Option<Spanned<f64>>,
     seed: Option<u64>,
     policies: Spanned<Vec<Spanned<RawPolicy>>>,
     objective: Option<RawObjective>,
@@ -287,6 +294,7 @@ impl SweepFile {
         let replicates_spot =
             Spot::in_file(path, text, raw.replicates.as_ref().map(|r| r.span().start), "replicates");
         let replicates = cx.replicates(raw.replicates)?;
+        let rule = cx.rule(raw.confidence, raw.indifference)?;
         let base = path.parent().unwrap_or(Path::new("."));
         let scenarios = cx.scenarios(&raw.scenarios, base, files)?;
         let itself = |p: &PathBuf| p == path || files.same_file(p, path);
@@ -332,6 +340,7 @@ impl SweepFile {
             name,
             scenarios,
             replicates,
+            rule,
             replicates_spot,
             seed: raw.seed,
             grids,
@@ -382,6 +391,36 @@ impl SweepText<'_> {
                 self.at(r.span(), format!("`replicates` must be at least 1, found {}", r.get_ref()))
             }),
         }
+    }
+
+    /// `confidence` (in [0.5, 0.9999]) and `indifference` (a finite number ≥ 0, in cost units).
+    fn rule(
+        &self,
+        confidence: Option<Spanned<f64>>,
+        indifference: Option<Spanned<f64>>,
+    ) -> Result<Rule, SweepError> {
+        let mut rule = Rule::default();
+        if let Some(c) = confidence {
+            let v = *c.get_ref();
+            if !(0.5..=0.9999).contains(&v) {
+                return Err(self.at(
+                    c.span(),
+                    format!("`confidence` must be between 0.5 and 0.9999 (e.g. 0.95), found {v}"),
+                ));
+            }
+            rule.confidence = v;
+        }
+        if let Some(d) = indifference {
+            let v = *d.get_ref();
+            if !(v.is_finite() && v >= 0.0) {
+                return Err(self.at(
+                    d.span(),
+                    format!("`indifference` must be a number of cost units, 0 or more, found {v}"),
+                ));
+            }
+            rule.indifference = v;
+        }
+        Ok(rule)
     }
 
     /// `scenarios`: every file its globs and paths name, relative to `base`, sorted, once each.
@@ -690,6 +729,13 @@ constraints = ["missed_incidents == 0"]
         let d = dir();
         let s = parse(&d, "scenarios = [\"scen/b.toml\"]\n[[policies]]\npreset = \"consecutive\"\n").unwrap();
         assert_eq!((s.replicates, s.seed, s.objective.is_none()), (DEFAULT_REPLICATES, None, true));
+        assert_eq!(s.rule, Rule::default());
+        let sure = parse(
+            &d,
+            "scenarios = [\"scen/b.toml\"]\nconfidence = 0.9\nindifference = 2\n[[policies]]\npreset = \"consecutive\"\n",
+        )
+        .unwrap();
+        assert_eq!(sure.rule, Rule { confidence: 0.9, indifference: 2.0 });
         // No constraints: no miss in any replicate.
         assert!(s.constraints_default);
         assert_eq!(s.constraints.iter().map(|c| c.text.as_str()).collect::<Vec<_>>(), [DEFAULT_CONSTRAINT]);
@@ -731,6 +777,14 @@ constraints = ["missed_incidents == 0"]
             (
                 format!("{p}replicates = 0\n[[policies]]\npreset = \"consecutive\"\n"),
                 "sw.toml:2:14: `replicates` must be at least 1",
+            ),
+            (
+                format!("{p}confidence = 95\n[[policies]]\npreset = \"consecutive\"\n"),
+                "sw.toml:2:14: `confidence` must be between 0.5 and 0.9999",
+            ),
+            (
+                format!("{p}indifference = -1\n[[policies]]\npreset = \"consecutive\"\n"),
+                "sw.toml:2:16: `indifference` must be a number of cost units",
             ),
             (
                 format!("{p}[[policies]]\npreset = \"consecutive\"\nfailure_threshold = []\n"),

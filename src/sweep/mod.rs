@@ -20,6 +20,7 @@
 //! - summary.csv: per (scenario, configuration) every resolved parameter, then for each metric
 //!   `m`: `m` (mean), `m_sd`, `m_ci95` (half-width, Student t, n − 1 df), and the same for cost.
 
+pub mod auto;
 pub mod compare;
 pub mod constraint;
 pub mod file;
@@ -31,6 +32,7 @@ pub mod pareto;
 pub mod recommend;
 pub mod review;
 pub mod runner;
+pub mod selection;
 pub mod shard;
 pub mod stats;
 pub mod store;

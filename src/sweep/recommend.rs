@@ -20,7 +20,12 @@
 use super::constraint::Constraint;
 use super::file::Validate;
 use super::grid::{Configuration, plain, round_significant};
-use super::objective::Objective;
+use super::objective::{BoundObjective, Objective};
+use super::output::ParamsOf;
+use super::selection::{
+    Confidence, Rule, Settings, Subset, TIED_LISTED, TieBreak, Tied, Totals, Versus, gap, subset,
+};
+use super::table::ConfigInfo;
 use super::table::{ResultTable, RunRow, Summary};
 use crate::time::Dur;
 use crate::{Error, Result};
@@ -98,12 +103,17 @@ pub struct Candidate {
     pub missed: Vec<Missed>,
     /// True when it has results on every scenario.
     pub complete: bool,
+    /// Replicates it ran (the fewest over the scenarios).
+    pub replicates: usize,
+    /// True when `replicates = "auto"` screened it out before the last stage (it ran fewer
+    /// replicates than the configurations still in the running).
+    pub screened: bool,
 }
 
 impl Candidate {
-    /// Complete and meeting every constraint.
+    /// Complete, meeting every constraint and not screened out.
     pub fn eligible(&self) -> bool {
-        self.complete && self.violations.is_empty()
+        self.complete && self.violations.is_empty() && !self.screened
     }
 
     /// How many distinct constraints it breaks (on any scenario).
@@ -142,6 +152,9 @@ pub struct Recommendation {
     pub binding: Vec<Binding>,
     /// The chosen configuration's parameters that sit at an edge of their swept range.
     pub bounds: Vec<BoundNote>,
+    /// Whether the chosen configuration is separated from the other qualifying ones, and by
+    /// how much (none when nothing qualifies).
+    pub confidence: Option<Confidence>,
 }
 
 /// How many configurations a recommendation ranked, in all and by standing.
@@ -153,6 +166,8 @@ pub struct Counts {
     pub eligible: usize,
     /// Those without results on some scenario.
     pub incomplete: usize,
+    /// Those `replicates = "auto"` screened out before its last stage.
+    pub screened: usize,
 }
 
 /// Which edge of its swept range a chosen value sits at.
@@ -213,29 +228,48 @@ impl Recommendation {
 /// the runner-up and the review's alternatives to a baseline that is neither.
 pub const KEPT: usize = super::review::ALTERNATIVES + 2;
 
+/// What decides a recommendation beside the objective and the constraints.
+#[derive(Clone, Copy)]
+pub struct Rules<'a> {
+    /// Says whether a value beyond a swept range is one the preset accepts (for the
+    /// [`BoundNote`]s).
+    pub validate: Validate<'a>,
+    /// A configuration's resolved parameters (for the tie-break's distance to the baseline);
+    /// `None`: its written overrides.
+    pub params: Option<ParamsOf<'a>>,
+    /// Confidence, indifference zone, baseline and whether the sweep was automatic.
+    pub settings: Settings,
+}
+
+impl<'a> Rules<'a> {
+    /// The default rules: no baseline, the default confidence and indifference zone, an
+    /// exhaustive sweep, parameters as written.
+    pub fn new(validate: Validate<'a>) -> Rules<'a> {
+        Rules { validate, params: None, settings: Settings::default() }
+    }
+}
+
 /// Ranks every configuration of `table` under `objective` and `constraints` (whose metrics
-/// must be columns of the table); `validate` says whether a value beyond a swept range is one
-/// the preset accepts (for the [`BoundNote`]s).
+/// must be columns of the table) and selects among the qualifying ones under `rules`.
 pub fn recommend(
     table: &ResultTable,
     objective: &Objective,
     constraints: &[Constraint],
-    validate: Validate,
+    rules: &Rules,
 ) -> Result<Recommendation> {
     let summary = table.summarize(&objective.bind(&table.metrics)?)?;
-    recommend_from(table, &summary, objective, constraints, validate, None)
+    recommend_from(table, &summary, objective, constraints, rules)
 }
 
 /// [`recommend`] on the table's summary under `objective`, computed already (a sweep holds one
 /// summary, not two). The ranking keeps only what the outputs show ([`Recommendation::ranking`]),
-/// with the configuration of id `keep` (the baseline) among it.
+/// with the chosen configuration first and the baseline among it.
 pub fn recommend_from(
     table: &ResultTable,
     summary: &Summary,
     objective: &Objective,
     constraints: &[Constraint],
-    validate: Validate,
-    keep: Option<usize>,
+    rules: &Rules,
 ) -> Result<Recommendation> {
     let columns: Vec<usize> = constraints
         .iter()
@@ -245,22 +279,56 @@ pub fn recommend_from(
             })
         })
         .collect::<Result<_, _>>()?;
+    let bound = objective.bind(&table.metrics)?;
+    let looked = Looked { table, summary, objective, bound: &bound, constraints, columns: &columns };
+    // Under `replicates = "auto"`, the configurations in the running are those run to the most
+    // replicates (every stage runs all of its configurations on every scenario).
+    let run_to = match rules.settings.auto {
+        Some(_) => (0..table.n_configs()).map(|c| table.group(0, c).len()).max().unwrap_or(0),
+        None => 0,
+    };
     let mut kept = Kept::default();
     let mut eliminated = vec![0; constraints.len()];
+    let mut totals = Totals::new(table.replicates() as usize);
     for c in 0..table.n_configs() {
-        let cand = candidate(table, summary, c, objective, constraints, &columns);
+        let (mut cand, costs) = looked.candidate(c);
+        cand.screened = cand.replicates < run_to;
         for (k, n) in eliminated.iter_mut().enumerate() {
             *n += usize::from(cand.violations.iter().any(|v| v.constraint == k));
         }
-        kept.offer(cand, keep);
+        if cand.eligible() {
+            totals.push(cand.config.id, cand.total_cost, &costs);
+        }
+        kept.offer(cand, rules.settings.baseline);
     }
     let (mut ranking, counts) = kept.finish();
+    let confidence = match select(&looked, &totals, rules) {
+        Some((pick, tie_break, subset)) => {
+            // The pick first: the tie-break may choose one the ranking did not keep.
+            let at = match ranking.iter().position(|c| c.config.id == pick) {
+                Some(at) => at,
+                None => {
+                    let index = table.index_of(pick).unwrap_or(0);
+                    ranking.push(looked.candidate(index).0);
+                    ranking.len() - 1
+                }
+            };
+            let chosen = ranking.remove(at);
+            ranking.insert(0, chosen);
+            Some(statement(&looked, &totals, rules, &ranking, &subset, tie_break))
+        }
+        None => None,
+    };
     // Labels are made for the candidates kept only.
     for cand in &mut ranking {
         if let Some(i) = table.index_of(cand.config.id) {
             cand.label = table.config(i).label;
         }
     }
+    let confidence = confidence.map(|mut c| {
+        label_statement(&mut c, table);
+        c
+    });
     let mut binding: Vec<Binding> = eliminated
         .into_iter()
         .enumerate()
@@ -268,7 +336,7 @@ pub fn recommend_from(
         .collect();
     binding.sort_by(|a, b| b.eliminated.cmp(&a.eliminated).then(a.constraint.cmp(&b.constraint)));
     let bounds = match ranking.first().filter(|c| c.eligible()) {
-        Some(chosen) => bound_notes(&chosen.config, table.configurations(), validate),
+        Some(chosen) => bound_notes(&chosen.config, table.configurations(), rules.validate),
         None => Vec::new(),
     };
     Ok(Recommendation {
@@ -279,7 +347,149 @@ pub fn recommend_from(
         counts,
         binding,
         bounds,
+        confidence,
     })
+}
+
+/// What every configuration is looked at with.
+struct Looked<'a> {
+    table: &'a ResultTable,
+    summary: &'a Summary,
+    objective: &'a Objective,
+    bound: &'a BoundObjective,
+    constraints: &'a [Constraint],
+    columns: &'a [usize],
+}
+
+/// The selection among the qualifying configurations (`totals`): the pick (an id), the
+/// tie-break that chose it and the subset; `None` when nothing qualifies.
+fn select(looked: &Looked, totals: &Totals, rules: &Rules) -> Option<(usize, TieBreak, Subset)> {
+    let share = rules.settings.auto.map_or(1.0, super::auto::selection_share);
+    let subset = subset(totals, rules.settings.rule.alpha() * share, rules.settings.rule.indifference)?;
+    let table = looked.table;
+    let best = totals.id(subset.best);
+    if subset.members.len() == 1 {
+        return Some((best, TieBreak::None, subset));
+    }
+    let config = |id: usize| table.configuration(table.index_of(id).unwrap_or(0));
+    let written = |c: &Configuration| -> Vec<(String, String)> {
+        c.overrides.iter().map(|(k, v)| (k.clone(), plain(v))).collect()
+    };
+    let params = |c: &Configuration| -> Vec<(String, String)> {
+        let resolved = rules.params.map(|p| p(&ConfigInfo::new(c.clone()))).unwrap_or_default();
+        if resolved.is_empty() { written(c) } else { resolved }
+    };
+    let mean_order = |i: usize| (totals.mean(i), totals.id(i));
+    match rules.settings.baseline.filter(|b| table.index_of(*b).is_some()) {
+        Some(b) => {
+            let base = config(b);
+            let base_params = params(&base);
+            let distance = |i: usize| {
+                let c = config(totals.id(i));
+                let mine = params(&c);
+                let changed = mine.iter().filter(|kv| !base_params.contains(kv)).count()
+                    + base_params.iter().filter(|(k, _)| !mine.iter().any(|(m, _)| m == k)).count();
+                (c.preset != base.preset, changed)
+            };
+            let pick = *subset.members.iter().min_by(|&&a, &&b| {
+                distance(a)
+                    .cmp(&distance(b))
+                    .then(mean_order(a).0.total_cmp(&mean_order(b).0))
+                    .then(mean_order(a).1.cmp(&mean_order(b).1))
+            })?;
+            let (other, changed) = distance(pick);
+            let label = table.config(table.index_of(b).unwrap_or(0)).label;
+            Some((totals.id(pick), TieBreak::Baseline { label, same_preset: !other, changed }, subset))
+        }
+        None => {
+            let size = |i: usize| config(totals.id(i)).overrides.len();
+            let pick = *subset.members.iter().min_by(|&&a, &&b| {
+                size(a)
+                    .cmp(&size(b))
+                    .then(mean_order(a).0.total_cmp(&mean_order(b).0))
+                    .then(mean_order(a).1.cmp(&mean_order(b).1))
+            })?;
+            Some((totals.id(pick), TieBreak::Simplest { parameters: size(pick) }, subset))
+        }
+    }
+}
+
+/// The selection's statement for the chosen configuration (`ranking[0]`): separated or not,
+/// the configurations that cannot be told apart, the tie-break, and the paired gaps of the
+/// runner-up and the baseline from it. Labels are filled in by [`label_statement`].
+fn statement(
+    looked: &Looked,
+    totals: &Totals,
+    rules: &Rules,
+    ranking: &[Candidate],
+    subset: &Subset,
+    tie_break: TieBreak,
+) -> Confidence {
+    let table = looked.table;
+    let position = |id: usize| (0..totals.len()).find(|&i| totals.id(i) == id);
+    let chosen = &ranking[0];
+    let costs_of = |id: usize| match position(id) {
+        Some(i) => totals.costs(i),
+        None => looked.replicate_totals(table.index_of(id).unwrap_or(0)),
+    };
+    let mine = costs_of(chosen.config.id);
+    let share = rules.settings.auto.map_or(1.0, super::auto::selection_share);
+    let gap_rule = Rule { confidence: 1.0 - rules.settings.rule.alpha() * share, ..rules.settings.rule };
+    let versus_of = |role: &str, cand: &Candidate| Versus {
+        role: role.to_string(),
+        label: String::new(),
+        config_id: cand.config.id,
+        total_cost: cand.total_cost,
+        gap: {
+            let mut g = gap(&mine, &costs_of(cand.config.id), &gap_rule, subset.comparisons);
+            // The interval is stated at the confidence asked for; the bound at the share used.
+            g.half = super::stats::Interval::paired(
+                &mine,
+                &costs_of(cand.config.id),
+                rules.settings.rule.confidence,
+            )
+            .half;
+            g
+        },
+    };
+    let mut versus = Vec::new();
+    if let Some(second) = ranking.get(1).filter(|c| c.eligible()) {
+        versus.push(versus_of("runner-up", second));
+    }
+    if let Some(b) = rules.settings.baseline.filter(|b| *b != chosen.config.id)
+        && let Some(cand) = ranking.iter().find(|c| c.config.id == b)
+    {
+        versus.push(versus_of("baseline", cand));
+    }
+    let listed = subset
+        .members
+        .iter()
+        .take(TIED_LISTED)
+        .map(|&i| Tied { label: String::new(), config_id: totals.id(i), total_cost: totals.mean(i) })
+        .collect();
+    Confidence {
+        separated: subset.members.len() == 1,
+        confidence: rules.settings.rule.confidence,
+        indifference: rules.settings.rule.indifference,
+        replicates: subset.replicates,
+        comparisons: subset.comparisons,
+        alpha_share: share,
+        tied: subset.members.len(),
+        listed: if subset.members.len() > 1 { listed } else { Vec::new() },
+        tie_break: tie_break.sentence(),
+        versus,
+    }
+}
+
+/// Fills in the labels of a statement's configurations, and names the pick in its tie-break.
+fn label_statement(c: &mut Confidence, table: &ResultTable) {
+    let label = |id: usize| table.index_of(id).map(|i| table.config(i).label).unwrap_or_default();
+    for t in &mut c.listed {
+        t.label = label(t.config_id);
+    }
+    for v in &mut c.versus {
+        v.label = label(v.config_id);
+    }
 }
 
 /// Ranking order: eligible first, then complete, then fewest broken constraints, then total
@@ -311,6 +521,7 @@ impl Kept {
         self.counts.configurations += 1;
         self.counts.eligible += usize::from(cand.eligible());
         self.counts.incomplete += usize::from(!cand.complete);
+        self.counts.screened += usize::from(cand.screened);
         if keep == Some(cand.config.id) {
             self.asked = Some(cand.clone());
         }
@@ -436,62 +647,85 @@ pub fn bound_notes<C: std::ops::Deref<Target = Configuration>>(
     notes
 }
 
-/// Configuration `c`'s standing, its label left empty (made for the kept ones only).
-fn candidate(
-    table: &ResultTable,
-    summary: &Summary,
-    c: usize,
-    objective: &Objective,
-    constraints: &[Constraint],
-    columns: &[usize],
-) -> Candidate {
-    let config = table.configuration(c);
-    let mut total_cost = 0.0;
-    let mut contributions = vec![0.0; objective.weights.len()];
-    let mut scenario_costs = Vec::with_capacity(table.scenarios.len());
-    let mut violations = Vec::new();
-    let mut missed = Vec::new();
-    let missed_col = table.column("missed_incidents");
-    for s in 0..table.scenarios.len() {
-        let Some(cell) = summary.get(s, c) else {
-            scenario_costs.push(None);
-            continue;
+impl Looked<'_> {
+    /// Configuration `c`'s standing, its label left empty (made for the kept ones only), and
+    /// its total cost in each replicate (the sum over the scenarios; `None` where a scenario
+    /// lacks that replicate).
+    fn candidate(&self, c: usize) -> (Candidate, Vec<Option<f64>>) {
+        let table = self.table;
+        let config = table.configuration(c);
+        let mut total_cost = 0.0;
+        let mut contributions = vec![0.0; self.objective.weights.len()];
+        let mut scenario_costs = Vec::with_capacity(table.scenarios.len());
+        let mut violations = Vec::new();
+        let mut missed = Vec::new();
+        let mut replicates = usize::MAX;
+        let mut totals: Vec<Option<f64>> = vec![Some(0.0); table.replicates() as usize];
+        let missed_col = table.column("missed_incidents");
+        for s in 0..table.scenarios.len() {
+            let runs = table.group(s, c);
+            replicates = replicates.min(runs.len());
+            let mut present = vec![false; totals.len()];
+            for r in &runs {
+                let slot = r.replicate as usize;
+                present[slot] = true;
+                if let Some(t) = &mut totals[slot] {
+                    *t += self.bound.cost(&r.values);
+                }
+            }
+            for (t, here) in totals.iter_mut().zip(present) {
+                if !here {
+                    *t = None;
+                }
+            }
+            let Some(cell) = self.summary.get(s, c) else {
+                scenario_costs.push(None);
+                continue;
+            };
+            let cost = cell.cost.mean.unwrap_or(0.0);
+            total_cost += cost;
+            scenario_costs.push(Some(cost));
+            for (sum, x) in contributions.iter_mut().zip(&cell.contributions) {
+                *sum += x;
+            }
+            let values =
+                |col: usize| -> Vec<Option<f64>> { runs.iter().map(|r| r.values.get(col)).collect() };
+            for (k, (constraint, &col)) in self.constraints.iter().zip(self.columns).enumerate() {
+                let judged = constraint.judge(&values(col));
+                if !judged.holds {
+                    violations.push(Violation {
+                        constraint: k,
+                        scenario: s,
+                        value: judged.shown.unwrap_or(f64::NAN),
+                        breaking: (judged.breaking, judged.replicates),
+                    });
+                }
+            }
+            if let Some(col) = missed_col {
+                let missing = values(col).iter().filter(|v| v.is_some_and(|m| m > 0.0)).count();
+                if missing > 0 {
+                    missed.push(Missed { scenario: s, replicates: missing, of: runs.len() });
+                }
+            }
+        }
+        let cand = Candidate {
+            config,
+            label: String::new(),
+            complete: scenario_costs.iter().all(Option::is_some),
+            total_cost,
+            scenario_costs,
+            contributions,
+            violations,
+            missed,
+            replicates: if replicates == usize::MAX { 0 } else { replicates },
+            screened: false,
         };
-        let cost = cell.cost.mean.unwrap_or(0.0);
-        total_cost += cost;
-        scenario_costs.push(Some(cost));
-        for (sum, x) in contributions.iter_mut().zip(&cell.contributions) {
-            *sum += x;
-        }
-        let runs = table.group(s, c);
-        let values = |col: usize| -> Vec<Option<f64>> { runs.iter().map(|r| r.values.get(col)).collect() };
-        for (k, (constraint, &col)) in constraints.iter().zip(columns).enumerate() {
-            let judged = constraint.judge(&values(col));
-            if !judged.holds {
-                violations.push(Violation {
-                    constraint: k,
-                    scenario: s,
-                    value: judged.shown.unwrap_or(f64::NAN),
-                    breaking: (judged.breaking, judged.replicates),
-                });
-            }
-        }
-        if let Some(col) = missed_col {
-            let missing = values(col).iter().filter(|v| v.is_some_and(|m| m > 0.0)).count();
-            if missing > 0 {
-                missed.push(Missed { scenario: s, replicates: missing, of: runs.len() });
-            }
-        }
+        (cand, totals)
     }
-    Candidate {
-        config,
-        label: String::new(),
-        complete: scenario_costs.iter().all(Option::is_some),
-        total_cost,
-        scenario_costs,
-        contributions,
-        violations,
-        missed,
+
+    /// Configuration `c`'s total cost in each replicate.
+    fn replicate_totals(&self, c: usize) -> Vec<Option<f64>> {
+        self.candidate(c).1
     }
 }
 
@@ -554,6 +788,9 @@ impl Recommendation {
             return out;
         };
         let _ = writeln!(out, "Recommended: {} (configuration {})", best.label, best.config.id);
+        if let Some(c) = &self.confidence {
+            out.push_str(&c.render(&best.label));
+        }
         let meets = match self.constraints.as_slice() {
             [] => "no constraints were given".to_string(),
             [c] => format!("meets the constraint `{}` ({}) on every scenario", c.text, c.scope_words()),
@@ -573,17 +810,25 @@ impl Recommendation {
             Some(second) => {
                 let gap = second.total_cost - best.total_cost;
                 let rel = if best.total_cost.abs() > 0.0 {
-                    format!(", {}%", num(100.0 * gap / best.total_cost.abs()))
+                    format!(", {}%", num(100.0 * gap.abs() / best.total_cost.abs()))
                 } else {
                     String::new()
                 };
+                let more = if gap >= 0.0 {
+                    format!("{} more{rel}", num(gap))
+                } else {
+                    format!(
+                        "{} less{rel}; the selection cannot tell the two apart, and the tie-break chose the \
+                         recommendation",
+                        num(-gap)
+                    )
+                };
                 let _ = writeln!(
                     out,
-                    "Runner-up: {} (configuration {}), cost {}: {} more{rel}.",
+                    "Runner-up: {} (configuration {}), cost {}: {more}.",
                     second.label,
                     second.config.id,
                     num(second.total_cost),
-                    num(gap)
                 );
                 if let Some(missed) = missed_text(&second.missed, &self.scenarios) {
                     let _ = writeln!(out, "  It misses incidents on {missed}.");
@@ -717,6 +962,11 @@ mod tests {
         Ok(())
     }
 
+    /// The default rules with configuration `id` as the baseline.
+    fn with_baseline(id: usize) -> Rules<'static> {
+        Rules { settings: Settings { baseline: Some(id), ..Settings::default() }, ..Rules::new(&any) }
+    }
+
     /// Two scenarios, four consecutive-count thresholds, two replicates each.
     /// (false_opens, missed_incidents, detection_delay_mean_s) per replicate:
     /// - t=2: many false opens, fast detection          cost 10·fo + delay
@@ -773,7 +1023,7 @@ mod tests {
     fn picks_the_cheapest_configuration_meeting_every_constraint() {
         let t = table();
         let constraints = vec![Constraint::parse("missed_incidents == 0", &METRICS).unwrap()];
-        let r = recommend(&t, &objective(), &constraints, &any).unwrap();
+        let r = recommend(&t, &objective(), &constraints, &Rules::new(&any)).unwrap();
         // Costs: t=2: outage 40+6=46, brownout 20+10=30 → 76
         //        t=4: outage 5+21=26, brownout 0+32=32 → 58
         //        t=8: outage 50 (missed) + 20 (delay 40 over 2 runs, empty counts 0) = 70, brownout 50 → 120, ineligible
@@ -821,7 +1071,7 @@ mod tests {
             Constraint::parse("false_opens <= 0.25", &METRICS).unwrap(),
             Constraint::parse("detection_delay_mean_s <= 45", &METRICS).unwrap(),
         ];
-        let r = recommend(&t, &objective(), &constraints, &any).unwrap();
+        let r = recommend(&t, &objective(), &constraints, &Rules::new(&any)).unwrap();
         // t=2 breaks false_opens on both; t=4 and t=6 (one false open in one replicate on outage)
         // break it; t=8 breaks the delay bound on brownout (50): nothing is eligible.
         assert!(r.chosen().is_none());
@@ -872,19 +1122,24 @@ mod tests {
         let objective = Objective::new([(Metric::FalseOpens, 1.0)]);
         let constraints = vec![Constraint::parse("missed_incidents == 0", &METRICS).unwrap()];
         let summary = t.summarize(&objective.bind(&t.metrics).unwrap()).unwrap();
-        let r = recommend_from(&t, &summary, &objective, &constraints, &any, Some(17)).unwrap();
+        let r = recommend_from(&t, &summary, &objective, &constraints, &with_baseline(17)).unwrap();
         let columns = [1];
-        let mut all: Vec<Candidate> = (0..40)
-            .map(|c| Candidate {
-                label: t.config(c).label,
-                ..candidate(&t, &summary, c, &objective, &constraints, &columns)
-            })
-            .collect();
+        let bound = objective.bind(&t.metrics).unwrap();
+        let looked = Looked {
+            table: &t,
+            summary: &summary,
+            objective: &objective,
+            bound: &bound,
+            constraints: &constraints,
+            columns: &columns,
+        };
+        let mut all: Vec<Candidate> =
+            (0..40).map(|c| Candidate { label: t.config(c).label, ..looked.candidate(c).0 }).collect();
         all.sort_by(rank_order);
         let ids = |cs: &[Candidate]| cs.iter().map(|c| c.config.id).collect::<Vec<_>>();
         let full = ids(&all);
         let kept = ids(&r.ranking);
-        assert_eq!(kept[..KEPT], full[..KEPT]);
+        assert_eq!(kept[1..KEPT], full[..KEPT - 1]);
         // Kept in ranking order: node-breaker's first, the baseline 17, the cheapest (an
         // ineligible one: missed incidents make it cost less) and nothing else.
         let node = *full.iter().find(|&&id| id >= 30).unwrap();
@@ -894,13 +1149,22 @@ mod tests {
         expected.extend([node, 17, cheapest]);
         expected.sort_by_key(|id| full.iter().position(|f| f == id));
         expected.dedup();
+        // One replicate tells no two configurations apart: the tie-break keeps the baseline,
+        // which goes first.
+        expected.retain(|id| *id != 17);
+        expected.insert(0, 17);
         assert_eq!(kept, expected);
-        assert_eq!(r.counts, Counts { configurations: 40, eligible: 30, incomplete: 0 });
+        let c = r.confidence.as_ref().unwrap();
+        assert_eq!((c.separated, c.tied, c.replicates, c.comparisons), (false, 30, 1, 29));
+        assert_eq!(r.counts, Counts { configurations: 40, eligible: 30, incomplete: 0, screened: 0 });
         assert_eq!(r.binding, vec![Binding { constraint: 0, eliminated: 10 }]);
+        let at = all.iter().position(|c| c.config.id == 17).unwrap();
+        let baseline = all.remove(at);
+        all.insert(0, baseline);
         let full_rec = Recommendation { ranking: all, ..r.clone() };
         assert_eq!(r.render(), full_rec.render());
         let none = vec![Constraint::parse("false_opens >= 1000", &METRICS).unwrap()];
-        let r = recommend_from(&t, &summary, &objective, &none, &any, None).unwrap();
+        let r = recommend_from(&t, &summary, &objective, &none, &Rules::new(&any)).unwrap();
         assert!(r.render().contains(&format!("The lowest-cost configuration, {}", t.config(cheapest).label)));
     }
 
@@ -930,7 +1194,7 @@ mod tests {
         ];
         let t = ResultTable::new(vec!["a".into(), "b".into()], configs, vec!["false_opens".into()], runs)
             .unwrap();
-        let r = recommend(&t, &Objective::new([(Metric::FalseOpens, 1.0)]), &[], &any).unwrap();
+        let r = recommend(&t, &Objective::new([(Metric::FalseOpens, 1.0)]), &[], &Rules::new(&any)).unwrap();
         assert_eq!(r.chosen().unwrap().config.id, 0);
         assert_eq!(r.runner_up().unwrap().config.id, 1);
         assert!(!r.ranking[2].complete);
@@ -938,7 +1202,7 @@ mod tests {
         assert!(text.contains("the two cost the same on every weighted metric"), "{text}");
         assert!(text.contains("  total cost 2 = sum over 2 scenario(s) of the mean cost over replicates; no constraints were given.\n"), "{text}");
         assert!(
-            recommend(&t, &Objective::new([(Metric::Flaps, 1.0)]), &[], &any)
+            recommend(&t, &Objective::new([(Metric::Flaps, 1.0)]), &[], &Rules::new(&any))
                 .unwrap_err()
                 .to_string()
                 .contains("flaps")
@@ -1017,7 +1281,8 @@ mod tests {
             vec![run(0, 0, 0, &[Some(3.0)]), run(0, 1, 0, &[Some(2.0)]), run(0, 2, 0, &[Some(1.0)])],
         )
         .unwrap();
-        let r = recommend(&t, &Objective::new([(Metric::FalseOpens, 1.0)]), &[], &positive).unwrap();
+        let r =
+            recommend(&t, &Objective::new([(Metric::FalseOpens, 1.0)]), &[], &Rules::new(&positive)).unwrap();
         assert!(
             r.render().contains("Bound: failure_threshold = 3 is the highest value swept (1, 2, 3): the best may lie above it; extend the range to 4 or further.\n"),
             "{}",

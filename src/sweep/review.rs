@@ -19,6 +19,7 @@ use super::SweepError;
 use super::grid::round_significant;
 use super::objective::BoundObjective;
 use super::recommend::{Candidate, Recommendation, num};
+use super::selection::Confidence;
 use super::stats::{Stat, describe};
 use super::table::{ResultTable, Summary};
 use crate::time::Dur;
@@ -149,6 +150,10 @@ pub struct Review {
     /// Bound notes on the recommendation, as sentences.
     #[serde(default)]
     pub bounds: Vec<String>,
+    /// Whether the recommendation is separated from the other qualifying configurations, and
+    /// its paired gaps from the runner-up and the baseline.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub selection: Option<Confidence>,
     /// The decision table, in ranking order.
     pub decision: Vec<DecisionRow>,
     /// The verdict on the baseline, when the sweep names one.
@@ -248,6 +253,7 @@ impl Review {
         Ok(Review {
             recommended: chosen.map(|c| c.label.clone()),
             bounds: rec.bounds.iter().map(|b| b.sentence()).collect(),
+            selection: rec.confidence.clone(),
             decision: rows,
             baseline,
         })
@@ -271,6 +277,15 @@ impl Review {
             (d.difference, d.ratio) = (o(d.difference), o(d.ratio));
             (d.missed_incidents, d.incidents) = (o(d.missed_incidents), o(d.incidents));
             (d.false_opens, d.flaps) = (o(d.false_opens), o(d.flaps));
+        }
+        if let Some(c) = &mut out.selection {
+            for t in &mut c.listed {
+                t.total_cost = r(t.total_cost);
+            }
+            for v in &mut c.versus {
+                v.total_cost = r(v.total_cost);
+                (v.gap.mean, v.gap.half, v.gap.bound) = (o(v.gap.mean), o(v.gap.half), o(v.gap.bound));
+            }
         }
         for a in out.baseline.iter_mut().flat_map(|b| &mut b.alternatives) {
             a.total_cost = r(a.total_cost);
@@ -587,7 +602,8 @@ mod tests {
     use crate::metrics::Metric;
     use crate::sweep::constraint::Constraint;
     use crate::sweep::objective::Objective;
-    use crate::sweep::recommend::recommend;
+    use crate::sweep::recommend::{Rules, recommend};
+    use crate::sweep::selection::Settings;
     use crate::sweep::table::tests::{cfg, run};
 
     const METRICS: [&str; 5] =
@@ -653,7 +669,14 @@ mod tests {
         let bound = objective.bind(&t.metrics).unwrap();
         let summary = t.summarize(&bound).unwrap();
         let constraints = vec![Constraint::parse("missed_incidents == 0", &METRICS).unwrap()];
-        let rec = recommend(&t, &objective, &constraints, &|_, _| Ok(())).unwrap();
+        // Differences below 100 cost units do not matter here: the lowest cost is separated and
+        // recommended (the selection itself is tested in `selection` and `recommend`).
+        let rule = crate::sweep::selection::Rule { indifference: 100.0, ..Default::default() };
+        let rules = Rules {
+            settings: Settings { baseline, rule, ..Settings::default() },
+            ..Rules::new(&|_, _| Ok(()))
+        };
+        let rec = recommend(&t, &objective, &constraints, &rules).unwrap();
         let hour = [Dur::from_secs(3600); 2];
         Review::build(&Inputs {
             table: &t,
