@@ -281,6 +281,10 @@ impl SweepReport {
                     num(alt.total_cost),
                     alt.changes.join(", ")
                 );
+                let _ = writeln!(s, "     worse than the baseline beyond noise, per scenario:");
+                for risk in &alt.risks {
+                    let _ = writeln!(s, "       {risk}");
+                }
             }
             s.push('\n');
         }

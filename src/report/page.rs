@@ -750,6 +750,7 @@ const DECISION_NOTE: &str = "Total cost is the sum over scenarios of the mean co
 better); missed incidents, false opens and flaps are summed the same way.";
 
 fn html_review(h: &mut String, r: &Review, explanation: Option<&str>) {
+    super::selection::html_regressions(h, r);
     if let Some(b) = &r.baseline {
         let _ = writeln!(h, "<h2 id=\"baseline\">Today's configuration: {}</h2>", esc(&b.label));
         let _ = writeln!(
@@ -772,11 +773,11 @@ fn html_review(h: &mut String, r: &Review, explanation: Option<&str>) {
                 let _ = writeln!(
                     h,
                     "<li><strong>{}</strong> · total cost {}<br><span class=\"k\">changes:</span> {}<br>\
-                     <span class=\"k\">risks:</span> {}</li>",
+                     <span class=\"k\">worse than today's beyond noise:</span>{}</li>",
                     esc(&a.label),
                     fmt_num(a.total_cost),
                     esc(&a.changes.join("; ")),
-                    esc_prose(&a.risks.join("; "))
+                    super::selection::html_risks(&a.risks)
                 );
             }
             h.push_str("</ol>\n");
@@ -812,6 +813,7 @@ fn html_review(h: &mut String, r: &Review, explanation: Option<&str>) {
 }
 
 fn md_review(m: &mut String, r: &Review, explanation: Option<&str>) {
+    super::selection::md_regressions(m, r);
     if let Some(b) = &r.baseline {
         let _ = writeln!(m, "## Today's configuration: {}\n", b.label);
         // The page's green or amber box: a mark a text reader sees too.
@@ -828,12 +830,12 @@ fn md_review(m: &mut String, r: &Review, explanation: Option<&str>) {
             for (i, a) in b.alternatives.iter().enumerate() {
                 let _ = writeln!(
                     m,
-                    "{}. **{}** · total cost {}  \n   changes: {}  \n   risks: {}",
+                    "{}. **{}** · total cost {}  \n   changes: {}  \n   worse than today's beyond noise:{}",
                     i + 1,
                     a.label,
                     fmt_num(a.total_cost),
                     a.changes.join("; "),
-                    a.risks.join("; ")
+                    super::selection::md_risks(&a.risks)
                 );
             }
             let _ = writeln!(m, "\n{DIFFERENCES_NOTE}\n");

@@ -4,9 +4,71 @@
 
 use super::page::{TextTable, esc, esc_prose, html_table, md_table};
 use crate::sweep::recommend::num;
+use crate::sweep::regress::Regressions;
 use crate::sweep::review::Review;
 use crate::sweep::selection::Confidence;
 use std::fmt::Write as _;
+
+/// The recommendation's regressions as a table: scenario, what is worse, the paired difference.
+fn regressions_table(r: &Regressions) -> TextTable {
+    let headings = ["scenario", "worse than the reference", "paired difference"].map(String::from).to_vec();
+    let rows =
+        r.items.iter().map(|x| vec![x.scenario.clone(), x.text.clone(), x.difference.clone()]).collect();
+    TextTable { headings, rows, highlight: None, omitted: 0, omitted_note: "", left: vec![true, true, false] }
+}
+
+/// The first section of a sweep's page: where the recommendation is worse than the baseline
+/// (else the runner-up) beyond noise, per scenario, before any total.
+pub fn html_regressions(h: &mut String, r: &Review) {
+    let (Some(x), Some(chosen)) = (&r.regressions, &r.recommended) else { return };
+    let _ = writeln!(
+        h,
+        "<h2 id=\"regressions\">Where the recommendation is worse than the {}</h2>",
+        esc(&x.against)
+    );
+    let _ = writeln!(h, "<p><strong>{}</strong>: {}.</p>", esc(chosen), esc(&x.heading()));
+    match x.items.is_empty() {
+        true => {
+            let _ = writeln!(
+                h,
+                "<p class=\"verdict fine\">{}</p>",
+                esc(x.render("").lines().nth(1).unwrap_or("").trim())
+            );
+        }
+        false => html_table(h, &regressions_table(x)),
+    }
+}
+
+/// [`html_regressions`] for report.md.
+pub fn md_regressions(m: &mut String, r: &Review) {
+    let (Some(x), Some(chosen)) = (&r.regressions, &r.recommended) else { return };
+    let _ = writeln!(
+        m,
+        "## Where the recommendation is worse than the {}\n\n**{chosen}**: {}.\n",
+        x.against,
+        x.heading()
+    );
+    match x.items.is_empty() {
+        true => {
+            let _ = writeln!(m, "> ✔ {}\n", x.render("").lines().nth(1).unwrap_or("").trim());
+        }
+        false => {
+            md_table(m, &regressions_table(x));
+            m.push('\n');
+        }
+    }
+}
+
+/// An alternative's regressions against the baseline, one list item each (HTML).
+pub fn html_risks(risks: &[String]) -> String {
+    let items: String = risks.iter().map(|r| format!("<li>{}</li>", esc_prose(r))).collect();
+    format!("<ul>{items}</ul>")
+}
+
+/// [`html_risks`] for report.md: a list nested under the alternative's item.
+pub fn md_risks(risks: &[String]) -> String {
+    risks.iter().map(|r| format!("\n   - {r}")).collect()
+}
 
 /// The statement in a sentence, with the tie-break naming the recommendation.
 fn statement(c: &Confidence, chosen: &str) -> String {
@@ -127,10 +189,52 @@ mod tests {
         Review {
             recommended: Some("a".into()),
             bounds: vec![],
+            regressions: Some(Regressions {
+                against: "baseline".into(),
+                label: "base".into(),
+                config_id: 2,
+                confidence: 0.95,
+                replicates: 3,
+                items: if separated {
+                    vec![]
+                } else {
+                    vec![crate::sweep::regress::Regression {
+                        scenario: "hard-outage".into(),
+                        metric: "detection_delay_mean_s".into(),
+                        text: "detects in 29.9 s vs 0.75 s".into(),
+                        difference: "+29.15 ± 0.621 s".into(),
+                    }]
+                },
+            }),
             selection: Some(selection),
             decision: vec![],
             baseline: None,
         }
+    }
+
+    #[test]
+    fn the_regressions_open_the_page() {
+        let mut h = String::new();
+        html_regressions(&mut h, &review(false));
+        assert!(h.starts_with("<h2 id=\"regressions\">Where the recommendation is worse than the baseline</h2>\n<p><strong>a</strong>: Worse than the baseline base beyond noise"), "{h}");
+        assert!(h.contains("<td class=\"t\">hard-outage</td><td class=\"t\">detects in 29.9 s vs 0.75 s</td><td>+29.15 ± 0.621 s</td>"), "{h}");
+        let mut m = String::new();
+        md_regressions(&mut m, &review(true));
+        assert!(m.contains("> ✔ nothing: no metric is worse on any scenario\n"), "{m}");
+    }
+
+    #[test]
+    fn an_alternatives_regressions_are_a_list() {
+        let risks =
+            ["s0: detects in 20 s vs 5 s (+15 ± 0 s)".to_string(), "s1: flaps 3 times vs 0".to_string()];
+        assert_eq!(
+            html_risks(&risks),
+            "<ul><li>s0: detects in 20 s vs 5 s (+15 ± 0 s)</li><li>s1: flaps 3 times vs 0</li></ul>"
+        );
+        assert_eq!(
+            md_risks(&risks),
+            "\n   - s0: detects in 20 s vs 5 s (+15 ± 0 s)\n   - s1: flaps 3 times vs 0"
+        );
     }
 
     #[test]

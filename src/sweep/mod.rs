@@ -30,6 +30,7 @@ pub mod objective;
 pub mod output;
 pub mod pareto;
 pub mod recommend;
+pub mod regress;
 pub mod review;
 pub mod runner;
 pub mod selection;

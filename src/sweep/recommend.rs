@@ -22,6 +22,7 @@ use super::file::Validate;
 use super::grid::{Configuration, plain, round_significant};
 use super::objective::{BoundObjective, Objective};
 use super::output::ParamsOf;
+use super::regress::{Regressions, regressions};
 use super::selection::{
     Confidence, Rule, Settings, Subset, TIED_LISTED, TieBreak, Tied, Totals, Versus, gap, subset,
 };
@@ -155,6 +156,11 @@ pub struct Recommendation {
     /// Whether the chosen configuration is separated from the other qualifying ones, and by
     /// how much (none when nothing qualifies).
     pub confidence: Option<Confidence>,
+    /// Where the chosen configuration is worse than the baseline (else the runner-up) beyond
+    /// noise, per scenario (none when nothing is chosen or there is nothing to compare with).
+    pub regressions: Option<Regressions>,
+    /// The stated confidence and indifference zone.
+    pub rule: Rule,
 }
 
 /// How many configurations a recommendation ranked, in all and by standing.
@@ -339,6 +345,7 @@ pub fn recommend_from(
         Some(chosen) => bound_notes(&chosen.config, table.configurations(), rules.validate),
         None => Vec::new(),
     };
+    let regressions = hidden_regressions(table, &ranking, &rules.settings);
     Ok(Recommendation {
         objective: objective.clone(),
         constraints: constraints.to_vec(),
@@ -348,6 +355,32 @@ pub fn recommend_from(
         binding,
         bounds,
         confidence,
+        regressions,
+        rule: rules.settings.rule,
+    })
+}
+
+/// The chosen configuration's regressions against the baseline (when it is not the baseline
+/// itself), else against the runner-up.
+fn hidden_regressions(
+    table: &ResultTable,
+    ranking: &[Candidate],
+    settings: &Settings,
+) -> Option<Regressions> {
+    let chosen = ranking.first().filter(|c| c.eligible())?;
+    let (against, reference) = match settings.baseline.filter(|b| *b != chosen.config.id) {
+        Some(b) => ("baseline", ranking.iter().find(|c| c.config.id == b)?),
+        None => ("runner-up", ranking.get(1).filter(|c| c.eligible())?),
+    };
+    let (b, a) = (table.index_of(chosen.config.id)?, table.index_of(reference.config.id)?);
+    let (items, replicates) = regressions(table, b, a, settings.rule.confidence);
+    Some(Regressions {
+        against: against.to_string(),
+        label: reference.label.clone(),
+        config_id: reference.config.id,
+        confidence: settings.rule.confidence,
+        replicates,
+        items,
     })
 }
 
@@ -788,6 +821,9 @@ impl Recommendation {
             return out;
         };
         let _ = writeln!(out, "Recommended: {} (configuration {})", best.label, best.config.id);
+        if let Some(r) = &self.regressions {
+            out.push_str(&r.render("  "));
+        }
         if let Some(c) = &self.confidence {
             out.push_str(&c.render(&best.label));
         }

@@ -19,6 +19,7 @@ use super::SweepError;
 use super::grid::round_significant;
 use super::objective::BoundObjective;
 use super::recommend::{Candidate, Recommendation, num};
+use super::regress::{Regressions, regressions};
 use super::selection::Confidence;
 use super::stats::{Stat, describe};
 use super::table::{ResultTable, Summary};
@@ -117,7 +118,8 @@ pub struct Alternative {
     pub total_cost: f64,
     /// What it changes from the baseline (`failure_threshold 5 → 10`).
     pub changes: Vec<String>,
-    /// The metrics it makes worse than the baseline's, with the difference.
+    /// Where it is worse than the baseline beyond noise, per scenario, in natural units
+    /// ([`super::regress`]), and where it misses incidents.
     pub risks: Vec<String>,
     /// Paired differences against the baseline, one per compared metric.
     pub differences: Vec<Difference>,
@@ -150,6 +152,10 @@ pub struct Review {
     /// Bound notes on the recommendation, as sentences.
     #[serde(default)]
     pub bounds: Vec<String>,
+    /// Where the recommendation is worse than the baseline (else the runner-up) beyond noise,
+    /// per scenario, in natural units: the page opens with it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub regressions: Option<Regressions>,
     /// Whether the recommendation is separated from the other qualifying configurations, and
     /// its paired gaps from the runner-up and the baseline.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -253,6 +259,7 @@ impl Review {
         Ok(Review {
             recommended: chosen.map(|c| c.label.clone()),
             bounds: rec.bounds.iter().map(|b| b.sentence()).collect(),
+            regressions: rec.regressions.clone(),
             selection: rec.confidence.clone(),
             decision: rows,
             baseline,
@@ -570,20 +577,14 @@ fn baseline_review(x: &Inputs, b: usize) -> Result<BaselineReview, SweepError> {
         .map(|alt| {
             let a = x.table.index_of(alt.config.id).unwrap_or(0);
             let differences = differences(x, b, a);
-            let risks = COMPARED
-                .iter()
-                .filter(|(column, ..)| *column != "cost")
-                .filter_map(|(_, heading, _, higher)| {
-                    let d = differences.iter().find(|d| d.metric == *heading)?;
-                    let worse = d.mean.is_some_and(|m| if *higher { m < 0.0 } else { m > 0.0 });
-                    worse.then(|| format!("{}: {}", heading, d.text()))
-                })
-                .collect::<Vec<_>>();
-            let risks = if risks.is_empty() {
-                vec!["nothing measured is worse than the baseline's".to_string()]
-            } else {
-                risks
-            };
+            let mut risks: Vec<String> = super::recommend::missed_text(&alt.missed, &rec.scenarios)
+                .map(|m| format!("misses incidents on {m}"))
+                .into_iter()
+                .collect();
+            risks.extend(regressions(x.table, a, b, rec.rule.confidence).0.iter().map(|r| r.line()));
+            if risks.is_empty() {
+                risks.push("nothing is worse than the baseline's beyond noise, on any scenario".to_string());
+            }
             Alternative {
                 label: alt.label.clone(),
                 total_cost: alt.total_cost,
@@ -786,7 +787,7 @@ mod tests {
         assert_eq!(d("false opens").text(), "-6 ± 12.71");
         assert_eq!(
             b.alternatives[0].risks,
-            ["detection delay of caught incidents (s, mean over scenarios): +21 ± 12.71 *"]
+            ["s0: detects in 20 s vs 5 s (+15 ± 0 s)", "s1: detects in 32 s vs 5 s (+27 ± 25.41 s)"]
         );
         // The recommended configuration as the baseline is fine.
         let b = review(Some(1)).baseline.unwrap();
