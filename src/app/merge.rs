@@ -8,6 +8,7 @@ use crate::error::{Error, Result};
 use crate::report::page::{InputFile, ReportInputs};
 use crate::scenario::InputError;
 use crate::sweep::merge::Merge;
+use crate::sweep::review::ScenarioFacts;
 use crate::sweep::runner::{config_info, metric_columns, spec_of};
 use crate::sweep::selection::{Rule, Settings};
 use crate::sweep::shard::{MANIFEST_FILE, Manifest};
@@ -87,7 +88,12 @@ pub fn merge(req: &MergeRequest) -> Result<SweepReport> {
         fronts: m.pareto,
         settings: Settings { rule, baseline: m.baseline, auto: None },
     };
-    let durations: Vec<Dur> = m.durations_us.iter().map(|us| Dur::from_micros(*us)).collect();
-    let durations = (durations.len() == m.scenarios.len()).then_some(durations.as_slice());
-    finish(m.sweep, m.replicates, merged.table, &ranking, durations, &dir, page)
+    let facts: Vec<ScenarioFacts> = m
+        .durations_us
+        .iter()
+        .zip(&m.ride_out)
+        .map(|(us, ride_out)| ScenarioFacts { duration: Dur::from_micros(*us), ride_out: *ride_out })
+        .collect();
+    let facts = (facts.len() == m.scenarios.len()).then_some(facts.as_slice());
+    finish(m.sweep, m.replicates, merged.table, &ranking, facts, &dir, page)
 }

@@ -175,7 +175,7 @@ pub fn run_shard(req: &ShardRequest) -> Result<ShardReport> {
         ran: Manifest::ran_of(&names, slices),
         baseline: file.baseline,
         durations_us: scenarios.iter().map(|s| s.duration.micros()).collect(),
-        ride_out: Vec::new(),
+        ride_out: super::sweep::scenario_facts(&scenarios, file.seed)?.iter().map(|f| f.ride_out).collect(),
         confidence: Some(file.rule.confidence),
         indifference: Some(file.rule.indifference),
         scenarios: names,

@@ -7,13 +7,15 @@ use crate::error::{Error, Result};
 use crate::limits::{Limits, estimate_cells};
 use crate::report::charts::ChartOptions;
 use crate::report::page::{InputFile, ReportInputs};
+use crate::scenario::Scenario;
 use crate::scenario::{InputError, Spot};
+use crate::sim::Workload;
 use crate::sweep::SweepError;
 use crate::sweep::constraint::Constraint;
 use crate::sweep::objective::Objective;
 use crate::sweep::output::{objective_toml, write_pareto, write_runs, write_summary};
 use crate::sweep::recommend::{Recommendation, Rules, best_per_scenario, num, recommend_from};
-use crate::sweep::review::{self, BaselineReview, Review};
+use crate::sweep::review::{self, BaselineReview, Review, ScenarioFacts};
 use crate::sweep::runner::{
     Cells, Configs, Labelled, default_objective, metric_columns, progress_bar, resolved_params,
     validate_policy,
@@ -21,7 +23,7 @@ use crate::sweep::runner::{
 use crate::sweep::selection::Settings;
 use crate::sweep::store::Scratch;
 use crate::sweep::table::{ResultTable, Summary, TableBuilder};
-use crate::time::Dur;
+use crate::truth::Expect;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -114,8 +116,21 @@ pub fn sweep(req: &SweepRequest) -> Result<SweepReport> {
     };
     let settings = Settings { rule: file.rule, baseline: file.baseline, auto: None };
     let ranking = Ranking { objective, constraints: file.constraints, fronts: file.pareto, settings };
-    let durations: Vec<Dur> = scenarios.iter().map(|s| s.duration).collect();
-    finish(file.name, file.replicates, table, &ranking, Some(&durations), &out, req.charts.then_some(inputs))
+    let facts = scenario_facts(&scenarios, file.seed)?;
+    finish(file.name, file.replicates, table, &ranking, Some(&facts), &out, req.charts.then_some(inputs))
+}
+
+/// Each scenario's length and whether it injects an incident to ride out (a `stay_closed`
+/// window of its ground truth), for the review's false opens per week.
+pub(super) fn scenario_facts(scenarios: &[Scenario], seed: Option<u64>) -> Result<Vec<ScenarioFacts>> {
+    scenarios
+        .iter()
+        .map(|s| {
+            let truth = Workload::build(s, seed.unwrap_or(s.seed), 0)?.truth;
+            let ride_out = truth.iter().any(|w| w.expect == Expect::StayClosed);
+            Ok(ScenarioFacts { duration: s.duration, ride_out })
+        })
+        .collect()
 }
 
 /// Where a sweep writing to `out` spills its results: a scratch file beside the output folder
@@ -143,15 +158,15 @@ pub struct Ranking {
 
 /// Everything a sweep writes once its table is complete: summary.csv, runs.csv (streamed from
 /// the table), pareto.csv, objective.toml, recommendation.txt, recommended.txt, review.toml
-/// and, with `page`, the charts and the review page. `durations` are the scenarios' lengths
-/// (for the baseline's rates per week). The unsharded sweep and `merge` both finish here, so
+/// and, with `page`, the charts and the review page. `facts` are the scenarios' lengths and
+/// whether they inject an incident to ride out (for the baseline's false opens per week). The unsharded sweep and `merge` both finish here, so
 /// their folders hold the same bytes.
 pub(super) fn finish(
     name: String,
     replicates: u32,
     table: ResultTable,
     ranking: &Ranking,
-    durations: Option<&[Dur]>,
+    facts: Option<&[ScenarioFacts]>,
     dir: &Path,
     page: Option<ReportInputs>,
 ) -> Result<SweepReport> {
@@ -168,7 +183,7 @@ pub(super) fn finish(
         objective: &bound,
         recommendation: &recommendation,
         baseline: *baseline,
-        durations,
+        scenarios: facts,
         params: &resolved_params,
     })
     .map_err(InputError::from)?;

@@ -802,6 +802,15 @@ pub fn meets_constraints(table: &ResultTable, runs: &[RunRow], constraints: &[Co
     })
 }
 
+/// The unit a metric's values carry in prose: ` s`, ` ms`, or nothing for counts and ratios.
+pub fn unit_suffix(metric: crate::metrics::Metric) -> &'static str {
+    match metric.unit() {
+        crate::metrics::Unit::Seconds => " s",
+        crate::metrics::Unit::Millis => " ms",
+        crate::metrics::Unit::Plain => "",
+    }
+}
+
 /// A number for prose: at most 4 significant digits, no trailing zeros.
 pub fn num(x: f64) -> String {
     if !x.is_finite() {
@@ -869,7 +878,12 @@ impl Recommendation {
                 if let Some(missed) = missed_text(&second.missed, &self.scenarios) {
                     let _ = writeln!(out, "  It misses incidents on {missed}.");
                 }
-                let _ = writeln!(out, "What decided it (weighted cost, chosen vs runner-up):");
+                let _ = writeln!(
+                    out,
+                    "What decided it (chosen vs runner-up: each metric summed over the {} scenario(s) of its mean \
+                     over replicates, in its unit, × its weight = its part of the total cost):",
+                    self.scenarios.len()
+                );
                 let mut terms: Vec<(usize, f64)> = best
                     .contributions
                     .iter()
@@ -886,10 +900,14 @@ impl Recommendation {
                     );
                 }
                 for (t, d) in terms.iter().take(4) {
-                    let (metric, _) = &self.objective.weights[*t];
+                    let (metric, weight) = self.objective.weights[*t];
+                    let natural = |c: f64| format!("{}{}", num(c / weight), unit_suffix(metric));
                     let _ = writeln!(
                         out,
-                        "  {metric}: {} vs {} ({} {})",
+                        "  {metric}: {} vs {} × weight {} = cost {} vs {} ({} {})",
+                        natural(best.contributions[*t]),
+                        natural(second.contributions[*t]),
+                        num(weight),
                         num(best.contributions[*t]),
                         num(second.contributions[*t]),
                         if *d > 0.0 { "better by" } else { "worse by" },
@@ -1094,7 +1112,10 @@ mod tests {
             ),
             "{text}"
         );
-        assert!(text.contains("  detection_delay_mean_s: 53 vs 70 (better by 17)"), "{text}");
+        assert!(
+            text.contains("  detection_delay_mean_s: 53 s vs 70 s × weight 1 = cost 53 vs 70 (better by 17)"),
+            "{text}"
+        );
         assert!(text.contains("1 of 4 configurations were ruled out"), "{text}");
         assert!(text.contains("Hardest scenarios for it: brownout (cost 32, 55.17% of the total); outage (cost 26, 44.83% of the total)."), "{text}");
         assert!(text.ends_with("[policy]\npreset = \"consecutive\"\nfailure_threshold = 4\n\n"), "{text}");

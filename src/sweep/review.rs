@@ -134,7 +134,8 @@ pub struct BaselineReview {
     /// True when nothing is wrong with it: it qualifies, misses nothing, opens on no noise and
     /// costs at most [`FINE_RATIO`] times the recommendation.
     pub fine: bool,
-    /// The verdict in a few words ("opens on noise: 6 false opens a week", "fine").
+    /// The verdict in a few words ("opens for nothing: 6 false opens, about 500 a week on noise
+    /// alone", "fine").
     pub verdict: String,
     /// Every finding, most serious first.
     pub findings: Vec<String>,
@@ -200,6 +201,16 @@ const COMPARED: [(&str, &str, Over, bool); 9] = [
     ("availability", "availability (mean over scenarios)", Over::Mean, true),
 ];
 
+/// What a review needs to know of a scenario to extrapolate false opens to a week.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct ScenarioFacts {
+    /// Its simulated length.
+    pub duration: Dur,
+    /// Whether it injects an incident the breaker should ride out (`stay_closed`): a false open
+    /// there may be on that incident, which says nothing about a week of ordinary traffic.
+    pub ride_out: bool,
+}
+
 /// What a review is built from.
 pub struct Inputs<'a> {
     /// The sweep's results.
@@ -212,8 +223,9 @@ pub struct Inputs<'a> {
     pub recommendation: &'a Recommendation,
     /// The baseline's configuration id, when the sweep names one.
     pub baseline: Option<usize>,
-    /// Each scenario's simulated length, in table order (for rates per week), when known.
-    pub durations: Option<&'a [Dur]>,
+    /// Each scenario's simulated length and whether it injects an incident to ride out, in
+    /// table order (for false opens per week), when known.
+    pub scenarios: Option<&'a [ScenarioFacts]>,
     /// A configuration's resolved parameters (none for results read back without them).
     pub params: super::output::ParamsOf<'a>,
 }
@@ -455,6 +467,59 @@ fn worst(x: &Inputs, values: &[(usize, f64)]) -> String {
     parts.join(", ")
 }
 
+/// The finding on a configuration's false opens (`opens` per scenario, `total` of them): how
+/// many and where, and a rate per week extrapolated from the scenarios that inject no incident
+/// to ride out only (their false opens come from the noise of ordinary traffic), saying so.
+fn false_opens_finding(x: &Inputs, opens: &[(usize, f64)], total: f64) -> String {
+    let head = format!("opens for nothing: {}", count(total, "false open", "false opens"));
+    let Some(facts) = x.scenarios.filter(|f| f.len() == x.table.scenarios.len()) else {
+        return format!("{head} ({})", worst(x, opens));
+    };
+    let (mut noise, mut seconds, mut quiet) = (0.0, 0.0, 0usize);
+    let mut ride_out: Vec<(usize, f64)> = Vec::new();
+    for (s, f) in facts.iter().enumerate() {
+        let here = opens.iter().find(|(k, _)| *k == s).map_or(0.0, |(_, m)| *m);
+        if f.ride_out {
+            if here > 0.0 {
+                ride_out.push((s, here));
+            }
+        } else {
+            (noise, seconds, quiet) = (noise + here, seconds + f.duration.as_secs_f64(), quiet + 1);
+        }
+    }
+    let simulated = Dur::from_micros((seconds * 1e6) as u64);
+    let basis =
+        format!("the {simulated} simulated on the {quiet} scenario(s) that inject no incident to ride out");
+    let ridden: f64 = ride_out.iter().map(|(_, m)| m).sum();
+    let ride_clause = if ridden > 0.0 {
+        let names: Vec<&str> = ride_out.iter().map(|(s, _)| x.table.scenarios[*s].as_str()).collect();
+        format!(
+            "; {} on scenarios that inject an incident to ride out ({}), not extrapolated",
+            num(ridden),
+            names.join(", ")
+        )
+    } else {
+        String::new()
+    };
+    if noise > 0.0 && seconds > 0.0 {
+        let week = Dur::from_secs(7 * 24 * 3600).as_secs_f64();
+        let per_week = super::grid::round_significant(noise * week / seconds, 2);
+        format!(
+            "{head}, about {} a week on noise alone ({}; basis: {} in {basis}{ride_clause})",
+            num(per_week),
+            worst(x, opens),
+            num(noise)
+        )
+    } else if seconds > 0.0 {
+        format!("{head}, none on noise alone ({}; none in {basis}{ride_clause})", worst(x, opens))
+    } else {
+        format!(
+            "{head} ({}{ride_clause}; no scenario without one to extrapolate a week from)",
+            worst(x, opens)
+        )
+    }
+}
+
 /// Mean over scenarios of a configuration's delay column (with misses counted when present).
 fn mean_delay(x: &Inputs, config: usize) -> Option<f64> {
     let column = ["detection_delay_with_misses_mean_s", "detection_delay_mean_s"]
@@ -493,21 +558,7 @@ fn baseline_review(x: &Inputs, b: usize) -> Result<BaselineReview, SweepError> {
     let opens = per_scenario(x, b, "false_opens");
     let opens_total: f64 = opens.iter().map(|(_, m)| m).sum();
     if opens_total > 0.0 {
-        let rate = match x.durations {
-            Some(d) if !d.is_empty() => {
-                let seconds: f64 = d.iter().map(|d| d.as_secs_f64()).sum();
-                let week = Dur::from_secs(7 * 24 * 3600).as_secs_f64();
-                let simulated = Dur::from_micros((seconds * 1e6) as u64);
-                let per_week = super::grid::round_significant(opens_total * week / seconds, 2);
-                format!(" in {simulated} simulated, about {} a week", num(per_week))
-            }
-            _ => String::new(),
-        };
-        findings.push(format!(
-            "opens on noise: {}{rate} ({})",
-            count(opens_total, "false open", "false opens"),
-            worst(x, &opens)
-        ));
+        findings.push(false_opens_finding(x, &opens, opens_total));
     }
     let flaps = per_scenario(x, b, "flaps");
     let flaps_total: f64 = flaps.iter().map(|(_, m)| m).sum();
@@ -661,6 +712,12 @@ mod tests {
 
     /// The review when a false open costs `false_open` (10 in [`review`]).
     fn review_weighing(baseline: Option<usize>, false_open: f64) -> Review {
+        review_with(baseline, false_open, [false, false])
+    }
+
+    /// The review when a false open costs `false_open` and the scenarios inject an incident to
+    /// ride out or not (`ride_out`).
+    fn review_with(baseline: Option<usize>, false_open: f64, ride_out: [bool; 2]) -> Review {
         let t = table();
         let objective = Objective::new([
             (Metric::FalseOpens, false_open),
@@ -678,14 +735,14 @@ mod tests {
             ..Rules::new(&|_, _| Ok(()))
         };
         let rec = recommend(&t, &objective, &constraints, &rules).unwrap();
-        let hour = [Dur::from_secs(3600); 2];
+        let hour = ride_out.map(|ride_out| ScenarioFacts { duration: Dur::from_secs(3600), ride_out });
         Review::build(&Inputs {
             table: &t,
             summary: &summary,
             objective: &bound,
             recommendation: &rec,
             baseline,
-            durations: Some(&hour),
+            scenarios: Some(&hour),
             params: &|c| vec![(c.config.overrides[0].0.clone(), c.config.overrides[0].1.to_string())],
         })
         .unwrap()
@@ -760,11 +817,12 @@ mod tests {
         let b = review(Some(0)).baseline.unwrap();
         assert_eq!(b.label, "consecutive[failure_threshold=2]");
         assert!(!b.fine);
-        assert_eq!(b.verdict, "opens on noise: 6 false opens in 2h simulated, about 500 a week");
+        assert_eq!(b.verdict, "opens for nothing: 6 false opens, about 500 a week on noise alone");
         assert_eq!(
             b.findings,
             [
-                "opens on noise: 6 false opens in 2h simulated, about 500 a week (s0 3, s1 3)",
+                "opens for nothing: 6 false opens, about 500 a week on noise alone (s0 3, s1 3; basis: 6 in the 2h \
+                 simulated on the 2 scenario(s) that inject no incident to ride out)",
                 "flaps: 1 re-open soon after closing (s0 1)",
                 "costs 1.346× the recommendation (70 against 52 for consecutive[failure_threshold=4])",
             ]
@@ -800,6 +858,22 @@ mod tests {
     }
 
     #[test]
+    fn false_opens_are_extrapolated_to_a_week_from_noise_alone_never_from_injected_incidents() {
+        let finding = |ride_out| review_with(Some(0), 10.0, ride_out).baseline.unwrap().findings[0].clone();
+        assert_eq!(
+            finding([true, false]),
+            "opens for nothing: 6 false opens, about 500 a week on noise alone (s0 3, s1 3; basis: 3 in the 1h \
+             simulated on the 1 scenario(s) that inject no incident to ride out; 3 on scenarios that inject an \
+             incident to ride out (s0), not extrapolated)"
+        );
+        assert_eq!(
+            finding([true, true]),
+            "opens for nothing: 6 false opens (s0 3, s1 3; 6 on scenarios that inject an incident to ride out (s0, \
+             s1), not extrapolated; no scenario without one to extrapolate a week from)"
+        );
+    }
+
+    #[test]
     fn a_recommended_baseline_with_problems_is_kept_with_them_said() {
         // A false open costing 1 instead of 10: configuration 0 costs 8 + 8 = 16 against 52 for
         // configuration 1 and 60 for the windowed one, so the noisy baseline is the
@@ -812,12 +886,13 @@ mod tests {
         assert!(!b.fine);
         assert_eq!(
             b.verdict,
-            "keep it: nothing swept does better, though it opens on noise: 6 false opens in 2h simulated, about 500 a week"
+            "keep it: nothing swept does better, though it opens for nothing: 6 false opens, about 500 a week on noise alone"
         );
         assert_eq!(
             b.findings,
             [
-                "opens on noise: 6 false opens in 2h simulated, about 500 a week (s0 3, s1 3)",
+                "opens for nothing: 6 false opens, about 500 a week on noise alone (s0 3, s1 3; basis: 6 in the 2h \
+                 simulated on the 2 scenario(s) that inject no incident to ride out)",
                 "flaps: 1 re-open soon after closing (s0 1)",
             ]
         );
