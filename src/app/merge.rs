@@ -3,7 +3,7 @@
 //! writes. Each shard's runs.csv is read as a stream, one file after another.
 
 use super::output;
-use super::sweep::{Ranking, SweepReport, finish};
+use super::sweep::{Ran, Ranking, SweepReport, finish};
 use crate::error::{Error, Result};
 use crate::report::page::{InputFile, ReportInputs};
 use crate::scenario::InputError;
@@ -95,5 +95,6 @@ pub fn merge(req: &MergeRequest) -> Result<SweepReport> {
         .map(|(us, ride_out)| ScenarioFacts { duration: Dur::from_micros(*us), ride_out: *ride_out })
         .collect();
     let facts = (facts.len() == m.scenarios.len()).then_some(facts.as_slice());
-    finish(m.sweep, m.replicates, merged.table, &ranking, facts, &dir, page)
+    let ran = Ran { replicates: m.replicates, stages: None };
+    finish(m.sweep, ran, merged.table, &ranking, facts, &dir, page)
 }

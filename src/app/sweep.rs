@@ -11,7 +11,10 @@ use crate::scenario::Scenario;
 use crate::scenario::{InputError, Spot};
 use crate::sim::Workload;
 use crate::sweep::SweepError;
+use crate::sweep::auto::{AutoReport, Judge, Next, Stage, Stop, looks, schedule};
 use crate::sweep::constraint::Constraint;
+pub use crate::sweep::file::Replicates;
+use crate::sweep::file::SweepFile;
 use crate::sweep::objective::Objective;
 use crate::sweep::output::{objective_toml, write_pareto, write_runs, write_summary};
 use crate::sweep::recommend::{Recommendation, Rules, best_per_scenario, num, recommend_from};
@@ -45,8 +48,13 @@ pub struct SweepRequest {
     pub charts: bool,
     /// The command line as typed, for the report page.
     pub command_line: String,
-    /// Memory and simulated-call limits checked before anything runs.
+    /// Memory and simulated-call limits checked before anything runs; with
+    /// `replicates = "auto"`, `max_calls` is also the budget its stages stop at.
     pub limits: Limits,
+    /// `--replicates N|auto`: replaces the sweep file's `replicates`.
+    pub replicates: Option<Replicates>,
+    /// `--max-replicates N`: the most `replicates = "auto"` gives a configuration.
+    pub max_replicates: Option<u32>,
 }
 
 /// What `breakerlab sweep` did.
@@ -54,8 +62,8 @@ pub struct SweepRequest {
 pub struct SweepReport {
     /// The sweep's name.
     pub name: String,
-    /// Replicates per (scenario, configuration).
-    pub replicates: u32,
+    /// Replicates per (scenario, configuration), or `replicates = "auto"`'s stages.
+    pub ran: Ran,
     /// Metric values of every cell.
     pub table: ResultTable,
     /// Aggregates over replicates.
@@ -93,19 +101,27 @@ pub fn sweep(req: &SweepRequest) -> Result<SweepReport> {
     let path = sweep_path(req.file.as_deref())?;
     let columns = metric_columns();
     let mut file = super::files::load_sweep(&path, &columns, &validate_policy).map_err(InputError::from)?;
+    file.set_replicates(req.replicates, req.max_replicates).map_err(InputError::argument)?;
     let scenarios = load_scenarios(&file.scenarios)?;
-    let configs = &file.configurations;
     let objective = file.objective.clone().unwrap_or_else(default_objective);
     objective.bind(&columns).map_err(InputError::from)?;
-    let cells = Cells { scenarios: &scenarios, configs, replicates: file.replicates, seed: file.seed };
-    let configs_spot = Spot::in_file(&path, "", None, "[[policies]]");
-    estimate_cells(&cells, None, &file.replicates_spot, &configs_spot)?.check(&req.limits)?;
-    let bar = progress_bar(cells.count(), req.quiet);
     let out = output::out_dir(req.out.as_deref(), &file.name);
-    let names = scenarios.iter().map(|s| s.name.clone()).collect();
-    let mut rows =
-        TableBuilder::new(names, configs.count(), columns.clone(), file.replicates, &scratch_next_to(&out))?;
-    cells.run_slices(&cells.all(), req.threads, &columns, &bar, &mut |row| rows.put(&row, row.config))?;
+    let names: Vec<String> = scenarios.iter().map(|s| s.name.clone()).collect();
+    let configs_spot = Spot::in_file(&path, "", None, "[[policies]]");
+    let configs = &file.configurations;
+    let slots = file.replicates;
+    let mut rows = TableBuilder::new(names, configs.count(), columns.clone(), slots, &scratch_next_to(&out))?;
+    let stages = if file.auto {
+        let run =
+            Staged { file: &file, scenarios: &scenarios, columns: &columns, configs_spot: &configs_spot };
+        Some(run.run(&objective, req, &mut rows)?)
+    } else {
+        let cells = Cells { scenarios: &scenarios, configs, replicates: file.replicates, seed: file.seed };
+        estimate_cells(&cells, None, &file.replicates_spot, &configs_spot)?.check(&req.limits)?;
+        let bar = progress_bar(cells.count(), req.quiet);
+        cells.run_slices(&cells.all(), req.threads, &columns, &bar, &mut |row| rows.put(&row, row.config))?;
+        None
+    };
     let table = rows.finish(Box::new(Labelled(std::mem::take(&mut file.configurations))))?;
     let inputs = ReportInputs {
         title: format!("sweep: {}", file.name),
@@ -114,10 +130,97 @@ pub fn sweep(req: &SweepRequest) -> Result<SweepReport> {
         files: InputFile::read(&path).into_iter().collect(),
         ..ReportInputs::default()
     };
-    let settings = Settings { rule: file.rule, baseline: file.baseline, auto: None };
+    let auto = file.auto.then(|| looks(file.replicates));
+    let settings = Settings { rule: file.rule, baseline: file.baseline, auto };
     let ranking = Ranking { objective, constraints: file.constraints, fronts: file.pareto, settings };
     let facts = scenario_facts(&scenarios, file.seed)?;
-    finish(file.name, file.replicates, table, &ranking, Some(&facts), &out, req.charts.then_some(inputs))
+    let ran = Ran { replicates: file.replicates, stages };
+    finish(file.name, ran, table, &ranking, Some(&facts), &out, req.charts.then_some(inputs))
+}
+
+/// An automatic sweep (`replicates = "auto"`) run on this machine, stage after stage.
+struct Staged<'a> {
+    file: &'a SweepFile,
+    scenarios: &'a [Scenario],
+    columns: &'a [String],
+    configs_spot: &'a Spot,
+}
+
+impl Staged<'_> {
+    /// Runs the stages of [`crate::sweep::auto`] into `rows` until the confidence is reached or
+    /// the budget (`max_replicates`, `--max-calls`) runs out. The first stage must fit the
+    /// call limit and the whole table the memory limit, or nothing runs.
+    fn run(&self, objective: &Objective, req: &SweepRequest, rows: &mut TableBuilder) -> Result<AutoReport> {
+        let file = self.file;
+        let (configs, max) = (&file.configurations, file.replicates);
+        let cells = |replicates| Cells { scenarios: self.scenarios, configs, replicates, seed: file.seed };
+        let spot = &file.replicates_spot;
+        let first = estimate_cells(&cells(1), None, spot, self.configs_spot)?;
+        first.check(&Limits { max_memory: u64::MAX, ..req.limits })?;
+        let whole = estimate_cells(&cells(max), None, spot, self.configs_spot)?;
+        whole.check(&Limits { max_calls: u64::MAX, ..req.limits })?;
+        // Every configuration simulates about the same calls on a replicate of the scenarios.
+        let per_run = first.calls() / (configs.count() as u64).max(1);
+        let bound = objective.bind(self.columns).map_err(InputError::from)?;
+        let columns: Vec<usize> = file
+            .constraints
+            .iter()
+            .map(|c| self.columns.iter().position(|m| m == c.metric.name()).unwrap_or(0))
+            .collect();
+        let n_scenarios = self.scenarios.len() as u64;
+        let mut report = AutoReport {
+            max_replicates: max,
+            stages: Vec::new(),
+            stop: Stop::MaxReplicates(max),
+            exhaustive_cells: n_scenarios * configs.count() as u64 * u64::from(max),
+        };
+        let schedule = schedule(max);
+        let (mut running, mut from, mut spent): (Vec<usize>, u32, u64) =
+            ((0..configs.count()).collect(), 0, 0);
+        for (k, &to) in schedule.iter().enumerate() {
+            let stage_cells = n_scenarios * running.len() as u64 * u64::from(to - from);
+            let bar = progress_bar(stage_cells, req.quiet);
+            cells(max).run_stage(&running, from..to, req.threads, self.columns, &bar, &mut |row| {
+                rows.put(&row, row.config)
+            })?;
+            spent += per_run * running.len() as u64 * u64::from(to - from);
+            report.stages.push(Stage {
+                replicates: from..to,
+                configurations: running.len(),
+                cells: stage_cells,
+                broke: 0,
+                screened: 0,
+            });
+            let judge = Judge {
+                table: rows.table(),
+                bound: &bound,
+                constraints: &file.constraints,
+                columns: &columns,
+                rule: file.rule,
+                max,
+                baseline: file.baseline,
+            };
+            match judge.decide(&running, to) {
+                Next::Stop(stop) => {
+                    report.stop = stop;
+                    break;
+                }
+                Next::Run { keep, broke, screened } => {
+                    if let Some(last) = report.stages.last_mut() {
+                        (last.broke, last.screened) = (broke, screened);
+                    }
+                    let next = schedule.get(k + 1).copied().unwrap_or(max);
+                    let calls = per_run * keep.len() as u64 * u64::from(next - to);
+                    if spent.saturating_add(calls) > req.limits.max_calls {
+                        report.stop = Stop::Calls(calls, req.limits.max_calls);
+                        break;
+                    }
+                    (running, from) = (keep, to);
+                }
+            }
+        }
+        Ok(report)
+    }
 }
 
 /// Each scenario's length and whether it injects an incident to ride out (a `stay_closed`
@@ -142,6 +245,15 @@ pub(super) fn scratch_next_to(out: &Path) -> Scratch {
     }
 }
 
+/// How many replicates a sweep ran: a number, or `replicates = "auto"`'s stages.
+#[derive(Debug)]
+pub struct Ran {
+    /// Replicates per cell, or the most `replicates = "auto"` gives a configuration.
+    pub replicates: u32,
+    /// The stages of `replicates = "auto"`, when it was.
+    pub stages: Option<AutoReport>,
+}
+
 /// How a sweep ranks its configurations: objective, constraints, Pareto fronts and how it
 /// selects.
 pub struct Ranking {
@@ -163,7 +275,7 @@ pub struct Ranking {
 /// their folders hold the same bytes.
 pub(super) fn finish(
     name: String,
-    replicates: u32,
+    ran: Ran,
     table: ResultTable,
     ranking: &Ranking,
     facts: Option<&[ScenarioFacts]>,
@@ -177,7 +289,7 @@ pub(super) fn finish(
     let rules = Rules { params: Some(&resolved_params), settings: *settings, ..Rules::new(&validate_policy) };
     let recommendation =
         recommend_from(&table, &summary, objective, constraints, &rules).map_err(InputError::from)?;
-    let review = Review::build(&review::Inputs {
+    let mut review = Review::build(&review::Inputs {
         table: &table,
         summary: &summary,
         objective: &bound,
@@ -187,6 +299,7 @@ pub(super) fn finish(
         params: &resolved_params,
     })
     .map_err(InputError::from)?;
+    review.stages = ran.stages.as_ref().map(AutoReport::lines).unwrap_or_default();
     let mut out = OutputDir::create(dir, Keep::Foreign)?;
     let summary_path = dir.join(output::SUMMARY_CSV);
     out.write_with(output::SUMMARY_CSV, |w| {
@@ -218,7 +331,7 @@ pub(super) fn finish(
     let files = out.finish(page.as_ref())?;
     Ok(SweepReport {
         name,
-        replicates,
+        ran,
         table,
         summary,
         best,
@@ -244,15 +357,32 @@ impl SweepReport {
     pub fn render(&self) -> String {
         let t = &self.table;
         let mut s = String::new();
-        let _ = writeln!(
-            s,
-            "sweep {}: {} scenario(s) x {} configuration(s) x {} replicate(s) = {} cells",
-            self.name,
-            t.scenarios.len(),
-            t.n_configs(),
-            self.replicates,
-            t.n_runs()
-        );
+        match &self.ran.stages {
+            None => {
+                let _ = writeln!(
+                    s,
+                    "sweep {}: {} scenario(s) x {} configuration(s) x {} replicate(s) = {} cells",
+                    self.name,
+                    t.scenarios.len(),
+                    t.n_configs(),
+                    self.ran.replicates,
+                    t.n_runs()
+                );
+            }
+            Some(auto) => {
+                let _ = writeln!(
+                    s,
+                    "sweep {}: {} scenario(s) x {} configuration(s), replicates = \"auto\" (up to {} each):",
+                    self.name,
+                    t.scenarios.len(),
+                    t.n_configs(),
+                    self.ran.replicates
+                );
+                for line in auto.lines() {
+                    let _ = writeln!(s, "  {line}");
+                }
+            }
+        }
         let _ = writeln!(s, "objective: cost = {}", objective_text(&self.recommendation.objective));
         if !self.recommendation.constraints.is_empty() {
             let texts: Vec<String> = self
@@ -388,6 +518,95 @@ mod tests {
             text.starts_with("sweep small: 2 scenario(s) x 3 configuration(s) x 2 replicate(s) = 12 cells\n"),
             "{text}"
         );
+    }
+
+    /// A grid over two bundled scenarios whose costs differ by a few hundredths: the
+    /// indifference zone is one hundredth, so the selection must tell them apart.
+    fn graded_sweep(dir: &Path, replicates: &str) -> PathBuf {
+        let text = format!(
+            "name = \"graded\"\nscenarios = [{:?}, {:?}]\nreplicates = {replicates}\nindifference = 0.01\n\
+             [[policies]]\npreset = \"consecutive\"\nfailure_threshold = [2, 3, 5, 10, 40]\n\
+             open_duration = [\"10s\", \"1m\", \"5m\"]\n\
+             [[policies]]\npreset = \"node-breaker\"\n",
+            bundled("blip.toml"),
+            bundled("hard-outage.toml")
+        );
+        let path = dir.join(format!("graded-{}.toml", replicates.trim_matches('"')));
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    /// The output files whose bytes must not depend on the thread count.
+    const FILES: [&str; 6] =
+        ["summary.csv", "runs.csv", "pareto.csv", "objective.toml", "recommendation.txt", "review.toml"];
+
+    #[test]
+    fn auto_reaches_the_exhaustive_winner_in_fewer_cells_and_the_same_bytes_on_any_thread_count() {
+        let dir = tempfile::tempdir().unwrap();
+        let exhaustive =
+            super::sweep(&request(&graded_sweep(dir.path(), "10"), 2, &dir.path().join("all"))).unwrap();
+        let auto_file = graded_sweep(dir.path(), "\"auto\"");
+        let mut outs = Vec::new();
+        for threads in [1, 2] {
+            let out = dir.path().join(format!("auto{threads}"));
+            let auto = super::sweep(&request(&auto_file, threads, &out)).unwrap();
+            let winner = |r: &SweepReport| r.recommendation.chosen().map(|c| c.config.id);
+            assert_eq!(winner(&auto), winner(&exhaustive));
+            let stages = auto.ran.stages.as_ref().unwrap();
+            assert!(stages.cells() < stages.exhaustive_cells, "{:?}", stages);
+            assert_eq!(stages.exhaustive_cells, exhaustive.table.n_runs() as u64);
+            assert_eq!(auto.table.n_runs() as u64, stages.cells());
+            assert!(stages.stages.iter().map(|s| s.screened).sum::<usize>() > 0, "{stages:?}");
+            let files: Vec<String> =
+                FILES.iter().map(|f| std::fs::read_to_string(out.join(f)).unwrap()).collect();
+            outs.push((files, auto.render().replace(&out.display().to_string(), "OUT")));
+        }
+        assert_eq!(outs[0], outs[1]);
+        let text = &outs[0].1;
+        assert!(text.contains("replicates = \"auto\" (up to 10 each):\n  stage 1: replicate 0 of 16 configuration(s), 32 cells"), "{text}");
+        // Replicate r of a configuration is the exhaustive sweep's replicate r, cell for cell.
+        let all_runs = std::fs::read_to_string(dir.path().join("all/runs.csv")).unwrap();
+        for line in outs[0].0[1].lines().skip(1) {
+            assert!(all_runs.contains(line), "{line}");
+        }
+        // `recommend` on the folder re-ranks as the sweep did (objective.toml says it was auto).
+        assert!(outs[0].0[3].contains("auto_looks = 3\n"), "{}", outs[0].0[3]);
+        let again =
+            recommend(&RecommendRequest { path: dir.path().join("auto2"), ..RecommendRequest::default() })
+                .unwrap();
+        assert_eq!(again.render(), outs[0].0[4]);
+    }
+
+    #[test]
+    fn auto_is_refused_by_a_shard_saying_what_is_missing() {
+        let dir = tempfile::tempdir().unwrap();
+        let req = crate::app::shard::ShardRequest {
+            file: Some(graded_sweep(dir.path(), "\"auto\"")),
+            shard: crate::sweep::shard::ShardId::new(0, 2).unwrap(),
+            source: "--shard 0/2".into(),
+            threads: Some(1),
+            out: Some(dir.path().join("shards")),
+            quiet: true,
+            command_line: String::new(),
+            limits: Limits::default(),
+            replicates: None,
+            max_replicates: None,
+        };
+        let err = crate::app::shard::run_shard(&req).unwrap_err();
+        assert!(matches!(err, Error::Input(_)), "{err}");
+        assert!(
+            err.to_string()
+                .contains("graded-auto.toml:3:14: replicates: \"auto\" runs its stages on one machine"),
+            "{err}"
+        );
+        let err = crate::app::shard::run_shard(&crate::app::shard::ShardRequest {
+            file: Some(graded_sweep(dir.path(), "3")),
+            replicates: Some(Replicates::Auto),
+            ..req
+        })
+        .unwrap_err();
+        assert!(err.to_string().contains("--shard does not split it yet"), "{err}");
+        assert!(!dir.path().join("shards").exists());
     }
 
     #[test]

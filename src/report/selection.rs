@@ -132,6 +132,13 @@ pub fn html_confidence(h: &mut String, r: &Review) {
         html_table(h, &versus_table(c));
         let _ = writeln!(h, "<p class=\"meta\">{}</p>", esc(VERSUS_NOTE));
     }
+    if !r.stages.is_empty() {
+        h.push_str("<p><strong>replicates = \"auto\":</strong></p>\n<ul>\n");
+        for line in &r.stages {
+            let _ = writeln!(h, "<li>{}</li>", esc_prose(line));
+        }
+        h.push_str("</ul>\n");
+    }
 }
 
 /// [`html_confidence`] for report.md.
@@ -142,6 +149,13 @@ pub fn md_confidence(m: &mut String, r: &Review) {
     if !c.versus.is_empty() {
         md_table(m, &versus_table(c));
         let _ = writeln!(m, "\n_{VERSUS_NOTE}_\n");
+    }
+    if !r.stages.is_empty() {
+        m.push_str("**replicates = \"auto\":**\n\n");
+        for line in &r.stages {
+            let _ = writeln!(m, "- {line}");
+        }
+        m.push('\n');
     }
 }
 
@@ -209,6 +223,7 @@ mod tests {
             selection: Some(selection),
             decision: vec![],
             baseline: None,
+            stages: vec!["stage 1: replicate 0 of 4 configuration(s), 8 cells".into()],
         }
     }
 

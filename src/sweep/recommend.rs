@@ -26,6 +26,7 @@ use super::regress::{Regressions, regressions};
 use super::selection::{
     Confidence, Rule, Settings, Subset, TIED_LISTED, TieBreak, Tied, Totals, Versus, gap, subset,
 };
+use super::stats::describe;
 use super::table::ConfigInfo;
 use super::table::{ResultTable, RunRow, Summary};
 use crate::time::Dur;
@@ -680,85 +681,125 @@ pub fn bound_notes<C: std::ops::Deref<Target = Configuration>>(
     notes
 }
 
+/// One configuration's runs judged: what the ranking and the stages of `replicates = "auto"`
+/// both read of it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Standing {
+    /// Sum over scenarios of the mean cost over replicates (the summary's arithmetic).
+    pub total_cost: f64,
+    /// Its total over the scenarios in each replicate slot (`None` where a scenario lacks it).
+    pub totals: Vec<Option<f64>>,
+    /// True when it has runs on every scenario.
+    pub complete: bool,
+    /// Replicates it ran (the fewest over the scenarios).
+    pub replicates: usize,
+    /// The constraints it breaks, per scenario.
+    pub violations: Vec<Violation>,
+    /// Scenarios on which it missed an incident in some replicate.
+    pub missed: Vec<Missed>,
+}
+
+/// Configuration `c`'s [`Standing`] in `table` under `bound` and `constraints` (whose metrics
+/// are the table's `columns`).
+pub fn standing(
+    table: &ResultTable,
+    bound: &BoundObjective,
+    constraints: &[Constraint],
+    columns: &[usize],
+    c: usize,
+) -> Standing {
+    let mut st = Standing {
+        total_cost: 0.0,
+        totals: vec![Some(0.0); table.replicates() as usize],
+        complete: true,
+        replicates: usize::MAX,
+        violations: Vec::new(),
+        missed: Vec::new(),
+    };
+    let missed_col = table.column("missed_incidents");
+    for s in 0..table.scenarios.len() {
+        let runs = table.group(s, c);
+        st.replicates = st.replicates.min(runs.len());
+        let mut present = vec![false; st.totals.len()];
+        let costs: Vec<Option<f64>> = runs.iter().map(|r| Some(bound.cost(&r.values))).collect();
+        for (r, cost) in runs.iter().zip(&costs) {
+            let slot = r.replicate as usize;
+            present[slot] = true;
+            if let (Some(t), Some(cost)) = (&mut st.totals[slot], cost) {
+                *t += cost;
+            }
+        }
+        for (t, here) in st.totals.iter_mut().zip(present) {
+            if !here {
+                *t = None;
+            }
+        }
+        if runs.is_empty() {
+            st.complete = false;
+            continue;
+        }
+        st.total_cost += describe(costs).mean.unwrap_or(0.0);
+        let values = |col: usize| -> Vec<Option<f64>> { runs.iter().map(|r| r.values.get(col)).collect() };
+        for (k, (constraint, &col)) in constraints.iter().zip(columns).enumerate() {
+            let judged = constraint.judge(&values(col));
+            if !judged.holds {
+                st.violations.push(Violation {
+                    constraint: k,
+                    scenario: s,
+                    value: judged.shown.unwrap_or(f64::NAN),
+                    breaking: (judged.breaking, judged.replicates),
+                });
+            }
+        }
+        if let Some(col) = missed_col {
+            let missing = values(col).iter().filter(|v| v.is_some_and(|m| m > 0.0)).count();
+            if missing > 0 {
+                st.missed.push(Missed { scenario: s, replicates: missing, of: runs.len() });
+            }
+        }
+    }
+    if st.replicates == usize::MAX {
+        st.replicates = 0;
+    }
+    st
+}
+
 impl Looked<'_> {
     /// Configuration `c`'s standing, its label left empty (made for the kept ones only), and
-    /// its total cost in each replicate (the sum over the scenarios; `None` where a scenario
-    /// lacks that replicate).
+    /// its total cost in each replicate.
     fn candidate(&self, c: usize) -> (Candidate, Vec<Option<f64>>) {
         let table = self.table;
-        let config = table.configuration(c);
-        let mut total_cost = 0.0;
+        let st = standing(table, self.bound, self.constraints, self.columns, c);
         let mut contributions = vec![0.0; self.objective.weights.len()];
         let mut scenario_costs = Vec::with_capacity(table.scenarios.len());
-        let mut violations = Vec::new();
-        let mut missed = Vec::new();
-        let mut replicates = usize::MAX;
-        let mut totals: Vec<Option<f64>> = vec![Some(0.0); table.replicates() as usize];
-        let missed_col = table.column("missed_incidents");
         for s in 0..table.scenarios.len() {
-            let runs = table.group(s, c);
-            replicates = replicates.min(runs.len());
-            let mut present = vec![false; totals.len()];
-            for r in &runs {
-                let slot = r.replicate as usize;
-                present[slot] = true;
-                if let Some(t) = &mut totals[slot] {
-                    *t += self.bound.cost(&r.values);
-                }
-            }
-            for (t, here) in totals.iter_mut().zip(present) {
-                if !here {
-                    *t = None;
-                }
-            }
             let Some(cell) = self.summary.get(s, c) else {
                 scenario_costs.push(None);
                 continue;
             };
-            let cost = cell.cost.mean.unwrap_or(0.0);
-            total_cost += cost;
-            scenario_costs.push(Some(cost));
+            scenario_costs.push(Some(cell.cost.mean.unwrap_or(0.0)));
             for (sum, x) in contributions.iter_mut().zip(&cell.contributions) {
                 *sum += x;
             }
-            let values =
-                |col: usize| -> Vec<Option<f64>> { runs.iter().map(|r| r.values.get(col)).collect() };
-            for (k, (constraint, &col)) in self.constraints.iter().zip(self.columns).enumerate() {
-                let judged = constraint.judge(&values(col));
-                if !judged.holds {
-                    violations.push(Violation {
-                        constraint: k,
-                        scenario: s,
-                        value: judged.shown.unwrap_or(f64::NAN),
-                        breaking: (judged.breaking, judged.replicates),
-                    });
-                }
-            }
-            if let Some(col) = missed_col {
-                let missing = values(col).iter().filter(|v| v.is_some_and(|m| m > 0.0)).count();
-                if missing > 0 {
-                    missed.push(Missed { scenario: s, replicates: missing, of: runs.len() });
-                }
-            }
         }
         let cand = Candidate {
-            config,
+            config: table.configuration(c),
             label: String::new(),
-            complete: scenario_costs.iter().all(Option::is_some),
-            total_cost,
+            complete: st.complete,
+            total_cost: st.total_cost,
             scenario_costs,
             contributions,
-            violations,
-            missed,
-            replicates: if replicates == usize::MAX { 0 } else { replicates },
+            violations: st.violations,
+            missed: st.missed,
+            replicates: st.replicates,
             screened: false,
         };
-        (cand, totals)
+        (cand, st.totals)
     }
 
     /// Configuration `c`'s total cost in each replicate.
     fn replicate_totals(&self, c: usize) -> Vec<Option<f64>> {
-        self.candidate(c).1
+        standing(self.table, self.bound, self.constraints, self.columns, c).totals
     }
 }
 
@@ -1344,6 +1385,118 @@ mod tests {
             r.render().contains("Bound: failure_threshold = 3 is the highest value swept (1, 2, 3): the best may lie above it; extend the range to 4 or further.\n"),
             "{}",
             r.render()
+        );
+    }
+
+    /// A constructed configuration: preset, one parameter, per replicate (false opens, missed
+    /// incidents).
+    type Row<'a> = (&'a str, i64, &'a [(f64, f64)]);
+
+    /// One scenario, one row per configuration; costed by false opens alone.
+    fn constructed(rows: &[Row]) -> ResultTable {
+        let configs =
+            rows.iter().enumerate().map(|(i, (p, v, _))| cfg(i, p, "failure_threshold", *v)).collect();
+        let mut runs = Vec::new();
+        for (c, (_, _, reps)) in rows.iter().enumerate() {
+            for (r, (fo, mi)) in reps.iter().enumerate() {
+                runs.push(run(0, c, r as u32, &[Some(*fo), Some(*mi), None]));
+            }
+        }
+        ResultTable::new(vec!["s".into()], configs, METRICS.map(String::from).to_vec(), runs).unwrap()
+    }
+
+    fn choose(t: &ResultTable, constraint: &str, rules: &Rules) -> Recommendation {
+        let constraints = vec![Constraint::parse(constraint, &METRICS).unwrap()];
+        recommend(t, &Objective::new([(Metric::FalseOpens, 1.0)]), &constraints, rules).unwrap()
+    }
+
+    #[test]
+    fn one_clearly_best_configuration_is_recommended_with_the_stated_confidence() {
+        let reps = |v: [f64; 5]| v.map(|fo| (fo, 0.0));
+        let (a, b, c) =
+            (reps([10.0, 11.0, 10.0, 12.0, 10.0]), reps([3.0, 4.0, 3.0, 3.0, 4.0]), reps([20.0; 5]));
+        let t = constructed(&[("consecutive", 1, &a), ("consecutive", 2, &b), ("consecutive", 3, &c)]);
+        let r = choose(&t, "missed_incidents == 0", &Rules::new(&any));
+        assert_eq!(r.chosen().unwrap().config.id, 1);
+        let conf = r.confidence.as_ref().unwrap();
+        assert!(conf.separated && conf.tie_break.is_none());
+        assert_eq!((conf.tied, conf.comparisons, conf.replicates), (1, 2, 5));
+        let up = &conf.versus[0];
+        assert_eq!((up.role.as_str(), up.config_id, up.gap.mean), ("runner-up", 0, Some(7.2)));
+        assert!(up.gap.bound.unwrap() > 0.0);
+        assert!(r.render().contains("  Selection: best with 95 % confidence (indifference zone δ = 1 cost unit): no other of the 3 qualifying configurations"), "{}", r.render());
+    }
+
+    #[test]
+    fn three_tied_configurations_are_said_with_the_tie_break_used() {
+        let reps = |v: [f64; 3]| v.map(|fo| (fo, 0.0));
+        let (a, b, c, worse) =
+            (reps([5.0, 7.0, 6.0]), reps([6.0, 6.0, 6.5]), reps([7.0, 5.0, 6.5]), reps([30.0, 31.0, 29.0]));
+        let t = constructed(&[
+            ("consecutive", 1, &a),
+            ("consecutive", 2, &b),
+            ("consecutive", 3, &c),
+            ("consecutive", 4, &worse),
+        ]);
+        let r = choose(&t, "missed_incidents == 0", &Rules::new(&any));
+        let conf = r.confidence.as_ref().unwrap();
+        assert!(!conf.separated);
+        assert_eq!(conf.tied, 3);
+        let tied: Vec<usize> = conf.listed.iter().map(|t| t.config_id).collect();
+        assert_eq!(tied, [0, 1, 2]);
+        // No baseline: the simplest (each sets one parameter), then the lowest cost.
+        assert_eq!(r.chosen().unwrap().config.id, 0);
+        let text = r.render();
+        assert!(
+            text.contains("  Selection: 3 configurations cannot be told apart at 3 replicates"),
+            "{text}"
+        );
+        assert!(text.contains("tie-break (no baseline given): the simplest, fewest parameters set (1; then the lowest cost): consecutive[failure_threshold=1].\n"), "{text}");
+        // With today's configuration among them, it is kept.
+        let r = choose(&t, "missed_incidents == 0", &with_baseline(2));
+        assert_eq!(r.chosen().unwrap().config.id, 2);
+        let text = r.render();
+        assert!(text.contains("tie-break: the closest to the baseline consecutive[failure_threshold=3] (the same preset, 0 parameter(s) changed; then the lowest cost): consecutive[failure_threshold=3].\n"), "{text}");
+        assert!(text.contains("Runner-up: consecutive[failure_threshold=1] (configuration 0), cost 6: 0.1667 less, 2.703%; the selection cannot tell the two apart"), "{text}");
+    }
+
+    #[test]
+    fn the_best_on_the_mean_that_misses_in_one_replicate_is_ruled_out() {
+        // Config 0 costs 1 but misses the incident in one replicate of three: a mean of 0.33
+        // misses would meet "<= 0.5", every replicate does not.
+        let (misses, steady) = ([(1.0, 0.0), (1.0, 1.0), (1.0, 0.0)], [(5.0, 0.0), (5.0, 0.0), (6.0, 0.0)]);
+        let t = constructed(&[("consecutive", 1, &misses), ("windowed", 2, &steady)]);
+        let r = choose(&t, "missed_incidents == 0", &Rules::new(&any));
+        assert_eq!(r.chosen().unwrap().config.id, 1);
+        let out = r.ranking.iter().find(|c| c.config.id == 0).unwrap();
+        assert!(!out.eligible());
+        assert_eq!(out.missed, [Missed { scenario: 0, replicates: 1, of: 3 }]);
+        assert_eq!(
+            out.violations[0].text(&r.constraints, &r.scenarios),
+            "`missed_incidents == 0` on s (missed_incidents = 1 in 1 of 3 replicates)"
+        );
+        assert_eq!(r.confidence.as_ref().unwrap().comparisons, 0);
+        assert!(r.render().contains("Selection: the only qualifying configuration"), "{}", r.render());
+        // On the mean, it would win; it then says where it misses.
+        let r = choose(&t, "mean missed_incidents <= 0.5", &Rules::new(&any));
+        assert_eq!(r.chosen().unwrap().config.id, 0);
+        assert!(r.render().contains("  It misses incidents on s in 1 of 3 replicates.\n"), "{}", r.render());
+        // In two of three replicates is not enough either; in 60 % is.
+        assert_eq!(
+            choose(&t, "missed_incidents == 0 in 70 % of replicates", &Rules::new(&any))
+                .chosen()
+                .unwrap()
+                .config
+                .id,
+            1
+        );
+        assert_eq!(
+            choose(&t, "missed_incidents == 0 in 60 % of replicates", &Rules::new(&any))
+                .chosen()
+                .unwrap()
+                .config
+                .id,
+            0
         );
     }
 }

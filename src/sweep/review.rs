@@ -166,6 +166,9 @@ pub struct Review {
     /// The verdict on the baseline, when the sweep names one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub baseline: Option<BaselineReview>,
+    /// `replicates = "auto"`: its stages and why it stopped, one sentence each.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stages: Vec<String>,
 }
 
 /// How a compared metric adds up over scenarios.
@@ -275,6 +278,7 @@ impl Review {
             selection: rec.confidence.clone(),
             decision: rows,
             baseline,
+            stages: Vec::new(),
         })
     }
 

@@ -91,6 +91,11 @@ impl Totals {
         self.ids.len()
     }
 
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.ids.is_empty()
+    }
+
     /// The id of the `i`-th.
     pub fn id(&self, i: usize) -> usize {
         self.ids[i]
@@ -232,6 +237,32 @@ fn indistinct(
         _ => (true, d.n),
     }
 }
+
+/// `replicates = "auto"`'s screening: the positions of `candidates` that stay in the running
+/// at error rate `alpha` (already spread over the looks): `i` is dropped when one of the
+/// [`SCREEN_AGAINST`] lowest means among `leaders` (the qualifying configurations) beats it
+/// beyond noise, `D̄_ij > (W_ij − δ)⁺` with `W_ij = t(1 − α / k, n − 1) · S_ij / √n`
+/// (Bonferroni over the `k` others). Kept in order.
+pub fn screen(candidates: &Totals, leaders: &Totals, alpha: f64, delta: f64) -> Vec<usize> {
+    let k = candidates.len().saturating_sub(1).max(1);
+    let mut quantiles = Quantiles::new(1.0 - alpha / k as f64);
+    let mut order: Vec<usize> = (0..leaders.len()).collect();
+    order.sort_by(|&a, &b| leaders.mean(a).total_cmp(&leaders.mean(b)).then(a.cmp(&b)));
+    let best: Vec<(usize, Vec<Option<f64>>)> =
+        order.iter().take(SCREEN_AGAINST).map(|&j| (leaders.id(j), leaders.costs(j))).collect();
+    (0..candidates.len())
+        .filter(|&i| {
+            let mine = candidates.costs(i);
+            best.iter().all(|(id, theirs)| {
+                *id == candidates.id(i) || indistinct(theirs, &mine, delta, &mut quantiles).0
+            })
+        })
+        .collect()
+}
+
+/// How many of the lowest means each configuration is screened against (the guarantee holds
+/// against any subset; more only drops more).
+pub const SCREEN_AGAINST: usize = 32;
 
 /// A configuration that cannot be told apart from the winner.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -463,6 +494,26 @@ mod tests {
         let one = totals(&[&[3.0], &[30.0]]);
         let s = subset(&one, 0.05, 1.0).unwrap();
         assert_eq!((s.members.clone(), s.replicates), (vec![0, 1], 1));
+    }
+
+    #[test]
+    fn screening_drops_only_what_a_leader_beats_beyond_noise() {
+        let t = totals(&[
+            &[30.0, 35.0, 28.0, 31.0],
+            &[31.0, 33.0, 30.0, 30.0],
+            &[80.0, 85.0, 79.0, 82.0],
+            &[45.0, 20.0, 70.0, 33.0],
+        ]);
+        // 2 is beaten by 0 and 1 in every replicate by ~50; 3 is noisy enough to stay.
+        assert_eq!(screen(&t, &t, 0.05, 1.0), vec![0, 1, 3]);
+        let one = totals(&[&[1.0, 2.0]]);
+        assert_eq!(screen(&one, &one, 0.05, 1.0), vec![0]);
+        // Beaten only by a configuration that does not qualify: kept.
+        let mut leaders = Totals::new(4);
+        leaders.push(7, 31.0, &[Some(30.0), Some(35.0), Some(28.0), Some(31.0)]);
+        let rest = totals(&[&[99.0, 99.0, 99.0, 99.0], &[80.0, 85.0, 79.0, 82.0]]);
+        assert_eq!(screen(&rest, &totals(&[]), 0.05, 1.0), vec![0, 1]);
+        assert_eq!(screen(&rest, &leaders, 0.05, 1.0), Vec::<usize>::new());
     }
 
     #[test]
