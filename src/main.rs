@@ -6,6 +6,7 @@ use breakerlab::Dur;
 use breakerlab::Error;
 use breakerlab::Library;
 use breakerlab::ShardId;
+use breakerlab::app::sweep::Replicates;
 use breakerlab::app::{
     check, compare, explain, export, merge, presets, recommend, replay, report, run, shard, sweep,
 };
@@ -80,6 +81,15 @@ enum Command {
         /// No progress bar.
         #[arg(long)]
         quiet: bool,
+        /// Replicates per (scenario, configuration), replacing the file's: a number, or `auto`
+        /// (stages: a replicate of everything, then more only for the configurations still in the
+        /// running, until the selection's confidence is reached or the budget runs out).
+        #[arg(long, value_name = "N|auto", value_parser = parse_replicates)]
+        replicates: Option<Replicates>,
+        /// With `auto`: the most replicates a configuration gets (default: the file's
+        /// max_replicates, else 10).
+        #[arg(long, value_name = "N")]
+        max_replicates: Option<u32>,
         #[command(flatten)]
         finish: FinishArgs,
         /// Run only shard K (0-based) of N, e.g. --shard 0/4: its rows go to
@@ -198,8 +208,9 @@ struct CompareArgs {
     /// Replicates per (scenario, policy).
     #[arg(long, default_value_t = 5, value_name = "N")]
     replicates: u32,
-    /// A constraint each policy's means must meet on every scenario, e.g. --constraint
-    /// "false_opens <= 1"; repeat it. Default: the default sweep's "missed_incidents <= 0.5".
+    /// A constraint each policy must meet on every scenario, in every replicate unless it says
+    /// "in P % of replicates", "worst" or "mean", e.g. --constraint "false_opens <= 1"; repeat
+    /// it. Default: "missed_incidents == 0" (no incident missed in any replicate).
     #[arg(long = "constraint", value_name = "CONSTRAINT")]
     constraints: Vec<String>,
     /// Base seed (replaces each scenario's): a whole number from 0 to 2^64 - 1.
@@ -426,6 +437,11 @@ impl RunArgs {
     }
 }
 
+/// `--replicates`: a whole number of at least 1, or `auto`.
+fn parse_replicates(text: &str) -> breakerlab::Result<Replicates> {
+    Replicates::parse(text)
+}
+
 /// A value named as in scenario files (`epoch_s`, `missing`), read by the same deserializer.
 fn serde_value<T: serde::de::DeserializeOwned>(text: &str) -> breakerlab::Result<T> {
     toml::Value::String(text.to_string())
@@ -486,7 +502,7 @@ fn execute(command: Command) -> breakerlab::Result<(String, ExitCode)> {
             };
             run::render(&run::run(&run::RunRequest { input, settings: what.settings() })?)
         }
-        Command::Sweep { file, threads, out, quiet, finish, shard, shards } => {
+        Command::Sweep { file, threads, out, quiet, replicates, max_replicates, finish, shard, shards } => {
             // The shard in use: --shard, else the scheduler's variables (read here, at the edge).
             let chosen = match shard {
                 Some(text) => Some((ShardId::parse(&text)?, format!("--shard {text}"))),
@@ -503,6 +519,8 @@ fn execute(command: Command) -> breakerlab::Result<(String, ExitCode)> {
                     quiet,
                     command_line: whole_sweep_command_line(),
                     limits: finish.limits.limits(),
+                    replicates,
+                    max_replicates,
                 };
                 return Ok((shard::run_shard(&req)?.render(), code));
             }
@@ -514,6 +532,8 @@ fn execute(command: Command) -> breakerlab::Result<(String, ExitCode)> {
                 charts: !finish.no_charts,
                 command_line: command_line(),
                 limits: finish.limits.limits(),
+                replicates,
+                max_replicates,
             };
             sweep::sweep(&req)?.render()
         }

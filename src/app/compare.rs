@@ -31,8 +31,8 @@ pub struct CompareRequest {
     pub sets: Vec<String>,
     /// Replicates per (scenario, policy).
     pub replicates: u32,
-    /// Constraints each policy's means must meet on every scenario (empty: the default,
-    /// [`DEFAULT_CONSTRAINTS`]).
+    /// Constraints each policy must meet on every scenario, each on the replicates its scope
+    /// names (empty: the default, [`DEFAULT_CONSTRAINTS`]).
     pub constraints: Vec<String>,
     /// Base seed (replaces each scenario's).
     pub seed: Option<u64>,
@@ -107,11 +107,8 @@ pub fn compare(req: &CompareRequest) -> Result<CompareOutcome> {
     cells.run_slices(&cells.all(), req.threads, &columns, &bar, &mut |row| rows.put(&row, row.config))?;
     let table = rows.finish(Box::new(infos))?;
     let summary = table.summarize(&objective)?;
-    let report = CompareReport::from_table(&table, replicates, &objective).with_verdicts(
-        &table,
-        &summary,
-        &constraints,
-    );
+    let report =
+        CompareReport::from_table(&table, replicates, &objective).with_verdicts(&table, &constraints);
     let mut files = vec![
         (
             output::SUMMARY_CSV,
@@ -191,9 +188,9 @@ fn first_scenario_detail(scenario: &Scenario, configs: &[PolicyConfig], seed: Op
     Ok((runs, workload.truth))
 }
 
-/// The constraints `compare` applies without `--constraint`: the default sweep's, so a policy
-/// that misses incidents never reads "meets constraints".
-pub const DEFAULT_CONSTRAINTS: [&str; 1] = ["missed_incidents <= 0.5"];
+/// The constraints `compare` applies without `--constraint`: a sweep's default (no incident
+/// missed in any replicate), so a policy that misses incidents never reads "meets constraints".
+pub const DEFAULT_CONSTRAINTS: [&str; 1] = [crate::sweep::constraint::DEFAULT_CONSTRAINT];
 
 /// Parses `--constraint` arguments ([`DEFAULT_CONSTRAINTS`] when there are none).
 fn constraints_from_args(texts: &[String], columns: &[String]) -> Result<Vec<Constraint>, InputError> {

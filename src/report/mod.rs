@@ -8,6 +8,7 @@ pub mod contents;
 pub mod explain;
 pub mod folder;
 pub mod page;
+mod selection;
 mod tables;
 
 pub use calls::CallsCsv;

@@ -223,17 +223,17 @@ pub(crate) const TABLE_METRICS: [(&str, &str); 13] = [
 
 /// A table ready to print: headings and text cells.
 #[derive(Clone, Debug, PartialEq)]
-struct TextTable {
-    headings: Vec<String>,
-    rows: Vec<Vec<String>>,
+pub(super) struct TextTable {
+    pub(super) headings: Vec<String>,
+    pub(super) rows: Vec<Vec<String>>,
     /// Index of the recommended row, when it is in the table.
-    highlight: Option<usize>,
+    pub(super) highlight: Option<usize>,
     /// Rows left out.
-    omitted: usize,
+    pub(super) omitted: usize,
     /// Where the rows left out are, and which were kept: the end of "N more rows in …".
-    omitted_note: &'static str,
+    pub(super) omitted_note: &'static str,
     /// Per column, true for text (left-aligned), false for numbers.
-    left: Vec<bool>,
+    pub(super) left: Vec<bool>,
 }
 
 fn cell(row: &SummaryRow, col: &str) -> String {
@@ -427,7 +427,7 @@ fn chart_caption(name: &str) -> String {
 }
 
 /// Escapes text for HTML element content and attribute values.
-fn esc(s: &str) -> String {
+pub(super) fn esc(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
@@ -444,7 +444,7 @@ fn esc(s: &str) -> String {
 
 /// Escapes prose for HTML, its Markdown code spans (`` `missed_incidents <= 0.5` ``) becoming
 /// `<code>` (an unpaired backtick stays as it is), so the HTML page reads as the Markdown one.
-fn esc_prose(s: &str) -> String {
+pub(super) fn esc_prose(s: &str) -> String {
     let parts: Vec<&str> = s.split('`').collect();
     if parts.len() < 3 {
         return esc(s);
@@ -469,7 +469,7 @@ fn esc_prose(s: &str) -> String {
 }
 
 /// Escapes a Markdown table cell (pipes and line breaks).
-fn md_cell(s: &str) -> String {
+pub(super) fn md_cell(s: &str) -> String {
     s.replace('|', "\\|").replace('\n', " ")
 }
 
@@ -586,7 +586,7 @@ nav a{margin-right:1em;display:inline-block}.verdict{padding:.6em 1em;border-lef
 .verdict.fine{background:#eef6f1;border-color:#009E73}.verdict.warn{background:#fff4e5;border-color:#E69F00}\
 .alts li{margin:.5em 0}.k{color:#555}";
 
-fn html_table(out: &mut String, t: &TextTable) {
+pub(super) fn html_table(out: &mut String, t: &TextTable) {
     let class = |i: usize| if t.left.get(i) == Some(&true) { " class=\"t\"" } else { "" };
     out.push_str("<div class=\"scroll\"><table>\n<thead><tr>");
     for (i, h) in t.headings.iter().enumerate() {
@@ -606,7 +606,7 @@ fn html_table(out: &mut String, t: &TextTable) {
     }
 }
 
-fn md_table(out: &mut String, t: &TextTable) {
+pub(super) fn md_table(out: &mut String, t: &TextTable) {
     let _ = writeln!(out, "| {} |", t.headings.iter().map(|h| md_cell(h)).collect::<Vec<_>>().join(" | "));
     let left = |i: usize| t.left.get(i) == Some(&true);
     let aligns: Vec<&str> = (0..t.headings.len()).map(|i| if left(i) { ":---" } else { "---:" }).collect();
@@ -657,6 +657,7 @@ fn decision_table(r: &Review) -> TextTable {
                 (Some(m), Some(i)) => format!("{} of {}", fmt_num(m), fmt_num(i)),
                 (m, _) => opt(m),
             };
+            let missed = super::selection::with_missed_in(missed, d.missed_in.as_deref());
             vec![
                 d.label.clone(),
                 d.roles.join(", "),
@@ -721,6 +722,7 @@ const DECISION_NOTE: &str = "Total cost is the sum over scenarios of the mean co
 better); missed incidents, false opens and flaps are summed the same way.";
 
 fn html_review(h: &mut String, r: &Review, explanation: Option<&str>) {
+    super::selection::html_regressions(h, r);
     if let Some(b) = &r.baseline {
         let _ = writeln!(h, "<h2 id=\"baseline\">Today's configuration: {}</h2>", esc(&b.label));
         let _ = writeln!(
@@ -743,11 +745,11 @@ fn html_review(h: &mut String, r: &Review, explanation: Option<&str>) {
                 let _ = writeln!(
                     h,
                     "<li><strong>{}</strong> · total cost {}<br><span class=\"k\">changes:</span> {}<br>\
-                     <span class=\"k\">risks:</span> {}</li>",
+                     <span class=\"k\">worse than today's beyond noise:</span>{}</li>",
                     esc(&a.label),
                     fmt_num(a.total_cost),
                     esc(&a.changes.join("; ")),
-                    esc_prose(&a.risks.join("; "))
+                    super::selection::html_risks(&a.risks)
                 );
             }
             h.push_str("</ol>\n");
@@ -762,6 +764,7 @@ fn html_review(h: &mut String, r: &Review, explanation: Option<&str>) {
         }
         None => h.push_str("<p><strong>No configuration meets every constraint.</strong></p>\n"),
     }
+    super::selection::html_confidence(h, r);
     for note in &r.bounds {
         let _ = writeln!(
             h,
@@ -782,6 +785,7 @@ fn html_review(h: &mut String, r: &Review, explanation: Option<&str>) {
 }
 
 fn md_review(m: &mut String, r: &Review, explanation: Option<&str>) {
+    super::selection::md_regressions(m, r);
     if let Some(b) = &r.baseline {
         let _ = writeln!(m, "## Today's configuration: {}\n", b.label);
         // The page's green or amber box: a mark a text reader sees too.
@@ -798,12 +802,12 @@ fn md_review(m: &mut String, r: &Review, explanation: Option<&str>) {
             for (i, a) in b.alternatives.iter().enumerate() {
                 let _ = writeln!(
                     m,
-                    "{}. **{}** · total cost {}  \n   changes: {}  \n   risks: {}",
+                    "{}. **{}** · total cost {}  \n   changes: {}  \n   worse than today's beyond noise:{}",
                     i + 1,
                     a.label,
                     fmt_num(a.total_cost),
                     a.changes.join("; "),
-                    a.risks.join("; ")
+                    super::selection::md_risks(&a.risks)
                 );
             }
             let _ = writeln!(m, "\n{DIFFERENCES_NOTE}\n");
@@ -818,6 +822,7 @@ fn md_review(m: &mut String, r: &Review, explanation: Option<&str>) {
         }
         None => m.push_str("**No configuration meets every constraint.**\n\n"),
     }
+    super::selection::md_confidence(m, r);
     for note in &r.bounds {
         let _ = writeln!(m, "> **A bound decided:** {note}\n");
     }
