@@ -250,16 +250,19 @@ pub struct BoundResult {
     pub bound: String,
     /// The value shown: the first replicate that breaks it, else the nearest to breaking it.
     pub worst: Option<f64>,
-    /// Replicates in which it held, of all.
+    /// Replicates in which its value met the bound, of all.
     pub held_in: u32,
     /// Replicates run.
     pub replicates: u32,
+    /// Whether it holds over the replicates its scope names (every one unless the bound says
+    /// `in P % of replicates`, `worst` or `mean`).
+    pub holds: bool,
 }
 
 impl BoundResult {
-    /// Whether the bound held in every replicate.
+    /// Whether the bound holds.
     pub fn holds(&self) -> bool {
-        self.held_in == self.replicates
+        self.holds
     }
 }
 
@@ -430,13 +433,14 @@ pub fn check(req: &CheckRequest) -> Result<CheckOutcome> {
         for b in bounds {
             let column = columns.iter().position(|c| c == b.constraint.metric.name()).unwrap_or(0);
             let judged: Vec<Option<f64>> = per_replicate.iter().map(|v| b.value(v[column], span_s)).collect();
-            let held_in = judged.iter().filter(|v| b.constraint.holds(**v)).count() as u32;
+            let verdict = b.constraint.judge(&judged);
             results.push(BoundResult {
                 scenario: scenario.name.clone(),
                 bound: b.text.clone(),
                 worst: b.worst(&judged),
-                held_in,
+                held_in: file.replicates - verdict.breaking as u32,
                 replicates: file.replicates,
+                holds: verdict.holds,
             });
         }
     }
@@ -871,6 +875,7 @@ bounds = ["false_opens <= 1 per week", "detection_delay_max_s <= 30"]
                     worst: Some(0.0),
                     held_in: 2,
                     replicates: 2,
+                    holds: true,
                 },
                 BoundResult {
                     scenario: "s".into(),
@@ -878,6 +883,7 @@ bounds = ["false_opens <= 1 per week", "detection_delay_max_s <= 30"]
                     worst: Some(1.0),
                     held_in: 1,
                     replicates: 2,
+                    holds: false,
                 },
             ],
             expected: Expected::None("e.csv".into()),

@@ -312,7 +312,7 @@ pub fn sweep_summary<'a>(
                 preset: &c.preset,
                 config_id: &id,
                 replicates: &replicates,
-                feasible: Some(meets_constraints(table, &s, constraints)),
+                feasible: Some(meets_constraints(table, &group, constraints)),
                 ..Identity::default()
             });
             let resolved = params(&info);
