@@ -112,14 +112,17 @@ pub fn sweep(req: &SweepRequest) -> Result<SweepReport> {
     let configs_spot = Spot::in_file(&path, "", None, "[[policies]]");
     let configs = &file.configurations;
     let slots = file.replicates;
+    let cells = Cells { scenarios: &scenarios, configs, replicates: file.replicates, seed: file.seed };
+    if !file.auto {
+        // The work is estimated, and refused at the field that sizes it, before anything is made.
+        estimate_cells(&cells, None, &file.replicates_spot, &configs_spot)?.check(&req.limits)?;
+    }
     let mut rows = TableBuilder::new(names, configs.count(), columns.clone(), slots, &scratch_next_to(&out))?;
     let stages = if file.auto {
         let run =
             Staged { file: &file, scenarios: &scenarios, columns: &columns, configs_spot: &configs_spot };
         Some(run.run(&objective, req, &mut rows)?)
     } else {
-        let cells = Cells { scenarios: &scenarios, configs, replicates: file.replicates, seed: file.seed };
-        estimate_cells(&cells, None, &file.replicates_spot, &configs_spot)?.check(&req.limits)?;
         let bar = progress_bar(cells.count(), req.quiet);
         cells.run_slices(&cells.all(), req.threads, &columns, &bar, &mut |row| rows.put(&row, row.config))?;
         None
