@@ -70,12 +70,9 @@ pub fn md_risks(risks: &[String]) -> String {
     risks.iter().map(|r| format!("\n   - {r}")).collect()
 }
 
-/// The statement in a sentence, with the tie-break naming the recommendation.
-fn statement(c: &Confidence, chosen: &str) -> String {
-    match &c.tie_break {
-        Some(t) => format!("{}. {t}: {chosen}.", c.sentence()),
-        None => format!("{}.", c.sentence()),
-    }
+/// The statement's sentence, then the tie-break naming the recommendation (when one was used).
+fn statement(c: &Confidence, chosen: &str) -> (String, Option<String>) {
+    (format!("{}.", c.sentence()), c.tie_break.as_ref().map(|t| format!("{t}: {chosen}.")))
 }
 
 /// The recommendation against the runner-up and the baseline: paired differences of total
@@ -122,11 +119,13 @@ than the recommendation. The lower bound is the one the selection used (Bonferro
 /// The selection's statement and the gaps table, under the recommended configuration (HTML).
 pub fn html_confidence(h: &mut String, r: &Review) {
     let (Some(c), Some(chosen)) = (&r.selection, &r.recommended) else { return };
+    let (sentence, tie) = statement(c, chosen);
+    let tie = tie.map(|t| format!("<br>{}", esc_prose(&t))).unwrap_or_default();
     let _ = writeln!(
         h,
-        "<p class=\"verdict {}\"><strong>Selection:</strong> {}</p>",
+        "<p class=\"verdict {}\"><strong>Selection:</strong> {}{tie}</p>",
         if c.separated { "fine" } else { "warn" },
-        esc_prose(&statement(c, chosen))
+        esc_prose(&sentence)
     );
     if !c.versus.is_empty() {
         html_table(h, &versus_table(c));
@@ -145,7 +144,9 @@ pub fn html_confidence(h: &mut String, r: &Review) {
 pub fn md_confidence(m: &mut String, r: &Review) {
     let (Some(c), Some(chosen)) = (&r.selection, &r.recommended) else { return };
     let mark = if c.separated { "✔" } else { "⚠" };
-    let _ = writeln!(m, "> {mark} **Selection:** {}\n", statement(c, chosen));
+    let (sentence, tie) = statement(c, chosen);
+    let tie = tie.map(|t| format!("\n> {t}")).unwrap_or_default();
+    let _ = writeln!(m, "> {mark} **Selection:** {sentence}{tie}\n");
     if !c.versus.is_empty() {
         md_table(m, &versus_table(c));
         let _ = writeln!(m, "\n_{VERSUS_NOTE}_\n");
@@ -257,7 +258,7 @@ mod tests {
         let mut h = String::new();
         html_confidence(&mut h, &review(false));
         assert!(h.starts_with("<p class=\"verdict warn\"><strong>Selection:</strong> 2 configurations cannot be told apart at 3 replicates"), "{h}");
-        assert!(h.contains("a (cost 36.05); b (cost 36.18). tie-break: the simplest: a.</p>"), "{h}");
+        assert!(h.contains("a (cost 36.05); b (cost 36.18).<br>tie-break: the simplest: a.</p>"), "{h}");
         assert!(h.contains("<td class=\"t\">runner-up</td><td class=\"t\">b</td><td>36.18</td><td>+0.1266 ± 3.378</td><td>-3.251 to 3.505</td><td>3</td><td>-4.065</td>"), "{h}");
         let mut m = String::new();
         md_confidence(&mut m, &review(true));
