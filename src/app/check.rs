@@ -15,7 +15,7 @@ use crate::policy::{PolicyConfig, PolicySpec};
 use crate::scenario::{InputError, Scenario, Spot};
 use crate::sim::{self, RunOptions, Workload};
 use crate::sweep::compare::show;
-use crate::sweep::constraint::{Constraint, Op};
+use crate::sweep::constraint::{Constraint, Op, Scope};
 use crate::sweep::file::{ScenarioFiles, from_toml};
 use crate::sweep::runner::{metric_columns, metric_values};
 use crate::sweep::stats::{Stat, paired};
@@ -437,7 +437,11 @@ pub fn check(req: &CheckRequest) -> Result<CheckOutcome> {
             results.push(BoundResult {
                 scenario: scenario.name.clone(),
                 bound: b.text.clone(),
-                worst: b.worst(&judged),
+                // A bound on the mean or the worst replicate shows the value it was judged on.
+                worst: match b.constraint.scope {
+                    Scope::Mean | Scope::Worst => verdict.shown,
+                    Scope::Every | Scope::Share(_) => b.worst(&judged),
+                },
                 held_in: file.replicates - verdict.breaking as u32,
                 replicates: file.replicates,
                 holds: verdict.holds,
