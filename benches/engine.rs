@@ -6,6 +6,7 @@
 //! configurations; `stream` measures that generation). `floor` is the limit any engine runs
 //! under: it only streams the same arrivals and sums their first answers' latencies, with no
 //! breaker, no client and no event queue. The README gives each preset as a fraction of it.
+//! `week_1rps_retry` runs the same week with one retry allowed, off the direct path.
 
 use breakerlab::PolicySpec;
 use breakerlab::Scenario;
@@ -49,20 +50,13 @@ fn engine(c: &mut Criterion) {
     group.sample_size(10);
     group.throughput(Throughput::Elements(calls));
     group.bench_function("floor", |b| b.iter(|| floor(black_box(&chunks))));
-    for preset in ["consecutive", "connector-breaker", "windowed", "none"] {
-        let policy = PolicySpec::new(preset).resolve().expect("preset resolves");
-        let opts = RunOptions { timeline_bin: None, explain: false };
-        group.bench_function(preset, |b| {
-            b.iter(|| {
-                let mut run =
-                    Simulation::new(&scenario.client, &workload, std::slice::from_ref(&policy), &opts);
-                for chunk in &chunks {
-                    run.feed(chunk);
-                }
-                breakerlab::scored(&scenario, &workload, run.finish()).metrics
-            })
-        });
-    }
+    presets(
+        &mut group,
+        &scenario,
+        &workload,
+        &chunks,
+        &["consecutive", "connector-breaker", "windowed", "none"],
+    );
     group.bench_function("stream", |b| {
         b.iter(|| {
             let mut stream = workload.stream();
@@ -75,6 +69,48 @@ fn engine(c: &mut Criterion) {
         })
     });
     group.finish();
+    general(c, &scenario);
+}
+
+/// The same week with two attempts per request (one retry on failure): the run leaves the
+/// direct path, so every attempt goes through the general routing pass and completion, where
+/// the pool of hosts hooks in (a scenario without hosts must not pay for it).
+fn general(c: &mut Criterion, week: &Scenario) {
+    let text = WEEK.replace("timeout = \"30s\"", "timeout = \"30s\"\n[client.retry]\nmax_attempts = 2");
+    let scenario = Scenario::parse(Path::new("week-retry.toml"), &text).expect("bench scenario is valid");
+    assert_eq!(scenario.duration, week.duration);
+    let workload = Workload::build(&scenario, 1, 0).expect("workload builds");
+    let chunks = workload.stream().collect_chunks();
+    let calls = chunks.iter().map(|c| c.arrivals.len() as u64).sum();
+    let mut group = c.benchmark_group("week_1rps_retry");
+    group.sample_size(10);
+    group.throughput(Throughput::Elements(calls));
+    presets(&mut group, &scenario, &workload, &chunks, &["consecutive", "none"]);
+    group.finish();
+}
+
+/// One benchmark per preset: a whole run of the pre-generated `chunks`, scored.
+fn presets(
+    group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    scenario: &Scenario,
+    workload: &Workload,
+    chunks: &[Chunk],
+    names: &[&str],
+) {
+    for preset in names {
+        let policy = PolicySpec::new(preset).resolve().expect("preset resolves");
+        let opts = RunOptions { timeline_bin: None, explain: false };
+        group.bench_function(*preset, |b| {
+            b.iter(|| {
+                let mut run =
+                    Simulation::new(&scenario.client, workload, std::slice::from_ref(&policy), &opts);
+                for chunk in chunks {
+                    run.feed(chunk);
+                }
+                breakerlab::scored(scenario, workload, run.finish()).metrics
+            })
+        });
+    }
 }
 
 /// The floor: read every arrival and its first answer, sum the latencies. Nothing simulated.

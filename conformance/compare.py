@@ -6,7 +6,8 @@
 Prints one JSON object: transitions matched/total (a transition matches when the other side made
 the same change at the same millisecond; total is the larger side), calls matched/total (per
 script row: both admitted at the same millisecond, or both refused at the same millisecond, which
-for a call that waited is when its wait ended) and the first differences.
+for a call that waited is when its wait ended), how often the library entered each state
+(`entered`: open, half_open, closed) and the first differences.
 """
 import csv
 import json
@@ -44,6 +45,7 @@ def main():
         "calls_differ": diffs,
         "transitions_only_library": only_lib,
         "transitions_only_breakerlab": only_ours,
+        "entered": {state: sum(1 for _, _, to in lib_t if to == state) for state in ("open", "half_open", "closed")},
     }))
 
 

@@ -162,7 +162,12 @@ while (next < rows.length || heap.length) {
     await flush();
   }
 }
-await clock.tickAsync(60_000);
+// The library's own timers (call timeouts, opossum's reset timer) run until breakerlab's run ends:
+// a scripted run spans the whole seconds past the last call's end (t_ms + latency_ms), and a
+// timer due at or after that end never fires there.
+const lastEnd = rows.reduce((m, r) => Math.max(m, r.t + r.lat), 0);
+const runEnd = (Math.floor(lastEnd / 1000) + 1) * 1000;
+await clock.tickAsync(Math.max(0, runEnd - 1 - now()));
 
 writeFileSync(o.calls, 't_ms,admitted,at_ms\n' + rows.map((r, i) => `${r.t},${calls[i][0]},${calls[i][1] ?? r.t}\n`).join(''));
 writeFileSync(o.transitions, 't_ms,from,to\n' + transitions.map((x) => x.join(',') + '\n').join(''));

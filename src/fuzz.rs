@@ -509,6 +509,7 @@ fn mutated_sweep_files_run_or_are_refused() {
                 charts: false,
                 command_line: String::new(),
                 limits: FUZZ_LIMITS,
+                ..SweepRequest::default()
             };
             let result = sweep(&req).map(|_| 0);
             acceptable(result, &out, &format!("sweep {i} edited by {edits:?}"))

@@ -20,7 +20,6 @@ use crate::sweep::shard::Slice;
 use crate::sweep::store::SPILL_ABOVE;
 use crate::time::{Dur, SimTime};
 use crate::trace::Trace;
-use crate::upstream::script::ScriptCalls;
 use crate::{Error, Result};
 use std::fmt;
 use std::mem::size_of;
@@ -212,11 +211,7 @@ fn run_size(scenario: &Scenario, policies: &[PolicyConfig], policy_spot: &Spot) 
     let trace = match &scenario.source {
         Source::Trace { trace: Trace::Calls(c), .. } => c.len() as u64 * 16,
         Source::Trace { trace: Trace::Interval(t), .. } => t.intervals().len() as u64 * 256,
-        Source::Script { rows, .. } => match rows.as_ref() {
-            ScriptCalls::Held(held) => held.len() as u64 * 32,
-            // Read from the file as the run goes: only its index is held.
-            ScriptCalls::Streamed(s) => s.index_bytes(),
-        },
+        Source::Script { rows, .. } => rows.len() as u64 * 32,
         _ => 0,
     };
     RunSize {

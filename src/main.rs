@@ -6,8 +6,9 @@ use breakerlab::Dur;
 use breakerlab::Error;
 use breakerlab::Library;
 use breakerlab::ShardId;
+use breakerlab::app::sweep::Replicates;
 use breakerlab::app::{
-    compare, explain, export, merge, presets, recommend, replay, report, run, shard, sweep,
+    check, compare, explain, export, merge, presets, recommend, replay, report, run, shard, sweep,
 };
 use breakerlab::trace::{GapPolicy, LatencyUnit, TimeFormat, TraceFormat};
 use clap::{Parser, Subcommand};
@@ -80,6 +81,15 @@ enum Command {
         /// No progress bar.
         #[arg(long)]
         quiet: bool,
+        /// Replicates per (scenario, configuration), replacing the file's: a number, or `auto`
+        /// (stages: a replicate of everything, then more only for the configurations still in the
+        /// running, until the selection's confidence is reached or the budget runs out).
+        #[arg(long, value_name = "N|auto", value_parser = parse_replicates)]
+        replicates: Option<Replicates>,
+        /// With `auto`: the most replicates a configuration gets (default: the file's
+        /// max_replicates, else 10).
+        #[arg(long, value_name = "N")]
+        max_replicates: Option<u32>,
         #[command(flatten)]
         finish: FinishArgs,
         /// Run only shard K (0-based) of N, e.g. --shard 0/4: its rows go to
@@ -161,6 +171,26 @@ enum Command {
         /// Show only this preset.
         name: Option<String>,
     },
+    /// Check a breaker configuration against the bounds a checks file sets on its scenarios
+    /// (golden tests for CI): print a table; exit 0 when every bound holds in every replicate,
+    /// 1 when one breaks, 2 for bad input.
+    Check {
+        /// The checks file (TOML): [policy], replicates, and [[checks]] entries of scenarios
+        /// and bounds.
+        file: PathBuf,
+        /// Also write the results as a JUnit XML report, for CI systems.
+        #[arg(long, value_name = "FILE")]
+        junit: Option<PathBuf>,
+        /// Record today's figures as the expected ones (beside the checks file, or where its
+        /// `expected` key says); a later run reports what moved beyond noise.
+        #[arg(long)]
+        update: bool,
+        /// Worker threads (default: all cores). Results are identical for any count.
+        #[arg(long, value_name = "N")]
+        threads: Option<usize>,
+        #[command(flatten)]
+        limits: LimitArgs,
+    },
 }
 
 // What `compare` runs (a plain comment: a doc comment here would replace the command's).
@@ -178,8 +208,9 @@ struct CompareArgs {
     /// Replicates per (scenario, policy).
     #[arg(long, default_value_t = 5, value_name = "N")]
     replicates: u32,
-    /// A constraint each policy's means must meet on every scenario, e.g. --constraint
-    /// "false_opens <= 1"; repeat it. Default: the default sweep's "missed_incidents <= 0.5".
+    /// A constraint each policy must meet on every scenario, in every replicate unless it says
+    /// "in P % of replicates", "worst" or "mean", e.g. --constraint "false_opens <= 1"; repeat
+    /// it. Default: "missed_incidents == 0" (no incident missed in any replicate).
     #[arg(long = "constraint", value_name = "CONSTRAINT")]
     constraints: Vec<String>,
     /// Base seed (replaces each scenario's): a whole number from 0 to 2^64 - 1.
@@ -406,6 +437,11 @@ impl RunArgs {
     }
 }
 
+/// `--replicates`: a whole number of at least 1, or `auto`.
+fn parse_replicates(text: &str) -> breakerlab::Result<Replicates> {
+    Replicates::parse(text)
+}
+
 /// A value named as in scenario files (`epoch_s`, `missing`), read by the same deserializer.
 fn serde_value<T: serde::de::DeserializeOwned>(text: &str) -> breakerlab::Result<T> {
     toml::Value::String(text.to_string())
@@ -436,10 +472,10 @@ fn whole_sweep_command_line() -> String {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    match execute(cli) {
-        Ok(text) => {
+    match execute(cli.command) {
+        Ok((text, code)) => {
             print!("{text}");
-            ExitCode::SUCCESS
+            code
         }
         Err(err) => {
             eprintln!("error: {err}");
@@ -453,9 +489,11 @@ fn main() -> ExitCode {
     }
 }
 
-/// Runs one command; returns what to print.
-fn execute(cli: Cli) -> breakerlab::Result<String> {
-    Ok(match cli.command {
+/// Runs one command; returns what to print and the exit code (1 when `check` finds a bound
+/// broken; errors map to theirs in `main`).
+fn execute(command: Command) -> breakerlab::Result<(String, ExitCode)> {
+    let mut code = ExitCode::SUCCESS;
+    let text = match command {
         Command::Run { scenario, script, what } => {
             let input = match (scenario, script) {
                 (Some(path), None) => run::Input::Scenario(path),
@@ -464,7 +502,7 @@ fn execute(cli: Cli) -> breakerlab::Result<String> {
             };
             run::render(&run::run(&run::RunRequest { input, settings: what.settings() })?)
         }
-        Command::Sweep { file, threads, out, quiet, finish, shard, shards } => {
+        Command::Sweep { file, threads, out, quiet, replicates, max_replicates, finish, shard, shards } => {
             // The shard in use: --shard, else the scheduler's variables (read here, at the edge).
             let chosen = match shard {
                 Some(text) => Some((ShardId::parse(&text)?, format!("--shard {text}"))),
@@ -481,8 +519,10 @@ fn execute(cli: Cli) -> breakerlab::Result<String> {
                     quiet,
                     command_line: whole_sweep_command_line(),
                     limits: finish.limits.limits(),
+                    replicates,
+                    max_replicates,
                 };
-                return Ok(shard::run_shard(&req)?.render());
+                return Ok((shard::run_shard(&req)?.render(), code));
             }
             let req = sweep::SweepRequest {
                 file,
@@ -492,6 +532,8 @@ fn execute(cli: Cli) -> breakerlab::Result<String> {
                 charts: !finish.no_charts,
                 command_line: command_line(),
                 limits: finish.limits.limits(),
+                replicates,
+                max_replicates,
             };
             sweep::sweep(&req)?.render()
         }
@@ -515,5 +557,14 @@ fn execute(cli: Cli) -> breakerlab::Result<String> {
             let files = report::report(&report::ReportRequest { dir, from, to, metric })?;
             format!("wrote {}\n", breakerlab::app::list(&files))
         }
-    })
+        Command::Check { file, junit, update, threads, limits } => {
+            let req = check::CheckRequest { file, junit, update, threads, limits: limits.limits() };
+            let outcome = check::check(&req)?;
+            if !outcome.passed() {
+                code = ExitCode::from(1);
+            }
+            outcome.render()
+        }
+    };
+    Ok((text, code))
 }

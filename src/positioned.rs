@@ -1,14 +1,7 @@
 //! Reads and writes at an offset of a file, without a shared cursor on unix (so threads may
-//! read one handle at once). Elsewhere (Windows) they move the handle's cursor: a caller that
-//! then reads the handle in order rewinds it first.
+//! read one handle at once). Elsewhere (Windows) they move the handle's cursor.
 
 use std::fs::File;
-
-/// Reads up to `buf.len()` bytes of `file` from `offset` on; how many were read (0 at the end).
-#[cfg(unix)]
-pub fn read_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
-    std::os::unix::fs::FileExt::read_at(file, buf, offset)
-}
 
 /// Reads exactly `buf.len()` bytes of `file` from `offset` on.
 #[cfg(unix)]
@@ -22,17 +15,11 @@ pub fn write_all_at(file: &File, buf: &[u8], offset: u64) -> std::io::Result<()>
     std::os::unix::fs::FileExt::write_all_at(file, buf, offset)
 }
 
-/// Reads up to `buf.len()` bytes of `file` from `offset` on; how many were read (0 at the end).
-#[cfg(windows)]
-pub fn read_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
-    std::os::windows::fs::FileExt::seek_read(file, buf, offset)
-}
-
 /// Reads exactly `buf.len()` bytes of `file` from `offset` on.
 #[cfg(windows)]
 pub fn read_exact_at(file: &File, mut buf: &mut [u8], mut offset: u64) -> std::io::Result<()> {
     while !buf.is_empty() {
-        let n = read_at(file, buf, offset)?;
+        let n = std::os::windows::fs::FileExt::seek_read(file, buf, offset)?;
         if n == 0 {
             return Err(std::io::ErrorKind::UnexpectedEof.into());
         }

@@ -94,6 +94,9 @@ pub enum Stream {
     Routing,
     /// Fallback behaviour.
     Fallback,
+    /// A load balancer's choice of host in a pool (random, least request's choices, the
+    /// ring hash's request key, each sidecar's round-robin start).
+    Balancer,
 }
 
 impl Stream {
@@ -106,6 +109,7 @@ impl Stream {
             Stream::Policy => 4,
             Stream::Routing => 5,
             Stream::Fallback => 6,
+            Stream::Balancer => 7,
         }
     }
 }

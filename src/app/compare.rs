@@ -7,6 +7,7 @@ use crate::error::Result;
 use crate::limits::{Limits, estimate_cells};
 use crate::policy::{PolicyConfig, PolicySpec};
 use crate::report::charts::ChartOptions;
+use crate::report::contents::{self, Contents};
 use crate::report::page::{InputFile, ReportInputs};
 use crate::scenario::{InputError, Scenario, Spot};
 use crate::sweep::compare::CompareReport;
@@ -30,8 +31,8 @@ pub struct CompareRequest {
     pub sets: Vec<String>,
     /// Replicates per (scenario, policy).
     pub replicates: u32,
-    /// Constraints each policy's means must meet on every scenario (empty: the default,
-    /// [`DEFAULT_CONSTRAINTS`]).
+    /// Constraints each policy must meet on every scenario, each on the replicates its scope
+    /// names (empty: the default, [`DEFAULT_CONSTRAINTS`]).
     pub constraints: Vec<String>,
     /// Base seed (replaces each scenario's).
     pub seed: Option<u64>,
@@ -106,11 +107,8 @@ pub fn compare(req: &CompareRequest) -> Result<CompareOutcome> {
     cells.run_slices(&cells.all(), req.threads, &columns, &bar, &mut |row| rows.put(&row, row.config))?;
     let table = rows.finish(Box::new(infos))?;
     let summary = table.summarize(&objective)?;
-    let report = CompareReport::from_table(&table, replicates, &objective).with_verdicts(
-        &table,
-        &summary,
-        &constraints,
-    );
+    let report =
+        CompareReport::from_table(&table, replicates, &objective).with_verdicts(&table, &constraints);
     let mut files = vec![
         (
             output::SUMMARY_CSV,
@@ -118,7 +116,16 @@ pub fn compare(req: &CompareRequest) -> Result<CompareOutcome> {
         ),
         (output::RUNS_CSV, runs_csv(&table, &objective).map_err(InputError::from)?),
     ];
-    files.extend(first_scenario_detail(&loaded[0], &configs, seed)?);
+    let (detail, truth) = first_scenario_detail(&loaded[0], &configs, seed)?;
+    let runs: Vec<(&str, &crate::metrics::RunRecord)> =
+        detail.iter().map(|(l, r)| (l.as_str(), &r.record)).collect();
+    files.extend([
+        (output::TIMELINE_CSV, crate::report::timeline_csv(&runs)),
+        (output::TRANSITIONS_CSV, crate::report::transitions_csv(&runs)),
+        (output::EXPLAIN_CSV, crate::report::explain_csv(&runs)),
+        (output::LATENCY_CSV, crate::report::latency_csv(&runs)),
+        (output::INCIDENTS_CSV, crate::report::incidents_csv(&truth)),
+    ]);
     table.check()?;
     summary.check()?;
     let mut out = OutputDir::create(&dir, Keep::Foreign)?;
@@ -140,37 +147,50 @@ pub fn compare(req: &CompareRequest) -> Result<CompareOutcome> {
         ),
         charts: ChartOptions::default(),
     });
-    let files = out.finish(page.as_ref())?;
+    // The charts and the page show the summary and the first scenario's runs.
+    let contents = match &page {
+        Some(page) => {
+            let summary = contents::sweep_summary(&table, &summary, &constraints, &resolved_params)?;
+            let incidents = contents::incidents(&truth);
+            let names = page.inputs.as_ref().map(|i| i.breakers.clone()).unwrap_or_default();
+            Some(Contents {
+                timeline: Some(contents::timeline(
+                    contents::series(&runs),
+                    contents::transitions(&runs),
+                    incidents.clone(),
+                    Some(&summary),
+                    page.inputs.as_ref(),
+                )),
+                marks: contents::marks(&runs, &incidents, &names),
+                latency: Some(contents::latency(&runs)),
+                summary: Some(summary),
+                inputs: page.inputs.clone(),
+                ..Contents::default()
+            })
+        }
+        None => None,
+    };
+    let files = out.finish(page.as_ref().zip(contents.as_ref()))?;
     Ok(CompareOutcome { report, files })
 }
 
-/// Timeline, transitions, latency and incidents of every compared policy on the first scenario
-/// (replicate 0, on the same request stream), for the side-by-side charts.
-fn first_scenario_detail(
-    scenario: &Scenario,
-    configs: &[PolicyConfig],
-    seed: Option<u64>,
-) -> Result<Vec<(&'static str, Vec<u8>)>> {
+/// The compared policies' runs on the first scenario (label, result), with its incidents.
+type Detail = (Vec<(String, crate::sim::RunResult)>, Vec<crate::truth::IncidentWindow>);
+
+/// Every compared policy's run on the first scenario (replicate 0, on the same request
+/// stream), labelled, with the scenario's incidents: the side-by-side timelines' runs.
+fn first_scenario_detail(scenario: &Scenario, configs: &[PolicyConfig], seed: Option<u64>) -> Result<Detail> {
     use crate::sim::{self, RunOptions, Workload};
     let workload = Workload::build(scenario, seed.unwrap_or(scenario.seed), 0)?;
     let bin = scenario.scoring.timeline_bin.unwrap_or_else(|| sim::auto_bin(workload.duration()));
     let opts = RunOptions { timeline_bin: Some(bin), explain: true };
-    let runs: Vec<(String, sim::RunResult)> =
-        configs.iter().map(|c| (c.label(), sim::run(scenario, &workload, c, &opts))).collect();
-    let rows: Vec<(&str, &crate::metrics::RunRecord)> =
-        runs.iter().map(|(l, r)| (l.as_str(), &r.record)).collect();
-    Ok(vec![
-        (output::TIMELINE_CSV, crate::report::timeline_csv(&rows)),
-        (output::TRANSITIONS_CSV, crate::report::transitions_csv(&rows)),
-        (output::EXPLAIN_CSV, crate::report::explain_csv(&rows)),
-        (output::LATENCY_CSV, crate::report::latency_csv(&rows)),
-        (output::INCIDENTS_CSV, crate::report::incidents_csv(&workload.truth)),
-    ])
+    let runs = configs.iter().map(|c| (c.label(), sim::run(scenario, &workload, c, &opts))).collect();
+    Ok((runs, workload.truth))
 }
 
-/// The constraints `compare` applies without `--constraint`: the default sweep's, so a policy
-/// that misses incidents never reads "meets constraints".
-pub const DEFAULT_CONSTRAINTS: [&str; 1] = ["missed_incidents <= 0.5"];
+/// The constraints `compare` applies without `--constraint`: a sweep's default (no incident
+/// missed in any replicate), so a policy that misses incidents never reads "meets constraints".
+pub const DEFAULT_CONSTRAINTS: [&str; 1] = [crate::sweep::constraint::DEFAULT_CONSTRAINT];
 
 /// Parses `--constraint` arguments ([`DEFAULT_CONSTRAINTS`] when there are none).
 fn constraints_from_args(texts: &[String], columns: &[String]) -> Result<Vec<Constraint>, InputError> {

@@ -4,8 +4,9 @@
 
 use crate::Error;
 use crate::error::Result;
-use crate::report::charts::data::{self, Incident, Table};
+use crate::report::charts::data::Incident;
 use crate::report::explain::{ExplainRow, TRANSITION_KIND, incident_words, read_explain_csv, readable_dur};
+use crate::report::folder::parse::{self, Table};
 use crate::report::page::{INPUTS_FILE, ReportInputs};
 use crate::scenario::InputError;
 use crate::time::Dur;
@@ -145,7 +146,7 @@ fn read_incidents(dir: &Path) -> Result<Vec<Incident>> {
         return Ok(Vec::new());
     }
     let bytes = std::fs::read(&path).map_err(|e| crate::Error::io(&path, e))?;
-    Ok(data::incidents(&Table::from_reader(&path, bytes.as_slice())?)?)
+    Ok(parse::incidents(&Table::from_reader(&path, bytes.as_slice())?)?)
 }
 
 #[cfg(test)]

@@ -19,7 +19,7 @@ pub(super) fn load_sweep<S: AsRef<str>>(
 }
 
 /// Scenario files on disk.
-struct Disk;
+pub(super) struct Disk;
 
 impl ScenarioFiles for Disk {
     /// A missing plain path, a bad glob or a glob matching no file is refused.

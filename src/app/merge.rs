@@ -3,12 +3,14 @@
 //! writes. Each shard's runs.csv is read as a stream, one file after another.
 
 use super::output;
-use super::sweep::{Ranking, SweepReport, finish};
+use super::sweep::{Ran, Ranking, SweepReport, finish};
 use crate::error::{Error, Result};
 use crate::report::page::{InputFile, ReportInputs};
 use crate::scenario::InputError;
 use crate::sweep::merge::Merge;
+use crate::sweep::review::ScenarioFacts;
 use crate::sweep::runner::{config_info, metric_columns, spec_of};
+use crate::sweep::selection::{Rule, Settings};
 use crate::sweep::shard::{MANIFEST_FILE, Manifest};
 use crate::time::Dur;
 use std::path::PathBuf;
@@ -77,13 +79,22 @@ pub fn merge(req: &MergeRequest) -> Result<SweepReport> {
         files: vec![InputFile::of_text(m.sweep_file.name.clone(), &m.sweep_file.text)],
         ..Default::default()
     });
+    let mut rule = Rule::default();
+    rule.confidence = m.confidence.unwrap_or(rule.confidence);
+    rule.indifference = m.indifference.unwrap_or(rule.indifference);
     let ranking = Ranking {
         objective: merged.objective,
         constraints: merged.constraints,
         fronts: m.pareto,
-        baseline: m.baseline,
+        settings: Settings { rule, baseline: m.baseline, auto: None },
     };
-    let durations: Vec<Dur> = m.durations_us.iter().map(|us| Dur::from_micros(*us)).collect();
-    let durations = (durations.len() == m.scenarios.len()).then_some(durations.as_slice());
-    finish(m.sweep, m.replicates, merged.table, &ranking, durations, &dir, page)
+    let facts: Vec<ScenarioFacts> = m
+        .durations_us
+        .iter()
+        .zip(&m.ride_out)
+        .map(|(us, ride_out)| ScenarioFacts { duration: Dur::from_micros(*us), ride_out: *ride_out })
+        .collect();
+    let facts = (facts.len() == m.scenarios.len()).then_some(facts.as_slice());
+    let ran = Ran { replicates: m.replicates, stages: None };
+    finish(m.sweep, ran, merged.table, &ranking, facts, &dir, page)
 }

@@ -4,6 +4,7 @@
 //! succeeded. `main.rs` parses arguments into requests, prints reports and maps
 //! [`crate::Error`] to an exit code; nothing here reads the command line or the environment.
 
+pub mod check;
 pub mod compare;
 pub mod explain;
 pub mod export;
@@ -15,7 +16,6 @@ pub mod recommend;
 pub mod replay;
 pub mod report;
 pub mod run;
-mod script_hash;
 pub mod shard;
 pub mod sweep;
 

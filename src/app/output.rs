@@ -9,7 +9,8 @@
 
 use crate::error::{Error, Result};
 use crate::report::charts::{self, ChartOptions};
-use crate::report::folder::{self, Contents};
+use crate::report::contents::Contents;
+use crate::report::folder::{self, parse::Reader};
 use crate::report::page::{self, ReportInputs};
 use crate::scenario::InputError;
 use std::fs::{self, File};
@@ -115,8 +116,6 @@ pub struct OutputDir {
     _lock: File,
     /// Names written, in order.
     written: Vec<String>,
-    /// The bytes of the files written that the folder's reader reads ([`folder::FILES`]).
-    memory: Vec<(String, Vec<u8>)>,
     /// Files written whose sync to disk is under way.
     unsynced: Syncs,
     /// The set this one replaces, as found when this one was started.
@@ -151,7 +150,7 @@ impl Drop for Forgetting {
 /// A set's charts and pages, drawn ([`OutputDir::draw`]): the charts written into the private
 /// folder (not yet listed in the set), the pages still to be written.
 #[derive(Debug)]
-pub struct Drawn {
+struct Drawn {
     /// The charts' file names.
     charts: Vec<String>,
     /// The charts' files, written, syncing.
@@ -288,7 +287,6 @@ impl OutputDir {
             staging,
             _lock: lock,
             written: Vec::new(),
-            memory: Vec::new(),
             unsynced: Syncs::default(),
             replaced: Replaced::default(),
         };
@@ -348,20 +346,12 @@ impl OutputDir {
     /// Writes one file of the set (synced to disk before the set is swapped in).
     pub fn write(&mut self, name: &str, bytes: &[u8]) -> Result<()> {
         let shown = self.shown.join(name);
-        self.write_with(name, |w| w.write_all(bytes).map_err(|e| Error::io(&shown, e)))?;
-        if folder::FILES.contains(&name) {
-            self.memory.retain(|(n, _)| n != name);
-            self.memory.push((name.to_string(), bytes.to_vec()));
-        }
-        Ok(())
+        self.write_with(name, |w| w.write_all(bytes).map_err(|e| Error::io(&shown, e)))
     }
 
-    /// A file of the set for the folder's reader: as written (in memory, or streamed to the
-    /// private folder), else as kept from the old set.
-    fn file(&self, name: &str) -> std::io::Result<Option<folder::Reader<'_>>> {
-        if let Some((_, bytes)) = self.memory.iter().find(|(n, _)| n == name) {
-            return Ok(Some(Box::new(bytes.as_slice())));
-        }
+    /// A file of the set, open for reading: as written into the private folder, else as kept
+    /// from the old set (`None`: the set has no such file).
+    pub fn open(&self, name: &str) -> std::io::Result<Option<Reader<'_>>> {
         match File::open(self.staging.join(name)) {
             Ok(file) => Ok(Some(Box::new(std::io::BufReader::new(file)))),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
@@ -389,14 +379,11 @@ impl OutputDir {
         Stream::create(self.staging.join(name), self.shown.join(name), name)
     }
 
-    /// Adds a streamed file to the set (in the order of the files written); one already
-    /// synced ([`Stream::sync`]) is not synced again.
+    /// Adds a streamed file to the set (in the order of the files written).
     pub fn close(&mut self, stream: Stream) -> Result<()> {
-        let Stream { file, shown, name, synced, .. } = stream;
+        let Stream { file, shown, name, .. } = stream;
         let file = file.into_inner().map_err(|e| Error::io(&shown, e.into_error()))?;
-        if !synced {
-            self.unsynced.start(shown, file)?;
-        }
+        self.unsynced.start(shown, file)?;
         self.written.push(name);
         Ok(())
     }
@@ -414,48 +401,41 @@ impl OutputDir {
         files.iter().try_for_each(|(name, bytes)| self.write(name, bytes))
     }
 
-    /// Draws every chart the set's files allow, writes inputs.toml and the report pages (when
-    /// `page` is given), swaps the set in and returns the paths written, in order.
-    pub fn finish(mut self, page: Option<&Page>) -> Result<Vec<PathBuf>> {
-        let drawn = page.map(|page| self.draw(page));
-        self.finish_drawn(drawn, || Ok(None))
-    }
-
-    /// Draws the charts and renders the pages of `page` from the files written so far; the
-    /// charts are written into the private folder as the page renders, but listed in the set
-    /// only by [`OutputDir::finish_drawn`], after the files a command may still add that the
-    /// page does not read (a scripted run's calls.csv, written on another thread meanwhile).
-    pub fn draw(&mut self, page: &Page) -> Result<Drawn> {
-        self.draw_completing(page, Ok)
-    }
-
-    /// [`OutputDir::draw`], with the page's inputs handed to `complete` once the charts are
-    /// drawn (they do not show what it adds: a streamed script's SHA-256, made meanwhile) and
-    /// the page rendered with what it returns.
-    pub fn draw_completing(
-        &mut self,
-        page: &Page,
-        complete: impl FnOnce(ReportInputs) -> Result<ReportInputs>,
-    ) -> Result<Drawn> {
-        // The page's inputs are part of what the charts read (the timeline's title names the
-        // seed): hand them over before reading, as `breakerlab report DIR` later finds them.
-        if let Some(inputs) = &page.inputs {
-            self.memory.retain(|(n, _)| n != page::INPUTS_FILE);
-            self.memory.push((page::INPUTS_FILE.to_string(), inputs.to_toml()?.into_bytes()));
+    /// Draws the charts `page` asks for of `contents` (what the command computed), writes
+    /// inputs.toml and the report pages (when `page` is given), swaps the set in and returns
+    /// the paths written, in order.
+    pub fn finish(mut self, page: Option<(&Page, &Contents)>) -> Result<Vec<PathBuf>> {
+        if let Some((page, contents)) = page {
+            let drawn = self.draw(page, contents)?;
+            self.finish_drawn(drawn)
+        } else {
+            self.finish_files()
         }
-        // The charts and the page read the set's files again as they draw (the charts while
-        // the page's marks are read): everything is drawn before the first of them is written.
-        let this = &*self;
-        let (contents, charts) = Contents::read(
-            &self.shown,
-            move |name| this.file(name),
-            |contents| charts::draw_all(contents, &page.charts),
-        )?;
-        let charts = charts?;
+    }
+
+    /// Reads the set's files again (`breakerlab report DIR`: the folder's files carried over)
+    /// and finishes it with the charts and pages drawn from them.
+    pub fn redraw(self, page: &Page) -> Result<Vec<PathBuf>> {
+        let this = &self;
+        let contents = folder::read(&self.shown, move |name| this.open(name))?;
+        let charts = charts::draw_all(&contents, &page.charts);
+        let drawn = charts.map_err(Error::from).and_then(|charts| self.render(page, &contents, charts));
+        drop(contents);
+        self.finish_drawn(drawn?)
+    }
+
+    /// Draws the charts of `contents` and renders the pages of `page`; the charts are written
+    /// into the private folder as the page renders.
+    fn draw(&mut self, page: &Page, contents: &Contents) -> Result<Drawn> {
+        let charts = charts::draw_all(contents, &page.charts)?;
+        self.render(page, contents, charts)
+    }
+
+    /// Writes `charts` into the private folder while the pages of `page` render.
+    fn render(&self, page: &Page, contents: &Contents, charts: Vec<charts::Chart>) -> Result<Drawn> {
         let inputs = page.inputs.clone().or_else(|| contents.inputs.clone()).unwrap_or_else(|| {
             ReportInputs { title: self.shown.display().to_string(), ..ReportInputs::default() }
         });
-        let inputs = complete(inputs)?;
         // The charts are written on another thread while this one renders the page.
         let (staging, shown) = (&self.staging, &self.shown);
         let (page, written) = std::thread::scope(|s| {
@@ -469,7 +449,7 @@ impl OutputDir {
                 }
                 Ok(syncs)
             });
-            let page = page::render_report(&contents, &charts, &inputs, shown);
+            let page = page::render_report(contents, &charts, &inputs, shown);
             (page, writing.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
         });
         let (html, md) = page?;
@@ -477,22 +457,16 @@ impl OutputDir {
         Ok(Drawn { charts, written, inputs: inputs.to_toml()?, html, md })
     }
 
-    /// Writes the pages drawn (if any; an error drawing them is reported here), lists the files
-    /// `late` hands over complete (joined only now: a scripted run's calls.csv, whose failure
-    /// is reported first) then the charts and pages, swaps the set in and returns the paths
-    /// written, in order.
-    pub fn finish_drawn(
-        mut self,
-        drawn: Option<Result<Drawn>>,
-        late: impl FnOnce() -> Result<Option<Stream>>,
-    ) -> Result<Vec<PathBuf>> {
-        let pages = drawn.transpose().and_then(|drawn| drawn.map(|d| self.write_drawn(d)).transpose());
-        if let Some(stream) = late()? {
-            self.close(stream)?;
-        }
-        if let Some(names) = pages? {
-            self.written.extend(names);
-        }
+    /// Writes the pages drawn, lists the charts and pages after the files, swaps the set in and
+    /// returns the paths written, in order.
+    fn finish_drawn(mut self, drawn: Drawn) -> Result<Vec<PathBuf>> {
+        let names = self.write_drawn(drawn)?;
+        self.written.extend(names);
+        self.finish_files()
+    }
+
+    /// Swaps the set in and returns the paths written, in order.
+    fn finish_files(mut self) -> Result<Vec<PathBuf>> {
         self.swap()?;
         Ok(self.written.iter().map(|n| self.shown.join(n)).collect())
     }
@@ -555,10 +529,8 @@ const FORGET_MIN_BYTES: u64 = 1 << 20;
 /// new set's files are written into. Best effort.
 #[cfg(target_os = "linux")]
 fn forget_cached(files: &[File]) {
-    use std::os::fd::AsRawFd;
     for file in files {
-        // SAFETY: the descriptor is open across the call.
-        unsafe { libc::posix_fadvise(file.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+        let _ = rustix::fs::fadvise(file, 0, None, rustix::fs::Advice::DontNeed);
     }
 }
 
@@ -597,8 +569,6 @@ pub struct Stream {
     /// The path as the user will see it, for errors.
     shown: PathBuf,
     name: String,
-    /// Synced to disk by [`Stream::sync`].
-    synced: bool,
 }
 
 impl Stream {
@@ -607,17 +577,7 @@ impl Stream {
         let file =
             File::options().write(true).create_new(true).open(&path).map_err(|e| Error::io(&shown, e))?;
         let file = std::io::BufWriter::new(file);
-        Ok(Stream { file, path, shown, name: name.to_string(), synced: false })
-    }
-
-    /// Flushes the file and syncs it to disk on this thread (for a file written on a thread of
-    /// its own, which then syncs it there instead of on one more thread after it is closed).
-    pub fn sync(&mut self) -> Result<()> {
-        use std::io::Write as _;
-        self.file.flush().map_err(|e| self.error(e))?;
-        self.file.get_ref().sync_all().map_err(|e| self.error(e))?;
-        self.synced = true;
-        Ok(())
+        Ok(Stream { file, path, shown, name: name.to_string() })
     }
 
     /// Maps an error of writing this file to one that names it.
@@ -635,14 +595,6 @@ impl std::io::Write for Stream {
     }
     fn flush(&mut self) -> std::io::Result<()> {
         self.file.flush()
-    }
-}
-
-#[cfg(unix)]
-impl std::os::fd::AsFd for Stream {
-    /// The file's descriptor (what is still buffered is not in the file yet).
-    fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
-        self.file.get_ref().as_fd()
     }
 }
 
@@ -674,15 +626,8 @@ impl Drop for Scratch {
 /// Swaps the folders `a` and `b` atomically (Linux `renameat2(RENAME_EXCHANGE)`).
 #[cfg(target_os = "linux")]
 fn exchange(a: &Path, b: &Path) -> std::io::Result<()> {
-    use std::ffi::CString;
-    use std::os::unix::ffi::OsStrExt;
-    let c = |p: &Path| CString::new(p.as_os_str().as_bytes()).map_err(std::io::Error::other);
-    let (a, b) = (c(a)?, c(b)?);
-    // SAFETY: both paths are valid NUL-terminated strings that live across the call.
-    let rc = unsafe {
-        libc::renameat2(libc::AT_FDCWD, a.as_ptr(), libc::AT_FDCWD, b.as_ptr(), libc::RENAME_EXCHANGE)
-    };
-    if rc == 0 { Ok(()) } else { Err(std::io::Error::last_os_error()) }
+    use rustix::fs::{CWD, RenameFlags, renameat_with};
+    renameat_with(CWD, a, CWD, b, RenameFlags::EXCHANGE).map_err(std::io::Error::from)
 }
 
 /// Swaps the folders `a` and `b`: where the system has no atomic exchange, `b` is moved aside
@@ -907,47 +852,6 @@ mod tests {
         }
         let out = OutputDir::create(&dir, Keep::AllButPages).unwrap();
         assert_eq!(names(&out.staging), ["inputs.toml", "summary.csv"]);
-    }
-
-    #[test]
-    fn a_file_joined_late_is_listed_before_the_pages_and_its_failure_comes_first() {
-        use std::io::Write as _;
-        let root = tempfile::tempdir().unwrap();
-        let dir = root.path().join("out");
-        fs::create_dir(&dir).unwrap();
-        crate::report::charts::fixtures::compare_dir(&dir);
-        let page = Page { inputs: None, charts: ChartOptions::default() };
-        // A file written on another thread while the pages are drawn and written.
-        let run = |fail: bool| {
-            let mut out = OutputDir::create(&dir, Keep::AllButPages).unwrap();
-            let mut calls = out.stream(CALLS_CSV).unwrap();
-            let writer = std::thread::spawn(move || {
-                calls.write_all(b"t_ms\n").map_err(|e| calls.error(e))?;
-                calls.sync()?;
-                if fail { Err(calls.error(std::io::Error::other("the disk is full"))) } else { Ok(calls) }
-            });
-            let drawn = Some(out.draw(&page));
-            out.finish_drawn(drawn, || writer.join().unwrap().map(Some))
-        };
-        let e = run(true).unwrap_err().to_string();
-        assert!(e.contains("calls.csv") && e.contains("the disk is full"), "{e}");
-        // Nothing of the failed set is left, the old folder is as it was.
-        assert!(!dir.join(CALLS_CSV).exists() && !dir.join(page::REPORT_HTML).exists());
-        assert_eq!(names(root.path()), [".out.lock", "out"]);
-        let files = run(false).unwrap();
-        let listed: Vec<String> =
-            files.iter().map(|f| f.file_name().unwrap().to_string_lossy().into_owned()).collect();
-        let at = |name: &str| listed.iter().position(|n| n == name).unwrap();
-        assert!(at(CALLS_CSV) < at(charts::TIMELINE_PNG), "{listed:?}");
-        assert_eq!(listed[listed.len() - 3..], [page::INPUTS_FILE, page::REPORT_HTML, page::REPORT_MD]);
-        assert_eq!(fs::read(dir.join(CALLS_CSV)).unwrap(), b"t_ms\n");
-        assert!(dir.join(charts::TIMELINE_PNG).exists() && dir.join(page::REPORT_HTML).exists());
-        // A failed drawing is reported after the late file's failure, and leaves nothing.
-        let out = OutputDir::create(&dir, Keep::AllButPages).unwrap();
-        let drawn = Some(Err(Error::invalid("no chart")));
-        let e = out.finish_drawn(drawn, || Err(Error::invalid("late"))).unwrap_err();
-        assert!(e.to_string().contains("late"), "{e}");
-        assert_eq!(names(root.path()), [".out.lock", "out"]);
     }
 
     #[test]

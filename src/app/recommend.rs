@@ -6,11 +6,12 @@ use super::sweep::{SweepRequest, sweep};
 use crate::error::Result;
 use crate::policy::export::Library;
 use crate::scenario::{InputError, read_text};
-use crate::sweep::constraint::Constraint;
+use crate::sweep::constraint::{Constraint, DEFAULT_CONSTRAINT};
 use crate::sweep::objective::Objective;
 use crate::sweep::output::{read_objective_toml, read_runs};
-use crate::sweep::recommend::{Recommendation, recommend as rank};
-use crate::sweep::runner::{default_objective, metric_columns, validate_policy};
+use crate::sweep::recommend::{Recommendation, Rules, recommend as rank};
+use crate::sweep::runner::{default_objective, metric_columns, resolved_params, validate_policy};
+use crate::sweep::selection::Settings;
 use crate::sweep::store::Scratch;
 use std::path::PathBuf;
 
@@ -70,7 +71,7 @@ pub fn recommend(req: &RecommendRequest) -> Result<RecommendReport> {
         })
         .collect::<Result<Vec<_>, _>>()?;
     let path = &req.path;
-    let (table, mut objective, mut constraints) = if path.is_dir()
+    let (table, mut objective, mut constraints, settings) = if path.is_dir()
         || path.extension().is_some_and(|e| e == "csv")
     {
         let runs_path = if path.is_dir() { path.join("runs.csv") } else { path.to_path_buf() };
@@ -80,14 +81,15 @@ pub fn recommend(req: &RecommendRequest) -> Result<RecommendReport> {
         let scratch = Scratch::in_dir(std::env::temp_dir());
         let table = read_runs(&text, &runs_path.display().to_string(), &scratch).map_err(InputError::from)?;
         let objective_path = runs_path.with_file_name("objective.toml");
-        let (objective, constraints) = if objective_path.is_file() {
+        let (objective, constraints, settings) = if objective_path.is_file() {
             let text = read_text(&objective_path)?;
             read_objective_toml(&text, &objective_path.display().to_string(), &table.metrics)
                 .map_err(InputError::from)?
         } else {
-            (default_objective(), Vec::new())
+            let default = Constraint::parse(DEFAULT_CONSTRAINT, &table.metrics).map_err(InputError::from)?;
+            (default_objective(), vec![default], Settings::default())
         };
-        (table, objective, constraints)
+        (table, objective, constraints, settings)
     } else {
         let req = SweepRequest {
             file: Some(path.clone()),
@@ -97,7 +99,7 @@ pub fn recommend(req: &RecommendRequest) -> Result<RecommendReport> {
         };
         let report = sweep(&req)?;
         let r = report.recommendation;
-        (report.table, r.objective, r.constraints)
+        (report.table, r.objective, r.constraints, report.settings)
     };
     for (m, w) in weights {
         objective.set(m, w);
@@ -106,8 +108,8 @@ pub fn recommend(req: &RecommendRequest) -> Result<RecommendReport> {
         constraints.retain(|k| k.metric != c.metric);
         constraints.push(c);
     }
-    let recommendation =
-        rank(&table, &objective, &constraints, &validate_policy).map_err(InputError::from)?;
+    let rules = Rules { params: Some(&resolved_params), settings, ..Rules::new(&validate_policy) };
+    let recommendation = rank(&table, &objective, &constraints, &rules).map_err(InputError::from)?;
     let export = match (req.library, recommendation.chosen()) {
         (Some(library), Some(chosen)) => {
             Some(export::run(&ExportRequest::of(library, &chosen.config.preset, &chosen.config.overrides))?)

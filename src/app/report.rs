@@ -59,7 +59,7 @@ pub fn report(req: &ReportRequest) -> Result<Vec<PathBuf>> {
         check_runs(&runs, std::io::BufReader::new(file)).map_err(InputError::from)?;
     }
     let out = OutputDir::create(dir, Keep::AllButPages)?;
-    let mut files = out.finish(Some(&Page { inputs: None, charts }))?;
+    let mut files = out.redraw(&Page { inputs: None, charts })?;
     // inputs.toml is kept as it was: list the charts (by name) and the pages.
     files.retain(|f| f.file_name().is_some_and(|n| n != crate::report::page::INPUTS_FILE));
     let pages = files.split_off(files.len().saturating_sub(2));

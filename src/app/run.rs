@@ -3,11 +3,13 @@
 
 use super::output::{self, Keep, OutputDir, Page};
 use super::parse_sets;
-use super::script_hash::ScriptHash;
 use crate::error::Result;
-use crate::metrics::{CallRecord, Metrics};
+use crate::metrics::Metrics;
 use crate::policy::{PolicyConfig, PolicySpec};
 use crate::report::charts::ChartOptions;
+use crate::report::charts::data::{Incident, LatencyHist, SINGLE_POLICY, Series, Summary, TransitionRow};
+use crate::report::contents::{self, Contents};
+use crate::report::explain::MarkedRows;
 use crate::report::page::{InputFile, ReportInputs};
 use crate::report::{self, SummaryRow};
 use crate::scenario::{InputError, Scenario, Source, Spot};
@@ -124,70 +126,63 @@ pub fn run_scenario(scenario: Scenario, settings: &RunSettings) -> Result<RunRep
     crate::limits::estimate_run(&scenario, &policies, &policy_spot, settings.replicates.max(1))
         .check(&settings.limits)?;
     let seed = settings.seed.unwrap_or(scenario.seed);
-    // The review page lists every input with its SHA-256: a streamed script (a week is 9 MB) is
-    // hashed on a thread of the lowest priority as the run goes and the charts are drawn,
-    // checked against what the run used; other inputs are read and hashed on the other core
-    // while this one simulates.
-    let hashing = match &scenario.source {
-        Source::Script { rows, .. } if settings.charts => ScriptHash::start(rows),
-        _ => None,
-    };
-    let hash_later = hashing.is_some();
+    // The review page lists every input with its SHA-256: they are read and hashed on the other
+    // core while this one simulates (a script's hash was made as it was read).
     let (written, inputs) = std::thread::scope(|s| {
         // The charts draw on rayon's pool: started on another thread now, it is ready (the
         // processors counted, its threads made) when the run is over.
         if settings.charts {
             s.spawn(rayon::current_num_threads);
         }
-        let inputs = settings
-            .charts
-            .then(|| s.spawn(|| report_inputs(&scenario, seed, &settings.command_line, hash_later)));
+        let inputs =
+            settings.charts.then(|| s.spawn(|| report_inputs(&scenario, seed, &settings.command_line)));
         let written = simulate_and_write(&scenario, &policies, fleet, seed, settings);
         (written, inputs.map(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))))
     });
-    let Written { mut out, calls, label, result, truth, replicates } = written?;
-    let page = inputs.map(|inputs| Page { inputs: Some(inputs), charts: ChartOptions::default() });
-    // The charts and the page are drawn and written while calls.csv's last rows are written
-    // and synced on the writer's thread, which is joined only before the set is swapped in;
-    // calls.csv is listed before them, in the order the files have always had.
-    let drawn =
-        page.map(|page| out.draw_completing(&page, |inputs| with_script_hash(inputs, hashing, &scenario)));
-    let files = out.finish_drawn(drawn, || calls.join().transpose())?;
+    let Written { out, label, result, truth, replicates, shown } = written?;
+    let page = inputs.zip(shown).map(|(inputs, shown)| {
+        let contents = shown.contents(&inputs);
+        (Page { inputs: Some(inputs), charts: ChartOptions::default() }, contents)
+    });
+    let files = out.finish(page.as_ref().map(|(page, contents)| (page, contents)))?;
     Ok(RunReport { scenario, label, seed, result, truth, files, replicates })
-}
-
-/// calls.csv being written on a thread of its own (none for a run without a script). Dropped
-/// unjoined, when a run fails, it waits for the thread, which stops once the run's end of the
-/// channel is dropped (not when unwinding a panic: that end may still be alive).
-struct CallsWriter(Option<std::thread::JoinHandle<Result<output::Stream>>>);
-
-impl CallsWriter {
-    /// The file, written and synced; a writer that panicked passes its panic on.
-    fn join(mut self) -> Option<Result<output::Stream>> {
-        let thread = self.0.take()?;
-        Some(thread.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
-    }
-}
-
-impl Drop for CallsWriter {
-    fn drop(&mut self) {
-        if let Some(thread) = self.0.take()
-            && !std::thread::panicking()
-        {
-            let _ = thread.join();
-        }
-    }
 }
 
 /// A run simulated and its CSV files written into the output set, charts and page still to come.
 struct Written {
     out: OutputDir,
-    /// calls.csv of a scripted run, still being written.
-    calls: CallsWriter,
     label: String,
     result: RunResult,
     truth: Vec<crate::truth::IncidentWindow>,
     replicates: Vec<Metrics>,
+    /// What the charts and the page show (runs asked for charts only).
+    shown: Option<Shown>,
+}
+
+/// What a run's charts and page show, as the run computed it: replicate 0's time bins, state
+/// changes and latency, the incidents, the marks' rows and the summary.
+struct Shown {
+    series: Vec<Series>,
+    transitions: Vec<TransitionRow>,
+    incidents: Vec<Incident>,
+    latency: Vec<LatencyHist>,
+    marked: MarkedRows,
+    summary: Summary<'static>,
+}
+
+impl Shown {
+    /// The contents of the run's page, whose inputs are `inputs`.
+    fn contents(self, inputs: &ReportInputs) -> Contents<'static> {
+        let Shown { series, transitions, incidents, latency, marked, summary } = self;
+        Contents {
+            marks: marked.marks(&incidents, &inputs.breakers),
+            timeline: Some(contents::timeline(series, transitions, incidents, Some(&summary), Some(inputs))),
+            summary: Some(summary),
+            latency: Some(latency),
+            inputs: Some(inputs.clone()),
+            ..Contents::default()
+        }
+    }
 }
 
 /// Simulates replicate 0 into a new output set, then the other replicates for their scores,
@@ -211,18 +206,14 @@ fn simulate_and_write(
     let mut explain_body = out.scratch(output::EXPLAIN_CSV)?;
     let mut explain = report::explain::ExplainWriter::new(false);
     report::transitions_header(&mut transitions, false).map_err(|e| transitions.error(e))?;
-    // A scripted run's calls.csv (28 MB for a week) is written on another thread as the run
-    // hands out its answered calls; the run waits when the writer is four pieces behind, so a
-    // writer short of processor time never makes the pieces pile up in memory. The writer
-    // finishes and syncs the file while this thread writes the other files, then the charts.
+    // A scripted run's calls.csv (28 MB for a week) is written as the run hands out its
+    // answered calls, a piece at a time.
     let scripted = matches!(scenario.source, Source::Script { .. });
-    let calls_file = scripted.then(|| out.stream(output::CALLS_CSV)).transpose()?;
-    let (send, received) = std::sync::mpsc::sync_channel::<Vec<CallRecord>>(4);
-    // The pieces' vectors come back emptied, to hold the calls to come.
-    let (give_back, spares) = std::sync::mpsc::sync_channel::<Vec<CallRecord>>(8);
-    let calls = CallsWriter(
-        calls_file.map(|file| std::thread::spawn(move || write_calls(file, received, give_back))),
-    );
+    let mut calls = scripted.then(|| out.stream(output::CALLS_CSV)).transpose()?.map(report::CallsCsv::new);
+    // The state changes and the marks' rows the charts and the page show, kept as they come.
+    let incidents = contents::incidents(&workload.truth);
+    let mut shown_changes: Option<(Vec<TransitionRow>, MarkedRows)> =
+        settings.charts.then(|| (Vec::new(), MarkedRows::new(&incidents)));
     let result = sim::run_fleet_streaming(
         scenario,
         &workload,
@@ -230,25 +221,35 @@ fn simulate_and_write(
         &opts,
         |instance, t, evidence| {
             report::transition_row(&mut transitions, None, instance, t).map_err(|e| transitions.error(e))?;
+            if let Some((changes, marked)) = &mut shown_changes {
+                changes.push(contents::transition(SINGLE_POLICY, instance, t));
+                marked.transition("", instance, t, evidence);
+            }
             let body = explain_body.writer();
             explain.transition(body, "", instance, t, evidence).map_err(|e| body.error(e))
         },
-        |calls| {
-            // A writer that failed has stopped listening: its error is reported when joined.
-            let _ = send.send(calls);
-            Ok(spares.try_recv().unwrap_or_else(|_| Vec::with_capacity(sim::SCRIPT_CHUNK_REQUESTS)))
+        |mut piece| {
+            if let Some(csv) = &mut calls {
+                csv.rows(&piece).map_err(|e| csv.writer().error(e))?;
+            }
+            piece.clear();
+            Ok(piece)
         },
-    );
-    if let Ok(result) = &result {
-        let _ = send.send(result.record.calls.clone());
-    }
-    // The writer stops at the end of the pieces: from here, a failure that drops `calls`
-    // waits for it before the set is dropped.
-    drop(send);
-    let result = result?;
+    )?;
+    let calls = match calls {
+        Some(mut csv) => {
+            let done = csv.rows(&result.record.calls).and_then(|()| csv.finish());
+            done.map_err(|e| csv.writer().error(e))?;
+            Some(csv.into_inner())
+        }
+        None => None,
+    };
     for s in &result.record.snapshots {
         let body = explain_body.writer();
         explain.snapshot(body, "", s).map_err(|e| body.error(e))?;
+        if let Some((_, marked)) = &mut shown_changes {
+            marked.snapshot("", s);
+        }
     }
     let (label, params, preset) = if fleet {
         let labels: Vec<String> = policies.iter().map(PolicyConfig::label).collect();
@@ -264,8 +265,6 @@ fn simulate_and_write(
             sim::run_fleet(scenario, &w, policies, &RunOptions { explain: false, ..opts.clone() }).metrics,
         );
     }
-    // A script read from its file as the runs went must not have changed under them.
-    workload.check_inputs()?;
     let extra = import_columns(scenario);
     let row = SummaryRow {
         scenario: &scenario.name,
@@ -278,6 +277,17 @@ fn simulate_and_write(
         extra: &extra,
     };
     let runs = [(label.as_str(), &result.record)];
+    let shown = match shown_changes {
+        Some((transitions, marked)) => Some(Shown {
+            series: contents::series(&runs),
+            transitions,
+            incidents,
+            latency: contents::latency(&runs),
+            marked,
+            summary: contents::run_summary(std::slice::from_ref(&row))?,
+        }),
+        None => None,
+    };
     // The timeline, incidents and latency tables are made on another thread while this one
     // writes the summary and explain.csv; all are written in the order they always had.
     let tables = std::thread::scope(|s| {
@@ -298,46 +308,10 @@ fn simulate_and_write(
         Ok::<_, crate::Error>(tables.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
     })?;
     out.write_all(&tables)?;
-    Ok(Written { out, calls, label, result, truth: workload.truth, replicates })
-}
-
-/// Writes calls.csv into `file` from the pieces of the call log `pieces` brings, in order, until
-/// the run drops its end of the channel, and syncs it; each piece's vector goes back emptied to
-/// `give_back` (when it has room) for the run to reuse.
-fn write_calls(
-    file: output::Stream,
-    pieces: std::sync::mpsc::Receiver<Vec<CallRecord>>,
-    give_back: std::sync::mpsc::SyncSender<Vec<CallRecord>>,
-) -> Result<output::Stream> {
-    let mut csv = report::CallsCsv::to_file(file);
-    for mut calls in pieces {
-        csv.rows(&calls).map_err(|e| csv.writer().error(e))?;
-        calls.clear();
-        let _ = give_back.try_send(calls);
+    if let Some(calls) = calls {
+        out.close(calls)?;
     }
-    csv.finish().map_err(|e| csv.writer().error(e))?;
-    let mut file = csv.into_inner();
-    file.sync()?;
-    Ok(file)
-}
-
-/// `inputs` with the SHA-256 of the streamed script that `hashing` hashes, once it has; an error
-/// when the file changed since the run read it.
-pub(super) fn with_script_hash(
-    mut inputs: ReportInputs,
-    hashing: Option<ScriptHash>,
-    scenario: &Scenario,
-) -> Result<ReportInputs> {
-    let Some(hashing) = hashing else { return Ok(inputs) };
-    let Some(sha) = hashing.finish() else {
-        let Source::Script { rows, .. } = &scenario.source else { unreachable!("a script is hashed") };
-        let why = rows.check().err().map_or_else(|| "the script changed".to_string(), |e| e.to_string());
-        return Err(InputError::argument(why).into());
-    };
-    for file in inputs.files.iter_mut().filter(|f| f.sha256.is_empty()) {
-        file.sha256 = crate::sweep::shard::hex(&sha);
-    }
-    Ok(inputs)
+    Ok(Written { out, label, result, truth: workload.truth, replicates, shown })
 }
 
 /// The import counts of a trace scenario, as summary.csv columns (none for other scenarios).
@@ -348,15 +322,19 @@ fn import_columns(scenario: &Scenario) -> Vec<(&'static str, String)> {
 }
 
 /// What the report page shows to reproduce a run: the command, the seed and the input files
-/// (a replayed trace with what was imported of it). With `hash_later`, a script too large to
-/// embed is listed unhashed, its SHA-256 left for [`ScriptHash`].
-pub fn report_inputs(scenario: &Scenario, seed: u64, command_line: &str, hash_later: bool) -> ReportInputs {
+/// (a replayed trace with what was imported of it). A script is not read again to be hashed:
+/// its SHA-256 was made as it was loaded.
+pub fn report_inputs(scenario: &Scenario, seed: u64, command_line: &str) -> ReportInputs {
     let files = super::input_paths(None, std::slice::from_ref(scenario))
         .iter()
         .filter_map(|p| {
             let mut file = match &scenario.source {
-                Source::Script { .. } if hash_later && scenario.path.as_ref() == Some(p) => {
-                    InputFile::read_unhashed(p)?
+                Source::Script { rows, .. } if rows.path() == p => {
+                    let mut file = InputFile::read_unhashed(p)?;
+                    if file.sha256.is_empty() {
+                        file.sha256 = crate::sweep::shard::hex(&rows.sha256());
+                    }
+                    file
                 }
                 _ => InputFile::read(p)?,
             };
@@ -433,7 +411,7 @@ pub fn replicates_table(runs: &[Metrics]) -> String {
 /// Every metric, one per line, empty ones shown as `-`.
 pub fn metrics_table(m: &Metrics) -> String {
     let mut s = String::new();
-    let providers = m.provider_columns();
+    let providers = m.extra_columns();
     let columns = Metrics::COLUMNS.iter().copied().chain(providers.iter().map(String::as_str));
     let width = columns.clone().map(str::len).max().unwrap_or(0);
     for column in columns {

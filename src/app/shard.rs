@@ -8,6 +8,7 @@ use super::sweep::{runs_error, sweep_path};
 use crate::error::Result;
 use crate::limits::{Limits, estimate_cells};
 use crate::scenario::{InputError, Scenario, Spot};
+use crate::sweep::file::Replicates;
 use crate::sweep::output::RunsWriter;
 use crate::sweep::runner::{
     Cells, Configs, MAX_CELLS, config_info, default_objective, metric_columns, progress_bar, validate_policy,
@@ -38,6 +39,11 @@ pub struct ShardRequest {
     pub command_line: String,
     /// Memory and simulated-call limits, checked on this shard's cells before anything runs.
     pub limits: Limits,
+    /// `--replicates N`: replaces the sweep file's `replicates` (`auto` is refused: see
+    /// [`run_shard`]).
+    pub replicates: Option<Replicates>,
+    /// `--max-replicates N` (refused, as `auto` is).
+    pub max_replicates: Option<u32>,
 }
 
 /// What one shard did.
@@ -101,7 +107,19 @@ fn input_hashes(sweep: &Path, scenarios: &[Scenario]) -> Result<Vec<InputHash>> 
 pub fn run_shard(req: &ShardRequest) -> Result<ShardReport> {
     let path = sweep_path(req.file.as_deref())?;
     let columns = metric_columns();
-    let file = super::files::load_sweep(&path, &columns, &validate_policy).map_err(InputError::from)?;
+    let mut file = super::files::load_sweep(&path, &columns, &validate_policy).map_err(InputError::from)?;
+    file.set_replicates(req.replicates, req.max_replicates).map_err(InputError::argument)?;
+    if file.auto {
+        return Err(file
+            .replicates_spot
+            .error(
+                "\"auto\" runs its stages on one machine: --shard does not split it yet (each \
+                 stage's shards would have to be merged into the next stage's plan, which `merge` does not \
+                 write). Run the sweep without --shard, or give a number of replicates (in the file or with \
+                 --replicates N)",
+            )
+            .into());
+    }
     let text = crate::scenario::read_text(&path)?;
     let scenarios = load_scenarios(&file.scenarios)?;
     let configs = &file.configurations;
@@ -175,6 +193,9 @@ pub fn run_shard(req: &ShardRequest) -> Result<ShardReport> {
         ran: Manifest::ran_of(&names, slices),
         baseline: file.baseline,
         durations_us: scenarios.iter().map(|s| s.duration.micros()).collect(),
+        ride_out: super::sweep::scenario_facts(&scenarios, file.seed)?.iter().map(|f| f.ride_out).collect(),
+        confidence: Some(file.rule.confidence),
+        indifference: Some(file.rule.indifference),
         scenarios: names,
     };
     out.write(output::SHARD_TOML, manifest.to_toml().map_err(InputError::from)?.as_bytes())?;

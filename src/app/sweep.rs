@@ -6,21 +6,29 @@ use super::output::{self, Keep, OutputDir, Page};
 use crate::error::{Error, Result};
 use crate::limits::{Limits, estimate_cells};
 use crate::report::charts::ChartOptions;
+use crate::report::contents::{self, Contents};
+use crate::report::folder;
 use crate::report::page::{InputFile, ReportInputs};
+use crate::scenario::Scenario;
 use crate::scenario::{InputError, Spot};
+use crate::sim::Workload;
 use crate::sweep::SweepError;
+use crate::sweep::auto::{AutoReport, Judge, Next, Stage, Stop, looks, schedule};
 use crate::sweep::constraint::Constraint;
+pub use crate::sweep::file::Replicates;
+use crate::sweep::file::SweepFile;
 use crate::sweep::objective::Objective;
 use crate::sweep::output::{objective_toml, write_pareto, write_runs, write_summary};
-use crate::sweep::recommend::{Recommendation, best_per_scenario, num, recommend_from};
-use crate::sweep::review::{self, BaselineReview, Review};
+use crate::sweep::recommend::{Recommendation, Rules, best_per_scenario, num, recommend_from};
+use crate::sweep::review::{self, BaselineReview, Review, ScenarioFacts};
 use crate::sweep::runner::{
     Cells, Configs, Labelled, default_objective, metric_columns, progress_bar, resolved_params,
     validate_policy,
 };
+use crate::sweep::selection::Settings;
 use crate::sweep::store::Scratch;
 use crate::sweep::table::{ResultTable, Summary, TableBuilder};
-use crate::time::Dur;
+use crate::truth::Expect;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -42,8 +50,13 @@ pub struct SweepRequest {
     pub charts: bool,
     /// The command line as typed, for the report page.
     pub command_line: String,
-    /// Memory and simulated-call limits checked before anything runs.
+    /// Memory and simulated-call limits checked before anything runs; with
+    /// `replicates = "auto"`, `max_calls` is also the budget its stages stop at.
     pub limits: Limits,
+    /// `--replicates N|auto`: replaces the sweep file's `replicates`.
+    pub replicates: Option<Replicates>,
+    /// `--max-replicates N`: the most `replicates = "auto"` gives a configuration.
+    pub max_replicates: Option<u32>,
 }
 
 /// What `breakerlab sweep` did.
@@ -51,8 +64,8 @@ pub struct SweepRequest {
 pub struct SweepReport {
     /// The sweep's name.
     pub name: String,
-    /// Replicates per (scenario, configuration).
-    pub replicates: u32,
+    /// Replicates per (scenario, configuration), or `replicates = "auto"`'s stages.
+    pub ran: Ran,
     /// Metric values of every cell.
     pub table: ResultTable,
     /// Aggregates over replicates.
@@ -61,6 +74,8 @@ pub struct SweepReport {
     pub best: Vec<Vec<(usize, f64)>>,
     /// The overall recommendation.
     pub recommendation: Recommendation,
+    /// How it was selected.
+    pub settings: Settings,
     /// The verdict on the baseline, when the sweep names one.
     pub baseline: Option<BaselineReview>,
     /// Files written.
@@ -88,19 +103,30 @@ pub fn sweep(req: &SweepRequest) -> Result<SweepReport> {
     let path = sweep_path(req.file.as_deref())?;
     let columns = metric_columns();
     let mut file = super::files::load_sweep(&path, &columns, &validate_policy).map_err(InputError::from)?;
+    file.set_replicates(req.replicates, req.max_replicates).map_err(InputError::argument)?;
     let scenarios = load_scenarios(&file.scenarios)?;
-    let configs = &file.configurations;
     let objective = file.objective.clone().unwrap_or_else(default_objective);
     objective.bind(&columns).map_err(InputError::from)?;
-    let cells = Cells { scenarios: &scenarios, configs, replicates: file.replicates, seed: file.seed };
-    let configs_spot = Spot::in_file(&path, "", None, "[[policies]]");
-    estimate_cells(&cells, None, &file.replicates_spot, &configs_spot)?.check(&req.limits)?;
-    let bar = progress_bar(cells.count(), req.quiet);
     let out = output::out_dir(req.out.as_deref(), &file.name);
-    let names = scenarios.iter().map(|s| s.name.clone()).collect();
-    let mut rows =
-        TableBuilder::new(names, configs.count(), columns.clone(), file.replicates, &scratch_next_to(&out))?;
-    cells.run_slices(&cells.all(), req.threads, &columns, &bar, &mut |row| rows.put(&row, row.config))?;
+    let names: Vec<String> = scenarios.iter().map(|s| s.name.clone()).collect();
+    let configs_spot = Spot::in_file(&path, "", None, "[[policies]]");
+    let configs = &file.configurations;
+    let slots = file.replicates;
+    let cells = Cells { scenarios: &scenarios, configs, replicates: file.replicates, seed: file.seed };
+    if !file.auto {
+        // The work is estimated, and refused at the field that sizes it, before anything is made.
+        estimate_cells(&cells, None, &file.replicates_spot, &configs_spot)?.check(&req.limits)?;
+    }
+    let mut rows = TableBuilder::new(names, configs.count(), columns.clone(), slots, &scratch_next_to(&out))?;
+    let stages = if file.auto {
+        let run =
+            Staged { file: &file, scenarios: &scenarios, columns: &columns, configs_spot: &configs_spot };
+        Some(run.run(&objective, req, &mut rows)?)
+    } else {
+        let bar = progress_bar(cells.count(), req.quiet);
+        cells.run_slices(&cells.all(), req.threads, &columns, &bar, &mut |row| rows.put(&row, row.config))?;
+        None
+    };
     let table = rows.finish(Box::new(Labelled(std::mem::take(&mut file.configurations))))?;
     let inputs = ReportInputs {
         title: format!("sweep: {}", file.name),
@@ -109,10 +135,110 @@ pub fn sweep(req: &SweepRequest) -> Result<SweepReport> {
         files: InputFile::read(&path).into_iter().collect(),
         ..ReportInputs::default()
     };
-    let ranking =
-        Ranking { objective, constraints: file.constraints, fronts: file.pareto, baseline: file.baseline };
-    let durations: Vec<Dur> = scenarios.iter().map(|s| s.duration).collect();
-    finish(file.name, file.replicates, table, &ranking, Some(&durations), &out, req.charts.then_some(inputs))
+    let auto = file.auto.then(|| looks(file.replicates));
+    let settings = Settings { rule: file.rule, baseline: file.baseline, auto };
+    let ranking = Ranking { objective, constraints: file.constraints, fronts: file.pareto, settings };
+    let facts = scenario_facts(&scenarios, file.seed)?;
+    let ran = Ran { replicates: file.replicates, stages };
+    finish(file.name, ran, table, &ranking, Some(&facts), &out, req.charts.then_some(inputs))
+}
+
+/// An automatic sweep (`replicates = "auto"`) run on this machine, stage after stage.
+struct Staged<'a> {
+    file: &'a SweepFile,
+    scenarios: &'a [Scenario],
+    columns: &'a [String],
+    configs_spot: &'a Spot,
+}
+
+impl Staged<'_> {
+    /// Runs the stages of [`crate::sweep::auto`] into `rows` until the confidence is reached or
+    /// the budget (`max_replicates`, `--max-calls`) runs out. The first stage must fit the
+    /// call limit and the whole table the memory limit, or nothing runs.
+    fn run(&self, objective: &Objective, req: &SweepRequest, rows: &mut TableBuilder) -> Result<AutoReport> {
+        let file = self.file;
+        let (configs, max) = (&file.configurations, file.replicates);
+        let cells = |replicates| Cells { scenarios: self.scenarios, configs, replicates, seed: file.seed };
+        let spot = &file.replicates_spot;
+        let first = estimate_cells(&cells(1), None, spot, self.configs_spot)?;
+        first.check(&Limits { max_memory: u64::MAX, ..req.limits })?;
+        let whole = estimate_cells(&cells(max), None, spot, self.configs_spot)?;
+        whole.check(&Limits { max_calls: u64::MAX, ..req.limits })?;
+        // Every configuration simulates about the same calls on a replicate of the scenarios.
+        let per_run = first.calls() / (configs.count() as u64).max(1);
+        let bound = objective.bind(self.columns).map_err(InputError::from)?;
+        let columns: Vec<usize> = file
+            .constraints
+            .iter()
+            .map(|c| self.columns.iter().position(|m| m == c.metric.name()).unwrap_or(0))
+            .collect();
+        let n_scenarios = self.scenarios.len() as u64;
+        let mut report = AutoReport {
+            max_replicates: max,
+            stages: Vec::new(),
+            stop: Stop::MaxReplicates(max),
+            exhaustive_cells: n_scenarios * configs.count() as u64 * u64::from(max),
+        };
+        let schedule = schedule(max);
+        let (mut running, mut from, mut spent): (Vec<usize>, u32, u64) =
+            ((0..configs.count()).collect(), 0, 0);
+        for (k, &to) in schedule.iter().enumerate() {
+            let stage_cells = n_scenarios * running.len() as u64 * u64::from(to - from);
+            let bar = progress_bar(stage_cells, req.quiet);
+            cells(max).run_stage(&running, from..to, req.threads, self.columns, &bar, &mut |row| {
+                rows.put(&row, row.config)
+            })?;
+            spent += per_run * running.len() as u64 * u64::from(to - from);
+            report.stages.push(Stage {
+                replicates: from..to,
+                configurations: running.len(),
+                cells: stage_cells,
+                broke: 0,
+                screened: 0,
+            });
+            let judge = Judge {
+                table: rows.table(),
+                bound: &bound,
+                constraints: &file.constraints,
+                columns: &columns,
+                rule: file.rule,
+                max,
+                baseline: file.baseline,
+            };
+            match judge.decide(&running, to) {
+                Next::Stop(stop) => {
+                    report.stop = stop;
+                    break;
+                }
+                Next::Run { keep, broke, screened } => {
+                    if let Some(last) = report.stages.last_mut() {
+                        (last.broke, last.screened) = (broke, screened);
+                    }
+                    let next = schedule.get(k + 1).copied().unwrap_or(max);
+                    let calls = per_run * keep.len() as u64 * u64::from(next - to);
+                    if spent.saturating_add(calls) > req.limits.max_calls {
+                        report.stop = Stop::Calls(calls, req.limits.max_calls);
+                        break;
+                    }
+                    (running, from) = (keep, to);
+                }
+            }
+        }
+        Ok(report)
+    }
+}
+
+/// Each scenario's length and whether it injects an incident to ride out (a `stay_closed`
+/// window of its ground truth), for the review's false opens per week.
+pub(super) fn scenario_facts(scenarios: &[Scenario], seed: Option<u64>) -> Result<Vec<ScenarioFacts>> {
+    scenarios
+        .iter()
+        .map(|s| {
+            let truth = Workload::build(s, seed.unwrap_or(s.seed), 0)?.truth;
+            let ride_out = truth.iter().any(|w| w.expect == Expect::StayClosed);
+            Ok(ScenarioFacts { duration: s.duration, ride_out })
+        })
+        .collect()
 }
 
 /// Where a sweep writing to `out` spills its results: a scratch file beside the output folder
@@ -124,7 +250,17 @@ pub(super) fn scratch_next_to(out: &Path) -> Scratch {
     }
 }
 
-/// How a sweep ranks its configurations: objective, constraints and Pareto fronts.
+/// How many replicates a sweep ran: a number, or `replicates = "auto"`'s stages.
+#[derive(Debug)]
+pub struct Ran {
+    /// Replicates per cell, or the most `replicates = "auto"` gives a configuration.
+    pub replicates: u32,
+    /// The stages of `replicates = "auto"`, when it was.
+    pub stages: Option<AutoReport>,
+}
+
+/// How a sweep ranks its configurations: objective, constraints, Pareto fronts and how it
+/// selects.
 pub struct Ranking {
     /// Cost weights.
     pub objective: Objective,
@@ -132,40 +268,43 @@ pub struct Ranking {
     pub constraints: Vec<Constraint>,
     /// Metric groups of the Pareto fronts.
     pub fronts: Vec<Vec<String>>,
-    /// The configuration in use today (its id), judged by the review.
-    pub baseline: Option<usize>,
+    /// Confidence, indifference zone, the baseline (judged by the review) and whether the sweep
+    /// was automatic.
+    pub settings: Settings,
 }
 
 /// Everything a sweep writes once its table is complete: summary.csv, runs.csv (streamed from
 /// the table), pareto.csv, objective.toml, recommendation.txt, recommended.txt, review.toml
-/// and, with `page`, the charts and the review page. `durations` are the scenarios' lengths
-/// (for the baseline's rates per week). The unsharded sweep and `merge` both finish here, so
+/// and, with `page`, the charts and the review page. `facts` are the scenarios' lengths and
+/// whether they inject an incident to ride out (for the baseline's false opens per week). The unsharded sweep and `merge` both finish here, so
 /// their folders hold the same bytes.
 pub(super) fn finish(
     name: String,
-    replicates: u32,
+    ran: Ran,
     table: ResultTable,
     ranking: &Ranking,
-    durations: Option<&[Dur]>,
+    facts: Option<&[ScenarioFacts]>,
     dir: &Path,
     page: Option<ReportInputs>,
 ) -> Result<SweepReport> {
-    let Ranking { objective, constraints, fronts, baseline } = ranking;
+    let Ranking { objective, constraints, fronts, settings } = ranking;
+    let baseline = &settings.baseline;
     let bound = objective.bind(&table.metrics).map_err(InputError::from)?;
     let summary = table.summarize(&bound)?;
+    let rules = Rules { params: Some(&resolved_params), settings: *settings, ..Rules::new(&validate_policy) };
     let recommendation =
-        recommend_from(&table, &summary, objective, constraints, &validate_policy, *baseline)
-            .map_err(InputError::from)?;
-    let review = Review::build(&review::Inputs {
+        recommend_from(&table, &summary, objective, constraints, &rules).map_err(InputError::from)?;
+    let mut review = Review::build(&review::Inputs {
         table: &table,
         summary: &summary,
         objective: &bound,
         recommendation: &recommendation,
         baseline: *baseline,
-        durations,
+        scenarios: facts,
         params: &resolved_params,
     })
     .map_err(InputError::from)?;
+    review.stages = ran.stages.as_ref().map(AutoReport::lines).unwrap_or_default();
     let mut out = OutputDir::create(dir, Keep::Foreign)?;
     let summary_path = dir.join(output::SUMMARY_CSV);
     out.write_with(output::SUMMARY_CSV, |w| {
@@ -182,7 +321,7 @@ pub(super) fn finish(
         write_pareto(&table, &summary, fronts, w).map(drop).map_err(|e| runs_error(e, &pareto))
     })?;
     out.write_all(&[
-        (output::OBJECTIVE_TOML, objective_toml(objective, constraints).into_bytes()),
+        (output::OBJECTIVE_TOML, objective_toml(objective, constraints, settings).into_bytes()),
         (output::RECOMMENDATION_TXT, recommendation.render().into_bytes()),
         (output::REVIEW_TOML, review.to_toml().map_err(InputError::from)?.into_bytes()),
     ])?;
@@ -194,14 +333,37 @@ pub(super) fn finish(
     table.check()?;
     summary.check()?;
     let page = page.map(|inputs| Page { inputs: Some(inputs), charts: ChartOptions::default() });
-    let files = out.finish(page.as_ref())?;
+    // The charts and the page show the summary, the fronts' first rows, the recommendation
+    // and the review.
+    let contents = match &page {
+        Some(page) => {
+            let pareto = out
+                .open(output::PARETO_CSV)
+                .map_err(|e| Error::io(&pareto, e))?
+                .map(|text| folder::pareto_rows(&pareto, text))
+                .transpose()?;
+            Some(Contents {
+                summary: Some(contents::sweep_summary(&table, &summary, constraints, &resolved_params)?),
+                pareto,
+                recommended: recommendation.chosen().map(|chosen| chosen.label.clone()),
+                explanation: Some(recommendation.render().trim_end().to_string()),
+                inputs: page.inputs.clone(),
+                review: Some(review.clone()),
+                ..Contents::default()
+            })
+        }
+        None => None,
+    };
+    let files = out.finish(page.as_ref().zip(contents.as_ref()))?;
+    drop(contents);
     Ok(SweepReport {
         name,
-        replicates,
+        ran,
         table,
         summary,
         best,
         recommendation,
+        settings: *settings,
         baseline: review.baseline,
         files,
     })
@@ -222,22 +384,46 @@ impl SweepReport {
     pub fn render(&self) -> String {
         let t = &self.table;
         let mut s = String::new();
-        let _ = writeln!(
-            s,
-            "sweep {}: {} scenario(s) x {} configuration(s) x {} replicate(s) = {} cells",
-            self.name,
-            t.scenarios.len(),
-            t.n_configs(),
-            self.replicates,
-            t.n_runs()
-        );
+        match &self.ran.stages {
+            None => {
+                let _ = writeln!(
+                    s,
+                    "sweep {}: {} scenario(s) x {} configuration(s) x {} replicate(s) = {} cells",
+                    self.name,
+                    t.scenarios.len(),
+                    t.n_configs(),
+                    self.ran.replicates,
+                    t.n_runs()
+                );
+            }
+            Some(auto) => {
+                let _ = writeln!(
+                    s,
+                    "sweep {}: {} scenario(s) x {} configuration(s), replicates = \"auto\" (up to {} each):",
+                    self.name,
+                    t.scenarios.len(),
+                    t.n_configs(),
+                    self.ran.replicates
+                );
+                for line in auto.lines() {
+                    let _ = writeln!(s, "  {line}");
+                }
+            }
+        }
         let _ = writeln!(s, "objective: cost = {}", objective_text(&self.recommendation.objective));
         if !self.recommendation.constraints.is_empty() {
-            let texts: Vec<&str> = self.recommendation.constraints.iter().map(|c| c.text.as_str()).collect();
+            let texts: Vec<String> = self
+                .recommendation
+                .constraints
+                .iter()
+                .map(|c| format!("{} ({})", c.text, c.scope_words()))
+                .collect();
             let _ = writeln!(s, "constraints: {}", texts.join(", "));
         }
-        let _ =
-            writeln!(s, "\nbest per scenario (mean cost over replicates, meeting the constraints there):");
+        let _ = writeln!(
+            s,
+            "\nbest per scenario (cost on that scenario, mean over replicates; meeting the constraints there):"
+        );
         let width = t.scenarios.iter().map(String::len).max().unwrap_or(0);
         for (sc, best) in t.scenarios.iter().zip(&self.best) {
             if best.is_empty() {
@@ -267,6 +453,10 @@ impl SweepReport {
                     num(alt.total_cost),
                     alt.changes.join(", ")
                 );
+                let _ = writeln!(s, "     worse than the baseline beyond noise, per scenario:");
+                for risk in &alt.risks {
+                    let _ = writeln!(s, "       {risk}");
+                }
             }
             s.push('\n');
         }
@@ -355,6 +545,95 @@ mod tests {
             text.starts_with("sweep small: 2 scenario(s) x 3 configuration(s) x 2 replicate(s) = 12 cells\n"),
             "{text}"
         );
+    }
+
+    /// A grid over two bundled scenarios whose costs differ by a few hundredths: the
+    /// indifference zone is one hundredth, so the selection must tell them apart.
+    fn graded_sweep(dir: &Path, replicates: &str) -> PathBuf {
+        let text = format!(
+            "name = \"graded\"\nscenarios = [{:?}, {:?}]\nreplicates = {replicates}\nindifference = 0.01\n\
+             [[policies]]\npreset = \"consecutive\"\nfailure_threshold = [2, 3, 5, 10, 40]\n\
+             open_duration = [\"10s\", \"1m\", \"5m\"]\n\
+             [[policies]]\npreset = \"node-breaker\"\n",
+            bundled("blip.toml"),
+            bundled("hard-outage.toml")
+        );
+        let path = dir.join(format!("graded-{}.toml", replicates.trim_matches('"')));
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    /// The output files whose bytes must not depend on the thread count.
+    const FILES: [&str; 6] =
+        ["summary.csv", "runs.csv", "pareto.csv", "objective.toml", "recommendation.txt", "review.toml"];
+
+    #[test]
+    fn auto_reaches_the_exhaustive_winner_in_fewer_cells_and_the_same_bytes_on_any_thread_count() {
+        let dir = tempfile::tempdir().unwrap();
+        let exhaustive =
+            super::sweep(&request(&graded_sweep(dir.path(), "10"), 2, &dir.path().join("all"))).unwrap();
+        let auto_file = graded_sweep(dir.path(), "\"auto\"");
+        let mut outs = Vec::new();
+        for threads in [1, 2] {
+            let out = dir.path().join(format!("auto{threads}"));
+            let auto = super::sweep(&request(&auto_file, threads, &out)).unwrap();
+            let winner = |r: &SweepReport| r.recommendation.chosen().map(|c| c.config.id);
+            assert_eq!(winner(&auto), winner(&exhaustive));
+            let stages = auto.ran.stages.as_ref().unwrap();
+            assert!(stages.cells() < stages.exhaustive_cells, "{:?}", stages);
+            assert_eq!(stages.exhaustive_cells, exhaustive.table.n_runs() as u64);
+            assert_eq!(auto.table.n_runs() as u64, stages.cells());
+            assert!(stages.stages.iter().map(|s| s.screened).sum::<usize>() > 0, "{stages:?}");
+            let files: Vec<String> =
+                FILES.iter().map(|f| std::fs::read_to_string(out.join(f)).unwrap()).collect();
+            outs.push((files, auto.render().replace(&out.display().to_string(), "OUT")));
+        }
+        assert_eq!(outs[0], outs[1]);
+        let text = &outs[0].1;
+        assert!(text.contains("replicates = \"auto\" (up to 10 each):\n  stage 1: replicate 0 of 16 configuration(s), 32 cells"), "{text}");
+        // Replicate r of a configuration is the exhaustive sweep's replicate r, cell for cell.
+        let all_runs = std::fs::read_to_string(dir.path().join("all/runs.csv")).unwrap();
+        for line in outs[0].0[1].lines().skip(1) {
+            assert!(all_runs.contains(line), "{line}");
+        }
+        // `recommend` on the folder re-ranks as the sweep did (objective.toml says it was auto).
+        assert!(outs[0].0[3].contains("auto_looks = 3\n"), "{}", outs[0].0[3]);
+        let again =
+            recommend(&RecommendRequest { path: dir.path().join("auto2"), ..RecommendRequest::default() })
+                .unwrap();
+        assert_eq!(again.render(), outs[0].0[4]);
+    }
+
+    #[test]
+    fn auto_is_refused_by_a_shard_saying_what_is_missing() {
+        let dir = tempfile::tempdir().unwrap();
+        let req = crate::app::shard::ShardRequest {
+            file: Some(graded_sweep(dir.path(), "\"auto\"")),
+            shard: crate::sweep::shard::ShardId::new(0, 2).unwrap(),
+            source: "--shard 0/2".into(),
+            threads: Some(1),
+            out: Some(dir.path().join("shards")),
+            quiet: true,
+            command_line: String::new(),
+            limits: Limits::default(),
+            replicates: None,
+            max_replicates: None,
+        };
+        let err = crate::app::shard::run_shard(&req).unwrap_err();
+        assert!(matches!(err, Error::Input(_)), "{err}");
+        assert!(
+            err.to_string()
+                .contains("graded-auto.toml:3:14: replicates: \"auto\" runs its stages on one machine"),
+            "{err}"
+        );
+        let err = crate::app::shard::run_shard(&crate::app::shard::ShardRequest {
+            file: Some(graded_sweep(dir.path(), "3")),
+            replicates: Some(Replicates::Auto),
+            ..req
+        })
+        .unwrap_err();
+        assert!(err.to_string().contains("--shard does not split it yet"), "{err}");
+        assert!(!dir.path().join("shards").exists());
     }
 
     #[test]

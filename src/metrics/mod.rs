@@ -7,6 +7,7 @@
 mod histogram;
 mod metric;
 mod objective;
+pub mod pool;
 mod recorder;
 mod score;
 mod snapshots;

@@ -372,6 +372,8 @@ pub struct RunRecord {
     pub calls_from: u64,
     /// Each breaker's evidence at each incident's moments (empty unless the run explains).
     pub snapshots: Vec<super::Snapshot>,
+    /// What the pool of hosts went through, for a scenario with `[upstream] hosts`.
+    pub pool: Option<super::pool::PoolRecord>,
 }
 
 /// One scripted call: when it arrived, when the breaker let it start (later than its arrival
@@ -1017,6 +1019,7 @@ impl Recorder {
             calls: Vec::new(),
             calls_from: 0,
             snapshots: Vec::new(),
+            pool: None,
         }
     }
 }

@@ -179,6 +179,8 @@ pub struct Metrics {
     pub failover_delay_mean_s: Option<f64>,
     /// Traffic per provider, in file order (empty without `[[providers]]`).
     pub providers: Vec<ProviderTraffic>,
+    /// The pool's scores, for a scenario with a pool of hosts (its `pool.*` columns).
+    pub pool: Option<super::pool::PoolScores>,
 }
 
 /// One provider's traffic in a run.
@@ -208,6 +210,16 @@ impl Metrics {
         for p in &self.providers {
             columns.push(format!("{}{}.attempts", Self::PROVIDER_PREFIX, p.name));
             columns.push(format!("{}{}.successes", Self::PROVIDER_PREFIX, p.name));
+        }
+        columns
+    }
+
+    /// The columns this run has after [`Metrics::COLUMNS`]: the per-provider ones
+    /// ([`Metrics::provider_columns`]), then the pool's (`pool.*`, for a pool of hosts).
+    pub fn extra_columns(&self) -> Vec<String> {
+        let mut columns = self.provider_columns();
+        if self.pool.is_some() {
+            columns.extend(super::pool::PoolScores::COLUMNS.iter().map(|c| c.to_string()));
         }
         columns
     }
@@ -288,6 +300,7 @@ impl Metrics {
     pub fn column(&self, column: &str) -> Option<f64> {
         match Metric::from_name(column) {
             Some(m) => self.get(m),
+            None if column.starts_with("pool.") => self.pool.as_ref()?.column(column),
             None => self.provider_value(column),
         }
     }
@@ -389,6 +402,7 @@ pub fn score(record: &RunRecord, opts: &ScoringOptions) -> Metrics {
             .iter()
             .map(|p| ProviderTraffic { name: p.name.clone(), attempts: p.attempts, successes: p.successes })
             .collect(),
+        pool: record.pool.as_ref().map(|p| p.score(&record.transitions, record.end, opts.tolerance)),
     };
     m.set_cost(&Objective::standard());
     m

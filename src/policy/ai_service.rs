@@ -226,7 +226,9 @@ impl Breaker for AiServiceBreaker {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policy::testkit::{C, Ev::*, H, O, alternating, burst, drive, tripped_by_five};
+    use crate::policy::testkit::{
+        C, Ev::*, H, O, Quirk, alternating, burst, check_quirks, drive, tripped_by_five,
+    };
 
     fn b() -> AiServiceBreaker {
         AiServiceBreaker::new(AiServiceConfig::default())
@@ -234,6 +236,89 @@ mod tests {
 
     fn tripped(extra: usize) -> Vec<(u64, crate::policy::testkit::Ev)> {
         tripped_by_five(extra)
+    }
+
+    /// Lines of seed 002's module `circuit_breaker` in its article.
+    macro_rules! seed_002 {
+        ($lines:literal) => {
+            concat!("seed 002, ../shared/seeds/002_b00b859d389ac923.txt, lines ", $lines)
+        };
+    }
+
+    #[test]
+    fn quirks_at_the_cited_lines() {
+        // CircuitBreakerConfig(): 5 failures, 2 successes, 30 s, 3 half-open calls. tripped(n):
+        // 5 + n calls at 0, five fail at 0 (opens), n still in flight.
+        check_quirks(vec![
+            Quirk {
+                quirk: "the 5th consecutive failure opens; a success zeroes the count",
+                source: seed_002!("91-94, 101-109"),
+                breaker: b(),
+                script: alternating(
+                    &[false, false, false, false, true, false, false, false, false, false],
+                    100,
+                ),
+                transitions: vec![(900, C, O, "consecutive_failures")],
+                admits: "1111111111",
+            },
+            Quirk {
+                quirk: "open -> half-open when call() reads the state at elapsed >= 30 s; up to 3 calls in flight; 2 successes in a row close",
+                source: seed_002!("80-86, 136-147, 96-99"),
+                breaker: b(),
+                script: [
+                    tripped(0),
+                    vec![(29_999, A)],
+                    burst(30_000, A, 4),
+                    vec![(30_100, S(100)), (30_150, A), (30_200, S(100))],
+                ]
+                .concat(),
+                transitions: vec![
+                    (0, C, O, "consecutive_failures"),
+                    (30_000, O, H, "cooldown_elapsed"),
+                    (30_200, H, C, "probe_successes"),
+                ],
+                admits: "11111011101",
+            },
+            Quirk {
+                quirk: "any failure in half-open reopens; a failure while open does not restart the timeout (only _transition_to_open stamps it)",
+                source: seed_002!("101-111, 116"),
+                breaker: b(),
+                script: [
+                    tripped(0),
+                    burst(30_000, A, 3),
+                    vec![(30_100, F(100)), (40_000, F(10_000)), (60_099, A), (60_100, A)],
+                ]
+                .concat(),
+                transitions: vec![
+                    (0, C, O, "consecutive_failures"),
+                    (30_000, O, H, "cooldown_elapsed"),
+                    (30_100, H, O, "probe_failed"),
+                    (60_100, O, H, "cooldown_elapsed"),
+                ],
+                admits: "1111111101",
+            },
+            Quirk {
+                quirk: "consecutive_successes is not reset on opening: a late success while open counts, so one probe success closes",
+                source: seed_002!("93, 113-120"),
+                breaker: b(),
+                script: [tripped(1), vec![(10_000, S(10_000)), (30_000, A), (30_050, S(50))]].concat(),
+                transitions: vec![
+                    (0, C, O, "consecutive_failures"),
+                    (30_000, O, H, "cooldown_elapsed"),
+                    (30_050, H, C, "probe_successes"),
+                ],
+                admits: "1111111",
+            },
+            Quirk {
+                quirk: "a late success of a call admitted while closed frees a half-open slot (the counter drops on any success in HALF_OPEN)",
+                source: seed_002!("96-97, 144-147"),
+                breaker: b(),
+                script: [tripped(1), burst(30_000, A, 4), vec![(30_010, Done(5, true, 30_010)), (30_020, A)]]
+                    .concat(),
+                transitions: vec![(0, C, O, "consecutive_failures"), (30_000, O, H, "cooldown_elapsed")],
+                admits: "11111111101",
+            },
+        ]);
     }
 
     #[test]

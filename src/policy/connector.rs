@@ -296,8 +296,138 @@ impl Breaker for ConnectorBreaker {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policy::testkit::{C, Ev::*, H, O, burst, cyclic, drive, offer};
+    use crate::policy::testkit::{C, Ev::*, H, O, Quirk, burst, check_quirks, cyclic, drive, offer};
     use proptest::prelude::*;
+
+    /// Lines of seed 000's code (`ConnectorBreaker`) in its article.
+    macro_rules! seed_000 {
+        ($lines:literal) => {
+            concat!("seed 000, ../shared/seeds/000_f673d46eee20f6c2.txt, lines ", $lines)
+        };
+    }
+
+    /// The seed's defaults: window 900 s, 8 samples, 50 %, p95 8 s, cooldown 300 s, 3 successes.
+    fn seed() -> ConnectorBreaker {
+        ConnectorBreaker::new(ConnectorConfig::default())
+    }
+
+    /// Eight failures at 0..7 s: opens at 7 000 ms (8 of 8).
+    fn tripped() -> Vec<(u64, crate::policy::testkit::Ev)> {
+        calls("ffffffff", 0, 1000)
+    }
+
+    #[test]
+    fn quirks_at_the_cited_lines() {
+        check_quirks(vec![
+            Quirk {
+                quirk: "thresholds are checked on every record once 8 samples are held: the 8th, a success, opens at exactly 50 % (>=)",
+                source: seed_000!("94-99"),
+                breaker: seed(),
+                script: calls("ffffssss", 0, 1000),
+                transitions: vec![(7_000, C, O, "error_rate")],
+                admits: "11111111",
+            },
+            Quirk {
+                quirk: "p95 is the sorted window's element max(0, int(0.95 n) - 1): one call of 9 s in 8 is ignored",
+                source: seed_000!("56-58, 97"),
+                breaker: seed(),
+                script: calls("Lsssssss", 0, 1000),
+                transitions: vec![],
+                admits: "11111111",
+            },
+            Quirk {
+                quirk: "p95 is the sorted window's element max(0, int(0.95 n) - 1): two calls of 9 s in 8 open it",
+                source: seed_000!("56-58, 97"),
+                breaker: seed(),
+                script: calls("LLssssss", 0, 1000),
+                transitions: vec![(7_000, C, O, "p95_latency")],
+                admits: "11111111",
+            },
+            Quirk {
+                quirk: "_prune keeps a sample exactly window_sec old (ts < now - window): 4 failures at 0 still count at 900 000 ms",
+                source: seed_000!("42-45"),
+                breaker: seed(),
+                script: [calls("ffff", 0, 0), calls("sss", 1_000, 1_000), calls("s", 900_000, 0)].concat(),
+                transitions: vec![(900_000, C, O, "error_rate")],
+                admits: "11111111",
+            },
+            Quirk {
+                quirk: "_prune drops them one ms later: 4 samples, under min_samples, no decision",
+                source: seed_000!("42-45, 94-95"),
+                breaker: seed(),
+                script: [calls("ffff", 0, 0), calls("sss", 1_000, 1_000), calls("s", 900_001, 0)].concat(),
+                transitions: vec![],
+                admits: "11111111",
+            },
+            Quirk {
+                quirk: "open -> half-open only inside allow(), at now - opened_at >= cooldown (300 s); half-open admits every call; 3 successes close",
+                source: seed_000!("70-76, 84-88"),
+                breaker: seed(),
+                script: [
+                    tripped(),
+                    vec![(306_999, A), (307_000, A), (307_000, A), (307_000, A)],
+                    vec![(307_001, S(100)), (307_002, S(100)), (307_003, S(100))],
+                ]
+                .concat(),
+                transitions: vec![
+                    (7_000, C, O, "error_rate"),
+                    (307_000, O, H, "cooldown_elapsed"),
+                    (307_003, H, C, "probe_successes"),
+                ],
+                admits: "111111110111",
+            },
+            Quirk {
+                quirk: "half-open ignores latency: three successes of 9 s close it",
+                source: seed_000!("84-88"),
+                breaker: seed(),
+                script: [tripped(), calls("LLL", 307_000, 1)].concat(),
+                transitions: vec![
+                    (7_000, C, O, "error_rate"),
+                    (307_000, O, H, "cooldown_elapsed"),
+                    (307_002, H, C, "probe_successes"),
+                ],
+                admits: "11111111111",
+            },
+            Quirk {
+                quirk: "any failure in half-open reopens, after successes too",
+                source: seed_000!("89-91"),
+                breaker: seed(),
+                script: [tripped(), calls("ssf", 307_000, 1)].concat(),
+                transitions: vec![
+                    (7_000, C, O, "error_rate"),
+                    (307_000, O, H, "cooldown_elapsed"),
+                    (307_002, H, O, "probe_failed"),
+                ],
+                admits: "11111111111",
+            },
+            Quirk {
+                quirk: "the window is not cleared on closing: the next record, a success, reopens on the outage's failures (8 of 12)",
+                source: seed_000!("88, 94-99"),
+                breaker: seed(),
+                script: [tripped(), calls("sss", 307_000, 1), calls("s", 307_003, 0)].concat(),
+                transitions: vec![
+                    (7_000, C, O, "error_rate"),
+                    (307_000, O, H, "cooldown_elapsed"),
+                    (307_002, H, C, "probe_successes"),
+                    (307_003, C, O, "error_rate"),
+                ],
+                admits: "111111111111",
+            },
+            Quirk {
+                quirk: "a failure recorded while open re-evaluates and moves opened_at: the cooldown restarts at 100 000 ms, no transition",
+                source: seed_000!("94-99 (the OPEN state falls through to them)"),
+                breaker: seed(),
+                script: [
+                    burst(0, A, 9),
+                    burst(0, F(100), 8),
+                    vec![(100_000, F(100)), (399_999, A), (400_000, A)],
+                ]
+                .concat(),
+                transitions: vec![(0, C, O, "error_rate"), (400_000, O, H, "cooldown_elapsed")],
+                admits: "11111111101",
+            },
+        ]);
+    }
 
     fn small() -> ConnectorBreaker {
         // window 60 s, 4 samples, 50 %, p95 8 s, cooldown 10 s, 2 successes close.

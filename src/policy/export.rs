@@ -298,7 +298,7 @@ mod tests {
             let out = export(&cfg(lib.default_preset(), &[]), lib, "svc").unwrap();
             assert!(out.contains("count as failures:"), "{}", lib.name());
         }
-        let e = Library::parse("istio").unwrap_err().to_string();
-        assert!(e.contains("istio") && e.contains("resilience4j, polly"), "{e}");
+        let e = Library::parse("linkerd").unwrap_err().to_string();
+        assert!(e.contains("linkerd") && e.contains("resilience4j, polly"), "{e}");
     }
 }

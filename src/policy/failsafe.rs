@@ -13,7 +13,10 @@
 //!   `failure_thresholding_capacity`), or, with `failure_thresholding_period`, 10 buckets of a
 //!   tenth of the period on a grid starting when the closed state began (a result after more
 //!   than a whole period of silence restarts the grid at its own time; buckets roll only when
-//!   a result is recorded); after every result it opens when at least
+//!   a result is recorded; after more than 10 buckets of silence `getCurrentBucket()` calls
+//!   `reset()` but returns the bucket it held before, so that result is stored in the old
+//!   current bucket and leaves the counts when the roll later reaches it, not at bucket 0);
+//!   after every result it opens when at least
 //!   `failure_execution_threshold` results are held and either the failure rate, as
 //!   `round(failures / executions · 100)`, is `>= failure_rate_threshold` (when set) or
 //!   `failures >= failure_threshold`. There is no minimum beyond that: "5 of 10" opens after 5
@@ -101,6 +104,7 @@ impl Family for FailsafeConfig {
             "no generation check: a late result is counted in the current state and frees a half-open permit",
             "no ignored outcome: an unhandled result is recorded as a success (classes in `ignore` count as successes)",
             "time-based thresholds: 10 buckets of period / 10 on a grid from the closed state's start, rolled only when a result is recorded; rates are rounded percentages (math.Round), compared with >=",
+            "time-based thresholds: a result after more than 10 buckets of silence resets the grid but is stored in the bucket in use before the silence, and leaves the counts when the roll reaches that bucket",
             "delay functions (WithDelayFn) are not modelled",
         ],
         config: FailsafeConfig::default,
@@ -204,7 +208,10 @@ impl TimedStats {
         self.failures = 0;
     }
 
-    /// `getCurrentBucket()`.
+    /// `getCurrentBucket()` (circuitstats.go @ 19dfc0d, lines 198-227): the index of the bucket
+    /// a result recorded now goes into. More than 10 buckets of silence take the `reset()`
+    /// branch (line 222), yet line 226 returns the local `currentBucket` taken at line 200,
+    /// before the reset: the bucket in use before the silence, not the new bucket 0.
     fn current(&mut self, now: SimTime) -> usize {
         let start = self.buckets[self.current].start.unwrap_or(0);
         let diff = now.micros().saturating_sub(start);
@@ -224,13 +231,17 @@ impl TimedStats {
                     *b = TimedBucket { start: Some(new_start), successes: 0, failures: 0 };
                 }
             } else {
+                let stale = self.current;
                 self.reset(now);
+                return stale;
             }
         }
         self.current
     }
 
-    fn record(&mut self, now: SimTime, failed: bool) {
+    /// `recordFailure()` / `recordSuccess()`: counts the result in the bucket `current` names and
+    /// in the totals; returns that bucket's index.
+    fn record(&mut self, now: SimTime, failed: bool) -> usize {
         let i = self.current(now);
         if failed {
             self.buckets[i].failures += 1;
@@ -239,6 +250,7 @@ impl TimedStats {
             self.buckets[i].successes += 1;
             self.successes += 1;
         }
+        i
     }
 }
 
@@ -260,7 +272,9 @@ impl ClosedStats {
     fn record(&mut self, now: SimTime, failed: bool) {
         match self {
             ClosedStats::Counting(w) => w.push(Sample { at: now, failed, slow: false, over: false }),
-            ClosedStats::Timed(t) => t.record(now, failed),
+            ClosedStats::Timed(t) => {
+                t.record(now, failed);
+            }
         }
     }
     /// `(executions, failures)`.
@@ -513,7 +527,332 @@ fn failsafe(header: &[String], c: &FailsafeConfig) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policy::testkit::{C, Ev::*, H, O, drive};
+    use crate::policy::testkit::{C, Ev::*, H, O, Quirk, calls, check_quirks, drive, ms};
+
+    /// failsafe-go's files at the commit the preset reproduces (0e452f4, contained in v0.3.0).
+    macro_rules! at_0e452f4 {
+        ($file_line:literal) => {
+            concat!("failsafe-go/failsafe-go @ 0e452f4 (v0.3.0), circuitbreaker/", $file_line)
+        };
+    }
+
+    /// failsafe-go's circuitstats.go at the commit the preset reproduces (19dfc0d: v0.6.7 and 9
+    /// commits of renames; v0.6.8 rewrote the grid).
+    macro_rules! stats_at_19dfc0d {
+        ($line:literal) => {
+            concat!("failsafe-go/failsafe-go @ 19dfc0d (v0.6.7+9), circuitbreaker/circuitstats.go:", $line)
+        };
+    }
+
+    fn cfg(f: impl FnOnce(&mut FailsafeConfig)) -> FailsafeBreaker {
+        let mut c = FailsafeConfig::default();
+        f(&mut c);
+        c.validate().unwrap();
+        FailsafeBreaker::new(c)
+    }
+
+    /// `WithFailureThresholdRatio(3, 5)`, `WithDelay(1 s)`.
+    fn three_of_five() -> FailsafeBreaker {
+        cfg(|c| {
+            c.failure_threshold = 3;
+            c.failure_thresholding_capacity = 5;
+            c.delay = Dur::from_secs(1);
+        })
+    }
+
+    #[test]
+    fn quirks_at_the_cited_lines() {
+        check_quirks(vec![
+            Quirk {
+                quirk: "Builder(): opens on the first failure (1 of 1), delay 1 minute",
+                source: at_0e452f4!("circuitbreakerbuilder.go:124,127-128"),
+                breaker: cfg(|_| {}),
+                script: vec![(0, A), (0, F(1)), (59_999, A), (60_000, A), (60_000, A), (60_010, S(1))],
+                transitions: vec![
+                    (0, C, O, "failures_in_window"),
+                    (60_000, O, H, "cooldown_elapsed"),
+                    (60_010, H, C, "probe_successes"),
+                ],
+                admits: "1010",
+            },
+            Quirk {
+                quirk: "open -> half-open on the first call at exactly opened + delay (>=)",
+                source: at_0e452f4!("circuitstates.go:96"),
+                breaker: three_of_five(),
+                script: [calls(0, 3, 1, false), vec![(1_001, A), (1_002, A)]].concat(),
+                transitions: vec![(2, C, O, "failures_in_window"), (1_002, O, H, "cooldown_elapsed")],
+                admits: "11101",
+            },
+            Quirk {
+                quirk: "a ratio has no minimum: 3 failures in the first 3 calls open 3 of 5",
+                source: at_0e452f4!("circuitstates.go:56 (failureExecutionThreshold 0)"),
+                breaker: three_of_five(),
+                script: calls(0, 3, 1, false),
+                transitions: vec![(2, C, O, "failures_in_window")],
+                admits: "111",
+            },
+            Quirk {
+                quirk: "half-open without a success threshold closes at successes > capacity - threshold (3 > 5 - 3)",
+                source: at_0e452f4!("circuitstates.go:172-175"),
+                breaker: three_of_five(),
+                script: [calls(0, 3, 1, false), calls(1_002, 3, 1, true)].concat(),
+                transitions: vec![
+                    (2, C, O, "failures_in_window"),
+                    (1_002, O, H, "cooldown_elapsed"),
+                    (1_004, H, C, "probe_successes"),
+                ],
+                admits: "111111",
+            },
+            Quirk {
+                quirk: "half-open permits the capacity (5) and a result releases a permit",
+                source: at_0e452f4!("circuitstates.go:113-123,139-145,184"),
+                breaker: three_of_five(),
+                script: [
+                    calls(0, 3, 1, false),
+                    vec![(1_002, A), (1_002, A), (1_002, A), (1_002, A), (1_002, A), (1_002, A)],
+                    vec![(1_003, S(1)), (1_003, A), (1_003, A)],
+                ]
+                .concat(),
+                transitions: vec![(2, C, O, "failures_in_window"), (1_002, O, H, "cooldown_elapsed")],
+                admits: "11111111010",
+            },
+            Quirk {
+                quirk: "half-open reopens at failures >= threshold",
+                source: at_0e452f4!("circuitstates.go:174,181-182"),
+                breaker: three_of_five(),
+                script: [calls(0, 3, 1, false), calls(1_002, 3, 1, false)].concat(),
+                transitions: vec![
+                    (2, C, O, "failures_in_window"),
+                    (1_002, O, H, "cooldown_elapsed"),
+                    (1_004, H, O, "probe_failed"),
+                ],
+                admits: "111111",
+            },
+            Quirk {
+                quirk: "WithSuccessThresholdRatio(2, 3): closes at 2 successes; 1 failure is not > 3 - 2, so it stays half-open",
+                source: at_0e452f4!("circuitstates.go:159-162"),
+                breaker: cfg(|c| {
+                    c.success_threshold = 2;
+                    c.success_thresholding_capacity = 3;
+                    c.delay = Dur::from_secs(1);
+                }),
+                script: [calls(0, 1, 1, false), calls(1_000, 1, 1, false), calls(1_001, 2, 1, true)].concat(),
+                transitions: vec![
+                    (0, C, O, "failures_in_window"),
+                    (1_000, O, H, "cooldown_elapsed"),
+                    (1_002, H, C, "probe_successes"),
+                ],
+                admits: "1111",
+            },
+            Quirk {
+                quirk: "no generation check: a call admitted while closed ends in half-open, is counted there and frees a permit",
+                source: at_0e452f4!("circuitbreaker.go:334-336 (cb.state.getStats())"),
+                breaker: cfg(|c| c.delay = Dur::from_secs(1)),
+                script: vec![
+                    (0, A),
+                    (1, A),
+                    (1, Done(1, false, 1)),
+                    (1_001, A),
+                    (1_001, A),
+                    (1_002, Done(0, true, 1_002)),
+                ],
+                transitions: vec![
+                    (1, C, O, "failures_in_window"),
+                    (1_001, O, H, "cooldown_elapsed"),
+                    (1_002, H, C, "probe_successes"),
+                ],
+                admits: "1110",
+            },
+            Quirk {
+                quirk: "a result while open goes into the closed state's stats and changes nothing: the delay is not restarted",
+                source: at_0e452f4!("circuitstates.go:76,103-104"),
+                breaker: cfg(|_| {}),
+                script: vec![(0, A), (0, A), (0, F(1)), (30_000, F(1)), (60_000, A)],
+                transitions: vec![(0, C, O, "failures_in_window"), (60_000, O, H, "cooldown_elapsed")],
+                admits: "111",
+            },
+            Quirk {
+                quirk: "no ignored outcome: a result the policy does not handle is recorded as a success",
+                source: at_0e452f4!("circuitbreaker.go:325-330 and circuitbreakerexecutor.go:24-27"),
+                breaker: cfg(|c| c.delay = Dur::from_secs(1)),
+                script: vec![(0, A), (0, F(1)), (1_000, A), (1_001, I)],
+                transitions: vec![
+                    (0, C, O, "failures_in_window"),
+                    (1_000, O, H, "cooldown_elapsed"),
+                    (1_001, H, C, "probe_successes"),
+                ],
+                admits: "11",
+            },
+            Quirk {
+                quirk: "WithFailureThresholdPeriod(3, 10 s): 3 failures in the buckets held; the roll to bucket 0 at 10 s drops the first",
+                source: at_0e452f4!(
+                    "circuitbreakerbuilder.go:165-169; circuitstats.go:215 (s.summary.remove)"
+                ),
+                breaker: cfg(|c| {
+                    c.failure_threshold = 3;
+                    c.failure_thresholding_capacity = 3;
+                    c.failure_execution_threshold = 3;
+                    c.failure_thresholding_period = Dur::from_secs(10);
+                }),
+                script: [
+                    calls(0, 1, 1, false),
+                    calls(5_000, 1, 1, false),
+                    calls(10_000, 1, 1, false),
+                    calls(10_500, 1, 1, false),
+                ]
+                .concat(),
+                transitions: vec![(10_500, C, O, "failures_in_window")],
+                admits: "1111",
+            },
+            Quirk {
+                quirk: "rates are math.Round percentages compared with >=: 4 of 8 failures is 50 % and opens, 3 of 7 (43 %) does not",
+                source: stats_at_19dfc0d!("246; circuitstates.go:59 @ 0e452f4"),
+                breaker: cfg(|c| {
+                    c.failure_execution_threshold = 4;
+                    c.failure_rate_threshold = 50;
+                    c.failure_thresholding_period = Dur::from_secs(10);
+                }),
+                script: [true, true, false, true, false, true, false, false]
+                    .into_iter()
+                    .enumerate()
+                    .flat_map(|(i, ok)| [(i as u64 * 100, A), (i as u64 * 100, if ok { S(1) } else { F(1) })])
+                    .collect(),
+                transitions: vec![(700, C, O, "failure_rate")],
+                admits: "11111111",
+            },
+        ]);
+    }
+
+    /// `WithFailureRateThreshold(50, 10, time.Minute)`: 10 buckets of 6 s.
+    fn fifty_percent_of_ten_per_minute() -> FailsafeBreaker {
+        cfg(|c| {
+            c.failure_execution_threshold = 10;
+            c.failure_rate_threshold = 50;
+            c.failure_thresholding_period = Dur::from_secs(60);
+        })
+    }
+
+    #[test]
+    fn a_result_after_a_long_silence_is_stored_in_the_stale_bucket() {
+        // failsafe-go @ 19dfc0d (v0.6.7+9), circuitbreaker/circuitstats.go, getCurrentBucket():
+        // line 200 `currentBucket := previousBucket` (the bucket in use), line 222 `s.reset()` once
+        // more than 10 buckets have passed, line 226 `return currentBucket`: the result after the
+        // silence is stored in the bucket in use before it, and line 216
+        // `s.summary.remove(currentBucket)` subtracts it when the roll reaches that bucket. The
+        // same code at 0e452f4 (lines 199, 221, 225, 215). Storing it in bucket 0 instead (what
+        // the preset did) keeps the 80 000 failure until the roll wraps round to bucket 0 and
+        // opens at 172 500.
+        let mut s = vec![(13_000, A), (13_000, S(1))]; // bucket 2 (12 000..18 000) is current
+        // 68 s after bucket 2's start: 11 buckets > 10, reset at 80 000 (bucket i starts at
+        // 80 000 + 6 000 i), the failure stored in bucket 2 (start 92 000).
+        s.extend([(80_000, A), (80_000, F(1))]);
+        // One roll, into bucket 1 (start 86 000 + 60 000 = 146 000): everything until 152 000
+        // stays there. 6 successes, then 4 failures: 11 results, 5 failures, 45 %.
+        s.extend(calls(87_000, 6, 1_000, true));
+        s.extend(calls(93_000, 4, 1_000, false));
+        // 26 500 ms after bucket 1's start: 4 rolls (to 2, 3, 4, 5); the roll into bucket 2
+        // subtracts the 80 000 failure: 11 results, 5 failures (45 %).
+        s.extend([(172_500, A), (172_500, F(1))]);
+        // Bucket 5 (170 000..176 000): 12 results, 6 failures, 50 %: opens.
+        s.extend([(173_000, A), (173_000, F(1))]);
+        let times: Vec<u64> = s.iter().filter(|(_, e)| matches!(e, A)).map(|&(t, _)| t).collect();
+        assert_eq!(
+            times,
+            [
+                13_000, 80_000, 87_000, 88_000, 89_000, 90_000, 91_000, 92_000, 93_000, 94_000, 95_000,
+                96_000, 172_500, 173_000
+            ],
+            "the 14-call hand trace"
+        );
+        let r = drive(&mut fifty_percent_of_ten_per_minute(), &s);
+        assert_eq!(
+            r.tr,
+            vec![(173_000, C, O, "failure_rate")],
+            "the library opens at 173 000 ms, not 172 500 ms"
+        );
+        assert_eq!(r.admit_string(), "1".repeat(14));
+    }
+
+    #[test]
+    fn buckets_roll_after_ten_buckets_of_silence_and_reset_after_eleven() {
+        // failsafe-go @ 19dfc0d (v0.6.7+9), circuitbreaker/circuitstats.go, getCurrentBucket():
+        // lines 202-204 `bucketsToMove := timeDiff / bucketSize; if bucketsToMove <= len(s.buckets)`
+        // rolls bucket by bucket, each one subtracted (line 216) and restarted one window later
+        // (line 214), or one bucket after the previous one if it never started (line 212); more
+        // than 10 take the reset branch (line 222, reset() at lines 271-281: bucket i starts at
+        // now + i buckets) and keep the old bucket for the result (line 226).
+        // Period 10 s, buckets of 1 s from 0; the first result, a failure at 2 500, is in bucket 2
+        // (start 2 000). Each row: the results after it, then the current bucket (index, start),
+        // the bucket the last result went into (index, start), executions and failures held.
+        struct Case {
+            what: &'static str,
+            results: &'static [(u64, bool)],
+            current: (usize, u64),
+            stored_in: (usize, u64),
+            held: (u64, u64),
+        }
+        let cases = [
+            Case {
+                what: "9 buckets and 999 ms: 9 rolls, bucket 2's failure still held",
+                results: &[(11_999, false)],
+                current: (1, 11_000),
+                stored_in: (1, 11_000),
+                held: (2, 1),
+            },
+            Case {
+                what: "exactly 10 buckets: 10 rolls, the last one (into bucket 2) subtracts the failure",
+                results: &[(12_000, false)],
+                current: (2, 12_000),
+                stored_in: (2, 12_000),
+                held: (1, 0),
+            },
+            Case {
+                what: "10 buckets and 999 ms: still 10 rolls",
+                results: &[(12_999, false)],
+                current: (2, 12_000),
+                stored_in: (2, 12_000),
+                held: (1, 0),
+            },
+            Case {
+                what: "exactly 11 buckets: reset at 13 000, the result stored in the old bucket 2 (start 15 000)",
+                results: &[(13_000, true)],
+                current: (0, 13_000),
+                stored_in: (2, 15_000),
+                held: (1, 1),
+            },
+            Case {
+                what: "after the reset the roll into bucket 1 restarts it a window later (24 000): no roll until then",
+                results: &[(13_000, true), (14_000, false), (24_999, false)],
+                current: (1, 24_000),
+                stored_in: (1, 24_000),
+                held: (3, 1),
+            },
+            Case {
+                what: "the roll into bucket 2 at 25 000 subtracts the result stored there at 13 000",
+                results: &[(13_000, true), (14_000, false), (24_999, false), (25_000, false)],
+                current: (2, 25_000),
+                stored_in: (2, 25_000),
+                held: (3, 0),
+            },
+        ];
+        for c in cases {
+            let mut stats = TimedStats::new(Dur::from_secs(10), SimTime::ZERO);
+            assert_eq!(stats.record(ms(2_500), true), 2);
+            let mut stored = 0;
+            for &(t, failed) in c.results {
+                stored = stats.record(ms(t), failed);
+            }
+            let start_ms = |i: usize| stats.buckets[i].start.map(|us| us / 1000);
+            assert_eq!(
+                (stats.current, start_ms(stats.current)),
+                (c.current.0, Some(c.current.1)),
+                "{}",
+                c.what
+            );
+            assert_eq!((stored, start_ms(stored)), (c.stored_in.0, Some(c.stored_in.1)), "{}", c.what);
+            assert_eq!((stats.successes + stats.failures, stats.failures), c.held, "{}", c.what);
+        }
+    }
 
     #[test]
     fn default_opens_on_one_failure_and_closes_on_one_success() {

@@ -215,10 +215,103 @@ impl Breaker for CircuitGate {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policy::testkit::{C, Ev::*, H, O, burst, cyclic, drive, offer};
+    use crate::policy::testkit::{C, Ev::*, H, O, Quirk, burst, calls, check_quirks, cyclic, drive, offer};
 
     fn gate() -> CircuitGate {
         CircuitGate::new(GateConfig::default())
+    }
+
+    /// Lines of seed 001's `circuit_gate.py` in its article.
+    macro_rules! seed_001 {
+        ($lines:literal) => {
+            concat!("seed 001, ../shared/seeds/001_c8f3fdb67a80a5ac.txt, lines ", $lines)
+        };
+    }
+
+    #[test]
+    fn quirks_at_the_cited_lines() {
+        // GateConfig(): window 60 s, 5 failures, cooloff 30 s. tripped_at_zero(): opens at 0 with
+        // one call still in flight.
+        check_quirks(vec![
+            Quirk {
+                quirk: "failures are stamped at record() and the 5th in the window opens; successes do not clear them",
+                source: seed_001!("54-58"),
+                breaker: gate(),
+                script: [calls(0, 2, 1_000, false), calls(2_000, 1, 1, true), calls(3_000, 3, 1_000, false)]
+                    .concat(),
+                transitions: vec![(5_000, C, O, "failures_in_window")],
+                admits: "111111",
+            },
+            Quirk {
+                quirk: "old failures are pruned only in allow(), when strictly older than the window: one exactly 60 s old still counts",
+                source: seed_001!("50-52"),
+                breaker: gate(),
+                script: [calls(0, 4, 0, false), calls(60_000, 1, 1, false)].concat(),
+                transitions: vec![(60_000, C, O, "failures_in_window")],
+                admits: "11111",
+            },
+            Quirk {
+                quirk: "one ms later allow() has pruned them: the 5th failure finds none",
+                source: seed_001!("50-52"),
+                breaker: gate(),
+                script: [calls(0, 4, 0, false), calls(60_001, 1, 1, false)].concat(),
+                transitions: vec![],
+                admits: "11111",
+            },
+            Quirk {
+                quirk: "after the cooloff (>=) allow() half-opens and lets exactly one probe through; its success closes",
+                source: seed_001!("39-49, 60-62"),
+                breaker: gate(),
+                script: [
+                    calls(0, 5, 0, false),
+                    vec![(29_999, A), (30_000, A), (30_000, A), (30_010, S(10)), (30_011, A)],
+                ]
+                .concat(),
+                transitions: vec![
+                    (0, C, O, "failures_in_window"),
+                    (30_000, O, H, "cooldown_elapsed"),
+                    (30_010, H, C, "probe_successes"),
+                ],
+                admits: "111110101",
+            },
+            Quirk {
+                quirk: "a probe that is never recorded leaves the gate half-open for ever",
+                source: seed_001!("45-49"),
+                breaker: gate(),
+                script: [calls(0, 5, 0, false), vec![(30_000, A), (60_000, A), (36_000_000, A)]].concat(),
+                transitions: vec![(0, C, O, "failures_in_window"), (30_000, O, H, "cooldown_elapsed")],
+                admits: "11111100",
+            },
+            Quirk {
+                quirk: "a late success while open closes at once (open -> closed), skipping the cooloff",
+                source: seed_001!("60-62, 69-72"),
+                breaker: gate(),
+                script: [tripped_at_zero(), vec![(5_000, S(5_000))]].concat(),
+                transitions: vec![(0, C, O, "failures_in_window"), (5_000, O, C, "late_success")],
+                admits: "111111",
+            },
+            Quirk {
+                quirk: "a late failure while open restarts the cooloff (_open stamps opened_at), no transition",
+                source: seed_001!("63-67"),
+                breaker: gate(),
+                script: [tripped_at_zero(), vec![(20_000, F(20_000)), (49_999, A), (50_000, A)]].concat(),
+                transitions: vec![(0, C, O, "failures_in_window"), (50_000, O, H, "cooldown_elapsed")],
+                admits: "11111101",
+            },
+            Quirk {
+                quirk: "the failure list is cleared on opening and on closing: 4 failures after closing do not reopen",
+                source: seed_001!("68, 71"),
+                breaker: gate(),
+                script: [calls(0, 5, 0, false), calls(30_000, 1, 1, true), calls(30_001, 4, 1, false)]
+                    .concat(),
+                transitions: vec![
+                    (0, C, O, "failures_in_window"),
+                    (30_000, O, H, "cooldown_elapsed"),
+                    (30_000, H, C, "probe_successes"),
+                ],
+                admits: "1111111111",
+            },
+        ]);
     }
 
     #[test]

@@ -267,7 +267,147 @@ fn gobreaker(header: &[String], name: &str, c: &GobreakerConfig) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policy::testkit::{C, Ev::*, H, O, drive};
+    use crate::policy::testkit::{C, Ev::*, H, O, Quirk, calls, check_quirks, drive};
+
+    /// sony/gobreaker's files at the tag the preset reproduces.
+    macro_rules! at_v2_4_0 {
+        ($file_line:literal) => {
+            concat!("sony/gobreaker v2.4.0 (0ae9025), v2/", $file_line)
+        };
+    }
+
+    fn gobreaker(f: impl FnOnce(&mut GobreakerConfig)) -> GobreakerBreaker {
+        let mut c = GobreakerConfig::default();
+        f(&mut c);
+        c.validate().unwrap();
+        GobreakerBreaker::new(c)
+    }
+
+    #[test]
+    fn quirks_at_the_cited_lines() {
+        check_quirks(vec![
+            Quirk {
+                quirk: "defaults: the 6th failure in a row opens (ConsecutiveFailures > 5); half-open strictly after 60 s; MaxRequests 0 means 1 probe, whose success closes",
+                source: at_v2_4_0!("gobreaker.go:122-123,145-146,175,177-179,282,313"),
+                breaker: gobreaker(|_| {}),
+                script: [calls(0, 6, 1, false), vec![(60_005, A), (60_006, A), (60_006, A), (60_010, S(1))]]
+                    .concat(),
+                transitions: vec![
+                    (5, C, O, "consecutive_failures"),
+                    (60_006, O, H, "cooldown_elapsed"),
+                    (60_010, H, C, "probe_successes"),
+                ],
+                admits: "111111010",
+            },
+            Quirk {
+                quirk: "five failures in a row do not open",
+                source: at_v2_4_0!("gobreaker.go:178"),
+                breaker: gobreaker(|_| {}),
+                script: calls(0, 5, 1, false),
+                transitions: vec![],
+                admits: "11111",
+            },
+            Quirk {
+                quirk: "a success zeroes ConsecutiveFailures: 5 failures, a success, 5 failures never open",
+                source: at_v2_4_0!("counter.go:20-24"),
+                breaker: gobreaker(|_| {}),
+                script: [calls(0, 5, 1, false), calls(5, 1, 1, true), calls(6, 5, 1, false)].concat(),
+                transitions: vec![],
+                admits: "11111111111",
+            },
+            Quirk {
+                quirk: "Interval 0: closed counts are never cleared: the 6th failure opens 10 hours after the 5th",
+                source: at_v2_4_0!("gobreaker.go:356-357 (expiry zero), 307"),
+                breaker: gobreaker(|_| {}),
+                script: [calls(0, 5, 1, false), calls(36_000_004, 1, 1, false)].concat(),
+                transitions: vec![(36_000_004, C, O, "consecutive_failures")],
+                admits: "111111",
+            },
+            Quirk {
+                quirk: "Interval 10 s: a result exactly at the expiry is in the same generation (Before is strict)",
+                source: at_v2_4_0!("gobreaker.go:307,359"),
+                breaker: gobreaker(|c| c.interval = Dur::from_secs(10)),
+                script: [calls(9_995, 5, 1, false), calls(10_000, 1, 1, false)].concat(),
+                transitions: vec![(10_000, C, O, "consecutive_failures")],
+                admits: "111111",
+            },
+            Quirk {
+                quirk: "Interval 10 s: one ms past the expiry the counts are cleared and the next interval starts then",
+                source: at_v2_4_0!("gobreaker.go:307-308,350-351,359"),
+                breaker: gobreaker(|c| c.interval = Dur::from_secs(10)),
+                script: [calls(9_995, 5, 1, false), calls(10_001, 6, 1, false)].concat(),
+                transitions: vec![(10_006, C, O, "consecutive_failures")],
+                admits: "11111111111",
+            },
+            Quirk {
+                quirk: "a result of an earlier generation is dropped: a failure admitted while closed does not reopen half-open",
+                source: at_v2_4_0!("gobreaker.go:259-262"),
+                breaker: gobreaker(|c| c.timeout = Dur::from_secs(1)),
+                script: [
+                    vec![(0, A)], // admission 0, in flight across the trip
+                    (1..=6).flat_map(|n| [(n, A), (n, Done(n as usize, false, 1))]).collect(),
+                    vec![(1_007, A), (1_008, Done(0, false, 1_008)), (1_009, S(1))],
+                ]
+                .concat(),
+                transitions: vec![
+                    (6, C, O, "consecutive_failures"),
+                    (1_007, O, H, "cooldown_elapsed"),
+                    (1_009, H, C, "probe_successes"),
+                ],
+                admits: "11111111",
+            },
+            Quirk {
+                quirk: "half-open admits MaxRequests in all: a finished probe keeps its slot; MaxRequests successes close",
+                source: at_v2_4_0!("gobreaker.go:246,282; counter.go:36-41"),
+                breaker: gobreaker(|c| {
+                    c.max_requests = 2;
+                    c.timeout = Dur::from_secs(1);
+                }),
+                script: [
+                    calls(0, 6, 1, false),
+                    vec![(1_006, A), (1_006, A), (1_007, S(1)), (1_008, A), (1_009, S(1))],
+                ]
+                .concat(),
+                transitions: vec![
+                    (5, C, O, "consecutive_failures"),
+                    (1_006, O, H, "cooldown_elapsed"),
+                    (1_009, H, C, "probe_successes"),
+                ],
+                admits: "111111110",
+            },
+            Quirk {
+                quirk: "any failure in half-open reopens, after a success too",
+                source: at_v2_4_0!("gobreaker.go:295-296"),
+                breaker: gobreaker(|c| {
+                    c.max_requests = 3;
+                    c.timeout = Dur::from_secs(1);
+                }),
+                script: [calls(0, 6, 1, false), calls(1_006, 1, 1, true), calls(1_007, 1, 1, false)].concat(),
+                transitions: vec![
+                    (5, C, O, "consecutive_failures"),
+                    (1_006, O, H, "cooldown_elapsed"),
+                    (1_007, H, O, "probe_failed"),
+                ],
+                admits: "11111111",
+            },
+            Quirk {
+                quirk: "an excluded result only counts an exclusion, which frees its half-open slot",
+                source: at_v2_4_0!("gobreaker.go:264-266,300-302; counter.go:36-41"),
+                breaker: gobreaker(|c| c.timeout = Dur::from_secs(1)),
+                script: [
+                    calls(0, 6, 1, false),
+                    vec![(1_006, A), (1_006, A), (1_007, I), (1_008, A), (1_009, S(1))],
+                ]
+                .concat(),
+                transitions: vec![
+                    (5, C, O, "consecutive_failures"),
+                    (1_006, O, H, "cooldown_elapsed"),
+                    (1_009, H, C, "probe_successes"),
+                ],
+                admits: "111111101",
+            },
+        ]);
+    }
 
     #[test]
     fn sixth_consecutive_failure_opens_and_late_results_are_dropped() {

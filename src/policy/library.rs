@@ -26,11 +26,15 @@ pub enum Library {
     FailsafeGo,
     /// Envoy cluster `outlier_detection` YAML.
     Envoy,
+    /// Istio `DestinationRule` YAML (`trafficPolicy.outlierDetection`).
+    Istio,
+    /// gRPC service config JSON (the `outlier_detection_experimental` balancer, gRFC A50).
+    Grpc,
 }
 
 impl Library {
     /// Every library, in a fixed order.
-    pub const ALL: [Library; 8] = [
+    pub const ALL: [Library; 10] = [
         Library::Resilience4j,
         Library::Polly,
         Library::Opossum,
@@ -39,6 +43,8 @@ impl Library {
         Library::Gobreaker,
         Library::FailsafeGo,
         Library::Envoy,
+        Library::Istio,
+        Library::Grpc,
     ];
 
     /// The name used with `--as`.
@@ -52,6 +58,8 @@ impl Library {
             Library::Gobreaker => "gobreaker",
             Library::FailsafeGo => "failsafe-go",
             Library::Envoy => "envoy",
+            Library::Istio => "istio",
+            Library::Grpc => "grpc",
         }
     }
 
@@ -76,6 +84,8 @@ impl Library {
             Library::Gobreaker => "gobreaker",
             Library::FailsafeGo => "failsafe-go",
             Library::Envoy => "envoy-outlier",
+            Library::Istio => "istio-outlier",
+            Library::Grpc => "grpc-outlier",
         }
     }
 }

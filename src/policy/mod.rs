@@ -33,6 +33,7 @@ pub mod hystrix;
 pub mod node;
 pub mod none;
 pub mod opossum;
+pub mod outlier;
 pub mod polly;
 pub mod pybreaker;
 pub mod resilience4j;

@@ -173,7 +173,9 @@ impl Breaker for NodeBreaker {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policy::testkit::{C, Ev::*, H, O, alternating, burst, drive, tripped_by_five};
+    use crate::policy::testkit::{
+        C, Ev::*, H, O, Quirk, alternating, burst, check_quirks, drive, tripped_by_five,
+    };
 
     fn b() -> NodeBreaker {
         NodeBreaker::new(NodeConfig::default())
@@ -181,6 +183,72 @@ mod tests {
 
     fn tripped(extra: usize) -> Vec<(u64, crate::policy::testkit::Ev)> {
         tripped_by_five(extra)
+    }
+
+    /// Lines of seed 003's `breaker.js` in its article.
+    macro_rules! seed_003 {
+        ($lines:literal) => {
+            concat!("seed 003, ../shared/seeds/003_984450fd97c1e1b4.txt, lines ", $lines)
+        };
+    }
+
+    #[test]
+    fn quirks_at_the_cited_lines() {
+        // new CircuitBreaker({}): 5 failures, cooldown 30 s. tripped(n): 5 + n calls at 0, five
+        // fail at 0 (opens), n still in flight.
+        check_quirks(vec![
+            Quirk {
+                quirk: "5 failures open; any success zeroes the count",
+                source: seed_003!("95, 100-101"),
+                breaker: b(),
+                script: alternating(
+                    &[false, false, false, false, true, false, false, false, false, false],
+                    10,
+                ),
+                transitions: vec![(90, C, O, "consecutive_failures")],
+                admits: "1111111111",
+            },
+            Quirk {
+                quirk: "open -> half-open on the first call at Date.now() - openedAt >= 30 s; half-open admits every call; the first success closes",
+                source: seed_003!("71-77, 96"),
+                breaker: b(),
+                script: [tripped(0), vec![(29_999, A)], burst(30_000, A, 4), vec![(30_100, S(100))]].concat(),
+                transitions: vec![
+                    (0, C, O, "consecutive_failures"),
+                    (30_000, O, H, "cooldown_elapsed"),
+                    (30_100, H, C, "probe_successes"),
+                ],
+                admits: "1111101111",
+            },
+            Quirk {
+                quirk: "a failure in half-open reopens",
+                source: seed_003!("101-103"),
+                breaker: b(),
+                script: [tripped(0), burst(30_000, A, 2), vec![(30_001, F(1))]].concat(),
+                transitions: vec![
+                    (0, C, O, "consecutive_failures"),
+                    (30_000, O, H, "cooldown_elapsed"),
+                    (30_001, H, O, "probe_failed"),
+                ],
+                admits: "1111111",
+            },
+            Quirk {
+                quirk: "a late failure while open (count still >= 5) stamps openedAt again: the cooldown runs from 20 000 ms",
+                source: seed_003!("100-103"),
+                breaker: b(),
+                script: [tripped(1), vec![(20_000, F(20_000)), (49_999, A), (50_000, A)]].concat(),
+                transitions: vec![(0, C, O, "consecutive_failures"), (50_000, O, H, "cooldown_elapsed")],
+                admits: "11111101",
+            },
+            Quirk {
+                quirk: "a late success while open zeroes the count and stays open; a late failure after it (count 1) does not restart the cooldown",
+                source: seed_003!("95-96, 100-103"),
+                breaker: b(),
+                script: [tripped(2), vec![(10_000, S(10_000)), (20_000, F(20_000)), (30_000, A)]].concat(),
+                transitions: vec![(0, C, O, "consecutive_failures"), (30_000, O, H, "cooldown_elapsed")],
+                admits: "11111111",
+            },
+        ]);
     }
 
     #[test]

@@ -123,6 +123,8 @@ mod tests {
                 "failsafe-go",
                 "finagle",
                 "envoy-outlier",
+                "istio-outlier",
+                "grpc-outlier",
                 "sre-throttle",
             ]
         );

@@ -499,7 +499,200 @@ pub(crate) fn spring_yaml(header: &[String], name: &str, c: &Resilience4jConfig)
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policy::testkit::{C, Ev, Ev::*, H, O, drive};
+    use crate::policy::testkit::{self, C, Ev, Ev::*, H, O, Quirk, check_quirks, drive};
+
+    /// Resilience4j's files at the tag the preset reproduces.
+    macro_rules! at_v2_4_0 {
+        ($file_line:literal) => {
+            concat!("resilience4j v2.4.0 (f1c3be8), ", $file_line)
+        };
+    }
+
+    fn r4j(base: fn() -> Resilience4jConfig, f: impl FnOnce(&mut Resilience4jConfig)) -> Resilience4jBreaker {
+        let mut c = base();
+        f(&mut c);
+        c.validate().unwrap();
+        Resilience4jBreaker::new(c)
+    }
+
+    /// `ones` admissions, then the pattern of the rest (`1` admitted, `0` refused).
+    fn admits(ones: usize, rest: &str) -> &'static str {
+        format!("{}{rest}", "1".repeat(ones)).leak()
+    }
+
+    #[test]
+    fn quirks_at_the_cited_lines() {
+        check_quirks(vec![
+            Quirk {
+                quirk: "TIME_BASED defaults: 100 results in the 100 s window, 50 % failures open (>=); open 60 s, half-open strictly after; 10 probes decide (min(100, 10)), all successes close",
+                source: at_v2_4_0!(
+                    "CircuitBreakerMetrics.java:58,148,170-175,77-80 and CircuitBreakerStateMachine.java:725,1072-1076,1175-1176"
+                ),
+                breaker: r4j(Resilience4jConfig::time_based, |_| {}),
+                script: [
+                    testkit::calls(0, 50, 1_000, true),
+                    testkit::calls(50_000, 50, 1_000, false),
+                    vec![(159_000, A)],
+                    testkit::calls(159_001, 10, 1, true),
+                ]
+                .concat(),
+                transitions: vec![
+                    (99_000, C, O, "failure_rate"),
+                    (159_001, O, H, "cooldown_elapsed"),
+                    (159_010, H, C, "probe_failure_rate_below"),
+                ],
+                admits: admits(100, "01111111111"),
+            },
+            Quirk {
+                quirk: "TIME_BASED: the minimum is not clamped to the window: a 10 s window needs 100 results in it",
+                source: at_v2_4_0!("CircuitBreakerMetrics.java:58 (COUNT_BASED clamps at 50-51)"),
+                breaker: r4j(Resilience4jConfig::time_based, |c| c.sliding_window_size = 10),
+                script: testkit::calls(0, 100, 99, false),
+                transitions: vec![(9_801, C, O, "failure_rate")],
+                admits: admits(100, ""),
+            },
+            Quirk {
+                quirk: "COUNT_BASED clamps the minimum to the window: 10 of 10 failures open a window of 10",
+                source: at_v2_4_0!("CircuitBreakerMetrics.java:50-51"),
+                breaker: r4j(Resilience4jConfig::count_based, |c| c.sliding_window_size = 10),
+                script: testkit::calls(0, 10, 1, false),
+                transitions: vec![(9, C, O, "failure_rate")],
+                admits: admits(10, ""),
+            },
+            Quirk {
+                quirk: "TIME_BASED buckets are whole epoch seconds: failures 9.001 s apart (999 ms, 10 000 ms) are never in one 10 s window",
+                source: at_v2_4_0!("SlidingTimeWindowMetrics.java:112-125"),
+                breaker: r4j(Resilience4jConfig::time_based, |c| {
+                    c.sliding_window_size = 10;
+                    c.minimum_number_of_calls = 2;
+                }),
+                script: [testkit::calls(999, 1, 1, false), testkit::calls(10_000, 1, 1, false)].concat(),
+                transitions: vec![],
+                admits: "11",
+            },
+            Quirk {
+                quirk: "TIME_BASED buckets are whole epoch seconds: failures 9.999 s apart (0, 9 999 ms) are",
+                source: at_v2_4_0!("SlidingTimeWindowMetrics.java:112-125"),
+                breaker: r4j(Resilience4jConfig::time_based, |c| {
+                    c.sliding_window_size = 10;
+                    c.minimum_number_of_calls = 2;
+                }),
+                script: [testkit::calls(0, 1, 1, false), testkit::calls(9_999, 1, 1, false)].concat(),
+                transitions: vec![(9_999, C, O, "failure_rate")],
+                admits: "11",
+            },
+            Quirk {
+                quirk: "a call is slow when strictly longer than the threshold (1 s): 4 calls of 1 000 ms are not slow (4 of 4 would open), 4 more of 1 001 ms make 4 of 8 (50 %) and open",
+                source: at_v2_4_0!("CircuitBreakerMetrics.java:111,156"),
+                breaker: small(|c| {
+                    c.slow_call_rate_threshold = 50.0;
+                    c.slow_call_duration_threshold = Dur::from_secs(1);
+                }),
+                script: (0..8).flat_map(|t| [(t, A), (t, S(if t < 4 { 1_000 } else { 1_001 }))]).collect(),
+                transitions: vec![(7, C, O, "slow_call_rate")],
+                admits: "11111111",
+            },
+            Quirk {
+                quirk: "no generation check: a failure admitted while closed that ends in half-open is a probe result",
+                source: at_v2_4_0!("CircuitBreakerStateMachine.java:215,1144-1147"),
+                breaker: small(|c| c.minimum_number_of_calls = 1),
+                script: vec![
+                    (0, A),
+                    (1, A),
+                    (1, Done(1, false, 1)),
+                    (10_002, A),
+                    (10_003, Done(0, false, 10_003)),
+                ],
+                transitions: vec![
+                    (1, C, O, "failure_rate"),
+                    (10_002, O, H, "cooldown_elapsed"),
+                    (10_003, H, O, "probe_failure_rate"),
+                ],
+                admits: "111",
+            },
+            Quirk {
+                quirk: "a result while open is recorded in the closed window and changes nothing",
+                source: at_v2_4_0!("CircuitBreakerStateMachine.java:757-773"),
+                breaker: small(|c| c.minimum_number_of_calls = 1),
+                script: vec![(0, A), (0, A), (0, F(1)), (5_000, S(1)), (10_000, A), (10_001, A)],
+                transitions: vec![(0, C, O, "failure_rate"), (10_001, O, H, "cooldown_elapsed")],
+                admits: "1101",
+            },
+            Quirk {
+                quirk: "an ignored result releases a permission in the current state: a late one in half-open hands out one more probe",
+                source: at_v2_4_0!("CircuitBreakerStateMachine.java:206-210,1138-1141"),
+                breaker: small(|c| {
+                    c.minimum_number_of_calls = 1;
+                    c.permitted_number_of_calls_in_half_open_state = 1;
+                }),
+                script: vec![
+                    (0, A),
+                    (1, A),
+                    (1, Done(1, false, 1)),
+                    (10_002, A),
+                    (10_002, A),
+                    (10_003, I),
+                    (10_004, A),
+                ],
+                transitions: vec![(1, C, O, "failure_rate"), (10_002, O, H, "cooldown_elapsed")],
+                admits: "11101",
+            },
+            Quirk {
+                quirk: "the wait grows on half-open -> open only: 10 s, then 20 s (multiplier 2), back to 10 s after closing",
+                source: at_v2_4_0!("CircuitBreakerStateMachine.java:346,637-639,680-681"),
+                breaker: small(|c| {
+                    c.minimum_number_of_calls = 1;
+                    c.permitted_number_of_calls_in_half_open_state = 1;
+                    c.exponential_backoff_multiplier = 2.0;
+                }),
+                script: [
+                    testkit::calls(0, 1, 1, false),
+                    testkit::calls(10_001, 1, 1, false),
+                    vec![(30_001, A)],
+                    testkit::calls(30_002, 1, 1, true),
+                    testkit::calls(30_003, 1, 1, false),
+                    vec![(40_003, A), (40_004, A)],
+                ]
+                .concat(),
+                transitions: vec![
+                    (0, C, O, "failure_rate"),
+                    (10_001, O, H, "cooldown_elapsed"),
+                    (10_001, H, O, "probe_failure_rate"),
+                    (30_002, O, H, "cooldown_elapsed"),
+                    (30_002, H, C, "probe_failure_rate_below"),
+                    (30_003, C, O, "failure_rate"),
+                    (40_004, O, H, "cooldown_elapsed"),
+                ],
+                admits: "1101101",
+            },
+            Quirk {
+                quirk: "automatic transition: a timer half-opens exactly at the end of the wait, without a call",
+                source: at_v2_4_0!("CircuitBreakerStateMachine.java:705-708"),
+                breaker: small(|c| {
+                    c.minimum_number_of_calls = 1;
+                    c.automatic_transition_from_open_to_half_open_enabled = true;
+                }),
+                script: [testkit::calls(0, 1, 1, false), vec![(10_000, Tick)]].concat(),
+                transitions: vec![(0, C, O, "failure_rate"), (10_000, O, H, "cooldown_elapsed")],
+                admits: "1",
+            },
+            Quirk {
+                quirk: "maxWaitDurationInHalfOpenState: a timer reopens half-open after it",
+                source: at_v2_4_0!("CircuitBreakerStateMachine.java:1080-1085"),
+                breaker: small(|c| {
+                    c.minimum_number_of_calls = 1;
+                    c.max_wait_duration_in_half_open_state = Dur::from_secs(5);
+                }),
+                script: [testkit::calls(0, 1, 1, false), vec![(10_001, A), (15_001, Tick)]].concat(),
+                transitions: vec![
+                    (0, C, O, "failure_rate"),
+                    (10_001, O, H, "cooldown_elapsed"),
+                    (15_001, H, O, "half_open_timeout"),
+                ],
+                admits: "11",
+            },
+        ]);
+    }
 
     fn small(f: impl FnOnce(&mut Resilience4jConfig)) -> Resilience4jBreaker {
         let mut c = Resilience4jConfig::count_based();

@@ -135,6 +135,16 @@ pub fn alternating(outcomes: &[bool], step_ms: u64) -> Vec<(u64, Ev)> {
     s
 }
 
+/// `n` calls `step_ms` apart from `t0_ms`, each admitted and answered at once with `ok`.
+pub fn calls(t0_ms: u64, n: u64, step_ms: u64, ok: bool) -> Vec<(u64, Ev)> {
+    (0..n)
+        .flat_map(|i| {
+            let t = t0_ms + i * step_ms;
+            [(t, Ev::A), (t, if ok { Ev::S(1) } else { Ev::F(1) })]
+        })
+        .collect()
+}
+
 /// Offers `n` calls, one every `step_ms` from `t0_ms`; each admitted call completes at once
 /// with `outcome(t_ms) = (ok, latency_ms)`. Returns the number of transitions.
 pub fn offer<B: Breaker>(
@@ -162,5 +172,32 @@ pub fn cyclic(period_ms: u64, bad_ms: u64) -> impl Fn(u64) -> (bool, u64) {
     move |t| {
         let phase = t % period_ms;
         if phase < bad_ms { (false, 5_000) } else { ((t / 100) % 10 != 0, 50) }
+    }
+}
+
+/// One quirk of a library as a scripted case: what the library does, the source line that does
+/// it (tag or commit, file and line), a breaker configured to show it, the script and what the
+/// library makes of it (every transition with its time, every admission).
+pub struct Quirk<B> {
+    /// The behaviour, in a few words.
+    pub quirk: &'static str,
+    /// Where the library's code does it: repository, tag or commit, file and line.
+    pub source: &'static str,
+    /// A breaker in a configuration that shows the quirk.
+    pub breaker: B,
+    /// The calls and results, at their times (ms).
+    pub script: Vec<(u64, Ev)>,
+    /// The transitions the library makes: `(t_ms, from, to, reason)`.
+    pub transitions: Vec<(u64, State, State, &'static str)>,
+    /// Each `A` in order: `1` admitted, `0` refused.
+    pub admits: &'static str,
+}
+
+/// Drives every quirk of a table and checks it; a failure names the quirk and its source line.
+pub fn check_quirks<B: Breaker>(table: Vec<Quirk<B>>) {
+    for mut q in table {
+        let r = drive(&mut q.breaker, &q.script);
+        assert_eq!(r.tr, q.transitions, "transitions: {} ({})", q.quirk, q.source);
+        assert_eq!(r.admit_string(), q.admits, "admissions: {} ({})", q.quirk, q.source);
     }
 }

@@ -384,6 +384,42 @@ pub struct ExplainRow {
 }
 
 impl ExplainRow {
+    /// The row explain.csv holds for the run `policy` (empty when the file holds one run), the
+    /// fixed cells `fixed` and the items of `evidence`: each item's cells are those of the
+    /// first item in the row to fill its column, as the file's one cell per column holds them.
+    fn of(policy: &str, fixed: [String; 9], evidence: &Evidence) -> ExplainRow {
+        let mut filled: Vec<(&'static str, String)> = Vec::new();
+        for (name, text) in evidence.items().iter().flat_map(cells) {
+            if !filled.iter().any(|(n, _)| *n == name) {
+                filled.push((name, text));
+            }
+        }
+        let cell =
+            |name: &str| filled.iter().find(|(n, _)| *n == name).map(|(_, t)| t.clone()).unwrap_or_default();
+        let items = evidence
+            .items()
+            .iter()
+            .map(|i| {
+                let param = if i.test == Test::Fact { "" } else { i.param };
+                let limit = if param.is_empty() { String::new() } else { cell(param) };
+                Said { name: i.name.into(), value: cell(i.name), test: i.test, param: param.into(), limit }
+            })
+            .collect();
+        let [kind, at_us, instance, from, to, reason, incident, results, _] = fixed;
+        ExplainRow {
+            policy: policy.to_string(),
+            kind,
+            at_us: at_us.parse().unwrap_or(0),
+            instance: instance.parse().unwrap_or(0),
+            from,
+            to,
+            reason,
+            incident: incident.parse().ok(),
+            results: results.parse().ok(),
+            items,
+        }
+    }
+
     /// The evidence in words, items joined by `; `.
     pub fn words(&self, never: bool) -> String {
         self.items.iter().map(|s| s.words(never)).collect::<Vec<_>>().join("; ")
@@ -549,51 +585,110 @@ pub fn read_explain_csv(text: &[u8]) -> Result<Vec<ExplainRow>> {
     Ok(rows)
 }
 
-/// Reads explain.csv keeping only the rows [`marks`] reads for `incidents`: every incident
-/// row, the first [`MAX_MARKS`] state changes, each breaker's first one, those inside an
-/// incident, and each breaker's last one before an incident's start. A week of a breaker that
-/// trips every half minute (a million rows) is read holding a few hundred, and the marks say
-/// exactly what they say over every row.
+/// Reads explain.csv keeping only the rows [`marks`] reads for `incidents` ([`MarkedRows`]).
 pub fn read_marked_rows(
     text: impl Read,
     incidents: &[super::charts::data::Incident],
 ) -> Result<Vec<ExplainRow>> {
-    let mut starts: Vec<u64> = incidents.iter().map(|i| i.start_us).collect();
-    starts.sort_unstable();
-    // An incident starts in (a, b].
-    let starts_between = |a: u64, b: Option<u64>| {
-        let k = starts.partition_point(|s| *s <= a);
-        starts.get(k).is_some_and(|s| b.is_none_or(|b| *s <= b))
-    };
-    let inside = |at: u64| incidents.iter().any(|i| at >= i.start_us && at < i.end_us);
-    let mut kept: Vec<(usize, ExplainRow)> = Vec::new();
-    // Each breaker's latest state change not kept (yet), by (policy, instance).
-    let mut pending: HashMap<(String, usize), (usize, ExplainRow)> = HashMap::new();
-    let mut seen: std::collections::HashSet<(String, usize)> = std::collections::HashSet::new();
-    let (mut n, mut changes) = (0usize, 0usize);
-    read_explain_rows(text, |row| {
-        n += 1;
+    let mut marked = MarkedRows::new(incidents);
+    read_explain_rows(text, |row| marked.offer(row))?;
+    Ok(marked.finish())
+}
+
+/// The rows of explain.csv that [`marks`] reads for some incidents, kept as the rows are
+/// offered in file order: every incident row, the first [`MAX_MARKS`] state changes, each
+/// breaker's first one, those inside an incident, and each breaker's last one before an
+/// incident's start. A week of a breaker that trips every half minute (a million rows) is
+/// gone through holding a few hundred, and the marks say exactly what they say over every row.
+pub struct MarkedRows {
+    /// The incidents' starts, in order.
+    starts: Vec<u64>,
+    /// The incidents' windows.
+    windows: Vec<(u64, u64)>,
+    /// Rows kept, with their position.
+    kept: Vec<(usize, ExplainRow)>,
+    /// Each breaker's latest state change not kept (yet), by (policy, instance).
+    pending: HashMap<(String, usize), (usize, ExplainRow)>,
+    /// The breakers met.
+    seen: std::collections::HashSet<(String, usize)>,
+    /// Rows offered.
+    n: usize,
+    /// State changes offered.
+    changes: usize,
+}
+
+impl MarkedRows {
+    /// Keeps rows for `incidents`.
+    pub fn new(incidents: &[super::charts::data::Incident]) -> MarkedRows {
+        let mut starts: Vec<u64> = incidents.iter().map(|i| i.start_us).collect();
+        starts.sort_unstable();
+        MarkedRows {
+            starts,
+            windows: incidents.iter().map(|i| (i.start_us, i.end_us)).collect(),
+            kept: Vec::new(),
+            pending: HashMap::new(),
+            seen: std::collections::HashSet::new(),
+            n: 0,
+            changes: 0,
+        }
+    }
+
+    /// Whether an incident starts in (a, b].
+    fn starts_between(&self, a: u64, b: Option<u64>) -> bool {
+        let k = self.starts.partition_point(|s| *s <= a);
+        self.starts.get(k).is_some_and(|s| b.is_none_or(|b| *s <= b))
+    }
+
+    /// Offers the next row.
+    pub fn offer(&mut self, row: ExplainRow) {
+        self.n += 1;
+        let n = self.n;
         if row.kind != TRANSITION_KIND {
-            kept.push((n, row));
+            self.kept.push((n, row));
             return;
         }
         let key = (row.policy.clone(), row.instance);
-        if let Some((k, before)) = pending.remove(&key)
-            && starts_between(before.at_us, Some(row.at_us))
+        if let Some((k, before)) = self.pending.remove(&key)
+            && self.starts_between(before.at_us, Some(row.at_us))
         {
-            kept.push((k, before));
+            self.kept.push((k, before));
         }
-        let first = seen.insert(key.clone());
-        changes += 1;
-        if changes <= MAX_MARKS || first || inside(row.at_us) {
-            kept.push((n, row));
+        let first = self.seen.insert(key.clone());
+        self.changes += 1;
+        let inside = self.windows.iter().any(|&(start, end)| row.at_us >= start && row.at_us < end);
+        if self.changes <= MAX_MARKS || first || inside {
+            self.kept.push((n, row));
         } else {
-            pending.insert(key, (n, row));
+            self.pending.insert(key, (n, row));
         }
-    })?;
-    kept.extend(pending.into_values().filter(|(_, r)| starts_between(r.at_us, None)));
-    kept.sort_by_key(|(k, _)| *k);
-    Ok(kept.into_iter().map(|(_, r)| r).collect())
+    }
+
+    /// Offers the row of a state change of breaker `instance` of the run `policy` (empty when
+    /// the file holds one run) with its `evidence`.
+    pub fn transition(&mut self, policy: &str, instance: usize, t: &Transition, evidence: &Evidence) {
+        self.offer(ExplainRow::of(policy, transition_fixed(instance, t, evidence), evidence));
+    }
+
+    /// Offers the row of an incident snapshot of the run `policy` (empty when the file holds
+    /// one run).
+    pub fn snapshot(&mut self, policy: &str, s: &Snapshot) {
+        self.offer(ExplainRow::of(policy, snapshot_fixed(s), &s.evidence));
+    }
+
+    /// The rows kept, in the order offered.
+    pub fn finish(mut self) -> Vec<ExplainRow> {
+        let pending = std::mem::take(&mut self.pending);
+        let rest: Vec<(usize, ExplainRow)> =
+            pending.into_values().filter(|(_, r)| self.starts_between(r.at_us, None)).collect();
+        self.kept.extend(rest);
+        self.kept.sort_by_key(|(k, _)| *k);
+        self.kept.into_iter().map(|(_, r)| r).collect()
+    }
+
+    /// The marks of the rows kept ([`marks`]).
+    pub fn marks(self, incidents: &[super::charts::data::Incident], names: &[String]) -> Vec<Mark> {
+        marks(&self.finish(), incidents, names)
+    }
 }
 
 /// Reads explain.csv row by row, handing each to `each`; `Err` names the row and what was

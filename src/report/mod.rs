@@ -4,9 +4,11 @@
 
 mod calls;
 pub mod charts;
+pub mod contents;
 pub mod explain;
 pub mod folder;
 pub mod page;
+mod selection;
 mod tables;
 
 pub use calls::CallsCsv;

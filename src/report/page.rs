@@ -1,16 +1,19 @@
 //! The review report of an output folder: report.html, one self-contained page (charts embedded
 //! as base64 data URIs, inline CSS, nothing fetched from the network), and report.md with the
 //! same tables for pasting into a pull request. Both are built from the folder's contents (typed,
-//! read by `report::folder`) and its charts, in memory, plus the inputs needed to reproduce the
+//! `report::contents`: what the command computed, or what `report DIR` read) and its charts,
+//! in memory, plus the inputs needed to reproduce the
 //! run ([`ReportInputs`], kept beside them in inputs.toml so `breakerlab report DIR` can rebuild
 //! the page later).
 
 use super::charts::data::{Summary, SummaryRow};
 use super::charts::style::{fmt_num, fmt_pct};
 use super::charts::{self, Chart, ChartError};
-use super::folder::{Contents, ParetoRows};
+use super::contents::{Contents, ParetoRows};
 use crate::scenario::{Scenario, Source};
 use crate::sweep::review::{BaselineReview, Difference, Review};
+use base64::Engine as _;
+use base64::prelude::BASE64_STANDARD;
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 use std::path::Path;
@@ -220,17 +223,17 @@ pub(crate) const TABLE_METRICS: [(&str, &str); 13] = [
 
 /// A table ready to print: headings and text cells.
 #[derive(Clone, Debug, PartialEq)]
-struct TextTable {
-    headings: Vec<String>,
-    rows: Vec<Vec<String>>,
+pub(super) struct TextTable {
+    pub(super) headings: Vec<String>,
+    pub(super) rows: Vec<Vec<String>>,
     /// Index of the recommended row, when it is in the table.
-    highlight: Option<usize>,
+    pub(super) highlight: Option<usize>,
     /// Rows left out.
-    omitted: usize,
+    pub(super) omitted: usize,
     /// Where the rows left out are, and which were kept: the end of "N more rows in …".
-    omitted_note: &'static str,
+    pub(super) omitted_note: &'static str,
     /// Per column, true for text (left-aligned), false for numbers.
-    left: Vec<bool>,
+    pub(super) left: Vec<bool>,
 }
 
 fn cell(row: &SummaryRow, col: &str) -> String {
@@ -423,43 +426,8 @@ fn chart_caption(name: &str) -> String {
     }
 }
 
-const BASE64_ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-/// The two base64 digits of every 12-bit number: a chart's 3 bytes take two look-ups.
-const BASE64_PAIRS: [[u8; 2]; 4096] = {
-    let mut pairs = [[0u8; 2]; 4096];
-    let mut n = 0;
-    while n < 4096 {
-        pairs[n] = [BASE64_ALPHABET[n >> 6], BASE64_ALPHABET[n & 63]];
-        n += 1;
-    }
-    pairs
-};
-
-/// Standard base64 (RFC 4648, with padding) of `bytes`.
-pub fn base64(bytes: &[u8]) -> String {
-    let digit = |n: u32, i: u32| BASE64_ALPHABET[(n >> (18 - 6 * i) & 63) as usize];
-    let mut out = vec![0u8; bytes.len().div_ceil(3) * 4];
-    let whole = bytes.chunks_exact(3);
-    let rest = whole.remainder();
-    let mut quads = out.chunks_exact_mut(4);
-    for (b, quad) in whole.zip(&mut quads) {
-        let n = (usize::from(b[0]) << 16) | (usize::from(b[1]) << 8) | usize::from(b[2]);
-        let ([a, b], [c, d]) = (BASE64_PAIRS[n >> 12], BASE64_PAIRS[n & 4095]);
-        quad.copy_from_slice(&[a, b, c, d]);
-    }
-    if let ([first, more @ ..], Some(quad)) = (rest, quads.next()) {
-        let second = more.first().copied().unwrap_or(0);
-        let n = (u32::from(*first) << 16) | (u32::from(second) << 8);
-        let third = if more.is_empty() { b'=' } else { digit(n, 2) };
-        quad.copy_from_slice(&[digit(n, 0), digit(n, 1), third, b'=']);
-    }
-    // Every byte is one of the alphabet's or `=`: ASCII.
-    String::from_utf8(out).unwrap_or_default()
-}
-
 /// Escapes text for HTML element content and attribute values.
-fn esc(s: &str) -> String {
+pub(super) fn esc(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
@@ -476,7 +444,7 @@ fn esc(s: &str) -> String {
 
 /// Escapes prose for HTML, its Markdown code spans (`` `missed_incidents <= 0.5` ``) becoming
 /// `<code>` (an unpaired backtick stays as it is), so the HTML page reads as the Markdown one.
-fn esc_prose(s: &str) -> String {
+pub(super) fn esc_prose(s: &str) -> String {
     let parts: Vec<&str> = s.split('`').collect();
     if parts.len() < 3 {
         return esc(s);
@@ -501,7 +469,7 @@ fn esc_prose(s: &str) -> String {
 }
 
 /// Escapes a Markdown table cell (pipes and line breaks).
-fn md_cell(s: &str) -> String {
+pub(super) fn md_cell(s: &str) -> String {
     s.replace('|', "\\|").replace('\n', " ")
 }
 
@@ -567,26 +535,30 @@ const SUMMARY_OMITTED: &str = "more rows in summary.csv (lowest cost shown)";
 /// configuration's rows highlighted (the first of them). Beyond `max` rows (a sweep of many
 /// configurations with many ties on a front), the first `max` are shown and the rest counted.
 fn pareto_table(p: &ParetoRows, recommended: Option<&str>, max: usize) -> TextTable {
-    let t = &p.head;
-    let cols: Vec<usize> = (0..t.headers.len()).filter(|&c| t.headers[c] != "config_id").collect();
-    let policy = t.col("policy");
+    let cols: Vec<usize> = (0..p.headers.len()).filter(|&c| p.headers[c] != "config_id").collect();
+    let policy = p.headers.iter().position(|h| h == "policy");
+    fn text(r: &[String], c: usize) -> &str {
+        r.get(c).map_or("", String::as_str)
+    }
     let mut highlight = None;
-    let rows = (0..t.len().min(max))
-        .map(|r| {
-            if highlight.is_none() && recommended.is_some() && policy.map(|p| t.str(r, p)) == recommended {
-                highlight = Some(r);
+    let rows = p.head[..p.head.len().min(max)]
+        .iter()
+        .enumerate()
+        .map(|(k, r)| {
+            if highlight.is_none() && recommended.is_some() && policy.map(|c| text(r, c)) == recommended {
+                highlight = Some(k);
             }
             cols.iter()
-                .map(|&c| match t.str(r, c).parse::<f64>() {
-                    Ok(v) if t.headers[c] == "cost" || t.headers[c].starts_with("value_") => fmt_num(v),
-                    _ => t.str(r, c).to_string(),
+                .map(|&c| match text(r, c).parse::<f64>() {
+                    Ok(v) if p.headers[c] == "cost" || p.headers[c].starts_with("value_") => fmt_num(v),
+                    _ => text(r, c).to_string(),
                 })
                 .collect()
         })
         .collect();
-    let headings: Vec<String> = cols.iter().map(|&c| t.headers[c].clone()).collect();
+    let headings: Vec<String> = cols.iter().map(|&c| p.headers[c].clone()).collect();
     let left = headings.iter().map(|h| h != "cost" && !h.starts_with("value_")).collect();
-    let omitted = p.rows.saturating_sub(max.min(t.len()));
+    let omitted = p.rows.saturating_sub(max.min(p.head.len()));
     TextTable {
         headings,
         rows,
@@ -614,7 +586,7 @@ nav a{margin-right:1em;display:inline-block}.verdict{padding:.6em 1em;border-lef
 .verdict.fine{background:#eef6f1;border-color:#009E73}.verdict.warn{background:#fff4e5;border-color:#E69F00}\
 .alts li{margin:.5em 0}.k{color:#555}";
 
-fn html_table(out: &mut String, t: &TextTable) {
+pub(super) fn html_table(out: &mut String, t: &TextTable) {
     let class = |i: usize| if t.left.get(i) == Some(&true) { " class=\"t\"" } else { "" };
     out.push_str("<div class=\"scroll\"><table>\n<thead><tr>");
     for (i, h) in t.headings.iter().enumerate() {
@@ -634,7 +606,7 @@ fn html_table(out: &mut String, t: &TextTable) {
     }
 }
 
-fn md_table(out: &mut String, t: &TextTable) {
+pub(super) fn md_table(out: &mut String, t: &TextTable) {
     let _ = writeln!(out, "| {} |", t.headings.iter().map(|h| md_cell(h)).collect::<Vec<_>>().join(" | "));
     let left = |i: usize| t.left.get(i) == Some(&true);
     let aligns: Vec<&str> = (0..t.headings.len()).map(|i| if left(i) { ":---" } else { "---:" }).collect();
@@ -685,6 +657,7 @@ fn decision_table(r: &Review) -> TextTable {
                 (Some(m), Some(i)) => format!("{} of {}", fmt_num(m), fmt_num(i)),
                 (m, _) => opt(m),
             };
+            let missed = super::selection::with_missed_in(missed, d.missed_in.as_deref());
             vec![
                 d.label.clone(),
                 d.roles.join(", "),
@@ -749,6 +722,7 @@ const DECISION_NOTE: &str = "Total cost is the sum over scenarios of the mean co
 better); missed incidents, false opens and flaps are summed the same way.";
 
 fn html_review(h: &mut String, r: &Review, explanation: Option<&str>) {
+    super::selection::html_regressions(h, r);
     if let Some(b) = &r.baseline {
         let _ = writeln!(h, "<h2 id=\"baseline\">Today's configuration: {}</h2>", esc(&b.label));
         let _ = writeln!(
@@ -771,11 +745,11 @@ fn html_review(h: &mut String, r: &Review, explanation: Option<&str>) {
                 let _ = writeln!(
                     h,
                     "<li><strong>{}</strong> · total cost {}<br><span class=\"k\">changes:</span> {}<br>\
-                     <span class=\"k\">risks:</span> {}</li>",
+                     <span class=\"k\">worse than today's beyond noise:</span>{}</li>",
                     esc(&a.label),
                     fmt_num(a.total_cost),
                     esc(&a.changes.join("; ")),
-                    esc_prose(&a.risks.join("; "))
+                    super::selection::html_risks(&a.risks)
                 );
             }
             h.push_str("</ol>\n");
@@ -790,6 +764,7 @@ fn html_review(h: &mut String, r: &Review, explanation: Option<&str>) {
         }
         None => h.push_str("<p><strong>No configuration meets every constraint.</strong></p>\n"),
     }
+    super::selection::html_confidence(h, r);
     for note in &r.bounds {
         let _ = writeln!(
             h,
@@ -810,6 +785,7 @@ fn html_review(h: &mut String, r: &Review, explanation: Option<&str>) {
 }
 
 fn md_review(m: &mut String, r: &Review, explanation: Option<&str>) {
+    super::selection::md_regressions(m, r);
     if let Some(b) = &r.baseline {
         let _ = writeln!(m, "## Today's configuration: {}\n", b.label);
         // The page's green or amber box: a mark a text reader sees too.
@@ -826,12 +802,12 @@ fn md_review(m: &mut String, r: &Review, explanation: Option<&str>) {
             for (i, a) in b.alternatives.iter().enumerate() {
                 let _ = writeln!(
                     m,
-                    "{}. **{}** · total cost {}  \n   changes: {}  \n   risks: {}",
+                    "{}. **{}** · total cost {}  \n   changes: {}  \n   worse than today's beyond noise:{}",
                     i + 1,
                     a.label,
                     fmt_num(a.total_cost),
                     a.changes.join("; "),
-                    a.risks.join("; ")
+                    super::selection::md_risks(&a.risks)
                 );
             }
             let _ = writeln!(m, "\n{DIFFERENCES_NOTE}\n");
@@ -846,6 +822,7 @@ fn md_review(m: &mut String, r: &Review, explanation: Option<&str>) {
         }
         None => m.push_str("**No configuration meets every constraint.**\n\n"),
     }
+    super::selection::md_confidence(m, r);
     for note in &r.bounds {
         let _ = writeln!(m, "> **A bound decided:** {note}\n");
     }
@@ -871,7 +848,7 @@ fn html_figure(h: &mut String, chart: &Chart) {
         h,
         "<figure id=\"{id}\"><a href=\"{name}\"><img src=\"data:image/png;base64,{}\" alt=\"{cap}\" \
          title=\"{name}\"></a><figcaption>{cap} (<a href=\"{name}\">{name}</a>, full size)</figcaption></figure>",
-        base64(&chart.png),
+        BASE64_STANDARD.encode(&chart.png),
         id = esc(name.trim_end_matches(".png")),
         cap = esc(&chart_caption(name)),
         name = esc(name),
@@ -1169,8 +1146,8 @@ pub fn render_report(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::charts::data::Table;
     use crate::report::charts::fixtures;
+    use crate::report::folder::parse::Table;
 
     #[test]
     fn a_long_pareto_table_is_cut_and_says_how_many_more_rows_pareto_csv_has() {
@@ -1181,7 +1158,9 @@ mod tests {
         let read = |max: usize| {
             let (head, rows) =
                 Table::head(Path::new("pareto.csv"), text.as_bytes(), max, |_| Ok(())).unwrap();
-            ParetoRows { head, rows }
+            let cells = (0..head.len())
+                .map(|r| (0..head.headers.len()).map(|c| head.str(r, c).to_string()).collect());
+            ParetoRows { head: cells.collect(), headers: head.headers.clone(), rows }
         };
         // Only the rows shown are kept, the others counted.
         let p = read(2);
@@ -1225,41 +1204,6 @@ mod tests {
     }
 
     #[test]
-    fn base64_matches_rfc4648_vectors() {
-        let cases = [
-            ("", ""),
-            ("f", "Zg=="),
-            ("fo", "Zm8="),
-            ("foo", "Zm9v"),
-            ("foob", "Zm9vYg=="),
-            ("fooba", "Zm9vYmE="),
-        ];
-        for (i, o) in cases {
-            assert_eq!(base64(i.as_bytes()), o);
-        }
-        assert_eq!(base64(&[0xff, 0xfe, 0xfd]), "//79");
-        // Every length and byte against the digits spelled out one 6-bit group at a time.
-        let bytes: Vec<u8> = (0..300u32).map(|i| (i * 97 + i / 7) as u8).collect();
-        for len in 0..bytes.len() {
-            let part = &bytes[..len];
-            let mut bits = String::new();
-            for b in part {
-                bits.push_str(&format!("{b:08b}"));
-            }
-            while !bits.len().is_multiple_of(6) {
-                bits.push('0');
-            }
-            let mut expected: String = (0..bits.len() / 6)
-                .map(|i| BASE64_ALPHABET[usize::from_str_radix(&bits[6 * i..6 * i + 6], 2).unwrap()] as char)
-                .collect();
-            while !expected.len().is_multiple_of(4) {
-                expected.push('=');
-            }
-            assert_eq!(base64(part), expected, "{len} bytes");
-        }
-    }
-
-    #[test]
     fn html_page_is_self_contained_with_table_and_every_chart() {
         let dir = tempfile::tempdir().unwrap();
         fixtures::compare_dir(dir.path());
@@ -1272,7 +1216,7 @@ mod tests {
             let name = &c.name;
             assert!(html.contains(&format!("title=\"{name}\"")), "{name} missing");
             assert!(html.contains(&format!("<a href=\"{name}\"><img ")), "{name} links to its PNG");
-            let b64 = base64(&c.png);
+            let b64 = BASE64_STANDARD.encode(&c.png);
             assert!(html.contains(&b64), "{name} not embedded");
         }
         assert_eq!(html.matches("data:image/png;base64,").count(), charts.len());

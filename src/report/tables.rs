@@ -83,13 +83,9 @@ fn opt_float(x: Option<f64>) -> String {
     x.map(format_float).unwrap_or_default()
 }
 
-/// summary.csv: `scenario,policy,preset,seed,replicates`, then one `param.<name>` column per
-/// parameter name in the order names are first seen across the rows (a row without that
-/// parameter has an empty cell), then [`Metrics::COLUMNS`], then the per-provider columns
-/// ([`Metrics::provider_columns`]) of every row, in the order first seen (a row without that
-/// provider has an empty cell; none at all without `[[providers]]`), then the rows' `extra`
-/// columns in the order first seen.
-pub fn summary_csv(rows: &[SummaryRow]) -> Vec<u8> {
+/// The parameter names, per-provider columns and extra columns of summary.csv's `rows`, each in
+/// the order first seen.
+fn summary_columns<'a>(rows: &[SummaryRow<'a>]) -> (Vec<&'a str>, Vec<String>, Vec<&'a str>) {
     let mut names: Vec<&str> = Vec::new();
     let mut provider_columns: Vec<String> = Vec::new();
     let mut extra: Vec<&str> = Vec::new();
@@ -104,18 +100,34 @@ pub fn summary_csv(rows: &[SummaryRow]) -> Vec<u8> {
                 names.push(name);
             }
         }
-        for column in row.metrics.provider_columns() {
+        for column in row.metrics.extra_columns() {
             if !provider_columns.contains(&column) {
                 provider_columns.push(column);
             }
         }
     }
-    let mut out = String::new();
+    (names, provider_columns, extra)
+}
+
+/// summary.csv's header for `rows` ([`summary_csv`]).
+pub fn summary_header(rows: &[SummaryRow]) -> Vec<String> {
+    let (names, provider_columns, extra) = summary_columns(rows);
     let fixed = ["scenario", "policy", "preset", "seed", "replicates"].map(String::from);
     let params = names.iter().map(|n| format!("{PARAM_PREFIX}{n}"));
-    let metrics = Metrics::COLUMNS.iter().map(|c| c.to_string()).chain(provider_columns.iter().cloned());
-    let extra_names = extra.iter().map(|n| n.to_string());
-    push_row(&mut out, fixed.into_iter().chain(params).chain(metrics).chain(extra_names));
+    let metrics = Metrics::COLUMNS.iter().map(|c| c.to_string()).chain(provider_columns);
+    fixed.into_iter().chain(params).chain(metrics).chain(extra.iter().map(|n| n.to_string())).collect()
+}
+
+/// summary.csv: `scenario,policy,preset,seed,replicates`, then one `param.<name>` column per
+/// parameter name in the order names are first seen across the rows (a row without that
+/// parameter has an empty cell), then [`Metrics::COLUMNS`], then the per-provider columns
+/// ([`Metrics::provider_columns`]) of every row, in the order first seen (a row without that
+/// provider has an empty cell; none at all without `[[providers]]`), then the rows' `extra`
+/// columns in the order first seen.
+pub fn summary_csv(rows: &[SummaryRow]) -> Vec<u8> {
+    let (names, provider_columns, extra) = summary_columns(rows);
+    let mut out = String::new();
+    push_row(&mut out, summary_header(rows));
     for row in rows {
         let mut cells = vec![
             row.scenario.to_string(),
@@ -355,6 +367,7 @@ mod tests {
             spend: None,
             failover_delay_mean_s: None,
             providers: Vec::new(),
+            pool: None,
         }
     }
 

@@ -14,7 +14,8 @@ use crate::time::Dur;
 use crate::trace::TraceOptions;
 use crate::trace::series::SeriesSpec;
 use crate::traffic::TrafficSpec;
-use crate::upstream::script::{ScriptCalls, load_script};
+use crate::upstream::pool::{HostOverride, PoolSpec};
+use crate::upstream::script::load_script;
 use crate::upstream::{IncidentSpec, UpstreamSpec};
 use crate::{Error, Result};
 use serde::Deserialize;
@@ -45,6 +46,8 @@ struct ScenarioFile {
     routing: Option<Spanned<RoutingSpec>>,
     #[serde(default)]
     providers: Vec<Spanned<providers::ProviderFile>>,
+    #[serde(default)]
+    hosts: Vec<Spanned<HostOverride>>,
 }
 
 /// Validates the text of a scenario file; `path` names it in errors and anchors relative paths.
@@ -55,6 +58,7 @@ pub(super) fn parse(path: &Path, text: &str) -> Result<Scenario, InputError> {
     let name = r.name(file.name.take(), &origins)?;
     let mut client = r.checked(file.client.take(), "[client]", ClientSpec::validate)?.unwrap_or_default();
     let first_incident = file.incidents.first().map(|i| i.span());
+    let incident_spans: Vec<Range<usize>> = file.incidents.iter().map(|i| i.span()).collect();
     let incidents = r.incidents(std::mem::take(&mut file.incidents))?;
     let mut inputs = Vec::new();
     let (source, duration) = if let Some(script) = file.script.take() {
@@ -64,6 +68,7 @@ pub(super) fn parse(path: &Path, text: &str) -> Result<Scenario, InputError> {
     } else {
         r.model(&mut file, incidents, first_incident)?
     };
+    r.pool_fits(&source, &incident_spans, &client)?;
     let policy = file.policy.take().map(|table| r.policy(table, "[policy]")).transpose()?;
     let instance_policies = r.instances(std::mem::take(&mut file.instances), &mut client, &origins)?;
     let scenario = Scenario {
@@ -163,6 +168,7 @@ impl Reading<'_> {
             (file.trace.is_some(), "trace"),
             (!file.providers.is_empty(), "[providers]"),
             (file.routing.is_some(), "routing"),
+            (!file.hosts.is_empty(), "[hosts]"),
         ] {
             if present {
                 return Err(self.at(
@@ -172,10 +178,7 @@ impl Reading<'_> {
             }
         }
         let script_path = relative_to(self.path, script.get_ref());
-        // Held in memory: a scenario file's script may serve every command (see [`ScriptCalls::held`]).
-        let rows = load_script(&script_path)
-            .and_then(ScriptCalls::held)
-            .map_err(|e| self.at(script.span(), e.to_string()))?;
+        let rows = load_script(&script_path).map_err(|e| self.at(script.span(), e.to_string()))?;
         inputs.push(script_path);
         let duration = file.duration.take().map_or_else(|| script_span(&rows), |d| d.into_inner());
         Ok((Source::Script { rows: std::sync::Arc::new(rows), incidents }, duration))
@@ -198,10 +201,10 @@ impl Reading<'_> {
                  remove [upstream] and [[incidents]] (give labels, label_column or slo instead)",
             ));
         }
-        if !file.providers.is_empty() || file.routing.is_some() {
+        if !file.providers.is_empty() || file.routing.is_some() || !file.hosts.is_empty() {
             return Err(self.at(
                 span,
-                "a trace scenario replays one logged dependency; remove [[providers]] and [routing]",
+                "a trace scenario replays one logged dependency; remove [[providers]], [routing] and [[hosts]]",
             ));
         }
         let mut opts = table.into_inner();
@@ -269,6 +272,10 @@ impl Reading<'_> {
                      remove the top-level [[incidents]]",
                 ));
             }
+            if let Some(h) = file.hosts.first() {
+                return Err(self
+                    .at(h.span(), "with [[providers]], each provider is one dependency; remove [[hosts]]"));
+            }
             let routing: RoutingSpec = file.routing.take().map(Spanned::into_inner).unwrap_or_default();
             let providers = providers::validate(self.path, self.text, std::mem::take(&mut file.providers))?;
             return Ok((Source::Providers { traffic, routing, providers }, duration));
@@ -276,9 +283,71 @@ impl Reading<'_> {
         if let Some(r) = &file.routing {
             return Err(self.at(r.span(), "[routing] needs [[providers]] to route between (see the README)"));
         }
+        let upstream_span = file.upstream.as_ref().map(Spanned::span);
         let upstream =
             self.checked(file.upstream.take(), "[upstream]", UpstreamSpec::validate)?.unwrap_or_default();
-        Ok((Source::Model { traffic, upstream, incidents }, duration))
+        let pool = self.pool(&upstream, upstream_span, std::mem::take(&mut file.hosts))?;
+        Ok((Source::Model { traffic, upstream, incidents, pool }, duration))
+    }
+
+    /// The pool of hosts of `[upstream] hosts` and the `[[hosts]]` tables, if the file has one;
+    /// a refusal points at the `[[hosts]]` entry it is about, else at `[upstream]`.
+    fn pool(
+        &self,
+        upstream: &UpstreamSpec,
+        upstream_span: Option<Range<usize>>,
+        hosts: Vec<Spanned<HostOverride>>,
+    ) -> Result<Option<PoolSpec>, InputError> {
+        if upstream.hosts.is_none() && hosts.is_empty() {
+            return Ok(None);
+        }
+        let spans: Vec<Range<usize>> = hosts.iter().map(Spanned::span).collect();
+        let overrides: Vec<HostOverride> = hosts.into_iter().map(Spanned::into_inner).collect();
+        PoolSpec::new(upstream, &overrides).map(Some).map_err(|e| {
+            let message = e.to_string();
+            let entry = (1..=spans.len()).find(|k| message.starts_with(&format!("[[hosts]] #{k}")));
+            let span = entry.map(|k| spans[k - 1].clone()).or(upstream_span).unwrap_or(0..0);
+            self.at(span, message)
+        })
+    }
+
+    /// Refuses what a source cannot do with its pool: incidents naming hosts (or a status)
+    /// without a pool, and a pool with client restarts (a sidecar's detector is not modelled
+    /// across a restart).
+    fn pool_fits(
+        &self,
+        source: &Source,
+        incident_spans: &[Range<usize>],
+        client: &ClientSpec,
+    ) -> Result<(), InputError> {
+        let (incidents, pool) = match source {
+            Source::Model { incidents, pool, .. } => (incidents.as_slice(), pool.as_ref()),
+            Source::Script { incidents, .. } => (incidents.as_slice(), None),
+            _ => (&[][..], None),
+        };
+        let spot = |i: usize| incident_spans.get(i).cloned().unwrap_or(0..0);
+        if let Some(pool) = pool {
+            for (i, inc) in incidents.iter().enumerate() {
+                if let Some(sel) = &inc.hosts {
+                    sel.resolve(u32::from(pool.len()))
+                        .map_err(|e| self.at(spot(i), format!("[[incidents]] #{}: {e}", i + 1)))?;
+                }
+            }
+        } else {
+            for (i, inc) in incidents.iter().enumerate() {
+                if let Some(m) = super::pool_only(inc) {
+                    return Err(self.at(spot(i), format!("[[incidents]] #{}: {m}", i + 1)));
+                }
+            }
+        }
+        if pool.is_some() && client.process.is_some() {
+            return Err(InputError::file(
+                self.path,
+                "[client.process] restarts the client, and a pool's outlier detectors are not modelled across a restart: \
+                 remove [client.process] or `hosts`",
+            ));
+        }
+        Ok(())
     }
 
     /// A `[policy]` or `[[instances]]` table, resolved once to check it; a refusal points at the

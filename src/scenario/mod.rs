@@ -67,6 +67,9 @@ pub enum Source {
         upstream: UpstreamSpec,
         /// Incidents (they also give the ground truth).
         incidents: Vec<IncidentSpec>,
+        /// A pool of hosts behind a load balancer (`[upstream] hosts`, `[[hosts]]`); `None` for
+        /// one dependency.
+        pool: Option<crate::upstream::pool::PoolSpec>,
     },
     /// Exactly these calls, no retries (`t_ms,latency_ms,ok`). Incidents, if any, are ground
     /// truth only.
@@ -301,6 +304,20 @@ impl Scenario {
     pub fn requests_spot(&self) -> &Spot {
         if self.traffic().is_some() { &self.origins.rate } else { &self.origins.calls }
     }
+}
+
+/// Why `incident` needs a pool of hosts it does not have (`hosts` or `status` given), if it
+/// does.
+pub(crate) fn pool_only(incident: &IncidentSpec) -> Option<&'static str> {
+    if incident.hosts.is_some() {
+        return Some("`hosts` names hosts of a pool: give `[upstream] hosts = N` (or [[hosts]] tables)");
+    }
+    if incident.status.is_some() {
+        return Some(
+            "`status` is read by an outlier detector on a pool of hosts: give `[upstream] hosts = N`",
+        );
+    }
+    None
 }
 
 /// Why an incident has no occurrence inside a run of length `duration`.

@@ -124,7 +124,15 @@ pub(super) fn validate(
             Some(u) => {
                 let u_span = u.span();
                 let u = u.into_inner();
-                u.validate().map_err(|m| at(u_span, format!("{label} [providers.upstream]: {m}")))?;
+                u.validate().map_err(|m| at(u_span.clone(), format!("{label} [providers.upstream]: {m}")))?;
+                if u.hosts.is_some() {
+                    return Err(at(
+                        u_span,
+                        format!(
+                            "{label} [providers.upstream]: a provider is one dependency; a pool of `hosts` goes in the top-level [upstream]"
+                        ),
+                    ));
+                }
                 u
             }
             None => UpstreamSpec::default(),
@@ -133,8 +141,12 @@ pub(super) fn validate(
         for (k, inc) in file.incidents.into_iter().enumerate() {
             let inc_span = inc.span();
             let inc = inc.into_inner();
-            inc.validate()
-                .map_err(|m| at(inc_span, format!("{label} [[providers.incidents]] #{}: {m}", k + 1)))?;
+            inc.validate().map_err(|m| {
+                at(inc_span.clone(), format!("{label} [[providers.incidents]] #{}: {m}", k + 1))
+            })?;
+            if let Some(m) = super::pool_only(&inc) {
+                return Err(at(inc_span, format!("{label} [[providers.incidents]] #{}: {m}", k + 1)));
+            }
             incidents.push(inc);
         }
         out.push(ProviderSpec { name, price, upstream, incidents });

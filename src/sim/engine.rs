@@ -21,6 +21,7 @@
 //! the record are per (breaker slot, provider): `slot · providers + provider`
 //! ([`Engine::guard_index`]). A scenario without providers is the same with one provider.
 
+mod pool;
 mod routing;
 
 use super::queue::{EventQueue, Key, Phase};
@@ -38,6 +39,7 @@ use crate::rng::Stream;
 use crate::scenario::Strategy;
 use crate::time::{Dur, SimTime};
 use crate::upstream::Load;
+use pool::PoolRun;
 use routing::Router;
 use std::collections::VecDeque;
 use std::marker::PhantomData;
@@ -82,6 +84,8 @@ struct Call {
     last_delay: Dur,
     /// When the work went into the retry queue, for deferred work.
     deferred_at: Option<SimTime>,
+    /// With a pool of hosts: the host of the try in flight.
+    host: u16,
 }
 
 /// What the queue carries: small, as the heap moves its entries on every push and pop. A call
@@ -102,6 +106,8 @@ enum Event {
     UpstreamDone(u32),
     /// The client process restarts (a scheduled job's next run).
     Restart,
+    /// A client's outlier detector's interval timer (the client's breaker slot).
+    PoolTick(u32),
 }
 
 /// A first try in flight on the direct path ([`Engine::direct`]): all its completion needs,
@@ -353,6 +359,8 @@ struct Engine<'a> {
     /// first try is sent.
     drawn: Option<(u64, Answer)>,
     retry_queue: VecDeque<Call>,
+    /// With a pool of hosts (`[upstream] hosts`): each client's balancer and detector.
+    pool: Option<Box<PoolRun>>,
     /// Each scripted call's fate, kept for calls.csv (empty unless the workload is a script):
     /// `calls[i]` is request `calls_from + i`; a direct run hands out answered calls as it goes
     /// ([`Engine::drain_calls`]).
@@ -398,14 +406,31 @@ impl<'a> Engine<'a> {
             })
             .collect();
         let per_slot = router.providers() as usize;
+        let pool = workload.pool().map(|p| {
+            let policies: Vec<&PolicyConfig> = slots.iter().map(|s| s.policy).collect();
+            Box::new(PoolRun::new(p, slot_count, &policies, &workload.seed, opts.explain))
+        });
+        // With a pool run by outlier detectors, the detector steers the balancer and the
+        // client has no breaker in front; each host of each client is then one instance.
+        let detects = pool.as_ref().is_some_and(|p| p.detects());
         let guards: Vec<Guard> = (0..slot_count * per_slot)
-            .map(|b| Guard {
-                breaker: slots[b / per_slot].policy.build(workload.seed.seed_for(Stream::Policy, b as u64)),
-                scheduled: None,
-                parked: VecDeque::with_capacity(16),
+            .map(|b| {
+                let policy = slots[b / per_slot].policy;
+                Guard {
+                    breaker: if detects && policy.outlier().is_some() {
+                        crate::policy::outlier::pass_through()
+                    } else {
+                        policy.build(workload.seed.seed_for(Stream::Policy, b as u64))
+                    },
+                    scheduled: None,
+                    parked: VecDeque::with_capacity(16),
+                }
             })
             .collect();
-        let rec_instances = guards.len();
+        let rec_instances = match &pool {
+            Some(p) if detects => slot_count * usize::from(p.hosts()),
+            _ => guards.len(),
+        };
         let mut rec = Recorder::new(RecorderOptions {
             horizon: workload.horizon,
             instances: rec_instances,
@@ -425,6 +450,7 @@ impl<'a> Engine<'a> {
         let budget = Budget::new(&client.retry.budget);
         let log_calls = matches!(workload.answers, Answers::Script);
         let direct = instances == 1
+            && pool.is_none()
             && guards.len() == 1
             && providers.is_none()
             && loads.iter().all(Option::is_none)
@@ -454,11 +480,12 @@ impl<'a> Engine<'a> {
             cycle_scheduled: false,
             changes: Transitions::with_capacity(8, opts.explain),
             // Without incidents there is no moment to keep (and no state to ask per result).
-            snapshots: (opts.explain && !workload.truth.is_empty())
+            snapshots: (opts.explain && !workload.truth.is_empty() && !detects)
                 .then(|| Snapshots::new(&workload.truth, rec_instances)),
             rec,
             now: SimTime::ZERO,
             drawn: None,
+            pool,
         }
     }
 
@@ -466,6 +493,14 @@ impl<'a> Engine<'a> {
     fn start(&mut self) {
         for b in 0..self.guards.len() {
             self.reschedule::<General>(b as u32, SimTime::ZERO);
+        }
+        if let Some(pool) = &mut self.pool {
+            pool.record.set_detects(pool.detects());
+            for s in 0..self.slots.len() as u32 {
+                if let Some(at) = pool.deadline(s).filter(|t| *t < self.workload.horizon) {
+                    self.queue.push(at, Phase::Settle, Event::PoolTick(s));
+                }
+            }
         }
         if let Some(process) = &self.client.process
             && process.first() < self.workload.horizon
@@ -547,6 +582,7 @@ impl<'a> Engine<'a> {
                     }
                 }
                 Event::Restart => self.restart(now),
+                Event::PoolTick(s) => self.pool_tick(now, s),
             }
         }
     }
@@ -558,6 +594,7 @@ impl<'a> Engine<'a> {
             self.rec.overloaded_for(load.overloaded_until(end));
         }
         let mut record = self.rec.finish(end);
+        record.pool = self.pool.map(|p| p.record.finish(end));
         record.calls = self.calls;
         record.calls_from = self.calls_from;
         record.snapshots = self.snapshots.map(Snapshots::finish).unwrap_or_default();
@@ -722,6 +759,7 @@ impl<'a> Engine<'a> {
             retry_after: None,
             last_delay: Dur::ZERO,
             deferred_at: None,
+            host: 0,
         }
     }
 
@@ -758,7 +796,19 @@ impl<'a> Engine<'a> {
             self.flush(b);
             self.reschedule::<General>(b, now);
             match admission {
-                Admission::Allow(ticket) => break (p, ticket),
+                Admission::Allow(ticket) => {
+                    if let Some(pool) = &mut self.pool {
+                        match pool.pick(slot, now, &self.workload.seed, call.request, call.attempt) {
+                            Some(host) => call.host = host,
+                            // Every host ejected and no panic: Envoy's "no healthy upstream".
+                            None => {
+                                self.rec.rejected(now, b as usize);
+                                continue;
+                            }
+                        }
+                    }
+                    break (p, ticket);
+                }
                 Admission::Wait => {
                     call.tried &= !(1 << p);
                     let guard = &mut self.guards[b as usize];
@@ -859,6 +909,9 @@ impl<'a> Engine<'a> {
     /// first attempt's answer is the one drawn at the request's arrival (the same draw the
     /// chunk made ahead, for a call that waited before it was sent).
     fn answer(&self, p: u32, call: &Call, now: SimTime) -> Answer {
+        if self.pool.is_some() {
+            return self.workload.host_answer(call.host, call.request, call.attempt, now).0;
+        }
         let at = if call.attempt == 1 && self.router.providers() == 1 && self.workload.providers().is_none() {
             call.arrival
         } else {
@@ -892,6 +945,9 @@ impl<'a> Engine<'a> {
             self.settle::<General>(now, b, call.ticket, Observation { verdict, latency: call.latency });
         }
         self.rec.attempt_done(now, b as usize, call.class, verdict, call.latency);
+        if self.pool.is_some() {
+            self.pool_result(now, slot, &call);
+        }
         self.instances[call.instance as usize].budget.on_result(call.class, call.retry_cost);
         if providers > 1 && call.class != OutcomeClass::Ok && call.tried != self.router.all() {
             // Fail over at once to the next untried provider (seed 002: no backoff).
@@ -1052,6 +1108,44 @@ impl<'a> Engine<'a> {
         }
     }
 
+    /// A try to a host of the pool ended at `now`: the client's balancer and detector hear of
+    /// it (the status code is the one its answer carried when sent, `now − latency`).
+    fn pool_result(&mut self, now: SimTime, slot: u32, call: &Call) {
+        let Some(pool) = &mut self.pool else { return };
+        let code = match self.workload.pool() {
+            Some(p) => {
+                p.code(call.host, call.class, SimTime(now.micros().saturating_sub(call.latency.micros())))
+            }
+            None => 500,
+        };
+        pool.finished(slot, call.host, now, call.class, code);
+        self.flush_pool(slot);
+    }
+
+    /// Client `slot`'s detector's interval tick at `now`, and its next one.
+    fn pool_tick(&mut self, now: SimTime, slot: u32) {
+        let Some(pool) = &mut self.pool else { return };
+        pool.tick(slot, now);
+        let next = pool.deadline(slot).filter(|t| *t < self.workload.horizon);
+        self.flush_pool(slot);
+        if let Some(at) = next {
+            self.queue.push(at, Phase::Settle, Event::PoolTick(slot));
+        }
+    }
+
+    /// Records the host ejections and returns client `slot`'s detector just reported.
+    fn flush_pool(&mut self, slot: u32) {
+        let Engine { pool: Some(pool), rec, changes, .. } = self else { return };
+        let explain = changes.keeps_evidence();
+        for (i, t, evidence) in pool.drain_changes(slot) {
+            if explain {
+                rec.transition_explained(i, &t, &evidence);
+            } else {
+                rec.transition(i, &t);
+            }
+        }
+    }
+
     /// Logs the next scripted call (its start and end when the direct path knows them as it
     /// arrives), when the run keeps a call log.
     #[inline(always)]
@@ -1130,10 +1224,16 @@ impl<'a> Engine<'a> {
         if self.changes.is_empty() {
             return;
         }
+        // A breaker beside outlier detectors in a pool (a mixed fleet) records on its
+        // client's first host lane.
+        let instance = match &self.pool {
+            Some(p) if p.detects() => b as usize * usize::from(p.hosts()),
+            _ => b as usize,
+        };
         for (i, t) in self.changes.iter().enumerate() {
             match self.changes.evidence(i) {
-                Some(evidence) => self.rec.transition_explained(b as usize, t, evidence),
-                None => self.rec.transition(b as usize, t),
+                Some(evidence) => self.rec.transition_explained(instance, t, evidence),
+                None => self.rec.transition(instance, t),
             }
         }
         self.changes.clear();
@@ -1448,8 +1548,9 @@ mod tests {
     #[test]
     fn routing_keeps_a_call_in_flight_small() {
         // Calls wait in the slab; events move through the heap by value and carry only a slab
-        // index, so routing state (a 32-bit mask, a provider byte) costs the queue nothing.
-        assert!(std::mem::size_of::<super::Call>() <= 104, "{}", std::mem::size_of::<super::Call>());
+        // index, so routing state (a 32-bit mask, a provider byte) and a pool's host (two bytes)
+        // cost the queue nothing.
+        assert!(std::mem::size_of::<super::Call>() <= 112, "{}", std::mem::size_of::<super::Call>());
         assert!(std::mem::size_of::<super::Event>() <= 8, "{}", std::mem::size_of::<super::Event>());
     }
 

@@ -2,6 +2,8 @@
 //! of breaker configurations on it.
 
 mod engine;
+#[cfg(test)]
+mod mesh;
 mod queue;
 mod workload;
 

@@ -9,7 +9,8 @@ use crate::time::{Dur, SimTime};
 use crate::trace::{CallTrace, GapPolicy, IntervalTrace, Trace};
 use crate::traffic::{ArrivalIter, TrafficSpec};
 use crate::truth::{Expect, IncidentWindow};
-use crate::upstream::script::{ScriptCalls, ScriptCursor, ScriptRow};
+use crate::upstream::pool::Pool;
+use crate::upstream::script::{ScriptCalls, ScriptRow};
 use crate::upstream::{CapacitySpec, Dependency};
 use std::sync::Arc;
 
@@ -29,6 +30,9 @@ pub enum Answers {
     Calls(Arc<CallTrace>),
     /// Several providers, each with its own dependency model (`[[providers]]`).
     Providers(Box<Providers>),
+    /// A pool of hosts behind each client's load balancer (`[upstream] hosts`): an attempt's
+    /// answer depends on the host it is sent to ([`Workload::host_answer`]).
+    Pool(Box<Pool>),
 }
 
 /// The providers of a multi-provider scenario, resolved for one horizon. Provider `p` answers
@@ -70,9 +74,8 @@ impl Providers {
 pub const CHUNK_REQUESTS: usize = 1 << 16;
 
 /// Requests in one chunk of a script's stream in a streamed run ([`Workload::streamed`]): its
-/// answered calls are handed out after each chunk and written on another thread, so a
-/// sixteenth of [`CHUNK_REQUESTS`] keeps the pieces in flight few and small (fewer fresh pages
-/// to fault in, a lower peak), at no cost to the run.
+/// answered calls are handed out after each chunk to be written to calls.csv, so a sixteenth of
+/// [`CHUNK_REQUESTS`] keeps them few (a lower peak), at no cost to the run.
 pub(crate) const SCRIPT_CHUNK_REQUESTS: usize = 1 << 12;
 
 /// Everything a run needs that does not depend on the breaker configuration. The requests
@@ -144,8 +147,8 @@ enum Gen {
     },
     /// Index of the next logged call.
     Rows(usize),
-    /// Where the script's reader is.
-    Script(Box<ScriptCursor>),
+    /// Index of the next script row.
+    Script(usize),
 }
 
 impl RequestStream<'_> {
@@ -195,11 +198,10 @@ impl RequestStream<'_> {
                     }
                 }
             }
-            Gen::Script(cursor) => {
-                // Rows and their answers together, in one pass (a streamed script's from
-                // their codes).
+            Gen::Script(next) => {
+                // Rows and their answers together, in one pass.
                 let Arrivals::Script(rows) = &w.arrivals else { unreachable!("script stream") };
-                read_script_chunk(rows, cursor, n, chunk);
+                *next += read_script_chunk(rows.rows().get(*next..).unwrap_or_default(), n, chunk);
             }
             Gen::Rows(next) => {
                 let times = |i: usize| match &w.arrivals {
@@ -248,14 +250,21 @@ impl Workload {
         let mut w = Workload {
             seed: run_seed,
             horizon,
-            arrivals: Arrivals::Script(Arc::new(ScriptCalls::Held(Vec::new()))),
+            arrivals: Arrivals::Script(Arc::new(ScriptCalls::default())),
             answers: Answers::Script,
             truth: Vec::new(),
             capacity: None,
             truth_known: true,
         };
         match &scenario.source {
-            Source::Model { traffic, upstream, incidents } => {
+            Source::Model { traffic, upstream, incidents, pool: Some(pool) } => {
+                let model = Pool::new(pool, incidents, horizon).map_err(|e| in_file(e.to_string()))?;
+                w.truth = model.ground_truth(incidents, horizon).map_err(|e| in_file(e.to_string()))?;
+                w.arrivals = Arrivals::Traffic(traffic.clone(), scenario.duration);
+                w.answers = Answers::Pool(Box::new(model));
+                debug_assert!(upstream.capacity.is_none(), "validated: no capacity model per host");
+            }
+            Source::Model { traffic, upstream, incidents, pool: None } => {
                 let dependency =
                     Dependency::new(upstream, incidents, horizon).map_err(|e| in_file(e.to_string()))?;
                 w.truth = dependency.ground_truth();
@@ -322,7 +331,7 @@ impl Workload {
             }
             Arrivals::Counts(_) => Gen::Counts { next: 0, buffer: Vec::new(), pos: 0 },
             Arrivals::Logged(_) => Gen::Rows(0),
-            Arrivals::Script(rows) => Gen::Script(Box::new(rows.cursor())),
+            Arrivals::Script(_) => Gen::Script(0),
         };
         RequestStream { workload: self, source, next_request: 0, chunk_len: len.max(1) }
     }
@@ -348,9 +357,12 @@ impl Workload {
             Answers::Model(dependency) => {
                 dependency.answer(at, &mut self.seed.draw(Stream::Upstream, request, attempt))
             }
-            // A call that waited asks again: the row is read from its block.
+            // A call that waited asks again.
             Answers::Script => match &self.arrivals {
-                Arrivals::Script(rows) => rows.get(request).map_or(CHANGED_ANSWER, |r| script_answer(&r)),
+                Arrivals::Script(rows) => {
+                    let row = usize::try_from(request).ok().and_then(|i| rows.rows().get(i));
+                    row.map_or(NO_ROW_ANSWER, script_answer)
+                }
                 _ => unreachable!("a script workload streams its rows"),
             },
             Answers::Interval(trace) => {
@@ -361,6 +373,37 @@ impl Workload {
                 log.answer_near(at, &mut self.seed.draw(Stream::Upstream, request, attempt))
             }
             Answers::Providers(_) => self.provider_answer(0, request, attempt, at),
+            // Without a host (the timeline's true health): host `request mod hosts`, a uniform
+            // sample of the pool.
+            Answers::Pool(pool) => {
+                let host = (request % u64::from(pool.len())) as u16;
+                self.host_answer(host, request, attempt, at).0
+            }
+        }
+    }
+
+    /// The answer of host `host` of the pool to `attempt` of `request`, sent at `at`, with its
+    /// status code ([`Pool::answer`]): drawn from `seed.draw(Stream::Upstream, request,
+    /// attempt)`, the same numbers whichever host the balancer chose.
+    #[inline]
+    pub fn host_answer(&self, host: u16, request: u64, attempt: u32, at: SimTime) -> (Answer, u16) {
+        match &self.answers {
+            Answers::Pool(pool) => {
+                pool.answer(host, at, &mut self.seed.draw(Stream::Upstream, request, attempt))
+            }
+            _ => {
+                let a = self.answer(request, attempt, at);
+                let code = if a.class == OutcomeClass::Error { 500 } else { 200 };
+                (a, code)
+            }
+        }
+    }
+
+    /// The pool of hosts, for a scenario with `[upstream] hosts`.
+    pub fn pool(&self) -> Option<&Pool> {
+        match &self.answers {
+            Answers::Pool(p) => Some(p),
+            _ => None,
         }
     }
 
@@ -390,15 +433,6 @@ impl Workload {
     /// The scenario's span.
     pub fn duration(&self) -> Dur {
         Dur(self.horizon.0)
-    }
-
-    /// Whether the inputs read as the run went were those checked before it: an error when a
-    /// streamed script's file changed under it (the run's results are then not to be used).
-    pub fn check_inputs(&self) -> Result<(), InputError> {
-        match &self.arrivals {
-            Arrivals::Script(rows) => rows.check().map_err(|e| InputError::argument(e.to_string())),
-            _ => Ok(()),
-        }
     }
 }
 
@@ -442,19 +476,16 @@ impl Providers {
     }
 }
 
-/// The answer given for a script row that could not be read again (the run is then refused by
-/// [`Workload::check_inputs`]).
-const CHANGED_ANSWER: Answer = Answer { latency: Dur(0), class: OutcomeClass::Error, retry_after: None };
+/// The answer to a request past a script's rows (never asked: every request is a row).
+const NO_ROW_ANSWER: Answer = Answer { latency: Dur(0), class: OutcomeClass::Error, retry_after: None };
 
-/// Appends up to `n` rows of `rows` from `cursor` on to `chunk`, each with its first answer;
-/// how many were read.
+/// Appends up to the first `n` of `rows` to `chunk`, each with its first answer; how many.
 #[inline]
-fn read_script_chunk(rows: &ScriptCalls, cursor: &mut ScriptCursor, n: usize, chunk: &mut Chunk) -> usize {
-    let (arrivals, answers) = (&mut chunk.arrivals, &mut chunk.first_answers);
-    rows.read(cursor, n, |row| {
-        arrivals.push(row.t);
-        answers.push(script_answer(&row));
-    })
+fn read_script_chunk(rows: &[ScriptRow], n: usize, chunk: &mut Chunk) -> usize {
+    let rows = &rows[..n.min(rows.len())];
+    chunk.arrivals.extend(rows.iter().map(|row| row.t));
+    chunk.first_answers.extend(rows.iter().map(script_answer));
+    rows.len()
 }
 
 /// A script row as an answer: ok → `ok`, otherwise a server error.
@@ -486,7 +517,7 @@ mod tests {
     }
 
     #[test]
-    fn a_script_streams_the_same_in_chunks_of_any_length_streamed_or_held() {
+    fn a_script_streams_the_same_in_chunks_of_any_length_from_a_file_or_a_scenario() {
         let dir = tempfile::tempdir().unwrap();
         let mut text = String::from("t_ms,latency_ms,ok\n");
         for i in 0..20_000u64 {
@@ -494,8 +525,8 @@ mod tests {
         }
         let path = dir.path().join("calls.csv");
         std::fs::write(&path, &text).unwrap();
-        let streamed = Scenario::from_script(&path).unwrap();
-        let held = Scenario::parse(&dir.path().join("s.toml"), "script = \"calls.csv\"\n").unwrap();
+        let alone = Scenario::from_script(&path).unwrap();
+        let named = Scenario::parse(&dir.path().join("s.toml"), "script = \"calls.csv\"\n").unwrap();
         let flat = |w: &Workload, len: usize| {
             let chunks = w.stream_in_chunks_of(len).collect_chunks();
             let mut first = 0;
@@ -506,17 +537,16 @@ mod tests {
             let arrivals: Vec<SimTime> = chunks.iter().flat_map(|c| c.arrivals.iter().copied()).collect();
             (arrivals, chunks.iter().flat_map(|c| c.first_answers.iter().copied()).collect::<Vec<_>>())
         };
-        let w = Workload::build(&streamed, 1, 0).unwrap();
+        let w = Workload::build(&alone, 1, 0).unwrap();
         let in_place = flat(&w, 7);
         assert_eq!(in_place.0.len(), 20_000);
-        assert_eq!(in_place, flat(&w, SCRIPT_CHUNK_REQUESTS), "streamed");
+        assert_eq!(in_place, flat(&w, SCRIPT_CHUNK_REQUESTS), "a run's chunks");
         assert_eq!(in_place, flat(&w, 100_000), "in one chunk");
-        assert_eq!(in_place, flat(&Workload::build(&held, 1, 0).unwrap(), 4_096), "held");
+        assert_eq!(in_place, flat(&Workload::build(&named, 1, 0).unwrap(), 4_096), "from a scenario");
         for i in [0, 1, 4_095, 4_096, 19_999] {
             assert_eq!(w.answer(i as u64, 1, in_place.0[i]), in_place.1[i], "row {i} asked for alone");
         }
-        assert!(w.check_inputs().is_ok());
-        assert_eq!((streamed.duration, held.duration), (Dur::from_secs(141), Dur::from_secs(141)));
+        assert_eq!((alone.duration, named.duration), (Dur::from_secs(141), Dur::from_secs(141)));
     }
 
     #[test]

@@ -3,11 +3,11 @@
 //! against the first with its CI. Pairing is by (scenario, replicate): both policies saw the
 //! same request stream and the same upstream answers (common random numbers).
 
-use super::constraint::Constraint;
+use super::constraint::{Constraint, Scope};
 use super::objective::BoundObjective;
 use super::recommend::num;
 use super::stats::{Stat, describe, paired};
-use super::table::{ResultTable, Summary};
+use super::table::ResultTable;
 use std::fmt::Write as _;
 
 /// One metric of one scenario across the compared policies.
@@ -28,9 +28,23 @@ pub struct ScenarioComparison {
     pub scenario: String,
     /// One row per metric, then `cost`.
     pub rows: Vec<CompareRow>,
-    /// Per policy: the constraints its means break on this scenario, each with the mean that
-    /// breaks it (empty: meets every constraint). Empty when no constraints were applied.
-    pub broken: Vec<Vec<(String, f64)>>,
+    /// Per policy: the constraints it breaks on this scenario, each with the value that breaks
+    /// it and in how many of how many replicates (empty: meets every constraint). Empty when no
+    /// constraints were applied.
+    pub broken: Vec<Vec<Broken>>,
+}
+
+/// A constraint a policy breaks on a scenario.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Broken {
+    /// The constraint as written.
+    pub constraint: String,
+    /// The value that breaks it (see [`super::constraint::Judged::shown`]).
+    pub value: f64,
+    /// Replicates breaking it, of how many (for a `mean` or `worst` constraint: 1 of 1).
+    pub replicates: (usize, usize),
+    /// How the value reads: `mean 0.3333`, `worst 4` or `4 in 1 of 3 replicates`.
+    pub reading: String,
 }
 
 /// What `compare` found.
@@ -86,26 +100,36 @@ impl CompareReport {
         }
     }
 
-    /// Applies `constraints` to each policy's means on each scenario, as a sweep does for its
-    /// `feasible` column: the report then says per scenario which policies meet them and which
-    /// constraint each other one breaks.
-    pub fn with_verdicts(
-        mut self,
-        table: &ResultTable,
-        summary: &Summary,
-        constraints: &[Constraint],
-    ) -> Self {
-        self.constraints = constraints.iter().map(|c| c.text.clone()).collect();
+    /// Applies `constraints` to each policy's runs on each scenario, each on the replicates its
+    /// scope names, as a sweep does for its `feasible` column: the report then says per scenario
+    /// which policies meet them and which constraint each other one breaks.
+    pub fn with_verdicts(mut self, table: &ResultTable, constraints: &[Constraint]) -> Self {
+        self.constraints = constraints.iter().map(|c| format!("{} ({})", c.text, c.scope_words())).collect();
         for (s, sc) in self.scenarios.iter_mut().enumerate() {
             sc.broken = (0..table.n_configs())
                 .map(|p| {
-                    let Some(cell) = summary.get(s, p) else { return Vec::new() };
-                    let cell = &cell;
                     constraints
                         .iter()
                         .filter_map(|con| {
-                            let mean = cell.means.get(table.column(con.metric.name())?);
-                            (!con.holds(mean)).then(|| (con.text.clone(), mean.unwrap_or(f64::NAN)))
+                            let m = table.column(con.metric.name())?;
+                            let judged = con.judge(&table.replicate_values(s, p, m, self.replicates));
+                            let value = judged.shown.unwrap_or(f64::NAN);
+                            let reading = match con.scope {
+                                Scope::Mean => format!("mean {}", num(value)),
+                                Scope::Worst => format!("worst {}", num(value)),
+                                _ => format!(
+                                    "{} in {} of {} replicates",
+                                    num(value),
+                                    judged.breaking,
+                                    judged.replicates
+                                ),
+                            };
+                            (!judged.holds).then(|| Broken {
+                                constraint: con.text.clone(),
+                                value,
+                                replicates: (judged.breaking, judged.replicates),
+                                reading,
+                            })
                         })
                         .collect()
                 })
@@ -127,7 +151,7 @@ impl CompareReport {
             let _ = writeln!(out, "  {}  {p}", letter(i));
         }
         if !self.constraints.is_empty() {
-            let _ = writeln!(out, "constraints (on each scenario's means): {}", self.constraints.join(", "));
+            let _ = writeln!(out, "constraints (on each scenario): {}", self.constraints.join(", "));
         }
         for sc in &self.scenarios {
             let _ = writeln!(out, "\nscenario {}", sc.scenario);
@@ -136,7 +160,7 @@ impl CompareReport {
                     [] => "yes".to_string(),
                     all => {
                         let why: Vec<String> =
-                            all.iter().map(|(c, v)| format!("`{c}` broken: mean {}", num(*v))).collect();
+                            all.iter().map(|b| format!("`{}` broken: {}", b.constraint, b.reading)).collect();
                         format!("no ({})", why.join("; "))
                     }
                 };
@@ -229,23 +253,45 @@ mod tests {
         assert_eq!(rows[1].differences[0].mean, Some(10.5));
         assert_eq!(rows[2].metric, "cost");
         assert_eq!(rows[2].differences[0].mean, Some((-10.0 - 19.0 + 20.0) / 3.0));
-        // Constraints apply to each policy's means, as a sweep's `feasible` does: A's mean of 3
-        // false opens breaks `false_opens <= 1`, B's mean of 1 meets it.
-        let cons = [Constraint::parse("false_opens <= 1", &t.metrics).unwrap()];
-        let objective = crate::metrics::Objective::new([]).bind(&t.metrics).unwrap();
-        let r = r.with_verdicts(&t, &t.summarize(&objective).unwrap(), &cons);
-        assert_eq!(r.scenarios[0].broken, vec![vec![("false_opens <= 1".to_string(), 3.0)], vec![]]);
+        // Constraints apply to each policy's runs, as a sweep's `feasible` does: A has 2, 4 and 3
+        // false opens, breaking `false_opens <= 1` in every replicate, B's 0, 1 and 2 break it in
+        // one; on the mean (1), B meets it.
+        let cons = [
+            Constraint::parse("false_opens <= 1", &t.metrics).unwrap(),
+            Constraint::parse("mean false_opens <= 1", &t.metrics).unwrap(),
+        ];
+        let r = r.with_verdicts(&t, &cons);
+        let brief = |p: usize| -> Vec<(String, f64, (usize, usize))> {
+            r.scenarios[0].broken[p].iter().map(|b| (b.constraint.clone(), b.value, b.replicates)).collect()
+        };
+        assert_eq!(
+            brief(0),
+            [
+                ("false_opens <= 1".to_string(), 4.0, (3, 3)),
+                ("mean false_opens <= 1".to_string(), 3.0, (3, 3))
+            ]
+        );
+        assert_eq!(brief(1), [("false_opens <= 1".to_string(), 2.0, (1, 3))]);
         let text = r.render();
-        assert!(text.contains("constraints (on each scenario's means): false_opens <= 1\n"), "{text}");
-        assert!(text.contains("  A meets constraints: no (`false_opens <= 1` broken: mean 3)\n"), "{text}");
-        assert!(text.contains("  B meets constraints: yes\n"), "{text}");
+        assert!(
+            text.contains("constraints (on each scenario): false_opens <= 1 (in every replicate), mean false_opens <= 1 (on the mean over replicates)\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("  A meets constraints: no (`false_opens <= 1` broken: 4 in 3 of 3 replicates; `mean false_opens <= 1` broken: mean 3)\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("  B meets constraints: no (`false_opens <= 1` broken: 2 in 1 of 3 replicates)\n"),
+            "{text}"
+        );
         assert!(
             text.contains("  A  gobreaker[timeout=60]\n  B  consecutive[failure_threshold=3]\n"),
             "{text}"
         );
         assert!(
             text.contains(
-                "B meets constraints: yes\n  metric                              A              B            B - A\n"
+                "of 3 replicates)\n  metric                              A              B            B - A\n"
             ),
             "{text}"
         );

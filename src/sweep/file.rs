@@ -6,7 +6,10 @@
 //! ```toml
 //! name = "thresholds"                 # default: the file's stem
 //! scenarios = ["../*.toml"]           # relative to this file; sorted, deduplicated
-//! replicates = 5                      # default 3
+//! replicates = 5                      # default 3; or "auto" (sequential, see `super::auto`)
+//! max_replicates = 10                 # with "auto": the most any configuration gets (default 10)
+//! confidence = 0.95                   # the selection's stated confidence (default 0.95)
+//! indifference = 1.0                  # δ: a total-cost difference that does not matter (default 1)
 //! seed = 42                           # default: each scenario's own seed
 //!
 //! [[policies]]
@@ -20,6 +23,8 @@
 //! false_opens = 10
 //! detection_delay_mean_s = 1
 //!
+//! # Each holds in every replicate unless it says `in P % of replicates`, `worst` or `mean`;
+//! # without `constraints`, "missed_incidents == 0" applies (`constraints = []`: none).
 //! constraints = ["missed_incidents == 0", "p99_latency <= \"2s\""]  # top level or in [objective]
 //! pareto = [["detection_delay_mean_s", "false_opens"]]               # top level
 //!
@@ -30,10 +35,12 @@
 //! ```
 
 use super::SweepError;
-use super::constraint::{Constraint, resolve_metric};
+use super::auto::{DEFAULT_MAX_REPLICATES, MAX_REPLICATES};
+use super::constraint::{Constraint, DEFAULT_CONSTRAINT, resolve_metric};
 use super::grid::{ConfigGrid, Ends, Param, PolicyGrid, Scale, expand_range};
 use super::objective::{Objective, check_weight};
 use super::pareto::DEFAULT_FRONTS;
+use super::selection::Rule;
 use crate::scenario::Spot;
 use crate::time::Dur;
 use crate::{Error, Result};
@@ -61,6 +68,27 @@ pub const DEFAULT_REPLICATES: u32 = 3;
 /// wrong. The runner passes a check built on the policy module, tests pass their own.
 pub type Validate<'a> = &'a dyn Fn(&str, &[(String, toml::Value)]) -> crate::Result<()>;
 
+/// How many replicates: a number, or `"auto"` (sequential, [`super::auto`]).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Replicates {
+    /// This many per (scenario, configuration).
+    Count(u32),
+    /// As many as the selection needs, up to `max_replicates`.
+    Auto,
+}
+
+impl Replicates {
+    /// Parses `--replicates`: a whole number of at least 1, or `auto`.
+    pub fn parse(text: &str) -> Result<Replicates> {
+        match text.trim() {
+            "auto" => Ok(Replicates::Auto),
+            t => t.parse::<u32>().ok().filter(|n| *n >= 1).map(Replicates::Count).ok_or_else(|| {
+                Error::invalid(format!("expected a whole number of at least 1, or `auto`, found {text:?}"))
+            }),
+        }
+    }
+}
+
 /// A validated sweep file.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SweepFile {
@@ -70,8 +98,13 @@ pub struct SweepFile {
     pub name: String,
     /// Scenario files, sorted and deduplicated.
     pub scenarios: Vec<PathBuf>,
-    /// Replicates per (scenario, configuration), at least 1.
+    /// Replicates per (scenario, configuration), at least 1; with [`SweepFile::auto`], the most
+    /// any configuration gets (`max_replicates`).
     pub replicates: u32,
+    /// `replicates = "auto"`: sequential replicates ([`super::auto`]).
+    pub auto: bool,
+    /// The selection's stated confidence and indifference zone.
+    pub rule: Rule,
     /// Where `replicates` is written (the file alone when it is not), for the resource limits.
     pub replicates_spot: Spot,
     /// Base seed for every scenario, or `None` to use each scenario's own seed.
@@ -82,8 +115,11 @@ pub struct SweepFile {
     pub configurations: ConfigGrid,
     /// The objective, or `None` for the documented default weights.
     pub objective: Option<Objective>,
-    /// Constraints every scenario must meet.
+    /// Constraints every scenario must meet ([`DEFAULT_CONSTRAINT`] when the file sets none).
     pub constraints: Vec<Constraint>,
+    /// True when the file sets no constraints and [`DEFAULT_CONSTRAINT`] applies (its metric is
+    /// among the known columns).
+    pub constraints_default: bool,
     /// Metric groups of pareto.csv, each of at least two metrics.
     pub pareto: Vec<Vec<String>>,
     /// The configuration in use today (`baseline`), as an index into
@@ -96,7 +132,10 @@ pub struct SweepFile {
 struct RawSweep {
     name: Option<Spanned<String>>,
     scenarios: Spanned<Vec<Spanned<String>>>,
-    replicates: Option<Spanned<i64>>,
+    replicates: Option<Spanned<toml::Value>>,
+    max_replicates: Option<Spanned<i64>>,
+    confidence: Option<Spanned<f64>>,
+    indifference: Option<Spanned<f64>>,
     seed: Option<u64>,
     policies: Spanned<Vec<Spanned<RawPolicy>>>,
     objective: Option<RawObjective>,
@@ -263,6 +302,34 @@ pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
 }
 
 impl SweepFile {
+    /// Applies `--replicates` and `--max-replicates`: a number replaces `replicates` (and turns
+    /// "auto" off), `auto` turns it on (up to `max`, else the file's `max_replicates`, else
+    /// [`DEFAULT_MAX_REPLICATES`]). `--max-replicates` without "auto" is refused.
+    pub fn set_replicates(&mut self, replicates: Option<Replicates>, max: Option<u32>) -> Result<(), String> {
+        match replicates {
+            Some(Replicates::Count(n)) => (self.replicates, self.auto) = (n, false),
+            Some(Replicates::Auto) if !self.auto => {
+                (self.replicates, self.auto) = (DEFAULT_MAX_REPLICATES, true)
+            }
+            _ => {}
+        }
+        match max {
+            Some(_) if !self.auto => Err(
+                "--max-replicates applies to replicates = \"auto\" only: give --replicates auto, or set it in the \
+                 sweep file"
+                    .to_string(),
+            ),
+            Some(m) if !(1..=MAX_REPLICATES).contains(&m) => {
+                Err(format!("--max-replicates must be between 1 and {MAX_REPLICATES}, found {m}"))
+            }
+            Some(m) => {
+                self.replicates = m;
+                Ok(())
+            }
+            None => Ok(()),
+        }
+    }
+
     /// Validates the text of the sweep file at `path`: `files` finds what its `scenarios`
     /// entries name (relative to `path`'s folder), `columns` are the known metric columns,
     /// `validate` checks each configuration.
@@ -281,7 +348,8 @@ impl SweepFile {
         let name = cx.name(raw.name, path)?;
         let replicates_spot =
             Spot::in_file(path, text, raw.replicates.as_ref().map(|r| r.span().start), "replicates");
-        let replicates = cx.replicates(raw.replicates)?;
+        let (replicates, auto) = cx.replicates(raw.replicates, raw.max_replicates)?;
+        let rule = cx.rule(raw.confidence, raw.indifference)?;
         let base = path.parent().unwrap_or(Path::new("."));
         let scenarios = cx.scenarios(&raw.scenarios, base, files)?;
         let itself = |p: &PathBuf| p == path || files.same_file(p, path);
@@ -302,10 +370,12 @@ impl SweepFile {
         }
         let (grids, mut configurations) = cx.grids(&raw.policies, validate)?;
         let baseline = raw.baseline.map(|b| cx.baseline(&b, &mut configurations, validate)).transpose()?;
+        let mut given = raw.constraints.is_some();
         let mut constraint_texts = raw.constraints.unwrap_or_default();
         let objective = match raw.objective {
             None => None,
             Some(o) => {
+                given |= o.constraints.is_some();
                 constraint_texts.extend(o.constraints.unwrap_or_default());
                 Some(cx.objective(o.weights, columns)?)
             }
@@ -315,18 +385,25 @@ impl SweepFile {
             constraints
                 .push(Constraint::parse(c.get_ref(), columns).map_err(|m| cx.at(c.span(), m.to_string()))?);
         }
+        // The default applies where its metric is known (always, with the simulator's metrics).
+        let default = (!given).then(|| Constraint::parse(DEFAULT_CONSTRAINT, columns).ok()).flatten();
+        let constraints_default = default.is_some();
+        constraints.extend(default);
         let pareto = cx.pareto(raw.pareto, columns)?;
         Ok(SweepFile {
             path: path.to_path_buf(),
             name,
             scenarios,
             replicates,
+            auto,
+            rule,
             replicates_spot,
             seed: raw.seed,
             grids,
             configurations,
             objective,
             constraints,
+            constraints_default,
             pareto,
             baseline,
         })
@@ -362,14 +439,78 @@ impl SweepText<'_> {
         }
     }
 
-    /// `replicates`: at least 1 (default [`DEFAULT_REPLICATES`]).
-    fn replicates(&self, replicates: Option<Spanned<i64>>) -> Result<u32, SweepError> {
-        match replicates {
-            None => Ok(DEFAULT_REPLICATES),
-            Some(r) => u32::try_from(*r.get_ref()).ok().filter(|n| *n >= 1).ok_or_else(|| {
-                self.at(r.span(), format!("`replicates` must be at least 1, found {}", r.get_ref()))
-            }),
+    /// `replicates`: at least 1 (default [`DEFAULT_REPLICATES`]), or `"auto"` with its
+    /// `max_replicates` (default [`DEFAULT_MAX_REPLICATES`]): the count, and whether it is auto.
+    fn replicates(
+        &self,
+        replicates: Option<Spanned<toml::Value>>,
+        max: Option<Spanned<i64>>,
+    ) -> Result<(u32, bool), SweepError> {
+        let auto = replicates.as_ref().is_some_and(|r| r.get_ref().as_str() == Some("auto"));
+        if let Some(m) = max.as_ref().filter(|_| !auto) {
+            return Err(self.at(
+                m.span(),
+                "`max_replicates` applies to `replicates = \"auto\"` only: give one or the other".into(),
+            ));
         }
+        match replicates {
+            None => Ok((DEFAULT_REPLICATES, false)),
+            Some(_) if auto => match max {
+                None => Ok((DEFAULT_MAX_REPLICATES, true)),
+                Some(m) => u32::try_from(*m.get_ref())
+                    .ok()
+                    .filter(|n| (1..=MAX_REPLICATES).contains(n))
+                    .map(|n| (n, true))
+                    .ok_or_else(|| {
+                        self.at(
+                            m.span(),
+                            format!(
+                                "`max_replicates` must be between 1 and {MAX_REPLICATES}, found {}",
+                                m.get_ref()
+                            ),
+                        )
+                    }),
+            },
+            Some(r) => match r.get_ref() {
+                toml::Value::Integer(n) => {
+                    u32::try_from(*n).ok().filter(|n| *n >= 1).map(|n| (n, false)).ok_or_else(|| {
+                        self.at(r.span(), format!("`replicates` must be at least 1, found {n}"))
+                    })
+                }
+                other => Err(self
+                    .at(r.span(), format!("`replicates` must be a whole number or \"auto\", found {other}"))),
+            },
+        }
+    }
+
+    /// `confidence` (in [0.5, 0.9999]) and `indifference` (a finite number ≥ 0, in cost units).
+    fn rule(
+        &self,
+        confidence: Option<Spanned<f64>>,
+        indifference: Option<Spanned<f64>>,
+    ) -> Result<Rule, SweepError> {
+        let mut rule = Rule::default();
+        if let Some(c) = confidence {
+            let v = *c.get_ref();
+            if !(0.5..=0.9999).contains(&v) {
+                return Err(self.at(
+                    c.span(),
+                    format!("`confidence` must be between 0.5 and 0.9999 (e.g. 0.95), found {v}"),
+                ));
+            }
+            rule.confidence = v;
+        }
+        if let Some(d) = indifference {
+            let v = *d.get_ref();
+            if !(v.is_finite() && v >= 0.0) {
+                return Err(self.at(
+                    d.span(),
+                    format!("`indifference` must be a number of cost units, 0 or more, found {v}"),
+                ));
+            }
+            rule.indifference = v;
+        }
+        Ok(rule)
     }
 
     /// `scenarios`: every file its globs and paths name, relative to `base`, sorted, once each.
@@ -678,8 +819,53 @@ constraints = ["missed_incidents == 0"]
         let d = dir();
         let s = parse(&d, "scenarios = [\"scen/b.toml\"]\n[[policies]]\npreset = \"consecutive\"\n").unwrap();
         assert_eq!((s.replicates, s.seed, s.objective.is_none()), (DEFAULT_REPLICATES, None, true));
+        assert_eq!((s.auto, s.rule), (false, Rule::default()));
+        let auto = parse(
+            &d,
+            "scenarios = [\"scen/b.toml\"]\nreplicates = \"auto\"\nconfidence = 0.9\nindifference = 2\n\
+             [[policies]]\npreset = \"consecutive\"\n",
+        )
+        .unwrap();
+        assert_eq!((auto.auto, auto.replicates), (true, DEFAULT_MAX_REPLICATES));
+        assert_eq!(auto.rule, Rule { confidence: 0.9, indifference: 2.0 });
+        let max = parse(
+            &d,
+            "scenarios = [\"scen/b.toml\"]\nreplicates = \"auto\"\nmax_replicates = 20\n[[policies]]\npreset = \"consecutive\"\n",
+        )
+        .unwrap();
+        assert_eq!((max.auto, max.replicates), (true, 20));
+        // No constraints: no miss in any replicate.
+        assert!(s.constraints_default);
+        assert_eq!(s.constraints.iter().map(|c| c.text.as_str()).collect::<Vec<_>>(), [DEFAULT_CONSTRAINT]);
+        let none = parse(
+            &d,
+            "scenarios = [\"scen/b.toml\"]\nconstraints = []\n[[policies]]\npreset = \"consecutive\"\n",
+        )
+        .unwrap();
+        assert!(none.constraints.is_empty() && !none.constraints_default);
         assert_eq!(s.configurations.len(), 1);
         assert_eq!(s.configurations.get(0).unwrap().label(), "consecutive");
+    }
+
+    #[test]
+    fn the_command_line_replaces_the_replicates() {
+        let d = dir();
+        let mut s =
+            parse(&d, "scenarios = [\"scen/b.toml\"]\n[[policies]]\npreset = \"consecutive\"\n").unwrap();
+        assert!(
+            s.set_replicates(None, Some(5)).unwrap_err().contains("--max-replicates applies to replicates")
+        );
+        s.set_replicates(Some(Replicates::Auto), None).unwrap();
+        assert_eq!((s.auto, s.replicates), (true, DEFAULT_MAX_REPLICATES));
+        s.set_replicates(None, Some(20)).unwrap();
+        assert_eq!((s.auto, s.replicates), (true, 20));
+        assert!(s.set_replicates(None, Some(0)).unwrap_err().contains("between 1 and 1000"));
+        s.set_replicates(Some(Replicates::Count(7)), None).unwrap();
+        assert_eq!((s.auto, s.replicates), (false, 7));
+        assert_eq!(Replicates::parse("auto").unwrap(), Replicates::Auto);
+        assert_eq!(Replicates::parse(" 12 ").unwrap(), Replicates::Count(12));
+        assert!(Replicates::parse("0").unwrap_err().to_string().contains("or `auto`"));
+        assert!(Replicates::parse("some").is_err());
     }
 
     #[test]
@@ -710,6 +896,28 @@ constraints = ["missed_incidents == 0"]
             (
                 format!("{p}replicates = 0\n[[policies]]\npreset = \"consecutive\"\n"),
                 "sw.toml:2:14: `replicates` must be at least 1",
+            ),
+            (
+                format!("{p}replicates = \"many\"\n[[policies]]\npreset = \"consecutive\"\n"),
+                "sw.toml:2:14: `replicates` must be a whole number or \"auto\"",
+            ),
+            (
+                format!("{p}max_replicates = 5\n[[policies]]\npreset = \"consecutive\"\n"),
+                "sw.toml:2:18: `max_replicates` applies to `replicates = \"auto\"` only",
+            ),
+            (
+                format!(
+                    "{p}replicates = \"auto\"\nmax_replicates = 0\n[[policies]]\npreset = \"consecutive\"\n"
+                ),
+                "sw.toml:3:18: `max_replicates` must be between 1 and 1000",
+            ),
+            (
+                format!("{p}confidence = 95\n[[policies]]\npreset = \"consecutive\"\n"),
+                "sw.toml:2:14: `confidence` must be between 0.5 and 0.9999",
+            ),
+            (
+                format!("{p}indifference = -1\n[[policies]]\npreset = \"consecutive\"\n"),
+                "sw.toml:2:16: `indifference` must be a number of cost units",
             ),
             (
                 format!("{p}[[policies]]\npreset = \"consecutive\"\nfailure_threshold = []\n"),

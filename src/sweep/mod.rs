@@ -20,6 +20,7 @@
 //! - summary.csv: per (scenario, configuration) every resolved parameter, then for each metric
 //!   `m`: `m` (mean), `m_sd`, `m_ci95` (half-width, Student t, n − 1 df), and the same for cost.
 
+pub mod auto;
 pub mod compare;
 pub mod constraint;
 pub mod file;
@@ -29,8 +30,10 @@ pub mod objective;
 pub mod output;
 pub mod pareto;
 pub mod recommend;
+pub mod regress;
 pub mod review;
 pub mod runner;
+pub mod selection;
 pub mod shard;
 pub mod stats;
 pub mod store;

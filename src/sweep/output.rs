@@ -11,6 +11,7 @@ use super::constraint::Constraint;
 use super::grid::Configuration;
 use super::objective::{BoundObjective, Objective};
 use super::pareto::{Staircase, direction};
+use super::selection::{Rule, Settings};
 use super::store::Scratch;
 use super::table::{ConfigInfo, ConfigSource, ResultTable, RunRow, Summary, TableBuilder};
 use crate::{Error, Result};
@@ -143,7 +144,8 @@ pub fn param_columns(configs: impl Iterator<Item = ConfigInfo>, params: ParamsOf
 /// summary.csv: identity (`scenario,config_id,policy,preset,family,overrides`, where `policy` is
 /// the label and `family` the sweep entry's preset), every parameter as `param.<name>`,
 /// `replicates`, then for each metric `m`: `m`, `m_sd`, `m_ci95`, the same for `cost`, and
-/// `feasible` (the means meet every constraint). One row per (scenario, configuration) that ran.
+/// `feasible` (the runs meet every constraint, each on the replicates its scope names). One
+/// row per (scenario, configuration) that ran.
 pub fn summary_csv(
     table: &ResultTable,
     summary: &Summary,
@@ -202,7 +204,7 @@ pub fn write_summary<W: std::io::Write>(
         for st in table.metric_stats(&group).iter().chain([&s.cost]) {
             row.extend([cell(st.mean), cell(st.sd), cell(st.ci95)]);
         }
-        row.push(super::recommend::meets_constraints(table, &s, constraints).to_string());
+        row.push(super::recommend::meets_constraints(table, &group, constraints).to_string());
         w.write_record(&row).map_err(summary_err)?;
     }
     table.check().and_then(|()| summary.check()).map_err(|e| SweepError::Invalid(e.to_string()))?;
@@ -377,31 +379,46 @@ impl<W: std::io::Write> ParetoWriter<W> {
     }
 }
 
-/// objective.toml: the objective and constraints a sweep used, for `recommend DIR`.
-pub fn objective_toml(objective: &Objective, constraints: &[Constraint]) -> String {
+/// objective.toml: the objective, constraints and selection settings a sweep used, for
+/// `recommend DIR`.
+pub fn objective_toml(objective: &Objective, constraints: &[Constraint], settings: &Settings) -> String {
     let mut s = String::from(
-        "# Objective and constraints of the sweep that wrote this folder (read by `breakerlab recommend`).\n",
+        "# Objective, constraints and selection of the sweep that wrote this folder (read by `breakerlab recommend`).\n",
     );
     let texts: Vec<String> =
         constraints.iter().map(|c| toml::Value::String(c.text.clone()).to_string()).collect();
-    s.push_str(&format!("constraints = [{}]\n\n[objective]\n", texts.join(", ")));
+    s.push_str(&format!("constraints = [{}]\n", texts.join(", ")));
+    s.push_str(&format!("confidence = {}\n", toml::Value::Float(settings.rule.confidence)));
+    s.push_str(&format!("indifference = {}\n", toml::Value::Float(settings.rule.indifference)));
+    if let Some(b) = settings.baseline {
+        s.push_str(&format!("baseline = {b}\n"));
+    }
+    if let Some(looks) = settings.auto {
+        s.push_str(&format!("auto_looks = {looks}\n"));
+    }
+    s.push_str("\n[objective]\n");
     for (m, w) in &objective.weights {
         s.push_str(&format!("{m} = {}\n", toml::Value::Float(*w)));
     }
     s
 }
 
-/// Reads objective.toml (see [`objective_toml`]) against the known metric `columns`.
+/// Reads objective.toml (see [`objective_toml`]) against the known metric `columns`; an
+/// older file without the selection's keys reads with the defaults.
 pub fn read_objective_toml<S: AsRef<str>>(
     text: &str,
     file: &str,
     columns: &[S],
-) -> Result<(Objective, Vec<Constraint>), SweepError> {
+) -> Result<(Objective, Vec<Constraint>, Settings), SweepError> {
     #[derive(Deserialize)]
     #[serde(deny_unknown_fields)]
     struct Raw {
         #[serde(default)]
         constraints: Vec<String>,
+        confidence: Option<f64>,
+        indifference: Option<f64>,
+        baseline: Option<usize>,
+        auto_looks: Option<usize>,
         #[serde(default)]
         objective: toml::Table,
     }
@@ -419,7 +436,20 @@ pub fn read_objective_toml<S: AsRef<str>>(
         .map(|c| Constraint::parse(c, columns))
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| at(e.to_string()))?;
-    Ok((objective, constraints))
+    let mut rule = Rule::default();
+    if let Some(c) = raw.confidence {
+        if !(0.5..=0.9999).contains(&c) {
+            return Err(at(format!("`confidence` must be between 0.5 and 0.9999, found {c}")));
+        }
+        rule.confidence = c;
+    }
+    if let Some(d) = raw.indifference {
+        if !(d.is_finite() && d >= 0.0) {
+            return Err(at(format!("`indifference` must be 0 or more, found {d}")));
+        }
+        rule.indifference = d;
+    }
+    Ok((objective, constraints, Settings { rule, baseline: raw.baseline, auto: raw.auto_looks }))
 }
 
 /// Overrides written as a TOML inline table, read back in written order.
@@ -847,10 +877,19 @@ mod tests {
     fn objective_file_round_trips() {
         let cols = ["false_opens", "detection_delay_mean_s", "latency_p99_ms"];
         let c = vec![Constraint::parse("p99_latency <= \"2s\"", &cols).unwrap()];
-        let text = objective_toml(&objective(), &c);
-        let (o, back) = read_objective_toml(&text, "objective.toml", &cols).unwrap();
+        let settings =
+            Settings { rule: Rule { confidence: 0.9, indifference: 2.5 }, baseline: Some(7), auto: Some(3) };
+        let text = objective_toml(&objective(), &c, &settings);
+        let (o, back, read) = read_objective_toml(&text, "objective.toml", &cols).unwrap();
         assert_eq!(o.weight(Metric::FalseOpens), 10.0);
         assert_eq!(o.weight(Metric::DetectionDelayMeanS), 1.0);
-        assert_eq!(back, c);
+        assert_eq!((back, read), (c, settings));
+        // A file from before the selection's keys reads with the defaults.
+        let (_, _, old) =
+            read_objective_toml("constraints = []\n[objective]\nfalse_opens = 1\n", "objective.toml", &cols)
+                .unwrap();
+        assert_eq!(old, Settings::default());
+        let bad = read_objective_toml("confidence = 2\n", "objective.toml", &cols).unwrap_err().to_string();
+        assert!(bad.contains("`confidence` must be between"), "{bad}");
     }
 }

@@ -5,8 +5,12 @@
 //! - A configuration's cost on a scenario is the mean over replicates of its per-run cost
 //!   (Σ weight · metric). Its total cost is the sum of those means over the scenarios: every
 //!   scenario counts equally, whatever its length or traffic.
-//! - A constraint is checked against the mean over replicates, on each scenario. A metric with
-//!   no value there (no incident, so no detection delay) cannot break it.
+//! - A constraint is checked on each scenario, on the replicates its scope names (every
+//!   replicate unless it says `in P % of replicates`, `worst` or `mean`; see
+//!   [`super::constraint`]). A run in which the metric has no value (no incident, so no
+//!   detection delay) cannot break it.
+//! - A configuration that misses an incident in any replicate says so ([`Candidate::missed`]),
+//!   whether or not a constraint forbids it.
 //! - A configuration without results on some scenario (an unfinished shard) is not eligible.
 //! - Ties in cost go to the lower configuration id (earlier in the sweep file).
 //! - A bound decided when the chosen value of a swept parameter is the lowest or highest its
@@ -16,8 +20,15 @@
 use super::constraint::Constraint;
 use super::file::Validate;
 use super::grid::{Configuration, plain, round_significant};
-use super::objective::Objective;
-use super::table::{ResultTable, Summary, SummaryCell};
+use super::objective::{BoundObjective, Objective};
+use super::output::ParamsOf;
+use super::regress::{Regressions, regressions};
+use super::selection::{
+    Confidence, Rule, Settings, Subset, TIED_LISTED, TieBreak, Tied, Totals, Versus, gap, subset,
+};
+use super::stats::describe;
+use super::table::ConfigInfo;
+use super::table::{ResultTable, RunRow, Summary};
 use crate::time::Dur;
 use crate::{Error, Result};
 use std::fmt::Write as _;
@@ -30,8 +41,49 @@ pub struct Violation {
     pub constraint: usize,
     /// Index into [`Recommendation::scenarios`].
     pub scenario: usize,
-    /// The metric's mean there.
+    /// The value that breaks it ([`super::constraint::Judged::shown`]): the breaking replicate's
+    /// farthest from the bound, the worst replicate's or the mean, by the constraint's scope.
     pub value: f64,
+    /// Replicates whose value breaks the bound, of how many.
+    pub breaking: (usize, usize),
+}
+
+impl Violation {
+    /// `` `missed_incidents == 0` on hang (missed_incidents = 1 in 1 of 3 replicates) ``.
+    pub fn text(&self, constraints: &[Constraint], scenarios: &[String]) -> String {
+        let c = &constraints[self.constraint];
+        let detail = match c.scope {
+            super::constraint::Scope::Mean => " (mean over replicates)".to_string(),
+            super::constraint::Scope::Worst => " (worst replicate)".to_string(),
+            _ => format!(" in {} of {} replicates", self.breaking.0, self.breaking.1),
+        };
+        format!("`{}` on {} ({} = {}{detail})", c.text, scenarios[self.scenario], c.metric, num(self.value))
+    }
+}
+
+/// The replicates of one scenario in which a configuration missed an incident.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Missed {
+    /// Index into [`Recommendation::scenarios`].
+    pub scenario: usize,
+    /// Replicates with at least one missed incident.
+    pub replicates: usize,
+    /// Replicates run.
+    pub of: usize,
+}
+
+/// `hang in 1 of 3 replicates, slow-not-down in 3 of 3`: where a configuration missed
+/// incidents; `None` when it never did.
+pub fn missed_text(missed: &[Missed], scenarios: &[String]) -> Option<String> {
+    let parts: Vec<String> = missed
+        .iter()
+        .enumerate()
+        .map(|(i, m)| {
+            let of = if i == 0 { " replicates" } else { "" };
+            format!("{} in {} of {}{of}", scenarios[m.scenario], m.replicates, m.of)
+        })
+        .collect();
+    (!parts.is_empty()).then(|| parts.join(", "))
 }
 
 /// One configuration's standing.
@@ -49,14 +101,21 @@ pub struct Candidate {
     pub contributions: Vec<f64>,
     /// Constraints it breaks, per scenario.
     pub violations: Vec<Violation>,
+    /// Scenarios on which it missed an incident in some replicate.
+    pub missed: Vec<Missed>,
     /// True when it has results on every scenario.
     pub complete: bool,
+    /// Replicates it ran (the fewest over the scenarios).
+    pub replicates: usize,
+    /// True when `replicates = "auto"` screened it out before the last stage (it ran fewer
+    /// replicates than the configurations still in the running).
+    pub screened: bool,
 }
 
 impl Candidate {
-    /// Complete and meeting every constraint.
+    /// Complete, meeting every constraint and not screened out.
     pub fn eligible(&self) -> bool {
-        self.complete && self.violations.is_empty()
+        self.complete && self.violations.is_empty() && !self.screened
     }
 
     /// How many distinct constraints it breaks (on any scenario).
@@ -95,6 +154,14 @@ pub struct Recommendation {
     pub binding: Vec<Binding>,
     /// The chosen configuration's parameters that sit at an edge of their swept range.
     pub bounds: Vec<BoundNote>,
+    /// Whether the chosen configuration is separated from the other qualifying ones, and by
+    /// how much (none when nothing qualifies).
+    pub confidence: Option<Confidence>,
+    /// Where the chosen configuration is worse than the baseline (else the runner-up) beyond
+    /// noise, per scenario (none when nothing is chosen or there is nothing to compare with).
+    pub regressions: Option<Regressions>,
+    /// The stated confidence and indifference zone.
+    pub rule: Rule,
 }
 
 /// How many configurations a recommendation ranked, in all and by standing.
@@ -106,6 +173,8 @@ pub struct Counts {
     pub eligible: usize,
     /// Those without results on some scenario.
     pub incomplete: usize,
+    /// Those `replicates = "auto"` screened out before its last stage.
+    pub screened: usize,
 }
 
 /// Which edge of its swept range a chosen value sits at.
@@ -166,29 +235,48 @@ impl Recommendation {
 /// the runner-up and the review's alternatives to a baseline that is neither.
 pub const KEPT: usize = super::review::ALTERNATIVES + 2;
 
+/// What decides a recommendation beside the objective and the constraints.
+#[derive(Clone, Copy)]
+pub struct Rules<'a> {
+    /// Says whether a value beyond a swept range is one the preset accepts (for the
+    /// [`BoundNote`]s).
+    pub validate: Validate<'a>,
+    /// A configuration's resolved parameters (for the tie-break's distance to the baseline);
+    /// `None`: its written overrides.
+    pub params: Option<ParamsOf<'a>>,
+    /// Confidence, indifference zone, baseline and whether the sweep was automatic.
+    pub settings: Settings,
+}
+
+impl<'a> Rules<'a> {
+    /// The default rules: no baseline, the default confidence and indifference zone, an
+    /// exhaustive sweep, parameters as written.
+    pub fn new(validate: Validate<'a>) -> Rules<'a> {
+        Rules { validate, params: None, settings: Settings::default() }
+    }
+}
+
 /// Ranks every configuration of `table` under `objective` and `constraints` (whose metrics
-/// must be columns of the table); `validate` says whether a value beyond a swept range is one
-/// the preset accepts (for the [`BoundNote`]s).
+/// must be columns of the table) and selects among the qualifying ones under `rules`.
 pub fn recommend(
     table: &ResultTable,
     objective: &Objective,
     constraints: &[Constraint],
-    validate: Validate,
+    rules: &Rules,
 ) -> Result<Recommendation> {
     let summary = table.summarize(&objective.bind(&table.metrics)?)?;
-    recommend_from(table, &summary, objective, constraints, validate, None)
+    recommend_from(table, &summary, objective, constraints, rules)
 }
 
 /// [`recommend`] on the table's summary under `objective`, computed already (a sweep holds one
 /// summary, not two). The ranking keeps only what the outputs show ([`Recommendation::ranking`]),
-/// with the configuration of id `keep` (the baseline) among it.
+/// with the chosen configuration first and the baseline among it.
 pub fn recommend_from(
     table: &ResultTable,
     summary: &Summary,
     objective: &Objective,
     constraints: &[Constraint],
-    validate: Validate,
-    keep: Option<usize>,
+    rules: &Rules,
 ) -> Result<Recommendation> {
     let columns: Vec<usize> = constraints
         .iter()
@@ -198,22 +286,56 @@ pub fn recommend_from(
             })
         })
         .collect::<Result<_, _>>()?;
+    let bound = objective.bind(&table.metrics)?;
+    let looked = Looked { table, summary, objective, bound: &bound, constraints, columns: &columns };
+    // Under `replicates = "auto"`, the configurations in the running are those run to the most
+    // replicates (every stage runs all of its configurations on every scenario).
+    let run_to = match rules.settings.auto {
+        Some(_) => (0..table.n_configs()).map(|c| table.group(0, c).len()).max().unwrap_or(0),
+        None => 0,
+    };
     let mut kept = Kept::default();
     let mut eliminated = vec![0; constraints.len()];
+    let mut totals = Totals::new(table.replicates() as usize);
     for c in 0..table.n_configs() {
-        let cand = candidate(table, summary, c, objective, constraints, &columns);
+        let (mut cand, costs) = looked.candidate(c);
+        cand.screened = cand.replicates < run_to;
         for (k, n) in eliminated.iter_mut().enumerate() {
             *n += usize::from(cand.violations.iter().any(|v| v.constraint == k));
         }
-        kept.offer(cand, keep);
+        if cand.eligible() {
+            totals.push(cand.config.id, cand.total_cost, &costs);
+        }
+        kept.offer(cand, rules.settings.baseline);
     }
     let (mut ranking, counts) = kept.finish();
+    let confidence = match select(&looked, &totals, rules) {
+        Some((pick, tie_break, subset)) => {
+            // The pick first: the tie-break may choose one the ranking did not keep.
+            let at = match ranking.iter().position(|c| c.config.id == pick) {
+                Some(at) => at,
+                None => {
+                    let index = table.index_of(pick).unwrap_or(0);
+                    ranking.push(looked.candidate(index).0);
+                    ranking.len() - 1
+                }
+            };
+            let chosen = ranking.remove(at);
+            ranking.insert(0, chosen);
+            Some(statement(&looked, &totals, rules, &ranking, &subset, tie_break))
+        }
+        None => None,
+    };
     // Labels are made for the candidates kept only.
     for cand in &mut ranking {
         if let Some(i) = table.index_of(cand.config.id) {
             cand.label = table.config(i).label;
         }
     }
+    let confidence = confidence.map(|mut c| {
+        label_statement(&mut c, table);
+        c
+    });
     let mut binding: Vec<Binding> = eliminated
         .into_iter()
         .enumerate()
@@ -221,9 +343,10 @@ pub fn recommend_from(
         .collect();
     binding.sort_by(|a, b| b.eliminated.cmp(&a.eliminated).then(a.constraint.cmp(&b.constraint)));
     let bounds = match ranking.first().filter(|c| c.eligible()) {
-        Some(chosen) => bound_notes(&chosen.config, table.configurations(), validate),
+        Some(chosen) => bound_notes(&chosen.config, table.configurations(), rules.validate),
         None => Vec::new(),
     };
+    let regressions = hidden_regressions(table, &ranking, &rules.settings);
     Ok(Recommendation {
         objective: objective.clone(),
         constraints: constraints.to_vec(),
@@ -232,7 +355,175 @@ pub fn recommend_from(
         counts,
         binding,
         bounds,
+        confidence,
+        regressions,
+        rule: rules.settings.rule,
     })
+}
+
+/// The chosen configuration's regressions against the baseline (when it is not the baseline
+/// itself), else against the runner-up.
+fn hidden_regressions(
+    table: &ResultTable,
+    ranking: &[Candidate],
+    settings: &Settings,
+) -> Option<Regressions> {
+    let chosen = ranking.first().filter(|c| c.eligible())?;
+    let (against, reference) = match settings.baseline.filter(|b| *b != chosen.config.id) {
+        Some(b) => ("baseline", ranking.iter().find(|c| c.config.id == b)?),
+        None => ("runner-up", ranking.get(1).filter(|c| c.eligible())?),
+    };
+    let (b, a) = (table.index_of(chosen.config.id)?, table.index_of(reference.config.id)?);
+    let (items, replicates) = regressions(table, b, a, settings.rule.confidence);
+    Some(Regressions {
+        against: against.to_string(),
+        label: reference.label.clone(),
+        config_id: reference.config.id,
+        confidence: settings.rule.confidence,
+        replicates,
+        items,
+    })
+}
+
+/// What every configuration is looked at with.
+struct Looked<'a> {
+    table: &'a ResultTable,
+    summary: &'a Summary,
+    objective: &'a Objective,
+    bound: &'a BoundObjective,
+    constraints: &'a [Constraint],
+    columns: &'a [usize],
+}
+
+/// The selection among the qualifying configurations (`totals`): the pick (an id), the
+/// tie-break that chose it and the subset; `None` when nothing qualifies.
+fn select(looked: &Looked, totals: &Totals, rules: &Rules) -> Option<(usize, TieBreak, Subset)> {
+    let share = rules.settings.auto.map_or(1.0, super::auto::selection_share);
+    let subset = subset(totals, rules.settings.rule.alpha() * share, rules.settings.rule.indifference)?;
+    let table = looked.table;
+    let best = totals.id(subset.best);
+    if subset.members.len() == 1 {
+        return Some((best, TieBreak::None, subset));
+    }
+    let config = |id: usize| table.configuration(table.index_of(id).unwrap_or(0));
+    let written = |c: &Configuration| -> Vec<(String, String)> {
+        c.overrides.iter().map(|(k, v)| (k.clone(), plain(v))).collect()
+    };
+    let params = |c: &Configuration| -> Vec<(String, String)> {
+        let resolved = rules.params.map(|p| p(&ConfigInfo::new(c.clone()))).unwrap_or_default();
+        if resolved.is_empty() { written(c) } else { resolved }
+    };
+    let mean_order = |i: usize| (totals.mean(i), totals.id(i));
+    match rules.settings.baseline.filter(|b| table.index_of(*b).is_some()) {
+        Some(b) => {
+            let base = config(b);
+            let base_params = params(&base);
+            let distance = |i: usize| {
+                let c = config(totals.id(i));
+                let mine = params(&c);
+                let changed = mine.iter().filter(|kv| !base_params.contains(kv)).count()
+                    + base_params.iter().filter(|(k, _)| !mine.iter().any(|(m, _)| m == k)).count();
+                (c.preset != base.preset, changed)
+            };
+            let pick = *subset.members.iter().min_by(|&&a, &&b| {
+                distance(a)
+                    .cmp(&distance(b))
+                    .then(mean_order(a).0.total_cmp(&mean_order(b).0))
+                    .then(mean_order(a).1.cmp(&mean_order(b).1))
+            })?;
+            let (other, changed) = distance(pick);
+            let label = table.config(table.index_of(b).unwrap_or(0)).label;
+            Some((totals.id(pick), TieBreak::Baseline { label, same_preset: !other, changed }, subset))
+        }
+        None => {
+            let size = |i: usize| config(totals.id(i)).overrides.len();
+            let pick = *subset.members.iter().min_by(|&&a, &&b| {
+                size(a)
+                    .cmp(&size(b))
+                    .then(mean_order(a).0.total_cmp(&mean_order(b).0))
+                    .then(mean_order(a).1.cmp(&mean_order(b).1))
+            })?;
+            Some((totals.id(pick), TieBreak::Simplest { parameters: size(pick) }, subset))
+        }
+    }
+}
+
+/// The selection's statement for the chosen configuration (`ranking[0]`): separated or not,
+/// the configurations that cannot be told apart, the tie-break, and the paired gaps of the
+/// runner-up and the baseline from it. Labels are filled in by [`label_statement`].
+fn statement(
+    looked: &Looked,
+    totals: &Totals,
+    rules: &Rules,
+    ranking: &[Candidate],
+    subset: &Subset,
+    tie_break: TieBreak,
+) -> Confidence {
+    let table = looked.table;
+    let position = |id: usize| (0..totals.len()).find(|&i| totals.id(i) == id);
+    let chosen = &ranking[0];
+    let costs_of = |id: usize| match position(id) {
+        Some(i) => totals.costs(i),
+        None => looked.replicate_totals(table.index_of(id).unwrap_or(0)),
+    };
+    let mine = costs_of(chosen.config.id);
+    let share = rules.settings.auto.map_or(1.0, super::auto::selection_share);
+    let gap_rule = Rule { confidence: 1.0 - rules.settings.rule.alpha() * share, ..rules.settings.rule };
+    let versus_of = |role: &str, cand: &Candidate| Versus {
+        role: role.to_string(),
+        label: String::new(),
+        config_id: cand.config.id,
+        total_cost: cand.total_cost,
+        gap: {
+            let mut g = gap(&mine, &costs_of(cand.config.id), &gap_rule, subset.comparisons);
+            // The interval is stated at the confidence asked for; the bound at the share used.
+            g.half = super::stats::Interval::paired(
+                &mine,
+                &costs_of(cand.config.id),
+                rules.settings.rule.confidence,
+            )
+            .half;
+            g
+        },
+    };
+    let mut versus = Vec::new();
+    if let Some(second) = ranking.get(1).filter(|c| c.eligible()) {
+        versus.push(versus_of("runner-up", second));
+    }
+    if let Some(b) = rules.settings.baseline.filter(|b| *b != chosen.config.id)
+        && let Some(cand) = ranking.iter().find(|c| c.config.id == b)
+    {
+        versus.push(versus_of("baseline", cand));
+    }
+    let listed = subset
+        .members
+        .iter()
+        .take(TIED_LISTED)
+        .map(|&i| Tied { label: String::new(), config_id: totals.id(i), total_cost: totals.mean(i) })
+        .collect();
+    Confidence {
+        separated: subset.members.len() == 1,
+        confidence: rules.settings.rule.confidence,
+        indifference: rules.settings.rule.indifference,
+        replicates: subset.replicates,
+        comparisons: subset.comparisons,
+        alpha_share: share,
+        tied: subset.members.len(),
+        listed: if subset.members.len() > 1 { listed } else { Vec::new() },
+        tie_break: tie_break.sentence(),
+        versus,
+    }
+}
+
+/// Fills in the labels of a statement's configurations, and names the pick in its tie-break.
+fn label_statement(c: &mut Confidence, table: &ResultTable) {
+    let label = |id: usize| table.index_of(id).map(|i| table.config(i).label).unwrap_or_default();
+    for t in &mut c.listed {
+        t.label = label(t.config_id);
+    }
+    for v in &mut c.versus {
+        v.label = label(v.config_id);
+    }
 }
 
 /// Ranking order: eligible first, then complete, then fewest broken constraints, then total
@@ -264,6 +555,7 @@ impl Kept {
         self.counts.configurations += 1;
         self.counts.eligible += usize::from(cand.eligible());
         self.counts.incomplete += usize::from(!cand.complete);
+        self.counts.screened += usize::from(cand.screened);
         if keep == Some(cand.config.id) {
             self.asked = Some(cand.clone());
         }
@@ -389,46 +681,125 @@ pub fn bound_notes<C: std::ops::Deref<Target = Configuration>>(
     notes
 }
 
-/// Configuration `c`'s standing, its label left empty (made for the kept ones only).
-fn candidate(
+/// One configuration's runs judged: what the ranking and the stages of `replicates = "auto"`
+/// both read of it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Standing {
+    /// Sum over scenarios of the mean cost over replicates (the summary's arithmetic).
+    pub total_cost: f64,
+    /// Its total over the scenarios in each replicate slot (`None` where a scenario lacks it).
+    pub totals: Vec<Option<f64>>,
+    /// True when it has runs on every scenario.
+    pub complete: bool,
+    /// Replicates it ran (the fewest over the scenarios).
+    pub replicates: usize,
+    /// The constraints it breaks, per scenario.
+    pub violations: Vec<Violation>,
+    /// Scenarios on which it missed an incident in some replicate.
+    pub missed: Vec<Missed>,
+}
+
+/// Configuration `c`'s [`Standing`] in `table` under `bound` and `constraints` (whose metrics
+/// are the table's `columns`).
+pub fn standing(
     table: &ResultTable,
-    summary: &Summary,
-    c: usize,
-    objective: &Objective,
+    bound: &BoundObjective,
     constraints: &[Constraint],
     columns: &[usize],
-) -> Candidate {
-    let config = table.configuration(c);
-    let mut total_cost = 0.0;
-    let mut contributions = vec![0.0; objective.weights.len()];
-    let mut scenario_costs = Vec::with_capacity(table.scenarios.len());
-    let mut violations = Vec::new();
+    c: usize,
+) -> Standing {
+    let mut st = Standing {
+        total_cost: 0.0,
+        totals: vec![Some(0.0); table.replicates() as usize],
+        complete: true,
+        replicates: usize::MAX,
+        violations: Vec::new(),
+        missed: Vec::new(),
+    };
+    let missed_col = table.column("missed_incidents");
     for s in 0..table.scenarios.len() {
-        let Some(cell) = summary.get(s, c) else {
-            scenario_costs.push(None);
-            continue;
-        };
-        let cost = cell.cost.mean.unwrap_or(0.0);
-        total_cost += cost;
-        scenario_costs.push(Some(cost));
-        for (sum, x) in contributions.iter_mut().zip(&cell.contributions) {
-            *sum += x;
+        let runs = table.group(s, c);
+        st.replicates = st.replicates.min(runs.len());
+        let mut present = vec![false; st.totals.len()];
+        let costs: Vec<Option<f64>> = runs.iter().map(|r| Some(bound.cost(&r.values))).collect();
+        for (r, cost) in runs.iter().zip(&costs) {
+            let slot = r.replicate as usize;
+            present[slot] = true;
+            if let (Some(t), Some(cost)) = (&mut st.totals[slot], cost) {
+                *t += cost;
+            }
         }
+        for (t, here) in st.totals.iter_mut().zip(present) {
+            if !here {
+                *t = None;
+            }
+        }
+        if runs.is_empty() {
+            st.complete = false;
+            continue;
+        }
+        st.total_cost += describe(costs).mean.unwrap_or(0.0);
+        let values = |col: usize| -> Vec<Option<f64>> { runs.iter().map(|r| r.values.get(col)).collect() };
         for (k, (constraint, &col)) in constraints.iter().zip(columns).enumerate() {
-            let mean = cell.means.get(col);
-            if !constraint.holds(mean) {
-                violations.push(Violation { constraint: k, scenario: s, value: mean.unwrap_or(f64::NAN) });
+            let judged = constraint.judge(&values(col));
+            if !judged.holds {
+                st.violations.push(Violation {
+                    constraint: k,
+                    scenario: s,
+                    value: judged.shown.unwrap_or(f64::NAN),
+                    breaking: (judged.breaking, judged.replicates),
+                });
+            }
+        }
+        if let Some(col) = missed_col {
+            let missing = values(col).iter().filter(|v| v.is_some_and(|m| m > 0.0)).count();
+            if missing > 0 {
+                st.missed.push(Missed { scenario: s, replicates: missing, of: runs.len() });
             }
         }
     }
-    Candidate {
-        config,
-        label: String::new(),
-        complete: scenario_costs.iter().all(Option::is_some),
-        total_cost,
-        scenario_costs,
-        contributions,
-        violations,
+    if st.replicates == usize::MAX {
+        st.replicates = 0;
+    }
+    st
+}
+
+impl Looked<'_> {
+    /// Configuration `c`'s standing, its label left empty (made for the kept ones only), and
+    /// its total cost in each replicate.
+    fn candidate(&self, c: usize) -> (Candidate, Vec<Option<f64>>) {
+        let table = self.table;
+        let st = standing(table, self.bound, self.constraints, self.columns, c);
+        let mut contributions = vec![0.0; self.objective.weights.len()];
+        let mut scenario_costs = Vec::with_capacity(table.scenarios.len());
+        for s in 0..table.scenarios.len() {
+            let Some(cell) = self.summary.get(s, c) else {
+                scenario_costs.push(None);
+                continue;
+            };
+            scenario_costs.push(Some(cell.cost.mean.unwrap_or(0.0)));
+            for (sum, x) in contributions.iter_mut().zip(&cell.contributions) {
+                *sum += x;
+            }
+        }
+        let cand = Candidate {
+            config: table.configuration(c),
+            label: String::new(),
+            complete: st.complete,
+            total_cost: st.total_cost,
+            scenario_costs,
+            contributions,
+            violations: st.violations,
+            missed: st.missed,
+            replicates: st.replicates,
+            screened: false,
+        };
+        (cand, st.totals)
+    }
+
+    /// Configuration `c`'s total cost in each replicate.
+    fn replicate_totals(&self, c: usize) -> Vec<Option<f64>> {
+        standing(self.table, self.bound, self.constraints, self.columns, c).totals
     }
 }
 
@@ -446,7 +817,7 @@ pub fn best_per_scenario(
             let mut ok: Vec<(usize, f64)> = Vec::with_capacity(k + 1);
             for c in 0..table.n_configs() {
                 let Some(cell) = summary.get(s, c) else { continue };
-                if !meets_constraints(table, &cell, constraints) {
+                if !meets_constraints(table, &table.group(s, c), constraints) {
                     continue;
                 }
                 let cost = cell.cost.mean.unwrap_or(0.0);
@@ -461,9 +832,24 @@ pub fn best_per_scenario(
         .collect()
 }
 
-/// True when the cell's means meet every constraint (a metric with no value breaks none).
-pub fn meets_constraints(table: &ResultTable, cell: &SummaryCell, constraints: &[Constraint]) -> bool {
-    constraints.iter().all(|con| table.column(con.metric.name()).is_none_or(|m| con.holds(cell.means.get(m))))
+/// True when the runs of one (scenario, configuration) meet every constraint on the
+/// replicates its scope names (a metric with no value breaks none).
+pub fn meets_constraints(table: &ResultTable, runs: &[RunRow], constraints: &[Constraint]) -> bool {
+    constraints.iter().all(|con| {
+        table.column(con.metric.name()).is_none_or(|m| {
+            let values: Vec<Option<f64>> = runs.iter().map(|r| r.values.get(m)).collect();
+            con.judge(&values).holds
+        })
+    })
+}
+
+/// The unit a metric's values carry in prose: ` s`, ` ms`, or nothing for counts and ratios.
+pub fn unit_suffix(metric: crate::metrics::Metric) -> &'static str {
+    match metric.unit() {
+        crate::metrics::Unit::Seconds => " s",
+        crate::metrics::Unit::Millis => " ms",
+        crate::metrics::Unit::Plain => "",
+    }
 }
 
 /// A number for prose: at most 4 significant digits, no trailing zeros.
@@ -485,10 +871,16 @@ impl Recommendation {
             return out;
         };
         let _ = writeln!(out, "Recommended: {} (configuration {})", best.label, best.config.id);
-        let meets = match self.constraints.len() {
-            0 => "no constraints were given".to_string(),
-            1 => format!("meets the constraint `{}` on every scenario", self.constraints[0].text),
-            k => format!("meets all {k} constraints on every scenario"),
+        if let Some(r) = &self.regressions {
+            out.push_str(&r.render("  "));
+        }
+        if let Some(c) = &self.confidence {
+            out.push_str(&c.render(&best.label));
+        }
+        let meets = match self.constraints.as_slice() {
+            [] => "no constraints were given".to_string(),
+            [c] => format!("meets the constraint `{}` ({}) on every scenario", c.text, c.scope_words()),
+            all => format!("meets all {} constraints on every scenario", all.len()),
         };
         let _ = writeln!(
             out,
@@ -496,24 +888,43 @@ impl Recommendation {
             num(best.total_cost),
             self.scenarios.len(),
         );
+        if let Some(missed) = missed_text(&best.missed, &self.scenarios) {
+            let _ = writeln!(out, "  It misses incidents on {missed}.");
+        }
         let eligible = self.counts.eligible;
         match self.runner_up() {
             Some(second) => {
                 let gap = second.total_cost - best.total_cost;
                 let rel = if best.total_cost.abs() > 0.0 {
-                    format!(", {}%", num(100.0 * gap / best.total_cost.abs()))
+                    format!(", {}%", num(100.0 * gap.abs() / best.total_cost.abs()))
                 } else {
                     String::new()
                 };
+                let more = if gap >= 0.0 {
+                    format!("{} more{rel}", num(gap))
+                } else {
+                    format!(
+                        "{} less{rel}; the selection cannot tell the two apart, and the tie-break chose the \
+                         recommendation",
+                        num(-gap)
+                    )
+                };
                 let _ = writeln!(
                     out,
-                    "Runner-up: {} (configuration {}), cost {}: {} more{rel}.",
+                    "Runner-up: {} (configuration {}), cost {}: {more}.",
                     second.label,
                     second.config.id,
                     num(second.total_cost),
-                    num(gap)
                 );
-                let _ = writeln!(out, "What decided it (weighted cost, chosen vs runner-up):");
+                if let Some(missed) = missed_text(&second.missed, &self.scenarios) {
+                    let _ = writeln!(out, "  It misses incidents on {missed}.");
+                }
+                let _ = writeln!(
+                    out,
+                    "What decided it (chosen vs runner-up: each metric summed over the {} scenario(s) of its mean \
+                     over replicates, in its unit, × its weight = its part of the total cost):",
+                    self.scenarios.len()
+                );
                 let mut terms: Vec<(usize, f64)> = best
                     .contributions
                     .iter()
@@ -530,10 +941,14 @@ impl Recommendation {
                     );
                 }
                 for (t, d) in terms.iter().take(4) {
-                    let (metric, _) = &self.objective.weights[*t];
+                    let (metric, weight) = self.objective.weights[*t];
+                    let natural = |c: f64| format!("{}{}", num(c / weight), unit_suffix(metric));
                     let _ = writeln!(
                         out,
-                        "  {metric}: {} vs {} ({} {})",
+                        "  {metric}: {} vs {} × weight {} = cost {} vs {} ({} {})",
+                        natural(best.contributions[*t]),
+                        natural(second.contributions[*t]),
+                        num(weight),
                         num(best.contributions[*t]),
                         num(second.contributions[*t]),
                         if *d > 0.0 { "better by" } else { "worse by" },
@@ -605,15 +1020,7 @@ impl Recommendation {
                 num(cheapest.total_cost)
             );
             for v in cheapest.violations.iter().take(6) {
-                let c = &self.constraints[v.constraint];
-                let _ = writeln!(
-                    out,
-                    "  `{}` on {} ({} = {})",
-                    c.text,
-                    self.scenarios[v.scenario],
-                    c.metric,
-                    num(v.value)
-                );
+                let _ = writeln!(out, "  {}", v.text(&self.constraints, &self.scenarios));
             }
         }
         if let Some(closest) = self.ranking.first().filter(|c| c.complete) {
@@ -648,6 +1055,11 @@ mod tests {
     /// Accepts every configuration.
     fn any(_: &str, _: &[(String, toml::Value)]) -> crate::Result<()> {
         Ok(())
+    }
+
+    /// The default rules with configuration `id` as the baseline.
+    fn with_baseline(id: usize) -> Rules<'static> {
+        Rules { settings: Settings { baseline: Some(id), ..Settings::default() }, ..Rules::new(&any) }
     }
 
     /// Two scenarios, four consecutive-count thresholds, two replicates each.
@@ -706,7 +1118,7 @@ mod tests {
     fn picks_the_cheapest_configuration_meeting_every_constraint() {
         let t = table();
         let constraints = vec![Constraint::parse("missed_incidents == 0", &METRICS).unwrap()];
-        let r = recommend(&t, &objective(), &constraints, &any).unwrap();
+        let r = recommend(&t, &objective(), &constraints, &Rules::new(&any)).unwrap();
         // Costs: t=2: outage 40+6=46, brownout 20+10=30 → 76
         //        t=4: outage 5+21=26, brownout 0+32=32 → 58
         //        t=8: outage 50 (missed) + 20 (delay 40 over 2 runs, empty counts 0) = 70, brownout 50 → 120, ineligible
@@ -723,7 +1135,10 @@ mod tests {
         // The ranking shares each configuration with the table (no copy per configuration).
         assert!(r.ranking.iter().all(|c| c.config == t.config(c.config.id).config));
         let last = &r.ranking[3];
-        assert_eq!(last.violations, vec![Violation { constraint: 0, scenario: 0, value: 0.5 }]);
+        assert_eq!(
+            last.violations,
+            vec![Violation { constraint: 0, scenario: 0, value: 1.0, breaking: (1, 2) }]
+        );
         assert_eq!(r.binding, vec![Binding { constraint: 0, eliminated: 1 }]);
 
         let text = r.render();
@@ -738,7 +1153,10 @@ mod tests {
             ),
             "{text}"
         );
-        assert!(text.contains("  detection_delay_mean_s: 53 vs 70 (better by 17)"), "{text}");
+        assert!(
+            text.contains("  detection_delay_mean_s: 53 s vs 70 s × weight 1 = cost 53 vs 70 (better by 17)"),
+            "{text}"
+        );
         assert!(text.contains("1 of 4 configurations were ruled out"), "{text}");
         assert!(text.contains("Hardest scenarios for it: brownout (cost 32, 55.17% of the total); outage (cost 26, 44.83% of the total)."), "{text}");
         assert!(text.ends_with("[policy]\npreset = \"consecutive\"\nfailure_threshold = 4\n\n"), "{text}");
@@ -751,9 +1169,9 @@ mod tests {
             Constraint::parse("false_opens <= 0.25", &METRICS).unwrap(),
             Constraint::parse("detection_delay_mean_s <= 45", &METRICS).unwrap(),
         ];
-        let r = recommend(&t, &objective(), &constraints, &any).unwrap();
-        // t=2 breaks false_opens on both; t=4 (0.5 on outage) and t=6 (0.5 on outage) break it;
-        // t=8 breaks the delay bound on brownout (50): nothing is eligible.
+        let r = recommend(&t, &objective(), &constraints, &Rules::new(&any)).unwrap();
+        // t=2 breaks false_opens on both; t=4 and t=6 (one false open in one replicate on outage)
+        // break it; t=8 breaks the delay bound on brownout (50): nothing is eligible.
         assert!(r.chosen().is_none());
         assert_eq!(
             r.binding,
@@ -769,7 +1187,7 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("  also `detection_delay_mean_s <= 45` rules out 1."), "{text}");
-        assert!(text.contains("The lowest-cost configuration, consecutive[failure_threshold=4] (cost 58), breaks:\n  `false_opens <= 0.25` on outage (false_opens = 0.5)"), "{text}");
+        assert!(text.contains("The lowest-cost configuration, consecutive[failure_threshold=4] (cost 58), breaks:\n  `false_opens <= 0.25` on outage (false_opens = 1 in 1 of 2 replicates)"), "{text}");
         assert!(
             text.contains(
                 "Closest: consecutive[failure_threshold=4] breaks 1 constraint(s) (false_opens <= 0.25)."
@@ -802,19 +1220,24 @@ mod tests {
         let objective = Objective::new([(Metric::FalseOpens, 1.0)]);
         let constraints = vec![Constraint::parse("missed_incidents == 0", &METRICS).unwrap()];
         let summary = t.summarize(&objective.bind(&t.metrics).unwrap()).unwrap();
-        let r = recommend_from(&t, &summary, &objective, &constraints, &any, Some(17)).unwrap();
+        let r = recommend_from(&t, &summary, &objective, &constraints, &with_baseline(17)).unwrap();
         let columns = [1];
-        let mut all: Vec<Candidate> = (0..40)
-            .map(|c| Candidate {
-                label: t.config(c).label,
-                ..candidate(&t, &summary, c, &objective, &constraints, &columns)
-            })
-            .collect();
+        let bound = objective.bind(&t.metrics).unwrap();
+        let looked = Looked {
+            table: &t,
+            summary: &summary,
+            objective: &objective,
+            bound: &bound,
+            constraints: &constraints,
+            columns: &columns,
+        };
+        let mut all: Vec<Candidate> =
+            (0..40).map(|c| Candidate { label: t.config(c).label, ..looked.candidate(c).0 }).collect();
         all.sort_by(rank_order);
         let ids = |cs: &[Candidate]| cs.iter().map(|c| c.config.id).collect::<Vec<_>>();
         let full = ids(&all);
         let kept = ids(&r.ranking);
-        assert_eq!(kept[..KEPT], full[..KEPT]);
+        assert_eq!(kept[1..KEPT], full[..KEPT - 1]);
         // Kept in ranking order: node-breaker's first, the baseline 17, the cheapest (an
         // ineligible one: missed incidents make it cost less) and nothing else.
         let node = *full.iter().find(|&&id| id >= 30).unwrap();
@@ -824,13 +1247,22 @@ mod tests {
         expected.extend([node, 17, cheapest]);
         expected.sort_by_key(|id| full.iter().position(|f| f == id));
         expected.dedup();
+        // One replicate tells no two configurations apart: the tie-break keeps the baseline,
+        // which goes first.
+        expected.retain(|id| *id != 17);
+        expected.insert(0, 17);
         assert_eq!(kept, expected);
-        assert_eq!(r.counts, Counts { configurations: 40, eligible: 30, incomplete: 0 });
+        let c = r.confidence.as_ref().unwrap();
+        assert_eq!((c.separated, c.tied, c.replicates, c.comparisons), (false, 30, 1, 29));
+        assert_eq!(r.counts, Counts { configurations: 40, eligible: 30, incomplete: 0, screened: 0 });
         assert_eq!(r.binding, vec![Binding { constraint: 0, eliminated: 10 }]);
+        let at = all.iter().position(|c| c.config.id == 17).unwrap();
+        let baseline = all.remove(at);
+        all.insert(0, baseline);
         let full_rec = Recommendation { ranking: all, ..r.clone() };
         assert_eq!(r.render(), full_rec.render());
         let none = vec![Constraint::parse("false_opens >= 1000", &METRICS).unwrap()];
-        let r = recommend_from(&t, &summary, &objective, &none, &any, None).unwrap();
+        let r = recommend_from(&t, &summary, &objective, &none, &Rules::new(&any)).unwrap();
         assert!(r.render().contains(&format!("The lowest-cost configuration, {}", t.config(cheapest).label)));
     }
 
@@ -860,7 +1292,7 @@ mod tests {
         ];
         let t = ResultTable::new(vec!["a".into(), "b".into()], configs, vec!["false_opens".into()], runs)
             .unwrap();
-        let r = recommend(&t, &Objective::new([(Metric::FalseOpens, 1.0)]), &[], &any).unwrap();
+        let r = recommend(&t, &Objective::new([(Metric::FalseOpens, 1.0)]), &[], &Rules::new(&any)).unwrap();
         assert_eq!(r.chosen().unwrap().config.id, 0);
         assert_eq!(r.runner_up().unwrap().config.id, 1);
         assert!(!r.ranking[2].complete);
@@ -868,7 +1300,7 @@ mod tests {
         assert!(text.contains("the two cost the same on every weighted metric"), "{text}");
         assert!(text.contains("  total cost 2 = sum over 2 scenario(s) of the mean cost over replicates; no constraints were given.\n"), "{text}");
         assert!(
-            recommend(&t, &Objective::new([(Metric::Flaps, 1.0)]), &[], &any)
+            recommend(&t, &Objective::new([(Metric::Flaps, 1.0)]), &[], &Rules::new(&any))
                 .unwrap_err()
                 .to_string()
                 .contains("flaps")
@@ -947,11 +1379,124 @@ mod tests {
             vec![run(0, 0, 0, &[Some(3.0)]), run(0, 1, 0, &[Some(2.0)]), run(0, 2, 0, &[Some(1.0)])],
         )
         .unwrap();
-        let r = recommend(&t, &Objective::new([(Metric::FalseOpens, 1.0)]), &[], &positive).unwrap();
+        let r =
+            recommend(&t, &Objective::new([(Metric::FalseOpens, 1.0)]), &[], &Rules::new(&positive)).unwrap();
         assert!(
             r.render().contains("Bound: failure_threshold = 3 is the highest value swept (1, 2, 3): the best may lie above it; extend the range to 4 or further.\n"),
             "{}",
             r.render()
+        );
+    }
+
+    /// A constructed configuration: preset, one parameter, per replicate (false opens, missed
+    /// incidents).
+    type Row<'a> = (&'a str, i64, &'a [(f64, f64)]);
+
+    /// One scenario, one row per configuration; costed by false opens alone.
+    fn constructed(rows: &[Row]) -> ResultTable {
+        let configs =
+            rows.iter().enumerate().map(|(i, (p, v, _))| cfg(i, p, "failure_threshold", *v)).collect();
+        let mut runs = Vec::new();
+        for (c, (_, _, reps)) in rows.iter().enumerate() {
+            for (r, (fo, mi)) in reps.iter().enumerate() {
+                runs.push(run(0, c, r as u32, &[Some(*fo), Some(*mi), None]));
+            }
+        }
+        ResultTable::new(vec!["s".into()], configs, METRICS.map(String::from).to_vec(), runs).unwrap()
+    }
+
+    fn choose(t: &ResultTable, constraint: &str, rules: &Rules) -> Recommendation {
+        let constraints = vec![Constraint::parse(constraint, &METRICS).unwrap()];
+        recommend(t, &Objective::new([(Metric::FalseOpens, 1.0)]), &constraints, rules).unwrap()
+    }
+
+    #[test]
+    fn one_clearly_best_configuration_is_recommended_with_the_stated_confidence() {
+        let reps = |v: [f64; 5]| v.map(|fo| (fo, 0.0));
+        let (a, b, c) =
+            (reps([10.0, 11.0, 10.0, 12.0, 10.0]), reps([3.0, 4.0, 3.0, 3.0, 4.0]), reps([20.0; 5]));
+        let t = constructed(&[("consecutive", 1, &a), ("consecutive", 2, &b), ("consecutive", 3, &c)]);
+        let r = choose(&t, "missed_incidents == 0", &Rules::new(&any));
+        assert_eq!(r.chosen().unwrap().config.id, 1);
+        let conf = r.confidence.as_ref().unwrap();
+        assert!(conf.separated && conf.tie_break.is_none());
+        assert_eq!((conf.tied, conf.comparisons, conf.replicates), (1, 2, 5));
+        let up = &conf.versus[0];
+        assert_eq!((up.role.as_str(), up.config_id, up.gap.mean), ("runner-up", 0, Some(7.2)));
+        assert!(up.gap.bound.unwrap() > 0.0);
+        assert!(r.render().contains("  Selection: best with 95 % confidence (indifference zone δ = 1 cost unit): no other of the 3 qualifying configurations"), "{}", r.render());
+    }
+
+    #[test]
+    fn three_tied_configurations_are_said_with_the_tie_break_used() {
+        let reps = |v: [f64; 3]| v.map(|fo| (fo, 0.0));
+        let (a, b, c, worse) =
+            (reps([5.0, 7.0, 6.0]), reps([6.0, 6.0, 6.5]), reps([7.0, 5.0, 6.5]), reps([30.0, 31.0, 29.0]));
+        let t = constructed(&[
+            ("consecutive", 1, &a),
+            ("consecutive", 2, &b),
+            ("consecutive", 3, &c),
+            ("consecutive", 4, &worse),
+        ]);
+        let r = choose(&t, "missed_incidents == 0", &Rules::new(&any));
+        let conf = r.confidence.as_ref().unwrap();
+        assert!(!conf.separated);
+        assert_eq!(conf.tied, 3);
+        let tied: Vec<usize> = conf.listed.iter().map(|t| t.config_id).collect();
+        assert_eq!(tied, [0, 1, 2]);
+        // No baseline: the simplest (each sets one parameter), then the lowest cost.
+        assert_eq!(r.chosen().unwrap().config.id, 0);
+        let text = r.render();
+        assert!(
+            text.contains("  Selection: 3 configurations cannot be told apart at 3 replicates"),
+            "{text}"
+        );
+        assert!(text.contains("tie-break (no baseline given): the simplest, fewest parameters set (1; then the lowest cost): consecutive[failure_threshold=1].\n"), "{text}");
+        // With today's configuration among them, it is kept.
+        let r = choose(&t, "missed_incidents == 0", &with_baseline(2));
+        assert_eq!(r.chosen().unwrap().config.id, 2);
+        let text = r.render();
+        assert!(text.contains("tie-break: the closest to the baseline consecutive[failure_threshold=3] (the same preset, 0 parameter(s) changed; then the lowest cost): consecutive[failure_threshold=3].\n"), "{text}");
+        assert!(text.contains("Runner-up: consecutive[failure_threshold=1] (configuration 0), cost 6: 0.1667 less, 2.703%; the selection cannot tell the two apart"), "{text}");
+    }
+
+    #[test]
+    fn the_best_on_the_mean_that_misses_in_one_replicate_is_ruled_out() {
+        // Config 0 costs 1 but misses the incident in one replicate of three: a mean of 0.33
+        // misses would meet "<= 0.5", every replicate does not.
+        let (misses, steady) = ([(1.0, 0.0), (1.0, 1.0), (1.0, 0.0)], [(5.0, 0.0), (5.0, 0.0), (6.0, 0.0)]);
+        let t = constructed(&[("consecutive", 1, &misses), ("windowed", 2, &steady)]);
+        let r = choose(&t, "missed_incidents == 0", &Rules::new(&any));
+        assert_eq!(r.chosen().unwrap().config.id, 1);
+        let out = r.ranking.iter().find(|c| c.config.id == 0).unwrap();
+        assert!(!out.eligible());
+        assert_eq!(out.missed, [Missed { scenario: 0, replicates: 1, of: 3 }]);
+        assert_eq!(
+            out.violations[0].text(&r.constraints, &r.scenarios),
+            "`missed_incidents == 0` on s (missed_incidents = 1 in 1 of 3 replicates)"
+        );
+        assert_eq!(r.confidence.as_ref().unwrap().comparisons, 0);
+        assert!(r.render().contains("Selection: the only qualifying configuration"), "{}", r.render());
+        // On the mean, it would win; it then says where it misses.
+        let r = choose(&t, "mean missed_incidents <= 0.5", &Rules::new(&any));
+        assert_eq!(r.chosen().unwrap().config.id, 0);
+        assert!(r.render().contains("  It misses incidents on s in 1 of 3 replicates.\n"), "{}", r.render());
+        // In two of three replicates is not enough either; in 60 % is.
+        assert_eq!(
+            choose(&t, "missed_incidents == 0 in 70 % of replicates", &Rules::new(&any))
+                .chosen()
+                .unwrap()
+                .config
+                .id,
+            1
+        );
+        assert_eq!(
+            choose(&t, "missed_incidents == 0 in 60 % of replicates", &Rules::new(&any))
+                .chosen()
+                .unwrap()
+                .config
+                .id,
+            0
         );
     }
 }

@@ -19,6 +19,8 @@ use super::SweepError;
 use super::grid::round_significant;
 use super::objective::BoundObjective;
 use super::recommend::{Candidate, Recommendation, num};
+use super::regress::{Regressions, regressions};
+use super::selection::Confidence;
 use super::stats::{Stat, describe};
 use super::table::{ResultTable, Summary};
 use crate::time::Dur;
@@ -63,6 +65,10 @@ pub struct DecisionRow {
     /// Sums over scenarios of the means (none when no scenario has a value).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub missed_incidents: Option<f64>,
+    /// Where it missed an incident in some replicate: `hang in 1 of 3 replicates` (none when it
+    /// never did).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub missed_in: Option<String>,
     /// Incidents to open on, summed over scenarios.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub incidents: Option<f64>,
@@ -112,7 +118,8 @@ pub struct Alternative {
     pub total_cost: f64,
     /// What it changes from the baseline (`failure_threshold 5 → 10`).
     pub changes: Vec<String>,
-    /// The metrics it makes worse than the baseline's, with the difference.
+    /// Where it is worse than the baseline beyond noise, per scenario, in natural units
+    /// ([`super::regress`]), and where it misses incidents.
     pub risks: Vec<String>,
     /// Paired differences against the baseline, one per compared metric.
     pub differences: Vec<Difference>,
@@ -127,7 +134,8 @@ pub struct BaselineReview {
     /// True when nothing is wrong with it: it qualifies, misses nothing, opens on no noise and
     /// costs at most [`FINE_RATIO`] times the recommendation.
     pub fine: bool,
-    /// The verdict in a few words ("opens on noise: 6 false opens a week", "fine").
+    /// The verdict in a few words ("opens for nothing: 6 false opens, about 500 a week on noise
+    /// alone", "fine").
     pub verdict: String,
     /// Every finding, most serious first.
     pub findings: Vec<String>,
@@ -145,11 +153,22 @@ pub struct Review {
     /// Bound notes on the recommendation, as sentences.
     #[serde(default)]
     pub bounds: Vec<String>,
+    /// Where the recommendation is worse than the baseline (else the runner-up) beyond noise,
+    /// per scenario, in natural units: the page opens with it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub regressions: Option<Regressions>,
+    /// Whether the recommendation is separated from the other qualifying configurations, and
+    /// its paired gaps from the runner-up and the baseline.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub selection: Option<Confidence>,
     /// The decision table, in ranking order.
     pub decision: Vec<DecisionRow>,
     /// The verdict on the baseline, when the sweep names one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub baseline: Option<BaselineReview>,
+    /// `replicates = "auto"`: its stages and why it stopped, one sentence each.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stages: Vec<String>,
 }
 
 /// How a compared metric adds up over scenarios.
@@ -185,6 +204,16 @@ const COMPARED: [(&str, &str, Over, bool); 9] = [
     ("availability", "availability (mean over scenarios)", Over::Mean, true),
 ];
 
+/// What a review needs to know of a scenario to extrapolate false opens to a week.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct ScenarioFacts {
+    /// Its simulated length.
+    pub duration: Dur,
+    /// Whether it injects an incident the breaker should ride out (`stay_closed`): a false open
+    /// there may be on that incident, which says nothing about a week of ordinary traffic.
+    pub ride_out: bool,
+}
+
 /// What a review is built from.
 pub struct Inputs<'a> {
     /// The sweep's results.
@@ -197,8 +226,9 @@ pub struct Inputs<'a> {
     pub recommendation: &'a Recommendation,
     /// The baseline's configuration id, when the sweep names one.
     pub baseline: Option<usize>,
-    /// Each scenario's simulated length, in table order (for rates per week), when known.
-    pub durations: Option<&'a [Dur]>,
+    /// Each scenario's simulated length and whether it injects an incident to ride out, in
+    /// table order (for false opens per week), when known.
+    pub scenarios: Option<&'a [ScenarioFacts]>,
     /// A configuration's resolved parameters (none for results read back without them).
     pub params: super::output::ParamsOf<'a>,
 }
@@ -244,8 +274,11 @@ impl Review {
         Ok(Review {
             recommended: chosen.map(|c| c.label.clone()),
             bounds: rec.bounds.iter().map(|b| b.sentence()).collect(),
+            regressions: rec.regressions.clone(),
+            selection: rec.confidence.clone(),
             decision: rows,
             baseline,
+            stages: Vec::new(),
         })
     }
 
@@ -267,6 +300,15 @@ impl Review {
             (d.difference, d.ratio) = (o(d.difference), o(d.ratio));
             (d.missed_incidents, d.incidents) = (o(d.missed_incidents), o(d.incidents));
             (d.false_opens, d.flaps) = (o(d.false_opens), o(d.flaps));
+        }
+        if let Some(c) = &mut out.selection {
+            for t in &mut c.listed {
+                t.total_cost = r(t.total_cost);
+            }
+            for v in &mut c.versus {
+                v.total_cost = r(v.total_cost);
+                (v.gap.mean, v.gap.half, v.gap.bound) = (o(v.gap.mean), o(v.gap.half), o(v.gap.bound));
+            }
         }
         for a in out.baseline.iter_mut().flat_map(|b| &mut b.alternatives) {
             a.total_cost = r(a.total_cost);
@@ -307,10 +349,7 @@ fn decision_row(x: &Inputs, cand: &Candidate, roles: Vec<String>, chosen: Option
     let rec = x.recommendation;
     let c = x.table.index_of(cand.config.id).unwrap_or(0);
     let broken = match cand.violations.first() {
-        Some(v) => {
-            let k = &rec.constraints[v.constraint];
-            Some(format!("`{}` on {} ({} = {})", k.text, rec.scenarios[v.scenario], k.metric, num(v.value)))
-        }
+        Some(v) => Some(v.text(&rec.constraints, &rec.scenarios)),
         None if !cand.complete => Some("no results on some scenario".to_string()),
         None => None,
     };
@@ -325,6 +364,7 @@ fn decision_row(x: &Inputs, cand: &Candidate, roles: Vec<String>, chosen: Option
         qualifies: cand.eligible(),
         broken,
         missed_incidents: total(x, c, "missed_incidents"),
+        missed_in: super::recommend::missed_text(&cand.missed, &rec.scenarios),
         incidents: total(x, c, "incidents"),
         false_opens: total(x, c, "false_opens"),
         flaps: total(x, c, "flaps"),
@@ -431,6 +471,59 @@ fn worst(x: &Inputs, values: &[(usize, f64)]) -> String {
     parts.join(", ")
 }
 
+/// The finding on a configuration's false opens (`opens` per scenario, `total` of them): how
+/// many and where, and a rate per week extrapolated from the scenarios that inject no incident
+/// to ride out only (their false opens come from the noise of ordinary traffic), saying so.
+fn false_opens_finding(x: &Inputs, opens: &[(usize, f64)], total: f64) -> String {
+    let head = format!("opens for nothing: {}", count(total, "false open", "false opens"));
+    let Some(facts) = x.scenarios.filter(|f| f.len() == x.table.scenarios.len()) else {
+        return format!("{head} ({})", worst(x, opens));
+    };
+    let (mut noise, mut seconds, mut quiet) = (0.0, 0.0, 0usize);
+    let mut ride_out: Vec<(usize, f64)> = Vec::new();
+    for (s, f) in facts.iter().enumerate() {
+        let here = opens.iter().find(|(k, _)| *k == s).map_or(0.0, |(_, m)| *m);
+        if f.ride_out {
+            if here > 0.0 {
+                ride_out.push((s, here));
+            }
+        } else {
+            (noise, seconds, quiet) = (noise + here, seconds + f.duration.as_secs_f64(), quiet + 1);
+        }
+    }
+    let simulated = Dur::from_micros((seconds * 1e6) as u64);
+    let basis =
+        format!("the {simulated} simulated on the {quiet} scenario(s) that inject no incident to ride out");
+    let ridden: f64 = ride_out.iter().map(|(_, m)| m).sum();
+    let ride_clause = if ridden > 0.0 {
+        let names: Vec<&str> = ride_out.iter().map(|(s, _)| x.table.scenarios[*s].as_str()).collect();
+        format!(
+            "; {} on scenarios that inject an incident to ride out ({}), not extrapolated",
+            num(ridden),
+            names.join(", ")
+        )
+    } else {
+        String::new()
+    };
+    if noise > 0.0 && seconds > 0.0 {
+        let week = Dur::from_secs(7 * 24 * 3600).as_secs_f64();
+        let per_week = super::grid::round_significant(noise * week / seconds, 2);
+        format!(
+            "{head}, about {} a week on noise alone ({}; basis: {} in {basis}{ride_clause})",
+            num(per_week),
+            worst(x, opens),
+            num(noise)
+        )
+    } else if seconds > 0.0 {
+        format!("{head}, none on noise alone ({}; none in {basis}{ride_clause})", worst(x, opens))
+    } else {
+        format!(
+            "{head} ({}{ride_clause}; no scenario without one to extrapolate a week from)",
+            worst(x, opens)
+        )
+    }
+}
+
 /// Mean over scenarios of a configuration's delay column (with misses counted when present).
 fn mean_delay(x: &Inputs, config: usize) -> Option<f64> {
     let column = ["detection_delay_with_misses_mean_s", "detection_delay_mean_s"]
@@ -469,21 +562,7 @@ fn baseline_review(x: &Inputs, b: usize) -> Result<BaselineReview, SweepError> {
     let opens = per_scenario(x, b, "false_opens");
     let opens_total: f64 = opens.iter().map(|(_, m)| m).sum();
     if opens_total > 0.0 {
-        let rate = match x.durations {
-            Some(d) if !d.is_empty() => {
-                let seconds: f64 = d.iter().map(|d| d.as_secs_f64()).sum();
-                let week = Dur::from_secs(7 * 24 * 3600).as_secs_f64();
-                let simulated = Dur::from_micros((seconds * 1e6) as u64);
-                let per_week = super::grid::round_significant(opens_total * week / seconds, 2);
-                format!(" in {simulated} simulated, about {} a week", num(per_week))
-            }
-            _ => String::new(),
-        };
-        findings.push(format!(
-            "opens on noise: {}{rate} ({})",
-            count(opens_total, "false open", "false opens"),
-            worst(x, &opens)
-        ));
+        findings.push(false_opens_finding(x, &opens, opens_total));
     }
     let flaps = per_scenario(x, b, "flaps");
     let flaps_total: f64 = flaps.iter().map(|(_, m)| m).sum();
@@ -507,14 +586,10 @@ fn baseline_review(x: &Inputs, b: usize) -> Result<BaselineReview, SweepError> {
         ));
     }
     if let Some(v) = cand.violations.first() {
-        let k = &rec.constraints[v.constraint];
         let more = cand.violations.len() - 1;
         findings.push(format!(
-            "breaks `{}` on {} ({} = {}){}",
-            k.text,
-            rec.scenarios[v.scenario],
-            k.metric,
-            num(v.value),
+            "breaks {}{}",
+            v.text(&rec.constraints, &rec.scenarios),
             if more > 0 { format!(", and {more} more constraint(s) or scenario(s)") } else { String::new() }
         ));
     }
@@ -557,20 +632,14 @@ fn baseline_review(x: &Inputs, b: usize) -> Result<BaselineReview, SweepError> {
         .map(|alt| {
             let a = x.table.index_of(alt.config.id).unwrap_or(0);
             let differences = differences(x, b, a);
-            let risks = COMPARED
-                .iter()
-                .filter(|(column, ..)| *column != "cost")
-                .filter_map(|(_, heading, _, higher)| {
-                    let d = differences.iter().find(|d| d.metric == *heading)?;
-                    let worse = d.mean.is_some_and(|m| if *higher { m < 0.0 } else { m > 0.0 });
-                    worse.then(|| format!("{}: {}", heading, d.text()))
-                })
-                .collect::<Vec<_>>();
-            let risks = if risks.is_empty() {
-                vec!["nothing measured is worse than the baseline's".to_string()]
-            } else {
-                risks
-            };
+            let mut risks: Vec<String> = super::recommend::missed_text(&alt.missed, &rec.scenarios)
+                .map(|m| format!("misses incidents on {m}"))
+                .into_iter()
+                .collect();
+            risks.extend(regressions(x.table, a, b, rec.rule.confidence).0.iter().map(|r| r.line()));
+            if risks.is_empty() {
+                risks.push("nothing is worse than the baseline's beyond noise, on any scenario".to_string());
+            }
             Alternative {
                 label: alt.label.clone(),
                 total_cost: alt.total_cost,
@@ -589,7 +658,8 @@ mod tests {
     use crate::metrics::Metric;
     use crate::sweep::constraint::Constraint;
     use crate::sweep::objective::Objective;
-    use crate::sweep::recommend::recommend;
+    use crate::sweep::recommend::{Rules, recommend};
+    use crate::sweep::selection::Settings;
     use crate::sweep::table::tests::{cfg, run};
 
     const METRICS: [&str; 5] =
@@ -646,6 +716,12 @@ mod tests {
 
     /// The review when a false open costs `false_open` (10 in [`review`]).
     fn review_weighing(baseline: Option<usize>, false_open: f64) -> Review {
+        review_with(baseline, false_open, [false, false])
+    }
+
+    /// The review when a false open costs `false_open` and the scenarios inject an incident to
+    /// ride out or not (`ride_out`).
+    fn review_with(baseline: Option<usize>, false_open: f64, ride_out: [bool; 2]) -> Review {
         let t = table();
         let objective = Objective::new([
             (Metric::FalseOpens, false_open),
@@ -655,15 +731,22 @@ mod tests {
         let bound = objective.bind(&t.metrics).unwrap();
         let summary = t.summarize(&bound).unwrap();
         let constraints = vec![Constraint::parse("missed_incidents == 0", &METRICS).unwrap()];
-        let rec = recommend(&t, &objective, &constraints, &|_, _| Ok(())).unwrap();
-        let hour = [Dur::from_secs(3600); 2];
+        // Differences below 100 cost units do not matter here: the lowest cost is separated and
+        // recommended (the selection itself is tested in `selection` and `recommend`).
+        let rule = crate::sweep::selection::Rule { indifference: 100.0, ..Default::default() };
+        let rules = Rules {
+            settings: Settings { baseline, rule, ..Settings::default() },
+            ..Rules::new(&|_, _| Ok(()))
+        };
+        let rec = recommend(&t, &objective, &constraints, &rules).unwrap();
+        let hour = ride_out.map(|ride_out| ScenarioFacts { duration: Dur::from_secs(3600), ride_out });
         Review::build(&Inputs {
             table: &t,
             summary: &summary,
             objective: &bound,
             recommendation: &rec,
             baseline,
-            durations: Some(&hour),
+            scenarios: Some(&hour),
             params: &|c| vec![(c.config.overrides[0].0.clone(), c.config.overrides[0].1.to_string())],
         })
         .unwrap()
@@ -709,7 +792,10 @@ mod tests {
         let r = review(Some(2));
         let last = r.decision.last().unwrap();
         assert_eq!((last.roles.clone(), last.qualifies), (vec!["baseline".to_string()], false));
-        assert_eq!(last.broken.as_deref(), Some("`missed_incidents == 0` on s0 (missed_incidents = 1)"));
+        assert_eq!(
+            last.broken.as_deref(),
+            Some("`missed_incidents == 0` on s0 (missed_incidents = 1 in 2 of 2 replicates)")
+        );
         let b = r.baseline.unwrap();
         assert_eq!(b.verdict, "misses incidents on s0");
         assert_eq!(b.findings[0], "misses incidents on s0 (1 of 2 incidents, mean over replicates)");
@@ -735,11 +821,12 @@ mod tests {
         let b = review(Some(0)).baseline.unwrap();
         assert_eq!(b.label, "consecutive[failure_threshold=2]");
         assert!(!b.fine);
-        assert_eq!(b.verdict, "opens on noise: 6 false opens in 2h simulated, about 500 a week");
+        assert_eq!(b.verdict, "opens for nothing: 6 false opens, about 500 a week on noise alone");
         assert_eq!(
             b.findings,
             [
-                "opens on noise: 6 false opens in 2h simulated, about 500 a week (s0 3, s1 3)",
+                "opens for nothing: 6 false opens, about 500 a week on noise alone (s0 3, s1 3; basis: 6 in the 2h \
+                 simulated on the 2 scenario(s) that inject no incident to ride out)",
                 "flaps: 1 re-open soon after closing (s0 1)",
                 "costs 1.346× the recommendation (70 against 52 for consecutive[failure_threshold=4])",
             ]
@@ -762,7 +849,7 @@ mod tests {
         assert_eq!(d("false opens").text(), "-6 ± 12.71");
         assert_eq!(
             b.alternatives[0].risks,
-            ["detection delay of caught incidents (s, mean over scenarios): +21 ± 12.71 *"]
+            ["s0: detects in 20 s vs 5 s (+15 ± 0 s)", "s1: detects in 32 s vs 5 s (+27 ± 25.41 s)"]
         );
         // The recommended configuration as the baseline is fine.
         let b = review(Some(1)).baseline.unwrap();
@@ -772,6 +859,22 @@ mod tests {
         // The runner-up (within 16% of the cost, nothing broken) works but costs more.
         let b = review(Some(3)).baseline.unwrap();
         assert_eq!(b.verdict, "works, but costs 1.154× the recommendation");
+    }
+
+    #[test]
+    fn false_opens_are_extrapolated_to_a_week_from_noise_alone_never_from_injected_incidents() {
+        let finding = |ride_out| review_with(Some(0), 10.0, ride_out).baseline.unwrap().findings[0].clone();
+        assert_eq!(
+            finding([true, false]),
+            "opens for nothing: 6 false opens, about 500 a week on noise alone (s0 3, s1 3; basis: 3 in the 1h \
+             simulated on the 1 scenario(s) that inject no incident to ride out; 3 on scenarios that inject an \
+             incident to ride out (s0), not extrapolated)"
+        );
+        assert_eq!(
+            finding([true, true]),
+            "opens for nothing: 6 false opens (s0 3, s1 3; 6 on scenarios that inject an incident to ride out (s0, \
+             s1), not extrapolated; no scenario without one to extrapolate a week from)"
+        );
     }
 
     #[test]
@@ -787,12 +890,13 @@ mod tests {
         assert!(!b.fine);
         assert_eq!(
             b.verdict,
-            "keep it: nothing swept does better, though it opens on noise: 6 false opens in 2h simulated, about 500 a week"
+            "keep it: nothing swept does better, though it opens for nothing: 6 false opens, about 500 a week on noise alone"
         );
         assert_eq!(
             b.findings,
             [
-                "opens on noise: 6 false opens in 2h simulated, about 500 a week (s0 3, s1 3)",
+                "opens for nothing: 6 false opens, about 500 a week on noise alone (s0 3, s1 3; basis: 6 in the 2h \
+                 simulated on the 2 scenario(s) that inject no incident to ride out)",
                 "flaps: 1 re-open soon after closing (s0 1)",
             ]
         );

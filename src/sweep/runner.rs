@@ -238,6 +238,29 @@ impl ConfigSource for Labelled {
     }
 }
 
+/// The configurations of one request stream: a range of positions or a list.
+enum Which<'a> {
+    Range(std::ops::Range<usize>),
+    List(&'a [usize]),
+}
+
+impl Which<'_> {
+    /// The positions, in order.
+    fn iter(&self) -> Box<dyn Iterator<Item = usize> + '_> {
+        match self {
+            Which::Range(r) => Box::new(r.clone()),
+            Which::List(l) => Box::new(l.iter().copied()),
+        }
+    }
+}
+
+/// One (scenario, replicate) request stream and the configurations run on it.
+struct Stream<'a> {
+    scenario: usize,
+    replicate: u32,
+    configs: Which<'a>,
+}
+
 /// What to run: loaded scenarios, configurations, replicates and the base seed (`None`: each
 /// scenario's own).
 pub struct Cells<'a> {
@@ -279,6 +302,51 @@ impl Cells<'_> {
         progress: &ProgressBar,
         sink: &mut (dyn FnMut(RunRow) -> crate::Result<()> + Send),
     ) -> crate::Result<()> {
+        let streams: Vec<Stream> = slices
+            .iter()
+            .map(|sl| Stream {
+                scenario: sl.scenario,
+                replicate: sl.replicate,
+                configs: Which::Range(sl.configs.clone()),
+            })
+            .collect();
+        self.run_streams(&streams, threads, columns, progress, sink)
+    }
+
+    /// Runs replicates `replicates` of the configurations `configs` (positions, increasing) on
+    /// every scenario: one stage of `replicates = "auto"`. Rows go to `sink` as
+    /// [`Cells::run_slices`] hands them on; replicate `r` is the very replicate `r` of an
+    /// exhaustive sweep (the same request streams).
+    pub fn run_stage(
+        &self,
+        configs: &[usize],
+        replicates: std::ops::Range<u32>,
+        threads: Option<usize>,
+        columns: &[String],
+        progress: &ProgressBar,
+        sink: &mut (dyn FnMut(RunRow) -> crate::Result<()> + Send),
+    ) -> crate::Result<()> {
+        let streams: Vec<Stream> = (0..self.scenarios.len())
+            .flat_map(|scenario| {
+                replicates.clone().map(move |replicate| Stream {
+                    scenario,
+                    replicate,
+                    configs: Which::List(configs),
+                })
+            })
+            .collect();
+        self.run_streams(&streams, threads, columns, progress, sink)
+    }
+
+    /// Runs the cells of `streams`, in order (see [`Cells::run_slices`]).
+    fn run_streams(
+        &self,
+        streams: &[Stream],
+        threads: Option<usize>,
+        columns: &[String],
+        progress: &ProgressBar,
+        sink: &mut (dyn FnMut(RunRow) -> crate::Result<()> + Send),
+    ) -> crate::Result<()> {
         if let Some(n) = threads.filter(|n| !(1..=MAX_THREADS).contains(n)) {
             return Err(InputError::argument(format!(
                 "--threads must be between 1 and {MAX_THREADS}, found {n}"
@@ -297,7 +365,7 @@ impl Cells<'_> {
             .build()
             .map_err(|e| crate::Error::Internal(format!("cannot start the worker threads: {e}")))?;
         pool.install(|| -> crate::Result<()> {
-            for group in slices.chunk_by(|a, b| a.scenario == b.scenario) {
+            for group in streams.chunk_by(|a, b| a.scenario == b.scenario) {
                 let scenario = &self.scenarios[group[0].scenario];
                 let seed = self.seed.unwrap_or(scenario.seed);
                 // One request stream per replicate, shared by every configuration.
@@ -307,7 +375,7 @@ impl Cells<'_> {
                     .collect::<Result<_, _>>()?;
                 // The cells (workload, configuration), listed a chunk at a time.
                 let mut cells =
-                    group.iter().enumerate().flat_map(|(w, sl)| sl.configs.clone().map(move |c| (w, c)));
+                    group.iter().enumerate().flat_map(|(w, sl)| sl.configs.iter().map(move |c| (w, c)));
                 let mut chunk: Vec<(usize, usize)> = Vec::with_capacity(CHUNK_CELLS);
                 loop {
                     chunk.clear();

@@ -324,6 +324,16 @@ pub struct Manifest {
     /// Each scenario's simulated length in microseconds, in sweep order (for the review).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub durations_us: Vec<u64>,
+    /// Per scenario, in sweep order: whether it injects an incident the breaker should ride out
+    /// (its false opens are not extrapolated to a week).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ride_out: Vec<bool>,
+    /// The selection's stated confidence (the default when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confidence: Option<f64>,
+    /// The selection's indifference zone (the default when absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub indifference: Option<f64>,
 }
 
 impl Manifest {
@@ -677,6 +687,9 @@ pub(crate) mod tests {
             ran,
             baseline: None,
             durations_us: Vec::new(),
+            ride_out: Vec::new(),
+            confidence: None,
+            indifference: None,
         };
         m.cells = m.slices("m").unwrap().iter().map(|s| s.configs.len() as u64).sum();
         m

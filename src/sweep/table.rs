@@ -127,6 +127,8 @@ pub struct ResultTable {
     /// Metric column names (without `cost`, which depends on the objective).
     pub metrics: Vec<String>,
     configs: Box<dyn ConfigSource>,
+    /// How many configurations the slots are laid out for.
+    n_configs: usize,
     /// Replicate slots per (scenario, configuration): one more than the highest replicate.
     replicates: u32,
     /// One record per slot: `1 + replicate` (0: no run), seed, then the metric values.
@@ -182,6 +184,7 @@ impl TableBuilder {
             scenarios,
             metrics,
             configs: Box::new(Vec::<ConfigInfo>::new()),
+            n_configs,
             replicates,
             runs,
             count: 0,
@@ -222,6 +225,13 @@ impl TableBuilder {
         t.runs.put(slot, &self.record).map_err(scratch_error)?;
         t.count += 1;
         Ok(())
+    }
+
+    /// The table filled so far, without its configurations (their labels come with
+    /// [`TableBuilder::finish`]): its runs, groups and columns, for a sweep that decides what to
+    /// run next from what it ran (`replicates = "auto"`).
+    pub fn table(&self) -> &ResultTable {
+        &self.table
     }
 
     /// The table of configurations `configs` (as many as announced).
@@ -348,12 +358,12 @@ impl ResultTable {
 
     /// The first record of (scenario, configuration).
     fn slot(&self, scenario: usize, config: usize) -> usize {
-        (scenario * self.configs.len() + config) * self.replicates as usize
+        (scenario * self.n_configs + config) * self.replicates as usize
     }
 
     /// How many configurations.
     pub fn n_configs(&self) -> usize {
-        self.configs.len()
+        self.n_configs
     }
 
     /// Configuration `i` (a position, in range) with its label.
@@ -416,7 +426,7 @@ impl ResultTable {
 
     /// The runs of each (scenario, configuration) that has some, in table order.
     pub fn groups(&self) -> impl Iterator<Item = Vec<RunRow>> + '_ {
-        let n = self.configs.len();
+        let n = self.n_configs;
         (0..self.scenarios.len() * n).map(move |i| self.group(i / n, i % n)).filter(|g| !g.is_empty())
     }
 
@@ -438,7 +448,7 @@ impl ResultTable {
     /// Means over replicates of every metric, and mean, sd and CI95 of the cost, per (scenario,
     /// configuration). Sequential, in table order.
     pub fn summarize(&self, objective: &BoundObjective) -> Result<Summary> {
-        let n_configs = self.configs.len();
+        let n_configs = self.n_configs;
         let width = 5 + self.metrics.len() + objective.terms().len();
         let mut cells =
             Records::new(width, self.scenarios.len() * n_configs, self.scenarios.len(), &self.scratch);

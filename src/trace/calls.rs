@@ -3,9 +3,9 @@
 //!
 //! Storage is three parallel vectors (arrival time, latency in µs as `u32`, outcome class), about
 //! 13 bytes a call, so a week at 100 calls/s fits in memory without any of the file's strings.
-//! The per-row path splits a plain line in place (or reads a reused `ByteRecord` after a quoted
-//! line), parses whole numbers without floating point and allocates nothing. Time zero is the
-//! first row's timestamp; rows must be in time order (equal timestamps are normal and kept).
+//! Rows are read into one reused `ByteRecord`; whole numbers are parsed without floating point,
+//! and nothing is allocated per row. Time zero is the first row's timestamp; rows must be in
+//! time order (equal timestamps are normal and kept).
 //!
 //! Status mapping: HTTP 1xx–3xx → ok, 429 → rate_limited, 408 → error (a timeout), other 4xx →
 //! client_error, 5xx → error; words ok/success/true → ok, error/fail/false/exception → error,
@@ -17,7 +17,7 @@
 //! dependency took at least that long; the replay client's own timeout applies on top).
 
 use super::columns::{Header, Role, Row, open};
-use super::records::{Cells, NextSplit, Records};
+use super::records::Records;
 use super::timestamp::{Resolved, TimeFormat};
 use super::{ImportReport, IntervalTrace, LatencyUnit, StatusKind, TraceError, TraceOptions, to_sim};
 use crate::outcome::{Answer, OutcomeClass};
@@ -157,8 +157,6 @@ struct Loader<'h> {
     whole_micros: Option<u64>,
     micros_per_value: f64,
     skip_bad: bool,
-    /// Fields a row is read up to (the last column needed, plus one).
-    upto: usize,
     /// `--where`: column, key as written, glob.
     filters: Vec<(usize, String, String)>,
     filtered: u64,
@@ -167,12 +165,10 @@ struct Loader<'h> {
     epoch: Option<i64>,
     prev_t: i64,
     prev_line: u64,
-    /// The previous row's time cell as written (for the unsorted-row message), copied into a
-    /// fixed buffer: no allocation per row; a row read by [`Loader::fast_row`] keeps its digits'
-    /// value and count instead (`prev_len` 0), from which the text is written back exactly.
+    /// The previous row's time cell as written, at most its first 48 bytes (for the
+    /// unsorted-row message), copied into a fixed buffer: no allocation per row.
     prev_text: [u8; 48],
     prev_len: usize,
-    prev_digits: (u64, usize),
     clipped: u64,
     trace: CallTrace,
 }
@@ -180,7 +176,7 @@ struct Loader<'h> {
 impl Loader<'_> {
     /// Reads one row: filters, parses, checks order, appends.
     #[inline]
-    fn row<C: Cells + ?Sized>(&mut self, row: &Row<'_, C>) -> Result<(), TraceError> {
+    fn row(&mut self, row: &Row<'_>) -> Result<(), TraceError> {
         self.trace.report.rows += 1;
         if !self.filters.is_empty() && self.left_out(row) {
             return Ok(());
@@ -204,10 +200,7 @@ impl Loader<'_> {
                 line: row.line,
                 value: String::from_utf8_lossy(time_cell).into_owned(),
                 previous_line: self.prev_line,
-                previous: match self.prev_len {
-                    0 => format!("{:0width$}", self.prev_digits.0, width = self.prev_digits.1),
-                    n => String::from_utf8_lossy(&self.prev_text[..n]).into_owned(),
-                },
+                previous: String::from_utf8_lossy(&self.prev_text[..self.prev_len]).into_owned(),
             });
         }
         if t != self.prev_t {
@@ -236,70 +229,6 @@ impl Loader<'_> {
         trace.class.push(class);
     }
 
-    /// Whether rows can be read by [`fast_row`](Self::fast_row): no `--where`, an epoch time
-    /// column (known from the first row), whole latency units.
-    fn fast_ready(&self) -> bool {
-        self.filters.is_empty()
-            && self.whole_micros.is_some()
-            && matches!(self.format, Some(Resolved::Epoch(_) | Resolved::EpochNs))
-            && self.upto <= 8
-    }
-
-    /// A row of plain whole numbers (every field up to the last one needed is a run of digits)
-    /// at the start of `b`, read and appended straight from the buffer; its length with the
-    /// `\n`. `None` (nothing appended) for any other row, or one out of order: the general
-    /// per-row path then reads it, with its error messages.
-    #[inline]
-    fn fast_row(&mut self, line: u64, b: &[u8]) -> Option<usize> {
-        let mut fields = [(0u64, 0usize, 0usize); 8];
-        let mut i = 0;
-        for (k, field) in fields.iter_mut().enumerate().take(self.upto) {
-            let start = i;
-            let v;
-            (v, i) = super::columns::digit_run(b, i);
-            if i == start || i - start > 19 {
-                return None;
-            }
-            *field = (v, start, i);
-            match b.get(i) {
-                Some(b',') if k + 1 < self.upto => i += 1,
-                Some(b'\n') if k + 1 == self.upto => {}
-                Some(b',') if k + 1 == self.upto => {
-                    i += memchr::memchr3(b'\n', b'"', b'\r', &b[i..]).filter(|j| b[i + j] == b'\n')?;
-                }
-                _ => return None,
-            }
-        }
-        let (t, t0, t1) = fields[self.time];
-        let t = match self.format? {
-            Resolved::Epoch(unit) if t1 - t0 <= 18 => (t as i64).checked_mul(unit)?,
-            Resolved::EpochNs => i64::try_from(t).ok()? / 1_000,
-            _ => return None,
-        };
-        let (lat, l0, l1) = fields[self.latency];
-        if l1 - l0 > 15 || t < self.prev_t {
-            return None;
-        }
-        let lat = lat.saturating_mul(self.whole_micros?);
-        let class = match self.status.map(|s| fields[s]) {
-            None => OutcomeClass::Ok,
-            // An HTTP code, as `parse_status` reads one, without looking at the bytes again.
-            Some((code, c0, c1))
-                if c1 - c0 == 3 && code >= 100 && !self.how.grpc && !self.how.envoy_flags =>
-            {
-                super::spans::http_class(code as u32)?
-            }
-            Some((_, c0, c1)) => parse_status(&b[c0..c1], self.how)?,
-        };
-        self.trace.report.rows += 1;
-        if t != self.prev_t {
-            self.prev_len = 0;
-            self.prev_digits = (fields[self.time].0, t1 - t0);
-        }
-        self.push(line, t, lat, class);
-        Some(i + 1)
-    }
-
     /// A row that cannot be read: refused, or skipped and counted under `skip_bad_rows`.
     #[cold]
     fn bad(&mut self, e: TraceError) -> Result<(), TraceError> {
@@ -312,9 +241,9 @@ impl Loader<'_> {
     }
 
     /// True (and counted) when a `--where` clause does not match the row.
-    fn left_out<C: Cells + ?Sized>(&mut self, row: &Row<'_, C>) -> bool {
+    fn left_out(&mut self, row: &Row<'_>) -> bool {
         for (col, key, glob) in &self.filters {
-            let cell = row.record.field(*col).map(<[u8]>::trim_ascii).unwrap_or_default();
+            let cell = row.record.get(*col).map(<[u8]>::trim_ascii).unwrap_or_default();
             if !super::spans::glob_match(glob.as_bytes(), cell) {
                 self.filtered += 1;
                 self.first_filtered.get_or_insert_with(|| {
@@ -332,9 +261,9 @@ impl Loader<'_> {
 
     /// Time (absolute µs), latency (whole µs, rounded) and class of a row.
     #[inline]
-    fn parse<C: Cells + ?Sized>(
+    fn parse(
         &self,
-        row: &Row<'_, C>,
+        row: &Row<'_>,
         fmt: Resolved,
         time_cell: &[u8],
     ) -> Result<(i64, u64, OutcomeClass), TraceError> {
@@ -364,26 +293,13 @@ impl Loader<'_> {
 impl CallTrace {
     /// Imports a per-call CSV from a file.
     pub fn from_path(path: &Path, opts: &TraceOptions) -> Result<CallTrace, TraceError> {
-        let input = open(path)?;
-        let size = input.get_ref().metadata().map_or(0, |m| m.len());
-        CallTrace::read(&path.display().to_string(), input, size, opts)
+        CallTrace::from_reader(&path.display().to_string(), open(path)?, opts)
     }
 
     /// Imports a per-call CSV from any reader; `file` names it in messages. `--where` clauses
     /// (`opts.filters`) name columns of the file: a row is kept when each clause's glob matches
     /// its column's cell.
     pub fn from_reader<R: Read>(file: &str, input: R, opts: &TraceOptions) -> Result<CallTrace, TraceError> {
-        CallTrace::read(file, input, 0, opts)
-    }
-
-    /// [`from_reader`](Self::from_reader) for an input of about `size_hint` bytes (0: unknown),
-    /// so the arrays are sized once.
-    fn read<R: Read>(
-        file: &str,
-        input: R,
-        size_hint: u64,
-        opts: &TraceOptions,
-    ) -> Result<CallTrace, TraceError> {
         let offset_s = opts.offset_seconds()?;
         let near = opts.near_calls.unwrap_or(16);
         if near == 0 {
@@ -451,7 +367,6 @@ impl CallTrace {
             let (key, glob) = clause;
             filters.push((header.named(key, "where")?, key.clone(), glob.clone()));
         }
-        let upto = filters.iter().map(|f| f.0).chain([time, latency]).chain(status).max().unwrap_or(0) + 1;
 
         let mut load = Loader {
             file,
@@ -465,7 +380,6 @@ impl CallTrace {
             whole_micros: (opts.latency_scale.is_none()).then(|| unit.micros() as u64),
             micros_per_value,
             skip_bad: opts.skip_bad_rows,
-            upto,
             filters,
             filtered: 0,
             first_filtered: None,
@@ -475,7 +389,6 @@ impl CallTrace {
             prev_line: 0,
             prev_text: [0; 48],
             prev_len: 0,
-            prev_digits: (0, 0),
             clipped: 0,
             trace: CallTrace {
                 times: Vec::new(),
@@ -487,25 +400,6 @@ impl CallTrace {
                 report,
             },
         };
-        let rows = reader.estimate_rows(size_hint);
-        load.trace.times.reserve(rows);
-        load.trace.latency_us.reserve(rows);
-        load.trace.class.reserve(rows);
-        // Rows of whole numbers straight from the buffer, other plain lines split in place, then
-        // (after a quoted line) the general reader.
-        let mut ends = Vec::new();
-        // Rows the fast reader declined in a row: a file of other shapes stops being offered.
-        let mut declined = 0;
-        loop {
-            if declined < 64 && load.fast_ready() {
-                let read = reader.each_plain(|line, b| load.fast_row(line, b))?;
-                declined = if read > 0 { 0 } else { declined + 1 };
-            }
-            match reader.next_split(upto, &mut ends)? {
-                NextSplit::Line(line, split) => load.row(&Row { record: &split, line, header: &header })?,
-                _ => break,
-            }
-        }
         let mut record = csv::ByteRecord::new();
         while let Some(line) = reader.next(&mut record)? {
             load.row(&Row { record: &record, line, header: &header })?;
@@ -783,10 +677,9 @@ mod tests {
     }
 
     #[test]
-    fn rows_read_straight_from_the_buffer_match_the_per_row_path() {
-        // Whole numbers (the fast reader) mixed with rows it declines: decimals, spaces, a word
-        // status, a blank line, an extra column; a `--where` matching everything forces the
-        // per-row path for comparison.
+    fn rows_of_every_shape_are_read_and_an_unsorted_one_is_named() {
+        // Whole numbers mixed with decimals, spaces, a word status, a blank line and an extra
+        // column.
         let mut csv = String::from("ts_ms,latency_ms,code\n");
         for i in 0..3_000u64 {
             let t = 1_700_000_000_000 + i * 3;
@@ -799,20 +692,21 @@ mod tests {
                 _ => csv.push_str(&format!("{t},{},{}\n", i % 40, [200, 503, 404][(i % 3) as usize])),
             }
         }
-        let fast = parse(&csv, &TraceOptions::default()).unwrap();
-        let slow_opts = TraceOptions { filters: vec!["code=*".into()], ..TraceOptions::default() };
-        let slow = parse(&csv, &slow_opts).unwrap();
-        assert_eq!(fast.len(), 2_994);
+        let t = parse(&csv, &TraceOptions::default()).unwrap();
+        assert_eq!((t.len(), t.report.rows), (2_994, 2_994));
+        // Rows 1503 to 1509 follow three blank lines.
+        assert_eq!(t.times[1_500], SimTime(1_503 * 3_000));
         assert_eq!(
-            (fast.times.clone(), fast.latency_us.clone()),
-            (slow.times.clone(), slow.latency_us.clone())
+            (t.first_answer(1_504), t.first_answer(1_505).class, t.first_answer(1_506).class),
+            (
+                Answer { latency: Dur(27_500), class: OutcomeClass::Ok, retry_after: None },
+                OutcomeClass::Error,
+                OutcomeClass::Error
+            )
         );
-        assert_eq!(fast.class, slow.class);
-        assert_eq!((fast.horizon, fast.report.rows), (slow.horizon, slow.report.rows));
-        // Out of order in the middle of fast rows: the same message, line and previous value.
+        // Out of order: the message names the line and the previous value.
         let bad = csv.replace("1700000000060,20,", "1700000000001,20,");
         let e = parse(&bad, &TraceOptions::default()).unwrap_err().to_string();
-        assert_eq!(e, parse(&bad, &slow_opts).unwrap_err().to_string());
         assert!(e.contains("line 22: column `ts_ms`: timestamp \"1700000000001\" is earlier than \"1700000000057\" on line 21"), "{e}");
         // Nanoseconds (19 digits) and a bad latency on a later line.
         let ns = "timestamp_ns,latency_us,status\n1700000000000000000,5,200\n1700000000000001999,7,500\n1700000000000002000,x,200\n";

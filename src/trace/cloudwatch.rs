@@ -6,21 +6,69 @@
 //! epoch seconds (SDK dumps). Selectors name an `Id` or a `Label`.
 
 use super::TraceError;
-use super::json::bad_value;
-use super::scan::Cursor;
+use super::json::{Number, Scalar, bad_value, documents};
 use super::series::{Locator, Series};
 use super::timestamp::parse_datetime;
+use serde::Deserialize;
+use serde::de::value::MapAccessDeserializer;
+use serde::de::{Deserializer, MapAccess, SeqAccess, Visitor};
+use serde_json::Value;
 use std::borrow::Cow;
+use std::fmt;
 
 const SHAPE: &str = r#"CloudWatch GetMetricData JSON: {"MetricDataResults":[{"Id":"m1","Label":"...","Timestamps":["2024-01-01T00:05:00+00:00",...],"Values":[1.5,...],"StatusCode":"Complete"}],"NextToken":null}"#;
 
-/// One result of one page, as read.
-struct Result_<'a> {
+/// One page.
+#[derive(Deserialize)]
+#[serde(expecting = "an object", rename_all = "PascalCase")]
+struct Page<'a> {
+    #[serde(borrow)]
+    metric_data_results: Vec<MetricData<'a>>,
+    /// A string when later pages follow.
+    #[serde(default)]
+    next_token: Option<Value>,
+}
+
+/// One document: a page, or an array of pages.
+struct Pages<'a>(Vec<Page<'a>>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Pages<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Pages<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a page (an object) or an array of pages")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Pages<'de>, A::Error> {
+                Page::deserialize(MapAccessDeserializer::new(map)).map(|p| Pages(vec![p]))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Pages<'de>, A::Error> {
+                let mut pages = Vec::new();
+                while let Some(p) = seq.next_element()? {
+                    pages.push(p);
+                }
+                Ok(Pages(pages))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// One entry of `MetricDataResults`, as read.
+#[derive(Deserialize)]
+#[serde(expecting = "an object", rename_all = "PascalCase")]
+struct MetricData<'a> {
+    #[serde(borrow)]
     id: Cow<'a, str>,
+    #[serde(default, borrow)]
     label: Cow<'a, str>,
-    times: Vec<i64>,
-    values: Vec<f64>,
-    status: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    timestamps: Vec<Scalar<'a>>,
+    #[serde(default)]
+    values: Vec<Number>,
+    #[serde(default, borrow)]
+    status_code: Option<Cow<'a, str>>,
 }
 
 /// The series being joined from the pages, by `Id`.
@@ -36,12 +84,8 @@ struct Joined {
 /// Every `Id` of the pages as one series, oldest sample first.
 pub fn parse(file: &str, text: &str) -> Result<Vec<Series>, TraceError> {
     let mut j = Joined::default();
-    Cursor::new(file, text, SHAPE).documents(|c, _| {
-        if c.peek() == Some(b'[') {
-            c.array(|c, _| page(c, file, &mut j)).map(drop)
-        } else {
-            page(c, file, &mut j)
-        }
+    documents(file, text, SHAPE, |pages: Pages, _| {
+        pages.0.into_iter().try_for_each(|p| page(p, file, &mut j))
     })?;
     let Joined { mut out, points, status, last_token, .. } = j;
     for ((s, mut p), code) in out.iter_mut().zip(points).zip(status) {
@@ -72,115 +116,51 @@ pub fn parse(file: &str, text: &str) -> Result<Vec<Series>, TraceError> {
 }
 
 /// One page: its results joined into `j` by `Id`.
-fn page(c: &mut Cursor, file: &str, j: &mut Joined) -> Result<(), TraceError> {
-    let mut token = None;
-    let mut results = false;
+fn page(p: Page, file: &str, j: &mut Joined) -> Result<(), TraceError> {
     let page_no = j.pages + 1;
-    c.object(|c, key| match key {
-        b"MetricDataResults" => {
-            results = true;
-            c.array(|c, i| {
-                let at = format!("page {page_no} MetricDataResults[{i}]");
-                let r = result(c, file, &at)?;
-                join(j, r, file, &at)
-            })
-            .map(drop)
-        }
-        b"NextToken" => {
-            token = if c.peek() == Some(b'"') {
-                Some(c.string()?.into_owned())
-            } else {
-                c.skip().map(|_| None)?
-            };
-            Ok(())
-        }
-        _ => c.skip(),
-    })?;
-    if !results {
-        return Err(c.error("a page without `MetricDataResults`"));
+    for (i, r) in p.metric_data_results.into_iter().enumerate() {
+        join(j, r, file, &format!("page {page_no} MetricDataResults[{i}]"))?;
     }
-    j.last_token = token;
+    j.last_token = p.next_token.as_ref().and_then(Value::as_str).map(str::to_string);
     j.pages += 1;
     Ok(())
 }
 
-/// One entry of `MetricDataResults`.
-fn result<'a>(c: &mut Cursor<'a>, file: &str, at: &str) -> Result<Result_<'a>, TraceError> {
-    let mut r = Result_ {
-        id: Cow::Borrowed(""),
-        label: Cow::Borrowed(""),
-        times: Vec::new(),
-        values: Vec::new(),
-        status: None,
-    };
-    let mut has_id = false;
-    c.object(|c, key| match key {
-        b"Id" => {
-            r.id = c.string()?;
-            has_id = true;
-            Ok(())
-        }
-        b"Label" => {
-            r.label = c.string()?;
-            Ok(())
-        }
-        b"StatusCode" => {
-            r.status = Some(c.string()?);
-            Ok(())
-        }
-        b"Timestamps" => c
-            .array(|c, k| {
-                let t = match c.peek() {
-                    Some(b'"') => {
-                        let raw = c.raw_string()?;
-                        parse_datetime(raw, 0).map_err(|_| String::from_utf8_lossy(raw).into_owned())
-                    }
-                    _ => {
-                        let v = c.number()?;
-                        epoch_seconds(v).ok_or_else(|| v.to_string())
-                    }
-                };
-                let us = t.map_err(|shown| {
-                    bad_value(
-                        file,
-                        &format!("{at}.Timestamps[{k}]"),
-                        &format!("{shown:?}"),
-                        "an ISO 8601 time or epoch seconds",
-                    )
-                })?;
-                r.times.push(us);
-                Ok(())
-            })
-            .map(drop),
-        b"Values" => c
-            .array(|c, _| {
-                r.values.push(c.number()?);
-                Ok(())
-            })
-            .map(drop),
-        _ => c.skip(),
-    })?;
-    if !has_id {
-        return Err(c.error(&format!("{at}: a result without `Id`")));
+/// A timestamp in microseconds: an ISO 8601 string, or epoch seconds (as the SDKs dump them),
+/// exactly for whole and millisecond values; else what to show for it.
+fn timestamp(t: &Scalar) -> Result<i64, String> {
+    if let Scalar::Text(s) = t {
+        return parse_datetime(s.as_bytes(), 0).map_err(|_| s.to_string());
     }
-    Ok(r)
-}
-
-/// Epoch seconds (as the SDKs dump them) in microseconds, exactly for whole and millisecond values.
-fn epoch_seconds(v: f64) -> Option<i64> {
+    let v = t.number().ok_or_else(|| t.show())?;
     let us = (v * 1e6).round();
-    (us.is_finite() && us.abs() < 9.0e18).then_some(us as i64)
+    (us.is_finite() && us.abs() < 9.0e18).then_some(us as i64).ok_or_else(|| v.to_string())
 }
 
 /// Adds one result's points to its `Id`'s series (created on first sight).
-fn join(j: &mut Joined, r: Result_, file: &str, at: &str) -> Result<(), TraceError> {
-    if r.times.len() != r.values.len() {
+fn join(j: &mut Joined, r: MetricData, file: &str, at: &str) -> Result<(), TraceError> {
+    let times = r
+        .timestamps
+        .iter()
+        .enumerate()
+        .map(|(k, t)| {
+            timestamp(t).map_err(|shown| {
+                bad_value(
+                    file,
+                    &format!("{at}.Timestamps[{k}]"),
+                    &format!("{shown:?}"),
+                    "an ISO 8601 time or epoch seconds",
+                )
+            })
+        })
+        .collect::<Result<Vec<i64>, _>>()?;
+    if times.len() != r.values.len() {
         return Err(TraceError::Format {
             file: file.into(),
             message: format!(
                 "{at} (Id {:?}): {} Timestamps but {} Values; they must pair up",
                 r.id,
-                r.times.len(),
+                times.len(),
                 r.values.len()
             ),
         });
@@ -201,8 +181,8 @@ fn join(j: &mut Joined, r: Result_, file: &str, at: &str) -> Result<(), TraceErr
         }
     };
     // The last page's status is the series' status (earlier pages say PartialData).
-    j.status[k] = r.status.as_deref().filter(|c| *c != "Complete").map(str::to_string);
-    j.points[k].extend(r.times.into_iter().zip(r.values));
+    j.status[k] = r.status_code.as_deref().filter(|c| *c != "Complete").map(str::to_string);
+    j.points[k].extend(times.into_iter().zip(r.values.into_iter().map(|n| n.0)));
     Ok(())
 }
 

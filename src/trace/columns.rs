@@ -2,7 +2,6 @@
 //! column by explicit name or by auto-detection of common headers (with units read from suffixes
 //! such as `(s)` or `_ms`), and allocation-free cell parsing with precise bad-value errors.
 
-use super::records::Cells;
 use super::{LatencyUnit, TraceError};
 use csv::ByteRecord;
 use std::io::Read;
@@ -270,27 +269,27 @@ pub fn csv_error(file: &str, e: &csv::Error) -> TraceError {
 }
 
 /// One row being parsed: its fields and where it is, so a bad cell can be named exactly.
-pub struct Row<'a, C: Cells + ?Sized = ByteRecord> {
-    /// The fields (a record of the general reader, or a plain line split in place).
-    pub record: &'a C,
+pub struct Row<'a> {
+    /// The fields.
+    pub record: &'a ByteRecord,
     /// Its line number in the file.
     pub line: u64,
     /// The header.
     pub header: &'a Header,
 }
 
-impl<C: Cells + ?Sized> Row<'_, C> {
+impl Row<'_> {
     /// The raw bytes of column `idx`, or an error when the row is too short.
     #[inline]
     pub fn cell(&self, idx: usize) -> Result<&[u8], TraceError> {
-        self.record.field(idx).map(trim_cell).ok_or_else(|| TraceError::BadValue {
+        self.record.get(idx).map(trim_cell).ok_or_else(|| TraceError::BadValue {
             file: self.header.file.clone(),
             line: self.line,
             column: self.header.names[idx].clone(),
             value: String::new(),
             expected: format!(
                 "a value (the row has {} fields, the header {})",
-                self.record.count(),
+                self.record.len(),
                 self.header.names.len()
             ),
         })
@@ -303,7 +302,7 @@ impl<C: Cells + ?Sized> Row<'_, C> {
             file: self.header.file.clone(),
             line: self.line,
             column: self.header.names[idx].clone(),
-            value: String::from_utf8_lossy(self.record.field(idx).unwrap_or_default().trim_ascii())
+            value: String::from_utf8_lossy(self.record.get(idx).unwrap_or_default().trim_ascii())
                 .into_owned(),
             expected: expected.to_string(),
         }
@@ -322,8 +321,7 @@ impl<C: Cells + ?Sized> Row<'_, C> {
     }
 }
 
-/// A whole number of up to 15 digits (exact as `f64` too), read without floating point: eight
-/// digits at a time where it can ([`eight_digits`]), the rest one by one.
+/// A whole number of up to 15 digits (exact as `f64` too).
 #[inline]
 pub fn parse_whole(cell: &[u8]) -> Option<u64> {
     if cell.len() > 15 {
@@ -332,88 +330,14 @@ pub fn parse_whole(cell: &[u8]) -> Option<u64> {
     parse_digits(cell)
 }
 
-/// The digits of `b` from `i` on, read as a number (wrapping past 19 digits), and where they
-/// end: a caller's own row parser checks the length it allows. Eight bytes at a time while eight
-/// are left: the run's length in a word from its first non-digit byte, its value from
-/// [`eight_digits_value`] with the bytes past the run replaced by leading zeros.
-#[inline]
-pub fn digit_run(b: &[u8], mut i: usize) -> (u64, usize) {
-    const ZEROS: u64 = 0x3030_3030_3030_3030;
-    const POW10: [u64; 8] = [1, 10, 100, 1_000, 10_000, 100_000, 1_000_000, 10_000_000];
-    let mut v = 0u64;
-    while let Some(chunk) = b.get(i..).and_then(<[u8]>::first_chunk::<8>) {
-        let w = u64::from_le_bytes(*chunk);
-        // A carry out of a byte can only come from a non-digit, and only disturbs the bytes
-        // after it, so the first non-zero byte of the flags is the run's end.
-        let other = non_digit_flags(w);
-        let len = if other == 0 { 8 } else { other.trailing_zeros() as usize / 8 };
-        if len == 0 {
-            return (v, i);
-        }
-        let digits = if len == 8 { w } else { (w << (64 - 8 * len)) | (ZEROS >> (8 * len)) };
-        let value = eight_digits_value(digits);
-        v = if len == 8 { v.wrapping_mul(100_000_000) } else { v.wrapping_mul(POW10[len]) }
-            .wrapping_add(value);
-        i += len;
-        if len < 8 {
-            return (v, i);
-        }
-    }
-    while let Some(d) = b.get(i).map(|c| c.wrapping_sub(b'0')).filter(|d| *d <= 9) {
-        v = v.wrapping_mul(10).wrapping_add(u64::from(d));
-        i += 1;
-    }
-    (v, i)
-}
-
-/// A run of 1 to 19 ASCII digits (below 10^19, so it cannot overflow), read as
-/// [`parse_whole`] reads; `None` for anything else.
+/// A run of 1 to 19 ASCII digits (below 10^19, so it cannot overflow); `None` for anything
+/// else.
 #[inline]
 pub fn parse_digits(cell: &[u8]) -> Option<u64> {
-    if cell.is_empty() || cell.len() > 19 {
+    if cell.is_empty() || cell.len() > 19 || !cell.iter().all(u8::is_ascii_digit) {
         return None;
     }
-    let (head, tail) = cell.split_at(cell.len() % 8);
-    let mut v = 0u64;
-    let mut bad = false;
-    for &b in head {
-        let d = b.wrapping_sub(b'0');
-        bad |= d > 9;
-        v = v.wrapping_mul(10).wrapping_add(u64::from(d));
-    }
-    for chunk in tail.chunks_exact(8) {
-        let chunk = chunk.first_chunk::<8>()?;
-        // Wrapping: a non-digit in `head` can leave `v` large; the result is then refused.
-        v = v.wrapping_mul(100_000_000).wrapping_add(eight_digits(u64::from_le_bytes(*chunk))?);
-    }
-    (!bad).then_some(v)
-}
-
-/// Eight ASCII digits read as one number; `None` unless all eight bytes are digits.
-#[inline]
-fn eight_digits(chunk: u64) -> Option<u64> {
-    (non_digit_flags(chunk) == 0).then(|| eight_digits_value(chunk))
-}
-
-/// Zero in each byte of `chunk` that is an ASCII digit: a byte is a digit when its high nibble
-/// is 3 and adding 6 keeps it there.
-#[inline]
-pub(crate) fn non_digit_flags(chunk: u64) -> u64 {
-    let high = (chunk & 0xF0F0_F0F0_F0F0_F0F0)
-        | ((chunk.wrapping_add(0x0606_0606_0606_0606) & 0xF0F0_F0F0_F0F0_F0F0) >> 4);
-    high ^ 0x3333_3333_3333_3333
-}
-
-/// Eight bytes already known to be ASCII digits, read as one number with three multiplications
-/// (the "SWAR" method of simdjson and fast_float).
-#[inline]
-pub(crate) fn eight_digits_value(chunk: u64) -> u64 {
-    let v = chunk - 0x3030_3030_3030_3030;
-    let v = v * 10 + (v >> 8);
-    const MASK: u64 = 0x0000_00FF_0000_00FF;
-    const MUL1: u64 = 100 + (1_000_000 << 32);
-    const MUL2: u64 = 1 + (10_000 << 32);
-    ((v & MASK).wrapping_mul(MUL1).wrapping_add(((v >> 16) & MASK).wrapping_mul(MUL2))) >> 32
+    Some(cell.iter().fold(0, |v, b| v * 10 + u64::from(b - b'0')))
 }
 
 /// A finite decimal number, without allocating.
@@ -422,8 +346,7 @@ pub fn parse_f64(cell: &[u8]) -> Option<f64> {
     if let Some(v) = parse_whole(cell) {
         return Some(v as f64);
     }
-    // Short decimals exactly without the standard parser (which reads the rest).
-    let v = super::scan::parse_number(cell.trim_ascii())?;
+    let v: f64 = std::str::from_utf8(cell.trim_ascii()).ok()?.parse().ok()?;
     v.is_finite().then_some(v)
 }
 
@@ -443,27 +366,6 @@ pub fn parse_flag(cell: &[u8]) -> Option<bool> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn digit_runs_eight_at_a_time_agree_with_one_at_a_time() {
-        let mut state = 5u64;
-        for _ in 0..20_000 {
-            state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
-            let len = (state >> 59) as usize;
-            let text: Vec<u8> = (0..len)
-                .map(|k| b"0123456789,.\n\xff\xfa9"[((state >> (k % 50)) as usize + k * 7) % 16])
-                .collect();
-            let start = (state >> 40) as usize % (len + 1);
-            let (mut v, mut i) = (0u64, start);
-            while let Some(d) = text.get(i).filter(|c| c.is_ascii_digit()) {
-                v = v.wrapping_mul(10).wrapping_add(u64::from(d - b'0'));
-                i += 1;
-            }
-            assert_eq!(digit_run(&text, start), (v, i), "{:?} from {start}", String::from_utf8_lossy(&text));
-        }
-        assert_eq!(digit_run(b"1700000000123,245,200\n", 0), (1_700_000_000_123, 13));
-        assert_eq!(digit_run(b"1700000000000000000,5", 0), (1_700_000_000_000_000_000, 19));
-    }
 
     #[test]
     fn headers_split_into_base_unit_and_percent() {
@@ -493,37 +395,16 @@ mod tests {
     }
 
     #[test]
-    fn whole_numbers_eight_digits_at_a_time() {
-        fn slow(cell: &[u8]) -> Option<u64> {
-            (!cell.is_empty() && cell.len() <= 15 && cell.iter().all(u8::is_ascii_digit))
-                .then(|| cell.iter().fold(0u64, |v, b| v * 10 + u64::from(b - b'0')))
-        }
-        let mut state = 3u64;
-        let alphabet = b"0123456789/:. -a";
-        for _ in 0..20_000 {
-            state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
-            let len = (state >> 59) as usize % 17;
-            let cell: Vec<u8> = (0..len)
-                .map(|i| {
-                    let r = (state >> (i * 3 % 50)) as usize;
-                    // Mostly digits, sometimes a neighbour of '0' or '9' in ASCII, or another byte.
-                    if r.is_multiple_of(7) { alphabet[r / 7 % alphabet.len()] } else { b'0' + (r % 10) as u8 }
-                })
-                .collect();
-            assert_eq!(parse_whole(&cell), slow(&cell), "{:?}", String::from_utf8_lossy(&cell));
-        }
+    fn whole_numbers_are_runs_of_digits() {
         assert_eq!(parse_whole(b"1700000000123"), Some(1_700_000_000_123));
-        assert_eq!(parse_whole(b"99999999"), Some(99_999_999));
         assert_eq!(parse_whole(b"999999999999999"), Some(999_999_999_999_999));
-        assert_eq!(parse_whole(b"1234567/"), None);
-        assert_eq!(parse_whole(b"12345678:"), None);
-    }
-
-    #[test]
-    fn nineteen_bytes_with_bad_leading_bytes_are_refused_without_overflow() {
-        // Three non-digits ahead of two runs of eight: the garbage prefix must not overflow.
+        assert_eq!(parse_whole(b"1000000000000000"), None);
+        for cell in [&b""[..], b"1234567/", b"12345678:", b" 1", b"-1", b"1.0"] {
+            assert_eq!(parse_whole(cell), None, "{}", String::from_utf8_lossy(cell));
+        }
         assert_eq!(parse_digits(b"\xff\xff\xff1234567812345678"), None);
         assert_eq!(parse_digits(b"9999999999999999999"), Some(9_999_999_999_999_999_999));
+        assert_eq!(parse_digits(b"99999999999999999999"), None);
         assert_eq!(parse_digits(b"123"), Some(123));
     }
 
@@ -535,5 +416,12 @@ mod tests {
         assert_eq!(parse_f64(b" 1.5 "), Some(1.5));
         assert_eq!(parse_f64(b"NaN"), None);
         assert_eq!(parse_f64(b""), None);
+        assert_eq!(parse_f64(b"inf"), None);
+        assert_eq!(parse_f64(b"1e400"), None);
+        assert_eq!(
+            (parse_f64(b"1e3"), parse_f64(b".5"), parse_f64(b"-0.25")),
+            (Some(1e3), Some(0.5), Some(-0.25))
+        );
+        assert_eq!(parse_f64(b"0.1").map(f64::to_bits), Some(0.1f64.to_bits()));
     }
 }

@@ -4,46 +4,92 @@
 //! skipped by the merge). Selectors name a `metric` or a `scope` (or match `display_name`,
 //! `expression`). The latency unit comes from the series' `unit` when Datadog gives one.
 
-use super::json::bad_value;
-use super::scan::Cursor;
+use super::json::{Number, bad_value, documents};
 use super::series::{Locator, Series};
 use super::{LatencyUnit, TraceError};
+use serde::Deserialize;
+use serde::de::{self, Deserializer, IgnoredAny, SeqAccess, Visitor};
+use serde_json::Value;
 use std::borrow::Cow;
+use std::fmt;
 
 const SHAPE: &str = r#"Datadog v1 query JSON: {"status":"ok","series":[{"metric":"...","scope":"...","pointlist":[[1700000000000.0,0.25],...],"interval":60}]}"#;
+
+/// One response.
+#[derive(Deserialize)]
+#[serde(expecting = "an object")]
+struct Response<'a> {
+    #[serde(default, borrow)]
+    status: Option<Cow<'a, str>>,
+    /// A message when it is a string (`errors` may also be a list).
+    #[serde(default)]
+    error: Option<Value>,
+    #[serde(default)]
+    errors: Option<Value>,
+    #[serde(default, borrow)]
+    series: Vec<DatadogSeries<'a>>,
+}
+
+/// One entry of `series`.
+#[derive(Deserialize)]
+#[serde(expecting = "an object")]
+struct DatadogSeries<'a> {
+    #[serde(borrow)]
+    metric: Cow<'a, str>,
+    #[serde(default, borrow)]
+    scope: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    display_name: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    expression: Option<Cow<'a, str>>,
+    #[serde(default)]
+    pointlist: Vec<Point>,
+    /// `[{"name":"second",...},null]`, or null.
+    #[serde(default)]
+    unit: Option<Value>,
+}
+
+/// One `[epoch_ms, value or null]`.
+struct Point {
+    ms: f64,
+    value: Option<f64>,
+}
+
+impl<'de> Deserialize<'de> for Point {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Point;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a point [epoch_ms, value]")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Point, A::Error> {
+                let shape = || de::Error::custom("a point is [epoch_ms, value]");
+                let Number(ms) = seq.next_element()?.ok_or_else(shape)?;
+                let value: Option<Number> = seq.next_element()?.ok_or_else(shape)?;
+                if seq.next_element::<IgnoredAny>()?.is_some() {
+                    return Err(shape());
+                }
+                Ok(Point { ms, value: value.map(|n| n.0) })
+            }
+        }
+        d.deserialize_seq(V)
+    }
+}
 
 /// Every series of the response (several responses may be concatenated).
 pub fn parse(file: &str, text: &str) -> Result<Vec<Series>, TraceError> {
     let mut out = Vec::new();
-    Cursor::new(file, text, SHAPE).documents(|c, _| {
-        let (mut status, mut error) = (None, None);
-        let first = out.len();
-        c.object(|c, key| match key {
-            b"status" => {
-                status = Some(c.string()?);
-                Ok(())
-            }
-            b"error" | b"errors" if c.peek() == Some(b'"') => {
-                error = Some(c.string()?);
-                Ok(())
-            }
-            b"series" => c
-                .array(|c, i| {
-                    out.push(series(c, file, format!("series[{i}].pointlist"))?);
-                    Ok(())
-                })
-                .map(drop),
-            _ => c.skip(),
-        })?;
-        if status.as_deref() == Some("error") || error.is_some() {
-            out.truncate(first);
+    documents(file, text, SHAPE, |r: Response, _| {
+        let error = [&r.error, &r.errors].into_iter().flatten().find_map(Value::as_str);
+        if r.status.as_deref() == Some("error") || error.is_some() {
             return Err(TraceError::Format {
                 file: file.into(),
-                message: format!(
-                    "Datadog answered with an error: {}",
-                    error.as_deref().unwrap_or("(no message)")
-                ),
+                message: format!("Datadog answered with an error: {}", error.unwrap_or("(no message)")),
             });
+        }
+        for (i, s) in r.series.into_iter().enumerate() {
+            out.push(series(s, file, format!("series[{i}].pointlist"))?);
         }
         Ok(())
     })?;
@@ -51,107 +97,46 @@ pub fn parse(file: &str, text: &str) -> Result<Vec<Series>, TraceError> {
 }
 
 /// One entry of `series`: its names, unit and points.
-fn series(c: &mut Cursor, file: &str, path: String) -> Result<Series, TraceError> {
-    let mut names: [Cow<str>; 4] = Default::default(); // metric, scope, display_name, expression
-    let mut unit = None;
+fn series(d: DatadogSeries, file: &str, path: String) -> Result<Series, TraceError> {
     let mut s = Series::default();
-    let mut metric_seen = false;
-    c.object(|c, key| {
-        let slot = match key {
-            b"metric" => 0,
-            b"scope" => 1,
-            b"display_name" => 2,
-            b"expression" => 3,
-            b"pointlist" => return points(c, file, &path, &mut s),
-            b"unit" => {
-                unit = unit_of(c)?;
-                return Ok(());
-            }
-            _ => return c.skip(),
-        };
-        if c.peek() == Some(b'n') {
-            return c.skip(); // null
+    for (j, p) in d.pointlist.iter().enumerate() {
+        let us = (p.ms * 1e3).round();
+        if !(us.is_finite() && us.abs() < 9.0e18) || s.times.last().is_some_and(|l| us as i64 <= *l) {
+            return Err(bad_value(
+                file,
+                &format!("{path}[{j}][0]"),
+                &p.ms.to_string(),
+                "epoch milliseconds later than the point before",
+            ));
         }
-        metric_seen |= slot == 0;
-        names[slot] = c.string()?;
-        Ok(())
-    })?;
-    if !metric_seen {
-        return Err(c.error(&format!("{path}: a series without `metric`")));
+        s.times.push(us as i64);
+        if p.value.is_none() {
+            s.bad_text.insert(j, "null".into());
+        }
+        s.values.push(p.value.unwrap_or(f64::NAN));
     }
-    let [metric, scope, display_name, expression] = names;
+    let name = |n: Option<Cow<str>>| n.map(Cow::into_owned).unwrap_or_default();
+    let (metric, scope) = (d.metric.into_owned(), name(d.scope));
     s.name = format!("{metric} ({scope})");
-    s.unit = unit.or_else(|| super::columns::split_header(&metric).unit);
+    s.unit = unit_of(d.unit.as_ref()).or_else(|| super::columns::split_header(&metric).unit);
     s.labels = vec![
-        ("metric".into(), metric.into_owned()),
-        ("scope".into(), scope.into_owned()),
-        ("display_name".into(), display_name.into_owned()),
-        ("expression".into(), expression.into_owned()),
+        ("metric".into(), metric),
+        ("scope".into(), scope),
+        ("display_name".into(), name(d.display_name)),
+        ("expression".into(), name(d.expression)),
     ];
     s.locate = Locator::Json(path);
     Ok(s)
 }
 
-/// `"unit":[{"name":"second",...},null]` (or null): the first unit's latency unit, if it is one.
-fn unit_of(c: &mut Cursor) -> Result<Option<LatencyUnit>, TraceError> {
-    if c.peek() != Some(b'[') {
-        return c.skip().map(|_| None);
+/// The latency unit of `"unit":[{"name":"second",...},null]`'s first entry, if it is one.
+fn unit_of(unit: Option<&Value>) -> Option<LatencyUnit> {
+    match unit?.get(0)?.get("name")?.as_str()? {
+        "second" => Some(LatencyUnit::S),
+        "millisecond" => Some(LatencyUnit::Ms),
+        "microsecond" => Some(LatencyUnit::Us),
+        _ => None,
     }
-    let mut unit = None;
-    c.array(|c, k| {
-        if k > 0 || c.peek() != Some(b'{') {
-            return c.skip();
-        }
-        c.object(|c, key| match key {
-            b"name" if c.peek() == Some(b'"') => {
-                unit = match &*c.string()? {
-                    "second" => Some(LatencyUnit::S),
-                    "millisecond" => Some(LatencyUnit::Ms),
-                    "microsecond" => Some(LatencyUnit::Us),
-                    _ => None,
-                };
-                Ok(())
-            }
-            _ => c.skip(),
-        })
-    })?;
-    Ok(unit)
-}
-
-/// `[[epoch_ms, value or null],...]`; a null is a bad sample (refused or skipped by the merge).
-fn points(c: &mut Cursor, file: &str, path: &str, s: &mut Series) -> Result<(), TraceError> {
-    c.array(|c, j| {
-        c.array(|c, k| match k {
-            0 => {
-                let t = c.number()?;
-                let us = (t * 1e3).round();
-                if !(us.is_finite() && us.abs() < 9.0e18) || s.times.last().is_some_and(|l| us as i64 <= *l) {
-                    return Err(bad_value(
-                        file,
-                        &format!("{path}[{j}][0]"),
-                        &t.to_string(),
-                        "epoch milliseconds later than the point before",
-                    ));
-                }
-                s.times.push(us as i64);
-                Ok(())
-            }
-            1 => {
-                let v = c.number_or_null()?;
-                if v.is_none() {
-                    s.bad_text.insert(j, "null".into());
-                }
-                s.values.push(v.unwrap_or(f64::NAN));
-                Ok(())
-            }
-            _ => Err(c.error("a point is [epoch_ms, value]")),
-        })?;
-        if s.values.len() != j + 1 || s.times.len() != j + 1 {
-            return Err(c.error("a point is [epoch_ms, value]"));
-        }
-        Ok(())
-    })
-    .map(drop)
 }
 
 #[cfg(test)]

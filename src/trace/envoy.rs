@@ -14,7 +14,6 @@
 
 use super::TraceError;
 use super::records::LineReader;
-use super::scan::parse_integer;
 use super::spans::{Collector, Span, http_class};
 use super::timestamp::DateCache;
 use crate::Result;
@@ -83,6 +82,11 @@ impl<'a> Iterator for Tokens<'a> {
     }
 }
 
+/// A whole decimal number (optional sign).
+fn integer(b: &[u8]) -> Option<i64> {
+    std::str::from_utf8(b).ok()?.parse().ok()
+}
+
 fn show(b: &[u8]) -> String {
     format!("{:?}", String::from_utf8_lossy(b))
 }
@@ -99,14 +103,14 @@ fn parse_line<'a>(line: &'a [u8], tail: bool, dates: &mut DateCache) -> Result<L
     let mut parts = request.split(|b| *b == b' ');
     let (method, path) = (parts.next().unwrap_or(b"-"), parts.next().unwrap_or(b"-"));
     let code = t.next().ok_or_else(|| bad("no RESPONSE_CODE"))?;
-    let code = parse_integer(code)
+    let code = integer(code)
         .and_then(|c| u32::try_from(c).ok())
         .ok_or_else(|| bad(&format!("RESPONSE_CODE {} is not a number", show(code))))?;
     let flags = t.next().ok_or_else(|| bad("no RESPONSE_FLAGS"))?;
     let _rx = t.next().ok_or_else(|| bad("no BYTES_RECEIVED"))?;
     let _tx = t.next().ok_or_else(|| bad("no BYTES_SENT"))?;
     let duration = t.next().ok_or_else(|| bad("no DURATION"))?;
-    let duration_ms = parse_integer(duration)
+    let duration_ms = integer(duration)
         .and_then(|d| u64::try_from(d).ok())
         .ok_or_else(|| bad(&format!("DURATION {} is not whole milliseconds", show(duration))))?;
     // After DURATION: UPSTREAM_SERVICE_TIME, XFF, USER-AGENT, REQUEST-ID, AUTHORITY, UPSTREAM_HOST.

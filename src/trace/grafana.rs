@@ -5,7 +5,7 @@
 //! be in time order.
 
 use super::columns::{Header, Row, parse_f64};
-use super::records::{Cells, NextSplit, Records};
+use super::records::Records;
 use super::series::{Locator, Series};
 use super::timestamp::{Resolved, TimeFormat};
 use super::{TraceError, TraceOptions};
@@ -49,10 +49,6 @@ pub fn read<R: Read>(file: &str, input: R, opts: &TraceOptions) -> Result<Vec<Se
         rows: 0,
         out,
     };
-    let mut ends = Vec::new();
-    while let NextSplit::Line(line, split) = reader.next_split(header.names.len(), &mut ends)? {
-        columns.row(&Row { record: &split, line, header: &header })?;
-    }
     let mut record = csv::ByteRecord::new();
     while let Some(line) = reader.next(&mut record)? {
         columns.row(&Row { record: &record, line, header: &header })?;
@@ -79,15 +75,15 @@ struct Columns<'h> {
 
 impl Columns<'_> {
     /// Appends one row's samples (an empty cell is no sample).
-    fn row<C: Cells + ?Sized>(&mut self, row: &Row<'_, C>) -> Result<(), TraceError> {
+    fn row(&mut self, row: &Row<'_>) -> Result<(), TraceError> {
         self.rows += 1;
         let (line, time, header) = (row.line, self.time, self.header);
-        if row.record.count() < header.names.len() {
+        if row.record.len() < header.names.len() {
             return Err(TraceError::Format {
                 file: self.file.into(),
                 message: format!(
                     "line {line}: {} fields, the header has {} (a row cut short: truncated file?)",
-                    row.record.count(),
+                    row.record.len(),
                     header.names.len()
                 ),
             });
@@ -117,7 +113,7 @@ impl Columns<'_> {
             }
             let s = &mut self.out[k];
             k += 1;
-            let cell = row.record.field(i).unwrap_or_default().trim_ascii();
+            let cell = row.record.get(i).unwrap_or_default().trim_ascii();
             if cell.is_empty() {
                 continue;
             }

@@ -7,21 +7,60 @@
 //! path), `url`, `method`, `status`.
 
 use super::TraceError;
-use super::json::bad_value;
-use super::scan::Cursor;
+use super::json::{Number, bad_value, documents};
 use super::spans::{Collector, Span, http_class};
-use super::timestamp::DateCache;
+use super::timestamp::parse_datetime;
+use serde::Deserialize;
 use std::borrow::Cow;
 
 const SHAPE: &str = r#"HAR 1.2: {"log":{"version":"1.2","entries":[{"startedDateTime":"2024-01-01T10:00:00.000Z","time":12.5,"request":{"method":"GET","url":"..."},"response":{"status":200}}]}}"#;
 
+/// The archive.
+#[derive(Deserialize)]
+#[serde(expecting = "an object")]
+struct Har<'a> {
+    #[serde(borrow)]
+    log: Log<'a>,
+}
+
+/// Its `log`.
+#[derive(Deserialize)]
+#[serde(expecting = "an object")]
+struct Log<'a> {
+    #[serde(borrow)]
+    entries: Vec<Entry<'a>>,
+}
+
 /// One entry's fields, as read.
+#[derive(Deserialize)]
+#[serde(expecting = "an object", rename_all = "camelCase")]
 struct Entry<'a> {
-    started: &'a [u8],
-    time: Option<f64>,
+    #[serde(borrow)]
+    started_date_time: Cow<'a, str>,
+    #[serde(default)]
+    time: Option<Number>,
+    #[serde(default, borrow)]
+    request: Request<'a>,
+    #[serde(default)]
+    response: Response,
+}
+
+/// An entry's `request`.
+#[derive(Default, Deserialize)]
+#[serde(expecting = "an object")]
+struct Request<'a> {
+    #[serde(default, borrow)]
     method: Cow<'a, str>,
+    #[serde(default, borrow)]
     url: Cow<'a, str>,
-    status: Option<f64>,
+}
+
+/// An entry's `response`.
+#[derive(Default, Deserialize)]
+#[serde(expecting = "an object")]
+struct Response {
+    #[serde(default)]
+    status: Option<Number>,
 }
 
 /// `(host, path)` of a URL (`https://api.example.com:443/v1/x?y` → `api.example.com:443`, `/v1/x`).
@@ -33,69 +72,38 @@ fn host_path(url: &str) -> (&str, &str) {
 
 /// Reads every entry into `out`.
 pub fn read(file: &str, text: &str, out: &mut Collector) -> Result<(), TraceError> {
-    let mut dates = DateCache::default();
-    Cursor::new(file, text, SHAPE)
-        .documents(|c, _| {
-            c.member("log", |c| {
-                c.member("entries", |c| c.array(|c, i| entry(c, file, i, &mut dates, out)).map(drop))
-            })
-        })
-        .map(drop)
+    documents(file, text, SHAPE, |h: Har, _| {
+        h.log.entries.iter().enumerate().try_for_each(|(i, e)| entry(e, file, i, out))
+    })
+    .map(drop)
 }
 
 /// One entry of `log.entries`, offered to `out`.
-fn entry(
-    c: &mut Cursor,
-    file: &str,
-    i: usize,
-    dates: &mut DateCache,
-    out: &mut Collector,
-) -> Result<(), TraceError> {
-    let mut e =
-        Entry { started: b"", time: None, method: Cow::Borrowed(""), url: Cow::Borrowed(""), status: None };
-    let mut has_start = false;
-    c.fields(&[b"startedDateTime", b"time", b"request", b"response"], |c, field| match field {
-        0 => c.raw_string().map(|v| {
-            e.started = v;
-            has_start = true;
-        }),
-        1 => c.number_or_null().map(|v| e.time = v),
-        2 => c.fields(&[b"method", b"url"], |c, field| {
-            let v = c.string()?;
-            if field == 0 {
-                e.method = v;
-            } else {
-                e.url = v;
-            }
-            Ok(())
-        }),
-        _ => c.fields(&[b"status"], |c, _| c.number_or_null().map(|v| e.status = v)),
-    })?;
-    if !has_start {
-        return Err(c.error(&format!("log.entries[{i}]: an entry without `startedDateTime`")));
-    }
+fn entry(e: &Entry, file: &str, i: usize, out: &mut Collector) -> Result<(), TraceError> {
     let at = || format!("log.entries[{i}]");
-    let start = match dates.parse(e.started, 0) {
+    let start = match parse_datetime(e.started_date_time.as_bytes(), 0) {
         Ok(t) => t,
         Err(why) => {
             return out.bad(bad_value(
                 file,
                 &format!("{}.startedDateTime", at()),
-                &format!("{:?}", String::from_utf8_lossy(e.started)),
+                &format!("{:?}", e.started_date_time),
                 why,
             ));
         }
     };
-    let time = match e.time.filter(|t| t.is_finite() && *t >= 0.0) {
+    let time = e.time.map(|n| n.0);
+    let time = match time.filter(|t| t.is_finite() && *t >= 0.0) {
         Some(t) => t,
         None => {
-            let found = e.time.map_or("null (or nothing)".to_string(), |t| t.to_string());
+            let found = time.map_or("null (or nothing)".to_string(), |t| t.to_string());
             return out.bad(bad_value(file, &format!("{}.time", at()), &found, "milliseconds, 0 or more"));
         }
     };
-    let status = e.status.filter(|s| s.fract() == 0.0 && (0.0..1000.0).contains(s)).map(|s| s as u32);
-    let Some(class) = status.and_then(http_class) else {
-        let found = e.status.map_or("null (or nothing)".to_string(), |s| s.to_string());
+    let status = e.response.status.map(|n| n.0);
+    let code = status.filter(|s| s.fract() == 0.0 && (0.0..1000.0).contains(s)).map(|s| s as u32);
+    let Some(class) = code.and_then(http_class) else {
+        let found = status.map_or("null (or nothing)".to_string(), |s| s.to_string());
         return out.bad(bad_value(
             file,
             &format!("{}.response.status", at()),
@@ -104,12 +112,13 @@ fn entry(
         ));
     };
     let span = Span { t_us: start, latency_us: time * 1_000.0, class: Some(class) };
-    let code = status.unwrap_or_default();
+    let code = code.unwrap_or_default();
+    let url = &*e.request.url;
     out.offer(span, at, |key| match key {
-        "service" | "host" => Some(Cow::Borrowed(host_path(&e.url).0)),
-        "operation" | "path" => Some(Cow::Borrowed(host_path(&e.url).1)),
-        "url" => Some(Cow::Borrowed(&*e.url)),
-        "method" => Some(Cow::Borrowed(&*e.method)),
+        "service" | "host" => Some(Cow::Borrowed(host_path(url).0)),
+        "operation" | "path" => Some(Cow::Borrowed(host_path(url).1)),
+        "url" => Some(Cow::Borrowed(url)),
+        "method" => Some(Cow::Borrowed(&*e.request.method)),
         "status" => Some(Cow::Owned(code.to_string())),
         _ => None,
     });

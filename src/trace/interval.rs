@@ -7,9 +7,7 @@
 //! Time zero is the first row's timestamp.
 
 use super::columns::{Header, Role, Row, open};
-use super::interval_fast::FastRows;
 use super::quantile::{Fit, FitCache, QUANTILE_NAMES, open_unit, probit};
-use super::records::Cells;
 use super::records::Records;
 use super::timestamp::Resolved;
 use super::{DuplicatePolicy, GapPolicy, ImportReport, LatencyUnit, TraceError, TraceOptions, to_sim};
@@ -126,22 +124,8 @@ struct Columns {
     count: Option<usize>,
     errors: ErrorCol,
     pct: [Option<(usize, f64)>; 4],
-    /// Every percentile logged, in four columns side by side in their order: the first one's
-    /// column and each one's µs per unit (read as one run).
-    pct_run: Option<(usize, [f64; 4])>,
     /// A volume-only trace (counts, no percentiles): the dependency's behaviour from options.
     behaviour: Option<super::Behaviour>,
-}
-
-impl Columns {
-    /// The columns read as numbers.
-    fn numbers(&self) -> impl Iterator<Item = usize> + '_ {
-        let errors = match self.errors {
-            ErrorCol::None => None,
-            ErrorCol::Count(i) | ErrorCol::Rate(i, _) | ErrorCol::Success(i, _) => Some(i),
-        };
-        self.count.into_iter().chain(errors).chain(self.pct.iter().flatten().map(|(i, _)| *i))
-    }
 }
 
 fn resolve(header: &Header, opts: &TraceOptions, report: &mut ImportReport) -> Result<Columns, TraceError> {
@@ -270,77 +254,13 @@ fn resolve(header: &Header, opts: &TraceOptions, report: &mut ImportReport) -> R
     if let Some(c) = count {
         report.columns.insert(1, ("count".into(), header.names[c].clone()));
     }
-    let pct_run = match out {
-        [Some((first, a)), Some((second, b)), Some((third, c)), Some((fourth, d))]
-            if [second, third, fourth] == [first + 1, first + 2, first + 3] =>
-        {
-            Some((first, [a, b, c, d]))
-        }
-        _ => None,
-    };
-    Ok(Columns { time, count, errors, pct: out, pct_run, behaviour })
-}
-
-/// Where a row's numbers come from: a row of the general reader, whose errors name the cell, or
-/// a row read straight from the buffer ([`FastRow`]), whose only error leaves the row to the
-/// general reader. One set of checks serves both.
-trait Numbers {
-    type Error;
-    /// Column `i` as a finite number.
-    fn number(&self, i: usize) -> Result<f64, Self::Error>;
-    /// Column `i` as a finite number that is at least zero.
-    fn non_negative(&self, i: usize) -> Result<f64, Self::Error>;
-    /// A bad-value error for column `i`.
-    fn bad(&self, i: usize, expected: &str) -> Self::Error;
-    /// Columns `first..first + 4` as [`non_negative`](Self::non_negative) reads them, each
-    /// times its `scale` (the first bad one, in column order, is the error).
-    fn non_negative_run(&self, first: usize, scale: [f64; 4]) -> Result<[f64; 4], Self::Error> {
-        let mut run = [0.0; 4];
-        for (k, v) in run.iter_mut().enumerate() {
-            *v = self.non_negative(first + k)? * scale[k];
-        }
-        Ok(run)
-    }
-}
-
-impl<C: Cells + ?Sized> Numbers for Row<'_, C> {
-    type Error = TraceError;
-    fn number(&self, i: usize) -> Result<f64, TraceError> {
-        Row::number(self, i)
-    }
-    fn non_negative(&self, i: usize) -> Result<f64, TraceError> {
-        Row::non_negative(self, i)
-    }
-    fn bad(&self, i: usize, expected: &str) -> TraceError {
-        Row::bad(self, i, expected)
-    }
-}
-
-/// The numbers of the last row [`FastRows`] read; it reads only unsigned numbers, so every
-/// value is finite and at least zero.
-impl Numbers for FastRows {
-    type Error = ();
-    #[inline]
-    fn number(&self, i: usize) -> Result<f64, ()> {
-        Ok(self.value(i))
-    }
-    #[inline]
-    fn non_negative(&self, i: usize) -> Result<f64, ()> {
-        Ok(self.value(i))
-    }
-    #[inline]
-    fn bad(&self, _: usize, _: &str) {}
-    #[inline]
-    fn non_negative_run(&self, first: usize, scale: [f64; 4]) -> Result<[f64; 4], ()> {
-        let run = self.run(first);
-        Ok([run[0] * scale[0], run[1] * scale[1], run[2] * scale[2], run[3] * scale[3]])
-    }
+    Ok(Columns { time, count, errors, pct: out, behaviour })
 }
 
 /// Column `i` as a fraction written out of `scale` (1, or 100 for a percentage); `what` says
 /// what was expected for each scale.
 #[inline]
-fn fraction<N: Numbers>(row: &N, i: usize, scale: f64, what: [&str; 2]) -> Result<f64, N::Error> {
+fn fraction(row: &Row, i: usize, scale: f64, what: [&str; 2]) -> Result<f64, TraceError> {
     let v = row.number(i)?;
     if !(0.0..=scale).contains(&v) {
         return Err(row.bad(i, what[usize::from(scale != 1.0)]));
@@ -348,14 +268,9 @@ fn fraction<N: Numbers>(row: &N, i: usize, scale: f64, what: [&str; 2]) -> Resul
     Ok(v / scale)
 }
 
+/// A row's time, count, error rate and logged percentiles, checked.
 fn parse_row(row: &Row, cols: &Columns, format: Resolved, offset_s: i64) -> Result<Raw, TraceError> {
     let t = format.parse(row.cell(cols.time)?, offset_s).map_err(|e| row.bad(cols.time, e))?;
-    values(row, cols, t, row.line)
-}
-
-/// A row's values after its time `t`: count, error rate and logged percentiles, checked.
-#[inline]
-fn values<N: Numbers>(row: &N, cols: &Columns, t: i64, line: u64) -> Result<Raw, N::Error> {
     // The count, and the same as a number (exact: whole and at most 1e15).
     let (count, n) = match cols.count {
         None => (None, 0.0),
@@ -392,13 +307,9 @@ fn values<N: Numbers>(row: &N, cols: &Columns, t: i64, line: u64) -> Result<Raw,
         }
     };
     let mut logged = [f64::NAN; 4];
-    if let Some((first, micros)) = cols.pct_run {
-        logged = row.non_negative_run(first, micros)?;
-    } else {
-        for (k, col) in cols.pct.iter().enumerate() {
-            if let Some((i, micros)) = col {
-                logged[k] = row.non_negative(*i)? * micros;
-            }
+    for (k, col) in cols.pct.iter().enumerate() {
+        if let Some((i, micros)) = col {
+            logged[k] = row.non_negative(*i)? * micros;
         }
     }
     let mut error_rate = error_rate;
@@ -409,45 +320,7 @@ fn values<N: Numbers>(row: &N, cols: &Columns, t: i64, line: u64) -> Result<Raw,
             error_rate = b.error_rate.0;
         }
     }
-    Ok(Raw { t, line, count, error_rate, logged })
-}
-
-/// The previous row's time cell as written, for the unsorted-row message: cells of up to 32
-/// bytes (every cell the fast reader reads) in a fixed array, longer ones in `long`.
-struct PrevTime {
-    short: [u8; 32],
-    len: usize,
-    long: Vec<u8>,
-}
-
-impl PrevTime {
-    fn set(&mut self, cell: &[u8]) {
-        self.len = cell.len();
-        match self.short.get_mut(..cell.len()) {
-            Some(short) => short.copy_from_slice(cell),
-            None => {
-                self.long.clear();
-                self.long.extend_from_slice(cell);
-            }
-        }
-    }
-
-    /// [`set`](Self::set) to `b[cell.0..cell.1]`, with one fixed-size copy where `b` has 32
-    /// bytes from the cell's start.
-    #[inline]
-    fn set_in(&mut self, b: &[u8], cell: (usize, usize)) {
-        match b.get(cell.0..).and_then(<[u8]>::first_chunk::<32>) {
-            Some(chunk) if cell.1 - cell.0 <= 32 => {
-                self.short = *chunk;
-                self.len = cell.1 - cell.0;
-            }
-            _ => self.set(&b[cell.0..cell.1]),
-        }
-    }
-
-    fn text(&self) -> String {
-        String::from_utf8_lossy(self.short.get(..self.len).unwrap_or(&self.long)).into_owned()
-    }
+    Ok(Raw { t, line: row.line, count, error_rate, logged })
 }
 
 /// Line numbers of the kept rows, stored only where one does not follow on from the row kept
@@ -525,12 +398,6 @@ impl Intervals {
         (!self.list.is_empty()).then(|| (self.last_t, self.lines.last()))
     }
 
-    /// True when a row at `t` comes after the last one.
-    #[inline]
-    fn follows(&self, t: i64) -> bool {
-        self.list.is_empty() || t > self.last_t
-    }
-
     /// Keeps `raw` as the next interval.
     #[inline(always)]
     fn push(&mut self, raw: Raw) {
@@ -578,12 +445,13 @@ struct Loader<'a> {
     /// The time format, resolved from the first row.
     format: Option<Resolved>,
     intervals: Intervals,
-    prev: PrevTime,
+    /// The previous row's time cell as written, for the unsorted-row message.
+    prev: Vec<u8>,
     report: ImportReport,
 }
 
 impl Loader<'_> {
-    /// Reads one row of the general reader: parses, checks order and repeats, keeps it.
+    /// Reads one row: parses, checks order and repeats, keeps it.
     fn row(&mut self, record: &csv::ByteRecord, line: u64) -> Result<(), TraceError> {
         let (header, cols, opts) = (self.header, self.cols, self.opts);
         self.report.rows += 1;
@@ -616,7 +484,7 @@ impl Loader<'_> {
                     line,
                     value: text(),
                     previous_line: prev_line,
-                    previous: self.prev.text(),
+                    previous: String::from_utf8_lossy(&self.prev).into_owned(),
                 });
             }
             if raw.t == prev_t {
@@ -636,43 +504,10 @@ impl Loader<'_> {
                 return Ok(());
             }
         }
-        self.prev.set(cell);
+        self.prev.clear();
+        self.prev.extend_from_slice(cell);
         self.intervals.push(raw);
         Ok(())
-    }
-
-    /// The rows at the start of `b` that [`fast_row`](Self::fast_row) reads, the first on line
-    /// `line`: how many, and their bytes; they are counted in the report, and the last one's
-    /// time cell kept (for the out-of-order message), once at the end. Not inlined: the rows'
-    /// loop gets registers of its own, apart from the import's.
-    #[inline(never)]
-    fn fast_rows(&mut self, fast: &mut FastRows, line: u64, b: &[u8]) -> (u64, usize) {
-        let (mut lines, mut at, mut cell) = (0, 0, None);
-        while let Some((n, time_cell)) = b.get(at..).and_then(|rest| self.fast_row(fast, line + lines, rest))
-        {
-            cell = Some((at + time_cell.0, at + time_cell.1));
-            (lines, at) = (lines + 1, at + n);
-        }
-        if let Some(cell) = cell {
-            self.prev.set_in(b, cell);
-        }
-        self.report.rows += lines;
-        (lines, at)
-    }
-
-    /// Reads the row at the start of `b` straight from the buffer when [`FastRows`] can and it
-    /// is good and later than the previous row (anything else is left to [`row`](Self::row),
-    /// which gives the message or applies the policy); its length with the line end, and
-    /// where its time cell is.
-    #[inline(always)]
-    fn fast_row(&mut self, fast: &mut FastRows, line: u64, b: &[u8]) -> Option<(usize, (usize, usize))> {
-        let row = fast.read(b)?;
-        if !self.intervals.follows(row.t) {
-            return None;
-        }
-        let raw = values(fast, self.cols, row.t, line).ok()?;
-        self.intervals.push(raw);
-        Some((row.len, row.time_cell))
     }
 }
 
@@ -703,27 +538,13 @@ fn order_key_inverse(key: i64) -> u64 {
 impl IntervalTrace {
     /// Imports an interval CSV from a file.
     pub fn from_path(path: &Path, opts: &TraceOptions) -> Result<IntervalTrace, TraceError> {
-        let input = open(path)?;
-        let size = input.get_ref().metadata().map_or(0, |m| m.len());
-        IntervalTrace::read(&path.display().to_string(), input, size, opts)
+        IntervalTrace::from_reader(&path.display().to_string(), open(path)?, opts)
     }
 
     /// Imports an interval CSV from any reader; `file` names it in messages.
     pub fn from_reader<R: Read>(
         file: &str,
         input: R,
-        opts: &TraceOptions,
-    ) -> Result<IntervalTrace, TraceError> {
-        IntervalTrace::read(file, input, 0, opts)
-    }
-
-    /// [`from_reader`](Self::from_reader) for an input of about `size_hint` bytes (0: unknown).
-    /// Plain rows the fast reader reads come straight from the buffer; the first row (which
-    /// decides the time format), and any row it declines, come from the general reader.
-    fn read<R: Read>(
-        file: &str,
-        input: R,
-        size_hint: u64,
         opts: &TraceOptions,
     ) -> Result<IntervalTrace, TraceError> {
         let offset_s = opts.offset_seconds()?;
@@ -736,28 +557,13 @@ impl IntervalTrace {
             opts,
             offset_s,
             format: None,
-            intervals: Intervals::new(reader.estimate_rows(size_hint), opts.tail_sigma()),
-            prev: PrevTime { short: [0; 32], len: 0, long: Vec::new() },
+            intervals: Intervals::new(0, opts.tail_sigma()),
+            prev: Vec::new(),
             report,
         };
         let mut record = csv::ByteRecord::new();
-        let mut fast = None;
-        // Rows the fast reader declined in a row: a file of other shapes stops being offered.
-        let mut declined = 0;
-        loop {
-            if let Some(fast) = &mut fast
-                && declined < 64
-            {
-                let read = reader.each_plain_lines(|line, b| load.fast_rows(fast, line, b))?;
-                declined = if read > 0 { 0 } else { declined + 1 };
-            }
-            let Some(line) = reader.next(&mut record)? else { break };
+        while let Some(line) = reader.next(&mut record)? {
             load.row(&record, line)?;
-            if let (None, Some(format)) = (&fast, load.format) {
-                fast = FastRows::new(cols.time, cols.numbers(), format, offset_s);
-                // A layout it cannot read is never offered.
-                declined = if fast.is_some() { 0 } else { usize::MAX };
-            }
         }
         let Loader { intervals, format, mut report, .. } = load;
         if intervals.list.is_empty() {
@@ -1376,7 +1182,7 @@ mod tests {
             ("999999999999999.9", None),
             ("1e-300", None),
         ] {
-            // The first row is read by the general reader, the second by the fast one where it can.
+            // In every row, then in the second only.
             let data = format!("ts,requests,p95_ms\n1000,{count},80\n1060,{count},80\n");
             match (parse(&data, &TraceOptions::default()), kept) {
                 (Ok(t), Some(n)) => {
@@ -1435,129 +1241,6 @@ mod tests {
         assert!(t.report().notes.iter().any(|n| n.starts_with("volume only")), "{:?}", t.report().notes);
         let err = parse("ts,p95_ms\n1000,80\n1060,80\n", &opts).unwrap_err().to_string();
         assert!(err.contains("behaviour comes from them"), "{err}");
-    }
-
-    /// A generated interval CSV: `layout` picks the columns, then rows mostly good and in order,
-    /// with every form the fast reader leaves to the general one mixed in (signs, exponents,
-    /// blanks, spaces, long numbers, repeated, earlier or bad times, short rows). With `quote`,
-    /// every time cell is quoted, so the general CSV reader reads every row.
-    fn generated(seed: u64, quote: bool) -> String {
-        let mut state = seed;
-        let mut next = |n: u64| {
-            state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
-            (state >> 33) % n
-        };
-        let layout = next(4);
-        let time_form = next(8);
-        let mut out = String::from(
-            [
-                "timestamp,requests,errors,p50_ms,p90_ms,p95_ms,p99_ms\n",
-                "host,ts,success %,p95_ms,note\n",
-                "ts,error_rate,p50_s\n",
-                "ts,requests,p50_s,p90_ms,p95_us,p99_ms,note\n",
-            ][layout as usize],
-        );
-        let mut t = 1_772_409_600i64;
-        for _ in 0..(20 + next(40)) {
-            t += match next(40) {
-                0 => 0,
-                1 => -60,
-                2 => 86_400,
-                3 => 300,
-                _ => 60,
-            };
-            let (day, sod) = (t.div_euclid(86_400), t.rem_euclid(86_400));
-            let date = crate::trace::timestamp::format_utc(day * 86_400 * 1_000_000);
-            let (h, m, sec) = (sod / 3600, sod / 60 % 60, sod % 60);
-            let mut time = match time_form {
-                0 => format!("{}T{h:02}:{m:02}:{sec:02}Z", &date[..10]),
-                1 => format!("{} {h:02}:{m:02}:{sec:02}", &date[..10]),
-                2 => format!("{}T{h:02}:{m:02}:{sec:02}.{:03}+02:00", &date[..10], next(1000)),
-                3 => format!("{}t{h:02}:{m:02}:{sec:02}.{}z", &date[..10], next(1_000_000_000)),
-                4 => t.to_string(),
-                5 => (t * 1000).to_string(),
-                6 => format!("{}T{h:02}:{m:02}:{sec:02}.000Z", &date[..10]),
-                _ => format!("{}T{h:02}:{m:02}:{sec:02}-05:30", &date[..10]),
-            };
-            if next(50) == 0 {
-                time = ["later", "", "2026-02-30T00:00:00Z", " 1772409600", "2026-03-02T24:00:00Z"]
-                    [next(5) as usize]
-                    .into();
-            }
-            if time.len() >= 19 && next(40) == 0 {
-                // Minutes or seconds out of range or not digits.
-                let at = [14, 15, 17, 18][next(4) as usize];
-                time.replace_range(at..=at, ["6", "9", "a", " ", ":"][next(5) as usize]);
-            }
-            if quote {
-                time = format!("\"{time}\"");
-            }
-            let (host, rate) = (next(3), next(100));
-            let mut number = |whole: bool| -> String {
-                let v = next(5000);
-                match next(60) {
-                    0 => format!("{v}e-1"),
-                    1 => format!("-{v}"),
-                    2 => String::new(),
-                    3 => format!(" {v} "),
-                    4 => format!("00{v}.50"),
-                    5 => format!("{v}."),
-                    6 => "NaN".into(),
-                    7 => format!("0.{v}123456789012345678"),
-                    8 => format!("{v}123456789012345"),
-                    9 => format!(".{v}"),
-                    _ if whole => v.to_string(),
-                    _ => format!("{}.{}", v / 10, v % 10),
-                }
-            };
-            let row = match layout {
-                0 => {
-                    let (n, e) = (number(true), number(true));
-                    format!(
-                        "{time},{n},{e},{},{},{},{}",
-                        number(false),
-                        number(false),
-                        number(false),
-                        number(false)
-                    )
-                }
-                1 => format!("h{host},{time},{},{},x", number(false), number(false)),
-                2 => format!("{time},0.{rate},{}", number(false)),
-                _ => format!(
-                    "{time},{},{},{},{},{},x",
-                    number(true),
-                    number(false),
-                    number(false),
-                    number(false),
-                    number(false)
-                ),
-            };
-            out.push_str(if next(80) == 0 { &row[..row.rfind(',').unwrap_or(0)] } else { &row });
-            out.push('\n');
-        }
-        out
-    }
-
-    #[test]
-    fn rows_read_from_the_buffer_match_the_general_reader() {
-        let options = [
-            TraceOptions::default(),
-            TraceOptions { skip_bad_rows: true, ..TraceOptions::default() },
-            TraceOptions {
-                skip_bad_rows: true,
-                duplicates: DuplicatePolicy::KeepLast,
-                gaps: GapPolicy::Healthy,
-                utc_offset: Some("+01:00".into()),
-                ..TraceOptions::default()
-            },
-        ];
-        for seed in 0..800 {
-            let (plain, quoted) = (generated(seed, false), generated(seed, true));
-            for opts in &options {
-                let fast = format!("{:?}", parse(&plain, opts));
-                assert_eq!(fast, format!("{:?}", parse(&quoted, opts)), "seed {seed}:\n{plain}");
-            }
-        }
     }
 
     #[test]

@@ -8,23 +8,75 @@
 //! `kind` (the `span.kind` tag), and any span or process tag.
 
 use super::TraceError;
-use super::json::bad_value;
-use super::scan::{Cursor, Scalar};
+use super::json::{AnyScalar, Scalar, bad_value, documents};
 use super::spans::{Collector, Span, grpc_class, http_class};
 use crate::outcome::OutcomeClass;
+use serde::Deserialize;
 use std::borrow::Cow;
-use std::ops::Range;
+use std::collections::HashMap;
 
 const SHAPE: &str = r#"Jaeger JSON: {"data":[{"traceID":"...","spans":[{"operationName":"...","startTime":1700000000000000,"duration":1200,"tags":[...],"processID":"p1"}],"processes":{"p1":{"serviceName":"..."}}}]}"#;
 
-/// Tags as read (key as written, value), all of a trace's in one reused list.
-type Tags<'a> = Vec<(&'a [u8], Scalar<'a>)>;
-
-fn tag<'v, 'a>(tags: &'v [(&'a [u8], Scalar<'a>)], key: &str) -> Option<&'v Scalar<'a>> {
-    tags.iter().find(|(k, _)| *k == key.as_bytes()).map(|(_, v)| v)
+/// One download (or `/api/traces` answer).
+#[derive(Deserialize)]
+#[serde(expecting = "an object")]
+struct Download<'a> {
+    #[serde(borrow)]
+    data: Vec<Trace<'a>>,
 }
 
-fn class_of(tags: &[(&[u8], Scalar)]) -> OutcomeClass {
+/// One trace: its spans and the processes they name.
+#[derive(Deserialize)]
+#[serde(expecting = "an object")]
+struct Trace<'a> {
+    #[serde(default, borrow)]
+    spans: Vec<JaegerSpan<'a>>,
+    #[serde(default, borrow)]
+    processes: HashMap<String, Process<'a>>,
+}
+
+/// The fields of a span read.
+#[derive(Deserialize)]
+#[serde(expecting = "an object", rename_all = "camelCase")]
+struct JaegerSpan<'a> {
+    #[serde(default, borrow)]
+    operation_name: Cow<'a, str>,
+    #[serde(default, borrow)]
+    start_time: Scalar<'a>,
+    #[serde(default, borrow)]
+    duration: Scalar<'a>,
+    #[serde(default, borrow)]
+    tags: Vec<Tag<'a>>,
+    #[serde(default, borrow, rename = "processID")]
+    process_id: Cow<'a, str>,
+}
+
+/// A process: its service and tags.
+#[derive(Deserialize)]
+#[serde(expecting = "an object", rename_all = "camelCase")]
+struct Process<'a> {
+    #[serde(default, borrow)]
+    service_name: Cow<'a, str>,
+    #[serde(default, borrow)]
+    tags: Vec<Tag<'a>>,
+}
+
+/// `{"key":"...","type":"...","value":...}`; a value of another kind than a scalar is null.
+#[derive(Deserialize)]
+#[serde(expecting = "an object")]
+struct Tag<'a> {
+    #[serde(default, borrow)]
+    key: Cow<'a, str>,
+    #[serde(default, borrow)]
+    value: AnyScalar<'a>,
+}
+
+/// The value of the first tag named `key`.
+fn tag<'v, 'a>(tags: &'v [Tag<'a>], key: &str) -> Option<&'v Scalar<'a>> {
+    tags.iter().find(|t| t.key == key).map(|t| &t.value.0)
+}
+
+fn class_of(tags: &[Tag]) -> OutcomeClass {
     let error = match tag(tags, "error") {
         Some(Scalar::Bool(b)) => *b,
         Some(Scalar::Text(t)) => t.eq_ignore_ascii_case("true"),
@@ -44,190 +96,84 @@ fn class_of(tags: &[(&[u8], Scalar)]) -> OutcomeClass {
     tag(tags, "rpc.grpc.status_code").and_then(Scalar::integer).map_or(OutcomeClass::Ok, grpc_class)
 }
 
-/// A span read, waiting for its trace's `processes` (which Jaeger writes after the spans):
-/// only when a `--where` needs its process; otherwise it is offered at once.
-struct Pending<'a> {
-    j: usize,
-    operation: Cow<'a, str>,
-    span: Span,
-    process: &'a [u8],
-    tags: Range<usize>,
-}
-
-/// A process: its id (as written), service and tags (a range of the trace's tag list).
-struct Process<'a> {
-    id: &'a [u8],
-    service: Cow<'a, str>,
-    tags: Range<usize>,
-}
-
-/// What the reader reuses from trace to trace: spans held for a `--where`, processes, tags, and
-/// the process ids spans offered at once named (`(id, first span, spans)`, so a trace's spans
-/// cost one comparison each), and spans whose process is missing.
-struct State<'a> {
-    held: Vec<Pending<'a>>,
-    processes: Vec<Process<'a>>,
-    tags: Tags<'a>,
-    named: Vec<(&'a [u8], usize, u64)>,
-    unknown: u64,
-    first_unknown: Option<String>,
-}
-
-/// `[{"key":"...","type":"...","value":...},...]` appended to `tags`; returns their range.
-fn read_tags<'a>(c: &mut Cursor<'a>, tags: &mut Tags<'a>) -> Result<Range<usize>, TraceError> {
-    let first = tags.len();
-    c.key_values(tags, |c| match c.peek() {
-        Some(b'[' | b'{') => c.skip().map(|_| Scalar::Null),
-        _ => c.scalar(),
-    })?;
-    Ok(first..tags.len())
+/// Spans whose `processID` is missing from their trace's `processes`: how many, and the first.
+#[derive(Default)]
+struct Unknown {
+    count: u64,
+    first: Option<String>,
 }
 
 /// Reads every span of every trace into `out`.
 pub fn read(file: &str, text: &str, out: &mut Collector) -> Result<(), TraceError> {
-    let mut st = State {
-        held: Vec::new(),
-        processes: Vec::new(),
-        tags: Vec::new(),
-        named: Vec::new(),
-        unknown: 0,
-        first_unknown: None,
-    };
-    Cursor::new(file, text, SHAPE).documents(|c, _| {
-        c.member("data", |c| {
-            c.array(|c, i| {
-                st.held.clear();
-                st.processes.clear();
-                st.tags.clear();
-                st.named.clear();
-                trace(c, file, i, &mut st, out)?;
-                offer_held(file, i, &mut st, out)
-            })
-            .map(drop)
-        })
+    let mut unknown = Unknown::default();
+    documents(file, text, SHAPE, |d: Download, _| {
+        d.data.iter().enumerate().try_for_each(|(i, t)| trace(t, file, i, &mut unknown, out))
     })?;
-    if st.unknown > 0 {
+    if unknown.count > 0 {
         out.note(format!(
             "warning: {} spans name a processID missing from their trace's `processes` (the first: {}): \
              imported without a service or process tags (with a --where such spans are refused)",
-            st.unknown,
-            st.first_unknown.as_deref().unwrap_or("")
+            unknown.count,
+            unknown.first.as_deref().unwrap_or("")
         ));
     }
     Ok(())
 }
 
-/// One trace of `data`: spans are offered as they are read (held until its `processes` only
-/// when a `--where` may need them).
-fn trace<'a>(
-    c: &mut Cursor<'a>,
+/// Trace `i` of `data`: each span read, then offered; when a `--where` may ask for the span's
+/// process, after the trace's other spans are read (so that bad spans are met in file order).
+fn trace(
+    t: &Trace,
     file: &str,
     i: usize,
-    st: &mut State<'a>,
+    unknown: &mut Unknown,
     out: &mut Collector,
 ) -> Result<(), TraceError> {
-    c.fields(&[b"spans", b"processes"], |c, field| match field {
-        0 => c.array(|c, j| span(c, file, (i, j), st, out)).map(drop),
-        _ => c.object(|c, id| {
-            let mut p = Process { id, service: Cow::Borrowed(""), tags: 0..0 };
-            c.fields(&[b"serviceName", b"tags"], |c, field| match field {
-                0 => c.string().map(|v| p.service = v),
-                _ => {
-                    p.tags = read_tags(c, &mut st.tags)?;
-                    Ok(())
-                }
-            })?;
-            st.processes.push(p);
-            Ok(())
-        }),
-    })?;
-    for &(id, j, n) in &st.named {
-        if !st.processes.iter().any(|p| p.id == id) {
-            st.unknown += n;
-            st.first_unknown
-                .get_or_insert_with(|| format!("data[{i}].spans[{j}] {:?}", String::from_utf8_lossy(id)));
-        }
-    }
-    Ok(())
-}
-
-/// The fields of a span read, in the order Jaeger writes them.
-const SPAN_FIELDS: [&[u8]; 5] = [b"operationName", b"startTime", b"duration", b"tags", b"processID"];
-
-/// One span of trace `i`: read, then offered (or held for a `--where`).
-fn span<'a>(
-    c: &mut Cursor<'a>,
-    file: &str,
-    (i, j): (usize, usize),
-    st: &mut State<'a>,
-    out: &mut Collector,
-) -> Result<(), TraceError> {
-    let (mut operation, mut start, mut duration, mut process) =
-        (Cow::Borrowed(""), Scalar::Null, Scalar::Null, &b""[..]);
-    let first_tag = st.tags.len();
-    c.fields(&SPAN_FIELDS, |c, field| match field {
-        0 => c.string().map(|v| operation = v),
-        1 => c.scalar().map(|v| start = v),
-        2 => c.scalar().map(|v| duration = v),
-        3 => read_tags(c, &mut st.tags).map(drop),
-        _ => c.raw_string().map(|v| process = v),
-    })?;
-    let at = || format!("data[{i}].spans[{j}]");
-    let field = |v: &Scalar, name: &str| {
-        v.integer().filter(|n| *n >= 0).ok_or_else(|| {
-            let shown = if *v == Scalar::Null { "null (or nothing)".into() } else { v.show() };
-            bad_value(file, &format!("{}.{name}", at()), &shown, "whole microseconds")
-        })
-    };
-    let (start, duration) =
-        match field(&start, "startTime").and_then(|s| Ok((s, field(&duration, "duration")?))) {
+    let mut held = Vec::new();
+    for (j, sp) in t.spans.iter().enumerate() {
+        let at = || format!("data[{i}].spans[{j}]");
+        let field = |v: &Scalar, name: &str| {
+            v.integer().filter(|n| *n >= 0).ok_or_else(|| {
+                let shown = if *v == Scalar::Null { "null (or nothing)".into() } else { v.show() };
+                bad_value(file, &format!("{}.{name}", at()), &shown, "whole microseconds")
+            })
+        };
+        let (start, duration) = match field(&sp.start_time, "startTime")
+            .and_then(|s| Ok((s, field(&sp.duration, "duration")?)))
+        {
             Ok(v) => v,
             Err(e) => {
-                st.tags.truncate(first_tag);
-                return out.bad(e);
+                out.bad(e)?;
+                continue;
             }
         };
-    let tags = first_tag..st.tags.len();
-    let span =
-        Span { t_us: start, latency_us: duration as f64, class: Some(class_of(&st.tags[tags.clone()])) };
-    if out.filters() {
-        st.held.push(Pending { j, operation, span, process, tags });
-        return Ok(());
+        let span = Span { t_us: start, latency_us: duration as f64, class: Some(class_of(&sp.tags)) };
+        if out.filters() {
+            held.push((j, sp, span));
+            continue;
+        }
+        if !t.processes.contains_key(&*sp.process_id) {
+            unknown.count += 1;
+            unknown.first.get_or_insert_with(|| format!("{} {:?}", at(), sp.process_id));
+        }
+        out.offer(span, at, |_| None);
     }
-    st.tags.truncate(first_tag);
-    match st.named.last_mut() {
-        Some((id, _, n)) if *id == process => *n += 1,
-        _ => match st.named.iter_mut().find(|(id, _, _)| *id == process) {
-            Some((_, _, n)) => *n += 1,
-            None => st.named.push((process, j, 1)),
-        },
-    }
-    out.offer(span, at, |_| None);
-    Ok(())
-}
-
-/// Offers the spans of trace `i` held for a `--where`, each with its process; a span whose
-/// process is missing cannot answer the filter's questions and is refused, located.
-fn offer_held(file: &str, i: usize, st: &mut State, out: &mut Collector) -> Result<(), TraceError> {
-    for sp in &st.held {
-        let j = sp.j;
+    for (j, sp, span) in held {
         let at = || format!("data[{i}].spans[{j}]");
-        let Some(process) = st.processes.iter().find(|p| p.id == sp.process) else {
+        let Some(process) = t.processes.get(&*sp.process_id) else {
             out.bad(bad_value(
                 file,
                 &format!("{}.processID", at()),
-                &format!("{:?}", String::from_utf8_lossy(sp.process)),
+                &format!("{:?}", sp.process_id),
                 "a key of the trace's `processes`",
             ))?;
             continue;
         };
-        let own = &st.tags[sp.tags.clone()];
-        let theirs = &st.tags[process.tags.clone()];
-        out.offer(sp.span, at, |key| match key {
-            "service" => Some(Cow::Borrowed(&*process.service)),
-            "operation" => Some(Cow::Borrowed(&*sp.operation)),
-            "kind" => tag(own, "span.kind").and_then(Scalar::text),
-            other => tag(own, other).or_else(|| tag(theirs, other)).and_then(Scalar::text),
+        out.offer(span, at, |key| match key {
+            "service" => Some(Cow::Borrowed(&*process.service_name)),
+            "operation" => Some(Cow::Borrowed(&*sp.operation_name)),
+            "kind" => tag(&sp.tags, "span.kind").and_then(Scalar::text),
+            other => tag(&sp.tags, other).or_else(|| tag(&process.tags, other)).and_then(Scalar::text),
         });
     }
     Ok(())

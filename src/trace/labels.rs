@@ -160,10 +160,8 @@ pub fn label_csv<R: std::io::Read>(
 }
 
 fn read_json(path: &Path) -> Result<Value, TraceError> {
-    let file = path.display().to_string();
-    let text =
-        std::fs::read_to_string(path).map_err(|source| TraceError::Io { file: file.clone(), source })?;
-    serde_json::from_str(&text).map_err(|e| {
+    serde_json::from_str(&super::json::read(path)?).map_err(|e| {
+        let file = path.display().to_string();
         labels_err(&file, format!("invalid JSON at line {} column {}: {e}", e.line(), e.column()))
     })
 }

@@ -9,19 +9,130 @@
 //! (`client`, `server`, `internal`, `producer`, `consumer`), and any span or resource attribute.
 
 use super::TraceError;
-use super::json::bad_value;
-use super::scan::{Cursor, Scalar};
+use super::json::{Scalar, bad_value, documents};
 use super::spans::{Collector, Span, grpc_class, http_class};
 use crate::outcome::OutcomeClass;
+use serde::Deserialize;
+use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
 use std::borrow::Cow;
+use std::fmt;
 
 const SHAPE: &str = r#"OTLP JSON traces: {"resourceSpans":[{"resource":{"attributes":[{"key":"service.name","value":{"stringValue":"..."}}]},"scopeSpans":[{"spans":[{"name":"...","kind":3,"startTimeUnixNano":"...","endTimeUnixNano":"...","status":{"code":0}}]}]}]}"#;
 
-/// Attributes as read: key as written, value.
-type Attrs<'a> = Vec<(&'a [u8], Scalar<'a>)>;
+/// One `ExportTraceServiceRequest`.
+#[derive(Deserialize)]
+#[serde(expecting = "an object", rename_all = "camelCase")]
+struct Request<'a> {
+    #[serde(borrow)]
+    resource_spans: Vec<ResourceSpans<'a>>,
+}
 
-fn attr<'v, 'a>(attrs: &'v Attrs<'a>, key: &str) -> Option<&'v Scalar<'a>> {
-    attrs.iter().find(|(k, _)| *k == key.as_bytes()).map(|(_, v)| v)
+/// One `resourceSpans[i]`: a resource and its spans.
+#[derive(Deserialize)]
+#[serde(expecting = "an object", rename_all = "camelCase")]
+struct ResourceSpans<'a> {
+    #[serde(default, borrow)]
+    resource: Resource<'a>,
+    /// `instrumentationLibrarySpans` before OTLP 0.15.
+    #[serde(default, borrow, alias = "instrumentationLibrarySpans")]
+    scope_spans: Vec<ScopeSpans<'a>>,
+}
+
+/// A resource: its attributes.
+#[derive(Default, Deserialize)]
+#[serde(expecting = "an object")]
+struct Resource<'a> {
+    #[serde(default, borrow)]
+    attributes: Vec<KeyValue<'a>>,
+}
+
+/// One `scopeSpans[j]`.
+#[derive(Deserialize)]
+#[serde(expecting = "an object")]
+struct ScopeSpans<'a> {
+    #[serde(default, borrow)]
+    spans: Vec<OtlpSpan<'a>>,
+}
+
+/// The fields of a span read.
+#[derive(Deserialize)]
+#[serde(expecting = "an object", rename_all = "camelCase")]
+struct OtlpSpan<'a> {
+    #[serde(default, borrow)]
+    name: Cow<'a, str>,
+    #[serde(default, borrow)]
+    kind: Scalar<'a>,
+    #[serde(default, borrow)]
+    start_time_unix_nano: Scalar<'a>,
+    #[serde(default, borrow)]
+    end_time_unix_nano: Scalar<'a>,
+    #[serde(default, borrow)]
+    attributes: Vec<KeyValue<'a>>,
+    #[serde(default, borrow)]
+    status: Status<'a>,
+}
+
+/// A span's `status`.
+#[derive(Default, Deserialize)]
+#[serde(expecting = "an object")]
+struct Status<'a> {
+    #[serde(default, borrow)]
+    code: Scalar<'a>,
+}
+
+/// `{"key":"...","value":{"stringValue":"..."}}`.
+#[derive(Deserialize)]
+#[serde(expecting = "an object")]
+struct KeyValue<'a> {
+    #[serde(default, borrow)]
+    key: Cow<'a, str>,
+    #[serde(default, borrow)]
+    value: AnyValue<'a>,
+}
+
+/// An attribute's value (`{"stringValue":"..."}`): a scalar kind's value; arrays, maps and bytes
+/// read as null.
+#[derive(Default)]
+struct AnyValue<'a>(Scalar<'a>);
+
+/// The members of an attribute's value.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+enum ValueKind {
+    StringValue,
+    IntValue,
+    BoolValue,
+    DoubleValue,
+    #[serde(other)]
+    Other,
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for AnyValue<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = AnyValue<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<AnyValue<'de>, A::Error> {
+                let mut value = Scalar::Null;
+                while let Some(kind) = map.next_key()? {
+                    match kind {
+                        ValueKind::Other => drop(map.next_value::<IgnoredAny>()?),
+                        _ => value = map.next_value()?,
+                    }
+                }
+                Ok(AnyValue(value))
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+/// The value of the first attribute named `key`.
+fn attr<'v, 'a>(attrs: &'v [KeyValue<'a>], key: &str) -> Option<&'v Scalar<'a>> {
+    attrs.iter().find(|kv| kv.key == key).map(|kv| &kv.value.0)
 }
 
 const KINDS: [&str; 6] = ["unspecified", "internal", "server", "client", "producer", "consumer"];
@@ -37,7 +148,7 @@ fn kind_name(k: &Scalar) -> &'static str {
 }
 
 /// `status.code` ERROR fails; else an HTTP status attribute; else the gRPC status; else ok.
-fn class_of(code: &Scalar, attrs: &Attrs) -> OutcomeClass {
+fn class_of(code: &Scalar, attrs: &[KeyValue]) -> OutcomeClass {
     let error = match code {
         Scalar::Text(t) => t.ends_with("ERROR"),
         n => n.integer() == Some(2),
@@ -55,106 +166,29 @@ fn class_of(code: &Scalar, attrs: &Attrs) -> OutcomeClass {
     }
 }
 
-/// `[{"key":"...","value":{"stringValue":"..."}},...]` into `out` (cleared first; other value
-/// kinds, arrays and maps, are kept as null).
-fn attributes<'a>(c: &mut Cursor<'a>, out: &mut Attrs<'a>) -> Result<(), TraceError> {
-    out.clear();
-    c.key_values(out, |c| {
-        let mut value = Scalar::Null;
-        c.fields(&[b"stringValue", b"intValue", b"boolValue", b"doubleValue"], |c, _| {
-            c.scalar().map(|v| value = v)
-        })?;
-        Ok(value)
-    })
-}
-
-/// What the reader keeps between spans: the resource's attributes and one span's, reused.
-struct State<'a> {
-    resource: Attrs<'a>,
-    span: Attrs<'a>,
-}
-
 /// Reads every span of the request(s) into `out`.
 pub fn read(file: &str, text: &str, out: &mut Collector) -> Result<(), TraceError> {
-    let mut st = State { resource: Vec::new(), span: Vec::new() };
-    Cursor::new(file, text, SHAPE)
-        .documents(|c, doc| {
-            c.member("resourceSpans", |c| {
-                c.array(|c, i| resource_spans(c, file, doc, i, out, &mut st)).map(drop)
-            })
-        })
-        .map(drop)
-}
-
-/// One `resourceSpans[i]`: its resource first (exporters write it first; if not, the spans are
-/// read again once it is known).
-fn resource_spans<'a>(
-    c: &mut Cursor<'a>,
-    file: &str,
-    doc: usize,
-    i: usize,
-    out: &mut Collector,
-    st: &mut State<'a>,
-) -> Result<(), TraceError> {
-    st.resource.clear();
-    let mut seen_resource = false;
-    let mut later: Option<usize> = None;
-    c.fields(&[b"resource", b"scopeSpans", b"instrumentationLibrarySpans"], |c, field| match field {
-        0 => {
-            seen_resource = true;
-            c.fields(&[b"attributes"], |c, _| attributes(c, &mut st.resource))
+    documents(file, text, SHAPE, |r: Request, doc| {
+        for (i, rs) in r.resource_spans.iter().enumerate() {
+            for (j, ss) in rs.scope_spans.iter().enumerate() {
+                for (k, sp) in ss.spans.iter().enumerate() {
+                    span(sp, &rs.resource.attributes, file, (doc, i, j, k), out)?;
+                }
+            }
         }
-        _ if !seen_resource => {
-            later = Some(c.position());
-            c.skip()
-        }
-        _ => scope_spans(c, (file, doc, i), out, st),
-    })?;
-    if let Some(at) = later {
-        let end = c.position();
-        c.seek(at);
-        scope_spans(c, (file, doc, i), out, st)?;
-        c.seek(end);
-    }
-    Ok(())
-}
-
-/// `scopeSpans` of `resourceSpans[i]` of request `doc`: every span, offered to `out`.
-fn scope_spans<'a>(
-    c: &mut Cursor<'a>,
-    (file, doc, i): (&str, usize, usize),
-    out: &mut Collector,
-    st: &mut State<'a>,
-) -> Result<(), TraceError> {
-    c.array(|c, j| {
-        c.fields(&[b"spans"], |c, _| c.array(|c, k| span(c, file, (doc, i, j, k), out, st)).map(drop))
+        Ok(())
     })
     .map(drop)
 }
 
-/// The fields of a span read, in the order exporters write them.
-const SPAN_FIELDS: [&[u8]; 6] =
-    [b"name", b"kind", b"startTimeUnixNano", b"endTimeUnixNano", b"attributes", b"status"];
-
 /// One span, offered to `out`; `(doc, i, j, k)` place it for messages.
-fn span<'a>(
-    c: &mut Cursor<'a>,
+fn span(
+    sp: &OtlpSpan,
+    resource: &[KeyValue],
     file: &str,
     (doc, i, j, k): (usize, usize, usize, usize),
     out: &mut Collector,
-    st: &mut State<'a>,
 ) -> Result<(), TraceError> {
-    let (mut name, mut kind, mut start, mut end, mut code) =
-        (Cow::Borrowed(""), Scalar::Null, Scalar::Null, Scalar::Null, Scalar::Null);
-    st.span.clear();
-    c.fields(&SPAN_FIELDS, |c, field| match field {
-        0 => c.string().map(|v| name = v),
-        1 => c.scalar().map(|v| kind = v),
-        2 => c.scalar().map(|v| start = v),
-        3 => c.scalar().map(|v| end = v),
-        4 => attributes(c, &mut st.span),
-        _ => c.fields(&[b"code"], |c, _| c.scalar().map(|v| code = v)),
-    })?;
     let at = || {
         let line = if doc > 0 { format!("request {}: ", doc + 1) } else { String::new() };
         format!("{line}resourceSpans[{i}].scopeSpans[{j}].spans[{k}]")
@@ -170,7 +204,8 @@ fn span<'a>(
             )
         })
     };
-    let times = nanos(&start, "startTimeUnixNano").and_then(|s| Ok((s, nanos(&end, "endTimeUnixNano")?)));
+    let times = nanos(&sp.start_time_unix_nano, "startTimeUnixNano")
+        .and_then(|s| Ok((s, nanos(&sp.end_time_unix_nano, "endTimeUnixNano")?)));
     let (start, end) = match times {
         Ok((s, e)) if e >= s => (s, e),
         Ok((s, e)) => {
@@ -186,14 +221,13 @@ fn span<'a>(
     let span = Span {
         t_us: start / 1_000,
         latency_us: (end - start) as f64 / 1_000.0,
-        class: Some(class_of(&code, &st.span)),
+        class: Some(class_of(&sp.status.code, &sp.attributes)),
     };
-    let (resource, attrs) = (&st.resource, &st.span);
     out.offer(span, at, |key| match key {
         "service" => attr(resource, "service.name").and_then(Scalar::text),
-        "operation" => Some(Cow::Borrowed(&*name)),
-        "kind" => Some(Cow::Borrowed(kind_name(&kind))),
-        other => attr(attrs, other).or_else(|| attr(resource, other)).and_then(Scalar::text),
+        "operation" => Some(Cow::Borrowed(&*sp.name)),
+        "kind" => Some(Cow::Borrowed(kind_name(&sp.kind))),
+        other => attr(&sp.attributes, other).or_else(|| attr(resource, other)).and_then(Scalar::text),
     });
     Ok(())
 }

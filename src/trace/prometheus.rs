@@ -6,166 +6,179 @@
 //! `_ms`), which `histogram_quantile` drops, hence `p95:s=...`.
 
 use super::TraceError;
-use super::json::bad_value;
-use super::scan::{Cursor, parse_number};
+use super::json::{Number, Scalar, bad_value, documents};
 use super::series::{Locator, Series};
+use serde::Deserialize;
+use serde::de::{self, Deserializer, IgnoredAny, SeqAccess, Visitor};
 use std::borrow::Cow;
 use std::collections::BTreeMap;
+use std::fmt;
 
 const SHAPE: &str = r#"Prometheus query_range JSON: {"status":"success","data":{"resultType":"matrix","result":[{"metric":{...},"values":[[1700000000,"0.25"],...]}]}}"#;
+
+/// One response.
+#[derive(Deserialize)]
+#[serde(expecting = "an object")]
+struct Response<'a> {
+    #[serde(borrow)]
+    status: Cow<'a, str>,
+    #[serde(default, borrow)]
+    error: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    data: Option<Data<'a>>,
+}
+
+/// Its `data`.
+#[derive(Deserialize)]
+#[serde(expecting = "an object", rename_all = "camelCase")]
+struct Data<'a> {
+    #[serde(default, borrow)]
+    result_type: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    result: Vec<Matrix<'a>>,
+}
+
+/// One series of the matrix.
+#[derive(Deserialize)]
+#[serde(expecting = "an object")]
+struct Matrix<'a> {
+    #[serde(default)]
+    metric: BTreeMap<String, String>,
+    #[serde(default, borrow)]
+    values: Vec<Sample<'a>>,
+}
+
+/// One `[time, "value"]`: float seconds, and the value as written in its string.
+struct Sample<'a> {
+    time: f64,
+    value: Cow<'a, str>,
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Sample<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Sample<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a sample [time, \"value\"]")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Sample<'de>, A::Error> {
+                let shape = || de::Error::custom("a sample is [time, \"value\"]");
+                let Number(time) = seq.next_element()?.ok_or_else(shape)?;
+                let value = match seq.next_element::<Scalar>()?.ok_or_else(shape)? {
+                    Scalar::Text(value) => value,
+                    _ => {
+                        return Err(de::Error::custom(
+                            "a sample's value must be a number in a string, e.g. \"0.25\"",
+                        ));
+                    }
+                };
+                if seq.next_element::<IgnoredAny>()?.is_some() {
+                    return Err(shape());
+                }
+                Ok(Sample { time, value })
+            }
+        }
+        d.deserialize_seq(V)
+    }
+}
 
 /// Every series of a `query_range` response (several responses may be concatenated).
 pub fn parse(file: &str, text: &str) -> Result<Vec<Series>, TraceError> {
     let mut out = Vec::new();
-    Cursor::new(file, text, SHAPE).documents(|c, doc| response(c, file, doc, &mut out))?;
+    documents(file, text, SHAPE, |r: Response, doc| response(r, file, doc, &mut out))?;
     Ok(out)
 }
 
-/// One response: its status is checked first (an error answer has no data), then its matrix.
-fn response(c: &mut Cursor, file: &str, doc: usize, out: &mut Vec<Series>) -> Result<(), TraceError> {
-    let (mut status, mut error, mut data) = (None, None, false);
-    let first = out.len();
-    c.object(|c, key| match key {
-        b"status" => {
-            status = Some(c.string()?);
+/// One response: an instant query is refused, then its status checked (an error answer has no
+/// data), then its matrix read.
+fn response(r: Response, file: &str, doc: usize, out: &mut Vec<Series>) -> Result<(), TraceError> {
+    if let Some(t) = r.data.as_ref().and_then(|d| d.result_type.as_deref()).filter(|t| *t != "matrix") {
+        return Err(TraceError::Format {
+            file: file.into(),
+            message: format!(
+                "resultType {t:?}: an instant query; export a range query (query_range, resultType \"matrix\")"
+            ),
+        });
+    }
+    match (&*r.status, r.data) {
+        ("success", Some(data)) => {
+            for (i, m) in data.result.into_iter().enumerate() {
+                let path = if doc == 0 {
+                    format!("data.result[{i}].values")
+                } else {
+                    format!("response {doc}: data.result[{i}].values")
+                };
+                out.push(series(m, file, path)?);
+            }
             Ok(())
         }
-        b"error" => {
-            error = Some(c.string()?);
-            Ok(())
-        }
-        b"data" => {
-            data = true;
-            c.object(|c, key| match key {
-                b"resultType" => {
-                    let t = c.string()?;
-                    if t != "matrix" {
-                        return Err(TraceError::Format {
-                            file: file.into(),
-                            message: format!(
-                                "resultType {t:?}: an instant query; export a range query (query_range, resultType \"matrix\")"
-                            ),
-                        });
-                    }
-                    Ok(())
-                }
-                b"result" => c
-                    .array(|c, i| {
-                        let path = if doc == 0 {
-                            format!("data.result[{i}].values")
-                        } else {
-                            format!("response {doc}: data.result[{i}].values")
-                        };
-                        out.push(series(c, file, path)?);
-                        Ok(())
-                    })
-                    .map(drop),
-                _ => c.skip(),
-            })
-        }
-        _ => c.skip(),
-    })?;
-    match status.as_deref() {
-        Some("success") if data => Ok(()),
-        Some("success") => Err(TraceError::Format {
+        ("success", None) => Err(TraceError::Format {
             file: file.into(),
             message: format!("no `data` in response {doc}; expected {SHAPE}"),
         }),
-        Some(s) => {
-            out.truncate(first);
-            Err(TraceError::Format {
-                file: file.into(),
-                message: format!(
-                    "status {s:?}: Prometheus answered with an error: {}",
-                    error.as_deref().unwrap_or("(no message)")
-                ),
-            })
-        }
-        None => Err(c.error("no `status` in the response")),
+        (s, _) => Err(TraceError::Format {
+            file: file.into(),
+            message: format!(
+                "status {s:?}: Prometheus answered with an error: {}",
+                r.error.as_deref().unwrap_or("(no message)")
+            ),
+        }),
     }
 }
 
-/// One `{"metric":{...},"values":[[t,"v"],...]}`.
-fn series(c: &mut Cursor, file: &str, path: String) -> Result<Series, TraceError> {
-    let mut labels: BTreeMap<Cow<str>, Cow<str>> = BTreeMap::new();
+/// One `{"metric":{...},"values":[[t,"v"],...]}`: float seconds, values in strings (`NaN`,
+/// `±Inf` kept as bad samples for the merge to refuse or skip).
+fn series(m: Matrix, file: &str, path: String) -> Result<Series, TraceError> {
     let mut s = Series::default();
-    c.object(|c, key| match key {
-        b"metric" => c.object(|c, key| {
-            let v = c.string()?;
-            labels.insert(String::from_utf8_lossy(key), v);
-            Ok(())
-        }),
-        b"values" => values(c, file, &path, &mut s).map(drop),
-        _ => c.skip(),
-    })?;
-    let name = labels.get("__name__").map(|n| n.to_string()).unwrap_or_default();
+    for (i, sample) in m.values.iter().enumerate() {
+        let t = sample.time;
+        let us = (t * 1e6).round();
+        if !(us.is_finite() && us.abs() < 9.0e18) {
+            return Err(bad_value(
+                file,
+                &format!("{path}[{i}][0]"),
+                &t.to_string(),
+                "a time in epoch seconds",
+            ));
+        }
+        let us = us as i64;
+        if s.times.last().is_some_and(|last| us <= *last) {
+            return Err(bad_value(
+                file,
+                &format!("{path}[{i}][0]"),
+                &t.to_string(),
+                "a time later than the sample before (samples must be sorted)",
+            ));
+        }
+        s.times.push(us);
+        let v = &sample.value;
+        let value = match v.parse::<f64>() {
+            Ok(x) if x.is_finite() => x,
+            Ok(_) => {
+                s.bad_text.insert(i, format!("{v:?}"));
+                f64::NAN
+            }
+            Err(_) => {
+                return Err(bad_value(
+                    file,
+                    &format!("{path}[{i}][1]"),
+                    &format!("{v:?}"),
+                    "a number in a string, e.g. \"0.25\"",
+                ));
+            }
+        };
+        s.values.push(value);
+    }
+    let labels = m.metric;
+    let name = labels.get("__name__").cloned().unwrap_or_default();
     let rest: Vec<String> =
         labels.iter().filter(|(k, _)| *k != "__name__").map(|(k, v)| format!("{k}={v:?}")).collect();
     s.name = format!("{name}{{{}}}", rest.join(","));
-    s.labels = labels.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
     s.unit = super::columns::split_header(&name).unit;
+    s.labels = labels.into_iter().collect();
     s.locate = Locator::Json(path);
     Ok(s)
-}
-
-/// The `[[t,"v"],...]` samples: float seconds, values in strings (`NaN`, `±Inf` kept as bad
-/// samples for the merge to refuse or skip).
-fn values(c: &mut Cursor, file: &str, path: &str, s: &mut Series) -> Result<usize, TraceError> {
-    c.array(|c, i| {
-        c.array(|c, k| match k {
-            0 => {
-                let t = c.number()?;
-                let us = (t * 1e6).round();
-                if !(us.is_finite() && us.abs() < 9.0e18) {
-                    return Err(bad_value(
-                        file,
-                        &format!("{path}[{i}][0]"),
-                        &t.to_string(),
-                        "a time in epoch seconds",
-                    ));
-                }
-                let us = us as i64;
-                if s.times.last().is_some_and(|last| us <= *last) {
-                    return Err(bad_value(
-                        file,
-                        &format!("{path}[{i}][0]"),
-                        &t.to_string(),
-                        "a time later than the sample before (samples must be sorted)",
-                    ));
-                }
-                s.times.push(us);
-                Ok(())
-            }
-            1 => {
-                if c.peek() != Some(b'"') {
-                    return Err(c.error("a sample's value must be a number in a string, e.g. \"0.25\""));
-                }
-                let v = c.raw_string()?;
-                let value = match parse_number(v) {
-                    Some(x) if x.is_finite() => x,
-                    Some(_) => {
-                        s.bad_text.insert(i, format!("{:?}", String::from_utf8_lossy(v)));
-                        f64::NAN
-                    }
-                    None => {
-                        return Err(bad_value(
-                            file,
-                            &format!("{path}[{i}][1]"),
-                            &format!("{:?}", String::from_utf8_lossy(v)),
-                            "a number in a string, e.g. \"0.25\"",
-                        ));
-                    }
-                };
-                s.values.push(value);
-                Ok(())
-            }
-            _ => Err(c.error("a sample is [time, \"value\"]")),
-        })?;
-        if s.values.len() != i + 1 {
-            return Err(c.error("a sample is [time, \"value\"]"));
-        }
-        Ok(())
-    })
 }
 
 #[cfg(test)]

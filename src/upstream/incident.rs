@@ -208,6 +208,14 @@ pub struct IncidentSpec {
     /// rate_limit: retry-after carried by the 429s (default: time left in the window).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retry_after: Option<Dur>,
+    /// With a pool of hosts: the hosts it hits (default: every host).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hosts: Option<super::pool::HostSelector>,
+    /// With a pool of hosts: the status its failing answers carry for an outlier detector (a
+    /// 5xx code, or `"connect_failure"`; default 500). Kinds that fail: outage, blip, brownout,
+    /// flapping, ramp.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<super::pool::Status>,
 }
 
 /// Default latency of the failing answers of outages, blips and flapping.
@@ -235,6 +243,8 @@ impl IncidentSpec {
             duty: None,
             rate: None,
             retry_after: None,
+            hosts: None,
+            status: None,
         }
     }
 
@@ -314,6 +324,20 @@ impl IncidentSpec {
     }
 
     fn validate_parameters(&self) -> Result<()> {
+        if self.status.is_some()
+            && matches!(
+                self.kind,
+                IncidentKind::Hang
+                    | IncidentKind::Slowdown
+                    | IncidentKind::RateLimit
+                    | IncidentKind::AuthFailure
+            )
+        {
+            return Err(Error::invalid(format!(
+                "`status` applies to kinds whose answers fail (outage, blip, brownout, flapping, ramp), not `{}`",
+                self.kind.as_str()
+            )));
+        }
         let allowed = self.kind.parameters();
         for (name, set) in [
             ("latency", self.latency.is_some()),

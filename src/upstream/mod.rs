@@ -6,8 +6,10 @@
 //! given (the engine passes `seed.draw(Stream::Upstream, request, attempt)`), so every
 //! configuration of a sweep gets the same answer for the same attempt at the same time.
 
+pub mod balancer;
 pub mod capacity;
 pub mod incident;
+pub mod pool;
 pub mod script;
 
 pub use capacity::{CapacitySpec, Load};
@@ -49,6 +51,18 @@ pub struct UpstreamSpec {
     /// Overload feedback (`[upstream.capacity]`); none = unlimited capacity.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub capacity: Option<CapacitySpec>,
+    /// A pool of this many hosts behind a load balancer (see [`pool`]); none = one dependency.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hosts: Option<u32>,
+    /// The pool's load balancer (default `round_robin`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub balancer: Option<balancer::BalancerKind>,
+    /// least_request: hosts drawn per pick (default 2).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub choice_count: Option<u32>,
+    /// ring_hash: distinct request keys (default 1,000).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hash_keys: Option<u64>,
 }
 
 impl Default for UpstreamSpec {
@@ -62,6 +76,10 @@ impl Default for UpstreamSpec {
             rate_limited_rate: Ratio(0.0),
             retry_after: None,
             capacity: None,
+            hosts: None,
+            balancer: None,
+            choice_count: None,
+            hash_keys: None,
         }
     }
 }
@@ -75,6 +93,7 @@ impl UpstreamSpec {
         if let Some(capacity) = &self.capacity {
             capacity.validate()?;
         }
+        self.validate_pool()?;
         if self.p95 < self.p50 {
             return Err(Error::invalid(format!(
                 "`p95` ({}) must not be shorter than `p50` ({})",
@@ -93,6 +112,50 @@ impl UpstreamSpec {
             return Err(Error::invalid(format!(
                 "`error_rate` + `client_error_rate` + `rate_limited_rate` must not exceed 1, found {total}"
             )));
+        }
+        Ok(())
+    }
+
+    /// The pool fields: `balancer`, `choice_count` and `hash_keys` need `hosts` (and their
+    /// algorithm); a capacity model is not modelled per host.
+    fn validate_pool(&self) -> Result<()> {
+        let Some(hosts) = self.hosts else {
+            for (name, set) in [
+                ("balancer", self.balancer.is_some()),
+                ("choice_count", self.choice_count.is_some()),
+                ("hash_keys", self.hash_keys.is_some()),
+            ] {
+                if set {
+                    return Err(Error::invalid(format!(
+                        "`{name}` balances a pool of hosts: give `hosts = N` too (or [[hosts]] tables)"
+                    )));
+                }
+            }
+            return Ok(());
+        };
+        if hosts == 0 || hosts > pool::MAX_HOSTS {
+            return Err(Error::invalid(format!(
+                "`hosts` must be from 1 to {}, found {hosts}",
+                pool::MAX_HOSTS
+            )));
+        }
+        if self.capacity.is_some() {
+            return Err(Error::invalid(
+                "[upstream.capacity] is one dependency's limit and is not modelled per host: remove it or `hosts`",
+            ));
+        }
+        let kind = self.balancer.unwrap_or_default();
+        if self.choice_count.is_some() && kind != balancer::BalancerKind::LeastRequest {
+            return Err(Error::invalid("`choice_count` applies to balancer = \"least_request\""));
+        }
+        if self.choice_count == Some(0) {
+            return Err(Error::invalid("`choice_count` must be at least 1"));
+        }
+        if self.hash_keys.is_some() && kind != balancer::BalancerKind::RingHash {
+            return Err(Error::invalid("`hash_keys` applies to balancer = \"ring_hash\""));
+        }
+        if self.hash_keys == Some(0) {
+            return Err(Error::invalid("`hash_keys` must be at least 1"));
         }
         Ok(())
     }
@@ -304,6 +367,12 @@ impl Dependency {
         }
         let (from, to) = (self.seg_offsets[seg - 1] as usize, self.seg_offsets[seg] as usize);
         &self.seg_active[from..to]
+    }
+
+    /// The incidents (their positions in the list given to [`Dependency::new`]) active at
+    /// `at`, in start order.
+    pub(crate) fn active_incidents(&self, at: SimTime) -> impl Iterator<Item = u32> + '_ {
+        self.active(at).iter().map(|&o| self.occurrences[o as usize].incident)
     }
 
     /// True when some incident is active at `at`.

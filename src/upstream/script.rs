@@ -4,23 +4,20 @@
 //!
 //! Times are decimal milliseconds, exact to the microsecond (at most 3 decimals), so a script
 //! round-trips through integer time without rounding.
-
-mod plain;
-mod row16;
-mod streamed;
-
-pub use streamed::{Rehash, StreamCursor, StreamedScript};
+//!
+//! [`load_script`] reads the file once, with the `csv` crate: each row is checked and parsed as
+//! it comes, and the bytes are hashed (SHA-256, for the review page) as they are read.
 
 use crate::time::{Dur, SimTime};
-use crate::trace::records::LineReader;
+use sha2::{Digest, Sha256};
 use std::fs::File;
-use std::io::{Read, Seek};
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 /// The header a script must start with, exactly.
 pub const SCRIPT_HEADER: [&str; 3] = ["t_ms", "latency_ms", "ok"];
 
-/// One scripted call. Packed (17 bytes, not 24): a script read into memory holds all of them.
+/// One scripted call. Packed (17 bytes, not 24): a script holds all of them in memory.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 #[repr(C, packed)]
 pub struct ScriptRow {
@@ -104,20 +101,6 @@ pub enum ScriptError {
         /// The previous row's `t_ms` as written.
         previous: String,
     },
-    /// The file changed while it was read: the rows read again as the run went were not those
-    /// checked before it started.
-    #[error(
-        "script {}, line {line}: the file changed while it was read ({why}); run again once it is complete",
-        path.display()
-    )]
-    Changed {
-        /// The script's path.
-        path: PathBuf,
-        /// Line of the first row found changed (or of its block's first row).
-        line: u64,
-        /// What was found.
-        why: String,
-    },
     /// The CSV itself is malformed (for example not UTF-8).
     #[error("script {}, line {line}: {message}", path.display())]
     Malformed {
@@ -130,223 +113,126 @@ pub enum ScriptError {
     },
 }
 
-/// A script's calls, as a run reads them: in order, by index.
-#[derive(Debug)]
-pub enum ScriptCalls {
-    /// Read into memory: a script the plain pass declines (see [`load_script`]), or one a
-    /// scenario file names ([`ScriptCalls::held`]).
-    Held(Vec<ScriptRow>),
-    /// A plain script, checked and indexed, read from its file as the run goes.
-    Streamed(StreamedScript),
-}
-
-/// Where a reader of [`ScriptCalls`] is.
-#[derive(Debug)]
-pub enum ScriptCursor {
-    /// The index of the next row held.
-    Held(usize),
-    /// The place in the file.
-    Streamed(StreamCursor),
+/// A script's calls in time order, held in memory, with the file they were read from and the
+/// SHA-256 of its bytes as read.
+#[derive(Debug, Default)]
+pub struct ScriptCalls {
+    rows: Vec<ScriptRow>,
+    path: PathBuf,
+    sha256: [u8; 32],
 }
 
 impl ScriptCalls {
+    /// The rows, in file order (which is time order).
+    pub fn rows(&self) -> &[ScriptRow] {
+        &self.rows
+    }
+
     /// Rows in the script.
-    pub fn len(&self) -> u64 {
-        match self {
-            ScriptCalls::Held(rows) => rows.len() as u64,
-            ScriptCalls::Streamed(s) => s.len(),
-        }
+    pub fn len(&self) -> usize {
+        self.rows.len()
     }
 
     /// True when it has no rows (a loaded script always has some).
     pub fn is_empty(&self) -> bool {
-        self.len() == 0
+        self.rows.is_empty()
+    }
+
+    /// The file the rows were read from.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The SHA-256 of the file as it was read.
+    pub fn sha256(&self) -> [u8; 32] {
+        self.sha256
     }
 
     /// The latest end of a call (time plus latency), in microseconds.
     pub fn latest_end(&self) -> u64 {
-        match self {
-            ScriptCalls::Held(rows) => rows.iter().map(|r| (r.t + r.latency).0).max().unwrap_or(0),
-            ScriptCalls::Streamed(s) => s.latest_end(),
-        }
-    }
-
-    /// Row `i`; `None` past the end, or when a streamed script's file changed (then
-    /// [`ScriptCalls::check`] says why).
-    #[inline]
-    pub fn get(&self, i: u64) -> Option<ScriptRow> {
-        match self {
-            ScriptCalls::Held(rows) => rows.get(usize::try_from(i).ok()?).copied(),
-            ScriptCalls::Streamed(s) => s.get(i),
-        }
-    }
-
-    /// A reader from the first row on.
-    pub fn cursor(&self) -> ScriptCursor {
-        match self {
-            ScriptCalls::Held(_) => ScriptCursor::Held(0),
-            ScriptCalls::Streamed(s) => ScriptCursor::Streamed(s.cursor()),
-        }
-    }
-
-    /// Reads up to `n` rows from `c` on (a cursor of this script), handing each to `each`; how
-    /// many were read, fewer only at the end or when a streamed script's file changed.
-    #[inline]
-    pub fn read(&self, c: &mut ScriptCursor, n: usize, mut each: impl FnMut(ScriptRow)) -> usize {
-        match (self, c) {
-            (ScriptCalls::Held(rows), ScriptCursor::Held(next)) => {
-                let taken = rows.get(*next..).unwrap_or_default().iter().take(n);
-                let count = taken.len();
-                taken.for_each(|r| each(*r));
-                *next += count;
-                count
-            }
-            (ScriptCalls::Streamed(s), ScriptCursor::Streamed(c)) => s.read(c, n, each),
-            _ => 0,
-        }
-    }
-
-    /// Whether every row read so far is the one checked before the run: an error once a
-    /// streamed script's file changed under the run.
-    pub fn check(&self) -> Result<(), ScriptError> {
-        match self {
-            ScriptCalls::Held(_) => Ok(()),
-            ScriptCalls::Streamed(s) => s.check(),
-        }
-    }
-
-    /// The script read from its file as the run goes, when it is.
-    pub fn streamed(&self) -> Option<&StreamedScript> {
-        match self {
-            ScriptCalls::Held(_) => None,
-            ScriptCalls::Streamed(s) => Some(s),
-        }
-    }
-
-    /// The same calls held in memory (a streamed script is read whole once more).
-    pub fn held(self) -> Result<ScriptCalls, ScriptError> {
-        let ScriptCalls::Streamed(s) = self else { return Ok(self) };
-        let mut rows = Vec::with_capacity(usize::try_from(s.len()).unwrap_or(0));
-        s.read(&mut s.cursor(), usize::MAX, |r| rows.push(r));
-        s.check()?;
-        Ok(ScriptCalls::Held(rows))
+        self.rows.iter().map(|r| (r.t + r.latency).0).max().unwrap_or(0)
     }
 }
 
 const MS_EXPECTED: &str = "a non-negative number of milliseconds below 10^15 (about 31,700 years) with at most 3 decimals, such as 12 or 0.25";
 
 /// The largest time or latency a script may give, in microseconds: what fits in 15 whole digits
-/// of milliseconds (the fast reader's limit), so a row's end never overflows a clock.
+/// of milliseconds, so a row's end never overflows a clock.
 const MAX_MICROS: u64 = 1_000_000_000_000_000_000 - 1;
 const OK_EXPECTED: &str = "0, 1, true or false";
 
-/// Parses decimal milliseconds into whole microseconds; extra decimals must be zeros. One pass
-/// over the bytes, no floating point.
-fn parse_ms(text: &[u8]) -> Option<u64> {
-    // Whole milliseconds of up to 15 digits (the common case) cannot overflow: no checks.
-    if let Some(ms) = crate::trace::columns::parse_whole(text) {
-        return Some(ms * 1_000);
-    }
-    let mut int: u64 = 0;
-    let mut i = 0;
-    while let Some(d) = text.get(i).map(|b| b.wrapping_sub(b'0')).filter(|d| *d <= 9) {
-        int = int.checked_mul(10)?.checked_add(u64::from(d))?;
-        i += 1;
-    }
-    let micros = int.checked_mul(1_000)?;
-    let Some(rest) = text.get(i..).filter(|r| !r.is_empty()) else {
-        return (i > 0 && micros <= MAX_MICROS).then_some(micros); // more than 15 whole digits
+/// Parses decimal milliseconds (`12`, `0.25`, `.5`, `7.`) into whole microseconds; decimals past
+/// the third must be zeros. One pass over the digits, no floating point.
+fn parse_ms(text: &str) -> Option<u64> {
+    let (whole, decimals) = match text.bytes().position(|b| b == b'.') {
+        Some(dot) => (&text[..dot], &text[dot + 1..]),
+        None => (text, ""),
     };
-    let frac = rest.strip_prefix(b".")?;
-    if i == 0 && frac.is_empty() || !frac.iter().all(u8::is_ascii_digit) {
+    if whole.is_empty() && decimals.is_empty() {
         return None;
     }
-    if frac.len() > 3 && !frac[3..].iter().all(|b| *b == b'0') {
+    let (kept, rest) = decimals.split_at(decimals.len().min(3));
+    if rest.bytes().any(|b| b != b'0') {
         return None;
     }
-    let mut place = 100;
-    let mut micros = micros;
-    for digit in frac.iter().take(3) {
-        micros = micros.checked_add(u64::from(digit - b'0') * place)?;
-        place /= 10;
+    // The digits as one number, then scaled to three decimals.
+    let mut micros: u64 = 0;
+    for b in whole.bytes().chain(kept.bytes()) {
+        let digit = b.checked_sub(b'0').filter(|d| *d <= 9)?;
+        micros = micros.checked_mul(10)?.checked_add(u64::from(digit))?;
     }
-    Some(micros).filter(|m| *m <= MAX_MICROS)
+    micros = micros.checked_mul(10u64.pow(3 - kept.len() as u32))?;
+    (micros <= MAX_MICROS).then_some(micros)
 }
 
-fn parse_ok(text: &[u8]) -> Option<bool> {
+fn parse_ok(text: &str) -> Option<bool> {
     match text {
-        b"1" => Some(true),
-        b"0" => Some(false),
-        t if t.eq_ignore_ascii_case(b"true") => Some(true),
-        t if t.eq_ignore_ascii_case(b"false") => Some(false),
+        "1" => Some(true),
+        "0" => Some(false),
+        t if t.eq_ignore_ascii_case("true") => Some(true),
+        t if t.eq_ignore_ascii_case("false") => Some(false),
         _ => None,
     }
 }
 
-/// Reads a script file. Errors name the file, the row's line, the column, the value and what was
-/// expected.
-///
-/// A plain file (the exact header, then plain rows ([`plain`]) in time order, each ending with
-/// `\n`) is checked and indexed by one pass on every core and then read from the file as the run
-/// goes ([`StreamedScript`]). Any other is read into memory: a block at a time when its lines are
-/// plain or simply written ([`read_plain`]: blank lines, `true`, spaces, CRLF), otherwise by the
-/// general CSV reader, which accepts what the plain readers do not (quotes, spaces around the
-/// header) and names every error.
-pub fn load_script(path: &Path) -> Result<ScriptCalls, ScriptError> {
-    let read_error = |error| ScriptError::Read { path: path.to_path_buf(), error };
-    let file = File::open(path).map_err(read_error)?;
-    let file = match StreamedScript::scan(file, path).map_err(read_error)? {
-        Ok(script) => return Ok(ScriptCalls::Streamed(script)),
-        Err(file) => file,
-    };
-    let size = file.metadata().map_err(read_error)?;
-    if !size.is_file() {
-        // A pipe cannot be read twice (by the plain reader, then the general one): its bytes are
-        // taken whole first (never scanned, nothing of it was read yet).
-        let mut bytes = Vec::new();
-        (&file).read_to_end(&mut bytes).map_err(read_error)?;
-        let size = bytes.len() as u64;
-        return read_rows(path, std::io::Cursor::new(bytes), size).map(ScriptCalls::Held);
-    }
-    // Positioned reads leave the cursor at the start on unix; elsewhere they move it.
-    #[cfg(not(unix))]
-    (&file).rewind().map_err(read_error)?;
-    read_rows(path, file, size.len()).map(ScriptCalls::Held)
+/// A reader that hashes (SHA-256) every byte read through it.
+struct Hashing<R> {
+    inner: R,
+    sha: Sha256,
 }
 
-/// The rows of the script `input` (at `path`, `size` bytes), read into memory by the plain
-/// reader, or else by the general one from the same input rewound.
-fn read_rows(path: &Path, mut input: impl Read + Seek, size: u64) -> Result<Vec<ScriptRow>, ScriptError> {
-    let owned = || path.to_path_buf();
-    if let Some(rows) =
-        read_plain(&mut input, size).map_err(|error| ScriptError::Read { path: owned(), error })?
-    {
-        return Ok(rows);
+impl<R: Read> Read for Hashing<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.sha.update(&buf[..n]);
+        Ok(n)
     }
-    input.rewind().map_err(|error| ScriptError::Read { path: owned(), error })?;
+}
+
+/// Reads a script file in one pass: its rows and the SHA-256 of its bytes. Errors name the file,
+/// the row's line, the column, the value and what was expected.
+///
+/// Fields are trimmed of whitespace, may be quoted, and blank lines are skipped; a byte-order
+/// mark and CRLF line ends are fine.
+pub fn load_script(path: &Path) -> Result<ScriptCalls, ScriptError> {
+    let owned = || path.to_path_buf();
+    let file = File::open(path).map_err(|error| ScriptError::Read { path: owned(), error })?;
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(false)
         .flexible(true)
-        .trim(csv::Trim::All)
-        .from_reader(std::io::BufReader::new(input));
-    let mut record = csv::StringRecord::new();
-    let malformed = |e: csv::Error| match e.kind() {
-        csv::ErrorKind::Io(_) => match e.into_kind() {
-            csv::ErrorKind::Io(error) => ScriptError::Read { path: owned(), error },
-            _ => unreachable!("kind checked above"),
-        },
-        _ => ScriptError::Malformed {
-            path: owned(),
-            line: e.position().map_or(0, |p| p.line()),
-            message: e.to_string(),
-        },
+        .buffer_capacity(1 << 16)
+        .from_reader(Hashing { inner: file, sha: Sha256::new() });
+    let mut record = csv::ByteRecord::new();
+    let mut next = |record: &mut csv::ByteRecord| match reader.read_byte_record(record) {
+        Ok(more) => utf8(record, path).map(|()| more),
+        Err(e) => Err(csv_error(e, path)),
     };
-    if !reader.read_record(&mut record).map_err(malformed)? {
+    if !next(&mut record)? {
         return Err(ScriptError::Empty { path: owned() });
     }
     let header_line = record.position().map_or(1, |p| p.line());
-    let header: Vec<&str> = record
-        .iter()
+    let header: Vec<&str> = (0..record.len())
+        .map(|i| field(&record, i))
         .enumerate()
         .map(|(i, f)| if i == 0 { f.trim_start_matches('\u{feff}') } else { f })
         .collect();
@@ -354,12 +240,14 @@ fn read_rows(path: &Path, mut input: impl Read + Seek, size: u64) -> Result<Vec<
         return Err(ScriptError::Header { path: owned(), line: header_line, found: header.join(",") });
     }
     let mut rows = Vec::new();
-    let mut previous: Option<(u64, String)> = None;
-    while reader.read_record(&mut record).map_err(malformed)? {
+    // The previous row's time, and its `t_ms` as written (for an error).
+    let (mut previous, mut previous_text) = (0, String::new());
+    while next(&mut record)? {
         let line = record.position().map_or(0, |p| p.line());
         if record.len() != 3 {
             return Err(ScriptError::FieldCount { path: owned(), line, found: record.len() });
         }
+        let (t_text, latency_text, ok_text) = (field(&record, 0), field(&record, 1), field(&record, 2));
         let value_error = |column: &'static str, value: &str, expected: &'static str| ScriptError::Value {
             path: owned(),
             line,
@@ -367,81 +255,66 @@ fn read_rows(path: &Path, mut input: impl Read + Seek, size: u64) -> Result<Vec<
             value: value.to_string(),
             expected,
         };
-        let cell = |i: usize| record[i].as_bytes();
-        let t = parse_ms(cell(0)).ok_or_else(|| value_error("t_ms", &record[0], MS_EXPECTED))?;
-        let latency = parse_ms(cell(1)).ok_or_else(|| value_error("latency_ms", &record[1], MS_EXPECTED))?;
-        let ok = parse_ok(cell(2)).ok_or_else(|| value_error("ok", &record[2], OK_EXPECTED))?;
-        if let Some((prev, prev_text)) = &previous
-            && t < *prev
-        {
+        let t = parse_ms(t_text).ok_or_else(|| value_error("t_ms", t_text, MS_EXPECTED))?;
+        let latency =
+            parse_ms(latency_text).ok_or_else(|| value_error("latency_ms", latency_text, MS_EXPECTED))?;
+        let ok = parse_ok(ok_text).ok_or_else(|| value_error("ok", ok_text, OK_EXPECTED))?;
+        if t < previous {
             return Err(ScriptError::Decreasing {
                 path: owned(),
                 line,
-                value: record[0].to_string(),
-                previous: prev_text.clone(),
+                value: t_text.to_string(),
+                previous: previous_text,
             });
         }
-        previous = Some((t, record[0].to_string()));
+        previous = t;
+        previous_text.clear();
+        previous_text.push_str(t_text);
         rows.push(ScriptRow { t: SimTime(t), latency: Dur(latency), ok });
     }
     if rows.is_empty() {
         return Err(ScriptError::NoRows { path: owned() });
     }
-    Ok(rows)
-}
-
-/// The plain reader: the rows of a script whose header is exactly `t_ms,latency_ms,ok` and whose
-/// rows are three unquoted valid fields in time order, parsed from the bytes without allocating
-/// per row; `None` for any other file (the general reader then reads it and names the error).
-fn read_plain(input: impl Read, size: u64) -> std::io::Result<Option<Vec<ScriptRow>>> {
-    let mut lines = LineReader::new(input);
-    let Some((_, header)) = lines.next_line()? else { return Ok(None) };
-    if header.strip_prefix("\u{feff}".as_bytes()).unwrap_or(header) != SCRIPT_HEADER.join(",").as_bytes() {
-        return Ok(None);
-    }
-    // Room for every row at once, estimated from the first block's line length.
-    let mut rows = Vec::with_capacity(lines.estimate_lines(size));
-    let mut previous = 0;
-    loop {
-        // Rows of plain whole or short decimal numbers straight from the buffer; the first
-        // other line (an empty one, `true`, spaces, a CR) is read below, then this resumes.
-        lines.each_line(|_, b| {
-            let (t, latency, ok, n) = plain::fast_row(b)?;
-            if t < previous {
-                return None;
-            }
-            previous = t;
-            rows.push(ScriptRow { t: SimTime(t), latency: Dur(latency), ok });
-            Some(n)
-        })?;
-        let Some((_, line)) = lines.next_line()? else { break };
-        if line.is_empty() {
-            continue;
-        }
-        let Some((t, latency, ok)) = three_fields(line) else { return Ok(None) };
-        let (Some(t), Some(latency), Some(ok)) = (parse_ms(t), parse_ms(latency), parse_ok(ok)) else {
-            return Ok(None);
-        };
-        if t < previous {
-            return Ok(None);
-        }
-        previous = t;
-        rows.push(ScriptRow { t: SimTime(t), latency: Dur(latency), ok });
-    }
     rows.shrink_to_fit();
-    Ok((!rows.is_empty()).then_some(rows))
+    let sha256 = reader.into_inner().sha.finalize().into();
+    Ok(ScriptCalls { rows, path: owned(), sha256 })
 }
 
-/// The three comma-separated fields of a line, each trimmed; `None` for any other count.
-fn three_fields(line: &[u8]) -> Option<(&[u8], &[u8], &[u8])> {
-    let a = line.iter().position(|b| *b == b',')?;
-    let rest = &line[a + 1..];
-    let b = rest.iter().position(|b| *b == b',')?;
-    let ok = &rest[b + 1..];
-    if ok.contains(&b',') {
-        return None;
+/// Field `i` of a record checked to be UTF-8 ([`utf8`]), trimmed of whitespace (Unicode's, as
+/// the csv crate trims a text record).
+fn field(record: &csv::ByteRecord, i: usize) -> &str {
+    std::str::from_utf8(&record[i]).map_or("", str::trim)
+}
+
+/// An error unless every field of `record` is UTF-8: the csv crate's, as its reader of trimmed
+/// text records reports it (the fields' ASCII whitespace trimmed before they are checked).
+fn utf8(record: &csv::ByteRecord, path: &Path) -> Result<(), ScriptError> {
+    if record.as_slice().is_ascii() {
+        return Ok(());
     }
-    Some((line[..a].trim_ascii(), rest[..b].trim_ascii(), ok.trim_ascii()))
+    let trimmed: csv::ByteRecord = record.iter().map(<[u8]>::trim_ascii).collect();
+    let Err(e) = csv::StringRecord::from_byte_record(trimmed) else { return Ok(()) };
+    let (record_index, line, byte) =
+        record.position().map_or((0, 0, 0), |p| (p.record(), p.line(), p.byte()));
+    let e = e.utf8_error();
+    Err(ScriptError::Malformed {
+        path: path.to_path_buf(),
+        line,
+        message: format!(
+            "CSV parse error: record {record_index} (line {line}, field: {}, byte: {byte}): {e}",
+            e.field()
+        ),
+    })
+}
+
+/// A csv reader's error: the file could not be read, or the CSV is malformed.
+fn csv_error(e: csv::Error, path: &Path) -> ScriptError {
+    let line = e.position().map_or(0, |p| p.line());
+    let message = e.to_string();
+    match e.into_kind() {
+        csv::ErrorKind::Io(error) => ScriptError::Read { path: path.to_path_buf(), error },
+        _ => ScriptError::Malformed { path: path.to_path_buf(), line, message },
+    }
 }
 
 #[cfg(test)]
@@ -455,23 +328,9 @@ mod tests {
         f
     }
 
-    /// Every row of `calls`, read by a cursor (and checked).
-    pub(super) fn all_rows(calls: &ScriptCalls) -> Vec<ScriptRow> {
-        let mut rows = Vec::new();
-        calls.read(&mut calls.cursor(), usize::MAX, |r| rows.push(r));
-        calls.check().unwrap();
-        rows
-    }
-
-    /// The script `content` loaded: its rows, and whether they were streamed.
-    fn load_as(content: &str) -> Result<(Vec<ScriptRow>, bool), String> {
-        let f = write(content.as_bytes());
-        let calls = load_script(f.path()).map_err(|e| e.to_string())?;
-        Ok((all_rows(&calls), matches!(calls, ScriptCalls::Streamed(_))))
-    }
-
     fn load(content: &str) -> Result<Vec<ScriptRow>, String> {
-        load_as(content).map(|(rows, _)| rows)
+        let f = write(content.as_bytes());
+        load_script(f.path()).map(|c| c.rows().to_vec()).map_err(|e| e.to_string())
     }
 
     #[test]
@@ -494,54 +353,67 @@ mod tests {
     }
 
     #[test]
-    fn plain_files_take_the_fast_reader_and_others_read_the_same() {
-        let plain = "t_ms,latency_ms,ok\n0,12.5,1\n1000.001,900,true\n\n2500,30000,0\n";
-        let f = write(plain.as_bytes());
-        let fast =
-            read_plain(File::open(f.path()).unwrap(), plain.len() as u64).unwrap().expect("plain file");
-        assert_eq!(fast, load(plain).unwrap());
-        // Quotes and a spaced header go to the general reader, with the same result.
-        let quoted = "t_ms, latency_ms ,ok\n\"0\",12.5,1\n1000.001,900,true\n\n2500,\"30000\",0\n";
-        let f = write(quoted.as_bytes());
-        assert_eq!(read_plain(File::open(f.path()).unwrap(), quoted.len() as u64).unwrap(), None);
-        assert_eq!(load(quoted).unwrap(), fast);
+    fn milliseconds_parse_exactly_or_not_at_all() {
+        for (text, micros) in [
+            ("0", Some(0)),
+            ("12", Some(12_000)),
+            ("7.", Some(7_000)),
+            (".5", Some(500)),
+            ("0.0010", Some(1)),
+            ("1.1000", Some(1_100)),
+            ("0000000000000000000000001.25", Some(1_250)),
+            ("999999999999999.999", Some(MAX_MICROS)),
+            ("1000000000000000", None),
+            ("99999999999999999999", None),
+            ("1.0001", None),
+            ("1.2.3", None),
+            ("", None),
+            (".", None),
+            ("-1", None),
+            ("1e3", None),
+            ("1,5", None),
+        ] {
+            assert_eq!(parse_ms(text), micros, "{text:?}");
+        }
     }
 
     #[test]
-    fn plain_scripts_are_streamed_and_others_held_with_the_same_rows() {
+    fn the_same_rows_however_written_and_the_hash_of_the_bytes_read() {
         let header = "t_ms,latency_ms,ok\n";
         let mut plain = String::from(header);
         for i in 0..3_000u64 {
             plain +=
                 &format!("{}{},{}.{},{}\n", i * 37 / 3, [".5", ""][(i % 2) as usize], i % 900, i % 10, i % 2);
         }
-        let (rows, streamed) = load_as(&plain).unwrap();
-        assert!(streamed);
+        let f = write(plain.as_bytes());
+        let calls = load_script(f.path()).unwrap();
+        let rows = calls.rows().to_vec();
         assert_eq!(rows.len(), 3_000);
         assert_eq!(rows[1], ScriptRow { t: SimTime(12_000), latency: Dur(1_100), ok: true });
-        // The same rows written otherwise are read into memory, with the same result: CRLF line
-        // ends, a blank line, `true`, spaces, quotes, no final line end.
+        assert_eq!(calls.latest_end(), rows.iter().map(|r| (r.t + r.latency).0).max().unwrap());
+        assert_eq!(calls.sha256(), <[u8; 32]>::from(Sha256::digest(plain.as_bytes())));
+        // CRLF line ends, a blank line, `true`, spaces (ASCII or not), quotes, a byte-order mark,
+        // no final line end: the same rows, and each file's own hash.
         for (other, how) in [
             (plain.replace('\n', "\r\n"), "CRLF"),
             (plain.replacen("\n12,", "\n\n12,", 1), "a blank line"),
             (plain.replace(",1\n", ",true\n"), "true"),
             (plain.replace(",0\n", ", 0\n"), "spaces"),
-            (plain.replacen("t_ms,", "\"t_ms\",", 1), "a quoted header"),
+            (plain.replace(",0\n", ",\u{a0}0\u{2003}\n"), "Unicode spaces"),
+            (plain.replacen("\n12,", "\n\"12\",", 1), "a quoted field"),
+            (plain.replacen("t_ms,", "\"t_ms\" ,", 1), "a quoted, spaced header"),
+            (format!("\u{feff}{plain}"), "a byte-order mark"),
             (plain.trim_end().to_string(), "no final line end"),
         ] {
-            let (held, streamed) = load_as(&other).unwrap();
-            assert!(!streamed, "{how}");
-            assert_eq!(held, rows, "{how}");
+            let f = write(other.as_bytes());
+            let calls = load_script(f.path()).unwrap();
+            assert_eq!(calls.rows(), rows, "{how}");
+            assert_eq!(calls.sha256(), <[u8; 32]>::from(Sha256::digest(other.as_bytes())), "{how}");
         }
-        // A scenario file's script is held.
-        let f = write(plain.as_bytes());
-        let held = load_script(f.path()).and_then(ScriptCalls::held).unwrap();
-        assert!(matches!(&held, ScriptCalls::Held(h) if *h == rows));
-        assert_eq!(held.latest_end(), load_script(f.path()).unwrap().latest_end());
     }
 
     #[test]
-    fn errors_are_the_general_readers_wherever_the_row() {
+    fn errors_name_the_line_wherever_the_row() {
         let mut plain = String::from("t_ms,latency_ms,ok\n");
         for i in 0..2_000u64 {
             plain += &format!("{},{},{}\n", i * 10, i % 50, i % 2);
@@ -564,10 +436,8 @@ mod tests {
             };
             assert!(err.contains(&expected), "{err}");
         }
-        // The largest time below 10^15 ms is streamed; 10^15 is refused.
-        let (rows, streamed) =
-            load_as("t_ms,latency_ms,ok\n999999999999999,999999999999999.999,1\n").unwrap();
-        assert!(streamed);
+        // The largest time below 10^15 ms is read; 10^15 is refused.
+        let rows = load("t_ms,latency_ms,ok\n999999999999999,999999999999999.999,1\n").unwrap();
         assert_eq!({ rows[0].latency }, Dur(MAX_MICROS));
         let err = load("t_ms,latency_ms,ok\n1000000000000000,1,1\n").unwrap_err();
         assert!(
@@ -581,7 +451,7 @@ mod tests {
     }
 
     #[test]
-    fn rows_read_straight_from_the_buffer_match_the_general_reader() {
+    fn decimals_of_every_shape() {
         let mut plain = String::from("t_ms,latency_ms,ok\n");
         for i in 0..2_000u64 {
             match i % 300 {
@@ -593,7 +463,6 @@ mod tests {
         }
         let rows = load(&plain).unwrap();
         assert_eq!(rows.len(), 1_993);
-        assert_eq!(rows, load(&plain.replace("t_ms,", "t_ms ,")).unwrap());
         assert_eq!(rows[5], ScriptRow { t: SimTime(5_500), latency: Dur(5_000), ok: true });
         assert_eq!(rows[6], ScriptRow { t: SimTime(6_000), latency: Dur(500), ok: false });
         assert_eq!(rows[7], ScriptRow { t: SimTime(8_800), latency: Dur(1_000), ok: false });
@@ -622,6 +491,8 @@ mod tests {
             ("t_ms,latency_ms,ok\n1e3,10,1\n", "line 2, column `t_ms`"),
             ("t_ms,latency_ms,ok\n1.0001,10,1\n", "at most 3 decimals"),
             ("t_ms,latency_ms,ok\n.,10,1\n", "column `t_ms`"),
+            ("t_ms,latency_ms,ok\n1.2.3,10,1\n", "column `t_ms`"),
+            ("t_ms,latency_ms,ok\n+1,10,1\n", "column `t_ms`"),
             (
                 "t_ms,latency_ms,ok\n1,10,yes\n",
                 "line 2, column `ok`: expected 0, 1, true or false, found \"yes\"",
@@ -635,11 +506,10 @@ mod tests {
         }
     }
 
-    /// A pipe (a FIFO) is read whole, whatever reader its rows need, with the same rows and
-    /// errors as a file.
+    /// A pipe (a FIFO) is read as a file is, with the same rows and errors.
     #[cfg(unix)]
     #[test]
-    fn a_piped_script_takes_any_reader() {
+    fn a_piped_script_reads_as_a_file() {
         let dir = tempfile::tempdir().unwrap();
         let fifo = dir.path().join("script.pipe");
         for content in [
@@ -654,7 +524,7 @@ mod tests {
                 let (fifo, content) = (fifo.clone(), content.clone());
                 std::thread::spawn(move || std::fs::write(fifo, content))
             };
-            let piped = load_script(&fifo).map(|c| all_rows(&c)).map_err(|e| e.to_string());
+            let piped = load_script(&fifo).map(|c| c.rows().to_vec()).map_err(|e| e.to_string());
             writer.join().unwrap().unwrap();
             std::fs::remove_file(&fifo).unwrap();
             let from_file = load(&content).map_err(|e| e.replace(&e[..e.find(',').unwrap_or(0)], ""));
@@ -679,8 +549,34 @@ mod tests {
             err.contains("line 4, column `t_ms`: expected rows in time order, found 9.999 after 10"),
             "{err}"
         );
-        let f = write(b"t_ms,latency_ms,ok\n1,\xff\xfe,1\n");
-        let err = load_script(f.path()).unwrap_err();
-        assert!(matches!(err, ScriptError::Malformed { line: 2, .. }), "{err:?}");
+    }
+
+    /// A field that is not UTF-8 (in the header or a row, before a field count that is wrong
+    /// too) is reported in the csv crate's own words for a text record.
+    #[test]
+    fn text_that_is_not_utf8_is_reported_as_the_csv_crate_does() {
+        for content in [
+            &b"t_ms,latency_ms,ok\n1,\xff\xfe,1\n"[..],
+            b"t_ms,latency_ms,ok\n1, \t\xff ,1\n",
+            b"t_\xffms,latency_ms,ok\n1,2,1\n",
+            b"t_ms,latency_ms,ok\n1,2,1\n\n2,3,\xc3\n",
+            b"t_ms,latency_ms,ok\n1,2,1\n2,\xe2\x80\n",
+        ] {
+            let f = write(content);
+            let err = load_script(f.path()).unwrap_err();
+            let mut reader = csv::ReaderBuilder::new()
+                .has_headers(false)
+                .flexible(true)
+                .trim(csv::Trim::All)
+                .from_reader(content);
+            let csv_error = reader.records().find_map(Result::err).unwrap();
+            let line = csv_error.position().unwrap().line();
+            match err {
+                ScriptError::Malformed { line: l, message, .. } => {
+                    assert_eq!((l, message), (line, csv_error.to_string()), "{content:?}");
+                }
+                other => panic!("{other:?}"),
+            }
+        }
     }
 }

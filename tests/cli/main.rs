@@ -4,6 +4,7 @@
 //! global allocator.)
 
 mod bad_input;
+mod check;
 mod docs;
 mod explain;
 mod formats;

@@ -3,8 +3,8 @@
 //! cell outlined, the recommended configuration's cell marked, cells that break a constraint
 //! greyed and hatched (never colour-ranked, even when no cell is feasible). Values carry three
 //! significant digits; a colour scale stretched over a narrow spread says so. When other
-//! parameters vary too, each cell shows the best configuration with those two values; several
-//! scenarios are averaged.
+//! parameters vary too, each cell shows the best configuration with those two values; over
+//! several scenarios the cost is their total (the decision table's), any other metric their mean.
 
 use super::ChartError;
 use super::data::{Mean, Summary, SummaryRow, param_order};
@@ -16,7 +16,8 @@ use std::collections::{HashMap, HashSet};
 /// One cell of a heatmap.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Cell {
-    /// The metric (mean over scenarios) of the cell's best configuration; `None` when unknown.
+    /// The metric of the cell's best configuration (the cost summed over the scenarios, as the
+    /// decision table's total; any other metric averaged over them); `None` when unknown.
     pub value: Option<f64>,
     /// Whether that configuration meets the constraints.
     pub feasible: bool,
@@ -142,11 +143,12 @@ impl Heatmap {
     }
 }
 
-/// One configuration's mean of the metric over its rows and whether a row breaks a
-/// constraint: all a heatmap keeps of a configuration between its passes.
+/// One configuration's mean of the metric over its rows (and how many rows had one) and
+/// whether a row breaks a constraint: all a heatmap keeps of a configuration between its passes.
 #[derive(Default)]
 struct Total {
     mean: Mean,
+    rows: u32,
     ruled_out: bool,
 }
 
@@ -154,9 +156,20 @@ impl Total {
     /// Adds `row`'s value of `metric` and feasibility.
     fn add(&mut self, row: &SummaryRow, metric: &str) {
         self.mean.add(row.metric(metric));
+        self.rows += u32::from(row.metric(metric).is_some());
         self.ruled_out |= row.feasible() == Some(false);
     }
+
+    /// The value a cell shows: the cost summed over the scenarios (the decision table's total
+    /// cost), any other metric's mean over them.
+    fn value(&self, metric: &str) -> Option<f64> {
+        let mean = self.mean.get()?;
+        Some(if metric == COST { mean * f64::from(self.rows) } else { mean })
+    }
 }
+
+/// The column whose cells are totals over the scenarios.
+const COST: &str = "cost";
 
 /// Whether `cand` should replace `best` in a cell: feasible first, then with a value, then the
 /// better value (the earlier configuration on a tie).
@@ -286,7 +299,7 @@ pub fn heatmaps(
     summary.configs(
         |t: &mut Total, row| t.add(row, metric),
         |first, total| {
-            let cand = (total.mean.get(), !total.ruled_out);
+            let cand = (total.value(metric), !total.ruled_out);
             for &k in by_family.get(first.family()).map(Vec::as_slice).unwrap_or_default() {
                 let f = &mut fillings[k];
                 let (Some(&x), Some(&y)) = (
@@ -335,7 +348,8 @@ pub fn render_heatmap(map: &Heatmap, root: &Area) -> Result<(), ChartError> {
     let (title_area, rest) = root.split_vertically(TITLE_HEIGHT);
     let mut sub = Vec::new();
     if map.scenarios > 1 {
-        sub.push(format!("mean over {} scenarios", map.scenarios));
+        let over = if map.metric == COST { "total" } else { "mean" };
+        sub.push(format!("{over} over {} scenarios", map.scenarios));
     }
     if !map.others.is_empty() {
         sub.push(format!("each cell: best over {}", map.others.join(", ")));
@@ -681,7 +695,8 @@ mod tests {
         );
         assert_eq!(m1, m2);
         assert_eq!(m1[0].scenarios, 2);
-        assert_eq!(m1[0].cells[0][2], Some(Cell { value: Some(8.25), feasible: true, recommended: true }));
+        // The total cost over the two scenarios: 8 + 8.5.
+        assert_eq!(m1[0].cells[0][2], Some(Cell { value: Some(16.5), feasible: true, recommended: true }));
         assert_eq!(m1[0].cells[1][1].as_ref().map(|c| c.feasible), Some(false));
     }
 }

@@ -55,7 +55,7 @@ pub fn draw_latency_cdf(hists: &[LatencyHist]) -> Result<Vec<u8>, ChartError> {
 /// Most configurations drawn (beyond the palette, lines are dashed).
 pub const LATENCY_MAX_CONFIGS: usize = 12;
 
-type LogChart<'a, Y> = ChartContext<'a, super::canvas::Canvas<'a>, Cartesian2d<LogCoord<f64>, Y>>;
+type LogChart<'a, Y> = ChartContext<'a, BitMapBackend<'a>, Cartesian2d<LogCoord<f64>, Y>>;
 
 /// Draws curve `i` three pixels thick from one-pixel paths (dashed once the palette is used).
 fn draw_curve<Y: Ranged<ValueType = f64>>(

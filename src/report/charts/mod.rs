@@ -1,20 +1,19 @@
-//! PNG charts drawn from an output folder's contents (typed, read by `report::folder`), so
-//! `breakerlab report DIR` can redraw everything from the CSVs alone. One file per chart type;
-//! `style` holds the font, sizes and palette; `data` parses the CSVs. Text uses DejaVu Sans compiled into the binary (plotters'
-//! `ab_glyph`), never the system's fonts. Same CSVs ⇒ identical PNG bytes.
+//! PNG charts drawn from an output folder's contents (typed, `report::contents`): what a command
+//! computed, or what `breakerlab report DIR` reads from the CSVs alone; either way the same
+//! bytes. One file per chart type; `style` holds the font, sizes, palette and the bitmap;
+//! `data` the typed input. Text uses DejaVu Sans compiled into the binary (plotters'
+//! `ab_glyph`), never the system's fonts. Same data ⇒ identical PNG bytes.
 
 pub mod axis;
-pub mod canvas;
 pub mod comparison;
 pub mod data;
-pub mod encode;
 pub mod heatmap;
 pub mod latency;
 pub mod pareto;
 pub mod style;
 pub mod timeline;
 
-use super::folder::Contents;
+use super::contents::Contents;
 use std::path::PathBuf;
 
 /// File name of the timeline chart.

@@ -1,6 +1,7 @@
 //! The look shared by every chart: the embedded font, fixed pixel sizes, the colour-blind-safe
-//! palette (Okabe–Ito), a perceptually uniform colour scale (viridis), number formatting and
-//! the PNG encoder (charts are bytes in memory; the output folder writes them).
+//! palette (Okabe–Ito), a perceptually uniform colour scale (viridis), number formatting, and
+//! the bitmap every chart is drawn on (plotters' RGB backend) with its PNG encoding (the `png`
+//! crate); charts are bytes in memory, the output folder writes them.
 
 use super::ChartError;
 use plotters::coord::Shift;
@@ -211,7 +212,7 @@ pub fn fit_middle(s: &str, size: u32, max_px: i32) -> String {
 }
 
 /// A drawing area on a bitmap, in pixels.
-pub type Area<'a> = DrawingArea<super::canvas::Canvas<'a>, Shift>;
+pub type Area<'a> = DrawingArea<BitMapBackend<'a>, Shift>;
 
 /// Converts any plotters error into a [`ChartError::Draw`].
 pub fn draw_err<E: std::fmt::Display>(e: E) -> ChartError {
@@ -520,17 +521,29 @@ pub fn nice_ceil(v: f64) -> f64 {
     10.0 * e
 }
 
-/// Renders a chart of `size` pixels with `draw` and encodes it as PNG: fast deflate with the
-/// Paeth filter on every row ([`super::encode`]). Against plotters' own setting (the same
-/// deflate, a filter chosen row by row) a week's timeline encodes in half the time for a file
-/// about 6 % larger; the pixels are the same.
+/// Renders a chart of `size` pixels with `draw` and encodes it as PNG: 8-bit RGB, the `png`
+/// crate's fast compression, the Paeth filter on every row. Against a filter chosen row by row
+/// a week's timeline encodes in half the time for a file about 6 % larger; the pixels are the
+/// same.
 pub fn png<F>(size: (u32, u32), draw: F) -> Result<Vec<u8>, ChartError>
 where
     F: FnOnce(&Area) -> Result<(), ChartError>,
 {
     let rgb = render_rgb(size, draw)?;
-    super::encode::rgb_png(&rgb, size.0, size.1)
-        .ok_or_else(|| ChartError::Draw(format!("cannot encode a chart of {}x{} pixels", size.0, size.1)))
+    let mut bytes = Vec::new();
+    let mut encoder = png::Encoder::new(&mut bytes, size.0, size.1);
+    encoder.set_color(png::ColorType::Rgb);
+    encoder.set_depth(png::BitDepth::Eight);
+    encoder.set_compression(png::Compression::Fast);
+    encoder.set_filter(png::FilterType::Paeth);
+    encoder.set_adaptive_filter(png::AdaptiveFilterType::NonAdaptive);
+    let encode_err = |e: png::EncodingError| {
+        ChartError::Draw(format!("cannot encode a chart of {}x{} pixels: {e}", size.0, size.1))
+    };
+    let mut writer = encoder.write_header().map_err(encode_err)?;
+    writer.write_image_data(&rgb).map_err(encode_err)?;
+    writer.finish().map_err(encode_err)?;
+    Ok(bytes)
 }
 
 /// Renders a chart of `size` pixels into an RGB buffer (3 bytes per pixel), without any file;
@@ -542,7 +555,7 @@ where
     register_fonts()?;
     let mut buf = vec![0u8; size.0 as usize * size.1 as usize * 3];
     {
-        let root = super::canvas::Canvas::with_buffer(&mut buf, size).into_drawing_area();
+        let root = BitMapBackend::with_buffer(&mut buf, size).into_drawing_area();
         root.fill(&WHITE).map_err(draw_err)?;
         draw(&root)?;
         root.present().map_err(draw_err)?;
@@ -606,6 +619,24 @@ mod tests {
         assert_eq!(nice_ceil(11.0), 12.0);
         assert_eq!(nice_ceil(230.0), 250.0);
         assert_eq!(nice_ceil(5.4), 6.0);
+    }
+
+    #[test]
+    fn a_chart_encodes_to_a_png_that_decodes_to_its_pixels() {
+        let size = (301, 97);
+        let draw = |root: &Area| {
+            draw_title(root, "Timeline", "seed 7")?;
+            root.draw(&PathElement::new(vec![(10, 90), (290, 70)], OI_BLUE.stroke_width(3))).map_err(draw_err)
+        };
+        let rgb = render_rgb(size, draw).unwrap();
+        let bytes = png(size, draw).unwrap();
+        let mut reader = png::Decoder::new(bytes.as_slice()).read_info().unwrap();
+        let mut decoded = vec![0; reader.output_buffer_size()];
+        let frame = reader.next_frame(&mut decoded).unwrap();
+        assert_eq!((frame.width, frame.height), size);
+        assert_eq!((frame.color_type, frame.bit_depth), (png::ColorType::Rgb, png::BitDepth::Eight));
+        assert!(decoded[..frame.buffer_size()] == rgb[..], "the decoded pixels differ from those drawn");
+        assert!(rgb.chunks(3).any(|p| p != [255, 255, 255]), "nothing was drawn");
     }
 
     #[test]

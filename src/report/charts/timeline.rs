@@ -16,7 +16,7 @@ use crate::time::Dur;
 use crate::truth::Expect;
 use plotters::prelude::*;
 
-/// Everything the timeline draws (filled by the output folder's reader, `report::folder`).
+/// Everything the timeline draws (`report::contents::timeline`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct TimelineData {
     /// Per-configuration bins (timeline.csv).
@@ -1260,13 +1260,9 @@ mod tests {
             crate::sim::RunOptions { timeline_bin: Some(crate::time::Dur::from_secs(60)), explain: false };
         let run = crate::sim::run(&scenario, &workload, &policy, &opts);
         let rows = [("gate", &run.record)];
-        let read = |bytes: Vec<u8>| {
-            super::super::data::Table::from_reader(std::path::Path::new("x.csv"), bytes.as_slice()).unwrap()
-        };
         let mut d = data(1, vec![], vec![]);
-        d.series = super::super::data::timeline(&read(crate::report::timeline_csv(&rows))).unwrap();
-        d.transitions =
-            super::super::data::transitions(&read(crate::report::transitions_csv(&rows))).unwrap();
+        d.series = crate::report::contents::series(&rows);
+        d.transitions = crate::report::contents::transitions(&rows);
         let lanes = d.lane_names();
         assert_eq!(lanes.len(), 20);
         let policy = d.series[0].policy.clone();

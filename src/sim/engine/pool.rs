@@ -1,0 +1,163 @@
+//! The engine's side of a pool of hosts (`[upstream] hosts`): per client instance (sidecar), a
+//! load balancer and, when the policy is outlier detection, a detector, with the set of hosts
+//! in rotation it allows and whether the pool is in panic. The engine asks [`PoolRun::pick`]
+//! for each attempt's host, tells [`PoolRun::finished`] each result and runs
+//! [`PoolRun::tick`] on each detector's interval timer; the changes of host state come back as
+//! [`HostChange`]s for the recorder, each host of each client a breaker instance numbered
+//! `client × hosts + host`.
+
+use crate::metrics::pool::PoolRecorder;
+use crate::outcome::OutcomeClass;
+use crate::policy::outlier::{Detector, HostChange, in_rotation};
+use crate::policy::{Evidence, PolicyConfig, Transition};
+use crate::rng::{RunSeed, Stream};
+use crate::time::SimTime;
+use crate::upstream::balancer::{Balancer, Ring, Usable};
+use crate::upstream::pool::Pool;
+
+/// One client instance's view of the pool.
+struct Sidecar {
+    balancer: Balancer,
+    detector: Option<Detector>,
+    /// The hosts the balancer may use now (ascending), and whether that is all of them because
+    /// the pool is in panic.
+    usable: Vec<u16>,
+    panic: bool,
+    /// The detector's [`Detector::version`] `usable` was computed at.
+    seen: u64,
+    /// The panic threshold of its policy (percent).
+    panic_threshold: f64,
+}
+
+/// The pool as the run's clients see it.
+pub(super) struct PoolRun {
+    hosts: u16,
+    sidecars: Vec<Sidecar>,
+    /// The consistent-hash ring, for `ring_hash`.
+    ring: Option<Ring>,
+    /// What the pool scores need, besides the transitions.
+    pub(super) record: PoolRecorder,
+    /// Changes reported by the detectors, handed to the recorder by the engine.
+    pub(super) changes: Vec<HostChange>,
+}
+
+impl PoolRun {
+    /// The pool of `workload`'s `pool` for `slots` breaker slots, slot `s` running
+    /// `policies[s % len]`: a detector per slot whose policy is outlier detection.
+    pub(super) fn new(
+        pool: &Pool,
+        slots: usize,
+        policies: &[&PolicyConfig],
+        seed: &RunSeed,
+        explain: bool,
+    ) -> PoolRun {
+        let hosts = pool.len();
+        let b = pool.balancer;
+        let sidecars = (0..slots)
+            .map(|s| {
+                let policy = policies[s % policies.len()];
+                let detector = policy
+                    .outlier()
+                    .map(|cfg| Detector::new(cfg, hosts, seed.seed_for(Stream::Policy, s as u64), explain));
+                let panic_threshold = policy.outlier().map_or(0.0, |c| c.healthy_panic_threshold);
+                Sidecar {
+                    balancer: Balancer::new(b.kind, b.choice_count, b.hash_keys, hosts, seed, s as u32),
+                    detector,
+                    usable: (0..hosts).collect(),
+                    panic: false,
+                    seen: 0,
+                    panic_threshold,
+                }
+            })
+            .collect();
+        PoolRun {
+            hosts,
+            sidecars,
+            ring: pool.ring.clone(),
+            record: PoolRecorder::new(pool, slots),
+            changes: Vec::new(),
+        }
+    }
+
+    /// How many hosts.
+    #[inline]
+    pub(super) fn hosts(&self) -> u16 {
+        self.hosts
+    }
+
+    /// True when some slot runs a detector.
+    pub(super) fn detects(&self) -> bool {
+        self.sidecars.iter().any(|s| s.detector.is_some())
+    }
+
+    /// The next tick of slot `slot`'s detector, if it has one.
+    pub(super) fn deadline(&self, slot: u32) -> Option<SimTime> {
+        self.sidecars[slot as usize].detector.as_ref().map(Detector::next_tick)
+    }
+
+    /// The host attempt `attempt` of `request` from slot `slot` goes to at `now`; `None` when
+    /// no host may be used (every host ejected, no panic).
+    pub(super) fn pick(
+        &mut self,
+        slot: u32,
+        now: SimTime,
+        seed: &RunSeed,
+        request: u64,
+        attempt: u32,
+    ) -> Option<u16> {
+        let sc = &mut self.sidecars[slot as usize];
+        let usable = Usable { hosts: &sc.usable, panic: sc.panic };
+        let host = sc.balancer.pick(usable, self.ring.as_ref(), seed, request, attempt)?;
+        self.record.sent(now, host);
+        Some(host)
+    }
+
+    /// An attempt of slot `slot` to `host` ended at `now` as `class` with status `code`.
+    pub(super) fn finished(&mut self, slot: u32, host: u16, now: SimTime, class: OutcomeClass, code: u16) {
+        let sc = &mut self.sidecars[slot as usize];
+        sc.balancer.finished(host);
+        if let Some(d) = &mut sc.detector {
+            d.record(now, host, class, code, &mut self.changes);
+            self.record.detections(slot, d.take_detections());
+            self.refresh(slot, now);
+        }
+    }
+
+    /// Slot `slot`'s detector's interval tick at `now`.
+    pub(super) fn tick(&mut self, slot: u32, now: SimTime) {
+        if let Some(d) = &mut self.sidecars[slot as usize].detector {
+            d.tick(now, &mut self.changes);
+            self.record.detections(slot, d.take_detections());
+            self.refresh(slot, now);
+        }
+    }
+
+    /// Recomputes slot `slot`'s hosts in rotation after its detector changed a host's state,
+    /// noting when the pool enters or leaves panic.
+    fn refresh(&mut self, slot: u32, now: SimTime) {
+        let hosts = self.hosts;
+        let sc = &mut self.sidecars[slot as usize];
+        let Some(d) = &sc.detector else { return };
+        if d.version() == sc.seen {
+            return;
+        }
+        sc.seen = d.version();
+        let was = sc.panic;
+        sc.panic = in_rotation(d, hosts, sc.panic_threshold, &mut sc.usable);
+        if sc.panic != was {
+            self.record.panic(now, slot, sc.panic);
+        }
+    }
+
+    /// The changes reported since the last call, each with its breaker instance (`slot ×
+    /// hosts + host`).
+    pub(super) fn drain_changes(
+        &mut self,
+        slot: u32,
+    ) -> impl Iterator<Item = (usize, Transition, Evidence)> + '_ {
+        let hosts = usize::from(self.hosts);
+        self.changes
+            .drain(..)
+            .map(move |c| (slot as usize * hosts + usize::from(c.host), c.transition, c.evidence))
+    }
+}
