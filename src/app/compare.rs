@@ -8,6 +8,7 @@ use crate::limits::{Limits, estimate_cells};
 use crate::policy::{PolicyConfig, PolicySpec};
 use crate::report::charts::ChartOptions;
 use crate::report::contents::{self, Contents};
+use crate::report::opening::Opening;
 use crate::report::page::{InputFile, ReportInputs};
 use crate::scenario::{InputError, Scenario, Spot};
 use crate::sweep::compare::CompareReport;
@@ -125,6 +126,7 @@ pub fn compare(req: &CompareRequest) -> Result<CompareOutcome> {
         (output::EXPLAIN_CSV, crate::report::explain_csv(&runs)),
         (output::LATENCY_CSV, crate::report::latency_csv(&runs)),
         (output::INCIDENTS_CSV, crate::report::incidents_csv(&truth)),
+        (output::RESULT_TOML, opening(&report).to_toml()?.into_bytes()),
     ]);
     table.check()?;
     summary.check()?;
@@ -163,6 +165,7 @@ pub fn compare(req: &CompareRequest) -> Result<CompareOutcome> {
                 )),
                 marks: contents::marks(&runs, &incidents, &names),
                 latency: Some(contents::latency(&runs)),
+                opening: Some(opening(&report)),
                 summary: Some(summary),
                 inputs: page.inputs.clone(),
                 ..Contents::default()
@@ -172,6 +175,42 @@ pub fn compare(req: &CompareRequest) -> Result<CompareOutcome> {
     };
     let files = out.finish(page.as_ref().zip(contents.as_ref()))?;
     Ok(CompareOutcome { report, files })
+}
+
+/// The page's opening: the cost differences from A with what they say, in total then per
+/// scenario, the policies' letters and any constraint broken.
+pub fn opening(report: &CompareReport) -> Opening {
+    let c = &report.confidence;
+    let mut statements = c.statements();
+    if statements.is_empty() {
+        statements.push("one policy: nothing to compare it with".into());
+    }
+    let letters: Vec<String> = report
+        .policies
+        .iter()
+        .enumerate()
+        .map(|(i, p)| format!("{} = `{p}`", crate::sweep::compare_confidence::letter(i)))
+        .collect();
+    statements.push(format!("Policies: {}.", letters.join(", ")));
+    statements.extend(report.broken_lines().into_iter().map(|l| format!("{l}.")));
+    let (headings, rows) = if c.totals.is_empty() { (Vec::new(), Vec::new()) } else { c.table() };
+    let mut basis = Vec::new();
+    if !report.constraints.is_empty() {
+        basis.push(format!("Constraints applied on each scenario: {}.", report.constraints.join(", ")));
+    }
+    basis.push(
+        "Every metric of every policy, with each difference from A, is in the terminal's tables and in \
+         summary.csv and runs.csv."
+            .into(),
+    );
+    Opening {
+        heading: "Result: each policy against A".into(),
+        statements,
+        headings,
+        rows,
+        table_note: c.method(),
+        basis,
+    }
 }
 
 /// The compared policies' runs on the first scenario (label, result), with its incidents.
@@ -327,7 +366,8 @@ mod tests {
                 "transitions.csv",
                 "explain.csv",
                 "latency.csv",
-                "incidents.csv"
+                "incidents.csv",
+                "result.toml"
             ]
         );
         let rows = &r.scenarios[0].rows;

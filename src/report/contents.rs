@@ -54,6 +54,8 @@ pub struct Contents<'f> {
     pub marks: Vec<Mark>,
     /// A sweep's decision table and verdict on its baseline.
     pub review: Option<Review>,
+    /// A run's, replay's or comparison's answer, shown before any chart.
+    pub opening: Option<super::opening::Opening>,
 }
 
 /// The timeline of `series` with their state changes and incidents, titled after the

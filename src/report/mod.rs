@@ -7,6 +7,7 @@ pub mod charts;
 pub mod contents;
 pub mod explain;
 pub mod folder;
+pub mod opening;
 pub mod page;
 mod selection;
 mod tables;

@@ -503,6 +503,7 @@ struct View<'a> {
     explanation: Option<&'a str>,
     charts: Vec<&'a Chart>,
     marks: &'a [super::explain::Mark],
+    opening: Option<&'a super::opening::Opening>,
 }
 
 fn view<'a>(
@@ -525,6 +526,7 @@ fn view<'a>(
         explanation: c.explanation.as_deref(),
         charts: chart_order(charts),
         marks: &c.marks,
+        opening: c.opening.as_ref(),
     })
 }
 
@@ -957,6 +959,9 @@ fn render_html(c: &View, inputs: &ReportInputs) -> String {
     let decided = c.recommended.is_some() || c.explanation.is_some();
     let tables = c.summary.is_some() || c.pareto.is_some();
     h.push_str("<nav>");
+    if c.opening.is_some() {
+        h.push_str("<a href=\"#result\">Result</a>");
+    }
     if c.review.is_some_and(|r| r.baseline.is_some()) {
         h.push_str("<a href=\"#baseline\">Today's configuration</a>");
     }
@@ -972,6 +977,9 @@ fn render_html(c: &View, inputs: &ReportInputs) -> String {
         h.push_str("<a href=\"#results\">All results</a>");
     }
     h.push_str("<a href=\"#reproduce\">Reproduce</a></nav>\n");
+    if let Some(o) = c.opening {
+        o.html(&mut h);
+    }
     if let Some(r) = c.review {
         html_review(&mut h, r, c.explanation);
     } else if decided {
@@ -1057,6 +1065,9 @@ fn render_md(c: &View, inputs: &ReportInputs) -> String {
         inputs.seed.map(|s| format!(" · seed {s}")).unwrap_or_default(),
         env!("CARGO_PKG_VERSION")
     );
+    if let Some(o) = c.opening {
+        o.md(&mut m);
+    }
     if let Some(r) = c.review {
         md_review(&mut m, r, c.explanation);
     } else if c.recommended.is_some() || c.explanation.is_some() {

@@ -3,6 +3,7 @@
 //! against the first with its CI. Pairing is by (scenario, replicate): both policies saw the
 //! same request stream and the same upstream answers (common random numbers).
 
+use super::compare_confidence::{CompareConfidence, letter, replicate_costs};
 use super::constraint::{Constraint, Scope};
 use super::objective::BoundObjective;
 use super::recommend::num;
@@ -58,6 +59,8 @@ pub struct CompareReport {
     pub scenarios: Vec<ScenarioComparison>,
     /// The constraints applied (as written), empty when none.
     pub constraints: Vec<String>,
+    /// What the cost differences from the first policy say, in total and per scenario.
+    pub confidence: CompareConfidence,
 }
 
 impl CompareReport {
@@ -74,13 +77,7 @@ impl CompareReport {
                         if m < table.metrics.len() {
                             table.replicate_values(s, p, m, replicates)
                         } else {
-                            let mut out = vec![None; replicates as usize];
-                            for r in table.group(s, p) {
-                                if let Some(slot) = out.get_mut(r.replicate as usize) {
-                                    *slot = Some(objective.cost(&r.values));
-                                }
-                            }
-                            out
+                            replicate_costs(table, s, p, replicates, objective)
                         }
                     })
                     .collect();
@@ -97,6 +94,7 @@ impl CompareReport {
             replicates,
             scenarios,
             constraints: Vec::new(),
+            confidence: CompareConfidence::from_table(table, replicates, objective),
         }
     }
 
@@ -138,6 +136,26 @@ impl CompareReport {
         self
     }
 
+    /// One line per policy that breaks a constraint somewhere: `B breaks a constraint on
+    /// slow-not-down (`missed_incidents == 0`: 1 in 2 of 5 replicates)`.
+    pub fn broken_lines(&self) -> Vec<String> {
+        (0..self.policies.len())
+            .filter_map(|p| {
+                let all: Vec<String> = self
+                    .scenarios
+                    .iter()
+                    .filter_map(|sc| {
+                        let broken = sc.broken.get(p).filter(|b| !b.is_empty())?;
+                        let why: Vec<String> =
+                            broken.iter().map(|b| format!("`{}`: {}", b.constraint, b.reading)).collect();
+                        Some(format!("{} ({})", sc.scenario, why.join("; ")))
+                    })
+                    .collect();
+                (!all.is_empty()).then(|| format!("{} breaks a constraint on {}", letter(p), all.join(", ")))
+            })
+            .collect()
+    }
+
     /// The comparison as aligned text tables, one per scenario. Policies are lettered A, B, …;
     /// a difference whose 95% CI excludes zero is marked `*`.
     pub fn render(&self) -> String {
@@ -152,6 +170,10 @@ impl CompareReport {
         }
         if !self.constraints.is_empty() {
             let _ = writeln!(out, "constraints (on each scenario): {}", self.constraints.join(", "));
+        }
+        out.push_str(&self.confidence.render());
+        for line in self.broken_lines() {
+            let _ = writeln!(out, "  {line}");
         }
         for sc in &self.scenarios {
             let _ = writeln!(out, "\nscenario {}", sc.scenario);
@@ -194,11 +216,6 @@ impl CompareReport {
         }
         out
     }
-}
-
-/// `A`, `B`, … `Z`, then `P27`, `P28`, ….
-fn letter(i: usize) -> String {
-    if i < 26 { char::from(b'A' + i as u8).to_string() } else { format!("P{}", i + 1) }
 }
 
 /// `mean ± ci` (`-` when empty); differences get a sign and `*` when the CI excludes zero.

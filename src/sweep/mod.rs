@@ -22,6 +22,7 @@
 
 pub mod auto;
 pub mod compare;
+pub mod compare_confidence;
 pub mod constraint;
 pub mod file;
 pub mod grid;
