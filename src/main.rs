@@ -433,6 +433,7 @@ impl RunArgs {
             command_line: command_line(),
             limits: self.finish.limits.limits(),
             replicates: self.replicates,
+            ..run::RunSettings::default()
         }
     }
 }

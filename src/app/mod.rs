@@ -16,6 +16,7 @@ pub mod recommend;
 pub mod replay;
 pub mod report;
 pub mod run;
+pub mod run_result;
 pub mod shard;
 pub mod sweep;
 

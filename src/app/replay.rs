@@ -225,7 +225,27 @@ pub fn replay(req: &ReplayRequest) -> Result<RunReport> {
         .ok_or_else(|| InputError::argument("give a trace file, or --series ROLE=FILE[@SELECTOR]"))?;
     let mut scenario = Scenario::from_trace(&path, &opts, traffic)?;
     req.client.apply(&mut scenario.client).map_err(InputError::from)?;
-    run_scenario(scenario, &req.run)
+    let mut settings = req.run.clone();
+    settings.replay = true;
+    settings.truth_source = truth_source(&opts);
+    if let Some(r) = req.rate {
+        settings.assumptions.push(format!(
+            "requests arrive as a Poisson process at {} req/s (--rate), not from the trace",
+            crate::app::run::readable(r)
+        ));
+    }
+    run_scenario(scenario, &settings)
+}
+
+/// Where the replay's ground truth comes from, as the flags or `--trace` pairs say (`None`:
+/// none named; the import may still pick a label column, which its report notes).
+fn truth_source(opts: &TraceOptions) -> Option<String> {
+    match (&opts.slo, &opts.labels, &opts.label_column) {
+        (Some(rule), _, _) => Some(format!("the SLO rule `{rule}`")),
+        (None, Some(file), _) => Some(format!("the labels file {}", file.display())),
+        (None, None, Some(column)) => Some(format!("the trace's label column `{column}`")),
+        _ => None,
+    }
 }
 
 #[cfg(test)]

@@ -45,6 +45,13 @@ pub struct RunSettings {
     pub limits: crate::limits::Limits,
     /// Replicates to run (their seeds differ); the files are those of the first.
     pub replicates: u32,
+    /// A replay (the page's title and opening say so).
+    pub replay: bool,
+    /// Where a replayed trace's ground truth came from (`SLO rule `p95 > 2s for 3m``).
+    pub truth_source: Option<String>,
+    /// What the command assumed that the input did not say (`Poisson arrivals at 5 req/s
+    /// (--rate)`), shown with the result.
+    pub assumptions: Vec<String>,
 }
 
 /// What the user asked `run` to do.
@@ -76,6 +83,10 @@ pub struct RunReport {
     pub files: Vec<PathBuf>,
     /// Every replicate's scores (replicate 0 is `result`); one entry without `--replicates`.
     pub replicates: Vec<Metrics>,
+    /// Where a replayed trace's ground truth came from ([`RunSettings::truth_source`]).
+    pub truth_source: Option<String>,
+    /// What the command assumed ([`RunSettings::assumptions`]).
+    pub assumptions: Vec<String>,
 }
 
 /// Loads, validates, simulates, scores and writes. Nothing is written if any input is bad.
@@ -139,13 +150,30 @@ pub fn run_scenario(scenario: Scenario, settings: &RunSettings) -> Result<RunRep
         let written = simulate_and_write(&scenario, &policies, fleet, seed, settings);
         (written, inputs.map(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))))
     });
-    let Written { out, label, result, truth, replicates, shown } = written?;
-    let page = inputs.zip(shown).map(|(inputs, shown)| {
-        let contents = shown.contents(&inputs);
+    let Written { mut out, label, result, truth, replicates, shown } = written?;
+    let mut report = RunReport {
+        scenario,
+        label,
+        seed,
+        result,
+        truth,
+        files: Vec::new(),
+        replicates,
+        truth_source: settings.truth_source.clone(),
+        assumptions: settings.assumptions.clone(),
+    };
+    let opening = super::run_result::opening(&report, settings.replay);
+    out.write(output::RESULT_TOML, opening.to_toml()?.as_bytes())?;
+    let page = inputs.zip(shown).map(|(mut inputs, shown)| {
+        if settings.replay {
+            inputs.title = format!("replay: {}", report.scenario.name);
+        }
+        let mut contents = shown.contents(&inputs);
+        contents.opening = Some(opening);
         (Page { inputs: Some(inputs), charts: ChartOptions::default() }, contents)
     });
-    let files = out.finish(page.as_ref().map(|(page, contents)| (page, contents)))?;
-    Ok(RunReport { scenario, label, seed, result, truth, files, replicates })
+    report.files = out.finish(page.as_ref().map(|(page, contents)| (page, contents)))?;
+    Ok(report)
 }
 
 /// A run simulated and its CSV files written into the output set, charts and page still to come.
@@ -266,15 +294,25 @@ fn simulate_and_write(
         );
     }
     let extra = import_columns(scenario);
+    // Over several replicates summary.csv holds each metric's mean and interval, as the
+    // terminal prints them.
+    let stats: Vec<crate::sweep::stats::Stat> = match replicates.len() {
+        1 => Vec::new(),
+        _ => Metrics::COLUMNS
+            .iter()
+            .map(|c| crate::sweep::stats::describe(replicates.iter().map(|m| m.column(c))))
+            .collect(),
+    };
     let row = SummaryRow {
         scenario: &scenario.name,
         policy: &label,
         preset,
         seed,
-        replicates: 1,
+        replicates: replicates.len() as u32,
         params: &params,
         metrics: &result.metrics,
         extra: &extra,
+        stats: &stats,
     };
     let runs = [(label.as_str(), &result.record)];
     let shown = match shown_changes {
@@ -365,7 +403,8 @@ pub fn render(report: &RunReport) -> String {
         let truth = &report.truth;
         if report.result.metrics.ground_truth {
             let open = truth.iter().filter(|w| w.expect == crate::truth::Expect::Open).count();
-            let _ = writeln!(s, "truth     {} windows ({open} to open on)", truth.len());
+            let from = report.truth_source.as_deref().map(|t| format!(" from {t}")).unwrap_or_default();
+            let _ = writeln!(s, "truth     {} windows ({open} to open on){from}", truth.len());
         } else {
             let _ = writeln!(
                 s,
@@ -379,6 +418,9 @@ pub fn render(report: &RunReport) -> String {
         let _ = writeln!(s, "          {}", sc.description);
     }
     let _ = writeln!(s, "policy    {}", report.label);
+    for a in &report.assumptions {
+        let _ = writeln!(s, "assumed   {a}");
+    }
     let _ = writeln!(s);
     s.push_str(&metrics_table(&report.result.metrics));
     if report.replicates.len() > 1 {

@@ -262,8 +262,15 @@ pub fn run_summary(rows: &[super::SummaryRow]) -> Result<Summary<'static>, Chart
         for (name, value) in r.params.iter().rev() {
             row.set_param(name, value);
         }
-        for (name, m) in Metrics::COLUMNS.iter().zip(Metric::ALL) {
-            row.set_metric(name, r.metrics.get(*m));
+        for (i, (name, m)) in Metrics::COLUMNS.iter().zip(Metric::ALL).enumerate() {
+            match r.stats.get(i) {
+                Some(st) => {
+                    row.set_metric(name, st.mean);
+                    row.set_metric(&format!("{name}_sd"), st.sd);
+                    row.set_metric(&format!("{name}_ci95"), st.ci95);
+                }
+                None => row.set_metric(name, r.metrics.get(*m)),
+            }
         }
         for c in r.metrics.provider_columns() {
             row.set_metric(&c, r.metrics.column(&c));
@@ -418,6 +425,7 @@ mod tests {
             params: &params,
             metrics: &results[0].1.metrics,
             extra: &extra,
+            stats: &[],
         };
         let typed = run_summary(std::slice::from_ref(&row)).unwrap();
         let written = Summary::of_text(std::str::from_utf8(&crate::report::summary_csv(&[row])).unwrap());

@@ -546,6 +546,28 @@ pub struct Mark {
     pub missed: bool,
 }
 
+impl Mark {
+    /// This mark on the clock of a trace whose time zero is `epoch_us` (µs since the Unix
+    /// epoch), as the timeline's axis reads: a state change's label starts with its UTC time
+    /// instead of the time since the start, and the title's first line gives both.
+    pub fn on_clock(&self, epoch_us: Option<i64>) -> Mark {
+        let Some(epoch) = epoch_us else { return self.clone() };
+        let at = epoch.saturating_add(i64::try_from(self.at_us).unwrap_or(i64::MAX));
+        let utc = crate::trace::timestamp::format_utc(at);
+        let since = readable_dur(self.at_us);
+        // `2022-08-23 12:11:52.12Z` → `08-23 12:11:52`, the axis's `MM-DD hh:mm` with seconds.
+        let short = utc.get(5..19).unwrap_or(&utc).to_string();
+        let label = match self.label.find(&since) {
+            Some(i) if !self.label.starts_with("incident ") => {
+                format!("{}{short} UTC{}", &self.label[..i], &self.label[i + since.len()..])
+            }
+            _ => format!("{} at {short} UTC", self.label),
+        };
+        let title = format!("at {utc} ({since} after the trace's start)\n{}", self.title);
+        Mark { at_us: self.at_us, label, title, missed: self.missed }
+    }
+}
+
 /// The marks of a folder: each incident (missed ones flagged), then the first [`MAX_MARKS`]
 /// transitions, in file order.
 pub fn marks(

@@ -5,7 +5,7 @@
 //! `breakerlab report DIR` opens the rebuilt page on the same answer.
 
 use super::charts::ChartError;
-use super::page::{TextTable, esc_prose, html_table, md_cell, md_table};
+use super::page::{TextTable, esc_prose, html_table_stacked, md_cell, md_table};
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 use std::path::Path;
@@ -77,7 +77,7 @@ impl Opening {
             }
         }
         if let Some(t) = self.table() {
-            html_table(h, &t);
+            html_table_stacked(h, &t);
             if !self.table_note.is_empty() {
                 let _ = writeln!(h, "<p class=\"meta\">{}</p>", esc_prose(&self.table_note));
             }

@@ -571,7 +571,8 @@ fn pareto_table(p: &ParetoRows, recommended: Option<&str>, max: usize) -> TextTa
     }
 }
 
-/// The page's style. Narrow screens (420 px) work: tables scroll sideways in their own box,
+/// The page's style. Narrow screens (420 px) work: tables scroll sideways in their own box (the
+/// decision table and a page's opening become one card per row instead),
 /// charts shrink to the width (each links to its full-size PNG), long commands scroll in theirs.
 const CSS: &str = "body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,'DejaVu Sans',sans-serif;\
 margin:1.5em auto;max-width:1680px;padding:0 1em;color:#1b1b1b;line-height:1.45;overflow-wrap:break-word}\
@@ -586,11 +587,32 @@ figcaption{color:#444;font-size:.9em}pre{background:#f6f6f6;padding:.8em;overflo
 code{font-family:'DejaVu Sans Mono',Menlo,Consolas,monospace}details{margin:.6em 0}summary{cursor:pointer}\
 nav a{margin-right:1em;display:inline-block}.verdict{padding:.6em 1em;border-left:5px solid}\
 .verdict.fine{background:#eef6f1;border-color:#009E73}.verdict.warn{background:#fff4e5;border-color:#E69F00}\
-.alts li{margin:.5em 0}.k{color:#555}";
+.alts li{margin:.5em 0}.k{color:#555}\
+@media (max-width:640px){table.stack thead{display:none}table.stack,table.stack tbody,table.stack tr,\
+table.stack td{display:block}table.stack tr{margin:.5em 0;border:1px solid #d0d0d0}table.stack td{border:none;\
+border-bottom:1px solid #eee;white-space:normal;max-width:none;min-width:0;text-align:right;overflow-wrap:anywhere}\
+table.stack td::before{content:attr(data-label);float:left;margin-right:.8em;color:#555;font-weight:400;\
+text-align:left}table.stack td.t{text-align:right}table.stack td:first-child{text-align:left;font-weight:600;\
+background:#f3f3f3}table.stack td:first-child::before{content:none}}";
 
 pub(super) fn html_table(out: &mut String, t: &TextTable) {
+    html_table_as(out, t, false);
+}
+
+/// [`html_table`] that a narrow screen shows as one card per row, each cell under its heading
+/// (`data-label`), so nothing scrolls sideways: for tables read row by row (the decision
+/// table, a page's opening).
+pub(super) fn html_table_stacked(out: &mut String, t: &TextTable) {
+    html_table_as(out, t, true);
+}
+
+fn html_table_as(out: &mut String, t: &TextTable, stacked: bool) {
     let class = |i: usize| if t.left.get(i) == Some(&true) { " class=\"t\"" } else { "" };
-    out.push_str("<div class=\"scroll\"><table>\n<thead><tr>");
+    out.push_str(if stacked {
+        "<div class=\"scroll\"><table class=\"stack\">\n<thead><tr>"
+    } else {
+        "<div class=\"scroll\"><table>\n<thead><tr>"
+    });
     for (i, h) in t.headings.iter().enumerate() {
         let _ = write!(out, "<th{}>{}</th>", class(i), esc(h));
     }
@@ -598,7 +620,14 @@ pub(super) fn html_table(out: &mut String, t: &TextTable) {
     for (i, r) in t.rows.iter().enumerate() {
         out.push_str(if t.highlight == Some(i) { "<tr class=\"best\">" } else { "<tr>" });
         for (j, c) in r.iter().enumerate() {
-            let _ = write!(out, "<td{}>{}</td>", class(j), esc_prose(c));
+            match (stacked, t.headings.get(j)) {
+                (true, Some(h)) => {
+                    let _ = write!(out, "<td{} data-label=\"{}\">{}</td>", class(j), esc(h), esc_prose(c));
+                }
+                _ => {
+                    let _ = write!(out, "<td{}>{}</td>", class(j), esc_prose(c));
+                }
+            }
         }
         out.push_str("</tr>\n");
     }
@@ -774,7 +803,7 @@ fn html_review(h: &mut String, r: &Review, explanation: Option<&str>) {
             esc_prose(note)
         );
     }
-    html_table(h, &decision_table(r));
+    html_table_stacked(h, &decision_table(r));
     let _ = writeln!(h, "<p class=\"meta\">{DECISION_NOTE}</p>");
     if let Some(e) = explanation {
         let _ = writeln!(
@@ -862,10 +891,11 @@ const MARKS_OPEN: usize = 24;
 
 /// Under the timeline, its incidents and state changes in time order, each with what
 /// `breakerlab explain` says as its tooltip (hover; missed incidents stand out).
-fn html_marks(h: &mut String, marks: &[super::explain::Mark]) {
+fn html_marks(h: &mut String, marks: &[super::explain::Mark], epoch_us: Option<i64>) {
     if marks.is_empty() {
         return;
     }
+    let marks: Vec<super::explain::Mark> = marks.iter().map(|m| m.on_clock(epoch_us)).collect();
     let mut sorted: Vec<&super::explain::Mark> = marks.iter().collect();
     sorted.sort_by_key(|m| m.at_us);
     let _ = write!(
@@ -896,10 +926,11 @@ pub const MD_MAX_MARKS: usize = 30;
 
 /// [`html_marks`] for report.md: every incident (missed ones marked), then the first
 /// [`MD_MAX_MARKS`] state changes, each with what `breakerlab explain` says.
-fn md_marks(m: &mut String, marks: &[super::explain::Mark]) {
+fn md_marks(m: &mut String, marks: &[super::explain::Mark], epoch_us: Option<i64>) {
     if marks.is_empty() {
         return;
     }
+    let marks: Vec<super::explain::Mark> = marks.iter().map(|k| k.on_clock(epoch_us)).collect();
     let mut sorted: Vec<&super::explain::Mark> = marks.iter().collect();
     sorted.sort_by_key(|k| k.at_us);
     let incident = |k: &&super::explain::Mark| k.label.starts_with("incident ");
@@ -996,7 +1027,7 @@ fn render_html(c: &View, inputs: &ReportInputs) -> String {
         for chart in &c.charts {
             html_figure(&mut h, chart);
             if chart.name == super::charts::TIMELINE_PNG {
-                html_marks(&mut h, c.marks);
+                html_marks(&mut h, c.marks, inputs.epoch_us);
             }
         }
     }
@@ -1092,7 +1123,7 @@ fn render_md(c: &View, inputs: &ReportInputs) -> String {
                 name = chart.name
             );
             if chart.name == super::charts::TIMELINE_PNG {
-                md_marks(&mut m, c.marks);
+                md_marks(&mut m, c.marks, inputs.epoch_us);
             }
         }
     }

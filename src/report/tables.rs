@@ -36,6 +36,10 @@ pub struct SummaryRow<'a> {
     pub metrics: &'a Metrics,
     /// Further columns after the metrics, name and cell (a replayed trace's import counts).
     pub extra: &'a [(&'a str, String)],
+    /// Over several replicates, each metric's statistics in [`Metric::ALL`] order: the metric
+    /// columns then hold the means, each followed by `<metric>_sd` and `<metric>_ci95` (empty:
+    /// `metrics` are one run's values, and there are no such columns).
+    pub stats: &'a [crate::sweep::stats::Stat],
 }
 
 /// The one float format of every CSV: Rust's `{}` for `f64`, the shortest decimal that reads back
@@ -114,7 +118,14 @@ pub fn summary_header(rows: &[SummaryRow]) -> Vec<String> {
     let (names, provider_columns, extra) = summary_columns(rows);
     let fixed = ["scenario", "policy", "preset", "seed", "replicates"].map(String::from);
     let params = names.iter().map(|n| format!("{PARAM_PREFIX}{n}"));
-    let metrics = Metrics::COLUMNS.iter().map(|c| c.to_string()).chain(provider_columns);
+    let spread = rows.iter().any(|r| !r.stats.is_empty());
+    let metrics = Metrics::COLUMNS
+        .iter()
+        .flat_map(|c| match spread {
+            true => vec![c.to_string(), format!("{c}_sd"), format!("{c}_ci95")],
+            false => vec![c.to_string()],
+        })
+        .chain(provider_columns);
     fixed.into_iter().chain(params).chain(metrics).chain(extra.iter().map(|n| n.to_string())).collect()
 }
 
@@ -140,7 +151,14 @@ pub fn summary_csv(rows: &[SummaryRow]) -> Vec<u8> {
             let value = row.params.iter().find(|(n, _)| n == name).map(|(_, v)| v.clone());
             cells.push(value.unwrap_or_default());
         }
-        cells.extend(Metric::ALL.iter().map(|m| opt_float(row.metrics.get(*m))));
+        let spread = rows.iter().any(|r| !r.stats.is_empty());
+        for (i, m) in Metric::ALL.iter().enumerate() {
+            match (spread, row.stats.get(i)) {
+                (true, Some(st)) => cells.extend([st.mean, st.sd, st.ci95].map(opt_float)),
+                (true, None) => cells.extend([opt_float(row.metrics.get(*m)), String::new(), String::new()]),
+                (false, _) => cells.push(opt_float(row.metrics.get(*m))),
+            }
+        }
         cells.extend(provider_columns.iter().map(|c| opt_float(row.metrics.column(c))));
         for name in &extra {
             cells.push(row.extra.iter().find(|(n, _)| n == name).map(|(_, v)| v.clone()).unwrap_or_default());
@@ -386,6 +404,7 @@ mod tests {
                 params: &p1,
                 metrics: &m,
                 extra: &[],
+                stats: &[],
             },
             SummaryRow {
                 scenario: "blip",
@@ -396,6 +415,7 @@ mod tests {
                 params: &p2,
                 metrics: &m,
                 extra: &[],
+                stats: &[],
             },
         ];
         let expected = "scenario,policy,preset,seed,replicates,param.threshold,param.window,param.probes,\
@@ -424,6 +444,7 @@ blip,plain,,7,3,,30s,1,2,1,0,12.5,12.5,12.5,,1,3,2,1000,1500,1.5,250,40,4,0.9,0.
             params: &[],
             metrics: &m,
             extra: &extra,
+            stats: &[],
         };
         let text = String::from_utf8(summary_csv(&[row])).unwrap();
         let mut lines = text.lines();
@@ -455,6 +476,7 @@ blip,plain,,7,3,,30s,1,2,1,0,12.5,12.5,12.5,,1,3,2,1000,1500,1.5,250,40,4,0.9,0.
             params: &[],
             metrics: m,
             extra: &[],
+            stats: &[],
         };
         let text = String::from_utf8(summary_csv(&[row(&routed), row(&plain), row(&other)])).unwrap();
         let lines: Vec<&str> = text.lines().collect();

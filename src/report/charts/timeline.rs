@@ -118,6 +118,22 @@ impl TimelineData {
             .collect()
     }
 
+    /// Of `policy`'s entries into open at `from_us..=to_us` (one breaker's, or all): how many
+    /// start an open episode (closed → open, what `open_episodes` counts) and how many re-open
+    /// after a failed probe (half-open → open, `probe_failures`).
+    pub fn open_counts(
+        &self,
+        policy: &str,
+        instance: Option<u64>,
+        from_us: u64,
+        to_us: u64,
+    ) -> (usize, usize) {
+        let entries = self.of(policy).filter(|t| instance.is_none_or(|i| t.instance == i)).filter(|t| {
+            t.to == State::Open && t.from != State::Open && t.at_us >= from_us && t.at_us <= to_us
+        });
+        entries.fold((0, 0), |(e, r), t| if t.from == State::Closed { (e + 1, r) } else { (e, r + 1) })
+    }
+
     /// The incidents expecting `open` that configuration `policy` missed: no instance was open
     /// at the start and none entered OPEN before the end plus the default tolerance.
     pub fn missed(&self, policy: &str) -> Vec<&Incident> {
@@ -814,12 +830,8 @@ fn draw_bands(
         let opens = in_view(data.open_marks(&s.policy));
         let false_opens = opens.iter().filter(|o| o.1).count();
         let missed = data.missed(&s.policy);
-        let mut label = format!(
-            "{} · {} entr{} into open",
-            s.policy,
-            opens.len(),
-            if opens.len() == 1 { "y" } else { "ies" }
-        );
+        let (episodes, reopens) = data.open_counts(&s.policy, None, axis.start_us(), axis.to_us());
+        let mut label = format!("{} · {}", s.policy, episodes_text(episodes, reopens));
         if !lanes.is_empty() {
             label.push_str(" (all breakers)");
         }
@@ -855,13 +867,28 @@ fn draw_bands(
             body = next;
             let states = data.lane_states(&s.policy, i as u64, bins);
             let opens = in_view(data.open_marks_of(&s.policy, Some(i as u64)));
-            let note = format!("{} open{}", opens.len(), if opens.len() == 1 { "" } else { "s" });
+            let (episodes, reopens) =
+                data.open_counts(&s.policy, Some(i as u64), axis.start_us(), axis.to_us());
+            let note = episodes_text(episodes, reopens);
             let lane =
                 Lane { name: Some(name), note: Some(note), tick_height: 7, states: &states, opens: &opens };
             draw_lane(&area, &lane, axis, bins, &missed)?;
         }
     }
     Ok(())
+}
+
+/// `9 open episodes (+11 re-opens after a failed probe)`: the terminal's `open_episodes` and
+/// `probe_failures`, which together are the ticks drawn.
+fn episodes_text(episodes: usize, reopens: usize) -> String {
+    let mut t = format!("{episodes} open episode{}", if episodes == 1 { "" } else { "s" });
+    if reopens > 0 {
+        t.push_str(&format!(
+            " (+{reopens} re-open{} after a failed probe)",
+            if reopens == 1 { "" } else { "s" }
+        ));
+    }
+    t
 }
 
 /// One state strip: per display bin, the closed / half-open / open shares; entries into open
