@@ -343,6 +343,49 @@ mod tests {
     }
 
     #[test]
+    fn the_page_opens_on_the_stated_confidence() {
+        use crate::sweep::table::ResultTable;
+        use crate::sweep::table::tests::{cfg, run};
+        // B costs 10 less than A in every replicate; C is A give or take noise.
+        let (a, b, c) = ([20.0, 22.0, 19.0, 21.0], [10.5, 11.0, 9.0, 11.5], [21.0, 20.0, 20.0, 22.5]);
+        let mut runs = Vec::new();
+        for (p, costs) in [a, b, c].iter().enumerate() {
+            for (r, v) in costs.iter().enumerate() {
+                runs.push(run(0, p, r as u32, &[Some(*v)]));
+            }
+        }
+        let configs =
+            vec![cfg(0, "consecutive", "x", 1), cfg(1, "windowed", "y", 2), cfg(2, "consecutive", "x", 3)];
+        let t = ResultTable::new(vec!["outage".into()], configs, vec!["false_opens".into()], runs).unwrap();
+        let objective = crate::metrics::Objective::new([(crate::metrics::Metric::FalseOpens, 1.0)])
+            .bind(&t.metrics)
+            .unwrap();
+        let report = CompareReport::from_table(&t, 4, &objective);
+        let o = opening(&report);
+        assert!(
+            o.statements[0].starts_with("B is better than A with 95 % confidence (total cost B − A = -10 ± ")
+        );
+        assert!(
+            o.statements[1].starts_with("A and C cannot be told apart at 4 replicates"),
+            "{:?}",
+            o.statements
+        );
+        assert_eq!(o.rows[0][0], "outage");
+        assert!(
+            o.rows[0][1].ends_with("(B better)") && o.rows[0][2].ends_with("(cannot tell)"),
+            "{:?}",
+            o.rows
+        );
+        let mut html = String::new();
+        o.html(&mut html);
+        assert!(html.contains("<strong>B is better than A with 95 % confidence"), "{html}");
+        // The terminal says the same first.
+        let text = report.render();
+        let result = text.find("result:\n  B is better than A with 95 % confidence").unwrap();
+        assert!(result < text.find("scenario outage").unwrap(), "{text}");
+    }
+
+    #[test]
     fn compare_pairs_policies_on_the_same_streams() {
         let policies = ["consecutive", "consecutive", "consecutive[failure_threshold=20]"];
         let dir = tempfile::tempdir().unwrap();

@@ -444,7 +444,7 @@ impl OutputDir {
         let (page, written) = std::thread::scope(|s| {
             let writing = s.spawn(|| {
                 let mut syncs = Syncs::default();
-                for chart in &charts {
+                for chart in charts.iter().filter(|c| c.sentence.is_none()) {
                     let fill = |w: &mut (dyn std::io::Write + Send)| {
                         w.write_all(&chart.png).map_err(|e| Error::io(shown.join(&chart.name), e))
                     };
@@ -456,7 +456,7 @@ impl OutputDir {
             (page, writing.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
         });
         let (html, md) = page?;
-        let charts = charts.into_iter().map(|c| c.name).collect();
+        let charts = charts.into_iter().filter(|c| c.sentence.is_none()).map(|c| c.name).collect();
         Ok(Drawn { charts, written, inputs: inputs.to_toml()?, html, md })
     }
 

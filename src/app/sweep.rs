@@ -132,7 +132,12 @@ pub fn sweep(req: &SweepRequest) -> Result<SweepReport> {
         title: format!("sweep: {}", file.name),
         command_line: Some(req.command_line.clone()),
         seed: file.seed,
-        files: InputFile::read(&path).into_iter().collect(),
+        // The sweep file and every scenario file it read (and their traces, scripts and labels),
+        // each with its SHA-256: the page reproduces the sweep alone.
+        files: super::input_paths(Some(&path), &scenarios)
+            .iter()
+            .filter_map(|p| InputFile::read(p))
+            .collect(),
         ..ReportInputs::default()
     };
     let auto = file.auto.then(|| looks(file.replicates));
@@ -545,6 +550,47 @@ mod tests {
             text.starts_with("sweep small: 2 scenario(s) x 3 configuration(s) x 2 replicate(s) = 12 cells\n"),
             "{text}"
         );
+    }
+
+    #[test]
+    fn a_default_shaped_sweep_page_stays_small_and_records_every_scenario_file() {
+        // The default sweep's shape in small: two families (one with a two-parameter grid, so
+        // a heatmap), seed systems and no breaker, over two scenarios, with its page.
+        let dir = tempfile::tempdir().unwrap();
+        let text = format!(
+            "name = \"shape\"\nscenarios = [{:?}, {:?}]\nreplicates = 2\n\
+             [[policies]]\npreset = \"consecutive\"\nfailure_threshold = [3, 10]\nopen_duration = [\"10s\", \"2m\"]\n\
+             [[policies]]\npreset = \"windowed\"\ntime_window = [\"30s\", \"2m\"]\nfailure_rate = [0.2, 0.5]\n\
+             [[policies]]\npreset = \"connector-breaker\"\n[[policies]]\npreset = \"none\"\n",
+            bundled("blip.toml"),
+            bundled("hard-outage.toml")
+        );
+        let path = dir.path().join("shape.toml");
+        std::fs::write(&path, text).unwrap();
+        let out = dir.path().join("out");
+        super::sweep(&SweepRequest { charts: true, ..request(&path, 2, &out) }).unwrap();
+        let html = std::fs::read(out.join("report.html")).unwrap();
+        // The default sweep's page is about 0.4 MB (4.1 MB before charts were indexed PNGs);
+        // this one, of fewer scenarios, well under half of the 1 MB bound.
+        assert!(html.len() < 512 * 1024, "report.html is {} bytes", html.len());
+        for entry in std::fs::read_dir(&out).unwrap() {
+            let p = entry.unwrap().path();
+            // pareto.png's shaded clouds take more than 256 colours: it stays RGB.
+            if p.extension().is_some_and(|e| e == "png") && !p.ends_with("pareto.png") {
+                let bytes = std::fs::read(&p).unwrap();
+                // IHDR's colour type: 3 is indexed.
+                assert_eq!(bytes[25], 3, "{} is not an indexed PNG", p.display());
+            }
+        }
+        let inputs = std::fs::read_to_string(out.join("inputs.toml")).unwrap();
+        for scenario in ["blip.toml", "hard-outage.toml"] {
+            let file = bundled(scenario);
+            let at = inputs
+                .find(&format!("name = {file:?}"))
+                .unwrap_or_else(|| panic!("{file} not in inputs.toml"));
+            let hash = crate::sweep::shard::sha256_hex(&std::fs::read(&file).unwrap());
+            assert!(inputs[at..].contains(&format!("sha256 = \"{hash}\"")), "{file}'s hash");
+        }
     }
 
     /// A grid over two bundled scenarios whose costs differ by a few hundredths: the

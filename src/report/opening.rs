@@ -137,8 +137,8 @@ mod tests {
         o.html(&mut h);
         let at = |s: &str| h.find(s).unwrap_or_else(|| panic!("{s} missing in {h}"));
         assert!(at("<h2 id=\"result\">Comparison") < at("B is better than A"));
-        assert!(at("B is better than A") < at("<table>"));
-        assert!(at("<table>") < at("<code>p95 &gt; 2s</code>"));
+        assert!(at("B is better than A") < at("<table class=\"stack\">"));
+        assert!(at("<table class=\"stack\">") < at("<code>p95 &gt; 2s</code>"));
         let mut m = String::new();
         o.md(&mut m);
         assert!(m.starts_with("## Comparison\n\n> **B is better than A with 95 % confidence**\n"), "{m}");

@@ -875,6 +875,10 @@ fn md_review(m: &mut String, r: &Review, explanation: Option<&str>) {
 /// timeline's marks with their tooltips) goes here.
 fn html_figure(h: &mut String, chart: &Chart) {
     let name = &chart.name;
+    if let Some(sentence) = &chart.sentence {
+        let _ = writeln!(h, "<p class=\"verdict warn\">{}</p>", esc(sentence));
+        return;
+    }
     let _ = writeln!(
         h,
         "<figure id=\"{id}\"><a href=\"{name}\"><img src=\"data:image/png;base64,{}\" alt=\"{cap}\" \
@@ -1116,6 +1120,10 @@ fn render_md(c: &View, inputs: &ReportInputs) -> String {
     if !c.charts.is_empty() {
         m.push_str("## Charts\n\n");
         for chart in &c.charts {
+            if let Some(sentence) = &chart.sentence {
+                let _ = writeln!(m, "> {sentence}\n");
+                continue;
+            }
             let cap = chart_caption(&chart.name);
             let _ = writeln!(
                 m,
@@ -1478,7 +1486,11 @@ ci95 = 1.25
         // report.md carries the page's marks: the amber verdict, the cost note.
         assert!(md.contains("> ⚠ **Verdict:** opens on noise"), "{md}");
         assert!(md.contains(&format!("_{DECISION_NOTE}_")) && html.contains(DECISION_NOTE));
-        assert!(html.contains("<tr class=\"best\"><td class=\"t\">window(rate=0.8,win=10s,min=10)</td>"));
+        assert!(html.contains(
+            "<tr class=\"best\"><td class=\"t\" data-label=\"configuration\">window(rate=0.8,win=10s,min=10)</td>"
+        ));
+        // A narrow screen shows the decision table as one card per configuration.
+        assert!(html.contains("<table class=\"stack\">") && html.contains("table.stack td::before"));
         assert!(html.contains("<details id=\"summary\"><summary>"));
         // A broken review.toml is refused with its line.
         std::fs::write(dir.path().join("review.toml"), "decision = 1\n").unwrap();

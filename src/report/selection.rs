@@ -2,7 +2,7 @@
 //! separated from the rest and by how much, and where a configuration misses incidents. The
 //! page ([`super::page`]) calls these where its sections go.
 
-use super::page::{TextTable, esc, esc_prose, html_table, md_table};
+use super::page::{TextTable, esc, esc_prose, html_table_stacked, md_table};
 use crate::sweep::recommend::num;
 use crate::sweep::regress::Regressions;
 use crate::sweep::review::Review;
@@ -35,7 +35,7 @@ pub fn html_regressions(h: &mut String, r: &Review) {
                 esc(x.render("").lines().nth(1).unwrap_or("").trim())
             );
         }
-        false => html_table(h, &regressions_table(x)),
+        false => html_table_stacked(h, &regressions_table(x)),
     }
 }
 
@@ -128,7 +128,7 @@ pub fn html_confidence(h: &mut String, r: &Review) {
         esc_prose(&sentence)
     );
     if !c.versus.is_empty() {
-        html_table(h, &versus_table(c));
+        html_table_stacked(h, &versus_table(c));
         let _ = writeln!(h, "<p class=\"meta\">{}</p>", esc(VERSUS_NOTE));
     }
     if !r.stages.is_empty() {
@@ -233,7 +233,7 @@ mod tests {
         let mut h = String::new();
         html_regressions(&mut h, &review(false));
         assert!(h.starts_with("<h2 id=\"regressions\">Where the recommendation is worse than the baseline</h2>\n<p><strong>a</strong>: Worse than the baseline base beyond noise"), "{h}");
-        assert!(h.contains("<td class=\"t\">hard-outage</td><td class=\"t\">detects in 29.9 s vs 0.75 s</td><td>+29.15 ± 0.621 s</td>"), "{h}");
+        assert!(h.contains("<td class=\"t\" data-label=\"scenario\">hard-outage</td><td class=\"t\" data-label=\"worse than the reference\">detects in 29.9 s vs 0.75 s</td><td data-label=\"paired difference\">+29.15 ± 0.621 s</td>"), "{h}");
         let mut m = String::new();
         md_regressions(&mut m, &review(true));
         assert!(m.contains("> ✔ nothing: no metric is worse on any scenario\n"), "{m}");
@@ -259,7 +259,10 @@ mod tests {
         html_confidence(&mut h, &review(false));
         assert!(h.starts_with("<p class=\"verdict warn\"><strong>Selection:</strong> 2 configurations cannot be told apart at 3 replicates"), "{h}");
         assert!(h.contains("a (cost 36.05); b (cost 36.18).<br>tie-break: the simplest: a.</p>"), "{h}");
-        assert!(h.contains("<td class=\"t\">runner-up</td><td class=\"t\">b</td><td>36.18</td><td>+0.1266 ± 3.378</td><td>-3.251 to 3.505</td><td>3</td><td>-4.065</td>"), "{h}");
+        assert!(h.contains("<td class=\"t\" data-label=\"against\">runner-up</td><td class=\"t\" data-label=\"configuration\">b</td>"), "{h}");
+        for cell in [">36.18</td>", ">+0.1266 ± 3.378</td>", ">-3.251 to 3.505</td>", ">-4.065</td>"] {
+            assert!(h.contains(cell), "{cell}: {h}");
+        }
         let mut m = String::new();
         md_confidence(&mut m, &review(true));
         assert!(m.starts_with("> ✔ **Selection:** best with 95 % confidence"), "{m}");

@@ -21,8 +21,8 @@ pub const COMPARISON_METRICS: [(&str, &str, &str); 12] = [
     ("amplification", "Amplification", "attempts per request"),
     ("shed_healthy", "Shed while healthy", "requests"),
     ("availability", "Unavailability (1 − availability)", "% of requests"),
-    ("latency_p95_ms", "User latency p95", "milliseconds"),
-    ("latency_p99_ms", "User latency p99", "milliseconds"),
+    ("answered_latency_p95_ms", "Latency p95 of the answered requests", "milliseconds"),
+    ("deferred_share", "Deferred to later (not answered in time)", "% of requests"),
     ("cost", "Cost (sweep objective)", "weighted sum"),
 ];
 
@@ -71,6 +71,16 @@ pub struct ComparisonData {
     pub panels: Vec<MetricPanel>,
     /// What was run, for the title: `slow-not-down · seed 7 · 5 replicates`.
     pub context: String,
+    /// Per configuration shown: its colour ([`family_colour`], the families numbered over the
+    /// whole summary as pareto.png numbers them).
+    pub colours: Vec<RGBColor>,
+    /// Per configuration shown: drawn hatched ([`family_hatched`]).
+    pub hatched: Vec<bool>,
+    /// Per configuration shown: its parameters that take another value in some other
+    /// configuration of its family shown (`time_window=2m`), what its legend names.
+    pub differing: Vec<Vec<String>>,
+    /// Per configuration shown: `recommended`, `baseline` (both, or none), said in the legend.
+    pub roles: Vec<Vec<&'static str>>,
 }
 
 /// Adds `v` to `values` unless empty or already there (first appearance order).
@@ -116,6 +126,7 @@ impl ComparisonData {
         // Each configuration: whether a row rules it out, the sum and count of its costs.
         let mut shown: Vec<Ranked> = Vec::new();
         let mut total_configs = 0;
+        let mut families: Vec<String> = Vec::new();
         let key = |r: &Ranked| (r.0, r.1, r.2);
         summary.configs(
             |c: &mut (bool, f64, usize), r| {
@@ -125,6 +136,9 @@ impl ComparisonData {
                 }
             },
             |first, (ruled_out, sum, costs)| {
+                if !families.iter().any(|f| f == first.family()) {
+                    families.push(first.family().to_string());
+                }
                 let cost = if costs == 0 { f64::INFINITY } else { sum / costs as f64 };
                 let cand = (
                     ruled_out,
@@ -170,9 +184,12 @@ impl ComparisonData {
         let panels = COMPARISON_METRICS
             .iter()
             .map(|&(col, title, unit)| {
-                // Folders written before the with-misses column show the plain mean.
+                // Folders written before the with-misses column show the plain mean, those before
+                // the answered requests' p95 the p95 over every request.
                 if col == DELAY_COLUMNS[0] && !has(col) {
                     (DELAY_COLUMNS[1], "Detection delay, mean", unit)
+                } else if col == "answered_latency_p95_ms" && !has(col) {
+                    ("latency_p95_ms", "User latency p95", unit)
                 } else {
                     (col, title, unit)
                 }
@@ -180,6 +197,7 @@ impl ComparisonData {
             .filter(|(col, _, _)| has(col))
             .map(|(col, title, unit)| {
                 let invert = col == "availability";
+                let percent = invert || col == "deferred_share";
                 let marks_misses = DELAY_COLUMNS.contains(&col);
                 let values = first
                     .iter()
@@ -206,13 +224,51 @@ impl ComparisonData {
                     column: col.to_string(),
                     title: title.to_string(),
                     unit: unit.to_string(),
-                    percent: invert,
+                    percent,
                     values,
                 }
             })
             .filter(|p| p.values.iter().flatten().any(Option::is_some))
+            // Nothing deferred anywhere: no panel of zeros (most breakers never defer).
+            .filter(|p| {
+                p.column != "deferred_share" || p.values.iter().flatten().flatten().any(|v| v.mean > 0.0)
+            })
+            .collect();
+        // Each shown configuration's family and parameters, from its first row.
+        let rows: Vec<&SummaryRow> =
+            (0..shown.len()).filter_map(|k| first.iter().find_map(|s| s[k].as_ref())).collect();
+        let family_of = |r: &SummaryRow| families.iter().position(|f| f == r.family()).unwrap_or(0);
+        let mut nth = vec![0; families.len()];
+        let (colours, hatched) = rows
+            .iter()
+            .map(|r| {
+                let f = family_of(r);
+                nth[f] += 1;
+                (family_colour(f, nth[f] - 1), family_hatched(nth[f] - 1))
+            })
+            .unzip();
+        let params = &summary.param_columns;
+        let differing = rows
+            .iter()
+            .map(|r| {
+                params
+                    .iter()
+                    .filter_map(|p| {
+                        let mine = r.param(p).filter(|v| !v.is_empty())?;
+                        let varies = rows.iter().any(|o| {
+                            o.family() == r.family() && o.param(p).filter(|v| !v.is_empty()) != Some(mine)
+                        });
+                        varies
+                            .then(|| format!("{}={mine}", p.trim_start_matches(crate::report::PARAM_PREFIX)))
+                    })
+                    .collect()
+            })
             .collect();
         Ok(ComparisonData {
+            colours,
+            hatched,
+            differing,
+            roles: vec![Vec::new(); shown.len()],
             context: context(&scenarios, &seeds, &replicates),
             scenarios,
             configs: shown.iter().map(|c| c.4.clone()).collect(),
@@ -247,12 +303,42 @@ impl ComparisonData {
         Some(format!("scenarios: {}", key.join(" · ")))
     }
 
-    /// The legend's text for configuration `i`: its label, cut in the middle to fit, and
-    /// whether it is ruled out.
+    /// Marks the recommended configuration and the baseline (by label) in the legend.
+    pub fn marked(mut self, recommended: Option<&str>, baseline: Option<&str>) -> ComparisonData {
+        for (label, roles) in self.configs.iter().zip(&mut self.roles) {
+            if recommended == Some(label.as_str()) {
+                roles.push("recommended");
+            }
+            if baseline == Some(label.as_str()) {
+                roles.push("baseline");
+            }
+        }
+        self
+    }
+
+    /// The legend's text for configuration `i`: its label when it fits, else its preset with the
+    /// parameters that tell it from the other configurations of its family shown (cut in the
+    /// middle only if still too long); then its roles and whether it is ruled out.
     pub fn legend_label(&self, i: usize) -> String {
-        let suffix = if self.ruled_out.get(i).copied().unwrap_or(false) { " (ruled out)" } else { "" };
-        let room = LEGEND_ITEM_WIDTH - text_width(suffix, LEGEND_SIZE);
-        format!("{}{suffix}", fit_middle(&self.configs[i], LEGEND_SIZE, room))
+        let mut suffix: Vec<&str> = self.roles.get(i).cloned().unwrap_or_default();
+        if self.ruled_out.get(i).copied().unwrap_or(false) {
+            suffix.push("ruled out");
+        }
+        let suffix = if suffix.is_empty() { String::new() } else { format!(" ({})", suffix.join(", ")) };
+        let room = LEGEND_ITEM_WIDTH - text_width(&suffix, LEGEND_SIZE);
+        let label = &self.configs[i];
+        let name = match self.differing.get(i) {
+            Some(d) if text_width(label, LEGEND_SIZE) > room && !d.is_empty() => {
+                format!("{}[{}]", label.split('[').next().unwrap_or(label), d.join(","))
+            }
+            _ => label.clone(),
+        };
+        format!("{}{suffix}", fit_middle(&name, LEGEND_SIZE, room))
+    }
+
+    /// The colour of configuration `i`.
+    pub fn colour(&self, i: usize) -> RGBColor {
+        self.colours.get(i).copied().unwrap_or_else(|| series_colour(i))
     }
 }
 
@@ -282,7 +368,8 @@ pub fn draw_comparison(data: &ComparisonData) -> Result<Vec<u8>, ChartError> {
 pub fn render_comparison(data: &ComparisonData, root: &Area) -> Result<(), ChartError> {
     let (title_area, rest) = root.split_vertically(TITLE_HEIGHT);
     let mut sub = format!(
-        "{} configuration{} on {} scenario{}; error bars: 95% confidence interval over replicates",
+        "{} configuration{} on {} scenario{}; error bars: 95% confidence interval over replicates; ×N or a dot \
+         in red: incidents missed",
         data.configs.len(),
         if data.configs.len() == 1 { "" } else { "s" },
         data.scenarios.len(),
@@ -307,8 +394,8 @@ pub fn render_comparison(data: &ComparisonData, root: &Area) -> Result<(), Chart
             ..data.configs.len().min((row + 1) * LEGEND_PER_ROW))
             .map(|i| LegendItem {
                 label: data.legend_label(i),
-                colour: series_colour(i),
-                swatch: bar_swatch(i),
+                colour: data.colour(i),
+                swatch: if data.hatched.get(i) == Some(&true) { Swatch::Hatched } else { Swatch::Box },
             })
             .collect();
         draw_legend_row(&legend_area, &items, 30, 4 + row as i32 * 26)?;
@@ -327,25 +414,77 @@ pub fn render_comparison(data: &ComparisonData, root: &Area) -> Result<(), Chart
     Ok(())
 }
 
+/// Beyond this ratio between a panel's largest and smallest positive values, the panel's y axis
+/// is logarithmic: one long miss (2,730 s) must not flatten a 19× difference between others.
+pub const LOG_RATIO: f64 = 30.0;
+
+/// A panel's y scale: linear from 0, or logarithmic from `floor` (values at or below it sit on
+/// the axis), in either case drawn on a linear coordinate `y(v)`.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub enum Scale {
+    /// Linear from zero.
+    Linear,
+    /// log10(v / floor), 0 at and below `floor`.
+    Log {
+        /// The value at the bottom of the axis (a power of ten).
+        floor: f64,
+    },
+}
+
+impl Scale {
+    /// The scale of `panel`: logarithmic when its positive values span more than [`LOG_RATIO`].
+    pub fn of(panel: &MetricPanel) -> Scale {
+        // Only durations: a count or a cost near zero reads better on a linear axis.
+        if panel.unit != "seconds" {
+            return Scale::Linear;
+        }
+        let positive = panel.values.iter().flatten().flatten().map(|v| v.mean).filter(|v| *v > 0.0);
+        let (lo, hi) = positive.fold((f64::INFINITY, 0.0f64), |(lo, hi), v| (lo.min(v), hi.max(v)));
+        if panel.percent || !lo.is_finite() || hi / lo <= LOG_RATIO {
+            return Scale::Linear;
+        }
+        Scale::Log { floor: 10f64.powf(lo.log10().floor()) }
+    }
+
+    /// Where `v` sits on the drawn (linear) coordinate.
+    pub fn y(&self, v: f64) -> f64 {
+        match self {
+            Scale::Linear => v,
+            Scale::Log { floor } => (v / floor).max(1.0).log10(),
+        }
+    }
+}
+
 fn draw_panel(area: &Area, data: &ComparisonData, panel: &MetricPanel) -> Result<(), ChartError> {
+    let scale = Scale::of(panel);
     let top =
         panel.values.iter().flatten().flatten().map(|v| v.mean + v.ci95.unwrap_or(0.0)).fold(0.0, f64::max);
-    let ymax = nice_ceil(top * 1.12);
+    let ymax = match scale {
+        Scale::Linear => nice_ceil(top * 1.12),
+        // Whole decades, with room above the top bar for its labels.
+        Scale::Log { .. } => (scale.y(top) + 0.35).ceil(),
+    };
     let ns = data.scenarios.len();
     let k = data.configs.len();
+    let log = matches!(scale, Scale::Log { .. });
+    let caption = if log { format!("{} (log scale)", panel.title) } else { panel.title.clone() };
     let mut chart = ChartBuilder::on(area)
         .margin(12)
-        .caption(&panel.title, bold(LABEL_SIZE, OI_BLACK))
+        .caption(&caption, bold(LABEL_SIZE, OI_BLACK))
         .x_label_area_size(if ns > 1 { 30 } else { 8 })
         .y_label_area_size(80)
         .build_cartesian_2d(0.0..ns as f64, 0.0..ymax)
         .map_err(draw_err)?;
-    let yfmt = |v: &f64| if panel.percent { fmt_pct(*v) } else { fmt_num(*v) };
+    let yfmt = |v: &f64| match scale {
+        Scale::Log { floor } => fmt_num(floor * 10f64.powf(*v)),
+        Scale::Linear if panel.percent => fmt_pct(*v),
+        Scale::Linear => fmt_num(*v),
+    };
     chart
         .configure_mesh()
         .disable_x_mesh()
         .x_labels(0)
-        .y_labels(5)
+        .y_labels(if log { ymax as usize + 1 } else { 5 })
         .light_line_style(WHITE)
         .bold_line_style(LIGHT_GREY)
         .y_desc(&panel.unit)
@@ -375,18 +514,19 @@ fn draw_panel(area: &Area, data: &ComparisonData, panel: &MetricPanel) -> Result
                 }
                 continue;
             };
-            let c = series_colour(ci);
-            plot.draw(&Rectangle::new([(x0, 0.0), (x1, v.mean)], c.filled())).map_err(draw_err)?;
-            if ci >= SERIES.len() {
-                let a = chart.backend_coord(&(x0, v.mean));
+            let c = data.colour(ci);
+            plot.draw(&Rectangle::new([(x0, 0.0), (x1, scale.y(v.mean))], c.filled())).map_err(draw_err)?;
+            if data.hatched.get(ci) == Some(&true) {
+                let a = chart.backend_coord(&(x0, scale.y(v.mean)));
                 let b = chart.backend_coord(&(x1, 0.0));
                 hatch(&flat, (a.0 - base.0, a.1 - base.1), (b.0 - base.0, b.1 - base.1), 6, WHITE)?;
             }
-            let mut label_y = v.mean;
+            let mut label_y = scale.y(v.mean);
             if let Some(ci95) = v.ci95.filter(|c| *c > 0.0) {
-                let (lo, hi) = ((v.mean - ci95).max(0.0), v.mean + ci95);
+                let (lo, hi) = (scale.y((v.mean - ci95).max(0.0)), scale.y(v.mean + ci95));
                 let cap = bw * 0.25;
-                let style = OI_BLACK.stroke_width(2);
+                // Thin on a log scale, where an interval reaching zero runs to the axis.
+                let style = OI_BLACK.stroke_width(if log { 1 } else { 2 });
                 plot.draw(&PathElement::new(vec![(xm, lo), (xm, hi)], style)).map_err(draw_err)?;
                 plot.draw(&PathElement::new(vec![(xm - cap, hi), (xm + cap, hi)], style))
                     .map_err(draw_err)?;
@@ -407,10 +547,21 @@ fn draw_panel(area: &Area, data: &ComparisonData, panel: &MetricPanel) -> Result
             if let Some(missed) = v.missed {
                 // A miss is marked in red above the bar: never a silent blank or a short bar.
                 let (px, py) = chart.backend_coord(&(xm, label_y));
-                let mark = if bar_px >= 40.0 { format!("×{} missed", fmt_num(missed)) } else { "×".into() };
-                let style = bold(TICK_SIZE - 2, OI_VERMILLION).pos(Pos::new(HPos::Center, VPos::Bottom));
+                // The words only where they fit above the bar: wider, they ran into the next one's.
+                let words = format!("×{} missed", fmt_num(missed));
+                let short = format!("×{}", fmt_num(missed));
+                let fits = |t: &str| f64::from(text_width(t, TICK_SIZE - 2)) <= bar_px * 1.05;
                 let y = (py - base.1 - label_top).max(12 + TICK_SIZE as i32);
-                flat.draw(&Text::new(mark, (px - base.0, y), style)).map_err(draw_err)?;
+                if fits(&words) || fits(&short) {
+                    let mark = if fits(&words) { words } else { short };
+                    let style = bold(TICK_SIZE - 2, OI_VERMILLION).pos(Pos::new(HPos::Center, VPos::Bottom));
+                    flat.draw(&Text::new(mark, (px - base.0, y), style)).map_err(draw_err)?;
+                } else {
+                    // Too narrow for any text without running into the next bar's: a red dot.
+                    let r = ((bar_px / 2.0) as i32).clamp(2, 5);
+                    flat.draw(&Circle::new((px - base.0, y - r - 1), r, OI_VERMILLION.filled()))
+                        .map_err(draw_err)?;
+                }
             }
         }
     }

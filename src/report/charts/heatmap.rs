@@ -120,6 +120,39 @@ impl Heatmap {
         }
     }
 
+    /// When no cell meets the constraints, what the map would show, in a sentence (the page
+    /// says it instead of drawing a grey map): `windowed: no configuration over time_window ×
+    /// failure_rate meets the constraints (4 cells, cost total over 12 scenarios 275 to 287)`.
+    pub fn no_cell_sentence(&self) -> Option<String> {
+        if self.range().is_some() {
+            return None;
+        }
+        let values: Vec<f64> = self.cells.iter().flatten().flatten().filter_map(|c| c.value).collect();
+        let cells = self.cells.iter().flatten().flatten().count();
+        let lo = values.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let over = match (self.scenarios > 1, self.metric == COST) {
+            (true, true) => format!(" total over {} scenarios", self.scenarios),
+            (true, false) => format!(" mean over {} scenarios", self.scenarios),
+            _ => String::new(),
+        };
+        let span = if values.is_empty() {
+            String::new()
+        } else if lo == hi {
+            format!(", {}{over} {}", self.metric, fmt_num(lo))
+        } else {
+            format!(", {}{over} {} to {}", self.metric, fmt_num(lo), fmt_num(hi))
+        };
+        Some(format!(
+            "{}: no configuration over {} × {} meets the constraints ({cells} cell{}{span}), so no heatmap \
+             is drawn.",
+            self.family,
+            self.x_param,
+            self.y_param,
+            if cells == 1 { "" } else { "s" }
+        ))
+    }
+
     /// How `cell` is filled (see [`Fill`]) on a colour scale over `range` (the map's
     /// [`Heatmap::range`], found once for its many cells).
     pub fn fill(cell: &Cell, range: Option<(f64, f64)>) -> Fill {
@@ -537,7 +570,8 @@ fn draw_scale(area: &Area, map: &Heatmap) -> Result<(), ChartError> {
         .axis_desc_style(text(LABEL_SIZE, OI_BLACK))
         .draw()
         .map_err(draw_err)?;
-    let steps = 120;
+    // 48 bands read as a continuous scale and keep the map within an indexed PNG's 256 colours.
+    let steps = 48;
     chart
         .draw_series((0..steps).map(|i| {
             let a = lo + (hi - lo) * i as f64 / steps as f64;
@@ -598,6 +632,31 @@ fn draw_key(key_area: &Area, map: &Heatmap) -> Result<(), ChartError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_map_with_no_qualifying_cell_is_a_sentence_not_a_picture() {
+        let cell =
+            |value: f64, feasible: bool| Some(Cell { value: Some(value), feasible, recommended: false });
+        let mut map = Heatmap {
+            family: "windowed".into(),
+            x_param: "time_window".into(),
+            y_param: "failure_rate".into(),
+            metric: "cost".into(),
+            x_values: vec!["30s".into(), "2m".into()],
+            y_values: vec!["0.2".into(), "0.5".into()],
+            cells: vec![vec![cell(283.0, false), cell(287.0, false)], vec![cell(275.0, false), None]],
+            scenarios: 12,
+            others: Vec::new(),
+            recommended: None,
+        };
+        assert_eq!(
+            map.no_cell_sentence().unwrap(),
+            "windowed: no configuration over time_window × failure_rate meets the constraints (3 cells, cost \
+             total over 12 scenarios 275 to 287), so no heatmap is drawn."
+        );
+        map.cells[1][1] = cell(290.0, true);
+        assert_eq!(map.no_cell_sentence(), None);
+    }
 
     fn summary(text: &str) -> Summary<'static> {
         Summary::of_text(text)

@@ -61,7 +61,7 @@ type LogChart<'a, Y> = ChartContext<'a, BitMapBackend<'a>, Cartesian2d<LogCoord<
 fn draw_curve<Y: Ranged<ValueType = f64>>(
     chart: &LogChart<'_, Y>,
     pts: &[(f64, f64)],
-    i: usize,
+    (colour, dashed): (RGBColor, bool),
     falling: bool,
 ) -> Result<(), ChartError> {
     let plot = chart.plotting_area();
@@ -77,8 +77,6 @@ fn draw_curve<Y: Ranged<ValueType = f64>>(
     let px: Vec<(i32, i32)> =
         monotone_pixels(&raw).into_iter().map(|(x, y)| (x, if falling { -y } else { y })).collect();
     let flat = plot.strip_coord_spec();
-    let colour = series_colour(i);
-    let dashed = i >= SERIES.len();
     for (dx, dy) in [(0, 0), (0, -1), (0, 1), (-1, 0), (1, 0)] {
         let moved: Vec<(i32, i32)> = px.iter().map(|&(x, y)| (x + dx, y + dy)).collect();
         if dashed {
@@ -143,6 +141,9 @@ pub fn render_latency_cdf(hists: &[LatencyHist], root: &Area) -> Result<(), Char
         return Err(ChartError::NoData("latency.csv has no requests".into()));
     }
     let curves = &all[..all.len().min(LATENCY_MAX_CONFIGS)];
+    // Each configuration in its colour on every chart of the page (its family's).
+    let colours = label_colours(&curves.iter().map(|c| c.0.policy.as_str()).collect::<Vec<_>>());
+    let style = |i: usize| (colours[i], i >= SERIES.len());
     // x range: from the first bucket holding requests to the last edge of any curve.
     let first = curves.iter().filter_map(|c| c.1.first().map(|p| p.0)).fold(f64::INFINITY, f64::min);
     let last = curves.iter().filter_map(|c| c.1.last().map(|p| p.0)).fold(0.0, f64::max);
@@ -167,7 +168,7 @@ pub fn render_latency_cdf(hists: &[LatencyHist], root: &Area) -> Result<(), Char
             .enumerate()
             .map(|(j, c)| LegendItem {
                 label: fit_text(&c.0.policy, LEGEND_SIZE, 330),
-                colour: series_colour(row * 4 + j),
+                colour: colours[row * 4 + j],
                 swatch: line_swatch(row * 4 + j),
             })
             .collect();
@@ -202,7 +203,7 @@ pub fn render_latency_cdf(hists: &[LatencyHist], root: &Area) -> Result<(), Char
         if let Some(&(_, y)) = pts.last() {
             pts.push((hi, y));
         }
-        draw_curve(&cdf_chart, &pts, i, false)?;
+        draw_curve(&cdf_chart, &pts, style(i), false)?;
     }
 
     let mut tail = ChartBuilder::on(&middle)
@@ -241,14 +242,18 @@ pub fn render_latency_cdf(hists: &[LatencyHist], root: &Area) -> Result<(), Char
             .take_while(|p| p.1 >= TAIL_FLOOR)
             .filter(|p| p.0 >= lo && p.0 <= hi)
             .collect();
-        draw_curve(&tail, &pts, i, true)?;
+        draw_curve(&tail, &pts, style(i), true)?;
     }
-    draw_split(&right, curves)
+    draw_split(&right, curves, &colours)
 }
 
 /// The right panel: per configuration a 100% bar split by how requests ended, with the shares
 /// and the delay of the deferred work written out.
-fn draw_split(area: &Area, curves: &[(&LatencyHist, Vec<(f64, f64)>)]) -> Result<(), ChartError> {
+fn draw_split(
+    area: &Area,
+    curves: &[(&LatencyHist, Vec<(f64, f64)>)],
+    colours: &[RGBColor],
+) -> Result<(), ChartError> {
     let (w, h) = area.dim_in_pixel();
     let (w, h) = (w as i32, h as i32);
     area.draw(&Text::new(
@@ -276,7 +281,7 @@ fn draw_split(area: &Area, curves: &[(&LatencyHist, Vec<(f64, f64)>)]) -> Result
             vec![1.0, 0.0, 0.0, 0.0]
         };
         let name = fit_text(&hist.policy, LEGEND_SIZE, x1 - x0);
-        area.draw(&Text::new(name, (x0, y), text(LEGEND_SIZE, series_colour(i)))).map_err(draw_err)?;
+        area.draw(&Text::new(name, (x0, y), text(LEGEND_SIZE, colours[i]))).map_err(draw_err)?;
         let (by, bh) = (y + 20, 18);
         let mut x = x0 as f64;
         for (k, share) in shares.iter().enumerate() {

@@ -113,13 +113,16 @@ impl Default for ChartOptions {
     }
 }
 
-/// One chart: its file name and PNG bytes.
+/// One chart: its file name and PNG bytes, or the sentence that says what it would have shown
+/// when there is nothing worth a picture (a heatmap with no cell meeting the constraints).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Chart {
     /// File name in the output folder.
     pub name: String,
-    /// The PNG.
+    /// The PNG (empty when the chart is a [`Chart::sentence`]).
     pub png: Vec<u8>,
+    /// Instead of a picture, this sentence on the page; no file is written.
+    pub sentence: Option<String>,
 }
 
 /// Charts still to draw: the drawing, which reads what it needs and returns them in order.
@@ -127,7 +130,7 @@ type Job<'a> = Box<dyn FnOnce() -> Result<Vec<Chart>, ChartError> + Send + 'a>;
 
 /// One chart named `name` drawn by `draw`.
 fn one(name: &str, draw: impl FnOnce() -> Result<Vec<u8>, ChartError>) -> Result<Vec<Chart>, ChartError> {
-    Ok(vec![Chart { name: name.to_string(), png: draw()? }])
+    Ok(vec![Chart { name: name.to_string(), png: draw()?, sentence: None }])
 }
 
 /// Draws every chart the folder's contents allow:
@@ -151,7 +154,14 @@ pub fn draw_all(c: &Contents, opts: &ChartOptions) -> Result<Vec<Chart>, ChartEr
             let maps = heatmap::heatmaps(summary, &opts.heatmap_metric, recommended)?;
             let drawn: Vec<Result<Chart, ChartError>> = maps
                 .into_par_iter()
-                .map(|map| Ok(Chart { name: map.file_name(), png: heatmap::draw_heatmap(&map)? }))
+                .map(|map| match map.no_cell_sentence() {
+                    Some(sentence) => {
+                        Ok(Chart { name: map.file_name(), png: Vec::new(), sentence: Some(sentence) })
+                    }
+                    None => {
+                        Ok(Chart { name: map.file_name(), png: heatmap::draw_heatmap(&map)?, sentence: None })
+                    }
+                })
                 .collect();
             drawn.into_iter().collect()
         }));
@@ -162,8 +172,9 @@ pub fn draw_all(c: &Contents, opts: &ChartOptions) -> Result<Vec<Chart>, ChartEr
                 one(PARETO_PNG, || pareto::draw_pareto(&p))
             }));
         }
+        let baseline = c.review.as_ref().and_then(|r| r.baseline.as_ref()).map(|b| b.label.as_str());
         jobs.push(Box::new(move || {
-            let cmp = comparison::ComparisonData::new(summary)?;
+            let cmp = comparison::ComparisonData::new(summary)?.marked(c.recommended.as_deref(), baseline);
             if cmp.configs.len() < 2 {
                 return Ok(Vec::new());
             }
@@ -187,6 +198,7 @@ pub(crate) fn draw_into(dir: &std::path::Path) -> Result<Vec<PathBuf>, ChartErro
     let charts = draw_all(&Contents::load(dir)?, &ChartOptions::default())?;
     Ok(charts
         .into_iter()
+        .filter(|c| c.sentence.is_none())
         .map(|c| {
             let path = dir.join(&c.name);
             std::fs::write(&path, &c.png).unwrap();
@@ -230,6 +242,29 @@ mod tests {
         let cmp = comparison::ComparisonData::new(&summary).unwrap();
         assert_eq!(size("comparison.png"), comparison::comparison_size(&cmp));
         assert_eq!(size("latency_cdf.png"), style::LATENCY_SIZE);
+    }
+
+    #[test]
+    fn a_configuration_has_one_colour_on_every_chart_of_a_page() {
+        let dir = tempfile::tempdir().unwrap();
+        fixtures::compare_dir(dir.path());
+        let contents = Contents::load(dir.path()).unwrap();
+        let cmp = comparison::ComparisonData::new(contents.summary.as_ref().unwrap()).unwrap();
+        let hists = contents.latency.as_ref().unwrap();
+        let labels: Vec<&str> = hists.iter().map(|h| h.policy.as_str()).collect();
+        let latency = style::label_colours(&labels);
+        for (i, label) in cmp.configs.iter().enumerate() {
+            let j = labels.iter().position(|l| l == label).unwrap();
+            assert_eq!(cmp.colour(i), latency[j], "{label}: comparison.png and latency_cdf.png differ");
+        }
+        // And the family's colour is pareto.png's: its first configuration in the palette's
+        // colour, a second one of the same family a shade of it, hatched.
+        assert_eq!(style::family_colour(2, 0), style::series_colour(2));
+        assert_ne!(style::family_colour(2, 2), style::series_colour(2));
+        assert!(!style::family_hatched(0) && style::family_hatched(1));
+        let two = style::label_colours(&["consecutive", "windowed", "consecutive[failure_threshold=10]"]);
+        assert_eq!((two[0], two[1]), (style::series_colour(0), style::series_colour(1)));
+        assert_eq!(two[2], style::family_colour(0, 1));
     }
 
     #[test]

@@ -138,6 +138,49 @@ pub fn series_colour(i: usize) -> RGBColor {
     SERIES[i % SERIES.len()]
 }
 
+/// The colour of a configuration on every chart of a page: its family's palette colour (the
+/// families numbered in order of first appearance, as pareto.png colours them), the `nth`
+/// configuration of that family on the chart (from 0) in a lighter or darker shade of it, so
+/// a configuration keeps its colour from chart to chart and two of one family stay apart.
+pub fn family_colour(family: usize, nth: usize) -> RGBColor {
+    let c = series_colour(family);
+    // Towards white (positive) or black (negative), by how much: every other one darker, and
+    // [`family_hatched`] tells the pairs apart.
+    let t = [0.0, 0.0, -0.5, -0.5, 0.55, 0.55][nth % 6];
+    let (towards, t) = if t >= 0.0 { (255.0, t) } else { (0.0, -t) };
+    let mix = |v: u8| (f64::from(v) * (1.0 - t) + towards * t).round() as u8;
+    RGBColor(mix(c.0), mix(c.1), mix(c.2))
+}
+
+/// Whether the `nth` configuration of a family on a chart is drawn hatched (every second one),
+/// so two configurations of one family never look alike.
+pub fn family_hatched(nth: usize) -> bool {
+    nth % 2 == 1
+}
+
+/// [`family_colour`] of each label in `labels` (a label's family is its preset, the text
+/// before `[`), families numbered in order of first appearance.
+pub fn label_colours(labels: &[&str]) -> Vec<RGBColor> {
+    let mut families: Vec<&str> = Vec::new();
+    let mut seen: Vec<usize> = Vec::new();
+    labels
+        .iter()
+        .map(|l| {
+            let family = l.split('[').next().unwrap_or(l);
+            let f = match families.iter().position(|x| *x == family) {
+                Some(f) => f,
+                None => {
+                    families.push(family);
+                    seen.push(0);
+                    families.len() - 1
+                }
+            };
+            seen[f] += 1;
+            family_colour(f, seen[f] - 1)
+        })
+        .collect()
+}
+
 /// Registers the embedded fonts with plotters once per process.
 pub fn register_fonts() -> Result<(), ChartError> {
     static DONE: OnceLock<bool> = OnceLock::new();
@@ -267,11 +310,6 @@ pub enum Swatch {
     Dashed,
     /// A dotted line (the true health of a provider after the first).
     Dotted,
-}
-
-/// The legend swatch of categorical series `i` drawn as bars (hatched past the palette).
-pub fn bar_swatch(i: usize) -> Swatch {
-    if i >= SERIES.len() { Swatch::Hatched } else { Swatch::Box }
 }
 
 /// The legend swatch of categorical series `i` drawn as lines (dashed past the palette).
@@ -532,18 +570,72 @@ where
     let rgb = render_rgb(size, draw)?;
     let mut bytes = Vec::new();
     let mut encoder = png::Encoder::new(&mut bytes, size.0, size.1);
-    encoder.set_color(png::ColorType::Rgb);
     encoder.set_depth(png::BitDepth::Eight);
-    encoder.set_compression(png::Compression::Fast);
-    encoder.set_filter(png::FilterType::Paeth);
+    // A chart of at most 256 colours (most are: flat fills, a few lines, anti-aliased text) is
+    // written as an indexed PNG, the same pixels in a fraction of the bytes ([`indexed`]);
+    // others as RGB.
+    let indexed = indexed(&rgb);
+    match &indexed {
+        Some((palette, _)) => {
+            encoder.set_color(png::ColorType::Indexed);
+            encoder.set_palette(palette.clone());
+            encoder.set_compression(png::Compression::Best);
+            encoder.set_filter(png::FilterType::NoFilter);
+        }
+        None => {
+            encoder.set_color(png::ColorType::Rgb);
+            encoder.set_compression(png::Compression::Default);
+            encoder.set_filter(png::FilterType::Paeth);
+        }
+    }
     encoder.set_adaptive_filter(png::AdaptiveFilterType::NonAdaptive);
     let encode_err = |e: png::EncodingError| {
         ChartError::Draw(format!("cannot encode a chart of {}x{} pixels: {e}", size.0, size.1))
     };
     let mut writer = encoder.write_header().map_err(encode_err)?;
-    writer.write_image_data(&rgb).map_err(encode_err)?;
+    let data = indexed.as_ref().map_or(&rgb, |(_, pixels)| pixels);
+    writer.write_image_data(data).map_err(encode_err)?;
     writer.finish().map_err(encode_err)?;
     Ok(bytes)
+}
+
+/// Most distinct colours a chart may have and still be written indexed.
+const INDEXED_MAX_COLOURS: usize = 4096;
+/// Share of a chart's pixels the 256 commonest colours must cover for the rest (anti-aliased
+/// fringes where text crosses a coloured fill) to take their nearest palette colour.
+const INDEXED_COVER: f64 = 0.995;
+
+/// The palette (RGB triples) and each pixel's index in it: every colour when `rgb` has at most
+/// 256 (exact); else the 256 commonest when they cover [`INDEXED_COVER`] of the pixels, each
+/// other colour drawn as its nearest palette colour (a fringe pixel a shade off). `None` for a
+/// chart of graded colours, which stays RGB. The same pixels always give the same palette.
+fn indexed(rgb: &[u8]) -> Option<(Vec<u8>, Vec<u8>)> {
+    use std::collections::HashMap;
+    let mut counts: HashMap<[u8; 3], u32> = HashMap::new();
+    for px in rgb.chunks_exact(3) {
+        *counts.entry([px[0], px[1], px[2]]).or_insert(0) += 1;
+        if counts.len() > INDEXED_MAX_COLOURS {
+            return None;
+        }
+    }
+    let mut colours: Vec<([u8; 3], u32)> = counts.into_iter().collect();
+    // Commonest first, ties by colour: the palette depends on the pixels only.
+    colours.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    let pixels = (rgb.len() / 3) as f64;
+    let kept = &colours[..colours.len().min(256)];
+    if colours.len() > 256 && f64::from(kept.iter().map(|c| c.1).sum::<u32>()) < INDEXED_COVER * pixels {
+        return None;
+    }
+    let mut index: HashMap<[u8; 3], u8> = kept.iter().enumerate().map(|(i, c)| (c.0, i as u8)).collect();
+    for (colour, _) in &colours[kept.len()..] {
+        let distance =
+            |p: &[u8; 3]| -> i32 { (0..3).map(|k| (i32::from(p[k]) - i32::from(colour[k])).pow(2)).sum() };
+        let nearest = (0..kept.len()).min_by_key(|&i| (distance(&kept[i].0), i)).unwrap_or(0);
+        index.insert(*colour, nearest as u8);
+    }
+    let palette = kept.iter().flat_map(|c| c.0).collect();
+    let pixels = rgb.chunks_exact(3).map(|px| index[&[px[0], px[1], px[2]]]).collect();
+    Some((palette, pixels))
 }
 
 /// Renders a chart of `size` pixels into an RGB buffer (3 bytes per pixel), without any file;
@@ -630,13 +722,45 @@ mod tests {
         };
         let rgb = render_rgb(size, draw).unwrap();
         let bytes = png(size, draw).unwrap();
-        let mut reader = png::Decoder::new(bytes.as_slice()).read_info().unwrap();
+        let mut decoder = png::Decoder::new(bytes.as_slice());
+        decoder.set_transformations(png::Transformations::EXPAND);
+        let mut reader = decoder.read_info().unwrap();
+        // Few colours: an indexed PNG, decoded (expanded) to the same RGB pixels.
+        assert_eq!(reader.info().color_type, png::ColorType::Indexed);
         let mut decoded = vec![0; reader.output_buffer_size()];
         let frame = reader.next_frame(&mut decoded).unwrap();
         assert_eq!((frame.width, frame.height), size);
         assert_eq!((frame.color_type, frame.bit_depth), (png::ColorType::Rgb, png::BitDepth::Eight));
         assert!(decoded[..frame.buffer_size()] == rgb[..], "the decoded pixels differ from those drawn");
         assert!(rgb.chunks(3).any(|p| p != [255, 255, 255]), "nothing was drawn");
+    }
+
+    #[test]
+    fn a_chart_of_more_than_256_colours_stays_rgb() {
+        let size = (300, 2);
+        let draw = |root: &Area| {
+            for x in 0..300 {
+                let c = RGBColor((x % 256) as u8, (x / 256) as u8, 7);
+                root.draw(&Rectangle::new([(x, 0), (x + 1, 2)], c.filled())).map_err(draw_err)?;
+            }
+            Ok(())
+        };
+        let bytes = png(size, draw).unwrap();
+        let reader = png::Decoder::new(bytes.as_slice()).read_info().unwrap();
+        assert_eq!(reader.info().color_type, png::ColorType::Rgb);
+        assert_eq!(indexed(&render_rgb(size, draw).unwrap()), None);
+        // A few rare colours beyond 256 beside common ones take their nearest palette colour.
+        let mut rgb = Vec::new();
+        for i in 0..300u32 {
+            let (r, n) = if i < 256 { (i as u8, 1000) } else { (255, 1) };
+            for _ in 0..n {
+                rgb.extend([r, (i / 256) as u8 * 2, 7]);
+            }
+        }
+        let (palette, pixels) = indexed(&rgb).unwrap();
+        assert_eq!(palette.len(), 256 * 3);
+        let last = *pixels.last().unwrap() as usize;
+        assert_eq!(&palette[last * 3..last * 3 + 3], &[255, 0, 7]);
     }
 
     #[test]
