@@ -3,7 +3,7 @@
 //! against the first with its CI. Pairing is by (scenario, replicate): both policies saw the
 //! same request stream and the same upstream answers (common random numbers).
 
-use super::compare_confidence::{CompareConfidence, letter, replicate_costs};
+use super::compare_confidence::{CompareConfidence, aligned, letter, replicate_costs};
 use super::constraint::{Constraint, Scope};
 use super::objective::BoundObjective;
 use super::recommend::num;
@@ -198,21 +198,7 @@ impl CompareReport {
                 line.extend(row.differences.iter().map(|s| show(s, true)));
                 table.push(line);
             }
-            let widths: Vec<usize> = (0..table[0].len())
-                .map(|c| table.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
-                .collect();
-            for line in &table {
-                let mut text = String::from(" ");
-                for (c, cellv) in line.iter().enumerate() {
-                    let pad = widths[c] - cellv.chars().count();
-                    if c == 0 {
-                        let _ = write!(text, " {cellv}{}", " ".repeat(pad));
-                    } else {
-                        let _ = write!(text, "  {}{cellv}", " ".repeat(pad));
-                    }
-                }
-                let _ = writeln!(out, "{}", text.trim_end());
-            }
+            aligned(&mut out, &table, 2);
         }
         out
     }

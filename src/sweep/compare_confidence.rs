@@ -214,22 +214,25 @@ impl CompareConfidence {
         let (headings, rows) = self.table();
         let mut all = vec![headings];
         all.extend(rows);
-        let widths: Vec<usize> =
-            (0..all[0].len()).map(|c| all.iter().map(|r| r[c].chars().count()).max().unwrap_or(0)).collect();
-        for line in &all {
-            let mut text = String::from("   ");
-            for (c, cell) in line.iter().enumerate() {
-                let pad = widths[c] - cell.chars().count();
-                if c == 0 {
-                    let _ = write!(text, " {cell}{}", " ".repeat(pad));
-                } else {
-                    let _ = write!(text, "  {}{cell}", " ".repeat(pad));
-                }
-            }
-            let _ = writeln!(out, "{}", text.trim_end());
-        }
+        aligned(&mut out, &all, 4);
         let _ = writeln!(out, "  {}", self.method());
         out
+    }
+}
+
+/// Writes `table` (rows of cells, the first row the headings) with its columns aligned, each
+/// line indented by `indent` spaces: the first column left-aligned, the others right-aligned.
+pub fn aligned(out: &mut String, table: &[Vec<String>], indent: usize) {
+    let columns = table.first().map_or(0, Vec::len);
+    let widths: Vec<usize> =
+        (0..columns).map(|c| table.iter().map(|r| r[c].chars().count()).max().unwrap_or(0)).collect();
+    for line in table {
+        let mut text = " ".repeat(indent);
+        for (c, cell) in line.iter().enumerate() {
+            let pad = " ".repeat(widths[c] - cell.chars().count());
+            let _ = if c == 0 { write!(text, "{cell}{pad}") } else { write!(text, "  {pad}{cell}") };
+        }
+        let _ = writeln!(out, "{}", text.trim_end());
     }
 }
 
