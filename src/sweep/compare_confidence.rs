@@ -261,6 +261,7 @@ pub fn letter(i: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sweep::objective::BindToColumns as _;
     use crate::sweep::table::tests::{cfg, run};
 
     /// Three policies on two scenarios over four replicates: B costs about 10 less than A on
