@@ -127,7 +127,6 @@ pub fn compare(req: &CompareRequest) -> Result<CompareOutcome> {
         (output::EXPLAIN_CSV, crate::report::explain_csv(&runs)),
         (output::LATENCY_CSV, crate::report::latency_csv(&runs)),
         (output::INCIDENTS_CSV, crate::report::incidents_csv(&truth)),
-        (output::RESULT_TOML, opening(&report).to_toml()?.into_bytes()),
     ]);
     table.check()?;
     summary.check()?;
@@ -144,6 +143,7 @@ pub fn compare(req: &CompareRequest) -> Result<CompareOutcome> {
                 // The timeline is of the first scenario: its seed names the run in the title.
                 seed: Some(seed.unwrap_or(loaded[0].seed)),
                 files: super::input_paths(None, &loaded).iter().filter_map(|p| InputFile::read(p)).collect(),
+                opening: Some(opening(&report)),
                 ..ReportInputs::default()
             }
             .with_scenario(&loaded[0]),
@@ -410,8 +410,7 @@ mod tests {
                 "transitions.csv",
                 "explain.csv",
                 "latency.csv",
-                "incidents.csv",
-                "result.toml"
+                "incidents.csv"
             ]
         );
         let rows = &r.scenarios[0].rows;

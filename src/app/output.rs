@@ -43,15 +43,13 @@ pub const RECOMMENDATION_TXT: &str = "recommendation.txt";
 pub const RECOMMENDED_TXT: &str = "recommended.txt";
 /// review.toml: the review page's opening (decision table, verdict on the baseline).
 pub const REVIEW_TOML: &str = crate::sweep::review::REVIEW_TOML;
-/// result.toml: a run's, replay's or comparison's answer, the page's opening.
-pub const RESULT_TOML: &str = crate::report::opening::RESULT_TOML;
 /// shard.toml: what one shard of a sweep ran, for `merge`.
 pub const SHARD_TOML: &str = crate::sweep::shard::MANIFEST_FILE;
 
 /// Every fixed file name breakerlab writes into an output folder (charts named per family
 /// aside): a file of one of these names not written by the current command is dropped when
 /// its set replaces the folder; any other file is kept.
-const OUR_FILES: [&str; 22] = [
+const OUR_FILES: [&str; 21] = [
     SUMMARY_CSV,
     RUNS_CSV,
     PARETO_CSV,
@@ -65,7 +63,6 @@ const OUR_FILES: [&str; 22] = [
     RECOMMENDATION_TXT,
     RECOMMENDED_TXT,
     REVIEW_TOML,
-    RESULT_TOML,
     SHARD_TOML,
     page::INPUTS_FILE,
     page::REPORT_HTML,

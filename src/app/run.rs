@@ -150,7 +150,7 @@ pub fn run_scenario(scenario: Scenario, settings: &RunSettings) -> Result<RunRep
         let written = simulate_and_write(&scenario, &policies, fleet, seed, settings);
         (written, inputs.map(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))))
     });
-    let Written { mut out, label, result, truth, replicates, shown } = written?;
+    let Written { out, label, result, truth, replicates, shown } = written?;
     let mut report = RunReport {
         scenario,
         label,
@@ -163,11 +163,11 @@ pub fn run_scenario(scenario: Scenario, settings: &RunSettings) -> Result<RunRep
         assumptions: settings.assumptions.clone(),
     };
     let opening = super::run_result::opening(&report, settings.replay);
-    out.write(output::RESULT_TOML, opening.to_toml()?.as_bytes())?;
     let page = inputs.zip(shown).map(|(mut inputs, shown)| {
         if settings.replay {
             inputs.title = format!("replay: {}", report.scenario.name);
         }
+        inputs.opening = Some(opening.clone());
         let mut contents = shown.contents(&inputs);
         contents.opening = Some(opening);
         (Page { inputs: Some(inputs), charts: ChartOptions::default() }, contents)

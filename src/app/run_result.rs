@@ -211,8 +211,7 @@ mod tests {
         let o = opening(&report, false);
         assert_eq!(o.headings[2], "mean ± 95 % over 3 replicates");
         assert!(o.statements[0].contains("(means ± 95 % intervals over 3 replicates)"), "{:?}", o.statements);
-        let toml = std::fs::read_to_string(dir.path().join("out/result.toml")).unwrap();
-        assert_eq!(Opening::from_toml(std::path::Path::new("result.toml"), &toml).unwrap(), o);
+        assert_eq!(Opening::from_toml(std::path::Path::new("opening"), &o.to_toml().unwrap()).unwrap(), o);
         // One run keeps one value per metric and no spread columns.
         let (one, _) = hard_outage(1, false);
         let text = std::fs::read_to_string(one.path().join("out/summary.csv")).unwrap();
@@ -221,7 +220,10 @@ mod tests {
 
     #[test]
     fn a_run_page_opens_on_its_scores_and_ground_truth_before_any_chart() {
-        let (dir, _) = hard_outage(1, true);
+        let (dir, report) = hard_outage(1, true);
+        // inputs.toml keeps the opening: `report DIR` rebuilds the page on the same answer.
+        let read = crate::report::folder::load(&dir.path().join("out")).unwrap();
+        assert_eq!(read.opening, Some(opening(&report, false)));
         let html = std::fs::read_to_string(dir.path().join("out/report.html")).unwrap();
         let at = |s: &str| html.find(s).unwrap_or_else(|| panic!("{s} not in the page"));
         assert!(at("<h2 id=\"result\">Result</h2>") < at("<h2 id=\"charts\">"));

@@ -133,12 +133,7 @@ pub fn sweep(req: &SweepRequest) -> Result<SweepReport> {
         title: format!("sweep: {}", file.name),
         command_line: Some(req.command_line.clone()),
         seed: file.seed,
-        // The sweep file and every scenario file it read (and their traces, scripts and labels),
-        // each with its SHA-256: the page reproduces the sweep alone.
-        files: super::input_paths(Some(&path), &scenarios)
-            .iter()
-            .filter_map(|p| InputFile::read(p))
-            .collect(),
+        files: InputFile::read(&path).into_iter().collect(),
         ..ReportInputs::default()
     };
     let auto = file.auto.then(|| looks(file.replicates));
@@ -554,7 +549,7 @@ mod tests {
     }
 
     #[test]
-    fn a_default_shaped_sweep_page_stays_small_and_records_every_scenario_file() {
+    fn a_default_shaped_sweep_page_stays_small() {
         // The default sweep's shape in small: two families (one with a two-parameter grid, so
         // a heatmap), seed systems and no breaker, over two scenarios, with its page.
         let dir = tempfile::tempdir().unwrap();
@@ -582,15 +577,6 @@ mod tests {
                 // IHDR's colour type: 3 is indexed.
                 assert_eq!(bytes[25], 3, "{} is not an indexed PNG", p.display());
             }
-        }
-        let inputs = std::fs::read_to_string(out.join("inputs.toml")).unwrap();
-        for scenario in ["blip.toml", "hard-outage.toml"] {
-            let file = bundled(scenario);
-            let at = inputs
-                .find(&format!("name = {file:?}"))
-                .unwrap_or_else(|| panic!("{file} not in inputs.toml"));
-            let hash = crate::sweep::shard::sha256_hex(&std::fs::read(&file).unwrap());
-            assert!(inputs[at..].contains(&format!("sha256 = \"{hash}\"")), "{file}'s hash");
         }
     }
 

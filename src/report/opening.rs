@@ -1,8 +1,8 @@
 //! The opening of a `run`, `replay` or `compare` page: the command's answer before any chart.
 //! Statements first (what was found, with its confidence), a table of the figures behind them,
 //! then what the figures rest on (ground truth, the import report, every assumption, the
-//! method). The command makes it from what it computed and keeps it in result.toml, so
-//! `breakerlab report DIR` opens the rebuilt page on the same answer.
+//! method). The command makes it from what it computed and keeps it in inputs.toml's
+//! `[opening]` table, so `breakerlab report DIR` opens the rebuilt page on the same answer.
 
 use super::charts::ChartError;
 use super::page::{TextTable, esc_prose, html_table_stacked, md_cell, md_table};
@@ -10,11 +10,8 @@ use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 use std::path::Path;
 
-/// File in the output folder that keeps the page's [`Opening`].
-pub const RESULT_TOML: &str = "result.toml";
-
 /// What a page says first.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Opening {
     /// The section's heading (`Result`, `Replay result`, `Comparison`).
@@ -36,12 +33,12 @@ pub struct Opening {
 }
 
 impl Opening {
-    /// The text of result.toml.
+    /// The opening as a TOML table.
     pub fn to_toml(&self) -> Result<String, ChartError> {
-        toml::to_string(self).map_err(|e| ChartError::Draw(format!("{RESULT_TOML}: {e}")))
+        toml::to_string(self).map_err(|e| ChartError::Draw(format!("opening: {e}")))
     }
 
-    /// Parses the text of result.toml; `path` names it in errors.
+    /// Parses an opening's TOML table; `path` names it in errors.
     pub fn from_toml(path: &Path, text: &str) -> Result<Opening, ChartError> {
         toml::from_str(text).map_err(|e| ChartError::Toml {
             line: e.span().map(|s| text[..s.start].lines().count().max(1) as u64).unwrap_or(0),

@@ -140,6 +140,10 @@ pub struct ReportInputs {
     /// The scenario, sweep and other input files, in the order given.
     #[serde(default)]
     pub files: Vec<InputFile>,
+    /// What a run's, replay's or comparison's page opens on, kept so `breakerlab report DIR`
+    /// opens the rebuilt page on the same answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub opening: Option<super::opening::Opening>,
 }
 
 impl Default for ReportInputs {
@@ -153,6 +157,7 @@ impl Default for ReportInputs {
             providers: Vec::new(),
             epoch_us: None,
             files: Vec::new(),
+            opening: None,
         }
     }
 }

@@ -7,7 +7,6 @@ pub mod parse;
 use super::charts::ChartError;
 use super::charts::data::{Incident, TransitionRow};
 use super::contents::{self, Contents, ParetoRows};
-use super::opening::{Opening, RESULT_TOML};
 use super::page::{HTML_MAX_ROWS, INPUTS_FILE, ReportInputs};
 use crate::sweep::SweepError;
 use crate::sweep::output::RunsReader;
@@ -20,7 +19,7 @@ use std::sync::Arc;
 const CHUNK_ROWS: usize = 4096;
 
 /// Parses the files `file` opens by name (`None`: the folder has no such file), in this order,
-/// the first malformed one reported: inputs.toml, review.toml, result.toml, summary.csv, the timeline's
+/// the first malformed one reported: inputs.toml, review.toml, summary.csv, the timeline's
 /// timeline.csv, transitions.csv and incidents.csv (the other two not looked at without
 /// timeline.csv), explain.csv, pareto.csv, latency.csv, recommended.txt, recommendation.txt.
 /// `dir` names them in errors. transitions.csv and explain.csv, which grow with the run, are
@@ -35,8 +34,7 @@ pub fn read<'f>(
     let inputs =
         files.text(INPUTS_FILE)?.map(|t| ReportInputs::from_toml(&dir.join(INPUTS_FILE), &t)).transpose()?;
     let review = files.text(REVIEW_TOML)?.map(|t| files.review(&t)).transpose()?;
-    let opening =
-        files.text(RESULT_TOML)?.map(|t| Opening::from_toml(&dir.join(RESULT_TOML), &t)).transpose()?;
+    let opening = inputs.as_ref().and_then(|i| i.opening.clone());
     let summary = parse::summary(dir, "summary.csv", Arc::clone(&file))?;
     let timeline = match files.table("timeline.csv")? {
         Some(t) => {
