@@ -7,13 +7,15 @@ use super::sweep::{Ran, Ranking, SweepReport, finish};
 use crate::error::{Error, Result};
 use crate::report::page::{InputFile, ReportInputs};
 use crate::scenario::InputError;
+use crate::sweep::file::{ScenarioFiles, SweepFile};
 use crate::sweep::merge::Merge;
 use crate::sweep::review::ScenarioFacts;
 use crate::sweep::runner::{config_info, metric_columns, spec_of};
+use crate::sweep::runner::{default_objective, validate_policy};
 use crate::sweep::selection::{Rule, Settings};
 use crate::sweep::shard::{MANIFEST_FILE, Manifest};
 use crate::time::Dur;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// What `breakerlab merge` is asked to do.
 #[derive(Clone, Debug, Default)]
@@ -24,6 +26,49 @@ pub struct MergeRequest {
     pub out: Option<PathBuf>,
     /// Draw the charts and write the review page.
     pub charts: bool,
+}
+
+/// The scenario files a recorded sweep file names, taken as named: a merge needs their names
+/// only, not the files (they may not be on the merging machine).
+struct AsNamed;
+
+impl ScenarioFiles for AsNamed {
+    fn resolve(&self, base: &Path, pattern: &str) -> Result<Vec<PathBuf>> {
+        Ok(vec![base.join(pattern)])
+    }
+
+    fn same_file(&self, _: &Path, _: &Path) -> bool {
+        false
+    }
+}
+
+/// Checks that the objective and constraints a shard.toml ranks by are the ones the sweep file
+/// it recorded says (a shard.toml edited to rank otherwise is refused, naming the field).
+fn check_ranking(m: &Manifest, path: &Path) -> Result<()> {
+    let columns = metric_columns();
+    let recorded = Path::new(&m.sweep_file.name);
+    let file = SweepFile::parse(&m.sweep_file.text, recorded, &columns, &validate_policy, &AsNamed)
+        .map_err(InputError::from)?;
+    let objective = file.objective.unwrap_or_else(default_objective);
+    let weights: Vec<(String, f64)> =
+        objective.weights.iter().map(|(m, w)| (m.name().to_string(), *w)).collect();
+    let constraints: Vec<String> = file.constraints.iter().map(|c| c.text.clone()).collect();
+    let field = if weights != m.objective {
+        "objective"
+    } else if constraints != m.constraints {
+        "constraints"
+    } else {
+        return Ok(());
+    };
+    Err(InputError::file(
+        path,
+        format!(
+            "{field}: not what its sweep file ({}, recorded in [sweep_file]) says: the file was edited after the \
+             shard ran",
+            m.sweep_file.name
+        ),
+    )
+    .into())
 }
 
 /// `breakerlab merge DIR... [--out DIR]`: checks the shards' manifests together (one sweep, one
@@ -42,6 +87,7 @@ pub fn merge(req: &MergeRequest) -> Result<SweepReport> {
         }
         let text = crate::scenario::read_text(&path)?;
         let manifest = Manifest::parse(&text, &path.display().to_string()).map_err(InputError::from)?;
+        check_ranking(&manifest, &path)?;
         shards.push((dir.display().to_string(), manifest));
     }
     let dir = output::out_dir(req.out.as_deref(), &shards[0].1.sweep);
@@ -55,7 +101,11 @@ pub fn merge(req: &MergeRequest) -> Result<SweepReport> {
             }
             _ => Error::io(&path, e),
         })?;
-        merge.add(k, std::io::BufReader::new(file), &path.display().to_string()).map_err(InputError::from)?;
+        let name = path.display().to_string();
+        merge.add(k, std::io::BufReader::new(file), &name).map_err(InputError::from)?;
+        // Read again for its digests: every row was a valid cell, now every byte is the shard's.
+        let again = std::fs::File::open(&path).map_err(|e| Error::io(&path, e))?;
+        merge.verify(k, std::io::BufReader::new(again), &name).map_err(InputError::from)?;
     }
     let merged = merge
         .finish(&|config, label| {

@@ -5,10 +5,11 @@
 use super::load_scenarios;
 use super::output::{self, Keep, OutputDir};
 use super::sweep::{runs_error, sweep_path};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::limits::{Limits, estimate_cells};
 use crate::scenario::{InputError, Scenario, Spot};
 use crate::sweep::file::Replicates;
+use crate::sweep::integrity::{RunsDigest, block_rows};
 use crate::sweep::output::RunsWriter;
 use crate::sweep::runner::{
     Cells, Configs, MAX_CELLS, config_info, default_objective, metric_columns, progress_bar, validate_policy,
@@ -19,6 +20,10 @@ use crate::sweep::shard::{
 use crate::sweep::table::ConfigInfo;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
+
+/// The build a shard records as its `version`: the commit it was built from (`git rev-parse
+/// HEAD` at build time), or the package version when it was built outside a git checkout.
+pub const BUILD: &str = env!("BREAKERLAB_BUILD");
 
 /// What one shard of a sweep is asked to do.
 #[derive(Clone, Debug)]
@@ -173,10 +178,17 @@ pub fn run_shard(req: &ShardRequest) -> Result<ShardReport> {
         })?;
         rows.finish().map(drop).map_err(|e| runs_error(e, &runs))
     })?;
+    // The digests are taken from the file as written, so shard.toml vouches for its bytes.
+    let written = out
+        .open(output::RUNS_CSV)
+        .map_err(|e| Error::io(&runs, e))?
+        .ok_or_else(|| Error::Internal(format!("{} was not written", runs.display())))?;
+    let digest = RunsDigest::compute(written, block_rows(mine), &runs.display().to_string())
+        .map_err(InputError::from)?;
     let names: Vec<String> = scenarios.iter().map(|s| s.name.clone()).collect();
     let manifest = Manifest {
         sweep: file.name.clone(),
-        version: env!("CARGO_PKG_VERSION").to_string(),
+        version: BUILD.to_string(),
         hash: sweep_hash(&inputs),
         shard: shard.index,
         shards: shard.count,
@@ -185,6 +197,7 @@ pub fn run_shard(req: &ShardRequest) -> Result<ShardReport> {
         configurations: configs.count(),
         replicates: file.replicates,
         seed: file.seed,
+        seeds: scenarios.iter().map(|s| file.seed.unwrap_or(s.seed)).collect(),
         objective: objective.weights.iter().map(|(m, w)| (m.name().to_string(), *w)).collect(),
         constraints: file.constraints.iter().map(|c| c.text.clone()).collect(),
         pareto: file.pareto.clone(),
@@ -197,6 +210,7 @@ pub fn run_shard(req: &ShardRequest) -> Result<ShardReport> {
         confidence: Some(file.rule.confidence),
         indifference: Some(file.rule.indifference),
         scenarios: names,
+        runs: digest,
     };
     out.write(output::SHARD_TOML, manifest.to_toml().map_err(InputError::from)?.as_bytes())?;
     out.finish(None)?;

@@ -25,6 +25,7 @@ pub mod compare;
 pub mod constraint;
 pub mod file;
 pub mod grid;
+pub mod integrity;
 pub mod merge;
 pub mod objective;
 pub mod output;

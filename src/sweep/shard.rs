@@ -12,6 +12,7 @@
 //! Computation only: no files, no environment, no clock.
 
 use super::SweepError;
+use super::integrity::RunsDigest;
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -304,6 +305,8 @@ pub struct Manifest {
     /// The sweep's base seed, if it sets one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seed: Option<u64>,
+    /// Per scenario, in sweep order: the seed its rows carry (the sweep's, else the scenario's).
+    pub seeds: Vec<u64>,
     /// Scenario names, in sweep order.
     pub scenarios: Vec<String>,
     /// The objective's (metric, weight) pairs, in order.
@@ -334,6 +337,9 @@ pub struct Manifest {
     /// The selection's indifference zone (the default when absent).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub indifference: Option<f64>,
+    /// The digests of the shard's runs.csv, taken once it was complete (shard.toml is written
+    /// after it): `merge` refuses a runs.csv that no longer matches.
+    pub runs: RunsDigest,
 }
 
 impl Manifest {
@@ -417,6 +423,73 @@ impl Manifest {
 /// The most missing or duplicated cell ranges an error lists.
 const MAX_LISTED: usize = 12;
 
+/// Checks each shard.toml against itself (its sweep file's text is the one its inputs hash, and
+/// the inputs give its sweep hash) and against the first shard's on everything the sweep file
+/// decides (objective, constraints, grid, seeds, selection): a shard.toml edited by hand, or
+/// shards of differently edited sweep files, are refused naming the file and the field.
+fn check_agreement(shards: &[(String, Manifest)]) -> Result<(), SweepError> {
+    let Some((first_dir, first)) = shards.first() else { return Ok(()) };
+    for (dir, m) in shards {
+        let file = format!("{dir}/{MANIFEST_FILE}");
+        let bad = |message: String| Err(SweepError::File { file: file.clone(), message });
+        if sweep_hash(&m.inputs) != m.hash {
+            return bad("hash: not the hash of the inputs it lists: the file was edited".into());
+        }
+        if m.inputs.first().map(|i| i.sha256.as_str())
+            != Some(sha256_hex(m.sweep_file.text.as_bytes()).as_str())
+        {
+            return bad(
+                "sweep_file: its text is not the sweep file the inputs hash: the file was edited".into()
+            );
+        }
+        if m.seeds.len() != m.scenarios.len() {
+            return bad(format!("seeds: {} seeds for {} scenarios", m.seeds.len(), m.scenarios.len()));
+        }
+        let list = |v: &mut dyn Iterator<Item = String>| v.collect::<Vec<String>>();
+        let one = |v: String| vec![v];
+        let fields: [(&str, Vec<String>, Vec<String>); 11] = [
+            (
+                "objective",
+                list(&mut m.objective.iter().map(|(n, w)| format!("{n} = {w}"))),
+                list(&mut first.objective.iter().map(|(n, w)| format!("{n} = {w}"))),
+            ),
+            ("constraints", m.constraints.clone(), first.constraints.clone()),
+            ("scenarios", m.scenarios.clone(), first.scenarios.clone()),
+            (
+                "seeds",
+                list(&mut m.seeds.iter().map(u64::to_string)),
+                list(&mut first.seeds.iter().map(u64::to_string)),
+            ),
+            ("seed", one(format!("{:?}", m.seed)), one(format!("{:?}", first.seed))),
+            ("configurations", one(m.configurations.to_string()), one(first.configurations.to_string())),
+            ("replicates", one(m.replicates.to_string()), one(first.replicates.to_string())),
+            (
+                "pareto",
+                list(&mut m.pareto.iter().map(|g| g.join("/"))),
+                list(&mut first.pareto.iter().map(|g| g.join("/"))),
+            ),
+            ("baseline", one(format!("{:?}", m.baseline)), one(format!("{:?}", first.baseline))),
+            ("confidence", one(format!("{:?}", m.confidence)), one(format!("{:?}", first.confidence))),
+            ("indifference", one(format!("{:?}", m.indifference)), one(format!("{:?}", first.indifference))),
+        ];
+        for (name, mine, theirs) in &fields {
+            if mine == theirs {
+                continue;
+            }
+            // The first entry that differs, or the one only one side has.
+            let at = (0..mine.len().max(theirs.len())).find(|&i| mine.get(i) != theirs.get(i)).unwrap_or(0);
+            let show = |v: Option<&String>| v.map_or("nothing".to_string(), |e| format!("`{e}`"));
+            return bad(format!(
+                "{name}: {} here but {} in {first_dir}/{MANIFEST_FILE}: the shards of one sweep agree on it \
+                 (was a shard.toml edited?)",
+                show(mine.get(at)),
+                show(theirs.get(at))
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Checks that the shards (folder name, manifest) belong to one sweep run by one version, that
 /// no index appears twice, and that together they ran every cell exactly once. The error names
 /// the folders, the shard indices and the cells concerned. Returns every shard's slices.
@@ -447,6 +520,7 @@ pub fn check_shards(shards: &[(String, Manifest)]) -> Result<Vec<Vec<Slice>>, Sw
         }
         return fail(s);
     }
+    check_agreement(shards)?;
     let n = first.shards;
     let mut by_index: Vec<Vec<&str>> = vec![Vec::new(); n as usize];
     for (dir, m) in shards {
@@ -667,10 +741,12 @@ pub(crate) mod tests {
             .iter()
             .map(|(s, r, c)| Ran { scenario: s.to_string(), replicate: *r, configs: c.to_string() })
             .collect();
+        let text = "name = \"small\"\n";
+        let inputs = vec![InputHash { path: "small.toml".into(), sha256: sha256_hex(text.as_bytes()) }];
         let mut m = Manifest {
             sweep: "small".into(),
             version: "0.1.0".into(),
-            hash: sweep_hash(&[InputHash { path: "small.toml".into(), sha256: sha256_hex(b"x") }]),
+            hash: sweep_hash(&inputs),
             shard,
             shards,
             command: "breakerlab sweep small.toml".into(),
@@ -678,18 +754,20 @@ pub(crate) mod tests {
             configurations: 4,
             replicates: 2,
             seed: None,
+            seeds: vec![1, 1],
             scenarios: vec!["blip".into(), "hang".into()],
             objective: vec![("false_opens".into(), 1.0), ("detection_delay_mean_s".into(), 1.0 / 60.0)],
             constraints: vec!["false_opens <= 1".into()],
             pareto: vec![vec!["detection_delay_mean_s".into(), "false_opens".into()]],
-            sweep_file: SweepText { name: "small.toml".into(), text: "name = \"small\"\n".into() },
-            inputs: vec![InputHash { path: "small.toml".into(), sha256: sha256_hex(b"x") }],
+            sweep_file: SweepText { name: "small.toml".into(), text: text.into() },
+            inputs,
             ran,
             baseline: None,
             durations_us: Vec::new(),
             ride_out: Vec::new(),
             confidence: None,
             indifference: None,
+            runs: RunsDigest::compute(&b""[..], 1, "runs.csv").unwrap(),
         };
         m.cells = m.slices("m").unwrap().iter().map(|s| s.configs.len() as u64).sum();
         m

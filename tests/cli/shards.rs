@@ -209,3 +209,156 @@ fn copy_dir(from: &Path, to: &Path) {
         std::fs::write(to.join(name), bytes).unwrap();
     }
 }
+
+/// Sets field `column` of line `line` (1-based, the header is line 1) of the runs.csv at `path`.
+fn edit_field(path: &Path, line: usize, column: &str, value: &str) {
+    let text = read(path);
+    let mut reader = csv::ReaderBuilder::new().has_headers(false).from_reader(text.as_bytes());
+    let mut rows: Vec<Vec<String>> =
+        reader.records().map(|r| r.unwrap().iter().map(str::to_string).collect()).collect();
+    let k = rows[0].iter().position(|h| h == column).unwrap();
+    rows[line - 1][k] = value.to_string();
+    let mut w = csv::WriterBuilder::new().terminator(csv::Terminator::Any(b'\n')).from_writer(Vec::new());
+    for r in &rows {
+        w.write_record(r).unwrap();
+    }
+    let edited = w.into_inner().unwrap();
+    assert_ne!(edited, text.as_bytes(), "the edit changed a byte");
+    std::fs::write(path, edited).unwrap();
+}
+
+/// The SHA-256 a shard.toml recorded for its runs.csv.
+fn recorded_sha256(shard: &Path) -> String {
+    let text = read(&shard.join("shard.toml"));
+    let runs = text.split("\n[runs]\n").nth(1).unwrap();
+    runs.lines().find_map(|l| l.strip_prefix("sha256 = \"")).unwrap().trim_end_matches('"').to_string()
+}
+
+#[test]
+fn merge_refuses_edited_swapped_and_out_of_range_shards_naming_file_row_and_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let sweep = small_sweep(d);
+    let s = three_shards(d, sweep.to_str().unwrap());
+    let (s0, s1) = (s[0].as_str(), s[1].as_str());
+    let recorded = recorded_sha256(&d.join("out/shard-2-of-3"));
+    let sha = |p: &Path| {
+        use sha2::Digest;
+        sha2::Sha256::digest(std::fs::read(p).unwrap()).iter().map(|b| format!("{b:02x}")).collect::<String>()
+    };
+    // Each case edits a fresh copy of shard 2.
+    let fresh = || {
+        let t = d.join("t");
+        let _ = std::fs::remove_dir_all(&t);
+        copy_dir(&d.join("out/shard-2-of-3"), &t);
+        t
+    };
+    let stderr_of = |dirs: &[&str]| {
+        let mut args = vec!["merge"];
+        args.extend_from_slice(dirs);
+        args.extend(["--out", "merged"]);
+        let out = run(d, &args, &[]).code(2);
+        assert!(!d.join("merged").exists(), "nothing written");
+        String::from_utf8_lossy(&out.get_output().stderr).into_owned()
+    };
+
+    // One metric value edited, within its range: named by line and field.
+    let t = fresh();
+    edit_field(&t.join("runs.csv"), 3, "flaps", "7");
+    assert_eq!(
+        stderr_of(&[s0, s1, "t"]),
+        format!(
+            "error: t/runs.csv:3:1: field flaps: edited after the shard wrote it (its SHA-256 is {} but \
+             t/shard.toml recorded {recorded} when the shard wrote it)\n",
+            sha(&t.join("runs.csv"))
+        )
+    );
+    // The seed column edited.
+    let t = fresh();
+    edit_field(&t.join("runs.csv"), 4, "seed", "7");
+    let seed_line = read(&t.join("runs.csv")).lines().nth(3).unwrap().split(',').next().unwrap().to_string();
+    assert_eq!(
+        stderr_of(&[s0, s1, "t"]),
+        format!(
+            "error: t/runs.csv:4:1: seed: 7 is not the seed 1 of `{seed_line}` that t/shard.toml records: edited, \
+             or of another sweep\n"
+        )
+    );
+    // Values no metric can take.
+    for (value, shown) in [("-5", "-5"), ("nan", "NaN"), ("inf", "inf")] {
+        let t = fresh();
+        edit_field(&t.join("runs.csv"), 2, "availability", value);
+        assert_eq!(
+            stderr_of(&[s0, s1, "t"]),
+            format!(
+                "error: t/runs.csv:2:1: availability: {shown} is out of range: expected a share of requests \
+                 within 0..1\n"
+            )
+        );
+    }
+    let t = fresh();
+    edit_field(&t.join("runs.csv"), 2, "false_opens", "-1");
+    assert_eq!(
+        stderr_of(&[s0, s1, "t"]),
+        "error: t/runs.csv:2:1: false_opens: -1 is out of range: expected a finite number, 0 or more\n"
+    );
+
+    // The same shard's runs.csv from another sweep (the same grid ranked by another objective:
+    // every row is a valid cell, only the bytes tell).
+    let other = d.join("other");
+    std::fs::create_dir(&other).unwrap();
+    let changed = format!("{}\n[objective]\nfalse_opens = 3\n", read(&sweep));
+    let changed = write(&other, "small.toml", &changed);
+    run(&other, &["sweep", changed.to_str().unwrap(), "--out", "out", "--quiet", "--shard", "2/3"], &[])
+        .success();
+    let t = fresh();
+    std::fs::copy(other.join("out/shard-2-of-3/runs.csv"), t.join("runs.csv")).unwrap();
+    let e = stderr_of(&[s0, s1, "t"]);
+    assert!(
+        e.starts_with(&format!(
+            "error: t/runs.csv: not the file this shard wrote: its SHA-256 is {} but t/shard.toml recorded \
+             {recorded} when the shard wrote it; ",
+            sha(&t.join("runs.csv"))
+        )),
+        "{e}"
+    );
+    assert!(e.contains("row blocks differ, the first at line 2 (field cost changed). Was it replaced by another sweep's or another run's runs.csv? Rerun the shard, or restore its own file\n"), "{e}");
+
+    // The objective or a constraint edited in one shard.toml.
+    let t = fresh();
+    let manifest = t.join("shard.toml");
+    let text = read(&manifest);
+    std::fs::write(&manifest, text.replacen("[\"false_opens\", 1.0]", "[\"false_opens\", 2.0]", 1)).unwrap();
+    assert_eq!(
+        stderr_of(&[s0, s1, "t"]),
+        format!(
+            "error: t/shard.toml: objective: not what its sweep file ({}, recorded in [sweep_file]) says: the \
+             file was edited after the shard ran\n",
+            sweep.display()
+        )
+    );
+    std::fs::write(
+        &manifest,
+        text.replacen("constraints = [\"missed_incidents == 0\"]", "constraints = []", 1),
+    )
+    .unwrap();
+    assert_eq!(
+        stderr_of(&[s0, s1, "t"]),
+        format!(
+            "error: t/shard.toml: constraints: not what its sweep file ({}, recorded in [sweep_file]) says: \
+             the file was edited after the shard ran\n",
+            sweep.display()
+        )
+    );
+    // Every shard agrees on the sweep file, so a shard.toml of one build with another's ranking
+    // (here the selection's confidence) is named too.
+    std::fs::write(&manifest, text.replacen("confidence = 0.95", "confidence = 0.9", 1)).unwrap();
+    assert_eq!(
+        stderr_of(&[s0, s1, "t"]),
+        "error: t/shard.toml: confidence: `Some(0.9)` here but `Some(0.95)` in out/shard-0-of-3/shard.toml: the \
+         shards of one sweep agree on it (was a shard.toml edited?)\n"
+    );
+    // The untouched shards still merge.
+    copy_dir(&d.join("out/shard-2-of-3"), &d.join("t2"));
+    run(d, &["merge", s0, s1, "t2", "--out", "merged"], &[]).success();
+}
