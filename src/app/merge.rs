@@ -76,24 +76,54 @@ fn check_ranking(m: &Manifest, path: &Path) -> Result<()> {
 /// the unsharded sweep writes, byte for byte. Nothing is written when a check fails.
 pub fn merge(req: &MergeRequest) -> Result<SweepReport> {
     let mut shards = Vec::with_capacity(req.dirs.len());
+    // Folders named as a shard's whose shard did not finish: reported with the missing shards.
+    let mut unfinished: Vec<&Path> = Vec::new();
+    let mut dirs = Vec::with_capacity(req.dirs.len());
     for dir in &req.dirs {
         let path = dir.join(MANIFEST_FILE);
         if !path.is_file() {
+            let named = dir.file_name().and_then(|n| n.to_str()).and_then(|n| n.strip_prefix("shard-"));
+            if named.is_some_and(|n| n.contains("-of-")) && dir.is_dir() {
+                unfinished.push(dir);
+                continue;
+            }
             return Err(InputError::file(
                 dir,
                 format!("no {MANIFEST_FILE}: not a shard's folder, or its shard did not finish"),
             )
             .into());
         }
+        dirs.push(dir);
         let text = crate::scenario::read_text(&path)?;
         let manifest = Manifest::parse(&text, &path.display().to_string()).map_err(InputError::from)?;
         check_ranking(&manifest, &path)?;
         shards.push((dir.display().to_string(), manifest));
     }
-    let dir = output::out_dir(req.out.as_deref(), &shards[0].1.sweep);
+    let unfinished_note = || {
+        let names: Vec<String> = unfinished.iter().map(|d| d.display().to_string()).collect();
+        format!("no {MANIFEST_FILE} in {}: its shard did not finish", names.join(", "))
+    };
+    let Some(first) = shards.first() else {
+        let dir = unfinished.first().map_or(Path::new("."), |d| d);
+        return Err(InputError::file(dir, format!("no {MANIFEST_FILE}: its shard did not finish")).into());
+    };
+    let dir = output::out_dir(req.out.as_deref(), &first.1.sweep);
     let scratch = super::sweep::scratch_next_to(&dir);
-    let mut merge = Merge::new(shards, metric_columns(), &scratch).map_err(InputError::from)?;
-    for (k, dir) in req.dirs.iter().enumerate() {
+    let mut merge = Merge::new(shards, metric_columns(), &scratch).map_err(|e| {
+        if unfinished.is_empty() {
+            InputError::from(e)
+        } else {
+            InputError::argument(format!("{}; {e}", unfinished_note()))
+        }
+    })?;
+    if !unfinished.is_empty() {
+        return Err(InputError::argument(format!(
+            "{}, and the other folders already hold every cell: leave it out",
+            unfinished_note()
+        ))
+        .into());
+    }
+    for (k, dir) in dirs.iter().enumerate() {
         let path = dir.join(output::RUNS_CSV);
         let file = std::fs::File::open(&path).map_err(|e| match e.kind() {
             std::io::ErrorKind::NotFound => {

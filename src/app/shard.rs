@@ -34,6 +34,9 @@ pub struct ShardRequest {
     pub shard: ShardId,
     /// Where the shard's identity came from (`--shard 1/4`, `SLURM_ARRAY_TASK_ID=1, ...`).
     pub source: String,
+    /// True when it came from a scheduler's variables rather than `--shard`: the array's size
+    /// must then agree with the shards already in the output folder.
+    pub from_scheduler: bool,
     /// Worker threads (default: all cores).
     pub threads: Option<usize>,
     /// The folder that holds every shard's folder (default `output/<name>-shards`).
@@ -91,6 +94,84 @@ impl ShardReport {
         );
         s
     }
+}
+
+/// Which shard a `sweep` runs: `--shard K/N`; none for `--shard none` (the whole sweep, even
+/// inside an array task); else the one the scheduler's variables (`var` looks one up) name, the
+/// number of shards from `--shards N` or the sweep file's `shards = N`. Returns the shard,
+/// where it came from, and whether that was the scheduler.
+pub fn choose(
+    flag: Option<&str>,
+    shards: Option<u32>,
+    file: Option<&Path>,
+    var: &dyn Fn(&str) -> Option<String>,
+) -> Result<Option<(ShardId, String, bool)>> {
+    match flag.map(str::trim) {
+        Some("none") => Ok(None),
+        Some(text) => Ok(Some((ShardId::parse(text)?, format!("--shard {text}"), false))),
+        None => {
+            // `shards = N` in the sweep file, read loosely: the full check comes with the sweep.
+            let declared = sweep_path(file)
+                .ok()
+                .and_then(|p| std::fs::read_to_string(p).ok())
+                .and_then(|t| t.parse::<toml::Table>().ok())
+                .and_then(|t| t.get("shards").and_then(toml::Value::as_integer))
+                .and_then(|n| u32::try_from(n).ok());
+            Ok(ShardId::from_scheduler(shards, declared, var)?.map(|(s, from)| (s, from, true)))
+        }
+    }
+}
+
+/// The shard counts of the `shard-K-of-N` folders already in `parent`, with one folder's name
+/// for each, sorted.
+fn shard_counts(parent: &Path) -> Vec<(u32, String)> {
+    let mut found: Vec<(u32, String)> = std::fs::read_dir(parent)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let (_, n) = name.strip_prefix("shard-")?.split_once("-of-")?;
+            Some((n.parse().ok()?, name))
+        })
+        .collect();
+    found.sort();
+    found.dedup_by_key(|(n, _)| *n);
+    found
+}
+
+/// Refuses a shard whose number of shards disagrees with the sweep file's `shards = N`, or,
+/// when it came from a scheduler, with the shards a first run left in `parent`: an array of
+/// another size (`sbatch --array=2` to rerun one task) would otherwise run a different split.
+fn check_count(req: &ShardRequest, declared: Option<&(u32, Spot)>, parent: &Path) -> Result<()> {
+    let shard = req.shard;
+    if let Some((n, spot)) = declared.filter(|(n, _)| *n != shard.count) {
+        return Err(spot
+            .error(format!(
+                "the sweep runs as {n} shards but this is shard {shard} (from {}): give --shard K/{n}, or \
+                 submit the array as --array=0-{}",
+                req.source,
+                n - 1
+            ))
+            .into());
+    }
+    if !req.from_scheduler || declared.is_some() {
+        return Ok(());
+    }
+    if let Some((n, example)) = shard_counts(parent).into_iter().find(|(n, _)| *n != shard.count) {
+        return Err(InputError::argument(format!(
+            "{}: this array task is shard {shard}, but {} holds the shards of a {n}-shard run ({example}): \
+             an array of another size splits the sweep differently. To rerun shard K of that run, give \
+             --shard K/{n} (Slurm: sbatch --array=K scale/slurm.sbatch --shard K/{n}); to start over with {} \
+             shards, remove {} first",
+            req.source,
+            parent.display(),
+            shard.count,
+            parent.display()
+        ))
+        .into());
+    }
+    Ok(())
 }
 
 /// The SHA-256 of the file at `path`, read in blocks.
@@ -154,6 +235,7 @@ pub fn run_shard(req: &ShardRequest) -> Result<ShardReport> {
     let mut info: Option<ConfigInfo> = None;
 
     let parent = output::out_dir(req.out.as_deref(), &format!("{}-shards", file.name));
+    check_count(req, file.shards.as_ref(), &parent)?;
     let dir = parent.join(format!("shard-{}-of-{}", shard.index, shard.count));
     let mut out = OutputDir::create(&dir, Keep::Foreign)?;
     let runs = dir.join(output::RUNS_CSV);

@@ -83,10 +83,14 @@ impl ShardId {
     /// The shard an array-job scheduler assigned, from its variables (`var` looks one up):
     /// Slurm's `SLURM_ARRAY_TASK_ID` and `SLURM_ARRAY_TASK_COUNT` (the index counted from
     /// `SLURM_ARRAY_TASK_MIN`, so `--array=1-4` works too); or, with `shards` (`--shards N`),
-    /// `JOB_COMPLETION_INDEX` (Kubernetes Indexed Job) or `AWS_BATCH_JOB_ARRAY_INDEX`.
-    /// Returns the shard and where it came from (`None`: no scheduler, run the whole sweep).
+    /// `JOB_COMPLETION_INDEX` (Kubernetes Indexed Job) or `AWS_BATCH_JOB_ARRAY_INDEX`. With
+    /// `declared` (`shards = N` in the sweep file), N is the number of shards and every
+    /// scheduler's task id is the shard's index, whatever the array's size: `sbatch --array=2`
+    /// reruns shard 2 alone. Returns the shard and where it came from (`None`: no scheduler,
+    /// run the whole sweep).
     pub fn from_scheduler(
         shards: Option<u32>,
+        declared: Option<u32>,
         var: &dyn Fn(&str) -> Option<String>,
     ) -> Result<Option<(ShardId, String)>> {
         let number = |name: &str| -> Result<Option<u32>> {
@@ -99,6 +103,32 @@ impl ShardId {
                     .map_err(|_| Error::invalid(format!("{name}={v:?}: expected a whole number"))),
             }
         };
+        let shards = match (shards, declared) {
+            (Some(n), Some(d)) if n != d => {
+                return Err(Error::invalid(format!(
+                    "--shards {n} disagrees with the sweep file's shards = {d}"
+                )));
+            }
+            (flag, declared) => flag.or(declared).map(|n| (n, declared.is_some())),
+        };
+        // How the count is named in messages.
+        let said = |n: u32, in_file: bool| {
+            if in_file { format!("shards = {n} in the sweep file") } else { format!("--shards {n}") }
+        };
+        if let (Some((count, true)), Some(id)) = (shards, number("SLURM_ARRAY_TASK_ID")?) {
+            let shard = ShardId::new(id, count).map_err(|m| {
+                Error::invalid(format!(
+                    "SLURM_ARRAY_TASK_ID={id}, shards = {count} in the sweep file: {m} (the array's task ids \
+                     are the shard indices: --array=0-{})",
+                    count.saturating_sub(1)
+                ))
+            })?;
+            return Ok(Some((
+                shard,
+                format!("SLURM_ARRAY_TASK_ID={id}, shards = {count} in the sweep file"),
+            )));
+        }
+        let flag = shards.filter(|(_, in_file)| !in_file).map(|(n, _)| n);
         if let Some(id) = number("SLURM_ARRAY_TASK_ID")? {
             let count = number("SLURM_ARRAY_TASK_COUNT")?.ok_or_else(|| {
                 Error::invalid(
@@ -110,7 +140,7 @@ impl ShardId {
             let index = id.checked_sub(min).ok_or_else(|| {
                 Error::invalid(format!("SLURM_ARRAY_TASK_ID={id} is below SLURM_ARRAY_TASK_MIN={min}"))
             })?;
-            if let Some(n) = shards.filter(|n| *n != count) {
+            if let Some(n) = flag.filter(|n| *n != count) {
                 return Err(Error::invalid(format!(
                     "--shards {n} disagrees with SLURM_ARRAY_TASK_COUNT={count}"
                 )));
@@ -131,19 +161,19 @@ impl ShardId {
             .find_map(|name| number(name).transpose().map(|v| v.map(|v| (name, v))))
             .transpose()?;
         match (index_var, shards) {
-            (Some((name, index)), Some(count)) => {
+            (Some((name, index)), Some((count, in_file))) => {
                 let shard = ShardId::new(index, count)
-                    .map_err(|m| Error::invalid(format!("{name}={index}, --shards {count}: {m}")))?;
-                Ok(Some((shard, format!("{name}={index}, --shards {count}"))))
+                    .map_err(|m| Error::invalid(format!("{name}={index}, {}: {m}", said(count, in_file))))?;
+                Ok(Some((shard, format!("{name}={index}, {}", said(count, in_file)))))
             }
             (Some((name, _)), None) => Err(Error::invalid(format!(
                 "{name} is set but the number of shards is not: give --shards N (the job's completions or array size)"
             ))),
-            (None, Some(n)) => Err(Error::invalid(format!(
+            (None, Some((n, false))) => Err(Error::invalid(format!(
                 "--shards {n} needs the shard's index from the scheduler (JOB_COMPLETION_INDEX or \
                  AWS_BATCH_JOB_ARRAY_INDEX; under Slurm, SLURM_ARRAY_TASK_ID) or --shard K/{n}"
             ))),
-            (None, None) => Ok(None),
+            (None, Some((_, true))) | (None, None) => Ok(None),
         }
     }
 }
@@ -600,6 +630,12 @@ pub fn check_shards(shards: &[(String, Manifest)]) -> Result<Vec<Vec<Slice>>, Sw
         let _ =
             write!(s, "missing shard(s) {} of {n} (no folder given with that index); ", absent.join(", "));
     }
+    let rerun: Vec<String> = by_index
+        .iter()
+        .enumerate()
+        .filter(|(_, d)| d.is_empty())
+        .map(|(k, _)| format!("\n  {} --shard {k}/{n}", first.command))
+        .collect();
     for (what, list) in [("cells never run", &missing), ("cells run twice", &duplicated)] {
         if list.is_empty() {
             continue;
@@ -610,7 +646,16 @@ pub fn check_shards(shards: &[(String, Manifest)]) -> Result<Vec<Vec<Slice>>, Sw
         }
         s.push_str("; ");
     }
-    fail(s.trim_end_matches("; ").to_string())
+    let mut s = s.trim_end_matches("; ").to_string();
+    if !rerun.is_empty() {
+        let _ = write!(
+            s,
+            "\nrerun each missing shard where the shards ran (the same command with its --shard), then merge \
+             again:{}",
+            rerun.concat()
+        );
+    }
+    fail(s)
 }
 
 #[cfg(test)]
@@ -643,7 +688,7 @@ pub(crate) mod tests {
     #[test]
     fn scheduler_variables_name_the_shard() {
         let slurm = env(&[("SLURM_ARRAY_TASK_ID", "3"), ("SLURM_ARRAY_TASK_COUNT", "4")]);
-        let (id, from) = ShardId::from_scheduler(None, &slurm).unwrap().unwrap();
+        let (id, from) = ShardId::from_scheduler(None, None, &slurm).unwrap().unwrap();
         assert_eq!(
             (id, from.as_str()),
             (ShardId { index: 3, count: 4 }, "SLURM_ARRAY_TASK_ID=3, SLURM_ARRAY_TASK_COUNT=4")
@@ -655,7 +700,7 @@ pub(crate) mod tests {
             ("SLURM_ARRAY_TASK_MIN", "1"),
         ]);
         assert_eq!(
-            ShardId::from_scheduler(None, &one_based).unwrap().unwrap().0,
+            ShardId::from_scheduler(None, None, &one_based).unwrap().unwrap().0,
             ShardId { index: 3, count: 4 }
         );
         let gappy = env(&[
@@ -663,22 +708,57 @@ pub(crate) mod tests {
             ("SLURM_ARRAY_TASK_COUNT", "3"),
             ("SLURM_ARRAY_TASK_MIN", "1"),
         ]);
-        assert!(ShardId::from_scheduler(None, &gappy).unwrap_err().to_string().contains("contiguous range"));
-        assert!(ShardId::from_scheduler(Some(8), &slurm).unwrap_err().to_string().contains("disagrees"));
+        assert!(
+            ShardId::from_scheduler(None, None, &gappy).unwrap_err().to_string().contains("contiguous range")
+        );
+        assert!(
+            ShardId::from_scheduler(Some(8), None, &slurm).unwrap_err().to_string().contains("disagrees")
+        );
         let k8s = env(&[("JOB_COMPLETION_INDEX", "2")]);
-        let (id, from) = ShardId::from_scheduler(Some(5), &k8s).unwrap().unwrap();
+        let (id, from) = ShardId::from_scheduler(Some(5), None, &k8s).unwrap().unwrap();
         assert_eq!(
             (id, from.as_str()),
             (ShardId { index: 2, count: 5 }, "JOB_COMPLETION_INDEX=2, --shards 5")
         );
-        assert!(ShardId::from_scheduler(None, &k8s).unwrap_err().to_string().contains("give --shards N"));
+        assert!(
+            ShardId::from_scheduler(None, None, &k8s).unwrap_err().to_string().contains("give --shards N")
+        );
         let aws = env(&[("AWS_BATCH_JOB_ARRAY_INDEX", "7")]);
-        assert!(ShardId::from_scheduler(Some(5), &aws).unwrap_err().to_string().contains("not below"));
-        assert_eq!(ShardId::from_scheduler(Some(8), &aws).unwrap().unwrap().0.index, 7);
-        assert!(ShardId::from_scheduler(Some(2), &env(&[])).unwrap_err().to_string().contains("--shard K/2"));
-        assert_eq!(ShardId::from_scheduler(None, &env(&[])).unwrap(), None);
+        assert!(ShardId::from_scheduler(Some(5), None, &aws).unwrap_err().to_string().contains("not below"));
+        assert_eq!(ShardId::from_scheduler(Some(8), None, &aws).unwrap().unwrap().0.index, 7);
+        assert!(
+            ShardId::from_scheduler(Some(2), None, &env(&[]))
+                .unwrap_err()
+                .to_string()
+                .contains("--shard K/2")
+        );
+        assert_eq!(ShardId::from_scheduler(None, None, &env(&[])).unwrap(), None);
+        // `shards = 4` in the sweep file: the task id is the index, whatever the array's size,
+        // so `sbatch --array=2` reruns shard 2 of 4; no scheduler runs the whole sweep.
+        let rerun = env(&[
+            ("SLURM_ARRAY_TASK_ID", "2"),
+            ("SLURM_ARRAY_TASK_COUNT", "1"),
+            ("SLURM_ARRAY_TASK_MIN", "2"),
+        ]);
+        let (id, from) = ShardId::from_scheduler(None, Some(4), &rerun).unwrap().unwrap();
+        assert_eq!(
+            (id, from.as_str()),
+            (ShardId { index: 2, count: 4 }, "SLURM_ARRAY_TASK_ID=2, shards = 4 in the sweep file")
+        );
+        assert_eq!(
+            ShardId::from_scheduler(None, Some(2), &rerun).unwrap_err().to_string(),
+            "SLURM_ARRAY_TASK_ID=2, shards = 2 in the sweep file: shard index 2 is not below the number of \
+             shards 2 (indices are 0-based) (the array's task ids are the shard indices: --array=0-1)"
+        );
+        assert_eq!(
+            ShardId::from_scheduler(Some(3), Some(4), &rerun).unwrap_err().to_string(),
+            "--shards 3 disagrees with the sweep file's shards = 4"
+        );
+        assert_eq!(ShardId::from_scheduler(None, Some(4), &env(&[])).unwrap(), None);
+        let (id, from) = ShardId::from_scheduler(None, Some(4), &k8s).unwrap().unwrap();
+        assert_eq!((id.index, from.as_str()), (2, "JOB_COMPLETION_INDEX=2, shards = 4 in the sweep file"));
         let junk = env(&[("SLURM_ARRAY_TASK_ID", "x")]);
-        assert!(ShardId::from_scheduler(None, &junk).unwrap_err().to_string().contains("whole number"));
+        assert!(ShardId::from_scheduler(None, None, &junk).unwrap_err().to_string().contains("whole number"));
     }
 
     #[test]
@@ -803,7 +883,9 @@ pub(crate) mod tests {
         let e = check_shards(&all(&[&a, &c])).unwrap_err().to_string();
         assert_eq!(
             e,
-            "missing shard(s) 1 of 3 (no folder given with that index); cells never run: `hang` replicate 0 configs 0-3"
+            "missing shard(s) 1 of 3 (no folder given with that index); cells never run: `hang` replicate 0 configs 0-3\n\
+             rerun each missing shard where the shards ran (the same command with its --shard), then merge again:\n  \
+             breakerlab sweep small.toml --shard 1/3"
         );
         let e = check_shards(&all(&[&a, &b, &b])).unwrap_err().to_string();
         assert_eq!(e, "two shards have the same index: shard 1/3 in s1 and s2");

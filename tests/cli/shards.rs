@@ -362,3 +362,140 @@ fn merge_refuses_edited_swapped_and_out_of_range_shards_naming_file_row_and_fiel
     copy_dir(&d.join("out/shard-2-of-3"), &d.join("t2"));
     run(d, &["merge", s0, s1, "t2", "--out", "merged"], &[]).success();
 }
+
+#[test]
+fn a_failed_shard_reruns_alone_and_an_array_of_another_size_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let sweep = small_sweep(d);
+    let sweep = sweep.to_str().unwrap();
+    let slurm = |id: u32, count: u32, min: u32| {
+        vec![
+            ("SLURM_ARRAY_TASK_ID", id.to_string()),
+            ("SLURM_ARRAY_TASK_COUNT", count.to_string()),
+            ("SLURM_ARRAY_TASK_MIN", min.to_string()),
+        ]
+    };
+    let args = ["sweep", sweep, "--out", "out", "--quiet"];
+    // Shards 0 and 2 of a 3-task array finish; shard 1 fails (never ran).
+    for k in [0, 2] {
+        let out = run(d, &args, &slurm(k, 3, 0)).success();
+        let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+        assert_eq!(
+            stderr.lines().next().unwrap(),
+            format!(
+                "breakerlab: running as shard {k}/3 of an array job (from SLURM_ARRAY_TASK_ID={k}, \
+                 SLURM_ARRAY_TASK_COUNT=3); --shard none runs the whole sweep"
+            )
+        );
+    }
+    // merge names the missing shard and the command that reruns it.
+    let out = run(d, &["merge", "out/shard-0-of-3", "out/shard-2-of-3", "--out", "merged"], &[]).code(2);
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(
+        stderr.ends_with(&format!(
+            "\nrerun each missing shard where the shards ran (the same command with its --shard), then merge again:\n  \
+             breakerlab sweep {sweep} --out out --quiet --shard 1/3\n"
+        )),
+        "{stderr}"
+    );
+    assert!(
+        stderr.starts_with(
+            "error: missing shard(s) 1 of 3 (no folder given with that index); cells never run: `"
+        )
+    );
+    // The natural rerun, `sbatch --array=1`, is an array of one task: refused, saying how.
+    let out = run(d, &args, &slurm(1, 1, 1)).code(2);
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert_eq!(
+        stderr.lines().nth(1).unwrap(),
+        "error: SLURM_ARRAY_TASK_ID=1, SLURM_ARRAY_TASK_COUNT=1, SLURM_ARRAY_TASK_MIN=1: this array task is shard \
+         0/1, but out holds the shards of a 3-shard run (shard-0-of-3): an array of another size splits the sweep \
+         differently. To rerun shard K of that run, give --shard K/3 (Slurm: sbatch --array=K scale/slurm.sbatch \
+         --shard K/3); to start over with 1 shards, remove out first"
+    );
+    assert!(!d.join("out/shard-0-of-1").exists());
+    // What it says works: the rerun, in a one-task array, with --shard 1/3; then merge.
+    let mut rerun = args.to_vec();
+    rerun.extend(["--shard", "1/3"]);
+    run(d, &rerun, &slurm(1, 1, 1)).success();
+    run(d, &["merge", "out/shard-0-of-3", "out/shard-1-of-3", "out/shard-2-of-3", "--out", "merged"], &[])
+        .success();
+    // A folder a killed shard left without its shard.toml is named as unfinished.
+    std::fs::remove_file(d.join("out/shard-1-of-3/shard.toml")).unwrap();
+    let out =
+        run(d, &["merge", "out/shard-0-of-3", "out/shard-1-of-3", "out/shard-2-of-3", "--out", "m2"], &[])
+            .code(2);
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(
+        stderr.starts_with(
+            "error: no shard.toml in out/shard-1-of-3: its shard did not finish; missing shard(s) 1 of 3"
+        ),
+        "{stderr}"
+    );
+    assert!(
+        stderr.ends_with(&format!("  breakerlab sweep {sweep} --out out --quiet --shard 1/3\n")),
+        "{stderr}"
+    );
+    // --shard none: the whole sweep, even inside an array task.
+    let mut whole = args.to_vec();
+    whole[3] = "whole";
+    whole.extend(["--shard", "none"]);
+    let out = run(d, &whole, &slurm(1, 3, 0)).success();
+    let stdout = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    assert!(
+        stdout.starts_with("sweep small: 2 scenario(s) x 7 configuration(s) x 2 replicate(s) = 28 cells\n")
+    );
+    assert!(out.get_output().stderr.is_empty());
+}
+
+#[test]
+fn shards_in_the_sweep_file_make_task_ids_the_shard_indices() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let sweep = small_sweep(d);
+    let text = read(&sweep).replacen("replicates = 2\n", "replicates = 2\nshards = 3\n", 1);
+    std::fs::write(&sweep, text).unwrap();
+    let sweep = sweep.to_str().unwrap();
+    let args = ["sweep", sweep, "--out", "out", "--quiet"];
+    let slurm = |id: u32, count: u32, min: u32| {
+        vec![
+            ("SLURM_ARRAY_TASK_ID", id.to_string()),
+            ("SLURM_ARRAY_TASK_COUNT", count.to_string()),
+            ("SLURM_ARRAY_TASK_MIN", min.to_string()),
+        ]
+    };
+    // `sbatch --array=0-2`, then task 1 alone (`sbatch --array=1`): shard 1 of 3 either way.
+    run(d, &args, &slurm(0, 3, 0)).success();
+    run(d, &args, &slurm(2, 3, 0)).success();
+    let out = run(d, &args, &slurm(1, 1, 1)).success();
+    let stdout = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    assert!(
+        stdout.starts_with(
+            "shard 1/3 of sweep small (from SLURM_ARRAY_TASK_ID=1, shards = 3 in the sweep file)\n"
+        ),
+        "{stdout}"
+    );
+    run(d, &["merge", "out/shard-0-of-3", "out/shard-1-of-3", "out/shard-2-of-3", "--out", "merged"], &[])
+        .success();
+    // An id beyond the shards, or --shard with another count, is refused.
+    let out = run(d, &args, &slurm(3, 4, 0)).code(2);
+    assert!(String::from_utf8_lossy(&out.get_output().stderr).contains(
+        "SLURM_ARRAY_TASK_ID=3, shards = 3 in the sweep file: shard index 3 is not below the number of shards 3 \
+         (indices are 0-based) (the array's task ids are the shard indices: --array=0-2)"
+    ));
+    let mut other = args.to_vec();
+    other.extend(["--shard", "0/2"]);
+    let out = run(d, &other, &[]).code(2);
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert_eq!(
+        stderr.lines().nth(1).unwrap(),
+        format!(
+            "error: {sweep}:5:10: shards: the sweep runs as 3 shards but this is shard 0/2 (from --shard 0/2): give \
+             --shard K/3, or submit the array as --array=0-2"
+        )
+    );
+    // Outside an array job the whole sweep runs.
+    let out = run(d, &["sweep", sweep, "--out", "whole", "--quiet"], &[]).success();
+    assert!(String::from_utf8_lossy(&out.get_output().stdout).starts_with("sweep small: "));
+}
