@@ -23,6 +23,7 @@
 pub mod auto;
 pub mod compare;
 pub mod constraint;
+pub mod coverage;
 pub mod file;
 pub mod grid;
 pub mod integrity;

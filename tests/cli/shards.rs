@@ -499,3 +499,53 @@ fn shards_in_the_sweep_file_make_task_ids_the_shard_indices() {
     let out = run(d, &["sweep", sweep, "--out", "whole", "--quiet"], &[]).success();
     assert!(String::from_utf8_lossy(&out.get_output().stdout).starts_with("sweep small: "));
 }
+
+#[test]
+fn recommend_refuses_a_partial_sweep_and_says_what_it_cannot_see() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let sweep = small_sweep(d);
+    let s = three_shards(d, sweep.to_str().unwrap());
+    let stderr_of = |args: &[&str]| {
+        let out = run(d, args, &[]).code(2);
+        String::from_utf8_lossy(&out.get_output().stderr).into_owned()
+    };
+    // One shard's folder.
+    assert_eq!(
+        stderr_of(&["recommend", &s[1]]),
+        "error: out/shard-1-of-3/runs.csv: the rows of shard 1/3 of sweep `small` only (7 of its 28 cells, beside \
+         out/shard-1-of-3/shard.toml): merge every shard with `breakerlab merge` and recommend on the merged folder\n"
+    );
+    // Two shards' rows concatenated: the cells of the third are named.
+    let rows = |k: usize, header: bool| {
+        let text = read(&d.join(&s[k]).join("runs.csv"));
+        if header { text } else { text.split_once('\n').unwrap().1.to_string() }
+    };
+    write(d, "two.csv", &(rows(0, true) + &rows(1, false)));
+    assert_eq!(
+        stderr_of(&["recommend", "two.csv"]),
+        "error: two.csv: holds 21 of the 28 cells its scenarios, configurations and replicates make; missing: \
+         `hard-outage` replicate 1 configs 0-6. A partial sweep (not every shard's rows?) is not ranked: merge every \
+         shard with `breakerlab merge` and recommend on the merged folder\n"
+    );
+    // All three: ranked, saying it used the default objective and which scenarios it saw.
+    write(d, "all.csv", &(rows(0, true) + &rows(1, false) + &rows(2, false)));
+    let out = run(d, &["recommend", "all.csv"], &[]).success();
+    let stdout = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    assert!(
+        stdout.starts_with(
+            "note: no objective.toml beside all.csv: ranked by the default objective and constraint \
+             (missed_incidents == 0), not necessarily the sweep's own (recommend on the folder a sweep or a merge \
+             wrote to rank as it did)\nnote: it holds 2 scenario(s): `blip`, `hard-outage`; a scenario of the sweep \
+             whose rows it lacks cannot be seen here\n\nRecommended: "
+        ),
+        "{stdout}"
+    );
+    // The merged folder: no note, the sweep's own ranking.
+    let mut args = vec!["merge"];
+    args.extend(s.iter().map(String::as_str));
+    args.extend(["--out", "merged", "--no-charts"]);
+    run(d, &args, &[]).success();
+    let out = run(d, &["recommend", "merged"], &[]).success();
+    assert_eq!(String::from_utf8_lossy(&out.get_output().stdout), read(&d.join("merged/recommendation.txt")));
+}
