@@ -4,6 +4,7 @@
 
 use super::load_scenarios;
 use super::output::{self, Keep, OutputDir};
+use super::resume::{CHECKPOINT_ROWS, Found, Journal, skip_cells};
 use super::sweep::{runs_error, sweep_path};
 use crate::error::{Error, Result};
 use crate::limits::{Limits, estimate_cells};
@@ -71,6 +72,8 @@ pub struct ShardReport {
     pub streams: usize,
     /// The shard's folder.
     pub dir: PathBuf,
+    /// What it found of a killed run of the same shard.
+    pub found: Found,
 }
 
 impl ShardReport {
@@ -79,6 +82,18 @@ impl ShardReport {
         let mut s = String::new();
         let share = |a: u64, b: u64| if b == 0 { 0.0 } else { 100.0 * a as f64 / b as f64 };
         let _ = writeln!(s, "shard {} of sweep {} (from {})", self.shard, self.name, self.source);
+        match &self.found {
+            Found::Nothing => {}
+            Found::Resumed(rows) => {
+                let _ = writeln!(
+                    s,
+                    "resumed after {rows} of its cells: a killed run's rows, checked against their SHA-256"
+                );
+            }
+            Found::Discarded(why) => {
+                let _ = writeln!(s, "started over: a killed run's rows were discarded ({why})");
+            }
+        }
         let _ = writeln!(
             s,
             "ran {} of {} cells ({:.1} % of the expected calls), {} request stream(s)",
@@ -239,10 +254,16 @@ pub fn run_shard(req: &ShardRequest) -> Result<ShardReport> {
     let dir = parent.join(format!("shard-{}-of-{}", shard.index, shard.count));
     let mut out = OutputDir::create(&dir, Keep::Foreign)?;
     let runs = dir.join(output::RUNS_CSV);
-    let bar = progress_bar(mine, req.quiet);
-    out.write_with(output::RUNS_CSV, |w| {
-        let mut rows = RunsWriter::new(w, &columns).map_err(|e| runs_error(e, &runs))?;
-        cells.run_slices(slices, req.threads, &columns, &bar, &mut |row| {
+    // The rows go to a journal first, so a killed shard run again resumes after them.
+    let run =
+        format!("sweep {} replicates {} shard {shard} build {BUILD}", sweep_hash(&inputs), file.replicates);
+    let (journal, found) = Journal::open(&dir, &run)?;
+    let todo = skip_cells(slices, found.rows());
+    let bar = progress_bar(mine - found.rows().min(mine), req.quiet);
+    let mut done = found.rows();
+    let journalled = {
+        let mut rows = RunsWriter::new(journal, &columns).map_err(|e| runs_error(e, &runs))?;
+        cells.run_slices(&todo, req.threads, &columns, &bar, &mut |row| {
             let cost = bound.cost(&row.values);
             let current = match info.take() {
                 Some(i) if i.config.id == row.config => i,
@@ -256,9 +277,17 @@ pub fn run_shard(req: &ShardRequest) -> Result<ShardReport> {
             rows.row(&scenarios[row.scenario].name, &current, &row, cost)
                 .map_err(|e| runs_error(e, &runs))?;
             info = Some(current);
+            done += 1;
+            if done.is_multiple_of(CHECKPOINT_ROWS) {
+                rows.flushed().map_err(|e| runs_error(e, &runs))?.checkpoint(done)?;
+            }
             Ok(())
         })?;
-        rows.finish().map(drop).map_err(|e| runs_error(e, &runs))
+        rows.finish().map_err(|e| runs_error(e, &runs))?.finish()?
+    };
+    out.write_with(output::RUNS_CSV, |w| {
+        let mut from = std::fs::File::open(&journalled).map_err(|e| Error::io(&journalled, e))?;
+        std::io::copy(&mut from, w).map(drop).map_err(|e| Error::io(&runs, e))
     })?;
     // The digests are taken from the file as written, so shard.toml vouches for its bytes.
     let written = out
@@ -296,6 +325,7 @@ pub fn run_shard(req: &ShardRequest) -> Result<ShardReport> {
     };
     out.write(output::SHARD_TOML, manifest.to_toml().map_err(InputError::from)?.as_bytes())?;
     out.finish(None)?;
+    Journal::remove(&dir);
     Ok(ShardReport {
         shard,
         source: req.source.clone(),
@@ -304,5 +334,6 @@ pub fn run_shard(req: &ShardRequest) -> Result<ShardReport> {
         calls,
         streams: slices.len(),
         dir,
+        found,
     })
 }

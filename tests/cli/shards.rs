@@ -549,3 +549,71 @@ fn recommend_refuses_a_partial_sweep_and_says_what_it_cannot_see() {
     let out = run(d, &["recommend", "merged"], &[]).success();
     assert_eq!(String::from_utf8_lossy(&out.get_output().stdout), read(&d.join("merged/recommendation.txt")));
 }
+
+#[test]
+fn a_killed_shard_resumes_from_its_checked_rows_and_writes_the_same_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let sweep = small_sweep(d);
+    let text = read(&sweep).replacen("replicates = 2\n", "replicates = 10\n", 1);
+    std::fs::write(&sweep, text).unwrap();
+    let sweep = sweep.to_str().unwrap();
+    let args = ["sweep", sweep, "--out", "out", "--quiet", "--shard", "0/2", "--threads", "2"];
+    run(d, &args, &[]).success();
+    let shard = d.join("out/shard-0-of-2");
+    let whole = files(&shard);
+    let runs = read(&shard.join("runs.csv"));
+    let manifest = read(&shard.join("shard.toml"));
+    let field = |key: &str| {
+        manifest
+            .lines()
+            .find_map(|l| l.strip_prefix(&format!("{key} = \"")))
+            .unwrap()
+            .trim_end_matches('"')
+            .to_string()
+    };
+    assert!(!d.join("out/.shard-0-of-2.resume").exists(), "the journal is removed when the shard is done");
+    // What a run killed after 80 rows leaves: the journal with its checkpoint at 64 rows, the
+    // rows after it and half a row.
+    let journal = d.join("out/.shard-0-of-2.resume");
+    std::fs::create_dir(&journal).unwrap();
+    let lines: Vec<&str> = runs.split_inclusive('\n').collect();
+    let checked: String = lines[..65].concat();
+    let sha = |t: &str| {
+        use sha2::Digest;
+        sha2::Sha256::digest(t.as_bytes()).iter().map(|b| format!("{b:02x}")).collect::<String>()
+    };
+    let killed = lines[..81].concat() + &lines[81][..30];
+    let checkpoint = |rows: u64, text: &str| {
+        format!(
+            "run = \"sweep {} replicates 10 shard 0/2 build {}\"\nrows = {rows}\nbytes = {}\nsha256 = \"{}\"\n",
+            field("hash"),
+            field("version"),
+            text.len(),
+            sha(text)
+        )
+    };
+    std::fs::write(journal.join("runs.csv"), &killed).unwrap();
+    std::fs::write(journal.join("checkpoint.toml"), checkpoint(64, &checked)).unwrap();
+    std::fs::remove_dir_all(&shard).unwrap();
+    let out = run(d, &args, &[]).success();
+    let stdout = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    assert_eq!(
+        stdout.lines().nth(1).unwrap(),
+        "resumed after 64 of its cells: a killed run's rows, checked against their SHA-256"
+    );
+    assert_eq!(files(&shard), whole, "the same bytes as the run never killed");
+    assert!(!journal.exists());
+    // A journal edited within its checked rows is discarded: the shard starts over.
+    std::fs::create_dir(&journal).unwrap();
+    std::fs::write(journal.join("runs.csv"), killed.replacen(",0,1,", ",0,2,", 1)).unwrap();
+    std::fs::write(journal.join("checkpoint.toml"), checkpoint(64, &checked)).unwrap();
+    let out = run(d, &args, &[]).success();
+    let stdout = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    assert_eq!(
+        stdout.lines().nth(1).unwrap(),
+        "started over: a killed run's rows were discarded (its first 64 rows are not the bytes its checkpoint's \
+         SHA-256 vouches for)"
+    );
+    assert_eq!(files(&shard), whole);
+}
