@@ -12,6 +12,7 @@
 use super::SweepError;
 use super::shard::hex;
 use crate::metrics::Metric;
+use crate::upstream::script::Hashing;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::io::Read;
@@ -44,20 +45,6 @@ pub struct RunsDigest {
     pub columns: Vec<(String, String)>,
 }
 
-/// Passes bytes through while hashing them.
-struct Hashing<R> {
-    inner: R,
-    hasher: Sha256,
-}
-
-impl<R: Read> Read for Hashing<R> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        self.hasher.update(&buf[..n]);
-        Ok(n)
-    }
-}
-
 /// A field's bytes and a separator no CSV field holds unquoted, so `a,bc` and `ab,c` differ.
 fn feed(h: &mut Sha256, field: &[u8]) {
     h.update((field.len() as u64).to_le_bytes());
@@ -75,7 +62,7 @@ impl RunsDigest {
     /// a block.
     pub fn compute(input: impl Read, block_rows: u64, file: &str) -> Result<RunsDigest, SweepError> {
         let block_rows = block_rows.max(1);
-        let mut hashing = Hashing { inner: input, hasher: Sha256::new() };
+        let mut hashing = Hashing { inner: input, sha: Sha256::new() };
         let (mut blocks, mut columns, mut names) = (Vec::new(), Vec::<Sha256>::new(), Vec::new());
         let mut rows = 0u64;
         {
@@ -120,7 +107,7 @@ impl RunsDigest {
         std::io::copy(&mut hashing, &mut std::io::sink())
             .map_err(|e| SweepError::Io { file: file.to_string(), source: e })?;
         Ok(RunsDigest {
-            sha256: hex(&hashing.hasher.finalize()),
+            sha256: hex(&hashing.sha.finalize()),
             rows,
             block_rows,
             blocks,

@@ -119,26 +119,38 @@ fn three_shards(dir: &Path, sweep: &str) -> Vec<String> {
         .collect()
 }
 
-/// `merge DIRS --out merged` in `dir`: must fail with exit code 2, write nothing, and say each of
-/// `expected` on stderr.
-fn refused(dir: &Path, dirs: &[&str], expected: &[&str]) {
+/// `merge DIRS --out merged` in `dir`: must fail with exit code 2 and write nothing; its stderr.
+fn merge_refused(dir: &Path, dirs: &[&str]) -> String {
     let mut args = vec!["merge"];
     args.extend_from_slice(dirs);
     args.extend(["--out", "merged"]);
     let out = run(dir, &args, &[]).code(2);
-    let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(!dir.join("merged").exists(), "nothing written");
+    String::from_utf8_lossy(&out.get_output().stderr).into_owned()
+}
+
+/// `merge DIRS --out merged` in `dir`: must fail with exit code 2, write nothing, and say each of
+/// `expected` on stderr.
+fn refused(dir: &Path, dirs: &[&str], expected: &[&str]) {
+    let stderr = merge_refused(dir, dirs);
     for e in expected {
         assert!(stderr.contains(e), "{e:?} in {stderr}");
     }
-    assert!(!dir.join("merged").exists(), "nothing written");
+}
+
+/// A folder with the small sweep run as 3 shards into `out`: the folder, the sweep file and the
+/// shards' folders (relative to it).
+fn small_in_three_shards() -> (tempfile::TempDir, std::path::PathBuf, Vec<String>) {
+    let dir = tempfile::tempdir().unwrap();
+    let sweep = small_sweep(dir.path());
+    let shards = three_shards(dir.path(), sweep.to_str().unwrap());
+    (dir, sweep, shards)
 }
 
 #[test]
 fn merge_refuses_missing_duplicated_foreign_and_corrupt_shards_naming_them() {
-    let dir = tempfile::tempdir().unwrap();
+    let (dir, sweep, s) = small_in_three_shards();
     let d = dir.path();
-    let sweep = small_sweep(d);
-    let s = three_shards(d, sweep.to_str().unwrap());
     let (s0, s1, s2) = (s[0].as_str(), s[1].as_str(), s[2].as_str());
 
     // A missing shard: its index and its cells are named.
@@ -236,10 +248,8 @@ fn recorded_sha256(shard: &Path) -> String {
 
 #[test]
 fn merge_refuses_edited_swapped_and_out_of_range_shards_naming_file_row_and_field() {
-    let dir = tempfile::tempdir().unwrap();
+    let (dir, sweep, s) = small_in_three_shards();
     let d = dir.path();
-    let sweep = small_sweep(d);
-    let s = three_shards(d, sweep.to_str().unwrap());
     let (s0, s1) = (s[0].as_str(), s[1].as_str());
     let recorded = recorded_sha256(&d.join("out/shard-2-of-3"));
     let sha = |p: &Path| {
@@ -253,14 +263,7 @@ fn merge_refuses_edited_swapped_and_out_of_range_shards_naming_file_row_and_fiel
         copy_dir(&d.join("out/shard-2-of-3"), &t);
         t
     };
-    let stderr_of = |dirs: &[&str]| {
-        let mut args = vec!["merge"];
-        args.extend_from_slice(dirs);
-        args.extend(["--out", "merged"]);
-        let out = run(d, &args, &[]).code(2);
-        assert!(!d.join("merged").exists(), "nothing written");
-        String::from_utf8_lossy(&out.get_output().stderr).into_owned()
-    };
+    let stderr_of = |dirs: &[&str]| merge_refused(d, dirs);
 
     // One metric value edited, within its range: named by line and field.
     let t = fresh();
@@ -363,19 +366,30 @@ fn merge_refuses_edited_swapped_and_out_of_range_shards_naming_file_row_and_fiel
     run(d, &["merge", s0, s1, "t2", "--out", "merged"], &[]).success();
 }
 
+/// A new folder with the small sweep written to it, its `replicates = 2` line replaced by
+/// `lines`: the folder and the sweep file's path.
+fn small_sweep_with(lines: &str) -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let sweep = small_sweep(dir.path());
+    std::fs::write(&sweep, read(&sweep).replacen("replicates = 2\n", lines, 1)).unwrap();
+    (dir, sweep.display().to_string())
+}
+
+/// Slurm's variables for task `id` of an array of `count` tasks starting at `min`.
+fn slurm(id: u32, count: u32, min: u32) -> Vec<(&'static str, String)> {
+    vec![
+        ("SLURM_ARRAY_TASK_ID", id.to_string()),
+        ("SLURM_ARRAY_TASK_COUNT", count.to_string()),
+        ("SLURM_ARRAY_TASK_MIN", min.to_string()),
+    ]
+}
+
 #[test]
 fn a_failed_shard_reruns_alone_and_an_array_of_another_size_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
     let sweep = small_sweep(d);
     let sweep = sweep.to_str().unwrap();
-    let slurm = |id: u32, count: u32, min: u32| {
-        vec![
-            ("SLURM_ARRAY_TASK_ID", id.to_string()),
-            ("SLURM_ARRAY_TASK_COUNT", count.to_string()),
-            ("SLURM_ARRAY_TASK_MIN", min.to_string()),
-        ]
-    };
     let args = ["sweep", sweep, "--out", "out", "--quiet"];
     // Shards 0 and 2 of a 3-task array finish; shard 1 fails (never ran).
     for k in [0, 2] {
@@ -451,20 +465,9 @@ fn a_failed_shard_reruns_alone_and_an_array_of_another_size_is_refused() {
 
 #[test]
 fn shards_in_the_sweep_file_make_task_ids_the_shard_indices() {
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path();
-    let sweep = small_sweep(d);
-    let text = read(&sweep).replacen("replicates = 2\n", "replicates = 2\nshards = 3\n", 1);
-    std::fs::write(&sweep, text).unwrap();
-    let sweep = sweep.to_str().unwrap();
+    let (dir, sweep) = small_sweep_with("replicates = 2\nshards = 3\n");
+    let (d, sweep) = (dir.path(), sweep.as_str());
     let args = ["sweep", sweep, "--out", "out", "--quiet"];
-    let slurm = |id: u32, count: u32, min: u32| {
-        vec![
-            ("SLURM_ARRAY_TASK_ID", id.to_string()),
-            ("SLURM_ARRAY_TASK_COUNT", count.to_string()),
-            ("SLURM_ARRAY_TASK_MIN", min.to_string()),
-        ]
-    };
     // `sbatch --array=0-2`, then task 1 alone (`sbatch --array=1`): shard 1 of 3 either way.
     run(d, &args, &slurm(0, 3, 0)).success();
     run(d, &args, &slurm(2, 3, 0)).success();
@@ -502,10 +505,8 @@ fn shards_in_the_sweep_file_make_task_ids_the_shard_indices() {
 
 #[test]
 fn recommend_refuses_a_partial_sweep_and_says_what_it_cannot_see() {
-    let dir = tempfile::tempdir().unwrap();
+    let (dir, _, s) = small_in_three_shards();
     let d = dir.path();
-    let sweep = small_sweep(d);
-    let s = three_shards(d, sweep.to_str().unwrap());
     let stderr_of = |args: &[&str]| {
         let out = run(d, args, &[]).code(2);
         String::from_utf8_lossy(&out.get_output().stderr).into_owned()
@@ -552,12 +553,8 @@ fn recommend_refuses_a_partial_sweep_and_says_what_it_cannot_see() {
 
 #[test]
 fn a_killed_shard_resumes_from_its_checked_rows_and_writes_the_same_bytes() {
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path();
-    let sweep = small_sweep(d);
-    let text = read(&sweep).replacen("replicates = 2\n", "replicates = 10\n", 1);
-    std::fs::write(&sweep, text).unwrap();
-    let sweep = sweep.to_str().unwrap();
+    let (dir, sweep) = small_sweep_with("replicates = 10\n");
+    let (d, sweep) = (dir.path(), sweep.as_str());
     let args = ["sweep", sweep, "--out", "out", "--quiet", "--shard", "0/2", "--threads", "2"];
     run(d, &args, &[]).success();
     let shard = d.join("out/shard-0-of-2");
