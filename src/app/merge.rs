@@ -28,6 +28,11 @@ pub struct MergeRequest {
     pub charts: bool,
 }
 
+/// Why a folder without shard.toml cannot be merged.
+fn not_a_shard() -> String {
+    format!("no {MANIFEST_FILE}: not a shard's folder, or its shard did not finish")
+}
+
 /// The scenario files a recorded sweep file names, taken as named: a merge needs their names
 /// only, not the files (they may not be on the merging machine).
 struct AsNamed;
@@ -89,7 +94,7 @@ pub fn merge(req: &MergeRequest) -> Result<SweepReport> {
             }
             return Err(InputError::file(
                 dir,
-                format!("no {MANIFEST_FILE}: not a shard's folder, or its shard did not finish"),
+                not_a_shard(),
             )
             .into());
         }
@@ -105,7 +110,11 @@ pub fn merge(req: &MergeRequest) -> Result<SweepReport> {
     };
     let Some(first) = shards.first() else {
         let dir = unfinished.first().map_or(Path::new("."), |d| d);
-        return Err(InputError::file(dir, format!("no {MANIFEST_FILE}: its shard did not finish")).into());
+        return Err(InputError::file(
+            dir,
+            not_a_shard(),
+        )
+        .into());
     };
     let dir = output::out_dir(req.out.as_deref(), &first.1.sweep);
     let scratch = super::sweep::scratch_next_to(&dir);
