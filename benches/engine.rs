@@ -10,7 +10,8 @@
 
 use breakerlab::PolicySpec;
 use breakerlab::Scenario;
-use breakerlab::{Chunk, RunOptions, Simulation, Workload};
+use breakerlab::{RunOptions, Workload};
+use breakerlab_model::sim::{Chunk, Simulation};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use std::hint::black_box;
 use std::path::Path;
@@ -107,7 +108,7 @@ fn presets(
                 for chunk in chunks {
                     run.feed(chunk);
                 }
-                breakerlab::scored(scenario, workload, run.finish()).metrics
+                breakerlab_model::sim::scored(scenario, workload, run.finish()).metrics
             })
         });
     }

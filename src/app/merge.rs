@@ -4,7 +4,6 @@
 
 use super::output;
 use super::sweep::{Ran, Ranking, SweepReport, finish};
-use crate::error::{Error, Result};
 use crate::report::page::{InputFile, ReportInputs};
 use crate::scenario::InputError;
 use crate::sweep::file::{ScenarioFiles, SweepFile};
@@ -15,6 +14,7 @@ use crate::sweep::runner::{default_objective, validate_policy};
 use crate::sweep::selection::{Rule, Settings};
 use crate::sweep::shard::{MANIFEST_FILE, Manifest};
 use crate::time::Dur;
+use crate::{Error, Result};
 use std::path::{Path, PathBuf};
 
 /// What `breakerlab merge` is asked to do.
@@ -92,11 +92,7 @@ pub fn merge(req: &MergeRequest) -> Result<SweepReport> {
                 unfinished.push(dir);
                 continue;
             }
-            return Err(InputError::file(
-                dir,
-                not_a_shard(),
-            )
-            .into());
+            return Err(InputError::file(dir, not_a_shard()).into());
         }
         dirs.push(dir);
         let text = crate::scenario::read_text(&path)?;
@@ -110,11 +106,7 @@ pub fn merge(req: &MergeRequest) -> Result<SweepReport> {
     };
     let Some(first) = shards.first() else {
         let dir = unfinished.first().map_or(Path::new("."), |d| d);
-        return Err(InputError::file(
-            dir,
-            not_a_shard(),
-        )
-        .into());
+        return Err(InputError::file(dir, not_a_shard()).into());
     };
     let dir = output::out_dir(req.out.as_deref(), &first.1.sweep);
     let scratch = super::sweep::scratch_next_to(&dir);

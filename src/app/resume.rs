@@ -10,8 +10,8 @@
 //! shard starts over. When the shard finishes, the journal becomes its runs.csv and is removed:
 //! the bytes are those of a run never interrupted.
 
-use crate::error::{Error, Result};
 use crate::sweep::shard::{Slice, hex};
+use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::fs::{self, File};

@@ -6,11 +6,11 @@ use super::load_scenarios;
 use super::output::{self, Keep, OutputDir};
 use super::resume::{CHECKPOINT_ROWS, Found, Journal, skip_cells};
 use super::sweep::{runs_error, sweep_path};
-use crate::error::{Error, Result};
 use crate::limits::{Limits, estimate_cells};
 use crate::scenario::{InputError, Scenario, Spot};
 use crate::sweep::file::Replicates;
 use crate::sweep::integrity::{RunsDigest, block_rows};
+use crate::sweep::objective::BindToColumns;
 use crate::sweep::output::RunsWriter;
 use crate::sweep::runner::{
     Cells, Configs, MAX_CELLS, config_info, default_objective, metric_columns, progress_bar, validate_policy,
@@ -19,6 +19,7 @@ use crate::sweep::shard::{
     InputHash, MANIFEST_FILE, Manifest, ShardId, Slice, SweepText, plan, sha256_reader, sweep_hash,
 };
 use crate::sweep::table::ConfigInfo;
+use crate::{Error, Result};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 

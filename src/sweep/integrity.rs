@@ -12,7 +12,7 @@
 use super::SweepError;
 use super::shard::hex;
 use crate::metrics::Metric;
-use crate::upstream::script::Hashing;
+use crate::script::Hashing;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::io::Read;

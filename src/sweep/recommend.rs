@@ -29,6 +29,7 @@ use super::selection::{
 use super::stats::describe;
 use super::table::ConfigInfo;
 use super::table::{ResultTable, RunRow, Summary};
+use crate::sweep::objective::BindToColumns;
 use crate::time::Dur;
 use crate::{Error, Result};
 use std::fmt::Write as _;
