@@ -5,7 +5,7 @@
 //! The request stream is generated beforehand (a sweep generates each chunk once for all its
 //! configurations; `stream` measures that generation). `floor` is the limit any engine runs
 //! under: it only streams the same arrivals and sums their first answers' latencies, with no
-//! breaker, no client and no event queue. The README gives each preset as a fraction of it.
+//! breaker, no client and no event queue. docs/performance.md reads each preset against it.
 //! `week_1rps_retry` runs the same week with one retry allowed, off the direct path.
 
 use breakerlab::PolicySpec;
