@@ -265,10 +265,12 @@ struct ReplayArgs {
     /// operation=*/Convert (span formats; repeat it: all must match).
     #[arg(long = "where", value_name = "KEY=GLOB")]
     filters: Vec<String>,
-    /// For a volume-only trace (--series requests=... alone): the dependency's median latency.
-    #[arg(long, value_name = "DUR", value_parser = Dur::parse, requires = "p95")]
+    /// For a trace without latency (--series requests=... alone, or an error series with
+    /// --rate): the dependency's median latency.
+    #[arg(long, value_name = "DUR", value_parser = Dur::parse)]
     p50: Option<Dur>,
-    /// For a volume-only trace: the dependency's 95th-percentile latency.
+    /// For a trace without latency: the dependency's 95th-percentile latency (default: from
+    /// --p50 and the tail spread, p50 × 2.28).
     #[arg(long, value_name = "DUR", value_parser = Dur::parse, requires = "p50")]
     p95: Option<Dur>,
     /// For a volume-only trace: the fraction of calls that fail (default 0).
@@ -300,6 +302,10 @@ struct ReplayArgs {
     /// Skip (and count) rows that cannot be parsed instead of refusing the file.
     #[arg(long)]
     skip_bad_rows: bool,
+    /// Refuse samples and cells with no value (NaN, +Inf, -Inf, null, empty) instead of
+    /// reading them as gaps.
+    #[arg(long)]
+    strict: bool,
     /// Any other [trace] key, e.g. --trace duplicates=keep_first --trace utc_offset=+02:00.
     #[arg(long = "trace", value_name = "KEY=VALUE")]
     trace_sets: Vec<String>,
@@ -328,6 +334,7 @@ impl ReplayArgs {
             latency_unit: self.latency_unit,
             gaps: self.gaps,
             skip_bad_rows: self.skip_bad_rows,
+            strict: self.strict,
             trace_sets: self.trace_sets,
             rate: self.rate,
             run: self.what.settings(),

@@ -152,6 +152,22 @@ pub fn split_header(header: &str) -> HeaderName {
     HeaderName { base, unit, percent }
 }
 
+/// The latency unit a metric name states: a word `seconds`, `milliseconds` or `microseconds`
+/// anywhere in it (`http_request_duration_seconds_p95`, `latency.milliseconds.avg`), else a unit
+/// suffix as [`split_header`] reads it.
+pub fn unit_in_name(name: &str) -> Option<LatencyUnit> {
+    let lower = name.to_ascii_lowercase();
+    lower
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .find_map(|word| match word {
+            "seconds" => Some(LatencyUnit::S),
+            "milliseconds" => Some(LatencyUnit::Ms),
+            "microseconds" => Some(LatencyUnit::Us),
+            _ => None,
+        })
+        .or_else(|| split_header(name).unit)
+}
+
 /// The header line of a CSV, with each header's parsed name.
 pub struct Header {
     /// The file's name, for messages.

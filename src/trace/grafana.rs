@@ -1,8 +1,12 @@
-//! Grafana's CSV download with "Series joined by time" (Inspect → Data → Download CSV):
+//! Grafana's CSV downloads. "Series joined by time" (Inspect → Data → Download CSV):
 //! `"Time","<series label>",...` then one row per time, epoch milliseconds (or date-times when
-//! "Formatted data" is on). Each column after `Time` is a series named by its header; an empty
-//! cell is no sample; `NaN`/`null` are bad samples (refused or skipped by the merge). Rows must
-//! be in time order.
+//! "Formatted data" is on); each column after `Time` is a series named by its header. The long
+//! form of Grafana 6-7's panel export, `"Series";"Time";"Value"`, one row per sample, series
+//! after series; each distinct `Series` cell is a series. "Download for Excel" starts the file
+//! with a UTF-8 BOM and a `sep=;` line and separates fields with `;` (the CSV reader takes the
+//! delimiter from that line, or sniffs it from the header). An empty cell is no sample; `NaN`,
+//! `null` and infinities are gaps the merge counts (`--strict` refuses them). A series' samples
+//! must be in time order.
 
 use super::columns::{Header, Row, parse_f64};
 use super::records::Records;
@@ -14,6 +18,12 @@ use std::io::Read;
 /// Every column of a Grafana CSV as a series.
 pub fn read<R: Read>(file: &str, input: R, opts: &TraceOptions) -> Result<Vec<Series>, TraceError> {
     let (mut reader, header) = Records::open(file, input)?;
+    if let Some(cols) = long_form(&header) {
+        let mut out = long(file, &mut reader, &header, cols, opts)?;
+        let assumed = reader.assumed();
+        out.iter_mut().for_each(|s| s.note.clone_from(&assumed));
+        return Ok(out);
+    }
     // Grafana's `Time`; any other CSV of series (`--series requests=volume.csv`) by its time
     // column's name, as the CSV importers find it.
     let time = header.find(super::columns::Role::Time, opts.time.as_deref(), &[])?.ok_or_else(|| {
@@ -34,6 +44,7 @@ pub fn read<R: Read>(file: &str, input: R, opts: &TraceOptions) -> Result<Vec<Se
             name: format!("column {name:?}"),
             labels: vec![("column".into(), name.clone())],
             unit: super::columns::split_header(name).unit,
+            percent: super::columns::split_header(name).percent,
             locate: Locator::Rows { column: name.clone(), lines: Vec::new() },
             ..Series::default()
         })
@@ -56,7 +67,86 @@ pub fn read<R: Read>(file: &str, input: R, opts: &TraceOptions) -> Result<Vec<Se
     if columns.rows == 0 {
         return Err(TraceError::HeaderOnly { file: file.into() });
     }
+    let assumed = reader.assumed();
+    columns.out.iter_mut().for_each(|s| s.note.clone_from(&assumed));
     Ok(columns.out)
+}
+
+/// The `Series`, `Time` and `Value` columns of the long form, if the header is that.
+pub fn long_form(header: &Header) -> Option<[usize; 3]> {
+    let at = |name: &str| header.names.iter().position(|h| h.eq_ignore_ascii_case(name));
+    (header.names.len() == 3).then_some([at("Series")?, at("Time")?, at("Value")?])
+}
+
+/// The series of a long-form file: one per distinct `Series` cell, in first-seen order.
+fn long<R: Read>(
+    file: &str,
+    reader: &mut Records<R>,
+    header: &Header,
+    [name, time, value]: [usize; 3],
+    opts: &TraceOptions,
+) -> Result<Vec<Series>, TraceError> {
+    let offset_s = opts.offset_seconds()?;
+    let mut out: Vec<Series> = Vec::new();
+    let mut lines_of: Vec<Vec<u64>> = Vec::new();
+    let mut format = None;
+    let mut record = csv::ByteRecord::new();
+    while let Some(line) = reader.next(&mut record)? {
+        let row = Row { record: &record, line, header };
+        let label = String::from_utf8_lossy(row.cell(name)?);
+        let k = match out.iter().position(|s| s.labels[0].1 == label) {
+            Some(k) => k,
+            None => {
+                let h = super::columns::split_header(&label);
+                out.push(Series {
+                    name: format!("series {label:?}"),
+                    labels: vec![("series".into(), label.to_string())],
+                    unit: h.unit,
+                    percent: h.percent,
+                    ..Series::default()
+                });
+                lines_of.push(Vec::new());
+                out.len() - 1
+            }
+        };
+        let cell = row.cell(time)?;
+        let fmt = *format.get_or_insert_with(|| Resolved::resolve(opts.time_format, &header.names[time], cell));
+        let t = fmt.parse(cell, offset_s).map_err(|e| row.bad(time, e))?;
+        let s = &mut out[k];
+        if let Some(&last) = s.times.last()
+            && t <= last
+        {
+            let pl = lines_of[k].last().copied().unwrap_or(0);
+            return Err(TraceError::Format {
+                file: file.into(),
+                message: format!(
+                    "line {line}: {} goes back in time (or repeats) after line {pl}; each series' rows must be \
+                     in time order (Grafana writes them so: was the file edited?)",
+                    s.name
+                ),
+            });
+        }
+        let v = row.cell(value)?;
+        let v = match parse_f64(v) {
+            Some(x) => x,
+            None if v.is_empty() || is_not_a_number(v) => {
+                let shown = if v.is_empty() { "an empty cell".into() } else { format!("{:?}", String::from_utf8_lossy(v)) };
+                s.bad_text.insert(s.times.len(), shown);
+                f64::NAN
+            }
+            None => return Err(row.bad(value, "a number, or null for no sample")),
+        };
+        s.times.push(t);
+        s.values.push(v);
+        lines_of[k].push(line);
+    }
+    if out.is_empty() {
+        return Err(TraceError::HeaderOnly { file: file.into() });
+    }
+    for (s, lines) in out.iter_mut().zip(lines_of) {
+        s.locate = Locator::Rows { column: header.names[value].clone(), lines };
+    }
+    Ok(out)
 }
 
 /// The series being read, and what each row is checked against.

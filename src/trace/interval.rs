@@ -207,7 +207,13 @@ fn resolve(header: &Header, opts: &TraceOptions, report: &mut ImportReport) -> R
     }
     let behaviour = match (pct.iter().all(Option::is_none), opts.upstream, count) {
         (true, Some(b), Some(_)) => {
-            let (b, note) = b.checked()?;
+            let errors_from = match errors {
+                ErrorCol::None => None,
+                ErrorCol::Count(i) | ErrorCol::Rate(i, _) | ErrorCol::Success(i, _) => {
+                    Some(format!("column `{}`", header.names[i]))
+                }
+            };
+            let (b, note) = b.checked("volume only", opts.tail_sigma(), errors_from.as_deref())?;
             report.notes.push(note);
             Some(b)
         }
@@ -315,7 +321,7 @@ fn parse_row(row: &Row, cols: &Columns, format: Resolved, offset_s: i64) -> Resu
     let mut error_rate = error_rate;
     if let Some(b) = cols.behaviour {
         logged[0] = b.p50.0 as f64;
-        logged[2] = b.p95.0 as f64;
+        logged[2] = b.p95.map_or(f64::NAN, |d| d.0 as f64);
         if matches!(cols.errors, ErrorCol::None) {
             error_rate = b.error_rate.0;
         }
@@ -1230,7 +1236,7 @@ mod tests {
         assert!(err.contains("no latency percentile column") && err.contains("--p50, --p95"), "{err}");
         let b = super::super::Behaviour {
             p50: Dur::from_millis(20),
-            p95: Dur::from_millis(80),
+            p95: Some(Dur::from_millis(80)),
             error_rate: crate::units::Ratio(0.01),
         };
         let opts = TraceOptions { upstream: Some(b), ..TraceOptions::default() };

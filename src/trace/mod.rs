@@ -107,31 +107,52 @@ impl TraceFormat {
     }
 }
 
-/// The dependency's behaviour for a volume-only trace (`--series requests=...` alone): every
-/// interval answers with this lognormal latency and error rate; arrivals follow the volume.
+/// The dependency's behaviour for a trace without latency (`--series requests=...` alone, or an
+/// error series with `--rate`): every interval answers with this lognormal latency and error
+/// rate; arrivals follow the volume (or `--rate`).
 #[derive(Copy, Clone, Debug, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Behaviour {
     /// Median latency.
     pub p50: Dur,
-    /// 95th-percentile latency (at least `p50`).
-    pub p95: Dur,
+    /// 95th-percentile latency (at least `p50`); when absent, the lognormal of the trace's tail
+    /// spread (`tail_sigma`, default 0.5) through `p50`.
+    #[serde(default)]
+    pub p95: Option<Dur>,
     /// Fraction of calls that fail.
     #[serde(default)]
     pub error_rate: crate::units::Ratio,
 }
 
 impl Behaviour {
-    /// The behaviour checked (`0 < p50 <= p95`), with the import report's note saying it is used.
-    pub fn checked(self) -> Result<(Behaviour, String), TraceError> {
-        if self.p95 < self.p50 || self.p50.is_zero() {
+    /// The behaviour checked (`0 < p50 <= p95`) with its p95 filled in, and the import report's
+    /// note saying it is used: `what` the trace lacks (`volume only`), `sigma` the tail spread a
+    /// missing p95 comes from, `errors_from` the series or column that gives the errors instead
+    /// of `error_rate`, if one does.
+    pub fn checked(
+        self,
+        what: &str,
+        sigma: f64,
+        errors_from: Option<&str>,
+    ) -> Result<(Behaviour, String), TraceError> {
+        let (p95, derived) = match self.p95 {
+            Some(p95) => (p95, String::new()),
+            None => {
+                // The 95th percentile of a lognormal is its median times e^(1.645 sigma).
+                let factor = (1.644_853_626_951_472_2 * sigma).exp();
+                let p95 = Dur((self.p50.0 as f64 * factor).round() as u64);
+                (p95, format!(" (p95 not given: p50 × {factor:.3}, the lognormal of tail_sigma {sigma})"))
+            }
+        };
+        if p95 < self.p50 || self.p50.is_zero() {
             return Err(TraceError::Option { option: "upstream", message: "expected 0 < p50 <= p95".into() });
         }
-        let note = format!(
-            "volume only: every interval answers with p50 {}, p95 {}, error rate {}",
-            self.p50, self.p95, self.error_rate.0
-        );
-        Ok((self, note))
+        let errors = match errors_from {
+            Some(source) => format!("errors from {source}"),
+            None => format!("error rate {}", self.error_rate.0),
+        };
+        let note = format!("{what}: every interval answers with p50 {}, p95 {p95}{derived}, {errors}", self.p50);
+        Ok((Behaviour { p95: Some(p95), ..self }, note))
     }
 }
 
@@ -276,6 +297,10 @@ pub struct TraceOptions {
     /// Skip (and count) rows that cannot be parsed instead of refusing the file.
     #[serde(default)]
     pub skip_bad_rows: bool,
+    /// Refuse a sample or cell that says "no value" (`NaN`, `±Inf`, `null`, an empty cell)
+    /// instead of reading it as a gap.
+    #[serde(default)]
+    pub strict: bool,
     /// Log-spread used for tails the logged percentiles do not determine (default 0.5).
     pub tail_sigma: Option<Positive>,
     /// How many logged calls nearest in time an unlogged attempt draws from (default 16).
@@ -758,8 +783,7 @@ pub fn detect_format(path: &std::path::Path, opts: &TraceOptions) -> Result<Trac
         return Ok(TraceFormat::Calls);
     }
     let file = path.display().to_string();
-    let mut reader = columns::csv_reader(columns::open(path)?);
-    let header = columns::Header::read(&file, &mut reader)?;
+    let (_, header) = records::Records::open(&file, columns::open(path)?)?;
     let has = |role| header.find(role, None, &[]).map(|c| c.is_some());
     let pct = (0..4).map(|k| has(columns::Role::Percentile(k))).collect::<Result<Vec<_>, _>>()?;
     if pct.contains(&true) || has(columns::Role::Value)? {
