@@ -366,6 +366,15 @@ pub fn parse_f64(cell: &[u8]) -> Option<f64> {
     v.is_finite().then_some(v)
 }
 
+/// Whether `cell` says "no value": empty, or `null`, `NaN`, an infinity (as exports write gaps).
+pub fn says_no_value(cell: &[u8]) -> bool {
+    let cell = cell.trim_ascii();
+    cell.is_empty()
+        || [&b"nan"[..], b"null", b"inf", b"+inf", b"-inf", b"infinity", b"+infinity", b"-infinity"]
+            .iter()
+            .any(|w| cell.eq_ignore_ascii_case(w))
+}
+
 /// A 0/1-style truth value (`1`, `0`, `true`, `false`, `yes`, `no`), without allocating.
 pub fn parse_flag(cell: &[u8]) -> Option<bool> {
     const TRUE: [&[u8]; 4] = [b"1", b"true", b"yes", b"1.0"];

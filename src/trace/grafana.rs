@@ -8,7 +8,7 @@
 //! `null` and infinities are gaps the merge counts (`--strict` refuses them). A series' samples
 //! must be in time order.
 
-use super::columns::{Header, Row, parse_f64};
+use super::columns::{Header, Row, parse_f64, says_no_value};
 use super::records::Records;
 use super::series::{Locator, Series};
 use super::timestamp::{Resolved, TimeFormat};
@@ -129,7 +129,7 @@ fn long<R: Read>(
         let v = row.cell(value)?;
         let v = match parse_f64(v) {
             Some(x) => x,
-            None if v.is_empty() || is_not_a_number(v) => {
+            None if says_no_value(v) => {
                 let shown = if v.is_empty() { "an empty cell".into() } else { format!("{:?}", String::from_utf8_lossy(v)) };
                 s.bad_text.insert(s.times.len(), shown);
                 f64::NAN
@@ -209,7 +209,7 @@ impl Columns<'_> {
             }
             let v = match parse_f64(cell) {
                 Some(v) => v,
-                None if is_not_a_number(cell) => {
+                None if says_no_value(cell) => {
                     s.bad_text.insert(s.times.len(), format!("{:?}", String::from_utf8_lossy(cell)));
                     f64::NAN
                 }
@@ -230,9 +230,6 @@ impl Columns<'_> {
     }
 }
 
-fn is_not_a_number(cell: &[u8]) -> bool {
-    [&b"nan"[..], b"null", b"inf", b"+inf", b"-inf", b"infinity"].iter().any(|w| cell.eq_ignore_ascii_case(w))
-}
 
 #[cfg(test)]
 mod tests {
