@@ -30,6 +30,8 @@ pub enum Role {
     Status,
     /// A 0/1 label column.
     Label,
+    /// When a call ended (span files: `EndTimeUnixNano`), read in the time column's format.
+    End,
 }
 
 impl Role {
@@ -46,6 +48,7 @@ impl Role {
             Role::Latency => "latency",
             Role::Status => "status",
             Role::Label => "label_column",
+            Role::End => "end",
         }
     }
 
@@ -101,6 +104,7 @@ impl Role {
                 "error",
             ],
             Role::Label => &["label", "anomaly", "islabel", "isanomaly"],
+            Role::End => &["endtimeunixnano", "endtime", "end", "endedat", "finishtime", "finishedat", "endtimestamp"],
         }
     }
 }

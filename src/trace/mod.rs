@@ -384,8 +384,9 @@ pub enum TraceError {
     /// A timestamp earlier than the one before it.
     #[error(
         "{file}: line {line}: column `{column}`: timestamp {value:?} is earlier than {previous:?} on line \
-         {previous_line}; rows must be sorted by `{column}` (column {position}: sort the rows, e.g. `sort -t, \
-         -k{position},{position}`, or name the column that holds the time: --column time=NAME)"
+         {previous_line}; rows must be sorted by `{column}` (column {position}: sort the rows below the header, \
+         e.g. `(head -n 1 {file}; tail -n +2 {file} | sort -t, -k{position},{position}) > sorted.csv`, or name \
+         the column that holds the time: --column time=NAME)"
     )]
     NonMonotonic {
         /// The file.
@@ -789,7 +790,7 @@ pub fn detect_format(path: &std::path::Path, opts: &TraceOptions) -> Result<Trac
     if pct.contains(&true) || has(columns::Role::Value)? {
         return Ok(TraceFormat::Interval);
     }
-    if has(columns::Role::Latency)? {
+    if has(columns::Role::Latency)? || (has(columns::Role::End)? && has(columns::Role::Time)?) {
         return Ok(TraceFormat::Calls);
     }
     Ok(TraceFormat::Interval)
