@@ -502,7 +502,8 @@ impl CallTrace {
             how,
             time_format: opts.time_format,
             offset_s,
-            whole_micros: (opts.latency_scale.is_none() && micros_per_unit >= 1.0).then_some(micros_per_unit as u64),
+            whole_micros: (opts.latency_scale.is_none() && micros_per_unit >= 1.0)
+                .then_some(micros_per_unit as u64),
             micros_per_value,
             skip_bad: opts.skip_bad_rows,
             filters,
@@ -532,11 +533,24 @@ impl CallTrace {
         while let Some(line) = reader.next(&mut record)? {
             load.row(&Row { record: &record, line, header: &header })?;
         }
-        let Loader { mut trace, format, epoch, clipped, filtered, first_filtered, unsorted, first_unsorted, .. } =
-            load;
+        let Loader {
+            mut trace,
+            format,
+            epoch,
+            clipped,
+            filtered,
+            first_filtered,
+            unsorted,
+            first_unsorted,
+            ..
+        } = load;
         trace.report.notes.extend(reader.assumed());
         if format == Some(Resolved::Datetime) {
-            trace.report.notes.extend(super::timestamp::zone_note(&header.names[time], first_time_cell, offset_s));
+            trace.report.notes.extend(super::timestamp::zone_note(
+                &header.names[time],
+                first_time_cell,
+                offset_s,
+            ));
         }
         let epoch = match unsorted {
             Some((abs, _)) => {
@@ -950,10 +964,16 @@ mod tests {
         let mut rows: Vec<&str> = NEZHA.lines().collect();
         rows.swap(5, 6);
         let t = parse(&(rows.join("\n") + "\n"), &TraceOptions::default()).unwrap();
-        assert!(t.report().notes.join("\n").contains("line 7, \"1661256111351037151\" after \"1661256111354478701\" on line 6"));
+        assert!(
+            t.report()
+                .notes
+                .join("\n")
+                .contains("line 7, \"1661256111351037151\" after \"1661256111354478701\" on line 6")
+        );
         assert_eq!(t.latency_us[4], 100_011);
         // No Duration column: latency is end − start.
-        let no_duration: String = NEZHA.lines().map(|l| l.rsplit_once(',').unwrap().0.to_string() + "\n").collect();
+        let no_duration: String =
+            NEZHA.lines().map(|l| l.rsplit_once(',').unwrap().0.to_string() + "\n").collect();
         let t = parse(&no_duration, &TraceOptions::default()).unwrap();
         assert_eq!(t.latency_us, vec![1_200_582, 99_744, 3_688, 707, 100_011, 3_919, 93_922]);
         assert_eq!(t.report().columns[1].1, "EndTimeUnixNano − StartTimeUnixNano");
@@ -973,10 +993,16 @@ mod tests {
         // Bad inputs: an end before its start; a duration that is end − start in no unit.
         let bad = no_duration.replace("1661256099851230825", "1661256099001230825");
         let e = parse(&bad, &TraceOptions::default()).unwrap_err().to_string();
-        assert!(e.contains("line 3, column `EndTimeUnixNano`: expected an end time no earlier than the start"), "{e}");
+        assert!(
+            e.contains("line 3, column `EndTimeUnixNano`: expected an end time no earlier than the start"),
+            "{e}"
+        );
         let odd = NEZHA.replacen(",1200581\n", ",5\n", 1);
         let t = parse(&odd, &TraceOptions::default()).unwrap();
-        assert!(t.report().notes.join("\n").contains("warning: column `Duration` (5 on line 2) is not"), "{t:?}");
+        assert!(
+            t.report().notes.join("\n").contains("warning: column `Duration` (5 on line 2) is not"),
+            "{t:?}"
+        );
         let e = parse("TraceID,SpanID\na,b\n", &TraceOptions::default()).unwrap_err().to_string();
         assert!(e.contains("no timestamp column"), "{e}");
     }
@@ -1177,7 +1203,8 @@ mod tests {
         let skip = TraceOptions { skip_bad_rows: true, ..TraceOptions::default() };
         let t = parse(data, &skip).unwrap();
         assert_eq!((t.len(), t.report().bad_rows_skipped), (2, 2));
-        let t = parse("timestamp,latency_ms,status\n1000,5,200\n999,7,200\n", &TraceOptions::default()).unwrap();
+        let t =
+            parse("timestamp,latency_ms,status\n1000,5,200\n999,7,200\n", &TraceOptions::default()).unwrap();
         assert_eq!((t.report().epoch_offset_us, t.first_answer(0).latency), (999_000_000, Dur(7_000)));
         assert_eq!(t.horizon(), SimTime(1_005_000));
         let err = parse("timestamp,latency_ms,status\n", &TraceOptions::default()).unwrap_err();

@@ -167,21 +167,23 @@ fn join(j: &mut Joined, r: MetricData, file: &str, at: &str) -> Result<(), Trace
             ),
         });
     }
-    let k = match j.out.iter().position(|s| s.label("Id") == Some(&*r.id) && s.label("Label") == Some(&*r.label)) {
-        Some(k) => k,
-        None => {
-            j.out.push(Series {
-                name: format!("Id {:?} (Label {:?})", r.id, r.label),
-                labels: vec![("Id".into(), r.id.to_string()), ("Label".into(), r.label.to_string())],
-                unit: super::columns::split_header(&r.label).unit,
-                locate: Locator::Stamped,
-                ..Series::default()
-            });
-            j.points.push(Vec::new());
-            j.status.push(None);
-            j.out.len() - 1
-        }
-    };
+    let k =
+        match j.out.iter().position(|s| s.label("Id") == Some(&*r.id) && s.label("Label") == Some(&*r.label))
+        {
+            Some(k) => k,
+            None => {
+                j.out.push(Series {
+                    name: format!("Id {:?} (Label {:?})", r.id, r.label),
+                    labels: vec![("Id".into(), r.id.to_string()), ("Label".into(), r.label.to_string())],
+                    unit: super::columns::split_header(&r.label).unit,
+                    locate: Locator::Stamped,
+                    ..Series::default()
+                });
+                j.points.push(Vec::new());
+                j.status.push(None);
+                j.out.len() - 1
+            }
+        };
     // The last page's status is the series' status (earlier pages say PartialData).
     j.status[k] = r.status_code.as_deref().filter(|c| *c != "Complete").map(str::to_string);
     j.points[k].extend(times.into_iter().zip(r.values.into_iter().map(|n| n.0)));
@@ -222,11 +224,14 @@ mod tests {
         let s = parse("cw.json", page).unwrap();
         assert_eq!(s.len(), 2);
         assert_eq!((s[0].values.clone(), s[1].values.clone()), (vec![0.1, 0.2], vec![0.3, 0.4]));
-        let picked = crate::trace::series::pick("cw.json", &s, Some("api-b Latency"), "p95=cw.json@api-b Latency");
+        let picked =
+            crate::trace::series::pick("cw.json", &s, Some("api-b Latency"), "p95=cw.json@api-b Latency");
         assert_eq!(picked.unwrap().values, vec![0.3, 0.4]);
-        let e = crate::trace::series::pick("cw.json", &s, Some("q1"), "p95=cw.json@q1").unwrap_err().to_string();
+        let e =
+            crate::trace::series::pick("cw.json", &s, Some("q1"), "p95=cw.json@q1").unwrap_err().to_string();
         assert!(e.contains("`q1` matches 2 series") && e.contains("api-a Latency"), "{e}");
-        let both = crate::trace::series::pick("cw.json", &s, Some("{Id=\"q1\",Label=\"api-a Latency\"}"), "x");
+        let both =
+            crate::trace::series::pick("cw.json", &s, Some("{Id=\"q1\",Label=\"api-a Latency\"}"), "x");
         assert_eq!(both.unwrap().values, vec![0.1, 0.2]);
     }
 

@@ -104,7 +104,9 @@ impl Role {
                 "error",
             ],
             Role::Label => &["label", "anomaly", "islabel", "isanomaly"],
-            Role::End => &["endtimeunixnano", "endtime", "end", "endedat", "finishtime", "finishedat", "endtimestamp"],
+            Role::End => {
+                &["endtimeunixnano", "endtime", "end", "endedat", "finishtime", "finishedat", "endtimestamp"]
+            }
         }
     }
 }

@@ -166,7 +166,10 @@ mod tests {
 
     #[test]
     fn a_percent_unit_marks_percentages() {
-        let doc = DOC.replace(r#"{"family":"time","name":"second","short_name":"s"}"#, r#"{"family":"percentage","name":"percent","short_name":"%"}"#);
+        let doc = DOC.replace(
+            r#"{"family":"time","name":"second","short_name":"s"}"#,
+            r#"{"family":"percentage","name":"percent","short_name":"%"}"#,
+        );
         let s = parse("dd.json", &doc).unwrap();
         assert!(s[0].percent);
         assert_eq!(s[0].unit, None);

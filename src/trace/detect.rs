@@ -91,7 +91,10 @@ mod tests {
     #[test]
     fn each_shape_is_recognised() {
         let cases: [(&[u8], Option<TraceFormat>); 15] = [
-            (b"ACCESS [2019-10-22T20:33:06.455Z] \"GET /backend/ HTTP/1.1\" 200 - 0 129 3 2\n", Some(TraceFormat::Envoy)),
+            (
+                b"ACCESS [2019-10-22T20:33:06.455Z] \"GET /backend/ HTTP/1.1\" 200 - 0 129 3 2\n",
+                Some(TraceFormat::Envoy),
+            ),
             (b"\xEF\xBB\xBFsep=;\r\n\"Series\";\"Time\";\"Value\"\r\n", Some(TraceFormat::Grafana)),
             (b"Series;Time;Value\n", Some(TraceFormat::Grafana)),
             (b"sep=;\n\"Time\";\"A-series\"\n", Some(TraceFormat::Grafana)),

@@ -126,8 +126,10 @@ fn parse_line<'a>(line: &'a [u8], tail: bool, dates: &mut DateCache) -> Result<L
     // Istio: RESPONSE_CODE_DETAILS, CONNECTION_TERMINATION_DETAILS, "UPSTREAM_TRANSPORT_FAILURE_REASON".
     let istio = integer(rx).is_none();
     if istio {
-        let _termination = t.next().ok_or_else(|| bad("no CONNECTION_TERMINATION_DETAILS (Istio's format)"))?;
-        let _failure = t.next().ok_or_else(|| bad("no UPSTREAM_TRANSPORT_FAILURE_REASON (Istio's format)"))?;
+        let _termination =
+            t.next().ok_or_else(|| bad("no CONNECTION_TERMINATION_DETAILS (Istio's format)"))?;
+        let _failure =
+            t.next().ok_or_else(|| bad("no UPSTREAM_TRANSPORT_FAILURE_REASON (Istio's format)"))?;
         rx = t.next().ok_or_else(|| bad("no BYTES_RECEIVED"))?;
         if integer(rx).is_none() {
             return Err(bad(&format!("BYTES_RECEIVED {} is not a number", show(rx))));
@@ -380,7 +382,10 @@ mod tests {
         let log = "ACCESS [2019-10-22T20:33:06.455Z] \"GET /backend/ HTTP/1.1\" 200 - 0 129 3 2 \"10.244.0.1\" \"curl/7.54.0\" \"5c9e9a29\" \"localhost:8080\" \"10.244.0.22:8080\"\n\
                    ACCESS [2019-10-22T20:33:07.000Z] \"GET /backend/ HTTP/1.1\" 503 UF 0 91 25 - \"10.244.0.1\" \"curl/7.54.0\" \"5c9e9a30\" \"localhost:8080\" \"10.244.0.22:8080\"\n";
         let t = load(log, &["service=localhost:*"]).unwrap();
-        assert_eq!((t.len(), t.first_answer(1).class, t.first_answer(0).latency.0), (2, OutcomeClass::Error, 3_000));
+        assert_eq!(
+            (t.len(), t.first_answer(1).class, t.first_answer(0).latency.0),
+            (2, OutcomeClass::Error, 3_000)
+        );
         assert!(t.report().notes.join("\n").contains("2 lines start with `ACCESS ` (Ambassador/Emissary)"));
     }
 

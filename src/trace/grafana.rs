@@ -110,7 +110,8 @@ fn long<R: Read>(
             }
         };
         let cell = row.cell(time)?;
-        let fmt = *format.get_or_insert_with(|| Resolved::resolve(opts.time_format, &header.names[time], cell));
+        let fmt =
+            *format.get_or_insert_with(|| Resolved::resolve(opts.time_format, &header.names[time], cell));
         let t = fmt.parse(cell, offset_s).map_err(|e| row.bad(time, e))?;
         let s = &mut out[k];
         if let Some(&last) = s.times.last()
@@ -130,7 +131,11 @@ fn long<R: Read>(
         let v = match parse_f64(v) {
             Some(x) => x,
             None if says_no_value(v) => {
-                let shown = if v.is_empty() { "an empty cell".into() } else { format!("{:?}", String::from_utf8_lossy(v)) };
+                let shown = if v.is_empty() {
+                    "an empty cell".into()
+                } else {
+                    format!("{:?}", String::from_utf8_lossy(v))
+                };
                 s.bad_text.insert(s.times.len(), shown);
                 f64::NAN
             }
@@ -229,7 +234,6 @@ impl Columns<'_> {
         Ok(())
     }
 }
-
 
 #[cfg(test)]
 mod tests {

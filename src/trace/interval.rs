@@ -610,7 +610,9 @@ impl IntervalTrace {
         {
             return Err(TraceError::Format {
                 file: file.into(),
-                message: format!("every row ({no_value}) has a value cell that says no value; the first: {first}"),
+                message: format!(
+                    "every row ({no_value}) has a value cell that says no value; the first: {first}"
+                ),
             });
         }
         if let Some(first) = first_no_value {
@@ -1295,8 +1297,12 @@ mod tests {
         let strict = TraceOptions { strict: true, ..TraceOptions::default() };
         let err = parse(data, &strict).unwrap_err().to_string();
         assert!(err.contains("line 5, column `p95 (ms)`: expected a number"), "{err}");
-        let err = parse("ts,p95_ms\n1000,null\n1060,NaN\n", &TraceOptions::default()).unwrap_err().to_string();
-        assert!(err.contains("every row (2) has a value cell that says no value; the first: line 2"), "{err}");
+        let err =
+            parse("ts,p95_ms\n1000,null\n1060,NaN\n", &TraceOptions::default()).unwrap_err().to_string();
+        assert!(
+            err.contains("every row (2) has a value cell that says no value; the first: line 2"),
+            "{err}"
+        );
     }
 
     #[test]

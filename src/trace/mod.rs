@@ -151,7 +151,8 @@ impl Behaviour {
             Some(source) => format!("errors from {source}"),
             None => format!("error rate {}", self.error_rate.0),
         };
-        let note = format!("{what}: every interval answers with p50 {}, p95 {p95}{derived}, {errors}", self.p50);
+        let note =
+            format!("{what}: every interval answers with p50 {}, p95 {p95}{derived}, {errors}", self.p50);
         Ok((Behaviour { p95: Some(p95), ..self }, note))
     }
 }

@@ -123,7 +123,8 @@ pub fn parse(file: &str, text: &str) -> Result<Vec<Series>, TraceError> {
         Document::Response(r) => response(r, file, doc, &mut out),
         Document::Result(result) => {
             for (i, m) in result.into_iter().enumerate() {
-                let path = if doc == 0 { format!("[{i}].values") } else { format!("array {doc}: [{i}].values") };
+                let path =
+                    if doc == 0 { format!("[{i}].values") } else { format!("array {doc}: [{i}].values") };
                 out.push(series(m, file, path)?);
             }
             Ok(())

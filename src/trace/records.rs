@@ -149,7 +149,9 @@ impl<R: Read> Records<R> {
     pub fn next(&mut self, record: &mut ByteRecord) -> Result<Option<u64>, TraceError> {
         let skipped = self.skipped_lines;
         let read = self.reader.read_byte_record(record).map_err(|e| match read_error(&self.file, e) {
-            TraceError::Csv { file, line, message } => TraceError::Csv { file, line: line + skipped, message },
+            TraceError::Csv { file, line, message } => {
+                TraceError::Csv { file, line: line + skipped, message }
+            }
             e => e,
         });
         if !read? {
@@ -277,7 +279,10 @@ mod tests {
         assert_eq!(records.next(&mut record).unwrap(), Some(4));
         assert_eq!(&record[1], b"x;y");
         let (names, read) = rows(b"a;\"b,c\"\n1;2\n");
-        assert_eq!((names, read[0].1.clone()), (vec!["a".to_string(), "b,c".into()], vec!["1".into(), "2".into()]));
+        assert_eq!(
+            (names, read[0].1.clone()),
+            (vec!["a".to_string(), "b,c".into()], vec!["1".into(), "2".into()])
+        );
         let (records, _) = Records::open("t.csv", &b"a\tb\n1\t2\n"[..]).unwrap();
         assert_eq!(records.assumed().unwrap(), "fields separated by tab (sniffed: the header has no comma)");
         let (records, _) = Records::open("t.csv", &b"sep=,\na,b\n1,2\n"[..]).unwrap();

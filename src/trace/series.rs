@@ -449,7 +449,15 @@ pub fn load(opts: &TraceOptions) -> Result<IntervalTrace, TraceError> {
             return Err(spec_err(&other.text, format!("role `{}` is given twice", spec.role.name())));
         }
         let scale = scale_of(spec, series, &file, &mut report)?;
-        report.notes.extend(series.note.iter().map(|n| format!("{}: {n}", spec.role.name())));
+        // A CSV's note (its delimiter) once per file; a series' own note per role.
+        if let Some(note) = &series.note {
+            let shared = *format == TraceFormat::Grafana;
+            let line =
+                if shared { format!("{file}: {note}") } else { format!("{}: {note}", spec.role.name()) };
+            if !report.notes.contains(&line) {
+                report.notes.push(line);
+            }
+        }
         report
             .columns
             .push((spec.role.name().into(), format!("{file} ({}) {}", format.describe(), series.name)));
@@ -969,7 +977,9 @@ mod tests {
         assert_eq!(t.intervals().len(), 2);
         let notes = t.report().notes.join("\n");
         assert!(
-            notes.contains("gap: 2 p95 samples say no value (NaN, ±Inf or null; the first: p95.values[1], \"NaN\")"),
+            notes.contains(
+                "gap: 2 p95 samples say no value (NaN, ±Inf or null; the first: p95.values[1], \"NaN\")"
+            ),
             "{notes}"
         );
         let strict = TraceOptions { strict: true, ..TraceOptions::default() };
@@ -977,7 +987,8 @@ mod tests {
         assert!(e.starts_with("a.json: p95.values[1]: expected a number, found \"NaN\" (--strict"), "{e}");
         // Every sample NaN: said so, not "never at the same times".
         let nan = series("p95", &[], 0, 1_000_000, &[f64::NAN, f64::NAN]);
-        let picked = [Picked { spec: &s1, series: &nan, file: "a.json".into(), scale: 1e6, step: nan.step() }];
+        let picked =
+            [Picked { spec: &s1, series: &nan, file: "a.json".into(), scale: 1e6, step: nan.step() }];
         let e = merge(&picked, &TraceOptions::default(), ImportReport::default()).unwrap_err().to_string();
         assert!(e.contains("has no number: all its 2 samples are NaN, ±Inf or null"), "{e}");
     }
@@ -999,7 +1010,10 @@ mod tests {
         assert_eq!(t.intervals().len(), 5);
         assert_eq!(t.intervals()[2].percentile_us(2), Some(300_000.0));
         let notes = t.report().notes.join("\n");
-        assert!(notes.contains("2 samples moved onto the 15s grid (by at most 2ms; a sample within 1s500ms"), "{notes}");
+        assert!(
+            notes.contains("2 samples moved onto the 15s grid (by at most 2ms; a sample within 1s500ms"),
+            "{notes}"
+        );
         assert!(!notes.contains("gap:"), "{notes}");
         // Series that never overlap say where each has numbers.
         let late = series("rate", &[], 10 * s, s, &[1.0, 1.0]);
@@ -1009,7 +1023,12 @@ mod tests {
             Picked { spec: &s2, series: &b, file: "b".into(), scale: 1.0, step: b.step() },
         ];
         let e = merge(&picked, &TraceOptions::default(), ImportReport::default()).unwrap_err().to_string();
-        assert!(e.contains("(numbers: p95 1970-01-01 00:00:00Z .. 1970-01-01 00:00:15Z; rate 1970-01-01 00:02:30Z"), "{e}");
+        assert!(
+            e.contains(
+                "(numbers: p95 1970-01-01 00:00:00Z .. 1970-01-01 00:00:15Z; rate 1970-01-01 00:02:30Z"
+            ),
+            "{e}"
+        );
     }
 
     #[test]

@@ -231,7 +231,9 @@ pub fn zone_note(column: &str, first: &[u8], offset_s: i64) -> Option<String> {
         return None;
     }
     Some(if offset_s == 0 {
-        format!("times in `{column}` name no zone: read as UTC (set --trace utc_offset=+02:00 if they are local)")
+        format!(
+            "times in `{column}` name no zone: read as UTC (set --trace utc_offset=+02:00 if they are local)"
+        )
     } else {
         format!("times in `{column}` name no zone: read at the given utc_offset ({offset_s} s east of UTC)")
     })
