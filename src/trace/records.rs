@@ -1,6 +1,8 @@
-//! Reading an importer's CSV with the `csv` crate: the header, then each row into one reused
-//! [`ByteRecord`] with the line it starts on, counted as an editor counts lines (blank lines and
-//! `\r\n` line ends included; the crate itself numbers a row from where the row before it ended).
+//! Reading an importer's CSV with the `csv` crate: the delimiter (named by a first line `sep=;`,
+//! which is skipped, else sniffed from a header with no comma), the header, then each row into
+//! one reused [`ByteRecord`] with the line it starts on, counted as an editor counts lines (blank
+//! lines and `\r\n` line ends included; the crate itself numbers a row from where the row
+//! before it ended).
 //! Also [`LineReader`], the lines of a text file one at a time.
 
 use super::TraceError;
