@@ -1,48 +1,22 @@
-//! Per-call logs (one row per call: timestamp, latency, optional status) imported for exact
-//! replay; `--where COLUMN=GLOB` keeps some rows (one service, one operation).
-//!
-//! Storage is three parallel vectors (arrival time, latency in µs as `u32`, outcome class), about
-//! 13 bytes a call, so a week at 100 calls/s fits in memory without any of the file's strings.
-//! Rows are read into one reused `ByteRecord`; whole numbers are parsed without floating point,
-//! and nothing is allocated per row. Time zero is the earliest row's timestamp. Rows out of time
-//! order (span files list spans by trace) are sorted in memory once read, and the report says so.
+//! Per-call CSV import: one row per call (a timestamp, a latency, an optional status), read
+//! with the `csv` crate into the model's [`CallTrace`]; status cells are read as HTTP codes,
+//! gRPC codes or names, OpenTelemetry statuses, 0/1 flags or words. Rows out of time order
+//! (span files list spans by trace) are sorted in memory once read, and the report says so.
 //!
 //! Span files (`StartTimeUnixNano,EndTimeUnixNano[,Duration]`): without a latency column, a
 //! call's latency is its end minus its start; with one, the first row's duration is checked
 //! against end − start and its unit (ns, µs, ms or s) taken from that, unless `latency_unit`
 //! names it.
-//!
-//! Status mapping: HTTP 1xx–3xx → ok, 429 → rate_limited, 408 → error (a timeout), other 4xx →
-//! client_error, 5xx → error; words ok/success/true → ok, error/fail/false/exception → error,
-//! timeout/timed_out/deadline_exceeded → error, rate_limited/throttled → rate_limited,
-//! client_error/bad_request/unauthorized/forbidden/not_found → client_error; gRPC status names
-//! (and codes, in a column whose name says `grpc`) as gRPC maps them; OpenTelemetry's
-//! `STATUS_CODE_ERROR` → error, `OK`/`UNSET` → ok; 0/1 as a flag. A
-//! logged timeout becomes an `error` answer at the logged latency (the log knows only that the
-//! dependency took at least that long; the replay client's own timeout applies on top).
 
 use super::columns::{Header, Role, Row, open, parse_digits};
 use super::records::Records;
 use super::timestamp::{Resolved, TimeFormat};
-use super::{ImportReport, IntervalTrace, LatencyUnit, StatusKind, TraceError, TraceOptions, to_sim};
-use crate::outcome::{Answer, OutcomeClass};
-use crate::time::{Dur, SimTime};
-use rand::{Rng, RngExt};
+use super::{CallTrace, ImportReport, LatencyUnit, StatusKind, TraceError, TraceOptions, to_sim};
+use crate::outcome::OutcomeClass;
+use breakerlab_model::trace::calls::round_non_negative;
+
 use std::io::Read;
 use std::path::Path;
-
-/// A per-call log, ready for exact replay.
-#[derive(Clone, Debug)]
-pub struct CallTrace {
-    times: Vec<SimTime>,
-    latency_us: Vec<u32>,
-    class: Vec<OutcomeClass>,
-    near: usize,
-    offset_s: i64,
-    horizon: SimTime,
-    /// What the import did (the loader adds what it knows: format, span).
-    pub(super) report: ImportReport,
-}
 
 /// How a status column is read.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -171,7 +145,7 @@ fn duration_unit(
     let found = [(0.001, "nanoseconds"), (1.0, "microseconds"), (1_000.0, "milliseconds"), (1e6, "seconds")]
         .into_iter()
         .find(|(micros, _)| ((d * micros) / span_us - 1.0).abs() <= 0.1);
-    let span = Dur(span_us as u64);
+    let span = crate::time::Dur(span_us as u64);
     match found {
         Some((micros, name)) => {
             report.notes.push(format!(
@@ -197,16 +171,6 @@ fn duration_unit(
     }
 }
 
-/// `x` (finite, at least 0) rounded half away from zero, as `f64::round` does, without the
-/// library call.
-fn round_non_negative(x: f64) -> f64 {
-    if x >= 4_503_599_627_370_496.0 {
-        return x; // 2^52 and above: already whole
-    }
-    let whole = (x as u64) as f64;
-    if x - whole >= 0.5 { whole + 1.0 } else { whole }
-}
-
 /// The per-row state of a per-call CSV import: the columns and how to read them, the trace
 /// being built, and what the report needs (previous row, clipped latencies, `--where`).
 struct Loader<'h> {
@@ -216,9 +180,11 @@ struct Loader<'h> {
     latency: Option<usize>,
     /// The end-time column and its format, when latency is end − start.
     end: Option<(usize, Resolved)>,
-    /// Absolute times of every row once one came out of order (then `trace.times` waits), and
-    /// the first such row's line.
-    unsorted: Option<(Vec<i64>, u64)>,
+    /// Every call so far, `(absolute µs, latency µs, class)`, once a row came out of time order
+    /// (the trace then waits until all are read and sorted).
+    unsorted: Option<Vec<(i64, u32, OutcomeClass)>>,
+    /// The first row out of time order, for the report.
+    first_unsorted: Option<String>,
     status: Option<usize>,
     how: StatusRead,
     time_format: TimeFormat,
@@ -239,8 +205,6 @@ struct Loader<'h> {
     /// unsorted-row message), copied into a fixed buffer: no allocation per row.
     prev_text: [u8; 48],
     prev_len: usize,
-    /// The first row out of time order, for the report.
-    first_unsorted: Option<String>,
     clipped: u64,
     trace: CallTrace,
 }
@@ -265,10 +229,16 @@ impl Loader<'_> {
             Err(e) => return self.bad(e),
         };
         if t < self.prev_t && self.unsorted.is_none() {
-            // Keep every row's absolute time from here on; sorted once all are read.
+            // Keep every call from here on with its absolute time; sorted once all are read.
             let epoch = self.epoch.unwrap_or(t);
-            let abs = self.trace.times.iter().map(|s| epoch.saturating_add(s.0 as i64)).collect();
-            self.unsorted = Some((abs, row.line));
+            let calls = (0..self.trace.len())
+                .map(|i| {
+                    let at = self.trace.arrival(i).map_or(0, |a| a.0);
+                    let answer = self.trace.first_answer(i);
+                    (epoch.saturating_add(at as i64), answer.latency.0 as u32, answer.class)
+                })
+                .collect();
+            self.unsorted = Some(calls);
             self.first_unsorted = Some(format!(
                 "line {}, {:?} after {:?} on line {}",
                 row.line,
@@ -288,9 +258,6 @@ impl Loader<'_> {
     /// Appends a row: `t` absolute µs, `lat` whole µs.
     #[inline]
     fn push(&mut self, line: u64, t: i64, lat: u64, class: OutcomeClass) {
-        if let Some((abs, _)) = &mut self.unsorted {
-            abs.push(t);
-        }
         self.prev_t = t;
         self.prev_line = line;
         let epoch = *self.epoch.get_or_insert(t);
@@ -298,12 +265,13 @@ impl Loader<'_> {
             self.clipped += 1;
         }
         let lat = lat.min(u64::from(u32::MAX)) as u32;
+        if let Some(calls) = &mut self.unsorted {
+            calls.push((t, lat, class));
+            return;
+        }
         let at = to_sim(t, epoch);
         let trace = &mut self.trace;
-        trace.horizon = trace.horizon.max(at + Dur(u64::from(lat)));
-        trace.times.push(at);
-        trace.latency_us.push(lat);
-        trace.class.push(class);
+        trace.push(at, lat, class);
     }
 
     /// A row that cannot be read: refused, or skipped and counted under `skip_bad_rows`.
@@ -385,412 +353,209 @@ impl Loader<'_> {
     }
 }
 
-impl CallTrace {
-    /// Imports a per-call CSV from a file.
-    pub fn from_path(path: &Path, opts: &TraceOptions) -> Result<CallTrace, TraceError> {
-        CallTrace::from_reader(&path.display().to_string(), open(path)?, opts)
-    }
+/// Imports a per-call CSV from a file.
+pub fn from_path(path: &Path, opts: &TraceOptions) -> Result<CallTrace, TraceError> {
+    from_reader(&path.display().to_string(), open(path)?, opts)
+}
 
-    /// Imports a per-call CSV from any reader; `file` names it in messages. `--where` clauses
-    /// (`opts.filters`) name columns of the file: a row is kept when each clause's glob matches
-    /// its column's cell.
-    pub fn from_reader<R: Read>(file: &str, input: R, opts: &TraceOptions) -> Result<CallTrace, TraceError> {
-        let offset_s = opts.offset_seconds()?;
-        let near = opts.near_calls.unwrap_or(16);
-        if near == 0 {
-            return Err(TraceError::Option { option: "near_calls", message: "expected at least 1".into() });
+/// Imports a per-call CSV from any reader; `file` names it in messages. `--where` clauses
+/// (`opts.filters`) name columns of the file: a row is kept when each clause's glob matches
+/// its column's cell.
+pub fn from_reader<R: Read>(file: &str, input: R, opts: &TraceOptions) -> Result<CallTrace, TraceError> {
+    let offset_s = opts.offset_seconds()?;
+    let near = opts.near_calls.unwrap_or(16);
+    if near == 0 {
+        return Err(TraceError::Option { option: "near_calls", message: "expected at least 1".into() });
+    }
+    let mut report = ImportReport { file: file.to_string(), ..ImportReport::default() };
+    let (mut reader, header) = Records::open(file, input)?;
+    let cols_err = |message: String| TraceError::Columns { file: file.to_string(), message };
+    let time = header.find(Role::Time, opts.time.as_deref(), &[])?.ok_or_else(|| {
+        cols_err(format!("no timestamp column found (set `time`); columns: {}", header.list()))
+    })?;
+    let latency = header.find(Role::Latency, opts.latency.as_deref(), &[time])?;
+    let end = header.find(Role::End, None, &[time])?.filter(|e| Some(*e) != latency);
+    if latency.is_none() && end.is_none() {
+        return Err(cols_err(format!(
+            "no latency column found (set `latency`), nor an end time (EndTimeUnixNano) to take it from; \
+             columns: {}",
+            header.list()
+        )));
+    }
+    let mut first = csv::ByteRecord::new();
+    let first_line = reader.next(&mut first)?;
+    let first_time_cell = first.get(time).unwrap_or_default().trim_ascii();
+    let time_fmt = Resolved::resolve(opts.time_format, &header.names[time], first_time_cell);
+    let end_fmt = end.map(|e| {
+        let cell = first.get(e).unwrap_or_default().trim_ascii();
+        (e, Resolved::resolve(opts.time_format, &header.names[e], cell))
+    });
+    // A duration column next to start and end: its unit is the one that makes it end − start.
+    let checked_unit = match (latency, end_fmt, first_line) {
+        (Some(l), Some((e, end_f)), Some(line)) if opts.latency_unit.is_none() => {
+            duration_unit(&first, line, &header, [time, e, l], [time_fmt, end_f], offset_s, &mut report)
         }
-        let mut report = ImportReport { file: file.to_string(), ..ImportReport::default() };
-        let (mut reader, header) = Records::open(file, input)?;
-        let cols_err = |message: String| TraceError::Columns { file: file.to_string(), message };
-        let time = header.find(Role::Time, opts.time.as_deref(), &[])?.ok_or_else(|| {
-            cols_err(format!("no timestamp column found (set `time`); columns: {}", header.list()))
-        })?;
-        let latency = header.find(Role::Latency, opts.latency.as_deref(), &[time])?;
-        let end = header.find(Role::End, None, &[time])?.filter(|e| Some(*e) != latency);
-        if latency.is_none() && end.is_none() {
-            return Err(cols_err(format!(
-                "no latency column found (set `latency`), nor an end time (EndTimeUnixNano) to take it from; \
-                 columns: {}",
-                header.list()
-            )));
-        }
-        let mut first = csv::ByteRecord::new();
-        let first_line = reader.next(&mut first)?;
-        let first_time_cell = first.get(time).unwrap_or_default().trim_ascii();
-        let time_fmt = Resolved::resolve(opts.time_format, &header.names[time], first_time_cell);
-        let end_fmt = end.map(|e| {
-            let cell = first.get(e).unwrap_or_default().trim_ascii();
-            (e, Resolved::resolve(opts.time_format, &header.names[e], cell))
-        });
-        // A duration column next to start and end: its unit is the one that makes it end − start.
-        let checked_unit = match (latency, end_fmt, first_line) {
-            (Some(l), Some((e, end_f)), Some(line)) if opts.latency_unit.is_none() => {
-                duration_unit(&first, line, &header, [time, e, l], [time_fmt, end_f], offset_s, &mut report)
-            }
-            _ => None,
-        };
-        let taken: Vec<usize> = [Some(time), latency, end].into_iter().flatten().collect();
-        let status = header.find(Role::Status, opts.status.as_deref(), &taken)?;
-        if status.is_none() {
+        _ => None,
+    };
+    let taken: Vec<usize> = [Some(time), latency, end].into_iter().flatten().collect();
+    let status = header.find(Role::Status, opts.status.as_deref(), &taken)?;
+    if status.is_none() {
+        report.notes.push(format!(
+            "no status column: every call is ok (name one with --column status=NAME); columns: {}",
+            header.list()
+        ));
+    }
+    let unit = match (opts.latency_unit, latency.and_then(|l| header.parsed(l).unit), latency) {
+        (Some(u), _, _) | (None, Some(u), _) => u,
+        (None, None, None) => LatencyUnit::Us,
+        (None, None, Some(_)) if checked_unit.is_some() => LatencyUnit::Us,
+        (None, None, Some(l)) => {
             report.notes.push(format!(
-                "no status column: every call is ok (name one with --column status=NAME); columns: {}",
-                header.list()
+                "column `{}` has no unit in its name: read as milliseconds (set latency_unit)",
+                header.names[l]
             ));
+            LatencyUnit::Ms
         }
-        let unit = match (opts.latency_unit, latency.and_then(|l| header.parsed(l).unit), latency) {
-            (Some(u), _, _) | (None, Some(u), _) => u,
-            (None, None, None) => LatencyUnit::Us,
-            (None, None, Some(_)) if checked_unit.is_some() => LatencyUnit::Us,
-            (None, None, Some(l)) => {
-                report.notes.push(format!(
-                    "column `{}` has no unit in its name: read as milliseconds (set latency_unit)",
-                    header.names[l]
-                ));
-                LatencyUnit::Ms
-            }
+    };
+    // The checked unit, as microseconds per value (nanoseconds are a thousandth).
+    let micros_per_unit = checked_unit.unwrap_or(unit.micros());
+    let base = |i: usize| header.parsed(i).base.clone();
+    let error_flag = match opts.status_kind {
+        StatusKind::OkFlag => false,
+        StatusKind::ErrorFlag => true,
+        StatusKind::Auto => status.is_some_and(|i| {
+            let base = base(i);
+            !base.contains("grpc") && (base.contains("error") || base.contains("fail"))
+        }),
+    };
+    let how = StatusRead {
+        error_flag,
+        grpc: status.is_some_and(|i| base(i).contains("grpc")),
+        envoy_flags: status.is_some_and(|i| base(i).contains("flags")),
+    };
+    let micros_per_value = opts.latency_scale.map_or(1.0, |s| s.get()) * micros_per_unit;
+    let latency_shown = match (latency, end) {
+        (Some(l), _) => format!("{} ({})", header.names[l], unit_name(micros_per_unit)),
+        (None, Some(e)) => format!("{} − {}", header.names[e], header.names[time]),
+        (None, None) => String::new(),
+    };
+    report.columns = vec![("time".into(), header.names[time].clone()), ("latency".into(), latency_shown)];
+    if let Some(i) = status {
+        let flag = if error_flag {
+            " (1 = error)"
+        } else if how.grpc {
+            " (gRPC codes)"
+        } else if how.envoy_flags {
+            " (Envoy response flags: UF, UH, UT, UC, UR, URX, UPE fail, UO counts as a failure, RL is rate limited)"
+        } else {
+            ""
         };
-        // The checked unit, as microseconds per value (nanoseconds are a thousandth).
-        let micros_per_unit = checked_unit.unwrap_or(unit.micros());
-        let base = |i: usize| header.parsed(i).base.clone();
-        let error_flag = match opts.status_kind {
-            StatusKind::OkFlag => false,
-            StatusKind::ErrorFlag => true,
-            StatusKind::Auto => status.is_some_and(|i| {
-                let base = base(i);
-                !base.contains("grpc") && (base.contains("error") || base.contains("fail"))
-            }),
-        };
-        let how = StatusRead {
-            error_flag,
-            grpc: status.is_some_and(|i| base(i).contains("grpc")),
-            envoy_flags: status.is_some_and(|i| base(i).contains("flags")),
-        };
-        let micros_per_value = opts.latency_scale.map_or(1.0, |s| s.get()) * micros_per_unit;
-        let latency_shown = match (latency, end) {
-            (Some(l), _) => format!("{} ({})", header.names[l], unit_name(micros_per_unit)),
-            (None, Some(e)) => format!("{} − {}", header.names[e], header.names[time]),
-            (None, None) => String::new(),
-        };
-        report.columns = vec![("time".into(), header.names[time].clone()), ("latency".into(), latency_shown)];
-        if let Some(i) = status {
-            let flag = if error_flag {
-                " (1 = error)"
-            } else if how.grpc {
-                " (gRPC codes)"
-            } else if how.envoy_flags {
-                " (Envoy response flags: UF, UH, UT, UC, UR, URX, UPE fail, UO counts as a failure, RL is rate limited)"
-            } else {
-                ""
-            };
-            report.columns.push(("status".into(), format!("{}{flag}", header.names[i])));
-        }
-        let mut filters = Vec::new();
-        for clause in super::spans::Filter::parse(&opts.filters)?.clauses() {
-            let (key, glob) = clause;
-            filters.push((header.named(key, "where")?, key.clone(), glob.clone()));
-        }
+        report.columns.push(("status".into(), format!("{}{flag}", header.names[i])));
+    }
+    let mut filters = Vec::new();
+    for clause in super::spans::Filter::parse(&opts.filters)?.clauses() {
+        let (key, glob) = clause;
+        filters.push((header.named(key, "where")?, key.clone(), glob.clone()));
+    }
 
-        let mut load = Loader {
-            header: &header,
-            time,
-            latency,
-            end: end_fmt.filter(|_| latency.is_none()),
-            unsorted: None,
-            first_unsorted: None,
-            status,
-            how,
-            time_format: opts.time_format,
+    let mut load = Loader {
+        header: &header,
+        time,
+        latency,
+        end: end_fmt.filter(|_| latency.is_none()),
+        unsorted: None,
+        first_unsorted: None,
+        status,
+        how,
+        time_format: opts.time_format,
+        offset_s,
+        whole_micros: (opts.latency_scale.is_none() && micros_per_unit >= 1.0)
+            .then_some(micros_per_unit as u64),
+        micros_per_value,
+        skip_bad: opts.skip_bad_rows,
+        filters,
+        filtered: 0,
+        first_filtered: None,
+        format: Some(time_fmt),
+        epoch: None,
+        prev_t: i64::MIN,
+        prev_line: 0,
+        prev_text: [0; 48],
+        prev_len: 0,
+        clipped: 0,
+        trace: CallTrace::new(near, offset_s, report),
+    };
+    if let Some(line) = first_line {
+        load.row(&Row { record: &first, line, header: &header })?;
+    }
+    let mut record = csv::ByteRecord::new();
+    while let Some(line) = reader.next(&mut record)? {
+        load.row(&Row { record: &record, line, header: &header })?;
+    }
+    let Loader {
+        mut trace, format, epoch, clipped, filtered, first_filtered, unsorted, first_unsorted, ..
+    } = load;
+    trace.report.notes.extend(reader.assumed());
+    if format == Some(Resolved::Datetime) {
+        trace.report.notes.extend(super::timestamp::zone_note(
+            &header.names[time],
+            first_time_cell,
             offset_s,
-            whole_micros: (opts.latency_scale.is_none() && micros_per_unit >= 1.0)
-                .then_some(micros_per_unit as u64),
-            micros_per_value,
-            skip_bad: opts.skip_bad_rows,
-            filters,
-            filtered: 0,
-            first_filtered: None,
-            format: Some(time_fmt),
-            epoch: None,
-            prev_t: i64::MIN,
-            prev_line: 0,
-            prev_text: [0; 48],
-            prev_len: 0,
-            clipped: 0,
-            trace: CallTrace {
-                times: Vec::new(),
-                latency_us: Vec::new(),
-                class: Vec::new(),
-                near,
-                offset_s,
-                horizon: SimTime::ZERO,
-                report,
+        ));
+    }
+    if filtered > 0 {
+        trace.report.notes.push(format!(
+            "--where left out {filtered} of {} rows; the first: {}",
+            trace.report.rows,
+            first_filtered.as_deref().unwrap_or("")
+        ));
+    }
+    if trace.is_empty() {
+        return Err(match (trace.report.first_bad_row.take(), first_filtered) {
+            (_, Some(first)) if trace.report.bad_rows_skipped == 0 => TraceError::Format {
+                file: file.into(),
+                message: format!(
+                    "no row matches --where ({} read; the first left out: {first})",
+                    trace.report.rows
+                ),
             },
-        };
-        if let Some(line) = first_line {
-            load.row(&Row { record: &first, line, header: &header })?;
-        }
-        let mut record = csv::ByteRecord::new();
-        while let Some(line) = reader.next(&mut record)? {
-            load.row(&Row { record: &record, line, header: &header })?;
-        }
-        let Loader {
-            mut trace,
-            format,
-            epoch,
-            clipped,
-            filtered,
-            first_filtered,
-            unsorted,
-            first_unsorted,
-            ..
-        } = load;
-        trace.report.notes.extend(reader.assumed());
-        if format == Some(Resolved::Datetime) {
-            trace.report.notes.extend(super::timestamp::zone_note(
-                &header.names[time],
-                first_time_cell,
-                offset_s,
-            ));
-        }
-        let epoch = match unsorted {
-            Some((abs, _)) => {
-                trace.report.notes.push(format!(
-                    "rows are not in time order (the first out of order: {}): the {} calls were sorted by `{}` in \
-                     memory",
-                    first_unsorted.as_deref().unwrap_or(""),
-                    abs.len(),
-                    header.names[time]
-                ));
-                Some(trace.sort_by_time(&abs))
+            (Some(first), _) => {
+                TraceError::NoGoodRows { file: file.into(), skipped: trace.report.bad_rows_skipped, first }
             }
-            None => epoch,
-        };
-        if filtered > 0 {
-            trace.report.notes.push(format!(
-                "--where left out {filtered} of {} rows; the first: {}",
-                trace.report.rows,
-                first_filtered.as_deref().unwrap_or("")
-            ));
-        }
-        if trace.times.is_empty() {
-            return Err(match (trace.report.first_bad_row.take(), first_filtered) {
-                (_, Some(first)) if trace.report.bad_rows_skipped == 0 => TraceError::Format {
-                    file: file.into(),
-                    message: format!(
-                        "no row matches --where ({} read; the first left out: {first})",
-                        trace.report.rows
-                    ),
-                },
-                (Some(first), _) => TraceError::NoGoodRows {
-                    file: file.into(),
-                    skipped: trace.report.bad_rows_skipped,
-                    first,
-                },
-                (None, _) => TraceError::HeaderOnly { file: file.into() },
-            });
-        }
-        if clipped > 0 {
-            trace.report.notes.push(format!("{clipped} latencies above 71m34s were clipped to 71m34s"));
-        }
-        if let Some(fmt) = format.filter(|f| *f != Resolved::Datetime) {
-            trace.report.notes.push(format!(
-                "time column `{}` read as {}",
-                header.names[time],
-                fmt.describe()
-            ));
-        }
-        trace.report.epoch_offset_us = epoch.unwrap_or(0);
-        trace.report.rows_used = trace.times.len() as u64;
-        trace.times.shrink_to_fit();
-        trace.latency_us.shrink_to_fit();
-        trace.class.shrink_to_fit();
-        Ok(trace)
+            (None, _) => TraceError::HeaderOnly { file: file.into() },
+        });
     }
-
-    /// Puts the calls in time order, given every call's absolute time `abs` (µs): a stable sort,
-    /// so calls at one time keep file order. Returns the new time zero (the earliest call).
-    fn sort_by_time(&mut self, abs: &[i64]) -> i64 {
-        let mut order: Vec<usize> = (0..abs.len()).collect();
-        order.sort_by_key(|&i| abs[i]);
-        let epoch = order.first().map_or(0, |&i| abs[i]);
-        self.latency_us = order.iter().map(|&i| self.latency_us[i]).collect();
-        self.class = order.iter().map(|&i| self.class[i]).collect();
-        self.times = order.iter().map(|&i| to_sim(abs[i], epoch)).collect();
-        self.horizon = self
-            .times
-            .iter()
-            .zip(&self.latency_us)
-            .map(|(t, l)| *t + Dur(u64::from(*l)))
-            .max()
-            .unwrap_or(SimTime::ZERO);
-        epoch
+    if clipped > 0 {
+        trace.report.notes.push(format!("{clipped} latencies above 71m34s were clipped to 71m34s"));
     }
-
-    /// A call trace from calls already read and sorted by time (the span importers):
-    /// `(absolute start µs, latency µs, class)`.
-    pub(super) fn from_calls(
-        mut report: ImportReport,
-        calls: impl Iterator<Item = (i64, f64, OutcomeClass)>,
-        opts: &TraceOptions,
-    ) -> Result<CallTrace, TraceError> {
-        let near = opts.near_calls.unwrap_or(16).max(1);
-        let n = calls.size_hint().0;
-        let (mut times, mut latency_us, mut class) =
-            (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
-        let (mut epoch, mut horizon, mut clipped) = (None, SimTime::ZERO, 0u64);
-        for (t, lat, c) in calls {
-            let epoch = *epoch.get_or_insert(t);
-            let lat = if lat > 0.0 { round_non_negative(lat) } else { 0.0 };
-            clipped += u64::from(lat > f64::from(u32::MAX));
-            let lat = lat.min(f64::from(u32::MAX)) as u32;
-            let at = to_sim(t, epoch);
-            horizon = horizon.max(at + Dur(u64::from(lat)));
-            times.push(at);
-            latency_us.push(lat);
-            class.push(c);
-        }
-        if clipped > 0 {
-            report.notes.push(format!("{clipped} latencies above 71m34s were clipped to 71m34s"));
-        }
-        report.epoch_offset_us = epoch.unwrap_or(0);
-        report.rows_used = times.len() as u64;
-        Ok(CallTrace { times, latency_us, class, near, offset_s: opts.offset_seconds()?, horizon, report })
+    if let Some(fmt) = format.filter(|f| *f != Resolved::Datetime) {
+        trace.report.notes.push(format!("time column `{}` read as {}", header.names[time], fmt.describe()));
     }
-
-    /// Per-interval aggregates of the log, for SLO rules and charts: buckets of `step` from the
-    /// first call, each with its call count, error rate (calls answered `error` or
-    /// `rate_limited`) and exact p50/p90/p95/p99 (nearest rank). Buckets without calls are gaps
-    /// treated as missing data.
-    pub fn aggregate(&self, step: Dur) -> Result<IntervalTrace, TraceError> {
-        if step.is_zero() {
-            return Err(TraceError::Option {
-                option: "slo_interval",
-                message: "expected a positive duration".into(),
-            });
-        }
-        let mut rows = Vec::new();
-        let mut lat: Vec<u32> = Vec::new();
-        let mut i = 0;
-        while i < self.times.len() {
-            let bucket = self.times[i].0 / step.0;
-            let start = i;
-            while i < self.times.len() && self.times[i].0 / step.0 == bucket {
-                i += 1;
-            }
-            lat.clear();
-            lat.extend_from_slice(&self.latency_us[start..i]);
-            lat.sort_unstable();
-            let n = lat.len();
-            let errors = self.class[start..i]
-                .iter()
-                .filter(|c| matches!(c, OutcomeClass::Error | OutcomeClass::RateLimited))
-                .count();
-            let mut logged = [0.0; 4];
-            for (k, q) in super::quantile::QUANTILES.iter().enumerate() {
-                let rank = ((q * n as f64).ceil() as usize).clamp(1, n);
-                logged[k] = f64::from(lat[rank - 1]);
-            }
-            let offset = i64::try_from(bucket * step.0).unwrap_or(i64::MAX);
-            rows.push(super::interval::Raw {
-                t: self.report.epoch_offset_us.saturating_add(offset),
-                line: 0,
-                count: Some(n as u64),
-                error_rate: errors as f64 / n as f64,
-                logged,
-            });
-        }
-        let opts =
-            TraceOptions { interval: Some(step), gaps: super::GapPolicy::Missing, ..TraceOptions::default() };
-        let report = ImportReport {
-            file: format!("{} (aggregated per {step})", self.report.file),
-            rows: rows.len() as u64,
-            ..ImportReport::default()
-        };
-        IntervalTrace::build(rows, &opts, self.offset_s, report)
+    if let Some(mut calls) = unsorted {
+        calls.sort_by_key(|c| c.0); // stable: calls at one time keep file order
+        let mut report = std::mem::take(&mut trace.report);
+        report.notes.push(format!(
+            "rows are not in time order (the first out of order: {}): the {} calls were sorted by `{}` in memory",
+            first_unsorted.as_deref().unwrap_or(""),
+            calls.len(),
+            header.names[time]
+        ));
+        return CallTrace::from_calls(report, calls.into_iter().map(|(t, l, c)| (t, f64::from(l), c)), opts);
     }
-
-    /// Logged calls.
-    pub fn len(&self) -> usize {
-        self.times.len()
-    }
-    /// True when no call was logged (never, for an imported trace).
-    pub fn is_empty(&self) -> bool {
-        self.times.is_empty()
-    }
-
-    /// The arrival times, exactly as logged (sorted; equal times keep file order).
-    pub fn arrivals(&self) -> Vec<SimTime> {
-        self.times.clone()
-    }
-
-    /// The arrival time of logged call `i`, if there is one.
-    pub fn arrival(&self, i: usize) -> Option<SimTime> {
-        self.times.get(i).copied()
-    }
-
-    /// The logged answer of call `request` (its index in [`CallTrace::arrivals`]): the first
-    /// attempt replays exactly. An index past the end answers with the last call.
-    pub fn first_answer(&self, request: usize) -> Answer {
-        let i = request.min(self.times.len() - 1);
-        Answer { latency: Dur(u64::from(self.latency_us[i])), class: self.class[i], retry_after: None }
-    }
-
-    /// The answer to an attempt the log never saw (a retry, a probe) at `at`: one of the
-    /// `near_calls` logged calls nearest in time to `at`, chosen uniformly (one draw). Nearness
-    /// is |t − at|, ties going to the earlier call. Allocation-free, O(near_calls).
-    pub fn answer_near<R: Rng + ?Sized>(&self, at: SimTime, rng: &mut R) -> Answer {
-        let n = self.times.len();
-        let k = self.near.min(n);
-        let pick = rng.random_range(0..k);
-        let mut right = self.times.partition_point(|t| *t < at);
-        let mut left = right; // candidates are left-1, left-2, ... and right, right+1, ...
-        let mut chosen = 0;
-        for _ in 0..=pick {
-            let take_left = match (left > 0, right < n) {
-                (true, true) => at - self.times[left - 1] <= self.times[right] - at,
-                (true, false) => true,
-                _ => false,
-            };
-            if take_left {
-                left -= 1;
-                chosen = left;
-            } else {
-                chosen = right;
-                right += 1;
-            }
-        }
-        self.first_answer(chosen)
-    }
-
-    /// End of the log: the latest completion (arrival plus latency) of any logged call.
-    pub fn horizon(&self) -> SimTime {
-        self.horizon
-    }
-    /// Absolute time of time zero (the first row), microseconds since the Unix epoch.
-    pub fn epoch_offset_us(&self) -> i64 {
-        self.report.epoch_offset_us
-    }
-    /// What label files need to move absolute times into this trace's time base.
-    pub fn time_base(&self) -> super::TimeBase {
-        super::TimeBase {
-            epoch_us: self.report.epoch_offset_us,
-            horizon: self.horizon(),
-            utc_offset_s: self.offset_s,
-            step: Dur::ZERO,
-        }
-    }
-    /// What the import did.
-    pub fn report(&self) -> &ImportReport {
-        &self.report
-    }
+    trace.report.epoch_offset_us = epoch.unwrap_or(0);
+    trace.report.rows_used = trace.len() as u64;
+    trace.shrink_to_fit();
+    Ok(trace)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::outcome::Answer;
+    use crate::time::{Dur, SimTime};
 
     fn parse(data: &str, opts: &TraceOptions) -> Result<CallTrace, TraceError> {
-        CallTrace::from_reader("calls.csv", data.as_bytes(), opts)
+        crate::trace::calls::from_reader("calls.csv", data.as_bytes(), opts)
     }
 
     const LOG: &str = "timestamp,latency_ms,status
@@ -874,7 +639,7 @@ mod tests {
         let t = parse(&csv, &TraceOptions::default()).unwrap();
         assert_eq!((t.len(), t.report.rows), (2_994, 2_994));
         // Rows 1503 to 1509 follow three blank lines.
-        assert_eq!(t.times[1_500], SimTime(1_503 * 3_000));
+        assert_eq!(t.arrival(1_500), Some(SimTime(1_503 * 3_000)));
         assert_eq!(
             (t.first_answer(1_504), t.first_answer(1_505).class, t.first_answer(1_506).class),
             (
@@ -883,12 +648,13 @@ mod tests {
                 OutcomeClass::Error
             )
         );
-        // Out of order: sorted in memory, and the note names the first such row.
+        // Out of order: the message names the line and the previous value.
         let bad = csv.replace("1700000000060,20,", "1700000000001,20,");
         let u = parse(&bad, &TraceOptions::default()).unwrap();
         assert_eq!(u.len(), 2_994);
-        assert!(u.times.windows(2).all(|w| w[0] <= w[1]));
-        assert_eq!((u.times[1], u.first_answer(1).latency), (SimTime(1_000), Dur(20_000)));
+        let times: Vec<SimTime> = u.arrivals();
+        assert!(times.windows(2).all(|w| w[0] <= w[1]));
+        assert_eq!((times[1], u.first_answer(1).latency), (SimTime(1_000), Dur(20_000)));
         let notes = u.report().notes.join("\n");
         assert!(
             notes.contains(
@@ -930,6 +696,11 @@ mod tests {
         );
     }
 
+    /// Every call's logged latency in µs, in time order.
+    fn latencies(t: &CallTrace) -> Vec<u64> {
+        (0..t.len()).map(|i| t.first_answer(i).latency.0).collect()
+    }
+
     /// Nezha's span files (IntelligentDDS/Nezha rca_data/2022-08-23/trace/*.csv): grouped by
     /// trace, not sorted; `Duration` in microseconds next to nanosecond start and end times.
     const NEZHA: &str = "TraceID,SpanID,ParentID,PodName,OperationName,StartTimeUnixNano,EndTimeUnixNano,Duration
@@ -947,8 +718,7 @@ mod tests {
         let t = parse(NEZHA, &TraceOptions::default()).unwrap();
         assert_eq!(t.len(), 7);
         // Sorted by start: the sql span (706 us) started before the second trace's spans.
-        let lat: Vec<u32> = t.latency_us.clone();
-        assert_eq!(lat, vec![1_200_581, 99_744, 3_688, 706, 100_011, 3_918, 93_921]);
+        assert_eq!(latencies(&t), vec![1_200_581, 99_744, 3_688, 706, 100_011, 3_918, 93_921]);
         let notes = t.report().notes.join("\n");
         assert!(
             notes.contains(
@@ -970,12 +740,12 @@ mod tests {
                 .join("\n")
                 .contains("line 7, \"1661256111351037151\" after \"1661256111354478701\" on line 6")
         );
-        assert_eq!(t.latency_us[4], 100_011);
+        assert_eq!(latencies(&t)[4], 100_011);
         // No Duration column: latency is end − start.
         let no_duration: String =
             NEZHA.lines().map(|l| l.rsplit_once(',').unwrap().0.to_string() + "\n").collect();
         let t = parse(&no_duration, &TraceOptions::default()).unwrap();
-        assert_eq!(t.latency_us, vec![1_200_582, 99_744, 3_688, 707, 100_011, 3_919, 93_922]);
+        assert_eq!(latencies(&t), vec![1_200_582, 99_744, 3_688, 707, 100_011, 3_919, 93_922]);
         assert_eq!(t.report().columns[1].1, "EndTimeUnixNano − StartTimeUnixNano");
         assert_eq!(
             super::super::detect_format(
@@ -1009,7 +779,7 @@ mod tests {
 
     #[test]
     fn unsorted_interval_rows_keep_the_header_in_the_hint() {
-        let e = crate::trace::IntervalTrace::from_reader(
+        let e = crate::trace::interval::from_reader(
             "i.csv",
             "id,ts,p95_ms\n1,1700000060,5\n2,1700000000,5\n".as_bytes(),
             &TraceOptions::default(),

@@ -9,11 +9,11 @@
 //! a tenth of a step, and the moves are counted. A value that says "no value" (`NaN`, `±Inf`,
 //! `null`) is a gap, counted in the report; `strict` refuses it with its place.
 
-use super::interval::Raw;
 use super::{
     ImportReport, IntervalTrace, LatencyUnit, TraceError, TraceFormat, TraceOptions, timestamp::format_utc,
 };
 use crate::time::Dur;
+use breakerlab_model::trace::interval::Raw;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -474,7 +474,7 @@ pub fn load_file(path: &Path, format: TraceFormat, opts: &TraceOptions) -> Resul
         && super::grafana::long_form(&super::records::Records::open(&file, super::columns::open(path)?)?.1)
             .is_some();
     if format == TraceFormat::Grafana && !long {
-        return IntervalTrace::from_path(path, opts).map_err(|e| match e {
+        return super::interval::from_path(path, opts).map_err(|e| match e {
             TraceError::Columns { file, message } => TraceError::Columns {
                 file: file.clone(),
                 message: format!(
