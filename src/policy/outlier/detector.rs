@@ -3,29 +3,29 @@
 //! timer. It reports each host's ejection and return as a state change (closed = in rotation,
 //! open = ejected) and every detection, enforced or not, as a [`Detection`].
 //!
-//! Envoy's rules, from source/common/upstream/outlier_detection_impl.cc @ 00c7146 (function
-//! names as in the file; 1.26's from copy index file 114077890):
-//! - `putHttpResponseCode`: a 5xx adds one to the host's consecutive-5xx counter, a gateway
+//! Envoy's rules, from source/common/upstream/outlier_detection_impl.cc at the release tag
+//! v1.28.0 (function names and lines as in that file; 1.26's and 1.27's at v1.26.0 and v1.27.0):
+//! - `putHttpResponseCode` (:68-95): a 5xx adds one to the host's consecutive-5xx counter, a gateway
 //!   error (502, 503, 504) to its gateway counter too (any other 5xx resets the gateway
 //!   counter); a rule fires when its counter *equals* its threshold (`++n == threshold`, so a
 //!   threshold of 0 is off); any other status resets both; every response counts in the
 //!   external success-rate bucket. Without `split_external_local_origin_errors`, a connect
 //!   failure is a 503 and a timeout a 504 (`resultToHttpCode`); with it they are local-origin
 //!   failures (`localOriginFailure`) and an answered request is a local-origin success.
-//! - `onConsecutiveErrorWorker`: a host already ejected is left alone, counter included (it goes
+//! - `onConsecutiveErrorWorker` (:570-609): a host already ejected is left alone, counter included (it goes
 //!   on climbing past the threshold, so it cannot fire again before the return resets it);
 //!   otherwise `ejectHost`, then the rule's counter back to 0, ejected or not.
-//! - `ejectHost`: the limit ([`ejection::envoy_may_eject`]); when it allows, the rule's
+//! - `ejectHost` (:472-528): the limit ([`ejection::envoy_may_eject`]); when it allows, the rule's
 //!   `enforcing_*` % decides (`enforceEjection`); an unenforced detection is only logged
 //!   (`logEject(..., false)`). An ejection draws the jitter and grows the multiplier.
-//! - `onIntervalTimer`, every `interval` from the start: each ejected host whose
+//! - `onIntervalTimer` (:742-776), every `interval` from the start: each ejected host whose
 //!   `min(base × multiplier, max) + jitter` has passed since its ejection returns (counters
 //!   reset); every bucket is swapped; the success-rate and failure-percentage rules run
 //!   (external origin, then local origin); then each host in rotation that returned at least an
-//!   interval ago loses one multiplier step (PR #29711, 1.28). Up to 1.27 the step is lost first
-//!   thing in the tick, by every host in rotation (`checkHostForUneject`), which is why repeated
+//!   interval ago loses one multiplier step (:759-773). Up to 1.27 the step is lost first
+//!   thing in the tick, by every host in rotation (`checkHostForUneject`, v1.26.0 :356-361), which is why repeated
 //!   failure-percentage ejections never grow (envoy#26758).
-//! - `processSuccessRateEjections`: nothing when the pool has fewer hosts than both minimums;
+//! - `processSuccessRateEjections` (:641-740): nothing when the pool has fewer hosts than both minimums;
 //!   hosts in rotation with a rate in the last interval and at least the request volume count;
 //!   the success-rate rule ejects below `mean − stdev_factor / 1000 × stdev` (population stdev)
 //!   when enough hosts count; the failure-percentage rule ejects at `100 − rate >= threshold`.

@@ -149,6 +149,10 @@ fn split_local_origin_failures_have_their_own_counter() {
 fn the_ejection_limit_of_each_release_on_three_hosts() {
     for (version, always, max, ejected) in [
         (EnvoyVersion::V1_26, false, 10, vec![true, false]),
+        (EnvoyVersion::V1_26, false, 0, vec![false, false]),
+        (EnvoyVersion::V1_27, false, 10, vec![true, false]),
+        (EnvoyVersion::V1_27, false, 0, vec![true, false]),
+        (EnvoyVersion::V1_27, false, 70, vec![true, true]),
         (EnvoyVersion::V1_28, false, 10, vec![false, false]),
         (EnvoyVersion::V1_28, true, 10, vec![true, false]),
         (EnvoyVersion::V1_28, false, 100, vec![true, true]),
@@ -332,11 +336,39 @@ fn grpc_ejects_at_the_tick_returns_strictly_after_and_decays_every_tick() {
     assert_eq!(d.multiplier(0), 1);
     ticks_to(&mut d, &mut log, 70_000);
     assert_eq!(d.multiplier(0), 0, "one step per tick in rotation");
-    // The limit is checked before each address: with 10 hosts and 10 %, two go.
-    let mut d = detector(10, EnvoyConfig { enforcing_failure_percentage: 100, ..cfg });
+    // The limit is checked before each address and stops at 100 x ejected / hosts >= max
+    // (grpc-go v1.60.0 balancer.go:862): with 10 hosts and 10 %, one goes, at 20 %, two.
+    for (max, out) in [(10, 1), (20, 2)] {
+        let fp = EnvoyConfig { enforcing_failure_percentage: 100, max_ejection_percent: max, ..cfg.clone() };
+        let mut d = detector(10, fp);
+        let mut log = Log::default();
+        interval(&mut d, &mut log, 10_000, 100, &[100, 100, 100, 0, 0, 0, 0, 0, 0, 0]);
+        assert_eq!(log.changes.iter().filter(|c| c.2 == State::Open).count(), out, "max {max}");
+        assert!(log.changes.iter().all(|c| c.0 == 10_000));
+    }
+}
+
+#[test]
+fn grpc_failure_percentage_counts_minimum_hosts_among_those_with_volume() {
+    // Five addresses, minimum hosts 5: at the 10 s tick only four had the volume (50), so the
+    // rule does not run (balancer.go:855); at 20 s all five had it and host 0 goes.
+    let cfg = EnvoyConfig {
+        implementation: Implementation::Grpc,
+        enforcing_success_rate: 0,
+        enforcing_failure_percentage: 100,
+        max_ejection_percent: 100,
+        ..EnvoyConfig::default()
+    };
+    let mut d = detector(5, cfg);
     let mut log = Log::default();
-    interval(&mut d, &mut log, 10_000, 100, &[100, 100, 100, 0, 0, 0, 0, 0, 0, 0]);
-    assert_eq!(log.changes.iter().filter(|c| c.2 == State::Open).count(), 2);
+    for h in 0..4 {
+        feed(&mut d, &mut log, 5_000, h, if h == 0 { 500 } else { 200 }, 60);
+    }
+    feed(&mut d, &mut log, 5_000, 4, 200, 10);
+    ticks_to(&mut d, &mut log, 10_000);
+    assert!(log.changes.is_empty(), "{:?}", log.changes);
+    interval(&mut d, &mut log, 20_000, 60, &[60, 0, 0, 0, 0]);
+    assert_eq!(log.changes, vec![(20_000, 0, State::Open, "failure_percentage")]);
 }
 
 #[test]
