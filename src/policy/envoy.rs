@@ -133,6 +133,15 @@ family_config! {
         always_eject_one_host: bool = false, "bool", "eject one host whatever max_ejection_percent says (1.31+)";
         healthy_panic_threshold: f64 = 50.0, "percent",
             "below this % of hosts in rotation the balancer uses every host, ejected ones too (0 = off)";
+        health_check_interval: Dur = Dur::ZERO, "duration",
+            "active HTTP health checks of every host, the next sent this long after each completes (0 = none)";
+        health_check_timeout: Dur = Dur::from_secs(1), "duration",
+            "a health check slower than this fails as a network failure";
+        health_check_unhealthy_threshold: u32 = 3, "count",
+            "timeouts or connection failures in a row that mark a host failed (any other non-200 marks it at once)";
+        health_check_healthy_threshold: u32 = 2, "count", "200s in a row that mark a failed host healthy again";
+        successful_active_health_check_uneject_host: bool = true, "bool",
+            "a health check completing while its host is not marked failed returns the host if ejected";
         envoy_version: EnvoyVersion = EnvoyVersion::V1_28, "1.26 | 1.27 | 1.28",
             "release rules: 1.26 and 1.27 eject one host always; 1.28 checks max_ejection_percent on the first too and changed the decay";
         implementation: Implementation = Implementation::Envoy, "envoy | grpc",
@@ -257,6 +266,31 @@ impl Family for EnvoyConfig {
             "a percentage from 0 to 100",
             p,
         )?;
+        if !self.health_check_interval.is_zero() {
+            require(
+                self.health_check_interval >= Dur::from_millis(1),
+                "health_check_interval",
+                "0 (none) or at least 1ms",
+                self.health_check_interval,
+            )?;
+            require(
+                self.health_check_timeout >= Dur::from_millis(1),
+                "health_check_timeout",
+                "at least 1ms",
+                self.health_check_timeout,
+            )?;
+            for (name, v) in [
+                ("health_check_unhealthy_threshold", self.health_check_unhealthy_threshold),
+                ("health_check_healthy_threshold", self.health_check_healthy_threshold),
+            ] {
+                require(v >= 1, name, "at least 1", v)?;
+            }
+            if self.implementation == Implementation::Grpc {
+                return Err(impossible(
+                    "health_check_interval: gRPC's outlier_detection balancer has no active health checks; set it to 0 or use implementation = \"envoy\"".into(),
+                ));
+            }
+        }
         if self.always_eject_one_host && self.envoy_version < EnvoyVersion::V1_28 {
             return Err(impossible(
                 "always_eject_one_host came with Envoy 1.31 (PR #34796): use envoy_version = \"1.28\" (1.28 and later)".into(),

@@ -35,15 +35,7 @@ impl Detector {
         let n = self.hosts.len() as u16;
         let c = self.cfg.clone();
         if c.enforcing_success_rate > 0 {
-            let candidates: Vec<(u16, f64)> = self
-                .hosts
-                .iter()
-                .enumerate()
-                .filter_map(|(h, m)| {
-                    let (rate, volume) = m.external.rate_and_volume()?;
-                    (volume >= u64::from(c.success_rate_request_volume)).then_some((h as u16, rate))
-                })
-                .collect();
+            let candidates = self.with_volume(c.success_rate_request_volume);
             if candidates.len() >= c.success_rate_minimum_hosts as usize {
                 let threshold =
                     success_rate_threshold(&candidates, f64::from(c.success_rate_stdev_factor) / 1000.0);
@@ -59,16 +51,7 @@ impl Detector {
             }
         }
         if c.enforcing_failure_percentage > 0 {
-            let volume = u64::from(c.failure_percentage_request_volume);
-            let candidates: Vec<(u16, f64)> = self
-                .hosts
-                .iter()
-                .enumerate()
-                .filter_map(|(h, m)| {
-                    let (rate, v) = m.external.rate_and_volume()?;
-                    (v >= volume).then_some((h as u16, rate))
-                })
-                .collect();
+            let candidates = self.with_volume(c.failure_percentage_request_volume);
             if candidates.len() >= c.failure_percentage_minimum_hosts as usize {
                 let threshold = f64::from(c.failure_percentage_threshold);
                 for &(h, rate) in &candidates {
@@ -88,9 +71,20 @@ impl Detector {
             if !self.hosts[i].ejected {
                 self.hosts[i].multiplier = self.hosts[i].multiplier.saturating_sub(1);
             } else if now > self.hosts[i].ejected_at + self.ejection_time(h) {
-                self.uneject(now, h, out);
+                self.uneject(now, h, "ejection_elapsed", out);
             }
         }
+    }
+
+    /// Each address with at least `volume` calls in the last interval, ejected ones included,
+    /// with its success rate (grpc-go's `addrsWithAtLeastRequestVolume`, balancer.go:784-794).
+    fn with_volume(&self, volume: u32) -> Vec<(u16, f64)> {
+        let volume = u64::from(volume);
+        let with = |(h, m): (usize, &super::monitor::Monitor)| {
+            let (rate, v) = m.external.rate_and_volume()?;
+            (v >= volume).then_some((h as u16, rate))
+        };
+        self.hosts.iter().enumerate().filter_map(with).collect()
     }
 
     /// An outlier found by gRPC's `kind` rule, which saw `seen`: ejected at the tick's time with

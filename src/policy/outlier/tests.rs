@@ -387,3 +387,77 @@ fn panic_uses_every_host_below_the_threshold() {
     assert!(!in_rotation(&d, 3, 0.0, &mut usable), "a threshold of 0 never panics");
     assert_eq!(usable, vec![2]);
 }
+
+/// A detector over three hosts with health checks every 2 s whose answers `answer(host, at)`
+/// gives (class, status), 10 ms each.
+fn checked(cfg: EnvoyConfig, answer: fn(u16, SimTime) -> (OutcomeClass, u16)) -> Detector {
+    let cfg = EnvoyConfig { health_check_interval: Dur::from_secs(2), ..cfg };
+    let mut d = detector(3, cfg);
+    d.start_health_checks(&mut |h, at, _| {
+        let (class, code) = answer(h, at);
+        (class, code, Dur::from_millis(10))
+    });
+    d
+}
+
+/// Runs `d`'s ticks and health checks up to `ms`.
+fn advance_to(d: &mut Detector, log: &mut Log, answer: fn(u16, SimTime) -> (OutcomeClass, u16), ms: u64) {
+    let mut out = Vec::new();
+    let mut draw = |h: u16, at: SimTime, _: u64| {
+        let (class, code) = answer(h, at);
+        (class, code, Dur::from_millis(10))
+    };
+    while d.next_event() <= SimTime(ms * 1000) {
+        let t = d.next_event();
+        d.advance(t, &mut draw, &mut out);
+    }
+    log.take(&mut out);
+}
+
+#[test]
+fn a_passing_health_check_returns_an_ejected_host_at_its_completion() {
+    fn healthy(_: u16, _: SimTime) -> (OutcomeClass, u16) {
+        (OutcomeClass::Ok, 200)
+    }
+    // Checks complete at 10 ms, then 2.02 s, 4.03 s ... (sent 2 s after each completion).
+    let mut d = checked(open(), healthy);
+    let mut log = Log::default();
+    advance_to(&mut d, &mut log, healthy, 1_000);
+    feed(&mut d, &mut log, 1_000, 0, 500, 5);
+    assert_eq!(log.changes, vec![(1_000, 0, State::Open, "consecutive_5xx")]);
+    advance_to(&mut d, &mut log, healthy, 3_000);
+    assert_eq!(log.changes[1], (2_020, 0, State::Closed, "active_health_check"));
+    assert!(!d.out_of_rotation(0));
+    // Without successful_active_health_check_uneject_host the host waits for the timer: 30 s
+    // after its ejection, at the 40 s tick.
+    let off = EnvoyConfig { successful_active_health_check_uneject_host: false, ..open() };
+    let mut d = checked(off, healthy);
+    let mut log = Log::default();
+    feed(&mut d, &mut log, 1_000, 0, 500, 5);
+    advance_to(&mut d, &mut log, healthy, 45_000);
+    assert_eq!(
+        log.changes,
+        vec![(1_000, 0, State::Open, "consecutive_5xx"), (40_000, 0, State::Closed, "ejection_elapsed")]
+    );
+}
+
+#[test]
+fn a_host_failing_its_health_checks_leaves_rotation_and_is_not_returned_by_them() {
+    // Host 0's health endpoint answers 503 from 3 s: its check completing at 4.03 s marks it
+    // failed at once, out of rotation with no ejection, and no later check returns it.
+    fn sick(h: u16, at: SimTime) -> (OutcomeClass, u16) {
+        if h == 0 && at >= SimTime(3 * S) { (OutcomeClass::Error, 503) } else { (OutcomeClass::Ok, 200) }
+    }
+    let mut d = checked(open(), sick);
+    let mut log = Log::default();
+    advance_to(&mut d, &mut log, sick, 4_029);
+    assert!(!d.out_of_rotation(0));
+    advance_to(&mut d, &mut log, sick, 4_030);
+    assert!(d.out_of_rotation(0) && !d.is_ejected(0));
+    let mut usable = Vec::new();
+    assert!(!in_rotation(&d, 3, 50.0, &mut usable));
+    assert_eq!(usable, vec![1, 2]);
+    feed(&mut d, &mut log, 5_000, 0, 500, 5);
+    advance_to(&mut d, &mut log, sick, 20_000);
+    assert_eq!(log.changes, vec![(5_000, 0, State::Open, "consecutive_5xx")], "no return by a failing check");
+}
