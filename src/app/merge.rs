@@ -8,12 +8,25 @@ use crate::error::{Error, Result};
 use crate::report::page::{InputFile, ReportInputs};
 use crate::scenario::InputError;
 use crate::sweep::merge::Merge;
+use crate::sweep::output::RunsReader;
 use crate::sweep::review::ScenarioFacts;
-use crate::sweep::runner::{config_info, metric_columns, spec_of};
+use crate::sweep::runner::{config_info, metric_columns, nameable_columns, spec_of};
 use crate::sweep::selection::{Rule, Settings};
 use crate::sweep::shard::{MANIFEST_FILE, Manifest};
 use crate::time::Dur;
 use std::path::PathBuf;
+
+/// Shard folder `dir`'s runs.csv, opened.
+fn runs_csv(dir: &std::path::Path) -> Result<(PathBuf, std::io::BufReader<std::fs::File>)> {
+    let path = dir.join(output::RUNS_CSV);
+    let file = std::fs::File::open(&path).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => {
+            Error::Input(InputError::file(&path, "no such file: the shard is incomplete"))
+        }
+        _ => Error::io(&path, e),
+    })?;
+    Ok((path, std::io::BufReader::new(file)))
+}
 
 /// What `breakerlab merge` is asked to do.
 #[derive(Clone, Debug, Default)]
@@ -46,16 +59,17 @@ pub fn merge(req: &MergeRequest) -> Result<SweepReport> {
     }
     let dir = output::out_dir(req.out.as_deref(), &shards[0].1.sweep);
     let scratch = super::sweep::scratch_next_to(&dir);
-    let mut merge = Merge::new(shards, metric_columns(), &scratch).map_err(InputError::from)?;
+    // A sweep over a pool of hosts writes its scores too: the first shard's header says (a
+    // missing or broken file is reported where it is read, below).
+    let pooled = runs_csv(&req.dirs[0])
+        .ok()
+        .and_then(|(path, file)| RunsReader::new(file, &path.display().to_string()).ok())
+        .is_some_and(|header| header.metrics() == nameable_columns().as_slice());
+    let columns = if pooled { nameable_columns() } else { metric_columns() };
+    let mut merge = Merge::new(shards, columns, &scratch).map_err(InputError::from)?;
     for (k, dir) in req.dirs.iter().enumerate() {
-        let path = dir.join(output::RUNS_CSV);
-        let file = std::fs::File::open(&path).map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => {
-                Error::Input(InputError::file(&path, "no such file: the shard is incomplete"))
-            }
-            _ => Error::io(&path, e),
-        })?;
-        merge.add(k, std::io::BufReader::new(file), &path.display().to_string()).map_err(InputError::from)?;
+        let (path, file) = runs_csv(dir)?;
+        merge.add(k, file, &path.display().to_string()).map_err(InputError::from)?;
     }
     let merged = merge
         .finish(&|config, label| {

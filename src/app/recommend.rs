@@ -10,7 +10,7 @@ use crate::sweep::constraint::{Constraint, DEFAULT_CONSTRAINT};
 use crate::sweep::objective::Objective;
 use crate::sweep::output::{read_objective_toml, read_runs};
 use crate::sweep::recommend::{Recommendation, Rules, recommend as rank};
-use crate::sweep::runner::{default_objective, metric_columns, resolved_params, validate_policy};
+use crate::sweep::runner::{default_objective, nameable_columns, resolved_params, validate_policy};
 use crate::sweep::selection::Settings;
 use crate::sweep::store::Scratch;
 use std::path::PathBuf;
@@ -56,7 +56,7 @@ impl RecommendReport {
 /// Ranks the configurations of `req.path` under its objective and constraints with the
 /// requested changes. A sweep file is run first, its outputs written as by `sweep`.
 pub fn recommend(req: &RecommendRequest) -> Result<RecommendReport> {
-    let columns = metric_columns();
+    let columns = nameable_columns();
     // Check the overrides before anything runs.
     let weights = req
         .objective
