@@ -48,16 +48,11 @@ fn sweep_draws_charts_and_the_report_by_default() {
 #[test]
 fn a_bad_sweep_file_is_refused_before_anything_runs() {
     let dir = tempfile::tempdir().unwrap();
-    let file = write(
+    let stderr = refused_blip_sweep(
         dir.path(),
         "bad.toml",
-        &format!(
-            "scenarios = [\"{}/blip.toml\"]\n[[policies]]\npreset = \"consecutive\"\nfailure_treshold = [3, 5]\n",
-            root().join("scenarios").display()
-        ),
+        "[[policies]]\npreset = \"consecutive\"\nfailure_treshold = [3, 5]\n",
     );
-    let assert = breakerlab(dir.path()).args(["sweep", "--quiet"]).arg(&file).assert().code(2);
-    let stderr = String::from_utf8_lossy(&assert.get_output().stderr).into_owned();
     assert!(
         stderr.contains("bad.toml:4:") && stderr.contains("did you mean `failure_threshold`"),
         "{stderr}"
@@ -143,15 +138,16 @@ fn a_pool_sweep_weighs_and_shows_the_pool_scores() {
         "{stdout}"
     );
     // A pool's score named over scenarios without a pool is refused, saying why.
-    let plain = write(
-        dir.path(),
-        "plain.toml",
-        &format!(
-            "scenarios = [\"{}/blip.toml\"]\nconstraints = [\"pool.false_ejections <= 0\"]\n[[policies]]\npreset = \"consecutive\"\n",
-            root().join("scenarios").display()
-        ),
-    );
-    let assert = breakerlab(dir.path()).args(["sweep", "--quiet"]).arg(&plain).assert().code(2);
-    let stderr = String::from_utf8_lossy(&assert.get_output().stderr).into_owned();
+    let body = "constraints = [\"pool.false_ejections <= 0\"]\n[[policies]]\npreset = \"consecutive\"\n";
+    let stderr = refused_blip_sweep(dir.path(), "plain.toml", body);
     assert!(stderr.contains("`pool.false_ejections` is not a column of these results"), "{stderr}");
+}
+
+/// Writes sweep file `name` over the bundled blip.toml with `body` after its `scenarios` line,
+/// runs it, checks it is refused (exit 2) and returns what it printed on stderr.
+fn refused_blip_sweep(dir: &std::path::Path, name: &str, body: &str) -> String {
+    let text = format!("scenarios = [\"{}/blip.toml\"]\n{body}", root().join("scenarios").display());
+    let file = write(dir, name, &text);
+    let assert = breakerlab(dir).args(["sweep", "--quiet"]).arg(&file).assert().code(2);
+    String::from_utf8_lossy(&assert.get_output().stderr).into_owned()
 }

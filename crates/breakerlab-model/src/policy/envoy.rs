@@ -267,18 +267,12 @@ impl Family for EnvoyConfig {
             p,
         )?;
         if !self.health_check_interval.is_zero() {
-            require(
-                self.health_check_interval >= Dur::from_millis(1),
-                "health_check_interval",
-                "0 (none) or at least 1ms",
-                self.health_check_interval,
-            )?;
-            require(
-                self.health_check_timeout >= Dur::from_millis(1),
-                "health_check_timeout",
-                "at least 1ms",
-                self.health_check_timeout,
-            )?;
+            for (name, d) in [
+                ("health_check_interval", self.health_check_interval),
+                ("health_check_timeout", self.health_check_timeout),
+            ] {
+                require(d >= Dur::from_millis(1), name, "at least 1ms", d)?;
+            }
             for (name, v) in [
                 ("health_check_unhealthy_threshold", self.health_check_unhealthy_threshold),
                 ("health_check_healthy_threshold", self.health_check_healthy_threshold),
