@@ -461,3 +461,36 @@ fn a_host_failing_its_health_checks_leaves_rotation_and_is_not_returned_by_them(
     advance_to(&mut d, &mut log, sick, 20_000);
     assert_eq!(log.changes, vec![(5_000, 0, State::Open, "consecutive_5xx")], "no return by a failing check");
 }
+
+#[test]
+fn a_timed_out_check_under_the_unhealthy_threshold_also_returns_an_ejected_host() {
+    // Every check of host 0 times out (over the 1 s timeout, completing at it): the first three
+    // complete at 1 s, 4 s and 7 s (sent 2 s after each completion). Ejected at 1.5 s, the host
+    // returns at the 4 s completion, the second timeout of three: Envoy's callback runs after
+    // every check and looks only at the failed mark, which the third sets at 7 s.
+    let cfg = EnvoyConfig { health_check_interval: Dur::from_secs(2), ..open() };
+    let mut d = detector(3, cfg);
+    let mut draw = |h: u16, _: SimTime, _: u64| {
+        let ms = if h == 0 { 5_000 } else { 10 };
+        (OutcomeClass::Ok, 200, Dur::from_millis(ms))
+    };
+    d.start_health_checks(&mut draw);
+    let mut log = Log::default();
+    let mut out = Vec::new();
+    let mut run_to = |d: &mut Detector, ms: u64, out: &mut Vec<HostChange>| {
+        while d.next_event() <= SimTime(ms * 1000) {
+            let t = d.next_event();
+            d.advance(t, &mut draw, out);
+        }
+    };
+    run_to(&mut d, 1_500, &mut out);
+    log.take(&mut out);
+    feed(&mut d, &mut log, 1_500, 0, 500, 5);
+    run_to(&mut d, 7_000, &mut out);
+    log.take(&mut out);
+    assert_eq!(
+        log.changes,
+        vec![(1_500, 0, State::Open, "consecutive_5xx"), (4_000, 0, State::Closed, "active_health_check")]
+    );
+    assert!(d.out_of_rotation(0), "marked failed by the third timeout at 7 s");
+}
