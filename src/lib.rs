@@ -13,6 +13,7 @@
 
 pub mod app;
 mod client;
+mod deploy;
 mod error;
 #[cfg(test)]
 mod fuzz;

@@ -1,0 +1,5 @@
+//! From a recommendation to a deployed configuration: the nearest configuration a breaker
+//! library can express ([`nearest`]), read through a [`shape`](shape) every library shares.
+
+pub mod nearest;
+pub mod shape;
