@@ -6,7 +6,7 @@ use breakerlab::Dur;
 use breakerlab::Error;
 use breakerlab::Library;
 use breakerlab::ShardId;
-use breakerlab::app::sweep::Replicates;
+use breakerlab::app::sweep::{Replicates, TargetMode};
 use breakerlab::app::{
     check, compare, explain, export, merge, presets, recommend, replay, report, run, shard, sweep,
 };
@@ -90,6 +90,8 @@ enum Command {
         /// max_replicates, else 10).
         #[arg(long, value_name = "N")]
         max_replicates: Option<u32>,
+        #[command(flatten)]
+        target: TargetArgs,
         #[command(flatten)]
         finish: FinishArgs,
         /// Run only shard K (0-based) of N, e.g. --shard 0/4: its rows go to
@@ -438,6 +440,21 @@ impl RunArgs {
 }
 
 /// `--replicates`: a whole number of at least 1, or `auto`.
+/// `--target` and `--target-mode`: the library a recommendation is deployed to.
+#[derive(clap::Args, Debug)]
+struct TargetArgs {
+    /// Deploy to this library: every configuration must be one it expresses exactly (refused
+    /// before anything runs, with the reason), and the recommendation, runner-up and baseline
+    /// are shown in its syntax, the recommendation also written to recommended.<ext>. Replaces
+    /// the sweep file's `target`.
+    #[arg(long = "target", value_name = "LIBRARY", value_parser = Library::parse)]
+    target: Option<Library>,
+    /// exact (default): refuse what the library cannot express; nearest: run the nearest
+    /// configuration it expresses instead, listing what differs.
+    #[arg(long = "target-mode", value_name = "exact|nearest", value_parser = TargetMode::parse)]
+    target_mode: Option<TargetMode>,
+}
+
 fn parse_replicates(text: &str) -> breakerlab::Result<Replicates> {
     Replicates::parse(text)
 }
@@ -502,7 +519,18 @@ fn execute(command: Command) -> breakerlab::Result<(String, ExitCode)> {
             };
             run::render(&run::run(&run::RunRequest { input, settings: what.settings() })?)
         }
-        Command::Sweep { file, threads, out, quiet, replicates, max_replicates, finish, shard, shards } => {
+        Command::Sweep {
+            file,
+            threads,
+            out,
+            quiet,
+            replicates,
+            max_replicates,
+            target,
+            finish,
+            shard,
+            shards,
+        } => {
             // The shard in use: --shard, else the scheduler's variables (read here, at the edge).
             let chosen = match shard {
                 Some(text) => Some((ShardId::parse(&text)?, format!("--shard {text}"))),
@@ -534,6 +562,8 @@ fn execute(command: Command) -> breakerlab::Result<(String, ExitCode)> {
                 limits: finish.limits.limits(),
                 replicates,
                 max_replicates,
+                target: target.target,
+                target_mode: target.target_mode,
             };
             sweep::sweep(&req)?.render()
         }

@@ -87,6 +87,7 @@ pub fn merge(req: &MergeRequest) -> Result<SweepReport> {
         constraints: merged.constraints,
         fronts: m.pareto,
         settings: Settings { rule, baseline: m.baseline, auto: None },
+        deployment: None,
     };
     let facts: Vec<ScenarioFacts> = m
         .durations_us

@@ -27,9 +27,9 @@ pub fn nearest(cfg: &PolicyConfig, spec: &PolicySpec, lib: Library) -> Result<Ne
     let refuse =
         |reason: String| ExportError::Unsupported { library: lib.name(), label: cfg.label(), reason };
     let s = shape(cfg).map_err(&refuse)?;
-    let mut b = Build { sets: Vec::new(), notes: s.dropped.iter().map(|d| format!("drops {d}")).collect() };
+    let mut b = Build { sets: Vec::new(), notes: s.dropped.iter().map(|d| format!("drops: {d}")).collect() };
     let preset = b.library(lib, &s).map_err(&refuse)?;
-    b.classifier(cfg, lib);
+    b.classifier(cfg, lib, preset);
     let mut out = PolicySpec::new(preset);
     for (k, v) in b.sets {
         out.overrides.insert(k, v);
@@ -155,10 +155,12 @@ impl Build {
                 let probes = if s.probes == 0 { s.close_successes.max(1) } else { s.probes };
                 self.set("permitted_number_of_calls_in_half_open_state", int(probes));
                 self.half_open(s, probes, "permittedNumberOfCallsInHalfOpenState");
-                self.note(format!(
-                    "half-open closes when the failure rate of its {probes} calls stays under the threshold (not on {} consecutive successes)",
-                    s.close_successes
-                ));
+                if probes > 1 || s.close_successes > 1 {
+                    self.note(format!(
+                        "half-open closes when the failure rate of its {probes} calls stays under the threshold (not on {} consecutive successes)",
+                        s.close_successes
+                    ));
+                }
                 "resilience4j-count"
             }
             Library::Polly => {
@@ -340,23 +342,36 @@ impl Build {
         })
     }
 
-    /// Carries the classifier over; Envoy counts exactly the 5xx (errors and timeouts).
-    fn classifier(&mut self, cfg: &PolicyConfig, lib: Library) {
-        let params = cfg.params();
-        let get = |k: &str| params.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone()).unwrap_or_default();
-        let (failures, ignored) = (get("failure_on"), get("ignore"));
+    /// Carries the classifier over (set only where `preset`'s differs); Envoy counts exactly
+    /// the 5xx (errors and timeouts).
+    fn classifier(&mut self, cfg: &PolicyConfig, lib: Library, preset: &str) {
+        let classes = |c: &PolicyConfig| {
+            let params = c.params();
+            let get =
+                |k: &str| params.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone()).unwrap_or_default();
+            (get("failure_on"), get("ignore"))
+        };
+        let (failures, ignored) = classes(cfg);
+        let default = PolicySpec::new(preset).resolve().map(|d| classes(&d)).unwrap_or_default();
         if matches!(lib, Library::Envoy | Library::Istio) {
             let want = ("[\"error\", \"timeout\"]", "[]");
-            self.sets.push(("failure_on".into(), list(want.0)));
-            self.sets.push(("ignore".into(), list(want.1)));
+            if (default.0.as_str(), default.1.as_str()) != want {
+                self.sets.push(("failure_on".into(), list(want.0)));
+                self.sets.push(("ignore".into(), list(want.1)));
+            }
             if (failures.as_str(), ignored.as_str()) != want {
                 self.note(format!(
                     "counts the 5xx (error, timeout) as failures and nothing as ignored, where the original fails {failures} and ignores {ignored}"
                 ));
             }
         } else {
-            self.sets.push(("failure_on".into(), list(&failures)));
-            self.sets.push(("ignore".into(), list(&ignored)));
+            // One list left unset is derived from the other as the original's is.
+            if failures != default.0 {
+                self.sets.push(("failure_on".into(), list(&failures)));
+            }
+            if ignored != default.1 {
+                self.sets.push(("ignore".into(), list(&ignored)));
+            }
         }
     }
 }
@@ -403,6 +418,9 @@ mod tests {
                 let n =
                     nearest(&cfg, &spec, lib).unwrap_or_else(|e| panic!("{} -> {}: {e}", p.name, lib.name()));
                 export(&n.config, lib, "x").unwrap();
+                if !matches!(lib, Library::Envoy | Library::Istio) {
+                    assert_eq!(n.config.classifier(), cfg.classifier(), "{} -> {}", p.name, lib.name());
+                }
                 let exact = export(&cfg, lib, "x").is_ok();
                 assert_eq!(n.differences.is_empty(), exact, "{} -> {}", p.name, lib.name());
             }
@@ -416,15 +434,15 @@ mod tests {
         assert_eq!(
             n.config.label(),
             "resilience4j-count[sliding_window_type=time_based,sliding_window_size=900,minimum_number_of_calls=8,\
-             failure_rate_threshold=50.0,permitted_number_of_calls_in_half_open_state=3,wait_duration_in_open_state=5m,\
-             failure_on=[\"error\", \"timeout\", \"rate_limited\", \"client_error\"],ignore=[]]"
+             failure_rate_threshold=50.0,permitted_number_of_calls_in_half_open_state=3,wait_duration_in_open_state=5m]"
         );
+        assert_eq!(n.config.classifier(), cfg.classifier());
         let text = n.differences.join("\n");
         assert!(
             text.starts_with("family: connector (connector-breaker) -> resilience4j (resilience4j-count)"),
             "{text}"
         );
-        assert!(text.contains("drops the p95 latency rule (opens at p95 >= 8s)"), "{text}");
+        assert!(text.contains("drops: the p95 latency rule (opens at p95 >= 8s)"), "{text}");
         assert!(
             text.contains("a 15m time window -> 900 epoch-aligned one-second buckets (spans 899 to 900 s)"),
             "{text}"

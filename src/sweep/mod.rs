@@ -38,6 +38,7 @@ pub mod shard;
 pub mod stats;
 pub mod store;
 pub mod table;
+pub mod target;
 
 /// An error of a sweep, compare or recommend command: where (file, line, column) and what.
 #[derive(Debug, thiserror::Error)]
