@@ -145,3 +145,118 @@ pub fn deployed(
 fn find(table: &ResultTable, label: &str) -> Option<Configuration> {
     table.configs().find(|c| c.label == label).map(|c| (*c.config).clone())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::app::sweep::{SweepRequest, sweep};
+    use std::path::{Path, PathBuf};
+
+    /// A sweep over two bundled scenarios with `target` lines and `entries`, written to `dir`.
+    fn targeted(dir: &Path, target: &str, entries: &str) -> PathBuf {
+        let scenario = |n: &str| super::super::bundled(n).display().to_string();
+        let text = format!(
+            "name = \"t\"\nscenarios = [{:?}, {:?}]\nreplicates = 2\n{target}\n{entries}",
+            scenario("blip.toml"),
+            scenario("hard-outage.toml")
+        );
+        let path = dir.join("t.toml");
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    fn run(file: &Path, threads: usize, out: &Path) -> crate::Result<crate::app::sweep::SweepReport> {
+        sweep(&SweepRequest {
+            file: Some(file.to_path_buf()),
+            threads: Some(threads),
+            out: Some(out.to_path_buf()),
+            quiet: true,
+            ..SweepRequest::default()
+        })
+    }
+
+    const GRID: &str = "[[policies]]\npreset = \"windowed\"\ntime_window = [\"30s\", \"2m\"]\n\
+                        [[policies]]\npreset = \"resilience4j-count\"\nsliding_window_size = [20, 50]\n\
+                        [[policies]]\npreset = \"connector-breaker\"\n[[policies]]\npreset = \"none\"\n";
+
+    #[test]
+    fn exact_refuses_every_inexpressible_configuration_before_anything_runs() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = targeted(dir.path(), "target = \"resilience4j\"", GRID);
+        let out = dir.path().join("out");
+        let e = run(&file, 1, &out).unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        let f = file.display();
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "{f}:4:10: target resilience4j (target_mode = \"exact\") cannot express 3 of the 5 configuration(s), each \
+                 below with where it is written, the field and what the library lacks; target_mode = \"nearest\" (or \
+                 --target-mode nearest) runs the nearest expressible configuration instead:\n  \
+                 {f}:6:10: configuration 0 `windowed[time_window=30s]` (field `buckets`): resilience4j cannot express it: \
+                 its time window is whole seconds in one-second epoch buckets: set buckets = 30 with a whole-second \
+                 time_window (exact windows are not expressible)\n  \
+                 {f}:6:10: configuration 1 `windowed[time_window=2m]` (field `buckets`): resilience4j cannot express it: \
+                 its time window is whole seconds in one-second epoch buckets: set buckets = 120 with a whole-second \
+                 time_window (exact windows are not expressible)\n  \
+                 {f}:12:10: configuration 4 `connector-breaker` (field `preset`): resilience4j cannot express it: the \
+                 connector (seed 000) family is not resilience4j's state machine; start from the `resilience4j-count` preset"
+            )
+        );
+        assert!(!out.exists(), "nothing is written when the target refuses");
+        let file = targeted(dir.path(), "target = \"linkerd\"", GRID);
+        let e = run(&file, 1, &out).unwrap_err().to_string();
+        assert!(e.ends_with("t.toml:4:10: `target`: unknown library `linkerd` for --as; known libraries: resilience4j, polly, opossum, cockatiel, pybreaker, gobreaker, failsafe-go, envoy, istio, grpc"), "{e}");
+        let file = targeted(dir.path(), "target_mode = \"nearest\"", GRID);
+        let e = run(&file, 1, &out).unwrap_err().to_string();
+        assert!(e.ends_with("t.toml:4:15: `target_mode` applies with `target = \"<library>\"` only: name the library"), "{e}");
+    }
+
+    #[test]
+    fn nearest_lists_replacements_and_writes_the_same_export_on_any_thread_count() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = targeted(dir.path(), "target = \"resilience4j\"\ntarget_mode = \"nearest\"", GRID);
+        let mut seen: Vec<(String, String)> = Vec::new();
+        for threads in [1, 2] {
+            let out = dir.path().join(format!("out{threads}"));
+            let report = run(&file, threads, &out).unwrap();
+            let text = report.render();
+            assert!(
+                text.contains(
+                    "target resilience4j (target_mode = \"nearest\"): 3 of the 5 configuration(s) replaced by the nearest \
+                     configuration resilience4j expresses:\n  configuration 0: windowed[time_window=30s] -> \
+                     resilience4j-count[sliding_window_type=time_based,sliding_window_size=30,minimum_number_of_calls=10,"
+                ),
+                "{text}"
+            );
+            assert!(text.contains("  configuration 4: connector-breaker -> resilience4j-count[sliding_window_type=time_based,sliding_window_size=900,minimum_number_of_calls=8,failure_rate_threshold=50.0,permitted_number_of_calls_in_half_open_state=3,wait_duration_in_open_state=5m]\n      family: connector (connector-breaker) -> resilience4j (resilience4j-count)\n      drops: the p95 latency rule (opens at p95 >= 8s)"), "{text}");
+            let yaml = std::fs::read_to_string(out.join("recommended.yaml")).unwrap();
+            assert!(yaml.contains("resilience4j:\n  circuitbreaker:\n    instances:\n      backend:\n"), "{yaml}");
+            let txt = std::fs::read_to_string(out.join("recommendation.txt")).unwrap();
+            assert!(txt.contains("\nDeploy to resilience4j (target_mode = \"nearest\": 3 of the 5 configuration(s) ran as the nearest configuration resilience4j expresses):\nRecommended: "), "{txt}");
+            let indented: String = yaml.lines().map(|l| format!("    {l}\n")).collect();
+            assert!(txt.contains(&indented), "the export in recommendation.txt is recommended.yaml's");
+            seen.push((yaml, txt));
+        }
+        assert_eq!(seen[0], seen[1], "recommended.yaml and recommendation.txt are byte-identical on 1 and 2 threads");
+    }
+
+    #[test]
+    fn a_sweep_targeting_each_library_recommends_and_exports_a_config() {
+        let dir = tempfile::tempdir().unwrap();
+        let grid = "[[policies]]\npreset = \"consecutive\"\nfailure_threshold = [3, 10]\n\
+                    [[policies]]\npreset = \"ai-service-breaker\"\n";
+        for lib in Library::ALL.into_iter().filter(|l| *l != Library::Grpc) {
+            let file = targeted(dir.path(), &format!("target = {:?}\ntarget_mode = \"nearest\"", lib.name()), grid);
+            let out = dir.path().join(lib.name());
+            let report = run(&file, 2, &out).unwrap();
+            let (name, text) = report.deployed.as_ref().and_then(|d| d.file.clone()).unwrap();
+            assert_eq!(name, recommended_file(lib));
+            assert_eq!(std::fs::read_to_string(out.join(&name)).unwrap(), text);
+            assert!(text.contains(&format!("breakerlab export --as {} of policy", lib.name())), "{text}");
+        }
+        let file = targeted(dir.path(), "target = \"grpc\"\ntarget_mode = \"nearest\"", grid);
+        let e = run(&file, 1, &dir.path().join("grpc")).unwrap_err().to_string();
+        assert!(e.contains("it has no nearest configuration: gRPC's outlier detection ejects"), "{e}");
+    }
+}
