@@ -161,6 +161,17 @@ enum Command {
         /// The breaker instance's name in the output (default `backend`).
         #[arg(long)]
         name: Option<String>,
+        /// When the library cannot express the policy (another family, or a value it lacks),
+        /// write the nearest configuration it can, headed by a comment listing what differs.
+        #[arg(long)]
+        nearest: bool,
+        /// With --nearest: a scenario on which to measure what the nearest configuration
+        /// changes (paired differences, as `compare` gives them). Repeat it.
+        #[arg(long = "scenario", value_name = "FILE", requires = "nearest")]
+        scenarios: Vec<PathBuf>,
+        /// Replicates per scenario for that measurement.
+        #[arg(long, value_name = "N", default_value_t = export::DEFAULT_REPLICATES, requires = "scenarios")]
+        replicates: u32,
     },
     /// Replay a logged trace (per-interval aggregates or per-call log) through one breaker
     /// configuration: print the import report and the scores, write the same files as `run`.
@@ -575,8 +586,8 @@ fn execute(command: Command) -> breakerlab::Result<(String, ExitCode)> {
             let req = recommend::RecommendRequest { path, objective, constraints, threads, quiet, library };
             recommend::recommend(&req)?.render()
         }
-        Command::Export { library, policy, sets, name } => {
-            export::run(&export::ExportRequest { library, policy, sets, name })?
+        Command::Export { library, policy, sets, name, nearest, scenarios, replicates } => {
+            export::run(&export::ExportRequest { library, policy, sets, name, nearest, scenarios, replicates })?
         }
         Command::Replay { args } => run::render(&replay::replay(&args.request()?)?),
         Command::Presets { name } => presets::render(name.as_deref())?,

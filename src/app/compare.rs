@@ -17,7 +17,8 @@ use crate::sweep::output::{runs_csv, summary_csv};
 use crate::sweep::runner::{
     Cells, config_info, default_objective, metric_columns, progress_bar, resolved_params,
 };
-use crate::sweep::table::TableBuilder;
+use crate::sweep::objective::BoundObjective;
+use crate::sweep::table::{ResultTable, Summary, TableBuilder};
 use std::path::PathBuf;
 
 /// What the user asked `compare` to do.
@@ -80,33 +81,12 @@ pub fn compare(req: &CompareRequest) -> Result<CompareOutcome> {
         return Err(InputError::argument("--replicates must be at least 1").into());
     }
     let loaded = load_scenarios(&req.scenarios)?;
-    let mut configs = Vec::with_capacity(policies.len());
-    let mut infos = Vec::with_capacity(policies.len());
-    for (i, p) in policies.iter().enumerate() {
-        let resolved =
-            p.resolve().map_err(|e| InputError::argument(format!("policy `{}`: {e}", p.preset)))?;
-        let config = Configuration {
-            id: i,
-            preset: p.preset.clone(),
-            overrides: p.overrides.clone().into_iter().collect(),
-        };
-        infos.push(config_info(&config, &resolved));
-        configs.push(resolved);
-    }
     let columns = metric_columns();
-    let objective = default_objective().bind(&columns).map_err(InputError::from)?;
     let constraints = constraints_from_args(&req.constraints, &columns)?;
-    let cells = Cells { scenarios: &loaded, configs: &configs, replicates, seed };
-    estimate_cells(&cells, None, &Spot::flag("--replicates"), &Spot::flag("--policy"))?.check(&req.limits)?;
-    let bar = progress_bar(cells.count(), false);
     let name = format!("compare-{}", loaded[0].name);
     let dir = output::out_dir(req.out.as_deref(), &name);
-    let names = loaded.iter().map(|s| s.name.clone()).collect();
-    let scratch = super::sweep::scratch_next_to(&dir);
-    let mut rows = TableBuilder::new(names, infos.len(), columns.clone(), replicates, &scratch)?;
-    cells.run_slices(&cells.all(), req.threads, &columns, &bar, &mut |row| rows.put(&row, row.config))?;
-    let table = rows.finish(Box::new(infos))?;
-    let summary = table.summarize(&objective)?;
+    let run = Paired { scenarios: &loaded, replicates, seed, threads: req.threads, limits: req.limits, quiet: false };
+    let (configs, table, summary, objective) = run.run(&policies, &super::sweep::scratch_next_to(&dir))?;
     let report =
         CompareReport::from_table(&table, replicates, &objective).with_verdicts(&table, &constraints);
     let mut files = vec![
@@ -172,6 +152,59 @@ pub fn compare(req: &CompareRequest) -> Result<CompareOutcome> {
     };
     let files = out.finish(page.as_ref().zip(contents.as_ref()))?;
     Ok(CompareOutcome { report, files })
+}
+
+/// Policies run side by side on the same request streams: what `compare` runs, and what
+/// `export --nearest` runs to say what the nearest configuration changes.
+pub(super) struct Paired<'a> {
+    /// The scenarios.
+    pub scenarios: &'a [Scenario],
+    /// Replicates per (scenario, policy).
+    pub replicates: u32,
+    /// Base seed (replaces each scenario's).
+    pub seed: Option<u64>,
+    /// Worker threads (default: all cores).
+    pub threads: Option<usize>,
+    /// Memory and simulated-call limits checked before anything runs.
+    pub limits: Limits,
+    /// No progress bar.
+    pub quiet: bool,
+}
+
+impl Paired<'_> {
+    /// Every policy on every scenario, under the default objective: the resolved policies, the
+    /// results, their summary and the objective they were costed with.
+    pub fn run(
+        &self,
+        policies: &[PolicySpec],
+        scratch: &crate::sweep::store::Scratch,
+    ) -> Result<(Vec<PolicyConfig>, ResultTable, Summary, BoundObjective)> {
+        let mut configs = Vec::with_capacity(policies.len());
+        let mut infos = Vec::with_capacity(policies.len());
+        for (i, p) in policies.iter().enumerate() {
+            let resolved =
+                p.resolve().map_err(|e| InputError::argument(format!("policy `{}`: {e}", p.preset)))?;
+            let config = Configuration {
+                id: i,
+                preset: p.preset.clone(),
+                overrides: p.overrides.clone().into_iter().collect(),
+            };
+            infos.push(config_info(&config, &resolved));
+            configs.push(resolved);
+        }
+        let columns = metric_columns();
+        let objective = default_objective().bind(&columns).map_err(InputError::from)?;
+        let (replicates, seed) = (self.replicates, self.seed);
+        let cells = Cells { scenarios: self.scenarios, configs: &configs, replicates, seed };
+        estimate_cells(&cells, None, &Spot::flag("--replicates"), &Spot::flag("--policy"))?.check(&self.limits)?;
+        let bar = progress_bar(cells.count(), self.quiet);
+        let names = self.scenarios.iter().map(|s| s.name.clone()).collect();
+        let mut rows = TableBuilder::new(names, infos.len(), columns.clone(), replicates, scratch)?;
+        cells.run_slices(&cells.all(), self.threads, &columns, &bar, &mut |row| rows.put(&row, row.config))?;
+        let table = rows.finish(Box::new(infos))?;
+        let summary = table.summarize(&objective)?;
+        Ok((configs, table, summary, objective))
+    }
 }
 
 /// The compared policies' runs on the first scenario (label, result), with its incidents.
