@@ -144,6 +144,8 @@ enum Command {
         /// Also print the chosen configuration in this library's own syntax (see `export`).
         #[arg(long = "as", value_name = "LIBRARY", value_parser = Library::parse)]
         library: Option<Library>,
+        #[command(flatten)]
+        target: TargetArgs,
     },
     /// Print a preset (with overrides) in a breaker library's own configuration syntax; a
     /// configuration the library cannot express is refused with the reason (exit 2).
@@ -236,6 +238,8 @@ struct CompareArgs {
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
     #[command(flatten)]
+    target: TargetArgs,
+    #[command(flatten)]
     finish: FinishArgs,
 }
 
@@ -254,6 +258,8 @@ impl CompareArgs {
             charts: !self.finish.no_charts,
             command_line: command_line(),
             limits: self.finish.limits.limits(),
+            target: self.target.target,
+            target_mode: self.target.target_mode,
         }
     }
 }
@@ -582,12 +588,29 @@ fn execute(command: Command) -> breakerlab::Result<(String, ExitCode)> {
             merge::merge(&merge::MergeRequest { dirs, out, charts: !no_charts })?.render()
         }
         Command::Compare { args } => compare::compare(&args.request())?.render(),
-        Command::Recommend { path, objective, constraints, threads, quiet, library } => {
-            let req = recommend::RecommendRequest { path, objective, constraints, threads, quiet, library };
+        Command::Recommend { path, objective, constraints, threads, quiet, library, target } => {
+            let req = recommend::RecommendRequest {
+                path,
+                objective,
+                constraints,
+                threads,
+                quiet,
+                library,
+                target: target.target,
+                target_mode: target.target_mode,
+            };
             recommend::recommend(&req)?.render()
         }
         Command::Export { library, policy, sets, name, nearest, scenarios, replicates } => {
-            export::run(&export::ExportRequest { library, policy, sets, name, nearest, scenarios, replicates })?
+            export::run(&export::ExportRequest {
+                library,
+                policy,
+                sets,
+                name,
+                nearest,
+                scenarios,
+                replicates,
+            })?
         }
         Command::Replay { args } => run::render(&replay::replay(&args.request()?)?),
         Command::Presets { name } => presets::render(name.as_deref())?,

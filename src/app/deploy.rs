@@ -209,7 +209,12 @@ mod tests {
         assert!(e.ends_with("t.toml:4:10: `target`: unknown library `linkerd` for --as; known libraries: resilience4j, polly, opossum, cockatiel, pybreaker, gobreaker, failsafe-go, envoy, istio, grpc"), "{e}");
         let file = targeted(dir.path(), "target_mode = \"nearest\"", GRID);
         let e = run(&file, 1, &out).unwrap_err().to_string();
-        assert!(e.ends_with("t.toml:4:15: `target_mode` applies with `target = \"<library>\"` only: name the library"), "{e}");
+        assert!(
+            e.ends_with(
+                "t.toml:4:15: `target_mode` applies with `target = \"<library>\"` only: name the library"
+            ),
+            "{e}"
+        );
     }
 
     #[test]
@@ -231,14 +236,20 @@ mod tests {
             );
             assert!(text.contains("  configuration 4: connector-breaker -> resilience4j-count[sliding_window_type=time_based,sliding_window_size=900,minimum_number_of_calls=8,failure_rate_threshold=50.0,permitted_number_of_calls_in_half_open_state=3,wait_duration_in_open_state=5m]\n      family: connector (connector-breaker) -> resilience4j (resilience4j-count)\n      drops: the p95 latency rule (opens at p95 >= 8s)"), "{text}");
             let yaml = std::fs::read_to_string(out.join("recommended.yaml")).unwrap();
-            assert!(yaml.contains("resilience4j:\n  circuitbreaker:\n    instances:\n      backend:\n"), "{yaml}");
+            assert!(
+                yaml.contains("resilience4j:\n  circuitbreaker:\n    instances:\n      backend:\n"),
+                "{yaml}"
+            );
             let txt = std::fs::read_to_string(out.join("recommendation.txt")).unwrap();
             assert!(txt.contains("\nDeploy to resilience4j (target_mode = \"nearest\": 3 of the 5 configuration(s) ran as the nearest configuration resilience4j expresses):\nRecommended: "), "{txt}");
             let indented: String = yaml.lines().map(|l| format!("    {l}\n")).collect();
             assert!(txt.contains(&indented), "the export in recommendation.txt is recommended.yaml's");
             seen.push((yaml, txt));
         }
-        assert_eq!(seen[0], seen[1], "recommended.yaml and recommendation.txt are byte-identical on 1 and 2 threads");
+        assert_eq!(
+            seen[0], seen[1],
+            "recommended.yaml and recommendation.txt are byte-identical on 1 and 2 threads"
+        );
     }
 
     #[test]
@@ -247,7 +258,8 @@ mod tests {
         let grid = "[[policies]]\npreset = \"consecutive\"\nfailure_threshold = [3, 10]\n\
                     [[policies]]\npreset = \"ai-service-breaker\"\n";
         for lib in Library::ALL.into_iter().filter(|l| *l != Library::Grpc) {
-            let file = targeted(dir.path(), &format!("target = {:?}\ntarget_mode = \"nearest\"", lib.name()), grid);
+            let file =
+                targeted(dir.path(), &format!("target = {:?}\ntarget_mode = \"nearest\"", lib.name()), grid);
             let out = dir.path().join(lib.name());
             let report = run(&file, 2, &out).unwrap();
             let (name, text) = report.deployed.as_ref().and_then(|d| d.file.clone()).unwrap();

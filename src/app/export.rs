@@ -137,7 +137,8 @@ fn measured(req: &ExportRequest, original: &PolicySpec, nearest: &PolicySpec) ->
             .collect();
         let cost = sc.rows.iter().find(|r| r.metric == "cost").and_then(|r| r.differences.first());
         let cost = cost.map_or("-".to_string(), |d| show(d, true));
-        let rest = if beyond.is_empty() { "no metric differs beyond noise".to_string() } else { beyond.join("; ") };
+        let rest =
+            if beyond.is_empty() { "no metric differs beyond noise".to_string() } else { beyond.join("; ") };
         lines.push(format!("  {}: cost {cost}; {rest}", sc.scenario));
     }
     Ok(lines)
@@ -186,7 +187,12 @@ mod tests {
              sampling_duration=30s,break_duration=30s]); what differs:"
         );
         assert_eq!(lines[1], "//   family: gate (circuit-gate) -> polly (polly)");
-        assert!(out.contains("\n// simulated difference it makes, nearest - original, paired over 2 replicate(s)"), "{out}");
+        assert!(
+            out.contains(
+                "\n// simulated difference it makes, nearest - original, paired over 2 replicate(s)"
+            ),
+            "{out}"
+        );
         assert!(out.contains("\n//   hard-outage: cost "), "{out}");
         assert!(out.contains("FailureRatio = 1,") && out.contains("MinimumThroughput = 5,"), "{out}");
     }

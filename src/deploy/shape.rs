@@ -276,8 +276,7 @@ pub fn shape(cfg: &PolicyConfig) -> Result<Shape, String> {
 }
 
 fn generic(p: &Params, s: &mut Shape) {
-    let positive = |n: u32| (n > 0).then_some(n);
-    s.consecutive = positive(p.count("failure_threshold"));
+    s.consecutive = Some(p.count("failure_threshold")).filter(|n| *n > 0);
     let min = p.count("min_calls");
     if p.count("count_window") > 0 {
         let w = Window::Calls(p.count("count_window"));
