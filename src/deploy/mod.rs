@@ -3,3 +3,4 @@
 
 pub mod nearest;
 pub mod shape;
+pub mod import;
