@@ -135,7 +135,11 @@ impl Reader<'_> {
         let kind = match kind.as_str() {
             "COUNT_BASED" => "count_based",
             "TIME_BASED" => "time_based",
-            other => return Err(format!("`slidingWindowType`: expected COUNT_BASED or TIME_BASED, found {other:?}")),
+            other => {
+                return Err(format!(
+                    "`slidingWindowType`: expected COUNT_BASED or TIME_BASED, found {other:?}"
+                ));
+            }
         };
         self.set("sliding_window_type", kind.into());
         for (key, param) in [
@@ -146,9 +150,10 @@ impl Reader<'_> {
             let v = self.find(YAML, key)?;
             self.int(param, key, &v)?;
         }
-        for (key, param) in
-            [("failureRateThreshold", "failure_rate_threshold"), ("slowCallRateThreshold", "slow_call_rate_threshold")]
-        {
+        for (key, param) in [
+            ("failureRateThreshold", "failure_rate_threshold"),
+            ("slowCallRateThreshold", "slow_call_rate_threshold"),
+        ] {
             let v = self.find(YAML, key)?;
             self.float(param, key, &v)?;
         }
@@ -165,7 +170,11 @@ impl Reader<'_> {
             }
         }
         if let Some(v) = self.optional(YAML, "automaticTransitionFromOpenToHalfOpenEnabled") {
-            self.boolean("automatic_transition_from_open_to_half_open_enabled", "automaticTransitionFromOpenToHalfOpenEnabled", &v)?;
+            self.boolean(
+                "automatic_transition_from_open_to_half_open_enabled",
+                "automaticTransitionFromOpenToHalfOpenEnabled",
+                &v,
+            )?;
         }
         if self.optional(YAML, "enableExponentialBackoff").as_deref() == Some("true") {
             let v = self.find(YAML, "exponentialBackoffMultiplier")?;
@@ -199,7 +208,9 @@ impl Reader<'_> {
         }
         let v = self.find(JS, "errorThresholdPercentage")?;
         self.float("error_threshold_percentage", "errorThresholdPercentage", &v)?;
-        for (key, param) in [("rollingCountBuckets", "rolling_count_buckets"), ("volumeThreshold", "volume_threshold")] {
+        for (key, param) in
+            [("rollingCountBuckets", "rolling_count_buckets"), ("volumeThreshold", "volume_threshold")]
+        {
             let v = self.find(JS, key)?;
             self.int(param, key, &v)?;
         }
@@ -240,7 +251,11 @@ impl Reader<'_> {
                     self.float("minimum_rps", "minimumRps", &rps)?;
                 }
             }
-            other => return Err(format!("`{other}Breaker`: expected ConsecutiveBreaker, CountBreaker or SamplingBreaker")),
+            other => {
+                return Err(format!(
+                    "`{other}Breaker`: expected ConsecutiveBreaker, CountBreaker or SamplingBreaker"
+                ));
+            }
         }
         let after = self.find(r"(?m)^\s*{k}:\s*(.+?),?\s*$", "halfOpenAfter")?;
         if let Some(b) = re(r"new ExponentialBackoff\(\{([^}]*)\}\)").captures(&after) {
@@ -252,7 +267,10 @@ impl Reader<'_> {
                     .ok_or_else(|| format!("no `{key}` in the ExponentialBackoff"))
             };
             self.set("half_open_backoff", "exponential".into());
-            self.duration("initial_delay", millis(&get("initialDelay")?).map_err(|e| format!("`initialDelay`: {e}"))?);
+            self.duration(
+                "initial_delay",
+                millis(&get("initialDelay")?).map_err(|e| format!("`initialDelay`: {e}"))?,
+            );
             self.duration("max_delay", millis(&get("maxDelay")?).map_err(|e| format!("`maxDelay`: {e}"))?);
             self.float("exponent", "exponent", &get("exponent")?)?;
             let generator = match get("generator")?.as_str() {
@@ -271,11 +289,13 @@ impl Reader<'_> {
 
     fn pybreaker(&mut self) -> Result<(), String> {
         let args = self.find(r"pybreaker\.CircuitBreaker\(([^)]*)\)", "pybreaker.CircuitBreaker")?;
-        let arg = |key: &str| re(&format!(r"\b{key}\s*=\s*([^,\s]+)")).captures(&args).map(|c| c[1].to_string());
+        let arg =
+            |key: &str| re(&format!(r"\b{key}\s*=\s*([^,\s]+)")).captures(&args).map(|c| c[1].to_string());
         let fail_max = arg("fail_max").ok_or("no `fail_max` in pybreaker.CircuitBreaker(...)")?;
         self.int("fail_max", "fail_max", &fail_max)?;
         let reset = arg("reset_timeout").ok_or("no `reset_timeout` in pybreaker.CircuitBreaker(...)")?;
-        let secs: f64 = reset.parse().map_err(|_| format!("`reset_timeout`: expected seconds, found {reset:?}"))?;
+        let secs: f64 =
+            reset.parse().map_err(|_| format!("`reset_timeout`: expected seconds, found {reset:?}"))?;
         self.duration("reset_timeout", Dur::from_secs_f64(secs));
         if let Some(n) = arg("success_threshold") {
             self.int("success_threshold", "success_threshold", &n)?;
@@ -303,13 +323,17 @@ impl Reader<'_> {
         let args = |s: &str| s.split(',').map(|x| x.trim().to_string()).collect::<Vec<_>>();
         if let Some(a) = self.optional(CALL, "WithFailureThresholdRatio") {
             let a = args(&a);
-            let [n, cap] = a.as_slice() else { return Err("`WithFailureThresholdRatio` takes two numbers".into()) };
+            let [n, cap] = a.as_slice() else {
+                return Err("`WithFailureThresholdRatio` takes two numbers".into());
+            };
             self.int("failure_threshold", "WithFailureThresholdRatio", n)?;
             self.int("failure_thresholding_capacity", "WithFailureThresholdRatio", cap)?;
         } else if let Some(a) = self.optional(CALL, "WithFailureRateThreshold") {
             let a = args(&a);
             let [rate, exec, period] = a.as_slice() else {
-                return Err("`WithFailureRateThreshold` takes a rate, an execution threshold and a period".into());
+                return Err(
+                    "`WithFailureRateThreshold` takes a rate, an execution threshold and a period".into()
+                );
             };
             self.int("failure_rate_threshold", "WithFailureRateThreshold", rate)?;
             self.int("failure_execution_threshold", "WithFailureRateThreshold", exec)?;
@@ -329,7 +353,9 @@ impl Reader<'_> {
         }
         if let Some(a) = self.optional(CALL, "WithSuccessThresholdRatio") {
             let a = args(&a);
-            let [n, cap] = a.as_slice() else { return Err("`WithSuccessThresholdRatio` takes two numbers".into()) };
+            let [n, cap] = a.as_slice() else {
+                return Err("`WithSuccessThresholdRatio` takes two numbers".into());
+            };
             self.int("success_threshold", "WithSuccessThresholdRatio", n)?;
             // The exporter writes the threshold for `0 = success_threshold`: read it back so.
             let cap = if cap == n { "0" } else { cap.as_str() };
@@ -358,7 +384,9 @@ impl Reader<'_> {
                     let d = Dur::parse(&value).map_err(|e| format!("`{key}`: {e}"))?;
                     self.duration(&key, d);
                 }
-                "split_external_local_origin_errors" | "always_eject_one_host" => self.boolean(&key, &key, &value)?,
+                "split_external_local_origin_errors" | "always_eject_one_host" => {
+                    self.boolean(&key, &key, &value)?
+                }
                 _ => self.int(&key, &key, &value)?,
             }
         }
@@ -377,9 +405,9 @@ impl Reader<'_> {
 
 /// `TimeSpan.FromSeconds(5)`, `TimeSpan.FromMilliseconds(1500)`, `TimeSpan.FromTicks(15000)`.
 fn timespan(text: &str) -> Result<Dur, String> {
-    let c = re(r"^TimeSpan\.From(Seconds|Milliseconds|Ticks)\((\d+)\)$")
-        .captures(text.trim())
-        .ok_or_else(|| format!("expected TimeSpan.FromSeconds/FromMilliseconds/FromTicks(N), found {text:?}"))?;
+    let c = re(r"^TimeSpan\.From(Seconds|Milliseconds|Ticks)\((\d+)\)$").captures(text.trim()).ok_or_else(
+        || format!("expected TimeSpan.FromSeconds/FromMilliseconds/FromTicks(N), found {text:?}"),
+    )?;
     let n: u64 = c[2].parse().map_err(|_| format!("expected a whole number in {text:?}"))?;
     Ok(match &c[1] {
         "Seconds" => Dur::from_secs(n),
@@ -390,7 +418,10 @@ fn timespan(text: &str) -> Result<Dur, String> {
 
 /// Whole milliseconds, as the JavaScript libraries take them.
 fn millis(text: &str) -> Result<Dur, String> {
-    text.trim().parse::<u64>().map(Dur::from_millis).map_err(|_| format!("expected whole milliseconds, found {text:?}"))
+    text.trim()
+        .parse::<u64>()
+        .map(Dur::from_millis)
+        .map_err(|_| format!("expected whole milliseconds, found {text:?}"))
 }
 
 /// `0` or `N * time.Unit`.
@@ -399,9 +430,9 @@ fn go_duration(text: &str) -> Result<Dur, String> {
     if t == "0" {
         return Ok(Dur::ZERO);
     }
-    let c = re(r"^(\d+) \* time\.(Minute|Second|Millisecond|Microsecond)$")
-        .captures(t)
-        .ok_or_else(|| format!("expected 0 or N * time.Minute/Second/Millisecond/Microsecond, found {text:?}"))?;
+    let c = re(r"^(\d+) \* time\.(Minute|Second|Millisecond|Microsecond)$").captures(t).ok_or_else(|| {
+        format!("expected 0 or N * time.Minute/Second/Millisecond/Microsecond, found {text:?}")
+    })?;
     let n: u64 = c[1].parse().map_err(|_| format!("expected a whole number in {text:?}"))?;
     Ok(match &c[2] {
         "Minute" => Dur::from_secs(n * 60),
@@ -430,18 +461,25 @@ mod tests {
     fn round_trip(original: &PolicySpec, lib: Library) {
         let cfg = original.resolve().unwrap();
         let text = export(&cfg, lib, "svc").unwrap();
-        let back = import(&text, lib).unwrap_or_else(|e| panic!("{} via {}: {e}\n{text}", cfg.label(), lib.name()));
+        let back =
+            import(&text, lib).unwrap_or_else(|e| panic!("{} via {}: {e}\n{text}", cfg.label(), lib.name()));
         let again = back.resolve().unwrap_or_else(|e| panic!("{} via {}: {e}", cfg.label(), lib.name()));
         assert_eq!(again.family_config(), cfg.family_config(), "{} via {}:\n{text}", cfg.label(), lib.name());
         assert_eq!(again.classifier(), cfg.classifier(), "{} via {}", cfg.label(), lib.name());
-        assert_eq!(export(&again, lib, "svc").unwrap().lines().skip(1).collect::<Vec<_>>(), text.lines().skip(1).collect::<Vec<_>>());
+        assert_eq!(
+            export(&again, lib, "svc").unwrap().lines().skip(1).collect::<Vec<_>>(),
+            text.lines().skip(1).collect::<Vec<_>>()
+        );
     }
 
     #[test]
     fn every_readable_librarys_presets_round_trip() {
         for lib in READABLE {
             let family = spec(lib.default_preset(), &[]).resolve().unwrap().family();
-            for p in presets().iter().filter(|p| p.family == family && p.name != "grpc-outlier" && p.name != "istio-outlier") {
+            for p in presets()
+                .iter()
+                .filter(|p| p.family == family && p.name != "grpc-outlier" && p.name != "istio-outlier")
+            {
                 round_trip(&spec(p.name, &[]), lib);
             }
         }
@@ -450,20 +488,109 @@ mod tests {
     #[test]
     fn changed_values_round_trip_in_every_readable_library() {
         let cases: [(&str, &[&str], Library); 14] = [
-            ("resilience4j-time", &["sliding_window_size=20", "failure_rate_threshold=25.5", "exponential_backoff_multiplier=2", "exponential_max_wait_duration_in_open_state=5m", "wait_duration_in_open_state=1500ms", "automatic_transition_from_open_to_half_open_enabled=true"], Library::Resilience4j),
-            ("resilience4j-count", &["slow_call_rate_threshold=30", "slow_call_duration_threshold=250us", "failure_on=error", "ignore=timeout"], Library::Resilience4j),
-            ("polly", &["failure_ratio=0.25", "break_duration=1500ms", "sampling_duration=10s", "minimum_throughput=7"], Library::Polly),
+            (
+                "resilience4j-time",
+                &[
+                    "sliding_window_size=20",
+                    "failure_rate_threshold=25.5",
+                    "exponential_backoff_multiplier=2",
+                    "exponential_max_wait_duration_in_open_state=5m",
+                    "wait_duration_in_open_state=1500ms",
+                    "automatic_transition_from_open_to_half_open_enabled=true",
+                ],
+                Library::Resilience4j,
+            ),
+            (
+                "resilience4j-count",
+                &[
+                    "slow_call_rate_threshold=30",
+                    "slow_call_duration_threshold=250us",
+                    "failure_on=error",
+                    "ignore=timeout",
+                ],
+                Library::Resilience4j,
+            ),
+            (
+                "polly",
+                &[
+                    "failure_ratio=0.25",
+                    "break_duration=1500ms",
+                    "sampling_duration=10s",
+                    "minimum_throughput=7",
+                ],
+                Library::Polly,
+            ),
             ("polly", &["break_duration=700500us"], Library::Polly),
-            ("opossum", &["volume_threshold=10", "timeout=3s", "error_threshold_percentage=30", "allow_warm_up=true", "rolling_count_buckets=5"], Library::Opossum),
+            (
+                "opossum",
+                &[
+                    "volume_threshold=10",
+                    "timeout=3s",
+                    "error_threshold_percentage=30",
+                    "allow_warm_up=true",
+                    "rolling_count_buckets=5",
+                ],
+                Library::Opossum,
+            ),
             ("cockatiel-sampling", &["minimum_rps=2", "threshold=0.5", "duration=10s"], Library::Cockatiel),
-            ("cockatiel-count", &["minimum_number_of_calls=10", "size=20", "half_open_after=4s"], Library::Cockatiel),
-            ("cockatiel-consecutive", &["half_open_backoff=exponential", "generator=full_jitter", "max_delay=1m"], Library::Cockatiel),
-            ("pybreaker", &["success_threshold=2", "serialize=false", "reset_timeout=500ms"], Library::Pybreaker),
-            ("gobreaker", &["max_requests=3", "interval=1m", "timeout=90s", "ready_to_trip_consecutive_failures=2"], Library::Gobreaker),
-            ("failsafe-go", &["failure_threshold=3", "failure_thresholding_capacity=5", "success_threshold=2"], Library::FailsafeGo),
-            ("failsafe-go", &["failure_thresholding_period=1m", "failure_rate_threshold=20", "failure_execution_threshold=10", "delay=30s"], Library::FailsafeGo),
-            ("failsafe-go", &["failure_thresholding_period=1m", "failure_threshold=4", "failure_execution_threshold=6", "success_threshold=2", "success_thresholding_capacity=3"], Library::FailsafeGo),
-            ("envoy-outlier", &["interval=500ms", "max_ejection_percent=50", "split_external_local_origin_errors=true", "healthy_panic_threshold=30", "envoy_version=1.26", "max_ejection_time_jitter=2s"], Library::Envoy),
+            (
+                "cockatiel-count",
+                &["minimum_number_of_calls=10", "size=20", "half_open_after=4s"],
+                Library::Cockatiel,
+            ),
+            (
+                "cockatiel-consecutive",
+                &["half_open_backoff=exponential", "generator=full_jitter", "max_delay=1m"],
+                Library::Cockatiel,
+            ),
+            (
+                "pybreaker",
+                &["success_threshold=2", "serialize=false", "reset_timeout=500ms"],
+                Library::Pybreaker,
+            ),
+            (
+                "gobreaker",
+                &["max_requests=3", "interval=1m", "timeout=90s", "ready_to_trip_consecutive_failures=2"],
+                Library::Gobreaker,
+            ),
+            (
+                "failsafe-go",
+                &["failure_threshold=3", "failure_thresholding_capacity=5", "success_threshold=2"],
+                Library::FailsafeGo,
+            ),
+            (
+                "failsafe-go",
+                &[
+                    "failure_thresholding_period=1m",
+                    "failure_rate_threshold=20",
+                    "failure_execution_threshold=10",
+                    "delay=30s",
+                ],
+                Library::FailsafeGo,
+            ),
+            (
+                "failsafe-go",
+                &[
+                    "failure_thresholding_period=1m",
+                    "failure_threshold=4",
+                    "failure_execution_threshold=6",
+                    "success_threshold=2",
+                    "success_thresholding_capacity=3",
+                ],
+                Library::FailsafeGo,
+            ),
+            (
+                "envoy-outlier",
+                &[
+                    "interval=500ms",
+                    "max_ejection_percent=50",
+                    "split_external_local_origin_errors=true",
+                    "healthy_panic_threshold=30",
+                    "envoy_version=1.26",
+                    "max_ejection_time_jitter=2s",
+                ],
+                Library::Envoy,
+            ),
         ];
         for (preset, sets, lib) in cases {
             round_trip(&spec(preset, sets), lib);
@@ -474,12 +601,21 @@ mod tests {
     fn unreadable_values_and_files_are_refused_naming_the_field() {
         let e = import("resilience4j:\n  slidingWindowType: SLIDING\n", Library::Resilience4j).unwrap_err();
         assert_eq!(e, "`slidingWindowType`: expected COUNT_BASED or TIME_BASED, found \"SLIDING\"");
-        let e = import("var options = new CircuitBreakerStrategyOptions\n{\n    FailureRatio = 0.5,\n};\n", Library::Polly)
-            .unwrap_err();
+        let e = import(
+            "var options = new CircuitBreakerStrategyOptions\n{\n    FailureRatio = 0.5,\n};\n",
+            Library::Polly,
+        )
+        .unwrap_err();
         assert_eq!(e, "no `MinimumThroughput` in this polly configuration");
         let e = import("x", Library::Istio).unwrap_err();
-        assert!(e.starts_with("reading a istio file back is not supported; readable: resilience4j, polly"), "{e}");
+        assert!(
+            e.starts_with("reading a istio file back is not supported; readable: resilience4j, polly"),
+            "{e}"
+        );
         let e = import("cb := gobreaker.NewCircuitBreaker[any](gobreaker.Settings{\n\tMaxRequests: 1,\n\tInterval:    1 * time.Hour,\n", Library::Gobreaker).unwrap_err();
-        assert_eq!(e, "`Interval`: expected 0 or N * time.Minute/Second/Millisecond/Microsecond, found \"1 * time.Hour\"");
+        assert_eq!(
+            e,
+            "`Interval`: expected 0 or N * time.Minute/Second/Millisecond/Microsecond, found \"1 * time.Hour\""
+        );
     }
 }
