@@ -4,6 +4,7 @@
 
 use crate::policy::PolicySpec;
 use crate::policy::export::{Library, export};
+use crate::report::folder::DEPLOY_SECTION;
 use crate::sweep::grid::Configuration;
 use crate::sweep::recommend::Recommendation;
 use crate::sweep::review::BaselineReview;
@@ -75,9 +76,11 @@ pub fn deployed(
             lib.name()
         ),
     };
+    // Starts as `report` finds it again (after the recommendation's closing newline).
     let _ = writeln!(
         s,
-        "\nDeploy to {} (target_mode = \"{}\": {how}):",
+        "{}{} (target_mode = \"{}\": {how}):",
+        &DEPLOY_SECTION[1..],
         lib.name(),
         deployment.target.mode.name()
     );
@@ -171,6 +174,8 @@ mod tests {
             threads: Some(threads),
             out: Some(out.to_path_buf()),
             quiet: true,
+            // The page once: it shows the deploy section.
+            charts: threads == 1,
             ..SweepRequest::default()
         })
     }
@@ -244,6 +249,23 @@ mod tests {
             assert!(txt.contains("\nDeploy to resilience4j (target_mode = \"nearest\": 3 of the 5 configuration(s) ran as the nearest configuration resilience4j expresses):\nRecommended: "), "{txt}");
             let indented: String = yaml.lines().map(|l| format!("    {l}\n")).collect();
             assert!(txt.contains(&indented), "the export in recommendation.txt is recommended.yaml's");
+            if threads == 1 {
+                let page = std::fs::read_to_string(out.join(crate::report::page::REPORT_HTML)).unwrap();
+                assert!(
+                    page.contains("<h2 id=\"deploy\">Deploy</h2>\n<div class=\"rec\">Deploy to resilience4j"),
+                    "the page shows the deploy section"
+                );
+                let regenerated = crate::report::folder::load(&out).unwrap();
+                assert_eq!(
+                    regenerated.deploy.as_deref().map(str::trim),
+                    Some(
+                        txt.split_once("\n\nDeploy to ")
+                            .map(|(_, d)| format!("Deploy to {d}"))
+                            .unwrap()
+                            .trim()
+                    )
+                );
+            }
             seen.push((yaml, txt));
         }
         assert_eq!(
@@ -270,5 +292,38 @@ mod tests {
         let file = targeted(dir.path(), "target = \"grpc\"\ntarget_mode = \"nearest\"", grid);
         let e = run(&file, 1, &dir.path().join("grpc")).unwrap_err().to_string();
         assert!(e.contains("it has no nearest configuration: gRPC's outlier detection ejects"), "{e}");
+    }
+
+    #[test]
+    fn shards_apply_the_target_and_merge_writes_the_unsharded_deploy_outputs() {
+        use crate::app::merge::{MergeRequest, merge};
+        use crate::app::shard::{ShardRequest, run_shard};
+        let dir = tempfile::tempdir().unwrap();
+        let file = targeted(dir.path(), "target = \"cockatiel\"\ntarget_mode = \"nearest\"", GRID);
+        let whole = dir.path().join("whole");
+        run(&file, 2, &whole).unwrap();
+        let shards = dir.path().join("shards");
+        for k in 0..2 {
+            run_shard(&ShardRequest {
+                file: Some(file.clone()),
+                shard: crate::ShardId::parse(&format!("{k}/2")).unwrap(),
+                source: String::new(),
+                threads: Some(1),
+                out: Some(shards.clone()),
+                quiet: true,
+                command_line: String::new(),
+                limits: crate::Limits::default(),
+                replicates: None,
+                max_replicates: None,
+            })
+            .unwrap();
+        }
+        let merged = dir.path().join("merged");
+        let dirs = (0..2).map(|k| shards.join(format!("shard-{k}-of-2"))).collect();
+        merge(&MergeRequest { dirs, out: Some(merged.clone()), charts: false }).unwrap();
+        for name in ["recommended.ts", "recommendation.txt", "runs.csv"] {
+            let read = |d: &Path| std::fs::read(d.join(name)).unwrap();
+            assert_eq!(read(&whole), read(&merged), "{name}");
+        }
     }
 }

@@ -355,7 +355,7 @@ pub(super) fn finish(
     })?;
     out.write_all(&[
         (output::OBJECTIVE_TOML, objective_toml(objective, constraints, settings).into_bytes()),
-        (output::RECOMMENDATION_TXT, explained.clone().into_bytes()),
+        (output::RECOMMENDATION_TXT, explained.into_bytes()),
         (output::REVIEW_TOML, review.to_toml().map_err(InputError::from)?.into_bytes()),
     ])?;
     if let Some(chosen) = recommendation.chosen() {
@@ -382,7 +382,8 @@ pub(super) fn finish(
                 summary: Some(contents::sweep_summary(&table, &summary, constraints, &resolved_params)?),
                 pareto,
                 recommended: recommendation.chosen().map(|chosen| chosen.label.clone()),
-                explanation: Some(explained.trim_end().to_string()),
+                explanation: Some(recommendation.render().trim_end().to_string()),
+                deploy: deployed.as_ref().map(|d| d.section.clone()),
                 inputs: page.inputs.clone(),
                 review: Some(review.clone()),
                 ..Contents::default()
