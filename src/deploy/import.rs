@@ -9,17 +9,11 @@ use crate::policy::export::Library;
 use crate::time::Dur;
 use regex::Regex;
 
-/// The libraries whose files can be read back.
-pub const READABLE: [Library; 8] = [
-    Library::Resilience4j,
-    Library::Polly,
-    Library::Opossum,
-    Library::Cockatiel,
-    Library::Pybreaker,
-    Library::Gobreaker,
-    Library::FailsafeGo,
-    Library::Envoy,
-];
+/// The libraries whose files can be read back: every library but Istio and gRPC (the last two
+/// of [`Library::ALL`]).
+pub fn readable() -> &'static [Library] {
+    &Library::ALL[..Library::ALL.len() - 2]
+}
 
 /// The policy `text` (a `lib` configuration) describes, or what is missing or unreadable.
 pub fn import(text: &str, lib: Library) -> Result<PolicySpec, String> {
@@ -34,7 +28,7 @@ pub fn import(text: &str, lib: Library) -> Result<PolicySpec, String> {
         Library::FailsafeGo => r.failsafe()?,
         Library::Envoy => r.envoy()?,
         other => {
-            let names: Vec<&str> = READABLE.iter().map(|l| l.name()).collect();
+            let names: Vec<&str> = readable().iter().map(|l| l.name()).collect();
             return Err(format!(
                 "reading a {} file back is not supported; readable: {} (name the preset in [policy] instead)",
                 other.name(),
@@ -445,17 +439,9 @@ fn go_duration(text: &str) -> Result<Dur, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::deploy::spec;
     use crate::policy::export::export;
     use crate::policy::presets;
-
-    fn spec(preset: &str, sets: &[&str]) -> PolicySpec {
-        let mut s = PolicySpec::new(preset);
-        for a in sets {
-            let (k, v) = PolicySpec::parse_set(a).unwrap();
-            s.overrides.insert(k, v);
-        }
-        s
-    }
 
     /// Export, read back, resolve: the same parameters and classifier.
     fn round_trip(original: &PolicySpec, lib: Library) {
@@ -474,7 +460,7 @@ mod tests {
 
     #[test]
     fn every_readable_librarys_presets_round_trip() {
-        for lib in READABLE {
+        for &lib in readable() {
             let family = spec(lib.default_preset(), &[]).resolve().unwrap().family();
             for p in presets()
                 .iter()

@@ -4,3 +4,14 @@
 pub mod import;
 pub mod nearest;
 pub mod shape;
+
+/// `preset` with `key=value` overrides, as the command line gives them (tests).
+#[cfg(test)]
+pub(crate) fn spec(preset: &str, sets: &[&str]) -> crate::policy::PolicySpec {
+    let mut s = crate::policy::PolicySpec::new(preset);
+    for a in sets {
+        let (k, v) = crate::policy::PolicySpec::parse_set(a).unwrap();
+        s.overrides.insert(k, v);
+    }
+    s
+}

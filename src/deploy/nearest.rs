@@ -399,11 +399,7 @@ mod tests {
     use crate::policy::presets;
 
     fn resolved(preset: &str, sets: &[&str]) -> (PolicyConfig, PolicySpec) {
-        let mut s = PolicySpec::new(preset);
-        for a in sets {
-            let (k, v) = PolicySpec::parse_set(a).unwrap();
-            s.overrides.insert(k, v);
-        }
+        let s = crate::deploy::spec(preset, sets);
         (s.resolve().unwrap(), s)
     }
 
