@@ -326,4 +326,38 @@ mod tests {
             assert_eq!(read(&whole), read(&merged), "{name}");
         }
     }
+
+    #[test]
+    fn compare_refuses_or_replaces_policies_the_target_cannot_express() {
+        use crate::app::compare::{CompareRequest, compare};
+        use crate::app::sweep::TargetMode;
+        let dir = tempfile::tempdir().unwrap();
+        let req = CompareRequest {
+            scenarios: vec![super::super::bundled("blip.toml")],
+            policies: vec!["gobreaker".into(), "node-breaker".into()],
+            replicates: 1,
+            threads: Some(1),
+            out: Some(dir.path().join("c")),
+            target: Some(Library::Gobreaker),
+            ..CompareRequest::default()
+        };
+        let e = compare(&req).unwrap_err();
+        assert_eq!(e.exit_code(), 2);
+        assert_eq!(
+            e.to_string(),
+            "--target gobreaker: 1 of the policies cannot be expressed (--target-mode nearest runs the nearest \
+             expressible configuration instead):\n  --policy 2 gobreaker cannot express policy `node-breaker`: the node \
+             (seed 003) family is not gobreaker's state machine; start from the `gobreaker` preset"
+        );
+        let out = compare(&CompareRequest { target_mode: Some(TargetMode::Nearest), ..req }).unwrap();
+        assert_eq!(
+            out.replaced[0],
+            "--policy 2 node-breaker -> gobreaker[max_requests=1,timeout=30s,ready_to_trip_consecutive_failures=4] \
+             (the nearest gobreaker expresses):"
+        );
+        assert_eq!(
+            out.report.policies[1],
+            "gobreaker[max_requests=1,timeout=30s,ready_to_trip_consecutive_failures=4]"
+        );
+    }
 }
