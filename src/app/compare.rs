@@ -4,8 +4,8 @@
 use super::load_scenarios;
 use super::output::{self, Keep, OutputDir, Page};
 use super::sweep::TargetMode;
+use crate::Result;
 use crate::deploy::nearest::nearest;
-use crate::error::Result;
 use crate::limits::{Limits, estimate_cells};
 use crate::policy::export::{Library, export};
 use crate::policy::{PolicyConfig, PolicySpec};
@@ -16,7 +16,7 @@ use crate::scenario::{InputError, Scenario, Spot};
 use crate::sweep::compare::CompareReport;
 use crate::sweep::constraint::Constraint;
 use crate::sweep::grid::Configuration;
-use crate::sweep::objective::BoundObjective;
+use crate::sweep::objective::{BindToColumns, BoundObjective};
 use crate::sweep::output::{runs_csv, summary_csv};
 use crate::sweep::runner::{
     Cells, config_info, default_objective, metric_columns, progress_bar, resolved_params,

@@ -306,13 +306,13 @@ mod tests {
         for k in 0..2 {
             run_shard(&ShardRequest {
                 file: Some(file.clone()),
-                shard: crate::ShardId::parse(&format!("{k}/2")).unwrap(),
+                shard: crate::app::ShardId::parse(&format!("{k}/2")).unwrap(),
                 source: String::new(),
                 threads: Some(1),
                 out: Some(shards.clone()),
                 quiet: true,
                 command_line: String::new(),
-                limits: crate::Limits::default(),
+                limits: crate::limits::Limits::default(),
                 replicates: None,
                 max_replicates: None,
             })

@@ -5,8 +5,8 @@
 
 use super::compare::Paired;
 use super::parse_sets;
+use crate::Result;
 use crate::deploy::nearest::nearest;
-use crate::error::Result;
 use crate::limits::Limits;
 use crate::policy::PolicySpec;
 use crate::policy::export::{ExportError, Library, export};

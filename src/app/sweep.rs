@@ -4,7 +4,6 @@
 use super::deploy::{self, Deployed};
 use super::load_scenarios;
 use super::output::{self, Keep, OutputDir, Page};
-use crate::error::{Error, Result};
 use crate::limits::{Limits, estimate_cells};
 use crate::policy::export::Library;
 use crate::report::charts::ChartOptions;
@@ -19,6 +18,7 @@ use crate::sweep::auto::{AutoReport, Judge, Next, Stage, Stop, looks, schedule};
 use crate::sweep::constraint::Constraint;
 pub use crate::sweep::file::Replicates;
 use crate::sweep::file::SweepFile;
+use crate::sweep::objective::BindToColumns;
 use crate::sweep::objective::Objective;
 use crate::sweep::output::{objective_toml, write_pareto, write_runs, write_summary};
 use crate::sweep::recommend::{Recommendation, Rules, best_per_scenario, num, recommend_from};
@@ -33,6 +33,7 @@ use crate::sweep::table::{ResultTable, Summary, TableBuilder};
 pub use crate::sweep::target::TargetMode;
 use crate::sweep::target::{self, Deployment};
 use crate::truth::Expect;
+use crate::{Error, Result};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -522,9 +523,9 @@ fn objective_text(o: &Objective) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Error;
     use crate::app::compare::{CompareRequest, compare};
     use crate::app::recommend::{RecommendRequest, recommend};
-    use crate::error::Error;
 
     fn bundled(name: &str) -> String {
         super::super::bundled(name).display().to_string()
