@@ -184,6 +184,7 @@ pub fn merge(req: &MergeRequest) -> Result<SweepReport> {
         constraints: merged.constraints,
         fronts: m.pareto,
         settings: Settings { rule, baseline: m.baseline, auto: None },
+        deployment: deployment_of(&m.sweep_file)?,
     };
     let facts: Vec<ScenarioFacts> = m
         .durations_us
@@ -194,4 +195,23 @@ pub fn merge(req: &MergeRequest) -> Result<SweepReport> {
     let facts = (facts.len() == m.scenarios.len()).then_some(facts.as_slice());
     let ran = Ran { replicates: m.replicates, stages: None };
     finish(m.sweep, ran, merged.table, &ranking, facts, &dir, page)
+}
+
+/// The sweep file's target, applied to its grid again as each shard applied it (the same
+/// replacements, so the merged folder's deploy section is the unsharded sweep's). The scenario
+/// files are not needed: any pattern is taken as a file.
+fn deployment_of(sweep: &crate::sweep::shard::SweepText) -> Result<Option<crate::sweep::target::Deployment>> {
+    struct Named;
+    impl ScenarioFiles for Named {
+        fn resolve(&self, base: &Path, pattern: &str) -> Result<Vec<PathBuf>> {
+            Ok(vec![base.join(pattern)])
+        }
+        fn same_file(&self, _: &Path, _: &Path) -> bool {
+            false
+        }
+    }
+    let path = Path::new(&sweep.name);
+    let mut file = SweepFile::parse(&sweep.text, path, &metric_columns(), &validate_policy, &Named)
+        .map_err(InputError::from)?;
+    super::sweep::targeted(&mut file, None, None)
 }

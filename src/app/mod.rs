@@ -6,6 +6,7 @@
 
 pub mod check;
 pub mod compare;
+pub mod deploy;
 pub mod explain;
 pub mod export;
 mod files;

@@ -2,6 +2,7 @@
 //! explained, from a finished sweep's results or by running a sweep file first.
 
 use super::export::{self, ExportRequest};
+use super::sweep::TargetMode;
 use super::sweep::{SweepRequest, sweep};
 use crate::Result;
 use crate::policy::export::Library;
@@ -33,6 +34,11 @@ pub struct RecommendRequest {
     pub quiet: bool,
     /// Also write the chosen configuration in this library's own syntax.
     pub library: Option<Library>,
+    /// `--target`: a sweep file runs with this target; for a finished sweep's results, the
+    /// chosen configuration is exported to it (the nearest one with `--target-mode nearest`).
+    pub target: Option<Library>,
+    /// `--target-mode`.
+    pub target_mode: Option<TargetMode>,
 }
 
 /// The recommendation and, when asked, the chosen configuration in a library's syntax.
@@ -82,6 +88,7 @@ pub fn recommend(req: &RecommendRequest) -> Result<RecommendReport> {
         .collect::<Result<Vec<_>, _>>()?;
     let path = &req.path;
     let mut notes = Vec::new();
+    let mut deployed = None;
     let (table, mut objective, mut constraints, settings) = if path.is_dir()
         || path.extension().is_some_and(|e| e == "csv")
     {
@@ -135,9 +142,12 @@ pub fn recommend(req: &RecommendRequest) -> Result<RecommendReport> {
             file: Some(path.clone()),
             threads: req.threads,
             quiet: req.quiet,
+            target: req.target,
+            target_mode: req.target_mode,
             ..SweepRequest::default()
         };
         let report = sweep(&req)?;
+        deployed = report.deployed.map(|d| d.section);
         let r = report.recommendation;
         (report.table, r.objective, r.constraints, report.settings)
     };
@@ -155,6 +165,21 @@ pub fn recommend(req: &RecommendRequest) -> Result<RecommendReport> {
             Some(export::run(&ExportRequest::of(library, &chosen.config.preset, &chosen.config.overrides))?)
         }
         _ => None,
+    };
+    let from_folder = |library: Library, chosen: &crate::sweep::recommend::Candidate| {
+        let nearest = req.target_mode == Some(TargetMode::Nearest);
+        let c = &chosen.config;
+        export::run(&ExportRequest { nearest, ..ExportRequest::of(library, &c.preset, &c.overrides) })
+            .map(|text| format!("\nDeploy to {}:\n{text}", library.name()))
+    };
+    let deployed = match (deployed, req.target, recommendation.chosen()) {
+        (Some(section), _, _) => Some(section),
+        (None, Some(library), Some(chosen)) => Some(from_folder(library, chosen)?),
+        _ => None,
+    };
+    let export = match (export, deployed) {
+        (Some(e), Some(d)) => Some(format!("{e}{d}")),
+        (e, d) => e.or(d),
     };
     Ok(RecommendReport { recommendation, export, notes })
 }

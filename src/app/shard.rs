@@ -212,6 +212,8 @@ pub fn run_shard(req: &ShardRequest) -> Result<ShardReport> {
     let mut file =
         super::files::load_sweep(&path, &nameable_columns(), &validate_policy).map_err(InputError::from)?;
     file.set_replicates(req.replicates, req.max_replicates).map_err(InputError::argument)?;
+    // The file's target replaces or refuses configurations as the unsharded sweep does.
+    super::sweep::targeted(&mut file, None, None)?;
     if file.auto {
         return Err(file
             .replicates_spot

@@ -513,6 +513,7 @@ struct View<'a> {
     pareto: Option<&'a ParetoRows>,
     recommended: Option<&'a str>,
     explanation: Option<&'a str>,
+    deploy: Option<&'a str>,
     charts: Vec<&'a Chart>,
     marks: &'a [super::explain::Mark],
 }
@@ -535,6 +536,7 @@ fn view<'a>(
         pareto: c.pareto.as_ref(),
         recommended: c.recommended.as_deref(),
         explanation: c.explanation.as_deref(),
+        deploy: c.deploy.as_deref(),
         charts: chart_order(charts),
         marks: &c.marks,
     })
@@ -796,6 +798,13 @@ fn html_review(h: &mut String, r: &Review, explanation: Option<&str>) {
     }
 }
 
+/// A targeted sweep's exports, ready to paste (shown open, under the decision).
+fn html_deploy(h: &mut String, deploy: Option<&str>) {
+    if let Some(d) = deploy {
+        let _ = writeln!(h, "<h2 id=\"deploy\">Deploy</h2>\n<div class=\"rec\">{}</div>", esc(d.trim()));
+    }
+}
+
 fn md_review(m: &mut String, r: &Review, explanation: Option<&str>) {
     super::selection::md_regressions(m, r);
     if let Some(b) = &r.baseline {
@@ -986,6 +995,7 @@ fn render_html(c: &View, inputs: &ReportInputs) -> String {
     h.push_str("<a href=\"#reproduce\">Reproduce</a></nav>\n");
     if let Some(r) = c.review {
         html_review(&mut h, r, c.explanation);
+        html_deploy(&mut h, c.deploy);
     } else if decided {
         h.push_str("<h2 id=\"recommendation\">Recommendation</h2>\n");
         if let Some(r) = &c.recommended {
@@ -1071,6 +1081,9 @@ fn render_md(c: &View, inputs: &ReportInputs) -> String {
     );
     if let Some(r) = c.review {
         md_review(&mut m, r, c.explanation);
+        if let Some(d) = c.deploy {
+            let _ = writeln!(m, "## Deploy\n\n```text\n{}\n```\n", d.trim());
+        }
     } else if c.recommended.is_some() || c.explanation.is_some() {
         m.push_str("## Recommendation\n\n");
         if let Some(r) = &c.recommended {

@@ -40,6 +40,7 @@ pub mod shard;
 pub use breakerlab_model::stats;
 pub mod store;
 pub mod table;
+pub mod target;
 
 /// An error of a sweep, compare or recommend command: where (file, line, column) and what.
 #[derive(Debug, thiserror::Error)]

@@ -47,18 +47,30 @@ pub fn read<'f>(
     };
     let incidents = timeline.as_ref().map_or(&[][..], |t| &t.incidents);
     let names = inputs.as_ref().map_or(&[][..], |i| &i.breakers);
+    // recommendation.txt ends with a targeted sweep's deploy section: the page shows it apart.
+    let text = files.text("recommendation.txt")?;
+    let (explanation, deploy) = match text.as_deref().map(|t| t.split_once(DEPLOY_SECTION)) {
+        Some(Some((before, after))) => {
+            (Some(before.trim_end().to_string()), Some(format!("{}{after}", DEPLOY_SECTION.trim_start())))
+        }
+        _ => (text.map(|t| t.trim_end().to_string()), None),
+    };
     Ok(Contents {
         marks: files.marks(incidents, names)?,
         pareto: files.get("pareto.csv")?.map(|r| pareto_rows(&dir.join("pareto.csv"), r)).transpose()?,
         latency: files.table("latency.csv")?.map(|t| parse::latency(&t)).transpose()?,
         recommended: files.text("recommended.txt")?.and_then(|t| parse::first_line(&t)),
-        explanation: files.text("recommendation.txt")?.map(|t| t.trim_end().to_string()),
+        explanation,
+        deploy,
         timeline,
         summary,
         inputs,
         review,
     })
 }
+
+/// Where recommendation.txt's deploy section starts (see `app::deploy`).
+pub const DEPLOY_SECTION: &str = "\n\nDeploy to ";
 
 /// The first [`HTML_MAX_ROWS`] rows of pareto.csv (`path`, for errors) as written and how
 /// many it has, every row checked as a summary row.
