@@ -15,7 +15,7 @@ use crate::sweep::constraint::Constraint;
 use crate::sweep::grid::Configuration;
 use crate::sweep::output::{runs_csv, summary_csv};
 use crate::sweep::runner::{
-    Cells, config_info, default_objective, metric_columns, progress_bar, resolved_params,
+    Cells, config_info, default_objective, metric_columns, progress_bar_of, resolved_params,
 };
 use crate::sweep::table::TableBuilder;
 use std::path::PathBuf;
@@ -83,8 +83,9 @@ pub fn compare(req: &CompareRequest) -> Result<CompareOutcome> {
     let mut configs = Vec::with_capacity(policies.len());
     let mut infos = Vec::with_capacity(policies.len());
     for (i, p) in policies.iter().enumerate() {
-        let resolved =
-            p.resolve().map_err(|e| InputError::argument(format!("policy `{}`: {e}", p.preset)))?;
+        let resolved = p.resolve().map_err(|e| {
+            super::name_flag(format!("policy `{}`: {e}", p.preset), Some(&req.policies[i]), &req.sets)
+        })?;
         let config = Configuration {
             id: i,
             preset: p.preset.clone(),
@@ -97,8 +98,9 @@ pub fn compare(req: &CompareRequest) -> Result<CompareOutcome> {
     let objective = default_objective().bind(&columns).map_err(InputError::from)?;
     let constraints = constraints_from_args(&req.constraints, &columns)?;
     let cells = Cells { scenarios: &loaded, configs: &configs, replicates, seed };
-    estimate_cells(&cells, None, &Spot::flag("--replicates"), &Spot::flag("--policy"))?.check(&req.limits)?;
-    let bar = progress_bar(cells.count(), false);
+    let estimate = estimate_cells(&cells, None, &Spot::flag("--replicates"), &Spot::flag("--policy"))?;
+    estimate.check(&req.limits)?;
+    let bar = progress_bar_of(cells.count(), estimate.calls() as f64 / cells.count().max(1) as f64, false);
     let name = format!("compare-{}", loaded[0].name);
     let dir = output::out_dir(req.out.as_deref(), &name);
     let names = loaded.iter().map(|s| s.name.clone()).collect();

@@ -73,7 +73,8 @@ impl InputFile {
 
     fn read_as(path: &Path, hash: bool) -> Option<InputFile> {
         let name = path.display().to_string();
-        let bytes = std::fs::metadata(path).ok()?.len();
+        // Not a pipe or a device (a piped script was read once, by the run).
+        let bytes = std::fs::metadata(path).ok().filter(std::fs::Metadata::is_file)?.len();
         if bytes <= EMBED_LIMIT {
             return std::fs::read(path).ok().map(|b| InputFile::of_bytes(name, &b));
         }

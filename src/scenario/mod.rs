@@ -12,10 +12,15 @@
 
 mod error;
 mod file;
+mod input_file;
 mod origins;
 mod providers;
 
 pub use error::{InputError, Spot};
+pub use input_file::{
+    MAX_DATA_BYTES, MAX_TEXT_BYTES, open_input, open_stream, read_input, read_input_text, regular_file,
+    utf8_text,
+};
 pub use origins::Origins;
 pub use providers::{ProviderSpec, RoutingSpec, Strategy};
 
@@ -378,11 +383,21 @@ pub(super) fn script_span(rows: &ScriptCalls) -> Dur {
 }
 
 /// A name that can name a folder inside `output/`: not empty, not `.` or `..`, no path
-/// separator (so it can neither be absolute nor climb out). Scenario and sweep names follow it.
+/// separator (so it can neither be absolute nor climb out), no NUL or other control character,
+/// and at most [`MAX_NAME_BYTES`] bytes (the folder's lock and temporary names add to it, and a
+/// file system allows 255). Scenario and sweep names follow it.
 pub fn is_plain_name(name: &str) -> bool {
     let name = name.trim();
-    !name.is_empty() && name != "." && name != ".." && !name.contains(['/', '\\'])
+    !name.is_empty()
+        && name != "."
+        && name != ".."
+        && name.len() <= MAX_NAME_BYTES
+        && !name.contains(['/', '\\'])
+        && !name.chars().any(char::is_control)
 }
+
+/// The longest name of an output folder, in bytes.
+pub const MAX_NAME_BYTES: usize = 200;
 
 /// Parses a seed from the command line: seeds are unsigned 64-bit numbers, and a negative one
 /// (`--seed -1`) is told so rather than taken for a flag.
@@ -394,7 +409,8 @@ pub fn parse_seed(text: &str) -> Result<u64> {
     })
 }
 
-/// Reads a whole text file, with a clear message when it is missing or unreadable.
+/// Reads a whole text file ([`read_input_text`]), with a clear message when it is missing,
+/// unreadable or not a file.
 pub fn read_text(path: &Path) -> Result<String, InputError> {
     if path.is_dir() {
         return Err(InputError::file(
@@ -402,14 +418,7 @@ pub fn read_text(path: &Path) -> Result<String, InputError> {
             "is a folder, not a file: give a scenario file (.toml) inside it",
         ));
     }
-    std::fs::read_to_string(path).map_err(|e| {
-        let why = match e.kind() {
-            std::io::ErrorKind::NotFound => "no such file".to_string(),
-            std::io::ErrorKind::InvalidData => "not UTF-8 text".to_string(),
-            _ => e.to_string(),
-        };
-        InputError::file(path, format!("cannot read: {why}"))
-    })
+    read_input_text(path, MAX_TEXT_BYTES)
 }
 
 /// `rel` resolved against the folder of `base` (absolute paths are kept).

@@ -16,5 +16,6 @@ mod practices;
 mod replay;
 mod run;
 mod shards;
+mod special;
 mod sweep;
 mod util;
