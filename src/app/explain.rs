@@ -5,7 +5,9 @@
 use crate::Error;
 use crate::error::Result;
 use crate::report::charts::data::Incident;
-use crate::report::explain::{ExplainRow, TRANSITION_KIND, incident_words, read_explain_csv, readable_dur};
+use crate::report::explain::{
+    ExplainRow, RowIndex, TRANSITION_KIND, incident_words, read_explain_csv, readable_dur,
+};
 use crate::report::folder::parse::{self, Table};
 use crate::report::page::{INPUTS_FILE, ReportInputs};
 use crate::scenario::InputError;
@@ -92,16 +94,17 @@ pub fn explain(req: &ExplainRequest) -> Result<ExplainReport> {
                 ))
                 .into());
             };
-            lines.extend(incident_words(&rows, n, incident, &names));
+            lines.extend(incident_words(&RowIndex::new(&rows), n, incident, &names));
         }
         (None, None) => {
             lines.extend(rows.iter().filter(|r| r.kind == TRANSITION_KIND).map(|r| r.sentence(&names)));
             if lines.is_empty() {
                 lines.push("no transition: the breaker never changed state".to_string());
             }
+            let index = RowIndex::new(&rows);
             for (i, incident) in read_incidents(dir)?.iter().enumerate() {
                 lines.push(String::new());
-                lines.extend(incident_words(&rows, i + 1, incident, &names));
+                lines.extend(incident_words(&index, i + 1, incident, &names));
             }
         }
     }

@@ -901,7 +901,7 @@ fn md_marks(m: &mut String, marks: &[super::explain::Mark]) {
     }
     let mut sorted: Vec<&super::explain::Mark> = marks.iter().collect();
     sorted.sort_by_key(|k| k.at_us);
-    let incident = |k: &&super::explain::Mark| k.label.starts_with("incident ");
+    let incident = |k: &&super::explain::Mark| k.label.starts_with("incident");
     let changes = sorted.iter().filter(|k| !incident(k)).count();
     let count = super::explain::count_of(marks.len() as u64, "mark");
     let _ = writeln!(m, "<details><summary>Why it opened, or did not ({count})</summary>\n");

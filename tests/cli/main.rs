@@ -6,6 +6,7 @@
 mod bad_input;
 mod check;
 mod docs;
+mod exits;
 mod explain;
 mod formats;
 mod hostile;

@@ -102,32 +102,19 @@ impl TimelineData {
         self.open_marks_of(policy, None)
     }
 
-    /// [`TimelineData::open_marks`] of one breaker (`Some(instance)`) or all. Each entry is
-    /// judged by a binary search over the excusing incidents (sorted by start, with the latest
-    /// end so far), so many incidents and many changes cost `n log n`, not their product.
+    /// [`TimelineData::open_marks`] of one breaker (`Some(instance)`) or all (each entry judged
+    /// by a binary search over the excusing incidents).
     fn open_marks_of(&self, policy: &str, instance: Option<u64>) -> Vec<(u64, bool)> {
-        let mut excusing: Vec<(u64, u64)> = self
-            .incidents
-            .iter()
-            .filter(|i| matches!(i.expect, Expect::Open | Expect::Either))
-            .map(|i| (i.start_us, i.end_us.saturating_add(TOLERANCE_US)))
-            .collect();
-        excusing.sort_unstable();
-        let latest_end: Vec<u64> = excusing
-            .iter()
-            .scan(0u64, |latest, &(_, end)| {
-                *latest = (*latest).max(end);
-                Some(*latest)
-            })
-            .collect();
-        let excused = |at: u64| {
-            let started = excusing.partition_point(|&(start, _)| start <= at);
-            started > 0 && latest_end[started - 1] > at
-        };
+        let excusing = crate::report::windows::Windows::new(
+            self.incidents
+                .iter()
+                .filter(|i| matches!(i.expect, Expect::Open | Expect::Either))
+                .map(|i| (i.start_us, i.end_us.saturating_add(TOLERANCE_US))),
+        );
         self.of(policy)
             .filter(|t| instance.is_none_or(|i| t.instance == i))
             .filter(|t| t.to == State::Open && t.from != State::Open)
-            .map(|t| (t.at_us, t.from == State::Closed && !excused(t.at_us)))
+            .map(|t| (t.at_us, t.from == State::Closed && !excusing.cover(t.at_us)))
             .collect()
     }
 
