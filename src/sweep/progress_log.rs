@@ -72,15 +72,17 @@ impl Drop for ProgressLog {
 fn watch(work: &Work, stop: &AtomicBool, poll: &dyn Fn() -> Option<u64>) {
     let start = Instant::now();
     let mut pacer = Pacer::default();
+    let mut all_shown = false;
     while !stop.load(Ordering::Relaxed) {
         std::thread::park_timeout(Duration::from_millis(250));
         let Some(done) = poll() else { break };
         let elapsed = start.elapsed();
         if pacer.due(elapsed, done, work.total) {
             eprintln!("{}", line(work, done, elapsed));
+            all_shown = done >= work.total;
         }
     }
-    if pacer.lines > 0 {
+    if pacer.lines > 0 && !all_shown {
         eprintln!("{}", line(work, work.total, start.elapsed()));
     }
 }
@@ -117,7 +119,7 @@ fn line(work: &Work, done: u64, elapsed: Duration) -> String {
     let secs = elapsed.as_secs_f64().max(1e-3);
     let share = done as f64 / work.total.max(1) as f64;
     let mut s = format!("progress: {done}/{} {} ({:.1} %)", work.total, work.unit, 100.0 * share);
-    if work.calls_per_unit > 0.0 {
+    if work.calls_per_unit > 0.0 && done > 0 {
         s.push_str(&format!(", {:.3e} calls/s", done as f64 * work.calls_per_unit / secs));
     }
     s.push_str(&format!(", {} elapsed", whole_secs(secs)));
