@@ -5,12 +5,13 @@
 //! The request stream is generated beforehand (a sweep generates each chunk once for all its
 //! configurations; `stream` measures that generation). `floor` is the limit any engine runs
 //! under: it only streams the same arrivals and sums their first answers' latencies, with no
-//! breaker, no client and no event queue. The README gives each preset as a fraction of it.
+//! breaker, no client and no event queue. docs/performance.md reads each preset against it.
 //! `week_1rps_retry` runs the same week with one retry allowed, off the direct path.
 
 use breakerlab::PolicySpec;
 use breakerlab::Scenario;
-use breakerlab::{Chunk, RunOptions, Simulation, Workload};
+use breakerlab::{RunOptions, Workload};
+use breakerlab_model::sim::{Chunk, Simulation};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use std::hint::black_box;
 use std::path::Path;
@@ -107,7 +108,7 @@ fn presets(
                 for chunk in chunks {
                     run.feed(chunk);
                 }
-                breakerlab::scored(scenario, workload, run.finish()).metrics
+                breakerlab_model::sim::scored(scenario, workload, run.finish()).metrics
             })
         });
     }

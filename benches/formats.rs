@@ -9,7 +9,7 @@
 
 use breakerlab::trace::spans::Collector;
 use breakerlab::trace::{
-    Trace, TraceFormat, TraceOptions, cloudwatch, datadog, envoy, grafana, har, jaeger, otlp, prometheus,
+    TraceFormat, TraceOptions, cloudwatch, datadog, envoy, grafana, har, jaeger, otlp, prometheus,
 };
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use std::fmt::Write as _;
@@ -292,7 +292,7 @@ fn week(c: &mut Criterion) {
         let opts = TraceOptions { series, ..TraceOptions::default() };
         let any = d.join("p.json");
         g.bench_function(name, |b| {
-            b.iter_custom(|n| timed(n, || Trace::load(&any, black_box(&opts)).unwrap().horizon()))
+            b.iter_custom(|n| timed(n, || breakerlab::trace::load(&any, black_box(&opts)).unwrap().horizon()))
         });
     }
     g.finish();

@@ -7,8 +7,7 @@
 //! Time is the thread's CPU time (see `import_support`): on a machine shared with other builds, wall
 //! time measures the neighbours too; a single-threaded import's CPU time is its cost per core.
 
-use breakerlab::Scenario;
-use breakerlab::trace::{CallTrace, IntervalTrace, TraceOptions};
+use breakerlab::trace::TraceOptions;
 use criterion::{Criterion, SamplingMode, Throughput, criterion_group, criterion_main};
 use std::io::{BufWriter, Write};
 use std::path::Path;
@@ -101,7 +100,7 @@ fn import(c: &mut Criterion) {
     group.bench_function("calls_10M_rows", |b| {
         b.iter_custom(|iters| {
             timed(iters, || {
-                let t = CallTrace::from_path(&calls, &opts).expect("generated file imports");
+                let t = breakerlab::trace::calls::from_path(&calls, &opts).expect("generated file imports");
                 assert_eq!(t.len() as u64, rows);
                 t
             })
@@ -112,7 +111,7 @@ fn import(c: &mut Criterion) {
     write_script(&script, rows);
     group.bench_function("script_10M_rows", |b| {
         b.iter_custom(|iters| {
-            timed(iters, || Scenario::from_script(&script).expect("generated script loads"))
+            timed(iters, || breakerlab::scenario::from_script(&script).expect("generated script loads"))
         })
     });
     std::fs::remove_file(&script).ok();
@@ -127,7 +126,7 @@ fn import(c: &mut Criterion) {
     group.bench_function("week_of_minutes", |b| {
         b.iter_custom(|iters| {
             timed(iters, || {
-                let t = IntervalTrace::from_path(&week, &opts).expect("generated file imports");
+                let t = breakerlab::trace::interval::from_path(&week, &opts).expect("generated file imports");
                 assert_eq!(t.intervals().len() as u64, WEEK_MINUTES);
                 t
             })

@@ -1,46 +1,66 @@
 //! breakerlab: a deterministic discrete-event workbench for tuning circuit breakers.
 //!
-//! Data flows one way: scenario → request stream → engine (policy, client, upstream) →
-//! recorder → scoring → report. The application layer ([`app`]) is the one place that writes
-//! files; nothing reads the wall clock, the environment or the command line.
+//! The workspace has two crates. [`breakerlab_model`] is the model: breaker policies, clients,
+//! dependencies, the engine and scoring, without files or threads of its own. This crate adds
+//! what deals with files and people: the importers ([`trace`]), scenario files ([`scenario`]),
+//! sweeps, the reports and the command line. Data flows one way: scenario → request stream →
+//! engine (policy, client, upstream) → recorder → scoring → report; nothing reads the wall
+//! clock, and the same inputs give the same bytes.
 //!
-//! The public face: the commands ([`app`], each a typed request and report), the one error type
-//! ([`Error`], with [`Error::exit_code`]), what a program needs to build and simulate a scenario
-//! itself ([`Scenario`], [`PolicySpec`], [`Workload`], [`run`], [`simulate`], [`Metrics`]), the
-//! values the command line parses ([`Dur`], [`Limits`], [`ClientFlags`], [`ShardId`],
-//! [`Library`]) and the trace importers ([`trace`], one module per format). Every other module
-//! (engine, policies, scoring, sweep machinery, renderers, the upstream model) is private.
+//! A program can simulate a scenario itself:
+//!
+//! ```
+//! use breakerlab::{Metric, PolicySpec, RunOptions, Workload, scenario};
+//! use std::path::Path;
+//!
+//! // Twenty requests a second for ten minutes; the dependency is down from minute 2 to 5.
+//! let text = r#"
+//!     duration = "10m"
+//!     [traffic]
+//!     kind = "poisson"
+//!     rate = 20.0
+//!     [upstream]
+//!     p50 = "80ms"
+//!     p95 = "300ms"
+//!     [[incidents]]
+//!     kind = "outage"
+//!     start = "2m"
+//!     duration = "3m"
+//! "#;
+//! let scenario = scenario::parse(Path::new("outage.toml"), text)?;
+//! let policy = PolicySpec::new("resilience4j-count").resolve()?;
+//! let workload = Workload::build(&scenario, scenario.seed, 0)?;
+//! let result = breakerlab::run(&scenario, &workload, &policy, &RunOptions::default());
+//! assert_eq!(result.metrics.get(Metric::MissedIncidents), Some(0.0));
+//! # Ok::<(), breakerlab::Error>(())
+//! ```
+//!
+//! [`sweep`] runs a sweep file (many configurations on many scenarios, and which one to deploy)
+//! into an output folder, as `breakerlab sweep` does. The command line's other commands live in
+//! `app`, which is the binary's and not documented here.
 
+#![forbid(unsafe_code)]
+
+#[doc(hidden)]
 pub mod app;
-mod client;
-mod error;
 #[cfg(test)]
 mod fuzz;
 mod limits;
-mod metrics;
-mod outcome;
-mod policy;
 mod positioned;
 mod report;
-mod rng;
-mod scenario;
-mod sim;
+pub mod scenario;
+mod script;
 mod sweep;
-mod time;
 pub mod trace;
-mod traffic;
-mod truth;
-mod units;
-mod upstream;
 
-pub use client::flags::{ClientFlags, parse_backoff, parse_fallback};
-pub use client::{BudgetSpec, FallbackSpec, Persist};
-pub use error::{Error, Result};
-pub use limits::{Limits, parse_bytes, parse_calls};
-pub use metrics::{Metric, Metrics, RunRecord};
-pub use outcome::{OutcomeClass, Verdict};
-pub use policy::{Library, PolicyConfig, PolicySpec};
-pub use scenario::{InputError, Scenario, Source, Strategy, parse_seed};
-pub use sim::{Chunk, RunOptions, RunResult, Simulation, Workload, run, scored, simulate, simulate_fleet};
-pub use sweep::shard::{SCHEDULER_VARIABLES, ShardId};
-pub use time::{Dur, SimTime};
+#[cfg(test)]
+use breakerlab_model::rng;
+use breakerlab_model::{client, metrics, outcome, policy, sim, time, traffic, truth, units, upstream};
+
+pub use app::sweep::{SweepReport, SweepRequest, sweep};
+pub use breakerlab_model::metrics::{Metric, Metrics};
+pub use breakerlab_model::policy::{Library, PolicySpec};
+pub use breakerlab_model::sim::{RunOptions, RunResult, Workload, run, simulate};
+pub use breakerlab_model::time::{Dur, SimTime};
+pub use breakerlab_model::{Error, InputError, Result};
+pub use scenario::Scenario;

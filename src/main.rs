@@ -5,7 +5,7 @@
 use breakerlab::Dur;
 use breakerlab::Error;
 use breakerlab::Library;
-use breakerlab::ShardId;
+use breakerlab::app::ShardId;
 use breakerlab::app::sweep::Replicates;
 use breakerlab::app::{
     check, compare, explain, export, merge, presets, recommend, replay, report, run, shard, sweep,
@@ -214,7 +214,7 @@ struct CompareArgs {
     #[arg(long = "constraint", value_name = "CONSTRAINT")]
     constraints: Vec<String>,
     /// Base seed (replaces each scenario's): a whole number from 0 to 2^64 - 1.
-    #[arg(long, allow_hyphen_values = true, value_parser = breakerlab::parse_seed)]
+    #[arg(long, allow_hyphen_values = true, value_parser = breakerlab_model::scenario::parse_seed)]
     seed: Option<u64>,
     /// Worker threads (default: all cores).
     #[arg(long, value_name = "N")]
@@ -345,17 +345,17 @@ struct ClientArgs {
     #[arg(long, value_name = "N")]
     retries: Option<u32>,
     /// Delay before the first retry, optionally growing per retry: 200ms or 200ms*2.
-    #[arg(long, value_name = "BASE[*MULT]", value_parser = breakerlab::parse_backoff)]
+    #[arg(long, value_name = "BASE[*MULT]", value_parser = breakerlab_model::client::flags::parse_backoff)]
     backoff: Option<(Dur, Option<f64>)>,
     /// What the user gets when a call is refused or fails: none, cached[:LATENCY],
     /// local[:LATENCY] or retry_queue:CYCLE.
-    #[arg(long, value_name = "KIND", value_parser = breakerlab::parse_fallback)]
-    fallback: Option<breakerlab::FallbackSpec>,
+    #[arg(long, value_name = "KIND", value_parser = breakerlab_model::client::flags::parse_fallback)]
+    fallback: Option<breakerlab_model::client::FallbackSpec>,
 }
 
 impl ClientArgs {
-    fn flags(self) -> breakerlab::ClientFlags {
-        breakerlab::ClientFlags {
+    fn flags(self) -> breakerlab_model::client::flags::ClientFlags {
+        breakerlab_model::client::flags::ClientFlags {
             timeout: self.timeout,
             retries: self.retries,
             backoff: self.backoff,
@@ -379,7 +379,7 @@ struct RunArgs {
     #[arg(long = "set", value_name = "KEY=VALUE")]
     sets: Vec<String>,
     /// Base seed (replaces the scenario's): a whole number from 0 to 2^64 - 1.
-    #[arg(long, allow_hyphen_values = true, value_parser = breakerlab::parse_seed)]
+    #[arg(long, allow_hyphen_values = true, value_parser = breakerlab_model::scenario::parse_seed)]
     seed: Option<u64>,
     /// Output folder (default output/<scenario or trace name>).
     #[arg(long, value_name = "DIR")]
@@ -399,26 +399,26 @@ struct FinishArgs {
     limits: LimitArgs,
 }
 
-/// Resource limits, checked from the inputs before anything runs (see `breakerlab::Limits`).
+/// Resource limits, checked from the inputs before anything runs (see `breakerlab::app::Limits`).
 #[derive(clap::Args)]
 struct LimitArgs {
     /// Refuse work estimated to need more memory than this, e.g. 8GiB (default 16GiB).
-    #[arg(long, value_name = "SIZE", value_parser = breakerlab::parse_bytes)]
+    #[arg(long, value_name = "SIZE", value_parser = breakerlab::app::parse_bytes)]
     max_memory: Option<u64>,
     /// Refuse work that would simulate more calls than this, e.g. 1e11 (default 2e10).
-    #[arg(long, value_name = "N", value_parser = breakerlab::parse_calls)]
+    #[arg(long, value_name = "N", value_parser = breakerlab::app::parse_calls)]
     max_calls: Option<u64>,
     /// Refuse work that would process more events than this (calls, retry-queue cycles and the
     /// deferred requests they offer again, waiting calls), e.g. 1e12 (default 2e11).
-    #[arg(long, value_name = "N", value_parser = breakerlab::parse_calls)]
+    #[arg(long, value_name = "N", value_parser = breakerlab::app::parse_calls)]
     max_events: Option<u64>,
 }
 
 impl LimitArgs {
     /// The limits these flags set (defaults for those not given).
-    fn limits(&self) -> breakerlab::Limits {
-        let default = breakerlab::Limits::default();
-        breakerlab::Limits {
+    fn limits(&self) -> breakerlab::app::Limits {
+        let default = breakerlab::app::Limits::default();
+        breakerlab::app::Limits {
             max_memory: self.max_memory.unwrap_or(default.max_memory),
             max_calls: self.max_calls.unwrap_or(default.max_calls),
             max_events: self.max_events.unwrap_or(default.max_events),

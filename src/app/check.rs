@@ -8,7 +8,7 @@
 //! moved beyond noise (paired over the same replicates, so the same request streams).
 //! `--junit FILE` writes the table as a JUnit XML report for CI systems.
 
-use crate::error::Result;
+use crate::Result;
 use crate::limits::Limits;
 use crate::metrics::Metric;
 use crate::policy::{PolicyConfig, PolicySpec};

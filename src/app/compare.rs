@@ -3,7 +3,7 @@
 
 use super::load_scenarios;
 use super::output::{self, Keep, OutputDir, Page};
-use crate::error::Result;
+use crate::Result;
 use crate::limits::{Limits, estimate_cells};
 use crate::policy::{PolicyConfig, PolicySpec};
 use crate::report::charts::ChartOptions;
@@ -13,6 +13,7 @@ use crate::scenario::{InputError, Scenario, Spot};
 use crate::sweep::compare::CompareReport;
 use crate::sweep::constraint::Constraint;
 use crate::sweep::grid::Configuration;
+use crate::sweep::objective::BindToColumns;
 use crate::sweep::output::{runs_csv, summary_csv};
 use crate::sweep::runner::{
     Cells, config_info, default_objective, metric_columns, progress_bar_of, resolved_params,

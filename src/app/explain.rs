@@ -3,7 +3,7 @@
 //! Without `--at` or `--incident`, every transition and every incident.
 
 use crate::Error;
-use crate::error::Result;
+use crate::Result;
 use crate::report::charts::data::Incident;
 use crate::report::explain::{
     ExplainRow, RowIndex, TRANSITION_KIND, incident_words, read_explain_csv, readable_dur,

@@ -1,7 +1,7 @@
 //! `breakerlab export`: a preset plus overrides, written in a breaker library's own syntax.
 
 use super::parse_sets;
-use crate::error::Result;
+use crate::Result;
 use crate::policy::PolicySpec;
 use crate::policy::export::{Library, export};
 

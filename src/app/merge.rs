@@ -4,7 +4,6 @@
 
 use super::output;
 use super::sweep::{Ran, Ranking, SweepReport, finish};
-use crate::error::{Error, Result};
 use crate::report::page::{InputFile, ReportInputs};
 use crate::scenario::InputError;
 use crate::sweep::merge::Merge;
@@ -13,6 +12,7 @@ use crate::sweep::runner::{config_info, metric_columns, spec_of};
 use crate::sweep::selection::{Rule, Settings};
 use crate::sweep::shard::{MANIFEST_FILE, Manifest};
 use crate::time::Dur;
+use crate::{Error, Result};
 use std::path::PathBuf;
 
 /// What `breakerlab merge` is asked to do.

@@ -19,9 +19,12 @@ pub mod run;
 pub mod shard;
 pub mod sweep;
 
-use crate::error::Result;
+pub use crate::limits::{Limits, parse_bytes, parse_calls};
+pub use crate::sweep::shard::{SCHEDULER_VARIABLES, ShardId};
+
+use crate::Result;
 use crate::policy::PolicySpec;
-use crate::scenario::{InputError, Scenario};
+use crate::scenario::{self, InputError, Scenario};
 use std::path::PathBuf;
 
 /// Parses `--set key=value` arguments.
@@ -50,7 +53,7 @@ pub fn name_flag(message: impl std::fmt::Display, policy: Option<&str>, sets: &[
 fn load_scenarios(paths: &[PathBuf]) -> Result<Vec<Scenario>> {
     let mut out: Vec<Scenario> = Vec::with_capacity(paths.len());
     for p in paths {
-        let s = Scenario::load(p)?;
+        let s = scenario::load(p)?;
         if let Some(other) = out.iter().find(|o| o.name == s.name) {
             let first = other.path.as_deref().map_or_else(String::new, |q| q.display().to_string());
             return Err(InputError::file(

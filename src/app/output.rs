@@ -7,12 +7,12 @@
 //! writers: a second run into the same folder waits for the first to finish, then swaps in its
 //! own complete set. Temporary folders left by killed runs are removed by the next writer.
 
-use crate::error::{Error, Result};
 use crate::report::charts::{self, ChartOptions};
 use crate::report::contents::Contents;
 use crate::report::folder::{self, parse::Reader};
 use crate::report::page::{self, ReportInputs};
 use crate::scenario::InputError;
+use crate::{Error, Result};
 use std::fs::{self, File};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};

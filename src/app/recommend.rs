@@ -3,10 +3,11 @@
 
 use super::export::{self, ExportRequest};
 use super::sweep::{SweepRequest, sweep};
-use crate::error::Result;
+use crate::Result;
 use crate::policy::export::Library;
 use crate::scenario::{InputError, read_text};
 use crate::sweep::constraint::{Constraint, DEFAULT_CONSTRAINT};
+use crate::sweep::objective::BindToColumns;
 use crate::sweep::objective::Objective;
 use crate::sweep::output::{read_objective_toml, read_runs};
 use crate::sweep::recommend::{Recommendation, Rules, recommend as rank};

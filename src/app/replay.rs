@@ -5,9 +5,9 @@
 //! [`run_scenario`] like `breakerlab run`.
 
 use super::run::{RunReport, RunSettings, run_scenario};
+use crate::Result;
 use crate::client::flags::ClientFlags;
-use crate::error::Result;
-use crate::scenario::{InputError, Scenario};
+use crate::scenario::{self, InputError};
 use crate::time::Dur;
 use crate::trace::series::SeriesSpec;
 use crate::trace::{Behaviour, GapPolicy, LatencyUnit, TimeFormat, TraceFormat, TraceOptions};
@@ -223,7 +223,7 @@ pub fn replay(req: &ReplayRequest) -> Result<RunReport> {
         .clone()
         .or(first_series)
         .ok_or_else(|| InputError::argument("give a trace file, or --series ROLE=FILE[@SELECTOR]"))?;
-    let mut scenario = Scenario::from_trace(&path, &opts, traffic)?;
+    let mut scenario = scenario::from_trace(&path, &opts, traffic)?;
     req.client.apply(&mut scenario.client).map_err(InputError::from)?;
     run_scenario(scenario, &req.run)
 }

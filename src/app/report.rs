@@ -3,7 +3,7 @@
 //! like any other output set: its files are kept, its charts and pages drawn anew.
 
 use super::output::{Keep, OutputDir, Page};
-use crate::error::Result;
+use crate::Result;
 use crate::metrics::Metrics;
 use crate::report::charts::{ChartOptions, TimeRange};
 use crate::report::folder::check_runs;

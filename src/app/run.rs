@@ -3,7 +3,7 @@
 
 use super::output::{self, Keep, OutputDir, Page};
 use super::parse_sets;
-use crate::error::Result;
+use crate::Result;
 use crate::metrics::Metrics;
 use crate::policy::{PolicyConfig, PolicySpec};
 use crate::report::charts::ChartOptions;
@@ -12,7 +12,7 @@ use crate::report::contents::{self, Contents};
 use crate::report::explain::MarkedRows;
 use crate::report::page::{InputFile, ReportInputs};
 use crate::report::{self, SummaryRow};
-use crate::scenario::{InputError, Scenario, Source, Spot};
+use crate::scenario::{self, InputError, Scenario, Source, Spot};
 use crate::sim::{self, RunOptions, RunResult, Workload};
 use crate::sweep::progress_log::{ProgressLog, Work};
 use std::fmt::Write as _;
@@ -82,8 +82,8 @@ pub struct RunReport {
 /// Loads, validates, simulates, scores and writes. Nothing is written if any input is bad.
 pub fn run(req: &RunRequest) -> Result<RunReport> {
     let scenario = match &req.input {
-        Input::Scenario(path) => Scenario::load(path)?,
-        Input::Script(path) => Scenario::from_script(path)?,
+        Input::Scenario(path) => scenario::load(path)?,
+        Input::Script(path) => scenario::from_script(path)?,
     };
     run_scenario(scenario, &req.settings)
 }

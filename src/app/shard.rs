@@ -5,10 +5,11 @@
 use super::load_scenarios;
 use super::output::{self, Keep, OutputDir};
 use super::sweep::{runs_error, sweep_path};
-use crate::error::Result;
+use crate::Result;
 use crate::limits::{Limits, estimate_cells};
 use crate::scenario::{InputError, Scenario, Spot};
 use crate::sweep::file::Replicates;
+use crate::sweep::objective::BindToColumns;
 use crate::sweep::output::RunsWriter;
 use crate::sweep::runner::{
     Cells, Configs, MAX_CELLS, config_info, default_objective, metric_columns, progress_bar, validate_policy,

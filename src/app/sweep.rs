@@ -3,7 +3,6 @@
 
 use super::load_scenarios;
 use super::output::{self, Keep, OutputDir, Page};
-use crate::error::{Error, Result};
 use crate::limits::{Limits, estimate_cells};
 use crate::report::charts::ChartOptions;
 use crate::report::contents::{self, Contents};
@@ -17,6 +16,7 @@ use crate::sweep::auto::{AutoReport, Judge, Next, Stage, Stop, looks, schedule};
 use crate::sweep::constraint::Constraint;
 pub use crate::sweep::file::Replicates;
 use crate::sweep::file::SweepFile;
+use crate::sweep::objective::BindToColumns;
 use crate::sweep::objective::Objective;
 use crate::sweep::output::{objective_toml, write_pareto, write_runs, write_summary};
 use crate::sweep::recommend::{Recommendation, Rules, best_per_scenario, num, recommend_from};
@@ -29,6 +29,7 @@ use crate::sweep::selection::Settings;
 use crate::sweep::store::Scratch;
 use crate::sweep::table::{ResultTable, Summary, TableBuilder};
 use crate::truth::Expect;
+use crate::{Error, Result};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -479,9 +480,9 @@ fn objective_text(o: &Objective) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Error;
     use crate::app::compare::{CompareRequest, compare};
     use crate::app::recommend::{RecommendRequest, recommend};
-    use crate::error::Error;
 
     fn bundled(name: &str) -> String {
         super::super::bundled(name).display().to_string()

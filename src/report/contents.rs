@@ -349,6 +349,7 @@ mod tests {
     use super::*;
     use crate::report::folder::parse::{self, Table};
     use crate::sim::{RunOptions, Workload};
+    use crate::sweep::objective::BindToColumns;
     use std::path::Path;
 
     fn read(bytes: Vec<u8>) -> Table {
@@ -369,7 +370,7 @@ mod tests {
     #[test]
     fn what_a_run_hands_over_is_what_its_files_read_back() {
         let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-        let scenario = crate::scenario::Scenario::load(&root.join("scenarios/fleet-recovery.toml")).unwrap();
+        let scenario = crate::scenario::load(&root.join("scenarios/fleet-recovery.toml")).unwrap();
         let workload = Workload::build(&scenario, scenario.seed, 0).unwrap();
         let opts = RunOptions { timeline_bin: Some(crate::time::Dur::from_secs(60)), explain: true };
         let policies = [

@@ -809,6 +809,73 @@ fn read_explain_rows(text: impl Read, mut each: impl FnMut(ExplainRow)) -> Resul
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `preset` run on `workload` at once, with a timeline of minutes and its evidence: its
+    /// policy, the options and the result.
+    fn whole_run(
+        scenario: &crate::Scenario,
+        workload: &crate::Workload,
+        preset: &str,
+    ) -> (crate::policy::PolicyConfig, crate::RunOptions, crate::RunResult) {
+        let policy = crate::PolicySpec::new(preset).resolve().unwrap();
+        let opts = crate::RunOptions { timeline_bin: Some(crate::Dur::from_secs(60)), explain: true };
+        let whole = crate::sim::run_fleet(scenario, workload, std::slice::from_ref(&policy), &opts);
+        (policy, opts, whole)
+    }
+
+    #[test]
+    fn a_streamed_run_hands_out_every_transition_with_its_evidence_and_keeps_none() {
+        // circuit-gate trips on 1 % errors every half minute or so: hundreds of transitions
+        // over several chunks of the stream.
+        let text = "duration = \"40m\"\n[traffic]\nkind = \"constant\"\nrate = 300.0\n\
+                    [upstream]\np50 = \"300ms\"\np95 = \"900ms\"\nerror_rate = 0.01\n\
+                    [[incidents]]\nkind = \"outage\"\nstart = \"10m\"\nduration = \"5m\"\n";
+        let scenario = crate::scenario::parse(std::path::Path::new("t.toml"), text).unwrap();
+        let workload = crate::Workload::build(&scenario, 1, 0).unwrap();
+        let (policy, opts, whole) = whole_run(&scenario, &workload, "circuit-gate");
+        let policies = std::slice::from_ref(&policy);
+        let mut seen = Vec::new();
+        let streamed = crate::sim::run_fleet_streaming(
+            &scenario,
+            &workload,
+            policies,
+            &opts,
+            |i, t, ev| {
+                seen.push((i, *t, *ev));
+                Ok::<(), ()>(())
+            },
+            |_| Ok(Vec::new()),
+            |_| {},
+        )
+        .unwrap();
+        assert!(whole.record.counters.requests > 2 * crate::sim::CHUNK_REQUESTS as u64);
+        assert!(seen.len() > 100, "{} transitions", seen.len());
+        let kept: Vec<_> = whole
+            .record
+            .transitions
+            .iter()
+            .zip(&whole.record.evidence)
+            .map(|((i, t), ev)| (*i, *t, *ev))
+            .collect();
+        assert_eq!(whole.record.evidence.len(), whole.record.transitions.len());
+        assert_eq!(seen, kept);
+        assert!(streamed.record.evidence.is_empty(), "no evidence held at the end");
+        assert_eq!(streamed.record.transitions, whole.record.transitions);
+        assert_eq!(streamed.metrics, whole.metrics);
+        // explain.csv of the record that kept everything, and of the one that kept nothing:
+        // the latter's rows were handed out, so it has only its snapshots.
+        let mut w = super::ExplainWriter::new(false);
+        let mut body = Vec::new();
+        for (i, t, ev) in &seen {
+            w.transition(&mut body, "", *i, t, ev).unwrap();
+        }
+        for s in &streamed.record.snapshots {
+            w.snapshot(&mut body, "", s).unwrap();
+        }
+        let mut out = Vec::new();
+        w.finish(&mut body.as_slice(), &mut out).unwrap();
+        assert_eq!(out, crate::report::explain_csv(&[("", &whole.record)]));
+    }
     use crate::policy::State;
     use crate::time::SimTime;
 

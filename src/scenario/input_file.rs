@@ -107,15 +107,12 @@ pub fn utf8_text(path: &Path, bytes: Vec<u8>) -> Result<String, InputError> {
         let offset = e.utf8_error().valid_up_to();
         let bytes = e.as_bytes();
         let valid = std::str::from_utf8(&bytes[..offset]).unwrap_or_default();
-        let (line, col) = super::error::line_col(valid, offset);
-        InputError {
-            path: Some(path.to_path_buf()),
-            position: Some((line, col)),
-            message: format!(
-                "not UTF-8 text: byte 0x{:02x} at byte offset {offset} (line {line}); save the file as UTF-8",
-                bytes[offset]
-            ),
-        }
+        let line = valid.matches('\n').count() + 1;
+        let message = format!(
+            "not UTF-8 text: byte 0x{:02x} at byte offset {offset} (line {line}); save the file as UTF-8",
+            bytes[offset]
+        );
+        InputError::at_offset(path, valid, offset, message)
     })
 }
 

@@ -272,6 +272,7 @@ impl Judge<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sweep::objective::BindToColumns;
 
     #[test]
     fn the_schedule_starts_with_one_replicate_and_ends_at_the_maximum() {

@@ -217,6 +217,7 @@ pub fn show(s: &Stat, difference: bool) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sweep::objective::BindToColumns;
     use crate::sweep::table::tests::{cfg, run};
 
     #[test]

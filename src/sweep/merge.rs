@@ -193,6 +193,7 @@ impl Merge {
 mod tests {
     use super::*;
     use crate::metrics::Metric;
+    use crate::sweep::objective::BindToColumns;
     use crate::sweep::objective::Objective;
     use crate::sweep::output::runs_csv;
     use crate::sweep::shard::tests::manifest;

@@ -36,7 +36,7 @@ pub mod review;
 pub mod runner;
 pub mod selection;
 pub mod shard;
-pub mod stats;
+pub use breakerlab_model::stats;
 pub mod store;
 pub mod table;
 
@@ -96,5 +96,11 @@ impl From<SweepError> for crate::scenario::InputError {
             }
             SweepError::Invalid(message) => InputError::argument(message),
         }
+    }
+}
+
+impl From<SweepError> for crate::Error {
+    fn from(e: SweepError) -> crate::Error {
+        crate::Error::Input(e.into())
     }
 }

@@ -7,10 +7,21 @@ use crate::metrics::Metric;
 pub use crate::metrics::{Objective, check_weight};
 use crate::{Error, Result};
 
-impl Objective {
+/// What a sweep does with an [`Objective`]: read a command-line override of one weight, and
+/// bind the weights to a result table's columns.
+pub trait BindToColumns {
     /// Parses a command-line override `metric=weight` (aliases accepted, see
     /// [`resolve_metric`]) against the known metric `columns`.
-    pub fn parse_override<S: AsRef<str>>(text: &str, columns: &[S]) -> Result<(Metric, f64)> {
+    fn parse_override<S: AsRef<str>>(text: &str, columns: &[S]) -> Result<(Metric, f64)>;
+    /// Binds the objective to the column order of a result table, so costs are computed by
+    /// index. Fails when a weighted metric is not among `columns`.
+    fn bind<S: AsRef<str>>(&self, columns: &[S]) -> Result<BoundObjective>;
+}
+
+impl BindToColumns for Objective {
+    /// Parses a command-line override `metric=weight` (aliases accepted, see
+    /// [`resolve_metric`]) against the known metric `columns`.
+    fn parse_override<S: AsRef<str>>(text: &str, columns: &[S]) -> Result<(Metric, f64)> {
         let Some((name, weight)) = text.split_once('=') else {
             return Err(Error::invalid(format!(
                 "--objective {text}: expected `metric=weight`, e.g. `false_opens=10`"
@@ -25,7 +36,7 @@ impl Objective {
 
     /// Binds the objective to the column order of a result table, so costs are computed by
     /// index. Fails when a weighted metric is not among `columns`.
-    pub fn bind<S: AsRef<str>>(&self, columns: &[S]) -> Result<BoundObjective> {
+    fn bind<S: AsRef<str>>(&self, columns: &[S]) -> Result<BoundObjective> {
         let mut terms = Vec::with_capacity(self.weights.len());
         for (metric, weight) in &self.weights {
             let index = columns.iter().position(|c| c.as_ref() == metric.name()).ok_or_else(|| {

@@ -663,6 +663,7 @@ pub fn read_runs(text: &str, file: &str, scratch: &Scratch) -> Result<ResultTabl
 mod tests {
     use super::*;
     use crate::metrics::Metric;
+    use crate::sweep::objective::BindToColumns;
     use crate::sweep::table::tests::run;
 
     fn table() -> ResultTable {

@@ -1,7 +1,7 @@
 //! The recommendation: the configuration with the lowest total cost among those that meet every
 //! constraint on every scenario, and why, in plain words.
 //!
-//! Rules (documented in the README):
+//! Rules (documented in docs/selection.md):
 //! - A configuration's cost on a scenario is the mean over replicates of its per-run cost
 //!   (Σ weight · metric). Its total cost is the sum of those means over the scenarios: every
 //!   scenario counts equally, whatever its length or traffic.
@@ -29,6 +29,7 @@ use super::selection::{
 use super::stats::describe;
 use super::table::ConfigInfo;
 use super::table::{ResultTable, RunRow, Summary};
+use crate::sweep::objective::BindToColumns;
 use crate::time::Dur;
 use crate::{Error, Result};
 use std::fmt::Write as _;

@@ -657,6 +657,7 @@ mod tests {
     use super::*;
     use crate::metrics::Metric;
     use crate::sweep::constraint::Constraint;
+    use crate::sweep::objective::BindToColumns;
     use crate::sweep::objective::Objective;
     use crate::sweep::recommend::{Rules, recommend};
     use crate::sweep::selection::Settings;

@@ -497,6 +497,7 @@ impl ResultTable {
 pub(crate) mod tests {
     use super::*;
     use crate::metrics::Metric;
+    use crate::sweep::objective::BindToColumns;
     use crate::sweep::objective::Objective;
 
     /// A configuration of `preset` with one integer override `k = v`.

@@ -1,43 +1,16 @@
-//! Per-call logs (one row per call: timestamp, latency, optional status) imported for exact
-//! replay; `--where COLUMN=GLOB` keeps some rows (one service, one operation).
-//!
-//! Storage is three parallel vectors (arrival time, latency in µs as `u32`, outcome class), about
-//! 13 bytes a call, so a week at 100 calls/s fits in memory without any of the file's strings.
-//! Rows are read into one reused `ByteRecord`; whole numbers are parsed without floating point,
-//! and nothing is allocated per row. Time zero is the first row's timestamp; rows must be in
-//! time order (equal timestamps are normal and kept).
-//!
-//! Status mapping: HTTP 1xx–3xx → ok, 429 → rate_limited, 408 → error (a timeout), other 4xx →
-//! client_error, 5xx → error; words ok/success/true → ok, error/fail/false/exception → error,
-//! timeout/timed_out/deadline_exceeded → error, rate_limited/throttled → rate_limited,
-//! client_error/bad_request/unauthorized/forbidden/not_found → client_error; gRPC status names
-//! (and codes, in a column whose name says `grpc`) as gRPC maps them; OpenTelemetry's
-//! `STATUS_CODE_ERROR` → error, `OK`/`UNSET` → ok; 0/1 as a flag. A
-//! logged timeout becomes an `error` answer at the logged latency (the log knows only that the
-//! dependency took at least that long; the replay client's own timeout applies on top).
+//! Per-call CSV import: one row per call (a timestamp, a latency, an optional status), read
+//! with the `csv` crate into the model's [`CallTrace`]; status cells are read as HTTP codes,
+//! gRPC codes or names, OpenTelemetry statuses, 0/1 flags or words.
 
 use super::columns::{Header, Role, Row, open};
 use super::records::Records;
 use super::timestamp::{Resolved, TimeFormat};
-use super::{ImportReport, IntervalTrace, LatencyUnit, StatusKind, TraceError, TraceOptions, to_sim};
-use crate::outcome::{Answer, OutcomeClass};
-use crate::time::{Dur, SimTime};
-use rand::{Rng, RngExt};
+use super::{CallTrace, ImportReport, LatencyUnit, StatusKind, TraceError, TraceOptions, to_sim};
+use crate::outcome::OutcomeClass;
+use breakerlab_model::trace::calls::round_non_negative;
+
 use std::io::Read;
 use std::path::Path;
-
-/// A per-call log, ready for exact replay.
-#[derive(Clone, Debug)]
-pub struct CallTrace {
-    times: Vec<SimTime>,
-    latency_us: Vec<u32>,
-    class: Vec<OutcomeClass>,
-    near: usize,
-    offset_s: i64,
-    horizon: SimTime,
-    /// What the import did (the loader adds what it knows: format, span).
-    pub(super) report: ImportReport,
-}
 
 /// How a status column is read.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -132,16 +105,6 @@ fn strip_prefix_ignore_case<'a>(cell: &'a [u8], prefix: &[u8]) -> Option<&'a [u8
         .then(|| &cell[prefix.len()..])
 }
 
-/// `x` (finite, at least 0) rounded half away from zero, as `f64::round` does, without the
-/// library call.
-fn round_non_negative(x: f64) -> f64 {
-    if x >= 4_503_599_627_370_496.0 {
-        return x; // 2^52 and above: already whole
-    }
-    let whole = (x as u64) as f64;
-    if x - whole >= 0.5 { whole + 1.0 } else { whole }
-}
-
 /// The per-row state of a per-call CSV import: the columns and how to read them, the trace
 /// being built, and what the report needs (previous row, clipped latencies, `--where`).
 struct Loader<'h> {
@@ -223,10 +186,7 @@ impl Loader<'_> {
         let lat = lat.min(u64::from(u32::MAX)) as u32;
         let at = to_sim(t, epoch);
         let trace = &mut self.trace;
-        trace.horizon = trace.horizon.max(at + Dur(u64::from(lat)));
-        trace.times.push(at);
-        trace.latency_us.push(lat);
-        trace.class.push(class);
+        trace.push(at, lat, class);
     }
 
     /// A row that cannot be read: refused, or skipped and counted under `skip_bad_rows`.
@@ -290,328 +250,154 @@ impl Loader<'_> {
     }
 }
 
-impl CallTrace {
-    /// Imports a per-call CSV from a file.
-    pub fn from_path(path: &Path, opts: &TraceOptions) -> Result<CallTrace, TraceError> {
-        CallTrace::from_reader(&path.display().to_string(), open(path)?, opts)
-    }
+/// Imports a per-call CSV from a file.
+pub fn from_path(path: &Path, opts: &TraceOptions) -> Result<CallTrace, TraceError> {
+    from_reader(&path.display().to_string(), open(path)?, opts)
+}
 
-    /// Imports a per-call CSV from any reader; `file` names it in messages. `--where` clauses
-    /// (`opts.filters`) name columns of the file: a row is kept when each clause's glob matches
-    /// its column's cell.
-    pub fn from_reader<R: Read>(file: &str, input: R, opts: &TraceOptions) -> Result<CallTrace, TraceError> {
-        let offset_s = opts.offset_seconds()?;
-        let near = opts.near_calls.unwrap_or(16);
-        if near == 0 {
-            return Err(TraceError::Option { option: "near_calls", message: "expected at least 1".into() });
-        }
-        let mut report = ImportReport { file: file.to_string(), ..ImportReport::default() };
-        let (mut reader, header) = Records::open(file, input)?;
-        let cols_err = |message: String| TraceError::Columns { file: file.to_string(), message };
-        let time = header.find(Role::Time, opts.time.as_deref(), &[])?.ok_or_else(|| {
-            cols_err(format!("no timestamp column found (set `time`); columns: {}", header.list()))
-        })?;
-        let latency = header.find(Role::Latency, opts.latency.as_deref(), &[time])?.ok_or_else(|| {
-            cols_err(format!("no latency column found (set `latency`); columns: {}", header.list()))
-        })?;
-        let status = header.find(Role::Status, opts.status.as_deref(), &[time, latency])?;
-        if status.is_none() {
+/// Imports a per-call CSV from any reader; `file` names it in messages. `--where` clauses
+/// (`opts.filters`) name columns of the file: a row is kept when each clause's glob matches
+/// its column's cell.
+pub fn from_reader<R: Read>(file: &str, input: R, opts: &TraceOptions) -> Result<CallTrace, TraceError> {
+    let offset_s = opts.offset_seconds()?;
+    let near = opts.near_calls.unwrap_or(16);
+    if near == 0 {
+        return Err(TraceError::Option { option: "near_calls", message: "expected at least 1".into() });
+    }
+    let mut report = ImportReport { file: file.to_string(), ..ImportReport::default() };
+    let (mut reader, header) = Records::open(file, input)?;
+    let cols_err = |message: String| TraceError::Columns { file: file.to_string(), message };
+    let time = header.find(Role::Time, opts.time.as_deref(), &[])?.ok_or_else(|| {
+        cols_err(format!("no timestamp column found (set `time`); columns: {}", header.list()))
+    })?;
+    let latency = header.find(Role::Latency, opts.latency.as_deref(), &[time])?.ok_or_else(|| {
+        cols_err(format!("no latency column found (set `latency`); columns: {}", header.list()))
+    })?;
+    let status = header.find(Role::Status, opts.status.as_deref(), &[time, latency])?;
+    if status.is_none() {
+        report.notes.push(format!(
+            "no status column: every call is ok (name one with --column status=NAME); columns: {}",
+            header.list()
+        ));
+    }
+    let unit = match (opts.latency_unit, header.parsed(latency).unit) {
+        (Some(u), _) | (None, Some(u)) => u,
+        (None, None) => {
             report.notes.push(format!(
-                "no status column: every call is ok (name one with --column status=NAME); columns: {}",
-                header.list()
+                "column `{}` has no unit in its name: read as milliseconds (set latency_unit)",
+                header.names[latency]
             ));
+            LatencyUnit::Ms
         }
-        let unit = match (opts.latency_unit, header.parsed(latency).unit) {
-            (Some(u), _) | (None, Some(u)) => u,
-            (None, None) => {
-                report.notes.push(format!(
-                    "column `{}` has no unit in its name: read as milliseconds (set latency_unit)",
-                    header.names[latency]
-                ));
-                LatencyUnit::Ms
-            }
+    };
+    let base = |i: usize| header.parsed(i).base.clone();
+    let error_flag = match opts.status_kind {
+        StatusKind::OkFlag => false,
+        StatusKind::ErrorFlag => true,
+        StatusKind::Auto => status.is_some_and(|i| {
+            let base = base(i);
+            !base.contains("grpc") && (base.contains("error") || base.contains("fail"))
+        }),
+    };
+    let how = StatusRead {
+        error_flag,
+        grpc: status.is_some_and(|i| base(i).contains("grpc")),
+        envoy_flags: status.is_some_and(|i| base(i).contains("flags")),
+    };
+    let micros_per_value = opts.latency_scale.map_or(1.0, |s| s.get()) * unit.micros();
+    report.columns = vec![
+        ("time".into(), header.names[time].clone()),
+        ("latency".into(), format!("{} ({})", header.names[latency], unit.as_str())),
+    ];
+    if let Some(i) = status {
+        let flag = if error_flag {
+            " (1 = error)"
+        } else if how.grpc {
+            " (gRPC codes)"
+        } else if how.envoy_flags {
+            " (Envoy response flags: UF, UH, UT, UC, UR, URX, UPE fail, UO counts as a failure, RL is rate limited)"
+        } else {
+            ""
         };
-        let base = |i: usize| header.parsed(i).base.clone();
-        let error_flag = match opts.status_kind {
-            StatusKind::OkFlag => false,
-            StatusKind::ErrorFlag => true,
-            StatusKind::Auto => status.is_some_and(|i| {
-                let base = base(i);
-                !base.contains("grpc") && (base.contains("error") || base.contains("fail"))
-            }),
-        };
-        let how = StatusRead {
-            error_flag,
-            grpc: status.is_some_and(|i| base(i).contains("grpc")),
-            envoy_flags: status.is_some_and(|i| base(i).contains("flags")),
-        };
-        let micros_per_value = opts.latency_scale.map_or(1.0, |s| s.get()) * unit.micros();
-        report.columns = vec![
-            ("time".into(), header.names[time].clone()),
-            ("latency".into(), format!("{} ({})", header.names[latency], unit.as_str())),
-        ];
-        if let Some(i) = status {
-            let flag = if error_flag {
-                " (1 = error)"
-            } else if how.grpc {
-                " (gRPC codes)"
-            } else if how.envoy_flags {
-                " (Envoy response flags: UF, UH, UT, UC, UR, URX, UPE fail, UO counts as a failure, RL is rate limited)"
-            } else {
-                ""
-            };
-            report.columns.push(("status".into(), format!("{}{flag}", header.names[i])));
-        }
-        let mut filters = Vec::new();
-        for clause in super::spans::Filter::parse(&opts.filters)?.clauses() {
-            let (key, glob) = clause;
-            filters.push((header.named(key, "where")?, key.clone(), glob.clone()));
-        }
+        report.columns.push(("status".into(), format!("{}{flag}", header.names[i])));
+    }
+    let mut filters = Vec::new();
+    for clause in super::spans::Filter::parse(&opts.filters)?.clauses() {
+        let (key, glob) = clause;
+        filters.push((header.named(key, "where")?, key.clone(), glob.clone()));
+    }
 
-        let mut load = Loader {
-            file,
-            header: &header,
-            time,
-            latency,
-            status,
-            how,
-            time_format: opts.time_format,
-            offset_s,
-            whole_micros: (opts.latency_scale.is_none()).then(|| unit.micros() as u64),
-            micros_per_value,
-            skip_bad: opts.skip_bad_rows,
-            filters,
-            filtered: 0,
-            first_filtered: None,
-            format: None,
-            epoch: None,
-            prev_t: i64::MIN,
-            prev_line: 0,
-            prev_text: [0; 48],
-            prev_len: 0,
-            clipped: 0,
-            trace: CallTrace {
-                times: Vec::new(),
-                latency_us: Vec::new(),
-                class: Vec::new(),
-                near,
-                offset_s,
-                horizon: SimTime::ZERO,
-                report,
+    let mut load = Loader {
+        file,
+        header: &header,
+        time,
+        latency,
+        status,
+        how,
+        time_format: opts.time_format,
+        offset_s,
+        whole_micros: (opts.latency_scale.is_none()).then(|| unit.micros() as u64),
+        micros_per_value,
+        skip_bad: opts.skip_bad_rows,
+        filters,
+        filtered: 0,
+        first_filtered: None,
+        format: None,
+        epoch: None,
+        prev_t: i64::MIN,
+        prev_line: 0,
+        prev_text: [0; 48],
+        prev_len: 0,
+        clipped: 0,
+        trace: CallTrace::new(near, offset_s, report),
+    };
+    let mut record = csv::ByteRecord::new();
+    while let Some(line) = reader.next(&mut record)? {
+        load.row(&Row { record: &record, line, header: &header })?;
+    }
+    let Loader { mut trace, format, epoch, clipped, filtered, first_filtered, .. } = load;
+    if filtered > 0 {
+        trace.report.notes.push(format!(
+            "--where left out {filtered} of {} rows; the first: {}",
+            trace.report.rows,
+            first_filtered.as_deref().unwrap_or("")
+        ));
+    }
+    if trace.is_empty() {
+        return Err(match (trace.report.first_bad_row.take(), first_filtered) {
+            (_, Some(first)) if trace.report.bad_rows_skipped == 0 => TraceError::Format {
+                file: file.into(),
+                message: format!(
+                    "no row matches --where ({} read; the first left out: {first})",
+                    trace.report.rows
+                ),
             },
-        };
-        let mut record = csv::ByteRecord::new();
-        while let Some(line) = reader.next(&mut record)? {
-            load.row(&Row { record: &record, line, header: &header })?;
-        }
-        let Loader { mut trace, format, epoch, clipped, filtered, first_filtered, .. } = load;
-        if filtered > 0 {
-            trace.report.notes.push(format!(
-                "--where left out {filtered} of {} rows; the first: {}",
-                trace.report.rows,
-                first_filtered.as_deref().unwrap_or("")
-            ));
-        }
-        if trace.times.is_empty() {
-            return Err(match (trace.report.first_bad_row.take(), first_filtered) {
-                (_, Some(first)) if trace.report.bad_rows_skipped == 0 => TraceError::Format {
-                    file: file.into(),
-                    message: format!(
-                        "no row matches --where ({} read; the first left out: {first})",
-                        trace.report.rows
-                    ),
-                },
-                (Some(first), _) => TraceError::NoGoodRows {
-                    file: file.into(),
-                    skipped: trace.report.bad_rows_skipped,
-                    first,
-                },
-                (None, _) => TraceError::HeaderOnly { file: file.into() },
-            });
-        }
-        if clipped > 0 {
-            trace.report.notes.push(format!("{clipped} latencies above 71m34s were clipped to 71m34s"));
-        }
-        if let Some(fmt) = format.filter(|f| *f != Resolved::Datetime) {
-            trace.report.notes.push(format!(
-                "time column `{}` read as {}",
-                header.names[time],
-                fmt.describe()
-            ));
-        }
-        trace.report.epoch_offset_us = epoch.unwrap_or(0);
-        trace.report.rows_used = trace.times.len() as u64;
-        trace.times.shrink_to_fit();
-        trace.latency_us.shrink_to_fit();
-        trace.class.shrink_to_fit();
-        Ok(trace)
-    }
-
-    /// A call trace from calls already read and sorted by time (the span importers):
-    /// `(absolute start µs, latency µs, class)`.
-    pub(super) fn from_calls(
-        mut report: ImportReport,
-        calls: impl Iterator<Item = (i64, f64, OutcomeClass)>,
-        opts: &TraceOptions,
-    ) -> Result<CallTrace, TraceError> {
-        let near = opts.near_calls.unwrap_or(16).max(1);
-        let n = calls.size_hint().0;
-        let (mut times, mut latency_us, mut class) =
-            (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
-        let (mut epoch, mut horizon, mut clipped) = (None, SimTime::ZERO, 0u64);
-        for (t, lat, c) in calls {
-            let epoch = *epoch.get_or_insert(t);
-            let lat = if lat > 0.0 { round_non_negative(lat) } else { 0.0 };
-            clipped += u64::from(lat > f64::from(u32::MAX));
-            let lat = lat.min(f64::from(u32::MAX)) as u32;
-            let at = to_sim(t, epoch);
-            horizon = horizon.max(at + Dur(u64::from(lat)));
-            times.push(at);
-            latency_us.push(lat);
-            class.push(c);
-        }
-        if clipped > 0 {
-            report.notes.push(format!("{clipped} latencies above 71m34s were clipped to 71m34s"));
-        }
-        report.epoch_offset_us = epoch.unwrap_or(0);
-        report.rows_used = times.len() as u64;
-        Ok(CallTrace { times, latency_us, class, near, offset_s: opts.offset_seconds()?, horizon, report })
-    }
-
-    /// Per-interval aggregates of the log, for SLO rules and charts: buckets of `step` from the
-    /// first call, each with its call count, error rate (calls answered `error` or
-    /// `rate_limited`) and exact p50/p90/p95/p99 (nearest rank). Buckets without calls are gaps
-    /// treated as missing data.
-    pub fn aggregate(&self, step: Dur) -> Result<IntervalTrace, TraceError> {
-        if step.is_zero() {
-            return Err(TraceError::Option {
-                option: "slo_interval",
-                message: "expected a positive duration".into(),
-            });
-        }
-        let mut rows = Vec::new();
-        let mut lat: Vec<u32> = Vec::new();
-        let mut i = 0;
-        while i < self.times.len() {
-            let bucket = self.times[i].0 / step.0;
-            let start = i;
-            while i < self.times.len() && self.times[i].0 / step.0 == bucket {
-                i += 1;
+            (Some(first), _) => {
+                TraceError::NoGoodRows { file: file.into(), skipped: trace.report.bad_rows_skipped, first }
             }
-            lat.clear();
-            lat.extend_from_slice(&self.latency_us[start..i]);
-            lat.sort_unstable();
-            let n = lat.len();
-            let errors = self.class[start..i]
-                .iter()
-                .filter(|c| matches!(c, OutcomeClass::Error | OutcomeClass::RateLimited))
-                .count();
-            let mut logged = [0.0; 4];
-            for (k, q) in super::quantile::QUANTILES.iter().enumerate() {
-                let rank = ((q * n as f64).ceil() as usize).clamp(1, n);
-                logged[k] = f64::from(lat[rank - 1]);
-            }
-            let offset = i64::try_from(bucket * step.0).unwrap_or(i64::MAX);
-            rows.push(super::interval::Raw {
-                t: self.report.epoch_offset_us.saturating_add(offset),
-                line: 0,
-                count: Some(n as u64),
-                error_rate: errors as f64 / n as f64,
-                logged,
-            });
-        }
-        let opts =
-            TraceOptions { interval: Some(step), gaps: super::GapPolicy::Missing, ..TraceOptions::default() };
-        let report = ImportReport {
-            file: format!("{} (aggregated per {step})", self.report.file),
-            rows: rows.len() as u64,
-            ..ImportReport::default()
-        };
-        IntervalTrace::build(rows, &opts, self.offset_s, report)
+            (None, _) => TraceError::HeaderOnly { file: file.into() },
+        });
     }
-
-    /// Logged calls.
-    pub fn len(&self) -> usize {
-        self.times.len()
+    if clipped > 0 {
+        trace.report.notes.push(format!("{clipped} latencies above 71m34s were clipped to 71m34s"));
     }
-    /// True when no call was logged (never, for an imported trace).
-    pub fn is_empty(&self) -> bool {
-        self.times.is_empty()
+    if let Some(fmt) = format.filter(|f| *f != Resolved::Datetime) {
+        trace.report.notes.push(format!("time column `{}` read as {}", header.names[time], fmt.describe()));
     }
-
-    /// The arrival times, exactly as logged (sorted; equal times keep file order).
-    pub fn arrivals(&self) -> Vec<SimTime> {
-        self.times.clone()
-    }
-
-    /// The arrival time of logged call `i`, if there is one.
-    pub fn arrival(&self, i: usize) -> Option<SimTime> {
-        self.times.get(i).copied()
-    }
-
-    /// The logged answer of call `request` (its index in [`CallTrace::arrivals`]): the first
-    /// attempt replays exactly. An index past the end answers with the last call.
-    pub fn first_answer(&self, request: usize) -> Answer {
-        let i = request.min(self.times.len() - 1);
-        Answer { latency: Dur(u64::from(self.latency_us[i])), class: self.class[i], retry_after: None }
-    }
-
-    /// The answer to an attempt the log never saw (a retry, a probe) at `at`: one of the
-    /// `near_calls` logged calls nearest in time to `at`, chosen uniformly (one draw). Nearness
-    /// is |t − at|, ties going to the earlier call. Allocation-free, O(near_calls).
-    pub fn answer_near<R: Rng + ?Sized>(&self, at: SimTime, rng: &mut R) -> Answer {
-        let n = self.times.len();
-        let k = self.near.min(n);
-        let pick = rng.random_range(0..k);
-        let mut right = self.times.partition_point(|t| *t < at);
-        let mut left = right; // candidates are left-1, left-2, ... and right, right+1, ...
-        let mut chosen = 0;
-        for _ in 0..=pick {
-            let take_left = match (left > 0, right < n) {
-                (true, true) => at - self.times[left - 1] <= self.times[right] - at,
-                (true, false) => true,
-                _ => false,
-            };
-            if take_left {
-                left -= 1;
-                chosen = left;
-            } else {
-                chosen = right;
-                right += 1;
-            }
-        }
-        self.first_answer(chosen)
-    }
-
-    /// End of the log: the latest completion (arrival plus latency) of any logged call.
-    pub fn horizon(&self) -> SimTime {
-        self.horizon
-    }
-    /// Absolute time of time zero (the first row), microseconds since the Unix epoch.
-    pub fn epoch_offset_us(&self) -> i64 {
-        self.report.epoch_offset_us
-    }
-    /// What label files need to move absolute times into this trace's time base.
-    pub fn time_base(&self) -> super::TimeBase {
-        super::TimeBase {
-            epoch_us: self.report.epoch_offset_us,
-            horizon: self.horizon(),
-            utc_offset_s: self.offset_s,
-            step: Dur::ZERO,
-        }
-    }
-    /// What the import did.
-    pub fn report(&self) -> &ImportReport {
-        &self.report
-    }
+    trace.report.epoch_offset_us = epoch.unwrap_or(0);
+    trace.report.rows_used = trace.len() as u64;
+    trace.shrink_to_fit();
+    Ok(trace)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::outcome::Answer;
+    use crate::time::{Dur, SimTime};
 
     fn parse(data: &str, opts: &TraceOptions) -> Result<CallTrace, TraceError> {
-        CallTrace::from_reader("calls.csv", data.as_bytes(), opts)
+        crate::trace::calls::from_reader("calls.csv", data.as_bytes(), opts)
     }
 
     const LOG: &str = "timestamp,latency_ms,status
@@ -695,7 +481,7 @@ mod tests {
         let t = parse(&csv, &TraceOptions::default()).unwrap();
         assert_eq!((t.len(), t.report.rows), (2_994, 2_994));
         // Rows 1503 to 1509 follow three blank lines.
-        assert_eq!(t.times[1_500], SimTime(1_503 * 3_000));
+        assert_eq!(t.arrival(1_500), Some(SimTime(1_503 * 3_000)));
         assert_eq!(
             (t.first_answer(1_504), t.first_answer(1_505).class, t.first_answer(1_506).class),
             (

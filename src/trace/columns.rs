@@ -328,15 +328,7 @@ pub fn parse_whole(cell: &[u8]) -> Option<u64> {
     parse_digits(cell)
 }
 
-/// A run of 1 to 19 ASCII digits (below 10^19, so it cannot overflow); `None` for anything
-/// else.
-#[inline]
-pub fn parse_digits(cell: &[u8]) -> Option<u64> {
-    if cell.is_empty() || cell.len() > 19 || !cell.iter().all(u8::is_ascii_digit) {
-        return None;
-    }
-    Some(cell.iter().fold(0, |v, b| v * 10 + u64::from(b - b'0')))
-}
+pub use super::timestamp::parse_digits;
 
 /// A finite decimal number, without allocating.
 pub fn parse_f64(cell: &[u8]) -> Option<f64> {

@@ -9,38 +9,11 @@
 
 use super::columns::{Header, Role, Row, csv_error, csv_reader, open, parse_flag};
 use super::timestamp::{Resolved, TimeFormat, parse_datetime, parse_epoch};
-use super::{IntervalTrace, LabelKind, TraceError, TraceOptions, to_sim};
+use super::{IntervalTrace, LabelKind, TimeBase, TraceError, TraceOptions};
 use crate::time::{Dur, SimTime};
 use crate::truth::{Expect, IncidentWindow};
 use serde_json::Value;
 use std::path::Path;
-
-/// What it takes to move absolute label times into a trace's time base.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub struct TimeBase {
-    /// Absolute time of the trace's time zero, microseconds since the Unix epoch.
-    pub epoch_us: i64,
-    /// End of the trace.
-    pub horizon: SimTime,
-    /// Zone assumed for date-times written without one, seconds east of UTC.
-    pub utc_offset_s: i64,
-    /// Length of one interval (zero for per-call logs): how long the last row of a label run lasts.
-    pub step: Dur,
-}
-
-impl TimeBase {
-    /// The window `[start, end)` (absolute µs) in trace time, clipped; `None` when outside.
-    fn window(&self, start: i64, end: i64, kind: &str, expect: Expect) -> Option<IncidentWindow> {
-        let s = to_sim(start, self.epoch_us);
-        let e = to_sim(end, self.epoch_us).min(self.horizon);
-        (end > self.epoch_us && s < self.horizon && e > s).then(|| IncidentWindow {
-            start: s,
-            end: e,
-            kind: kind.to_string(),
-            expect,
-        })
-    }
-}
 
 fn labels_err(file: &str, message: String) -> TraceError {
     TraceError::Labels { file: file.to_string(), message }
@@ -478,7 +451,7 @@ mod tests {
     #[test]
     fn nezha_fault_list_becomes_32_windows() {
         let trace_path = traces().join("nezha-2022-08-23/front_service.csv");
-        let trace = IntervalTrace::from_path(&trace_path, &TraceOptions::default()).unwrap();
+        let trace = crate::trace::interval::from_path(&trace_path, &TraceOptions::default()).unwrap();
         let faults = traces().join("nezha-2022-08-23/2022-08-23-fault_list.json");
         let w = from_fault_list(&faults, Dur::from_secs(180), &trace.time_base()).unwrap();
         assert_eq!(w.len(), 32);
@@ -504,7 +477,7 @@ mod tests {
     fn nab_windows_json() {
         let trace_path = traces().join("nab-ec2/ec2_request_latency_system_failure.csv");
         let opts = TraceOptions { duplicates: DuplicatePolicy::KeepFirst, ..TraceOptions::default() };
-        let trace = IntervalTrace::from_path(&trace_path, &opts).unwrap();
+        let trace = crate::trace::interval::from_path(&trace_path, &opts).unwrap();
         let labels = traces().join("nab-ec2/ec2_request_latency_system_failure.windows.json");
         let w = from_nab_windows(&labels, None, None, &trace.time_base()).unwrap();
         // First row 2014-03-07 03:41:00; windows from NAB's combined_windows.json.
@@ -528,7 +501,7 @@ mod tests {
             latency_unit: Some(LatencyUnit::Ms),
             ..TraceOptions::default()
         };
-        let trace = IntervalTrace::from_path(&path, &opts).unwrap();
+        let trace = crate::trace::interval::from_path(&path, &opts).unwrap();
         let w = from_label_column(&path, &opts, &trace.time_base()).unwrap();
         // Rows 2018-06-21 04:00..06:00 and 2018-07-01 23:00..07-02 03:00 are labelled 1.
         let h = |hours: u64| secs(hours * 3600);

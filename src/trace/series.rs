@@ -8,11 +8,11 @@
 //! A value that is not a number (`NaN`, `+Inf`, `null`) is refused with its place, or, with
 //! `skip_bad_rows`, left out and counted.
 
-use super::interval::Raw;
 use super::{
     ImportReport, IntervalTrace, LatencyUnit, TraceError, TraceFormat, TraceOptions, timestamp::format_utc,
 };
 use crate::time::Dur;
+use breakerlab_model::trace::interval::Raw;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -459,7 +459,7 @@ pub fn load(opts: &TraceOptions) -> Result<IntervalTrace, TraceError> {
 /// roles reads like an interval CSV; anything else must say which series plays which role.
 pub fn load_file(path: &Path, format: TraceFormat, opts: &TraceOptions) -> Result<IntervalTrace, TraceError> {
     if format == TraceFormat::Grafana {
-        return IntervalTrace::from_path(path, opts).map_err(|e| match e {
+        return super::interval::from_path(path, opts).map_err(|e| match e {
             TraceError::Columns { file, message } => TraceError::Columns {
                 file: file.clone(),
                 message: format!(

@@ -260,7 +260,7 @@ mod tests {
 ";
 
     fn trace(opts: &TraceOptions) -> IntervalTrace {
-        IntervalTrace::from_reader("slo.csv", SERIES.as_bytes(), opts).unwrap()
+        crate::trace::interval::from_reader("slo.csv", SERIES.as_bytes(), opts).unwrap()
     }
 
     #[test]
@@ -304,7 +304,7 @@ mod tests {
     fn missing_data_gaps_split_runs() {
         let data = "ts,error_rate,p95_s\n0,0.5,1\n60,0.5,1\n300,0.5,1\n360,0.5,1\n";
         let missing = TraceOptions { gaps: GapPolicy::Missing, ..TraceOptions::default() };
-        let t = IntervalTrace::from_reader("g.csv", data.as_bytes(), &missing).unwrap();
+        let t = crate::trace::interval::from_reader("g.csv", data.as_bytes(), &missing).unwrap();
         let w = SloRule::parse("error_rate > 0.2 for 3m").unwrap().windows(&t).unwrap();
         let got: Vec<(SimTime, SimTime, Expect)> = w.iter().map(|x| (x.start, x.end, x.expect)).collect();
         assert_eq!(
@@ -312,7 +312,8 @@ mod tests {
             vec![(secs(0), secs(120), Expect::StayClosed), (secs(300), secs(420), Expect::StayClosed)]
         );
         // Holding the last value bridges the gap into one sustained incident.
-        let t = IntervalTrace::from_reader("g.csv", data.as_bytes(), &TraceOptions::default()).unwrap();
+        let t =
+            crate::trace::interval::from_reader("g.csv", data.as_bytes(), &TraceOptions::default()).unwrap();
         let w = SloRule::parse("error_rate > 0.2 for 3m").unwrap().windows(&t).unwrap();
         assert_eq!((w.len(), w[0].start, w[0].end, w[0].expect), (1, secs(0), secs(420), Expect::Open));
     }

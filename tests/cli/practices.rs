@@ -9,7 +9,7 @@ use breakerlab::{RunOptions, Workload};
 
 /// Runs a bundled scenario under `preset` (or its own policy) and returns the scores.
 fn scores(file: &str, preset: Option<&str>) -> Metrics {
-    scores_of(&Scenario::load(&scenario(file)).expect("bundled scenario is valid"), preset)
+    scores_of(&breakerlab::scenario::load(&scenario(file)).expect("bundled scenario is valid"), preset)
 }
 
 fn scores_of(sc: &Scenario, preset: Option<&str>) -> Metrics {
@@ -52,20 +52,23 @@ fn an_expired_key_trips_only_a_breaker_that_counts_client_errors() {
     assert_eq!(get(&ignores_401, Metric::FalseOpens), 0.0);
     assert_eq!(get(&ignores_401, Metric::Shed), 0.0);
     let counted = PolicySpec::new("ai-service-breaker").resolve().unwrap().classifier();
-    assert_eq!(counted.verdict(breakerlab::OutcomeClass::ClientError), breakerlab::Verdict::Failure);
+    assert_eq!(
+        counted.verdict(breakerlab_model::outcome::OutcomeClass::ClientError),
+        breakerlab_model::outcome::Verdict::Failure
+    );
 }
 
 /// Every retry budget limits amplification during the outage; the token bucket and the AWS quota
 /// cut it to about one attempt per request.
 #[test]
 fn retry_budgets_limit_amplification() {
-    let base = Scenario::load(&scenario("retry-budget.toml")).unwrap();
-    let with_budget = |budget: breakerlab::BudgetSpec| {
+    let base = breakerlab::scenario::load(&scenario("retry-budget.toml")).unwrap();
+    let with_budget = |budget: breakerlab_model::client::BudgetSpec| {
         let mut sc = base.clone();
         sc.client.retry.budget = budget;
         scores_of(&sc, None)
     };
-    use breakerlab::BudgetSpec;
+    use breakerlab_model::client::BudgetSpec;
     let none = with_budget(BudgetSpec::None);
     let bucket = scores_of(&base, None);
     let quota = with_budget(toml::from_str("kind = \"retry_quota\"").unwrap());
@@ -100,7 +103,7 @@ fn fallbacks_report_their_own_counts() {
 /// cooloff; one shared breaker sends one.
 #[test]
 fn a_fleet_of_local_breakers_sends_a_probe_per_instance() {
-    let local = Scenario::load(&scenario("fleet-recovery.toml")).unwrap();
+    let local = breakerlab::scenario::load(&scenario("fleet-recovery.toml")).unwrap();
     let mut shared = local.clone();
     shared.client.shared_breaker = true;
     let (l, s) = (scores_of(&local, None), scores_of(&shared, None));
@@ -116,8 +119,8 @@ fn a_fleet_of_local_breakers_sends_a_probe_per_instance() {
 /// forgets what the last runs saw and misses slow nights; reloading the samples catches them.
 #[test]
 fn persisting_samples_across_job_restarts_catches_what_fresh_processes_miss() {
-    use breakerlab::Persist;
-    let base = Scenario::load(&scenario("nightly-jobs.toml")).unwrap();
+    use breakerlab_model::client::Persist;
+    let base = breakerlab::scenario::load(&scenario("nightly-jobs.toml")).unwrap();
     let with = |persist: Persist| {
         let mut sc = base.clone();
         sc.client.process.as_mut().expect("the scenario restarts").persist = persist;
@@ -138,8 +141,8 @@ fn persisting_samples_across_job_restarts_catches_what_fresh_processes_miss() {
 /// several times more.
 #[test]
 fn multi_provider_routing_fails_over_and_shows_the_spend() {
-    use breakerlab::{Source, Strategy};
-    let priority = Scenario::load(&scenario("multi-provider.toml")).unwrap();
+    use breakerlab_model::scenario::{Source, Strategy};
+    let priority = breakerlab::scenario::load(&scenario("multi-provider.toml")).unwrap();
     let mut health = priority.clone();
     match &mut health.source {
         Source::Providers { routing, .. } => routing.strategy = Strategy::Health,
@@ -183,14 +186,14 @@ fn multi_provider_routing_fails_over_and_shows_the_spend() {
 /// policy i — the presets sit side by side on common random numbers.
 #[test]
 fn a_mixed_fleet_runs_each_instance_on_its_own_preset() {
-    use breakerlab::simulate_fleet;
-    let sc = Scenario::load(&scenario("mixed-fleet.toml")).unwrap();
+    use breakerlab_model::sim::simulate_fleet;
+    let sc = breakerlab::scenario::load(&scenario("mixed-fleet.toml")).unwrap();
     assert_eq!(sc.client.instances, 4, "one instance per [[instances]] table");
     let policies: Vec<_> = sc.instance_policies.iter().map(|p| p.resolve().unwrap()).collect();
     let workload = Workload::build(&sc, sc.seed, 0).unwrap();
     let opts = RunOptions::default();
     let fleet = simulate_fleet(&sc.client, &workload, &policies, &opts);
-    let of = |record: &breakerlab::RunRecord, i: usize| -> Vec<_> {
+    let of = |record: &breakerlab_model::metrics::RunRecord, i: usize| -> Vec<_> {
         record.transitions.iter().filter(|(b, _)| *b == i).map(|(_, t)| *t).collect()
     };
     let mut first_opens = Vec::new();

@@ -4,7 +4,6 @@
 use crate::util::*;
 use breakerlab::Metric;
 use breakerlab::PolicySpec;
-use breakerlab::Scenario;
 use breakerlab::{RunOptions, Workload};
 
 const OUTPUTS: [&str; 11] = [
@@ -62,7 +61,7 @@ fn default_output_folder_is_output_slash_name() {
 /// for the same request attempt: a breaker that never trips changes nothing at all.
 #[test]
 fn common_random_numbers_make_a_silent_breaker_identical_to_none() {
-    let sc = Scenario::load(&scenario("brownout.toml")).unwrap();
+    let sc = breakerlab::scenario::load(&scenario("brownout.toml")).unwrap();
     let workload = Workload::build(&sc, 7, 0).unwrap();
     let again = Workload::build(&sc, 7, 0).unwrap();
     assert_eq!(workload.stream().collect_chunks(), again.stream().collect_chunks());

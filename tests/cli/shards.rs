@@ -7,7 +7,7 @@ use crate::util::*;
 use std::path::Path;
 
 // Every variable a scheduler may set is cleared, so the test's own environment cannot leak in.
-use breakerlab::SCHEDULER_VARIABLES;
+use breakerlab::app::SCHEDULER_VARIABLES;
 
 /// `breakerlab ARGS` in `dir` with exactly the scheduler variables `env`.
 fn run(dir: &Path, args: &[&str], env: &[(&str, String)]) -> assert_cmd::assert::Assert {

@@ -14,6 +14,7 @@ pub mod style;
 pub mod timeline;
 
 use super::contents::Contents;
+use crate::{Error, InputError};
 use std::path::PathBuf;
 
 /// File name of the timeline chart.
@@ -87,6 +88,28 @@ pub enum ChartError {
     /// plotters failed while drawing.
     #[error("drawing failed: {0}")]
     Draw(String),
+}
+
+impl From<ChartError> for Error {
+    /// A chart's input is an output folder's files: a malformed or truncated one is bad input
+    /// (exit 2); a file that cannot be read or written, or a drawing failure, is not.
+    fn from(e: ChartError) -> Error {
+        use ChartError as C;
+        match e {
+            C::Io { path, source } => Error::Io { path, source },
+            C::Csv { ref path, .. }
+            | C::Toml { ref path, .. }
+            | C::MissingColumn { ref path, .. }
+            | C::BadValue { ref path, .. } => {
+                let message = e.to_string();
+                let prefix = format!("{}: ", path.display());
+                let message = message.strip_prefix(&prefix).unwrap_or(&message).to_string();
+                Error::Input(InputError::file(path, message))
+            }
+            C::NoData(_) => Error::Input(InputError::argument(e.to_string())),
+            C::Font | C::Draw(_) => Error::Internal(e.to_string()),
+        }
+    }
 }
 
 /// A time window to zoom the timeline to, in microseconds since the scenario's start.
@@ -201,6 +224,7 @@ pub(crate) mod fixtures;
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Error;
     use std::path::Path;
 
     /// Width and height from a PNG's IHDR chunk, after checking the signature and the end chunk.
@@ -346,5 +370,20 @@ mod tests {
         let zoom = TimeRange { from_us: 3 * day + 3_600_000_000, to_us: 3 * day + 4 * 3_600_000_000 };
         std::fs::write(d.join("timeline_zoom.png"), timeline::draw_timeline(&data, Some(zoom)).unwrap())
             .unwrap();
+    }
+
+    #[test]
+    fn chart_errors_map_to_exit_codes_by_whose_fault_it_is() {
+        assert_eq!(Error::argument("--to before --from").exit_code(), 2);
+        let io = Error::io("out/summary.csv", std::io::Error::other("disk full"));
+        assert_eq!(io.exit_code(), 1);
+        assert_eq!(io.to_string(), "out/summary.csv: disk full");
+        assert_eq!(Error::Internal("x".into()).exit_code(), 1);
+        let csv =
+            ChartError::Csv { path: "o/timeline.csv".into(), line: 3, message: "found 2 fields".into() };
+        let e = Error::from(csv);
+        assert_eq!(e.exit_code(), 2);
+        assert_eq!(e.to_string(), "o/timeline.csv: line 3: found 2 fields");
+        assert_eq!(Error::from(ChartError::Font).exit_code(), 1);
     }
 }

@@ -1260,7 +1260,7 @@ mod tests {
     fn lane_states_average_to_the_recorded_occupancy_of_a_real_fleet() {
         // fleet-recovery: 20 process-local gates; timeline.csv's shares average the instances.
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-        let scenario = crate::scenario::Scenario::load(&root.join("scenarios/fleet-recovery.toml")).unwrap();
+        let scenario = crate::scenario::load(&root.join("scenarios/fleet-recovery.toml")).unwrap();
         let workload = crate::sim::Workload::build(&scenario, scenario.seed, 0).unwrap();
         let policy = scenario.policy.clone().unwrap().resolve().unwrap();
         let opts =
