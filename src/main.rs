@@ -5,7 +5,6 @@
 use breakerlab::Dur;
 use breakerlab::Error;
 use breakerlab::Library;
-use breakerlab::app::ShardId;
 use breakerlab::app::sweep::Replicates;
 use breakerlab::app::{
     check, compare, explain, export, merge, presets, recommend, replay, report, run, shard, sweep,
@@ -95,7 +94,8 @@ enum Command {
         /// Run only shard K (0-based) of N, e.g. --shard 0/4: its rows go to
         /// <out>/shard-K-of-N/runs.csv with a shard.toml (default out: output/<name>-shards);
         /// `breakerlab merge` joins the shards. Without it, Slurm's SLURM_ARRAY_TASK_ID and
-        /// SLURM_ARRAY_TASK_COUNT are read when set.
+        /// SLURM_ARRAY_TASK_COUNT are read when set; --shard none runs the whole sweep even
+        /// inside an array task.
         #[arg(long, value_name = "K/N", conflicts_with = "shards")]
         shard: Option<String>,
         /// The number of shards when the scheduler gives only the index: JOB_COMPLETION_INDEX
@@ -509,16 +509,22 @@ fn execute(command: Command) -> breakerlab::Result<(String, ExitCode)> {
         }
         Command::Sweep { file, threads, out, quiet, replicates, max_replicates, finish, shard, shards } => {
             // The shard in use: --shard, else the scheduler's variables (read here, at the edge).
-            let chosen = match shard {
-                Some(text) => Some((ShardId::parse(&text)?, format!("--shard {text}"))),
-                None => ShardId::from_scheduler(shards, &|k| std::env::var(k).ok())?,
-            };
-            if let Some((shard, source)) = chosen {
-                eprintln!("breakerlab: running shard {shard} (from {source})");
+            let chosen =
+                shard::choose(shard.as_deref(), shards, file.as_deref(), &|k| std::env::var(k).ok())?;
+            if let Some((shard, source, from_scheduler)) = chosen {
+                if from_scheduler {
+                    eprintln!(
+                        "breakerlab: running as shard {shard} of an array job (from {source}); --shard none runs \
+                         the whole sweep"
+                    );
+                } else {
+                    eprintln!("breakerlab: running shard {shard} (from {source})");
+                }
                 let req = shard::ShardRequest {
                     file,
                     shard,
                     source,
+                    from_scheduler,
                     threads,
                     out,
                     quiet,

@@ -139,9 +139,11 @@ fn parse_ok(text: &str) -> Option<bool> {
 }
 
 /// A reader that hashes (SHA-256) every byte read through it.
-struct Hashing<R> {
-    inner: R,
-    sha: Sha256,
+pub struct Hashing<R> {
+    /// What is read.
+    pub inner: R,
+    /// The hash of every byte read so far.
+    pub sha: Sha256,
 }
 
 impl<R: Read> Read for Hashing<R> {

@@ -6,14 +6,16 @@ use super::output;
 use super::sweep::{Ran, Ranking, SweepReport, finish};
 use crate::report::page::{InputFile, ReportInputs};
 use crate::scenario::InputError;
+use crate::sweep::file::{ScenarioFiles, SweepFile};
 use crate::sweep::merge::Merge;
 use crate::sweep::review::ScenarioFacts;
 use crate::sweep::runner::{config_info, metric_columns, spec_of};
+use crate::sweep::runner::{default_objective, validate_policy};
 use crate::sweep::selection::{Rule, Settings};
 use crate::sweep::shard::{MANIFEST_FILE, Manifest};
 use crate::time::Dur;
 use crate::{Error, Result};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// What `breakerlab merge` is asked to do.
 #[derive(Clone, Debug, Default)]
@@ -26,28 +28,103 @@ pub struct MergeRequest {
     pub charts: bool,
 }
 
+/// Why a folder without shard.toml cannot be merged.
+fn not_a_shard() -> String {
+    format!("no {MANIFEST_FILE}: not a shard's folder, or its shard did not finish")
+}
+
+/// The scenario files a recorded sweep file names, taken as named: a merge needs their names
+/// only, not the files (they may not be on the merging machine).
+struct AsNamed;
+
+impl ScenarioFiles for AsNamed {
+    fn resolve(&self, base: &Path, pattern: &str) -> Result<Vec<PathBuf>> {
+        Ok(vec![base.join(pattern)])
+    }
+
+    fn same_file(&self, _: &Path, _: &Path) -> bool {
+        false
+    }
+}
+
+/// Checks that the objective and constraints a shard.toml ranks by are the ones the sweep file
+/// it recorded says (a shard.toml edited to rank otherwise is refused, naming the field).
+fn check_ranking(m: &Manifest, path: &Path) -> Result<()> {
+    let columns = metric_columns();
+    let recorded = Path::new(&m.sweep_file.name);
+    let file = SweepFile::parse(&m.sweep_file.text, recorded, &columns, &validate_policy, &AsNamed)
+        .map_err(InputError::from)?;
+    let objective = file.objective.unwrap_or_else(default_objective);
+    let weights: Vec<(String, f64)> =
+        objective.weights.iter().map(|(m, w)| (m.name().to_string(), *w)).collect();
+    let constraints: Vec<String> = file.constraints.iter().map(|c| c.text.clone()).collect();
+    let field = if weights != m.objective {
+        "objective"
+    } else if constraints != m.constraints {
+        "constraints"
+    } else {
+        return Ok(());
+    };
+    Err(InputError::file(
+        path,
+        format!(
+            "{field}: not what its sweep file ({}, recorded in [sweep_file]) says: the file was edited after the \
+             shard ran",
+            m.sweep_file.name
+        ),
+    )
+    .into())
+}
+
 /// `breakerlab merge DIR... [--out DIR]`: checks the shards' manifests together (one sweep, one
 /// version, every cell exactly once), reads their runs.csv one after another, and writes what
 /// the unsharded sweep writes, byte for byte. Nothing is written when a check fails.
 pub fn merge(req: &MergeRequest) -> Result<SweepReport> {
     let mut shards = Vec::with_capacity(req.dirs.len());
+    // Folders named as a shard's whose shard did not finish: reported with the missing shards.
+    let mut unfinished: Vec<&Path> = Vec::new();
+    let mut dirs = Vec::with_capacity(req.dirs.len());
     for dir in &req.dirs {
         let path = dir.join(MANIFEST_FILE);
         if !path.is_file() {
-            return Err(InputError::file(
-                dir,
-                format!("no {MANIFEST_FILE}: not a shard's folder, or its shard did not finish"),
-            )
-            .into());
+            let named = dir.file_name().and_then(|n| n.to_str()).and_then(|n| n.strip_prefix("shard-"));
+            if named.is_some_and(|n| n.contains("-of-")) && dir.is_dir() {
+                unfinished.push(dir);
+                continue;
+            }
+            return Err(InputError::file(dir, not_a_shard()).into());
         }
+        dirs.push(dir);
         let text = crate::scenario::read_text(&path)?;
         let manifest = Manifest::parse(&text, &path.display().to_string()).map_err(InputError::from)?;
+        check_ranking(&manifest, &path)?;
         shards.push((dir.display().to_string(), manifest));
     }
-    let dir = output::out_dir(req.out.as_deref(), &shards[0].1.sweep);
+    let unfinished_note = || {
+        let names: Vec<String> = unfinished.iter().map(|d| d.display().to_string()).collect();
+        format!("no {MANIFEST_FILE} in {}: its shard did not finish", names.join(", "))
+    };
+    let Some(first) = shards.first() else {
+        let dir = unfinished.first().map_or(Path::new("."), |d| d);
+        return Err(InputError::file(dir, not_a_shard()).into());
+    };
+    let dir = output::out_dir(req.out.as_deref(), &first.1.sweep);
     let scratch = super::sweep::scratch_next_to(&dir);
-    let mut merge = Merge::new(shards, metric_columns(), &scratch).map_err(InputError::from)?;
-    for (k, dir) in req.dirs.iter().enumerate() {
+    let mut merge = Merge::new(shards, metric_columns(), &scratch).map_err(|e| {
+        if unfinished.is_empty() {
+            InputError::from(e)
+        } else {
+            InputError::argument(format!("{}; {e}", unfinished_note()))
+        }
+    })?;
+    if !unfinished.is_empty() {
+        return Err(InputError::argument(format!(
+            "{}, and the other folders already hold every cell: leave it out",
+            unfinished_note()
+        ))
+        .into());
+    }
+    for (k, dir) in dirs.iter().enumerate() {
         let path = dir.join(output::RUNS_CSV);
         let file = std::fs::File::open(&path).map_err(|e| match e.kind() {
             std::io::ErrorKind::NotFound => {
@@ -55,7 +132,11 @@ pub fn merge(req: &MergeRequest) -> Result<SweepReport> {
             }
             _ => Error::io(&path, e),
         })?;
-        merge.add(k, std::io::BufReader::new(file), &path.display().to_string()).map_err(InputError::from)?;
+        let name = path.display().to_string();
+        merge.add(k, std::io::BufReader::new(file), &name).map_err(InputError::from)?;
+        // Read again for its digests: every row was a valid cell, now every byte is the shard's.
+        let again = std::fs::File::open(&path).map_err(|e| Error::io(&path, e))?;
+        merge.verify(k, std::io::BufReader::new(again), &name).map_err(InputError::from)?;
     }
     let merged = merge
         .finish(&|config, label| {

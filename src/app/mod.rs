@@ -15,6 +15,7 @@ pub mod presets;
 pub mod recommend;
 pub mod replay;
 pub mod report;
+pub mod resume;
 pub mod run;
 pub mod shard;
 pub mod sweep;

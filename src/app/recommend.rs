@@ -7,14 +7,16 @@ use crate::Result;
 use crate::policy::export::Library;
 use crate::scenario::{InputError, MAX_DATA_BYTES, read_input_text, read_text};
 use crate::sweep::constraint::{Constraint, DEFAULT_CONSTRAINT};
+use crate::sweep::coverage::coverage;
 use crate::sweep::objective::BindToColumns;
 use crate::sweep::objective::Objective;
 use crate::sweep::output::{read_objective_toml, read_runs};
 use crate::sweep::recommend::{Recommendation, Rules, recommend as rank};
 use crate::sweep::runner::{default_objective, metric_columns, resolved_params, validate_policy};
 use crate::sweep::selection::Settings;
+use crate::sweep::shard::{MANIFEST_FILE, Manifest};
 use crate::sweep::store::Scratch;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// What the user asked `recommend` to do.
 #[derive(Clone, Debug, Default)]
@@ -40,12 +42,19 @@ pub struct RecommendReport {
     pub recommendation: Recommendation,
     /// The chosen configuration exported (`--as`), when there is one.
     pub export: Option<String>,
+    /// What the ranking could not see, said before it (results without their sweep's
+    /// objective.toml).
+    pub notes: Vec<String>,
 }
 
 impl RecommendReport {
     /// The explanation, then the export.
     pub fn render(&self) -> String {
-        let mut s = self.recommendation.render();
+        let mut s: String = self.notes.iter().map(|n| format!("note: {n}\n")).collect();
+        if !s.is_empty() {
+            s.push('\n');
+        }
+        s.push_str(&self.recommendation.render());
         if let Some(text) = &self.export {
             s.push('\n');
             s.push_str(text);
@@ -72,6 +81,7 @@ pub fn recommend(req: &RecommendRequest) -> Result<RecommendReport> {
         })
         .collect::<Result<Vec<_>, _>>()?;
     let path = &req.path;
+    let mut notes = Vec::new();
     let (table, mut objective, mut constraints, settings) = if path.is_dir()
         || path.extension().is_some_and(|e| e == "csv")
     {
@@ -82,6 +92,7 @@ pub fn recommend(req: &RecommendRequest) -> Result<RecommendReport> {
         // folder may be read-only).
         let scratch = Scratch::in_dir(std::env::temp_dir());
         let table = read_runs(&text, &runs_path.display().to_string(), &scratch).map_err(InputError::from)?;
+        refuse_a_shard(&runs_path)?;
         let objective_path = runs_path.with_file_name("objective.toml");
         let (objective, constraints, settings) = if objective_path.is_file() {
             let text = read_text(&objective_path)?;
@@ -89,8 +100,36 @@ pub fn recommend(req: &RecommendRequest) -> Result<RecommendReport> {
                 .map_err(InputError::from)?
         } else {
             let default = Constraint::parse(DEFAULT_CONSTRAINT, &table.metrics).map_err(InputError::from)?;
+            notes.push(format!(
+                "no objective.toml beside {}: ranked by the default objective and constraint ({DEFAULT_CONSTRAINT}), \
+                 not necessarily the sweep's own (recommend on the folder a sweep or a merge wrote to rank as it did)",
+                runs_path.display()
+            ));
+            notes.push(format!(
+                "it holds {} scenario(s): {}; a scenario of the sweep whose rows it lacks cannot be seen here",
+                table.scenarios.len(),
+                table.scenarios.iter().map(|s| format!("`{s}`")).collect::<Vec<_>>().join(", ")
+            ));
             (default_objective(), vec![default], Settings::default())
         };
+        // An automatic sweep runs more replicates for its contenders only: its grid has holes.
+        if settings.auto.is_none() {
+            let cover = coverage(&table);
+            if !cover.complete() {
+                return Err(InputError::file(
+                    &runs_path,
+                    format!(
+                        "holds {} of the {} cells its scenarios, configurations and replicates make; missing: {}. \
+                         A partial sweep (not every shard's rows?) is not ranked: merge every shard with \
+                         `breakerlab merge` and recommend on the merged folder",
+                        cover.present,
+                        cover.expected,
+                        cover.missing_text()
+                    ),
+                )
+                .into());
+            }
+        }
         (table, objective, constraints, settings)
     } else {
         let req = SweepRequest {
@@ -118,5 +157,30 @@ pub fn recommend(req: &RecommendRequest) -> Result<RecommendReport> {
         }
         _ => None,
     };
-    Ok(RecommendReport { recommendation, export })
+    Ok(RecommendReport { recommendation, export, notes })
+}
+
+/// Refuses the runs.csv of one shard (a shard.toml beside it): a part of a sweep, which only
+/// `merge` makes whole.
+fn refuse_a_shard(runs: &Path) -> Result<()> {
+    let manifest_path = runs.with_file_name(MANIFEST_FILE);
+    if !manifest_path.is_file() {
+        return Ok(());
+    }
+    let text = read_text(&manifest_path)?;
+    let m = Manifest::parse(&text, &manifest_path.display().to_string()).map_err(InputError::from)?;
+    Err(InputError::file(
+        runs,
+        format!(
+            "the rows of shard {}/{} of sweep `{}` only ({} of its {} cells, beside {}): merge every shard with \
+             `breakerlab merge` and recommend on the merged folder",
+            m.shard,
+            m.shards,
+            m.sweep,
+            m.cells,
+            m.total_cells(),
+            manifest_path.display()
+        ),
+    )
+    .into())
 }

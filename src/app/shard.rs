@@ -4,11 +4,12 @@
 
 use super::load_scenarios;
 use super::output::{self, Keep, OutputDir};
+use super::resume::{CHECKPOINT_ROWS, Found, Journal, skip_cells};
 use super::sweep::{runs_error, sweep_path};
-use crate::Result;
 use crate::limits::{Limits, estimate_cells};
 use crate::scenario::{InputError, Scenario, Spot};
 use crate::sweep::file::Replicates;
+use crate::sweep::integrity::{RunsDigest, block_rows};
 use crate::sweep::objective::BindToColumns;
 use crate::sweep::output::RunsWriter;
 use crate::sweep::runner::{
@@ -18,8 +19,13 @@ use crate::sweep::shard::{
     InputHash, MANIFEST_FILE, Manifest, ShardId, Slice, SweepText, plan, sha256_reader, sweep_hash,
 };
 use crate::sweep::table::ConfigInfo;
+use crate::{Error, Result};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
+
+/// The build a shard records as its `version`: the commit it was built from (`git rev-parse
+/// HEAD` at build time), or the package version when it was built outside a git checkout.
+pub const BUILD: &str = env!("BREAKERLAB_BUILD");
 
 /// What one shard of a sweep is asked to do.
 #[derive(Clone, Debug)]
@@ -30,6 +36,9 @@ pub struct ShardRequest {
     pub shard: ShardId,
     /// Where the shard's identity came from (`--shard 1/4`, `SLURM_ARRAY_TASK_ID=1, ...`).
     pub source: String,
+    /// True when it came from a scheduler's variables rather than `--shard`: the array's size
+    /// must then agree with the shards already in the output folder.
+    pub from_scheduler: bool,
     /// Worker threads (default: all cores).
     pub threads: Option<usize>,
     /// The folder that holds every shard's folder (default `output/<name>-shards`).
@@ -64,6 +73,8 @@ pub struct ShardReport {
     pub streams: usize,
     /// The shard's folder.
     pub dir: PathBuf,
+    /// What it found of a killed run of the same shard.
+    pub found: Found,
 }
 
 impl ShardReport {
@@ -72,6 +83,18 @@ impl ShardReport {
         let mut s = String::new();
         let share = |a: u64, b: u64| if b == 0 { 0.0 } else { 100.0 * a as f64 / b as f64 };
         let _ = writeln!(s, "shard {} of sweep {} (from {})", self.shard, self.name, self.source);
+        match &self.found {
+            Found::Nothing => {}
+            Found::Resumed(rows) => {
+                let _ = writeln!(
+                    s,
+                    "resumed after {rows} of its cells: a killed run's rows, checked against their SHA-256"
+                );
+            }
+            Found::Discarded(why) => {
+                let _ = writeln!(s, "started over: a killed run's rows were discarded ({why})");
+            }
+        }
         let _ = writeln!(
             s,
             "ran {} of {} cells ({:.1} % of the expected calls), {} request stream(s)",
@@ -87,6 +110,84 @@ impl ShardReport {
         );
         s
     }
+}
+
+/// Which shard a `sweep` runs: `--shard K/N`; none for `--shard none` (the whole sweep, even
+/// inside an array task); else the one the scheduler's variables (`var` looks one up) name, the
+/// number of shards from `--shards N` or the sweep file's `shards = N`. Returns the shard,
+/// where it came from, and whether that was the scheduler.
+pub fn choose(
+    flag: Option<&str>,
+    shards: Option<u32>,
+    file: Option<&Path>,
+    var: &dyn Fn(&str) -> Option<String>,
+) -> Result<Option<(ShardId, String, bool)>> {
+    match flag.map(str::trim) {
+        Some("none") => Ok(None),
+        Some(text) => Ok(Some((ShardId::parse(text)?, format!("--shard {text}"), false))),
+        None => {
+            // `shards = N` in the sweep file, read loosely: the full check comes with the sweep.
+            let declared = sweep_path(file)
+                .ok()
+                .and_then(|p| std::fs::read_to_string(p).ok())
+                .and_then(|t| t.parse::<toml::Table>().ok())
+                .and_then(|t| t.get("shards").and_then(toml::Value::as_integer))
+                .and_then(|n| u32::try_from(n).ok());
+            Ok(ShardId::from_scheduler(shards, declared, var)?.map(|(s, from)| (s, from, true)))
+        }
+    }
+}
+
+/// The shard counts of the `shard-K-of-N` folders already in `parent`, with one folder's name
+/// for each, sorted.
+fn shard_counts(parent: &Path) -> Vec<(u32, String)> {
+    let mut found: Vec<(u32, String)> = std::fs::read_dir(parent)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let (_, n) = name.strip_prefix("shard-")?.split_once("-of-")?;
+            Some((n.parse().ok()?, name))
+        })
+        .collect();
+    found.sort();
+    found.dedup_by_key(|(n, _)| *n);
+    found
+}
+
+/// Refuses a shard whose number of shards disagrees with the sweep file's `shards = N`, or,
+/// when it came from a scheduler, with the shards a first run left in `parent`: an array of
+/// another size (`sbatch --array=2` to rerun one task) would otherwise run a different split.
+fn check_count(req: &ShardRequest, declared: Option<&(u32, Spot)>, parent: &Path) -> Result<()> {
+    let shard = req.shard;
+    if let Some((n, spot)) = declared.filter(|(n, _)| *n != shard.count) {
+        return Err(spot
+            .error(format!(
+                "the sweep runs as {n} shards but this is shard {shard} (from {}): give --shard K/{n}, or \
+                 submit the array as --array=0-{}",
+                req.source,
+                n - 1
+            ))
+            .into());
+    }
+    if !req.from_scheduler || declared.is_some() {
+        return Ok(());
+    }
+    if let Some((n, example)) = shard_counts(parent).into_iter().find(|(n, _)| *n != shard.count) {
+        return Err(InputError::argument(format!(
+            "{}: this array task is shard {shard}, but {} holds the shards of a {n}-shard run ({example}): \
+             an array of another size splits the sweep differently. To rerun shard K of that run, give \
+             --shard K/{n} (Slurm: sbatch --array=K scale/slurm.sbatch --shard K/{n}); to start over with {} \
+             shards, remove {} first",
+            req.source,
+            parent.display(),
+            shard.count,
+            parent.display()
+        ))
+        .into());
+    }
+    Ok(())
 }
 
 /// The SHA-256 of the file at `path`, read in blocks.
@@ -150,13 +251,20 @@ pub fn run_shard(req: &ShardRequest) -> Result<ShardReport> {
     let mut info: Option<ConfigInfo> = None;
 
     let parent = output::out_dir(req.out.as_deref(), &format!("{}-shards", file.name));
+    check_count(req, file.shards.as_ref(), &parent)?;
     let dir = parent.join(format!("shard-{}-of-{}", shard.index, shard.count));
     let mut out = OutputDir::create(&dir, Keep::Foreign)?;
     let runs = dir.join(output::RUNS_CSV);
-    let bar = progress_bar(mine, req.quiet);
-    out.write_with(output::RUNS_CSV, |w| {
-        let mut rows = RunsWriter::new(w, &columns).map_err(|e| runs_error(e, &runs))?;
-        cells.run_slices(slices, req.threads, &columns, &bar, &mut |row| {
+    // The rows go to a journal first, so a killed shard run again resumes after them.
+    let run =
+        format!("sweep {} replicates {} shard {shard} build {BUILD}", sweep_hash(&inputs), file.replicates);
+    let (journal, found) = Journal::open(&dir, &run)?;
+    let todo = skip_cells(slices, found.rows());
+    let bar = progress_bar(mine - found.rows().min(mine), req.quiet);
+    let mut done = found.rows();
+    let journalled = {
+        let mut rows = RunsWriter::new(journal, &columns).map_err(|e| runs_error(e, &runs))?;
+        cells.run_slices(&todo, req.threads, &columns, &bar, &mut |row| {
             let cost = bound.cost(&row.values);
             let current = match info.take() {
                 Some(i) if i.config.id == row.config => i,
@@ -170,14 +278,29 @@ pub fn run_shard(req: &ShardRequest) -> Result<ShardReport> {
             rows.row(&scenarios[row.scenario].name, &current, &row, cost)
                 .map_err(|e| runs_error(e, &runs))?;
             info = Some(current);
+            done += 1;
+            if done.is_multiple_of(CHECKPOINT_ROWS) {
+                rows.flushed().map_err(|e| runs_error(e, &runs))?.checkpoint(done)?;
+            }
             Ok(())
         })?;
-        rows.finish().map(drop).map_err(|e| runs_error(e, &runs))
+        rows.finish().map_err(|e| runs_error(e, &runs))?.finish()?
+    };
+    out.write_with(output::RUNS_CSV, |w| {
+        let mut from = std::fs::File::open(&journalled).map_err(|e| Error::io(&journalled, e))?;
+        std::io::copy(&mut from, w).map(drop).map_err(|e| Error::io(&runs, e))
     })?;
+    // The digests are taken from the file as written, so shard.toml vouches for its bytes.
+    let written = out
+        .open(output::RUNS_CSV)
+        .map_err(|e| Error::io(&runs, e))?
+        .ok_or_else(|| Error::Internal(format!("{} was not written", runs.display())))?;
+    let digest = RunsDigest::compute(written, block_rows(mine), &runs.display().to_string())
+        .map_err(InputError::from)?;
     let names: Vec<String> = scenarios.iter().map(|s| s.name.clone()).collect();
     let manifest = Manifest {
         sweep: file.name.clone(),
-        version: env!("CARGO_PKG_VERSION").to_string(),
+        version: BUILD.to_string(),
         hash: sweep_hash(&inputs),
         shard: shard.index,
         shards: shard.count,
@@ -186,6 +309,7 @@ pub fn run_shard(req: &ShardRequest) -> Result<ShardReport> {
         configurations: configs.count(),
         replicates: file.replicates,
         seed: file.seed,
+        seeds: scenarios.iter().map(|s| file.seed.unwrap_or(s.seed)).collect(),
         objective: objective.weights.iter().map(|(m, w)| (m.name().to_string(), *w)).collect(),
         constraints: file.constraints.iter().map(|c| c.text.clone()).collect(),
         pareto: file.pareto.clone(),
@@ -198,9 +322,11 @@ pub fn run_shard(req: &ShardRequest) -> Result<ShardReport> {
         confidence: Some(file.rule.confidence),
         indifference: Some(file.rule.indifference),
         scenarios: names,
+        runs: digest,
     };
     out.write(output::SHARD_TOML, manifest.to_toml().map_err(InputError::from)?.as_bytes())?;
     out.finish(None)?;
+    Journal::remove(&dir);
     Ok(ShardReport {
         shard,
         source: req.source.clone(),
@@ -209,5 +335,6 @@ pub fn run_shard(req: &ShardRequest) -> Result<ShardReport> {
         calls,
         streams: slices.len(),
         dir,
+        found,
     })
 }

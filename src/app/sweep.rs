@@ -615,6 +615,7 @@ mod tests {
             file: Some(graded_sweep(dir.path(), "\"auto\"")),
             shard: crate::sweep::shard::ShardId::new(0, 2).unwrap(),
             source: "--shard 0/2".into(),
+            from_scheduler: false,
             threads: Some(1),
             out: Some(dir.path().join("shards")),
             quiet: true,

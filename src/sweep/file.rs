@@ -11,6 +11,7 @@
 //! confidence = 0.95                   # the selection's stated confidence (default 0.95)
 //! indifference = 1.0                  # δ: a total-cost difference that does not matter (default 1)
 //! seed = 42                           # default: each scenario's own seed
+//! shards = 4                          # an array job's shards: its task ids are the shard indices
 //!
 //! [[policies]]
 //! preset = "consecutive"
@@ -125,6 +126,9 @@ pub struct SweepFile {
     /// The configuration in use today (`baseline`), as an index into
     /// [`SweepFile::configurations`] (its id).
     pub baseline: Option<usize>,
+    /// `shards = N`: the number of shards an array job runs it as (its task ids 0..N-1 are the
+    /// shard indices, so one failed task reruns alone), with where it is written.
+    pub shards: Option<(u32, Spot)>,
 }
 
 #[derive(Deserialize)]
@@ -137,6 +141,7 @@ struct RawSweep {
     confidence: Option<Spanned<f64>>,
     indifference: Option<Spanned<f64>>,
     seed: Option<u64>,
+    shards: Option<Spanned<i64>>,
     policies: Spanned<Vec<Spanned<RawPolicy>>>,
     objective: Option<RawObjective>,
     constraints: Option<Vec<Spanned<String>>>,
@@ -390,6 +395,20 @@ impl SweepFile {
         let constraints_default = default.is_some();
         constraints.extend(default);
         let pareto = cx.pareto(raw.pareto, columns)?;
+        let shards = match raw.shards {
+            None => None,
+            Some(n) => {
+                let max = super::shard::MAX_SHARDS;
+                let count =
+                    u32::try_from(*n.get_ref()).ok().filter(|c| (1..=max).contains(c)).ok_or_else(|| {
+                        cx.at(
+                            n.span(),
+                            format!("`shards` must be a whole number from 1 to {max}, found {}", n.get_ref()),
+                        )
+                    })?;
+                Some((count, Spot::in_file(path, text, Some(n.span().start), "shards")))
+            }
+        };
         Ok(SweepFile {
             path: path.to_path_buf(),
             name,
@@ -406,6 +425,7 @@ impl SweepFile {
             constraints_default,
             pareto,
             baseline,
+            shards,
         })
     }
 }

@@ -7,6 +7,7 @@
 use super::SweepError;
 use super::constraint::Constraint;
 use super::grid::Configuration;
+use super::integrity::{RunsDigest, check_value};
 use super::objective::Objective;
 use super::output::RunsReader;
 use super::shard::{MANIFEST_FILE, Manifest, Slice, check_shards};
@@ -117,6 +118,21 @@ impl Merge {
                 return Err(at(format!("the cell {cell} appears twice")));
             }
             self.seen[word] |= mask;
+            let seed = manifest.seeds.get(scenario).copied();
+            if seed != Some(p.seed) {
+                return Err(at(format!(
+                    "seed: {} is not the seed {} of `{}` that {}/{MANIFEST_FILE} records: edited, or of another sweep",
+                    p.seed,
+                    seed.map_or("(none)".to_string(), |s| s.to_string()),
+                    p.scenario,
+                    self.dirs[k]
+                )));
+            }
+            for (name, value) in self.metrics.iter().zip(&p.values) {
+                if let Some(v) = value {
+                    check_value(name, *v).map_err(at)?;
+                }
+            }
             match &self.configs[id] {
                 Some((config, label)) if *config != p.config || *label != p.label => {
                     return Err(at(format!(
@@ -147,6 +163,15 @@ impl Merge {
             });
         }
         Ok(())
+    }
+
+    /// Checks shard `k`'s runs.csv, read again from `input` (`file` names it), against the
+    /// digests its shard.toml recorded: an edited value is named by row and field, a file
+    /// swapped for another is refused as not the shard's own.
+    pub fn verify(&self, k: usize, input: impl std::io::Read, file: &str) -> Result<(), SweepError> {
+        let recorded = &self.manifests[k].runs;
+        let found = RunsDigest::compute(input, recorded.block_rows, file)?;
+        recorded.verify(&found, file, &format!("{}/{MANIFEST_FILE}", self.dirs[k]))
     }
 
     /// The merged table; `info` completes each configuration (resolved parameters) from its
@@ -254,6 +279,10 @@ mod tests {
         let metrics = t.metrics.clone();
         let mut m = Merge::new(shards(), metrics.clone(), &Scratch::memory()).unwrap();
         let texts: Vec<String> = m.slices.clone().iter().map(|s| shard_csv(&t, s)).collect();
+        for (k, text) in texts.iter().enumerate() {
+            m.manifests[k].runs = RunsDigest::compute(text.as_bytes(), 1, "runs.csv").unwrap();
+            m.verify(k, text.as_bytes(), "runs.csv").unwrap();
+        }
         // Read in reverse order: the table does not depend on it.
         m.add(1, texts[1].as_bytes(), "b/runs.csv").unwrap();
         m.add(0, texts[0].as_bytes(), "a/runs.csv").unwrap();

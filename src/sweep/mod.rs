@@ -23,8 +23,10 @@
 pub mod auto;
 pub mod compare;
 pub mod constraint;
+pub mod coverage;
 pub mod file;
 pub mod grid;
+pub mod integrity;
 pub mod merge;
 pub mod objective;
 pub mod output;

@@ -90,6 +90,13 @@ impl<W: std::io::Write> RunsWriter<W> {
         self.w.write_record(&self.row).map_err(runs_err)
     }
 
+    /// The writer the rows go to, flushed up to the last row written (a shard checkpoints its
+    /// journal so).
+    pub fn flushed(&mut self) -> Result<&W, SweepError> {
+        self.w.flush().map_err(|source| SweepError::Io { file: "runs.csv".into(), source })?;
+        Ok(self.w.get_ref())
+    }
+
     /// Flushes and returns the writer.
     pub fn finish(self) -> Result<W, SweepError> {
         self.w.into_inner().map_err(|e| SweepError::Io { file: "runs.csv".into(), source: e.into_error() })

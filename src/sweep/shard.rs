@@ -12,6 +12,7 @@
 //! Computation only: no files, no environment, no clock.
 
 use super::SweepError;
+use super::integrity::RunsDigest;
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -82,10 +83,14 @@ impl ShardId {
     /// The shard an array-job scheduler assigned, from its variables (`var` looks one up):
     /// Slurm's `SLURM_ARRAY_TASK_ID` and `SLURM_ARRAY_TASK_COUNT` (the index counted from
     /// `SLURM_ARRAY_TASK_MIN`, so `--array=1-4` works too); or, with `shards` (`--shards N`),
-    /// `JOB_COMPLETION_INDEX` (Kubernetes Indexed Job) or `AWS_BATCH_JOB_ARRAY_INDEX`.
-    /// Returns the shard and where it came from (`None`: no scheduler, run the whole sweep).
+    /// `JOB_COMPLETION_INDEX` (Kubernetes Indexed Job) or `AWS_BATCH_JOB_ARRAY_INDEX`. With
+    /// `declared` (`shards = N` in the sweep file), N is the number of shards and every
+    /// scheduler's task id is the shard's index, whatever the array's size: `sbatch --array=2`
+    /// reruns shard 2 alone. Returns the shard and where it came from (`None`: no scheduler,
+    /// run the whole sweep).
     pub fn from_scheduler(
         shards: Option<u32>,
+        declared: Option<u32>,
         var: &dyn Fn(&str) -> Option<String>,
     ) -> Result<Option<(ShardId, String)>> {
         let number = |name: &str| -> Result<Option<u32>> {
@@ -98,6 +103,32 @@ impl ShardId {
                     .map_err(|_| Error::invalid(format!("{name}={v:?}: expected a whole number"))),
             }
         };
+        let shards = match (shards, declared) {
+            (Some(n), Some(d)) if n != d => {
+                return Err(Error::invalid(format!(
+                    "--shards {n} disagrees with the sweep file's shards = {d}"
+                )));
+            }
+            (flag, declared) => flag.or(declared).map(|n| (n, declared.is_some())),
+        };
+        // How the count is named in messages.
+        let said = |n: u32, in_file: bool| {
+            if in_file { format!("shards = {n} in the sweep file") } else { format!("--shards {n}") }
+        };
+        if let (Some((count, true)), Some(id)) = (shards, number("SLURM_ARRAY_TASK_ID")?) {
+            let shard = ShardId::new(id, count).map_err(|m| {
+                Error::invalid(format!(
+                    "SLURM_ARRAY_TASK_ID={id}, shards = {count} in the sweep file: {m} (the array's task ids \
+                     are the shard indices: --array=0-{})",
+                    count.saturating_sub(1)
+                ))
+            })?;
+            return Ok(Some((
+                shard,
+                format!("SLURM_ARRAY_TASK_ID={id}, shards = {count} in the sweep file"),
+            )));
+        }
+        let flag = shards.filter(|(_, in_file)| !in_file).map(|(n, _)| n);
         if let Some(id) = number("SLURM_ARRAY_TASK_ID")? {
             let count = number("SLURM_ARRAY_TASK_COUNT")?.ok_or_else(|| {
                 Error::invalid(
@@ -109,7 +140,7 @@ impl ShardId {
             let index = id.checked_sub(min).ok_or_else(|| {
                 Error::invalid(format!("SLURM_ARRAY_TASK_ID={id} is below SLURM_ARRAY_TASK_MIN={min}"))
             })?;
-            if let Some(n) = shards.filter(|n| *n != count) {
+            if let Some(n) = flag.filter(|n| *n != count) {
                 return Err(Error::invalid(format!(
                     "--shards {n} disagrees with SLURM_ARRAY_TASK_COUNT={count}"
                 )));
@@ -130,19 +161,19 @@ impl ShardId {
             .find_map(|name| number(name).transpose().map(|v| v.map(|v| (name, v))))
             .transpose()?;
         match (index_var, shards) {
-            (Some((name, index)), Some(count)) => {
+            (Some((name, index)), Some((count, in_file))) => {
                 let shard = ShardId::new(index, count)
-                    .map_err(|m| Error::invalid(format!("{name}={index}, --shards {count}: {m}")))?;
-                Ok(Some((shard, format!("{name}={index}, --shards {count}"))))
+                    .map_err(|m| Error::invalid(format!("{name}={index}, {}: {m}", said(count, in_file))))?;
+                Ok(Some((shard, format!("{name}={index}, {}", said(count, in_file)))))
             }
             (Some((name, _)), None) => Err(Error::invalid(format!(
                 "{name} is set but the number of shards is not: give --shards N (the job's completions or array size)"
             ))),
-            (None, Some(n)) => Err(Error::invalid(format!(
+            (None, Some((n, false))) => Err(Error::invalid(format!(
                 "--shards {n} needs the shard's index from the scheduler (JOB_COMPLETION_INDEX or \
                  AWS_BATCH_JOB_ARRAY_INDEX; under Slurm, SLURM_ARRAY_TASK_ID) or --shard K/{n}"
             ))),
-            (None, None) => Ok(None),
+            (None, Some((_, true))) | (None, None) => Ok(None),
         }
     }
 }
@@ -304,6 +335,8 @@ pub struct Manifest {
     /// The sweep's base seed, if it sets one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seed: Option<u64>,
+    /// Per scenario, in sweep order: the seed its rows carry (the sweep's, else the scenario's).
+    pub seeds: Vec<u64>,
     /// Scenario names, in sweep order.
     pub scenarios: Vec<String>,
     /// The objective's (metric, weight) pairs, in order.
@@ -334,6 +367,9 @@ pub struct Manifest {
     /// The selection's indifference zone (the default when absent).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub indifference: Option<f64>,
+    /// The digests of the shard's runs.csv, taken once it was complete (shard.toml is written
+    /// after it): `merge` refuses a runs.csv that no longer matches.
+    pub runs: RunsDigest,
 }
 
 impl Manifest {
@@ -417,6 +453,73 @@ impl Manifest {
 /// The most missing or duplicated cell ranges an error lists.
 const MAX_LISTED: usize = 12;
 
+/// Checks each shard.toml against itself (its sweep file's text is the one its inputs hash, and
+/// the inputs give its sweep hash) and against the first shard's on everything the sweep file
+/// decides (objective, constraints, grid, seeds, selection): a shard.toml edited by hand, or
+/// shards of differently edited sweep files, are refused naming the file and the field.
+fn check_agreement(shards: &[(String, Manifest)]) -> Result<(), SweepError> {
+    let Some((first_dir, first)) = shards.first() else { return Ok(()) };
+    for (dir, m) in shards {
+        let file = format!("{dir}/{MANIFEST_FILE}");
+        let bad = |message: String| Err(SweepError::File { file: file.clone(), message });
+        if sweep_hash(&m.inputs) != m.hash {
+            return bad("hash: not the hash of the inputs it lists: the file was edited".into());
+        }
+        if m.inputs.first().map(|i| i.sha256.as_str())
+            != Some(sha256_hex(m.sweep_file.text.as_bytes()).as_str())
+        {
+            return bad(
+                "sweep_file: its text is not the sweep file the inputs hash: the file was edited".into()
+            );
+        }
+        if m.seeds.len() != m.scenarios.len() {
+            return bad(format!("seeds: {} seeds for {} scenarios", m.seeds.len(), m.scenarios.len()));
+        }
+        let list = |v: &mut dyn Iterator<Item = String>| v.collect::<Vec<String>>();
+        let one = |v: String| vec![v];
+        let fields: [(&str, Vec<String>, Vec<String>); 11] = [
+            (
+                "objective",
+                list(&mut m.objective.iter().map(|(n, w)| format!("{n} = {w}"))),
+                list(&mut first.objective.iter().map(|(n, w)| format!("{n} = {w}"))),
+            ),
+            ("constraints", m.constraints.clone(), first.constraints.clone()),
+            ("scenarios", m.scenarios.clone(), first.scenarios.clone()),
+            (
+                "seeds",
+                list(&mut m.seeds.iter().map(u64::to_string)),
+                list(&mut first.seeds.iter().map(u64::to_string)),
+            ),
+            ("seed", one(format!("{:?}", m.seed)), one(format!("{:?}", first.seed))),
+            ("configurations", one(m.configurations.to_string()), one(first.configurations.to_string())),
+            ("replicates", one(m.replicates.to_string()), one(first.replicates.to_string())),
+            (
+                "pareto",
+                list(&mut m.pareto.iter().map(|g| g.join("/"))),
+                list(&mut first.pareto.iter().map(|g| g.join("/"))),
+            ),
+            ("baseline", one(format!("{:?}", m.baseline)), one(format!("{:?}", first.baseline))),
+            ("confidence", one(format!("{:?}", m.confidence)), one(format!("{:?}", first.confidence))),
+            ("indifference", one(format!("{:?}", m.indifference)), one(format!("{:?}", first.indifference))),
+        ];
+        for (name, mine, theirs) in &fields {
+            if mine == theirs {
+                continue;
+            }
+            // The first entry that differs, or the one only one side has.
+            let at = (0..mine.len().max(theirs.len())).find(|&i| mine.get(i) != theirs.get(i)).unwrap_or(0);
+            let show = |v: Option<&String>| v.map_or("nothing".to_string(), |e| format!("`{e}`"));
+            return bad(format!(
+                "{name}: {} here but {} in {first_dir}/{MANIFEST_FILE}: the shards of one sweep agree on it \
+                 (was a shard.toml edited?)",
+                show(mine.get(at)),
+                show(theirs.get(at))
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Checks that the shards (folder name, manifest) belong to one sweep run by one version, that
 /// no index appears twice, and that together they ran every cell exactly once. The error names
 /// the folders, the shard indices and the cells concerned. Returns every shard's slices.
@@ -447,6 +550,7 @@ pub fn check_shards(shards: &[(String, Manifest)]) -> Result<Vec<Vec<Slice>>, Sw
         }
         return fail(s);
     }
+    check_agreement(shards)?;
     let n = first.shards;
     let mut by_index: Vec<Vec<&str>> = vec![Vec::new(); n as usize];
     for (dir, m) in shards {
@@ -526,6 +630,12 @@ pub fn check_shards(shards: &[(String, Manifest)]) -> Result<Vec<Vec<Slice>>, Sw
         let _ =
             write!(s, "missing shard(s) {} of {n} (no folder given with that index); ", absent.join(", "));
     }
+    let rerun: Vec<String> = by_index
+        .iter()
+        .enumerate()
+        .filter(|(_, d)| d.is_empty())
+        .map(|(k, _)| format!("\n  {} --shard {k}/{n}", first.command))
+        .collect();
     for (what, list) in [("cells never run", &missing), ("cells run twice", &duplicated)] {
         if list.is_empty() {
             continue;
@@ -536,7 +646,16 @@ pub fn check_shards(shards: &[(String, Manifest)]) -> Result<Vec<Vec<Slice>>, Sw
         }
         s.push_str("; ");
     }
-    fail(s.trim_end_matches("; ").to_string())
+    let mut s = s.trim_end_matches("; ").to_string();
+    if !rerun.is_empty() {
+        let _ = write!(
+            s,
+            "\nrerun each missing shard where the shards ran (the same command with its --shard), then merge \
+             again:{}",
+            rerun.concat()
+        );
+    }
+    fail(s)
 }
 
 #[cfg(test)]
@@ -569,7 +688,7 @@ pub(crate) mod tests {
     #[test]
     fn scheduler_variables_name_the_shard() {
         let slurm = env(&[("SLURM_ARRAY_TASK_ID", "3"), ("SLURM_ARRAY_TASK_COUNT", "4")]);
-        let (id, from) = ShardId::from_scheduler(None, &slurm).unwrap().unwrap();
+        let (id, from) = ShardId::from_scheduler(None, None, &slurm).unwrap().unwrap();
         assert_eq!(
             (id, from.as_str()),
             (ShardId { index: 3, count: 4 }, "SLURM_ARRAY_TASK_ID=3, SLURM_ARRAY_TASK_COUNT=4")
@@ -581,7 +700,7 @@ pub(crate) mod tests {
             ("SLURM_ARRAY_TASK_MIN", "1"),
         ]);
         assert_eq!(
-            ShardId::from_scheduler(None, &one_based).unwrap().unwrap().0,
+            ShardId::from_scheduler(None, None, &one_based).unwrap().unwrap().0,
             ShardId { index: 3, count: 4 }
         );
         let gappy = env(&[
@@ -589,22 +708,57 @@ pub(crate) mod tests {
             ("SLURM_ARRAY_TASK_COUNT", "3"),
             ("SLURM_ARRAY_TASK_MIN", "1"),
         ]);
-        assert!(ShardId::from_scheduler(None, &gappy).unwrap_err().to_string().contains("contiguous range"));
-        assert!(ShardId::from_scheduler(Some(8), &slurm).unwrap_err().to_string().contains("disagrees"));
+        assert!(
+            ShardId::from_scheduler(None, None, &gappy).unwrap_err().to_string().contains("contiguous range")
+        );
+        assert!(
+            ShardId::from_scheduler(Some(8), None, &slurm).unwrap_err().to_string().contains("disagrees")
+        );
         let k8s = env(&[("JOB_COMPLETION_INDEX", "2")]);
-        let (id, from) = ShardId::from_scheduler(Some(5), &k8s).unwrap().unwrap();
+        let (id, from) = ShardId::from_scheduler(Some(5), None, &k8s).unwrap().unwrap();
         assert_eq!(
             (id, from.as_str()),
             (ShardId { index: 2, count: 5 }, "JOB_COMPLETION_INDEX=2, --shards 5")
         );
-        assert!(ShardId::from_scheduler(None, &k8s).unwrap_err().to_string().contains("give --shards N"));
+        assert!(
+            ShardId::from_scheduler(None, None, &k8s).unwrap_err().to_string().contains("give --shards N")
+        );
         let aws = env(&[("AWS_BATCH_JOB_ARRAY_INDEX", "7")]);
-        assert!(ShardId::from_scheduler(Some(5), &aws).unwrap_err().to_string().contains("not below"));
-        assert_eq!(ShardId::from_scheduler(Some(8), &aws).unwrap().unwrap().0.index, 7);
-        assert!(ShardId::from_scheduler(Some(2), &env(&[])).unwrap_err().to_string().contains("--shard K/2"));
-        assert_eq!(ShardId::from_scheduler(None, &env(&[])).unwrap(), None);
+        assert!(ShardId::from_scheduler(Some(5), None, &aws).unwrap_err().to_string().contains("not below"));
+        assert_eq!(ShardId::from_scheduler(Some(8), None, &aws).unwrap().unwrap().0.index, 7);
+        assert!(
+            ShardId::from_scheduler(Some(2), None, &env(&[]))
+                .unwrap_err()
+                .to_string()
+                .contains("--shard K/2")
+        );
+        assert_eq!(ShardId::from_scheduler(None, None, &env(&[])).unwrap(), None);
+        // `shards = 4` in the sweep file: the task id is the index, whatever the array's size,
+        // so `sbatch --array=2` reruns shard 2 of 4; no scheduler runs the whole sweep.
+        let rerun = env(&[
+            ("SLURM_ARRAY_TASK_ID", "2"),
+            ("SLURM_ARRAY_TASK_COUNT", "1"),
+            ("SLURM_ARRAY_TASK_MIN", "2"),
+        ]);
+        let (id, from) = ShardId::from_scheduler(None, Some(4), &rerun).unwrap().unwrap();
+        assert_eq!(
+            (id, from.as_str()),
+            (ShardId { index: 2, count: 4 }, "SLURM_ARRAY_TASK_ID=2, shards = 4 in the sweep file")
+        );
+        assert_eq!(
+            ShardId::from_scheduler(None, Some(2), &rerun).unwrap_err().to_string(),
+            "SLURM_ARRAY_TASK_ID=2, shards = 2 in the sweep file: shard index 2 is not below the number of \
+             shards 2 (indices are 0-based) (the array's task ids are the shard indices: --array=0-1)"
+        );
+        assert_eq!(
+            ShardId::from_scheduler(Some(3), Some(4), &rerun).unwrap_err().to_string(),
+            "--shards 3 disagrees with the sweep file's shards = 4"
+        );
+        assert_eq!(ShardId::from_scheduler(None, Some(4), &env(&[])).unwrap(), None);
+        let (id, from) = ShardId::from_scheduler(None, Some(4), &k8s).unwrap().unwrap();
+        assert_eq!((id.index, from.as_str()), (2, "JOB_COMPLETION_INDEX=2, shards = 4 in the sweep file"));
         let junk = env(&[("SLURM_ARRAY_TASK_ID", "x")]);
-        assert!(ShardId::from_scheduler(None, &junk).unwrap_err().to_string().contains("whole number"));
+        assert!(ShardId::from_scheduler(None, None, &junk).unwrap_err().to_string().contains("whole number"));
     }
 
     #[test]
@@ -667,10 +821,12 @@ pub(crate) mod tests {
             .iter()
             .map(|(s, r, c)| Ran { scenario: s.to_string(), replicate: *r, configs: c.to_string() })
             .collect();
+        let text = "name = \"small\"\n";
+        let inputs = vec![InputHash { path: "small.toml".into(), sha256: sha256_hex(text.as_bytes()) }];
         let mut m = Manifest {
             sweep: "small".into(),
             version: "0.1.0".into(),
-            hash: sweep_hash(&[InputHash { path: "small.toml".into(), sha256: sha256_hex(b"x") }]),
+            hash: sweep_hash(&inputs),
             shard,
             shards,
             command: "breakerlab sweep small.toml".into(),
@@ -678,18 +834,20 @@ pub(crate) mod tests {
             configurations: 4,
             replicates: 2,
             seed: None,
+            seeds: vec![1, 1],
             scenarios: vec!["blip".into(), "hang".into()],
             objective: vec![("false_opens".into(), 1.0), ("detection_delay_mean_s".into(), 1.0 / 60.0)],
             constraints: vec!["false_opens <= 1".into()],
             pareto: vec![vec!["detection_delay_mean_s".into(), "false_opens".into()]],
-            sweep_file: SweepText { name: "small.toml".into(), text: "name = \"small\"\n".into() },
-            inputs: vec![InputHash { path: "small.toml".into(), sha256: sha256_hex(b"x") }],
+            sweep_file: SweepText { name: "small.toml".into(), text: text.into() },
+            inputs,
             ran,
             baseline: None,
             durations_us: Vec::new(),
             ride_out: Vec::new(),
             confidence: None,
             indifference: None,
+            runs: RunsDigest::compute(&b""[..], 1, "runs.csv").unwrap(),
         };
         m.cells = m.slices("m").unwrap().iter().map(|s| s.configs.len() as u64).sum();
         m
@@ -725,7 +883,9 @@ pub(crate) mod tests {
         let e = check_shards(&all(&[&a, &c])).unwrap_err().to_string();
         assert_eq!(
             e,
-            "missing shard(s) 1 of 3 (no folder given with that index); cells never run: `hang` replicate 0 configs 0-3"
+            "missing shard(s) 1 of 3 (no folder given with that index); cells never run: `hang` replicate 0 configs 0-3\n\
+             rerun each missing shard where the shards ran (the same command with its --shard), then merge again:\n  \
+             breakerlab sweep small.toml --shard 1/3"
         );
         let e = check_shards(&all(&[&a, &b, &b])).unwrap_err().to_string();
         assert_eq!(e, "two shards have the same index: shard 1/3 in s1 and s2");
