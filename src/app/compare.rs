@@ -16,7 +16,7 @@ use crate::sweep::grid::Configuration;
 use crate::sweep::objective::BindToColumns;
 use crate::sweep::output::{runs_csv, summary_csv};
 use crate::sweep::runner::{
-    Cells, config_info, default_objective, metric_columns, progress_bar_of, resolved_params,
+    Cells, config_info, default_objective, progress_bar_of, resolved_params, result_columns,
 };
 use crate::sweep::table::TableBuilder;
 use std::path::PathBuf;
@@ -95,7 +95,7 @@ pub fn compare(req: &CompareRequest) -> Result<CompareOutcome> {
         infos.push(config_info(&config, &resolved));
         configs.push(resolved);
     }
-    let columns = metric_columns();
+    let columns = result_columns(&loaded);
     let objective = default_objective().bind(&columns).map_err(InputError::from)?;
     let constraints = constraints_from_args(&req.constraints, &columns)?;
     let cells = Cells { scenarios: &loaded, configs: &configs, replicates, seed };

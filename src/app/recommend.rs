@@ -12,7 +12,7 @@ use crate::sweep::objective::BindToColumns;
 use crate::sweep::objective::Objective;
 use crate::sweep::output::{read_objective_toml, read_runs};
 use crate::sweep::recommend::{Recommendation, Rules, recommend as rank};
-use crate::sweep::runner::{default_objective, metric_columns, resolved_params, validate_policy};
+use crate::sweep::runner::{default_objective, nameable_columns, resolved_params, validate_policy};
 use crate::sweep::selection::Settings;
 use crate::sweep::shard::{MANIFEST_FILE, Manifest};
 use crate::sweep::store::Scratch;
@@ -66,7 +66,7 @@ impl RecommendReport {
 /// Ranks the configurations of `req.path` under its objective and constraints with the
 /// requested changes. A sweep file is run first, its outputs written as by `sweep`.
 pub fn recommend(req: &RecommendRequest) -> Result<RecommendReport> {
-    let columns = metric_columns();
+    let columns = nameable_columns();
     // Check the overrides before anything runs.
     let weights = req
         .objective

@@ -138,7 +138,10 @@ pub fn run_scenario(scenario: Scenario, settings: &RunSettings) -> Result<RunRep
         (written, inputs.map(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))))
     });
     let Written { out, label, result, truth, replicates, shown } = written?;
-    let page = inputs.zip(shown).map(|(inputs, shown)| {
+    let page = inputs.zip(shown).map(|(mut inputs, shown)| {
+        if let Some(names) = host_lanes(&scenario, result.record.instances) {
+            inputs.breakers = names;
+        }
         let contents = shown.contents(&inputs);
         (Page { inputs: Some(inputs), charts: ChartOptions::default() }, contents)
     });
@@ -322,6 +325,15 @@ fn simulate_and_write(
         out.close(calls)?;
     }
     Ok(Written { out, label, result, truth: workload.truth, replicates, shown })
+}
+
+/// The timeline's lane names when the run's breakers are outlier detectors' hosts: a pool
+/// scenario whose run has one instance per (client, host).
+fn host_lanes(scenario: &Scenario, instances: usize) -> Option<Vec<String>> {
+    let Source::Model { pool: Some(pool), .. } = &scenario.source else { return None };
+    let clients = scenario.client.instances.max(1) as usize;
+    (instances > 1 && instances == clients * usize::from(pool.len()))
+        .then(|| crate::report::page::host_lane_names(clients, pool.len()))
 }
 
 /// The import counts of a trace scenario, as summary.csv columns (none for other scenarios).

@@ -13,7 +13,8 @@ use crate::sweep::integrity::{RunsDigest, block_rows};
 use crate::sweep::objective::BindToColumns;
 use crate::sweep::output::RunsWriter;
 use crate::sweep::runner::{
-    Cells, Configs, MAX_CELLS, config_info, default_objective, metric_columns, progress_bar, validate_policy,
+    Cells, Configs, MAX_CELLS, check_named, config_info, default_objective, nameable_columns, progress_bar,
+    result_columns, validate_policy,
 };
 use crate::sweep::shard::{
     InputHash, MANIFEST_FILE, Manifest, ShardId, Slice, SweepText, plan, sha256_reader, sweep_hash,
@@ -208,8 +209,8 @@ fn input_hashes(sweep: &Path, scenarios: &[Scenario]) -> Result<Vec<InputHash>> 
 /// `<out>/shard-K-of-N/runs.csv` and writes shard.toml beside it. No charts.
 pub fn run_shard(req: &ShardRequest) -> Result<ShardReport> {
     let path = sweep_path(req.file.as_deref())?;
-    let columns = metric_columns();
-    let mut file = super::files::load_sweep(&path, &columns, &validate_policy).map_err(InputError::from)?;
+    let mut file =
+        super::files::load_sweep(&path, &nameable_columns(), &validate_policy).map_err(InputError::from)?;
     file.set_replicates(req.replicates, req.max_replicates).map_err(InputError::argument)?;
     if file.auto {
         return Err(file
@@ -224,9 +225,11 @@ pub fn run_shard(req: &ShardRequest) -> Result<ShardReport> {
     }
     let text = crate::scenario::read_text(&path)?;
     let scenarios = load_scenarios(&file.scenarios)?;
+    let columns = result_columns(&scenarios);
     let configs = &file.configurations;
     let objective = file.objective.clone().unwrap_or_else(default_objective);
     let bound = objective.bind(&columns).map_err(InputError::from)?;
+    check_named(file.constraints.iter().map(|c| c.metric), &columns).map_err(InputError::from)?;
     let inputs = input_hashes(&path, &scenarios)?;
 
     let cells = Cells { scenarios: &scenarios, configs, replicates: file.replicates, seed: file.seed };

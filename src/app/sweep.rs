@@ -22,8 +22,8 @@ use crate::sweep::output::{objective_toml, write_pareto, write_runs, write_summa
 use crate::sweep::recommend::{Recommendation, Rules, best_per_scenario, num, recommend_from};
 use crate::sweep::review::{self, BaselineReview, Review, ScenarioFacts};
 use crate::sweep::runner::{
-    Cells, Configs, Labelled, default_objective, metric_columns, progress_bar_of, resolved_params,
-    validate_policy,
+    Cells, Configs, Labelled, check_named, default_objective, nameable_columns, progress_bar_of,
+    resolved_params, result_columns, validate_policy,
 };
 use crate::sweep::selection::Settings;
 use crate::sweep::store::Scratch;
@@ -102,12 +102,14 @@ pub(super) fn sweep_path(file: Option<&Path>) -> Result<PathBuf> {
 /// with `charts`, also the charts and the report page.
 pub fn sweep(req: &SweepRequest) -> Result<SweepReport> {
     let path = sweep_path(req.file.as_deref())?;
-    let columns = metric_columns();
-    let mut file = super::files::load_sweep(&path, &columns, &validate_policy).map_err(InputError::from)?;
+    let mut file =
+        super::files::load_sweep(&path, &nameable_columns(), &validate_policy).map_err(InputError::from)?;
     file.set_replicates(req.replicates, req.max_replicates).map_err(InputError::argument)?;
     let scenarios = load_scenarios(&file.scenarios)?;
+    let columns = result_columns(&scenarios);
     let objective = file.objective.clone().unwrap_or_else(default_objective);
     objective.bind(&columns).map_err(InputError::from)?;
+    check_named(file.constraints.iter().map(|c| c.metric), &columns).map_err(InputError::from)?;
     let out = output::out_dir(req.out.as_deref(), &file.name);
     let names: Vec<String> = scenarios.iter().map(|s| s.name.clone()).collect();
     let configs_spot = Spot::in_file(&path, "", None, "[[policies]]");

@@ -205,6 +205,18 @@ pub fn breaker_names(instances: u32, shared: bool, providers: &[String]) -> Vec<
     out
 }
 
+/// The lanes of a run whose breakers are one outlier detector's hosts per client (instance
+/// `client × hosts + host`): `host 3` with one client, `client 1 · host 3` with several.
+pub fn host_lane_names(clients: usize, hosts: u16) -> Vec<String> {
+    (0..clients)
+        .flat_map(|c| {
+            (0..hosts).map(
+                move |h| if clients == 1 { format!("host {h}") } else { format!("client {c} · host {h}") },
+            )
+        })
+        .collect()
+}
+
 /// Summary columns shown in the tables: (column, heading).
 pub(crate) const TABLE_METRICS: [(&str, &str); 13] = [
     ("false_opens", "false opens"),
@@ -1149,6 +1161,16 @@ mod tests {
     use super::*;
     use crate::report::charts::fixtures;
     use crate::report::folder::parse::Table;
+
+    #[test]
+    fn host_lanes_follow_the_detectors_instance_order() {
+        assert_eq!(host_lane_names(1, 3), vec!["host 0", "host 1", "host 2"]);
+        let two = host_lane_names(2, 2);
+        assert_eq!(
+            two,
+            vec!["client 0 · host 0", "client 0 · host 1", "client 1 · host 0", "client 1 · host 1"]
+        );
+    }
 
     #[test]
     fn a_long_pareto_table_is_cut_and_says_how_many_more_rows_pareto_csv_has() {

@@ -117,6 +117,38 @@ pub fn metric_columns() -> Vec<String> {
     Metric::ALL.iter().filter(|m| **m != Metric::Cost).map(|m| m.name().to_string()).collect()
 }
 
+/// Every metric column a sweep file, an objective or a constraint may name: [`metric_columns`]
+/// and a pool's scores ([`Metric::POOL`]).
+pub fn nameable_columns() -> Vec<String> {
+    let mut columns = metric_columns();
+    columns.extend(Metric::POOL.iter().map(|m| m.name().to_string()));
+    columns
+}
+
+/// The metric columns of the results over `scenarios`: [`metric_columns`], then a pool's
+/// scores when one of them has a pool of hosts (`[upstream] hosts`).
+pub fn result_columns(scenarios: &[Scenario]) -> Vec<String> {
+    let pooled =
+        scenarios.iter().any(|s| matches!(&s.source, crate::scenario::Source::Model { pool: Some(_), .. }));
+    if pooled { nameable_columns() } else { metric_columns() }
+}
+
+/// Checks that every metric `named` (an objective's, the constraints') is one of `columns`;
+/// the error says why a pool's score is missing.
+pub fn check_named(named: impl IntoIterator<Item = Metric>, columns: &[String]) -> Result<()> {
+    for m in named {
+        if !columns.iter().any(|c| c == m.name()) {
+            let why = if m.is_pool() {
+                ": a pool's scores need a scenario with a pool of hosts ([upstream] hosts)"
+            } else {
+                ""
+            };
+            return Err(Error::invalid(format!("`{m}` is not a column of these results{why}")));
+        }
+    }
+    Ok(())
+}
+
 /// The documented default objective, the one `run` scores with: [`Objective::standard`].
 pub fn default_objective() -> Objective {
     Objective::standard()

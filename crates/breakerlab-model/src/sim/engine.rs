@@ -1134,8 +1134,8 @@ impl<'a> Engine<'a> {
 
     /// Client `slot`'s detector's interval tick at `now`, and its next one.
     fn pool_tick(&mut self, now: SimTime, slot: u32) {
-        let Some(pool) = &mut self.pool else { return };
-        pool.tick(slot, now);
+        let (Some(pool), Some(hosts)) = (&mut self.pool, self.workload.pool()) else { return };
+        pool.tick(slot, now, hosts, &self.workload.seed);
         let next = pool.deadline(slot).filter(|t| *t < self.workload.horizon);
         self.flush_pool(slot);
         if let Some(at) = next {
