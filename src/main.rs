@@ -434,6 +434,10 @@ struct LimitArgs {
     /// Refuse work that would simulate more calls than this, e.g. 1e11 (default 2e10).
     #[arg(long, value_name = "N", value_parser = breakerlab::app::parse_calls)]
     max_calls: Option<u64>,
+    /// Refuse work that would process more events than this (calls, retry-queue cycles and the
+    /// deferred requests they offer again, waiting calls), e.g. 1e12 (default 2e11).
+    #[arg(long, value_name = "N", value_parser = breakerlab::app::parse_calls)]
+    max_events: Option<u64>,
 }
 
 impl LimitArgs {
@@ -443,6 +447,7 @@ impl LimitArgs {
         breakerlab::app::Limits {
             max_memory: self.max_memory.unwrap_or(default.max_memory),
             max_calls: self.max_calls.unwrap_or(default.max_calls),
+            max_events: self.max_events.unwrap_or(default.max_events),
         }
     }
 }

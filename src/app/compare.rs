@@ -19,7 +19,7 @@ use crate::sweep::grid::Configuration;
 use crate::sweep::objective::{BindToColumns, BoundObjective};
 use crate::sweep::output::{runs_csv, summary_csv};
 use crate::sweep::runner::{
-    Cells, config_info, default_objective, progress_bar, resolved_params, result_columns,
+    Cells, config_info, default_objective, progress_bar_of, resolved_params, result_columns,
 };
 use crate::sweep::table::{ResultTable, Summary, TableBuilder};
 use std::path::PathBuf;
@@ -147,6 +147,11 @@ pub fn compare(req: &CompareRequest) -> Result<CompareOutcome> {
     let constraints = constraints_from_args(&req.constraints, &columns)?;
     let name = format!("compare-{}", loaded[0].name);
     let dir = output::out_dir(req.out.as_deref(), &name);
+    for (i, p) in policies.iter().enumerate() {
+        p.resolve().map_err(|e| {
+            super::name_flag(format!("policy `{}`: {e}", p.preset), req.policies.get(i).map(String::as_str), &req.sets)
+        })?;
+    }
     let run = Paired {
         scenarios: &loaded,
         replicates,
@@ -265,9 +270,10 @@ impl Paired<'_> {
         let objective = default_objective().bind(&columns).map_err(InputError::from)?;
         let (replicates, seed) = (self.replicates, self.seed);
         let cells = Cells { scenarios: self.scenarios, configs: &configs, replicates, seed };
-        estimate_cells(&cells, None, &Spot::flag("--replicates"), &Spot::flag("--policy"))?
-            .check(&self.limits)?;
-        let bar = progress_bar(cells.count(), self.quiet);
+        let estimate = estimate_cells(&cells, None, &Spot::flag("--replicates"), &Spot::flag("--policy"))?;
+        estimate.check(&self.limits)?;
+        let per_cell = estimate.calls() as f64 / cells.count().max(1) as f64;
+        let bar = progress_bar_of(cells.count(), per_cell, self.quiet);
         let names = self.scenarios.iter().map(|s| s.name.clone()).collect();
         let mut rows = TableBuilder::new(names, infos.len(), columns.clone(), replicates, scratch)?;
         cells

@@ -59,7 +59,7 @@ pub fn run(req: &ExportRequest) -> Result<String> {
     for (k, v) in parse_sets(&req.sets)? {
         spec.overrides.insert(k, v);
     }
-    let cfg = spec.resolve()?;
+    let cfg = spec.resolve().map_err(|e| super::name_flag(e, req.policy.as_deref(), &req.sets))?;
     let name = req.name.as_deref().unwrap_or("backend");
     let lib = req.library;
     match export(&cfg, lib, name) {

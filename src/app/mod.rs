@@ -36,6 +36,21 @@ pub fn parse_sets(sets: &[String]) -> Result<Vec<(String, toml::Value)>, InputEr
         .collect()
 }
 
+/// A refused policy value as the flag the user typed: `--set ARG: ...` when the message names
+/// a key a `--set` gave, else `--policy ARG: ...` when `policy` is the `--policy` argument, else
+/// as it is.
+pub fn name_flag(message: impl std::fmt::Display, policy: Option<&str>, sets: &[String]) -> InputError {
+    let message = message.to_string();
+    let from_set = sets
+        .iter()
+        .find(|s| s.split_once('=').is_some_and(|(k, _)| message.contains(&format!("`{}`", k.trim()))));
+    match (from_set, policy) {
+        (Some(s), _) => InputError::argument(format!("--set {s}: {message}")),
+        (None, Some(p)) => InputError::argument(format!("--policy {p}: {message}")),
+        (None, None) => InputError::argument(message),
+    }
+}
+
 /// Loads scenario files, refusing two with the same name (cells are identified by name).
 fn load_scenarios(paths: &[PathBuf]) -> Result<Vec<Scenario>> {
     let mut out: Vec<Scenario> = Vec::with_capacity(paths.len());

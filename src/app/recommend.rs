@@ -6,7 +6,7 @@ use super::sweep::TargetMode;
 use super::sweep::{SweepRequest, sweep};
 use crate::Result;
 use crate::policy::export::Library;
-use crate::scenario::{InputError, read_text};
+use crate::scenario::{InputError, MAX_DATA_BYTES, read_input_text, read_text};
 use crate::sweep::constraint::{Constraint, DEFAULT_CONSTRAINT};
 use crate::sweep::coverage::coverage;
 use crate::sweep::objective::BindToColumns;
@@ -93,7 +93,8 @@ pub fn recommend(req: &RecommendRequest) -> Result<RecommendReport> {
         || path.extension().is_some_and(|e| e == "csv")
     {
         let runs_path = if path.is_dir() { path.join("runs.csv") } else { path.to_path_buf() };
-        let text = read_text(&runs_path)?;
+        // A large sweep's runs.csv passes the text files' 64 MiB: it has the data files' limit.
+        let text = read_input_text(&runs_path, MAX_DATA_BYTES)?;
         // Results read back are spilled to the system's temporary folder (the results'
         // folder may be read-only).
         let scratch = Scratch::in_dir(std::env::temp_dir());

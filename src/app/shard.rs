@@ -130,7 +130,7 @@ pub fn choose(
             // `shards = N` in the sweep file, read loosely: the full check comes with the sweep.
             let declared = sweep_path(file)
                 .ok()
-                .and_then(|p| std::fs::read_to_string(p).ok())
+                .and_then(|p| crate::scenario::read_input_text(&p, crate::scenario::MAX_TEXT_BYTES).ok())
                 .and_then(|t| t.parse::<toml::Table>().ok())
                 .and_then(|t| t.get("shards").and_then(toml::Value::as_integer))
                 .and_then(|n| u32::try_from(n).ok());

@@ -24,7 +24,7 @@ use crate::sweep::output::{objective_toml, write_pareto, write_runs, write_summa
 use crate::sweep::recommend::{Recommendation, Rules, best_per_scenario, num, recommend_from};
 use crate::sweep::review::{self, BaselineReview, Review, ScenarioFacts};
 use crate::sweep::runner::{
-    Cells, Configs, Labelled, check_named, default_objective, nameable_columns, progress_bar,
+    Cells, Configs, Labelled, check_named, default_objective, nameable_columns, progress_bar_of,
     resolved_params, result_columns, validate_policy,
 };
 use crate::sweep::selection::Settings;
@@ -129,9 +129,12 @@ pub fn sweep(req: &SweepRequest) -> Result<SweepReport> {
     let configs = &file.configurations;
     let slots = file.replicates;
     let cells = Cells { scenarios: &scenarios, configs, replicates: file.replicates, seed: file.seed };
+    let mut calls_per_cell = 0.0;
     if !file.auto {
         // The work is estimated, and refused at the field that sizes it, before anything is made.
-        estimate_cells(&cells, None, &file.replicates_spot, &configs_spot)?.check(&req.limits)?;
+        let estimate = estimate_cells(&cells, None, &file.replicates_spot, &configs_spot)?;
+        estimate.check(&req.limits)?;
+        calls_per_cell = estimate.calls() as f64 / cells.count().max(1) as f64;
     }
     let mut rows = TableBuilder::new(names, configs.count(), columns.clone(), slots, &scratch_next_to(&out))?;
     let stages = if file.auto {
@@ -139,7 +142,7 @@ pub fn sweep(req: &SweepRequest) -> Result<SweepReport> {
             Staged { file: &file, scenarios: &scenarios, columns: &columns, configs_spot: &configs_spot };
         Some(run.run(&objective, req, &mut rows)?)
     } else {
-        let bar = progress_bar(cells.count(), req.quiet);
+        let bar = progress_bar_of(cells.count(), calls_per_cell, req.quiet);
         cells.run_slices(&cells.all(), req.threads, &columns, &bar, &mut |row| rows.put(&row, row.config))?;
         None
     };
@@ -191,7 +194,7 @@ impl Staged<'_> {
         let first = estimate_cells(&cells(1), None, spot, self.configs_spot)?;
         first.check(&Limits { max_memory: u64::MAX, ..req.limits })?;
         let whole = estimate_cells(&cells(max), None, spot, self.configs_spot)?;
-        whole.check(&Limits { max_calls: u64::MAX, ..req.limits })?;
+        whole.check(&Limits { max_calls: u64::MAX, max_events: u64::MAX, ..req.limits })?;
         // Every configuration simulates about the same calls on a replicate of the scenarios.
         let per_run = first.calls() / (configs.count() as u64).max(1);
         let bound = objective.bind(self.columns).map_err(InputError::from)?;
@@ -212,7 +215,7 @@ impl Staged<'_> {
             ((0..configs.count()).collect(), 0, 0);
         for (k, &to) in schedule.iter().enumerate() {
             let stage_cells = n_scenarios * running.len() as u64 * u64::from(to - from);
-            let bar = progress_bar(stage_cells, req.quiet);
+            let bar = progress_bar_of(stage_cells, per_run as f64 / n_scenarios.max(1) as f64, req.quiet);
             cells(max).run_stage(&running, from..to, req.threads, self.columns, &bar, &mut |row| {
                 rows.put(&row, row.config)
             })?;

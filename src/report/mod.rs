@@ -10,6 +10,7 @@ pub mod folder;
 pub mod page;
 mod selection;
 mod tables;
+pub mod windows;
 
 pub use calls::CallsCsv;
 pub use explain::explain_csv;

@@ -73,7 +73,8 @@ impl InputFile {
 
     fn read_as(path: &Path, hash: bool) -> Option<InputFile> {
         let name = path.display().to_string();
-        let bytes = std::fs::metadata(path).ok()?.len();
+        // Not a pipe or a device (a piped script was read once, by the run).
+        let bytes = std::fs::metadata(path).ok().filter(std::fs::Metadata::is_file)?.len();
         if bytes <= EMBED_LIMIT {
             return std::fs::read(path).ok().map(|b| InputFile::of_bytes(name, &b));
         }
@@ -921,7 +922,7 @@ fn md_marks(m: &mut String, marks: &[super::explain::Mark]) {
     }
     let mut sorted: Vec<&super::explain::Mark> = marks.iter().collect();
     sorted.sort_by_key(|k| k.at_us);
-    let incident = |k: &&super::explain::Mark| k.label.starts_with("incident ");
+    let incident = |k: &&super::explain::Mark| k.label.starts_with("incident");
     let changes = sorted.iter().filter(|k| !incident(k)).count();
     let count = super::explain::count_of(marks.len() as u64, "mark");
     let _ = writeln!(m, "<details><summary>Why it opened, or did not ({count})</summary>\n");

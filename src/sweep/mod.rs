@@ -31,6 +31,7 @@ pub mod merge;
 pub mod objective;
 pub mod output;
 pub mod pareto;
+pub mod progress_log;
 pub mod recommend;
 pub mod regress;
 pub mod review;

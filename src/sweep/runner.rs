@@ -190,8 +190,21 @@ pub fn metric_values(metrics: &Metrics, columns: &[String]) -> Vec<Option<f64>> 
 /// A progress bar on stderr counting cells, with rate and time left; hidden when `quiet` or
 /// when stderr is not a terminal.
 pub fn progress_bar(cells: u64, quiet: bool) -> ProgressBar {
+    progress_bar_of(cells, 0.0, quiet)
+}
+
+/// [`progress_bar`] of `cells` cells of about `calls_per_cell` simulated calls each: without a
+/// terminal, the bar is hidden and progress lines go to stderr instead
+/// ([`super::progress_log`]), until the bar is finished or dropped.
+pub fn progress_bar_of(cells: u64, calls_per_cell: f64, quiet: bool) -> ProgressBar {
     if quiet || !std::io::stderr().is_terminal() {
-        return ProgressBar::hidden();
+        let bar = ProgressBar::hidden();
+        bar.set_length(cells);
+        let weak = bar.downgrade();
+        let poll = move || weak.upgrade().filter(|b| !b.is_finished()).map(|b| b.position());
+        let work = super::progress_log::Work { total: cells, unit: "cells", calls_per_unit: calls_per_cell };
+        super::progress_log::ProgressLog::start(work, quiet, poll).detach();
+        return bar;
     }
     let bar = ProgressBar::new(cells);
     if let Ok(style) =

@@ -279,9 +279,7 @@ pub fn trim_cell(cell: &[u8]) -> &[u8] {
 
 /// Opens a file for one of the importers, naming it in the error.
 pub fn open(path: &Path) -> Result<std::io::BufReader<std::fs::File>, TraceError> {
-    std::fs::File::open(path)
-        .map(|f| std::io::BufReader::with_capacity(1 << 16, f))
-        .map_err(|source| TraceError::Io { file: path.display().to_string(), source })
+    Ok(std::io::BufReader::with_capacity(1 << 16, crate::scenario::open_input(path)?))
 }
 
 /// A CSV-level error as a [`TraceError`].

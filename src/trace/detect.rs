@@ -16,8 +16,9 @@ const PREFIX: u64 = 64 * 1024;
 pub fn detect(path: &Path) -> Result<TraceFormat, TraceError> {
     let file = path.display().to_string();
     let mut head = Vec::new();
-    std::fs::File::open(path)
-        .and_then(|f| f.take(PREFIX).read_to_end(&mut head))
+    crate::scenario::open_input(path)?
+        .take(PREFIX)
+        .read_to_end(&mut head)
         .map_err(|source| TraceError::Io { file: file.clone(), source })?;
     detect_bytes(&head).ok_or_else(|| TraceError::Format {
         file,

@@ -12,6 +12,7 @@ use crate::sweep::SweepError;
 use crate::sweep::output::RunsReader;
 use crate::sweep::review::{REVIEW_TOML, Review};
 use parse::{Opener, Reader, Table};
+use std::io::Read;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -152,12 +153,18 @@ impl<'f> Files<'_, 'f> {
     /// The text file `name`.
     fn text(&self, name: &str) -> Result<Option<String>, ChartError> {
         self.get(name)?
-            .map(|mut reader| {
-                let mut text = String::new();
+            .map(|reader| {
+                let path = self.dir.join(name);
+                let mut bytes = Vec::new();
                 reader
-                    .read_to_string(&mut text)
-                    .map(|_| text)
-                    .map_err(|source| ChartError::Io { path: self.dir.join(name), source })
+                    .take(crate::scenario::MAX_TEXT_BYTES)
+                    .read_to_end(&mut bytes)
+                    .map_err(|source| ChartError::Io { path: path.clone(), source })?;
+                crate::scenario::utf8_text(&path, bytes).map_err(|e| ChartError::Toml {
+                    line: e.position.map_or(0, |(line, _)| line as u64),
+                    path,
+                    message: e.message,
+                })
             })
             .transpose()
     }

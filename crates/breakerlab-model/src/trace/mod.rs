@@ -448,6 +448,10 @@ pub enum TraceError {
         /// What is wrong and where.
         message: String,
     },
+    /// A file that is not a regular file, too large, or not UTF-8 text (the root crate's
+    /// `scenario::open_input`).
+    #[error(transparent)]
+    Input(#[from] crate::scenario::InputError),
     /// An SLO rule that cannot be parsed or does not fit the trace.
     #[error("SLO rule {rule:?}: {message}")]
     Slo {
