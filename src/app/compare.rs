@@ -149,7 +149,11 @@ pub fn compare(req: &CompareRequest) -> Result<CompareOutcome> {
     let dir = output::out_dir(req.out.as_deref(), &name);
     for (i, p) in policies.iter().enumerate() {
         p.resolve().map_err(|e| {
-            super::name_flag(format!("policy `{}`: {e}", p.preset), req.policies.get(i).map(String::as_str), &req.sets)
+            super::name_flag(
+                format!("policy `{}`: {e}", p.preset),
+                req.policies.get(i).map(String::as_str),
+                &req.sets,
+            )
         })?;
     }
     let run = Paired {
