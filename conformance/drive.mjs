@@ -43,6 +43,9 @@ const { values: o, positionals } = parseArgs({
     size: { type: 'string', default: '100' },
     'minimum-number-of-calls': { type: 'string' },
     'minimum-rps': { type: 'string', default: '0' },
+    // cockatiel: a file `breakerlab export --as cockatiel` wrote (recommended.ts), instead of
+    // the flags: its code runs against the real cockatiel exports and gives the policy.
+    config: { type: 'string' },
   },
 });
 const [impl, tracePath] = positionals;
@@ -140,8 +143,17 @@ if (impl === 'opossum') {
       ...(Number(o['minimum-rps']) > 0 ? { minimumRps: Number(o['minimum-rps']) } : {}),
     }),
   };
-  const breaker = breakers[impl]();
-  const policy = c.circuitBreaker(c.handleAll, { halfOpenAfter: Number(o['half-open-after']), breaker });
+  const exported = () => {
+    // The TypeScript the exporter writes is plain JavaScript once its import line and its
+    // `export` keyword are dropped.
+    const code = readFileSync(o.config, 'utf8')
+      .replace(/^import .* from 'cockatiel';$/m, '')
+      .replace(/^export const breaker =/m, 'const breaker =');
+    return new Function(...Object.keys(c), `${code}\nreturn breaker;`)(...Object.values(c));
+  };
+  const policy = o.config
+    ? exported()
+    : c.circuitBreaker(c.handleAll, { halfOpenAfter: Number(o['half-open-after']), breaker: breakers[impl]() });
   const names = { [c.CircuitState.Closed]: 'closed', [c.CircuitState.Open]: 'open', [c.CircuitState.HalfOpen]: 'half_open' };
   policy.onStateChange((s) => enter(names[s]));
   fire = (i) => policy.execute(action(i)).catch(refused(i));

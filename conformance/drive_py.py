@@ -72,8 +72,16 @@ def drive_pybreaker(a, rows, calls):
             return base + real_datetime.timedelta(milliseconds=CLOCK[0])
 
     pybreaker.datetime = FakeDatetime
-    breaker = pybreaker.CircuitBreaker(
-        fail_max=a.fail_max, reset_timeout=a.reset_timeout, success_threshold=a.success_threshold)
+    if a.config:
+        # A file `breakerlab export --as pybreaker` wrote (recommended.py): run as Python, so
+        # pybreaker's own constructor reads it; it binds `breaker`.
+        scope = {}
+        with open(a.config) as f:
+            exec(compile(f.read(), a.config, "exec"), scope)
+        breaker = scope["breaker"]
+    else:
+        breaker = pybreaker.CircuitBreaker(
+            fail_max=a.fail_max, reset_timeout=a.reset_timeout, success_threshold=a.success_threshold)
     rec = Recorder(lambda: breaker.current_state)
 
     if a.serialize:
@@ -180,6 +188,7 @@ def main():
     ap.add_argument("--reset-timeout", type=float, default=60)
     ap.add_argument("--success-threshold", type=int, default=1)
     ap.add_argument("--serialize", type=int, default=1, help="pybreaker: 1 = call() (lock), 0 = calling()")
+    ap.add_argument("--config", help="pybreaker: a file `breakerlab export --as pybreaker` wrote, instead of the flags")
     ap.add_argument("--failure-threshold", type=int, default=5)
     ap.add_argument("--recovery-timeout", type=float, default=30)
     a = ap.parse_args()

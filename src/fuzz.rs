@@ -47,7 +47,7 @@ const EXTREMES: &[&str] = &[
 /// Calls a fuzzed run may simulate: enough for the small inputs to run whole, small enough that
 /// `cargo test` stays fast (bigger estimates are refused before anything runs, which is itself
 /// a property under test).
-const FUZZ_LIMITS: Limits = Limits { max_memory: 512 << 20, max_calls: 200_000 };
+const FUZZ_LIMITS: Limits = Limits { max_memory: 512 << 20, max_calls: 200_000, max_events: 2_000_000 };
 
 /// One edit of an input's bytes; indices wrap around the input's length.
 #[derive(Clone, Debug)]

@@ -43,6 +43,7 @@
 
 #[doc(hidden)]
 pub mod app;
+mod deploy;
 #[cfg(test)]
 mod fuzz;
 mod limits;

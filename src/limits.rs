@@ -2,7 +2,12 @@
 //! resolved policies, replicates, threads) it estimates the memory and the simulated calls of a
 //! whole command (run, replay, sweep, compare), and refuses one that passes a limit with the
 //! file, line and field that drive it. The defaults suit a 24 GiB, 2-core machine;
-//! `--max-memory` and `--max-calls` change them.
+//! `--max-memory`, `--max-calls` and `--max-events` change them.
+//!
+//! Events are the engine's work beyond the calls themselves: every cycle of a retry queue
+//! (`[client.fallback] kind = "retry_queue"`) offers each deferred request again, so a short
+//! `cycle` across a long incident makes far more events than calls; a breaker that lets one
+//! call through at a time (pybreaker's lock) offers each waiting call again when it frees.
 //!
 //! The estimate follows what the engine holds: each (scenario, replicate)'s request stream, in
 //! chunks (the chunk being simulated and the next one being generated; a sweep generates a few
@@ -30,6 +35,11 @@ pub const DEFAULT_MAX_MEMORY: u64 = 16 << 30;
 /// Default limit on simulated calls (attempts) for one command: about half an hour on two
 /// cores at the engine's 10 million calls per second per core.
 pub const DEFAULT_MAX_CALLS: u64 = 20_000_000_000;
+
+/// Default limit on the engine's events (calls, retry-queue cycles and their deferred attempts,
+/// waiting calls offered again) for one command: about half an hour on two cores at the 50 to
+/// 100 million cheap events per second (most of them refusals) a retry queue's cycles run at.
+pub const DEFAULT_MAX_EVENTS: u64 = 200_000_000_000;
 
 /// Bytes per request of a request stream: its arrival time and its first attempt's answer.
 const REQUEST_BYTES: u64 = (size_of::<SimTime>() + size_of::<Answer>()) as u64;
@@ -63,11 +73,17 @@ pub struct Limits {
     pub max_memory: u64,
     /// Most calls (attempts) it may simulate in all.
     pub max_calls: u64,
+    /// Most events the engine may process in all (calls included).
+    pub max_events: u64,
 }
 
 impl Default for Limits {
     fn default() -> Limits {
-        Limits { max_memory: DEFAULT_MAX_MEMORY, max_calls: DEFAULT_MAX_CALLS }
+        Limits {
+            max_memory: DEFAULT_MAX_MEMORY,
+            max_calls: DEFAULT_MAX_CALLS,
+            max_events: DEFAULT_MAX_EVENTS,
+        }
     }
 }
 
@@ -76,6 +92,8 @@ impl Default for Limits {
 struct Part {
     memory: u64,
     calls: u64,
+    /// Events beyond the calls (retry-queue cycles, waiting calls offered again).
+    events: u64,
     spot: Spot,
     what: String,
 }
@@ -97,8 +115,17 @@ impl Estimate {
         self.parts.iter().fold(0, |a, p| a.saturating_add(p.calls))
     }
 
+    /// Events processed in all: the calls and the events beyond them.
+    pub fn events(&self) -> u64 {
+        self.parts.iter().fold(0, |a, p| a.saturating_add(p.calls).saturating_add(p.events))
+    }
+
     fn push(&mut self, memory: u64, calls: u64, spot: &Spot, what: String) {
-        self.parts.push(Part { memory, calls, spot: spot.clone(), what });
+        self.parts.push(Part { memory, calls, events: 0, spot: spot.clone(), what });
+    }
+
+    fn push_events(&mut self, events: u64, spot: &Spot, what: String) {
+        self.parts.push(Part { memory: 0, calls: 0, events, spot: spot.clone(), what });
     }
 
     /// Refuses an estimate over a limit, at the field of its largest part.
@@ -125,6 +152,18 @@ impl Estimate {
                 p.what
             )));
         }
+        if self.events() > limits.max_events
+            && let Some(p) = largest(|p| p.calls.saturating_add(p.events))
+        {
+            return Err(p.spot.error(format!(
+                "this would process about {:.3e} events (calls, retry-queue cycles and the deferred \
+                 requests they offer again, waiting calls), more than the limit of {:.3e} (--max-events); \
+                 the largest part: {}",
+                self.events() as f64,
+                limits.max_events as f64,
+                p.what
+            )));
+        }
         Ok(())
     }
 }
@@ -144,6 +183,10 @@ struct RunSize {
     engine_what: String,
     /// Bytes of an imported trace (held for the whole command).
     trace: u64,
+    /// Events beyond the calls, the field that drives them and how.
+    events: u64,
+    events_spot: Spot,
+    events_what: String,
 }
 
 fn run_size(scenario: &Scenario, policies: &[PolicyConfig], policy_spot: &Spot) -> RunSize {
@@ -214,7 +257,19 @@ fn run_size(scenario: &Scenario, policies: &[PolicyConfig], policy_spot: &Spot) 
         Source::Script { rows, .. } => rows.len() as u64 * 32,
         _ => 0,
     };
+    let (events, events_spot, events_what) = match retry_queue_events(scenario, requests) {
+        Some(e) => e,
+        None if queuing.is_some() => (
+            requests as u64,
+            policy_spot.clone(),
+            format!("up to {requests:.3e} waiting calls offered again as the breaker frees"),
+        ),
+        None => (0, Spot::default(), String::new()),
+    };
     RunSize {
+        events,
+        events_spot,
+        events_what,
         requests,
         stream: stream_bytes(requests),
         calls: (requests * f64::from(attempts)) as u64,
@@ -227,6 +282,48 @@ fn run_size(scenario: &Scenario, policies: &[PolicyConfig], policy_spot: &Spot) 
         engine_what,
         trace,
     }
+}
+
+/// A retry queue's events in one run: one per cycle while deferred work waits (every cycle of
+/// the run, at most), and each cycle offers every deferred request again until it succeeds, so
+/// a request deferred during an incident of length `L` is offered about `L / cycle` times: the
+/// incident's `rate · L² / (2 · cycle)` in all. `None` without a retry queue.
+fn retry_queue_events(scenario: &Scenario, requests: f64) -> Option<(u64, Spot, String)> {
+    let crate::client::FallbackSpec::RetryQueue { cycle, .. } = scenario.client.fallback else { return None };
+    let c = cycle.as_secs_f64().max(1e-6);
+    let secs = scenario.duration.as_secs_f64().max(1e-6);
+    let rate = requests / secs;
+    let cycles = secs / c;
+    let horizon = SimTime(scenario.duration.micros());
+    let spans = |incidents: &[crate::upstream::IncidentSpec]| -> Vec<f64> {
+        incidents
+            .iter()
+            .flat_map(|i| i.occurrences(horizon, 100_000).unwrap_or_default())
+            .map(|(start, end)| {
+                end.micros().min(horizon.micros()).saturating_sub(start.micros()) as f64 / 1e6
+            })
+            .collect()
+    };
+    let failing: Vec<f64> = match &scenario.source {
+        Source::Model { incidents, .. } => spans(incidents),
+        Source::Providers { providers, .. } => providers.iter().flat_map(|p| spans(&p.incidents)).collect(),
+        Source::Trace { truth: Some(windows), .. } => windows
+            .iter()
+            .map(|w| w.end.micros().min(horizon.micros()).saturating_sub(w.start.micros()) as f64 / 1e6)
+            .collect(),
+        _ => Vec::new(),
+    };
+    let deferred: f64 = failing.iter().map(|l| rate * l * l / (2.0 * c)).sum();
+    let longest = failing.iter().copied().fold(0.0, f64::max);
+    let events = (cycles + deferred).min(1.8e19) as u64;
+    let what = format!(
+        "a retry queue with cycle = {cycle}: {cycles:.3e} cycles, offering again about {deferred:.3e} deferred \
+         requests (those deferred during {} incidents of up to {}, each offered every cycle until it succeeds); \
+         a longer cycle makes fewer",
+        failing.len(),
+        Dur::from_secs_f64(longest)
+    );
+    Some((events, scenario.origins.cycle.clone(), what))
 }
 
 /// The bytes of one request stream being simulated: two chunks of at most [`CHUNK_REQUESTS`]
@@ -292,6 +389,10 @@ pub fn estimate_run(
         ),
     );
     e.push(size.engine, 0, &size.engine_spot, size.engine_what);
+    if size.events > 0 {
+        let events = size.events.saturating_mul(u64::from(replicates.max(1)));
+        e.push_events(events, &size.events_spot, size.events_what);
+    }
     if replicates > 1 {
         let more = u64::from(replicates - 1);
         e.push(
@@ -349,6 +450,13 @@ pub fn estimate_cells(
             None => n_configs.saturating_mul(reps),
         };
         let calls = first.calls.saturating_mul(run);
+        if first.events > 0 {
+            e.push_events(
+                first.events.saturating_mul(run),
+                &first.events_spot,
+                format!("`{}`, {run} runs, each: {}", scenario.name, first.events_what),
+            );
+        }
         e.push(
             0,
             calls,

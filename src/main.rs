@@ -5,7 +5,7 @@
 use breakerlab::Dur;
 use breakerlab::Error;
 use breakerlab::Library;
-use breakerlab::app::sweep::Replicates;
+use breakerlab::app::sweep::{Replicates, TargetMode};
 use breakerlab::app::{
     check, compare, explain, export, merge, presets, recommend, replay, report, run, shard, sweep,
 };
@@ -90,6 +90,8 @@ enum Command {
         #[arg(long, value_name = "N")]
         max_replicates: Option<u32>,
         #[command(flatten)]
+        target: TargetArgs,
+        #[command(flatten)]
         finish: FinishArgs,
         /// Run only shard K (0-based) of N, e.g. --shard 0/4: its rows go to
         /// <out>/shard-K-of-N/runs.csv with a shard.toml (default out: output/<name>-shards);
@@ -142,6 +144,8 @@ enum Command {
         /// Also print the chosen configuration in this library's own syntax (see `export`).
         #[arg(long = "as", value_name = "LIBRARY", value_parser = Library::parse)]
         library: Option<Library>,
+        #[command(flatten)]
+        target: TargetArgs,
     },
     /// Print a preset (with overrides) in a breaker library's own configuration syntax; a
     /// configuration the library cannot express is refused with the reason (exit 2).
@@ -159,6 +163,17 @@ enum Command {
         /// The breaker instance's name in the output (default `backend`).
         #[arg(long)]
         name: Option<String>,
+        /// When the library cannot express the policy (another family, or a value it lacks),
+        /// write the nearest configuration it can, headed by a comment listing what differs.
+        #[arg(long)]
+        nearest: bool,
+        /// With --nearest: a scenario on which to measure what the nearest configuration
+        /// changes (paired differences, as `compare` gives them). Repeat it.
+        #[arg(long = "scenario", value_name = "FILE", requires = "nearest")]
+        scenarios: Vec<PathBuf>,
+        /// Replicates per scenario for that measurement.
+        #[arg(long, value_name = "N", default_value_t = export::DEFAULT_REPLICATES, requires = "scenarios")]
+        replicates: u32,
     },
     /// Replay a logged trace (per-interval aggregates or per-call log) through one breaker
     /// configuration: print the import report and the scores, write the same files as `run`.
@@ -223,6 +238,8 @@ struct CompareArgs {
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
     #[command(flatten)]
+    target: TargetArgs,
+    #[command(flatten)]
     finish: FinishArgs,
 }
 
@@ -241,6 +258,8 @@ impl CompareArgs {
             charts: !self.finish.no_charts,
             command_line: command_line(),
             limits: self.finish.limits.limits(),
+            target: self.target.target,
+            target_mode: self.target.target_mode,
         }
     }
 }
@@ -265,10 +284,12 @@ struct ReplayArgs {
     /// operation=*/Convert (span formats; repeat it: all must match).
     #[arg(long = "where", value_name = "KEY=GLOB")]
     filters: Vec<String>,
-    /// For a volume-only trace (--series requests=... alone): the dependency's median latency.
-    #[arg(long, value_name = "DUR", value_parser = Dur::parse, requires = "p95")]
+    /// For a trace without latency (--series requests=... alone, or an error series with
+    /// --rate): the dependency's median latency.
+    #[arg(long, value_name = "DUR", value_parser = Dur::parse)]
     p50: Option<Dur>,
-    /// For a volume-only trace: the dependency's 95th-percentile latency.
+    /// For a trace without latency: the dependency's 95th-percentile latency (default: from
+    /// --p50 and the tail spread, p50 × 2.28).
     #[arg(long, value_name = "DUR", value_parser = Dur::parse, requires = "p50")]
     p95: Option<Dur>,
     /// For a volume-only trace: the fraction of calls that fail (default 0).
@@ -300,6 +321,10 @@ struct ReplayArgs {
     /// Skip (and count) rows that cannot be parsed instead of refusing the file.
     #[arg(long)]
     skip_bad_rows: bool,
+    /// Refuse samples and cells with no value (NaN, +Inf, -Inf, null, empty) instead of
+    /// reading them as gaps.
+    #[arg(long)]
+    strict: bool,
     /// Any other [trace] key, e.g. --trace duplicates=keep_first --trace utc_offset=+02:00.
     #[arg(long = "trace", value_name = "KEY=VALUE")]
     trace_sets: Vec<String>,
@@ -328,6 +353,7 @@ impl ReplayArgs {
             latency_unit: self.latency_unit,
             gaps: self.gaps,
             skip_bad_rows: self.skip_bad_rows,
+            strict: self.strict,
             trace_sets: self.trace_sets,
             rate: self.rate,
             run: self.what.settings(),
@@ -408,6 +434,10 @@ struct LimitArgs {
     /// Refuse work that would simulate more calls than this, e.g. 1e11 (default 2e10).
     #[arg(long, value_name = "N", value_parser = breakerlab::app::parse_calls)]
     max_calls: Option<u64>,
+    /// Refuse work that would process more events than this (calls, retry-queue cycles and the
+    /// deferred requests they offer again, waiting calls), e.g. 1e12 (default 2e11).
+    #[arg(long, value_name = "N", value_parser = breakerlab::app::parse_calls)]
+    max_events: Option<u64>,
 }
 
 impl LimitArgs {
@@ -417,6 +447,7 @@ impl LimitArgs {
         breakerlab::app::Limits {
             max_memory: self.max_memory.unwrap_or(default.max_memory),
             max_calls: self.max_calls.unwrap_or(default.max_calls),
+            max_events: self.max_events.unwrap_or(default.max_events),
         }
     }
 }
@@ -439,6 +470,21 @@ impl RunArgs {
 }
 
 /// `--replicates`: a whole number of at least 1, or `auto`.
+/// `--target` and `--target-mode`: the library a recommendation is deployed to.
+#[derive(clap::Args, Debug)]
+struct TargetArgs {
+    /// Deploy to this library: every configuration must be one it expresses exactly (refused
+    /// before anything runs, with the reason), and the recommendation, runner-up and baseline
+    /// are shown in its syntax, the recommendation also written to recommended.<ext>. Replaces
+    /// the sweep file's `target`.
+    #[arg(long = "target", value_name = "LIBRARY", value_parser = Library::parse)]
+    target: Option<Library>,
+    /// exact (default): refuse what the library cannot express; nearest: run the nearest
+    /// configuration it expresses instead, listing what differs.
+    #[arg(long = "target-mode", value_name = "exact|nearest", value_parser = TargetMode::parse)]
+    target_mode: Option<TargetMode>,
+}
+
 fn parse_replicates(text: &str) -> breakerlab::Result<Replicates> {
     Replicates::parse(text)
 }
@@ -503,7 +549,18 @@ fn execute(command: Command) -> breakerlab::Result<(String, ExitCode)> {
             };
             run::render(&run::run(&run::RunRequest { input, settings: what.settings() })?)
         }
-        Command::Sweep { file, threads, out, quiet, replicates, max_replicates, finish, shard, shards } => {
+        Command::Sweep {
+            file,
+            threads,
+            out,
+            quiet,
+            replicates,
+            max_replicates,
+            target,
+            finish,
+            shard,
+            shards,
+        } => {
             // The shard in use: --shard, else the scheduler's variables (read here, at the edge).
             let chosen =
                 shard::choose(shard.as_deref(), shards, file.as_deref(), &|k| std::env::var(k).ok())?;
@@ -541,6 +598,8 @@ fn execute(command: Command) -> breakerlab::Result<(String, ExitCode)> {
                 limits: finish.limits.limits(),
                 replicates,
                 max_replicates,
+                target: target.target,
+                target_mode: target.target_mode,
             };
             sweep::sweep(&req)?.render()
         }
@@ -548,12 +607,29 @@ fn execute(command: Command) -> breakerlab::Result<(String, ExitCode)> {
             merge::merge(&merge::MergeRequest { dirs, out, charts: !no_charts })?.render()
         }
         Command::Compare { args } => compare::compare(&args.request())?.render(),
-        Command::Recommend { path, objective, constraints, threads, quiet, library } => {
-            let req = recommend::RecommendRequest { path, objective, constraints, threads, quiet, library };
+        Command::Recommend { path, objective, constraints, threads, quiet, library, target } => {
+            let req = recommend::RecommendRequest {
+                path,
+                objective,
+                constraints,
+                threads,
+                quiet,
+                library,
+                target: target.target,
+                target_mode: target.target_mode,
+            };
             recommend::recommend(&req)?.render()
         }
-        Command::Export { library, policy, sets, name } => {
-            export::run(&export::ExportRequest { library, policy, sets, name })?
+        Command::Export { library, policy, sets, name, nearest, scenarios, replicates } => {
+            export::run(&export::ExportRequest {
+                library,
+                policy,
+                sets,
+                name,
+                nearest,
+                scenarios,
+                replicates,
+            })?
         }
         Command::Replay { args } => run::render(&replay::replay(&args.request()?)?),
         Command::Presets { name } => presets::render(name.as_deref())?,

@@ -10,7 +10,6 @@
 use crate::time::{Dur, SimTime};
 use crate::upstream::script::{SCRIPT_HEADER, ScriptCalls, ScriptRow};
 use sha2::{Digest, Sha256};
-use std::fs::File;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
@@ -162,7 +161,8 @@ impl<R: Read> Read for Hashing<R> {
 /// mark and CRLF line ends are fine.
 pub fn load_script(path: &Path) -> Result<ScriptCalls, ScriptError> {
     let owned = || path.to_path_buf();
-    let file = File::open(path).map_err(|error| ScriptError::Read { path: owned(), error })?;
+    let file = crate::scenario::open_stream(path, crate::scenario::MAX_DATA_BYTES)
+        .map_err(|e| ScriptError::Read { path: owned(), error: std::io::Error::other(e.message) })?;
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(false)
         .flexible(true)

@@ -178,12 +178,12 @@ impl ChecksFile {
                 }
             },
         };
-        let policy = policy_of(raw.policy.get_ref()).map_err(|m| at(raw.policy.span(), m))?;
+        let base = path.parent().unwrap_or(Path::new(""));
+        let policy = policy_of(raw.policy.get_ref(), base).map_err(|m| at(raw.policy.span(), m))?;
         if raw.checks.get_ref().is_empty() {
             return Err(at(raw.checks.span(), "`checks` is empty: add at least one [[checks]] entry".into()));
         }
         let columns = metric_columns();
-        let base = path.parent().unwrap_or(Path::new(""));
         let mut checks: Vec<(PathBuf, Vec<Bound>)> = Vec::new();
         for entry in raw.checks.get_ref() {
             if entry.bounds.get_ref().is_empty() {
@@ -226,8 +226,13 @@ impl ChecksFile {
     }
 }
 
-/// The `[policy]` table: `preset` and the preset's parameters, checked by resolving it.
-fn policy_of(table: &toml::Table) -> std::result::Result<PolicySpec, String> {
+/// The `[policy]` table: `preset` and the preset's parameters, or `config` (a library
+/// configuration file, relative to `base`) and its `library`, read back as `export` writes it;
+/// checked by resolving it.
+fn policy_of(table: &toml::Table, base: &Path) -> std::result::Result<PolicySpec, String> {
+    if let Some(config) = table.get("config") {
+        return exported_policy(table, config, base);
+    }
     let preset = match table.get("preset") {
         Some(toml::Value::String(p)) => p.clone(),
         Some(other) => return Err(format!("`preset` must be a string, found {other}")),
@@ -238,6 +243,41 @@ fn policy_of(table: &toml::Table) -> std::result::Result<PolicySpec, String> {
         spec.overrides.insert(k.clone(), v.clone());
     }
     spec.resolve().map_err(|e| format!("policy `{preset}`: {e}"))?;
+    Ok(spec)
+}
+
+/// `[policy] config = "recommended.yaml"`, `library = "resilience4j"`: the file read back.
+fn exported_policy(
+    table: &toml::Table,
+    config: &toml::Value,
+    base: &Path,
+) -> std::result::Result<PolicySpec, String> {
+    let toml::Value::String(config) = config else {
+        return Err(format!("`config` must be a file name, found {config}"));
+    };
+    if let Some(k) = table.keys().find(|k| !["config", "library"].contains(&k.as_str())) {
+        return Err(format!(
+            "`{k}`: a [policy] with `config` takes only `library` beside it (the file holds every setting)"
+        ));
+    }
+    let library = match table.get("library") {
+        Some(toml::Value::String(l)) => {
+            crate::policy::Library::parse(l).map_err(|e| format!("`library`: {e}"))?
+        }
+        Some(other) => return Err(format!("`library` must be a string, found {other}")),
+        None => {
+            return Err(
+                "`config` needs `library` (the library the file is written for, e.g. \"resilience4j\")"
+                    .into(),
+            );
+        }
+    };
+    let path = base.join(config);
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| format!("`config`: {}: cannot read: {e}", path.display()))?;
+    let spec = crate::deploy::import::import(&text, library)
+        .map_err(|e| format!("`config`: {} ({}): {e}", path.display(), library.name()))?;
+    spec.resolve().map_err(|e| format!("`config`: {} ({}): {e}", path.display(), library.name()))?;
     Ok(spec)
 }
 
@@ -779,6 +819,48 @@ bounds = ["missed_incidents == 0"]
 scenarios = ["a.toml"]
 bounds = ["false_opens <= 1 per week", "detection_delay_max_s <= 30"]
 "#;
+
+    #[test]
+    fn a_checks_file_can_name_an_exported_library_config() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut original = PolicySpec::new("resilience4j-time");
+        original.overrides.insert("sliding_window_size".into(), toml::Value::Integer(20));
+        let cfg = original.resolve().unwrap();
+        let yaml = crate::policy::export::export(&cfg, crate::policy::Library::Resilience4j, "svc").unwrap();
+        std::fs::write(dir.path().join("recommended.yaml"), yaml).unwrap();
+        let path = dir.path().join("checks.toml");
+        let with = |policy: &str| {
+            let text = format!(
+                "{policy}\n[[checks]]\nscenarios = [\"a.toml\"]\nbounds = [\"missed_incidents == 0\"]\n"
+            );
+            ChecksFile::parse(&text, &path, &Listed(vec!["a.toml"]))
+        };
+        let f = with("[policy]\nconfig = \"recommended.yaml\"\nlibrary = \"resilience4j\"").unwrap();
+        let back = f.policy.resolve().unwrap();
+        assert_eq!(back.family_config(), cfg.family_config());
+        assert_eq!(back.classifier(), cfg.classifier());
+        let e = with("[policy]\nconfig = \"recommended.yaml\"").unwrap_err().to_string();
+        assert!(
+            e.ends_with(
+                "`config` needs `library` (the library the file is written for, e.g. \"resilience4j\")"
+            ),
+            "{e}"
+        );
+        let e = with("[policy]\nconfig = \"recommended.yaml\"\nlibrary = \"polly\"").unwrap_err().to_string();
+        assert!(
+            e.ends_with("recommended.yaml (polly): no `FailureRatio` in this polly configuration"),
+            "{e}"
+        );
+        let e = with(
+            "[policy]\nconfig = \"recommended.yaml\"\nlibrary = \"resilience4j\"\nfailure_rate_threshold = 5",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("`failure_rate_threshold`: a [policy] with `config` takes only `library` beside it"),
+            "{e}"
+        );
+    }
 
     #[test]
     fn a_checks_file_merges_bounds_per_scenario_in_file_order() {

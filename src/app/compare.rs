@@ -3,8 +3,11 @@
 
 use super::load_scenarios;
 use super::output::{self, Keep, OutputDir, Page};
+use super::sweep::TargetMode;
 use crate::Result;
+use crate::deploy::nearest::nearest;
 use crate::limits::{Limits, estimate_cells};
+use crate::policy::export::{Library, export};
 use crate::policy::{PolicyConfig, PolicySpec};
 use crate::report::charts::ChartOptions;
 use crate::report::contents::{self, Contents};
@@ -14,12 +17,12 @@ use crate::scenario::{InputError, Scenario, Spot};
 use crate::sweep::compare::CompareReport;
 use crate::sweep::constraint::Constraint;
 use crate::sweep::grid::Configuration;
-use crate::sweep::objective::BindToColumns;
+use crate::sweep::objective::{BindToColumns, BoundObjective};
 use crate::sweep::output::{runs_csv, summary_csv};
 use crate::sweep::runner::{
-    Cells, config_info, default_objective, metric_columns, progress_bar, resolved_params,
+    Cells, config_info, default_objective, progress_bar_of, resolved_params, result_columns,
 };
-use crate::sweep::table::TableBuilder;
+use crate::sweep::table::{ResultTable, Summary, TableBuilder};
 use std::path::PathBuf;
 
 /// What the user asked `compare` to do.
@@ -48,6 +51,11 @@ pub struct CompareRequest {
     pub command_line: String,
     /// Memory and simulated-call limits checked before anything runs.
     pub limits: Limits,
+    /// `--target`: every policy must be one this library expresses (else refused, or with
+    /// `--target-mode nearest` replaced by the nearest one it does, listed).
+    pub target: Option<Library>,
+    /// `--target-mode`.
+    pub target_mode: Option<TargetMode>,
 }
 
 /// What `compare` did: the side-by-side table and the files written.
@@ -57,20 +65,74 @@ pub struct CompareOutcome {
     pub report: CompareReport,
     /// Files written.
     pub files: Vec<PathBuf>,
+    /// With `--target-mode nearest`, the policies replaced and what differs.
+    pub replaced: Vec<String>,
 }
 
 impl CompareOutcome {
-    /// The table, then the files written.
+    /// The replacements, the table, then the files written.
     pub fn render(&self) -> String {
-        format!("{}\nwrote {}\n", self.report.render(), super::list(&self.files))
+        let head: String = self.replaced.iter().map(|l| format!("{l}\n")).collect();
+        format!("{head}{}\nwrote {}\n", self.report.render(), super::list(&self.files))
     }
+}
+
+/// Checks every policy against `--target`: refuses those the library cannot express, or with
+/// `nearest` replaces each by the nearest one it can; returns the policies to run and the
+/// replacement lines.
+fn targeted(
+    policies: Vec<PolicySpec>,
+    target: Option<Library>,
+    mode: Option<TargetMode>,
+) -> Result<(Vec<PolicySpec>, Vec<String>)> {
+    let Some(lib) = target else {
+        if mode.is_some() {
+            return Err(InputError::argument("--target-mode applies with --target LIBRARY only").into());
+        }
+        return Ok((policies, vec![]));
+    };
+    let (mut out, mut notes, mut refused) = (Vec::new(), Vec::new(), Vec::new());
+    for (i, spec) in policies.into_iter().enumerate() {
+        let cfg =
+            spec.resolve().map_err(|e| InputError::argument(format!("policy `{}`: {e}", spec.preset)))?;
+        if spec.preset == "none" || export(&cfg, lib, "x").is_ok() {
+            out.push(spec);
+            continue;
+        }
+        if mode == Some(TargetMode::Nearest) {
+            let n = nearest(&cfg, &spec, lib)?;
+            notes.push(format!(
+                "--policy {} {} -> {} (the nearest {} expresses):",
+                i + 1,
+                cfg.label(),
+                n.config.label(),
+                lib.name()
+            ));
+            notes.extend(n.differences.iter().map(|d| format!("    {d}")));
+            out.push(n.spec);
+        } else if let Err(e) = export(&cfg, lib, "x") {
+            refused.push(format!("  --policy {} {e}", i + 1));
+        }
+    }
+    if !refused.is_empty() {
+        return Err(InputError::argument(format!(
+            "--target {}: {} of the policies cannot be expressed (--target-mode nearest runs the nearest expressible \
+             configuration instead):\n{}",
+            lib.name(),
+            refused.len(),
+            refused.join("\n")
+        ))
+        .into());
+    }
+    Ok((out, notes))
 }
 
 /// Every policy on every scenario for `replicates` replicates (base seed `seed`, else each
 /// scenario's), side by side, with paired differences against the first policy. Costs use the
 /// default objective.
 pub fn compare(req: &CompareRequest) -> Result<CompareOutcome> {
-    let policies = policies_from_args(&req.policies, &req.sets)?;
+    let (policies, replaced) =
+        targeted(policies_from_args(&req.policies, &req.sets)?, req.target, req.target_mode)?;
     let (replicates, seed) = (req.replicates, req.seed);
     if req.scenarios.is_empty() {
         return Err(InputError::argument("give at least one scenario file").into());
@@ -82,33 +144,28 @@ pub fn compare(req: &CompareRequest) -> Result<CompareOutcome> {
         return Err(InputError::argument("--replicates must be at least 1").into());
     }
     let loaded = load_scenarios(&req.scenarios)?;
-    let mut configs = Vec::with_capacity(policies.len());
-    let mut infos = Vec::with_capacity(policies.len());
-    for (i, p) in policies.iter().enumerate() {
-        let resolved =
-            p.resolve().map_err(|e| InputError::argument(format!("policy `{}`: {e}", p.preset)))?;
-        let config = Configuration {
-            id: i,
-            preset: p.preset.clone(),
-            overrides: p.overrides.clone().into_iter().collect(),
-        };
-        infos.push(config_info(&config, &resolved));
-        configs.push(resolved);
-    }
-    let columns = metric_columns();
-    let objective = default_objective().bind(&columns).map_err(InputError::from)?;
+    let columns = result_columns(&loaded);
     let constraints = constraints_from_args(&req.constraints, &columns)?;
-    let cells = Cells { scenarios: &loaded, configs: &configs, replicates, seed };
-    estimate_cells(&cells, None, &Spot::flag("--replicates"), &Spot::flag("--policy"))?.check(&req.limits)?;
-    let bar = progress_bar(cells.count(), false);
     let name = format!("compare-{}", loaded[0].name);
     let dir = output::out_dir(req.out.as_deref(), &name);
-    let names = loaded.iter().map(|s| s.name.clone()).collect();
-    let scratch = super::sweep::scratch_next_to(&dir);
-    let mut rows = TableBuilder::new(names, infos.len(), columns.clone(), replicates, &scratch)?;
-    cells.run_slices(&cells.all(), req.threads, &columns, &bar, &mut |row| rows.put(&row, row.config))?;
-    let table = rows.finish(Box::new(infos))?;
-    let summary = table.summarize(&objective)?;
+    for (i, p) in policies.iter().enumerate() {
+        p.resolve().map_err(|e| {
+            super::name_flag(
+                format!("policy `{}`: {e}", p.preset),
+                req.policies.get(i).map(String::as_str),
+                &req.sets,
+            )
+        })?;
+    }
+    let run = Paired {
+        scenarios: &loaded,
+        replicates,
+        seed,
+        threads: req.threads,
+        limits: req.limits,
+        quiet: false,
+    };
+    let (configs, table, summary, objective) = run.run(&policies, &super::sweep::scratch_next_to(&dir))?;
     let report =
         CompareReport::from_table(&table, replicates, &objective).with_verdicts(&table, &constraints);
     let mut files = vec![
@@ -175,7 +232,63 @@ pub fn compare(req: &CompareRequest) -> Result<CompareOutcome> {
         None => None,
     };
     let files = out.finish(page.as_ref().zip(contents.as_ref()))?;
-    Ok(CompareOutcome { report, files })
+    Ok(CompareOutcome { report, files, replaced })
+}
+
+/// Policies run side by side on the same request streams: what `compare` runs, and what
+/// `export --nearest` runs to say what the nearest configuration changes.
+pub(super) struct Paired<'a> {
+    /// The scenarios.
+    pub scenarios: &'a [Scenario],
+    /// Replicates per (scenario, policy).
+    pub replicates: u32,
+    /// Base seed (replaces each scenario's).
+    pub seed: Option<u64>,
+    /// Worker threads (default: all cores).
+    pub threads: Option<usize>,
+    /// Memory and simulated-call limits checked before anything runs.
+    pub limits: Limits,
+    /// No progress bar.
+    pub quiet: bool,
+}
+
+impl Paired<'_> {
+    /// Every policy on every scenario, under the default objective: the resolved policies, the
+    /// results, their summary and the objective they were costed with.
+    pub fn run(
+        &self,
+        policies: &[PolicySpec],
+        scratch: &crate::sweep::store::Scratch,
+    ) -> Result<(Vec<PolicyConfig>, ResultTable, Summary, BoundObjective)> {
+        let mut configs = Vec::with_capacity(policies.len());
+        let mut infos = Vec::with_capacity(policies.len());
+        for (i, p) in policies.iter().enumerate() {
+            let resolved =
+                p.resolve().map_err(|e| InputError::argument(format!("policy `{}`: {e}", p.preset)))?;
+            let config = Configuration {
+                id: i,
+                preset: p.preset.clone(),
+                overrides: p.overrides.clone().into_iter().collect(),
+            };
+            infos.push(config_info(&config, &resolved));
+            configs.push(resolved);
+        }
+        let columns = result_columns(self.scenarios);
+        let objective = default_objective().bind(&columns).map_err(InputError::from)?;
+        let (replicates, seed) = (self.replicates, self.seed);
+        let cells = Cells { scenarios: self.scenarios, configs: &configs, replicates, seed };
+        let estimate = estimate_cells(&cells, None, &Spot::flag("--replicates"), &Spot::flag("--policy"))?;
+        estimate.check(&self.limits)?;
+        let per_cell = estimate.calls() as f64 / cells.count().max(1) as f64;
+        let bar = progress_bar_of(cells.count(), per_cell, self.quiet);
+        let names = self.scenarios.iter().map(|s| s.name.clone()).collect();
+        let mut rows = TableBuilder::new(names, infos.len(), columns.clone(), replicates, scratch)?;
+        cells
+            .run_slices(&cells.all(), self.threads, &columns, &bar, &mut |row| rows.put(&row, row.config))?;
+        let table = rows.finish(Box::new(infos))?;
+        let summary = table.summarize(&objective)?;
+        Ok((configs, table, summary, objective))
+    }
 }
 
 /// The page's opening: the cost differences from A with what they say, in total then per
@@ -391,7 +504,7 @@ mod tests {
         let policies = ["consecutive", "consecutive", "consecutive[failure_threshold=20]"];
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("cmp");
-        let CompareOutcome { report: r, files } = compare(&CompareRequest {
+        let CompareOutcome { report: r, files, .. } = compare(&CompareRequest {
             scenarios: vec![super::super::bundled("blip.toml")],
             policies: policies.map(String::from).to_vec(),
             replicates: 2,

@@ -5,7 +5,9 @@
 use crate::Error;
 use crate::Result;
 use crate::report::charts::data::Incident;
-use crate::report::explain::{ExplainRow, TRANSITION_KIND, incident_words, read_explain_csv, readable_dur};
+use crate::report::explain::{
+    ExplainRow, RowIndex, TRANSITION_KIND, incident_words, read_explain_csv, readable_dur,
+};
 use crate::report::folder::parse::{self, Table};
 use crate::report::page::{INPUTS_FILE, ReportInputs};
 use crate::scenario::InputError;
@@ -55,14 +57,14 @@ pub fn explain(req: &ExplainRequest) -> Result<ExplainReport> {
         return Err(InputError::file(dir, "not an output folder (no such directory)").into());
     }
     let path = dir.join(crate::app::output::EXPLAIN_CSV);
-    let text = std::fs::read(&path).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => InputError::file(
+    if std::fs::symlink_metadata(&path).is_err() {
+        return Err(InputError::file(
             &path,
             "no explain.csv in this folder: run, replay and compare write one (run the command again)",
         )
-        .into(),
-        _ => crate::Error::io(&path, e),
-    })?;
+        .into());
+    }
+    let text = crate::scenario::read_input(&path, crate::scenario::MAX_DATA_BYTES)?;
     let rows = read_explain_csv(&text).map_err(|m| InputError::file(&path, m.to_string()))?;
     let names = breaker_names(dir)?;
     let mut lines = Vec::new();
@@ -92,16 +94,17 @@ pub fn explain(req: &ExplainRequest) -> Result<ExplainReport> {
                 ))
                 .into());
             };
-            lines.extend(incident_words(&rows, n, incident, &names));
+            lines.extend(incident_words(&RowIndex::new(&rows), n, incident, &names));
         }
         (None, None) => {
             lines.extend(rows.iter().filter(|r| r.kind == TRANSITION_KIND).map(|r| r.sentence(&names)));
             if lines.is_empty() {
                 lines.push("no transition: the breaker never changed state".to_string());
             }
+            let index = RowIndex::new(&rows);
             for (i, incident) in read_incidents(dir)?.iter().enumerate() {
                 lines.push(String::new());
-                lines.extend(incident_words(&rows, i + 1, incident, &names));
+                lines.extend(incident_words(&index, i + 1, incident, &names));
             }
         }
     }
@@ -132,20 +135,20 @@ fn no_transition_at(at: u64, rows: &[ExplainRow], path: &Path) -> String {
 /// The names of the folder's breakers (inputs.toml), empty when it has one or no inputs.toml.
 fn breaker_names(dir: &Path) -> Result<Vec<String>> {
     let path = dir.join(INPUTS_FILE);
-    match std::fs::read_to_string(&path) {
-        Ok(text) => Ok(ReportInputs::from_toml(&path, &text)?.breakers),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
-        Err(e) => Err(crate::Error::io(&path, e)),
+    if std::fs::symlink_metadata(&path).is_err() {
+        return Ok(Vec::new());
     }
+    let text = crate::scenario::read_input_text(&path, crate::scenario::MAX_TEXT_BYTES)?;
+    Ok(ReportInputs::from_toml(&path, &text)?.breakers)
 }
 
 /// The folder's incidents.csv (none when the run had no ground truth file).
 fn read_incidents(dir: &Path) -> Result<Vec<Incident>> {
     let path = dir.join(crate::app::output::INCIDENTS_CSV);
-    if !path.exists() {
+    if std::fs::symlink_metadata(&path).is_err() {
         return Ok(Vec::new());
     }
-    let bytes = std::fs::read(&path).map_err(|e| crate::Error::io(&path, e))?;
+    let bytes = crate::scenario::read_input(&path, crate::scenario::MAX_DATA_BYTES)?;
     Ok(parse::incidents(&Table::from_reader(&path, bytes.as_slice())?)?)
 }
 

@@ -13,8 +13,13 @@ pub(super) fn load_sweep<S: AsRef<str>>(
     columns: &[S],
     validate: Validate,
 ) -> Result<SweepFile, SweepError> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|source| SweepError::Io { file: path.display().to_string(), source })?;
+    let text = crate::scenario::read_input_text(path, crate::scenario::MAX_TEXT_BYTES).map_err(|e| {
+        let file = path.display().to_string();
+        match e.position {
+            Some((line, col)) => SweepError::At { file, line, col, message: e.message },
+            None => SweepError::File { file, message: e.message },
+        }
+    })?;
     SweepFile::parse(&text, path, columns, validate, &Disk)
 }
 
@@ -96,6 +101,6 @@ mod tests {
         );
         assert!(load(d.path(), "\"*.toml\"").contains("matches this sweep file itself"));
         let missing = load_sweep(&d.path().join("none.toml"), &["flaps"], &|_, _| Ok(())).unwrap_err();
-        assert!(matches!(missing, SweepError::Io { .. }), "{missing}");
+        assert!(missing.to_string().ends_with("none.toml: cannot read: no such file"), "{missing}");
     }
 }

@@ -8,14 +8,28 @@ use crate::report::page::{InputFile, ReportInputs};
 use crate::scenario::InputError;
 use crate::sweep::file::{ScenarioFiles, SweepFile};
 use crate::sweep::merge::Merge;
+use crate::sweep::output::RunsReader;
 use crate::sweep::review::ScenarioFacts;
-use crate::sweep::runner::{config_info, metric_columns, spec_of};
-use crate::sweep::runner::{default_objective, validate_policy};
+use crate::sweep::runner::{
+    config_info, default_objective, metric_columns, nameable_columns, spec_of, validate_policy,
+};
 use crate::sweep::selection::{Rule, Settings};
 use crate::sweep::shard::{MANIFEST_FILE, Manifest};
 use crate::time::Dur;
 use crate::{Error, Result};
 use std::path::{Path, PathBuf};
+
+/// Shard folder `dir`'s runs.csv, opened.
+fn runs_csv(dir: &std::path::Path) -> Result<(PathBuf, std::io::BufReader<std::fs::File>)> {
+    let path = dir.join(output::RUNS_CSV);
+    let file = std::fs::File::open(&path).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => {
+            Error::Input(InputError::file(&path, "no such file: the shard is incomplete"))
+        }
+        _ => Error::io(&path, e),
+    })?;
+    Ok((path, std::io::BufReader::new(file)))
+}
 
 /// What `breakerlab merge` is asked to do.
 #[derive(Clone, Debug, Default)]
@@ -50,7 +64,7 @@ impl ScenarioFiles for AsNamed {
 /// Checks that the objective and constraints a shard.toml ranks by are the ones the sweep file
 /// it recorded says (a shard.toml edited to rank otherwise is refused, naming the field).
 fn check_ranking(m: &Manifest, path: &Path) -> Result<()> {
-    let columns = metric_columns();
+    let columns = nameable_columns();
     let recorded = Path::new(&m.sweep_file.name);
     let file = SweepFile::parse(&m.sweep_file.text, recorded, &columns, &validate_policy, &AsNamed)
         .map_err(InputError::from)?;
@@ -110,7 +124,15 @@ pub fn merge(req: &MergeRequest) -> Result<SweepReport> {
     };
     let dir = output::out_dir(req.out.as_deref(), &first.1.sweep);
     let scratch = super::sweep::scratch_next_to(&dir);
-    let mut merge = Merge::new(shards, metric_columns(), &scratch).map_err(|e| {
+    // A sweep over a pool of hosts writes its scores too: the first shard's header says (a
+    // missing or broken file is reported where it is read, below).
+    let pooled = dirs
+        .first()
+        .and_then(|d| runs_csv(d).ok())
+        .and_then(|(path, file)| RunsReader::new(file, &path.display().to_string()).ok())
+        .is_some_and(|header| header.metrics() == nameable_columns().as_slice());
+    let columns = if pooled { nameable_columns() } else { metric_columns() };
+    let mut merge = Merge::new(shards, columns, &scratch).map_err(|e| {
         if unfinished.is_empty() {
             InputError::from(e)
         } else {
@@ -125,15 +147,9 @@ pub fn merge(req: &MergeRequest) -> Result<SweepReport> {
         .into());
     }
     for (k, dir) in dirs.iter().enumerate() {
-        let path = dir.join(output::RUNS_CSV);
-        let file = std::fs::File::open(&path).map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => {
-                Error::Input(InputError::file(&path, "no such file: the shard is incomplete"))
-            }
-            _ => Error::io(&path, e),
-        })?;
+        let (path, file) = runs_csv(dir)?;
         let name = path.display().to_string();
-        merge.add(k, std::io::BufReader::new(file), &name).map_err(InputError::from)?;
+        merge.add(k, file, &name).map_err(InputError::from)?;
         // Read again for its digests: every row was a valid cell, now every byte is the shard's.
         let again = std::fs::File::open(&path).map_err(|e| Error::io(&path, e))?;
         merge.verify(k, std::io::BufReader::new(again), &name).map_err(InputError::from)?;
@@ -168,6 +184,7 @@ pub fn merge(req: &MergeRequest) -> Result<SweepReport> {
         constraints: merged.constraints,
         fronts: m.pareto,
         settings: Settings { rule, baseline: m.baseline, auto: None },
+        deployment: deployment_of(&m.sweep_file)?,
     };
     let facts: Vec<ScenarioFacts> = m
         .durations_us
@@ -178,4 +195,23 @@ pub fn merge(req: &MergeRequest) -> Result<SweepReport> {
     let facts = (facts.len() == m.scenarios.len()).then_some(facts.as_slice());
     let ran = Ran { replicates: m.replicates, stages: None };
     finish(m.sweep, ran, merged.table, &ranking, facts, &dir, page)
+}
+
+/// The sweep file's target, applied to its grid again as each shard applied it (the same
+/// replacements, so the merged folder's deploy section is the unsharded sweep's). The scenario
+/// files are not needed: any pattern is taken as a file.
+fn deployment_of(sweep: &crate::sweep::shard::SweepText) -> Result<Option<crate::sweep::target::Deployment>> {
+    struct Named;
+    impl ScenarioFiles for Named {
+        fn resolve(&self, base: &Path, pattern: &str) -> Result<Vec<PathBuf>> {
+            Ok(vec![base.join(pattern)])
+        }
+        fn same_file(&self, _: &Path, _: &Path) -> bool {
+            false
+        }
+    }
+    let path = Path::new(&sweep.name);
+    let mut file = SweepFile::parse(&sweep.text, path, &metric_columns(), &validate_policy, &Named)
+        .map_err(InputError::from)?;
+    super::sweep::targeted(&mut file, None, None)
 }

@@ -6,6 +6,7 @@
 
 pub mod check;
 pub mod compare;
+pub mod deploy;
 pub mod explain;
 pub mod export;
 mod files;
@@ -34,6 +35,21 @@ pub fn parse_sets(sets: &[String]) -> Result<Vec<(String, toml::Value)>, InputEr
     sets.iter()
         .map(|s| PolicySpec::parse_set(s).map_err(|m| InputError::argument(format!("--set {s}: {m}"))))
         .collect()
+}
+
+/// A refused policy value as the flag the user typed: `--set ARG: ...` when the message names
+/// a key a `--set` gave, else `--policy ARG: ...` when `policy` is the `--policy` argument, else
+/// as it is.
+pub fn name_flag(message: impl std::fmt::Display, policy: Option<&str>, sets: &[String]) -> InputError {
+    let message = message.to_string();
+    let from_set = sets
+        .iter()
+        .find(|s| s.split_once('=').is_some_and(|(k, _)| message.contains(&format!("`{}`", k.trim()))));
+    match (from_set, policy) {
+        (Some(s), _) => InputError::argument(format!("--set {s}: {message}")),
+        (None, Some(p)) => InputError::argument(format!("--policy {p}: {message}")),
+        (None, None) => InputError::argument(message),
+    }
 }
 
 /// Loads scenario files, refusing two with the same name (cells are identified by name).

@@ -249,6 +249,23 @@ impl OutputDir {
     /// created, is bad input.
     pub fn create(dir: &Path, keep: Keep) -> Result<OutputDir> {
         let refuse = |why: String| Error::Input(InputError::file(dir, why));
+        // Checked before anything is created: no `output/`, lock or temporary is left behind.
+        if let Some(name) = dir.file_name()
+            && (name.len() > crate::scenario::MAX_NAME_BYTES || name.to_string_lossy().contains('\0'))
+        {
+            return Err(refuse(format!(
+                "the output folder's name is {} bytes long: give a name of at most {} bytes",
+                name.len(),
+                crate::scenario::MAX_NAME_BYTES
+            )));
+        }
+        if !dir.exists() && fs::symlink_metadata(dir).is_ok_and(|m| m.file_type().is_symlink()) {
+            let to = fs::read_link(dir).map_or_else(|_| "?".into(), |t| t.display().to_string());
+            return Err(refuse(format!(
+                "is a symbolic link to {to}, which leads to no folder (missing, or a loop of links): \
+                 give --out a folder, or create the one the link points to"
+            )));
+        }
         if dir.exists() && !dir.is_dir() {
             return Err(refuse("the output folder is a file, not a folder".into()));
         }
@@ -322,6 +339,11 @@ impl OutputDir {
                 Keep::AllButPages => !is_page(&name),
             };
             let kept = kept && !is_old_temporary(&name);
+            if kept && is_ours(&name) {
+                // A file breakerlab reads back (a report redrawn from the folder's CSVs): a
+                // FIFO, a device or a link loop in its place is refused, not read.
+                crate::scenario::regular_file(&from)?;
+            }
             if !kept && meta.is_file() && links(&meta) == 1 && meta.len() >= FORGET_MIN_BYTES {
                 large.extend(File::open(&from).ok());
             }

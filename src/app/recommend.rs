@@ -2,17 +2,18 @@
 //! explained, from a finished sweep's results or by running a sweep file first.
 
 use super::export::{self, ExportRequest};
+use super::sweep::TargetMode;
 use super::sweep::{SweepRequest, sweep};
 use crate::Result;
 use crate::policy::export::Library;
-use crate::scenario::{InputError, read_text};
+use crate::scenario::{InputError, MAX_DATA_BYTES, read_input_text, read_text};
 use crate::sweep::constraint::{Constraint, DEFAULT_CONSTRAINT};
 use crate::sweep::coverage::coverage;
 use crate::sweep::objective::BindToColumns;
 use crate::sweep::objective::Objective;
 use crate::sweep::output::{read_objective_toml, read_runs};
 use crate::sweep::recommend::{Recommendation, Rules, recommend as rank};
-use crate::sweep::runner::{default_objective, metric_columns, resolved_params, validate_policy};
+use crate::sweep::runner::{default_objective, nameable_columns, resolved_params, validate_policy};
 use crate::sweep::selection::Settings;
 use crate::sweep::shard::{MANIFEST_FILE, Manifest};
 use crate::sweep::store::Scratch;
@@ -33,6 +34,11 @@ pub struct RecommendRequest {
     pub quiet: bool,
     /// Also write the chosen configuration in this library's own syntax.
     pub library: Option<Library>,
+    /// `--target`: a sweep file runs with this target; for a finished sweep's results, the
+    /// chosen configuration is exported to it (the nearest one with `--target-mode nearest`).
+    pub target: Option<Library>,
+    /// `--target-mode`.
+    pub target_mode: Option<TargetMode>,
 }
 
 /// The recommendation and, when asked, the chosen configuration in a library's syntax.
@@ -66,7 +72,7 @@ impl RecommendReport {
 /// Ranks the configurations of `req.path` under its objective and constraints with the
 /// requested changes. A sweep file is run first, its outputs written as by `sweep`.
 pub fn recommend(req: &RecommendRequest) -> Result<RecommendReport> {
-    let columns = metric_columns();
+    let columns = nameable_columns();
     // Check the overrides before anything runs.
     let weights = req
         .objective
@@ -82,11 +88,13 @@ pub fn recommend(req: &RecommendRequest) -> Result<RecommendReport> {
         .collect::<Result<Vec<_>, _>>()?;
     let path = &req.path;
     let mut notes = Vec::new();
+    let mut deployed = None;
     let (table, mut objective, mut constraints, settings) = if path.is_dir()
         || path.extension().is_some_and(|e| e == "csv")
     {
         let runs_path = if path.is_dir() { path.join("runs.csv") } else { path.to_path_buf() };
-        let text = read_text(&runs_path)?;
+        // A large sweep's runs.csv passes the text files' 64 MiB: it has the data files' limit.
+        let text = read_input_text(&runs_path, MAX_DATA_BYTES)?;
         // Results read back are spilled to the system's temporary folder (the results'
         // folder may be read-only).
         let scratch = Scratch::in_dir(std::env::temp_dir());
@@ -135,9 +143,12 @@ pub fn recommend(req: &RecommendRequest) -> Result<RecommendReport> {
             file: Some(path.clone()),
             threads: req.threads,
             quiet: req.quiet,
+            target: req.target,
+            target_mode: req.target_mode,
             ..SweepRequest::default()
         };
         let report = sweep(&req)?;
+        deployed = report.deployed.map(|d| d.section);
         let r = report.recommendation;
         (report.table, r.objective, r.constraints, report.settings)
     };
@@ -155,6 +166,21 @@ pub fn recommend(req: &RecommendRequest) -> Result<RecommendReport> {
             Some(export::run(&ExportRequest::of(library, &chosen.config.preset, &chosen.config.overrides))?)
         }
         _ => None,
+    };
+    let from_folder = |library: Library, chosen: &crate::sweep::recommend::Candidate| {
+        let nearest = req.target_mode == Some(TargetMode::Nearest);
+        let c = &chosen.config;
+        export::run(&ExportRequest { nearest, ..ExportRequest::of(library, &c.preset, &c.overrides) })
+            .map(|text| format!("\nDeploy to {}:\n{text}", library.name()))
+    };
+    let deployed = match (deployed, req.target, recommendation.chosen()) {
+        (Some(section), _, _) => Some(section),
+        (None, Some(library), Some(chosen)) => Some(from_folder(library, chosen)?),
+        _ => None,
+    };
+    let export = match (export, deployed) {
+        (Some(e), Some(d)) => Some(format!("{e}{d}")),
+        (e, d) => e.or(d),
     };
     Ok(RecommendReport { recommendation, export, notes })
 }

@@ -64,6 +64,9 @@ pub struct ReplayRequest {
     pub gaps: Option<GapPolicy>,
     /// Skip and count unparseable rows instead of refusing the file.
     pub skip_bad_rows: bool,
+    /// Refuse samples and cells with no value (`NaN`, `±Inf`, `null`, empty) instead of
+    /// reading them as gaps.
+    pub strict: bool,
     /// Any other `[trace]` key as `key=value` (e.g. `duplicates=keep_first`).
     pub trace_sets: Vec<String>,
     /// Poisson arrival rate (requests per second) for traces without request counts.
@@ -174,6 +177,10 @@ pub fn trace_options(req: &ReplayRequest) -> Result<TraceOptions, InputError> {
         twice("--skip-bad-rows", "skip_bad_rows")?;
         opts.skip_bad_rows = true;
     }
+    if req.strict {
+        twice("--strict", "strict")?;
+        opts.strict = true;
+    }
     if !req.series.is_empty() {
         twice("--series", "series")?;
         opts.series = req.series.clone();
@@ -189,10 +196,10 @@ pub fn trace_options(req: &ReplayRequest) -> Result<TraceOptions, InputError> {
     Ok(opts)
 }
 
-/// The behaviour `--p50`, `--p95` and `--error-rate` describe (clap makes p50 and p95 come
-/// together).
+/// The behaviour `--p50`, `--p95` and `--error-rate` describe (clap makes `--p95` and
+/// `--error-rate` need `--p50`; without `--p95` the import derives it from the tail spread).
 pub fn behaviour(p50: Option<Dur>, p95: Option<Dur>, error_rate: Option<f64>) -> Result<Option<Behaviour>> {
-    let (Some(p50), Some(p95)) = (p50, p95) else { return Ok(None) };
+    let Some(p50) = p50 else { return Ok(None) };
     let error_rate = Ratio::new(error_rate.unwrap_or(0.0))
         .map_err(|e| InputError::argument(format!("--error-rate: {e}")))?;
     Ok(Some(Behaviour { p50, p95, error_rate }))

@@ -30,6 +30,23 @@ pub fn report(req: &ReportRequest) -> Result<Vec<PathBuf>> {
     if !dir.is_dir() {
         return Err(InputError::file(dir, "not an output folder (no such directory)").into());
     }
+    let written = [
+        super::output::SUMMARY_CSV,
+        super::output::RUNS_CSV,
+        super::output::TIMELINE_CSV,
+        super::output::TRANSITIONS_CSV,
+        super::output::PARETO_CSV,
+    ];
+    if !written.iter().any(|name| std::fs::symlink_metadata(dir.join(name)).is_ok()) {
+        return Err(InputError::file(
+            dir,
+            format!(
+                "not an output folder: it holds none of {} (run, replay, sweep and compare write them)",
+                written.join(", ")
+            ),
+        )
+        .into());
+    }
     let time_range = match (req.from.map(Dur::micros), req.to.map(Dur::micros)) {
         (None, None) => None,
         (Some(f), Some(t)) if f >= t => {

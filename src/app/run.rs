@@ -14,6 +14,7 @@ use crate::report::page::{InputFile, ReportInputs};
 use crate::report::{self, SummaryRow};
 use crate::scenario::{self, InputError, Scenario, Source, Spot};
 use crate::sim::{self, RunOptions, RunResult, Workload};
+use crate::sweep::progress_log::{ProgressLog, Work};
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
@@ -104,14 +105,9 @@ pub fn run(req: &RunRequest) -> Result<RunReport> {
 pub fn run_scenario(scenario: Scenario, settings: &RunSettings) -> Result<RunReport> {
     let sets = parse_sets(&settings.sets)?;
     // A refused parameter that came from `--set` is named as the flag the user typed.
-    let located = |e: InputError| match settings
-        .sets
-        .iter()
-        .zip(&sets)
-        .find(|(_, (k, _))| e.message.contains(&format!("`{k}`")))
-    {
-        Some((arg, _)) => InputError::argument(format!("--set {arg}: {}", e.message)),
-        None => e,
+    let located = |e: InputError| {
+        let named = super::name_flag(&e.message, None, &settings.sets);
+        if named.message == e.message { e } else { named }
     };
     let fleet = settings.policy.is_none() && !scenario.instance_policies.is_empty();
     let policies: Vec<PolicyConfig> = if fleet {
@@ -134,8 +130,10 @@ pub fn run_scenario(scenario: Scenario, settings: &RunSettings) -> Result<RunRep
         (None, None) if fleet => scenario.origins.instances.clone(),
         (None, None) => scenario.origins.policy.clone(),
     };
-    crate::limits::estimate_run(&scenario, &policies, &policy_spot, settings.replicates.max(1))
-        .check(&settings.limits)?;
+    let estimate =
+        crate::limits::estimate_run(&scenario, &policies, &policy_spot, settings.replicates.max(1));
+    estimate.check(&settings.limits)?;
+    let calls = estimate.calls() / u64::from(settings.replicates.max(1));
     let seed = settings.seed.unwrap_or(scenario.seed);
     // The review page lists every input with its SHA-256: they are read and hashed on the other
     // core while this one simulates (a script's hash was made as it was read).
@@ -147,7 +145,7 @@ pub fn run_scenario(scenario: Scenario, settings: &RunSettings) -> Result<RunRep
         }
         let inputs =
             settings.charts.then(|| s.spawn(|| report_inputs(&scenario, seed, &settings.command_line)));
-        let written = simulate_and_write(&scenario, &policies, fleet, seed, settings);
+        let written = simulate_and_write(&scenario, &policies, fleet, seed, settings, calls);
         (written, inputs.map(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))))
     });
     let Written { out, label, result, truth, replicates, shown } = written?;
@@ -166,6 +164,9 @@ pub fn run_scenario(scenario: Scenario, settings: &RunSettings) -> Result<RunRep
     let page = inputs.zip(shown).map(|(mut inputs, shown)| {
         if settings.replay {
             inputs.title = format!("replay: {}", report.scenario.name);
+        }
+        if let Some(names) = host_lanes(&report.scenario, report.result.record.instances) {
+            inputs.breakers = names;
         }
         inputs.opening = Some(opening.clone());
         let mut contents = shown.contents(&inputs);
@@ -221,6 +222,7 @@ fn simulate_and_write(
     fleet: bool,
     seed: u64,
     settings: &RunSettings,
+    estimated_calls: u64,
 ) -> Result<Written> {
     let workload = Workload::build(scenario, seed, 0)?;
     let bin = scenario.scoring.timeline_bin.unwrap_or_else(|| sim::auto_bin(workload.duration()));
@@ -242,6 +244,15 @@ fn simulate_and_write(
     let incidents = contents::incidents(&workload.truth);
     let mut shown_changes: Option<(Vec<TransitionRow>, MarkedRows)> =
         settings.charts.then(|| (Vec::new(), MarkedRows::new(&incidents)));
+    // Without a terminal, a long run says how far it is (stderr only).
+    let fed = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let requests = (scenario.expected_requests() as u64).max(1);
+    let work =
+        Work { total: requests, unit: "requests", calls_per_unit: estimated_calls as f64 / requests as f64 };
+    let polled = std::sync::Arc::clone(&fed);
+    let progress = ProgressLog::start(work, false, move || {
+        Some(polled.load(std::sync::atomic::Ordering::Relaxed).min(requests))
+    });
     let result = sim::run_fleet_streaming(
         scenario,
         &workload,
@@ -263,7 +274,9 @@ fn simulate_and_write(
             piece.clear();
             Ok(piece)
         },
+        |done| fed.store(done, std::sync::atomic::Ordering::Relaxed),
     )?;
+    drop(progress);
     let calls = match calls {
         Some(mut csv) => {
             let done = csv.rows(&result.record.calls).and_then(|()| csv.finish());
@@ -350,6 +363,15 @@ fn simulate_and_write(
         out.close(calls)?;
     }
     Ok(Written { out, label, result, truth: workload.truth, replicates, shown })
+}
+
+/// The timeline's lane names when the run's breakers are outlier detectors' hosts: a pool
+/// scenario whose run has one instance per (client, host).
+fn host_lanes(scenario: &Scenario, instances: usize) -> Option<Vec<String>> {
+    let Source::Model { pool: Some(pool), .. } = &scenario.source else { return None };
+    let clients = scenario.client.instances.max(1) as usize;
+    (instances > 1 && instances == clients * usize::from(pool.len()))
+        .then(|| crate::report::page::host_lane_names(clients, pool.len()))
 }
 
 /// The import counts of a trace scenario, as summary.csv columns (none for other scenarios).

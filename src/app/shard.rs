@@ -13,7 +13,8 @@ use crate::sweep::integrity::{RunsDigest, block_rows};
 use crate::sweep::objective::BindToColumns;
 use crate::sweep::output::RunsWriter;
 use crate::sweep::runner::{
-    Cells, Configs, MAX_CELLS, config_info, default_objective, metric_columns, progress_bar, validate_policy,
+    Cells, Configs, MAX_CELLS, check_named, config_info, default_objective, nameable_columns, progress_bar,
+    result_columns, validate_policy,
 };
 use crate::sweep::shard::{
     InputHash, MANIFEST_FILE, Manifest, ShardId, Slice, SweepText, plan, sha256_reader, sweep_hash,
@@ -129,7 +130,7 @@ pub fn choose(
             // `shards = N` in the sweep file, read loosely: the full check comes with the sweep.
             let declared = sweep_path(file)
                 .ok()
-                .and_then(|p| std::fs::read_to_string(p).ok())
+                .and_then(|p| crate::scenario::read_input_text(&p, crate::scenario::MAX_TEXT_BYTES).ok())
                 .and_then(|t| t.parse::<toml::Table>().ok())
                 .and_then(|t| t.get("shards").and_then(toml::Value::as_integer))
                 .and_then(|n| u32::try_from(n).ok());
@@ -208,9 +209,11 @@ fn input_hashes(sweep: &Path, scenarios: &[Scenario]) -> Result<Vec<InputHash>> 
 /// `<out>/shard-K-of-N/runs.csv` and writes shard.toml beside it. No charts.
 pub fn run_shard(req: &ShardRequest) -> Result<ShardReport> {
     let path = sweep_path(req.file.as_deref())?;
-    let columns = metric_columns();
-    let mut file = super::files::load_sweep(&path, &columns, &validate_policy).map_err(InputError::from)?;
+    let mut file =
+        super::files::load_sweep(&path, &nameable_columns(), &validate_policy).map_err(InputError::from)?;
     file.set_replicates(req.replicates, req.max_replicates).map_err(InputError::argument)?;
+    // The file's target replaces or refuses configurations as the unsharded sweep does.
+    super::sweep::targeted(&mut file, None, None)?;
     if file.auto {
         return Err(file
             .replicates_spot
@@ -224,9 +227,11 @@ pub fn run_shard(req: &ShardRequest) -> Result<ShardReport> {
     }
     let text = crate::scenario::read_text(&path)?;
     let scenarios = load_scenarios(&file.scenarios)?;
+    let columns = result_columns(&scenarios);
     let configs = &file.configurations;
     let objective = file.objective.clone().unwrap_or_else(default_objective);
     let bound = objective.bind(&columns).map_err(InputError::from)?;
+    check_named(file.constraints.iter().map(|c| c.metric), &columns).map_err(InputError::from)?;
     let inputs = input_hashes(&path, &scenarios)?;
 
     let cells = Cells { scenarios: &scenarios, configs, replicates: file.replicates, seed: file.seed };

@@ -1,9 +1,11 @@
 //! `breakerlab sweep [FILE]`: every cell of a sweep file, run in parallel, summarized, ranked and
 //! written out with the recommendation.
 
+use super::deploy::{self, Deployed};
 use super::load_scenarios;
 use super::output::{self, Keep, OutputDir, Page};
 use crate::limits::{Limits, estimate_cells};
+use crate::policy::export::Library;
 use crate::report::charts::ChartOptions;
 use crate::report::contents::{self, Contents};
 use crate::report::folder;
@@ -22,12 +24,14 @@ use crate::sweep::output::{objective_toml, write_pareto, write_runs, write_summa
 use crate::sweep::recommend::{Recommendation, Rules, best_per_scenario, num, recommend_from};
 use crate::sweep::review::{self, BaselineReview, Review, ScenarioFacts};
 use crate::sweep::runner::{
-    Cells, Configs, Labelled, default_objective, metric_columns, progress_bar, resolved_params,
-    validate_policy,
+    Cells, Configs, Labelled, check_named, default_objective, nameable_columns, progress_bar_of,
+    resolved_params, result_columns, validate_policy,
 };
 use crate::sweep::selection::Settings;
 use crate::sweep::store::Scratch;
 use crate::sweep::table::{ResultTable, Summary, TableBuilder};
+pub use crate::sweep::target::TargetMode;
+use crate::sweep::target::{self, Deployment};
 use crate::truth::Expect;
 use crate::{Error, Result};
 use std::fmt::Write as _;
@@ -58,6 +62,10 @@ pub struct SweepRequest {
     pub replicates: Option<Replicates>,
     /// `--max-replicates N`: the most `replicates = "auto"` gives a configuration.
     pub max_replicates: Option<u32>,
+    /// `--target LIBRARY`: replaces the sweep file's `target`.
+    pub target: Option<Library>,
+    /// `--target-mode exact|nearest`: replaces the sweep file's `target_mode`.
+    pub target_mode: Option<TargetMode>,
 }
 
 /// What `breakerlab sweep` did.
@@ -79,6 +87,10 @@ pub struct SweepReport {
     pub settings: Settings,
     /// The verdict on the baseline, when the sweep names one.
     pub baseline: Option<BaselineReview>,
+    /// The target's check and replacements, when the sweep has a target.
+    pub deployment: Option<Deployment>,
+    /// The exports of a targeted sweep.
+    pub deployed: Option<Deployed>,
     /// Files written.
     pub files: Vec<PathBuf>,
 }
@@ -102,21 +114,27 @@ pub(super) fn sweep_path(file: Option<&Path>) -> Result<PathBuf> {
 /// with `charts`, also the charts and the report page.
 pub fn sweep(req: &SweepRequest) -> Result<SweepReport> {
     let path = sweep_path(req.file.as_deref())?;
-    let columns = metric_columns();
-    let mut file = super::files::load_sweep(&path, &columns, &validate_policy).map_err(InputError::from)?;
+    let mut file =
+        super::files::load_sweep(&path, &nameable_columns(), &validate_policy).map_err(InputError::from)?;
     file.set_replicates(req.replicates, req.max_replicates).map_err(InputError::argument)?;
+    let deployment = targeted(&mut file, req.target, req.target_mode)?;
     let scenarios = load_scenarios(&file.scenarios)?;
+    let columns = result_columns(&scenarios);
     let objective = file.objective.clone().unwrap_or_else(default_objective);
     objective.bind(&columns).map_err(InputError::from)?;
+    check_named(file.constraints.iter().map(|c| c.metric), &columns).map_err(InputError::from)?;
     let out = output::out_dir(req.out.as_deref(), &file.name);
     let names: Vec<String> = scenarios.iter().map(|s| s.name.clone()).collect();
     let configs_spot = Spot::in_file(&path, "", None, "[[policies]]");
     let configs = &file.configurations;
     let slots = file.replicates;
     let cells = Cells { scenarios: &scenarios, configs, replicates: file.replicates, seed: file.seed };
+    let mut calls_per_cell = 0.0;
     if !file.auto {
         // The work is estimated, and refused at the field that sizes it, before anything is made.
-        estimate_cells(&cells, None, &file.replicates_spot, &configs_spot)?.check(&req.limits)?;
+        let estimate = estimate_cells(&cells, None, &file.replicates_spot, &configs_spot)?;
+        estimate.check(&req.limits)?;
+        calls_per_cell = estimate.calls() as f64 / cells.count().max(1) as f64;
     }
     let mut rows = TableBuilder::new(names, configs.count(), columns.clone(), slots, &scratch_next_to(&out))?;
     let stages = if file.auto {
@@ -124,7 +142,7 @@ pub fn sweep(req: &SweepRequest) -> Result<SweepReport> {
             Staged { file: &file, scenarios: &scenarios, columns: &columns, configs_spot: &configs_spot };
         Some(run.run(&objective, req, &mut rows)?)
     } else {
-        let bar = progress_bar(cells.count(), req.quiet);
+        let bar = progress_bar_of(cells.count(), calls_per_cell, req.quiet);
         cells.run_slices(&cells.all(), req.threads, &columns, &bar, &mut |row| rows.put(&row, row.config))?;
         None
     };
@@ -138,10 +156,22 @@ pub fn sweep(req: &SweepRequest) -> Result<SweepReport> {
     };
     let auto = file.auto.then(|| looks(file.replicates));
     let settings = Settings { rule: file.rule, baseline: file.baseline, auto };
-    let ranking = Ranking { objective, constraints: file.constraints, fronts: file.pareto, settings };
+    let ranking =
+        Ranking { objective, constraints: file.constraints, fronts: file.pareto, settings, deployment };
     let facts = scenario_facts(&scenarios, file.seed)?;
     let ran = Ran { replicates: file.replicates, stages };
     finish(file.name, ran, table, &ranking, Some(&facts), &out, req.charts.then_some(inputs))
+}
+
+/// Applies the sweep's target (the file's, or `--target`/`--target-mode`) to its grid before
+/// anything runs: refusals (exit 2) or replacements.
+pub(super) fn targeted(
+    file: &mut SweepFile,
+    library: Option<Library>,
+    mode: Option<TargetMode>,
+) -> Result<Option<Deployment>> {
+    let target = target::chosen(file.target.clone(), library, mode).map_err(InputError::argument)?;
+    Ok(target.map(|t| target::apply(file, t)).transpose().map_err(InputError::from)?)
 }
 
 /// An automatic sweep (`replicates = "auto"`) run on this machine, stage after stage.
@@ -164,7 +194,7 @@ impl Staged<'_> {
         let first = estimate_cells(&cells(1), None, spot, self.configs_spot)?;
         first.check(&Limits { max_memory: u64::MAX, ..req.limits })?;
         let whole = estimate_cells(&cells(max), None, spot, self.configs_spot)?;
-        whole.check(&Limits { max_calls: u64::MAX, ..req.limits })?;
+        whole.check(&Limits { max_calls: u64::MAX, max_events: u64::MAX, ..req.limits })?;
         // Every configuration simulates about the same calls on a replicate of the scenarios.
         let per_run = first.calls() / (configs.count() as u64).max(1);
         let bound = objective.bind(self.columns).map_err(InputError::from)?;
@@ -185,7 +215,7 @@ impl Staged<'_> {
             ((0..configs.count()).collect(), 0, 0);
         for (k, &to) in schedule.iter().enumerate() {
             let stage_cells = n_scenarios * running.len() as u64 * u64::from(to - from);
-            let bar = progress_bar(stage_cells, req.quiet);
+            let bar = progress_bar_of(stage_cells, per_run as f64 / n_scenarios.max(1) as f64, req.quiet);
             cells(max).run_stage(&running, from..to, req.threads, self.columns, &bar, &mut |row| {
                 rows.put(&row, row.config)
             })?;
@@ -272,6 +302,8 @@ pub struct Ranking {
     /// Confidence, indifference zone, the baseline (judged by the review) and whether the sweep
     /// was automatic.
     pub settings: Settings,
+    /// The library the recommendation is deployed to, with the grid's replacements.
+    pub deployment: Option<Deployment>,
 }
 
 /// Everything a sweep writes once its table is complete: summary.csv, runs.csv (streamed from
@@ -288,7 +320,7 @@ pub(super) fn finish(
     dir: &Path,
     page: Option<ReportInputs>,
 ) -> Result<SweepReport> {
-    let Ranking { objective, constraints, fronts, settings } = ranking;
+    let Ranking { objective, constraints, fronts, settings, deployment } = ranking;
     let baseline = &settings.baseline;
     let bound = objective.bind(&table.metrics).map_err(InputError::from)?;
     let summary = table.summarize(&bound)?;
@@ -306,6 +338,12 @@ pub(super) fn finish(
     })
     .map_err(InputError::from)?;
     review.stages = ran.stages.as_ref().map(AutoReport::lines).unwrap_or_default();
+    let deployed =
+        deployment.as_ref().map(|d| deploy::deployed(d, &table, &recommendation, review.baseline.as_ref()));
+    let mut explained = recommendation.render();
+    if let Some(d) = &deployed {
+        explained.push_str(&d.section);
+    }
     let mut out = OutputDir::create(dir, Keep::Foreign)?;
     let summary_path = dir.join(output::SUMMARY_CSV);
     out.write_with(output::SUMMARY_CSV, |w| {
@@ -323,11 +361,14 @@ pub(super) fn finish(
     })?;
     out.write_all(&[
         (output::OBJECTIVE_TOML, objective_toml(objective, constraints, settings).into_bytes()),
-        (output::RECOMMENDATION_TXT, recommendation.render().into_bytes()),
+        (output::RECOMMENDATION_TXT, explained.into_bytes()),
         (output::REVIEW_TOML, review.to_toml().map_err(InputError::from)?.into_bytes()),
     ])?;
     if let Some(chosen) = recommendation.chosen() {
         out.write(output::RECOMMENDED_TXT, format!("{}\n", chosen.label).as_bytes())?;
+    }
+    if let Some((name, text)) = deployed.as_ref().and_then(|d| d.file.as_ref()) {
+        out.write(name, text.as_bytes())?;
     }
     let best = best_per_scenario(&table, &summary, constraints, 3);
     // A scratch file that failed a read would have given zeros: nothing is kept then.
@@ -348,6 +389,7 @@ pub(super) fn finish(
                 pareto,
                 recommended: recommendation.chosen().map(|chosen| chosen.label.clone()),
                 explanation: Some(recommendation.render().trim_end().to_string()),
+                deploy: deployed.as_ref().map(|d| d.section.clone()),
                 inputs: page.inputs.clone(),
                 review: Some(review.clone()),
                 ..Contents::default()
@@ -366,6 +408,8 @@ pub(super) fn finish(
         recommendation,
         settings: *settings,
         baseline: review.baseline,
+        deployment: deployment.clone(),
+        deployed,
         files,
     })
 }
@@ -410,6 +454,9 @@ impl SweepReport {
                     let _ = writeln!(s, "  {line}");
                 }
             }
+        }
+        if let Some(d) = &self.deployment {
+            s.push_str(&d.render());
         }
         let _ = writeln!(s, "objective: cost = {}", objective_text(&self.recommendation.objective));
         if !self.recommendation.constraints.is_empty() {
@@ -459,6 +506,10 @@ impl SweepReport {
                     let _ = writeln!(s, "       {risk}");
                 }
             }
+            s.push('\n');
+        }
+        if let Some(d) = &self.deployed {
+            s.push_str(d.section.trim_start());
             s.push('\n');
         }
         if let Some(wrote) = super::wrote(&self.files) {

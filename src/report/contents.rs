@@ -48,6 +48,9 @@ pub struct Contents<'f> {
     pub recommended: Option<String>,
     /// The explained recommendation.
     pub explanation: Option<String>,
+    /// A targeted sweep's exports (the recommendation, runner-up, baseline and alternatives in
+    /// the target library's syntax), shown under the decision.
+    pub deploy: Option<String>,
     /// What reproduces the run.
     pub inputs: Option<ReportInputs>,
     /// The timeline's marks with their explanations.

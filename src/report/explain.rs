@@ -442,12 +442,59 @@ impl ExplainRow {
     }
 }
 
+/// explain.csv's rows arranged for [`incident_words`]: the breakers in order of first
+/// appearance, each one's state changes (in file order, which is time order) and its incident
+/// snapshots by (incident, kind), so that saying what happened in every incident of a file
+/// costs a binary search per breaker and incident, not a pass over every row.
+pub struct RowIndex<'a> {
+    breakers: Vec<Breaker<'a>>,
+}
+
+/// One breaker's rows.
+struct Breaker<'a> {
+    policy: &'a str,
+    instance: usize,
+    changes: Vec<&'a ExplainRow>,
+    /// The first row of each (incident, kind).
+    moments: HashMap<(usize, &'a str), &'a ExplainRow>,
+}
+
+impl<'a> RowIndex<'a> {
+    /// Arranges `rows`.
+    pub fn new(rows: &'a [ExplainRow]) -> RowIndex<'a> {
+        let mut breakers: Vec<Breaker<'a>> = Vec::new();
+        let mut position: HashMap<(&str, usize), usize> = HashMap::new();
+        for r in rows {
+            let k = *position.entry((r.policy.as_str(), r.instance)).or_insert_with(|| {
+                breakers.push(Breaker {
+                    policy: r.policy.as_str(),
+                    instance: r.instance,
+                    changes: Vec::new(),
+                    moments: HashMap::new(),
+                });
+                breakers.len() - 1
+            });
+            let b = &mut breakers[k];
+            if r.kind == TRANSITION_KIND {
+                b.changes.push(r);
+            }
+            if let Some(n) = r.incident {
+                b.moments.entry((n, r.kind.as_str())).or_insert(r);
+            }
+        }
+        for b in &mut breakers {
+            b.changes.sort_by_key(|r| r.at_us);
+        }
+        RowIndex { breakers }
+    }
+}
+
 /// What each breaker did during incident `n` (from 1) of `incidents`, in words, one line per
 /// fact: the window; then per (policy, instance) seen in `rows`, the transitions inside it, or
 /// why nothing tripped (each check never met over the incident, from the `incident_best`
 /// row, then the evidence at the incident's peak, start and end).
 pub fn incident_words(
-    rows: &[ExplainRow],
+    rows: &RowIndex<'_>,
     n: usize,
     incident: &super::charts::data::Incident,
     names: &[String],
@@ -460,24 +507,18 @@ pub fn incident_words(
         readable_dur(end),
         incident.expect.as_str()
     )];
-    let mut breakers: Vec<(&str, usize)> = Vec::new();
-    for r in rows {
-        if !breakers.contains(&(r.policy.as_str(), r.instance)) {
-            breakers.push((r.policy.as_str(), r.instance));
-        }
-    }
-    for (policy, instance) in breakers {
+    for b in &rows.breakers {
+        let (policy, instance) = (b.policy, b.instance);
         let who = if policy.is_empty() {
             breaker_name(instance, names)
         } else {
             format!("{policy}, {}", breaker_name(instance, names))
         };
-        let mine = rows.iter().filter(|r| r.policy == policy && r.instance == instance);
-        let changes: Vec<&ExplainRow> = mine.clone().filter(|r| r.kind == TRANSITION_KIND).collect();
-        let before = changes.iter().rev().find(|r| r.at_us < start).map(|r| (r.to.as_str(), r.at_us));
-        let inside: Vec<&&ExplainRow> =
-            changes.iter().filter(|r| r.at_us >= start && r.at_us < end).collect();
-        let moment = |kind: &str| mine.clone().find(|r| r.kind == kind && r.incident == Some(n));
+        let changes = &b.changes;
+        let from = changes.partition_point(|r| r.at_us < start);
+        let before = from.checked_sub(1).map(|k| (changes[k].to.as_str(), changes[k].at_us));
+        let inside = &changes[from..from + changes[from..].partition_point(|r| r.at_us < end)];
+        let moment = |kind: &str| b.moments.get(&(n, kind)).copied();
         match before {
             Some((state, at)) if state != "closed" => {
                 lines.push(format!("{who}: already {state} when it began (since {})", readable_dur(at)));
@@ -568,16 +609,18 @@ impl Mark {
     }
 }
 
-/// The marks of a folder: each incident (missed ones flagged), then the first [`MAX_MARKS`]
-/// transitions, in file order.
+/// The marks of a folder: each of the first [`MAX_MARKS`] incidents (missed ones flagged) and
+/// a mark saying how many more there are, then the first [`MAX_MARKS`] transitions, in file
+/// order.
 pub fn marks(
     rows: &[ExplainRow],
     incidents: &[super::charts::data::Incident],
     names: &[String],
 ) -> Vec<Mark> {
     let mut out = Vec::new();
-    for (i, incident) in incidents.iter().enumerate() {
-        let lines = incident_words(rows, i + 1, incident, names);
+    let index = RowIndex::new(rows);
+    for (i, incident) in incidents.iter().enumerate().take(MAX_MARKS) {
+        let lines = incident_words(&index, i + 1, incident, names);
         let missed = incident.expect == crate::truth::Expect::Open
             && lines.iter().any(|l| l.contains(": did not open"));
         let verdict = if missed { "missed" } else { incident.expect.as_str() };
@@ -586,6 +629,19 @@ pub fn marks(
             label: format!("incident {} ({}): {verdict}", i + 1, incident.kind),
             title: lines.join("\n"),
             missed,
+        });
+    }
+    if incidents.len() > MAX_MARKS {
+        // The page stays the same size however many incidents there are: it says so.
+        out.push(Mark {
+            at_us: u64::MAX,
+            label: format!(
+                "incidents {} to {}: not listed here, `breakerlab explain` on this folder says what happened in each",
+                MAX_MARKS + 1,
+                incidents.len()
+            ),
+            title: format!("breakerlab explain DIR --incident {}", MAX_MARKS + 1),
+            missed: false,
         });
     }
     for r in rows.iter().filter(|r| r.kind == TRANSITION_KIND).take(MAX_MARKS) {
@@ -626,7 +682,7 @@ pub struct MarkedRows {
     /// The incidents' starts, in order.
     starts: Vec<u64>,
     /// The incidents' windows.
-    windows: Vec<(u64, u64)>,
+    windows: super::windows::Windows,
     /// Rows kept, with their position.
     kept: Vec<(usize, ExplainRow)>,
     /// Each breaker's latest state change not kept (yet), by (policy, instance).
@@ -646,7 +702,7 @@ impl MarkedRows {
         starts.sort_unstable();
         MarkedRows {
             starts,
-            windows: incidents.iter().map(|i| (i.start_us, i.end_us)).collect(),
+            windows: super::windows::Windows::new(incidents.iter().map(|i| (i.start_us, i.end_us))),
             kept: Vec::new(),
             pending: HashMap::new(),
             seen: std::collections::HashSet::new(),
@@ -677,7 +733,7 @@ impl MarkedRows {
         }
         let first = self.seen.insert(key.clone());
         self.changes += 1;
-        let inside = self.windows.iter().any(|&(start, end)| row.at_us >= start && row.at_us < end);
+        let inside = self.windows.cover(row.at_us);
         if self.changes <= MAX_MARKS || first || inside {
             self.kept.push((n, row));
         } else {
@@ -811,6 +867,7 @@ mod tests {
                 Ok::<(), ()>(())
             },
             |_| Ok(Vec::new()),
+            |_| {},
         )
         .unwrap();
         assert!(whole.record.counters.requests > 2 * crate::sim::CHUNK_REQUESTS as u64);

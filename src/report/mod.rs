@@ -11,6 +11,7 @@ pub mod opening;
 pub mod page;
 mod selection;
 mod tables;
+pub mod windows;
 
 pub use calls::CallsCsv;
 pub use explain::explain_csv;

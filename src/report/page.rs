@@ -73,7 +73,8 @@ impl InputFile {
 
     fn read_as(path: &Path, hash: bool) -> Option<InputFile> {
         let name = path.display().to_string();
-        let bytes = std::fs::metadata(path).ok()?.len();
+        // Not a pipe or a device (a piped script was read once, by the run).
+        let bytes = std::fs::metadata(path).ok().filter(std::fs::Metadata::is_file)?.len();
         if bytes <= EMBED_LIMIT {
             return std::fs::read(path).ok().map(|b| InputFile::of_bytes(name, &b));
         }
@@ -207,6 +208,18 @@ pub fn breaker_names(instances: u32, shared: bool, providers: &[String]) -> Vec<
         }
     }
     out
+}
+
+/// The lanes of a run whose breakers are one outlier detector's hosts per client (instance
+/// `client × hosts + host`): `host 3` with one client, `client 1 · host 3` with several.
+pub fn host_lane_names(clients: usize, hosts: u16) -> Vec<String> {
+    (0..clients)
+        .flat_map(|c| {
+            (0..hosts).map(
+                move |h| if clients == 1 { format!("host {h}") } else { format!("client {c} · host {h}") },
+            )
+        })
+        .collect()
 }
 
 /// Summary columns shown in the tables: (column, heading).
@@ -506,6 +519,7 @@ struct View<'a> {
     pareto: Option<&'a ParetoRows>,
     recommended: Option<&'a str>,
     explanation: Option<&'a str>,
+    deploy: Option<&'a str>,
     charts: Vec<&'a Chart>,
     marks: &'a [super::explain::Mark],
     opening: Option<&'a super::opening::Opening>,
@@ -529,6 +543,7 @@ fn view<'a>(
         pareto: c.pareto.as_ref(),
         recommended: c.recommended.as_deref(),
         explanation: c.explanation.as_deref(),
+        deploy: c.deploy.as_deref(),
         charts: chart_order(charts),
         marks: &c.marks,
         opening: c.opening.as_ref(),
@@ -820,6 +835,13 @@ fn html_review(h: &mut String, r: &Review, explanation: Option<&str>) {
     }
 }
 
+/// A targeted sweep's exports, ready to paste (shown open, under the decision).
+fn html_deploy(h: &mut String, deploy: Option<&str>) {
+    if let Some(d) = deploy {
+        let _ = writeln!(h, "<h2 id=\"deploy\">Deploy</h2>\n<div class=\"rec\">{}</div>", esc(d.trim()));
+    }
+}
+
 fn md_review(m: &mut String, r: &Review, explanation: Option<&str>) {
     super::selection::md_regressions(m, r);
     if let Some(b) = &r.baseline {
@@ -942,7 +964,7 @@ fn md_marks(m: &mut String, marks: &[super::explain::Mark], epoch_us: Option<i64
     let marks: Vec<super::explain::Mark> = marks.iter().map(|k| k.on_clock(epoch_us)).collect();
     let mut sorted: Vec<&super::explain::Mark> = marks.iter().collect();
     sorted.sort_by_key(|k| k.at_us);
-    let incident = |k: &&super::explain::Mark| k.label.starts_with("incident ");
+    let incident = |k: &&super::explain::Mark| k.label.starts_with("incident");
     let changes = sorted.iter().filter(|k| !incident(k)).count();
     let count = super::explain::count_of(marks.len() as u64, "mark");
     let _ = writeln!(m, "<details><summary>Why it opened, or did not ({count})</summary>\n");
@@ -1022,6 +1044,7 @@ fn render_html(c: &View, inputs: &ReportInputs) -> String {
     }
     if let Some(r) = c.review {
         html_review(&mut h, r, c.explanation);
+        html_deploy(&mut h, c.deploy);
     } else if decided {
         h.push_str("<h2 id=\"recommendation\">Recommendation</h2>\n");
         if let Some(r) = &c.recommended {
@@ -1110,6 +1133,9 @@ fn render_md(c: &View, inputs: &ReportInputs) -> String {
     }
     if let Some(r) = c.review {
         md_review(&mut m, r, c.explanation);
+        if let Some(d) = c.deploy {
+            let _ = writeln!(m, "## Deploy\n\n```text\n{}\n```\n", d.trim());
+        }
     } else if c.recommended.is_some() || c.explanation.is_some() {
         m.push_str("## Recommendation\n\n");
         if let Some(r) = &c.recommended {
@@ -1203,6 +1229,16 @@ mod tests {
     use super::*;
     use crate::report::charts::fixtures;
     use crate::report::folder::parse::Table;
+
+    #[test]
+    fn host_lanes_follow_the_detectors_instance_order() {
+        assert_eq!(host_lane_names(1, 3), vec!["host 0", "host 1", "host 2"]);
+        let two = host_lane_names(2, 2);
+        assert_eq!(
+            two,
+            vec!["client 0 · host 0", "client 0 · host 1", "client 1 · host 0", "client 1 · host 1"]
+        );
+    }
 
     #[test]
     fn a_long_pareto_table_is_cut_and_says_how_many_more_rows_pareto_csv_has() {

@@ -272,3 +272,40 @@ fn ten_hosts_need_twenty_percent_to_lose_both_bad_pods_at_once() {
     assert!(wide.metrics.availability >= narrow.metrics.availability);
     assert_eq!(wide.record.instances, 40, "4 sidecars x 10 pods");
 }
+
+#[test]
+fn active_health_checks_take_failing_hosts_out_and_return_ejected_ones_early() {
+    // gateway#6985 with health checks every 5 s: the two hosts answering 503 fail their
+    // checks (a 503 marks a host failed at once), so they leave rotation within one check
+    // although the detector ejects nothing, and far fewer requests reach them.
+    let plain = run_file("mesh-gateway-6985.toml", &[]);
+    let checked = run_file("mesh-gateway-6985.toml", &[("health_check_interval", "5s".into())]);
+    let (p, c) = (pool(&plain), pool(&checked));
+    assert_eq!(c.ejections, 0);
+    assert!(
+        c.bad_host_requests * 5 < p.bad_host_requests,
+        "{} vs {}",
+        c.bad_host_requests,
+        p.bad_host_requests
+    );
+    assert!(checked.metrics.availability > plain.metrics.availability);
+    // A 1.8 s outage of host 0 from 30.2 s, the gateway rule enforced, checks every 2 s (they
+    // complete at 0.01 s, 2.02 s, ... 30.16 s, 32.17 s: sent 2 s after the last completion,
+    // answered in 10 ms): the host is ejected on its third 503, about 0.6 s into the outage;
+    // no check is sent during it, and the one completing at 32.17 s passes and returns the
+    // host, long before its 30 s ejection time.
+    let text = "duration = \"2m\"\n[traffic]\nkind = \"constant\"\nrate = 20.0\n\
+                [upstream]\np50 = \"10ms\"\np95 = \"10ms\"\nhosts = 4\n\
+                [[incidents]]\nkind = \"outage\"\nstart = \"30200ms\"\nduration = \"1800ms\"\nhosts = [0]\nlatency = \"10ms\"\nstatus = 503\n\
+                [policy]\npreset = \"envoy-outlier\"\nmax_ejection_percent = 50\nconsecutive_gateway_failure = 3\n\
+                enforcing_consecutive_gateway_failure = 100\nhealth_check_interval = \"2s\"\n";
+    let scenario = Scenario::parse(Path::new("hc.toml"), text).unwrap();
+    let r = run_scenario(&scenario, &[]);
+    let back: Vec<_> = r.record.transitions.iter().filter(|(_, t)| t.to == State::Closed).collect();
+    assert!(!back.is_empty(), "{:?}", r.metrics.pool);
+    let (host, first) = back[0];
+    assert_eq!((*host, first.reason, first.at), (0, "active_health_check", SimTime(32_170_000)));
+    // Same bytes twice.
+    let again = run_scenario(&scenario, &[]);
+    assert_eq!(format!("{:?}", r.record), format!("{:?}", again.record));
+}

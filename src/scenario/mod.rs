@@ -3,8 +3,14 @@
 //! model and the file's TOML schema are `breakerlab_model::scenario`'s; this module gives it
 //! the file system to read them from.
 
+mod input_file;
+
 pub(crate) use breakerlab_model::scenario::*;
 pub use breakerlab_model::scenario::{InputError, Scenario, Source, Strategy, parse_seed};
+pub use input_file::{
+    MAX_DATA_BYTES, MAX_TEXT_BYTES, open_input, open_stream, read_input, read_input_text, regular_file,
+    utf8_text,
+};
 
 use crate::client::ClientSpec;
 use crate::script::load_script;
@@ -137,7 +143,8 @@ fn trace_source(path: &Path, opts: &TraceOptions, traffic: Option<TrafficSpec>) 
     Ok((Source::Trace { trace, file: path.to_path_buf(), traffic, truth }, span))
 }
 
-/// Reads a whole text file, with a clear message when it is missing or unreadable.
+/// Reads a whole text file ([`read_input_text`]), with a clear message when it is missing,
+/// unreadable or not a file.
 pub fn read_text(path: &Path) -> Result<String, InputError> {
     if path.is_dir() {
         return Err(InputError::file(
@@ -145,14 +152,7 @@ pub fn read_text(path: &Path) -> Result<String, InputError> {
             "is a folder, not a file: give a scenario file (.toml) inside it",
         ));
     }
-    std::fs::read_to_string(path).map_err(|e| {
-        let why = match e.kind() {
-            std::io::ErrorKind::NotFound => "no such file".to_string(),
-            std::io::ErrorKind::InvalidData => "not UTF-8 text".to_string(),
-            _ => e.to_string(),
-        };
-        InputError::file(path, format!("cannot read: {why}"))
-    })
+    read_input_text(path, MAX_TEXT_BYTES)
 }
 
 #[cfg(test)]

@@ -140,7 +140,7 @@ impl Constraint {
             return Err(fail(format!("unknown operator `{sym}`: expected one of ==, !=, <=, <, >=, >")));
         }
         let name = lhs.trim();
-        if name.is_empty() || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+        if name.is_empty() || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'.') {
             return Err(fail(format!("expected a metric name before `{}`, found {name:?}", op.as_str())));
         }
         let metric = resolve_metric(name, columns).map_err(|e| fail(e.to_string()))?;

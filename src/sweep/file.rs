@@ -33,6 +33,12 @@
 //! # the grid (one of its configurations when it is one, else added after them) and judged on
 //! # the review page.
 //! baseline = { preset = "consecutive", failure_threshold = 5, cooldown = "1m" }
+//!
+//! # The library the recommendation is deployed to (see `super::target`): every configuration
+//! # must be one it expresses exactly (refused before anything runs), or with "nearest", each
+//! # one it cannot is replaced by its nearest expressible configuration (listed).
+//! target = "resilience4j"
+//! target_mode = "exact"               # or "nearest"
 //! ```
 
 use super::SweepError;
@@ -42,6 +48,7 @@ use super::grid::{ConfigGrid, Ends, Param, PolicyGrid, Scale, expand_range};
 use super::objective::{Objective, check_weight};
 use super::pareto::DEFAULT_FRONTS;
 use super::selection::Rule;
+use super::target::{PolicySpots, Target, TargetMode};
 use crate::scenario::Spot;
 use crate::time::Dur;
 use crate::{Error, Result};
@@ -129,6 +136,11 @@ pub struct SweepFile {
     /// `shards = N`: the number of shards an array job runs it as (its task ids 0..N-1 are the
     /// shard indices, so one failed task reruns alone), with where it is written.
     pub shards: Option<(u32, Spot)>,
+    /// `target` and `target_mode`: the library the recommendation is deployed to.
+    pub target: Option<Target>,
+    /// Where each `[[policies]]` entry, its preset and its parameters are written (line and
+    /// column), and the baseline, for the target's refusals.
+    pub policy_spots: Vec<PolicySpots>,
 }
 
 #[derive(Deserialize)]
@@ -147,6 +159,8 @@ struct RawSweep {
     constraints: Option<Vec<Spanned<String>>>,
     pareto: Option<Vec<Spanned<Vec<Spanned<String>>>>>,
     baseline: Option<Spanned<RawPolicy>>,
+    target: Option<Spanned<String>>,
+    target_mode: Option<Spanned<String>>,
 }
 
 /// A `[[policies]]` entry: `preset` plus parameters in any order (sorted back to file order).
@@ -374,7 +388,8 @@ impl SweepFile {
             ));
         }
         let (grids, mut configurations) = cx.grids(&raw.policies, validate)?;
-        let baseline = raw.baseline.map(|b| cx.baseline(&b, &mut configurations, validate)).transpose()?;
+        let baseline =
+            raw.baseline.as_ref().map(|b| cx.baseline(b, &mut configurations, validate)).transpose()?;
         let mut given = raw.constraints.is_some();
         let mut constraint_texts = raw.constraints.unwrap_or_default();
         let objective = match raw.objective {
@@ -409,6 +424,12 @@ impl SweepFile {
                 Some((count, Spot::in_file(path, text, Some(n.span().start), "shards")))
             }
         };
+        let target = cx.target(raw.target, raw.target_mode)?;
+        let mut policy_spots: Vec<PolicySpots> =
+            raw.policies.get_ref().iter().map(|entry| cx.spots(entry)).collect();
+        if let Some(b) = &raw.baseline {
+            policy_spots.push(cx.spots(b));
+        }
         Ok(SweepFile {
             path: path.to_path_buf(),
             name,
@@ -426,6 +447,8 @@ impl SweepFile {
             pareto,
             baseline,
             shards,
+            target,
+            policy_spots,
         })
     }
 }
@@ -651,6 +674,44 @@ impl SweepText<'_> {
             return Ok(found);
         }
         Ok(configurations.push(preset.get_ref().clone(), overrides))
+    }
+
+    /// `target` (a library `export` writes for) and `target_mode` (`exact`, the default, or
+    /// `nearest`); `target_mode` alone is refused.
+    fn target(
+        &self,
+        target: Option<Spanned<String>>,
+        mode: Option<Spanned<String>>,
+    ) -> Result<Option<Target>, SweepError> {
+        let mode_value = match &mode {
+            None => TargetMode::Exact,
+            Some(m) => TargetMode::parse(m.get_ref())
+                .map_err(|e| self.at(m.span(), format!("`target_mode`: {e}")))?,
+        };
+        match (target, mode) {
+            (None, None) => Ok(None),
+            (None, Some(m)) => Err(self.at(
+                m.span(),
+                "`target_mode` applies with `target = \"<library>\"` only: name the library".into(),
+            )),
+            (Some(t), _) => {
+                let library = crate::policy::Library::parse(t.get_ref())
+                    .map_err(|e| self.at(t.span(), format!("`target`: {e}")))?;
+                let (line, col) = line_col(self.text, t.span().start);
+                Ok(Some(Target { library, mode: mode_value, at: Some((line, col)) }))
+            }
+        }
+    }
+
+    /// Where a policy entry, its preset and each parameter's values are written.
+    fn spots(&self, entry: &Spanned<RawPolicy>) -> PolicySpots {
+        let at = |start: usize| line_col(self.text, start);
+        let policy = entry.get_ref();
+        PolicySpots {
+            entry: at(entry.span().start),
+            preset: policy.preset.as_ref().map_or(at(entry.span().start), |p| at(p.span().start)),
+            params: policy.params.iter().map(|(k, v)| (k.clone(), at(v.span().start))).collect(),
+        }
     }
 
     /// `[objective]` weights: metrics among `columns` (aliases accepted), finite weights.

@@ -112,6 +112,9 @@ pub struct ConfigGrid {
     dropped: Vec<usize>,
     /// Configurations added after the grid's.
     extra: Vec<Configuration>,
+    /// Configurations standing in for the grid's at their ids (a sweep's `target_mode =
+    /// "nearest"`).
+    replaced: std::collections::BTreeMap<usize, Configuration>,
 }
 
 impl ConfigGrid {
@@ -181,7 +184,7 @@ impl ConfigGrid {
                 }
             }
         }
-        Ok(ConfigGrid { grids, starts, dropped, extra: Vec::new() })
+        Ok(ConfigGrid { grids, starts, dropped, extra: Vec::new(), replaced: Default::default() })
     }
 
     /// How many configurations.
@@ -191,6 +194,9 @@ impl ConfigGrid {
 
     /// Configuration `id` (`None` beyond the last).
     pub fn get(&self, id: usize) -> Option<Configuration> {
+        if let Some(c) = self.replaced.get(&id) {
+            return Some(c.clone());
+        }
         let in_grid = self.len() - self.extra.len();
         if id >= in_grid {
             return self.extra.get(id - in_grid).cloned();
@@ -222,6 +228,11 @@ impl ConfigGrid {
     /// Every configuration, in order, made one at a time.
     pub fn iter(&self) -> impl Iterator<Item = Configuration> + '_ {
         (0..self.len()).filter_map(|i| self.get(i))
+    }
+
+    /// Runs `preset` with `overrides` in place of configuration `id` (which keeps its id).
+    pub fn replace(&mut self, id: usize, preset: String, overrides: Vec<(String, toml::Value)>) {
+        self.replaced.insert(id, Configuration { id, preset, overrides });
     }
 
     /// Adds a configuration after the others (its id is the next), returning its id.

@@ -32,6 +32,7 @@ pub mod merge;
 pub mod objective;
 pub mod output;
 pub mod pareto;
+pub mod progress_log;
 pub mod recommend;
 pub mod regress;
 pub mod review;
@@ -41,6 +42,7 @@ pub mod shard;
 pub use breakerlab_model::stats;
 pub mod store;
 pub mod table;
+pub mod target;
 
 /// An error of a sweep, compare or recommend command: where (file, line, column) and what.
 #[derive(Debug, thiserror::Error)]

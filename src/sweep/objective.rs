@@ -24,13 +24,13 @@ impl BindToColumns for Objective {
     fn parse_override<S: AsRef<str>>(text: &str, columns: &[S]) -> Result<(Metric, f64)> {
         let Some((name, weight)) = text.split_once('=') else {
             return Err(Error::invalid(format!(
-                "objective {text:?}: expected `metric=weight`, e.g. `false_opens=10`"
+                "--objective {text}: expected `metric=weight`, e.g. `false_opens=10`"
             )));
         };
         let metric =
-            resolve_metric(name, columns).map_err(|e| Error::invalid(format!("objective {text:?}: {e}")))?;
+            resolve_metric(name, columns).map_err(|e| Error::invalid(format!("--objective {text}: {e}")))?;
         let weight = check_weight(weight.trim().parse::<f64>().ok(), weight.trim())
-            .map_err(|e| Error::invalid(format!("objective {text:?}: {e}")))?;
+            .map_err(|e| Error::invalid(format!("--objective {text}: {e}")))?;
         Ok((metric, weight))
     }
 

@@ -405,7 +405,9 @@ pub fn objective_toml(objective: &Objective, constraints: &[Constraint], setting
     }
     s.push_str("\n[objective]\n");
     for (m, w) in &objective.weights {
-        s.push_str(&format!("{m} = {}\n", toml::Value::Float(*w)));
+        // A pool's score has a dot in its name: quoted, or TOML reads a table.
+        let key = if m.name().contains('.') { format!("\"{m}\"") } else { m.name().to_string() };
+        s.push_str(&format!("{key} = {}\n", toml::Value::Float(*w)));
     }
     s
 }

@@ -117,6 +117,38 @@ pub fn metric_columns() -> Vec<String> {
     Metric::ALL.iter().filter(|m| **m != Metric::Cost).map(|m| m.name().to_string()).collect()
 }
 
+/// Every metric column a sweep file, an objective or a constraint may name: [`metric_columns`]
+/// and a pool's scores ([`Metric::POOL`]).
+pub fn nameable_columns() -> Vec<String> {
+    let mut columns = metric_columns();
+    columns.extend(Metric::POOL.iter().map(|m| m.name().to_string()));
+    columns
+}
+
+/// The metric columns of the results over `scenarios`: [`metric_columns`], then a pool's
+/// scores when one of them has a pool of hosts (`[upstream] hosts`).
+pub fn result_columns(scenarios: &[Scenario]) -> Vec<String> {
+    let pooled =
+        scenarios.iter().any(|s| matches!(&s.source, crate::scenario::Source::Model { pool: Some(_), .. }));
+    if pooled { nameable_columns() } else { metric_columns() }
+}
+
+/// Checks that every metric `named` (an objective's, the constraints') is one of `columns`;
+/// the error says why a pool's score is missing.
+pub fn check_named(named: impl IntoIterator<Item = Metric>, columns: &[String]) -> Result<()> {
+    for m in named {
+        if !columns.iter().any(|c| c == m.name()) {
+            let why = if m.is_pool() {
+                ": a pool's scores need a scenario with a pool of hosts ([upstream] hosts)"
+            } else {
+                ""
+            };
+            return Err(Error::invalid(format!("`{m}` is not a column of these results{why}")));
+        }
+    }
+    Ok(())
+}
+
 /// The documented default objective, the one `run` scores with: [`Objective::standard`].
 pub fn default_objective() -> Objective {
     Objective::standard()
@@ -158,8 +190,21 @@ pub fn metric_values(metrics: &Metrics, columns: &[String]) -> Vec<Option<f64>> 
 /// A progress bar on stderr counting cells, with rate and time left; hidden when `quiet` or
 /// when stderr is not a terminal.
 pub fn progress_bar(cells: u64, quiet: bool) -> ProgressBar {
+    progress_bar_of(cells, 0.0, quiet)
+}
+
+/// [`progress_bar`] of `cells` cells of about `calls_per_cell` simulated calls each: without a
+/// terminal, the bar is hidden and progress lines go to stderr instead
+/// ([`super::progress_log`]), until the bar is finished or dropped.
+pub fn progress_bar_of(cells: u64, calls_per_cell: f64, quiet: bool) -> ProgressBar {
     if quiet || !std::io::stderr().is_terminal() {
-        return ProgressBar::hidden();
+        let bar = ProgressBar::hidden();
+        bar.set_length(cells);
+        let weak = bar.downgrade();
+        let poll = move || weak.upgrade().filter(|b| !b.is_finished()).map(|b| b.position());
+        let work = super::progress_log::Work { total: cells, unit: "cells", calls_per_unit: calls_per_cell };
+        super::progress_log::ProgressLog::start(work, quiet, poll).detach();
+        return bar;
     }
     let bar = ProgressBar::new(cells);
     if let Ok(style) =

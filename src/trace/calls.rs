@@ -1,8 +1,14 @@
 //! Per-call CSV import: one row per call (a timestamp, a latency, an optional status), read
 //! with the `csv` crate into the model's [`CallTrace`]; status cells are read as HTTP codes,
-//! gRPC codes or names, OpenTelemetry statuses, 0/1 flags or words.
+//! gRPC codes or names, OpenTelemetry statuses, 0/1 flags or words. Rows out of time order
+//! (span files list spans by trace) are sorted in memory once read, and the report says so.
+//!
+//! Span files (`StartTimeUnixNano,EndTimeUnixNano[,Duration]`): without a latency column, a
+//! call's latency is its end minus its start; with one, the first row's duration is checked
+//! against end − start and its unit (ns, µs, ms or s) taken from that, unless `latency_unit`
+//! names it.
 
-use super::columns::{Header, Role, Row, open};
+use super::columns::{Header, Role, Row, open, parse_digits};
 use super::records::Records;
 use super::timestamp::{Resolved, TimeFormat};
 use super::{CallTrace, ImportReport, LatencyUnit, StatusKind, TraceError, TraceOptions, to_sim};
@@ -105,13 +111,80 @@ fn strip_prefix_ignore_case<'a>(cell: &'a [u8], prefix: &[u8]) -> Option<&'a [u8
         .then(|| &cell[prefix.len()..])
 }
 
+/// How a unit of `micros` microseconds is named in the report.
+fn unit_name(micros: f64) -> &'static str {
+    match micros {
+        m if m < 1.0 => "ns",
+        1.0 => "us",
+        1_000.0 => "ms",
+        _ => "s",
+    }
+}
+
+/// The unit of the duration column `[start, end, duration]` of `first` (a row on `line`), as
+/// microseconds per value: the one of ns, µs, ms and s that makes the duration end − start within
+/// a tenth. `None` (and a note) when none does or the row cannot tell.
+fn duration_unit(
+    first: &csv::ByteRecord,
+    line: u64,
+    header: &Header,
+    [start, end, duration]: [usize; 3],
+    [start_fmt, end_fmt]: [Resolved; 2],
+    offset_s: i64,
+    report: &mut ImportReport,
+) -> Option<f64> {
+    let cell = |i: usize| first.get(i).unwrap_or_default().trim_ascii();
+    let t0 = start_fmt.parse(cell(start), offset_s).ok()?;
+    let t1 = end_fmt.parse(cell(end), offset_s).ok()?;
+    let d = super::columns::parse_f64(cell(duration))?;
+    let span_us = (t1 - t0) as f64;
+    let names = (&header.names[duration], &header.names[end], &header.names[start]);
+    if span_us <= 0.0 || d <= 0.0 {
+        return None;
+    }
+    let found = [(0.001, "nanoseconds"), (1.0, "microseconds"), (1_000.0, "milliseconds"), (1e6, "seconds")]
+        .into_iter()
+        .find(|(micros, _)| ((d * micros) / span_us - 1.0).abs() <= 0.1);
+    let span = crate::time::Dur(span_us as u64);
+    match found {
+        Some((micros, name)) => {
+            report.notes.push(format!(
+                "column `{}` read as {name}: on line {line} it is {} and `{}` − `{}` is {span}",
+                names.0,
+                String::from_utf8_lossy(cell(duration)),
+                names.1,
+                names.2
+            ));
+            Some(micros)
+        }
+        None => {
+            report.notes.push(format!(
+                "warning: column `{}` ({} on line {line}) is not `{}` − `{}` ({span}) in any unit: read by its \
+                 name's unit (set latency_unit)",
+                names.0,
+                String::from_utf8_lossy(cell(duration)),
+                names.1,
+                names.2
+            ));
+            None
+        }
+    }
+}
+
 /// The per-row state of a per-call CSV import: the columns and how to read them, the trace
 /// being built, and what the report needs (previous row, clipped latencies, `--where`).
 struct Loader<'h> {
-    file: &'h str,
     header: &'h Header,
     time: usize,
-    latency: usize,
+    /// The latency column; `None` when latency is end − start.
+    latency: Option<usize>,
+    /// The end-time column and its format, when latency is end − start.
+    end: Option<(usize, Resolved)>,
+    /// Every call so far, `(absolute µs, latency µs, class)`, once a row came out of time order
+    /// (the trace then waits until all are read and sorted).
+    unsorted: Option<Vec<(i64, u32, OutcomeClass)>>,
+    /// The first row out of time order, for the report.
+    first_unsorted: Option<String>,
     status: Option<usize>,
     how: StatusRead,
     time_format: TimeFormat,
@@ -155,16 +228,24 @@ impl Loader<'_> {
             Ok(v) => v,
             Err(e) => return self.bad(e),
         };
-        if t < self.prev_t {
-            return Err(TraceError::NonMonotonic {
-                file: self.file.to_string(),
-                column: self.header.names[self.time].clone(),
-                position: self.time + 1,
-                line: row.line,
-                value: String::from_utf8_lossy(time_cell).into_owned(),
-                previous_line: self.prev_line,
-                previous: String::from_utf8_lossy(&self.prev_text[..self.prev_len]).into_owned(),
-            });
+        if t < self.prev_t && self.unsorted.is_none() {
+            // Keep every call from here on with its absolute time; sorted once all are read.
+            let epoch = self.epoch.unwrap_or(t);
+            let calls = (0..self.trace.len())
+                .map(|i| {
+                    let at = self.trace.arrival(i).map_or(0, |a| a.0);
+                    let answer = self.trace.first_answer(i);
+                    (epoch.saturating_add(at as i64), answer.latency.0 as u32, answer.class)
+                })
+                .collect();
+            self.unsorted = Some(calls);
+            self.first_unsorted = Some(format!(
+                "line {}, {:?} after {:?} on line {}",
+                row.line,
+                String::from_utf8_lossy(time_cell),
+                String::from_utf8_lossy(&self.prev_text[..self.prev_len]),
+                self.prev_line
+            ));
         }
         if t != self.prev_t {
             self.prev_len = time_cell.len().min(self.prev_text.len());
@@ -174,7 +255,7 @@ impl Loader<'_> {
         Ok(())
     }
 
-    /// Appends a row read and found in order: `t` absolute µs, `lat` whole µs.
+    /// Appends a row: `t` absolute µs, `lat` whole µs.
     #[inline]
     fn push(&mut self, line: u64, t: i64, lat: u64, class: OutcomeClass) {
         self.prev_t = t;
@@ -184,6 +265,10 @@ impl Loader<'_> {
             self.clipped += 1;
         }
         let lat = lat.min(u64::from(u32::MAX)) as u32;
+        if let Some(calls) = &mut self.unsorted {
+            calls.push((t, lat, class));
+            return;
+        }
         let at = to_sim(t, epoch);
         let trace = &mut self.trace;
         trace.push(at, lat, class);
@@ -228,13 +313,31 @@ impl Loader<'_> {
         time_cell: &[u8],
     ) -> Result<(i64, u64, OutcomeClass), TraceError> {
         let t = fmt.parse(time_cell, self.offset_s).map_err(|e| row.bad(self.time, e))?;
-        let cell = row.cell(self.latency)?;
-        let lat = match self.whole_micros.zip(super::columns::parse_whole(cell)) {
-            Some((per, v)) => v.saturating_mul(per),
-            None => {
-                let v = round_non_negative(row.non_negative(self.latency)? * self.micros_per_value);
-                if v >= 18_446_744_073_709_551_615.0 { u64::MAX } else { v as u64 }
+        let lat = match (self.latency, self.end) {
+            (Some(latency), _) => {
+                let cell = row.cell(latency)?;
+                match self.whole_micros.zip(super::columns::parse_whole(cell)) {
+                    Some((per, v)) => v.saturating_mul(per),
+                    None => {
+                        let v = round_non_negative(row.non_negative(latency)? * self.micros_per_value);
+                        if v >= 18_446_744_073_709_551_615.0 { u64::MAX } else { v as u64 }
+                    }
+                }
             }
+            (None, Some((end, end_fmt))) => {
+                let end_cell = row.cell(end)?;
+                let end_t = end_fmt.parse(end_cell, self.offset_s).map_err(|e| row.bad(end, e))?;
+                let early = || row.bad(end, "an end time no earlier than the start");
+                if (fmt, end_fmt) == (Resolved::EpochNs, Resolved::EpochNs)
+                    && let (Some(a), Some(b)) = (parse_digits(time_cell), parse_digits(end_cell))
+                {
+                    // Both in nanoseconds: the difference to the nearest microsecond.
+                    (b.checked_sub(a).ok_or_else(early)? + 500) / 1_000
+                } else {
+                    end_t.checked_sub(t).filter(|d| *d >= 0).ok_or_else(early)? as u64
+                }
+            }
+            (None, None) => 0,
         };
         let class = match self.status {
             None => OutcomeClass::Ok,
@@ -270,26 +373,52 @@ pub fn from_reader<R: Read>(file: &str, input: R, opts: &TraceOptions) -> Result
     let time = header.find(Role::Time, opts.time.as_deref(), &[])?.ok_or_else(|| {
         cols_err(format!("no timestamp column found (set `time`); columns: {}", header.list()))
     })?;
-    let latency = header.find(Role::Latency, opts.latency.as_deref(), &[time])?.ok_or_else(|| {
-        cols_err(format!("no latency column found (set `latency`); columns: {}", header.list()))
-    })?;
-    let status = header.find(Role::Status, opts.status.as_deref(), &[time, latency])?;
+    let latency = header.find(Role::Latency, opts.latency.as_deref(), &[time])?;
+    let end = header.find(Role::End, None, &[time])?.filter(|e| Some(*e) != latency);
+    if latency.is_none() && end.is_none() {
+        return Err(cols_err(format!(
+            "no latency column found (set `latency`), nor an end time (EndTimeUnixNano) to take it from; \
+             columns: {}",
+            header.list()
+        )));
+    }
+    let mut first = csv::ByteRecord::new();
+    let first_line = reader.next(&mut first)?;
+    let first_time_cell = first.get(time).unwrap_or_default().trim_ascii();
+    let time_fmt = Resolved::resolve(opts.time_format, &header.names[time], first_time_cell);
+    let end_fmt = end.map(|e| {
+        let cell = first.get(e).unwrap_or_default().trim_ascii();
+        (e, Resolved::resolve(opts.time_format, &header.names[e], cell))
+    });
+    // A duration column next to start and end: its unit is the one that makes it end − start.
+    let checked_unit = match (latency, end_fmt, first_line) {
+        (Some(l), Some((e, end_f)), Some(line)) if opts.latency_unit.is_none() => {
+            duration_unit(&first, line, &header, [time, e, l], [time_fmt, end_f], offset_s, &mut report)
+        }
+        _ => None,
+    };
+    let taken: Vec<usize> = [Some(time), latency, end].into_iter().flatten().collect();
+    let status = header.find(Role::Status, opts.status.as_deref(), &taken)?;
     if status.is_none() {
         report.notes.push(format!(
             "no status column: every call is ok (name one with --column status=NAME); columns: {}",
             header.list()
         ));
     }
-    let unit = match (opts.latency_unit, header.parsed(latency).unit) {
-        (Some(u), _) | (None, Some(u)) => u,
-        (None, None) => {
+    let unit = match (opts.latency_unit, latency.and_then(|l| header.parsed(l).unit), latency) {
+        (Some(u), _, _) | (None, Some(u), _) => u,
+        (None, None, None) => LatencyUnit::Us,
+        (None, None, Some(_)) if checked_unit.is_some() => LatencyUnit::Us,
+        (None, None, Some(l)) => {
             report.notes.push(format!(
                 "column `{}` has no unit in its name: read as milliseconds (set latency_unit)",
-                header.names[latency]
+                header.names[l]
             ));
             LatencyUnit::Ms
         }
     };
+    // The checked unit, as microseconds per value (nanoseconds are a thousandth).
+    let micros_per_unit = checked_unit.unwrap_or(unit.micros());
     let base = |i: usize| header.parsed(i).base.clone();
     let error_flag = match opts.status_kind {
         StatusKind::OkFlag => false,
@@ -304,11 +433,13 @@ pub fn from_reader<R: Read>(file: &str, input: R, opts: &TraceOptions) -> Result
         grpc: status.is_some_and(|i| base(i).contains("grpc")),
         envoy_flags: status.is_some_and(|i| base(i).contains("flags")),
     };
-    let micros_per_value = opts.latency_scale.map_or(1.0, |s| s.get()) * unit.micros();
-    report.columns = vec![
-        ("time".into(), header.names[time].clone()),
-        ("latency".into(), format!("{} ({})", header.names[latency], unit.as_str())),
-    ];
+    let micros_per_value = opts.latency_scale.map_or(1.0, |s| s.get()) * micros_per_unit;
+    let latency_shown = match (latency, end) {
+        (Some(l), _) => format!("{} ({})", header.names[l], unit_name(micros_per_unit)),
+        (None, Some(e)) => format!("{} − {}", header.names[e], header.names[time]),
+        (None, None) => String::new(),
+    };
+    report.columns = vec![("time".into(), header.names[time].clone()), ("latency".into(), latency_shown)];
     if let Some(i) = status {
         let flag = if error_flag {
             " (1 = error)"
@@ -328,21 +459,24 @@ pub fn from_reader<R: Read>(file: &str, input: R, opts: &TraceOptions) -> Result
     }
 
     let mut load = Loader {
-        file,
         header: &header,
         time,
         latency,
+        end: end_fmt.filter(|_| latency.is_none()),
+        unsorted: None,
+        first_unsorted: None,
         status,
         how,
         time_format: opts.time_format,
         offset_s,
-        whole_micros: (opts.latency_scale.is_none()).then(|| unit.micros() as u64),
+        whole_micros: (opts.latency_scale.is_none() && micros_per_unit >= 1.0)
+            .then_some(micros_per_unit as u64),
         micros_per_value,
         skip_bad: opts.skip_bad_rows,
         filters,
         filtered: 0,
         first_filtered: None,
-        format: None,
+        format: Some(time_fmt),
         epoch: None,
         prev_t: i64::MIN,
         prev_line: 0,
@@ -351,11 +485,24 @@ pub fn from_reader<R: Read>(file: &str, input: R, opts: &TraceOptions) -> Result
         clipped: 0,
         trace: CallTrace::new(near, offset_s, report),
     };
+    if let Some(line) = first_line {
+        load.row(&Row { record: &first, line, header: &header })?;
+    }
     let mut record = csv::ByteRecord::new();
     while let Some(line) = reader.next(&mut record)? {
         load.row(&Row { record: &record, line, header: &header })?;
     }
-    let Loader { mut trace, format, epoch, clipped, filtered, first_filtered, .. } = load;
+    let Loader {
+        mut trace, format, epoch, clipped, filtered, first_filtered, unsorted, first_unsorted, ..
+    } = load;
+    trace.report.notes.extend(reader.assumed());
+    if format == Some(Resolved::Datetime) {
+        trace.report.notes.extend(super::timestamp::zone_note(
+            &header.names[time],
+            first_time_cell,
+            offset_s,
+        ));
+    }
     if filtered > 0 {
         trace.report.notes.push(format!(
             "--where left out {filtered} of {} rows; the first: {}",
@@ -383,6 +530,17 @@ pub fn from_reader<R: Read>(file: &str, input: R, opts: &TraceOptions) -> Result
     }
     if let Some(fmt) = format.filter(|f| *f != Resolved::Datetime) {
         trace.report.notes.push(format!("time column `{}` read as {}", header.names[time], fmt.describe()));
+    }
+    if let Some(mut calls) = unsorted {
+        calls.sort_by_key(|c| c.0); // stable: calls at one time keep file order
+        let mut report = std::mem::take(&mut trace.report);
+        report.notes.push(format!(
+            "rows are not in time order (the first out of order: {}): the {} calls were sorted by `{}` in memory",
+            first_unsorted.as_deref().unwrap_or(""),
+            calls.len(),
+            header.names[time]
+        ));
+        return CallTrace::from_calls(report, calls.into_iter().map(|(t, l, c)| (t, f64::from(l), c)), opts);
     }
     trace.report.epoch_offset_us = epoch.unwrap_or(0);
     trace.report.rows_used = trace.len() as u64;
@@ -463,7 +621,7 @@ mod tests {
     }
 
     #[test]
-    fn rows_of_every_shape_are_read_and_an_unsorted_one_is_named() {
+    fn rows_of_every_shape_are_read_and_unsorted_ones_are_sorted() {
         // Whole numbers mixed with decimals, spaces, a word status, a blank line and an extra
         // column.
         let mut csv = String::from("ts_ms,latency_ms,code\n");
@@ -492,8 +650,19 @@ mod tests {
         );
         // Out of order: the message names the line and the previous value.
         let bad = csv.replace("1700000000060,20,", "1700000000001,20,");
-        let e = parse(&bad, &TraceOptions::default()).unwrap_err().to_string();
-        assert!(e.contains("line 22: column `ts_ms`: timestamp \"1700000000001\" is earlier than \"1700000000057\" on line 21"), "{e}");
+        let u = parse(&bad, &TraceOptions::default()).unwrap();
+        assert_eq!(u.len(), 2_994);
+        let times: Vec<SimTime> = u.arrivals();
+        assert!(times.windows(2).all(|w| w[0] <= w[1]));
+        assert_eq!((times[1], u.first_answer(1).latency), (SimTime(1_000), Dur(20_000)));
+        let notes = u.report().notes.join("\n");
+        assert!(
+            notes.contains(
+                "rows are not in time order (the first out of order: line 22, \"1700000000001\" after \"1700000000057\" \
+                 on line 21): the 2994 calls were sorted by `ts_ms` in memory"
+            ),
+            "{notes}"
+        );
         // Nanoseconds (19 digits) and a bad latency on a later line.
         let ns = "timestamp_ns,latency_us,status\n1700000000000000000,5,200\n1700000000000001999,7,500\n1700000000000002000,x,200\n";
         let e = parse(ns, &TraceOptions::default()).unwrap_err().to_string();
@@ -527,13 +696,98 @@ mod tests {
         );
     }
 
+    /// Every call's logged latency in µs, in time order.
+    fn latencies(t: &CallTrace) -> Vec<u64> {
+        (0..t.len()).map(|i| t.first_answer(i).latency.0).collect()
+    }
+
+    /// Nezha's span files (IntelligentDDS/Nezha rca_data/2022-08-23/trace/*.csv): grouped by
+    /// trace, not sorted; `Duration` in microseconds next to nanosecond start and end times.
+    const NEZHA: &str = "TraceID,SpanID,ParentID,PodName,OperationName,StartTimeUnixNano,EndTimeUnixNano,Duration
+0614a31f4ec5c1ec1eb71943899c4f26,734e8b2cfde651b6,root,frontend-579b9bff58-t2dbm,hipstershop.Frontend/Recv.,1661256099750950941,1661256100951532472,1200581
+0614a31f4ec5c1ec1eb71943899c4f26,331684207de7f4c8,734e8b2cfde651b6,frontend-579b9bff58-t2dbm,hipstershop.ProductCatalogService/GetProduct,1661256099751486825,1661256099851230825,99744
+0614a31f4ec5c1ec1eb71943899c4f26,4de44a2e9516f9a8,331684207de7f4c8,productcatalogservice-668d5f85fb-jhwx9,hipstershop.ProductCatalogService/GetProduct,1661256099755481913,1661256099759170348,3688
+0614a31f4ec5c1ec1eb71943899c4f26,26eb6fe3dd454342,4de44a2e9516f9a8,productcatalogservice-668d5f85fb-jhwx9,sql.conn.query,1661256099758224479,1661256099758930996,706
+0bedab715c66cc57797884ddac1faa6f,bd83f32cf3518cec,c1f5914b288833ea,frontend-579b9bff58-t2dbm,hipstershop.ProductCatalogService/GetProduct,1661256111351037151,1661256111451048318,100011
+0bedab715c66cc57797884ddac1faa6f,35c19fa8fad383eb,bd83f32cf3518cec,productcatalogservice-668d5f85fb-jhwx9,hipstershop.ProductCatalogService/GetProduct,1661256111354478701,1661256111358397583,3918
+09e553ecbd080ba4ce384391ab1d15cc,c364056e2e7a373f,e30a7a0413de1655,frontend-579b9bff58-t2dbm,hipstershop.ProductCatalogService/GetProduct,1661256120956959854,1661256121050881836,93921
+";
+
     #[test]
-    fn unsorted_rows_name_the_time_column_and_its_position() {
-        let e = parse("id,ts,latency_ms\n1,1700000001,5\n2,1700000000,5\n", &TraceOptions::default())
-            .unwrap_err()
-            .to_string();
+    fn span_files_check_the_duration_unit_and_are_sorted() {
+        let t = parse(NEZHA, &TraceOptions::default()).unwrap();
+        assert_eq!(t.len(), 7);
+        // Sorted by start: the sql span (706 us) started before the second trace's spans.
+        assert_eq!(latencies(&t), vec![1_200_581, 99_744, 3_688, 706, 100_011, 3_918, 93_921]);
+        let notes = t.report().notes.join("\n");
         assert!(
-            e.contains("rows must be sorted by `ts` (column 2: sort the rows, e.g. `sort -t, -k2,2`"),
+            notes.contains(
+                "column `Duration` read as microseconds: on line 2 it is 1200581 and `EndTimeUnixNano` − \
+                 `StartTimeUnixNano` is 1s200ms582us"
+            ),
+            "{notes}"
+        );
+        assert!(!notes.contains("read as milliseconds"), "{notes}");
+        assert!(!notes.contains("not in time order"), "{notes}");
+        assert_eq!(t.report().columns[1].1, "Duration (us)");
+        // Grouped by trace: the second trace's child span starts before its parent's row.
+        let mut rows: Vec<&str> = NEZHA.lines().collect();
+        rows.swap(5, 6);
+        let t = parse(&(rows.join("\n") + "\n"), &TraceOptions::default()).unwrap();
+        assert!(
+            t.report()
+                .notes
+                .join("\n")
+                .contains("line 7, \"1661256111351037151\" after \"1661256111354478701\" on line 6")
+        );
+        assert_eq!(latencies(&t)[4], 100_011);
+        // No Duration column: latency is end − start.
+        let no_duration: String =
+            NEZHA.lines().map(|l| l.rsplit_once(',').unwrap().0.to_string() + "\n").collect();
+        let t = parse(&no_duration, &TraceOptions::default()).unwrap();
+        assert_eq!(latencies(&t), vec![1_200_582, 99_744, 3_688, 707, 100_011, 3_919, 93_922]);
+        assert_eq!(t.report().columns[1].1, "EndTimeUnixNano − StartTimeUnixNano");
+        assert_eq!(
+            super::super::detect_format(
+                &{
+                    let dir = tempfile::tempdir().unwrap();
+                    let p = dir.keep().join("spans.csv");
+                    std::fs::write(&p, &no_duration).unwrap();
+                    p
+                },
+                &TraceOptions::default()
+            )
+            .unwrap(),
+            super::super::TraceFormat::Calls
+        );
+        // Bad inputs: an end before its start; a duration that is end − start in no unit.
+        let bad = no_duration.replace("1661256099851230825", "1661256099001230825");
+        let e = parse(&bad, &TraceOptions::default()).unwrap_err().to_string();
+        assert!(
+            e.contains("line 3, column `EndTimeUnixNano`: expected an end time no earlier than the start"),
+            "{e}"
+        );
+        let odd = NEZHA.replacen(",1200581\n", ",5\n", 1);
+        let t = parse(&odd, &TraceOptions::default()).unwrap();
+        assert!(
+            t.report().notes.join("\n").contains("warning: column `Duration` (5 on line 2) is not"),
+            "{t:?}"
+        );
+        let e = parse("TraceID,SpanID\na,b\n", &TraceOptions::default()).unwrap_err().to_string();
+        assert!(e.contains("no timestamp column"), "{e}");
+    }
+
+    #[test]
+    fn unsorted_interval_rows_keep_the_header_in_the_hint() {
+        let e = crate::trace::interval::from_reader(
+            "i.csv",
+            "id,ts,p95_ms\n1,1700000060,5\n2,1700000000,5\n".as_bytes(),
+            &TraceOptions::default(),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("(column 2: sort the rows below the header, e.g. `(head -n 1 i.csv; tail -n +2 i.csv | sort -t, -k2,2) > sorted.csv`"),
             "{e}"
         );
     }
@@ -719,12 +973,10 @@ mod tests {
         let skip = TraceOptions { skip_bad_rows: true, ..TraceOptions::default() };
         let t = parse(data, &skip).unwrap();
         assert_eq!((t.len(), t.report().bad_rows_skipped), (2, 2));
-        let err = parse("timestamp,latency_ms,status\n1000,5,200\n999,5,200\n", &TraceOptions::default());
-        assert!(
-            err.unwrap_err()
-                .to_string()
-                .contains("line 3: column `timestamp`: timestamp \"999\" is earlier than \"1000\" on line 2")
-        );
+        let t =
+            parse("timestamp,latency_ms,status\n1000,5,200\n999,7,200\n", &TraceOptions::default()).unwrap();
+        assert_eq!((t.report().epoch_offset_us, t.first_answer(0).latency), (999_000_000, Dur(7_000)));
+        assert_eq!(t.horizon(), SimTime(1_005_000));
         let err = parse("timestamp,latency_ms,status\n", &TraceOptions::default()).unwrap_err();
         assert!(matches!(err, TraceError::HeaderOnly { .. }));
         let err = parse("timestamp,status\n1,200\n", &TraceOptions::default()).unwrap_err().to_string();

@@ -1,9 +1,11 @@
 //! CloudWatch `GetMetricData` JSON (`aws cloudwatch get-metric-data ... > page.json`):
 //! `{"MetricDataResults":[{"Id","Label","Timestamps":[...],"Values":[...],"StatusCode"}],"NextToken"}`.
 //! Pages may be concatenated in one file (`>>`), or given as a JSON array of pages; results with
-//! one `Id` are joined. CloudWatch lists timestamps newest first (`ScanBy` defaults to
+//! one `Id` and one `Label` are joined: a SEARCH or Metrics Insights query returns several
+//! `Label`s under one `Id`, each its own series. CloudWatch lists timestamps newest first (`ScanBy` defaults to
 //! `TimestampDescending`): they are sorted here. Timestamps are ISO 8601 strings (the CLI) or
-//! epoch seconds (SDK dumps). Selectors name an `Id` or a `Label`.
+//! epoch seconds (SDK dumps). Selectors name an `Id` or a `Label` (`{Id="m1",Label="..."}` for
+//! both).
 
 use super::TraceError;
 use super::json::{Number, Scalar, bad_value, documents};
@@ -71,7 +73,7 @@ struct MetricData<'a> {
     status_code: Option<Cow<'a, str>>,
 }
 
-/// The series being joined from the pages, by `Id`.
+/// The series being joined from the pages, by `Id` and `Label`.
 #[derive(Default)]
 struct Joined {
     out: Vec<Series>,
@@ -81,7 +83,7 @@ struct Joined {
     last_token: Option<String>,
 }
 
-/// Every `Id` of the pages as one series, oldest sample first.
+/// Every (`Id`, `Label`) of the pages as one series, oldest sample first.
 pub fn parse(file: &str, text: &str) -> Result<Vec<Series>, TraceError> {
     let mut j = Joined::default();
     documents(file, text, SHAPE, |pages: Pages, _| {
@@ -115,7 +117,7 @@ pub fn parse(file: &str, text: &str) -> Result<Vec<Series>, TraceError> {
     Ok(out)
 }
 
-/// One page: its results joined into `j` by `Id`.
+/// One page: its results joined into `j` by `Id` and `Label`.
 fn page(p: Page, file: &str, j: &mut Joined) -> Result<(), TraceError> {
     let page_no = j.pages + 1;
     for (i, r) in p.metric_data_results.into_iter().enumerate() {
@@ -137,7 +139,7 @@ fn timestamp(t: &Scalar) -> Result<i64, String> {
     (us.is_finite() && us.abs() < 9.0e18).then_some(us as i64).ok_or_else(|| v.to_string())
 }
 
-/// Adds one result's points to its `Id`'s series (created on first sight).
+/// Adds one result's points to its (`Id`, `Label`)'s series (created on first sight).
 fn join(j: &mut Joined, r: MetricData, file: &str, at: &str) -> Result<(), TraceError> {
     let times = r
         .timestamps
@@ -165,21 +167,23 @@ fn join(j: &mut Joined, r: MetricData, file: &str, at: &str) -> Result<(), Trace
             ),
         });
     }
-    let k = match j.out.iter().position(|s| s.label("Id") == Some(&*r.id)) {
-        Some(k) => k,
-        None => {
-            j.out.push(Series {
-                name: format!("Id {:?} (Label {:?})", r.id, r.label),
-                labels: vec![("Id".into(), r.id.to_string()), ("Label".into(), r.label.to_string())],
-                unit: super::columns::split_header(&r.label).unit,
-                locate: Locator::Stamped,
-                ..Series::default()
-            });
-            j.points.push(Vec::new());
-            j.status.push(None);
-            j.out.len() - 1
-        }
-    };
+    let k =
+        match j.out.iter().position(|s| s.label("Id") == Some(&*r.id) && s.label("Label") == Some(&*r.label))
+        {
+            Some(k) => k,
+            None => {
+                j.out.push(Series {
+                    name: format!("Id {:?} (Label {:?})", r.id, r.label),
+                    labels: vec![("Id".into(), r.id.to_string()), ("Label".into(), r.label.to_string())],
+                    unit: super::columns::split_header(&r.label).unit,
+                    locate: Locator::Stamped,
+                    ..Series::default()
+                });
+                j.points.push(Vec::new());
+                j.status.push(None);
+                j.out.len() - 1
+            }
+        };
     // The last page's status is the series' status (earlier pages say PartialData).
     j.status[k] = r.status_code.as_deref().filter(|c| *c != "Complete").map(str::to_string);
     j.points[k].extend(times.into_iter().zip(r.values.into_iter().map(|n| n.0)));
@@ -209,6 +213,26 @@ mod tests {
             only1[0].note.as_deref(),
             Some("StatusCode PartialData and the last page has a NextToken: later pages are missing")
         );
+    }
+
+    #[test]
+    fn one_id_with_several_labels_is_several_series() {
+        // A SEARCH expression: one Id, one result per metric found, each with its own Label.
+        let page = r#"{"MetricDataResults":[
+          {"Id":"q1","Label":"api-a Latency","Timestamps":["2024-01-01T00:01:00+00:00","2024-01-01T00:00:00+00:00"],"Values":[0.2,0.1],"StatusCode":"Complete"},
+          {"Id":"q1","Label":"api-b Latency","Timestamps":["2024-01-01T00:01:00+00:00","2024-01-01T00:00:00+00:00"],"Values":[0.4,0.3],"StatusCode":"Complete"}],"Messages":[]}"#;
+        let s = parse("cw.json", page).unwrap();
+        assert_eq!(s.len(), 2);
+        assert_eq!((s[0].values.clone(), s[1].values.clone()), (vec![0.1, 0.2], vec![0.3, 0.4]));
+        let picked =
+            crate::trace::series::pick("cw.json", &s, Some("api-b Latency"), "p95=cw.json@api-b Latency");
+        assert_eq!(picked.unwrap().values, vec![0.3, 0.4]);
+        let e =
+            crate::trace::series::pick("cw.json", &s, Some("q1"), "p95=cw.json@q1").unwrap_err().to_string();
+        assert!(e.contains("`q1` matches 2 series") && e.contains("api-a Latency"), "{e}");
+        let both =
+            crate::trace::series::pick("cw.json", &s, Some("{Id=\"q1\",Label=\"api-a Latency\"}"), "x");
+        assert_eq!(both.unwrap().values, vec![0.1, 0.2]);
     }
 
     #[test]

@@ -30,6 +30,8 @@ pub enum Role {
     Status,
     /// A 0/1 label column.
     Label,
+    /// When a call ended (span files: `EndTimeUnixNano`), read in the time column's format.
+    End,
 }
 
 impl Role {
@@ -46,6 +48,7 @@ impl Role {
             Role::Latency => "latency",
             Role::Status => "status",
             Role::Label => "label_column",
+            Role::End => "end",
         }
     }
 
@@ -101,6 +104,9 @@ impl Role {
                 "error",
             ],
             Role::Label => &["label", "anomaly", "islabel", "isanomaly"],
+            Role::End => {
+                &["endtimeunixnano", "endtime", "end", "endedat", "finishtime", "finishedat", "endtimestamp"]
+            }
         }
     }
 }
@@ -150,6 +156,22 @@ pub fn split_header(header: &str) -> HeaderName {
     }
     let base: String = stem.chars().filter(char::is_ascii_alphanumeric).collect();
     HeaderName { base, unit, percent }
+}
+
+/// The latency unit a metric name states: a word `seconds`, `milliseconds` or `microseconds`
+/// anywhere in it (`http_request_duration_seconds_p95`, `latency.milliseconds.avg`), else a unit
+/// suffix as [`split_header`] reads it.
+pub fn unit_in_name(name: &str) -> Option<LatencyUnit> {
+    let lower = name.to_ascii_lowercase();
+    lower
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .find_map(|word| match word {
+            "seconds" => Some(LatencyUnit::S),
+            "milliseconds" => Some(LatencyUnit::Ms),
+            "microseconds" => Some(LatencyUnit::Us),
+            _ => None,
+        })
+        .or_else(|| split_header(name).unit)
 }
 
 /// The header line of a CSV, with each header's parsed name.
@@ -257,9 +279,7 @@ pub fn trim_cell(cell: &[u8]) -> &[u8] {
 
 /// Opens a file for one of the importers, naming it in the error.
 pub fn open(path: &Path) -> Result<std::io::BufReader<std::fs::File>, TraceError> {
-    std::fs::File::open(path)
-        .map(|f| std::io::BufReader::with_capacity(1 << 16, f))
-        .map_err(|source| TraceError::Io { file: path.display().to_string(), source })
+    Ok(std::io::BufReader::with_capacity(1 << 16, crate::scenario::open_input(path)?))
 }
 
 /// A CSV-level error as a [`TraceError`].
@@ -340,6 +360,15 @@ pub fn parse_f64(cell: &[u8]) -> Option<f64> {
     }
     let v: f64 = std::str::from_utf8(cell.trim_ascii()).ok()?.parse().ok()?;
     v.is_finite().then_some(v)
+}
+
+/// Whether `cell` says "no value": empty, or `null`, `NaN`, an infinity (as exports write gaps).
+pub fn says_no_value(cell: &[u8]) -> bool {
+    let cell = cell.trim_ascii();
+    cell.is_empty()
+        || [&b"nan"[..], b"null", b"inf", b"+inf", b"-inf", b"infinity", b"+infinity", b"-infinity"]
+            .iter()
+            .any(|w| cell.eq_ignore_ascii_case(w))
 }
 
 /// A 0/1-style truth value (`1`, `0`, `true`, `false`, `yes`, `no`), without allocating.

@@ -1,8 +1,9 @@
 //! Datadog v1 `query` JSON (`GET /api/v1/query?from=...&to=...&query=...`, or a notebook's
 //! "Download as JSON"): `{"series":[{"metric","scope","pointlist":[[epoch_ms, value or null],...],
-//! "interval","unit":[{"name":"second",...},null]}]}`. A `null` point is a bad sample (refused or
-//! skipped by the merge). Selectors name a `metric` or a `scope` (or match `display_name`,
-//! `expression`). The latency unit comes from the series' `unit` when Datadog gives one.
+//! "interval","unit":[{"name":"second",...},null]}]}`. A `null` point is a gap the merge counts
+//! (`strict` refuses it). Selectors name a `metric` or a `scope` (or match `display_name`,
+//! `expression`). The latency unit comes from the series' `unit` when Datadog gives one (or a
+//! unit word in the metric's name); a `unit` of `percent` marks percentages.
 
 use super::json::{Number, bad_value, documents};
 use super::series::{Locator, Series};
@@ -118,7 +119,8 @@ fn series(d: DatadogSeries, file: &str, path: String) -> Result<Series, TraceErr
     let name = |n: Option<Cow<str>>| n.map(Cow::into_owned).unwrap_or_default();
     let (metric, scope) = (d.metric.into_owned(), name(d.scope));
     s.name = format!("{metric} ({scope})");
-    s.unit = unit_of(d.unit.as_ref()).or_else(|| super::columns::split_header(&metric).unit);
+    s.unit = unit_of(d.unit.as_ref()).or_else(|| super::columns::unit_in_name(&metric));
+    s.percent = unit_name(d.unit.as_ref()) == Some("percent");
     s.labels = vec![
         ("metric".into(), metric),
         ("scope".into(), scope),
@@ -129,9 +131,14 @@ fn series(d: DatadogSeries, file: &str, path: String) -> Result<Series, TraceErr
     Ok(s)
 }
 
+/// The name of `"unit":[{"name":"second",...},null]`'s first entry.
+fn unit_name(unit: Option<&Value>) -> Option<&str> {
+    unit?.get(0)?.get("name")?.as_str()
+}
+
 /// The latency unit of `"unit":[{"name":"second",...},null]`'s first entry, if it is one.
 fn unit_of(unit: Option<&Value>) -> Option<LatencyUnit> {
-    match unit?.get(0)?.get("name")?.as_str()? {
+    match unit_name(unit)? {
         "second" => Some(LatencyUnit::S),
         "millisecond" => Some(LatencyUnit::Ms),
         "microsecond" => Some(LatencyUnit::Us),
@@ -155,6 +162,18 @@ mod tests {
         assert_eq!(s[0].unit, Some(LatencyUnit::S));
         assert_eq!(s[0].at(1), "series[0].pointlist[1]");
         assert_eq!(s[0].label("scope"), Some("service:web"));
+    }
+
+    #[test]
+    fn a_percent_unit_marks_percentages() {
+        let doc = DOC.replace(
+            r#"{"family":"time","name":"second","short_name":"s"}"#,
+            r#"{"family":"percentage","name":"percent","short_name":"%"}"#,
+        );
+        let s = parse("dd.json", &doc).unwrap();
+        assert!(s[0].percent);
+        assert_eq!(s[0].unit, None);
+        assert!(!parse("dd.json", DOC).unwrap()[0].percent);
     }
 
     #[test]

@@ -1,6 +1,8 @@
 //! Which format a trace file is in, from its first bytes: JSON exports by their distinctive
-//! keys, Envoy logs by their `[START_TIME] "METHOD ...` lines, Grafana CSV by its quoted `"Time"`
-//! first column, anything else the CSV importers (interval or per-call, from the header).
+//! keys (a bare Prometheus `result` array by its `metric` and `values`), Envoy logs by their
+//! `[START_TIME] "METHOD ...` lines (Ambassador's start with `ACCESS `), Grafana CSV by its quoted
+//! `"Time"` first column or its `Series;Time;Value` long form (after a `sep=;` line if any),
+//! anything else the CSV importers (interval or per-call, from the header).
 //! `--format` skips detection.
 
 use super::{TraceError, TraceFormat};
@@ -14,8 +16,9 @@ const PREFIX: u64 = 64 * 1024;
 pub fn detect(path: &Path) -> Result<TraceFormat, TraceError> {
     let file = path.display().to_string();
     let mut head = Vec::new();
-    std::fs::File::open(path)
-        .and_then(|f| f.take(PREFIX).read_to_end(&mut head))
+    crate::scenario::open_input(path)?
+        .take(PREFIX)
+        .read_to_end(&mut head)
         .map_err(|source| TraceError::Io { file: file.clone(), source })?;
     detect_bytes(&head).ok_or_else(|| TraceError::Format {
         file,
@@ -31,6 +34,9 @@ pub fn detect_bytes(head: &[u8]) -> Option<TraceFormat> {
     let start = head.iter().position(|b| !b.is_ascii_whitespace()).unwrap_or(head.len());
     let body = &head[start..];
     let has = |key: &[u8]| body.windows(key.len()).any(|w| w == key);
+    if body.strip_prefix(b"ACCESS ").is_some_and(envoy_line) {
+        return Some(TraceFormat::Envoy);
+    }
     match body.first() {
         Some(b'[') if envoy_line(body) => Some(TraceFormat::Envoy),
         Some(b'{' | b'[') => {
@@ -40,7 +46,7 @@ pub fn detect_bytes(head: &[u8]) -> Option<TraceFormat> {
                 Some(TraceFormat::Cloudwatch)
             } else if has(b"\"pointlist\"") {
                 Some(TraceFormat::Datadog)
-            } else if has(b"\"resultType\"") {
+            } else if has(b"\"resultType\"") || (has(b"\"metric\"") && has(b"\"values\"")) {
                 Some(TraceFormat::Prometheus)
             } else if has(b"\"entries\"") && has(b"\"log\"") {
                 Some(TraceFormat::Har)
@@ -62,10 +68,21 @@ fn envoy_line(body: &[u8]) -> bool {
         && body.iter().position(|b| *b == b']').is_some_and(|end| body[end + 1..].starts_with(b" \""))
 }
 
-/// A header whose first field is `"Time"` (quoted, as Grafana writes it) with more columns.
+/// Grafana's header, after a `sep=X` line if there is one: `"Time"` (quoted, as Grafana writes
+/// it) then more columns, or the long form `Series;Time;Value` (quoted or not), with `,` or `;`.
 fn grafana_header(body: &[u8]) -> bool {
-    let line = body.split(|b| *b == b'\n').next().unwrap_or_default();
-    line.starts_with(b"\"Time\",") && line.len() > 8
+    let mut lines = body.split(|b| *b == b'\n');
+    let mut line = lines.next().unwrap_or_default();
+    if line.starts_with(b"sep=") {
+        line = lines.next().unwrap_or_default();
+    }
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    let wide = (line.starts_with(b"\"Time\",") || line.starts_with(b"\"Time\";")) && line.len() > 8;
+    let long: Vec<Vec<u8>> = line
+        .split(|b| *b == b',' || *b == b';')
+        .map(|f| f.trim_ascii().iter().filter(|b| **b != b'"').map(u8::to_ascii_lowercase).collect())
+        .collect();
+    wide || long == [&b"series"[..], b"time", b"value"]
 }
 
 #[cfg(test)]
@@ -74,7 +91,15 @@ mod tests {
 
     #[test]
     fn each_shape_is_recognised() {
-        let cases: [(&[u8], Option<TraceFormat>); 10] = [
+        let cases: [(&[u8], Option<TraceFormat>); 15] = [
+            (
+                b"ACCESS [2019-10-22T20:33:06.455Z] \"GET /backend/ HTTP/1.1\" 200 - 0 129 3 2\n",
+                Some(TraceFormat::Envoy),
+            ),
+            (b"\xEF\xBB\xBFsep=;\r\n\"Series\";\"Time\";\"Value\"\r\n", Some(TraceFormat::Grafana)),
+            (b"Series;Time;Value\n", Some(TraceFormat::Grafana)),
+            (b"sep=;\n\"Time\";\"A-series\"\n", Some(TraceFormat::Grafana)),
+            (b"[{\"metric\":{},\"values\":[[1700000000.1,\"1\"]]}]", Some(TraceFormat::Prometheus)),
             (
                 br#"{"status":"success","data":{"resultType":"matrix","result":[]}}"#,
                 Some(TraceFormat::Prometheus),

@@ -9,8 +9,15 @@
 //! the HTTP code decides (0 = no response = error). Lines are written at completion, so they
 //! are sorted by start here.
 //!
+//! Also read: Istio's default proxy format, which adds `%RESPONSE_CODE_DETAILS%
+//! %CONNECTION_TERMINATION_DETAILS% "%UPSTREAM_TRANSPORT_FAILURE_REASON%"` after the flags and
+//! `%UPSTREAM_CLUSTER% %UPSTREAM_LOCAL_ADDRESS% ...` at the end (told apart by the field after the
+//! flags: a byte count in Envoy's, a word in Istio's), and Ambassador/Emissary lines, Envoy's
+//! format after `ACCESS `. A DURATION of `-` is a call with no upstream answer: it is answered at
+//! once, as its flags and code say, and counted in the report.
+//!
 //! `--where` keys: `service` and `authority` (`:authority`), `operation` and `path`, `method`,
-//! `code`, `flags`, `upstream_host`.
+//! `code`, `flags`, `upstream_host`, `cluster` (Istio's `UPSTREAM_CLUSTER`).
 
 use super::TraceError;
 use super::records::LineReader;
@@ -32,9 +39,15 @@ struct Line<'a> {
     path: &'a [u8],
     code: u32,
     flags: &'a [u8],
-    duration_ms: u64,
+    /// `None` for `-`: no upstream answer.
+    duration_ms: Option<u64>,
     authority: &'a [u8],
     upstream_host: &'a [u8],
+    cluster: &'a [u8],
+    /// Istio's layout (details fields after the flags).
+    istio: bool,
+    /// The line started with Ambassador's `ACCESS `.
+    ambassador: bool,
 }
 
 /// Splits a line into tokens: `"quoted strings"` (with `\"` escapes left as written) and bare
@@ -95,6 +108,8 @@ fn show(b: &[u8]) -> String {
 /// START_TIME's date is read only when it differs from the previous line's (`dates`).
 fn parse_line<'a>(line: &'a [u8], tail: bool, dates: &mut DateCache) -> Result<Line<'a>> {
     let bad = |what: &str| crate::Error::invalid(format!("{what}; expected {EXPECTED}"));
+    let ambassador = line.starts_with(b"ACCESS [");
+    let line = if ambassador { &line[7..] } else { line };
     let rest = line.strip_prefix(b"[").ok_or_else(|| bad("no [START_TIME] at the start"))?;
     let close = memchr::memchr(b']', rest).ok_or_else(|| bad("no ] after START_TIME"))?;
     let start_us = dates.parse(&rest[..close], 0).map_err(|e| bad(&format!("START_TIME: expected {e}")))?;
@@ -107,20 +122,48 @@ fn parse_line<'a>(line: &'a [u8], tail: bool, dates: &mut DateCache) -> Result<L
         .and_then(|c| u32::try_from(c).ok())
         .ok_or_else(|| bad(&format!("RESPONSE_CODE {} is not a number", show(code))))?;
     let flags = t.next().ok_or_else(|| bad("no RESPONSE_FLAGS"))?;
-    let _rx = t.next().ok_or_else(|| bad("no BYTES_RECEIVED"))?;
+    let mut rx = t.next().ok_or_else(|| bad("no BYTES_RECEIVED"))?;
+    // Istio: RESPONSE_CODE_DETAILS, CONNECTION_TERMINATION_DETAILS, "UPSTREAM_TRANSPORT_FAILURE_REASON".
+    let istio = integer(rx).is_none();
+    if istio {
+        let _termination =
+            t.next().ok_or_else(|| bad("no CONNECTION_TERMINATION_DETAILS (Istio's format)"))?;
+        let _failure =
+            t.next().ok_or_else(|| bad("no UPSTREAM_TRANSPORT_FAILURE_REASON (Istio's format)"))?;
+        rx = t.next().ok_or_else(|| bad("no BYTES_RECEIVED"))?;
+        if integer(rx).is_none() {
+            return Err(bad(&format!("BYTES_RECEIVED {} is not a number", show(rx))));
+        }
+    }
     let _tx = t.next().ok_or_else(|| bad("no BYTES_SENT"))?;
     let duration = t.next().ok_or_else(|| bad("no DURATION"))?;
-    let duration_ms = integer(duration)
-        .and_then(|d| u64::try_from(d).ok())
-        .ok_or_else(|| bad(&format!("DURATION {} is not whole milliseconds", show(duration))))?;
-    // After DURATION: UPSTREAM_SERVICE_TIME, XFF, USER-AGENT, REQUEST-ID, AUTHORITY, UPSTREAM_HOST.
-    let (authority, upstream_host) = if tail {
-        let authority = t.nth(4).unwrap_or(b"-");
-        (authority, t.next().unwrap_or(b"-"))
-    } else {
-        (&b"-"[..], &b"-"[..])
+    let duration_ms = match duration {
+        b"-" => None,
+        d => Some(integer(d).and_then(|d| u64::try_from(d).ok()).ok_or_else(|| {
+            bad(&format!("DURATION {} is not whole milliseconds (nor `-`, no upstream answer)", show(d)))
+        })?),
     };
-    Ok(Line { start_us, method, path, code, flags, duration_ms, authority, upstream_host })
+    // After DURATION: UPSTREAM_SERVICE_TIME, XFF, USER-AGENT, REQUEST-ID, AUTHORITY, UPSTREAM_HOST
+    // (and in Istio's format UPSTREAM_CLUSTER ...).
+    let (authority, upstream_host, cluster) = if tail {
+        let authority = t.nth(4).unwrap_or(b"-");
+        (authority, t.next().unwrap_or(b"-"), t.next().unwrap_or(b"-"))
+    } else {
+        (&b"-"[..], &b"-"[..], &b"-"[..])
+    };
+    Ok(Line {
+        start_us,
+        method,
+        path,
+        code,
+        flags,
+        duration_ms,
+        authority,
+        upstream_host,
+        cluster,
+        istio,
+        ambassador,
+    })
 }
 
 /// The class of a line: flags first (see the module doc), then the code.
@@ -169,6 +212,7 @@ pub fn looks_like_flags(cell: &str) -> bool {
 pub fn read<R: Read>(file: &str, input: R, out: &mut Collector) -> Result<(), TraceError> {
     let mut lines = LineReader::new(input);
     let mut dates = DateCache::default();
+    let (mut istio, mut ambassador, mut no_answer) = (0u64, 0u64, 0u64);
     while let Some((n, raw)) =
         lines.next_line().map_err(|source| TraceError::Io { file: file.into(), source })?
     {
@@ -191,7 +235,11 @@ pub fn read<R: Read>(file: &str, input: R, out: &mut Collector) -> Result<(), Tr
                 continue;
             }
         };
-        let span = Span { t_us: l.start_us, latency_us: l.duration_ms as f64 * 1_000.0, class };
+        istio += u64::from(l.istio);
+        ambassador += u64::from(l.ambassador);
+        no_answer += u64::from(l.duration_ms.is_none());
+        let latency_us = l.duration_ms.map_or(0.0, |d| d as f64 * 1_000.0);
+        let span = Span { t_us: l.start_us, latency_us, class };
         let text = String::from_utf8_lossy;
         out.offer(span, at, |key| match key {
             "service" | "authority" => Some(text(l.authority)),
@@ -200,8 +248,24 @@ pub fn read<R: Read>(file: &str, input: R, out: &mut Collector) -> Result<(), Tr
             "code" => Some(Cow::Owned(l.code.to_string())),
             "flags" => Some(text(l.flags)),
             "upstream_host" => Some(text(l.upstream_host)),
+            "cluster" => Some(text(l.cluster)),
             _ => None,
         });
+    }
+    if istio > 0 {
+        out.note(format!(
+            "{istio} lines in Istio's default proxy format (RESPONSE_CODE_DETAILS, CONNECTION_TERMINATION_DETAILS \
+             and UPSTREAM_TRANSPORT_FAILURE_REASON after the flags)"
+        ));
+    }
+    if ambassador > 0 {
+        out.note(format!("{ambassador} lines start with `ACCESS ` (Ambassador/Emissary): read after it"));
+    }
+    if no_answer > 0 {
+        out.note(format!(
+            "{no_answer} calls have DURATION `-` (no upstream answer): each is answered at once, as its flags \
+             and code say"
+        ));
     }
     Ok(())
 }
@@ -229,11 +293,11 @@ mod tests {
         let l = parse_line(LOG.lines().nth(1).unwrap().as_bytes(), true, dates).unwrap();
         assert_eq!(
             (l.method, l.path, l.code, l.flags, l.duration_ms, l.authority),
-            (&b"GET"[..], &b"/api/v1/users"[..], 503, &b"UO"[..], 0, &b"users"[..])
+            (&b"GET"[..], &b"/api/v1/users"[..], 503, &b"UO"[..], Some(0), &b"users"[..])
         );
         let quoted = r#"[2016-04-15T20:17:00.100Z] "GET /a HTTP/1.1" 200 - 0 81 3 - "-" "say \"hi\"" "a1" "auth" "up""#;
         let l = parse_line(quoted.as_bytes(), true, dates).unwrap();
-        assert_eq!((l.authority, l.upstream_host, l.duration_ms), (&b"auth"[..], &b"up"[..], 3));
+        assert_eq!((l.authority, l.upstream_host, l.duration_ms), (&b"auth"[..], &b"up"[..], Some(3)));
         assert_eq!(parse_line(quoted.as_bytes(), false, dates).unwrap().authority, b"-");
         assert_eq!(l.start_us, 1_460_751_420_100_000);
     }
@@ -294,6 +358,37 @@ mod tests {
         assert_eq!(users.len(), 3);
     }
 
+    /// Istio's default format, as `kubectl logs deploy/x -c istio-proxy` prints it: a 200 via the
+    /// upstream, a 503 with no healthy upstream (UH, DURATION 0) and a downstream reset with no
+    /// upstream answer (DURATION `-`).
+    const ISTIO: &str = r#"[2024-06-02T13:24:57.930Z] "GET /status/200 HTTP/1.1" 200 - via_upstream - "-" 0 135 4 3 "-" "curl/8.5.0" "84961386-6d84-929d-98bd-c5aee93b5c88" "httpbin:8000" "10.44.1.27:80" outbound|8000||httpbin.foo.svc.cluster.local 10.44.1.23:37652 10.0.45.184:8000 10.44.1.23:46520 - default
+[2024-06-02T13:24:58.000Z] "GET /status/200 HTTP/1.1" 503 UH no_healthy_upstream - "-" 0 19 0 - "-" "curl/8.5.0" "9f69865b-eed1-409b-8c12-12436234a191" "httpbin:8000" "-" outbound|8000||httpbin.foo.svc.cluster.local - 10.0.45.184:8000 10.44.1.23:46522 - default
+[2024-06-02T13:24:59.500Z] "GET /delay/5 HTTP/1.1" 0 DC downstream_remote_disconnect - "-" 0 0 - - "-" "curl/8.5.0" "1d3ec87f-d974-4521-b5ac-23404817a56a" "httpbin:8000" "10.44.1.27:80" outbound|8000||httpbin.foo.svc.cluster.local 10.44.1.23:37652 10.0.45.184:8000 10.44.1.23:46524 - default
+"#;
+
+    #[test]
+    fn istio_and_ambassador_lines_are_read() {
+        let t = load(ISTIO, &[]).unwrap();
+        assert_eq!(t.len(), 3);
+        assert_eq!((t.first_answer(0).class, t.first_answer(0).latency.0), (OutcomeClass::Ok, 4_000));
+        assert_eq!((t.first_answer(1).class, t.first_answer(1).latency.0), (OutcomeClass::Error, 0));
+        assert_eq!((t.first_answer(2).class, t.first_answer(2).latency.0), (OutcomeClass::Error, 0));
+        let notes = t.report().notes.join("\n");
+        assert!(notes.contains("3 lines in Istio's default proxy format"), "{notes}");
+        assert!(notes.contains("1 calls have DURATION `-` (no upstream answer)"), "{notes}");
+        let cluster = load(ISTIO, &["cluster=outbound|8000||httpbin.*", "code=200"]).unwrap();
+        assert_eq!(cluster.len(), 1);
+        // Emissary's default: Envoy's format after `ACCESS `.
+        let log = "ACCESS [2019-10-22T20:33:06.455Z] \"GET /backend/ HTTP/1.1\" 200 - 0 129 3 2 \"10.244.0.1\" \"curl/7.54.0\" \"5c9e9a29\" \"localhost:8080\" \"10.244.0.22:8080\"\n\
+                   ACCESS [2019-10-22T20:33:07.000Z] \"GET /backend/ HTTP/1.1\" 503 UF 0 91 25 - \"10.244.0.1\" \"curl/7.54.0\" \"5c9e9a30\" \"localhost:8080\" \"10.244.0.22:8080\"\n";
+        let t = load(log, &["service=localhost:*"]).unwrap();
+        assert_eq!(
+            (t.len(), t.first_answer(1).class, t.first_answer(0).latency.0),
+            (2, OutcomeClass::Error, 3_000)
+        );
+        assert!(t.report().notes.join("\n").contains("2 lines start with `ACCESS ` (Ambassador/Emissary)"));
+    }
+
     #[test]
     fn bad_lines_are_located() {
         let e = load("[2016-04-15T20:17:00.310Z] \"GET / HTTP/1.1\" 200 - 1\n", &[]).unwrap_err().to_string();
@@ -301,7 +396,10 @@ mod tests {
         let e = load(&format!("{LOG}[2016-04-15T20:17:03Z] \"GET / HTTP/1.1\" 200 - 0 0 NaN 1\n"), &[])
             .unwrap_err()
             .to_string();
-        assert!(e.contains("line 5: DURATION \"NaN\""), "{e}");
+        assert!(e.contains("line 5: DURATION \"NaN\" is not whole milliseconds (nor `-`"), "{e}");
+        let cut = ISTIO.lines().next().unwrap().split(" \"-\" 0 135").next().unwrap();
+        let e = load(&format!("{cut}\n"), &[]).unwrap_err().to_string();
+        assert!(e.contains("line 1: no UPSTREAM_TRANSPORT_FAILURE_REASON (Istio's format)"), "{e}");
         let e = load("GET / 200\n", &[]).unwrap_err().to_string();
         assert!(e.contains("line 1: no [START_TIME]"), "{e}");
         let skip = TraceOptions { skip_bad_rows: true, ..TraceOptions::default() };

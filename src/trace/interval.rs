@@ -29,6 +29,17 @@ struct Columns {
     behaviour: Option<super::Behaviour>,
 }
 
+impl Columns {
+    /// The columns read as values (count, errors, percentiles).
+    fn values(&self) -> impl Iterator<Item = usize> + '_ {
+        let errors = match self.errors {
+            ErrorCol::None => None,
+            ErrorCol::Count(i) | ErrorCol::Rate(i, _) | ErrorCol::Success(i, _) => Some(i),
+        };
+        self.count.into_iter().chain(errors).chain(self.pct.iter().flatten().map(|(i, _)| *i))
+    }
+}
+
 fn resolve(header: &Header, opts: &TraceOptions, report: &mut ImportReport) -> Result<Columns, TraceError> {
     let cols_err = |message: String| TraceError::Columns { file: header.file.clone(), message };
     let time = header.find(Role::Time, opts.time.as_deref(), &[])?.ok_or_else(|| {
@@ -108,7 +119,13 @@ fn resolve(header: &Header, opts: &TraceOptions, report: &mut ImportReport) -> R
     }
     let behaviour = match (pct.iter().all(Option::is_none), opts.upstream, count) {
         (true, Some(b), Some(_)) => {
-            let (b, note) = b.checked()?;
+            let errors_from = match errors {
+                ErrorCol::None => None,
+                ErrorCol::Count(i) | ErrorCol::Rate(i, _) | ErrorCol::Success(i, _) => {
+                    Some(format!("column `{}`", header.names[i]))
+                }
+            };
+            let (b, note) = b.checked("volume only", opts.tail_sigma(), errors_from.as_deref())?;
             report.notes.push(note);
             Some(b)
         }
@@ -216,7 +233,7 @@ fn parse_row(row: &Row, cols: &Columns, format: Resolved, offset_s: i64) -> Resu
     let mut error_rate = error_rate;
     if let Some(b) = cols.behaviour {
         logged[0] = b.p50.0 as f64;
-        logged[2] = b.p95.0 as f64;
+        logged[2] = b.p95.map_or(f64::NAN, |d| d.0 as f64);
         if matches!(cols.errors, ErrorCol::None) {
             error_rate = b.error_rate.0;
         }
@@ -235,6 +252,11 @@ struct Loader<'a> {
     intervals: Intervals,
     /// The previous row's time cell as written, for the unsorted-row message.
     prev: Vec<u8>,
+    /// Rows left out because a value cell says "no value" (empty, `null`, `NaN`), and the first.
+    no_value: u64,
+    first_no_value: Option<String>,
+    /// The zone the times were assumed in, when the first one names none.
+    zone: Option<String>,
     report: ImportReport,
 }
 
@@ -244,13 +266,24 @@ impl Loader<'_> {
         let (header, cols, opts) = (self.header, self.cols, self.opts);
         self.report.rows += 1;
         let row = Row { record, line, header };
+        let first_cell = record.get(cols.time).unwrap_or(b"");
         let fmt = *self.format.get_or_insert_with(|| {
-            Resolved::resolve(
-                opts.time_format,
-                &header.names[cols.time],
-                record.get(cols.time).unwrap_or(b""),
-            )
+            let fmt = Resolved::resolve(opts.time_format, &header.names[cols.time], first_cell);
+            if fmt == Resolved::Datetime {
+                self.zone = super::timestamp::zone_note(&header.names[cols.time], first_cell, self.offset_s);
+            }
+            fmt
         });
+        if !opts.strict
+            && let Some(i) = cols.values().find(|i| record.get(*i).is_some_and(super::columns::says_no_value))
+        {
+            self.no_value += 1;
+            self.first_no_value.get_or_insert_with(|| {
+                let cell = String::from_utf8_lossy(record.get(i).unwrap_or(b"").trim_ascii()).into_owned();
+                format!("line {line}, column `{}`: {cell:?}", header.names[i])
+            });
+            return Ok(());
+        }
         let raw = match parse_row(&row, cols, fmt, self.offset_s) {
             Ok(raw) => raw,
             Err(e) if opts.skip_bad_rows => {
@@ -318,13 +351,35 @@ pub fn from_reader<R: Read>(file: &str, input: R, opts: &TraceOptions) -> Result
         format: None,
         intervals: Intervals::new(0, opts.tail_sigma()),
         prev: Vec::new(),
+        no_value: 0,
+        first_no_value: None,
+        zone: None,
         report,
     };
     let mut record = csv::ByteRecord::new();
     while let Some(line) = reader.next(&mut record)? {
         load.row(&record, line)?;
     }
-    let Loader { intervals, format, mut report, .. } = load;
+    let Loader { intervals, format, mut report, no_value, first_no_value, zone, .. } = load;
+    report.notes.extend(reader.assumed());
+    report.notes.extend(zone);
+    if intervals.is_empty()
+        && let Some(first) = &first_no_value
+        && report.bad_rows_skipped == 0
+    {
+        return Err(TraceError::Format {
+            file: file.into(),
+            message: format!(
+                "every row ({no_value}) has a value cell that says no value; the first: {first}"
+            ),
+        });
+    }
+    if let Some(first) = first_no_value {
+        report.notes.push(format!(
+            "gap: {no_value} rows have a value cell that says no value (empty, null, NaN; the first: {first}): \
+             left out as gaps (--strict refuses them)"
+        ));
+    }
     if intervals.is_empty() {
         return Err(match report.first_bad_row.take() {
             Some(first) => {
@@ -678,13 +733,40 @@ mod tests {
     }
 
     #[test]
+    fn empty_and_null_cells_are_gaps_unless_strict() {
+        // Grafana's "Download for Excel" of series joined by time: BOM, sep=;, `;`, null, zone-less times.
+        let data = "\u{feff}sep=;\r\n\"Time\";\"p95 (ms)\";\"requests\"\r\n\"2024-01-01 00:00:00\";80;60\r\n\
+                    \"2024-01-01 00:01:00\";82;60\r\n\"2024-01-01 00:02:00\";null;60\r\n\"2024-01-01 00:03:00\";90;\r\n\
+                    \"2024-01-01 00:04:00\";85;61\r\n\"2024-01-01 00:05:00\";84;62";
+        let t = parse(data, &TraceOptions::default()).unwrap();
+        assert_eq!(t.intervals().len(), 4);
+        assert_eq!(t.report().gaps, 1);
+        let notes = t.report().notes.join("\n");
+        assert!(notes.contains("fields separated by `;` (from the file's `sep=` line)"), "{notes}");
+        assert!(notes.contains("times in `Time` name no zone: read as UTC"), "{notes}");
+        assert!(
+            notes.contains("gap: 2 rows have a value cell that says no value (empty, null, NaN; the first: line 5, column `p95 (ms)`: \"null\")"),
+            "{notes}"
+        );
+        let strict = TraceOptions { strict: true, ..TraceOptions::default() };
+        let err = parse(data, &strict).unwrap_err().to_string();
+        assert!(err.contains("line 5, column `p95 (ms)`: expected a number"), "{err}");
+        let err =
+            parse("ts,p95_ms\n1000,null\n1060,NaN\n", &TraceOptions::default()).unwrap_err().to_string();
+        assert!(
+            err.contains("every row (2) has a value cell that says no value; the first: line 2"),
+            "{err}"
+        );
+    }
+
+    #[test]
     fn request_counts_alone_take_the_behaviour_from_options() {
         let csv = "timestamp,requests\n1700000000,60\n1700000060,120\n";
         let err = parse(csv, &TraceOptions::default()).unwrap_err().to_string();
         assert!(err.contains("no latency percentile column") && err.contains("--p50, --p95"), "{err}");
         let b = super::super::Behaviour {
             p50: Dur::from_millis(20),
-            p95: Dur::from_millis(80),
+            p95: Some(Dur::from_millis(80)),
             error_rate: crate::units::Ratio(0.01),
         };
         let opts = TraceOptions { upstream: Some(b), ..TraceOptions::default() };

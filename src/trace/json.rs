@@ -17,8 +17,7 @@ use std::path::Path;
 
 /// Reads `path` into memory, naming it in the error.
 pub fn read(path: &Path) -> Result<String, TraceError> {
-    std::fs::read_to_string(path)
-        .map_err(|source| TraceError::Io { file: path.display().to_string(), source })
+    Ok(crate::scenario::read_input_text(path, crate::scenario::MAX_DATA_BYTES)?)
 }
 
 /// A bad value at a JSON path (`data.result[2].values[17]`), with what was expected.

@@ -268,8 +268,7 @@ pub fn from_fault_list(
             instants.push((t, kind.to_string()));
         }
     } else {
-        let text =
-            std::fs::read_to_string(path).map_err(|source| TraceError::Io { file: file.clone(), source })?;
+        let text = crate::scenario::read_input_text(path, crate::scenario::MAX_DATA_BYTES)?;
         for (n, line) in text.lines().enumerate() {
             let line = line.trim();
             if line.is_empty() || line.starts_with('#') {

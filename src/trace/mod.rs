@@ -195,14 +195,13 @@ pub fn detect_format(path: &Path, opts: &TraceOptions) -> Result<TraceFormat, Tr
         return Ok(TraceFormat::Calls);
     }
     let file = path.display().to_string();
-    let mut reader = columns::csv_reader(columns::open(path)?);
-    let header = columns::Header::read(&file, &mut reader)?;
+    let (_, header) = records::Records::open(&file, columns::open(path)?)?;
     let has = |role| header.find(role, None, &[]).map(|c| c.is_some());
     let pct = (0..4).map(|k| has(columns::Role::Percentile(k))).collect::<Result<Vec<_>, _>>()?;
     if pct.contains(&true) || has(columns::Role::Value)? {
         return Ok(TraceFormat::Interval);
     }
-    if has(columns::Role::Latency)? {
+    if has(columns::Role::Latency)? || (has(columns::Role::End)? && has(columns::Role::Time)?) {
         return Ok(TraceFormat::Calls);
     }
     Ok(TraceFormat::Interval)

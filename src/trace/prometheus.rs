@@ -1,20 +1,53 @@
 //! Prometheus HTTP API `query_range` JSON (`curl .../api/v1/query_range?...`, or Grafana's
 //! query inspector "Data" → download of the raw response):
-//! `{"status":"success","data":{"resultType":"matrix","result":[{"metric":{...},"values":[[t,"v"],...]}]}}`.
-//! Times are float seconds; values are strings and may be `NaN` or `±Inf` (kept as bad samples,
-//! refused or skipped by the merge). A series' unit comes from its metric name (`_seconds`,
-//! `_ms`), which `histogram_quantile` drops, hence `p95:s=...`.
+//! `{"status":"success","data":{"resultType":"matrix","result":[{"metric":{...},"values":[[t,"v"],...]}]}}`,
+//! or its bare `result` array (`jq .data.result`, or prometheus-api-client-python's
+//! `custom_query_range` saved with `json.dump`): `[{"metric":{...},"values":[...]}]`.
+//! Times are float seconds; values are strings and may be `NaN` or `±Inf` (kept as samples with
+//! no value: gaps for the merge, refused under `strict`). A series' unit comes from its metric
+//! name (`_seconds`, `_milliseconds` anywhere in it, e.g. `http_request_duration_seconds_p95`),
+//! which `histogram_quantile` drops, hence `p95:s=...`.
 
 use super::TraceError;
 use super::json::{Number, Scalar, bad_value, documents};
 use super::series::{Locator, Series};
 use serde::Deserialize;
-use serde::de::{self, Deserializer, IgnoredAny, SeqAccess, Visitor};
+use serde::de::value::MapAccessDeserializer;
+use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt;
 
-const SHAPE: &str = r#"Prometheus query_range JSON: {"status":"success","data":{"resultType":"matrix","result":[{"metric":{...},"values":[[1700000000,"0.25"],...]}]}}"#;
+const SHAPE: &str = r#"Prometheus query_range JSON: {"status":"success","data":{"resultType":"matrix","result":[{"metric":{...},"values":[[1700000000,"0.25"],...]}]}}, or its result array [{"metric":{...},"values":[...]}]"#;
+
+/// One document: a response, or a bare `result` array.
+enum Document<'a> {
+    Response(Response<'a>),
+    Result(Vec<Matrix<'a>>),
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Document<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Document<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a response (an object) or a result array")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Document<'de>, A::Error> {
+                Response::deserialize(MapAccessDeserializer::new(map)).map(Document::Response)
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Document<'de>, A::Error> {
+                let mut result = Vec::new();
+                while let Some(m) = seq.next_element()? {
+                    result.push(m);
+                }
+                Ok(Document::Result(result))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
 
 /// One response.
 #[derive(Deserialize)]
@@ -83,10 +116,20 @@ impl<'de: 'a, 'a> Deserialize<'de> for Sample<'a> {
     }
 }
 
-/// Every series of a `query_range` response (several responses may be concatenated).
+/// Every series of a `query_range` response or `result` array (several may be concatenated).
 pub fn parse(file: &str, text: &str) -> Result<Vec<Series>, TraceError> {
     let mut out = Vec::new();
-    documents(file, text, SHAPE, |r: Response, doc| response(r, file, doc, &mut out))?;
+    documents(file, text, SHAPE, |d: Document, doc| match d {
+        Document::Response(r) => response(r, file, doc, &mut out),
+        Document::Result(result) => {
+            for (i, m) in result.into_iter().enumerate() {
+                let path =
+                    if doc == 0 { format!("[{i}].values") } else { format!("array {doc}: [{i}].values") };
+                out.push(series(m, file, path)?);
+            }
+            Ok(())
+        }
+    })?;
     Ok(out)
 }
 
@@ -175,7 +218,7 @@ fn series(m: Matrix, file: &str, path: String) -> Result<Series, TraceError> {
     let rest: Vec<String> =
         labels.iter().filter(|(k, _)| *k != "__name__").map(|(k, v)| format!("{k}={v:?}")).collect();
     s.name = format!("{name}{{{}}}", rest.join(","));
-    s.unit = super::columns::split_header(&name).unit;
+    s.unit = super::columns::unit_in_name(&name);
     s.labels = labels.into_iter().collect();
     s.locate = Locator::Json(path);
     Ok(s)
@@ -202,6 +245,23 @@ mod tests {
         assert_eq!(s[0].at(1), "data.result[0].values[1]");
         assert_eq!(s[1].name, "{}");
         assert_eq!(s[1].unit, None);
+    }
+
+    #[test]
+    fn a_bare_result_array_with_the_unit_inside_the_name() {
+        // prometheus-api-client-python: json.dump(prom.custom_query_range(...), f)
+        let doc = r#"[{"metric": {"__name__": "http_request_duration_seconds_p95", "job": "api"}, "values": [[1700000000.804, "0.2"], [1700000015.805, "NaN"]]}]"#;
+        let s = parse("r.json", doc).unwrap();
+        assert_eq!(s[0].unit, Some(super::super::LatencyUnit::S));
+        assert_eq!(s[0].times, vec![1_700_000_000_804_000, 1_700_000_015_805_000]);
+        assert_eq!(s[0].at(1), "[0].values[1]");
+        assert!(s[0].values[1].is_nan());
+        let ms = r#"[{"metric":{"__name__":"api_latency_milliseconds_bucket_p99"},"values":[[1,"2"]]}]"#;
+        assert_eq!(parse("r.json", ms).unwrap()[0].unit, Some(super::super::LatencyUnit::Ms));
+        let e = parse("r.json", r#"[{"metric":{},"values":[[1,2]]}]"#).unwrap_err().to_string();
+        assert!(e.contains("a number in a string") && e.contains("result array"), "{e}");
+        let e = parse("r.json", "[1]").unwrap_err().to_string();
+        assert!(e.contains("line 1, column 2"), "{e}");
     }
 
     #[test]

@@ -1,6 +1,8 @@
-//! Reading an importer's CSV with the `csv` crate: the header, then each row into one reused
-//! [`ByteRecord`] with the line it starts on, counted as an editor counts lines (blank lines and
-//! `\r\n` line ends included; the crate itself numbers a row from where the row before it ended).
+//! Reading an importer's CSV with the `csv` crate: the delimiter (named by a first line `sep=;`,
+//! which is skipped, else sniffed from a header with no comma), the header, then each row into
+//! one reused [`ByteRecord`] with the line it starts on, counted as an editor counts lines (blank
+//! lines and `\r\n` line ends included; the crate itself numbers a row from where the row
+//! before it ended).
 //! Also [`LineReader`], the lines of a text file one at a time.
 
 use super::TraceError;
@@ -46,6 +48,46 @@ impl<R> LastBlock<R> {
 pub struct Records<R: Read> {
     reader: csv::Reader<LastBlock<Chain<Cursor<Vec<u8>>, R>>>,
     file: String,
+    /// Lines before the header the CSV reader does not see (a `sep=;` line).
+    skipped_lines: u64,
+    /// The field delimiter, when it is not a comma: what it is and how it was found.
+    delimiter: Option<(u8, &'static str)>,
+}
+
+/// The field delimiter of a CSV whose head is `head`, and the bytes before its header: a first
+/// line `sep=X` (as spreadsheet-minded exports such as Grafana's "Download for Excel" write it)
+/// names it and is skipped; else a header with no comma outside quotes but a `;` (or a tab) is
+/// split on that. `None` for a comma.
+fn delimiter(head: &[u8]) -> (Option<(u8, &'static str)>, usize) {
+    let bom = if head.starts_with(b"\xEF\xBB\xBF") { 3 } else { 0 };
+    let body = &head[bom..];
+    let end = body.iter().position(|b| *b == b'\n').unwrap_or(body.len());
+    let first = body[..end].strip_suffix(b"\r").unwrap_or(&body[..end]);
+    if let Some(sep) = first.strip_prefix(b"sep=")
+        && let [d] = sep
+        && d.is_ascii()
+        && !d.is_ascii_alphanumeric()
+        && *d != b'"'
+    {
+        return (Some((*d, "from the file's `sep=` line")), (bom + end + 1).min(head.len()));
+    }
+    let mut quoted = false;
+    let (mut commas, mut semicolons, mut tabs) = (0, 0, 0);
+    for b in first {
+        match b {
+            b'"' => quoted = !quoted,
+            b',' if !quoted => commas += 1,
+            b';' if !quoted => semicolons += 1,
+            b'\t' if !quoted => tabs += 1,
+            _ => {}
+        }
+    }
+    let sniffed = "sniffed: the header has no comma";
+    match (commas, semicolons, tabs) {
+        (0, s, _) if s > 0 => (Some((b';', sniffed)), 0),
+        (0, 0, t) if t > 0 => (Some((b'\t', sniffed)), 0),
+        _ => (None, 0),
+    }
 }
 
 impl<R: Read> Records<R> {
@@ -79,17 +121,42 @@ impl<R: Read> Records<R> {
         if matches!(first_line, b"" | b"\r") {
             return Err(TraceError::Empty { file: file.to_string() });
         }
+        let (found, skip) = delimiter(&head);
+        let head = head.split_off(skip);
+        if skip > 0 && matches!(head.split(|b| *b == b'\n').next(), Some(b"" | b"\r") | None) {
+            return Err(TraceError::Empty { file: file.to_string() });
+        }
         let input = LastBlock { input: Cursor::new(head).chain(input), start: 0, block: Vec::new() };
         // Rows may have fewer or more fields than the header: the importers name the cell.
-        let mut reader = csv::ReaderBuilder::new().flexible(true).from_reader(input);
+        let mut reader = csv::ReaderBuilder::new()
+            .flexible(true)
+            .delimiter(found.map_or(b',', |(d, _)| d))
+            .from_reader(input);
         let header = reader.byte_headers().map_err(|e| read_error(file, e))?;
         let header = Header::from_record(file, header)?;
-        Ok((Records { reader, file: file.to_string() }, header))
+        let skipped_lines = u64::from(skip > 0);
+        let delimiter = found.filter(|(d, _)| *d != b',');
+        Ok((Records { reader, file: file.to_string(), skipped_lines, delimiter }, header))
+    }
+
+    /// What the import assumed about the file's layout, for its report: the delimiter when it is
+    /// not a comma, and how it was found (`None` for a plain comma CSV).
+    pub fn assumed(&self) -> Option<String> {
+        let (d, how) = self.delimiter?;
+        let shown = if d == b'\t' { "tab".to_string() } else { format!("`{}`", d as char) };
+        Some(format!("fields separated by {shown} ({how})"))
     }
 
     /// Reads the next row into `record`; its line number, or `None` at the end.
     pub fn next(&mut self, record: &mut ByteRecord) -> Result<Option<u64>, TraceError> {
-        if !self.reader.read_byte_record(record).map_err(|e| read_error(&self.file, e))? {
+        let skipped = self.skipped_lines;
+        let read = self.reader.read_byte_record(record).map_err(|e| match read_error(&self.file, e) {
+            TraceError::Csv { file, line, message } => {
+                TraceError::Csv { file, line: line + skipped, message }
+            }
+            e => e,
+        });
+        if !read? {
             return Ok(None);
         }
         // The reader has counted the line feeds up to the record's end: take off those inside
@@ -97,7 +164,8 @@ impl<R: Read> Records<R> {
         let end = self.reader.position();
         let inside = record.as_slice().iter().filter(|b| **b == b'\n').count() as u64;
         let last = end.byte().checked_sub(1).and_then(|at| self.reader.get_ref().byte(at));
-        Ok(Some(end.line().saturating_sub(inside + u64::from(last == Some(b'\n')))))
+        let line = end.line().saturating_sub(inside + u64::from(last == Some(b'\n')));
+        Ok(Some(line + self.skipped_lines))
     }
 }
 
@@ -198,6 +266,33 @@ mod tests {
             assert_eq!((*n, fields[0].as_str()), (line, i.to_string().as_str()));
         }
         assert_eq!(read.len(), 40_000);
+    }
+
+    #[test]
+    fn a_sep_line_or_a_header_without_commas_sets_the_delimiter() {
+        // Grafana's "Download for Excel": BOM, `sep=;`, `;` between quoted fields, \r\n.
+        let data = b"\xef\xbb\xbfsep=;\r\n\"Series\";\"Time\";\"Value\"\r\n\"p95\";\"2020-06-01T12:00:00+02:00\";0.25\r\n\"p95\";\"x;y\";null";
+        let (mut records, header) = Records::open("t.csv", &data[..]).unwrap();
+        assert_eq!(header.names, ["Series", "Time", "Value"]);
+        assert_eq!(records.assumed().unwrap(), "fields separated by `;` (from the file's `sep=` line)");
+        let mut record = ByteRecord::new();
+        assert_eq!(records.next(&mut record).unwrap(), Some(3));
+        assert_eq!(&record[2], b"0.25");
+        assert_eq!(records.next(&mut record).unwrap(), Some(4));
+        assert_eq!(&record[1], b"x;y");
+        let (names, read) = rows(b"a;\"b,c\"\n1;2\n");
+        assert_eq!(
+            (names, read[0].1.clone()),
+            (vec!["a".to_string(), "b,c".into()], vec!["1".into(), "2".into()])
+        );
+        let (records, _) = Records::open("t.csv", &b"a\tb\n1\t2\n"[..]).unwrap();
+        assert_eq!(records.assumed().unwrap(), "fields separated by tab (sniffed: the header has no comma)");
+        let (records, _) = Records::open("t.csv", &b"sep=,\na,b\n1,2\n"[..]).unwrap();
+        assert_eq!(records.assumed(), None);
+        let (records, _) = Records::open("t.csv", &b"a,b;c\n1,2\n"[..]).unwrap();
+        assert_eq!(records.assumed(), None);
+        let e = Records::open("t.csv", &b"sep=;\n\n"[..]).err().unwrap();
+        assert!(matches!(e, TraceError::Empty { .. }), "{e}");
     }
 
     #[test]

@@ -5,8 +5,9 @@
 //! role; [`load`] merges the picked series on time into interval rows: the grid step is the
 //! finest series step, a coarser series holds its value for its own step, and a grid time where
 //! some series have a sample and others none is left out and reported as a gap of those series.
-//! A value that is not a number (`NaN`, `+Inf`, `null`) is refused with its place, or, with
-//! `skip_bad_rows`, left out and counted.
+//! A sample a little off the grid (scrape jitter: `.805` for `.804`) is moved onto it when within
+//! a tenth of a step, and the moves are counted. A value that says "no value" (`NaN`, `±Inf`,
+//! `null`) is a gap, counted in the report; `strict` refuses it with its place.
 
 use super::{
     ImportReport, IntervalTrace, LatencyUnit, TraceError, TraceFormat, TraceOptions, timestamp::format_utc,
@@ -32,10 +33,12 @@ pub struct Series {
     pub bad_text: BTreeMap<usize, String>,
     /// The latency unit the export states (metric name suffix, Datadog's unit), if any.
     pub unit: Option<LatencyUnit>,
+    /// The export says the values are percentages (Datadog's unit `percent`, a `%` header).
+    pub percent: bool,
     /// Where sample `i` is in the file.
     pub locate: Locator,
     /// Something the export says about this series that the import report should repeat
-    /// (CloudWatch's `PartialData`).
+    /// (CloudWatch's `PartialData`, a CSV's delimiter).
     pub note: Option<String>,
 }
 
@@ -446,7 +449,15 @@ pub fn load(opts: &TraceOptions) -> Result<IntervalTrace, TraceError> {
             return Err(spec_err(&other.text, format!("role `{}` is given twice", spec.role.name())));
         }
         let scale = scale_of(spec, series, &file, &mut report)?;
-        report.notes.extend(series.note.iter().map(|n| format!("{}: {n}", spec.role.name())));
+        // A CSV's note (its delimiter) once per file; a series' own note per role.
+        if let Some(note) = &series.note {
+            let shared = *format == TraceFormat::Grafana;
+            let line =
+                if shared { format!("{file}: {note}") } else { format!("{}: {note}", spec.role.name()) };
+            if !report.notes.contains(&line) {
+                report.notes.push(line);
+            }
+        }
         report
             .columns
             .push((spec.role.name().into(), format!("{file} ({}) {}", format.describe(), series.name)));
@@ -458,7 +469,11 @@ pub fn load(opts: &TraceOptions) -> Result<IntervalTrace, TraceError> {
 /// A file of series imported without `--series`: a Grafana CSV whose column names say their
 /// roles reads like an interval CSV; anything else must say which series plays which role.
 pub fn load_file(path: &Path, format: TraceFormat, opts: &TraceOptions) -> Result<IntervalTrace, TraceError> {
-    if format == TraceFormat::Grafana {
+    let file = path.display().to_string();
+    let long = format == TraceFormat::Grafana
+        && super::grafana::long_form(&super::records::Records::open(&file, super::columns::open(path)?)?.1)
+            .is_some();
+    if format == TraceFormat::Grafana && !long {
         return super::interval::from_path(path, opts).map_err(|e| match e {
             TraceError::Columns { file, message } => TraceError::Columns {
                 file: file.clone(),
@@ -469,7 +484,6 @@ pub fn load_file(path: &Path, format: TraceFormat, opts: &TraceOptions) -> Resul
             e => e,
         });
     }
-    let file = path.display().to_string();
     let all = read_file(path, format, opts)?;
     let names: Vec<String> = all.iter().take(12).map(|s| s.name.clone()).collect();
     Err(TraceError::Format {
@@ -516,6 +530,14 @@ fn scale_of(
             }
         },
         (Role::ErrorRate | Role::SuccessRate, Some(Unit::Percent)) => 0.01,
+        (Role::ErrorRate | Role::SuccessRate, None) if series.percent => {
+            report.notes.push(format!(
+                "{}: values read as percentages (the series says so: {})",
+                spec.role.name(),
+                series.name
+            ));
+            0.01
+        }
         (Role::ErrorRate | Role::SuccessRate, _) => {
             if let Some(i) = series.values.iter().position(|v| *v > 1.0) {
                 return Err(spec_err(
@@ -567,6 +589,10 @@ fn merge(
         });
     }
     let latency = has(&|r| matches!(r, Role::Percentile(_)));
+    let errors_from = picked
+        .iter()
+        .find(|p| matches!(p.spec.role, Role::Errors | Role::ErrorRate | Role::SuccessRate))
+        .map(|p| format!("the {} series", p.spec.role.name()));
     let behaviour = match (latency, opts.upstream) {
         (true, Some(_)) => {
             return Err(TraceError::Option {
@@ -577,7 +603,8 @@ fn merge(
         }
         (true, None) => None,
         (false, Some(b)) => {
-            let (b, note) = b.checked()?;
+            let what = if counted { "volume only" } else { "no latency series" };
+            let (b, note) = b.checked(what, opts.tail_sigma(), errors_from.as_deref())?;
             report.notes.push(note);
             Some(b)
         }
@@ -593,7 +620,10 @@ fn merge(
         (false, None) => {
             return Err(TraceError::Option {
                 option: "series",
-                message: "no latency series (p50, p90, p95 or p99) and no volume (rate, requests)".into(),
+                message: "no latency series (p50, p90, p95 or p99): add one, or say how the dependency answers \
+                          with --p50 (and --p95; a scenario: [trace.upstream] p50, p95); request volume comes from a \
+                          rate or requests series, or from --rate"
+                    .into(),
             });
         }
     };
@@ -609,8 +639,29 @@ fn merge(
         .map(|p| format!("{} every {}", p.spec.role.name(), Dur(p.step.unwrap_or(step))))
         .collect();
     report.notes.push(format!("merged on a {} step ({})", Dur(step), steps.join(", ")));
+    if let Some(p) = picked.iter().find(|p| p.series.values.iter().all(|v| !v.is_finite())) {
+        return Err(TraceError::Format {
+            file: p.file.clone(),
+            message: format!(
+                "the {} series {} has no number: all its {} samples are NaN, ±Inf or null",
+                p.spec.role.name(),
+                p.series.name,
+                p.series.values.len()
+            ),
+        });
+    }
     let t0 = picked.iter().filter_map(|p| p.series.times.first()).min().copied().unwrap_or(0);
-    let t_end = picked.iter().filter_map(|p| p.series.times.last()).max().copied().unwrap_or(0);
+    let (aligned, moved) = align(picked, t0, step);
+    if moved.count > 0 {
+        report.notes.push(format!(
+            "{} samples moved onto the {} grid (by at most {}; a sample within {} of a grid time is moved)",
+            moved.count,
+            Dur(step),
+            Dur(moved.most),
+            Dur(step / 10)
+        ));
+    }
+    let t_end = aligned.iter().filter_map(|t| t.last()).max().copied().unwrap_or(0);
     let n = (t_end - t0) as u64 / step + 1;
     if n > MAX_ROWS {
         return Err(TraceError::Option {
@@ -629,35 +680,35 @@ fn merge(
     let mut open_gap: Vec<Option<(i64, i64)>> = vec![None; picked.len()];
     let mut present: Vec<Option<f64>> = vec![None; picked.len()];
     let mut last_bad: Vec<Option<usize>> = vec![None; picked.len()];
+    let mut no_value: Vec<(u64, Option<String>)> = vec![(0, None); picked.len()];
     for k in 0..n {
         let t = t0 + (k * step) as i64;
         for (j, p) in picked.iter().enumerate() {
-            let s = p.series;
+            let (s, times) = (p.series, &aligned[j]);
             let c = &mut cursor[j];
-            while *c + 1 < s.times.len() && s.times[*c + 1] <= t {
+            while *c + 1 < times.len() && times[*c + 1] <= t {
                 *c += 1;
             }
             let own = p.step.unwrap_or(step) as i64;
             present[j] = None;
-            if s.times.get(*c).is_some_and(|&ti| ti <= t && t - ti < own) {
+            if times.get(*c).is_some_and(|&ti| ti <= t && t - ti < own) {
                 let v = s.values[*c];
                 if v.is_nan() || v.is_infinite() {
                     let shown = s.bad_text.get(c).cloned().unwrap_or_else(|| v.to_string());
-                    if !opts.skip_bad_rows {
+                    if opts.strict {
                         return Err(TraceError::Format {
                             file: p.file.clone(),
                             message: format!(
-                                "{}: expected a number, found {shown} (--skip-bad-rows leaves such samples out as gaps)",
+                                "{}: expected a number, found {shown} (--strict refuses samples with no value; \
+                                 without it they are gaps)",
                                 s.at(*c)
                             ),
                         });
                     }
                     if last_bad[j] != Some(*c) {
                         last_bad[j] = Some(*c);
-                        report.bad_rows_skipped += 1;
-                        report.first_bad_row.get_or_insert_with(|| {
-                            super::json::bad_value(&p.file, &s.at(*c), &shown, "a number").to_string()
-                        });
+                        no_value[j].0 += 1;
+                        no_value[j].1.get_or_insert_with(|| format!("{}, {shown}", s.at(*c)));
                     }
                 } else {
                     present[j] = Some(check(p, *c, v * p.scale)?);
@@ -691,6 +742,16 @@ fn merge(
             gaps.push((j, a, b));
         }
     }
+    for (p, (count, first)) in picked.iter().zip(&no_value) {
+        if *count > 0 {
+            report.notes.push(format!(
+                "gap: {count} {} samples say no value (NaN, ±Inf or null; the first: {}): left out as gaps \
+                 (--strict refuses them)",
+                p.spec.role.name(),
+                first.as_deref().unwrap_or("")
+            ));
+        }
+    }
     gaps.sort_by_key(|g| (g.1, g.0));
     for (j, a, b) in gaps.iter().take(5) {
         report.notes.push(format!(
@@ -706,13 +767,59 @@ fn merge(
         report.notes.push(format!("gap: {} more gaps where a series has no sample", gaps.len() - 5));
     }
     if rows.is_empty() {
+        let spans: Vec<String> = picked
+            .iter()
+            .map(|p| {
+                let (times, values) = (&p.series.times, &p.series.values);
+                let first = values.iter().position(|v| v.is_finite()).unwrap_or(0);
+                let last = values.iter().rposition(|v| v.is_finite()).unwrap_or(0);
+                format!("{} {} .. {}", p.spec.role.name(), format_utc(times[first]), format_utc(times[last]))
+            })
+            .collect();
         return Err(TraceError::Option {
             option: "series",
-            message: "the series never have samples at the same times, so no interval has every role".into(),
+            message: format!(
+                "the series never have a number at the same times, so no interval has every role (numbers: {})",
+                spans.join("; ")
+            ),
         });
     }
     let opts = TraceOptions { interval: Some(Dur(step)), ..opts.clone() };
     IntervalTrace::build(rows, &opts, opts.offset_seconds()?, report)
+}
+
+/// How many samples [`align`] moved, and the largest move (µs).
+#[derive(Default)]
+struct Moved {
+    count: u64,
+    most: u64,
+}
+
+/// Each picked series' sample times with those within a tenth of `step` of a grid time
+/// (`t0 + k step`) moved onto it, unless that would reach or pass the sample before.
+fn align(picked: &[Picked], t0: i64, step: u64) -> (Vec<Vec<i64>>, Moved) {
+    let step_i = step as i64;
+    let tolerance = step_i / 10;
+    let mut moved = Moved::default();
+    let aligned = picked
+        .iter()
+        .map(|p| {
+            let mut out: Vec<i64> = Vec::with_capacity(p.series.times.len());
+            for &t in &p.series.times {
+                let off = t - t0;
+                let grid = t0 + (off + step_i / 2).div_euclid(step_i) * step_i;
+                let shift = (grid - t).unsigned_abs();
+                let ok = shift > 0 && shift as i64 <= tolerance && out.last().is_none_or(|l| grid > *l);
+                if ok {
+                    moved.count += 1;
+                    moved.most = moved.most.max(shift);
+                }
+                out.push(if ok { grid } else { t });
+            }
+            out
+        })
+        .collect();
+    (aligned, moved)
 }
 
 /// `v` (in the role's base unit) checked against the role's range, naming the sample otherwise.
@@ -746,7 +853,7 @@ fn row(
     let mut logged = [f64::NAN; 4];
     if let Some(b) = behaviour {
         logged[0] = b.p50.0 as f64;
-        logged[2] = b.p95.0 as f64;
+        logged[2] = b.p95.map_or(f64::NAN, |d| d.0 as f64);
     }
     for (p, value) in picked.iter().zip(v) {
         let x = value.unwrap_or(0.0);
@@ -859,19 +966,69 @@ mod tests {
     }
 
     #[test]
-    fn nan_is_refused_with_its_place_or_skipped() {
-        let mut p95 = series("p95", &[], 0, 1_000_000, &[0.1, f64::NAN, 0.3]);
+    fn no_value_samples_are_counted_gaps_or_refused_when_strict() {
+        let mut p95 = series("p95", &[], 0, 1_000_000, &[0.1, f64::NAN, 0.3, f64::INFINITY]);
         p95.bad_text.insert(1, "\"NaN\"".into());
+        p95.bad_text.insert(3, "\"+Inf\"".into());
         let s1 = spec("p95:s=a");
         let picked =
             [Picked { spec: &s1, series: &p95, file: "a.json".into(), scale: 1e6, step: p95.step() }];
-        let e = merge(&picked, &TraceOptions::default(), ImportReport::default()).unwrap_err().to_string();
-        assert!(e.starts_with("a.json: p95.values[1]: expected a number, found \"NaN\""), "{e}");
-        let skip = TraceOptions { skip_bad_rows: true, ..TraceOptions::default() };
-        let t = merge(&picked, &skip, ImportReport::default()).unwrap();
+        let t = merge(&picked, &TraceOptions::default(), ImportReport::default()).unwrap();
         assert_eq!(t.intervals().len(), 2);
-        assert_eq!(t.report().bad_rows_skipped, 1);
-        assert!(t.report().first_bad_row.as_deref().unwrap().contains("p95.values[1]"));
+        let notes = t.report().notes.join("\n");
+        assert!(
+            notes.contains(
+                "gap: 2 p95 samples say no value (NaN, ±Inf or null; the first: p95.values[1], \"NaN\")"
+            ),
+            "{notes}"
+        );
+        let strict = TraceOptions { strict: true, ..TraceOptions::default() };
+        let e = merge(&picked, &strict, ImportReport::default()).unwrap_err().to_string();
+        assert!(e.starts_with("a.json: p95.values[1]: expected a number, found \"NaN\" (--strict"), "{e}");
+        // Every sample NaN: said so, not "never at the same times".
+        let nan = series("p95", &[], 0, 1_000_000, &[f64::NAN, f64::NAN]);
+        let picked =
+            [Picked { spec: &s1, series: &nan, file: "a.json".into(), scale: 1e6, step: nan.step() }];
+        let e = merge(&picked, &TraceOptions::default(), ImportReport::default()).unwrap_err().to_string();
+        assert!(e.contains("has no number: all its 2 samples are NaN, ±Inf or null"), "{e}");
+    }
+
+    #[test]
+    fn jittered_samples_move_onto_the_grid_and_are_counted() {
+        let s = 15_000_000;
+        // Scrape jitter: the third sample 1 ms late, the fifth 2 ms early.
+        let mut p95 = series("p95", &[], 0, s, &[0.1, 0.2, 0.3, 0.4, 0.5]);
+        p95.times[2] += 1_000;
+        p95.times[4] -= 2_000;
+        let rate = series("rate", &[], 0, s, &[1.0, 1.0, 1.0, 1.0, 1.0]);
+        let (s1, s2) = (spec("p95:s=a"), spec("rate=b"));
+        let picked = [
+            Picked { spec: &s1, series: &p95, file: "a".into(), scale: 1e6, step: p95.step() },
+            Picked { spec: &s2, series: &rate, file: "b".into(), scale: 1.0, step: rate.step() },
+        ];
+        let t = merge(&picked, &TraceOptions::default(), ImportReport::default()).unwrap();
+        assert_eq!(t.intervals().len(), 5);
+        assert_eq!(t.intervals()[2].percentile_us(2), Some(300_000.0));
+        let notes = t.report().notes.join("\n");
+        assert!(
+            notes.contains("2 samples moved onto the 15s grid (by at most 2ms; a sample within 1s500ms"),
+            "{notes}"
+        );
+        assert!(!notes.contains("gap:"), "{notes}");
+        // Series that never overlap say where each has numbers.
+        let late = series("rate", &[], 10 * s, s, &[1.0, 1.0]);
+        let (a, b) = (series("p95", &[], 0, s, &[0.1, 0.2]), late);
+        let picked = [
+            Picked { spec: &s1, series: &a, file: "a".into(), scale: 1e6, step: a.step() },
+            Picked { spec: &s2, series: &b, file: "b".into(), scale: 1.0, step: b.step() },
+        ];
+        let e = merge(&picked, &TraceOptions::default(), ImportReport::default()).unwrap_err().to_string();
+        assert!(
+            e.contains(
+                "(numbers: p95 1970-01-01 00:00:00Z .. 1970-01-01 00:00:15Z; rate 1970-01-01 00:02:30Z"
+            ),
+            "{e}"
+        );
     }
 
     #[test]
@@ -883,7 +1040,7 @@ mod tests {
         assert!(e.contains("traffic volume only"), "{e}");
         let b = super::super::Behaviour {
             p50: Dur::from_millis(20),
-            p95: Dur::from_millis(80),
+            p95: Some(Dur::from_millis(80)),
             error_rate: crate::units::Ratio(0.01),
         };
         let opts = TraceOptions { upstream: Some(b), ..TraceOptions::default() };
@@ -891,6 +1048,26 @@ mod tests {
         assert_eq!(t.intervals()[1].count(), Some(120));
         assert_eq!(t.intervals()[0].percentile_us(2), Some(80_000.0));
         assert_eq!(t.intervals()[0].error_rate(), 0.01);
+        // A success-rate series with --p50 alone and --rate: the note says where errors and p95
+        // come from.
+        let ok = series("ok", &[], 0, 60_000_000, &[0.9, 1.0]);
+        let s2 = spec("success_rate=b");
+        let picked = [Picked { spec: &s2, series: &ok, file: "b".into(), scale: 1.0, step: ok.step() }];
+        let e = merge(&picked, &TraceOptions::default(), ImportReport::default()).unwrap_err().to_string();
+        assert!(e.contains("no latency series") && e.contains("--p50") && e.contains("--rate"), "{e}");
+        let alone = super::super::Behaviour { p95: None, ..b };
+        let opts = TraceOptions { upstream: Some(alone), ..TraceOptions::default() };
+        let t = merge(&picked, &opts, ImportReport::default()).unwrap();
+        assert!((t.intervals()[0].error_rate() - 0.1).abs() < 1e-12);
+        assert!((t.intervals()[0].percentile_us(2).unwrap() - 45_520.0).abs() < 5.0);
+        let notes = t.report().notes.join("\n");
+        assert!(
+            notes.contains(
+                "no latency series: every interval answers with p50 20ms, p95 45ms520us (p95 not given: p50 × 2.276, \
+                 the lognormal of tail_sigma 0.5), errors from the success_rate series"
+            ),
+            "{notes}"
+        );
     }
 
     #[test]

@@ -131,8 +131,25 @@ fn a_19_digit_epoch_is_nanoseconds_and_the_span_shows_it() {
     assert!(out.contains("no status column: every call is ok"), "{out}");
     assert!(out.contains("time column `StartTimeUnixNano` read as epoch nanoseconds"), "{out}");
     assert!(out.contains("span: 2023-11-14 22:13:20Z"), "{out}");
+    // A per-call log out of order is sorted in memory and says so; an interval CSV is refused
+    // with a hint that keeps the header first.
     write(dir.path(), "unsorted.csv", "ts,latency_ms\n1700000001,5\n1700000000,5\n");
-    refuses(dir.path(), &["unsorted.csv"], "rows must be sorted by `ts`");
+    let out = breakerlab(dir.path())
+        .args(["replay", "unsorted.csv", "--out", "u", "--no-charts"])
+        .assert()
+        .success();
+    let out = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    assert!(
+        out.contains("the 2 calls were sorted by `ts` in memory")
+            && out.contains("span: 2023-11-14 22:13:20Z"),
+        "{out}"
+    );
+    write(dir.path(), "unsorted-intervals.csv", "ts,p95_ms\n1700000060,5\n1700000000,5\n");
+    refuses(
+        dir.path(),
+        &["unsorted-intervals.csv"],
+        "(head -n 1 unsorted-intervals.csv; tail -n +2 unsorted-intervals.csv | sort -t, -k1,1) > sorted.csv",
+    );
 }
 
 const SLO: &str = "p95 > 2s or error_rate > 5% for 3m";
@@ -216,8 +233,8 @@ fn series_bad_input_is_located_and_exits_2() {
     write(d, "nan.json", &format!("{}NaN{}", &p95[..i], &p95[j..]));
     refuses(
         d,
-        &["--series", "p95:s=nan.json", "--rate", "5"],
-        "data.result[0].values[0]: expected a number, found \"NaN\"",
+        &["--series", "p95:s=nan.json", "--rate", "5", "--strict"],
+        "data.result[0].values[0]: expected a number, found \"NaN\" (--strict refuses",
     );
     let dd = read(&sample("datadog.json"));
     let i = dd.find(".0, 0.").unwrap() + 4;
@@ -225,21 +242,18 @@ fn series_bad_input_is_located_and_exits_2() {
     let nulls = format!("{}null{}", &dd[..i], &dd[j..]);
     assert_ne!(nulls, dd);
     write(d, "nulls.json", &nulls);
-    refuses(
-        d,
-        &["--series", "p95=nulls.json@trace.http.request.duration", "--rate", "5"],
-        "series[0].pointlist[",
-    );
-    refuses(d, &["--series", "p95=nulls.json@trace.http.request.duration", "--rate", "5"], "found null");
-    // With --skip-bad-rows the null sample is left out and counted.
+    let strict = ["--series", "p95=nulls.json@trace.http.request.duration", "--rate", "5", "--strict"];
+    refuses(d, &strict, "series[0].pointlist[");
+    refuses(d, &strict, "found null");
+    // Without --strict the null sample is a gap, counted and located.
     let out = breakerlab(d)
         .args(["replay", "--series", "p95=nulls.json@trace.http.request.duration", "--rate", "5"])
-        .args(["--skip-bad-rows", "--out", "skip", "--no-charts"])
+        .args(["--out", "skip", "--no-charts"])
         .assert()
         .success();
     let out = String::from_utf8(out.get_output().stdout.clone()).unwrap();
     assert!(
-        out.contains("1 bad rows skipped") && out.contains("first skipped: nulls.json: series[0]"),
+        out.contains("gap: 1 p95 samples say no value (NaN, ±Inf or null; the first: series[0]"),
         "{out}"
     );
     refuses(
@@ -325,21 +339,26 @@ fn other_export_shapes_replay_and_their_bad_samples_are_located() {
     let slo = ["--slo", "p95 > 2s or error_rate > 5% for 3m", "--rate", "5"];
     let mut args = vec!["--series", &p95_role, "--series", &err_role];
     args.extend(slo);
-    refuses(dir.path(), &args, "data.result[0].values[7]: expected a number, found \"NaN\"");
-    args.push("--skip-bad-rows");
+    let mut strict = args.clone();
+    strict.push("--strict");
+    refuses(dir.path(), &strict, "data.result[0].values[7]: expected a number, found \"NaN\"");
     let (out, _d) = replay(&args);
     assert!(out.contains("p95: unit s read from the series (http_request_duration_seconds"), "{out}");
-    assert!(out.contains("2 bad rows skipped") && out.contains("gap: p95 has no sample from"), "{out}");
+    assert!(
+        out.contains("gap: 2 p95 samples say no value (NaN, ±Inf or null; the first: data.result[0].values[7], \"NaN\")"),
+        "{out}"
+    );
+    assert!(out.contains("gap: p95 has no sample from"), "{out}");
     assert_eq!((metric(&out, "incidents"), metric(&out, "missed_incidents")), (1.0, 0.0), "{out}");
 
     let dd = format!("p95={}", s(&fixture("datadog-nulls.json")));
     refuses(
         dir.path(),
-        &["--series", &dd, "--rate", "5"],
+        &["--series", &dd, "--rate", "5", "--strict"],
         "series[0].pointlist[12]: expected a number, found null",
     );
-    let (out, _d) = replay(&["--series", &dd, "--rate", "5", "--skip-bad-rows"]);
-    assert!(out.contains("1 bad rows skipped"), "{out}");
+    let (out, _d) = replay(&["--series", &dd, "--rate", "5"]);
+    assert!(out.contains("gap: 1 p95 samples say no value"), "{out}");
 
     let cw = s(&fixture("cloudwatch-sdk.json")).to_string();
     let (out, _d) = replay(&[
@@ -353,7 +372,7 @@ fn other_export_shapes_replay_and_their_bad_samples_are_located() {
     assert!(out.contains("span: 2025-12-01 12:00:00Z .. 2025-12-01 13:00:00Z (1h)"), "{out}");
     assert_eq!((metric(&out, "incidents"), metric(&out, "requests")), (1.0, 180_000.0), "{out}");
 
-    let forced = ["--series", &dd, "--rate", "5", "--skip-bad-rows", "--format", "datadog"];
+    let forced = ["--series", &dd, "--rate", "5", "--format", "datadog"];
     let (out, _d) = replay(&forced);
     let line = format!("format: {}: Datadog", s(&fixture("datadog-nulls.json")));
     assert!(out.contains(&line) && out.contains("(forced with --format)"), "{out}");
@@ -429,5 +448,215 @@ fn status_columns_volume_csvs_and_misplaced_options() {
         dir.path(),
         &["--series", &format!("p95={}", s(&fixture("prometheus-errors.json"))), "--rate", "1"],
         "write p95:s, p95:ms or p95:us",
+    );
+}
+
+/// Exports as users save them (tests/data/formats/make_fixtures.py, each in its tool's shape):
+/// Grafana's "Download for Excel" in both forms, CloudWatch SEARCH results, a bare Prometheus
+/// result array with scrape jitter, Datadog percentages, Istio's and Emissary's access logs, and
+/// Nezha's unsorted span CSV. Each replays as pasted, and its import report says what it assumed.
+#[test]
+fn grafana_excel_downloads_replay_in_both_forms() {
+    let long = s(&fixture("grafana-excel-long.csv")).to_string();
+    let roles = [
+        format!("p95:s={long}@p95 latency"),
+        format!("error_rate={long}@error ratio"),
+        format!("rate={long}@requests/s"),
+    ];
+    let mut args: Vec<&str> = roles.iter().flat_map(|r| ["--series", r.as_str()]).collect();
+    args.extend(["--slo", "p95 > 2s or error_rate > 5% for 3m"]);
+    let (out, _d) = replay(&args);
+    assert!(out.contains(": 90 rows, 29 used, 1 gaps;"), "{out}");
+    // 29 one-minute intervals at 50 requests/s over the 30-minute span: 87,000 / 1,800 s.
+    assert!(out.contains("(30m), 48.3 requests/s (from the counts)"), "{out}");
+    assert_eq!(out.matches("fields separated by `;` (from the file's `sep=` line)").count(), 1, "{out}");
+    assert!(out.contains("gap: 1 p95 samples say no value (NaN, ±Inf or null; the first: line 25, column \"Value\", \"null\")"), "{out}");
+    assert_eq!((metric(&out, "incidents"), metric(&out, "missed_incidents")), (1.0, 0.0), "{out}");
+    let dir = tempfile::tempdir().unwrap();
+    let mut strict = args.clone();
+    strict.push("--strict");
+    refuses(dir.path(), &strict, "line 25, column \"Value\": expected a number, found \"null\"");
+    refuses(
+        dir.path(),
+        &[&long],
+        "holds 3 series (series \"p95 latency\"; series \"error ratio\"; series \"requests/s\")",
+    );
+    let text = read(&fixture("grafana-excel-long.csv"));
+    write(
+        dir.path(),
+        "back.csv",
+        &text.replacen("2025-12-01T14:01:00+02:00", "2025-12-01T13:59:00+02:00", 1),
+    );
+    refuses(
+        dir.path(),
+        &["--series", "p95:s=back.csv@p95 latency", "--rate", "1"],
+        "line 4: series \"p95 latency\" goes back in time",
+    );
+    write(dir.path(), "units.csv", &text.replacen(";0.1", ";\"0.1 s\"", 1));
+    refuses(
+        dir.path(),
+        &["--series", "p95:s=units.csv@p95 latency", "--rate", "1"],
+        "expected a number, or null for no sample",
+    );
+
+    let wide = fixture("grafana-excel-wide.csv");
+    let (out, _d) = replay(&[s(&wide), "--rate", "5"]);
+    assert!(
+        out.contains(": 30 rows, 28 used, 1 gaps; columns: time=Time, count=requests, p95=p95 (s)"),
+        "{out}"
+    );
+    assert!(out.contains("format: Grafana CSV (series joined by time) (detected from the content)"), "{out}");
+    // 28 rows of 3,000 requests over 30 minutes.
+    assert!(
+        out.contains("span: 2025-12-01 14:00:00Z .. 2025-12-01 14:30:00Z (30m), 46.7 requests/s"),
+        "{out}"
+    );
+    assert!(
+        out.contains("times in `Time` name no zone: read as UTC (set --trace utc_offset=+02:00"),
+        "{out}"
+    );
+    assert!(out.contains("gap: 2 rows have a value cell that says no value (empty, null, NaN; the first: line 25, column `p95 (s)`: \"null\")"), "{out}");
+    let (out, _d) = replay(&[s(&wide), "--rate", "5", "--trace", "utc_offset=+02:00"]);
+    assert!(out.contains("span: 2025-12-01 12:00:00Z .. 2025-12-01 12:30:00Z"), "{out}");
+    refuses(dir.path(), &[s(&wide), "--rate", "5", "--strict"], "line 25, column `p95 (s)`: expected");
+}
+
+#[test]
+fn cloudwatch_search_prometheus_arrays_and_datadog_percentages_replay() {
+    let dir = tempfile::tempdir().unwrap();
+    let cw = s(&fixture("cloudwatch-search.json")).to_string();
+    let (p95, req) =
+        (format!("p95:s={cw}@api-a TargetResponseTime"), format!("requests={cw}@api-a RequestCount"));
+    let (out, _d) = replay(&["--series", &p95, "--series", &req]);
+    assert!(
+        out.contains(": 60 rows, 30 used;") && out.contains("Id \"q1\" (Label \"api-a RequestCount\")"),
+        "{out}"
+    );
+    assert!(out.contains("(30m), 50.0 requests/s (from the counts)"), "{out}");
+    refuses(dir.path(), &["--series", &format!("p95:s={cw}@q1"), "--rate", "1"], "`q1` matches 3 series");
+
+    let prom = s(&fixture("prometheus-result.json")).to_string();
+    let roles = [
+        format!("p95={prom}@http_request_duration_seconds_p95"),
+        format!("error_rate={prom}@http_requests_error_ratio"),
+    ];
+    let args = ["--series", roles[0].as_str(), "--series", roles[1].as_str(), "--rate", "5"];
+    let (out, _d) = replay(&args);
+    assert!(
+        out.contains("format: ")
+            && out.contains("prometheus-result.json: Prometheus query_range JSON (detected"),
+        "{out}"
+    );
+    assert!(
+        out.contains("p95: unit s read from the series (http_request_duration_seconds_p95{job=\"api\"})"),
+        "{out}"
+    );
+    // Two samples of each series are 1 ms late (.805 for .804): moved, not lost as gaps.
+    assert!(out.contains("4 samples moved onto the 1m grid (by at most 1ms; a sample within 6s"), "{out}");
+    assert!(
+        out.contains(
+            "gap: 2 p95 samples say no value (NaN, ±Inf or null; the first: [0].values[3], \"NaN\")"
+        ),
+        "{out}"
+    );
+    assert!(out.contains(": 60 rows, 28 used, 2 gaps;"), "{out}");
+    let mut strict = args.to_vec();
+    strict.push("--strict");
+    refuses(dir.path(), &strict, "[0].values[3]: expected a number, found \"NaN\"");
+    write(
+        dir.path(),
+        "allnan.json",
+        r#"[{"metric":{"__name__":"x_seconds"},"values":[[1,"NaN"],[2,"NaN"]]}]"#,
+    );
+    refuses(
+        dir.path(),
+        &["--series", "p95=allnan.json", "--rate", "1"],
+        "has no number: all its 2 samples are NaN, ±Inf or null",
+    );
+    write(dir.path(), "cut.json", &read(&fixture("prometheus-result.json"))[..300]);
+    refuses(dir.path(), &["--series", "p95=cut.json", "--rate", "1"], "the file ends early (truncated?)");
+
+    // A success rate in percent with --p50 alone and --rate: the report says where p95 and the
+    // errors come from.
+    let dd = format!("success_rate={}", s(&fixture("datadog-percent.json")));
+    let (out, _d) = replay(&["--series", &dd, "--p50", "80ms", "--rate", "5"]);
+    assert!(out.contains("success_rate: values read as percentages (the series says so"), "{out}");
+    assert!(out.contains("no latency series: every interval answers with p50 80ms, p95 182ms81us (p95 not given: p50 × 2.276, the lognormal of tail_sigma 0.5), errors from the success_rate series"), "{out}");
+    assert!(out.contains("gap: 1 success_rate samples say no value (NaN, ±Inf or null; the first: series[0].pointlist[6], null)"), "{out}");
+    // Poisson arrivals at 5/s for 30 minutes: 9,000 expected, sd 95.
+    assert!((8_700.0..9_300.0).contains(&metric(&out, "requests")), "{out}");
+    refuses(
+        dir.path(),
+        &["--series", &dd, "--rate", "5"],
+        "no latency series (p50, p90, p95 or p99): add one, or say how the dependency answers with --p50",
+    );
+}
+
+#[test]
+fn istio_emissary_and_nezha_span_logs_replay() {
+    let dir = tempfile::tempdir().unwrap();
+    let slo = ["--slo", "error_rate > 50% for 20s", "--trace", "slo_interval=10s"];
+    let istio = fixture("istio-access.log");
+    let mut args = vec![s(&istio)];
+    args.extend(slo);
+    let (out, _d) = replay(&args);
+    assert!(
+        out.contains(": 60 rows, 60 used;") && out.contains("60 lines in Istio's default proxy format"),
+        "{out}"
+    );
+    assert!(
+        out.contains("10 calls have DURATION `-` (no upstream answer): each is answered at once"),
+        "{out}"
+    );
+    assert_eq!((metric(&out, "incidents"), metric(&out, "missed_incidents")), (1.0, 0.0), "{out}");
+    let (out, _d) =
+        replay(&[s(&istio), "--where", "cluster=outbound|8000||httpbin.*", "--where", "code=200"]);
+    assert!(out.contains("--where left out 20 of 60 spans"), "{out}");
+    let first = read(&istio).lines().next().unwrap().to_string();
+    write(dir.path(), "cut.log", &format!("{}\n", &first[..first.find(" 0 135").unwrap()]));
+    refuses(dir.path(), &["cut.log"], "cut.log: line 1: no BYTES_RECEIVED");
+
+    let emissary = fixture("ambassador-access.log");
+    let mut args = vec![s(&emissary), "--where", "service=localhost:*"];
+    args.extend(slo);
+    let (out, _d) = replay(&args);
+    assert!(
+        out.contains("format: Envoy access log")
+            && out.contains("60 lines start with `ACCESS ` (Ambassador/Emissary)"),
+        "{out}"
+    );
+    assert_eq!(
+        (metric(&out, "requests"), metric(&out, "incidents"), metric(&out, "missed_incidents")),
+        (60.0, 1.0, 0.0),
+        "{out}"
+    );
+
+    let nezha = fixture("nezha-spans.csv");
+    let (out, _d) = replay(&[s(&nezha)]);
+    assert!(out.contains("column `Duration` read as microseconds: on line 2 it is 9728 and `EndTimeUnixNano` − `StartTimeUnixNano` is 9ms728us"), "{out}");
+    assert!(out.contains("rows are not in time order (the first out of order: line 4, \"1764590400001023456\" after \"1764590400001163456\" on line 3): the 180 calls were sorted by `StartTimeUnixNano` in memory"), "{out}");
+    let (out, _d) = replay(&[
+        s(&nezha),
+        "--timeout",
+        "1s",
+        "--where",
+        "PodName=productcatalogservice-*",
+        "--slo",
+        "p95 > 1s for 20s",
+        "--trace",
+        "slo_interval=10s",
+    ]);
+    assert!(out.contains("180 rows, 60 used") && out.contains("latency=Duration (us)"), "{out}");
+    assert_eq!((metric(&out, "incidents"), metric(&out, "missed_incidents")), (1.0, 0.0), "{out}");
+    let no_duration: String =
+        read(&nezha).lines().map(|l| format!("{}\n", l.rsplit_once(',').unwrap().0)).collect();
+    write(dir.path(), "spans.csv", &no_duration);
+    let (out, _d) = replay(&[dir.path().join("spans.csv").to_str().unwrap()]);
+    assert!(out.contains("latency=EndTimeUnixNano − StartTimeUnixNano") && out.contains("180 used"), "{out}");
+    write(dir.path(), "bad.csv", &no_duration.replacen("1764590400009851687", "1764590399009851687", 1));
+    refuses(
+        dir.path(),
+        &["bad.csv"],
+        "bad.csv: line 2, column `EndTimeUnixNano`: expected an end time no earlier than the start",
     );
 }

@@ -156,3 +156,65 @@ fn the_good_cases_run() {
     case(&["replay", "small.csv", "--labels", "faults.txt", "--fault-duration", "1m", "--no-charts"], 0, &[]);
     case(&["run", "base.toml", "--no-charts"], 0, &[]);
 }
+
+#[test]
+fn events_beyond_the_calls_are_foreseen_and_refused_at_their_field() {
+    // A retry queue cycling every microsecond across a 20-minute outage: 3.6e4 requests, but
+    // each deferred one is offered again every cycle until the outage ends.
+    case(
+        &["run", "retry-queue-1us.toml", "--no-charts"],
+        2,
+        &["retry-queue-1us.toml:23:1: [client.fallback] cycle: this would process about 3.6", "--max-events"],
+    );
+    // The same queue every 100 ms runs; a lower --max-events refuses it at the same field.
+    let dir = tempfile::tempdir().unwrap();
+    let text =
+        std::fs::read_to_string(corpus("retry-queue-1us.toml")).unwrap().replace("\"1us\"", "\"100ms\"");
+    let every_100ms = write(dir.path(), "rq.toml", &text);
+    let path = every_100ms.display().to_string();
+    case(&["run", &path, "--no-charts"], 0, &[]);
+    case(
+        &["run", &path, "--no-charts", "--max-events", "1e5"],
+        2,
+        &["rq.toml:23:1: [client.fallback] cycle:"],
+    );
+    // A sweep over it multiplies the events by its cells.
+    let sweep = write(
+        dir.path(),
+        "sw.toml",
+        "scenarios = [\"rq.toml\"]\nreplicates = 3\n[[policies]]\npreset = \"consecutive\"\n",
+    );
+    case(
+        &["sweep", &sweep.display().to_string(), "--quiet", "--max-events", "3e5"],
+        2,
+        &["rq.toml:23:1: [client.fallback] cycle:", "3 runs, each: a retry queue"],
+    );
+}
+
+/// The waiting line of a breaker that lets one call through at a time costs a constant per
+/// freed lock: four times the run takes about four times as long, not sixteen (the ratio of two
+/// runs on one machine, so the test does not depend on its speed).
+#[test]
+fn a_serialized_breakers_waiting_line_grows_linearly() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(corpus("pybreaker-queue.toml")).unwrap();
+    let time = |duration: &str| {
+        let path = write(
+            dir.path(),
+            &format!("q{duration}.toml"),
+            &text.replace("\"2m\"", &format!("\"{duration}\"")),
+        );
+        let out = dir.path().join(format!("out{duration}"));
+        let start = std::time::Instant::now();
+        breakerlab(dir.path())
+            .arg("run")
+            .arg(&path)
+            .args(["--no-charts", "--out"])
+            .arg(&out)
+            .assert()
+            .success();
+        start.elapsed().as_secs_f64()
+    };
+    let (short, long) = (time("2m"), time("8m"));
+    assert!(long < 9.0 * short.max(0.05), "2m: {short:.2} s, 8m: {long:.2} s (quadratic would be 16x)");
+}

@@ -6,6 +6,7 @@
 mod bad_input;
 mod check;
 mod docs;
+mod exits;
 mod explain;
 mod formats;
 mod hostile;
@@ -16,5 +17,6 @@ mod practices;
 mod replay;
 mod run;
 mod shards;
+mod special;
 mod sweep;
 mod util;

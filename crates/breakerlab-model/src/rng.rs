@@ -97,6 +97,8 @@ pub enum Stream {
     /// A load balancer's choice of host in a pool (random, least request's choices, the
     /// ring hash's request key, each sidecar's round-robin start).
     Balancer,
+    /// A sidecar's active health checks of a pool's hosts.
+    HealthCheck,
 }
 
 impl Stream {
@@ -110,6 +112,7 @@ impl Stream {
             Stream::Routing => 5,
             Stream::Fallback => 6,
             Stream::Balancer => 7,
+            Stream::HealthCheck => 8,
         }
     }
 }

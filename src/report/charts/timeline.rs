@@ -102,19 +102,19 @@ impl TimelineData {
         self.open_marks_of(policy, None)
     }
 
-    /// [`TimelineData::open_marks`] of one breaker (`Some(instance)`) or all.
+    /// [`TimelineData::open_marks`] of one breaker (`Some(instance)`) or all (each entry judged
+    /// by a binary search over the excusing incidents).
     fn open_marks_of(&self, policy: &str, instance: Option<u64>) -> Vec<(u64, bool)> {
+        let excusing = crate::report::windows::Windows::new(
+            self.incidents
+                .iter()
+                .filter(|i| matches!(i.expect, Expect::Open | Expect::Either))
+                .map(|i| (i.start_us, i.end_us.saturating_add(TOLERANCE_US))),
+        );
         self.of(policy)
             .filter(|t| instance.is_none_or(|i| t.instance == i))
             .filter(|t| t.to == State::Open && t.from != State::Open)
-            .map(|t| {
-                let excused = self.incidents.iter().any(|i| {
-                    matches!(i.expect, Expect::Open | Expect::Either)
-                        && t.at_us >= i.start_us
-                        && t.at_us < i.end_us.saturating_add(TOLERANCE_US)
-                });
-                (t.at_us, t.from == State::Closed && !excused)
-            })
+            .map(|t| (t.at_us, t.from == State::Closed && !excusing.cover(t.at_us)))
             .collect()
     }
 
@@ -135,24 +135,31 @@ impl TimelineData {
     }
 
     /// The incidents expecting `open` that configuration `policy` missed: no instance was open
-    /// at the start and none entered OPEN before the end plus the default tolerance.
+    /// at the start and none entered OPEN before the end plus the default tolerance. The
+    /// incidents are judged in order of start as the changes before each are replayed once, so
+    /// the cost is `n log n` in incidents and changes, not their product.
     pub fn missed(&self, policy: &str) -> Vec<&Incident> {
-        self.incidents
-            .iter()
-            .filter(|i| i.expect == Expect::Open)
-            .filter(|i| {
-                let mut open_at_start = std::collections::BTreeMap::new();
-                for t in self.of(policy).filter(|t| t.at_us < i.start_us) {
-                    open_at_start.insert(t.instance, t.to == State::Open);
-                }
-                let caught = self.of(policy).any(|t| {
-                    t.to == State::Open
-                        && t.at_us >= i.start_us
-                        && t.at_us < i.end_us.saturating_add(TOLERANCE_US)
-                });
-                !caught && !open_at_start.values().any(|o| *o)
-            })
-            .collect()
+        let mut changes: Vec<&TransitionRow> = self.of(policy).collect();
+        changes.sort_by_key(|t| t.at_us);
+        let opens: Vec<u64> = changes.iter().filter(|t| t.to == State::Open).map(|t| t.at_us).collect();
+        let mut order: Vec<usize> =
+            (0..self.incidents.len()).filter(|&k| self.incidents[k].expect == Expect::Open).collect();
+        order.sort_by_key(|&k| self.incidents[k].start_us);
+        let mut open_now = std::collections::BTreeMap::new();
+        let (mut open_count, mut next) = (0usize, 0usize);
+        let mut missed = vec![false; self.incidents.len()];
+        for k in order {
+            let i = &self.incidents[k];
+            while let Some(t) = changes.get(next).filter(|t| t.at_us < i.start_us) {
+                let was = open_now.insert(t.instance, t.to == State::Open).unwrap_or(false);
+                open_count = open_count + usize::from(t.to == State::Open) - usize::from(was);
+                next += 1;
+            }
+            let first = opens.partition_point(|&at| at < i.start_us);
+            let caught = opens.get(first).is_some_and(|&at| at < i.end_us.saturating_add(TOLERANCE_US));
+            missed[k] = !caught && open_count == 0;
+        }
+        self.incidents.iter().zip(missed).filter(|(_, m)| *m).map(|(i, _)| i).collect()
     }
 }
 

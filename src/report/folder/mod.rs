@@ -12,6 +12,7 @@ use crate::sweep::SweepError;
 use crate::sweep::output::RunsReader;
 use crate::sweep::review::{REVIEW_TOML, Review};
 use parse::{Opener, Reader, Table};
+use std::io::Read;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -48,12 +49,21 @@ pub fn read<'f>(
     };
     let incidents = timeline.as_ref().map_or(&[][..], |t| &t.incidents);
     let names = inputs.as_ref().map_or(&[][..], |i| &i.breakers);
+    // recommendation.txt ends with a targeted sweep's deploy section: the page shows it apart.
+    let text = files.text("recommendation.txt")?;
+    let (explanation, deploy) = match text.as_deref().map(|t| t.split_once(DEPLOY_SECTION)) {
+        Some(Some((before, after))) => {
+            (Some(before.trim_end().to_string()), Some(format!("{}{after}", DEPLOY_SECTION.trim_start())))
+        }
+        _ => (text.map(|t| t.trim_end().to_string()), None),
+    };
     Ok(Contents {
         marks: files.marks(incidents, names)?,
         pareto: files.get("pareto.csv")?.map(|r| pareto_rows(&dir.join("pareto.csv"), r)).transpose()?,
         latency: files.table("latency.csv")?.map(|t| parse::latency(&t)).transpose()?,
         recommended: files.text("recommended.txt")?.and_then(|t| parse::first_line(&t)),
-        explanation: files.text("recommendation.txt")?.map(|t| t.trim_end().to_string()),
+        explanation,
+        deploy,
         timeline,
         summary,
         inputs,
@@ -61,6 +71,9 @@ pub fn read<'f>(
         opening,
     })
 }
+
+/// Where recommendation.txt's deploy section starts (see `app::deploy`).
+pub const DEPLOY_SECTION: &str = "\n\nDeploy to ";
 
 /// The first [`HTML_MAX_ROWS`] rows of pareto.csv (`path`, for errors) as written and how
 /// many it has, every row checked as a summary row.
@@ -142,12 +155,18 @@ impl<'f> Files<'_, 'f> {
     /// The text file `name`.
     fn text(&self, name: &str) -> Result<Option<String>, ChartError> {
         self.get(name)?
-            .map(|mut reader| {
-                let mut text = String::new();
+            .map(|reader| {
+                let path = self.dir.join(name);
+                let mut bytes = Vec::new();
                 reader
-                    .read_to_string(&mut text)
-                    .map(|_| text)
-                    .map_err(|source| ChartError::Io { path: self.dir.join(name), source })
+                    .take(crate::scenario::MAX_TEXT_BYTES)
+                    .read_to_end(&mut bytes)
+                    .map_err(|source| ChartError::Io { path: path.clone(), source })?;
+                crate::scenario::utf8_text(&path, bytes).map_err(|e| ChartError::Toml {
+                    line: e.position.map_or(0, |(line, _)| line as u64),
+                    path,
+                    message: e.message,
+                })
             })
             .transpose()
     }

@@ -14,41 +14,48 @@ pub enum Unit {
 }
 
 macro_rules! metrics {
-    ($( $(#[$doc:meta])* $variant:ident = $name:literal, $unit:ident, truth: $truth:literal, aliases: [$($alias:literal),*]; )*) => {
+    ($( $(#[$doc:meta])* $variant:ident = $name:literal, $unit:ident, truth: $truth:literal, aliases: [$($alias:literal),*]; )*
+     @pool $( $(#[$pdoc:meta])* $pvariant:ident = $pname:literal, $punit:ident; )*) => {
         /// One metric of a run, in summary.csv column order (docs/outputs.md "Metrics": the main
-        /// table, then the extras).
+        /// table, then the extras), then a pool's scores (`pool.*`, columns of pool scenarios
+        /// only).
         #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
         pub enum Metric {
             $( $(#[$doc])* $variant, )*
+            $( $(#[$pdoc])* $pvariant, )*
         }
 
         impl Metric {
-            /// Every metric, in summary.csv column order.
+            /// Every metric every run has, in summary.csv column order.
             pub const ALL: &'static [Metric] = &[$(Metric::$variant),*];
 
-            /// Every metric's column name, in summary.csv column order.
+            /// Every such metric's column name, in summary.csv column order.
             pub const NAMES: &'static [&'static str] = &[$($name),*];
+
+            /// A pool's scores, in summary.csv column order after the others: columns of the
+            /// runs and sweeps whose scenarios have a pool of hosts.
+            pub const POOL: &'static [Metric] = &[$(Metric::$pvariant),*];
 
             /// The column name in summary.csv, e.g. `detection_delay_mean_s`.
             pub const fn name(self) -> &'static str {
-                match self { $( Metric::$variant => $name, )* }
+                match self { $( Metric::$variant => $name, )* $( Metric::$pvariant => $pname, )* }
             }
 
             /// The unit its values are in.
             pub const fn unit(self) -> Unit {
-                match self { $( Metric::$variant => Unit::$unit, )* }
+                match self { $( Metric::$variant => Unit::$unit, )* $( Metric::$pvariant => Unit::$punit, )* }
             }
 
             /// True when the metric means nothing without ground truth (incident windows): it is
-            /// then an empty cell.
+            /// then an empty cell. A pool's scores read the pool's own incidents.
             pub const fn needs_ground_truth(self) -> bool {
-                match self { $( Metric::$variant => $truth, )* }
+                match self { $( Metric::$variant => $truth, )* $( Metric::$pvariant => false, )* }
             }
 
             /// Other names accepted for it in objectives and constraints (`p99_latency`,
             /// `detection_delay`).
             pub const fn aliases(self) -> &'static [&'static str] {
-                match self { $( Metric::$variant => &[$($alias),*], )* }
+                match self { $( Metric::$variant => &[$($alias),*], )* $( Metric::$pvariant => &[], )* }
             }
         }
     };
@@ -150,18 +157,50 @@ metrics! {
     Spend = "spend", Plain, truth: false, aliases: [];
     /// Mean time from a provider's `open` incident start until requests stop trying it first.
     FailoverDelayMeanS = "failover_delay_mean_s", Seconds, truth: false, aliases: ["failover_delay_mean", "failover_delay"];
+    @pool
+    /// Hosts ejected, summed over clients.
+    PoolEjections = "pool.ejections", Plain;
+    /// Mean time from an incident's start to each client's first ejection of each host it hits.
+    PoolEjectDelayMeanS = "pool.eject_delay_mean_s", Seconds;
+    /// The largest of those.
+    PoolEjectDelayMaxS = "pool.eject_delay_max_s", Seconds;
+    /// (incident, host, client) with no ejection in time.
+    PoolEjectionsMissed = "pool.ejections_missed", Plain;
+    /// Attempts sent to a host while an incident hit it.
+    PoolBadHostRequests = "pool.bad_host_requests", Plain;
+    /// Ejections of a host outside every incident hitting it.
+    PoolFalseEjections = "pool.false_ejections", Plain;
+    /// Host-seconds ejected while healthy, averaged over clients.
+    PoolCapacityLostHostS = "pool.capacity_lost_host_s", Seconds;
+    /// Entries into panic, summed over clients.
+    PoolPanicEpisodes = "pool.panic_episodes", Plain;
+    /// Time in panic, summed over clients.
+    PoolPanicS = "pool.panic_s", Seconds;
+    /// Detections whose enforcement said no.
+    PoolDetectionsUnenforced = "pool.detections_unenforced", Plain;
+    /// Detections the ejection limit refused.
+    PoolDetectionsOverflow = "pool.detections_overflow", Plain;
 }
 
 impl Metric {
-    /// The metric whose column name is exactly `name`.
+    /// The metric whose column name is exactly `name` (a pool's scores included).
     pub fn from_name(name: &str) -> Option<Metric> {
-        Metric::ALL.iter().copied().find(|m| m.name() == name)
+        Metric::ALL.iter().chain(Metric::POOL).copied().find(|m| m.name() == name)
     }
 
     /// The metric named `name` as a user may write it: its column name or one of its aliases.
     pub fn parse(name: &str) -> Option<Metric> {
         let name = name.trim();
-        Metric::ALL.iter().copied().find(|m| m.name() == name || m.aliases().contains(&name))
+        Metric::ALL
+            .iter()
+            .chain(Metric::POOL)
+            .copied()
+            .find(|m| m.name() == name || m.aliases().contains(&name))
+    }
+
+    /// True for a pool's scores ([`Metric::POOL`]).
+    pub fn is_pool(self) -> bool {
+        Metric::POOL.contains(&self)
     }
 }
 
@@ -194,5 +233,12 @@ mod tests {
         assert_eq!(Metric::parse("nope"), None);
         assert_eq!(Metric::from_name("p99_latency"), None);
         assert_eq!(Metric::NAMES.len(), Metric::ALL.len());
+        // A pool's scores resolve by their column names and are not summary.csv's main columns.
+        let pool: Vec<&str> = Metric::POOL.iter().map(|m| m.name()).collect();
+        assert_eq!(pool, crate::metrics::pool::PoolScores::COLUMNS);
+        assert_eq!(Metric::parse("pool.bad_host_requests"), Some(Metric::PoolBadHostRequests));
+        assert!(Metric::PoolPanicS.is_pool() && !Metric::FalseOpens.is_pool());
+        assert!(!Metric::NAMES.contains(&"pool.ejections"));
+        assert_eq!(Metric::PoolCapacityLostHostS.unit(), Unit::Seconds);
     }
 }

@@ -292,6 +292,17 @@ impl Metrics {
             Metric::Failovers => self.failovers.map(|n| n as f64),
             Metric::Spend => self.spend,
             Metric::FailoverDelayMeanS => self.failover_delay_mean_s,
+            Metric::PoolEjections
+            | Metric::PoolEjectDelayMeanS
+            | Metric::PoolEjectDelayMaxS
+            | Metric::PoolEjectionsMissed
+            | Metric::PoolBadHostRequests
+            | Metric::PoolFalseEjections
+            | Metric::PoolCapacityLostHostS
+            | Metric::PoolPanicEpisodes
+            | Metric::PoolPanicS
+            | Metric::PoolDetectionsUnenforced
+            | Metric::PoolDetectionsOverflow => self.pool.as_ref()?.column(metric.name()),
         }
     }
 
@@ -300,7 +311,6 @@ impl Metrics {
     pub fn column(&self, column: &str) -> Option<f64> {
         match Metric::from_name(column) {
             Some(m) => self.get(m),
-            None if column.starts_with("pool.") => self.pool.as_ref()?.column(column),
             None => self.provider_value(column),
         }
     }

@@ -10,13 +10,13 @@
 //!
 //! Sources: envoyproxy/data-plane-api, envoy/config/cluster/v3/outlier_detection.proto (the
 //! defaults); envoyproxy/envoy source/common/upstream/outlier_detection_impl.cc (read at
-//! 00c7146; `DetectorImpl::checkHostForUneject`, `DetectorImpl::ejectHost`); the rules are
-//! cited line by line in [`super::outlier`] and docs/service-mesh.md.
+//! the release tags v1.26.0, v1.27.0 and v1.28.0; `DetectorImpl::checkHostForUneject`,
+//! `DetectorImpl::ejectHost`); the rules are cited line by line in [`super::outlier`] and docs/service-mesh.md.
 //!
 //! One-host model, reproduced:
 //! - every non-5xx response resets the host's consecutive-5xx counter; the
 //!   `consecutive_5xx`-th 5xx in a row ejects the host at once (a single host can always be
-//!   ejected, as before Envoy 1.27), with probability `enforcing_consecutive_5xx` %;
+//!   ejected, as before Envoy 1.28), with probability `enforcing_consecutive_5xx` %;
 //! - the interval timer fires every `interval` from time zero: at each tick an ejected host
 //!   returns when `min(base_ejection_time × backoff, max_ejection_time) <= now − ejected_at` —
 //!   so the return happens at the first tick after the ejection time is up — and its counter is
@@ -48,8 +48,8 @@ pub enum Implementation {
     Grpc,
 }
 
-/// The Envoy release whose rules run: the ejection limit changed in 1.27 (PR #27909) and the
-/// multiplier's decay in 1.28 (PR #29711). Written `"1.26"` or `1.26` (`--set envoy_version=1.26`
+/// The Envoy release whose rules run: the ejection limit changed in 1.27 and again in 1.28, and
+/// the multiplier's decay in 1.28 (outlier_detection_impl.cc at v1.26.0, v1.27.0, v1.28.0). Written `"1.26"` or `1.26` (`--set envoy_version=1.26`
 /// reads a number).
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 pub enum EnvoyVersion {
@@ -57,10 +57,12 @@ pub enum EnvoyVersion {
     /// ejected; the multiplier drops first thing in every tick for every host in rotation.
     #[serde(rename = "1.26")]
     V1_26,
-    /// 1.27: `100 × (ejected + 1) / hosts <= max_ejection_percent` (PR #27909); the old decay.
+    /// 1.27: `100 × (ejected + 1) / hosts <= max_ejection_percent`, or no host ejected yet;
+    /// the old decay.
     #[serde(rename = "1.27")]
     V1_27,
-    /// 1.28 and later: the 1.27 limit (with `always_eject_one_host` from 1.31, PR #34796); the
+    /// 1.28 and later: `100 × (ejected + 1) / hosts <= max_ejection_percent` alone (with
+    /// `always_eject_one_host` from 1.31, PR #34796); the
     /// multiplier drops after the tick's ejections, once the host has been back an interval.
     #[default]
     #[serde(rename = "1.28")]
@@ -84,7 +86,7 @@ impl<'de> Deserialize<'de> for EnvoyVersion {
             "1.27" => Ok(EnvoyVersion::V1_27),
             "1.28" => Ok(EnvoyVersion::V1_28),
             other => Err(serde::de::Error::custom(format!(
-                "expected \"1.26\" (before PR #27909), \"1.27\" or \"1.28\" (1.28 and later), found {other:?}"
+                "expected \"1.26\" (up to 1.26), \"1.27\" or \"1.28\" (1.28 and later), found {other:?}"
             ))),
         }
     }
@@ -103,7 +105,7 @@ family_config! {
         max_ejection_time_jitter: Dur = Dur::ZERO, "duration",
             "random extra ejection time, uniform in whole ms from 0 to this";
         max_ejection_percent: u32 = 10, "percent",
-            "most of the pool ejected at once (checked as 100 x (ejected + 1) / hosts from 1.27)";
+            "most of the pool ejected at once (checked as 100 x (ejected + 1) / hosts from 1.27; from 1.28 even the first)";
         enforcing_consecutive_5xx: u32 = 100, "percent", "chance a consecutive-5xx detection ejects";
         consecutive_gateway_failure: u32 = 5, "calls",
             "consecutive 502/503/504 (and local-origin failures unless split) that detect (0 = off)";
@@ -131,8 +133,17 @@ family_config! {
         always_eject_one_host: bool = false, "bool", "eject one host whatever max_ejection_percent says (1.31+)";
         healthy_panic_threshold: f64 = 50.0, "percent",
             "below this % of hosts in rotation the balancer uses every host, ejected ones too (0 = off)";
+        health_check_interval: Dur = Dur::ZERO, "duration",
+            "active HTTP health checks of every host, the next sent this long after each completes (0 = none)";
+        health_check_timeout: Dur = Dur::from_secs(1), "duration",
+            "a health check slower than this fails as a network failure";
+        health_check_unhealthy_threshold: u32 = 3, "count",
+            "timeouts or connection failures in a row that mark a host failed (any other non-200 marks it at once)";
+        health_check_healthy_threshold: u32 = 2, "count", "200s in a row that mark a failed host healthy again";
+        successful_active_health_check_uneject_host: bool = true, "bool",
+            "a health check completing while its host is not marked failed returns the host if ejected";
         envoy_version: EnvoyVersion = EnvoyVersion::V1_28, "1.26 | 1.27 | 1.28",
-            "release rules: 1.26 ejects one host always (before PR #27909); 1.28 changed the decay";
+            "release rules: 1.26 and 1.27 eject one host always; 1.28 checks max_ejection_percent on the first too and changed the decay";
         implementation: Implementation = Implementation::Envoy, "envoy | grpc",
             "envoy: DetectorImpl; grpc: gRFC A50 (success rate and failure percentage only)";
     }
@@ -179,14 +190,14 @@ impl Family for EnvoyConfig {
             name: "envoy-outlier",
             library: "Envoy (config.cluster.v3 API)",
             summary: "Envoy outlier detection: 5 consecutive 5xx eject the host for 30 s x consecutive ejections (max 300 s), checked every 10 s; automatic return",
-            source: "envoyproxy/data-plane-api, envoy/config/cluster/v3/outlier_detection.proto; envoyproxy/envoy source/common/upstream/outlier_detection_impl.cc @ 00c7146 (DetectorImpl::ejectHost, checkHostForUneject, onIntervalTimer; 1.26 rules from copy index file 114077890)",
+            source: "envoyproxy/data-plane-api, envoy/config/cluster/v3/outlier_detection.proto; envoyproxy/envoy source/common/upstream/outlier_detection_impl.cc at v1.28.0 (DetectorImpl::ejectHost :472-528, checkHostForUneject :354-370, onIntervalTimer :742-776; the 1.26 and 1.27 rules at v1.26.0 and v1.27.0)",
             quirks: &[
                 "only 5xx count: 429 and other 4xx reset the consecutive counter (classifier: rate_limited and client_error are successes)",
                 "the host returns at the first 10 s interval tick after its ejection time, not at the exact instant",
                 "ejection time = min(base x multiplier, max); the multiplier grows by one per ejection while multiplier x base < max + base (so up to 11 with the defaults) and drops by one per healthy interval",
                 "no half-open: the host returns to full traffic; no probe limit",
                 "with [upstream] hosts = N every client runs the whole detector (success rate, failure percentage, gateway and local-origin rules, max_ejection_percent, the 50 % panic threshold); without a pool only the consecutive-5xx rule runs, an ejected host refusing calls",
-                "from 1.27 (PR #27909) max_ejection_percent 10 ejects nothing in a pool of fewer than 10 hosts; envoy_version = \"1.26\" ejects one host always",
+                "from 1.28 (runtime guard check_mep_on_first_eject) max_ejection_percent 10 ejects nothing in a pool of fewer than 10 hosts; envoy_version = \"1.26\" or \"1.27\" ejects one host always",
             ],
             config: EnvoyConfig::default,
             classifier: FIVE_XX,
@@ -200,7 +211,7 @@ impl Family for EnvoyConfig {
                 "enforcing_success_rate is forced to 0: the success-rate rule never ejects",
                 "the panic threshold is minHealthPercent, 0 by default: with every host ejected the sidecar answers 503 (no healthy upstream)",
                 "a consecutiveGatewayErrors set in the rule is enforced at 100 %; consecutive5xxErrors keeps Envoy's 5 unless set (0 turns it off)",
-                "max_ejection_percent 10 with Envoy 1.27+ ejects nothing in pools under 10 hosts",
+                "max_ejection_percent 10 with Envoy 1.28+ ejects nothing in pools under 10 hosts",
             ],
             config: istio,
             classifier: FIVE_XX,
@@ -209,12 +220,12 @@ impl Family for EnvoyConfig {
             name: "grpc-outlier",
             library: "gRPC outlier_detection balancer (gRFC A50)",
             summary: "gRPC's outlier detection: success rate (and failure percentage when enforced) every 10 s, ejection at the tick's time, the multiplier dropping on every tick a host is in rotation",
-            source: "grpc/proposal A50-xds-outlier-detection.md @ 00fa54f (Outlier Detection Behavior, Success Rate and Failure Percentage Algorithms)",
+            source: "grpc/grpc-go xds/internal/balancer/outlierdetection/balancer.go at v1.60.0 (intervalTimerAlgorithm :737-778, successRateAlgorithm :825-846, failurePercentageAlgorithm :853-873); grpc/proposal A50-xds-outlier-detection.md @ 00fa54f",
             quirks: &[
                 "no consecutive rules: gRPC does not see HTTP status codes; every non-OK status is a failure",
                 "the ejection timestamp is the tick's time; a host returns at the first tick strictly after it plus its ejection time",
-                "the limit stops ejecting once more than max_ejection_percent of the addresses are ejected, so it can go one past it",
-                "failure percentage ejects above the threshold (strictly); the multiplier drops on every tick a host is not ejected",
+                "each rule stops as soon as 100 x ejected / addresses >= max_ejection_percent (grpc-go; gRFC A50 says greater than)",
+                "failure percentage ejects above the threshold (strictly) and needs minimum_hosts addresses with the request volume; the multiplier drops on every tick a host is not ejected",
             ],
             config: grpc,
             classifier: FIVE_XX,
@@ -255,6 +266,25 @@ impl Family for EnvoyConfig {
             "a percentage from 0 to 100",
             p,
         )?;
+        if !self.health_check_interval.is_zero() {
+            for (name, d) in [
+                ("health_check_interval", self.health_check_interval),
+                ("health_check_timeout", self.health_check_timeout),
+            ] {
+                require(d >= Dur::from_millis(1), name, "at least 1ms", d)?;
+            }
+            for (name, v) in [
+                ("health_check_unhealthy_threshold", self.health_check_unhealthy_threshold),
+                ("health_check_healthy_threshold", self.health_check_healthy_threshold),
+            ] {
+                require(v >= 1, name, "at least 1", v)?;
+            }
+            if self.implementation == Implementation::Grpc {
+                return Err(impossible(
+                    "health_check_interval: gRPC's outlier_detection balancer has no active health checks; set it to 0 or use implementation = \"envoy\"".into(),
+                ));
+            }
+        }
         if self.always_eject_one_host && self.envoy_version < EnvoyVersion::V1_28 {
             return Err(impossible(
                 "always_eject_one_host came with Envoy 1.31 (PR #34796): use envoy_version = \"1.28\" (1.28 and later)".into(),

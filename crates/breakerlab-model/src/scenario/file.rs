@@ -121,9 +121,13 @@ impl Reading<'_> {
             Some(n) if n.trim().is_empty() => {
                 Err(origins.name.error("must not be empty (it names the output folder)"))
             }
-            Some(n) if !is_plain_name(&n) => Err(origins
-                .name
-                .error(format!("must be a plain folder name (it names the output folder), found {n:?}"))),
+            Some(n) if !is_plain_name(&n) => Err(origins.name.error(format!(
+                "must be a plain folder name (it names the output folder): at most {} bytes, no `/`, `\\`, \
+                     NUL or other control character, found {} ({} bytes)",
+                super::MAX_NAME_BYTES,
+                short_debug(&n),
+                n.len()
+            ))),
             Some(n) => Ok(n),
             None => Ok(self
                 .path
@@ -412,4 +416,13 @@ fn key_offset(text: &str, span: Range<usize>, spec: &PolicySpec, message: &str) 
         offset += line.len();
     }
     None
+}
+
+/// `text` quoted as Rust writes it, cut to its first 60 characters (a long name is not repeated
+/// whole in its own error).
+fn short_debug(text: &str) -> String {
+    match text.char_indices().nth(60) {
+        Some((i, _)) => format!("{:?}…", &text[..i]),
+        None => format!("{text:?}"),
+    }
 }

@@ -345,11 +345,21 @@ pub fn script_span(rows: &ScriptCalls) -> Dur {
 }
 
 /// A name that can name a folder inside `output/`: not empty, not `.` or `..`, no path
-/// separator (so it can neither be absolute nor climb out). Scenario and sweep names follow it.
+/// separator (so it can neither be absolute nor climb out), no NUL or other control character,
+/// and at most [`MAX_NAME_BYTES`] bytes (the folder's lock and temporary names add to it, and a
+/// file system allows 255). Scenario and sweep names follow it.
 pub fn is_plain_name(name: &str) -> bool {
     let name = name.trim();
-    !name.is_empty() && name != "." && name != ".." && !name.contains(['/', '\\'])
+    !name.is_empty()
+        && name != "."
+        && name != ".."
+        && name.len() <= MAX_NAME_BYTES
+        && !name.contains(['/', '\\'])
+        && !name.chars().any(char::is_control)
 }
+
+/// The longest name of an output folder, in bytes.
+pub const MAX_NAME_BYTES: usize = 200;
 
 /// Parses a seed from the command line: seeds are unsigned 64-bit numbers, and a negative one
 /// (`--seed -1`) is told so rather than taken for a flag.

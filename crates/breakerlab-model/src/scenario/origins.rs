@@ -40,6 +40,8 @@ pub struct Origins {
     pub attempts: Spot,
     /// `[upstream] p95`.
     pub latency: Spot,
+    /// `[client.fallback] cycle` (a retry queue's), or `--fallback` for a replay.
+    pub cycle: Spot,
     /// `[trace] file` or `script`: the logged or scripted calls.
     pub calls: Spot,
     /// `[scoring] timeline_bin`.
@@ -81,6 +83,7 @@ impl Origins {
             instances: spot(key(&layout.client, "instances"), "[client] instances"),
             attempts: spot(key(&layout.client, "max_attempts"), "[client.retry] max_attempts"),
             latency: spot(key(&layout.upstream, "p95"), "[upstream] p95"),
+            cycle: spot(key(&layout.client, "cycle"), "[client.fallback] cycle"),
             calls,
             timeline_bin: spot(key(&layout.scoring, "timeline_bin"), "[scoring] timeline_bin"),
             flap_window: spot(key(&layout.scoring, "flap_window"), "[scoring] flap_window"),
@@ -111,6 +114,7 @@ impl Origins {
             instances: spot("instances"),
             attempts: spot("max_attempts"),
             latency: spot(calls_field),
+            cycle: Spot::flag("--fallback"),
             calls: spot(calls_field),
             timeline_bin: spot("timeline_bin"),
             flap_window: spot("flap_window"),

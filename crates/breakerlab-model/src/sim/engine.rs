@@ -21,6 +21,7 @@
 //! the record are per (breaker slot, provider): `slot · providers + provider`
 //! ([`Engine::guard_index`]). A scenario without providers is the same with one provider.
 
+mod parked;
 mod pool;
 mod routing;
 
@@ -39,6 +40,7 @@ use crate::rng::Stream;
 use crate::scenario::Strategy;
 use crate::time::{Dur, SimTime};
 use crate::upstream::Load;
+use parked::Parked;
 use pool::PoolRun;
 use routing::Router;
 use std::collections::VecDeque;
@@ -174,7 +176,7 @@ struct Guard {
     scheduled: Option<SimTime>,
     /// Calls it told to wait ([`Admission::Wait`]), in arrival order, with their attempt kind
     /// and wait key.
-    parked: VecDeque<(Call, AttemptKind, u64)>,
+    parked: Parked<(Call, AttemptKind)>,
 }
 
 /// One client instance: its retry budget and what it has in flight.
@@ -423,7 +425,7 @@ impl<'a> Engine<'a> {
                         policy.build(workload.seed.seed_for(Stream::Policy, b as u64))
                     },
                     scheduled: None,
-                    parked: VecDeque::with_capacity(16),
+                    parked: Parked::new(),
                 }
             })
             .collect();
@@ -699,7 +701,7 @@ impl<'a> Engine<'a> {
                 let call = self.first_call(now, request, 0);
                 let guard = &mut self.guards[0];
                 let key = guard.breaker.wait_key();
-                guard.parked.push_back((call, AttemptKind::First, key));
+                guard.parked.push_back((call, AttemptKind::First), key);
             }
         }
     }
@@ -813,7 +815,7 @@ impl<'a> Engine<'a> {
                     call.tried &= !(1 << p);
                     let guard = &mut self.guards[b as usize];
                     let key = guard.breaker.wait_key();
-                    guard.parked.push_back((call, kind, key));
+                    guard.parked.push_back((call, kind), key);
                     return;
                 }
                 Admission::Reject => self.rec.rejected(now, b as usize),
@@ -871,21 +873,29 @@ impl<'a> Engine<'a> {
         self.reoffer_parked(now, b);
     }
 
-    /// [`Engine::reoffer`] when some calls wait.
+    /// [`Engine::reoffer`] when some calls wait. Between two tries the breaker does not change,
+    /// so a key found held stays held until the next try: the walk stops once every key still
+    /// waiting is known held (with one key, after the first call that must keep waiting).
     fn reoffer_parked(&mut self, now: SimTime, b: u32) {
         let b = b as usize;
+        let mut held = std::collections::BTreeSet::new();
         let mut i = 0;
-        while let Some(&(call, kind, key)) = self.guards[b].parked.get(i) {
-            if self.guards[b].breaker.holds(key) {
+        while let Some(((call, kind), key)) = self.guards[b].parked.get(i) {
+            if held.len() == self.guards[b].parked.keys() {
+                break;
+            }
+            if held.contains(&key) || self.guards[b].breaker.holds(key) {
+                held.insert(key);
                 i += 1;
                 continue;
             }
             self.guards[b].parked.remove(i);
             let waiting = self.guards[b].parked.len();
             self.try_next(now, call, kind);
+            held.clear();
             if self.guards[b].parked.len() > waiting {
-                let again = self.guards[b].parked.pop_back().expect("just parked");
-                self.guards[b].parked.insert(i, again);
+                let (again, key) = self.guards[b].parked.pop_back().expect("just parked");
+                self.guards[b].parked.insert(i, again, key);
                 i += 1;
             }
         }
@@ -896,7 +906,7 @@ impl<'a> Engine<'a> {
     fn release_parked(&mut self, now: SimTime) -> bool {
         let mut any = false;
         for b in 0..self.guards.len() {
-            while let Some((call, _, _)) = self.guards[b].parked.pop_front() {
+            while let Some(((call, _), _)) = self.guards[b].parked.pop_front() {
                 any = true;
                 self.rec.rejected(now, b);
                 self.pass_rejected(now, call);
@@ -1124,8 +1134,8 @@ impl<'a> Engine<'a> {
 
     /// Client `slot`'s detector's interval tick at `now`, and its next one.
     fn pool_tick(&mut self, now: SimTime, slot: u32) {
-        let Some(pool) = &mut self.pool else { return };
-        pool.tick(slot, now);
+        let (Some(pool), Some(hosts)) = (&mut self.pool, self.workload.pool()) else { return };
+        pool.tick(slot, now, hosts, &self.workload.seed);
         let next = pool.deadline(slot).filter(|t| *t < self.workload.horizon);
         self.flush_pool(slot);
         if let Some(at) = next {

@@ -44,7 +44,8 @@ pub fn run_fleet(
 /// transitions for scoring, and only the evidence not yet handed out. A scripted run's answered
 /// calls go to `calls` the same way, in script order, when the run is direct, each piece a
 /// vector of its own that `calls` answers with an empty one for the log to reuse
-/// ([`Simulation::drain_calls`]; the record keeps the others). Stops at the first error.
+/// ([`Simulation::drain_calls`]; the record keeps the others). After each chunk, `fed` hears
+/// how many requests were simulated so far (for progress lines). Stops at the first error.
 pub fn run_fleet_streaming<E>(
     scenario: &Scenario,
     workload: &Workload,
@@ -52,6 +53,7 @@ pub fn run_fleet_streaming<E>(
     opts: &RunOptions,
     mut each: impl FnMut(usize, &Transition, &Evidence) -> Result<(), E>,
     mut calls: impl FnMut(Vec<CallRecord>) -> Result<Vec<CallRecord>, E>,
+    mut fed: impl FnMut(u64),
 ) -> Result<RunResult, E> {
     let mut sim = Simulation::new(&scenario.client, workload, policies, opts);
     let mut stream = workload.streamed();
@@ -60,6 +62,7 @@ pub fn run_fleet_streaming<E>(
         sim.feed(&chunk);
         sim.drain_transitions(&mut each)?;
         sim.drain_calls(&mut calls)?;
+        fed(chunk.first + chunk.arrivals.len() as u64);
     }
     let mut record = sim.finish();
     record.drain_transitions(&mut each)?;
@@ -132,6 +135,7 @@ mod tests {
                     pieces.push(calls);
                     Ok(Vec::new())
                 },
+                |_| {},
             )
             .unwrap();
             let handed: usize = pieces.iter().map(Vec::len).sum();

@@ -80,31 +80,53 @@ impl TraceFormat {
     }
 }
 
-/// The dependency's behaviour for a volume-only trace (`--series requests=...` alone): every
-/// interval answers with this lognormal latency and error rate; arrivals follow the volume.
+/// The dependency's behaviour for a trace without latency (`--series requests=...` alone, or an
+/// error series with `--rate`): every interval answers with this lognormal latency and error
+/// rate; arrivals follow the volume (or `--rate`).
 #[derive(Copy, Clone, Debug, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Behaviour {
     /// Median latency.
     pub p50: Dur,
-    /// 95th-percentile latency (at least `p50`).
-    pub p95: Dur,
+    /// 95th-percentile latency (at least `p50`); when absent, the lognormal of the trace's tail
+    /// spread (`tail_sigma`, default 0.5) through `p50`.
+    #[serde(default)]
+    pub p95: Option<Dur>,
     /// Fraction of calls that fail.
     #[serde(default)]
     pub error_rate: crate::units::Ratio,
 }
 
 impl Behaviour {
-    /// The behaviour checked (`0 < p50 <= p95`), with the import report's note saying it is used.
-    pub fn checked(self) -> Result<(Behaviour, String), TraceError> {
-        if self.p95 < self.p50 || self.p50.is_zero() {
+    /// The behaviour checked (`0 < p50 <= p95`) with its p95 filled in, and the import report's
+    /// note saying it is used: `what` the trace lacks (`volume only`), `sigma` the tail spread a
+    /// missing p95 comes from, `errors_from` the series or column that gives the errors instead
+    /// of `error_rate`, if one does.
+    pub fn checked(
+        self,
+        what: &str,
+        sigma: f64,
+        errors_from: Option<&str>,
+    ) -> Result<(Behaviour, String), TraceError> {
+        let (p95, derived) = match self.p95 {
+            Some(p95) => (p95, String::new()),
+            None => {
+                // The 95th percentile of a lognormal is its median times e^(1.645 sigma).
+                let factor = (1.644_853_626_951_472_2 * sigma).exp();
+                let p95 = Dur((self.p50.0 as f64 * factor).round() as u64);
+                (p95, format!(" (p95 not given: p50 × {factor:.3}, the lognormal of tail_sigma {sigma})"))
+            }
+        };
+        if p95 < self.p50 || self.p50.is_zero() {
             return Err(TraceError::Option { option: "upstream", message: "expected 0 < p50 <= p95".into() });
         }
-        let note = format!(
-            "volume only: every interval answers with p50 {}, p95 {}, error rate {}",
-            self.p50, self.p95, self.error_rate.0
-        );
-        Ok((self, note))
+        let errors = match errors_from {
+            Some(source) => format!("errors from {source}"),
+            None => format!("error rate {}", self.error_rate.0),
+        };
+        let note =
+            format!("{what}: every interval answers with p50 {}, p95 {p95}{derived}, {errors}", self.p50);
+        Ok((Behaviour { p95: Some(p95), ..self }, note))
     }
 }
 
@@ -249,6 +271,10 @@ pub struct TraceOptions {
     /// Skip (and count) rows that cannot be parsed instead of refusing the file.
     #[serde(default)]
     pub skip_bad_rows: bool,
+    /// Refuse a sample or cell that says "no value" (`NaN`, `±Inf`, `null`, an empty cell)
+    /// instead of reading it as a gap.
+    #[serde(default)]
+    pub strict: bool,
     /// Log-spread used for tails the logged percentiles do not determine (default 0.5).
     pub tail_sigma: Option<Positive>,
     /// How many logged calls nearest in time an unlogged attempt draws from (default 16).
@@ -332,8 +358,9 @@ pub enum TraceError {
     /// A timestamp earlier than the one before it.
     #[error(
         "{file}: line {line}: column `{column}`: timestamp {value:?} is earlier than {previous:?} on line \
-         {previous_line}; rows must be sorted by `{column}` (column {position}: sort the rows, e.g. `sort -t, \
-         -k{position},{position}`, or name the column that holds the time: --column time=NAME)"
+         {previous_line}; rows must be sorted by `{column}` (column {position}: sort the rows below the header, \
+         e.g. `(head -n 1 {file}; tail -n +2 {file} | sort -t, -k{position},{position}) > sorted.csv`, or name \
+         the column that holds the time: --column time=NAME)"
     )]
     NonMonotonic {
         /// The file.
@@ -421,6 +448,10 @@ pub enum TraceError {
         /// What is wrong and where.
         message: String,
     },
+    /// A file that is not a regular file, too large, or not UTF-8 text (the root crate's
+    /// `scenario::open_input`).
+    #[error(transparent)]
+    Input(#[from] crate::scenario::InputError),
     /// An SLO rule that cannot be parsed or does not fit the trace.
     #[error("SLO rule {rule:?}: {message}")]
     Slo {

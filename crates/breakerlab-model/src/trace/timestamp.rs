@@ -231,6 +231,24 @@ pub fn three_digits(x: f64) -> String {
 }
 
 /// Parses a date-time; `offset_s` (seconds east of UTC) applies when the text carries no zone.
+/// What an import assumed about the zone of its times, for its report, from the first time
+/// cell read as a date-time: `None` when it names its zone (`Z`, `+02:00`).
+pub fn zone_note(column: &str, first: &[u8], offset_s: i64) -> Option<String> {
+    let s = first.trim_ascii();
+    let time = s.get(DATE_LEN..)?;
+    let zoned = time.ends_with(b"Z") || time.ends_with(b"z") || time.iter().any(|b| matches!(b, b'+' | b'-'));
+    if zoned {
+        return None;
+    }
+    Some(if offset_s == 0 {
+        format!(
+            "times in `{column}` name no zone: read as UTC (set --trace utc_offset=+02:00 if they are local)"
+        )
+    } else {
+        format!("times in `{column}` name no zone: read at the given utc_offset ({offset_s} s east of UTC)")
+    })
+}
+
 pub fn parse_datetime(text: &[u8], offset_s: i64) -> Result<i64, &'static str> {
     let s = text.trim_ascii();
     time_of_day(s, midnight(s)?, offset_s)

@@ -3,29 +3,29 @@
 //! timer. It reports each host's ejection and return as a state change (closed = in rotation,
 //! open = ejected) and every detection, enforced or not, as a [`Detection`].
 //!
-//! Envoy's rules, from source/common/upstream/outlier_detection_impl.cc @ 00c7146 (function
-//! names as in the file; 1.26's from copy index file 114077890):
-//! - `putHttpResponseCode`: a 5xx adds one to the host's consecutive-5xx counter, a gateway
+//! Envoy's rules, from source/common/upstream/outlier_detection_impl.cc at the release tag
+//! v1.28.0 (function names and lines as in that file; 1.26's and 1.27's at v1.26.0 and v1.27.0):
+//! - `putHttpResponseCode` (:68-95): a 5xx adds one to the host's consecutive-5xx counter, a gateway
 //!   error (502, 503, 504) to its gateway counter too (any other 5xx resets the gateway
 //!   counter); a rule fires when its counter *equals* its threshold (`++n == threshold`, so a
 //!   threshold of 0 is off); any other status resets both; every response counts in the
 //!   external success-rate bucket. Without `split_external_local_origin_errors`, a connect
 //!   failure is a 503 and a timeout a 504 (`resultToHttpCode`); with it they are local-origin
 //!   failures (`localOriginFailure`) and an answered request is a local-origin success.
-//! - `onConsecutiveErrorWorker`: a host already ejected is left alone, counter included (it goes
+//! - `onConsecutiveErrorWorker` (:570-609): a host already ejected is left alone, counter included (it goes
 //!   on climbing past the threshold, so it cannot fire again before the return resets it);
 //!   otherwise `ejectHost`, then the rule's counter back to 0, ejected or not.
-//! - `ejectHost`: the limit ([`ejection::envoy_may_eject`]); when it allows, the rule's
+//! - `ejectHost` (:472-528): the limit ([`ejection::envoy_may_eject`]); when it allows, the rule's
 //!   `enforcing_*` % decides (`enforceEjection`); an unenforced detection is only logged
 //!   (`logEject(..., false)`). An ejection draws the jitter and grows the multiplier.
-//! - `onIntervalTimer`, every `interval` from the start: each ejected host whose
+//! - `onIntervalTimer` (:742-776), every `interval` from the start: each ejected host whose
 //!   `min(base × multiplier, max) + jitter` has passed since its ejection returns (counters
 //!   reset); every bucket is swapped; the success-rate and failure-percentage rules run
 //!   (external origin, then local origin); then each host in rotation that returned at least an
-//!   interval ago loses one multiplier step (PR #29711, 1.28). Up to 1.27 the step is lost first
-//!   thing in the tick, by every host in rotation (`checkHostForUneject`), which is why repeated
+//!   interval ago loses one multiplier step (:759-773). Up to 1.27 the step is lost first
+//!   thing in the tick, by every host in rotation (`checkHostForUneject`, v1.26.0 :356-361), which is why repeated
 //!   failure-percentage ejections never grow (envoy#26758).
-//! - `processSuccessRateEjections`: nothing when the pool has fewer hosts than both minimums;
+//! - `processSuccessRateEjections` (:641-740): nothing when the pool has fewer hosts than both minimums;
 //!   hosts in rotation with a rate in the last interval and at least the request volume count;
 //!   the success-rate rule ejects below `mean − stdev_factor / 1000 × stdev` (population stdev)
 //!   when enough hosts count; the failure-percentage rule ejects at `100 − rate >= threshold`.
@@ -37,6 +37,7 @@ use super::super::envoy::{EnvoyConfig, EnvoyVersion, Implementation};
 use super::super::evidence::{Evidence, Test};
 use super::super::machine::{State, Transition};
 use super::ejection;
+use super::health::HealthChecks;
 use super::monitor::Monitor;
 use crate::outcome::OutcomeClass;
 use crate::rng::{Rng, rng_from_u64, unit};
@@ -134,6 +135,8 @@ pub struct Detector {
     /// One more at every ejection or return.
     version: u64,
     detections: Vec<Detection>,
+    /// Active health checks, when configured ([`Detector::start_health_checks`]).
+    health: Option<HealthChecks>,
 }
 
 impl Detector {
@@ -150,17 +153,79 @@ impl Detector {
             explain,
             version: 0,
             detections: Vec::new(),
+            health: None,
         }
     }
 
-    /// The instant of the next interval tick.
+    /// Starts the active health checks of the configuration (`health_check_interval` > 0;
+    /// nothing otherwise), each check's answer drawn by `draw` (host, sent at, check number →
+    /// class, status, latency).
+    pub fn start_health_checks(
+        &mut self,
+        draw: &mut dyn FnMut(u16, SimTime, u64) -> (OutcomeClass, u16, Dur),
+    ) {
+        let c = &self.cfg;
+        if c.health_check_interval.is_zero() {
+            return;
+        }
+        let thresholds = (c.health_check_unhealthy_threshold, c.health_check_healthy_threshold);
+        let n = self.hosts.len() as u16;
+        self.health =
+            Some(HealthChecks::new(n, c.health_check_interval, c.health_check_timeout, thresholds, draw));
+    }
+
+    /// The next instant the detector acts on its own: its interval tick or a health check's
+    /// completion.
+    pub fn next_event(&self) -> SimTime {
+        self.health.as_ref().map_or(self.next_tick, |h| h.next_due().min(self.next_tick))
+    }
+
+    /// Runs what is due at `now` (the instant [`Detector::next_event`] gave): the interval
+    /// tick, then the health checks completing, in host order. A host marked failed by its
+    /// checks leaves rotation; with `successful_active_health_check_uneject_host`, a check
+    /// completing while its host is not marked failed returns the host if ejected
+    /// (`DetectorImpl::initialize`, outlier_detection_impl.cc :311-321 at v1.28.0: the
+    /// callback runs after every check, passed or not).
+    pub fn advance(
+        &mut self,
+        now: SimTime,
+        draw: &mut dyn FnMut(u16, SimTime, u64) -> (OutcomeClass, u16, Dur),
+        out: &mut Vec<HostChange>,
+    ) {
+        if now == self.next_tick {
+            self.tick(now, out);
+        }
+        let Some(mut health) = self.health.take() else { return };
+        if health.next_due() == now {
+            let mut completed = Vec::new();
+            health.complete(now, draw, &mut |h, changed| completed.push((h, changed)));
+            for (h, changed) in completed {
+                if changed {
+                    self.version += 1;
+                }
+                let back = self.cfg.successful_active_health_check_uneject_host && !health.failed(h);
+                if back && self.hosts[usize::from(h)].ejected {
+                    self.uneject(now, h, "active_health_check", out);
+                }
+            }
+        }
+        self.health = Some(health);
+    }
+
+    /// True when `host` is out of rotation: ejected, or marked failed by its health checks.
     #[inline]
+    pub fn out_of_rotation(&self, host: u16) -> bool {
+        self.hosts[usize::from(host)].ejected || self.health.as_ref().is_some_and(|h| h.failed(host))
+    }
+
+    /// The instant of the next interval tick.
+    #[cfg(test)]
     pub fn next_tick(&self) -> SimTime {
         self.next_tick
     }
 
     /// True when `host` is ejected.
-    #[inline]
+    #[cfg(test)]
     pub fn is_ejected(&self, host: u16) -> bool {
         self.hosts[usize::from(host)].ejected
     }
@@ -429,31 +494,36 @@ impl Detector {
         ev
     }
 
-    /// Host `host` returns at `now` (`unejectHost`): counters reset.
-    pub(super) fn uneject(&mut self, now: SimTime, host: u16, out: &mut Vec<HostChange>) {
-        let evidence = if self.explain { self.return_evidence(now, host) } else { Evidence::EMPTY };
+    /// Host `host` returns at `now` for `reason` (`unejectHost`): counters reset.
+    pub(super) fn uneject(
+        &mut self,
+        now: SimTime,
+        host: u16,
+        reason: &'static str,
+        out: &mut Vec<HostChange>,
+    ) {
+        let evidence = if self.explain { self.return_evidence(now, host, reason) } else { Evidence::EMPTY };
         self.active = self.active.saturating_sub(1);
         let m = &mut self.hosts[usize::from(host)];
         m.ejected = false;
         m.reset_consecutive();
         m.returned_at = Some(now);
         self.version += 1;
-        let transition =
-            Transition { at: now, from: State::Open, to: State::Closed, reason: "ejection_elapsed" };
+        let transition = Transition { at: now, from: State::Open, to: State::Closed, reason };
         out.push(HostChange { host, transition, evidence });
     }
 
-    /// The evidence of a return at `now`.
-    fn return_evidence(&self, now: SimTime, host: u16) -> Evidence {
+    /// The evidence of a return at `now` for `reason`: the time ejected against the ejection
+    /// time, or only the time ejected when a health check brought the host back early.
+    fn return_evidence(&self, now: SimTime, host: u16, reason: &str) -> Evidence {
         let m = &self.hosts[usize::from(host)];
         let mut ev = Evidence::EMPTY;
-        ev.time(
-            "time_ejected",
-            now.since(m.ejected_at),
-            Test::AtLeast,
-            "ejection_time",
-            self.ejection_time(host),
-        );
+        let elapsed = now.since(m.ejected_at);
+        if reason == "ejection_elapsed" {
+            ev.time("time_ejected", elapsed, Test::AtLeast, "ejection_time", self.ejection_time(host));
+        } else {
+            ev.fact_time("time_ejected", elapsed);
+        }
         ev.fact_count("ejection_multiplier", m.multiplier);
         ev
     }
@@ -468,7 +538,7 @@ impl Detector {
         }
     }
 
-    /// Runs the interval tick due at `now` (the instant [`Detector::next_tick`] gave).
+    /// Runs the interval tick due at `now`.
     pub fn tick(&mut self, now: SimTime, out: &mut Vec<HostChange>) {
         debug_assert_eq!(now, self.next_tick);
         self.next_tick = now + self.cfg.interval;
@@ -488,7 +558,7 @@ impl Detector {
                     self.hosts[i].multiplier = self.hosts[i].multiplier.saturating_sub(1);
                 }
             } else if self.ejection_time(h) <= now.since(self.hosts[i].ejected_at) {
-                self.uneject(now, h, out);
+                self.uneject(now, h, "ejection_elapsed", out);
             }
             self.hosts[i].swap_buckets();
         }

@@ -91,6 +91,21 @@ pub fn envoy_cluster(input: &ExportInput, c: &EnvoyConfig) -> Result<String> {
     if c.always_eject_one_host {
         let _ = writeln!(s, "  always_eject_one_host: true");
     }
+    if !c.successful_active_health_check_uneject_host {
+        let _ = writeln!(s, "  successful_active_health_check_uneject_host: false");
+    }
+    if !c.health_check_interval.is_zero() {
+        let _ =
+            writeln!(s, "# simulated with the cluster's active HTTP health checks (health_checks, beside");
+        let _ = writeln!(
+            s,
+            "# outlier_detection): interval {}, timeout {}, unhealthy_threshold {}, healthy_threshold {}",
+            proto_duration(c.health_check_interval),
+            proto_duration(c.health_check_timeout),
+            c.health_check_unhealthy_threshold,
+            c.health_check_healthy_threshold
+        );
+    }
     if c.healthy_panic_threshold != d.healthy_panic_threshold {
         let _ = writeln!(s, "# the cluster's load balancer (beside outlier_detection):");
         let _ = writeln!(s, "common_lb_config:");
@@ -160,6 +175,7 @@ pub fn destination_rule(input: &ExportInput, c: &EnvoyConfig) -> Result<String> 
         ),
         ("max_ejection_time_jitter", c.max_ejection_time_jitter == d.max_ejection_time_jitter),
         ("always_eject_one_host", !c.always_eject_one_host),
+        ("active health checks (health_check_interval)", c.health_check_interval.is_zero()),
         (
             "max_ejection_time (Istio sets it only to a base time over 300s)",
             c.max_ejection_time == d.max_ejection_time.max(c.base_ejection_time),
@@ -324,6 +340,14 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("the failure-percentage rule"), "{e}");
+        // A DestinationRule has no active health checks; Envoy's export notes them.
+        let e = out("istio-outlier", &["health_check_interval=5s"], Library::Istio).unwrap_err().to_string();
+        assert!(e.contains("active health checks (health_check_interval)"), "{e}");
+        let text = out("envoy-outlier", &["health_check_interval=5s"], Library::Envoy).unwrap();
+        assert!(
+            text.contains("interval 5s, timeout 1s, unhealthy_threshold 3, healthy_threshold 2"),
+            "{text}"
+        );
         // consecutive 5xx off (0) is written as 0; the panic threshold as minHealthPercent.
         let text = out("istio-outlier", &["consecutive_5xx=0", "healthy_panic_threshold=30"], Library::Istio)
             .unwrap();

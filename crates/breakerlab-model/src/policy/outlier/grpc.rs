@@ -1,22 +1,24 @@
-//! gRPC's `outlier_detection` balancer on its interval timer (gRFC A50, grpc/proposal
-//! A50-xds-outlier-detection.md @ 00fa54f, "Outlier Detection Behavior"): swap the call
-//! counters, run the success-rate rule (when `enforcing_success_rate` > 0) and the
-//! failure-percentage rule (when `enforcing_failure_percentage` > 0), then lower the multiplier
-//! of every address in rotation and return the ejected ones whose time is up.
+//! gRPC's `outlier_detection` balancer on its interval timer, after grpc-go's
+//! xds/internal/balancer/outlierdetection/balancer.go at the release tag v1.60.0
+//! (`intervalTimerAlgorithm`, :737-778) and gRFC A50: swap the call counters, run the
+//! success-rate rule (when `enforcing_success_rate` > 0: gRPC's xDS translation leaves the rule
+//! out at 0) and the failure-percentage rule (likewise), then lower the multiplier of every
+//! address in rotation and return the ejected ones whose time is up.
 //!
 //! Its differences from Envoy, each reproduced:
 //! - only these two rules; a call is a success when its status is OK, every other status a
 //!   failure (the consecutive counters of [`super::Detector::record`] are not kept);
-//! - the ejection timestamp is the tick's time; a host returns at a tick strictly after
-//!   `timestamp + min(base × multiplier, max(base, max))`; the multiplier has no cap and drops
-//!   by one on every tick an address is not ejected (step 5);
-//! - each rule stops once more than `max_ejection_percent` of the addresses are ejected
-//!   (checked before each address, so one more can go), and draws an integer in [0, 100)
-//!   against the enforcement percentage for each outlier;
-//! - failure percentage ejects above its threshold (strictly), and needs `minimum_hosts`
-//!   addresses in the pool, not with volume;
-//! - an address already ejected is skipped (gRFC A50 does not say; an ejected address gets no
-//!   calls, so it has no volume unless calls were in flight).
+//! - the ejection timestamp is the tick's time (`ejectAddress`, :876-885); a host returns at a
+//!   tick strictly after `timestamp + min(base × multiplier, max(base, max))` (:764-769); the
+//!   multiplier has no cap and drops by one on every tick an address is not ejected (:755-757);
+//! - each rule considers every address with the request volume in the last interval, ejected
+//!   ones included (`addrsWithAtLeastRequestVolume`, :784-794), and needs `minimum_hosts` of
+//!   them (:827, :855);
+//! - each rule stops as soon as `100 × ejected / addresses >= max_ejection_percent`, checked
+//!   before each address (:834, :862), and draws an integer in [0, 100) against the enforcement
+//!   percentage for each outlier (:841, :868);
+//! - failure percentage ejects above its threshold, strictly (:866);
+//! - grpc-go walks its addresses in Go map order; here in host order, so runs are reproducible.
 
 use super::detector::{Detection, Detector, HostChange, Kind, Outcome, Seen};
 use super::ejection;
@@ -33,16 +35,7 @@ impl Detector {
         let n = self.hosts.len() as u16;
         let c = self.cfg.clone();
         if c.enforcing_success_rate > 0 {
-            let candidates: Vec<(u16, f64)> = self
-                .hosts
-                .iter()
-                .enumerate()
-                .filter(|(_, m)| !m.ejected)
-                .filter_map(|(h, m)| {
-                    let (rate, volume) = m.external.rate_and_volume()?;
-                    (volume >= u64::from(c.success_rate_request_volume)).then_some((h as u16, rate))
-                })
-                .collect();
+            let candidates = self.with_volume(c.success_rate_request_volume);
             if candidates.len() >= c.success_rate_minimum_hosts as usize {
                 let threshold =
                     success_rate_threshold(&candidates, f64::from(c.success_rate_stdev_factor) / 1000.0);
@@ -57,27 +50,19 @@ impl Detector {
                 }
             }
         }
-        if c.enforcing_failure_percentage > 0 && u32::from(n) >= c.failure_percentage_minimum_hosts {
-            for h in 0..n {
-                if !ejection::grpc_may_eject(c.max_ejection_percent, self.active, n) {
-                    break;
-                }
-                let m = &self.hosts[usize::from(h)];
-                if m.ejected {
-                    continue;
-                }
-                let Some((rate, volume)) = m.external.rate_and_volume() else { continue };
+        if c.enforcing_failure_percentage > 0 {
+            let candidates = self.with_volume(c.failure_percentage_request_volume);
+            if candidates.len() >= c.failure_percentage_minimum_hosts as usize {
                 let threshold = f64::from(c.failure_percentage_threshold);
-                if volume >= u64::from(c.failure_percentage_request_volume) && 100.0 - rate > threshold {
-                    let seen = Seen::Percent(100.0 - rate, threshold);
-                    self.grpc_detect(
-                        now,
-                        h,
-                        Kind::FailurePercentage,
-                        seen,
-                        c.enforcing_failure_percentage,
-                        out,
-                    );
+                for &(h, rate) in &candidates {
+                    if !ejection::grpc_may_eject(c.max_ejection_percent, self.active, n) {
+                        break;
+                    }
+                    if 100.0 - rate > threshold {
+                        let seen = Seen::Percent(100.0 - rate, threshold);
+                        let pct = c.enforcing_failure_percentage;
+                        self.grpc_detect(now, h, Kind::FailurePercentage, seen, pct, out);
+                    }
                 }
             }
         }
@@ -86,9 +71,20 @@ impl Detector {
             if !self.hosts[i].ejected {
                 self.hosts[i].multiplier = self.hosts[i].multiplier.saturating_sub(1);
             } else if now > self.hosts[i].ejected_at + self.ejection_time(h) {
-                self.uneject(now, h, out);
+                self.uneject(now, h, "ejection_elapsed", out);
             }
         }
+    }
+
+    /// Each address with at least `volume` calls in the last interval, ejected ones included,
+    /// with its success rate (grpc-go's `addrsWithAtLeastRequestVolume`, balancer.go:784-794).
+    fn with_volume(&self, volume: u32) -> Vec<(u16, f64)> {
+        let volume = u64::from(volume);
+        let with = |(h, m): (usize, &super::monitor::Monitor)| {
+            let (rate, v) = m.external.rate_and_volume()?;
+            (v >= volume).then_some((h as u16, rate))
+        };
+        self.hosts.iter().enumerate().filter_map(with).collect()
     }
 
     /// An outlier found by gRPC's `kind` rule, which saw `seen`: ejected at the tick's time with

@@ -12,6 +12,7 @@ mod detector;
 pub mod ejection;
 pub mod export;
 mod grpc;
+mod health;
 mod monitor;
 mod stats;
 
@@ -40,15 +41,15 @@ pub fn pass_through() -> Policy {
     Policy::None(super::none::NoBreaker)
 }
 
-/// The hosts `detector`'s client may send to, into `usable` (ascending), and whether the pool
-/// is in panic: Envoy's `LoadBalancerBase::isHostSetInPanic`
+/// The hosts `detector`'s client may send to, into `usable` (ascending: neither ejected nor
+/// marked failed by active health checks), and whether the pool is in panic: Envoy's `LoadBalancerBase::isHostSetInPanic`
 /// (source/extensions/load_balancing_policies/common/load_balancer_impl.cc) puts a host set in
 /// panic when `100 × hosts in rotation / hosts < healthy_panic_threshold`, and a set in panic
 /// balances over every host, ejected ones too. A threshold of 0 never panics: with every host
 /// ejected there is none to send to (Envoy's "no healthy upstream").
 pub fn in_rotation(detector: &Detector, hosts: u16, panic_threshold: f64, usable: &mut Vec<u16>) -> bool {
     usable.clear();
-    usable.extend((0..hosts).filter(|h| !detector.is_ejected(*h)));
+    usable.extend((0..hosts).filter(|h| !detector.out_of_rotation(*h)));
     let healthy_percent = 100.0 * usable.len() as f64 / f64::from(hosts.max(1));
     let panic = healthy_percent < panic_threshold;
     if panic {

@@ -1,7 +1,7 @@
 //! One host's outlier-detection state as one client sees it: its consecutive counters, its two
 //! success-rate accumulators (external and local origin) and its ejection bookkeeping, after
-//! Envoy's `DetectorHostMonitorImpl` and `SuccessRateAccumulator` (outlier_detection_impl.cc @
-//! 00c7146). A leaf.
+//! Envoy's `DetectorHostMonitorImpl` and `SuccessRateAccumulator` (outlier_detection_impl.cc
+//! :863-883 at v1.28.0). A leaf.
 
 use crate::time::{Dur, SimTime};
 

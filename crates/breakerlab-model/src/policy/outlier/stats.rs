@@ -1,7 +1,7 @@
 //! The success-rate rule's statistics: the mean of the hosts' success rates and the threshold
 //! `mean − factor × stdev` below which a host is an outlier, with the population standard
-//! deviation (`DetectorImpl::successRateEjectionThreshold`, outlier_detection_impl.cc @
-//! 00c7146; gRFC A50 "Success Rate Algorithm" step 2). A leaf.
+//! deviation (`DetectorImpl::successRateEjectionThreshold`, outlier_detection_impl.cc
+//! :611-639 at v1.28.0; gRFC A50 "Success Rate Algorithm" step 2). A leaf.
 
 /// `mean − factor × stdev` over the `(host, rate)` pairs (rates in percent), summed in host
 /// order; `f64::NEG_INFINITY` when there are none.

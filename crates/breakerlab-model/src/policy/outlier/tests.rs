@@ -149,6 +149,10 @@ fn split_local_origin_failures_have_their_own_counter() {
 fn the_ejection_limit_of_each_release_on_three_hosts() {
     for (version, always, max, ejected) in [
         (EnvoyVersion::V1_26, false, 10, vec![true, false]),
+        (EnvoyVersion::V1_26, false, 0, vec![false, false]),
+        (EnvoyVersion::V1_27, false, 10, vec![true, false]),
+        (EnvoyVersion::V1_27, false, 0, vec![true, false]),
+        (EnvoyVersion::V1_27, false, 70, vec![true, true]),
         (EnvoyVersion::V1_28, false, 10, vec![false, false]),
         (EnvoyVersion::V1_28, true, 10, vec![true, false]),
         (EnvoyVersion::V1_28, false, 100, vec![true, true]),
@@ -332,11 +336,39 @@ fn grpc_ejects_at_the_tick_returns_strictly_after_and_decays_every_tick() {
     assert_eq!(d.multiplier(0), 1);
     ticks_to(&mut d, &mut log, 70_000);
     assert_eq!(d.multiplier(0), 0, "one step per tick in rotation");
-    // The limit is checked before each address: with 10 hosts and 10 %, two go.
-    let mut d = detector(10, EnvoyConfig { enforcing_failure_percentage: 100, ..cfg });
+    // The limit is checked before each address and stops at 100 x ejected / hosts >= max
+    // (grpc-go v1.60.0 balancer.go:862): with 10 hosts and 10 %, one goes, at 20 %, two.
+    for (max, out) in [(10, 1), (20, 2)] {
+        let fp = EnvoyConfig { enforcing_failure_percentage: 100, max_ejection_percent: max, ..cfg.clone() };
+        let mut d = detector(10, fp);
+        let mut log = Log::default();
+        interval(&mut d, &mut log, 10_000, 100, &[100, 100, 100, 0, 0, 0, 0, 0, 0, 0]);
+        assert_eq!(log.changes.iter().filter(|c| c.2 == State::Open).count(), out, "max {max}");
+        assert!(log.changes.iter().all(|c| c.0 == 10_000));
+    }
+}
+
+#[test]
+fn grpc_failure_percentage_counts_minimum_hosts_among_those_with_volume() {
+    // Five addresses, minimum hosts 5: at the 10 s tick only four had the volume (50), so the
+    // rule does not run (balancer.go:855); at 20 s all five had it and host 0 goes.
+    let cfg = EnvoyConfig {
+        implementation: Implementation::Grpc,
+        enforcing_success_rate: 0,
+        enforcing_failure_percentage: 100,
+        max_ejection_percent: 100,
+        ..EnvoyConfig::default()
+    };
+    let mut d = detector(5, cfg);
     let mut log = Log::default();
-    interval(&mut d, &mut log, 10_000, 100, &[100, 100, 100, 0, 0, 0, 0, 0, 0, 0]);
-    assert_eq!(log.changes.iter().filter(|c| c.2 == State::Open).count(), 2);
+    for h in 0..4 {
+        feed(&mut d, &mut log, 5_000, h, if h == 0 { 500 } else { 200 }, 60);
+    }
+    feed(&mut d, &mut log, 5_000, 4, 200, 10);
+    ticks_to(&mut d, &mut log, 10_000);
+    assert!(log.changes.is_empty(), "{:?}", log.changes);
+    interval(&mut d, &mut log, 20_000, 60, &[60, 0, 0, 0, 0]);
+    assert_eq!(log.changes, vec![(20_000, 0, State::Open, "failure_percentage")]);
 }
 
 #[test]
@@ -354,4 +386,111 @@ fn panic_uses_every_host_below_the_threshold() {
     assert_eq!(usable, vec![0, 1, 2]);
     assert!(!in_rotation(&d, 3, 0.0, &mut usable), "a threshold of 0 never panics");
     assert_eq!(usable, vec![2]);
+}
+
+/// A detector over three hosts with health checks every 2 s whose answers `answer(host, at)`
+/// gives (class, status), 10 ms each.
+fn checked(cfg: EnvoyConfig, answer: fn(u16, SimTime) -> (OutcomeClass, u16)) -> Detector {
+    let cfg = EnvoyConfig { health_check_interval: Dur::from_secs(2), ..cfg };
+    let mut d = detector(3, cfg);
+    d.start_health_checks(&mut |h, at, _| {
+        let (class, code) = answer(h, at);
+        (class, code, Dur::from_millis(10))
+    });
+    d
+}
+
+/// Runs `d`'s ticks and health checks up to `ms`.
+fn advance_to(d: &mut Detector, log: &mut Log, answer: fn(u16, SimTime) -> (OutcomeClass, u16), ms: u64) {
+    let mut out = Vec::new();
+    let mut draw = |h: u16, at: SimTime, _: u64| {
+        let (class, code) = answer(h, at);
+        (class, code, Dur::from_millis(10))
+    };
+    while d.next_event() <= SimTime(ms * 1000) {
+        let t = d.next_event();
+        d.advance(t, &mut draw, &mut out);
+    }
+    log.take(&mut out);
+}
+
+#[test]
+fn a_passing_health_check_returns_an_ejected_host_at_its_completion() {
+    fn healthy(_: u16, _: SimTime) -> (OutcomeClass, u16) {
+        (OutcomeClass::Ok, 200)
+    }
+    // Checks complete at 10 ms, then 2.02 s, 4.03 s ... (sent 2 s after each completion).
+    let mut d = checked(open(), healthy);
+    let mut log = Log::default();
+    advance_to(&mut d, &mut log, healthy, 1_000);
+    feed(&mut d, &mut log, 1_000, 0, 500, 5);
+    assert_eq!(log.changes, vec![(1_000, 0, State::Open, "consecutive_5xx")]);
+    advance_to(&mut d, &mut log, healthy, 3_000);
+    assert_eq!(log.changes[1], (2_020, 0, State::Closed, "active_health_check"));
+    assert!(!d.out_of_rotation(0));
+    // Without successful_active_health_check_uneject_host the host waits for the timer: 30 s
+    // after its ejection, at the 40 s tick.
+    let off = EnvoyConfig { successful_active_health_check_uneject_host: false, ..open() };
+    let mut d = checked(off, healthy);
+    let mut log = Log::default();
+    feed(&mut d, &mut log, 1_000, 0, 500, 5);
+    advance_to(&mut d, &mut log, healthy, 45_000);
+    assert_eq!(
+        log.changes,
+        vec![(1_000, 0, State::Open, "consecutive_5xx"), (40_000, 0, State::Closed, "ejection_elapsed")]
+    );
+}
+
+#[test]
+fn a_host_failing_its_health_checks_leaves_rotation_and_is_not_returned_by_them() {
+    // Host 0's health endpoint answers 503 from 3 s: its check completing at 4.03 s marks it
+    // failed at once, out of rotation with no ejection, and no later check returns it.
+    fn sick(h: u16, at: SimTime) -> (OutcomeClass, u16) {
+        if h == 0 && at >= SimTime(3 * S) { (OutcomeClass::Error, 503) } else { (OutcomeClass::Ok, 200) }
+    }
+    let mut d = checked(open(), sick);
+    let mut log = Log::default();
+    advance_to(&mut d, &mut log, sick, 4_029);
+    assert!(!d.out_of_rotation(0));
+    advance_to(&mut d, &mut log, sick, 4_030);
+    assert!(d.out_of_rotation(0) && !d.is_ejected(0));
+    let mut usable = Vec::new();
+    assert!(!in_rotation(&d, 3, 50.0, &mut usable));
+    assert_eq!(usable, vec![1, 2]);
+    feed(&mut d, &mut log, 5_000, 0, 500, 5);
+    advance_to(&mut d, &mut log, sick, 20_000);
+    assert_eq!(log.changes, vec![(5_000, 0, State::Open, "consecutive_5xx")], "no return by a failing check");
+}
+
+#[test]
+fn a_timed_out_check_under_the_unhealthy_threshold_also_returns_an_ejected_host() {
+    // Every check of host 0 times out (over the 1 s timeout, completing at it): the first three
+    // complete at 1 s, 4 s and 7 s (sent 2 s after each completion). Ejected at 1.5 s, the host
+    // returns at the 4 s completion, the second timeout of three: Envoy's callback runs after
+    // every check and looks only at the failed mark, which the third sets at 7 s.
+    let cfg = EnvoyConfig { health_check_interval: Dur::from_secs(2), ..open() };
+    let mut d = detector(3, cfg);
+    let mut draw = |h: u16, _: SimTime, _: u64| {
+        let ms = if h == 0 { 5_000 } else { 10 };
+        (OutcomeClass::Ok, 200, Dur::from_millis(ms))
+    };
+    d.start_health_checks(&mut draw);
+    let mut log = Log::default();
+    let mut out = Vec::new();
+    let mut run_to = |d: &mut Detector, ms: u64, out: &mut Vec<HostChange>| {
+        while d.next_event() <= SimTime(ms * 1000) {
+            let t = d.next_event();
+            d.advance(t, &mut draw, out);
+        }
+    };
+    run_to(&mut d, 1_500, &mut out);
+    log.take(&mut out);
+    feed(&mut d, &mut log, 1_500, 0, 500, 5);
+    run_to(&mut d, 7_000, &mut out);
+    log.take(&mut out);
+    assert_eq!(
+        log.changes,
+        vec![(1_500, 0, State::Open, "consecutive_5xx"), (4_000, 0, State::Closed, "active_health_check")]
+    );
+    assert!(d.out_of_rotation(0), "marked failed by the third timeout at 7 s");
 }

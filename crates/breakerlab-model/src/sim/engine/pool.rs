@@ -11,7 +11,7 @@ use crate::outcome::OutcomeClass;
 use crate::policy::outlier::{Detector, HostChange, in_rotation};
 use crate::policy::{Evidence, PolicyConfig, Transition};
 use crate::rng::{RunSeed, Stream};
-use crate::time::SimTime;
+use crate::time::{Dur, SimTime};
 use crate::upstream::balancer::{Balancer, Ring, Usable};
 use crate::upstream::pool::Pool;
 
@@ -56,9 +56,11 @@ impl PoolRun {
         let sidecars = (0..slots)
             .map(|s| {
                 let policy = policies[s % policies.len()];
-                let detector = policy
-                    .outlier()
-                    .map(|cfg| Detector::new(cfg, hosts, seed.seed_for(Stream::Policy, s as u64), explain));
+                let detector = policy.outlier().map(|cfg| {
+                    let mut d = Detector::new(cfg, hosts, seed.seed_for(Stream::Policy, s as u64), explain);
+                    d.start_health_checks(&mut |h, at, k| health_check(pool, seed, s as u32, h, at, k));
+                    d
+                });
                 let panic_threshold = policy.outlier().map_or(0.0, |c| c.healthy_panic_threshold);
                 Sidecar {
                     balancer: Balancer::new(b.kind, b.choice_count, b.hash_keys, hosts, seed, s as u32),
@@ -90,9 +92,10 @@ impl PoolRun {
         self.sidecars.iter().any(|s| s.detector.is_some())
     }
 
-    /// The next tick of slot `slot`'s detector, if it has one.
+    /// The next time slot `slot`'s detector acts on its own (its interval tick or a health
+    /// check's completion), if it has one.
     pub(super) fn deadline(&self, slot: u32) -> Option<SimTime> {
-        self.sidecars[slot as usize].detector.as_ref().map(Detector::next_tick)
+        self.sidecars[slot as usize].detector.as_ref().map(Detector::next_event)
     }
 
     /// The host attempt `attempt` of `request` from slot `slot` goes to at `now`; `None` when
@@ -123,10 +126,11 @@ impl PoolRun {
         }
     }
 
-    /// Slot `slot`'s detector's interval tick at `now`.
-    pub(super) fn tick(&mut self, slot: u32, now: SimTime) {
+    /// What slot `slot`'s detector has due at `now`: its interval tick, its health checks of
+    /// `pool`'s hosts completing (the next ones drawn under `seed`).
+    pub(super) fn tick(&mut self, slot: u32, now: SimTime, pool: &Pool, seed: &RunSeed) {
         if let Some(d) = &mut self.sidecars[slot as usize].detector {
-            d.tick(now, &mut self.changes);
+            d.advance(now, &mut |h, at, k| health_check(pool, seed, slot, h, at, k), &mut self.changes);
             self.record.detections(slot, d.take_detections());
             self.refresh(slot, now);
         }
@@ -160,4 +164,20 @@ impl PoolRun {
             .drain(..)
             .map(move |c| (slot as usize * hosts + usize::from(c.host), c.transition, c.evidence))
     }
+}
+
+/// Host `host`'s answer to slot `slot`'s `k`-th health check of it, sent at `at`: the host's
+/// own answer model at that instant (class, status, latency), drawn from the health-check
+/// stream keyed by (check, host, slot), so the requests' answers are untouched.
+fn health_check(
+    pool: &Pool,
+    seed: &RunSeed,
+    slot: u32,
+    host: u16,
+    at: SimTime,
+    k: u64,
+) -> (OutcomeClass, u16, Dur) {
+    let mut rng = seed.draw(Stream::HealthCheck, (k << 16) | u64::from(host), slot);
+    let (answer, code) = pool.answer(host, at, &mut rng);
+    (answer.class, code, answer.latency)
 }
