@@ -6,6 +6,7 @@ use super::output;
 use super::sweep::{Ran, Ranking, SweepReport, finish};
 use crate::report::page::{InputFile, ReportInputs};
 use crate::scenario::InputError;
+use crate::scenario::open_input;
 use crate::sweep::file::{ScenarioFiles, SweepFile};
 use crate::sweep::merge::Merge;
 use crate::sweep::output::RunsReader;
@@ -22,12 +23,10 @@ use std::path::{Path, PathBuf};
 /// Shard folder `dir`'s runs.csv, opened.
 fn runs_csv(dir: &std::path::Path) -> Result<(PathBuf, std::io::BufReader<std::fs::File>)> {
     let path = dir.join(output::RUNS_CSV);
-    let file = std::fs::File::open(&path).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => {
-            Error::Input(InputError::file(&path, "no such file: the shard is incomplete"))
-        }
-        _ => Error::io(&path, e),
-    })?;
+    if std::fs::symlink_metadata(&path).is_err() {
+        return Err(InputError::file(&path, "no such file: the shard is incomplete").into());
+    }
+    let file = open_input(&path)?;
     Ok((path, std::io::BufReader::new(file)))
 }
 
@@ -151,7 +150,7 @@ pub fn merge(req: &MergeRequest) -> Result<SweepReport> {
         let name = path.display().to_string();
         merge.add(k, file, &name).map_err(InputError::from)?;
         // Read again for its digests: every row was a valid cell, now every byte is the shard's.
-        let again = std::fs::File::open(&path).map_err(|e| Error::io(&path, e))?;
+        let again = open_input(&path)?;
         merge.verify(k, std::io::BufReader::new(again), &name).map_err(InputError::from)?;
     }
     let merged = merge

@@ -7,6 +7,7 @@ use super::output::{self, Keep, OutputDir};
 use super::resume::{CHECKPOINT_ROWS, Found, Journal, skip_cells};
 use super::sweep::{runs_error, sweep_path};
 use crate::limits::{Limits, estimate_cells};
+use crate::scenario::open_input;
 use crate::scenario::{InputError, Scenario, Spot};
 use crate::sweep::file::Replicates;
 use crate::sweep::integrity::{RunsDigest, block_rows};
@@ -193,7 +194,7 @@ fn check_count(req: &ShardRequest, declared: Option<&(u32, Spot)>, parent: &Path
 
 /// The SHA-256 of the file at `path`, read in blocks.
 fn hash_file(path: &Path) -> Result<InputHash> {
-    let file = std::fs::File::open(path).map_err(|e| InputError::file(path, format!("cannot read: {e}")))?;
+    let file = open_input(path)?;
     let sha256 = sha256_reader(std::io::BufReader::new(file))
         .map_err(|e| InputError::file(path, format!("cannot read: {e}")))?;
     Ok(InputHash { path: path.display().to_string(), sha256 })

@@ -103,3 +103,33 @@ fn special_files_in_an_output_folder_are_refused_by_report_and_explain() {
         }
     }
 }
+
+#[test]
+fn special_files_in_place_of_a_shards_runs_csv_are_refused_by_merge() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let sweep = small_sweep(d).display().to_string();
+    for k in 0..2 {
+        breakerlab(d)
+            .args(["sweep", &sweep, "--out", "shards", "--quiet", "--shard", &format!("{k}/2")])
+            .assert()
+            .success();
+    }
+    for (kind, special) in specials(d) {
+        let shard = d.join(format!("{kind}-shard"));
+        std::fs::create_dir(&shard).unwrap();
+        for entry in std::fs::read_dir(d.join("shards/shard-1-of-2")).unwrap() {
+            let entry = entry.unwrap();
+            std::fs::copy(entry.path(), shard.join(entry.file_name())).unwrap();
+        }
+        let runs = shard.join("runs.csv");
+        std::fs::remove_file(&runs).unwrap();
+        if kind == "loop" {
+            std::os::unix::fs::symlink(&runs, &runs).unwrap();
+        } else {
+            std::os::unix::fs::symlink(&special, &runs).unwrap();
+        }
+        let first = d.join("shards/shard-0-of-2").display().to_string();
+        refused(d, &args(&["merge", &first, &shard.display().to_string()]), &runs);
+    }
+}
