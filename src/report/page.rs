@@ -724,8 +724,9 @@ fn decision_table(r: &Review) -> TextTable {
         })
         .collect();
     let highlight = r.decision.iter().position(|d| d.roles.iter().any(|x| x == "recommended"));
+    // Text columns wrap; "missed incidents" too, as it says where a configuration missed.
     let mut left = vec![false; headings.len()];
-    for i in [0, 1, 6] {
+    for i in [0, 1, 6, 7] {
         left[i] = true;
     }
     TextTable {
