@@ -68,7 +68,8 @@ impl Opening {
         let _ = writeln!(h, "<h2 id=\"result\">{}</h2>", esc_prose(&self.heading));
         for (i, s) in self.statements.iter().enumerate() {
             if i == 0 {
-                let _ = writeln!(h, "<p class=\"verdict fine\"><strong>{}</strong></p>", esc_prose(s));
+                // A result stated, not judged: neutral, whether it says "better" or "cannot tell".
+                let _ = writeln!(h, "<p class=\"verdict said\"><strong>{}</strong></p>", esc_prose(s));
             } else {
                 let _ = writeln!(h, "<p>{}</p>", esc_prose(s));
             }
@@ -134,6 +135,8 @@ mod tests {
         o.html(&mut h);
         let at = |s: &str| h.find(s).unwrap_or_else(|| panic!("{s} missing in {h}"));
         assert!(at("<h2 id=\"result\">Comparison") < at("B is better than A"));
+        // The first statement is set apart, in the neutral box (a result, not a judgement).
+        assert!(h.contains("<p class=\"verdict said\"><strong>B is better than A"), "{h}");
         assert!(at("B is better than A") < at("<table class=\"stack\">"));
         assert!(at("<table class=\"stack\">") < at("<code>p95 &gt; 2s</code>"));
         let mut m = String::new();

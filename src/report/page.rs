@@ -606,7 +606,7 @@ font-weight:600}figure{margin:1.5em 0}img{max-width:100%;height:auto;border:1px 
 figcaption{color:#444;font-size:.9em}pre{background:#f6f6f6;padding:.8em;overflow-x:auto;max-width:100%}\
 code{font-family:'DejaVu Sans Mono',Menlo,Consolas,monospace}details{margin:.6em 0}summary{cursor:pointer}\
 nav a{margin-right:1em;display:inline-block}.verdict{padding:.6em 1em;border-left:5px solid}\
-.verdict.fine{background:#eef6f1;border-color:#009E73}.verdict.warn{background:#fff4e5;border-color:#E69F00}\
+.verdict.fine{background:#eef6f1;border-color:#009E73}.verdict.warn{background:#fff4e5;border-color:#E69F00}.verdict.said{background:#f3f3f3;border-color:#777}\
 .alts li{margin:.5em 0}.k{color:#555}\
 @media (max-width:640px){table.stack thead{display:none}table.stack,table.stack tbody,table.stack tr,\
 table.stack td{display:block}table.stack tr{margin:.5em 0;border:1px solid #d0d0d0}table.stack td{border:none;\
