@@ -63,9 +63,7 @@ impl Inputs for Files {
             (Some(rel), _) => relative_to(scenario, &rel.to_string_lossy()),
             (None, Some(spec)) => spec.file,
             (None, None) => {
-                return Err(
-                    "[trace] needs `file = \"PATH.csv\"` or `series = [...]` (relative to this file)".into(),
-                );
+                return Err(TRACE_NEEDS_FILE.into());
             }
         };
         opts.labels = opts.labels.map(|l| relative_to(scenario, &l.to_string_lossy()));

@@ -213,10 +213,7 @@ impl Reading<'_> {
         }
         let opts = table.into_inner();
         if opts.file.is_none() && opts.series.is_empty() {
-            return Err(self.at(
-                span,
-                "[trace] needs `file = \"PATH.csv\"` or `series = [...]` (relative to this file)",
-            ));
+            return Err(self.at(span, super::TRACE_NEEDS_FILE));
         }
         let traffic = self.checked(file.traffic.take(), "[traffic]", TrafficSpec::validate)?;
         let (source, horizon, read) =

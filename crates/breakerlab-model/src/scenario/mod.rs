@@ -34,6 +34,10 @@ pub const MAX_REQUESTS: u64 = 200_000_000;
 /// The default base seed when neither the file nor the command line gives one.
 pub const DEFAULT_SEED: u64 = 1;
 
+/// The refusal of a `[trace]` table that names no file: the model's check and the reader's.
+pub const TRACE_NEEDS_FILE: &str =
+    "[trace] needs `file = \"PATH.csv\"` or `series = [...]` (relative to this file)";
+
 /// What reads the files a scenario file names. Each answer's error is the message that follows
 /// the file, line and column of the key that named the file.
 pub trait Inputs {
