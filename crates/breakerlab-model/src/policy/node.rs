@@ -24,18 +24,12 @@ use crate::time::{Dur, SimTime};
 family_config! {
     /// Parameters of seed 003's constructor (`failureThreshold`, `cooldownMs`, `timeoutMs`).
     NodeConfig {
-        failure_threshold: u32, "calls",
+        failure_threshold: u32 = 5, "calls",
             "failures, zeroed by any success, that open (seed: failureThreshold = 5)";
-        cooldown: Dur, "duration",
+        cooldown: Dur = Dur::from_secs(30), "duration",
             "open time before the next call moves to half-open; a late failure while open restarts it (seed: cooldownMs = 30000)";
-        timeout: Dur, "duration",
+        timeout: Dur = Dur::from_secs(5), "duration",
             "call timeout: a call at or over it fails at t + timeout, not cancelled (seed: timeoutMs = 5000)";
-    }
-}
-
-impl Default for NodeConfig {
-    fn default() -> NodeConfig {
-        NodeConfig { failure_threshold: 5, cooldown: Dur::from_secs(30), timeout: Dur::from_secs(5) }
     }
 }
 
