@@ -143,7 +143,7 @@ impl Breaker for CircuitbreakerBreaker {
         let threshold = u64::from(self.cfg.failure_threshold);
         if self.phase.state() == State::Open {
             let since = Dur::from_micros(now.micros().saturating_sub((self.opened * 1e6).round() as u64));
-            ev.time("time_open", since, Test::AtLeast, "recovery_timeout", self.cfg.recovery_timeout);
+            ev.open_for(since, Test::AtLeast, "recovery_timeout", self.cfg.recovery_timeout);
         }
         ev.count("consecutive_failures", self.count, Test::AtLeast, "failure_threshold", threshold);
     }

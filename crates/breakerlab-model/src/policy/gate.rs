@@ -198,9 +198,7 @@ impl Breaker for CircuitGate {
                 "max_failures",
                 u64::from(c.max_failures),
             ),
-            State::Open => {
-                ev.time("time_open", now.since(self.opened_at), Test::AtLeast, "cooloff", c.cooloff)
-            }
+            State::Open => ev.open_for(now.since(self.opened_at), Test::AtLeast, "cooloff", c.cooloff),
             State::HalfOpen => ev.count("probes_admitted", u64::from(self.probe_sent), Test::Of, "probes", 1),
         }
     }
