@@ -607,7 +607,7 @@ figcaption{color:#444;font-size:.9em}pre{background:#f6f6f6;padding:.8em;overflo
 code{font-family:'DejaVu Sans Mono',Menlo,Consolas,monospace}details{margin:.6em 0}summary{cursor:pointer}\
 nav a{margin-right:1em;display:inline-block}.verdict{padding:.6em 1em;border-left:5px solid}\
 .verdict.fine{background:#eef6f1;border-color:#009E73}.verdict.warn{background:#fff4e5;border-color:#E69F00}.verdict.said{background:#f3f3f3;border-color:#777}\
-.alts li{margin:.5em 0}.k{color:#555}\
+.alts li{margin:.5em 0}.k{color:#555}.answer{font-size:1.2em}\
 @media (max-width:640px){table.stack thead{display:none}table.stack,table.stack tbody,table.stack tr,\
 table.stack td{display:block}table.stack tr{margin:.5em 0;border:1px solid #d0d0d0}table.stack td{border:none;\
 border-bottom:1px solid #eee;white-space:normal;max-width:none;min-width:0;text-align:right;overflow-wrap:anywhere}\
@@ -773,8 +773,10 @@ excludes zero. Negative is better, but for availability.";
 const DECISION_NOTE: &str = "Total cost is the sum over scenarios of the mean cost over replicates (lower is \
 better); missed incidents, false opens and flaps are summed the same way.";
 
+/// A sweep's review, opening on its answer: the verdict on today's configuration (when there is
+/// one), the recommendation, then where the recommendation is worse (before any total), the
+/// confidence and the decision table; the alternatives to today's configuration after it.
 fn html_review(h: &mut String, r: &Review, explanation: Option<&str>) {
-    super::selection::html_regressions(h, r);
     if let Some(b) = &r.baseline {
         let _ = writeln!(h, "<h2 id=\"baseline\">Today's configuration: {}</h2>", esc(&b.label));
         let _ = writeln!(
@@ -790,32 +792,21 @@ fn html_review(h: &mut String, r: &Review, explanation: Option<&str>) {
             }
             h.push_str("</ul>\n");
         }
-        if !b.alternatives.is_empty() {
-            let _ =
-                writeln!(h, "<h3>The {} best alternatives</h3>\n<ol class=\"alts\">", b.alternatives.len());
-            for a in &b.alternatives {
-                let _ = writeln!(
-                    h,
-                    "<li><strong>{}</strong> · total cost {}<br><span class=\"k\">changes:</span> {}<br>\
-                     <span class=\"k\">worse than today's beyond noise:</span>{}</li>",
-                    esc(&a.label),
-                    fmt_num(a.total_cost),
-                    esc(&a.changes.join("; ")),
-                    super::selection::html_risks(&a.risks)
-                );
-            }
-            h.push_str("</ol>\n");
-            let _ = writeln!(h, "<p class=\"meta\">{DIFFERENCES_NOTE}</p>");
-            html_table(h, &differences_table(b));
-        }
     }
     h.push_str("<h2 id=\"decision\">Decision</h2>\n");
     match &r.recommended {
         Some(label) => {
-            let _ = writeln!(h, "<p>Recommended configuration: <strong>{}</strong></p>", esc(label));
+            let _ = writeln!(
+                h,
+                "<p class=\"answer\">Recommended configuration: <strong>{}</strong></p>",
+                esc(label)
+            );
         }
-        None => h.push_str("<p><strong>No configuration meets every constraint.</strong></p>\n"),
+        None => {
+            h.push_str("<p class=\"answer\"><strong>No configuration meets every constraint.</strong></p>\n")
+        }
     }
+    super::selection::html_regressions(h, r);
     super::selection::html_confidence(h, r);
     for note in &r.bounds {
         let _ = writeln!(
@@ -834,6 +825,27 @@ fn html_review(h: &mut String, r: &Review, explanation: Option<&str>) {
             esc(e)
         );
     }
+    if let Some(b) = r.baseline.as_ref().filter(|b| !b.alternatives.is_empty()) {
+        let _ = writeln!(
+            h,
+            "<h3 id=\"alternatives\">The {} best alternatives to today's configuration</h3>\n<ol class=\"alts\">",
+            b.alternatives.len()
+        );
+        for a in &b.alternatives {
+            let _ = writeln!(
+                h,
+                "<li><strong>{}</strong> · total cost {}<br><span class=\"k\">changes:</span> {}<br>\
+                 <span class=\"k\">worse than today's beyond noise:</span>{}</li>",
+                esc(&a.label),
+                fmt_num(a.total_cost),
+                esc(&a.changes.join("; ")),
+                super::selection::html_risks(&a.risks)
+            );
+        }
+        h.push_str("</ol>\n");
+        let _ = writeln!(h, "<p class=\"meta\">{DIFFERENCES_NOTE}</p>");
+        html_table(h, &differences_table(b));
+    }
 }
 
 /// A targeted sweep's exports, ready to paste (shown open, under the decision).
@@ -844,7 +856,6 @@ fn html_deploy(h: &mut String, deploy: Option<&str>) {
 }
 
 fn md_review(m: &mut String, r: &Review, explanation: Option<&str>) {
-    super::selection::md_regressions(m, r);
     if let Some(b) = &r.baseline {
         let _ = writeln!(m, "## Today's configuration: {}\n", b.label);
         // The page's green or amber box: a mark a text reader sees too.
@@ -856,23 +867,6 @@ fn md_review(m: &mut String, r: &Review, explanation: Option<&str>) {
         if !b.findings.is_empty() {
             m.push('\n');
         }
-        if !b.alternatives.is_empty() {
-            let _ = writeln!(m, "### The {} best alternatives\n", b.alternatives.len());
-            for (i, a) in b.alternatives.iter().enumerate() {
-                let _ = writeln!(
-                    m,
-                    "{}. **{}** · total cost {}  \n   changes: {}  \n   worse than today's beyond noise:{}",
-                    i + 1,
-                    a.label,
-                    fmt_num(a.total_cost),
-                    a.changes.join("; "),
-                    super::selection::md_risks(&a.risks)
-                );
-            }
-            let _ = writeln!(m, "\n{DIFFERENCES_NOTE}\n");
-            md_table(m, &differences_table(b));
-            m.push('\n');
-        }
     }
     m.push_str("## Decision\n\n");
     match &r.recommended {
@@ -881,6 +875,7 @@ fn md_review(m: &mut String, r: &Review, explanation: Option<&str>) {
         }
         None => m.push_str("**No configuration meets every constraint.**\n\n"),
     }
+    super::selection::md_regressions(m, r);
     super::selection::md_confidence(m, r);
     for note in &r.bounds {
         let _ = writeln!(m, "> **A bound decided:** {note}\n");
@@ -895,6 +890,23 @@ fn md_review(m: &mut String, r: &Review, explanation: Option<&str>) {
             let _ = writeln!(m, "> {line}");
         }
         m.push_str("\n</details>\n\n");
+    }
+    if let Some(b) = r.baseline.as_ref().filter(|b| !b.alternatives.is_empty()) {
+        let _ = writeln!(m, "### The {} best alternatives to today's configuration\n", b.alternatives.len());
+        for (i, a) in b.alternatives.iter().enumerate() {
+            let _ = writeln!(
+                m,
+                "{}. **{}** · total cost {}  \n   changes: {}  \n   worse than today's beyond noise:{}",
+                i + 1,
+                a.label,
+                fmt_num(a.total_cost),
+                a.changes.join("; "),
+                super::selection::md_risks(&a.risks)
+            );
+        }
+        let _ = writeln!(m, "\n{DIFFERENCES_NOTE}\n");
+        md_table(m, &differences_table(b));
+        m.push('\n');
     }
 }
 
@@ -1508,7 +1520,11 @@ ci95 = 1.25
             // long tables last.
             assert!(at(verdict) < at(decision));
             assert!(at(decision) < at(charts) && at(charts) < at("Summary: every scenario"));
-            assert!(page.contains("The 1 best alternatives"));
+            // The recommendation is said right under the verdict; the alternatives to today's
+            // configuration follow the decision table.
+            let recommended = at("Recommended configuration:");
+            assert!(at(decision) < recommended && recommended < at(DECISION_NOTE));
+            assert!(at(DECISION_NOTE) < at("The 1 best alternatives to today"));
             assert!(
                 page.contains("changes:</span> preset consecutive → window; rate = 0.8")
                     || page.contains("changes: preset consecutive → window; rate = 0.8")
