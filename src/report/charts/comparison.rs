@@ -123,11 +123,24 @@ impl ComparisonData {
     /// no cost): a sweep's chart shows what could be chosen, not the cheap ruled-out ones.
     /// One pass over the configurations keeps the ones shown, one over the rows their values.
     pub fn new(summary: &Summary) -> Result<ComparisonData, ChartError> {
+        Self::marked(summary, None, None)
+    }
+
+    /// [`ComparisonData::new`] that always shows the recommended configuration and the
+    /// baseline (by label), whatever their cost or constraints, and says so in the legend: a
+    /// sweep's chart compares what it recommends with what runs today.
+    pub fn marked(
+        summary: &Summary,
+        recommended: Option<&str>,
+        baseline: Option<&str>,
+    ) -> Result<ComparisonData, ChartError> {
+        let pinned = |label: &str| recommended == Some(label) || baseline == Some(label);
         // Each configuration: whether a row rules it out, the sum and count of its costs.
         let mut shown: Vec<Ranked> = Vec::new();
         let mut total_configs = 0;
         let mut families: Vec<String> = Vec::new();
-        let key = |r: &Ranked| (r.0, r.1, r.2);
+        // Pinned first, then those that qualify, the lowest cost, the first seen.
+        let key = |r: &Ranked| (!pinned(&r.4), r.0, r.1, r.2);
         summary.configs(
             |c: &mut (bool, f64, usize), r| {
                 c.0 |= r.feasible() == Some(false);
@@ -150,7 +163,7 @@ impl ComparisonData {
                 total_configs += 1;
                 let worse = |a: &Ranked, b: &Ranked| {
                     let (a, b) = (key(a), key(b));
-                    a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)).then(a.2.cmp(&b.2)).is_gt()
+                    a.0.cmp(&b.0).then(a.1.cmp(&b.1)).then(a.2.total_cmp(&b.2)).then(a.3.cmp(&b.3)).is_gt()
                 };
                 if shown.len() < COMPARISON_MAX_CONFIGS {
                     shown.push(cand);
@@ -264,11 +277,24 @@ impl ComparisonData {
                     .collect()
             })
             .collect();
+        let roles = shown
+            .iter()
+            .map(|c| {
+                let mut roles = Vec::new();
+                if recommended == Some(c.4.as_str()) {
+                    roles.push("recommended");
+                }
+                if baseline == Some(c.4.as_str()) {
+                    roles.push("baseline");
+                }
+                roles
+            })
+            .collect();
         Ok(ComparisonData {
             colours,
             hatched,
             differing,
-            roles: vec![Vec::new(); shown.len()],
+            roles,
             context: context(&scenarios, &seeds, &replicates),
             scenarios,
             configs: shown.iter().map(|c| c.4.clone()).collect(),
@@ -301,19 +327,6 @@ impl ComparisonData {
         let key: Vec<String> =
             self.scenarios.iter().enumerate().map(|(i, s)| format!("{} {s}", i + 1)).collect();
         Some(format!("scenarios: {}", key.join(" · ")))
-    }
-
-    /// Marks the recommended configuration and the baseline (by label) in the legend.
-    pub fn marked(mut self, recommended: Option<&str>, baseline: Option<&str>) -> ComparisonData {
-        for (label, roles) in self.configs.iter().zip(&mut self.roles) {
-            if recommended == Some(label.as_str()) {
-                roles.push("recommended");
-            }
-            if baseline == Some(label.as_str()) {
-                roles.push("baseline");
-            }
-        }
-        self
     }
 
     /// The legend's text for configuration `i`: its label when it fits, else its preset with the
@@ -713,5 +726,17 @@ mod tests {
         let many = ComparisonData { scenarios: (0..12).map(|i| format!("scenario-{i}")).collect(), ..d };
         assert_eq!(many.group_labels()[11], "12");
         assert!(many.scenario_key().unwrap().starts_with("scenarios: 1 scenario-0 · 2 scenario-1 · "));
+        // The recommendation and the baseline are always shown, whatever their cost or
+        // constraints, and the legend says which is which.
+        let baseline = "consecutive[failure_threshold=10,open_duration=7s]";
+        let recommended = "consecutive[failure_threshold=10,open_duration=3s]";
+        let d =
+            ComparisonData::marked(&read_summary(&p).unwrap(), Some(recommended), Some(baseline)).unwrap();
+        let shown: Vec<&str> = d.configs.iter().map(|c| &c[c.len() - 4..]).collect();
+        assert_eq!(shown, ["=0s]", "=3s]", "=4s]", "=5s]", "=6s]", "=7s]"]);
+        assert_eq!(d.roles[1], ["recommended"]);
+        assert_eq!(d.roles[5], ["baseline"]);
+        assert!(d.legend_label(1).ends_with("(recommended, ruled out)"), "{}", d.legend_label(1));
+        assert!(d.legend_label(5).ends_with("=7s] (baseline)"), "{}", d.legend_label(5));
     }
 }

@@ -197,7 +197,7 @@ pub fn draw_all(c: &Contents, opts: &ChartOptions) -> Result<Vec<Chart>, ChartEr
         }
         let baseline = c.review.as_ref().and_then(|r| r.baseline.as_ref()).map(|b| b.label.as_str());
         jobs.push(Box::new(move || {
-            let cmp = comparison::ComparisonData::new(summary)?.marked(c.recommended.as_deref(), baseline);
+            let cmp = comparison::ComparisonData::marked(summary, c.recommended.as_deref(), baseline)?;
             if cmp.configs.len() < 2 {
                 return Ok(Vec::new());
             }
