@@ -172,9 +172,12 @@ pub fn draw_all(c: &Contents, opts: &ChartOptions) -> Result<Vec<Chart>, ChartEr
         jobs.push(Box::new(move || one(TIMELINE_PNG, || timeline::draw_timeline(data, opts.time_range))));
     }
     if let Some(summary) = &c.summary {
-        let recommended = c.recommended.as_deref();
+        let marked = heatmap::Marked {
+            recommended: c.recommended.as_deref(),
+            baseline: c.review.as_ref().and_then(|r| r.baseline.as_ref()).map(|b| b.label.as_str()),
+        };
         jobs.push(Box::new(move || {
-            let maps = heatmap::heatmaps(summary, &opts.heatmap_metric, recommended)?;
+            let maps = heatmap::heatmaps(summary, &opts.heatmap_metric, marked)?;
             let drawn: Vec<Result<Chart, ChartError>> = maps
                 .into_par_iter()
                 .map(|map| match map.no_cell_sentence() {
