@@ -593,7 +593,8 @@ fn pareto_table(p: &ParetoRows, recommended: Option<&str>, max: usize) -> TextTa
 
 /// The page's style. Narrow screens (420 px) work: tables scroll sideways in their own box (the
 /// decision table and a page's opening become one card per row instead),
-/// charts shrink to the width (each links to its full-size PNG), long commands scroll in theirs.
+/// charts shrink to the width or show their narrow rendering (each links to its full-size PNG),
+/// long commands scroll in theirs.
 const CSS: &str = "body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,'DejaVu Sans',sans-serif;\
 margin:1.5em auto;max-width:1680px;padding:0 1em;color:#1b1b1b;line-height:1.45;overflow-wrap:break-word}\
 h1{font-size:1.6em;margin-bottom:.2em}h2{margin-top:1.8em;border-bottom:1px solid #ddd;padding-bottom:.2em}\
@@ -910,8 +911,9 @@ fn md_review(m: &mut String, r: &Review, explanation: Option<&str>) {
     }
 }
 
-/// One chart: shrinks to the page's width and links to its full-size PNG beside the page. The
-/// one place a chart's HTML is built, so what a chart's figure carries besides the image (the
+/// One chart: shrinks to the page's width and links to its full-size PNG beside the page; a
+/// page narrower than [`NARROW_PAGE_PX`] shows the chart's narrow rendering instead. The one
+/// place a chart's HTML is built, so what a chart's figure carries besides the image (the
 /// timeline's marks with their tooltips) goes here.
 fn html_figure(h: &mut String, chart: &Chart) {
     let name = &chart.name;
@@ -919,16 +921,28 @@ fn html_figure(h: &mut String, chart: &Chart) {
         let _ = writeln!(h, "<p class=\"verdict warn\">{}</p>", esc(sentence));
         return;
     }
+    // A phone-width page shows the narrow rendering, drawn for it (the picture's source).
+    let narrow = match chart.narrow.is_empty() {
+        true => String::new(),
+        false => format!(
+            "<source media=\"(max-width: {NARROW_PAGE_PX}px)\" srcset=\"data:image/png;base64,{}\">",
+            BASE64_STANDARD.encode(&chart.narrow)
+        ),
+    };
     let _ = writeln!(
         h,
-        "<figure id=\"{id}\"><a href=\"{name}\"><img src=\"data:image/png;base64,{}\" alt=\"{cap}\" \
-         title=\"{name}\"></a><figcaption>{cap} (<a href=\"{name}\">{name}</a>, full size)</figcaption></figure>",
+        "<figure id=\"{id}\"><a href=\"{name}\"><picture>{narrow}<img src=\"data:image/png;base64,{}\" \
+         alt=\"{cap}\" title=\"{name}\"></picture></a><figcaption>{cap} (<a href=\"{name}\">{name}</a>, \
+         full size)</figcaption></figure>",
         BASE64_STANDARD.encode(&chart.png),
         id = esc(name.trim_end_matches(".png")),
         cap = esc(&chart_caption(name)),
         name = esc(name),
     );
 }
+
+/// Widest page (CSS px) that shows a chart's narrow rendering instead of the full-size one.
+const NARROW_PAGE_PX: u32 = 700;
 
 /// Most marks listed unfolded under the timeline.
 const MARKS_OPEN: usize = 24;
@@ -1319,11 +1333,25 @@ mod tests {
         for c in &charts {
             let name = &c.name;
             assert!(html.contains(&format!("title=\"{name}\"")), "{name} missing");
-            assert!(html.contains(&format!("<a href=\"{name}\"><img ")), "{name} links to its PNG");
+            assert!(html.contains(&format!("<a href=\"{name}\"><picture>")), "{name} links to its PNG");
             let b64 = BASE64_STANDARD.encode(&c.png);
-            assert!(html.contains(&b64), "{name} not embedded");
+            assert!(
+                html.contains(&format!("<img src=\"data:image/png;base64,{b64}\"")),
+                "{name} not embedded"
+            );
+            // Every chart but the timeline has its narrow rendering for a phone-width page.
+            assert_eq!(c.narrow.is_empty(), name == "timeline.png", "{name}");
+            if !c.narrow.is_empty() {
+                let narrow = BASE64_STANDARD.encode(&c.narrow);
+                assert!(html.contains(&format!(
+                    "<source media=\"(max-width: {NARROW_PAGE_PX}px)\" srcset=\"data:image/png;base64,{narrow}\">"
+                )));
+                let (w, _) = crate::report::charts::tests::png_size(&c.narrow);
+                assert_eq!(w, crate::report::charts::style::NARROW_WIDTH, "{name}");
+            }
         }
-        assert_eq!(html.matches("data:image/png;base64,").count(), charts.len());
+        let narrow = charts.iter().filter(|c| !c.narrow.is_empty()).count();
+        assert_eq!(html.matches("data:image/png;base64,").count(), charts.len() + narrow);
         // Nothing is fetched: no external URL in any src or href.
         assert!(!html.contains("src=\"http") && !html.contains("href=\"http") && !html.contains("<link"));
         // Inputs to reproduce, escaped.

@@ -81,6 +81,8 @@ pub struct ComparisonData {
     pub differing: Vec<Vec<String>>,
     /// Per configuration shown: `recommended`, `baseline` (both, or none), said in the legend.
     pub roles: Vec<Vec<&'static str>>,
+    /// The chart's layout: the full-size PNG, or the narrow rendering ([`Self::narrow`]).
+    pub layout: Layout,
 }
 
 /// Adds `v` to `values` unless empty or already there (first appearance order).
@@ -122,6 +124,7 @@ impl ComparisonData {
     /// those that qualify come first, then the lowest mean cost (the first ones when there is
     /// no cost): a sweep's chart shows what could be chosen, not the cheap ruled-out ones.
     /// One pass over the configurations keeps the ones shown, one over the rows their values.
+    #[cfg(test)]
     pub fn new(summary: &Summary) -> Result<ComparisonData, ChartError> {
         Self::marked(summary, None, None)
     }
@@ -295,6 +298,7 @@ impl ComparisonData {
             hatched,
             differing,
             roles,
+            layout: Layout::Wide,
             context: context(&scenarios, &seeds, &replicates),
             scenarios,
             configs: shown.iter().map(|c| c.4.clone()).collect(),
@@ -304,8 +308,62 @@ impl ComparisonData {
         })
     }
 
+    /// The same chart laid out for a phone-width page: one column of panels, one legend entry
+    /// a row.
+    pub fn narrow(&self) -> ComparisonData {
+        ComparisonData { layout: Layout::Narrow, ..self.clone() }
+    }
+
+    /// Width of the chart (px).
+    fn width(&self) -> u32 {
+        match self.layout {
+            Layout::Wide => COMPARISON_WIDTH,
+            Layout::Narrow => NARROW_WIDTH,
+        }
+    }
+
+    /// Panels per row.
+    fn columns(&self) -> usize {
+        match self.layout {
+            Layout::Wide => COMPARISON_COLUMNS,
+            Layout::Narrow => 1,
+        }
+    }
+
+    /// The plot width of one panel, shared by its scenario groups (px; the panel's width less
+    /// its y-label area and margins).
+    fn group_width(&self) -> i32 {
+        (self.width() / self.columns() as u32) as i32 - 80 - 24
+    }
+
+    /// The room for one legend entry's text (px).
+    fn legend_item_width(&self) -> i32 {
+        match self.layout {
+            Layout::Wide => LEGEND_ITEM_WIDTH,
+            Layout::Narrow => NARROW_WIDTH as i32 - 90,
+        }
+    }
+
+    /// The scenario key's lines, each fitting the chart's width (none when groups are named).
+    fn key_lines(&self) -> Vec<String> {
+        let Some(key) = self.scenario_key() else { return Vec::new() };
+        let room = self.width() as i32 - 60;
+        let mut lines: Vec<String> = Vec::new();
+        for part in key.split(" · ") {
+            match lines.last_mut() {
+                Some(line) if text_width(&format!("{line} · {part}"), LEGEND_SIZE) <= room => {
+                    line.push_str(" · ");
+                    line.push_str(part);
+                }
+                _ => lines.push(part.to_string()),
+            }
+        }
+        lines.into_iter().map(|l| fit_text(&l, LEGEND_SIZE, room)).collect()
+    }
+
     fn legend_rows(&self) -> u32 {
-        (self.configs.len() as u32).div_ceil(LEGEND_PER_ROW as u32) + u32::from(self.scenario_key().is_some())
+        (self.configs.len() as u32).div_ceil(self.layout.legend_per_row(LEGEND_PER_ROW) as u32)
+            + self.key_lines().len() as u32
     }
 
     /// The label under each scenario's group of bars: its name when every name fits its
@@ -320,7 +378,7 @@ impl ComparisonData {
 
     /// The key of numbered scenario groups, when their names do not fit.
     pub fn scenario_key(&self) -> Option<String> {
-        let group = GROUP_WIDTH / self.scenarios.len().max(1) as i32 - 6;
+        let group = self.group_width() / self.scenarios.len().max(1) as i32 - 6;
         if self.scenarios.len() < 2 || self.scenarios.iter().all(|s| text_width(s, TICK_SIZE) <= group) {
             return None;
         }
@@ -338,7 +396,7 @@ impl ComparisonData {
             suffix.push("ruled out");
         }
         let suffix = if suffix.is_empty() { String::new() } else { format!(" ({})", suffix.join(", ")) };
-        let room = LEGEND_ITEM_WIDTH - text_width(&suffix, LEGEND_SIZE);
+        let room = self.legend_item_width() - text_width(&suffix, LEGEND_SIZE);
         let label = &self.configs[i];
         let name = match self.differing.get(i) {
             Some(d) if text_width(label, LEGEND_SIZE) > room && !d.is_empty() => {
@@ -359,14 +417,10 @@ impl ComparisonData {
 const LEGEND_PER_ROW: usize = 3;
 const LEGEND_ITEM_WIDTH: i32 = 470;
 
-/// The plot width of one panel, shared by its scenario groups (px; the panel's width less its
-/// y-label area and margins).
-const GROUP_WIDTH: i32 = (COMPARISON_WIDTH / COMPARISON_COLUMNS as u32) as i32 - 80 - 24;
-
 /// Pixel size of the comparison chart.
 pub fn comparison_size(data: &ComparisonData) -> (u32, u32) {
-    let rows = (data.panels.len().max(1) as u32).div_ceil(COMPARISON_COLUMNS as u32);
-    (COMPARISON_WIDTH, TITLE_HEIGHT + 12 + data.legend_rows() * 26 + rows * COMPARISON_ROW_HEIGHT)
+    let rows = (data.panels.len().max(1) as u32).div_ceil(data.columns() as u32);
+    (data.width(), TITLE_HEIGHT + 12 + data.legend_rows() * 26 + rows * COMPARISON_ROW_HEIGHT)
 }
 
 /// Draws the chart (PNG bytes).
@@ -399,12 +453,12 @@ pub fn render_comparison(data: &ComparisonData, root: &Area) -> Result<(), Chart
         "" => "Configurations compared".to_string(),
         context => format!("Configurations compared: {context}"),
     };
-    draw_title(&title_area, &fit_text(&title, TITLE_SIZE, COMPARISON_WIDTH as i32 - 40), &sub)?;
+    draw_title(&title_area, &title, &sub)?;
     let (legend_area, grid) = rest.split_vertically(12 + data.legend_rows() * 26);
-    let config_rows = data.configs.len().div_ceil(LEGEND_PER_ROW);
+    let per_row = data.layout.legend_per_row(LEGEND_PER_ROW);
+    let config_rows = data.configs.len().div_ceil(per_row);
     for row in 0..config_rows {
-        let items: Vec<LegendItem> = (row * LEGEND_PER_ROW
-            ..data.configs.len().min((row + 1) * LEGEND_PER_ROW))
+        let items: Vec<LegendItem> = (row * per_row..data.configs.len().min((row + 1) * per_row))
             .map(|i| LegendItem {
                 label: data.legend_label(i),
                 colour: data.colour(i),
@@ -413,14 +467,12 @@ pub fn render_comparison(data: &ComparisonData, root: &Area) -> Result<(), Chart
             .collect();
         draw_legend_row(&legend_area, &items, 30, 4 + row as i32 * 26)?;
     }
-    if let Some(key) = data.scenario_key() {
-        let key = fit_text(&key, LEGEND_SIZE, COMPARISON_WIDTH as i32 - 60);
-        legend_area
-            .draw(&Text::new(key, (30, 4 + config_rows as i32 * 26), text(LEGEND_SIZE, DARK_GREY)))
-            .map_err(draw_err)?;
+    for (i, line) in data.key_lines().into_iter().enumerate() {
+        let y = 4 + (config_rows + i) as i32 * 26;
+        legend_area.draw(&Text::new(line, (30, y), text(LEGEND_SIZE, DARK_GREY))).map_err(draw_err)?;
     }
-    let rows = data.panels.len().div_ceil(COMPARISON_COLUMNS);
-    let cells = grid.split_evenly((rows, COMPARISON_COLUMNS));
+    let rows = data.panels.len().div_ceil(data.columns());
+    let cells = grid.split_evenly((rows, data.columns()));
     for (panel, cell) in data.panels.iter().zip(cells.iter()) {
         draw_panel(cell, data, panel)?;
     }

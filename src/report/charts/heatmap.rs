@@ -375,9 +375,18 @@ pub fn heatmaps(summary: &Summary, metric: &str, marked: Marked) -> Result<Vec<H
         .collect())
 }
 
-/// Draws `map` to `path` (PNG of [`HEATMAP_SIZE`]).
-pub fn draw_heatmap(map: &Heatmap) -> Result<Vec<u8>, ChartError> {
-    png(HEATMAP_SIZE, |root| render_heatmap(map, root))
+/// Draws `map` (PNG of [`heatmap_size`]).
+pub fn draw_heatmap(map: &Heatmap, layout: Layout) -> Result<Vec<u8>, ChartError> {
+    png(heatmap_size(layout), |root| render_heatmap(map, layout, root))
+}
+
+/// Pixel size of a heatmap: [`HEATMAP_SIZE`], or [`NARROW_WIDTH`] wide with a narrower colour
+/// scale and label area.
+pub fn heatmap_size(layout: Layout) -> (u32, u32) {
+    match layout {
+        Layout::Wide => HEATMAP_SIZE,
+        Layout::Narrow => (NARROW_WIDTH, 640),
+    }
 }
 
 /// Columns narrower than this (px) label every few values instead of each one.
@@ -385,11 +394,16 @@ const MIN_LABEL_PX: i32 = 24;
 /// Cells narrower or lower than this (px) are drawn without border or hatching.
 const MIN_CELL_PX: i32 = 6;
 
-/// Width of the colour scale strip on the right (px).
-const SCALE_WIDTH: u32 = 190;
+/// Width of the colour scale strip on the right, and of the y label area (px).
+fn side_widths(layout: Layout) -> (u32, u32) {
+    match layout {
+        Layout::Wide => (190, 110),
+        Layout::Narrow => (150, 76),
+    }
+}
 
 /// Draws `map` into `root`.
-pub fn render_heatmap(map: &Heatmap, root: &Area) -> Result<(), ChartError> {
+pub fn render_heatmap(map: &Heatmap, layout: Layout, root: &Area) -> Result<(), ChartError> {
     let (title_area, rest) = root.split_vertically(TITLE_HEIGHT);
     let mut sub = Vec::new();
     if map.scenarios > 1 {
@@ -415,12 +429,13 @@ pub fn render_heatmap(map: &Heatmap, root: &Area) -> Result<(), ChartError> {
         &sub.join(" · "),
     )?;
     let (w, _) = rest.dim_in_pixel();
-    let (main, scale) = rest.split_horizontally(w - SCALE_WIDTH);
+    let (scale_width, y_labels) = side_widths(layout);
+    let (main, scale) = rest.split_horizontally(w - scale_width);
     let (nx, ny) = (map.x_values.len() as i32, map.y_values.len() as i32);
     let mut chart = ChartBuilder::on(&main)
         .margin(16)
         .x_label_area_size(80)
-        .y_label_area_size(110)
+        .y_label_area_size(y_labels)
         .build_cartesian_2d(0.0..nx.max(1) as f64, 0.0..ny.max(1) as f64)
         .map_err(draw_err)?;
     chart
@@ -455,7 +470,8 @@ pub fn render_heatmap(map: &Heatmap, root: &Area) -> Result<(), ChartError> {
     for (j, v) in map.y_values.iter().enumerate().step_by(y_every) {
         let (x, y) = at(0.0, j as f64 + 0.5);
         let style = text(TICK_SIZE, OI_BLACK).pos(Pos::new(HPos::Right, VPos::Center));
-        main.draw(&Text::new(fit_text(&fmt_param(v), TICK_SIZE, 90), (x - 8, y), style)).map_err(draw_err)?;
+        let label = fit_text(&fmt_param(v), TICK_SIZE, y_labels as i32 - 20);
+        main.draw(&Text::new(label, (x - 8, y), style)).map_err(draw_err)?;
     }
     let (best, range) = (map.best(), map.range());
     let plot = chart.plotting_area();
@@ -798,7 +814,7 @@ mod tests {
         // Both drawn, with their key: the picture differs from the unmarked one.
         let plain = maps.iter().map(|m| Heatmap { recommended: None, baseline: None, ..m.clone() });
         for (m, p) in maps.iter().zip(plain) {
-            let (a, b) = (draw_heatmap(m).unwrap(), draw_heatmap(&p).unwrap());
+            let (a, b) = (draw_heatmap(m, Layout::Wide).unwrap(), draw_heatmap(&p, Layout::Wide).unwrap());
             assert!(a != b, "{}: the marks changed nothing", m.file_name());
         }
     }
