@@ -206,7 +206,7 @@ pub fn render_latency_cdf(hists: &[LatencyHist], layout: Layout, root: &Area) ->
     };
     let (left, middle, right) = (&areas[0], &areas[1], &areas[2]);
 
-    let mut cdf_chart = ChartBuilder::on(&left)
+    let mut cdf_chart = ChartBuilder::on(left)
         .margin(18)
         .caption("Answered by the dependency within x", bold(LABEL_SIZE, OI_BLACK))
         .x_label_area_size(60)
@@ -234,7 +234,7 @@ pub fn render_latency_cdf(hists: &[LatencyHist], layout: Layout, root: &Area) ->
         draw_curve(&cdf_chart, &pts, style(i), false)?;
     }
 
-    let mut tail = ChartBuilder::on(&middle)
+    let mut tail = ChartBuilder::on(middle)
         .margin(18)
         .caption("Tail of the answered requests", bold(LABEL_SIZE, OI_BLACK))
         .x_label_area_size(60)
@@ -272,7 +272,7 @@ pub fn render_latency_cdf(hists: &[LatencyHist], layout: Layout, root: &Area) ->
             .collect();
         draw_curve(&tail, &pts, style(i), true)?;
     }
-    draw_split(&right, curves, &colours)
+    draw_split(right, curves, &colours)
 }
 
 /// The right panel: per configuration a 100% bar split by how requests ended, with the shares
