@@ -5,7 +5,7 @@
 //! `[opening]` table, so `breakerlab report DIR` opens the rebuilt page on the same answer.
 
 use super::charts::ChartError;
-use super::page::{TextTable, esc_prose, html_table_stacked, md_cell, md_table};
+use super::page::{TextTable, esc_prose, html_table, html_table_stacked, md_cell, md_table};
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 use std::path::Path;
@@ -75,7 +75,12 @@ impl Opening {
             }
         }
         if let Some(t) = self.table() {
-            html_table_stacked(h, &t);
+            // Two columns (a metric and its value) fit a phone as they are; wider tables turn
+            // into one card per row there.
+            match t.headings.len() {
+                0..=2 => html_table(h, &t),
+                _ => html_table_stacked(h, &t),
+            }
             if !self.table_note.is_empty() {
                 let _ = writeln!(h, "<p class=\"meta\">{}</p>", esc_prose(&self.table_note));
             }
@@ -137,8 +142,17 @@ mod tests {
         assert!(at("<h2 id=\"result\">Comparison") < at("B is better than A"));
         // The first statement is set apart, in the neutral box (a result, not a judgement).
         assert!(h.contains("<p class=\"verdict said\"><strong>B is better than A"), "{h}");
-        assert!(at("B is better than A") < at("<table class=\"stack\">"));
-        assert!(at("<table class=\"stack\">") < at("<code>p95 &gt; 2s</code>"));
+        assert!(at("B is better than A") < at("<table>"));
+        assert!(at("<table>") < at("<code>p95 &gt; 2s</code>"));
+        // Three columns or more: one card per row on a phone.
+        let wide = Opening {
+            headings: vec!["scenario".into(), "B − A".into(), "C − A".into()],
+            rows: vec![vec!["blip".into(), "-1 ± 0.5".into(), "+2 ± 1".into()]],
+            ..o.clone()
+        };
+        let mut h = String::new();
+        wide.html(&mut h);
+        assert!(h.contains("<table class=\"stack\">") && !h.contains("<table>"), "{h}");
         let mut m = String::new();
         o.md(&mut m);
         assert!(m.starts_with("## Comparison\n\n> **B is better than A with 95 % confidence**\n"), "{m}");

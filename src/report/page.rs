@@ -614,7 +614,9 @@ table.stack td{display:block}table.stack tr{margin:.5em 0;border:1px solid #d0d0
 border-bottom:1px solid #eee;white-space:normal;max-width:none;min-width:0;text-align:right;overflow-wrap:anywhere}\
 table.stack td::before{content:attr(data-label);float:left;margin-right:.8em;color:#555;font-weight:400;\
 text-align:left}table.stack td.t{text-align:right}table.stack td:first-child{text-align:left;font-weight:600;\
-background:#f3f3f3}table.stack td:first-child::before{content:none}}";
+background:#f3f3f3}table.stack td:first-child::before{content:none}}.hint{display:none}\
+@media (max-width:700px){figure.pan>div{overflow-x:auto;max-width:100%}figure.pan img{max-width:none;width:960px}\
+.hint{display:inline}}";
 
 pub(super) fn html_table(out: &mut String, t: &TextTable) {
     html_table_as(out, t, false);
@@ -929,19 +931,28 @@ fn html_figure(h: &mut String, chart: &Chart) {
             BASE64_STANDARD.encode(&chart.narrow)
         ),
     };
+    // A chart without one (the timeline) is panned sideways in its own box at a readable scale
+    // there, rather than shrunk to a quarter; the page itself never scrolls sideways.
+    let pan = if chart.narrow.is_empty() { " class=\"pan\"" } else { "" };
     let _ = writeln!(
         h,
-        "<figure id=\"{id}\"><a href=\"{name}\"><picture>{narrow}<img src=\"data:image/png;base64,{}\" \
-         alt=\"{cap}\" title=\"{name}\"></picture></a><figcaption>{cap} (<a href=\"{name}\">{name}</a>, \
-         full size)</figcaption></figure>",
+        "<figure id=\"{id}\"{pan}><div><a href=\"{name}\"><picture>{narrow}<img src=\"data:image/png;base64,{}\" \
+         alt=\"{cap}\" title=\"{name}\"></picture></a></div><figcaption>{cap} (<a href=\"{name}\">{name}</a>, \
+         full size{hint})</figcaption></figure>",
         BASE64_STANDARD.encode(&chart.png),
+        hint = if pan.is_empty() {
+            ""
+        } else {
+            "<span class=\"hint\">; on a narrow screen, scroll it sideways</span>"
+        },
         id = esc(name.trim_end_matches(".png")),
         cap = esc(&chart_caption(name)),
         name = esc(name),
     );
 }
 
-/// Widest page (CSS px) that shows a chart's narrow rendering instead of the full-size one.
+/// Widest page (CSS px) that shows a chart's narrow rendering instead of the full-size one (and
+/// pans a chart without one in its box: [`CSS`]'s `max-width:700px`).
 const NARROW_PAGE_PX: u32 = 700;
 
 /// Most marks listed unfolded under the timeline.
@@ -1351,6 +1362,12 @@ mod tests {
             }
         }
         let narrow = charts.iter().filter(|c| !c.narrow.is_empty()).count();
+        // The timeline has none: on a narrow page it pans in its own box at a readable scale.
+        assert!(html.contains("<figure id=\"timeline\" class=\"pan\"><div><a href=\"timeline.png\">"));
+        assert!(html.contains("<figure id=\"comparison\"><div><a href=\"comparison.png\">"));
+        assert!(
+            CSS.contains(&format!("@media (max-width:{NARROW_PAGE_PX}px){{figure.pan>div{{overflow-x:auto"))
+        );
         assert_eq!(html.matches("data:image/png;base64,").count(), charts.len() + narrow);
         // Nothing is fetched: no external URL in any src or href.
         assert!(!html.contains("src=\"http") && !html.contains("href=\"http") && !html.contains("<link"));

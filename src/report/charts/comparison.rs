@@ -533,6 +533,9 @@ fn draw_panel(area: &Area, data: &ComparisonData, panel: &MetricPanel) -> Result
     let k = data.configs.len();
     let log = matches!(scale, Scale::Log { .. });
     let caption = if log { format!("{} (log scale)", panel.title) } else { panel.title.clone() };
+    // Within the panel (a narrow chart's panel is a third of the width of the file's): the
+    // caption is bold, a tenth wider than the regular face it is measured in.
+    let caption = fit_text(&caption, LABEL_SIZE, (area.dim_in_pixel().0 as i32 - 16) * 9 / 10);
     let mut chart = ChartBuilder::on(area)
         .margin(12)
         .caption(&caption, bold(LABEL_SIZE, OI_BLACK))

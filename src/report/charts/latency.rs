@@ -53,15 +53,21 @@ pub fn draw_latency_cdf(hists: &[LatencyHist], layout: Layout) -> Result<Vec<u8>
 }
 
 /// Pixel size of the chart: [`LATENCY_SIZE`], or narrow: the legend one entry a row over the
-/// three panels one under the other.
+/// two curve panels one under the other and the endings, as high as its bars need.
 pub fn latency_size(hists: &[LatencyHist], layout: Layout) -> (u32, u32) {
     match layout {
         Layout::Wide => LATENCY_SIZE,
         Layout::Narrow => {
             let curves = hists.iter().filter(|h| h.total() > 0.0).count().min(LATENCY_MAX_CONFIGS) as u32;
-            (NARROW_WIDTH, TITLE_HEIGHT + 12 + curves.max(1) * 26 + 3 * NARROW_PANEL_HEIGHT)
+            let legend = 12 + curves.max(1) * 26;
+            (NARROW_WIDTH, TITLE_HEIGHT + legend + 2 * NARROW_PANEL_HEIGHT + narrow_split_height(curves))
         }
     }
+}
+
+/// Height of a narrow chart's "how requests ended" panel for `curves` configurations (px).
+fn narrow_split_height(curves: u32) -> u32 {
+    130 + curves.max(1) * 70
 }
 
 /// Most configurations drawn (beyond the palette, lines are dashed).
@@ -189,7 +195,15 @@ pub fn render_latency_cdf(hists: &[LatencyHist], layout: Layout, root: &Area) ->
             .collect();
         draw_legend_row(&legend_area, &items, x, 4 + row as i32 * 26)?;
     }
-    let areas = layout.panels(&panels, &[36, 32, 32]);
+    let areas = match layout {
+        Layout::Wide => layout.panels(&panels, &[36, 32, 32]),
+        Layout::Narrow => {
+            let (curves_area, split) = panels.split_vertically(2 * NARROW_PANEL_HEIGHT);
+            let mut areas = layout.panels(&curves_area, &[50, 50]);
+            areas.push(split);
+            areas
+        }
+    };
     let (left, middle, right) = (&areas[0], &areas[1], &areas[2]);
 
     let mut cdf_chart = ChartBuilder::on(left)
@@ -371,6 +385,15 @@ mod tests {
             .collect();
         let rgb = render_rgb(LATENCY_SIZE, |root| render_latency_cdf(&hists, Layout::Wide, root)).unwrap();
         assert!(rgb.chunks(3).any(|p| p != [255, 255, 255]));
+        // The narrow rendering: 500 px wide, a legend row per configuration drawn (12 of 14)
+        // over the stacked panels.
+        let narrow = draw_latency_cdf(&hists, Layout::Narrow).unwrap();
+        let size = crate::report::charts::tests::png_size(&narrow);
+        assert_eq!(size, latency_size(&hists, Layout::Narrow));
+        assert_eq!(
+            size,
+            (NARROW_WIDTH, TITLE_HEIGHT + 12 + 12 * 26 + 2 * NARROW_PANEL_HEIGHT + narrow_split_height(12))
+        );
         let none = vec![hist("p", vec![(10.0, 0.0)], [0.0; 4])];
         let err = render_rgb(LATENCY_SIZE, |root| render_latency_cdf(&none, Layout::Wide, root)).unwrap_err();
         assert!(err.to_string().contains("no requests"), "{err}");

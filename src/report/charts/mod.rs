@@ -341,6 +341,24 @@ pub(crate) mod tests {
             assert_eq!(png_size(&std::fs::read(p).unwrap()), style::HEATMAP_SIZE);
         }
         assert_eq!(png_size(&std::fs::read(&out[4]).unwrap()), style::PARETO_SIZE);
+        // Each also has its narrow rendering, 500 px wide, taller than wide for its panels
+        // stacked (a heatmap keeps its one panel).
+        let contents = Contents::load(dir.path()).unwrap();
+        for c in draw_all(&contents, &ChartOptions::default()).unwrap() {
+            let (w, h) = png_size(&c.narrow);
+            assert_eq!(w, style::NARROW_WIDTH, "{}", c.name);
+            assert!(h > w, "{}: {w}x{h}", c.name);
+            if c.name == PARETO_PNG {
+                let p = pareto::ParetoData::new(
+                    contents.summary.as_ref().unwrap(),
+                    contents.recommended.clone(),
+                    None,
+                )
+                .unwrap();
+                assert_eq!((w, h), pareto::pareto_size(&p, style::Layout::Narrow));
+                assert!(h >= style::TITLE_HEIGHT + 2 * style::NARROW_PANEL_HEIGHT);
+            }
+        }
     }
 
     #[test]
