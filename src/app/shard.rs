@@ -93,12 +93,12 @@ impl ShardReport {
         let share = |a: u64, b: u64| if b == 0 { 0.0 } else { 100.0 * a as f64 / b as f64 };
         let _ = writeln!(s, "shard {} of sweep {} (from {})", self.shard, self.name, self.source);
         if let Some((n, reps)) = &self.stage {
-            let _ = writeln!(
-                s,
-                "stage {n} of replicates = \"auto\": replicates {}-{} of the configurations in the running",
-                reps.start,
-                reps.end - 1
-            );
+            let reps = if reps.len() == 1 {
+                format!("replicate {}", reps.start)
+            } else {
+                format!("replicates {}-{}", reps.start, reps.end - 1)
+            };
+            let _ = writeln!(s, "stage {n} of replicates = \"auto\": {reps} of the configurations in the running");
         }
         match &self.found {
             Found::Nothing => {}
@@ -120,7 +120,7 @@ impl ShardReport {
             share(self.calls.0, self.calls.1),
             self.streams
         );
-        let every = if self.stage.is_some() { "every stage's shard so far" } else { "every shard" };
+        let every = if self.stage.is_some() { "every stage's shards so far" } else { "every shard" };
         let _ = writeln!(
             s,
             "wrote runs.csv, {MANIFEST_FILE} to {}/ (merge {every} with `breakerlab merge`)",
