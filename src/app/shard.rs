@@ -98,7 +98,10 @@ impl ShardReport {
             } else {
                 format!("replicates {}-{}", reps.start, reps.end - 1)
             };
-            let _ = writeln!(s, "stage {n} of replicates = \"auto\": {reps} of the configurations in the running");
+            let _ = writeln!(
+                s,
+                "stage {n} of replicates = \"auto\": {reps} of the configurations in the running"
+            );
         }
         match &self.found {
             Found::Nothing => {}
