@@ -10,7 +10,7 @@ use super::merge::{MergeReport, MergeRequest, complete, read_shard, rule_of};
 use super::output::{Keep, OutputDir};
 use crate::scenario::InputError;
 use crate::sweep::SweepError;
-use crate::sweep::auto::{Judge, Stages};
+use crate::sweep::auto::{Judge, Stages, schedule};
 use crate::sweep::merge::{Merge, ranking_of};
 use crate::sweep::objective::BindToColumns;
 use crate::sweep::shard::{Expected, MANIFEST_FILE, Manifest, check_stage, check_stages_agree};
@@ -105,6 +105,20 @@ pub(super) fn merge_stages(
         .into());
     }
     check_stages_agree(&shards).map_err(InputError::from)?;
+    // A stage's number is one the schedule has.
+    for (dir, m) in &shards {
+        let most = schedule(m.replicates).len() as u32;
+        if let Some(n) = m.stage.filter(|n| !(1..=most).contains(n)) {
+            return Err(InputError::file(
+                &Path::new(dir).join(MANIFEST_FILE),
+                format!(
+                    "stage: {n} is not a stage of this sweep: expected 1 to {most} (max_replicates = {})",
+                    m.replicates
+                ),
+            )
+            .into());
+        }
+    }
     // Shard folders by stage, each stage's by shard index.
     let last = shards.iter().filter_map(|(_, m)| m.stage).max().unwrap_or(1);
     let mut by_stage: Vec<Vec<usize>> = vec![Vec::new(); last as usize];

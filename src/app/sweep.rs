@@ -866,6 +866,17 @@ mod tests {
         })
         .unwrap_err();
         assert!(err.to_string().contains("no shard of stage 1 was given"), "{err}");
+        // A stage number the schedule does not have (a shard.toml edited): refused, naming it.
+        let m = shards.join("stage-1/shard-0-of-2/shard.toml");
+        std::fs::write(&m, std::fs::read_to_string(&m).unwrap().replace("\nstage = 1\n", "\nstage = 0\n"))
+            .unwrap();
+        let err = crate::app::merge::merge(&crate::app::merge::MergeRequest {
+            dirs: vec![shards.join("stage-1/shard-0-of-2"), shards.join("stage-1/shard-1-of-2")],
+            out: Some(dir.path().join("refused")),
+            charts: false,
+        })
+        .unwrap_err();
+        assert!(err.to_string().contains("stage: 0 is not a stage of this sweep: expected 1 to 4"), "{err}");
     }
 
     #[test]
