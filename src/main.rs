@@ -104,6 +104,10 @@ enum Command {
         /// (Kubernetes Indexed Job) or AWS_BATCH_JOB_ARRAY_INDEX (AWS Batch array job).
         #[arg(long, value_name = "N")]
         shards: Option<u32>,
+        /// With replicates = "auto" and a shard: the stage plan (stage-plan.toml) that `merge`
+        /// of the stages before wrote; without it a shard runs stage 1.
+        #[arg(long, value_name = "FILE")]
+        plan: Option<PathBuf>,
     },
     /// Merge the shards of a sweep (folders written by `sweep --shard`): checks they are one
     /// sweep's, every cell exactly once, and writes what the unsharded sweep writes, byte for byte.
@@ -498,15 +502,16 @@ fn command_line() -> String {
     breakerlab::app::command_line(&args)
 }
 
-/// The command line as typed without `--shard`/`--shards`: the command that runs the whole
-/// sweep at once, which a shard records for the merged review page.
+/// The command line as typed without `--shard`/`--shards`/`--plan`: the command that runs the
+/// whole sweep at once, which a shard records for the merged review page.
 fn whole_sweep_command_line() -> String {
     let mut args = std::env::args_os().map(|a| a.to_string_lossy().into_owned());
     let mut kept = Vec::new();
+    let dropped = ["--shard", "--shards", "--plan"];
     while let Some(w) = args.next() {
-        if w == "--shard" || w == "--shards" {
+        if dropped.contains(&w.as_str()) {
             args.next();
-        } else if !(w.starts_with("--shard=") || w.starts_with("--shards=")) {
+        } else if !dropped.iter().any(|d| w.starts_with(&format!("{d}="))) {
             kept.push(w);
         }
     }
@@ -556,6 +561,7 @@ fn execute(command: Command) -> breakerlab::Result<(String, ExitCode)> {
             finish,
             shard,
             shards,
+            plan,
         } => {
             // The shard in use: --shard, else the scheduler's variables (read here, at the edge).
             let chosen =
@@ -581,8 +587,16 @@ fn execute(command: Command) -> breakerlab::Result<(String, ExitCode)> {
                     limits: finish.limits.limits(),
                     replicates,
                     max_replicates,
+                    plan,
                 };
                 return Ok((shard::run_shard(&req)?.render(), code));
+            }
+            if let Some(plan) = plan {
+                return Err(breakerlab::Error::argument(format!(
+                    "--plan {}: a stage plan is run by the stage's shards: give --shard K/N too (or run the \
+                     automatic sweep whole on one machine, without --plan)",
+                    plan.display()
+                )));
             }
             let req = sweep::SweepRequest {
                 file,

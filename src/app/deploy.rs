@@ -315,6 +315,7 @@ mod tests {
                 limits: crate::limits::Limits::default(),
                 replicates: None,
                 max_replicates: None,
+                plan: None,
                 from_scheduler: false,
             })
             .unwrap();

@@ -1,12 +1,14 @@
 //! `breakerlab merge DIR... [--out DIR]`: the shards of a sweep (folders written by
 //! `sweep --shard`) checked together and finished into the very files the unsharded sweep
-//! writes. Each shard's runs.csv is read as a stream, one file after another.
+//! writes. Each shard's runs.csv is read as a stream, one file after another. The shards of an
+//! automatic sweep's stages go to [`super::merge_stages`].
 
 use super::output;
 use super::sweep::{Ran, Ranking, SweepReport, finish};
-use crate::report::page::{InputFile, ReportInputs};
+use crate::report::page::ReportInputs;
 use crate::scenario::InputError;
 use crate::scenario::open_input;
+use crate::sweep::auto::{AutoReport, looks};
 use crate::sweep::file::{ScenarioFiles, SweepFile};
 use crate::sweep::merge::Merge;
 use crate::sweep::output::RunsReader;
@@ -92,7 +94,7 @@ fn check_ranking(m: &Manifest, path: &Path) -> Result<()> {
 /// `breakerlab merge DIR... [--out DIR]`: checks the shards' manifests together (one sweep, one
 /// version, every cell exactly once), reads their runs.csv one after another, and writes what
 /// the unsharded sweep writes, byte for byte. Nothing is written when a check fails.
-pub fn merge(req: &MergeRequest) -> Result<SweepReport> {
+pub fn merge(req: &MergeRequest) -> Result<MergeReport> {
     let mut shards = Vec::with_capacity(req.dirs.len());
     // Folders named as a shard's whose shard did not finish: reported with the missing shards.
     let mut unfinished: Vec<&Path> = Vec::new();
@@ -131,6 +133,12 @@ pub fn merge(req: &MergeRequest) -> Result<SweepReport> {
         .and_then(|(path, file)| RunsReader::new(file, &path.display().to_string()).ok())
         .is_some_and(|header| header.metrics() == nameable_columns().as_slice());
     let columns = if pooled { nameable_columns() } else { metric_columns() };
+    if shards.iter().any(|(_, m)| m.stage.is_some()) {
+        if !unfinished.is_empty() {
+            return Err(InputError::argument(unfinished_note()).into());
+        }
+        return super::merge_stages::merge_stages(req, shards, &dirs, columns, &scratch, &dir);
+    }
     let mut merge = Merge::new(shards, columns, &scratch).map_err(|e| {
         if unfinished.is_empty() {
             InputError::from(e)
@@ -146,13 +154,58 @@ pub fn merge(req: &MergeRequest) -> Result<SweepReport> {
         .into());
     }
     for (k, dir) in dirs.iter().enumerate() {
-        let (path, file) = runs_csv(dir)?;
-        let name = path.display().to_string();
-        merge.add(k, file, &name).map_err(InputError::from)?;
-        // Read again for its digests: every row was a valid cell, now every byte is the shard's.
-        let again = open_input(&path)?;
-        merge.verify(k, std::io::BufReader::new(again), &name).map_err(InputError::from)?;
+        read_shard(&mut merge, k, dir)?;
     }
+    complete(req, merge, None, &dir).map(|r| MergeReport::Done(Box::new(r)))
+}
+
+/// What `breakerlab merge` did: the finished sweep, or, for an automatic sweep that goes on,
+/// the next stage's plan.
+#[derive(Debug)]
+pub enum MergeReport {
+    /// The sweep's files, as the unsharded sweep writes them.
+    Done(Box<SweepReport>),
+    /// The plan of an automatic sweep's next stage.
+    Next(Box<super::merge_stages::NextStage>),
+}
+
+impl MergeReport {
+    /// What to print.
+    pub fn render(&self) -> String {
+        match self {
+            MergeReport::Done(r) => r.render(),
+            MergeReport::Next(n) => n.render(),
+        }
+    }
+}
+
+/// Reads shard `k`'s runs.csv from its folder `dir` into `merge`, then again for its digests.
+pub(super) fn read_shard(merge: &mut Merge, k: usize, dir: &Path) -> Result<()> {
+    let (path, file) = runs_csv(dir)?;
+    let name = path.display().to_string();
+    merge.add(k, file, &name).map_err(InputError::from)?;
+    // Read again for its digests: every row was a valid cell, now every byte is the shard's.
+    let again = open_input(&path)?;
+    merge.verify(k, std::io::BufReader::new(again), &name).map_err(InputError::from)?;
+    Ok(())
+}
+
+/// The selection's confidence and indifference zone a shard recorded (the defaults if none).
+pub(super) fn rule_of(m: &Manifest) -> Rule {
+    let mut rule = Rule::default();
+    rule.confidence = m.confidence.unwrap_or(rule.confidence);
+    rule.indifference = m.indifference.unwrap_or(rule.indifference);
+    rule
+}
+
+/// Finishes a merge whose every shard was read: the files the unsharded sweep writes, into
+/// `dir`; `stages` are an automatic sweep's.
+pub(super) fn complete(
+    req: &MergeRequest,
+    merge: Merge,
+    stages: Option<AutoReport>,
+    dir: &Path,
+) -> Result<SweepReport> {
     let merged = merge
         .finish(&|config, label| {
             let resolved =
@@ -172,17 +225,16 @@ pub fn merge(req: &MergeRequest) -> Result<SweepReport> {
         title: format!("sweep: {}", m.sweep),
         command_line: Some(m.command.clone()),
         seed: m.seed,
-        files: vec![InputFile::of_text(m.sweep_file.name.clone(), &m.sweep_file.text)],
+        files: m.inputs.iter().map(super::shard::input_file).collect(),
         ..Default::default()
     });
-    let mut rule = Rule::default();
-    rule.confidence = m.confidence.unwrap_or(rule.confidence);
-    rule.indifference = m.indifference.unwrap_or(rule.indifference);
+    let auto = stages.as_ref().map(|_| looks(m.replicates));
+    let rule = rule_of(&m);
     let ranking = Ranking {
         objective: merged.objective,
         constraints: merged.constraints,
         fronts: m.pareto,
-        settings: Settings { rule, baseline: m.baseline, auto: None },
+        settings: Settings { rule, baseline: m.baseline, auto },
         deployment: deployment_of(&m.sweep_file)?,
     };
     let facts: Vec<ScenarioFacts> = m
@@ -192,8 +244,8 @@ pub fn merge(req: &MergeRequest) -> Result<SweepReport> {
         .map(|(us, ride_out)| ScenarioFacts { duration: Dur::from_micros(*us), ride_out: *ride_out })
         .collect();
     let facts = (facts.len() == m.scenarios.len()).then_some(facts.as_slice());
-    let ran = Ran { replicates: m.replicates, stages: None };
-    finish(m.sweep, ran, merged.table, &ranking, facts, &dir, page)
+    let ran = Ran { replicates: m.replicates, stages };
+    finish(m.sweep, ran, merged.table, &ranking, facts, dir, page)
 }
 
 /// The sweep file's target, applied to its grid again as each shard applied it (the same

@@ -11,6 +11,7 @@ pub mod explain;
 pub mod export;
 mod files;
 pub mod merge;
+pub mod merge_stages;
 pub mod output;
 pub mod presets;
 pub mod recommend;

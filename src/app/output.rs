@@ -49,7 +49,7 @@ pub const SHARD_TOML: &str = crate::sweep::shard::MANIFEST_FILE;
 /// Every fixed file name breakerlab writes into an output folder (charts named per family
 /// aside): a file of one of these names not written by the current command is dropped when
 /// its set replaces the folder; any other file is kept.
-const OUR_FILES: [&str; 21] = [
+const OUR_FILES: [&str; 22] = [
     SUMMARY_CSV,
     RUNS_CSV,
     PARETO_CSV,
@@ -64,6 +64,7 @@ const OUR_FILES: [&str; 21] = [
     RECOMMENDED_TXT,
     REVIEW_TOML,
     SHARD_TOML,
+    crate::sweep::stage_plan::PLAN_FILE,
     page::INPUTS_FILE,
     page::REPORT_HTML,
     page::REPORT_MD,

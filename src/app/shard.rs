@@ -1,15 +1,20 @@
 //! `breakerlab sweep FILE --shard K/N`: one shard of a sweep. It checks the whole sweep, runs
 //! its cells of the plan, streams their rows to `<out>/shard-K-of-N/runs.csv` and writes
-//! shard.toml beside it, for `breakerlab merge` ([`super::merge`]).
+//! shard.toml beside it, for `breakerlab merge` ([`super::merge`]). A shard of an automatic
+//! sweep (`replicates = "auto"`) runs its share of one stage: stage 1 without `--plan`, a later
+//! one with the `stage-plan.toml` that `merge` of the stages before wrote; it writes to
+//! `<out>/stage-S/shard-K-of-N/`.
 
 use super::load_scenarios;
 use super::output::{self, Keep, OutputDir};
 use super::resume::{CHECKPOINT_ROWS, Found, Journal, skip_cells};
 use super::sweep::{runs_error, sweep_path};
 use crate::limits::{Limits, estimate_cells};
+use crate::report::page::InputFile;
 use crate::scenario::open_input;
 use crate::scenario::{InputError, Scenario, Spot};
 use crate::sweep::file::Replicates;
+use crate::sweep::file::SweepFile;
 use crate::sweep::integrity::{RunsDigest, block_rows};
 use crate::sweep::objective::BindToColumns;
 use crate::sweep::output::RunsWriter;
@@ -17,9 +22,8 @@ use crate::sweep::runner::{
     Cells, Configs, MAX_CELLS, check_named, config_info, default_objective, nameable_columns, progress_bar,
     result_columns, validate_policy,
 };
-use crate::sweep::shard::{
-    InputHash, MANIFEST_FILE, Manifest, ShardId, Slice, SweepText, plan, sha256_reader, sweep_hash,
-};
+use crate::sweep::shard::{InputHash, MANIFEST_FILE, Manifest, ShardId, Slice, SweepText, plan, sweep_hash};
+use crate::sweep::stage_plan::{StagePlan, stage_slices};
 use crate::sweep::table::ConfigInfo;
 use crate::{Error, Result};
 use std::fmt::Write as _;
@@ -51,11 +55,12 @@ pub struct ShardRequest {
     pub command_line: String,
     /// Memory and simulated-call limits, checked on this shard's cells before anything runs.
     pub limits: Limits,
-    /// `--replicates N`: replaces the sweep file's `replicates` (`auto` is refused: see
-    /// [`run_shard`]).
+    /// `--replicates N|auto`: replaces the sweep file's `replicates`.
     pub replicates: Option<Replicates>,
-    /// `--max-replicates N` (refused, as `auto` is).
+    /// `--max-replicates N`: the most `replicates = "auto"` gives a configuration.
     pub max_replicates: Option<u32>,
+    /// `--plan FILE`: the stage plan a shard of an automatic sweep's later stage runs.
+    pub plan: Option<PathBuf>,
 }
 
 /// What one shard did.
@@ -77,6 +82,8 @@ pub struct ShardReport {
     pub dir: PathBuf,
     /// What it found of a killed run of the same shard.
     pub found: Found,
+    /// An automatic sweep's stage: its number and replicates.
+    pub stage: Option<(u32, std::ops::Range<u32>)>,
 }
 
 impl ShardReport {
@@ -85,6 +92,17 @@ impl ShardReport {
         let mut s = String::new();
         let share = |a: u64, b: u64| if b == 0 { 0.0 } else { 100.0 * a as f64 / b as f64 };
         let _ = writeln!(s, "shard {} of sweep {} (from {})", self.shard, self.name, self.source);
+        if let Some((n, reps)) = &self.stage {
+            let reps = if reps.len() == 1 {
+                format!("replicate {}", reps.start)
+            } else {
+                format!("replicates {}-{}", reps.start, reps.end - 1)
+            };
+            let _ = writeln!(
+                s,
+                "stage {n} of replicates = \"auto\": {reps} of the configurations in the running"
+            );
+        }
         match &self.found {
             Found::Nothing => {}
             Found::Resumed(rows) => {
@@ -105,9 +123,10 @@ impl ShardReport {
             share(self.calls.0, self.calls.1),
             self.streams
         );
+        let every = if self.stage.is_some() { "every stage's shards so far" } else { "every shard" };
         let _ = writeln!(
             s,
-            "wrote runs.csv, {MANIFEST_FILE} to {}/ (merge every shard with `breakerlab merge`)",
+            "wrote runs.csv, {MANIFEST_FILE} to {}/ (merge {every} with `breakerlab merge`)",
             self.dir.display()
         );
         s
@@ -192,17 +211,76 @@ fn check_count(req: &ShardRequest, declared: Option<&(u32, Spot)>, parent: &Path
     Ok(())
 }
 
-/// The SHA-256 of the file at `path`, read in blocks.
+/// The file at `path` as a shard records it: SHA-256 (read in blocks), size, and its text when
+/// small ([`InputFile`]'s rule, so a merged sweep lists it as the unsharded one does).
 fn hash_file(path: &Path) -> Result<InputHash> {
-    let file = open_input(path)?;
-    let sha256 = sha256_reader(std::io::BufReader::new(file))
-        .map_err(|e| InputError::file(path, format!("cannot read: {e}")))?;
-    Ok(InputHash { path: path.display().to_string(), sha256 })
+    // A FIFO, device or folder is refused, naming it.
+    drop(open_input(path)?);
+    let f = InputFile::read(path).ok_or_else(|| InputError::file(path, "cannot read"))?;
+    Ok(InputHash { path: f.name, sha256: f.sha256, bytes: f.bytes, text: f.text })
+}
+
+/// An input a shard recorded, as the review page and inputs.toml list it.
+pub(super) fn input_file(h: &InputHash) -> InputFile {
+    InputFile {
+        name: h.path.clone(),
+        bytes: h.bytes,
+        sha256: h.sha256.clone(),
+        text: h.text.clone(),
+        note: None,
+    }
 }
 
 /// Every input a sweep read: the sweep file, then each scenario file and the files it names.
 fn input_hashes(sweep: &Path, scenarios: &[Scenario]) -> Result<Vec<InputHash>> {
     super::input_paths(Some(sweep), scenarios).iter().map(|p| hash_file(p)).collect()
+}
+
+/// The stage a shard of an automatic sweep runs.
+struct StageShare {
+    /// Its number (1, 2, …).
+    number: u32,
+    /// The SHA-256 of its plan (stages after the first).
+    plan: Option<String>,
+    /// The configurations in the running.
+    running: Vec<usize>,
+    /// The replicates it runs.
+    replicates: std::ops::Range<u32>,
+    /// Expected calls of one replicate of one configuration over every scenario.
+    per_run: u64,
+}
+
+/// The stage of `file` (automatic) a shard runs: the first without `--plan`, else the plan's,
+/// checked (its SHA-256, this sweep's hash, build and `max_replicates`).
+fn stage_share(
+    req: &ShardRequest,
+    file: &SweepFile,
+    scenarios: &[Scenario],
+    hash: &str,
+) -> Result<StageShare> {
+    let configs_spot = Spot::in_file(&file.path, "", None, "[[policies]]");
+    let per_run = super::sweep::auto_budget(file, scenarios, &configs_spot, &req.limits)?;
+    let Some(path) = &req.plan else {
+        return Ok(StageShare {
+            number: 1,
+            plan: None,
+            running: (0..file.configurations.count()).collect(),
+            replicates: 0..1,
+            per_run,
+        });
+    };
+    let text = crate::scenario::read_text(path)?;
+    let name = path.display().to_string();
+    let plan = StagePlan::parse(&text, &name).map_err(InputError::from)?;
+    plan.check(&file.name, hash, BUILD, file.replicates, &name).map_err(InputError::from)?;
+    let running = plan.running_ids(file.configurations.count(), &name).map_err(InputError::from)?;
+    Ok(StageShare {
+        number: plan.stage,
+        plan: Some(plan.sha256),
+        running,
+        replicates: plan.first_replicate..plan.last_replicate + 1,
+        per_run,
+    })
 }
 
 /// `breakerlab sweep FILE --shard K/N`: loads and checks the whole sweep (so a bad file fails
@@ -215,16 +293,13 @@ pub fn run_shard(req: &ShardRequest) -> Result<ShardReport> {
     file.set_replicates(req.replicates, req.max_replicates).map_err(InputError::argument)?;
     // The file's target replaces or refuses configurations as the unsharded sweep does.
     super::sweep::targeted(&mut file, None, None)?;
-    if file.auto {
-        return Err(file
-            .replicates_spot
-            .error(
-                "\"auto\" runs its stages on one machine: --shard does not split it yet (each \
-                 stage's shards would have to be merged into the next stage's plan, which `merge` does not \
-                 write). Run the sweep without --shard, or give a number of replicates (in the file or with \
-                 --replicates N)",
-            )
-            .into());
+    if let (Some(plan), false) = (&req.plan, file.auto) {
+        return Err(InputError::file(
+            plan,
+            "--plan is for a stage of an automatic sweep (replicates = \"auto\"), and this sweep's replicates \
+             are a number",
+        )
+        .into());
     }
     let text = crate::scenario::read_text(&path)?;
     let scenarios = load_scenarios(&file.scenarios)?;
@@ -234,6 +309,8 @@ pub fn run_shard(req: &ShardRequest) -> Result<ShardReport> {
     let bound = objective.bind(&columns).map_err(InputError::from)?;
     check_named(file.constraints.iter().map(|c| c.metric), &columns).map_err(InputError::from)?;
     let inputs = input_hashes(&path, &scenarios)?;
+    let hash = sweep_hash(&inputs);
+    let stage = file.auto.then(|| stage_share(req, &file, &scenarios, &hash)).transpose()?;
 
     let cells = Cells { scenarios: &scenarios, configs, replicates: file.replicates, seed: file.seed };
     // The plan lists every (scenario, replicate) stream: refuse a sweep too large to plan first.
@@ -246,7 +323,10 @@ pub fn run_shard(req: &ShardRequest) -> Result<ShardReport> {
     }
     let costs: Vec<u64> = scenarios.iter().map(|s| s.expected_requests().round() as u64).collect();
     let shard = req.shard;
-    let plans = plan(&costs, configs.count(), file.replicates, shard.count);
+    let plans = match &stage {
+        Some(st) => stage_slices(&costs, &st.running, st.replicates.clone(), shard.count),
+        None => plan(&costs, configs.count(), file.replicates, shard.count),
+    };
     let slices = &plans[shard.index as usize];
     let calls_of = |sl: &Slice| costs[sl.scenario] * sl.configs.len() as u64;
     let calls = (slices.iter().map(calls_of).sum(), plans.iter().flatten().map(calls_of).sum());
@@ -256,14 +336,19 @@ pub fn run_shard(req: &ShardRequest) -> Result<ShardReport> {
     // The configuration of the rows being written (rows come configuration by configuration).
     let mut info: Option<ConfigInfo> = None;
 
-    let parent = output::out_dir(req.out.as_deref(), &format!("{}-shards", file.name));
+    let mut parent = output::out_dir(req.out.as_deref(), &format!("{}-shards", file.name));
+    if let Some(st) = &stage {
+        parent = parent.join(format!("stage-{}", st.number));
+    }
     check_count(req, file.shards.as_ref(), &parent)?;
     let dir = parent.join(format!("shard-{}-of-{}", shard.index, shard.count));
     let mut out = OutputDir::create(&dir, Keep::Foreign)?;
     let runs = dir.join(output::RUNS_CSV);
     // The rows go to a journal first, so a killed shard run again resumes after them.
-    let run =
-        format!("sweep {} replicates {} shard {shard} build {BUILD}", sweep_hash(&inputs), file.replicates);
+    let mut run = format!("sweep {hash} replicates {} shard {shard} build {BUILD}", file.replicates);
+    if let Some(st) = &stage {
+        let _ = write!(run, " stage {} plan {}", st.number, st.plan.as_deref().unwrap_or("none"));
+    }
     let (journal, found) = Journal::open(&dir, &run)?;
     let todo = skip_cells(slices, found.rows());
     let bar = progress_bar(mine - found.rows().min(mine), req.quiet);
@@ -307,7 +392,7 @@ pub fn run_shard(req: &ShardRequest) -> Result<ShardReport> {
     let manifest = Manifest {
         sweep: file.name.clone(),
         version: BUILD.to_string(),
-        hash: sweep_hash(&inputs),
+        hash,
         shard: shard.index,
         shards: shard.count,
         command: req.command_line.clone(),
@@ -327,6 +412,10 @@ pub fn run_shard(req: &ShardRequest) -> Result<ShardReport> {
         ride_out: super::sweep::scenario_facts(&scenarios, file.seed)?.iter().map(|f| f.ride_out).collect(),
         confidence: Some(file.rule.confidence),
         indifference: Some(file.rule.indifference),
+        stage: stage.as_ref().map(|st| st.number),
+        plan: stage.as_ref().and_then(|st| st.plan.clone()),
+        calls_per_run: stage.as_ref().map(|st| st.per_run),
+        max_calls: stage.as_ref().map(|_| req.limits.max_calls),
         scenarios: names,
         runs: digest,
     };
@@ -337,10 +426,11 @@ pub fn run_shard(req: &ShardRequest) -> Result<ShardReport> {
         shard,
         source: req.source.clone(),
         name: file.name,
-        cells: (mine, cells.count()),
+        cells: (mine, plans.iter().flatten().map(|s| s.configs.len() as u64).sum()),
         calls,
         streams: slices.len(),
         dir,
         found,
+        stage: stage.map(|st| (st.number, st.replicates)),
     })
 }

@@ -14,7 +14,7 @@ use crate::scenario::Scenario;
 use crate::scenario::{InputError, Spot};
 use crate::sim::Workload;
 use crate::sweep::SweepError;
-use crate::sweep::auto::{AutoReport, Judge, Next, Stage, Stop, looks, schedule};
+use crate::sweep::auto::{AutoReport, Judge, Stages, looks};
 use crate::sweep::constraint::Constraint;
 pub use crate::sweep::file::Replicates;
 use crate::sweep::file::SweepFile;
@@ -151,7 +151,11 @@ pub fn sweep(req: &SweepRequest) -> Result<SweepReport> {
         title: format!("sweep: {}", file.name),
         command_line: Some(req.command_line.clone()),
         seed: file.seed,
-        files: InputFile::read(&path).into_iter().collect(),
+        // Every file the sweep read, with its SHA-256: the page and inputs.toml reproduce it alone.
+        files: super::input_paths(Some(&path), &scenarios)
+            .iter()
+            .filter_map(|p| InputFile::read(p))
+            .collect(),
         ..ReportInputs::default()
     };
     let auto = file.auto.then(|| looks(file.replicates));
@@ -190,44 +194,23 @@ impl Staged<'_> {
         let file = self.file;
         let (configs, max) = (&file.configurations, file.replicates);
         let cells = |replicates| Cells { scenarios: self.scenarios, configs, replicates, seed: file.seed };
-        let spot = &file.replicates_spot;
-        let first = estimate_cells(&cells(1), None, spot, self.configs_spot)?;
-        first.check(&Limits { max_memory: u64::MAX, ..req.limits })?;
-        let whole = estimate_cells(&cells(max), None, spot, self.configs_spot)?;
-        whole.check(&Limits { max_calls: u64::MAX, max_events: u64::MAX, ..req.limits })?;
-        // Every configuration simulates about the same calls on a replicate of the scenarios.
-        let per_run = first.calls() / (configs.count() as u64).max(1);
+        let per_run = auto_budget(file, self.scenarios, self.configs_spot, &req.limits)?;
         let bound = objective.bind(self.columns).map_err(InputError::from)?;
-        let columns: Vec<usize> = file
-            .constraints
-            .iter()
-            .map(|c| self.columns.iter().position(|m| m == c.metric.name()).unwrap_or(0))
-            .collect();
+        let columns = constraint_columns(&file.constraints, self.columns);
         let n_scenarios = self.scenarios.len() as u64;
-        let mut report = AutoReport {
-            max_replicates: max,
-            stages: Vec::new(),
-            stop: Stop::MaxReplicates(max),
-            exhaustive_cells: n_scenarios * configs.count() as u64 * u64::from(max),
-        };
-        let schedule = schedule(max);
-        let (mut running, mut from, mut spent): (Vec<usize>, u32, u64) =
-            ((0..configs.count()).collect(), 0, 0);
-        for (k, &to) in schedule.iter().enumerate() {
-            let stage_cells = n_scenarios * running.len() as u64 * u64::from(to - from);
-            let bar = progress_bar_of(stage_cells, per_run as f64 / n_scenarios.max(1) as f64, req.quiet);
-            cells(max).run_stage(&running, from..to, req.threads, self.columns, &bar, &mut |row| {
-                rows.put(&row, row.config)
-            })?;
-            spent += per_run * running.len() as u64 * u64::from(to - from);
-            report.stages.push(Stage {
-                replicates: from..to,
-                configurations: running.len(),
-                cells: stage_cells,
-                broke: 0,
-                screened: 0,
-            });
-            let judge = Judge {
+        let mut stages =
+            Stages::new(configs.count(), self.scenarios.len(), max, per_run, req.limits.max_calls);
+        while let Some(stage) = stages.current() {
+            let bar = progress_bar_of(stages.cells(), per_run as f64 / n_scenarios.max(1) as f64, req.quiet);
+            cells(max).run_stage(
+                stage.running,
+                stage.replicates,
+                req.threads,
+                self.columns,
+                &bar,
+                &mut |row| rows.put(&row, row.config),
+            )?;
+            stages.ran(&Judge {
                 table: rows.table(),
                 bound: &bound,
                 constraints: &file.constraints,
@@ -235,28 +218,35 @@ impl Staged<'_> {
                 rule: file.rule,
                 max,
                 baseline: file.baseline,
-            };
-            match judge.decide(&running, to) {
-                Next::Stop(stop) => {
-                    report.stop = stop;
-                    break;
-                }
-                Next::Run { keep, broke, screened } => {
-                    if let Some(last) = report.stages.last_mut() {
-                        (last.broke, last.screened) = (broke, screened);
-                    }
-                    let next = schedule.get(k + 1).copied().unwrap_or(max);
-                    let calls = per_run * keep.len() as u64 * u64::from(next - to);
-                    if spent.saturating_add(calls) > req.limits.max_calls {
-                        report.stop = Stop::Calls(calls, req.limits.max_calls);
-                        break;
-                    }
-                    (running, from) = (keep, to);
-                }
-            }
+            });
         }
-        Ok(report)
+        Ok(stages.into_report())
     }
+}
+
+/// Checks an automatic sweep against `limits` before anything runs (its first stage within the
+/// call limit, its whole table within the memory limit) and returns the expected calls of one
+/// replicate of one configuration over every scenario, what its stages' budget counts.
+pub(super) fn auto_budget(
+    file: &SweepFile,
+    scenarios: &[Scenario],
+    configs_spot: &Spot,
+    limits: &Limits,
+) -> Result<u64> {
+    let configs = &file.configurations;
+    let cells = |replicates| Cells { scenarios, configs, replicates, seed: file.seed };
+    let spot = &file.replicates_spot;
+    let first = estimate_cells(&cells(1), None, spot, configs_spot)?;
+    first.check(&Limits { max_memory: u64::MAX, ..*limits })?;
+    let whole = estimate_cells(&cells(file.replicates), None, spot, configs_spot)?;
+    whole.check(&Limits { max_calls: u64::MAX, max_events: u64::MAX, ..*limits })?;
+    // Every configuration simulates about the same calls on a replicate of the scenarios.
+    Ok(first.calls() / (configs.count() as u64).max(1))
+}
+
+/// The column of each constraint's metric among `metrics`.
+pub(super) fn constraint_columns(constraints: &[Constraint], metrics: &[String]) -> Vec<usize> {
+    constraints.iter().map(|c| metrics.iter().position(|m| m == c.metric.name()).unwrap_or(0)).collect()
 }
 
 /// Each scenario's length and whether it injects an incident to ride out (a `stay_closed`
@@ -688,37 +678,205 @@ mod tests {
         assert_eq!(again.render(), outs[0].0[4]);
     }
 
-    #[test]
-    fn auto_is_refused_by_a_shard_saying_what_is_missing() {
-        let dir = tempfile::tempdir().unwrap();
-        let req = crate::app::shard::ShardRequest {
-            file: Some(graded_sweep(dir.path(), "\"auto\"")),
-            shard: crate::sweep::shard::ShardId::new(0, 2).unwrap(),
-            source: "--shard 0/2".into(),
+    /// Every file of a folder, by name, with its bytes.
+    fn folder(dir: &Path) -> Vec<(String, Vec<u8>)> {
+        let mut files: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| {
+                let p = e.unwrap().path();
+                (p.file_name().unwrap().to_string_lossy().into_owned(), std::fs::read(&p).unwrap())
+            })
+            .collect();
+        files.sort();
+        files
+    }
+
+    /// One shard of an automatic sweep's stage (`plan`: none for stage 1).
+    fn stage_shard(
+        file: &Path,
+        k: u32,
+        n: u32,
+        plan: Option<&Path>,
+        shards: &Path,
+        limits: Limits,
+    ) -> Result<()> {
+        crate::app::shard::run_shard(&crate::app::shard::ShardRequest {
+            file: Some(file.to_path_buf()),
+            shard: crate::sweep::shard::ShardId::new(k, n).unwrap(),
+            source: format!("--shard {k}/{n}"),
             from_scheduler: false,
             threads: Some(1),
-            out: Some(dir.path().join("shards")),
+            out: Some(shards.to_path_buf()),
             quiet: true,
             command_line: String::new(),
-            limits: Limits::default(),
+            limits,
             replicates: None,
             max_replicates: None,
-        };
-        let err = crate::app::shard::run_shard(&req).unwrap_err();
+            plan: plan.map(Path::to_path_buf),
+        })
+        .map(drop)
+    }
+
+    /// Runs an automatic sweep's stages on `n` shards each, merging after each stage into `out`
+    /// until the merge finishes the sweep; returns the number of stages and the last plan.
+    fn staged(
+        file: &Path,
+        n: u32,
+        root: &Path,
+        out: &Path,
+        limits: Limits,
+        charts: bool,
+    ) -> (u32, Option<PathBuf>) {
+        use crate::app::merge::{MergeReport, MergeRequest, merge};
+        let shards = root.join(format!("shards{n}"));
+        let mut plan: Option<PathBuf> = None;
+        let mut last_plan = None;
+        for stage in 1.. {
+            for k in 0..n {
+                stage_shard(file, k, n, plan.as_deref(), &shards, limits).unwrap();
+            }
+            let dirs = (1..=stage)
+                .flat_map(|s| (0..n).map(move |k| (s, k)))
+                .map(|(s, k)| shards.join(format!("stage-{s}/shard-{k}-of-{n}")))
+                .collect();
+            match merge(&MergeRequest { dirs, out: Some(out.to_path_buf()), charts }).unwrap() {
+                MergeReport::Done(_) => return (stage, last_plan),
+                MergeReport::Next(next) => {
+                    let text = next.render();
+                    assert!(
+                        text.contains(&format!(" --shard 0/{n} --plan {}", next.path.display())),
+                        "{text}"
+                    );
+                    assert!(text.contains("sbatch --array=0-"), "{text}");
+                    // Kept aside: the final folder replaces the plan.
+                    let kept = root.join(format!("plan-{n}-{stage}.toml"));
+                    std::fs::copy(&next.path, &kept).unwrap();
+                    last_plan = Some(kept);
+                    plan = Some(next.path);
+                }
+            }
+        }
+        unreachable!()
+    }
+
+    #[test]
+    fn auto_on_2_and_3_shards_merges_stage_by_stage_into_the_one_machine_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = graded_sweep(dir.path(), "\"auto\"");
+        let one = dir.path().join("one");
+        let whole = super::sweep(&SweepRequest { charts: true, ..request(&file, 2, &one) }).unwrap();
+        let auto = whole.ran.stages.as_ref().unwrap();
+        assert!(auto.stages.len() >= 3, "{auto:?}");
+        let expected = folder(&one);
+        let names: Vec<&str> = expected.iter().map(|(n, _)| n.as_str()).collect();
+        for f in
+            ["summary.csv", "runs.csv", "recommendation.txt", "review.toml", "report.html", "inputs.toml"]
+        {
+            assert!(names.contains(&f), "{names:?}");
+        }
+        // inputs.toml lists the sweep file and both scenario files, each with its SHA-256.
+        let inputs =
+            String::from_utf8(expected.iter().find(|(n, _)| n == "inputs.toml").unwrap().1.clone()).unwrap();
+        for f in ["graded-auto.toml", "blip.toml", "hard-outage.toml"] {
+            assert!(inputs.contains(f), "{inputs}");
+        }
+        assert_eq!(inputs.matches("sha256 = ").count(), 3, "{inputs}");
+        let mut plan = None;
+        for n in [2, 3] {
+            let out = dir.path().join(format!("merged{n}"));
+            let (stages, last) = staged(&file, n, dir.path(), &out, Limits::default(), true);
+            assert_eq!(stages as usize, auto.stages.len());
+            let got = folder(&out);
+            assert_eq!(got.iter().map(|(n, _)| n).collect::<Vec<_>>(), names);
+            for ((name, a), (_, b)) in expected.iter().zip(&got) {
+                assert!(a == b, "{name} differs on {n} shards");
+            }
+            plan = last;
+        }
+        // An edited plan is refused by the stage's shards, before anything runs.
+        let plan = plan.unwrap();
+        let text = std::fs::read_to_string(&plan).unwrap();
+        let edited = dir.path().join("edited.toml");
+        std::fs::write(&edited, text.replacen("last_replicate = ", "last_replicate = 1", 1)).unwrap();
+        let err =
+            stage_shard(&file, 0, 2, Some(&edited), &dir.path().join("x"), Limits::default()).unwrap_err();
         assert!(matches!(err, Error::Input(_)), "{err}");
-        assert!(
-            err.to_string()
-                .contains("graded-auto.toml:3:14: replicates: \"auto\" runs its stages on one machine"),
-            "{err}"
-        );
-        let err = crate::app::shard::run_shard(&crate::app::shard::ShardRequest {
-            file: Some(graded_sweep(dir.path(), "3")),
-            replicates: Some(Replicates::Auto),
-            ..req
+        assert!(err.to_string().contains("sha256: not the SHA-256 of the plan: it was edited"), "{err}");
+        // A plan of another sweep is refused.
+        std::fs::create_dir_all(dir.path().join("x")).unwrap();
+        let other = graded_sweep(&dir.path().join("x"), "\"auto\"");
+        std::fs::write(
+            &other,
+            std::fs::read_to_string(&other).unwrap().replace("indifference = 0.01", "indifference = 0.02"),
+        )
+        .unwrap();
+        let err =
+            stage_shard(&other, 0, 2, Some(&plan), &dir.path().join("x"), Limits::default()).unwrap_err();
+        assert!(err.to_string().contains("a plan of another sweep"), "{err}");
+        assert!(!dir.path().join("x/graded-shards").exists());
+    }
+
+    #[test]
+    fn auto_shards_stop_at_the_call_budget_as_one_machine_does_and_refuse_a_stage_run_from_a_foreign_plan() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = graded_sweep(dir.path(), "\"auto\"");
+        let sweep_file = crate::app::files::load_sweep(&file, &nameable_columns(), &validate_policy).unwrap();
+        let scenarios = load_scenarios(&sweep_file.scenarios).unwrap();
+        let spot = Spot::in_file(&file, "", None, "[[policies]]");
+        let per_run = auto_budget(&sweep_file, &scenarios, &spot, &Limits::default()).unwrap();
+        // Stages 1 and 2 fit the budget, stage 3 not (a stage's calls: per_run a replicate of a
+        // configuration, its cells over the 2 scenarios).
+        let free = super::sweep(&request(&file, 1, &dir.path().join("free"))).unwrap();
+        let cells: Vec<u64> = free.ran.stages.as_ref().unwrap().stages.iter().map(|s| s.cells).collect();
+        let limits =
+            Limits { max_calls: per_run * (cells[0] + cells[1] + cells[2]) / 2 - 1, ..Limits::default() };
+        let one = dir.path().join("one");
+        let whole = super::sweep(&SweepRequest { limits, ..request(&file, 1, &one) }).unwrap();
+        let auto = whole.ran.stages.as_ref().unwrap();
+        assert!(matches!(auto.stop, crate::sweep::auto::Stop::Calls(..)), "{auto:?}");
+        assert_eq!(auto.stages.len(), 2, "{auto:?}");
+        let out = dir.path().join("merged");
+        staged(&file, 2, dir.path(), &out, limits, false);
+        assert_eq!(folder(&out), folder(&one));
+        // A stage 2 shard that ran another plan (stage 1's results edited and re-merged would
+        // give one) is refused by the merge, naming the shard and the plans.
+        let shards = dir.path().join("shards2");
+        let m = shards.join("stage-2/shard-0-of-2/shard.toml");
+        let text = std::fs::read_to_string(&m).unwrap();
+        let plan_line = text.lines().find(|l| l.starts_with("plan = ")).unwrap().to_string();
+        std::fs::write(&m, text.replace(&plan_line, &format!("plan = \"{}\"", "0".repeat(64)))).unwrap();
+        let dirs =
+            ["stage-1/shard-0-of-2", "stage-1/shard-1-of-2", "stage-2/shard-0-of-2", "stage-2/shard-1-of-2"]
+                .iter()
+                .map(|d| shards.join(d))
+                .collect();
+        let err = crate::app::merge::merge(&crate::app::merge::MergeRequest {
+            dirs,
+            out: Some(dir.path().join("refused")),
+            charts: false,
         })
         .unwrap_err();
-        assert!(err.to_string().contains("--shard does not split it yet"), "{err}");
-        assert!(!dir.path().join("shards").exists());
+        assert!(err.to_string().contains("plan: this shard of stage 2 ran the plan 0000"), "{err}");
+        assert!(!dir.path().join("refused").exists());
+        // Stage 2's shards without stage 1's: refused, saying which stage is missing.
+        let err = crate::app::merge::merge(&crate::app::merge::MergeRequest {
+            dirs: vec![shards.join("stage-2/shard-1-of-2")],
+            out: Some(dir.path().join("refused")),
+            charts: false,
+        })
+        .unwrap_err();
+        assert!(err.to_string().contains("no shard of stage 1 was given"), "{err}");
+        // A stage number the schedule does not have (a shard.toml edited): refused, naming it.
+        let m = shards.join("stage-1/shard-0-of-2/shard.toml");
+        std::fs::write(&m, std::fs::read_to_string(&m).unwrap().replace("\nstage = 1\n", "\nstage = 0\n"))
+            .unwrap();
+        let err = crate::app::merge::merge(&crate::app::merge::MergeRequest {
+            dirs: vec![shards.join("stage-1/shard-0-of-2"), shards.join("stage-1/shard-1-of-2")],
+            out: Some(dir.path().join("refused")),
+            charts: false,
+        })
+        .unwrap_err();
+        assert!(err.to_string().contains("stage: 0 is not a stage of this sweep: expected 1 to 4"), "{err}");
     }
 
     #[test]

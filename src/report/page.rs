@@ -1138,7 +1138,9 @@ fn render_html(c: &View, inputs: &ReportInputs) -> String {
         );
     }
     for f in &inputs.files {
-        let _ = write!(h, "<details><summary><code>{}</code> ({} bytes)</summary>", esc(&f.name), f.bytes);
+        let sha = f.sha256.get(..16).map_or(String::new(), |s| format!(", SHA-256 {s}…"));
+        let _ =
+            write!(h, "<details><summary><code>{}</code> ({} bytes{sha})</summary>", esc(&f.name), f.bytes);
         if let Some(note) = &f.note {
             let _ = write!(h, "<pre class=\"meta\">{}</pre>", esc(note));
         }

@@ -269,6 +269,129 @@ impl Judge<'_> {
     }
 }
 
+/// The cells of one stage: its number (1, 2, …), the configurations it runs (table positions,
+/// increasing) and the replicates it brings them to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StageCells<'a> {
+    /// The stage's number, from 1.
+    pub number: u32,
+    /// The configurations still in the running.
+    pub running: &'a [usize],
+    /// The replicates it runs: `from..to`.
+    pub replicates: std::ops::Range<u32>,
+}
+
+/// An automatic sweep's stages as they go: which cells the current stage runs and, once they
+/// ran, what follows. The one-machine sweep runs each stage itself; `merge` replays the same
+/// steps on the shards' results, so both decide alike and write the same [`AutoReport`].
+#[derive(Clone, Debug)]
+pub struct Stages {
+    schedule: Vec<u32>,
+    /// Position of the current stage in `schedule`.
+    at: usize,
+    running: Vec<usize>,
+    from: u32,
+    /// Expected calls simulated so far.
+    spent: u64,
+    /// Expected calls of one replicate of one configuration over every scenario.
+    per_run: u64,
+    max_calls: u64,
+    scenarios: u64,
+    report: AutoReport,
+    stopped: bool,
+}
+
+impl Stages {
+    /// The first stage of a sweep of `configs` configurations over `scenarios` scenarios, up to
+    /// `max` replicates; `per_run` calls a replicate of a configuration, `max_calls` the budget.
+    pub fn new(configs: usize, scenarios: usize, max: u32, per_run: u64, max_calls: u64) -> Stages {
+        let scenarios = scenarios as u64;
+        Stages {
+            schedule: schedule(max),
+            at: 0,
+            running: (0..configs).collect(),
+            from: 0,
+            spent: 0,
+            per_run,
+            max_calls,
+            scenarios,
+            report: AutoReport {
+                max_replicates: max,
+                stages: Vec::new(),
+                stop: Stop::MaxReplicates(max),
+                exhaustive_cells: scenarios * configs as u64 * u64::from(max),
+            },
+            stopped: false,
+        }
+    }
+
+    /// The stage to run next; `None` once the sweep stopped.
+    pub fn current(&self) -> Option<StageCells<'_>> {
+        (!self.stopped).then(|| StageCells {
+            number: self.at as u32 + 1,
+            running: &self.running,
+            replicates: self.from..self.schedule[self.at],
+        })
+    }
+
+    /// Cells of the current stage.
+    pub fn cells(&self) -> u64 {
+        let to = self.schedule.get(self.at).copied().unwrap_or(self.from);
+        self.scenarios * self.running.len() as u64 * u64::from(to.saturating_sub(self.from))
+    }
+
+    /// Expected calls simulated by the stages run so far.
+    pub fn spent(&self) -> u64 {
+        self.spent
+    }
+
+    /// Records that the current stage ran and decides what follows with `judge`, whose table
+    /// holds every stage so far: stop, or the next stage on the configurations kept (unless it
+    /// would pass the call budget: then stop, saying so).
+    pub fn ran(&mut self, judge: &Judge) {
+        let Some(&to) = self.schedule.get(self.at).filter(|_| !self.stopped) else { return };
+        let reps = u64::from(to - self.from);
+        let cells = self.cells();
+        self.spent += self.per_run * self.running.len() as u64 * reps;
+        self.report.stages.push(Stage {
+            replicates: self.from..to,
+            configurations: self.running.len(),
+            cells,
+            broke: 0,
+            screened: 0,
+        });
+        match judge.decide(&self.running, to) {
+            Next::Stop(stop) => {
+                self.report.stop = stop;
+                self.stopped = true;
+            }
+            Next::Run { keep, broke, screened } => {
+                if let Some(last) = self.report.stages.last_mut() {
+                    (last.broke, last.screened) = (broke, screened);
+                }
+                let next = self.schedule.get(self.at + 1).copied().unwrap_or(self.report.max_replicates);
+                let calls = self.per_run * keep.len() as u64 * u64::from(next - to);
+                if self.spent.saturating_add(calls) > self.max_calls {
+                    self.report.stop = Stop::Calls(calls, self.max_calls);
+                    self.stopped = true;
+                } else {
+                    (self.running, self.from, self.at) = (keep, to, self.at + 1);
+                }
+            }
+        }
+    }
+
+    /// What the stages did (final once [`Stages::current`] is `None`).
+    pub fn report(&self) -> &AutoReport {
+        &self.report
+    }
+
+    /// What the stages did.
+    pub fn into_report(self) -> AutoReport {
+        self.report
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

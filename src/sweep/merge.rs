@@ -56,9 +56,15 @@ impl Merge {
         scratch: &Scratch,
     ) -> Result<Merge, SweepError> {
         let slices = check_shards(&shards)?;
-        let first = &shards[0].1;
-        let cells = first.total_cells();
-        let configs = vec![None; first.configurations];
+        let mut merge = Merge::empty(&shards[0].1, metrics, scratch)?;
+        for ((dir, manifest), slices) in shards.into_iter().zip(slices) {
+            merge.admit(dir, manifest, slices);
+        }
+        Ok(merge)
+    }
+
+    /// A merge of no shard yet, into the table of the sweep `first` (a shard's manifest) is of.
+    pub fn empty(first: &Manifest, metrics: Vec<String>, scratch: &Scratch) -> Result<Merge, SweepError> {
         let rows = TableBuilder::new(
             first.scenarios.clone(),
             first.configurations,
@@ -67,16 +73,30 @@ impl Merge {
             scratch,
         )
         .map_err(|e| SweepError::Invalid(e.to_string()))?;
-        let (dirs, manifests) = shards.into_iter().unzip();
         Ok(Merge {
-            dirs,
-            manifests,
-            slices,
+            dirs: Vec::new(),
+            manifests: Vec::new(),
+            slices: Vec::new(),
             metrics,
-            configs,
+            configs: vec![None; first.configurations],
             rows,
-            seen: vec![0; cells.div_ceil(64) as usize],
+            seen: vec![0; first.total_cells().div_ceil(64) as usize],
         })
+    }
+
+    /// Takes in a shard checked with the others of its set ([`check_shards`],
+    /// [`super::shard::check_stage`]): its folder, manifest and slices; returns its number for
+    /// [`Merge::add`].
+    pub fn admit(&mut self, dir: String, manifest: Manifest, slices: Vec<Slice>) -> usize {
+        self.dirs.push(dir);
+        self.manifests.push(manifest);
+        self.slices.push(slices);
+        self.dirs.len() - 1
+    }
+
+    /// The rows read so far, as a table (an automatic sweep's stages are judged on it).
+    pub fn table(&self) -> &ResultTable {
+        self.rows.table()
     }
 
     /// Reads shard `k`'s runs.csv (`file` names it in errors): every row must be a cell the
@@ -191,27 +211,35 @@ impl Merge {
             })?;
             infos.push(info(config, label).map_err(|e| SweepError::Invalid(e.to_string()))?);
         }
-        let mut objective = Objective::default();
-        for (name, weight) in &manifest.objective {
-            let metric = Metric::from_name(name).ok_or_else(|| SweepError::File {
-                file: format!("{}/{MANIFEST_FILE}", self.dirs[0]),
-                message: format!("objective: unknown metric `{name}`"),
-            })?;
-            objective.set(metric, *weight);
-        }
-        let constraints = manifest
-            .constraints
-            .iter()
-            .map(|c| Constraint::parse(c, &self.metrics))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|m| SweepError::File {
-                file: format!("{}/{MANIFEST_FILE}", self.dirs[0]),
-                message: m.to_string(),
-            })?;
+        let (objective, constraints) =
+            ranking_of(&manifest, &self.metrics, &format!("{}/{MANIFEST_FILE}", self.dirs[0]))?;
         let table: ResultTable =
             self.rows.finish(Box::new(infos)).map_err(|e| SweepError::Invalid(e.to_string()))?;
         Ok(Merged { manifest, table, objective, constraints })
     }
+}
+
+/// The objective and constraints a shard's manifest ranks by (`file` names it in errors).
+pub fn ranking_of(
+    manifest: &Manifest,
+    metrics: &[String],
+    file: &str,
+) -> Result<(Objective, Vec<Constraint>), SweepError> {
+    let mut objective = Objective::default();
+    for (name, weight) in &manifest.objective {
+        let metric = Metric::from_name(name).ok_or_else(|| SweepError::File {
+            file: file.into(),
+            message: format!("objective: unknown metric `{name}`"),
+        })?;
+        objective.set(metric, *weight);
+    }
+    let constraints = manifest
+        .constraints
+        .iter()
+        .map(|c| Constraint::parse(c, metrics))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|m| SweepError::File { file: file.into(), message: m.to_string() })?;
+    Ok((objective, constraints))
 }
 
 #[cfg(test)]

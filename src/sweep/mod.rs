@@ -39,6 +39,7 @@ pub mod review;
 pub mod runner;
 pub mod selection;
 pub mod shard;
+pub mod stage_plan;
 pub use breakerlab_model::stats;
 pub mod store;
 pub mod table;

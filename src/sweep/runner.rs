@@ -283,9 +283,9 @@ impl ConfigSource for Labelled {
     }
 }
 
-/// The configurations of one request stream: a range of positions or a list.
+/// The configurations of one request stream: ranges of positions, or a list.
 enum Which<'a> {
-    Range(std::ops::Range<usize>),
+    Ranges(Vec<std::ops::Range<usize>>),
     List(&'a [usize]),
 }
 
@@ -293,7 +293,7 @@ impl Which<'_> {
     /// The positions, in order.
     fn iter(&self) -> Box<dyn Iterator<Item = usize> + '_> {
         match self {
-            Which::Range(r) => Box::new(r.clone()),
+            Which::Ranges(r) => Box::new(r.iter().flat_map(Clone::clone)),
             Which::List(l) => Box::new(l.iter().copied()),
         }
     }
@@ -338,7 +338,9 @@ impl Cells<'_> {
     /// Runs the cells of `slices` (a shard's plan) and hands each row to `sink` as results come
     /// in, in slice order, at most [`CHUNK_CELLS`] rows held at a time: a shard streams its
     /// runs.csv so. The request streams of consecutive slices of one scenario are built
-    /// together (in parallel) and shared by their configurations.
+    /// together (in parallel) and shared by their configurations; consecutive slices of one
+    /// (scenario, replicate) (a stage's configurations, which need not be contiguous) share
+    /// one request stream.
     pub fn run_slices(
         &self,
         slices: &[Slice],
@@ -348,11 +350,11 @@ impl Cells<'_> {
         sink: &mut (dyn FnMut(RunRow) -> crate::Result<()> + Send),
     ) -> crate::Result<()> {
         let streams: Vec<Stream> = slices
-            .iter()
-            .map(|sl| Stream {
-                scenario: sl.scenario,
-                replicate: sl.replicate,
-                configs: Which::Range(sl.configs.clone()),
+            .chunk_by(|a, b| (a.scenario, a.replicate) == (b.scenario, b.replicate))
+            .map(|same| Stream {
+                scenario: same[0].scenario,
+                replicate: same[0].replicate,
+                configs: Which::Ranges(same.iter().map(|sl| sl.configs.clone()).collect()),
             })
             .collect();
         self.run_streams(&streams, threads, columns, progress, sink)

@@ -277,7 +277,8 @@ pub fn sweep_hash(inputs: &[InputHash]) -> String {
     sha256_hex(all.as_bytes())
 }
 
-/// One input file a shard read, with its SHA-256.
+/// One input file a shard read, with its SHA-256 (and its size and text, so the merged sweep's
+/// page and inputs.toml list it as the unsharded sweep's do).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct InputHash {
@@ -285,6 +286,12 @@ pub struct InputHash {
     pub path: String,
     /// SHA-256 of its bytes, hex.
     pub sha256: String,
+    /// Its size in bytes.
+    #[serde(default)]
+    pub bytes: u64,
+    /// Its text, when small enough to embed in a page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
 }
 
 /// The sweep file's name and text, so the merged review page shows it like the unsharded one.
@@ -367,6 +374,19 @@ pub struct Manifest {
     /// The selection's indifference zone (the default when absent).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub indifference: Option<f64>,
+    /// `replicates = "auto"`: the stage this shard ran (1, 2, …).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stage: Option<u32>,
+    /// `replicates = "auto"`, from stage 2 on: the SHA-256 of the stage plan it ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<String>,
+    /// `replicates = "auto"`: expected calls of one replicate of one configuration over every
+    /// scenario (what the stages' budget counts).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub calls_per_run: Option<u64>,
+    /// `replicates = "auto"`: the `--max-calls` budget the stages stop at.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_calls: Option<u64>,
     /// The digests of the shard's runs.csv, taken once it was complete (shard.toml is written
     /// after it): `merge` refuses a runs.csv that no longer matches.
     pub runs: RunsDigest,
@@ -380,11 +400,7 @@ impl Manifest {
             .map(|s| Ran {
                 scenario: scenarios[s.scenario].clone(),
                 replicate: s.replicate,
-                configs: if s.configs.len() == 1 {
-                    s.configs.start.to_string()
-                } else {
-                    format!("{}-{}", s.configs.start, s.configs.end - 1)
-                },
+                configs: super::stage_plan::range_text(&s.configs),
             })
             .collect()
     }
@@ -472,12 +488,20 @@ fn check_agreement(shards: &[(String, Manifest)]) -> Result<(), SweepError> {
                 "sweep_file: its text is not the sweep file the inputs hash: the file was edited".into()
             );
         }
+        if let Some(i) =
+            m.inputs.iter().find(|i| i.text.as_ref().is_some_and(|t| sha256_hex(t.as_bytes()) != i.sha256))
+        {
+            return bad(format!(
+                "inputs: the text kept of {} is not the file its SHA-256 names: the file was edited",
+                i.path
+            ));
+        }
         if m.seeds.len() != m.scenarios.len() {
             return bad(format!("seeds: {} seeds for {} scenarios", m.seeds.len(), m.scenarios.len()));
         }
         let list = |v: &mut dyn Iterator<Item = String>| v.collect::<Vec<String>>();
         let one = |v: String| vec![v];
-        let fields: [(&str, Vec<String>, Vec<String>); 11] = [
+        let fields: [(&str, Vec<String>, Vec<String>); 15] = [
             (
                 "objective",
                 list(&mut m.objective.iter().map(|(n, w)| format!("{n} = {w}"))),
@@ -501,6 +525,14 @@ fn check_agreement(shards: &[(String, Manifest)]) -> Result<(), SweepError> {
             ("baseline", one(format!("{:?}", m.baseline)), one(format!("{:?}", first.baseline))),
             ("confidence", one(format!("{:?}", m.confidence)), one(format!("{:?}", first.confidence))),
             ("indifference", one(format!("{:?}", m.indifference)), one(format!("{:?}", first.indifference))),
+            ("stage", one(format!("{:?}", m.stage)), one(format!("{:?}", first.stage))),
+            ("plan", one(format!("{:?}", m.plan)), one(format!("{:?}", first.plan))),
+            (
+                "calls_per_run",
+                one(format!("{:?}", m.calls_per_run)),
+                one(format!("{:?}", first.calls_per_run)),
+            ),
+            ("max_calls", one(format!("{:?}", m.max_calls)), one(format!("{:?}", first.max_calls))),
         ];
         for (name, mine, theirs) in &fields {
             if mine == theirs {
@@ -520,14 +552,23 @@ fn check_agreement(shards: &[(String, Manifest)]) -> Result<(), SweepError> {
     Ok(())
 }
 
-/// Checks that the shards (folder name, manifest) belong to one sweep run by one version, that
-/// no index appears twice, and that together they ran every cell exactly once. The error names
-/// the folders, the shard indices and the cells concerned. Returns every shard's slices.
-pub fn check_shards(shards: &[(String, Manifest)]) -> Result<Vec<Vec<Slice>>, SweepError> {
+/// Checks that the shards belong to one sweep run by one version (the same files read, the
+/// same number of shards) and agree on everything their sweep file decides.
+fn check_one_sweep(shards: &[(String, Manifest)]) -> Result<(), SweepError> {
     let fail = |m: String| Err(SweepError::Invalid(m));
-    let Some((_, first)) = shards.first() else {
-        return fail("give at least one shard folder".into());
-    };
+    let Some((first_dir, first)) = shards.first() else { return Ok(()) };
+    // Inputs of one path must be one file on every shard.
+    for (dir, m) in shards {
+        for i in &m.inputs {
+            if let Some(f) = first.inputs.iter().find(|f| f.path == i.path && f.sha256 != i.sha256) {
+                return fail(format!(
+                    "{dir}/{MANIFEST_FILE}: inputs: {} has SHA-256 {} here but {} in {first_dir}/{MANIFEST_FILE}: \
+                     the shards read different versions of the file; run every shard on the same files",
+                    i.path, i.sha256, f.sha256
+                ));
+            }
+        }
+    }
     // One sweep, one version, one N.
     let key = |m: &Manifest| (m.sweep.clone(), m.hash.clone(), m.version.clone(), m.shards);
     type Key = (String, String, String, u32);
@@ -550,7 +591,52 @@ pub fn check_shards(shards: &[(String, Manifest)]) -> Result<Vec<Vec<Slice>>, Sw
         }
         return fail(s);
     }
-    check_agreement(shards)?;
+    check_agreement(shards)
+}
+
+/// Checks that the shards of every stage of an automatic sweep are of one sweep run by one
+/// version, as [`check_shards`] does within a stage (stages may differ in their number of
+/// shards and their plan only).
+pub fn check_stages_agree(shards: &[(String, Manifest)]) -> Result<(), SweepError> {
+    let plain: Vec<(String, Manifest)> = shards
+        .iter()
+        .map(|(d, m)| (d.clone(), Manifest { stage: None, plan: None, shards: 1, shard: 0, ..m.clone() }))
+        .collect();
+    check_one_sweep(&plain)
+}
+
+/// The cells a set of shards must hold together: per scenario and replicate of `replicates`,
+/// the configurations `configs` (increasing ranges of ids).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Expected {
+    /// The replicates.
+    pub replicates: Range<u32>,
+    /// The configuration ids.
+    pub configs: Vec<Range<usize>>,
+}
+
+/// Checks that the shards (folder name, manifest) belong to one sweep run by one version, that
+/// no index appears twice, and that together they ran every cell exactly once. The error names
+/// the folders, the shard indices and the cells concerned. Returns every shard's slices.
+pub fn check_shards(shards: &[(String, Manifest)]) -> Result<Vec<Vec<Slice>>, SweepError> {
+    let expected = shards.first().map(|(_, m)| Expected {
+        replicates: 0..m.replicates,
+        configs: std::iter::once(0..m.configurations).collect(),
+    });
+    check_stage(shards, &expected.unwrap_or(Expected { replicates: 0..0, configs: Vec::new() }))
+}
+
+/// [`check_shards`] for shards that together ran the cells `expected` (one stage of an
+/// automatic sweep): none missing, none twice, none beyond them.
+pub fn check_stage(
+    shards: &[(String, Manifest)],
+    expected: &Expected,
+) -> Result<Vec<Vec<Slice>>, SweepError> {
+    let fail = |m: String| Err(SweepError::Invalid(m));
+    let Some((_, first)) = shards.first() else {
+        return fail("give at least one shard folder".into());
+    };
+    check_one_sweep(shards)?;
     let n = first.shards;
     let mut by_index: Vec<Vec<&str>> = vec![Vec::new(); n as usize];
     for (dir, m) in shards {
@@ -591,36 +677,42 @@ pub fn check_shards(shards: &[(String, Manifest)]) -> Result<Vec<Vec<Slice>>, Sw
         let ids = if b - a == 1 { format!("config {a}") } else { format!("configs {a}-{}", b - 1) };
         format!("`{}` replicate {r} {ids}", first.scenarios[s])
     };
-    let (mut missing, mut duplicated) = (Vec::new(), Vec::new());
-    let mut k = 0;
-    for s in 0..first.scenarios.len() {
-        for r in 0..first.replicates {
-            let mut covered = 0usize; // configurations 0..covered are accounted for
-            let mut last_shard = None;
-            while k < ranges.len() && (ranges[k].0, ranges[k].1) == (s, r) {
-                let (_, _, a, b, i) = ranges[k];
-                if a > covered {
-                    missing.push(name(s, r, covered, a));
-                } else if a < covered {
-                    let other = last_shard.map_or(String::new(), |j: usize| shards[j].0.clone());
-                    duplicated.push(format!(
-                        "{} (in {other} and {})",
-                        name(s, r, a, b.min(covered)),
-                        shards[i].0
-                    ));
-                }
-                if b > covered {
-                    covered = b;
-                    last_shard = Some(i);
-                }
-                k += 1;
+    let (mut missing, mut duplicated, mut beyond) = (Vec::new(), Vec::new(), Vec::new());
+    for same in ranges.chunk_by(|x, y| (x.0, x.1) == (y.0, y.1)) {
+        let (s, r) = (same[0].0, same[0].1);
+        let mut covered = 0usize; // configurations below are accounted for
+        let mut last_shard = None;
+        let mut union: Vec<Range<usize>> = Vec::new();
+        for &(_, _, a, b, i) in same {
+            if a < covered {
+                let other = last_shard.map_or(String::new(), |j: usize| shards[j].0.clone());
+                duplicated.push(format!(
+                    "{} (in {other} and {})",
+                    name(s, r, a, b.min(covered)),
+                    shards[i].0
+                ));
             }
-            if covered < first.configurations {
-                missing.push(name(s, r, covered, first.configurations));
+            match union.last_mut() {
+                Some(u) if u.end >= a => u.end = u.end.max(b),
+                _ => union.push(a..b),
+            }
+            if b > covered {
+                covered = b;
+                last_shard = Some(i);
             }
         }
+        let wanted: &[Range<usize>] = if expected.replicates.contains(&r) { &expected.configs } else { &[] };
+        beyond.extend(minus(&union, wanted).into_iter().map(|x| name(s, r, x.start, x.end)));
     }
-    if missing.is_empty() && duplicated.is_empty() {
+    for s in 0..first.scenarios.len() {
+        for r in expected.replicates.clone() {
+            let i = ranges.partition_point(|x| (x.0, x.1) < (s, r));
+            let union: Vec<Range<usize>> =
+                ranges[i..].iter().take_while(|x| (x.0, x.1) == (s, r)).map(|x| x.2..x.3).collect();
+            missing.extend(minus(&expected.configs, &union).into_iter().map(|x| name(s, r, x.start, x.end)));
+        }
+    }
+    if missing.is_empty() && duplicated.is_empty() && beyond.is_empty() {
         return Ok(slices);
     }
     let mut s = String::new();
@@ -636,7 +728,12 @@ pub fn check_shards(shards: &[(String, Manifest)]) -> Result<Vec<Vec<Slice>>, Sw
         .filter(|(_, d)| d.is_empty())
         .map(|(k, _)| format!("\n  {} --shard {k}/{n}", first.command))
         .collect();
-    for (what, list) in [("cells never run", &missing), ("cells run twice", &duplicated)] {
+    let lists = [
+        ("cells never run", &missing),
+        ("cells run twice", &duplicated),
+        ("cells not of this stage", &beyond),
+    ];
+    for (what, list) in lists {
         if list.is_empty() {
             continue;
         }
@@ -656,6 +753,27 @@ pub fn check_shards(shards: &[(String, Manifest)]) -> Result<Vec<Vec<Slice>>, Sw
         );
     }
     fail(s)
+}
+
+/// The ids of the increasing ranges `a` not in any of the ranges `b` (any order, may overlap),
+/// as increasing ranges.
+fn minus(a: &[Range<usize>], b: &[Range<usize>]) -> Vec<Range<usize>> {
+    let mut out = Vec::new();
+    for r in a {
+        let mut cuts: Vec<&Range<usize>> = b.iter().filter(|x| x.start < r.end && x.end > r.start).collect();
+        cuts.sort_by_key(|x| x.start);
+        let mut at = r.start;
+        for c in cuts {
+            if c.start > at {
+                out.push(at..c.start);
+            }
+            at = at.max(c.end);
+        }
+        if at < r.end {
+            out.push(at..r.end);
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -822,7 +940,12 @@ pub(crate) mod tests {
             .map(|(s, r, c)| Ran { scenario: s.to_string(), replicate: *r, configs: c.to_string() })
             .collect();
         let text = "name = \"small\"\n";
-        let inputs = vec![InputHash { path: "small.toml".into(), sha256: sha256_hex(text.as_bytes()) }];
+        let inputs = vec![InputHash {
+            path: "small.toml".into(),
+            sha256: sha256_hex(text.as_bytes()),
+            bytes: text.len() as u64,
+            text: Some(text.into()),
+        }];
         let mut m = Manifest {
             sweep: "small".into(),
             version: "0.1.0".into(),
@@ -847,6 +970,10 @@ pub(crate) mod tests {
             ride_out: Vec::new(),
             confidence: None,
             indifference: None,
+            stage: None,
+            plan: None,
+            calls_per_run: None,
+            max_calls: None,
             runs: RunsDigest::compute(&b""[..], 1, "runs.csv").unwrap(),
         };
         m.cells = m.slices("m").unwrap().iter().map(|s| s.configs.len() as u64).sum();

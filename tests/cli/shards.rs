@@ -18,6 +18,18 @@ fn run(dir: &Path, args: &[&str], env: &[(&str, String)]) -> assert_cmd::assert:
     cmd.envs(env.iter().map(|(k, v)| (*k, v.as_str()))).args(args).assert()
 }
 
+/// The value of the string field `key` of a shard.toml's text.
+fn string_field(manifest: &str, key: &str) -> String {
+    let line = manifest.lines().find_map(|l| l.strip_prefix(&format!("{key} = \""))).unwrap();
+    line.trim_end_matches('"').to_string()
+}
+
+/// The SHA-256 of `text`, hex.
+fn sha256_hex(text: &str) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(text.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
+}
+
 /// Every file under `dir`, by relative path, with its bytes.
 fn files(dir: &Path) -> Vec<(String, Vec<u8>)> {
     let mut out: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir)
@@ -252,10 +264,7 @@ fn merge_refuses_edited_swapped_and_out_of_range_shards_naming_file_row_and_fiel
     let d = dir.path();
     let (s0, s1) = (s[0].as_str(), s[1].as_str());
     let recorded = recorded_sha256(&d.join("out/shard-2-of-3"));
-    let sha = |p: &Path| {
-        use sha2::Digest;
-        sha2::Sha256::digest(std::fs::read(p).unwrap()).iter().map(|b| format!("{b:02x}")).collect::<String>()
-    };
+    let sha = |p: &Path| sha256_hex(&read(p));
     // Each case edits a fresh copy of shard 2.
     let fresh = || {
         let t = d.join("t");
@@ -561,14 +570,7 @@ fn a_killed_shard_resumes_from_its_checked_rows_and_writes_the_same_bytes() {
     let whole = files(&shard);
     let runs = read(&shard.join("runs.csv"));
     let manifest = read(&shard.join("shard.toml"));
-    let field = |key: &str| {
-        manifest
-            .lines()
-            .find_map(|l| l.strip_prefix(&format!("{key} = \"")))
-            .unwrap()
-            .trim_end_matches('"')
-            .to_string()
-    };
+    let field = |key: &str| string_field(&manifest, key);
     assert!(!d.join("out/.shard-0-of-2.resume").exists(), "the journal is removed when the shard is done");
     // What a run killed after 80 rows leaves: the journal with its checkpoint at 64 rows, the
     // rows after it and half a row.
@@ -576,10 +578,6 @@ fn a_killed_shard_resumes_from_its_checked_rows_and_writes_the_same_bytes() {
     std::fs::create_dir(&journal).unwrap();
     let lines: Vec<&str> = runs.split_inclusive('\n').collect();
     let checked: String = lines[..65].concat();
-    let sha = |t: &str| {
-        use sha2::Digest;
-        sha2::Sha256::digest(t.as_bytes()).iter().map(|b| format!("{b:02x}")).collect::<String>()
-    };
     let killed = lines[..81].concat() + &lines[81][..30];
     let checkpoint = |rows: u64, text: &str| {
         format!(
@@ -587,7 +585,7 @@ fn a_killed_shard_resumes_from_its_checked_rows_and_writes_the_same_bytes() {
             field("hash"),
             field("version"),
             text.len(),
-            sha(text)
+            sha256_hex(text)
         )
     };
     std::fs::write(journal.join("runs.csv"), &killed).unwrap();
@@ -613,4 +611,67 @@ fn a_killed_shard_resumes_from_its_checked_rows_and_writes_the_same_bytes() {
          SHA-256 vouches for)"
     );
     assert_eq!(files(&shard), whole);
+}
+
+#[test]
+fn an_automatic_sweeps_stage_shard_prints_the_next_stage_and_resumes_from_its_journal() {
+    let (dir, sweep) = small_sweep_with("replicates = \"auto\"\n");
+    let (d, sweep) = (dir.path(), sweep.as_str());
+    for k in 0..2 {
+        let shard = format!("{k}/2");
+        run(d, &["sweep", sweep, "--out", "out", "--quiet", "--shard", &shard], &[]).success();
+    }
+    let out = run(
+        d,
+        &["merge", "out/stage-1/shard-0-of-2", "out/stage-1/shard-1-of-2", "--out", "merged", "--no-charts"],
+        &[],
+    )
+    .success();
+    let stdout = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    assert!(stdout.contains(" --shard 1/2 --plan merged/stage-plan.toml\n"), "{stdout}");
+    assert!(stdout.contains("breakerlab merge out/stage-*/shard-*-of-* --out merged\n"), "{stdout}");
+    assert_eq!(files_in(&d.join("merged")), ["stage-plan.toml"]);
+    // Stage 2's shard 0, then what a run of it killed after 4 rows leaves.
+    let args =
+        ["sweep", sweep, "--out", "out", "--quiet", "--shard", "0/2", "--plan", "merged/stage-plan.toml"];
+    run(d, &args, &[]).success();
+    let shard = d.join("out/stage-2/shard-0-of-2");
+    let whole = files(&shard);
+    let manifest = read(&shard.join("shard.toml"));
+    let field = |key: &str| string_field(&manifest, key);
+    let runs = read(&shard.join("runs.csv"));
+    let lines: Vec<&str> = runs.split_inclusive('\n').collect();
+    let checked: String = lines[..5].concat();
+    let journal = d.join("out/stage-2/.shard-0-of-2.resume");
+    std::fs::create_dir(&journal).unwrap();
+    std::fs::write(journal.join("runs.csv"), lines[..6].concat() + &lines[6][..20]).unwrap();
+    let checkpoint = format!(
+        "run = \"sweep {} replicates 10 shard 0/2 build {} stage 2 plan {}\"\nrows = 4\nbytes = {}\nsha256 = \"{}\"\n",
+        field("hash"),
+        field("version"),
+        field("plan"),
+        checked.len(),
+        sha256_hex(&checked)
+    );
+    std::fs::write(journal.join("checkpoint.toml"), checkpoint).unwrap();
+    std::fs::remove_dir_all(&shard).unwrap();
+    let out = run(d, &args, &[]).success();
+    let stdout = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    assert_eq!(
+        stdout.lines().nth(2).unwrap(),
+        "resumed after 4 of its cells: a killed run's rows, checked against their SHA-256",
+        "{stdout}"
+    );
+    assert_eq!(files(&shard), whole, "the same bytes as the run never killed");
+    // --plan without --shard, and a plan given to a sweep of fixed replicates, are refused.
+    let err = run(d, &["sweep", sweep, "--plan", "merged/stage-plan.toml"], &[]).code(2);
+    assert!(String::from_utf8_lossy(&err.get_output().stderr).contains("give --shard K/N too"));
+    let (fixed, fixed_sweep) = small_sweep_with("replicates = 2\n");
+    std::fs::copy(d.join("merged/stage-plan.toml"), fixed.path().join("plan.toml")).unwrap();
+    let err =
+        run(fixed.path(), &["sweep", &fixed_sweep, "--shard", "0/2", "--plan", "plan.toml"], &[]).code(2);
+    assert!(
+        String::from_utf8_lossy(&err.get_output().stderr)
+            .contains("--plan is for a stage of an automatic sweep")
+    );
 }
