@@ -262,9 +262,17 @@ pub fn bold_width(s: &str, size: u32) -> i32 {
     measure(s, size, FontStyle::Bold)
 }
 
+/// The font's width of `s`. The fonts are registered first: a chart measures its text to size
+/// its canvas before it draws, and a width read before any chart had registered them (another
+/// chart on another thread, or none) fell back to the estimate, so a chart's height depended
+/// on which thread got there first.
 fn measure(s: &str, size: u32, style: FontStyle) -> i32 {
+    let estimate = (s.chars().count() as u32 * size * 6 / 10) as i32;
+    if register_fonts().is_err() {
+        return estimate;
+    }
     let font = (FONT_FAMILY, size as f64, style).into_font();
-    font.box_size(s).map(|(w, _)| w as i32).unwrap_or((s.chars().count() as u32 * size * 6 / 10) as i32)
+    font.box_size(s).map(|(w, _)| w as i32).unwrap_or(estimate)
 }
 
 /// Shortens `s` to at most `max_px` pixels at `size` px, ending it with "…" when cut.
@@ -745,6 +753,16 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn text_is_measured_with_the_font_before_anything_is_drawn() {
+        // Run alone (`cargo test text_is_measured`) nothing has registered the fonts yet: the
+        // width must still be the font's (narrow for `i`), not the estimate of 0.6 em a glyph.
+        let estimate = 4 * 20 * 6 / 10;
+        let width = text_width("iiii", 20);
+        assert!(width < estimate / 2, "{width} px is the estimate, not the font's width");
+        assert_eq!(bold_width("iiii", 20), bold_width("iiii", 20));
+    }
 
     #[test]
     fn viridis_ends_and_middle() {
