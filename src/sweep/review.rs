@@ -287,7 +287,7 @@ impl Review {
     pub fn to_toml(&self) -> Result<String, SweepError> {
         let body = toml::to_string(&self.rounded())
             .map_err(|e| SweepError::Invalid(format!("{REVIEW_TOML}: {e}")))?;
-        Ok(format!("# The review page's opening, written by `breakerlab sweep` (see the README).\n{body}"))
+        Ok(format!("# The review page's opening, written by `breakerlab sweep` (docs/outputs.md).\n{body}"))
     }
 
     /// This review with every number rounded to [`REVIEW_DIGITS`] significant digits.

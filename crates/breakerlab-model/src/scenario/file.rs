@@ -268,7 +268,7 @@ impl Reading<'_> {
             return Ok((Source::Providers { traffic, routing, providers }, duration));
         }
         if let Some(r) = &file.routing {
-            return Err(self.at(r.span(), "[routing] needs [[providers]] to route between (see the README)"));
+            return Err(self.at(r.span(), "[routing] needs [[providers]] to route between (docs/scenarios.md, section Multi-provider routing)"));
         }
         let upstream_span = file.upstream.as_ref().map(Spanned::span);
         let upstream =
