@@ -11,6 +11,7 @@ mod explain;
 mod formats;
 mod hostile;
 mod import;
+mod nesting;
 mod output;
 mod page;
 mod practices;
