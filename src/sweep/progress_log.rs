@@ -172,6 +172,17 @@ mod tests {
     }
 
     #[test]
+    fn a_shards_line_says_the_same_as_the_one_machine_sweeps() {
+        // `sweep --shard 1/4` (or a Slurm array task) counts the cells it has left and their
+        // calls, from its own estimate: 1,200 cells of 18,000 calls each, 300 done in 45 s.
+        let work = Work { total: 1200, unit: "cells", calls_per_unit: 18_000.0 };
+        assert_eq!(
+            line(&work, 300, Duration::from_secs(45)),
+            "progress: 300/1200 cells (25.0 %), 1.200e5 calls/s, 45s elapsed, ETA 2m15s"
+        );
+    }
+
+    #[test]
     fn nothing_is_written_or_left_running_when_quiet() {
         let log = ProgressLog::start(Work { total: 5, unit: "cells", calls_per_unit: 1.0 }, true, || Some(1));
         assert!(log.thread.is_none());
