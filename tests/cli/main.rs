@@ -20,4 +20,5 @@ mod run;
 mod shards;
 mod special;
 mod sweep;
+mod timers;
 mod util;
