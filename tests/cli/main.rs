@@ -22,3 +22,4 @@ mod special;
 mod sweep;
 mod timers;
 mod util;
+mod walk;
