@@ -433,6 +433,8 @@ impl Cells<'_> {
             Ok(())
         })?;
         progress.finish_and_clear();
+        // Progress lines in a log end with their last line before the command goes on.
+        super::progress_log::finish_detached();
         Ok(())
     }
 }
