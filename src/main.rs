@@ -83,7 +83,7 @@ enum Command {
         /// Replicates per (scenario, configuration), replacing the file's: a number, or `auto`
         /// (stages: a replicate of everything, then more only for the configurations still in the
         /// running, until the selection's confidence is reached or the budget runs out).
-        #[arg(long, value_name = "N|auto", value_parser = parse_replicates)]
+        #[arg(long, value_name = "N|auto", value_parser = Replicates::parse)]
         replicates: Option<Replicates>,
         /// With `auto`: the most replicates a configuration gets (default: the file's
         /// max_replicates, else 10).
@@ -483,10 +483,6 @@ struct TargetArgs {
     /// configuration it expresses instead, listing what differs.
     #[arg(long = "target-mode", value_name = "exact|nearest", value_parser = TargetMode::parse)]
     target_mode: Option<TargetMode>,
-}
-
-fn parse_replicates(text: &str) -> breakerlab::Result<Replicates> {
-    Replicates::parse(text)
 }
 
 /// A value named as in scenario files (`epoch_s`, `missing`), read by the same deserializer.

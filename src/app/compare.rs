@@ -387,11 +387,7 @@ pub fn policies_from_args(policies: &[String], sets: &[String]) -> Result<Vec<Po
     let mut out = Vec::with_capacity(policies.len());
     for p in policies {
         let mut spec = parse_policy_arg(p)?;
-        for s in sets {
-            let (k, v) =
-                PolicySpec::parse_set(s).map_err(|m| InputError::argument(format!("--set {s}: {m}")))?;
-            spec.overrides.insert(k, v);
-        }
+        spec.overrides.extend(super::parse_sets(sets)?);
         out.push(spec);
     }
     Ok(out)
