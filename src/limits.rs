@@ -41,6 +41,10 @@ pub const DEFAULT_MAX_CALLS: u64 = 20_000_000_000;
 /// 100 million cheap events per second (most of them refusals) a retry queue's cycles run at.
 pub const DEFAULT_MAX_EVENTS: u64 = 200_000_000_000;
 
+/// How long a breaker may stay open after an incident ends, for a retry queue's estimate: the
+/// presets' open durations are 5 s to 60 s.
+const RECOVERY: Dur = Dur::from_secs(60);
+
 /// Bytes per request of a request stream: its arrival time and its first attempt's answer.
 const REQUEST_BYTES: u64 = (size_of::<SimTime>() + size_of::<Answer>()) as u64;
 
@@ -157,7 +161,7 @@ impl Estimate {
         {
             return Err(p.spot.error(format!(
                 "this would process about {:.3e} events (calls, retry-queue cycles and the deferred \
-                 requests they offer again, waiting calls), more than the limit of {:.3e} (--max-events); \
+                 requests they offer again, waiting calls, breaker timers), more than the limit of {:.3e} (--max-events); \
                  the largest part: {}",
                 self.events() as f64,
                 limits.max_events as f64,
@@ -183,10 +187,15 @@ struct RunSize {
     engine_what: String,
     /// Bytes of an imported trace (held for the whole command).
     trace: u64,
-    /// Events beyond the calls, the field that drives them and how.
-    events: u64,
-    events_spot: Spot,
-    events_what: String,
+    /// Events beyond the calls, each with the field that drives it and how.
+    events: Vec<Events>,
+}
+
+/// Events of one run beyond its calls, of one kind.
+struct Events {
+    count: u64,
+    spot: Spot,
+    what: String,
 }
 
 fn run_size(scenario: &Scenario, policies: &[PolicyConfig], policy_spot: &Spot) -> RunSize {
@@ -257,19 +266,17 @@ fn run_size(scenario: &Scenario, policies: &[PolicyConfig], policy_spot: &Spot) 
         Source::Script { rows, .. } => rows.len() as u64 * 32,
         _ => 0,
     };
-    let (events, events_spot, events_what) = match retry_queue_events(scenario, requests) {
-        Some(e) => e,
-        None if queuing.is_some() => (
-            requests as u64,
-            policy_spot.clone(),
-            format!("up to {requests:.3e} waiting calls offered again as the breaker frees"),
-        ),
-        None => (0, Spot::default(), String::new()),
-    };
+    let mut events: Vec<Events> = retry_queue_events(scenario, requests).into_iter().collect();
+    if queuing.is_some() {
+        events.push(Events {
+            count: requests as u64,
+            spot: policy_spot.clone(),
+            what: format!("up to {requests:.3e} waiting calls offered again as the breaker frees"),
+        });
+    }
+    events.extend(timer_events(scenario, policies, policy_spot, requests * f64::from(attempts)));
     RunSize {
         events,
-        events_spot,
-        events_what,
         requests,
         stream: stream_bytes(requests),
         calls: (requests * f64::from(attempts)) as u64,
@@ -285,10 +292,12 @@ fn run_size(scenario: &Scenario, policies: &[PolicyConfig], policy_spot: &Spot) 
 }
 
 /// A retry queue's events in one run: one per cycle while deferred work waits (every cycle of
-/// the run, at most), and each cycle offers every deferred request again until it succeeds, so
-/// a request deferred during an incident of length `L` is offered about `L / cycle` times: the
-/// incident's `rate · L² / (2 · cycle)` in all. `None` without a retry queue.
-fn retry_queue_events(scenario: &Scenario, requests: f64) -> Option<(u64, Spot, String)> {
+/// the run, at most), and each cycle offers every deferred request again until it succeeds,
+/// which is after the incident ends and the breaker has closed again, `R` later: a request
+/// deferred at `t` into an incident of length `L` is offered about `(L + R - t) / cycle` times,
+/// the incident's `rate · (L² / 2 + L · R) / cycle` in all. `R` is taken as the longer of a
+/// tenth of the incident and [`RECOVERY`]. `None` without a retry queue.
+fn retry_queue_events(scenario: &Scenario, requests: f64) -> Option<Events> {
     let crate::client::FallbackSpec::RetryQueue { cycle, .. } = scenario.client.fallback else { return None };
     let c = cycle.as_secs_f64().max(1e-6);
     let secs = scenario.duration.as_secs_f64().max(1e-6);
@@ -313,7 +322,8 @@ fn retry_queue_events(scenario: &Scenario, requests: f64) -> Option<(u64, Spot, 
             .collect(),
         _ => Vec::new(),
     };
-    let deferred: f64 = failing.iter().map(|l| rate * l * l / (2.0 * c)).sum();
+    let recovery = |l: f64| (l / 10.0).max(RECOVERY.as_secs_f64());
+    let deferred: f64 = failing.iter().map(|l| rate * (l * l / 2.0 + l * recovery(*l)) / c).sum();
     let longest = failing.iter().copied().fold(0.0, f64::max);
     let events = (cycles + deferred).min(1.8e19) as u64;
     let what = format!(
@@ -323,7 +333,48 @@ fn retry_queue_events(scenario: &Scenario, requests: f64) -> Option<(u64, Spot, 
         failing.len(),
         Dur::from_secs_f64(longest)
     );
-    Some((events, scenario.origins.cycle.clone(), what))
+    Some(Events { count: events, spot: scenario.origins.cycle.clone(), what })
+}
+
+/// The events the breakers' own timers make in one run, whatever the traffic: an outlier
+/// detector's ticks and active health checks (one per host every `health_check_interval`,
+/// across the whole run), Hystrix's health snapshots ([`PolicyConfig::timer_events`]). One
+/// breaker per client instance (one in all when they share it), each recording its share of
+/// the `calls`.
+fn timer_events(
+    scenario: &Scenario,
+    policies: &[PolicyConfig],
+    policy_spot: &Spot,
+    calls: f64,
+) -> Option<Events> {
+    let secs = scenario.duration.as_secs_f64();
+    let client = &scenario.client;
+    let breakers = if client.shared_breaker { 1 } else { u64::from(client.instances.max(1)) };
+    let providers = match &scenario.source {
+        Source::Providers { providers, .. } => providers.len().max(1) as u64,
+        _ => 1,
+    };
+    let hosts = match &scenario.source {
+        Source::Model { pool: Some(pool), .. } => pool.hosts.len() as u64,
+        _ => 1,
+    };
+    let per_breaker = calls / (breakers * providers) as f64;
+    // Client instance i runs policies[i % len] (a fleet), or the one policy.
+    let n = policies.len().max(1) as u64;
+    let (mut count, mut largest) = (0.0f64, None::<(f64, String)>);
+    for (j, policy) in policies.iter().enumerate() {
+        let share = (breakers / n + u64::from((j as u64) < breakers % n)) * providers;
+        let Some((each, what)) = policy.timer_events(secs, hosts, per_breaker).filter(|_| share > 0) else {
+            continue;
+        };
+        let all = each * share as f64;
+        count += all;
+        if largest.as_ref().is_none_or(|(most, _)| all > *most) {
+            largest = Some((all, format!("`{}` on {share} breakers, each: {what}", policy.label())));
+        }
+    }
+    let (_, what) = largest?;
+    Some(Events { count: count.min(1.8e19) as u64, spot: policy_spot.clone(), what })
 }
 
 /// The bytes of one request stream being simulated: two chunks of at most [`CHUNK_REQUESTS`]
@@ -389,9 +440,8 @@ pub fn estimate_run(
         ),
     );
     e.push(size.engine, 0, &size.engine_spot, size.engine_what);
-    if size.events > 0 {
-        let events = size.events.saturating_mul(u64::from(replicates.max(1)));
-        e.push_events(events, &size.events_spot, size.events_what);
+    for part in size.events {
+        e.push_events(part.count.saturating_mul(u64::from(replicates.max(1))), &part.spot, part.what);
     }
     if replicates > 1 {
         let more = u64::from(replicates - 1);
@@ -450,11 +500,11 @@ pub fn estimate_cells(
             None => n_configs.saturating_mul(reps),
         };
         let calls = first.calls.saturating_mul(run);
-        if first.events > 0 {
+        for part in &first.events {
             e.push_events(
-                first.events.saturating_mul(run),
-                &first.events_spot,
-                format!("`{}`, {run} runs, each: {}", scenario.name, first.events_what),
+                part.count.saturating_mul(run),
+                &part.spot,
+                format!("`{}`, {run} runs, each: {}", scenario.name, part.what),
             );
         }
         e.push(
@@ -700,6 +750,98 @@ mod tests {
         assert!(three.check(&Limits::default()).is_ok(), "{:?}", three.check(&Limits::default()));
         assert!(many.memory() < 1 << 30, "{}", Bytes(many.memory()));
         assert!(three.memory() < 64 << 20, "{}", Bytes(three.memory()));
+    }
+
+    /// What a run of `s` under `p` did, from its counters: the calls (attempts sent and
+    /// refused) and the engine's events that can be counted (the requests' arrivals beside them;
+    /// a retry queue's re-offers are attempts or refusals).
+    fn actual(s: &Scenario, p: &PolicyConfig) -> (f64, f64) {
+        let workload = crate::sim::Workload::build(s, s.seed, 0).unwrap();
+        let c = crate::sim::run(s, &workload, p, &crate::sim::RunOptions::default()).record.counters;
+        let calls = (c.attempts + c.rejections) as f64;
+        (calls, calls + c.requests as f64)
+    }
+
+    /// The estimate is never below what the run does, and at most `factor` times above it.
+    fn within(what: &str, estimate: u64, actual: f64, factor: f64) {
+        let e = estimate as f64;
+        assert!(e >= actual && e <= factor * actual, "{what}: estimate {e:.3e}, actual {actual:.3e}");
+    }
+
+    const OUTAGE: &str = "[client.retry]\nmax_attempts = 3\nbase = \"200ms\"\n\
+        [[incidents]]\nkind = \"outage\"\nstart = \"10m\"\nduration = \"20m\"\n";
+
+    #[test]
+    fn the_estimate_of_calls_and_events_stays_within_a_stated_factor_of_the_run() {
+        // Half-open probes are calls: a 10 ms open duration with 50 probes per half-open episode
+        // through a 20-minute outage makes the breaker cycle thousands of times, and still no
+        // more calls than requests x attempts.
+        let spot = Spot::flag("--policy");
+        let probing = policy("consecutive", &["open_duration=10ms", "probes=50", "close_successes=50"]);
+        let s = scenario(&format!("{SMALL}{OUTAGE}"));
+        let e = estimate_run(&s, std::slice::from_ref(&probing), &spot, 1);
+        let (calls, events) = actual(&s, &probing);
+        within("probes: calls", e.calls(), calls, 3.0);
+        within("probes: events", e.events(), events, 3.0);
+        // A retry queue's cycles: each deferred request is offered again every 100 ms until the
+        // outage ends, far more events than requests (the estimate within a factor of 3).
+        let queue = format!("{SMALL}{OUTAGE}[client.fallback]\nkind = \"retry_queue\"\ncycle = \"100ms\"\n");
+        let s = scenario(&queue);
+        let consecutive = policy("consecutive", &[]);
+        let e = estimate_run(&s, std::slice::from_ref(&consecutive), &spot, 1);
+        let (_, events) = actual(&s, &consecutive);
+        assert!(events > 50.0 * s.expected_requests(), "the cycles dominate: {events:.3e}");
+        within("retry queue: events", e.events(), events, 3.0);
+        // pybreaker's lock: every waiting call is offered again as it frees.
+        let s = scenario(&format!("{SMALL}{OUTAGE}"));
+        let pybreaker = policy("pybreaker", &[]);
+        let e = estimate_run(&s, std::slice::from_ref(&pybreaker), &spot, 1);
+        let (calls, events) = actual(&s, &pybreaker);
+        within("pybreaker: calls", e.calls(), calls, 3.0);
+        within("pybreaker: events", e.events(), events, 3.0);
+    }
+
+    #[test]
+    fn probes_cycles_and_timers_that_dominate_are_refused_with_the_figure() {
+        let spot = Spot::flag("--policy");
+        let tight = Limits { max_events: 1_000_000, ..Limits::default() };
+        // A retry queue cycling every microsecond: refused at its cycle.
+        let s =
+            scenario(&format!("{SMALL}{OUTAGE}[client.fallback]\nkind = \"retry_queue\"\ncycle = \"1us\"\n"));
+        let err =
+            estimate_run(&s, &[policy("consecutive", &[])], &spot, 1).check(&Limits::default()).unwrap_err();
+        let err = err.to_string();
+        assert!(err.starts_with("s.toml: [client.fallback] cycle: this would process about"), "{err}");
+        assert!(err.contains("--max-events") && err.contains("a retry queue with cycle = 1us"), "{err}");
+        // Probes are calls: refused above --max-calls with the figure.
+        let probing = policy("consecutive", &["open_duration=1ms", "probes=1000"]);
+        let err = estimate_run(&scenario(&format!("{SMALL}{OUTAGE}")), &[probing], &spot, 1)
+            .check(&Limits { max_calls: 10_000, ..Limits::default() })
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("this would simulate about 5.400e4 calls") && err.contains("--max-calls"),
+            "{err}"
+        );
+        // Active health checks of every host by every client, every millisecond, for a day.
+        let pool = "duration = \"1d\"\n[traffic]\nkind = \"poisson\"\nrate = 0.01\n[client]\ninstances = 100\n\
+            [upstream]\nhosts = 100\n";
+        let checking = policy("envoy-outlier", &["health_check_interval=1ms"]);
+        let err = estimate_run(&scenario(pool), std::slice::from_ref(&checking), &spot, 1)
+            .check(&Limits::default())
+            .unwrap_err()
+            .to_string();
+        assert!(err.starts_with("--policy: this would process about 8.640e11 events"), "{err}");
+        assert!(err.contains("8.640e9 active health checks (100 hosts"), "{err}");
+        // Without them, only the detectors' ticks (every 10 s, for each of 100 clients): fine.
+        let ticking = estimate_run(&scenario(pool), &[policy("envoy-outlier", &[])], &spot, 1);
+        assert!(ticking.check(&Limits::default()).is_ok() && ticking.events() < 2_000_000);
+        // Hystrix sums its window's buckets at every call: 10,000 of them with 1 ms snapshots.
+        let hystrix = policy("hystrix", &["health_snapshot_interval=1ms"]);
+        let e = estimate_run(&scenario(SMALL), &[hystrix], &spot, 1);
+        let err = e.check(&tight).unwrap_err().to_string();
+        assert!(err.contains("1.800e8 bucket sums (10000 buckets"), "{err}");
+        assert!(estimate_run(&scenario(SMALL), &[policy("hystrix", &[])], &spot, 1).check(&tight).is_ok());
     }
 
     #[test]

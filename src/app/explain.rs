@@ -53,9 +53,7 @@ pub fn parse_time(text: &str) -> Result<u64> {
 /// Reads the folder's explain.csv and says what was asked.
 pub fn explain(req: &ExplainRequest) -> Result<ExplainReport> {
     let dir = &req.dir;
-    if !dir.is_dir() {
-        return Err(InputError::file(dir, "not an output folder (no such directory)").into());
-    }
+    crate::scenario::output_folder(dir)?;
     let path = dir.join(crate::app::output::EXPLAIN_CSV);
     if std::fs::symlink_metadata(&path).is_err() {
         return Err(InputError::file(

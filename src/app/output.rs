@@ -260,11 +260,19 @@ impl OutputDir {
                 crate::scenario::MAX_NAME_BYTES
             )));
         }
-        if !dir.exists() && fs::symlink_metadata(dir).is_ok_and(|m| m.file_type().is_symlink()) {
-            let to = fs::read_link(dir).map_or_else(|_| "?".into(), |t| t.display().to_string());
-            return Err(refuse(format!(
-                "is a symbolic link to {to}, which leads to no folder (missing, or a loop of links): \
-                 give --out a folder, or create the one the link points to"
+        // The folder, or a folder above it (a shard's `--out`), may be a link to nothing.
+        if let Some(link) = dir.ancestors().find(|a| {
+            !a.as_os_str().is_empty()
+                && !a.exists()
+                && fs::symlink_metadata(a).is_ok_and(|m| m.file_type().is_symlink())
+        }) {
+            let to = fs::read_link(link).map_or_else(|_| "?".into(), |t| t.display().to_string());
+            return Err(Error::Input(InputError::file(
+                link,
+                format!(
+                    "is a symbolic link to {to}, which leads to no folder (missing, or a loop of links): \
+                     give --out a folder, or create the one the link points to"
+                ),
             )));
         }
         if dir.exists() && !dir.is_dir() {

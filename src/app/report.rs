@@ -27,9 +27,7 @@ pub struct ReportRequest {
 /// Redraws and rewrites; returns the charts and pages written, in that order.
 pub fn report(req: &ReportRequest) -> Result<Vec<PathBuf>> {
     let dir = &req.dir;
-    if !dir.is_dir() {
-        return Err(InputError::file(dir, "not an output folder (no such directory)").into());
-    }
+    crate::scenario::output_folder(dir)?;
     let written = [
         super::output::SUMMARY_CSV,
         super::output::RUNS_CSV,

@@ -19,8 +19,8 @@ use crate::sweep::integrity::{RunsDigest, block_rows};
 use crate::sweep::objective::BindToColumns;
 use crate::sweep::output::RunsWriter;
 use crate::sweep::runner::{
-    Cells, Configs, MAX_CELLS, check_named, config_info, default_objective, nameable_columns, progress_bar,
-    result_columns, validate_policy,
+    Cells, Configs, MAX_CELLS, check_named, config_info, default_objective, nameable_columns,
+    progress_bar_of, result_columns, validate_policy,
 };
 use crate::sweep::shard::{InputHash, MANIFEST_FILE, Manifest, ShardId, Slice, SweepText, plan, sweep_hash};
 use crate::sweep::stage_plan::{StagePlan, stage_slices};
@@ -332,7 +332,10 @@ pub fn run_shard(req: &ShardRequest) -> Result<ShardReport> {
     let calls = (slices.iter().map(calls_of).sum(), plans.iter().flatten().map(calls_of).sum());
     let mine: u64 = slices.iter().map(|s| s.configs.len() as u64).sum();
     let configs_spot = Spot::in_file(&path, "", None, "[[policies]]");
-    estimate_cells(&cells, Some(slices), &file.replicates_spot, &configs_spot)?.check(&req.limits)?;
+    let estimate = estimate_cells(&cells, Some(slices), &file.replicates_spot, &configs_spot)?;
+    estimate.check(&req.limits)?;
+    // Progress lines in a scheduler's log say calls/s and the ETA, as the one-machine sweep's do.
+    let calls_per_cell = estimate.calls() as f64 / mine.max(1) as f64;
     // The configuration of the rows being written (rows come configuration by configuration).
     let mut info: Option<ConfigInfo> = None;
 
@@ -351,7 +354,7 @@ pub fn run_shard(req: &ShardRequest) -> Result<ShardReport> {
     }
     let (journal, found) = Journal::open(&dir, &run)?;
     let todo = skip_cells(slices, found.rows());
-    let bar = progress_bar(mine - found.rows().min(mine), req.quiet);
+    let bar = progress_bar_of(mine - found.rows().min(mine), calls_per_cell, req.quiet);
     let mut done = found.rows();
     let journalled = {
         let mut rows = RunsWriter::new(journal, &columns).map_err(|e| runs_error(e, &runs))?;

@@ -6,6 +6,7 @@
 
 use super::charts::ChartError;
 use super::page::{TextTable, esc_prose, html_table, html_table_stacked, md_cell, md_table};
+use crate::InputError;
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 use std::path::Path;
@@ -40,11 +41,7 @@ impl Opening {
 
     /// Parses an opening's TOML table; `path` names it in errors.
     pub fn from_toml(path: &Path, text: &str) -> Result<Opening, ChartError> {
-        toml::from_str(text).map_err(|e| ChartError::Toml {
-            line: e.span().map(|s| text[..s.start].lines().count().max(1) as u64).unwrap_or(0),
-            path: path.to_path_buf(),
-            message: e.message().to_string(),
-        })
+        toml::from_str(text).map_err(|e| ChartError::Toml(InputError::from_toml(path, text, &e)))
     }
 
     fn table(&self) -> Option<TextTable> {

@@ -10,6 +10,7 @@ use super::charts::data::{Summary, SummaryRow};
 use super::charts::style::{fmt_num, fmt_pct};
 use super::charts::{self, Chart, ChartError};
 use super::contents::{Contents, ParetoRows};
+use crate::InputError;
 use crate::scenario::{Scenario, Source};
 use crate::sweep::review::{BaselineReview, Difference, Review};
 use base64::Engine as _;
@@ -184,11 +185,7 @@ impl ReportInputs {
 
     /// Parses the text of inputs.toml; `path` names it in errors.
     pub fn from_toml(path: &Path, text: &str) -> Result<ReportInputs, ChartError> {
-        toml::from_str(text).map_err(|e| ChartError::Toml {
-            line: e.span().map(|s| text[..s.start].lines().count().max(1) as u64).unwrap_or(0),
-            path: path.to_path_buf(),
-            message: e.message().to_string(),
-        })
+        toml::from_str(text).map_err(|e| ChartError::Toml(InputError::from_toml(path, text, &e)))
     }
 }
 
@@ -1600,6 +1597,6 @@ ci95 = 1.25
         // A broken review.toml is refused with its line.
         std::fs::write(dir.path().join("review.toml"), "decision = 1\n").unwrap();
         let e = Contents::load(dir.path()).unwrap_err().to_string();
-        assert!(e.contains("review.toml: line 1"), "{e}");
+        assert!(e.contains("review.toml:1:12: "), "{e}");
     }
 }

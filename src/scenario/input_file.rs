@@ -134,6 +134,19 @@ fn refuse_special(path: &Path, meta: &std::fs::Metadata) -> Result<(), InputErro
     Err(InputError::file(path, format!("is {what}, not a file")))
 }
 
+/// Refuses `dir` unless it is a folder (after following symbolic links), saying what it is
+/// instead: an output folder that `report` and `explain` read back.
+pub fn output_folder(dir: &Path) -> Result<(), InputError> {
+    let not = |what: &str| InputError::file(dir, format!("not an output folder ({what})"));
+    match std::fs::metadata(dir) {
+        Ok(meta) if meta.is_dir() => Ok(()),
+        Ok(meta) if meta.is_file() => Err(not("a file, not a folder")),
+        Ok(meta) => Err(not(&format!("{}, not a folder", special_kind(&meta)))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(not("no such directory")),
+        Err(e) => Err(not(cannot_read(dir, &e).message.trim_start_matches("cannot read: "))),
+    }
+}
+
 #[cfg(unix)]
 fn is_fifo(meta: &std::fs::Metadata) -> bool {
     std::os::unix::fs::FileTypeExt::is_fifo(&meta.file_type())
@@ -178,6 +191,21 @@ fn cannot_read(path: &Path, e: &std::io::Error) -> InputError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_output_folder_that_is_not_one_says_what_it_is() {
+        let d = tempfile::tempdir().unwrap();
+        let err = |p: &Path| output_folder(p).unwrap_err().to_string();
+        assert!(output_folder(d.path()).is_ok());
+        assert_eq!(err(Path::new("/dev/zero")), "/dev/zero: not an output folder (a device, not a folder)");
+        let file = d.path().join("f");
+        std::fs::write(&file, "").unwrap();
+        assert!(err(&file).ends_with("f: not an output folder (a file, not a folder)"), "{}", err(&file));
+        assert!(err(&d.path().join("none")).ends_with("none: not an output folder (no such directory)"));
+        let looped = d.path().join("loop");
+        std::os::unix::fs::symlink(&looped, &looped).unwrap();
+        assert!(err(&looped).contains("not an output folder (a symbolic link loop"), "{}", err(&looped));
+    }
 
     #[test]
     fn special_files_are_refused_before_they_are_opened() {

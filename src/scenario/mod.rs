@@ -8,8 +8,8 @@ mod input_file;
 pub(crate) use breakerlab_model::scenario::*;
 pub use breakerlab_model::scenario::{InputError, Scenario, Source, Strategy, parse_seed};
 pub use input_file::{
-    MAX_DATA_BYTES, MAX_TEXT_BYTES, open_input, open_stream, read_input, read_input_text, regular_file,
-    utf8_text,
+    MAX_DATA_BYTES, MAX_TEXT_BYTES, open_input, open_stream, output_folder, read_input, read_input_text,
+    regular_file, utf8_text,
 };
 
 use crate::client::ClientSpec;

@@ -6,6 +6,7 @@
 
 use std::io::IsTerminal;
 use std::sync::Arc;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -50,12 +51,24 @@ impl ProgressLog {
     }
 }
 
+/// Logs whose handles were let go ([`ProgressLog::detach`]), until [`finish_detached`].
+static DETACHED: Mutex<Vec<ProgressLog>> = Mutex::new(Vec::new());
+
 impl ProgressLog {
-    /// Lets the lines go on until `poll` says the work is over, without this handle.
-    pub fn detach(mut self) {
-        self.thread.take();
-        self.stop = Arc::new(AtomicBool::new(false));
+    /// Lets the lines go on until `poll` says the work is over, without this handle; the last
+    /// line is written by then, or at the latest by [`finish_detached`].
+    pub fn detach(self) {
+        if self.thread.is_some() {
+            DETACHED.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(self);
+        }
     }
+}
+
+/// Ends every detached log once its work is over, each writing its last line now: the process
+/// may exit before a watching thread wakes again (it looks every 250 ms).
+pub fn finish_detached() {
+    let logs = std::mem::take(&mut *DETACHED.lock().unwrap_or_else(std::sync::PoisonError::into_inner));
+    drop(logs);
 }
 
 impl Drop for ProgressLog {
@@ -168,6 +181,13 @@ mod tests {
         assert_eq!(
             line(&Work { calls_per_unit: 0.0, ..work.clone() }, 2800, Duration::from_secs(3725)),
             "progress: 2800/2800 cells (100.0 %), 1h02m05s elapsed, done"
+        );
+        // `sweep --shard 1/4` (or a Slurm array task) counts the cells it has left and their
+        // calls from its own estimate, and says as much: 1,200 cells of 18,000 calls each.
+        let shard = Work { total: 1200, unit: "cells", calls_per_unit: 18_000.0 };
+        assert_eq!(
+            line(&shard, 300, Duration::from_secs(45)),
+            "progress: 300/1200 cells (25.0 %), 1.200e5 calls/s, 45s elapsed, ETA 2m15s"
         );
     }
 

@@ -187,15 +187,10 @@ pub fn metric_values(metrics: &Metrics, columns: &[String]) -> Vec<Option<f64>> 
     columns.iter().map(|c| metrics.column(c)).collect()
 }
 
-/// A progress bar on stderr counting cells, with rate and time left; hidden when `quiet` or
-/// when stderr is not a terminal.
-pub fn progress_bar(cells: u64, quiet: bool) -> ProgressBar {
-    progress_bar_of(cells, 0.0, quiet)
-}
-
-/// [`progress_bar`] of `cells` cells of about `calls_per_cell` simulated calls each: without a
-/// terminal, the bar is hidden and progress lines go to stderr instead
-/// ([`super::progress_log`]), until the bar is finished or dropped.
+/// A progress bar on stderr counting `cells` cells of about `calls_per_cell` simulated calls
+/// each, with rate and time left; hidden when `quiet`. Without a terminal, the bar is hidden
+/// and progress lines go to stderr instead ([`super::progress_log`]), until the bar is
+/// finished or dropped.
 pub fn progress_bar_of(cells: u64, calls_per_cell: f64, quiet: bool) -> ProgressBar {
     if quiet || !std::io::stderr().is_terminal() {
         let bar = ProgressBar::hidden();
@@ -440,6 +435,8 @@ impl Cells<'_> {
             Ok(())
         })?;
         progress.finish_and_clear();
+        // Progress lines in a log end with their last line before the command goes on.
+        super::progress_log::finish_detached();
         Ok(())
     }
 }

@@ -164,7 +164,7 @@ fn events_beyond_the_calls_are_foreseen_and_refused_at_their_field() {
     case(
         &["run", "retry-queue-1us.toml", "--no-charts"],
         2,
-        &["retry-queue-1us.toml:23:1: [client.fallback] cycle: this would process about 3.6", "--max-events"],
+        &["retry-queue-1us.toml:23:1: [client.fallback] cycle: this would process about 4.3", "--max-events"],
     );
     // The same queue every 100 ms runs; a lower --max-events refuses it at the same field.
     let dir = tempfile::tempdir().unwrap();

@@ -48,16 +48,10 @@ pub enum ChartError {
         /// What the CSV reader said.
         message: String,
     },
-    /// inputs.toml is malformed.
-    #[error("{path}: line {line}: {message}")]
-    Toml {
-        /// The file.
-        path: PathBuf,
-        /// Line of the problem (1-based, 0 when unknown).
-        line: u64,
-        /// What the TOML parser said.
-        message: String,
-    },
+    /// A TOML or text file of the folder (inputs.toml, review.toml, recommendation.txt) is
+    /// malformed: `FILE:LINE:COL: message`, the position where it is known.
+    #[error("{0}")]
+    Toml(InputError),
     /// A column the chart needs is missing from the header.
     #[error("{path}: missing column `{column}`")]
     MissingColumn {
@@ -98,10 +92,8 @@ impl From<ChartError> for Error {
         use ChartError as C;
         match e {
             C::Io { path, source } => Error::Io { path, source },
-            C::Csv { ref path, .. }
-            | C::Toml { ref path, .. }
-            | C::MissingColumn { ref path, .. }
-            | C::BadValue { ref path, .. } => {
+            C::Toml(e) => Error::Input(e),
+            C::Csv { ref path, .. } | C::MissingColumn { ref path, .. } | C::BadValue { ref path, .. } => {
                 let message = e.to_string();
                 let prefix = format!("{}: ", path.display());
                 let message = message.strip_prefix(&prefix).unwrap_or(&message).to_string();

@@ -8,6 +8,7 @@ use super::charts::ChartError;
 use super::charts::data::{Incident, TransitionRow};
 use super::contents::{self, Contents, ParetoRows};
 use super::page::{HTML_MAX_ROWS, INPUTS_FILE, ReportInputs};
+use crate::InputError;
 use crate::sweep::SweepError;
 use crate::sweep::output::RunsReader;
 use crate::sweep::review::{REVIEW_TOML, Review};
@@ -110,11 +111,14 @@ impl<'f> Files<'_, 'f> {
     /// review.toml's `text`.
     fn review(&self, text: &str) -> Result<Review, ChartError> {
         let path = self.dir.join(REVIEW_TOML);
-        Review::parse(text, &path.display().to_string()).map_err(|e| match e {
-            SweepError::At { line, message, .. } => {
-                ChartError::Toml { path: path.clone(), line: line as u64, message }
-            }
-            other => ChartError::Toml { path: path.clone(), line: 0, message: other.to_string() },
+        Review::parse(text, &path.display().to_string()).map_err(|e| {
+            ChartError::Toml(match e {
+                SweepError::At { line, col, message, .. } => {
+                    InputError { path: Some(path.clone()), position: Some((line, col)), message }
+                }
+                SweepError::File { message, .. } => InputError::file(&path, message),
+                other => InputError::file(&path, other.to_string()),
+            })
         })
     }
 
@@ -162,11 +166,7 @@ impl<'f> Files<'_, 'f> {
                     .take(crate::scenario::MAX_TEXT_BYTES)
                     .read_to_end(&mut bytes)
                     .map_err(|source| ChartError::Io { path: path.clone(), source })?;
-                crate::scenario::utf8_text(&path, bytes).map_err(|e| ChartError::Toml {
-                    line: e.position.map_or(0, |(line, _)| line as u64),
-                    path,
-                    message: e.message,
-                })
+                crate::scenario::utf8_text(&path, bytes).map_err(ChartError::Toml)
             })
             .transpose()
     }

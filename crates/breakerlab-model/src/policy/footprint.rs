@@ -27,6 +27,56 @@ impl PolicyConfig {
         matches!(self.family_config(), FamilyConfig::Pybreaker(c) if c.serialize)
     }
 
+    /// Events one breaker's own timers make in a run of `secs` seconds, beside its calls (the
+    /// limits check counts them with the engine's events), and what makes them: an outlier
+    /// detector's `interval` ticks (the client's detector and the breaker's own while it ejects)
+    /// and its active health checks, one per host of `hosts` every `health_check_interval`;
+    /// Hystrix's health snapshots every `health_snapshot_interval` while its window holds the
+    /// request volume, which this breaker's `calls` keep up for at most `calls x rolling_window /
+    /// request_volume_threshold` seconds, and the window's buckets it sums at each call. `None` for a family whose timers follow its calls (a
+    /// cooldown's end: at most one per opening).
+    pub fn timer_events(&self, secs: f64, hosts: u64, calls: f64) -> Option<(f64, String)> {
+        let per = |d: Dur| d.as_secs_f64().max(1e-6);
+        match self.family_config() {
+            FamilyConfig::Envoy(c) => {
+                let ticks = 2.0 * secs / per(c.interval);
+                let checks = if c.health_check_interval.is_zero() {
+                    0.0
+                } else {
+                    hosts.max(1) as f64 * secs / per(c.health_check_interval)
+                };
+                let what = if checks > ticks {
+                    format!(
+                        "{checks:.3e} active health checks ({} hosts, one every health_check_interval = {})",
+                        hosts.max(1),
+                        c.health_check_interval
+                    )
+                } else {
+                    format!("{ticks:.3e} detector ticks (interval = {})", c.interval)
+                };
+                Some((ticks + checks, what))
+            }
+            FamilyConfig::Hystrix(c) => {
+                let volume = f64::from(c.request_volume_threshold.max(1));
+                let active = secs.min(calls * c.rolling_window.as_secs_f64() / volume);
+                let snapshots = active / per(c.health_snapshot_interval);
+                // Each call's result sums the window's buckets, one per snapshot interval.
+                let buckets = (c.rolling_window.micros() / c.health_snapshot_interval.micros().max(1)).max(1);
+                let sums = calls * buckets as f64;
+                Some((
+                    snapshots + sums,
+                    format!(
+                        "{snapshots:.3e} health snapshots (one every health_snapshot_interval = {} while the \
+                         window holds {} calls) and {sums:.3e} bucket sums ({buckets} buckets of rolling_window = \
+                         {} summed at each call)",
+                        c.health_snapshot_interval, c.request_volume_threshold, c.rolling_window
+                    ),
+                ))
+            }
+            _ => None,
+        }
+    }
+
     /// Bytes one breaker holds at most when it records `calls_per_sec` results a second.
     pub fn footprint(&self, calls_per_sec: f64) -> u64 {
         let sample = size_of::<Sample>() as u64;
