@@ -125,6 +125,9 @@ pub enum Source {
         /// Ground truth from labels, a label column or an SLO rule; `None` when none was given
         /// (the run then reports only what needs no ground truth).
         truth: Option<Vec<IncidentWindow>>,
+        /// The balancer in front of the hosts a per-call log names (`[upstream] balancer`,
+        /// round robin by default): used when the log replays as a pool.
+        balancer: crate::upstream::pool::BalancerSpec,
     },
     /// Arrivals from the traffic model; each request is routed across several providers, each
     /// with its own dependency model, incidents, breakers and price (`[[providers]]`).
