@@ -23,6 +23,8 @@ pub(crate) mod detect;
 pub mod envoy;
 pub mod grafana;
 pub mod har;
+#[cfg(test)]
+mod host_replay_tests;
 pub mod interval;
 pub mod jaeger;
 pub(crate) mod json;
