@@ -357,7 +357,7 @@ impl HostKey {
             HostKey::Named(name) => field(name).map(Cow::into_owned),
             HostKey::Fields(keys) => keys.iter().find_map(|(key, port)| {
                 let host = field(key).filter(|h| !h.is_empty())?;
-                Some(match port.and_then(|p| field(p)) {
+                Some(match port.and_then(field) {
                     Some(port) => format!("{host}:{port}"),
                     None => host.into_owned(),
                 })

@@ -236,6 +236,17 @@ impl Scenario {
         spec.resolve().map_err(|e| InputError::argument(format!("policy `{}`: {e}", spec.preset)))
     }
 
+    /// Whether runs of this scenario may send to a pool of hosts: `[upstream] hosts`, or a
+    /// per-call log that names each call's host (run as a pool by outlier detectors, or by any
+    /// policy when `host_column` names the column).
+    pub fn has_pool(&self) -> bool {
+        match &self.source {
+            Source::Model { pool, .. } => pool.is_some(),
+            Source::Trace { trace: Trace::Calls(log), traffic: None, .. } => log.hosts().is_some(),
+            _ => false,
+        }
+    }
+
     /// The arrival process, when arrivals are modelled rather than logged.
     fn traffic(&self) -> Option<&TrafficSpec> {
         match &self.source {
