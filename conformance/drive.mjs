@@ -2,6 +2,7 @@
 // Replays a trace through a real Node breaker library under @sinonjs/fake-timers.
 //
 //   node drive.mjs opossum|cockatiel-consecutive|cockatiel-count|cockatiel-sampling TRACE --calls OUT --transitions OUT [options]
+//   node drive.mjs opossum|cockatiel TRACE --config FILE --calls OUT --transitions OUT
 //
 // Events run in breakerlab's order: at one millisecond, the library's own timers due by then
 // fire first (call timeouts, opossum's reset and bucket timers), then results (in the order the
@@ -43,8 +44,9 @@ const { values: o, positionals } = parseArgs({
     size: { type: 'string', default: '100' },
     'minimum-number-of-calls': { type: 'string' },
     'minimum-rps': { type: 'string', default: '0' },
-    // cockatiel: a file `breakerlab export --as cockatiel` wrote (recommended.ts), instead of
-    // the flags: its code runs against the real cockatiel exports and gives the policy.
+    // A file `breakerlab export` wrote, instead of the flags: `--as opossum` (recommended.js),
+    // run with the real opossum as its `require('opossum')`, or `--as cockatiel`
+    // (recommended.ts), run against the real cockatiel exports; its code gives the breaker.
     config: { type: 'string' },
   },
 });
@@ -94,8 +96,8 @@ function pop() {
 }
 
 // The guarded call of row i: marks it started and schedules its answer (none when the
-// library's own timeout answers first).
-const callTimeout = impl === 'opossum' ? Number(o.timeout) : 0;
+// library's own timeout answers first; opossum's timeout is set below, from its options).
+let callTimeout = 0;
 function action(i) {
   return () => new Promise((resolve, reject) => {
     calls[i] = [1, now()];
@@ -113,8 +115,20 @@ const refused = (i) => () => {
 let fire;
 if (impl === 'opossum') {
   const CircuitBreaker = require('opossum');
-  const breaker = new CircuitBreaker((fn) => fn(), {
-    timeout: callTimeout > 0 ? callTimeout : false,
+  // The exported file is CommonJS that calls `require('opossum')` and builds
+  // `new CircuitBreaker(action, options)`: run as it is, with the real opossum and an action
+  // that runs the function each fire() is given.
+  const exported = () => {
+    const code = readFileSync(o.config, 'utf8');
+    const load = (name) => {
+      if (name !== 'opossum') throw new Error(`${o.config} requires ${name}, not opossum`);
+      return CircuitBreaker;
+    };
+    return new Function('require', 'action', `${code}\nreturn breaker;`)(load, (fn) => fn());
+  };
+  const flagTimeout = Number(o.timeout);
+  const breaker = o.config ? exported() : new CircuitBreaker((fn) => fn(), {
+    timeout: flagTimeout > 0 ? flagTimeout : false,
     resetTimeout: Number(o['reset-timeout']),
     errorThresholdPercentage: Number(o['error-threshold-percentage']),
     rollingCountTimeout: Number(o['rolling-count-timeout']),
@@ -124,6 +138,8 @@ if (impl === 'opossum') {
     rollingPercentilesEnabled: false,
     enableSnapshots: false,
   });
+  // opossum keeps its options; `timeout: false` (or 0) is no call timeout.
+  callTimeout = Number(breaker.options.timeout) || 0;
   breaker.on('open', () => enter('open'));
   breaker.on('halfOpen', () => enter('half_open'));
   breaker.on('close', () => enter('closed'));

@@ -44,8 +44,6 @@
 #[doc(hidden)]
 pub mod app;
 mod deploy;
-#[cfg(test)]
-mod fuzz;
 mod limits;
 mod positioned;
 mod report;

@@ -11,15 +11,13 @@
 use crate::Result;
 use crate::limits::Limits;
 use crate::metrics::Metric;
-use crate::policy::{PolicyConfig, PolicySpec};
+use crate::policy::PolicySpec;
 use crate::scenario::{InputError, Scenario, Spot};
-use crate::sim::{self, RunOptions, Workload};
 use crate::sweep::compare::show;
 use crate::sweep::constraint::{Constraint, Op, Scope};
 use crate::sweep::file::{ScenarioFiles, from_toml};
-use crate::sweep::runner::{metric_columns, metric_values};
+use crate::sweep::runner::metric_columns;
 use crate::sweep::stats::{Stat, paired};
-use rayon::prelude::*;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -466,7 +464,13 @@ pub fn check(req: &CheckRequest) -> Result<CheckOutcome> {
     let spot = Spot::in_file(&file.path, &text, None, "replicates");
     crate::limits::estimate_cells(&cells, None, &spot, &spot)?.check(&req.limits)?;
     let columns = metric_columns();
-    let values = run_all(&scenarios, &config, file.replicates, file.seed, &columns, req.threads)?;
+    // Every metric of every replicate of every scenario: `[scenario][replicate][column]`.
+    let mut values: Vec<Vec<Vec<Option<f64>>>> = vec![Vec::new(); scenarios.len()];
+    let hidden = indicatif::ProgressBar::hidden();
+    cells.run_slices(&cells.all(), req.threads, &columns, &hidden, &mut |row| {
+        values[row.scenario].push(row.values.to_vec());
+        Ok(())
+    })?;
     let mut results = Vec::new();
     for ((_, bounds), (scenario, per_replicate)) in file.checks.iter().zip(scenarios.iter().zip(&values)) {
         let span_s = scenario.duration.as_secs_f64();
@@ -515,39 +519,6 @@ pub fn check(req: &CheckRequest) -> Result<CheckOutcome> {
         write_atomically(path, junit_xml(&outcome).as_bytes())?;
     }
     Ok(outcome)
-}
-
-/// Every metric of every replicate of every scenario under `config`: `[scenario][replicate]
-/// [column]`, in order, whatever the thread count.
-fn run_all(
-    scenarios: &[Scenario],
-    config: &PolicyConfig,
-    replicates: u32,
-    seed: Option<u64>,
-    columns: &[String],
-    threads: Option<usize>,
-) -> Result<Vec<Vec<Vec<Option<f64>>>>> {
-    let cells: Vec<(usize, u32)> =
-        (0..scenarios.len()).flat_map(|s| (0..replicates).map(move |r| (s, r))).collect();
-    let run = |&(s, r): &(usize, u32)| -> Result<Vec<Option<f64>>> {
-        let scenario = &scenarios[s];
-        let workload = Workload::build(scenario, seed.unwrap_or(scenario.seed), r)?;
-        let opts = RunOptions { timeline_bin: None, explain: false };
-        let result = sim::run(scenario, &workload, config, &opts);
-        Ok(metric_values(&result.metrics, columns))
-    };
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads.unwrap_or(0))
-        .build()
-        .map_err(|e| crate::Error::Internal(format!("cannot start the worker threads: {e}")))?;
-    let flat: Vec<Vec<Option<f64>>> =
-        pool.install(|| cells.par_iter().map(run).collect::<Result<Vec<_>>>())?;
-    let mut out: Vec<Vec<Vec<Option<f64>>>> = Vec::with_capacity(scenarios.len());
-    let mut it = flat.into_iter();
-    for _ in scenarios {
-        out.push(it.by_ref().take(replicates as usize).collect());
-    }
-    Ok(out)
 }
 
 /// A scenario's name and a metric's column name.

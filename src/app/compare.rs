@@ -148,15 +148,6 @@ pub fn compare(req: &CompareRequest) -> Result<CompareOutcome> {
     let constraints = constraints_from_args(&req.constraints, &columns)?;
     let name = format!("compare-{}", loaded[0].name);
     let dir = output::out_dir(req.out.as_deref(), &name);
-    for (i, p) in policies.iter().enumerate() {
-        p.resolve().map_err(|e| {
-            super::name_flag(
-                format!("policy `{}`: {e}", p.preset),
-                req.policies.get(i).map(String::as_str),
-                &req.sets,
-            )
-        })?;
-    }
     let run = Paired {
         scenarios: &loaded,
         replicates,
@@ -164,6 +155,7 @@ pub fn compare(req: &CompareRequest) -> Result<CompareOutcome> {
         threads: req.threads,
         limits: req.limits,
         quiet: false,
+        flags: (&req.policies, &req.sets),
     };
     let (configs, table, summary, objective) = run.run(&policies, &super::sweep::scratch_next_to(&dir))?;
     let report =
@@ -250,6 +242,8 @@ pub(super) struct Paired<'a> {
     pub limits: Limits,
     /// No progress bar.
     pub quiet: bool,
+    /// The `--policy` and `--set` arguments the policies came from, named in a refusal.
+    pub flags: (&'a [String], &'a [String]),
 }
 
 impl Paired<'_> {
@@ -263,8 +257,10 @@ impl Paired<'_> {
         let mut configs = Vec::with_capacity(policies.len());
         let mut infos = Vec::with_capacity(policies.len());
         for (i, p) in policies.iter().enumerate() {
-            let resolved =
-                p.resolve().map_err(|e| InputError::argument(format!("policy `{}`: {e}", p.preset)))?;
+            let (args, sets) = self.flags;
+            let resolved = p.resolve().map_err(|e| {
+                super::name_flag(format!("policy `{}`: {e}", p.preset), args.get(i).map(String::as_str), sets)
+            })?;
             let config = Configuration {
                 id: i,
                 preset: p.preset.clone(),

@@ -116,6 +116,7 @@ fn measured(req: &ExportRequest, original: &PolicySpec, nearest: &PolicySpec) ->
         threads: None,
         limits: Limits::default(),
         quiet: true,
+        flags: (&[], &[]),
     };
     let scratch = crate::sweep::store::Scratch::in_dir(std::env::temp_dir());
     let (_, table, _, objective) = run.run(&[original.clone(), nearest.clone()], &scratch)?;

@@ -592,7 +592,8 @@ fn pareto_table(p: &ParetoRows, recommended: Option<&str>, max: usize) -> TextTa
 
 /// The page's style. Narrow screens (420 px) work: tables scroll sideways in their own box (the
 /// decision table and a page's opening become one card per row instead),
-/// charts shrink to the width (each links to its full-size PNG), long commands scroll in theirs.
+/// charts shrink to the width or show their narrow rendering (each links to its full-size PNG),
+/// long commands scroll in theirs.
 const CSS: &str = "body{font-family:system-ui,-apple-system,'Segoe UI',Roboto,'DejaVu Sans',sans-serif;\
 margin:1.5em auto;max-width:1680px;padding:0 1em;color:#1b1b1b;line-height:1.45;overflow-wrap:break-word}\
 h1{font-size:1.6em;margin-bottom:.2em}h2{margin-top:1.8em;border-bottom:1px solid #ddd;padding-bottom:.2em}\
@@ -606,7 +607,7 @@ figcaption{color:#444;font-size:.9em}pre{background:#f6f6f6;padding:.8em;overflo
 code{font-family:'DejaVu Sans Mono',Menlo,Consolas,monospace}details{margin:.6em 0}summary{cursor:pointer}\
 nav a{margin-right:1em;display:inline-block}.verdict{padding:.6em 1em;border-left:5px solid}\
 .verdict.fine{background:#eef6f1;border-color:#009E73}.verdict.warn{background:#fff4e5;border-color:#E69F00}.verdict.said{background:#f3f3f3;border-color:#777}\
-.alts li{margin:.5em 0}.k{color:#555}\
+.alts li{margin:.5em 0}.k{color:#555}.answer{font-size:1.2em}\
 @media (max-width:640px){table.stack thead{display:none}table.stack,table.stack tbody,table.stack tr,\
 table.stack td{display:block}table.stack tr{margin:.5em 0;border:1px solid #d0d0d0}table.stack td{border:none;\
 border-bottom:1px solid #eee;white-space:normal;max-width:none;min-width:0;text-align:right;overflow-wrap:anywhere}\
@@ -772,8 +773,10 @@ excludes zero. Negative is better, but for availability.";
 const DECISION_NOTE: &str = "Total cost is the sum over scenarios of the mean cost over replicates (lower is \
 better); missed incidents, false opens and flaps are summed the same way.";
 
+/// A sweep's review, opening on its answer: the verdict on today's configuration (when there is
+/// one), the recommendation, then where the recommendation is worse (before any total), the
+/// confidence and the decision table; the alternatives to today's configuration after it.
 fn html_review(h: &mut String, r: &Review, explanation: Option<&str>) {
-    super::selection::html_regressions(h, r);
     if let Some(b) = &r.baseline {
         let _ = writeln!(h, "<h2 id=\"baseline\">Today's configuration: {}</h2>", esc(&b.label));
         let _ = writeln!(
@@ -789,32 +792,21 @@ fn html_review(h: &mut String, r: &Review, explanation: Option<&str>) {
             }
             h.push_str("</ul>\n");
         }
-        if !b.alternatives.is_empty() {
-            let _ =
-                writeln!(h, "<h3>The {} best alternatives</h3>\n<ol class=\"alts\">", b.alternatives.len());
-            for a in &b.alternatives {
-                let _ = writeln!(
-                    h,
-                    "<li><strong>{}</strong> · total cost {}<br><span class=\"k\">changes:</span> {}<br>\
-                     <span class=\"k\">worse than today's beyond noise:</span>{}</li>",
-                    esc(&a.label),
-                    fmt_num(a.total_cost),
-                    esc(&a.changes.join("; ")),
-                    super::selection::html_risks(&a.risks)
-                );
-            }
-            h.push_str("</ol>\n");
-            let _ = writeln!(h, "<p class=\"meta\">{DIFFERENCES_NOTE}</p>");
-            html_table(h, &differences_table(b));
-        }
     }
     h.push_str("<h2 id=\"decision\">Decision</h2>\n");
     match &r.recommended {
         Some(label) => {
-            let _ = writeln!(h, "<p>Recommended configuration: <strong>{}</strong></p>", esc(label));
+            let _ = writeln!(
+                h,
+                "<p class=\"answer\">Recommended configuration: <strong>{}</strong></p>",
+                esc(label)
+            );
         }
-        None => h.push_str("<p><strong>No configuration meets every constraint.</strong></p>\n"),
+        None => {
+            h.push_str("<p class=\"answer\"><strong>No configuration meets every constraint.</strong></p>\n")
+        }
     }
+    super::selection::html_regressions(h, r);
     super::selection::html_confidence(h, r);
     for note in &r.bounds {
         let _ = writeln!(
@@ -833,6 +825,27 @@ fn html_review(h: &mut String, r: &Review, explanation: Option<&str>) {
             esc(e)
         );
     }
+    if let Some(b) = r.baseline.as_ref().filter(|b| !b.alternatives.is_empty()) {
+        let _ = writeln!(
+            h,
+            "<h3 id=\"alternatives\">The {} best alternatives to today's configuration</h3>\n<ol class=\"alts\">",
+            b.alternatives.len()
+        );
+        for a in &b.alternatives {
+            let _ = writeln!(
+                h,
+                "<li><strong>{}</strong> · total cost {}<br><span class=\"k\">changes:</span> {}<br>\
+                 <span class=\"k\">worse than today's beyond noise:</span>{}</li>",
+                esc(&a.label),
+                fmt_num(a.total_cost),
+                esc(&a.changes.join("; ")),
+                super::selection::html_risks(&a.risks)
+            );
+        }
+        h.push_str("</ol>\n");
+        let _ = writeln!(h, "<p class=\"meta\">{DIFFERENCES_NOTE}</p>");
+        html_table(h, &differences_table(b));
+    }
 }
 
 /// A targeted sweep's exports, ready to paste (shown open, under the decision).
@@ -843,7 +856,6 @@ fn html_deploy(h: &mut String, deploy: Option<&str>) {
 }
 
 fn md_review(m: &mut String, r: &Review, explanation: Option<&str>) {
-    super::selection::md_regressions(m, r);
     if let Some(b) = &r.baseline {
         let _ = writeln!(m, "## Today's configuration: {}\n", b.label);
         // The page's green or amber box: a mark a text reader sees too.
@@ -855,23 +867,6 @@ fn md_review(m: &mut String, r: &Review, explanation: Option<&str>) {
         if !b.findings.is_empty() {
             m.push('\n');
         }
-        if !b.alternatives.is_empty() {
-            let _ = writeln!(m, "### The {} best alternatives\n", b.alternatives.len());
-            for (i, a) in b.alternatives.iter().enumerate() {
-                let _ = writeln!(
-                    m,
-                    "{}. **{}** · total cost {}  \n   changes: {}  \n   worse than today's beyond noise:{}",
-                    i + 1,
-                    a.label,
-                    fmt_num(a.total_cost),
-                    a.changes.join("; "),
-                    super::selection::md_risks(&a.risks)
-                );
-            }
-            let _ = writeln!(m, "\n{DIFFERENCES_NOTE}\n");
-            md_table(m, &differences_table(b));
-            m.push('\n');
-        }
     }
     m.push_str("## Decision\n\n");
     match &r.recommended {
@@ -880,6 +875,7 @@ fn md_review(m: &mut String, r: &Review, explanation: Option<&str>) {
         }
         None => m.push_str("**No configuration meets every constraint.**\n\n"),
     }
+    super::selection::md_regressions(m, r);
     super::selection::md_confidence(m, r);
     for note in &r.bounds {
         let _ = writeln!(m, "> **A bound decided:** {note}\n");
@@ -895,10 +891,28 @@ fn md_review(m: &mut String, r: &Review, explanation: Option<&str>) {
         }
         m.push_str("\n</details>\n\n");
     }
+    if let Some(b) = r.baseline.as_ref().filter(|b| !b.alternatives.is_empty()) {
+        let _ = writeln!(m, "### The {} best alternatives to today's configuration\n", b.alternatives.len());
+        for (i, a) in b.alternatives.iter().enumerate() {
+            let _ = writeln!(
+                m,
+                "{}. **{}** · total cost {}  \n   changes: {}  \n   worse than today's beyond noise:{}",
+                i + 1,
+                a.label,
+                fmt_num(a.total_cost),
+                a.changes.join("; "),
+                super::selection::md_risks(&a.risks)
+            );
+        }
+        let _ = writeln!(m, "\n{DIFFERENCES_NOTE}\n");
+        md_table(m, &differences_table(b));
+        m.push('\n');
+    }
 }
 
-/// One chart: shrinks to the page's width and links to its full-size PNG beside the page. The
-/// one place a chart's HTML is built, so what a chart's figure carries besides the image (the
+/// One chart: shrinks to the page's width and links to its full-size PNG beside the page; a
+/// page narrower than [`NARROW_PAGE_PX`] shows the chart's narrow rendering instead. The one
+/// place a chart's HTML is built, so what a chart's figure carries besides the image (the
 /// timeline's marks with their tooltips) goes here.
 fn html_figure(h: &mut String, chart: &Chart) {
     let name = &chart.name;
@@ -906,16 +920,28 @@ fn html_figure(h: &mut String, chart: &Chart) {
         let _ = writeln!(h, "<p class=\"verdict warn\">{}</p>", esc(sentence));
         return;
     }
+    // A phone-width page shows the narrow rendering, drawn for it (the picture's source).
+    let narrow = match chart.narrow.is_empty() {
+        true => String::new(),
+        false => format!(
+            "<source media=\"(max-width: {NARROW_PAGE_PX}px)\" srcset=\"data:image/png;base64,{}\">",
+            BASE64_STANDARD.encode(&chart.narrow)
+        ),
+    };
     let _ = writeln!(
         h,
-        "<figure id=\"{id}\"><a href=\"{name}\"><img src=\"data:image/png;base64,{}\" alt=\"{cap}\" \
-         title=\"{name}\"></a><figcaption>{cap} (<a href=\"{name}\">{name}</a>, full size)</figcaption></figure>",
+        "<figure id=\"{id}\"><a href=\"{name}\"><picture>{narrow}<img src=\"data:image/png;base64,{}\" \
+         alt=\"{cap}\" title=\"{name}\"></picture></a><figcaption>{cap} (<a href=\"{name}\">{name}</a>, \
+         full size)</figcaption></figure>",
         BASE64_STANDARD.encode(&chart.png),
         id = esc(name.trim_end_matches(".png")),
         cap = esc(&chart_caption(name)),
         name = esc(name),
     );
 }
+
+/// Widest page (CSS px) that shows a chart's narrow rendering instead of the full-size one.
+const NARROW_PAGE_PX: u32 = 700;
 
 /// Most marks listed unfolded under the timeline.
 const MARKS_OPEN: usize = 24;
@@ -1308,11 +1334,25 @@ mod tests {
         for c in &charts {
             let name = &c.name;
             assert!(html.contains(&format!("title=\"{name}\"")), "{name} missing");
-            assert!(html.contains(&format!("<a href=\"{name}\"><img ")), "{name} links to its PNG");
+            assert!(html.contains(&format!("<a href=\"{name}\"><picture>")), "{name} links to its PNG");
             let b64 = BASE64_STANDARD.encode(&c.png);
-            assert!(html.contains(&b64), "{name} not embedded");
+            assert!(
+                html.contains(&format!("<img src=\"data:image/png;base64,{b64}\"")),
+                "{name} not embedded"
+            );
+            // Every chart but the timeline has its narrow rendering for a phone-width page.
+            assert_eq!(c.narrow.is_empty(), name == "timeline.png", "{name}");
+            if !c.narrow.is_empty() {
+                let narrow = BASE64_STANDARD.encode(&c.narrow);
+                assert!(html.contains(&format!(
+                    "<source media=\"(max-width: {NARROW_PAGE_PX}px)\" srcset=\"data:image/png;base64,{narrow}\">"
+                )));
+                let (w, _) = crate::report::charts::tests::png_size(&c.narrow);
+                assert_eq!(w, crate::report::charts::style::NARROW_WIDTH, "{name}");
+            }
         }
-        assert_eq!(html.matches("data:image/png;base64,").count(), charts.len());
+        let narrow = charts.iter().filter(|c| !c.narrow.is_empty()).count();
+        assert_eq!(html.matches("data:image/png;base64,").count(), charts.len() + narrow);
         // Nothing is fetched: no external URL in any src or href.
         assert!(!html.contains("src=\"http") && !html.contains("href=\"http") && !html.contains("<link"));
         // Inputs to reproduce, escaped.
@@ -1509,7 +1549,11 @@ ci95 = 1.25
             // long tables last.
             assert!(at(verdict) < at(decision));
             assert!(at(decision) < at(charts) && at(charts) < at("Summary: every scenario"));
-            assert!(page.contains("The 1 best alternatives"));
+            // The recommendation is said right under the verdict; the alternatives to today's
+            // configuration follow the decision table.
+            let recommended = at("Recommended configuration:");
+            assert!(at(decision) < recommended && recommended < at(DECISION_NOTE));
+            assert!(at(DECISION_NOTE) < at("The 1 best alternatives to today"));
             assert!(
                 page.contains("changes:</span> preset consecutive → window; rate = 0.8")
                     || page.contains("changes: preset consecutive → window; rate = 0.8")

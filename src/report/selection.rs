@@ -23,7 +23,7 @@ pub fn html_regressions(h: &mut String, r: &Review) {
     let (Some(x), Some(chosen)) = (&r.regressions, &r.recommended) else { return };
     let _ = writeln!(
         h,
-        "<h2 id=\"regressions\">Where the recommendation is worse than the {}</h2>",
+        "<h3 id=\"regressions\">Where the recommendation is worse than the {}</h3>",
         esc(&x.against)
     );
     let _ = writeln!(h, "<p><strong>{}</strong>: {}.</p>", esc(chosen), esc(&x.heading()));
@@ -44,7 +44,7 @@ pub fn md_regressions(m: &mut String, r: &Review) {
     let (Some(x), Some(chosen)) = (&r.regressions, &r.recommended) else { return };
     let _ = writeln!(
         m,
-        "## Where the recommendation is worse than the {}\n\n**{chosen}**: {}.\n",
+        "### Where the recommendation is worse than the {}\n\n**{chosen}**: {}.\n",
         x.against,
         x.heading()
     );
@@ -232,7 +232,7 @@ mod tests {
     fn the_regressions_open_the_page() {
         let mut h = String::new();
         html_regressions(&mut h, &review(false));
-        assert!(h.starts_with("<h2 id=\"regressions\">Where the recommendation is worse than the baseline</h2>\n<p><strong>a</strong>: Worse than the baseline base beyond noise"), "{h}");
+        assert!(h.starts_with("<h3 id=\"regressions\">Where the recommendation is worse than the baseline</h3>\n<p><strong>a</strong>: Worse than the baseline base beyond noise"), "{h}");
         assert!(h.contains("<td class=\"t\" data-label=\"scenario\">hard-outage</td><td class=\"t\" data-label=\"worse than the reference\">detects in 29.9 s vs 0.75 s</td><td data-label=\"paired difference\">+29.15 ± 0.621 s</td>"), "{h}");
         let mut m = String::new();
         md_regressions(&mut m, &review(true));

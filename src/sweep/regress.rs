@@ -99,50 +99,33 @@ struct Natural {
     higher: bool,
 }
 
+impl Natural {
+    /// A metric shown in its column's unit, lower being better.
+    const fn lower(column: &'static str, phrase: fn(f64, f64) -> String, unit: &'static str) -> Natural {
+        Natural { column, phrase, unit, scale: 1.0, higher: false }
+    }
+}
+
 /// The metrics compared, in order.
 const COMPARED: [Natural; 8] = [
-    Natural {
-        column: "detection_delay_mean_s",
-        phrase: |b, a| format!("detects in {} s vs {} s", num(b), num(a)),
-        unit: " s",
-        scale: 1.0,
-        higher: false,
-    },
-    Natural {
-        column: "recovery_lag_mean_s",
-        phrase: |b, a| format!("closes {} s after the incident ends vs {} s", num(b), num(a)),
-        unit: " s",
-        scale: 1.0,
-        higher: false,
-    },
-    Natural {
-        column: "false_opens",
-        phrase: |b, a| format!("opens for nothing {} times vs {}", num(b), num(a)),
-        unit: "",
-        scale: 1.0,
-        higher: false,
-    },
-    Natural {
-        column: "flaps",
-        phrase: |b, a| format!("flaps {} times vs {}", num(b), num(a)),
-        unit: "",
-        scale: 1.0,
-        higher: false,
-    },
-    Natural {
-        column: "shed_healthy",
-        phrase: |b, a| format!("refuses {} requests while healthy vs {}", num(b), num(a)),
-        unit: "",
-        scale: 1.0,
-        higher: false,
-    },
-    Natural {
-        column: "wasted_quota",
-        phrase: |b, a| format!("sends {} attempts into a failing dependency vs {}", num(b), num(a)),
-        unit: "",
-        scale: 1.0,
-        higher: false,
-    },
+    Natural::lower("detection_delay_mean_s", |b, a| format!("detects in {} s vs {} s", num(b), num(a)), " s"),
+    Natural::lower(
+        "recovery_lag_mean_s",
+        |b, a| format!("closes {} s after the incident ends vs {} s", num(b), num(a)),
+        " s",
+    ),
+    Natural::lower("false_opens", |b, a| format!("opens for nothing {} times vs {}", num(b), num(a)), ""),
+    Natural::lower("flaps", |b, a| format!("flaps {} times vs {}", num(b), num(a)), ""),
+    Natural::lower(
+        "shed_healthy",
+        |b, a| format!("refuses {} requests while healthy vs {}", num(b), num(a)),
+        "",
+    ),
+    Natural::lower(
+        "wasted_quota",
+        |b, a| format!("sends {} attempts into a failing dependency vs {}", num(b), num(a)),
+        "",
+    ),
     Natural {
         column: "availability",
         phrase: |b, a| format!("availability {} % vs {} %", num(b), num(a)),
@@ -150,13 +133,7 @@ const COMPARED: [Natural; 8] = [
         scale: 100.0,
         higher: true,
     },
-    Natural {
-        column: "latency_p99_ms",
-        phrase: |b, a| format!("p99 latency {} ms vs {} ms", num(b), num(a)),
-        unit: " ms",
-        scale: 1.0,
-        higher: false,
-    },
+    Natural::lower("latency_p99_ms", |b, a| format!("p99 latency {} ms vs {} ms", num(b), num(a)), " ms"),
 ];
 
 /// Every regression of configuration `b` against configuration `a` (table positions), per

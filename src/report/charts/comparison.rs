@@ -81,6 +81,8 @@ pub struct ComparisonData {
     pub differing: Vec<Vec<String>>,
     /// Per configuration shown: `recommended`, `baseline` (both, or none), said in the legend.
     pub roles: Vec<Vec<&'static str>>,
+    /// The chart's layout: the full-size PNG, or the narrow rendering ([`Self::narrow`]).
+    pub layout: Layout,
 }
 
 /// Adds `v` to `values` unless empty or already there (first appearance order).
@@ -122,12 +124,26 @@ impl ComparisonData {
     /// those that qualify come first, then the lowest mean cost (the first ones when there is
     /// no cost): a sweep's chart shows what could be chosen, not the cheap ruled-out ones.
     /// One pass over the configurations keeps the ones shown, one over the rows their values.
+    #[cfg(test)]
     pub fn new(summary: &Summary) -> Result<ComparisonData, ChartError> {
+        Self::marked(summary, None, None)
+    }
+
+    /// [`ComparisonData::new`] that always shows the recommended configuration and the
+    /// baseline (by label), whatever their cost or constraints, and says so in the legend: a
+    /// sweep's chart compares what it recommends with what runs today.
+    pub fn marked(
+        summary: &Summary,
+        recommended: Option<&str>,
+        baseline: Option<&str>,
+    ) -> Result<ComparisonData, ChartError> {
+        let pinned = |label: &str| recommended == Some(label) || baseline == Some(label);
         // Each configuration: whether a row rules it out, the sum and count of its costs.
         let mut shown: Vec<Ranked> = Vec::new();
         let mut total_configs = 0;
         let mut families: Vec<String> = Vec::new();
-        let key = |r: &Ranked| (r.0, r.1, r.2);
+        // Pinned first, then those that qualify, the lowest cost, the first seen.
+        let key = |r: &Ranked| (!pinned(&r.4), r.0, r.1, r.2);
         summary.configs(
             |c: &mut (bool, f64, usize), r| {
                 c.0 |= r.feasible() == Some(false);
@@ -150,7 +166,7 @@ impl ComparisonData {
                 total_configs += 1;
                 let worse = |a: &Ranked, b: &Ranked| {
                     let (a, b) = (key(a), key(b));
-                    a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)).then(a.2.cmp(&b.2)).is_gt()
+                    a.0.cmp(&b.0).then(a.1.cmp(&b.1)).then(a.2.total_cmp(&b.2)).then(a.3.cmp(&b.3)).is_gt()
                 };
                 if shown.len() < COMPARISON_MAX_CONFIGS {
                     shown.push(cand);
@@ -264,11 +280,25 @@ impl ComparisonData {
                     .collect()
             })
             .collect();
+        let roles = shown
+            .iter()
+            .map(|c| {
+                let mut roles = Vec::new();
+                if recommended == Some(c.4.as_str()) {
+                    roles.push("recommended");
+                }
+                if baseline == Some(c.4.as_str()) {
+                    roles.push("baseline");
+                }
+                roles
+            })
+            .collect();
         Ok(ComparisonData {
             colours,
             hatched,
             differing,
-            roles: vec![Vec::new(); shown.len()],
+            roles,
+            layout: Layout::Wide,
             context: context(&scenarios, &seeds, &replicates),
             scenarios,
             configs: shown.iter().map(|c| c.4.clone()).collect(),
@@ -278,8 +308,62 @@ impl ComparisonData {
         })
     }
 
+    /// The same chart laid out for a phone-width page: one column of panels, one legend entry
+    /// a row.
+    pub fn narrow(&self) -> ComparisonData {
+        ComparisonData { layout: Layout::Narrow, ..self.clone() }
+    }
+
+    /// Width of the chart (px).
+    fn width(&self) -> u32 {
+        match self.layout {
+            Layout::Wide => COMPARISON_WIDTH,
+            Layout::Narrow => NARROW_WIDTH,
+        }
+    }
+
+    /// Panels per row.
+    fn columns(&self) -> usize {
+        match self.layout {
+            Layout::Wide => COMPARISON_COLUMNS,
+            Layout::Narrow => 1,
+        }
+    }
+
+    /// The plot width of one panel, shared by its scenario groups (px; the panel's width less
+    /// its y-label area and margins).
+    fn group_width(&self) -> i32 {
+        (self.width() / self.columns() as u32) as i32 - 80 - 24
+    }
+
+    /// The room for one legend entry's text (px).
+    fn legend_item_width(&self) -> i32 {
+        match self.layout {
+            Layout::Wide => LEGEND_ITEM_WIDTH,
+            Layout::Narrow => NARROW_WIDTH as i32 - 90,
+        }
+    }
+
+    /// The scenario key's lines, each fitting the chart's width (none when groups are named).
+    fn key_lines(&self) -> Vec<String> {
+        let Some(key) = self.scenario_key() else { return Vec::new() };
+        let room = self.width() as i32 - 60;
+        let mut lines: Vec<String> = Vec::new();
+        for part in key.split(" · ") {
+            match lines.last_mut() {
+                Some(line) if text_width(&format!("{line} · {part}"), LEGEND_SIZE) <= room => {
+                    line.push_str(" · ");
+                    line.push_str(part);
+                }
+                _ => lines.push(part.to_string()),
+            }
+        }
+        lines.into_iter().map(|l| fit_text(&l, LEGEND_SIZE, room)).collect()
+    }
+
     fn legend_rows(&self) -> u32 {
-        (self.configs.len() as u32).div_ceil(LEGEND_PER_ROW as u32) + u32::from(self.scenario_key().is_some())
+        (self.configs.len() as u32).div_ceil(self.layout.legend_per_row(LEGEND_PER_ROW) as u32)
+            + self.key_lines().len() as u32
     }
 
     /// The label under each scenario's group of bars: its name when every name fits its
@@ -294,26 +378,13 @@ impl ComparisonData {
 
     /// The key of numbered scenario groups, when their names do not fit.
     pub fn scenario_key(&self) -> Option<String> {
-        let group = GROUP_WIDTH / self.scenarios.len().max(1) as i32 - 6;
+        let group = self.group_width() / self.scenarios.len().max(1) as i32 - 6;
         if self.scenarios.len() < 2 || self.scenarios.iter().all(|s| text_width(s, TICK_SIZE) <= group) {
             return None;
         }
         let key: Vec<String> =
             self.scenarios.iter().enumerate().map(|(i, s)| format!("{} {s}", i + 1)).collect();
         Some(format!("scenarios: {}", key.join(" · ")))
-    }
-
-    /// Marks the recommended configuration and the baseline (by label) in the legend.
-    pub fn marked(mut self, recommended: Option<&str>, baseline: Option<&str>) -> ComparisonData {
-        for (label, roles) in self.configs.iter().zip(&mut self.roles) {
-            if recommended == Some(label.as_str()) {
-                roles.push("recommended");
-            }
-            if baseline == Some(label.as_str()) {
-                roles.push("baseline");
-            }
-        }
-        self
     }
 
     /// The legend's text for configuration `i`: its label when it fits, else its preset with the
@@ -325,7 +396,7 @@ impl ComparisonData {
             suffix.push("ruled out");
         }
         let suffix = if suffix.is_empty() { String::new() } else { format!(" ({})", suffix.join(", ")) };
-        let room = LEGEND_ITEM_WIDTH - text_width(&suffix, LEGEND_SIZE);
+        let room = self.legend_item_width() - text_width(&suffix, LEGEND_SIZE);
         let label = &self.configs[i];
         let name = match self.differing.get(i) {
             Some(d) if text_width(label, LEGEND_SIZE) > room && !d.is_empty() => {
@@ -346,14 +417,10 @@ impl ComparisonData {
 const LEGEND_PER_ROW: usize = 3;
 const LEGEND_ITEM_WIDTH: i32 = 470;
 
-/// The plot width of one panel, shared by its scenario groups (px; the panel's width less its
-/// y-label area and margins).
-const GROUP_WIDTH: i32 = (COMPARISON_WIDTH / COMPARISON_COLUMNS as u32) as i32 - 80 - 24;
-
 /// Pixel size of the comparison chart.
 pub fn comparison_size(data: &ComparisonData) -> (u32, u32) {
-    let rows = (data.panels.len().max(1) as u32).div_ceil(COMPARISON_COLUMNS as u32);
-    (COMPARISON_WIDTH, TITLE_HEIGHT + 12 + data.legend_rows() * 26 + rows * COMPARISON_ROW_HEIGHT)
+    let rows = (data.panels.len().max(1) as u32).div_ceil(data.columns() as u32);
+    (data.width(), TITLE_HEIGHT + 12 + data.legend_rows() * 26 + rows * COMPARISON_ROW_HEIGHT)
 }
 
 /// Draws the chart (PNG bytes).
@@ -386,12 +453,12 @@ pub fn render_comparison(data: &ComparisonData, root: &Area) -> Result<(), Chart
         "" => "Configurations compared".to_string(),
         context => format!("Configurations compared: {context}"),
     };
-    draw_title(&title_area, &fit_text(&title, TITLE_SIZE, COMPARISON_WIDTH as i32 - 40), &sub)?;
+    draw_title(&title_area, &title, &sub)?;
     let (legend_area, grid) = rest.split_vertically(12 + data.legend_rows() * 26);
-    let config_rows = data.configs.len().div_ceil(LEGEND_PER_ROW);
+    let per_row = data.layout.legend_per_row(LEGEND_PER_ROW);
+    let config_rows = data.configs.len().div_ceil(per_row);
     for row in 0..config_rows {
-        let items: Vec<LegendItem> = (row * LEGEND_PER_ROW
-            ..data.configs.len().min((row + 1) * LEGEND_PER_ROW))
+        let items: Vec<LegendItem> = (row * per_row..data.configs.len().min((row + 1) * per_row))
             .map(|i| LegendItem {
                 label: data.legend_label(i),
                 colour: data.colour(i),
@@ -400,14 +467,12 @@ pub fn render_comparison(data: &ComparisonData, root: &Area) -> Result<(), Chart
             .collect();
         draw_legend_row(&legend_area, &items, 30, 4 + row as i32 * 26)?;
     }
-    if let Some(key) = data.scenario_key() {
-        let key = fit_text(&key, LEGEND_SIZE, COMPARISON_WIDTH as i32 - 60);
-        legend_area
-            .draw(&Text::new(key, (30, 4 + config_rows as i32 * 26), text(LEGEND_SIZE, DARK_GREY)))
-            .map_err(draw_err)?;
+    for (i, line) in data.key_lines().into_iter().enumerate() {
+        let y = 4 + (config_rows + i) as i32 * 26;
+        legend_area.draw(&Text::new(line, (30, y), text(LEGEND_SIZE, DARK_GREY))).map_err(draw_err)?;
     }
-    let rows = data.panels.len().div_ceil(COMPARISON_COLUMNS);
-    let cells = grid.split_evenly((rows, COMPARISON_COLUMNS));
+    let rows = data.panels.len().div_ceil(data.columns());
+    let cells = grid.split_evenly((rows, data.columns()));
     for (panel, cell) in data.panels.iter().zip(cells.iter()) {
         draw_panel(cell, data, panel)?;
     }
@@ -713,5 +778,17 @@ mod tests {
         let many = ComparisonData { scenarios: (0..12).map(|i| format!("scenario-{i}")).collect(), ..d };
         assert_eq!(many.group_labels()[11], "12");
         assert!(many.scenario_key().unwrap().starts_with("scenarios: 1 scenario-0 · 2 scenario-1 · "));
+        // The recommendation and the baseline are always shown, whatever their cost or
+        // constraints, and the legend says which is which.
+        let baseline = "consecutive[failure_threshold=10,open_duration=7s]";
+        let recommended = "consecutive[failure_threshold=10,open_duration=3s]";
+        let d =
+            ComparisonData::marked(&read_summary(&p).unwrap(), Some(recommended), Some(baseline)).unwrap();
+        let shown: Vec<&str> = d.configs.iter().map(|c| &c[c.len() - 4..]).collect();
+        assert_eq!(shown, ["=0s]", "=3s]", "=4s]", "=5s]", "=6s]", "=7s]"]);
+        assert_eq!(d.roles[1], ["recommended"]);
+        assert_eq!(d.roles[5], ["baseline"]);
+        assert!(d.legend_label(1).ends_with("(recommended, ruled out)"), "{}", d.legend_label(1));
+        assert!(d.legend_label(5).ends_with("=7s] (baseline)"), "{}", d.legend_label(5));
     }
 }

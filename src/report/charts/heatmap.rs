@@ -46,8 +46,11 @@ pub struct Heatmap {
     pub scenarios: usize,
     /// Other swept parameters of the family (each cell shows the best over them).
     pub others: Vec<String>,
-    /// The (x, y) position of the cell showing the recommended configuration, if it is here.
+    /// The (x, y) cell of the recommended configuration's two values, if it is of this family
+    /// (marked whether or not it is the cell's best).
     pub recommended: Option<(usize, usize)>,
+    /// The (x, y) cell of the baseline's (today's configuration's) two values, if of this family.
+    pub baseline: Option<(usize, usize)>,
 }
 
 /// How a cell is filled: the decision the drawing follows, kept apart so tests can check it.
@@ -229,17 +232,22 @@ struct Filling {
     best: Vec<Vec<Option<Cell>>>,
 }
 
+/// The configurations a heatmap marks by label: the recommendation and the baseline.
+#[derive(Copy, Clone, Debug, Default)]
+pub struct Marked<'a> {
+    /// The recommended configuration's label.
+    pub recommended: Option<&'a str>,
+    /// The baseline's (today's configuration's) label.
+    pub baseline: Option<&'a str>,
+}
+
 /// Builds every heatmap `summary` allows for `metric` (falling back to nothing when the
 /// column is absent): per family, per pair of parameters with two or more values. Each cell
 /// shows the best configuration with its two values, a configuration's metric being its mean
-/// over the scenarios with a value. The cell showing the configuration labelled `recommended`
-/// is marked. Two passes over the configurations (values, then cells), keeping per family the
+/// over the scenarios with a value. The cells of the recommended configuration's and the
+/// baseline's two values are marked. Two passes over the configurations (values, then cells), keeping per family the
 /// parameter values and per cell its best configuration.
-pub fn heatmaps(
-    summary: &Summary,
-    metric: &str,
-    recommended: Option<&str>,
-) -> Result<Vec<Heatmap>, ChartError> {
+pub fn heatmaps(summary: &Summary, metric: &str, marked: Marked) -> Result<Vec<Heatmap>, ChartError> {
     if !summary.metric_columns.iter().any(|m| m == metric) {
         return Ok(Vec::new());
     }
@@ -323,6 +331,7 @@ pub fn heatmaps(
                             .map(|(p, _)| p.to_string())
                             .collect(),
                         recommended: None,
+                        baseline: None,
                     },
                 });
             }
@@ -341,9 +350,15 @@ pub fn heatmaps(
                 ) else {
                     continue;
                 };
+                let recommended = marked.recommended == Some(first.policy());
+                if recommended {
+                    f.map.recommended = Some((x, y));
+                }
+                if marked.baseline == Some(first.policy()) {
+                    f.map.baseline = Some((x, y));
+                }
                 let slot = &mut f.best[y][x];
                 if slot.as_ref().is_none_or(|b| better(cand, b, hi)) {
-                    let recommended = recommended == Some(first.policy());
                     *slot = Some(Cell { value: cand.0, feasible: cand.1, recommended });
                 }
             }
@@ -355,17 +370,23 @@ pub fn heatmaps(
         .map(|f| {
             let mut map = f.map;
             map.cells = f.best;
-            map.recommended = map.cells.iter().enumerate().find_map(|(y, row)| {
-                row.iter().position(|c| c.as_ref().is_some_and(|c| c.recommended)).map(|x| (x, y))
-            });
             map
         })
         .collect())
 }
 
-/// Draws `map` to `path` (PNG of [`HEATMAP_SIZE`]).
-pub fn draw_heatmap(map: &Heatmap) -> Result<Vec<u8>, ChartError> {
-    png(HEATMAP_SIZE, |root| render_heatmap(map, root))
+/// Draws `map` (PNG of [`heatmap_size`]).
+pub fn draw_heatmap(map: &Heatmap, layout: Layout) -> Result<Vec<u8>, ChartError> {
+    png(heatmap_size(layout), |root| render_heatmap(map, layout, root))
+}
+
+/// Pixel size of a heatmap: [`HEATMAP_SIZE`], or [`NARROW_WIDTH`] wide with a narrower colour
+/// scale and label area.
+pub fn heatmap_size(layout: Layout) -> (u32, u32) {
+    match layout {
+        Layout::Wide => HEATMAP_SIZE,
+        Layout::Narrow => (NARROW_WIDTH, 640),
+    }
 }
 
 /// Columns narrower than this (px) label every few values instead of each one.
@@ -373,11 +394,16 @@ const MIN_LABEL_PX: i32 = 24;
 /// Cells narrower or lower than this (px) are drawn without border or hatching.
 const MIN_CELL_PX: i32 = 6;
 
-/// Width of the colour scale strip on the right (px).
-const SCALE_WIDTH: u32 = 190;
+/// Width of the colour scale strip on the right, and of the y label area (px).
+fn side_widths(layout: Layout) -> (u32, u32) {
+    match layout {
+        Layout::Wide => (190, 110),
+        Layout::Narrow => (150, 76),
+    }
+}
 
 /// Draws `map` into `root`.
-pub fn render_heatmap(map: &Heatmap, root: &Area) -> Result<(), ChartError> {
+pub fn render_heatmap(map: &Heatmap, layout: Layout, root: &Area) -> Result<(), ChartError> {
     let (title_area, rest) = root.split_vertically(TITLE_HEIGHT);
     let mut sub = Vec::new();
     if map.scenarios > 1 {
@@ -403,12 +429,13 @@ pub fn render_heatmap(map: &Heatmap, root: &Area) -> Result<(), ChartError> {
         &sub.join(" · "),
     )?;
     let (w, _) = rest.dim_in_pixel();
-    let (main, scale) = rest.split_horizontally(w - SCALE_WIDTH);
+    let (scale_width, y_labels) = side_widths(layout);
+    let (main, scale) = rest.split_horizontally(w - scale_width);
     let (nx, ny) = (map.x_values.len() as i32, map.y_values.len() as i32);
     let mut chart = ChartBuilder::on(&main)
         .margin(16)
         .x_label_area_size(80)
-        .y_label_area_size(110)
+        .y_label_area_size(y_labels)
         .build_cartesian_2d(0.0..nx.max(1) as f64, 0.0..ny.max(1) as f64)
         .map_err(draw_err)?;
     chart
@@ -443,7 +470,8 @@ pub fn render_heatmap(map: &Heatmap, root: &Area) -> Result<(), ChartError> {
     for (j, v) in map.y_values.iter().enumerate().step_by(y_every) {
         let (x, y) = at(0.0, j as f64 + 0.5);
         let style = text(TICK_SIZE, OI_BLACK).pos(Pos::new(HPos::Right, VPos::Center));
-        main.draw(&Text::new(fit_text(&fmt_param(v), TICK_SIZE, 90), (x - 8, y), style)).map_err(draw_err)?;
+        let label = fit_text(&fmt_param(v), TICK_SIZE, y_labels as i32 - 20);
+        main.draw(&Text::new(label, (x - 8, y), style)).map_err(draw_err)?;
     }
     let (best, range) = (map.best(), map.range());
     let plot = chart.plotting_area();
@@ -530,8 +558,40 @@ pub fn render_heatmap(map: &Heatmap, root: &Area) -> Result<(), ChartError> {
             px.draw(&Text::new("recommended", pos, style)).map_err(draw_err)?;
         }
     }
+    if let Some((x, y)) = map.baseline {
+        // A black square on white in the cell's top-right corner, as pareto.png marks it.
+        let (a, b) = cell_px(x as i32, y as i32);
+        let (cx, cy) = (b.0 - 16, a.1 + 16);
+        baseline_mark(&px, (cx, cy))?;
+        if big && cw >= 140 {
+            let label = "today's";
+            let w = bold_width(label, TICK_SIZE);
+            let pos = (cx - 10 - 6 - w, cy - TICK_SIZE as i32 / 2 - 1);
+            px.draw(&Rectangle::new(
+                [(pos.0 - 3, pos.1 - 1), (pos.0 + w + 3, pos.1 + TICK_SIZE as i32 + 3)],
+                WHITE.mix(0.85).filled(),
+            ))
+            .map_err(draw_err)?;
+            px.draw(&Text::new(label, pos, bold(TICK_SIZE, OI_BLACK))).map_err(draw_err)?;
+        }
+    }
     draw_scale(&scale, map)
 }
+
+/// The baseline's mark centred at `(cx, cy)`: a black square outline on a white square.
+fn baseline_mark(area: &Area, (cx, cy): (i32, i32)) -> Result<(), ChartError> {
+    let r = 9;
+    area.draw(&Rectangle::new([(cx - r, cy - r), (cx + r, cy + r)], WHITE.filled())).map_err(draw_err)?;
+    area.draw(&Rectangle::new(
+        [(cx - r + 2, cy - r + 2), (cx + r - 2, cy + r - 2)],
+        OI_BLACK.stroke_width(3),
+    ))
+    .map_err(draw_err)?;
+    Ok(())
+}
+
+/// Height of the key under the colour scale (px).
+const KEY_HEIGHT: u32 = 250;
 
 /// Fill of a cell that breaks a constraint.
 const INFEASIBLE_GREY: RGBColor = RGBColor(0xD0, 0xD0, 0xD0);
@@ -540,7 +600,7 @@ const RECOMMENDED: RGBColor = OI_PURPLE;
 
 fn draw_scale(area: &Area, map: &Heatmap) -> Result<(), ChartError> {
     let (_, h) = area.dim_in_pixel();
-    let (bar_area, key_area) = area.split_vertically(h - 216);
+    let (bar_area, key_area) = area.split_vertically(h - KEY_HEIGHT);
     let Some((lo, hi)) = map.range() else {
         let style = text(LEGEND_SIZE, DARK_GREY);
         for (i, line) in ["no cell meets", "the constraints:", "no colour scale"].iter().enumerate() {
@@ -626,6 +686,19 @@ fn draw_key(key_area: &Area, map: &Heatmap) -> Result<(), ChartError> {
             .draw(&Text::new("recommended", (x + 2 * s + 8, cy - 9), text(LEGEND_SIZE, OI_BLACK)))
             .map_err(draw_err)?;
     }
+    if map.baseline.is_some() {
+        let cy = 196;
+        baseline_mark(key_area, (x + s, cy))?;
+        for (i, line) in ["today's", "configuration"].iter().enumerate() {
+            key_area
+                .draw(&Text::new(
+                    *line,
+                    (x + 2 * s + 8, cy - 18 + i as i32 * 18),
+                    text(LEGEND_SIZE, OI_BLACK),
+                ))
+                .map_err(draw_err)?;
+        }
+    }
     Ok(())
 }
 
@@ -648,6 +721,7 @@ mod tests {
             scenarios: 12,
             others: Vec::new(),
             recommended: None,
+            baseline: None,
         };
         assert_eq!(
             map.no_cell_sentence().unwrap(),
@@ -663,7 +737,7 @@ mod tests {
     }
 
     fn heatmaps(s: &Summary, metric: &str, recommended: Option<&str>) -> Vec<Heatmap> {
-        super::heatmaps(s, metric, recommended).unwrap()
+        super::heatmaps(s, metric, Marked { recommended, baseline: None }).unwrap()
     }
 
     const SWEEP: &str = "scenario,policy,config_id,family,param.threshold,param.open_for,param.fixed,cost,feasible\n\
@@ -724,6 +798,25 @@ mod tests {
         assert_eq!(ab.recommended, Some((0, 0)));
         assert_eq!(ab.cells[1][1].as_ref().unwrap().value, Some(7.0));
         assert_eq!(ab.cells[0][1], None);
+        // The baseline k4 and a recommended k1 are marked at their own two values, though
+        // their cells show a better configuration (k3, k2); a label of no map marks nothing.
+        let s = summary(text);
+        let maps =
+            super::heatmaps(&s, "cost", Marked { recommended: Some("k1"), baseline: Some("k4") }).unwrap();
+        let ab = maps.iter().find(|m| m.x_param == "a" && m.y_param == "b").unwrap();
+        assert_eq!((ab.recommended, ab.baseline), (Some((0, 0)), Some((1, 1))));
+        assert!(!ab.cells[0][0].as_ref().unwrap().recommended, "k2 shows in k1's cell");
+        let bc = maps.iter().find(|m| m.x_param == "b" && m.y_param == "c").unwrap();
+        assert_eq!(bc.baseline, Some((1, 1)));
+        let none =
+            super::heatmaps(&s, "cost", Marked { recommended: None, baseline: Some("other") }).unwrap();
+        assert!(none.iter().all(|m| m.baseline.is_none()));
+        // Both drawn, with their key: the picture differs from the unmarked one.
+        let plain = maps.iter().map(|m| Heatmap { recommended: None, baseline: None, ..m.clone() });
+        for (m, p) in maps.iter().zip(plain) {
+            let (a, b) = (draw_heatmap(m, Layout::Wide).unwrap(), draw_heatmap(&p, Layout::Wide).unwrap());
+            assert!(a != b, "{}: the marks changed nothing", m.file_name());
+        }
     }
 
     #[test]

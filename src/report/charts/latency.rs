@@ -47,9 +47,21 @@ pub fn monotone_pixels(points: &[(i32, i32)]) -> Vec<(i32, i32)> {
     out
 }
 
-/// Draws the chart (PNG bytes of [`LATENCY_SIZE`]).
-pub fn draw_latency_cdf(hists: &[LatencyHist]) -> Result<Vec<u8>, ChartError> {
-    png(LATENCY_SIZE, |root| render_latency_cdf(hists, root))
+/// Draws the chart (PNG bytes of [`latency_size`]).
+pub fn draw_latency_cdf(hists: &[LatencyHist], layout: Layout) -> Result<Vec<u8>, ChartError> {
+    png(latency_size(hists, layout), |root| render_latency_cdf(hists, layout, root))
+}
+
+/// Pixel size of the chart: [`LATENCY_SIZE`], or narrow: the legend one entry a row over the
+/// three panels one under the other.
+pub fn latency_size(hists: &[LatencyHist], layout: Layout) -> (u32, u32) {
+    match layout {
+        Layout::Wide => LATENCY_SIZE,
+        Layout::Narrow => {
+            let curves = hists.iter().filter(|h| h.total() > 0.0).count().min(LATENCY_MAX_CONFIGS) as u32;
+            (NARROW_WIDTH, TITLE_HEIGHT + 12 + curves.max(1) * 26 + 3 * NARROW_PANEL_HEIGHT)
+        }
+    }
 }
 
 /// Most configurations drawn (beyond the palette, lines are dashed).
@@ -134,7 +146,7 @@ fn mean_p95(buckets: &[(f64, f64)]) -> Option<(f64, f64)> {
 }
 
 /// Draws the chart into `root`.
-pub fn render_latency_cdf(hists: &[LatencyHist], root: &Area) -> Result<(), ChartError> {
+pub fn render_latency_cdf(hists: &[LatencyHist], layout: Layout, root: &Area) -> Result<(), ChartError> {
     let all: Vec<(&LatencyHist, Vec<(f64, f64)>)> =
         hists.iter().map(|h| (h, cdf(&h.buckets, h.total()))).filter(|c| c.0.total() > 0.0).collect();
     if all.is_empty() {
@@ -161,24 +173,26 @@ pub fn render_latency_cdf(hists: &[LatencyHist], root: &Area) -> Result<(), Char
         sub.push_str(&format!(" · first {} of {} configurations", curves.len(), all.len()));
     }
     draw_title(&title_area, "User-perceived latency and how requests ended", &sub)?;
-    let (legend_area, panels) = rest.split_vertically(12 + (curves.len() as u32).div_ceil(4) * 26);
-    for (row, chunk) in curves.chunks(4).enumerate() {
+    let per_row = layout.legend_per_row(4);
+    let (legend_area, panels) =
+        rest.split_vertically(12 + (curves.len() as u32).div_ceil(per_row as u32) * 26);
+    let (x, room) = if layout == Layout::Wide { (30, 330) } else { (16, NARROW_WIDTH as i32 - 70) };
+    for (row, chunk) in curves.chunks(per_row).enumerate() {
         let items: Vec<LegendItem> = chunk
             .iter()
             .enumerate()
             .map(|(j, c)| LegendItem {
-                label: fit_text(&c.0.policy, LEGEND_SIZE, 330),
-                colour: colours[row * 4 + j],
-                swatch: line_swatch(row * 4 + j),
+                label: fit_middle(&c.0.policy, LEGEND_SIZE, room),
+                colour: colours[row * per_row + j],
+                swatch: line_swatch(row * per_row + j),
             })
             .collect();
-        draw_legend_row(&legend_area, &items, 30, 4 + row as i32 * 26)?;
+        draw_legend_row(&legend_area, &items, x, 4 + row as i32 * 26)?;
     }
-    let (w, _) = panels.dim_in_pixel();
-    let (left, rest) = panels.split_horizontally(w * 36 / 100);
-    let (middle, right) = rest.split_horizontally(w * 32 / 100);
+    let areas = layout.panels(&panels, &[36, 32, 32]);
+    let (left, middle, right) = (&areas[0], &areas[1], &areas[2]);
 
-    let mut cdf_chart = ChartBuilder::on(&left)
+    let mut cdf_chart = ChartBuilder::on(left)
         .margin(18)
         .caption("Answered by the dependency within x", bold(LABEL_SIZE, OI_BLACK))
         .x_label_area_size(60)
@@ -206,7 +220,7 @@ pub fn render_latency_cdf(hists: &[LatencyHist], root: &Area) -> Result<(), Char
         draw_curve(&cdf_chart, &pts, style(i), false)?;
     }
 
-    let mut tail = ChartBuilder::on(&middle)
+    let mut tail = ChartBuilder::on(middle)
         .margin(18)
         .caption("Tail of the answered requests", bold(LABEL_SIZE, OI_BLACK))
         .x_label_area_size(60)
@@ -244,7 +258,7 @@ pub fn render_latency_cdf(hists: &[LatencyHist], root: &Area) -> Result<(), Char
             .collect();
         draw_curve(&tail, &pts, style(i), true)?;
     }
-    draw_split(&right, curves, &colours)
+    draw_split(right, curves, &colours)
 }
 
 /// The right panel: per configuration a 100% bar split by how requests ended, with the shares
@@ -355,10 +369,10 @@ mod tests {
                 deferred: vec![(60_000.0, 2.0), (3_000_000.0, 1.0)],
             })
             .collect();
-        let rgb = render_rgb(LATENCY_SIZE, |root| render_latency_cdf(&hists, root)).unwrap();
+        let rgb = render_rgb(LATENCY_SIZE, |root| render_latency_cdf(&hists, Layout::Wide, root)).unwrap();
         assert!(rgb.chunks(3).any(|p| p != [255, 255, 255]));
         let none = vec![hist("p", vec![(10.0, 0.0)], [0.0; 4])];
-        let err = render_rgb(LATENCY_SIZE, |root| render_latency_cdf(&none, root)).unwrap_err();
+        let err = render_rgb(LATENCY_SIZE, |root| render_latency_cdf(&none, Layout::Wide, root)).unwrap_err();
         assert!(err.to_string().contains("no requests"), "{err}");
         assert_eq!(mean_p95(&[(60_000.0, 2.0), (3_000_000.0, 1.0)]), Some((1_040_000.0, 3_000_000.0)));
         assert_eq!(fmt_ms(3_030_000.0), "50.5 min");

@@ -16,6 +16,7 @@ pub mod timeline;
 use super::contents::Contents;
 use crate::{Error, InputError};
 use std::path::PathBuf;
+use style::Layout;
 
 /// File name of the timeline chart.
 pub const TIMELINE_PNG: &str = "timeline.png";
@@ -144,6 +145,9 @@ pub struct Chart {
     pub name: String,
     /// The PNG (empty when the chart is a [`Chart::sentence`]).
     pub png: Vec<u8>,
+    /// The narrow rendering a phone-width page shows instead ([`style::Layout::Narrow`]);
+    /// empty when the chart has none. Only on the page: no file is written.
+    pub narrow: Vec<u8>,
     /// Instead of a picture, this sentence on the page; no file is written.
     pub sentence: Option<String>,
 }
@@ -151,9 +155,15 @@ pub struct Chart {
 /// Charts still to draw: the drawing, which reads what it needs and returns them in order.
 type Job<'a> = Box<dyn FnOnce() -> Result<Vec<Chart>, ChartError> + Send + 'a>;
 
-/// One chart named `name` drawn by `draw`.
-fn one(name: &str, draw: impl FnOnce() -> Result<Vec<u8>, ChartError>) -> Result<Vec<Chart>, ChartError> {
-    Ok(vec![Chart { name: name.to_string(), png: draw()?, sentence: None }])
+/// One chart named `name` drawn by `draw` in each layout: the full-size PNG, then the narrow
+/// one (`None` for a chart drawn full-size only).
+fn one(
+    name: &str,
+    draw: impl Fn(Layout) -> Option<Result<Vec<u8>, ChartError>>,
+) -> Result<Vec<Chart>, ChartError> {
+    let png = draw(Layout::Wide).unwrap_or_else(|| Ok(Vec::new()))?;
+    let narrow = draw(Layout::Narrow).unwrap_or_else(|| Ok(Vec::new()))?;
+    Ok(vec![Chart { name: name.to_string(), png, narrow, sentence: None }])
 }
 
 /// Draws every chart the folder's contents allow:
@@ -169,21 +179,34 @@ pub fn draw_all(c: &Contents, opts: &ChartOptions) -> Result<Vec<Chart>, ChartEr
     use rayon::prelude::*;
     let mut jobs: Vec<Job> = Vec::new();
     if let Some(data) = &c.timeline {
-        jobs.push(Box::new(move || one(TIMELINE_PNG, || timeline::draw_timeline(data, opts.time_range))));
+        jobs.push(Box::new(move || {
+            one(TIMELINE_PNG, |layout| {
+                (layout == Layout::Wide).then(|| timeline::draw_timeline(data, opts.time_range))
+            })
+        }));
     }
     if let Some(summary) = &c.summary {
-        let recommended = c.recommended.as_deref();
+        let marked = heatmap::Marked {
+            recommended: c.recommended.as_deref(),
+            baseline: c.review.as_ref().and_then(|r| r.baseline.as_ref()).map(|b| b.label.as_str()),
+        };
         jobs.push(Box::new(move || {
-            let maps = heatmap::heatmaps(summary, &opts.heatmap_metric, recommended)?;
+            let maps = heatmap::heatmaps(summary, &opts.heatmap_metric, marked)?;
             let drawn: Vec<Result<Chart, ChartError>> = maps
                 .into_par_iter()
                 .map(|map| match map.no_cell_sentence() {
-                    Some(sentence) => {
-                        Ok(Chart { name: map.file_name(), png: Vec::new(), sentence: Some(sentence) })
-                    }
-                    None => {
-                        Ok(Chart { name: map.file_name(), png: heatmap::draw_heatmap(&map)?, sentence: None })
-                    }
+                    Some(sentence) => Ok(Chart {
+                        name: map.file_name(),
+                        png: Vec::new(),
+                        narrow: Vec::new(),
+                        sentence: Some(sentence),
+                    }),
+                    None => Ok(Chart {
+                        name: map.file_name(),
+                        png: heatmap::draw_heatmap(&map, Layout::Wide)?,
+                        narrow: heatmap::draw_heatmap(&map, Layout::Narrow)?,
+                        sentence: None,
+                    }),
                 })
                 .collect();
             drawn.into_iter().collect()
@@ -192,22 +215,29 @@ pub fn draw_all(c: &Contents, opts: &ChartOptions) -> Result<Vec<Chart>, ChartEr
             let baseline = c.review.as_ref().and_then(|r| r.baseline.as_ref()).map(|b| b.label.clone());
             jobs.push(Box::new(move || {
                 let p = pareto::ParetoData::new(summary, c.recommended.clone(), baseline)?;
-                one(PARETO_PNG, || pareto::draw_pareto(&p))
+                one(PARETO_PNG, |layout| Some(pareto::draw_pareto(&p, layout)))
             }));
         }
         let baseline = c.review.as_ref().and_then(|r| r.baseline.as_ref()).map(|b| b.label.as_str());
         jobs.push(Box::new(move || {
-            let cmp = comparison::ComparisonData::new(summary)?.marked(c.recommended.as_deref(), baseline);
+            let cmp = comparison::ComparisonData::marked(summary, c.recommended.as_deref(), baseline)?;
             if cmp.configs.len() < 2 {
                 return Ok(Vec::new());
             }
-            one(COMPARISON_PNG, || comparison::draw_comparison(&cmp))
+            one(COMPARISON_PNG, |layout| {
+                Some(match layout {
+                    Layout::Wide => comparison::draw_comparison(&cmp),
+                    Layout::Narrow => comparison::draw_comparison(&cmp.narrow()),
+                })
+            })
         }));
     }
     if let Some(hists) = &c.latency
         && hists.iter().any(|h| h.total() > 0.0)
     {
-        jobs.push(Box::new(move || one(LATENCY_PNG, || latency::draw_latency_cdf(hists))));
+        jobs.push(Box::new(move || {
+            one(LATENCY_PNG, |layout| Some(latency::draw_latency_cdf(hists, layout)))
+        }));
     }
     let drawn: Vec<Result<Vec<Chart>, ChartError>> = jobs.into_par_iter().map(|draw| draw()).collect();
     // The first failure in chart order, whichever thread met it first.
@@ -234,7 +264,7 @@ pub(crate) fn draw_into(dir: &std::path::Path) -> Result<Vec<PathBuf>, ChartErro
 pub(crate) mod fixtures;
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::Error;
     use std::path::Path;

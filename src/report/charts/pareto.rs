@@ -421,9 +421,29 @@ impl ParetoData {
     }
 }
 
-/// Draws the chart to `path` (PNG of [`PARETO_SIZE`]).
-pub fn draw_pareto(data: &ParetoData) -> Result<Vec<u8>, ChartError> {
-    png(PARETO_SIZE, |root| render_pareto(data, root))
+/// Draws the chart (PNG of [`PARETO_SIZE`], or of [`pareto_size`] when narrow).
+pub fn draw_pareto(data: &ParetoData, layout: Layout) -> Result<Vec<u8>, ChartError> {
+    png(pareto_size(data, layout), |root| render_pareto(data, layout, root))
+}
+
+/// Pixel size of the chart: [`PARETO_SIZE`], or narrow: the legend one entry a row over the
+/// two panels one under the other.
+pub fn pareto_size(data: &ParetoData, layout: Layout) -> (u32, u32) {
+    match layout {
+        Layout::Wide => PARETO_SIZE,
+        Layout::Narrow => {
+            let rows = flow_legend(&legend_items(data), NARROW_LEGEND_ROOM).len() as u32;
+            (NARROW_WIDTH, TITLE_HEIGHT + legend_height(rows) + 2 * NARROW_PANEL_HEIGHT)
+        }
+    }
+}
+
+/// The room for a narrow chart's legend row (px).
+const NARROW_LEGEND_ROOM: i32 = NARROW_WIDTH as i32 - 24;
+
+/// Height of a legend of `rows` rows (px).
+fn legend_height(rows: u32) -> u32 {
+    14 + rows.max(1) * 26
 }
 
 struct Panel<'a> {
@@ -436,7 +456,7 @@ struct Panel<'a> {
 }
 
 /// Draws the chart into `root`.
-pub fn render_pareto(data: &ParetoData, root: &Area) -> Result<(), ChartError> {
+pub fn render_pareto(data: &ParetoData, layout: Layout, root: &Area) -> Result<(), ChartError> {
     let (title_area, rest) = root.split_vertically(TITLE_HEIGHT);
     let mut sub = vec![match data.dense() {
         true => format!(
@@ -457,7 +477,49 @@ pub fn render_pareto(data: &ParetoData, root: &Area) -> Result<(), ChartError> {
         sub.push(format!("recommended: {r}"));
     }
     draw_title(&title_area, "Trade-offs between configurations (Pareto view)", &sub.join(" · "))?;
-    let (legend_area, panels) = rest.split_vertically(40);
+    let items = legend_items(data);
+    let rows = match layout {
+        Layout::Wide => vec![items],
+        Layout::Narrow => flow_legend(&items, NARROW_LEGEND_ROOM),
+    };
+    let (legend_area, panels) = match layout {
+        Layout::Wide => rest.split_vertically(40),
+        Layout::Narrow => rest.split_vertically(legend_height(rows.len() as u32)),
+    };
+    let x = if layout == Layout::Wide { 30 } else { 16 };
+    for (i, row) in rows.iter().enumerate() {
+        draw_legend_row(&legend_area, row, x, 8 + i as i32 * 26)?;
+    }
+    let areas = layout.panels(&panels, &[50, 50]);
+    draw_panel(
+        &areas[0],
+        data,
+        &Panel {
+            index: 0,
+            title: "Detection delay vs false opens",
+            x_desc: "false opens (count, mean per run)",
+            y_desc: "detection delay, mean (s; a miss counts its duration)",
+            y_higher: false,
+            y_pct: false,
+        },
+    )?;
+    draw_panel(
+        &areas[1],
+        data,
+        &Panel {
+            index: 1,
+            title: "Availability vs wasted quota",
+            x_desc: "wasted quota (failed attempts sent upstream)",
+            y_desc: "availability (%)",
+            y_higher: true,
+            y_pct: true,
+        },
+    )
+}
+
+/// The legend's entries: the families, the marks drawn, the front, today's configuration.
+fn legend_items(data: &ParetoData) -> Vec<LegendItem> {
+    let ruled_out = data.ruled_out;
     let mut items: Vec<LegendItem> = data
         .families
         .iter()
@@ -511,33 +573,7 @@ pub fn render_pareto(data: &ParetoData, root: &Area) -> Result<(), ChartError> {
             swatch: Swatch::Square,
         });
     }
-    draw_legend_row(&legend_area, &items, 30, 8)?;
-    let (w, _) = panels.dim_in_pixel();
-    let (left, right) = panels.split_horizontally(w / 2);
-    draw_panel(
-        &left,
-        data,
-        &Panel {
-            index: 0,
-            title: "Detection delay vs false opens",
-            x_desc: "false opens (count, mean per run)",
-            y_desc: "detection delay, mean (s; a miss counts its duration)",
-            y_higher: false,
-            y_pct: false,
-        },
-    )?;
-    draw_panel(
-        &right,
-        data,
-        &Panel {
-            index: 1,
-            title: "Availability vs wasted quota",
-            x_desc: "wasted quota (failed attempts sent upstream)",
-            y_desc: "availability (%)",
-            y_higher: true,
-            y_pct: true,
-        },
-    )
+    items
 }
 
 fn draw_panel(area: &Area, data: &ParetoData, panel: &Panel) -> Result<(), ChartError> {
@@ -616,7 +652,7 @@ fn draw_panel(area: &Area, data: &ParetoData, panel: &Panel) -> Result<(), Chart
             } else {
                 format!("{}: wasted {}, {} →", point.label, fmt_num(p.x), fmt_pct(p.y))
             };
-            let label = fit_text(&value, LEGEND_SIZE, 360);
+            let label = fit_text(&value, LEGEND_SIZE, (pw as i32 - 40).min(360));
             let tw = text_width(&label, LEGEND_SIZE);
             let tx = (cx - tw - 12).clamp(2, pw as i32 - tw - 2);
             let ty = (cy - 26).clamp(2, ph as i32 - 20);
@@ -680,7 +716,8 @@ fn draw_mark(
         }
     };
     flat.draw(&PathElement::new(shape, OI_BLACK.stroke_width(3))).map_err(draw_err)?;
-    let label = format!("{words}: {}", fit_text(label, LEGEND_SIZE, 320));
+    let room = (pw as i32 - 40 - text_width(&format!("{words}: "), LEGEND_SIZE)).min(320);
+    let label = format!("{words}: {}", fit_text(label, LEGEND_SIZE, room));
     let tw = text_width(&label, LEGEND_SIZE);
     let tx = if cx + 22 + tw < pw as i32 { cx + 22 } else { (cx - 22 - tw).max(2) };
     let ty = match mark {
@@ -889,7 +926,7 @@ mod tests {
         }
         // Only the points drawn one by one are held.
         assert!(d.points.len() < 60, "{}", d.points.len());
-        let png = draw_pareto(&d).unwrap();
+        let png = draw_pareto(&d, Layout::Wide).unwrap();
         assert_eq!(crate::report::charts::tests::png_size(&png), PARETO_SIZE);
     }
 }

@@ -75,6 +75,57 @@ pub const COMPARISON_MAX_CONFIGS: usize = 6;
 /// Latency CDF size: CDF and tail panels side by side (px).
 pub const LATENCY_SIZE: (u32, u32) = (1600, 760);
 
+/// Width of a chart's narrow rendering (px): what a phone-width page (about 400 CSS px) shows
+/// instead of the full-size PNG, so its text is drawn at about three quarters of its size
+/// rather than a quarter.
+pub const NARROW_WIDTH: u32 = 500;
+/// Height of one panel of a narrow rendering, its panels stacked one under the other (px).
+pub const NARROW_PANEL_HEIGHT: u32 = 420;
+
+/// How a chart is laid out: `Wide`, the PNG file and the page at desktop width; `Narrow`, the
+/// rendering a phone-width page shows: [`NARROW_WIDTH`] px wide, panels stacked in one column,
+/// legends one entry a row, the same type sizes.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub enum Layout {
+    /// The full-size chart.
+    #[default]
+    Wide,
+    /// The phone-width chart.
+    Narrow,
+}
+
+impl Layout {
+    /// Legend entries per row: `wide` of them, or one on a narrow chart.
+    pub fn legend_per_row(self, wide: usize) -> usize {
+        match self {
+            Layout::Wide => wide.max(1),
+            Layout::Narrow => 1,
+        }
+    }
+
+    /// Splits `area` into one panel per share: side by side at those shares of the width
+    /// (percent, the last one taking the rest), or one under the other in equal heights.
+    pub fn panels<'a>(self, area: &Area<'a>, shares: &[u32]) -> Vec<Area<'a>> {
+        let (w, h) = area.dim_in_pixel();
+        let n = shares.len().max(1) as u32;
+        let mut out = Vec::with_capacity(shares.len());
+        let mut rest = area.clone();
+        for (i, share) in shares.iter().enumerate() {
+            if i + 1 == shares.len() {
+                out.push(rest);
+                break;
+            }
+            let (first, after) = match self {
+                Layout::Wide => rest.split_horizontally(w * share / 100),
+                Layout::Narrow => rest.split_vertically(h / n),
+            };
+            out.push(first);
+            rest = after;
+        }
+        out
+    }
+}
+
 /// Okabe–Ito black.
 pub const OI_BLACK: RGBColor = RGBColor(0x00, 0x00, 0x00);
 /// Okabe–Ito orange.
@@ -263,10 +314,14 @@ pub fn draw_err<E: std::fmt::Display>(e: E) -> ChartError {
 }
 
 /// Draws the chart title (bold) and an optional subtitle in the title strip of `root`.
+/// A title too wide for the chart is drawn smaller (down to [`LABEL_SIZE`]) before it is cut.
 pub fn draw_title(root: &Area, title: &str, subtitle: &str) -> Result<(), ChartError> {
     let (w, _) = root.dim_in_pixel();
-    let t = fit_text(title, TITLE_SIZE, w as i32 - 40);
-    root.draw(&Text::new(t, (20, 10), bold(TITLE_SIZE, OI_BLACK))).map_err(draw_err)?;
+    let room = w as i32 - 40;
+    let size = (LABEL_SIZE..=TITLE_SIZE).rev().find(|&s| bold_width(title, s) <= room).unwrap_or(LABEL_SIZE);
+    let t = fit_text(title, size, room);
+    let y = 10 + (TITLE_SIZE - size) as i32 / 2;
+    root.draw(&Text::new(t, (20, y), bold(size, OI_BLACK))).map_err(draw_err)?;
     if !subtitle.is_empty() {
         let s = fit_text(subtitle, LEGEND_SIZE, w as i32 - 40);
         root.draw(&Text::new(s, (20, 42), text(LEGEND_SIZE, DARK_GREY))).map_err(draw_err)?;
@@ -393,6 +448,38 @@ pub fn draw_legend_row(area: &Area, items: &[LegendItem], x: i32, y: i32) -> Res
         x += text_width(&it.label, LEGEND_SIZE) + 22;
     }
     Ok(x)
+}
+
+/// Width a legend entry takes in a row drawn by [`draw_legend_row`] (px).
+fn legend_item_width(it: &LegendItem) -> i32 {
+    let extra = match it.swatch {
+        Swatch::Line => 8,
+        Swatch::Dotted => 12,
+        Swatch::Dashed => 8,
+        _ => 0,
+    };
+    LEGEND_SIZE as i32 + 6 + extra + text_width(&it.label, LEGEND_SIZE) + 22
+}
+
+/// `items` in rows of at most `room` px each, in order (an entry wider than `room` has a row
+/// of its own).
+pub fn flow_legend(items: &[LegendItem], room: i32) -> Vec<Vec<LegendItem>> {
+    let mut rows: Vec<Vec<LegendItem>> = Vec::new();
+    let mut used = 0;
+    for it in items {
+        let w = legend_item_width(it);
+        match rows.last_mut() {
+            Some(row) if used + w <= room => {
+                row.push(it.clone());
+                used += w;
+            }
+            _ => {
+                rows.push(vec![it.clone()]);
+                used = w;
+            }
+        }
+    }
+    rows
 }
 
 /// Draws diagonal hatching (lines at 45°, `gap` px apart) inside the pixel rectangle

@@ -195,8 +195,7 @@ impl Breaker for AiServiceBreaker {
                 "failure_threshold",
                 u64::from(c.failure_threshold),
             ),
-            State::Open => ev.time(
-                "time_open",
+            State::Open => ev.open_for(
                 now.since(self.last_state_change),
                 Test::AtLeast,
                 "timeout_duration",
@@ -234,10 +233,6 @@ mod tests {
         AiServiceBreaker::new(AiServiceConfig::default())
     }
 
-    fn tripped(extra: usize) -> Vec<(u64, crate::policy::testkit::Ev)> {
-        tripped_by_five(extra)
-    }
-
     /// Lines of seed 002's module `circuit_breaker` in its article.
     macro_rules! seed_002 {
         ($lines:literal) => {
@@ -247,7 +242,7 @@ mod tests {
 
     #[test]
     fn quirks_at_the_cited_lines() {
-        // CircuitBreakerConfig(): 5 failures, 2 successes, 30 s, 3 half-open calls. tripped(n):
+        // CircuitBreakerConfig(): 5 failures, 2 successes, 30 s, 3 half-open calls. tripped_by_five(n):
         // 5 + n calls at 0, five fail at 0 (opens), n still in flight.
         check_quirks(vec![
             Quirk {
@@ -266,7 +261,7 @@ mod tests {
                 source: seed_002!("80-86, 136-147, 96-99"),
                 breaker: b(),
                 script: [
-                    tripped(0),
+                    tripped_by_five(0),
                     vec![(29_999, A)],
                     burst(30_000, A, 4),
                     vec![(30_100, S(100)), (30_150, A), (30_200, S(100))],
@@ -284,7 +279,7 @@ mod tests {
                 source: seed_002!("101-111, 116"),
                 breaker: b(),
                 script: [
-                    tripped(0),
+                    tripped_by_five(0),
                     burst(30_000, A, 3),
                     vec![(30_100, F(100)), (40_000, F(10_000)), (60_099, A), (60_100, A)],
                 ]
@@ -301,7 +296,8 @@ mod tests {
                 quirk: "consecutive_successes is not reset on opening: a late success while open counts, so one probe success closes",
                 source: seed_002!("93, 113-120"),
                 breaker: b(),
-                script: [tripped(1), vec![(10_000, S(10_000)), (30_000, A), (30_050, S(50))]].concat(),
+                script: [tripped_by_five(1), vec![(10_000, S(10_000)), (30_000, A), (30_050, S(50))]]
+                    .concat(),
                 transitions: vec![
                     (0, C, O, "consecutive_failures"),
                     (30_000, O, H, "cooldown_elapsed"),
@@ -313,8 +309,12 @@ mod tests {
                 quirk: "a late success of a call admitted while closed frees a half-open slot (the counter drops on any success in HALF_OPEN)",
                 source: seed_002!("96-97, 144-147"),
                 breaker: b(),
-                script: [tripped(1), burst(30_000, A, 4), vec![(30_010, Done(5, true, 30_010)), (30_020, A)]]
-                    .concat(),
+                script: [
+                    tripped_by_five(1),
+                    burst(30_000, A, 4),
+                    vec![(30_010, Done(5, true, 30_010)), (30_020, A)],
+                ]
+                .concat(),
                 transitions: vec![(0, C, O, "consecutive_failures"), (30_000, O, H, "cooldown_elapsed")],
                 admits: "11111111101",
             },
@@ -332,7 +332,7 @@ mod tests {
     #[test]
     fn passive_half_open_limit_and_success_threshold() {
         let mut x = b();
-        let mut s = tripped(0);
+        let mut s = tripped_by_five(0);
         s.push((29_999, A));
         s.extend(burst(30_000, A, 4)); // three admitted, the fourth rejected
         s.push((30_100, S(100))); // cs = 1, counter 3 -> 2
@@ -354,7 +354,7 @@ mod tests {
     fn only_successes_free_half_open_slots() {
         let mut x =
             AiServiceBreaker::new(AiServiceConfig { success_threshold: 5, ..AiServiceConfig::default() });
-        let mut s = tripped(0);
+        let mut s = tripped_by_five(0);
         s.extend(burst(30_000, A, 3));
         s.push((30_100, S(1)));
         s.push((30_100, S(1))); // counter 1, cs 2
@@ -368,7 +368,7 @@ mod tests {
     #[test]
     fn late_success_while_open_counts_toward_closing() {
         let mut x = b();
-        let mut s = tripped(1); // one call outstanding past the trip
+        let mut s = tripped_by_five(1); // one call outstanding past the trip
         s.push((10_000, S(10_000))); // late success while open: cs = 1
         s.push((30_000, A));
         s.push((30_050, S(50))); // cs = 2: closes on the first probe
@@ -386,7 +386,7 @@ mod tests {
     #[test]
     fn failure_while_open_does_nothing_and_half_open_failure_reopens() {
         let mut x = b();
-        let mut s = tripped(1);
+        let mut s = tripped_by_five(1);
         s.push((20_000, F(20_000))); // late failure while open: no cooldown restart
         s.push((30_000, A));
         s.push((30_010, F(10))); // probe fails
@@ -409,7 +409,7 @@ mod tests {
         let mut x =
             AiServiceBreaker::new(AiServiceConfig { success_threshold: 10, ..AiServiceConfig::default() });
         // Eight calls admitted at 0; five fail (opens) and three are outstanding.
-        let mut s = tripped(3);
+        let mut s = tripped_by_five(3);
         s.push((30_000, A)); // half-open, counter 1
         s.extend(burst(30_001, S(30_001), 3)); // three late successes: counter 1 - 3 = -2
         s.extend(burst(30_002, A, 6)); // -2..3 admits five, rejects the sixth

@@ -35,16 +35,10 @@ use crate::time::{Dur, SimTime};
 family_config! {
     /// `CircuitBreaker(failure_threshold=5, recovery_timeout=30, expected_exception=Exception)`.
     CircuitbreakerConfig {
-        failure_threshold: u32, "calls",
+        failure_threshold: u32 = 5, "calls",
             "failure_threshold: opens when the failure count (reset by any success) reaches it (>=)";
-        recovery_timeout: Dur, "duration",
+        recovery_timeout: Dur = Dur::from_secs(30), "duration",
             "recovery_timeout: open time before the state reads half-open and lets every call through";
-    }
-}
-
-impl Default for CircuitbreakerConfig {
-    fn default() -> CircuitbreakerConfig {
-        CircuitbreakerConfig { failure_threshold: 5, recovery_timeout: Dur::from_secs(30) }
     }
 }
 
@@ -149,7 +143,7 @@ impl Breaker for CircuitbreakerBreaker {
         let threshold = u64::from(self.cfg.failure_threshold);
         if self.phase.state() == State::Open {
             let since = Dur::from_micros(now.micros().saturating_sub((self.opened * 1e6).round() as u64));
-            ev.time("time_open", since, Test::AtLeast, "recovery_timeout", self.cfg.recovery_timeout);
+            ev.open_for(since, Test::AtLeast, "recovery_timeout", self.cfg.recovery_timeout);
         }
         ev.count("consecutive_failures", self.count, Test::AtLeast, "failure_threshold", threshold);
     }

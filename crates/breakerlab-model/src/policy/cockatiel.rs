@@ -572,13 +572,9 @@ impl Breaker for CockatielBreaker {
                 });
                 ev.rate("window_failure_rate", *failures, total, Test::Above, "threshold", c.threshold);
             }
-            (State::Open, _) => ev.time(
-                "time_open",
-                now.since(self.opened_at),
-                Test::AtLeast,
-                "half_open_after",
-                self.open_for,
-            ),
+            (State::Open, _) => {
+                ev.open_for(now.since(self.opened_at), Test::AtLeast, "half_open_after", self.open_for)
+            }
             (State::HalfOpen, _) => {
                 ev.count("probes_admitted", self.tests.len() as u64, Test::Of, "probes", 1)
             }

@@ -265,9 +265,7 @@ impl Breaker for ConnectorBreaker {
                 ev.count("calls_over_latency", t.over, Test::AtLeast, "percentile_calls", needed.max(1));
                 ev.fact_time("p95_open", c.p95_open);
             }
-            State::Open => {
-                ev.time("time_open", now.since(self.opened_at), Test::AtLeast, "cooldown", c.cooldown)
-            }
+            State::Open => ev.open_for(now.since(self.opened_at), Test::AtLeast, "cooldown", c.cooldown),
             State::HalfOpen => {
                 let admitted = u64::from(self.probes_admitted);
                 if c.half_open_max_calls > 0 {

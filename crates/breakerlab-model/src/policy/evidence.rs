@@ -195,6 +195,12 @@ impl Evidence {
         self.push(Item { name, unit: Unit::Time, value, test, param, limit });
     }
 
+    /// How long the breaker has been open, compared with the parameter that ends it:
+    /// `time_open >= cooldown`.
+    pub fn open_for(&mut self, open: Dur, test: Test, param: &'static str, limit: Dur) {
+        self.time("time_open", open, test, param, limit);
+    }
+
     /// A count with no limit.
     pub fn fact_count(&mut self, name: &'static str, value: u64) {
         self.push(Item { name, unit: Unit::Count, value: value as f64, ..Item::EMPTY });

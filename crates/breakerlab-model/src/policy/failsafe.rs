@@ -429,7 +429,7 @@ impl Breaker for FailsafeBreaker {
                     );
                 }
             }
-            State::Open => ev.time("time_open", now.since(self.opened_at), Test::AtLeast, "delay", c.delay),
+            State::Open => ev.open_for(now.since(self.opened_at), Test::AtLeast, "delay", c.delay),
             State::HalfOpen => {
                 let t = self.half.tally();
                 let successes = t.calls - t.failures;

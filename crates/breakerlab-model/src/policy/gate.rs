@@ -34,17 +34,11 @@ use crate::time::{Dur, SimTime};
 family_config! {
     /// Parameters of seed 001's `GateConfig`.
     GateConfig {
-        window: Dur, "duration",
+        window: Dur = Dur::from_secs(60), "duration",
             "failures recorded within this span (inclusive) count; pruned only in allow() (seed: window_secs = 60)";
-        max_failures: u32, "calls", "failures in the window that open the gate (seed: 5)";
-        cooloff: Dur, "duration",
+        max_failures: u32 = 5, "calls", "failures in the window that open the gate (seed: 5)";
+        cooloff: Dur = Dur::from_secs(30), "duration",
             "time open before the next allow() moves to half-open; a late failure while open restarts it (seed: cooloff_secs = 30)";
-    }
-}
-
-impl Default for GateConfig {
-    fn default() -> GateConfig {
-        GateConfig { window: Dur::from_secs(60), max_failures: 5, cooloff: Dur::from_secs(30) }
     }
 }
 
@@ -204,9 +198,7 @@ impl Breaker for CircuitGate {
                 "max_failures",
                 u64::from(c.max_failures),
             ),
-            State::Open => {
-                ev.time("time_open", now.since(self.opened_at), Test::AtLeast, "cooloff", c.cooloff)
-            }
+            State::Open => ev.open_for(now.since(self.opened_at), Test::AtLeast, "cooloff", c.cooloff),
             State::HalfOpen => ev.count("probes_admitted", u64::from(self.probe_sent), Test::Of, "probes", 1),
         }
     }

@@ -781,8 +781,7 @@ impl Breaker for GenericBreaker {
         match self.phase.state() {
             State::Closed => self.closed_evidence(now, ev),
             State::Open => {
-                ev.time(
-                    "time_open",
+                ev.open_for(
                     now.since(self.opened_at),
                     Test::AtLeast,
                     "open_duration",

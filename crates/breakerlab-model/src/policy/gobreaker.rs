@@ -230,7 +230,7 @@ impl Breaker for GobreakerBreaker {
                 let opened = self
                     .expiry
                     .map_or(SimTime::ZERO, |e| SimTime(e.micros().saturating_sub(timeout.micros())));
-                ev.time("time_open", now.since(opened), Test::Above, "timeout", timeout);
+                ev.open_for(now.since(opened), Test::Above, "timeout", timeout);
             }
             State::HalfOpen => {
                 let admitted = self.requests.saturating_sub(self.exclusions);

@@ -250,7 +250,7 @@ impl Breaker for HystrixBreaker {
                 );
             }
             State::Open => {
-                ev.time("time_open", now.since(self.opened_at), Test::Above, "sleep_window", c.sleep_window)
+                ev.open_for(now.since(self.opened_at), Test::Above, "sleep_window", c.sleep_window)
             }
             State::HalfOpen => ev.count("probes_admitted", 1, Test::Of, "probes", 1),
         }

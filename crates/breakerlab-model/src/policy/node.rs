@@ -24,18 +24,12 @@ use crate::time::{Dur, SimTime};
 family_config! {
     /// Parameters of seed 003's constructor (`failureThreshold`, `cooldownMs`, `timeoutMs`).
     NodeConfig {
-        failure_threshold: u32, "calls",
+        failure_threshold: u32 = 5, "calls",
             "failures, zeroed by any success, that open (seed: failureThreshold = 5)";
-        cooldown: Dur, "duration",
+        cooldown: Dur = Dur::from_secs(30), "duration",
             "open time before the next call moves to half-open; a late failure while open restarts it (seed: cooldownMs = 30000)";
-        timeout: Dur, "duration",
+        timeout: Dur = Dur::from_secs(5), "duration",
             "call timeout: a call at or over it fails at t + timeout, not cancelled (seed: timeoutMs = 5000)";
-    }
-}
-
-impl Default for NodeConfig {
-    fn default() -> NodeConfig {
-        NodeConfig { failure_threshold: 5, cooldown: Dur::from_secs(30), timeout: Dur::from_secs(5) }
     }
 }
 
@@ -159,9 +153,7 @@ impl Breaker for NodeBreaker {
                 "failure_threshold",
                 u64::from(c.failure_threshold),
             ),
-            State::Open => {
-                ev.time("time_open", now.since(self.opened_at), Test::AtLeast, "cooldown", c.cooldown)
-            }
+            State::Open => ev.open_for(now.since(self.opened_at), Test::AtLeast, "cooldown", c.cooldown),
             State::HalfOpen => {
                 ev.fact_count("probes_admitted", self.probes_admitted);
                 ev.fact_count("failure_count", self.failures);
@@ -181,10 +173,6 @@ mod tests {
         NodeBreaker::new(NodeConfig::default())
     }
 
-    fn tripped(extra: usize) -> Vec<(u64, crate::policy::testkit::Ev)> {
-        tripped_by_five(extra)
-    }
-
     /// Lines of seed 003's `breaker.js` in its article.
     macro_rules! seed_003 {
         ($lines:literal) => {
@@ -194,7 +182,7 @@ mod tests {
 
     #[test]
     fn quirks_at_the_cited_lines() {
-        // new CircuitBreaker({}): 5 failures, cooldown 30 s. tripped(n): 5 + n calls at 0, five
+        // new CircuitBreaker({}): 5 failures, cooldown 30 s. tripped_by_five(n): 5 + n calls at 0, five
         // fail at 0 (opens), n still in flight.
         check_quirks(vec![
             Quirk {
@@ -212,7 +200,8 @@ mod tests {
                 quirk: "open -> half-open on the first call at Date.now() - openedAt >= 30 s; half-open admits every call; the first success closes",
                 source: seed_003!("71-77, 96"),
                 breaker: b(),
-                script: [tripped(0), vec![(29_999, A)], burst(30_000, A, 4), vec![(30_100, S(100))]].concat(),
+                script: [tripped_by_five(0), vec![(29_999, A)], burst(30_000, A, 4), vec![(30_100, S(100))]]
+                    .concat(),
                 transitions: vec![
                     (0, C, O, "consecutive_failures"),
                     (30_000, O, H, "cooldown_elapsed"),
@@ -224,7 +213,7 @@ mod tests {
                 quirk: "a failure in half-open reopens",
                 source: seed_003!("101-103"),
                 breaker: b(),
-                script: [tripped(0), burst(30_000, A, 2), vec![(30_001, F(1))]].concat(),
+                script: [tripped_by_five(0), burst(30_000, A, 2), vec![(30_001, F(1))]].concat(),
                 transitions: vec![
                     (0, C, O, "consecutive_failures"),
                     (30_000, O, H, "cooldown_elapsed"),
@@ -236,7 +225,7 @@ mod tests {
                 quirk: "a late failure while open (count still >= 5) stamps openedAt again: the cooldown runs from 20 000 ms",
                 source: seed_003!("100-103"),
                 breaker: b(),
-                script: [tripped(1), vec![(20_000, F(20_000)), (49_999, A), (50_000, A)]].concat(),
+                script: [tripped_by_five(1), vec![(20_000, F(20_000)), (49_999, A), (50_000, A)]].concat(),
                 transitions: vec![(0, C, O, "consecutive_failures"), (50_000, O, H, "cooldown_elapsed")],
                 admits: "11111101",
             },
@@ -244,7 +233,8 @@ mod tests {
                 quirk: "a late success while open zeroes the count and stays open; a late failure after it (count 1) does not restart the cooldown",
                 source: seed_003!("95-96, 100-103"),
                 breaker: b(),
-                script: [tripped(2), vec![(10_000, S(10_000)), (20_000, F(20_000)), (30_000, A)]].concat(),
+                script: [tripped_by_five(2), vec![(10_000, S(10_000)), (20_000, F(20_000)), (30_000, A)]]
+                    .concat(),
                 transitions: vec![(0, C, O, "consecutive_failures"), (30_000, O, H, "cooldown_elapsed")],
                 admits: "11111111",
             },
@@ -262,7 +252,7 @@ mod tests {
     #[test]
     fn half_open_admits_everyone_first_result_decides() {
         let mut x = b();
-        let mut s = tripped(0);
+        let mut s = tripped_by_five(0);
         s.push((29_999, A));
         s.extend(burst(30_000, A, 4));
         s.push((30_100, S(100))); // closes
@@ -283,7 +273,7 @@ mod tests {
     #[test]
     fn late_failure_while_open_restarts_cooldown() {
         let mut x = b();
-        let mut s = tripped(1);
+        let mut s = tripped_by_five(1);
         s.push((20_000, F(5_000)));
         s.push((30_000, A));
         s.push((49_999, A));
@@ -296,7 +286,7 @@ mod tests {
     #[test]
     fn late_success_while_open_zeroes_but_stays_open() {
         let mut x = b();
-        let mut s = tripped(1);
+        let mut s = tripped_by_five(1);
         s.push((1_000, S(1_000)));
         let r = drive(&mut x, &s);
         assert_eq!(r.tr.len(), 1);

@@ -236,13 +236,9 @@ impl Breaker for OpossumBreaker {
                     );
                 }
             }
-            State::Open => ev.time(
-                "time_open",
-                now.since(self.opened_at),
-                Test::AtLeast,
-                "reset_timeout",
-                c.reset_timeout,
-            ),
+            State::Open => {
+                ev.open_for(now.since(self.opened_at), Test::AtLeast, "reset_timeout", c.reset_timeout)
+            }
             State::HalfOpen => {
                 ev.count("probes_admitted", u64::from(!self.pending_close), Test::Of, "probes", 1)
             }

@@ -271,7 +271,7 @@ impl Breaker for PollyBreaker {
             }
             State::Open => {
                 let opened = SimTime(self.blocked_until.micros().saturating_sub(c.break_duration.micros()));
-                ev.time("time_open", now.since(opened), Test::AtLeast, "break_duration", c.break_duration);
+                ev.open_for(now.since(opened), Test::AtLeast, "break_duration", c.break_duration);
             }
             State::HalfOpen => ev.count("probes_admitted", 1, Test::Of, "probes", 1),
         }

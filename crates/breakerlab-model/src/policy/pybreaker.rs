@@ -179,13 +179,9 @@ impl Breaker for PybreakerBreaker {
             State::Closed => {
                 ev.count("fail_counter", self.counter, Test::AtLeast, "fail_max", u64::from(c.fail_max))
             }
-            State::Open => ev.time(
-                "time_open",
-                now.since(self.opened_at),
-                Test::AtLeast,
-                "reset_timeout",
-                c.reset_timeout,
-            ),
+            State::Open => {
+                ev.open_for(now.since(self.opened_at), Test::AtLeast, "reset_timeout", c.reset_timeout)
+            }
             State::HalfOpen => {
                 ev.count(
                     "probe_successes",

@@ -405,7 +405,7 @@ impl Breaker for Resilience4jBreaker {
             State::Open => {
                 let wait = c.wait_for(self.attempts);
                 let opened = SimTime(self.retry_after.micros().saturating_sub(wait.micros()));
-                ev.time("time_open", now.since(opened), Test::Above, "wait_duration_in_open_state", wait);
+                ev.open_for(now.since(opened), Test::Above, "wait_duration_in_open_state", wait);
             }
             State::HalfOpen => {
                 let permitted = c.permitted_number_of_calls_in_half_open_state;

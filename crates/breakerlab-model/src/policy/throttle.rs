@@ -30,15 +30,9 @@ use crate::time::{Dur, SimTime};
 family_config! {
     /// The throttle's parameters.
     ThrottleConfig {
-        k: f64, "factor", "K: rejects once requests exceed K x accepts (lower is more aggressive)";
-        window: Dur, "duration", "history of requests and accepts";
-        buckets: u32, "count", "epoch-aligned buckets of the history";
-    }
-}
-
-impl Default for ThrottleConfig {
-    fn default() -> ThrottleConfig {
-        ThrottleConfig { k: 2.0, window: Dur::from_secs(120), buckets: 120 }
+        k: f64 = 2.0, "factor", "K: rejects once requests exceed K x accepts (lower is more aggressive)";
+        window: Dur = Dur::from_secs(120), "duration", "history of requests and accepts";
+        buckets: u32 = 120, "count", "epoch-aligned buckets of the history";
     }
 }
 

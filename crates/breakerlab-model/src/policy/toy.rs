@@ -105,7 +105,7 @@ impl Breaker for ToyBreaker {
                 u64::from(self.cfg.threshold),
             ),
             State::Open => {
-                ev.time("time_open", now.since(self.opened_at), Test::AtLeast, "open_for", self.cfg.open_for)
+                ev.open_for(now.since(self.opened_at), Test::AtLeast, "open_for", self.cfg.open_for)
             }
             State::HalfOpen => ev.fact_count("probes", 1),
         }

@@ -87,17 +87,6 @@ impl Fit {
         y.exp()
     }
 
-    /// The steeper of the two log-latency slopes (per unit of normal score) meeting at quantile
-    /// `q`: how fast latency changes there, which sets the sampling error of an empirical
-    /// quantile (relative standard error ≈ slope · √(q(1−q)/n) / φ(Φ⁻¹(q))).
-    pub fn log_slope_at(&self, q: f64) -> f64 {
-        let z = probit(q);
-        let h = 1e-6;
-        let left = (self.at_score(z).ln() - self.at_score(z - h).ln()) / h;
-        let right = (self.at_score(z + h).ln() - self.at_score(z).ln()) / h;
-        left.max(right)
-    }
-
     /// The latency in µs at quantile `q` in (0, 1).
     pub fn quantile(&self, q: f64) -> f64 {
         self.at_score(probit(q))

@@ -5,13 +5,13 @@
 //! never panic or abort; an accepted run must stay within the limits its estimate was checked
 //! against. `cargo test` runs a few dozen cases per parser; `BREAKERLAB_FUZZ_CASES=N` runs N.
 
-use crate::app::replay::{ReplayRequest, replay};
-use crate::app::run::{Input, RunRequest, RunSettings, run, run_scenario};
-use crate::app::sweep::{SweepRequest, sweep};
-use crate::limits::Limits;
-use crate::scenario::Scenario;
-use crate::trace::slo::SloRule;
-use crate::trace::spans::Filter;
+use breakerlab::Scenario;
+use breakerlab::app::Limits;
+use breakerlab::app::replay::{ReplayRequest, replay};
+use breakerlab::app::run::{Input, RunRequest, RunSettings, run, run_scenario};
+use breakerlab::app::sweep::{SweepRequest, sweep};
+use breakerlab::trace::SloRule;
+use breakerlab::trace::spans::Filter;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngSeed, TestRunner};
 use std::path::{Path, PathBuf};
@@ -243,7 +243,7 @@ fn bundled(dir: &str, ext: &str) -> Vec<PathBuf> {
 
 /// A command's result is acceptable: `Ok` within the limits, or an input error (exit 2)
 /// that left no output folder behind.
-fn acceptable(result: crate::Result<u64>, out: &Path, what: &str) -> Result<(), TestCaseError> {
+fn acceptable(result: breakerlab::Result<u64>, out: &Path, what: &str) -> Result<(), TestCaseError> {
     match result {
         Ok(attempts) => {
             // Poisson draws may exceed the expected count the estimate uses, not twice over.
@@ -267,7 +267,7 @@ fn settings(out: &Path) -> RunSettings {
 }
 
 /// Attempts simulated by every replicate of a run.
-fn attempts(report: &crate::app::run::RunReport) -> u64 {
+fn attempts(report: &breakerlab::app::run::RunReport) -> u64 {
     report.replicates.iter().map(|m| m.attempts).sum()
 }
 
@@ -287,7 +287,7 @@ fn mutated_scenarios_run_or_are_refused() {
             let out = dir.path().join(format!("out{n}"));
             // Parsed as if at the original path, so its relative trace and script paths resolve.
             let result = Scenario::parse(path, &text)
-                .map_err(crate::Error::from)
+                .map_err(breakerlab::Error::from)
                 .and_then(|s| run_scenario(s, &settings(&out)))
                 .map(|r| attempts(&r));
             acceptable(result, &out, &format!("{} edited by {edits:?}", path.display()))
@@ -451,7 +451,7 @@ fn mutated_label_files_replay_or_are_refused() {
             let req = ReplayRequest {
                 trace: Some(root().join(cases[i].0)),
                 labels: Some(labels),
-                fault_duration: Some(crate::Dur::from_secs(180)),
+                fault_duration: Some(breakerlab::Dur::from_secs(180)),
                 rate: Some(1.0),
                 run: settings(&out),
                 ..ReplayRequest::default()
