@@ -206,3 +206,57 @@ fn an_unsorted_log_keeps_each_calls_host() {
         Dur::from_millis(7)
     );
 }
+
+#[test]
+fn a_replay_takes_its_balancer_from_upstream_and_only_that() {
+    let dir = tempfile::tempdir().unwrap();
+    let hosts = "host_column = \"host\"\n[upstream]\nbalancer = \"least_request\"\nchoice_count = 3\n";
+    let s = scenario(dir.path(), &three_hosts(), hosts).unwrap();
+    let w = Workload::build(&s, s.seed, 0).unwrap();
+    let b = w.pool().unwrap().balancer;
+    assert_eq!((b.kind.as_str(), b.choice_count), ("least_request", 3));
+    let e =
+        scenario(dir.path(), &three_hosts(), "[upstream]\nbalancer = \"random\"\n").unwrap_err().to_string();
+    assert!(e.contains("s.toml:3:1") && e.contains("give [trace] host_column"), "{e}");
+    let e = scenario(dir.path(), &three_hosts(), "host_column = \"host\"\n[upstream]\nchoice_count = 3\n")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("`choice_count` applies to balancer = \"least_request\""), "{e}");
+    let e = scenario(dir.path(), &three_hosts(), "host_column = \"host\"\n[upstream]\np50 = \"5ms\"\n")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("takes only [upstream] balancer, choice_count and hash_keys"), "{e}");
+}
+
+#[test]
+fn spans_name_their_host_by_server_address_and_port() {
+    let dir = tempfile::tempdir().unwrap();
+    let span = |t: u64, host: &str, port: &str| {
+        format!(
+            r#"{{"name":"GET /cart","kind":3,"startTimeUnixNano":"{t}","endTimeUnixNano":"{}","attributes":[{{"key":"server.address","value":{{"stringValue":"{host}"}}}}{port}],"status":{{}}}}"#,
+            t + 5_000_000
+        )
+    };
+    let port = r#",{"key":"server.port","value":{"intValue":"7070"}}"#;
+    let spans = [
+        span(1_700_000_000_000_000_000, "cart-1", port),
+        span(1_700_000_001_000_000_000, "cart-0", port),
+        span(1_700_000_002_000_000_000, "cart-1", ""),
+    ];
+    let doc = format!(
+        r#"{{"resourceSpans":[{{"resource":{{"attributes":[]}},"scopeSpans":[{{"spans":[{}]}}]}}]}}"#,
+        spans.join(",")
+    );
+    std::fs::write(dir.path().join("spans.json"), doc).unwrap();
+    let t =
+        crate::trace::load(&dir.path().join("spans.json"), &crate::trace::TraceOptions::default()).unwrap();
+    let crate::trace::Trace::Calls(log) = t else { panic!("a per-call trace") };
+    let hosts = log.hosts().unwrap();
+    assert_eq!(hosts.names, ["cart-0:7070", "cart-1", "cart-1:7070"]);
+    assert!(!hosts.explicit, "found in the format, not named");
+    assert_eq!((0..3).map(|i| log.host_of(i).unwrap()).collect::<Vec<_>>(), [2, 0, 1]);
+    // A named field that a span lacks is refused, located.
+    let named = crate::trace::TraceOptions { host_column: Some("k8s.pod.name".into()), ..Default::default() };
+    let e = crate::trace::load(&dir.path().join("spans.json"), &named).unwrap_err().to_string();
+    assert!(e.contains("resourceSpans[0].scopeSpans[0].spans[0]: no host (field `k8s.pod.name`)"), "{e}");
+}
