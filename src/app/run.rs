@@ -368,10 +368,14 @@ fn simulate_and_write(
 /// The timeline's lane names when the run's breakers are outlier detectors' hosts: a pool
 /// scenario whose run has one instance per (client, host).
 fn host_lanes(scenario: &Scenario, instances: usize) -> Option<Vec<String>> {
-    let Source::Model { pool: Some(pool), .. } = &scenario.source else { return None };
+    let names: Vec<String> = match &scenario.source {
+        Source::Model { pool: Some(pool), .. } => (0..pool.len()).map(|h| format!("host {h}")).collect(),
+        Source::Trace { trace: crate::trace::Trace::Calls(log), .. } => log.hosts()?.names.clone(),
+        _ => return None,
+    };
     let clients = scenario.client.instances.max(1) as usize;
-    (instances > 1 && instances == clients * usize::from(pool.len()))
-        .then(|| crate::report::page::host_lane_names(clients, pool.len()))
+    (instances > 1 && instances == clients * names.len())
+        .then(|| crate::report::page::host_lane_names(clients, &names))
 }
 
 /// The import counts of a trace scenario, as summary.csv columns (none for other scenarios).

@@ -208,13 +208,12 @@ pub fn breaker_names(instances: u32, shared: bool, providers: &[String]) -> Vec<
 }
 
 /// The lanes of a run whose breakers are one outlier detector's hosts per client (instance
-/// `client × hosts + host`): `host 3` with one client, `client 1 · host 3` with several.
-pub fn host_lane_names(clients: usize, hosts: u16) -> Vec<String> {
+/// `client × hosts + host`), each host named by `hosts` (`host 3`, or a replayed log's value
+/// such as `pod-b`): the host's name with one client, `client 1 · host 3` with several.
+pub fn host_lane_names(clients: usize, hosts: &[String]) -> Vec<String> {
     (0..clients)
         .flat_map(|c| {
-            (0..hosts).map(
-                move |h| if clients == 1 { format!("host {h}") } else { format!("client {c} · host {h}") },
-            )
+            hosts.iter().map(move |h| if clients == 1 { h.clone() } else { format!("client {c} · {h}") })
         })
         .collect()
 }
@@ -1269,8 +1268,10 @@ mod tests {
 
     #[test]
     fn host_lanes_follow_the_detectors_instance_order() {
-        assert_eq!(host_lane_names(1, 3), vec!["host 0", "host 1", "host 2"]);
-        let two = host_lane_names(2, 2);
+        let numbered = |n: u16| (0..n).map(|h| format!("host {h}")).collect::<Vec<_>>();
+        assert_eq!(host_lane_names(1, &numbered(3)), vec!["host 0", "host 1", "host 2"]);
+        assert_eq!(host_lane_names(2, &["pod-a".to_string()]), vec!["client 0 · pod-a", "client 1 · pod-a"]);
+        let two = host_lane_names(2, &numbered(2));
         assert_eq!(
             two,
             vec!["client 0 · host 0", "client 0 · host 1", "client 1 · host 0", "client 1 · host 1"]

@@ -138,7 +138,8 @@ fn trace_source(path: &Path, opts: &TraceOptions, traffic: Option<TrafficSpec>) 
         crate::trace::ground_truth(&mut trace, path, opts).map_err(|e| Error::invalid(e.to_string()))?;
     let end = trace.horizon().0.max(1);
     let span = Dur(end.div_ceil(crate::time::MICROS_PER_SEC) * crate::time::MICROS_PER_SEC);
-    Ok((Source::Trace { trace, file: path.to_path_buf(), traffic, truth }, span))
+    let balancer = crate::upstream::pool::BalancerSpec::default();
+    Ok((Source::Trace { trace, file: path.to_path_buf(), traffic, truth, balancer }, span))
 }
 
 /// Reads a whole text file ([`read_input_text`]), with a clear message when it is missing,
@@ -176,7 +177,9 @@ mod tests {
         // Span: the last call ends at 9 s + 29 ms, rounded up to 10 s.
         assert_eq!(s.duration, Dur::from_secs(10));
         assert_eq!(s.import_report().unwrap().rows, 10);
-        let Source::Trace { trace, file, traffic, truth } = &s.source else { panic!("not a trace source") };
+        let Source::Trace { trace, file, traffic, truth, .. } = &s.source else {
+            panic!("not a trace source")
+        };
         assert!(matches!(trace, Trace::Calls(c) if c.len() == 10));
         assert_eq!(file, &dir.path().join("calls.csv"));
         assert!(traffic.is_none());

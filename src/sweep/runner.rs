@@ -126,11 +126,10 @@ pub fn nameable_columns() -> Vec<String> {
 }
 
 /// The metric columns of the results over `scenarios`: [`metric_columns`], then a pool's
-/// scores when one of them has a pool of hosts (`[upstream] hosts`).
+/// scores when one of them has a pool of hosts (`[upstream] hosts`, or a per-call log naming
+/// hosts: [`Scenario::has_pool`]).
 pub fn result_columns(scenarios: &[Scenario]) -> Vec<String> {
-    let pooled =
-        scenarios.iter().any(|s| matches!(&s.source, crate::scenario::Source::Model { pool: Some(_), .. }));
-    if pooled { nameable_columns() } else { metric_columns() }
+    if scenarios.iter().any(Scenario::has_pool) { nameable_columns() } else { metric_columns() }
 }
 
 /// Checks that every metric `named` (an objective's, the constraints') is one of `columns`;
@@ -139,7 +138,7 @@ pub fn check_named(named: impl IntoIterator<Item = Metric>, columns: &[String]) 
     for m in named {
         if !columns.iter().any(|c| c == m.name()) {
             let why = if m.is_pool() {
-                ": a pool's scores need a scenario with a pool of hosts ([upstream] hosts)"
+                ": a pool's scores need a scenario with a pool of hosts ([upstream] hosts, or a per-call log naming hosts)"
             } else {
                 ""
             };

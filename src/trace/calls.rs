@@ -14,6 +14,7 @@ use super::timestamp::{Resolved, TimeFormat};
 use super::{CallTrace, ImportReport, LatencyUnit, StatusKind, TraceError, TraceOptions, to_sim};
 use crate::outcome::OutcomeClass;
 use breakerlab_model::trace::calls::round_non_negative;
+use breakerlab_model::trace::hosts::HostIds;
 
 use std::io::Read;
 use std::path::Path;
@@ -180,9 +181,12 @@ struct Loader<'h> {
     latency: Option<usize>,
     /// The end-time column and its format, when latency is end − start.
     end: Option<(usize, Resolved)>,
-    /// Every call so far, `(absolute µs, latency µs, class)`, once a row came out of time order
-    /// (the trace then waits until all are read and sorted).
-    unsorted: Option<Vec<(i64, u32, OutcomeClass)>>,
+    /// Every call so far, `(absolute µs, latency µs, class, host)`, once a row came out of time
+    /// order (the trace then waits until all are read and sorted).
+    unsorted: Option<Vec<(i64, u32, OutcomeClass, u16)>>,
+    /// The host column (`host_column`), and the host of each call kept, in file order.
+    host: Option<usize>,
+    hosts: HostIds,
     /// The first row out of time order, for the report.
     first_unsorted: Option<String>,
     status: Option<usize>,
@@ -228,6 +232,10 @@ impl Loader<'_> {
             Ok(v) => v,
             Err(e) => return self.bad(e),
         };
+        let host = match self.host.map(|h| self.host_id(row, h)).transpose() {
+            Ok(h) => h.unwrap_or(0),
+            Err(e) => return self.bad(e),
+        };
         if t < self.prev_t && self.unsorted.is_none() {
             // Keep every call from here on with its absolute time; sorted once all are read.
             let epoch = self.epoch.unwrap_or(t);
@@ -235,7 +243,8 @@ impl Loader<'_> {
                 .map(|i| {
                     let at = self.trace.arrival(i).map_or(0, |a| a.0);
                     let answer = self.trace.first_answer(i);
-                    (epoch.saturating_add(at as i64), answer.latency.0 as u32, answer.class)
+                    let host = self.hosts.of_call.get(i).copied().unwrap_or(0);
+                    (epoch.saturating_add(at as i64), answer.latency.0 as u32, answer.class, host)
                 })
                 .collect();
             self.unsorted = Some(calls);
@@ -251,13 +260,29 @@ impl Loader<'_> {
             self.prev_len = time_cell.len().min(self.prev_text.len());
             self.prev_text[..self.prev_len].copy_from_slice(&time_cell[..self.prev_len]);
         }
-        self.push(row.line, t, lat, class);
+        self.push(row.line, t, lat, class, host);
         Ok(())
+    }
+
+    /// The number of the host row `row` names in column `column`: a cell that is empty (or
+    /// `-`) is refused, as is a host beyond the pool's limit.
+    fn host_id(&mut self, row: &Row<'_>, column: usize) -> Result<u16, TraceError> {
+        let cell = row.cell(column)?;
+        if cell.is_empty() || cell == b"-" {
+            return Err(
+                row.bad(column, "a host name (the column `host_column` names; every call needs its host)")
+            );
+        }
+        let value = String::from_utf8_lossy(cell);
+        self.hosts.id(&value).map_err(|message| TraceError::Format {
+            file: self.header.file.clone(),
+            message: format!("line {}, column `{}`: {message}", row.line, self.header.names[column]),
+        })
     }
 
     /// Appends a row: `t` absolute µs, `lat` whole µs.
     #[inline]
-    fn push(&mut self, line: u64, t: i64, lat: u64, class: OutcomeClass) {
+    fn push(&mut self, line: u64, t: i64, lat: u64, class: OutcomeClass, host: u16) {
         self.prev_t = t;
         self.prev_line = line;
         let epoch = *self.epoch.get_or_insert(t);
@@ -266,8 +291,11 @@ impl Loader<'_> {
         }
         let lat = lat.min(u64::from(u32::MAX)) as u32;
         if let Some(calls) = &mut self.unsorted {
-            calls.push((t, lat, class));
+            calls.push((t, lat, class, host));
             return;
+        }
+        if self.host.is_some() {
+            self.hosts.of_call.push(host);
         }
         let at = to_sim(t, epoch);
         let trace = &mut self.trace;
@@ -452,6 +480,10 @@ pub fn from_reader<R: Read>(file: &str, input: R, opts: &TraceOptions) -> Result
         };
         report.columns.push(("status".into(), format!("{}{flag}", header.names[i])));
     }
+    let host = opts.host_column.as_deref().map(|name| header.named(name, "host_column")).transpose()?;
+    if let Some(h) = host {
+        report.columns.push(("host".into(), header.names[h].clone()));
+    }
     let mut filters = Vec::new();
     for clause in super::spans::Filter::parse(&opts.filters)?.clauses() {
         let (key, glob) = clause;
@@ -465,6 +497,8 @@ pub fn from_reader<R: Read>(file: &str, input: R, opts: &TraceOptions) -> Result
         end: end_fmt.filter(|_| latency.is_none()),
         unsorted: None,
         first_unsorted: None,
+        host,
+        hosts: HostIds::new(),
         status,
         how,
         time_format: opts.time_format,
@@ -493,7 +527,17 @@ pub fn from_reader<R: Read>(file: &str, input: R, opts: &TraceOptions) -> Result
         load.row(&Row { record: &record, line, header: &header })?;
     }
     let Loader {
-        mut trace, format, epoch, clipped, filtered, first_filtered, unsorted, first_unsorted, ..
+        mut trace,
+        format,
+        epoch,
+        clipped,
+        filtered,
+        first_filtered,
+        unsorted,
+        first_unsorted,
+        host,
+        mut hosts,
+        ..
     } = load;
     trace.report.notes.extend(reader.assumed());
     if format == Some(Resolved::Datetime) {
@@ -540,12 +584,29 @@ pub fn from_reader<R: Read>(file: &str, input: R, opts: &TraceOptions) -> Result
             calls.len(),
             header.names[time]
         ));
-        return CallTrace::from_calls(report, calls.into_iter().map(|(t, l, c)| (t, f64::from(l), c)), opts);
+        hosts.of_call = calls.iter().map(|c| c.3).collect();
+        let mut trace =
+            CallTrace::from_calls(report, calls.into_iter().map(|(t, l, c, _)| (t, f64::from(l), c)), opts)?;
+        if host.is_some() {
+            attach_hosts(&mut trace, hosts)?;
+        }
+        return Ok(trace);
     }
     trace.report.epoch_offset_us = epoch.unwrap_or(0);
     trace.report.rows_used = trace.len() as u64;
     trace.shrink_to_fit();
+    if host.is_some() {
+        attach_hosts(&mut trace, hosts)?;
+    }
     Ok(trace)
+}
+
+/// Gives `trace` the hosts of its calls from a named host column, and says so in its report.
+fn attach_hosts(trace: &mut CallTrace, hosts: HostIds) -> Result<(), TraceError> {
+    trace.set_hosts(hosts, true)?;
+    let names = trace.hosts().map(|h| h.names.clone()).unwrap_or_default();
+    trace.report.notes.push(super::hosts_note(&names));
+    Ok(())
 }
 
 #[cfg(test)]

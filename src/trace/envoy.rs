@@ -222,12 +222,12 @@ pub fn read<R: Read>(file: &str, input: R, out: &mut Collector) -> Result<(), Tr
             continue;
         }
         let parsed =
-            parse_line(line, out.filters(), &mut dates).map_err(|e| e.to_string()).and_then(
-                |l| match class_of(l.code, l.flags) {
+            parse_line(line, out.wants_fields(), &mut dates).map_err(|e| e.to_string()).and_then(|l| {
+                match class_of(l.code, l.flags) {
                     Some(c) => Ok((l, c)),
                     None => Err(format!("RESPONSE_CODE {} is not an HTTP status", l.code)),
-                },
-            );
+                }
+            });
         let (l, class) = match parsed {
             Ok(v) => v,
             Err(message) => {

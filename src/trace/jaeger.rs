@@ -156,7 +156,10 @@ fn trace(
             unknown.count += 1;
             unknown.first.get_or_insert_with(|| format!("{} {:?}", at(), sp.process_id));
         }
-        out.offer(span, at, |_| None);
+        let process = t.processes.get(&*sp.process_id);
+        out.offer(span, at, |key| {
+            tag(&sp.tags, key).or_else(|| process.and_then(|p| tag(&p.tags, key))).and_then(Scalar::text)
+        });
     }
     for (j, sp, span) in held {
         let at = || format!("data[{i}].spans[{j}]");

@@ -23,6 +23,8 @@ pub(crate) mod detect;
 pub mod envoy;
 pub mod grafana;
 pub mod har;
+#[cfg(test)]
+mod host_replay_tests;
 pub mod interval;
 pub mod jaeger;
 pub(crate) mod json;
@@ -45,6 +47,7 @@ pub use slo::SloRule;
 
 use crate::time::{Dur, SimTime};
 use crate::truth::IncidentWindow;
+use crate::upstream::pool::HostWindow;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -140,7 +143,10 @@ pub fn ground_truth(
         }
         None => opts,
     };
-    let windows = windows(trace, path, opts)?;
+    let mut windows = windows(trace, path, opts)?;
+    if let Some(per_host) = host_truth(trace, path, opts, windows.as_deref())? {
+        windows = Some(per_host);
+    }
     if let (Some(kept), Some(_)) = (&windows, &opts.labels) {
         let everywhere =
             TimeBase { epoch_us: i64::MIN / 4, horizon: SimTime(u64::MAX / 2), ..trace.time_base() };
@@ -184,6 +190,84 @@ fn windows(
         }
         Trace::Calls(_) => labels::load(opts, path, &trace.time_base(), None),
     }
+}
+
+/// The ground truth of each host of a per-call log that names hosts: an SLO rule read over each
+/// host's own calls (bucketed on the log's grid), so a window names the host that broke it;
+/// labels, a label column or any other windows (`whole`) hit every host. Under a named host
+/// column (the log then always replays as a pool), also the run's ground truth: each per-host
+/// window as an incident whose kind names its host (`pod-b:slo`), as a modelled pool's do.
+fn host_truth(
+    trace: &mut Trace,
+    path: &Path,
+    opts: &TraceOptions,
+    whole: Option<&[IncidentWindow]>,
+) -> Result<Option<Vec<IncidentWindow>>, TraceError> {
+    let Trace::Calls(log) = trace else { return Ok(None) };
+    let Some(hosts) = log.hosts() else { return Ok(None) };
+    let (names, explicit) = (hosts.names.clone(), hosts.explicit);
+    let n = hosts.len();
+    let mut out = Vec::new();
+    let mut kinds = Vec::new();
+    if opts.slo.is_some() {
+        let step = opts.slo_interval.unwrap_or(Dur::from_secs(60));
+        for h in 0..n {
+            let Some(sub) = log.host_calls(h) else { continue };
+            let buckets = sub.aggregate(step)?;
+            // The buckets start at the host's first call: move their windows to the log's base.
+            let shift = Dur(u64::try_from(buckets.epoch_offset_us() - log.epoch_offset_us()).unwrap_or(0));
+            let windows = labels::load(opts, path, &buckets.time_base(), Some(&buckets))?.unwrap_or_default();
+            for w in windows {
+                let (start, end) = (w.start + shift, (w.end + shift).min(log.horizon()));
+                if start < end {
+                    out.push(HostWindow { start, end, hosts: vec![h], expect: w.expect });
+                    kinds.push(format!("{}:{}", names[usize::from(h)], w.kind));
+                }
+            }
+        }
+    } else if let Some(whole) = whole {
+        let all: Vec<u16> = (0..n).collect();
+        out.extend(whole.iter().map(|w| HostWindow {
+            start: w.start,
+            end: w.end,
+            hosts: all.clone(),
+            expect: w.expect,
+        }));
+        kinds.extend(whole.iter().map(|w| w.kind.clone()));
+    }
+    let mut order: Vec<usize> = (0..out.len()).collect();
+    order.sort_by_key(|&i| (out[i].start, out[i].end, out[i].hosts.first().copied()));
+    let truth = (explicit && (opts.slo.is_some() || whole.is_some())).then(|| {
+        order
+            .iter()
+            .map(|&i| IncidentWindow {
+                start: out[i].start,
+                end: out[i].end,
+                kind: kinds[i].clone(),
+                expect: out[i].expect,
+            })
+            .collect()
+    });
+    let sorted: Vec<HostWindow> = order.iter().map(|&i| out[i].clone()).collect();
+    if let Some(hosts) = Arc::get_mut(log).and_then(CallTrace::hosts_mut) {
+        hosts.windows = sorted;
+    }
+    Ok(truth)
+}
+
+/// The import report's line for a log whose calls name their hosts.
+pub(crate) fn hosts_note(names: &[String]) -> String {
+    const SHOWN: usize = 8;
+    let mut list = names.iter().take(SHOWN).map(String::as_str).collect::<Vec<_>>().join(", ");
+    if names.len() > SHOWN {
+        list.push_str(&format!(", ... ({} more)", names.len() - SHOWN));
+    }
+    format!(
+        "calls name {} host{} ({list}): numbered in sorted order, they replay as a pool (each call to its \
+         logged host while that host is in rotation)",
+        names.len(),
+        if names.len() == 1 { "" } else { "s" }
+    )
 }
 
 /// The format the options name, or the one `path`'s header suggests (see [`load`]).

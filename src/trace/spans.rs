@@ -10,6 +10,7 @@
 
 use super::{CallTrace, ImportReport, TraceError, TraceFormat, TraceOptions};
 use crate::outcome::OutcomeClass;
+use breakerlab_model::trace::hosts::HostIds;
 use std::borrow::Cow;
 use std::path::Path;
 
@@ -128,6 +129,13 @@ pub struct Collector {
     filter: Filter,
     skip_bad: bool,
     spans: Vec<Span>,
+    /// The host of each span in `spans` ([`NO_HOST`] when it names none), while hosts are
+    /// collected: from `host_column`, or from the format's own host field.
+    hosts: Option<HostIds>,
+    span_hosts: Vec<u16>,
+    host_key: HostKey,
+    /// The first host that cannot be used, under a named `host_column` (reported by `finish`).
+    host_error: Option<TraceError>,
     read: u64,
     filtered: u64,
     first_filtered: Option<String>,
@@ -143,6 +151,10 @@ impl Collector {
             filter: Filter::parse(&opts.filters)?,
             skip_bad: opts.skip_bad_rows,
             spans: Vec::new(),
+            hosts: None,
+            span_hosts: Vec::new(),
+            host_key: HostKey::None,
+            host_error: None,
             read: 0,
             filtered: 0,
             first_filtered: None,
@@ -152,9 +164,65 @@ impl Collector {
         })
     }
 
-    /// Whether any filter is set (importers skip field lookups otherwise).
+    /// Whether any filter is set.
     pub fn filters(&self) -> bool {
         !self.filter.is_empty()
+    }
+
+    /// Whether a span's fields are asked for: a filter is set or hosts are collected
+    /// (importers skip field lookups otherwise).
+    pub fn wants_fields(&self) -> bool {
+        self.filters() || self.hosts.is_some()
+    }
+
+    /// Collects the host of each span: from the field `host_column` names, else from
+    /// `format`'s own host field (Envoy's `upstream_host`; a span's `server.address` or
+    /// `net.peer.name`, with its port when one is given).
+    pub fn collect_hosts(&mut self, format: TraceFormat, opts: &TraceOptions) {
+        self.host_key = match (&opts.host_column, format) {
+            (Some(name), _) => HostKey::Named(name.clone()),
+            (None, TraceFormat::Envoy) => HostKey::Fields(&[("upstream_host", None)]),
+            (None, TraceFormat::Otlp | TraceFormat::Jaeger) => HostKey::Fields(&[
+                ("server.address", Some("server.port")),
+                ("net.peer.name", Some("net.peer.port")),
+            ]),
+            (None, _) => HostKey::None,
+        };
+        if self.host_key != HostKey::None {
+            self.hosts = Some(HostIds::new());
+        }
+    }
+
+    /// Notes the host of a span just kept; under a named column a span without one (or one
+    /// too many) is an error, else hosts are not used.
+    fn note_host<'a>(
+        &mut self,
+        refused: bool,
+        at: &impl Fn() -> String,
+        field: &impl Fn(&str) -> Option<Cow<'a, str>>,
+    ) {
+        let Some(ids) = &mut self.hosts else { return };
+        let value = self.host_key.value(field).filter(|v| !v.is_empty() && v != "-");
+        let id = match value {
+            Some(v) => ids.id(&v).map_err(|m| format!("{}: {m}", at())),
+            // A call the proxy refused takes the host of the call whose answer it takes.
+            None if refused => Ok(NO_HOST),
+            None => Err(format!(
+                "{}: no host ({}): every call needs one to replay onto a pool of hosts",
+                at(),
+                self.host_key.describe()
+            )),
+        };
+        match id {
+            Ok(id) => self.span_hosts.push(id),
+            Err(message) => {
+                if let HostKey::Named(_) = self.host_key {
+                    self.host_error.get_or_insert(TraceError::Format { file: String::new(), message });
+                }
+                self.hosts = None;
+                self.span_hosts = Vec::new();
+            }
+        }
     }
 
     /// Offers one span; `at` names it, `field` answers the filter's keys.
@@ -166,12 +234,13 @@ impl Collector {
     ) {
         self.read += 1;
         if !self.filter.is_empty()
-            && let Some(why) = self.filter.reject(field)
+            && let Some(why) = self.filter.reject(&field)
         {
             self.filtered += 1;
             self.first_filtered.get_or_insert_with(|| format!("{}: {why}", at()));
             return;
         }
+        self.note_host(span.class.is_none(), &at, &field);
         self.spans.push(span);
     }
 
@@ -200,6 +269,9 @@ impl Collector {
         format: TraceFormat,
         opts: &TraceOptions,
     ) -> Result<CallTrace, TraceError> {
+        if let Some(TraceError::Format { message, .. }) = self.host_error.take() {
+            return Err(TraceError::Format { file: file.into(), message });
+        }
         let mut report = ImportReport { file: file.to_string(), rows: self.read, ..ImportReport::default() };
         report.bad_rows_skipped = self.bad;
         report.first_bad_row = self.first_bad.take();
@@ -223,29 +295,91 @@ impl Collector {
             return Err(TraceError::Format { file: file.into(), message });
         }
         if !self.spans.is_sorted_by_key(|s| s.t_us) {
-            self.spans.sort_by_key(|s| s.t_us);
+            if self.hosts.is_some() {
+                let mut both: Vec<(Span, u16)> =
+                    self.spans.iter().copied().zip(self.span_hosts.iter().copied()).collect();
+                both.sort_by_key(|(s, _)| s.t_us);
+                (self.spans, self.span_hosts) = both.into_iter().unzip();
+            } else {
+                self.spans.sort_by_key(|s| s.t_us);
+            }
             report
                 .notes
                 .push("spans sorted by start time (the file lists them by trace or by completion)".into());
         }
-        let refused = answer_refused(&mut self.spans);
+        let hosts = if self.hosts.is_some() { Some(self.span_hosts.as_mut_slice()) } else { None };
+        let refused = answer_refused(&mut self.spans, hosts);
         if refused > 0 {
             report.notes.push(format!(
                 "{refused} calls were refused by the proxy's own circuit breaker (UO): they arrive as logged and \
                  are answered like the nearest call that reached the dependency"
             ));
         }
-        CallTrace::from_calls(
+        let mut trace = CallTrace::from_calls(
             report,
             self.spans.iter().map(|s| (s.t_us, s.latency_us, s.class.unwrap_or(OutcomeClass::Error))),
             opts,
-        )
+        )?;
+        // Refused calls when no call reached a host: their hosts stay unknown, hosts unused.
+        if let Some(mut ids) = self.hosts.take().filter(|_| !self.span_hosts.contains(&NO_HOST)) {
+            ids.of_call = std::mem::take(&mut self.span_hosts);
+            let explicit = matches!(self.host_key, HostKey::Named(_));
+            trace.set_hosts(ids, explicit)?;
+            if explicit {
+                let names = trace.hosts().map(|h| h.names.clone()).unwrap_or_default();
+                trace.report.notes.push(super::hosts_note(&names));
+            }
+        }
+        Ok(trace)
     }
 }
 
-/// Gives each span without a class the answer of the nearest span with one (earlier on a tie);
-/// returns how many there were. Spans are sorted by start.
-fn answer_refused(spans: &mut [Span]) -> usize {
+/// The host of a span that names none (a call its proxy refused), until it takes the host of
+/// the call it is answered like.
+const NO_HOST: u16 = u16::MAX;
+
+/// Where a span's host is read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum HostKey {
+    /// Not collected.
+    None,
+    /// The field `host_column` names.
+    Named(String),
+    /// The first of these fields a span has, each with its port field.
+    Fields(&'static [(&'static str, Option<&'static str>)]),
+}
+
+impl HostKey {
+    /// The host a span's `field`s give, with its port when the format has a port field.
+    fn value<'a>(&self, field: &impl Fn(&str) -> Option<Cow<'a, str>>) -> Option<String> {
+        match self {
+            HostKey::None => None,
+            HostKey::Named(name) => field(name).map(Cow::into_owned),
+            HostKey::Fields(keys) => keys.iter().find_map(|(key, port)| {
+                let host = field(key).filter(|h| !h.is_empty())?;
+                Some(match port.and_then(field) {
+                    Some(port) => format!("{host}:{port}"),
+                    None => host.into_owned(),
+                })
+            }),
+        }
+    }
+
+    /// The field(s) read, for messages.
+    fn describe(&self) -> String {
+        match self {
+            HostKey::None => String::new(),
+            HostKey::Named(name) => format!("field `{name}`"),
+            HostKey::Fields(keys) => {
+                keys.iter().map(|(k, _)| format!("`{k}`")).collect::<Vec<_>>().join(" or ")
+            }
+        }
+    }
+}
+
+/// Gives each span without a class the answer of the nearest span with one (earlier on a tie),
+/// and its host when `hosts` are given; returns how many there were. Spans are sorted by start.
+fn answer_refused(spans: &mut [Span], mut hosts: Option<&mut [u16]>) -> usize {
     let refused = spans.iter().filter(|s| s.class.is_none()).count();
     if refused == 0 || refused == spans.len() {
         return refused;
@@ -271,6 +405,11 @@ fn answer_refused(spans: &mut [Span]) -> usize {
         };
         spans[i].latency_us = spans[pick].latency_us;
         spans[i].class = spans[pick].class;
+        if let Some(hosts) = hosts.as_deref_mut()
+            && hosts[i] == NO_HOST
+        {
+            hosts[i] = hosts[pick];
+        }
     }
     refused
 }
@@ -279,6 +418,7 @@ fn answer_refused(spans: &mut [Span]) -> usize {
 pub fn load(path: &Path, format: TraceFormat, opts: &TraceOptions) -> Result<CallTrace, TraceError> {
     let file = path.display().to_string();
     let mut spans = Collector::new(opts)?;
+    spans.collect_hosts(format, opts);
     match format {
         TraceFormat::Otlp => super::otlp::read(&file, &super::json::read(path)?, &mut spans)?,
         TraceFormat::Jaeger => super::jaeger::read(&file, &super::json::read(path)?, &mut spans)?,
@@ -371,7 +511,7 @@ mod tests {
         let s = |t: i64, c: Option<OutcomeClass>| Span { t_us: t, latency_us: t as f64, class: c };
         let mut spans =
             vec![s(0, Some(OutcomeClass::Ok)), s(4, None), s(10, Some(OutcomeClass::Error)), s(12, None)];
-        assert_eq!(answer_refused(&mut spans), 2);
+        assert_eq!(answer_refused(&mut spans, None), 2);
         assert_eq!((spans[1].class, spans[1].latency_us), (Some(OutcomeClass::Ok), 0.0));
         assert_eq!((spans[3].class, spans[3].latency_us), (Some(OutcomeClass::Error), 10.0));
     }

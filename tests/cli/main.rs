@@ -10,6 +10,7 @@ mod exits;
 mod explain;
 mod formats;
 mod hostile;
+mod hosts;
 mod import;
 mod nesting;
 mod output;

@@ -198,13 +198,26 @@ impl Reading<'_> {
         inputs: &mut Vec<PathBuf>,
     ) -> Result<(Source, Dur), InputError> {
         let span = table.span();
-        if file.upstream.is_some() || !incidents.is_empty() {
+        let balancer_only = file.upstream.as_ref().is_none_or(|u| {
+            let rest =
+                UpstreamSpec { balancer: None, choice_count: None, hash_keys: None, ..u.get_ref().clone() };
+            rest == UpstreamSpec::default()
+        });
+        if !balancer_only || !incidents.is_empty() {
             return Err(self.at(
                 span,
                 "a trace scenario takes the dependency's behaviour and ground truth from [trace]; \
-                 remove [upstream] and [[incidents]] (give labels, label_column or slo instead)",
+                 remove [upstream] and [[incidents]] (give labels, label_column or slo instead; a log that \
+                 names its hosts takes only [upstream] balancer, choice_count and hash_keys)",
             ));
         }
+        // The balancer in front of the hosts a log names, checked as a pool's.
+        let upstream_span = file.upstream.as_ref().map(Spanned::span);
+        let balancer = self
+            .checked(file.upstream.take(), "[upstream]", |u| {
+                UpstreamSpec { hosts: Some(1), ..u.clone() }.validate()
+            })?
+            .map(|u| crate::upstream::pool::BalancerSpec::of(&u));
         if !file.providers.is_empty() || file.routing.is_some() || !file.hosts.is_empty() {
             return Err(self.at(
                 span,
@@ -216,9 +229,25 @@ impl Reading<'_> {
             return Err(self.at(span, super::TRACE_NEEDS_FILE));
         }
         let traffic = self.checked(file.traffic.take(), "[traffic]", TrafficSpec::validate)?;
-        let (source, horizon, read) =
+        let (mut source, horizon, read) =
             self.inputs.trace(self.path, opts, traffic).map_err(|m| self.at(span, m))?;
         inputs.extend(read);
+        if let (Some(chosen), Some(at)) = (balancer, upstream_span) {
+            match &mut source {
+                Source::Trace { trace: crate::trace::Trace::Calls(log), balancer, traffic: None, .. }
+                    if log.hosts().is_some() =>
+                {
+                    *balancer = chosen;
+                }
+                _ => {
+                    return Err(self.at(
+                        at,
+                        "[upstream] balancer balances the hosts a per-call log names: give [trace] host_column \
+                         (or replay a log with upstream_host, server.address or net.peer.name)",
+                    ));
+                }
+            }
+        }
         let duration = match file.duration.take() {
             Some(d) => self.duration(d)?,
             None => horizon,

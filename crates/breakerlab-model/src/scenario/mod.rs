@@ -125,6 +125,9 @@ pub enum Source {
         /// Ground truth from labels, a label column or an SLO rule; `None` when none was given
         /// (the run then reports only what needs no ground truth).
         truth: Option<Vec<IncidentWindow>>,
+        /// The balancer in front of the hosts a per-call log names (`[upstream] balancer`,
+        /// round robin by default): used when the log replays as a pool.
+        balancer: crate::upstream::pool::BalancerSpec,
     },
     /// Arrivals from the traffic model; each request is routed across several providers, each
     /// with its own dependency model, incidents, breakers and price (`[[providers]]`).
@@ -231,6 +234,17 @@ impl Scenario {
     /// Resolves a policy for this scenario, turning a policy error into an input error.
     pub fn resolve_policy(&self, spec: &PolicySpec) -> Result<PolicyConfig, InputError> {
         spec.resolve().map_err(|e| InputError::argument(format!("policy `{}`: {e}", spec.preset)))
+    }
+
+    /// Whether runs of this scenario may send to a pool of hosts: `[upstream] hosts`, or a
+    /// per-call log that names each call's host (run as a pool by outlier detectors, or by any
+    /// policy when `host_column` names the column).
+    pub fn has_pool(&self) -> bool {
+        match &self.source {
+            Source::Model { pool, .. } => pool.is_some(),
+            Source::Trace { trace: Trace::Calls(log), traffic: None, .. } => log.hosts().is_some(),
+            _ => false,
+        }
     }
 
     /// The arrival process, when arrivals are modelled rather than logged.

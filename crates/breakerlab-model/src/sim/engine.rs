@@ -408,7 +408,8 @@ impl<'a> Engine<'a> {
             })
             .collect();
         let per_slot = router.providers() as usize;
-        let pool = workload.pool().map(|p| {
+        let any_detector = slots.iter().any(|s| s.policy.outlier().is_some());
+        let pool = workload.pool().filter(|p| p.runs(any_detector)).map(|p| {
             let policies: Vec<&PolicyConfig> = slots.iter().map(|s| s.policy).collect();
             Box::new(PoolRun::new(p, slot_count, &policies, &workload.seed, opts.explain))
         });

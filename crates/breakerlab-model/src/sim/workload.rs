@@ -100,6 +100,10 @@ pub struct Workload {
     /// False when there is no ground truth at all (a script without incidents): scores that
     /// need it are left empty.
     pub truth_known: bool,
+    /// A per-call log that names each call's host, as a pool ([`Pool::replay`]): run by an
+    /// engine whose policies include an outlier detector or when the scenario named the host
+    /// column ([`Pool::runs`]); any other run replays the log as one dependency.
+    replay_pool: Option<Box<Pool>>,
 }
 
 /// Where a workload's arrivals come from.
@@ -255,6 +259,7 @@ impl Workload {
             truth: Vec::new(),
             capacity: None,
             truth_known: true,
+            replay_pool: None,
         };
         match &scenario.source {
             Source::Model { traffic, upstream, incidents, pool: Some(pool) } => {
@@ -288,7 +293,8 @@ impl Workload {
                 }
                 w.arrivals = Arrivals::Script(Arc::clone(rows));
             }
-            Source::Trace { trace, traffic, truth, .. } => {
+            Source::Trace { trace, traffic, truth, balancer: replay_balancer, .. } => {
+                let replay_balancer = *replay_balancer;
                 w.arrivals = match (trace, traffic) {
                     (_, Some(model)) => Arrivals::Traffic(model.clone(), scenario.duration),
                     (Trace::Interval(t), None) if t.has_counts() => Arrivals::Counts(Arc::clone(t)),
@@ -301,6 +307,9 @@ impl Workload {
                     Trace::Interval(t) => Answers::Interval(Arc::clone(t)),
                     Trace::Calls(c) => Answers::Calls(Arc::clone(c)),
                 };
+                if let (Trace::Calls(c), None) = (trace, traffic) {
+                    w.replay_pool = Pool::replay(c, replay_balancer).map(Box::new);
+                }
                 w.truth = truth.clone().unwrap_or_default();
                 w.truth_known = truth.is_some();
             }
@@ -384,12 +393,23 @@ impl Workload {
 
     /// The answer of host `host` of the pool to `attempt` of `request`, sent at `at`, with its
     /// status code ([`Pool::answer`]): drawn from `seed.draw(Stream::Upstream, request,
-    /// attempt)`, the same numbers whichever host the balancer chose.
+    /// attempt)`, the same numbers whichever host the balancer chose. A replayed pool answers
+    /// a first attempt sent to the host its log names with the logged answer, and any other
+    /// attempt from that host's logged calls nearest `at`.
     #[inline]
     pub fn host_answer(&self, host: u16, request: u64, attempt: u32, at: SimTime) -> (Answer, u16) {
         match &self.answers {
             Answers::Pool(pool) => {
                 pool.answer(host, at, &mut self.seed.draw(Stream::Upstream, request, attempt))
+            }
+            Answers::Calls(log) if self.replay_pool.is_some() => {
+                if attempt == 1 && log.host_of(request) == Some(host) {
+                    let a = log.first_answer(request as usize);
+                    return (a, Pool::class_code(a.class));
+                }
+                let a =
+                    log.answer_near_host(host, at, &mut self.seed.draw(Stream::Upstream, request, attempt));
+                (a, Pool::class_code(a.class))
             }
             _ => {
                 let a = self.answer(request, attempt, at);
@@ -399,11 +419,12 @@ impl Workload {
         }
     }
 
-    /// The pool of hosts, for a scenario with `[upstream] hosts`.
+    /// The pool of hosts, for a scenario with `[upstream] hosts` or a per-call log that names
+    /// hosts (which a run uses only when [`Pool::runs`]).
     pub fn pool(&self) -> Option<&Pool> {
         match &self.answers {
             Answers::Pool(p) => Some(p),
-            _ => None,
+            _ => self.replay_pool.as_deref(),
         }
     }
 

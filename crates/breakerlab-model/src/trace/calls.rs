@@ -7,6 +7,7 @@
 //! timeout is an `error` answer at the logged latency (the log knows only that the dependency
 //! took at least that long; the replay client's own timeout applies on top).
 
+use super::hosts::{HostColumn, HostIds};
 use super::{ImportReport, IntervalTrace, TraceError, TraceOptions, to_sim};
 use crate::outcome::{Answer, OutcomeClass};
 use crate::time::{Dur, SimTime};
@@ -23,6 +24,8 @@ pub struct CallTrace {
     horizon: SimTime,
     /// What the import did (the loader adds what it knows: format, span).
     pub report: ImportReport,
+    /// The host of each call, when the log names one (see [`super::hosts`]).
+    hosts: Option<Box<HostColumn>>,
 }
 
 /// `x` (finite, at least 0) rounded half away from zero, as `f64::round` does, without the
@@ -47,6 +50,7 @@ impl CallTrace {
             offset_s,
             horizon: SimTime::ZERO,
             report,
+            hosts: None,
         }
     }
 
@@ -95,7 +99,8 @@ impl CallTrace {
         }
         report.epoch_offset_us = epoch.unwrap_or(0);
         report.rows_used = times.len() as u64;
-        Ok(CallTrace { times, latency_us, class, near, offset_s: opts.offset_seconds()?, horizon, report })
+        let offset_s = opts.offset_seconds()?;
+        Ok(CallTrace { times, latency_us, class, near, offset_s, horizon, report, hosts: None })
     }
 
     /// Per-interval aggregates of the log, for SLO rules and charts: buckets of `step` from the
@@ -181,14 +186,40 @@ impl CallTrace {
     /// is |t − at|, ties going to the earlier call. Allocation-free, O(near_calls).
     pub fn answer_near<R: Rng + ?Sized>(&self, at: SimTime, rng: &mut R) -> Answer {
         let n = self.times.len();
+        let right = self.times.partition_point(|t| *t < at);
+        self.first_answer(self.near_index(n, right, |i| self.times[i], at, rng))
+    }
+
+    /// Host `host`'s answer to an attempt at `at` (a request its log sent elsewhere, a retry,
+    /// a health check): one of the `near_calls` calls of that host nearest in time to `at`,
+    /// chosen as [`CallTrace::answer_near`] chooses among all calls. Allocation-free.
+    pub fn answer_near_host<R: Rng + ?Sized>(&self, host: u16, at: SimTime, rng: &mut R) -> Answer {
+        let Some(hosts) = &self.hosts else { return self.answer_near(at, rng) };
+        let calls = hosts.calls_of(host);
+        let time = |i: usize| self.times[calls[i] as usize];
+        let right = calls.partition_point(|&c| self.times[c as usize] < at);
+        let k = self.near_index(calls.len(), right, time, at, rng);
+        self.first_answer(calls[k] as usize)
+    }
+
+    /// Position (in `0..n`, ordered by `time`) of the call drawn among the `near` nearest to
+    /// `at`; `right` is the first position at or after `at`. One draw from `rng`.
+    #[inline]
+    fn near_index<R: Rng + ?Sized>(
+        &self,
+        n: usize,
+        mut right: usize,
+        time: impl Fn(usize) -> SimTime,
+        at: SimTime,
+        rng: &mut R,
+    ) -> usize {
         let k = self.near.min(n);
         let pick = rng.random_range(0..k);
-        let mut right = self.times.partition_point(|t| *t < at);
         let mut left = right; // candidates are left-1, left-2, ... and right, right+1, ...
         let mut chosen = 0;
         for _ in 0..=pick {
             let take_left = match (left > 0, right < n) {
-                (true, true) => at - self.times[left - 1] <= self.times[right] - at,
+                (true, true) => at - time(left - 1) <= time(right) - at,
                 (true, false) => true,
                 _ => false,
             };
@@ -200,7 +231,49 @@ impl CallTrace {
                 right += 1;
             }
         }
-        self.first_answer(chosen)
+        chosen
+    }
+
+    /// Attaches the host of each call (`ids.of_call`, one per call in log order), numbered by
+    /// sorted value; `explicit` when the scenario named the column. An error when the counts
+    /// differ (an importer's mistake, never the user's).
+    pub fn set_hosts(&mut self, ids: HostIds, explicit: bool) -> Result<(), TraceError> {
+        if ids.of_call.len() != self.times.len() {
+            return Err(TraceError::Option {
+                option: "host_column",
+                message: format!("{} hosts read for {} calls", ids.of_call.len(), self.times.len()),
+            });
+        }
+        self.hosts = Some(Box::new(HostColumn::new(ids, explicit)));
+        Ok(())
+    }
+
+    /// The hosts of the calls, when the log names them.
+    pub fn hosts(&self) -> Option<&HostColumn> {
+        self.hosts.as_deref()
+    }
+
+    /// The hosts, to set their ground truth while the import is not yet shared.
+    pub fn hosts_mut(&mut self) -> Option<&mut HostColumn> {
+        self.hosts.as_deref_mut()
+    }
+
+    /// The host logged call `request` went to, when the log names hosts.
+    #[inline]
+    pub fn host_of(&self, request: u64) -> Option<u16> {
+        self.hosts.as_ref().and_then(|h| h.host_of(usize::try_from(request).ok()?))
+    }
+
+    /// Host `host`'s calls alone, on the log's time base (time zero and epoch unchanged), for
+    /// per-host ground truth; `None` without hosts.
+    pub fn host_calls(&self, host: u16) -> Option<CallTrace> {
+        let calls = self.hosts.as_ref()?.calls_of(host);
+        let mut sub = CallTrace::new(self.near, self.offset_s, self.report.clone());
+        for &i in calls {
+            let i = i as usize;
+            sub.push(self.times[i], self.latency_us[i], self.class[i]);
+        }
+        Some(sub)
     }
 
     /// End of the log: the latest completion (arrival plus latency) of any logged call.

@@ -12,6 +12,7 @@
 //! [`CallTrace::arrivals`] give sorted arrival times.
 
 pub mod calls;
+pub mod hosts;
 pub mod interval;
 pub mod quantile;
 pub mod timestamp;
@@ -298,6 +299,11 @@ pub struct TraceOptions {
     /// given, they are the trace and `file` is not read.
     #[serde(default)]
     pub series: Vec<String>,
+    /// The column (per-call CSV) or field (span formats) naming the host each call went to
+    /// (`pod`, `k8s.pod.name`): its values become the hosts of a pool, and the log replays as
+    /// one whatever the policy. Without it, a format's own host field (Envoy's `upstream_host`,
+    /// a span's `server.address` or `net.peer.name`) is used by outlier-detector policies.
+    pub host_column: Option<String>,
     /// Span filters `key=glob` (all must match), e.g. `service=frontend*` (see [`spans`]).
     #[serde(default, rename = "where")]
     pub filters: Vec<String>,

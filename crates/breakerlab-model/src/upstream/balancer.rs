@@ -174,7 +174,14 @@ impl Balancer {
         Some(host)
     }
 
-    /// A request to `host` picked by [`Balancer::pick`] finished.
+    /// Counts a request sent to `host` without a pick (a replay's logged host), as
+    /// [`Balancer::pick`] counts the host it picks; returns `host`.
+    pub fn assign(&mut self, host: u16) -> u16 {
+        self.active[usize::from(host)] += 1;
+        host
+    }
+
+    /// A request to `host` picked by [`Balancer::pick`] (or [`Balancer::assign`]) finished.
     pub fn finished(&mut self, host: u16) {
         let a = &mut self.active[usize::from(host)];
         *a = a.saturating_sub(1);

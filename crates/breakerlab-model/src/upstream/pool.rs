@@ -13,10 +13,12 @@ use super::{Dependency, IncidentSpec, UpstreamSpec};
 use crate::outcome::{Answer, OutcomeClass};
 use crate::rng::Rng;
 use crate::time::{Dur, SimTime};
+use crate::trace::CallTrace;
 use crate::truth::{Expect, IncidentWindow};
 use crate::units::Ratio;
 use crate::{Error, Result};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use std::sync::Arc;
 
 /// Most hosts a pool may have.
 pub const MAX_HOSTS: u32 = 1_000;
@@ -170,6 +172,24 @@ pub struct BalancerSpec {
     pub hash_keys: u64,
 }
 
+impl BalancerSpec {
+    /// The balancer `[upstream]` names: `round_robin` by default, 2 choices, 1,000 keys.
+    pub fn of(upstream: &UpstreamSpec) -> BalancerSpec {
+        BalancerSpec {
+            kind: upstream.balancer.unwrap_or_default(),
+            choice_count: upstream.choice_count.unwrap_or(2),
+            hash_keys: upstream.hash_keys.unwrap_or(1_000),
+        }
+    }
+}
+
+impl Default for BalancerSpec {
+    /// Round robin, Envoy's default.
+    fn default() -> BalancerSpec {
+        BalancerSpec::of(&UpstreamSpec::default())
+    }
+}
+
 /// The pool of a scenario, validated: every host's baseline and the balancer.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PoolSpec {
@@ -228,12 +248,7 @@ impl PoolSpec {
             }
             spec.validate().map_err(|e| Error::invalid(format!("{} (host {h}): {e}", entry())))?;
         }
-        let balancer = BalancerSpec {
-            kind: upstream.balancer.unwrap_or_default(),
-            choice_count: upstream.choice_count.unwrap_or(2),
-            hash_keys: upstream.hash_keys.unwrap_or(1_000),
-        };
-        Ok(PoolSpec { hosts, balancer })
+        Ok(PoolSpec { hosts, balancer: BalancerSpec::of(upstream) })
     }
 
     /// How many hosts.
@@ -260,13 +275,21 @@ pub struct HostWindow {
     pub expect: Expect,
 }
 
+/// Where a pool's hosts' answers come from.
+#[derive(Clone, Debug)]
+enum Hosts {
+    /// Each host's dependency model (its baseline and the incidents that hit it), with the
+    /// status of each of its incidents (in the order given to its dependency).
+    Model { dependencies: Vec<Dependency>, statuses: Vec<Vec<Option<Status>>> },
+    /// A per-call log naming each call's host (see [`Pool::replay`]).
+    Replay(Arc<CallTrace>),
+}
+
 /// The pool of one scenario resolved for one horizon.
 #[derive(Clone, Debug)]
 pub struct Pool {
-    /// Each host's dependency (its baseline and the incidents that hit it).
-    hosts: Vec<Dependency>,
-    /// Per host, the status of each of its incidents (in the order given to its dependency).
-    statuses: Vec<Vec<Option<Status>>>,
+    /// Where the hosts' answers come from.
+    hosts: Hosts,
     /// The balancer every client runs.
     pub balancer: BalancerSpec,
     /// The ring, for `ring_hash`.
@@ -315,24 +338,59 @@ impl Pool {
         }
         windows.sort_by_key(|w| (w.start, w.end));
         let ring = (spec.balancer.kind == BalancerKind::RingHash).then(|| Ring::new(n));
-        Ok(Pool { hosts, statuses, balancer: spec.balancer, ring, windows })
+        let hosts = Hosts::Model { dependencies: hosts, statuses };
+        Ok(Pool { hosts, balancer: spec.balancer, ring, windows })
+    }
+
+    /// The pool of a per-call log that names each call's host ([`CallTrace::hosts`]), behind
+    /// `balancer`: host `h` answers from its own logged calls ([`CallTrace::answer_near_host`]),
+    /// its ground truth the log's per-host windows. `None` when the log names no hosts.
+    pub fn replay(log: &Arc<CallTrace>, balancer: BalancerSpec) -> Option<Pool> {
+        let hosts = log.hosts()?;
+        let ring = (balancer.kind == BalancerKind::RingHash).then(|| Ring::new(hosts.len()));
+        Some(Pool { windows: hosts.windows.clone(), hosts: Hosts::Replay(Arc::clone(log)), balancer, ring })
+    }
+
+    /// The log a replayed pool answers from (`None` for a modelled pool).
+    pub fn log(&self) -> Option<&Arc<CallTrace>> {
+        match &self.hosts {
+            Hosts::Replay(log) => Some(log),
+            Hosts::Model { .. } => None,
+        }
+    }
+
+    /// Whether a run of policies that include an outlier detector (`detects`) or not runs this
+    /// pool: a modelled pool always; a replayed one when a detector runs or the scenario named
+    /// its host column (otherwise the log replays as one dependency, exactly as without hosts).
+    pub fn runs(&self, detects: bool) -> bool {
+        match &self.hosts {
+            Hosts::Model { .. } => true,
+            Hosts::Replay(log) => detects || log.hosts().is_some_and(|h| h.explicit),
+        }
     }
 
     /// How many hosts.
     pub fn len(&self) -> u16 {
-        self.hosts.len() as u16
+        match &self.hosts {
+            Hosts::Model { dependencies, .. } => dependencies.len() as u16,
+            Hosts::Replay(log) => log.hosts().map_or(0, |h| h.len()),
+        }
     }
 
     /// True for a pool without hosts (never, once built).
     pub fn is_empty(&self) -> bool {
-        self.hosts.is_empty()
+        self.len() == 0
     }
 
     /// Host `host`'s answer to an attempt sent at `at`, with its code: 200 for a success, 429,
     /// 400 for a client error, and for a server error the `status` of the latest-starting
-    /// incident hitting the host at `at` that has one, else 500.
+    /// incident hitting the host at `at` that has one, else 500. A replayed host answers from
+    /// its logged calls nearest `at`.
     pub fn answer(&self, host: u16, at: SimTime, rng: &mut Rng) -> (Answer, u16) {
-        let answer = self.hosts[usize::from(host)].answer(at, rng);
+        let answer = match &self.hosts {
+            Hosts::Model { dependencies, .. } => dependencies[usize::from(host)].answer(at, rng),
+            Hosts::Replay(log) => log.answer_near_host(host, at, rng),
+        };
         (answer, self.code(host, answer.class, at))
     }
 
@@ -341,15 +399,25 @@ impl Pool {
     /// error the `status` of the latest-starting incident hitting the host at `at` that has
     /// one, else 500.
     pub fn code(&self, host: u16, class: OutcomeClass, at: SimTime) -> u16 {
+        match (class, &self.hosts) {
+            (OutcomeClass::Error, Hosts::Model { dependencies, statuses }) => {
+                let statuses = &statuses[usize::from(host)];
+                let dep = &dependencies[usize::from(host)];
+                dep.active_incidents(at).filter_map(|i| statuses[i as usize]).last().map_or(500, |s| s.0)
+            }
+            _ => Pool::class_code(class),
+        }
+    }
+
+    /// The status code a replayed answer of `class` carries: 200 for a success (and a
+    /// client-side timeout), 429, 400 for a client error, 500 for a server error (a log keeps
+    /// each call's class, not its code).
+    pub fn class_code(class: OutcomeClass) -> u16 {
         match class {
             OutcomeClass::Ok | OutcomeClass::Timeout => 200,
             OutcomeClass::RateLimited => 429,
             OutcomeClass::ClientError => 400,
-            OutcomeClass::Error => {
-                let statuses = &self.statuses[usize::from(host)];
-                let dep = &self.hosts[usize::from(host)];
-                dep.active_incidents(at).filter_map(|i| statuses[i as usize]).last().map_or(500, |s| s.0)
-            }
+            OutcomeClass::Error => 500,
         }
     }
 

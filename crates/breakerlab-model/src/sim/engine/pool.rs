@@ -12,8 +12,10 @@ use crate::policy::outlier::{Detector, HostChange, in_rotation};
 use crate::policy::{Evidence, PolicyConfig, Transition};
 use crate::rng::{RunSeed, Stream};
 use crate::time::{Dur, SimTime};
+use crate::trace::CallTrace;
 use crate::upstream::balancer::{Balancer, Ring, Usable};
 use crate::upstream::pool::Pool;
+use std::sync::Arc;
 
 /// One client instance's view of the pool.
 struct Sidecar {
@@ -35,6 +37,9 @@ pub(super) struct PoolRun {
     sidecars: Vec<Sidecar>,
     /// The consistent-hash ring, for `ring_hash`.
     ring: Option<Ring>,
+    /// A replayed pool's log: a first attempt goes to the host it names while that host is in
+    /// rotation.
+    log: Option<Arc<CallTrace>>,
     /// What the pool scores need, besides the transitions.
     pub(super) record: PoolRecorder,
     /// Changes reported by the detectors, handed to the recorder by the engine.
@@ -76,6 +81,7 @@ impl PoolRun {
             hosts,
             sidecars,
             ring: pool.ring.clone(),
+            log: pool.log().cloned(),
             record: PoolRecorder::new(pool, slots),
             changes: Vec::new(),
         }
@@ -99,7 +105,9 @@ impl PoolRun {
     }
 
     /// The host attempt `attempt` of `request` from slot `slot` goes to at `now`; `None` when
-    /// no host may be used (every host ejected, no panic).
+    /// no host may be used (every host ejected, no panic). A replay's first attempt goes to the
+    /// host its log names while that host is in rotation (or the pool in panic); otherwise the
+    /// balancer picks among the hosts in rotation.
     pub(super) fn pick(
         &mut self,
         slot: u32,
@@ -109,8 +117,17 @@ impl PoolRun {
         attempt: u32,
     ) -> Option<u16> {
         let sc = &mut self.sidecars[slot as usize];
-        let usable = Usable { hosts: &sc.usable, panic: sc.panic };
-        let host = sc.balancer.pick(usable, self.ring.as_ref(), seed, request, attempt)?;
+        let logged = match &self.log {
+            Some(log) if attempt == 1 => log.host_of(request).filter(|h| sc.usable.binary_search(h).is_ok()),
+            _ => None,
+        };
+        let host = match logged {
+            Some(h) => sc.balancer.assign(h),
+            None => {
+                let usable = Usable { hosts: &sc.usable, panic: sc.panic };
+                sc.balancer.pick(usable, self.ring.as_ref(), seed, request, attempt)?
+            }
+        };
         self.record.sent(now, host);
         Some(host)
     }
